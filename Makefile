@@ -1,0 +1,33 @@
+# kgateway — see README.md.
+GO      ?= go
+BIN     := bin/kgateway
+PKGS    := ./...
+# Packages with concurrency of their own run under the race detector.
+RACE_PKGS := ./storage/... ./ledger/... ./resolver/... ./offsets/... ./kafka/...
+
+.PHONY: build run test test-unit test-e2e bench lint deps soak
+
+build:
+	$(GO) build -o $(BIN) ./cmd/kgateway
+
+run: build
+	./$(BIN) --listen 127.0.0.1:9092 --data-dir ./data
+
+# deps installs what the tests need on a fresh machine (kcat from Debian).
+deps:
+	@command -v kcat >/dev/null 2>&1 || { \
+		echo "installing kcat"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq kcat; }
+
+test: deps lint
+	$(GO) test -race -count=1 $(RACE_PKGS)
+	$(GO) test -count=1 ./cmd/... ./test/... .
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 2x ./storage/... ./ledger/...
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+		if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)

@@ -1,0 +1,67 @@
+package ledger
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/kgateway/kgateway/storage"
+)
+
+// This file is the managed-ledger contract. resolver/ codes against these
+// names; change a signature only together with its callers.
+
+// The coordinate types are storage's, named here so callers of this package
+// need not import storage for them (STYLE.md 3).
+type (
+	LogID    = storage.LogID
+	Offset   = storage.Offset
+	LedgerID = storage.LedgerID
+	EntryID  = storage.EntryID
+	Entry    = storage.Entry
+)
+
+// Position names one entry: ledger, then entry inside it. Positions order
+// as (Ledger, Entry).
+type Position struct {
+	Ledger LedgerID
+	Entry  EntryID
+}
+
+func (p Position) String() string {
+	switch p {
+	case Earliest:
+		return "earliest"
+	case Latest:
+		return "latest"
+	}
+	return fmt.Sprintf("%d:%d", uint64(p.Ledger), uint64(p.Entry))
+}
+
+// Less orders positions.
+func (p Position) Less(q Position) bool {
+	return p.Ledger < q.Ledger || (p.Ledger == q.Ledger && p.Entry < q.Entry)
+}
+
+// Earliest and Latest are the special start positions (R4). Neither can be
+// the position of a real entry.
+var (
+	Earliest = Position{Ledger: 0, Entry: ^EntryID(0)}
+	Latest   = Position{Ledger: ^LedgerID(0), Entry: ^EntryID(0)}
+	// NoLimit as maxPosition bounds a read only by its other limits.
+	NoLimit = Latest
+)
+
+// Sentinel errors.
+var (
+	ErrFenced  = errors.New("ledger: fenced")
+	ErrInvalid = errors.New("ledger: invalid argument")
+	ErrClosed  = errors.New("ledger: closed")
+)
+
+// Config is the rollover policy (Kafka's segment.bytes and segment.ms).
+type Config struct {
+	SegmentBytes int64         // roll before an append that would pass this; 0 means 1 GiB
+	SegmentAge   time.Duration // roll the open ledger once it is this old; 0 means 7 days
+	Now          func() time.Time
+}

@@ -1,0 +1,92 @@
+package resolver
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/kgateway/kgateway/ledger"
+	"github.com/kgateway/kgateway/storage"
+	"go.uber.org/zap"
+)
+
+// This file is the resolver contract that kafka/ codes against. Change a
+// signature only together with its callers. Everything a client should see
+// comes back as one of the sentinel errors below; kafka/errors.go maps them
+// to Kafka error codes in one place.
+
+// Offset is a Kafka offset.
+type Offset = storage.Offset
+
+// TopicID is a topic's UUID (Metadata v10+, Fetch v13+).
+type TopicID [16]byte
+
+func (id TopicID) String() string {
+	b := id[:]
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// Topic is one topic binding: name, id, partition count and configs.
+type Topic struct {
+	Name       string
+	ID         TopicID
+	Partitions int32
+	Configs    map[string]string // only the ones set explicitly
+}
+
+// Isolation is the fetch isolation level.
+type Isolation int8
+
+const (
+	ReadUncommitted Isolation = 0
+	ReadCommitted   Isolation = 1
+)
+
+// Sentinel errors (each maps to one Kafka error code in kafka/errors.go).
+var (
+	ErrUnknownTopic          = errors.New("resolver: unknown topic or partition")
+	ErrTopicExists           = errors.New("resolver: topic already exists")
+	ErrInvalidTopic          = errors.New("resolver: invalid topic name")
+	ErrInvalidPartitions     = errors.New("resolver: invalid partition count")
+	ErrInvalidReplication    = errors.New("resolver: invalid replication factor")
+	ErrInvalidConfig         = errors.New("resolver: invalid config")
+	ErrOffsetOutOfRange      = errors.New("resolver: offset out of range")
+	ErrCorruptBatch          = errors.New("resolver: corrupt record batch")
+	ErrUnsupportedMagic      = errors.New("resolver: unsupported record batch version")
+	ErrMessageTooLarge       = errors.New("resolver: record batch too large")
+	ErrOutOfOrderSequence    = errors.New("resolver: out of order sequence number")
+	ErrInvalidProducerEpoch  = errors.New("resolver: invalid producer epoch")
+	ErrUnknownProducerID     = errors.New("resolver: unknown producer id")
+	ErrStorage               = errors.New("resolver: storage error")
+	ErrTopicDeletionDisabled = errors.New("resolver: topic deletion disabled")
+)
+
+// Config configures a Resolver. Names follow Kafka's broker configs.
+type Config struct {
+	NumPartitions   int32 // num.partitions (default 1)
+	AutoCreate      bool  // auto.create.topics.enable
+	MaxMessageBytes int32 // message.max.bytes (default 1048588)
+	Ledger          ledger.Config
+	Logger          *zap.Logger
+}
+
+// ProduceResult is what a produce of one batch to one partition returns.
+type ProduceResult struct {
+	BaseOffset    Offset
+	LogAppendTime int64 // -1 unless the topic uses LogAppendTime
+	LogStart      Offset
+	// Duplicate is set when an idempotent retry matched an already-written
+	// batch (D4); BaseOffset is then the original offset.
+	Duplicate bool
+}
+
+// FetchResult is one partition's part of a fetch.
+type FetchResult struct {
+	HighWatermark Offset
+	LastStable    Offset
+	LogStart      Offset
+	// Batches are whole, validated record batches, in offset order. The
+	// first may start before the fetch offset (a fetch inside a batch
+	// returns the whole batch); clients skip the records before it.
+	Batches [][]byte
+	Bytes   int // sum of len(Batches[i])
+}

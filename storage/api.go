@@ -1,0 +1,151 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"go.uber.org/zap"
+)
+
+// This file is the storage contract (DESIGN.md "Storage (Level 1)"). The
+// layers above (ledger/, resolver/, offsets/ via cmd) code against exactly
+// these names; change a signature only together with its callers.
+
+// LogID names one offset-addressed log (one topic-partition).
+type LogID uint64
+
+func (l LogID) String() string { return fmt.Sprintf("log-%d", uint64(l)) }
+
+// Offset is a logical record offset inside a log. Entries are addressed by
+// the offset of their first record; an entry of n records at o spans [o, o+n).
+type Offset int64
+
+func (o Offset) String() string { return fmt.Sprintf("offset-%d", int64(o)) }
+
+// LedgerID names one ledger (segment file) of a log. IDs increase within a
+// log in creation order; they are never reused.
+type LedgerID uint64
+
+func (l LedgerID) String() string { return fmt.Sprintf("ledger-%d", uint64(l)) }
+
+// EntryID is an entry's index inside its ledger, starting at 0.
+type EntryID uint64
+
+func (e EntryID) String() string { return fmt.Sprintf("entry-%d", uint64(e)) }
+
+// Sentinel errors, checked with errors.Is.
+var (
+	ErrClosed     = errors.New("storage: closed")
+	ErrNoLog      = errors.New("storage: no such log")
+	ErrLogExists  = errors.New("storage: log exists")
+	ErrFenced     = errors.New("storage: log fenced")
+	ErrEmpty      = errors.New("storage: log empty")
+	ErrNotFound   = errors.New("storage: entry not found")
+	ErrTrimmed    = errors.New("storage: offset trimmed")
+	ErrOutOfRange = errors.New("storage: offset out of range")
+	ErrCorrupt    = errors.New("storage: corrupt entry")
+	ErrRemoved    = errors.New("storage: ledger removed")
+	// ErrFailed is returned by every append to a log after a write or sync
+	// on it failed: the bytes on disk are in doubt until the store is
+	// reopened (the fsyncgate lesson: never retry an fsync).
+	ErrFailed  = errors.New("storage: log failed")
+	ErrInvalid = errors.New("storage: invalid argument")
+)
+
+// LogState is the fencing state of a log.
+type LogState uint8
+
+const (
+	Normal LogState = iota
+	Fenced
+)
+
+// EntryHeader is the light descriptor of one entry: everything the index
+// knows about it, no payload.
+type EntryHeader struct {
+	Offset  Offset   // first record's offset
+	Records int32    // records in the entry; the entry spans [Offset, Offset+Records)
+	MaxTime int64    // the entry's max timestamp (ms), as given to Append
+	Size    int32    // payload bytes
+	Cum     int64    // bytes of all payloads in the log up to and including this one (since the log was created)
+	Ledger  LedgerID // where it lives
+	Entry   EntryID
+	Pos     int64 // file position of the entry's frame inside the ledger file
+}
+
+// End is the offset just past the entry.
+func (h EntryHeader) End() Offset { return h.Offset + Offset(h.Records) }
+
+// Entry is one entry with its payload. Payload is owned by the caller: the
+// store never retains or modifies it after returning.
+type Entry struct {
+	EntryHeader
+	Payload []byte
+}
+
+// LedgerInfo describes one ledger of a log.
+type LedgerInfo struct {
+	ID          LedgerID
+	FirstOffset Offset // offset of entry 0 (for an empty ledger: the offset its first entry would get)
+	Entries     int64  // whole, durable entries
+	Bytes       int64  // file bytes of those entries
+	Created     time.Time
+	Sealed      bool // closed for appends (every ledger but the last is sealed)
+}
+
+// LogInfo is one consistent view of a log's bounds.
+type LogInfo struct {
+	ID    LogID
+	State LogState
+	// Start is the soft-trim point: entries ending at or below it are
+	// invisible. It is the Kafka log start offset.
+	Start Offset
+	// End is the offset after the last *durable* entry (D5: the high
+	// watermark). Written-but-unsynced entries are beyond it.
+	End     Offset
+	Ledgers []LedgerInfo
+}
+
+// AppendOptions carry what the index records beside the payload.
+type AppendOptions struct {
+	// MaxTime is the entry's max timestamp (ms), kept in the index and in
+	// the time index for timestamp lookups.
+	MaxTime int64
+	// Stamp, when set, is called under the log's append lock with the offset
+	// the entry is given, before its bytes are written. It may modify
+	// payload in place (the Kafka layer rewrites the batch base offset and,
+	// for LogAppendTime, the max timestamp) and returns the MaxTime to index.
+	Stamp func(payload []byte, base Offset) (maxTime int64)
+}
+
+// FS is the file layer under segment files. Tests replace it to inject
+// faults (lose unsynced writes, tear a write, fail a sync, ENOSPC).
+type FS interface {
+	OpenFile(name string, flag int, perm uint32) (File, error)
+	Remove(name string) error
+	MkdirAll(name string, perm uint32) error
+	ReadDir(name string) ([]string, error)
+	SyncDir(name string) error
+}
+
+// File is one open segment file.
+type File interface {
+	WriteAt(p []byte, off int64) (int, error)
+	ReadAt(p []byte, off int64) (int, error)
+	Sync() error // fdatasync where the OS has it
+	Truncate(size int64) error
+	Size() (int64, error)
+	Close() error
+}
+
+// Options configure a Store. The zero value is usable.
+type Options struct {
+	FS       FS     // segment files; nil means the OS
+	PebbleFS vfs.FS // pebble's files; nil means the OS
+	Logger   *zap.Logger
+	// MaxGroupBytes bounds how many bytes one group commit collects
+	// before it syncs (default 8 MiB).
+	MaxGroupBytes int
+}
