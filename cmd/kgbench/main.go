@@ -1,0 +1,272 @@
+// Command kgbench is kgateway's reproducible end-to-end benchmark (issue 7).
+//
+// It starts each system under test on loopback with its own temporary data
+// directory, drives every one with the same franz-go workloads, and prints a
+// single table (system × workload) with MB/s, records/s and latency
+// percentiles. The same results are written as JSON and as a PNG chart.
+//
+// Systems:
+//
+//	kgateway       this repository's server, built and run as a child process
+//	kfake          franz-go's kfake, in memory, as a child process
+//	kfake-durable  kfake with DataDir and SyncWrites (fsync per batch)
+//
+// kfake runs as a child process (this binary re-executed with the hidden
+// serve-kfake subcommand) so that every system pays for its own CPU and RSS
+// in a process of its own, and the client side is identical for all.
+//
+// Invariants of the harness:
+//
+//  1. It never fails on numbers: a system or workload that errors gets an
+//     error cell and the run continues with the next one.
+//  2. Systems run one after another, never concurrently, so they do not
+//     compete for the machine's cores.
+//  3. Every workload is bounded by --workload-timeout, so a hung server costs
+//     at most that long per workload.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// errConfig prefixes every configuration problem.
+var errConfig = errors.New("kgbench: invalid config")
+
+// config holds every knob of a run; flags mirror it in kebab-case.
+type config struct {
+	Systems         []string      // systems to run, in order
+	Workloads       []int         // workload numbers to run (1..6)
+	Records         int           // N: records in workloads 1–3
+	RecordSize      int           // bytes per record value
+	Linger          time.Duration // producer linger
+	Idempotent      bool          // franz-go's default producer mode
+	OfferedMBps     float64       // workload 4 offered load
+	Duration        time.Duration // workload 4 duration
+	PartitionsScale int           // workload 5 total partitions
+	TopicsScale     int           // workload 5 topics the partitions spread over
+	BigBytes        int64         // workload 6 partition size
+	Probes          int           // samples per latency probe (workloads 5, 6)
+	WorkloadTimeout time.Duration // upper bound per workload
+	StartTimeout    time.Duration // upper bound to start one system
+	Out             string        // JSON results path
+	Chart           string        // PNG chart path ("" = none)
+	KgatewayBin     string        // prebuilt kgateway binary ("" = build)
+	WorkDir         string        // parent of the temporary data dirs
+	KeepData        bool          // leave data directories behind
+}
+
+// allSystems is the default --systems list.
+var allSystems = []string{"kgateway", "kfake", "kfake-durable"}
+
+// Validate reports every problem at once.
+func (c *config) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) {
+		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{errConfig}, a...)...))
+	}
+	for _, s := range c.Systems {
+		if !knownSystem(s) {
+			bad("unknown system %q (want one of %s)", s, strings.Join(allSystems, ","))
+		}
+	}
+	for _, w := range c.Workloads {
+		if w < 1 || w > len(workloadNames) {
+			bad("unknown workload %d (want 1..%d)", w, len(workloadNames))
+		}
+	}
+	if c.Records < 4 {
+		bad("--records must be >= 4, got %d", c.Records)
+	}
+	if c.RecordSize < 16 {
+		bad("--record-size must be >= 16 (the send time is embedded), got %d", c.RecordSize)
+	}
+	if c.OfferedMBps <= 0 || c.Duration <= 0 {
+		bad("--rate and --duration must be positive")
+	}
+	if c.PartitionsScale < 1 || c.TopicsScale < 1 || c.TopicsScale > c.PartitionsScale {
+		bad("need 1 <= --topics-scale <= --partitions-scale")
+	}
+	if c.BigBytes < int64(c.RecordSize) {
+		bad("--big-bytes must hold at least one record")
+	}
+	if c.Probes < 1 {
+		bad("--probes must be >= 1")
+	}
+	return errors.Join(errs...)
+}
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == serveKfakeCmd {
+		if err := serveKfake(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
+	cfg, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	os.Exit(run(cfg))
+}
+
+// parseFlags turns the command line into a validated config.
+func parseFlags(args []string) (*config, error) {
+	fs := flag.NewFlagSet("kgbench", flag.ContinueOnError)
+	var (
+		c                           config
+		systems, workloads, bigSize string
+		rate                        float64
+	)
+	fs.StringVar(&systems, "systems", strings.Join(allSystems, ","), "comma-separated systems to run")
+	fs.StringVar(&workloads, "workloads", "1,2,3,4,5,6", "comma-separated workload numbers to run")
+	fs.IntVar(&c.Records, "records", 1_000_000, "records produced in workloads 1 and 2 (and consumed in 3)")
+	fs.IntVar(&c.RecordSize, "record-size", 1024, "record value size in bytes")
+	fs.DurationVar(&c.Linger, "linger", 5*time.Millisecond, "producer linger")
+	fs.BoolVar(&c.Idempotent, "idempotent", true, "idempotent producer (franz-go's default)")
+	fs.Float64Var(&rate, "rate", 20, "workload 4 offered load in MB/s")
+	fs.DurationVar(&c.Duration, "duration", 20*time.Second, "workload 4 duration")
+	fs.IntVar(&c.PartitionsScale, "partitions-scale", 10_000, "workload 5 total partitions")
+	fs.IntVar(&c.TopicsScale, "topics-scale", 100, "workload 5 topics (capped at --partitions-scale)")
+	fs.StringVar(&bigSize, "big-bytes", "5GB", "workload 6 partition size (e.g. 50MB, 5GB)")
+	fs.IntVar(&c.Probes, "probes", 50, "samples per latency probe in workloads 5 and 6")
+	fs.DurationVar(&c.WorkloadTimeout, "workload-timeout", 10*time.Minute, "upper bound per workload")
+	fs.DurationVar(&c.StartTimeout, "start-timeout", 3*time.Minute, "upper bound to build and start one system")
+	fs.StringVar(&c.Out, "out", "results.json", "JSON results path")
+	fs.StringVar(&c.Chart, "chart", "results.png", "PNG chart path (empty for none)")
+	fs.StringVar(&c.KgatewayBin, "kgateway-bin", "", "prebuilt kgateway binary (default: go build ./cmd/kgateway)")
+	fs.StringVar(&c.WorkDir, "work-dir", "", "parent directory for temporary data dirs (default: $TMPDIR)")
+	fs.BoolVar(&c.KeepData, "keep-data", false, "keep data directories after the run")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	c.OfferedMBps = rate
+	c.Systems = splitList(systems)
+	var err error
+	if c.Workloads, err = parseInts(workloads); err != nil {
+		return nil, fmt.Errorf("%w: --workloads: %v", errConfig, err)
+	}
+	if c.BigBytes, err = parseBytes(bigSize); err != nil {
+		return nil, fmt.Errorf("%w: --big-bytes: %v", errConfig, err)
+	}
+	c.TopicsScale = min(c.TopicsScale, c.PartitionsScale)
+	return &c, c.Validate()
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range splitList(s) {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// parseBytes accepts a plain byte count or a decimal/binary suffix:
+// 50MB = 50e6, 50MiB = 50·2^20, 5GB = 5e9.
+func parseBytes(s string) (int64, error) {
+	s = strings.TrimSpace(strings.ToUpper(s))
+	units := []struct {
+		suffix string
+		mult   float64
+	}{
+		{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30},
+		{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"B", 1},
+	}
+	mult := 1.0
+	for _, u := range units {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSuffix(s, u.suffix), u.mult
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || f < 0 {
+		return 0, fmt.Errorf("bad size %q", s)
+	}
+	return int64(f * mult), nil
+}
+
+// run benchmarks every system in turn and writes the table, JSON and chart.
+// The exit code is non-zero only when the harness itself could not work
+// (e.g. no temp dir or an unwritable --out), never because of a number or a
+// failing system (invariant 1).
+func run(cfg *config) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root, err := os.MkdirTemp(cfg.WorkDir, "kgbench-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kgbench:", err)
+		return 1
+	}
+	if !cfg.KeepData {
+		defer os.RemoveAll(root)
+	}
+	rep := newReport(cfg)
+	for _, name := range cfg.Systems {
+		rep.Results = append(rep.Results, benchSystem(ctx, cfg, root, name)...)
+	}
+	fmt.Println()
+	writeTable(os.Stdout, rep.Results)
+	code := 0
+	if err := writeJSON(cfg.Out, rep); err != nil {
+		fmt.Fprintln(os.Stderr, "kgbench: writing JSON:", err)
+		code = 1
+	}
+	if err := writeChart(cfg.Chart, rep.Results); err != nil {
+		fmt.Fprintln(os.Stderr, "kgbench: writing chart:", err)
+		code = 1
+	}
+	return code
+}
+
+// benchSystem starts one system, runs the selected workloads against it and
+// stops it. A start failure yields one error row per selected workload.
+func benchSystem(ctx context.Context, cfg *config, root, name string) []Result {
+	fmt.Fprintf(os.Stderr, "== %s: starting\n", name)
+	startCtx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
+	sys, err := startSystem(startCtx, cfg, root, name)
+	cancel()
+	var out []Result
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "== %s: failed to start: %v\n", name, err)
+		for _, w := range cfg.Workloads {
+			out = append(out, Result{System: name, Workload: workloadNames[w-1], Error: "start: " + err.Error()})
+		}
+		return out
+	}
+	defer sys.stop()
+	b := newBench(cfg, sys)
+	for _, w := range cfg.Workloads {
+		fmt.Fprintf(os.Stderr, "== %s: workload %s\n", name, workloadNames[w-1])
+		res := b.runWorkload(ctx, w)
+		if res.Error != "" {
+			fmt.Fprintf(os.Stderr, "   error: %s\n", res.Error)
+		}
+		out = append(out, res)
+	}
+	return out
+}

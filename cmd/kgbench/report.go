@@ -1,0 +1,157 @@
+package main
+
+// report.go turns results into the printed table and the JSON file.
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Result is one cell row of the table: one system × one workload. Numbers
+// that a workload does not measure stay zero and are omitted from JSON.
+type Result struct {
+	System        string       `json:"system"`
+	Workload      string       `json:"workload"`
+	Records       int          `json:"records,omitempty"`
+	MBps          float64      `json:"mb_per_s,omitempty"` // 1 MB = 10^6 bytes
+	RecordsPerSec float64      `json:"records_per_s,omitempty"`
+	Latency       []Percentile `json:"latency,omitempty"`
+	RSSBytes      int64        `json:"rss_bytes,omitempty"`
+	PeakRSSBytes  int64        `json:"peak_rss_bytes,omitempty"`
+	Seconds       float64      `json:"seconds"`
+	Notes         string       `json:"notes,omitempty"`
+	Error         string       `json:"error,omitempty"`
+}
+
+// Percentile is one latency figure, e.g. {"ack p99", 3.2}.
+type Percentile struct {
+	Name string  `json:"name"`
+	Ms   float64 `json:"ms"`
+}
+
+// Report is the JSON document --out receives.
+type Report struct {
+	Started time.Time `json:"started"`
+	Host    hostInfo  `json:"host"`
+	Config  *config   `json:"config"`
+	Results []Result  `json:"results"`
+}
+
+type hostInfo struct {
+	GOOS   string `json:"goos"`
+	GOARCH string `json:"goarch"`
+	NumCPU int    `json:"num_cpu"`
+	Go     string `json:"go"`
+}
+
+func newReport(cfg *config) *Report {
+	return &Report{
+		Started: time.Now().UTC(),
+		Host:    hostInfo{runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version()},
+		Config:  cfg,
+	}
+}
+
+// percentiles returns the nearest-rank quantiles qs of samples, named
+// "<prefix> p50" etc. No samples gives no figures rather than zeros.
+func percentiles(prefix string, samples []time.Duration, qs ...float64) []Percentile {
+	if len(samples) == 0 {
+		return nil
+	}
+	s := slices.Clone(samples)
+	slices.Sort(s)
+	out := make([]Percentile, 0, len(qs))
+	for _, q := range qs {
+		i := int(math.Ceil(q*float64(len(s)))) - 1
+		i = max(0, min(i, len(s)-1))
+		out = append(out, Percentile{
+			Name: fmt.Sprintf("%s p%s", prefix, strings.TrimPrefix(fmt.Sprint(q*100), "0")),
+			Ms:   float64(s[i]) / float64(time.Millisecond),
+		})
+	}
+	return out
+}
+
+// writeTable prints the results as a Markdown table, one row per
+// system × workload, so it can be pasted into BENCHMARKS.md as is.
+func writeTable(w io.Writer, results []Result) {
+	fmt.Fprintln(w, "| system | workload | MB/s | records/s | latency (ms) | notes |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---|---|")
+	for _, r := range results {
+		mbps, rps, notes := fmtRate(r.MBps), fmtRate(r.RecordsPerSec), r.Notes
+		if r.RSSBytes > 0 {
+			notes = join("; ", notes, fmt.Sprintf("RSS %s (peak %s)", fmtBytes(r.RSSBytes), fmtBytes(r.PeakRSSBytes)))
+		}
+		if r.Error != "" {
+			mbps, rps, notes = "ERROR", "ERROR", "error: "+truncate(r.Error, 160)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n",
+			r.System, r.Workload, mbps, rps, fmtLatency(r.Latency), escapeCell(notes))
+	}
+}
+
+func fmtRate(v float64) string {
+	switch {
+	case v == 0:
+		return "–"
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	default:
+		return fmt.Sprintf("%.1f", v)
+	}
+}
+
+func fmtLatency(ps []Percentile) string {
+	if len(ps) == 0 {
+		return "–"
+	}
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		parts[i] = fmt.Sprintf("%s %.2f", p.Name, p.Ms)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func fmtBytes(n int64) string {
+	return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20))
+}
+
+func join(sep string, parts ...string) string {
+	var keep []string
+	for _, p := range parts {
+		if p != "" {
+			keep = append(keep, p)
+		}
+	}
+	return strings.Join(keep, sep)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func escapeCell(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+}
+
+// writeJSON writes the report to path ("" = skip).
+func writeJSON(path string, rep *Report) error {
+	if path == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}

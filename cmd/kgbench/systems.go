@@ -1,0 +1,267 @@
+package main
+
+// systems.go starts and stops the systems under test. Every system is a
+// child process listening on 127.0.0.1 with a data directory of its own, so
+// RSS is read from /proc/<pid>/status and no system's CPU is billed to the
+// client side of the harness.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+)
+
+// serveKfakeCmd is the hidden subcommand that runs kfake in this process.
+const serveKfakeCmd = "serve-kfake"
+
+var (
+	errSystemExited = errors.New("kgbench: system exited")
+	errStartTimeout = errors.New("kgbench: system did not accept connections in time")
+)
+
+// system is one running server under test.
+type system struct {
+	name    string
+	addr    string // host:port the server listens on
+	dataDir string
+	logPath string // the child's stdout+stderr
+	cmd     *exec.Cmd
+	exited  chan struct{} // closed when the child has exited
+	exitErr error         // valid once exited is closed
+}
+
+func knownSystem(name string) bool {
+	for _, s := range allSystems {
+		if s == name {
+			return true
+		}
+	}
+	return false
+}
+
+// startSystem builds (if needed) and launches one system under root and
+// waits until its port accepts connections.
+func startSystem(ctx context.Context, cfg *config, root, name string) (*system, error) {
+	bin, args, err := systemCommand(ctx, cfg, root, name)
+	if err != nil {
+		return nil, err
+	}
+	addr, err := freeLoopbackAddr()
+	if err != nil {
+		return nil, err
+	}
+	s := &system{
+		name:    name,
+		addr:    addr,
+		dataDir: filepath.Join(root, name+"-data"),
+		logPath: filepath.Join(root, name+".log"),
+		exited:  make(chan struct{}),
+	}
+	if err := os.MkdirAll(s.dataDir, 0o755); err != nil {
+		return nil, err
+	}
+	args = append(args, "--listen", addr, "--data-dir", s.dataDir)
+	if err := s.launch(bin, args); err != nil {
+		return nil, err
+	}
+	if err := s.waitReady(ctx, cfg.StartTimeout); err != nil {
+		s.stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// systemCommand returns the binary and leading arguments for name.
+func systemCommand(ctx context.Context, cfg *config, root, name string) (string, []string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", nil, err
+	}
+	switch name {
+	case "kfake":
+		return self, []string{serveKfakeCmd}, nil
+	case "kfake-durable":
+		return self, []string{serveKfakeCmd, "--durable"}, nil
+	case "kgateway":
+		if cfg.KgatewayBin != "" {
+			return cfg.KgatewayBin, nil, nil
+		}
+		bin, err := buildKgateway(ctx, root)
+		return bin, nil, err
+	}
+	return "", nil, fmt.Errorf("%w: unknown system %q", errConfig, name)
+}
+
+// buildKgateway runs `go build ./cmd/kgateway` from the module root.
+func buildKgateway(ctx context.Context, root string) (string, error) {
+	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("kgbench: go env GOMOD: %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", errors.New("kgbench: run from inside the kgateway module (or pass --kgateway-bin)")
+	}
+	bin := filepath.Join(root, "kgateway")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/kgateway")
+	build.Dir = filepath.Dir(gomod)
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("kgbench: building kgateway: %w: %s", err, lastLines(out, 5))
+	}
+	return bin, nil
+}
+
+// freeLoopbackAddr asks the kernel for a free port. Another process could
+// take it before the child binds it; the child then fails to start and the
+// harness reports that rather than crashing.
+func freeLoopbackAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+func (s *system) launch(bin string, args []string) error {
+	logf, err := os.Create(s.logPath)
+	if err != nil {
+		return err
+	}
+	s.cmd = exec.Command(bin, args...)
+	s.cmd.Stdout, s.cmd.Stderr = logf, logf
+	if err := s.cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("kgbench: starting %s: %w", s.name, err)
+	}
+	go func() {
+		s.exitErr = s.cmd.Wait()
+		logf.Close()
+		close(s.exited)
+	}()
+	return nil
+}
+
+// waitReady polls the port until it accepts, the child exits, or timeout.
+func (s *system) waitReady(ctx context.Context, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if err := s.checkAlive(); err != nil {
+			return err
+		}
+		c, err := net.DialTimeout("tcp", s.addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.exited:
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("%w: %s on %s after %s", errStartTimeout, s.name, s.addr, timeout)
+}
+
+// checkAlive returns errSystemExited (with the log tail) once the child died.
+func (s *system) checkAlive() error {
+	select {
+	case <-s.exited:
+		log, _ := os.ReadFile(s.logPath)
+		return fmt.Errorf("%w: %s: %v: %s", errSystemExited, s.name, s.exitErr, lastLines(log, 3))
+	default:
+		return nil
+	}
+}
+
+// stop sends SIGTERM, then SIGKILL if the child lingers.
+func (s *system) stop() {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.exited:
+	case <-time.After(10 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+	}
+}
+
+// memory reads VmRSS and VmHWM (peak RSS) of the child, in bytes.
+func (s *system) memory() (rss, peak int64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseInt(f[1], 10, 64)
+		switch f[0] {
+		case "VmRSS:":
+			rss = kb << 10
+		case "VmHWM:":
+			peak = kb << 10
+		}
+	}
+	return rss, peak, nil
+}
+
+func lastLines(b []byte, n int) string {
+	lines := strings.Split(strings.TrimSpace(string(bytes.ToValidUTF8(b, nil))), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
+
+// serveKfake runs kfake with one broker on --listen until SIGTERM/SIGINT.
+// --durable adds DataDir(--data-dir) and SyncWrites: every produced batch is
+// fsynced before it is acknowledged, the same promise kgateway makes (D1).
+func serveKfake(args []string) error {
+	fs := flag.NewFlagSet(serveKfakeCmd, flag.ContinueOnError)
+	listen := fs.String("listen", "127.0.0.1:0", "address to listen on")
+	dataDir := fs.String("data-dir", "", "data directory (used with --durable)")
+	durable := fs.Bool("durable", false, "persist to --data-dir with SyncWrites")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	_, portStr, err := net.SplitHostPort(*listen)
+	if err != nil {
+		return err
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		return err
+	}
+	opts := []kfake.Opt{kfake.Ports(port), kfake.ClusterID("kgbench")}
+	if *durable {
+		opts = append(opts, kfake.DataDir(*dataDir), kfake.SyncWrites())
+	}
+	c, err := kfake.NewCluster(opts...)
+	if err != nil {
+		return fmt.Errorf("kgbench: kfake: %w", err)
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	<-sig
+	c.Close()
+	return nil
+}

@@ -1,0 +1,255 @@
+package main
+
+// workloads.go holds the workload table, the shared client helpers and the
+// throughput workloads 1–3. The latency workloads 4–6 live in probes.go.
+// Every workload uses the same franz-go configuration against every system
+// (no compression, acks=all, --linger), so differences are the server's.
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+const (
+	topicW1        = "kgbench-w1"
+	topicW2        = "kgbench-w2"
+	topicW4        = "kgbench-w4"
+	topicW6        = "kgbench-w6"
+	w2Partitions   = 32
+	w2Producers    = 4
+	bytesPerMB     = 1e6
+	createBatch    = 10 // topics per CreateTopics request in workload 5
+	drainAfterLoad = 10 * time.Second
+)
+
+var errDependsOnW1 = errors.New("kgbench: needs a successful workload 1 in the same run")
+
+// workloadNames are the table labels, indexed by workload number - 1.
+var workloadNames = []string{
+	"1 produce 1p×1",
+	"2 produce 32p×4",
+	"3 consume w1",
+	"4 offered load",
+	"5 metadata",
+	"6 big partition fetch",
+}
+
+// bench is the state one system's run shares across workloads.
+type bench struct {
+	cfg       *config
+	sys       *system
+	payload   []byte // random record value, shared read-only
+	w1Records int    // records workload 1 acknowledged; 0 = not run or failed
+}
+
+func newBench(cfg *config, sys *system) *bench {
+	p := make([]byte, cfg.RecordSize)
+	_, _ = rand.Read(p) // random bytes: nothing for a server to compress
+	return &bench{cfg: cfg, sys: sys, payload: p}
+}
+
+// runWorkload runs workload n (1-based) under --workload-timeout.
+func (b *bench) runWorkload(ctx context.Context, n int) Result {
+	res := Result{System: b.sys.name, Workload: workloadNames[n-1]}
+	if err := b.sys.checkAlive(); err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	ctx, cancel := context.WithTimeout(ctx, b.cfg.WorkloadTimeout)
+	defer cancel()
+	fns := []func(context.Context, *Result) error{
+		b.produceOnePartition, b.produceManyPartitions, b.consumeW1,
+		b.offeredLoad, b.metadataAtScale, b.bigPartitionFetch,
+	}
+	start := time.Now()
+	err := fns[n-1](ctx, &res)
+	res.Seconds = time.Since(start).Seconds()
+	if err != nil {
+		if alive := b.sys.checkAlive(); alive != nil {
+			err = alive // the crash is the story, not the client's symptom
+		}
+		res.Error = err.Error()
+	}
+	return res
+}
+
+// client returns a franz-go client with the harness-wide settings.
+func (b *bench) client(extra ...kgo.Opt) (*kgo.Client, error) {
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(b.sys.addr),
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.ProducerLinger(b.cfg.Linger),
+		kgo.ProducerBatchCompression(kgo.NoCompression()),
+		kgo.RecordDeliveryTimeout(b.cfg.WorkloadTimeout),
+		kgo.ClientID("kgbench"),
+	}
+	if !b.cfg.Idempotent {
+		opts = append(opts, kgo.DisableIdempotentWrite())
+	}
+	return kgo.NewClient(append(opts, extra...)...)
+}
+
+// createTopics creates each topic with its partition count; "already exists"
+// is fine so a rerun against a kept data dir works.
+func (b *bench) createTopics(ctx context.Context, partitions map[string]int32) error {
+	cl, err := b.client()
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	for topic, p := range partitions {
+		resp, err := adm.CreateTopic(ctx, p, 1, nil, topic)
+		if err == nil {
+			err = resp.Err
+		}
+		if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+			return fmt.Errorf("create topic %s: %w", topic, err)
+		}
+	}
+	return nil
+}
+
+// produceN produces n copies of the payload to topic and waits for every
+// acknowledgement; it returns the first produce error.
+func (b *bench) produceN(ctx context.Context, cl *kgo.Client, topic string, n int) error {
+	var (
+		firstErr atomic.Pointer[error]
+		wg       sync.WaitGroup
+	)
+	wg.Add(n)
+	cb := func(_ *kgo.Record, err error) {
+		if err != nil {
+			firstErr.CompareAndSwap(nil, &err)
+		}
+		wg.Done()
+	}
+	for i := 0; i < n; i++ {
+		if firstErr.Load() != nil || ctx.Err() != nil {
+			wg.Add(-(n - i)) // nothing more will be sent
+			break
+		}
+		cl.Produce(ctx, &kgo.Record{Topic: topic, Value: b.payload}, cb)
+	}
+	wg.Wait()
+	if p := firstErr.Load(); p != nil {
+		return *p
+	}
+	return ctx.Err()
+}
+
+// setThroughput fills MB/s and records/s from records moved in elapsed.
+func (b *bench) setThroughput(res *Result, records int, elapsed time.Duration) {
+	secs := elapsed.Seconds()
+	res.Records = records
+	res.RecordsPerSec = float64(records) / secs
+	res.MBps = float64(records) * float64(b.cfg.RecordSize) / bytesPerMB / secs
+}
+
+// produceOnePartition is workload 1: one producer, one partition.
+func (b *bench) produceOnePartition(ctx context.Context, res *Result) error {
+	if err := b.createTopics(ctx, map[string]int32{topicW1: 1}); err != nil {
+		return err
+	}
+	cl, err := b.client(kgo.DefaultProduceTopic(topicW1))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	start := time.Now()
+	if err := b.produceN(ctx, cl, topicW1, b.cfg.Records); err != nil {
+		return err
+	}
+	b.setThroughput(res, b.cfg.Records, time.Since(start))
+	b.w1Records = b.cfg.Records
+	return nil
+}
+
+// produceManyPartitions is workload 2: four producers over 32 partitions,
+// N records in total, aggregate throughput.
+func (b *bench) produceManyPartitions(ctx context.Context, res *Result) error {
+	if err := b.createTopics(ctx, map[string]int32{topicW2: w2Partitions}); err != nil {
+		return err
+	}
+	clients := make([]*kgo.Client, w2Producers)
+	for i := range clients {
+		cl, err := b.client()
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		clients[i] = cl
+	}
+	errs := make([]error, w2Producers)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i, cl := range clients {
+		n := b.cfg.Records / w2Producers
+		if i == 0 {
+			n += b.cfg.Records % w2Producers
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = b.produceN(ctx, cl, topicW2, n)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	b.setThroughput(res, b.cfg.Records, time.Since(start))
+	return nil
+}
+
+// consumeW1 is workload 3: read all of workload 1 from offset 0.
+func (b *bench) consumeW1(ctx context.Context, res *Result) error {
+	if b.w1Records == 0 {
+		return errDependsOnW1
+	}
+	cl, err := b.client(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{
+		topicW1: {0: kgo.NewOffset().At(0)},
+	}))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	start := time.Now()
+	got, err := consumeAtLeast(ctx, cl, b.w1Records, nil)
+	if err != nil {
+		return fmt.Errorf("after %d of %d records: %w", got, b.w1Records, err)
+	}
+	b.setThroughput(res, got, time.Since(start))
+	return nil
+}
+
+// consumeAtLeast polls until want records arrived or ctx ends, calling
+// onRecord (if set) for each. Fetch errors other than the context's are
+// remembered and returned if the target is never reached.
+func consumeAtLeast(ctx context.Context, cl *kgo.Client, want int, onRecord func(*kgo.Record)) (int, error) {
+	var got int
+	var lastErr error
+	for got < want {
+		fetches := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			return got, errors.Join(ctx.Err(), lastErr)
+		}
+		fetches.EachError(func(_ string, _ int32, err error) { lastErr = err })
+		fetches.EachRecord(func(r *kgo.Record) {
+			got++
+			if onRecord != nil {
+				onRecord(r)
+			}
+		})
+	}
+	return got, nil
+}
