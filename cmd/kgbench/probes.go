@@ -279,7 +279,8 @@ func (b *bench) bigPartitionFetch(ctx context.Context, res *Result) error {
 		res.Latency = append(res.Latency, percentiles(at.name, samples, 0.5, 0.99)...)
 	}
 	res.Notes = fmt.Sprintf("MB/s = fill of %d records; fetch max 1 MiB per request", n)
-	return nil
+	res.RSSBytes, res.PeakRSSBytes, err = b.sys.memory()
+	return err
 }
 
 // topicID reads the topic ID, which Fetch v13+ addresses topics by.

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseBytes(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+	}{
+		{"0", 0}, {"1024", 1024}, {"50MB", 50e6}, {"5GB", 5e9}, {"5gb", 5e9},
+		{"1MiB", 1 << 20}, {"2KiB", 2048}, {"1.5G", 1.5e9}, {" 7 MB ", 7e6},
+	} {
+		got, err := parseBytes(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("parseBytes(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"", "MB", "-1", "x5"} {
+		if _, err := parseBytes(bad); err == nil {
+			t.Errorf("parseBytes(%q) succeeded", bad)
+		}
+	}
+}
+
+func TestParseFlagsReportsEveryProblem(t *testing.T) {
+	_, err := parseFlags([]string{"--systems", "kafka", "--workloads", "0,9", "--records", "1", "--probes", "0"})
+	if !errors.Is(err, errConfig) {
+		t.Fatalf("want errConfig, got %v", err)
+	}
+	for _, want := range []string{`"kafka"`, "workload 0", "workload 9", "--records", "--probes"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %s", err, want)
+		}
+	}
+	cfg, err := parseFlags([]string{"--partitions-scale", "5", "--big-bytes", "50MB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.TopicsScale != 5 || cfg.BigBytes != 50e6 || len(cfg.Systems) != len(allSystems) {
+		t.Errorf("unexpected config %+v", cfg)
+	}
+}
+
+func TestPercentilesNearestRank(t *testing.T) {
+	var s []time.Duration
+	for i := 1000; i >= 1; i-- { // unsorted on purpose
+		s = append(s, time.Duration(i)*time.Millisecond)
+	}
+	got := percentiles("ack", s, 0.5, 0.99, 0.999)
+	want := []Percentile{{"ack p50", 500}, {"ack p99", 990}, {"ack p99.9", 999}}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("percentile %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if percentiles("x", nil, 0.5) != nil {
+		t.Error("no samples must give no figures")
+	}
+}
+
+// TestReportOutputs checks that error cells survive into the table, the
+// JSON and the chart without failing the run (invariant 1).
+func TestReportOutputs(t *testing.T) {
+	results := []Result{
+		{System: "kfake", Workload: workloadNames[0], MBps: 300, RecordsPerSec: 3e5},
+		{System: "kfake", Workload: workloadNames[3], Latency: []Percentile{{"ack p50", 4}}},
+		{System: "kgateway", Workload: workloadNames[0], Error: "start: boom | bad"},
+	}
+	var sb strings.Builder
+	writeTable(&sb, results)
+	if !strings.Contains(sb.String(), "| kgateway | 1 produce 1p×1 | ERROR | ERROR | – | error: start: boom \\| bad |") {
+		t.Errorf("table:\n%s", sb.String())
+	}
+	dir := t.TempDir()
+	rep := newReport(&config{})
+	rep.Results = results
+	if err := writeJSON(filepath.Join(dir, "r.json"), rep); err != nil {
+		t.Fatal(err)
+	}
+	png := filepath.Join(dir, "r.png")
+	if err := writeChart(png, results); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(png); err != nil || fi.Size() == 0 {
+		t.Fatalf("chart not written: %v", err)
+	}
+}
