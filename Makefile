@@ -27,6 +27,13 @@ test: deps lint
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2x ./storage/... ./ledger/...
 
+# bench-e2e runs the end-to-end benchmark (cmd/kgbench) against kgateway,
+# kfake and durable kfake; pass flags with BENCH_FLAGS, e.g.
+#   make bench-e2e BENCH_FLAGS='--records 20000 --duration 3s --big-bytes 50MB'
+.PHONY: bench-e2e
+bench-e2e:
+	$(GO) run ./cmd/kgbench $(BENCH_FLAGS)
+
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 		if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
