@@ -1,0 +1,459 @@
+package offsets
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"go.uber.org/zap"
+)
+
+// Sentinel errors, checked with errors.Is.
+var (
+	ErrClosed  = errors.New("offsets: closed")
+	ErrCorrupt = errors.New("offsets: corrupt record")
+	ErrInvalid = errors.New("offsets: invalid argument")
+)
+
+// Offset is a Kafka record offset as committed by a consumer: the offset of
+// the next record it wants. -1 means "no committed offset".
+type Offset int64
+
+func (o Offset) String() string { return fmt.Sprintf("offset-%d", int64(o)) }
+
+// NoOffset is what Fetch reports for a partition without a commit.
+const NoOffset Offset = -1
+
+// TopicPartition names one partition of a topic.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+func (tp TopicPartition) String() string { return fmt.Sprintf("%s/%d", tp.Topic, tp.Partition) }
+
+// Commit is one committed offset (O2).
+type Commit struct {
+	TopicPartition
+	Offset      Offset
+	LeaderEpoch int32  // -1 when the client did not send one
+	Metadata    string // client-provided, returned verbatim by Fetch
+	CommitTime  time.Time
+}
+
+// GroupState is the part of a group's state the store needs: whether it has
+// members. A restart empties every group (members are not persisted).
+type GroupState uint8
+
+const (
+	// GroupEmpty: no members; retention runs (KIP-211).
+	GroupEmpty GroupState = iota
+	// GroupActive: the group has members; its offsets never expire.
+	GroupActive
+)
+
+func (s GroupState) String() string {
+	if s == GroupActive {
+		return "active"
+	}
+	return "empty"
+}
+
+// Group is the persisted metadata of a group: enough to list and describe it
+// after a restart and to apply retention.
+type Group struct {
+	ID           string
+	ProtocolType string // "" for groups that only store offsets
+	Protocol     string
+	Generation   int32
+	State        GroupState
+	StateTime    time.Time // when the group entered State
+}
+
+// Options configures a Store. The zero value is usable.
+type Options struct {
+	// PebbleFS is the file system under pebble; tests inject faults here.
+	// Default vfs.Default.
+	PebbleFS vfs.FS
+	// Logger receives pebble's and the store's messages. Default nop.
+	Logger *zap.Logger
+	// Retention is offsets.retention.minutes. Default 7 days.
+	Retention time.Duration
+	// Now stamps commits and group transitions. Default time.Now.
+	Now func() time.Time
+}
+
+// DefaultRetention is Kafka's offsets.retention.minutes default (7 days).
+const DefaultRetention = 7 * 24 * time.Hour
+
+func (o *Options) setDefaults() {
+	if o.PebbleFS == nil {
+		o.PebbleFS = vfs.Default
+	}
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	if o.Retention <= 0 {
+		o.Retention = DefaultRetention
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+}
+
+// Store is the durable offset store. It is safe for concurrent use.
+type Store struct {
+	db   *pebble.DB
+	opts Options
+	// mu orders retention against writes: commits and group updates hold it
+	// shared (pebble groups their syncs), Expire and DeleteGroup hold it
+	// exclusively so a commit can never land between retention's decision
+	// and its delete.
+	mu struct {
+		sync.RWMutex
+		closed bool
+	}
+}
+
+// Open opens (creating if needed) the store in dir. Groups persisted as
+// active are recorded as empty from now on: members are not persisted, so
+// after a restart every group starts Empty and retention counts from Open.
+func Open(dir string, opts Options) (*Store, error) {
+	opts.setDefaults()
+	db, err := pebble.Open(dir, &pebble.Options{
+		FS:     opts.PebbleFS,
+		Logger: pebbleLogger{opts.Logger.Sugar()},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("offsets: open %s: %w", dir, err)
+	}
+	s := &Store{db: db, opts: opts}
+	if err := s.emptyActiveGroups(); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) emptyActiveGroups() error {
+	groups, err := s.metaGroups()
+	if err != nil {
+		return err
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	now := s.opts.Now()
+	for _, g := range groups {
+		if g.State == GroupActive {
+			g.State, g.StateTime = GroupEmpty, now
+			if err := b.Set(metaKey(g.ID), encodeGroup(g), nil); err != nil {
+				return err
+			}
+		}
+	}
+	if b.Empty() {
+		return nil
+	}
+	return s.db.Apply(b, pebble.Sync)
+}
+
+// Close closes the store; later calls return ErrClosed.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.closed {
+		return nil
+	}
+	s.mu.closed = true
+	return s.db.Close()
+}
+
+// Commit stores the commits of one OffsetCommit request for group in one
+// synced batch (O1): when it returns nil every one of them is durable; when
+// it returns an error none is acknowledged. Zero CommitTimes are stamped
+// with Options.Now.
+func (s *Store) Commit(group string, commits []Commit) error {
+	if len(commits) == 0 {
+		return nil
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.mu.closed {
+		return ErrClosed
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	now := s.opts.Now()
+	for _, c := range commits {
+		if c.CommitTime.IsZero() {
+			c.CommitTime = now
+		}
+		if err := b.Set(offsetKey(group, c.TopicPartition), encodeCommit(c), nil); err != nil {
+			return err
+		}
+	}
+	if err := s.db.Apply(b, pebble.Sync); err != nil {
+		return fmt.Errorf("offsets: commit %q: %w", group, err)
+	}
+	return nil
+}
+
+// Get returns the committed offset of one partition; ok is false when there
+// is none.
+func (s *Store) Get(group string, tp TopicPartition) (c Commit, ok bool, err error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.mu.closed {
+		return Commit{}, false, ErrClosed
+	}
+	v, closer, err := s.db.Get(offsetKey(group, tp))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return Commit{}, false, nil
+	}
+	if err != nil {
+		return Commit{}, false, err
+	}
+	defer closer.Close()
+	c, err = decodeCommit(tp, v)
+	return c, err == nil, err
+}
+
+// GroupOffsets returns every committed offset of group, ordered by topic
+// and partition.
+func (s *Store) GroupOffsets(group string) ([]Commit, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.mu.closed {
+		return nil, ErrClosed
+	}
+	return s.groupOffsets(group)
+}
+
+func (s *Store) groupOffsets(group string) ([]Commit, error) {
+	prefix := groupOffsetPrefix(group)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var out []Commit
+	for it.First(); it.Valid(); it.Next() {
+		_, tp, err := decodeOffsetKey(it.Key())
+		if err != nil {
+			return nil, err
+		}
+		c, err := decodeCommit(tp, it.Value())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, it.Error()
+}
+
+// DeleteOffsets removes the committed offsets of tps in group (OffsetDelete).
+// Partitions without a commit are ignored.
+func (s *Store) DeleteOffsets(group string, tps []TopicPartition) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.mu.closed {
+		return ErrClosed
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	for _, tp := range tps {
+		if err := b.Delete(offsetKey(group, tp), nil); err != nil {
+			return err
+		}
+	}
+	return s.db.Apply(b, pebble.Sync)
+}
+
+// PutGroup records a group's metadata (synced: it is written on rebalances,
+// which are rare, and retention depends on it).
+func (s *Store) PutGroup(g Group) error {
+	if g.ID == "" && g.ProtocolType != "" {
+		return fmt.Errorf("%w: group with protocol type needs an id", ErrInvalid)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.mu.closed {
+		return ErrClosed
+	}
+	return s.db.Set(metaKey(g.ID), encodeGroup(g), pebble.Sync)
+}
+
+// DeleteGroup removes a group's metadata and every offset it committed
+// (DeleteGroups).
+func (s *Store) DeleteGroup(group string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.closed {
+		return ErrClosed
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	prefix := groupOffsetPrefix(group)
+	if err := b.DeleteRange(prefix, prefixEnd(prefix), nil); err != nil {
+		return err
+	}
+	if err := b.Delete(metaKey(group), nil); err != nil {
+		return err
+	}
+	return s.db.Apply(b, pebble.Sync)
+}
+
+// Groups returns every group the store knows: those with metadata and those
+// that only have committed offsets (reported with no protocol type, Empty),
+// sorted by id.
+func (s *Store) Groups() ([]Group, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.mu.closed {
+		return nil, ErrClosed
+	}
+	return s.allGroups()
+}
+
+func (s *Store) allGroups() ([]Group, error) {
+	meta, err := s.metaGroups()
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]bool, len(meta))
+	for _, g := range meta {
+		byID[g.ID] = true
+	}
+	withOffsets, err := s.offsetGroupIDs()
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range withOffsets {
+		if !byID[id] {
+			meta = append(meta, Group{ID: id, State: GroupEmpty})
+		}
+	}
+	sort.Slice(meta, func(i, j int) bool { return meta[i].ID < meta[j].ID })
+	return meta, nil
+}
+
+func (s *Store) metaGroups() ([]Group, error) {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{metaTag}, UpperBound: []byte{metaTag + 1}})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var out []Group
+	for it.First(); it.Valid(); it.Next() {
+		g, err := decodeGroup(string(it.Key()[1:]), it.Value())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, g)
+	}
+	return out, it.Error()
+}
+
+// offsetGroupIDs lists the groups that have offsets with a skip scan: one
+// seek per group, not one step per offset.
+func (s *Store) offsetGroupIDs() ([]string, error) {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{offsetTag}, UpperBound: []byte{offsetTag + 1}})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var out []string
+	for valid := it.First(); valid; {
+		group, _, err := decodeOffsetKey(it.Key())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, group)
+		valid = it.SeekGE(prefixEnd(groupOffsetPrefix(group)))
+	}
+	return out, it.Error()
+}
+
+// Expire applies offset retention at now (see the package doc) and returns
+// the groups it removed entirely: empty groups left without offsets. The
+// group coordinator calls it periodically (Kafka's
+// offsets.retention.check.interval.ms).
+func (s *Store) Expire(now time.Time) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.closed {
+		return nil, ErrClosed
+	}
+	groups, err := s.allGroups()
+	if err != nil {
+		return nil, err
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	var removed []string
+	for _, g := range groups {
+		gone, err := s.expireGroup(b, g, now)
+		if err != nil {
+			return nil, err
+		}
+		if gone {
+			removed = append(removed, g.ID)
+		}
+	}
+	if b.Empty() {
+		return removed, nil
+	}
+	if err := s.db.Apply(b, pebble.Sync); err != nil {
+		return nil, fmt.Errorf("offsets: expire: %w", err)
+	}
+	if len(removed) > 0 {
+		s.opts.Logger.Info("offsets-groups-expired", zap.Strings("groups", removed))
+	}
+	return removed, nil
+}
+
+// expireGroup adds the deletes for g's expired offsets to b and reports
+// whether the whole group goes. A consumer group's offsets count from when
+// the group became empty, or from their commit if that came later (a
+// simple consumer committing into an empty group must not lose the commit
+// at once); a group without protocol type counts each offset from its
+// commit.
+func (s *Store) expireGroup(b *pebble.Batch, g Group, now time.Time) (bool, error) {
+	if g.State != GroupEmpty {
+		return false, nil
+	}
+	commits, err := s.groupOffsets(g.ID)
+	if err != nil {
+		return false, err
+	}
+	kept := 0
+	for _, c := range commits {
+		base := c.CommitTime
+		if g.ProtocolType != "" && g.StateTime.After(base) {
+			base = g.StateTime
+		}
+		if now.Sub(base) < s.opts.Retention {
+			kept++
+			continue
+		}
+		if err := b.Delete(offsetKey(g.ID, c.TopicPartition), nil); err != nil {
+			return false, err
+		}
+	}
+	if kept > 0 {
+		return false, nil
+	}
+	return true, b.Delete(metaKey(g.ID), nil)
+}
+
+// pebbleLogger routes pebble's chatter to zap: its routine Infof messages
+// (flushes, compactions) at debug level.
+type pebbleLogger struct{ l *zap.SugaredLogger }
+
+func (p pebbleLogger) Infof(format string, args ...any)  { p.l.Debugf(format, args...) }
+func (p pebbleLogger) Errorf(format string, args ...any) { p.l.Errorf(format, args...) }
+func (p pebbleLogger) Fatalf(format string, args ...any) { p.l.Fatalf(format, args...) }
