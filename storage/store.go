@@ -1,16 +1,44 @@
 package storage
 
-// STUB: the storage helper replaces every body in this file. The signatures
-// are the contract the other layers compile against.
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
 
-var errTODO = ErrClosed
+	"github.com/cockroachdb/pebble/v2"
+	"go.uber.org/zap"
+)
 
 // Store is one data directory: segment files plus one pebble instance for
 // the ledger lists, the entry index, the time index and metadata.
-type Store struct{}
+type Store struct {
+	segDir string
+	fs     FS
+	db     *pebble.DB
+	logger *zap.Logger
+	opts   Options
+	c      *committer
 
-// Pending is an append whose bytes are written but maybe not yet durable.
-type Pending struct{}
+	// closeMu is held (read) by every public operation for its duration and
+	// (write) by Close, so Close never pulls pebble out from under one.
+	closeMu sync.RWMutex
+	closed  bool // guarded by closeMu
+
+	// ledgerMu serializes ledger creation: it guards nextLedger and is held
+	// across the durable write that records a new ledger, so ledger IDs are
+	// store-wide unique and never reused (file names stay unique too).
+	ledgerMu   sync.Mutex
+	nextLedger LedgerID
+
+	mu struct {
+		sync.Mutex
+		logs map[LogID]*logState
+	}
+}
 
 // MetaOp is one write to the metadata keyspace.
 type MetaOp struct {
@@ -18,109 +46,214 @@ type MetaOp struct {
 	Delete     bool
 }
 
+// SegmentFileName is the base name of a ledger's file inside the store's
+// segments directory. Fault-injection tests use it to target one ledger.
+func SegmentFileName(log LogID, ledger LedgerID) string {
+	return fmt.Sprintf("%016x-%016x.seg", uint64(log), uint64(ledger))
+}
+
+func parseSegmentFileName(name string) (LogID, LedgerID, bool) {
+	var log, led uint64
+	if len(name) != 37 {
+		return 0, 0, false
+	}
+	if _, err := fmt.Sscanf(name, "%016x-%016x.seg", &log, &led); err != nil {
+		return 0, 0, false
+	}
+	return LogID(log), LedgerID(led), true
+}
+
+func (s *Store) segPath(log LogID, led LedgerID) string {
+	return filepath.Join(s.segDir, SegmentFileName(log, led))
+}
+
 // Open opens (creating if needed) the store in dir. It scans only the
 // unindexed tail of each log's newest ledger, truncating a torn tail.
-func Open(dir string, opts Options) (*Store, error) { return nil, errTODO }
+func Open(dir string, opts Options) (*Store, error) {
+	if opts.FS == nil {
+		opts.FS = OSFS()
+	}
+	if opts.Logger == nil {
+		opts.Logger = zap.NewNop()
+	}
+	if opts.MaxGroupBytes <= 0 {
+		opts.MaxGroupBytes = 8 << 20
+	}
+	s := &Store{segDir: filepath.Join(dir, "segments"), fs: opts.FS, logger: opts.Logger, opts: opts}
+	s.mu.logs = make(map[LogID]*logState)
+	if err := s.fs.MkdirAll(s.segDir, 0o755); err != nil {
+		return nil, fmt.Errorf("storage: create %s: %w", s.segDir, err)
+	}
+	po := &pebble.Options{FS: opts.PebbleFS, Logger: pebbleLogger{opts.Logger.Sugar()}}
+	db, err := pebble.Open(filepath.Join(dir, "index"), po)
+	if err != nil {
+		return nil, fmt.Errorf("storage: open index: %w", err)
+	}
+	s.db = db
+	start := time.Now()
+	if err := s.recover(); err != nil {
+		s.closeFiles()
+		_ = db.Close()
+		return nil, err
+	}
+	s.logger.Info("storage-opened", zap.String("dir", dir), zap.Int("logs", len(s.mu.logs)),
+		zap.Duration("took", time.Since(start)))
+	s.c = newCommitter(s)
+	go s.c.run()
+	return s, nil
+}
+
+// pebbleLogger routes pebble's log lines to zap at debug level.
+type pebbleLogger struct{ l *zap.SugaredLogger }
+
+func (p pebbleLogger) Infof(format string, args ...interface{})  { p.l.Debugf(format, args...) }
+func (p pebbleLogger) Errorf(format string, args ...interface{}) { p.l.Errorf(format, args...) }
+func (p pebbleLogger) Fatalf(format string, args ...interface{}) { p.l.Fatalf(format, args...) }
+
+// enter starts a public operation; the caller must call s.closeMu.RUnlock.
+func (s *Store) enter() error {
+	s.closeMu.RLock()
+	if s.closed {
+		s.closeMu.RUnlock()
+		return ErrClosed
+	}
+	return nil
+}
 
 // Close syncs and closes. Appends after Close fail with ErrClosed.
-func (s *Store) Close() error { return errTODO }
+func (s *Store) Close() error {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	s.closed = true
+	// Every Write has returned (they hold closeMu), so the committer's queue
+	// is final: drain it so every Pending is answered.
+	s.c.stop()
+	var errs []error
+	// Flush NoSync index commits to the WAL durably (not needed for D2 —
+	// recovery re-indexes the tail — but it makes the next Open cheap).
+	if err := s.db.LogData(nil, pebble.Sync); err != nil {
+		errs = append(errs, err)
+	}
+	errs = append(errs, s.closeFiles())
+	errs = append(errs, s.db.Close())
+	return errors.Join(errs...)
+}
+
+func (s *Store) closeFiles() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var errs []error
+	for _, l := range s.mu.logs {
+		l.mu.Lock()
+		for _, lf := range l.mu.files {
+			if lf.file != nil {
+				errs = append(errs, lf.file.Close())
+				lf.file = nil
+			}
+		}
+		l.mu.Unlock()
+	}
+	return errors.Join(errs...)
+}
+
+// getLog returns the open log or ErrNoLog.
+func (s *Store) getLog(id LogID) (*logState, error) {
+	s.mu.Lock()
+	l := s.mu.logs[id]
+	s.mu.Unlock()
+	if l == nil {
+		return nil, fmt.Errorf("%w: %v", ErrNoLog, id)
+	}
+	return l, nil
+}
 
 // CreateLog creates an empty NORMAL log with one open ledger.
-func (s *Store) CreateLog(id LogID) error { return errTODO }
+func (s *Store) CreateLog(id LogID) error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.closeMu.RUnlock()
+	s.ledgerMu.Lock()
+	defer s.ledgerMu.Unlock()
+	s.mu.Lock()
+	_, exists := s.mu.logs[id]
+	s.mu.Unlock()
+	if exists {
+		return fmt.Errorf("%w: %v", ErrLogExists, id)
+	}
+	led := s.nextLedger
+	f, err := s.createSegmentLocked(id, led)
+	if err != nil {
+		return err
+	}
+	meta := ledgerMeta{Created: time.Now().UnixNano()}
+	b := s.db.NewBatch()
+	_ = b.Set(logKey(id), logMeta{}.encode(), nil)
+	_ = b.Set(ledgerKey(id, led), meta.encode(), nil)
+	_ = b.Set(keyNextLedger, appendU64(nil, uint64(led+1)), nil)
+	if err := b.Commit(pebble.Sync); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("storage: create %v: %w", id, err)
+	}
+	s.nextLedger++
+	l := newLogState(id)
+	l.w.ledger, l.w.file = led, f
+	l.mu.ledgers = []ledgerRec{{id: led, meta: meta}}
+	l.mu.files[led] = &ledgerFile{name: s.segPath(id, led), file: f}
+	s.mu.Lock()
+	s.mu.logs[id] = l
+	s.mu.Unlock()
+	return nil
+}
 
-// DeleteLog removes the log, its index and, once unpinned, its files.
-func (s *Store) DeleteLog(id LogID) error { return errTODO }
+// createSegmentLocked creates a ledger's empty file and makes its directory
+// entry durable before any record names it (I1 in doc.go). Needs ledgerMu.
+func (s *Store) createSegmentLocked(id LogID, led LedgerID) (File, error) {
+	name := s.segPath(id, led)
+	f, err := s.fs.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("storage: create ledger file: %w", err)
+	}
+	if err := s.fs.SyncDir(s.segDir); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("storage: sync segments dir: %w", err)
+	}
+	return f, nil
+}
 
 // Logs lists every log, in ID order.
-func (s *Store) Logs() []LogID { return nil }
+func (s *Store) Logs() []LogID {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := make([]LogID, 0, len(s.mu.logs))
+	for id := range s.mu.logs {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}
 
 // Info returns one consistent view of the log's bounds and ledger list.
-func (s *Store) Info(id LogID) (LogInfo, error) { return LogInfo{}, errTODO }
-
-// Append writes payload as one entry of records records at the log's next
-// offset and returns once the entry is durable (D1). It is Write + Wait.
-func (s *Store) Append(id LogID, records int, payload []byte, opts AppendOptions) (EntryHeader, error) {
-	return EntryHeader{}, errTODO
+func (s *Store) Info(id LogID) (LogInfo, error) {
+	if err := s.enter(); err != nil {
+		return LogInfo{}, err
+	}
+	defer s.closeMu.RUnlock()
+	l, err := s.getLog(id)
+	if err != nil {
+		return LogInfo{}, err
+	}
+	sn, err := l.snap()
+	if err != nil {
+		return LogInfo{}, err
+	}
+	info := LogInfo{ID: id, State: sn.state, Start: sn.start, End: sn.end}
+	info.Ledgers = make([]LedgerInfo, len(sn.ledgers))
+	for i, r := range sn.ledgers {
+		info.Ledgers[i] = r.meta.info(r.id)
+	}
+	return info, nil
 }
-
-// Write assigns the entry its offset and writes its bytes, without waiting
-// for durability. Offsets are dense and in Write order (D3). The caller must
-// not report the entry as acknowledged before Wait returns nil.
-func (s *Store) Write(id LogID, records int, payload []byte, opts AppendOptions) (*Pending, error) {
-	return nil, errTODO
-}
-
-// Header is the entry's descriptor (offset, position) as assigned by Write.
-func (p *Pending) Header() EntryHeader { return EntryHeader{} }
-
-// Wait blocks until the entry is durable and indexed, or its group commit
-// failed (then the log is failed: ErrFailed until reopened).
-func (p *Pending) Wait() error { return errTODO }
-
-// Roll seals the log's open ledger and opens a new, empty one.
-func (s *Store) Roll(id LogID) (LedgerID, error) { return 0, errTODO }
-
-// ReadEntries returns durable entries from the one containing start, at
-// most maxRecords records' worth of entries and maxBytes of payload, but
-// always at least one entry if any is readable.
-func (s *Store) ReadEntries(id LogID, start Offset, maxRecords, maxBytes int) ([]Entry, error) {
-	return nil, errTODO
-}
-
-// FirstOffset describes the first visible (not soft-trimmed) entry.
-func (s *Store) FirstOffset(id LogID) (EntryHeader, error) { return EntryHeader{}, errTODO }
-
-// LastOffset describes the last durable entry.
-func (s *Store) LastOffset(id LogID) (EntryHeader, error) { return EntryHeader{}, errTODO }
-
-// Floor returns the durable entry containing off: a floor lookup in the
-// entry index, O(log n).
-func (s *Store) Floor(id LogID, off Offset) (EntryHeader, error) { return EntryHeader{}, errTODO }
-
-// IndexRange returns up to max durable index entries starting with the one
-// containing from. Pair with ReadIndexed to read without re-resolving.
-func (s *Store) IndexRange(id LogID, from Offset, max int) ([]EntryHeader, error) {
-	return nil, errTODO
-}
-
-// EntryAt looks an entry up by position.
-func (s *Store) EntryAt(id LogID, ledger LedgerID, entry EntryID) (EntryHeader, error) {
-	return EntryHeader{}, errTODO
-}
-
-// ReadIndexed reads the payloads of hdrs in order. On an error it returns
-// the entries read before it together with the error.
-func (s *Store) ReadIndexed(id LogID, hdrs []EntryHeader) ([]Entry, error) { return nil, errTODO }
-
-// SeekTime returns the first entry whose running max timestamp is >= ts,
-// through the time index (O(log n)); ErrNotFound when there is none.
-func (s *Store) SeekTime(id LogID, ts int64) (EntryHeader, error) { return EntryHeader{}, errTODO }
-
-// SoftTrim makes entries below off invisible and moves the log start to
-// off (durably). It never moves the start backwards.
-func (s *Store) SoftTrim(id LogID, off Offset) error { return errTODO }
-
-// HardTrim removes every sealed ledger all of whose entries are below off.
-// Files a read has pinned are removed when the last pin is released.
-func (s *Store) HardTrim(id LogID, off Offset) error { return errTODO }
-
-// Fence makes appends fail with ErrFenced; Activate undoes it. Durable.
-func (s *Store) Fence(id LogID) error    { return errTODO }
-func (s *Store) Activate(id LogID) error { return errTODO }
-
-// Pin holds the named ledgers' files for a read in progress. It fails with
-// ErrRemoved if one is already removed. release is idempotent.
-func (s *Store) Pin(id LogID, ledgers ...LedgerID) (release func(), err error) {
-	return func() {}, errTODO
-}
-
-// ApplyMeta applies ops atomically and durably to the metadata keyspace,
-// which is separate from the index keyspace.
-func (s *Store) ApplyMeta(ops ...MetaOp) error { return errTODO }
-
-// GetMeta returns a copy of the value, or ErrNotFound.
-func (s *Store) GetMeta(key []byte) ([]byte, error) { return nil, errTODO }
-
-// ScanMeta calls fn for every key with the prefix, in key order. The slices
-// are valid only during the call.
-func (s *Store) ScanMeta(prefix []byte, fn func(key, value []byte) error) error { return errTODO }

@@ -1,0 +1,144 @@
+package storage
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// Append writes payload as one entry of records records at the log's next
+// offset and returns once the entry is durable (D1). It is Write + Wait.
+func (s *Store) Append(id LogID, records int, payload []byte, opts AppendOptions) (EntryHeader, error) {
+	p, err := s.Write(id, records, payload, opts)
+	if err != nil {
+		return EntryHeader{}, err
+	}
+	if err := p.Wait(); err != nil {
+		return EntryHeader{}, err
+	}
+	return p.hdr, nil
+}
+
+// Write assigns the entry its offset and writes its bytes, without waiting
+// for durability. Offsets are dense and in Write order (D3). The caller must
+// not report the entry as acknowledged before Wait returns nil. The store
+// does not retain payload after Write returns.
+func (s *Store) Write(id LogID, records int, payload []byte, opts AppendOptions) (*Pending, error) {
+	if records <= 0 || records > math.MaxInt32 || len(payload) > maxPayload {
+		return nil, fmt.Errorf("%w: %d records, %d bytes", ErrInvalid, records, len(payload))
+	}
+	if err := s.enter(); err != nil {
+		return nil, err
+	}
+	defer s.closeMu.RUnlock()
+	l, err := s.getLog(id)
+	if err != nil {
+		return nil, err
+	}
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	l.mu.Lock()
+	err = l.checkWritableLocked()
+	l.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	base := l.w.next
+	maxTime := opts.MaxTime
+	if opts.Stamp != nil {
+		maxTime = opts.Stamp(payload, base)
+	}
+	if err := l.writeFrame(base, int32(records), maxTime, payload); err != nil {
+		return nil, err
+	}
+	p := &Pending{
+		hdr: EntryHeader{
+			Offset: base, Records: int32(records), MaxTime: maxTime, Size: int32(len(payload)),
+			Cum: l.w.cum + int64(len(payload)), Ledger: l.w.ledger, Entry: l.w.entry, Pos: l.w.pos,
+		},
+		log: l, file: l.w.file, done: make(chan struct{}),
+	}
+	if !l.w.hasMax || maxTime > l.w.runMax {
+		l.w.runMax, l.w.hasMax = maxTime, true
+		p.timeKey, p.runMax = true, maxTime
+	}
+	l.w.next += Offset(records)
+	l.w.entry++
+	l.w.pos += frameHeaderLen + int64(len(payload))
+	l.w.cum += int64(len(payload))
+	l.w.last = p
+	s.c.enqueue(p)
+	return p, nil
+}
+
+// writeFrame writes one framed entry at the end of the open ledger. A
+// failed write fails the log: the file may hold part of the frame now.
+// Needs appendMu.
+func (l *logState) writeFrame(off Offset, records int32, maxTime int64, payload []byte) error {
+	var hdr [frameHeaderLen]byte
+	encodeFrameHeader(hdr[:], off, records, maxTime, payload)
+	_, err := l.w.file.WriteAt(hdr[:], l.w.pos)
+	if err == nil && len(payload) > 0 {
+		_, err = l.w.file.WriteAt(payload, l.w.pos+frameHeaderLen)
+	}
+	if err != nil {
+		l.fail(err)
+		return fmt.Errorf("%w: %v: write: %v", ErrFailed, l.id, err)
+	}
+	return nil
+}
+
+// Roll seals the log's open ledger and opens a new, empty one.
+//
+// I3 (doc.go): before the new ledger can receive an entry, the sealed
+// ledger's final entry count and size are durable (a synced pebble batch,
+// which also syncs every earlier NoSync index commit), so after a crash only
+// the newest ledger can have an unindexed tail.
+func (s *Store) Roll(id LogID) (LedgerID, error) {
+	if err := s.enter(); err != nil {
+		return 0, err
+	}
+	defer s.closeMu.RUnlock()
+	l, err := s.getLog(id)
+	if err != nil {
+		return 0, err
+	}
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	if err := l.checkAlive(); err != nil {
+		return 0, err
+	}
+	if err := l.drain(); err != nil {
+		return 0, err
+	}
+	s.ledgerMu.Lock()
+	defer s.ledgerMu.Unlock()
+	led := s.nextLedger
+	f, err := s.createSegmentLocked(id, led)
+	if err != nil {
+		return 0, err
+	}
+	l.mu.Lock()
+	sealed := l.openLedgerLocked().meta
+	l.mu.Unlock()
+	sealed.Sealed, sealed.Entries, sealed.Bytes = true, int64(l.w.entry), l.w.pos
+	fresh := ledgerMeta{FirstOffset: l.w.next, FirstCum: l.w.cum, Created: time.Now().UnixNano()}
+	b := s.db.NewBatch()
+	_ = b.Set(ledgerKey(id, l.w.ledger), sealed.encode(), nil)
+	_ = b.Set(ledgerKey(id, led), fresh.encode(), nil)
+	_ = b.Set(keyNextLedger, appendU64(nil, uint64(led+1)), nil)
+	if err := b.Commit(pebble.Sync); err != nil {
+		_ = f.Close()
+		return 0, fmt.Errorf("storage: roll %v: %w", id, err)
+	}
+	s.nextLedger++
+	l.mu.Lock()
+	*l.openLedgerLocked() = ledgerRec{id: l.w.ledger, meta: sealed}
+	l.mu.ledgers = append(l.mu.ledgers, ledgerRec{id: led, meta: fresh})
+	l.mu.files[led] = &ledgerFile{name: s.segPath(id, led), file: f}
+	l.mu.Unlock()
+	l.w.ledger, l.w.file, l.w.entry, l.w.pos = led, f, 0, 0
+	return led, nil
+}

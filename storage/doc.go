@@ -1,0 +1,106 @@
+// Package storage is kgateway's durable byte layer (DESIGN.md "Storage
+// (Level 1)"): offset-addressed logs, one per topic-partition, each a list
+// of ledgers (segment files) of self-describing entries, with everything
+// small and indexed in one pebble instance.
+//
+// # File format
+//
+// A store directory holds segments/ (one file per ledger, named
+// SegmentFileName(log, ledger)) and index/ (pebble). A ledger file is a
+// sequence of frames, appended and never rewritten:
+//
+//	[0:4)   length of the rest of the frame, uint32 big-endian
+//	[4:8)   CRC32C (Castagnoli) of bytes [8:end)
+//	[8:16)  offset of the entry's first record
+//	[16:20) records in the entry
+//	[20:28) max timestamp (ms)
+//	[28:)   payload (the Kafka record batch, as stamped by the caller)
+//
+// A frame carries its own offset, so the file alone says which entries it
+// holds; recovery checks each frame's CRC and that its offset continues the
+// sequence.
+//
+// # Keyspace
+//
+// All integers big-endian, so byte order is numeric order:
+//
+//	l|log                 log record: state (NORMAL/FENCED), soft-trim start
+//	g|log|ledger          ledger record: first offset, Cum before it, created,
+//	                      sealed, and once sealed its final entries and bytes
+//	i|log|offset          entry index: records, max time, size, Cum, ledger,
+//	                      entry, file position (Floor = SeekLT, O(log n))
+//	p|log|ledger|entry    offset of the entry at that position (EntryAt)
+//	t|log|runmax|offset   time index: written when an entry raises the log's
+//	                      running max timestamp; SeekTime = SeekGE
+//	m|key                 the upper layers' metadata (ApplyMeta/GetMeta/ScanMeta)
+//	s|next-ledger         the next ledger ID (store-wide; IDs are never reused)
+//
+// # Group commit
+//
+// Write, under the log's append lock, assigns the next dense offset (D3),
+// calls Stamp, writes the frame to the open ledger file (page cache only)
+// and queues a Pending. One committer goroutine takes everything queued (up
+// to MaxGroupBytes), and then, in this order:
+//
+//  1. fdatasyncs each touched file once (concurrently across files);
+//  2. commits one pebble batch (i, p and t keys) with NoSync;
+//  3. advances each log's durable End (D5) and its open ledger's counts;
+//  4. wakes the waiters. Append = Write + Wait, so an append is answered
+//     only after its bytes are synced (D1).
+//
+// If a write or a sync fails, the log is failed: this and every later
+// pending of it fails with ErrFailed, and so does every append until the
+// store is reopened. An fsync is never retried, and no entry after a failed
+// one is ever acknowledged.
+//
+// # Invariants
+//
+//	I1 A ledger file exists, with a durable directory entry, before any
+//	   record names it (CreateLog and Roll create the file and SyncDir
+//	   before their synced pebble batch). Files no record names are orphans
+//	   and are removed at Open.
+//	I2 The entry index never names bytes that are not durable: the index
+//	   batch is committed only after the fdatasync of the bytes it names.
+//	   Reads see only indexed entries below End, so a written but unsynced
+//	   entry is invisible to every read (D5).
+//	I3 Only the newest ledger of a log can have an unindexed tail. Index
+//	   commits are NoSync, so a crash may lose the newest index entries, but
+//	   Roll first drains the log's pending writes and then records the
+//	   sealed ledger's final entry count and size in a synced batch (which,
+//	   pebble's WAL being sequential, also makes every earlier NoSync index
+//	   commit durable) before the new ledger can take an entry. Hence the
+//	   segment file is the source of truth and a NoSync index is enough.
+//	I4 Recovery (Open) reads, per log, the last index entry of the newest
+//	   ledger (one seek), scans the file from just after it, re-indexes
+//	   every whole frame that continues the offset sequence, truncates the
+//	   first torn or bad frame and everything after it, fdatasyncs the file
+//	   and then commits the re-indexed entries with Sync. Its cost is the
+//	   unsynced tail (about one group), not the data size.
+//	I5 D2 follows: an acknowledged entry was fdatasync'd (I2), so after a
+//	   crash it is in its file; if its index entry was lost it lies in the
+//	   newest ledger's tail (I3) and is re-indexed at its offset (I4, the
+//	   frame holds the offset). A partial entry fails its length or CRC
+//	   check and is truncated, so it is never visible.
+//	I6 Trims, fencing, deletion and ApplyMeta are synced pebble writes.
+//	   HardTrim and DeleteLog drop records first and files second; a file
+//	   pinned by a read in progress is removed when the last pin is released
+//	   (or, after a crash, as an orphan at the next Open).
+//
+// # Reads
+//
+// Reads snapshot (Start, End) under the log's lock and then use pebble
+// iterators and pread on the files outside it. An entry is visible when it
+// is durable (Offset < End) and ends above Start (an entry straddling Start
+// is visible). Every frame's CRC32C is checked on read (ErrCorrupt). Reads
+// never write: no pebble write, no file write (ledger files are opened
+// read-only for them), no metadata update — R1 in ledger/ relies on it.
+// Returned payloads belong to the caller.
+//
+// # Locks
+//
+// Store.closeMu (read, for every public operation) -> logState.appendMu
+// (everything that changes one log) -> Store.ledgerMu (ledger ID allocation
+// and creation) -> Store.mu (the log map) -> logState.mu (the durable view:
+// state, Start, End, ledgers, files and pins). The committer takes only
+// logState.mu.
+package storage

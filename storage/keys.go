@@ -1,0 +1,157 @@
+package storage
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+)
+
+// Key layout in pebble (see doc.go "Keyspace"). Every integer is big-endian
+// so that byte order is numeric order.
+const (
+	prefixLog    = 'l' // l|log                    -> logMeta
+	prefixLedger = 'g' // g|log|ledger             -> ledgerMeta
+	prefixIndex  = 'i' // i|log|offset             -> indexValue
+	prefixPos    = 'p' // p|log|ledger|entry       -> offset
+	prefixTime   = 't' // t|log|runmax|offset      -> empty
+	prefixMeta   = 'm' // m|user key               -> user value
+	prefixStore  = 's' // s|name                   -> store-wide state
+)
+
+var keyNextLedger = []byte{prefixStore, 'n', 'e', 'x', 't', '-', 'l', 'e', 'd', 'g', 'e', 'r'}
+
+func appendU64(b []byte, v uint64) []byte { return binary.BigEndian.AppendUint64(b, v) }
+
+func logKey(id LogID) []byte { return appendU64([]byte{prefixLog}, uint64(id)) }
+
+func ledgerKey(id LogID, led LedgerID) []byte {
+	return appendU64(appendU64([]byte{prefixLedger}, uint64(id)), uint64(led))
+}
+
+func indexKey(id LogID, off Offset) []byte {
+	return appendU64(appendU64([]byte{prefixIndex}, uint64(id)), uint64(off))
+}
+
+func posKey(id LogID, led LedgerID, e EntryID) []byte {
+	return appendU64(appendU64(appendU64([]byte{prefixPos}, uint64(id)), uint64(led)), uint64(e))
+}
+
+// timeOrder maps a signed timestamp to an unsigned value of the same order
+// (Kafka uses -1 for "no timestamp").
+func timeOrder(ts int64) uint64 { return uint64(ts) ^ (1 << 63) }
+
+func timeKey(id LogID, runMax int64, off Offset) []byte {
+	return appendU64(appendU64(appendU64([]byte{prefixTime}, uint64(id)), timeOrder(runMax)), uint64(off))
+}
+
+func metaKey(k []byte) []byte { return append([]byte{prefixMeta}, k...) }
+
+// logPrefixRange returns [start, end) covering every key of prefix p for log id.
+func logPrefixRange(p byte, id LogID) (start, end []byte) {
+	return appendU64([]byte{p}, uint64(id)), appendU64([]byte{p}, uint64(id)+1)
+}
+
+// prefixEnd returns the smallest key greater than every key with prefix p,
+// or nil when there is none (all 0xff).
+func prefixEnd(p []byte) []byte {
+	end := append([]byte(nil), p...)
+	for i := len(end) - 1; i >= 0; i-- {
+		end[i]++
+		if end[i] != 0 {
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+// logMeta is the durable per-log record.
+type logMeta struct {
+	State LogState
+	Start Offset
+}
+
+func (m logMeta) encode() []byte {
+	b := []byte{byte(m.State)}
+	return appendU64(b, uint64(m.Start))
+}
+
+func decodeLogMeta(b []byte) (logMeta, error) {
+	if len(b) != 9 {
+		return logMeta{}, fmt.Errorf("%w: log record of %d bytes", ErrCorrupt, len(b))
+	}
+	return logMeta{State: LogState(b[0]), Start: Offset(binary.BigEndian.Uint64(b[1:]))}, nil
+}
+
+// ledgerMeta is the durable per-ledger record. Entries and Bytes are final
+// only once Sealed; for the open ledger they are recovered from the index and
+// the file tail (doc.go invariant I3).
+type ledgerMeta struct {
+	FirstOffset Offset
+	FirstCum    int64 // log Cum before the ledger's first entry
+	Entries     int64
+	Bytes       int64
+	Created     int64 // unix nanoseconds
+	Sealed      bool
+}
+
+func (m ledgerMeta) encode() []byte {
+	b := make([]byte, 0, 41)
+	b = appendU64(b, uint64(m.FirstOffset))
+	b = appendU64(b, uint64(m.FirstCum))
+	b = appendU64(b, uint64(m.Entries))
+	b = appendU64(b, uint64(m.Bytes))
+	b = appendU64(b, uint64(m.Created))
+	if m.Sealed {
+		return append(b, 1)
+	}
+	return append(b, 0)
+}
+
+func decodeLedgerMeta(b []byte) (ledgerMeta, error) {
+	if len(b) != 41 {
+		return ledgerMeta{}, fmt.Errorf("%w: ledger record of %d bytes", ErrCorrupt, len(b))
+	}
+	u := func(i int) uint64 { return binary.BigEndian.Uint64(b[i*8:]) }
+	return ledgerMeta{
+		FirstOffset: Offset(u(0)), FirstCum: int64(u(1)), Entries: int64(u(2)),
+		Bytes: int64(u(3)), Created: int64(u(4)), Sealed: b[40] == 1,
+	}, nil
+}
+
+func (m ledgerMeta) info(id LedgerID) LedgerInfo {
+	return LedgerInfo{
+		ID: id, FirstOffset: m.FirstOffset, Entries: m.Entries, Bytes: m.Bytes,
+		Created: time.Unix(0, m.Created), Sealed: m.Sealed,
+	}
+}
+
+// indexValueLen is the size of an entry index value.
+const indexValueLen = 4 + 8 + 4 + 8 + 8 + 8 + 8
+
+func encodeIndexValue(h EntryHeader) []byte {
+	b := make([]byte, 0, indexValueLen)
+	b = binary.BigEndian.AppendUint32(b, uint32(h.Records))
+	b = appendU64(b, uint64(h.MaxTime))
+	b = binary.BigEndian.AppendUint32(b, uint32(h.Size))
+	b = appendU64(b, uint64(h.Cum))
+	b = appendU64(b, uint64(h.Ledger))
+	b = appendU64(b, uint64(h.Entry))
+	return appendU64(b, uint64(h.Pos))
+}
+
+func decodeIndex(key, val []byte) (EntryHeader, error) {
+	if len(key) != 17 || len(val) != indexValueLen {
+		return EntryHeader{}, fmt.Errorf("%w: index record of %d bytes", ErrCorrupt, len(val))
+	}
+	be := binary.BigEndian
+	return EntryHeader{
+		Offset:  Offset(be.Uint64(key[9:])),
+		Records: int32(be.Uint32(val[0:])),
+		MaxTime: int64(be.Uint64(val[4:])),
+		Size:    int32(be.Uint32(val[12:])),
+		Cum:     int64(be.Uint64(val[16:])),
+		Ledger:  LedgerID(be.Uint64(val[24:])),
+		Entry:   EntryID(be.Uint64(val[32:])),
+		Pos:     int64(be.Uint64(val[40:])),
+	}, nil
+}

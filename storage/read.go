@@ -1,0 +1,328 @@
+package storage
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// Reads (doc.go "Reads"). Every read takes one snapshot of the log's bounds
+// (Start, End) and sees only index entries that are durable (below End, D5)
+// and visible (ending above Start). Reads write nothing: no pebble write, no
+// file write, no metadata update (R1 relies on this).
+
+// readLog enters the store and snapshots the log. The caller must call
+// s.closeMu.RUnlock when err is nil.
+func (s *Store) readLog(id LogID) (*logState, snapshot, error) {
+	if err := s.enter(); err != nil {
+		return nil, snapshot{}, err
+	}
+	l, err := s.getLog(id)
+	if err == nil {
+		var sn snapshot
+		if sn, err = l.snap(); err == nil {
+			return l, sn, nil
+		}
+	}
+	s.closeMu.RUnlock()
+	return nil, snapshot{}, err
+}
+
+// scanIndex calls visit with the durable, visible entry containing from and
+// then each following one until visit returns false.
+func (s *Store) scanIndex(id LogID, sn snapshot, from Offset, visit func(EntryHeader) bool) error {
+	switch {
+	case from < 0:
+		return fmt.Errorf("%w: offset %d", ErrInvalid, from)
+	case from >= sn.end:
+		return fmt.Errorf("%w: %v: %v >= end %v", ErrOutOfRange, id, from, sn.end)
+	}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: indexKey(id, 0), UpperBound: indexKey(id, sn.end)})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	if !it.SeekLT(indexKey(id, from+1)) {
+		if err := it.Error(); err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: %v: %v", ErrTrimmed, id, from)
+	}
+	first := true
+	for ; it.Valid(); it.Next() {
+		h, err := decodeIndex(it.Key(), it.Value())
+		if err != nil {
+			return err
+		}
+		if first {
+			if h.End() <= sn.start || h.End() <= from {
+				if from < sn.start || h.End() <= sn.start {
+					return fmt.Errorf("%w: %v: %v below start %v", ErrTrimmed, id, from, sn.start)
+				}
+				return fmt.Errorf("%w: %v: no entry holds %v", ErrNotFound, id, from)
+			}
+			first = false
+		}
+		if !visit(h) {
+			return nil
+		}
+	}
+	return it.Error()
+}
+
+// Floor returns the durable entry containing off: a floor lookup in the
+// entry index, O(log n). ErrTrimmed below the first visible entry,
+// ErrOutOfRange at or past End.
+func (s *Store) Floor(id LogID, off Offset) (EntryHeader, error) {
+	_, sn, err := s.readLog(id)
+	if err != nil {
+		return EntryHeader{}, err
+	}
+	defer s.closeMu.RUnlock()
+	var out EntryHeader
+	err = s.scanIndex(id, sn, off, func(h EntryHeader) bool { out = h; return false })
+	return out, err
+}
+
+// FirstOffset describes the first visible (not soft-trimmed) entry, or
+// ErrEmpty.
+func (s *Store) FirstOffset(id LogID) (EntryHeader, error) {
+	_, sn, err := s.readLog(id)
+	if err != nil {
+		return EntryHeader{}, err
+	}
+	defer s.closeMu.RUnlock()
+	if sn.start >= sn.end {
+		return EntryHeader{}, fmt.Errorf("%w: %v", ErrEmpty, id)
+	}
+	var out EntryHeader
+	err = s.scanIndex(id, sn, sn.start, func(h EntryHeader) bool { out = h; return false })
+	return out, err
+}
+
+// LastOffset describes the last durable entry, or ErrEmpty when no entry is
+// visible.
+func (s *Store) LastOffset(id LogID) (EntryHeader, error) {
+	_, sn, err := s.readLog(id)
+	if err != nil {
+		return EntryHeader{}, err
+	}
+	defer s.closeMu.RUnlock()
+	if sn.start >= sn.end {
+		return EntryHeader{}, fmt.Errorf("%w: %v", ErrEmpty, id)
+	}
+	var out EntryHeader
+	err = s.scanIndex(id, sn, sn.end-1, func(h EntryHeader) bool { out = h; return false })
+	return out, err
+}
+
+// IndexRange returns up to max durable index entries starting with the one
+// containing from. Pair with ReadIndexed to read without re-resolving.
+// from == End returns nothing; ErrTrimmed/ErrOutOfRange as for Floor.
+func (s *Store) IndexRange(id LogID, from Offset, max int) ([]EntryHeader, error) {
+	if max <= 0 {
+		return nil, fmt.Errorf("%w: max %d", ErrInvalid, max)
+	}
+	_, sn, err := s.readLog(id)
+	if err != nil {
+		return nil, err
+	}
+	defer s.closeMu.RUnlock()
+	if from == sn.end {
+		return nil, nil
+	}
+	var out []EntryHeader
+	err = s.scanIndex(id, sn, from, func(h EntryHeader) bool {
+		out = append(out, h)
+		return len(out) < max
+	})
+	return out, err
+}
+
+// EntryAt looks an entry up by position. ErrNotFound when no durable entry
+// has that position, ErrTrimmed when it is soft-trimmed.
+func (s *Store) EntryAt(id LogID, ledger LedgerID, entry EntryID) (EntryHeader, error) {
+	_, sn, err := s.readLog(id)
+	if err != nil {
+		return EntryHeader{}, err
+	}
+	defer s.closeMu.RUnlock()
+	v, err := s.get(posKey(id, ledger, entry))
+	if err != nil {
+		return EntryHeader{}, fmt.Errorf("%w: %v %v:%v", err, id, ledger, entry)
+	}
+	if len(v) != 8 {
+		return EntryHeader{}, fmt.Errorf("%w: position record", ErrCorrupt)
+	}
+	off := Offset(binary.BigEndian.Uint64(v))
+	if off >= sn.end {
+		return EntryHeader{}, fmt.Errorf("%w: %v %v:%v", ErrNotFound, id, ledger, entry)
+	}
+	k := indexKey(id, off)
+	v, err = s.get(k)
+	if err != nil {
+		return EntryHeader{}, err
+	}
+	h, err := decodeIndex(k, v)
+	if err == nil && h.End() <= sn.start {
+		err = fmt.Errorf("%w: %v %v:%v", ErrTrimmed, id, ledger, entry)
+	}
+	return h, err
+}
+
+// get returns a copy of key's value, or ErrNotFound.
+func (s *Store) get(key []byte) ([]byte, error) {
+	v, closer, err := s.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := append([]byte(nil), v...)
+	return out, closer.Close()
+}
+
+// SeekTime returns the first entry whose running max timestamp is >= ts,
+// through the time index (O(log n)); ErrNotFound when there is none.
+func (s *Store) SeekTime(id LogID, ts int64) (EntryHeader, error) {
+	_, sn, err := s.readLog(id)
+	if err != nil {
+		return EntryHeader{}, err
+	}
+	defer s.closeMu.RUnlock()
+	lo, hi := logPrefixRange(prefixTime, id)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return EntryHeader{}, err
+	}
+	defer it.Close()
+	if !it.SeekGE(timeKey(id, ts, 0)) {
+		if err := it.Error(); err != nil {
+			return EntryHeader{}, err
+		}
+		return EntryHeader{}, fmt.Errorf("%w: %v: no timestamp >= %d", ErrNotFound, id, ts)
+	}
+	k := it.Key()
+	off := Offset(binary.BigEndian.Uint64(k[len(k)-8:]))
+	if off >= sn.end || sn.start >= sn.end {
+		return EntryHeader{}, fmt.Errorf("%w: %v: no timestamp >= %d", ErrNotFound, id, ts)
+	}
+	// The running max only grows, so when the hit is trimmed away the first
+	// visible entry's running max is >= ts as well.
+	if off < sn.start {
+		off = sn.start
+	}
+	var out EntryHeader
+	err = s.scanIndex(id, sn, off, func(h EntryHeader) bool { out = h; return false })
+	return out, err
+}
+
+// ReadEntries returns durable entries from the one containing start, at
+// most maxRecords records' worth of entries and maxBytes of payload, but
+// always at least one entry if any is readable. maxRecords or maxBytes <= 0
+// means no limit on that dimension. start == End returns nothing;
+// ErrTrimmed below the first visible entry; ErrOutOfRange past End.
+func (s *Store) ReadEntries(id LogID, start Offset, maxRecords, maxBytes int) ([]Entry, error) {
+	for attempt := 0; ; attempt++ {
+		hdrs, err := s.planRead(id, start, maxRecords, maxBytes)
+		if err != nil || len(hdrs) == 0 {
+			return nil, err
+		}
+		out, err := s.ReadIndexed(id, hdrs)
+		// A hard trim removed a ledger between the index scan and the pin:
+		// plan again from a fresh snapshot (which reports ErrTrimmed).
+		if errors.Is(err, ErrRemoved) && len(out) == 0 && attempt < 3 {
+			continue
+		}
+		if err != nil && len(out) > 0 {
+			return out, nil
+		}
+		return out, err
+	}
+}
+
+// planRead picks the headers ReadEntries will read.
+func (s *Store) planRead(id LogID, start Offset, maxRecords, maxBytes int) ([]EntryHeader, error) {
+	_, sn, err := s.readLog(id)
+	if err != nil {
+		return nil, err
+	}
+	defer s.closeMu.RUnlock()
+	if start == sn.end {
+		return nil, nil
+	}
+	var hdrs []EntryHeader
+	records, bytes := 0, 0
+	err = s.scanIndex(id, sn, start, func(h EntryHeader) bool {
+		if len(hdrs) > 0 && ((maxRecords > 0 && records+int(h.Records) > maxRecords) ||
+			(maxBytes > 0 && bytes+int(h.Size) > maxBytes)) {
+			return false
+		}
+		hdrs = append(hdrs, h)
+		records += int(h.Records)
+		bytes += int(h.Size)
+		return true
+	})
+	return hdrs, err
+}
+
+// ReadIndexed reads the payloads of hdrs in order, pinning each ledger while
+// it reads from it and verifying each frame's CRC32C (ErrCorrupt). On an
+// error it returns the entries read before it together with the error.
+func (s *Store) ReadIndexed(id LogID, hdrs []EntryHeader) ([]Entry, error) {
+	if err := s.enter(); err != nil {
+		return nil, err
+	}
+	defer s.closeMu.RUnlock()
+	l, err := s.getLog(id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Entry, 0, len(hdrs))
+	var (
+		cur     LedgerID
+		f       File
+		release = func() {}
+	)
+	defer func() { release() }()
+	for i, h := range hdrs {
+		if i == 0 || h.Ledger != cur {
+			release()
+			release, f, err = l.pinForRead(s, h.Ledger)
+			if err != nil {
+				return out, err
+			}
+			cur = h.Ledger
+		}
+		e, err := readEntry(f, h)
+		if err != nil {
+			return out, fmt.Errorf("%v %v:%v: %w", id, h.Ledger, h.Entry, err)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// readEntry reads and verifies one frame.
+func readEntry(f File, h EntryHeader) (Entry, error) {
+	buf := make([]byte, frameHeaderLen+int(h.Size))
+	n, err := f.ReadAt(buf, h.Pos)
+	if n < len(buf) {
+		if err == nil || err == io.EOF {
+			err = fmt.Errorf("%w: short read", ErrCorrupt)
+		}
+		return Entry{}, err
+	}
+	ff, err := checkFrame(buf)
+	if err != nil {
+		return Entry{}, err
+	}
+	if ff.Offset != h.Offset || ff.Records != h.Records {
+		return Entry{}, fmt.Errorf("%w: frame says %v/%d, index %v/%d", ErrCorrupt, ff.Offset, ff.Records, h.Offset, h.Records)
+	}
+	return Entry{EntryHeader: h, Payload: buf[frameHeaderLen:]}, nil
+}
