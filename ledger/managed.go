@@ -1,44 +1,184 @@
 package ledger
 
-import "github.com/kgateway/kgateway/storage"
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
 
-// STUB: the ledger helper replaces every body in this file.
+	"github.com/kgateway/kgateway/storage"
+)
 
 // Managed is the managed ledger of one partition over one storage log.
-type Managed struct{}
+//
+// It holds no read state at all (R1): ReadEntries is a pure function of its
+// arguments and one storage.Info snapshot. The only mutable state is the
+// append path's view of the open ledger, used for the roll policy, and the
+// fenced/closed flag.
+type Managed struct {
+	store *storage.Store
+	log   LogID
+	cfg   Config
+
+	// state is stateActive, stateFenced or stateClosed. It is atomic so a
+	// read never waits for the append lock.
+	state atomic.Uint32
+
+	// mu serializes the append path: the roll decision and the storage
+	// Write it precedes happen as one step. It is the only lock here.
+	mu struct {
+		sync.Mutex
+		open openLedger
+	}
+}
+
+const (
+	stateActive uint32 = iota
+	stateFenced
+	stateClosed
+)
+
+// openLedger is the append path's view of the open (last) ledger,
+// including entries written but not yet durable (storage.Info counts only
+// durable ones, and the roll policy must see pending bytes too).
+type openLedger struct {
+	id      LedgerID
+	entries int64     // entries written into it, durable or not
+	end     int64     // file bytes known to be used (lower bound)
+	created time.Time // by Config.Now when we rolled it; storage's otherwise
+}
 
 // Open opens the managed ledger over log, creating the log if it is missing.
-func Open(store *storage.Store, log LogID, cfg Config) (*Managed, error) { return nil, ErrClosed }
+func Open(store *storage.Store, log LogID, cfg Config) (*Managed, error) {
+	if store == nil {
+		return nil, fmt.Errorf("%w: nil store", ErrInvalid)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m := &Managed{store: store, log: log, cfg: cfg.withDefaults()}
+	info, err := store.Info(log)
+	if errors.Is(err, storage.ErrNoLog) {
+		if err = store.CreateLog(log); err != nil && !errors.Is(err, storage.ErrLogExists) {
+			return nil, fmt.Errorf("ledger: create %v: %w", log, err)
+		}
+		info, err = store.Info(log)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("ledger: open %v: %w", log, err)
+	}
+	if info.State == storage.Fenced {
+		m.state.Store(stateFenced)
+	}
+	m.mu.open = m.openLedgerOf(info)
+	return m, nil
+}
+
+// openLedgerOf describes info's last ledger for the roll policy.
+func (m *Managed) openLedgerOf(info storage.LogInfo) openLedger {
+	if len(info.Ledgers) == 0 {
+		return openLedger{}
+	}
+	li := info.Ledgers[len(info.Ledgers)-1]
+	created := li.Created
+	if created.IsZero() {
+		created = m.cfg.Now()
+	}
+	return openLedger{id: li.ID, entries: li.Entries, end: li.Bytes, created: created}
+}
 
 // Log is the storage log underneath.
-func (m *Managed) Log() LogID { return 0 }
+func (m *Managed) Log() LogID { return m.log }
 
-// Write rolls the open ledger if the policy says so, then writes the entry
-// (storage.Store.Write). The caller Waits for durability.
-func (m *Managed) Write(records int, payload []byte, opts storage.AppendOptions) (*storage.Pending, error) {
-	return nil, ErrClosed
-}
-
-// Append is Write + Wait.
-func (m *Managed) Append(records int, payload []byte, opts storage.AppendOptions) (storage.EntryHeader, error) {
-	return storage.EntryHeader{}, ErrClosed
-}
-
-// ReadEntries is the cursorless read, R1–R11 (doc.go).
-func (m *Managed) ReadEntries(start Position, maxEntries, maxBytes int, maxPosition Position) ([]Entry, error) {
-	return nil, ErrClosed
-}
+// Config is the effective configuration (defaults filled in).
+func (m *Managed) Config() Config { return m.cfg }
 
 // LastConfirmed is the position of the last durable entry; ok is false when
-// the ledger has none.
-func (m *Managed) LastConfirmed() (pos Position, ok bool) { return Position{}, false }
+// the ledger has none (or cannot be read).
+func (m *Managed) LastConfirmed() (pos Position, ok bool) {
+	info, err := m.store.Info(m.log)
+	if err != nil {
+		return Position{}, false
+	}
+	return lastConfirmedOf(info.Ledgers)
+}
+
+// lastConfirmedOf is the last entry of the last non-empty ledger. Entries
+// counts only durable entries, so this is the last confirmed entry.
+func lastConfirmedOf(ledgers []storage.LedgerInfo) (Position, bool) {
+	for i := len(ledgers) - 1; i >= 0; i-- {
+		if n := ledgers[i].Entries; n > 0 {
+			return Position{Ledger: ledgers[i].ID, Entry: EntryID(n - 1)}, true
+		}
+	}
+	return Position{}, false
+}
 
 // PositionOf maps an offset to the position of the entry containing it
-// (floor lookup through the entry index, O(log n)).
-func (m *Managed) PositionOf(off Offset) (Position, error) { return Position{}, ErrClosed }
+// (floor lookup through the entry index, O(log n)). Storage's errors
+// (storage.ErrTrimmed, storage.ErrOutOfRange, ...) come back wrapped.
+func (m *Managed) PositionOf(off Offset) (Position, error) {
+	if m.state.Load() == stateClosed {
+		return Position{}, ErrClosed
+	}
+	h, err := m.store.Floor(m.log, off)
+	if err != nil {
+		return Position{}, fmt.Errorf("ledger: position of %v in %v: %w", off, m.log, err)
+	}
+	return Position{Ledger: h.Ledger, Entry: h.Entry}, nil
+}
 
-// Fence fences the ledger: appends and reads fail with ErrFenced (R11).
-func (m *Managed) Fence() error { return ErrClosed }
+// Fence fences the ledger durably: appends and reads fail with ErrFenced
+// (R11) until Activate.
+func (m *Managed) Fence() error {
+	if m.state.Load() == stateClosed {
+		return ErrClosed
+	}
+	if err := m.store.Fence(m.log); err != nil {
+		return fmt.Errorf("ledger: fence %v: %w", m.log, err)
+	}
+	m.state.CompareAndSwap(stateActive, stateFenced)
+	return nil
+}
 
-// Close closes the managed ledger (not the store). Later calls fail.
-func (m *Managed) Close() error { return nil }
+// Activate undoes Fence.
+func (m *Managed) Activate() error {
+	if m.state.Load() == stateClosed {
+		return ErrClosed
+	}
+	if err := m.store.Activate(m.log); err != nil {
+		return fmt.Errorf("ledger: activate %v: %w", m.log, err)
+	}
+	m.state.CompareAndSwap(stateFenced, stateActive)
+	return nil
+}
+
+// Close closes the managed ledger (not the store). Later appends fail with
+// ErrClosed and later reads with ErrFenced and ErrClosed (R11). Idempotent.
+func (m *Managed) Close() error {
+	m.state.Store(stateClosed)
+	return nil
+}
+
+// errFencedClosed is what a read of a closed ledger returns (R11).
+var errFencedClosed = fmt.Errorf("%w: %w", ErrFenced, ErrClosed)
+
+// readableErr is the R11 state check of the read path.
+func (m *Managed) readableErr() error {
+	switch m.state.Load() {
+	case stateFenced:
+		return ErrFenced
+	case stateClosed:
+		return errFencedClosed
+	}
+	return nil
+}
+
+// wrapStorageErr maps storage's fenced error onto ours, keeping both.
+func wrapStorageErr(op string, log LogID, err error) error {
+	if errors.Is(err, storage.ErrFenced) {
+		return fmt.Errorf("%w: %s %v: %w", ErrFenced, op, log, err)
+	}
+	return fmt.Errorf("ledger: %s %v: %w", op, log, err)
+}

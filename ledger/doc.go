@@ -1,0 +1,71 @@
+// Package ledger is the managed ledger of one partition: a sequence of
+// ledgers (segments) over one storage log, rolled by size and by age, with
+// fencing and a cursorless batch read (Apache Pulsar PIP-480).
+//
+// # Coordinates
+//
+// A Position is (LedgerID, EntryID). Ledger ids come from storage and
+// increase in creation order; entry ids are 0-based inside a ledger.
+// Positions order as (Ledger, Entry). Earliest and Latest are special start
+// positions and never name a real entry. An Offset is a Kafka record offset;
+// PositionOf maps an offset to the position of the entry containing it by a
+// floor lookup in the entry index (O(log n)).
+//
+// The last confirmed entry is the last *durable* entry of the log (DESIGN.md
+// D5): an entry that is written but not yet synced is beyond it. Entries
+// below the log's soft-trim point are not available: Earliest starts at the
+// first visible entry.
+//
+// # Read contract
+//
+// ReadEntries(start, maxEntries, maxBytes, maxPosition) obeys R1–R11 of
+// DESIGN.md. Code and tests cite these numbers.
+//
+//	R1  No cursor: a read creates, consults or updates no cursor or read
+//	    position, in memory or on disk. A read writes nothing.
+//	R2  A start that names an existing entry is inclusive.
+//	R3  A start that names a missing entry before the readable end (a
+//	    removed or empty ledger, an entry id past a closed ledger's last
+//	    entry, a ledger id between two ledgers) moves to the next valid entry
+//	    in ledger order.
+//	R4  Earliest starts at the first available entry; Latest starts after
+//	    the last confirmed entry (so it reads nothing now).
+//	R5  A start after the last confirmed entry returns an empty result, not
+//	    an error. In the open (last) ledger an entry id at or past its
+//	    durable entry count is "after the last confirmed entry".
+//	R6  Reads cross ledger boundaries and skip empty or removed ledgers.
+//	R7  maxPosition is inclusive; a maxPosition before the normalized start
+//	    returns empty; it ends a read early even inside a ledger. (NoLimit,
+//	    which equals Latest, bounds nothing; Earliest as maxPosition means
+//	    the first available entry.)
+//	R8  Only entries readable when the call is made are returned (up to the
+//	    last confirmed entry, fixed once at the start of the call); a read
+//	    never waits for future writes.
+//	R9  At most maxEntries entries and at most maxBytes payload bytes,
+//	    except that the first entry is always returned whole: the read stops
+//	    before the first entry that would take it past maxBytes. maxBytes 0
+//	    therefore returns exactly one entry when one is readable.
+//	R10 If a later ledger fails after some entries were collected, the read
+//	    returns those (and a nil error); if none were collected, it returns
+//	    the error.
+//	R11 maxEntries <= 0 (or maxBytes < 0) is ErrInvalid; a fenced or closed
+//	    ledger returns ErrFenced (a closed one's error is also ErrClosed).
+//
+// A read pins the ledgers it touches (storage.Store.Pin) for its duration,
+// so a concurrent hard trim cannot remove a file under it. If a ledger is
+// removed between the snapshot and the pin, the read starts again from a
+// fresh snapshot; the start then normalizes forward (R3).
+//
+// # Rollover
+//
+// Rolling happens only on the append path, as in Kafka: before an append,
+// the open ledger is sealed and a new one opened if it holds at least one
+// entry and either the append would take its file past Config.SegmentBytes
+// or it is older than Config.SegmentAge (by Config.Now). An entry larger
+// than SegmentBytes goes alone into an otherwise empty ledger.
+//
+// # Ownership
+//
+// Entries returned by ReadEntries, and their payloads, belong to the caller.
+// The managed ledger retains nothing of a read.
+package ledger

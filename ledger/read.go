@@ -1,0 +1,276 @@
+package ledger
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/kgateway/kgateway/storage"
+)
+
+// readAttempts bounds how often a read starts again after a concurrent trim
+// removed a ledger between its snapshot and its pin.
+const readAttempts = 4
+
+// indexChunk is how many index entries a read fetches at a time, so a
+// small maxBytes does not pull a huge index range.
+const indexChunk = 256
+
+// ReadEntries is the cursorless read, R1–R11 (doc.go). It returns entries
+// in position order from the normalized start up to the earliest of
+// maxPosition, the last confirmed entry when the call began, maxEntries
+// entries and maxBytes payload bytes. The result belongs to the caller.
+func (m *Managed) ReadEntries(start Position, maxEntries, maxBytes int, maxPosition Position) ([]Entry, error) {
+	if maxEntries <= 0 || maxBytes < 0 { // R11
+		return nil, fmt.Errorf("%w: maxEntries %d, maxBytes %d", ErrInvalid, maxEntries, maxBytes)
+	}
+	for attempt := 1; ; attempt++ {
+		if err := m.readableErr(); err != nil { // R11
+			return nil, err
+		}
+		out, err := m.readOnce(start, maxEntries, int64(maxBytes), maxPosition)
+		if err == nil || attempt == readAttempts || !raced(err) {
+			return out, err
+		}
+	}
+}
+
+// raced reports an error a concurrent trim can cause between a read's
+// snapshot and its pin; the read then starts again from a fresh snapshot.
+func raced(err error) bool {
+	return errors.Is(err, storage.ErrRemoved) || errors.Is(err, storage.ErrTrimmed)
+}
+
+// span is the part of one ledger a read covers: entries [from, to].
+type span struct {
+	ledger   storage.LedgerInfo
+	from, to EntryID
+}
+
+// readOnce is one attempt: snapshot, normalize, pin, read.
+func (m *Managed) readOnce(start Position, maxEntries int, maxBytes int64, maxPosition Position) ([]Entry, error) {
+	// R8: one snapshot fixes the last confirmed entry for the whole call.
+	info, err := m.store.Info(m.log)
+	if err != nil {
+		return nil, wrapStorageErr("read", m.log, err)
+	}
+	if info.State == storage.Fenced { // R11
+		return nil, ErrFenced
+	}
+	if start == Latest { // R4: after the last confirmed entry
+		return nil, nil
+	}
+	first, last, ok, err := m.boundsOf(info)
+	if err != nil || !ok { // nothing readable: R4, R5 on an empty ledger
+		return nil, err
+	}
+	from, ok := first, true
+	if start != Earliest { // R4: Earliest is the first available entry
+		from, ok = normalize(info.Ledgers, start) // R2, R3, R6
+		if from.Less(first) {
+			from = first // soft-trimmed entries are not available
+		}
+	}
+	if !ok || last.Less(from) { // R5
+		return nil, nil
+	}
+	end := last // R8
+	if maxPosition == Earliest {
+		maxPosition = first
+	}
+	if maxPosition.Less(end) {
+		end = maxPosition // R7: inclusive
+	}
+	if end.Less(from) { // R7: a maxPosition before the start reads nothing
+		return nil, nil
+	}
+	spans := spansOf(info.Ledgers, from, end, maxEntries)
+	release, err := m.pin(spans)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return m.readSpans(spans, maxEntries, maxBytes)
+}
+
+// boundsOf returns the first available and the last confirmed entry of
+// info; ok is false when no entry is readable.
+func (m *Managed) boundsOf(info storage.LogInfo) (first, last Position, ok bool, err error) {
+	last, ok = lastConfirmedOf(info.Ledgers)
+	if !ok || info.Start >= info.End {
+		return Position{}, Position{}, false, nil
+	}
+	i := sort.Search(len(info.Ledgers), func(i int) bool { return info.Ledgers[i].Entries > 0 })
+	li := info.Ledgers[i] // exists: lastConfirmedOf found a non-empty ledger
+	first = Position{Ledger: li.ID}
+	if info.Start > li.FirstOffset {
+		// Soft trim: the entry containing the log start is the first
+		// visible one (entries ending at or below it are invisible).
+		h, err := m.store.Floor(m.log, info.Start)
+		if err != nil {
+			return Position{}, Position{}, false, wrapStorageErr("read", m.log, err)
+		}
+		first = Position{Ledger: h.Ledger, Entry: h.Entry}
+	}
+	return first, last, !last.Less(first), nil
+}
+
+// normalize maps p to the first existing entry at or after it in ledger
+// order (R2, R3, R6); ok is false when there is none, that is, p is after
+// the last confirmed entry (R5). Ledgers hold only durable entries, so an
+// entry id at or past the open ledger's count is past the end.
+func normalize(ledgers []storage.LedgerInfo, p Position) (Position, bool) {
+	i := sort.Search(len(ledgers), func(i int) bool { return ledgers[i].ID >= p.Ledger })
+	e := p.Entry
+	if i < len(ledgers) && ledgers[i].ID > p.Ledger {
+		e = 0 // R3: a removed ledger or an id between two ledgers
+	}
+	for ; i < len(ledgers); i++ {
+		if uint64(ledgers[i].Entries) > uint64(e) {
+			return Position{Ledger: ledgers[i].ID, Entry: e}, true
+		}
+		e = 0 // R3, R6: past a closed ledger's end, or an empty ledger
+	}
+	return Position{}, false
+}
+
+// spansOf lists the non-empty ledgers between from and end (both existing
+// or end past them), trimmed to at most maxEntries entries in all.
+func spansOf(ledgers []storage.LedgerInfo, from, end Position, maxEntries int) []span {
+	var spans []span
+	left := uint64(maxEntries)
+	i := sort.Search(len(ledgers), func(i int) bool { return ledgers[i].ID >= from.Ledger })
+	for ; i < len(ledgers) && ledgers[i].ID <= end.Ledger && left > 0; i++ {
+		li := ledgers[i]
+		if li.Entries == 0 {
+			continue // R6
+		}
+		s := span{ledger: li, to: EntryID(li.Entries - 1)}
+		if li.ID == from.Ledger {
+			s.from = from.Entry
+		}
+		if li.ID == end.Ledger && end.Entry < s.to {
+			s.to = end.Entry // R7
+		}
+		if n := uint64(s.to-s.from) + 1; n > left {
+			s.to = s.from + EntryID(left) - 1 // R9
+		}
+		left -= uint64(s.to-s.from) + 1
+		spans = append(spans, s)
+	}
+	return spans
+}
+
+// pin holds the spans' ledger files for the read (DESIGN.md resolver step
+// 4). storage.ErrRemoved means a trim won the race: the caller retries.
+func (m *Managed) pin(spans []span) (release func(), err error) {
+	ids := make([]LedgerID, len(spans))
+	for i, s := range spans {
+		ids[i] = s.ledger.ID
+	}
+	release, err = m.store.Pin(m.log, ids...)
+	if err != nil {
+		return nil, wrapStorageErr("pin", m.log, err)
+	}
+	return release, nil
+}
+
+// readSpans reads the spans in order under the entry and byte budgets (R9).
+// R10: a failure after entries were collected ends the read with those.
+func (m *Managed) readSpans(spans []span, maxEntries int, maxBytes int64) ([]Entry, error) {
+	var out []Entry
+	var bytes int64
+	for _, s := range spans {
+		done, err := m.readSpan(s, &out, &bytes, maxEntries, maxBytes)
+		if err != nil {
+			if len(out) > 0 {
+				return out, nil // R10
+			}
+			return nil, err
+		}
+		if done {
+			break
+		}
+	}
+	return out, nil
+}
+
+// readSpan appends the span's entries to *out until the span or a budget
+// ends; done reports that a budget ended it.
+func (m *Managed) readSpan(s span, out *[]Entry, bytes *int64, maxEntries int, maxBytes int64) (done bool, err error) {
+	off, err := m.offsetOf(s.ledger, s.from)
+	if err != nil {
+		return false, err
+	}
+	for next := s.from; next <= s.to; {
+		n := min(uint64(s.to-next)+1, uint64(maxEntries-len(*out)), indexChunk)
+		hdrs, err := m.store.IndexRange(m.log, off, int(n))
+		if err != nil {
+			return false, wrapStorageErr("read index", m.log, err)
+		}
+		if err := checkHeaders(hdrs, s.ledger.ID, next, n); err != nil {
+			return false, err
+		}
+		hdrs, done = budget(hdrs, len(*out), bytes, maxBytes)
+		if len(hdrs) == 0 {
+			return true, nil
+		}
+		es, err := m.store.ReadIndexed(m.log, hdrs)
+		*out = append(*out, es...)
+		if err != nil {
+			return false, wrapStorageErr("read", m.log, err)
+		}
+		if done || len(*out) >= maxEntries {
+			return true, nil
+		}
+		next += EntryID(len(hdrs))
+		off = hdrs[len(hdrs)-1].End()
+	}
+	return false, nil
+}
+
+// offsetOf is the offset of entry e of ledger li.
+func (m *Managed) offsetOf(li storage.LedgerInfo, e EntryID) (Offset, error) {
+	if e == 0 {
+		return li.FirstOffset, nil
+	}
+	h, err := m.store.EntryAt(m.log, li.ID, e)
+	if err != nil {
+		return 0, wrapStorageErr("read index", m.log, err)
+	}
+	return h.Offset, nil
+}
+
+// errIndexMismatch: the index did not return the entries the snapshot's
+// ledger list promised (a concurrent removal, or a storage bug).
+var errIndexMismatch = errors.New("ledger: entry index does not match ledger list")
+
+// checkHeaders verifies that hdrs are entries from, from+1, ... of ledger,
+// n of them.
+func checkHeaders(hdrs []storage.EntryHeader, ledger LedgerID, from EntryID, n uint64) error {
+	if uint64(len(hdrs)) != n {
+		return fmt.Errorf("%w: %d of %d entries from %v:%v", errIndexMismatch, len(hdrs), n, ledger, from)
+	}
+	for i, h := range hdrs {
+		if h.Ledger != ledger || h.Entry != from+EntryID(i) {
+			want := Position{Ledger: ledger, Entry: from + EntryID(i)}
+			got := Position{Ledger: h.Ledger, Entry: h.Entry}
+			return fmt.Errorf("%w: want %v, got %v", errIndexMismatch, want, got)
+		}
+	}
+	return nil
+}
+
+// budget keeps the prefix of hdrs that fits maxBytes given *bytes already
+// taken by collected entries (R9: the read's first entry is always whole);
+// done reports that the budget cut hdrs short.
+func budget(hdrs []storage.EntryHeader, collected int, bytes *int64, maxBytes int64) ([]storage.EntryHeader, bool) {
+	for i, h := range hdrs {
+		size := int64(h.Size)
+		if collected+i > 0 && *bytes+size > maxBytes {
+			return hdrs[:i], true
+		}
+		*bytes += size
+	}
+	return hdrs, false
+}

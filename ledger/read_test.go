@@ -1,0 +1,319 @@
+package ledger
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kgateway/kgateway/storage"
+)
+
+// build3 writes three ledgers of three entries each (offsets 0..8) and
+// returns the ledger ids.
+func build3(e *env) []LedgerID {
+	e.t.Helper()
+	for l := 0; l < 3; l++ {
+		if l > 0 {
+			e.roll()
+		}
+		for i := 0; i < 3; i++ {
+			e.append(fmt.Sprintf("p%d%d", l, i), 1)
+		}
+	}
+	return e.ledgerIDs()
+}
+
+// TestReadWritesNothing proves R1: any number of reads of every kind leave
+// the data directory (bytes, sizes, mtimes), the store's index and metadata
+// and the in-memory state exactly as they were, and make no mutating call
+// on either file system.
+func TestReadWritesNothing(t *testing.T) {
+	e := newEnv(t, Config{})
+	ids := build3(e)
+	e.roll() // an empty open ledger at the end
+	if err := e.store.SoftTrim(testLog, 1); err != nil {
+		t.Fatal(err)
+	}
+	e.append("tail", 2)
+
+	check := func(phase string) {
+		// Every append has returned, so the store is quiescent.
+		files0, store0 := dirState(t, e.dir), storeState(t, e.store)
+		fsMut0, pebbleMut0 := e.fs.mutations.Load(), e.pebble.Load()
+		lac0, _ := e.m.LastConfirmed()
+		rng := rand.New(rand.NewPCG(1, 2))
+		starts := []Position{Earliest, Latest, {ids[0], 0}, {ids[0], 5}, {ids[1], 1}, {ids[2], 9}, {ids[2] + 1, 0}, {^LedgerID(0), 0}}
+		for i := 0; i < 300; i++ {
+			start := starts[rng.IntN(len(starts))]
+			maxPos := []Position{NoLimit, Earliest, {ids[1], 1}, {ids[0], 0}}[rng.IntN(4)]
+			if _, err := e.m.ReadEntries(start, 1+rng.IntN(12), rng.IntN(40), maxPos); err != nil {
+				t.Fatalf("%s: read %d: %v", phase, i, err)
+			}
+			if _, err := e.m.PositionOf(Offset(1 + rng.IntN(10))); err != nil {
+				t.Fatalf("%s: PositionOf: %v", phase, err)
+			}
+			e.m.LastConfirmed()
+		}
+		if n := e.fs.mutations.Load() - fsMut0; n != 0 {
+			t.Errorf("%s: reads made %d mutating segment-file calls", phase, n)
+		}
+		if n := e.pebble.Load() - pebbleMut0; n != 0 {
+			t.Errorf("%s: reads made %d mutating pebble file calls", phase, n)
+		}
+		for _, d := range diffStates(files0, dirState(t, e.dir)) {
+			t.Errorf("%s: file changed by reads: %s", phase, d)
+		}
+		if got := storeState(t, e.store); got != store0 {
+			t.Errorf("%s: store state changed by reads:\nbefore:\n%s\nafter:\n%s", phase, store0, got)
+		}
+		if lac, _ := e.m.LastConfirmed(); lac != lac0 {
+			t.Errorf("%s: last confirmed moved %v -> %v", phase, lac0, lac)
+		}
+	}
+	check("warm")
+	e.reopen() // cold: every payload comes from the files
+	check("cold")
+}
+
+// TestReadUnchangedByLaterAppends: R8, a result is not changed by appends,
+// rolls or trims after it returned; and a repeated read returns the same.
+func TestReadUnchangedByLaterAppends(t *testing.T) {
+	e := newEnv(t, Config{})
+	build3(e)
+	first := e.read(Earliest, 100, 1<<20, NoLimit)
+	snapshot := payloads(first)
+	copies := make([][]byte, len(first))
+	for i, en := range first {
+		copies[i] = bytes.Clone(en.Payload)
+	}
+	e.append("later1", 1)
+	e.roll()
+	e.append("later2", 1)
+	if err := e.store.SoftTrim(testLog, 2); err != nil {
+		t.Fatal(err)
+	}
+	if got := payloads(first); got != snapshot {
+		t.Fatalf("earlier result changed:\nbefore %s\nafter  %s", snapshot, got)
+	}
+	for i, en := range first {
+		if !bytes.Equal(en.Payload, copies[i]) {
+			t.Fatalf("entry %d payload changed", i)
+		}
+	}
+	if n := len(first); n != 9 {
+		t.Fatalf("read %d entries, want 9", n)
+	}
+}
+
+// TestReadStopsAtLastConfirmedWhenCalled: R8 with appends landing while
+// the read is in progress. The read is held inside its first file read
+// while three entries are appended and made durable; it must not return
+// them.
+func TestReadStopsAtLastConfirmedWhenCalled(t *testing.T) {
+	e := newEnv(t, Config{})
+	ids := build3(e)
+	e.reopen() // nothing cached: the read goes to the files
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	e.fs.setReadHook(func(base string) {
+		if base == storage.SegmentFileName(testLog, ids[0]) {
+			once.Do(func() { close(entered); <-release })
+		}
+	})
+	type result struct {
+		es  []Entry
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		es, err := e.m.ReadEntries(Earliest, 100, 1<<20, NoLimit)
+		done <- result{es, err}
+	}()
+	select {
+	case <-entered:
+	case <-time.After(30 * time.Second):
+		t.Fatal("read never reached the segment file")
+	}
+	appended := make(chan error, 1)
+	go func() {
+		for i := 0; i < 3; i++ {
+			if _, err := e.m.Append(1, []byte("during"), storage.AppendOptions{}); err != nil {
+				appended <- err
+				return
+			}
+		}
+		appended <- nil
+	}()
+	select {
+	case err := <-appended:
+		if err != nil {
+			close(release)
+			t.Fatalf("append during read: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		close(release)
+		t.Fatal("appends blocked behind a read in progress")
+	}
+	close(release)
+	r := <-done
+	e.fs.setReadHook(nil)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if len(r.es) != 9 {
+		t.Fatalf("read returned %d entries (%s), want the 9 confirmed when it was called", len(r.es), payloads(r.es))
+	}
+	if got := len(e.read(Earliest, 100, 1<<20, NoLimit)); got != 12 {
+		t.Fatalf("a later read sees %d entries, want 12", got)
+	}
+}
+
+// TestReadFencedUnderneath: R11 when the log is fenced in storage by
+// someone else (the scale-out single-writer guard), not through Managed.
+func TestReadFencedUnderneath(t *testing.T) {
+	e := newEnv(t, Config{})
+	e.append("a", 1)
+	if err := e.store.Fence(testLog); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.m.ReadEntries(Earliest, 1, 1, NoLimit); !errors.Is(err, ErrFenced) {
+		t.Fatalf("read of a fenced log: %v, want ErrFenced", err)
+	}
+	if _, err := e.m.Append(1, []byte("b"), storage.AppendOptions{}); !errors.Is(err, ErrFenced) || !errors.Is(err, storage.ErrFenced) {
+		t.Fatalf("append to a fenced log: %v, want ErrFenced wrapping storage.ErrFenced", err)
+	}
+	// A managed ledger opened over a fenced log starts fenced.
+	m2, err := Open(e.store, testLog, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m2.Close()
+	if _, err := m2.ReadEntries(Earliest, 1, 1, NoLimit); !errors.Is(err, ErrFenced) {
+		t.Fatalf("read through a new Managed: %v, want ErrFenced", err)
+	}
+}
+
+// TestReadConcurrent runs reads against a writer that rolls often and a
+// trimmer that soft- and hard-trims behind it (R3, R6, R8, and pinning
+// against a concurrent hard trim). Every read must return a dense run of
+// entries whose payloads match their offsets.
+func TestReadConcurrent(t *testing.T) {
+	e := newEnv(t, Config{SegmentBytes: 5 * (frameOverhead + 8)})
+	const total = 400
+	stamp := storage.AppendOptions{Stamp: func(p []byte, base Offset) int64 {
+		binary.BigEndian.PutUint64(p, uint64(base))
+		return 0
+	}}
+	var wg sync.WaitGroup
+	writerDone := make(chan struct{})
+	wg.Add(1)
+	go func() { // writer
+		defer wg.Done()
+		defer close(writerDone)
+		for i := 0; i < total; i++ {
+			if _, err := e.m.Append(1, make([]byte, 8), stamp); err != nil {
+				t.Errorf("append: %v", err)
+				return
+			}
+			if i%50 == 49 {
+				if err := e.store.SoftTrim(testLog, Offset(i-20)); err != nil {
+					t.Errorf("soft trim: %v", err)
+				}
+				if err := e.store.HardTrim(testLog, Offset(i-20)); err != nil {
+					t.Errorf("hard trim: %v", err)
+				}
+			}
+		}
+	}()
+	for r := 0; r < 2; r++ {
+		wg.Add(1)
+		go func(seed uint64) { // reader
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(seed, 7))
+			for {
+				select {
+				case <-writerDone:
+					return
+				default:
+				}
+				es, err := e.m.ReadEntries(Earliest, 1+rng.IntN(30), rng.IntN(300), NoLimit)
+				if err != nil {
+					t.Errorf("read: %v", err)
+					return
+				}
+				if err := checkDense(es); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}(uint64(r))
+	}
+	wg.Wait()
+	es := e.read(Earliest, 1000, 1<<20, NoLimit)
+	if err := checkDense(es); err != nil {
+		t.Fatal(err)
+	}
+	if last := es[len(es)-1]; last.End() != total {
+		t.Fatalf("last entry ends at %d, want %d", last.End(), total)
+	}
+}
+
+// checkDense: offsets follow one another, positions increase, and each
+// payload carries its own offset (written by the Stamp hook).
+func checkDense(es []Entry) error {
+	for i, en := range es {
+		if got := Offset(binary.BigEndian.Uint64(en.Payload)); got != en.Offset {
+			return fmt.Errorf("entry at %v carries payload of %v", en.Offset, got)
+		}
+		if i == 0 {
+			continue
+		}
+		prev := es[i-1]
+		if en.Offset != prev.End() {
+			return fmt.Errorf("gap: %v after entry ending at %v", en.Offset, prev.End())
+		}
+		p, q := Position{prev.Ledger, prev.Entry}, Position{en.Ledger, en.Entry}
+		if !p.Less(q) {
+			return fmt.Errorf("positions out of order: %v then %v", p, q)
+		}
+	}
+	return nil
+}
+
+// TestPositionOfFloor: PositionOf is a floor lookup over many entries of
+// varied sizes across ledgers; every offset maps to the entry holding it,
+// and reading from that position returns that entry first.
+func TestPositionOfFloor(t *testing.T) {
+	e := newEnv(t, Config{})
+	var hdrs []storage.EntryHeader
+	for i := 0; i < 60; i++ {
+		if i%17 == 16 {
+			e.roll()
+		}
+		hdrs = append(hdrs, e.append(fmt.Sprintf("e%d", i), 1+i%5))
+	}
+	for _, h := range hdrs {
+		for off := h.Offset; off < h.End(); off++ {
+			p, err := e.m.PositionOf(off)
+			if err != nil {
+				t.Fatalf("PositionOf(%v): %v", off, err)
+			}
+			if want := (Position{h.Ledger, h.Entry}); p != want {
+				t.Fatalf("PositionOf(%v) = %v, want %v", off, p, want)
+			}
+			es := e.read(p, 1, 0, NoLimit)
+			if len(es) != 1 || es[0].Offset != h.Offset {
+				t.Fatalf("read at %v: %s", p, payloads(es))
+			}
+		}
+	}
+	end := hdrs[len(hdrs)-1].End()
+	if _, err := e.m.PositionOf(end); err == nil {
+		t.Fatalf("PositionOf(end %v) succeeded", end)
+	}
+}

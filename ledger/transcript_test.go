@@ -1,0 +1,409 @@
+package ledger
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kgateway/kgateway/storage"
+)
+
+// Transcript tests (pebble's datadriven style, with a small runner of our
+// own so go.mod needs nothing new). Each file in testdata/ is one scenario
+// on a fresh store: blocks of
+//
+//	command args...
+//	----
+//	expected output
+//	<blank line>
+//
+// Lines starting with '#' between blocks are comments. Run with -rewrite
+// to regenerate the expected outputs, then review the diff.
+//
+// Ledgers are named by creation order: L1 is testLog's first ledger, L2
+// the next, and so on; G1, G2, ... are ids taken by another log, so they
+// lie between two of testLog's ledgers (R3). Positions are written Ln:e,
+// Gn:e, #id:e (raw id), earliest, latest or nolimit; "max" as an entry id
+// is the largest EntryID.
+
+var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of transcript tests")
+
+func TestTranscripts(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.txt")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no transcripts: %v", err)
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) { runTranscript(t, file) })
+	}
+}
+
+// block is one command of a transcript.
+type block struct {
+	line     int
+	input    []string // first line is the command
+	expected []string
+}
+
+func parseTranscript(t *testing.T, text string) (blocks []block, comments map[int][]string) {
+	lines := strings.Split(text, "\n")
+	comments = map[int][]string{}
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		if strings.TrimSpace(l) == "" || strings.HasPrefix(l, "#") {
+			comments[len(blocks)] = append(comments[len(blocks)], l)
+			continue
+		}
+		b := block{line: i + 1}
+		for ; i < len(lines) && lines[i] != "----"; i++ {
+			b.input = append(b.input, lines[i])
+		}
+		if i == len(lines) {
+			t.Fatalf("line %d: block without ----", b.line)
+		}
+		for i++; i < len(lines) && lines[i] != ""; i++ {
+			b.expected = append(b.expected, lines[i])
+		}
+		blocks = append(blocks, b)
+	}
+	return blocks, comments
+}
+
+func runTranscript(t *testing.T, file string) {
+	text, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, comments := parseTranscript(t, string(text))
+	tr := newTranscript(t)
+	var out strings.Builder
+	for i, b := range blocks {
+		for _, c := range comments[i] {
+			out.WriteString(c + "\n")
+		}
+		got := tr.run(b.input)
+		tr.refreshNames()
+		if !*rewrite && strings.Join(got, "\n") != strings.Join(b.expected, "\n") {
+			t.Errorf("%s:%d: %s\nwant:\n  %s\ngot:\n  %s", file, b.line, strings.Join(b.input, "\n"),
+				strings.Join(b.expected, "\n  "), strings.Join(got, "\n  "))
+		}
+		fmt.Fprintf(&out, "%s\n----\n", strings.Join(b.input, "\n"))
+		for _, g := range got {
+			out.WriteString(g + "\n")
+		}
+		out.WriteString("\n")
+	}
+	if *rewrite {
+		s := strings.TrimRight(out.String(), "\n") + "\n"
+		if err := os.WriteFile(file, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// transcript is the state of one scenario.
+type transcript struct {
+	t     *testing.T
+	e     *env
+	names map[LedgerID]string
+	ids   map[string]LedgerID
+	nL    int
+	nG    int
+}
+
+func newTranscript(t *testing.T) *transcript {
+	tr := &transcript{t: t, e: newEnv(t, Config{}), names: map[LedgerID]string{}, ids: map[string]LedgerID{}}
+	tr.refreshNames()
+	return tr
+}
+
+func (tr *transcript) name(id LedgerID, n string) {
+	tr.names[id], tr.ids[n] = n, id
+}
+
+// refreshNames names testLog's ledgers that appeared since the last call.
+func (tr *transcript) refreshNames() {
+	info, err := tr.e.store.Info(testLog)
+	if err != nil {
+		return
+	}
+	for _, li := range info.Ledgers {
+		if _, ok := tr.names[li.ID]; !ok {
+			tr.nL++
+			tr.name(li.ID, fmt.Sprintf("L%d", tr.nL))
+		}
+	}
+}
+
+func (tr *transcript) fmtPos(p Position) string {
+	switch p {
+	case Earliest:
+		return "earliest"
+	case Latest:
+		return "latest"
+	}
+	if n, ok := tr.names[p.Ledger]; ok {
+		return fmt.Sprintf("%s:%d", n, p.Entry)
+	}
+	return fmt.Sprintf("#%d:%d", p.Ledger, p.Entry)
+}
+
+func (tr *transcript) parsePos(s string) (Position, error) {
+	switch s {
+	case "earliest":
+		return Earliest, nil
+	case "latest":
+		return Latest, nil
+	case "nolimit":
+		return NoLimit, nil
+	}
+	l, e, ok := strings.Cut(s, ":")
+	if !ok {
+		return Position{}, fmt.Errorf("bad position %q", s)
+	}
+	var p Position
+	switch {
+	case strings.HasPrefix(l, "#"):
+		v, err := strconv.ParseUint(l[1:], 10, 64)
+		if err != nil {
+			return Position{}, err
+		}
+		p.Ledger = LedgerID(v)
+	case l == "max":
+		p.Ledger = ^LedgerID(0)
+	default:
+		id, ok := tr.ids[l]
+		if !ok {
+			return Position{}, fmt.Errorf("unknown ledger %q", l)
+		}
+		p.Ledger = id
+	}
+	if e == "max" {
+		p.Entry = ^EntryID(0)
+		return p, nil
+	}
+	v, err := strconv.ParseUint(e, 10, 64)
+	p.Entry = EntryID(v)
+	return p, err
+}
+
+// sentinels name the errors a transcript prints.
+var sentinels = []struct {
+	name string
+	err  error
+}{
+	{"ledger-invalid", ErrInvalid}, {"ledger-fenced", ErrFenced}, {"ledger-closed", ErrClosed},
+	{"injected-io", errInjected}, {"storage-trimmed", storage.ErrTrimmed},
+	{"storage-out-of-range", storage.ErrOutOfRange}, {"storage-not-found", storage.ErrNotFound},
+	{"storage-empty", storage.ErrEmpty}, {"storage-fenced", storage.ErrFenced},
+	{"storage-corrupt", storage.ErrCorrupt},
+}
+
+func fmtErr(err error) string {
+	var names []string
+	for _, s := range sentinels {
+		if errors.Is(err, s.err) {
+			names = append(names, s.name)
+		}
+	}
+	if len(names) == 0 {
+		return "error: " + err.Error()
+	}
+	return "error: " + strings.Join(names, " ")
+}
+
+// args parses key=value arguments.
+func args(fields []string) map[string]string {
+	m := map[string]string{}
+	for _, f := range fields {
+		k, v, _ := strings.Cut(f, "=")
+		m[k] = v
+	}
+	return m
+}
+
+func (tr *transcript) run(input []string) []string {
+	fields := strings.Fields(input[0])
+	out, err := tr.dispatch(fields[0], fields[1:])
+	if err != nil {
+		return []string{fmtErr(err)}
+	}
+	return out
+}
+
+func (tr *transcript) dispatch(cmd string, fields []string) ([]string, error) {
+	e := tr.e
+	switch cmd {
+	case "append":
+		return tr.cmdAppend(fields)
+	case "roll":
+		id, err := e.m.Roll()
+		if err != nil {
+			return nil, err
+		}
+		tr.refreshNames()
+		return []string{tr.names[id]}, nil
+	case "gap":
+		return tr.cmdGap()
+	case "ledgers":
+		return tr.cmdLedgers()
+	case "read":
+		return tr.cmdRead(fields)
+	case "last-confirmed":
+		p, ok := e.m.LastConfirmed()
+		if !ok {
+			return []string{"none"}, nil
+		}
+		return []string{tr.fmtPos(p)}, nil
+	case "position-of":
+		off, err := strconv.ParseInt(fields[0], 10, 64)
+		if err != nil {
+			return nil, err
+		}
+		p, err := e.m.PositionOf(Offset(off))
+		if err != nil {
+			return nil, err
+		}
+		return []string{tr.fmtPos(p)}, nil
+	}
+	return tr.dispatchAdmin(cmd, fields)
+}
+
+func (tr *transcript) dispatchAdmin(cmd string, fields []string) ([]string, error) {
+	e := tr.e
+	var err error
+	switch cmd {
+	case "soft-trim", "hard-trim":
+		var off int64
+		if off, err = strconv.ParseInt(fields[0], 10, 64); err != nil {
+			return nil, err
+		}
+		if cmd == "soft-trim" {
+			err = e.store.SoftTrim(testLog, Offset(off))
+		} else {
+			err = e.store.HardTrim(testLog, Offset(off))
+		}
+	case "fence":
+		err = e.m.Fence()
+	case "activate":
+		err = e.m.Activate()
+	case "close":
+		err = e.m.Close()
+	case "reopen":
+		e.reopen()
+	case "fail-reads":
+		e.fs.failReads(tr.ids[fields[0]])
+	case "heal":
+		e.fs.healReads()
+	default:
+		tr.t.Fatalf("unknown command %q", cmd)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return []string{"ok"}, nil
+}
+
+// cmdAppend: append payload[:records] ...
+func (tr *transcript) cmdAppend(fields []string) ([]string, error) {
+	var out []string
+	for _, f := range fields {
+		payload, rec, _ := strings.Cut(f, ":")
+		n := 1
+		if rec != "" {
+			var err error
+			if n, err = strconv.Atoi(rec); err != nil {
+				return nil, err
+			}
+		}
+		h, err := tr.e.m.Append(n, []byte(payload), storage.AppendOptions{MaxTime: 1000})
+		if err != nil {
+			return append(out, fmtErr(err)), nil
+		}
+		tr.refreshNames()
+		out = append(out, tr.fmtEntry(h, payload))
+	}
+	return out, nil
+}
+
+func (tr *transcript) fmtEntry(h storage.EntryHeader, payload string) string {
+	return fmt.Sprintf("%s offsets=[%d,%d) %s", tr.fmtPos(Position{Ledger: h.Ledger, Entry: h.Entry}), h.Offset, h.End(), payload)
+}
+
+// cmdGap takes a ledger id with another log, so testLog's next ledger id
+// skips it.
+func (tr *transcript) cmdGap() ([]string, error) {
+	s := tr.e.store
+	if _, err := s.Info(otherLog); errors.Is(err, storage.ErrNoLog) {
+		if err := s.CreateLog(otherLog); err != nil {
+			return nil, err
+		}
+	}
+	id, err := s.Roll(otherLog)
+	if err != nil {
+		return nil, err
+	}
+	tr.nG++
+	n := fmt.Sprintf("G%d", tr.nG)
+	tr.name(id, n)
+	return []string{n}, nil
+}
+
+func (tr *transcript) cmdLedgers() ([]string, error) {
+	info, err := tr.e.store.Info(testLog)
+	if err != nil {
+		return nil, err
+	}
+	out := []string{fmt.Sprintf("start=%d end=%d", info.Start, info.End)}
+	for _, li := range info.Ledgers {
+		s := fmt.Sprintf("%s first=%d entries=%d", tr.names[li.ID], li.FirstOffset, li.Entries)
+		if li.Sealed {
+			s += " sealed"
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// cmdRead: read start=POS [max-entries=N] [max-bytes=N] [max-pos=POS]
+func (tr *transcript) cmdRead(fields []string) ([]string, error) {
+	a := args(fields)
+	start, err := tr.parsePos(a["start"])
+	if err != nil {
+		return nil, err
+	}
+	maxPos := NoLimit
+	if s, ok := a["max-pos"]; ok {
+		if maxPos, err = tr.parsePos(s); err != nil {
+			return nil, err
+		}
+	}
+	maxEntries, maxBytes := 100, 1<<20
+	if s, ok := a["max-entries"]; ok {
+		if maxEntries, err = strconv.Atoi(s); err != nil {
+			return nil, err
+		}
+	}
+	if s, ok := a["max-bytes"]; ok {
+		if maxBytes, err = strconv.Atoi(s); err != nil {
+			return nil, err
+		}
+	}
+	es, err := tr.e.m.ReadEntries(start, maxEntries, maxBytes, maxPos)
+	if err != nil {
+		return nil, err
+	}
+	if len(es) == 0 {
+		return []string{"empty"}, nil
+	}
+	out := make([]string, len(es))
+	for i, en := range es {
+		out[i] = tr.fmtEntry(en.EntryHeader, string(en.Payload))
+	}
+	return out, nil
+}
