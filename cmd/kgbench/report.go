@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -25,9 +26,12 @@ type Result struct {
 	Latency       []Percentile `json:"latency,omitempty"`
 	RSSBytes      int64        `json:"rss_bytes,omitempty"`
 	PeakRSSBytes  int64        `json:"peak_rss_bytes,omitempty"`
-	Seconds       float64      `json:"seconds"`
-	Notes         string       `json:"notes,omitempty"`
-	Error         string       `json:"error,omitempty"`
+	Seconds       float64      `json:"seconds"` // wall time of the workload
+	// ServerCPUSeconds is the server process's user+system CPU time during
+	// the workload (fills and topic creation included).
+	ServerCPUSeconds float64 `json:"server_cpu_s"`
+	Notes            string  `json:"notes,omitempty"`
+	Error            string  `json:"error,omitempty"`
 }
 
 // Percentile is one latency figure, e.g. {"ack p99", 3.2}.
@@ -44,19 +48,41 @@ type Report struct {
 	Results []Result  `json:"results"`
 }
 
+// hostInfo records what the numbers were measured on and with.
 type hostInfo struct {
-	GOOS   string `json:"goos"`
-	GOARCH string `json:"goarch"`
-	NumCPU int    `json:"num_cpu"`
-	Go     string `json:"go"`
+	GOOS     string            `json:"goos"`
+	GOARCH   string            `json:"goarch"`
+	NumCPU   int               `json:"num_cpu"`
+	MemTotal string            `json:"mem_total"` // from /proc/meminfo
+	Kernel   string            `json:"kernel"`
+	Go       string            `json:"go"`
+	Modules  map[string]string `json:"modules"` // franz-go, kfake versions
 }
 
 func newReport(cfg *config) *Report {
-	return &Report{
-		Started: time.Now().UTC(),
-		Host:    hostInfo{runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version()},
-		Config:  cfg,
+	return &Report{Started: time.Now().UTC(), Host: gatherHost(), Config: cfg}
+}
+
+func gatherHost() hostInfo {
+	h := hostInfo{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, NumCPU: runtime.NumCPU(),
+		Go: runtime.Version(), Modules: map[string]string{}}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		first, _, _ := strings.Cut(string(b), "\n") // "MemTotal: 24000000 kB"
+		if f := strings.Fields(first); len(f) > 1 {
+			h.MemTotal = strings.Join(f[1:], " ")
+		}
 	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		h.Kernel = strings.TrimSpace(string(b))
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if strings.HasPrefix(d.Path, "github.com/twmb/franz-go") {
+				h.Modules[d.Path] = d.Version
+			}
+		}
+	}
+	return h
 }
 
 // percentiles returns the nearest-rank quantiles qs of samples, named
@@ -82,18 +108,19 @@ func percentiles(prefix string, samples []time.Duration, qs ...float64) []Percen
 // writeTable prints the results as a Markdown table, one row per
 // system × workload, so it can be pasted into BENCHMARKS.md as is.
 func writeTable(w io.Writer, results []Result) {
-	fmt.Fprintln(w, "| system | workload | MB/s | records/s | latency (ms) | notes |")
-	fmt.Fprintln(w, "|---|---|---:|---:|---|---|")
+	fmt.Fprintln(w, "| system | workload | MB/s | records/s | latency (ms) | server CPU s | notes |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---|---:|---|")
 	for _, r := range results {
 		mbps, rps, notes := fmtRate(r.MBps), fmtRate(r.RecordsPerSec), r.Notes
+		cpu := fmt.Sprintf("%.2f", r.ServerCPUSeconds)
 		if r.RSSBytes > 0 {
 			notes = join("; ", notes, fmt.Sprintf("RSS %s (peak %s)", fmtBytes(r.RSSBytes), fmtBytes(r.PeakRSSBytes)))
 		}
 		if r.Error != "" {
-			mbps, rps, notes = "ERROR", "ERROR", "error: "+truncate(r.Error, 160)
+			mbps, rps, cpu, notes = "ERROR", "ERROR", "–", "error: "+truncate(r.Error, 160)
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n",
-			r.System, r.Workload, mbps, rps, fmtLatency(r.Latency), escapeCell(notes))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n",
+			r.System, r.Workload, mbps, rps, fmtLatency(r.Latency), cpu, escapeCell(notes))
 	}
 }
 

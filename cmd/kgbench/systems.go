@@ -224,6 +224,36 @@ func (s *system) memory() (rss, peak int64, err error) {
 	return rss, peak, nil
 }
 
+// clockTicks is USER_HZ, the unit of utime/stime in /proc/<pid>/stat; it
+// is 100 on every Linux architecture Go supports.
+const clockTicks = 100
+
+// cpuSeconds reads the child's user+system CPU time so each workload can
+// report what the server spent, independent of the client's share of the
+// machine's cores.
+func (s *system) cpuSeconds() (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces; fields after ')' start
+	// at field 3 (state), so utime (14) and stime (15) are at 11 and 12.
+	i := bytes.LastIndexByte(b, ')')
+	var f []string
+	if i >= 0 {
+		f = strings.Fields(string(b[i+1:]))
+	}
+	if len(f) < 13 {
+		return 0, fmt.Errorf("kgbench: unexpected /proc stat %q", b)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, err
+	}
+	return float64(utime+stime) / clockTicks, nil
+}
+
 func lastLines(b []byte, n int) string {
 	lines := strings.Split(strings.TrimSpace(string(bytes.ToValidUTF8(b, nil))), "\n")
 	if len(lines) > n {

@@ -70,9 +70,13 @@ func (b *bench) runWorkload(ctx context.Context, n int) Result {
 		b.produceOnePartition, b.produceManyPartitions, b.consumeW1,
 		b.offeredLoad, b.metadataAtScale, b.bigPartitionFetch,
 	}
+	cpu0, cpuErr := b.sys.cpuSeconds()
 	start := time.Now()
 	err := fns[n-1](ctx, &res)
 	res.Seconds = time.Since(start).Seconds()
+	if cpu1, err := b.sys.cpuSeconds(); err == nil && cpuErr == nil {
+		res.ServerCPUSeconds = cpu1 - cpu0
+	}
 	if err != nil {
 		if alive := b.sys.checkAlive(); alive != nil {
 			err = alive // the crash is the story, not the client's symptom
