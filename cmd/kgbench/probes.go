@@ -167,7 +167,7 @@ func (b *bench) metadataAtScale(ctx context.Context, res *Result) error {
 		topics[fmt.Sprintf("kgbench-w5-%04d", i)] = int32(per + btoi(i < extra))
 	}
 	createStart := time.Now()
-	if err := b.createTopicsBatched(ctx, topics); err != nil {
+	if err := b.createTopics(ctx, topics); err != nil {
 		return err
 	}
 	createTook := time.Since(createStart)
@@ -194,21 +194,6 @@ func (b *bench) metadataAtScale(ctx context.Context, res *Result) error {
 		b.cfg.PartitionsScale, b.cfg.TopicsScale, createTook.Round(time.Millisecond), seen)
 	res.RSSBytes, res.PeakRSSBytes, err = b.sys.memory()
 	return err
-}
-
-// createTopicsBatched splits the topic map into groups of createBatch.
-func (b *bench) createTopicsBatched(ctx context.Context, topics map[string]int32) error {
-	batch := make(map[string]int32, createBatch)
-	for t, p := range topics {
-		batch[t] = p
-		if len(batch) == createBatch {
-			if err := b.createTopics(ctx, batch); err != nil {
-				return err
-			}
-			batch = make(map[string]int32, createBatch)
-		}
-	}
-	return b.createTopics(ctx, batch)
 }
 
 func countPartitions(m *kmsg.MetadataResponse) int {

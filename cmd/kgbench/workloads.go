@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -102,8 +103,9 @@ func (b *bench) client(extra ...kgo.Opt) (*kgo.Client, error) {
 	return kgo.NewClient(append(opts, extra...)...)
 }
 
-// createTopics creates each topic with its partition count; "already exists"
-// is fine so a rerun against a kept data dir works.
+// createTopics creates each topic with its partition count, createBatch
+// topics of equal count per CreateTopics request; "already exists" is fine
+// so a rerun against a kept data dir works.
 func (b *bench) createTopics(ctx context.Context, partitions map[string]int32) error {
 	cl, err := b.client()
 	if err != nil {
@@ -111,13 +113,22 @@ func (b *bench) createTopics(ctx context.Context, partitions map[string]int32) e
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
+	byCount := map[int32][]string{}
 	for topic, p := range partitions {
-		resp, err := adm.CreateTopic(ctx, p, 1, nil, topic)
-		if err == nil {
-			err = resp.Err
-		}
-		if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
-			return fmt.Errorf("create topic %s: %w", topic, err)
+		byCount[p] = append(byCount[p], topic)
+	}
+	for p, topics := range byCount {
+		slices.Sort(topics)
+		for chunk := range slices.Chunk(topics, createBatch) {
+			resps, err := adm.CreateTopics(ctx, p, 1, nil, chunk...)
+			if err != nil {
+				return fmt.Errorf("create topics: %w", err)
+			}
+			for _, r := range resps.Sorted() {
+				if r.Err != nil && !errors.Is(r.Err, kerr.TopicAlreadyExists) {
+					return fmt.Errorf("create topic %s: %w", r.Topic, r.Err)
+				}
+			}
 		}
 	}
 	return nil
