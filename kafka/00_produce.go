@@ -1,0 +1,112 @@
+package kafka
+
+// Produce (key 0), versions 3–9.
+//
+//   v3  record batches (magic 2) only; transactional id.
+//   v4  KAFKA_STORAGE_ERROR may be returned.
+//   v5  log start offset per partition.
+//   v6, v7  nothing new on the wire (v7: zstd allowed).
+//   v8  per-record errors and an error message per partition.
+//   v9  flexible.
+//
+// acks=0 gets no response at all (K5); acks=1 and acks=all are answered
+// after the batch is durable (D1). Appends of one connection's produce
+// requests happen in request order (K4); the partitions of one request are
+// appended concurrently so that they share group commits. The resolver
+// validates each batch (magic, lengths, CRC32C, codec, size, sequence).
+// Left out: transactions (a transactional id gets
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED), per-record errors, timeouts
+// (appends are synchronous), Produce v10+ (KIP-951 leader hints).
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func handleProduce(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
+	r := req.(*kmsg.ProduceRequest)
+	if rc.produceAfter != nil {
+		<-rc.produceAfter // K4
+	}
+	resp := r.ResponseKind().(*kmsg.ProduceResponse)
+	var fixed error
+	switch {
+	case r.Acks != 0 && r.Acks != 1 && r.Acks != -1:
+		fixed = fmt.Errorf("%w: acks %d", kerr.InvalidRequiredAcks, r.Acks)
+	case r.TransactionID != nil:
+		fixed = fmt.Errorf("%w: transactions are not supported", kerr.TransactionalIDAuthorizationFailed)
+	}
+	var wg sync.WaitGroup
+	failed := false
+	resp.Topics = make([]kmsg.ProduceResponseTopic, len(r.Topics))
+	for i, rt := range r.Topics {
+		t := &resp.Topics[i]
+		*t = kmsg.NewProduceResponseTopic()
+		t.Topic = rt.Topic
+		t.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(rt.Partitions))
+		for j, rp := range rt.Partitions {
+			out := &t.Partitions[j]
+			if fixed != nil {
+				*out = produceError(rp.Partition, fixed)
+				failed = true
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				*out = s.producePartition(rt.Topic, rp.Partition, rp.Records)
+			}()
+		}
+	}
+	wg.Wait()
+	if r.Acks == 0 {
+		// K5: no response. Like Kafka, a failure closes the connection so
+		// that the producer notices at all.
+		if failed || anyProduceError(resp) {
+			return nil, fmt.Errorf("kafka: acks=0 produce failed")
+		}
+		return nil, nil
+	}
+	return resp, nil
+}
+
+// producePartition appends one partition's batch, auto-creating the topic
+// when allowed.
+func (s *Server) producePartition(topic string, partition int32, records []byte) kmsg.ProduceResponseTopicPartition {
+	if _, err := s.partitionOf(topic, partition, true); err != nil {
+		return produceError(partition, err)
+	}
+	res, err := s.res.Produce(topic, partition, records)
+	if err != nil {
+		return produceError(partition, err)
+	}
+	p := kmsg.NewProduceResponseTopicPartition()
+	p.Partition = partition
+	p.BaseOffset = int64(res.BaseOffset)
+	p.LogAppendTime = res.LogAppendTime
+	p.LogStartOffset = int64(res.LogStart)
+	return p
+}
+
+func produceError(partition int32, err error) kmsg.ProduceResponseTopicPartition {
+	p := kmsg.NewProduceResponseTopicPartition()
+	p.Partition = partition
+	p.ErrorCode = errCode(err)
+	p.ErrorMessage = errMessage(err)
+	p.BaseOffset, p.LogAppendTime, p.LogStartOffset = -1, -1, -1
+	return p
+}
+
+func anyProduceError(resp *kmsg.ProduceResponse) bool {
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if p.ErrorCode != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}

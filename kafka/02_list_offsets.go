@@ -1,0 +1,65 @@
+package kafka
+
+// ListOffsets (key 2), versions 1–7.
+//
+//   v1  one offset and its timestamp per partition (v0's offset lists are
+//       left out).
+//   v2  isolation level: "latest" is the last stable offset under
+//       read_committed.
+//   v3  nothing new.   v4  leader epochs (always 0 here).
+//   v5  nothing new.   v6  flexible.   v7  -3: the max-timestamp offset.
+//
+// Timestamp -1 is the high watermark, -2 the log start offset, -3 the
+// offset of the batch with the largest timestamp; any other timestamp finds
+// the first offset whose batch max timestamp is at or after it, or offset
+// and timestamp -1 when there is none.
+// Left out: v8+ (KIP-1005 -4/-5 tiered offsets, timeouts).
+
+import (
+	"github.com/kgateway/kgateway/resolver"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+const listLatest = -1
+
+func handleListOffsets(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
+	r := req.(*kmsg.ListOffsetsRequest)
+	resp := r.ResponseKind().(*kmsg.ListOffsetsResponse)
+	readCommitted := r.Version >= 2 && r.IsolationLevel == int8(resolver.ReadCommitted)
+	resp.Topics = make([]kmsg.ListOffsetsResponseTopic, len(r.Topics))
+	for i, rt := range r.Topics {
+		t := &resp.Topics[i]
+		*t = kmsg.NewListOffsetsResponseTopic()
+		t.Topic = rt.Topic
+		t.Partitions = make([]kmsg.ListOffsetsResponseTopicPartition, len(rt.Partitions))
+		for j, rp := range rt.Partitions {
+			t.Partitions[j] = s.listOffset(rt.Topic, rp, readCommitted)
+		}
+	}
+	return resp, nil
+}
+
+func (s *Server) listOffset(topic string, rp kmsg.ListOffsetsRequestTopicPartition, readCommitted bool) kmsg.ListOffsetsResponseTopicPartition {
+	out := kmsg.NewListOffsetsResponseTopicPartition()
+	out.Partition = rp.Partition
+	out.Timestamp, out.Offset, out.LeaderEpoch = -1, -1, 0
+	if _, err := s.partitionOf(topic, rp.Partition, false); err != nil {
+		out.ErrorCode, out.LeaderEpoch = errCode(err), -1
+		return out
+	}
+	if rp.Timestamp == listLatest && readCommitted {
+		_, _, lso, err := s.res.Bounds(topic, rp.Partition)
+		out.ErrorCode, out.Offset = errCode(err), int64(lso)
+		if err != nil {
+			out.Offset = -1
+		}
+		return out
+	}
+	off, ts, err := s.res.ListOffset(topic, rp.Partition, rp.Timestamp)
+	if err != nil {
+		out.ErrorCode = errCode(err)
+		return out
+	}
+	out.Offset, out.Timestamp = int64(off), ts
+	return out
+}

@@ -1,0 +1,109 @@
+package kafka
+
+// Metadata (key 3), versions 0–12.
+//
+//   v1  controller id, internal flag; an empty topic list means none
+//       (v0: all).
+//   v2  cluster id.      v3  throttle time.
+//   v4  allow_auto_topic_creation (before v4 always allowed).
+//   v5  offline replicas.            v7  leader epoch (always 0 here).
+//   v8  authorized operations (not computed: INT32_MIN, "not requested").
+//   v9  flexible.        v10 topic ids, request by id.
+//   v11 drops cluster authorized operations.  v12 nullable topic names.
+//
+// One broker (node.id) leads every partition and is the controller, with
+// replicas and ISR [node.id]. Auto-creation goes through
+// resolver.EnsureTopic, which follows auto.create.topics.enable and
+// num.partitions. Left out: v13 (top-level error code, KIP-1102), racks,
+// authorized operations.
+
+import (
+	"github.com/kgateway/kgateway/resolver"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// authOpsNotRequested is what Kafka returns when operations were not asked
+// for (or are not computed).
+const authOpsNotRequested = -2147483648
+
+func handleMetadata(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
+	r := req.(*kmsg.MetadataRequest)
+	resp := r.ResponseKind().(*kmsg.MetadataResponse)
+	b := kmsg.NewMetadataResponseBroker()
+	b.NodeID, b.Host, b.Port = s.cfg.NodeID, rc.conn.host, rc.conn.port
+	resp.Brokers = []kmsg.MetadataResponseBroker{b}
+	resp.ClusterID = &s.cfg.ClusterID
+	resp.ControllerID = s.cfg.NodeID
+	resp.AuthorizedOperations = authOpsNotRequested
+
+	allowCreate := r.Version < 4 || r.AllowAutoTopicCreation
+	switch {
+	case r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0):
+		for _, t := range s.res.Topics() {
+			resp.Topics = append(resp.Topics, s.metadataTopic(t))
+		}
+	default:
+		for _, rt := range r.Topics {
+			resp.Topics = append(resp.Topics, s.metadataRequested(rt, allowCreate))
+		}
+	}
+	return resp, nil
+}
+
+// metadataRequested answers one requested topic, by name or (v10+) by id.
+func (s *Server) metadataRequested(rt kmsg.MetadataRequestTopic, allowCreate bool) kmsg.MetadataResponseTopic {
+	if rt.Topic == nil {
+		t, ok := s.res.TopicByID(resolver.TopicID(rt.TopicID))
+		if !ok {
+			mt := kmsg.NewMetadataResponseTopic()
+			mt.TopicID = rt.TopicID
+			mt.ErrorCode = kerr.UnknownTopicID.Code
+			mt.AuthorizedOperations = authOpsNotRequested
+			return mt
+		}
+		return s.metadataTopic(t)
+	}
+	name := *rt.Topic
+	var t resolver.Topic
+	var err error
+	switch {
+	case !validTopicName(name):
+		err = resolver.ErrInvalidTopic
+	case allowCreate:
+		t, err = s.res.EnsureTopic(name)
+	default:
+		var ok bool
+		if t, ok = s.res.Topic(name); !ok {
+			err = resolver.ErrUnknownTopic
+		}
+	}
+	if err != nil {
+		mt := kmsg.NewMetadataResponseTopic()
+		mt.Topic = &name
+		mt.ErrorCode = errCode(err)
+		mt.AuthorizedOperations = authOpsNotRequested
+		return mt
+	}
+	return s.metadataTopic(t)
+}
+
+// metadataTopic describes an existing topic: every partition led by us.
+func (s *Server) metadataTopic(t resolver.Topic) kmsg.MetadataResponseTopic {
+	mt := kmsg.NewMetadataResponseTopic()
+	name := t.Name
+	mt.Topic = &name
+	mt.TopicID = t.ID
+	mt.AuthorizedOperations = authOpsNotRequested
+	mt.Partitions = make([]kmsg.MetadataResponseTopicPartition, t.Partitions)
+	node := []int32{s.cfg.NodeID}
+	for i := range mt.Partitions {
+		p := kmsg.NewMetadataResponseTopicPartition()
+		p.Partition = int32(i)
+		p.Leader = s.cfg.NodeID
+		p.LeaderEpoch = 0
+		p.Replicas, p.ISR = node, node
+		mt.Partitions[i] = p
+	}
+	return mt
+}

@@ -1,0 +1,92 @@
+package kafka
+
+// CreateTopics (key 19), versions 0–7.
+//
+//   v1  validate_only; an error message per topic.
+//   v2  throttle time.   v3, v4  nothing new.
+//   v5  flexible; the created topic's partitions, replication factor and
+//       configs are returned.
+//   v6  nothing new.     v7  topic ids.
+//
+// The resolver validates names, partition counts (-1: num.partitions),
+// replication (-1 or 1: one broker) and configs. A name listed twice fails
+// with INVALID_REQUEST; a manual replica assignment must put every
+// partition on this broker alone.
+// Left out: request timeouts (creation is synchronous), config sources
+// beyond "set on the topic".
+
+import (
+	"fmt"
+
+	"github.com/kgateway/kgateway/resolver"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// configSourceTopic is DescribeConfigs' DYNAMIC_TOPIC_CONFIG.
+const configSourceTopic = 1
+
+func handleCreateTopics(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
+	r := req.(*kmsg.CreateTopicsRequest)
+	resp := r.ResponseKind().(*kmsg.CreateTopicsResponse)
+	seen := make(map[string]int, len(r.Topics))
+	for _, rt := range r.Topics {
+		seen[rt.Topic]++
+	}
+	for _, rt := range r.Topics {
+		var t resolver.Topic
+		var err error
+		if seen[rt.Topic] > 1 {
+			err = fmt.Errorf("%w: topic %q is listed more than once", kerr.InvalidRequest, rt.Topic)
+		} else {
+			t, err = s.createTopic(rt, r.ValidateOnly)
+		}
+		resp.Topics = append(resp.Topics, createdTopic(rt, t, err))
+	}
+	return resp, nil
+}
+
+func (s *Server) createTopic(rt kmsg.CreateTopicsRequestTopic, validateOnly bool) (resolver.Topic, error) {
+	partitions, replication := rt.NumPartitions, rt.ReplicationFactor
+	if len(rt.ReplicaAssignment) > 0 {
+		if partitions != -1 || replication != -1 {
+			return resolver.Topic{}, fmt.Errorf("%w: replica assignment needs partitions and replication factor -1", kerr.InvalidRequest)
+		}
+		for _, a := range rt.ReplicaAssignment {
+			if len(a.Replicas) != 1 || a.Replicas[0] != s.cfg.NodeID {
+				return resolver.Topic{}, fmt.Errorf("%w: partition %d must be on broker %d alone", kerr.InvalidReplicaAssignment, a.Partition, s.cfg.NodeID)
+			}
+		}
+		partitions, replication = int32(len(rt.ReplicaAssignment)), 1
+	}
+	configs := make(map[string]string, len(rt.Configs))
+	for _, c := range rt.Configs {
+		if c.Value == nil {
+			return resolver.Topic{}, fmt.Errorf("%w: null value for %q", resolver.ErrInvalidConfig, c.Name)
+		}
+		configs[c.Name] = *c.Value
+	}
+	if !validTopicName(rt.Topic) {
+		return resolver.Topic{}, fmt.Errorf("%w: %q", resolver.ErrInvalidTopic, rt.Topic)
+	}
+	return s.res.CreateTopic(rt.Topic, partitions, replication, configs, validateOnly)
+}
+
+func createdTopic(rt kmsg.CreateTopicsRequestTopic, t resolver.Topic, err error) kmsg.CreateTopicsResponseTopic {
+	out := kmsg.NewCreateTopicsResponseTopic()
+	out.Topic = rt.Topic
+	if err != nil {
+		out.ErrorCode = errCode(err)
+		out.ErrorMessage = errMessage(err)
+		out.NumPartitions, out.ReplicationFactor = -1, -1
+		return out
+	}
+	out.TopicID = t.ID
+	out.NumPartitions, out.ReplicationFactor = t.Partitions, 1
+	for name, value := range t.Configs {
+		c := kmsg.NewCreateTopicsResponseTopicConfig()
+		c.Name, c.Value, c.Source = name, &value, configSourceTopic
+		out.Configs = append(out.Configs, c)
+	}
+	return out
+}

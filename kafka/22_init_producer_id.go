@@ -1,0 +1,40 @@
+package kafka
+
+// InitProducerId (key 22), versions 0–4.
+//
+//   v1  throttle time.   v2  flexible.
+//   v3  an existing producer id and epoch may be passed to bump the epoch
+//       (KIP-360) instead of allocating a new id.
+//   v4  PRODUCER_FENCED may be returned (transactions only).
+//
+// Idempotent producers only: allocation and epoch bumps are durable
+// (resolver), so producer ids survive restarts.
+// Left out: transactions — a transactional id gets
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which clients treat as fatal
+// instead of retrying; v5+ (KIP-890).
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func handleInitProducerID(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
+	r := req.(*kmsg.InitProducerIDRequest)
+	resp := r.ResponseKind().(*kmsg.InitProducerIDResponse)
+	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	if r.TransactionalID != nil {
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		return resp, nil
+	}
+	pid, epoch := int64(-1), int16(-1)
+	if r.Version >= 3 {
+		pid, epoch = r.ProducerID, r.ProducerEpoch
+	}
+	id, ep, err := s.res.InitProducerID(rc.ctx, pid, epoch)
+	if err != nil {
+		resp.ErrorCode = errCode(err)
+		return resp, nil
+	}
+	resp.ProducerID, resp.ProducerEpoch = id, ep
+	return resp, nil
+}

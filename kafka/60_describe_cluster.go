@@ -1,0 +1,35 @@
+package kafka
+
+// DescribeCluster (key 60), versions 0–1.
+//
+//   v0  cluster id, controller, brokers (flexible from the start).
+//   v1  endpoint type: only brokers (1) are described here.
+//
+// One broker, node.id, which is also the controller, at the advertised
+// address.
+// Left out: authorized operations (INT32_MIN), controller endpoints
+// (UNSUPPORTED_ENDPOINT_TYPE), v2 fenced brokers.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+const endpointTypeBrokers = 1
+
+func handleDescribeCluster(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
+	r := req.(*kmsg.DescribeClusterRequest)
+	resp := r.ResponseKind().(*kmsg.DescribeClusterResponse)
+	resp.EndpointType = endpointTypeBrokers
+	resp.ClusterAuthorizedOperations = authOpsNotRequested
+	if r.Version >= 1 && r.EndpointType != endpointTypeBrokers {
+		resp.ErrorCode = kerr.UnsupportedEndpointType.Code
+		return resp, nil
+	}
+	resp.ClusterID = s.cfg.ClusterID
+	resp.ControllerID = s.cfg.NodeID
+	b := kmsg.NewDescribeClusterResponseBroker()
+	b.NodeID, b.Host, b.Port = s.cfg.NodeID, rc.conn.host, rc.conn.port
+	resp.Brokers = []kmsg.DescribeClusterResponseBroker{b}
+	return resp, nil
+}

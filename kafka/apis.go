@@ -1,0 +1,63 @@
+package kafka
+
+import (
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// api is one row of the table that drives both dispatch and ApiVersions:
+// a key is advertised with exactly the versions it is handled at.
+type api struct {
+	key      int16
+	min, max int16
+	// handle answers one request. A nil response sends nothing (acks=0);
+	// a Go error closes the connection (K3).
+	handle func(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error)
+}
+
+const (
+	apiKeyProduce     int16 = 0
+	apiKeyApiVersions int16 = 18
+)
+
+// apis lists every implemented API. Add a row (and a file named by key)
+// to implement another; ApiVersions follows automatically.
+var apis = []api{
+	{key: 0, min: 3, max: 9, handle: handleProduce},
+	{key: 1, min: 4, max: 13, handle: handleFetch},
+	{key: 2, min: 1, max: 7, handle: handleListOffsets},
+	{key: 3, min: 0, max: 12, handle: handleMetadata},
+	{key: 18, min: 0, max: 3, handle: handleApiVersions},
+	{key: 19, min: 0, max: 7, handle: handleCreateTopics},
+	{key: 20, min: 0, max: 6, handle: handleDeleteTopics},
+	{key: 22, min: 0, max: 4, handle: handleInitProducerID},
+	{key: 23, min: 0, max: 4, handle: handleOffsetForLeaderEpoch},
+	{key: 60, min: 0, max: 1, handle: handleDescribeCluster},
+}
+
+// apiIndex maps a key to its row and advertised lists the rows for
+// ApiVersions; both are built from apis in init (a variable initializer
+// would be a cycle: apis -> handleApiVersions -> apis).
+var (
+	apiIndex   map[int16]api
+	advertised []kmsg.ApiVersionsResponseApiKey
+)
+
+func init() {
+	apiIndex = make(map[int16]api, len(apis))
+	for _, a := range apis {
+		if _, dup := apiIndex[a.key]; dup || a.min > a.max || a.handle == nil {
+			panic(fmt.Sprintf("kafka: bad apis row for key %d", a.key))
+		}
+		apiIndex[a.key] = a
+		k := kmsg.NewApiVersionsResponseApiKey()
+		k.ApiKey, k.MinVersion, k.MaxVersion = a.key, a.min, a.max
+		advertised = append(advertised, k)
+	}
+}
+
+func lookupAPI(key int16) (api, bool) {
+	a, ok := apiIndex[key]
+	return a, ok
+}

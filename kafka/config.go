@@ -1,0 +1,116 @@
+package kafka
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/kgateway/kgateway/resolver"
+	"go.uber.org/zap"
+)
+
+// DefaultMaxRequestBytes is Kafka's socket.request.max.bytes default.
+const DefaultMaxRequestBytes = 100 << 20
+
+// Config configures a Server. Names follow Kafka's broker configs where one
+// exists; the zero value of every optional field means its default.
+type Config struct {
+	// Resolver serves every topic and partition (required).
+	Resolver *resolver.Resolver
+
+	// AdvertisedAddr is advertised.listeners' host:port: what Metadata and
+	// DescribeCluster tell clients to dial. Empty means the local address
+	// of each connection, i.e. exactly what that client dialed, so a
+	// listener on 0.0.0.0 is never advertised as 0.0.0.0.
+	AdvertisedAddr string
+
+	// MaxRequestBytes is socket.request.max.bytes: a frame declaring a
+	// larger size closes the connection before anything is allocated.
+	MaxRequestBytes int32
+
+	// NodeID is node.id, the only broker (default 0). It is the leader of
+	// every partition and the controller.
+	NodeID int32
+
+	// ClusterID is returned by Metadata v2+ and DescribeCluster.
+	ClusterID string
+
+	// MaxInFlightPerConn bounds how many requests of one connection are
+	// being handled or waiting to be written at once (default 64). The
+	// reader stops reading while the window is full: backpressure.
+	MaxInFlightPerConn int
+
+	// ShutdownTimeout bounds how long Close waits for in-flight requests
+	// before it closes connections anyway (default 10s).
+	ShutdownTimeout time.Duration
+
+	Logger *zap.Logger
+}
+
+// withDefaults returns cfg with every unset optional field defaulted.
+func (cfg Config) withDefaults() Config {
+	if cfg.MaxRequestBytes == 0 {
+		cfg.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if cfg.ClusterID == "" {
+		cfg.ClusterID = "kgateway"
+	}
+	if cfg.MaxInFlightPerConn == 0 {
+		cfg.MaxInFlightPerConn = 64
+	}
+	if cfg.ShutdownTimeout == 0 {
+		cfg.ShutdownTimeout = 10 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	return cfg
+}
+
+// Validate reports every problem with cfg at once (joined), nil if none.
+func (cfg Config) Validate() error {
+	var errs []error
+	if cfg.Resolver == nil {
+		errs = append(errs, errors.New("kafka: config: Resolver is required"))
+	}
+	if cfg.MaxRequestBytes < 0 {
+		errs = append(errs, fmt.Errorf("kafka: config: socket.request.max.bytes %d is negative", cfg.MaxRequestBytes))
+	} else if cfg.MaxRequestBytes != 0 && cfg.MaxRequestBytes < minFrame {
+		errs = append(errs, fmt.Errorf("kafka: config: socket.request.max.bytes %d is below the smallest request (%d)", cfg.MaxRequestBytes, minFrame))
+	}
+	if cfg.NodeID < 0 {
+		errs = append(errs, fmt.Errorf("kafka: config: node.id %d is negative", cfg.NodeID))
+	}
+	if cfg.MaxInFlightPerConn < 0 {
+		errs = append(errs, fmt.Errorf("kafka: config: MaxInFlightPerConn %d is negative", cfg.MaxInFlightPerConn))
+	}
+	if cfg.ShutdownTimeout < 0 {
+		errs = append(errs, fmt.Errorf("kafka: config: ShutdownTimeout %v is negative", cfg.ShutdownTimeout))
+	}
+	if cfg.AdvertisedAddr != "" {
+		if err := validateAdvertised(cfg.AdvertisedAddr); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// validateAdvertised checks that addr is a host:port a client can dial.
+func validateAdvertised(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("kafka: config: advertised address %q: %w", addr, err)
+	}
+	if host == "" {
+		return fmt.Errorf("kafka: config: advertised address %q has no host", addr)
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		return fmt.Errorf("kafka: config: advertised address %q is unspecified (clients cannot dial it)", addr)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p <= 0 || p > 65535 {
+		return fmt.Errorf("kafka: config: advertised address %q has an invalid port", addr)
+	}
+	return nil
+}

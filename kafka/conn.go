@@ -1,0 +1,291 @@
+package kafka
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+)
+
+// minFrame is the smallest request body: api key, version, correlation id
+// and the client id's length.
+const minFrame = 2 + 2 + 4 + 2
+
+// errFrame marks a frame that cannot be a Kafka request (K2).
+var errFrame = errors.New("kafka: malformed frame")
+
+// conn is one client connection. The reader goroutine parses frames and
+// starts a handler per request; the writer goroutine writes responses in
+// the order of queue, which is request order (K1).
+type conn struct {
+	s   *Server
+	nc  net.Conn
+	log *zap.Logger
+
+	// ctx is cancelled when the connection dies; handlers that wait
+	// (long-poll fetch) stop waiting.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	// queue carries slots from reader to writer in request order; its
+	// capacity is the in-flight window.
+	queue chan *slot
+
+	// host and port are what this connection's client is told to dial.
+	host string
+	port int32
+
+	// lastProduce is closed when the previous produce request of this
+	// connection has appended (K4). Touched only by the reader goroutine.
+	lastProduce chan struct{}
+
+	closeOnce sync.Once
+}
+
+// slot is one request's place in the response order.
+type slot struct {
+	done    chan struct{} // closed when resp/err are set
+	key     int16
+	version int16
+	corrID  int32
+	resp    kmsg.Response // nil: send nothing (acks=0)
+	err     error         // non-nil: close the connection (K3)
+}
+
+// reqCtx is what a handler knows about its request.
+type reqCtx struct {
+	ctx      context.Context // done when the connection dies
+	conn     *conn
+	version  int16
+	clientID *string
+	// produceAfter/produceDone order the appends of one connection's
+	// produce requests (K4); nil for other keys.
+	produceAfter <-chan struct{}
+	produceDone  chan struct{}
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &conn{
+		s: s, nc: nc, ctx: ctx, cancel: cancel,
+		log:   s.log.With(zap.Stringer("remote", nc.RemoteAddr())),
+		queue: make(chan *slot, s.cfg.MaxInFlightPerConn),
+	}
+	c.host, c.port = s.advertisedFor(nc)
+	return c
+}
+
+// advertisedFor returns the host and port clients of nc should dial:
+// the configured advertised address, else the address nc was reached on.
+func (s *Server) advertisedFor(nc net.Conn) (string, int32) {
+	addr := s.cfg.AdvertisedAddr
+	if addr == "" {
+		addr = nc.LocalAddr().String()
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr, 0
+	}
+	p, _ := strconv.Atoi(port)
+	return host, int32(p)
+}
+
+// stopReading makes the reader stop taking requests (graceful shutdown);
+// the writer still writes every queued response.
+func (c *conn) stopReading() { c.nc.SetReadDeadline(time.Now()) }
+
+// kill closes the connection at once.
+func (c *conn) kill() {
+	c.closeOnce.Do(func() {
+		c.cancel()
+		c.nc.Close()
+	})
+}
+
+func (c *conn) readLoop() {
+	defer c.s.conns.Done()
+	defer close(c.queue)
+	br := bufio.NewReaderSize(c.nc, 32<<10)
+	for {
+		body, err := c.readFrame(br)
+		if err != nil {
+			if !c.s.isClosing() {
+				// Peer gone or bad frame: nobody will read responses.
+				c.logReadErr(err)
+				c.kill()
+			}
+			return
+		}
+		sl, start, err := c.dispatch(body)
+		if err != nil {
+			c.log.Info("request-rejected", zap.Error(err))
+			c.kill()
+			return
+		}
+		select {
+		case c.queue <- sl:
+		case <-c.ctx.Done():
+			return
+		}
+		if start != nil {
+			c.s.conns.Add(1)
+			go start()
+		}
+	}
+}
+
+func (c *conn) logReadErr(err error) {
+	if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+		return
+	}
+	c.log.Info("connection-read-failed", zap.Error(err))
+}
+
+// readFrame reads one size-prefixed frame. K2: the size is checked before
+// the body is allocated.
+func (c *conn) readFrame(br *bufio.Reader) ([]byte, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(br, hdr[:]); err != nil {
+		return nil, err
+	}
+	size := int32(binary.BigEndian.Uint32(hdr[:]))
+	if size < minFrame || size > c.s.cfg.MaxRequestBytes {
+		return nil, fmt.Errorf("%w: size %d outside [%d, %d]", errFrame, size, minFrame, c.s.cfg.MaxRequestBytes)
+	}
+	body := make([]byte, size)
+	if _, err := io.ReadFull(br, body); err != nil {
+		return nil, err
+	}
+	return body, nil
+}
+
+// dispatch parses a request and returns its slot and the function that
+// handles it (nil when the slot is already complete).
+func (c *conn) dispatch(body []byte) (*slot, func(), error) {
+	key := int16(binary.BigEndian.Uint16(body[0:]))
+	version := int16(binary.BigEndian.Uint16(body[2:]))
+	sl := &slot{done: make(chan struct{}), key: key, version: version,
+		corrID: int32(binary.BigEndian.Uint32(body[4:]))}
+	a, ok := lookupAPI(key)
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: api key %d not supported", errFrame, key)
+	}
+	if version < a.min || version > a.max {
+		if key == apiKeyApiVersions && version > a.max {
+			// The client learns our versions from a v0 answer and retries.
+			sl.version = 0
+			sl.resp = apiVersionsUnsupported()
+			close(sl.done)
+			return sl, nil, nil
+		}
+		return nil, nil, fmt.Errorf("%w: api key %d version %d outside [%d, %d]", errFrame, key, version, a.min, a.max)
+	}
+	req := kmsg.RequestForKey(key)
+	req.SetVersion(version)
+	rc := &reqCtx{ctx: c.ctx, conn: c, version: version}
+	rest, clientID, err := parseHeaderRest(body[8:], req.IsFlexible())
+	if err != nil {
+		return nil, nil, err
+	}
+	rc.clientID = clientID
+	if err := req.ReadFrom(rest); err != nil {
+		return nil, nil, fmt.Errorf("%w: api key %d v%d: %v", errFrame, key, version, err)
+	}
+	if key == apiKeyProduce {
+		rc.produceAfter, rc.produceDone = c.lastProduce, make(chan struct{})
+		c.lastProduce = rc.produceDone
+	}
+	return sl, func() { c.handle(sl, a, rc, req) }, nil
+}
+
+// parseHeaderRest parses the request header after the correlation id:
+// client id, and tagged fields for a flexible (v2) header.
+func parseHeaderRest(b []byte, flexible bool) (rest []byte, clientID *string, err error) {
+	r := kbin.Reader{Src: b}
+	clientID = r.NullableString()
+	if flexible {
+		for n := r.Uvarint(); n > 0 && r.Ok(); n-- {
+			r.Uvarint() // tag
+			r.Span(int(r.Uvarint()))
+		}
+	}
+	if err := r.Complete(); err != nil {
+		return nil, nil, fmt.Errorf("%w: request header: %v", errFrame, err)
+	}
+	return r.Src, clientID, nil
+}
+
+// handle runs one handler. A panic is turned into a connection-closing
+// error rather than taking the process down.
+func (c *conn) handle(sl *slot, a api, rc *reqCtx, req kmsg.Request) {
+	defer c.s.conns.Done()
+	defer close(sl.done)
+	if rc.produceDone != nil {
+		// K4: never leave the next produce waiting, whatever happens.
+		defer close(rc.produceDone)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			sl.resp, sl.err = nil, fmt.Errorf("kafka: handler panic: %v", p)
+			c.log.Error("handler-panic", zap.Int16("api-key", sl.key),
+				zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
+		}
+	}()
+	sl.resp, sl.err = a.handle(c.s, rc, req)
+}
+
+func (c *conn) writeLoop() {
+	defer c.s.conns.Done()
+	defer c.s.connDone(c)
+	defer c.kill()
+	var buf []byte
+	for sl := range c.queue {
+		select {
+		case <-sl.done:
+		case <-c.ctx.Done():
+			return
+		}
+		if sl.err != nil {
+			c.log.Info("request-failed", zap.Int16("api-key", sl.key),
+				zap.Int16("api-version", sl.version), zap.Error(sl.err))
+			return
+		}
+		if sl.resp == nil {
+			continue // K5
+		}
+		buf = appendResponse(buf[:0], sl)
+		if _, err := c.nc.Write(buf); err != nil {
+			c.log.Debug("connection-write-failed", zap.Error(err))
+			return
+		}
+		if cap(buf) > 1<<20 {
+			buf = nil // do not pin a large fetch's buffer
+		}
+	}
+}
+
+// appendResponse frames one response: size, correlation id, tagged fields
+// for a flexible (v1) header — except ApiVersions, whose response header is
+// always v0 so that a client can parse it before it knows our versions.
+func appendResponse(dst []byte, sl *slot) []byte {
+	dst = append(dst, 0, 0, 0, 0)
+	dst = kbin.AppendInt32(dst, sl.corrID)
+	sl.resp.SetVersion(sl.version)
+	if sl.resp.IsFlexible() && sl.key != apiKeyApiVersions {
+		dst = append(dst, 0)
+	}
+	dst = sl.resp.AppendTo(dst)
+	binary.BigEndian.PutUint32(dst, uint32(len(dst)-4))
+	return dst
+}

@@ -1,0 +1,80 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+
+	"github.com/kgateway/kgateway/resolver"
+	"github.com/kgateway/kgateway/storage"
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// errorCodes is the one place that maps internal errors to Kafka error
+// codes (K3). Checked in order with errors.Is, so a resolver sentinel
+// wrapping a storage one maps by the resolver's meaning.
+var errorCodes = []struct {
+	err  error
+	code *kerr.Error
+}{
+	{resolver.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
+	{resolver.ErrTopicExists, kerr.TopicAlreadyExists},
+	{resolver.ErrInvalidTopic, kerr.InvalidTopicException},
+	{resolver.ErrInvalidPartitions, kerr.InvalidPartitions},
+	{resolver.ErrInvalidReplication, kerr.InvalidReplicationFactor},
+	{resolver.ErrInvalidConfig, kerr.InvalidConfig},
+	{resolver.ErrOffsetOutOfRange, kerr.OffsetOutOfRange},
+	{resolver.ErrCorruptBatch, kerr.CorruptMessage},
+	{resolver.ErrUnsupportedMagic, kerr.UnsupportedForMessageFormat},
+	{resolver.ErrMessageTooLarge, kerr.MessageTooLarge},
+	{resolver.ErrOutOfOrderSequence, kerr.OutOfOrderSequenceNumber},
+	{resolver.ErrInvalidProducerEpoch, kerr.InvalidProducerEpoch},
+	{resolver.ErrUnknownProducerID, kerr.UnknownProducerID},
+	{resolver.ErrTopicDeletionDisabled, kerr.TopicDeletionDisabled},
+	{resolver.ErrStorage, kerr.KafkaStorageError},
+	// Storage errors that reach us unwrapped: the log's bytes are in
+	// doubt or the partition is not writable here.
+	{storage.ErrFenced, kerr.NotLeaderForPartition},
+	{storage.ErrNoLog, kerr.UnknownTopicOrPartition},
+	{storage.ErrCorrupt, kerr.KafkaStorageError},
+	{storage.ErrFailed, kerr.KafkaStorageError},
+	{storage.ErrClosed, kerr.KafkaStorageError},
+	{context.DeadlineExceeded, kerr.RequestTimedOut},
+}
+
+// errCode returns the Kafka error code for err (0 for nil). An error this
+// table does not know is UNKNOWN_SERVER_ERROR: the client sees a failure,
+// never a wrong success.
+func errCode(err error) int16 {
+	if err == nil {
+		return 0
+	}
+	if ke, ok := asKerr(err); ok {
+		return ke.Code
+	}
+	for _, e := range errorCodes {
+		if errors.Is(err, e.err) {
+			return e.code.Code
+		}
+	}
+	return kerr.UnknownServerError.Code
+}
+
+// errMessage is the per-topic/partition error message for err (nil for
+// nil), for versions that carry one.
+func errMessage(err error) *string {
+	if err == nil {
+		return nil
+	}
+	m := err.Error()
+	return &m
+}
+
+// asKerr finds a Kafka error a handler wrapped itself (for codes that no
+// internal sentinel stands for, like INVALID_REQUIRED_ACKS).
+func asKerr(err error) (*kerr.Error, bool) {
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke, true
+	}
+	return nil, false
+}

@@ -1,0 +1,227 @@
+package kafka
+
+import (
+	"encoding/binary"
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// replaceAPI swaps one row of the dispatch table for the test (fault
+// injection: a handler that blocks or fails on demand). Call it before
+// startServer so that the row is restored only after the server closed.
+func replaceAPI(t *testing.T, a api) {
+	old, had := apiIndex[a.key]
+	apiIndex[a.key] = a
+	t.Cleanup(func() {
+		if had {
+			apiIndex[a.key] = old
+		} else {
+			delete(apiIndex, a.key)
+		}
+	})
+}
+
+func apiVersionsReq(v int16) *kmsg.ApiVersionsRequest {
+	r := kmsg.NewPtrApiVersionsRequest()
+	r.SetVersion(v)
+	r.ClientSoftwareName, r.ClientSoftwareVersion = "test", "1"
+	return r
+}
+
+func TestApiVersionsEveryVersion(t *testing.T) {
+	s := startServer(t, Config{})
+	c := dialRaw(t, s.Addr())
+	for v := int16(0); v <= 3; v++ {
+		c.send(int32(v), apiVersionsReq(v))
+		resp := kmsg.NewPtrApiVersionsResponse()
+		resp.SetVersion(v)
+		if corr := c.recv(resp); corr != int32(v) {
+			t.Fatalf("v%d: correlation %d", v, corr)
+		}
+		if resp.ErrorCode != 0 || len(resp.ApiKeys) != len(apis) {
+			t.Fatalf("v%d: error %d, %d keys", v, resp.ErrorCode, len(resp.ApiKeys))
+		}
+		for i, k := range resp.ApiKeys {
+			if a := apis[i]; k.ApiKey != a.key || k.MinVersion != a.min || k.MaxVersion != a.max {
+				t.Fatalf("v%d: key %+v, table %+v", v, k, a)
+			}
+		}
+	}
+}
+
+// A too-new ApiVersions gets a v0-format UNSUPPORTED_VERSION with every key
+// (the body is not even parsed), and the connection stays usable.
+func TestApiVersionsFutureVersion(t *testing.T) {
+	s := startServer(t, Config{})
+	c := dialRaw(t, s.Addr())
+	frame := []byte{0, 0, 0, 0}
+	frame = binary.BigEndian.AppendUint16(frame, uint16(apiKeyApiVersions))
+	frame = binary.BigEndian.AppendUint16(frame, 99)
+	frame = binary.BigEndian.AppendUint32(frame, 7)
+	frame = append(frame, 0xff, 0xff, 0, 0xde, 0xad) // null client id, tags, junk
+	binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
+	c.write(frame)
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.SetVersion(0)
+	if corr := c.recv(resp); corr != 7 {
+		t.Fatalf("correlation %d", corr)
+	}
+	if resp.ErrorCode != kerr.UnsupportedVersion.Code || len(resp.ApiKeys) != len(apis) {
+		t.Fatalf("error %d, %d keys", resp.ErrorCode, len(resp.ApiKeys))
+	}
+	c.send(8, apiVersionsReq(3))
+	resp = kmsg.NewPtrApiVersionsResponse()
+	resp.SetVersion(3)
+	if corr := c.recv(resp); corr != 8 || resp.ErrorCode != 0 {
+		t.Fatalf("retry at v3: correlation %d error %d", corr, resp.ErrorCode)
+	}
+}
+
+// K2: a declared size above socket.request.max.bytes closes the connection
+// before the body is allocated.
+func TestOversizeFrameClosesBeforeAllocating(t *testing.T) {
+	const limit = 64 << 20
+	s := startServer(t, Config{MaxRequestBytes: limit})
+	c := dialRaw(t, s.Addr())
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	c.write(binary.BigEndian.AppendUint32(nil, limit+1))
+	c.expectClosed()
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > limit/2 {
+		t.Fatalf("allocated %d bytes for a rejected frame", grew)
+	}
+}
+
+func TestMalformedFramesClose(t *testing.T) {
+	s := startServer(t, Config{})
+	frames := map[string][]byte{
+		"negative size":         binary.BigEndian.AppendUint32(nil, 0xffffffff),
+		"shorter than a header": {0, 0, 0, 3, 0, 18, 0},
+		"unknown key":           {0, 0, 0, 10, 0x7f, 0x00, 0, 0, 0, 0, 0, 1, 0xff, 0xff},
+		"unsupported version":   {0, 0, 0, 10, 0, 3, 0, 99, 0, 0, 0, 1, 0xff, 0xff},
+		// Metadata v1 whose topic array claims more than the frame holds.
+		"truncated body": {0, 0, 0, 14, 0, 3, 0, 1, 0, 0, 0, 1, 0xff, 0xff, 0, 0, 0, 9},
+		// client id longer than the frame
+		"bad header": {0, 0, 0, 10, 0, 18, 0, 0, 0, 0, 0, 1, 0, 50},
+	}
+	for name, frame := range frames {
+		t.Run(strings.ReplaceAll(name, " ", "-"), func(t *testing.T) {
+			c := dialRaw(t, s.Addr())
+			c.write(frame)
+			c.expectClosed()
+		})
+	}
+}
+
+// K1: requests run concurrently, responses leave in request order. The
+// first request's handler waits until the second's has run, so serial
+// handling would never finish; the first response must still come first.
+func TestPipelinedResponsesInOrder(t *testing.T) {
+	secondRan := make(chan struct{})
+	replaceAPI(t, api{key: 3, min: 0, max: 12, handle: func(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
+		<-secondRan
+		return req.ResponseKind(), nil
+	}})
+	replaceAPI(t, api{key: 60, min: 0, max: 1, handle: func(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
+		close(secondRan)
+		return req.ResponseKind(), nil
+	}})
+	s := startServer(t, Config{}) // after replaceAPI: restored after Close
+	c := dialRaw(t, s.Addr())
+	meta := kmsg.NewPtrMetadataRequest()
+	meta.SetVersion(1)
+	dc := kmsg.NewPtrDescribeClusterRequest()
+	dc.SetVersion(0)
+	c.send(1, meta)
+	c.send(2, dc)
+	for i := int32(3); i < 20; i++ {
+		c.send(i, apiVersionsReq(3))
+	}
+	mresp := kmsg.NewPtrMetadataResponse()
+	mresp.SetVersion(1)
+	if corr := c.recv(mresp); corr != 1 {
+		t.Fatalf("first response has correlation %d", corr)
+	}
+	dresp := kmsg.NewPtrDescribeClusterResponse()
+	dresp.SetVersion(0)
+	if corr := c.recv(dresp); corr != 2 {
+		t.Fatalf("second response has correlation %d", corr)
+	}
+	for i := int32(3); i < 20; i++ {
+		resp := kmsg.NewPtrApiVersionsResponse()
+		resp.SetVersion(3)
+		if corr := c.recv(resp); corr != i {
+			t.Fatalf("response %d has correlation %d", i, corr)
+		}
+	}
+}
+
+// K3: a handler's Go error closes the connection.
+func TestHandlerErrorCloses(t *testing.T) {
+	replaceAPI(t, api{key: 60, min: 0, max: 1, handle: func(*Server, *reqCtx, kmsg.Request) (kmsg.Response, error) {
+		return nil, errors.New("injected")
+	}})
+	s := startServer(t, Config{}) // after replaceAPI: restored after Close
+	c := dialRaw(t, s.Addr())
+	dc := kmsg.NewPtrDescribeClusterRequest()
+	dc.SetVersion(0)
+	c.send(1, dc)
+	c.expectClosed()
+}
+
+// Close lets an in-flight request finish and its response be written.
+func TestCloseFinishesInFlight(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	replaceAPI(t, api{key: 60, min: 0, max: 1, handle: func(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
+		close(started)
+		<-release
+		return req.ResponseKind(), nil
+	}})
+	s := startServer(t, Config{}) // after replaceAPI: restored after Close
+	c := dialRaw(t, s.Addr())
+	dc := kmsg.NewPtrDescribeClusterRequest()
+	dc.SetVersion(0)
+	c.send(1, dc)
+	<-started
+	closed := make(chan error)
+	go func() { closed <- s.Close() }()
+	close(release)
+	resp := kmsg.NewPtrDescribeClusterResponse()
+	resp.SetVersion(0)
+	if corr := c.recv(resp); corr != 1 {
+		t.Fatalf("correlation %d", corr)
+	}
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	c.expectClosed()
+}
+
+func TestConfigValidateReportsEverything(t *testing.T) {
+	err := Config{MaxRequestBytes: -1, NodeID: -2, AdvertisedAddr: "0.0.0.0:9092"}.Validate()
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{"Resolver", "socket.request.max.bytes", "node.id", "unspecified"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q missing from %v", want, err)
+		}
+	}
+}
+
+func TestValidTopicName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"a": true, "A-b_c.9": true, ".": false, "..": false, "": false,
+		"a b": false, "a/b": false, strings.Repeat("x", 249): true, strings.Repeat("x", 250): false,
+	} {
+		if got := validTopicName(name); got != want {
+			t.Errorf("validTopicName(%q) = %v", name, got)
+		}
+	}
+}

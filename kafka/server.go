@@ -1,0 +1,213 @@
+// Package kafka is kgateway's Kafka wire front end: the listener, one reader
+// and one writer goroutine per connection, and one file per API key
+// (00_produce.go, 01_fetch.go, …). One table in apis.go drives both
+// dispatch and ApiVersions, so only what is implemented is advertised.
+//
+// Invariants:
+//
+//  K1 Responses leave a connection in request order, even though requests
+//     are handled concurrently (pipelining).
+//  K2 A frame larger than socket.request.max.bytes closes the connection
+//     before its body is allocated; a malformed frame closes it too.
+//  K3 A handler's Go error closes the connection. Everything a client
+//     should see is a Kafka error code, per partition where the protocol
+//     has one; errors.go maps internal errors to codes in one place.
+//  K4 Produce requests of one connection append in request order (an
+//     idempotent producer pipelines sequence numbers); other requests run
+//     concurrently.
+//  K5 Produce with acks=0 gets no response at all.
+package kafka
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/kgateway/kgateway/resolver"
+	"go.uber.org/zap"
+)
+
+// ErrServerClosed is returned by Serve after Close.
+var ErrServerClosed = errors.New("kafka: server closed")
+
+// Server serves the Kafka protocol on one listener.
+type Server struct {
+	cfg Config
+	res *resolver.Resolver
+	log *zap.Logger
+
+	// closing is closed when Close starts: long-poll waits return early
+	// and readers stop taking new requests.
+	closing chan struct{}
+	// conns counts every connection goroutine (reader, writer, handlers).
+	conns sync.WaitGroup
+
+	mu struct {
+		sync.Mutex
+		ln     net.Listener
+		closed bool
+		open   map[*conn]struct{}
+	}
+}
+
+// NewServer validates cfg and returns a server that is not yet serving.
+func NewServer(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	s := &Server{cfg: cfg, res: cfg.Resolver, log: cfg.Logger, closing: make(chan struct{})}
+	s.mu.open = make(map[*conn]struct{})
+	return s, nil
+}
+
+// Serve accepts connections on ln until Close; it always returns a non-nil
+// error, ErrServerClosed after Close.
+func (s *Server) Serve(ln net.Listener) error {
+	if err := s.setListener(ln); err != nil {
+		return err
+	}
+	return s.acceptLoop(ln)
+}
+
+// Start is Serve in the background: Addr is valid when it returns.
+func (s *Server) Start(ln net.Listener) error {
+	if err := s.setListener(ln); err != nil {
+		return err
+	}
+	go s.acceptLoop(ln)
+	return nil
+}
+
+func (s *Server) setListener(ln net.Listener) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.mu.closed:
+		ln.Close()
+		return ErrServerClosed
+	case s.mu.ln != nil:
+		return errors.New("kafka: server already serving")
+	}
+	s.mu.ln = ln
+	return nil
+}
+
+func (s *Server) acceptLoop(ln net.Listener) error {
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.isClosing() {
+				return ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				s.log.Warn("accept-retry", zap.Error(err), zap.Duration("backoff", backoff))
+				select {
+				case <-time.After(backoff):
+				case <-s.closing:
+				}
+				continue
+			}
+			s.log.Error("accept-failed", zap.Error(err))
+			return err
+		}
+		backoff = 0
+		if !s.startConn(nc) {
+			nc.Close()
+			return ErrServerClosed
+		}
+	}
+}
+
+// startConn registers and starts a connection; false once closing.
+func (s *Server) startConn(nc net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.closed {
+		return false
+	}
+	c := newConn(s, nc)
+	s.mu.open[c] = struct{}{}
+	s.conns.Add(2)
+	go c.readLoop()
+	go c.writeLoop()
+	return true
+}
+
+func (s *Server) connDone(c *conn) {
+	s.mu.Lock()
+	delete(s.mu.open, c)
+	s.mu.Unlock()
+}
+
+// Addr returns the listener's address (nil before Serve).
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.ln == nil {
+		return nil
+	}
+	return s.mu.ln.Addr()
+}
+
+func (s *Server) isClosing() bool {
+	select {
+	case <-s.closing:
+		return true
+	default:
+		return false
+	}
+}
+
+// Close stops accepting, lets in-flight requests finish and their responses
+// be written (long-poll fetches return early), then closes every
+// connection. Connections still busy after ShutdownTimeout are closed
+// anyway. Close does not close the resolver.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	return s.Shutdown(ctx)
+}
+
+// Shutdown is Close with the caller's deadline.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if s.mu.closed {
+		s.mu.Unlock()
+		s.conns.Wait()
+		return nil
+	}
+	s.mu.closed = true
+	close(s.closing)
+	var err error
+	if s.mu.ln != nil {
+		err = s.mu.ln.Close()
+	}
+	for c := range s.mu.open {
+		c.stopReading()
+	}
+	s.mu.Unlock()
+
+	done := make(chan struct{})
+	go func() { s.conns.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.log.Warn("shutdown-forced", zap.Error(ctx.Err()))
+		s.mu.Lock()
+		for c := range s.mu.open {
+			c.kill()
+		}
+		s.mu.Unlock()
+		<-done
+	}
+	if errors.Is(err, net.ErrClosed) {
+		err = nil
+	}
+	return err
+}
