@@ -5,17 +5,17 @@
 //
 // Invariants:
 //
-//  K1 Responses leave a connection in request order, even though requests
-//     are handled concurrently (pipelining).
-//  K2 A frame larger than socket.request.max.bytes closes the connection
-//     before its body is allocated; a malformed frame closes it too.
-//  K3 A handler's Go error closes the connection. Everything a client
-//     should see is a Kafka error code, per partition where the protocol
-//     has one; errors.go maps internal errors to codes in one place.
-//  K4 Produce requests of one connection append in request order (an
-//     idempotent producer pipelines sequence numbers); other requests run
-//     concurrently.
-//  K5 Produce with acks=0 gets no response at all.
+//	K1 Responses leave a connection in request order, even though requests
+//	   are handled concurrently (pipelining).
+//	K2 A frame larger than socket.request.max.bytes closes the connection
+//	   before its body is allocated; a malformed frame closes it too.
+//	K3 A handler's Go error closes the connection. Everything a client
+//	   should see is a Kafka error code, per partition where the protocol
+//	   has one; errors.go maps internal errors to codes in one place.
+//	K4 Produce requests of one connection append in request order (an
+//	   idempotent producer pipelines sequence numbers); other requests run
+//	   concurrently.
+//	K5 Produce with acks=0 gets no response at all.
 package kafka
 
 import (
