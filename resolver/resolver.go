@@ -1,71 +1,198 @@
 package resolver
 
 import (
-	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
 
+	"github.com/kgateway/kgateway/ledger"
 	"github.com/kgateway/kgateway/storage"
+	"go.uber.org/zap"
 )
 
-// STUB: the resolver helper replaces every body in this file.
-
 // Resolver holds the partition bindings and serves produce and fetch.
-type Resolver struct{}
+//
+// Lock order: adminMu, then mu, then a partition's ckptMu, app, mu (see
+// partition). pidMu is independent of all of them.
+type Resolver struct {
+	store *storage.Store
+	cfg   Config
+	log   *zap.Logger
+	now   func() time.Time
 
-// Open loads every topic binding from store.
-func Open(store *storage.Store, cfg Config) (*Resolver, error) { return nil, ErrStorage }
+	// adminMu serializes catalog changes (create, delete, alter) and
+	// guards nextLog. Reads of the catalog take only mu.
+	adminMu sync.Mutex
+	nextLog storage.LogID
 
-// Close closes the managed ledgers (not the store).
-func (r *Resolver) Close() error { return nil }
+	mu struct {
+		sync.RWMutex
+		topics map[string]*topic
+		byID   map[TopicID]*topic
+		closed bool
+	}
 
-// CreateTopic validates and creates a topic; with validateOnly it only
-// validates. replication must be -1 or 1.
-func (r *Resolver) CreateTopic(name string, partitions int32, replication int16, configs map[string]string, validateOnly bool) (Topic, error) {
-	return Topic{}, ErrStorage
+	// pidMu guards the durable producer-id counter (InitProducerID).
+	pidMu   sync.Mutex
+	nextPID int64
 }
 
-// DeleteTopic removes the binding and every partition's log.
-func (r *Resolver) DeleteTopic(name string) error { return ErrStorage }
+// topic is one binding. Its fields never change after it is published in
+// Resolver.mu; an alter replaces the configs under Resolver.mu.
+type topic struct {
+	name    string
+	id      TopicID
+	configs map[string]string
+	parts   []*partition
+}
+
+func (t *topic) public() Topic {
+	cfgs := make(map[string]string, len(t.configs))
+	for k, v := range t.configs {
+		cfgs[k] = v
+	}
+	return Topic{Name: t.name, ID: t.id, Partitions: int32(len(t.parts)), Configs: cfgs}
+}
+
+// withDefaults fills the zero fields of cfg with Kafka's defaults.
+func (c Config) withDefaults() Config {
+	if c.NumPartitions == 0 {
+		c.NumPartitions = 1
+	}
+	if c.MaxMessageBytes == 0 {
+		c.MaxMessageBytes = defaultMaxMessageBytes
+	}
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+	return c
+}
+
+// Validate reports every problem with c at once.
+func (c Config) Validate() error {
+	var errs []error
+	if c.NumPartitions < 0 {
+		errs = append(errs, fmt.Errorf("num.partitions %d must be at least 1", c.NumPartitions))
+	}
+	if c.MaxMessageBytes < 0 {
+		errs = append(errs, fmt.Errorf("message.max.bytes %d must not be negative", c.MaxMessageBytes))
+	}
+	if c.Ledger.SegmentBytes < 0 || c.Ledger.SegmentAge < 0 {
+		errs = append(errs, errors.New("segment size and age must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+// Open loads every topic binding from store, finishes interrupted topic
+// deletions, opens each partition's managed ledger and recovers its
+// producer state (checkpoint plus the few entries after it).
+func Open(store *storage.Store, cfg Config) (*Resolver, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	cfg = cfg.withDefaults()
+	r := &Resolver{store: store, cfg: cfg, log: cfg.Logger, now: time.Now}
+	if cfg.Ledger.Now != nil {
+		r.now = cfg.Ledger.Now
+	}
+	r.mu.topics = make(map[string]*topic)
+	r.mu.byID = make(map[TopicID]*topic)
+	if err := r.loadCounters(); err != nil {
+		return nil, err
+	}
+	if err := r.finishDeletes(); err != nil {
+		return nil, err
+	}
+	if err := r.loadTopics(); err != nil {
+		r.closePartitions()
+		return nil, err
+	}
+	return r, nil
+}
+
+// Close checkpoints every partition's producer state and closes the
+// managed ledgers (not the store). Later calls fail.
+func (r *Resolver) Close() error {
+	r.mu.Lock()
+	if r.mu.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.mu.closed = true
+	r.mu.Unlock()
+	return r.closePartitions()
+}
+
+func (r *Resolver) closePartitions() error {
+	r.mu.RLock()
+	var parts []*partition
+	for _, t := range r.mu.topics {
+		parts = append(parts, t.parts...)
+	}
+	r.mu.RUnlock()
+	var errs []error
+	for _, p := range parts {
+		if err := r.checkpoint(p, true); err != nil {
+			errs = append(errs, err)
+		}
+		if err := p.close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
 
 // Topic looks a topic up by name; TopicByID by id.
-func (r *Resolver) Topic(name string) (Topic, bool)    { return Topic{}, false }
-func (r *Resolver) TopicByID(id TopicID) (Topic, bool) { return Topic{}, false }
-func (r *Resolver) Topics() []Topic                    { return nil }
-
-// EnsureTopic returns the topic, auto-creating it when the config allows
-// (ErrUnknownTopic otherwise, ErrInvalidTopic for a bad name).
-func (r *Resolver) EnsureTopic(name string) (Topic, error) { return Topic{}, ErrStorage }
-
-// Produce validates one record batch and appends it durably (D1), with
-// idempotent-producer checks (D4).
-func (r *Resolver) Produce(topic string, partition int32, batch []byte) (ProduceResult, error) {
-	return ProduceResult{}, ErrStorage
+func (r *Resolver) Topic(name string) (Topic, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	t, ok := r.mu.topics[name]
+	if !ok {
+		return Topic{}, false
+	}
+	return t.public(), true
 }
 
-// Fetch reads from offset under one snapshot (S1–S4). With minOne the first
-// batch is returned whole even past maxBytes (KIP-74).
-func (r *Resolver) Fetch(topic string, partition int32, offset Offset, maxBytes int, iso Isolation, minOne bool) (FetchResult, error) {
-	return FetchResult{}, ErrStorage
+func (r *Resolver) TopicByID(id TopicID) (Topic, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	t, ok := r.mu.byID[id]
+	if !ok {
+		return Topic{}, false
+	}
+	return t.public(), true
 }
 
-// Watch returns a channel closed by the next durable append to the
-// partition (long-poll fetch waits on it; nothing polls).
-func (r *Resolver) Watch(topic string, partition int32) (<-chan struct{}, error) {
-	return nil, ErrStorage
+// Topics lists every topic, in no particular order.
+func (r *Resolver) Topics() []Topic {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]Topic, 0, len(r.mu.topics))
+	for _, t := range r.mu.topics {
+		out = append(out, t.public())
+	}
+	return out
 }
 
-// ListOffset: ts -1 latest, -2 earliest, -3 max timestamp, otherwise the
-// first offset whose batch max timestamp >= ts; (-1, -1) when none.
-func (r *Resolver) ListOffset(topic string, partition int32, ts int64) (off Offset, timestamp int64, err error) {
-	return -1, -1, ErrStorage
+// partition resolves (topic, partition) through the binding (read flow
+// step 1). It is re-resolved on every attempt so a deleted and recreated
+// topic is never read through a stale binding.
+func (r *Resolver) partition(name string, idx int32) (*partition, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.mu.closed {
+		return nil, fmt.Errorf("%w: %w", ErrStorage, ledger.ErrClosed)
+	}
+	t, ok := r.mu.topics[name]
+	if !ok || idx < 0 || int(idx) >= len(t.parts) {
+		return nil, ErrUnknownTopic
+	}
+	return t.parts[idx], nil
 }
 
-// Bounds returns log start, high watermark and last stable offset.
-func (r *Resolver) Bounds(topic string, partition int32) (logStart, hwm, lso Offset, err error) {
-	return 0, 0, 0, ErrStorage
-}
-
-// InitProducerID allocates a new producer id (epoch 0), or bumps the epoch
-// of an existing one when producerID >= 0 (KIP-360). Durable.
-func (r *Resolver) InitProducerID(ctx context.Context, producerID int64, epoch int16) (int64, int16, error) {
-	return -1, -1, ErrStorage
+// storageErr wraps an error from the layers below as ErrStorage, keeping
+// the cause for logs and errors.Is.
+func storageErr(op string, err error) error {
+	return fmt.Errorf("%w: %s: %w", ErrStorage, op, err)
 }

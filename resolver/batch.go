@@ -1,0 +1,232 @@
+package resolver
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+
+	"github.com/kgateway/kgateway/storage"
+)
+
+// This file is the resolver's own byte-level view of a Kafka record batch
+// (magic 2). The layers below the wire protocol never import kmsg
+// (DESIGN.md "Layers"), so the few header fields the resolver needs are
+// read here directly.
+//
+// Record batch v2 layout (all big-endian):
+//
+//	 0 baseOffset           int64   rewritten on append (not under the CRC)
+//	 8 batchLength          int32   bytes after this field
+//	12 partitionLeaderEpoch int32   (not under the CRC)
+//	16 magic                int8    must be 2
+//	17 crc                  uint32  CRC32C of bytes 21..end
+//	21 attributes           int16   codec bits 0-2, timestamp type bit 3,
+//	                                transactional bit 4, control bit 5
+//	23 lastOffsetDelta      int32
+//	27 baseTimestamp        int64
+//	35 maxTimestamp         int64
+//	43 producerId           int64
+//	51 producerEpoch        int16
+//	53 baseSequence         int32
+//	57 recordCount          int32
+//	61 records...
+
+const (
+	batchHeaderLen = 61 // bytes before the first record
+	batchLengthOff = 8
+	batchLenPrefix = 12 // baseOffset + batchLength: not counted in batchLength
+	magicOff       = 16
+	crcOff         = 17
+	attrsOff       = 21
+	lastDeltaOff   = 23
+	baseTSOff      = 27
+	maxTSOff       = 35
+	producerIDOff  = 43
+	epochOff       = 51
+	baseSeqOff     = 53
+	countOff       = 57
+
+	codecMask        = 0x07
+	logAppendTimeBit = 0x08
+	transactionalBit = 0x10
+	controlBit       = 0x20
+
+	codecZstd = 4 // highest codec Kafka defines (none, gzip, snappy, lz4, zstd)
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// batchHeader is the part of a record batch header the resolver uses.
+type batchHeader struct {
+	BaseOffset      Offset
+	Attributes      int16
+	LastOffsetDelta int32
+	BaseTimestamp   int64
+	MaxTimestamp    int64
+	ProducerID      int64
+	ProducerEpoch   int16
+	BaseSequence    int32
+	Records         int32
+}
+
+// Idempotent reports whether the batch carries a producer id (D4 applies).
+func (h batchHeader) Idempotent() bool { return h.ProducerID >= 0 }
+
+// LastSequence is the sequence of the batch's last record; sequences wrap
+// at MaxInt32 back to 0 as in Kafka.
+func (h batchHeader) LastSequence() int32 {
+	return seqAdd(h.BaseSequence, h.Records-1)
+}
+
+// seqAdd adds to a sequence number with Kafka's wrap-around at MaxInt32.
+func seqAdd(seq, n int32) int32 {
+	s := int64(seq) + int64(n)
+	if s > 1<<31-1 {
+		s -= 1 << 31
+	}
+	return int32(s)
+}
+
+// parseBatch validates the record batch at the start of b and returns its
+// header and total size. It checks everything that can be checked without
+// decompressing: magic, lengths, CRC32C over attributes..end, record count
+// against lastOffsetDelta, codec, and, for uncompressed batches, that the
+// records exactly fill the batch. Errors wrap ErrCorruptBatch or
+// ErrUnsupportedMagic.
+func parseBatch(b []byte) (batchHeader, int, error) {
+	if len(b) > magicOff && b[magicOff] != 2 {
+		if m := int8(b[magicOff]); m == 0 || m == 1 {
+			return batchHeader{}, 0, fmt.Errorf("%w: magic %d", ErrUnsupportedMagic, m)
+		}
+		return batchHeader{}, 0, fmt.Errorf("%w: magic %d", ErrCorruptBatch, int8(b[magicOff]))
+	}
+	if len(b) < batchHeaderLen {
+		return batchHeader{}, 0, fmt.Errorf("%w: %d bytes is shorter than a batch header", ErrCorruptBatch, len(b))
+	}
+	blen := int32(binary.BigEndian.Uint32(b[batchLengthOff:]))
+	if blen < batchHeaderLen-batchLenPrefix || int64(blen) > int64(len(b)-batchLenPrefix) {
+		return batchHeader{}, 0, fmt.Errorf("%w: batch length %d with %d bytes", ErrCorruptBatch, blen, len(b))
+	}
+	size := int(blen) + batchLenPrefix
+	b = b[:size]
+	if want, got := binary.BigEndian.Uint32(b[crcOff:]), crc32.Checksum(b[attrsOff:], castagnoli); want != got {
+		return batchHeader{}, 0, fmt.Errorf("%w: crc %08x, computed %08x", ErrCorruptBatch, want, got)
+	}
+	h := decodeHeader(b)
+	if err := h.check(); err != nil {
+		return batchHeader{}, 0, err
+	}
+	if h.Attributes&codecMask == 0 {
+		if err := checkRecords(b[batchHeaderLen:], h.Records); err != nil {
+			return batchHeader{}, 0, err
+		}
+	}
+	return h, size, nil
+}
+
+func decodeHeader(b []byte) batchHeader {
+	be := binary.BigEndian
+	return batchHeader{
+		BaseOffset:      Offset(be.Uint64(b)),
+		Attributes:      int16(be.Uint16(b[attrsOff:])),
+		LastOffsetDelta: int32(be.Uint32(b[lastDeltaOff:])),
+		BaseTimestamp:   int64(be.Uint64(b[baseTSOff:])),
+		MaxTimestamp:    int64(be.Uint64(b[maxTSOff:])),
+		ProducerID:      int64(be.Uint64(b[producerIDOff:])),
+		ProducerEpoch:   int16(be.Uint16(b[epochOff:])),
+		BaseSequence:    int32(be.Uint32(b[baseSeqOff:])),
+		Records:         int32(be.Uint32(b[countOff:])),
+	}
+}
+
+// check validates the header fields that do not depend on the payload.
+func (h batchHeader) check() error {
+	switch {
+	case h.Records < 1:
+		return fmt.Errorf("%w: record count %d", ErrCorruptBatch, h.Records)
+	case int64(h.Records) != int64(h.LastOffsetDelta)+1:
+		return fmt.Errorf("%w: record count %d with last offset delta %d", ErrCorruptBatch, h.Records, h.LastOffsetDelta)
+	case h.Attributes&codecMask > codecZstd:
+		return fmt.Errorf("%w: unknown compression codec %d", ErrCorruptBatch, h.Attributes&codecMask)
+	case h.ProducerID < -1:
+		return fmt.Errorf("%w: producer id %d", ErrCorruptBatch, h.ProducerID)
+	case h.Idempotent() && (h.ProducerEpoch < 0 || h.BaseSequence < 0):
+		return fmt.Errorf("%w: producer %d with epoch %d and sequence %d", ErrCorruptBatch, h.ProducerID, h.ProducerEpoch, h.BaseSequence)
+	}
+	return nil
+}
+
+// checkRecords walks an uncompressed records section: each record is a
+// zigzag varint length followed by that many bytes. The records must be
+// exactly count and fill the section (trailing bytes fail closed).
+func checkRecords(b []byte, count int32) error {
+	for i := int32(0); i < count; i++ {
+		n, w := binary.Varint(b)
+		if w <= 0 || n < 0 || n > int64(len(b)-w) {
+			return fmt.Errorf("%w: record %d of %d is malformed", ErrCorruptBatch, i, count)
+		}
+		b = b[w+int(n):]
+	}
+	if len(b) != 0 {
+		return fmt.Errorf("%w: %d trailing bytes after %d records", ErrCorruptBatch, len(b), count)
+	}
+	return nil
+}
+
+// splitBatches validates every batch of a produce records blob (one
+// partition's records field may hold several concatenated batches) and
+// returns them with their headers. Any error rejects the whole blob.
+func splitBatches(blob []byte) ([][]byte, []batchHeader, error) {
+	if len(blob) == 0 {
+		return nil, nil, fmt.Errorf("%w: no record batch", ErrCorruptBatch)
+	}
+	var (
+		batches [][]byte
+		hdrs    []batchHeader
+	)
+	for len(blob) > 0 {
+		h, n, err := parseBatch(blob)
+		if err != nil {
+			return nil, nil, err
+		}
+		if h.Attributes&(transactionalBit|controlBit) != 0 {
+			return nil, nil, fmt.Errorf("%w: transactional and control batches are not supported", ErrCorruptBatch)
+		}
+		batches = append(batches, blob[:n:n])
+		hdrs = append(hdrs, h)
+		blob = blob[n:]
+	}
+	return batches, hdrs, nil
+}
+
+// setBaseOffset rewrites the batch's base offset (bytes 0..8). The CRC does
+// not cover it, so the batch stays valid.
+func setBaseOffset(b []byte, off Offset) {
+	binary.BigEndian.PutUint64(b, uint64(off))
+}
+
+// setLogAppendTime stamps a batch for a LogAppendTime topic: the max
+// timestamp becomes now and the timestamp-type attribute bit is set. Both
+// are under the CRC, so it is recomputed.
+func setLogAppendTime(b []byte, now int64) {
+	be := binary.BigEndian
+	be.PutUint64(b[maxTSOff:], uint64(now))
+	be.PutUint16(b[attrsOff:], be.Uint16(b[attrsOff:])|logAppendTimeBit)
+	be.PutUint32(b[crcOff:], crc32.Checksum(b[attrsOff:], castagnoli))
+}
+
+// validateStored checks one stored entry before it is served (read flow
+// step 5): it must be exactly one valid batch whose base offset and record
+// count match the index. Anything else fails closed.
+func validateStored(e storage.Entry) error {
+	h, n, err := parseBatch(e.Payload)
+	switch {
+	case err != nil:
+		return err
+	case n != len(e.Payload):
+		return fmt.Errorf("%w: %d trailing bytes after the batch", ErrCorruptBatch, len(e.Payload)-n)
+	case h.BaseOffset != e.Offset || h.Records != e.Records:
+		return fmt.Errorf("%w: batch [%d,+%d) stored as entry [%d,+%d)", ErrCorruptBatch, h.BaseOffset, h.Records, e.Offset, e.Records)
+	}
+	return nil
+}

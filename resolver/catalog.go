@@ -1,0 +1,290 @@
+package resolver
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"maps"
+
+	"github.com/kgateway/kgateway/storage"
+	"go.uber.org/zap"
+)
+
+// The topic catalog: name, topic ID and partition -> LogID bindings
+// (read flow step 1), durable in the metadata keyspace (meta.go).
+
+// maxPartitions bounds one topic's partition count: each partition is a
+// log with open files, and a typo must not create millions of them.
+const maxPartitions = 10000
+
+// validTopicName reports Kafka's rule: 1–249 characters of
+// [a-zA-Z0-9._-], and not "." or "..".
+func validTopicName(name string) error {
+	if name == "" || len(name) > 249 || name == "." || name == ".." {
+		return fmt.Errorf("%w: %q", ErrInvalidTopic, name)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return fmt.Errorf("%w: %q has illegal character %q", ErrInvalidTopic, name, c)
+		}
+	}
+	return nil
+}
+
+// newTopicID returns a random UUID v4 (never the all-zero id Kafka
+// reserves for "no id").
+func newTopicID() TopicID {
+	var id TopicID
+	rand.Read(id[:])
+	id[6] = id[6]&0x0f | 0x40 // version 4
+	id[8] = id[8]&0x3f | 0x80 // RFC 4122 variant
+	return id
+}
+
+// CreateTopic validates and creates a topic; with validateOnly it only
+// validates. partitions -1 means num.partitions; replication must be -1
+// or 1.
+func (r *Resolver) CreateTopic(name string, partitions int32, replication int16, configs map[string]string, validateOnly bool) (Topic, error) {
+	if err := validTopicName(name); err != nil {
+		return Topic{}, err
+	}
+	r.adminMu.Lock()
+	defer r.adminMu.Unlock()
+	if _, ok := r.Topic(name); ok {
+		return Topic{}, fmt.Errorf("%w: %q", ErrTopicExists, name)
+	}
+	if partitions == -1 {
+		partitions = r.cfg.NumPartitions
+	}
+	if partitions < 1 || partitions > maxPartitions {
+		return Topic{}, fmt.Errorf("%w: %d (must be 1..%d, or -1 for the default)", ErrInvalidPartitions, partitions, maxPartitions)
+	}
+	if replication != -1 && replication != 1 {
+		return Topic{}, fmt.Errorf("%w: %d (one broker: must be 1 or -1)", ErrInvalidReplication, replication)
+	}
+	if err := validateConfigs(configs); err != nil {
+		return Topic{}, err
+	}
+	id := newTopicID()
+	if validateOnly {
+		return Topic{Name: name, ID: id, Partitions: partitions, Configs: maps.Clone(configs)}, nil
+	}
+	return r.createLocked(name, id, partitions, maps.Clone(configs))
+}
+
+// createLocked allocates the logs, persists the binding together with the
+// log counter, and only then opens the partitions (ledger.Open creates the
+// logs), so a crash leaves either no topic or a topic whose missing logs
+// Open creates.
+func (r *Resolver) createLocked(name string, id TopicID, partitions int32, configs map[string]string) (Topic, error) {
+	logs := make([]storage.LogID, partitions)
+	for i := range logs {
+		logs[i] = r.nextLog + storage.LogID(i)
+	}
+	next := r.nextLog + storage.LogID(partitions)
+	if err := r.store.ApplyMeta(encodeTopic(name, id, logs, configs), putCounter(keyNextLog, uint64(next))); err != nil {
+		return Topic{}, storageErr("persist topic", err)
+	}
+	r.nextLog = next
+	t, err := r.openTopic(name, id, logs, configs)
+	if err != nil {
+		r.log.Error("create-topic-failed", zap.String("topic", name), zap.Error(err))
+		derr := r.removeBindingLocked(name, logs)
+		if derr == nil {
+			derr = r.deleteLogs(logs)
+		}
+		if derr != nil {
+			r.log.Error("create-topic-rollback-failed", zap.String("topic", name), zap.Error(derr))
+		}
+		return Topic{}, err
+	}
+	r.mu.Lock()
+	r.mu.topics[name] = t
+	r.mu.byID[id] = t
+	r.mu.Unlock()
+	return t.public(), nil
+}
+
+// openTopic opens every partition of a binding.
+func (r *Resolver) openTopic(name string, id TopicID, logs []storage.LogID, configs map[string]string) (*topic, error) {
+	if configs == nil {
+		configs = map[string]string{}
+	}
+	t := &topic{name: name, id: id, configs: configs}
+	s := r.settings(configs)
+	for i, l := range logs {
+		p, err := r.openPartition(name, int32(i), l, s)
+		if err != nil {
+			for _, q := range t.parts {
+				q.close()
+			}
+			return nil, err
+		}
+		t.parts = append(t.parts, p)
+	}
+	return t, nil
+}
+
+// DeleteTopic removes the binding and every partition's log. The binding
+// goes first, together with a deletion marker per log, in one atomic
+// write; the logs follow, and Open finishes a deletion a crash interrupted.
+func (r *Resolver) DeleteTopic(name string) error {
+	r.adminMu.Lock()
+	defer r.adminMu.Unlock()
+	r.mu.RLock()
+	t, ok := r.mu.topics[name]
+	r.mu.RUnlock()
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrUnknownTopic, name)
+	}
+	// ckptMu: no checkpoint of these logs may land after their keys go.
+	for _, p := range t.parts {
+		p.ckptMu.Lock()
+		defer p.ckptMu.Unlock()
+	}
+	logs := make([]storage.LogID, len(t.parts))
+	for i, p := range t.parts {
+		logs[i] = p.log
+	}
+	if err := r.removeBindingLocked(name, logs); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	delete(r.mu.topics, name)
+	delete(r.mu.byID, t.id)
+	r.mu.Unlock()
+	var errs []error
+	for _, p := range t.parts {
+		errs = append(errs, p.close())
+	}
+	errs = append(errs, r.deleteLogs(logs))
+	return errors.Join(errs...)
+}
+
+// removeBindingLocked durably removes a binding and marks its logs for
+// deletion, in one write.
+func (r *Resolver) removeBindingLocked(name string, logs []storage.LogID) error {
+	ops := []storage.MetaOp{{Key: topicKey(name), Delete: true}}
+	for _, l := range logs {
+		ops = append(ops, storage.MetaOp{Key: idKey(prefixDeleting, uint64(l)), Value: []byte{}})
+	}
+	if err := r.store.ApplyMeta(ops...); err != nil {
+		return storageErr("remove topic", err)
+	}
+	return nil
+}
+
+// EnsureTopic returns the topic, auto-creating it with num.partitions
+// partitions when auto.create.topics.enable is set (ErrUnknownTopic
+// otherwise, ErrInvalidTopic for a bad name).
+func (r *Resolver) EnsureTopic(name string) (Topic, error) {
+	if t, ok := r.Topic(name); ok {
+		return t, nil
+	}
+	if err := validTopicName(name); err != nil {
+		return Topic{}, err
+	}
+	if !r.cfg.AutoCreate {
+		return Topic{}, fmt.Errorf("%w: %q", ErrUnknownTopic, name)
+	}
+	t, err := r.CreateTopic(name, -1, -1, nil, false)
+	if errors.Is(err, ErrTopicExists) { // created concurrently
+		if t, ok := r.Topic(name); ok {
+			return t, nil
+		}
+	}
+	return t, err
+}
+
+// AlterTopicConfigs replaces the topic's explicit configs with configs
+// (AlterConfigs semantics; callers implementing IncrementalAlterConfigs
+// merge into Topic.Configs first). The new settings apply to later
+// appends; a changed rollover policy reopens the partitions' ledgers.
+func (r *Resolver) AlterTopicConfigs(name string, configs map[string]string, validateOnly bool) error {
+	if err := validateConfigs(configs); err != nil {
+		return err
+	}
+	r.adminMu.Lock()
+	defer r.adminMu.Unlock()
+	r.mu.RLock()
+	t, ok := r.mu.topics[name]
+	r.mu.RUnlock()
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrUnknownTopic, name)
+	}
+	if validateOnly {
+		return nil
+	}
+	configs = maps.Clone(configs)
+	if configs == nil {
+		configs = map[string]string{}
+	}
+	logs := make([]storage.LogID, len(t.parts))
+	for i, p := range t.parts {
+		logs[i] = p.log
+	}
+	if err := r.store.ApplyMeta(encodeTopic(name, t.id, logs, configs)); err != nil {
+		return storageErr("persist topic configs", err)
+	}
+	nt := &topic{name: t.name, id: t.id, configs: configs, parts: t.parts}
+	r.mu.Lock()
+	r.mu.topics[name] = nt
+	r.mu.byID[t.id] = nt
+	r.mu.Unlock()
+	s := r.settings(configs)
+	var errs []error
+	for _, p := range t.parts {
+		errs = append(errs, r.applySettings(p, s))
+	}
+	return errors.Join(errs...)
+}
+
+// CreatePartitions grows a topic to count partitions (it never shrinks).
+func (r *Resolver) CreatePartitions(name string, count int32, validateOnly bool) error {
+	r.adminMu.Lock()
+	defer r.adminMu.Unlock()
+	r.mu.RLock()
+	t, ok := r.mu.topics[name]
+	r.mu.RUnlock()
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrUnknownTopic, name)
+	}
+	have := int32(len(t.parts))
+	if count <= have || count > maxPartitions {
+		return fmt.Errorf("%w: %d (topic has %d; must grow, at most %d)", ErrInvalidPartitions, count, have, maxPartitions)
+	}
+	if validateOnly {
+		return nil
+	}
+	logs := make([]storage.LogID, count)
+	for i, p := range t.parts {
+		logs[i] = p.log
+	}
+	for i := have; i < count; i++ {
+		logs[i] = r.nextLog + storage.LogID(i-have)
+	}
+	next := r.nextLog + storage.LogID(count-have)
+	if err := r.store.ApplyMeta(encodeTopic(name, t.id, logs, t.configs), putCounter(keyNextLog, uint64(next))); err != nil {
+		return storageErr("persist partitions", err)
+	}
+	r.nextLog = next
+	parts := append([]*partition{}, t.parts...)
+	s := r.settings(t.configs)
+	for i := have; i < count; i++ {
+		p, err := r.openPartition(name, i, logs[i], s)
+		if err != nil {
+			for _, q := range parts[have:] {
+				q.close()
+			}
+			return err // the binding is durable; Open retries the ledger
+		}
+		parts = append(parts, p)
+	}
+	nt := &topic{name: t.name, id: t.id, configs: t.configs, parts: parts}
+	r.mu.Lock()
+	r.mu.topics[name] = nt
+	r.mu.byID[t.id] = nt
+	r.mu.Unlock()
+	return nil
+}

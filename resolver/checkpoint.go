@@ -1,0 +1,166 @@
+package resolver
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/kgateway/kgateway/storage"
+)
+
+// Producer-state checkpoints (D4 across restarts).
+//
+// A checkpoint is the producer state and max timestamp of a partition as
+// of Covered: it reflects exactly the entries below Covered. It is written
+// only once every entry below Covered is durable (storage End >= Covered),
+// so it never names an offset a crash can take away. On Open the entries
+// from Covered to the durable end are replayed from their batch headers
+// (partition.recover). Writing one every checkpointEvery entries or
+// checkpointBytes bytes bounds that replay; between the data becoming
+// durable and the next checkpoint there is no window in which an
+// acknowledged batch is forgotten, because the log itself is the record.
+
+const (
+	checkpointEvery   = 64
+	checkpointBytes   = 8 << 20
+	checkpointVersion = 1
+)
+
+type checkpoint struct {
+	Covered   Offset
+	producers map[int64]*producer
+	maxTS     timestampMark
+}
+
+// encodeCheckpoint: version u8, covered i64, maxTS i64, maxTS offset i64,
+// producer count u32, then per producer: id i64, epoch i16, lastSeen i64,
+// batch count u8, and per batch: first i32, last i32, offset i64.
+func encodeCheckpoint(covered Offset, producers map[int64]*producer, m timestampMark) []byte {
+	be := binary.BigEndian
+	b := make([]byte, 0, 29+len(producers)*(19+maxTrackedBatches*16))
+	b = append(b, checkpointVersion)
+	b = be.AppendUint64(b, uint64(covered))
+	b = be.AppendUint64(b, uint64(m.TS))
+	b = be.AppendUint64(b, uint64(m.Offset))
+	b = be.AppendUint32(b, uint32(len(producers)))
+	for id, ps := range producers {
+		b = be.AppendUint64(b, uint64(id))
+		b = be.AppendUint16(b, uint16(ps.epoch))
+		b = be.AppendUint64(b, uint64(ps.lastSeen))
+		b = append(b, byte(len(ps.batches)))
+		for _, sb := range ps.batches {
+			b = be.AppendUint32(b, uint32(sb.first))
+			b = be.AppendUint32(b, uint32(sb.last))
+			b = be.AppendUint64(b, uint64(sb.offset))
+		}
+	}
+	return b
+}
+
+// errShortCheckpoint reports a truncated checkpoint value.
+var errShortCheckpoint = errors.New("short producer-state checkpoint")
+
+func decodeCheckpoint(b []byte) (checkpoint, error) {
+	d := decoder{b: b}
+	if v := d.u8(); v != checkpointVersion {
+		return checkpoint{}, fmt.Errorf("producer-state checkpoint version %d", v)
+	}
+	ck := checkpoint{Covered: Offset(d.u64())}
+	ck.maxTS = timestampMark{TS: int64(d.u64()), Offset: Offset(d.u64())}
+	n := d.u32()
+	ck.producers = make(map[int64]*producer, min(n, 1<<16))
+	for i := uint32(0); i < n && d.err == nil; i++ {
+		id := int64(d.u64())
+		ps := &producer{epoch: int16(d.u16()), lastSeen: int64(d.u64())}
+		nb := d.u8()
+		for j := uint8(0); j < nb && d.err == nil; j++ {
+			ps.batches = append(ps.batches, seqBatch{first: int32(d.u32()), last: int32(d.u32()), offset: Offset(d.u64())})
+		}
+		ck.producers[id] = ps
+	}
+	if d.err == nil && len(d.b) != 0 {
+		d.err = fmt.Errorf("%d trailing bytes in producer-state checkpoint", len(d.b))
+	}
+	return ck, d.err
+}
+
+// decoder reads big-endian fields, remembering the first short read.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) take(n int) []byte {
+	if d.err != nil || len(d.b) < n {
+		d.err = errShortCheckpoint
+		return make([]byte, n)
+	}
+	v := d.b[:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) u8() uint8   { return d.take(1)[0] }
+func (d *decoder) u16() uint16 { return binary.BigEndian.Uint16(d.take(2)) }
+func (d *decoder) u32() uint32 { return binary.BigEndian.Uint32(d.take(4)) }
+func (d *decoder) u64() uint64 { return binary.BigEndian.Uint64(d.take(8)) }
+
+// loadCheckpoint reads a log's checkpoint; an empty one covering nothing
+// when there is none.
+func (r *Resolver) loadCheckpoint(log storage.LogID) (checkpoint, error) {
+	v, err := r.store.GetMeta(idKey(prefixCheckpoint, uint64(log)))
+	if errors.Is(err, storage.ErrNotFound) {
+		return checkpoint{producers: map[int64]*producer{}, maxTS: noTimestamp}, nil
+	}
+	if err != nil {
+		return checkpoint{}, storageErr("read producer state", err)
+	}
+	ck, err := decodeCheckpoint(v)
+	if err != nil {
+		return checkpoint{}, storageErr(fmt.Sprintf("decode producer state of %s", log), err)
+	}
+	return ck, nil
+}
+
+// checkpoint writes the partition's producer state when enough was
+// appended since the last one (always with force). A checkpoint already
+// in progress makes an unforced call return at once.
+func (r *Resolver) checkpoint(p *partition, force bool) error {
+	if force {
+		p.ckptMu.Lock()
+	} else if !p.ckptMu.TryLock() {
+		return nil
+	}
+	defer p.ckptMu.Unlock()
+
+	p.app.Lock()
+	due := p.app.unckpt >= checkpointEvery || p.app.unckptBytes >= checkpointBytes
+	p.mu.Lock()
+	deleted := p.mu.deleted
+	p.mu.Unlock()
+	if (!force && !due) || p.app.failed != nil || deleted {
+		p.app.Unlock()
+		return nil
+	}
+	expireProducers(p.app.producers, r.now().UnixMilli())
+	covered := p.app.next
+	val := encodeCheckpoint(covered, p.app.producers, p.app.maxTS)
+	n, nb := p.app.unckpt, p.app.unckptBytes
+	p.app.Unlock()
+
+	info, err := r.store.Info(p.log)
+	if err != nil {
+		return storageErr("log info", err)
+	}
+	if info.End < covered {
+		return nil // not all durable yet: a later append tries again
+	}
+	if err := r.store.ApplyMeta(storage.MetaOp{Key: idKey(prefixCheckpoint, uint64(p.log)), Value: val}); err != nil {
+		return storageErr("write producer state", err)
+	}
+	p.app.Lock()
+	p.app.unckpt -= n
+	p.app.unckptBytes -= nb
+	p.app.Unlock()
+	return nil
+}

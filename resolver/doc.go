@@ -1,0 +1,51 @@
+// Package resolver holds every Kafka semantic that is not wire encoding:
+// the topic catalog and partition bindings, record batch validation,
+// produce with idempotent-producer checks, and read planning. It sits
+// between kafka/ (which never sees a ledger) and ledger/ (which never sees
+// a Kafka batch field), and it never imports kmsg: batch.go reads the few
+// header fields it needs itself.
+//
+// # Read flow (DESIGN.md "Resolver (read flow)")
+//
+//  1. Coordinate: topic name or ID + partition resolves through the
+//     partition binding to a storage LogID and its managed ledger. The
+//     fetch offset is the logical offset.
+//  2. Snapshot: binding, committed end (high watermark = storage durable
+//     End, D5), trim offset (log start) and the binding's identity, read
+//     together and fresh for every attempt:
+//     - S1 offset < trim offset -> ErrOffsetOutOfRange (trimmed).
+//     - S2 offset == committed end -> empty result (a long poll waits on
+//     Watch, which is closed by the next durable append).
+//     - S3 offset > committed end -> ErrOffsetOutOfRange, but only from a
+//     snapshot taken after the request arrived, never a cached one.
+//     - S4 EOF is never cached: the next append moves the end, so every
+//     call reads the end again.
+//  3. View: COMMITTED; there are no compacted reads (compaction is not
+//     supported, cleanup.policy=compact is refused).
+//  4. Position: offset -> position through the entry index (ledger
+//     PositionOf, a floor lookup, O(log n)), and maxPosition = the entry
+//     holding end-1. Pin the ledgers in between so a concurrent hard trim,
+//     retention or topic deletion cannot remove them mid-read, then
+//     revalidate that the snapshot still holds (same binding, same ledger,
+//     same trim offset); otherwise release and start again. Then read with
+//     the ledger's cursorless ReadEntries (R1: nothing is created or
+//     updated by a read).
+//  5. Validate bytes before serving: magic 2, lengths, record count,
+//     CRC32C, base offset and count matching the index, no trailing bytes.
+//     A failing entry fails closed with ErrStorage and is never served.
+//  6. Limits: maxBytes, except that with minOne the first batch is whole
+//     (KIP-74). ReadCommitted reads up to the last stable offset, which is
+//     the high watermark (no transactions). A fetch at an offset inside a
+//     batch returns the whole batch; clients skip the earlier records.
+//
+// # Write flow
+//
+// Produce validates every batch of a partition's records blob before
+// writing any (ErrCorruptBatch, ErrUnsupportedMagic, ErrMessageTooLarge).
+// Under the partition's append lock it checks idempotent sequences (D4)
+// and Writes each batch as its own entry (offsets dense, in order, D3);
+// it Waits outside the lock and answers only once every entry is durable
+// (D1). Producer state is checkpointed in the metadata keyspace every few
+// appends with the offset it covers and rebuilt on Open by replaying the
+// batch headers after that offset (checkpoint.go).
+package resolver

@@ -1,0 +1,183 @@
+package resolver
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"testing"
+	"time"
+
+	"github.com/kgateway/kgateway/storage"
+)
+
+// gateway is a resolver over a real store in a temp dir.
+type gateway struct {
+	t     *testing.T
+	dir   string
+	cfg   Config
+	store *storage.Store
+	r     *Resolver
+}
+
+func newGateway(t *testing.T, cfg Config) *gateway {
+	t.Helper()
+	g := &gateway{t: t, dir: t.TempDir(), cfg: cfg}
+	g.open()
+	t.Cleanup(g.close)
+	return g
+}
+
+func (g *gateway) open() {
+	g.t.Helper()
+	st, err := storage.Open(g.dir, storage.Options{})
+	if err != nil {
+		g.t.Fatalf("storage.Open: %v", err)
+	}
+	r, err := Open(st, g.cfg)
+	if err != nil {
+		st.Close()
+		g.t.Fatalf("resolver.Open: %v", err)
+	}
+	g.store, g.r = st, r
+}
+
+func (g *gateway) close() {
+	if g.r != nil {
+		g.r.Close()
+		g.r = nil
+	}
+	if g.store != nil {
+		g.store.Close()
+		g.store = nil
+	}
+}
+
+// reopen closes cleanly and opens again.
+func (g *gateway) reopen() {
+	g.t.Helper()
+	g.close()
+	g.open()
+}
+
+// crashReopen drops the resolver without Close (no final checkpoint), then
+// closes the store and reopens: what the resolver's durable state looks
+// like after a process crash, all acknowledged data being durable.
+func (g *gateway) crashReopen() {
+	g.t.Helper()
+	g.r = nil
+	g.store.Close()
+	g.store = nil
+	g.open()
+}
+
+func (g *gateway) create(name string, partitions int32, configs map[string]string) Topic {
+	g.t.Helper()
+	tp, err := g.r.CreateTopic(name, partitions, 1, configs, false)
+	if err != nil {
+		g.t.Fatalf("CreateTopic %s: %v", name, err)
+	}
+	return tp
+}
+
+func (g *gateway) produce(topic string, part int32, b []byte) ProduceResult {
+	g.t.Helper()
+	res, err := g.r.Produce(topic, part, b)
+	if err != nil {
+		g.t.Fatalf("Produce %s/%d: %v", topic, part, err)
+	}
+	return res
+}
+
+func (g *gateway) fetch(topic string, part int32, off Offset, maxBytes int) FetchResult {
+	g.t.Helper()
+	res, err := g.r.Fetch(topic, part, off, maxBytes, ReadUncommitted, true)
+	if err != nil {
+		g.t.Fatalf("Fetch %s/%d@%d: %v", topic, part, off, err)
+	}
+	return res
+}
+
+// testBatch describes a v2 record batch to encode.
+type testBatch struct {
+	records  int
+	baseTS   int64 // record i has timestamp baseTS+i
+	value    []byte
+	pid      int64 // -1: not idempotent
+	epoch    int16
+	seq      int32
+	codec    int16
+	magic    int8 // 0 means 2
+	tsDeltas []int64
+}
+
+func plain(records int, ts int64) testBatch {
+	return testBatch{records: records, baseTS: ts, value: []byte("v"), pid: -1, epoch: -1, seq: -1}
+}
+
+func idem(pid int64, epoch int16, seq int32, records int) testBatch {
+	return testBatch{records: records, baseTS: 1000, value: []byte("idem"), pid: pid, epoch: epoch, seq: seq}
+}
+
+// encode hand-encodes the batch (no kmsg, see TestLayering) with a valid
+// CRC32C over attributes..end.
+func (tb testBatch) encode() []byte {
+	var recs []byte
+	maxTS := tb.baseTS
+	for i := 0; i < tb.records; i++ {
+		d := int64(i)
+		if tb.tsDeltas != nil {
+			d = tb.tsDeltas[i]
+		}
+		maxTS = max(maxTS, tb.baseTS+d)
+		var body []byte
+		body = append(body, 0)                     // record attributes
+		body = binary.AppendVarint(body, d)        // timestamp delta
+		body = binary.AppendVarint(body, int64(i)) // offset delta
+		body = binary.AppendVarint(body, -1)       // null key
+		body = binary.AppendVarint(body, int64(len(tb.value)))
+		body = append(body, tb.value...)
+		body = binary.AppendVarint(body, 0) // no headers
+		recs = binary.AppendVarint(recs, int64(len(body)))
+		recs = append(recs, body...)
+	}
+	magic := tb.magic
+	if magic == 0 {
+		magic = 2
+	}
+	be := binary.BigEndian
+	b := make([]byte, batchHeaderLen, batchHeaderLen+len(recs))
+	be.PutUint64(b[0:], 0)
+	be.PutUint32(b[8:], uint32(batchHeaderLen-12+len(recs)))
+	be.PutUint32(b[12:], 0xffffffff)
+	b[16] = byte(magic)
+	be.PutUint16(b[21:], uint16(tb.codec))
+	be.PutUint32(b[23:], uint32(tb.records-1))
+	be.PutUint64(b[27:], uint64(tb.baseTS))
+	be.PutUint64(b[35:], uint64(maxTS))
+	be.PutUint64(b[43:], uint64(tb.pid))
+	be.PutUint16(b[51:], uint16(tb.epoch))
+	be.PutUint32(b[53:], uint32(tb.seq))
+	be.PutUint32(b[57:], uint32(tb.records))
+	b = append(b, recs...)
+	be.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
+	return b
+}
+
+func baseOffsetOf(b []byte) Offset { return Offset(binary.BigEndian.Uint64(b)) }
+
+// waitClosed waits for ch with a deadline (never a sleep).
+func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+func isErr(err, target error) bool {
+	if target == nil {
+		return err == nil
+	}
+	return errors.Is(err, target)
+}

@@ -1,0 +1,256 @@
+package resolver
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/kgateway/kgateway/ledger"
+	"github.com/kgateway/kgateway/storage"
+	"go.uber.org/zap"
+)
+
+// partition is one topic-partition bound to one storage log.
+//
+// Lock order: ckptMu, then app, then mu.
+//   - ckptMu serializes producer-state checkpoints with each other and with
+//     topic deletion (so no checkpoint of a deleted log is written after
+//     its keys are removed).
+//   - app is held across the idempotence check and the ledger Write of a
+//     produce, so sequence checks and offset assignment agree (D3, D4).
+//     It is never held across a Wait.
+//   - mu guards what readers need: the ledger, the settings, the watch
+//     channel and the durable max timestamp. It is held only briefly.
+type partition struct {
+	topic string
+	index int32
+	log   storage.LogID
+
+	ckptMu sync.Mutex
+
+	app struct {
+		sync.Mutex
+		producers map[int64]*producer
+		// next is the offset after the last written entry (durable or not).
+		next Offset
+		// maxTS is the max timestamp over written entries, for checkpoints.
+		maxTS timestampMark
+		// failed is set when an append's durability is in doubt (a Wait or a
+		// later batch of a multi-batch write failed). Appends then fail
+		// until the store is reopened, because the producer state may name
+		// offsets that never became durable.
+		failed error
+		// unckpt counts entries and bytes written since the last checkpoint.
+		unckpt      int
+		unckptBytes int64
+	}
+
+	mu struct {
+		sync.Mutex
+		ml       *ledger.Managed
+		settings topicSettings
+		deleted  bool
+		// watch is closed by the next durable append and then replaced.
+		watch chan struct{}
+		// maxTS is the max timestamp over durable entries (ListOffset -3).
+		maxTS timestampMark
+	}
+}
+
+// timestampMark is the largest batch max timestamp seen and the base
+// offset of the first batch carrying it; Offset -1 when there is none.
+type timestampMark struct {
+	TS     int64
+	Offset Offset
+}
+
+var noTimestamp = timestampMark{TS: -1, Offset: -1}
+
+// observe folds one batch into the mark: a larger timestamp wins; on a tie
+// the earlier offset wins (durable waits may complete out of order).
+func (m *timestampMark) observe(ts int64, off Offset) {
+	if m.Offset < 0 || ts > m.TS || (ts == m.TS && off < m.Offset) {
+		*m = timestampMark{TS: ts, Offset: off}
+	}
+}
+
+// openPartition opens the managed ledger over log (creating the log if it
+// is missing) and recovers the partition's producer state.
+func (r *Resolver) openPartition(name string, idx int32, log storage.LogID, s topicSettings) (*partition, error) {
+	ml, err := ledger.Open(r.store, log, s.ledger)
+	if err != nil {
+		return nil, storageErr("open ledger", err)
+	}
+	p := &partition{topic: name, index: idx, log: log}
+	p.mu.ml = ml
+	p.mu.settings = s
+	p.mu.watch = make(chan struct{})
+	if err := r.recover(p); err != nil {
+		ml.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// close marks the partition deleted, wakes its watchers and closes its
+// ledger.
+func (p *partition) close() error {
+	p.app.Lock()
+	defer p.app.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.mu.deleted {
+		return nil
+	}
+	p.mu.deleted = true
+	close(p.mu.watch)
+	if err := p.mu.ml.Close(); err != nil && !errors.Is(err, ledger.ErrClosed) {
+		return storageErr("close ledger", err)
+	}
+	return nil
+}
+
+// ledgerAndSettings returns what a produce needs, or ErrUnknownTopic when
+// the partition was deleted.
+func (p *partition) ledgerAndSettings() (*ledger.Managed, topicSettings, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.mu.deleted {
+		return nil, topicSettings{}, ErrUnknownTopic
+	}
+	return p.mu.ml, p.mu.settings, nil
+}
+
+// durableAppended records a durable batch and wakes the watchers: the
+// channel is closed and replaced, so each Watch sees exactly the next
+// append (S4: nothing about the end is cached; waiters re-read it).
+func (p *partition) durableAppended(ts int64, off Offset) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.mu.maxTS.observe(ts, off)
+	if p.mu.deleted {
+		return
+	}
+	close(p.mu.watch)
+	p.mu.watch = make(chan struct{})
+}
+
+// Watch returns a channel closed by the next durable append to the
+// partition (long-poll fetch waits on it; nothing polls). It is also
+// closed when the topic is deleted or the resolver closed.
+func (r *Resolver) Watch(topic string, partition int32) (<-chan struct{}, error) {
+	p, err := r.partition(topic, partition)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.mu.deleted {
+		return nil, ErrUnknownTopic
+	}
+	return p.mu.watch, nil
+}
+
+// recover rebuilds the partition's producer state and max timestamp: the
+// last checkpoint, then the batch headers of every durable entry at or
+// after the offset it covers. Checkpoints are written every few entries
+// (see checkpointEvery), so the replay is short; it closes the window
+// between "data durable" and "producer state durable" (D4 across a crash).
+func (r *Resolver) recover(p *partition) error {
+	info, err := r.store.Info(p.log)
+	if err != nil {
+		return storageErr("log info", err)
+	}
+	ck, err := r.loadCheckpoint(p.log)
+	if err != nil {
+		return err
+	}
+	if ck.Covered > info.End {
+		// Cannot happen unless durable data was lost; the state may name
+		// offsets that do not exist, so rebuild it from the whole log.
+		r.log.Warn("producer-state-beyond-log-end", zap.Stringer("log", p.log),
+			zap.Int64("covered", int64(ck.Covered)), zap.Int64("end", int64(info.End)))
+		ck = checkpoint{producers: map[int64]*producer{}, maxTS: noTimestamp}
+	}
+	from := max(ck.Covered, info.Start)
+	replayed, err := r.replay(p.log, from, info.End, &ck)
+	if err != nil {
+		// An unreadable entry fails this partition's appends (the producer
+		// state is incomplete) but not the whole Open: reads still serve
+		// what is valid and fail closed on the rest.
+		r.log.Error("producer-state-replay-failed", zap.Stringer("log", p.log), zap.Error(err))
+		p.app.failed = err
+		replayed = 0
+	}
+	p.app.producers = ck.producers
+	p.app.next = info.End
+	p.app.maxTS = ck.maxTS
+	p.mu.maxTS = ck.maxTS
+	if replayed > 0 {
+		return r.checkpoint(p, true)
+	}
+	return nil
+}
+
+// replay folds the batch headers of the durable entries in [from, end)
+// into ck and returns how many entries it read.
+func (r *Resolver) replay(log storage.LogID, from, end Offset, ck *checkpoint) (int, error) {
+	const maxRecords, maxBytes = 1 << 16, 4 << 20
+	n := 0
+	for from < end {
+		entries, err := r.store.ReadEntries(log, from, maxRecords, maxBytes)
+		if err != nil {
+			return n, storageErr(fmt.Sprintf("replay %s from %s", log, from), err)
+		}
+		if len(entries) == 0 {
+			break
+		}
+		for _, e := range entries {
+			if e.End() <= from {
+				continue
+			}
+			from = e.End()
+			n++
+			if len(e.Payload) < batchHeaderLen {
+				r.log.Warn("replay-short-entry", zap.Stringer("log", log), zap.Int64("offset", int64(e.Offset)))
+				continue
+			}
+			h := decodeHeader(e.Payload)
+			ck.maxTS.observe(e.MaxTime, e.Offset)
+			if h.Idempotent() {
+				ck.producers = recordBatch(ck.producers, h, e.Offset, r.now().UnixMilli())
+			}
+		}
+	}
+	ck.Covered = max(ck.Covered, from)
+	return n, nil
+}
+
+// applySettings installs new topic settings. A changed rollover policy
+// reopens the ledger under app (no Write in flight) and mu (readers see
+// either the old ledger or the new one; a read through the closed old one
+// fails its revalidation and starts again).
+func (r *Resolver) applySettings(p *partition, s topicSettings) error {
+	p.app.Lock()
+	defer p.app.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.mu.deleted {
+		return nil
+	}
+	old := p.mu.settings.ledger
+	p.mu.settings = s
+	if old.SegmentBytes == s.ledger.SegmentBytes && old.SegmentAge == s.ledger.SegmentAge {
+		return nil
+	}
+	if err := p.mu.ml.Close(); err != nil && !errors.Is(err, ledger.ErrClosed) {
+		r.log.Warn("close-ledger-failed", zap.Stringer("log", p.log), zap.Error(err))
+	}
+	ml, err := ledger.Open(r.store, p.log, s.ledger)
+	if err != nil {
+		p.app.failed = err
+		return storageErr("reopen ledger", err)
+	}
+	p.mu.ml = ml
+	return nil
+}

@@ -1,0 +1,177 @@
+package resolver
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/kgateway/kgateway/storage"
+	"go.uber.org/zap"
+)
+
+// Produce validates one partition's records blob (one or more concatenated
+// record batches) and appends each batch as its own entry, durably (D1),
+// with idempotent-producer checks (D4).
+//
+// Every batch is validated before any is written; one bad batch rejects the
+// whole blob (ErrCorruptBatch, ErrUnsupportedMagic, ErrMessageTooLarge).
+// The blob is copied, so the caller's buffer is neither modified nor
+// retained. The result is returned only after every entry is durable.
+func (r *Resolver) Produce(topic string, partition int32, batch []byte) (ProduceResult, error) {
+	p, err := r.partition(topic, partition)
+	if err != nil {
+		return ProduceResult{}, err
+	}
+	batches, hdrs, err := splitBatches(batch)
+	if err != nil {
+		return ProduceResult{}, err
+	}
+	_, s, err := p.ledgerAndSettings()
+	if err != nil {
+		return ProduceResult{}, err
+	}
+	for _, b := range batches {
+		if len(b) > int(s.maxMessageBytes) {
+			return ProduceResult{}, fmt.Errorf("%w: %d bytes, max.message.bytes is %d", ErrMessageTooLarge, len(b), s.maxMessageBytes)
+		}
+	}
+	// Own copy: storage may keep the payload (tail cache) and the stamp
+	// rewrites it.
+	buf := append([]byte(nil), batch...)
+	appendTime := int64(-1)
+	if s.logAppendTime {
+		appendTime = r.now().UnixMilli()
+	}
+	maxTimes := make([]int64, len(batches))
+	for i, b := range batches {
+		batches[i] = buf[:len(b):len(b)]
+		buf = buf[len(b):]
+		maxTimes[i] = hdrs[i].MaxTimestamp
+		if appendTime >= 0 {
+			// Under the CRC: done here, outside every lock.
+			setLogAppendTime(batches[i], appendTime)
+			maxTimes[i] = appendTime
+		}
+	}
+
+	w := newInflight()
+	p.app.Lock()
+	pend, dup, err := r.appendLocked(p, batches, hdrs, maxTimes, w)
+	p.app.Unlock()
+	switch {
+	case err != nil:
+		return ProduceResult{}, err
+	case dup != nil:
+		return r.awaitDuplicate(p, *dup)
+	}
+	return r.awaitDurable(p, pend, maxTimes, appendTime, w)
+}
+
+// appendLocked runs under p.app: the idempotence check and the ledger
+// Writes, so sequence order and offset order agree (D3, D4). It records
+// the producer state of what it wrote, tagged with w until w finishes.
+func (r *Resolver) appendLocked(p *partition, batches [][]byte, hdrs []batchHeader, maxTimes []int64, w *inflight) ([]*storage.Pending, *seqBatch, error) {
+	if p.app.failed != nil {
+		return nil, nil, storageErr("partition failed earlier; reopen required", p.app.failed)
+	}
+	ml, _, err := p.ledgerAndSettings()
+	if err != nil {
+		return nil, nil, err
+	}
+	dup, err := planIdempotent(p.app.producers, hdrs)
+	if err != nil {
+		return nil, nil, err
+	}
+	if dup != nil {
+		d := *dup
+		return nil, &d, nil
+	}
+	pend := make([]*storage.Pending, 0, len(batches))
+	for i, b := range batches {
+		pd, err := ml.Write(int(hdrs[i].Records), b, storage.AppendOptions{MaxTime: maxTimes[i], Stamp: stamp(maxTimes[i])})
+		if err != nil {
+			if i > 0 {
+				// Earlier batches of this call are written and may become
+				// durable; the in-memory state cannot describe them, so
+				// refuse appends until a reopen replays the log.
+				p.app.failed = err
+			}
+			return nil, nil, storageErr("write", err)
+		}
+		pend = append(pend, pd)
+	}
+	now := r.now().UnixMilli()
+	for i, pd := range pend {
+		h, hd := hdrs[i], pd.Header()
+		if h.Idempotent() {
+			p.app.producers = recordBatchInflight(p.app.producers, h, hd.Offset, now, w)
+		}
+		p.app.maxTS.observe(maxTimes[i], hd.Offset)
+		p.app.next = hd.End()
+		p.app.unckpt++
+		p.app.unckptBytes += int64(len(batches[i]))
+	}
+	return pend, nil, nil
+}
+
+// stamp returns the Stamp hook run under the log's append lock: it
+// rewrites the base offset (not under the CRC) and sets the partition
+// leader epoch to 0, this broker's only leader epoch (not under the CRC
+// either).
+func stamp(maxTime int64) func([]byte, Offset) int64 {
+	return func(b []byte, base Offset) int64 {
+		setBaseOffset(b, base)
+		binary.BigEndian.PutUint32(b[batchLenPrefix:], 0)
+		return maxTime
+	}
+}
+
+// awaitDurable waits, outside every lock, until the call's entries are
+// durable (D1), then wakes the partition's watchers.
+func (r *Resolver) awaitDurable(p *partition, pend []*storage.Pending, maxTimes []int64, appendTime int64, w *inflight) (ProduceResult, error) {
+	var werr error
+	for _, pd := range pend {
+		if err := pd.Wait(); err != nil && werr == nil {
+			werr = err
+		}
+	}
+	w.finish(werr)
+	if werr != nil {
+		p.app.Lock()
+		if p.app.failed == nil {
+			p.app.failed = werr
+		}
+		p.app.Unlock()
+		return ProduceResult{}, storageErr("append", werr)
+	}
+	for i, pd := range pend {
+		p.durableAppended(maxTimes[i], pd.Header().Offset)
+	}
+	if err := r.checkpoint(p, false); err != nil {
+		// The data is durable and the log is the record: a missed
+		// checkpoint only lengthens the replay on Open.
+		r.log.Warn("producer-state-checkpoint-failed", zap.Stringer("log", p.log), zap.Error(err))
+	}
+	return ProduceResult{BaseOffset: pend[0].Header().Offset, LogAppendTime: appendTime, LogStart: r.logStart(p)}, nil
+}
+
+// awaitDuplicate answers an idempotent retry (D4) with the original
+// batch's offset, once that batch is durable (D1).
+func (r *Resolver) awaitDuplicate(p *partition, d seqBatch) (ProduceResult, error) {
+	if d.w != nil {
+		<-d.w.done
+		if d.w.err != nil {
+			return ProduceResult{}, storageErr("original append", d.w.err)
+		}
+	}
+	return ProduceResult{BaseOffset: d.offset, LogAppendTime: -1, LogStart: r.logStart(p), Duplicate: true}, nil
+}
+
+// logStart is the log start offset for a produce response, -1 if the
+// store cannot say.
+func (r *Resolver) logStart(p *partition) Offset {
+	info, err := r.store.Info(p.log)
+	if err != nil {
+		return -1
+	}
+	return info.Start
+}

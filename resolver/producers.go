@@ -1,0 +1,193 @@
+package resolver
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"time"
+)
+
+// Idempotent producers (D4). Per (producer id, partition) the resolver
+// keeps the producer's epoch and the sequences and offsets of its last
+// maxTrackedBatches batches:
+//   - a batch equal to one of them (epoch, first and last sequence) is a
+//     retry: its original offset is returned and nothing is written;
+//   - an older epoch is fenced (ErrInvalidProducerEpoch);
+//   - a newer epoch must start at sequence 0;
+//   - within an epoch the first sequence must follow the last one
+//     (ErrOutOfOrderSequence otherwise);
+//   - an unknown producer may start at any sequence, as in Kafka, since its
+//     state may have expired.
+
+const (
+	maxTrackedBatches = 5
+	// producerExpiry is Kafka's producer.id.expiration.ms default: the state
+	// of a producer silent this long is dropped at the next checkpoint.
+	producerExpiry = 24 * time.Hour
+)
+
+// producer is one producer's state on one partition.
+type producer struct {
+	epoch    int16
+	lastSeen int64      // unix ms of its last append (for expiry)
+	batches  []seqBatch // oldest first, at most maxTrackedBatches
+}
+
+// seqBatch is one remembered batch.
+type seqBatch struct {
+	first, last int32
+	offset      Offset
+	// w is the produce that wrote the batch while it is not yet known to
+	// be durable; a retry waits on it before answering (D1). nil for
+	// batches known durable (recovered from the log).
+	w *inflight
+}
+
+// inflight is one Produce call's durability outcome.
+type inflight struct {
+	done chan struct{}
+	err  error // set before done is closed
+}
+
+func newInflight() *inflight { return &inflight{done: make(chan struct{})} }
+
+func (f *inflight) finish(err error) {
+	f.err = err
+	close(f.done)
+}
+
+// checkSequence classifies batch h against the producer's state ps (nil
+// when unknown): a duplicate of a remembered batch, an error, or new.
+func checkSequence(ps *producer, h batchHeader) (*seqBatch, error) {
+	if ps == nil {
+		return nil, nil
+	}
+	switch {
+	case h.ProducerEpoch < ps.epoch:
+		return nil, fmt.Errorf("%w: producer %d epoch %d is older than %d", ErrInvalidProducerEpoch, h.ProducerID, h.ProducerEpoch, ps.epoch)
+	case h.ProducerEpoch > ps.epoch:
+		if h.BaseSequence != 0 {
+			return nil, fmt.Errorf("%w: producer %d new epoch %d starts at sequence %d, not 0", ErrOutOfOrderSequence, h.ProducerID, h.ProducerEpoch, h.BaseSequence)
+		}
+		return nil, nil
+	}
+	last := h.LastSequence()
+	for i := range ps.batches {
+		if b := &ps.batches[i]; b.first == h.BaseSequence && b.last == last {
+			return b, nil
+		}
+	}
+	if n := len(ps.batches); n > 0 {
+		if want := seqAdd(ps.batches[n-1].last, 1); h.BaseSequence != want {
+			return nil, fmt.Errorf("%w: producer %d expected sequence %d, got %d", ErrOutOfOrderSequence, h.ProducerID, want, h.BaseSequence)
+		}
+	}
+	return nil, nil
+}
+
+// recordBatch records batch h written at off in producers, copying the
+// producer's state first (callers may hold a tentative copy of the map).
+func recordBatch(producers map[int64]*producer, h batchHeader, off Offset, now int64) map[int64]*producer {
+	return recordBatchInflight(producers, h, off, now, nil)
+}
+
+func recordBatchInflight(producers map[int64]*producer, h batchHeader, off Offset, now int64, w *inflight) map[int64]*producer {
+	if producers == nil {
+		producers = make(map[int64]*producer)
+	}
+	old := producers[h.ProducerID]
+	ps := &producer{epoch: h.ProducerEpoch, lastSeen: now}
+	if old != nil && old.epoch == h.ProducerEpoch {
+		ps.batches = append(ps.batches, old.batches...)
+	}
+	ps.batches = append(ps.batches, seqBatch{first: h.BaseSequence, last: h.LastSequence(), offset: off, w: w})
+	if n := len(ps.batches); n > maxTrackedBatches {
+		ps.batches = ps.batches[n-maxTrackedBatches:]
+	}
+	producers[h.ProducerID] = ps
+	return producers
+}
+
+// planIdempotent checks every idempotent batch of one produce call against
+// the partition's producer state, in order, as if the earlier ones were
+// written. It returns the duplicate that short-circuits the whole call
+// (as Kafka does), or an error rejecting all of them.
+func planIdempotent(producers map[int64]*producer, hdrs []batchHeader) (*seqBatch, error) {
+	var tentative map[int64]*producer
+	for i, h := range hdrs {
+		if !h.Idempotent() {
+			continue
+		}
+		state := producers
+		if tentative != nil {
+			state = tentative
+		}
+		dup, err := checkSequence(state[h.ProducerID], h)
+		if err != nil || dup != nil {
+			return dup, err
+		}
+		if i < len(hdrs)-1 { // later batches see this one
+			if tentative == nil {
+				tentative = maps.Clone(producers)
+			}
+			tentative = recordBatch(tentative, h, 0, 0)
+		}
+	}
+	return nil, nil
+}
+
+// expireProducers drops producers silent for longer than producerExpiry.
+func expireProducers(producers map[int64]*producer, now int64) {
+	for id, ps := range producers {
+		if now-ps.lastSeen > producerExpiry.Milliseconds() {
+			delete(producers, id)
+		}
+	}
+}
+
+// InitProducerID allocates a new producer id (epoch 0), or bumps the epoch
+// of an existing one when producerID >= 0 (KIP-360). Ids come from a
+// durable counter and are never reused across restarts; bumped epochs are
+// durable too. A repeat of a bump whose answer was lost (the caller's
+// epoch is one behind) returns the current epoch again.
+func (r *Resolver) InitProducerID(ctx context.Context, producerID int64, epoch int16) (int64, int16, error) {
+	if err := ctx.Err(); err != nil {
+		return -1, -1, err
+	}
+	r.pidMu.Lock()
+	defer r.pidMu.Unlock()
+	if producerID < 0 {
+		return r.allocProducerIDLocked()
+	}
+	if producerID >= r.nextPID || epoch < 0 {
+		return -1, -1, fmt.Errorf("%w: producer %d epoch %d", ErrUnknownProducerID, producerID, epoch)
+	}
+	cur, err := r.producerEpoch(producerID)
+	if err != nil {
+		return -1, -1, err
+	}
+	switch {
+	case epoch == cur-1:
+		return producerID, cur, nil
+	case epoch != cur:
+		return -1, -1, fmt.Errorf("%w: producer %d epoch %d, current %d", ErrInvalidProducerEpoch, producerID, epoch, cur)
+	case cur == math.MaxInt16:
+		// Epochs are exhausted: start over with a fresh id, as Kafka does.
+		return r.allocProducerIDLocked()
+	}
+	if err := r.store.ApplyMeta(putProducerEpoch(producerID, cur+1)); err != nil {
+		return -1, -1, storageErr("bump producer epoch", err)
+	}
+	return producerID, cur + 1, nil
+}
+
+// allocProducerIDLocked hands out the next id, durably, before returning.
+func (r *Resolver) allocProducerIDLocked() (int64, int16, error) {
+	id := r.nextPID
+	if err := r.store.ApplyMeta(putCounter(keyNextPID, uint64(id+1))); err != nil {
+		return -1, -1, storageErr("allocate producer id", err)
+	}
+	r.nextPID = id + 1
+	return id, 0, nil
+}
