@@ -25,6 +25,10 @@ type Managed struct {
 	// read never waits for the append lock.
 	state atomic.Uint32
 
+	// readRetries counts reads started again after a concurrent trim (for
+	// tests and diagnostics; never consulted by a read, R1).
+	readRetries atomic.Int64
+
 	// mu serializes the append path: the roll decision and the storage
 	// Write it precedes happen as one step. It is the only lock here.
 	mu struct {

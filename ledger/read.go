@@ -32,13 +32,20 @@ func (m *Managed) ReadEntries(start Position, maxEntries, maxBytes int, maxPosit
 		if err == nil || attempt == readAttempts || !raced(err) {
 			return out, err
 		}
+		m.readRetries.Add(1)
 	}
 }
 
-// raced reports an error a concurrent trim can cause between a read's
-// snapshot and its pin; the read then starts again from a fresh snapshot.
+// raced reports an error a concurrent trim can cause after a read's
+// snapshot: the ledger was removed (storage.ErrRemoved, also after our pin:
+// a pin keeps the file but storage refuses new reads of a removed ledger),
+// the start was soft-trimmed (storage.ErrTrimmed), or the index entries
+// went with a hard trim (errIndexMismatch). Such a read, having collected
+// nothing, starts again from a fresh snapshot; its start then normalizes
+// forward (R3).
 func raced(err error) bool {
-	return errors.Is(err, storage.ErrRemoved) || errors.Is(err, storage.ErrTrimmed)
+	return errors.Is(err, storage.ErrRemoved) || errors.Is(err, storage.ErrTrimmed) ||
+		errors.Is(err, errIndexMismatch)
 }
 
 // span is the part of one ledger a read covers: entries [from, to].
@@ -51,6 +58,9 @@ type span struct {
 func (m *Managed) readOnce(start Position, maxEntries int, maxBytes int64, maxPosition Position) ([]Entry, error) {
 	// R8: one snapshot fixes the last confirmed entry for the whole call.
 	info, err := m.store.Info(m.log)
+	if errors.Is(err, storage.ErrClosed) { // R11: the store under us is closed
+		return nil, fmt.Errorf("%w: %w", errFencedClosed, err)
+	}
 	if err != nil {
 		return nil, wrapStorageErr("read", m.log, err)
 	}
@@ -100,8 +110,11 @@ func (m *Managed) boundsOf(info storage.LogInfo) (first, last Position, ok bool,
 	if !ok || info.Start >= info.End {
 		return Position{}, Position{}, false, nil
 	}
-	i := sort.Search(len(info.Ledgers), func(i int) bool { return info.Ledgers[i].Entries > 0 })
-	li := info.Ledgers[i] // exists: lastConfirmedOf found a non-empty ledger
+	i := 0
+	for info.Ledgers[i].Entries == 0 { // ends: lastConfirmedOf found a non-empty ledger
+		i++
+	}
+	li := info.Ledgers[i]
 	first = Position{Ledger: li.ID}
 	if info.Start > li.FirstOffset {
 		// Soft trim: the entry containing the log start is the first
@@ -235,6 +248,10 @@ func (m *Managed) offsetOf(li storage.LedgerInfo, e EntryID) (Offset, error) {
 		return li.FirstOffset, nil
 	}
 	h, err := m.store.EntryAt(m.log, li.ID, e)
+	if errors.Is(err, storage.ErrNotFound) {
+		// The snapshot listed it: a hard trim removed it since.
+		return 0, fmt.Errorf("%w: %v:%v: %w", errIndexMismatch, li.ID, e, err)
+	}
 	if err != nil {
 		return 0, wrapStorageErr("read index", m.log, err)
 	}

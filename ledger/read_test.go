@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -42,7 +44,12 @@ func TestReadWritesNothing(t *testing.T) {
 	e.append("tail", 2)
 
 	check := func(phase string) {
-		// Every append has returned, so the store is quiescent.
+		// Every append has returned; storage commits the entry index to
+		// pebble without a sync, so a synced metadata write flushes pebble's
+		// WAL buffer too. Then the store is quiescent.
+		if err := e.store.ApplyMeta(storage.MetaOp{Key: []byte("ledger-test/quiesce"), Value: []byte(phase)}); err != nil {
+			t.Fatal(err)
+		}
 		files0, store0 := dirState(t, e.dir), storeState(t, e.store)
 		fsMut0, pebbleMut0 := e.fs.mutations.Load(), e.pebble.Load()
 		lac0, _ := e.m.LastConfirmed()
@@ -78,6 +85,82 @@ func TestReadWritesNothing(t *testing.T) {
 	check("warm")
 	e.reopen() // cold: every payload comes from the files
 	check("cold")
+
+	// The instruments are live: an append and a roll register on both.
+	fsMut, pebbleMut := e.fs.mutations.Load(), e.pebble.Load()
+	e.append("x", 1)
+	e.roll()
+	if e.fs.mutations.Load() == fsMut || e.pebble.Load() == pebbleMut {
+		t.Fatalf("an append made no mutation the test can see: fs %d->%d pebble %d->%d",
+			fsMut, e.fs.mutations.Load(), pebbleMut, e.pebble.Load())
+	}
+}
+
+// TestReadPinsAgainstHardTrim: a hard trim landing while a read is inside
+// a ledger does not break the read (the read pinned the file), the file
+// goes once the read is done, and a later read starting in the removed
+// ledger moves to the next one (R3).
+func TestReadPinsAgainstHardTrim(t *testing.T) {
+	e := newEnv(t, Config{})
+	ids := build3(e)
+	e.reopen()
+	first := storage.SegmentFileName(testLog, ids[0])
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	e.fs.setReadHook(func(base string) {
+		if base == first {
+			once.Do(func() { close(entered); <-release })
+		}
+	})
+	done := make(chan []Entry, 1)
+	go func() {
+		es, err := e.m.ReadEntries(Earliest, 100, 1<<20, NoLimit)
+		if err != nil {
+			t.Errorf("read: %v", err)
+		}
+		done <- es
+	}()
+	<-entered
+	if err := e.store.HardTrim(testLog, 3); err != nil {
+		close(release)
+		t.Fatal(err)
+	}
+	if got := e.ledgerIDs(); len(got) != 2 || got[0] != ids[1] {
+		close(release)
+		t.Fatalf("ledgers after hard trim %v, want %v", got, ids[1:])
+	}
+	if !fileExists(t, e.dir, first) {
+		close(release)
+		t.Fatalf("%s removed while a read had it pinned", first)
+	}
+	close(release)
+	es := <-done
+	e.fs.setReadHook(nil)
+	if len(es) != 9 {
+		t.Fatalf("read across a hard trim returned %s, want all 9 entries", payloads(es))
+	}
+	if fileExists(t, e.dir, first) {
+		t.Fatalf("%s still there after the read released it", first)
+	}
+	if es := e.read(Position{ids[0], 1}, 1, 0, NoLimit); len(es) != 1 || es[0].Ledger != ids[1] || es[0].Entry != 0 {
+		t.Fatalf("read at removed %v:1 gave %s, want %v:0", ids[0], payloads(es), ids[1])
+	}
+}
+
+// fileExists reports whether a file named base is anywhere under dir.
+func fileExists(t *testing.T, dir, base string) bool {
+	t.Helper()
+	found := false
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.Name() == base {
+			found = true
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
 }
 
 // TestReadUnchangedByLaterAppends: R8, a result is not changed by appends,
@@ -198,6 +281,23 @@ func TestReadFencedUnderneath(t *testing.T) {
 	}
 }
 
+// TestReadStoreClosed: R11, a read after the store underneath was closed
+// is a fenced (and closed) error, not a storage error of another kind.
+func TestReadStoreClosed(t *testing.T) {
+	e := newEnv(t, Config{})
+	e.append("a", 1)
+	if err := e.store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.m.ReadEntries(Earliest, 1, 1, NoLimit)
+	if !errors.Is(err, ErrFenced) || !errors.Is(err, ErrClosed) || !errors.Is(err, storage.ErrClosed) {
+		t.Fatalf("read over a closed store: %v", err)
+	}
+	if _, err := e.m.Append(1, []byte("b"), storage.AppendOptions{}); !errors.Is(err, storage.ErrClosed) {
+		t.Fatalf("append over a closed store: %v", err)
+	}
+}
+
 // TestReadConcurrent runs reads against a writer that rolls often and a
 // trimmer that soft- and hard-trims behind it (R3, R6, R8, and pinning
 // against a concurrent hard trim). Every read must return a dense run of
@@ -254,6 +354,7 @@ func TestReadConcurrent(t *testing.T) {
 		}(uint64(r))
 	}
 	wg.Wait()
+	t.Logf("reads started again after a concurrent trim: %d", e.m.readRetries.Load())
 	es := e.read(Earliest, 1000, 1<<20, NoLimit)
 	if err := checkDense(es); err != nil {
 		t.Fatal(err)
