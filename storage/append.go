@@ -85,7 +85,7 @@ func (l *logState) writeFrame(off Offset, records int32, maxTime int64, payload 
 	}
 	if err != nil {
 		l.fail(err)
-		return fmt.Errorf("%w: %v: write: %v", ErrFailed, l.id, err)
+		return fmt.Errorf("%w: %v: write: %w", ErrFailed, l.id, err)
 	}
 	return nil
 }

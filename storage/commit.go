@@ -183,7 +183,7 @@ func (c *committer) publish(group []*Pending, failed map[*logState]error) {
 		l := p.log
 		if err := failed[l]; err != nil {
 			l.fail(err)
-			p.err = fmt.Errorf("%w: %v: %v", ErrFailed, l.id, err)
+			p.err = fmt.Errorf("%w: %v: %w", ErrFailed, l.id, err)
 			continue
 		}
 		l.mu.Lock()

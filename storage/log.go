@@ -68,7 +68,7 @@ func (l *logState) checkWritableLocked() error {
 	case l.mu.deleted:
 		return fmt.Errorf("%w: %v", ErrNoLog, l.id)
 	case l.mu.failed != nil:
-		return fmt.Errorf("%w: %v: %v", ErrFailed, l.id, l.mu.failed)
+		return fmt.Errorf("%w: %v: %w", ErrFailed, l.id, l.mu.failed)
 	case l.mu.state == Fenced:
 		return fmt.Errorf("%w: %v", ErrFenced, l.id)
 	}
@@ -83,7 +83,7 @@ func (l *logState) checkAlive() error {
 		return fmt.Errorf("%w: %v", ErrNoLog, l.id)
 	}
 	if l.mu.failed != nil {
-		return fmt.Errorf("%w: %v: %v", ErrFailed, l.id, l.mu.failed)
+		return fmt.Errorf("%w: %v: %w", ErrFailed, l.id, l.mu.failed)
 	}
 	return nil
 }

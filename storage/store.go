@@ -85,6 +85,8 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("storage: create %s: %w", s.segDir, err)
 	}
 	po := &pebble.Options{FS: opts.PebbleFS, Logger: pebbleLogger{opts.Logger.Sugar()}}
+	// No read-triggered compactions: a read must not cause a write (R1).
+	po.Experimental.ReadSamplingMultiplier = -1
 	db, err := pebble.Open(filepath.Join(dir, "index"), po)
 	if err != nil {
 		return nil, fmt.Errorf("storage: open index: %w", err)

@@ -1,0 +1,179 @@
+package storage
+
+// FaultFS wraps any FS (the OS, or a MemFS) and injects errors. API:
+//
+//	ffs := storage.NewFaultFS(storage.OSFS())     // or storage.NewMemFS()
+//	st, _ := storage.Open(dir, storage.Options{FS: ffs})
+//	name := storage.SegmentFileName(log, ledger)  // the base name to target
+//	ffs.FailReadAt(name, io.ErrUnexpectedEOF)     // reads of that ledger fail
+//	ffs.FailSync("", errors.New("EIO"))           // every Sync fails
+//	ffs.FailWrite(name, syscall.ENOSPC)           // writes to it fail, writing nothing
+//	ffs.Clear()                                   // no more faults
+//	n := ffs.Mutations()                          // writes, syncs, truncates, creates, removes so far
+//
+// A name is a file's base name; "" matches every file. A nil error clears
+// that rule. Rules hold until cleared. After a failed Sync or write the store
+// fails the log (ErrFailed for appends until reopened), as doc.go says.
+
+import (
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+)
+
+// FaultFS is an FS that injects errors into a base FS.
+type FaultFS struct {
+	base      FS
+	mutations atomic.Int64
+	mu        struct {
+		sync.Mutex
+		readAt map[string]error
+		sync   map[string]error
+		write  map[string]error
+	}
+}
+
+// NewFaultFS wraps base.
+func NewFaultFS(base FS) *FaultFS {
+	f := &FaultFS{base: base}
+	f.Clear()
+	return f
+}
+
+func setRule(m map[string]error, name string, err error) {
+	if err == nil {
+		delete(m, name)
+	} else {
+		m[name] = err
+	}
+}
+
+// FailReadAt makes ReadAt on the named file fail with err.
+func (f *FaultFS) FailReadAt(name string, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	setRule(f.mu.readAt, name, err)
+}
+
+// FailSync makes Sync on the named file fail with err (nothing is synced).
+func (f *FaultFS) FailSync(name string, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	setRule(f.mu.sync, name, err)
+}
+
+// FailWrite makes WriteAt and Truncate on the named file fail with err
+// (e.g. syscall.ENOSPC) without writing anything.
+func (f *FaultFS) FailWrite(name string, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	setRule(f.mu.write, name, err)
+}
+
+// Clear removes every rule.
+func (f *FaultFS) Clear() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.mu.readAt = make(map[string]error)
+	f.mu.sync = make(map[string]error)
+	f.mu.write = make(map[string]error)
+}
+
+// Mutations counts the operations so far that change files: WriteAt,
+// Truncate, Sync, Remove, SyncDir, MkdirAll and opens that create or may
+// write. A read must not move it.
+func (f *FaultFS) Mutations() int64 { return f.mutations.Load() }
+
+type faultKind int
+
+const (
+	faultRead faultKind = iota
+	faultSync
+	faultWrite
+)
+
+func (f *FaultFS) rule(kind faultKind, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	m := map[faultKind]map[string]error{faultRead: f.mu.readAt, faultSync: f.mu.sync, faultWrite: f.mu.write}[kind]
+	if err := m[filepath.Base(name)]; err != nil {
+		return err
+	}
+	return m[""]
+}
+
+func (f *FaultFS) OpenFile(name string, flag int, perm uint32) (File, error) {
+	if flag&(os.O_CREATE|os.O_WRONLY|os.O_RDWR|os.O_TRUNC) != 0 {
+		f.mutations.Add(1)
+	}
+	file, err := f.base.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return &faultFile{fs: f, name: name, f: file}, nil
+}
+
+func (f *FaultFS) Remove(name string) error {
+	f.mutations.Add(1)
+	return f.base.Remove(name)
+}
+
+func (f *FaultFS) MkdirAll(name string, perm uint32) error {
+	f.mutations.Add(1)
+	return f.base.MkdirAll(name, perm)
+}
+
+func (f *FaultFS) ReadDir(name string) ([]string, error) { return f.base.ReadDir(name) }
+
+func (f *FaultFS) SyncDir(name string) error {
+	f.mutations.Add(1)
+	return f.base.SyncDir(name)
+}
+
+type faultFile struct {
+	fs   *FaultFS
+	name string
+	f    File
+}
+
+func (ff *faultFile) fail(op string, kind faultKind) error {
+	if err := ff.fs.rule(kind, ff.name); err != nil {
+		return &os.PathError{Op: op, Path: ff.name, Err: err}
+	}
+	return nil
+}
+
+func (ff *faultFile) WriteAt(p []byte, off int64) (int, error) {
+	ff.fs.mutations.Add(1)
+	if err := ff.fail("write", faultWrite); err != nil {
+		return 0, err
+	}
+	return ff.f.WriteAt(p, off)
+}
+
+func (ff *faultFile) ReadAt(p []byte, off int64) (int, error) {
+	if err := ff.fail("read", faultRead); err != nil {
+		return 0, err
+	}
+	return ff.f.ReadAt(p, off)
+}
+
+func (ff *faultFile) Sync() error {
+	ff.fs.mutations.Add(1)
+	if err := ff.fail("sync", faultSync); err != nil {
+		return err
+	}
+	return ff.f.Sync()
+}
+
+func (ff *faultFile) Truncate(size int64) error {
+	ff.fs.mutations.Add(1)
+	if err := ff.fail("truncate", faultWrite); err != nil {
+		return err
+	}
+	return ff.f.Truncate(size)
+}
+
+func (ff *faultFile) Size() (int64, error) { return ff.f.Size() }
+func (ff *faultFile) Close() error         { return ff.f.Close() }
