@@ -37,7 +37,14 @@ type faultFS struct {
 		sync.Mutex
 		failing map[string]bool   // segment base names whose reads fail
 		hook    func(base string) // called before every ReadAt
+		sync    func()            // called before every segment Sync
 	}
+}
+
+func (f *faultFS) setSyncHook(h func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.mu.sync = h
 }
 
 func (f *faultFS) setReadHook(h func(base string)) {
@@ -132,6 +139,12 @@ func (f *faultFile) WriteAt(p []byte, off int64) (int, error) {
 
 func (f *faultFile) Sync() error {
 	f.fs.mutations.Add(1)
+	f.fs.mu.Lock()
+	hook := f.fs.mu.sync
+	f.fs.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
 	return f.File.Sync()
 }
 

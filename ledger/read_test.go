@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -253,6 +254,51 @@ func TestReadStopsAtLastConfirmedWhenCalled(t *testing.T) {
 	}
 	if got := len(e.read(Earliest, 100, 1<<20, NoLimit)); got != 12 {
 		t.Fatalf("a later read sees %d entries, want 12", got)
+	}
+}
+
+// TestReadSeesOnlyDurable: R5, R8 and DESIGN.md D5. An entry written but
+// not yet synced is beyond the last confirmed entry: no read returns it, a
+// start at its position is empty, and it appears once its sync is done.
+func TestReadSeesOnlyDurable(t *testing.T) {
+	e := newEnv(t, Config{})
+	h0 := e.append("durable", 1)
+	syncing, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	e.fs.setSyncHook(func() { once.Do(func() { close(syncing); <-release }) })
+	p, err := e.m.Write(1, []byte("pending"), storage.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-syncing:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the group commit never synced")
+	}
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	pos := Position{p.Header().Ledger, p.Header().Entry}
+	if lac, ok := e.m.LastConfirmed(); !ok || lac != (Position{h0.Ledger, h0.Entry}) {
+		t.Fatalf("last confirmed %v %v while the second entry is unsynced", lac, ok)
+	}
+	if got := payloads(e.read(Earliest, 10, 1<<20, NoLimit)); !strings.HasSuffix(got, "=durable") || strings.Contains(got, "pending") {
+		t.Fatalf("read before the sync: %s", got)
+	}
+	if es := e.read(pos, 10, 1<<20, NoLimit); len(es) != 0 {
+		t.Fatalf("read at the unsynced position %v: %s", pos, payloads(es))
+	}
+	close(release)
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	e.fs.setSyncHook(nil)
+	if es := e.read(pos, 10, 1<<20, NoLimit); len(es) != 1 || string(es[0].Payload) != "pending" {
+		t.Fatalf("read at %v after the sync: %s", pos, payloads(es))
 	}
 }
 
