@@ -9,7 +9,7 @@ import (
 )
 
 // readAttempts bounds how often a read starts again after a concurrent trim
-// removed a ledger between its snapshot and its pin.
+// removed what its snapshot promised (see raced).
 const readAttempts = 4
 
 // indexChunk is how many index entries a read fetches at a time, so a
