@@ -84,7 +84,9 @@
 //	I6 Trims, fencing, deletion and ApplyMeta are synced pebble writes.
 //	   HardTrim and DeleteLog drop records first and files second; a file
 //	   pinned by a read in progress is removed when the last pin is released
-//	   (or, after a crash, as an orphan at the next Open).
+//	   (or, after a crash, as an orphan at the next Open). While pinned, a
+//	   removed ledger stays readable through ReadIndexed (the read was in
+//	   progress), but Pin refuses new pins on it (ErrRemoved).
 //
 // # Reads
 //

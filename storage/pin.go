@@ -41,12 +41,14 @@ func (s *Store) Pin(id LogID, ledgers ...LedgerID) (release func(), err error) {
 	return func() { once.Do(func() { s.unpin(l, held) }) }, nil
 }
 
-// pinForRead pins one ledger and returns its open file.
+// pinForRead pins one ledger and returns its open file. A ledger that is
+// removed but still pinned (by the caller, who pinned before revalidating
+// its snapshot) stays readable: the read was in progress when it went.
 func (l *logState) pinForRead(s *Store, led LedgerID) (release func(), f File, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	lf := l.mu.files[led]
-	if lf == nil || lf.removed {
+	if lf == nil {
 		return func() {}, nil, fmt.Errorf("%w: %v %v", ErrRemoved, l.id, led)
 	}
 	if lf.file == nil {
