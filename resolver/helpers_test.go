@@ -4,9 +4,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+	"os"
+	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/kgateway/kgateway/ledger"
 	"github.com/kgateway/kgateway/storage"
 )
 
@@ -180,4 +184,46 @@ func isErr(err, target error) bool {
 		return err == nil
 	}
 	return errors.Is(err, target)
+}
+
+func crc32c(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }
+
+// clock is a settable test clock (unix ms).
+type clock struct {
+	mu sync.Mutex
+	ms int64
+}
+
+func fixedClock(ms int64) *clock { return &clock{ms: ms} }
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.UnixMilli(c.ms)
+}
+
+func (c *clock) set(ms int64) {
+	c.mu.Lock()
+	c.ms = ms
+	c.mu.Unlock()
+}
+
+func ledgerNow(c *clock) ledger.Config { return ledger.Config{Now: c.now} }
+
+// corruptFile flips one byte of a segment file at pos.
+func corruptFile(t *testing.T, dir, name string, pos int64) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(dir, "segments", name), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := make([]byte, 1)
+	if _, err := f.ReadAt(b, pos); err != nil {
+		t.Fatal(err)
+	}
+	b[0] ^= 0xff
+	if _, err := f.WriteAt(b, pos); err != nil {
+		t.Fatal(err)
+	}
 }
