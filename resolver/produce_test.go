@@ -350,8 +350,8 @@ func TestInitProducerID(t *testing.T) {
 
 func TestCheckpointEncoding(t *testing.T) {
 	in := map[int64]*producer{
-		1:  {epoch: 3, lastSeen: 99, batches: []seqBatch{{first: 0, last: 4, offset: 10}, {first: 5, last: 5, offset: 20}}},
-		-0: {epoch: 0, lastSeen: 1},
+		1:       {epoch: 3, lastSeen: 99, batches: []seqBatch{{first: 0, last: 4, offset: 10}, {first: 5, last: 5, offset: 20}}},
+		-0:      {epoch: 0, lastSeen: 1},
 		1 << 50: {epoch: math.MaxInt16, lastSeen: -1, batches: []seqBatch{{first: math.MaxInt32, last: 2, offset: 1 << 40}}},
 	}
 	b := encodeCheckpoint(77, in, timestampMark{TS: 5, Offset: 6})
