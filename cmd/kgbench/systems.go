@@ -188,6 +188,17 @@ func (s *system) checkAlive() error {
 	}
 }
 
+// exitedWithin waits up to d for the child to exit; a client error often
+// arrives a moment before the kernel reaps the crashed server.
+func (s *system) exitedWithin(d time.Duration) bool {
+	select {
+	case <-s.exited:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
 // stop sends SIGTERM, then SIGKILL if the child lingers.
 func (s *system) stop() {
 	if s.cmd == nil || s.cmd.Process == nil {

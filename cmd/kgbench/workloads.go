@@ -30,9 +30,13 @@ const (
 	bytesPerMB     = 1e6
 	createBatch    = 10 // topics per CreateTopics request in workload 5
 	drainAfterLoad = 10 * time.Second
+	healthTimeout  = 15 * time.Second
 )
 
-var errDependsOnW1 = errors.New("kgbench: needs a successful workload 1 in the same run")
+var (
+	errDependsOnW1  = errors.New("kgbench: needs a successful workload 1 in the same run")
+	errUnresponsive = errors.New("kgbench: skipped, server stopped answering after an earlier failure")
+)
 
 // workloadNames are the table labels, indexed by workload number - 1.
 var workloadNames = []string{
@@ -50,6 +54,7 @@ type bench struct {
 	sys       *system
 	payload   []byte // random record value, shared read-only
 	w1Records int    // records workload 1 acknowledged; 0 = not run or failed
+	failed    bool   // some workload failed: check health before the next
 }
 
 func newBench(cfg *config, sys *system) *bench {
@@ -61,12 +66,19 @@ func newBench(cfg *config, sys *system) *bench {
 // runWorkload runs workload n (1-based) under --workload-timeout.
 func (b *bench) runWorkload(ctx context.Context, n int) Result {
 	res := Result{System: b.sys.name, Workload: workloadNames[n-1]}
-	if err := b.sys.checkAlive(); err != nil {
+	if err := b.healthy(ctx); err != nil {
 		res.Error = err.Error()
 		return res
 	}
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.WorkloadTimeout)
 	defer cancel()
+	go func() { // a dead server ends the workload now, not at the timeout
+		select {
+		case <-b.sys.exited:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	fns := []func(context.Context, *Result) error{
 		b.produceOnePartition, b.produceManyPartitions, b.consumeW1,
 		b.offeredLoad, b.metadataAtScale, b.bigPartitionFetch,
@@ -79,12 +91,33 @@ func (b *bench) runWorkload(ctx context.Context, n int) Result {
 		res.ServerCPUSeconds = cpu1 - cpu0
 	}
 	if err != nil {
-		if alive := b.sys.checkAlive(); alive != nil {
-			err = alive // the crash is the story, not the client's symptom
+		b.failed = true
+		if b.sys.exitedWithin(time.Second) {
+			err = b.sys.checkAlive() // the crash is the story, not the client's symptom
 		}
 		res.Error = err.Error()
 	}
 	return res
+}
+
+// healthy reports a dead server, and after a failed workload also one that
+// no longer answers a Ping within healthTimeout, so that a wedged server
+// costs one --workload-timeout rather than one per remaining workload.
+func (b *bench) healthy(ctx context.Context) error {
+	if err := b.sys.checkAlive(); err != nil || !b.failed {
+		return err
+	}
+	cl, err := b.client()
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, min(healthTimeout, b.cfg.WorkloadTimeout))
+	defer cancel()
+	if err := cl.Ping(ctx); err != nil {
+		return fmt.Errorf("%w: %v", errUnresponsive, err)
+	}
+	return nil
 }
 
 // client returns a franz-go client with the harness-wide settings.
