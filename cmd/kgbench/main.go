@@ -43,25 +43,25 @@ var errConfig = errors.New("kgbench: invalid config")
 
 // config holds every knob of a run; flags mirror it in kebab-case.
 type config struct {
-	Systems         []string      // systems to run, in order
-	Workloads       []int         // workload numbers to run (1..6)
-	Records         int           // N: records in workloads 1–3
-	RecordSize      int           // bytes per record value
-	Linger          time.Duration // producer linger
-	Idempotent      bool          // franz-go's default producer mode
-	OfferedMBps     float64       // workload 4 offered load
-	Duration        time.Duration // workload 4 duration
-	PartitionsScale int           // workload 5 total partitions
-	TopicsScale     int           // workload 5 topics the partitions spread over
-	BigBytes        int64         // workload 6 partition size
-	Probes          int           // samples per latency probe (workloads 5, 6)
-	WorkloadTimeout time.Duration // upper bound per workload
-	StartTimeout    time.Duration // upper bound to start one system
-	Out             string        // JSON results path
-	Chart           string        // PNG chart path ("" = none)
-	KgatewayBin     string        // prebuilt kgateway binary ("" = build)
-	WorkDir         string        // parent of the temporary data dirs
-	KeepData        bool          // leave data directories behind
+	Systems         []string      `json:"systems"`             // systems to run, in order
+	Workloads       []int         `json:"workloads"`           // workload numbers to run (1..6)
+	Records         int           `json:"records"`             // N: records in workloads 1–3
+	RecordSize      int           `json:"record_size"`         // bytes per record value
+	Linger          time.Duration `json:"linger_ns"`           // producer linger
+	Idempotent      bool          `json:"idempotent"`          // franz-go's default producer mode
+	OfferedMBps     float64       `json:"offered_mbps"`        // workload 4 offered load
+	Duration        time.Duration `json:"duration_ns"`         // workload 4 duration
+	PartitionsScale int           `json:"partitions_scale"`    // workload 5 total partitions
+	TopicsScale     int           `json:"topics_scale"`        // workload 5 topics the partitions spread over
+	BigBytes        int64         `json:"big_bytes"`           // workload 6 partition size
+	Probes          int           `json:"probes"`              // samples per latency probe (workloads 5, 6)
+	WorkloadTimeout time.Duration `json:"workload_timeout_ns"` // upper bound per workload
+	StartTimeout    time.Duration `json:"start_timeout_ns"`    // upper bound to start one system
+	Out             string        `json:"out"`                 // JSON results path
+	Chart           string        `json:"chart"`               // PNG chart path ("" = none)
+	KgatewayBin     string        `json:"kgateway_bin"`        // prebuilt kgateway binary ("" = build)
+	WorkDir         string        `json:"work_dir"`            // parent of the temporary data dirs
+	KeepData        bool          `json:"keep_data"`           // leave data directories behind
 }
 
 // allSystems is the default --systems list.
