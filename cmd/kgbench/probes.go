@@ -254,7 +254,7 @@ func (b *bench) bigPartitionFetch(ctx context.Context, res *Result) error {
 	for _, at := range []struct {
 		name   string
 		offset int64
-	}{{"fetch@0", 0}, {"fetch@tail", int64(n - 1)}} {
+	}{{"fetch@0", 0}, {"fetch@tail", tailOffset(n, b.cfg.RecordSize)}} {
 		samples, err := probe(ctx, b.cfg.Probes, func() error {
 			return fetchOnce(ctx, broker, id, at.offset)
 		})
@@ -263,9 +263,16 @@ func (b *bench) bigPartitionFetch(ctx context.Context, res *Result) error {
 		}
 		res.Latency = append(res.Latency, percentiles(at.name, samples, 0.5, 0.99)...)
 	}
-	res.Notes = fmt.Sprintf("MB/s = fill of %d records; fetch max 1 MiB per request", n)
+	res.Notes = fmt.Sprintf("MB/s = fill of %d records; each fetch asks for 1 MiB, tail = last 1 MiB", n)
 	res.RSSBytes, res.PeakRSSBytes, err = b.sys.memory()
 	return err
+}
+
+// tailOffset is where the last fetchMaxBytes of an n-record partition
+// start, so head and tail fetches return the same amount of data and differ
+// only in how old (how cold) it is.
+func tailOffset(n, recordSize int) int64 {
+	return int64(max(0, n-fetchMaxBytes/recordSize))
 }
 
 // topicID reads the topic ID, which Fetch v13+ addresses topics by.
@@ -286,18 +293,22 @@ func topicID(ctx context.Context, broker *kgo.Broker, topic string) ([16]byte, e
 	return [16]byte{}, fmt.Errorf("metadata: topic %s missing", topic)
 }
 
+// fetchMaxBytes bounds each workload 6 fetch, as a consumer's
+// max.partition.fetch.bytes (1 MiB by default) would.
+const fetchMaxBytes = 1 << 20
+
 // fetchOnce sends one sessionless Fetch for partition 0 at offset and
 // checks that record data came back.
 func fetchOnce(ctx context.Context, broker *kgo.Broker, id [16]byte, offset int64) error {
 	req := kmsg.NewPtrFetchRequest()
 	req.MaxWaitMillis = 500
 	req.MinBytes = 1
-	req.MaxBytes = 1 << 20
+	req.MaxBytes = fetchMaxBytes
 	rt := kmsg.NewFetchRequestTopic()
 	rt.Topic, rt.TopicID = topicW6, id
 	rp := kmsg.NewFetchRequestTopicPartition()
 	rp.FetchOffset = offset
-	rp.PartitionMaxBytes = 1 << 20
+	rp.PartitionMaxBytes = fetchMaxBytes
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
 	resp, err := broker.Request(ctx, req)
