@@ -225,7 +225,10 @@ func (s *Store) SeekTime(id LogID, ts int64) (EntryHeader, error) {
 // most maxRecords records' worth of entries and maxBytes of payload, but
 // always at least one entry if any is readable. maxRecords or maxBytes <= 0
 // means no limit on that dimension. start == End returns nothing;
-// ErrTrimmed below the first visible entry; ErrOutOfRange past End.
+// ErrTrimmed below the first visible entry; ErrOutOfRange past End. If a
+// read fails after some entries were read (a later ledger's file, a corrupt
+// frame), those entries are returned without the error; the next read,
+// starting where they end, reports it.
 func (s *Store) ReadEntries(id LogID, start Offset, maxRecords, maxBytes int) ([]Entry, error) {
 	for attempt := 0; ; attempt++ {
 		hdrs, err := s.planRead(id, start, maxRecords, maxBytes)
