@@ -25,6 +25,8 @@ type gatewayOptions struct {
 	listen        string // default 127.0.0.1:0
 	numPartitions int32  // default 1
 	noAutoCreate  bool
+	// shutdownTimeout bounds srv.Close (default: the server's).
+	shutdownTimeout time.Duration
 }
 
 // gateway is storage + resolver + kafka server in-process on one data dir.
@@ -67,7 +69,7 @@ func (g *gateway) start() {
 		store.Close()
 		t.Fatalf("open resolver: %v", err)
 	}
-	srv, err := kafka.NewServer(kafka.Config{Resolver: res})
+	srv, err := kafka.NewServer(kafka.Config{Resolver: res, ShutdownTimeout: g.opts.shutdownTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
