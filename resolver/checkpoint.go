@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/kgateway/kgateway/storage"
+	"go.uber.org/zap"
 )
 
 // Producer-state checkpoints (D4 across restarts).
@@ -122,38 +123,75 @@ func (r *Resolver) loadCheckpoint(log storage.LogID) (checkpoint, error) {
 	return ck, nil
 }
 
-// checkpoint writes the partition's producer state when enough was
-// appended since the last one (always with force). A checkpoint already
-// in progress makes an unforced call return at once.
-func (r *Resolver) checkpoint(p *partition, force bool) error {
-	if force {
-		p.ckptMu.Lock()
-	} else if !p.ckptMu.TryLock() {
-		return nil
-	}
-	defer p.ckptMu.Unlock()
-
+// maybeCheckpoint starts a background checkpoint of the partition when
+// enough was appended since the last one and none is in progress. It runs
+// in the background because it waits for the entries it covers to become
+// durable and then for a metadata sync; a produce must not pay for that.
+func (r *Resolver) maybeCheckpoint(p *partition) {
 	p.app.Lock()
 	due := p.app.unckpt >= checkpointEvery || p.app.unckptBytes >= checkpointBytes
+	p.app.Unlock()
+	if !due || !p.ckptMu.TryLock() {
+		return
+	}
+	r.mu.RLock()
+	closed := r.mu.closed
+	if !closed {
+		r.bg.Add(1)
+	}
+	r.mu.RUnlock()
+	if closed {
+		p.ckptMu.Unlock()
+		return
+	}
+	go func() {
+		defer r.bg.Done()
+		defer p.ckptMu.Unlock()
+		if err := r.checkpointLocked(p); err != nil {
+			// The data is durable and the log is the record: a missed
+			// checkpoint only lengthens the replay on Open.
+			r.log.Warn("producer-state-checkpoint-failed", zap.Stringer("log", p.log), zap.Error(err))
+		}
+	}()
+}
+
+// checkpoint writes the partition's producer state now (Open after a
+// replay, Close).
+func (r *Resolver) checkpoint(p *partition) error {
+	p.ckptMu.Lock()
+	defer p.ckptMu.Unlock()
+	return r.checkpointLocked(p)
+}
+
+// checkpointLocked snapshots the state as of the last written entry, waits
+// until that entry is durable (so the checkpoint never covers an offset a
+// crash can take away), and persists it. Needs ckptMu.
+func (r *Resolver) checkpointLocked(p *partition) error {
+	p.app.Lock()
 	p.mu.Lock()
 	deleted := p.mu.deleted
 	p.mu.Unlock()
-	if (!force && !due) || p.app.failed != nil || deleted {
+	if p.app.failed != nil || deleted {
 		p.app.Unlock()
 		return nil
 	}
 	expireProducers(p.app.producers, r.now().UnixMilli())
-	covered := p.app.next
+	covered, last := p.app.next, p.app.last
 	val := encodeCheckpoint(covered, p.app.producers, p.app.maxTS)
 	n, nb := p.app.unckpt, p.app.unckptBytes
 	p.app.Unlock()
 
+	if last != nil {
+		if err := last.Wait(); err != nil {
+			return nil // the partition is failed; its producer will say so
+		}
+	}
 	info, err := r.store.Info(p.log)
 	if err != nil {
 		return storageErr("log info", err)
 	}
 	if info.End < covered {
-		return nil // not all durable yet: a later append tries again
+		return nil // cannot happen once last is durable; never persist ahead of the data
 	}
 	if err := r.store.ApplyMeta(storage.MetaOp{Key: idKey(prefixCheckpoint, uint64(p.log)), Value: val}); err != nil {
 		return storageErr("write producer state", err)

@@ -40,6 +40,8 @@ type partition struct {
 		// until the store is reopened, because the producer state may name
 		// offsets that never became durable.
 		failed error
+		// last is the most recent Write; a checkpoint covering it waits on it.
+		last *storage.Pending
 		// unckpt counts entries and bytes written since the last checkpoint.
 		unckpt      int
 		unckptBytes int64
@@ -187,7 +189,7 @@ func (r *Resolver) recover(p *partition) error {
 	p.app.maxTS = ck.maxTS
 	p.mu.maxTS = ck.maxTS
 	if replayed > 0 {
-		return r.checkpoint(p, true)
+		return r.checkpoint(p)
 	}
 	return nil
 }

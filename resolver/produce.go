@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/kgateway/kgateway/storage"
-	"go.uber.org/zap"
 )
 
 // Produce validates one partition's records blob (one or more concatenated
@@ -107,6 +106,7 @@ func (r *Resolver) appendLocked(p *partition, batches [][]byte, hdrs []batchHead
 		}
 		p.app.maxTS.observe(maxTimes[i], hd.Offset)
 		p.app.next = hd.End()
+		p.app.last = pd
 		p.app.unckpt++
 		p.app.unckptBytes += int64(len(batches[i]))
 	}
@@ -146,11 +146,7 @@ func (r *Resolver) awaitDurable(p *partition, pend []*storage.Pending, maxTimes 
 	for i, pd := range pend {
 		p.durableAppended(maxTimes[i], pd.Header().Offset)
 	}
-	if err := r.checkpoint(p, false); err != nil {
-		// The data is durable and the log is the record: a missed
-		// checkpoint only lengthens the replay on Open.
-		r.log.Warn("producer-state-checkpoint-failed", zap.Stringer("log", p.log), zap.Error(err))
-	}
+	r.maybeCheckpoint(p)
 	return ProduceResult{BaseOffset: pend[0].Header().Offset, LogAppendTime: appendTime, LogStart: r.logStart(p)}, nil
 }
 

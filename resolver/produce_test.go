@@ -83,6 +83,7 @@ func TestIdempotenceCheckpointReplay(t *testing.T) {
 			g.produce("t", 0, idem(2, 0, int32(i/5), 1).encode())
 		}
 	}
+	g.r.bg.Wait() // checkpoints run in the background
 	ck, err := g.r.loadCheckpoint(mustTopic(t, g.r, "t").parts[0].log)
 	if err != nil || ck.Covered == 0 {
 		t.Fatalf("no checkpoint written: %+v %v", ck.Covered, err)

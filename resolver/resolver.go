@@ -33,6 +33,9 @@ type Resolver struct {
 		closed bool
 	}
 
+	// bg tracks background checkpoints; Close waits for them.
+	bg sync.WaitGroup
+
 	// pidMu guards the durable producer-id counter (InitProducerID).
 	pidMu   sync.Mutex
 	nextPID int64
@@ -121,6 +124,7 @@ func (r *Resolver) Close() error {
 	}
 	r.mu.closed = true
 	r.mu.Unlock()
+	r.bg.Wait()
 	return r.closePartitions()
 }
 
@@ -133,7 +137,7 @@ func (r *Resolver) closePartitions() error {
 	r.mu.RUnlock()
 	var errs []error
 	for _, p := range parts {
-		if err := r.checkpoint(p, true); err != nil {
+		if err := r.checkpoint(p); err != nil {
 			errs = append(errs, err)
 		}
 		if err := p.close(); err != nil {
