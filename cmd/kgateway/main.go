@@ -86,6 +86,7 @@ func newLogger(level string) (*zap.Logger, error) {
 	cfg := zap.NewProductionConfig()
 	cfg.Level = zap.NewAtomicLevelAt(lvl)
 	cfg.Sampling = nil
+	cfg.EncoderConfig.EncodeTime = zapcore.ISO8601TimeEncoder
 	return cfg.Build()
 }
 
@@ -159,5 +160,6 @@ func run(ctx context.Context, o options, log *zap.Logger) (err error) {
 		return err
 	}
 	<-served
+	log.Info("stopped-serving")
 	return nil
 }
