@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 
+	"github.com/kgateway/kgateway/ledger"
 	"github.com/kgateway/kgateway/storage"
 	"go.uber.org/zap"
 )
@@ -78,6 +79,12 @@ func (r *Resolver) CreateTopic(name string, partitions int32, replication int16,
 // logs), so a crash leaves either no topic or a topic whose missing logs
 // Open creates.
 func (r *Resolver) createLocked(name string, id TopicID, partitions int32, configs map[string]string) (Topic, error) {
+	r.mu.RLock()
+	closed := r.mu.closed
+	r.mu.RUnlock()
+	if closed {
+		return Topic{}, fmt.Errorf("%w: %w", ErrStorage, ledger.ErrClosed)
+	}
 	logs := make([]storage.LogID, partitions)
 	for i := range logs {
 		logs[i] = r.nextLog + storage.LogID(i)

@@ -150,18 +150,19 @@ func expireProducers(producers map[int64]*producer, now int64) {
 // of an existing one when producerID >= 0 (KIP-360). Ids come from a
 // durable counter and are never reused across restarts; bumped epochs are
 // durable too. A repeat of a bump whose answer was lost (the caller's
-// epoch is one behind) returns the current epoch again.
+// epoch is one behind) returns the current epoch again. Any other
+// id/epoch (an id this gateway never issued, an epoch that is not the
+// current one) gets a fresh id, as Kafka does for producers without a
+// transactional id: there is no transactional state to fence, and a
+// fresh id is always safe.
 func (r *Resolver) InitProducerID(ctx context.Context, producerID int64, epoch int16) (int64, int16, error) {
 	if err := ctx.Err(); err != nil {
 		return -1, -1, err
 	}
 	r.pidMu.Lock()
 	defer r.pidMu.Unlock()
-	if producerID < 0 {
+	if producerID < 0 || producerID >= r.nextPID || epoch < 0 {
 		return r.allocProducerIDLocked()
-	}
-	if producerID >= r.nextPID || epoch < 0 {
-		return -1, -1, fmt.Errorf("%w: producer %d epoch %d", ErrUnknownProducerID, producerID, epoch)
 	}
 	cur, err := r.producerEpoch(producerID)
 	if err != nil {
@@ -170,10 +171,8 @@ func (r *Resolver) InitProducerID(ctx context.Context, producerID int64, epoch i
 	switch {
 	case epoch == cur-1:
 		return producerID, cur, nil
-	case epoch != cur:
-		return -1, -1, fmt.Errorf("%w: producer %d epoch %d, current %d", ErrInvalidProducerEpoch, producerID, epoch, cur)
-	case cur == math.MaxInt16:
-		// Epochs are exhausted: start over with a fresh id, as Kafka does.
+	case epoch != cur || cur == math.MaxInt16:
+		// Not the current epoch, or epochs exhausted: a fresh id.
 		return r.allocProducerIDLocked()
 	}
 	if err := r.store.ApplyMeta(putProducerEpoch(producerID, cur+1)); err != nil {
