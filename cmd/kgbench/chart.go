@@ -75,6 +75,7 @@ func barPlot(title, unit string, systems []string, results []Result, s series) (
 		p.Legend.Add(sys, bc)
 	}
 	p.NominalX(cats...)
+	p.Y.Min, p.Y.Max = 0, p.Y.Max*1.15 // headroom for the legend
 	return p, nil
 }
 

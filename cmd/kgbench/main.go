@@ -27,6 +27,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -62,6 +63,7 @@ type config struct {
 	KgatewayBin     string        `json:"kgateway_bin"`        // prebuilt kgateway binary ("" = build)
 	WorkDir         string        `json:"work_dir"`            // parent of the temporary data dirs
 	KeepData        bool          `json:"keep_data"`           // leave data directories behind
+	Render          string        `json:"-"`                   // re-render this JSON instead of running
 }
 
 // allSystems is the default --systems list.
@@ -147,6 +149,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.KgatewayBin, "kgateway-bin", "", "prebuilt kgateway binary (default: go build ./cmd/kgateway)")
 	fs.StringVar(&c.WorkDir, "work-dir", "", "parent directory for temporary data dirs (default: $TMPDIR)")
 	fs.BoolVar(&c.KeepData, "keep-data", false, "keep data directories after the run")
+	fs.StringVar(&c.Render, "render", "", "print the table and draw --chart from an earlier --out JSON; runs nothing")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -215,6 +218,9 @@ func parseBytes(s string) (int64, error) {
 // (e.g. no temp dir or an unwritable --out), never because of a number or a
 // failing system (invariant 1).
 func run(cfg *config) int {
+	if cfg.Render != "" {
+		return render(cfg)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root, err := os.MkdirTemp(cfg.WorkDir, "kgbench-")
@@ -267,4 +273,24 @@ func benchSystem(ctx context.Context, cfg *config, root, name string) []Result {
 		out = append(out, res)
 	}
 	return out
+}
+
+// render re-prints the table and redraws the chart of an earlier run.
+func render(cfg *config) int {
+	b, err := os.ReadFile(cfg.Render)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kgbench:", err)
+		return 1
+	}
+	var rep Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		fmt.Fprintln(os.Stderr, "kgbench:", cfg.Render+":", err)
+		return 1
+	}
+	writeTable(os.Stdout, rep.Results)
+	if err := writeChart(cfg.Chart, rep.Results); err != nil {
+		fmt.Fprintln(os.Stderr, "kgbench: writing chart:", err)
+		return 1
+	}
+	return 0
 }

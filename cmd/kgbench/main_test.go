@@ -91,4 +91,11 @@ func TestReportOutputs(t *testing.T) {
 	if fi, err := os.Stat(png); err != nil || fi.Size() == 0 {
 		t.Fatalf("chart not written: %v", err)
 	}
+	again := filepath.Join(dir, "again.png")
+	if code := render(&config{Render: filepath.Join(dir, "r.json"), Chart: again}); code != 0 {
+		t.Fatalf("render exit code %d", code)
+	}
+	if _, err := os.Stat(again); err != nil {
+		t.Fatalf("render drew no chart: %v", err)
+	}
 }
