@@ -10,12 +10,15 @@ import (
 )
 
 // errorCodes is the one place that maps internal errors to Kafka error
-// codes (K3). Checked in order with errors.Is, so a resolver sentinel
-// wrapping a storage one maps by the resolver's meaning.
+// codes (K3). Checked in order with errors.Is. ErrStorage comes first: the
+// resolver wraps a stored entry that fails validation as ErrStorage *and*
+// the validation error, and a bad stored batch is the server's fault
+// (KAFKA_STORAGE_ERROR, fail closed), not the client's (CORRUPT_MESSAGE).
 var errorCodes = []struct {
 	err  error
 	code *kerr.Error
 }{
+	{resolver.ErrStorage, kerr.KafkaStorageError},
 	{resolver.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
 	{resolver.ErrTopicExists, kerr.TopicAlreadyExists},
 	{resolver.ErrInvalidTopic, kerr.InvalidTopicException},
@@ -24,13 +27,12 @@ var errorCodes = []struct {
 	{resolver.ErrInvalidConfig, kerr.InvalidConfig},
 	{resolver.ErrOffsetOutOfRange, kerr.OffsetOutOfRange},
 	{resolver.ErrCorruptBatch, kerr.CorruptMessage},
-	{resolver.ErrUnsupportedMagic, kerr.UnsupportedForMessageFormat},
+	{resolver.ErrUnsupportedMagic, kerr.InvalidRecord}, // Kafka: produce v3+ takes magic 2 only
 	{resolver.ErrMessageTooLarge, kerr.MessageTooLarge},
 	{resolver.ErrOutOfOrderSequence, kerr.OutOfOrderSequenceNumber},
 	{resolver.ErrInvalidProducerEpoch, kerr.InvalidProducerEpoch},
 	{resolver.ErrUnknownProducerID, kerr.UnknownProducerID},
 	{resolver.ErrTopicDeletionDisabled, kerr.TopicDeletionDisabled},
-	{resolver.ErrStorage, kerr.KafkaStorageError},
 	// Storage errors that reach us unwrapped: the log's bytes are in
 	// doubt or the partition is not writable here.
 	{storage.ErrFenced, kerr.NotLeaderForPartition},
