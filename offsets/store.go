@@ -255,6 +255,28 @@ func (s *Store) groupOffsets(group string) ([]Commit, error) {
 	return out, it.Error()
 }
 
+// HasGroup reports whether the store holds metadata or any offset of group.
+func (s *Store) HasGroup(group string) (bool, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.mu.closed {
+		return false, ErrClosed
+	}
+	if _, closer, err := s.db.Get(metaKey(group)); err == nil {
+		closer.Close()
+		return true, nil
+	} else if !errors.Is(err, pebble.ErrNotFound) {
+		return false, err
+	}
+	prefix := groupOffsetPrefix(group)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return false, err
+	}
+	defer it.Close()
+	return it.First(), it.Error()
+}
+
 // DeleteOffsets removes the committed offsets of tps in group (OffsetDelete).
 // Partitions without a commit are ignored.
 func (s *Store) DeleteOffsets(group string, tps []TopicPartition) error {

@@ -1,0 +1,294 @@
+package group
+
+import (
+	"github.com/kgateway/kgateway/offsets"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+)
+
+// OffsetCommit handles OffsetCommit v0–8. Members commit with their member
+// id and generation; simple consumers (kcat -C, kadm) commit with
+// generation -1 and no member id, which Kafka accepts into an Empty group
+// (creating it). The response is sent only after the commit is durable
+// (O1, G6). Left out: v2–v4 RetentionTimeMillis (ignored, as Kafka ≥ 2.1
+// does for groups with members; retention is offsets.retention.minutes).
+func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
+	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+	groupCode := c.commit(req, resp)
+	if groupCode == errNone {
+		return resp
+	}
+	resp.Topics = resp.Topics[:0]
+	for _, t := range req.Topics {
+		rt := kmsg.NewOffsetCommitResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetCommitResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, groupCode
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
+// commit validates and stores; a non-zero return is the error of every
+// partition.
+func (c *Coordinator) commit(req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse) int16 {
+	if len(req.Group) > maxGroupIDLen {
+		return errInvalidGroupID
+	}
+	instanceID := req.InstanceID
+	if req.Version < 7 {
+		instanceID = nil
+	}
+	g := c.lookup(req.Group)
+	if g == nil {
+		// Kafka creates the group only for commits outside group
+		// management; anything else comes from an older generation.
+		if req.Generation >= 0 {
+			return errIllegalGeneration
+		}
+		if req.MemberID != noMember || instanceID != nil {
+			return errUnknownMember
+		}
+		g = c.getOrCreate(req.Group)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if code := g.validateCommitLocked(req.MemberID, instanceID, req.Generation); code != errNone {
+		return code
+	}
+	return g.storeCommitLocked(req, resp)
+}
+
+// validateCommitLocked is Kafka's validateOffsetCommit (G1).
+func (g *group) validateCommitLocked(memberID string, instanceID *string, generation int32) int16 {
+	if g.mu.state == stateDead {
+		return errCoordinatorNA
+	}
+	if generation >= 0 || memberID != noMember || instanceID != nil {
+		if g.fencedLocked(instanceID, memberID) {
+			return errFenced
+		}
+		m := g.mu.members[memberID]
+		if m == nil {
+			return errUnknownMember
+		}
+		if generation != g.mu.generation {
+			return errIllegalGeneration
+		}
+		switch g.mu.state {
+		case stateCompletingRebalance:
+			return errRebalancing
+		case stateStable, statePreparingRebalance:
+			// Commits during PreparingRebalance are allowed: the heartbeat
+			// tells the member about the rebalance.
+			g.scheduleSessionLocked(m)
+		}
+		return errNone
+	}
+	if g.mu.state != stateEmpty {
+		return errUnknownMember // only members commit into a live group
+	}
+	return errNone
+}
+
+// storeCommitLocked writes every acceptable partition in one synced batch
+// and fills resp.
+func (g *group) storeCommitLocked(req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse) int16 {
+	now := g.c.clock.Now()
+	var commits []offsets.Commit
+	type slot struct{ t, p int }
+	var stored []slot
+	for ti, t := range req.Topics {
+		rt := kmsg.NewOffsetCommitResponseTopic()
+		rt.Topic = t.Topic
+		for pi, p := range t.Partitions {
+			rp := kmsg.NewOffsetCommitResponseTopicPartition()
+			rp.Partition = p.Partition
+			md := ""
+			if p.Metadata != nil {
+				md = *p.Metadata
+			}
+			switch {
+			case len(md) > g.c.cfg.MaxMetadataBytes:
+				rp.ErrorCode = errMetadataTooLarge
+			case g.c.cfg.Topics != nil && !g.c.cfg.Topics.PartitionExists(t.Topic, p.Partition):
+				rp.ErrorCode = errUnknownTopic
+			default:
+				epoch := p.LeaderEpoch
+				if req.Version < 6 {
+					epoch = -1
+				}
+				commits = append(commits, offsets.Commit{
+					TopicPartition: offsets.TopicPartition{Topic: t.Topic, Partition: p.Partition},
+					Offset:         offsets.Offset(p.Offset), LeaderEpoch: epoch, Metadata: md, CommitTime: now,
+				})
+				stored = append(stored, slot{ti, pi})
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	if err := g.c.store.Commit(g.id, commits); err != nil {
+		g.c.log.Warn("group-commit-failed", zap.String("group", g.id), zap.Error(err))
+		for _, s := range stored {
+			resp.Topics[s.t].Partitions[s.p].ErrorCode = errCoordinatorNA
+		}
+	}
+	return errNone
+}
+
+// OffsetFetch handles OffsetFetch v0–8 (v8: several groups per request).
+// A partition without a commit reports offset -1 and metadata "". Null
+// topics (v2+) ask for every committed offset of the group. Left out:
+// RequireStable (there are no transactional offsets to wait for).
+func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
+	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
+	if req.Version >= 8 {
+		for _, rg := range req.Groups {
+			var topics []offsetTopic
+			if rg.Topics != nil {
+				topics = make([]offsetTopic, 0, len(rg.Topics))
+				for _, t := range rg.Topics {
+					topics = append(topics, offsetTopic{t.Topic, t.Partitions})
+				}
+			}
+			out, code := c.fetchOffsets(rg.Group, topics)
+			g := kmsg.NewOffsetFetchResponseGroup()
+			g.Group, g.ErrorCode = rg.Group, code
+			for _, t := range out {
+				gt := kmsg.NewOffsetFetchResponseGroupTopic()
+				gt.Topic = t.Topic
+				for _, p := range t.Partitions {
+					gp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+					gp.Partition, gp.Offset, gp.LeaderEpoch, gp.Metadata, gp.ErrorCode = p.Partition, p.Offset, p.LeaderEpoch, p.Metadata, p.ErrorCode
+					gt.Partitions = append(gt.Partitions, gp)
+				}
+				g.Topics = append(g.Topics, gt)
+			}
+			resp.Groups = append(resp.Groups, g)
+		}
+		return resp
+	}
+	var topics []offsetTopic
+	if req.Topics != nil || req.Version < 2 {
+		topics = make([]offsetTopic, 0, len(req.Topics))
+		for _, t := range req.Topics {
+			topics = append(topics, offsetTopic{t.Topic, t.Partitions})
+		}
+	}
+	out, code := c.fetchOffsets(req.Group, topics)
+	resp.Topics = out
+	if req.Version >= 2 {
+		resp.ErrorCode = code
+	} else if code != errNone {
+		for i := range resp.Topics {
+			for j := range resp.Topics[i].Partitions {
+				resp.Topics[i].Partitions[j].ErrorCode = code
+			}
+		}
+	}
+	return resp
+}
+
+type offsetTopic struct {
+	topic      string
+	partitions []int32
+}
+
+// fetchOffsets returns the committed offsets of the requested partitions
+// (all of the group's when topics is nil) and a group-level error.
+func (c *Coordinator) fetchOffsets(group string, topics []offsetTopic) ([]kmsg.OffsetFetchResponseTopic, int16) {
+	if topics == nil {
+		all, err := c.store.GroupOffsets(group)
+		if err != nil {
+			c.log.Warn("group-offset-fetch-failed", zap.String("group", group), zap.Error(err))
+			return nil, errCoordinatorNA
+		}
+		var out []kmsg.OffsetFetchResponseTopic
+		for _, cm := range all {
+			if len(out) == 0 || out[len(out)-1].Topic != cm.Topic {
+				rt := kmsg.NewOffsetFetchResponseTopic()
+				rt.Topic = cm.Topic
+				out = append(out, rt)
+			}
+			last := &out[len(out)-1]
+			last.Partitions = append(last.Partitions, fetchedPartition(cm.Partition, cm, true))
+		}
+		return out, errNone
+	}
+	out := make([]kmsg.OffsetFetchResponseTopic, 0, len(topics))
+	for _, t := range topics {
+		rt := kmsg.NewOffsetFetchResponseTopic()
+		rt.Topic = t.topic
+		for _, p := range t.partitions {
+			cm, ok, err := c.store.Get(group, offsets.TopicPartition{Topic: t.topic, Partition: p})
+			if err != nil {
+				c.log.Warn("group-offset-fetch-failed", zap.String("group", group), zap.Error(err))
+				return nil, errCoordinatorNA
+			}
+			rt.Partitions = append(rt.Partitions, fetchedPartition(p, cm, ok))
+		}
+		out = append(out, rt)
+	}
+	return out, errNone
+}
+
+func fetchedPartition(p int32, cm offsets.Commit, ok bool) kmsg.OffsetFetchResponseTopicPartition {
+	rp := kmsg.NewOffsetFetchResponseTopicPartition()
+	rp.Partition = p
+	md := ""
+	if ok {
+		rp.Offset, rp.LeaderEpoch, md = int64(cm.Offset), cm.LeaderEpoch, cm.Metadata
+	} else {
+		rp.Offset = int64(offsets.NoOffset)
+	}
+	rp.Metadata = &md
+	return rp
+}
+
+// OffsetDelete handles OffsetDelete v0: an Empty group's offsets go; a
+// live consumer group keeps the offsets of topics its members subscribe to
+// (GROUP_SUBSCRIBED_TO_TOPIC).
+func (c *Coordinator) OffsetDelete(req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDeleteResponse {
+	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
+	g := c.lookup(req.Group)
+	if g == nil {
+		resp.ErrorCode = errGroupNotFound
+		return resp
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case g.mu.state == stateDead:
+		resp.ErrorCode = errGroupNotFound
+		return resp
+	case g.mu.state != stateEmpty && g.mu.protocolType != "consumer":
+		resp.ErrorCode = errNonEmptyGroup
+		return resp
+	}
+	var doomed []offsets.TopicPartition
+	for _, t := range req.Topics {
+		rt := kmsg.NewOffsetDeleteResponseTopic()
+		rt.Topic = t.Topic
+		subscribed := g.mu.state != stateEmpty && g.mu.subscribed[t.Topic]
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetDeleteResponseTopicPartition()
+			rp.Partition = p.Partition
+			if subscribed {
+				rp.ErrorCode = errSubscribedToTopic
+			} else {
+				doomed = append(doomed, offsets.TopicPartition{Topic: t.Topic, Partition: p.Partition})
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	if err := c.store.DeleteOffsets(g.id, doomed); err != nil {
+		c.log.Warn("group-offset-delete-failed", zap.String("group", g.id), zap.Error(err))
+		resp.Topics, resp.ErrorCode = nil, errCoordinatorNA
+	}
+	return resp
+}

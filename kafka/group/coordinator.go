@@ -1,0 +1,253 @@
+package group
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kgateway/kgateway/offsets"
+	"go.uber.org/zap"
+)
+
+// ErrClosed is returned by handlers that were waiting when Close ran.
+var ErrClosed = errors.New("group: coordinator closed")
+
+// Kafka's broker defaults for the group settings below.
+const (
+	DefaultMinSessionTimeout            = 6 * time.Second  // group.min.session.timeout.ms
+	DefaultMaxSessionTimeout            = 30 * time.Minute // group.max.session.timeout.ms
+	DefaultMaxMetadataBytes             = 4096             // offset.metadata.max.bytes
+	DefaultRetentionCheckInterval       = 10 * time.Minute // offsets.retention.check.interval.ms
+	DefaultNewMemberJoinTimeout         = 5 * time.Minute  // GroupCoordinator.NewMemberJoinTimeoutMs
+	maxGroupIDLen                       = 1 << 15          // a Kafka string's length limit
+	noMember                            = ""               // JoinGroupRequest.UNKNOWN_MEMBER_ID
+	noGeneration                  int32 = -1               // simple consumers commit with -1
+	authOpsNotRequested           int32 = -2147483648      // DescribeGroups without IncludeAuthorizedOperations
+)
+
+// TopicChecker tells the coordinator whether a partition exists, so that
+// commits to unknown partitions get UNKNOWN_TOPIC_OR_PARTITION as from
+// Kafka. Optional.
+type TopicChecker interface {
+	PartitionExists(topic string, partition int32) bool
+}
+
+// Config configures a Coordinator; zero values mean Kafka's defaults.
+type Config struct {
+	Logger *zap.Logger
+	Clock  Clock
+	Topics TopicChecker
+
+	MinSessionTimeout      time.Duration
+	MaxSessionTimeout      time.Duration
+	MaxMetadataBytes       int
+	RetentionCheckInterval time.Duration
+	NewMemberJoinTimeout   time.Duration
+}
+
+// Validate reports every problem with cfg at once.
+func (cfg Config) Validate() error {
+	var errs []error
+	if cfg.MinSessionTimeout < 0 || cfg.MaxSessionTimeout < 0 {
+		errs = append(errs, errors.New("group: config: session timeouts must not be negative"))
+	}
+	if cfg.MinSessionTimeout > 0 && cfg.MaxSessionTimeout > 0 && cfg.MinSessionTimeout > cfg.MaxSessionTimeout {
+		errs = append(errs, fmt.Errorf("group: config: group.min.session.timeout.ms %v > group.max.session.timeout.ms %v",
+			cfg.MinSessionTimeout, cfg.MaxSessionTimeout))
+	}
+	if cfg.MaxMetadataBytes < 0 {
+		errs = append(errs, fmt.Errorf("group: config: offset.metadata.max.bytes %d is negative", cfg.MaxMetadataBytes))
+	}
+	if cfg.RetentionCheckInterval < 0 || cfg.NewMemberJoinTimeout < 0 {
+		errs = append(errs, errors.New("group: config: intervals must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+func (cfg Config) withDefaults() Config {
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = realClock{}
+	}
+	if cfg.MinSessionTimeout == 0 {
+		cfg.MinSessionTimeout = DefaultMinSessionTimeout
+	}
+	if cfg.MaxSessionTimeout == 0 {
+		cfg.MaxSessionTimeout = DefaultMaxSessionTimeout
+	}
+	if cfg.MaxMetadataBytes == 0 {
+		cfg.MaxMetadataBytes = DefaultMaxMetadataBytes
+	}
+	if cfg.RetentionCheckInterval == 0 {
+		cfg.RetentionCheckInterval = DefaultRetentionCheckInterval
+	}
+	if cfg.NewMemberJoinTimeout == 0 {
+		cfg.NewMemberJoinTimeout = DefaultNewMemberJoinTimeout
+	}
+	return cfg
+}
+
+// Coordinator coordinates every group of this node. It is safe for
+// concurrent use; JoinGroup and SyncGroup block until their rebalance
+// completes, so callers must handle requests concurrently.
+type Coordinator struct {
+	store  *offsets.Store
+	cfg    Config
+	log    *zap.Logger
+	clock  Clock
+	closed chan struct{}
+
+	// closing makes timers that fire during or after Close do nothing.
+	closing atomic.Bool
+
+	mu struct {
+		sync.Mutex
+		groups      map[string]*group
+		expiryTimer Timer
+	}
+}
+
+// NewCoordinator loads the groups the store knows (all Empty: members are
+// not persisted) and starts the retention loop. The store stays owned by
+// the caller; Close the coordinator before the store.
+func NewCoordinator(store *offsets.Store, cfg Config) (*Coordinator, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	c := &Coordinator{store: store, cfg: cfg, log: cfg.Logger, clock: cfg.Clock, closed: make(chan struct{})}
+	c.mu.groups = make(map[string]*group)
+	persisted, err := store.Groups()
+	if err != nil {
+		return nil, fmt.Errorf("group: load groups: %w", err)
+	}
+	for _, pg := range persisted {
+		g := newGroup(c, pg.ID)
+		g.mu.protocolType = pg.ProtocolType
+		g.mu.generation = pg.Generation
+		g.mu.stateTime = pg.StateTime
+		c.mu.groups[pg.ID] = g
+	}
+	c.mu.Lock()
+	c.scheduleExpiryLocked()
+	c.mu.Unlock()
+	return c, nil
+}
+
+// Close stops timers and wakes every blocked handler with ErrClosed. It
+// does not close the store.
+func (c *Coordinator) Close() {
+	if c.closing.Swap(true) {
+		return
+	}
+	close(c.closed)
+	c.mu.Lock()
+	if c.mu.expiryTimer != nil {
+		c.mu.expiryTimer.Stop()
+	}
+	groups := make([]*group, 0, len(c.mu.groups))
+	for _, g := range c.mu.groups {
+		groups = append(groups, g)
+	}
+	c.mu.Unlock()
+	for _, g := range groups {
+		g.mu.Lock()
+		g.stopTimersLocked()
+		g.mu.Unlock()
+	}
+}
+
+// lookup returns the live group id, or nil.
+func (c *Coordinator) lookup(id string) *group {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if g := c.mu.groups[id]; g != nil && !g.dead.Load() {
+		return g
+	}
+	return nil
+}
+
+// getOrCreate returns the live group id, creating an Empty one if needed.
+func (c *Coordinator) getOrCreate(id string) *group {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if g := c.mu.groups[id]; g != nil && !g.dead.Load() {
+		return g
+	}
+	g := newGroup(c, id)
+	g.mu.stateTime = c.clock.Now()
+	c.mu.groups[id] = g
+	return g
+}
+
+// forget drops g from the map; g must already be marked dead.
+func (c *Coordinator) forget(g *group) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.groups[g.id] == g {
+		delete(c.mu.groups, g.id)
+	}
+}
+
+// snapshot returns the live groups.
+func (c *Coordinator) snapshot() []*group {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*group, 0, len(c.mu.groups))
+	for _, g := range c.mu.groups {
+		if !g.dead.Load() {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+func (c *Coordinator) scheduleExpiryLocked() {
+	c.mu.expiryTimer = c.clock.AfterFunc(c.cfg.RetentionCheckInterval, func() {
+		if c.closing.Load() {
+			return
+		}
+		c.ExpireOffsets()
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if !c.closing.Load() {
+			c.scheduleExpiryLocked()
+		}
+	})
+}
+
+// ExpireOffsets runs one retention pass (KIP-211): the store drops expired
+// offsets, and groups left Empty with nothing stored become Dead. It runs
+// every offsets.retention.check.interval.ms; tests call it directly.
+func (c *Coordinator) ExpireOffsets() {
+	removed, err := c.store.Expire(c.clock.Now())
+	if err != nil {
+		c.log.Warn("group-expire-failed", zap.Error(err))
+		return
+	}
+	for _, id := range removed {
+		g := c.lookup(id)
+		if g == nil {
+			continue
+		}
+		g.mu.Lock()
+		gone := false
+		if g.mu.state == stateEmpty && len(g.mu.pending) == 0 {
+			// A commit or a join may have landed after the store's pass:
+			// only a group the store no longer knows goes.
+			has, err := c.store.HasGroup(id)
+			gone = err == nil && !has
+		}
+		if gone {
+			g.markDeadLocked()
+		}
+		g.mu.Unlock()
+		if gone {
+			c.forget(g)
+		}
+	}
+}

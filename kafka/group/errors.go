@@ -1,0 +1,23 @@
+package group
+
+import "github.com/twmb/franz-go/pkg/kerr"
+
+// Kafka error codes the coordinator answers with (G1).
+var (
+	errNone              int16 = 0
+	errCoordinatorNA           = kerr.CoordinatorNotAvailable.Code
+	errUnknownMember           = kerr.UnknownMemberID.Code
+	errIllegalGeneration       = kerr.IllegalGeneration.Code
+	errRebalancing             = kerr.RebalanceInProgress.Code
+	errInconsistentProto       = kerr.InconsistentGroupProtocol.Code
+	errInvalidGroupID          = kerr.InvalidGroupID.Code
+	errInvalidSession          = kerr.InvalidSessionTimeout.Code
+	errMemberIDRequired        = kerr.MemberIDRequired.Code
+	errFenced                  = kerr.FencedInstanceID.Code
+	errGroupNotFound           = kerr.GroupIDNotFound.Code
+	errNonEmptyGroup           = kerr.NonEmptyGroup.Code
+	errMetadataTooLarge        = kerr.OffsetMetadataTooLarge.Code
+	errUnknownTopic            = kerr.UnknownTopicOrPartition.Code
+	errSubscribedToTopic       = kerr.GroupSubscribedToTopic.Code
+	errInvalidRequest          = kerr.InvalidRequest.Code
+)
