@@ -143,6 +143,9 @@ func (s *system) launch(bin string, args []string) error {
 	}
 	s.cmd = exec.Command(bin, args...)
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
+	// If kgbench itself is killed, take the server down with it rather
+	// than leave it holding a port and a temp dir (Linux only, like /proc).
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := s.cmd.Start(); err != nil {
 		logf.Close()
 		return fmt.Errorf("kgbench: starting %s: %w", s.name, err)
