@@ -16,14 +16,14 @@ import (
 
 // gateway is a resolver over a real store in a temp dir.
 type gateway struct {
-	t     *testing.T
+	t     testing.TB
 	dir   string
 	cfg   Config
 	store *storage.Store
 	r     *Resolver
 }
 
-func newGateway(t *testing.T, cfg Config) *gateway {
+func newGateway(t testing.TB, cfg Config) *gateway {
 	t.Helper()
 	g := &gateway{t: t, dir: t.TempDir(), cfg: cfg}
 	g.open()
