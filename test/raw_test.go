@@ -267,3 +267,61 @@ func TestApiVersionsFutureVersionRawTCP(t *testing.T) {
 		}
 	}
 }
+
+// writeFrame sends req on nc with a v1/v2 request header.
+func writeFrame(t *testing.T, nc net.Conn, corrID int32, req kmsg.Request) {
+	t.Helper()
+	b := []byte{0, 0, 0, 0}
+	b = kbin.AppendInt16(b, req.Key())
+	b = kbin.AppendInt16(b, req.GetVersion())
+	b = kbin.AppendInt32(b, corrID)
+	b = kbin.AppendNullableString(b, nil)
+	if req.IsFlexible() {
+		b = append(b, 0)
+	}
+	b = req.AppendTo(b)
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	if _, err := nc.Write(b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// K5 on the wire: an acks=0 produce gets no response, so the next response
+// on the connection answers the next request.
+func TestAcksZeroSendsNothing(t *testing.T) {
+	g := newGateway(t)
+	g.createTopic("silent", 1)
+	nc, err := net.DialTimeout("tcp", g.addr, testDeadline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(testDeadline))
+	prod := kmsg.NewPtrProduceRequest()
+	prod.SetVersion(9)
+	prod.Acks = 0
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = "silent"
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Records = makeBatch(batchSpec{records: 2, pid: -1, baseTime: 1})
+	rt.Partitions = append(rt.Partitions, rp)
+	prod.Topics = append(prod.Topics, rt)
+	writeFrame(t, nc, 1, prod)
+	av := kmsg.NewPtrApiVersionsRequest()
+	av.SetVersion(0)
+	writeFrame(t, nc, 2, av)
+	var size [4]byte
+	if _, err := io.ReadFull(nc, size[:]); err != nil {
+		t.Fatal(err)
+	}
+	body := make([]byte, binary.BigEndian.Uint32(size[:]))
+	if _, err := io.ReadFull(nc, body); err != nil {
+		t.Fatal(err)
+	}
+	if corr := int32(binary.BigEndian.Uint32(body)); corr != 2 {
+		t.Fatalf("first response answers request %d, want 2 (acks=0 answers nothing)", corr)
+	}
+	if end := listOffset(t, g.client(), "silent", -1); end.Offset != 2 {
+		t.Fatalf("high watermark %d, want 2", end.Offset)
+	}
+}
