@@ -150,22 +150,7 @@ func (s *Store) recoverTail(l *logState) error {
 	b := s.db.NewBatch()
 	defer b.Close()
 	scanned := t.pos
-	for t.pos < size {
-		ff, ok := readTailFrame(f, t.pos, size, t.next)
-		if !ok {
-			break
-		}
-		h := EntryHeader{Offset: t.next, Records: ff.Records, MaxTime: ff.MaxTime, Size: int32(ff.Size),
-			Cum: t.cum + int64(ff.Size), Ledger: open.id, Entry: t.entry, Pos: t.pos}
-		_ = b.Set(indexKey(l.id, h.Offset), encodeIndexValue(h), nil)
-		_ = b.Set(posKey(l.id, open.id, h.Entry), appendU64(nil, uint64(h.Offset)), nil)
-		if !t.hasMax || h.MaxTime > t.runMax {
-			t.runMax, t.hasMax = h.MaxTime, true
-			_ = b.Set(timeKey(l.id, h.MaxTime, h.Offset), nil, nil)
-		}
-		t.pos += frameHeaderLen + int64(ff.Size)
-		t.next, t.entry, t.cum = h.End(), t.entry+1, h.Cum
-	}
+	t = indexTail(b, l.id, open.id, f, size, t)
 	if t.pos < size {
 		s.logger.Warn("storage-torn-tail-truncated", zap.Stringer("log", l.id), zap.Stringer("ledger", open.id),
 			zap.Int64("at", t.pos), zap.Int64("dropped-bytes", size-t.pos))
@@ -188,6 +173,28 @@ func (s *Store) recoverTail(l *logState) error {
 	l.mu.ledgers[len(l.mu.ledgers)-1].meta.Entries = int64(t.entry)
 	l.mu.ledgers[len(l.mu.ledgers)-1].meta.Bytes = t.pos
 	return nil
+}
+
+// indexTail adds to b an index entry for every whole frame from t.pos that
+// continues the offset sequence, and returns the position after the last.
+func indexTail(b *pebble.Batch, id LogID, led LedgerID, f File, size int64, t tailStart) tailStart {
+	for t.pos < size {
+		ff, ok := readTailFrame(f, t.pos, size, t.next)
+		if !ok {
+			break
+		}
+		h := EntryHeader{Offset: t.next, Records: ff.Records, MaxTime: ff.MaxTime, Size: int32(ff.Size),
+			Cum: t.cum + int64(ff.Size), Ledger: led, Entry: t.entry, Pos: t.pos}
+		_ = b.Set(indexKey(id, h.Offset), encodeIndexValue(h), nil)
+		_ = b.Set(posKey(id, led, h.Entry), appendU64(nil, uint64(h.Offset)), nil)
+		if !t.hasMax || h.MaxTime > t.runMax {
+			t.runMax, t.hasMax = h.MaxTime, true
+			_ = b.Set(timeKey(id, h.MaxTime, h.Offset), nil, nil)
+		}
+		t.pos += frameHeaderLen + int64(ff.Size)
+		t.next, t.entry, t.cum = h.End(), t.entry+1, h.Cum
+	}
+	return t
 }
 
 // readTailFrame reads and checks the frame at pos; ok is false for a torn,
