@@ -104,7 +104,8 @@ func listOffset(t *testing.T, cl *kgo.Client, topic string, ts int64) kmsg.ListO
 	return resp.Topics[0].Partitions[0]
 }
 
-// batchesOf decodes the batch headers of a fetch answer.
+// batchesOf decodes the batch headers of a fetch answer, checking each
+// batch's CRC32C.
 func batchesOf(t *testing.T, b []byte) []kmsg.RecordBatch {
 	t.Helper()
 	var out []kmsg.RecordBatch
@@ -116,6 +117,9 @@ func batchesOf(t *testing.T, b []byte) []kmsg.RecordBatch {
 		n := 12 + int(binary.BigEndian.Uint32(b[8:]))
 		if err := rb.ReadFrom(b[:n]); err != nil {
 			t.Fatal(err)
+		}
+		if crc := crc32.Checksum(b[21:n], crc32.MakeTable(crc32.Castagnoli)); uint32(rb.CRC) != crc {
+			t.Fatalf("batch at %d: CRC %08x, computed %08x", rb.FirstOffset, uint32(rb.CRC), crc)
 		}
 		out = append(out, rb)
 		b = b[n:]
@@ -323,5 +327,36 @@ func TestAcksZeroSendsNothing(t *testing.T) {
 	}
 	if end := listOffset(t, g.client(), "silent", -1); end.Offset != 2 {
 		t.Fatalf("high watermark %d, want 2", end.Offset)
+	}
+}
+
+// max.message.bytes bounds a batch (MESSAGE_TOO_LARGE, nothing appended);
+// LogAppendTime topics report the append time and serve it in the batch.
+func TestProduceTopicConfigs(t *testing.T) {
+	g := newGateway(t)
+	cl := g.client()
+	resp := request[*kmsg.CreateTopicsResponse](t, cl, createTopicsReq(false,
+		topicReq("small", 1, 1, map[string]string{"max.message.bytes": "200"}),
+		topicReq("appendtime", 1, 1, map[string]string{"message.timestamp.type": "LogAppendTime"}),
+	))
+	for _, rt := range resp.Topics {
+		if rt.ErrorCode != 0 {
+			t.Fatalf("create %s: error %d", rt.Topic, rt.ErrorCode)
+		}
+	}
+	big := makeBatch(batchSpec{records: 20, pid: -1, baseTime: 1})
+	if p := produceRaw(t, cl, "small", big); p.ErrorCode != kerr.MessageTooLarge.Code {
+		t.Fatalf("%d-byte batch: error %d, want MESSAGE_TOO_LARGE", len(big), p.ErrorCode)
+	}
+	if end := listOffset(t, cl, "small", -1); end.Offset != 0 {
+		t.Fatalf("high watermark %d after a rejected batch", end.Offset)
+	}
+	p := produceRaw(t, cl, "appendtime", makeBatch(batchSpec{records: 3, pid: -1, baseTime: 1}))
+	if p.ErrorCode != 0 || p.LogAppendTime < 1_600_000_000_000 {
+		t.Fatalf("LogAppendTime produce: %+v", p)
+	}
+	bs := batchesOf(t, fetchRaw(t, cl, "appendtime", 0, 0).RecordBatches)
+	if len(bs) != 1 || bs[0].MaxTimestamp != p.LogAppendTime || bs[0].Attributes&0x08 == 0 {
+		t.Fatalf("served batch %+v, want max timestamp %d with the LogAppendTime bit", bs, p.LogAppendTime)
 	}
 }
