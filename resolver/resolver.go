@@ -3,6 +3,8 @@ package resolver
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -168,14 +170,15 @@ func (r *Resolver) TopicByID(id TopicID) (Topic, bool) {
 	return t.public(), true
 }
 
-// Topics lists every topic, in no particular order.
+// Topics lists every topic, sorted by name.
 func (r *Resolver) Topics() []Topic {
 	r.mu.RLock()
-	defer r.mu.RUnlock()
 	out := make([]Topic, 0, len(r.mu.topics))
 	for _, t := range r.mu.topics {
 		out = append(out, t.public())
 	}
+	r.mu.RUnlock()
+	slices.SortFunc(out, func(a, b Topic) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
