@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/kgateway/kgateway/kafka/group"
+	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/resolver"
 	"go.uber.org/zap"
 )
@@ -47,6 +49,15 @@ type Config struct {
 	ShutdownTimeout time.Duration
 
 	Logger *zap.Logger
+
+	// Offsets is the consumer-group offset store (O1–O3); the server runs
+	// the group coordinator over it. Nil disables the group APIs
+	// (FindCoordinator answers COORDINATOR_NOT_AVAILABLE). The caller
+	// closes it after the server.
+	Offsets *offsets.Store
+	// Group configures the coordinator (group.min.session.timeout.ms, …);
+	// zero values are Kafka's defaults.
+	Group group.Config
 }
 
 // withDefaults returns cfg with every unset optional field defaulted.

@@ -25,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kgateway/kgateway/kafka/group"
 	"github.com/kgateway/kgateway/resolver"
 	"go.uber.org/zap"
 )
@@ -37,6 +38,8 @@ type Server struct {
 	cfg Config
 	res *resolver.Resolver
 	log *zap.Logger
+	// groups coordinates consumer groups; nil without Config.Offsets.
+	groups *group.Coordinator
 
 	// closing is closed when Close starts: long-poll waits return early
 	// and readers stop taking new requests.
@@ -60,6 +63,9 @@ func NewServer(cfg Config) (*Server, error) {
 	cfg = cfg.withDefaults()
 	s := &Server{cfg: cfg, res: cfg.Resolver, log: cfg.Logger, closing: make(chan struct{})}
 	s.mu.open = make(map[*conn]struct{})
+	if err := s.startGroups(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -184,6 +190,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.mu.closed = true
 	close(s.closing)
+	s.stopGroups()
 	var err error
 	if s.mu.ln != nil {
 		err = s.mu.ln.Close()

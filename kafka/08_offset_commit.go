@@ -1,0 +1,26 @@
+package kafka
+
+// OffsetCommit (key 8), versions 0–8.
+//
+//   v1  generation, member id and a per-partition commit timestamp.
+//   v2  retention time replaces the timestamp (v2–v4).
+//   v3  throttle time.
+//   v5  retention time removed (KIP-211).
+//   v6  committed leader epoch.
+//   v7  group instance id (static members, KIP-345).
+//   v8  flexible.
+//
+// The coordinator acknowledges only durable commits (O1); simple
+// consumers (generation -1, no member id) may commit into an Empty group.
+// Left out: the per-commit retention time (offsets.retention.minutes
+// governs), v9+ (KIP-848 consumer protocol) and topic ids.
+
+import "github.com/twmb/franz-go/pkg/kmsg"
+
+func handleOffsetCommit(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
+	c, err := s.coordinator()
+	if err != nil {
+		return nil, err
+	}
+	return c.OffsetCommit(req.(*kmsg.OffsetCommitRequest)), nil
+}

@@ -1,0 +1,25 @@
+package kafka
+
+// OffsetFetch (key 9), versions 0–8.
+//
+//   v1  same shape (Kafka-stored offsets instead of ZooKeeper).
+//   v2  top-level error code; null topics fetch every committed offset.
+//   v3  throttle time.
+//   v5  leader epoch.
+//   v6  flexible.
+//   v7  require-stable (KIP-447).
+//   v8  several groups in one request.
+//
+// A partition without a commit is offset -1, metadata "". Left out:
+// require-stable waits (there are no pending transactional offsets), v9+
+// member epochs (KIP-848).
+
+import "github.com/twmb/franz-go/pkg/kmsg"
+
+func handleOffsetFetch(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
+	c, err := s.coordinator()
+	if err != nil {
+		return nil, err
+	}
+	return c.OffsetFetch(req.(*kmsg.OffsetFetchRequest)), nil
+}

@@ -1,0 +1,26 @@
+package kafka
+
+// JoinGroup (key 11), versions 0–9.
+//
+//   v1  rebalance timeout (v0 uses the session timeout).
+//   v2  throttle time.
+//   v4  MEMBER_ID_REQUIRED on a first join without a member id (KIP-394).
+//   v5  group instance id (static members, KIP-345).
+//   v6  flexible.
+//   v7  protocol type in the response; protocol name nullable.
+//   v8  join reason (KIP-800).
+//   v9  skip assignment for a static leader that rejoins (KIP-814).
+//
+// The request blocks until the rebalance completes (the connection keeps
+// serving: requests are handled concurrently, K1). Left out:
+// group.max.size and group.initial.rebalance.delay.ms.
+
+import "github.com/twmb/franz-go/pkg/kmsg"
+
+func handleJoinGroup(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
+	c, err := s.coordinator()
+	if err != nil {
+		return nil, err
+	}
+	return c.JoinGroup(rc.ctx, groupClient(rc), req.(*kmsg.JoinGroupRequest))
+}

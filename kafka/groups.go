@@ -1,0 +1,88 @@
+package kafka
+
+// Plumbing between the wire layer and the group coordinator
+// (kafka/group): the coordinator's lifecycle, what a handler tells it
+// about the client, and the topic check for OffsetCommit. The handlers
+// themselves are 08_, 09_, 10_–16_, 42_ and 47_*.go.
+
+import (
+	"errors"
+	"net"
+
+	"github.com/kgateway/kgateway/kafka/group"
+	"go.uber.org/zap"
+)
+
+// errNoCoordinator closes the connection of a group request sent to a
+// server built without an offset store (Config.Offsets nil). Clients only
+// get there without FindCoordinator (which answers
+// COORDINATOR_NOT_AVAILABLE).
+var errNoCoordinator = errors.New("kafka: no group coordinator configured (Config.Offsets is nil)")
+
+// startGroups creates the coordinator over cfg.Offsets, if set.
+func (s *Server) startGroups() error {
+	if s.cfg.Offsets == nil {
+		return nil
+	}
+	gcfg := s.cfg.Group
+	if gcfg.Logger == nil {
+		gcfg.Logger = s.log.Named("group")
+	}
+	if gcfg.Topics == nil {
+		gcfg.Topics = topicChecker{s}
+	}
+	c, err := group.NewCoordinator(s.cfg.Offsets, gcfg)
+	if err != nil {
+		return err
+	}
+	s.groups = c
+	return nil
+}
+
+// stopGroups wakes JoinGroup/SyncGroup requests blocked in a rebalance so
+// shutdown does not wait out rebalance timeouts. The offset store stays
+// open (its owner closes it after the server).
+func (s *Server) stopGroups() {
+	if s.groups != nil {
+		s.groups.Close()
+	}
+}
+
+// coordinator returns the group coordinator or the error that closes the
+// connection.
+func (s *Server) coordinator() (*group.Coordinator, error) {
+	if s.groups == nil {
+		s.log.Warn("group-request-without-coordinator")
+		return nil, errNoCoordinator
+	}
+	return s.groups, nil
+}
+
+// groupClient is what DescribeGroups reports about a member's client:
+// its client id and, as Kafka writes it, "/" + its IP.
+func groupClient(rc *reqCtx) group.Client {
+	cl := group.Client{}
+	if rc.clientID != nil {
+		cl.ID = *rc.clientID
+	}
+	if addr := rc.conn.nc.RemoteAddr(); addr != nil {
+		host, _, err := net.SplitHostPort(addr.String())
+		if err != nil {
+			host = addr.String()
+		}
+		cl.Host = "/" + host
+	}
+	return cl
+}
+
+// topicChecker lets the coordinator answer UNKNOWN_TOPIC_OR_PARTITION for
+// commits to partitions that do not exist, as Kafka does.
+type topicChecker struct{ s *Server }
+
+func (tc topicChecker) PartitionExists(topic string, partition int32) bool {
+	_, err := tc.s.partitionOf(topic, partition, false)
+	if err != nil {
+		tc.s.log.Debug("commit-to-unknown-partition", zap.String("topic", topic), zap.Int32("partition", partition))
+	}
+	return err == nil
+}
