@@ -16,9 +16,11 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/kgateway/kgateway/kafka"
+	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/kgateway/kgateway/storage"
 	"go.uber.org/zap"
@@ -133,7 +135,16 @@ func run(ctx context.Context, o options, log *zap.Logger) (err error) {
 	}
 	defer func() { err = errors.Join(err, res.Close()) }()
 
+	// O3: group offsets live in their own pebble instance, apart from the
+	// ledger index.
+	offs, err := offsets.Open(filepath.Join(o.dataDir, "offsets"), offsets.Options{Logger: log.Named("offsets")})
+	if err != nil {
+		return fmt.Errorf("open offsets: %w", err)
+	}
+	defer func() { err = errors.Join(err, offs.Close()) }()
+
 	srv, err := kafka.NewServer(kafka.Config{
+		Offsets:         offs,
 		Resolver:        res,
 		AdvertisedAddr:  o.advertised,
 		MaxRequestBytes: int32(o.maxRequestBytes),
