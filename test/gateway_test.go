@@ -5,10 +5,13 @@ package test
 import (
 	"context"
 	"net"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/kgateway/kgateway/kafka"
+	"github.com/kgateway/kgateway/kafka/group"
+	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/kgateway/kgateway/storage"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -27,6 +30,8 @@ type gatewayOptions struct {
 	noAutoCreate  bool
 	// shutdownTimeout bounds srv.Close (default: the server's).
 	shutdownTimeout time.Duration
+	// group configures the group coordinator (default: Kafka's).
+	group group.Config
 }
 
 // gateway is storage + resolver + kafka server in-process on one data dir.
@@ -39,6 +44,7 @@ type gateway struct {
 	res   *resolver.Resolver
 	srv   *kafka.Server
 	addr  string
+	offs  *offsets.Store // group offsets (data-dir/offsets), as cmd/kgateway
 }
 
 // newGateway starts a gateway on an ephemeral port over t.TempDir(); it is
@@ -69,7 +75,12 @@ func (g *gateway) start() {
 		store.Close()
 		t.Fatalf("open resolver: %v", err)
 	}
-	srv, err := kafka.NewServer(kafka.Config{Resolver: res, ShutdownTimeout: g.opts.shutdownTimeout})
+	offs, err := offsets.Open(filepath.Join(g.dir, "offsets"), offsets.Options{})
+	if err != nil {
+		t.Fatalf("open offsets: %v", err)
+	}
+	g.offs = offs
+	srv, err := kafka.NewServer(kafka.Config{Resolver: res, ShutdownTimeout: g.opts.shutdownTimeout, Offsets: offs, Group: g.opts.group})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,6 +108,9 @@ func (g *gateway) stop() {
 	}
 	if err := g.srv.Close(); err != nil {
 		g.t.Errorf("close server: %v", err)
+	}
+	if err := g.offs.Close(); err != nil {
+		g.t.Errorf("close offsets: %v", err)
 	}
 	if err := g.res.Close(); err != nil {
 		g.t.Errorf("close resolver: %v", err)
