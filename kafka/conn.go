@@ -231,6 +231,8 @@ func parseHeaderRest(b []byte, flexible bool) (rest []byte, clientID *string, er
 func (c *conn) handle(sl *slot, a api, rc *reqCtx, req kmsg.Request) {
 	defer c.s.conns.Done()
 	defer close(sl.done)
+	c.s.handling.Add(1)
+	defer c.s.handling.Add(-1)
 	if rc.produceDone != nil {
 		// K4: never leave the next produce waiting, whatever happens.
 		defer close(rc.produceDone)

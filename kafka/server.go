@@ -23,6 +23,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kgateway/kgateway/kafka/group"
@@ -46,6 +47,8 @@ type Server struct {
 	closing chan struct{}
 	// conns counts every connection goroutine (reader, writer, handlers).
 	conns sync.WaitGroup
+	// handling counts requests whose handler is running.
+	handling atomic.Int64
 
 	mu struct {
 		sync.Mutex
