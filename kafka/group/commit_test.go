@@ -228,3 +228,19 @@ func TestRetention(t *testing.T) {
 		t.Fatal("live group's offsets expired")
 	}
 }
+
+// An Empty group nothing was ever stored for (a join that never came back)
+// is dropped by the retention pass.
+func TestCleanupOfNeverStoredGroup(t *testing.T) {
+	h := newHarness(t)
+	first := h.await(h.joinAsync(newJoin("ghost", "")))
+	code(t, "first", first.ErrorCode, kerr.MemberIDRequired)
+	h.clock.Advance(testSession) // the handed-out id expires
+	if h.state("ghost") != "Empty" {
+		t.Fatalf("state %s", h.state("ghost"))
+	}
+	h.c.ExpireOffsets()
+	if h.state("ghost") != "Dead" {
+		t.Fatalf("state after cleanup %s", h.state("ghost"))
+	}
+}

@@ -221,25 +221,22 @@ func (c *Coordinator) scheduleExpiryLocked() {
 }
 
 // ExpireOffsets runs one retention pass (KIP-211): the store drops expired
-// offsets, and groups left Empty with nothing stored become Dead. It runs
+// offsets, and Empty groups with nothing stored become Dead. It runs
 // every offsets.retention.check.interval.ms; tests call it directly.
 func (c *Coordinator) ExpireOffsets() {
-	removed, err := c.store.Expire(c.clock.Now())
-	if err != nil {
+	if _, err := c.store.Expire(c.clock.Now()); err != nil {
 		c.log.Warn("group-expire-failed", zap.Error(err))
 		return
 	}
-	for _, id := range removed {
-		g := c.lookup(id)
-		if g == nil {
-			continue
-		}
+	// Besides the groups the store just dropped, an Empty group it never
+	// knew (a join that never completed) goes too, as in Kafka's cleanup.
+	for _, g := range c.snapshot() {
 		g.mu.Lock()
 		gone := false
 		if g.mu.state == stateEmpty && len(g.mu.pending) == 0 {
 			// A commit or a join may have landed after the store's pass:
 			// only a group the store no longer knows goes.
-			has, err := c.store.HasGroup(id)
+			has, err := c.store.HasGroup(g.id)
 			gone = err == nil && !has
 		}
 		if gone {
