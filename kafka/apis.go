@@ -42,7 +42,11 @@ var apis = []api{
 	{key: 20, min: 0, max: 6, handle: handleDeleteTopics},
 	{key: 22, min: 0, max: 4, handle: handleInitProducerID},
 	{key: 23, min: 0, max: 4, handle: handleOffsetForLeaderEpoch},
+	{key: 32, min: 0, max: 4, handle: handleDescribeConfigs},
+	{key: 33, min: 0, max: 2, handle: handleAlterConfigs},
+	{key: 37, min: 0, max: 3, handle: handleCreatePartitions},
 	{key: 42, min: 0, max: 2, handle: handleDeleteGroups},
+	{key: 44, min: 0, max: 1, handle: handleIncrementalAlterConfigs},
 	{key: 47, min: 0, max: 0, handle: handleOffsetDelete},
 	{key: 60, min: 0, max: 1, handle: handleDescribeCluster},
 }
