@@ -473,7 +473,10 @@ func (s *Store) expireGroup(b *pebble.Batch, g Group, now time.Time) (bool, erro
 }
 
 // pebbleLogger routes pebble's chatter to zap: its routine Infof messages
-// (flushes, compactions) at debug level.
+// (flushes, compactions) at debug level. Fatalf exits, as pebble's default
+// logger does: pebble calls it when a WAL write or sync fails, so a commit
+// whose bytes are in doubt is never acknowledged (O1) — the process stops
+// instead, and on restart only synced commits exist.
 type pebbleLogger struct{ l *zap.SugaredLogger }
 
 func (p pebbleLogger) Infof(format string, args ...any)  { p.l.Debugf(format, args...) }

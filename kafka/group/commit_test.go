@@ -244,3 +244,15 @@ func TestCleanupOfNeverStoredGroup(t *testing.T) {
 		t.Fatalf("state after cleanup %s", h.state("ghost"))
 	}
 }
+
+// A commit the store cannot take is never acknowledged: the client gets a
+// retriable COORDINATOR_NOT_AVAILABLE per partition.
+func TestCommitStoreFailure(t *testing.T) {
+	h := newHarness(t)
+	code(t, "commit", commitOne(h, "g", "", -1, "t", 0, 1), nil)
+	_ = h.store.Close()
+	code(t, "commit on closed store", commitOne(h, "g", "", -1, "t", 0, 2), kerr.CoordinatorNotAvailable)
+	r := kmsg.NewPtrOffsetFetchRequest()
+	r.Version, r.Group = 7, "g"
+	code(t, "fetch on closed store", h.c.OffsetFetch(r).ErrorCode, kerr.CoordinatorNotAvailable)
+}
