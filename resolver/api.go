@@ -3,6 +3,7 @@ package resolver
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/kgateway/kgateway/ledger"
 	"github.com/kgateway/kgateway/storage"
@@ -60,13 +61,34 @@ var (
 	ErrTopicDeletionDisabled = errors.New("resolver: topic deletion disabled")
 )
 
-// Config configures a Resolver. Names follow Kafka's broker configs.
+// Config configures a Resolver. Names follow Kafka's broker configs; the
+// topic configs of the same meaning (retention.ms, segment.bytes, ...)
+// default to them. The zero value of each field means Kafka's default.
 type Config struct {
 	NumPartitions   int32 // num.partitions (default 1)
 	AutoCreate      bool  // auto.create.topics.enable
 	MaxMessageBytes int32 // message.max.bytes (default 1048588)
-	Ledger          ledger.Config
-	Logger          *zap.Logger
+	// RetentionMs is log.retention.ms (default 7 days); -1 keeps data
+	// forever.
+	RetentionMs int64
+	// RetentionBytes is log.retention.bytes per partition (default -1, no
+	// limit).
+	RetentionBytes int64
+	// MessageTimestampType is log.message.timestamp.type: CreateTime
+	// (default) or LogAppendTime.
+	MessageTimestampType string
+	// CleanupPolicy is log.cleanup.policy: delete (default); compact is
+	// refused.
+	CleanupPolicy string
+	// RetentionCheckInterval is log.retention.check.interval.ms (default 5
+	// minutes): how often the background retention pass runs. Negative
+	// disables the background pass (tests call RunRetention themselves).
+	RetentionCheckInterval time.Duration
+	// Ledger is the default rollover policy: SegmentBytes is
+	// log.segment.bytes, SegmentAge log.roll.ms. Its Now is the resolver's
+	// clock too (LogAppendTime, retention).
+	Ledger ledger.Config
+	Logger *zap.Logger
 }
 
 // ProduceResult is what a produce of one batch to one partition returns.

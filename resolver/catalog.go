@@ -205,9 +205,9 @@ func (r *Resolver) EnsureTopic(name string) (Topic, error) {
 }
 
 // AlterTopicConfigs replaces the topic's explicit configs with configs
-// (AlterConfigs semantics; callers implementing IncrementalAlterConfigs
-// merge into Topic.Configs first). The new settings apply to later
-// appends; a changed rollover policy reopens the partitions' ledgers.
+// (AlterConfigs semantics; IncrementalAlterTopicConfigs merges instead).
+// The new settings apply to later appends and the next retention pass; a
+// changed rollover policy reopens the partitions' ledgers.
 func (r *Resolver) AlterTopicConfigs(name string, configs map[string]string, validateOnly bool) error {
 	if err := validateConfigs(configs); err != nil {
 		return err
@@ -223,6 +223,13 @@ func (r *Resolver) AlterTopicConfigs(name string, configs map[string]string, val
 	if validateOnly {
 		return nil
 	}
+	return r.replaceConfigsLocked(t, configs)
+}
+
+// replaceConfigsLocked persists configs (already validated) as t's
+// explicit configs, publishes the new binding and applies the settings.
+// Needs adminMu.
+func (r *Resolver) replaceConfigsLocked(t *topic, configs map[string]string) error {
 	configs = maps.Clone(configs)
 	if configs == nil {
 		configs = map[string]string{}
@@ -231,12 +238,12 @@ func (r *Resolver) AlterTopicConfigs(name string, configs map[string]string, val
 	for i, p := range t.parts {
 		logs[i] = p.log
 	}
-	if err := r.store.ApplyMeta(encodeTopic(name, t.id, logs, configs)); err != nil {
+	if err := r.store.ApplyMeta(encodeTopic(t.name, t.id, logs, configs)); err != nil {
 		return storageErr("persist topic configs", err)
 	}
 	nt := &topic{name: t.name, id: t.id, configs: configs, parts: t.parts}
 	r.mu.Lock()
-	r.mu.topics[name] = nt
+	r.mu.topics[t.name] = nt
 	r.mu.byID[t.id] = nt
 	r.mu.Unlock()
 	s := r.settings(configs)

@@ -13,69 +13,120 @@ import (
 )
 
 // Topic configs. Every name Kafka defines for topics that a client may
-// reasonably set is accepted and stored, so tools that set them keep
-// working; only these take effect:
+// reasonably set is accepted, validated and stored (durably, with the
+// binding), so tools that set them keep working; these take effect:
 //   - max.message.bytes: the largest record batch Produce accepts
 //   - message.timestamp.type: LogAppendTime makes Produce stamp batches
 //   - segment.bytes, segment.ms: the ledger rollover policy
+//   - retention.ms, retention.bytes: the retention pass (retention.go)
+//   - cleanup.policy: only delete; compact is refused with ErrInvalidConfig
+//   - min.insync.replicas: 1 (one broker; a larger value could never be met)
 //
-// The rest are stored and described but change nothing (retention is
-// computed elsewhere; there is one replica; no compaction).
+// The rest are stored and described but change nothing (one replica, no
+// compaction, no flush policy: every acknowledged append is fsync'd).
+//
+// A topic config that is not set takes its broker default: the broker
+// config named by configSpec.broker (Config, set from flags with Kafka's
+// names), else Kafka's static default.
 
-// ConfigEntry is one topic config as DescribeConfigs reports it.
+// ConfigSource says where a described config value comes from. The values
+// are Kafka's (DescribeConfigs v1+ config_source).
+type ConfigSource int8
+
+const (
+	SourceTopic        ConfigSource = 1 // DYNAMIC_TOPIC_CONFIG: set on the topic
+	SourceStaticBroker ConfigSource = 4 // STATIC_BROKER_CONFIG: a broker flag
+	SourceDefault      ConfigSource = 5 // DEFAULT_CONFIG: Kafka's default
+)
+
+// ConfigType is a config's value type. The values are Kafka's
+// (DescribeConfigs v3+ config_type).
+type ConfigType int8
+
+const (
+	TypeBoolean ConfigType = 1
+	TypeString  ConfigType = 2
+	TypeInt     ConfigType = 3
+	TypeLong    ConfigType = 5
+	TypeDouble  ConfigType = 6
+	TypeList    ConfigType = 7
+)
+
+// ConfigSynonym is one value a config could take, in precedence order
+// (DescribeConfigs v1+ synonyms): the topic's own, the broker flag's,
+// Kafka's default.
+type ConfigSynonym struct {
+	Name   string
+	Value  string
+	Source ConfigSource
+}
+
+// ConfigEntry is one config as DescribeConfigs reports it.
 type ConfigEntry struct {
-	Name    string
-	Value   string
-	Default bool // true when not set explicitly on the topic
+	Name     string
+	Value    string
+	Default  bool // true when not set explicitly on the topic
+	Source   ConfigSource
+	ReadOnly bool // broker configs are static (flags); topic configs are not
+	Type     ConfigType
+	Synonyms []ConfigSynonym
 }
 
 const (
 	maxInt64 = math.MaxInt64
 	maxLong  = "9223372036854775807"
 
-	defaultMaxMessageBytes = 1048588
-	defaultSegmentBytes    = 1 << 30
-	defaultSegmentAge      = 7 * 24 * time.Hour
+	defaultMaxMessageBytes        = 1048588
+	defaultSegmentBytes           = 1 << 30
+	defaultSegmentAge             = 7 * 24 * time.Hour
+	defaultRetentionMs            = int64(7 * 24 * time.Hour / time.Millisecond)
+	defaultRetentionBytes         = int64(-1)
+	defaultRetentionCheckInterval = 5 * time.Minute
 )
 
-// configSpec is one known topic config: its static default (empty means
-// the broker config decides, see Resolver.configDefault) and validation.
+// configSpec is one known topic config: Kafka's static default, the broker
+// config whose value is the topic's default (empty: none), its type, and
+// validation.
 type configSpec struct {
-	def   string
-	check func(v string) error
+	def    string
+	broker string
+	typ    ConfigType
+	check  func(v string) error
 }
 
+func (s configSpec) list() bool { return s.typ == TypeList }
+
 var topicConfigs = map[string]configSpec{
-	"cleanup.policy":                          {"delete", checkCleanupPolicy},
-	"compression.type":                        {"producer", checkCompression},
-	"delete.retention.ms":                     {"86400000", longAtLeast(0)},
-	"file.delete.delay.ms":                    {"60000", longAtLeast(0)},
-	"flush.messages":                          {maxLong, longAtLeast(1)},
-	"flush.ms":                                {maxLong, longAtLeast(0)},
-	"index.interval.bytes":                    {"4096", intAtLeast(0)},
-	"max.compaction.lag.ms":                   {maxLong, longAtLeast(1)},
-	"max.message.bytes":                       {"", intAtLeast(0)},
-	"message.downconversion.enable":           {"true", checkBool},
-	"message.timestamp.after.max.ms":          {maxLong, longAtLeast(0)},
-	"message.timestamp.before.max.ms":         {maxLong, longAtLeast(0)},
-	"message.timestamp.difference.max.ms":     {maxLong, longAtLeast(0)},
-	"message.timestamp.type":                  {"CreateTime", oneOf("CreateTime", "LogAppendTime")},
-	"min.cleanable.dirty.ratio":               {"0.5", checkRatio},
-	"min.compaction.lag.ms":                   {"0", longAtLeast(0)},
-	"min.insync.replicas":                     {"1", intAtLeast(1)},
-	"preallocate":                             {"false", checkBool},
-	"retention.bytes":                         {"-1", longAtLeast(-1)},
-	"retention.ms":                            {"604800000", longAtLeast(-1)},
-	"segment.bytes":                           {"", intAtLeast(14)},
-	"segment.index.bytes":                     {"10485760", intAtLeast(4)},
-	"segment.jitter.ms":                       {"0", longAtLeast(0)},
-	"segment.ms":                              {"", longAtLeast(1)},
-	"unclean.leader.election.enable":          {"false", checkBool},
-	"local.retention.bytes":                   {"-2", longAtLeast(-2)},
-	"local.retention.ms":                      {"-2", longAtLeast(-2)},
-	"remote.storage.enable":                   {"false", oneOf("false")},
-	"follower.replication.throttled.replicas": {"", func(string) error { return nil }},
-	"leader.replication.throttled.replicas":   {"", func(string) error { return nil }},
+	"cleanup.policy":                          {"delete", "log.cleanup.policy", TypeList, checkCleanupPolicy},
+	"compression.type":                        {"producer", "compression.type", TypeString, checkCompression},
+	"delete.retention.ms":                     {"86400000", "", TypeLong, longAtLeast(0)},
+	"file.delete.delay.ms":                    {"60000", "", TypeLong, longAtLeast(0)},
+	"flush.messages":                          {maxLong, "", TypeLong, longAtLeast(1)},
+	"flush.ms":                                {maxLong, "", TypeLong, longAtLeast(0)},
+	"index.interval.bytes":                    {"4096", "", TypeInt, intAtLeast(0)},
+	"max.compaction.lag.ms":                   {maxLong, "", TypeLong, longAtLeast(1)},
+	"max.message.bytes":                       {strconv.Itoa(defaultMaxMessageBytes), "message.max.bytes", TypeInt, intAtLeast(0)},
+	"message.downconversion.enable":           {"true", "", TypeBoolean, checkBool},
+	"message.timestamp.after.max.ms":          {maxLong, "", TypeLong, longAtLeast(0)},
+	"message.timestamp.before.max.ms":         {maxLong, "", TypeLong, longAtLeast(0)},
+	"message.timestamp.difference.max.ms":     {maxLong, "", TypeLong, longAtLeast(0)},
+	"message.timestamp.type":                  {"CreateTime", "log.message.timestamp.type", TypeString, checkTimestampType},
+	"min.cleanable.dirty.ratio":               {"0.5", "", TypeDouble, checkRatio},
+	"min.compaction.lag.ms":                   {"0", "", TypeLong, longAtLeast(0)},
+	"min.insync.replicas":                     {"1", "min.insync.replicas", TypeInt, checkMinISR},
+	"preallocate":                             {"false", "", TypeBoolean, checkBool},
+	"retention.bytes":                         {"-1", "log.retention.bytes", TypeLong, longAtLeast(-1)},
+	"retention.ms":                            {strconv.FormatInt(defaultRetentionMs, 10), "log.retention.ms", TypeLong, longAtLeast(-1)},
+	"segment.bytes":                           {strconv.Itoa(defaultSegmentBytes), "log.segment.bytes", TypeInt, intAtLeast(14)},
+	"segment.index.bytes":                     {"10485760", "", TypeInt, intAtLeast(4)},
+	"segment.jitter.ms":                       {"0", "", TypeLong, longAtLeast(0)},
+	"segment.ms":                              {strconv.FormatInt(defaultSegmentAge.Milliseconds(), 10), "log.roll.ms", TypeLong, longAtLeast(1)},
+	"unclean.leader.election.enable":          {"false", "", TypeBoolean, checkBool},
+	"local.retention.bytes":                   {"-2", "", TypeLong, longAtLeast(-2)},
+	"local.retention.ms":                      {"-2", "", TypeLong, longAtLeast(-2)},
+	"remote.storage.enable":                   {"false", "", TypeBoolean, oneOf("false")},
+	"follower.replication.throttled.replicas": {"", "", TypeList, func(string) error { return nil }},
+	"leader.replication.throttled.replicas":   {"", "", TypeList, func(string) error { return nil }},
 }
 
 // validateConfigs checks every entry and reports every problem at once
@@ -103,9 +154,11 @@ func validateConfigs(configs map[string]string) error {
 	return fmt.Errorf("%w: %w", ErrInvalidConfig, errors.Join(errs...))
 }
 
+func parseLong(v string) (int64, error) { return strconv.ParseInt(strings.TrimSpace(v), 10, 64) }
+
 func longAtLeast(min int64) func(string) error {
 	return func(v string) error {
-		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		n, err := parseLong(v)
 		if err != nil {
 			return errors.New("not a long")
 		}
@@ -153,15 +206,29 @@ func checkRatio(v string) error {
 	return nil
 }
 
+var checkTimestampType = oneOf("CreateTime", "LogAppendTime")
+
 func checkCleanupPolicy(v string) error {
-	for _, p := range strings.Split(v, ",") {
-		switch strings.TrimSpace(p) {
+	if len(splitList(v)) == 0 {
+		return errors.New("must be delete (an empty policy is not supported)")
+	}
+	for _, p := range splitList(v) {
+		switch p {
 		case "delete":
 		case "compact":
-			return errors.New("compaction is not supported")
+			return errors.New("compaction is not supported (only cleanup.policy=delete)")
 		default:
 			return errors.New("must be delete")
 		}
+	}
+	return nil
+}
+
+// checkMinISR accepts only 1: there is one replica, so a larger value
+// would make every acks=all produce fail.
+func checkMinISR(v string) error {
+	if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32); err != nil || n != 1 {
+		return errors.New("must be 1 (one broker, one replica)")
 	}
 	return nil
 }
@@ -175,58 +242,72 @@ func checkCompression(v string) error {
 	return nil
 }
 
+// splitList splits a list config's value (comma separated, spaces
+// trimmed, empty items dropped).
+func splitList(v string) []string {
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // topicSettings are the configs that take effect, resolved against the
 // broker defaults.
 type topicSettings struct {
 	maxMessageBytes int32
 	logAppendTime   bool
+	retentionMs     int64 // -1: no time limit
+	retentionBytes  int64 // -1: no size limit
 	ledger          ledger.Config
+}
+
+// value is a topic config's effective value: set on the topic, else the
+// broker default.
+func (r *Resolver) value(configs map[string]string, name string) string {
+	if v, ok := configs[name]; ok {
+		return v
+	}
+	return r.configDefault(name)
 }
 
 // settings resolves a topic's explicit configs (already validated) over
 // the broker config.
 func (r *Resolver) settings(configs map[string]string) topicSettings {
+	num := func(name string) int64 {
+		n, _ := parseLong(r.value(configs, name))
+		return n
+	}
 	s := topicSettings{
-		maxMessageBytes: r.cfg.MaxMessageBytes,
-		logAppendTime:   configs["message.timestamp.type"] == "LogAppendTime",
+		maxMessageBytes: int32(num("max.message.bytes")),
+		logAppendTime:   r.value(configs, "message.timestamp.type") == "LogAppendTime",
+		retentionMs:     num("retention.ms"),
+		retentionBytes:  num("retention.bytes"),
 		ledger:          r.cfg.Ledger,
 	}
-	if v, ok := configs["max.message.bytes"]; ok {
-		n, _ := strconv.ParseInt(v, 10, 32)
-		s.maxMessageBytes = int32(n)
-	}
-	if v, ok := configs["segment.bytes"]; ok {
-		s.ledger.SegmentBytes, _ = strconv.ParseInt(v, 10, 32)
-	}
-	if v, ok := configs["segment.ms"]; ok {
-		ms, _ := strconv.ParseInt(v, 10, 64)
-		s.ledger.SegmentAge = time.Duration(min(ms, maxInt64/int64(time.Millisecond))) * time.Millisecond
-	}
+	s.ledger.SegmentBytes = num("segment.bytes")
+	ms := num("segment.ms")
+	s.ledger.SegmentAge = time.Duration(min(ms, maxInt64/int64(time.Millisecond))) * time.Millisecond
 	return s
 }
 
-// configDefault is the value a topic config has when not set explicitly.
+// configDefault is the value a topic config has when not set explicitly:
+// its broker config's value, else Kafka's default.
 func (r *Resolver) configDefault(name string) string {
-	switch name {
-	case "max.message.bytes":
-		return strconv.Itoa(int(r.cfg.MaxMessageBytes))
-	case "segment.bytes":
-		if r.cfg.Ledger.SegmentBytes > 0 {
-			return strconv.FormatInt(r.cfg.Ledger.SegmentBytes, 10)
+	spec := topicConfigs[name]
+	if spec.broker != "" {
+		if v, ok := r.brokerValues()[spec.broker]; ok {
+			return v
 		}
-		return strconv.Itoa(defaultSegmentBytes)
-	case "segment.ms":
-		if r.cfg.Ledger.SegmentAge > 0 {
-			return strconv.FormatInt(r.cfg.Ledger.SegmentAge.Milliseconds(), 10)
-		}
-		return strconv.FormatInt(defaultSegmentAge.Milliseconds(), 10)
 	}
-	return topicConfigs[name].def
+	return spec.def
 }
 
 // TopicConfigs returns every known config of the topic, sorted by name,
-// with its effective value and whether it is a default (DescribeConfigs
-// reports all of them, not only the ones set).
+// with its effective value, source and synonyms (DescribeConfigs reports
+// all of them, not only the ones set).
 func (r *Resolver) TopicConfigs(name string) ([]ConfigEntry, error) {
 	t, ok := r.Topic(name)
 	if !ok {
@@ -239,13 +320,24 @@ func (r *Resolver) TopicConfigs(name string) ([]ConfigEntry, error) {
 func (r *Resolver) DefaultTopicConfigs() []ConfigEntry { return r.configEntries(nil) }
 
 func (r *Resolver) configEntries(set map[string]string) []ConfigEntry {
+	broker := r.brokerValues()
 	out := make([]ConfigEntry, 0, len(topicConfigs))
-	for name := range topicConfigs {
+	for name, spec := range topicConfigs {
+		e := ConfigEntry{Name: name, Type: spec.typ}
 		if v, ok := set[name]; ok {
-			out = append(out, ConfigEntry{Name: name, Value: v})
-		} else {
-			out = append(out, ConfigEntry{Name: name, Value: r.configDefault(name), Default: true})
+			e.Synonyms = append(e.Synonyms, ConfigSynonym{Name: name, Value: v, Source: SourceTopic})
 		}
+		syn := name
+		if spec.broker != "" {
+			syn = spec.broker
+			if v := broker[spec.broker]; v != spec.def {
+				e.Synonyms = append(e.Synonyms, ConfigSynonym{Name: syn, Value: v, Source: SourceStaticBroker})
+			}
+		}
+		e.Synonyms = append(e.Synonyms, ConfigSynonym{Name: syn, Value: spec.def, Source: SourceDefault})
+		e.Value, e.Source = e.Synonyms[0].Value, e.Synonyms[0].Source
+		e.Default = e.Source != SourceTopic
+		out = append(out, e)
 	}
 	slices.SortFunc(out, func(a, b ConfigEntry) int { return strings.Compare(a.Name, b.Name) })
 	return out

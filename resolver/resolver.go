@@ -3,6 +3,7 @@ package resolver
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -16,7 +17,8 @@ import (
 // Resolver holds the partition bindings and serves produce and fetch.
 //
 // Lock order: adminMu, then mu, then a partition's ckptMu, app, mu (see
-// partition). pidMu is independent of all of them.
+// partition). pidMu is independent of all of them; retention.mu is taken
+// before any partition lock and never with adminMu.
 type Resolver struct {
 	store *storage.Store
 	cfg   Config
@@ -41,6 +43,14 @@ type Resolver struct {
 	// pidMu guards the durable producer-id counter (InitProducerID).
 	pidMu   sync.Mutex
 	nextPID int64
+
+	// retention is the background retention pass (retention.go); mu
+	// serializes passes (the loop's and RunRetention callers').
+	retention struct {
+		mu   sync.Mutex
+		stop chan struct{}
+		done chan struct{}
+	}
 }
 
 // topic is one binding. Its fields never change after it is published in
@@ -68,6 +78,27 @@ func (c Config) withDefaults() Config {
 	if c.MaxMessageBytes == 0 {
 		c.MaxMessageBytes = defaultMaxMessageBytes
 	}
+	if c.RetentionMs == 0 {
+		c.RetentionMs = defaultRetentionMs
+	}
+	if c.RetentionBytes == 0 {
+		c.RetentionBytes = defaultRetentionBytes
+	}
+	if c.MessageTimestampType == "" {
+		c.MessageTimestampType = "CreateTime"
+	}
+	if c.CleanupPolicy == "" {
+		c.CleanupPolicy = "delete"
+	}
+	if c.RetentionCheckInterval == 0 {
+		c.RetentionCheckInterval = defaultRetentionCheckInterval
+	}
+	if c.Ledger.SegmentBytes == 0 {
+		c.Ledger.SegmentBytes = defaultSegmentBytes
+	}
+	if c.Ledger.SegmentAge == 0 {
+		c.Ledger.SegmentAge = defaultSegmentAge
+	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
 	}
@@ -85,6 +116,23 @@ func (c Config) Validate() error {
 	}
 	if c.Ledger.SegmentBytes < 0 || c.Ledger.SegmentAge < 0 {
 		errs = append(errs, errors.New("segment size and age must not be negative"))
+	}
+	if c.Ledger.SegmentBytes > math.MaxInt32 {
+		errs = append(errs, fmt.Errorf("log.segment.bytes %d must fit an int", c.Ledger.SegmentBytes))
+	}
+	if c.RetentionMs < -1 {
+		errs = append(errs, fmt.Errorf("log.retention.ms %d must be -1 or more", c.RetentionMs))
+	}
+	if c.RetentionBytes < -1 {
+		errs = append(errs, fmt.Errorf("log.retention.bytes %d must be -1 or more", c.RetentionBytes))
+	}
+	if c.MessageTimestampType != "" {
+		if err := checkTimestampType(c.MessageTimestampType); err != nil {
+			errs = append(errs, fmt.Errorf("log.message.timestamp.type %q: %w", c.MessageTimestampType, err))
+		}
+	}
+	if err := checkCleanupPolicy(c.CleanupPolicy); c.CleanupPolicy != "" && err != nil {
+		errs = append(errs, fmt.Errorf("log.cleanup.policy %q: %w", c.CleanupPolicy, err))
 	}
 	return errors.Join(errs...)
 }
@@ -113,6 +161,7 @@ func Open(store *storage.Store, cfg Config) (*Resolver, error) {
 		r.closePartitions()
 		return nil, err
 	}
+	r.startRetention()
 	return r, nil
 }
 
@@ -126,6 +175,7 @@ func (r *Resolver) Close() error {
 	}
 	r.mu.closed = true
 	r.mu.Unlock()
+	r.stopRetention()
 	r.bg.Wait()
 	return r.closePartitions()
 }

@@ -45,6 +45,7 @@ func (s *Store) scanIndex(id LogID, sn snapshot, from Offset, visit func(EntryHe
 		return err
 	}
 	defer it.Close()
+	s.indexProbes.Add(1)
 	if !it.SeekLT(indexKey(id, from+1)) {
 		if err := it.Error(); err != nil {
 			return err
@@ -53,6 +54,9 @@ func (s *Store) scanIndex(id LogID, sn snapshot, from Offset, visit func(EntryHe
 	}
 	first := true
 	for ; it.Valid(); it.Next() {
+		if !first {
+			s.indexProbes.Add(1) // the Next that reached this entry
+		}
 		h, err := decodeIndex(it.Key(), it.Value())
 		if err != nil {
 			return err
@@ -186,6 +190,13 @@ func (s *Store) get(key []byte) ([]byte, error) {
 	return out, closer.Close()
 }
 
+// IndexProbes is the number of index iterator positionings (one per seek
+// into the entry or time index and one per step to a following entry)
+// that reads have made since Open. Tests use it to check that lookups are
+// seeks, not scans (a seek is O(log n) inside pebble); nothing reads it
+// on a hot path.
+func (s *Store) IndexProbes() int64 { return s.indexProbes.Load() }
+
 // SeekTime returns the first entry whose running max timestamp is >= ts,
 // through the time index (O(log n)); ErrNotFound when there is none.
 func (s *Store) SeekTime(id LogID, ts int64) (EntryHeader, error) {
@@ -200,6 +211,7 @@ func (s *Store) SeekTime(id LogID, ts int64) (EntryHeader, error) {
 		return EntryHeader{}, err
 	}
 	defer it.Close()
+	s.indexProbes.Add(1)
 	if !it.SeekGE(timeKey(id, ts, 0)) {
 		if err := it.Error(); err != nil {
 			return EntryHeader{}, err

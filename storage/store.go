@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -38,6 +39,9 @@ type Store struct {
 		sync.Mutex
 		logs map[LogID]*logState
 	}
+
+	// indexProbes counts index iterator positionings by reads (IndexProbes).
+	indexProbes atomic.Int64
 }
 
 // MetaOp is one write to the metadata keyspace.

@@ -1,0 +1,65 @@
+package resolver
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Broker configs: the resolver's Config under Kafka's broker names, for
+// DescribeConfigs on the BROKER resource and as the defaults of the topic
+// configs that name them (configSpec.broker). They are static: set by
+// flags at start, read-only to AlterConfigs.
+
+// brokerSpec is one described broker config: Kafka's default, its type
+// and how to read it from a (defaulted) Config.
+type brokerSpec struct {
+	def   string
+	typ   ConfigType
+	value func(c Config) string
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+var brokerConfigs = map[string]brokerSpec{
+	"auto.create.topics.enable":       {"true", TypeBoolean, func(c Config) string { return strconv.FormatBool(c.AutoCreate) }},
+	"compression.type":                {"producer", TypeString, func(Config) string { return "producer" }},
+	"log.cleanup.policy":              {"delete", TypeList, func(c Config) string { return c.CleanupPolicy }},
+	"log.message.timestamp.type":      {"CreateTime", TypeString, func(c Config) string { return c.MessageTimestampType }},
+	"log.retention.bytes":             {itoa(defaultRetentionBytes), TypeLong, func(c Config) string { return itoa(c.RetentionBytes) }},
+	"log.retention.check.interval.ms": {itoa(defaultRetentionCheckInterval.Milliseconds()), TypeLong, func(c Config) string { return itoa(c.RetentionCheckInterval.Milliseconds()) }},
+	"log.retention.ms":                {itoa(defaultRetentionMs), TypeLong, func(c Config) string { return itoa(c.RetentionMs) }},
+	"log.roll.ms":                     {itoa(defaultSegmentAge.Milliseconds()), TypeLong, func(c Config) string { return itoa(c.Ledger.SegmentAge.Milliseconds()) }},
+	"log.segment.bytes":               {itoa(defaultSegmentBytes), TypeInt, func(c Config) string { return itoa(c.Ledger.SegmentBytes) }},
+	"message.max.bytes":               {itoa(defaultMaxMessageBytes), TypeInt, func(c Config) string { return itoa(int64(c.MaxMessageBytes)) }},
+	"min.insync.replicas":             {"1", TypeInt, func(Config) string { return "1" }},
+	"num.partitions":                  {"1", TypeInt, func(c Config) string { return itoa(int64(c.NumPartitions)) }},
+}
+
+// brokerValues maps each broker config name to its value.
+func (r *Resolver) brokerValues() map[string]string {
+	out := make(map[string]string, len(brokerConfigs))
+	for name, spec := range brokerConfigs {
+		out[name] = spec.value(r.cfg)
+	}
+	return out
+}
+
+// BrokerConfigs describes the broker configs, sorted by name. A value
+// that differs from Kafka's default is STATIC_BROKER_CONFIG (it came from
+// a flag); the rest are DEFAULT_CONFIG. All are read-only.
+func (r *Resolver) BrokerConfigs() []ConfigEntry {
+	out := make([]ConfigEntry, 0, len(brokerConfigs))
+	for name, spec := range brokerConfigs {
+		e := ConfigEntry{Name: name, Default: true, ReadOnly: true, Type: spec.typ}
+		if v := spec.value(r.cfg); v != spec.def {
+			e.Synonyms = append(e.Synonyms, ConfigSynonym{Name: name, Value: v, Source: SourceStaticBroker})
+			e.Default = false
+		}
+		e.Synonyms = append(e.Synonyms, ConfigSynonym{Name: name, Value: spec.def, Source: SourceDefault})
+		e.Value, e.Source = e.Synonyms[0].Value, e.Synonyms[0].Source
+		out = append(out, e)
+	}
+	slices.SortFunc(out, func(a, b ConfigEntry) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
