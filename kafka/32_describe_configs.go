@@ -2,25 +2,31 @@ package kafka
 
 // DescribeConfigs (key 32), versions 0–4.
 //
-//   v1  config source and synonyms (IsDefault is v0 only).
-//   v2  nothing new.     v3  config type and documentation.
+//   v0  value, read-only, is-default, is-sensitive per config.
+//   v1  include_synonyms; each config's source (DYNAMIC_TOPIC_CONFIG,
+//       STATIC_BROKER_CONFIG, DEFAULT_CONFIG) and, if asked, its synonyms
+//       in precedence order.
+//   v2  nothing new.
+//   v3  config type; include_documentation (answered with null docs).
 //   v4  flexible.
 //
-// A topic reports every topic config it has, set or not, with its value
-// and source: DYNAMIC_TOPIC_CONFIG when set on the topic, DEFAULT_CONFIG
-// otherwise (the resolver knows the defaults). A broker (our node id, or
-// the empty name) reports the few broker settings this server owns, read
-// only. Synonyms, when asked for, list the config itself.
-// Left out: config types and documentation, other resource types
-// (INVALID_REQUEST), broker-level dynamic configs.
+// TOPIC resources describe every topic config Kafka defines, set or not
+// (KAFKA-CHECKLIST "DescribeConfigs returns every topic config with its
+// default and source"); an unset one has its broker default
+// (STATIC_BROKER_CONFIG when a flag set it) or Kafka's (DEFAULT_CONFIG).
+// BROKER resources ("" or node.id) describe the broker configs the
+// resolver knows (log.retention.ms, log.segment.bytes, ...) and the wire
+// server's own (broker.id, node.id, socket.request.max.bytes), all
+// read-only. config_names filters (null: all).
+// Left out: documentation strings, BROKER_LOGGER and other resource
+// types (INVALID_REQUEST), sensitive configs (there are none).
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/kgateway/kgateway/resolver"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -28,83 +34,70 @@ func handleDescribeConfigs(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Respon
 	r := req.(*kmsg.DescribeConfigsRequest)
 	resp := r.ResponseKind().(*kmsg.DescribeConfigsResponse)
 	for _, rr := range r.Resources {
-		out := kmsg.NewDescribeConfigsResponseResource()
-		out.ResourceType, out.ResourceName = rr.ResourceType, rr.ResourceName
-		entries, err := s.describeResource(rr.ResourceType, rr.ResourceName)
-		if err != nil {
-			out.ErrorCode, out.ErrorMessage = errCode(err), errMessage(err)
-		} else {
-			out.Configs = describedConfigs(entries, rr.ConfigNames, r.IncludeSynonyms)
-		}
-		resp.Resources = append(resp.Resources, out)
+		resp.Resources = append(resp.Resources, s.describeConfigs(r, rr))
 	}
 	return resp, nil
 }
 
-// describedEntry is one config with where its value comes from.
-type describedEntry struct {
-	resolver.ConfigEntry
-	source   kmsg.ConfigSource
-	readOnly bool
-}
-
-func (s *Server) describeResource(typ kmsg.ConfigResourceType, name string) ([]describedEntry, error) {
-	switch typ {
-	case kmsg.ConfigResourceTypeTopic:
-		entries, err := s.res.TopicConfigs(name)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]describedEntry, len(entries))
-		for i, e := range entries {
-			out[i] = describedEntry{ConfigEntry: e, source: kmsg.ConfigSourceDynamicTopicConfig}
-			if e.Default {
-				out[i].source = kmsg.ConfigSourceDefaultConfig
-			}
-		}
-		return out, nil
-	case kmsg.ConfigResourceTypeBroker:
-		if name != "" && name != strconv.Itoa(int(s.cfg.NodeID)) {
-			return nil, fmt.Errorf("%w: broker %q is not this broker (%d)", kerr.InvalidRequest, name, s.cfg.NodeID)
-		}
-		return s.brokerConfigs(), nil
-	default:
-		return nil, fmt.Errorf("%w: resource type %d is not described", kerr.InvalidRequest, typ)
+func (s *Server) describeConfigs(r *kmsg.DescribeConfigsRequest, rr kmsg.DescribeConfigsRequestResource) kmsg.DescribeConfigsResponseResource {
+	out := kmsg.NewDescribeConfigsResponseResource()
+	out.ResourceType, out.ResourceName = rr.ResourceType, rr.ResourceName
+	entries, err := s.configEntries(rr.ResourceType, rr.ResourceName)
+	if err != nil {
+		out.ErrorCode, out.ErrorMessage = errCode(err), errMessage(err)
+		return out
 	}
-}
-
-// brokerConfigs are the broker settings the wire server owns.
-func (s *Server) brokerConfigs() []describedEntry {
-	id := strconv.Itoa(int(s.cfg.NodeID))
-	static := func(name, value string) describedEntry {
-		return describedEntry{ConfigEntry: resolver.ConfigEntry{Name: name, Value: value},
-			source: kmsg.ConfigSourceStaticBrokerConfig, readOnly: true}
-	}
-	return []describedEntry{
-		static("broker.id", id),
-		static("node.id", id),
-		static("socket.request.max.bytes", strconv.Itoa(int(s.cfg.MaxRequestBytes))),
-	}
-}
-
-// describedConfigs renders entries, keeping only names when it is non-nil.
-func describedConfigs(entries []describedEntry, names []string, synonyms bool) []kmsg.DescribeConfigsResponseResourceConfig {
-	var out []kmsg.DescribeConfigsResponseResourceConfig
 	for _, e := range entries {
-		if names != nil && !slices.Contains(names, e.Name) {
+		if rr.ConfigNames != nil && !slices.Contains(rr.ConfigNames, e.Name) {
 			continue
 		}
-		c := kmsg.NewDescribeConfigsResponseResourceConfig()
-		value := e.Value
-		c.Name, c.Value, c.ReadOnly = e.Name, &value, e.readOnly
-		c.IsDefault = e.source == kmsg.ConfigSourceDefaultConfig
-		c.Source = e.source
-		if synonyms {
-			syn := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
-			syn.Name, syn.Value, syn.Source = e.Name, &value, e.source
-			c.ConfigSynonyms = append(c.ConfigSynonyms, syn)
-		}
-		out = append(out, c)
+		out.Configs = append(out.Configs, describedConfig(r, e))
 	}
 	return out
+}
+
+// configEntries lists a resource's configs (checkConfigResource first).
+func (s *Server) configEntries(typ kmsg.ConfigResourceType, name string) ([]resolver.ConfigEntry, error) {
+	if err := s.checkConfigResource(typ, name); err != nil {
+		return nil, err
+	}
+	if typ == kmsg.ConfigResourceTypeBroker {
+		return s.brokerConfigs(), nil
+	}
+	return s.res.TopicConfigs(name)
+}
+
+// brokerConfigs are the resolver's broker configs (retention, segments,
+// message size, ...) plus the few the wire server owns, sorted by name.
+func (s *Server) brokerConfigs() []resolver.ConfigEntry {
+	id := strconv.Itoa(int(s.cfg.NodeID))
+	static := func(name, value string, typ resolver.ConfigType) resolver.ConfigEntry {
+		return resolver.ConfigEntry{Name: name, Value: value, Source: resolver.SourceStaticBroker, ReadOnly: true, Type: typ,
+			Synonyms: []resolver.ConfigSynonym{{Name: name, Value: value, Source: resolver.SourceStaticBroker}}}
+	}
+	out := append(s.res.BrokerConfigs(),
+		static("broker.id", id, resolver.TypeInt),
+		static("node.id", id, resolver.TypeInt),
+		static("socket.request.max.bytes", strconv.Itoa(int(s.cfg.MaxRequestBytes)), resolver.TypeInt))
+	slices.SortFunc(out, func(a, b resolver.ConfigEntry) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+func describedConfig(r *kmsg.DescribeConfigsRequest, e resolver.ConfigEntry) kmsg.DescribeConfigsResponseResourceConfig {
+	c := kmsg.NewDescribeConfigsResponseResourceConfig()
+	value := e.Value
+	c.Name, c.Value, c.ReadOnly = e.Name, &value, e.ReadOnly
+	// v0's is_default; v1+ derive it from the source the same way Kafka does.
+	c.IsDefault = e.Source == resolver.SourceDefault
+	c.Source = kmsg.ConfigSource(e.Source)
+	c.ConfigType = kmsg.ConfigType(e.Type)
+	if r.Version >= 1 && r.IncludeSynonyms {
+		for _, syn := range e.Synonyms {
+			sc := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
+			v := syn.Value
+			sc.Name, sc.Value, sc.Source = syn.Name, &v, kmsg.ConfigSource(syn.Source)
+			c.ConfigSynonyms = append(c.ConfigSynonyms, sc)
+		}
+	}
+	return c
 }

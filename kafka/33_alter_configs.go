@@ -2,20 +2,20 @@ package kafka
 
 // AlterConfigs (key 33), versions 0–2.
 //
-//   v1  nothing new.     v2  flexible.
+//   v0  replace a resource's configs; validate_only.
+//   v1  nothing new (throttling after the response).
+//   v2  flexible.
 //
-// Replaces a topic's explicit configs with exactly those given (the
-// non-incremental semantics: what is not listed returns to its default).
-// The resolver validates names and values (INVALID_CONFIG); validate_only
-// changes nothing.
-// Left out: broker configs (INVALID_REQUEST: there are no dynamic broker
-// configs), other resource types.
+// A TOPIC's explicit configs are replaced by the request's set, as in
+// Kafka: a config left out goes back to its default. Validation, storage
+// and applying the settings (rollover, retention, max.message.bytes,
+// LogAppendTime) are the resolver's; an invalid value fails the whole
+// resource with INVALID_CONFIG and a message naming every problem.
+// A name listed twice, or a null value, is INVALID_REQUEST.
+// Left out: BROKER configs are static (flags): a change to them is
+// INVALID_REQUEST; other resource types are INVALID_REQUEST.
 
 import (
-	"fmt"
-
-	"github.com/kgateway/kgateway/resolver"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -33,18 +33,26 @@ func handleAlterConfigs(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response,
 }
 
 func (s *Server) alterConfigs(rr kmsg.AlterConfigsRequestResource, validateOnly bool) error {
-	if rr.ResourceType != kmsg.ConfigResourceTypeTopic {
-		return fmt.Errorf("%w: only topic configs can be altered", kerr.InvalidRequest)
+	if err := s.checkConfigResource(rr.ResourceType, rr.ResourceName); err != nil {
+		return err
 	}
+	names := make([]string, len(rr.Configs))
 	configs := make(map[string]string, len(rr.Configs))
-	for _, c := range rr.Configs {
-		if _, dup := configs[c.Name]; dup {
-			return fmt.Errorf("%w: config %q listed twice", kerr.InvalidRequest, c.Name)
-		}
+	for i, c := range rr.Configs {
+		names[i] = c.Name
 		if c.Value == nil {
-			return fmt.Errorf("%w: null value for %q", resolver.ErrInvalidConfig, c.Name)
+			return nullValue(c.Name)
 		}
 		configs[c.Name] = *c.Value
+	}
+	if dup := duplicateName(names); dup != "" {
+		return duplicateConfig(dup)
+	}
+	if rr.ResourceType == kmsg.ConfigResourceTypeBroker {
+		if len(names) == 0 {
+			return nil // nothing to change
+		}
+		return errStaticBrokerConfig(names)
 	}
 	return s.res.AlterTopicConfigs(rr.ResourceName, configs, validateOnly)
 }

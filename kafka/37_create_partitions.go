@@ -2,17 +2,24 @@ package kafka
 
 // CreatePartitions (key 37), versions 0–3.
 //
-//   v1  nothing new.     v2  flexible.   v3  nothing new.
+//   v0  grow topics to a new partition count, with an optional replica
+//       assignment for the new partitions; validate_only.
+//   v1  nothing new (throttling after the response).
+//   v2  flexible.
+//   v3  nothing new.
 //
-// Grows a topic to Count partitions (the resolver refuses to shrink:
-// INVALID_PARTITIONS); a manual assignment must put each new partition on
-// this broker alone. validate_only changes nothing; a topic listed twice is
-// INVALID_REQUEST.
-// Left out: timeouts (growth is synchronous).
+// The resolver persists the grown binding and opens the new partitions'
+// ledgers before answering; the next Metadata shows them. A count that
+// does not grow the topic (or exceeds the resolver's bound) is
+// INVALID_PARTITIONS; an assignment must list one entry per new partition,
+// each this broker alone (INVALID_REPLICA_ASSIGNMENT otherwise). A topic
+// listed twice is INVALID_REQUEST.
+// Left out: request timeouts (creation is synchronous).
 
 import (
 	"fmt"
 
+	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -25,14 +32,14 @@ func handleCreatePartitions(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Respo
 		seen[rt.Topic]++
 	}
 	for _, rt := range r.Topics {
+		out := kmsg.NewCreatePartitionsResponseTopic()
+		out.Topic = rt.Topic
 		var err error
 		if seen[rt.Topic] > 1 {
 			err = fmt.Errorf("%w: topic %q is listed more than once", kerr.InvalidRequest, rt.Topic)
 		} else {
 			err = s.createPartitions(rt, r.ValidateOnly)
 		}
-		out := kmsg.NewCreatePartitionsResponseTopic()
-		out.Topic = rt.Topic
 		out.ErrorCode, out.ErrorMessage = errCode(err), errMessage(err)
 		resp.Topics = append(resp.Topics, out)
 	}
@@ -40,9 +47,21 @@ func handleCreatePartitions(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Respo
 }
 
 func (s *Server) createPartitions(rt kmsg.CreatePartitionsRequestTopic, validateOnly bool) error {
-	for _, a := range rt.Assignment {
-		if len(a.Replicas) != 1 || a.Replicas[0] != s.cfg.NodeID {
-			return fmt.Errorf("%w: new partitions must be on broker %d alone", kerr.InvalidReplicaAssignment, s.cfg.NodeID)
+	if !validTopicName(rt.Topic) {
+		return fmt.Errorf("%w: %q", resolver.ErrInvalidTopic, rt.Topic)
+	}
+	t, ok := s.res.Topic(rt.Topic)
+	if !ok {
+		return fmt.Errorf("%w: %q", resolver.ErrUnknownTopic, rt.Topic)
+	}
+	if rt.Assignment != nil {
+		if want := int(rt.Count - t.Partitions); want > 0 && len(rt.Assignment) != want {
+			return fmt.Errorf("%w: %d assignments for %d new partitions", kerr.InvalidReplicaAssignment, len(rt.Assignment), want)
+		}
+		for _, a := range rt.Assignment {
+			if len(a.Replicas) != 1 || a.Replicas[0] != s.cfg.NodeID {
+				return fmt.Errorf("%w: new partitions must be on broker %d alone", kerr.InvalidReplicaAssignment, s.cfg.NodeID)
+			}
 		}
 	}
 	return s.res.CreatePartitions(rt.Topic, rt.Count, validateOnly)

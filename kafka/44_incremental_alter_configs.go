@@ -2,20 +2,22 @@ package kafka
 
 // IncrementalAlterConfigs (key 44), versions 0–1.
 //
+//   v0  per config SET, DELETE (back to the default), APPEND and SUBTRACT
+//       (list configs only: cleanup.policy, *.throttled.replicas);
+//       validate_only.
 //   v1  flexible.
 //
-// Applies SET, DELETE, APPEND and SUBTRACT to a topic's explicit configs
-// (APPEND/SUBTRACT treat the value as a comma-separated list), then hands
-// the result to the resolver, which validates it (INVALID_CONFIG);
-// validate_only changes nothing. A config named twice in one resource is
-// INVALID_REQUEST, as in Kafka.
-// Left out: broker configs (INVALID_REQUEST), other resource types.
+// The resolver applies a TOPIC's ops in order to its explicit configs and
+// validates and persists the result as one change, so a resource either
+// changes as a whole or not at all. APPEND/SUBTRACT on a config that is
+// not a list, an unknown config or an invalid result is INVALID_CONFIG
+// with a message; a name listed twice or a null value for SET, APPEND or
+// SUBTRACT is INVALID_REQUEST.
+// Left out: BROKER configs are static (flags): a change to them is
+// INVALID_REQUEST; other resource types are INVALID_REQUEST.
 
 import (
 	"fmt"
-	"maps"
-	"slices"
-	"strings"
 
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -36,64 +38,32 @@ func handleIncrementalAlterConfigs(s *Server, rc *reqCtx, req kmsg.Request) (kms
 }
 
 func (s *Server) incrementalAlter(rr kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) error {
-	if rr.ResourceType != kmsg.ConfigResourceTypeTopic {
-		return fmt.Errorf("%w: only topic configs can be altered", kerr.InvalidRequest)
+	if err := s.checkConfigResource(rr.ResourceType, rr.ResourceName); err != nil {
+		return err
 	}
-	t, ok := s.res.Topic(rr.ResourceName)
-	if !ok {
-		return fmt.Errorf("%w: %q", resolver.ErrUnknownTopic, rr.ResourceName)
-	}
-	configs := maps.Clone(t.Configs)
-	if configs == nil {
-		configs = make(map[string]string)
-	}
-	seen := make(map[string]bool, len(rr.Configs))
-	for _, c := range rr.Configs {
-		if seen[c.Name] {
-			return fmt.Errorf("%w: config %q listed twice", kerr.InvalidRequest, c.Name)
+	names := make([]string, len(rr.Configs))
+	ops := make([]resolver.ConfigOp, len(rr.Configs))
+	for i, c := range rr.Configs {
+		names[i] = c.Name
+		op := resolver.ConfigOp{Name: c.Name, Op: resolver.ConfigOpType(c.Op)}
+		switch {
+		case c.Op < kmsg.IncrementalAlterConfigOpSet || c.Op > kmsg.IncrementalAlterConfigOpSubtract:
+			return fmt.Errorf("%w: unknown operation %d on %q", kerr.InvalidRequest, c.Op, c.Name)
+		case c.Value != nil:
+			op.Value = *c.Value
+		case c.Op != kmsg.IncrementalAlterConfigOpDelete:
+			return nullValue(c.Name)
 		}
-		seen[c.Name] = true
-		if err := applyConfigOp(configs, c); err != nil {
-			return err
+		ops[i] = op
+	}
+	if dup := duplicateName(names); dup != "" {
+		return duplicateConfig(dup)
+	}
+	if rr.ResourceType == kmsg.ConfigResourceTypeBroker {
+		if len(ops) == 0 {
+			return nil
 		}
+		return errStaticBrokerConfig(names)
 	}
-	return s.res.AlterTopicConfigs(rr.ResourceName, configs, validateOnly)
-}
-
-// applyConfigOp applies one operation to configs.
-func applyConfigOp(configs map[string]string, c kmsg.IncrementalAlterConfigsRequestResourceConfig) error {
-	if c.Op != kmsg.IncrementalAlterConfigOpDelete && c.Value == nil {
-		return fmt.Errorf("%w: null value for %q", kerr.InvalidRequest, c.Name)
-	}
-	switch c.Op {
-	case kmsg.IncrementalAlterConfigOpSet:
-		configs[c.Name] = *c.Value
-	case kmsg.IncrementalAlterConfigOpDelete:
-		delete(configs, c.Name)
-	case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
-		list := splitList(configs[c.Name])
-		for _, v := range splitList(*c.Value) {
-			has := slices.Contains(list, v)
-			switch {
-			case c.Op == kmsg.IncrementalAlterConfigOpAppend && !has:
-				list = append(list, v)
-			case c.Op == kmsg.IncrementalAlterConfigOpSubtract && has:
-				list = slices.DeleteFunc(list, func(x string) bool { return x == v })
-			}
-		}
-		configs[c.Name] = strings.Join(list, ",")
-	default:
-		return fmt.Errorf("%w: unknown operation %d for %q", kerr.InvalidRequest, c.Op, c.Name)
-	}
-	return nil
-}
-
-func splitList(v string) []string {
-	var out []string
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
+	return s.res.IncrementalAlterTopicConfigs(rr.ResourceName, ops, validateOnly)
 }

@@ -40,6 +40,7 @@ var apis = []api{
 	{key: 18, min: 0, max: 3, handle: handleApiVersions},
 	{key: 19, min: 0, max: 7, handle: handleCreateTopics},
 	{key: 20, min: 0, max: 6, handle: handleDeleteTopics},
+	{key: 21, min: 0, max: 2, handle: handleDeleteRecords},
 	{key: 22, min: 0, max: 4, handle: handleInitProducerID},
 	{key: 23, min: 0, max: 4, handle: handleOffsetForLeaderEpoch},
 	{key: 32, min: 0, max: 4, handle: handleDescribeConfigs},

@@ -1,0 +1,63 @@
+package kafka
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/kgateway/kgateway/resolver"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Helpers shared by the config APIs (DescribeConfigs, AlterConfigs,
+// IncrementalAlterConfigs). The resolver owns every config: its names,
+// validation, persistence, sources and defaults; these only translate.
+
+// checkConfigResource reports whether a request may address the resource:
+// a topic with a legal name, or this broker ("" or node.id). Other
+// resource types (broker loggers, client metrics, groups) are
+// INVALID_REQUEST.
+func (s *Server) checkConfigResource(typ kmsg.ConfigResourceType, name string) error {
+	switch typ {
+	case kmsg.ConfigResourceTypeTopic:
+		if !validTopicName(name) {
+			return fmt.Errorf("%w: %q", resolver.ErrInvalidTopic, name)
+		}
+		return nil
+	case kmsg.ConfigResourceTypeBroker:
+		if name != "" && name != strconv.Itoa(int(s.cfg.NodeID)) {
+			return fmt.Errorf("%w: this is broker %d, not %q", kerr.InvalidRequest, s.cfg.NodeID, name)
+		}
+		return nil
+	}
+	return fmt.Errorf("%w: config resource type %v is not supported", kerr.InvalidRequest, typ)
+}
+
+// errStaticBrokerConfig refuses changes to broker configs: they are set by
+// flags at start and described as read-only.
+func errStaticBrokerConfig(names []string) error {
+	return fmt.Errorf("%w: broker configs are static (set by flags at start); cannot alter %v", kerr.InvalidRequest, names)
+}
+
+// duplicateName returns the first config name listed twice, "" if none
+// (Kafka refuses such a resource with INVALID_REQUEST).
+func duplicateName(names []string) string {
+	seen := make(map[string]bool, len(names))
+	for _, n := range names {
+		if seen[n] {
+			return n
+		}
+		seen[n] = true
+	}
+	return ""
+}
+
+// nullValue is the error for a config whose value is null where one is
+// required.
+func nullValue(name string) error {
+	return fmt.Errorf("%w: null value for config %q", kerr.InvalidRequest, name)
+}
+
+func duplicateConfig(name string) error {
+	return fmt.Errorf("%w: config %q is listed more than once", kerr.InvalidRequest, name)
+}
