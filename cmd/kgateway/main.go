@@ -36,6 +36,7 @@ type options struct {
 	numPartitions   int  // num.partitions
 	autoCreate      bool // auto.create.topics.enable
 	maxRequestBytes int  // socket.request.max.bytes
+	logs            logOptions
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -49,6 +50,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.numPartitions, "num-partitions", 1, "partitions of an auto-created topic (num.partitions)")
 	fs.BoolVar(&o.autoCreate, "auto-create-topics", true, "create unknown topics on Metadata and Produce (auto.create.topics.enable)")
 	fs.IntVar(&o.maxRequestBytes, "max-request-bytes", kafka.DefaultMaxRequestBytes, "largest request frame accepted (socket.request.max.bytes)")
+	o.logs.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -70,6 +72,12 @@ func (o options) validate() error {
 	}
 	if o.maxRequestBytes < 1 || o.maxRequestBytes > 1<<30 {
 		errs = append(errs, fmt.Errorf("--max-request-bytes %d out of range [1, %d]", o.maxRequestBytes, 1<<30))
+	}
+	if err := o.logs.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := o.resolverConfig(nil).Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if _, err := zapcore.ParseLevel(o.logLevel); err != nil {
 		errs = append(errs, fmt.Errorf("--log-level: %w", err))
@@ -125,11 +133,7 @@ func run(ctx context.Context, o options, log *zap.Logger) (err error) {
 	}
 	defer func() { err = errors.Join(err, store.Close()) }()
 
-	res, err := resolver.Open(store, resolver.Config{
-		NumPartitions: int32(o.numPartitions),
-		AutoCreate:    o.autoCreate,
-		Logger:        log.Named("resolver"),
-	})
+	res, err := resolver.Open(store, o.resolverConfig(log.Named("resolver")))
 	if err != nil {
 		return fmt.Errorf("open resolver: %w", err)
 	}
