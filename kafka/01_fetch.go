@@ -9,7 +9,8 @@ package kafka
 //   v12 flexible, last fetched epoch.   v13 topic ids instead of names.
 //
 // Sessions are not kept: every response has session id 0, so clients send
-// full fetches and get every requested partition back. Each partition
+// full fetches and get every requested partition back; a request naming a
+// session (or an incremental epoch) gets FETCH_SESSION_ID_NOT_FOUND. Each partition
 // carries high watermark, last stable offset and log start offset, error or
 // not. The first batch of the first non-empty partition is returned whole
 // even past the limits (KIP-74); later ones only within budget. Batches
@@ -38,6 +39,13 @@ type fetchTopic struct {
 
 func handleFetch(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
 	r := req.(*kmsg.FetchRequest)
+	if r.Version >= 7 && (r.SessionID != 0 || r.SessionEpoch > 0) {
+		// An incremental fetch in a session we never created (we always
+		// answer session id 0): the client resets and sends a full fetch.
+		resp := r.ResponseKind().(*kmsg.FetchResponse)
+		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
+		return resp, nil
+	}
 	topics := s.resolveFetchTopics(r)
 	var timer *time.Timer
 	for {

@@ -360,3 +360,20 @@ func TestProduceTopicConfigs(t *testing.T) {
 		t.Fatalf("served batch %+v, want max timestamp %d with the LogAppendTime bit", bs, p.LogAppendTime)
 	}
 }
+
+// A fetch in a session we never created is FETCH_SESSION_ID_NOT_FOUND;
+// clients then send full fetches (session id 0), which always work.
+func TestFetchUnknownSession(t *testing.T) {
+	g := newGateway(t)
+	g.createTopic("sess", 1)
+	cl := g.client()
+	req := kmsg.NewPtrFetchRequest()
+	req.SessionID, req.SessionEpoch = 12345, 3
+	resp := request[*kmsg.FetchResponse](t, cl, req)
+	if resp.ErrorCode != kerr.FetchSessionIDNotFound.Code || resp.SessionID != 0 {
+		t.Fatalf("error %d session %d", resp.ErrorCode, resp.SessionID)
+	}
+	if p := fetchRaw(t, cl, "sess", 0, 0); p.ErrorCode != 0 {
+		t.Fatalf("full fetch: error %d", p.ErrorCode)
+	}
+}
