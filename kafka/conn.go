@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -163,9 +164,26 @@ func (c *conn) readFrame(br *bufio.Reader) ([]byte, error) {
 	if size < minFrame || size > c.s.cfg.MaxRequestBytes {
 		return nil, fmt.Errorf("%w: size %d outside [%d, %d]", errFrame, size, minFrame, c.s.cfg.MaxRequestBytes)
 	}
-	body := make([]byte, size)
-	if _, err := io.ReadFull(br, body); err != nil {
-		return nil, err
+	return readBody(br, int(size))
+}
+
+// initialBody is how much of a frame is allocated before its bytes arrive.
+const initialBody = 1 << 20
+
+// readBody reads size bytes, growing the buffer as they arrive: a client
+// that declares a large frame and sends it slowly (or never) holds at most
+// about twice what it actually sent, not the declared size.
+func readBody(br *bufio.Reader, size int) ([]byte, error) {
+	body := make([]byte, 0, min(size, initialBody))
+	for len(body) < size {
+		if len(body) == cap(body) {
+			body = slices.Grow(body, min(size, 2*cap(body))-len(body))
+		}
+		n, err := io.ReadFull(br, body[len(body):min(size, cap(body))])
+		body = body[:len(body)+n]
+		if err != nil {
+			return nil, err
+		}
 	}
 	return body, nil
 }

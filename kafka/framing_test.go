@@ -1,6 +1,8 @@
 package kafka
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"runtime"
@@ -223,5 +225,21 @@ func TestValidTopicName(t *testing.T) {
 		if got := validTopicName(name); got != want {
 			t.Errorf("validTopicName(%q) = %v", name, got)
 		}
+	}
+}
+
+func TestReadBodyGrows(t *testing.T) {
+	for _, size := range []int{10, initialBody - 1, initialBody, initialBody + 1, 5*initialBody + 3} {
+		src := make([]byte, size+7)
+		for i := range src {
+			src[i] = byte(i * 7)
+		}
+		got, err := readBody(bufio.NewReaderSize(bytes.NewReader(src), 4096), size)
+		if err != nil || !bytes.Equal(got, src[:size]) {
+			t.Fatalf("size %d: %d bytes, err %v", size, len(got), err)
+		}
+	}
+	if _, err := readBody(bufio.NewReader(bytes.NewReader(make([]byte, 3*initialBody))), 4*initialBody); err == nil {
+		t.Fatal("short frame read without error")
 	}
 }
