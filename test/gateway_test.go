@@ -28,6 +28,7 @@ type gatewayOptions struct {
 	listen        string // default 127.0.0.1:0
 	numPartitions int32  // default 1
 	noAutoCreate  bool
+	advertised    string // advertised.listeners; default: what clients dialed
 	// shutdownTimeout bounds srv.Close (default: the server's).
 	shutdownTimeout time.Duration
 	// group configures the group coordinator (default: Kafka's).
@@ -80,7 +81,7 @@ func (g *gateway) start() {
 		t.Fatalf("open offsets: %v", err)
 	}
 	g.offs = offs
-	srv, err := kafka.NewServer(kafka.Config{Resolver: res, ShutdownTimeout: g.opts.shutdownTimeout, Offsets: offs, Group: g.opts.group})
+	srv, err := kafka.NewServer(kafka.Config{Resolver: res, ShutdownTimeout: g.opts.shutdownTimeout, AdvertisedAddr: g.opts.advertised, Offsets: offs, Group: g.opts.group})
 	if err != nil {
 		t.Fatal(err)
 	}

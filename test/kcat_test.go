@@ -114,3 +114,12 @@ func TestKcatIdempotentCodecs(t *testing.T) {
 		}
 	}
 }
+
+// --advertised-addr is what Metadata names, whatever the client dialed.
+func TestKcatListAdvertised(t *testing.T) {
+	g := newGatewayWith(t, gatewayOptions{advertised: "kgw.example:19092"})
+	out := kcat(t, g.addr, "", "-L")
+	if !strings.Contains(out, "broker 0 at kgw.example:19092") {
+		t.Fatalf("kcat -L:\n%s", out)
+	}
+}
