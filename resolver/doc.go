@@ -48,4 +48,20 @@
 // (D1). Producer state is checkpointed in the metadata keyspace every few
 // appends with the offset it covers and rebuilt on Open by replaying the
 // batch headers after that offset (checkpoint.go).
+//
+// # Configs and retention
+//
+// Topic configs live in the binding under Kafka's names (configs.go);
+// each unset one defaults to the broker config Kafka names for it
+// (broker.go: log.retention.ms, log.segment.bytes, log.roll.ms,
+// message.max.bytes, log.message.timestamp.type, log.cleanup.policy),
+// else to Kafka's default, and DescribeConfigs reports which (source and
+// synonyms). segment.bytes/segment.ms become the partition's ledger.Config
+// (an alter reopens the ledger); max.message.bytes and
+// message.timestamp.type apply to the next Produce; cleanup.policy=compact
+// and min.insync.replicas other than 1 are refused. Retention
+// (retention.go, T1–T6) is a pass, every log.retention.check.interval.ms
+// and on RunRetention, that turns retention.ms and retention.bytes into a
+// boundary at a sealed ledger's end and feeds it to storage SoftTrim then
+// HardTrim; DeleteRecords moves the log start the same way.
 package resolver

@@ -257,3 +257,82 @@ func TestSegmentBytesAlter(t *testing.T) {
 		t.Fatalf("%d ledgers after segment.bytes=250", n)
 	}
 }
+
+// Retention racing produce and fetch: a fetch either serves whole, valid
+// batches at or after its offset or says OFFSET_OUT_OF_RANGE (the start
+// moved); nothing at or after the final log start is lost.
+func TestRetentionConcurrent(t *testing.T) {
+	c := fixedClock(10_000)
+	g := retentionGateway(t, c)
+	g.create("t", 1, map[string]string{"segment.bytes": "300", "retention.bytes": "600", "retention.ms": "-1"})
+	const n = 200
+	done := make(chan struct{})
+	errs := make(chan error, 3)
+	go func() { // producer
+		defer close(done)
+		for i := 0; i < n; i++ {
+			if _, err := g.r.Produce("t", 0, plain(1, int64(i)).encode()); err != nil {
+				errs <- err
+				return
+			}
+		}
+		errs <- nil
+	}()
+	go func() { // retention
+		for {
+			select {
+			case <-done:
+				errs <- nil
+				return
+			default:
+			}
+			if err := g.r.RunRetention(c.now()); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	go func() { // reader from the log start
+		for {
+			select {
+			case <-done:
+				errs <- nil
+				return
+			default:
+			}
+			start, _, _, err := g.r.Bounds("t", 0)
+			if err != nil {
+				errs <- err
+				return
+			}
+			res, err := g.r.Fetch("t", 0, start, 1<<20, ReadUncommitted, true)
+			if err != nil && !errors.Is(err, ErrOffsetOutOfRange) {
+				errs <- err
+				return
+			}
+			for _, b := range res.Batches {
+				if baseOffsetOf(b) < start {
+					errs <- errors.New("served a batch below the log start")
+					return
+				}
+			}
+		}
+	}()
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := g.r.RunRetention(c.now()); err != nil {
+		t.Fatal(err)
+	}
+	info := logInfo(t, g, "t")
+	if info.Start == 0 || info.End != n {
+		t.Fatalf("after the race: %+v", info)
+	}
+	for off := info.Start; off < info.End; off++ {
+		if res := g.fetch("t", 0, off, 1); len(res.Batches) != 1 || baseOffsetOf(res.Batches[0]) != off {
+			t.Fatalf("offset %d lost", off)
+		}
+	}
+}
