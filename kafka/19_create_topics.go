@@ -12,8 +12,7 @@ package kafka
 // replication (-1 or 1: one broker) and configs. A name listed twice fails
 // with INVALID_REQUEST; a manual replica assignment must put every
 // partition on this broker alone.
-// Left out: request timeouts (creation is synchronous), config sources
-// beyond "set on the topic".
+// Left out: request timeouts (creation is synchronous).
 
 import (
 	"fmt"
@@ -22,9 +21,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
-
-// configSourceTopic is DescribeConfigs' DYNAMIC_TOPIC_CONFIG.
-const configSourceTopic = 1
 
 func handleCreateTopics(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
 	r := req.(*kmsg.CreateTopicsRequest)
@@ -41,7 +37,7 @@ func handleCreateTopics(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response,
 		} else {
 			t, err = s.createTopic(rt, r.ValidateOnly)
 		}
-		resp.Topics = append(resp.Topics, createdTopic(rt, t, err))
+		resp.Topics = append(resp.Topics, s.createdTopic(rt, t, err))
 	}
 	return resp, nil
 }
@@ -72,7 +68,9 @@ func (s *Server) createTopic(rt kmsg.CreateTopicsRequestTopic, validateOnly bool
 	return s.res.CreateTopic(rt.Topic, partitions, replication, configs, validateOnly)
 }
 
-func createdTopic(rt kmsg.CreateTopicsRequestTopic, t resolver.Topic, err error) kmsg.CreateTopicsResponseTopic {
+// createdTopic answers for one topic. From v5 the response carries every
+// config of the new topic with its source, as DescribeConfigs would.
+func (s *Server) createdTopic(rt kmsg.CreateTopicsRequestTopic, t resolver.Topic, err error) kmsg.CreateTopicsResponseTopic {
 	out := kmsg.NewCreateTopicsResponseTopic()
 	out.Topic = rt.Topic
 	if err != nil {
@@ -83,9 +81,10 @@ func createdTopic(rt kmsg.CreateTopicsRequestTopic, t resolver.Topic, err error)
 	}
 	out.TopicID = t.ID
 	out.NumPartitions, out.ReplicationFactor = t.Partitions, 1
-	for name, value := range t.Configs {
+	for _, e := range s.res.ConfigsFor(t.Configs) {
 		c := kmsg.NewCreateTopicsResponseTopicConfig()
-		c.Name, c.Value, c.Source = name, &value, configSourceTopic
+		c.Name, c.Value, c.Source = e.Name, &e.Value, int8(e.Source)
+		c.ReadOnly, c.IsSensitive = e.ReadOnly, false
 		out.Configs = append(out.Configs, c)
 	}
 	return out

@@ -319,6 +319,10 @@ func (r *Resolver) TopicConfigs(name string) ([]ConfigEntry, error) {
 // DefaultTopicConfigs is TopicConfigs for a topic with nothing set.
 func (r *Resolver) DefaultTopicConfigs() []ConfigEntry { return r.configEntries(nil) }
 
+// ConfigsFor is TopicConfigs for a topic with set configured explicitly
+// (CreateTopics v5+ describes a topic that validate_only never created).
+func (r *Resolver) ConfigsFor(set map[string]string) []ConfigEntry { return r.configEntries(set) }
+
 func (r *Resolver) configEntries(set map[string]string) []ConfigEntry {
 	broker := r.brokerValues()
 	out := make([]ConfigEntry, 0, len(topicConfigs))

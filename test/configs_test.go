@@ -102,3 +102,35 @@ func TestCreatePartitions(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// CreateTopics v5+ describes the new topic's every config with its source,
+// as Kafka does, including for validate_only.
+func TestCreateTopicsReturnsConfigs(t *testing.T) {
+	g := newGateway(t)
+	cl := g.client()
+	for _, validateOnly := range []bool{true, false} {
+		req := kmsg.NewPtrCreateTopicsRequest()
+		req.ValidateOnly = validateOnly
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "created-cfg", 1, 1
+		cfg := kmsg.NewCreateTopicsRequestTopicConfig()
+		cfg.Name, cfg.Value = "retention.ms", ptr("3600000")
+		rt.Configs = append(rt.Configs, cfg)
+		req.Topics = append(req.Topics, rt)
+		resp := request[*kmsg.CreateTopicsResponse](t, cl, req)
+		got := resp.Topics[0]
+		if got.ErrorCode != 0 {
+			t.Fatalf("validateOnly=%v: error %d", validateOnly, got.ErrorCode)
+		}
+		sources := map[string]int8{}
+		for _, c := range got.Configs {
+			sources[c.Name] = c.Source
+		}
+		if sources["retention.ms"] != int8(kmsg.ConfigSourceDynamicTopicConfig) {
+			t.Fatalf("validateOnly=%v: retention.ms source %d, want topic", validateOnly, sources["retention.ms"])
+		}
+		if s, ok := sources["segment.bytes"]; !ok || s != int8(kmsg.ConfigSourceDefaultConfig) {
+			t.Fatalf("validateOnly=%v: segment.bytes missing or not default (%d, %v)", validateOnly, s, ok)
+		}
+	}
+}
