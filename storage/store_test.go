@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/cockroachdb/pebble/v2"
 	"os"
 	"path/filepath"
 	"sync"
@@ -281,6 +282,38 @@ func TestHardTrimRemovesFiles(t *testing.T) {
 		t.Fatalf("after full trim %+v", info)
 	}
 	mustAppend(t, s, 1, 1, []byte("z"), 0)
+}
+
+// HardTrim drops the time-index keys of removed ledgers but the last one,
+// and SeekTime stays right for timestamps inside and past the removed part.
+func TestHardTrimTimeIndex(t *testing.T) {
+	s := newStore(t, t.TempDir(), Options{})
+	defer s.Close()
+	_ = s.CreateLog(1)
+	for i := 0; i < 4; i++ { // entry i at offset 10i, max time 100i
+		mustAppend(t, s, 1, 10, []byte{byte(i)}, int64(100*i))
+		if _, err := s.Roll(1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.HardTrim(1, 25); err != nil { // removes [0,10) and [10,20)
+		t.Fatal(err)
+	}
+	lo, hi := logPrefixRange(prefixTime, 1)
+	it, _ := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	var keys int
+	for ok := it.First(); ok; ok = it.Next() {
+		keys++
+	}
+	_ = it.Close()
+	if keys != 3 { // offsets 10 (kept: last trimmed), 20, 30
+		t.Fatalf("%d time keys left, want 3", keys)
+	}
+	for ts, want := range map[int64]Offset{0: 20, 100: 20, 150: 20, 200: 20, 250: 30, 300: 30} {
+		if h, err := s.SeekTime(1, ts); err != nil || h.Offset != want {
+			t.Fatalf("SeekTime(%d) = %+v %v, want offset %d", ts, h, err, want)
+		}
+	}
 }
 
 func TestPinDefersRemoval(t *testing.T) {
