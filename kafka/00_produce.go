@@ -11,8 +11,10 @@ package kafka
 //
 // acks=0 gets no response at all (K5); acks=1 and acks=all are answered
 // after the batch is durable (D1). Appends of one connection's produce
-// requests happen in request order (K4); the partitions of one request are
-// appended concurrently so that they share group commits. The resolver
+// requests happen in request order (K4), and a request's batches are all
+// written before any is waited for: the connection's next produce request
+// is let go as soon as this one's batches are written, so pipelined
+// requests share group commits instead of paying one fsync each. The resolver
 // validates each batch (magic, lengths, CRC32C, codec, size, sequence).
 // Left out: transactions (a transactional id gets
 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED), per-record errors, timeouts
@@ -20,8 +22,8 @@ package kafka
 
 import (
 	"fmt"
-	"sync"
 
+	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -39,9 +41,8 @@ func handleProduce(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, erro
 	case r.TransactionID != nil:
 		fixed = fmt.Errorf("%w: transactions are not supported", kerr.TransactionalIDAuthorizationFailed)
 	}
-	var wg sync.WaitGroup
-	failed := false
 	resp.Topics = make([]kmsg.ProduceResponseTopic, len(r.Topics))
+	var waits []pendingPartition
 	for i, rt := range r.Topics {
 		t := &resp.Topics[i]
 		*t = kmsg.NewProduceResponseTopic()
@@ -51,21 +52,28 @@ func handleProduce(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, erro
 			out := &t.Partitions[j]
 			if fixed != nil {
 				*out = produceError(rp.Partition, fixed)
-				failed = true
 				continue
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				*out = s.producePartition(rt.Topic, rp.Partition, rp.Records)
-			}()
+			pp, err := s.writePartition(rt.Topic, rp.Partition, rp.Records)
+			if err != nil {
+				*out = produceError(rp.Partition, err)
+				continue
+			}
+			waits = append(waits, pendingPartition{out: out, partition: rp.Partition, pp: pp})
 		}
 	}
-	wg.Wait()
+	// K4: every batch of this request is written, in request order; the
+	// connection's next produce may write now, while these are synced, so
+	// that one group commit covers both (D1 still holds: nothing below is
+	// answered before Wait).
+	rc.appended()
+	for _, w := range waits {
+		*w.out = producedPartition(w.partition, w.pp)
+	}
 	if r.Acks == 0 {
 		// K5: no response. Like Kafka, a failure closes the connection so
 		// that the producer notices at all.
-		if failed || anyProduceError(resp) {
+		if anyProduceError(resp) {
 			return nil, fmt.Errorf("kafka: acks=0 produce failed")
 		}
 		return nil, nil
@@ -73,13 +81,25 @@ func handleProduce(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, erro
 	return resp, nil
 }
 
-// producePartition appends one partition's batch, auto-creating the topic
-// when allowed.
-func (s *Server) producePartition(topic string, partition int32, records []byte) kmsg.ProduceResponseTopicPartition {
+// pendingPartition is one partition's written, not yet durable, append.
+type pendingPartition struct {
+	out       *kmsg.ProduceResponseTopicPartition
+	partition int32
+	pp        *resolver.PendingProduce
+}
+
+// writePartition writes one partition's batches without waiting for
+// durability, auto-creating the topic when allowed.
+func (s *Server) writePartition(topic string, partition int32, records []byte) (*resolver.PendingProduce, error) {
 	if _, err := s.partitionOf(topic, partition, true); err != nil {
-		return produceError(partition, err)
+		return nil, err
 	}
-	res, err := s.res.Produce(topic, partition, records)
+	return s.res.ProduceAsync(topic, partition, records)
+}
+
+// producedPartition waits until pp is durable (D1) and answers it.
+func producedPartition(partition int32, pp *resolver.PendingProduce) kmsg.ProduceResponseTopicPartition {
+	res, err := pp.Wait()
 	if err != nil {
 		return produceError(partition, err)
 	}

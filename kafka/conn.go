@@ -74,6 +74,17 @@ type reqCtx struct {
 	// produce requests (K4); nil for other keys.
 	produceAfter <-chan struct{}
 	produceDone  chan struct{}
+	appendedOnce sync.Once
+}
+
+// appended lets the connection's next produce request append (K4). A
+// produce handler calls it as soon as its batches are written, before
+// waiting for them to be durable, so the next request's writes join the
+// same group commit; handle calls it in any case when the handler ends.
+func (rc *reqCtx) appended() {
+	if rc.produceDone != nil {
+		rc.appendedOnce.Do(func() { close(rc.produceDone) })
+	}
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -251,10 +262,8 @@ func (c *conn) handle(sl *slot, a api, rc *reqCtx, req kmsg.Request) {
 	defer close(sl.done)
 	c.s.handling.Add(1)
 	defer c.s.handling.Add(-1)
-	if rc.produceDone != nil {
-		// K4: never leave the next produce waiting, whatever happens.
-		defer close(rc.produceDone)
-	}
+	// K4: never leave the next produce waiting, whatever happens.
+	defer rc.appended()
 	defer func() {
 		if p := recover(); p != nil {
 			sl.resp, sl.err = nil, fmt.Errorf("kafka: handler panic: %v", p)

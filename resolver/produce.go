@@ -3,34 +3,66 @@ package resolver
 import (
 	"encoding/binary"
 	"fmt"
+	"sync"
 
 	"github.com/kgateway/kgateway/storage"
 )
 
 // Produce validates one partition's records blob (one or more concatenated
 // record batches) and appends each batch as its own entry, durably (D1),
-// with idempotent-producer checks (D4).
+// with idempotent-producer checks (D4). It is ProduceAsync then Wait.
 //
 // Every batch is validated before any is written; one bad batch rejects the
 // whole blob (ErrCorruptBatch, ErrUnsupportedMagic, ErrMessageTooLarge).
 // The blob is copied, so the caller's buffer is neither modified nor
 // retained. The result is returned only after every entry is durable.
 func (r *Resolver) Produce(topic string, partition int32, batch []byte) (ProduceResult, error) {
-	p, err := r.partition(topic, partition)
+	pp, err := r.ProduceAsync(topic, partition, batch)
 	if err != nil {
 		return ProduceResult{}, err
+	}
+	return pp.Wait()
+}
+
+// PendingProduce is a produce whose entries are written (their offsets
+// assigned, D3, and the idempotence check done, D4) but not yet known to be
+// durable. Wait answers it.
+type PendingProduce struct {
+	r          *Resolver
+	p          *partition
+	pend       []*storage.Pending
+	maxTimes   []int64
+	appendTime int64
+	w          *inflight
+	dup        *seqBatch
+	once       sync.Once
+	res        ProduceResult
+	err        error
+}
+
+// ProduceAsync is the first half of Produce: it validates and writes the
+// batches under the partition's append lock and returns without waiting
+// for durability. A connection can therefore write request N+1 while
+// request N's group commit is still syncing, and one fsync covers both.
+// Writes happen in call order, so two ProduceAsync calls made one after
+// the other (not concurrently) on one partition get offsets in that order.
+// The caller must not acknowledge anything before Wait returns (D1).
+func (r *Resolver) ProduceAsync(topic string, partition int32, batch []byte) (*PendingProduce, error) {
+	p, err := r.partition(topic, partition)
+	if err != nil {
+		return nil, err
 	}
 	batches, hdrs, err := splitBatches(batch)
 	if err != nil {
-		return ProduceResult{}, err
+		return nil, err
 	}
 	_, s, err := p.ledgerAndSettings()
 	if err != nil {
-		return ProduceResult{}, err
+		return nil, err
 	}
 	for _, b := range batches {
 		if len(b) > int(s.maxMessageBytes) {
-			return ProduceResult{}, fmt.Errorf("%w: %d bytes, max.message.bytes is %d", ErrMessageTooLarge, len(b), s.maxMessageBytes)
+			return nil, fmt.Errorf("%w: %d bytes, max.message.bytes is %d", ErrMessageTooLarge, len(b), s.maxMessageBytes)
 		}
 	}
 	// Own copy: storage may keep the payload (tail cache) and the stamp
@@ -56,13 +88,24 @@ func (r *Resolver) Produce(topic string, partition int32, batch []byte) (Produce
 	p.app.Lock()
 	pend, dup, err := r.appendLocked(p, batches, hdrs, maxTimes, w)
 	p.app.Unlock()
-	switch {
-	case err != nil:
-		return ProduceResult{}, err
-	case dup != nil:
-		return r.awaitDuplicate(p, *dup)
+	if err != nil {
+		return nil, err
 	}
-	return r.awaitDurable(p, pend, maxTimes, appendTime, w)
+	return &PendingProduce{r: r, p: p, pend: pend, maxTimes: maxTimes, appendTime: appendTime, w: w, dup: dup}, nil
+}
+
+// Wait blocks until the produce's entries are durable (D1) and returns its
+// result; an idempotent retry (D4) gets the original batch's offset once
+// that batch is durable. Wait may be called more than once.
+func (pp *PendingProduce) Wait() (ProduceResult, error) {
+	pp.once.Do(func() {
+		if pp.dup != nil {
+			pp.res, pp.err = pp.r.awaitDuplicate(pp.p, *pp.dup)
+			return
+		}
+		pp.res, pp.err = pp.r.awaitDurable(pp.p, pp.pend, pp.maxTimes, pp.appendTime, pp.w)
+	})
+	return pp.res, pp.err
 }
 
 // appendLocked runs under p.app: the idempotence check and the ledger
