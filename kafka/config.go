@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -15,6 +16,20 @@ import (
 
 // DefaultMaxRequestBytes is Kafka's socket.request.max.bytes default.
 const DefaultMaxRequestBytes = 100 << 20
+
+// Connection limit defaults (K6–K8 in server.go).
+const (
+	// DefaultQueuedMaxRequestBytes bounds the bytes of requests read and
+	// not yet answered: five maximal requests. (Kafka's own default is
+	// unbounded; a bound is what keeps the process's memory finite.)
+	DefaultQueuedMaxRequestBytes = 500 << 20
+	// DefaultConnectionsMaxIdle is Kafka's connections.max.idle.ms.
+	DefaultConnectionsMaxIdle = 10 * time.Minute
+	// DefaultMaxConnections is max.connections. Kafka's default is
+	// unbounded; each connection costs two goroutines and buffers, so
+	// bound it well above any real client fleet of one broker.
+	DefaultMaxConnections = 10000
+)
 
 // Config configures a Server. Names follow Kafka's broker configs where one
 // exists; the zero value of every optional field means its default.
@@ -44,6 +59,17 @@ type Config struct {
 	// reader stops reading while the window is full: backpressure.
 	MaxInFlightPerConn int
 
+	// QueuedMaxRequestBytes is queued.max.request.bytes: the most request
+	// bytes read (or being read) and not yet answered, server-wide (K6).
+	// At least MaxRequestBytes, so any valid frame fits.
+	QueuedMaxRequestBytes int64
+
+	// ConnectionsMaxIdle is connections.max.idle.ms (K7).
+	ConnectionsMaxIdle time.Duration
+
+	// MaxConnections is max.connections (K8).
+	MaxConnections int
+
 	// ShutdownTimeout bounds how long Close waits for in-flight requests
 	// before it closes connections anyway (default 10s).
 	ShutdownTimeout time.Duration
@@ -64,6 +90,15 @@ type Config struct {
 func (cfg Config) withDefaults() Config {
 	if cfg.MaxRequestBytes == 0 {
 		cfg.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if cfg.QueuedMaxRequestBytes == 0 {
+		cfg.QueuedMaxRequestBytes = max(DefaultQueuedMaxRequestBytes, int64(cfg.MaxRequestBytes))
+	}
+	if cfg.ConnectionsMaxIdle == 0 {
+		cfg.ConnectionsMaxIdle = DefaultConnectionsMaxIdle
+	}
+	if cfg.MaxConnections == 0 {
+		cfg.MaxConnections = DefaultMaxConnections
 	}
 	if cfg.ClusterID == "" {
 		cfg.ClusterID = "kgateway"
@@ -96,6 +131,17 @@ func (cfg Config) Validate() error {
 	}
 	if cfg.MaxInFlightPerConn < 0 {
 		errs = append(errs, fmt.Errorf("kafka: config: MaxInFlightPerConn %d is negative", cfg.MaxInFlightPerConn))
+	}
+	if q := cfg.QueuedMaxRequestBytes; q < 0 {
+		errs = append(errs, fmt.Errorf("kafka: config: queued.max.request.bytes %d is negative", q))
+	} else if mrb := cmp.Or(max(cfg.MaxRequestBytes, 0), DefaultMaxRequestBytes); q != 0 && q < int64(mrb) {
+		errs = append(errs, fmt.Errorf("kafka: config: queued.max.request.bytes %d is below socket.request.max.bytes %d (a maximal request could never be read)", q, mrb))
+	}
+	if cfg.ConnectionsMaxIdle < 0 {
+		errs = append(errs, fmt.Errorf("kafka: config: connections.max.idle.ms %v is negative", cfg.ConnectionsMaxIdle))
+	}
+	if cfg.MaxConnections < 0 {
+		errs = append(errs, fmt.Errorf("kafka: config: max.connections %d is negative", cfg.MaxConnections))
 	}
 	if cfg.ShutdownTimeout < 0 {
 		errs = append(errs, fmt.Errorf("kafka: config: ShutdownTimeout %v is negative", cfg.ShutdownTimeout))

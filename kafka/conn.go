@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kbin"
@@ -51,8 +52,19 @@ type conn struct {
 	// connection has appended (K4). Touched only by the reader goroutine.
 	lastProduce chan struct{}
 
+	// inFlight counts slots queued and not yet finished by the writer; a
+	// connection with requests in flight is never idle (K7).
+	inFlight atomic.Int64
+	// active is when a byte was last read or written (unix nanoseconds).
+	active atomic.Int64
+
 	closeOnce sync.Once
 }
+
+// touch records activity for the idle check (K7).
+func (c *conn) touch() { c.active.Store(time.Now().UnixNano()) }
+
+func (c *conn) lastActive() time.Time { return time.Unix(0, c.active.Load()) }
 
 // slot is one request's place in the response order.
 type slot struct {
@@ -62,6 +74,9 @@ type slot struct {
 	corrID  int32
 	resp    kmsg.Response // nil: send nothing (acks=0)
 	err     error         // non-nil: close the connection (K3)
+	// bytes is the frame size taken from the server's byte budget (K6),
+	// returned when the slot is finished: its response written or dropped.
+	bytes int64
 }
 
 // reqCtx is what a handler knows about its request.
@@ -95,6 +110,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 		queue: make(chan *slot, s.cfg.MaxInFlightPerConn),
 	}
 	c.host, c.port = s.advertisedFor(nc)
+	c.touch()
 	return c
 }
 
@@ -128,12 +144,12 @@ func (c *conn) kill() {
 func (c *conn) readLoop() {
 	defer c.s.conns.Done()
 	defer close(c.queue)
-	br := bufio.NewReaderSize(c.nc, 32<<10)
+	br := bufio.NewReaderSize(&idleReader{c: c}, 32<<10)
 	for {
 		body, err := c.readFrame(br)
 		if err != nil {
 			if !c.s.isClosing() {
-				// Peer gone or bad frame: nobody will read responses.
+				// Peer gone, idle or bad frame: nobody will read responses.
 				c.logReadErr(err)
 				c.kill()
 			}
@@ -141,13 +157,17 @@ func (c *conn) readLoop() {
 		}
 		sl, start, err := c.dispatch(body)
 		if err != nil {
+			c.s.budget.release(int64(len(body)))
 			c.log.Info("request-rejected", zap.Error(err))
 			c.kill()
 			return
 		}
+		sl.bytes = int64(len(body))
+		c.inFlight.Add(1)
 		select {
 		case c.queue <- sl:
 		case <-c.ctx.Done():
+			c.finish(sl)
 			return
 		}
 		if start != nil {
@@ -161,11 +181,18 @@ func (c *conn) logReadErr(err error) {
 	if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
 		return
 	}
+	if errors.Is(err, errIdle) {
+		c.log.Debug("connection-idle-closed")
+		return
+	}
 	c.log.Info("connection-read-failed", zap.Error(err))
 }
 
 // readFrame reads one size-prefixed frame. K2: the size is checked before
-// the body is allocated.
+// the body is allocated. K6: the size is taken from the server's byte
+// budget before the body is read (waiting, not reading, while it is
+// spent); on success the caller owns those bytes of budget, on error they
+// are already returned.
 func (c *conn) readFrame(br *bufio.Reader) ([]byte, error) {
 	var hdr [4]byte
 	if _, err := io.ReadFull(br, hdr[:]); err != nil {
@@ -175,7 +202,14 @@ func (c *conn) readFrame(br *bufio.Reader) ([]byte, error) {
 	if size < minFrame || size > c.s.cfg.MaxRequestBytes {
 		return nil, fmt.Errorf("%w: size %d outside [%d, %d]", errFrame, size, minFrame, c.s.cfg.MaxRequestBytes)
 	}
-	return readBody(br, int(size))
+	if err := c.s.budget.acquire(c.ctx, c.s.closing, int64(size)); err != nil {
+		return nil, err
+	}
+	body, err := readBody(br, int(size))
+	if err != nil {
+		c.s.budget.release(int64(size))
+	}
+	return body, err
 }
 
 // initialBody is how much of a frame is allocated before its bytes arrive.
@@ -277,30 +311,66 @@ func (c *conn) handle(sl *slot, a api, rc *reqCtx, req kmsg.Request) {
 func (c *conn) writeLoop() {
 	defer c.s.conns.Done()
 	defer c.s.connDone(c)
-	defer c.kill()
 	var buf []byte
 	for sl := range c.queue {
-		select {
-		case <-sl.done:
-		case <-c.ctx.Done():
-			return
+		ok := c.writeSlot(sl, &buf)
+		if !ok {
+			c.kill()
+			<-sl.done // the handler still owns the request's bytes
 		}
-		if sl.err != nil {
-			c.log.Info("request-failed", zap.Int16("api-key", sl.key),
-				zap.Int16("api-version", sl.version), zap.Error(sl.err))
-			return
-		}
-		if sl.resp == nil {
-			continue // K5
-		}
-		buf = appendResponse(buf[:0], sl)
-		if _, err := c.nc.Write(buf); err != nil {
-			c.log.Debug("connection-write-failed", zap.Error(err))
+		c.finish(sl)
+		if !ok {
+			c.drain()
 			return
 		}
 		if cap(buf) > 1<<20 {
 			buf = nil // do not pin a large fetch's buffer
 		}
+	}
+	c.kill()
+}
+
+// writeSlot waits for one slot's response and writes it; false means the
+// connection is done (dead, or a handler error closes it: K3).
+func (c *conn) writeSlot(sl *slot, buf *[]byte) bool {
+	select {
+	case <-sl.done:
+	case <-c.ctx.Done():
+		return false
+	}
+	if sl.err != nil {
+		c.log.Info("request-failed", zap.Int16("api-key", sl.key),
+			zap.Int16("api-version", sl.version), zap.Error(sl.err))
+		return false
+	}
+	if sl.resp == nil {
+		return true // K5
+	}
+	*buf = appendResponse((*buf)[:0], sl)
+	// K7: a client that reads nothing for connections.max.idle.ms is gone.
+	c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.ConnectionsMaxIdle))
+	if _, err := c.nc.Write(*buf); err != nil {
+		c.log.Debug("connection-write-failed", zap.Error(err))
+		return false
+	}
+	c.touch()
+	return true
+}
+
+// finish returns a finished slot's bytes to the budget (K6).
+func (c *conn) finish(sl *slot) {
+	c.s.budget.release(sl.bytes)
+	sl.bytes = 0
+	c.inFlight.Add(-1)
+}
+
+// drain finishes every slot still queued on a dead connection, each once
+// its handler is done (the connection's context is cancelled, so waiting
+// handlers return promptly), so that their bytes return to the budget.
+func (c *conn) drain() {
+	for sl := range c.queue {
+		<-sl.done
+		c.finish(sl)
 	}
 }
 

@@ -16,6 +16,18 @@
 //	   idempotent producer pipelines sequence numbers); other requests run
 //	   concurrently.
 //	K5 Produce with acks=0 gets no response at all.
+//	K6 Memory is bounded by queued.max.request.bytes: a frame's declared
+//	   size is taken from one server-wide byte budget before its body is
+//	   read and returned when its response is written (or dropped with its
+//	   connection). While the budget is spent readers stop reading, so TCP
+//	   pushes back on clients; the process does not grow. A body's buffer
+//	   grows as bytes arrive, so a slow client holds what it sent.
+//	K7 A connection with nothing in flight that neither sends nor reads a
+//	   byte for connections.max.idle.ms is closed, including one that
+//	   started a frame and stopped sending.
+//	K8 At most max.connections connections are open; a connection beyond
+//	   that is closed as soon as it is accepted. Running out of file
+//	   descriptors pauses accepting (with backoff); it never stops serving.
 package kafka
 
 import (
@@ -49,6 +61,8 @@ type Server struct {
 	conns sync.WaitGroup
 	// handling counts requests whose handler is running.
 	handling atomic.Int64
+	// budget is queued.max.request.bytes (K6).
+	budget *byteBudget
 
 	mu struct {
 		sync.Mutex
@@ -64,7 +78,8 @@ func NewServer(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	s := &Server{cfg: cfg, res: cfg.Resolver, log: cfg.Logger, closing: make(chan struct{})}
+	s := &Server{cfg: cfg, res: cfg.Resolver, log: cfg.Logger, closing: make(chan struct{}),
+		budget: newByteBudget(cfg.QueuedMaxRequestBytes)}
 	s.mu.open = make(map[*conn]struct{})
 	if err := s.startGroups(); err != nil {
 		return nil, err
@@ -112,8 +127,7 @@ func (s *Server) acceptLoop(ln net.Listener) error {
 			if s.isClosing() {
 				return ErrServerClosed
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
+			if retryableAccept(err) { // K8
 				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
 				s.log.Warn("accept-retry", zap.Error(err), zap.Duration("backoff", backoff))
 				select {
@@ -133,12 +147,19 @@ func (s *Server) acceptLoop(ln net.Listener) error {
 	}
 }
 
-// startConn registers and starts a connection; false once closing.
+// startConn registers and starts a connection; false once closing. K8: a
+// connection beyond max.connections is closed at once.
 func (s *Server) startConn(nc net.Conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mu.closed {
 		return false
+	}
+	if len(s.mu.open) >= s.cfg.MaxConnections {
+		s.log.Debug("connection-refused-max-connections", zap.Stringer("remote", nc.RemoteAddr()),
+			zap.Int("max-connections", s.cfg.MaxConnections))
+		nc.Close()
+		return true
 	}
 	c := newConn(s, nc)
 	s.mu.open[c] = struct{}{}

@@ -18,6 +18,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/kgateway/kgateway/kafka"
 	"github.com/kgateway/kgateway/offsets"
@@ -33,9 +34,12 @@ type options struct {
 	advertised      string // advertised.listeners
 	dataDir         string // log.dirs
 	logLevel        string
-	numPartitions   int  // num.partitions
-	autoCreate      bool // auto.create.topics.enable
-	maxRequestBytes int  // socket.request.max.bytes
+	numPartitions   int   // num.partitions
+	autoCreate      bool  // auto.create.topics.enable
+	maxRequestBytes int   // socket.request.max.bytes
+	queuedMaxBytes  int64 // queued.max.request.bytes
+	maxIdleMs       int64 // connections.max.idle.ms
+	maxConnections  int   // max.connections
 	logs            logOptions
 }
 
@@ -50,6 +54,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.numPartitions, "num-partitions", 1, "partitions of an auto-created topic (num.partitions)")
 	fs.BoolVar(&o.autoCreate, "auto-create-topics", true, "create unknown topics on Metadata and Produce (auto.create.topics.enable)")
 	fs.IntVar(&o.maxRequestBytes, "max-request-bytes", kafka.DefaultMaxRequestBytes, "largest request frame accepted (socket.request.max.bytes)")
+	fs.Int64Var(&o.queuedMaxBytes, "queued-max-request-bytes", kafka.DefaultQueuedMaxRequestBytes, "most request bytes read and not yet answered, server-wide; beyond it the server stops reading sockets (queued.max.request.bytes)")
+	fs.Int64Var(&o.maxIdleMs, "connections-max-idle-ms", kafka.DefaultConnectionsMaxIdle.Milliseconds(), "close a connection idle this long (connections.max.idle.ms)")
+	fs.IntVar(&o.maxConnections, "max-connections", kafka.DefaultMaxConnections, "most open connections; more are closed at once (max.connections)")
 	o.logs.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -72,6 +79,15 @@ func (o options) validate() error {
 	}
 	if o.maxRequestBytes < 1 || o.maxRequestBytes > 1<<30 {
 		errs = append(errs, fmt.Errorf("--max-request-bytes %d out of range [1, %d]", o.maxRequestBytes, 1<<30))
+	}
+	if o.queuedMaxBytes < int64(o.maxRequestBytes) {
+		errs = append(errs, fmt.Errorf("--queued-max-request-bytes %d is below --max-request-bytes %d", o.queuedMaxBytes, o.maxRequestBytes))
+	}
+	if o.maxIdleMs < 1 {
+		errs = append(errs, fmt.Errorf("--connections-max-idle-ms %d must be positive", o.maxIdleMs))
+	}
+	if o.maxConnections < 1 {
+		errs = append(errs, fmt.Errorf("--max-connections %d must be positive", o.maxConnections))
 	}
 	if err := o.logs.validate(); err != nil {
 		errs = append(errs, err)
@@ -148,11 +164,14 @@ func run(ctx context.Context, o options, log *zap.Logger) (err error) {
 	defer func() { err = errors.Join(err, offs.Close()) }()
 
 	srv, err := kafka.NewServer(kafka.Config{
-		Offsets:         offs,
-		Resolver:        res,
-		AdvertisedAddr:  o.advertised,
-		MaxRequestBytes: int32(o.maxRequestBytes),
-		Logger:          log.Named("kafka"),
+		Offsets:               offs,
+		Resolver:              res,
+		AdvertisedAddr:        o.advertised,
+		MaxRequestBytes:       int32(o.maxRequestBytes),
+		QueuedMaxRequestBytes: o.queuedMaxBytes,
+		ConnectionsMaxIdle:    time.Duration(o.maxIdleMs) * time.Millisecond,
+		MaxConnections:        o.maxConnections,
+		Logger:                log.Named("kafka"),
 	})
 	if err != nil {
 		return err

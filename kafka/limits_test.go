@@ -1,0 +1,145 @@
+package kafka
+
+import (
+	"context"
+	"encoding/binary"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// openConns is how many connections the server has registered.
+func (s *Server) openConns() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.mu.open)
+}
+
+func (b *byteBudget) waiting() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.mu.waiters)
+}
+
+// K7: a connection that sends nothing, or starts a frame and stops, is
+// closed after connections.max.idle.ms.
+func TestIdleConnectionsClosed(t *testing.T) {
+	s := startServer(t, Config{ConnectionsMaxIdle: 100 * time.Millisecond})
+	silent := dialRaw(t, s.Addr())
+	partial := dialRaw(t, s.Addr())
+	partial.write([]byte{0, 0, 0, 100, 0, 18, 0}) // 7 of 104 bytes
+	silent.expectClosed()
+	partial.expectClosed()
+	waitFor(t, "budget returned", func() bool { return s.budget.inUse.Load() == 0 })
+}
+
+// K7: a connection waiting for a response (a long poll) is busy, not idle.
+func TestLongPollIsNotIdle(t *testing.T) {
+	res := openResolver(t)
+	if _, err := res.CreateTopic("idle", 1, 1, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, Config{Resolver: res, ConnectionsMaxIdle: 50 * time.Millisecond})
+	c := dialRaw(t, s.Addr())
+	req := kmsg.NewPtrFetchRequest()
+	req.SetVersion(12)
+	req.MaxWaitMillis, req.MinBytes = 400, 1
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = "idle"
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.PartitionMaxBytes = 1 << 20
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	start := time.Now()
+	c.send(3, req)
+	resp := kmsg.NewPtrFetchResponse()
+	resp.SetVersion(12)
+	if corr := c.recv(resp); corr != 3 {
+		t.Fatalf("correlation %d", corr)
+	}
+	if waited := time.Since(start); waited < 300*time.Millisecond {
+		t.Fatalf("fetch answered after %v, before its max wait", waited)
+	}
+	c.expectClosed() // idle again once answered
+}
+
+// K8: connections beyond max.connections are closed at once; a slot freed
+// by a closed connection is usable again.
+func TestMaxConnections(t *testing.T) {
+	s := startServer(t, Config{MaxConnections: 2})
+	var open []*rawConn
+	for i := range 2 {
+		c := dialRaw(t, s.Addr())
+		c.send(int32(i), apiVersionsReq(3))
+		resp := kmsg.NewPtrApiVersionsResponse()
+		resp.SetVersion(3)
+		c.recv(resp)
+		open = append(open, c)
+	}
+	extra := dialRaw(t, s.Addr())
+	extra.expectClosed()
+	open[0].nc.Close()
+	waitFor(t, "a closed connection unregistered", func() bool { return s.openConns() < 2 })
+	c := dialRaw(t, s.Addr())
+	c.send(9, apiVersionsReq(3))
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.SetVersion(3)
+	if corr := c.recv(resp); corr != 9 || resp.ErrorCode != 0 {
+		t.Fatalf("after a slot freed: correlation %d error %d", corr, resp.ErrorCode)
+	}
+}
+
+// K6: while queued.max.request.bytes is taken, other connections' frames
+// are not read; they are once the bytes are returned.
+func TestQueuedBytesBoundStopsReading(t *testing.T) {
+	const limit = 1 << 20
+	s := startServer(t, Config{MaxRequestBytes: limit, QueuedMaxRequestBytes: limit})
+	big := dialRaw(t, s.Addr())
+	frame := binary.BigEndian.AppendUint32(nil, limit)
+	frame = append(frame, 0x7f, 0x00, 0, 0) // an unknown key: closes once read
+	big.write(frame)
+	waitFor(t, "the big frame holds the budget", func() bool { return s.budget.inUse.Load() == limit })
+
+	small := dialRaw(t, s.Addr())
+	small.send(5, apiVersionsReq(3))
+	waitFor(t, "the small frame waits for the budget", func() bool { return s.budget.waiting() == 1 })
+
+	big.write(make([]byte, limit-4)) // the rest of the big frame
+	big.expectClosed()
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.SetVersion(3)
+	if corr := small.recv(resp); corr != 5 || resp.ErrorCode != 0 {
+		t.Fatalf("after the budget freed: correlation %d error %d", corr, resp.ErrorCode)
+	}
+	waitFor(t, "budget returned", func() bool { return s.budget.inUse.Load() == 0 })
+}
+
+func TestByteBudgetFIFOAndGiveUp(t *testing.T) {
+	b := newByteBudget(10)
+	ctx := context.Background()
+	if err := b.acquire(ctx, nil, 8); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan int64, 2)
+	go func() { b.acquire(ctx, nil, 5); got <- 5 }()
+	waitFor(t, "first waiter queued", func() bool { return b.waiting() == 1 })
+	go func() { b.acquire(ctx, nil, 1); got <- 1 }() // fits, but FIFO: behind 5
+	waitFor(t, "second waiter queued", func() bool { return b.waiting() == 2 })
+	stop := make(chan struct{})
+	gaveUp := make(chan error)
+	go func() { gaveUp <- b.acquire(ctx, stop, 10) }()
+	waitFor(t, "third waiter queued", func() bool { return b.waiting() == 3 })
+	close(stop)
+	if err := <-gaveUp; err == nil {
+		t.Fatal("acquire succeeded after stop")
+	}
+	b.release(8)
+	if a, b := <-got, <-got; a+b != 6 {
+		t.Fatalf("granted %d and %d, want 5 and 1", a, b)
+	}
+	b.release(6)
+	if n := b.inUse.Load(); n != 0 {
+		t.Fatalf("in use %d after every release", n)
+	}
+}
