@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"fmt"
 	"testing"
 )
 
@@ -77,4 +78,14 @@ func benchBatch(idempotent bool, seq int32) []byte {
 		tb.pid, tb.epoch, tb.seq = 1, 0, seq
 	}
 	return tb.encode()
+}
+
+// BenchmarkCreateTopic creates topics of 100 partitions (the metadata
+// workload of cmd/kgbench creates 10,000 partitions this way).
+func BenchmarkCreateTopic(b *testing.B) {
+	g := newGateway(b, Config{})
+	b.ResetTimer()
+	for i := range b.N {
+		g.create(fmt.Sprintf("t%d", i), 100, nil)
+	}
 }

@@ -94,7 +94,15 @@ func (r *Resolver) createLocked(name string, id TopicID, partitions int32, confi
 		return Topic{}, storageErr("persist topic", err)
 	}
 	r.nextLog = next
-	t, err := r.openTopic(name, id, logs, configs)
+	// All the partitions' logs in one storage call: two syncs for the
+	// topic rather than two per partition (ledger.Open then finds them).
+	err := r.store.CreateLogs(logs...)
+	var t *topic
+	if err == nil {
+		t, err = r.openTopic(name, id, logs, configs)
+	} else {
+		err = storageErr("create logs", err)
+	}
 	if err != nil {
 		r.log.Error("create-topic-failed", zap.String("topic", name), zap.Error(err))
 		derr := r.removeBindingLocked(name, logs)

@@ -177,55 +177,98 @@ func (s *Store) getLog(id LogID) (*logState, error) {
 }
 
 // CreateLog creates an empty NORMAL log with one open ledger.
-func (s *Store) CreateLog(id LogID) error {
+func (s *Store) CreateLog(id LogID) error { return s.CreateLogs(id) }
+
+// CreateLogs creates empty NORMAL logs, each with one open ledger, with one
+// directory sync and one synced index commit for all of them: creating a
+// topic of many partitions costs two syncs, not two per partition. It is
+// all or nothing in memory: if any id exists (ErrLogExists) or a step
+// fails, no log is added. A crash part-way leaves at most empty segment
+// files that no record names, which Open ignores like any unnamed file.
+func (s *Store) CreateLogs(ids ...LogID) error {
 	if err := s.enter(); err != nil {
 		return err
 	}
 	defer s.closeMu.RUnlock()
 	s.ledgerMu.Lock()
 	defer s.ledgerMu.Unlock()
+	seen := make(map[LogID]bool, len(ids))
 	s.mu.Lock()
-	_, exists := s.mu.logs[id]
-	s.mu.Unlock()
-	if exists {
-		return fmt.Errorf("%w: %v", ErrLogExists, id)
+	for _, id := range ids {
+		_, exists := s.mu.logs[id]
+		if exists || seen[id] {
+			s.mu.Unlock()
+			return fmt.Errorf("%w: %v", ErrLogExists, id)
+		}
+		seen[id] = true
 	}
-	led := s.nextLedger
-	f, err := s.createSegmentLocked(id, led)
-	if err != nil {
-		return err
+	s.mu.Unlock()
+	files := make([]File, 0, len(ids))
+	closeAll := func() {
+		for _, f := range files {
+			_ = f.Close()
+		}
+	}
+	for i, id := range ids {
+		f, err := s.openSegmentLocked(id, s.nextLedger+LedgerID(i))
+		if err != nil {
+			closeAll()
+			return err
+		}
+		files = append(files, f)
+	}
+	// I1: the directory entries are durable before any record names them.
+	if err := s.fs.SyncDir(s.segDir); err != nil {
+		closeAll()
+		return fmt.Errorf("storage: sync segments dir: %w", err)
 	}
 	meta := ledgerMeta{Created: time.Now().UnixNano()}
 	b := s.db.NewBatch()
-	_ = b.Set(logKey(id), logMeta{}.encode(), nil)
-	_ = b.Set(ledgerKey(id, led), meta.encode(), nil)
-	_ = b.Set(keyNextLedger, appendU64(nil, uint64(led+1)), nil)
-	if err := b.Commit(pebble.Sync); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("storage: create %v: %w", id, err)
+	defer b.Close()
+	for i, id := range ids {
+		led := s.nextLedger + LedgerID(i)
+		_ = b.Set(logKey(id), logMeta{}.encode(), nil)
+		_ = b.Set(ledgerKey(id, led), meta.encode(), nil)
 	}
-	s.nextLedger++
-	l := newLogState(id)
-	l.w.ledger, l.w.file = led, f
-	l.mu.ledgers = []ledgerRec{{id: led, meta: meta}}
-	l.mu.files[led] = &ledgerFile{name: s.segPath(id, led), file: f}
+	_ = b.Set(keyNextLedger, appendU64(nil, uint64(s.nextLedger+LedgerID(len(ids)))), nil)
+	if err := b.Commit(pebble.Sync); err != nil {
+		closeAll()
+		return fmt.Errorf("storage: create %d logs: %w", len(ids), err)
+	}
 	s.mu.Lock()
-	s.mu.logs[id] = l
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	for i, id := range ids {
+		led := s.nextLedger + LedgerID(i)
+		l := newLogState(id)
+		l.w.ledger, l.w.file = led, files[i]
+		l.mu.ledgers = []ledgerRec{{id: led, meta: meta}}
+		l.mu.files[led] = &ledgerFile{name: s.segPath(id, led), file: files[i]}
+		s.mu.logs[id] = l
+	}
+	s.nextLedger += LedgerID(len(ids))
 	return nil
 }
 
 // createSegmentLocked creates a ledger's empty file and makes its directory
 // entry durable before any record names it (I1 in doc.go). Needs ledgerMu.
 func (s *Store) createSegmentLocked(id LogID, led LedgerID) (File, error) {
-	name := s.segPath(id, led)
-	f, err := s.fs.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := s.openSegmentLocked(id, led)
 	if err != nil {
-		return nil, fmt.Errorf("storage: create ledger file: %w", err)
+		return nil, err
 	}
 	if err := s.fs.SyncDir(s.segDir); err != nil {
 		_ = f.Close()
 		return nil, fmt.Errorf("storage: sync segments dir: %w", err)
+	}
+	return f, nil
+}
+
+// openSegmentLocked creates a ledger's empty file; the caller syncs the
+// directory before naming it in a record (I1). Needs ledgerMu.
+func (s *Store) openSegmentLocked(id LogID, led LedgerID) (File, error) {
+	f, err := s.fs.OpenFile(s.segPath(id, led), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("storage: create ledger file: %w", err)
 	}
 	return f, nil
 }
