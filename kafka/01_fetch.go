@@ -107,6 +107,7 @@ func (s *Server) fetchWatches(topics []fetchTopic) []<-chan struct{} {
 // waitAny waits for an append on any watched partition (true), or for the
 // timer, the connection dying or the server closing (false).
 func (s *Server) waitAny(rc *reqCtx, watches []<-chan struct{}, timeout <-chan time.Time) bool {
+	defer rc.addWait(time.Now()) // a long poll is not handling time
 	cases := make([]reflect.SelectCase, 0, len(watches)+3)
 	for _, fixed := range []any{timeout, rc.ctx.Done(), s.closing} {
 		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(fixed)})

@@ -84,6 +84,13 @@ type Config struct {
 	// Group configures the coordinator (group.min.session.timeout.ms, …);
 	// zero values are Kafka's defaults.
 	Group group.Config
+
+	// Observer receives per-request metrics (nil: none).
+	Observer Observer
+	// SlowRequest is the slow-request log threshold: a request whose
+	// handling, long-poll waits excluded, takes longer is logged at warn
+	// (0: DefaultSlowRequest; negative: never).
+	SlowRequest time.Duration
 }
 
 // withDefaults returns cfg with every unset optional field defaulted.
@@ -111,6 +118,9 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
+	}
+	if cfg.SlowRequest == 0 {
+		cfg.SlowRequest = DefaultSlowRequest
 	}
 	return cfg
 }

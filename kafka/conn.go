@@ -90,6 +90,7 @@ type reqCtx struct {
 	produceAfter <-chan struct{}
 	produceDone  chan struct{}
 	appendedOnce sync.Once
+	stats        reqStats // observe.go
 }
 
 // appended lets the connection's next produce request append (K4). A
@@ -257,6 +258,7 @@ func (c *conn) dispatch(body []byte) (*slot, func(), error) {
 	req := kmsg.RequestForKey(key)
 	req.SetVersion(version)
 	rc := &reqCtx{ctx: c.ctx, conn: c, version: version}
+	rc.stats.size, rc.stats.arrived = len(body), time.Now()
 	rest, clientID, err := parseHeaderRest(body[8:], req.IsFlexible())
 	if err != nil {
 		return nil, nil, err
@@ -294,6 +296,7 @@ func parseHeaderRest(b []byte, flexible bool) (rest []byte, clientID *string, er
 func (c *conn) handle(sl *slot, a api, rc *reqCtx, req kmsg.Request) {
 	defer c.s.conns.Done()
 	defer close(sl.done)
+	defer c.s.observe(sl, rc, req) // after the handler and recover, before done
 	c.s.handling.Add(1)
 	defer c.s.handling.Add(-1)
 	// K4: never leave the next produce waiting, whatever happens.
