@@ -356,6 +356,7 @@ func (c *conn) writeSlot(sl *slot, buf *[]byte) bool {
 		c.log.Debug("connection-write-failed", zap.Error(err))
 		return false
 	}
+	c.s.observeResponse(sl.key, len(*buf))
 	c.touch()
 	return true
 }
