@@ -73,8 +73,8 @@ func OpenReadOnly(dir string) (*ReadOnly, error) {
 
 type quietLogger struct{}
 
-func (quietLogger) Infof(string, ...interface{})            {}
-func (quietLogger) Errorf(string, ...interface{})           {}
+func (quietLogger) Infof(string, ...interface{})              {}
+func (quietLogger) Errorf(string, ...interface{})             {}
 func (quietLogger) Fatalf(format string, args ...interface{}) { panic(fmt.Sprintf(format, args...)) }
 
 // Close releases the view.
