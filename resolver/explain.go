@@ -1,0 +1,152 @@
+package resolver
+
+// Read-only inspection over a storage.ReadOnly view (`kgateway inspect`
+// and `explain`): the bindings as stored, and the read plan a Fetch would
+// follow (DESIGN.md "Resolver (read flow)"), computed by the same rules as
+// fetchOnce and limitBatches without a running resolver.
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/kgateway/kgateway/storage"
+)
+
+// Binding is one stored topic binding: partition i is Logs[i].
+type Binding struct {
+	Topic
+	Logs []storage.LogID
+}
+
+// ReadBindings lists the stored topic bindings, sorted by name.
+func ReadBindings(ro *storage.ReadOnly) ([]Binding, error) {
+	var out []Binding
+	err := ro.ScanMeta(prefixTopic, func(_, v []byte) error {
+		rec, id, err := decodeTopic(v)
+		if err != nil {
+			return fmt.Errorf("%w: decode topic: %v", ErrStorage, err)
+		}
+		out = append(out, Binding{
+			Topic: Topic{Name: rec.Name, ID: id, Partitions: int32(len(rec.Logs)), Configs: rec.Configs},
+			Logs:  rec.Logs,
+		})
+		return nil
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, err
+}
+
+// FetchLimits are the limits a plan is computed under.
+type FetchLimits struct {
+	// PartitionMaxBytes is the partition's byte budget.
+	PartitionMaxBytes int
+	// MinOne returns the first batch whole even past the budget (KIP-74;
+	// true for the first partition of a fetch).
+	MinOne bool
+}
+
+// DefaultFetchLimits are the Java client's and librdkafka's defaults
+// (max.partition.fetch.bytes 1 MiB) for a single-partition fetch.
+var DefaultFetchLimits = FetchLimits{PartitionMaxBytes: 1 << 20, MinOne: true}
+
+// PlanEntry is one entry of a read plan; Err is set when step 5 would fail
+// it closed (the fetch then returns KAFKA_STORAGE_ERROR).
+type PlanEntry struct {
+	storage.EntryHeader
+	Err error
+}
+
+// Plan is the read plan of one fetch (steps 1–6).
+type Plan struct {
+	// Step 1: the binding.
+	Topic     string
+	TopicID   TopicID
+	Partition int32
+	Log       storage.LogID
+	// Step 2: the snapshot.
+	LogStart, HighWatermark Offset
+	Ledgers                 []storage.LedgerInfo
+	// Offset is the fetch offset; Outcome says which rule applies (S1,
+	// S2, S3 or a read).
+	Offset  Offset
+	Outcome string
+	Err     error // ErrOffsetOutOfRange for S1/S3
+	// Step 4: the floor lookup (nil unless a read happens).
+	Floor *storage.EntryHeader
+	// Steps 5–6: what the fetch returns, and its bytes.
+	Entries []PlanEntry
+	Bytes   int
+}
+
+// Explain computes the plan of a fetch at (topic, partition, offset) from
+// the view. Against a running server the view may lag the index by a few
+// unflushed commits (storage/inspect.go); the plan is then the plan of
+// that (slightly older) snapshot.
+func Explain(ro *storage.ReadOnly, topic string, partition int32, offset Offset, lim FetchLimits) (Plan, error) {
+	p := Plan{Topic: topic, Partition: partition, Offset: offset}
+	bs, err := ReadBindings(ro)
+	if err != nil {
+		return p, err
+	}
+	i := sort.Search(len(bs), func(i int) bool { return bs[i].Name >= topic })
+	if i == len(bs) || bs[i].Name != topic || partition < 0 || partition >= bs[i].Partitions {
+		return p, fmt.Errorf("%w: %s/%d", ErrUnknownTopic, topic, partition)
+	}
+	p.TopicID, p.Log = bs[i].ID, bs[i].Logs[partition]
+	info, err := ro.Info(p.Log)
+	if err != nil {
+		return p, storageErr("log info", err)
+	}
+	p.LogStart, p.HighWatermark, p.Ledgers = info.Start, info.End, info.Ledgers
+	switch {
+	case offset < info.Start:
+		p.Outcome = "S1: below the log start (trimmed): OFFSET_OUT_OF_RANGE"
+		p.Err = ErrOffsetOutOfRange
+		return p, nil
+	case offset == info.End:
+		p.Outcome = "S2: at the high watermark: empty result (a long poll waits)"
+		return p, nil
+	case offset > info.End:
+		p.Outcome = "S3: beyond the high watermark: OFFSET_OUT_OF_RANGE"
+		p.Err = ErrOffsetOutOfRange
+		return p, nil
+	}
+	p.Outcome = "read"
+	return p, planEntries(ro, &p, info.End, lim)
+}
+
+// planEntries is fetchOnce's read and limitBatches' limits over the view.
+func planEntries(ro *storage.ReadOnly, p *Plan, end Offset, lim FetchLimits) error {
+	maxEntries := fetchEntries(lim.PartitionMaxBytes)
+	return ro.ScanIndex(p.Log, p.Offset, func(h storage.EntryHeader) (bool, error) {
+		if p.Floor == nil {
+			f := h
+			p.Floor = &f
+		}
+		i := len(p.Entries)
+		if h.Offset >= end || i >= maxEntries {
+			return false, nil // D5 / the entry budget
+		}
+		if p.Bytes+int(h.Size) > lim.PartitionMaxBytes && (i > 0 || !lim.MinOne) {
+			return false, nil // the byte budget (KIP-74: the first is whole)
+		}
+		e, err := ro.ReadEntry(p.Log, h)
+		if err == nil {
+			err = validateStored(e)
+		}
+		p.Entries = append(p.Entries, PlanEntry{EntryHeader: h, Err: err})
+		p.Bytes += int(h.Size)
+		return err == nil, nil // a bad entry fails the partition closed
+	})
+}
+
+// Failed reports whether the plan's fetch fails closed (step 5).
+func (p Plan) Failed() error {
+	for _, e := range p.Entries {
+		if e.Err != nil {
+			return errors.Join(ErrStorage, e.Err)
+		}
+	}
+	return nil
+}
