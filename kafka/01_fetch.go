@@ -8,9 +8,10 @@ package kafka
 //   v9  current leader epoch.    v11 rack, preferred read replica.
 //   v12 flexible, last fetched epoch.   v13 topic ids instead of names.
 //
-// Sessions are not kept: every response has session id 0, so clients send
-// full fetches and get every requested partition back; a request naming a
-// session (or an incremental epoch) gets FETCH_SESSION_ID_NOT_FOUND. Each partition
+// Fetch sessions (KIP-227) are kept: fetch_session.go has the session
+// cache and its rules (F1–F5); a full fetch (epoch 0) opens a session, and
+// incremental fetches name only changed partitions and get back only
+// partitions with something new. Each partition
 // carries high watermark, last stable offset and log start offset, error or
 // not. The first batch of the first non-empty partition is returned whole
 // even past the limits (KIP-74); later ones only within budget. Batches
@@ -18,7 +19,7 @@ package kafka
 // batch returns that whole batch. When fewer than MinBytes are ready the
 // fetch waits on the resolver's append channels, a timer and the
 // connection: it never polls.
-// Left out: sessions, leader-epoch fencing and diverging epochs (one
+// Left out: leader-epoch fencing and diverging epochs (one
 // leader epoch, 0), preferred replicas, v14+ (tiered storage, KIP-903).
 
 import (
@@ -30,23 +31,94 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// fetchTopic is one requested topic resolved to a name once per request.
-type fetchTopic struct {
-	name  string // "" when unknown
-	errID bool   // requested by an id we do not know (v13+)
-	req   *kmsg.FetchRequestTopic
+// fetchItem is one partition a fetch reads: from the request (full or
+// sessionless fetch) or from the session (incremental fetch).
+type fetchItem struct {
+	name     string   // resolved topic name; "" when unknown
+	reqTopic string   // the topic name as requested (v < 13)
+	id       [16]byte // the topic id as requested (v13+)
+	errID    bool     // requested by an id we do not know (v13+)
+	rp       kmsg.FetchRequestTopicPartition
+	sp       *sessPart // nil without a session
 }
 
 func handleFetch(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
 	r := req.(*kmsg.FetchRequest)
-	if r.Version >= 7 && (r.SessionID != 0 || r.SessionEpoch > 0) {
-		// An incremental fetch in a session we never created (we always
-		// answer session id 0): the client resets and sends a full fetch.
-		resp := r.ResponseKind().(*kmsg.FetchResponse)
-		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
-		return resp, nil
+	if r.Version < 7 {
+		return s.fetchItems(rc, r, s.requestItems(r, false), nil, false), nil
 	}
-	topics := s.resolveFetchTopics(r)
+	switch {
+	case r.SessionEpoch < 0: // F2: close the session, fetch without one
+		if r.SessionID != 0 {
+			s.sessions.remove(r.SessionID)
+		}
+		return s.fetchItems(rc, r, s.requestItems(r, false), nil, false), nil
+	case r.SessionEpoch == 0: // F2: a full fetch opens a new session
+		if r.SessionID != 0 {
+			s.sessions.remove(r.SessionID)
+		}
+		return s.fetchItems(rc, r, s.requestItems(r, true), nil, true), nil
+	}
+	fs := s.sessions.get(r.SessionID)
+	if fs == nil {
+		return sessionError(r, kerr.FetchSessionIDNotFound), nil // F1
+	}
+	fs.mu.Lock() // F3
+	defer fs.mu.Unlock()
+	switch {
+	case fs.topicIDs != (r.Version >= 13):
+		return sessionError(r, kerr.FetchSessionTopicIDError), nil // F5
+	case r.SessionEpoch != fs.mu.epoch:
+		return sessionError(r, kerr.InvalidFetchSessionEpoch), nil // F1
+	}
+	fs.updateLocked(r)
+	fs.mu.epoch = nextEpoch(fs.mu.epoch)
+	s.sessions.resize(fs, len(fs.mu.parts))
+	return s.fetchItems(rc, r, s.sessionItems(fs), fs, false), nil
+}
+
+// fetchItems reads items, long-polling while fewer than MinBytes are
+// ready, and answers: every item (full or sessionless), or, for session
+// fs, only the items with something new. With open, a full fetch opens a
+// session over its items.
+func (s *Server) fetchItems(rc *reqCtx, r *kmsg.FetchRequest, items []fetchItem, fs *fetchSession, open bool) *kmsg.FetchResponse {
+	parts := s.pollItems(rc, r, items)
+	resp := r.ResponseKind().(*kmsg.FetchResponse)
+	switch {
+	case fs != nil:
+		resp.SessionID = fs.id
+		resp.Topics = assembleTopics(items, parts, func(it *fetchItem, p *kmsg.FetchResponseTopicPartition) bool {
+			return it.sp.changed(p)
+		})
+		fs.rotateLocked(func(sp *sessPart) bool { return sp.gotData })
+	default:
+		resp.Topics = assembleTopics(items, parts, nil)
+		if open {
+			resp.SessionID = s.openSession(r, items, parts)
+		}
+	}
+	return resp
+}
+
+// openSession opens a session over a full fetch's items and returns its
+// id, 0 when there is no room (F4).
+func (s *Server) openSession(r *kmsg.FetchRequest, items []fetchItem, parts []kmsg.FetchResponseTopicPartition) int32 {
+	sps := make([]*sessPart, len(items))
+	for i := range items {
+		sps[i] = items[i].sp
+		sps[i].remember(&parts[i])
+	}
+	fs := s.sessions.create(s.cfg.FetchSessionCacheSlots, r.Version >= 13, sps)
+	if fs == nil {
+		return 0
+	}
+	return fs.id
+}
+
+// pollItems reads every item; when fewer than MinBytes are ready it waits
+// on the resolver's append channels, a timer and the connection (it never
+// polls) and reads again.
+func (s *Server) pollItems(rc *reqCtx, r *kmsg.FetchRequest, items []fetchItem) []kmsg.FetchResponseTopicPartition {
 	var timer *time.Timer
 	for {
 		var watches []<-chan struct{}
@@ -54,51 +126,111 @@ func handleFetch(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error)
 		if canWait {
 			// Register before reading so an append between the read
 			// and the wait is not missed.
-			watches = s.fetchWatches(topics)
+			watches = s.fetchWatches(items)
 		}
-		resp, n, failed := s.fetchOnce(r, topics)
+		parts, n, failed := s.fetchOnce(r, items)
 		if !canWait || failed || n >= int(r.MinBytes) {
-			return resp, nil
+			return parts
 		}
 		if timer == nil {
 			timer = time.NewTimer(time.Duration(r.MaxWaitMillis) * time.Millisecond)
 			defer timer.Stop()
 		}
 		if !s.waitAny(rc, watches, timer.C) {
-			return resp, nil
+			return parts
 		}
 	}
 }
 
-func (s *Server) resolveFetchTopics(r *kmsg.FetchRequest) []fetchTopic {
-	out := make([]fetchTopic, len(r.Topics))
+// requestItems lists the request's partitions in request order; withSess
+// gives each a session entry for the session a full fetch opens.
+func (s *Server) requestItems(r *kmsg.FetchRequest, withSess bool) []fetchItem {
+	var items []fetchItem
 	for i := range r.Topics {
 		rt := &r.Topics[i]
-		out[i].req = rt
-		if r.Version < 13 {
-			out[i].name = rt.Topic
-			continue
-		}
-		if t, ok := s.res.TopicByID(resolver.TopicID(rt.TopicID)); ok {
-			out[i].name = t.Name
-		} else {
-			out[i].errID = true
+		name, errID := s.topicName(r.Version, rt.Topic, rt.TopicID)
+		for _, rp := range rt.Partitions {
+			it := fetchItem{name: name, reqTopic: rt.Topic, id: rt.TopicID, errID: errID, rp: rp}
+			if withSess {
+				it.sp = &sessPart{key: keyOf(r.Version >= 13, rt.Topic, rt.TopicID, rp.Partition),
+					offset: rp.FetchOffset, maxBytes: rp.PartitionMaxBytes}
+			}
+			items = append(items, it)
 		}
 	}
-	return out
+	return items
+}
+
+// sessionItems lists the session's partitions in its response order, with
+// the fetch offsets and max bytes the client last asked for. Needs fs.mu.
+func (s *Server) sessionItems(fs *fetchSession) []fetchItem {
+	items := make([]fetchItem, len(fs.mu.order))
+	version := int16(12)
+	if fs.topicIDs {
+		version = 13
+	}
+	for i, sp := range fs.mu.order {
+		name, errID := s.topicName(version, sp.key.topic, sp.key.id)
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = sp.key.partition, sp.offset, sp.maxBytes
+		items[i] = fetchItem{name: name, reqTopic: sp.key.topic, id: sp.key.id, errID: errID, rp: rp, sp: sp}
+	}
+	return items
+}
+
+// topicName resolves a requested topic: by name before v13, by id after.
+func (s *Server) topicName(version int16, topic string, id [16]byte) (name string, errID bool) {
+	if version < 13 {
+		return topic, false
+	}
+	if t, ok := s.res.TopicByID(resolver.TopicID(id)); ok {
+		return t.Name, false
+	}
+	return "", true
+}
+
+// assembleTopics groups the answered partitions by topic, in item order;
+// keep, when set, selects which partitions an incremental response
+// carries.
+func assembleTopics(items []fetchItem, parts []kmsg.FetchResponseTopicPartition, keep func(*fetchItem, *kmsg.FetchResponseTopicPartition) bool) []kmsg.FetchResponseTopic {
+	var topics []kmsg.FetchResponseTopic
+	for i := range items {
+		it, p := &items[i], &parts[i]
+		if it.sp != nil {
+			it.sp.gotData = len(p.RecordBatches) > 0
+		}
+		if keep != nil && !keep(it, p) {
+			continue
+		}
+		if n := len(topics); n == 0 || topics[n-1].Topic != topicLabel(it) || topics[n-1].TopicID != it.id {
+			t := kmsg.NewFetchResponseTopic()
+			t.Topic, t.TopicID = topicLabel(it), it.id
+			topics = append(topics, t)
+		}
+		t := &topics[len(topics)-1]
+		t.Partitions = append(t.Partitions, *p)
+	}
+	return topics
+}
+
+// topicLabel is the topic name a response carries for it.
+func topicLabel(it *fetchItem) string {
+	if it.name != "" {
+		return it.name
+	}
+	return it.reqTopic
 }
 
 // fetchWatches returns the append channels of every known partition.
-func (s *Server) fetchWatches(topics []fetchTopic) []<-chan struct{} {
+func (s *Server) fetchWatches(items []fetchItem) []<-chan struct{} {
 	var ws []<-chan struct{}
-	for _, t := range topics {
-		if t.name == "" {
+	for i := range items {
+		it := &items[i]
+		if it.name == "" {
 			continue
 		}
-		for _, p := range t.req.Partitions {
-			if ch, err := s.res.Watch(t.name, p.Partition); err == nil {
-				ws = append(ws, ch)
-			}
+		if ch, err := s.res.Watch(it.name, it.rp.Partition); err == nil {
+			ws = append(ws, ch)
 		}
 	}
 	return ws
@@ -119,39 +251,28 @@ func (s *Server) waitAny(rc *reqCtx, watches []<-chan struct{}, timeout <-chan t
 	return chosen >= 3
 }
 
-// fetchOnce reads every requested partition under the request's byte
-// budget. It returns the response, the bytes it carries, and whether a
-// partition failed (an error answers at once, like Kafka's DelayedFetch).
-func (s *Server) fetchOnce(r *kmsg.FetchRequest, topics []fetchTopic) (*kmsg.FetchResponse, int, bool) {
-	resp := r.ResponseKind().(*kmsg.FetchResponse)
-	resp.SessionID = 0
+// fetchOnce reads every item under the request's byte budget. It returns
+// one answer per item, the bytes they carry, and whether a partition
+// failed (an error answers at once, like Kafka's DelayedFetch).
+func (s *Server) fetchOnce(r *kmsg.FetchRequest, items []fetchItem) ([]kmsg.FetchResponseTopicPartition, int, bool) {
 	budget := int(r.MaxBytes)
 	total, failed := 0, false
 	iso := resolver.Isolation(r.IsolationLevel)
-	resp.Topics = make([]kmsg.FetchResponseTopic, len(topics))
-	for i, t := range topics {
-		rt := &resp.Topics[i]
-		*rt = kmsg.NewFetchResponseTopic()
-		rt.Topic, rt.TopicID = t.req.Topic, t.req.TopicID
-		if t.name != "" {
-			rt.Topic = t.name
+	parts := make([]kmsg.FetchResponseTopicPartition, len(items))
+	for i := range items {
+		it, out := &items[i], &parts[i]
+		if it.errID {
+			*out = fetchError(it.rp.Partition, kerr.UnknownTopicID)
+			failed = true
+			continue
 		}
-		rt.Partitions = make([]kmsg.FetchResponseTopicPartition, len(t.req.Partitions))
-		for j, rp := range t.req.Partitions {
-			out := &rt.Partitions[j]
-			if t.errID {
-				*out = fetchError(rp.Partition, kerr.UnknownTopicID)
-				failed = true
-				continue
-			}
-			maxBytes := min(int(rp.PartitionMaxBytes), budget-total)
-			minOne := total == 0 // KIP-74: only until some partition has data
-			*out = s.fetchPartition(t.name, rp, maxBytes, iso, minOne)
-			total += len(out.RecordBatches)
-			failed = failed || out.ErrorCode != 0
-		}
+		maxBytes := min(int(it.rp.PartitionMaxBytes), budget-total)
+		minOne := total == 0 // KIP-74: only until some partition has data
+		*out = s.fetchPartition(it.name, it.rp, maxBytes, iso, minOne)
+		total += len(out.RecordBatches)
+		failed = failed || out.ErrorCode != 0
 	}
-	return resp, total, failed
+	return parts, total, failed
 }
 
 // fetchPartition reads one partition; the bounds are set on every answer.

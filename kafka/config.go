@@ -29,6 +29,9 @@ const (
 	// unbounded; each connection costs two goroutines and buffers, so
 	// bound it well above any real client fleet of one broker.
 	DefaultMaxConnections = 10000
+	// DefaultFetchSessionCacheSlots is Kafka's
+	// max.incremental.fetch.session.cache.slots default.
+	DefaultFetchSessionCacheSlots = 1000
 )
 
 // Config configures a Server. Names follow Kafka's broker configs where one
@@ -70,6 +73,11 @@ type Config struct {
 	// MaxConnections is max.connections (K8).
 	MaxConnections int
 
+	// FetchSessionCacheSlots is max.incremental.fetch.session.cache.slots:
+	// how many fetch sessions (KIP-227) the server keeps (default 1000;
+	// negative: no sessions, every fetch is sessionless).
+	FetchSessionCacheSlots int
+
 	// ShutdownTimeout bounds how long Close waits for in-flight requests
 	// before it closes connections anyway (default 10s).
 	ShutdownTimeout time.Duration
@@ -106,6 +114,9 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.MaxConnections == 0 {
 		cfg.MaxConnections = DefaultMaxConnections
+	}
+	if cfg.FetchSessionCacheSlots == 0 {
+		cfg.FetchSessionCacheSlots = DefaultFetchSessionCacheSlots
 	}
 	if cfg.ClusterID == "" {
 		cfg.ClusterID = "kgateway"

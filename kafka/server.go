@@ -53,6 +53,8 @@ type Server struct {
 	log *zap.Logger
 	// groups coordinates consumer groups; nil without Config.Offsets.
 	groups *group.Coordinator
+	// sessions is the fetch session cache (KIP-227, fetch_session.go).
+	sessions fetchSessions
 
 	// closing is closed when Close starts: long-poll waits return early
 	// and readers stop taking new requests.

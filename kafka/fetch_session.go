@@ -1,0 +1,286 @@
+package kafka
+
+// Fetch sessions (KIP-227). A consumer fetching many partitions sends the
+// whole partition list once (a full fetch, epoch 0); the server keeps it in
+// a session and answers with the session's id. Later requests (epoch 1, 2,
+// …) are incremental: they name only partitions that were added or whose
+// fetch offset or max bytes changed, plus the partitions to forget, and
+// the response carries only partitions with something new: records, an
+// error, or a changed high watermark, last stable offset or log start.
+//
+// Invariants:
+//
+//	F1 An incremental fetch (epoch > 0) naming an unknown session gets
+//	   FETCH_SESSION_ID_NOT_FOUND; one whose epoch is not the session's
+//	   next epoch gets INVALID_FETCH_SESSION_EPOCH, and the session is
+//	   left as it was. Both are top-level errors with no partitions; the
+//	   client answers with a full fetch.
+//	F2 Epoch 0 closes the named session (if any) and opens a new one from
+//	   a full fetch; epoch -1 closes the named session and fetches without
+//	   one (session id 0 in the response).
+//	F3 One request per session at a time: the session is locked for the
+//	   whole request (a long poll included), so epochs advance one by one.
+//	F4 The cache holds at most max.incremental.fetch.session.cache.slots
+//	   sessions. When full, a new session takes the place of the least
+//	   recently used one if that was idle for sessionEvictionAge, else of
+//	   the smallest one if the new one has more partitions; otherwise no
+//	   session is created and the client fetches sessionless (id 0).
+//	F5 A session keyed by topic ids (v13+) is not used by a request keyed
+//	   by names, nor the other way round: FETCH_SESSION_TOPIC_ID_ERROR.
+//
+// Reads stay cursorless (R1): a session remembers what the client asked
+// for and what it was last told, never a read position of the log.
+
+import (
+	"math"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// sessionEvictionAge is how long a session must be idle before any new
+// session may evict it (Kafka's min.incremental.fetch.session.eviction.ms).
+const sessionEvictionAge = 2 * time.Minute
+
+// fetchSessions is the server's session cache (F4). The zero value is
+// ready to use.
+type fetchSessions struct {
+	mu struct {
+		sync.Mutex
+		byID map[int32]*fetchSession
+	}
+}
+
+// fetchSession is one client's session. The cache's mutex guards size and
+// lastUsed (for eviction); the session's own mutex guards the rest and is
+// held for a whole request (F3).
+type fetchSession struct {
+	id       int32
+	topicIDs bool // F5: partitions are keyed by topic id (v13+)
+
+	// Guarded by fetchSessions.mu.
+	size     int
+	lastUsed time.Time
+	removed  bool
+
+	mu struct {
+		sync.Mutex
+		epoch int32 // the epoch the next request must carry
+		parts map[sessKey]*sessPart
+		// order is the response order; partitions that returned records
+		// move to the end so a byte budget does not starve the rest.
+		order []*sessPart
+	}
+}
+
+// sessKey names a partition in a session: by topic id (v13+) or by name.
+type sessKey struct {
+	id        [16]byte
+	topic     string
+	partition int32
+}
+
+// sessPart is what a session remembers of one partition: what the client
+// asked for last, and what it was told last.
+type sessPart struct {
+	key      sessKey
+	offset   int64
+	maxBytes int32
+	sent     bool // answered at least once
+	hwm      int64
+	lso      int64
+	logStart int64
+	gotData  bool // the last response carried records for it (rotation)
+}
+
+// keyOf is the session key of a requested partition.
+func keyOf(topicIDs bool, topic string, id [16]byte, partition int32) sessKey {
+	if topicIDs {
+		return sessKey{id: id, partition: partition}
+	}
+	return sessKey{topic: topic, partition: partition}
+}
+
+// changed reports whether an incremental response must carry p, and
+// records what it carries.
+func (sp *sessPart) changed(p *kmsg.FetchResponseTopicPartition) bool {
+	must := !sp.sent || len(p.RecordBatches) > 0 || p.ErrorCode != 0 ||
+		p.HighWatermark != sp.hwm || p.LastStableOffset != sp.lso || p.LogStartOffset != sp.logStart
+	sp.remember(p)
+	return must
+}
+
+func (sp *sessPart) remember(p *kmsg.FetchResponseTopicPartition) {
+	sp.sent = true
+	sp.hwm, sp.lso, sp.logStart = p.HighWatermark, p.LastStableOffset, p.LogStartOffset
+}
+
+// nextEpoch is the epoch after e; it wraps to 1, never to 0 or -1.
+func nextEpoch(e int32) int32 {
+	if e == math.MaxInt32 {
+		return 1
+	}
+	return e + 1
+}
+
+// get returns the session with id, marked used, or nil.
+func (c *fetchSessions) get(id int32) *fetchSession {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fs := c.mu.byID[id]
+	if fs != nil {
+		fs.lastUsed = time.Now()
+	}
+	return fs
+}
+
+// remove drops the session with id, if any (F2).
+func (c *fetchSessions) remove(id int32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if fs := c.mu.byID[id]; fs != nil {
+		fs.removed = true
+		delete(c.mu.byID, id)
+	}
+}
+
+// resize records a session's partition count for eviction decisions.
+func (c *fetchSessions) resize(fs *fetchSession, n int) {
+	c.mu.Lock()
+	fs.size = n
+	c.mu.Unlock()
+}
+
+// create makes a session over parts (in response order) with next epoch 1,
+// or returns nil when the cache has no room for it (F4).
+func (c *fetchSessions) create(slots int, topicIDs bool, parts []*sessPart) *fetchSession {
+	if slots <= 0 {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.byID == nil {
+		c.mu.byID = make(map[int32]*fetchSession)
+	}
+	if len(c.mu.byID) >= slots && !c.evictLocked(len(parts)) {
+		return nil
+	}
+	fs := &fetchSession{id: c.newIDLocked(), topicIDs: topicIDs, size: len(parts), lastUsed: time.Now()}
+	fs.mu.epoch = 1
+	fs.mu.parts = make(map[sessKey]*sessPart, len(parts))
+	for _, sp := range parts {
+		if _, dup := fs.mu.parts[sp.key]; !dup {
+			fs.mu.parts[sp.key] = sp
+			fs.mu.order = append(fs.mu.order, sp)
+		}
+	}
+	c.mu.byID[fs.id] = fs
+	return fs
+}
+
+// evictLocked frees one slot for a session of size partitions: the least
+// recently used session if it is stale, else the smallest one if it is
+// smaller than the newcomer.
+func (c *fetchSessions) evictLocked(size int) bool {
+	var lru, smallest *fetchSession
+	for _, fs := range c.mu.byID {
+		if lru == nil || fs.lastUsed.Before(lru.lastUsed) {
+			lru = fs
+		}
+		if smallest == nil || fs.size < smallest.size {
+			smallest = fs
+		}
+	}
+	victim := smallest
+	if lru != nil && time.Since(lru.lastUsed) >= sessionEvictionAge {
+		victim = lru
+	} else if smallest == nil || smallest.size >= size {
+		return false
+	}
+	victim.removed = true
+	delete(c.mu.byID, victim.id)
+	return true
+}
+
+// newIDLocked returns an unused positive session id.
+func (c *fetchSessions) newIDLocked() int32 {
+	for {
+		id := rand.Int32N(math.MaxInt32) + 1
+		if _, used := c.mu.byID[id]; !used {
+			return id
+		}
+	}
+}
+
+// sessionCount is how many sessions the cache holds (tests).
+func (c *fetchSessions) sessionCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.mu.byID)
+}
+
+// updateLocked applies an incremental request to the session: requested
+// partitions are added or get their new fetch offset and max bytes, and
+// forgotten ones are dropped. Needs fs.mu.
+func (fs *fetchSession) updateLocked(r *kmsg.FetchRequest) {
+	for i := range r.Topics {
+		rt := &r.Topics[i]
+		for _, rp := range rt.Partitions {
+			k := keyOf(fs.topicIDs, rt.Topic, rt.TopicID, rp.Partition)
+			sp := fs.mu.parts[k]
+			if sp == nil {
+				sp = &sessPart{key: k}
+				fs.mu.parts[k] = sp
+				fs.mu.order = append(fs.mu.order, sp)
+			}
+			sp.offset, sp.maxBytes = rp.FetchOffset, rp.PartitionMaxBytes
+		}
+	}
+	forgot := false
+	for _, ft := range r.ForgottenTopics {
+		for _, p := range ft.Partitions {
+			k := keyOf(fs.topicIDs, ft.Topic, ft.TopicID, p)
+			if _, ok := fs.mu.parts[k]; ok {
+				delete(fs.mu.parts, k)
+				forgot = true
+			}
+		}
+	}
+	if forgot {
+		kept := fs.mu.order[:0]
+		for _, sp := range fs.mu.order {
+			if fs.mu.parts[sp.key] == sp {
+				kept = append(kept, sp)
+			}
+		}
+		clear(fs.mu.order[len(kept):])
+		fs.mu.order = kept
+	}
+}
+
+// rotateLocked moves the partitions that returned records to the end of
+// the response order, keeping the relative order of both groups.
+func (fs *fetchSession) rotateLocked(gotData func(*sessPart) bool) {
+	var quiet, busy []*sessPart
+	for _, sp := range fs.mu.order {
+		if gotData(sp) {
+			busy = append(busy, sp)
+		} else {
+			quiet = append(quiet, sp)
+		}
+	}
+	if len(busy) == 0 || len(quiet) == 0 {
+		return
+	}
+	fs.mu.order = append(append(fs.mu.order[:0], quiet...), busy...)
+}
+
+// sessionError answers a fetch with a top-level session error (F1, F5).
+func sessionError(r *kmsg.FetchRequest, err *kerr.Error) *kmsg.FetchResponse {
+	resp := r.ResponseKind().(*kmsg.FetchResponse)
+	resp.ErrorCode = err.Code
+	return resp
+}
