@@ -38,3 +38,20 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 		if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+
+# fuzz runs every fuzz target for FUZZTIME each (seed corpora in each
+# package's testdata/fuzz; `make test` already runs the seeds as tests).
+FUZZTIME ?= 15s
+FUZZ_TARGETS := kafka:FuzzFrames kafka:FuzzRequestDecode resolver:FuzzSplitBatches storage:FuzzCorruptSegmentReopen
+.PHONY: fuzz
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) ./$$pkg || exit 1; \
+	done
+
+# soak scales the crash tests up: thousands of injected-fault crashes and
+# 50 SIGKILL rounds of the real binary (KGW_SOAK=1).
+soak:
+	KGW_SOAK=1 $(GO) test -count=1 -timeout 60m -run 'Crash|Kill' ./test/... ./resolver/...

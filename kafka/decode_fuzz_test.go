@@ -1,0 +1,108 @@
+package kafka
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"testing"
+
+	"github.com/kgateway/kgateway/resolver"
+	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+)
+
+// fuzzConn is a connection with no socket: enough for readFrame and
+// dispatch, the server's whole decode path (K2, K3).
+func fuzzConn(t testing.TB, maxRequest int32) *conn {
+	s, err := NewServer(Config{Resolver: new(resolver.Resolver), MaxRequestBytes: maxRequest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	return &conn{s: s, ctx: ctx, cancel: cancel, log: zap.NewNop()}
+}
+
+// requestFrameBody is a request frame's body: header v1 (or v2 when
+// flexible) then the request.
+func requestFrameBody(key, version int16, corrID int32, body []byte) []byte {
+	b := kbin.AppendInt16(nil, key)
+	b = kbin.AppendInt16(b, version)
+	b = kbin.AppendInt32(b, corrID)
+	b = kbin.AppendNullableString(b, nil)
+	req := kmsg.RequestForKey(key)
+	if req != nil {
+		req.SetVersion(version)
+		if req.IsFlexible() {
+			b = append(b, 0)
+		}
+	}
+	return append(b, body...)
+}
+
+// FuzzRequestDecode runs the server's decode path (dispatch: header, key
+// and version checks, kmsg decoding) on arbitrary bodies for every
+// advertised (key, version): it must never panic, and a request it accepts
+// gets a slot carrying its key, version and correlation id.
+func FuzzRequestDecode(f *testing.F) {
+	for i, a := range apis {
+		for v := a.min; v <= a.max; v++ {
+			req := kmsg.RequestForKey(a.key)
+			req.SetVersion(v)
+			f.Add(uint8(i), uint8(v-a.min), req.AppendTo(nil))
+		}
+	}
+	f.Fuzz(func(t *testing.T, idx, ver uint8, body []byte) {
+		a := apis[int(idx)%len(apis)]
+		v := a.min + int16(ver)%(a.max-a.min+1)
+		c := fuzzConn(t, DefaultMaxRequestBytes)
+		sl, start, err := c.dispatch(requestFrameBody(a.key, v, 42, body))
+		if err != nil {
+			return // the connection would be closed: a clean refusal
+		}
+		if sl.key != a.key || sl.version != v || sl.corrID != 42 {
+			t.Fatalf("slot %+v for key %d v%d", sl, a.key, v)
+		}
+		if start == nil && sl.resp == nil {
+			t.Fatal("a slot with neither a handler nor a response")
+		}
+	})
+}
+
+// FuzzFrames feeds an arbitrary byte stream to one connection's reader
+// (readFrame then dispatch, frame after frame, until the first error that
+// would close it): no panic, no frame above the limit read, and the byte
+// budget (K6) returned for every frame refused.
+func FuzzFrames(f *testing.F) {
+	ok := requestFrameBody(apiKeyApiVersions, 3, 1, apiVersionsReq(3).AppendTo(nil))
+	frame := binary.BigEndian.AppendUint32(nil, uint32(len(ok)))
+	f.Add(append(frame, ok...))
+	f.Add(append(append(frame, ok...), frame...))
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
+	f.Add([]byte{0, 0, 0, 10, 0x7f, 0, 0, 0, 0, 0, 1, 0xff, 0xff})
+	f.Add([]byte{0, 0, 0, 14, 0, 3, 0, 1, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe})
+	f.Fuzz(func(t *testing.T, stream []byte) {
+		const limit = 1 << 16
+		c := fuzzConn(t, limit)
+		br := bufio.NewReader(bytes.NewReader(stream))
+		for {
+			body, err := c.readFrame(br)
+			if err != nil {
+				break
+			}
+			if len(body) > limit || len(body) < minFrame {
+				t.Fatalf("read a %d-byte frame (limit %d)", len(body), limit)
+			}
+			if _, _, err := c.dispatch(body); err != nil {
+				c.s.budget.release(int64(len(body)))
+				break
+			}
+			c.s.budget.release(int64(len(body))) // as the writer would
+		}
+		if n := c.s.budget.inUse.Load(); n != 0 {
+			t.Fatalf("%d budget bytes still taken", n)
+		}
+	})
+}
