@@ -22,7 +22,6 @@ type Metrics struct {
 	latency      *prometheus.HistogramVec
 	produceBytes *prometheus.CounterVec
 	fetchBytes   *prometheus.CounterVec
-	connsTotal   prometheus.Counter
 }
 
 // New returns metrics on a fresh registry, with the Go runtime and process
@@ -57,13 +56,9 @@ func New() *Metrics {
 			Namespace: Namespace, Name: "fetch_bytes_total",
 			Help: "Record batch bytes served by Fetch, by topic.",
 		}, []string{"topic"}),
-		connsTotal: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: Namespace, Name: "connections_accepted_total",
-			Help: "Kafka connections accepted.",
-		}),
 	}
 	reg.MustRegister(m.requests, m.requestBytes, m.respBytes, m.latency,
-		m.produceBytes, m.fetchBytes, m.connsTotal,
+		m.produceBytes, m.fetchBytes,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -91,6 +86,3 @@ func (m *Metrics) ProduceBytes(topic string, n int) {
 func (m *Metrics) FetchBytes(topic string, n int) {
 	m.fetchBytes.WithLabelValues(topic).Add(float64(n))
 }
-
-// ConnAccepted counts one accepted connection.
-func (m *Metrics) ConnAccepted() { m.connsTotal.Inc() }

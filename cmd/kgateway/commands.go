@@ -1,0 +1,221 @@
+package main
+
+// The inspection and documentation subcommands. inspect, explain and
+// verify open the data directory read-only (storage.OpenReadOnly,
+// offsets.OpenReadOnly): they work on a stopped directory and beside a
+// running server, whose view may lag by the index commits pebble has not
+// yet written out (storage/inspect.go).
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/kgateway/kgateway/kafka"
+	"github.com/kgateway/kgateway/offsets"
+	"github.com/kgateway/kgateway/resolver"
+	"github.com/kgateway/kgateway/storage"
+)
+
+func configCmd(l loaded, stdout, _ io.Writer) error {
+	if l.extra["--reference"] {
+		_, err := io.WriteString(stdout, configReference())
+		return err
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "# property\tvalue\tsource")
+	for _, f := range fields {
+		fmt.Fprintf(tw, "%s=%s\t\t# %s\n", f.prop, l.cfg.get(f), l.sources[f.prop])
+	}
+	return tw.Flush()
+}
+
+// configReference is the README's configuration table, generated from
+// Config's tags and defaults.
+func configReference() string {
+	var b strings.Builder
+	b.WriteString("| property | flag | environment | default | meaning |\n| --- | --- | --- | --- | --- |\n")
+	def := DefaultConfig()
+	for _, f := range fields {
+		d := def.get(f)
+		if d == "" {
+			d = `""`
+		}
+		fmt.Fprintf(&b, "| `%s` | `--%s` | `%s` | `%s` | %s |\n", f.prop, f.flag, f.env, d, f.help)
+	}
+	return b.String()
+}
+
+func apisCmd(l loaded, stdout, _ io.Writer) error {
+	if l.extra["--markdown"] {
+		_, err := io.WriteString(stdout, apisTable())
+		return err
+	}
+	for _, a := range kafka.SupportedAPIs() {
+		fmt.Fprintf(stdout, "%d\t%s\t%d-%d\n", a.Key, a.Name, a.Min, a.Max)
+	}
+	return nil
+}
+
+// apisTable is the README's "what is supported" table, generated from the
+// dispatch table (kafka/apis.go) so that it cannot drift.
+func apisTable() string {
+	var b strings.Builder
+	b.WriteString("| key | API | versions |\n| ---: | --- | --- |\n")
+	for _, a := range kafka.SupportedAPIs() {
+		fmt.Fprintf(&b, "| %d | %s | %d–%d |\n", a.Key, a.Name, a.Min, a.Max)
+	}
+	return b.String()
+}
+
+func inspectCmd(l loaded, stdout, _ io.Writer) error {
+	if len(l.args) > 0 {
+		return usageError{fmt.Errorf("inspect takes no arguments, got %v", l.args)}
+	}
+	ro, err := storage.OpenReadOnly(l.cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer ro.Close()
+	bindings, err := resolver.ReadBindings(ro)
+	if err != nil {
+		return err
+	}
+	logs, err := ro.Logs()
+	if err != nil {
+		return err
+	}
+	byLog := make(map[storage.LogID]storage.LogInfo, len(logs))
+	for _, li := range logs {
+		byLog[li.ID] = li
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	for _, b := range bindings {
+		fmt.Fprintf(tw, "topic %s\tid %v\tpartitions %d\tconfigs %v\n", b.Name, b.ID, b.Partitions, b.Configs)
+		for i, id := range b.Logs {
+			li := byLog[id]
+			fmt.Fprintf(tw, "  partition %d\t%v\tlog-start %d\thigh-watermark %d\tstate %v\n", i, id, li.Start, li.End, logState(li.State))
+			for _, led := range li.Ledgers {
+				fmt.Fprintf(tw, "    %v\tfirst-offset %d\tentries %d\tbytes %d\tsealed %v\tcreated %s\n",
+					led.ID, led.FirstOffset, led.Entries, led.Bytes, led.Sealed, led.Created.UTC().Format("2006-01-02T15:04:05Z"))
+			}
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return inspectGroups(filepath.Join(l.cfg.DataDir, "offsets"), stdout)
+}
+
+func logState(s storage.LogState) string {
+	if s == storage.Fenced {
+		return "FENCED"
+	}
+	return "NORMAL"
+}
+
+func inspectGroups(dir string, stdout io.Writer) error {
+	offs, err := offsets.OpenReadOnly(dir)
+	if err != nil {
+		fmt.Fprintf(stdout, "groups: none (%v)\n", err)
+		return nil
+	}
+	defer offs.Close()
+	groups, err := offs.Groups()
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	for _, g := range groups {
+		fmt.Fprintf(tw, "group %s\tstate %v\tprotocol %q/%q\tgeneration %d\n", g.ID, g.State, g.ProtocolType, g.Protocol, g.Generation)
+		commits, err := offs.GroupOffsets(g.ID)
+		if err != nil {
+			return err
+		}
+		for _, c := range commits {
+			fmt.Fprintf(tw, "  %s/%d\toffset %d\tleader-epoch %d\tcommitted %s\n", c.Topic, c.Partition, c.Offset, c.LeaderEpoch,
+				c.CommitTime.UTC().Format("2006-01-02T15:04:05Z"))
+		}
+	}
+	return tw.Flush()
+}
+
+func explainCmd(l loaded, stdout, _ io.Writer) error {
+	if len(l.args) != 3 {
+		return usageError{errors.New("usage: kgateway explain [--data-dir DIR] TOPIC PARTITION OFFSET")}
+	}
+	part, err1 := strconv.ParseInt(l.args[1], 10, 32)
+	off, err2 := strconv.ParseInt(l.args[2], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return usageError{fmt.Errorf("explain: partition and offset must be integers: %w", err)}
+	}
+	ro, err := storage.OpenReadOnly(l.cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer ro.Close()
+	p, err := resolver.Explain(ro, l.args[0], int32(part), storage.Offset(off), resolver.DefaultFetchLimits)
+	if err != nil {
+		return err
+	}
+	printPlan(stdout, p)
+	return p.Failed()
+}
+
+func printPlan(w io.Writer, p resolver.Plan) {
+	fmt.Fprintf(w, "binding:  topic %s (id %v) partition %d -> %v\n", p.Topic, p.TopicID, p.Partition, p.Log)
+	fmt.Fprintf(w, "snapshot: log-start %d, high-watermark %d, %d ledgers\n", p.LogStart, p.HighWatermark, len(p.Ledgers))
+	for _, l := range p.Ledgers {
+		fmt.Fprintf(w, "          %v first-offset %d entries %d bytes %d sealed %v\n", l.ID, l.FirstOffset, l.Entries, l.Bytes, l.Sealed)
+	}
+	fmt.Fprintf(w, "fetch:    offset %d, partition max bytes %d (first batch whole: KIP-74)\n", p.Offset, resolver.DefaultFetchLimits.PartitionMaxBytes)
+	fmt.Fprintf(w, "outcome:  %s\n", p.Outcome)
+	if p.Floor != nil {
+		fmt.Fprintf(w, "position: floor(%d) = entry at offset %d -> %v:%v (file pos %d)\n", p.Offset, p.Floor.Offset, p.Floor.Ledger, p.Floor.Entry, p.Floor.Pos)
+	}
+	if len(p.Entries) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "offset\trecords\tsize\tledger:entry\tpos\tcheck")
+	for _, e := range p.Entries {
+		check := "ok"
+		if e.Err != nil {
+			check = e.Err.Error()
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d:%d\t%d\t%s\n", e.Offset, e.Records, e.Size, e.Ledger, e.Entry, e.Pos, check)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "returns %d batches, %d bytes\n", len(p.Entries), p.Bytes)
+}
+
+func verifyCmd(l loaded, stdout, stderr io.Writer) error {
+	if len(l.args) > 0 {
+		return usageError{fmt.Errorf("verify takes no arguments, got %v", l.args)}
+	}
+	ro, err := storage.OpenReadOnly(l.cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer ro.Close()
+	rep, err := ro.Verify(func(done, total int64) {
+		pct := 100.0
+		if total > 0 {
+			pct = 100 * float64(done) / float64(total)
+		}
+		fmt.Fprintf(stderr, "verify: %d / %d bytes (%.0f%%)\n", done, total, pct)
+	})
+	for _, n := range rep.Notes {
+		fmt.Fprintln(stdout, "note:", n)
+	}
+	for _, p := range rep.Problems {
+		fmt.Fprintln(stdout, "CORRUPT:", p)
+	}
+	fmt.Fprintf(stdout, "checked %d logs, %d ledgers, %d entries, %d bytes: %d problems\n",
+		rep.Logs, rep.Ledgers, rep.Entries, rep.Bytes, len(rep.Problems))
+	return err
+}

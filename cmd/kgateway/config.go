@@ -1,0 +1,296 @@
+package main
+
+// The configuration model: one plain struct with defaults (STYLE.md 7).
+// Every field has a property name (Kafka's where one exists, used in the
+// --config file), an environment variable (KGATEWAY_ + the property name
+// upper-cased with dots as underscores) and a flag (kebab-case). Values
+// apply in the order default < file < environment < flag; Validate
+// reports every problem at once.
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kgateway/kgateway/kafka"
+	"go.uber.org/zap/zapcore"
+)
+
+// Config is kgateway's whole configuration. Tags: prop is the property
+// name, flag the flag name, help the description (the README's
+// configuration reference is generated from them: `kgateway config
+// --reference`).
+type Config struct {
+	Listen         string `prop:"listen" flag:"listen" help:"address to serve the Kafka protocol on (listeners)"`
+	AdvertisedAddr string `prop:"advertised.addr" flag:"advertised-addr" help:"host:port clients are told to dial (advertised.listeners); empty: the address each client dialed"`
+	DataDir        string `prop:"data.dir" flag:"data-dir" help:"directory for segment files, the index and group offsets (log.dirs)"`
+	MetricsAddr    string `prop:"metrics.addr" flag:"metrics-addr" help:"address of the HTTP server for /metrics, /healthz and /readyz; empty disables it. If the default address is taken the server runs without it (and logs why); an address set explicitly must bind"`
+
+	LogLevel      string `prop:"log.level" flag:"log-level" help:"debug, info, warn or error (debug logs every request)"`
+	LogFormat     string `prop:"log.format" flag:"log-format" help:"json or console"`
+	SlowRequestMs int64  `prop:"slow.request.ms" flag:"slow-request-ms" help:"log requests slower than this at warn, long-poll fetch waits excluded; -1 never"`
+
+	NumPartitions         int   `prop:"num.partitions" flag:"num-partitions" help:"partitions of an auto-created topic"`
+	AutoCreate            bool  `prop:"auto.create.topics.enable" flag:"auto-create-topics" help:"create unknown topics on Metadata and Produce"`
+	MaxRequestBytes       int   `prop:"socket.request.max.bytes" flag:"max-request-bytes" help:"largest request frame accepted"`
+	QueuedMaxRequestBytes int64 `prop:"queued.max.request.bytes" flag:"queued-max-request-bytes" help:"most request bytes read and not yet answered, server-wide; beyond it the server stops reading sockets"`
+	ConnectionsMaxIdleMs  int64 `prop:"connections.max.idle.ms" flag:"connections-max-idle-ms" help:"close a connection idle this long"`
+	MaxConnections        int   `prop:"max.connections" flag:"max-connections" help:"most open connections; more are closed at once"`
+
+	// Broker defaults of the topic configs (retention.ms, segment.bytes, ...).
+	LogRetentionMs      int64  `prop:"log.retention.ms" flag:"log-retention-ms" help:"default retention.ms of topics; -1 keeps data forever"`
+	LogRetentionBytes   int64  `prop:"log.retention.bytes" flag:"log-retention-bytes" help:"default retention.bytes per partition; -1 is no limit"`
+	LogSegmentBytes     int64  `prop:"log.segment.bytes" flag:"log-segment-bytes" help:"default segment.bytes: roll a ledger at this size"`
+	LogRollMs           int64  `prop:"log.roll.ms" flag:"log-roll-ms" help:"default segment.ms: roll a ledger at this age"`
+	MessageMaxBytes     int    `prop:"message.max.bytes" flag:"message-max-bytes" help:"default max.message.bytes: largest record batch"`
+	LogTimestampType    string `prop:"log.message.timestamp.type" flag:"log-message-timestamp-type" help:"default message.timestamp.type: CreateTime or LogAppendTime"`
+	LogCleanupPolicy    string `prop:"log.cleanup.policy" flag:"log-cleanup-policy" help:"default cleanup.policy; only delete"`
+	LogRetentionCheckMs int64  `prop:"log.retention.check.interval.ms" flag:"log-retention-check-interval-ms" help:"how often the retention pass runs"`
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{
+		Listen:                "127.0.0.1:9092",
+		DataDir:               "./data",
+		MetricsAddr:           "127.0.0.1:9644",
+		LogLevel:              "info",
+		LogFormat:             "json",
+		SlowRequestMs:         kafka.DefaultSlowRequest.Milliseconds(),
+		NumPartitions:         1,
+		AutoCreate:            true,
+		MaxRequestBytes:       kafka.DefaultMaxRequestBytes,
+		QueuedMaxRequestBytes: kafka.DefaultQueuedMaxRequestBytes,
+		ConnectionsMaxIdleMs:  kafka.DefaultConnectionsMaxIdle.Milliseconds(),
+		MaxConnections:        kafka.DefaultMaxConnections,
+		LogRetentionMs:        7 * 24 * 3600 * 1000,
+		LogRetentionBytes:     -1,
+		LogSegmentBytes:       1 << 30,
+		LogRollMs:             7 * 24 * 3600 * 1000,
+		MessageMaxBytes:       1048588,
+		LogTimestampType:      "CreateTime",
+		LogCleanupPolicy:      "delete",
+		LogRetentionCheckMs:   300000,
+	}
+}
+
+// field is one Config field's names.
+type field struct {
+	index      int
+	prop, flag string
+	env        string
+	help       string
+	kind       reflect.Kind
+}
+
+// fields lists Config's fields in declaration order.
+var fields = func() []field {
+	t := reflect.TypeOf(Config{})
+	out := make([]field, 0, t.NumField())
+	for i := range t.NumField() {
+		f := t.Field(i)
+		prop := f.Tag.Get("prop")
+		out = append(out, field{index: i, prop: prop, flag: f.Tag.Get("flag"), help: f.Tag.Get("help"),
+			env: "KGATEWAY_" + strings.ToUpper(strings.ReplaceAll(prop, ".", "_")), kind: f.Type.Kind()})
+	}
+	return out
+}()
+
+func fieldByProp(prop string) (field, bool) {
+	i := slices.IndexFunc(fields, func(f field) bool { return f.prop == prop })
+	if i < 0 {
+		return field{}, false
+	}
+	return fields[i], true
+}
+
+// set parses s into the field.
+func (c *Config) set(f field, s string) error {
+	v := reflect.ValueOf(c).Elem().Field(f.index)
+	switch f.kind {
+	case reflect.String:
+		v.SetString(s)
+	case reflect.Bool:
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return fmt.Errorf("not a boolean: %q", s)
+		}
+		v.SetBool(b)
+	case reflect.Int, reflect.Int64:
+		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+		if err != nil {
+			return fmt.Errorf("not an integer: %q", s)
+		}
+		v.SetInt(n)
+	default:
+		return fmt.Errorf("unsupported kind %v", f.kind)
+	}
+	return nil
+}
+
+// get formats the field's value.
+func (c *Config) get(f field) string {
+	return fmt.Sprint(reflect.ValueOf(c).Elem().Field(f.index).Interface())
+}
+
+// Sources records where each property's value came from.
+type Sources map[string]string
+
+// loaded is a configuration with where each value came from.
+type loaded struct {
+	cfg     Config
+	sources Sources
+	args    []string        // positional arguments after the flags
+	extra   map[string]bool // the command's own switches (--reference, --markdown)
+}
+
+// load builds the configuration from defaults, the --config file, the
+// environment (env) and the flags in args, in that order of precedence
+// (lowest first). Every problem is reported at once.
+func load(name string, args []string, env []string, stderr io.Writer) (loaded, error) {
+	l := loaded{cfg: DefaultConfig(), sources: Sources{}}
+	for _, f := range fields {
+		l.sources[f.prop] = "default"
+	}
+	fs, flagVals, cfgFile := newFlagSet(name, stderr)
+	if err := fs.Parse(args); err != nil {
+		return l, err
+	}
+	l.args = fs.Args()
+	var errs []error
+	if *cfgFile != "" {
+		errs = append(errs, l.applyFile(*cfgFile)...)
+	}
+	errs = append(errs, l.applyEnv(env)...)
+	fs.Visit(func(fl *flag.Flag) {
+		f, ok := flagVals[fl.Name]
+		if !ok {
+			return
+		}
+		if err := l.cfg.set(f, fl.Value.String()); err != nil {
+			errs = append(errs, fmt.Errorf("--%s: %w", f.flag, err))
+			return
+		}
+		l.sources[f.prop] = "flag --" + f.flag
+	})
+	// Validate even after parse errors: every problem at once.
+	errs = append(errs, l.cfg.Validate())
+	return l, errors.Join(errs...)
+}
+
+// applyFile reads a server.properties-style file: key=value lines, # or !
+// comments, blank lines ignored.
+func (l *loaded) applyFile(path string) []error {
+	fh, err := os.Open(path)
+	if err != nil {
+		return []error{fmt.Errorf("--config: %w", err)}
+	}
+	defer fh.Close()
+	var errs []error
+	sc := bufio.NewScanner(fh)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' || line[0] == '!' {
+			continue
+		}
+		where := fmt.Sprintf("%s:%d", path, n)
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			errs = append(errs, fmt.Errorf("%s: expected key=value, got %q", where, line))
+			continue
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		f, ok := fieldByProp(k)
+		if !ok {
+			errs = append(errs, fmt.Errorf("%s: unknown property %q", where, k))
+			continue
+		}
+		if err := l.cfg.set(f, v); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %s: %w", where, k, err))
+			continue
+		}
+		l.sources[f.prop] = "file " + where
+	}
+	if err := sc.Err(); err != nil {
+		errs = append(errs, fmt.Errorf("--config: %w", err))
+	}
+	return errs
+}
+
+// applyEnv applies KGATEWAY_* variables; an unknown one is an error (a
+// typo would otherwise be silently ignored).
+func (l *loaded) applyEnv(env []string) []error {
+	var errs []error
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(k, "KGATEWAY_") {
+			continue
+		}
+		i := slices.IndexFunc(fields, func(f field) bool { return f.env == k })
+		if i < 0 {
+			errs = append(errs, fmt.Errorf("environment: unknown variable %s", k))
+			continue
+		}
+		if err := l.cfg.set(fields[i], v); err != nil {
+			errs = append(errs, fmt.Errorf("environment: %s: %w", k, err))
+			continue
+		}
+		l.sources[fields[i].prop] = "env " + k
+	}
+	return errs
+}
+
+// Validate reports every problem at once. Problems name the flag (and the
+// property) so that whichever way the value was given, it can be found.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(prop, format string, args ...any) {
+		f, _ := fieldByProp(prop)
+		errs = append(errs, fmt.Errorf("--%s (%s): %s", f.flag, prop, fmt.Sprintf(format, args...)))
+	}
+	if c.DataDir == "" {
+		bad("data.dir", "is empty")
+	}
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		bad("listen", "%v", err)
+	}
+	if c.MetricsAddr != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			bad("metrics.addr", "%v", err)
+		}
+	}
+	if _, err := zapcore.ParseLevel(c.LogLevel); err != nil {
+		bad("log.level", "%v", err)
+	}
+	if c.LogFormat != "json" && c.LogFormat != "console" {
+		bad("log.format", "%q is not json or console", c.LogFormat)
+	}
+	if c.SlowRequestMs < -1 || c.SlowRequestMs == 0 {
+		bad("slow.request.ms", "%d must be -1 or at least 1", c.SlowRequestMs)
+	}
+	if c.NumPartitions < 1 || c.NumPartitions > 1<<20 {
+		bad("num.partitions", "%d out of range [1, %d]", c.NumPartitions, 1<<20)
+	}
+	if c.MaxRequestBytes < 1 || c.MaxRequestBytes > 1<<30 {
+		bad("socket.request.max.bytes", "%d out of range [1, %d]", c.MaxRequestBytes, 1<<30)
+	}
+	if c.QueuedMaxRequestBytes < int64(c.MaxRequestBytes) {
+		bad("queued.max.request.bytes", "%d is below socket.request.max.bytes %d", c.QueuedMaxRequestBytes, c.MaxRequestBytes)
+	}
+	if c.ConnectionsMaxIdleMs < 1 {
+		bad("connections.max.idle.ms", "%d must be positive", c.ConnectionsMaxIdleMs)
+	}
+	if c.MaxConnections < 1 {
+		bad("max.connections", "%d must be positive", c.MaxConnections)
+	}
+	errs = append(errs, c.validateLog(bad)...)
+	return errors.Join(errs...)
+}
