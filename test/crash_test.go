@@ -1,0 +1,340 @@
+package test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/kgateway/kgateway/offsets"
+	"github.com/kgateway/kgateway/resolver"
+	"github.com/kgateway/kgateway/storage"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// crashIterations is how many machine crashes TestCrashProduceAndCommit
+// injects: 500 by default (about 3 s), KGW_CRASH_ITERS to choose, 5000
+// under KGW_SOAK.
+func crashIterations(t *testing.T) int {
+	if s := os.Getenv("KGW_CRASH_ITERS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			t.Fatalf("KGW_CRASH_ITERS: %v", err)
+		}
+		return n
+	}
+	if os.Getenv("KGW_SOAK") != "" {
+		return 5000
+	}
+	if testing.Short() {
+		return 50
+	}
+	return 500
+}
+
+// TestCrashProduceAndCommit crashes the machine (storage.MemFS for the
+// segment files, pebble's crashable FS for both the store's index and the
+// offsets store) at a random instant while idempotent and plain producers
+// append through resolver.Produce and groups commit offsets, all
+// concurrently. Each crash keeps a random share of the unsynced writes,
+// maybe reordered, maybe with each file's last write torn. After reopening:
+// every acknowledged batch is present exactly once at its acknowledged
+// offset with its exact bytes (D1, D2), the log is dense and holds only
+// whole batches that were produced (D3, D5: no partial entry), a new
+// produce gets the next offset, and every acknowledged commit is present
+// (O1).
+func TestCrashProduceAndCommit(t *testing.T) {
+	iters := crashIterations(t)
+	start := time.Now()
+	var total crashTotals
+	for i := range iters {
+		runCrashIteration(t, uint64(i), &total)
+		if t.Failed() {
+			return
+		}
+	}
+	t.Logf("%d crashes in %v: %d acknowledged batches and %d acknowledged commits checked, %d unacknowledged batches survived",
+		iters, time.Since(start).Round(time.Millisecond), total.batches, total.commits, total.extra)
+}
+
+type crashTotals struct{ batches, commits, extra int }
+
+const (
+	crashTopic      = "crash"
+	crashPartitions = 2
+	crashProducers  = 4 // even: idempotent, odd: plain
+	crashCommitters = 2
+	crashPerWriter  = 40
+)
+
+// ackedBatch is one produce the resolver acknowledged.
+type ackedBatch struct {
+	partition int32
+	offset    resolver.Offset
+}
+
+// crashState is what the writers acknowledged, frozen at the crash.
+type crashState struct {
+	mu      sync.Mutex
+	stopped bool
+	batches map[string]ackedBatch // content id -> where it was acknowledged
+	// sent is every batch ever handed to Produce (content id -> bytes).
+	sent map[string][]byte
+	// committed[key] = [last acknowledged, last attempted] offsets.
+	committed map[commitKey][2]int64
+}
+
+type commitKey struct {
+	group     string
+	partition int32
+}
+
+func runCrashIteration(t *testing.T, seed uint64, total *crashTotals) {
+	rng := rand.New(rand.NewPCG(seed, 6))
+	fs, pfs, ofs := storage.NewMemFS(), vfs.NewCrashableMem(), vfs.NewCrashableMem()
+	st, err := storage.Open("/data", storage.Options{FS: fs, PebbleFS: pfs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := resolver.Open(st, resolver.Config{RetentionCheckInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.CreateTopic(crashTopic, crashPartitions, 1, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	offs, err := offsets.Open("/offsets", offsets.Options{PebbleFS: ofs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := &crashState{batches: map[string]ackedBatch{}, sent: map[string][]byte{}, committed: map[commitKey][2]int64{}}
+	events := make(chan struct{}, crashProducers*crashPerWriter+crashCommitters*crashPerWriter)
+	var wg sync.WaitGroup
+	for p := range crashProducers {
+		wg.Go(func() { crashProducer(t, r, cs, p, events) })
+	}
+	for c := range crashCommitters {
+		wg.Go(func() { crashCommitter(t, offs, cs, c, events) })
+	}
+	crashAfter := rng.IntN(cap(events))
+	for range crashAfter {
+		<-events
+	}
+	// Freeze what was acknowledged, then crash: pebble's clones first, the
+	// segment files second (storage/memfs.go), all before anything else
+	// is acknowledged.
+	cs.mu.Lock()
+	cs.stopped = true
+	acked := make(map[string]ackedBatch, len(cs.batches))
+	for k, v := range cs.batches {
+		acked[k] = v
+	}
+	commits := make(map[commitKey][2]int64, len(cs.committed))
+	for k, v := range cs.committed {
+		commits[k] = v
+	}
+	pclone := pfs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: rng.IntN(101), RNG: rng})
+	oclone := ofs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: rng.IntN(101), RNG: rng})
+	fclone := fs.Crash(storage.CrashConfig{Rand: rng, KeepUnsynced: rng.IntN(101), Reorder: rng.IntN(2) == 0, Tear: rng.IntN(2) == 0})
+	cs.mu.Unlock()
+	wg.Wait()
+	r.Close()
+	st.Close()
+	offs.Close()
+
+	st2, err := storage.Open("/data", storage.Options{FS: fclone, PebbleFS: pclone})
+	if err != nil {
+		t.Fatalf("seed %d: reopen store: %v", seed, err)
+	}
+	defer st2.Close()
+	r2, err := resolver.Open(st2, resolver.Config{RetentionCheckInterval: -1})
+	if err != nil {
+		t.Fatalf("seed %d: reopen resolver: %v", seed, err)
+	}
+	defer r2.Close()
+	offs2, err := offsets.Open("/offsets", offsets.Options{PebbleFS: oclone})
+	if err != nil {
+		t.Fatalf("seed %d: reopen offsets: %v", seed, err)
+	}
+	defer offs2.Close()
+	total.extra += checkCrashLog(t, seed, r2, cs.sent, acked)
+	total.batches += len(acked)
+	checkCrashCommits(t, seed, offs2, commits)
+	total.commits += len(commits)
+}
+
+// crashBatch is producer p's i-th batch: records whose values name it, so
+// that every batch's bytes are unique.
+func crashBatch(p, i int) (id string, batch []byte) {
+	id = fmt.Sprintf("p%d-b%d", p, i)
+	n := 1 + i%3
+	var recs []byte
+	for j := range n {
+		r := kmsg.Record{OffsetDelta: int32(j), TimestampDelta64: int64(j),
+			Value: fmt.Appendf(nil, "%s-r%d-%s", id, j, bytes.Repeat([]byte{'x'}, i%7*50))}
+		r.Length = int32(len(r.AppendTo(nil)) - 1)
+		recs = r.AppendTo(recs)
+	}
+	b := kmsg.RecordBatch{Magic: 2, LastOffsetDelta: int32(n - 1), FirstTimestamp: 1000 + int64(i),
+		MaxTimestamp: 1000 + int64(i+n-1), ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1,
+		NumRecords: int32(n), Records: recs, PartitionLeaderEpoch: -1}
+	if p%2 == 0 { // idempotent: producer id p, sequence = records so far
+		b.ProducerID, b.ProducerEpoch, b.FirstSequence = int64(p), 0, int32(seqBefore(i))
+	}
+	raw := b.AppendTo(nil)
+	binary.BigEndian.PutUint32(raw[8:], uint32(len(raw)-12))
+	binary.BigEndian.PutUint32(raw[17:], crc32.Checksum(raw[21:], crc32.MakeTable(crc32.Castagnoli)))
+	return id, raw
+}
+
+// seqBefore is the number of records in batches 0..i-1 (batch i has 1+i%3).
+func seqBefore(i int) int {
+	n := 0
+	for j := range i {
+		n += 1 + j%3
+	}
+	return n
+}
+
+func crashProducer(t *testing.T, r *resolver.Resolver, cs *crashState, p int, events chan<- struct{}) {
+	part := int32(p % crashPartitions)
+	for i := range crashPerWriter {
+		id, batch := crashBatch(p, i)
+		cs.mu.Lock()
+		if cs.stopped {
+			cs.mu.Unlock()
+			return
+		}
+		cs.sent[id] = batch
+		cs.mu.Unlock()
+		res, err := r.Produce(crashTopic, part, append([]byte(nil), batch...))
+		cs.mu.Lock()
+		if cs.stopped {
+			cs.mu.Unlock()
+			return
+		}
+		if err != nil {
+			cs.mu.Unlock()
+			t.Errorf("producer %d batch %d: %v", p, i, err)
+			return
+		}
+		cs.batches[id] = ackedBatch{part, res.BaseOffset}
+		cs.mu.Unlock()
+		events <- struct{}{}
+	}
+}
+
+func crashCommitter(t *testing.T, offs *offsets.Store, cs *crashState, c int, events chan<- struct{}) {
+	group := fmt.Sprintf("g%d", c)
+	for i := range crashPerWriter {
+		off := int64(10*i + c)
+		var batch []offsets.Commit
+		cs.mu.Lock()
+		if cs.stopped {
+			cs.mu.Unlock()
+			return
+		}
+		for p := range int32(crashPartitions) {
+			k := commitKey{group, p}
+			v := cs.committed[k]
+			if i == 0 {
+				v[0] = -1
+			}
+			v[1] = off
+			cs.committed[k] = v
+			batch = append(batch, offsets.Commit{TopicPartition: offsets.TopicPartition{Topic: crashTopic, Partition: p},
+				Offset: offsets.Offset(off), LeaderEpoch: -1})
+		}
+		cs.mu.Unlock()
+		err := offs.Commit(group, batch)
+		cs.mu.Lock()
+		if cs.stopped {
+			cs.mu.Unlock()
+			return
+		}
+		if err != nil {
+			cs.mu.Unlock()
+			t.Errorf("committer %d commit %d: %v", c, i, err)
+			return
+		}
+		for p := range int32(crashPartitions) {
+			k := commitKey{group, p}
+			v := cs.committed[k]
+			v[0] = off
+			cs.committed[k] = v
+		}
+		cs.mu.Unlock()
+		events <- struct{}{}
+	}
+}
+
+// checkCrashLog reads every partition whole and returns how many batches
+// survived without having been acknowledged.
+func checkCrashLog(t *testing.T, seed uint64, r *resolver.Resolver, sent map[string][]byte, acked map[string]ackedBatch) int {
+	t.Helper()
+	byContent := make(map[string]string, len(sent)) // bytes from magic on -> id
+	for id, b := range sent {
+		byContent[string(b[16:])] = id
+	}
+	found := map[string]ackedBatch{}
+	for part := range int32(crashPartitions) {
+		start, hwm, _, err := r.Bounds(crashTopic, part)
+		if err != nil || start != 0 {
+			t.Fatalf("seed %d: partition %d bounds [%d, %d): %v", seed, part, start, hwm, err)
+		}
+		for off := resolver.Offset(0); off < hwm; {
+			res, err := r.Fetch(crashTopic, part, off, 1<<20, resolver.ReadUncommitted, true)
+			if err != nil || len(res.Batches) == 0 {
+				t.Fatalf("seed %d: partition %d fetch @%d (hwm %d): %d batches, %v", seed, part, off, hwm, len(res.Batches), err)
+			}
+			for _, b := range res.Batches {
+				base := resolver.Offset(binary.BigEndian.Uint64(b))
+				id, ok := byContent[string(b[16:])]
+				if !ok || base != off {
+					t.Fatalf("seed %d: partition %d: batch at %d (want %d) known %v: not a whole produced batch", seed, part, base, off, ok)
+				}
+				if prev, dup := found[id]; dup {
+					t.Fatalf("seed %d: batch %s at %d/%d and again at %d/%d", seed, id, prev.partition, prev.offset, part, off)
+				}
+				found[id] = ackedBatch{part, off}
+				off += resolver.Offset(binary.BigEndian.Uint32(b[57:]))
+			}
+		}
+		// Dense after reopen: the next produce gets the high watermark.
+		_, batch := crashBatch(99, 0)
+		if res, err := r.Produce(crashTopic, part, batch); err != nil || res.BaseOffset != hwm {
+			t.Fatalf("seed %d: partition %d: produce after reopen at %d, want %d: %v", seed, part, res.BaseOffset, hwm, err)
+		}
+	}
+	for id, want := range acked {
+		if got, ok := found[id]; !ok || got != want {
+			t.Fatalf("seed %d: acknowledged %s at %d/%d: found %v at %d/%d", seed, id, want.partition, want.offset, ok, got.partition, got.offset)
+		}
+	}
+	return len(found) - len(acked)
+}
+
+func checkCrashCommits(t *testing.T, seed uint64, offs *offsets.Store, commits map[commitKey][2]int64) {
+	t.Helper()
+	for k, v := range commits {
+		c, ok, err := offs.Get(k.group, offsets.TopicPartition{Topic: crashTopic, Partition: k.partition})
+		if err != nil {
+			t.Fatalf("seed %d: get %v: %v", seed, k, err)
+		}
+		lastAcked, lastTried := v[0], v[1]
+		switch {
+		case lastAcked < 0 && !ok:
+		case !ok:
+			t.Fatalf("seed %d: %v: acknowledged commit %d lost", seed, k, lastAcked)
+		case int64(c.Offset) < lastAcked || int64(c.Offset) > lastTried:
+			t.Fatalf("seed %d: %v at %d: acknowledged %d, last tried %d", seed, k, c.Offset, lastAcked, lastTried)
+		}
+	}
+}
