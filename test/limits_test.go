@@ -1,0 +1,155 @@
+package test
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// procMemKB returns fields of /proc/<pid>/status in KiB (VmRSS: resident
+// now; VmHWM: the peak resident set since the process started).
+func procMemKB(t *testing.T, pid int, field string) int64 {
+	t.Helper()
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
+			n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("no %s in /proc/%d/status", field, pid)
+	return 0
+}
+
+// apiVersionsFrame is a complete ApiVersions v0 request frame.
+func apiVersionsFrame(corrID int32) []byte {
+	b := []byte{0, 0, 0, 10, 0, 18, 0, 0}
+	b = binary.BigEndian.AppendUint32(b, uint32(corrID))
+	return append(b, 0xff, 0xff) // null client id
+}
+
+// K8, K6: 1,000 connections open at once (each answered once, then idle)
+// keep the process's resident memory modest, and it still serves.
+func TestThousandIdleConnectionsRSS(t *testing.T) {
+	const n = 1000
+	p := startBinary(t, t.TempDir(), "--max-connections", "2000")
+	pid := p.cmd.Process.Pid
+	before := procMemKB(t, pid, "VmRSS")
+	conns := make([]net.Conn, 0, n)
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	start := time.Now()
+	for i := range n {
+		c, err := net.DialTimeout("tcp", p.addr, testDeadline)
+		if err != nil {
+			t.Fatalf("dial %d: %v", i, err)
+		}
+		conns = append(conns, c)
+		c.SetDeadline(time.Now().Add(testDeadline))
+		if _, err := c.Write(apiVersionsFrame(int32(i))); err != nil {
+			t.Fatalf("conn %d: %v", i, err)
+		}
+		var size [4]byte
+		if _, err := io.ReadFull(c, size[:]); err != nil {
+			t.Fatalf("conn %d: %v", i, err)
+		}
+		if _, err := io.CopyN(io.Discard, c, int64(binary.BigEndian.Uint32(size[:]))); err != nil {
+			t.Fatalf("conn %d: %v", i, err)
+		}
+	}
+	after := procMemKB(t, pid, "VmRSS")
+	t.Logf("%d idle connections opened in %v: kgateway VmRSS %d KiB before, %d KiB after (%.1f KiB per connection), VmHWM %d KiB",
+		n, time.Since(start).Round(time.Millisecond), before, after, float64(after-before)/n, procMemKB(t, pid, "VmHWM"))
+	if after > 512<<10 {
+		t.Fatalf("VmRSS %d KiB with %d idle connections", after, n)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.addr), kgo.AllowAutoTopicCreation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := cl.ProduceSync(testCtx(t), records("idle-conns", 5)...).FirstErr(); err != nil {
+		t.Fatalf("produce beside %d idle connections: %v", n, err)
+	}
+}
+
+// K6: 50 connections each send a 90 MiB frame (4.5 GB declared) as fast as
+// the server takes it; with queued.max.request.bytes at 200 MiB the server
+// reads at most two bodies at a time and the rest wait unread in their
+// sockets, so the peak resident memory stays far below what was declared.
+// (The frames name an unknown API key, so each connection is closed once
+// its frame has been read.)
+func TestSlowHugeFramesRSSBounded(t *testing.T) {
+	const (
+		conns     = 50
+		frameSize = 90 << 20
+		chunk     = 256 << 10
+	)
+	p := startBinary(t, t.TempDir(), "--max-request-bytes", strconv.Itoa(95<<20),
+		"--queued-max-request-bytes", strconv.Itoa(200<<20))
+	pid := p.cmd.Process.Pid
+	before := procMemKB(t, pid, "VmRSS")
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, conns)
+	for i := range conns {
+		wg.Go(func() {
+			c, err := net.DialTimeout("tcp", p.addr, testDeadline)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(4 * testDeadline))
+			head := binary.BigEndian.AppendUint32(nil, frameSize)
+			head = append(head, 0x7f, 0x00, 0, 0) // unknown key, version 0
+			buf := make([]byte, chunk)
+			if _, err := c.Write(head); err != nil {
+				errs <- fmt.Errorf("conn %d: %w", i, err)
+				return
+			}
+			for sent := 4; sent < frameSize; sent += chunk {
+				if _, err := c.Write(buf[:min(chunk, frameSize-sent)]); err != nil {
+					errs <- fmt.Errorf("conn %d after %d bytes: %w", i, sent, err)
+					return
+				}
+			}
+			// Read: the server closes the connection once it has the frame.
+			if _, err := io.Copy(io.Discard, c); err != nil {
+				errs <- fmt.Errorf("conn %d: waiting for close: %w", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	peak, after := procMemKB(t, pid, "VmHWM"), procMemKB(t, pid, "VmRSS")
+	t.Logf("%d connections x %d MiB frames (%.1f GiB declared and sent) in %v: kgateway VmRSS %d KiB before, VmHWM (peak) %d KiB, VmRSS after %d KiB",
+		conns, frameSize>>20, float64(conns)*frameSize/(1<<30), time.Since(start).Round(time.Millisecond), before, peak, after)
+	if peak > 1<<20 {
+		t.Fatalf("peak VmRSS %d KiB: not bounded by queued.max.request.bytes", peak)
+	}
+}
