@@ -45,14 +45,25 @@ func BenchmarkProduceParallel(b *testing.B) {
 	})
 }
 
-// BenchmarkFetch reads 1 MiB per fetch from a filled partition.
+// BenchmarkFetch reads 1 MiB per fetch from a filled partition: warm
+// (everything in the tail cache) and cold (reopened: the cache is empty,
+// every read goes to the index and the segment file).
 func BenchmarkFetch(b *testing.B) {
+	b.Run("tail-cache", func(b *testing.B) { benchFetch(b, false) })
+	b.Run("disk", func(b *testing.B) { benchFetch(b, true) })
+}
+
+func benchFetch(b *testing.B, reopen bool) {
 	g := newBenchGateway(b)
 	const batches = 256
 	for i := range batches {
 		if _, err := g.r.Produce("t", 0, benchBatch(false, int32(i))); err != nil {
 			b.Fatal(err)
 		}
+	}
+	if reopen {
+		g.close()
+		g.open()
 	}
 	b.ResetTimer()
 	var n int64

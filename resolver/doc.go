@@ -31,7 +31,10 @@
 //     the ledger's cursorless ReadEntries (R1: nothing is created or
 //     updated by a read).
 //  5. Validate bytes before serving: magic 2, lengths, record count,
-//     CRC32C, base offset and count matching the index, no trailing bytes.
+//     base offset and count matching the index, no trailing bytes; the
+//     CRC32C is the storage frame's, verified on every disk read and
+//     covering every payload byte (the batch's own CRC and records were
+//     checked by Produce; a tail-cache read serves those very bytes).
 //     A failing entry fails closed with ErrStorage and is never served.
 //  6. Limits: maxBytes, except that with minOne the first batch is whole
 //     (KIP-74). ReadCommitted reads up to the last stable offset, which is

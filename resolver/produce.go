@@ -129,7 +129,7 @@ func (r *Resolver) appendLocked(p *partition, batches [][]byte, hdrs []batchHead
 	}
 	pend := make([]*storage.Pending, 0, len(batches))
 	for i, b := range batches {
-		pd, err := ml.Write(int(hdrs[i].Records), b, storage.AppendOptions{MaxTime: maxTimes[i], Stamp: stamp(maxTimes[i])})
+		pd, err := ml.Write(int(hdrs[i].Records), b, storage.AppendOptions{MaxTime: maxTimes[i], Stamp: stamp(maxTimes[i]), Retain: true})
 		if err != nil {
 			if i > 0 {
 				// Earlier batches of this call are written and may become

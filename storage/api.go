@@ -78,8 +78,9 @@ type EntryHeader struct {
 // End is the offset just past the entry.
 func (h EntryHeader) End() Offset { return h.Offset + Offset(h.Records) }
 
-// Entry is one entry with its payload. Payload is owned by the caller: the
-// store never retains or modifies it after returning.
+// Entry is one entry with its payload. Payload is read-only: it may be
+// the tail cache's own slice (an entry written with AppendOptions.Retain),
+// shared with every other read of that entry. The store never modifies it.
 type Entry struct {
 	EntryHeader
 	Payload []byte
@@ -118,6 +119,10 @@ type AppendOptions struct {
 	// payload in place (the Kafka layer rewrites the batch base offset and,
 	// for LogAppendTime, the max timestamp) and returns the MaxTime to index.
 	Stamp func(payload []byte, base Offset) (maxTime int64)
+	// Retain lets the store keep payload, after Stamp, in its tail cache
+	// and serve it to reads as it is: the caller promises never to modify
+	// payload once Write is called. Without it the store keeps nothing.
+	Retain bool
 }
 
 // FS is the file layer under segment files. Tests replace it to inject
@@ -148,4 +153,11 @@ type Options struct {
 	// MaxGroupBytes bounds how many bytes one group commit collects
 	// before it syncs (default 8 MiB).
 	MaxGroupBytes int
+	// TailCacheBytes bounds the tail cache, over all logs together
+	// (default DefaultTailCacheBytes; negative: no cache). Only entries
+	// written with AppendOptions.Retain are cached.
+	TailCacheBytes int64
 }
+
+// DefaultTailCacheBytes is the default tail cache budget.
+const DefaultTailCacheBytes = 64 << 20

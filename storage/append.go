@@ -24,7 +24,7 @@ func (s *Store) Append(id LogID, records int, payload []byte, opts AppendOptions
 // Write assigns the entry its offset and writes its bytes, without waiting
 // for durability. Offsets are dense and in Write order (D3). The caller must
 // not report the entry as acknowledged before Wait returns nil. The store
-// does not retain payload after Write returns.
+// does not retain payload after Write returns, unless opts.Retain.
 func (s *Store) Write(id LogID, records int, payload []byte, opts AppendOptions) (*Pending, error) {
 	if records <= 0 || records > math.MaxInt32 || len(payload) > maxPayload {
 		return nil, fmt.Errorf("%w: %d records, %d bytes", ErrInvalid, records, len(payload))
@@ -69,6 +69,9 @@ func (s *Store) Write(id LogID, records int, payload []byte, opts AppendOptions)
 	l.w.pos += frameHeaderLen + int64(len(payload))
 	l.w.cum += int64(len(payload))
 	l.w.last = p
+	if opts.Retain {
+		s.tail.add(l, p.hdr, payload) // C1: served only once durable
+	}
 	s.c.enqueue(p)
 	return p, nil
 }

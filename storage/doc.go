@@ -96,7 +96,13 @@
 // is visible). Every frame's CRC32C is checked on read (ErrCorrupt). Reads
 // never write: no pebble write, no file write (ledger files are opened
 // read-only for them), no metadata update — R1 in ledger/ relies on it.
-// Returned payloads belong to the caller.
+// Returned payloads are read-only (C4).
+//
+// The tail cache (tailcache.go, C1–C4) keeps each log's most recently
+// written entries in memory, byte-bounded over all logs
+// (Options.TailCacheBytes): a read that starts in it is answered from
+// memory (no index seek, no pread), bounded by the same snapshot. Runs of
+// back-to-back entries read from a file take one pread.
 //
 // # Benchmarks
 //
@@ -113,6 +119,8 @@
 // Store.closeMu (read, for every public operation) -> logState.appendMu
 // (everything that changes one log) -> Store.ledgerMu (ledger ID allocation
 // and creation) -> Store.mu (the log map) -> logState.mu (the durable view:
-// state, Start, End, ledgers, files and pins). The committer takes only
-// logState.mu.
+// state, Start, End, ledgers, files and pins) -> logTail.mu (one log's
+// cached entries) -> tailCache.mu (the budget). The committer takes only
+// logState.mu. tailCache.add takes logTail.mu and tailCache.mu one after
+// the other, never nested, and evicts after releasing both.
 package storage

@@ -30,6 +30,9 @@ type logState struct {
 		last   *Pending // newest pending write, for draining (Roll, DeleteLog)
 	}
 
+	// tail is the log's part of the tail cache (tailcache.go).
+	tail logTail
+
 	mu struct {
 		sync.Mutex
 		state   LogState

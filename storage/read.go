@@ -33,12 +33,16 @@ func (s *Store) readLog(id LogID) (*logState, snapshot, error) {
 
 // scanIndex calls visit with the durable, visible entry containing from and
 // then each following one until visit returns false.
-func (s *Store) scanIndex(id LogID, sn snapshot, from Offset, visit func(EntryHeader) bool) error {
+func (s *Store) scanIndex(l *logState, sn snapshot, from Offset, visit func(EntryHeader) bool) error {
+	id := l.id
 	switch {
 	case from < 0:
 		return fmt.Errorf("%w: offset %d", ErrInvalid, from)
 	case from >= sn.end:
 		return fmt.Errorf("%w: %v: %v >= end %v", ErrOutOfRange, id, from, sn.end)
+	}
+	if l.tail.scan(sn, from, visit) { // C2: the tail cache answers alone
+		return nil
 	}
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: indexKey(id, 0), UpperBound: indexKey(id, sn.end)})
 	if err != nil {
@@ -81,20 +85,20 @@ func (s *Store) scanIndex(id LogID, sn snapshot, from Offset, visit func(EntryHe
 // entry index, O(log n). ErrTrimmed below the first visible entry,
 // ErrOutOfRange at or past End.
 func (s *Store) Floor(id LogID, off Offset) (EntryHeader, error) {
-	_, sn, err := s.readLog(id)
+	l, sn, err := s.readLog(id)
 	if err != nil {
 		return EntryHeader{}, err
 	}
 	defer s.closeMu.RUnlock()
 	var out EntryHeader
-	err = s.scanIndex(id, sn, off, func(h EntryHeader) bool { out = h; return false })
+	err = s.scanIndex(l, sn, off, func(h EntryHeader) bool { out = h; return false })
 	return out, err
 }
 
 // FirstOffset describes the first visible (not soft-trimmed) entry, or
 // ErrEmpty.
 func (s *Store) FirstOffset(id LogID) (EntryHeader, error) {
-	_, sn, err := s.readLog(id)
+	l, sn, err := s.readLog(id)
 	if err != nil {
 		return EntryHeader{}, err
 	}
@@ -103,14 +107,14 @@ func (s *Store) FirstOffset(id LogID) (EntryHeader, error) {
 		return EntryHeader{}, fmt.Errorf("%w: %v", ErrEmpty, id)
 	}
 	var out EntryHeader
-	err = s.scanIndex(id, sn, sn.start, func(h EntryHeader) bool { out = h; return false })
+	err = s.scanIndex(l, sn, sn.start, func(h EntryHeader) bool { out = h; return false })
 	return out, err
 }
 
 // LastOffset describes the last durable entry, or ErrEmpty when no entry is
 // visible.
 func (s *Store) LastOffset(id LogID) (EntryHeader, error) {
-	_, sn, err := s.readLog(id)
+	l, sn, err := s.readLog(id)
 	if err != nil {
 		return EntryHeader{}, err
 	}
@@ -119,7 +123,7 @@ func (s *Store) LastOffset(id LogID) (EntryHeader, error) {
 		return EntryHeader{}, fmt.Errorf("%w: %v", ErrEmpty, id)
 	}
 	var out EntryHeader
-	err = s.scanIndex(id, sn, sn.end-1, func(h EntryHeader) bool { out = h; return false })
+	err = s.scanIndex(l, sn, sn.end-1, func(h EntryHeader) bool { out = h; return false })
 	return out, err
 }
 
@@ -130,7 +134,7 @@ func (s *Store) IndexRange(id LogID, from Offset, max int) ([]EntryHeader, error
 	if max <= 0 {
 		return nil, fmt.Errorf("%w: max %d", ErrInvalid, max)
 	}
-	_, sn, err := s.readLog(id)
+	l, sn, err := s.readLog(id)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +143,7 @@ func (s *Store) IndexRange(id LogID, from Offset, max int) ([]EntryHeader, error
 		return nil, nil
 	}
 	var out []EntryHeader
-	err = s.scanIndex(id, sn, from, func(h EntryHeader) bool {
+	err = s.scanIndex(l, sn, from, func(h EntryHeader) bool {
 		out = append(out, h)
 		return len(out) < max
 	})
@@ -149,11 +153,14 @@ func (s *Store) IndexRange(id LogID, from Offset, max int) ([]EntryHeader, error
 // EntryAt looks an entry up by position. ErrNotFound when no durable entry
 // has that position, ErrTrimmed when it is soft-trimmed.
 func (s *Store) EntryAt(id LogID, ledger LedgerID, entry EntryID) (EntryHeader, error) {
-	_, sn, err := s.readLog(id)
+	l, sn, err := s.readLog(id)
 	if err != nil {
 		return EntryHeader{}, err
 	}
 	defer s.closeMu.RUnlock()
+	if h, ok := l.tail.entryAt(sn, ledger, entry); ok {
+		return h, nil
+	}
 	v, err := s.get(posKey(id, ledger, entry))
 	if err != nil {
 		return EntryHeader{}, fmt.Errorf("%w: %v %v:%v", err, id, ledger, entry)
@@ -200,7 +207,7 @@ func (s *Store) IndexProbes() int64 { return s.indexProbes.Load() }
 // SeekTime returns the first entry whose running max timestamp is >= ts,
 // through the time index (O(log n)); ErrNotFound when there is none.
 func (s *Store) SeekTime(id LogID, ts int64) (EntryHeader, error) {
-	_, sn, err := s.readLog(id)
+	l, sn, err := s.readLog(id)
 	if err != nil {
 		return EntryHeader{}, err
 	}
@@ -229,7 +236,7 @@ func (s *Store) SeekTime(id LogID, ts int64) (EntryHeader, error) {
 		off = sn.start
 	}
 	var out EntryHeader
-	err = s.scanIndex(id, sn, off, func(h EntryHeader) bool { out = h; return false })
+	err = s.scanIndex(l, sn, off, func(h EntryHeader) bool { out = h; return false })
 	return out, err
 }
 
@@ -262,7 +269,7 @@ func (s *Store) ReadEntries(id LogID, start Offset, maxRecords, maxBytes int) ([
 
 // planRead picks the headers ReadEntries will read.
 func (s *Store) planRead(id LogID, start Offset, maxRecords, maxBytes int) ([]EntryHeader, error) {
-	_, sn, err := s.readLog(id)
+	l, sn, err := s.readLog(id)
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +279,7 @@ func (s *Store) planRead(id LogID, start Offset, maxRecords, maxBytes int) ([]En
 	}
 	var hdrs []EntryHeader
 	records, bytes := 0, 0
-	err = s.scanIndex(id, sn, start, func(h EntryHeader) bool {
+	err = s.scanIndex(l, sn, start, func(h EntryHeader) bool {
 		if len(hdrs) > 0 && ((maxRecords > 0 && records+int(h.Records) > maxRecords) ||
 			(maxBytes > 0 && bytes+int(h.Size) > maxBytes)) {
 			return false
@@ -286,8 +293,11 @@ func (s *Store) planRead(id LogID, start Offset, maxRecords, maxBytes int) ([]En
 }
 
 // ReadIndexed reads the payloads of hdrs in order, pinning each ledger while
-// it reads from it and verifying each frame's CRC32C (ErrCorrupt). On an
-// error it returns the entries read before it together with the error.
+// it reads from it and verifying each frame's CRC32C (ErrCorrupt). Entries
+// the tail cache holds come from memory (C4: their payloads are shared and
+// read-only); a run of entries that lie back to back in one ledger file is
+// read with one pread. On an error it returns the entries read before it
+// together with the error.
 func (s *Store) ReadIndexed(id LogID, hdrs []EntryHeader) ([]Entry, error) {
 	if err := s.enter(); err != nil {
 		return nil, err
@@ -297,6 +307,8 @@ func (s *Store) ReadIndexed(id LogID, hdrs []EntryHeader) ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
+	cached := make([][]byte, len(hdrs))
+	l.tail.payloads(hdrs, cached)
 	out := make([]Entry, 0, len(hdrs))
 	var (
 		cur     LedgerID
@@ -304,8 +316,14 @@ func (s *Store) ReadIndexed(id LogID, hdrs []EntryHeader) ([]Entry, error) {
 		release = func() {}
 	)
 	defer func() { release() }()
-	for i, h := range hdrs {
-		if i == 0 || h.Ledger != cur {
+	for i := 0; i < len(hdrs); {
+		h := hdrs[i]
+		if cached[i] != nil {
+			out = append(out, Entry{EntryHeader: h, Payload: cached[i]})
+			i++
+			continue
+		}
+		if f == nil || h.Ledger != cur {
 			release()
 			release, f, err = l.pinForRead(s, h.Ledger)
 			if err != nil {
@@ -313,9 +331,63 @@ func (s *Store) ReadIndexed(id LogID, hdrs []EntryHeader) ([]Entry, error) {
 			}
 			cur = h.Ledger
 		}
-		e, err := readEntry(f, h)
+		n := contiguousRun(hdrs[i:], cached[i:])
+		es, err := readRun(f, hdrs[i:i+n])
+		out = append(out, es...)
 		if err != nil {
+			h = hdrs[i+len(es)]
 			return out, fmt.Errorf("%v %v:%v: %w", id, h.Ledger, h.Entry, err)
+		}
+		i += n
+	}
+	return out, nil
+}
+
+// maxRunBytes bounds one pread of back-to-back entries.
+const maxRunBytes = 8 << 20
+
+// contiguousRun is how many of hdrs, from the first, lie back to back in
+// one ledger file and are not cached (at least one).
+func contiguousRun(hdrs []EntryHeader, cached [][]byte) int {
+	n, size := 1, frameHeaderLen+int64(hdrs[0].Size)
+	for n < len(hdrs) && cached[n] == nil {
+		prev, h := hdrs[n-1], hdrs[n]
+		if h.Ledger != prev.Ledger || h.Pos != prev.Pos+frameHeaderLen+int64(prev.Size) ||
+			size+frameHeaderLen+int64(h.Size) > maxRunBytes {
+			break
+		}
+		size += frameHeaderLen + int64(h.Size)
+		n++
+	}
+	return n
+}
+
+// readRun reads back-to-back entries with one pread and verifies each
+// frame; on an error it returns the entries before the bad one.
+func readRun(f File, hdrs []EntryHeader) ([]Entry, error) {
+	if len(hdrs) == 1 {
+		e, err := readEntry(f, hdrs[0])
+		if err != nil {
+			return nil, err
+		}
+		return []Entry{e}, nil
+	}
+	last := hdrs[len(hdrs)-1]
+	buf := make([]byte, last.Pos+frameHeaderLen+int64(last.Size)-hdrs[0].Pos)
+	n, err := f.ReadAt(buf, hdrs[0].Pos)
+	if n < len(buf) {
+		if err == nil || err == io.EOF {
+			err = fmt.Errorf("%w: short read", ErrCorrupt)
+		}
+		return nil, err
+	}
+	out := make([]Entry, 0, len(hdrs))
+	for _, h := range hdrs {
+		at := h.Pos - hdrs[0].Pos
+		frame := buf[at : at+frameHeaderLen+int64(h.Size) : at+frameHeaderLen+int64(h.Size)]
+		e, err := verifyFrame(frame, h)
+		if err != nil {
+			return out, err
 		}
 		out = append(out, e)
 	}
@@ -332,12 +404,17 @@ func readEntry(f File, h EntryHeader) (Entry, error) {
 		}
 		return Entry{}, err
 	}
-	ff, err := checkFrame(buf)
+	return verifyFrame(buf, h)
+}
+
+// verifyFrame checks one frame against its index header.
+func verifyFrame(frame []byte, h EntryHeader) (Entry, error) {
+	ff, err := checkFrame(frame)
 	if err != nil {
 		return Entry{}, err
 	}
 	if ff.Offset != h.Offset || ff.Records != h.Records {
 		return Entry{}, fmt.Errorf("%w: frame says %v/%d, index %v/%d", ErrCorrupt, ff.Offset, ff.Records, h.Offset, h.Records)
 	}
-	return Entry{EntryHeader: h, Payload: buf[frameHeaderLen:]}, nil
+	return Entry{EntryHeader: h, Payload: frame[frameHeaderLen:]}, nil
 }

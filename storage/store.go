@@ -23,6 +23,8 @@ type Store struct {
 	logger *zap.Logger
 	opts   Options
 	c      *committer
+	// tail is the tail cache of recently written entries (tailcache.go).
+	tail tailCache
 
 	// closeMu is held (read) by every public operation for its duration and
 	// (write) by Close, so Close never pulls pebble out from under one.
@@ -83,7 +85,11 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.MaxGroupBytes <= 0 {
 		opts.MaxGroupBytes = 8 << 20
 	}
+	if opts.TailCacheBytes == 0 {
+		opts.TailCacheBytes = DefaultTailCacheBytes
+	}
 	s := &Store{segDir: filepath.Join(dir, "segments"), fs: opts.FS, logger: opts.Logger, opts: opts}
+	s.tail.limit = opts.TailCacheBytes
 	s.mu.logs = make(map[LogID]*logState)
 	if err := s.fs.MkdirAll(s.segDir, 0o755); err != nil {
 		return nil, fmt.Errorf("storage: create %s: %w", s.segDir, err)

@@ -179,6 +179,7 @@ func (s *Store) DeleteLog(id LogID) error {
 	s.mu.Lock()
 	delete(s.mu.logs, id)
 	s.mu.Unlock()
+	s.tail.drop(l)
 	s.removeFiles(doomed)
 	return nil
 }

@@ -1,0 +1,207 @@
+package storage
+
+import (
+	"sort"
+	"sync"
+)
+
+// The tail cache (DESIGN.md "Physical storage": "the tail is also held in
+// a bounded in-memory cache so tailing consumers never touch disk").
+//
+// Every log keeps its most recently written entries (header and payload)
+// in memory, in offset order and without gaps: the cache of a log is a
+// suffix of its entries, from some offset up to the newest Write. One
+// byte budget (Options.TailCacheBytes) bounds all logs together; when it
+// is exceeded the entries written longest ago, whatever their log, go
+// first. Only payloads written with AppendOptions.Retain are cached (the
+// store keeps the caller's slice and never copies it).
+//
+// Invariants:
+//
+//	C1 A cached entry is served only when the read's snapshot makes it
+//	   readable: below the durable end (D5) and above the log start. A
+//	   written but unsynced entry is cached at once and served only after
+//	   its group commit has published it.
+//	C2 A log's cache has no gaps, so when it holds the entry containing a
+//	   read's start it holds every later entry up to the snapshot's end:
+//	   a read that starts in the cache is answered by it alone (no index
+//	   seek, no pread), with exactly what the index would have returned.
+//	C3 Anything the cache cannot answer (a start before its first entry,
+//	   a trimmed start) goes to the index and the files as before, which
+//	   keep every error case.
+//	C4 Served payloads are the cache's own slices: read-only for everyone.
+
+// cachedEntry is one cached entry.
+type cachedEntry struct {
+	hdr     EntryHeader
+	payload []byte
+}
+
+// logTail is one log's cached suffix.
+type logTail struct {
+	mu struct {
+		sync.Mutex
+		entries []cachedEntry // entries[head:] are live, in offset order
+		head    int
+	}
+}
+
+// live returns the cached entries; needs mu.
+func (t *logTail) liveLocked() []cachedEntry { return t.mu.entries[t.mu.head:] }
+
+// tailRef names one cached entry in the global eviction order.
+type tailRef struct {
+	log *logState
+	off Offset
+	n   int64
+}
+
+// tailCache is the store-wide budget and eviction order.
+type tailCache struct {
+	limit int64 // <= 0: nothing is cached
+	mu    struct {
+		sync.Mutex
+		bytes int64
+		fifo  []tailRef // fifo[head:] in write order
+		head  int
+	}
+}
+
+// add caches one written entry of l (under l.appendMu, so per log in
+// offset order) and evicts the oldest entries beyond the budget.
+func (c *tailCache) add(l *logState, h EntryHeader, payload []byte) {
+	if c.limit <= 0 || int64(len(payload)) > c.limit {
+		return
+	}
+	t := &l.tail
+	t.mu.Lock()
+	if live := t.liveLocked(); len(live) > 0 && live[len(live)-1].hdr.End() != h.Offset {
+		// Not contiguous (cannot happen: Writes are dense, D3); start over
+		// rather than break C2.
+		c.dropLocked(t)
+	}
+	t.mu.entries = append(t.mu.entries, cachedEntry{hdr: h, payload: payload})
+	t.mu.Unlock()
+
+	n := int64(len(payload)) + frameHeaderLen
+	c.mu.Lock()
+	c.mu.bytes += n
+	c.mu.fifo = append(c.mu.fifo, tailRef{log: l, off: h.Offset, n: n})
+	var victims []tailRef
+	for c.mu.bytes > c.limit && c.mu.head < len(c.mu.fifo) {
+		v := c.mu.fifo[c.mu.head]
+		c.mu.fifo[c.mu.head] = tailRef{}
+		c.mu.head++
+		c.mu.bytes -= v.n
+		victims = append(victims, v)
+	}
+	if c.mu.head > 1024 && c.mu.head > len(c.mu.fifo)/2 {
+		c.mu.fifo = append([]tailRef(nil), c.mu.fifo[c.mu.head:]...)
+		c.mu.head = 0
+	}
+	c.mu.Unlock()
+	for _, v := range victims {
+		v.log.tail.evictFront(v.off)
+	}
+}
+
+// evictFront drops the log's oldest cached entry if it is the one at off
+// (it may already be gone: dropped with the whole log, or restarted).
+func (t *logTail) evictFront(off Offset) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	live := t.liveLocked()
+	if len(live) == 0 || live[0].hdr.Offset != off {
+		return
+	}
+	t.mu.entries[t.mu.head] = cachedEntry{}
+	t.mu.head++
+	if t.mu.head == len(t.mu.entries) {
+		t.mu.entries, t.mu.head = nil, 0
+	} else if t.mu.head > 64 && t.mu.head > len(t.mu.entries)/2 {
+		t.mu.entries = append([]cachedEntry(nil), t.liveLocked()...)
+		t.mu.head = 0
+	}
+}
+
+// drop forgets a log's cached entries (DeleteLog, HardTrim). Their bytes
+// stay counted until their turn in the eviction order comes, which then
+// finds nothing to evict: the budget errs on the side of less memory.
+func (c *tailCache) drop(l *logState) {
+	l.tail.mu.Lock()
+	defer l.tail.mu.Unlock()
+	c.dropLocked(&l.tail)
+}
+
+func (c *tailCache) dropLocked(t *logTail) {
+	clear(t.mu.entries)
+	t.mu.entries, t.mu.head = nil, 0
+}
+
+// findLocked returns the index in live of the entry containing off, or -1
+// when the cache does not hold it (C3). Needs mu.
+func findLocked(live []cachedEntry, off Offset) int {
+	if len(live) == 0 || off < live[0].hdr.Offset || off >= live[len(live)-1].hdr.End() {
+		return -1
+	}
+	// The first entry ending after off holds it (entries are dense).
+	return sort.Search(len(live), func(i int) bool { return live[i].hdr.End() > off })
+}
+
+// scan calls visit with the cached entries from the one containing from
+// while they are readable in sn (C1), until visit returns false. ok is
+// false when the cache cannot answer: the caller asks the index (C3).
+func (t *logTail) scan(sn snapshot, from Offset, visit func(EntryHeader) bool) (ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	live := t.liveLocked()
+	i := findLocked(live, from)
+	if i < 0 || live[i].hdr.End() <= sn.start || live[i].hdr.Offset >= sn.end {
+		return false
+	}
+	for ; i < len(live) && live[i].hdr.Offset < sn.end; i++ {
+		if !visit(live[i].hdr) {
+			break
+		}
+	}
+	return true
+}
+
+// entryAt returns the cached, readable header at (ledger, entry).
+func (t *logTail) entryAt(sn snapshot, ledger LedgerID, entry EntryID) (EntryHeader, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	live := t.liveLocked()
+	i := sort.Search(len(live), func(i int) bool {
+		h := live[i].hdr
+		return h.Ledger > ledger || (h.Ledger == ledger && h.Entry >= entry)
+	})
+	if i == len(live) || live[i].hdr.Ledger != ledger || live[i].hdr.Entry != entry {
+		return EntryHeader{}, false
+	}
+	h := live[i].hdr
+	if h.Offset >= sn.end || h.End() <= sn.start {
+		return EntryHeader{}, false
+	}
+	return h, true
+}
+
+// payloads fills out[i] with the cached payload of hdrs[i] where the cache
+// holds exactly that entry, and returns how many it filled.
+func (t *logTail) payloads(hdrs []EntryHeader, out [][]byte) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	live := t.liveLocked()
+	n := 0
+	for i, h := range hdrs {
+		j := findLocked(live, h.Offset)
+		if j < 0 {
+			continue
+		}
+		if c := live[j].hdr; c.Offset == h.Offset && c.Ledger == h.Ledger && c.Entry == h.Entry && c.Size == h.Size {
+			out[i] = live[j].payload
+			n++
+		}
+	}
+	return n
+}
