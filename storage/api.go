@@ -50,7 +50,13 @@ var (
 	// ErrFailed is returned by every append to a log after a write or sync
 	// on it failed: the bytes on disk are in doubt until the store is
 	// reopened (the fsyncgate lesson: never retry an fsync).
-	ErrFailed  = errors.New("storage: log failed")
+	ErrFailed = errors.New("storage: log failed")
+	// ErrNoSpace is returned by a Write whose bytes did not fit on the disk
+	// (ENOSPC, EDQUOT) before anything of it was synced: nothing of the
+	// entry is kept, its offset is not used, and the log is NOT failed —
+	// appends succeed again once space is freed, without a reopen (doc.go
+	// I7). A sync that fails, for any reason, is ErrFailed.
+	ErrNoSpace = errors.New("storage: no space left on device")
 	ErrInvalid = errors.New("storage: invalid argument")
 )
 

@@ -1,8 +1,10 @@
 package storage
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"syscall"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -77,9 +79,15 @@ func (s *Store) Write(id LogID, records int, payload []byte, opts AppendOptions)
 }
 
 // writeFrame writes one framed entry at the end of the open ledger. A
-// failed write fails the log: the file may hold part of the frame now.
-// Needs appendMu.
+// failed write fails the log (the file may hold part of the frame now),
+// except for a full disk (I7). Needs appendMu.
 func (l *logState) writeFrame(off Offset, records int32, maxTime int64, payload []byte) error {
+	if l.w.dirty {
+		if err := l.w.file.Truncate(l.w.pos); err != nil {
+			return l.writeFailed(err)
+		}
+		l.w.dirty = false
+	}
 	var hdr [frameHeaderLen]byte
 	encodeFrameHeader(hdr[:], off, records, maxTime, payload)
 	_, err := l.w.file.WriteAt(hdr[:], l.w.pos)
@@ -87,10 +95,35 @@ func (l *logState) writeFrame(off Offset, records int32, maxTime int64, payload 
 		_, err = l.w.file.WriteAt(payload, l.w.pos+frameHeaderLen)
 	}
 	if err != nil {
-		l.fail(err)
-		return fmt.Errorf("%w: %v: write: %w", ErrFailed, l.id, err)
+		return l.writeFailed(err)
 	}
 	return nil
+}
+
+// writeFailed handles a failed write (or truncate) of the open ledger.
+//
+// I7: a write refused for lack of space (ENOSPC, EDQUOT) happened before
+// any sync of its bytes, and write(2) reports exactly what it copied, so
+// nothing is in doubt: the file is cut back to the last whole frame (pos;
+// everything before it is untouched and its pending syncs proceed), the
+// entry's offset is not used, and the log stays writable. If the cut
+// itself fails for lack of space, the log is marked dirty and the cut is
+// retried before the next write; until it succeeds every write is refused
+// the same way. A crash meanwhile leaves at most a torn tail, which
+// recovery truncates (I4). Any other write error fails the log.
+func (l *logState) writeFailed(err error) error {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		l.w.dirty = true
+		if terr := l.w.file.Truncate(l.w.pos); terr == nil {
+			l.w.dirty = false
+		} else if !errors.Is(terr, syscall.ENOSPC) && !errors.Is(terr, syscall.EDQUOT) {
+			l.fail(terr)
+			return fmt.Errorf("%w: %v: truncate after a full disk: %w", ErrFailed, l.id, terr)
+		}
+		return fmt.Errorf("%w: %v: write: %w", ErrNoSpace, l.id, err)
+	}
+	l.fail(err)
+	return fmt.Errorf("%w: %v: write: %w", ErrFailed, l.id, err)
 }
 
 // Roll seals the log's open ledger and opens a new, empty one.
@@ -142,6 +175,8 @@ func (s *Store) Roll(id LogID) (LedgerID, error) {
 	l.mu.ledgers = append(l.mu.ledgers, ledgerRec{id: led, meta: fresh})
 	l.mu.files[led] = &ledgerFile{name: s.segPath(id, led), file: f}
 	l.mu.Unlock()
-	l.w.ledger, l.w.file, l.w.entry, l.w.pos = led, f, 0, 0
+	// A dirty tail (I7) stays past the sealed ledger's recorded size,
+	// where nothing reads: sealed ledgers are read through the index only.
+	l.w.ledger, l.w.file, l.w.entry, l.w.pos, l.w.dirty = led, f, 0, 0, false
 	return led, nil
 }

@@ -51,7 +51,9 @@
 // If a write or a sync fails, the log is failed: this and every later
 // pending of it fails with ErrFailed, and so does every append until the
 // store is reopened. An fsync is never retried, and no entry after a failed
-// one is ever acknowledged.
+// one is ever acknowledged. The one exception is a write refused because
+// the disk is full (I7): that entry fails with ErrNoSpace and the log stays
+// writable.
 //
 // # Invariants
 //
@@ -87,6 +89,13 @@
 //	   (or, after a crash, as an orphan at the next Open). While pinned, a
 //	   removed ledger stays readable through ReadIndexed (the read was in
 //	   progress), but Pin refuses new pins on it (ErrRemoved).
+//	I7 A write that fails with ENOSPC or EDQUOT does not fail the log: it
+//	   precedes every sync of its bytes, so nothing durable is in doubt.
+//	   The open ledger is truncated back to its last whole frame (or, if
+//	   even that fails, before the next write), the entry's offset is not
+//	   consumed (D3 stays dense), and the append fails with ErrNoSpace.
+//	   Appends work again once space is freed, without a reopen. A failed
+//	   sync (including ENOSPC from fsync) still fails the log.
 //
 // # Reads
 //

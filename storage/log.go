@@ -28,6 +28,10 @@ type logState struct {
 		runMax int64 // running max timestamp over all entries written
 		hasMax bool
 		last   *Pending // newest pending write, for draining (Roll, DeleteLog)
+		// dirty: bytes at and past pos may hold part of a write that
+		// failed for lack of space; the file is cut back to pos before
+		// the next write (I7).
+		dirty bool
 	}
 
 	// tail is the log's part of the tail cache (tailcache.go).
