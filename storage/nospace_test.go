@@ -56,8 +56,8 @@ func TestNoSpaceRecoversWithoutReopen(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			mem := NewMemFS()
 			var (
-				fs              FS
-				setFull         func(bool)
+				fs       FS
+				setFull  func(bool)
 				pfs             = vfs.NewCrashableMem()
 				acked           = map[Offset][]byte{}
 				wantNext Offset = 0
