@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"encoding/binary"
+	"io"
 	"testing"
 	"time"
 
@@ -142,4 +143,54 @@ func TestByteBudgetFIFOAndGiveUp(t *testing.T) {
 	if n := b.inUse.Load(); n != 0 {
 		t.Fatalf("in use %d after every release", n)
 	}
+}
+
+// Bad bodies of every kind get a clean answer or close the connection
+// (K2, K3): no panic, no allocation of a declared count, and the byte
+// budget (K6) returned. (A negative array length other than -1 decodes as
+// null, as franz-go's kmsg does, and gets an answer.)
+func TestMalformedBodiesCloseCleanly(t *testing.T) {
+	s := startServer(t, Config{Resolver: openResolver(t)})
+	frame := func(key, version int16, body ...byte) []byte {
+		b := requestFrameBody(key, version, 1, body)
+		return append(binary.BigEndian.AppendUint32(nil, uint32(len(b))), b...)
+	}
+	cases := map[string][]byte{
+		// Metadata v4: topics array length -5 (only -1, null, is valid).
+		"negative array length": frame(3, 4, 0xff, 0xff, 0xff, 0xfb, 0),
+		// Metadata v4: topics array claiming 2^31-1 entries in a tiny body.
+		"huge array length": frame(3, 4, 0x7f, 0xff, 0xff, 0xff, 0),
+		// Produce v7: transactional id whose length runs past the frame.
+		"string past the end": frame(apiKeyProduce, 7, 0x00, 0x40, 'x'),
+		// Fetch v12 (flexible): a compact array length varint never ending.
+		"endless varint": frame(1, 12, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff),
+		"unknown key":    frame(0x7ff0, 0),
+		"empty body":     frame(apiKeyProduce, 9),
+	}
+	for name, b := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := dialRaw(t, s.Addr())
+			c.write(b)
+			var size [4]byte
+			if _, err := io.ReadFull(c.nc, size[:]); err != nil {
+				if isTimeout(err) {
+					t.Fatal("neither answered nor closed")
+				}
+				return // closed
+			}
+			body := make([]byte, binary.BigEndian.Uint32(size[:]))
+			if _, err := io.ReadFull(c.nc, body); err != nil || binary.BigEndian.Uint32(body) != 1 {
+				t.Fatalf("a response of %d bytes, correlation %x: %v", len(body), body[:min(4, len(body))], err)
+			}
+		})
+	}
+	// The server is fine: a well-formed request on a new connection works.
+	c := dialRaw(t, s.Addr())
+	c.send(3, apiVersionsReq(3))
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.SetVersion(3)
+	if corr := c.recv(resp); corr != 3 || resp.ErrorCode != 0 {
+		t.Fatalf("after bad frames: correlation %d error %d", corr, resp.ErrorCode)
+	}
+	waitFor(t, "budget returned", func() bool { return s.budget.inUse.Load() == 0 })
 }
