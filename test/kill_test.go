@@ -63,7 +63,9 @@ func TestSIGTERMUnderLoad(t *testing.T) {
 
 func testProcessStop(t *testing.T, sig syscall.Signal, rounds int) {
 	dir := t.TempDir()
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
 	all := map[string]recordPos{}
 	allCommits := map[int32][2]int64{}
 	p := startBinary(t, dir, "--num-partitions", fmt.Sprint(killPartitions))
