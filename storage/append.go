@@ -47,6 +47,11 @@ func (s *Store) Write(id LogID, records int, payload []byte, opts AppendOptions)
 	if err != nil {
 		return nil, err
 	}
+	if l.w.file == nil {
+		if err := s.materializeLocked(l); err != nil {
+			return nil, err
+		}
+	}
 	base := l.w.next
 	maxTime := opts.MaxTime
 	if opts.Stamp != nil {
@@ -179,4 +184,32 @@ func (s *Store) Roll(id LogID) (LedgerID, error) {
 	// where nothing reads: sealed ledgers are read through the index only.
 	l.w.ledger, l.w.file, l.w.entry, l.w.pos, l.w.dirty = led, f, 0, 0, false
 	return led, nil
+}
+
+// materializeLocked creates the open ledger's file on the log's first
+// Write (CreateLogs leaves a new log's first ledger without one, so that
+// creating many partitions creates no files). I1: the file and its
+// durable directory entry exist before any entry is written to it, so
+// before any index record names an entry of it. Needs appendMu.
+func (s *Store) materializeLocked(l *logState) error {
+	f, err := s.openSegmentLocked(l.id, l.w.ledger)
+	if err == nil {
+		if err = s.fs.SyncDir(s.segDir); err != nil {
+			_ = f.Close()
+			err = fmt.Errorf("storage: sync segments dir: %w", err)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if lf := l.mu.files[l.w.ledger]; lf != nil {
+		if lf.file != nil {
+			_ = lf.file.Close() // a read-only handle opened meanwhile
+		}
+		lf.file = f
+	}
+	l.w.file = f
+	return nil
 }

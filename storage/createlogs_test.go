@@ -22,8 +22,19 @@ func TestCreateLogsBatch(t *testing.T) {
 	if got := len(s.Logs()); got != 3 {
 		t.Fatalf("%d logs after refused creates, want 3", got)
 	}
+	if files := segFiles(t, dir); len(files) != 0 {
+		t.Fatalf("creating logs created files %v; the first Write does", files)
+	}
 	for _, id := range []LogID{1, 2, 3} {
 		mustAppend(t, s, id, 1, payloadFor(0, 10), 1)
+	}
+	if files := segFiles(t, dir); len(files) != 3 {
+		t.Fatalf("files after the first writes: %v", files)
+	}
+	// Log 9 is never written: it reopens empty, without a file, and
+	// takes writes after the reopen.
+	if err := s.CreateLogs(9); err != nil {
+		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -40,6 +51,13 @@ func TestCreateLogsBatch(t *testing.T) {
 			t.Fatalf("ledger id %v reused", info.Ledgers[0].ID)
 		}
 		seen[info.Ledgers[0].ID] = true
+	}
+	if info, err := s.Info(9); err != nil || info.End != 0 {
+		t.Fatalf("unwritten log after reopen: %+v, %v", info, err)
+	}
+	mustAppend(t, s, 9, 2, payloadFor(0, 10), 1)
+	if es, err := s.ReadEntries(9, 0, 10, 100); err != nil || len(es) != 1 || es[0].Records != 2 {
+		t.Fatalf("read of the unwritten log's first entry: %v, %v", es, err)
 	}
 	if err := s.CreateLogs(4); err != nil {
 		t.Fatal(err)

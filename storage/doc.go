@@ -58,9 +58,13 @@
 // # Invariants
 //
 //	I1 A ledger file exists, with a durable directory entry, before any
-//	   record names it (CreateLog and Roll create the file and SyncDir
-//	   before their synced pebble batch). Files no record names are orphans
-//	   and are removed at Open.
+//	   entry is written to it (Roll creates the file and SyncDirs before
+//	   its synced pebble batch; a new log's first ledger, recorded by
+//	   CreateLog(s) without a file, gets its file and SyncDir on the
+//	   log's first Write). So only a ledger with no entries can lack its
+//	   file, and Open treats a missing newest file with nothing indexed as
+//	   that empty ledger. Files no record names are orphans and are
+//	   removed at Open.
 //	I2 The entry index never names bytes that are not durable: the index
 //	   batch is committed only after the fdatasync of the bytes it names.
 //	   Reads see only indexed entries below End, so a written but unsynced

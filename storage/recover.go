@@ -2,7 +2,9 @@ package storage
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -131,15 +133,23 @@ func (s *Store) recoverTail(l *logState) error {
 	}
 	open := l.mu.ledgers[len(l.mu.ledgers)-1]
 	lf := l.mu.files[open.id]
-	f, err := s.fs.OpenFile(lf.name, os.O_RDWR, 0)
-	if err != nil {
-		return fmt.Errorf("open ledger file: %w", err)
-	}
-	lf.file = f
 	t, err := s.findTail(l, open)
 	if err != nil {
 		return err
 	}
+	f, err := s.fs.OpenFile(lf.name, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) && t.pos == 0 {
+		// I1: a ledger no entry was ever indexed in may have no file yet
+		// (CreateLogs makes it on the first Write). It is empty.
+		l.w.ledger, l.w.next, l.w.cum = open.id, t.next, t.cum
+		l.w.runMax, l.w.hasMax = t.runMax, t.hasMax
+		l.mu.end = t.next
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("open ledger file: %w", err)
+	}
+	lf.file = f
 	size, err := f.Size()
 	if err != nil {
 		return err

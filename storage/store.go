@@ -185,12 +185,12 @@ func (s *Store) getLog(id LogID) (*logState, error) {
 // CreateLog creates an empty NORMAL log with one open ledger.
 func (s *Store) CreateLog(id LogID) error { return s.CreateLogs(id) }
 
-// CreateLogs creates empty NORMAL logs, each with one open ledger, with one
-// directory sync and one synced index commit for all of them: creating a
-// topic of many partitions costs two syncs, not two per partition. It is
-// all or nothing in memory: if any id exists (ErrLogExists) or a step
-// fails, no log is added. A crash part-way leaves at most empty segment
-// files that no record names, which Open ignores like any unnamed file.
+// CreateLogs creates empty NORMAL logs, each with one open ledger, with
+// one synced index commit for all of them and no file: a log's first
+// ledger file is created by its first Write (materializeLocked). Creating
+// a topic of many partitions thus costs one sync, not a file create, a
+// directory sync and a synced commit per partition. It is all or nothing:
+// if any id exists (ErrLogExists) or the commit fails, no log is added.
 func (s *Store) CreateLogs(ids ...LogID) error {
 	if err := s.enter(); err != nil {
 		return err
@@ -209,25 +209,6 @@ func (s *Store) CreateLogs(ids ...LogID) error {
 		seen[id] = true
 	}
 	s.mu.Unlock()
-	files := make([]File, 0, len(ids))
-	closeAll := func() {
-		for _, f := range files {
-			_ = f.Close()
-		}
-	}
-	for i, id := range ids {
-		f, err := s.openSegmentLocked(id, s.nextLedger+LedgerID(i))
-		if err != nil {
-			closeAll()
-			return err
-		}
-		files = append(files, f)
-	}
-	// I1: the directory entries are durable before any record names them.
-	if err := s.fs.SyncDir(s.segDir); err != nil {
-		closeAll()
-		return fmt.Errorf("storage: sync segments dir: %w", err)
-	}
 	meta := ledgerMeta{Created: time.Now().UnixNano()}
 	b := s.db.NewBatch()
 	defer b.Close()
@@ -238,7 +219,6 @@ func (s *Store) CreateLogs(ids ...LogID) error {
 	}
 	_ = b.Set(keyNextLedger, appendU64(nil, uint64(s.nextLedger+LedgerID(len(ids)))), nil)
 	if err := b.Commit(pebble.Sync); err != nil {
-		closeAll()
 		return fmt.Errorf("storage: create %d logs: %w", len(ids), err)
 	}
 	s.mu.Lock()
@@ -246,9 +226,9 @@ func (s *Store) CreateLogs(ids ...LogID) error {
 	for i, id := range ids {
 		led := s.nextLedger + LedgerID(i)
 		l := newLogState(id)
-		l.w.ledger, l.w.file = led, files[i]
+		l.w.ledger = led // l.w.file stays nil until the first Write
 		l.mu.ledgers = []ledgerRec{{id: led, meta: meta}}
-		l.mu.files[led] = &ledgerFile{name: s.segPath(id, led), file: files[i]}
+		l.mu.files[led] = &ledgerFile{name: s.segPath(id, led)}
 		s.mu.logs[id] = l
 	}
 	s.nextLedger += LedgerID(len(ids))

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 )
 
@@ -112,7 +113,10 @@ func (v *verifier) log(l LogInfo) error {
 	for _, li := range l.Ledgers {
 		v.rep.Ledgers++
 		lc := &ledgerCheck{info: li}
-		if f, err := os.Open(v.r.SegmentPath(l.ID, li.ID)); err != nil {
+		if f, err := os.Open(v.r.SegmentPath(l.ID, li.ID)); errors.Is(err, fs.ErrNotExist) && li.Entries == 0 {
+			// I1: a ledger no entry was written to may have no file yet
+			// (a new log's file is created by its first Write).
+		} else if err != nil {
 			v.problem(Problem{Log: l.ID, Ledger: li.ID, Pos: -1, Err: fmt.Errorf("ledger file: %w", err)})
 		} else {
 			lc.file = f
