@@ -119,7 +119,7 @@ func Explain(ro *storage.ReadOnly, topic string, partition int32, offset Offset,
 // planEntries is fetchOnce's read and limitBatches' limits over the view.
 func planEntries(ro *storage.ReadOnly, p *Plan, end Offset, lim FetchLimits) error {
 	maxEntries := fetchEntries(lim.PartitionMaxBytes)
-	return ro.ScanIndex(p.Log, p.Offset, func(h storage.EntryHeader) (bool, error) {
+	return ro.ScanEntries(p.Log, p.Offset, func(h storage.EntryHeader) (bool, error) {
 		if p.Floor == nil {
 			f := h
 			p.Floor = &f

@@ -30,6 +30,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -40,6 +41,11 @@ type ReadOnly struct {
 	dir    string
 	segDir string
 	db     *pebble.DB
+
+	mu struct {
+		sync.Mutex
+		tails map[LogID][]EntryHeader // Tail, read once per log
+	}
 }
 
 // noLockFS is the OS file system without pebble's directory lock (see the
@@ -204,7 +210,90 @@ func (r *ReadOnly) logInfo(id LogID, recs []ledgerRec) (LogInfo, error) {
 			open.Entries, open.Bytes = int64(last.Entry)+1, last.Pos+frameHeaderLen+int64(last.Size)
 		}
 	}
+	tail, err := r.Tail(id)
+	if err != nil {
+		return LogInfo{}, err
+	}
+	if n := len(tail); n > 0 {
+		last := tail[n-1]
+		info.End = last.End()
+		open.Entries, open.Bytes = int64(last.Entry)+1, last.Pos+frameHeaderLen+int64(last.Size)
+	}
 	return info, nil
+}
+
+// Tail returns the entries of the log's open ledger past its last indexed
+// one: the whole, CRC-valid frames that continue the offset sequence,
+// exactly what Open would re-index (I4). On a stopped store they are a
+// crash's unindexed tail; beside a running server they are mostly entries
+// whose NoSync index commit pebble has not yet written to its WAL (which a
+// read-only open cannot see), plus possibly a group being synced right now
+// (not yet durable, D5). Cum is left 0.
+func (r *ReadOnly) Tail(id LogID) ([]EntryHeader, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t, ok := r.mu.tails[id]; ok {
+		return t, nil
+	}
+	t, err := r.scanTail(id)
+	if err != nil {
+		return nil, err
+	}
+	if r.mu.tails == nil {
+		r.mu.tails = make(map[LogID][]EntryHeader)
+	}
+	r.mu.tails[id] = t
+	return t, nil
+}
+
+func (r *ReadOnly) scanTail(id LogID) ([]EntryHeader, error) {
+	lo, hi := logPrefixRange(prefixLedger, id)
+	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return nil, err
+	}
+	if !it.Last() {
+		return nil, errors.Join(it.Error(), it.Close())
+	}
+	led := LedgerID(binary.BigEndian.Uint64(it.Key()[9:]))
+	m, err := decodeLedgerMeta(it.Value())
+	if err = errors.Join(err, it.Close()); err != nil || m.Sealed {
+		return nil, err
+	}
+	next := EntryHeader{Offset: m.FirstOffset, Ledger: led}
+	if last, ok, err := r.lastIndexed(id); err != nil {
+		return nil, err
+	} else if ok && last.Ledger == led {
+		next.Offset, next.Entry, next.Pos = last.End(), last.Entry+1, last.Pos+frameHeaderLen+int64(last.Size)
+	}
+	f, err := os.Open(r.SegmentPath(id, led))
+	if err != nil {
+		return nil, fmt.Errorf("storage: %v %v: %w", id, led, err)
+	}
+	defer f.Close()
+	var out []EntryHeader
+	hdr := make([]byte, frameHeaderLen)
+	for {
+		if _, err := f.ReadAt(hdr, next.Pos); err != nil {
+			return out, nil // EOF or a short header: the tail ends
+		}
+		n, ok := parseFrameLen(hdr)
+		if !ok {
+			return out, nil
+		}
+		frame := make([]byte, frameHeaderLen+n)
+		if _, err := f.ReadAt(frame, next.Pos); err != nil {
+			return out, nil
+		}
+		ff, err := checkFrame(frame)
+		if err != nil || ff.Offset != next.Offset {
+			return out, nil // torn, garbage, or not continuing: Open truncates here
+		}
+		h := next
+		h.Records, h.MaxTime, h.Size = ff.Records, ff.MaxTime, int32(ff.Size)
+		out = append(out, h)
+		next.Offset, next.Entry, next.Pos = h.End(), h.Entry+1, h.Pos+int64(len(frame))
+	}
 }
 
 func (r *ReadOnly) lastIndexed(id LogID) (EntryHeader, bool, error) {
@@ -221,10 +310,37 @@ func (r *ReadOnly) lastIndexed(id LogID) (EntryHeader, bool, error) {
 	return h, err == nil, err
 }
 
-// ScanIndex calls fn with every indexed entry of log from the one holding
-// from (or the first after it) on, in offset order, until fn returns false.
+// ScanEntries calls fn with every entry of log from the one holding from
+// (or the first after it) on, in offset order, until fn returns false:
+// the indexed entries, then the open ledger's unindexed tail (Tail).
 // Soft-trimmed entries are included: the caller compares with Start.
-func (r *ReadOnly) ScanIndex(id LogID, from Offset, fn func(EntryHeader) (bool, error)) error {
+func (r *ReadOnly) ScanEntries(id LogID, from Offset, fn func(EntryHeader) (bool, error)) error {
+	stopped := false
+	err := r.scanIndexed(id, from, func(h EntryHeader) (bool, error) {
+		more, err := fn(h)
+		stopped = !more
+		return more, err
+	})
+	if err != nil || stopped {
+		return err
+	}
+	tail, err := r.Tail(id)
+	if err != nil {
+		return err
+	}
+	for _, h := range tail {
+		if h.End() <= from {
+			continue
+		}
+		if more, err := fn(h); err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+// scanIndexed is ScanEntries over the index alone.
+func (r *ReadOnly) scanIndexed(id LogID, from Offset, fn func(EntryHeader) (bool, error)) error {
 	lo, hi := logPrefixRange(prefixIndex, id)
 	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
@@ -255,7 +371,7 @@ func (r *ReadOnly) ScanIndex(id LogID, from Offset, fn func(EntryHeader) (bool, 
 func (r *ReadOnly) Floor(id LogID, off Offset) (EntryHeader, error) {
 	var found EntryHeader
 	ok := false
-	err := r.ScanIndex(id, off, func(h EntryHeader) (bool, error) {
+	err := r.ScanEntries(id, off, func(h EntryHeader) (bool, error) {
 		found, ok = h, h.Offset <= off
 		return false, nil
 	})

@@ -128,7 +128,7 @@ func (v *verifier) log(l LogInfo) error {
 		leds[li.ID] = lc
 	}
 	var prev *EntryHeader
-	err := v.r.ScanIndex(l.ID, 0, func(h EntryHeader) (bool, error) {
+	err := v.r.scanIndexed(l.ID, 0, func(h EntryHeader) (bool, error) {
 		v.entry(l.ID, leds, prev, h)
 		prev = &h
 		return true, nil

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -35,6 +36,9 @@ type gateway struct {
 	httpLn   net.Listener
 	httpDone chan struct{}
 	open     atomic.Bool // the layers are open (readyz)
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // startGateway opens storage -> resolver -> offsets -> kafka server and
@@ -180,8 +184,13 @@ func dirBytes(dir string) int64 {
 }
 
 // Close stops serving (in-flight requests finish), then closes the layers
-// in reverse order.
+// in reverse order. Later calls return the first call's result.
 func (g *gateway) Close() error {
+	g.closeOnce.Do(func() { g.closeErr = g.close() })
+	return g.closeErr
+}
+
+func (g *gateway) close() error {
 	err := g.srv.Close()
 	if errors.Is(err, kafka.ErrServerClosed) {
 		err = nil

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Precedence: default < file < environment < flag, with sources recorded.
+func TestConfigPrecedence(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "server.properties")
+	props := "# a comment\n\nnum.partitions=2\nlog.retention.ms = 1000\nlisten=127.0.0.1:1111\nauto.create.topics.enable=false\n"
+	if err := os.WriteFile(file, []byte(props), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PATH=/bin", "KGATEWAY_LOG_RETENTION_MS=2000", "KGATEWAY_LISTEN=127.0.0.1:2222"}
+	l, err := load("kgateway", []string{"--config", file, "--listen", "127.0.0.1:3333"}, env, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := l.cfg
+	if c.NumPartitions != 2 || c.LogRetentionMs != 2000 || c.Listen != "127.0.0.1:3333" || c.AutoCreate || c.DataDir != "./data" {
+		t.Fatalf("config %+v", c)
+	}
+	want := map[string]string{
+		"num.partitions":            "file " + file + ":3",
+		"log.retention.ms":          "env KGATEWAY_LOG_RETENTION_MS",
+		"listen":                    "flag --listen",
+		"auto.create.topics.enable": "file " + file + ":6",
+		"data.dir":                  "default",
+	}
+	for k, v := range want {
+		if l.sources[k] != v {
+			t.Errorf("source of %s = %q, want %q", k, l.sources[k], v)
+		}
+	}
+	// A bool flag without a value, over the file's false.
+	l, err = load("kgateway", []string{"--config", file, "--auto-create-topics"}, nil, os.Stderr)
+	if err != nil || !l.cfg.AutoCreate {
+		t.Fatalf("bool flag: %v %v", l.cfg.AutoCreate, err)
+	}
+	// `kgateway config` prints the effective values with their sources.
+	t.Setenv("KGATEWAY_NUM_PARTITIONS", "4")
+	code, out, errOut := runCmd("config", "--config", file, "--log-format", "console")
+	for _, w := range []string{"num.partitions=4", "# env KGATEWAY_NUM_PARTITIONS", "log.format=console", "# flag --log-format", "log.retention.ms=1000", "# file " + file + ":4"} {
+		if code != 0 || !strings.Contains(out, w) {
+			t.Errorf("config output lacks %q (exit %d):\n%s%s", w, code, out, errOut)
+		}
+	}
+}
+
+// Every problem is reported at once, from every source, naming each.
+func TestConfigReportsEveryProblem(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "bad.properties")
+	if err := os.WriteFile(file, []byte("num.partitions=0\nno.such.thing=1\nlog.segment.bytes=abc\njust text\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"KGATEWAY_LOG_FORMAT=xml", "KGATEWAY_TYPO=1"}
+	_, err := load("kgateway", []string{"--config", file, "--log-level", "loud", "--max-request-bytes", "-1", "--slow-request-ms", "0"}, env, os.Stderr)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, w := range []string{
+		"--num-partitions (num.partitions): 0 out of range",
+		`unknown property "no.such.thing"`,
+		"log.segment.bytes: not an integer",
+		`expected key=value, got "just text"`,
+		"--log-format (log.format)",
+		"unknown variable KGATEWAY_TYPO",
+		"--log-level (log.level)",
+		"--max-request-bytes (socket.request.max.bytes)",
+		"--slow-request-ms (slow.request.ms)",
+	} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error lacks %q:\n%v", w, err)
+		}
+	}
+	// Config.Validate alone joins its problems too.
+	c := DefaultConfig()
+	c.NumPartitions, c.LogRetentionBytes, c.DataDir = 0, 0, ""
+	verr := c.Validate()
+	if n := len(verr.(interface{ Unwrap() []error }).Unwrap()); n != 3 {
+		t.Fatalf("%d problems, want 3: %v", n, verr)
+	}
+	if code, _, _ := runCmd("--num-partitions", "0", "--log-format", "xml"); code != 2 {
+		t.Fatalf("exit %d, want 2", code)
+	}
+}
