@@ -203,34 +203,28 @@ func (v *verifier) ledgerEnd(id LogID, lc *ledgerCheck, open bool) {
 		v.problem(p)
 		return
 	}
-	whole, n := scanTail(lc.file, lc.pos, lc.size)
-	v.rep.Notes = append(v.rep.Notes, fmt.Sprintf(
-		"%v %v: %d bytes past the last indexed entry at pos %d: %d whole frames (%d bytes), then %d torn bytes "+
-			"(a running server's unsynced writes, or a crash's tail that Open re-indexes and truncates: I4)",
-		id, li.ID, lc.size-lc.pos, lc.pos, whole, n, lc.size-lc.pos-n))
-}
-
-// scanTail counts the whole, CRC-valid frames from pos.
-func scanTail(f *os.File, pos, size int64) (frames int, bytes int64) {
-	hdr := make([]byte, frameHeaderLen)
-	for pos+frameHeaderLen <= size {
-		if _, err := f.ReadAt(hdr, pos); err != nil {
-			return
-		}
-		n, ok := parseFrameLen(hdr)
-		if !ok || pos+frameHeaderLen+int64(n) > size {
-			return
-		}
-		frame := make([]byte, frameHeaderLen+n)
-		if _, err := f.ReadAt(frame, pos); err != nil {
-			return
-		}
-		if _, err := checkFrame(frame); err != nil {
-			return
-		}
-		frames++
-		bytes += int64(len(frame))
-		pos += int64(len(frame))
+	// The open ledger's tail: whole CRC-valid frames continuing the
+	// sequence (Tail) are checked entries; anything after them is torn.
+	tail, err := v.r.Tail(id)
+	if err != nil {
+		p.Err = fmt.Errorf("tail: %w", err)
+		v.problem(p)
+		return
 	}
-	return
+	end := lc.pos
+	for _, h := range tail {
+		v.rep.Entries++
+		v.rep.Bytes += frameHeaderLen + int64(h.Size)
+		end = h.Pos + frameHeaderLen + int64(h.Size)
+	}
+	if len(tail) > 0 {
+		v.rep.Notes = append(v.rep.Notes, fmt.Sprintf(
+			"%v %v: %d entries (%d bytes) past the last indexed entry, CRC-checked: not yet visible in the index "+
+				"(a running server's latest commits, or a crash's tail that Open re-indexes: I4)", id, li.ID, len(tail), end-lc.pos))
+	}
+	if end < lc.size {
+		v.rep.Notes = append(v.rep.Notes, fmt.Sprintf(
+			"%v %v: %d torn bytes at pos %d (a write in progress, or a crash's torn tail that Open truncates: I4)",
+			id, li.ID, lc.size-end, end))
+	}
 }
