@@ -57,6 +57,10 @@ type conn struct {
 	inFlight atomic.Int64
 	// active is when a byte was last read or written (unix nanoseconds).
 	active atomic.Int64
+	// frameStart is when the body of the frame being read started to be
+	// read (zero between frames); a frame must complete within
+	// connections.max.idle.ms of it (K7). Reader goroutine only.
+	frameStart time.Time
 
 	closeOnce sync.Once
 }
@@ -206,7 +210,9 @@ func (c *conn) readFrame(br *bufio.Reader) ([]byte, error) {
 	if err := c.s.budget.acquire(c.ctx, c.s.closing, int64(size)); err != nil {
 		return nil, err
 	}
+	c.frameStart = time.Now()
 	body, err := readBody(br, int(size))
+	c.frameStart = time.Time{}
 	if err != nil {
 		c.s.budget.release(int64(size))
 	}

@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"sync"
@@ -113,10 +114,18 @@ func (b *byteBudget) grantLocked() {
 // errIdle is why an idle connection was closed.
 var errIdle = errors.New("kafka: connection idle (connections.max.idle.ms)")
 
+// errSlowFrame is why a connection that took too long to send one frame was
+// closed. A Kafka client gives up on a request after request.timeout.ms
+// (30 s by default), so a frame still arriving after
+// connections.max.idle.ms is a client that is gone or hostile (a slow loris
+// holding queued.max.request.bytes, K6).
+var errSlowFrame = fmt.Errorf("%w: frame not completed in time", errIdle)
+
 // idleReader reads from a connection, closing it (errIdle) after
 // connections.max.idle.ms without a byte read or written while no request
-// of it is in flight. Activity is what counts, as in Kafka: a client that
-// keeps sending, however slowly, is not idle.
+// of it is in flight, or (errSlowFrame) when a frame's body has been
+// arriving for that long. Activity is what counts between frames, as in
+// Kafka; within a frame, completion is what counts.
 type idleReader struct {
 	c *conn
 	// deadlineAt is when the current read deadline was set; it is moved
@@ -129,7 +138,11 @@ func (r *idleReader) Read(p []byte) (int, error) {
 	c := r.c
 	idle := c.s.cfg.ConnectionsMaxIdle
 	for {
-		if now := time.Now(); now.Sub(r.deadlineAt) > idle/8 {
+		now := time.Now()
+		if fs := c.frameStart; !fs.IsZero() && now.Sub(fs) >= idle {
+			return 0, errSlowFrame
+		}
+		if now.Sub(r.deadlineAt) > idle/8 {
 			if err := r.setDeadline(now, idle); err != nil {
 				return 0, err
 			}
@@ -144,6 +157,8 @@ func (r *idleReader) Read(p []byte) (int, error) {
 		}
 		last := c.lastActive()
 		switch {
+		case !c.frameStart.IsZero():
+			// Mid-frame: the frame's own deadline (above) decides.
 		case c.inFlight.Load() > 0:
 			// Busy (a long poll, a slow handler), not idle.
 			last = time.Now()
@@ -157,12 +172,17 @@ func (r *idleReader) Read(p []byte) (int, error) {
 	}
 }
 
-// setDeadline sets the read deadline to from+idle, unless the server is
-// shutting down: Shutdown's stopReading may have set its own deadline just
-// before this one, and closing is set before it, so look after setting.
+// setDeadline sets the read deadline to from+idle (no later than the
+// current frame's deadline), unless the server is shutting down:
+// Shutdown's stopReading may have set its own deadline just before this
+// one, and closing is set before it, so look after setting.
 func (r *idleReader) setDeadline(from time.Time, idle time.Duration) error {
 	r.deadlineAt = from
-	r.c.nc.SetReadDeadline(from.Add(idle))
+	at := from.Add(idle)
+	if fs := r.c.frameStart; !fs.IsZero() && fs.Add(idle).Before(at) {
+		at = fs.Add(idle)
+	}
+	r.c.nc.SetReadDeadline(at)
 	if r.c.s.isClosing() {
 		r.c.nc.SetReadDeadline(time.Now())
 		return net.ErrClosed

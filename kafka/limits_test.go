@@ -23,15 +23,32 @@ func (b *byteBudget) waiting() int {
 	return len(b.mu.waiters)
 }
 
-// K7: a connection that sends nothing, or starts a frame and stops, is
-// closed after connections.max.idle.ms.
+// K7: a connection that sends nothing, starts a frame and stops, or
+// trickles a frame too slowly, is closed after connections.max.idle.ms.
 func TestIdleConnectionsClosed(t *testing.T) {
 	s := startServer(t, Config{ConnectionsMaxIdle: 100 * time.Millisecond})
 	silent := dialRaw(t, s.Addr())
 	partial := dialRaw(t, s.Addr())
 	partial.write([]byte{0, 0, 0, 100, 0, 18, 0}) // 7 of 104 bytes
+	// A trickle: one byte of a 104-byte frame every 10ms is activity, but
+	// the frame is not complete within the idle time.
+	trickle := dialRaw(t, s.Addr())
+	trickle.write([]byte{0, 0, 0, 100, 0, 18, 0})
+	trickled := make(chan struct{})
+	go func() {
+		defer close(trickled)
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for range tick.C {
+			if _, err := trickle.nc.Write([]byte{0}); err != nil {
+				return // closed by the server
+			}
+		}
+	}()
 	silent.expectClosed()
 	partial.expectClosed()
+	trickle.expectClosed()
+	<-trickled
 	waitFor(t, "budget returned", func() bool { return s.budget.inUse.Load() == 0 })
 }
 

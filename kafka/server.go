@@ -23,8 +23,9 @@
 //	   pushes back on clients; the process does not grow. A body's buffer
 //	   grows as bytes arrive, so a slow client holds what it sent.
 //	K7 A connection with nothing in flight that neither sends nor reads a
-//	   byte for connections.max.idle.ms is closed, including one that
-//	   started a frame and stopped sending.
+//	   byte for connections.max.idle.ms is closed, and so is one whose
+//	   frame body is not complete that long after it started (a client
+//	   that stopped, or trickles, mid-frame).
 //	K8 At most max.connections connections are open; a connection beyond
 //	   that is closed as soon as it is accepted. Running out of file
 //	   descriptors pauses accepting (with backoff); it never stops serving.
