@@ -44,26 +44,27 @@ var errConfig = errors.New("kgbench: invalid config")
 
 // config holds every knob of a run; flags mirror it in kebab-case.
 type config struct {
-	Systems         []string      `json:"systems"`             // systems to run, in order
-	Workloads       []int         `json:"workloads"`           // workload numbers to run (1..6)
-	Records         int           `json:"records"`             // N: records in workloads 1–3
-	RecordSize      int           `json:"record_size"`         // bytes per record value
-	Linger          time.Duration `json:"linger_ns"`           // producer linger
-	Idempotent      bool          `json:"idempotent"`          // franz-go's default producer mode
-	OfferedMBps     float64       `json:"offered_mbps"`        // workload 4 offered load
-	Duration        time.Duration `json:"duration_ns"`         // workload 4 duration
-	PartitionsScale int           `json:"partitions_scale"`    // workload 5 total partitions
-	TopicsScale     int           `json:"topics_scale"`        // workload 5 topics the partitions spread over
-	BigBytes        int64         `json:"big_bytes"`           // workload 6 partition size
-	Probes          int           `json:"probes"`              // samples per latency probe (workloads 5, 6)
-	WorkloadTimeout time.Duration `json:"workload_timeout_ns"` // upper bound per workload
-	StartTimeout    time.Duration `json:"start_timeout_ns"`    // upper bound to accept connections
-	Out             string        `json:"out"`                 // JSON results path
-	Chart           string        `json:"chart"`               // PNG chart path ("" = none)
-	KgatewayBin     string        `json:"kgateway_bin"`        // prebuilt kgateway binary ("" = build)
-	WorkDir         string        `json:"work_dir"`            // parent of the temporary data dirs
-	KeepData        bool          `json:"keep_data"`           // leave data directories behind
-	Render          string        `json:"-"`                   // re-render this JSON instead of running
+	Systems           []string      `json:"systems"`             // systems to run, in order
+	Workloads         []int         `json:"workloads"`           // workload numbers to run (1..7)
+	Records           int           `json:"records"`             // N: records in workloads 1–3
+	RecordSize        int           `json:"record_size"`         // bytes per record value
+	Linger            time.Duration `json:"linger_ns"`           // producer linger
+	Idempotent        bool          `json:"idempotent"`          // franz-go's default producer mode
+	OfferedMBps       float64       `json:"offered_mbps"`        // workload 4 offered load
+	Duration          time.Duration `json:"duration_ns"`         // workload 4 duration
+	PartitionsScale   int           `json:"partitions_scale"`    // workload 5 total partitions
+	TopicsScale       int           `json:"topics_scale"`        // workload 5 topics the partitions spread over
+	BigBytes          int64         `json:"big_bytes"`           // workload 6 partition size
+	Probes            int           `json:"probes"`              // samples per latency probe (workloads 5, 6, 7)
+	SessionPartitions int           `json:"session_partitions"`  // workload 7 partitions
+	WorkloadTimeout   time.Duration `json:"workload_timeout_ns"` // upper bound per workload
+	StartTimeout      time.Duration `json:"start_timeout_ns"`    // upper bound to accept connections
+	Out               string        `json:"out"`                 // JSON results path
+	Chart             string        `json:"chart"`               // PNG chart path ("" = none)
+	KgatewayBin       string        `json:"kgateway_bin"`        // prebuilt kgateway binary ("" = build)
+	WorkDir           string        `json:"work_dir"`            // parent of the temporary data dirs
+	KeepData          bool          `json:"keep_data"`           // leave data directories behind
+	Render            string        `json:"-"`                   // re-render this JSON instead of running
 }
 
 // allSystems is the default --systems list.
@@ -100,6 +101,9 @@ func (c *config) Validate() error {
 	if c.BigBytes < int64(c.RecordSize) {
 		bad("--big-bytes must hold at least one record")
 	}
+	if c.SessionPartitions < 1 {
+		bad("--session-partitions %d must be positive", c.SessionPartitions)
+	}
 	if c.Probes < 1 {
 		bad("--probes must be >= 1")
 	}
@@ -131,7 +135,7 @@ func parseFlags(args []string) (*config, error) {
 		rate                        float64
 	)
 	fs.StringVar(&systems, "systems", strings.Join(allSystems, ","), "comma-separated systems to run")
-	fs.StringVar(&workloads, "workloads", "1,2,3,4,5,6", "comma-separated workload numbers to run")
+	fs.StringVar(&workloads, "workloads", "1,2,3,4,5,6,7", "comma-separated workload numbers to run")
 	fs.IntVar(&c.Records, "records", 1_000_000, "records produced in workloads 1 and 2 (and consumed in 3)")
 	fs.IntVar(&c.RecordSize, "record-size", 1024, "record value size in bytes")
 	fs.DurationVar(&c.Linger, "linger", 5*time.Millisecond, "producer linger")
@@ -141,7 +145,8 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.PartitionsScale, "partitions-scale", 10_000, "workload 5 total partitions")
 	fs.IntVar(&c.TopicsScale, "topics-scale", 100, "workload 5 topics (capped at --partitions-scale)")
 	fs.StringVar(&bigSize, "big-bytes", "5GB", "workload 6 partition size (e.g. 50MB, 5GB)")
-	fs.IntVar(&c.Probes, "probes", 50, "samples per latency probe in workloads 5 and 6")
+	fs.IntVar(&c.Probes, "probes", 50, "samples per latency probe in workloads 5, 6 and 7")
+	fs.IntVar(&c.SessionPartitions, "session-partitions", 1000, "workload 7 partitions (fetch sessions)")
 	fs.DurationVar(&c.WorkloadTimeout, "workload-timeout", 10*time.Minute, "upper bound per workload")
 	fs.DurationVar(&c.StartTimeout, "start-timeout", 3*time.Minute, "upper bound for a started system to accept connections (a build is not counted)")
 	fs.StringVar(&c.Out, "out", "results.json", "JSON results path")

@@ -28,7 +28,7 @@ func TestAllWorkloadsAgainstKfake(t *testing.T) {
 	cfg, err := parseFlags([]string{
 		"--systems", "kfake,kfake-durable", "--records", "400", "--rate", "1",
 		"--duration", "300ms", "--partitions-scale", "20", "--topics-scale", "4",
-		"--big-bytes", "256KiB", "--probes", "3", "--workload-timeout", "30s",
+		"--big-bytes", "256KiB", "--probes", "3", "--session-partitions", "20", "--workload-timeout", "30s",
 	})
 	if err != nil {
 		t.Fatal(err)

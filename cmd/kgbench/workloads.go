@@ -1,7 +1,8 @@
 package main
 
 // workloads.go holds the workload table, the shared client helpers and the
-// throughput workloads 1–3. The latency workloads 4–6 live in probes.go.
+// throughput workloads 1–3. The latency workloads 4–6 live in probes.go,
+// workload 7 (fetch sessions) in sessions.go.
 // Every workload uses the same franz-go configuration against every system
 // (no compression, acks=all, --linger), so differences are the server's.
 
@@ -46,6 +47,7 @@ var workloadNames = []string{
 	"4 offered load",
 	"5 metadata",
 	"6 big partition fetch",
+	"7 fetch sessions",
 }
 
 // bench is the state one system's run shares across workloads.
@@ -81,7 +83,7 @@ func (b *bench) runWorkload(ctx context.Context, n int) Result {
 	}()
 	fns := []func(context.Context, *Result) error{
 		b.produceOnePartition, b.produceManyPartitions, b.consumeW1,
-		b.offeredLoad, b.metadataAtScale, b.bigPartitionFetch,
+		b.offeredLoad, b.metadataAtScale, b.bigPartitionFetch, b.fetchSessions,
 	}
 	cpu0, cpuErr := b.sys.cpuSeconds()
 	start := time.Now()
