@@ -3,7 +3,9 @@ package kafka
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"io"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -210,4 +212,41 @@ func TestMalformedBodiesCloseCleanly(t *testing.T) {
 		t.Fatalf("after bad frames: correlation %d error %d", corr, resp.ErrorCode)
 	}
 	waitFor(t, "budget returned", func() bool { return s.budget.inUse.Load() == 0 })
+}
+
+// K6: every way a connection ends returns its requests' bytes to the
+// budget: the client leaving with requests still being handled, and a
+// handler error closing the connection with later requests queued.
+func TestBudgetReturnedWhenConnectionsDie(t *testing.T) {
+	var failNext atomic.Bool
+	replaceAPI(t, api{key: 60, min: 0, max: 1, handle: func(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
+		if failNext.Load() {
+			return nil, errors.New("injected")
+		}
+		<-rc.ctx.Done() // held until the connection dies
+		return req.ResponseKind(), nil
+	}})
+	s := startServer(t, Config{})
+	dc := kmsg.NewPtrDescribeClusterRequest()
+	dc.SetVersion(0)
+
+	c := dialRaw(t, s.Addr())
+	for i := range 5 {
+		c.send(int32(i), dc)
+	}
+	waitFor(t, "five requests held", func() bool { return s.budget.inUse.Load() > 0 && s.handling.Load() == 5 })
+	c.nc.Close()
+	waitFor(t, "budget returned after the client left", func() bool { return s.budget.inUse.Load() == 0 })
+
+	failNext.Store(true)
+	c = dialRaw(t, s.Addr())
+	var frames []byte // one write: the first failure closes the connection
+	for i := range 5 {
+		b := requestFrameBody(60, 0, int32(i), dc.AppendTo(nil))
+		frames = append(binary.BigEndian.AppendUint32(frames, uint32(len(b))), b...)
+	}
+	c.write(frames)
+	c.expectClosed()
+	waitFor(t, "budget returned after a handler error", func() bool { return s.budget.inUse.Load() == 0 })
+	waitFor(t, "connections unregistered", func() bool { return s.openConns() == 0 })
 }
