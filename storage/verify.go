@@ -175,8 +175,11 @@ func (v *verifier) entry(id LogID, leds map[LedgerID]*ledgerCheck, prev *EntryHe
 	}
 	before := v.rep.Bytes
 	v.rep.Bytes += frameHeaderLen + int64(h.Size)
+	// Progress every 64 MiB or every 10%, whichever comes first.
 	const every = 64 << 20
-	if v.progress != nil && before/every != v.rep.Bytes/every {
+	tenth := max(v.total/10, 1)
+	crossed := before/every != v.rep.Bytes/every || before/tenth != v.rep.Bytes/tenth
+	if v.progress != nil && crossed {
 		v.progress(v.rep.Bytes, v.total)
 	}
 }
