@@ -82,7 +82,7 @@ func (r *ReadOnly) Verify(progress func(done, total int64)) (VerifyReport, error
 	for _, o := range orphans {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("orphan segment file %s (no ledger names it; Open removes it)", o))
 	}
-	if progress != nil {
+	if progress != nil && v.reported != rep.Bytes {
 		progress(rep.Bytes, total)
 	}
 	if len(rep.Problems) > 0 {
@@ -96,6 +96,7 @@ type verifier struct {
 	rep      *VerifyReport
 	total    int64
 	progress func(done, total int64)
+	reported int64 // bytes at the last progress call
 }
 
 // ledgerCheck is the running state of one ledger's entries.
@@ -180,6 +181,7 @@ func (v *verifier) entry(id LogID, leds map[LedgerID]*ledgerCheck, prev *EntryHe
 	tenth := max(v.total/10, 1)
 	crossed := before/every != v.rep.Bytes/every || before/tenth != v.rep.Bytes/tenth
 	if v.progress != nil && crossed {
+		v.reported = v.rep.Bytes
 		v.progress(v.rep.Bytes, v.total)
 	}
 }
