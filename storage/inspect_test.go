@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
 )
 
 // fillStore writes two ledgers of entries to log 1 and returns the store,
@@ -103,5 +105,52 @@ func TestVerifyFindsFlippedByte(t *testing.T) {
 	if p.Offset != 12 || p.Entry != 4 || p.Pos != h.Pos || !errors.Is(p.Err, ErrCorrupt) ||
 		!strings.Contains(p.String(), "crc mismatch") || !strings.Contains(p.String(), SegmentFileName(1, info.Ledgers[0].ID)) {
 		t.Fatalf("problem %s", p)
+	}
+}
+
+// An index entry that disagrees with its frame, and a missing one (a gap),
+// are both named.
+func TestVerifyFindsIndexInconsistency(t *testing.T) {
+	dir := t.TempDir()
+	s := fillStore(t, dir)
+	h5, _ := s.Floor(1, 15)
+	h7, _ := s.Floor(1, 21)
+	s.Close()
+	db, err := pebble.Open(filepath.Join(dir, "index"), &pebble.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := h7
+	bad.Records = 4 // the frame says 3
+	if err := db.Set(indexKey(1, h7.Offset), encodeIndexValue(bad), pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Delete(indexKey(1, h5.Offset), pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	ro, err := OpenReadOnly(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	rep, err := ro.Verify(nil)
+	if !errors.Is(err, ErrVerify) {
+		t.Fatalf("err %v", err)
+	}
+	var all []string
+	for _, p := range rep.Problems {
+		all = append(all, p.String())
+	}
+	joined := strings.Join(all, "\n")
+	for _, w := range []string{
+		"entry-6 offset-18 file " + SegmentFileName(1, h5.Ledger) + " pos", // after the deleted entry 5
+		"offset gap or overlap: the previous entry ends at offset-15",
+		"frame says offset-21 records 3",
+		"sealed with 10 entries",
+	} {
+		if !strings.Contains(joined, w) {
+			t.Errorf("problems lack %q:\n%s", w, joined)
+		}
 	}
 }
