@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -267,6 +268,9 @@ func (r *ReadOnly) scanTail(id LogID) ([]EntryHeader, error) {
 		next.Offset, next.Entry, next.Pos = last.End(), last.Entry+1, last.Pos+frameHeaderLen+int64(last.Size)
 	}
 	f, err := os.Open(r.SegmentPath(id, led))
+	if errors.Is(err, fs.ErrNotExist) && next.Pos == 0 {
+		return nil, nil // I1: a ledger nothing was written to may have no file yet
+	}
 	if err != nil {
 		return nil, fmt.Errorf("storage: %v %v: %w", id, led, err)
 	}

@@ -150,9 +150,19 @@ func TestInspect(t *testing.T) {
 	if _, err := kadm.NewClient(cl).CommitOffsets(testCtx(t), "ig", offs); err != nil {
 		t.Fatal(err)
 	}
+	// A partition nothing was written to (its ledger may have no file).
+	if _, err := kadm.NewClient(cl).CreateTopic(testCtx(t), 2, 1, nil, "empty"); err != nil {
+		t.Fatal(err)
+	}
 	for _, phase := range []string{"running", "stopped"} {
+		if code, out, errOut := runCmd("explain", "--data-dir", dir, "empty", "1", "0"); code != 0 || !strings.Contains(out, "S2") {
+			t.Errorf("%s: explain of an empty partition: exit %d\n%s%s", phase, code, out, errOut)
+		}
+		if code, out, errOut := runCmd("verify", "--data-dir", dir); code != 0 {
+			t.Errorf("%s: verify: exit %d\n%s%s", phase, code, out, errOut)
+		}
 		code, out, errOut := runCmd("inspect", "--data-dir", dir)
-		for _, w := range []string{"topic ins", "partition 0", "ledger-", "group ig", "ins/0", "offset 2"} {
+		for _, w := range []string{"topic ins", "partition 0", "ledger-", "group ig", "ins/0", "offset 2", "topic empty"} {
 			if code != 0 || !strings.Contains(out, w) {
 				t.Errorf("%s: inspect lacks %q (exit %d):\n%s%s", phase, w, code, out, errOut)
 			}
