@@ -23,7 +23,6 @@ package kafka
 // leader epoch, 0), preferred replicas, v14+ (tiered storage, KIP-903).
 
 import (
-	"reflect"
 	"time"
 
 	"github.com/kgateway/kgateway/resolver"
@@ -116,30 +115,45 @@ func (s *Server) openSession(r *kmsg.FetchRequest, items []fetchItem, parts []km
 }
 
 // pollItems reads every item; when fewer than MinBytes are ready it waits
-// on the resolver's append channels, a timer and the connection (it never
-// polls) and reads again.
+// on a resolver Waiter over the items' partitions, a timer and the
+// connection (it never polls), and then re-reads only the partitions that
+// had a durable append: the others are as they were (a long poll over a
+// session of a thousand partitions re-reads one, not a thousand).
 func (s *Server) pollItems(rc *reqCtx, r *kmsg.FetchRequest, items []fetchItem) []kmsg.FetchResponseTopicPartition {
-	var timer *time.Timer
+	canWait := r.MaxWaitMillis > 0 && r.MinBytes > 0
+	var w *resolver.Waiter
+	if canWait {
+		// Register before reading so an append between the read and the
+		// wait is not missed.
+		w = s.fetchWaiter(items)
+		defer w.Close()
+	}
+	parts, n, failed := s.fetchOnce(r, items, nil, nil)
+	if !canWait || failed || n >= int(r.MinBytes) {
+		return parts
+	}
+	timer := time.NewTimer(time.Duration(r.MaxWaitMillis) * time.Millisecond)
+	defer timer.Stop()
 	for {
-		var watches []<-chan struct{}
-		canWait := r.MaxWaitMillis > 0 && r.MinBytes > 0
-		if canWait {
-			// Register before reading so an append between the read
-			// and the wait is not missed.
-			watches = s.fetchWatches(items)
-		}
-		parts, n, failed := s.fetchOnce(r, items)
-		if !canWait || failed || n >= int(r.MinBytes) {
+		if !s.waitAny(rc, w.C, timer.C) {
 			return parts
 		}
-		if timer == nil {
-			timer = time.NewTimer(time.Duration(r.MaxWaitMillis) * time.Millisecond)
-			defer timer.Stop()
-		}
-		if !s.waitAny(rc, watches, timer.C) {
+		parts, n, failed = s.fetchOnce(r, items, parts, w.Fired())
+		if failed || n >= int(r.MinBytes) {
 			return parts
 		}
 	}
+}
+
+// fetchWaiter registers one Waiter on every known item's partition.
+func (s *Server) fetchWaiter(items []fetchItem) *resolver.Waiter {
+	w := s.res.NewWaiter()
+	for i := range items {
+		if it := &items[i]; it.name != "" {
+			_ = s.res.WatchWith(w, it.name, it.rp.Partition)
+		}
+	}
+	return w
 }
 
 // requestItems lists the request's partitions in request order; withSess
@@ -221,46 +235,41 @@ func topicLabel(it *fetchItem) string {
 	return it.reqTopic
 }
 
-// fetchWatches returns the append channels of every known partition.
-func (s *Server) fetchWatches(items []fetchItem) []<-chan struct{} {
-	var ws []<-chan struct{}
-	for i := range items {
-		it := &items[i]
-		if it.name == "" {
-			continue
-		}
-		if ch, err := s.res.Watch(it.name, it.rp.Partition); err == nil {
-			ws = append(ws, ch)
-		}
-	}
-	return ws
-}
-
-// waitAny waits for an append on any watched partition (true), or for the
+// waitAny waits for an append on a watched partition (true), or for the
 // timer, the connection dying or the server closing (false).
-func (s *Server) waitAny(rc *reqCtx, watches []<-chan struct{}, timeout <-chan time.Time) bool {
+func (s *Server) waitAny(rc *reqCtx, appended <-chan struct{}, timeout <-chan time.Time) bool {
 	defer rc.addWait(time.Now()) // a long poll is not handling time
-	cases := make([]reflect.SelectCase, 0, len(watches)+3)
-	for _, fixed := range []any{timeout, rc.ctx.Done(), s.closing} {
-		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(fixed)})
+	select {
+	case <-appended:
+		return true
+	case <-timeout:
+	case <-rc.ctx.Done():
+	case <-s.closing:
 	}
-	for _, w := range watches {
-		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(w)})
-	}
-	chosen, _, _ := reflect.Select(cases)
-	return chosen >= 3
+	return false
 }
 
 // fetchOnce reads every item under the request's byte budget. It returns
 // one answer per item, the bytes they carry, and whether a partition
-// failed (an error answers at once, like Kafka's DelayedFetch).
-func (s *Server) fetchOnce(r *kmsg.FetchRequest, items []fetchItem) ([]kmsg.FetchResponseTopicPartition, int, bool) {
+// failed (an error answers at once, like Kafka's DelayedFetch). With prev
+// (the previous read of the same items) only the partitions in fired are
+// read again; the others keep their answer, which no durable append has
+// changed since.
+func (s *Server) fetchOnce(r *kmsg.FetchRequest, items []fetchItem, prev []kmsg.FetchResponseTopicPartition, fired map[resolver.PartitionKey]bool) ([]kmsg.FetchResponseTopicPartition, int, bool) {
 	budget := int(r.MaxBytes)
 	total, failed := 0, false
 	iso := resolver.Isolation(r.IsolationLevel)
-	parts := make([]kmsg.FetchResponseTopicPartition, len(items))
+	parts := prev
+	if parts == nil {
+		parts = make([]kmsg.FetchResponseTopicPartition, len(items))
+	}
 	for i := range items {
 		it, out := &items[i], &parts[i]
+		if prev != nil && !fired[resolver.PartitionKey{Topic: it.name, Partition: it.rp.Partition}] {
+			total += len(out.RecordBatches)
+			failed = failed || out.ErrorCode != 0
+			continue
+		}
 		if it.errID {
 			*out = fetchError(it.rp.Partition, kerr.UnknownTopicID)
 			failed = true

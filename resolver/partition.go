@@ -54,6 +54,8 @@ type partition struct {
 		deleted  bool
 		// watch is closed by the next durable append and then replaced.
 		watch chan struct{}
+		// waiters are woken by every durable append (waiter.go).
+		waiters map[*Waiter]struct{}
 		// maxTS is the max timestamp over durable entries (ListOffset -3).
 		maxTS timestampMark
 	}
@@ -106,6 +108,7 @@ func (p *partition) close() error {
 	}
 	p.mu.deleted = true
 	close(p.mu.watch)
+	p.wakeWaitersLocked()
 	if err := p.mu.ml.Close(); err != nil && !errors.Is(err, ledger.ErrClosed) {
 		return storageErr("close ledger", err)
 	}
@@ -135,6 +138,7 @@ func (p *partition) durableAppended(ts int64, off Offset) {
 	}
 	close(p.mu.watch)
 	p.mu.watch = make(chan struct{})
+	p.wakeWaitersLocked()
 }
 
 // Watch returns a channel closed by the next durable append to the
