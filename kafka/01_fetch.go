@@ -17,8 +17,9 @@ package kafka
 // even past the limits (KIP-74); later ones only within budget. Batches
 // are served as stored (whole, validated by the resolver); a fetch inside a
 // batch returns that whole batch. When fewer than MinBytes are ready the
-// fetch waits on the resolver's append channels, a timer and the
-// connection: it never polls.
+// fetch waits on one resolver Waiter over all its partitions, a timer and
+// the connection (it never polls), then re-reads the partitions that had
+// an append.
 // Left out: leader-epoch fencing and diverging epochs (one
 // leader epoch, 0), preferred replicas, v14+ (tiered storage, KIP-903).
 

@@ -265,11 +265,3 @@ func TestNextEpochWraps(t *testing.T) {
 		t.Fatalf("nextEpoch(5) = %d", got)
 	}
 }
-
-func (g *sessionRig) produceV(topic, v string) {
-	g.t.Helper()
-	r := &kgo.Record{Topic: topic, Value: []byte(v)}
-	if err := g.prod.ProduceSync(context.Background(), r).FirstErr(); err != nil {
-		g.t.Fatal(err)
-	}
-}
