@@ -42,13 +42,13 @@ lint:
 # fuzz runs every fuzz target for FUZZTIME each (seed corpora in each
 # package's testdata/fuzz; `make test` already runs the seeds as tests).
 FUZZTIME ?= 15s
-FUZZ_TARGETS := kafka:FuzzFrames kafka:FuzzRequestDecode resolver:FuzzSplitBatches storage:FuzzCorruptSegmentReopen
+FUZZ_TARGETS := kafka:FuzzFrames kafka:FuzzRequestDecode kafka:FuzzRequestHandle resolver:FuzzSplitBatches storage:FuzzCorruptSegmentReopen
 .PHONY: fuzz
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
 		echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \
-		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) ./$$pkg || exit 1; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 3s ./$$pkg || exit 1; \
 	done
 
 # soak scales the crash tests up: thousands of injected-fault crashes and
