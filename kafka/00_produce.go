@@ -94,7 +94,10 @@ func (s *Server) writePartition(topic string, partition int32, records []byte) (
 	if _, err := s.partitionOf(topic, partition, true); err != nil {
 		return nil, err
 	}
-	return s.res.ProduceAsync(topic, partition, records)
+	// records is a slice of this request's own frame buffer (kmsg does not
+	// copy), which nothing reads or reuses after the handler: hand it over
+	// rather than copy it.
+	return s.res.ProduceAsyncOwned(topic, partition, records)
 }
 
 // producedPartition waits until pp is durable (D1) and answers it.

@@ -48,6 +48,20 @@ type PendingProduce struct {
 // the other (not concurrently) on one partition get offsets in that order.
 // The caller must not acknowledge anything before Wait returns (D1).
 func (r *Resolver) ProduceAsync(topic string, partition int32, batch []byte) (*PendingProduce, error) {
+	return r.produceAsync(topic, partition, batch, false)
+}
+
+// ProduceAsyncOwned is ProduceAsync for a caller that hands batch over: the
+// resolver stamps it in place and the store keeps it (tail cache) instead
+// of a copy, so the caller must neither modify nor reuse it afterwards,
+// even when an error is returned. The Kafka front end parses each request
+// into a fresh buffer and passes the records slices straight through: the
+// produced bytes are copied once, from the socket, on their way to disk.
+func (r *Resolver) ProduceAsyncOwned(topic string, partition int32, batch []byte) (*PendingProduce, error) {
+	return r.produceAsync(topic, partition, batch, true)
+}
+
+func (r *Resolver) produceAsync(topic string, partition int32, batch []byte, owned bool) (*PendingProduce, error) {
 	p, err := r.partition(topic, partition)
 	if err != nil {
 		return nil, err
@@ -65,9 +79,12 @@ func (r *Resolver) ProduceAsync(topic string, partition int32, batch []byte) (*P
 			return nil, fmt.Errorf("%w: %d bytes, max.message.bytes is %d", ErrMessageTooLarge, len(b), s.maxMessageBytes)
 		}
 	}
-	// Own copy: storage may keep the payload (tail cache) and the stamp
-	// rewrites it.
-	buf := append([]byte(nil), batch...)
+	// Own copy unless handed over: storage keeps the payload (tail cache)
+	// and the stamp rewrites it.
+	buf := batch
+	if !owned {
+		buf = append([]byte(nil), batch...)
+	}
 	appendTime := int64(-1)
 	if s.logAppendTime {
 		appendTime = r.now().UnixMilli()
