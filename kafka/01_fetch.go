@@ -31,6 +31,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
+// apiKeyFetch is Fetch's api key (the connection writer pools large
+// response buffers for it).
+const apiKeyFetch int16 = 1
+
 // fetchItem is one partition a fetch reads: from the request (full or
 // sessionless fetch) or from the session (incremental fetch).
 type fetchItem struct {

@@ -333,7 +333,11 @@ func (c *conn) writeLoop() {
 			return
 		}
 		if cap(buf) > 1<<20 {
-			buf = nil // do not pin a large fetch's buffer
+			// Do not pin a large fetch's buffer to this connection; the
+			// pool lets the next large response (of any connection) reuse
+			// it instead of growing a new one by doubling.
+			respPool.Put(buf[:0])
+			buf = nil
 		}
 	}
 	c.kill()
@@ -354,6 +358,11 @@ func (c *conn) writeSlot(sl *slot, buf *[]byte) bool {
 	}
 	if sl.resp == nil {
 		return true // K5
+	}
+	if sl.key == apiKeyFetch && cap(*buf) <= 1<<20 {
+		if b, ok := respPool.Get().([]byte); ok {
+			*buf = b
+		}
 	}
 	*buf = appendResponse((*buf)[:0], sl)
 	// K7: a client that reads nothing for connections.max.idle.ms is gone.
@@ -383,6 +392,9 @@ func (c *conn) drain() {
 		c.finish(sl)
 	}
 }
+
+// respPool holds large response buffers (fetches) between uses.
+var respPool sync.Pool
 
 // appendResponse frames one response: size, correlation id, tagged fields
 // for a flexible (v1) header — except ApiVersions, whose response header is
