@@ -5,10 +5,15 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"net"
+	"os"
+	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -249,4 +254,35 @@ func TestBudgetReturnedWhenConnectionsDie(t *testing.T) {
 	c.expectClosed()
 	waitFor(t, "budget returned after a handler error", func() bool { return s.budget.inUse.Load() == 0 })
 	waitFor(t, "connections unregistered", func() bool { return s.openConns() == 0 })
+}
+
+// K8: running out of descriptors (or a connection reset while queued)
+// pauses accepting; any other accept error is final.
+func TestRetryableAccept(t *testing.T) {
+	for err, want := range map[error]bool{
+		&net.OpError{Op: "accept", Err: os.NewSyscallError("accept4", syscall.EMFILE)}:       true,
+		&net.OpError{Op: "accept", Err: os.NewSyscallError("accept4", syscall.ENFILE)}:       true,
+		&net.OpError{Op: "accept", Err: os.NewSyscallError("accept4", syscall.ECONNABORTED)}: true,
+		&net.OpError{Op: "accept", Err: os.NewSyscallError("accept4", syscall.EINVAL)}:       false,
+		net.ErrClosed: false,
+	} {
+		if got := retryableAccept(err); got != want {
+			t.Errorf("retryableAccept(%v) = %v", err, got)
+		}
+	}
+}
+
+func TestLimitsConfigValidate(t *testing.T) {
+	res := new(resolver.Resolver)
+	err := Config{Resolver: res, MaxRequestBytes: 1 << 20, QueuedMaxRequestBytes: 1 << 19,
+		ConnectionsMaxIdle: -1, MaxConnections: -1}.Validate()
+	for _, want := range []string{"queued.max.request.bytes", "connections.max.idle.ms", "max.connections"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q missing from %v", want, err)
+		}
+	}
+	cfg := Config{Resolver: res, MaxRequestBytes: 600 << 20}.withDefaults()
+	if cfg.QueuedMaxRequestBytes != 600<<20 || cfg.ConnectionsMaxIdle != DefaultConnectionsMaxIdle || cfg.MaxConnections != DefaultMaxConnections {
+		t.Fatalf("defaults %d %v %d", cfg.QueuedMaxRequestBytes, cfg.ConnectionsMaxIdle, cfg.MaxConnections)
+	}
 }
