@@ -222,13 +222,25 @@ func (c *conn) readFrame(br *bufio.Reader) ([]byte, error) {
 // initialBody is how much of a frame is allocated before its bytes arrive.
 const initialBody = 1 << 20
 
+// wholeBody is how much of a frame must have arrived before the rest is
+// allocated at once: a client that has sent this much is sending.
+const wholeBody = 8 << 20
+
 // readBody reads size bytes, growing the buffer as they arrive: a client
 // that declares a large frame and sends it slowly (or never) holds at most
-// about twice what it actually sent, not the declared size.
+// about twice what it actually sent, up to wholeBody; past that the
+// buffer takes the declared size at once, so that a large frame does not
+// leave a chain of outgrown buffers (about its own size again) for the GC.
+// Declared sizes are paid for from queued.max.request.bytes (K6) before
+// the body is read, so this never holds more than the budget allows.
 func readBody(br *bufio.Reader, size int) ([]byte, error) {
 	body := make([]byte, 0, min(size, initialBody))
 	for len(body) < size {
-		if len(body) == cap(body) {
+		switch {
+		case len(body) < cap(body):
+		case len(body) >= wholeBody:
+			body = append(make([]byte, 0, size), body...)
+		default:
 			body = slices.Grow(body, min(size, 2*cap(body))-len(body))
 		}
 		n, err := io.ReadFull(br, body[len(body):min(size, cap(body))])
