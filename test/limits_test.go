@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -39,6 +40,24 @@ func procMemKB(t *testing.T, pid int, field string) int64 {
 	return 0
 }
 
+// ensureFiles raises this process's open-file limit to at least n (Go
+// raises the soft limit to the hard one at start; kgateway, a Go program,
+// does the same), skipping the test if the hard limit is lower.
+func ensureFiles(t *testing.T, n uint64) {
+	t.Helper()
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		t.Fatal(err)
+	}
+	if rl.Cur >= n {
+		return
+	}
+	rl.Cur = min(rl.Max, max(n, 4096))
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil || rl.Cur < n {
+		t.Skipf("open-file limit %d (hard %d) is below %d: %v", rl.Cur, rl.Max, n, err)
+	}
+}
+
 // apiVersionsFrame is a complete ApiVersions v0 request frame.
 func apiVersionsFrame(corrID int32) []byte {
 	b := []byte{0, 0, 0, 10, 0, 18, 0, 0}
@@ -50,6 +69,7 @@ func apiVersionsFrame(corrID int32) []byte {
 // keep the process's resident memory modest, and it still serves.
 func TestThousandIdleConnectionsRSS(t *testing.T) {
 	const n = 1000
+	ensureFiles(t, n+200)
 	p := startBinary(t, t.TempDir(), "--max-connections", "2000")
 	pid := p.cmd.Process.Pid
 	before := procMemKB(t, pid, "VmRSS")
