@@ -3,6 +3,7 @@ package test
 import (
 	"bufio"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -174,4 +175,43 @@ func TestSlowHugeFramesRSSBounded(t *testing.T) {
 	if peak > 1<<20 {
 		t.Fatalf("peak VmRSS %d KiB: not bounded by queued.max.request.bytes", peak)
 	}
+}
+
+// The binary's --connections-max-idle-ms and --max-connections reach the
+// server: an idle connection is closed, and one beyond the limit at once.
+func TestBinaryIdleAndMaxConnectionsFlags(t *testing.T) {
+	p := startBinary(t, t.TempDir(), "--connections-max-idle-ms", "200", "--max-connections", "1")
+	first, err := net.DialTimeout("tcp", p.addr, testDeadline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	first.SetDeadline(time.Now().Add(testDeadline))
+	if _, err := first.Write(apiVersionsFrame(1)); err != nil {
+		t.Fatal(err)
+	}
+	var size [4]byte
+	if _, err := io.ReadFull(first, size[:]); err != nil {
+		t.Fatalf("first connection: %v", err)
+	}
+	io.CopyN(io.Discard, first, int64(binary.BigEndian.Uint32(size[:])))
+	second, err := net.DialTimeout("tcp", p.addr, testDeadline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	second.SetDeadline(time.Now().Add(testDeadline))
+	if n, err := second.Read(size[:]); err == nil || isTimeoutErr(err) {
+		t.Fatalf("second connection beyond --max-connections 1: read %d, %v", n, err)
+	}
+	start := time.Now()
+	if n, err := first.Read(size[:]); err == nil || isTimeoutErr(err) {
+		t.Fatalf("idle connection not closed: read %d, %v", n, err)
+	}
+	t.Logf("idle connection closed %v after its last response", time.Since(start).Round(time.Millisecond))
+}
+
+func isTimeoutErr(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
