@@ -31,10 +31,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// apiKeyFetch is Fetch's api key (the connection writer pools large
-// response buffers for it).
-const apiKeyFetch int16 = 1
-
 // fetchItem is one partition a fetch reads: from the request (full or
 // sessionless fetch) or from the session (incremental fetch).
 type fetchItem struct {
@@ -85,8 +81,9 @@ func handleFetch(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error)
 // ready, and answers: every item (full or sessionless), or, for session
 // fs, only the items with something new. With open, a full fetch opens a
 // session over its items.
-func (s *Server) fetchItems(rc *reqCtx, r *kmsg.FetchRequest, items []fetchItem, fs *fetchSession, open bool) *kmsg.FetchResponse {
-	parts := s.pollItems(rc, r, items)
+func (s *Server) fetchItems(rc *reqCtx, r *kmsg.FetchRequest, items []fetchItem, fs *fetchSession, open bool) kmsg.Response {
+	rd := s.pollItems(rc, r, items)
+	parts := rd.parts
 	resp := r.ResponseKind().(*kmsg.FetchResponse)
 	switch {
 	case fs != nil:
@@ -101,7 +98,7 @@ func (s *Server) fetchItems(rc *reqCtx, r *kmsg.FetchRequest, items []fetchItem,
 			resp.SessionID = s.openSession(r, items, parts)
 		}
 	}
-	return resp
+	return &batchResponse{FetchResponse: resp, wire: rd.wire}
 }
 
 // openSession opens a session over a full fetch's items and returns its
@@ -124,7 +121,7 @@ func (s *Server) openSession(r *kmsg.FetchRequest, items []fetchItem, parts []km
 // connection (it never polls), and then re-reads only the partitions that
 // had a durable append: the others are as they were (a long poll over a
 // session of a thousand partitions re-reads one, not a thousand).
-func (s *Server) pollItems(rc *reqCtx, r *kmsg.FetchRequest, items []fetchItem) []kmsg.FetchResponseTopicPartition {
+func (s *Server) pollItems(rc *reqCtx, r *kmsg.FetchRequest, items []fetchItem) *fetchRead {
 	canWait := r.MaxWaitMillis > 0 && r.MinBytes > 0
 	var w *resolver.Waiter
 	if canWait {
@@ -133,21 +130,32 @@ func (s *Server) pollItems(rc *reqCtx, r *kmsg.FetchRequest, items []fetchItem) 
 		w = s.fetchWaiter(items)
 		defer w.Close()
 	}
-	parts, n, failed := s.fetchOnce(r, items, nil, nil)
-	if !canWait || failed || n >= int(r.MinBytes) {
-		return parts
+	rd := s.fetchOnce(r, items, nil, nil)
+	if !canWait || rd.failed || rd.total >= int(r.MinBytes) {
+		return rd
 	}
 	timer := time.NewTimer(time.Duration(r.MaxWaitMillis) * time.Millisecond)
 	defer timer.Stop()
 	for {
 		if !s.waitAny(rc, w.C, timer.C) {
-			return parts
+			return rd
 		}
-		parts, n, failed = s.fetchOnce(r, items, parts, w.Fired())
-		if failed || n >= int(r.MinBytes) {
-			return parts
+		rd = s.fetchOnce(r, items, rd, w.Fired())
+		if rd.failed || rd.total >= int(r.MinBytes) {
+			return rd
 		}
 	}
+}
+
+// fetchRead is one read of a fetch's items: an answer per item (record
+// batches as markers into wire, fetch_wire.go), the record bytes of each,
+// their total, and whether a partition failed.
+type fetchRead struct {
+	parts  []kmsg.FetchResponseTopicPartition
+	sizes  []int
+	wire   *wireBatches
+	total  int
+	failed bool
 }
 
 // fetchWaiter registers one Waiter on every known item's partition.
@@ -254,61 +262,63 @@ func (s *Server) waitAny(rc *reqCtx, appended <-chan struct{}, timeout <-chan ti
 	return false
 }
 
-// fetchOnce reads every item under the request's byte budget. It returns
-// one answer per item, the bytes they carry, and whether a partition
-// failed (an error answers at once, like Kafka's DelayedFetch). With prev
-// (the previous read of the same items) only the partitions in fired are
-// read again; the others keep their answer, which no durable append has
-// changed since.
-func (s *Server) fetchOnce(r *kmsg.FetchRequest, items []fetchItem, prev []kmsg.FetchResponseTopicPartition, fired map[resolver.PartitionKey]bool) ([]kmsg.FetchResponseTopicPartition, int, bool) {
+// fetchOnce reads every item under the request's byte budget (an error
+// answers at once, like Kafka's DelayedFetch). With prev (the previous
+// read of the same items) only the partitions in fired are read again; the
+// others keep their answer, which no durable append has changed since.
+func (s *Server) fetchOnce(r *kmsg.FetchRequest, items []fetchItem, prev *fetchRead, fired map[resolver.PartitionKey]bool) *fetchRead {
 	budget := int(r.MaxBytes)
-	total, failed := 0, false
 	iso := resolver.Isolation(r.IsolationLevel)
-	parts := prev
-	if parts == nil {
-		parts = make([]kmsg.FetchResponseTopicPartition, len(items))
+	rd := prev
+	if rd == nil {
+		rd = &fetchRead{parts: make([]kmsg.FetchResponseTopicPartition, len(items)), sizes: make([]int, len(items)), wire: &wireBatches{}}
 	}
+	rd.total, rd.failed = 0, false
 	for i := range items {
-		it, out := &items[i], &parts[i]
-		if prev != nil && !fired[resolver.PartitionKey{Topic: it.name, Partition: it.rp.Partition}] {
-			total += len(out.RecordBatches)
-			failed = failed || out.ErrorCode != 0
-			continue
+		it, out := &items[i], &rd.parts[i]
+		if prev == nil || fired[resolver.PartitionKey{Topic: it.name, Partition: it.rp.Partition}] {
+			rd.sizes[i] = 0
+			switch {
+			case it.errID:
+				*out = fetchError(it.rp.Partition, kerr.UnknownTopicID)
+			default:
+				maxBytes := min(int(it.rp.PartitionMaxBytes), budget-rd.total)
+				minOne := rd.total == 0 // KIP-74: only until some partition has data
+				*out, rd.sizes[i] = s.fetchPartition(it.name, it.rp, maxBytes, iso, minOne, rd.wire)
+			}
 		}
-		if it.errID {
-			*out = fetchError(it.rp.Partition, kerr.UnknownTopicID)
-			failed = true
-			continue
-		}
-		maxBytes := min(int(it.rp.PartitionMaxBytes), budget-total)
-		minOne := total == 0 // KIP-74: only until some partition has data
-		*out = s.fetchPartition(it.name, it.rp, maxBytes, iso, minOne)
-		total += len(out.RecordBatches)
-		failed = failed || out.ErrorCode != 0
+		rd.total += rd.sizes[i]
+		rd.failed = rd.failed || out.ErrorCode != 0
 	}
-	return parts, total, failed
+	return rd
 }
 
 // fetchPartition reads one partition; the bounds are set on every answer.
-func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, maxBytes int, iso resolver.Isolation, minOne bool) kmsg.FetchResponseTopicPartition {
+func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, maxBytes int, iso resolver.Isolation, minOne bool, wire *wireBatches) (kmsg.FetchResponseTopicPartition, int) {
 	if _, err := s.partitionOf(topic, rp.Partition, false); err != nil {
-		return fetchError(rp.Partition, err)
+		return fetchError(rp.Partition, err), 0
 	}
 	if maxBytes <= 0 && !minOne {
 		// Budget spent: report the bounds only.
-		return s.fetchBoundsOnly(topic, rp.Partition, nil)
+		return s.fetchBoundsOnly(topic, rp.Partition, nil), 0
 	}
 	res, err := s.res.Fetch(topic, rp.Partition, resolver.Offset(rp.FetchOffset), max(maxBytes, 0), iso, minOne)
 	if err != nil {
-		return s.fetchBoundsOnly(topic, rp.Partition, err)
+		return s.fetchBoundsOnly(topic, rp.Partition, err), 0
 	}
 	out := kmsg.NewFetchResponseTopicPartition()
 	out.Partition = rp.Partition
 	out.HighWatermark = int64(res.HighWatermark)
 	out.LastStableOffset = int64(res.LastStable)
 	out.LogStartOffset = int64(res.LogStart)
-	out.RecordBatches = concatBatches(res.Batches, res.Bytes)
-	return out
+	// Empty, not null: librdkafka refuses a null record set (size -1).
+	out.RecordBatches = []byte{}
+	if len(res.Batches) > 0 {
+		// The stored bytes are the wire bytes: nothing is decoded per
+		// record, and nothing is copied (fetch_wire.go).
+		out.RecordBatches = wire.mark(res.Batches, res.Bytes)
+	}
+	return out, res.Bytes
 }
 
 // fetchBoundsOnly answers a partition without records, with err's code.
@@ -327,18 +337,5 @@ func fetchError(partition int32, err error) kmsg.FetchResponseTopicPartition {
 	out.Partition = partition
 	out.ErrorCode = errCode(err)
 	out.HighWatermark, out.LastStableOffset, out.LogStartOffset = -1, -1, -1
-	return out
-}
-
-// concatBatches lays whole batches end to end: the stored bytes are the
-// wire bytes, nothing is decoded per record.
-func concatBatches(batches [][]byte, size int) []byte {
-	if len(batches) == 1 {
-		return batches[0]
-	}
-	out := make([]byte, 0, size)
-	for _, b := range batches {
-		out = append(out, b...)
-	}
 	return out
 }

@@ -345,11 +345,7 @@ func (c *conn) writeLoop() {
 			return
 		}
 		if cap(buf) > 1<<20 {
-			// Do not pin a large fetch's buffer to this connection; the
-			// pool lets the next large response (of any connection) reuse
-			// it instead of growing a new one by doubling.
-			respPool.Put(buf[:0])
-			buf = nil
+			buf = nil // do not pin a large response's buffer
 		}
 	}
 	c.kill()
@@ -371,19 +367,22 @@ func (c *conn) writeSlot(sl *slot, buf *[]byte) bool {
 	if sl.resp == nil {
 		return true // K5
 	}
-	if sl.key == apiKeyFetch && cap(*buf) <= 1<<20 {
-		if b, ok := respPool.Get().([]byte); ok {
-			*buf = b
-		}
+	var out net.Buffers
+	n := 0
+	if br, ok := sl.resp.(*batchResponse); ok {
+		// Fetch: record batches by reference, one writev (fetch_wire.go).
+		*buf, out, n = br.appendSegments((*buf)[:0], sl)
+	} else {
+		*buf = appendResponse((*buf)[:0], sl)
+		out, n = net.Buffers{*buf}, len(*buf)
 	}
-	*buf = appendResponse((*buf)[:0], sl)
 	// K7: a client that reads nothing for connections.max.idle.ms is gone.
 	c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.ConnectionsMaxIdle))
-	if _, err := c.nc.Write(*buf); err != nil {
+	if _, err := out.WriteTo(c.nc); err != nil {
 		c.log.Debug("connection-write-failed", zap.Error(err))
 		return false
 	}
-	c.s.observeResponse(sl.key, len(*buf))
+	c.s.observeResponse(sl.key, n)
 	c.touch()
 	return true
 }
@@ -404,9 +403,6 @@ func (c *conn) drain() {
 		c.finish(sl)
 	}
 }
-
-// respPool holds large response buffers (fetches) between uses.
-var respPool sync.Pool
 
 // appendResponse frames one response: size, correlation id, tagged fields
 // for a flexible (v1) header — except ApiVersions, whose response header is

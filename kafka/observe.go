@@ -125,17 +125,13 @@ func (s *Server) observeBytes(o Observer, req kmsg.Request, resp kmsg.Response) 
 			o.ProduceBytes(t.Topic, n)
 		}
 	case *kmsg.FetchRequest:
-		fr, ok := resp.(*kmsg.FetchResponse)
+		perTopic, ok := fetchRecordBytes(resp) // record batches are markers (fetch_wire.go)
 		if !ok {
 			return
 		}
-		for _, t := range fr.Topics {
-			n := 0
-			for _, p := range t.Partitions {
-				n += len(p.RecordBatches)
-			}
-			if n > 0 && t.Topic != "" {
-				o.FetchBytes(t.Topic, n)
+		for topic, n := range perTopic {
+			if n > 0 && topic != "" {
+				o.FetchBytes(topic, n)
 			}
 		}
 	}
