@@ -166,4 +166,4 @@ type Options struct {
 }
 
 // DefaultTailCacheBytes is the default tail cache budget.
-const DefaultTailCacheBytes = 64 << 20
+const DefaultTailCacheBytes = 32 << 20
