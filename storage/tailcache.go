@@ -105,17 +105,17 @@ func (c *tailCache) add(l *logState, h EntryHeader, payload []byte) {
 	}
 }
 
-// evictFront drops the log's oldest cached entry if it is the one at off
-// (it may already be gone: dropped with the whole log, or restarted).
+// evictFront drops the log's cached entries up to and including the one
+// at off. Older ones are included because two adds may evict entries of
+// one log concurrently and finish out of order; their turn has come too.
+// The entry may already be gone (dropped with the whole log, restarted).
 func (t *logTail) evictFront(off Offset) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	live := t.liveLocked()
-	if len(live) == 0 || live[0].hdr.Offset != off {
-		return
+	for live := t.liveLocked(); len(live) > 0 && live[0].hdr.Offset <= off; live = live[1:] {
+		t.mu.entries[t.mu.head] = cachedEntry{}
+		t.mu.head++
 	}
-	t.mu.entries[t.mu.head] = cachedEntry{}
-	t.mu.head++
 	if t.mu.head == len(t.mu.entries) {
 		t.mu.entries, t.mu.head = nil, 0
 	} else if t.mu.head > 64 && t.mu.head > len(t.mu.entries)/2 {
