@@ -48,7 +48,13 @@
 // Under the partition's append lock it checks idempotent sequences (D4)
 // and Writes each batch as its own entry (offsets dense, in order, D3);
 // it Waits outside the lock and answers only once every entry is durable
-// (D1). Producer state is checkpointed in the metadata keyspace every few
+// (D1). ProduceAsync returns after the Writes with a PendingProduce to
+// Wait on, so a connection writes its next request while this one's group
+// commit syncs (one fsync covers both); ProduceAsyncOwned takes the
+// caller's buffer instead of copying it. Produced payloads are kept by
+// storage's tail cache (AppendOptions.Retain), so fetches near the end
+// are served from memory. A long poll over many partitions waits on one
+// Waiter (waiter.go) rather than one channel per partition. Producer state is checkpointed in the metadata keyspace every few
 // appends with the offset it covers and rebuilt on Open by replaying the
 // batch headers after that offset (checkpoint.go).
 //
