@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/kgateway
 PKGS    := ./...
 # Packages with concurrency of their own run under the race detector.
-RACE_PKGS := ./storage/... ./ledger/... ./resolver/... ./offsets/... ./kafka/...
+RACE_PKGS := ./storage/... ./ledger/... ./resolver/... ./offsets/... ./kafka/... ./metrics/... ./cmd/kgateway/...
 
 .PHONY: build run test test-unit test-e2e bench lint deps soak
 
@@ -22,7 +22,7 @@ deps:
 
 test: deps lint
 	$(GO) test -race -count=1 $(RACE_PKGS)
-	$(GO) test -count=1 ./cmd/... ./test/... .
+	$(GO) test -count=1 ./cmd/kgbench/... ./test/... .
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2x ./storage/... ./ledger/...
