@@ -44,6 +44,7 @@ type Config struct {
 	QueuedMaxRequestBytes int64 `prop:"queued.max.request.bytes" flag:"queued-max-request-bytes" help:"most request bytes read and not yet answered, server-wide; beyond it the server stops reading sockets"`
 	ConnectionsMaxIdleMs  int64 `prop:"connections.max.idle.ms" flag:"connections-max-idle-ms" help:"close a connection idle this long"`
 	MaxConnections        int   `prop:"max.connections" flag:"max-connections" help:"most open connections; more are closed at once"`
+	FetchSessionSlots     int   `prop:"max.incremental.fetch.session.cache.slots" flag:"fetch-session-cache-slots" help:"fetch sessions (KIP-227) kept; 0 disables them"`
 
 	// Broker defaults of the topic configs (retention.ms, segment.bytes, ...).
 	LogRetentionMs      int64  `prop:"log.retention.ms" flag:"log-retention-ms" help:"default retention.ms of topics; -1 keeps data forever"`
@@ -71,6 +72,7 @@ func DefaultConfig() Config {
 		QueuedMaxRequestBytes: kafka.DefaultQueuedMaxRequestBytes,
 		ConnectionsMaxIdleMs:  kafka.DefaultConnectionsMaxIdle.Milliseconds(),
 		MaxConnections:        kafka.DefaultMaxConnections,
+		FetchSessionSlots:     kafka.DefaultFetchSessionCacheSlots,
 		LogRetentionMs:        7 * 24 * 3600 * 1000,
 		LogRetentionBytes:     -1,
 		LogSegmentBytes:       1 << 30,
@@ -290,6 +292,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxConnections < 1 {
 		bad("max.connections", "%d must be positive", c.MaxConnections)
+	}
+	if c.FetchSessionSlots < 0 {
+		bad("max.incremental.fetch.session.cache.slots", "%d must not be negative", c.FetchSessionSlots)
 	}
 	errs = append(errs, c.validateLog(bad)...)
 	return errors.Join(errs...)

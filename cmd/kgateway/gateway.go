@@ -64,16 +64,17 @@ func startGateway(cfg Config, metricsExplicit bool, log *zap.Logger) (_ *gateway
 	}
 	slow := time.Duration(cfg.SlowRequestMs) * time.Millisecond
 	if g.srv, err = kafka.NewServer(kafka.Config{
-		Offsets:               g.offs,
-		Resolver:              g.res,
-		AdvertisedAddr:        cfg.AdvertisedAddr,
-		MaxRequestBytes:       int32(cfg.MaxRequestBytes),
-		QueuedMaxRequestBytes: cfg.QueuedMaxRequestBytes,
-		ConnectionsMaxIdle:    time.Duration(cfg.ConnectionsMaxIdleMs) * time.Millisecond,
-		MaxConnections:        cfg.MaxConnections,
-		Logger:                log.Named("kafka"),
-		Observer:              g.m,
-		SlowRequest:           slow,
+		Offsets:                g.offs,
+		Resolver:               g.res,
+		AdvertisedAddr:         cfg.AdvertisedAddr,
+		MaxRequestBytes:        int32(cfg.MaxRequestBytes),
+		QueuedMaxRequestBytes:  cfg.QueuedMaxRequestBytes,
+		ConnectionsMaxIdle:     time.Duration(cfg.ConnectionsMaxIdleMs) * time.Millisecond,
+		MaxConnections:         cfg.MaxConnections,
+		FetchSessionCacheSlots: sessionSlots(cfg.FetchSessionSlots),
+		Logger:                 log.Named("kafka"),
+		Observer:               g.m,
+		SlowRequest:            slow,
 	}); err != nil {
 		return nil, err
 	}
@@ -216,4 +217,13 @@ func (g *gateway) closeLayers() error {
 		errs = append(errs, g.store.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// sessionSlots maps Kafka's max.incremental.fetch.session.cache.slots (0:
+// no sessions) to kafka.Config's (0: the default, negative: no sessions).
+func sessionSlots(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }

@@ -24,8 +24,15 @@ func testCtx(t *testing.T) context.Context {
 // startTest starts a gateway on ephemeral ports over dir.
 func startTest(t *testing.T, dir string) *gateway {
 	t.Helper()
+	return startTestWith(t, dir, func(*Config) {})
+}
+
+// startTestWith is startTest with the config changed by edit first.
+func startTestWith(t *testing.T, dir string, edit func(*Config)) *gateway {
+	t.Helper()
 	cfg := DefaultConfig()
 	cfg.Listen, cfg.MetricsAddr, cfg.DataDir = "127.0.0.1:0", "127.0.0.1:0", dir
+	edit(&cfg)
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
