@@ -54,7 +54,7 @@ func handleProduce(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, erro
 				*out = produceError(rp.Partition, fixed)
 				continue
 			}
-			pp, err := s.writePartition(rt.Topic, rp.Partition, rp.Records)
+			pp, err := s.writePartition(rt.Topic, rp.Partition, rp.Records, rc.stats.size)
 			if err != nil {
 				*out = produceError(rp.Partition, err)
 				continue
@@ -90,14 +90,22 @@ type pendingPartition struct {
 
 // writePartition writes one partition's batches without waiting for
 // durability, auto-creating the topic when allowed.
-func (s *Server) writePartition(topic string, partition int32, records []byte) (*resolver.PendingProduce, error) {
+func (s *Server) writePartition(topic string, partition int32, records []byte, frameSize int) (*resolver.PendingProduce, error) {
 	if _, err := s.partitionOf(topic, partition, true); err != nil {
 		return nil, err
 	}
 	// records is a slice of this request's own frame buffer (kmsg does not
-	// copy), which nothing reads or reuses after the handler: hand it over
-	// rather than copy it.
-	return s.res.ProduceAsyncOwned(topic, partition, records)
+	// copy), which nothing reads or reuses after the handler. Handing it
+	// over saves a copy, but the store's tail cache then keeps the whole
+	// frame alive for as long as it holds these bytes: only when records is
+	// most of the frame (the usual one-partition request) does that cost
+	// less than twice what the cache counts, so the cache's byte bound
+	// still bounds memory. Smaller slices of a many-partition frame are
+	// copied.
+	if 2*len(records) >= frameSize {
+		return s.res.ProduceAsyncOwned(topic, partition, records)
+	}
+	return s.res.ProduceAsync(topic, partition, records)
 }
 
 // producedPartition waits until pp is durable (D1) and answers it.
