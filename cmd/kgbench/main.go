@@ -49,6 +49,7 @@ type config struct {
 	Records           int           `json:"records"`             // N: records in workloads 1–3
 	RecordSize        int           `json:"record_size"`         // bytes per record value
 	Linger            time.Duration `json:"linger_ns"`           // producer linger
+	LoadLinger        time.Duration `json:"load_linger_ns"`      // workload 4's producer linger
 	Idempotent        bool          `json:"idempotent"`          // franz-go's default producer mode
 	OfferedMBps       float64       `json:"offered_mbps"`        // workload 4 offered load
 	Duration          time.Duration `json:"duration_ns"`         // workload 4 duration
@@ -138,7 +139,8 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&workloads, "workloads", "1,2,3,4,5,6,7", "comma-separated workload numbers to run")
 	fs.IntVar(&c.Records, "records", 1_000_000, "records produced in workloads 1 and 2 (and consumed in 3)")
 	fs.IntVar(&c.RecordSize, "record-size", 1024, "record value size in bytes")
-	fs.DurationVar(&c.Linger, "linger", 5*time.Millisecond, "producer linger")
+	fs.DurationVar(&c.Linger, "linger", 5*time.Millisecond, "producer linger (workloads 1, 2, 6, 7)")
+	fs.DurationVar(&c.LoadLinger, "load-linger", 0, "workload 4's producer linger: 0 so that ack latency is the server's, not the client's batching wait")
 	fs.BoolVar(&c.Idempotent, "idempotent", true, "idempotent producer (franz-go's default)")
 	fs.Float64Var(&rate, "rate", 20, "workload 4 offered load in MB/s")
 	fs.DurationVar(&c.Duration, "duration", 20*time.Second, "workload 4 duration")

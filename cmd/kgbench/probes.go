@@ -52,7 +52,9 @@ func (b *bench) offeredLoad(ctx context.Context, res *Result) error {
 	if err := b.createTopics(ctx, map[string]int32{topicW4: 1}); err != nil {
 		return err
 	}
-	prod, err := b.client()
+	// A linger would add the client's own batching wait to every ack
+	// latency, the same for every system (--load-linger).
+	prod, err := b.client(kgo.ProducerLinger(b.cfg.LoadLinger))
 	if err != nil {
 		return err
 	}
