@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -51,6 +52,7 @@ func TestReadWritesNothing(t *testing.T) {
 		if err := e.store.ApplyMeta(storage.MetaOp{Key: []byte("ledger-test/quiesce"), Value: []byte(phase)}); err != nil {
 			t.Fatal(err)
 		}
+		waitIndexSettled(t, e.dir)
 		files0, store0 := dirState(t, e.dir), storeState(t, e.store)
 		fsMut0, pebbleMut0 := e.fs.mutations.Load(), e.pebble.Load()
 		lac0, _ := e.m.LastConfirmed()
@@ -94,6 +96,42 @@ func TestReadWritesNothing(t *testing.T) {
 	if e.fs.mutations.Load() == fsMut || e.pebble.Load() == pebbleMut {
 		t.Fatalf("an append made no mutation the test can see: fs %d->%d pebble %d->%d",
 			fsMut, e.fs.mutations.Load(), pebbleMut, e.pebble.Load())
+	}
+}
+
+// waitIndexSettled waits until pebble has finished deleting the files its
+// Open made obsolete. pebble.Open hands them (the previous OPTIONS file,
+// the WAL it replayed and flushed) to a background cleaner and returns
+// without waiting, so right after storage.Open they can vanish at any
+// moment: a baseline taken before that would blame the reads for
+// pebble's own housekeeping. Once settled, the index directory holds one
+// OPTIONS file and one WAL (these tests never fill a memtable, so the WAL
+// never rotates).
+func waitIndexSettled(t *testing.T, dir string) {
+	t.Helper()
+	index := filepath.Join(dir, "index")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ents, err := os.ReadDir(index)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var options, wals []string
+		for _, d := range ents {
+			switch name := d.Name(); {
+			case strings.HasPrefix(name, "OPTIONS-"):
+				options = append(options, name)
+			case strings.HasSuffix(name, ".log"):
+				wals = append(wals, name)
+			}
+		}
+		if len(options) == 1 && len(wals) == 1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pebble never deleted its obsolete files: OPTIONS %v, WALs %v", options, wals)
+		}
+		time.Sleep(time.Millisecond) // poll interval of a condition wait
 	}
 }
 
