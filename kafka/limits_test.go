@@ -67,17 +67,22 @@ func TestLongPollIsNotIdle(t *testing.T) {
 	if _, err := res.CreateTopic("idle", 1, 1, nil, false); err != nil {
 		t.Fatal(err)
 	}
-	s := startServer(t, Config{Resolver: res, ConnectionsMaxIdle: 50 * time.Millisecond})
-	c := dialRaw(t, s.Addr())
+	// The connection is idle from the accept until the request arrives, so
+	// the request is built before the dial and the idle time leaves room
+	// for a stalled test goroutine on a loaded machine; the long poll
+	// still waits five times the idle time.
+	const idle, maxWait = 200 * time.Millisecond, 1000 * time.Millisecond
+	s := startServer(t, Config{Resolver: res, ConnectionsMaxIdle: idle})
 	req := kmsg.NewPtrFetchRequest()
 	req.SetVersion(12)
-	req.MaxWaitMillis, req.MinBytes = 400, 1
+	req.MaxWaitMillis, req.MinBytes = int32(maxWait/time.Millisecond), 1
 	rt := kmsg.NewFetchRequestTopic()
 	rt.Topic = "idle"
 	rp := kmsg.NewFetchRequestTopicPartition()
 	rp.PartitionMaxBytes = 1 << 20
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
+	c := dialRaw(t, s.Addr())
 	start := time.Now()
 	c.send(3, req)
 	resp := kmsg.NewPtrFetchResponse()
@@ -85,7 +90,8 @@ func TestLongPollIsNotIdle(t *testing.T) {
 	if corr := c.recv(resp); corr != 3 {
 		t.Fatalf("correlation %d", corr)
 	}
-	if waited := time.Since(start); waited < 300*time.Millisecond {
+	// A timer never fires early: the answer comes at MaxWait at the soonest.
+	if waited := time.Since(start); waited < maxWait-100*time.Millisecond {
 		t.Fatalf("fetch answered after %v, before its max wait", waited)
 	}
 	c.expectClosed() // idle again once answered
