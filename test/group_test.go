@@ -287,10 +287,23 @@ func TestGroupSessionEviction(t *testing.T) {
 	}
 	sync := kmsg.NewPtrSyncGroupRequest()
 	sync.Group, sync.MemberID, sync.Generation = groupID, jr.MemberID, jr.Generation
-	if sr := request[*kmsg.SyncGroupResponse](t, raw, sync); sr.ErrorCode != 0 {
+	sr := request[*kmsg.SyncGroupResponse](t, raw, sync)
+	if sr.ErrorCode != 0 {
 		t.Fatalf("raw sync: %v", kerr.ErrorForCode(sr.ErrorCode))
 	}
-	eventually(t, "the live member gives up partitions", func() bool { return len(alive.ownedSet()) < parts })
+	// The live member gives up partitions: the raw member got some in this
+	// generation. (Not by polling the live member's owned set: it owns
+	// fewer only until the eviction, a window a stalled poll can miss.)
+	var rawAssigned kmsg.ConsumerMemberAssignment
+	if err := rawAssigned.ReadFrom(sr.MemberAssignment); err != nil || len(rawAssigned.Topics) == 0 ||
+		len(rawAssigned.Topics[0].Partitions) == 0 {
+		t.Fatalf("raw member assigned %+v (%v), want some of %s", rawAssigned.Topics, err, topic)
+	}
+	eventually(t, "the live member is assigned in the new generation", func() bool {
+		alive.mu.Lock()
+		defer alive.mu.Unlock()
+		return alive.assigned >= 2
+	})
 
 	// No heartbeats from the raw member: after 1s it is removed.
 	eventually(t, "the silent member is evicted", func() bool { return ownedExactlyOnce(parts, alive) })
