@@ -49,11 +49,9 @@ type ConfigOp struct {
 func (r *Resolver) IncrementalAlterTopicConfigs(name string, ops []ConfigOp, validateOnly bool) error {
 	r.adminMu.Lock()
 	defer r.adminMu.Unlock()
-	r.mu.RLock()
-	t, ok := r.mu.topics[name]
-	r.mu.RUnlock()
-	if !ok {
-		return fmt.Errorf("%w: %q", ErrUnknownTopic, name)
+	t, err := r.boundTopic(name)
+	if err != nil {
+		return err
 	}
 	configs, err := r.applyOps(t.configs, ops)
 	if err != nil {

@@ -147,11 +147,9 @@ func (r *Resolver) openTopic(name string, id TopicID, logs []storage.LogID, conf
 func (r *Resolver) DeleteTopic(name string) error {
 	r.adminMu.Lock()
 	defer r.adminMu.Unlock()
-	r.mu.RLock()
-	t, ok := r.mu.topics[name]
-	r.mu.RUnlock()
-	if !ok {
-		return fmt.Errorf("%w: %q", ErrUnknownTopic, name)
+	t, err := r.boundTopic(name)
+	if err != nil {
+		return err
 	}
 	// ckptMu: no checkpoint of these logs may land after their keys go.
 	for _, p := range t.parts {
@@ -222,11 +220,9 @@ func (r *Resolver) AlterTopicConfigs(name string, configs map[string]string, val
 	}
 	r.adminMu.Lock()
 	defer r.adminMu.Unlock()
-	r.mu.RLock()
-	t, ok := r.mu.topics[name]
-	r.mu.RUnlock()
-	if !ok {
-		return fmt.Errorf("%w: %q", ErrUnknownTopic, name)
+	t, err := r.boundTopic(name)
+	if err != nil {
+		return err
 	}
 	if validateOnly {
 		return nil
@@ -266,11 +262,9 @@ func (r *Resolver) replaceConfigsLocked(t *topic, configs map[string]string) err
 func (r *Resolver) CreatePartitions(name string, count int32, validateOnly bool) error {
 	r.adminMu.Lock()
 	defer r.adminMu.Unlock()
-	r.mu.RLock()
-	t, ok := r.mu.topics[name]
-	r.mu.RUnlock()
-	if !ok {
-		return fmt.Errorf("%w: %q", ErrUnknownTopic, name)
+	t, err := r.boundTopic(name)
+	if err != nil {
+		return err
 	}
 	have := int32(len(t.parts))
 	if count <= have || count > maxPartitions {
@@ -309,4 +303,15 @@ func (r *Resolver) CreatePartitions(name string, count int32, validateOnly bool)
 	r.mu.byID[t.id] = nt
 	r.mu.Unlock()
 	return nil
+}
+
+// boundTopic returns the binding of a topic by name, or ErrUnknownTopic.
+func (r *Resolver) boundTopic(name string) (*topic, error) {
+	r.mu.RLock()
+	t, ok := r.mu.topics[name]
+	r.mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownTopic, name)
+	}
+	return t, nil
 }
