@@ -98,22 +98,19 @@ func (s *Store) Floor(id LogID, off Offset) (EntryHeader, error) {
 // FirstOffset describes the first visible (not soft-trimmed) entry, or
 // ErrEmpty.
 func (s *Store) FirstOffset(id LogID) (EntryHeader, error) {
-	l, sn, err := s.readLog(id)
-	if err != nil {
-		return EntryHeader{}, err
-	}
-	defer s.closeMu.RUnlock()
-	if sn.start >= sn.end {
-		return EntryHeader{}, fmt.Errorf("%w: %v", ErrEmpty, id)
-	}
-	var out EntryHeader
-	err = s.scanIndex(l, sn, sn.start, func(h EntryHeader) bool { out = h; return false })
-	return out, err
+	return s.edgeEntry(id, func(sn snapshot) Offset { return sn.start })
 }
 
 // LastOffset describes the last durable entry, or ErrEmpty when no entry is
 // visible.
 func (s *Store) LastOffset(id LogID) (EntryHeader, error) {
+	return s.edgeEntry(id, func(sn snapshot) Offset { return sn.end - 1 })
+}
+
+// edgeEntry describes the visible entry containing the offset that at
+// picks from the log's (Start, End) snapshot, or ErrEmpty when no entry is
+// visible.
+func (s *Store) edgeEntry(id LogID, at func(snapshot) Offset) (EntryHeader, error) {
 	l, sn, err := s.readLog(id)
 	if err != nil {
 		return EntryHeader{}, err
@@ -123,7 +120,7 @@ func (s *Store) LastOffset(id LogID) (EntryHeader, error) {
 		return EntryHeader{}, fmt.Errorf("%w: %v", ErrEmpty, id)
 	}
 	var out EntryHeader
-	err = s.scanIndex(l, sn, sn.end-1, func(h EntryHeader) bool { out = h; return false })
+	err = s.scanIndex(l, sn, at(sn), func(h EntryHeader) bool { out = h; return false })
 	return out, err
 }
 
