@@ -23,11 +23,12 @@
 //     compete for the machine's cores.
 //  3. Every workload is bounded by --workload-timeout, so a hung server costs
 //     at most that long per workload.
+//  4. Every system starts fresh, with a new data directory, in every round,
+//     and no system runs first in every round (--rounds rotates the order).
 package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -65,6 +66,9 @@ type config struct {
 	KgatewayBin       string        `json:"kgateway_bin"`        // prebuilt kgateway binary ("" = build)
 	WorkDir           string        `json:"work_dir"`            // parent of the temporary data dirs
 	KeepData          bool          `json:"keep_data"`           // leave data directories behind
+	Rounds            int           `json:"rounds"`              // times the whole systems × workloads set runs
+	DiskProbe         bool          `json:"disk_probe"`          // measure the work dir's disk before the systems
+	KgatewayArgs      string        `json:"kgateway_args"`       // appended to kgateway's command line (strings.Fields)
 	Render            string        `json:"-"`                   // re-render this JSON instead of running
 }
 
@@ -107,6 +111,9 @@ func (c *config) Validate() error {
 	}
 	if c.Probes < 1 {
 		bad("--probes must be >= 1")
+	}
+	if c.Rounds < 1 {
+		bad("--rounds must be >= 1, got %d", c.Rounds)
 	}
 	return errors.Join(errs...)
 }
@@ -156,6 +163,9 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.KgatewayBin, "kgateway-bin", "", "prebuilt kgateway binary (default: go build ./cmd/kgateway)")
 	fs.StringVar(&c.WorkDir, "work-dir", "", "parent directory for temporary data dirs (default: $TMPDIR)")
 	fs.BoolVar(&c.KeepData, "keep-data", false, "keep data directories after the run")
+	fs.IntVar(&c.Rounds, "rounds", 1, "run every system × workload this many times, rotating the system order; the table shows medians")
+	fs.BoolVar(&c.DiskProbe, "disk-probe", true, "measure fdatasync latency and synced write MB/s in --work-dir first")
+	fs.StringVar(&c.KgatewayArgs, "kgateway-args", "", "extra arguments appended to kgateway's command line, split on spaces (e.g. '--log-level warn')")
 	fs.StringVar(&c.Render, "render", "", "print the table and draw --chart from an earlier --out JSON; runs nothing")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -220,10 +230,10 @@ func parseBytes(s string) (int64, error) {
 	return int64(f * mult), nil
 }
 
-// run benchmarks every system in turn and writes the table, JSON and chart.
-// The exit code is non-zero only when the harness itself could not work
-// (e.g. no temp dir or an unwritable --out), never because of a number or a
-// failing system (invariant 1).
+// run benchmarks every system in turn, --rounds times, and writes the
+// table, JSON and chart. The exit code is non-zero only when the harness
+// itself could not work (e.g. no temp dir or an unwritable --out), never
+// because of a number or a failing system (invariant 1).
 func run(cfg *config) int {
 	if cfg.Render != "" {
 		return render(cfg)
@@ -235,67 +245,40 @@ func run(cfg *config) int {
 		fmt.Fprintln(os.Stderr, "kgbench:", err)
 		return 1
 	}
-	if !cfg.KeepData {
+	if cfg.KeepData {
+		fmt.Fprintln(os.Stderr, "== data directories and server logs are kept in", root)
+	} else {
 		defer os.RemoveAll(root)
 	}
 	rep := newReport(cfg)
-	for _, name := range cfg.Systems {
-		rep.Results = append(rep.Results, benchSystem(ctx, cfg, root, name)...)
+	if cfg.DiskProbe {
+		rep.Host.Disk = measureDisk(ctx, root)
 	}
+	rep.Results = newHarness(cfg, root).runRounds(ctx)
+	rep.Summary = summarize(cfg.Systems, rep.Results)
 	fmt.Println()
-	writeTable(os.Stdout, rep.Results)
+	printReport(os.Stdout, rep)
 	code := 0
 	if err := writeJSON(cfg.Out, rep); err != nil {
 		fmt.Fprintln(os.Stderr, "kgbench: writing JSON:", err)
 		code = 1
 	}
-	if err := writeChart(cfg.Chart, rep.Results); err != nil {
+	if err := writeChart(cfg.Chart, rep.Summary); err != nil {
 		fmt.Fprintln(os.Stderr, "kgbench: writing chart:", err)
 		code = 1
 	}
 	return code
 }
 
-// benchSystem starts one system, runs the selected workloads against it and
-// stops it. A start failure yields one error row per selected workload.
-func benchSystem(ctx context.Context, cfg *config, root, name string) []Result {
-	fmt.Fprintf(os.Stderr, "== %s: starting\n", name)
-	sys, err := startSystem(ctx, cfg, root, name)
-	var out []Result
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "== %s: failed to start: %v\n", name, err)
-		for _, w := range cfg.Workloads {
-			out = append(out, Result{System: name, Workload: workloadNames[w-1], Error: "start: " + err.Error()})
-		}
-		return out
-	}
-	defer sys.stop()
-	b := newBench(cfg, sys)
-	for _, w := range cfg.Workloads {
-		fmt.Fprintf(os.Stderr, "== %s: workload %s\n", name, workloadNames[w-1])
-		res := b.runWorkload(ctx, w)
-		if res.Error != "" {
-			fmt.Fprintf(os.Stderr, "   error: %s\n", res.Error)
-		}
-		out = append(out, res)
-	}
-	return out
-}
-
 // render re-prints the table and redraws the chart of an earlier run.
 func render(cfg *config) int {
-	b, err := os.ReadFile(cfg.Render)
+	rep, err := loadReport(cfg.Render)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kgbench:", err)
 		return 1
 	}
-	var rep Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		fmt.Fprintln(os.Stderr, "kgbench:", cfg.Render+":", err)
-		return 1
-	}
-	writeTable(os.Stdout, rep.Results)
-	if err := writeChart(cfg.Chart, rep.Results); err != nil {
+	printReport(os.Stdout, rep)
+	if err := writeChart(cfg.Chart, rep.Summary); err != nil {
 		fmt.Fprintln(os.Stderr, "kgbench: writing chart:", err)
 		return 1
 	}

@@ -99,3 +99,56 @@ func TestReportOutputs(t *testing.T) {
 		t.Fatalf("render drew no chart: %v", err)
 	}
 }
+
+// TestLoadReport re-renders both a file from before --rounds (no summary,
+// no rounds, no disk) and a new one, whose summary is shown as written.
+func TestLoadReport(t *testing.T) {
+	dir := t.TempDir()
+	old := `{"config": {"systems": ["kgateway", "kfake"]}, "results": [
+		{"system": "kfake", "workload": "1 produce 1p×1", "mb_per_s": 244, "seconds": 4},
+		{"system": "kgateway", "workload": "1 produce 1p×1", "mb_per_s": 692, "seconds": 1.5}]}`
+	rep := &Report{
+		Host:    hostInfo{Disk: &diskInfo{Sync4kP50Ms: 1, Sync4kP99Ms: 2, SyncWriteMBps: 400}},
+		Config:  &config{Systems: []string{"kfake"}},
+		Results: []Result{{System: "kfake", Workload: workloadNames[0], MBps: 1}, {System: "kfake", Workload: workloadNames[0], Round: 1, MBps: 3}},
+		Summary: []Result{{System: "kfake", Workload: workloadNames[0], MBps: 2, Notes: "2 rounds: MB/s 1.0–3.0"}},
+	}
+	newPath := filepath.Join(dir, "new.json")
+	if err := writeJSON(newPath, rep); err != nil {
+		t.Fatal(err)
+	}
+	oldPath := filepath.Join(dir, "old.json")
+	if err := os.WriteFile(oldPath, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path      string
+		want, not []string
+		wantRows  int
+		first     string // the configured order, not the results', comes first
+	}{
+		{oldPath, []string{"| kgateway | 1 produce 1p×1 | 692 |", "| kfake | 1 produce 1p×1 | 244 |"}, []string{"disk"}, 2, "kgateway"},
+		{newPath, []string{"disk (work dir): 4 KiB", "| kfake | 1 produce 1p×1 | 2.0 |", "2 rounds: MB/s 1.0–3.0"}, nil, 1, "kfake"},
+	} {
+		got, err := loadReport(tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sb strings.Builder
+		printReport(&sb, got)
+		out := sb.String()
+		if len(got.Summary) != tc.wantRows || got.Summary[0].System != tc.first {
+			t.Errorf("%s: summary %+v, want %d rows, %s first", tc.path, got.Summary, tc.wantRows, tc.first)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: output lacks %q:\n%s", tc.path, w, out)
+			}
+		}
+		for _, n := range tc.not {
+			if strings.Contains(out, n) {
+				t.Errorf("%s: output has %q:\n%s", tc.path, n, out)
+			}
+		}
+	}
+}

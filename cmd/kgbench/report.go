@@ -18,8 +18,11 @@ import (
 // Result is one cell row of the table: one system × one workload. Numbers
 // that a workload does not measure stay zero and are omitted from JSON.
 type Result struct {
-	System        string       `json:"system"`
-	Workload      string       `json:"workload"`
+	System   string `json:"system"`
+	Workload string `json:"workload"`
+	// Round is the 0-based round the result is from; a summary row carries
+	// the first round it folds that did not error.
+	Round         int          `json:"round"`
 	Records       int          `json:"records,omitempty"`
 	MBps          float64      `json:"mb_per_s,omitempty"` // 1 MB = 10^6 bytes
 	RecordsPerSec float64      `json:"records_per_s,omitempty"`
@@ -45,7 +48,10 @@ type Report struct {
 	Started time.Time `json:"started"`
 	Host    hostInfo  `json:"host"`
 	Config  *config   `json:"config"`
-	Results []Result  `json:"results"`
+	Results []Result  `json:"results"` // every round's, round by round
+	// Summary has one row per system × workload (see summarizeCell); the
+	// table and the chart show it. Files from before --rounds lack it.
+	Summary []Result `json:"summary"`
 }
 
 // hostInfo records what the numbers were measured on and with.
@@ -57,6 +63,9 @@ type hostInfo struct {
 	Kernel   string            `json:"kernel"`
 	Go       string            `json:"go"`
 	Modules  map[string]string `json:"modules"` // franz-go, kfake versions
+	// Disk is the --work-dir disk probe; nil with --disk-probe=false and in
+	// files from before it existed.
+	Disk *diskInfo `json:"disk,omitempty"`
 }
 
 func newReport(cfg *config) *Report {
@@ -169,6 +178,37 @@ func truncate(s string, n int) string {
 
 func escapeCell(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+}
+
+// loadReport reads an earlier --out file. A file from before --rounds has
+// no summary: it is summarized as the one round it is.
+func loadReport(path string) (*Report, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var rep Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if rep.Summary == nil {
+		var systems []string
+		if rep.Config != nil {
+			systems = rep.Config.Systems
+		}
+		rep.Summary = summarize(systems, rep.Results)
+	}
+	return &rep, nil
+}
+
+// printReport prints the disk probe's line (when there is one) and the
+// summary table.
+func printReport(w io.Writer, rep *Report) {
+	if rep.Host.Disk != nil {
+		fmt.Fprintln(w, rep.Host.Disk)
+		fmt.Fprintln(w)
+	}
+	writeTable(w, rep.Summary)
 }
 
 // writeJSON writes the report to path ("" = skip).

@@ -2,7 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -35,8 +41,9 @@ func TestAllWorkloadsAgainstKfake(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	h := newHarness(cfg, t.TempDir())
 	for _, name := range cfg.Systems {
-		results := benchSystem(ctx, cfg, t.TempDir(), name)
+		results := h.benchSystem(ctx, t.TempDir(), name)
 		if len(results) != len(workloadNames) {
 			t.Fatalf("%s: %d results, want %d", name, len(results), len(workloadNames))
 		}
@@ -50,6 +57,58 @@ func TestAllWorkloadsAgainstKfake(t *testing.T) {
 		}
 		if rss := results[4].RSSBytes; rss <= 0 {
 			t.Errorf("%s: metadata workload read no RSS", name)
+		}
+	}
+}
+
+// TestRoundsAgainstKfake runs two rounds at toy sizes: the second round
+// must run the systems rotated, on new data directories that are gone once
+// each system stopped, and the summary must fold both rounds per cell in
+// the configured order.
+func TestRoundsAgainstKfake(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts servers")
+	}
+	cfg, err := parseFlags([]string{
+		"--systems", "kfake,kfake-durable", "--workloads", "1,3", "--records", "200",
+		"--rounds", "2", "--disk-probe=false", "--workload-timeout", "30s",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	root := t.TempDir()
+	results := newHarness(cfg, root).runRounds(ctx)
+	var got []string
+	for _, r := range results {
+		if r.Error != "" {
+			t.Errorf("round %d %s / %s: %s", r.Round, r.System, r.Workload, r.Error)
+		}
+		got = append(got, fmt.Sprintf("%d %s %s", r.Round, r.System, r.Workload[:1]))
+	}
+	want := []string{
+		"0 kfake 1", "0 kfake 3", "0 kfake-durable 1", "0 kfake-durable 3",
+		"1 kfake-durable 1", "1 kfake-durable 3", "1 kfake 1", "1 kfake 3",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("results ran as\n%q\nwant\n%q", got, want)
+	}
+	for _, round := range []string{"round-1", "round-2"} {
+		if _, err := os.Stat(filepath.Join(root, round, "kfake-durable.log")); err != nil {
+			t.Errorf("%s: no server log: %v", round, err)
+		}
+		if _, err := os.Stat(filepath.Join(root, round, "kfake-durable-data")); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s: data dir left behind (stat: %v)", round, err)
+		}
+	}
+	sum := summarize(cfg.Systems, results)
+	if len(sum) != 4 || sum[0].System != "kfake" || sum[2].System != "kfake-durable" {
+		t.Fatalf("summary rows %+v", sum)
+	}
+	for _, r := range sum {
+		if !strings.Contains(r.Notes, "2 rounds: MB/s ") {
+			t.Errorf("%s / %s: notes %q lack the spread", r.System, r.Workload, r.Notes)
 		}
 	}
 }

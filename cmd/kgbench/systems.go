@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -52,10 +53,11 @@ func knownSystem(name string) bool {
 	return false
 }
 
-// startSystem builds (if needed) and launches one system under root and
-// waits until its port accepts connections.
-func startSystem(ctx context.Context, cfg *config, root, name string) (*system, error) {
-	bin, args, err := systemCommand(ctx, cfg, root, name)
+// startSystem builds (if needed) and launches one system with its data
+// directory and log under dir, and waits until its port accepts
+// connections.
+func startSystem(ctx context.Context, h *harness, dir, name string) (*system, error) {
+	bin, lead, err := systemCommand(ctx, h, name)
 	if err != nil {
 		return nil, err
 	}
@@ -66,26 +68,36 @@ func startSystem(ctx context.Context, cfg *config, root, name string) (*system, 
 	s := &system{
 		name:    name,
 		addr:    addr,
-		dataDir: filepath.Join(root, name+"-data"),
-		logPath: filepath.Join(root, name+".log"),
+		dataDir: filepath.Join(dir, name+"-data"),
+		logPath: filepath.Join(dir, name+".log"),
 		exited:  make(chan struct{}),
 	}
 	if err := os.MkdirAll(s.dataDir, 0o755); err != nil {
 		return nil, err
 	}
-	args = append(args, "--listen", addr, "--data-dir", s.dataDir)
-	if err := s.launch(bin, args); err != nil {
+	if err := s.launch(bin, serverArgs(h.cfg, name, lead, addr, s.dataDir)); err != nil {
 		return nil, err
 	}
-	if err := s.waitReady(ctx, cfg.StartTimeout); err != nil {
+	if err := s.waitReady(ctx, h.cfg.StartTimeout); err != nil {
 		s.stop()
 		return nil, err
 	}
 	return s, nil
 }
 
+// serverArgs is a system's command line after the binary. --kgateway-args
+// go last so that they can override what kgbench sets (kgateway's flags,
+// like Go's, let the last occurrence win).
+func serverArgs(cfg *config, name string, lead []string, addr, dataDir string) []string {
+	args := append(slices.Clone(lead), "--listen", addr, "--data-dir", dataDir)
+	if name == "kgateway" {
+		args = append(args, strings.Fields(cfg.KgatewayArgs)...)
+	}
+	return args
+}
+
 // systemCommand returns the binary and leading arguments for name.
-func systemCommand(ctx context.Context, cfg *config, root, name string) (string, []string, error) {
+func systemCommand(ctx context.Context, h *harness, name string) (string, []string, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return "", nil, err
@@ -96,10 +108,7 @@ func systemCommand(ctx context.Context, cfg *config, root, name string) (string,
 	case "kfake-durable":
 		return self, []string{serveKfakeCmd, "--durable"}, nil
 	case "kgateway":
-		if cfg.KgatewayBin != "" {
-			return cfg.KgatewayBin, nil, nil
-		}
-		bin, err := buildKgateway(ctx, root)
+		bin, err := h.kgatewayBin(ctx)
 		return bin, nil, err
 	}
 	return "", nil, fmt.Errorf("%w: unknown system %q", errConfig, name)

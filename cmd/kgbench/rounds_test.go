@@ -1,0 +1,174 @@
+package main
+
+import (
+	"errors"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestRoundOrder(t *testing.T) {
+	systems := []string{"kgateway", "kfake", "kfake-durable"}
+	for _, tc := range []struct {
+		systems []string
+		round   int
+		want    []string
+	}{
+		{systems, 0, []string{"kgateway", "kfake", "kfake-durable"}},
+		{systems, 1, []string{"kfake", "kfake-durable", "kgateway"}},
+		{systems, 2, []string{"kfake-durable", "kgateway", "kfake"}},
+		{systems, 3, []string{"kgateway", "kfake", "kfake-durable"}},
+		{[]string{"kfake"}, 5, []string{"kfake"}},
+		{nil, 1, []string{}},
+	} {
+		if got := roundOrder(tc.systems, tc.round); !slices.Equal(got, tc.want) {
+			t.Errorf("roundOrder(%v, %d) = %v, want %v", tc.systems, tc.round, got, tc.want)
+		}
+	}
+}
+
+func TestMedian(t *testing.T) {
+	for _, tc := range []struct {
+		in   []float64
+		want float64
+	}{
+		{nil, 0},
+		{[]float64{7}, 7},
+		{[]float64{3, 1, 2}, 2},
+		{[]float64{4, 1, 3, 2}, 2.5}, // even: mean of the two middle values
+		{[]float64{10, 10}, 10},
+		{[]float64{5, 1, 100, 2, 3}, 3},
+	} {
+		in := slices.Clone(tc.in)
+		if got := median(in); got != tc.want {
+			t.Errorf("median(%v) = %v, want %v", tc.in, got, tc.want)
+		}
+		if !slices.Equal(in, tc.in) {
+			t.Errorf("median(%v) reordered its input to %v", tc.in, in)
+		}
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	w1, w4 := workloadNames[0], workloadNames[3]
+	lat := func(p50, p99 float64) []Percentile { return []Percentile{{"ack p50", p50}, {"ack p99", p99}} }
+	for _, tc := range []struct {
+		name    string
+		systems []string
+		in      []Result
+		want    []Result
+	}{{
+		name:    "one round is returned as it is",
+		systems: []string{"a", "b"},
+		in: []Result{
+			{System: "a", Workload: w1, Records: 10, MBps: 300, RecordsPerSec: 3e5, Seconds: 1, ServerCPUSeconds: 0.5, Notes: "n"},
+			{System: "b", Workload: w1, Error: "start: boom"},
+		},
+		want: []Result{
+			{System: "a", Workload: w1, Records: 10, MBps: 300, RecordsPerSec: 3e5, Seconds: 1, ServerCPUSeconds: 0.5, Notes: "n"},
+			{System: "b", Workload: w1, Error: "start: boom"},
+		},
+	}, {
+		name:    "odd count: medians, configured order despite rotation",
+		systems: []string{"a", "b"},
+		in: []Result{
+			{System: "a", Workload: w1, Round: 0, MBps: 412, RecordsPerSec: 4, Records: 8, ServerCPUSeconds: 3, RSSBytes: 30, PeakRSSBytes: 60},
+			{System: "b", Workload: w1, Round: 0, MBps: 1},
+			{System: "b", Workload: w1, Round: 1, MBps: 2},
+			{System: "a", Workload: w1, Round: 1, MBps: 455, RecordsPerSec: 5, Records: 8, ServerCPUSeconds: 1, RSSBytes: 10, PeakRSSBytes: 20},
+			{System: "a", Workload: w1, Round: 2, MBps: 420, RecordsPerSec: 6, Records: 8, ServerCPUSeconds: 2, RSSBytes: 20, PeakRSSBytes: 40},
+			{System: "b", Workload: w1, Round: 2, MBps: 3},
+		},
+		want: []Result{
+			{System: "a", Workload: w1, MBps: 420, RecordsPerSec: 5, Records: 8, ServerCPUSeconds: 2, RSSBytes: 20, PeakRSSBytes: 40,
+				Notes: "3 rounds: MB/s 412–455"},
+			{System: "b", Workload: w1, MBps: 2, Notes: "3 rounds: MB/s 1.0–3.0"},
+		},
+	}, {
+		name:    "even count: mean of the middle two; latency per percentile",
+		systems: []string{"a"},
+		in: []Result{
+			{System: "a", Workload: w4, Round: 0, Latency: lat(1, 10), Notes: "offered"},
+			{System: "a", Workload: w4, Round: 1, Latency: lat(2, 30), Notes: "offered again"},
+		},
+		want: []Result{
+			{System: "a", Workload: w4, Latency: lat(1.5, 20), Notes: "offered; 2 rounds: ack p50 1.00–2.00 ms"},
+		},
+	}, {
+		name:    "errored rounds are left out of the medians",
+		systems: []string{"a"},
+		in: []Result{
+			{System: "a", Workload: w1, Round: 0, Error: "timeout"},
+			{System: "a", Workload: w1, Round: 1, MBps: 100},
+			{System: "a", Workload: w1, Round: 2, MBps: 300},
+		},
+		want: []Result{
+			{System: "a", Workload: w1, Round: 1, MBps: 200, Notes: "2 of 3 rounds ok: MB/s 100–300"},
+		},
+	}, {
+		name:    "every round errored: the first error",
+		systems: []string{"a"},
+		in: []Result{
+			{System: "a", Workload: w1, Round: 0, Error: "first"},
+			{System: "a", Workload: w1, Round: 1, Error: "second"},
+		},
+		want: []Result{{System: "a", Workload: w1, Round: 0, Error: "first"}},
+	}, {
+		name:    "systems missing from the list follow it",
+		systems: []string{"b"},
+		in: []Result{
+			{System: "c", Workload: w1, MBps: 1},
+			{System: "b", Workload: w1, MBps: 2},
+		},
+		want: []Result{{System: "b", Workload: w1, MBps: 2}, {System: "c", Workload: w1, MBps: 1}},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := summarize(tc.systems, tc.in); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got\n%+v\nwant\n%+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestServerArgs(t *testing.T) {
+	for _, tc := range []struct {
+		name, extra string
+		lead, want  []string
+	}{
+		{"kgateway", "", nil, []string{"--listen", "A", "--data-dir", "D"}},
+		{"kgateway", " --log-level  warn ", nil, []string{"--listen", "A", "--data-dir", "D", "--log-level", "warn"}},
+		{"kfake-durable", "--log-level warn", []string{serveKfakeCmd, "--durable"},
+			[]string{serveKfakeCmd, "--durable", "--listen", "A", "--data-dir", "D"}},
+	} {
+		got := serverArgs(&config{KgatewayArgs: tc.extra}, tc.name, tc.lead, "A", "D")
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("serverArgs(%s, %q) = %q, want %q", tc.name, tc.extra, got, tc.want)
+		}
+	}
+}
+
+func TestParseFlagsRoundsAndArgs(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		wantErr string
+		check   func(*config) bool
+	}{
+		{nil, "", func(c *config) bool { return c.Rounds == 1 && c.DiskProbe && c.KgatewayArgs == "" }},
+		{[]string{"--rounds", "3", "--disk-probe=false", "--kgateway-args", "--log-level warn"}, "",
+			func(c *config) bool { return c.Rounds == 3 && !c.DiskProbe && c.KgatewayArgs == "--log-level warn" }},
+		{[]string{"--rounds", "0"}, "--rounds must be >= 1", nil},
+	} {
+		cfg, err := parseFlags(tc.args)
+		switch {
+		case tc.wantErr != "":
+			if !errors.Is(err, errConfig) || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("parseFlags(%q): err %v, want %q", tc.args, err, tc.wantErr)
+			}
+		case err != nil:
+			t.Errorf("parseFlags(%q): %v", tc.args, err)
+		case !tc.check(cfg):
+			t.Errorf("parseFlags(%q) = %+v", tc.args, cfg)
+		}
+	}
+}
