@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"runtime/debug"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -219,37 +218,35 @@ func (c *conn) readFrame(br *bufio.Reader) ([]byte, error) {
 	return body, err
 }
 
-// initialBody is how much of a frame is allocated before its bytes arrive.
-const initialBody = 1 << 20
-
-// wholeBody is how much of a frame must have arrived before the rest is
-// allocated at once: a client that has sent this much is sending.
+// wholeBody is how much of a frame is allocated before its bytes arrive:
+// a frame up to this size is allocated whole, so the usual produce frame
+// (a few MiB of batches) is read straight into its final buffer with no
+// regrowth (regrowing by doubling from 1 MiB was 14% of the server's CPU
+// producing to 32 partitions). A larger frame takes its declared size once
+// this much has arrived: a client that has sent 8 MiB is sending, and one
+// that declares a huge frame and trickles it holds at most this much
+// beyond what it sent.
 const wholeBody = 8 << 20
 
-// readBody reads size bytes, growing the buffer as they arrive: a client
-// that declares a large frame and sends it slowly (or never) holds at most
-// about twice what it actually sent, up to wholeBody; past that the
-// buffer takes the declared size at once, so that a large frame does not
-// leave a chain of outgrown buffers (about its own size again) for the GC.
-// Declared sizes are paid for from queued.max.request.bytes (K6) before
-// the body is read, so this never holds more than the budget allows.
+// readBody reads size bytes. Declared sizes are paid for from
+// queued.max.request.bytes (K6) before the body is read, so this never
+// holds more than the budget allows.
 func readBody(br *bufio.Reader, size int) ([]byte, error) {
-	body := make([]byte, 0, min(size, initialBody))
-	for len(body) < size {
-		switch {
-		case len(body) < cap(body):
-		case len(body) >= wholeBody:
-			body = append(make([]byte, 0, size), body...)
-		default:
-			body = slices.Grow(body, min(size, 2*cap(body))-len(body))
-		}
-		n, err := io.ReadFull(br, body[len(body):min(size, cap(body))])
-		body = body[:len(body)+n]
-		if err != nil {
-			return nil, err
-		}
+	first := min(size, wholeBody)
+	body := make([]byte, first, first)
+	if _, err := io.ReadFull(br, body); err != nil {
+		return nil, err
 	}
-	return body, nil
+	if first == size {
+		return body, nil
+	}
+	// One copy of wholeBody bytes instead of a chain of outgrown buffers.
+	whole := make([]byte, size)
+	copy(whole, body)
+	if _, err := io.ReadFull(br, whole[first:]); err != nil {
+		return nil, err
+	}
+	return whole, nil
 }
 
 // dispatch parses a request and returns its slot and the function that

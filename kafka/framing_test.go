@@ -228,18 +228,22 @@ func TestValidTopicName(t *testing.T) {
 	}
 }
 
-func TestReadBodyGrows(t *testing.T) {
-	for _, size := range []int{10, initialBody - 1, initialBody, initialBody + 1, 5*initialBody + 3} {
+// readBody returns exactly the declared bytes in a buffer of exactly that
+// size, below, at and past wholeBody, and fails on a short frame.
+func TestReadBody(t *testing.T) {
+	for _, size := range []int{10, wholeBody - 1, wholeBody, wholeBody + 1, 3*wholeBody + 5} {
 		src := make([]byte, size+7)
 		for i := range src {
 			src[i] = byte(i * 7)
 		}
 		got, err := readBody(bufio.NewReaderSize(bytes.NewReader(src), 4096), size)
-		if err != nil || !bytes.Equal(got, src[:size]) {
-			t.Fatalf("size %d: %d bytes, err %v", size, len(got), err)
+		if err != nil || !bytes.Equal(got, src[:size]) || cap(got) != size {
+			t.Fatalf("size %d: %d bytes (cap %d), err %v", size, len(got), cap(got), err)
 		}
 	}
-	if _, err := readBody(bufio.NewReader(bytes.NewReader(make([]byte, 3*initialBody))), 4*initialBody); err == nil {
-		t.Fatal("short frame read without error")
+	for _, size := range []int{100, 2 * wholeBody} {
+		if _, err := readBody(bufio.NewReader(bytes.NewReader(make([]byte, size-1))), size); err == nil {
+			t.Fatalf("size %d: short frame read without error", size)
+		}
 	}
 }

@@ -1,8 +1,6 @@
 package kafka
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -292,20 +290,5 @@ func TestLimitsConfigValidate(t *testing.T) {
 	cfg := Config{Resolver: res, MaxRequestBytes: 600 << 20}.withDefaults()
 	if cfg.QueuedMaxRequestBytes != 600<<20 || cfg.ConnectionsMaxIdle != DefaultConnectionsMaxIdle || cfg.MaxConnections != DefaultMaxConnections {
 		t.Fatalf("defaults %d %v %d", cfg.QueuedMaxRequestBytes, cfg.ConnectionsMaxIdle, cfg.MaxConnections)
-	}
-}
-
-// Past wholeBody a frame's buffer takes its declared size at once (no
-// chain of outgrown buffers); before it, it grows with what arrives.
-func TestReadBodyWholeAfterThreshold(t *testing.T) {
-	for _, size := range []int{wholeBody - 1, wholeBody + 1, 3*wholeBody + 5} {
-		src := make([]byte, size)
-		for i := range src {
-			src[i] = byte(i * 13)
-		}
-		got, err := readBody(bufio.NewReaderSize(bytes.NewReader(src), 4096), size)
-		if err != nil || !bytes.Equal(got, src) || (size > 2*wholeBody && cap(got) != size) {
-			t.Fatalf("size %d: %d bytes (cap %d), err %v", size, len(got), cap(got), err)
-		}
 	}
 }
