@@ -24,6 +24,7 @@ import (
 	"fmt"
 
 	"github.com/kgateway/kgateway/resolver"
+	"github.com/kgateway/kgateway/storage"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -43,6 +44,7 @@ func handleProduce(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, erro
 	}
 	resp.Topics = make([]kmsg.ProduceResponseTopic, len(r.Topics))
 	var waits []pendingPartition
+	frame := frameBacking(r, rc.stats.size)
 	for i, rt := range r.Topics {
 		t := &resp.Topics[i]
 		*t = kmsg.NewProduceResponseTopic()
@@ -54,7 +56,7 @@ func handleProduce(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, erro
 				*out = produceError(rp.Partition, fixed)
 				continue
 			}
-			pp, err := s.writePartition(rt.Topic, rp.Partition, rp.Records, rc.stats.size)
+			pp, err := s.writePartition(rt.Topic, rp.Partition, rp.Records, frame)
 			if err != nil {
 				*out = produceError(rp.Partition, err)
 				continue
@@ -88,24 +90,31 @@ type pendingPartition struct {
 	pp        *resolver.PendingProduce
 }
 
+// frameBacking describes the request's frame buffer to the store when
+// more than one partition's records are slices of it. Each records slice
+// is handed over without a copy (kmsg does not copy, and nothing reads or
+// reuses the frame after the handler), but a cached slice keeps the whole
+// frame alive: the store's tail cache must charge the frame, once, not
+// the slices (storage C5). A single-partition request's records are most
+// of its frame and are charged as they are.
+func frameBacking(r *kmsg.ProduceRequest, frameSize int) *storage.Backing {
+	n := 0
+	for _, rt := range r.Topics {
+		n += len(rt.Partitions)
+	}
+	if n <= 1 {
+		return nil
+	}
+	return storage.NewBacking(frameSize)
+}
+
 // writePartition writes one partition's batches without waiting for
 // durability, auto-creating the topic when allowed.
-func (s *Server) writePartition(topic string, partition int32, records []byte, frameSize int) (*resolver.PendingProduce, error) {
+func (s *Server) writePartition(topic string, partition int32, records []byte, frame *storage.Backing) (*resolver.PendingProduce, error) {
 	if _, err := s.partitionOf(topic, partition, true); err != nil {
 		return nil, err
 	}
-	// records is a slice of this request's own frame buffer (kmsg does not
-	// copy), which nothing reads or reuses after the handler. Handing it
-	// over saves a copy, but the store's tail cache then keeps the whole
-	// frame alive for as long as it holds these bytes: only when records is
-	// most of the frame (the usual one-partition request) does that cost
-	// less than twice what the cache counts, so the cache's byte bound
-	// still bounds memory. Smaller slices of a many-partition frame are
-	// copied.
-	if 2*len(records) >= frameSize {
-		return s.res.ProduceAsyncOwned(topic, partition, records)
-	}
-	return s.res.ProduceAsync(topic, partition, records)
+	return s.res.ProduceAsyncOwned(topic, partition, records, frame)
 }
 
 // producedPartition waits until pp is durable (D1) and answers it.

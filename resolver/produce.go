@@ -48,7 +48,7 @@ type PendingProduce struct {
 // the other (not concurrently) on one partition get offsets in that order.
 // The caller must not acknowledge anything before Wait returns (D1).
 func (r *Resolver) ProduceAsync(topic string, partition int32, batch []byte) (*PendingProduce, error) {
-	return r.produceAsync(topic, partition, batch, false)
+	return r.produceAsync(topic, partition, batch, false, nil)
 }
 
 // ProduceAsyncOwned is ProduceAsync for a caller that hands batch over: the
@@ -57,11 +57,15 @@ func (r *Resolver) ProduceAsync(topic string, partition int32, batch []byte) (*P
 // even when an error is returned. The Kafka front end parses each request
 // into a fresh buffer and passes the records slices straight through: the
 // produced bytes are copied once, from the socket, on their way to disk.
-func (r *Resolver) ProduceAsyncOwned(topic string, partition int32, batch []byte) (*PendingProduce, error) {
-	return r.produceAsync(topic, partition, batch, true)
+// When batch is a slice of a larger buffer (one partition of a
+// many-partition request), frame describes that buffer, so that the tail
+// cache charges what it keeps alive (storage C5); nil when batch is the
+// whole of its buffer, or most of it.
+func (r *Resolver) ProduceAsyncOwned(topic string, partition int32, batch []byte, frame *storage.Backing) (*PendingProduce, error) {
+	return r.produceAsync(topic, partition, batch, true, frame)
 }
 
-func (r *Resolver) produceAsync(topic string, partition int32, batch []byte, owned bool) (*PendingProduce, error) {
+func (r *Resolver) produceAsync(topic string, partition int32, batch []byte, owned bool, frame *storage.Backing) (*PendingProduce, error) {
 	p, err := r.partition(topic, partition)
 	if err != nil {
 		return nil, err
@@ -103,7 +107,7 @@ func (r *Resolver) produceAsync(topic string, partition int32, batch []byte, own
 
 	w := newInflight()
 	p.app.Lock()
-	pend, dup, err := r.appendLocked(p, batches, hdrs, maxTimes, w)
+	pend, dup, err := r.appendLocked(p, batches, hdrs, maxTimes, w, frame)
 	p.app.Unlock()
 	if err != nil {
 		return nil, err
@@ -128,7 +132,7 @@ func (pp *PendingProduce) Wait() (ProduceResult, error) {
 // appendLocked runs under p.app: the idempotence check and the ledger
 // Writes, so sequence order and offset order agree (D3, D4). It records
 // the producer state of what it wrote, tagged with w until w finishes.
-func (r *Resolver) appendLocked(p *partition, batches [][]byte, hdrs []batchHeader, maxTimes []int64, w *inflight) ([]*storage.Pending, *seqBatch, error) {
+func (r *Resolver) appendLocked(p *partition, batches [][]byte, hdrs []batchHeader, maxTimes []int64, w *inflight, frame *storage.Backing) ([]*storage.Pending, *seqBatch, error) {
 	if p.app.failed != nil {
 		return nil, nil, storageErr("partition failed earlier; reopen required", p.app.failed)
 	}
@@ -146,7 +150,13 @@ func (r *Resolver) appendLocked(p *partition, batches [][]byte, hdrs []batchHead
 	}
 	pend := make([]*storage.Pending, 0, len(batches))
 	for i, b := range batches {
-		pd, err := ml.Write(int(hdrs[i].Records), b, storage.AppendOptions{MaxTime: maxTimes[i], Stamp: stamp(maxTimes[i]), Retain: true})
+		pd, err := ml.Write(int(hdrs[i].Records), b, storage.AppendOptions{
+			MaxTime: maxTimes[i], Stamp: stamp(maxTimes[i]), Retain: true, Backing: frame,
+			// The batch CRC, verified by splitBatches (or recomputed for
+			// LogAppendTime), covers bytes attrsOff..end, which the stamp
+			// leaves alone: storage need not read them again.
+			SuffixFrom: attrsOff, SuffixCRC: binary.BigEndian.Uint32(b[crcOff:]),
+		})
 		if err != nil {
 			if i > 0 {
 				// Earlier batches of this call are written and may become

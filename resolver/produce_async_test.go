@@ -22,7 +22,7 @@ func TestProduceAsyncPipelined(t *testing.T) {
 		if i%2 == 0 {
 			pp, err = g.r.ProduceAsync("t", 0, b)
 		} else {
-			pp, err = g.r.ProduceAsyncOwned("t", 0, b)
+			pp, err = g.r.ProduceAsyncOwned("t", 0, b, nil)
 		}
 		if err != nil {
 			t.Fatalf("write %d: %v", i, err)

@@ -129,7 +129,32 @@ type AppendOptions struct {
 	// and serve it to reads as it is: the caller promises never to modify
 	// payload once Write is called. Without it the store keeps nothing.
 	Retain bool
+	// Backing, with Retain, says payload is a slice of a larger buffer
+	// (a request frame holding several partitions' batches): keeping the
+	// slice keeps the whole buffer alive, so the tail cache charges the
+	// buffer's full size once, however many of its slices it holds (C5).
+	// nil: payload is its own allocation, charged at its length.
+	Backing *Backing
+	// SuffixCRC, when SuffixFrom > 0, is the CRC32C of payload[SuffixFrom:]
+	// as written (after Stamp), which the caller has already verified (a
+	// Kafka batch carries the CRC of its bytes 21..end): the store then
+	// checksums only payload[:SuffixFrom] and derives the frame CRC, which
+	// still covers every byte, without a second pass over the payload. A
+	// wrong value makes the entry fail its CRC on every read.
+	SuffixFrom int
+	SuffixCRC  uint32
 }
+
+// Backing is a buffer that retained payloads are slices of (see
+// AppendOptions.Backing). One Backing is shared by every Write of slices
+// of one buffer.
+type Backing struct {
+	size int64
+	refs int // cached slices; guarded by tailCache.mu
+}
+
+// NewBacking describes a buffer of size bytes.
+func NewBacking(size int) *Backing { return &Backing{size: int64(size)} }
 
 // FS is the file layer under segment files. Tests replace it to inject
 // faults (lose unsynced writes, tear a write, fail a sync, ENOSPC).

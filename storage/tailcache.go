@@ -30,6 +30,10 @@ import (
 //	   a trimmed start) goes to the index and the files as before, which
 //	   keep every error case.
 //	C4 Served payloads are the cache's own slices: read-only for everyone.
+//	C5 The budget counts the memory the cache keeps alive: a payload that
+//	   is a slice of a shared buffer (AppendOptions.Backing) keeps all of
+//	   it, so the buffer is charged at its full size while any of its
+//	   slices is cached, and once however many are.
 
 // cachedEntry is one cached entry.
 type cachedEntry struct {
@@ -51,9 +55,10 @@ func (t *logTail) liveLocked() []cachedEntry { return t.mu.entries[t.mu.head:] }
 
 // tailRef names one cached entry in the global eviction order.
 type tailRef struct {
-	log *logState
-	off Offset
-	n   int64
+	log     *logState
+	off     Offset
+	n       int64    // bytes charged for the entry itself
+	backing *Backing // the shared buffer it is a slice of, if any (C5)
 }
 
 // tailCache is the store-wide budget and eviction order.
@@ -69,8 +74,14 @@ type tailCache struct {
 
 // add caches one written entry of l (under l.appendMu, so per log in
 // offset order) and evicts the oldest entries beyond the budget.
-func (c *tailCache) add(l *logState, h EntryHeader, payload []byte) {
-	if c.limit <= 0 || int64(len(payload)) > c.limit {
+func (c *tailCache) add(l *logState, h EntryHeader, payload []byte, b *Backing) {
+	if c.limit <= 0 {
+		return
+	}
+	if int64(len(payload)) > c.limit || (b != nil && b.size > c.limit) {
+		// Too big to cache: the log's cache would no longer reach its
+		// newest entry, so it goes (C2).
+		c.drop(l)
 		return
 	}
 	t := &l.tail
@@ -83,16 +94,19 @@ func (c *tailCache) add(l *logState, h EntryHeader, payload []byte) {
 	t.mu.entries = append(t.mu.entries, cachedEntry{hdr: h, payload: payload})
 	t.mu.Unlock()
 
-	n := int64(len(payload)) + frameHeaderLen
+	ref := tailRef{log: l, off: h.Offset, n: frameHeaderLen, backing: b}
+	if b == nil {
+		ref.n += int64(len(payload))
+	}
 	c.mu.Lock()
-	c.mu.bytes += n
-	c.mu.fifo = append(c.mu.fifo, tailRef{log: l, off: h.Offset, n: n})
+	c.chargeLocked(ref, +1)
+	c.mu.fifo = append(c.mu.fifo, ref)
 	var victims []tailRef
 	for c.mu.bytes > c.limit && c.mu.head < len(c.mu.fifo) {
 		v := c.mu.fifo[c.mu.head]
 		c.mu.fifo[c.mu.head] = tailRef{}
 		c.mu.head++
-		c.mu.bytes -= v.n
+		c.chargeLocked(v, -1)
 		victims = append(victims, v)
 	}
 	if c.mu.head > 1024 && c.mu.head > len(c.mu.fifo)/2 {
@@ -102,6 +116,19 @@ func (c *tailCache) add(l *logState, h EntryHeader, payload []byte) {
 	c.mu.Unlock()
 	for _, v := range victims {
 		v.log.tail.evictFront(v.off)
+	}
+}
+
+// chargeLocked adds (sign +1) or removes (-1) ref's bytes from the budget:
+// its own, and its backing's whole size when it is the backing's first
+// cached slice or its last one leaving (C5). Needs c.mu.
+func (c *tailCache) chargeLocked(ref tailRef, sign int) {
+	c.mu.bytes += int64(sign) * ref.n
+	if b := ref.backing; b != nil {
+		if sign > 0 && b.refs == 0 || sign < 0 && b.refs == 1 {
+			c.mu.bytes += int64(sign) * b.size
+		}
+		b.refs += sign
 	}
 }
 
@@ -204,4 +231,12 @@ func (t *logTail) payloads(hdrs []EntryHeader, out [][]byte) int {
 		}
 	}
 	return n
+}
+
+// TailCacheBytes is how many bytes the tail cache charges now (C5), at
+// most Options.TailCacheBytes.
+func (s *Store) TailCacheBytes() int64 {
+	s.tail.mu.Lock()
+	defer s.tail.mu.Unlock()
+	return s.tail.mu.bytes
 }

@@ -238,3 +238,63 @@ func TestTailCacheConcurrentEviction(t *testing.T) {
 		t.Fatalf("%d entries cached, budget holds 20", cached)
 	}
 }
+
+// C5: slices of one shared buffer (a many-partition request frame) are
+// charged once, at the buffer's whole size, while any of them is cached;
+// the budget bounds those buffers, and a buffer larger than the budget is
+// not cached at all (and the log's cache goes, C2).
+func TestTailCacheChargesBackingOnce(t *testing.T) {
+	const logs, slice = 4, 1000
+	frame := logs * slice
+	s := newStore(t, t.TempDir(), Options{TailCacheBytes: int64(3*frame + 8*logs*frameHeaderLen)})
+	defer s.Close()
+	for id := LogID(1); id <= logs; id++ {
+		if err := s.CreateLog(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFrame := func(n int) {
+		t.Helper()
+		buf := make([]byte, frame)
+		b := NewBacking(len(buf))
+		for id := LogID(1); id <= logs; id++ {
+			p := buf[int(id-1)*slice : int(id)*slice : int(id)*slice]
+			copy(p, payloadFor(Offset(n), slice))
+			if _, err := s.Append(id, 1, p, AppendOptions{Retain: true, Backing: b}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	writeFrame(0)
+	if got, want := s.tail.mu.bytes, int64(frame+logs*frameHeaderLen); got != want {
+		t.Fatalf("one frame in 4 slices charged %d bytes, want %d (once, whole)", got, want)
+	}
+	for n := 1; n < 10; n++ {
+		writeFrame(n)
+		if s.tail.mu.bytes > s.tail.limit {
+			t.Fatalf("after frame %d: %d bytes cached, limit %d", n, s.tail.mu.bytes, s.tail.limit)
+		}
+	}
+	// Three frames fit: the last three are cached whole, nothing older.
+	for id := LogID(1); id <= logs; id++ {
+		tail := s.mustTail(t, id)
+		if len(tail) != 3 || tail[0].hdr.Offset != 7 {
+			t.Fatalf("log %d caches %d entries from %v, want offsets 7..9", id, len(tail), tail[0].hdr.Offset)
+		}
+		es, err := s.ReadEntries(id, 7, 3, 1<<20)
+		if err != nil || len(es) != 3 || !bytes.Equal(es[2].Payload, payloadFor(9, slice)) {
+			t.Fatalf("log %d: read %d entries, err %v", id, len(es), err)
+		}
+	}
+	// A buffer larger than the whole budget is never cached.
+	big := NewBacking(int(s.tail.limit) + 1)
+	if _, err := s.Append(1, 1, payloadFor(10, slice), AppendOptions{Retain: true, Backing: big}); err != nil {
+		t.Fatal(err)
+	}
+	if tail := s.mustTail(t, 1); len(tail) != 0 {
+		t.Fatalf("after a slice of a buffer larger than the budget the cache holds %d entries, want none (C2)", len(tail))
+	}
+	if es, err := s.ReadEntries(1, 7, 10, 1<<20); err != nil || len(es) != 4 {
+		t.Fatalf("read from 7: %d entries, err %v; want 7..10", len(es), err)
+	}
+}
