@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/kgateway/kgateway/kafka"
+	"github.com/kgateway/kgateway/storage"
 	"go.uber.org/zap/zapcore"
 )
 
@@ -45,6 +46,7 @@ type Config struct {
 	ConnectionsMaxIdleMs  int64 `prop:"connections.max.idle.ms" flag:"connections-max-idle-ms" help:"close a connection idle this long"`
 	MaxConnections        int   `prop:"max.connections" flag:"max-connections" help:"most open connections; more are closed at once"`
 	FetchSessionSlots     int   `prop:"max.incremental.fetch.session.cache.slots" flag:"fetch-session-cache-slots" help:"fetch sessions (KIP-227) kept; 0 disables them"`
+	TailCacheBytes        int64 `prop:"tail.cache.bytes" flag:"tail-cache-bytes" help:"memory for the newest entries of all partitions together, so that tailing consumers are served without touching the files; 0 disables it"`
 
 	// Broker defaults of the topic configs (retention.ms, segment.bytes, ...).
 	LogRetentionMs      int64  `prop:"log.retention.ms" flag:"log-retention-ms" help:"default retention.ms of topics; -1 keeps data forever"`
@@ -73,6 +75,7 @@ func DefaultConfig() Config {
 		ConnectionsMaxIdleMs:  kafka.DefaultConnectionsMaxIdle.Milliseconds(),
 		MaxConnections:        kafka.DefaultMaxConnections,
 		FetchSessionSlots:     kafka.DefaultFetchSessionCacheSlots,
+		TailCacheBytes:        storage.DefaultTailCacheBytes,
 		LogRetentionMs:        7 * 24 * 3600 * 1000,
 		LogRetentionBytes:     -1,
 		LogSegmentBytes:       1 << 30,
@@ -292,6 +295,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxConnections < 1 {
 		bad("max.connections", "%d must be positive", c.MaxConnections)
+	}
+	if c.TailCacheBytes < 0 {
+		bad("tail.cache.bytes", "%d must not be negative", c.TailCacheBytes)
 	}
 	if c.FetchSessionSlots < 0 {
 		bad("max.incremental.fetch.session.cache.slots", "%d must not be negative", c.FetchSessionSlots)

@@ -52,7 +52,7 @@ func startGateway(cfg Config, metricsExplicit bool, log *zap.Logger) (_ *gateway
 			err = errors.Join(err, g.closeLayers())
 		}
 	}()
-	if g.store, err = storage.Open(cfg.DataDir, storage.Options{Logger: log.Named("storage")}); err != nil {
+	if g.store, err = storage.Open(cfg.DataDir, storage.Options{Logger: log.Named("storage"), TailCacheBytes: tailCacheOption(cfg.TailCacheBytes)}); err != nil {
 		return nil, fmt.Errorf("open storage: %w", err)
 	}
 	if g.res, err = resolver.Open(g.store, cfg.resolverConfig(log.Named("resolver"))); err != nil {
@@ -222,6 +222,15 @@ func (g *gateway) closeLayers() error {
 // sessionSlots maps Kafka's max.incremental.fetch.session.cache.slots (0:
 // no sessions) to kafka.Config's (0: the default, negative: no sessions).
 func sessionSlots(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
+}
+
+// tailCacheOption maps tail.cache.bytes to storage's option, where zero
+// means the default and a negative value disables the cache.
+func tailCacheOption(n int64) int64 {
 	if n == 0 {
 		return -1
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"testing"
 
+	"github.com/kgateway/kgateway/storage"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -32,6 +34,27 @@ func TestFetchSessionSlotsConfig(t *testing.T) {
 		resp := raw.(*kmsg.FetchResponse)
 		if got := resp.SessionID != 0; got != tc.wantSession || resp.ErrorCode != 0 {
 			t.Fatalf("slots %d: session id %d, error %d; want a session: %v", tc.slots, resp.SessionID, resp.ErrorCode, tc.wantSession)
+		}
+	}
+}
+
+// tail.cache.bytes reaches the store: by default produced entries are
+// cached; 0 disables the cache and fetches are served from the files.
+func TestTailCacheConfig(t *testing.T) {
+	for _, tc := range []struct {
+		bytes      int64
+		wantCached bool
+	}{{storage.DefaultTailCacheBytes, true}, {0, false}} {
+		g := startTestWith(t, t.TempDir(), func(c *Config) { c.TailCacheBytes = tc.bytes })
+		cl := newClient(t, g)
+		produce(t, cl, "tail", "a")
+		if got := g.store.TailCacheBytes() > 0; got != tc.wantCached {
+			t.Fatalf("tail.cache.bytes %d: %d bytes cached; want cached: %v", tc.bytes, g.store.TailCacheBytes(), tc.wantCached)
+		}
+		cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{"tail": {0: kgo.NewOffset().AtStart()}})
+		fs := cl.PollFetches(testCtx(t))
+		if err := fs.Err(); err != nil || fs.NumRecords() != 1 || string(fs.Records()[0].Value) != "a" {
+			t.Fatalf("tail.cache.bytes %d: fetched %d records, err %v", tc.bytes, fs.NumRecords(), err)
 		}
 	}
 }
