@@ -75,7 +75,7 @@ func TestReportOutputs(t *testing.T) {
 	}
 	var sb strings.Builder
 	writeTable(&sb, results)
-	if !strings.Contains(sb.String(), "| kgateway | 1 produce 1p×1 | ERROR | ERROR | – | – | error: start: boom \\| bad |") {
+	if !strings.Contains(sb.String(), "| kgateway | 1 produce 1p×1 | ERROR | ERROR | – | – | – | error: start: boom \\| bad |") {
 		t.Errorf("table:\n%s", sb.String())
 	}
 	dir := t.TempDir()

@@ -33,6 +33,11 @@ type Result struct {
 	// ServerCPUSeconds is the server process's user+system CPU time during
 	// the workload (fills and topic creation included).
 	ServerCPUSeconds float64 `json:"server_cpu_s"`
+	// ClientCPUSeconds is kgbench's own (the franz-go clients') CPU time
+	// during the workload: with client and server on one small machine,
+	// server CPU + client CPU against wall time × cores shows when the
+	// machine, not the server, is the limit.
+	ClientCPUSeconds float64 `json:"client_cpu_s"`
 	Notes            string  `json:"notes,omitempty"`
 	Error            string  `json:"error,omitempty"`
 }
@@ -117,19 +122,19 @@ func percentiles(prefix string, samples []time.Duration, qs ...float64) []Percen
 // writeTable prints the results as a Markdown table, one row per
 // system × workload, so it can be pasted into BENCHMARKS.md as is.
 func writeTable(w io.Writer, results []Result) {
-	fmt.Fprintln(w, "| system | workload | MB/s | records/s | latency (ms) | server CPU s | notes |")
-	fmt.Fprintln(w, "|---|---|---:|---:|---|---:|---|")
+	fmt.Fprintln(w, "| system | workload | MB/s | records/s | latency (ms) | server CPU s | client CPU s | notes |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---|---:|---:|---|")
 	for _, r := range results {
 		mbps, rps, notes := fmtRate(r.MBps), fmtRate(r.RecordsPerSec), r.Notes
-		cpu := fmt.Sprintf("%.2f", r.ServerCPUSeconds)
+		cpu, ccpu := fmt.Sprintf("%.2f", r.ServerCPUSeconds), fmt.Sprintf("%.2f", r.ClientCPUSeconds)
 		if r.RSSBytes > 0 {
 			notes = join("; ", notes, fmt.Sprintf("RSS %s (peak %s)", fmtBytes(r.RSSBytes), fmtBytes(r.PeakRSSBytes)))
 		}
 		if r.Error != "" {
-			mbps, rps, cpu, notes = "ERROR", "ERROR", "–", "error: "+truncate(r.Error, 160)
+			mbps, rps, cpu, ccpu, notes = "ERROR", "ERROR", "–", "–", "error: "+truncate(r.Error, 160)
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n",
-			r.System, r.Workload, mbps, rps, fmtLatency(r.Latency), cpu, escapeCell(notes))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			r.System, r.Workload, mbps, rps, fmtLatency(r.Latency), cpu, ccpu, escapeCell(notes))
 	}
 }
 

@@ -175,6 +175,7 @@ func summarizeCell(rounds []Result) Result {
 	s.PeakRSSBytes = int64(med(func(r Result) float64 { return float64(r.PeakRSSBytes) }))
 	s.Seconds = med(func(r Result) float64 { return r.Seconds })
 	s.ServerCPUSeconds = med(func(r Result) float64 { return r.ServerCPUSeconds })
+	s.ClientCPUSeconds = med(func(r Result) float64 { return r.ClientCPUSeconds })
 	s.Latency = medianLatency(ok)
 	s.Notes = join("; ", s.Notes, spreadNote(ok, len(rounds)))
 	return s

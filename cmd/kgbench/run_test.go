@@ -55,6 +55,9 @@ func TestAllWorkloadsAgainstKfake(t *testing.T) {
 				t.Errorf("%s / %s: no figures", r.System, r.Workload)
 			}
 		}
+		if results[0].ClientCPUSeconds <= 0 {
+			t.Errorf("%s: workload 1 measured no client CPU", name)
+		}
 		if rss := results[4].RSSBytes; rss <= 0 {
 			t.Errorf("%s: metadata workload read no RSS", name)
 		}

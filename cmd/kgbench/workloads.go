@@ -14,6 +14,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -86,9 +87,11 @@ func (b *bench) runWorkload(ctx context.Context, n int) Result {
 		b.offeredLoad, b.metadataAtScale, b.bigPartitionFetch, b.fetchSessions,
 	}
 	cpu0, cpuErr := b.sys.cpuSeconds()
+	client0 := selfCPUSeconds()
 	start := time.Now()
 	err := fns[n-1](ctx, &res)
 	res.Seconds = time.Since(start).Seconds()
+	res.ClientCPUSeconds = selfCPUSeconds() - client0
 	if cpu1, err := b.sys.cpuSeconds(); err == nil && cpuErr == nil {
 		res.ServerCPUSeconds = cpu1 - cpu0
 	}
@@ -302,4 +305,14 @@ func consumeAtLeast(ctx context.Context, cl *kgo.Client, want int, onRecord func
 		})
 	}
 	return got, nil
+}
+
+// selfCPUSeconds is this process's user+system CPU time: the clients'
+// (every server runs in a child process of its own).
+func selfCPUSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
