@@ -136,8 +136,8 @@ func TestServerArgs(t *testing.T) {
 		name, extra string
 		lead, want  []string
 	}{
-		{"kgateway", "", nil, []string{"--listen", "A", "--data-dir", "D"}},
-		{"kgateway", " --log-level  warn ", nil, []string{"--listen", "A", "--data-dir", "D", "--log-level", "warn"}},
+		{"kgateway", "", nil, []string{"--listen", "A", "--data-dir", "D", "--metrics-addr", "127.0.0.1:0"}},
+		{"kgateway", " --log-level  warn ", nil, []string{"--listen", "A", "--data-dir", "D", "--metrics-addr", "127.0.0.1:0", "--log-level", "warn"}},
 		{"kfake-durable", "--log-level warn", []string{serveKfakeCmd, "--durable"},
 			[]string{serveKfakeCmd, "--durable", "--listen", "A", "--data-dir", "D"}},
 	} {

@@ -91,6 +91,10 @@ func startSystem(ctx context.Context, h *harness, dir, name string) (*system, er
 func serverArgs(cfg *config, name string, lead []string, addr, dataDir string) []string {
 	args := append(slices.Clone(lead), "--listen", addr, "--data-dir", dataDir)
 	if name == "kgateway" {
+		// Its metrics server runs, as deployed, but on a port of its own:
+		// on the default port anything left scraping it (a developer's
+		// curl loop did) would bill its CPU to the benchmark.
+		args = append(args, "--metrics-addr", "127.0.0.1:0")
 		args = append(args, strings.Fields(cfg.KgatewayArgs)...)
 	}
 	return args
