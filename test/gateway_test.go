@@ -33,6 +33,8 @@ type gatewayOptions struct {
 	shutdownTimeout time.Duration
 	// group configures the group coordinator (default: Kafka's).
 	group group.Config
+	// tailCacheBytes bounds storage's tail cache (0: its default).
+	tailCacheBytes int64
 }
 
 // gateway is storage + resolver + kafka server in-process on one data dir.
@@ -63,7 +65,7 @@ func newGatewayWith(t *testing.T, opts gatewayOptions) *gateway {
 func (g *gateway) start() {
 	t := g.t
 	t.Helper()
-	store, err := storage.Open(g.dir, storage.Options{})
+	store, err := storage.Open(g.dir, storage.Options{TailCacheBytes: g.opts.tailCacheBytes})
 	if err != nil {
 		t.Fatalf("open storage: %v", err)
 	}
