@@ -111,11 +111,18 @@
 // read-only for them), no metadata update — R1 in ledger/ relies on it.
 // Returned payloads are read-only (C4).
 //
-// The tail cache (tailcache.go, C1–C4) keeps each log's most recently
+// The tail cache (tailcache.go, C1–C5) keeps each log's most recently
 // written entries in memory, byte-bounded over all logs
 // (Options.TailCacheBytes): a read that starts in it is answered from
-// memory (no index seek, no pread), bounded by the same snapshot. Runs of
-// back-to-back entries read from a file take one pread.
+// memory (no index seek, no pread), bounded by the same snapshot. Entries
+// that are slices of one shared buffer (AppendOptions.Backing) charge the
+// buffer once, at its whole size (C5). Runs of back-to-back entries read
+// from a file take one pread.
+//
+// A writer that has already verified the CRC32C of a suffix of its
+// payload (a Kafka batch's own CRC) passes it (AppendOptions.SuffixCRC);
+// the frame CRC is then derived by CRC concatenation (crc.go) instead of a
+// second pass. It still covers every byte, and every read checks it.
 //
 // # Benchmarks
 //
