@@ -188,6 +188,18 @@ type Options struct {
 	// (default DefaultTailCacheBytes; negative: no cache). Only entries
 	// written with AppendOptions.Retain are cached.
 	TailCacheBytes int64
+	// OnCommit, when set, is called by the group committer after every
+	// group commit (metrics): how many entries and bytes it made durable
+	// and how long the fdatasyncs of its files took. It must not block.
+	OnCommit func(CommitStats)
+}
+
+// CommitStats describes one group commit (Options.OnCommit).
+type CommitStats struct {
+	Entries int
+	Bytes   int64
+	Files   int
+	Sync    time.Duration // the group's fdatasyncs, which run concurrently
 }
 
 // DefaultTailCacheBytes is the default tail cache budget.

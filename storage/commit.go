@@ -3,6 +3,7 @@ package storage
 import (
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"go.uber.org/zap"
@@ -112,7 +113,9 @@ func (c *committer) take() ([]*Pending, bool) {
 // Order matters (doc.go I2): the index never names bytes that are not
 // durable, and no waiter is woken before both steps succeeded.
 func (c *committer) commit(group []*Pending) {
-	failed := c.syncFiles(group)
+	start := time.Now()
+	failed, files := c.syncFiles(group)
+	synced := time.Since(start)
 	b := c.s.db.NewBatch()
 	for _, p := range group {
 		if failed[p.log] != nil {
@@ -136,12 +139,22 @@ func (c *committer) commit(group []*Pending) {
 		}
 	}
 	_ = b.Close()
+	// Before the waiters wake, so that whatever an acknowledgement lets
+	// happen next already sees this commit counted.
+	if f := c.s.opts.OnCommit; f != nil {
+		st := CommitStats{Entries: len(group), Files: files, Sync: synced}
+		for _, p := range group {
+			st.Bytes += int64(p.hdr.Size)
+		}
+		f(st)
+	}
 	c.publish(group, failed)
 }
 
 // syncFiles fdatasyncs every file the group touched, concurrently, and
-// returns the logs whose sync (or earlier write) failed.
-func (c *committer) syncFiles(group []*Pending) map[*logState]error {
+// returns the logs whose sync (or earlier write) failed and how many
+// files it synced.
+func (c *committer) syncFiles(group []*Pending) (map[*logState]error, int) {
 	failed := make(map[*logState]error)
 	files := make(map[File]*logState)
 	for _, p := range group {
@@ -174,7 +187,7 @@ func (c *committer) syncFiles(group []*Pending) map[*logState]error {
 		}()
 	}
 	wg.Wait()
-	return failed
+	return failed, len(files)
 }
 
 // publish advances each log's durable end (D5) and wakes the waiters.

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -87,4 +88,32 @@ func TestGroupCommitSharesSync(t *testing.T) {
 		t.Fatalf("end %v", info.End)
 	}
 	g.gate, g.entered = nil, nil
+}
+
+// OnCommit sees every group commit: together they account for every
+// entry and byte appended, and each synced at least the one file.
+func TestOnCommitStats(t *testing.T) {
+	var mu sync.Mutex
+	var all CommitStats
+	s := newStore(t, t.TempDir(), Options{OnCommit: func(st CommitStats) {
+		mu.Lock()
+		defer mu.Unlock()
+		if st.Files < 1 || st.Entries < 1 || st.Sync < 0 {
+			t.Errorf("commit stats %+v", st)
+		}
+		all.Entries += st.Entries
+		all.Bytes += st.Bytes
+	}})
+	defer s.Close()
+	if err := s.CreateLog(1); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		mustAppend(t, s, 1, 1, payloadFor(Offset(i), 100+i), 0)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if all.Entries != 10 || all.Bytes != 10*100+45 {
+		t.Fatalf("commits covered %d entries, %d bytes; want 10, %d", all.Entries, all.Bytes, 10*100+45)
+	}
 }

@@ -52,7 +52,8 @@ func startGateway(cfg Config, metricsExplicit bool, log *zap.Logger) (_ *gateway
 			err = errors.Join(err, g.closeLayers())
 		}
 	}()
-	if g.store, err = storage.Open(cfg.DataDir, storage.Options{Logger: log.Named("storage"), TailCacheBytes: tailCacheOption(cfg.TailCacheBytes)}); err != nil {
+	if g.store, err = storage.Open(cfg.DataDir, storage.Options{Logger: log.Named("storage"), TailCacheBytes: tailCacheOption(cfg.TailCacheBytes),
+		OnCommit: func(st storage.CommitStats) { g.m.GroupCommit(st.Sync, st.Bytes) }}); err != nil {
 		return nil, fmt.Errorf("open storage: %w", err)
 	}
 	if g.res, err = resolver.Open(g.store, cfg.resolverConfig(log.Named("resolver"))); err != nil {

@@ -71,6 +71,10 @@ func TestMetricsFollowTraffic(t *testing.T) {
 		{`kgateway_partitions`, 1},
 		{`kgateway_ledgers`, 1},
 		{`kgateway_disk_bytes`, 1},
+		// Five synchronous produces: five group commits at least (the
+		// topic's creation syncs no segment file), their bytes counted.
+		{`kgateway_group_commit_sync_seconds_count`, 5},
+		{`kgateway_group_commit_bytes_sum`, 5 * 61},
 		{`kgateway_connections`, 1},
 		{`kgateway_consumer_group_committed_offset{group="grp",partition="0",topic="m"}`, 2},
 	}
