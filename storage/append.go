@@ -57,7 +57,7 @@ func (s *Store) Write(id LogID, records int, payload []byte, opts AppendOptions)
 	if opts.Stamp != nil {
 		maxTime = opts.Stamp(payload, base)
 	}
-	if err := l.writeFrame(base, int32(records), maxTime, payload, payloadCRC(payload, opts)); err != nil {
+	if err := l.writeFrame(base, int32(records), maxTime, payload, suffixCRC{opts.SuffixFrom, opts.SuffixCRC}); err != nil {
 		return nil, err
 	}
 	p := &Pending{
@@ -86,7 +86,7 @@ func (s *Store) Write(id LogID, records int, payload []byte, opts AppendOptions)
 // writeFrame writes one framed entry at the end of the open ledger. A
 // failed write fails the log (the file may hold part of the frame now),
 // except for a full disk (I7). Needs appendMu.
-func (l *logState) writeFrame(off Offset, records int32, maxTime int64, payload []byte, crc uint32) error {
+func (l *logState) writeFrame(off Offset, records int32, maxTime int64, payload []byte, known suffixCRC) error {
 	if l.w.dirty {
 		if err := l.w.file.Truncate(l.w.pos); err != nil {
 			return l.writeFailed(err)
@@ -94,7 +94,7 @@ func (l *logState) writeFrame(off Offset, records int32, maxTime int64, payload 
 		l.w.dirty = false
 	}
 	var hdr [frameHeaderLen]byte
-	encodeFrameHeader(hdr[:], off, records, maxTime, len(payload), crc)
+	encodeFrameHeader(hdr[:], off, records, maxTime, payload, known)
 	_, err := l.w.file.WriteAt(hdr[:], l.w.pos)
 	if err == nil && len(payload) > 0 {
 		_, err = l.w.file.WriteAt(payload, l.w.pos+frameHeaderLen)

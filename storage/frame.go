@@ -23,28 +23,30 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// encodeFrameHeader fills hdr (frameHeaderLen bytes) for a payload of
-// payloadLen bytes whose CRC32C is payloadCRC.
-func encodeFrameHeader(hdr []byte, off Offset, records int32, maxTime int64, payloadLen int, payloadCRC uint32) {
+// suffixCRC is a CRC32C of payload[from:] that the writer already has
+// (AppendOptions.SuffixCRC); the zero value is none.
+type suffixCRC struct {
+	from int
+	crc  uint32
+}
+
+// encodeFrameHeader fills hdr (frameHeaderLen bytes) for payload. The
+// bytes a known suffix CRC covers are not read again: its CRC is
+// concatenated on (crc.go).
+func encodeFrameHeader(hdr []byte, off Offset, records int32, maxTime int64, payload []byte, known suffixCRC) {
 	be := binary.BigEndian
-	be.PutUint32(hdr[0:], uint32(frameHeaderLen-4+payloadLen))
+	be.PutUint32(hdr[0:], uint32(frameHeaderLen-4+len(payload)))
 	be.PutUint64(hdr[8:], uint64(off))
 	be.PutUint32(hdr[16:], uint32(records))
 	be.PutUint64(hdr[20:], uint64(maxTime))
-	crc := crc32.Checksum(hdr[8:frameHeaderLen], castagnoli)
-	be.PutUint32(hdr[4:], crcConcat(crc, payloadCRC, int64(payloadLen)))
-}
-
-// payloadCRC is the CRC32C of payload as written, from the caller's CRC
-// of its suffix when it has one (AppendOptions.SuffixCRC): then only the
-// bytes before the suffix are read here.
-func payloadCRC(payload []byte, opts AppendOptions) uint32 {
-	from := opts.SuffixFrom
-	if from <= 0 || from > len(payload) {
-		return crc32.Checksum(payload, castagnoli)
+	crc := crc32.Update(0, castagnoli, hdr[8:frameHeaderLen])
+	if known.from <= 0 || known.from > len(payload) {
+		crc = crc32.Update(crc, castagnoli, payload)
+	} else {
+		crc = crc32.Update(crc, castagnoli, payload[:known.from])
+		crc = crcConcat(crc, known.crc, int64(len(payload)-known.from))
 	}
-	head := crc32.Checksum(payload[:from], castagnoli)
-	return crcConcat(head, opts.SuffixCRC, int64(len(payload)-from))
+	be.PutUint32(hdr[4:], crc)
 }
 
 // frameFields is what a frame header says about its entry.

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"errors"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -34,9 +33,9 @@ func TestReopenAfterTornTail(t *testing.T) {
 	end := last.Pos + frameHeaderLen + int64(last.Size)
 	whole := make([]byte, frameHeaderLen+3)
 	copy(whole[frameHeaderLen:], "new")
-	encodeFrameHeader(whole, 10, 1, 99, len(whole)-frameHeaderLen, crc32.Checksum(whole[frameHeaderLen:], castagnoli))
+	encodeFrameHeader(whole, 10, 1, 99, whole[frameHeaderLen:], suffixCRC{})
 	torn := make([]byte, frameHeaderLen+100)
-	encodeFrameHeader(torn, 11, 1, 99, len(torn)-frameHeaderLen, crc32.Checksum(torn[frameHeaderLen:], castagnoli))
+	encodeFrameHeader(torn, 11, 1, 99, torn[frameHeaderLen:], suffixCRC{})
 	if _, err := f.WriteAt(append(whole, torn[:60]...), end); err != nil {
 		t.Fatal(err)
 	}
