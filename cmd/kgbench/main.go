@@ -69,6 +69,7 @@ type config struct {
 	Rounds            int           `json:"rounds"`              // times the whole systems × workloads set runs
 	DiskProbe         bool          `json:"disk_probe"`          // measure the work dir's disk before the systems
 	KgatewayArgs      string        `json:"kgateway_args"`       // appended to kgateway's command line (strings.Fields)
+	ServerProcs       int           `json:"server_procs"`        // GOMAXPROCS of every server process (0 = Go's default)
 	Render            string        `json:"-"`                   // re-render this JSON instead of running
 }
 
@@ -114,6 +115,9 @@ func (c *config) Validate() error {
 	}
 	if c.Rounds < 1 {
 		bad("--rounds must be >= 1, got %d", c.Rounds)
+	}
+	if c.ServerProcs < 0 {
+		bad("--server-procs must be >= 0, got %d", c.ServerProcs)
 	}
 	return errors.Join(errs...)
 }
@@ -163,6 +167,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.KgatewayBin, "kgateway-bin", "", "prebuilt kgateway binary (default: go build ./cmd/kgateway)")
 	fs.StringVar(&c.WorkDir, "work-dir", "", "parent directory for temporary data dirs (default: $TMPDIR)")
 	fs.BoolVar(&c.KeepData, "keep-data", false, "keep data directories after the run")
+	fs.IntVar(&c.ServerProcs, "server-procs", 0, "GOMAXPROCS for every server process, the same for each system (0: Go's default, one per CPU)")
 	fs.IntVar(&c.Rounds, "rounds", 1, "run every system × workload this many times, rotating the system order; the table shows medians")
 	fs.BoolVar(&c.DiskProbe, "disk-probe", true, "measure fdatasync latency and synced write MB/s in --work-dir first")
 	fs.StringVar(&c.KgatewayArgs, "kgateway-args", "", "extra arguments appended to kgateway's command line, split on spaces (e.g. '--log-level warn')")

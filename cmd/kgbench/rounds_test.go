@@ -158,6 +158,8 @@ func TestParseFlagsRoundsAndArgs(t *testing.T) {
 		{[]string{"--rounds", "3", "--disk-probe=false", "--kgateway-args", "--log-level warn"}, "",
 			func(c *config) bool { return c.Rounds == 3 && !c.DiskProbe && c.KgatewayArgs == "--log-level warn" }},
 		{[]string{"--rounds", "0"}, "--rounds must be >= 1", nil},
+		{[]string{"--server-procs", "1"}, "", func(c *config) bool { return c.ServerProcs == 1 }},
+		{[]string{"--server-procs", "-1"}, "--server-procs must be >= 0", nil},
 	} {
 		cfg, err := parseFlags(tc.args)
 		switch {

@@ -115,3 +115,43 @@ func TestRoundsAgainstKfake(t *testing.T) {
 		}
 	}
 }
+
+// TestServerProcsReachesTheServer starts a real server child with
+// --server-procs 1: its environment must carry GOMAXPROCS=1 (whatever
+// kgbench's own says), and without the flag it must not be set by kgbench.
+func TestServerProcsReachesTheServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts servers")
+	}
+	t.Setenv("GOMAXPROCS", "2")
+	for _, tc := range []struct {
+		flag string
+		want string
+	}{{"1", "GOMAXPROCS=1"}, {"0", "GOMAXPROCS=2"}} {
+		cfg, err := parseFlags([]string{"--systems", "kfake", "--server-procs", tc.flag})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		s, err := startSystem(ctx, newHarness(cfg, t.TempDir()), t.TempDir(), "kfake")
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", s.cmd.Process.Pid))
+		s.stop()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, kv := range strings.Split(string(env), "\x00") {
+			if strings.HasPrefix(kv, "GOMAXPROCS=") {
+				got = append(got, kv)
+			}
+		}
+		// exec keeps the last of duplicate keys, so exactly one survives.
+		if len(got) != 1 || got[0] != tc.want {
+			t.Errorf("--server-procs %s: server has %q, want [%s]", tc.flag, got, tc.want)
+		}
+	}
+}

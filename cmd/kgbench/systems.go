@@ -75,7 +75,7 @@ func startSystem(ctx context.Context, h *harness, dir, name string) (*system, er
 	if err := os.MkdirAll(s.dataDir, 0o755); err != nil {
 		return nil, err
 	}
-	if err := s.launch(bin, serverArgs(h.cfg, name, lead, addr, s.dataDir)); err != nil {
+	if err := s.launch(bin, serverArgs(h.cfg, name, lead, addr, s.dataDir), serverEnv(h.cfg)); err != nil {
 		return nil, err
 	}
 	if err := s.waitReady(ctx, h.cfg.StartTimeout); err != nil {
@@ -98,6 +98,19 @@ func serverArgs(cfg *config, name string, lead []string, addr, dataDir string) [
 		args = append(args, strings.Fields(cfg.KgatewayArgs)...)
 	}
 	return args
+}
+
+// serverEnv is every server's environment: kgbench's own, plus GOMAXPROCS
+// when --server-procs is set. All the systems are Go programs, so the one
+// variable caps each of them alike; with clients and server on the same
+// few cores, it decides how many of them the server's scheduler spreads
+// over.
+func serverEnv(cfg *config) []string {
+	env := os.Environ()
+	if cfg.ServerProcs > 0 {
+		env = append(env, "GOMAXPROCS="+strconv.Itoa(cfg.ServerProcs))
+	}
+	return env
 }
 
 // systemCommand returns the binary and leading arguments for name.
@@ -149,12 +162,13 @@ func freeLoopbackAddr() (string, error) {
 	return l.Addr().String(), nil
 }
 
-func (s *system) launch(bin string, args []string) error {
+func (s *system) launch(bin string, args, env []string) error {
 	logf, err := os.Create(s.logPath)
 	if err != nil {
 		return err
 	}
 	s.cmd = exec.Command(bin, args...)
+	s.cmd.Env = env
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
 	// If kgbench itself is killed, take the server down with it rather
 	// than leave it holding a port and a temp dir (Linux only, like /proc).
