@@ -105,6 +105,11 @@ func (f *faultFS) Remove(name string) error {
 	return f.inner.Remove(name)
 }
 
+func (f *faultFS) Rename(oldname, newname string) error {
+	f.mutations.Add(1)
+	return f.inner.Rename(oldname, newname)
+}
+
 func (f *faultFS) MkdirAll(name string, perm uint32) error {
 	if _, err := os.Stat(name); err != nil {
 		f.mutations.Add(1)

@@ -164,6 +164,10 @@ type FS interface {
 	MkdirAll(name string, perm uint32) error
 	ReadDir(name string) ([]string, error)
 	SyncDir(name string) error
+	// Rename gives a file a new name in the same directory, replacing any
+	// file of that name. Like a creation or a removal, it is durable once
+	// the directory is synced.
+	Rename(oldname, newname string) error
 }
 
 // File is one open segment file.

@@ -154,10 +154,15 @@ func (s *Store) Roll(id LogID) (LedgerID, error) {
 	if err := l.drain(); err != nil {
 		return 0, err
 	}
+	// I8: a reused file is cut to the sealed size, durably, before the
+	// record saying it is sealed.
+	if err := l.cutReused(); err != nil {
+		return 0, err
+	}
 	s.ledgerMu.Lock()
 	defer s.ledgerMu.Unlock()
 	led := s.nextLedger
-	f, err := s.createSegmentLocked(id, led)
+	f, reused, err := s.openLedgerFile(l, led)
 	if err != nil {
 		return 0, err
 	}
@@ -183,6 +188,7 @@ func (s *Store) Roll(id LogID) (LedgerID, error) {
 	// A dirty tail (I7) stays past the sealed ledger's recorded size,
 	// where nothing reads: sealed ledgers are read through the index only.
 	l.w.ledger, l.w.file, l.w.entry, l.w.pos, l.w.dirty = led, f, 0, 0, false
+	l.w.reused = reused
 	return led, nil
 }
 

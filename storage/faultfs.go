@@ -81,8 +81,8 @@ func (f *FaultFS) Clear() {
 }
 
 // Mutations counts the operations so far that change files: WriteAt,
-// Truncate, Sync, Remove, SyncDir, MkdirAll and opens that create or may
-// write. A read must not move it.
+// Truncate, Sync, Remove, Rename, SyncDir, MkdirAll and opens that create
+// or may write. A read must not move it.
 func (f *FaultFS) Mutations() int64 { return f.mutations.Load() }
 
 type faultKind int
@@ -117,6 +117,11 @@ func (f *FaultFS) OpenFile(name string, flag int, perm uint32) (File, error) {
 func (f *FaultFS) Remove(name string) error {
 	f.mutations.Add(1)
 	return f.base.Remove(name)
+}
+
+func (f *FaultFS) Rename(oldname, newname string) error {
+	f.mutations.Add(1)
+	return f.base.Rename(oldname, newname)
 }
 
 func (f *FaultFS) MkdirAll(name string, perm uint32) error {

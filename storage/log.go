@@ -32,6 +32,11 @@ type logState struct {
 		// failed for lack of space; the file is cut back to pos before
 		// the next write (I7).
 		dirty bool
+		// reused: the open ledger's file was a spare (spare.go); bytes
+		// past pos may be an older ledger's frames.
+		reused bool
+		// spare is the path of this log's spare file, "" if none.
+		spare string
 	}
 
 	// tail is the log's part of the tail cache (tailcache.go).

@@ -122,6 +122,21 @@ func (m *MemFS) Remove(name string) error {
 	return nil
 }
 
+// Rename moves a file's node to newname. Until the directory is synced a
+// crash image still shows it under oldname (its durable entry).
+func (m *MemFS) Rename(oldname, newname string) error {
+	oldname, newname = filepath.Clean(oldname), filepath.Clean(newname)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := m.mu.files[oldname]
+	if n == nil || !m.mu.dirs[filepath.Dir(newname)] {
+		return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: os.ErrNotExist}
+	}
+	delete(m.mu.files, oldname)
+	m.mu.files[newname] = n
+	return nil
+}
+
 func (m *MemFS) MkdirAll(name string, perm uint32) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -22,6 +22,8 @@ func (osFS) OpenFile(name string, flag int, perm uint32) (File, error) {
 
 func (osFS) Remove(name string) error { return os.Remove(name) }
 
+func (osFS) Rename(oldname, newname string) error { return os.Rename(oldname, newname) }
+
 func (osFS) MkdirAll(name string, perm uint32) error { return os.MkdirAll(name, os.FileMode(perm)) }
 
 func (osFS) ReadDir(name string) ([]string, error) {

@@ -242,6 +242,16 @@ func (s *Store) removeOrphans() error {
 	}
 	removed := 0
 	for _, name := range names {
+		if id, ok := parseSpareFileName(name); ok {
+			gone, err := s.adoptSpare(id, name)
+			if err != nil {
+				return err
+			}
+			if gone {
+				removed++
+			}
+			continue
+		}
 		id, led, ok := parseSegmentFileName(name)
 		if ok {
 			if l := s.mu.logs[id]; l != nil && l.mu.files[led] != nil {

@@ -159,6 +159,8 @@ func (s *Store) closeFiles() error {
 	defer s.mu.Unlock()
 	var errs []error
 	for _, l := range s.mu.logs {
+		// No operation runs (closeMu is held): the writer's view is ours.
+		errs = append(errs, l.cutReused())
 		l.mu.Lock()
 		for _, lf := range l.mu.files {
 			if lf.file != nil {

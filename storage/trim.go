@@ -116,7 +116,7 @@ func (s *Store) HardTrim(id LogID, off Offset) error {
 	l.mu.ledgers = append([]ledgerRec(nil), l.mu.ledgers[n:]...)
 	doomed := l.markRemovedLocked(gone)
 	l.mu.Unlock()
-	s.removeFiles(doomed)
+	s.removeFiles(s.keepSpare(l, doomed, lrs[:n]))
 	return nil
 }
 
@@ -157,6 +157,9 @@ func (s *Store) DeleteLog(id LogID) error {
 	}
 	defer done()
 	_ = l.drain() // no write is in flight when the records go
+	if err := s.dropSpare(l); err != nil {
+		return err
+	}
 	b := s.db.NewBatch()
 	defer b.Close()
 	_ = b.Delete(logKey(id), nil)

@@ -67,7 +67,14 @@ func testManyPartitionRequests(t *testing.T, budget int64) {
 	g.restart()
 	check("after restart")
 	g.stop()
-	ro, err := storage.OpenReadOnly(g.dir)
+	verifyDataDir(t, g.dir)
+}
+
+// verifyDataDir runs storage's verify (what `kgateway verify` runs) over
+// a stopped gateway's data directory and fails on any problem.
+func verifyDataDir(t *testing.T, dir string) {
+	t.Helper()
+	ro, err := storage.OpenReadOnly(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
