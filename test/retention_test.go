@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"crypto/rand"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -330,19 +328,7 @@ func TestRetentionReusesSegmentFiles(t *testing.T) {
 			values[r.Offset] = v
 		}
 	}
-	spares := func() int {
-		names, err := os.ReadDir(filepath.Join(g.dir, "segments"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := 0
-		for _, e := range names {
-			if strings.HasSuffix(e.Name(), ".spare") {
-				n++
-			}
-		}
-		return n
-	}
+	spares := func() int { return countSpares(t, g.dir) }
 	logStart := func() int64 {
 		starts, err := g.admin().ListStartOffsets(testCtx(t), "reuse")
 		if err != nil {
