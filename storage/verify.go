@@ -229,7 +229,8 @@ func (v *verifier) ledgerEnd(id LogID, lc *ledgerCheck, open bool) {
 	}
 	if end < lc.size {
 		v.rep.Notes = append(v.rep.Notes, fmt.Sprintf(
-			"%v %v: %d torn bytes at pos %d (a write in progress, or a crash's torn tail that Open truncates: I4)",
+			"%v %v: %d torn bytes at pos %d (a write in progress, a crash's torn tail that Open truncates: I4, "+
+				"or a reused file's older frames, cut when the ledger is sealed: I8)",
 			id, li.ID, lc.size-end, end))
 	}
 }
