@@ -192,6 +192,11 @@ type Options struct {
 	// (default DefaultTailCacheBytes; negative: no cache). Only entries
 	// written with AppendOptions.Retain are cached.
 	TailCacheBytes int64
+	// NoReuse turns off keeping trimmed ledger files for reuse (I8): a
+	// trimmed file is removed at once, and spares found at Open are
+	// removed. With reuse, each log may hold one trimmed file's worth of
+	// disk between a trim and its next Roll.
+	NoReuse bool
 	// OnCommit, when set, is called by the group committer after every
 	// group commit (metrics): how many entries and bytes it made durable
 	// and how long the fdatasyncs of its files took. It must not block.

@@ -117,7 +117,9 @@
 //	   Roll cuts a reused ledger's file to its last entry and syncs the cut
 //	   before the record that seals it, and Close cuts the open one, so no
 //	   sealed ledger has bytes past its end and a clean restart has no
-//	   tail to truncate.
+//	   tail to truncate. The cost is disk: a log may hold one trimmed
+//	   file between a trim and its next Roll (Options.NoReuse turns
+//	   reuse off and removes spares at Open).
 //
 // # Reads
 //

@@ -36,6 +36,22 @@ func parseSpareFileName(name string) (LogID, bool) {
 	return LogID(log), true
 }
 
+// SpareFiles lists the spare files (I8) in the store directory dir, which
+// may be in use: verify reports them, tests look for them.
+func SpareFiles(dir string) ([]string, error) {
+	ents, err := os.ReadDir(filepath.Join(dir, "segments"))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		if _, ok := parseSpareFileName(e.Name()); ok {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}
+
 func (s *Store) sparePath(log LogID) string { return filepath.Join(s.segDir, spareFileName(log)) }
 
 // keepSpare renames one of doomed (files of ledgers whose records are
@@ -45,7 +61,7 @@ func (s *Store) sparePath(log LogID) string { return filepath.Join(s.segDir, spa
 // to write over; an empty ledger's file is not worth keeping. Needs
 // appendMu.
 func (s *Store) keepSpare(l *logState, doomed []*ledgerFile, gone []ledgerRec) []*ledgerFile {
-	if l.w.spare != "" || len(doomed) == 0 {
+	if s.opts.NoReuse || l.w.spare != "" || len(doomed) == 0 {
 		return doomed
 	}
 	best, size := "", int64(0)
@@ -135,9 +151,10 @@ func (s *Store) dropSpare(l *logState) error {
 }
 
 // adoptSpare is Open's handling of a spare file: the log it belongs to
-// keeps it; one of a log that no longer exists is removed.
+// keeps it; one of a log that no longer exists, or any with NoReuse, is
+// removed.
 func (s *Store) adoptSpare(id LogID, name string) (removed bool, err error) {
-	if l := s.mu.logs[id]; l != nil && l.w.spare == "" {
+	if l := s.mu.logs[id]; l != nil && l.w.spare == "" && !s.opts.NoReuse {
 		l.w.spare = filepath.Join(s.segDir, name)
 		return false, nil
 	}

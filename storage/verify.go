@@ -82,6 +82,13 @@ func (r *ReadOnly) Verify(progress func(done, total int64)) (VerifyReport, error
 	for _, o := range orphans {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("orphan segment file %s (no ledger names it; Open removes it)", o))
 	}
+	spares, err := SpareFiles(r.dir)
+	if err != nil {
+		return rep, err
+	}
+	for _, sp := range spares {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("spare file %s (a trimmed ledger's file, kept for its log's next ledger to be written over: I8)", sp))
+	}
 	if progress != nil && v.reported != rep.Bytes {
 		progress(rep.Bytes, total)
 	}

@@ -5,13 +5,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/kgateway/kgateway/storage"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -171,17 +170,11 @@ func produceUntil(t *testing.T, addr, prefix string, acked map[string]recordPos,
 // countSpares counts the spare files (storage I8) in a data directory.
 func countSpares(t *testing.T, dir string) int {
 	t.Helper()
-	names, err := os.ReadDir(filepath.Join(dir, "segments"))
+	spares, err := storage.SpareFiles(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	for _, e := range names {
-		if strings.HasSuffix(e.Name(), ".spare") {
-			n++
-		}
-	}
-	return n
+	return len(spares)
 }
 
 // load produces and commits until target records are acknowledged, then

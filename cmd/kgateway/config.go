@@ -47,6 +47,7 @@ type Config struct {
 	MaxConnections        int   `prop:"max.connections" flag:"max-connections" help:"most open connections; more are closed at once"`
 	FetchSessionSlots     int   `prop:"max.incremental.fetch.session.cache.slots" flag:"fetch-session-cache-slots" help:"fetch sessions (KIP-227) kept; 0 disables them"`
 	TailCacheBytes        int64 `prop:"tail.cache.bytes" flag:"tail-cache-bytes" help:"memory for the newest entries of all partitions together, so that tailing consumers are served without touching the files; 0 disables it"`
+	SegmentReuse          bool  `prop:"log.segment.reuse" flag:"log-segment-reuse" help:"write a partition's next segment over one that retention removed (its fsyncs then need no file-system journal commit), so a partition may hold one removed segment's disk space until it rolls; false frees removed segments at once"`
 
 	// Broker defaults of the topic configs (retention.ms, segment.bytes, ...).
 	LogRetentionMs      int64  `prop:"log.retention.ms" flag:"log-retention-ms" help:"default retention.ms of topics; -1 keeps data forever"`
@@ -76,6 +77,7 @@ func DefaultConfig() Config {
 		MaxConnections:        kafka.DefaultMaxConnections,
 		FetchSessionSlots:     kafka.DefaultFetchSessionCacheSlots,
 		TailCacheBytes:        storage.DefaultTailCacheBytes,
+		SegmentReuse:          true,
 		LogRetentionMs:        7 * 24 * 3600 * 1000,
 		LogRetentionBytes:     -1,
 		LogSegmentBytes:       1 << 30,

@@ -53,6 +53,7 @@ func startGateway(cfg Config, metricsExplicit bool, log *zap.Logger) (_ *gateway
 		}
 	}()
 	if g.store, err = storage.Open(cfg.DataDir, storage.Options{Logger: log.Named("storage"), TailCacheBytes: tailCacheOption(cfg.TailCacheBytes),
+		NoReuse:  !cfg.SegmentReuse,
 		OnCommit: func(st storage.CommitStats) { g.m.GroupCommit(st.Sync, st.Bytes) }}); err != nil {
 		return nil, fmt.Errorf("open storage: %w", err)
 	}
