@@ -58,6 +58,9 @@ func (s *Store) Write(id LogID, records int, payload []byte, opts AppendOptions)
 		maxTime = opts.Stamp(payload, base)
 	}
 	if err := l.writeFrame(base, int32(records), maxTime, payload, suffixCRC{opts.SuffixFrom, opts.SuffixCRC}); err != nil {
+		if errors.Is(err, ErrNoSpace) {
+			s.outOfSpace()
+		}
 		return nil, err
 	}
 	p := &Pending{

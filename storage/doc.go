@@ -119,7 +119,9 @@
 //	   sealed ledger has bytes past its end and a clean restart has no
 //	   tail to truncate. The cost is disk: a log may hold one trimmed
 //	   file between a trim and its next Roll (Options.NoReuse turns
-//	   reuse off and removes spares at Open).
+//	   reuse off and removes spares at Open). A write refused for lack of
+//	   space (I7) makes the store remove every spare, in the background,
+//	   and keep none until it is reopened.
 //
 // # Reads
 //

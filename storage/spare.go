@@ -61,7 +61,7 @@ func (s *Store) sparePath(log LogID) string { return filepath.Join(s.segDir, spa
 // to write over; an empty ledger's file is not worth keeping. Needs
 // appendMu.
 func (s *Store) keepSpare(l *logState, doomed []*ledgerFile, gone []ledgerRec) []*ledgerFile {
-	if s.opts.NoReuse || l.w.spare != "" || len(doomed) == 0 {
+	if s.opts.NoReuse || s.lowSpace.Load() || l.w.spare != "" || len(doomed) == 0 {
 		return doomed
 	}
 	best, size := "", int64(0)
@@ -148,6 +148,47 @@ func (s *Store) dropSpare(l *logState) error {
 		return fmt.Errorf("storage: sync segments dir: %w", err)
 	}
 	return nil
+}
+
+// outOfSpace is called when a write failed for lack of space (I7): the
+// spares hold disk that appends now need, so they are removed, in the
+// background (each under its log's append lock, which the failing Write
+// holds), and no new one is kept until the store is reopened. The append
+// that failed is refused as I7 says; a retry may find the space.
+func (s *Store) outOfSpace() {
+	if s.lowSpace.Swap(true) {
+		return
+	}
+	go s.dropSpares()
+}
+
+func (s *Store) dropSpares() {
+	if err := s.enter(); err != nil {
+		return
+	}
+	defer s.closeMu.RUnlock()
+	s.mu.Lock()
+	logs := make([]*logState, 0, len(s.mu.logs))
+	for _, l := range s.mu.logs {
+		logs = append(logs, l)
+	}
+	s.mu.Unlock()
+	dropped := 0
+	for _, l := range logs {
+		l.appendMu.Lock()
+		if spare := l.w.spare; spare != "" {
+			// Free space needs no directory sync; a crash before one
+			// leaves the spare, which Open adopts or removes.
+			if err := s.fs.Remove(spare); err != nil && !os.IsNotExist(err) {
+				s.logger.Warn("storage-spare-remove-failed", zap.String("file", spare), zap.Error(err))
+			} else {
+				l.w.spare = ""
+				dropped++
+			}
+		}
+		l.appendMu.Unlock()
+	}
+	s.logger.Warn("storage-out-of-space-spares-dropped", zap.Int("files", dropped))
 }
 
 // adoptSpare is Open's handling of a spare file: the log it belongs to

@@ -2,10 +2,14 @@ package storage
 
 import (
 	"bytes"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -307,5 +311,60 @@ func TestSpareCrash(t *testing.T) {
 			}
 		}
 		_ = s2.Close()
+	}
+}
+
+// A full disk (I7) makes the store give up its spares: they are removed
+// in the background, and no trimmed file is kept from then on, until the
+// store is reopened.
+func TestSparesDroppedOnFullDisk(t *testing.T) {
+	mem := NewMemFS()
+	ffs := NewFaultFS(mem)
+	s, err := Open("/data", Options{FS: ffs, PebbleFS: vfs.NewMem()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	spares := func() int {
+		names, err := mem.ReadDir("/data/segments")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, name := range names {
+			if _, ok := parseSpareFileName(name); ok {
+				n++
+			}
+		}
+		return n
+	}
+	for _, id := range []LogID{1, 2} {
+		_ = s.CreateLog(id)
+		fillLedger(t, s, id, 4, 500)
+		if err := s.HardTrim(id, 4); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if spares() != 2 {
+		t.Fatalf("%d spares before the disk filled, want 2", spares())
+	}
+	ffs.FailWrite("", syscall.ENOSPC)
+	if _, err := s.Append(1, 1, []byte("x"), AppendOptions{}); !errors.Is(err, ErrNoSpace) {
+		t.Fatalf("append on a full disk: %v", err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); spares() != 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d spares left after the disk filled", spares())
+		}
+		runtime.Gosched()
+	}
+	ffs.FailWrite("", nil)
+	fillLedger(t, s, 1, 3, 500)
+	info, _ := s.Info(1)
+	if err := s.HardTrim(1, info.Ledgers[len(info.Ledgers)-1].FirstOffset); err != nil {
+		t.Fatal(err)
+	}
+	if spares() != 0 {
+		t.Fatal("a spare was kept after the disk had filled")
 	}
 }

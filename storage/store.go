@@ -44,6 +44,9 @@ type Store struct {
 
 	// indexProbes counts index iterator positionings by reads (IndexProbes).
 	indexProbes atomic.Int64
+	// lowSpace is set once a write failed for lack of space: from then on
+	// until the store is reopened no trimmed file is kept for reuse (I8).
+	lowSpace atomic.Bool
 }
 
 // MetaOp is one write to the metadata keyspace.
