@@ -16,11 +16,11 @@ import (
 // (BenchmarkAppendReused). So HardTrim keeps one trimmed ledger file per
 // log, renamed to the log's spare name, and the log's next Roll writes
 // its new ledger over it instead of creating an empty file. Under
-// retention, in the steady state, most new ledgers reuse a file. Only the same log reuses it: every offset in a trimmed
-// ledger is below the first offset of any later ledger of that log, so
-// the old frames past the new ledger's end can never continue its offset
-// sequence, and recovery (I4) stops at the first of them as it stops at a
-// torn frame.
+// retention, in the steady state, most new ledgers reuse a file. Only the
+// same log reuses it: every offset in a trimmed ledger is below the first
+// offset of any later ledger of that log, so the old frames past the new
+// ledger's end can never continue its offset sequence, and recovery (I4)
+// stops at the first of them as it stops at a torn frame.
 
 // spareFileName is the base name of a log's spare file.
 func spareFileName(log LogID) string { return fmt.Sprintf("%016x.spare", uint64(log)) }
