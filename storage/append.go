@@ -201,16 +201,11 @@ func (s *Store) Roll(id LogID) (LedgerID, error) {
 // durable directory entry exist before any entry is written to it, so
 // before any index record names an entry of it. Needs appendMu.
 func (s *Store) materializeLocked(l *logState) error {
-	f, err := s.openSegmentLocked(l.id, l.w.ledger)
-	if err == nil {
-		if err = s.fs.SyncDir(s.segDir); err != nil {
-			_ = f.Close()
-			err = fmt.Errorf("storage: sync segments dir: %w", err)
-		}
-	}
+	f, reused, err := s.openLedgerFile(l, l.w.ledger)
 	if err != nil {
 		return err
 	}
+	l.w.reused = reused
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if lf := l.mu.files[l.w.ledger]; lf != nil {

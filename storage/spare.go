@@ -90,28 +90,20 @@ func (s *Store) keepSpare(l *logState, doomed []*ledgerFile, gone []ledgerRec) [
 	return slices.Delete(doomed, i, i+1)
 }
 
-// openLedgerFile gives a new ledger of l its file: the log's spare when it
-// has one (renamed, and opened without truncating: writing over its blocks
-// is the point), else a new empty file. reused says which. The directory
-// entry is durable when it returns (I1). Needs appendMu and ledgerMu.
-func (s *Store) openLedgerFile(l *logState, led LedgerID) (f File, reused bool, err error) {
-	if spare := l.w.spare; spare != "" {
-		l.w.spare = ""
-		name := s.segPath(l.id, led)
-		if err := s.fs.Rename(spare, name); err != nil {
-			s.logger.Warn("storage-spare-reuse-failed", zap.String("file", spare), zap.Error(err))
-			_ = s.fs.Remove(spare)
-		} else if f, err = s.fs.OpenFile(name, os.O_RDWR, 0o644); err != nil {
-			return nil, false, fmt.Errorf("storage: open reused ledger file: %w", err)
-		} else if err = s.fs.SyncDir(s.segDir); err != nil {
-			_ = f.Close()
-			return nil, false, fmt.Errorf("storage: sync segments dir: %w", err)
-		} else {
-			return f, true, nil
-		}
+// takeSpare renames l's spare, if it has one, to name and reports whether
+// it did. A spare that cannot be renamed is removed. Needs appendMu.
+func (s *Store) takeSpare(l *logState, name string) bool {
+	spare := l.w.spare
+	if spare == "" {
+		return false
 	}
-	f, err = s.createSegmentLocked(l.id, led)
-	return f, false, err
+	l.w.spare = ""
+	if err := s.fs.Rename(spare, name); err != nil {
+		s.logger.Warn("storage-spare-reuse-failed", zap.String("file", spare), zap.Error(err))
+		_ = s.fs.Remove(spare)
+		return false
+	}
+	return true
 }
 
 // cutReused cuts the open ledger's file back to its last entry when the
@@ -132,18 +124,28 @@ func (l *logState) cutReused() error {
 	return nil
 }
 
+// removeSpare removes l's spare file, if it has one, and reports whether
+// it did. Needs appendMu.
+func (s *Store) removeSpare(l *logState) (bool, error) {
+	if l.w.spare == "" {
+		return false, nil
+	}
+	if err := s.fs.Remove(l.w.spare); err != nil && !os.IsNotExist(err) {
+		return false, fmt.Errorf("storage: %v: remove spare: %w", l.id, err)
+	}
+	l.w.spare = ""
+	return true, nil
+}
+
 // dropSpare removes l's spare file durably. DeleteLog calls it before the
 // log's records go, so that no spare can outlive its log and be reused by
 // a new log of the same ID, whose offsets start again at 0. Needs
 // appendMu.
 func (s *Store) dropSpare(l *logState) error {
-	if l.w.spare == "" {
-		return nil
+	removed, err := s.removeSpare(l)
+	if err != nil || !removed {
+		return err
 	}
-	if err := s.fs.Remove(l.w.spare); err != nil && !os.IsNotExist(err) {
-		return fmt.Errorf("storage: %v: remove spare: %w", l.id, err)
-	}
-	l.w.spare = ""
 	if err := s.fs.SyncDir(s.segDir); err != nil {
 		return fmt.Errorf("storage: sync segments dir: %w", err)
 	}
@@ -175,18 +177,17 @@ func (s *Store) dropSpares() {
 	s.mu.Unlock()
 	dropped := 0
 	for _, l := range logs {
+		// Free space needs no directory sync; a crash before one leaves
+		// the spare, which Open adopts or removes.
 		l.appendMu.Lock()
-		if spare := l.w.spare; spare != "" {
-			// Free space needs no directory sync; a crash before one
-			// leaves the spare, which Open adopts or removes.
-			if err := s.fs.Remove(spare); err != nil && !os.IsNotExist(err) {
-				s.logger.Warn("storage-spare-remove-failed", zap.String("file", spare), zap.Error(err))
-			} else {
-				l.w.spare = ""
-				dropped++
-			}
-		}
+		removed, err := s.removeSpare(l)
 		l.appendMu.Unlock()
+		if err != nil {
+			s.logger.Warn("storage-spare-remove-failed", zap.Error(err))
+		}
+		if removed {
+			dropped++
+		}
 	}
 	s.logger.Warn("storage-out-of-space-spares-dropped", zap.Int("files", dropped))
 }

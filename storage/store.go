@@ -240,28 +240,26 @@ func (s *Store) CreateLogs(ids ...LogID) error {
 	return nil
 }
 
-// createSegmentLocked creates a ledger's empty file and makes its directory
-// entry durable before any record names it (I1 in doc.go). Needs ledgerMu.
-func (s *Store) createSegmentLocked(id LogID, led LedgerID) (File, error) {
-	f, err := s.openSegmentLocked(id, led)
-	if err != nil {
-		return nil, err
+// openLedgerFile gives ledger led of l its file and makes the directory
+// entry durable before any record names an entry of it (I1): the log's
+// spare when it has one (I8; renamed into place and opened without
+// truncating, since writing over its blocks is the point), else a new
+// empty file. reused says which. Needs appendMu (Roll, which allocates
+// led, also holds ledgerMu).
+func (s *Store) openLedgerFile(l *logState, led LedgerID) (f File, reused bool, err error) {
+	name := s.segPath(l.id, led)
+	flag := os.O_RDWR | os.O_CREATE | os.O_TRUNC
+	if reused = s.takeSpare(l, name); reused {
+		flag = os.O_RDWR
+	}
+	if f, err = s.fs.OpenFile(name, flag, 0o644); err != nil {
+		return nil, false, fmt.Errorf("storage: create ledger file: %w", err)
 	}
 	if err := s.fs.SyncDir(s.segDir); err != nil {
 		_ = f.Close()
-		return nil, fmt.Errorf("storage: sync segments dir: %w", err)
+		return nil, false, fmt.Errorf("storage: sync segments dir: %w", err)
 	}
-	return f, nil
-}
-
-// openSegmentLocked creates a ledger's empty file; the caller syncs the
-// directory before naming it in a record (I1). Needs ledgerMu.
-func (s *Store) openSegmentLocked(id LogID, led LedgerID) (File, error) {
-	f, err := s.fs.OpenFile(s.segPath(id, led), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("storage: create ledger file: %w", err)
-	}
-	return f, nil
+	return f, reused, nil
 }
 
 // Logs lists every log, in ID order.
