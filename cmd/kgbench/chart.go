@@ -2,8 +2,11 @@ package main
 
 // chart.go draws the PNG: throughput per workload (top) and latency
 // percentiles (bottom), one bar colour per system. Error cells have no bar.
+// The latency axis is logarithmic: kgateway's few-millisecond percentiles
+// stand beside a peer's hundreds, and on a linear axis they vanish.
 
 import (
+	"math"
 	"os"
 	"slices"
 
@@ -21,11 +24,11 @@ func writeChart(path string, results []Result) error {
 		return nil
 	}
 	systems := uniqueSystems(results)
-	tput, err := barPlot("Throughput", "MB/s", systems, results, throughputSeries)
+	tput, err := barPlot("Throughput", "MB/s", systems, results, throughputSeries, false)
 	if err != nil {
 		return err
 	}
-	lat, err := barPlot("Latency", "ms", systems, results, latencySeries)
+	lat, err := latencyPlot(systems, results)
 	if err != nil {
 		return err
 	}
@@ -47,12 +50,18 @@ func writeChart(path string, results []Result) error {
 	return f.Close()
 }
 
+// latencyPlot draws the latency percentiles on a logarithmic axis.
+func latencyPlot(systems []string, results []Result) (*plot.Plot, error) {
+	return barPlot("Latency", "ms (log scale)", systems, results, latencySeries, true)
+}
+
 // series maps results to category labels and, per system, one value per
 // category (0 where the system has no figure).
 type series func(systems []string, results []Result) (cats []string, vals map[string]plotter.Values)
 
-// barPlot draws grouped bars: one group per category, one bar per system.
-func barPlot(title, unit string, systems []string, results []Result, s series) (*plot.Plot, error) {
+// barPlot draws grouped bars: one group per category, one bar per system,
+// on a logarithmic value axis when logY is set.
+func barPlot(title, unit string, systems []string, results []Result, s series, logY bool) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = title
 	p.Y.Label.Text = unit
@@ -63,10 +72,24 @@ func barPlot(title, unit string, systems []string, results []Result, s series) (
 		return p, nil
 	}
 	width := vg.Points(min(28, 700/float64(len(cats)*max(1, len(systems)))))
+	floor := logFloor(vals)
 	for i, sys := range systems {
-		bc, err := plotter.NewBarChart(vals[sys], width)
+		v := vals[sys]
+		if logY {
+			v = aboveFloor(v, floor)
+		}
+		bc, err := plotter.NewBarChart(v, width)
 		if err != nil {
 			return nil, err
+		}
+		if logY {
+			// A bar is drawn from the value below it; log(0) does not exist,
+			// so every bar stands on the axis floor instead of on 0.
+			base, err := plotter.NewBarChart(constValues(len(v), floor), width)
+			if err != nil {
+				return nil, err
+			}
+			bc.StackOn(base)
 		}
 		bc.Color = plotutil.Color(i)
 		bc.LineStyle.Width = 0
@@ -75,8 +98,50 @@ func barPlot(title, unit string, systems []string, results []Result, s series) (
 		p.Legend.Add(sys, bc)
 	}
 	p.NominalX(cats...)
-	p.Y.Min, p.Y.Max = 0, p.Y.Max*1.15 // headroom for the legend
+	if !logY {
+		p.Y.Min, p.Y.Max = 0, p.Y.Max*1.15 // headroom for the legend
+		return p, nil
+	}
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Min, p.Y.Max = floor, p.Y.Max*3 // headroom for the legend
 	return p, nil
+}
+
+// logFloor is the bottom of a log axis: a decade below the power of ten at
+// or below the smallest positive value, so the shortest bar still spans a
+// decade (1 when there is no value).
+func logFloor(vals map[string]plotter.Values) float64 {
+	smallest := math.Inf(1)
+	for _, v := range vals {
+		for _, x := range v {
+			if x > 0 {
+				smallest = min(smallest, x)
+			}
+		}
+	}
+	if math.IsInf(smallest, 1) {
+		return 1
+	}
+	return math.Pow(10, math.Floor(math.Log10(smallest))-1)
+}
+
+// aboveFloor turns values into bar heights above floor; a cell without a
+// figure (0) gets no bar.
+func aboveFloor(v plotter.Values, floor float64) plotter.Values {
+	out := make(plotter.Values, len(v))
+	for i, x := range v {
+		out[i] = max(x-floor, 0)
+	}
+	return out
+}
+
+func constValues(n int, x float64) plotter.Values {
+	out := make(plotter.Values, n)
+	for i := range out {
+		out[i] = x
+	}
+	return out
 }
 
 // throughputSeries: every workload that measured MB/s.

@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -172,5 +174,20 @@ func TestParseFlagsRoundsAndArgs(t *testing.T) {
 		case !tc.check(cfg):
 			t.Errorf("parseFlags(%q) = %+v", tc.args, cfg)
 		}
+	}
+}
+
+// kgbench is a module of its own inside the kgateway repository: from its
+// directory it still finds the server's module, to build cmd/kgateway.
+func TestKgatewayModuleDir(t *testing.T) {
+	dir, err := kgatewayModuleDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cmd", "kgateway", "main.go")); err != nil {
+		t.Errorf("kgatewayModuleDir(.) = %s, which holds no cmd/kgateway: %v", dir, err)
+	}
+	if _, err := kgatewayModuleDir(t.TempDir()); err == nil {
+		t.Error("a directory outside the repository has no kgateway module, want an error")
 	}
 }

@@ -131,7 +131,9 @@ func systemCommand(ctx context.Context, h *harness, name string) (string, []stri
 	return "", nil, fmt.Errorf("%w: unknown system %q", errConfig, name)
 }
 
-// buildKgateway runs `go build ./cmd/kgateway` from the module root.
+// buildKgateway runs `go build ./cmd/kgateway` in the kgateway module:
+// the current module, or the one around it when kgbench runs from its own
+// module (cmd/kgbench has a go.mod of its own).
 func buildKgateway(ctx context.Context, root string) (string, error) {
 	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
 	if err != nil {
@@ -139,15 +141,51 @@ func buildKgateway(ctx context.Context, root string) (string, error) {
 	}
 	gomod := strings.TrimSpace(string(out))
 	if gomod == "" || gomod == os.DevNull {
-		return "", errors.New("kgbench: run from inside the kgateway module (or pass --kgateway-bin)")
+		return "", errors.New("kgbench: run from inside the kgateway repository (or pass --kgateway-bin)")
+	}
+	dir, err := kgatewayModuleDir(filepath.Dir(gomod))
+	if err != nil {
+		return "", err
 	}
 	bin := filepath.Join(root, "kgateway")
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/kgateway")
-	build.Dir = filepath.Dir(gomod)
+	build.Dir = dir
 	if out, err := build.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("kgbench: building kgateway: %w: %s", err, lastLines(out, 5))
 	}
 	return bin, nil
+}
+
+// kgatewayModule is the server's module path.
+const kgatewayModule = "github.com/kgateway/kgateway"
+
+// kgatewayModuleDir finds the directory of the kgateway module: dir or the
+// nearest directory above it whose go.mod declares kgatewayModule.
+func kgatewayModuleDir(dir string) (string, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && modulePath(b) == kgatewayModule {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("kgbench: no %s module at or above the current one (pass --kgateway-bin)", kgatewayModule)
+		}
+		dir = parent
+	}
+}
+
+// modulePath is the path on a go.mod's module line ("" if none).
+func modulePath(gomod []byte) string {
+	for line := range strings.Lines(string(gomod)) {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "module" {
+			return strings.Trim(f[1], `"`)
+		}
+	}
+	return ""
 }
 
 // freeLoopbackAddr asks the kernel for a free port. Another process could
