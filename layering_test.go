@@ -1,5 +1,5 @@
 // Package kgateway holds repository-wide checks; the server lives in the
-// subdirectories (DESIGN.md "Layers").
+// subdirectories (docs/DESIGN.md "Layers").
 package kgateway
 
 import (
@@ -11,46 +11,103 @@ import (
 	"testing"
 )
 
-// TestLayering enforces DESIGN.md: imports only point downwards. The layers
-// below the wire protocol never import kmsg, and kafka/ never imports
-// pebble.
+const (
+	mod      = "github.com/kgateway/kgateway/"
+	franzGo  = "github.com/twmb/franz-go" // kmsg, kerr, kgo, kbin: the wire protocol
+	pebble   = "github.com/cockroachdb/pebble"
+	plotting = "gonum.org/v1/plot"
+	kfake    = "github.com/twmb/franz-go/pkg/kfake"
+)
+
+// layerRule forbids the Go files under dir (and the directories below it,
+// but not a nested module's) to import any path starting with one of bad.
+type layerRule struct {
+	dir      string
+	bad      []string
+	prodOnly bool // test files are exempt (they may build fixtures)
+	why      string
+}
+
+// layerRules is docs/DESIGN.md "Layers" as a table: imports only point
+// downwards, cmd/kgateway -> kafka/ -> resolver/ -> ledger/, offsets/ ->
+// storage/, and each layer keeps its dependencies to itself.
+var layerRules = []layerRule{
+	{dir: "storage", bad: []string{mod + "ledger", mod + "resolver", mod + "offsets", mod + "kafka", mod + "metrics", mod + "cmd", franzGo},
+		why: "storage is the bottom layer and knows no Kafka wire type"},
+	{dir: "ledger", bad: []string{mod + "resolver", mod + "offsets", mod + "kafka", mod + "metrics", mod + "cmd", franzGo},
+		why: "ledger sits on storage only and knows no Kafka wire type"},
+	{dir: "offsets", bad: []string{mod + "storage", mod + "ledger", mod + "resolver", mod + "kafka", mod + "metrics", mod + "cmd", franzGo},
+		why: "offsets keeps its own pebble and knows nothing of the ledger (O3) or the wire"},
+	{dir: "resolver", bad: []string{mod + "offsets", mod + "kafka", mod + "metrics", mod + "cmd", franzGo},
+		why: "resolver is below kafka/ and reads batch headers itself, without kmsg"},
+	{dir: "ledger", bad: []string{pebble}, prodOnly: true, why: "pebble is storage's: ledger reaches it only through storage"},
+	{dir: "resolver", bad: []string{pebble}, prodOnly: true, why: "pebble is storage's: resolver reaches it only through storage"},
+	{dir: "kafka", bad: []string{mod + "storage", mod + "ledger", mod + "metrics", mod + "cmd", pebble},
+		why: "kafka/ reaches data only through resolver/ (which re-exports what it needs) and groups through offsets/"},
+	{dir: "kafka/group", bad: []string{mod + "resolver"}, why: "the group coordinator works over offsets/ only"},
+	{dir: "metrics", bad: []string{mod + "storage", mod + "ledger", mod + "resolver", mod + "offsets", mod + "kafka", mod + "cmd", pebble, franzGo},
+		why: "metrics is fed by cmd/kgateway through interfaces (M3)"},
+	{dir: ".", bad: []string{plotting, kfake},
+		why: "the benchmark's plotting and kfake stay in cmd/kgbench's own module"},
+}
+
+// TestLayering enforces layerRules.
 func TestLayering(t *testing.T) {
-	forbidden := map[string]string{
-		"storage":  "github.com/twmb/franz-go/pkg/kmsg",
-		"ledger":   "github.com/twmb/franz-go/pkg/kmsg",
-		"offsets":  "github.com/twmb/franz-go/pkg/kmsg",
-		"resolver": "github.com/twmb/franz-go/pkg/kmsg",
-		"kafka":    "github.com/cockroachdb/pebble",
-	}
-	for dir, bad := range forbidden {
-		err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
-				return err
+	for _, r := range layerRules {
+		err := walkModule(r.dir, func(path string) error {
+			if r.prodOnly && strings.HasSuffix(path, "_test.go") {
+				return nil
 			}
 			f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
 			if err != nil {
 				return err
 			}
 			for _, imp := range f.Imports {
-				if p := strings.Trim(imp.Path.Value, `"`); strings.HasPrefix(p, bad) {
-					t.Errorf("%s imports %s: forbidden by DESIGN.md layering", path, p)
+				p := strings.Trim(imp.Path.Value, `"`)
+				for _, bad := range r.bad {
+					if p == bad || strings.HasPrefix(p, bad+"/") {
+						t.Errorf("%s imports %s: forbidden under %s/ (%s)", path, p, r.dir, r.why)
+					}
 				}
 			}
 			return nil
 		})
 		if err != nil {
-			t.Fatalf("walk %s: %v", dir, err)
+			t.Fatalf("walk %s: %v", r.dir, err)
 		}
 	}
+}
+
+// walkModule calls fn for every .go file under dir that belongs to this
+// module: it skips testdata, hidden directories and nested modules.
+func walkModule(dir string, fn func(path string) error) error {
+	return filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path == dir {
+				return nil
+			}
+			if name := d.Name(); name == "testdata" || strings.HasPrefix(name, ".") {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
+				return filepath.SkipDir // a module of its own (cmd/kgbench)
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		return fn(path)
+	})
 }
 
 // TestNoCursor enforces R1 at the source level: there is no cursor type
 // anywhere in the code base.
 func TestNoCursor(t *testing.T) {
-	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
-			return err
-		}
+	err := walkModule(".", func(path string) error {
 		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
 		if err != nil {
 			return err

@@ -24,7 +24,6 @@ import (
 	"fmt"
 
 	"github.com/kgateway/kgateway/resolver"
-	"github.com/kgateway/kgateway/storage"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -97,7 +96,7 @@ type pendingPartition struct {
 // frame alive: the store's tail cache must charge the frame, once, not
 // the slices (storage C5). A single-partition request's records are most
 // of its frame and are charged as they are.
-func frameBacking(r *kmsg.ProduceRequest, frameSize int) *storage.Backing {
+func frameBacking(r *kmsg.ProduceRequest, frameSize int) *resolver.Backing {
 	n := 0
 	for _, rt := range r.Topics {
 		n += len(rt.Partitions)
@@ -105,12 +104,12 @@ func frameBacking(r *kmsg.ProduceRequest, frameSize int) *storage.Backing {
 	if n <= 1 {
 		return nil
 	}
-	return storage.NewBacking(frameSize)
+	return resolver.NewBacking(frameSize)
 }
 
 // writePartition writes one partition's batches without waiting for
 // durability, auto-creating the topic when allowed.
-func (s *Server) writePartition(topic string, partition int32, records []byte, frame *storage.Backing) (*resolver.PendingProduce, error) {
+func (s *Server) writePartition(topic string, partition int32, records []byte, frame *resolver.Backing) (*resolver.PendingProduce, error) {
 	if _, err := s.partitionOf(topic, partition, true); err != nil {
 		return nil, err
 	}

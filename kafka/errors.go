@@ -5,15 +5,17 @@ import (
 	"errors"
 
 	"github.com/kgateway/kgateway/resolver"
-	"github.com/kgateway/kgateway/storage"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // errorCodes is the one place that maps internal errors to Kafka error
-// codes (K3). Checked in order with errors.Is. ErrStorage comes first: the
-// resolver wraps a stored entry that fails validation as ErrStorage *and*
-// the validation error, and a bad stored batch is the server's fault
-// (KAFKA_STORAGE_ERROR, fail closed), not the client's (CORRUPT_MESSAGE).
+// codes (K3). It names only the resolver's sentinels: the resolver returns
+// every error of the layers below wrapped in ErrStorage, so nothing here
+// knows of ledger/ or storage/. Checked in order with errors.Is. ErrStorage
+// comes first: the resolver wraps a stored entry that fails validation as
+// ErrStorage *and* the validation error, and a bad stored batch is the
+// server's fault (KAFKA_STORAGE_ERROR, fail closed), not the client's
+// (CORRUPT_MESSAGE).
 var errorCodes = []struct {
 	err  error
 	code *kerr.Error
@@ -33,13 +35,6 @@ var errorCodes = []struct {
 	{resolver.ErrInvalidProducerEpoch, kerr.InvalidProducerEpoch},
 	{resolver.ErrUnknownProducerID, kerr.UnknownProducerID},
 	{resolver.ErrTopicDeletionDisabled, kerr.TopicDeletionDisabled},
-	// Storage errors that reach us unwrapped: the log's bytes are in
-	// doubt or the partition is not writable here.
-	{storage.ErrFenced, kerr.NotLeaderForPartition},
-	{storage.ErrNoLog, kerr.UnknownTopicOrPartition},
-	{storage.ErrCorrupt, kerr.KafkaStorageError},
-	{storage.ErrFailed, kerr.KafkaStorageError},
-	{storage.ErrClosed, kerr.KafkaStorageError},
 	{context.DeadlineExceeded, kerr.RequestTimedOut},
 }
 

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/kgateway/kgateway/resolver"
-	"github.com/kgateway/kgateway/storage"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -24,7 +23,8 @@ func TestErrCode(t *testing.T) {
 		{resolver.ErrInvalidProducerEpoch, kerr.InvalidProducerEpoch},
 		{resolver.ErrUnknownProducerID, kerr.UnknownProducerID},
 		{resolver.ErrMessageTooLarge, kerr.MessageTooLarge},
-		{storage.ErrFailed, kerr.KafkaStorageError},
+		// What the resolver makes of a failed log: the cause stays wrapped.
+		{fmt.Errorf("%w: append: %w", resolver.ErrStorage, errors.New("log failed")), kerr.KafkaStorageError},
 		{fmt.Errorf("%w: acks 7", kerr.InvalidRequiredAcks), kerr.InvalidRequiredAcks},
 		{errors.New("surprise"), kerr.UnknownServerError},
 	} {

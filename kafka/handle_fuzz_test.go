@@ -11,7 +11,7 @@ import (
 
 	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/resolver"
-	"github.com/kgateway/kgateway/storage"
+	"github.com/kgateway/kgateway/resolver/resolvertest"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 )
@@ -72,14 +72,7 @@ func FuzzRequestHandle(f *testing.F) {
 // f's temp dir, with topic "t" (2 partitions).
 func fuzzServer(f *testing.F) *Server {
 	dir := f.TempDir()
-	st, err := storage.Open(filepath.Join(dir, "data"), storage.Options{})
-	if err != nil {
-		f.Fatal(err)
-	}
-	res, err := resolver.Open(st, resolver.Config{NumPartitions: 1, RetentionCheckInterval: -1})
-	if err != nil {
-		f.Fatal(err)
-	}
+	res := resolvertest.Open(f, resolver.Config{NumPartitions: 1, RetentionCheckInterval: -1})
 	if _, err := res.CreateTopic("t", 2, 1, nil, false); err != nil {
 		f.Fatal(err)
 	}
@@ -94,8 +87,6 @@ func fuzzServer(f *testing.F) *Server {
 	f.Cleanup(func() {
 		s.Close()
 		offs.Close()
-		res.Close()
-		st.Close()
 	})
 	return s
 }

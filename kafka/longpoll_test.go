@@ -5,27 +5,14 @@ import (
 	"time"
 
 	"github.com/kgateway/kgateway/resolver"
-	"github.com/kgateway/kgateway/storage"
+	"github.com/kgateway/kgateway/resolver/resolvertest"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // openResolver opens real storage and a resolver on a temp dir.
 func openResolver(t *testing.T) *resolver.Resolver {
 	t.Helper()
-	store, err := storage.Open(t.TempDir(), storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := resolver.Open(store, resolver.Config{NumPartitions: 1, AutoCreate: true})
-	if err != nil {
-		store.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		res.Close()
-		store.Close()
-	})
-	return res
+	return resolvertest.Open(t, resolver.Config{NumPartitions: 1, AutoCreate: true})
 }
 
 // waitFor waits until cond holds, failing after testDeadline.

@@ -27,26 +27,28 @@ func validTopicName(name string) bool {
 	return true
 }
 
-// partitionOf resolves topic and partition, auto-creating the topic when
-// create is set and the resolver's auto.create.topics.enable allows it.
-func (s *Server) partitionOf(topic string, partition int32, create bool) (resolver.Topic, error) {
+// partitionOf checks that topic has partition, auto-creating the topic
+// when create is set and the resolver's auto.create.topics.enable allows
+// it, and returns the topic's partition count. It runs for every partition
+// of every produce and fetch, so it copies nothing (resolver.Partitions,
+// not Topic with its configs).
+func (s *Server) partitionOf(topic string, partition int32, create bool) (int32, error) {
 	if !validTopicName(topic) {
-		return resolver.Topic{}, fmt.Errorf("%w: %q", resolver.ErrInvalidTopic, topic)
+		return 0, fmt.Errorf("%w: %q", resolver.ErrInvalidTopic, topic)
 	}
-	var t resolver.Topic
-	if create {
-		var err error
-		if t, err = s.res.EnsureTopic(topic); err != nil {
-			return resolver.Topic{}, err
+	n, ok := s.res.Partitions(topic)
+	if !ok && !create {
+		return 0, resolver.ErrUnknownTopic
+	}
+	if !ok {
+		t, err := s.res.EnsureTopic(topic)
+		if err != nil {
+			return 0, err
 		}
-	} else {
-		var ok bool
-		if t, ok = s.res.Topic(topic); !ok {
-			return resolver.Topic{}, resolver.ErrUnknownTopic
-		}
+		n = t.Partitions
 	}
-	if partition < 0 || partition >= t.Partitions {
-		return resolver.Topic{}, fmt.Errorf("%w: %s partition %d", resolver.ErrUnknownTopic, topic, partition)
+	if partition < 0 || partition >= n {
+		return 0, fmt.Errorf("%w: %s partition %d", resolver.ErrUnknownTopic, topic, partition)
 	}
-	return t, nil
+	return n, nil
 }

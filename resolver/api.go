@@ -11,12 +11,22 @@ import (
 )
 
 // This file is the resolver contract that kafka/ codes against. Change a
-// signature only together with its callers. Everything a client should see
-// comes back as one of the sentinel errors below; kafka/errors.go maps them
-// to Kafka error codes in one place.
+// signature only together with its callers. kafka/ never imports the
+// layers below (ledger/, storage/): what it needs of them is re-exported
+// here. Every error comes back as one of the sentinel errors below, an
+// error of a lower layer wrapped in ErrStorage (storageErr); kafka/errors.go
+// maps the sentinels to Kafka error codes in one place.
 
 // Offset is a Kafka offset.
 type Offset = storage.Offset
+
+// Backing describes a request frame whose slices several partitions'
+// batches are (ProduceAsyncOwned): the tail cache charges the frame once,
+// at its whole size, not each slice (storage C5).
+type Backing = storage.Backing
+
+// NewBacking describes a frame of size bytes.
+func NewBacking(size int) *Backing { return storage.NewBacking(size) }
 
 // TopicID is a topic's UUID (Metadata v10+, Fetch v13+).
 type TopicID [16]byte

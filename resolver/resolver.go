@@ -210,6 +210,19 @@ func (r *Resolver) Topic(name string) (Topic, bool) {
 	return t.public(), true
 }
 
+// Partitions is the topic's partition count, false when there is no such
+// topic. Unlike Topic it copies nothing: the request handlers call it for
+// every partition of every request.
+func (r *Resolver) Partitions(name string) (int32, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	t, ok := r.mu.topics[name]
+	if !ok {
+		return 0, false
+	}
+	return int32(len(t.parts)), true
+}
+
 func (r *Resolver) TopicByID(id TopicID) (Topic, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()

@@ -1,0 +1,32 @@
+// Package resolvertest opens a resolver over real storage in a test's
+// temporary directory. It is for the tests of the layers above the
+// resolver (kafka/), which never import ledger/ or storage/ themselves.
+package resolvertest
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/kgateway/kgateway/resolver"
+	"github.com/kgateway/kgateway/storage"
+)
+
+// Open opens a store in a fresh temporary directory of tb and a resolver
+// over it with cfg. Both are closed when tb ends.
+func Open(tb testing.TB, cfg resolver.Config) *resolver.Resolver {
+	tb.Helper()
+	store, err := storage.Open(filepath.Join(tb.TempDir(), "data"), storage.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	res, err := resolver.Open(store, cfg)
+	if err != nil {
+		store.Close()
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		res.Close()
+		store.Close()
+	})
+	return res
+}
