@@ -68,7 +68,7 @@ func benchFetch(b *testing.B, reopen bool) {
 	b.ResetTimer()
 	var n int64
 	for i := range b.N {
-		res, err := g.r.Fetch("t", 0, Offset(i%batches)*16, 1<<20, ReadUncommitted, true)
+		res, err := g.r.Fetch("t", 0, Offset(i%batches)*16, 1<<20, true)
 		if err != nil {
 			b.Fatal(err)
 		}

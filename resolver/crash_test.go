@@ -146,7 +146,7 @@ func checkProducerCrash(t *testing.T, seed int64, r *Resolver, acked map[ackKey]
 	inLog := map[ackKey]Offset{}
 	last := map[int64]batchHeader{} // each producer's last batch
 	for off := Offset(0); off < hwm; {
-		res, err := r.Fetch("t", 0, off, 1<<20, ReadUncommitted, true)
+		res, err := r.Fetch("t", 0, off, 1<<20, true)
 		if err != nil || len(res.Batches) == 0 {
 			t.Fatalf("seed %d: fetch @%d: %v", seed, off, err)
 		}

@@ -63,12 +63,12 @@ func (r *Resolver) holds(s snapshot) bool {
 }
 
 // Fetch reads from offset under one snapshot (S1–S4). With minOne the first
-// batch is returned whole even past maxBytes (KIP-74). Isolation
-// ReadCommitted reads up to the last stable offset, which equals the high
-// watermark because there are no transactions. The bounds are set on the
-// result also when the error is ErrOffsetOutOfRange or ErrStorage.
-func (r *Resolver) Fetch(topic string, partition int32, offset Offset, maxBytes int, iso Isolation, minOne bool) (FetchResult, error) {
-	_ = iso // LSO == HWM: both isolation levels read up to the same end.
+// batch is returned whole even past maxBytes (KIP-74). There is no
+// isolation argument: read_committed reads up to the last stable offset,
+// which is the high watermark because there are no transactions, so both
+// levels read the same. The bounds are set on the result also when the
+// error is ErrOffsetOutOfRange or ErrStorage.
+func (r *Resolver) Fetch(topic string, partition int32, offset Offset, maxBytes int, minOne bool) (FetchResult, error) {
 	var res FetchResult
 	for range maxSnapshotAttempts {
 		s, err := r.takeSnapshot(topic, partition)

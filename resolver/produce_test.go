@@ -142,7 +142,7 @@ func TestIdempotentConcurrentProducers(t *testing.T) {
 				errs <- err
 				return
 			}
-			res, err := g.r.Fetch("t", 0, off, 1<<20, ReadUncommitted, true)
+			res, err := g.r.Fetch("t", 0, off, 1<<20, true)
 			if err != nil {
 				errs <- err
 				return
