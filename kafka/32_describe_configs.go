@@ -10,9 +10,8 @@ package kafka
 //   v3  config type; include_documentation (answered with null docs).
 //   v4  flexible.
 //
-// TOPIC resources describe every topic config Kafka defines, set or not
-// (KAFKA-CHECKLIST "DescribeConfigs returns every topic config with its
-// default and source"); an unset one has its broker default
+// TOPIC resources describe every topic config Kafka defines, set or not,
+// each with its default and its source, as Kafka does; an unset one has its broker default
 // (STATIC_BROKER_CONFIG when a flag set it) or Kafka's (DEFAULT_CONFIG).
 // BROKER resources ("" or node.id) describe the broker configs the
 // resolver knows (log.retention.ms, log.segment.bytes, ...) and the wire

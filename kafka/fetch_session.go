@@ -8,25 +8,7 @@ package kafka
 // the response carries only partitions with something new: records, an
 // error, or a changed high watermark, last stable offset or log start.
 //
-// Invariants:
-//
-//	F1 An incremental fetch (epoch > 0) naming an unknown session gets
-//	   FETCH_SESSION_ID_NOT_FOUND; one whose epoch is not the session's
-//	   next epoch gets INVALID_FETCH_SESSION_EPOCH, and the session is
-//	   left as it was. Both are top-level errors with no partitions; the
-//	   client answers with a full fetch.
-//	F2 Epoch 0 closes the named session (if any) and opens a new one from
-//	   a full fetch; epoch -1 closes the named session and fetches without
-//	   one (session id 0 in the response).
-//	F3 One request per session at a time: the session is locked for the
-//	   whole request (a long poll included), so epochs advance one by one.
-//	F4 The cache holds at most max.incremental.fetch.session.cache.slots
-//	   sessions. When full, a new session takes the place of the least
-//	   recently used one if that was idle for sessionEvictionAge, else of
-//	   the smallest one if the new one has more partitions; otherwise no
-//	   session is created and the client fetches sessionless (id 0).
-//	F5 A session keyed by topic ids (v13+) is not used by a request keyed
-//	   by names, nor the other way round: FETCH_SESSION_TOPIC_ID_ERROR.
+// Invariants F1–F5: doc.go "Fetch sessions".
 //
 // Reads stay cursorless (R1): a session remembers what the client asked
 // for and what it was last told, never a read position of the log.

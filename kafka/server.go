@@ -1,34 +1,3 @@
-// Package kafka is kgateway's Kafka wire front end: the listener, one reader
-// and one writer goroutine per connection, and one file per API key
-// (00_produce.go, 01_fetch.go, …). One table in apis.go drives both
-// dispatch and ApiVersions, so only what is implemented is advertised.
-//
-// Invariants:
-//
-//	K1 Responses leave a connection in request order, even though requests
-//	   are handled concurrently (pipelining).
-//	K2 A frame larger than socket.request.max.bytes closes the connection
-//	   before its body is allocated; a malformed frame closes it too.
-//	K3 A handler's Go error closes the connection. Everything a client
-//	   should see is a Kafka error code, per partition where the protocol
-//	   has one; errors.go maps internal errors to codes in one place.
-//	K4 Produce requests of one connection append in request order (an
-//	   idempotent producer pipelines sequence numbers); other requests run
-//	   concurrently.
-//	K5 Produce with acks=0 gets no response at all.
-//	K6 Memory is bounded by queued.max.request.bytes: a frame's declared
-//	   size is taken from one server-wide byte budget before its body is
-//	   read and returned when its response is written (or dropped with its
-//	   connection). While the budget is spent readers stop reading, so TCP
-//	   pushes back on clients; the process does not grow. A body's buffer
-//	   grows as bytes arrive, so a slow client holds what it sent.
-//	K7 A connection with nothing in flight that neither sends nor reads a
-//	   byte for connections.max.idle.ms is closed, and so is one whose
-//	   frame body is not complete that long after it started (a client
-//	   that stopped, or trickles, mid-frame).
-//	K8 At most max.connections connections are open; a connection beyond
-//	   that is closed as soon as it is accepted. Running out of file
-//	   descriptors pauses accepting (with backoff); it never stops serving.
 package kafka
 
 import (

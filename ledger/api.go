@@ -12,7 +12,7 @@ import (
 // names; change a signature only together with its callers.
 
 // The coordinate types are storage's, named here so callers of this package
-// need not import storage for them (STYLE.md 3).
+// need not import storage for them.
 type (
 	LogID    = storage.LogID
 	Offset   = storage.Offset

@@ -11,15 +11,16 @@
 // PositionOf maps an offset to the position of the entry containing it by a
 // floor lookup in the entry index (O(log n)).
 //
-// The last confirmed entry is the last *durable* entry of the log (DESIGN.md
-// D5): an entry that is written but not yet synced is beyond it. Entries
+// The last confirmed entry is the last *durable* entry of the log (D5 in
+// docs/DESIGN.md): an entry that is written but not yet synced is beyond it. Entries
 // below the log's soft-trim point are not available: Earliest starts at the
 // first visible entry.
 //
 // # Read contract
 //
-// ReadEntries(start, maxEntries, maxBytes, maxPosition) obeys R1–R11 of
-// DESIGN.md. Code and tests cite these numbers.
+// ReadEntries(start, maxEntries, maxBytes, maxPosition) obeys R1–R11
+// (Apache Pulsar PIP-480's read contract, and R9's byte bound beyond it).
+// Code and tests cite these numbers.
 //
 //	R1  No cursor: a read creates, consults or updates no cursor or read
 //	    position, in memory or on disk. A read writes nothing.

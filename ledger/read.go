@@ -174,8 +174,8 @@ func spansOf(ledgers []storage.LedgerInfo, from, end Position, maxEntries int) [
 	return spans
 }
 
-// pin holds the spans' ledger files for the read (DESIGN.md resolver step
-// 4). storage.ErrRemoved means a trim won the race: the caller retries.
+// pin holds the spans' ledger files for the read (read flow step 4,
+// docs/DESIGN.md "Read flow"). storage.ErrRemoved means a trim won the race: the caller retries.
 func (m *Managed) pin(spans []span) (release func(), err error) {
 	ids := make([]LedgerID, len(spans))
 	for i, s := range spans {

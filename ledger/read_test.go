@@ -295,7 +295,7 @@ func TestReadStopsAtLastConfirmedWhenCalled(t *testing.T) {
 	}
 }
 
-// TestReadSeesOnlyDurable: R5, R8 and DESIGN.md D5. An entry written but
+// TestReadSeesOnlyDurable: R5, R8 and D5. An entry written but
 // not yet synced is beyond the last confirmed entry: no read returns it, a
 // start at its position is empty, and it appears once its sync is done.
 func TestReadSeesOnlyDurable(t *testing.T) {

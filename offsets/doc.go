@@ -1,6 +1,6 @@
 // Package offsets is kgateway's consumer-group offset store: committed
 // offsets and a little group metadata, durably in a pebble instance of its
-// own (DESIGN.md "Offsets store").
+// own (docs/DESIGN.md "Offsets store").
 //
 // Invariants, cited by number in code and tests:
 //

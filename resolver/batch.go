@@ -10,7 +10,7 @@ import (
 
 // This file is the resolver's own byte-level view of a Kafka record batch
 // (magic 2). The layers below the wire protocol never import kmsg
-// (DESIGN.md "Layers"), so the few header fields the resolver needs are
+// (docs/DESIGN.md "Layers"), so the few header fields the resolver needs are
 // read here directly.
 //
 // Record batch v2 layout (all big-endian):

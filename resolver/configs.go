@@ -129,8 +129,8 @@ var topicConfigs = map[string]configSpec{
 	"leader.replication.throttled.replicas":   {"", "", TypeList, func(string) error { return nil }},
 }
 
-// validateConfigs checks every entry and reports every problem at once
-// (STYLE.md 7), wrapped in ErrInvalidConfig.
+// validateConfigs checks every entry and reports every problem at once,
+// wrapped in ErrInvalidConfig.
 func validateConfigs(configs map[string]string) error {
 	var errs []error
 	names := make([]string, 0, len(configs))

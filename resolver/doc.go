@@ -5,7 +5,7 @@
 // a Kafka batch field), and it never imports kmsg: batch.go reads the few
 // header fields it needs itself.
 //
-// # Read flow (DESIGN.md "Resolver (read flow)")
+// # Read flow
 //
 //  1. Coordinate: topic name or ID + partition resolves through the
 //     partition binding to a storage LogID and its managed ledger. The
@@ -69,8 +69,33 @@
 // (an alter reopens the ledger); max.message.bytes and
 // message.timestamp.type apply to the next Produce; cleanup.policy=compact
 // and min.insync.replicas other than 1 are refused. Retention
-// (retention.go, T1–T6) is a pass, every log.retention.check.interval.ms
+// (retention.go, below) is a pass, every log.retention.check.interval.ms
 // and on RunRetention, that turns retention.ms and retention.bytes into a
 // boundary at a sealed ledger's end and feeds it to storage SoftTrim then
 // HardTrim; DeleteRecords moves the log start the same way.
+//
+// # Retention
+//
+// A retention pass over one partition (retention.go):
+//
+//	T1 Only whole sealed ledgers are removed, as Kafka removes whole
+//	   segments: the boundary is always the first offset of a ledger that
+//	   follows a sealed one (or the current log start).
+//	T2 Time (retention.ms >= 0): a ledger goes when every entry in it and
+//	   before it has a max timestamp below now - retention.ms. One SeekTime
+//	   through the time index (it holds the running max timestamp) finds
+//	   the first entry that is not expired; no payload is read.
+//	T3 Size (retention.bytes >= 0): the oldest sealed ledgers go while the
+//	   size left (LedgerInfo.Bytes, file bytes) would still be at least
+//	   retention.bytes (Kafka's rule).
+//	T4 An open ledger whose entries are all expired is rolled first and
+//	   then removed (Kafka rolls an expired active segment). Data within
+//	   retention is never removed: an entry appended during the pass lands
+//	   at or past the boundary, which was computed before it.
+//	T5 Whole ledgers below the log start (after DeleteRecords) are removed
+//	   too.
+//	T6 SoftTrim(boundary) first, so the log start moves and reads below it
+//	   are OFFSET_OUT_OF_RANGE (S1) before any file goes; then HardTrim
+//	   removes the ledgers below it (a file a read has pinned goes when the
+//	   read releases it, storage I6).
 package resolver

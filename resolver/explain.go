@@ -2,7 +2,7 @@ package resolver
 
 // Read-only inspection over a storage.ReadOnly view (`kgateway inspect`
 // and `explain`): the bindings as stored, and the read plan a Fetch would
-// follow (DESIGN.md "Resolver (read flow)"), computed by the same rules as
+// follow (docs/DESIGN.md "Read flow"), computed by the same rules as
 // fetchOnce and limitBatches without a running resolver.
 
 import (

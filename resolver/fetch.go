@@ -8,7 +8,7 @@ import (
 	"github.com/kgateway/kgateway/storage"
 )
 
-// The read flow (doc.go, DESIGN.md "Resolver (read flow)").
+// The read flow (doc.go "Read flow", docs/DESIGN.md "Read flow").
 
 const (
 	// maxSnapshotAttempts bounds the retries when a snapshot stops holding

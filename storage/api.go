@@ -9,7 +9,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// This file is the storage contract (DESIGN.md "Storage (Level 1)"). The
+// This file is the storage contract (doc.go; docs/DESIGN.md "Storage"). The
 // layers above (ledger/, resolver/, offsets/ via cmd) code against exactly
 // these names; change a signature only together with its callers.
 

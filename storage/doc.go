@@ -1,5 +1,5 @@
-// Package storage is kgateway's durable byte layer (DESIGN.md "Storage
-// (Level 1)"): offset-addressed logs, one per topic-partition, each a list
+// Package storage is kgateway's durable byte layer (docs/DESIGN.md
+// "Storage"): offset-addressed logs, one per topic-partition, each a list
 // of ledgers (segment files) of self-describing entries, with everything
 // small and indexed in one pebble instance.
 //
@@ -133,7 +133,7 @@
 // read-only for them), no metadata update — R1 in ledger/ relies on it.
 // Returned payloads are read-only (C4).
 //
-// The tail cache (tailcache.go, C1–C5) keeps each log's most recently
+// The tail cache (below, tailcache.go) keeps each log's most recently
 // written entries in memory, byte-bounded over all logs
 // (Options.TailCacheBytes): a read that starts in it is answered from
 // memory (no index seek, no pread), bounded by the same snapshot. Entries
@@ -145,6 +145,27 @@
 // payload (a Kafka batch's own CRC) passes it (AppendOptions.SuffixCRC);
 // the frame CRC is then derived by CRC concatenation (crc.go) instead of a
 // second pass. It still covers every byte, and every read checks it.
+//
+// # Tail cache
+//
+// Invariants of the tail cache (tailcache.go):
+//
+//	C1 A cached entry is served only when the read's snapshot makes it
+//	   readable: below the durable end (D5) and above the log start. A
+//	   written but unsynced entry is cached at once and served only after
+//	   its group commit has published it.
+//	C2 A log's cache has no gaps, so when it holds the entry containing a
+//	   read's start it holds every later entry up to the snapshot's end:
+//	   a read that starts in the cache is answered by it alone (no index
+//	   seek, no pread), with exactly what the index would have returned.
+//	C3 Anything the cache cannot answer (a start before its first entry,
+//	   a trimmed start) goes to the index and the files as before, which
+//	   keep every error case.
+//	C4 Served payloads are the cache's own slices: read-only for everyone.
+//	C5 The budget counts the memory the cache keeps alive: a payload that
+//	   is a slice of a shared buffer (AppendOptions.Backing) keeps all of
+//	   it, so the buffer is charged at its full size while any of its
+//	   slices is cached, and once however many are.
 //
 // # Benchmarks
 //

@@ -8,7 +8,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// Pins (doc.go "Pins"): a read holds a pin on every ledger it reads from.
+// Pins (doc.go, I6): a read holds a pin on every ledger it reads from.
 // HardTrim and DeleteLog drop a ledger's records at once but remove its file
 // only when its last pin is released, so a read in progress never loses the
 // file under it (resolver step 4).

@@ -12,7 +12,7 @@ import (
 )
 
 // recover loads every log's records and repairs the newest ledger of each
-// (doc.go "Recovery"). Cost: O(logs + ledgers) pebble reads plus the
+// (doc.go, I1, I3, I4 and I8). Cost: O(logs + ledgers) pebble reads plus the
 // unindexed tails, never the whole data (start-up must not grow with it).
 func (s *Store) recover() error {
 	if err := s.loadLogs(); err != nil {

@@ -5,8 +5,7 @@ import (
 	"sync"
 )
 
-// The tail cache (DESIGN.md "Physical storage": "the tail is also held in
-// a bounded in-memory cache so tailing consumers never touch disk").
+// The tail cache (doc.go "Tail cache"): tailing consumers never touch disk.
 //
 // Every log keeps its most recently written entries (header and payload)
 // in memory, in offset order and without gaps: the cache of a log is a
@@ -16,24 +15,7 @@ import (
 // first. Only payloads written with AppendOptions.Retain are cached (the
 // store keeps the caller's slice and never copies it).
 //
-// Invariants:
-//
-//	C1 A cached entry is served only when the read's snapshot makes it
-//	   readable: below the durable end (D5) and above the log start. A
-//	   written but unsynced entry is cached at once and served only after
-//	   its group commit has published it.
-//	C2 A log's cache has no gaps, so when it holds the entry containing a
-//	   read's start it holds every later entry up to the snapshot's end:
-//	   a read that starts in the cache is answered by it alone (no index
-//	   seek, no pread), with exactly what the index would have returned.
-//	C3 Anything the cache cannot answer (a start before its first entry,
-//	   a trimmed start) goes to the index and the files as before, which
-//	   keep every error case.
-//	C4 Served payloads are the cache's own slices: read-only for everyone.
-//	C5 The budget counts the memory the cache keeps alive: a payload that
-//	   is a slice of a shared buffer (AppendOptions.Backing) keeps all of
-//	   it, so the buffer is charged at its full size while any of its
-//	   slices is cached, and once however many are.
+// Invariants C1–C5: doc.go "Tail cache".
 
 // cachedEntry is one cached entry.
 type cachedEntry struct {

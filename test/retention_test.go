@@ -15,7 +15,7 @@ import (
 )
 
 // End-to-end tests of topic configs, retention, DeleteRecords and
-// CreatePartitions (issue 5). configOf and ptr are configs_test.go's.
+// CreatePartitions. configOf and ptr are configs_test.go's.
 
 // createTopicWith creates a one-partition topic with configs.
 func (g *gateway) createTopicWith(name string, configs map[string]*string) {

@@ -1,6 +1,6 @@
 package main
 
-// The configuration model: one plain struct with defaults (STYLE.md 7).
+// The configuration model: one plain struct with defaults.
 // Every field has a property name (Kafka's where one exists, used in the
 // --config file), an environment variable (KGATEWAY_ + the property name
 // upper-cased with dots as underscores) and a flag (kebab-case). Values

@@ -1,5 +1,5 @@
 // Command kgateway serves the Kafka protocol with every topic-partition
-// stored as a managed ledger on local disk (see DESIGN.md).
+// stored as a managed ledger on local disk (see docs/DESIGN.md).
 //
 //	kgateway --listen 127.0.0.1:9092 --data-dir ./data
 //	kgateway config | inspect | explain TOPIC PARTITION OFFSET | verify | apis

@@ -1,4 +1,4 @@
-// Command kgbench is kgateway's reproducible end-to-end benchmark (issue 7).
+// Command kgbench is kgateway's reproducible end-to-end benchmark.
 //
 // It starts each system under test on loopback with its own temporary data
 // directory, drives every one with the same franz-go workloads, and prints a

@@ -1,0 +1,59 @@
+// Package kafka is kgateway's Kafka wire front end: the listener, one reader
+// and one writer goroutine per connection, and one file per API key
+// (00_produce.go, 01_fetch.go, …). One table in apis.go drives both
+// dispatch and ApiVersions, so only what is implemented is advertised.
+//
+// # Connections
+//
+// Invariants, cited as K1… in code and tests:
+//
+//	K1 Responses leave a connection in request order, even though requests
+//	   are handled concurrently (pipelining).
+//	K2 A frame larger than socket.request.max.bytes closes the connection
+//	   before its body is allocated; a malformed frame closes it too.
+//	K3 A handler's Go error closes the connection. Everything a client
+//	   should see is a Kafka error code, per partition where the protocol
+//	   has one; errors.go maps internal errors to codes in one place.
+//	K4 Produce requests of one connection append in request order (an
+//	   idempotent producer pipelines sequence numbers); other requests run
+//	   concurrently.
+//	K5 Produce with acks=0 gets no response at all.
+//	K6 Memory is bounded by queued.max.request.bytes: a frame's declared
+//	   size is taken from one server-wide byte budget before its body is
+//	   read and returned when its response is written (or dropped with its
+//	   connection). While the budget is spent readers stop reading, so TCP
+//	   pushes back on clients; the process does not grow. A body's buffer
+//	   grows as bytes arrive, so a slow client holds what it sent.
+//	K7 A connection with nothing in flight that neither sends nor reads a
+//	   byte for connections.max.idle.ms is closed, and so is one whose
+//	   frame body is not complete that long after it started (a client
+//	   that stopped, or trickles, mid-frame).
+//	K8 At most max.connections connections are open; a connection beyond
+//	   that is closed as soon as it is accepted. Running out of file
+//	   descriptors pauses accepting (with backoff); it never stops serving.
+//
+// # Fetch sessions
+//
+// Fetch sessions (KIP-227, fetch_session.go) keep a consumer's partition
+// list between requests, so an incremental fetch names only what changed.
+// Reads stay cursorless (R1): a session remembers what the client asked for
+// and what it was last told, never a read position of the log.
+//
+//	F1 An incremental fetch (epoch > 0) naming an unknown session gets
+//	   FETCH_SESSION_ID_NOT_FOUND; one whose epoch is not the session's
+//	   next epoch gets INVALID_FETCH_SESSION_EPOCH, and the session is
+//	   left as it was. Both are top-level errors with no partitions; the
+//	   client answers with a full fetch.
+//	F2 Epoch 0 closes the named session (if any) and opens a new one from
+//	   a full fetch; epoch -1 closes the named session and fetches without
+//	   one (session id 0 in the response).
+//	F3 One request per session at a time: the session is locked for the
+//	   whole request (a long poll included), so epochs advance one by one.
+//	F4 The cache holds at most max.incremental.fetch.session.cache.slots
+//	   sessions. When full, a new session takes the place of the least
+//	   recently used one if that was idle for sessionEvictionAge, else of
+//	   the smallest one if the new one has more partitions; otherwise no
+//	   session is created and the client fetches sessionless (id 0).
+//	F5 A session keyed by topic ids (v13+) is not used by a request keyed
+//	   by names, nor the other way round: FETCH_SESSION_TOPIC_ID_ERROR.
+package kafka
