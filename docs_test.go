@@ -73,6 +73,17 @@ func TestRulesDefined(t *testing.T) {
 			t.Errorf("%s defines rules but %s does not name it", f, designDoc)
 		}
 	}
+	// Every family is listed in docs/DESIGN.md (its table names the first
+	// id of each, e.g. "R1–R11").
+	families := map[string]string{}
+	for id, where := range defs {
+		families[id[:1]] = id + " at " + where
+	}
+	for fam, example := range families {
+		if !regexp.MustCompile(`\b` + fam + `1\b`).MatchString(design) {
+			t.Errorf("rule family %s (%s) is not listed in %s \"Contracts\"", fam, example, designDoc)
+		}
+	}
 	for _, f := range files {
 		if !strings.HasSuffix(f, ".go") && !strings.HasSuffix(f, ".md") {
 			continue
