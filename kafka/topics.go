@@ -28,8 +28,12 @@ func validTopicName(name string) bool {
 }
 
 // partitionOf resolves topic and partition, auto-creating the topic when
-// create is set and the resolver's auto.create.topics.enable allows it.
+// create is set (a produce) and the resolver's auto.create.topics.enable
+// allows it. Internal topics have no partition to read or write here.
 func (s *Server) partitionOf(topic string, partition int32, create bool) (resolver.Topic, error) {
+	if resolver.IsInternalTopic(topic) {
+		return resolver.Topic{}, internalTopicErr(topic, create)
+	}
 	if !validTopicName(topic) {
 		return resolver.Topic{}, fmt.Errorf("%w: %q", resolver.ErrInvalidTopic, topic)
 	}

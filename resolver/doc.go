@@ -73,4 +73,15 @@
 // and on RunRetention, that turns retention.ms and retention.bytes into a
 // boundary at a sealed ledger's end and feeds it to storage SoftTrim then
 // HardTrim; DeleteRecords moves the log start the same way.
+//
+// # Identity and internal topics (identity.go)
+//
+//   - C1 The cluster id is random (a UUID in Kafka's 22-character
+//     base64url form), made at the first Open of a data directory and
+//     stored durably before Open returns; every later Open returns the
+//     same id, another data directory a different one.
+//   - C2 Kafka's internal topic names (__consumer_offsets) are reserved:
+//     no binding is ever created for them (CreateTopic answers
+//     ErrTopicExists, EnsureTopic and DeleteTopic ErrInvalidTopic). Each
+//     has a topic id kept like the cluster id, so kafka/ can describe it.
 package resolver
