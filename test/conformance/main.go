@@ -46,7 +46,7 @@ type options struct {
 func main() {
 	var o options
 	flag.StringVar(&o.expected, "expected", "test/conformance/expected.txt", "the expected failures and skips")
-	flag.IntVar(&o.records, "records", 10000, "KGO_TEST_RECORDS: records each produce/consume test moves (franz-go's default is 500000)")
+	flag.IntVar(&o.records, "records", 50000, "KGO_TEST_RECORDS: records each produce/consume test moves (franz-go's default is 500000)")
 	flag.DurationVar(&o.timeout, "timeout", 15*time.Minute, "go test -timeout for the kgo tests")
 	flag.StringVar(&o.run, "run", "", "go test -run: only these tests (the others are not judged)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (binary, data, kgateway.log)")
