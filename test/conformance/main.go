@@ -12,6 +12,8 @@
 // records the produce/consume tests move) and go test's -timeout.
 //
 //	go run ./test/conformance [-records N] [-timeout D] [-run REGEXP] [-keep]
+//
+// Run it from the repository root (make conformance does).
 package main
 
 import (
