@@ -51,6 +51,15 @@ lint:
 	$(GO) vet $(PKGS)
 	$(GO) -C $(BENCH_MOD) vet ./...
 
+# conformance runs franz-go's pkg/kgo integration tests, at the franz-go
+# version in go.mod, against a kgateway it builds and starts itself (an
+# ephemeral port, a temporary data dir), and compares every test's outcome
+# with test/conformance/expected.txt; pass flags with CONFORMANCE_FLAGS,
+# e.g. '-records 50000 -v' or '-run TestGroupETL -keep'.
+.PHONY: conformance
+conformance:
+	GO=$(GO) $(GO) run ./test/conformance $(CONFORMANCE_FLAGS)
+
 # fuzz runs every fuzz target for FUZZTIME each (seed corpora in each
 # package's testdata/fuzz; `make test` already runs the seeds as tests).
 FUZZTIME ?= 15s

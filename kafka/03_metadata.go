@@ -12,7 +12,8 @@ package kafka
 //   v11 drops cluster authorized operations.  v12 nullable topic names.
 //
 // One broker (node.id) leads every partition and is the controller, with
-// replicas and ISR [node.id]. Auto-creation goes through
+// replicas and ISR [node.id]. __consumer_offsets is listed as an internal
+// topic without partitions (internal_topics.go). Auto-creation goes through
 // resolver.EnsureTopic, which follows auto.create.topics.enable and
 // num.partitions. Left out: v13 (top-level error code, KIP-1102), racks,
 // authorized operations.
@@ -41,8 +42,11 @@ func handleMetadata(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, err
 	switch {
 	case r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0):
 		for _, t := range s.res.Topics() {
-			resp.Topics = append(resp.Topics, s.metadataTopic(t))
+			if !resolver.IsInternalTopic(t.Name) { // a binding from before N2
+				resp.Topics = append(resp.Topics, s.metadataTopic(t))
+			}
 		}
+		resp.Topics = append(resp.Topics, s.metadataInternal(resolver.OffsetsTopic))
 	default:
 		for _, rt := range r.Topics {
 			resp.Topics = append(resp.Topics, s.metadataRequested(rt, allowCreate))
@@ -54,6 +58,9 @@ func handleMetadata(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, err
 // metadataRequested answers one requested topic, by name or (v10+) by id.
 func (s *Server) metadataRequested(rt kmsg.MetadataRequestTopic, allowCreate bool) kmsg.MetadataResponseTopic {
 	if rt.Topic == nil {
+		if name, ok := s.internalTopicByID(rt.TopicID); ok {
+			return s.metadataInternal(name)
+		}
 		t, ok := s.res.TopicByID(resolver.TopicID(rt.TopicID))
 		if !ok {
 			mt := kmsg.NewMetadataResponseTopic()
@@ -65,6 +72,9 @@ func (s *Server) metadataRequested(rt kmsg.MetadataRequestTopic, allowCreate boo
 		return s.metadataTopic(t)
 	}
 	name := *rt.Topic
+	if resolver.IsInternalTopic(name) {
+		return s.metadataInternal(name)
+	}
 	var t resolver.Topic
 	var err error
 	switch {

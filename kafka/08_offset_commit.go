@@ -10,8 +10,9 @@ package kafka
 //   v7  group instance id (static members, KIP-345).
 //   v8  flexible.
 //
-// The coordinator acknowledges only durable commits (O1); simple
-// consumers (generation -1, no member id) may commit into an Empty group.
+// The coordinator acknowledges only durable commits (O1); commits with
+// generation -1 (simple consumers, with or without a member id) go into an
+// Empty or absent group.
 // Left out: the per-commit retention time (offsets.retention.minutes
 // governs), v9+ (KIP-848 consumer protocol) and topic ids.
 

@@ -54,7 +54,8 @@ type Config struct {
 	// every partition and the controller.
 	NodeID int32
 
-	// ClusterID is returned by Metadata v2+ and DescribeCluster.
+	// ClusterID is returned by Metadata v2+ and DescribeCluster. Empty
+	// means the data directory's own, kept id (Resolver.ClusterID).
 	ClusterID string
 
 	// MaxInFlightPerConn bounds how many requests of one connection are
@@ -118,8 +119,8 @@ func (cfg Config) withDefaults() Config {
 	if cfg.FetchSessionCacheSlots == 0 {
 		cfg.FetchSessionCacheSlots = DefaultFetchSessionCacheSlots
 	}
-	if cfg.ClusterID == "" {
-		cfg.ClusterID = "kgateway"
+	if cfg.ClusterID == "" && cfg.Resolver != nil {
+		cfg.ClusterID = cfg.Resolver.ClusterID()
 	}
 	if cfg.MaxInFlightPerConn == 0 {
 		cfg.MaxInFlightPerConn = 64

@@ -50,6 +50,9 @@ func (r *Resolver) CreateTopic(name string, partitions int32, replication int16,
 	if err := validTopicName(name); err != nil {
 		return Topic{}, err
 	}
+	if IsInternalTopic(name) { // N2: it exists, without a binding
+		return Topic{}, fmt.Errorf("%w: %q is an internal topic", ErrTopicExists, name)
+	}
 	r.adminMu.Lock()
 	defer r.adminMu.Unlock()
 	if _, ok := r.Topic(name); ok {
@@ -145,6 +148,9 @@ func (r *Resolver) openTopic(name string, id TopicID, logs []storage.LogID, conf
 // goes first, together with a deletion marker per log, in one atomic
 // write; the logs follow, and Open finishes a deletion a crash interrupted.
 func (r *Resolver) DeleteTopic(name string) error {
+	if IsInternalTopic(name) { // N2
+		return fmt.Errorf("%w: %q is an internal topic", ErrInvalidTopic, name)
+	}
 	r.adminMu.Lock()
 	defer r.adminMu.Unlock()
 	t, err := r.boundTopic(name)
@@ -192,6 +198,9 @@ func (r *Resolver) removeBindingLocked(name string, logs []storage.LogID) error 
 // partitions when auto.create.topics.enable is set (ErrUnknownTopic
 // otherwise, ErrInvalidTopic for a bad name).
 func (r *Resolver) EnsureTopic(name string) (Topic, error) {
+	if IsInternalTopic(name) { // N2: never auto-created as an ordinary topic
+		return Topic{}, fmt.Errorf("%w: %q is an internal topic", ErrInvalidTopic, name)
+	}
 	if t, ok := r.Topic(name); ok {
 		return t, nil
 	}

@@ -98,4 +98,15 @@
 //	   are OFFSET_OUT_OF_RANGE (S1) before any file goes; then HardTrim
 //	   removes the ledgers below it (a file a read has pinned goes when the
 //	   read releases it, storage I6).
+//
+// # Identity and internal topics (identity.go)
+//
+//   - N1 The cluster id is random (a UUID in Kafka's 22-character
+//     base64url form), made at the first Open of a data directory and
+//     stored durably before Open returns; every later Open returns the
+//     same id, another data directory a different one.
+//   - N2 Kafka's internal topic names (__consumer_offsets) are reserved:
+//     no binding is ever created for them (CreateTopic answers
+//     ErrTopicExists, EnsureTopic and DeleteTopic ErrInvalidTopic). Each
+//     has a topic id kept like the cluster id, so kafka/ can describe it.
 package resolver

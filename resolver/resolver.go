@@ -30,6 +30,10 @@ type Resolver struct {
 	adminMu sync.Mutex
 	nextLog storage.LogID
 
+	// clusterID and internalIDs are set by Open and never change (N1, N2).
+	clusterID   string
+	internalIDs map[string]TopicID
+
 	mu struct {
 		sync.RWMutex
 		topics map[string]*topic
@@ -152,6 +156,9 @@ func Open(store *storage.Store, cfg Config) (*Resolver, error) {
 	r.mu.topics = make(map[string]*topic)
 	r.mu.byID = make(map[TopicID]*topic)
 	if err := r.loadCounters(); err != nil {
+		return nil, err
+	}
+	if err := r.loadIdentity(); err != nil {
 		return nil, err
 	}
 	if err := r.finishDeletes(); err != nil {

@@ -157,6 +157,10 @@ type loaded struct {
 	sources Sources
 	args    []string        // positional arguments after the flags
 	extra   map[string]bool // the command's own switches (--reference, --markdown)
+	// unknownEnv names the KGATEWAY_* variables that are no setting: a
+	// warning, not an error, because a Kubernetes Service named kgateway
+	// injects KGATEWAY_PORT, KGATEWAY_SERVICE_HOST, … into every pod.
+	unknownEnv []string
 }
 
 // load builds the configuration from defaults, the --config file, the
@@ -232,8 +236,10 @@ func (l *loaded) applyFile(path string) []error {
 	return errs
 }
 
-// applyEnv applies KGATEWAY_* variables; an unknown one is an error (a
-// typo would otherwise be silently ignored).
+// applyEnv applies KGATEWAY_* variables. An unknown one is only recorded
+// (l.unknownEnv, logged as a warning): the variables Kubernetes injects for
+// a Service named kgateway share the prefix. A known variable with a bad
+// value is an error.
 func (l *loaded) applyEnv(env []string) []error {
 	var errs []error
 	for _, kv := range env {
@@ -243,7 +249,7 @@ func (l *loaded) applyEnv(env []string) []error {
 		}
 		i := slices.IndexFunc(fields, func(f field) bool { return f.env == k })
 		if i < 0 {
-			errs = append(errs, fmt.Errorf("environment: unknown variable %s", k))
+			l.unknownEnv = append(l.unknownEnv, k)
 			continue
 		}
 		if err := l.cfg.set(fields[i], v); err != nil {

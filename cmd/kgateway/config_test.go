@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 // Precedence: default < file < environment < flag, with sources recorded.
@@ -56,7 +60,7 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 	if err := os.WriteFile(file, []byte("num.partitions=0\nno.such.thing=1\nlog.segment.bytes=abc\njust text\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"KGATEWAY_LOG_FORMAT=xml", "KGATEWAY_TYPO=1"}
+	env := []string{"KGATEWAY_LOG_FORMAT=xml"}
 	_, err := load("kgateway", []string{"--config", file, "--log-level", "loud", "--max-request-bytes", "-1", "--slow-request-ms", "0"}, env, os.Stderr)
 	if err == nil {
 		t.Fatal("no error")
@@ -67,7 +71,6 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 		"log.segment.bytes: not an integer",
 		`expected key=value, got "just text"`,
 		"--log-format (log.format)",
-		"unknown variable KGATEWAY_TYPO",
 		"--log-level (log.level)",
 		"--max-request-bytes (socket.request.max.bytes)",
 		"--slow-request-ms (slow.request.ms)",
@@ -85,5 +88,51 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 	}
 	if code, _, _ := runCmd("--num-partitions", "0", "--log-format", "xml"); code != 2 {
 		t.Fatalf("exit %d, want 2", code)
+	}
+}
+
+// The variables Kubernetes injects for a Service named kgateway share the
+// KGATEWAY_ prefix: unknown ones are logged and ignored, while a known
+// variable with a bad value, an unknown --config property and an unknown
+// flag stay errors.
+func TestConfigUnknownEnvIsWarning(t *testing.T) {
+	env := []string{"KGATEWAY_PORT=tcp://10.0.0.1:9092", "KGATEWAY_SERVICE_HOST=10.0.0.1",
+		"KGATEWAY_PORT_9092_TCP=tcp://10.0.0.1:9092", "KGATEWAY_NUM_PARTITIONS=3"}
+	l, err := load("kgateway", []string{"--data-dir", t.TempDir(), "--listen", "127.0.0.1:0", "--metrics-addr", ""}, env, os.Stderr)
+	if err != nil {
+		t.Fatalf("Kubernetes service variables refused: %v", err)
+	}
+	if l.cfg.NumPartitions != 3 || strings.Join(l.unknownEnv, ",") != "KGATEWAY_PORT,KGATEWAY_SERVICE_HOST,KGATEWAY_PORT_9092_TCP" {
+		t.Fatalf("num.partitions %d, unknown %v", l.cfg.NumPartitions, l.unknownEnv)
+	}
+	// serve logs each one at warn.
+	core, logs := observer.New(zap.WarnLevel)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // start, then stop at once
+	if err := serve(ctx, l, zap.New(core)); err != nil {
+		t.Fatal(err)
+	}
+	warned := logs.FilterMessage("unknown-environment-variable-ignored")
+	if warned.Len() != 3 || warned.All()[0].ContextMap()["name"] != "KGATEWAY_PORT" {
+		t.Fatalf("warnings %v", warned.All())
+	}
+	// The other commands print them.
+	t.Setenv("KGATEWAY_SERVICE_PORT", "9092")
+	if code, _, errOut := runCmd("config"); code != 0 || !strings.Contains(errOut, "warning: ignoring unknown environment variable KGATEWAY_SERVICE_PORT") {
+		t.Fatalf("config: exit %d, stderr %q", code, errOut)
+	}
+	// Still errors: a bad value, a file typo, a flag typo.
+	if _, err := load("kgateway", nil, []string{"KGATEWAY_NUM_PARTITIONS=x"}, os.Stderr); err == nil {
+		t.Fatal("bad value of a known variable accepted")
+	}
+	file := filepath.Join(t.TempDir(), "typo.properties")
+	if err := os.WriteFile(file, []byte("num.partition=2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := load("kgateway", []string{"--config", file}, nil, os.Stderr); err == nil || !strings.Contains(err.Error(), `unknown property "num.partition"`) {
+		t.Fatalf("file typo: %v", err)
+	}
+	if code, _, _ := runCmd("--num-partition", "2"); code != 2 {
+		t.Fatalf("flag typo: exit %d, want 2", code)
 	}
 }

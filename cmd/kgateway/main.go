@@ -60,6 +60,11 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	l.extra = extra
+	if cmd != "serve" { // serve logs them (serveCmd)
+		for _, k := range l.unknownEnv {
+			fmt.Fprintf(stderr, "kgateway: warning: ignoring unknown environment variable %s\n", k)
+		}
+	}
 	if err := run(l, stdout, stderr); err != nil {
 		var ue usageError
 		if errors.As(err, &ue) {
@@ -136,6 +141,9 @@ func serveCmd(l loaded, _, stderr io.Writer) error {
 
 // serve runs the gateway until ctx ends.
 func serve(ctx context.Context, l loaded, log *zap.Logger) error {
+	for _, k := range l.unknownEnv {
+		log.Warn("unknown-environment-variable-ignored", zap.String("name", k))
+	}
 	explicit := l.sources["metrics.addr"] != "default"
 	g, err := startGateway(l.cfg, explicit, log)
 	if err != nil {

@@ -8,8 +8,8 @@ import (
 
 // OffsetCommit handles OffsetCommit v0–8. Members commit with their member
 // id and generation; simple consumers (kcat -C, kadm) commit with
-// generation -1 and no member id, which Kafka accepts into an Empty group
-// (creating it). The response is sent only after the commit is durable
+// generation -1, which Kafka accepts into an Empty group (creating it),
+// whether or not a member id comes with it. The response is sent only after the commit is durable
 // (O1, G6). Left out: v2–v4 RetentionTimeMillis (ignored, as Kafka ≥ 2.1
 // does for groups with members; retention is offsets.retention.minutes).
 func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
@@ -44,13 +44,12 @@ func (c *Coordinator) commit(req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCom
 	}
 	g := c.lookup(req.Group)
 	if g == nil {
-		// Kafka creates the group only for commits outside group
-		// management; anything else comes from an older generation.
+		// Kafka creates the group for any commit with a negative
+		// generation, whatever member id or instance id it names (a
+		// consumer outside group management, or one whose group has
+		// gone); anything else comes from an older generation.
 		if req.Generation >= 0 {
 			return errIllegalGeneration
-		}
-		if req.MemberID != noMember || instanceID != nil {
-			return errUnknownMember
 		}
 		g = c.getOrCreate(req.Group)
 	}
@@ -66,6 +65,11 @@ func (c *Coordinator) commit(req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCom
 func (g *group) validateCommitLocked(memberID string, instanceID *string, generation int32) int16 {
 	if g.mu.state == stateDead {
 		return errCoordinatorNA
+	}
+	if generation < 0 && g.mu.state == stateEmpty {
+		// Outside group management (the admin client, a manually
+		// assigned consumer): no member to check, member id or not.
+		return errNone
 	}
 	if generation >= 0 || memberID != noMember || instanceID != nil {
 		if g.fencedLocked(instanceID, memberID) {

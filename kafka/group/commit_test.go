@@ -95,7 +95,6 @@ func TestSimpleCommitAndFetch(t *testing.T) {
 func TestCommitErrors(t *testing.T) {
 	h := newHarness(t)
 	code(t, "generation on unknown group", commitOne(h, "g", "", 3, "t", 0, 1), kerr.IllegalGeneration)
-	code(t, "member on unknown group", commitOne(h, "g", "m", -1, "t", 0, 1), kerr.UnknownMemberID)
 	if h.state("g") != "Dead" {
 		t.Fatal("a rejected commit created the group")
 	}
@@ -104,6 +103,7 @@ func TestCommitErrors(t *testing.T) {
 	code(t, "wrong generation", commitOne(h, "g", ids[1], gen+1, "t", 0, 11), kerr.IllegalGeneration)
 	code(t, "unknown member", commitOne(h, "g", "ghost", gen, "t", 0, 11), kerr.UnknownMemberID)
 	code(t, "simple commit into live group", commitOne(h, "g", "", -1, "t", 0, 11), kerr.UnknownMemberID)
+	code(t, "member without generation into live group", commitOne(h, "g", ids[1], -1, "t", 0, 11), kerr.IllegalGeneration)
 	if p := fetchOne(t, h, 8-1, "g", "t", 0); p.Offset != 10 {
 		t.Fatalf("offset after rejected commits %d", p.Offset)
 	}
@@ -255,4 +255,39 @@ func TestCommitStoreFailure(t *testing.T) {
 	r := kmsg.NewPtrOffsetFetchRequest()
 	r.Version, r.Group = 7, "g"
 	code(t, "fetch on closed store", h.c.OffsetFetch(r).ErrorCode, kerr.CoordinatorNotAvailable)
+}
+
+// G1: a commit with generation -1 and a member id (a consumer outside group
+// management that still sends one, or whose group is gone) is accepted into
+// an absent or Empty group, as Kafka's validateOffsetCommit does; a live
+// group still refuses it.
+func TestCommitNoGenerationWithMemberID(t *testing.T) {
+	h := newHarness(t)
+	code(t, "member on absent group", commitOne(h, "g", "m", -1, "t", 0, 1), nil)
+	if h.state("g") != "Empty" {
+		t.Fatalf("state %s, want Empty", h.state("g"))
+	}
+	code(t, "member on Empty group", commitOne(h, "g", "other", -1, "t", 0, 2), nil)
+	r := commitReq("static", "m", -1, "t", 0, 3, nil)
+	r.InstanceID = kmsg.StringPtr("instance")
+	code(t, "static member on absent group", h.c.OffsetCommit(r).Topics[0].Partitions[0].ErrorCode, nil)
+
+	// A group whose members all left is Empty again: its old member's
+	// commit outside the group is accepted.
+	ids, gen := h.stableGroup("left", 1)
+	code(t, "live member, no generation", commitOne(h, "left", ids[0], -1, "t", 0, 4), kerr.IllegalGeneration)
+	leave := kmsg.NewPtrLeaveGroupRequest()
+	leave.Version, leave.Group = 3, "left"
+	leave.Members = []kmsg.LeaveGroupRequestMember{{MemberID: ids[0]}}
+	code(t, "leave", h.c.LeaveGroup(leave).Members[0].ErrorCode, nil)
+	code(t, "old member, no generation, Empty group", commitOne(h, "left", ids[0], -1, "t", 0, 5), nil)
+	code(t, "old member, old generation, Empty group", commitOne(h, "left", ids[0], gen, "t", 0, 6), kerr.UnknownMemberID)
+	for _, c := range []struct {
+		group  string
+		offset int64
+	}{{"g", 2}, {"static", 3}, {"left", 5}} {
+		if p := fetchOne(t, h, 7, c.group, "t", 0); p.Offset != c.offset {
+			t.Errorf("%s: committed %d, want %d", c.group, p.Offset, c.offset)
+		}
+	}
 }

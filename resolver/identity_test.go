@@ -1,0 +1,47 @@
+package resolver
+
+import (
+	"encoding/base64"
+	"testing"
+)
+
+// N1: a random cluster id in Kafka's form, made once per data directory
+// and kept across a clean reopen and a crash; another directory gets
+// another id.
+func TestClusterIDKeptPerDataDir(t *testing.T) {
+	g := newGateway(t, Config{})
+	id := g.r.ClusterID()
+	raw, err := base64.RawURLEncoding.DecodeString(id)
+	if len(id) != 22 || err != nil || len(raw) != 16 || raw[6]>>4 != 4 || id[0] == '-' {
+		t.Fatalf("cluster id %q (%v): not a base64url UUID v4", id, err)
+	}
+	offsetsID, ok := g.r.InternalTopicID(OffsetsTopic)
+	if !ok || offsetsID == (TopicID{}) {
+		t.Fatalf("no id for %s", OffsetsTopic)
+	}
+	g.reopen()
+	g.crashReopen()
+	if got, _ := g.r.InternalTopicID(OffsetsTopic); g.r.ClusterID() != id || got != offsetsID {
+		t.Fatalf("after reopens: cluster id %q, offsets id %v; want %q, %v", g.r.ClusterID(), got, id, offsetsID)
+	}
+	if other := newGateway(t, Config{}); other.r.ClusterID() == id {
+		t.Fatalf("two data directories share cluster id %q", id)
+	}
+}
+
+// N2: the internal topic names are never bound, by any path.
+func TestInternalTopicNeverBound(t *testing.T) {
+	g := newGateway(t, Config{AutoCreate: true})
+	if _, err := g.r.CreateTopic(OffsetsTopic, 1, 1, nil, false); !isErr(err, ErrTopicExists) {
+		t.Fatalf("create: %v, want ErrTopicExists", err)
+	}
+	if _, err := g.r.EnsureTopic(OffsetsTopic); !isErr(err, ErrInvalidTopic) {
+		t.Fatalf("ensure: %v, want ErrInvalidTopic", err)
+	}
+	if err := g.r.DeleteTopic(OffsetsTopic); !isErr(err, ErrInvalidTopic) {
+		t.Fatalf("delete: %v, want ErrInvalidTopic", err)
+	}
+	if _, ok := g.r.Topic(OffsetsTopic); ok || len(g.r.Topics()) != 0 {
+		t.Fatalf("bound: %+v", g.r.Topics())
+	}
+}

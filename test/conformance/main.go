@@ -1,0 +1,341 @@
+// Command conformance runs franz-go's pkg/kgo integration tests, at the
+// franz-go version in go.mod, against a kgateway it builds and starts
+// itself (an ephemeral port, a temporary data directory), and compares
+// each top-level test's outcome with expected.txt (make conformance).
+//
+// expected.txt lists every test that does not pass, with the missing
+// feature. Any other failure or skip fails the run, and so does a listed
+// test that now passes: its line must go, so the list only shrinks and a
+// fixed feature cannot silently break again while still listed.
+//
+// The run's length is bounded by KGO_TEST_RECORDS (-records: how many
+// records the produce/consume tests move) and go test's -timeout.
+//
+//	go run ./test/conformance [-records N] [-timeout D] [-run REGEXP] [-keep]
+//
+// Run it from the repository root (make conformance does).
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// kgoPkg is the package whose tests are run; go resolves it through
+// go.mod, so the tests are those of the franz-go version kgateway uses.
+const kgoPkg = "github.com/twmb/franz-go/pkg/kgo"
+
+type options struct {
+	expected string
+	records  int
+	timeout  time.Duration
+	run      string
+	keep     bool
+	verbose  bool
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.expected, "expected", "test/conformance/expected.txt", "the expected failures and skips")
+	flag.IntVar(&o.records, "records", 50000, "KGO_TEST_RECORDS: records each produce/consume test moves (franz-go's default is 500000)")
+	flag.DurationVar(&o.timeout, "timeout", 15*time.Minute, "go test -timeout for the kgo tests")
+	flag.StringVar(&o.run, "run", "", "go test -run: only these tests (the others are not judged)")
+	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (binary, data, kgateway.log)")
+	flag.BoolVar(&o.verbose, "v", false, "print the output of every test, not only of the unexpected ones")
+	flag.Parse()
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "conformance:", err)
+		os.Exit(1)
+	}
+}
+
+func run(o options) error {
+	start := time.Now()
+	f, err := os.Open(o.expected)
+	if err != nil {
+		return err
+	}
+	exp, err := parseExpected(f)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.expected, err)
+	}
+	tmp, err := os.MkdirTemp("", "kgateway-conformance-")
+	if err != nil {
+		return err
+	}
+	if o.keep {
+		fmt.Println("conformance: keeping", tmp)
+	} else {
+		defer os.RemoveAll(tmp)
+	}
+	bin := filepath.Join(tmp, "kgateway")
+	if err := goCmd(nil, "build", "-o", bin, "./cmd/kgateway").Run(); err != nil {
+		return fmt.Errorf("build kgateway: %w", err)
+	}
+	kg, err := startKgateway(bin, tmp)
+	if err != nil {
+		return err
+	}
+	res, runErr := runTests(o, kg.addr, notRunPattern(exp))
+	kgErr := kg.stop()
+	if runErr != nil {
+		return runErr
+	}
+	all, err := listTests()
+	if err != nil {
+		return err
+	}
+	v := compare(all, res.outcome, exp, o.run != "")
+	report(o, res, v, time.Since(start))
+	if kgErr != nil {
+		v.problems = append(v.problems, fmt.Sprintf("kgateway: %v (log: %s)", kgErr, kg.logPath))
+	}
+	if len(v.problems) > 0 {
+		if !o.keep {
+			fmt.Printf("conformance: rerun with -keep to keep kgateway's log\n")
+		}
+		return fmt.Errorf("%d problem(s):\n  %s", len(v.problems), strings.Join(v.problems, "\n  "))
+	}
+	return nil
+}
+
+// goCmd is the go command, its output on ours.
+func goCmd(env []string, args ...string) *exec.Cmd {
+	cmd := exec.Command(goBin(), args...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.Env = append(os.Environ(), env...)
+	return cmd
+}
+
+func goBin() string {
+	if g := os.Getenv("GO"); g != "" {
+		return g
+	}
+	return "go"
+}
+
+// kgateway is the server under test.
+type kgateway struct {
+	cmd     *exec.Cmd
+	addr    string
+	logPath string
+	exited  chan error
+}
+
+// startKgateway starts the binary on an ephemeral port over a fresh data
+// directory and waits for its "ready" log line, which names the address.
+func startKgateway(bin, dir string) (*kgateway, error) {
+	k := &kgateway{logPath: filepath.Join(dir, "kgateway.log"), exited: make(chan error, 1)}
+	logf, err := os.Create(k.logPath)
+	if err != nil {
+		return nil, err
+	}
+	k.cmd = exec.Command(bin, "--listen", "127.0.0.1:0", "--metrics-addr", "",
+		"--data-dir", filepath.Join(dir, "data"), "--log-format", "json")
+	stderr, err := k.cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := k.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start kgateway: %w", err)
+	}
+	ready := make(chan string, 1)
+	go func() {
+		defer logf.Close()
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			line := sc.Bytes()
+			logf.Write(append(line, '\n'))
+			var l struct{ Msg, Addr string }
+			if json.Unmarshal(line, &l) == nil && l.Msg == "ready" && l.Addr != "" {
+				select {
+				case ready <- l.Addr:
+				default:
+				}
+			}
+		}
+		io.Copy(logf, stderr)
+		k.exited <- k.cmd.Wait()
+	}()
+	select {
+	case k.addr = <-ready:
+		fmt.Printf("conformance: kgateway ready on %s (log %s)\n", k.addr, k.logPath)
+		return k, nil
+	case err := <-k.exited:
+		return nil, fmt.Errorf("kgateway exited before it was ready (%v); log: %s", err, k.logPath)
+	case <-time.After(time.Minute):
+		k.cmd.Process.Kill()
+		return nil, fmt.Errorf("kgateway not ready after a minute; log: %s", k.logPath)
+	}
+}
+
+// stop ends kgateway with SIGTERM (as an orchestrator would) and reports
+// whether it had died during the run or failed to stop cleanly.
+func (k *kgateway) stop() error {
+	select {
+	case err := <-k.exited:
+		return fmt.Errorf("exited during the run: %v", err)
+	default:
+	}
+	k.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-k.exited:
+		if err != nil {
+			return fmt.Errorf("unclean stop: %v", err)
+		}
+		return nil
+	case <-time.After(time.Minute):
+		k.cmd.Process.Kill()
+		<-k.exited
+		return errors.New("did not stop within a minute of SIGTERM")
+	}
+}
+
+// results of the go test run, per top-level test.
+type results struct {
+	outcome map[string]string
+	elapsed map[string]float64
+	output  map[string][]string // every output line, by top-level test
+	pkgOut  []string            // output outside any test (a panic, a timeout)
+}
+
+// runTests runs the kgo tests with go test -json against addr.
+func runTests(o options, addr, skipPattern string) (results, error) {
+	args := []string{"test", "-json", "-count=1", "-timeout", o.timeout.String()}
+	if skipPattern != "" {
+		args = append(args, "-skip", skipPattern)
+	}
+	if o.run != "" {
+		args = append(args, "-run", o.run)
+	}
+	args = append(args, kgoPkg)
+	env := []string{
+		"KGO_SEEDS=" + addr,
+		"KGO_TEST_RF=1", // one broker
+		fmt.Sprintf("KGO_TEST_RECORDS=%d", o.records),
+	}
+	if os.Getenv("KGO_LOG_LEVEL") == "" {
+		env = append(env, "KGO_LOG_LEVEL=none")
+	}
+	fmt.Printf("conformance: go %s (%s)\n", strings.Join(args, " "), strings.Join(env, " "))
+	cmd := goCmd(env, args...)
+	cmd.Stdout = nil // parsed below
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return results{}, err
+	}
+	if err := cmd.Start(); err != nil {
+		return results{}, err
+	}
+	res := parseEvents(out)
+	// go test exits non-zero when any test fails: compare judges that.
+	var ee *exec.ExitError
+	if err := cmd.Wait(); err != nil && !errors.As(err, &ee) {
+		return res, fmt.Errorf("go test: %w", err)
+	}
+	return res, nil
+}
+
+// parseEvents reads go test -json events.
+func parseEvents(r io.Reader) results {
+	res := results{outcome: map[string]string{}, elapsed: map[string]float64{}, output: map[string][]string{}}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		var e struct {
+			Action, Test, Output string
+			Elapsed              float64
+		}
+		if json.Unmarshal(sc.Bytes(), &e) != nil {
+			res.pkgOut = append(res.pkgOut, sc.Text()+"\n") // build errors
+			continue
+		}
+		top, _, _ := strings.Cut(e.Test, "/")
+		switch {
+		case e.Action == "output" && top == "":
+			res.pkgOut = append(res.pkgOut, e.Output)
+		case e.Action == "output":
+			res.output[top] = append(res.output[top], e.Output)
+		case top != "" && top == e.Test && (e.Action == pass || e.Action == fail || e.Action == skip):
+			res.outcome[top], res.elapsed[top] = e.Action, e.Elapsed
+		}
+	}
+	return res
+}
+
+// listTests lists the package's top-level tests (the build is cached by
+// the run).
+func listTests() ([]string, error) {
+	cmd := exec.Command(goBin(), "test", "-list", ".", kgoPkg)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go test -list: %w", err)
+	}
+	var names []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "Test") {
+			names = append(names, strings.TrimSpace(l))
+		}
+	}
+	if len(names) == 0 {
+		return nil, errors.New("go test -list found no tests")
+	}
+	return names, nil
+}
+
+// report prints the output of the tests that need a look, the tests that
+// did as expected.txt says, the slowest tests, and the totals.
+func report(o options, res results, v verdict, took time.Duration) {
+	bad := map[string]bool{}
+	for _, p := range v.problems {
+		name, _, _ := strings.Cut(p, ":")
+		bad[name] = true
+	}
+	var names []string
+	for name := range res.output {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if o.verbose || bad[name] {
+			fmt.Printf("--- output of %s (%s)\n%s", name, res.outcome[name], strings.Join(res.output[name], ""))
+		}
+	}
+	if len(v.problems) > 0 || o.verbose {
+		fmt.Print(strings.Join(res.pkgOut, ""))
+	}
+	fmt.Println("conformance: as expected.txt lists:")
+	for _, l := range v.expected {
+		fmt.Println("  " + l)
+	}
+	type slow struct {
+		name string
+		s    float64
+	}
+	var slowest []slow
+	for name, s := range res.elapsed {
+		slowest = append(slowest, slow{name, s})
+	}
+	sort.Slice(slowest, func(i, j int) bool { return slowest[i].s > slowest[j].s })
+	fmt.Print("conformance: slowest:")
+	for _, s := range slowest[:min(5, len(slowest))] {
+		fmt.Printf(" %s %.1fs", s.name, s.s)
+	}
+	fmt.Println()
+	fmt.Printf("conformance: franz-go kgo tests against kgateway: %d passed, %d failed as expected, %d skipped as expected, %d not run; %d problem(s); %s\n",
+		v.counts[pass], v.counts[fail], v.counts[skip], v.counts[notRun], len(v.problems), took.Round(time.Second))
+}
