@@ -1,8 +1,11 @@
 package ledger
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"github.com/kgateway/kgateway/storage"
@@ -188,4 +191,80 @@ func TestReconfigure(t *testing.T) {
 	if err := e.m.Reconfigure(Config{SegmentBytes: -1}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("invalid config: %v", err)
 	}
+}
+
+// TestReadFromConcurrent runs reads by offset against a writer that rolls
+// often and trims behind itself. Every read answers under its snapshot: no
+// error, and either nothing (from outside [Start, End)) or a dense run of
+// entries from the one holding from, all below End, each carrying its own
+// offset.
+func TestReadFromConcurrent(t *testing.T) {
+	e := newEnv(t, Config{SegmentBytes: 5 * (frameOverhead + 8)})
+	const total = 400
+	stamp := storage.AppendOptions{Stamp: func(p []byte, base Offset) int64 {
+		binary.BigEndian.PutUint64(p, uint64(base))
+		return 0
+	}}
+	var wg sync.WaitGroup
+	writerDone := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(writerDone)
+		for i := range total {
+			if _, err := e.m.Append(1, make([]byte, 8), stamp); err != nil {
+				t.Errorf("append: %v", err)
+				return
+			}
+			if i%50 == 49 {
+				if err := e.store.SoftTrim(testLog, Offset(i-20)); err != nil {
+					t.Errorf("soft trim: %v", err)
+				}
+				if err := e.store.HardTrim(testLog, Offset(i-20)); err != nil {
+					t.Errorf("hard trim: %v", err)
+				}
+			}
+		}
+	}()
+	for r := range 2 {
+		wg.Add(1)
+		go func(seed uint64) {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(seed, 9))
+			for {
+				select {
+				case <-writerDone:
+					return
+				default:
+				}
+				from := Offset(rng.IntN(total))
+				sn, es, err := e.m.ReadFrom(from, 1+rng.IntN(30), rng.IntN(300))
+				if err == nil {
+					err = checkReadFrom(sn, from, es)
+				}
+				if err != nil {
+					t.Errorf("ReadFrom(%v): %v", from, err)
+					return
+				}
+			}
+		}(uint64(r))
+	}
+	wg.Wait()
+	t.Logf("reads started again after a concurrent trim: %d", e.m.readRetries.Load())
+}
+
+// checkReadFrom checks one ReadFrom result against its snapshot.
+func checkReadFrom(sn Snapshot, from Offset, es []Entry) error {
+	inside := from >= sn.Start && from < sn.End
+	switch {
+	case inside != (len(es) > 0):
+		return fmt.Errorf("%d entries for %v in [%v, %v)", len(es), from, sn.Start, sn.End)
+	case !inside:
+		return nil
+	case es[0].Offset > from || es[0].End() <= from:
+		return fmt.Errorf("first entry [%v, %v) does not hold %v", es[0].Offset, es[0].End(), from)
+	case es[len(es)-1].Offset >= sn.End:
+		return fmt.Errorf("entry at %v at or past the snapshot's end %v", es[len(es)-1].Offset, sn.End)
+	}
+	return checkDense(es)
 }
