@@ -52,6 +52,14 @@ var (
 	NoLimit = Latest
 )
 
+// Snapshot is the state of the log a read was made under (R8), fixed once
+// per read: Start is the first available offset (the soft-trim point,
+// Kafka's log start) and End the offset after the last confirmed entry
+// (Kafka's high watermark).
+type Snapshot struct {
+	Start, End Offset
+}
+
 // Sentinel errors.
 var (
 	ErrFenced  = errors.New("ledger: fenced")

@@ -52,10 +52,27 @@
 //	R11 maxEntries <= 0 (or maxBytes < 0) is ErrInvalid; a fenced or closed
 //	    ledger returns ErrFenced (a closed one's error is also ErrClosed).
 //
-// A read pins the ledgers it touches (storage.Store.Pin) for its duration,
-// so a concurrent hard trim cannot remove a file under it. If a ledger is
-// removed between the snapshot and the pin, the read starts again from a
-// fresh snapshot; the start then normalizes forward (R3).
+// Storage pins each ledger file while the read reads from it, so a
+// concurrent hard trim cannot remove a file under it (an entry served from
+// the tail cache needs no pin). If a trim removes what the snapshot
+// promised before the read reaches it, the read starts again from a fresh
+// snapshot; the start then normalizes forward (R3).
+//
+// # Read by offset
+//
+// ReadFrom(from, maxEntries, maxBytes) is a Kafka fetch's read of one
+// partition, and the one place such a read snapshots, reads and retries:
+// one storage snapshot fixes the log's Start and End and, under it, the
+// entries from the one holding from (storage stops them at that End, so
+// no layer above enforces it again); their payloads come from their
+// target; a read that lost a race with a trim starts again from a fresh
+// snapshot. It returns the Snapshot it read under with the entries, and
+// reads nothing, without an error, when from is outside [Start, End): the
+// caller judges the offset against the snapshot. R1, R9 (by entries and
+// bytes), R10 and R11 hold as for ReadEntries. The read's two choices have
+// one place each: the view (readFrom: COMMITTED, the only one) and the
+// target of a ledger's payloads (targetOf: a local segment file, the only
+// kind).
 //
 // # Rollover
 //

@@ -19,7 +19,7 @@ import (
 type Managed struct {
 	store *storage.Store
 	log   LogID
-	cfg   Config
+	local target // the target of every ledger (read.go)
 
 	// state is stateActive, stateFenced or stateClosed. It is atomic so a
 	// read never waits for the append lock.
@@ -33,6 +33,7 @@ type Managed struct {
 	// Write it precedes happen as one step. It is the only lock here.
 	mu struct {
 		sync.Mutex
+		cfg  Config // the roll policy, defaults filled in
 		open openLedger
 	}
 }
@@ -61,7 +62,8 @@ func Open(store *storage.Store, log LogID, cfg Config) (*Managed, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m := &Managed{store: store, log: log, cfg: cfg.withDefaults()}
+	m := &Managed{store: store, log: log, local: &segments{store: store, log: log}}
+	m.mu.cfg = cfg.withDefaults()
 	info, err := store.Info(log)
 	if errors.Is(err, storage.ErrNoLog) {
 		if err = store.CreateLog(log); err != nil && !errors.Is(err, storage.ErrLogExists) {
@@ -87,7 +89,7 @@ func (m *Managed) openLedgerOf(info storage.LogInfo) openLedger {
 	li := info.Ledgers[len(info.Ledgers)-1]
 	created := li.Created
 	if created.IsZero() {
-		created = m.cfg.Now()
+		created = m.mu.cfg.Now()
 	}
 	return openLedger{id: li.ID, entries: li.Entries, end: li.Bytes, created: created}
 }
@@ -96,7 +98,32 @@ func (m *Managed) openLedgerOf(info storage.LogInfo) openLedger {
 func (m *Managed) Log() LogID { return m.log }
 
 // Config is the effective configuration (defaults filled in).
-func (m *Managed) Config() Config { return m.cfg }
+func (m *Managed) Config() Config {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.mu.cfg
+}
+
+// Reconfigure replaces the roll policy; the next append applies it. The
+// ledger stays open, so reads in progress are not disturbed.
+func (m *Managed) Reconfigure(cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.mu.cfg = cfg.withDefaults()
+	return nil
+}
+
+// Snapshot is the log's Start and End now, as a read would see them.
+func (m *Managed) Snapshot() (Snapshot, error) {
+	b, err := m.store.Bounds(m.log)
+	if err != nil {
+		return Snapshot{}, m.storeReadErr(err)
+	}
+	return Snapshot{Start: b.Start, End: b.End}, nil
+}
 
 // LastConfirmed is the position of the last durable entry; ok is false when
 // the ledger has none (or cannot be read).

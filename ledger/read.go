@@ -10,11 +10,54 @@ import (
 
 // readAttempts bounds how often a read starts again after a concurrent trim
 // removed what its snapshot promised (see raced).
-const readAttempts = 4
+const readAttempts = 8
 
 // indexChunk is how many index entries a read fetches at a time, so a
 // small maxBytes does not pull a huge index range.
 const indexChunk = 256
+
+// ReadFrom is the read by offset, a Kafka fetch's read of one partition
+// (the read flow's steps 2–5): the one place a partition read takes its
+// snapshot, reads under it and, when a concurrent trim took what the
+// snapshot promised, starts again from a fresh one. It returns the
+// snapshot it read under, and the entries in offset order from the one
+// holding from, up to the snapshot's end, maxEntries entries and maxBytes
+// payload bytes (the first entry always whole, as R9). A from outside
+// [Start, End) reads nothing and is no error: the caller judges it against
+// the snapshot. R1, R10 and R11 hold as for ReadEntries.
+func (m *Managed) ReadFrom(from Offset, maxEntries, maxBytes int) (Snapshot, []Entry, error) {
+	if maxEntries <= 0 || maxBytes < 0 { // R11
+		return Snapshot{}, nil, fmt.Errorf("%w: maxEntries %d, maxBytes %d", ErrInvalid, maxEntries, maxBytes)
+	}
+	var sn Snapshot
+	out, err := m.retrying(func() (out []Entry, err error) {
+		sn, out, err = m.readFrom(from, maxEntries, int64(maxBytes))
+		return out, err
+	})
+	return sn, out, err
+}
+
+// readFrom is one attempt of ReadFrom.
+func (m *Managed) readFrom(from Offset, maxEntries int, maxBytes int64) (Snapshot, []Entry, error) {
+	// Steps 2–4. The view is COMMITTED, the only one (there is no
+	// compacted view): every durable entry below the snapshot's end. One
+	// storage snapshot fixes the bounds and, under it, the entries from
+	// the one holding from; storage stops them at that snapshot's end (R8,
+	// D5), the one place a read's end is enforced.
+	b, hdrs, err := m.store.Headers(m.log, from, maxEntries, maxBytes)
+	if err != nil {
+		return Snapshot{}, nil, m.storeReadErr(err)
+	}
+	sn := Snapshot{Start: b.Start, End: b.End}
+	if b.State == storage.Fenced { // R11
+		return sn, nil, ErrFenced
+	}
+	out, err := m.fetch(hdrs) // step 5
+	if err != nil && len(out) > 0 {
+		err = nil // R10
+	}
+	return sn, out, err
+}
 
 // ReadEntries is the cursorless read, R1–R11 (doc.go). It returns entries
 // in position order from the normalized start up to the earliest of
@@ -24,12 +67,21 @@ func (m *Managed) ReadEntries(start Position, maxEntries, maxBytes int, maxPosit
 	if maxEntries <= 0 || maxBytes < 0 { // R11
 		return nil, fmt.Errorf("%w: maxEntries %d, maxBytes %d", ErrInvalid, maxEntries, maxBytes)
 	}
-	for attempt := 1; ; attempt++ {
+	return m.retrying(func() ([]Entry, error) {
+		return m.readOnce(start, maxEntries, int64(maxBytes), maxPosition)
+	})
+}
+
+// retrying runs read attempts: each checks the ledger's state first
+// (R11), and an attempt that lost a race with a trim (raced) is followed
+// by another, from a fresh snapshot, at most readAttempts in all.
+func (m *Managed) retrying(attempt func() ([]Entry, error)) ([]Entry, error) {
+	for n := 1; ; n++ {
 		if err := m.readableErr(); err != nil { // R11
 			return nil, err
 		}
-		out, err := m.readOnce(start, maxEntries, int64(maxBytes), maxPosition)
-		if err == nil || attempt == readAttempts || !raced(err) {
+		out, err := attempt()
+		if err == nil || n == readAttempts || !raced(err) {
 			return out, err
 		}
 		m.readRetries.Add(1)
@@ -37,15 +89,71 @@ func (m *Managed) ReadEntries(start Position, maxEntries, maxBytes int, maxPosit
 }
 
 // raced reports an error a concurrent trim can cause after a read's
-// snapshot: the ledger was removed (storage.ErrRemoved, also after our pin:
-// a pin keeps the file but storage refuses new reads of a removed ledger),
-// the start was soft-trimmed (storage.ErrTrimmed), or the index entries
-// went with a hard trim (errIndexMismatch). Such a read, having collected
-// nothing, starts again from a fresh snapshot; its start then normalizes
-// forward (R3).
+// snapshot: the ledger was removed (storage.ErrRemoved: its file went
+// before the read pinned it), the start was soft-trimmed
+// (storage.ErrTrimmed), or the index entries went with a hard trim
+// (errIndexMismatch). Such a read, having collected nothing, starts again
+// from a fresh snapshot; its start then normalizes forward (R3), or, by
+// offset, falls below the new Start.
 func raced(err error) bool {
 	return errors.Is(err, storage.ErrRemoved) || errors.Is(err, storage.ErrTrimmed) ||
 		errors.Is(err, errIndexMismatch)
+}
+
+// storeReadErr maps an error of the store's read snapshot (R11: a closed
+// store reads as a closed ledger).
+func (m *Managed) storeReadErr(err error) error {
+	if errors.Is(err, storage.ErrClosed) {
+		return fmt.Errorf("%w: %w", errFencedClosed, err)
+	}
+	return wrapStorageErr("read", m.log, err)
+}
+
+// A target holds the payloads of a ledger's entries (read flow step 5).
+// Every ledger is a local segment file today (segments); a ledger moved to
+// another tier would get a target type of its own, picked by targetOf.
+type target interface {
+	read(hdrs []storage.EntryHeader) ([]Entry, error)
+}
+
+// segments reads local segment files through storage, which pins each
+// file while it reads from it (so a concurrent hard trim cannot remove it
+// under the read, storage I6) and checks every frame's CRC. An entry in
+// the tail cache is served from memory and needs no pin.
+type segments struct {
+	store *storage.Store
+	log   LogID
+}
+
+func (s *segments) read(hdrs []storage.EntryHeader) ([]Entry, error) {
+	return s.store.ReadIndexed(s.log, hdrs)
+}
+
+// targetOf is the target of ledger l's entries.
+func (m *Managed) targetOf(LedgerID) target { return m.local }
+
+// fetch reads planned entries from their targets, in order, one run of
+// entries with the same target per call. On an error it returns the
+// entries read before it with the error (the callers apply R10).
+func (m *Managed) fetch(hdrs []storage.EntryHeader) ([]Entry, error) {
+	var out []Entry
+	for len(hdrs) > 0 {
+		t, n := m.targetOf(hdrs[0].Ledger), 1
+		for n < len(hdrs) && m.targetOf(hdrs[n].Ledger) == t {
+			n++
+		}
+		es, err := t.read(hdrs[:n])
+		if out == nil {
+			out = es
+		} else {
+			out = append(out, es...)
+		}
+		if err != nil {
+			return out, wrapStorageErr("read", m.log, err)
+		}
+		hdrs = hdrs[n:]
+	}
+	return out, nil
 }
 
 // span is the part of one ledger a read covers: entries [from, to].
@@ -54,15 +162,12 @@ type span struct {
 	from, to EntryID
 }
 
-// readOnce is one attempt: snapshot, normalize, pin, read.
+// readOnce is one attempt of ReadEntries: snapshot, normalize, read.
 func (m *Managed) readOnce(start Position, maxEntries int, maxBytes int64, maxPosition Position) ([]Entry, error) {
 	// R8: one snapshot fixes the last confirmed entry for the whole call.
 	info, err := m.store.Info(m.log)
-	if errors.Is(err, storage.ErrClosed) { // R11: the store under us is closed
-		return nil, fmt.Errorf("%w: %w", errFencedClosed, err)
-	}
 	if err != nil {
-		return nil, wrapStorageErr("read", m.log, err)
+		return nil, m.storeReadErr(err)
 	}
 	if info.State == storage.Fenced { // R11
 		return nil, ErrFenced
@@ -94,13 +199,7 @@ func (m *Managed) readOnce(start Position, maxEntries int, maxBytes int64, maxPo
 	if end.Less(from) { // R7: a maxPosition before the start reads nothing
 		return nil, nil
 	}
-	spans := spansOf(info.Ledgers, from, end, maxEntries)
-	release, err := m.pin(spans)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	return m.readSpans(spans, maxEntries, maxBytes)
+	return m.readSpans(spansOf(info.Ledgers, from, end, maxEntries), maxEntries, maxBytes)
 }
 
 // boundsOf returns the first available and the last confirmed entry of
@@ -174,20 +273,6 @@ func spansOf(ledgers []storage.LedgerInfo, from, end Position, maxEntries int) [
 	return spans
 }
 
-// pin holds the spans' ledger files for the read (read flow step 4,
-// docs/DESIGN.md "Read flow"). storage.ErrRemoved means a trim won the race: the caller retries.
-func (m *Managed) pin(spans []span) (release func(), err error) {
-	ids := make([]LedgerID, len(spans))
-	for i, s := range spans {
-		ids[i] = s.ledger.ID
-	}
-	release, err = m.store.Pin(m.log, ids...)
-	if err != nil {
-		return nil, wrapStorageErr("pin", m.log, err)
-	}
-	return release, nil
-}
-
 // readSpans reads the spans in order under the entry and byte budgets (R9).
 // R10: a failure after entries were collected ends the read with those.
 func (m *Managed) readSpans(spans []span, maxEntries int, maxBytes int64) ([]Entry, error) {
@@ -228,10 +313,10 @@ func (m *Managed) readSpan(s span, out *[]Entry, bytes *int64, maxEntries int, m
 		if len(hdrs) == 0 {
 			return true, nil
 		}
-		es, err := m.store.ReadIndexed(m.log, hdrs)
+		es, err := m.fetch(hdrs)
 		*out = append(*out, es...)
 		if err != nil {
-			return false, wrapStorageErr("read", m.log, err)
+			return false, err
 		}
 		if done || len(*out) >= maxEntries {
 			return true, nil

@@ -2,20 +2,17 @@ package ledger
 
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/cockroachdb/datadriven"
 	"github.com/kgateway/kgateway/storage"
 )
 
-// Transcript tests (pebble's datadriven style, with a small runner of our
-// own so go.mod needs nothing new). Each file in testdata/ is one scenario
-// on a fresh store: blocks of
+// Transcript tests (github.com/cockroachdb/datadriven). Each file in
+// testdata/ is one scenario on a fresh store: blocks of
 //
 //	command args...
 //	----
@@ -30,80 +27,19 @@ import (
 // lie between two of testLog's ledgers (R3). Positions are written Ln:e,
 // Gn:e, #id:e (raw id), earliest, latest or nolimit; "max" as an entry id
 // is the largest EntryID.
-
-var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of transcript tests")
-
 func TestTranscripts(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.txt")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no transcripts: %v", err)
-	}
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) { runTranscript(t, file) })
-	}
-}
-
-// block is one command of a transcript.
-type block struct {
-	line     int
-	input    []string // first line is the command
-	expected []string
-}
-
-func parseTranscript(t *testing.T, text string) (blocks []block, comments map[int][]string) {
-	lines := strings.Split(text, "\n")
-	comments = map[int][]string{}
-	for i := 0; i < len(lines); i++ {
-		l := lines[i]
-		if strings.TrimSpace(l) == "" || strings.HasPrefix(l, "#") {
-			comments[len(blocks)] = append(comments[len(blocks)], l)
-			continue
-		}
-		b := block{line: i + 1}
-		for ; i < len(lines) && lines[i] != "----"; i++ {
-			b.input = append(b.input, lines[i])
-		}
-		if i == len(lines) {
-			t.Fatalf("line %d: block without ----", b.line)
-		}
-		for i++; i < len(lines) && lines[i] != ""; i++ {
-			b.expected = append(b.expected, lines[i])
-		}
-		blocks = append(blocks, b)
-	}
-	return blocks, comments
-}
-
-func runTranscript(t *testing.T, file string) {
-	text, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks, comments := parseTranscript(t, string(text))
-	tr := newTranscript(t)
-	var out strings.Builder
-	for i, b := range blocks {
-		for _, c := range comments[i] {
-			out.WriteString(c + "\n")
-		}
-		got := tr.run(b.input)
-		tr.refreshNames()
-		if !*rewrite && strings.Join(got, "\n") != strings.Join(b.expected, "\n") {
-			t.Errorf("%s:%d: %s\nwant:\n  %s\ngot:\n  %s", file, b.line, strings.Join(b.input, "\n"),
-				strings.Join(b.expected, "\n  "), strings.Join(got, "\n  "))
-		}
-		fmt.Fprintf(&out, "%s\n----\n", strings.Join(b.input, "\n"))
-		for _, g := range got {
-			out.WriteString(g + "\n")
-		}
-		out.WriteString("\n")
-	}
-	if *rewrite {
-		s := strings.TrimRight(out.String(), "\n") + "\n"
-		if err := os.WriteFile(file, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		tr := newTranscript(t)
+		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+			fields := make([]string, len(d.CmdArgs))
+			for i, a := range d.CmdArgs {
+				fields[i] = a.String()
+			}
+			got := tr.run(d.Cmd, fields)
+			tr.refreshNames()
+			return strings.Join(got, "\n") + "\n"
+		})
+	})
 }
 
 // transcript is the state of one scenario.
@@ -227,9 +163,8 @@ func args(fields []string) map[string]string {
 	return m
 }
 
-func (tr *transcript) run(input []string) []string {
-	fields := strings.Fields(input[0])
-	out, err := tr.dispatch(fields[0], fields[1:])
+func (tr *transcript) run(cmd string, fields []string) []string {
+	out, err := tr.dispatch(cmd, fields)
 	if err != nil {
 		return []string{fmtErr(err)}
 	}

@@ -72,10 +72,10 @@ func (m *Managed) shouldRollLocked(n int64) bool {
 	if o.entries == 0 {
 		return false
 	}
-	if o.end+frameOverhead+n > m.cfg.SegmentBytes {
+	if o.end+frameOverhead+n > m.mu.cfg.SegmentBytes {
 		return true
 	}
-	return m.cfg.Now().Sub(o.created) > m.cfg.SegmentAge
+	return m.mu.cfg.Now().Sub(o.created) > m.mu.cfg.SegmentAge
 }
 
 func (m *Managed) rollLocked() (LedgerID, error) {
@@ -83,7 +83,7 @@ func (m *Managed) rollLocked() (LedgerID, error) {
 	if err != nil {
 		return 0, wrapStorageErr("roll", m.log, err)
 	}
-	m.mu.open = openLedger{id: id, created: m.cfg.Now()}
+	m.mu.open = openLedger{id: id, created: m.mu.cfg.Now()}
 	return id, nil
 }
 
@@ -93,7 +93,7 @@ func (m *Managed) rollLocked() (LedgerID, error) {
 func (m *Managed) noteWrittenLocked(h storage.EntryHeader) {
 	o := &m.mu.open
 	if h.Ledger != o.id {
-		*o = openLedger{id: h.Ledger, created: m.cfg.Now()}
+		*o = openLedger{id: h.Ledger, created: m.mu.cfg.Now()}
 	}
 	o.entries = max(o.entries, int64(h.Entry)+1)
 	o.end = max(o.end, h.Pos+frameOverhead+int64(h.Size))

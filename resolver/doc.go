@@ -10,9 +10,11 @@
 //  1. Coordinate: topic name or ID + partition resolves through the
 //     partition binding to a storage LogID and its managed ledger. The
 //     fetch offset is the logical offset.
-//  2. Snapshot: binding, committed end (high watermark = storage durable
-//     End, D5), trim offset (log start) and the binding's identity, read
-//     together and fresh for every attempt:
+//  2. Snapshot: the committed end (high watermark = storage durable
+//     End, D5) and the trim offset (log start), read together by the
+//     ledger's read (ledger ReadFrom) and fresh for every read; the read
+//     returns the snapshot it read under, and the resolver judges the
+//     offset against it:
 //     - S1 offset < trim offset -> ErrOffsetOutOfRange (trimmed).
 //     - S2 offset == committed end -> empty result (a long poll waits on
 //     Watch, which is closed by the next durable append).
@@ -22,14 +24,14 @@
 //     call reads the end again.
 //  3. View: COMMITTED; there are no compacted reads (compaction is not
 //     supported, cleanup.policy=compact is refused).
-//  4. Position: offset -> position through the entry index (ledger
-//     PositionOf, a floor lookup, O(log n)), and maxPosition = the entry
-//     holding end-1. Pin the ledgers in between so a concurrent hard trim,
-//     retention or topic deletion cannot remove them mid-read, then
-//     revalidate that the snapshot still holds (same binding, same ledger,
-//     same trim offset); otherwise release and start again. Then read with
-//     the ledger's cursorless ReadEntries (R1: nothing is created or
-//     updated by a read).
+//  4. Entries: under the same snapshot, the entries from the one holding
+//     the offset (a floor lookup in the entry index, O(log n), or the tail
+//     cache), never past the snapshot's end. Storage pins each ledger
+//     file while reading it, so a concurrent hard trim, retention or topic
+//     deletion cannot remove it mid-read; a read that loses such a race
+//     starts again from a fresh snapshot. Steps 2–4 and the payload read
+//     are the ledger's alone; nothing is created or updated by a read
+//     (R1). A partition deleted during the read is ErrUnknownTopic.
 //  5. Validate bytes before serving: magic 2, lengths, record count,
 //     base offset and count matching the index, no trailing bytes; the
 //     CRC32C is the storage frame's, verified on every disk read and

@@ -3,7 +3,7 @@ package resolver
 // Read-only inspection over a storage.ReadOnly view (`kgateway inspect`
 // and `explain`): the bindings as stored, and the read plan a Fetch would
 // follow (docs/DESIGN.md "Read flow"), computed by the same rules as
-// fetchOnce and limitBatches without a running resolver.
+// Fetch and limitBatches without a running resolver.
 
 import (
 	"errors"
@@ -116,7 +116,7 @@ func Explain(ro *storage.ReadOnly, topic string, partition int32, offset Offset,
 	return p, planEntries(ro, &p, info.End, lim)
 }
 
-// planEntries is fetchOnce's read and limitBatches' limits over the view.
+// planEntries is Fetch's read and limitBatches' limits over the view.
 func planEntries(ro *storage.ReadOnly, p *Plan, end Offset, lim FetchLimits) error {
 	maxEntries := fetchEntries(lim.PartitionMaxBytes)
 	return ro.ScanEntries(p.Log, p.Offset, func(h storage.EntryHeader) (bool, error) {

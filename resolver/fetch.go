@@ -11,9 +11,6 @@ import (
 // The read flow (doc.go "Read flow", docs/DESIGN.md "Read flow").
 
 const (
-	// maxSnapshotAttempts bounds the retries when a snapshot stops holding
-	// between the position lookup and the read (step 4 revalidation).
-	maxSnapshotAttempts = 8
 	// minBatchBytes is the smallest possible record batch (header plus one
 	// empty record); it turns a byte budget into an entry count.
 	minBatchBytes = batchHeaderLen + 7
@@ -21,45 +18,40 @@ const (
 	maxFetchEntries = 8192
 )
 
-// snapshot is step 2: the binding, committed end (high watermark), trim
-// offset (log start) and the ledger, read together. It is taken fresh for
-// every attempt and never cached (S3, S4). The metadata version is the
-// identity of p and ml: a deleted and recreated topic, or a reopened
-// ledger, is a different binding.
+// snapshot is step 2 for the calls that only need the bounds (Bounds,
+// ListOffset, DeleteRecords): the binding with its log's log start and
+// committed end (high watermark), taken fresh for every call and never
+// cached (S3, S4). A Fetch takes its snapshot inside the ledger's read.
 type snapshot struct {
 	p    *partition
-	ml   *ledger.Managed
-	info storage.LogInfo
-}
-
-func (s snapshot) bounds() FetchResult {
-	// No transactions: the last stable offset is the high watermark.
-	return FetchResult{HighWatermark: s.info.End, LastStable: s.info.End, LogStart: s.info.Start}
+	info ledger.Snapshot
 }
 
 func (r *Resolver) takeSnapshot(topic string, idx int32) (snapshot, error) {
-	p, err := r.partition(topic, idx) // step 1
+	p, ml, err := r.reader(topic, idx)
 	if err != nil {
 		return snapshot{}, err
+	}
+	info, err := ml.Snapshot()
+	if err != nil {
+		return snapshot{}, storageErr("log info", err)
+	}
+	return snapshot{p: p, info: info}, nil
+}
+
+// reader is step 1: the partition binding and its managed ledger.
+func (r *Resolver) reader(topic string, idx int32) (*partition, *ledger.Managed, error) {
+	p, err := r.partition(topic, idx)
+	if err != nil {
+		return nil, nil, err
 	}
 	p.mu.Lock()
 	ml, deleted := p.mu.ml, p.mu.deleted
 	p.mu.Unlock()
 	if deleted {
-		return snapshot{}, ErrUnknownTopic
+		return nil, nil, ErrUnknownTopic
 	}
-	info, err := r.store.Info(p.log)
-	if err != nil {
-		return snapshot{}, storageErr("log info", err)
-	}
-	return snapshot{p: p, ml: ml, info: info}, nil
-}
-
-// holds revalidates s (step 4): same binding, same ledger, same trim
-// offset. The end may have moved; s's end still bounds the read.
-func (r *Resolver) holds(s snapshot) bool {
-	fresh, err := r.takeSnapshot(s.p.topic, s.p.index)
-	return err == nil && fresh.p == s.p && fresh.ml == s.ml && fresh.info.Start == s.info.Start
+	return p, ml, nil
 }
 
 // Fetch reads from offset under one snapshot (S1–S4). With minOne the first
@@ -69,58 +61,42 @@ func (r *Resolver) holds(s snapshot) bool {
 // levels read the same. The bounds are set on the result also when the
 // error is ErrOffsetOutOfRange or ErrStorage.
 func (r *Resolver) Fetch(topic string, partition int32, offset Offset, maxBytes int, minOne bool) (FetchResult, error) {
-	var res FetchResult
-	for range maxSnapshotAttempts {
-		s, err := r.takeSnapshot(topic, partition)
-		if err != nil {
+	_, ml, err := r.reader(topic, partition) // step 1
+	if err != nil {
+		return FetchResult{}, err
+	}
+	// Steps 2–5 are the ledger's: one snapshot, the entries under it, and
+	// a fresh start after a concurrent trim. The snapshot comes back for
+	// S1–S3; the entries stop at its end.
+	sn, entries, err := ml.ReadFrom(offset, fetchEntries(maxBytes), max(maxBytes, 1))
+	if errors.Is(err, ledger.ErrClosed) {
+		// The partition was deleted (or the resolver closed) during the
+		// read; a ledger closed under a live partition is the store's.
+		if _, _, err := r.reader(topic, partition); err != nil {
 			return FetchResult{}, err
 		}
-		var retry bool
-		res, retry, err = r.fetchOnce(s, offset, maxBytes, minOne)
-		if !retry {
-			return res, err
-		}
+		return FetchResult{}, storageErr("read", err)
 	}
-	return res, fmt.Errorf("%w: snapshot of %s/%d kept changing", ErrStorage, topic, partition)
+	res := boundsOf(sn)
+	if err != nil {
+		return res, storageErr("read", err)
+	}
+	switch {
+	case offset < sn.Start: // S1: trimmed
+		return res, fmt.Errorf("%w: %s is below log start %s", ErrOffsetOutOfRange, offset, sn.Start)
+	case offset == sn.End: // S2: nothing yet; a long poll waits for the next append
+		return res, nil
+	case offset > sn.End: // S3: sn is fresh (taken after the request arrived)
+		return res, fmt.Errorf("%w: %s is beyond the end %s", ErrOffsetOutOfRange, offset, sn.End)
+	}
+	res.Batches, res.Bytes, err = limitBatches(entries, maxBytes, minOne)
+	return res, err
 }
 
-// fetchOnce runs steps 2–6 under snapshot s; retry reports that s stopped
-// holding and the read must start again from a fresh snapshot.
-func (r *Resolver) fetchOnce(s snapshot, offset Offset, maxBytes int, minOne bool) (_ FetchResult, retry bool, _ error) {
-	res := s.bounds()
-	switch end := s.info.End; {
-	case offset < s.info.Start: // S1: trimmed
-		return res, false, fmt.Errorf("%w: %s is below log start %s", ErrOffsetOutOfRange, offset, s.info.Start)
-	case offset == end: // S2: nothing yet; a long poll waits on Watch
-		return res, false, nil
-	case offset > end: // S3: s is fresh (taken after the request arrived)
-		return res, false, fmt.Errorf("%w: %s is beyond the end %s", ErrOffsetOutOfRange, offset, end)
-	}
-	// Step 4: offset -> position (floor: the entry holding offset), and the
-	// entry holding end-1 as maxPosition (R7 inclusive), so nothing at or
-	// past the snapshot's end is read (D5).
-	from, err := s.ml.PositionOf(offset)
-	if err != nil {
-		return res, !r.holds(s), storageErr("position of "+offset.String(), err)
-	}
-	last, err := s.ml.PositionOf(s.info.End - 1)
-	if err != nil {
-		return res, !r.holds(s), storageErr("position of end", err)
-	}
-	release, err := r.store.Pin(s.p.log, ledgersIn(s.info.Ledgers, from.Ledger, last.Ledger)...)
-	if err != nil {
-		return res, errors.Is(err, storage.ErrRemoved) || !r.holds(s), storageErr("pin", err)
-	}
-	defer release()
-	if !r.holds(s) {
-		return res, true, nil
-	}
-	entries, err := s.ml.ReadEntries(from, fetchEntries(maxBytes), max(maxBytes, 1), last)
-	if err != nil {
-		return res, !r.holds(s), storageErr("read", err)
-	}
-	res.Batches, res.Bytes, err = limitBatches(entries, s.info.End, maxBytes, minOne)
-	return res, false, err
+// boundsOf is a fetch result's bounds. No transactions: the last stable
+// offset is the high watermark.
+func boundsOf(sn ledger.Snapshot) FetchResult {
+	return FetchResult{HighWatermark: sn.End, LastStable: sn.End, LogStart: sn.Start}
 }
 
 // fetchEntries turns a byte budget into an entry count for ReadEntries.
@@ -128,31 +104,14 @@ func fetchEntries(maxBytes int) int {
 	return min(max(maxBytes/minBatchBytes, 0)+1, maxFetchEntries)
 }
 
-// ledgersIn lists the snapshot's ledgers in [first, last]: the ones the
-// read may touch, to pin.
-func ledgersIn(ls []storage.LedgerInfo, first, last storage.LedgerID) []storage.LedgerID {
-	var out []storage.LedgerID
-	for _, l := range ls {
-		if l.ID >= first && l.ID <= last {
-			out = append(out, l.ID)
-		}
-	}
-	return out
-}
-
-// limitBatches applies steps 5 and 6: every served entry is validated
+// limitBatches applies steps 5 and 6 to entries the ledger read under one
+// snapshot (so none is at or past its end): every served entry is validated
 // (fail closed: a bad one fails the partition with ErrStorage and nothing
 // is served), and the byte budget holds except that with minOne the first
 // batch is whole (KIP-74).
-func limitBatches(entries []storage.Entry, end Offset, maxBytes int, minOne bool) ([][]byte, int, error) {
-	var (
-		out   [][]byte
-		total int
-	)
+func limitBatches(entries []storage.Entry, maxBytes int, minOne bool) ([][]byte, int, error) {
+	out, total := make([][]byte, 0, len(entries)), 0
 	for i, e := range entries {
-		if e.Offset >= end {
-			break // D5: never past the snapshot's committed end
-		}
 		if total+len(e.Payload) > maxBytes && (i > 0 || !minOne) {
 			break
 		}

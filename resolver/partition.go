@@ -233,9 +233,8 @@ func (r *Resolver) replay(log storage.LogID, from, end Offset, ck *checkpoint) (
 }
 
 // applySettings installs new topic settings. A changed rollover policy
-// reopens the ledger under app (no Write in flight) and mu (readers see
-// either the old ledger or the new one; a read through the closed old one
-// fails its revalidation and starts again).
+// reconfigures the ledger in place under app (no Write in flight), so
+// reads in progress go on undisturbed and the next append applies it.
 func (r *Resolver) applySettings(p *partition, s topicSettings) error {
 	p.app.Lock()
 	defer p.app.Unlock()
@@ -249,14 +248,8 @@ func (r *Resolver) applySettings(p *partition, s topicSettings) error {
 	if old.SegmentBytes == s.ledger.SegmentBytes && old.SegmentAge == s.ledger.SegmentAge {
 		return nil
 	}
-	if err := p.mu.ml.Close(); err != nil && !errors.Is(err, ledger.ErrClosed) {
-		r.log.Warn("close-ledger-failed", zap.Stringer("log", p.log), zap.Error(err))
+	if err := p.mu.ml.Reconfigure(s.ledger); err != nil {
+		return storageErr("reconfigure ledger", err)
 	}
-	ml, err := ledger.Open(r.store, p.log, s.ledger)
-	if err != nil {
-		p.app.failed = err
-		return storageErr("reopen ledger", err)
-	}
-	p.mu.ml = ml
 	return nil
 }

@@ -115,6 +115,12 @@ type LogInfo struct {
 	Ledgers []LedgerInfo
 }
 
+// Bounds is a log's state and bounds at one instant, as in LogInfo.
+type Bounds struct {
+	State      LogState
+	Start, End Offset
+}
+
 // AppendOptions carry what the index records beside the payload.
 type AppendOptions struct {
 	// MaxTime is the entry's max timestamp (ms), kept in the index and in

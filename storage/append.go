@@ -81,6 +81,9 @@ func (s *Store) Write(id LogID, records int, payload []byte, opts AppendOptions)
 	l.w.last = p
 	if opts.Retain {
 		s.tail.add(l, p.hdr, payload, opts.Backing) // C1: served only once durable
+	} else if s.tail.limit > 0 {
+		// The cache would no longer reach the newest entry (C2).
+		s.tail.drop(l)
 	}
 	s.c.enqueue(p)
 	return p, nil

@@ -123,7 +123,6 @@ func (c *committer) commit(group []*Pending) {
 		}
 		h := p.hdr
 		_ = b.Set(indexKey(p.log.id, h.Offset), encodeIndexValue(h), nil)
-		_ = b.Set(posKey(p.log.id, h.Ledger, h.Entry), appendU64(nil, uint64(h.Offset)), nil)
 		if p.timeKey {
 			_ = b.Set(timeKey(p.log.id, p.runMax, h.Offset), nil, nil)
 		}

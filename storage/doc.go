@@ -31,7 +31,11 @@
 //	                      sealed, and once sealed its final entries and bytes
 //	i|log|offset          entry index: records, max time, size, Cum, ledger,
 //	                      entry, file position (Floor = SeekLT, O(log n))
-//	p|log|ledger|entry    offset of the entry at that position (EntryAt)
+//	p|log|ledger|entry    legacy: the offset of the entry at a position.
+//	                      Earlier versions wrote one per entry; none is
+//	                      written or read now (EntryAt binary-searches the
+//	                      entry index), and HardTrim and DeleteLog remove
+//	                      those of a store written before
 //	t|log|runmax|offset   time index: written when an entry raises the log's
 //	                      running max timestamp; SeekTime = SeekGE
 //	m|key                 the upper layers' metadata (ApplyMeta/GetMeta/ScanMeta)
@@ -45,7 +49,7 @@
 // to MaxGroupBytes), and then, in this order:
 //
 //  1. fdatasyncs each touched file once (concurrently across files);
-//  2. commits one pebble batch (i, p and t keys) with NoSync;
+//  2. commits one pebble batch (i and t keys) with NoSync;
 //  3. advances each log's durable End (D5) and its open ledger's counts;
 //  4. wakes the waiters. Append = Write + Wait, so an append is answered
 //     only after its bytes are synced (D1).

@@ -12,7 +12,7 @@ const (
 	prefixLog    = 'l' // l|log                    -> logMeta
 	prefixLedger = 'g' // g|log|ledger             -> ledgerMeta
 	prefixIndex  = 'i' // i|log|offset             -> indexValue
-	prefixPos    = 'p' // p|log|ledger|entry       -> offset
+	prefixPos    = 'p' // p|log|ledger|entry       -> offset (legacy: removed, never written)
 	prefixTime   = 't' // t|log|runmax|offset      -> empty
 	prefixMeta   = 'm' // m|user key               -> user value
 	prefixStore  = 's' // s|name                   -> store-wide state

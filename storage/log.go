@@ -121,24 +121,27 @@ func (l *logState) drain() error {
 	return nil
 }
 
-// snapshot is one consistent view of a log's bounds.
+// snapshot is one consistent view of a log's bounds. It holds no ledger
+// list: a read by offset needs none, and copying it on every read would
+// cost O(ledgers) (Info copies it).
 type snapshot struct {
-	state   LogState
-	start   Offset
-	end     Offset
-	ledgers []ledgerRec
+	state LogState
+	start Offset
+	end   Offset
 }
 
 func (l *logState) snap() (snapshot, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.snapLocked()
+}
+
+// snapLocked is snap for a caller holding mu.
+func (l *logState) snapLocked() (snapshot, error) {
 	if l.mu.deleted {
 		return snapshot{}, fmt.Errorf("%w: %v", ErrNoLog, l.id)
 	}
-	return snapshot{
-		state: l.mu.state, start: l.mu.start, end: l.mu.end,
-		ledgers: append([]ledgerRec(nil), l.mu.ledgers...),
-	}, nil
+	return snapshot{state: l.mu.state, start: l.mu.start, end: l.mu.end}, nil
 }
 
 // openLedgerLocked returns the newest ledger; needs mu.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -147,8 +148,57 @@ func (s *Store) IndexRange(id LogID, from Offset, max int) ([]EntryHeader, error
 	return out, err
 }
 
+// Headers is the plan of a read by offset: it takes one snapshot of the
+// log and returns its bounds with, under it, the index headers of the
+// entries from the one containing from, at most maxEntries of them and no
+// more payload bytes than maxBytes, except that the first is always taken
+// whole. A from outside [Start, End) gets the bounds and no headers, and
+// no error: the caller judges it against them. ReadIndexed reads the
+// payloads.
+func (s *Store) Headers(id LogID, from Offset, maxEntries int, maxBytes int64) (Bounds, []EntryHeader, error) {
+	if maxEntries <= 0 || maxBytes < 0 {
+		return Bounds{}, nil, fmt.Errorf("%w: max entries %d, max bytes %d", ErrInvalid, maxEntries, maxBytes)
+	}
+	l, sn, err := s.readLog(id)
+	if err != nil {
+		return Bounds{}, nil, err
+	}
+	defer s.closeMu.RUnlock()
+	b := Bounds{State: sn.state, Start: sn.start, End: sn.end}
+	if from < sn.start || from >= sn.end {
+		return b, nil, nil
+	}
+	var (
+		hdrs  []EntryHeader
+		bytes int64
+	)
+	err = s.scanIndex(l, sn, from, func(h EntryHeader) bool {
+		if len(hdrs) > 0 && bytes+int64(h.Size) > maxBytes {
+			return false
+		}
+		hdrs = append(hdrs, h)
+		bytes += int64(h.Size)
+		return len(hdrs) < maxEntries
+	})
+	return b, hdrs, err
+}
+
+// Bounds is the log's state and bounds now: Info without the ledger list.
+func (s *Store) Bounds(id LogID) (Bounds, error) {
+	_, sn, err := s.readLog(id)
+	if err != nil {
+		return Bounds{}, err
+	}
+	s.closeMu.RUnlock()
+	return Bounds{State: sn.state, Start: sn.start, End: sn.end}, nil
+}
+
 // EntryAt looks an entry up by position. ErrNotFound when no durable entry
-// has that position, ErrTrimmed when it is soft-trimmed.
+// has that position, ErrTrimmed when it is soft-trimmed. Nothing maps a
+// position to its offset (no per-entry key is written): entry ids grow with
+// offsets inside a ledger, so a binary search over the ledger's offsets
+// finds it in O(log n) index seeks (seekEntry), unless the tail cache holds
+// it.
 func (s *Store) EntryAt(id LogID, ledger LedgerID, entry EntryID) (EntryHeader, error) {
 	l, sn, err := s.readLog(id)
 	if err != nil {
@@ -158,27 +208,72 @@ func (s *Store) EntryAt(id LogID, ledger LedgerID, entry EntryID) (EntryHeader, 
 	if h, ok := l.tail.entryAt(sn, ledger, entry); ok {
 		return h, nil
 	}
-	v, err := s.get(posKey(id, ledger, entry))
-	if err != nil {
-		return EntryHeader{}, fmt.Errorf("%w: %v %v:%v", err, id, ledger, entry)
-	}
-	if len(v) != 8 {
-		return EntryHeader{}, fmt.Errorf("%w: position record", ErrCorrupt)
-	}
-	off := Offset(binary.BigEndian.Uint64(v))
-	if off >= sn.end {
-		return EntryHeader{}, fmt.Errorf("%w: %v %v:%v", ErrNotFound, id, ledger, entry)
-	}
-	k := indexKey(id, off)
-	v, err = s.get(k)
-	if err != nil {
+	lo, hi := l.offsetsOf(ledger, sn.end)
+	h, ok, err := s.seekEntry(id, ledger, lo, hi, entry)
+	switch {
+	case err != nil:
 		return EntryHeader{}, err
+	case !ok:
+		return EntryHeader{}, fmt.Errorf("%w: %v %v:%v", ErrNotFound, id, ledger, entry)
+	case h.End() <= sn.start:
+		return EntryHeader{}, fmt.Errorf("%w: %v %v:%v", ErrTrimmed, id, ledger, entry)
 	}
-	h, err := decodeIndex(k, v)
-	if err == nil && h.End() <= sn.start {
-		err = fmt.Errorf("%w: %v %v:%v", ErrTrimmed, id, ledger, entry)
+	return h, nil
+}
+
+// offsetsOf is the range of offsets [lo, hi) the durable entries of ledger
+// led start in, bounded by end; empty when the log has no such ledger.
+func (l *logState) offsetsOf(led LedgerID, end Offset) (lo, hi Offset) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ls := l.mu.ledgers
+	i := sort.Search(len(ls), func(i int) bool { return ls[i].id >= led })
+	if i == len(ls) || ls[i].id != led {
+		return 0, 0
 	}
-	return h, err
+	hi = end
+	if i+1 < len(ls) {
+		hi = min(hi, ls[i+1].meta.FirstOffset)
+	}
+	return ls[i].meta.FirstOffset, hi
+}
+
+// seekEntry finds entry e of ledger led, whose entries start at offsets in
+// [lo, hi), by a binary search on offsets: entry ids grow with offsets, so
+// the answer starts in [lo, hi) and each probe (the first entry starting
+// at or after mid) halves the range or lands on it.
+func (s *Store) seekEntry(id LogID, led LedgerID, lo, hi Offset, e EntryID) (EntryHeader, bool, error) {
+	if lo >= hi {
+		return EntryHeader{}, false, nil
+	}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: indexKey(id, lo), UpperBound: indexKey(id, hi)})
+	if err != nil {
+		return EntryHeader{}, false, err
+	}
+	defer it.Close()
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		s.indexProbes.Add(1)
+		if !it.SeekGE(indexKey(id, mid)) {
+			if err := it.Error(); err != nil {
+				return EntryHeader{}, false, err
+			}
+			hi = mid // nothing starts in [mid, hi)
+			continue
+		}
+		h, err := decodeIndex(it.Key(), it.Value())
+		switch {
+		case err != nil:
+			return EntryHeader{}, false, err
+		case h.Offset >= hi || h.Entry > e:
+			hi = mid // nothing starts in [mid, hi), or what does comes after e
+		case h.Entry < e:
+			lo = h.End()
+		default:
+			return h, h.Ledger == led, nil
+		}
+	}
+	return EntryHeader{}, false, nil
 }
 
 // get returns a copy of key's value, or ErrNotFound.

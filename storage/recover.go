@@ -83,24 +83,23 @@ type tailStart struct {
 	hasMax bool
 }
 
-// findTail locates the last indexed entry of the open ledger (a seek on the
-// position keys) and the log's running max timestamp.
+// findTail locates the last indexed entry of the open ledger and the log's
+// running max timestamp. The open ledger's entries have the log's highest
+// offsets, so its last indexed entry, if it has one, is the log's last
+// index entry (one seek).
 func (s *Store) findTail(l *logState, open ledgerRec) (tailStart, error) {
 	t := tailStart{next: open.meta.FirstOffset, cum: open.meta.FirstCum}
-	lo, hi := posKey(l.id, open.id, 0), posKey(l.id, open.id+1, 0)
+	lo, hi := logPrefixRange(prefixIndex, l.id)
 	if k, v, ok, err := s.last(lo, hi); err != nil {
 		return t, err
 	} else if ok {
-		ik := indexKey(l.id, Offset(binary.BigEndian.Uint64(v)))
-		iv, err := s.get(ik)
-		if err != nil {
-			return t, fmt.Errorf("index entry for %x: %w", k, err)
-		}
-		h, err := decodeIndex(ik, iv)
+		h, err := decodeIndex(k, v)
 		if err != nil {
 			return t, err
 		}
-		t.pos, t.next, t.entry, t.cum = h.Pos+frameHeaderLen+int64(h.Size), h.End(), h.Entry+1, h.Cum
+		if h.Ledger == open.id {
+			t.pos, t.next, t.entry, t.cum = h.Pos+frameHeaderLen+int64(h.Size), h.End(), h.Entry+1, h.Cum
+		}
 	}
 	lo, hi = logPrefixRange(prefixTime, l.id)
 	if k, _, ok, err := s.last(lo, hi); err != nil {
@@ -196,7 +195,6 @@ func indexTail(b *pebble.Batch, id LogID, led LedgerID, f File, size int64, t ta
 		h := EntryHeader{Offset: t.next, Records: ff.Records, MaxTime: ff.MaxTime, Size: int32(ff.Size),
 			Cum: t.cum + int64(ff.Size), Ledger: led, Entry: t.entry, Pos: t.pos}
 		_ = b.Set(indexKey(id, h.Offset), encodeIndexValue(h), nil)
-		_ = b.Set(posKey(id, led, h.Entry), appendU64(nil, uint64(h.Offset)), nil)
 		if !t.hasMax || h.MaxTime > t.runMax {
 			t.runMax, t.hasMax = h.MaxTime, true
 			_ = b.Set(timeKey(id, h.MaxTime, h.Offset), nil, nil)

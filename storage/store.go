@@ -284,13 +284,15 @@ func (s *Store) Info(id LogID) (LogInfo, error) {
 	if err != nil {
 		return LogInfo{}, err
 	}
-	sn, err := l.snap()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	sn, err := l.snapLocked()
 	if err != nil {
 		return LogInfo{}, err
 	}
 	info := LogInfo{ID: id, State: sn.state, Start: sn.start, End: sn.end}
-	info.Ledgers = make([]LedgerInfo, len(sn.ledgers))
-	for i, r := range sn.ledgers {
+	info.Ledgers = make([]LedgerInfo, len(l.mu.ledgers))
+	for i, r := range l.mu.ledgers {
 		info.Ledgers[i] = r.meta.info(r.id)
 	}
 	return info, nil

@@ -97,8 +97,10 @@ func (s *Store) HardTrim(id LogID, off Offset) error {
 	for i, r := range lrs[:n] {
 		gone[i] = r.id
 		_ = b.Delete(ledgerKey(id, r.id), nil)
-		_ = b.DeleteRange(posKey(id, r.id, 0), posKey(id, r.id+1, 0), nil)
 	}
+	// Position keys are no longer written; a store written by an earlier
+	// version has them, and they go with their ledgers.
+	_ = b.DeleteRange(posKey(id, 0, 0), posKey(id, keep.id, 0), nil)
 	_ = b.DeleteRange(indexKey(id, 0), indexKey(id, keep.meta.FirstOffset), nil)
 	if err := s.trimTimeIndex(b, id, keep.meta.FirstOffset); err != nil {
 		return err

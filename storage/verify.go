@@ -4,7 +4,6 @@ package storage
 // (see inspect.go for the running-store caveats).
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -173,9 +172,6 @@ func (v *verifier) entry(id LogID, leds map[LedgerID]*ledgerCheck, prev *EntryHe
 	}
 	lc.entries++
 	lc.pos = h.Pos + frameHeaderLen + int64(h.Size)
-	if v2, err := v.r.get(posKey(id, h.Ledger, h.Entry)); err != nil || len(v2) != 8 || Offset(binary.BigEndian.Uint64(v2)) != h.Offset {
-		bad(fmt.Errorf("position index does not map back to the entry (%v)", err))
-	}
 	if lc.file != nil {
 		if _, err := readCheckedEntry(lc.file, id, h); err != nil {
 			bad(errors.Unwrap(err)) // entryErr's prefix repeats what Problem names
