@@ -8,6 +8,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/kgateway/kgateway/storage"
+	"github.com/kgateway/kgateway/storage/vfstest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -50,7 +51,7 @@ type crashStats struct {
 
 func runProducerCrash(t *testing.T, seed int64, stats *crashStats) {
 	rng := rand.New(rand.NewPCG(uint64(seed), 11))
-	fs, pfs := storage.NewMemFS(), vfs.NewCrashableMem()
+	fs, pfs := vfstest.NewMemFS(), vfs.NewCrashableMem()
 	const dir = "/data"
 	st, err := storage.Open(dir, storage.Options{FS: fs, PebbleFS: pfs})
 	if err != nil {
@@ -107,7 +108,7 @@ func runProducerCrash(t *testing.T, seed int64, stats *crashStats) {
 		ackedAtCrash[k] = v
 	}
 	pclone := pfs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: rng.IntN(101), RNG: rng})
-	fclone := fs.Crash(storage.CrashConfig{Rand: rng, KeepUnsynced: rng.IntN(101), Reorder: rng.IntN(2) == 0, Tear: rng.IntN(2) == 0})
+	fclone := fs.Crash(vfstest.CrashConfig{Rand: rng, KeepUnsynced: rng.IntN(101), Reorder: rng.IntN(2) == 0, Tear: rng.IntN(2) == 0})
 	mu.Unlock()
 	wg.Wait()
 	r.Close()

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/kgateway/kgateway/storage/vfstest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -33,7 +34,7 @@ type crashModel struct {
 // completed trim survived.
 func runCrashPoint(t *testing.T, seed int64, st *crashStats) {
 	rng := rand.New(rand.NewPCG(uint64(seed), 7))
-	fs, pfs := NewMemFS(), vfs.NewCrashableMem()
+	fs, pfs := vfstest.NewMemFS(), vfs.NewCrashableMem()
 	const dir = "/data"
 	s, err := Open(dir, Options{FS: fs, PebbleFS: pfs})
 	if err != nil {
@@ -94,7 +95,7 @@ func runCrashPoint(t *testing.T, seed int64, st *crashStats) {
 	}
 	// Crash: pebble first, then the segment files (see memfs.go).
 	pclone := pfs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: rng.IntN(101), RNG: rng})
-	fclone := fs.Crash(CrashConfig{Rand: rng, KeepUnsynced: rng.IntN(101), Reorder: rng.IntN(2) == 0, Tear: rng.IntN(2) == 0})
+	fclone := fs.Crash(vfstest.CrashConfig{Rand: rng, KeepUnsynced: rng.IntN(101), Reorder: rng.IntN(2) == 0, Tear: rng.IntN(2) == 0})
 	_ = s.Close()
 	core, logs2 := observer.New(zapcore.InfoLevel)
 	s2, err := Open(dir, Options{FS: fclone, PebbleFS: pclone, Logger: zap.New(core)})
@@ -177,7 +178,7 @@ func TestCrashPoints(t *testing.T) {
 // acknowledged; the log fails until reopened.
 func TestSyncFailureFailsLog(t *testing.T) {
 	dir := t.TempDir()
-	ffs := NewFaultFS(OSFS())
+	ffs := vfstest.NewFaultFS(OSFS())
 	s := newStore(t, dir, Options{FS: ffs})
 	_ = s.CreateLog(1)
 	_ = s.CreateLog(2)
@@ -213,7 +214,7 @@ func TestSyncFailureFailsLog(t *testing.T) {
 }
 
 func TestWriteFailureENOSPC(t *testing.T) {
-	ffs := NewFaultFS(NewMemFS())
+	ffs := vfstest.NewFaultFS(vfstest.NewMemFS())
 	s := newStore(t, "/d", Options{FS: ffs, PebbleFS: vfs.NewMem()})
 	defer s.Close()
 	_ = s.CreateLog(1)
@@ -232,7 +233,7 @@ var errNoSpace = errors.New("no space left on device")
 // TestReadFailureLaterLedger: a read that fails in a later ledger returns
 // what it collected (ReadEntries) or that plus the error (ReadIndexed).
 func TestReadFailureLaterLedger(t *testing.T) {
-	ffs := NewFaultFS(NewMemFS())
+	ffs := vfstest.NewFaultFS(vfstest.NewMemFS())
 	s := newStore(t, "/d", Options{FS: ffs, PebbleFS: vfs.NewMem()})
 	defer s.Close()
 	_ = s.CreateLog(1)
@@ -257,7 +258,7 @@ func TestReadFailureLaterLedger(t *testing.T) {
 
 // TestCorruptEntryDetected: a flipped byte fails the CRC check on read.
 func TestCorruptEntryDetected(t *testing.T) {
-	fs := NewMemFS()
+	fs := vfstest.NewMemFS()
 	s := newStore(t, "/d", Options{FS: fs, PebbleFS: vfs.NewMem()})
 	defer s.Close()
 	_ = s.CreateLog(1)
@@ -287,7 +288,7 @@ func TestCrashPointsConcurrent(t *testing.T) {
 
 func runConcurrentCrash(t *testing.T, seed int64) {
 	rng := rand.New(rand.NewPCG(uint64(seed), 11))
-	fs, pfs := NewMemFS(), vfs.NewCrashableMem()
+	fs, pfs := vfstest.NewMemFS(), vfs.NewCrashableMem()
 	const dir = "/data"
 	s, err := Open(dir, Options{FS: fs, PebbleFS: pfs, MaxGroupBytes: 1 + rng.IntN(2000)})
 	if err != nil {
@@ -371,7 +372,7 @@ func runConcurrentCrash(t *testing.T, seed int64) {
 	crashed = true
 	mu.Unlock()
 	pclone := pfs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: rng.IntN(101), RNG: rng})
-	fclone := fs.Crash(CrashConfig{Rand: rng, KeepUnsynced: rng.IntN(101), Reorder: rng.IntN(2) == 0, Tear: true})
+	fclone := fs.Crash(vfstest.CrashConfig{Rand: rng, KeepUnsynced: rng.IntN(101), Reorder: rng.IntN(2) == 0, Tear: true})
 	close(stop)
 	_ = s.Close()
 	wg.Wait()

@@ -122,6 +122,13 @@
 //	   reuse off and removes spares at Open). A write refused for lack of
 //	   space (I7) makes the store remove every spare, in the background,
 //	   and keep none until it is reopened.
+//	I9 Directories are durable too: a new directory entry is durable only
+//	   once its parent directory is synced. Open creates the data
+//	   directory and segments/ with fsys.MkdirAllSync, which syncs the
+//	   parent of every directory it created, up to and including the
+//	   first ancestor that already existed, before Open returns (so before
+//	   any acknowledgement); pebble does the same for index/ and for the
+//	   offsets store's directory.
 //
 // # Reads
 //

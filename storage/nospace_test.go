@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/kgateway/kgateway/storage/vfstest"
 )
 
 // halfFS writes half of each write and then reports ENOSPC while full is
@@ -54,7 +55,7 @@ func (f *halfFile) Truncate(size int64) error {
 func TestNoSpaceRecoversWithoutReopen(t *testing.T) {
 	for _, name := range []string{"faultfs", "partial-write"} {
 		t.Run(name, func(t *testing.T) {
-			mem := NewMemFS()
+			mem := vfstest.NewMemFS()
 			var (
 				fs       FS
 				setFull  func(bool)
@@ -63,7 +64,7 @@ func TestNoSpaceRecoversWithoutReopen(t *testing.T) {
 				wantNext Offset = 0
 			)
 			if name == "faultfs" {
-				ffs := NewFaultFS(mem)
+				ffs := vfstest.NewFaultFS(mem)
 				fs, setFull = ffs, func(on bool) {
 					if on {
 						ffs.FailWrite("", syscall.ENOSPC)
@@ -110,7 +111,7 @@ func TestNoSpaceRecoversWithoutReopen(t *testing.T) {
 			// Crash now (unsynced index entries may be lost; the files hold
 			// every acknowledged frame) and reopen.
 			pclone := pfs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
-			fclone := mem.Crash(CrashConfig{})
+			fclone := mem.Crash(vfstest.CrashConfig{})
 			s.Close()
 			s2 := newStore(t, "/d", Options{FS: fclone, PebbleFS: pclone})
 			defer s2.Close()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/kgateway/kgateway/storage/vfstest"
 )
 
 // fillLedger appends n entries of size bytes (one record each) and rolls,
@@ -227,7 +228,7 @@ func TestSpareLifecycle(t *testing.T) {
 func TestSpareCrash(t *testing.T) {
 	for seed := int64(0); seed < 300; seed++ {
 		rng := rand.New(rand.NewPCG(uint64(seed), 11))
-		fs, pfs := NewMemFS(), vfs.NewCrashableMem()
+		fs, pfs := vfstest.NewMemFS(), vfs.NewCrashableMem()
 		s, err := Open("/data", Options{FS: fs, PebbleFS: pfs})
 		if err != nil {
 			t.Fatal(err)
@@ -285,7 +286,7 @@ func TestSpareCrash(t *testing.T) {
 			}
 		}
 		pclone := pfs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: rng.IntN(101), RNG: rng})
-		fclone := fs.Crash(CrashConfig{Rand: rng, KeepUnsynced: rng.IntN(101), Reorder: rng.IntN(2) == 0, Tear: rng.IntN(2) == 0})
+		fclone := fs.Crash(vfstest.CrashConfig{Rand: rng, KeepUnsynced: rng.IntN(101), Reorder: rng.IntN(2) == 0, Tear: rng.IntN(2) == 0})
 		_ = s.Close()
 		s2, err := Open("/data", Options{FS: fclone, PebbleFS: pclone})
 		if err != nil {
@@ -318,8 +319,8 @@ func TestSpareCrash(t *testing.T) {
 // in the background, and no trimmed file is kept from then on, until the
 // store is reopened.
 func TestSparesDroppedOnFullDisk(t *testing.T) {
-	mem := NewMemFS()
-	ffs := NewFaultFS(mem)
+	mem := vfstest.NewMemFS()
+	ffs := vfstest.NewFaultFS(mem)
 	s, err := Open("/data", Options{FS: ffs, PebbleFS: vfs.NewMem()})
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/kgateway/kgateway/storage"
+	"github.com/kgateway/kgateway/storage/vfstest"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -98,7 +99,7 @@ type commitKey struct {
 
 func runCrashIteration(t *testing.T, seed uint64, total *crashTotals) {
 	rng := rand.New(rand.NewPCG(seed, 6))
-	fs, pfs, ofs := storage.NewMemFS(), vfs.NewCrashableMem(), vfs.NewCrashableMem()
+	fs, pfs, ofs := vfstest.NewMemFS(), vfs.NewCrashableMem(), vfs.NewCrashableMem()
 	st, err := storage.Open("/data", storage.Options{FS: fs, PebbleFS: pfs})
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +143,7 @@ func runCrashIteration(t *testing.T, seed uint64, total *crashTotals) {
 	}
 	pclone := pfs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: rng.IntN(101), RNG: rng})
 	oclone := ofs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: rng.IntN(101), RNG: rng})
-	fclone := fs.Crash(storage.CrashConfig{Rand: rng, KeepUnsynced: rng.IntN(101), Reorder: rng.IntN(2) == 0, Tear: rng.IntN(2) == 0})
+	fclone := fs.Crash(vfstest.CrashConfig{Rand: rng, KeepUnsynced: rng.IntN(101), Reorder: rng.IntN(2) == 0, Tear: rng.IntN(2) == 0})
 	cs.mu.Unlock()
 	wg.Wait()
 	r.Close()
