@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -15,11 +16,6 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 )
 
-// crashStats shows that the randomized crash points exercise recovery.
-type crashStats struct {
-	truncated, acked, unackedSeen int
-}
-
 // crashModel is what the test knows about one log before a crash.
 type crashModel struct {
 	written map[Offset][]byte // every entry Write accepted, by offset
@@ -27,16 +23,18 @@ type crashModel struct {
 	start   Offset            // Start after the last completed trim
 }
 
-// runCrashPoint drives a random workload on fresh in-memory file systems,
-// crashes at a random point, reopens on the crash images and checks D2:
-// every acknowledged entry at or above Start is present at its offset with
-// its bytes, every visible entry is whole, offsets are dense (D3), and a
-// completed trim survived.
-func runCrashPoint(t *testing.T, seed int64, st *crashStats) {
-	rng := rand.New(rand.NewPCG(uint64(seed), 7))
-	fs, pfs := vfstest.NewMemFS(), vfs.NewCrashableMem()
+// runCrashPoint drives a random workload on a fresh machine, crashes it
+// and checks D2 after reopening: every acknowledged entry at or above
+// Start is present at its offset with its bytes, every visible entry is
+// whole, offsets are dense (D3), and a completed trim survived. The crash
+// comes either at a random step of a later group commit (the committer
+// stopped there, the clones in a random order) or at the end of the
+// workload with the clones spread around a Roll (pebble first).
+func runCrashPoint(t *testing.T, seed uint64, cov *vfstest.Coverage) {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	m := vfstest.NewMachine(0)
 	const dir = "/data"
-	s, err := Open(dir, Options{FS: fs, PebbleFS: pfs})
+	s, err := Open(dir, Options{FS: m.Files, PebbleFS: m.Index})
 	if err != nil {
 		t.Fatalf("seed %d: open: %v", seed, err)
 	}
@@ -48,23 +46,29 @@ func runCrashPoint(t *testing.T, seed int64, st *crashStats) {
 		}
 		models[id] = &crashModel{written: map[Offset][]byte{}, acked: map[Offset]bool{}}
 	}
+	var mu sync.Mutex // guards models and pendings against a crash hook
 	var pendings []*Pending
+	write := func(id LogID, step int) {
+		p := make([]byte, 1+rng.IntN(300))
+		for i := range p {
+			p[i] = byte(rng.Uint32())
+		}
+		pd, err := s.Write(id, 1+rng.IntN(4), p, AppendOptions{MaxTime: int64(step)})
+		if err != nil {
+			t.Fatalf("seed %d: write: %v", seed, err)
+		}
+		mu.Lock()
+		models[id].written[pd.Header().Offset] = p
+		pendings = append(pendings, pd)
+		mu.Unlock()
+	}
 	steps := 5 + rng.IntN(40)
 	for step := 0; step < steps; step++ {
 		id := logs[rng.IntN(len(logs))]
-		m := models[id]
+		md := models[id]
 		switch op := rng.IntN(20); {
 		case op < 8: // write, maybe wait later
-			p := make([]byte, 1+rng.IntN(300))
-			for i := range p {
-				p[i] = byte(rng.Uint32())
-			}
-			pd, err := s.Write(id, 1+rng.IntN(4), p, AppendOptions{MaxTime: int64(step)})
-			if err != nil {
-				t.Fatalf("seed %d: write: %v", seed, err)
-			}
-			m.written[pd.Header().Offset] = p
-			pendings = append(pendings, pd)
+			write(id, step)
 		case op < 14 && len(pendings) > 0: // wait for one
 			i := rng.IntN(len(pendings))
 			pd := pendings[i]
@@ -79,34 +83,91 @@ func runCrashPoint(t *testing.T, seed int64, st *crashStats) {
 			}
 		case op < 18:
 			info, _ := s.Info(id)
-			off := m.start + Offset(rng.IntN(int(info.End-m.start)+1))
+			off := md.start + Offset(rng.IntN(int(info.End-md.start)+1))
 			if err := s.SoftTrim(id, off); err != nil {
 				t.Fatalf("seed %d: soft trim: %v", seed, err)
 			}
-			m.start = max(m.start, off)
+			md.start = max(md.start, off)
 		default:
 			info, _ := s.Info(id)
 			if err := s.HardTrim(id, Offset(rng.IntN(int(info.End)+1))); err != nil {
 				t.Fatalf("seed %d: hard trim: %v", seed, err)
 			}
 			info, _ = s.Info(id)
-			m.start = info.Start
+			md.start = info.Start
 		}
 	}
-	// Crash: pebble first, then the segment files (see memfs.go).
-	pclone := pfs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: rng.IntN(101), RNG: rng})
-	fclone := fs.Crash(vfstest.CrashConfig{Rand: rng, KeepUnsynced: rng.IntN(101), Reorder: rng.IntN(2) == 0, Tear: rng.IntN(2) == 0})
+	// ackDone marks every pending whose commit published as acknowledged
+	// and says whether any is still in flight.
+	ackDone := func() (inFlight bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, pd := range pendings {
+			select {
+			case <-pd.done:
+				models[pd.log.id].acked[pd.Header().Offset] = true
+			default:
+				inFlight = true
+			}
+		}
+		return inFlight
+	}
+	var img vfstest.Image
+	if rng.IntN(2) == 0 {
+		// Stop a later group commit at a random step; only this goroutine's
+		// writes and waits run meanwhile, so either clone order is valid.
+		// The crash draws from its own generator: it runs on the committer.
+		keep := vfstest.RandomKeep(rand.New(rand.NewPCG(seed, 8)))
+		point, order := vfstest.Points[rng.IntN(len(vfstest.Points))], vfstest.Orders[rng.IntN(2)]
+		var crashed atomic.Bool
+		m.At(point, 1+rng.IntN(3), func() {
+			if ackDone() {
+				cov.InFlight++
+			}
+			img = m.Crash(order, keep)
+			crashed.Store(true)
+		})
+		for i := 0; !crashed.Load() && i < 40; i++ {
+			write(logs[rng.IntN(len(logs))], steps+i)
+			if i >= 20 || rng.IntN(3) == 0 { // at the latest, one group per write
+				for _, pd := range pendings {
+					_ = pd.Wait()
+				}
+			}
+		}
+		for _, pd := range pendings {
+			_ = pd.Wait()
+		}
+		m.Disarm()
+		if !crashed.Load() {
+			t.Fatalf("seed %d: no commit reached %v", seed, point)
+		}
+	} else {
+		if ackDone() {
+			cov.InFlight++
+		}
+		rolls := rng.IntN(2) == 0
+		img = m.CrashSpread(vfstest.RandomKeep(rng), func() {
+			if rolls {
+				if _, err := s.Roll(logs[rng.IntN(len(logs))]); err != nil {
+					t.Errorf("seed %d: roll between the clones: %v", seed, err)
+				}
+				cov.RollsBetween++
+			}
+		})
+	}
 	_ = s.Close()
 	core, logs2 := observer.New(zapcore.InfoLevel)
-	s2, err := Open(dir, Options{FS: fclone, PebbleFS: pclone, Logger: zap.New(core)})
+	s2, err := Open(dir, Options{FS: img.Files, PebbleFS: img.Index, Logger: zap.New(core)})
 	if err != nil {
-		t.Fatalf("seed %d: reopen: %v\n%v", seed, err, fclone)
+		t.Fatalf("seed %d: reopen: %v\n%v", seed, err, img.Files)
 	}
 	defer s2.Close()
-	st.truncated += logs2.FilterMessage("storage-torn-tail-truncated").Len()
+	cov.Crashes++
+	cov.TornTails += logs2.FilterMessage("storage-torn-tail-truncated").Len()
 	for _, id := range logs {
-		st.acked += len(models[id].acked)
-		st.unackedSeen += checkRecovered(t, seed, s2, id, models[id])
+		cov.Acked += len(models[id].acked)
+		cov.Unacked += checkRecovered(t, int64(seed), s2, id, models[id])
 	}
 }
 
@@ -160,18 +221,24 @@ func checkRecovered(t *testing.T, seed int64, s *Store, id LogID, m *crashModel)
 	return unackedSeen
 }
 
-// TestCrashPoints runs hundreds of randomized crash points (D2, D3, D5).
+// TestCrashPoints runs hundreds of randomized crashes (D2, D3, D5), from
+// a seed taken from the clock (-crash.seed replays a run), and demands
+// that they reach torn tails, unacknowledged survivors, commits in flight
+// and rolls between the clones.
 func TestCrashPoints(t *testing.T) {
 	n := 300
 	if testing.Short() {
 		n = 50
 	}
-	var st crashStats
-	for seed := int64(0); seed < int64(n); seed++ {
-		runCrashPoint(t, seed, &st)
+	base := vfstest.Seed(t)
+	var cov vfstest.Coverage
+	for i := range uint64(n) {
+		runCrashPoint(t, base+i, &cov)
+		if t.Failed() {
+			t.Fatalf("failed at seed %d (replay: -crash.seed=%d)", base+i, base)
+		}
 	}
-	t.Logf("%d crash points: %d torn tails truncated, %d acknowledged entries checked, %d unacknowledged entries survived whole",
-		n, st.truncated, st.acked, st.unackedSeen)
+	cov.Require(t, vfstest.Coverage{Crashes: n, TornTails: 1, Unacked: 1, InFlight: 1, RollsBetween: 1, Acked: n})
 }
 
 // TestSyncFailureFailsLog: a failed fsync is never retried and never

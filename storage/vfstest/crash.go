@@ -158,6 +158,24 @@ func (m *Machine) Crash(order Order, keep Keep) Image {
 	return img
 }
 
+// CrashSpread takes every pebble clone, runs between (more appends, a
+// Roll), then takes the segment files' clone: a crash image with activity
+// between the clones, valid for appends and rolls (file comment). Entries
+// acknowledged after the pebble clones must not count as acknowledged.
+func (m *Machine) CrashSpread(keep Keep, between func()) Image {
+	var img Image
+	cfg := vfs.CrashCloneCfg{UnsyncedDataPercent: keep.PebblePercent, RNG: keep.Files.Rand}
+	img.Index = m.Index.CrashClone(cfg)
+	for _, o := range m.Others {
+		img.Others = append(img.Others, o.CrashClone(cfg))
+	}
+	if between != nil {
+		between()
+	}
+	img.Files = m.Files.Crash(keep.Files)
+	return img
+}
+
 // At arms a one-shot crash point: the n-th time (from 1) the machine
 // passes p, fn runs there, with the committer stopped (or the sync held)
 // until it returns. fn typically records what was acknowledged and calls
@@ -186,6 +204,7 @@ var seedFlag = flag.Uint64("crash.seed", 0, "replay crash tests from this seed (
 // flag that replays the run (exactly for single-goroutine workloads; the
 // same crash choices for concurrent ones, whose schedule varies).
 func Seed(t testing.TB) uint64 {
+	t.Helper()
 	seed := *seedFlag
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
