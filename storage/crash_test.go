@@ -121,6 +121,7 @@ func runCrashPoint(t *testing.T, seed uint64, cov *vfstest.Coverage) {
 		point, order := vfstest.Points[rng.IntN(len(vfstest.Points))], vfstest.Orders[rng.IntN(2)]
 		var crashed atomic.Bool
 		m.At(point, 1+rng.IntN(3), func() {
+			checkIndexDurable(t, s, m.Files) // I2
 			if ackDone() {
 				cov.InFlight++
 			}
@@ -338,26 +339,33 @@ func TestCorruptEntryDetected(t *testing.T) {
 }
 
 // TestCrashPointsConcurrent crashes while appenders and a roller run, so
-// crashes land inside group commits and rolls. Acknowledged means: Append
-// returned before the crash began. (Trims are left out: the two clones are
-// taken a moment apart, pebble first, which is only a valid crash image
-// while the index lags the files; a trim's record-then-remove order would
-// be seen backwards.)
+// crashes land inside group commits and rolls: half at a random step of a
+// random group commit (the committer stopped, either clone order), half
+// at an instant with a Roll between the clones. Acknowledged means: Append
+// returned before the crash began. (Trims are left out: their
+// record-then-remove order is only valid with the files cloned first,
+// rolls only with pebble first; vfstest's crash.go.)
 func TestCrashPointsConcurrent(t *testing.T) {
 	n := 60
 	if testing.Short() {
 		n = 10
 	}
-	for seed := int64(0); seed < int64(n); seed++ {
-		runConcurrentCrash(t, seed)
+	base := vfstest.Seed(t)
+	var cov vfstest.Coverage
+	for i := range uint64(n) {
+		runConcurrentCrash(t, base+i, &cov)
+		if t.Failed() {
+			t.Fatalf("failed at seed %d (replay: -crash.seed=%d)", base+i, base)
+		}
 	}
+	cov.Require(t, vfstest.Coverage{Crashes: n, TornTails: n / 20, Unacked: 1, InFlight: n / 2, RollsBetween: 1, Acked: n})
 }
 
-func runConcurrentCrash(t *testing.T, seed int64) {
-	rng := rand.New(rand.NewPCG(uint64(seed), 11))
-	fs, pfs := vfstest.NewMemFS(), vfs.NewCrashableMem()
+func runConcurrentCrash(t *testing.T, seed uint64, cov *vfstest.Coverage) {
+	rng := rand.New(rand.NewPCG(seed, 11))
+	m := vfstest.NewMachine(0)
 	const dir = "/data"
-	s, err := Open(dir, Options{FS: fs, PebbleFS: pfs, MaxGroupBytes: 1 + rng.IntN(2000)})
+	s, err := Open(dir, Options{FS: m.Files, PebbleFS: m.Index, MaxGroupBytes: 1 + rng.IntN(2000)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -435,20 +443,56 @@ func runConcurrentCrash(t *testing.T, seed int64) {
 			runtime.Gosched()
 		}
 	}
-	mu.Lock()
-	crashed = true
-	mu.Unlock()
-	pclone := pfs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: rng.IntN(101), RNG: rng})
-	fclone := fs.Crash(vfstest.CrashConfig{Rand: rng, KeepUnsynced: rng.IntN(101), Reorder: rng.IntN(2) == 0, Tear: true})
+	// inFlight freezes the acknowledged set and says whether some written
+	// entry was not acknowledged at the crash.
+	inFlight := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		crashed = true
+		return len(models[1].written)+len(models[2].written) > len(models[1].acked)+len(models[2].acked)
+	}
+	keep := vfstest.RandomKeep(rand.New(rand.NewPCG(seed, 12)))
+	var img vfstest.Image
+	if rng.IntN(2) == 0 {
+		fired := make(chan struct{})
+		point, order := vfstest.Points[rng.IntN(len(vfstest.Points))], vfstest.Orders[rng.IntN(2)]
+		m.At(point, 1+rng.IntN(5), func() {
+			checkIndexDurable(t, s, m.Files) // I2
+			if inFlight() || point != vfstest.AfterPublish {
+				cov.InFlight++
+			}
+			img = m.Crash(order, keep)
+			close(fired)
+		})
+		<-fired
+		m.Disarm()
+	} else {
+		if inFlight() {
+			cov.InFlight++
+		}
+		roll := rng.IntN(2) == 0
+		img = m.CrashSpread(keep, func() {
+			if roll {
+				if _, err := s.Roll(logs[rng.IntN(2)]); err != nil {
+					t.Errorf("seed %d: roll between the clones: %v", seed, err)
+				}
+				cov.RollsBetween++
+			}
+		})
+	}
 	close(stop)
 	_ = s.Close()
 	wg.Wait()
-	s2, err := Open(dir, Options{FS: fclone, PebbleFS: pclone})
+	core, obs := observer.New(zapcore.InfoLevel)
+	s2, err := Open(dir, Options{FS: img.Files, PebbleFS: img.Index, Logger: zap.New(core)})
 	if err != nil {
 		t.Fatalf("seed %d: reopen: %v", seed, err)
 	}
 	defer s2.Close()
+	cov.Crashes++
+	cov.TornTails += obs.FilterMessage("storage-torn-tail-truncated").Len()
 	for _, id := range logs {
-		checkRecovered(t, seed, s2, id, models[id])
+		cov.Acked += len(models[id].acked)
+		cov.Unacked += checkRecovered(t, int64(seed), s2, id, models[id])
 	}
 }

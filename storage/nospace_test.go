@@ -8,7 +8,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/kgateway/kgateway/storage/vfstest"
 )
 
@@ -55,11 +54,12 @@ func (f *halfFile) Truncate(size int64) error {
 func TestNoSpaceRecoversWithoutReopen(t *testing.T) {
 	for _, name := range []string{"faultfs", "partial-write"} {
 		t.Run(name, func(t *testing.T) {
-			mem := vfstest.NewMemFS()
+			machine := vfstest.NewMachine(0)
+			mem := machine.Files
 			var (
 				fs       FS
 				setFull  func(bool)
-				pfs             = vfs.NewCrashableMem()
+				pfs             = machine.Index
 				acked           = map[Offset][]byte{}
 				wantNext Offset = 0
 			)
@@ -110,8 +110,8 @@ func TestNoSpaceRecoversWithoutReopen(t *testing.T) {
 			checkEntries(t, s, acked)
 			// Crash now (unsynced index entries may be lost; the files hold
 			// every acknowledged frame) and reopen.
-			pclone := pfs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
-			fclone := mem.Crash(vfstest.CrashConfig{})
+			img := machine.Crash(vfstest.PebbleFirst, vfstest.SyncedOnly)
+			pclone, fclone := img.Index, img.Files
 			s.Close()
 			s2 := newStore(t, "/d", Options{FS: fclone, PebbleFS: pclone})
 			defer s2.Close()

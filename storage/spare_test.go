@@ -228,8 +228,9 @@ func TestSpareLifecycle(t *testing.T) {
 func TestSpareCrash(t *testing.T) {
 	for seed := int64(0); seed < 300; seed++ {
 		rng := rand.New(rand.NewPCG(uint64(seed), 11))
-		fs, pfs := vfstest.NewMemFS(), vfs.NewCrashableMem()
-		s, err := Open("/data", Options{FS: fs, PebbleFS: pfs})
+		m := vfstest.NewMachine(0)
+		fs := m.Files
+		s, err := Open("/data", Options{FS: fs, PebbleFS: m.Index})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -285,10 +286,9 @@ func TestSpareCrash(t *testing.T) {
 				pending = nil
 			}
 		}
-		pclone := pfs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: rng.IntN(101), RNG: rng})
-		fclone := fs.Crash(vfstest.CrashConfig{Rand: rng, KeepUnsynced: rng.IntN(101), Reorder: rng.IntN(2) == 0, Tear: rng.IntN(2) == 0})
+		img := m.Crash(vfstest.PebbleFirst, vfstest.RandomKeep(rng))
 		_ = s.Close()
-		s2, err := Open("/data", Options{FS: fclone, PebbleFS: pclone})
+		s2, err := Open("/data", Options{FS: img.Files, PebbleFS: img.Index})
 		if err != nil {
 			t.Fatalf("seed %d: reopen: %v", seed, err)
 		}
