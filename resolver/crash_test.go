@@ -14,13 +14,13 @@ import (
 )
 
 // TestCrashProducerState crashes the machine (unsynced writes lost, tails
-// torn; storage.MemFS and pebble's crashable FS) while two idempotent
-// producers append, at random points across several checkpoint intervals,
-// then checks D2 and D4 after recovery: every acknowledged batch is at its
-// acknowledged offset, and the rebuilt producer state matches the log
-// exactly (the last durable batch is a duplicate, its successor is next,
-// a gap is refused), so the window between "data durable" and "producer
-// state durable" loses nothing.
+// torn; vfstest.Machine) while two idempotent producers append, at random
+// instants or commit steps across several checkpoint intervals, then
+// checks D2 and D4 after recovery: every acknowledged batch is at its
+// acknowledged offset, a retry of each producer's last five batches is a
+// duplicate at its offset, and the rebuilt producer state matches the log
+// exactly (its successor is next, a gap is refused), so the window between
+// "data durable" and "producer state durable" loses nothing.
 func TestCrashProducerState(t *testing.T) {
 	seeds := 12
 	if testing.Short() {
