@@ -140,22 +140,21 @@ type Image struct {
 // PebblePercent > 0, a RNG are required for random choices; the pebble
 // clones use keep.Files.Rand.
 func (m *Machine) Crash(order Order, keep Keep) Image {
-	var img Image
-	pebbles := func() {
-		cfg := vfs.CrashCloneCfg{UnsyncedDataPercent: keep.PebblePercent, RNG: keep.Files.Rand}
-		img.Index = m.Index.CrashClone(cfg)
-		for _, o := range m.Others {
-			img.Others = append(img.Others, o.CrashClone(cfg))
-		}
-	}
 	if order == PebbleFirst {
-		pebbles()
+		return m.CrashSpread(keep, nil)
 	}
-	img.Files = m.Files.Crash(keep.Files)
-	if order == FilesFirst {
-		pebbles()
-	}
+	img := Image{Files: m.Files.Crash(keep.Files)}
+	img.Index, img.Others = m.clonePebbles(keep)
 	return img
+}
+
+func (m *Machine) clonePebbles(keep Keep) (*vfs.MemFS, []*vfs.MemFS) {
+	cfg := vfs.CrashCloneCfg{UnsyncedDataPercent: keep.PebblePercent, RNG: keep.Files.Rand}
+	var others []*vfs.MemFS
+	for _, o := range m.Others {
+		others = append(others, o.CrashClone(cfg))
+	}
+	return m.Index.CrashClone(cfg), others
 }
 
 // CrashSpread takes every pebble clone, runs between (more appends, a
@@ -164,11 +163,7 @@ func (m *Machine) Crash(order Order, keep Keep) Image {
 // acknowledged after the pebble clones must not count as acknowledged.
 func (m *Machine) CrashSpread(keep Keep, between func()) Image {
 	var img Image
-	cfg := vfs.CrashCloneCfg{UnsyncedDataPercent: keep.PebblePercent, RNG: keep.Files.Rand}
-	img.Index = m.Index.CrashClone(cfg)
-	for _, o := range m.Others {
-		img.Others = append(img.Others, o.CrashClone(cfg))
-	}
+	img.Index, img.Others = m.clonePebbles(keep)
 	if between != nil {
 		between()
 	}
