@@ -153,6 +153,18 @@
 // the frame CRC is then derived by CRC concatenation (crc.go) instead of a
 // second pass. It still covers every byte, and every read checks it.
 //
+// # Crash tests
+//
+// The segment files go through an FS (package fsys). Crash tests run the
+// store on storage/vfstest: a MemFS that knows what is durable (file
+// contents at their last Sync, directory entries at their parent's last
+// SyncDir) and pebble's crashable vfs, taken together as a Machine. An FS
+// that implements fsys.Stepper is told each step of every group commit
+// (written, synced, indexed, published) and stops the committer until it
+// returns; MemFS also stops at every held Sync. A test arms a crash point
+// there and takes its crash image in either clone order, or at any other
+// instant with pebble cloned first (vfstest's crash.go says why).
+//
 // # Benchmarks
 //
 //	go test -run '^$' -bench . ./storage/                       # quick sizes
