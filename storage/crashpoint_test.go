@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -63,10 +64,13 @@ func crashAtStep(t *testing.T, point vfstest.Point, order vfstest.Order, keep vf
 	}
 	appendAcked(1, 2)
 
+	var mu sync.Mutex // guards group, models, img and crashed against the hook
 	var group []*Pending
 	var img vfstest.Image
 	crashed := false
 	m.At(point, 1, func() {
+		mu.Lock()
+		defer mu.Unlock()
 		checkIndexDurable(t, s, m.Files)
 		for _, pd := range group {
 			select {
@@ -87,8 +91,10 @@ func crashAtStep(t *testing.T, point vfstest.Point, order vfstest.Order, keep vf
 		if err != nil {
 			t.Fatal(err)
 		}
+		mu.Lock()
 		models[id].written[pd.hdr.Offset] = p
 		group = append(group, pd)
+		mu.Unlock()
 	}
 	for _, pd := range group {
 		if err := pd.Wait(); err != nil {
