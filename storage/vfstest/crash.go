@@ -20,7 +20,9 @@ package vfstest
 //     file Sync is held (SyncHeld): no group commit makes anything durable
 //     or indexes anything until the hook returns, so the clones may be
 //     taken in either order (FilesFirst shows the index as far ahead of
-//     the files as the real system can have it).
+//     the files as the real system can have it). Writes and Rolls may run
+//     meanwhile (a Roll's new ledger has no indexed entry yet, so either
+//     order leaves a state recovery knows: I1); trims must not.
 //   - At any other instant only PebbleFirst is valid: the files are then
 //     at least as new as the index, so the index never names bytes the
 //     image lacks; index records made between the clones (a Roll's
@@ -116,7 +118,7 @@ type Machine struct {
 	Files  *MemFS       // segment files: storage.Options.FS
 	Index  *vfs.MemFS   // the store's pebble: storage.Options.PebbleFS
 	Others []*vfs.MemFS // more pebble instances that crash with it
-	hookMu sync.Mutex   // serializes hooks (concurrent Syncs)
+	hookMu sync.Mutex   // held by an armed point's fn; every point waits for it
 }
 
 // NewMachine returns empty disks, with others extra pebble instances.
@@ -173,16 +175,19 @@ func (m *Machine) CrashSpread(keep Keep, between func()) Image {
 
 // At arms a one-shot crash point: the n-th time (from 1) the machine
 // passes p, fn runs there, with the committer stopped (or the sync held)
-// until it returns. fn typically records what was acknowledged and calls
-// Crash. Arming again replaces the previous point; Disarm removes it.
+// until it returns, and every other sync held at its start. fn typically
+// records what was acknowledged and calls Crash. Arming again replaces
+// the previous point; Disarm removes it.
 func (m *Machine) At(p Point, n int, fn func()) {
 	seen := 0
 	m.Files.SetHook(func(q Point) {
+		// Every point waits while fn runs: no sync takes effect and the
+		// committer passes no step until the crash image is taken.
+		m.hookMu.Lock()
+		defer m.hookMu.Unlock()
 		if q != p {
 			return
 		}
-		m.hookMu.Lock()
-		defer m.hookMu.Unlock()
 		if seen++; seen == n {
 			fn()
 		}
