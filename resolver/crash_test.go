@@ -6,32 +6,36 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/kgateway/kgateway/storage"
+	"github.com/kgateway/kgateway/storage/vfstest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 )
 
 // TestCrashProducerState crashes the machine (unsynced writes lost, tails
-// torn; storage.MemFS and pebble's crashable FS) while two idempotent
-// producers append, at random points across several checkpoint intervals,
-// then checks D2 and D4 after recovery: every acknowledged batch is at its
-// acknowledged offset, and the rebuilt producer state matches the log
-// exactly (the last durable batch is a duplicate, its successor is next,
-// a gap is refused), so the window between "data durable" and "producer
-// state durable" loses nothing.
+// torn; vfstest.Machine) while two idempotent producers append, at random
+// instants or commit steps across several checkpoint intervals, then
+// checks D2 and D4 after recovery: every acknowledged batch is at its
+// acknowledged offset, a retry of each producer's last five batches is a
+// duplicate at its offset, and the rebuilt producer state matches the log
+// exactly (its successor is next, a gap is refused), so the window between
+// "data durable" and "producer state durable" loses nothing.
 func TestCrashProducerState(t *testing.T) {
 	seeds := 12
 	if testing.Short() {
 		seeds = 3
 	}
 	var stats crashStats
-	for seed := range seeds {
-		runProducerCrash(t, int64(seed), &stats)
+	base := vfstest.Seed(t)
+	for i := range uint64(seeds) {
+		runProducerCrash(t, base+i, &stats)
+		if t.Failed() {
+			t.Fatalf("failed at seed %d (replay: -crash.seed=%d)", base+i, base)
+		}
 	}
-	t.Logf("%d crashes: %d with a checkpoint (offsets covered %d), %d acknowledged batches checked",
-		seeds, stats.checkpointed, stats.covered, stats.acked)
+	t.Logf("%d crashes: %d at a commit step, %d with a checkpoint (offsets covered %d), %d acknowledged batches checked",
+		seeds, stats.points, stats.checkpointed, stats.covered, stats.acked)
 	if !testing.Short() && stats.checkpointed == 0 {
 		t.Fatal("no crash happened after a checkpoint")
 	}
@@ -44,15 +48,15 @@ type ackKey struct {
 
 // crashStats shows that crashes land after checkpoints, not only before.
 type crashStats struct {
-	checkpointed, acked int
-	covered             int64
+	checkpointed, acked, points int
+	covered                     int64
 }
 
-func runProducerCrash(t *testing.T, seed int64, stats *crashStats) {
-	rng := rand.New(rand.NewPCG(uint64(seed), 11))
-	fs, pfs := storage.NewMemFS(), vfs.NewCrashableMem()
+func runProducerCrash(t *testing.T, seed uint64, stats *crashStats) {
+	rng := rand.New(rand.NewPCG(seed, 11))
+	m := vfstest.NewMachine(0)
 	const dir = "/data"
-	st, err := storage.Open(dir, storage.Options{FS: fs, PebbleFS: pfs})
+	st, err := storage.Open(dir, storage.Options{FS: m.Files, PebbleFS: m.Index})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,22 +103,42 @@ func runProducerCrash(t *testing.T, seed int64, stats *crashStats) {
 	for range crashAfter {
 		waitClosed(t, ackCh, "an acknowledged produce")
 	}
-	// Freeze the acknowledged set, then crash: pebble first (memfs.go).
-	mu.Lock()
-	stop = true
-	ackedAtCrash := make(map[ackKey]Offset, len(acked))
-	for k, v := range acked {
-		ackedAtCrash[k] = v
+	// Freeze the acknowledged set, then crash: now (pebble first), or at
+	// a random step of a later group commit (either clone order).
+	var img vfstest.Image
+	ackedAtCrash := map[ackKey]Offset{}
+	keep := vfstest.RandomKeep(rand.New(rand.NewPCG(seed, 12)))
+	crash := func(order vfstest.Order) {
+		mu.Lock()
+		defer mu.Unlock()
+		stop = true
+		for k, v := range acked {
+			ackedAtCrash[k] = v
+		}
+		img = m.Crash(order, keep)
 	}
-	pclone := pfs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: rng.IntN(101), RNG: rng})
-	fclone := fs.Crash(storage.CrashConfig{Rand: rng, KeepUnsynced: rng.IntN(101), Reorder: rng.IntN(2) == 0, Tear: rng.IntN(2) == 0})
-	mu.Unlock()
-	wg.Wait()
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	if rng.IntN(2) == 0 {
+		fired := make(chan struct{})
+		point, order := vfstest.Points[rng.IntN(len(vfstest.Points))], vfstest.Orders[rng.IntN(2)]
+		m.At(point, 1+rng.IntN(3), func() { crash(order); close(fired) })
+		select {
+		case <-fired:
+			stats.points++
+		case <-finished: // every batch was produced first
+			crash(vfstest.PebbleFirst)
+		}
+		m.Disarm()
+	} else {
+		crash(vfstest.PebbleFirst)
+	}
+	<-finished
 	r.Close()
 	st.Close()
 
 	core, logs := observer.New(zapcore.WarnLevel)
-	st2, err := storage.Open(dir, storage.Options{FS: fclone, PebbleFS: pclone})
+	st2, err := storage.Open(dir, storage.Options{FS: img.Files, PebbleFS: img.Index})
 	if err != nil {
 		t.Fatalf("seed %d: reopen store: %v", seed, err)
 	}
@@ -137,14 +161,15 @@ func runProducerCrash(t *testing.T, seed int64, stats *crashStats) {
 	checkProducerCrash(t, seed, r2, ackedAtCrash)
 }
 
-func checkProducerCrash(t *testing.T, seed int64, r *Resolver, acked map[ackKey]Offset) {
+func checkProducerCrash(t *testing.T, seed uint64, r *Resolver, acked map[ackKey]Offset) {
 	start, hwm, _, err := r.Bounds("t", 0)
 	if err != nil || start != 0 {
 		t.Fatalf("seed %d: bounds %d %d %v", seed, start, hwm, err)
 	}
 	// Read the whole log: dense, valid batches (D2, D3).
 	inLog := map[ackKey]Offset{}
-	last := map[int64]batchHeader{} // each producer's last batch
+	last := map[int64]batchHeader{}     // each producer's last batch
+	recent := map[int64][]batchHeader{} // each producer's batches, in log order
 	for off := Offset(0); off < hwm; {
 		res, err := r.Fetch("t", 0, off, 1<<20, true)
 		if err != nil || len(res.Batches) == 0 {
@@ -156,6 +181,7 @@ func checkProducerCrash(t *testing.T, seed int64, r *Resolver, acked map[ackKey]
 				t.Fatalf("seed %d: batch at %d (want %d): %v", seed, h.BaseOffset, off, err)
 			}
 			inLog[ackKey{h.ProducerID, h.BaseSequence}] = off
+			recent[h.ProducerID] = append(recent[h.ProducerID], h)
 			if l, ok := last[h.ProducerID]; !ok || h.BaseSequence > l.BaseSequence {
 				last[h.ProducerID] = h
 			}
@@ -165,6 +191,21 @@ func checkProducerCrash(t *testing.T, seed int64, r *Resolver, acked map[ackKey]
 	for k, off := range acked {
 		if got, ok := inLog[k]; !ok || got != off {
 			t.Fatalf("seed %d: acknowledged %+v at %d: in log %v at %d", seed, k, off, ok, got)
+		}
+	}
+	// D4 after the crash: a retry of each of a producer's last five
+	// batches (Kafka's in-flight window) is answered as a duplicate at
+	// its original offset and appends nothing.
+	for pid, hs := range recent {
+		for _, h := range hs[max(0, len(hs)-5):] {
+			_, end, _, _ := r.Bounds("t", 0)
+			res, err := r.Produce("t", 0, idem(pid, 0, h.BaseSequence, int(h.Records)).encode())
+			if err != nil || !res.Duplicate || res.BaseOffset != inLog[ackKey{pid, h.BaseSequence}] {
+				t.Fatalf("seed %d: retry of producer %d's batch %d (of the last %d): %+v %v", seed, pid, h.BaseSequence, min(5, len(hs)), res, err)
+			}
+			if _, after, _, _ := r.Bounds("t", 0); after != end {
+				t.Fatalf("seed %d: a duplicate retry appended: end %d -> %d", seed, end, after)
+			}
 		}
 	}
 	// The rebuilt producer state matches the log (D4).

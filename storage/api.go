@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/kgateway/kgateway/storage/fsys"
 	"go.uber.org/zap"
 )
 
@@ -162,29 +163,15 @@ type Backing struct {
 // NewBacking describes a buffer of size bytes.
 func NewBacking(size int) *Backing { return &Backing{size: int64(size)} }
 
-// FS is the file layer under segment files. Tests replace it to inject
-// faults (lose unsynced writes, tear a write, fail a sync, ENOSPC).
-type FS interface {
-	OpenFile(name string, flag int, perm uint32) (File, error)
-	Remove(name string) error
-	MkdirAll(name string, perm uint32) error
-	ReadDir(name string) ([]string, error)
-	SyncDir(name string) error
-	// Rename gives a file a new name in the same directory, replacing any
-	// file of that name. Like a creation or a removal, it is durable once
-	// the directory is synced.
-	Rename(oldname, newname string) error
-}
+// FS is the file layer under segment files (package fsys). Tests replace
+// it to inject faults and simulate crashes (package vfstest).
+type FS = fsys.FS
 
 // File is one open segment file.
-type File interface {
-	WriteAt(p []byte, off int64) (int, error)
-	ReadAt(p []byte, off int64) (int, error)
-	Sync() error // fdatasync where the OS has it
-	Truncate(size int64) error
-	Size() (int64, error)
-	Close() error
-}
+type File = fsys.File
+
+// OSFS returns the FS over the operating system's files (the default).
+func OSFS() FS { return fsys.OS() }
 
 // Options configure a Store. The zero value is usable.
 type Options struct {

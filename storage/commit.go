@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/kgateway/kgateway/storage/fsys"
 	"go.uber.org/zap"
 )
 
@@ -37,10 +38,13 @@ func (p *Pending) Wait() error {
 // (up to MaxGroupBytes), fdatasyncs each touched file once, commits one
 // pebble batch, publishes the new durable ends and wakes the waiters.
 type committer struct {
-	s    *Store
-	wake chan struct{} // capacity 1: "the queue may be non-empty"
-	done chan struct{} // closed when run returns
-	mu   struct {
+	s *Store
+	// stepper, when the FS implements it, is told each step of every group
+	// commit (crash tests stop the machine there; fsys.Stepper).
+	stepper fsys.Stepper
+	wake    chan struct{} // capacity 1: "the queue may be non-empty"
+	done    chan struct{} // closed when run returns
+	mu      struct {
 		sync.Mutex
 		queue   []*Pending
 		stopped bool
@@ -113,9 +117,11 @@ func (c *committer) take() ([]*Pending, bool) {
 // Order matters (doc.go I2): the index never names bytes that are not
 // durable, and no waiter is woken before both steps succeeded.
 func (c *committer) commit(group []*Pending) {
+	c.step(fsys.StepWritten)
 	start := time.Now()
 	failed, files := c.syncFiles(group)
 	synced := time.Since(start)
+	c.step(fsys.StepSynced)
 	b := c.s.db.NewBatch()
 	for _, p := range group {
 		if failed[p.log] != nil {
@@ -138,6 +144,7 @@ func (c *committer) commit(group []*Pending) {
 		}
 	}
 	_ = b.Close()
+	c.step(fsys.StepIndexed)
 	// Before the waiters wake, so that whatever an acknowledgement lets
 	// happen next already sees this commit counted.
 	if f := c.s.opts.OnCommit; f != nil {
@@ -148,6 +155,13 @@ func (c *committer) commit(group []*Pending) {
 		f(st)
 	}
 	c.publish(group, failed)
+	c.step(fsys.StepPublished)
+}
+
+func (c *committer) step(s fsys.Step) {
+	if c.stepper != nil {
+		c.stepper.Step(s)
+	}
 }
 
 // syncFiles fdatasyncs every file the group touched, concurrently, and

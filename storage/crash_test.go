@@ -6,18 +6,15 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/kgateway/kgateway/storage/vfstest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 )
-
-// crashStats shows that the randomized crash points exercise recovery.
-type crashStats struct {
-	truncated, acked, unackedSeen int
-}
 
 // crashModel is what the test knows about one log before a crash.
 type crashModel struct {
@@ -26,16 +23,18 @@ type crashModel struct {
 	start   Offset            // Start after the last completed trim
 }
 
-// runCrashPoint drives a random workload on fresh in-memory file systems,
-// crashes at a random point, reopens on the crash images and checks D2:
-// every acknowledged entry at or above Start is present at its offset with
-// its bytes, every visible entry is whole, offsets are dense (D3), and a
-// completed trim survived.
-func runCrashPoint(t *testing.T, seed int64, st *crashStats) {
-	rng := rand.New(rand.NewPCG(uint64(seed), 7))
-	fs, pfs := NewMemFS(), vfs.NewCrashableMem()
+// runCrashPoint drives a random workload on a fresh machine, crashes it
+// and checks D2 after reopening: every acknowledged entry at or above
+// Start is present at its offset with its bytes, every visible entry is
+// whole, offsets are dense (D3), and a completed trim survived. The crash
+// comes either at a random step of a later group commit (the committer
+// stopped there, the clones in a random order) or at the end of the
+// workload with the clones spread around a Roll (pebble first).
+func runCrashPoint(t *testing.T, seed uint64, cov *vfstest.Coverage) {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	m := vfstest.NewMachine(0)
 	const dir = "/data"
-	s, err := Open(dir, Options{FS: fs, PebbleFS: pfs})
+	s, err := Open(dir, Options{FS: m.Files, PebbleFS: m.Index})
 	if err != nil {
 		t.Fatalf("seed %d: open: %v", seed, err)
 	}
@@ -47,23 +46,29 @@ func runCrashPoint(t *testing.T, seed int64, st *crashStats) {
 		}
 		models[id] = &crashModel{written: map[Offset][]byte{}, acked: map[Offset]bool{}}
 	}
+	var mu sync.Mutex // guards models and pendings against a crash hook
 	var pendings []*Pending
+	write := func(id LogID, step int) {
+		p := make([]byte, 1+rng.IntN(300))
+		for i := range p {
+			p[i] = byte(rng.Uint32())
+		}
+		pd, err := s.Write(id, 1+rng.IntN(4), p, AppendOptions{MaxTime: int64(step)})
+		if err != nil {
+			t.Fatalf("seed %d: write: %v", seed, err)
+		}
+		mu.Lock()
+		models[id].written[pd.Header().Offset] = p
+		pendings = append(pendings, pd)
+		mu.Unlock()
+	}
 	steps := 5 + rng.IntN(40)
 	for step := 0; step < steps; step++ {
 		id := logs[rng.IntN(len(logs))]
-		m := models[id]
+		md := models[id]
 		switch op := rng.IntN(20); {
 		case op < 8: // write, maybe wait later
-			p := make([]byte, 1+rng.IntN(300))
-			for i := range p {
-				p[i] = byte(rng.Uint32())
-			}
-			pd, err := s.Write(id, 1+rng.IntN(4), p, AppendOptions{MaxTime: int64(step)})
-			if err != nil {
-				t.Fatalf("seed %d: write: %v", seed, err)
-			}
-			m.written[pd.Header().Offset] = p
-			pendings = append(pendings, pd)
+			write(id, step)
 		case op < 14 && len(pendings) > 0: // wait for one
 			i := rng.IntN(len(pendings))
 			pd := pendings[i]
@@ -78,34 +83,92 @@ func runCrashPoint(t *testing.T, seed int64, st *crashStats) {
 			}
 		case op < 18:
 			info, _ := s.Info(id)
-			off := m.start + Offset(rng.IntN(int(info.End-m.start)+1))
+			off := md.start + Offset(rng.IntN(int(info.End-md.start)+1))
 			if err := s.SoftTrim(id, off); err != nil {
 				t.Fatalf("seed %d: soft trim: %v", seed, err)
 			}
-			m.start = max(m.start, off)
+			md.start = max(md.start, off)
 		default:
 			info, _ := s.Info(id)
 			if err := s.HardTrim(id, Offset(rng.IntN(int(info.End)+1))); err != nil {
 				t.Fatalf("seed %d: hard trim: %v", seed, err)
 			}
 			info, _ = s.Info(id)
-			m.start = info.Start
+			md.start = info.Start
 		}
 	}
-	// Crash: pebble first, then the segment files (see memfs.go).
-	pclone := pfs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: rng.IntN(101), RNG: rng})
-	fclone := fs.Crash(CrashConfig{Rand: rng, KeepUnsynced: rng.IntN(101), Reorder: rng.IntN(2) == 0, Tear: rng.IntN(2) == 0})
+	// ackDone marks every pending whose commit published as acknowledged
+	// and says whether any is still in flight.
+	ackDone := func() (inFlight bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, pd := range pendings {
+			select {
+			case <-pd.done:
+				models[pd.log.id].acked[pd.Header().Offset] = true
+			default:
+				inFlight = true
+			}
+		}
+		return inFlight
+	}
+	var img vfstest.Image
+	if rng.IntN(2) == 0 {
+		// Stop a later group commit at a random step; only this goroutine's
+		// writes and waits run meanwhile, so either clone order is valid.
+		// The crash draws from its own generator: it runs on the committer.
+		keep := vfstest.RandomKeep(rand.New(rand.NewPCG(seed, 8)))
+		point, order := vfstest.Points[rng.IntN(len(vfstest.Points))], vfstest.Orders[rng.IntN(2)]
+		var crashed atomic.Bool
+		m.At(point, 1+rng.IntN(3), func() {
+			checkIndexDurable(t, s, m.Files) // I2
+			if ackDone() {
+				cov.InFlight++
+			}
+			img = m.Crash(order, keep)
+			crashed.Store(true)
+		})
+		for i := 0; !crashed.Load() && i < 40; i++ {
+			write(logs[rng.IntN(len(logs))], steps+i)
+			if i >= 20 || rng.IntN(3) == 0 { // at the latest, one group per write
+				for _, pd := range pendings {
+					_ = pd.Wait()
+				}
+			}
+		}
+		for _, pd := range pendings {
+			_ = pd.Wait()
+		}
+		m.Disarm()
+		if !crashed.Load() {
+			t.Fatalf("seed %d: no commit reached %v", seed, point)
+		}
+	} else {
+		if ackDone() {
+			cov.InFlight++
+		}
+		rolls := rng.IntN(2) == 0
+		img = m.CrashSpread(vfstest.RandomKeep(rng), func() {
+			if rolls {
+				if _, err := s.Roll(logs[rng.IntN(len(logs))]); err != nil {
+					t.Errorf("seed %d: roll between the clones: %v", seed, err)
+				}
+				cov.RollsBetween++
+			}
+		})
+	}
 	_ = s.Close()
 	core, logs2 := observer.New(zapcore.InfoLevel)
-	s2, err := Open(dir, Options{FS: fclone, PebbleFS: pclone, Logger: zap.New(core)})
+	s2, err := Open(dir, Options{FS: img.Files, PebbleFS: img.Index, Logger: zap.New(core)})
 	if err != nil {
-		t.Fatalf("seed %d: reopen: %v\n%v", seed, err, fclone)
+		t.Fatalf("seed %d: reopen: %v\n%v", seed, err, img.Files)
 	}
 	defer s2.Close()
-	st.truncated += logs2.FilterMessage("storage-torn-tail-truncated").Len()
+	cov.Crashes++
+	cov.TornTails += logs2.FilterMessage("storage-torn-tail-truncated").Len()
 	for _, id := range logs {
-		st.acked += len(models[id].acked)
-		st.unackedSeen += checkRecovered(t, seed, s2, id, models[id])
+		cov.Acked += len(models[id].acked)
+		cov.Unacked += checkRecovered(t, int64(seed), s2, id, models[id])
 	}
 }
 
@@ -159,25 +222,31 @@ func checkRecovered(t *testing.T, seed int64, s *Store, id LogID, m *crashModel)
 	return unackedSeen
 }
 
-// TestCrashPoints runs hundreds of randomized crash points (D2, D3, D5).
+// TestCrashPoints runs hundreds of randomized crashes (D2, D3, D5), from
+// a seed taken from the clock (-crash.seed replays a run), and demands
+// that they reach torn tails, unacknowledged survivors, commits in flight
+// and rolls between the clones.
 func TestCrashPoints(t *testing.T) {
 	n := 300
 	if testing.Short() {
 		n = 50
 	}
-	var st crashStats
-	for seed := int64(0); seed < int64(n); seed++ {
-		runCrashPoint(t, seed, &st)
+	base := vfstest.Seed(t)
+	var cov vfstest.Coverage
+	for i := range uint64(n) {
+		runCrashPoint(t, base+i, &cov)
+		if t.Failed() {
+			t.Fatalf("failed at seed %d (replay: -crash.seed=%d)", base+i, base)
+		}
 	}
-	t.Logf("%d crash points: %d torn tails truncated, %d acknowledged entries checked, %d unacknowledged entries survived whole",
-		n, st.truncated, st.acked, st.unackedSeen)
+	cov.Require(t, vfstest.Coverage{Crashes: n, TornTails: 1, Unacked: 1, InFlight: 1, RollsBetween: 1, Acked: n})
 }
 
 // TestSyncFailureFailsLog: a failed fsync is never retried and never
 // acknowledged; the log fails until reopened.
 func TestSyncFailureFailsLog(t *testing.T) {
 	dir := t.TempDir()
-	ffs := NewFaultFS(OSFS())
+	ffs := vfstest.NewFaultFS(OSFS())
 	s := newStore(t, dir, Options{FS: ffs})
 	_ = s.CreateLog(1)
 	_ = s.CreateLog(2)
@@ -213,7 +282,7 @@ func TestSyncFailureFailsLog(t *testing.T) {
 }
 
 func TestWriteFailureENOSPC(t *testing.T) {
-	ffs := NewFaultFS(NewMemFS())
+	ffs := vfstest.NewFaultFS(vfstest.NewMemFS())
 	s := newStore(t, "/d", Options{FS: ffs, PebbleFS: vfs.NewMem()})
 	defer s.Close()
 	_ = s.CreateLog(1)
@@ -232,7 +301,7 @@ var errNoSpace = errors.New("no space left on device")
 // TestReadFailureLaterLedger: a read that fails in a later ledger returns
 // what it collected (ReadEntries) or that plus the error (ReadIndexed).
 func TestReadFailureLaterLedger(t *testing.T) {
-	ffs := NewFaultFS(NewMemFS())
+	ffs := vfstest.NewFaultFS(vfstest.NewMemFS())
 	s := newStore(t, "/d", Options{FS: ffs, PebbleFS: vfs.NewMem()})
 	defer s.Close()
 	_ = s.CreateLog(1)
@@ -257,7 +326,7 @@ func TestReadFailureLaterLedger(t *testing.T) {
 
 // TestCorruptEntryDetected: a flipped byte fails the CRC check on read.
 func TestCorruptEntryDetected(t *testing.T) {
-	fs := NewMemFS()
+	fs := vfstest.NewMemFS()
 	s := newStore(t, "/d", Options{FS: fs, PebbleFS: vfs.NewMem()})
 	defer s.Close()
 	_ = s.CreateLog(1)
@@ -270,26 +339,33 @@ func TestCorruptEntryDetected(t *testing.T) {
 }
 
 // TestCrashPointsConcurrent crashes while appenders and a roller run, so
-// crashes land inside group commits and rolls. Acknowledged means: Append
-// returned before the crash began. (Trims are left out: the two clones are
-// taken a moment apart, pebble first, which is only a valid crash image
-// while the index lags the files; a trim's record-then-remove order would
-// be seen backwards.)
+// crashes land inside group commits and rolls: half at a random step of a
+// random group commit (the committer stopped, either clone order), half
+// at an instant with a Roll between the clones. Acknowledged means: Append
+// returned before the crash began. (Trims are left out: their
+// record-then-remove order is only valid with the files cloned first,
+// rolls only with pebble first; vfstest's crash.go.)
 func TestCrashPointsConcurrent(t *testing.T) {
 	n := 60
 	if testing.Short() {
 		n = 10
 	}
-	for seed := int64(0); seed < int64(n); seed++ {
-		runConcurrentCrash(t, seed)
+	base := vfstest.Seed(t)
+	var cov vfstest.Coverage
+	for i := range uint64(n) {
+		runConcurrentCrash(t, base+i, &cov)
+		if t.Failed() {
+			t.Fatalf("failed at seed %d (replay: -crash.seed=%d)", base+i, base)
+		}
 	}
+	cov.Require(t, vfstest.Coverage{Crashes: n, TornTails: n / 20, Unacked: 1, InFlight: n / 2, RollsBetween: 1, Acked: n})
 }
 
-func runConcurrentCrash(t *testing.T, seed int64) {
-	rng := rand.New(rand.NewPCG(uint64(seed), 11))
-	fs, pfs := NewMemFS(), vfs.NewCrashableMem()
+func runConcurrentCrash(t *testing.T, seed uint64, cov *vfstest.Coverage) {
+	rng := rand.New(rand.NewPCG(seed, 11))
+	m := vfstest.NewMachine(0)
 	const dir = "/data"
-	s, err := Open(dir, Options{FS: fs, PebbleFS: pfs, MaxGroupBytes: 1 + rng.IntN(2000)})
+	s, err := Open(dir, Options{FS: m.Files, PebbleFS: m.Index, MaxGroupBytes: 1 + rng.IntN(2000)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,20 +443,56 @@ func runConcurrentCrash(t *testing.T, seed int64) {
 			runtime.Gosched()
 		}
 	}
-	mu.Lock()
-	crashed = true
-	mu.Unlock()
-	pclone := pfs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: rng.IntN(101), RNG: rng})
-	fclone := fs.Crash(CrashConfig{Rand: rng, KeepUnsynced: rng.IntN(101), Reorder: rng.IntN(2) == 0, Tear: true})
+	// inFlight freezes the acknowledged set and says whether some written
+	// entry was not acknowledged at the crash.
+	inFlight := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		crashed = true
+		return len(models[1].written)+len(models[2].written) > len(models[1].acked)+len(models[2].acked)
+	}
+	keep := vfstest.RandomKeep(rand.New(rand.NewPCG(seed, 12)))
+	var img vfstest.Image
+	if rng.IntN(2) == 0 {
+		fired := make(chan struct{})
+		point, order := vfstest.Points[rng.IntN(len(vfstest.Points))], vfstest.Orders[rng.IntN(2)]
+		m.At(point, 1+rng.IntN(5), func() {
+			checkIndexDurable(t, s, m.Files) // I2
+			if inFlight() || point != vfstest.AfterPublish {
+				cov.InFlight++
+			}
+			img = m.Crash(order, keep)
+			close(fired)
+		})
+		<-fired
+		m.Disarm()
+	} else {
+		if inFlight() {
+			cov.InFlight++
+		}
+		roll := rng.IntN(2) == 0
+		img = m.CrashSpread(keep, func() {
+			if roll {
+				if _, err := s.Roll(logs[rng.IntN(2)]); err != nil {
+					t.Errorf("seed %d: roll between the clones: %v", seed, err)
+				}
+				cov.RollsBetween++
+			}
+		})
+	}
 	close(stop)
 	_ = s.Close()
 	wg.Wait()
-	s2, err := Open(dir, Options{FS: fclone, PebbleFS: pclone})
+	core, obs := observer.New(zapcore.InfoLevel)
+	s2, err := Open(dir, Options{FS: img.Files, PebbleFS: img.Index, Logger: zap.New(core)})
 	if err != nil {
 		t.Fatalf("seed %d: reopen: %v", seed, err)
 	}
 	defer s2.Close()
+	cov.Crashes++
+	cov.TornTails += obs.FilterMessage("storage-torn-tail-truncated").Len()
 	for _, id := range logs {
-		checkRecovered(t, seed, s2, id, models[id])
+		cov.Acked += len(models[id].acked)
+		cov.Unacked += checkRecovered(t, int64(seed), s2, id, models[id])
 	}
 }

@@ -126,6 +126,13 @@
 //	   reuse off and removes spares at Open). A write refused for lack of
 //	   space (I7) makes the store remove every spare, in the background,
 //	   and keep none until it is reopened.
+//	I9 Directories are durable too: a new directory entry is durable only
+//	   once its parent directory is synced. Open creates the data
+//	   directory and segments/ with fsys.MkdirAllSync, which syncs the
+//	   parent of every directory it created, up to and including the
+//	   first ancestor that already existed, before Open returns (so before
+//	   any acknowledgement); pebble does the same for index/ and for the
+//	   offsets store's directory.
 //
 // # Reads
 //
@@ -170,6 +177,18 @@
 //	   is a slice of a shared buffer (AppendOptions.Backing) keeps all of
 //	   it, so the buffer is charged at its full size while any of its
 //	   slices is cached, and once however many are.
+//
+// # Crash tests
+//
+// The segment files go through an FS (package fsys). Crash tests run the
+// store on storage/vfstest: a MemFS that knows what is durable (file
+// contents at their last Sync, directory entries at their parent's last
+// SyncDir) and pebble's crashable vfs, taken together as a Machine. An FS
+// that implements fsys.Stepper is told each step of every group commit
+// (written, synced, indexed, published) and stops the committer until it
+// returns; MemFS also stops at every held Sync. A test arms a crash point
+// there and takes its crash image in either clone order, or at any other
+// instant with pebble cloned first (vfstest's crash.go says why).
 //
 // # Benchmarks
 //

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/kgateway/kgateway/storage/vfstest"
 )
 
 // gateFS counts Syncs and can hold them until released, to observe group
@@ -43,7 +44,7 @@ func (f *gateFile) Sync() error {
 // covered by one fdatasync and acknowledged together, and nothing is
 // visible (D5) or acknowledged (D1) before its sync finished.
 func TestGroupCommitSharesSync(t *testing.T) {
-	g := &gateFS{FS: NewMemFS()}
+	g := &gateFS{FS: vfstest.NewMemFS()}
 	s := newStore(t, "/d", Options{FS: g, PebbleFS: vfs.NewMem()})
 	defer s.Close()
 	_ = s.CreateLog(1)

@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/kgateway/kgateway/storage/vfstest"
 )
 
 // halfFS writes half of each write and then reports ENOSPC while full is
@@ -54,16 +54,17 @@ func (f *halfFile) Truncate(size int64) error {
 func TestNoSpaceRecoversWithoutReopen(t *testing.T) {
 	for _, name := range []string{"faultfs", "partial-write"} {
 		t.Run(name, func(t *testing.T) {
-			mem := NewMemFS()
+			machine := vfstest.NewMachine(0)
+			mem := machine.Files
 			var (
 				fs       FS
 				setFull  func(bool)
-				pfs             = vfs.NewCrashableMem()
+				pfs             = machine.Index
 				acked           = map[Offset][]byte{}
 				wantNext Offset = 0
 			)
 			if name == "faultfs" {
-				ffs := NewFaultFS(mem)
+				ffs := vfstest.NewFaultFS(mem)
 				fs, setFull = ffs, func(on bool) {
 					if on {
 						ffs.FailWrite("", syscall.ENOSPC)
@@ -109,8 +110,8 @@ func TestNoSpaceRecoversWithoutReopen(t *testing.T) {
 			checkEntries(t, s, acked)
 			// Crash now (unsynced index entries may be lost; the files hold
 			// every acknowledged frame) and reopen.
-			pclone := pfs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
-			fclone := mem.Crash(CrashConfig{})
+			img := machine.Crash(vfstest.PebbleFirst, vfstest.SyncedOnly)
+			pclone, fclone := img.Index, img.Files
 			s.Close()
 			s2 := newStore(t, "/d", Options{FS: fclone, PebbleFS: pclone})
 			defer s2.Close()

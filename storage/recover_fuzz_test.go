@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/kgateway/kgateway/storage/vfstest"
 )
 
 // FuzzCorruptSegmentReopen corrupts a ledger file and reopens the store:
@@ -27,7 +28,7 @@ func FuzzCorruptSegmentReopen(f *testing.F) {
 	f.Add(uint8(2), uint16(0), []byte{0, 0, 0, 40, 1, 2, 3})
 	f.Add(uint8(3), uint16(50), []byte{1})
 	f.Fuzz(func(t *testing.T, mode uint8, pos uint16, junk []byte) {
-		fs := NewMemFS()
+		fs := vfstest.NewMemFS()
 		const dir = "/data"
 		pfs := vfs.NewCrashableMem()
 		st, err := Open(dir, Options{FS: fs, PebbleFS: pfs})
@@ -80,7 +81,7 @@ func FuzzCorruptSegmentReopen(f *testing.F) {
 
 // checkServedExactly reopens dir and reads everything; with wantAll, every
 // written entry must be served.
-func checkServedExactly(t *testing.T, fs *MemFS, pfs vfs.FS, dir string, written map[Offset][]byte, wantAll bool) {
+func checkServedExactly(t *testing.T, fs *vfstest.MemFS, pfs vfs.FS, dir string, written map[Offset][]byte, wantAll bool) {
 	t.Helper()
 	st, err := Open(dir, Options{FS: fs, PebbleFS: pfs})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
+	"github.com/kgateway/kgateway/storage/vfstest"
 )
 
 // TestReopenAfterTornTail: garbage and a half frame after the last whole
@@ -65,7 +66,7 @@ func TestReopenAfterTornTail(t *testing.T) {
 // TestOpenReadsOnlyTheTail: Open never reads sealed ledgers nor the indexed
 // part of the open one (start-up time does not grow with the data).
 func TestOpenReadsOnlyTheTail(t *testing.T) {
-	mem := NewMemFS()
+	mem := vfstest.NewMemFS()
 	pfs := vfs.NewMem()
 	s := newStore(t, "/d", Options{FS: mem, PebbleFS: pfs})
 	_ = s.CreateLog(1)
@@ -77,7 +78,7 @@ func TestOpenReadsOnlyTheTail(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	ffs := NewFaultFS(mem)
+	ffs := vfstest.NewFaultFS(mem)
 	ffs.FailReadAt("", errors.New("open read a data file"))
 	s = newStore(t, "/d", Options{FS: ffs, PebbleFS: pfs})
 	defer s.Close()
@@ -99,7 +100,7 @@ func countingPebbleFS(n *atomic.Int64) vfs.FS {
 // TestReadsWriteNothing: every read API leaves files and pebble untouched.
 func TestReadsWriteNothing(t *testing.T) {
 	var pebbleWrites atomic.Int64
-	ffs := NewFaultFS(NewMemFS())
+	ffs := vfstest.NewFaultFS(vfstest.NewMemFS())
 	s := newStore(t, "/d", Options{FS: ffs, PebbleFS: countingPebbleFS(&pebbleWrites)})
 	defer s.Close()
 	_ = s.CreateLog(1)
@@ -141,7 +142,7 @@ func TestReadsWriteNothing(t *testing.T) {
 // TestDeleteLogWaitsForPins: DeleteLog removes an unpinned file at once and
 // a pinned one when the last pin goes.
 func TestDeleteLogWaitsForPins(t *testing.T) {
-	mem := NewMemFS()
+	mem := vfstest.NewMemFS()
 	s := newStore(t, "/d", Options{FS: mem, PebbleFS: vfs.NewMem()})
 	defer s.Close()
 	_ = s.CreateLog(1)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/kgateway/kgateway/storage/vfstest"
 )
 
 // fillLedger appends n entries of size bytes (one record each) and rolls,
@@ -227,8 +228,9 @@ func TestSpareLifecycle(t *testing.T) {
 func TestSpareCrash(t *testing.T) {
 	for seed := int64(0); seed < 300; seed++ {
 		rng := rand.New(rand.NewPCG(uint64(seed), 11))
-		fs, pfs := NewMemFS(), vfs.NewCrashableMem()
-		s, err := Open("/data", Options{FS: fs, PebbleFS: pfs})
+		m := vfstest.NewMachine(0)
+		fs := m.Files
+		s, err := Open("/data", Options{FS: fs, PebbleFS: m.Index})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -284,10 +286,9 @@ func TestSpareCrash(t *testing.T) {
 				pending = nil
 			}
 		}
-		pclone := pfs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: rng.IntN(101), RNG: rng})
-		fclone := fs.Crash(CrashConfig{Rand: rng, KeepUnsynced: rng.IntN(101), Reorder: rng.IntN(2) == 0, Tear: rng.IntN(2) == 0})
+		img := m.Crash(vfstest.PebbleFirst, vfstest.RandomKeep(rng))
 		_ = s.Close()
-		s2, err := Open("/data", Options{FS: fclone, PebbleFS: pclone})
+		s2, err := Open("/data", Options{FS: img.Files, PebbleFS: img.Index})
 		if err != nil {
 			t.Fatalf("seed %d: reopen: %v", seed, err)
 		}
@@ -318,8 +319,8 @@ func TestSpareCrash(t *testing.T) {
 // in the background, and no trimmed file is kept from then on, until the
 // store is reopened.
 func TestSparesDroppedOnFullDisk(t *testing.T) {
-	mem := NewMemFS()
-	ffs := NewFaultFS(mem)
+	mem := vfstest.NewMemFS()
+	ffs := vfstest.NewFaultFS(mem)
 	s, err := Open("/data", Options{FS: ffs, PebbleFS: vfs.NewMem()})
 	if err != nil {
 		t.Fatal(err)

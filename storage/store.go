@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/kgateway/kgateway/storage/fsys"
 	"go.uber.org/zap"
 )
 
@@ -94,7 +95,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	s := &Store{segDir: filepath.Join(dir, "segments"), fs: opts.FS, logger: opts.Logger, opts: opts}
 	s.tail.limit = opts.TailCacheBytes
 	s.mu.logs = make(map[LogID]*logState)
-	if err := s.fs.MkdirAll(s.segDir, 0o755); err != nil {
+	// I9: the data directory and segments/ are durable before anything is
+	// written into them (pebble does the same for index/).
+	if err := fsys.MkdirAllSync(s.fs, s.segDir, 0o755); err != nil {
 		return nil, fmt.Errorf("storage: create %s: %w", s.segDir, err)
 	}
 	po := &pebble.Options{FS: opts.PebbleFS, Logger: pebbleLogger{opts.Logger.Sugar()}}
@@ -114,6 +117,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	s.logger.Info("storage-opened", zap.String("dir", dir), zap.Int("logs", len(s.mu.logs)),
 		zap.Duration("took", time.Since(start)))
 	s.c = newCommitter(s)
+	s.c.stepper, _ = opts.FS.(fsys.Stepper)
 	go s.c.run()
 	return s, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -12,16 +13,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/kgateway/kgateway/storage"
+	"github.com/kgateway/kgateway/storage/vfstest"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 // crashIterations is how many machine crashes TestCrashProduceAndCommit
-// injects: 500 by default (about 3 s), KGW_CRASH_ITERS to choose, 5000
-// under KGW_SOAK.
+// injects: 500 by default (about 4 s per 100 on an idle machine),
+// KGW_CRASH_ITERS to choose, 5000 under KGW_SOAK.
 func crashIterations(t *testing.T) int {
 	if s := os.Getenv("KGW_CRASH_ITERS"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -39,32 +43,38 @@ func crashIterations(t *testing.T) int {
 	return 500
 }
 
-// TestCrashProduceAndCommit crashes the machine (storage.MemFS for the
-// segment files, pebble's crashable FS for both the store's index and the
-// offsets store) at a random instant while idempotent and plain producers
-// append through resolver.Produce and groups commit offsets, all
-// concurrently. Each crash keeps a random share of the unsynced writes,
-// maybe reordered, maybe with each file's last write torn. After reopening:
-// every acknowledged batch is present exactly once at its acknowledged
-// offset with its exact bytes (D1, D2), the log is dense and holds only
-// whole batches that were produced (D3, D5: no partial entry), a new
-// produce gets the next offset, and every acknowledged commit is present
-// (O1).
+// TestCrashProduceAndCommit crashes the machine (vfstest.Machine: MemFS
+// for the segment files, pebble's crashable FS for both the store's index
+// and the offsets store) at a random instant or at a random step of a
+// group commit, while idempotent and plain producers append through
+// resolver.Produce and groups commit offsets, all concurrently. Each crash
+// keeps a random share of the unsynced writes, maybe reordered, maybe with
+// each file's last write torn. After reopening: every acknowledged batch
+// is present exactly once at its acknowledged offset with its exact bytes
+// (D1, D2), the log is dense and holds only whole batches that were
+// produced (D3, D5: no partial entry), a new produce gets the next offset,
+// a retry of each idempotent producer's last five batches is a duplicate
+// at its offset (D4), and every acknowledged commit is present (O1).
+// Seeds come from the clock; -crash.seed replays a run's crash choices.
 func TestCrashProduceAndCommit(t *testing.T) {
 	iters := crashIterations(t)
 	start := time.Now()
+	base := vfstest.Seed(t)
 	var total crashTotals
-	for i := range iters {
-		runCrashIteration(t, uint64(i), &total)
+	for i := range uint64(iters) {
+		runCrashIteration(t, base+i, &total)
 		if t.Failed() {
-			return
+			t.Fatalf("failed at seed %d (replay: -crash.seed=%d)", base+i, base)
 		}
 	}
-	t.Logf("%d crashes in %v: %d acknowledged batches and %d acknowledged commits checked, %d unacknowledged batches survived",
-		iters, time.Since(start).Round(time.Millisecond), total.batches, total.commits, total.extra)
+	t.Logf("%d crashes in %v (%d at a commit step): %d acknowledged batches and %d acknowledged commits checked, %d unacknowledged batches survived, %d torn tails truncated, %d idempotent retries deduplicated",
+		iters, time.Since(start).Round(time.Millisecond), total.points, total.batches, total.commits, total.extra, total.torn, total.retries)
+	if iters >= 50 && (total.points == 0 || total.extra == 0 || total.torn == 0 || total.retries == 0) {
+		t.Errorf("coverage: want crashes at commit steps, unacknowledged survivors, torn tails and retries, each at least once")
+	}
 }
 
-type crashTotals struct{ batches, commits, extra int }
+type crashTotals struct{ batches, commits, extra, points, torn, retries int }
 
 const (
 	crashTopic      = "crash"
@@ -98,8 +108,8 @@ type commitKey struct {
 
 func runCrashIteration(t *testing.T, seed uint64, total *crashTotals) {
 	rng := rand.New(rand.NewPCG(seed, 6))
-	fs, pfs, ofs := storage.NewMemFS(), vfs.NewCrashableMem(), vfs.NewCrashableMem()
-	st, err := storage.Open("/data", storage.Options{FS: fs, PebbleFS: pfs})
+	m := vfstest.NewMachine(1) // + the offsets store's pebble
+	st, err := storage.Open("/data", storage.Options{FS: m.Files, PebbleFS: m.Index})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +120,7 @@ func runCrashIteration(t *testing.T, seed uint64, total *crashTotals) {
 	if _, err := r.CreateTopic(crashTopic, crashPartitions, 1, nil, false); err != nil {
 		t.Fatal(err)
 	}
-	offs, err := offsets.Open("/offsets", offsets.Options{PebbleFS: ofs})
+	offs, err := offsets.Open("/offsets", offsets.Options{PebbleFS: m.Others[0]})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,47 +137,93 @@ func runCrashIteration(t *testing.T, seed uint64, total *crashTotals) {
 	for range crashAfter {
 		<-events
 	}
-	// Freeze what was acknowledged, then crash: pebble's clones first, the
-	// segment files second (storage/memfs.go), all before anything else
-	// is acknowledged.
-	cs.mu.Lock()
-	cs.stopped = true
-	acked := make(map[string]ackedBatch, len(cs.batches))
-	for k, v := range cs.batches {
-		acked[k] = v
+	// Freeze what was acknowledged, then crash, before anything else is
+	// acknowledged: now (pebble's clones first), or at a random step of a
+	// later group commit (either order; vfstest's crash.go).
+	var (
+		acked   map[string]ackedBatch
+		commits map[commitKey][2]int64
+		img     vfstest.Image
+	)
+	keep := vfstest.RandomKeep(rand.New(rand.NewPCG(seed, 7)))
+	crash := func(order vfstest.Order) {
+		cs.mu.Lock()
+		defer cs.mu.Unlock()
+		cs.stopped = true
+		acked = maps.Clone(cs.batches)
+		commits = maps.Clone(cs.committed)
+		img = m.Crash(order, keep)
 	}
-	commits := make(map[commitKey][2]int64, len(cs.committed))
-	for k, v := range cs.committed {
-		commits[k] = v
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	if rng.IntN(2) == 0 {
+		fired := make(chan struct{})
+		point, order := vfstest.Points[rng.IntN(len(vfstest.Points))], vfstest.Orders[rng.IntN(2)]
+		m.At(point, 1+rng.IntN(3), func() { crash(order); close(fired) })
+		select {
+		case <-fired:
+			total.points++
+		case <-finished: // every writer finished first
+			crash(vfstest.PebbleFirst)
+		}
+		m.Disarm()
+	} else {
+		crash(vfstest.PebbleFirst)
 	}
-	pclone := pfs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: rng.IntN(101), RNG: rng})
-	oclone := ofs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: rng.IntN(101), RNG: rng})
-	fclone := fs.Crash(storage.CrashConfig{Rand: rng, KeepUnsynced: rng.IntN(101), Reorder: rng.IntN(2) == 0, Tear: rng.IntN(2) == 0})
-	cs.mu.Unlock()
-	wg.Wait()
+	<-finished
 	r.Close()
 	st.Close()
 	offs.Close()
 
-	st2, err := storage.Open("/data", storage.Options{FS: fclone, PebbleFS: pclone})
+	core, obs := observer.New(zapcore.WarnLevel)
+	st2, err := storage.Open("/data", storage.Options{FS: img.Files, PebbleFS: img.Index, Logger: zap.New(core)})
 	if err != nil {
 		t.Fatalf("seed %d: reopen store: %v", seed, err)
 	}
 	defer st2.Close()
+	total.torn += obs.FilterMessage("storage-torn-tail-truncated").Len()
 	r2, err := resolver.Open(st2, resolver.Config{RetentionCheckInterval: -1})
 	if err != nil {
 		t.Fatalf("seed %d: reopen resolver: %v", seed, err)
 	}
 	defer r2.Close()
-	offs2, err := offsets.Open("/offsets", offsets.Options{PebbleFS: oclone})
+	offs2, err := offsets.Open("/offsets", offsets.Options{PebbleFS: img.Others[0]})
 	if err != nil {
 		t.Fatalf("seed %d: reopen offsets: %v", seed, err)
 	}
 	defer offs2.Close()
-	total.extra += checkCrashLog(t, seed, r2, cs.sent, acked)
+	found := checkCrashLog(t, seed, r2, cs.sent, acked)
+	total.extra += len(found) - len(acked)
 	total.batches += len(acked)
+	total.retries += retryIdempotent(t, seed, r2, found)
 	checkCrashCommits(t, seed, offs2, commits)
 	total.commits += len(commits)
+}
+
+// retryIdempotent retries each idempotent producer's last five batches in
+// the log (Kafka's in-flight window): each is a duplicate at the offset it
+// has (D4). It returns how many it retried.
+func retryIdempotent(t *testing.T, seed uint64, r *resolver.Resolver, found map[string]ackedBatch) int {
+	t.Helper()
+	retried := 0
+	for p := 0; p < crashProducers; p += 2 {
+		last := -1
+		for i := range crashPerWriter {
+			if _, ok := found[fmt.Sprintf("p%d-b%d", p, i)]; ok {
+				last = i
+			}
+		}
+		for i := max(0, last-4); i <= last && last >= 0; i++ {
+			id, batch := crashBatch(p, i)
+			want := found[id]
+			res, err := r.Produce(crashTopic, want.partition, batch)
+			if err != nil || !res.Duplicate || res.BaseOffset != want.offset {
+				t.Fatalf("seed %d: retry of %s (at %d/%d): %+v %v", seed, id, want.partition, want.offset, res, err)
+			}
+			retried++
+		}
+	}
+	return retried
 }
 
 // crashBatch is producer p's i-th batch: records whose values name it, so
@@ -275,9 +331,9 @@ func crashCommitter(t *testing.T, offs *offsets.Store, cs *crashState, c int, ev
 	}
 }
 
-// checkCrashLog reads every partition whole and returns how many batches
-// survived without having been acknowledged.
-func checkCrashLog(t *testing.T, seed uint64, r *resolver.Resolver, sent map[string][]byte, acked map[string]ackedBatch) int {
+// checkCrashLog reads every partition whole and returns where each batch
+// in it is.
+func checkCrashLog(t *testing.T, seed uint64, r *resolver.Resolver, sent map[string][]byte, acked map[string]ackedBatch) map[string]ackedBatch {
 	t.Helper()
 	byContent := make(map[string]string, len(sent)) // bytes from magic on -> id
 	for id, b := range sent {
@@ -318,7 +374,7 @@ func checkCrashLog(t *testing.T, seed uint64, r *resolver.Resolver, sent map[str
 			t.Fatalf("seed %d: acknowledged %s at %d/%d: found %v at %d/%d", seed, id, want.partition, want.offset, ok, got.partition, got.offset)
 		}
 	}
-	return len(found) - len(acked)
+	return found
 }
 
 func checkCrashCommits(t *testing.T, seed uint64, offs *offsets.Store, commits map[commitKey][2]int64) {

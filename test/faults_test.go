@@ -9,6 +9,7 @@ import (
 	"github.com/kgateway/kgateway/kafka"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/kgateway/kgateway/storage"
+	"github.com/kgateway/kgateway/storage/vfstest"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -18,7 +19,7 @@ import (
 type faultGateway struct {
 	t     *testing.T
 	dir   string
-	ffs   *storage.FaultFS
+	ffs   *vfstest.FaultFS
 	store *storage.Store
 	res   *resolver.Resolver
 	srv   *kafka.Server
@@ -34,7 +35,7 @@ func newFaultGateway(t *testing.T) *faultGateway {
 
 func (g *faultGateway) start() {
 	g.t.Helper()
-	g.ffs = storage.NewFaultFS(storage.OSFS())
+	g.ffs = vfstest.NewFaultFS(storage.OSFS())
 	st, err := storage.Open(g.dir, storage.Options{FS: g.ffs})
 	if err != nil {
 		g.t.Fatal(err)

@@ -1,4 +1,4 @@
-package storage
+package fsys
 
 import (
 	"os"
@@ -9,8 +9,9 @@ import (
 // osFS is the FS over the operating system's files.
 type osFS struct{}
 
-// OSFS returns the FS over the operating system's files (the default).
-func OSFS() FS { return osFS{} }
+// OS returns the FS over the operating system's files (the store's
+// default).
+func OS() FS { return osFS{} }
 
 func (osFS) OpenFile(name string, flag int, perm uint32) (File, error) {
 	f, err := os.OpenFile(name, flag, os.FileMode(perm))

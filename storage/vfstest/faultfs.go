@@ -1,8 +1,8 @@
-package storage
+package vfstest
 
 // FaultFS wraps any FS (the OS, or a MemFS) and injects errors. API:
 //
-//	ffs := storage.NewFaultFS(storage.OSFS())     // or storage.NewMemFS()
+//	ffs := vfstest.NewFaultFS(fsys.OS())          // or vfstest.NewMemFS()
 //	st, _ := storage.Open(dir, storage.Options{FS: ffs})
 //	name := storage.SegmentFileName(log, ledger)  // the base name to target
 //	ffs.FailReadAt(name, io.ErrUnexpectedEOF)     // reads of that ledger fail
@@ -20,11 +20,13 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+
+	"github.com/kgateway/kgateway/storage/fsys"
 )
 
 // FaultFS is an FS that injects errors into a base FS.
 type FaultFS struct {
-	base      FS
+	base      fsys.FS
 	mutations atomic.Int64
 	mu        struct {
 		sync.Mutex
@@ -35,7 +37,7 @@ type FaultFS struct {
 }
 
 // NewFaultFS wraps base.
-func NewFaultFS(base FS) *FaultFS {
+func NewFaultFS(base fsys.FS) *FaultFS {
 	f := &FaultFS{base: base}
 	f.Clear()
 	return f
@@ -103,7 +105,7 @@ func (f *FaultFS) rule(kind faultKind, name string) error {
 	return m[""]
 }
 
-func (f *FaultFS) OpenFile(name string, flag int, perm uint32) (File, error) {
+func (f *FaultFS) OpenFile(name string, flag int, perm uint32) (fsys.File, error) {
 	if flag&(os.O_CREATE|os.O_WRONLY|os.O_RDWR|os.O_TRUNC) != 0 {
 		f.mutations.Add(1)
 	}
@@ -136,10 +138,17 @@ func (f *FaultFS) SyncDir(name string) error {
 	return f.base.SyncDir(name)
 }
 
+// Step passes the store's commit steps on to the base FS (fsys.Stepper).
+func (f *FaultFS) Step(s fsys.Step) {
+	if st, ok := f.base.(fsys.Stepper); ok {
+		st.Step(s)
+	}
+}
+
 type faultFile struct {
 	fs   *FaultFS
 	name string
-	f    File
+	f    fsys.File
 }
 
 func (ff *faultFile) fail(op string, kind faultKind) error {

@@ -1,30 +1,26 @@
-package storage
+package vfstest
 
 // MemFS: an in-memory FS that remembers what is durable, for crash tests.
 //
-// API (for this package's tests and for the ledger and resolver helpers):
-//
-//	fs := storage.NewMemFS()
+//	fs := vfstest.NewMemFS()
 //	st, _ := storage.Open(dir, storage.Options{FS: fs, PebbleFS: pfs})
 //	... writes, some acknowledged ...
-//	crashed := fs.Crash(storage.CrashConfig{Rand: rng, KeepUnsynced: 50,
+//	crashed := fs.Crash(vfstest.CrashConfig{Rand: rng, KeepUnsynced: 50,
 //		Tear: true, Reorder: true})
-//	// reopen on crashed (with pebble's own crash clone as PebbleFS)
 //
 // The durable state of a file is its contents at its last Sync. The
-// durable state of a directory entry (a created or removed file) is fixed
-// by the next SyncDir of its directory. Crash returns a new MemFS holding
-// what a machine crash at this instant could leave: every file whose entry
-// is durable, with its synced contents plus a random subset of the writes
-// issued since (CrashConfig). The original MemFS keeps working, unaffected;
-// close the old store afterwards (its later writes do not reach the clone).
+// durable state of a directory entry (a file or directory created, removed
+// or renamed) is fixed by the next SyncDir of its parent directory. Crash
+// returns a new MemFS holding what a machine crash at this instant could
+// leave: every directory whose entry is durable (and its parent's, up to
+// the root), and in them every file whose entry is durable, with its
+// synced contents plus a random subset of the writes issued since
+// (CrashConfig). A directory whose entry was never made durable is lost
+// with everything in it. The original MemFS keeps working, unaffected.
 //
-// pebble's side of a crash is simulated with vfs.NewCrashableMem() as
-// Options.PebbleFS and its CrashClone. Take pebble's clone FIRST and this
-// FS's Crash second: the index may then lag the files (which recovery
-// repairs, I3/I4 in doc.go) but never lead them, as in a real crash. Only
-// entries acknowledged before pebble's clone count as acknowledged, and no
-// Roll or CreateLog may run between the two clones.
+// pebble's side of a crash is vfs.NewCrashableMem() and its CrashClone;
+// Machine (crash.go) takes both clones together, at the group commit's
+// steps or at any instant.
 
 import (
 	"fmt"
@@ -36,6 +32,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/kgateway/kgateway/storage/fsys"
 )
 
 // CrashConfig says which unsynced writes survive a simulated crash.
@@ -61,7 +59,11 @@ type MemFS struct {
 		files map[string]*memNode // live namespace
 		// durable is the namespace as of each directory's last SyncDir.
 		durable map[string]*memNode
-		dirs    map[string]bool
+		dirs    map[string]bool // live directories
+		// durableDirs are the directories whose entry in their parent is
+		// durable (the root always is).
+		durableDirs map[string]bool
+		hook        func(Point)
 	}
 }
 
@@ -84,10 +86,47 @@ func NewMemFS() *MemFS {
 	m.mu.files = make(map[string]*memNode)
 	m.mu.durable = make(map[string]*memNode)
 	m.mu.dirs = map[string]bool{"/": true, ".": true}
+	m.mu.durableDirs = map[string]bool{"/": true, ".": true}
 	return m
 }
 
-func (m *MemFS) OpenFile(name string, flag int, perm uint32) (File, error) {
+// SetHook makes the FS call h at every Point: from the store's committer
+// (Step) and from every file Sync before it takes effect (SyncHeld). h runs
+// on the caller's goroutine, without the FS's locks, so it may take crash
+// images; nil removes it.
+func (m *MemFS) SetHook(h func(Point)) {
+	m.mu.Lock()
+	m.mu.hook = h
+	m.mu.Unlock()
+}
+
+// Step implements fsys.Stepper.
+func (m *MemFS) Step(s fsys.Step) { m.point(Point(s)) }
+
+func (m *MemFS) point(p Point) {
+	m.mu.Lock()
+	h := m.mu.hook
+	m.mu.Unlock()
+	if h != nil {
+		h(p)
+	}
+}
+
+// SyncedSize is the durable size of a file: its size at its last Sync,
+// or -1 when the file does not exist.
+func (m *MemFS) SyncedSize(name string) int64 {
+	m.mu.Lock()
+	n := m.mu.files[filepath.Clean(name)]
+	m.mu.Unlock()
+	if n == nil {
+		return -1
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return int64(len(n.synced))
+}
+
+func (m *MemFS) OpenFile(name string, flag int, perm uint32) (fsys.File, error) {
 	name = filepath.Clean(name)
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -104,7 +143,7 @@ func (m *MemFS) OpenFile(name string, flag int, perm uint32) (File, error) {
 		n = &memNode{}
 		m.mu.files[name] = n
 	}
-	f := &memFile{n: n, name: name, write: flag&(os.O_WRONLY|os.O_RDWR) != 0}
+	f := &memFile{fs: m, n: n, name: name, write: flag&(os.O_WRONLY|os.O_RDWR) != 0}
 	if flag&os.O_TRUNC != 0 && f.write {
 		_ = f.Truncate(0)
 	}
@@ -141,7 +180,7 @@ func (m *MemFS) MkdirAll(name string, perm uint32) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for d := filepath.Clean(name); !m.mu.dirs[d]; d = filepath.Dir(d) {
-		m.mu.dirs[d] = true // directories are durable at once (simplification)
+		m.mu.dirs[d] = true // durable once its parent is synced (SyncDir)
 	}
 	return nil
 }
@@ -163,12 +202,20 @@ func (m *MemFS) ReadDir(name string) ([]string, error) {
 	return out, nil
 }
 
-// SyncDir makes the directory's current entries (creations and removals)
-// durable.
+// SyncDir makes the directory's current entries (files and directories
+// created, files removed or renamed) durable.
 func (m *MemFS) SyncDir(name string) error {
 	name = filepath.Clean(name)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if !m.mu.dirs[name] {
+		return &os.PathError{Op: "fsync", Path: name, Err: os.ErrNotExist}
+	}
+	for d := range m.mu.dirs {
+		if filepath.Dir(d) == name && d != name {
+			m.mu.durableDirs[d] = true
+		}
+	}
 	for p := range m.mu.durable {
 		if filepath.Dir(p) == name && m.mu.files[p] == nil {
 			delete(m.mu.durable, p)
@@ -189,7 +236,10 @@ func (m *MemFS) Crash(cfg CrashConfig) *MemFS {
 	defer m.mu.Unlock()
 	out := NewMemFS()
 	for d := range m.mu.dirs {
-		out.mu.dirs[d] = true
+		if m.survivesLocked(d) {
+			out.mu.dirs[d] = true
+			out.mu.durableDirs[d] = true
+		}
 	}
 	names := make([]string, 0, len(m.mu.durable))
 	for p := range m.mu.durable {
@@ -197,12 +247,28 @@ func (m *MemFS) Crash(cfg CrashConfig) *MemFS {
 	}
 	sort.Strings(names) // deterministic use of cfg.Rand
 	for _, p := range names {
+		if !out.mu.dirs[filepath.Dir(p)] {
+			continue // its directory was lost
+		}
 		data := m.mu.durable[p].crashImage(cfg)
 		n := &memNode{data: data, synced: append([]byte(nil), data...)}
 		out.mu.files[p] = n
 		out.mu.durable[p] = n
 	}
 	return out
+}
+
+// survivesLocked says whether a crash keeps directory d: its entry and
+// every ancestor's are durable.
+func (m *MemFS) survivesLocked(d string) bool {
+	for ; ; d = filepath.Dir(d) {
+		if !m.mu.durableDirs[d] {
+			return false
+		}
+		if filepath.Dir(d) == d {
+			return true
+		}
+	}
 }
 
 // crashImage is the node's synced contents plus the surviving unsynced
@@ -270,6 +336,7 @@ func (m *MemFS) String() string {
 }
 
 type memFile struct {
+	fs     *MemFS
 	n      *memNode
 	name   string
 	write  bool
@@ -301,6 +368,7 @@ func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
 }
 
 func (f *memFile) Sync() error {
+	f.fs.point(SyncHeld)
 	f.n.mu.Lock()
 	defer f.n.mu.Unlock()
 	f.n.synced = append(f.n.synced[:0:0], f.n.data...)
