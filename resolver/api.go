@@ -53,6 +53,7 @@ var (
 	ErrOffsetOutOfRange      = errors.New("resolver: offset out of range")
 	ErrCorruptBatch          = errors.New("resolver: corrupt record batch")
 	ErrUnsupportedMagic      = errors.New("resolver: unsupported record batch version")
+	ErrInvalidRecord         = errors.New("resolver: invalid record")
 	ErrMessageTooLarge       = errors.New("resolver: record batch too large")
 	ErrOutOfOrderSequence    = errors.New("resolver: out of order sequence number")
 	ErrInvalidProducerEpoch  = errors.New("resolver: invalid producer epoch")

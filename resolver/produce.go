@@ -12,8 +12,10 @@ import (
 // record batches) and appends each batch as its own entry, durably (D1),
 // with idempotent-producer checks (D4). It is ProduceAsync then Wait.
 //
-// Every batch is validated before any is written; one bad batch rejects the
-// whole blob (ErrCorruptBatch, ErrUnsupportedMagic, ErrMessageTooLarge).
+// The blob is exactly one batch (Produce v3+). It is validated, its records
+// decompressed if need be (Z1–Z4), before anything is written
+// (ErrCorruptBatch, ErrInvalidRecord, ErrUnsupportedMagic,
+// ErrMessageTooLarge); a refused batch appends nothing.
 // The blob is copied, so the caller's buffer is neither modified nor
 // retained. The result is returned only after every entry is durable.
 func (r *Resolver) Produce(topic string, partition int32, batch []byte) (ProduceResult, error) {
@@ -81,6 +83,14 @@ func (r *Resolver) produceAsync(topic string, partition int32, batch []byte, own
 	for _, b := range batches {
 		if len(b) > int(s.maxMessageBytes) {
 			return nil, fmt.Errorf("%w: %d bytes, max.message.bytes is %d", ErrMessageTooLarge, len(b), s.maxMessageBytes)
+		}
+	}
+	// The records, decompressed if need be (Z1-Z3), outside every lock and
+	// after the size check so that an oversized batch costs no decoding.
+	limit := decompressedLimit(s.maxMessageBytes)
+	for _, b := range batches {
+		if err := scanRecords(b, limit, nil); err != nil {
+			return nil, err
 		}
 	}
 	// Own copy unless handed over: storage keeps the payload (tail cache)
