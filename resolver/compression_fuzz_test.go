@@ -88,11 +88,7 @@ func oracleDecompress(c Codec, sec []byte, limit int) ([]byte, error) {
 	case CodecNone:
 		return sec, nil
 	case CodecGzip:
-		r, err := stdgzip.NewReader(bytes.NewReader(sec))
-		if err != nil {
-			return nil, err
-		}
-		return readAll(r)
+		return oracleGunzip(sec, limit)
 	case CodecLZ4:
 		return readAll(lz4.NewReader(bytes.NewReader(sec)))
 	case CodecZstd:
@@ -219,4 +215,34 @@ func oracleRecords(sec []byte, n int) error {
 		return fmt.Errorf("%d bytes after %d records", len(sec), n)
 	}
 	return nil
+}
+
+// oracleGunzip decodes gzip members one by one with the standard library,
+// which ignores the reserved header flag bits; zlib (librdkafka) refuses
+// them, and so must the produce path: the oracle does too.
+func oracleGunzip(sec []byte, limit int) ([]byte, error) {
+	in := bytes.NewReader(sec)
+	var out []byte
+	for first := true; first || in.Len() > 0; first = false {
+		at := len(sec) - in.Len()
+		if at+4 <= len(sec) && sec[at+3]&0xe0 != 0 {
+			return nil, errors.New("reserved gzip flag bits")
+		}
+		r, err := stdgzip.NewReader(in) // in is a ByteReader: no read-ahead
+		if err != nil {
+			return nil, err
+		}
+		r.Multistream(false)
+		b, err := io.ReadAll(io.LimitReader(r, int64(limit+1-len(out))))
+		if err != nil {
+			return nil, err
+		}
+		if out = append(out, b...); len(out) > limit {
+			return out, nil
+		}
+		if _, err := io.Copy(io.Discard, r); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
