@@ -54,9 +54,24 @@
 // caller's buffer instead of copying it. Produced payloads are kept by
 // storage's tail cache (AppendOptions.Retain), so fetches near the end
 // are served from memory. A long poll over many partitions waits on one
-// Waiter (waiter.go) rather than one channel per partition. Producer state is checkpointed in the metadata keyspace every few
+// Waiter (waiter.go) rather than one channel per partition.
+//
+// Producer state is checkpointed in the metadata keyspace every few
 // appends with the offset it covers and rebuilt on Open by replaying the
-// batch headers after that offset (checkpoint.go).
+// batch headers after that offset (checkpoint.go). It is bounded
+// (producer_set.go):
+//
+//	P1 A producer that has not appended to a partition for
+//	   producer.id.expiration.ms (default 1 day) is dropped from it, at
+//	   the partition's next append or checkpoint.
+//	P2 A partition keeps at most MaxProducers producers (default 1000);
+//	   beyond it the least recently appended is dropped. A dropped
+//	   producer is unknown: its next batch may start at any sequence,
+//	   and a retry of one of its old batches is not recognized.
+//	P3 A checkpoint writes a fixed-size header and only the producers
+//	   changed or dropped since the previous checkpoint, one metadata key
+//	   each, in one atomic ApplyMeta: its cost follows the appends since
+//	   the last checkpoint, not the number of producers.
 //
 // # Record validation and compression
 //

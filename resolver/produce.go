@@ -150,7 +150,7 @@ func (r *Resolver) appendLocked(p *partition, batches [][]byte, hdrs []batchHead
 	if err != nil {
 		return nil, nil, err
 	}
-	dup, err := planIdempotent(p.app.producers, hdrs)
+	dup, err := planIdempotent(p.app.prod.m, hdrs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -182,7 +182,7 @@ func (r *Resolver) appendLocked(p *partition, batches [][]byte, hdrs []batchHead
 	for i, pd := range pend {
 		h, hd := hdrs[i], pd.Header()
 		if h.Idempotent() {
-			p.app.producers = recordBatchInflight(p.app.producers, h, hd.Offset, now, w)
+			p.app.prod.record(h, hd.Offset, now, w, r.producerLimits())
 		}
 		p.app.maxTS.observe(maxTimes[i], hd.Offset)
 		p.app.next = hd.End()
