@@ -72,6 +72,15 @@ func TestFreshProducerPerBatchBounded(t *testing.T) {
 	if res := g.produce("t", 0, idem(0, 0, 0, 1).encode()); res.Duplicate {
 		t.Fatalf("evicted producer 0 still remembered: %+v", res)
 	}
+	// Deleting the topic deletes its producers' keys.
+	if err := g.r.DeleteTopic("t"); err != nil {
+		t.Fatal(err)
+	}
+	left := 0
+	g.store.ScanMeta(prefixProducer, func(_, _ []byte) error { left++; return nil })
+	if left != 0 {
+		t.Fatalf("%d producer keys left after the topic's deletion", left)
+	}
 }
 
 // producer.id.expiration.ms (P1): a producer that has not appended for

@@ -44,6 +44,10 @@ type RecordMeta struct {
 // limit is decompressedLimit of the topic's max.message.bytes (Z3).
 func scanRecords(b []byte, limit int64, fn func(RecordMeta) error) error {
 	h := decodeHeader(b)
+	if Codec(h.Attributes&codecMask) == CodecNone {
+		// The hot path: the section is the records, walked in place.
+		return walkPlain(b[batchHeaderLen:], h.Records, limit, fn)
+	}
 	s, err := openRecords(Codec(h.Attributes&codecMask), b[batchHeaderLen:], limit)
 	if err != nil {
 		return err
@@ -260,4 +264,117 @@ func (s *recordStream) bytesField(end int64, nullable bool) bool {
 		return s.off <= end
 	}
 	return int64(n) <= end-s.off && s.skip(int64(n))
+}
+
+// walkPlain is walk over an uncompressed section, on the slice itself:
+// the same checks (Z2, Z3) without the stream's bookkeeping, because every
+// produced uncompressed batch pays for it.
+func walkPlain(sec []byte, count int32, limit int64, fn func(RecordMeta) error) error {
+	if int64(len(sec)) > limit {
+		return fmt.Errorf("%w: none records %w %d bytes", ErrInvalidRecord, errDecompressedTooLarge, limit)
+	}
+	for i := int32(0); i < count; i++ {
+		m, n, err := plainRecord(sec, i)
+		if err != nil {
+			return fmt.Errorf("%w: record %d of %d: %v", ErrInvalidRecord, i, count, err)
+		}
+		sec = sec[n:]
+		if fn != nil {
+			if err := fn(m); err != nil {
+				return err
+			}
+		}
+	}
+	if len(sec) != 0 {
+		return fmt.Errorf("%w: bytes after the %d records the header counts", ErrInvalidRecord, count)
+	}
+	return nil
+}
+
+// plainRecord parses record i at the start of b and returns its size.
+// Most fields are one-byte varints; zz32 decodes those inline.
+func plainRecord(b []byte, i int32) (RecordMeta, int, error) {
+	var m RecordMeta
+	size, w := zz32(b, 0)
+	if w <= 0 || size < 1 || int64(size) > int64(len(b)-w) {
+		return m, 0, errRecordShort
+	}
+	end := w + int(size)
+	rec := b[:end]
+	p := w + 1 // attributes
+	if p > end {
+		return m, 0, errRecordShort
+	}
+	ts, n := binary.Varint(rec[p:min(end, p+binary.MaxVarintLen64)])
+	if n <= 0 {
+		return m, 0, errRecordShort
+	}
+	p += n
+	m.TimestampDelta = ts
+	d, p := zz32(rec, p)
+	if p <= 0 {
+		return m, 0, errRecordShort
+	}
+	if m.OffsetDelta = d; d != i {
+		return m, 0, fmt.Errorf("offset delta %d", d)
+	}
+	if p = skipField(rec, p, true); p < 0 {
+		return m, 0, errRecordShort
+	}
+	if p = skipField(rec, p, true); p < 0 {
+		return m, 0, errRecordShort
+	}
+	headers, p := zz32(rec, p)
+	if p <= 0 || headers < 0 {
+		return m, 0, errRecordShort
+	}
+	for range headers {
+		if p = skipField(rec, p, false); p < 0 {
+			return m, 0, errRecordShort
+		}
+		if p = skipField(rec, p, true); p < 0 {
+			return m, 0, errRecordShort
+		}
+	}
+	if p != end {
+		return m, 0, errRecordSize
+	}
+	return m, end, nil
+}
+
+// skipField skips the length-prefixed field at b[p:] and returns the
+// position after it, -1 if it is malformed or runs past b.
+func skipField(b []byte, p int, nullable bool) int {
+	l, p := zz32(b, p)
+	switch {
+	case p <= 0 || l < -1 || (l == -1 && !nullable):
+		return -1
+	case l == -1:
+		return p
+	case int64(l) > int64(len(b)-p):
+		return -1
+	}
+	return p + int(l)
+}
+
+// zz32 reads a Kafka varint (an int32 in at most 5 bytes) at b[p:] and
+// returns it with the position after it; that position is <= 0 when there
+// is no valid varint.
+func zz32(b []byte, p int) (int32, int) {
+	if p < len(b) && b[p] < 0x80 {
+		u := int32(b[p])
+		return u>>1 ^ -(u & 1), p + 1
+	}
+	return zz32Slow(b, p)
+}
+
+func zz32Slow(b []byte, p int) (int32, int) {
+	if p >= len(b) {
+		return 0, 0
+	}
+	v, n := binary.Varint(b[p:min(len(b), p+5)])
+	if n <= 0 || v < math.MinInt32 || v > math.MaxInt32 {
+		return 0, 0
+	}
+	return int32(v), p + n
 }
