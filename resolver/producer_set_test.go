@@ -3,6 +3,8 @@ package resolver
 import (
 	"testing"
 	"time"
+
+	"github.com/kgateway/kgateway/storage"
 )
 
 // producerCount is the partition's producer state size and the number of
@@ -114,5 +116,44 @@ func TestProducerExpiration(t *testing.T) {
 	}
 	if res := g.produce("t", 0, idem(2, 0, 0, 1).encode()); !res.Duplicate {
 		t.Fatalf("producer 2's retry: %+v", res)
+	}
+}
+
+// A version 1 checkpoint (every producer inline in the header) is read on
+// Open and rewritten as a header plus one key per producer.
+func TestCheckpointV1Upgrade(t *testing.T) {
+	g := newGateway(t, Config{})
+	g.create("t", 1, nil)
+	g.produce("t", 0, idem(7, 0, 0, 2).encode())
+	g.produce("t", 0, idem(8, 0, 0, 1).encode())
+	g.reopen()
+	p, _ := g.r.partition("t", 0)
+	log := p.log
+	ck, err := g.r.loadCheckpoint(log)
+	if err != nil || len(ck.producers) != 2 {
+		t.Fatalf("checkpoint %+v, %v", ck, err)
+	}
+	g.close()
+	st, err := storage.Open(g.dir, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := []storage.MetaOp{{Key: idKey(prefixCheckpoint, uint64(log)), Value: encodeCheckpointV1(ck.Covered, ck.producers, ck.maxTS)}}
+	for id := range ck.producers {
+		ops = append(ops, storage.MetaOp{Key: producerKey(log, id), Delete: true})
+	}
+	if err := st.ApplyMeta(ops...); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	g.open()
+	if mem, disk := producerCount(t, g); mem != 2 || disk != 2 {
+		t.Fatalf("after the upgrade: %d in memory, %d persisted, want 2", mem, disk)
+	}
+	if v, err := g.store.GetMeta(idKey(prefixCheckpoint, uint64(log))); err != nil || v[0] != checkpointVersion {
+		t.Fatalf("header %x, %v", v, err)
+	}
+	if res := g.produce("t", 0, idem(7, 0, 0, 2).encode()); !res.Duplicate || res.BaseOffset != 0 {
+		t.Fatalf("retry after the upgrade: %+v", res)
 	}
 }
