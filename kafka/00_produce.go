@@ -1,11 +1,19 @@
 package kafka
 
-// Produce (key 0), versions 3–9.
+// Produce (key 0), versions 3–9; 0–9 advertised.
 //
-//   v3  record batches (magic 2) only; transactional id.
+//   v0–v2 are advertised but every partition is answered
+//       UNSUPPORTED_VERSION, as Kafka 4 does (KAFKA-18659): librdkafka
+//       sends no compressed batch to a broker whose minimum Produce
+//       version is above 0, and negotiates the highest common version,
+//       so it never sends these. (Kafka 4 closes the connection instead;
+//       an answer says why.)
+//   v3  record batches (magic 2) only, exactly one per partition
+//       (INVALID_RECORD otherwise); transactional id.
 //   v4  KAFKA_STORAGE_ERROR may be returned.
 //   v5  log start offset per partition.
-//   v6, v7  nothing new on the wire (v7: zstd allowed).
+//   v6  nothing new on the wire.
+//   v7  zstd allowed (UNSUPPORTED_COMPRESSION_TYPE below v7).
 //   v8  per-record errors and an error message per partition.
 //   v9  flexible.
 //
@@ -15,7 +23,8 @@ package kafka
 // written before any is waited for: the connection's next produce request
 // is let go as soon as this one's batches are written, so pipelined
 // requests share group commits instead of paying one fsync each. The resolver
-// validates each batch (magic, lengths, CRC32C, codec, size, sequence).
+// validates each batch (magic, lengths, CRC32C, codec, size, sequence) and
+// its records, decompressed if need be (resolver Z1–Z4).
 // Left out: transactions (a transactional id gets
 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED), per-record errors, timeouts
 // (appends are synchronous), Produce v10+ (KIP-951 leader hints).
@@ -36,6 +45,8 @@ func handleProduce(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, erro
 	resp := r.ResponseKind().(*kmsg.ProduceResponse)
 	var fixed error
 	switch {
+	case rc.version < minProduceVersion:
+		fixed = fmt.Errorf("%w: Produce v%d; v%d and later are supported", kerr.UnsupportedVersion, rc.version, minProduceVersion)
 	case r.Acks != 0 && r.Acks != 1 && r.Acks != -1:
 		fixed = fmt.Errorf("%w: acks %d", kerr.InvalidRequiredAcks, r.Acks)
 	case r.TransactionID != nil:
@@ -53,6 +64,10 @@ func handleProduce(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, erro
 			out := &t.Partitions[j]
 			if fixed != nil {
 				*out = produceError(rp.Partition, fixed)
+				continue
+			}
+			if err := checkProduceCodec(rc.version, rp.Records); err != nil {
+				*out = produceError(rp.Partition, err)
 				continue
 			}
 			pp, err := s.writePartition(rt.Topic, rp.Partition, rp.Records, frame)
@@ -80,6 +95,19 @@ func handleProduce(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, erro
 		return nil, nil
 	}
 	return resp, nil
+}
+
+// minProduceVersion is the oldest Produce version served; older ones are
+// advertised (apis.go) and answered UNSUPPORTED_VERSION.
+const minProduceVersion = 3
+
+// checkProduceCodec refuses zstd below Produce v7 (KIP-110), as Kafka's
+// ProduceRequest.validateRecords does.
+func checkProduceCodec(version int16, records []byte) error {
+	if c, ok := resolver.BatchCodec(records); ok && c == resolver.CodecZstd && version < 7 {
+		return fmt.Errorf("%w: zstd needs Produce v7, got v%d", kerr.UnsupportedCompressionType, version)
+	}
+	return nil
 }
 
 // pendingPartition is one partition's written, not yet durable, append.

@@ -24,7 +24,10 @@ const (
 // apis lists every implemented API. Add a row (and a file named by key)
 // to implement another; ApiVersions follows automatically.
 var apis = []api{
-	{key: 0, min: 3, max: 9, handle: handleProduce},
+	// Produce 0-2 are advertised but answered UNSUPPORTED_VERSION, as
+	// Kafka 4 does (KAFKA-18659): librdkafka stops compressing when a
+	// broker's minimum Produce version is above 0 (00_produce.go).
+	{key: 0, min: 0, max: 9, handle: handleProduce},
 	{key: 1, min: 4, max: 13, handle: handleFetch},
 	{key: 2, min: 1, max: 7, handle: handleListOffsets},
 	{key: 3, min: 0, max: 12, handle: handleMetadata},

@@ -30,6 +30,7 @@ var errorCodes = []struct {
 	{resolver.ErrOffsetOutOfRange, kerr.OffsetOutOfRange},
 	{resolver.ErrCorruptBatch, kerr.CorruptMessage},
 	{resolver.ErrUnsupportedMagic, kerr.InvalidRecord}, // Kafka: produce v3+ takes magic 2 only
+	{resolver.ErrInvalidRecord, kerr.InvalidRecord},
 	{resolver.ErrMessageTooLarge, kerr.MessageTooLarge},
 	{resolver.ErrOutOfOrderSequence, kerr.OutOfOrderSequenceNumber},
 	{resolver.ErrInvalidProducerEpoch, kerr.InvalidProducerEpoch},

@@ -63,6 +63,7 @@ var (
 	ErrOffsetOutOfRange      = errors.New("resolver: offset out of range")
 	ErrCorruptBatch          = errors.New("resolver: corrupt record batch")
 	ErrUnsupportedMagic      = errors.New("resolver: unsupported record batch version")
+	ErrInvalidRecord         = errors.New("resolver: invalid record")
 	ErrMessageTooLarge       = errors.New("resolver: record batch too large")
 	ErrOutOfOrderSequence    = errors.New("resolver: out of order sequence number")
 	ErrInvalidProducerEpoch  = errors.New("resolver: invalid producer epoch")
@@ -98,7 +99,15 @@ type Config struct {
 	// log.segment.bytes, SegmentAge log.roll.ms. Its Now is the resolver's
 	// clock too (LogAppendTime, retention).
 	Ledger ledger.Config
-	Logger *zap.Logger
+	// ProducerIDExpiration is producer.id.expiration.ms (default 1 day):
+	// the state of an idempotent producer that has not appended to a
+	// partition for this long is dropped (P1).
+	ProducerIDExpiration time.Duration
+	// MaxProducers is how many producers' state a partition keeps
+	// (default 1000); beyond it the least recently appended is dropped
+	// (P2).
+	MaxProducers int
+	Logger       *zap.Logger
 }
 
 // ProduceResult is what a produce of one batch to one partition returns.

@@ -50,8 +50,6 @@ const (
 	logAppendTimeBit = 0x08
 	transactionalBit = 0x10
 	controlBit       = 0x20
-
-	codecZstd = 4 // highest codec Kafka defines (none, gzip, snappy, lz4, zstd)
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -89,10 +87,9 @@ func seqAdd(seq, n int32) int32 {
 
 // parseBatch validates the record batch at the start of b and returns its
 // header and total size. It checks everything that can be checked without
-// decompressing: magic, lengths, CRC32C over attributes..end, record count
-// against lastOffsetDelta, codec, and, for uncompressed batches, that the
-// records exactly fill the batch. Errors wrap ErrCorruptBatch or
-// ErrUnsupportedMagic.
+// reading the records: magic, lengths, CRC32C over attributes..end, record
+// count against lastOffsetDelta, codec. scanRecords checks the records.
+// Errors wrap ErrCorruptBatch, ErrInvalidRecord or ErrUnsupportedMagic.
 func parseBatch(b []byte) (batchHeader, int, error) {
 	if len(b) > magicOff && b[magicOff] != 2 {
 		if m := int8(b[magicOff]); m == 0 || m == 1 {
@@ -116,11 +113,6 @@ func parseBatch(b []byte) (batchHeader, int, error) {
 	if err := h.check(); err != nil {
 		return batchHeader{}, 0, err
 	}
-	if h.Attributes&codecMask == 0 {
-		if err := checkRecords(b[batchHeaderLen:], h.Records); err != nil {
-			return batchHeader{}, 0, err
-		}
-	}
 	return h, size, nil
 }
 
@@ -140,63 +132,47 @@ func decodeHeader(b []byte) batchHeader {
 }
 
 // check validates the header fields that do not depend on the payload.
+// The codes are Kafka's: LogValidator refuses inconsistent counts and
+// sequences as invalid records.
 func (h batchHeader) check() error {
 	switch {
 	case h.Records < 1:
-		return fmt.Errorf("%w: record count %d", ErrCorruptBatch, h.Records)
+		return fmt.Errorf("%w: record count %d", ErrInvalidRecord, h.Records)
 	case int64(h.Records) != int64(h.LastOffsetDelta)+1:
-		return fmt.Errorf("%w: record count %d with last offset delta %d", ErrCorruptBatch, h.Records, h.LastOffsetDelta)
-	case h.Attributes&codecMask > codecZstd:
+		return fmt.Errorf("%w: record count %d with last offset delta %d", ErrInvalidRecord, h.Records, h.LastOffsetDelta)
+	case Codec(h.Attributes&codecMask) > CodecZstd:
 		return fmt.Errorf("%w: unknown compression codec %d", ErrCorruptBatch, h.Attributes&codecMask)
 	case h.ProducerID < -1:
-		return fmt.Errorf("%w: producer id %d", ErrCorruptBatch, h.ProducerID)
+		return fmt.Errorf("%w: producer id %d", ErrInvalidRecord, h.ProducerID)
 	case h.Idempotent() && (h.ProducerEpoch < 0 || h.BaseSequence < 0):
-		return fmt.Errorf("%w: producer %d with epoch %d and sequence %d", ErrCorruptBatch, h.ProducerID, h.ProducerEpoch, h.BaseSequence)
+		return fmt.Errorf("%w: producer %d with epoch %d and sequence %d", ErrInvalidRecord, h.ProducerID, h.ProducerEpoch, h.BaseSequence)
 	}
 	return nil
 }
 
-// checkRecords walks an uncompressed records section: each record is a
-// zigzag varint length followed by that many bytes. The records must be
-// exactly count and fill the section (trailing bytes fail closed).
-func checkRecords(b []byte, count int32) error {
-	for i := int32(0); i < count; i++ {
-		n, w := binary.Varint(b)
-		if w <= 0 || n < 0 || n > int64(len(b)-w) {
-			return fmt.Errorf("%w: record %d of %d is malformed", ErrCorruptBatch, i, count)
-		}
-		b = b[w+int(n):]
-	}
-	if len(b) != 0 {
-		return fmt.Errorf("%w: %d trailing bytes after %d records", ErrCorruptBatch, len(b), count)
-	}
-	return nil
-}
-
-// splitBatches validates every batch of a produce records blob (one
-// partition's records field may hold several concatenated batches) and
-// returns them with their headers. Any error rejects the whole blob.
+// splitBatches validates the header of a produce records blob, which holds
+// exactly one batch (Produce v3+, as Kafka's ProduceRequest.validateRecords
+// requires), and returns it with its header. The slices keep appendLocked
+// general; they hold one element. A second whole batch is INVALID_RECORD,
+// as in Kafka; bytes after the batch that are no batch are corrupt.
 func splitBatches(blob []byte) ([][]byte, []batchHeader, error) {
 	if len(blob) == 0 {
-		return nil, nil, fmt.Errorf("%w: no record batch", ErrCorruptBatch)
+		return nil, nil, fmt.Errorf("%w: no record batch", ErrInvalidRecord)
 	}
-	var (
-		batches [][]byte
-		hdrs    []batchHeader
-	)
-	for len(blob) > 0 {
-		h, n, err := parseBatch(blob)
-		if err != nil {
-			return nil, nil, err
-		}
-		if h.Attributes&(transactionalBit|controlBit) != 0 {
-			return nil, nil, fmt.Errorf("%w: transactional and control batches are not supported", ErrCorruptBatch)
-		}
-		batches = append(batches, blob[:n:n])
-		hdrs = append(hdrs, h)
-		blob = blob[n:]
+	h, n, err := parseBatch(blob)
+	if err != nil {
+		return nil, nil, err
 	}
-	return batches, hdrs, nil
+	if rest := blob[n:]; len(rest) > 0 {
+		if _, _, err := parseBatch(rest); err == nil {
+			return nil, nil, fmt.Errorf("%w: more than one record batch for a partition", ErrInvalidRecord)
+		}
+		return nil, nil, fmt.Errorf("%w: %d bytes after the record batch", ErrCorruptBatch, len(rest))
+	}
+	if h.Attributes&(transactionalBit|controlBit) != 0 {
+		return nil, nil, fmt.Errorf("%w: transactional and control batches are not supported", ErrCorruptBatch)
+	}
+	return [][]byte{blob[:n:n]}, []batchHeader{h}, nil
 }
 
 // setBaseOffset rewrites the batch's base offset (bytes 0..8). The CRC does

@@ -105,3 +105,24 @@ func BenchmarkCreateTopic(b *testing.B) {
 		g.create(fmt.Sprintf("t%d", i), 100, nil)
 	}
 }
+
+// BenchmarkScanRecords measures the record check produce runs on every
+// batch (Z1–Z3): 64 records of 256 bytes, uncompressed and per codec.
+func BenchmarkScanRecords(b *testing.B) {
+	tb := plain(64, 1000)
+	tb.value = make([]byte, 256)
+	for i := range tb.value {
+		tb.value[i] = 'a' + byte(i%16)
+	}
+	for _, c := range append([]Codec{CodecNone}, testCodecs...) {
+		batch := compressed(b, tb, c)
+		b.Run(codecName(c), func(b *testing.B) {
+			b.SetBytes(int64(64 * 256))
+			for range b.N {
+				if err := scanRecords(batch, 1<<30, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

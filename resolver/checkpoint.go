@@ -9,7 +9,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// Producer-state checkpoints (D4 across restarts).
+// Producer-state checkpoints (D4 across restarts, P3).
 //
 // A checkpoint is the producer state and max timestamp of a partition as
 // of Covered: it reflects exactly the entries below Covered. It is written
@@ -20,69 +20,103 @@ import (
 // checkpointBytes bytes bounds that replay; between the data becoming
 // durable and the next checkpoint there is no window in which an
 // acknowledged batch is forgotten, because the log itself is the record.
+//
+// The header key (prefixCheckpoint) holds Covered and the max timestamp;
+// each producer has its own key (prefixProducer, log, id). A checkpoint
+// writes the header and the producers changed or removed since the last
+// one, in one atomic ApplyMeta (P3): a producer's key then holds its state
+// as of the last checkpoint that changed it, which is its state as of
+// Covered. Version 1 headers held the whole map; they are still read, and
+// the next checkpoint rewrites them in the current form.
 
 const (
-	checkpointEvery   = 64
-	checkpointBytes   = 8 << 20
-	checkpointVersion = 1
+	checkpointEvery     = 64
+	checkpointBytes     = 8 << 20
+	checkpointVersionV1 = 1 // header with every producer inline
+	checkpointVersion   = 2 // header only; producers under their own keys
 )
 
 type checkpoint struct {
 	Covered   Offset
 	producers map[int64]*producer
 	maxTS     timestampMark
+	legacy    bool // read from a version 1 header
 }
 
-// encodeCheckpoint: version u8, covered i64, maxTS i64, maxTS offset i64,
-// producer count u32, then per producer: id i64, epoch i16, lastSeen i64,
-// batch count u8, and per batch: first i32, last i32, offset i64.
-func encodeCheckpoint(covered Offset, producers map[int64]*producer, m timestampMark) []byte {
+// encodeCheckpoint: version u8, covered i64, maxTS i64, maxTS offset i64.
+func encodeCheckpoint(covered Offset, m timestampMark) []byte {
 	be := binary.BigEndian
-	b := make([]byte, 0, 29+len(producers)*(19+maxTrackedBatches*16))
+	b := make([]byte, 0, 25)
 	b = append(b, checkpointVersion)
 	b = be.AppendUint64(b, uint64(covered))
 	b = be.AppendUint64(b, uint64(m.TS))
-	b = be.AppendUint64(b, uint64(m.Offset))
-	b = be.AppendUint32(b, uint32(len(producers)))
-	for id, ps := range producers {
-		b = be.AppendUint64(b, uint64(id))
-		b = be.AppendUint16(b, uint16(ps.epoch))
-		b = be.AppendUint64(b, uint64(ps.lastSeen))
-		b = append(b, byte(len(ps.batches)))
-		for _, sb := range ps.batches {
-			b = be.AppendUint32(b, uint32(sb.first))
-			b = be.AppendUint32(b, uint32(sb.last))
-			b = be.AppendUint64(b, uint64(sb.offset))
-		}
+	return be.AppendUint64(b, uint64(m.Offset))
+}
+
+// encodeProducer: epoch i16, lastSeen i64, batch count u8, and per batch:
+// first i32, last i32, offset i64.
+func encodeProducer(ps *producer) []byte {
+	be := binary.BigEndian
+	b := make([]byte, 0, 11+len(ps.batches)*16)
+	b = be.AppendUint16(b, uint16(ps.epoch))
+	b = be.AppendUint64(b, uint64(ps.lastSeen))
+	b = append(b, byte(len(ps.batches)))
+	for _, sb := range ps.batches {
+		b = be.AppendUint32(b, uint32(sb.first))
+		b = be.AppendUint32(b, uint32(sb.last))
+		b = be.AppendUint64(b, uint64(sb.offset))
 	}
 	return b
+}
+
+func (d *decoder) producer() *producer {
+	ps := &producer{epoch: int16(d.u16()), lastSeen: int64(d.u64())}
+	nb := d.u8()
+	for j := uint8(0); j < nb && d.err == nil; j++ {
+		ps.batches = append(ps.batches, seqBatch{first: int32(d.u32()), last: int32(d.u32()), offset: Offset(d.u64())})
+	}
+	return ps
+}
+
+func (d *decoder) end(what string) error {
+	if d.err == nil && len(d.b) != 0 {
+		d.err = fmt.Errorf("%d trailing bytes in %s", len(d.b), what)
+	}
+	return d.err
+}
+
+func decodeProducer(b []byte) (*producer, error) {
+	d := decoder{b: b}
+	ps := d.producer()
+	return ps, d.end("producer state")
+}
+
+// producerKey is the key of one producer's state on one log.
+func producerKey(log storage.LogID, id int64) []byte {
+	return binary.BigEndian.AppendUint64(idKey(prefixProducer, uint64(log)), uint64(id))
 }
 
 // errShortCheckpoint reports a truncated checkpoint value.
 var errShortCheckpoint = errors.New("short producer-state checkpoint")
 
+// decodeCheckpoint reads a header; a version 1 header brings its producers.
 func decodeCheckpoint(b []byte) (checkpoint, error) {
 	d := decoder{b: b}
-	if v := d.u8(); v != checkpointVersion {
+	v := d.u8()
+	if v != checkpointVersion && v != checkpointVersionV1 {
 		return checkpoint{}, fmt.Errorf("producer-state checkpoint version %d", v)
 	}
-	ck := checkpoint{Covered: Offset(d.u64())}
+	ck := checkpoint{Covered: Offset(d.u64()), producers: map[int64]*producer{}}
 	ck.maxTS = timestampMark{TS: int64(d.u64()), Offset: Offset(d.u64())}
-	n := d.u32()
-	ck.producers = make(map[int64]*producer, min(n, 1<<16))
-	for i := uint32(0); i < n && d.err == nil; i++ {
-		id := int64(d.u64())
-		ps := &producer{epoch: int16(d.u16()), lastSeen: int64(d.u64())}
-		nb := d.u8()
-		for j := uint8(0); j < nb && d.err == nil; j++ {
-			ps.batches = append(ps.batches, seqBatch{first: int32(d.u32()), last: int32(d.u32()), offset: Offset(d.u64())})
+	if v == checkpointVersionV1 {
+		ck.legacy = true
+		n := d.u32()
+		for i := uint32(0); i < n && d.err == nil; i++ {
+			id := int64(d.u64())
+			ck.producers[id] = d.producer()
 		}
-		ck.producers[id] = ps
 	}
-	if d.err == nil && len(d.b) != 0 {
-		d.err = fmt.Errorf("%d trailing bytes in producer-state checkpoint", len(d.b))
-	}
-	return ck, d.err
+	return ck, d.end("producer-state checkpoint")
 }
 
 // decoder reads big-endian fields, remembering the first short read.
@@ -106,8 +140,8 @@ func (d *decoder) u16() uint16 { return binary.BigEndian.Uint16(d.take(2)) }
 func (d *decoder) u32() uint32 { return binary.BigEndian.Uint32(d.take(4)) }
 func (d *decoder) u64() uint64 { return binary.BigEndian.Uint64(d.take(8)) }
 
-// loadCheckpoint reads a log's checkpoint; an empty one covering nothing
-// when there is none.
+// loadCheckpoint reads a log's checkpoint and its producers; an empty one
+// covering nothing when there is none.
 func (r *Resolver) loadCheckpoint(log storage.LogID) (checkpoint, error) {
 	v, err := r.store.GetMeta(idKey(prefixCheckpoint, uint64(log)))
 	if errors.Is(err, storage.ErrNotFound) {
@@ -120,7 +154,31 @@ func (r *Resolver) loadCheckpoint(log storage.LogID) (checkpoint, error) {
 	if err != nil {
 		return checkpoint{}, storageErr(fmt.Sprintf("decode producer state of %s", log), err)
 	}
+	err = r.store.ScanMeta(idKey(prefixProducer, uint64(log)), func(k, v []byte) error {
+		if len(k) < 8 {
+			return fmt.Errorf("producer key %x", k)
+		}
+		ps, err := decodeProducer(v)
+		if err != nil {
+			return err
+		}
+		ck.producers[int64(binary.BigEndian.Uint64(k[len(k)-8:]))] = ps
+		return nil
+	})
+	if err != nil {
+		return checkpoint{}, storageErr(fmt.Sprintf("read producers of %s", log), err)
+	}
 	return ck, nil
+}
+
+// producerKeys lists the producer keys of log (to delete them).
+func (r *Resolver) producerKeys(log storage.LogID) ([]storage.MetaOp, error) {
+	var ops []storage.MetaOp
+	err := r.store.ScanMeta(idKey(prefixProducer, uint64(log)), func(k, _ []byte) error {
+		ops = append(ops, storage.MetaOp{Key: append([]byte(nil), k...), Delete: true})
+		return nil
+	})
+	return ops, err
 }
 
 // maybeCheckpoint starts a background checkpoint of the partition when
@@ -163,9 +221,10 @@ func (r *Resolver) checkpoint(p *partition) error {
 	return r.checkpointLocked(p)
 }
 
-// checkpointLocked snapshots the state as of the last written entry, waits
-// until that entry is durable (so the checkpoint never covers an offset a
-// crash can take away), and persists it. Needs ckptMu.
+// checkpointLocked snapshots the header and the dirty producers as of the
+// last written entry, waits until that entry is durable (so the checkpoint
+// never covers an offset a crash can take away), and persists them (P3).
+// Needs ckptMu.
 func (r *Resolver) checkpointLocked(p *partition) error {
 	p.app.Lock()
 	p.mu.Lock()
@@ -175,25 +234,44 @@ func (r *Resolver) checkpointLocked(p *partition) error {
 		p.app.Unlock()
 		return nil
 	}
-	expireProducers(p.app.producers, r.now().UnixMilli())
+	prod := p.app.prod
+	prod.bound(r.producerLimits(), r.now().UnixMilli())
 	covered, last := p.app.next, p.app.last
-	val := encodeCheckpoint(covered, p.app.producers, p.app.maxTS)
+	dirty := prod.takeDirty()
+	ops := make([]storage.MetaOp, 0, 1+len(dirty))
+	ops = append(ops, storage.MetaOp{Key: idKey(prefixCheckpoint, uint64(p.log)), Value: encodeCheckpoint(covered, p.app.maxTS)})
+	for id := range dirty {
+		op := storage.MetaOp{Key: producerKey(p.log, id), Delete: true}
+		if ps := prod.m[id]; ps != nil {
+			op = storage.MetaOp{Key: op.Key, Value: encodeProducer(ps)}
+		}
+		ops = append(ops, op)
+	}
 	n, nb := p.app.unckpt, p.app.unckptBytes
 	p.app.Unlock()
+	giveBack := func() {
+		p.app.Lock()
+		prod.keepDirty(dirty)
+		p.app.Unlock()
+	}
 
 	if last != nil {
 		if err := last.Wait(); err != nil {
+			giveBack()
 			return nil // the partition is failed; its producer will say so
 		}
 	}
 	info, err := r.store.Info(p.log)
 	if err != nil {
+		giveBack()
 		return storageErr("log info", err)
 	}
 	if info.End < covered {
+		giveBack()
 		return nil // cannot happen once last is durable; never persist ahead of the data
 	}
-	if err := r.store.ApplyMeta(storage.MetaOp{Key: idKey(prefixCheckpoint, uint64(p.log)), Value: val}); err != nil {
+	if err := r.store.ApplyMeta(ops...); err != nil {
+		giveBack()
 		return storageErr("write producer state", err)
 	}
 	p.app.Lock()

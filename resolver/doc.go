@@ -56,9 +56,50 @@
 // caller's buffer instead of copying it. Produced payloads are kept by
 // storage's tail cache (AppendOptions.Retain), so fetches near the end
 // are served from memory. A long poll over many partitions waits on one
-// Waiter (waiter.go) rather than one channel per partition. Producer state is checkpointed in the metadata keyspace every few
+// Waiter (waiter.go) rather than one channel per partition.
+//
+// Producer state is checkpointed in the metadata keyspace every few
 // appends with the offset it covers and rebuilt on Open by replaying the
-// batch headers after that offset (checkpoint.go).
+// batch headers after that offset (checkpoint.go). It is bounded
+// (producer_set.go):
+//
+//	P1 A producer that has not appended to a partition for
+//	   producer.id.expiration.ms (default 1 day) is dropped from it, at
+//	   the partition's next append or checkpoint.
+//	P2 A partition keeps at most MaxProducers producers (default 1000);
+//	   beyond it the least recently appended is dropped. A dropped
+//	   producer is unknown: its next batch may start at any sequence,
+//	   and a retry of one of its old batches is not recognized.
+//	P3 A checkpoint writes a fixed-size header and only the producers
+//	   changed or dropped since the previous checkpoint, one metadata key
+//	   each, in one atomic ApplyMeta: its cost follows the appends since
+//	   the last checkpoint, not the number of producers.
+//
+// # Record validation and compression
+//
+// A produce carries exactly one batch per partition (Produce v3+). Before
+// anything is written, outside every lock, its records are walked
+// (recordwalk.go), decompressed first when the batch is compressed
+// (compression.go):
+//
+//	Z1 The records section is what the codec says: it decodes as gzip,
+//	   snappy (raw or xerial-framed), lz4 frames or zstd frames, to its
+//	   end, with no bytes after the compressed data; otherwise
+//	   ErrCorruptBatch (CORRUPT_MESSAGE).
+//	Z2 The records agree with the header: exactly recordCount well-formed
+//	   records (each exactly its declared length), the i-th with offset
+//	   delta i, nothing after the last; otherwise ErrInvalidRecord
+//	   (INVALID_RECORD). The same holds for uncompressed batches.
+//	Z3 A section decompresses to at most 64 x max.message.bytes
+//	   (decompressedLimit); past it the batch is ErrInvalidRecord. Raw
+//	   snappy's declared length is checked before it is decoded.
+//	Z4 Decompression streams through a pooled window (a raw snappy block
+//	   into a pooled buffer) and keeps nothing: only the stored,
+//	   compressed bytes outlive the check. At most max(4, 2 x GOMAXPROCS)
+//	   batches decompress at once.
+//
+// A refused batch appends nothing. scanRecords is also the way to read
+// records' offset and timestamp deltas (RecordMeta) elsewhere.
 //
 // # Configs and retention
 //

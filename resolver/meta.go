@@ -18,6 +18,7 @@ import (
 //	resolver/topic/<name>             topic binding (JSON topicRecord)
 //	resolver/producer-epoch/<pid>     bumped epoch of a producer id (int16)
 //	resolver/producer-state/<log>     producer-state checkpoint of a log
+//	resolver/producer/<log><id>       one producer's state on a log (P3)
 //	resolver/deleting/<log>           a log whose topic is being deleted
 //
 // A topic's binding and the counter its logs came from are written in one
@@ -30,6 +31,7 @@ var (
 	prefixTopic      = []byte("resolver/topic/")
 	prefixEpoch      = []byte("resolver/producer-epoch/")
 	prefixCheckpoint = []byte("resolver/producer-state/")
+	prefixProducer   = []byte("resolver/producer/")
 	prefixDeleting   = []byte("resolver/deleting/")
 )
 
@@ -174,6 +176,11 @@ func (r *Resolver) deleteLogs(logs []storage.LogID) error {
 		ops = append(ops,
 			storage.MetaOp{Key: idKey(prefixDeleting, uint64(l)), Delete: true},
 			storage.MetaOp{Key: idKey(prefixCheckpoint, uint64(l)), Delete: true})
+		keys, err := r.producerKeys(l)
+		if err != nil {
+			return storageErr(fmt.Sprintf("list producers of %s", l), err)
+		}
+		ops = append(ops, keys...)
 	}
 	if err := r.store.ApplyMeta(ops...); err != nil {
 		return storageErr("finish deletion", err)

@@ -30,7 +30,7 @@ type partition struct {
 
 	app struct {
 		sync.Mutex
-		producers map[int64]*producer
+		prod *producerSet
 		// next is the offset after the last written entry (durable or not).
 		next Offset
 		// maxTS is the max timestamp over written entries, for checkpoints.
@@ -171,15 +171,22 @@ func (r *Resolver) recover(p *partition) error {
 	if err != nil {
 		return err
 	}
+	lim, now := r.producerLimits(), r.now().UnixMilli()
+	prod := newProducerSet()
 	if ck.Covered > info.End {
 		// Cannot happen unless durable data was lost; the state may name
-		// offsets that do not exist, so rebuild it from the whole log.
+		// offsets that do not exist, so rebuild it from the whole log (and
+		// delete the persisted producers at the next checkpoint).
 		r.log.Warn("producer-state-beyond-log-end", zap.Stringer("log", p.log),
 			zap.Int64("covered", int64(ck.Covered)), zap.Int64("end", int64(info.End)))
+		for id := range ck.producers {
+			prod.dirty[id] = struct{}{}
+		}
 		ck = checkpoint{producers: map[int64]*producer{}, maxTS: noTimestamp}
 	}
+	prod.load(ck.producers, ck.legacy, lim, now)
 	from := max(ck.Covered, info.Start)
-	replayed, err := r.replay(p.log, from, info.End, &ck)
+	replayed, err := r.replay(p.log, from, info.End, &ck, prod)
 	if err != nil {
 		// An unreadable entry fails this partition's appends (the producer
 		// state is incomplete) but not the whole Open: reads still serve
@@ -188,19 +195,20 @@ func (r *Resolver) recover(p *partition) error {
 		p.app.failed = err
 		replayed = 0
 	}
-	p.app.producers = ck.producers
+	p.app.prod = prod
 	p.app.next = info.End
 	p.app.maxTS = ck.maxTS
 	p.mu.maxTS = ck.maxTS
-	if replayed > 0 {
+	if p.app.failed == nil && (replayed > 0 || len(prod.dirty) > 0) {
 		return r.checkpoint(p)
 	}
 	return nil
 }
 
 // replay folds the batch headers of the durable entries in [from, end)
-// into ck and returns how many entries it read.
-func (r *Resolver) replay(log storage.LogID, from, end Offset, ck *checkpoint) (int, error) {
+// into ck's max timestamp and prod, and returns how many entries it read.
+func (r *Resolver) replay(log storage.LogID, from, end Offset, ck *checkpoint, prod *producerSet) (int, error) {
+	lim := r.producerLimits()
 	const maxRecords, maxBytes = 1 << 16, 4 << 20
 	n := 0
 	for from < end {
@@ -224,7 +232,7 @@ func (r *Resolver) replay(log storage.LogID, from, end Offset, ck *checkpoint) (
 			h := decodeHeader(e.Payload)
 			ck.maxTS.observe(e.MaxTime, e.Offset)
 			if h.Idempotent() {
-				ck.producers = recordBatch(ck.producers, h, e.Offset, r.now().UnixMilli())
+				prod.record(h, e.Offset, r.now().UnixMilli(), nil, lim)
 			}
 		}
 	}

@@ -12,8 +12,10 @@ import (
 // record batches) and appends each batch as its own entry, durably (D1),
 // with idempotent-producer checks (D4). It is ProduceAsync then Wait.
 //
-// Every batch is validated before any is written; one bad batch rejects the
-// whole blob (ErrCorruptBatch, ErrUnsupportedMagic, ErrMessageTooLarge).
+// The blob is exactly one batch (Produce v3+). It is validated, its records
+// decompressed if need be (Z1–Z4), before anything is written
+// (ErrCorruptBatch, ErrInvalidRecord, ErrUnsupportedMagic,
+// ErrMessageTooLarge); a refused batch appends nothing.
 // The blob is copied, so the caller's buffer is neither modified nor
 // retained. The result is returned only after every entry is durable.
 func (r *Resolver) Produce(topic string, partition int32, batch []byte) (ProduceResult, error) {
@@ -83,6 +85,14 @@ func (r *Resolver) produceAsync(topic string, partition int32, batch []byte, own
 			return nil, fmt.Errorf("%w: %d bytes, max.message.bytes is %d", ErrMessageTooLarge, len(b), s.maxMessageBytes)
 		}
 	}
+	// The records, decompressed if need be (Z1-Z3), outside every lock and
+	// after the size check so that an oversized batch costs no decoding.
+	limit := decompressedLimit(s.maxMessageBytes)
+	for _, b := range batches {
+		if err := scanRecords(b, limit, nil); err != nil {
+			return nil, err
+		}
+	}
 	// Own copy unless handed over: storage keeps the payload (tail cache)
 	// and the stamp rewrites it.
 	buf := batch
@@ -140,7 +150,7 @@ func (r *Resolver) appendLocked(p *partition, batches [][]byte, hdrs []batchHead
 	if err != nil {
 		return nil, nil, err
 	}
-	dup, err := planIdempotent(p.app.producers, hdrs)
+	dup, err := planIdempotent(p.app.prod.m, hdrs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -172,7 +182,7 @@ func (r *Resolver) appendLocked(p *partition, batches [][]byte, hdrs []batchHead
 	for i, pd := range pend {
 		h, hd := hdrs[i], pd.Header()
 		if h.Idempotent() {
-			p.app.producers = recordBatchInflight(p.app.producers, h, hd.Offset, now, w)
+			p.app.prod.record(h, hd.Offset, now, w, r.producerLimits())
 		}
 		p.app.maxTS.observe(maxTimes[i], hd.Offset)
 		p.app.next = hd.End()

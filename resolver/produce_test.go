@@ -2,6 +2,7 @@ package resolver
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -355,25 +356,63 @@ func TestCheckpointEncoding(t *testing.T) {
 		-0:      {epoch: 0, lastSeen: 1},
 		1 << 50: {epoch: math.MaxInt16, lastSeen: -1, batches: []seqBatch{{first: math.MaxInt32, last: 2, offset: 1 << 40}}},
 	}
-	b := encodeCheckpoint(77, in, timestampMark{TS: 5, Offset: 6})
+	same := func(got, want *producer) bool {
+		return got != nil && got.epoch == want.epoch && got.lastSeen == want.lastSeen && fmt.Sprint(got.batches) == fmt.Sprint(want.batches)
+	}
+	// The header is fixed-size: it does not grow with the producers (P3).
+	b := encodeCheckpoint(77, timestampMark{TS: 5, Offset: 6})
 	ck, err := decodeCheckpoint(b)
-	if err != nil || ck.Covered != 77 || ck.maxTS != (timestampMark{TS: 5, Offset: 6}) || len(ck.producers) != len(in) {
+	if err != nil || ck.Covered != 77 || ck.maxTS != (timestampMark{TS: 5, Offset: 6}) || len(ck.producers) != 0 || ck.legacy {
 		t.Fatalf("%+v %v", ck, err)
 	}
 	for id, want := range in {
-		got := ck.producers[id]
-		if got == nil || got.epoch != want.epoch || got.lastSeen != want.lastSeen || fmt.Sprint(got.batches) != fmt.Sprint(want.batches) {
-			t.Fatalf("producer %d: %+v, want %+v", id, got, want)
+		pb := encodeProducer(want)
+		if got, err := decodeProducer(pb); err != nil || !same(got, want) {
+			t.Fatalf("producer %d: %+v %v, want %+v", id, got, err, want)
+		}
+		for n := range len(pb) {
+			if _, err := decodeProducer(pb[:n]); err == nil {
+				t.Fatalf("producer truncated to %d decoded", n)
+			}
 		}
 	}
-	for n := range len(b) {
-		if _, err := decodeCheckpoint(b[:n]); err == nil {
-			t.Fatalf("truncated to %d decoded", n)
+	// A version 1 header (every producer inline) is still read.
+	v1 := encodeCheckpointV1(77, in, timestampMark{TS: 5, Offset: 6})
+	ck, err = decodeCheckpoint(v1)
+	if err != nil || ck.Covered != 77 || !ck.legacy || len(ck.producers) != len(in) {
+		t.Fatalf("v1: %+v %v", ck, err)
+	}
+	for id, want := range in {
+		if !same(ck.producers[id], want) {
+			t.Fatalf("v1 producer %d: %+v, want %+v", id, ck.producers[id], want)
 		}
 	}
-	if _, err := decodeCheckpoint(append(b, 0)); err == nil {
-		t.Fatal("trailing byte decoded")
+	for _, b := range [][]byte{b, v1} {
+		for n := range len(b) {
+			if _, err := decodeCheckpoint(b[:n]); err == nil {
+				t.Fatalf("truncated to %d decoded", n)
+			}
+		}
+		if _, err := decodeCheckpoint(append(b, 0)); err == nil {
+			t.Fatal("trailing byte decoded")
+		}
 	}
+}
+
+// encodeCheckpointV1 is the version 1 format: the header, then producer
+// count u32 and per producer its id i64 and encodeProducer's fields.
+func encodeCheckpointV1(covered Offset, producers map[int64]*producer, m timestampMark) []byte {
+	be := binary.BigEndian
+	b := []byte{checkpointVersionV1}
+	b = be.AppendUint64(b, uint64(covered))
+	b = be.AppendUint64(b, uint64(m.TS))
+	b = be.AppendUint64(b, uint64(m.Offset))
+	b = be.AppendUint32(b, uint32(len(producers)))
+	for id, ps := range producers {
+		b = be.AppendUint64(b, uint64(id))
+		b = append(b, encodeProducer(ps)...)
+	}
+	return b
 }
 
 func TestSequenceWrap(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"time"
 )
 
 // Idempotent producers (D4). Per (producer id, partition) the resolver
@@ -20,12 +19,10 @@ import (
 //   - an unknown producer may start at any sequence, as in Kafka, since its
 //     state may have expired.
 
-const (
-	maxTrackedBatches = 5
-	// producerExpiry is Kafka's producer.id.expiration.ms default: the state
-	// of a producer silent this long is dropped at the next checkpoint.
-	producerExpiry = 24 * time.Hour
-)
+// maxTrackedBatches is Kafka's window of remembered batches per producer.
+// How many producers a partition remembers, and for how long, is
+// producer_set.go's (P1, P2).
+const maxTrackedBatches = 5
 
 // producer is one producer's state on one partition.
 type producer struct {
@@ -135,15 +132,6 @@ func planIdempotent(producers map[int64]*producer, hdrs []batchHeader) (*seqBatc
 		}
 	}
 	return nil, nil
-}
-
-// expireProducers drops producers silent for longer than producerExpiry.
-func expireProducers(producers map[int64]*producer, now int64) {
-	for id, ps := range producers {
-		if now-ps.lastSeen > producerExpiry.Milliseconds() {
-			delete(producers, id)
-		}
-	}
 }
 
 // InitProducerID allocates a new producer id (epoch 0), or bumps the epoch

@@ -97,6 +97,12 @@ func (c Config) withDefaults() Config {
 	if c.RetentionCheckInterval == 0 {
 		c.RetentionCheckInterval = defaultRetentionCheckInterval
 	}
+	if c.ProducerIDExpiration == 0 {
+		c.ProducerIDExpiration = defaultProducerIDExpiration
+	}
+	if c.MaxProducers == 0 {
+		c.MaxProducers = defaultMaxProducers
+	}
 	if c.Ledger.SegmentBytes == 0 {
 		c.Ledger.SegmentBytes = defaultSegmentBytes
 	}
@@ -124,6 +130,12 @@ func (c Config) Validate() error {
 	if c.Ledger.SegmentBytes > math.MaxInt32 {
 		errs = append(errs, fmt.Errorf("log.segment.bytes %d must fit an int", c.Ledger.SegmentBytes))
 	}
+	if c.ProducerIDExpiration < 0 {
+		errs = append(errs, fmt.Errorf("producer.id.expiration.ms %d must not be negative", c.ProducerIDExpiration.Milliseconds()))
+	}
+	if c.MaxProducers < 0 {
+		errs = append(errs, fmt.Errorf("producers per partition %d must not be negative", c.MaxProducers))
+	}
 	if c.RetentionMs < -1 {
 		errs = append(errs, fmt.Errorf("log.retention.ms %d must be -1 or more", c.RetentionMs))
 	}
@@ -139,6 +151,11 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("log.cleanup.policy %q: %w", c.CleanupPolicy, err))
 	}
 	return errors.Join(errs...)
+}
+
+// producerLimits are P1 and P2 of the configuration.
+func (r *Resolver) producerLimits() producerLimits {
+	return producerLimits{expiryMs: r.cfg.ProducerIDExpiration.Milliseconds(), max: r.cfg.MaxProducers}
 }
 
 // Open loads every topic binding from store, finishes interrupted topic

@@ -211,11 +211,21 @@ func TestListOffsetByTimeProbes(t *testing.T) {
 	g := newGateway(t, Config{RetentionCheckInterval: -1})
 	g.create("t", 1, nil)
 	for call := 0; call < n/perCall; call++ {
-		var blob []byte
+		// One batch per produce; pipelined so that one group commit
+		// covers perCall of them.
+		pend := make([]*PendingProduce, 0, perCall)
 		for i := 0; i < perCall; i++ {
-			blob = append(blob, plain(1, int64(2*(call*perCall+i))).encode()...)
+			pp, err := g.r.ProduceAsync("t", 0, plain(1, int64(2*(call*perCall+i))).encode())
+			if err != nil {
+				t.Fatal(err)
+			}
+			pend = append(pend, pp)
 		}
-		g.produce("t", 0, blob)
+		for _, pp := range pend {
+			if _, err := pp.Wait(); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	maxProbes := int64(bits.Len(n)) // log2(n) ~ 17
 	var worst int64

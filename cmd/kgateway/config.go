@@ -58,34 +58,37 @@ type Config struct {
 	LogTimestampType    string `prop:"log.message.timestamp.type" flag:"log-message-timestamp-type" help:"default message.timestamp.type: CreateTime or LogAppendTime"`
 	LogCleanupPolicy    string `prop:"log.cleanup.policy" flag:"log-cleanup-policy" help:"default cleanup.policy; only delete"`
 	LogRetentionCheckMs int64  `prop:"log.retention.check.interval.ms" flag:"log-retention-check-interval-ms" help:"how often the retention pass runs"`
+
+	ProducerIDExpirationMs int64 `prop:"producer.id.expiration.ms" flag:"producer-id-expiration-ms" help:"drop an idempotent producer's state on a partition it has not appended to for this long (a partition also keeps at most 1000 producers, the least recently appended dropped first)"`
 }
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
 	return Config{
-		Listen:                "127.0.0.1:9092",
-		DataDir:               "./data",
-		MetricsAddr:           "127.0.0.1:9644",
-		LogLevel:              "info",
-		LogFormat:             "json",
-		SlowRequestMs:         kafka.DefaultSlowRequest.Milliseconds(),
-		NumPartitions:         1,
-		AutoCreate:            true,
-		MaxRequestBytes:       kafka.DefaultMaxRequestBytes,
-		QueuedMaxRequestBytes: kafka.DefaultQueuedMaxRequestBytes,
-		ConnectionsMaxIdleMs:  kafka.DefaultConnectionsMaxIdle.Milliseconds(),
-		MaxConnections:        kafka.DefaultMaxConnections,
-		FetchSessionSlots:     kafka.DefaultFetchSessionCacheSlots,
-		TailCacheBytes:        storage.DefaultTailCacheBytes,
-		SegmentReuse:          true,
-		LogRetentionMs:        7 * 24 * 3600 * 1000,
-		LogRetentionBytes:     -1,
-		LogSegmentBytes:       1 << 30,
-		LogRollMs:             7 * 24 * 3600 * 1000,
-		MessageMaxBytes:       1048588,
-		LogTimestampType:      "CreateTime",
-		LogCleanupPolicy:      "delete",
-		LogRetentionCheckMs:   300000,
+		Listen:                 "127.0.0.1:9092",
+		DataDir:                "./data",
+		MetricsAddr:            "127.0.0.1:9644",
+		LogLevel:               "info",
+		LogFormat:              "json",
+		SlowRequestMs:          kafka.DefaultSlowRequest.Milliseconds(),
+		NumPartitions:          1,
+		AutoCreate:             true,
+		MaxRequestBytes:        kafka.DefaultMaxRequestBytes,
+		QueuedMaxRequestBytes:  kafka.DefaultQueuedMaxRequestBytes,
+		ConnectionsMaxIdleMs:   kafka.DefaultConnectionsMaxIdle.Milliseconds(),
+		MaxConnections:         kafka.DefaultMaxConnections,
+		FetchSessionSlots:      kafka.DefaultFetchSessionCacheSlots,
+		TailCacheBytes:         storage.DefaultTailCacheBytes,
+		SegmentReuse:           true,
+		LogRetentionMs:         7 * 24 * 3600 * 1000,
+		LogRetentionBytes:      -1,
+		LogSegmentBytes:        1 << 30,
+		LogRollMs:              7 * 24 * 3600 * 1000,
+		MessageMaxBytes:        1048588,
+		LogTimestampType:       "CreateTime",
+		LogCleanupPolicy:       "delete",
+		LogRetentionCheckMs:    300000,
+		ProducerIDExpirationMs: 86400000,
 	}
 }
 

@@ -31,6 +31,9 @@ func (c Config) validateLog(bad func(prop, format string, args ...any)) []error 
 	if c.LogRetentionCheckMs < 1 {
 		bad("log.retention.check.interval.ms", "%d must be at least 1", c.LogRetentionCheckMs)
 	}
+	if c.ProducerIDExpirationMs < 1 {
+		bad("producer.id.expiration.ms", "%d must be at least 1", c.ProducerIDExpirationMs)
+	}
 	if err := c.resolverConfig(nil).Validate(); err != nil {
 		return []error{err}
 	}
@@ -48,6 +51,7 @@ func (c Config) resolverConfig(log *zap.Logger) resolver.Config {
 		MessageTimestampType:   c.LogTimestampType,
 		CleanupPolicy:          c.LogCleanupPolicy,
 		RetentionCheckInterval: time.Duration(c.LogRetentionCheckMs) * time.Millisecond,
+		ProducerIDExpiration:   time.Duration(c.ProducerIDExpirationMs) * time.Millisecond,
 		Ledger:                 ledger.Config{SegmentBytes: c.LogSegmentBytes, SegmentAge: time.Duration(c.LogRollMs) * time.Millisecond},
 		Logger:                 log,
 	}

@@ -52,6 +52,7 @@ type config struct {
 	Linger            time.Duration `json:"linger_ns"`           // producer linger
 	LoadLinger        time.Duration `json:"load_linger_ns"`      // workload 4's producer linger
 	Idempotent        bool          `json:"idempotent"`          // franz-go's default producer mode
+	Compression       string        `json:"compression"`         // producer codec: none, gzip, snappy, lz4, zstd
 	OfferedMBps       float64       `json:"offered_mbps"`        // workload 4 offered load
 	Duration          time.Duration `json:"duration_ns"`         // workload 4 duration
 	PartitionsScale   int           `json:"partitions_scale"`    // workload 5 total partitions
@@ -110,6 +111,9 @@ func (c *config) Validate() error {
 	if c.SessionPartitions < 1 {
 		bad("--session-partitions %d must be positive", c.SessionPartitions)
 	}
+	if _, ok := compressionCodecs[c.Compression]; !ok && c.Compression != "" {
+		bad("unknown --compression %q (want none, gzip, snappy, lz4 or zstd)", c.Compression)
+	}
 	if c.Probes < 1 {
 		bad("--probes must be >= 1")
 	}
@@ -153,6 +157,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.DurationVar(&c.Linger, "linger", 5*time.Millisecond, "producer linger (workloads 1, 2, 6, 7)")
 	fs.DurationVar(&c.LoadLinger, "load-linger", 0, "workload 4's producer linger: 0 so that ack latency is the server's, not the client's batching wait")
 	fs.BoolVar(&c.Idempotent, "idempotent", true, "idempotent producer (franz-go's default)")
+	fs.StringVar(&c.Compression, "compression", "none", "producer batch compression: none, gzip, snappy, lz4 or zstd (record values become compressible text)")
 	fs.Float64Var(&rate, "rate", 20, "workload 4 offered load in MB/s")
 	fs.DurationVar(&c.Duration, "duration", 20*time.Second, "workload 4 duration")
 	fs.IntVar(&c.PartitionsScale, "partitions-scale", 10_000, "workload 5 total partitions")

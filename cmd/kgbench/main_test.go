@@ -48,6 +48,32 @@ func TestParseFlagsReportsEveryProblem(t *testing.T) {
 	}
 }
 
+// --compression names franz-go's codecs; the payload becomes compressible.
+func TestCompressionFlag(t *testing.T) {
+	if _, err := parseFlags([]string{"--compression", "brotli"}); !errors.Is(err, errConfig) || !strings.Contains(err.Error(), "brotli") {
+		t.Fatalf("unknown codec: %v", err)
+	}
+	for name := range compressionCodecs {
+		cfg, err := parseFlags([]string{"--compression", name})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		b := &bench{cfg: cfg}
+		if got, want := b.codec(), compressionCodecs[name]; got != want {
+			t.Fatalf("%s: codec %v, want %v", name, got, want)
+		}
+	}
+	plain, zipped := newBench(&config{RecordSize: 64}, nil), newBench(&config{RecordSize: 64, Compression: "zstd"}, nil)
+	for _, c := range zipped.payload {
+		if c < 'a' || c >= 'a'+16 {
+			t.Fatalf("compressed runs' payload %q is not text", zipped.payload)
+		}
+	}
+	if len(plain.payload) != 64 {
+		t.Fatal(len(plain.payload))
+	}
+}
+
 func TestPercentilesNearestRank(t *testing.T) {
 	var s []time.Duration
 	for i := 1000; i >= 1; i-- { // unsorted on purpose

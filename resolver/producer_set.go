@@ -1,0 +1,123 @@
+package resolver
+
+import (
+	"container/list"
+	"slices"
+	"time"
+)
+
+// Bounded idempotent-producer state (P1–P3 in doc.go).
+//
+// A partition keeps the state of at most maxProducers producers. Each
+// append moves its producer to the back of a recency list, so that the
+// least recently appended producer is at the front: it is the one evicted
+// when the set is full (P2), and expiry (P1) only looks at the front.
+// Every change marks the producer dirty; a checkpoint persists exactly the
+// dirty producers, one metadata key each (P3), so its cost is that of what
+// changed since the last one, not of the whole set.
+
+const (
+	// defaultProducerIDExpiration is Kafka's producer.id.expiration.ms
+	// default.
+	defaultProducerIDExpiration = 24 * time.Hour
+	// defaultMaxProducers is the per-partition cap (P2). Kafka has none;
+	// a producer evicted by it loses only its duplicate detection (an
+	// unknown producer may start at any sequence, as after expiry).
+	defaultMaxProducers = 1000
+)
+
+// producerLimits are P1's expiry (ms) and P2's cap.
+type producerLimits struct {
+	expiryMs int64
+	max      int
+}
+
+// producerSet is one partition's producer state. Not safe for concurrent
+// use: it lives under the partition's append lock.
+type producerSet struct {
+	m     map[int64]*producer
+	order list.List // producer ids, least recently appended first
+	at    map[int64]*list.Element
+	dirty map[int64]struct{} // changed or removed since the last checkpoint
+}
+
+func newProducerSet() *producerSet {
+	return &producerSet{m: map[int64]*producer{}, at: map[int64]*list.Element{}, dirty: map[int64]struct{}{}}
+}
+
+// load installs producers (a checkpoint's), in lastSeen order, applying
+// the limits; markDirty makes the next checkpoint persist all of them.
+func (s *producerSet) load(producers map[int64]*producer, markDirty bool, lim producerLimits, now int64) {
+	ids := make([]int64, 0, len(producers))
+	for id := range producers {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(a, b int64) int {
+		if d := producers[a].lastSeen - producers[b].lastSeen; d != 0 {
+			return int(min(max(d, -1), 1))
+		}
+		return int(min(max(a-b, -1), 1))
+	})
+	for _, id := range ids {
+		s.put(id, producers[id])
+		if markDirty {
+			s.dirty[id] = struct{}{}
+		}
+	}
+	s.bound(lim, now)
+}
+
+// put sets id's state and makes it the most recent.
+func (s *producerSet) put(id int64, ps *producer) {
+	s.m[id] = ps
+	if e := s.at[id]; e != nil {
+		s.order.MoveToBack(e)
+	} else {
+		s.at[id] = s.order.PushBack(id)
+	}
+}
+
+// remove drops id (a later checkpoint deletes its key).
+func (s *producerSet) remove(id int64) {
+	if e := s.at[id]; e != nil {
+		s.order.Remove(e)
+		delete(s.at, id)
+	}
+	delete(s.m, id)
+	s.dirty[id] = struct{}{}
+}
+
+// record notes batch h written at off (D4), then applies the limits.
+func (s *producerSet) record(h batchHeader, off Offset, now int64, w *inflight, lim producerLimits) {
+	s.m = recordBatchInflight(s.m, h, off, now, w)
+	s.put(h.ProducerID, s.m[h.ProducerID])
+	s.dirty[h.ProducerID] = struct{}{}
+	s.bound(lim, now)
+}
+
+// bound expires producers silent for longer than the expiry (P1) and
+// evicts the least recently appended ones beyond the cap (P2). It looks
+// only at the front of the recency list: O(1) per producer removed.
+func (s *producerSet) bound(lim producerLimits, now int64) {
+	for e := s.order.Front(); e != nil; e = s.order.Front() {
+		id := e.Value.(int64)
+		if s.order.Len() <= lim.max && now-s.m[id].lastSeen <= lim.expiryMs {
+			return
+		}
+		s.remove(id)
+	}
+}
+
+// takeDirty returns the dirty ids and starts a new set; a checkpoint that
+// fails gives them back with keepDirty.
+func (s *producerSet) takeDirty() map[int64]struct{} {
+	d := s.dirty
+	s.dirty = make(map[int64]struct{})
+	return d
+}
+
+func (s *producerSet) keepDirty(d map[int64]struct{}) {
+	for id := range d {
+		s.dirty[id] = struct{}{}
+	}
+}

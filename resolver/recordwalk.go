@@ -1,0 +1,380 @@
+package resolver
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+)
+
+// Walking the records of a batch (Z1, Z2 in doc.go).
+//
+// A v2 record (all varints zigzag):
+//
+//	length         varint  bytes after this field
+//	attributes     int8    unused
+//	timestampDelta varlong
+//	offsetDelta    varint
+//	keyLength      varint  -1 for a null key
+//	key
+//	valueLength    varint  -1 for a null value
+//	value
+//	headerCount    varint
+//	headers        per header: keyLength varint (>= 0), key,
+//	               valueLength varint (-1 for null), value
+//
+// The walk reads the fields it needs and skips keys, values and headers'
+// bytes, so that it holds no record, only the stream's current piece.
+
+// RecordMeta is what a walk reports of each record.
+type RecordMeta struct {
+	OffsetDelta    int32
+	TimestampDelta int64
+}
+
+// scanRecords checks that the records of batch b (a whole batch whose
+// header parseBatch accepted) agree with its header, decompressing them if
+// needed, and calls fn (when not nil) for each record in order. Errors
+// wrap ErrCorruptBatch (the data is not what the codec says) or
+// ErrInvalidRecord (the records do not match the header, are malformed, or
+// decompress to more than limit bytes), or are fn's.
+//
+// Nothing decompressed outlives the call (Z4): fn sees only RecordMeta.
+// limit is decompressedLimit of the topic's max.message.bytes (Z3).
+func scanRecords(b []byte, limit int64, fn func(RecordMeta) error) error {
+	h := decodeHeader(b)
+	if Codec(h.Attributes&codecMask) == CodecNone {
+		// The hot path: the section is the records, walked in place.
+		return walkPlain(b[batchHeaderLen:], h.Records, limit, fn)
+	}
+	s, err := openRecords(Codec(h.Attributes&codecMask), b[batchHeaderLen:], limit)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	return s.walk(h.Records, fn)
+}
+
+// recordStream is a batch's records section as a stream of bytes.
+type recordStream struct {
+	buf   []byte      // unread bytes of the current piece
+	src   chunkSource // the rest of the section; nil when buf is all of it
+	off   int64       // bytes consumed
+	total int64       // bytes received (buf included)
+	limit int64
+	codec Codec
+	err   error // the source's failure, sticky
+	slot  bool  // holds a decompressSlots slot
+}
+
+func (s *recordStream) close() {
+	if s.src != nil {
+		s.src.close()
+		s.src = nil
+	}
+	if s.slot {
+		<-decompressSlots
+		s.slot = false
+	}
+}
+
+func (s *recordStream) tooLarge() error {
+	return fmt.Errorf("%w: %s records %w %d bytes", ErrInvalidRecord, s.codec, errDecompressedTooLarge, s.limit)
+}
+
+func (s *recordStream) codecErr(err error) error {
+	if errors.Is(err, errDecompressedTooLarge) {
+		return s.tooLarge()
+	}
+	return fmt.Errorf("%w: records are not valid %s data: %v", ErrCorruptBatch, s.codec, err)
+}
+
+// fill replaces the consumed piece with the next one; false at the end of
+// the section or on a failure (then s.err is set).
+func (s *recordStream) fill() bool {
+	if s.src == nil || s.err != nil {
+		return false
+	}
+	c, err := s.src.next()
+	switch {
+	case len(c) > 0:
+		if s.total += int64(len(c)); s.total > s.limit {
+			s.err = s.tooLarge()
+			return false
+		}
+		s.buf = c
+		return true
+	case err == io.EOF:
+		s.src.close()
+		s.src = nil
+	case err != nil:
+		s.err = s.codecErr(err)
+	}
+	return false
+}
+
+// byte reads one byte.
+func (s *recordStream) byte() (byte, bool) {
+	if len(s.buf) == 0 && !s.fill() {
+		return 0, false
+	}
+	b := s.buf[0]
+	s.buf = s.buf[1:]
+	s.off++
+	return b, true
+}
+
+// varint reads a zigzag varint of at most maxLen bytes (5 for Kafka's
+// varint, 10 for its varlong).
+func (s *recordStream) varint(maxLen int) (int64, bool) {
+	if len(s.buf) >= maxLen {
+		v, n := binary.Varint(s.buf[:maxLen])
+		if n <= 0 {
+			return 0, false
+		}
+		s.buf = s.buf[n:]
+		s.off += int64(n)
+		return v, true
+	}
+	var tmp [binary.MaxVarintLen64]byte
+	for i := 0; i < maxLen; i++ {
+		b, ok := s.byte()
+		if !ok {
+			return 0, false
+		}
+		tmp[i] = b
+		if b < 0x80 {
+			v, n := binary.Varint(tmp[:i+1])
+			return v, n > 0
+		}
+	}
+	return 0, false
+}
+
+// varint32 reads a Kafka varint (an int32 in at most 5 bytes).
+func (s *recordStream) varint32() (int32, bool) {
+	v, ok := s.varint(5)
+	if !ok || v < math.MinInt32 || v > math.MaxInt32 {
+		return 0, false
+	}
+	return int32(v), true
+}
+
+// skip discards n bytes.
+func (s *recordStream) skip(n int64) bool {
+	for n > int64(len(s.buf)) {
+		n -= int64(len(s.buf))
+		s.off += int64(len(s.buf))
+		s.buf = nil
+		if !s.fill() {
+			return false
+		}
+	}
+	s.buf = s.buf[n:]
+	s.off += n
+	return true
+}
+
+// atEnd reports whether the section is exhausted, cleanly.
+func (s *recordStream) atEnd() bool {
+	return len(s.buf) == 0 && !s.fill() && s.err == nil
+}
+
+// walk reads count records (Z2): each well formed and exactly its declared
+// length, the i-th with offset delta i, and nothing after the last.
+func (s *recordStream) walk(count int32, fn func(RecordMeta) error) error {
+	for i := int32(0); i < count; i++ {
+		m, err := s.record(i)
+		if err != nil {
+			if s.err != nil {
+				return s.err
+			}
+			return fmt.Errorf("%w: record %d of %d: %v", ErrInvalidRecord, i, count, err)
+		}
+		if fn != nil {
+			if err := fn(m); err != nil {
+				return err
+			}
+		}
+	}
+	if !s.atEnd() {
+		if s.err != nil {
+			return s.err
+		}
+		return fmt.Errorf("%w: bytes after the %d records the header counts", ErrInvalidRecord, count)
+	}
+	return nil
+}
+
+var (
+	errRecordShort = errors.New("malformed or cut short")
+	errRecordSize  = errors.New("fields do not fill the record's length")
+)
+
+// record reads record i.
+func (s *recordStream) record(i int32) (RecordMeta, error) {
+	size, ok := s.varint32()
+	if !ok || size < 1 {
+		return RecordMeta{}, errRecordShort
+	}
+	end := s.off + int64(size)
+	var m RecordMeta
+	if _, ok = s.byte(); !ok { // attributes
+		return m, errRecordShort
+	}
+	if m.TimestampDelta, ok = s.varint(binary.MaxVarintLen64); !ok {
+		return m, errRecordShort
+	}
+	if m.OffsetDelta, ok = s.varint32(); !ok {
+		return m, errRecordShort
+	}
+	if m.OffsetDelta != i {
+		return m, fmt.Errorf("offset delta %d", m.OffsetDelta)
+	}
+	// key, value
+	for range 2 {
+		if !s.bytesField(end, true) {
+			return m, errRecordShort
+		}
+	}
+	headers, ok := s.varint32()
+	if !ok || headers < 0 {
+		return m, errRecordShort
+	}
+	for range headers {
+		if !s.bytesField(end, false) || !s.bytesField(end, true) {
+			return m, errRecordShort
+		}
+	}
+	if s.off != end {
+		return m, errRecordSize
+	}
+	return m, nil
+}
+
+// bytesField skips a length-prefixed field that must end by end; -1 (null)
+// is allowed when nullable.
+func (s *recordStream) bytesField(end int64, nullable bool) bool {
+	n, ok := s.varint32()
+	switch {
+	case !ok || n < -1 || (n == -1 && !nullable):
+		return false
+	case n == -1:
+		return s.off <= end
+	}
+	return int64(n) <= end-s.off && s.skip(int64(n))
+}
+
+// walkPlain is walk over an uncompressed section, on the slice itself:
+// the same checks (Z2, Z3) without the stream's bookkeeping, because every
+// produced uncompressed batch pays for it.
+func walkPlain(sec []byte, count int32, limit int64, fn func(RecordMeta) error) error {
+	if int64(len(sec)) > limit {
+		return fmt.Errorf("%w: none records %w %d bytes", ErrInvalidRecord, errDecompressedTooLarge, limit)
+	}
+	for i := int32(0); i < count; i++ {
+		m, n, err := plainRecord(sec, i)
+		if err != nil {
+			return fmt.Errorf("%w: record %d of %d: %v", ErrInvalidRecord, i, count, err)
+		}
+		sec = sec[n:]
+		if fn != nil {
+			if err := fn(m); err != nil {
+				return err
+			}
+		}
+	}
+	if len(sec) != 0 {
+		return fmt.Errorf("%w: bytes after the %d records the header counts", ErrInvalidRecord, count)
+	}
+	return nil
+}
+
+// plainRecord parses record i at the start of b and returns its size.
+// Most fields are one-byte varints; zz32 decodes those inline.
+func plainRecord(b []byte, i int32) (RecordMeta, int, error) {
+	var m RecordMeta
+	size, w := zz32(b, 0)
+	if w <= 0 || size < 1 || int64(size) > int64(len(b)-w) {
+		return m, 0, errRecordShort
+	}
+	end := w + int(size)
+	rec := b[:end]
+	p := w + 1 // attributes
+	if p > end {
+		return m, 0, errRecordShort
+	}
+	ts, n := binary.Varint(rec[p:min(end, p+binary.MaxVarintLen64)])
+	if n <= 0 {
+		return m, 0, errRecordShort
+	}
+	p += n
+	m.TimestampDelta = ts
+	d, p := zz32(rec, p)
+	if p <= 0 {
+		return m, 0, errRecordShort
+	}
+	if m.OffsetDelta = d; d != i {
+		return m, 0, fmt.Errorf("offset delta %d", d)
+	}
+	if p = skipField(rec, p, true); p < 0 {
+		return m, 0, errRecordShort
+	}
+	if p = skipField(rec, p, true); p < 0 {
+		return m, 0, errRecordShort
+	}
+	headers, p := zz32(rec, p)
+	if p <= 0 || headers < 0 {
+		return m, 0, errRecordShort
+	}
+	for range headers {
+		if p = skipField(rec, p, false); p < 0 {
+			return m, 0, errRecordShort
+		}
+		if p = skipField(rec, p, true); p < 0 {
+			return m, 0, errRecordShort
+		}
+	}
+	if p != end {
+		return m, 0, errRecordSize
+	}
+	return m, end, nil
+}
+
+// skipField skips the length-prefixed field at b[p:] and returns the
+// position after it, -1 if it is malformed or runs past b.
+func skipField(b []byte, p int, nullable bool) int {
+	l, p := zz32(b, p)
+	switch {
+	case p <= 0 || l < -1 || (l == -1 && !nullable):
+		return -1
+	case l == -1:
+		return p
+	case int64(l) > int64(len(b)-p):
+		return -1
+	}
+	return p + int(l)
+}
+
+// zz32 reads a Kafka varint (an int32 in at most 5 bytes) at b[p:] and
+// returns it with the position after it; that position is <= 0 when there
+// is no valid varint.
+func zz32(b []byte, p int) (int32, int) {
+	if p < len(b) && b[p] < 0x80 {
+		u := int32(b[p])
+		return u>>1 ^ -(u & 1), p + 1
+	}
+	return zz32Slow(b, p)
+}
+
+func zz32Slow(b []byte, p int) (int32, int) {
+	if p >= len(b) {
+		return 0, 0
+	}
+	v, n := binary.Varint(b[p:min(len(b), p+5)])
+	if n <= 0 || v < math.MinInt32 || v > math.MaxInt32 {
+		return 0, 0
+	}
+	return int32(v), p + n
+}
