@@ -18,8 +18,12 @@ package kafka
 //	F2 Epoch 0 closes the named session (if any) and opens a new one from
 //	   a full fetch; epoch -1 closes the named session and fetches without
 //	   one (session id 0 in the response).
-//	F3 One request per session at a time: the session is locked for the
-//	   whole request (a long poll included), so epochs advance one by one.
+//	F3 Epochs advance one by one: a request checks and applies its epoch
+//	   under the session's lock, and takes it again to make its response.
+//	   The lock is not held while the request reads or long-polls, so a
+//	   client cannot park other work on it. A request whose session moved
+//	   to another epoch meanwhile (a duplicate request) is answered
+//	   INVALID_FETCH_SESSION_EPOCH, as Kafka does, and changes nothing.
 //	F4 The cache holds at most max.incremental.fetch.session.cache.slots
 //	   sessions. When full, a new session takes the place of the least
 //	   recently used one if that was idle for sessionEvictionAge, else of
@@ -27,11 +31,19 @@ package kafka
 //	   session is created and the client fetches sessionless (id 0).
 //	F5 A session keyed by topic ids (v13+) is not used by a request keyed
 //	   by names, nor the other way round: FETCH_SESSION_TOPIC_ID_ERROR.
+//	F6 A session holds at most maxSessionPartitions partitions, and all
+//	   sessions together at most maxCachedPartitions, so session memory is
+//	   bounded whatever clients send. A full fetch beyond either bound gets
+//	   no session (id 0, as when the cache is full); an incremental fetch
+//	   that grows its session beyond either removes the session and gets
+//	   FETCH_SESSION_ID_NOT_FOUND, and the client falls back to a full
+//	   fetch.
 //
 // Reads stay cursorless (R1): a session remembers what the client asked
 // for and what it was last told, never a read position of the log.
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"sync"
@@ -45,13 +57,32 @@ import (
 // session may evict it (Kafka's min.incremental.fetch.session.eviction.ms).
 const sessionEvictionAge = 2 * time.Minute
 
+// Session size bounds (F6). A partition in a session costs about 200
+// bytes, so all sessions together hold at most about 200 MB.
+const (
+	// maxSessionPartitions is more partitions than one consumer of one
+	// broker fetches in practice.
+	maxSessionPartitions = 10000
+	// maxCachedPartitions bounds the partitions of all sessions together.
+	maxCachedPartitions = 1000000
+)
+
 // fetchSessions is the server's session cache (F4). The zero value is
 // ready to use.
 type fetchSessions struct {
 	mu struct {
 		sync.Mutex
-		byID map[int32]*fetchSession
+		byID  map[int32]*fetchSession
+		total int // the sessions' sizes summed (F6)
+		// maxParts and maxTotal are the F6 bounds (0: maxSessionPartitions
+		// and maxCachedPartitions); tests lower them.
+		maxParts, maxTotal int
 	}
+}
+
+// boundsLocked returns the F6 bounds.
+func (c *fetchSessions) boundsLocked() (perSession, total int) {
+	return cmp.Or(c.mu.maxParts, maxSessionPartitions), cmp.Or(c.mu.maxTotal, maxCachedPartitions)
 }
 
 // fetchSession is one client's session. The cache's mutex guards size and
@@ -89,11 +120,13 @@ type sessPart struct {
 	key      sessKey
 	offset   int64
 	maxBytes int32
-	sent     bool // answered at least once
-	hwm      int64
-	lso      int64
-	logStart int64
-	gotData  bool // the last response carried records for it (rotation)
+	// leaderEpoch is the client's current leader epoch (-1: none).
+	leaderEpoch int32
+	sent        bool // answered at least once
+	hwm         int64
+	lso         int64
+	logStart    int64
+	gotData     bool // the last response carried records for it (rotation)
 }
 
 // keyOf is the session key of a requested partition.
@@ -142,26 +175,44 @@ func (c *fetchSessions) remove(id int32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if fs := c.mu.byID[id]; fs != nil {
-		fs.removed = true
-		delete(c.mu.byID, id)
+		c.dropLocked(fs)
 	}
 }
 
-// resize records a session's partition count for eviction decisions.
-func (c *fetchSessions) resize(fs *fetchSession, n int) {
+// dropLocked takes fs out of the cache.
+func (c *fetchSessions) dropLocked(fs *fetchSession) {
+	fs.removed = true
+	c.mu.total -= fs.size
+	delete(c.mu.byID, fs.id)
+}
+
+// resize records a session's partition count for eviction decisions, or
+// reports false when n partitions are beyond the bounds (F6).
+func (c *fetchSessions) resize(fs *fetchSession, n int) bool {
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if fs.removed {
+		return true // no longer counted
+	}
+	if perSession, total := c.boundsLocked(); n > perSession || c.mu.total-fs.size+n > total {
+		return false
+	}
+	c.mu.total += n - fs.size
 	fs.size = n
-	c.mu.Unlock()
+	return true
 }
 
 // create makes a session over parts (in response order) with next epoch 1,
 // or returns nil when the cache has no room for it (F4).
 func (c *fetchSessions) create(slots int, topicIDs bool, parts []*sessPart) *fetchSession {
 	if slots <= 0 {
-		return nil
+		return nil // F4
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if perSession, total := c.boundsLocked(); len(parts) > perSession || c.mu.total+len(parts) > total {
+		return nil // F6
+	}
 	if c.mu.byID == nil {
 		c.mu.byID = make(map[int32]*fetchSession)
 	}
@@ -177,6 +228,8 @@ func (c *fetchSessions) create(slots int, topicIDs bool, parts []*sessPart) *fet
 			fs.mu.order = append(fs.mu.order, sp)
 		}
 	}
+	fs.size = len(fs.mu.parts)
+	c.mu.total += fs.size
 	c.mu.byID[fs.id] = fs
 	return fs
 }
@@ -200,8 +253,7 @@ func (c *fetchSessions) evictLocked(size int) bool {
 	} else if smallest == nil || smallest.size >= size {
 		return false
 	}
-	victim.removed = true
-	delete(c.mu.byID, victim.id)
+	c.dropLocked(victim)
 	return true
 }
 
@@ -236,7 +288,7 @@ func (fs *fetchSession) updateLocked(r *kmsg.FetchRequest) {
 				fs.mu.parts[k] = sp
 				fs.mu.order = append(fs.mu.order, sp)
 			}
-			sp.offset, sp.maxBytes = rp.FetchOffset, rp.PartitionMaxBytes
+			sp.offset, sp.maxBytes, sp.leaderEpoch = rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch
 		}
 	}
 	forgot := false
