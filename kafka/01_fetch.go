@@ -9,7 +9,7 @@ package kafka
 //   v12 flexible, last fetched epoch.   v13 topic ids instead of names.
 //
 // Fetch sessions (KIP-227) are kept: fetch_session.go has the session
-// cache and its rules (F1–F5); a full fetch (epoch 0) opens a session, and
+// cache and its rules (F1–F6); a full fetch (epoch 0) opens a session, and
 // incremental fetches name only changed partitions and get back only
 // partitions with something new. Each partition
 // carries high watermark, last stable offset and log start offset, error or
@@ -20,8 +20,13 @@ package kafka
 // fetch waits on one resolver Waiter over all its partitions, a timer and
 // the connection (it never polls), then re-reads the partitions that had
 // an append.
-// Left out: leader-epoch fencing and diverging epochs (one
-// leader epoch, 0), preferred replicas, v14+ (tiered storage, KIP-903).
+// Limits, as Kafka's: a response carries at most min(MaxBytes,
+// fetch.max.bytes) record bytes (a KIP-74 first batch whole), MinBytes is
+// capped by that, and a partition listed twice is read once. Fetch below
+// v10 never gets a zstd batch (UNSUPPORTED_COMPRESSION_TYPE), and v9+'s
+// current leader epoch is checked as OffsetForLeaderEpoch checks it.
+// Left out: diverging epochs (one leader epoch, 0), preferred replicas,
+// v14+ (tiered storage, KIP-903).
 
 import (
 	"time"

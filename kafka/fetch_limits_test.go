@@ -228,8 +228,10 @@ func TestFetchSessionNotLockedDuringLongPoll(t *testing.T) {
 	poll.MaxWaitMillis, poll.MinBytes = int32(time.Hour/time.Millisecond), 1
 	long := dialRaw(t, g.s.Addr())
 	long.send(1, poll)
-	waitFor(t, "long poll started", func() bool {
-		fs.mu.Lock()
+	waitFor(t, "long poll started, session unlocked", func() bool {
+		if !fs.mu.TryLock() { // held across the poll would never let go
+			return false
+		}
 		defer fs.mu.Unlock()
 		return fs.mu.epoch == 2
 	})
@@ -265,17 +267,25 @@ func TestFetchSessionPartitionsBounded(t *testing.T) {
 	if id := g.fetch(fetchReq(0, 0, parts("a", 3), nil)).SessionID; id != 0 {
 		t.Fatalf("6 partitions in all over a bound of 5 got session %d", id)
 	}
-	if id := g.fetch(fetchReq(0, 0, parts("a", 2), nil)).SessionID; id == 0 {
-		t.Fatal("5 partitions in all got no session")
-	}
+	// Growing past the bound of a session (4 > 3; 4 in all is in bounds)
+	// removes it; the client falls back to a full fetch.
 	grow := fetchReq(a, 1, []fetchPart{{topic: "a", partition: 3}}, nil)
 	if resp := g.fetch(grow); resp.ErrorCode != kerr.FetchSessionIDNotFound.Code {
-		t.Fatalf("growing past the bound: error %d", resp.ErrorCode)
+		t.Fatalf("growing past the session bound: error %d", resp.ErrorCode)
 	}
-	if n := g.s.sessions.sessionCount(); n != 1 {
+	if n := g.s.sessions.sessionCount(); n != 0 {
 		t.Fatalf("%d sessions, want the outgrown one removed", n)
 	}
-	if id := g.fetch(fetchReq(0, 0, parts("a", 3), nil)).SessionID; id == 0 {
-		t.Fatal("the removed session's room was not given back")
+	b := g.fetch(fetchReq(0, 0, parts("a", 2), nil)).SessionID
+	if c := g.fetch(fetchReq(0, 0, parts("a", 3), nil)).SessionID; b == 0 || c == 0 {
+		t.Fatalf("5 partitions in all: sessions %d, %d", b, c)
+	}
+	// Growing past the bound of all sessions (6 > 5) removes it too.
+	grow = fetchReq(b, 1, []fetchPart{{topic: "a", partition: 2}}, nil)
+	if resp := g.fetch(grow); resp.ErrorCode != kerr.FetchSessionIDNotFound.Code {
+		t.Fatalf("growing past the bound of all sessions: error %d", resp.ErrorCode)
+	}
+	if n := g.s.sessions.sessionCount(); n != 1 {
+		t.Fatalf("%d sessions, want 1", n)
 	}
 }

@@ -330,7 +330,8 @@ func (fs *fetchSession) rotateLocked(gotData func(*sessPart) bool) {
 	fs.mu.order = append(append(fs.mu.order[:0], quiet...), busy...)
 }
 
-// sessionError answers a fetch with a top-level session error (F1, F5).
+// sessionError answers a fetch with a top-level session error (F1, F3,
+// F5, F6).
 func sessionError(r *kmsg.FetchRequest, err *kerr.Error) *kmsg.FetchResponse {
 	resp := r.ResponseKind().(*kmsg.FetchResponse)
 	resp.ErrorCode = err.Code
