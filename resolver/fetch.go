@@ -196,7 +196,7 @@ func (r *Resolver) ListOffset(topic string, partition int32, ts int64) (off Offs
 		if err != nil || off < 0 {
 			return off, maxTS, err
 		}
-		return r.maxTimestampRecord(topic, partition, off, maxTS)
+		return r.maxTimestampRecord(topic, partition, off, maxTS, s.info.Start)
 	case ts < 0:
 		return -1, -1, nil
 	}

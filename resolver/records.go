@@ -239,8 +239,8 @@ func (r *Resolver) batchAt(topic string, partition int32, off Offset) ([]byte, e
 // (a batch may straddle it), going on to later batches only when that
 // batch has none.
 func (r *Resolver) recordAtOrAfter(topic string, partition int32, off Offset, ts int64, logStart, end Offset) (Offset, int64, error) {
-	for off < end {
-		b, err := r.batchAt(topic, partition, off)
+	for off = max(off, logStart); off < end; {
+		b, err := r.batchAt(topic, partition, off) // the batch holding off
 		if err != nil || b == nil {
 			return -1, -1, err
 		}
@@ -266,8 +266,8 @@ func (r *Resolver) recordAtOrAfter(topic string, partition int32, off Offset, ts
 // maxTimestampRecord is ListOffsets -3 per record, as Kafka's
 // offsetOfMaxTimestamp: in the batch at off, whose max timestamp is
 // maxTS, the first record carrying maxTS.
-func (r *Resolver) maxTimestampRecord(topic string, partition int32, off Offset, maxTS int64) (Offset, int64, error) {
-	b, err := r.batchAt(topic, partition, off)
+func (r *Resolver) maxTimestampRecord(topic string, partition int32, off Offset, maxTS int64, logStart Offset) (Offset, int64, error) {
+	b, err := r.batchAt(topic, partition, max(off, logStart)) // a batch may straddle log start
 	if err != nil || b == nil {
 		return -1, -1, err
 	}

@@ -52,3 +52,30 @@ func TestWalkRecordsBounded(t *testing.T) {
 		}
 	}
 }
+
+// A lookup by time skips the records below log start in a batch that
+// straddles it, as Kafka's searchForTimestamp does, and goes on to the
+// next batch when none is left in it.
+func TestListOffsetBelowLogStart(t *testing.T) {
+	g := newGateway(t, Config{})
+	g.create("t", 1, nil)
+	for _, b := range []testBatch{plain(3, 100), plain(2, 200)} { // 0-2: 100-102, 3-4: 200-201
+		g.produce("t", 0, b.encode())
+	}
+	log := mustTopic(t, g.r, "t").parts[0].log
+	if err := g.store.SoftTrim(log, 1); err != nil {
+		t.Fatal(err)
+	}
+	if off, ts, err := g.r.ListOffset("t", 0, 0); err != nil || off != 1 || ts != 101 {
+		t.Fatalf("after trim to 1: %d %d %v; want 1 at 101", off, ts, err)
+	}
+	if off, ts, err := g.r.ListOffset("t", 0, -3); err != nil || off != 4 || ts != 201 {
+		t.Fatalf("-3 after trim to 1: %d %d %v; want 4 at 201", off, ts, err)
+	}
+	if err := g.store.SoftTrim(log, 3); err != nil {
+		t.Fatal(err)
+	}
+	if off, ts, err := g.r.ListOffset("t", 0, 101); err != nil || off != 3 || ts != 200 {
+		t.Fatalf("after trim to 3: %d %d %v; want 3 at 200", off, ts, err)
+	}
+}
