@@ -9,7 +9,7 @@ package kafka
 //   v12 flexible, last fetched epoch.   v13 topic ids instead of names.
 //
 // Fetch sessions (KIP-227) are kept: fetch_session.go has the session
-// cache and its rules (F1–F5); a full fetch (epoch 0) opens a session, and
+// cache and its rules (F1–F6); a full fetch (epoch 0) opens a session, and
 // incremental fetches name only changed partitions and get back only
 // partitions with something new. Each partition
 // carries high watermark, last stable offset and log start offset, error or
@@ -20,8 +20,13 @@ package kafka
 // fetch waits on one resolver Waiter over all its partitions, a timer and
 // the connection (it never polls), then re-reads the partitions that had
 // an append.
-// Left out: leader-epoch fencing and diverging epochs (one
-// leader epoch, 0), preferred replicas, v14+ (tiered storage, KIP-903).
+// Limits, as Kafka's: a response carries at most min(MaxBytes,
+// fetch.max.bytes) record bytes (a KIP-74 first batch whole), MinBytes is
+// capped by that, and a partition listed twice is read once. Fetch below
+// v10 never gets a zstd batch (UNSUPPORTED_COMPRESSION_TYPE), and v9+'s
+// current leader epoch is checked as OffsetForLeaderEpoch checks it.
+// Left out: diverging epochs (one leader epoch, 0), preferred replicas,
+// v14+ (tiered storage, KIP-903).
 
 import (
 	"time"
@@ -63,18 +68,32 @@ func handleFetch(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error)
 	if fs == nil {
 		return sessionError(r, kerr.FetchSessionIDNotFound), nil // F1
 	}
-	fs.mu.Lock() // F3
+	items, err := s.beginIncremental(fs, r)
+	if err != nil {
+		return sessionError(r, err), nil
+	}
+	return s.fetchItems(rc, r, items, fs, false), nil
+}
+
+// beginIncremental checks an incremental fetch against its session and
+// applies it (F1, F5, F6), under the session's lock, and lists the
+// session's items to read (F3: the lock is not kept for the read).
+func (s *Server) beginIncremental(fs *fetchSession, r *kmsg.FetchRequest) ([]fetchItem, *kerr.Error) {
+	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	switch {
 	case fs.topicIDs != (r.Version >= 13):
-		return sessionError(r, kerr.FetchSessionTopicIDError), nil // F5
+		return nil, kerr.FetchSessionTopicIDError // F5
 	case r.SessionEpoch != fs.mu.epoch:
-		return sessionError(r, kerr.InvalidFetchSessionEpoch), nil // F1
+		return nil, kerr.InvalidFetchSessionEpoch // F1
 	}
 	fs.updateLocked(r)
+	if !s.sessions.resize(fs, len(fs.mu.parts)) {
+		s.sessions.remove(fs.id) // F6: the session outgrew its bound
+		return nil, kerr.FetchSessionIDNotFound
+	}
 	fs.mu.epoch = nextEpoch(fs.mu.epoch)
-	s.sessions.resize(fs, len(fs.mu.parts))
-	return s.fetchItems(rc, r, s.sessionItems(fs), fs, false), nil
+	return s.sessionItems(fs), nil
 }
 
 // fetchItems reads items, long-polling while fewer than MinBytes are
@@ -87,11 +106,9 @@ func (s *Server) fetchItems(rc *reqCtx, r *kmsg.FetchRequest, items []fetchItem,
 	resp := r.ResponseKind().(*kmsg.FetchResponse)
 	switch {
 	case fs != nil:
-		resp.SessionID = fs.id
-		resp.Topics = assembleTopics(items, parts, func(it *fetchItem, p *kmsg.FetchResponseTopicPartition) bool {
-			return it.sp.changed(p)
-		})
-		fs.rotateLocked(func(sp *sessPart) bool { return sp.gotData })
+		if !s.finishIncremental(fs, r, items, resp, parts) {
+			return sessionError(r, kerr.InvalidFetchSessionEpoch) // F3
+		}
 	default:
 		resp.Topics = assembleTopics(items, parts, nil)
 		if open {
@@ -99,6 +116,24 @@ func (s *Server) fetchItems(rc *reqCtx, r *kmsg.FetchRequest, items []fetchItem,
 		}
 	}
 	return &batchResponse{FetchResponse: resp, wire: rd.wire}
+}
+
+// finishIncremental fills an incremental response with the partitions
+// that have something new, under the session's lock. It reports false,
+// and changes nothing, when another request moved the session's epoch
+// while this one read (a duplicate request: F3).
+func (s *Server) finishIncremental(fs *fetchSession, r *kmsg.FetchRequest, items []fetchItem, resp *kmsg.FetchResponse, parts []kmsg.FetchResponseTopicPartition) bool {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.mu.epoch != nextEpoch(r.SessionEpoch) {
+		return false
+	}
+	resp.SessionID = fs.id
+	resp.Topics = assembleTopics(items, parts, func(it *fetchItem, p *kmsg.FetchResponseTopicPartition) bool {
+		return it.sp.changed(p)
+	})
+	fs.rotateLocked(func(sp *sessPart) bool { return sp.gotData })
+	return true
 }
 
 // openSession opens a session over a full fetch's items and returns its
@@ -122,7 +157,8 @@ func (s *Server) openSession(r *kmsg.FetchRequest, items []fetchItem, parts []km
 // had a durable append: the others are as they were (a long poll over a
 // session of a thousand partitions re-reads one, not a thousand).
 func (s *Server) pollItems(rc *reqCtx, r *kmsg.FetchRequest, items []fetchItem) *fetchRead {
-	canWait := r.MaxWaitMillis > 0 && r.MinBytes > 0
+	_, minBytes := s.fetchLimits(r)
+	canWait := r.MaxWaitMillis > 0 && minBytes > 0
 	var w *resolver.Waiter
 	if canWait {
 		// Register before reading so an append between the read and the
@@ -131,7 +167,7 @@ func (s *Server) pollItems(rc *reqCtx, r *kmsg.FetchRequest, items []fetchItem) 
 		defer w.Close()
 	}
 	rd := s.fetchOnce(r, items, nil, nil)
-	if !canWait || rd.failed || rd.total >= int(r.MinBytes) {
+	if !canWait || rd.failed || rd.total >= minBytes {
 		return rd
 	}
 	timer := time.NewTimer(time.Duration(r.MaxWaitMillis) * time.Millisecond)
@@ -141,10 +177,19 @@ func (s *Server) pollItems(rc *reqCtx, r *kmsg.FetchRequest, items []fetchItem) 
 			return rd
 		}
 		rd = s.fetchOnce(r, items, rd, w.Fired())
-		if rd.failed || rd.total >= int(r.MinBytes) {
+		if rd.failed || rd.total >= minBytes {
 			return rd
 		}
 	}
+}
+
+// fetchLimits is the response's byte budget, the smaller of the request's
+// MaxBytes and fetch.max.bytes, and the bytes a long poll waits for,
+// MinBytes capped by that budget (more could never be answered), as
+// Kafka's KafkaApis computes them.
+func (s *Server) fetchLimits(r *kmsg.FetchRequest) (maxBytes, minBytes int) {
+	maxBytes = int(min(r.MaxBytes, s.cfg.FetchMaxBytes))
+	return maxBytes, min(int(r.MinBytes), maxBytes)
 }
 
 // fetchRead is one read of a fetch's items: an answer per item (record
@@ -173,15 +218,25 @@ func (s *Server) fetchWaiter(items []fetchItem) *resolver.Waiter {
 // gives each a session entry for the session a full fetch opens.
 func (s *Server) requestItems(r *kmsg.FetchRequest, withSess bool) []fetchItem {
 	var items []fetchItem
+	seen := make(map[sessKey]int) // partition -> its index in items
 	for i := range r.Topics {
 		rt := &r.Topics[i]
 		name, errID := s.topicName(r.Version, rt.Topic, rt.TopicID)
 		for _, rp := range rt.Partitions {
+			k := keyOf(r.Version >= 13, rt.Topic, rt.TopicID, rp.Partition)
 			it := fetchItem{name: name, reqTopic: rt.Topic, id: rt.TopicID, errID: errID, rp: rp}
 			if withSess {
-				it.sp = &sessPart{key: keyOf(r.Version >= 13, rt.Topic, rt.TopicID, rp.Partition),
-					offset: rp.FetchOffset, maxBytes: rp.PartitionMaxBytes}
+				it.sp = &sessPart{key: k, offset: rp.FetchOffset, maxBytes: rp.PartitionMaxBytes,
+					leaderEpoch: rp.CurrentLeaderEpoch}
 			}
+			// A partition listed twice is read once: Kafka keys the
+			// request's partitions in an insertion-ordered map, so the
+			// last listing's fields win at the first listing's place.
+			if j, dup := seen[k]; dup {
+				items[j] = it
+				continue
+			}
+			seen[k] = len(items)
 			items = append(items, it)
 		}
 	}
@@ -200,6 +255,7 @@ func (s *Server) sessionItems(fs *fetchSession) []fetchItem {
 		name, errID := s.topicName(version, sp.key.topic, sp.key.id)
 		rp := kmsg.NewFetchRequestTopicPartition()
 		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = sp.key.partition, sp.offset, sp.maxBytes
+		rp.CurrentLeaderEpoch = sp.leaderEpoch
 		items[i] = fetchItem{name: name, reqTopic: sp.key.topic, id: sp.key.id, errID: errID, rp: rp, sp: sp}
 	}
 	return items
@@ -267,7 +323,7 @@ func (s *Server) waitAny(rc *reqCtx, appended <-chan struct{}, timeout <-chan ti
 // read of the same items) only the partitions in fired are read again; the
 // others keep their answer, which no durable append has changed since.
 func (s *Server) fetchOnce(r *kmsg.FetchRequest, items []fetchItem, prev *fetchRead, fired map[resolver.PartitionKey]bool) *fetchRead {
-	budget := int(r.MaxBytes)
+	budget, _ := s.fetchLimits(r)
 	// r.IsolationLevel needs nothing here: read_committed reads up to the
 	// last stable offset, which is the high watermark (no transactions).
 	rd := prev
@@ -282,10 +338,13 @@ func (s *Server) fetchOnce(r *kmsg.FetchRequest, items []fetchItem, prev *fetchR
 			switch {
 			case it.errID:
 				*out = fetchError(it.rp.Partition, kerr.UnknownTopicID)
+			case r.Version >= 9 && it.rp.CurrentLeaderEpoch >= 0 && leaderEpochError(it.rp.CurrentLeaderEpoch) != nil:
+				// Kafka checks only an epoch the client knows (>= 0).
+				*out = fetchError(it.rp.Partition, leaderEpochError(it.rp.CurrentLeaderEpoch))
 			default:
 				maxBytes := min(int(it.rp.PartitionMaxBytes), budget-rd.total)
 				minOne := rd.total == 0 // KIP-74: only until some partition has data
-				*out, rd.sizes[i] = s.fetchPartition(it.name, it.rp, maxBytes, minOne, rd.wire)
+				*out, rd.sizes[i] = s.fetchPartition(it.name, it.rp, maxBytes, minOne, r.Version, rd.wire)
 			}
 		}
 		rd.total += rd.sizes[i]
@@ -295,7 +354,7 @@ func (s *Server) fetchOnce(r *kmsg.FetchRequest, items []fetchItem, prev *fetchR
 }
 
 // fetchPartition reads one partition; the bounds are set on every answer.
-func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, maxBytes int, minOne bool, wire *wireBatches) (kmsg.FetchResponseTopicPartition, int) {
+func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, maxBytes int, minOne bool, version int16, wire *wireBatches) (kmsg.FetchResponseTopicPartition, int) {
 	if _, err := s.partitionOf(topic, rp.Partition, false); err != nil {
 		return fetchError(rp.Partition, err), 0
 	}
@@ -306,6 +365,12 @@ func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition
 	res, err := s.res.Fetch(topic, rp.Partition, resolver.Offset(rp.FetchOffset), max(maxBytes, 0), minOne)
 	if err != nil {
 		return s.fetchBoundsOnly(topic, rp.Partition, err), 0
+	}
+	if version < 10 {
+		var cut bool
+		if res.Batches, res.Bytes, cut = cutZstd(res.Batches); cut && len(res.Batches) == 0 {
+			return fetchError(rp.Partition, kerr.UnsupportedCompressionType), 0
+		}
 	}
 	out := kmsg.NewFetchResponseTopicPartition()
 	out.Partition = rp.Partition
@@ -320,6 +385,31 @@ func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition
 		out.RecordBatches = wire.mark(res.Batches, res.Bytes)
 	}
 	return out, res.Bytes
+}
+
+// A record batch's codec: the low bits of its attributes (int16 at byte
+// 21, big-endian, so the low byte is byte 22).
+const (
+	batchAttrsLow  = 22
+	batchCodecMask = 0x07
+	codecZstd      = 4
+)
+
+// cutZstd keeps the batches before the first zstd one and their bytes;
+// cut reports that one was found. Fetch before v10 never receives a zstd
+// batch (a client that old cannot decode it): the batches before it are
+// served, and a partition whose next batch is zstd answers
+// UNSUPPORTED_COMPRESSION_TYPE. (Kafka decides by the topic's
+// compression.type, which makes every batch zstd; here batches are
+// stored as produced, so each batch's own codec decides.)
+func cutZstd(batches [][]byte) (kept [][]byte, bytes int, cut bool) {
+	for i, b := range batches {
+		if len(b) > batchAttrsLow && b[batchAttrsLow]&batchCodecMask == codecZstd {
+			return batches[:i], bytes, true
+		}
+		bytes += len(b)
+	}
+	return batches, bytes, false
 }
 
 // fetchBoundsOnly answers a partition without records, with err's code.

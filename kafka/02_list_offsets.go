@@ -10,9 +10,11 @@ package kafka
 //   v5  nothing new.   v6  flexible.   v7  -3: the max-timestamp offset.
 //
 // Timestamp -1 is the high watermark, -2 the log start offset, -3 the
-// offset of the batch with the largest timestamp; any other timestamp finds
-// the first offset whose batch max timestamp is at or after it, or offset
-// and timestamp -1 when there is none.
+// first record carrying the largest timestamp; any other timestamp finds
+// the first batch whose max timestamp is at or after it and answers the
+// first record in it at or after it (decompressing the batch if need be),
+// as Kafka does: that record's offset and timestamp, or offset and
+// timestamp -1 when there is none.
 // Left out: v8+ (KIP-1005 -4/-5 tiered offsets, timeouts).
 
 import (

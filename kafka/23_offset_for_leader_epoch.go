@@ -10,7 +10,8 @@ package kafka
 // an older, negative one) returns epoch 0 ending at the high watermark, so
 // clients' truncation checks after a leader change pass; asking for a
 // later epoch returns epoch -1 and offset -1, as Kafka does for epochs it
-// has never seen. A current epoch above 0 is UNKNOWN_LEADER_EPOCH.
+// has never seen. A current epoch above 0 is UNKNOWN_LEADER_EPOCH, one
+// below 0 other than -1 (none) FENCED_LEADER_EPOCH.
 // Left out: a per-partition epoch history (nothing ever changes leader).
 
 import (
@@ -20,6 +21,27 @@ import (
 
 // leaderEpoch is the only leader epoch: this broker has always led.
 const leaderEpoch = 0
+
+// noLeaderEpoch is the current leader epoch of a client that knows none.
+const noLeaderEpoch = -1
+
+// leaderEpochError checks a client's current leader epoch against ours,
+// as Kafka's Partition.checkCurrentLeaderEpoch does: an older epoch is
+// FENCED_LEADER_EPOCH (the client's metadata is stale), a newer one
+// UNKNOWN_LEADER_EPOCH (the client knows of a leader we do not); -1 is
+// no epoch and is not checked. OffsetForLeaderEpoch v2+ and Fetch v9+
+// (for epochs >= 0, as Kafka reads a negative one as absent) check it.
+func leaderEpochError(current int32) error {
+	switch {
+	case current == noLeaderEpoch:
+		return nil
+	case current < leaderEpoch:
+		return kerr.FencedLeaderEpoch
+	case current > leaderEpoch:
+		return kerr.UnknownLeaderEpoch
+	}
+	return nil
+}
 
 func handleOffsetForLeaderEpoch(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
 	r := req.(*kmsg.OffsetForLeaderEpochRequest)
@@ -45,8 +67,8 @@ func (s *Server) epochEnd(topic string, rp kmsg.OffsetForLeaderEpochRequestTopic
 		out.ErrorCode = errCode(err)
 		return out
 	}
-	if version >= 2 && rp.CurrentLeaderEpoch > leaderEpoch {
-		out.ErrorCode = kerr.UnknownLeaderEpoch.Code
+	if err := leaderEpochError(rp.CurrentLeaderEpoch); version >= 2 && err != nil {
+		out.ErrorCode = errCode(err)
 		return out
 	}
 	if rp.LeaderEpoch > leaderEpoch {

@@ -32,6 +32,10 @@ const (
 	// DefaultFetchSessionCacheSlots is Kafka's
 	// max.incremental.fetch.session.cache.slots default.
 	DefaultFetchSessionCacheSlots = 1000
+	// DefaultFetchMaxBytes is Kafka's fetch.max.bytes default (55 MiB).
+	DefaultFetchMaxBytes = 55 << 20
+	// MinFetchMaxBytes is the smallest fetch.max.bytes Kafka accepts.
+	MinFetchMaxBytes = 1024
 )
 
 // Config configures a Server. Names follow Kafka's broker configs where one
@@ -79,6 +83,11 @@ type Config struct {
 	// negative: no sessions, every fetch is sessionless).
 	FetchSessionCacheSlots int
 
+	// FetchMaxBytes is fetch.max.bytes: the most record bytes one Fetch
+	// response carries, whatever the request's MaxBytes (default 55 MiB;
+	// at least 1024). A KIP-74 first batch is still returned whole.
+	FetchMaxBytes int32
+
 	// ShutdownTimeout bounds how long Close waits for in-flight requests
 	// before it closes connections anyway (default 10s).
 	ShutdownTimeout time.Duration
@@ -118,6 +127,9 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.FetchSessionCacheSlots == 0 {
 		cfg.FetchSessionCacheSlots = DefaultFetchSessionCacheSlots
+	}
+	if cfg.FetchMaxBytes == 0 {
+		cfg.FetchMaxBytes = DefaultFetchMaxBytes
 	}
 	if cfg.ClusterID == "" && cfg.Resolver != nil {
 		cfg.ClusterID = cfg.Resolver.ClusterID()
@@ -164,6 +176,9 @@ func (cfg Config) Validate() error {
 	}
 	if cfg.MaxConnections < 0 {
 		errs = append(errs, fmt.Errorf("kafka: config: max.connections %d is negative", cfg.MaxConnections))
+	}
+	if cfg.FetchMaxBytes != 0 && cfg.FetchMaxBytes < MinFetchMaxBytes {
+		errs = append(errs, fmt.Errorf("kafka: config: fetch.max.bytes %d is below %d", cfg.FetchMaxBytes, MinFetchMaxBytes))
 	}
 	if cfg.ShutdownTimeout < 0 {
 		errs = append(errs, fmt.Errorf("kafka: config: ShutdownTimeout %v is negative", cfg.ShutdownTimeout))

@@ -47,8 +47,12 @@
 //	F2 Epoch 0 closes the named session (if any) and opens a new one from
 //	   a full fetch; epoch -1 closes the named session and fetches without
 //	   one (session id 0 in the response).
-//	F3 One request per session at a time: the session is locked for the
-//	   whole request (a long poll included), so epochs advance one by one.
+//	F3 Epochs advance one by one: a request checks and applies its epoch
+//	   under the session's lock, and takes it again to make its response.
+//	   The lock is not held while the request reads or long-polls, so a
+//	   client cannot park other work on it. A request whose session moved
+//	   to another epoch meanwhile (a duplicate request) is answered
+//	   INVALID_FETCH_SESSION_EPOCH, as Kafka does, and changes nothing.
 //	F4 The cache holds at most max.incremental.fetch.session.cache.slots
 //	   sessions. When full, a new session takes the place of the least
 //	   recently used one if that was idle for sessionEvictionAge, else of
@@ -56,4 +60,11 @@
 //	   session is created and the client fetches sessionless (id 0).
 //	F5 A session keyed by topic ids (v13+) is not used by a request keyed
 //	   by names, nor the other way round: FETCH_SESSION_TOPIC_ID_ERROR.
+//	F6 A session holds at most maxSessionPartitions partitions, and all
+//	   sessions together at most maxCachedPartitions, so session memory is
+//	   bounded whatever clients send. A full fetch beyond either bound gets
+//	   no session (id 0, as when the cache is full); an incremental fetch
+//	   that grows its session beyond either removes the session and gets
+//	   FETCH_SESSION_ID_NOT_FOUND, and the client falls back to a full
+//	   fetch.
 package kafka

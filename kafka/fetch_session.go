@@ -8,12 +8,13 @@ package kafka
 // the response carries only partitions with something new: records, an
 // error, or a changed high watermark, last stable offset or log start.
 //
-// Invariants F1–F5: doc.go "Fetch sessions".
+// Invariants F1–F6: doc.go "Fetch sessions".
 //
 // Reads stay cursorless (R1): a session remembers what the client asked
 // for and what it was last told, never a read position of the log.
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"sync"
@@ -27,13 +28,32 @@ import (
 // session may evict it (Kafka's min.incremental.fetch.session.eviction.ms).
 const sessionEvictionAge = 2 * time.Minute
 
+// Session size bounds (F6). A partition in a session costs about 200
+// bytes, so all sessions together hold at most about 200 MB.
+const (
+	// maxSessionPartitions is more partitions than one consumer of one
+	// broker fetches in practice.
+	maxSessionPartitions = 10000
+	// maxCachedPartitions bounds the partitions of all sessions together.
+	maxCachedPartitions = 1000000
+)
+
 // fetchSessions is the server's session cache (F4). The zero value is
 // ready to use.
 type fetchSessions struct {
 	mu struct {
 		sync.Mutex
-		byID map[int32]*fetchSession
+		byID  map[int32]*fetchSession
+		total int // the sessions' sizes summed (F6)
+		// maxParts and maxTotal are the F6 bounds (0: maxSessionPartitions
+		// and maxCachedPartitions); tests lower them.
+		maxParts, maxTotal int
 	}
+}
+
+// boundsLocked returns the F6 bounds.
+func (c *fetchSessions) boundsLocked() (perSession, total int) {
+	return cmp.Or(c.mu.maxParts, maxSessionPartitions), cmp.Or(c.mu.maxTotal, maxCachedPartitions)
 }
 
 // fetchSession is one client's session. The cache's mutex guards size and
@@ -71,11 +91,13 @@ type sessPart struct {
 	key      sessKey
 	offset   int64
 	maxBytes int32
-	sent     bool // answered at least once
-	hwm      int64
-	lso      int64
-	logStart int64
-	gotData  bool // the last response carried records for it (rotation)
+	// leaderEpoch is the client's current leader epoch (-1: none).
+	leaderEpoch int32
+	sent        bool // answered at least once
+	hwm         int64
+	lso         int64
+	logStart    int64
+	gotData     bool // the last response carried records for it (rotation)
 }
 
 // keyOf is the session key of a requested partition.
@@ -124,26 +146,44 @@ func (c *fetchSessions) remove(id int32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if fs := c.mu.byID[id]; fs != nil {
-		fs.removed = true
-		delete(c.mu.byID, id)
+		c.dropLocked(fs)
 	}
 }
 
-// resize records a session's partition count for eviction decisions.
-func (c *fetchSessions) resize(fs *fetchSession, n int) {
+// dropLocked takes fs out of the cache.
+func (c *fetchSessions) dropLocked(fs *fetchSession) {
+	fs.removed = true
+	c.mu.total -= fs.size
+	delete(c.mu.byID, fs.id)
+}
+
+// resize records a session's partition count for eviction decisions, or
+// reports false when n partitions are beyond the bounds (F6).
+func (c *fetchSessions) resize(fs *fetchSession, n int) bool {
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if fs.removed {
+		return true // no longer counted
+	}
+	if perSession, total := c.boundsLocked(); n > perSession || c.mu.total-fs.size+n > total {
+		return false
+	}
+	c.mu.total += n - fs.size
 	fs.size = n
-	c.mu.Unlock()
+	return true
 }
 
 // create makes a session over parts (in response order) with next epoch 1,
 // or returns nil when the cache has no room for it (F4).
 func (c *fetchSessions) create(slots int, topicIDs bool, parts []*sessPart) *fetchSession {
 	if slots <= 0 {
-		return nil
+		return nil // F4
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if perSession, total := c.boundsLocked(); len(parts) > perSession || c.mu.total+len(parts) > total {
+		return nil // F6
+	}
 	if c.mu.byID == nil {
 		c.mu.byID = make(map[int32]*fetchSession)
 	}
@@ -159,6 +199,8 @@ func (c *fetchSessions) create(slots int, topicIDs bool, parts []*sessPart) *fet
 			fs.mu.order = append(fs.mu.order, sp)
 		}
 	}
+	fs.size = len(fs.mu.parts)
+	c.mu.total += fs.size
 	c.mu.byID[fs.id] = fs
 	return fs
 }
@@ -182,8 +224,7 @@ func (c *fetchSessions) evictLocked(size int) bool {
 	} else if smallest == nil || smallest.size >= size {
 		return false
 	}
-	victim.removed = true
-	delete(c.mu.byID, victim.id)
+	c.dropLocked(victim)
 	return true
 }
 
@@ -218,7 +259,7 @@ func (fs *fetchSession) updateLocked(r *kmsg.FetchRequest) {
 				fs.mu.parts[k] = sp
 				fs.mu.order = append(fs.mu.order, sp)
 			}
-			sp.offset, sp.maxBytes = rp.FetchOffset, rp.PartitionMaxBytes
+			sp.offset, sp.maxBytes, sp.leaderEpoch = rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch
 		}
 	}
 	forgot := false
@@ -260,7 +301,8 @@ func (fs *fetchSession) rotateLocked(gotData func(*sessPart) bool) {
 	fs.mu.order = append(append(fs.mu.order[:0], quiet...), busy...)
 }
 
-// sessionError answers a fetch with a top-level session error (F1, F5).
+// sessionError answers a fetch with a top-level session error (F1, F3,
+// F5, F6).
 func sessionError(r *kmsg.FetchRequest, err *kerr.Error) *kmsg.FetchResponse {
 	resp := r.ResponseKind().(*kmsg.FetchResponse)
 	resp.ErrorCode = err.Code

@@ -135,10 +135,11 @@ func (r *Resolver) Bounds(topic string, partition int32) (logStart, hwm, lso Off
 }
 
 // ListOffset: ts -1 latest (high watermark), -2 earliest (log start), -3
-// the batch with the largest max timestamp (its base offset and that
-// timestamp; tracked per partition, recovered on Open), otherwise the first
-// batch whose max timestamp >= ts through the time index (O(log n)): its
-// base offset and max timestamp. (-1, -1) when there is none.
+// the first record of the batch with the largest max timestamp (tracked
+// per partition, recovered on Open) that carries it, otherwise the first
+// record at or after ts in the first batch whose max timestamp >= ts,
+// found through the time index (O(log n)), as Kafka answers: the record's
+// offset and timestamp (records.go). (-1, -1) when there is none.
 func (r *Resolver) ListOffset(topic string, partition int32, ts int64) (off Offset, timestamp int64, err error) {
 	s, err := r.takeSnapshot(topic, partition)
 	if err != nil {
@@ -150,7 +151,11 @@ func (r *Resolver) ListOffset(topic string, partition int32, ts int64) (off Offs
 	case ts == -2:
 		return s.info.Start, -1, nil
 	case ts == -3:
-		return r.maxTimestamp(s)
+		off, maxTS, err := r.maxTimestamp(s)
+		if err != nil || off < 0 {
+			return off, maxTS, err
+		}
+		return r.maxTimestampRecord(topic, partition, off, maxTS, s.info.Start)
 	case ts < 0:
 		return -1, -1, nil
 	}
@@ -164,9 +169,13 @@ func (r *Resolver) ListOffset(topic string, partition int32, ts int64) (off Offs
 		return -1, -1, nil // D5: not visible in this snapshot
 	case h.End() <= s.info.Start:
 		// The first such batch was trimmed; find the first visible one.
-		return r.scanIndex(s, func(h storage.EntryHeader) bool { return h.MaxTime >= ts })
+		off, _, err := r.scanIndex(s, func(h storage.EntryHeader) bool { return h.MaxTime >= ts })
+		if err != nil || off < 0 {
+			return -1, -1, err
+		}
+		h.Offset = off
 	}
-	return h.Offset, h.MaxTime, nil
+	return r.recordAtOrAfter(topic, partition, h.Offset, ts, s.info.Start, s.info.End)
 }
 
 // maxTimestamp answers ListOffset -3 from the partition's durable mark.

@@ -224,7 +224,10 @@ func TestListOffset(t *testing.T) {
 	if off, ts, err := g.r.ListOffset("t", 0, -3); err != nil || off != -1 || ts != -1 {
 		t.Fatalf("max ts of empty: %d %d %v", off, ts, err)
 	}
-	// Batches (base offset: max timestamp): 0:100 3:300 5:200 6:300 8:250
+	// Batches (base offset: record timestamps): 0: 98 99 100, 3: 299 300,
+	// 5: 200, 6: 299 300, 8: 250. Answers are per record, as Kafka's: the
+	// first record at or after the target in the first batch whose max
+	// timestamp is; -3 the first record carrying the largest timestamp.
 	for _, b := range []testBatch{plain(3, 98), plain(2, 299), plain(1, 200), plain(2, 299), plain(1, 250)} {
 		g.produce("t", 0, b.encode())
 	}
@@ -235,12 +238,13 @@ func TestListOffset(t *testing.T) {
 	}{
 		{-1, 9, -1},
 		{-2, 0, -1},
-		{-3, 3, 300},
-		{0, 0, 100},
-		{100, 0, 100},
-		{101, 3, 300},
-		{200, 3, 300},
-		{300, 3, 300},
+		{-3, 4, 300},
+		{0, 0, 98},
+		{99, 1, 99},
+		{100, 2, 100},
+		{101, 3, 299},
+		{200, 3, 299},
+		{300, 4, 300},
 		{301, -1, -1},
 	} {
 		off, ts, err := g.r.ListOffset("t", 0, tc.ts)
@@ -250,7 +254,7 @@ func TestListOffset(t *testing.T) {
 	}
 	// -3 survives a clean reopen and a crash.
 	g.reopen()
-	if off, ts, _ := g.r.ListOffset("t", 0, -3); off != 3 || ts != 300 {
+	if off, ts, _ := g.r.ListOffset("t", 0, -3); off != 4 || ts != 300 {
 		t.Fatalf("-3 after reopen: %d %d", off, ts)
 	}
 	g.produce("t", 0, plain(1, 400).encode())

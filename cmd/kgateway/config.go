@@ -13,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"reflect"
@@ -46,6 +47,7 @@ type Config struct {
 	ConnectionsMaxIdleMs  int64 `prop:"connections.max.idle.ms" flag:"connections-max-idle-ms" help:"close a connection idle this long"`
 	MaxConnections        int   `prop:"max.connections" flag:"max-connections" help:"most open connections; more are closed at once"`
 	FetchSessionSlots     int   `prop:"max.incremental.fetch.session.cache.slots" flag:"fetch-session-cache-slots" help:"fetch sessions (KIP-227) kept; 0 disables them"`
+	FetchMaxBytes         int   `prop:"fetch.max.bytes" flag:"fetch-max-bytes" help:"most record bytes one fetch response carries, whatever the request asks (a first batch larger than this is still returned whole)"`
 	TailCacheBytes        int64 `prop:"tail.cache.bytes" flag:"tail-cache-bytes" help:"memory for the newest entries of all partitions together, so that tailing consumers are served without touching the files; 0 disables it"`
 	SegmentReuse          bool  `prop:"log.segment.reuse" flag:"log-segment-reuse" help:"write a partition's next segment over one that retention removed (its fsyncs then need no file-system journal commit), so a partition may hold one removed segment's disk space until it rolls; false frees removed segments at once"`
 
@@ -78,6 +80,7 @@ func DefaultConfig() Config {
 		ConnectionsMaxIdleMs:   kafka.DefaultConnectionsMaxIdle.Milliseconds(),
 		MaxConnections:         kafka.DefaultMaxConnections,
 		FetchSessionSlots:      kafka.DefaultFetchSessionCacheSlots,
+		FetchMaxBytes:          kafka.DefaultFetchMaxBytes,
 		TailCacheBytes:         storage.DefaultTailCacheBytes,
 		SegmentReuse:           true,
 		LogRetentionMs:         7 * 24 * 3600 * 1000,
@@ -309,6 +312,9 @@ func (c Config) Validate() error {
 	}
 	if c.TailCacheBytes < 0 {
 		bad("tail.cache.bytes", "%d must not be negative", c.TailCacheBytes)
+	}
+	if c.FetchMaxBytes < kafka.MinFetchMaxBytes || c.FetchMaxBytes > math.MaxInt32 {
+		bad("fetch.max.bytes", "%d out of range [%d, %d]", c.FetchMaxBytes, kafka.MinFetchMaxBytes, math.MaxInt32)
 	}
 	if c.FetchSessionSlots < 0 {
 		bad("max.incremental.fetch.session.cache.slots", "%d must not be negative", c.FetchSessionSlots)

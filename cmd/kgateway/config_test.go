@@ -61,7 +61,7 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := []string{"KGATEWAY_LOG_FORMAT=xml"}
-	_, err := load("kgateway", []string{"--config", file, "--log-level", "loud", "--max-request-bytes", "-1", "--slow-request-ms", "0"}, env, os.Stderr)
+	_, err := load("kgateway", []string{"--config", file, "--log-level", "loud", "--max-request-bytes", "-1", "--slow-request-ms", "0", "--fetch-max-bytes", "1023"}, env, os.Stderr)
 	if err == nil {
 		t.Fatal("no error")
 	}
@@ -74,6 +74,7 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 		"--log-level (log.level)",
 		"--max-request-bytes (socket.request.max.bytes)",
 		"--slow-request-ms (slow.request.ms)",
+		"--fetch-max-bytes (fetch.max.bytes): 1023 out of range",
 	} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error lacks %q:\n%v", w, err)

@@ -74,6 +74,7 @@ func startGateway(cfg Config, metricsExplicit bool, log *zap.Logger) (_ *gateway
 		ConnectionsMaxIdle:     time.Duration(cfg.ConnectionsMaxIdleMs) * time.Millisecond,
 		MaxConnections:         cfg.MaxConnections,
 		FetchSessionCacheSlots: sessionSlots(cfg.FetchSessionSlots),
+		FetchMaxBytes:          int32(cfg.FetchMaxBytes),
 		Logger:                 log.Named("kafka"),
 		Observer:               g.m,
 		SlowRequest:            slow,

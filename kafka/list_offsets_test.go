@@ -1,0 +1,122 @@
+package kafka
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// produceOneBatch appends records with the given timestamps (ms) to
+// topic/0 as one batch, compressed with codec.
+func (g *sessionRig) produceOneBatch(topic string, codec kgo.CompressionCodec, stamps ...int64) {
+	g.t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(g.s.Addr().String()), kgo.ManualFlushing(),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchCompression(codec))
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), testDeadline)
+	defer cancel()
+	errs := make(chan error, len(stamps))
+	for _, ms := range stamps {
+		r := &kgo.Record{Topic: topic, Value: bytes.Repeat([]byte("compressible "), 40), Timestamp: time.UnixMilli(ms)}
+		cl.Produce(ctx, r, func(_ *kgo.Record, err error) { errs <- err })
+	}
+	if err := cl.Flush(ctx); err != nil {
+		g.t.Fatal(err)
+	}
+	for range stamps {
+		if err := <-errs; err != nil {
+			g.t.Fatal(err)
+		}
+	}
+}
+
+// listOffset sends a raw ListOffsets v7 for topic/0 at ts.
+func (g *sessionRig) listOffset(topic string, ts int64) (offset, timestamp int64) {
+	g.t.Helper()
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.SetVersion(7)
+	req.ReplicaID = -1
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewListOffsetsRequestTopicPartition()
+	rp.Timestamp = ts
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	g.corr++
+	g.c.send(g.corr, req)
+	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+	resp.SetVersion(req.Version)
+	g.c.recv(resp)
+	p := resp.Topics[0].Partitions[0]
+	if p.ErrorCode != 0 {
+		g.t.Fatalf("ListOffsets %s at %d: error %d", topic, ts, p.ErrorCode)
+	}
+	return p.Offset, p.Timestamp
+}
+
+// ListOffsets by timestamp answers per record, as Kafka does: the first
+// record at or after the target in the first batch whose max timestamp
+// is, and -3 the first record carrying the largest timestamp; compressed
+// batches are decompressed to find it, for every codec.
+func TestListOffsetsPerRecord(t *testing.T) {
+	codecs := []struct {
+		name  string
+		codec kgo.CompressionCodec
+		id    byte
+	}{
+		{"none", kgo.NoCompression(), 0}, {"gzip", kgo.GzipCompression(), 1},
+		{"snappy", kgo.SnappyCompression(), 2}, {"lz4", kgo.Lz4Compression(), 3},
+		{"zstd", kgo.ZstdCompression(), 4},
+	}
+	topics := map[string]int32{}
+	for _, c := range codecs {
+		topics[c.name] = 1
+	}
+	g := newSessionRig(t, Config{}, topics)
+	adm := kadm.NewClient(g.prod)
+	for _, c := range codecs {
+		// One batch: offsets 0-2 at 1000/3000/2000, then one at 4000.
+		g.produceOneBatch(c.name, c.codec, 1000, 3000, 2000)
+		g.produceOneBatch(c.name, c.codec, 4000)
+		p := onlyPartition(t, g.fetch(fetchReq(0, -1, parts(c.name, 1), nil)))
+		if bs := batchesOf(t, p.RecordBatches); len(bs) != 2 || bs[0][batchAttrsLow]&batchCodecMask != c.id {
+			t.Fatalf("%s: stored %d batches, the first with codec %d", c.name, len(bs), bs[0][batchAttrsLow]&batchCodecMask)
+		}
+		for _, tc := range []struct{ at, off, ts int64 }{
+			{0, 0, 1000}, {1000, 0, 1000}, {1500, 1, 3000}, {2500, 1, 3000},
+			{3000, 1, 3000}, {3001, 3, 4000}, {4001, -1, -1}, {-3, 3, 4000},
+		} {
+			if off, ts := g.listOffset(c.name, tc.at); off != tc.off || ts != tc.ts {
+				t.Errorf("%s at %d: offset %d timestamp %d, want %d at %d", c.name, tc.at, off, ts, tc.off, tc.ts)
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), testDeadline)
+		listed, err := adm.ListOffsetsAfterMilli(ctx, 1500, c.name)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lo, ok := listed.Lookup(c.name, 0); !ok || lo.Err != nil || lo.Offset != 1 || lo.Timestamp != 3000 {
+			t.Errorf("%s: kadm after 1500: %+v, want offset 1 at 3000", c.name, lo)
+		}
+	}
+}
+
+// -3 returns the first record carrying the largest timestamp, inside its
+// batch.
+func TestListOffsetsMaxTimestampRecord(t *testing.T) {
+	g := newSessionRig(t, Config{}, map[string]int32{"mx": 1})
+	g.produceOneBatch("mx", kgo.GzipCompression(), 1000, 5000, 2000, 5000)
+	g.produceOneBatch("mx", kgo.NoCompression(), 3000)
+	if off, ts := g.listOffset("mx", -3); off != 1 || ts != 5000 {
+		t.Fatalf("-3: offset %d at %d, want 1 at 5000", off, ts)
+	}
+}
