@@ -50,7 +50,7 @@ var mutations = []mutation{
 		Rule:  "resolver: a produced batch whose CRC32C does not match is refused (CORRUPT_MESSAGE)",
 		Edits: []edit{{File: "resolver/batch.go", Old: "castagnoli); want != got {", New: "castagnoli); want != got && false {"}},
 		Tests: []testRun{
-			{Pkg: "./resolver/", Run: "FuzzSplitBatches"},
+			{Pkg: "./resolver/", Run: "FuzzSplitBatches|TestProduceRejects"},
 			{Pkg: "./test/", Run: "TestProduceRejects|TestBadCRCRejected"},
 		},
 	},
@@ -65,7 +65,7 @@ var mutations = []mutation{
 		Rule:  "storage D5: a read (fetch) never returns entries past the durable end (high watermark)",
 		Edits: []edit{{File: "storage/tailcache.go", Old: "\tfor ; i < len(live) && live[i].hdr.Offset < sn.end; i++ {", New: "\tfor ; i < len(live); i++ {"}},
 		Tests: []testRun{
-			{Pkg: "./storage/", Run: "Tail|Durable"},
+			{Pkg: "./storage/", Run: "TestReadsStopAtDurableEnd|Tail"},
 			{Pkg: "./ledger/", Run: "TestReadSeesOnlyDurable"},
 			{Pkg: "./resolver/", Run: "Fetch"},
 		},
