@@ -169,12 +169,12 @@ func goCmd(dir string, timeout time.Duration, args ...string) ([]byte, error) {
 
 var failRE = regexp.MustCompile(`(?m)^\s*--- FAIL: (\S+)`)
 
-// failedTests lists the failed tests named in go test output.
+// failedTests lists the failed top-level tests named in go test output.
 func failedTests(out []byte) string {
 	var names []string
 	seen := map[string]bool{}
 	for _, m := range failRE.FindAllSubmatch(out, -1) {
-		if n := string(m[1]); !seen[n] {
+		if n := string(m[1]); !seen[n] && !strings.Contains(n, "/") {
 			seen[n] = true
 			names = append(names, n)
 		}

@@ -61,6 +61,12 @@ var mutations = []mutation{
 		Tests: []testRun{{Pkg: "./offsets/", Run: "TestCommitDurableAcrossCrash"}},
 	},
 	{
+		Name:  "offset-commit-dropped",
+		Rule:  "offsets O1: an acknowledged offset commit is stored (here: acknowledged, never applied)",
+		Edits: []edit{{File: "offsets/store.go", Old: "\tif err := s.db.Apply(b, pebble.Sync); err != nil {\n\t\treturn fmt.Errorf(\"offsets: commit %q: %w\", group, err)", New: "\tif err := error(nil); err != nil {\n\t\treturn fmt.Errorf(\"offsets: commit %q: %w\", group, err)"}},
+		Tests: []testRun{{Pkg: "./test/", Run: "TestKillDuringProduceAndCommit"}},
+	},
+	{
 		Name:  "fetch-past-durable-end",
 		Rule:  "storage D5: a read (fetch) never returns entries past the durable end (high watermark)",
 		Edits: []edit{{File: "storage/tailcache.go", Old: "\tfor ; i < len(live) && live[i].hdr.Offset < sn.end; i++ {", New: "\tfor ; i < len(live); i++ {"}},
