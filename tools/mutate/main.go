@@ -67,9 +67,12 @@ func main() {
 	if err != nil {
 		fatal(err)
 	}
-	if !*keep {
-		defer os.RemoveAll(tmp)
+	cleanup := func() {
+		if !*keep {
+			os.RemoveAll(tmp)
+		}
 	}
+	defer cleanup()
 	if err := copyTree(root, tmp); err != nil {
 		fatal(err)
 	}
@@ -95,6 +98,7 @@ func main() {
 	}
 	if failed > 0 {
 		fmt.Printf("\n%d of %d mutations not caught\n", failed, len(rows))
+		cleanup() // os.Exit skips deferred calls
 		os.Exit(1)
 	}
 }
