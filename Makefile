@@ -72,6 +72,15 @@ fuzz:
 		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 3s ./$$pkg || exit 1; \
 	done
 
+# mutate checks the tests: in a temporary copy of the tree it applies each
+# deliberate break of tools/mutate/mutations.go (one per core invariant),
+# runs the tests named for it, and fails if any break goes uncaught. Not
+# part of `make test`; run it before closing work on storage, produce or
+# fetch. MUTATE_FLAGS, e.g. -only 'crc|fsync' -count 3.
+.PHONY: mutate
+mutate:
+	$(GO) run ./tools/mutate $(MUTATE_FLAGS)
+
 # soak scales the crash tests up: thousands of injected-fault crashes and
 # 50 SIGKILL rounds of the real binary (KGW_SOAK=1).
 soak:

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/kgateway/kgateway/resolver"
@@ -45,8 +47,11 @@ func requestFrameBody(key, version int16, corrID int32, body []byte) []byte {
 // FuzzRequestDecode runs the server's decode path (dispatch: header, key
 // and version checks, kmsg decoding) on arbitrary bodies for every
 // advertised (key, version): it must never panic, and a request it accepts
-// gets a slot carrying its key, version and correlation id.
+// gets a slot carrying its key, version and correlation id. The oracle: the
+// server accepts exactly the bodies that decode, and every accepted request
+// survives decode -> encode -> decode unchanged (roundTrip).
 func FuzzRequestDecode(f *testing.F) {
+	addRichSeeds(f)
 	for i, a := range apis {
 		for v := a.min; v <= a.max; v++ {
 			req := kmsg.RequestForKey(a.key)
@@ -59,8 +64,17 @@ func FuzzRequestDecode(f *testing.F) {
 		v := a.min + int16(ver)%(a.max-a.min+1)
 		c := fuzzConn(t, DefaultMaxRequestBytes)
 		sl, start, err := c.dispatch(requestFrameBody(a.key, v, 42, body))
+		decodes := kmsg.RequestForKey(a.key)
+		decodes.SetVersion(v)
+		decErr := decodes.ReadFrom(append([]byte(nil), body...))
+		if (err == nil) != (decErr == nil) {
+			t.Fatalf("key %d v%d: server says %v, the body decodes with %v", a.key, v, err, decErr)
+		}
 		if err != nil {
 			return // the connection would be closed: a clean refusal
+		}
+		if err := roundTrip(decodes); err != nil {
+			t.Fatalf("key %d v%d: %v", a.key, v, err)
 		}
 		if sl.key != a.key || sl.version != v || sl.corrID != 42 {
 			t.Fatalf("slot %+v for key %d v%d", sl, a.key, v)
@@ -69,6 +83,24 @@ func FuzzRequestDecode(f *testing.F) {
 			t.Fatal("a slot with neither a handler nor a response")
 		}
 	})
+}
+
+// roundTrip encodes a decoded request and decodes it again: the two
+// decoded forms are equal and so are their encodings.
+func roundTrip(req kmsg.Request) error {
+	enc := req.AppendTo(nil)
+	again := kmsg.RequestForKey(req.Key())
+	again.SetVersion(req.GetVersion())
+	if err := again.ReadFrom(enc); err != nil {
+		return fmt.Errorf("re-decoding its own encoding: %v", err)
+	}
+	if !reflect.DeepEqual(req, again) {
+		return fmt.Errorf("decode -> encode -> decode changed it:\n%+v\n%+v", req, again)
+	}
+	if enc2 := again.AppendTo(nil); !bytes.Equal(enc, enc2) {
+		return fmt.Errorf("encodings differ:\n%x\n%x", enc, enc2)
+	}
+	return nil
 }
 
 // FuzzFrames feeds an arbitrary byte stream to one connection's reader

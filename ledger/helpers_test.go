@@ -90,8 +90,8 @@ func (f *faultFS) OpenFile(name string, flag int, perm uint32) (storage.File, er
 			f.mutations.Add(1) // creates a file
 		}
 	}
-	if flag&os.O_TRUNC != 0 {
-		f.mutations.Add(1)
+	if flag&(os.O_TRUNC|os.O_WRONLY|os.O_RDWR) != 0 {
+		f.mutations.Add(1) // truncates, or opens for writing
 	}
 	file, err := f.inner.OpenFile(name, flag, perm)
 	if err != nil {
@@ -172,6 +172,7 @@ func (c countingVFS) Create(name string, cat vfs.DiskWriteCategory) (vfs.File, e
 }
 
 func (c countingVFS) OpenReadWrite(name string, cat vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
+	c.mutations.Add(1) // an open for writing, of an existing file or not
 	f, err := c.FS.OpenReadWrite(name, cat, opts...)
 	return c.wrap(f, err)
 }
@@ -433,6 +434,21 @@ func storeState(t testing.TB, s *storage.Store) string {
 		t.Fatalf("scan meta: %v", err)
 	}
 	return b.String()
+}
+
+// keyspace is every key in pebble (every prefix, memtable included), as
+// key -> value in hex.
+func keyspace(t testing.TB, s *storage.Store) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := s.Keyspace(func(k, v []byte) error {
+		out[fmt.Sprintf("%x", k)] = fmt.Sprintf("%x", v)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("keyspace: %v", err)
+	}
+	return out
 }
 
 func diffStates(a, b map[string]string) []string {

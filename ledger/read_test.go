@@ -33,18 +33,52 @@ func build3(e *env) []LedgerID {
 }
 
 // TestReadWritesNothing proves R1: any number of reads of every kind leave
-// the data directory (bytes, sizes, mtimes), the store's index and metadata
-// and the in-memory state exactly as they were, and make no mutating call
-// on either file system.
+// the data directory (bytes, sizes, mtimes), pebble's whole keyspace (every
+// prefix, the memtable included, so an unsynced write still in the WAL
+// buffer shows) and the in-memory state exactly as they were, make no
+// mutating call on either file system (an open of an existing file for
+// writing counts), and return what a model of the read contract says.
 func TestReadWritesNothing(t *testing.T) {
 	e := newEnv(t, Config{})
-	ids := build3(e)
-	e.roll() // an empty open ledger at the end
+	var all []Entry // every entry appended, in order; the model's data
+	add := func(payload string, records int) {
+		h := e.append(payload, records)
+		all = append(all, Entry{EntryHeader: h, Payload: []byte(payload)})
+	}
+	for l := 0; l < 3; l++ {
+		if l > 0 {
+			e.roll()
+		}
+		for i := 0; i < 3; i++ {
+			add(fmt.Sprintf("p%d%d", l, i), 1)
+		}
+	}
+	ids := e.ledgerIDs()
+	e.roll() // an open ledger at the end
 	if err := e.store.SoftTrim(testLog, 1); err != nil {
 		t.Fatal(err)
 	}
-	e.append("tail", 2)
+	all = all[1:] // offset 0 is trimmed away
+	add("tail", 2)
 
+	type call struct {
+		start, maxPos    Position
+		maxEntries, maxB int
+		off              Offset
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	starts := []Position{Earliest, Latest, {ids[0], 0}, {ids[0], 5}, {ids[1], 1}, {ids[2], 9}, {ids[2] + 1, 0}, {^LedgerID(0), 0}}
+	var calls []call
+	for i := 0; i < 300; i++ {
+		calls = append(calls, call{
+			start:      starts[rng.IntN(len(starts))],
+			maxPos:     []Position{NoLimit, Earliest, {ids[1], 1}, {ids[0], 0}}[rng.IntN(4)],
+			maxEntries: 1 + rng.IntN(12),
+			maxB:       rng.IntN(40),
+			off:        Offset(1 + rng.IntN(10)),
+		})
+	}
+	reads := 0
 	check := func(phase string) {
 		// Every append has returned; storage commits the entry index to
 		// pebble without a sync, so a synced metadata write flushes pebble's
@@ -53,19 +87,24 @@ func TestReadWritesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitIndexSettled(t, e.dir)
-		files0, store0 := dirState(t, e.dir), storeState(t, e.store)
-		fsMut0, pebbleMut0 := e.fs.mutations.Load(), e.pebble.Load()
+		files0, store0, keys0 := dirState(t, e.dir), storeState(t, e.store), keyspace(t, e.store)
+		fsMut0, pebbleMut0, wal0 := e.fs.mutations.Load(), e.pebble.Load(), e.store.IndexWrites()
 		lac0, _ := e.m.LastConfirmed()
-		rng := rand.New(rand.NewPCG(1, 2))
-		starts := []Position{Earliest, Latest, {ids[0], 0}, {ids[0], 5}, {ids[1], 1}, {ids[2], 9}, {ids[2] + 1, 0}, {^LedgerID(0), 0}}
-		for i := 0; i < 300; i++ {
-			start := starts[rng.IntN(len(starts))]
-			maxPos := []Position{NoLimit, Earliest, {ids[1], 1}, {ids[0], 0}}[rng.IntN(4)]
-			if _, err := e.m.ReadEntries(start, 1+rng.IntN(12), rng.IntN(40), maxPos); err != nil {
+		for i, c := range calls {
+			got, err := e.m.ReadEntries(c.start, c.maxEntries, c.maxB, c.maxPos)
+			if err != nil {
 				t.Fatalf("%s: read %d: %v", phase, i, err)
 			}
-			if _, err := e.m.PositionOf(Offset(1 + rng.IntN(10))); err != nil {
+			reads++
+			if want := modelRead(all, c.start, c.maxEntries, c.maxB, c.maxPos); payloads(got) != payloads(want) {
+				t.Errorf("%s: ReadEntries(%v, %d, %d, %v) = %s, want %s", phase, c.start, c.maxEntries, c.maxB, c.maxPos, payloads(got), payloads(want))
+			}
+			pos, err := e.m.PositionOf(c.off)
+			if err != nil {
 				t.Fatalf("%s: PositionOf: %v", phase, err)
+			}
+			if want := modelPositionOf(all, c.off); pos != want {
+				t.Errorf("%s: PositionOf(%d) = %v, want %v", phase, c.off, pos, want)
 			}
 			e.m.LastConfirmed()
 		}
@@ -81,6 +120,12 @@ func TestReadWritesNothing(t *testing.T) {
 		if got := storeState(t, e.store); got != store0 {
 			t.Errorf("%s: store state changed by reads:\nbefore:\n%s\nafter:\n%s", phase, store0, got)
 		}
+		if n := e.store.IndexWrites() - wal0; n != 0 {
+			t.Errorf("%s: reads wrote %d bytes to pebble's WAL", phase, n)
+		}
+		for _, d := range diffStates(keys0, keyspace(t, e.store)) {
+			t.Errorf("%s: pebble key changed by reads: %s", phase, d)
+		}
 		if lac, _ := e.m.LastConfirmed(); lac != lac0 {
 			t.Errorf("%s: last confirmed moved %v -> %v", phase, lac0, lac)
 		}
@@ -88,15 +133,73 @@ func TestReadWritesNothing(t *testing.T) {
 	check("warm")
 	e.reopen() // cold: every payload comes from the files
 	check("cold")
+	if reads != 2*len(calls) {
+		t.Fatalf("%d reads checked, want %d", reads, 2*len(calls))
+	}
 
-	// The instruments are live: an append and a roll register on both.
-	fsMut, pebbleMut := e.fs.mutations.Load(), e.pebble.Load()
+	// The instruments are live: an append and a roll register on both file
+	// systems and in the keyspace, and so does opening an existing file
+	// for writing.
+	fsMut, pebbleMut, keys, wal := e.fs.mutations.Load(), e.pebble.Load(), keyspace(t, e.store), e.store.IndexWrites()
 	e.append("x", 1)
 	e.roll()
-	if e.fs.mutations.Load() == fsMut || e.pebble.Load() == pebbleMut {
+	if e.fs.mutations.Load() == fsMut || e.pebble.Load() == pebbleMut || len(diffStates(keys, keyspace(t, e.store))) == 0 || e.store.IndexWrites() == wal {
 		t.Fatalf("an append made no mutation the test can see: fs %d->%d pebble %d->%d",
 			fsMut, e.fs.mutations.Load(), pebbleMut, e.pebble.Load())
 	}
+	fsMut = e.fs.mutations.Load()
+	seg := filepath.Join(e.dir, "segments", storage.SegmentFileName(testLog, ids[0]))
+	f, err := e.fs.OpenFile(seg, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if e.fs.mutations.Load() == fsMut {
+		t.Fatalf("opening an existing segment file for writing was not counted")
+	}
+}
+
+// modelRead is the read contract (R2-R9) over the list of every visible
+// entry, in order, written independently of the code under test.
+func modelRead(all []Entry, start Position, maxEntries, maxBytes int, maxPos Position) []Entry {
+	pos := func(en Entry) Position { return Position{en.Ledger, en.Entry} }
+	i := 0 // Earliest (R4)
+	switch start {
+	case Earliest:
+	case Latest:
+		i = len(all)
+	default: // R2, R3, R5: the first entry at or after start
+		for i < len(all) && pos(all[i]).Less(start) {
+			i++
+		}
+	}
+	limit := maxPos
+	if maxPos == Earliest && len(all) > 0 { // R7
+		limit = pos(all[0])
+	}
+	var out []Entry
+	bytes := 0
+	for ; i < len(all) && len(out) < maxEntries; i++ {
+		if maxPos != NoLimit && limit.Less(pos(all[i])) { // R7, inclusive
+			break
+		}
+		if len(out) > 0 && bytes+len(all[i].Payload) > maxBytes { // R9
+			break
+		}
+		bytes += len(all[i].Payload)
+		out = append(out, all[i])
+	}
+	return out
+}
+
+// modelPositionOf is the position of the entry containing off.
+func modelPositionOf(all []Entry, off Offset) Position {
+	for _, en := range all {
+		if en.Offset <= off && off < en.End() {
+			return Position{en.Ledger, en.Entry}
+		}
+	}
+	return Position{}
 }
 
 // waitIndexSettled waits until pebble has finished deleting the files its

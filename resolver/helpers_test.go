@@ -19,6 +19,7 @@ type gateway struct {
 	t     testing.TB
 	dir   string
 	cfg   Config
+	fs    storage.FS // segment files; nil is the OS
 	store *storage.Store
 	r     *Resolver
 }
@@ -33,7 +34,7 @@ func newGateway(t testing.TB, cfg Config) *gateway {
 
 func (g *gateway) open() {
 	g.t.Helper()
-	st, err := storage.Open(g.dir, storage.Options{})
+	st, err := storage.Open(g.dir, storage.Options{FS: g.fs})
 	if err != nil {
 		g.t.Fatalf("storage.Open: %v", err)
 	}

@@ -91,7 +91,7 @@ func TestIdempotenceCheckpointReplay(t *testing.T) {
 	}
 	_, hwm, _, _ := g.r.Bounds("t", 0)
 	g.crashReopen()
-	for i := n - maxTrackedBatches; i < n; i++ {
+	for i := n - kafkaDedupWindow; i < n; i++ {
 		res, err := g.r.Produce("t", 0, idem(1, 0, int32(i), 1).encode())
 		if err != nil || !res.Duplicate {
 			t.Fatalf("retry of seq %d after crash: %+v %v", i, res, err)

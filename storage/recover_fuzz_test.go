@@ -27,6 +27,8 @@ func FuzzCorruptSegmentReopen(f *testing.F) {
 	f.Add(uint8(1), uint16(0), make([]byte, 64))
 	f.Add(uint8(2), uint16(0), []byte{0, 0, 0, 40, 1, 2, 3})
 	f.Add(uint8(3), uint16(50), []byte{1})
+	f.Add(uint8(4), uint16(40), []byte{})
+	f.Add(uint8(6), uint16(40), []byte{})
 	f.Fuzz(func(t *testing.T, mode uint8, pos uint16, junk []byte) {
 		fs := vfstest.NewMemFS()
 		const dir = "/data"
@@ -65,30 +67,54 @@ func FuzzCorruptSegmentReopen(f *testing.F) {
 		}
 		size, _ := file.Size()
 		at := size
-		if mode%2 == 1 {
+		if mode%2 == 1 || mode&4 != 0 {
 			at = int64(pos) % max(size, 1)
 		}
-		if _, err := file.WriteAt(junk, at); err != nil {
+		refuse := refuseNever
+		if mode&4 != 0 {
+			if err := file.Truncate(at); err != nil {
+				t.Fatal(err)
+			}
+			refuse = refuseMust
+			if mode&2 != 0 {
+				refuse = refuseMay
+			}
+		} else if _, err := file.WriteAt(junk, at); err != nil {
 			t.Fatal(err)
 		}
 		file.Sync()
 		file.Close()
 
-		// A garbage tail harms no entry; an overwrite may (fail closed).
-		checkServedExactly(t, fs, reopenFS, dir, written, mode&1 == 0)
+		// A garbage tail harms no entry; an overwrite or a cut may (fail
+		// closed).
+		checkServedExactly(t, fs, reopenFS, dir, written, mode&5 == 0, refuse)
 	})
 }
 
+// refusal says whether reopening a corrupted store must fail.
+type refusal int
+
+const (
+	refuseNever refusal = iota // Open must succeed
+	refuseMay                  // either; a failure must be ErrCorrupt
+	refuseMust                 // Open must fail with ErrCorrupt
+)
+
 // checkServedExactly reopens dir and reads everything; with wantAll, every
 // written entry must be served.
-func checkServedExactly(t *testing.T, fs *vfstest.MemFS, pfs vfs.FS, dir string, written map[Offset][]byte, wantAll bool) {
+func checkServedExactly(t *testing.T, fs *vfstest.MemFS, pfs vfs.FS, dir string, written map[Offset][]byte, wantAll bool, refuse refusal) {
 	t.Helper()
 	st, err := Open(dir, Options{FS: fs, PebbleFS: pfs})
-	if err != nil {
-		if wantAll {
-			t.Fatalf("reopen after a garbage tail: %v", err)
-		}
-		return // refusing to open corrupt state is allowed; panicking is not
+	switch {
+	case err != nil && refuse == refuseNever:
+		t.Fatalf("reopen refused where Open reads nothing it could find corrupt: %v", err)
+	case err != nil && !errors.Is(err, ErrCorrupt):
+		t.Fatalf("reopen of a file shorter than its index: %v, want ErrCorrupt", err)
+	case err != nil:
+		return // the index names bytes that are gone: refusing is right
+	case refuse == refuseMust:
+		st.Close()
+		t.Fatal("reopened a ledger file shorter than its index says")
 	}
 	defer st.Close()
 	for _, id := range st.Logs() {

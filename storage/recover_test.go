@@ -1,9 +1,12 @@
 package storage
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -87,17 +90,45 @@ func TestOpenReadsOnlyTheTail(t *testing.T) {
 	}
 }
 
-// countingPebbleFS counts pebble's write operations.
+// countingPebbleFS counts pebble's write operations, opening a file for
+// writing included (errorfs files that under reads).
 func countingPebbleFS(n *atomic.Int64) vfs.FS {
-	return errorfs.Wrap(vfs.NewMem(), errorfs.InjectorFunc(func(op errorfs.Op) error {
+	return countOpenRW{errorfs.Wrap(vfs.NewMem(), errorfs.InjectorFunc(func(op errorfs.Op) error {
 		if op.Kind.ReadOrWrite() == errorfs.OpIsWrite {
 			n.Add(1)
 		}
 		return nil
-	}))
+	})), n}
 }
 
-// TestReadsWriteNothing: every read API leaves files and pebble untouched.
+type countOpenRW struct {
+	vfs.FS
+	n *atomic.Int64
+}
+
+func (c countOpenRW) OpenReadWrite(name string, cat vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
+	c.n.Add(1)
+	return c.FS.OpenReadWrite(name, cat, opts...)
+}
+
+// keyspaceOf is every pebble key and value (every prefix, memtable
+// included), rendered for comparison.
+func keyspaceOf(t *testing.T, s *Store) string {
+	t.Helper()
+	var b strings.Builder
+	if err := s.Keyspace(func(k, v []byte) error {
+		fmt.Fprintf(&b, "%x=%x\n", k, v)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestReadsWriteNothing: every read API leaves files and pebble untouched
+// (no mutating file call, no open for writing, not one key of the whole
+// keyspace changed, memtable included) and returns the right data (R1 in
+// ledger/ relies on this).
 func TestReadsWriteNothing(t *testing.T) {
 	var pebbleWrites atomic.Int64
 	ffs := vfstest.NewFaultFS(vfstest.NewMemFS())
@@ -111,21 +142,54 @@ func TestReadsWriteNothing(t *testing.T) {
 			_, _ = s.Roll(1)
 		}
 	}
-	_ = s.SoftTrim(1, 4)
-	files, pw := ffs.Mutations(), pebbleWrites.Load()
-	if files == 0 || pw == 0 {
-		t.Fatalf("counters do not count: files %d pebble %d", files, pw)
+	_ = s.SoftTrim(1, 4) // entry 0 (offsets 0-2) is trimmed, entry 1 visible
+	files, pw, keys, wal := ffs.Mutations(), pebbleWrites.Load(), keyspaceOf(t, s), s.IndexWrites()
+	if files == 0 || pw == 0 || keys == "" || wal == 0 {
+		t.Fatalf("counters do not count: files %d pebble %d keys %q", files, pw, keys)
+	}
+	// want checks that es are whole consecutive entries, the first holding
+	// off, each with the payload it was appended with.
+	want := func(what string, off Offset, es []Entry, err error) {
+		t.Helper()
+		if err != nil || len(es) == 0 {
+			t.Fatalf("%s(%d): %d entries, %v", what, off, len(es), err)
+		}
+		for j, e := range es {
+			i := int(e.Offset / 3)
+			if i >= len(hs) || e.EntryHeader != hs[i] || !bytes.Equal(e.Payload, payloadFor(Offset(i), 500)) {
+				t.Fatalf("%s(%d): entry %d is %+v, want %+v", what, off, j, e.EntryHeader, hs[min(i, len(hs)-1)])
+			}
+			if j == 0 && !(e.Offset <= off && off < e.End()) || j > 0 && e.Offset != es[j-1].End() {
+				t.Fatalf("%s(%d): entry %d at %d out of place", what, off, j, e.Offset)
+			}
+		}
 	}
 	for i := 0; i < 50; i++ {
-		_, _ = s.ReadEntries(1, Offset(i%60), 5, 2000)
-		_, _ = s.FirstOffset(1)
-		_, _ = s.LastOffset(1)
-		_, _ = s.Floor(1, Offset(i))
+		off := Offset(3 + i%57) // every visible offset, 3..59
+		es, err := s.ReadEntries(1, off, 5, 2000)
+		want("ReadEntries", off, es, err)
+		if h, err := s.FirstOffset(1); err != nil || h != hs[1] {
+			t.Fatalf("FirstOffset %+v %v", h, err)
+		}
+		if h, err := s.LastOffset(1); err != nil || h != hs[19] {
+			t.Fatalf("LastOffset %+v %v", h, err)
+		}
+		if h, err := s.Floor(1, off); err != nil || h != hs[off/3] {
+			t.Fatalf("Floor(%d) %+v %v", off, h, err)
+		}
 		_, _ = s.Info(1)
-		hdrs, _ := s.IndexRange(1, Offset(i), 4)
-		_, _ = s.ReadIndexed(1, hdrs)
-		_, _ = s.EntryAt(1, hs[i%20].Ledger, hs[i%20].Entry)
-		_, _ = s.SeekTime(1, int64(i))
+		hdrs, err := s.IndexRange(1, off, 4)
+		if err != nil || len(hdrs) == 0 || hdrs[0] != hs[off/3] {
+			t.Fatalf("IndexRange(%d) %+v %v", off, hdrs, err)
+		}
+		es, err = s.ReadIndexed(1, hdrs)
+		want("ReadIndexed", off, es, err)
+		if h, err := s.EntryAt(1, hs[i%19+1].Ledger, hs[i%19+1].Entry); err != nil || h != hs[i%19+1] {
+			t.Fatalf("EntryAt %+v %v", h, err)
+		}
+		if h, err := s.SeekTime(1, int64(i%19+1)); err != nil || h != hs[i%19+1] {
+			t.Fatalf("SeekTime(%d) %+v %v", i%19+1, h, err)
+		}
 		release, _ := s.Pin(1, hs[19].Ledger)
 		release()
 		_, _ = s.GetMeta([]byte("k"))
@@ -136,6 +200,12 @@ func TestReadsWriteNothing(t *testing.T) {
 	}
 	if got := pebbleWrites.Load(); got != pw {
 		t.Fatalf("reads wrote to pebble: %d write ops", got-pw)
+	}
+	if got := s.IndexWrites(); got != wal {
+		t.Fatalf("reads wrote %d bytes to pebble's WAL", got-wal)
+	}
+	if got := keyspaceOf(t, s); got != keys {
+		t.Fatalf("reads changed pebble's keyspace:\nbefore:\n%s\nafter:\n%s", keys, got)
 	}
 }
 

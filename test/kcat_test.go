@@ -12,14 +12,17 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-const kcatPath = "/usr/bin/kcat"
+// kcatName is the command looked up on PATH (Debian's package installs it
+// as /usr/bin/kcat, Homebrew under its own prefix).
+const kcatName = "kcat"
 
 // kcat runs kcat against addr with args and stdin, bounded by the test
 // deadline, and returns its stdout.
 func kcat(t *testing.T, addr, stdin string, args ...string) string {
 	t.Helper()
-	if _, err := exec.LookPath(kcatPath); err != nil {
-		t.Skip("kcat not installed (make deps)")
+	kcatPath, err := exec.LookPath(kcatName)
+	if err != nil {
+		t.Skip("kcat not on PATH (make deps)")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), testDeadline)
 	defer cancel()

@@ -36,6 +36,14 @@ type recordPos struct {
 	offset    int64
 }
 
+// Offset commits of a kill round: one synchronous commit every
+// commitEvery, and a round is not stopped before minCommits of them were
+// acknowledged (so that every round checks O1 on real commits).
+const (
+	commitEvery = 10 * time.Millisecond
+	minCommits  = 5
+)
+
 // loadRun is one round of load on a running binary: idempotent acks=all
 // producers and a group committing offsets, recording what was
 // acknowledged.
@@ -44,13 +52,32 @@ type loadRun struct {
 	acked map[string]recordPos // value -> acknowledged position
 	// commits: per partition, [last acknowledged, last attempted] offset.
 	commits map[int32][2]int64
+	// nextCommit is the offset the next commit sends. It starts above
+	// every earlier round's, so offsets increase across rounds and an
+	// older round's commit cannot pass for this one's.
+	nextCommit   int64
+	commitsAcked int
+}
+
+func newLoadRun(firstCommit int64) *loadRun {
+	return &loadRun{acked: map[string]recordPos{}, commits: map[int32][2]int64{}, nextCommit: firstCommit}
 }
 
 // TestKillDuringProduceAndCommit runs the real binary, SIGKILLs it while
-// franz-go producers send with acks=all and a group commits offsets, and
-// restarts it on the same data dir, round after round: every record ever
-// acknowledged is present exactly once at its acknowledged offset, and
-// every acknowledged commit is present (D1, D2, O1).
+// franz-go producers send with acks=all and a group commits offsets (one
+// synchronous commit every commitEvery, offsets increasing across rounds),
+// and restarts it on the same data dir, round after round: every record
+// ever acknowledged is present exactly once at its acknowledged offset, and
+// the last acknowledged commit is present (D1, D2, O1). Each round is
+// killed at a random moment after a minimum of work: a random number of
+// acknowledged records and at least minCommits acknowledged commits.
+//
+// What SIGKILL cannot show: the kernel's page cache survives the death of
+// the process, so written-but-never-synced bytes are still there after the
+// restart, and a missing fdatasync (or an index committed before the data
+// it names is synced) goes unnoticed here. The crash tests (storage,
+// resolver and test/crash_test.go), which drop everything unsynced at the
+// moment of the crash, are the ones that prove durability.
 func TestKillDuringProduceAndCommit(t *testing.T) {
 	testProcessStop(t, syscall.SIGKILL, killRounds())
 }
@@ -71,10 +98,11 @@ func testProcessStop(t *testing.T, sig syscall.Signal, rounds int) {
 	allCommits := map[int32][2]int64{}
 	p := startBinary(t, dir, "--num-partitions", fmt.Sprint(killPartitions))
 	start := time.Now()
+	nextCommit := int64(1)
 	for round := range rounds {
-		run := &loadRun{acked: map[string]recordPos{}, commits: map[int32][2]int64{}}
+		run := newLoadRun(nextCommit)
 		target := 100 + rng.IntN(900)
-		run.load(t, p, round, target, func() {
+		run.load(t, p, round, target, randomDelay(rng), func() {
 			if sig == syscall.SIGKILL {
 				p.cmd.Process.Kill()
 				<-p.done
@@ -88,10 +116,12 @@ func testProcessStop(t *testing.T, sig syscall.Signal, rounds int) {
 		for part, c := range run.commits {
 			allCommits[part] = c
 		}
+		nextCommit = run.nextCommit
 		p = startBinary(t, dir)
 		verifyAcked(t, p.addr, all)
 		verifyCommits(t, p.addr, allCommits)
-		t.Logf("round %d: %v after %d acknowledged records (%d in all), verified", round, sig, len(run.acked), len(all))
+		t.Logf("round %d: %v after %d acknowledged records (%d in all) and %d acknowledged commits, verified",
+			round, sig, len(run.acked), len(all), run.commitsAcked)
 	}
 	p.stop(t)
 	t.Logf("%d rounds of %v in %v", rounds, sig, time.Since(start).Round(time.Millisecond))
@@ -112,6 +142,8 @@ func TestKillWhileReusingSegments(t *testing.T) {
 	reuse := []string{"--num-partitions", fmt.Sprint(killPartitions), "--log-segment-bytes", "8192",
 		"--log-retention-bytes", "32768", "--log-retention-check-interval-ms", "20"}
 	all := map[string]recordPos{}
+	allCommits := map[int32][2]int64{}
+	nextCommit := int64(1)
 	for round := range killRounds() {
 		p := startBinary(t, dir, reuse...)
 		if round > 0 {
@@ -122,16 +154,21 @@ func TestKillWhileReusingSegments(t *testing.T) {
 			produceUntil(t, p.addr, fmt.Sprintf("round%d-trim", round), all, func() bool { return countSpares(t, dir) == 1 })
 			produceUntil(t, p.addr, fmt.Sprintf("round%d-reuse", round), all, func() bool { return countSpares(t, dir) == 0 })
 		}
-		run := &loadRun{acked: map[string]recordPos{}, commits: map[int32][2]int64{}}
-		run.load(t, p, round, 1000+rng.IntN(3000), func() {
+		run := newLoadRun(nextCommit)
+		run.load(t, p, round, 1000+rng.IntN(3000), randomDelay(rng), func() {
 			p.cmd.Process.Kill()
 			<-p.done
 		})
 		for v, pos := range run.acked {
 			all[v] = pos
 		}
+		for part, c := range run.commits {
+			allCommits[part] = c
+		}
+		nextCommit = run.nextCommit
 		p = startBinary(t, dir)
 		verifyAcked(t, p.addr, all)
+		verifyCommits(t, p.addr, allCommits)
 		p.stop(t)
 		t.Logf("round %d: killed after %d acknowledged records, verified", round, len(run.acked))
 	}
@@ -177,17 +214,29 @@ func countSpares(t *testing.T, dir string) int {
 	return len(spares)
 }
 
-// load produces and commits until target records are acknowledged, then
-// calls stop (which ends the process) and returns once every client
-// callback is done.
-func (run *loadRun) load(t *testing.T, p *proc, round, target int, stop func()) {
+// randomDelay is how long a round goes on after its minimum of work
+// before it is stopped, so that kills land at random points of the
+// produce and commit pipelines rather than right after an acknowledgement.
+func randomDelay(rng *rand.Rand) time.Duration {
+	return time.Duration(rng.IntN(200)) * time.Millisecond
+}
+
+// load produces and commits until target records and minCommits commits
+// are acknowledged, goes on for delay, then calls stop (which ends the
+// process) and returns once every client callback is done. It fails the
+// test if fewer than minCommits commits were acknowledged before stop.
+func (run *loadRun) load(t *testing.T, p *proc, round, target int, delay time.Duration, stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(testCtx(t))
 	defer cancel()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(p.addr), kgo.DefaultProduceTopic(killTopic),
 		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(time.Millisecond), kgo.AllowAutoTopicCreation(),
 		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.RecordDeliveryTimeout(5*time.Second),
-		kgo.RetryTimeout(5*time.Second))
+		kgo.RetryTimeout(5*time.Second),
+		// A bounded backlog: the load is still a full pipeline, but a
+		// round that waits for its commits does not pile up a million
+		// records for verifyAcked to read back.
+		kgo.MaxBufferedRecords(2000))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,33 +265,57 @@ func (run *loadRun) load(t *testing.T, p *proc, round, target int, stop func()) 
 		}
 	}
 	go produce()
+	committed := make(chan struct{})
 	var commitWG sync.WaitGroup
-	commitWG.Go(func() { run.commitLoop(ctx, p.addr) })
-	select {
-	case <-reached:
-	case <-ctx.Done():
-		t.Fatalf("round %d: %d records acknowledged before the deadline", round, len(run.acked))
+	commitWG.Go(func() { run.commitLoop(ctx, p.addr, committed) })
+	for _, c := range []chan struct{}{reached, committed} {
+		select {
+		case <-c:
+		case <-ctx.Done():
+			run.mu.Lock()
+			records, commits := len(run.acked), run.commitsAcked
+			run.mu.Unlock()
+			t.Fatalf("round %d: %d records and %d commits acknowledged before the deadline", round, records, commits)
+		}
 	}
+	// The minimum of work is done; stop at a random moment after it. (A
+	// deliberate random point in time, not a wait for a condition.)
+	time.Sleep(delay)
+	run.mu.Lock()
+	commitsBefore := run.commitsAcked
+	run.mu.Unlock()
 	stop()
+	if commitsBefore < minCommits {
+		t.Fatalf("round %d: only %d commits acknowledged before the stop, want >= %d", round, commitsBefore, minCommits)
+	}
 	cancel()
 	commitWG.Wait()
 	cl.Close()
 	inflight.Wait()
 }
 
-// commitLoop commits, for every partition, the count of records
-// acknowledged so far (any increasing number will do), as a simple
-// (memberless) group, until ctx ends.
-func (run *loadRun) commitLoop(ctx context.Context, addr string) {
+// commitLoop commits, for every partition, one offset every commitEvery
+// (each commit synchronous, the offset one more than the last; any
+// increasing number will do) as a simple (memberless) group, until ctx
+// ends. It closes committed once minCommits were acknowledged.
+func (run *loadRun) commitLoop(ctx context.Context, addr string, committed chan struct{}) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RetryTimeout(time.Second))
 	if err != nil {
 		return
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	for ctx.Err() == nil {
+	tick := time.NewTicker(commitEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
 		run.mu.Lock()
-		off := int64(len(run.acked))
+		off := run.nextCommit
+		run.nextCommit++
 		offs := kadm.Offsets{}
 		for part := range int32(killPartitions) {
 			c, ok := run.commits[part]
@@ -263,6 +336,10 @@ func (run *loadRun) commitLoop(ctx context.Context, addr string) {
 			c := run.commits[part]
 			c[0] = max(c[0], off)
 			run.commits[part] = c
+		}
+		run.commitsAcked++
+		if run.commitsAcked == minCommits {
+			close(committed)
 		}
 		run.mu.Unlock()
 	}

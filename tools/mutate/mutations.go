@@ -1,0 +1,88 @@
+package main
+
+// The checked-in list of deliberate breaks. Each one breaks one rule that
+// some test claims to check; `make mutate` applies them one at a time to a
+// copy of the tree and reports every break no test caught. A new invariant
+// adds its entry here: a name, the rule, the exact text to replace (which
+// must occur exactly once in its file, so a refactor that moves the code
+// shows up as "anchor missing" rather than as a silent pass), and the
+// tests that must catch it.
+
+var mutations = []mutation{
+	{
+		Name:  "no-fdatasync-before-ack",
+		Rule:  "storage D1/I2: an acknowledged entry is on disk (fdatasync) before the ack",
+		Edits: []edit{{File: "storage/commit.go", Old: "\t\t\tif err := f.Sync(); err != nil {", New: "\t\t\t_ = f\n\t\t\tif err := error(nil); err != nil {"}},
+		Tests: []testRun{
+			{Pkg: "./storage/", Run: "TestCrashPoints"},
+			{Pkg: "./resolver/", Run: "TestCrashProducerState"},
+		},
+	},
+	{
+		Name: "index-before-fdatasync",
+		Rule: "storage I2: the index never names bytes that are not durable (index committed only after the segment fdatasync)",
+		Edits: []edit{
+			{File: "storage/commit.go", Old: "\tfailed, files := c.syncFiles(group)\n\tsynced := time.Since(start)\n\tb := c.s.db.NewBatch()", New: "\tfailed := map[*logState]error{}\n\tb := c.s.db.NewBatch()"},
+			{File: "storage/commit.go", Old: "\t_ = b.Close()\n\t// Before the waiters wake", New: "\t_ = b.Close()\n\tfailed, files := c.syncFiles(group)\n\tsynced := time.Since(start)\n\t// Before the waiters wake"},
+		},
+		Tests: []testRun{
+			{Pkg: "./storage/", Run: "TestCrashPoints"},
+			{Pkg: "./resolver/", Run: "TestCrashProducerState"},
+		},
+	},
+	{
+		Name:  "idempotence-window-2",
+		Rule:  "resolver D4: retries of each of a producer's last 5 batches (Kafka's window) are recognized",
+		Edits: []edit{{File: "resolver/producers.go", Old: "\tmaxTrackedBatches = 5\n", New: "\tmaxTrackedBatches = 2\n"}},
+		Tests: []testRun{{Pkg: "./resolver/", Run: "Idempot"}},
+	},
+	{
+		Name:  "read-does-nosync-set",
+		Rule:  "ledger R1: a read writes nothing (here: every read does a NoSync pebble Set)",
+		Edits: []edit{{File: "storage/read.go", Old: "\t\tif sn, err = l.snap(); err == nil {\n", New: "\t\tif sn, err = l.snap(); err == nil {\n\t\t\t_ = s.db.Set([]byte(\"zread\"), nil, pebble.NoSync)\n"}},
+		Tests: []testRun{
+			{Pkg: "./storage/", Run: "TestReadsWriteNothing"},
+			{Pkg: "./ledger/", Run: "TestReadWritesNothing"},
+		},
+	},
+	{
+		Name:  "batch-crc-unchecked",
+		Rule:  "resolver: a produced batch whose CRC32C does not match is refused (CORRUPT_MESSAGE)",
+		Edits: []edit{{File: "resolver/batch.go", Old: "castagnoli); want != got {", New: "castagnoli); want != got && false {"}},
+		Tests: []testRun{
+			{Pkg: "./resolver/", Run: "FuzzSplitBatches|TestProduceRejects"},
+			{Pkg: "./test/", Run: "TestProduceRejects|TestBadCRCRejected"},
+		},
+	},
+	{
+		Name:  "offset-commit-unsynced",
+		Rule:  "offsets O1: an offset commit is acknowledged only once synced",
+		Edits: []edit{{File: "offsets/store.go", Old: "\tif err := s.db.Apply(b, pebble.Sync); err != nil {\n\t\treturn fmt.Errorf(\"offsets: commit %q: %w\", group, err)", New: "\tif err := s.db.Apply(b, pebble.NoSync); err != nil {\n\t\treturn fmt.Errorf(\"offsets: commit %q: %w\", group, err)"}},
+		Tests: []testRun{{Pkg: "./offsets/", Run: "TestCommitDurableAcrossCrash"}},
+	},
+	{
+		Name:  "offset-commit-dropped",
+		Rule:  "offsets O1: an acknowledged offset commit is stored (here: acknowledged, never applied)",
+		Edits: []edit{{File: "offsets/store.go", Old: "\tif err := s.db.Apply(b, pebble.Sync); err != nil {\n\t\treturn fmt.Errorf(\"offsets: commit %q: %w\", group, err)", New: "\tif err := error(nil); err != nil {\n\t\treturn fmt.Errorf(\"offsets: commit %q: %w\", group, err)"}},
+		Tests: []testRun{{Pkg: "./test/", Run: "TestKillDuringProduceAndCommit"}},
+	},
+	{
+		Name:  "fetch-past-durable-end",
+		Rule:  "storage D5: a read (fetch) never returns entries past the durable end (high watermark)",
+		Edits: []edit{{File: "storage/tailcache.go", Old: "\tfor ; i < len(live) && live[i].hdr.Offset < sn.end; i++ {", New: "\tfor ; i < len(live); i++ {"}},
+		Tests: []testRun{
+			{Pkg: "./storage/", Run: "TestReadsStopAtDurableEnd|Tail"},
+			{Pkg: "./ledger/", Run: "TestReadSeesOnlyDurable"},
+			{Pkg: "./resolver/", Run: "Fetch"},
+		},
+	},
+	{
+		Name:  "ack-after-failed-fsync",
+		Rule:  "storage D2: a failed fdatasync fails the write and the log; nothing after it is acknowledged",
+		Edits: []edit{{File: "storage/commit.go", Old: "\t\t\tif err := f.Sync(); err != nil {", New: "\t\t\tif err := f.Sync(); err != nil && false {"}},
+		Tests: []testRun{
+			{Pkg: "./storage/", Run: "TestSyncFailureFailsLog"},
+			{Pkg: "./test/", Run: "TestFsyncFailureUntilReopen"},
+		},
+	},
+}
