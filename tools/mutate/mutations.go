@@ -22,11 +22,11 @@ var mutations = []mutation{
 		Name: "index-before-fdatasync",
 		Rule: "storage I2: the index never names bytes that are not durable (index committed only after the segment fdatasync)",
 		Edits: []edit{
-			{File: "storage/commit.go", Old: "\tfailed, files := c.syncFiles(group)\n\tsynced := time.Since(start)\n\tb := c.s.db.NewBatch()", New: "\tfailed := map[*logState]error{}\n\tb := c.s.db.NewBatch()"},
-			{File: "storage/commit.go", Old: "\t_ = b.Close()\n\t// Before the waiters wake", New: "\t_ = b.Close()\n\tfailed, files := c.syncFiles(group)\n\tsynced := time.Since(start)\n\t// Before the waiters wake"},
+			{File: "storage/commit.go", Old: "\tfailed, files := c.syncFiles(group)\n\tsynced := time.Since(start)\n\tc.step(fsys.StepSynced)\n\tb := c.s.db.NewBatch()", New: "\tfailed := map[*logState]error{}\n\tb := c.s.db.NewBatch()"},
+			{File: "storage/commit.go", Old: "\t_ = b.Close()\n\tc.step(fsys.StepIndexed)\n", New: "\t_ = b.Close()\n\tfailed, files := c.syncFiles(group)\n\tsynced := time.Since(start)\n\tc.step(fsys.StepSynced)\n\tc.step(fsys.StepIndexed)\n"},
 		},
 		Tests: []testRun{
-			{Pkg: "./storage/", Run: "TestCrashPoints"},
+			{Pkg: "./storage/", Run: "TestCrashAtCommitSteps|TestCrashPoints"},
 			{Pkg: "./resolver/", Run: "TestCrashProducerState"},
 		},
 	},
@@ -83,6 +83,15 @@ var mutations = []mutation{
 		Tests: []testRun{
 			{Pkg: "./storage/", Run: "TestSyncFailureFailsLog"},
 			{Pkg: "./test/", Run: "TestFsyncFailureUntilReopen"},
+		},
+	},
+	{
+		Name:  "records-unchecked",
+		Rule:  "resolver Z1/Z2: a produced batch's records are decompressed and checked against its header before anything is appended",
+		Edits: []edit{{File: "resolver/produce.go", Old: "\t\tif err := scanRecords(b, limit, nil); err != nil {", New: "\t\tif err := error(nil); err != nil && limit > int64(len(b)) {"}},
+		Tests: []testRun{
+			{Pkg: "./resolver/", Run: "TestProduceCompressedRejects|TestProduceRejects"},
+			{Pkg: "./test/", Run: "TestProduceValidatesBatches"},
 		},
 	},
 }
