@@ -267,7 +267,7 @@ func (c *conn) logReadErr(err error) {
 func (c *conn) dispatch(body []byte, charge int64) (*slot, func(), error) {
 	sl, rc, req, a, err := c.parse(body, charge)
 	if err != nil || rc == nil {
-		c.s.budget.release(charge)
+		c.s.budget.release(charge) // parse returned anything it took beyond
 		return sl, nil, err
 	}
 	if c.last != nil {
@@ -307,10 +307,25 @@ func (c *conn) parse(body []byte, charge int64) (*slot, *reqCtx, kmsg.Request, a
 		return nil, nil, nil, a, err
 	}
 	rc.clientID = clientID
+	rc.charge = charge
+	if key != apiKeyProduce { // K9: charged before it is decoded
+		extra, err := c.chargeDecode(charge, len(body))
+		if err != nil {
+			return nil, nil, nil, a, err
+		}
+		rc.charge += extra
+	}
 	if err := req.ReadFrom(rest); err != nil {
+		c.s.budget.release(rc.charge - charge)
 		return nil, nil, nil, a, fmt.Errorf("%w: api key %d v%d: %v", errFrame, key, version, err)
 	}
-	rc.charge = charge
+	if r, ok := req.(*kmsg.ProduceRequest); ok {
+		extra, err := c.chargeProduce(charge, r, len(body))
+		if err != nil {
+			return nil, nil, nil, a, err
+		}
+		rc.charge += extra
+	}
 	return sl, rc, req, a, nil
 }
 

@@ -36,6 +36,11 @@
 //	K8 At most max.connections connections are open; a connection beyond
 //	   that is closed as soon as it is accepted. Running out of file
 //	   descriptors pauses accepting (with backoff); it never stops serving.
+//	K9 A decoded request is bounded: every byte of it other than record
+//	   data is charged decodeFactor (64) times to queued.max.request.bytes
+//	   until its handler is done (K6), and a request whose charge exceeds
+//	   the whole budget closes the connection (as K2). Metadata answers a
+//	   topic named twice once (decoded.go).
 package kafka
 
 import (
