@@ -170,7 +170,11 @@ func TestBudgetProgressRule(t *testing.T) {
 	waitFor(t, "first frame waits", func() bool { return b.waiting() == 1 })
 	second := make(chan struct{})
 	go func() { b.grow(ctx, nil, 5, 3); close(second) }()
-	<-first // granted beyond the budget: every byte was held by waiters
+	select { // granted beyond the budget: every byte was held by waiters
+	case <-first:
+	case <-time.After(testDeadline):
+		t.Fatal("frames holding the whole budget deadlocked")
+	}
 	if n := b.inUse.Load(); n != 13 {
 		t.Fatalf("in use %d, want 13", n)
 	}
@@ -329,4 +333,41 @@ func TestLimitsConfigValidate(t *testing.T) {
 	if cfg.QueuedMaxRequestBytes != 600<<20 || cfg.ConnectionsMaxIdle != DefaultConnectionsMaxIdle || cfg.MaxConnections != DefaultMaxConnections {
 		t.Fatalf("defaults %d %v %d", cfg.QueuedMaxRequestBytes, cfg.ConnectionsMaxIdle, cfg.MaxConnections)
 	}
+}
+
+// K9: a request other than Produce is charged decodeFactor times its bytes
+// before it is decoded; one whose charge exceeds queued.max.request.bytes
+// closes the connection, a smaller one is answered, and Metadata answers a
+// topic named many times once.
+func TestDecodedRequestsBounded(t *testing.T) {
+	const limit = 1 << 20
+	res := openResolver(t)
+	if _, err := res.CreateTopic("named", 1, 1, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, Config{Resolver: res, MaxRequestBytes: limit, QueuedMaxRequestBytes: limit})
+	meta := func(n int) *kmsg.MetadataRequest {
+		req := kmsg.NewPtrMetadataRequest()
+		req.SetVersion(4)
+		for range n {
+			rt := kmsg.NewMetadataRequestTopic()
+			rt.Topic = kmsg.StringPtr("named")
+			req.Topics = append(req.Topics, rt)
+		}
+		return req
+	}
+	big := meta(2400) // 7 wire bytes a name: 16.8 kB, over 1 MiB charged 64 times
+	c := dialRaw(t, s.Addr())
+	c.send(1, big)
+	c.expectClosed()
+
+	small := meta(1000)
+	c = dialRaw(t, s.Addr())
+	c.send(2, small)
+	resp := kmsg.NewPtrMetadataResponse()
+	resp.SetVersion(4)
+	if corr := c.recv(resp); corr != 2 || len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 {
+		t.Fatalf("correlation %d, %d topics for one named 1000 times", corr, len(resp.Topics))
+	}
+	waitFor(t, "budget returned", func() bool { return s.budget.inUse.Load() == 0 })
 }
