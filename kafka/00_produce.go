@@ -18,11 +18,11 @@ package kafka
 //   v9  flexible.
 //
 // acks=0 gets no response at all (K5); acks=1 and acks=all are answered
-// after the batch is durable (D1). Appends of one connection's produce
-// requests happen in request order (K4), and a request's batches are all
-// written before any is waited for: the connection's next produce request
-// is let go as soon as this one's batches are written, so pipelined
-// requests share group commits instead of paying one fsync each. The resolver
+// after the batch is durable (D1). A connection's requests take effect in
+// request order (K4), and a request's batches are all written before any
+// is waited for: the connection's next request is let go as soon as this
+// one's batches are written, so pipelined produce requests share group
+// commits instead of paying one fsync each. The resolver
 // validates each batch (magic, lengths, CRC32C, codec, size, sequence) and
 // its records, decompressed if need be (resolver Z1–Z4).
 // Left out: transactions (a transactional id gets
@@ -39,9 +39,6 @@ import (
 
 func handleProduce(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
 	r := req.(*kmsg.ProduceRequest)
-	if rc.produceAfter != nil {
-		<-rc.produceAfter // K4
-	}
 	resp := r.ResponseKind().(*kmsg.ProduceResponse)
 	var fixed error
 	switch {
@@ -79,7 +76,7 @@ func handleProduce(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, erro
 		}
 	}
 	// K4: every batch of this request is written, in request order; the
-	// connection's next produce may write now, while these are synced, so
+	// connection's next request may start now, while these are synced, so
 	// that one group commit covers both (D1 still holds: nothing below is
 	// answered before Wait).
 	rc.appended()

@@ -48,11 +48,28 @@ func handleMetadata(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, err
 		}
 		resp.Topics = append(resp.Topics, s.metadataInternal(resolver.OffsetsTopic))
 	default:
+		// A topic named twice is answered once, as Kafka does (K9).
+		seen := make(map[metadataKey]struct{}, min(len(r.Topics), 1024))
 		for _, rt := range r.Topics {
+			k := metadataKey{id: rt.TopicID}
+			if rt.Topic != nil {
+				k = metadataKey{name: *rt.Topic, byName: true}
+			}
+			if _, dup := seen[k]; dup {
+				continue
+			}
+			seen[k] = struct{}{}
 			resp.Topics = append(resp.Topics, s.metadataRequested(rt, allowCreate))
 		}
 	}
 	return resp, nil
+}
+
+// metadataKey is a requested topic: by name, or (v10+) by id.
+type metadataKey struct {
+	name   string
+	byName bool
+	id     [16]byte
 }
 
 // metadataRequested answers one requested topic, by name or (v10+) by id.

@@ -11,8 +11,8 @@ package kafka
 //   v8  join reason (KIP-800).
 //   v9  skip assignment for a static leader that rejoins (KIP-814).
 //
-// The request blocks until the rebalance completes (the connection keeps
-// serving: requests are handled concurrently, K1). Left out:
+// The request blocks until the rebalance completes; as in Kafka, the
+// connection's later requests wait behind it (K4). Left out:
 // group.max.size and group.initial.rebalance.delay.ms.
 
 import "github.com/twmb/franz-go/pkg/kmsg"

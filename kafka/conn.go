@@ -27,8 +27,9 @@ const minFrame = 2 + 2 + 4 + 2
 var errFrame = errors.New("kafka: malformed frame")
 
 // conn is one client connection. The reader goroutine parses frames and
-// starts a handler per request; the writer goroutine writes responses in
-// the order of queue, which is request order (K1).
+// starts a handler per request; each handler waits for its turn (the
+// previous request has taken effect, K4), and the writer goroutine writes
+// responses in the order of queue, which is request order (K1).
 type conn struct {
 	s   *Server
 	nc  net.Conn
@@ -47,9 +48,9 @@ type conn struct {
 	host string
 	port int32
 
-	// lastProduce is closed when the previous produce request of this
-	// connection has appended (K4). Touched only by the reader goroutine.
-	lastProduce chan struct{}
+	// last is the connection's latest request with a handler: the next
+	// one starts when it has taken effect (K4). Reader goroutine only.
+	last *reqCtx
 
 	// inFlight counts slots queued and not yet finished by the writer; a
 	// connection with requests in flight is never idle (K7).
@@ -77,9 +78,6 @@ type slot struct {
 	corrID  int32
 	resp    kmsg.Response // nil: send nothing (acks=0)
 	err     error         // non-nil: close the connection (K3)
-	// bytes is the frame size taken from the server's byte budget (K6),
-	// returned when the slot is finished: its response written or dropped.
-	bytes int64
 }
 
 // reqCtx is what a handler knows about its request.
@@ -88,21 +86,49 @@ type reqCtx struct {
 	conn     *conn
 	version  int16
 	clientID *string
-	// produceAfter/produceDone order the appends of one connection's
-	// produce requests (K4); nil for other keys.
-	produceAfter <-chan struct{}
-	produceDone  chan struct{}
-	appendedOnce sync.Once
-	stats        reqStats // observe.go
+	key      int16
+	// after is closed when the connection's previous request has taken
+	// effect: this one starts then (K4). Nil for the first request.
+	after <-chan struct{}
+	// done is closed when this request has taken effect (release).
+	done        chan struct{}
+	releaseOnce sync.Once
+	// charge is what the request holds of queued.max.request.bytes (K6):
+	// its frame, and for a decoded request the memory decoding and
+	// answering it may take (K9). Returned by release.
+	charge int64
+	stats  reqStats // observe.go
 }
 
-// appended lets the connection's next produce request append (K4). A
-// produce handler calls it as soon as its batches are written, before
-// waiting for them to be durable, so the next request's writes join the
-// same group commit; handle calls it in any case when the handler ends.
-func (rc *reqCtx) appended() {
-	if rc.produceDone != nil {
-		rc.appendedOnce.Do(func() { close(rc.produceDone) })
+// appended is release for a produce handler: it calls it as soon as its
+// batches are written, before waiting for them to be durable, so that the
+// connection's next request starts now and a next produce's writes join
+// the same group commit (K4).
+func (rc *reqCtx) appended() { rc.release() }
+
+// release marks the request as having taken effect: the connection's next
+// request may start (K4), and the request's bytes go back to the budget
+// (K6): the handler is done with its frame. handle calls it in any case
+// when the handler ends.
+func (rc *reqCtx) release() {
+	rc.releaseOnce.Do(func() {
+		rc.conn.s.budget.release(rc.charge)
+		close(rc.done)
+	})
+}
+
+// waitTurn waits until the request's predecessor on the connection has
+// taken effect (K4); the wait counts as waiting, not handling.
+func (rc *reqCtx) waitTurn() {
+	if rc.after == nil {
+		return
+	}
+	select {
+	case <-rc.after:
+	default:
+		start := time.Now()
+		<-rc.after // the predecessor ends: a dead connection's handlers return promptly
+		rc.addWait(start)
 	}
 }
 
@@ -150,7 +176,18 @@ func (c *conn) readLoop() {
 	defer close(c.queue)
 	br := bufio.NewReaderSize(&idleReader{c: c}, 32<<10)
 	for {
-		body, err := c.readFrame(br)
+		// Wait for the next frame to begin (or the peer to leave: a
+		// handler waiting for this connection's death must learn of it),
+		// then for its turn to be read.
+		_, err := br.Peek(1)
+		if err == nil && !c.readAhead() {
+			return
+		}
+		var body []byte
+		var charge int64
+		if err == nil {
+			body, charge, err = c.readFrame(br)
+		}
 		if err != nil {
 			if !c.s.isClosing() {
 				// Peer gone, idle or bad frame: nobody will read responses.
@@ -159,25 +196,56 @@ func (c *conn) readLoop() {
 			}
 			return
 		}
-		sl, start, err := c.dispatch(body)
+		sl, start, err := c.dispatch(body, charge)
 		if err != nil {
-			c.s.budget.release(int64(len(body)))
 			c.log.Info("request-rejected", zap.Error(err))
 			c.kill()
 			return
 		}
-		sl.bytes = int64(len(body))
 		c.inFlight.Add(1)
+		if start != nil {
+			// Started before it is queued: a handler always runs, so its
+			// bytes return to the budget and its successor gets its turn
+			// even if the connection dies now.
+			c.s.conns.Add(1)
+			go start()
+		}
 		select {
 		case c.queue <- sl:
 		case <-c.ctx.Done():
 			c.finish(sl)
 			return
 		}
-		if start != nil {
-			c.s.conns.Add(1)
-			go start()
-		}
+	}
+}
+
+// readAhead waits until the reader may read the next frame, false if the
+// connection died first. Like Kafka, which reads nothing more from a
+// connection until its current request is done, a frame is read only once
+// the latest request has taken effect, so that nothing a client pipelines
+// behind a long wait (a long-poll Fetch, a JoinGroup) holds
+// queued.max.request.bytes meanwhile (K6). One exception keeps pipelined
+// produce fast: behind a Produce that has started, the next frame is read
+// (and waits its turn decoded), so it appends the moment the Produce
+// before it has written its batches (K4). A connection thus holds at most
+// two frames.
+func (c *conn) readAhead() bool {
+	last := c.last
+	if last == nil {
+		return true
+	}
+	var wait <-chan struct{} = last.done
+	if last.key == apiKeyProduce {
+		wait = last.after
+	}
+	if wait == nil {
+		return true
+	}
+	select {
+	case <-wait:
+		return true
+	case <-c.ctx.Done():
+		return false
 	}
 }
 
@@ -192,73 +260,33 @@ func (c *conn) logReadErr(err error) {
 	c.log.Info("connection-read-failed", zap.Error(err))
 }
 
-// readFrame reads one size-prefixed frame. K2: the size is checked before
-// the body is allocated. K6: the size is taken from the server's byte
-// budget before the body is read (waiting, not reading, while it is
-// spent); on success the caller owns those bytes of budget, on error they
-// are already returned.
-func (c *conn) readFrame(br *bufio.Reader) ([]byte, error) {
-	var hdr [4]byte
-	if _, err := io.ReadFull(br, hdr[:]); err != nil {
-		return nil, err
-	}
-	size := int32(binary.BigEndian.Uint32(hdr[:]))
-	if size < minFrame || size > c.s.cfg.MaxRequestBytes {
-		return nil, fmt.Errorf("%w: size %d outside [%d, %d]", errFrame, size, minFrame, c.s.cfg.MaxRequestBytes)
-	}
-	if err := c.s.budget.acquire(c.ctx, c.s.closing, int64(size)); err != nil {
-		return nil, err
-	}
-	c.frameStart = time.Now()
-	body, err := readBody(br, int(size))
-	c.frameStart = time.Time{}
-	if err != nil {
-		c.s.budget.release(int64(size))
-	}
-	return body, err
-}
-
-// wholeBody is how much of a frame is allocated before its bytes arrive:
-// a frame up to this size is allocated whole, so the usual produce frame
-// (a few MiB of batches) is read straight into its final buffer with no
-// regrowth (regrowing by doubling from 1 MiB was 14% of the server's CPU
-// producing to 32 partitions). A larger frame takes its declared size once
-// this much has arrived: a client that has sent 8 MiB is sending, and one
-// that declares a huge frame and trickles it holds at most this much
-// beyond what it sent.
-const wholeBody = 8 << 20
-
-// readBody reads size bytes. Declared sizes are paid for from
-// queued.max.request.bytes (K6) before the body is read, so this never
-// holds more than the budget allows.
-func readBody(br *bufio.Reader, size int) ([]byte, error) {
-	first := min(size, wholeBody)
-	body := make([]byte, first, first)
-	if _, err := io.ReadFull(br, body); err != nil {
-		return nil, err
-	}
-	if first == size {
-		return body, nil
-	}
-	// One copy of wholeBody bytes instead of a chain of outgrown buffers.
-	whole := make([]byte, size)
-	copy(whole, body)
-	if _, err := io.ReadFull(br, whole[first:]); err != nil {
-		return nil, err
-	}
-	return whole, nil
-}
-
 // dispatch parses a request and returns its slot and the function that
-// handles it (nil when the slot is already complete).
-func (c *conn) dispatch(body []byte) (*slot, func(), error) {
+// handles it (nil when the slot is already complete). charge is what the
+// frame holds of the budget: on success the request owns it, on error it
+// is returned.
+func (c *conn) dispatch(body []byte, charge int64) (*slot, func(), error) {
+	sl, rc, req, a, err := c.parse(body, charge)
+	if err != nil || rc == nil {
+		c.s.budget.release(charge) // parse returned anything it took beyond
+		return sl, nil, err
+	}
+	if c.last != nil {
+		rc.after = c.last.done
+	}
+	c.last = rc
+	return sl, func() { c.handle(sl, a, rc, req) }, nil
+}
+
+// parse decodes a frame: its slot, and its request context, request and
+// API (all nil when the slot is already complete).
+func (c *conn) parse(body []byte, charge int64) (*slot, *reqCtx, kmsg.Request, api, error) {
 	key := int16(binary.BigEndian.Uint16(body[0:]))
 	version := int16(binary.BigEndian.Uint16(body[2:]))
 	sl := &slot{done: make(chan struct{}), key: key, version: version,
 		corrID: int32(binary.BigEndian.Uint32(body[4:]))}
 	a, ok := lookupAPI(key)
 	if !ok {
-		return nil, nil, fmt.Errorf("%w: api key %d not supported", errFrame, key)
+		return nil, nil, nil, a, fmt.Errorf("%w: api key %d not supported", errFrame, key)
 	}
 	if version < a.min || version > a.max {
 		if key == apiKeyApiVersions && version > a.max {
@@ -266,27 +294,39 @@ func (c *conn) dispatch(body []byte) (*slot, func(), error) {
 			sl.version = 0
 			sl.resp = apiVersionsUnsupported()
 			close(sl.done)
-			return sl, nil, nil
+			return sl, nil, nil, a, nil
 		}
-		return nil, nil, fmt.Errorf("%w: api key %d version %d outside [%d, %d]", errFrame, key, version, a.min, a.max)
+		return nil, nil, nil, a, fmt.Errorf("%w: api key %d version %d outside [%d, %d]", errFrame, key, version, a.min, a.max)
 	}
 	req := kmsg.RequestForKey(key)
 	req.SetVersion(version)
-	rc := &reqCtx{ctx: c.ctx, conn: c, version: version}
+	rc := &reqCtx{ctx: c.ctx, conn: c, version: version, key: key, done: make(chan struct{})}
 	rc.stats.size, rc.stats.arrived = len(body), time.Now()
 	rest, clientID, err := parseHeaderRest(body[8:], req.IsFlexible())
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, a, err
 	}
 	rc.clientID = clientID
+	rc.charge = charge
+	if key != apiKeyProduce { // K9: charged before it is decoded
+		extra, err := c.chargeDecode(charge, len(body))
+		if err != nil {
+			return nil, nil, nil, a, err
+		}
+		rc.charge += extra
+	}
 	if err := req.ReadFrom(rest); err != nil {
-		return nil, nil, fmt.Errorf("%w: api key %d v%d: %v", errFrame, key, version, err)
+		c.s.budget.release(rc.charge - charge)
+		return nil, nil, nil, a, fmt.Errorf("%w: api key %d v%d: %v", errFrame, key, version, err)
 	}
-	if key == apiKeyProduce {
-		rc.produceAfter, rc.produceDone = c.lastProduce, make(chan struct{})
-		c.lastProduce = rc.produceDone
+	if r, ok := req.(*kmsg.ProduceRequest); ok {
+		extra, err := c.chargeProduce(charge, r, len(body))
+		if err != nil {
+			return nil, nil, nil, a, err
+		}
+		rc.charge += extra
 	}
-	return sl, func() { c.handle(sl, a, rc, req) }, nil
+	return sl, rc, req, a, nil
 }
 
 // parseHeaderRest parses the request header after the correlation id:
@@ -306,16 +346,17 @@ func parseHeaderRest(b []byte, flexible bool) (rest []byte, clientID *string, er
 	return r.Src, clientID, nil
 }
 
-// handle runs one handler. A panic is turned into a connection-closing
-// error rather than taking the process down.
+// handle runs one handler once its turn has come (K4). A panic is turned
+// into a connection-closing error rather than taking the process down.
 func (c *conn) handle(sl *slot, a api, rc *reqCtx, req kmsg.Request) {
 	defer c.s.conns.Done()
 	defer close(sl.done)
 	defer c.s.observe(sl, rc, req) // after the handler and recover, before done
+	// K4: never leave the next request waiting, whatever happens.
+	defer rc.release()
+	rc.waitTurn()
 	c.s.handling.Add(1)
 	defer c.s.handling.Add(-1)
-	// K4: never leave the next produce waiting, whatever happens.
-	defer rc.appended()
 	defer func() {
 		if p := recover(); p != nil {
 			sl.resp, sl.err = nil, fmt.Errorf("kafka: handler panic: %v", p)
@@ -334,7 +375,7 @@ func (c *conn) writeLoop() {
 		ok := c.writeSlot(sl, &buf)
 		if !ok {
 			c.kill()
-			<-sl.done // the handler still owns the request's bytes
+			<-sl.done // let the handler end before the slot is finished
 		}
 		c.finish(sl)
 		if !ok {
@@ -384,16 +425,15 @@ func (c *conn) writeSlot(sl *slot, buf *[]byte) bool {
 	return true
 }
 
-// finish returns a finished slot's bytes to the budget (K6).
+// finish counts a slot out of the connection's in-flight requests (K7).
+// Its budget bytes were returned when its handler released them (K6).
 func (c *conn) finish(sl *slot) {
-	c.s.budget.release(sl.bytes)
-	sl.bytes = 0
 	c.inFlight.Add(-1)
 }
 
 // drain finishes every slot still queued on a dead connection, each once
 // its handler is done (the connection's context is cancelled, so waiting
-// handlers return promptly), so that their bytes return to the budget.
+// handlers return promptly).
 func (c *conn) drain() {
 	for sl := range c.queue {
 		<-sl.done

@@ -63,7 +63,7 @@ func FuzzRequestDecode(f *testing.F) {
 		a := apis[int(idx)%len(apis)]
 		v := a.min + int16(ver)%(a.max-a.min+1)
 		c := fuzzConn(t, DefaultMaxRequestBytes)
-		sl, start, err := c.dispatch(requestFrameBody(a.key, v, 42, body))
+		sl, start, err := c.dispatch(requestFrameBody(a.key, v, 42, body), 0)
 		decodes := kmsg.RequestForKey(a.key)
 		decodes.SetVersion(v)
 		decErr := decodes.ReadFrom(append([]byte(nil), body...))
@@ -119,22 +119,25 @@ func FuzzFrames(f *testing.F) {
 		const limit = 1 << 16
 		c := fuzzConn(t, limit)
 		br := bufio.NewReader(bytes.NewReader(stream))
+		var held int64 // what accepted requests own until their handlers end
 		for {
-			body, err := c.readFrame(br)
+			body, charge, err := c.readFrame(br)
 			if err != nil {
 				break
 			}
 			if len(body) > limit || len(body) < minFrame {
 				t.Fatalf("read a %d-byte frame (limit %d)", len(body), limit)
 			}
-			if _, _, err := c.dispatch(body); err != nil {
-				c.s.budget.release(int64(len(body)))
+			_, start, err := c.dispatch(body, charge)
+			if err != nil {
 				break
 			}
-			c.s.budget.release(int64(len(body))) // as the writer would
+			if start != nil {
+				held += c.last.charge // the frame's, and K9's for decoding
+			}
 		}
-		if n := c.s.budget.inUse.Load(); n != 0 {
-			t.Fatalf("%d budget bytes still taken", n)
+		if n := c.s.budget.inUse.Load(); n != held {
+			t.Fatalf("%d budget bytes taken, %d owned by requests", n, held)
 		}
 	})
 }

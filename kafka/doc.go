@@ -7,23 +7,30 @@
 //
 // Invariants, cited as K1… in code and tests:
 //
-//	K1 Responses leave a connection in request order, even though requests
-//	   are handled concurrently (pipelining).
+//	K1 Responses leave a connection in request order.
 //	K2 A frame larger than socket.request.max.bytes closes the connection
 //	   before its body is allocated; a malformed frame closes it too.
 //	K3 A handler's Go error closes the connection. Everything a client
 //	   should see is a Kafka error code, per partition where the protocol
 //	   has one; errors.go maps internal errors to codes in one place.
-//	K4 Produce requests of one connection append in request order (an
-//	   idempotent producer pipelines sequence numbers); other requests run
-//	   concurrently.
+//	K4 Requests of one connection take effect in request order, one at a
+//	   time, as in Kafka: a request's handler starts when the previous
+//	   request has taken effect. A Produce has taken effect once its
+//	   batches are written, before they are durable, so pipelined produce
+//	   requests append in order and share group commits; any other
+//	   request when its handler ends.
 //	K5 Produce with acks=0 gets no response at all.
-//	K6 Memory is bounded by queued.max.request.bytes: a frame's declared
-//	   size is taken from one server-wide byte budget before its body is
-//	   read and returned when its response is written (or dropped with its
-//	   connection). While the budget is spent readers stop reading, so TCP
-//	   pushes back on clients; the process does not grow. A body's buffer
-//	   grows as bytes arrive, so a slow client holds what it sent.
+//	K6 Memory is bounded by queued.max.request.bytes, one server-wide
+//	   byte budget: a frame's buffer is charged as its bytes arrive (a
+//	   client holds what it has sent, never what it declared), and the
+//	   charge is returned when the handler is done with the bytes (K4's
+//	   taken effect). A frame is read only when the connection's previous
+//	   request has taken effect (behind a Produce: once it has started),
+//	   so requests pipelined behind a long wait stay unread in the socket.
+//	   While the budget is spent readers stop reading, so TCP pushes back
+//	   on clients; the process does not grow. When every charged byte
+//	   belongs to frames waiting for more, the one nearest completion may
+//	   exceed the budget, so that frames never deadlock each other.
 //	K7 A connection with nothing in flight that neither sends nor reads a
 //	   byte for connections.max.idle.ms is closed, and so is one whose
 //	   frame body is not complete that long after it started (a client
@@ -31,6 +38,11 @@
 //	K8 At most max.connections connections are open; a connection beyond
 //	   that is closed as soon as it is accepted. Running out of file
 //	   descriptors pauses accepting (with backoff); it never stops serving.
+//	K9 A decoded request is bounded: every byte of it other than record
+//	   data is charged decodeFactor (64) times to queued.max.request.bytes
+//	   until its handler is done (K6), and a request whose charge exceeds
+//	   the whole budget closes the connection (as K2). Metadata answers a
+//	   topic named twice once (decoded.go).
 //
 // # Fetch sessions
 //

@@ -5,9 +5,12 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"io"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -121,17 +124,24 @@ func TestMalformedFramesClose(t *testing.T) {
 	}
 }
 
-// K1: requests run concurrently, responses leave in request order. The
-// first request's handler waits until the second's has run, so serial
-// handling would never finish; the first response must still come first.
-func TestPipelinedResponsesInOrder(t *testing.T) {
-	secondRan := make(chan struct{})
+// K1, K4: pipelined requests of one connection are handled one at a time,
+// in request order, and answered in that order: the second request's
+// handler does not start while the first's runs. (The first handler gives
+// the second a moment to start; a server that handles concurrently starts
+// it within microseconds. The pause cannot fail a correct server.)
+func TestPipelinedRequestsInOrder(t *testing.T) {
+	secondStarted := make(chan struct{})
+	var overlapped atomic.Bool
 	replaceAPI(t, api{key: 3, min: 0, max: 12, handle: func(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
-		<-secondRan
+		select {
+		case <-secondStarted:
+			overlapped.Store(true)
+		case <-time.After(300 * time.Millisecond):
+		}
 		return req.ResponseKind(), nil
 	}})
 	replaceAPI(t, api{key: 60, min: 0, max: 1, handle: func(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
-		close(secondRan)
+		close(secondStarted)
 		return req.ResponseKind(), nil
 	}})
 	s := startServer(t, Config{}) // after replaceAPI: restored after Close
@@ -149,6 +159,9 @@ func TestPipelinedResponsesInOrder(t *testing.T) {
 	mresp.SetVersion(1)
 	if corr := c.recv(mresp); corr != 1 {
 		t.Fatalf("first response has correlation %d", corr)
+	}
+	if overlapped.Load() {
+		t.Fatal("the second request ran while the first was being handled")
 	}
 	dresp := kmsg.NewPtrDescribeClusterResponse()
 	dresp.SetVersion(0)
@@ -229,21 +242,64 @@ func TestValidTopicName(t *testing.T) {
 }
 
 // readBody returns exactly the declared bytes in a buffer of exactly that
-// size, below, at and past wholeBody, and fails on a short frame.
+// size, charges (grow) exactly that capacity, never more than twice what
+// has arrived (plus minBodyGrow) while the bytes trickle in, and fails on
+// a short frame.
 func TestReadBody(t *testing.T) {
-	for _, size := range []int{10, wholeBody - 1, wholeBody, wholeBody + 1, 3*wholeBody + 5} {
+	noQueue := func() int { return 0 }
+	for _, size := range []int{10, minBodyGrow - 1, minBodyGrow + 1, 1<<20 + 5, 9<<20 + 3} {
 		src := make([]byte, size+7)
 		for i := range src {
 			src[i] = byte(i * 7)
 		}
-		got, err := readBody(bufio.NewReaderSize(bytes.NewReader(src), 4096), size)
-		if err != nil || !bytes.Equal(got, src[:size]) || cap(got) != size {
-			t.Fatalf("size %d: %d bytes (cap %d), err %v", size, len(got), cap(got), err)
+		// One byte of the frame per 997 read: a trickle.
+		r := &countingReader{r: bytes.NewReader(src), chunk: 997}
+		charged := 0
+		grow := func(have, want int) error {
+			if have != charged || want <= have {
+				t.Fatalf("size %d: grow(%d, %d) after %d charged", size, have, want, charged)
+			}
+			// Bytes read so far, minus what br buffered ahead of the body.
+			if limit := 2*r.n + minBodyGrow; want > limit {
+				t.Fatalf("size %d: charged %d with %d bytes arrived", size, want, r.n)
+			}
+			charged = want
+			return nil
+		}
+		got, err := readBody(bufio.NewReaderSize(r, 4096), size, grow, noQueue)
+		if err != nil || !bytes.Equal(got, src[:size]) || cap(got) != size || charged != size {
+			t.Fatalf("size %d: %d bytes (cap %d, charged %d), err %v", size, len(got), cap(got), charged, err)
 		}
 	}
-	for _, size := range []int{100, 2 * wholeBody} {
-		if _, err := readBody(bufio.NewReader(bytes.NewReader(make([]byte, size-1))), size); err == nil {
-			t.Fatalf("size %d: short frame read without error", size)
+	// Bytes already waiting are taken in one step.
+	src := make([]byte, 3<<20)
+	growths := 0
+	got, err := readBody(bufio.NewReader(bytes.NewReader(src)), len(src),
+		func(int, int) error { growths++; return nil }, func() int { return len(src) })
+	if err != nil || len(got) != len(src) || growths != 1 {
+		t.Fatalf("queued frame: %d bytes in %d growths, err %v", len(got), growths, err)
+	}
+	for _, size := range []int{100, 1 << 20} {
+		_, err := readBody(bufio.NewReader(bytes.NewReader(make([]byte, size-1))), size, func(int, int) error { return nil }, noQueue)
+		if err != io.ErrUnexpectedEOF {
+			t.Fatalf("size %d: short frame: %v", size, err)
 		}
 	}
+	refused := errors.New("refused")
+	if _, err := readBody(bufio.NewReader(bytes.NewReader(make([]byte, 100))), 100, func(int, int) error { return refused }, noQueue); err != refused {
+		t.Fatalf("grow refused: %v", err)
+	}
+}
+
+// countingReader reads at most chunk bytes at a time and counts them.
+type countingReader struct {
+	r     io.Reader
+	chunk int
+	n     int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p[:min(len(p), c.chunk)])
+	c.n += n
+	return n, err
 }

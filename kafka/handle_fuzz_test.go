@@ -77,7 +77,7 @@ func FuzzRequestHandle(f *testing.F) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		c := &conn{s: s, nc: nc, ctx: ctx, cancel: cancel, log: zap.NewNop(), host: "127.0.0.1", port: 9092}
-		sl, start, err := c.dispatch(requestFrameBody(a.key, v, 42, body))
+		sl, start, err := c.dispatch(requestFrameBody(a.key, v, 42, body), 0)
 		if err != nil || start == nil {
 			return
 		}

@@ -14,23 +14,32 @@ import (
 
 // Connection limits (K6–K8 in server.go):
 //
-//   - byteBudget bounds the bytes of every request body that has been (or
-//     is being) read but whose response has not been written yet
-//     (queued.max.request.bytes). A reader acquires a frame's declared size
-//     before it reads the body; when the budget is spent, readers stop
-//     reading from their sockets (TCP pushes back on the clients) instead
-//     of the process growing.
+//   - byteBudget bounds the bytes of every request body that is being read
+//     or whose handler still needs it, and what decoding and answering
+//     requests may take (queued.max.request.bytes). A reader charges a
+//     frame's buffer as its bytes arrive (frame.go); when the budget is
+//     spent, readers stop reading from their sockets (TCP pushes back on
+//     the clients) instead of the process growing.
 //   - idleReader drops a connection that has neither sent nor received a
 //     byte for connections.max.idle.ms while nothing of it is in flight —
 //     including a client that started a frame and never finished it.
 
 // byteBudget is a FIFO weighted semaphore of bytes. FIFO: a large frame
 // waiting for the budget is not starved by a stream of small ones.
+//
+// Frames are charged as they arrive (frame.go), so a waiter may already
+// hold bytes. Progress rule: when every byte in use is held by waiters,
+// nobody will return any, so the waiter holding the most (the frame
+// nearest completion) is granted beyond the budget. The budget is then
+// exceeded by at most one frame while that frame completes, and frames
+// that arrive together never deadlock each other.
 type byteBudget struct {
 	mu struct {
 		sync.Mutex
 		avail   int64
 		waiters []*budgetWaiter
+		// waitingHeld is what the waiters hold already.
+		waitingHeld int64
 	}
 	total int64
 	// inUse mirrors total-avail for observers (tests, metrics).
@@ -39,6 +48,7 @@ type byteBudget struct {
 
 type budgetWaiter struct {
 	n     int64
+	held  int64
 	ready chan struct{} // closed when the bytes are granted
 }
 
@@ -51,9 +61,15 @@ func newByteBudget(total int64) *byteBudget {
 // errBudgetWait is returned by acquire when it stopped waiting.
 var errBudgetWait = errors.New("kafka: stopped waiting for queued.max.request.bytes")
 
-// acquire takes n bytes (n <= total), waiting in FIFO order; it fails only
-// when ctx ends or stop is closed first, and then holds nothing.
+// acquire takes n bytes (n <= total) for a caller that holds none.
 func (b *byteBudget) acquire(ctx context.Context, stop <-chan struct{}, n int64) error {
+	return b.grow(ctx, stop, 0, n)
+}
+
+// grow takes n more bytes for a caller that holds held bytes already,
+// waiting in FIFO order; it fails only when ctx ends or stop is closed
+// first, and then takes nothing.
+func (b *byteBudget) grow(ctx context.Context, stop <-chan struct{}, held, n int64) error {
 	b.mu.Lock()
 	if len(b.mu.waiters) == 0 && b.mu.avail >= n {
 		b.mu.avail -= n
@@ -61,8 +77,10 @@ func (b *byteBudget) acquire(ctx context.Context, stop <-chan struct{}, n int64)
 		b.inUse.Add(n)
 		return nil
 	}
-	w := &budgetWaiter{n: n, ready: make(chan struct{})}
+	w := &budgetWaiter{n: n, held: held, ready: make(chan struct{})}
 	b.mu.waiters = append(b.mu.waiters, w)
+	b.mu.waitingHeld += held
+	b.grantLocked()
 	b.mu.Unlock()
 	select {
 	case <-w.ready:
@@ -84,12 +102,13 @@ func (b *byteBudget) acquire(ctx context.Context, stop <-chan struct{}, n int64)
 				break
 			}
 		}
+		b.mu.waitingHeld -= held
 	}
 	b.grantLocked()
 	return errBudgetWait
 }
 
-// release returns n bytes taken by acquire.
+// release returns n bytes taken by grow or acquire.
 func (b *byteBudget) release(n int64) {
 	if n == 0 {
 		return
@@ -101,14 +120,35 @@ func (b *byteBudget) release(n int64) {
 	b.grantLocked()
 }
 
-// grantLocked wakes waiters from the head of the queue while they fit.
+// grantLocked wakes waiters from the head of the queue while they fit,
+// and applies the progress rule when the head does not.
 func (b *byteBudget) grantLocked() {
-	for len(b.mu.waiters) > 0 && b.mu.waiters[0].n <= b.mu.avail {
-		w := b.mu.waiters[0]
-		b.mu.waiters = b.mu.waiters[1:]
+	for len(b.mu.waiters) > 0 {
+		i := 0
+		if b.mu.waiters[0].n > b.mu.avail {
+			if b.total-b.mu.avail != b.mu.waitingHeld {
+				return // bytes held outside the queue will come back
+			}
+			i = b.nearestDoneLocked()
+		}
+		w := b.mu.waiters[i]
+		b.mu.waiters = append(b.mu.waiters[:i], b.mu.waiters[i+1:]...)
 		b.mu.avail -= w.n
+		b.mu.waitingHeld -= w.held
 		close(w.ready)
 	}
+}
+
+// nearestDoneLocked is the index of the waiter holding the most, the
+// first of equals.
+func (b *byteBudget) nearestDoneLocked() int {
+	best := 0
+	for i, w := range b.mu.waiters {
+		if w.held > b.mu.waiters[best].held {
+			best = i
+		}
+	}
+	return best
 }
 
 // errIdle is why an idle connection was closed.

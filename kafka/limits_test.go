@@ -122,7 +122,8 @@ func TestMaxConnections(t *testing.T) {
 }
 
 // K6: while queued.max.request.bytes is taken, other connections' frames
-// are not read; they are once the bytes are returned.
+// are not read; they are once the bytes are returned. A frame holds the
+// budget only as its bytes arrive.
 func TestQueuedBytesBoundStopsReading(t *testing.T) {
 	const limit = 1 << 20
 	s := startServer(t, Config{MaxRequestBytes: limit, QueuedMaxRequestBytes: limit})
@@ -130,13 +131,19 @@ func TestQueuedBytesBoundStopsReading(t *testing.T) {
 	frame := binary.BigEndian.AppendUint32(nil, limit)
 	frame = append(frame, 0x7f, 0x00, 0, 0) // an unknown key: closes once read
 	big.write(frame)
+	// Declared, not sent: the header alone holds nothing.
+	waitFor(t, "the big frame's first bytes charged", func() bool { return s.budget.inUse.Load() > 0 })
+	if n := s.budget.inUse.Load(); n > 2*minBodyGrow {
+		t.Fatalf("4 bytes of a %d-byte frame hold %d bytes of budget", limit, n)
+	}
+	big.write(make([]byte, limit-5)) // all but the last byte
 	waitFor(t, "the big frame holds the budget", func() bool { return s.budget.inUse.Load() == limit })
 
 	small := dialRaw(t, s.Addr())
 	small.send(5, apiVersionsReq(3))
 	waitFor(t, "the small frame waits for the budget", func() bool { return s.budget.waiting() == 1 })
 
-	big.write(make([]byte, limit-4)) // the rest of the big frame
+	big.write([]byte{0}) // the rest of the big frame
 	big.expectClosed()
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.SetVersion(3)
@@ -144,6 +151,43 @@ func TestQueuedBytesBoundStopsReading(t *testing.T) {
 		t.Fatalf("after the budget freed: correlation %d error %d", corr, resp.ErrorCode)
 	}
 	waitFor(t, "budget returned", func() bool { return s.budget.inUse.Load() == 0 })
+}
+
+// K6 progress rule: frames that together need more than the budget, all
+// waiting for more of it while holding part, do not deadlock: the one
+// nearest completion is let through.
+func TestBudgetProgressRule(t *testing.T) {
+	b := newByteBudget(10)
+	ctx := context.Background()
+	for range 2 {
+		if err := b.acquire(ctx, nil, 5); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Two frames of 8 bytes, 5 held each (in use: all 10), both need 3.
+	first := make(chan struct{})
+	go func() { b.grow(ctx, nil, 5, 3); close(first) }()
+	waitFor(t, "first frame waits", func() bool { return b.waiting() == 1 })
+	second := make(chan struct{})
+	go func() { b.grow(ctx, nil, 5, 3); close(second) }()
+	select { // granted beyond the budget: every byte was held by waiters
+	case <-first:
+	case <-time.After(testDeadline):
+		t.Fatal("frames holding the whole budget deadlocked")
+	}
+	if n := b.inUse.Load(); n != 13 {
+		t.Fatalf("in use %d, want 13", n)
+	}
+	// The second still waits: the first's 8 bytes will come back.
+	if b.waiting() != 1 {
+		t.Fatal("second frame not waiting")
+	}
+	b.release(8)
+	<-second
+	b.release(8)
+	if n := b.inUse.Load(); n != 0 {
+		t.Fatalf("in use %d after every release", n)
+	}
 }
 
 func TestByteBudgetFIFOAndGiveUp(t *testing.T) {
@@ -226,7 +270,7 @@ func TestMalformedBodiesCloseCleanly(t *testing.T) {
 }
 
 // K6: every way a connection ends returns its requests' bytes to the
-// budget: the client leaving with requests still being handled, and a
+// budget: the client leaving with its request still being handled, and a
 // handler error closing the connection with later requests queued.
 func TestBudgetReturnedWhenConnectionsDie(t *testing.T) {
 	var failNext atomic.Bool
@@ -242,10 +286,8 @@ func TestBudgetReturnedWhenConnectionsDie(t *testing.T) {
 	dc.SetVersion(0)
 
 	c := dialRaw(t, s.Addr())
-	for i := range 5 {
-		c.send(int32(i), dc)
-	}
-	waitFor(t, "five requests held", func() bool { return s.budget.inUse.Load() > 0 && s.handling.Load() == 5 })
+	c.send(0, dc)
+	waitFor(t, "a request held", func() bool { return s.budget.inUse.Load() > 0 && s.handling.Load() == 1 })
 	c.nc.Close()
 	waitFor(t, "budget returned after the client left", func() bool { return s.budget.inUse.Load() == 0 })
 
@@ -291,4 +333,41 @@ func TestLimitsConfigValidate(t *testing.T) {
 	if cfg.QueuedMaxRequestBytes != 600<<20 || cfg.ConnectionsMaxIdle != DefaultConnectionsMaxIdle || cfg.MaxConnections != DefaultMaxConnections {
 		t.Fatalf("defaults %d %v %d", cfg.QueuedMaxRequestBytes, cfg.ConnectionsMaxIdle, cfg.MaxConnections)
 	}
+}
+
+// K9: a request other than Produce is charged decodeFactor times its bytes
+// before it is decoded; one whose charge exceeds queued.max.request.bytes
+// closes the connection, a smaller one is answered, and Metadata answers a
+// topic named many times once.
+func TestDecodedRequestsBounded(t *testing.T) {
+	const limit = 1 << 20
+	res := openResolver(t)
+	if _, err := res.CreateTopic("named", 1, 1, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, Config{Resolver: res, MaxRequestBytes: limit, QueuedMaxRequestBytes: limit})
+	meta := func(n int) *kmsg.MetadataRequest {
+		req := kmsg.NewPtrMetadataRequest()
+		req.SetVersion(4)
+		for range n {
+			rt := kmsg.NewMetadataRequestTopic()
+			rt.Topic = kmsg.StringPtr("named")
+			req.Topics = append(req.Topics, rt)
+		}
+		return req
+	}
+	big := meta(2400) // 7 wire bytes a name: 16.8 kB, over 1 MiB charged 64 times
+	c := dialRaw(t, s.Addr())
+	c.send(1, big)
+	c.expectClosed()
+
+	small := meta(1000)
+	c = dialRaw(t, s.Addr())
+	c.send(2, small)
+	resp := kmsg.NewPtrMetadataResponse()
+	resp.SetVersion(4)
+	if corr := c.recv(resp); corr != 2 || len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 {
+		t.Fatalf("correlation %d, %d topics for one named 1000 times", corr, len(resp.Topics))
+	}
+	waitFor(t, "budget returned", func() bool { return s.budget.inUse.Load() == 0 })
 }

@@ -35,6 +35,10 @@ type gatewayOptions struct {
 	group group.Config
 	// tailCacheBytes bounds storage's tail cache (0: its default).
 	tailCacheBytes int64
+	// maxRequestBytes and queuedMaxRequestBytes are
+	// socket.request.max.bytes and queued.max.request.bytes (0: default).
+	maxRequestBytes       int32
+	queuedMaxRequestBytes int64
 }
 
 // gateway is storage + resolver + kafka server in-process on one data dir.
@@ -83,7 +87,9 @@ func (g *gateway) start() {
 		t.Fatalf("open offsets: %v", err)
 	}
 	g.offs = offs
-	srv, err := kafka.NewServer(kafka.Config{Resolver: res, ShutdownTimeout: g.opts.shutdownTimeout, AdvertisedAddr: g.opts.advertised, Offsets: offs, Group: g.opts.group})
+	srv, err := kafka.NewServer(kafka.Config{Resolver: res, ShutdownTimeout: g.opts.shutdownTimeout,
+		AdvertisedAddr: g.opts.advertised, Offsets: offs, Group: g.opts.group,
+		MaxRequestBytes: g.opts.maxRequestBytes, QueuedMaxRequestBytes: g.opts.queuedMaxRequestBytes})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -274,3 +274,137 @@ func isTimeoutErr(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
 }
+
+// servedBeside checks that a new client's Metadata, produce and fetch are
+// all answered within testDeadline while other connections misbehave.
+func servedBeside(t *testing.T, addr, topic, what string) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.AllowAutoTopicCreation(),
+		kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx := testCtx(t)
+	meta := kmsg.NewPtrMetadataRequest()
+	if _, err := meta.RequestWith(ctx, cl); err != nil {
+		t.Fatalf("metadata beside %s: %v", what, err)
+	}
+	if err := cl.ProduceSync(ctx, records(topic, 3)...).FirstErr(); err != nil {
+		t.Fatalf("produce beside %s: %v", what, err)
+	}
+	got := 0
+	for got < 3 {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("fetch beside %s: %d of 3 records: %v", what, got, err)
+		}
+		fs.EachError(func(_ string, _ int32, err error) { t.Fatalf("fetch beside %s: %v", what, err) })
+		got += fs.NumRecords()
+	}
+}
+
+// K6: eight connections that each declare a 100 MiB frame (800 MiB, more
+// than the default queued.max.request.bytes of 500 MiB) and send nothing
+// more, or trickle it a byte at a time, hold no budget: another client's
+// Metadata, produce and fetch are answered at once.
+func TestStalledFramesDoNotStallOthers(t *testing.T) {
+	g := newGateway(t)
+	head := binary.BigEndian.AppendUint32(nil, 100<<20)
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	defer func() { close(stop); wg.Wait() }()
+	for i := range 8 {
+		c, err := net.DialTimeout("tcp", g.addr, testDeadline)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.Write(head); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 1 {
+			continue // the header and nothing more
+		}
+		wg.Go(func() { // a trickle: one byte every 10 ms
+			body := []byte{0, 3, 0, 4} // Metadata v4, never completed
+			tick := time.NewTicker(10 * time.Millisecond)
+			defer tick.Stop()
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				case <-tick.C:
+				}
+				if _, err := c.Write(body[n%len(body) : n%len(body)+1]); err != nil {
+					return
+				}
+			}
+		})
+	}
+	servedBeside(t, g.addr, "beside-stalled", "8 stalled 100 MiB frames")
+}
+
+// K6, K4: a connection that pipelines large requests behind a long-poll
+// Fetch does not hold queued.max.request.bytes for the poll's MaxWait:
+// they stay unread in its socket while the poll waits, so other clients
+// are served at once.
+func TestPipelinedLongPollHoldsNoBudget(t *testing.T) {
+	const maxReq = 8 << 20
+	g := newGatewayWith(t, gatewayOptions{maxRequestBytes: maxReq, queuedMaxRequestBytes: 2 * maxReq})
+	g.createTopic("polled", 1)
+	nc, err := net.DialTimeout("tcp", g.addr, testDeadline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	fetch := kmsg.NewPtrFetchRequest()
+	fetch.SetVersion(12)
+	fetch.MaxWaitMillis, fetch.MinBytes, fetch.MaxBytes = int32(10*testDeadline/time.Millisecond), 1, 1<<20
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic = "polled"
+	fp := kmsg.NewFetchRequestTopicPartition()
+	fp.PartitionMaxBytes, fp.FetchOffset = 1<<20, 0
+	ft.Partitions = append(ft.Partitions, fp)
+	fetch.Topics = append(fetch.Topics, ft)
+	frames := appendFrame(nil, 1, fetch)
+	// Twelve produce requests of 7 MiB each (84 MiB: more than the 16 MiB
+	// budget and the sockets' buffers, up to 36 MiB on Linux) whose records are not a valid
+	// batch: answered with an error once handled, which is never while the
+	// poll waits.
+	big := kmsg.NewPtrProduceRequest()
+	big.SetVersion(9)
+	big.Acks, big.TimeoutMillis = -1, 10_000
+	bt := kmsg.NewProduceRequestTopic()
+	bt.Topic = "polled"
+	bp := kmsg.NewProduceRequestTopicPartition()
+	bp.Records = make([]byte, 7<<20)
+	bt.Partitions = append(bt.Partitions, bp)
+	big.Topics = append(big.Topics, bt)
+	for i := range int32(12) {
+		frames = appendFrame(frames, 2+i, big)
+	}
+	// Write until the server stops taking bytes: its socket is full. (The
+	// write deadline only detects a full socket; a server slow to read
+	// makes the test weaker, never fail.)
+	off := 0
+	for off < len(frames) {
+		nc.SetWriteDeadline(time.Now().Add(200 * time.Millisecond))
+		n, err := nc.Write(frames[off:min(len(frames), off+256<<10)])
+		off += n
+		if isTimeoutErr(err) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if off == len(frames) {
+		t.Fatal("the server read every request pipelined behind the long poll")
+	}
+	nc.SetWriteDeadline(time.Time{})
+	sent := make(chan error, 1)
+	go func() { _, err := nc.Write(frames[off:]); sent <- err }()
+	defer func() { nc.Close(); <-sent }()
+	servedBeside(t, g.addr, "beside-poll", "large requests pipelined behind a long poll")
+}
