@@ -213,7 +213,8 @@ func kversionFetch11() *kversion.Versions {
 }
 
 // Fetch below v13 still works by name (librdkafka speaks v11), and a
-// ListOffsets by timestamp finds the first batch at or after it.
+// ListOffsets by timestamp finds the first record at or after it (each
+// batch's records are at baseTime and baseTime+1).
 func TestOlderFetchAndListOffsets(t *testing.T) {
 	g := newGateway(t)
 	g.createTopic("old", 1)
@@ -237,7 +238,7 @@ func TestOlderFetchAndListOffsets(t *testing.T) {
 	if bs := batchesOf(t, p.RecordBatches); p.ErrorCode != 0 || len(bs) != 2 || bs[0].FirstOffset != 2 {
 		t.Fatalf("v11 fetch: error %d, %d batches", p.ErrorCode, len(bs))
 	}
-	for ts, want := range map[int64]int64{-2: 0, -1: 6, 1500: 2, 1001: 0, 3002: -1, -3: 4} {
+	for ts, want := range map[int64]int64{-2: 0, -1: 6, 1500: 2, 1001: 1, 3002: -1, -3: 5} {
 		if got := listOffset(t, cl, "old", ts); got.ErrorCode != 0 || got.Offset != want {
 			t.Errorf("ListOffsets %d: offset %d error %d, want %d", ts, got.Offset, got.ErrorCode, want)
 		}
