@@ -194,8 +194,8 @@ func (s *Server) Metrics() *metrics.Metrics { return s.metrics }
 // Resolver, Offsets and Store are the open layers, for the inspection of
 // a running server (tests); they are closed by Close.
 func (s *Server) Resolver() *resolver.Resolver { return s.res }
-func (s *Server) Offsets() *offsets.Store     { return s.offs }
-func (s *Server) Store() *storage.Store       { return s.store }
+func (s *Server) Offsets() *offsets.Store      { return s.offs }
+func (s *Server) Store() *storage.Store        { return s.store }
 
 // Close stops serving (in-flight requests finish, up to the Kafka
 // ShutdownTimeout), waits for Serve to return, then closes offsets, the
