@@ -19,13 +19,20 @@ type gateway struct {
 	t     testing.TB
 	dir   string
 	cfg   Config
+	opts  storage.Options
 	store *storage.Store
 	r     *Resolver
 }
 
 func newGateway(t testing.TB, cfg Config) *gateway {
 	t.Helper()
-	g := &gateway{t: t, dir: t.TempDir(), cfg: cfg}
+	return newGatewayOpts(t, cfg, storage.Options{})
+}
+
+// newGatewayOpts is newGateway with the store opened with opts.
+func newGatewayOpts(t testing.TB, cfg Config, opts storage.Options) *gateway {
+	t.Helper()
+	g := &gateway{t: t, dir: t.TempDir(), cfg: cfg, opts: opts}
 	g.open()
 	t.Cleanup(g.close)
 	return g
@@ -33,7 +40,7 @@ func newGateway(t testing.TB, cfg Config) *gateway {
 
 func (g *gateway) open() {
 	g.t.Helper()
-	st, err := storage.Open(g.dir, storage.Options{})
+	st, err := storage.Open(g.dir, g.opts)
 	if err != nil {
 		g.t.Fatalf("storage.Open: %v", err)
 	}

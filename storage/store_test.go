@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -18,6 +19,15 @@ func newStore(t testing.TB, dir string, opts Options) *Store {
 		t.Fatalf("open: %v", err)
 	}
 	return s
+}
+
+// probeCount counts a store's index probes (Options.OnIndexProbes).
+type probeCount struct{ atomic.Int64 }
+
+// hook returns opts counting into c.
+func (c *probeCount) hook(opts Options) Options {
+	opts.OnIndexProbes = func(n int) { c.Add(int64(n)) }
+	return opts
 }
 
 func payloadFor(off Offset, n int) []byte {
