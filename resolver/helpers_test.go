@@ -176,8 +176,9 @@ func (tb testBatch) encode() []byte {
 
 func baseOffsetOf(b []byte) Offset { return Offset(binary.BigEndian.Uint64(b)) }
 
-// waitClosed waits for ch with a deadline (never a sleep).
-func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
+// waitSignal waits for a receive on ch (a value or its close) with a
+// deadline (never a sleep).
+func waitSignal(t *testing.T, ch <-chan struct{}, what string) {
 	t.Helper()
 	select {
 	case <-ch:
