@@ -34,3 +34,17 @@ func (s *Store) Pin(id LogID, ledgers ...LedgerID) (release func(), err error) {
 	var once sync.Once
 	return func() { once.Do(func() { s.unpin(l, held) }) }, nil
 }
+
+// Floor is Store.Floor on the read-only view, or ErrNotFound.
+func (r *ReadOnly) Floor(id LogID, off Offset) (EntryHeader, error) {
+	var found EntryHeader
+	ok := false
+	err := r.ScanEntries(id, off, func(h EntryHeader) (bool, error) {
+		found, ok = h, h.Offset <= off
+		return false, nil
+	})
+	if err == nil && !ok {
+		err = fmt.Errorf("%w: %v: no entry holds %v", ErrNotFound, id, off)
+	}
+	return found, err
+}
