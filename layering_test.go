@@ -29,24 +29,27 @@ type layerRule struct {
 }
 
 // layerRules is docs/DESIGN.md "Layers" as a table: imports only point
-// downwards, cmd/kgateway -> kafka/ -> resolver/ -> ledger/, offsets/ ->
-// storage/, and each layer keeps its dependencies to itself.
+// downwards, cmd/kgateway -> server/ -> kafka/ -> resolver/ -> ledger/,
+// offsets/ -> storage/, and each layer keeps its dependencies to itself.
+// server/ assembles the layers; only cmd/kgateway and tests import it.
 var layerRules = []layerRule{
-	{dir: "storage", bad: []string{mod + "ledger", mod + "resolver", mod + "offsets", mod + "kafka", mod + "metrics", mod + "cmd", franzGo},
+	{dir: "storage", bad: []string{mod + "ledger", mod + "resolver", mod + "offsets", mod + "kafka", mod + "metrics", mod + "server", mod + "cmd", franzGo},
 		why: "storage is the bottom layer and knows no Kafka wire type"},
-	{dir: "ledger", bad: []string{mod + "resolver", mod + "offsets", mod + "kafka", mod + "metrics", mod + "cmd", franzGo},
+	{dir: "ledger", bad: []string{mod + "resolver", mod + "offsets", mod + "kafka", mod + "metrics", mod + "server", mod + "cmd", franzGo},
 		why: "ledger sits on storage only and knows no Kafka wire type"},
-	{dir: "offsets", bad: []string{mod + "storage", mod + "ledger", mod + "resolver", mod + "kafka", mod + "metrics", mod + "cmd", franzGo},
+	{dir: "offsets", bad: []string{mod + "storage", mod + "ledger", mod + "resolver", mod + "kafka", mod + "metrics", mod + "server", mod + "cmd", franzGo},
 		why: "offsets keeps its own pebble and knows nothing of the ledger (O3) or the wire"},
-	{dir: "resolver", bad: []string{mod + "offsets", mod + "kafka", mod + "metrics", mod + "cmd", franzGo},
+	{dir: "resolver", bad: []string{mod + "offsets", mod + "kafka", mod + "metrics", mod + "server", mod + "cmd", franzGo},
 		why: "resolver is below kafka/ and reads batch headers itself, without kmsg"},
 	{dir: "ledger", bad: []string{pebble}, prodOnly: true, why: "pebble is storage's: ledger reaches it only through storage"},
 	{dir: "resolver", bad: []string{pebble}, prodOnly: true, why: "pebble is storage's: resolver reaches it only through storage"},
-	{dir: "kafka", bad: []string{mod + "storage", mod + "ledger", mod + "metrics", mod + "cmd", pebble},
+	{dir: "kafka", bad: []string{mod + "storage", mod + "ledger", mod + "metrics", mod + "server", mod + "cmd", pebble},
 		why: "kafka/ reaches data only through resolver/ (which re-exports what it needs) and groups through offsets/"},
 	{dir: "kafka/group", bad: []string{mod + "resolver"}, why: "the group coordinator works over offsets/ only"},
-	{dir: "metrics", bad: []string{mod + "storage", mod + "ledger", mod + "resolver", mod + "offsets", mod + "kafka", mod + "cmd", pebble, franzGo},
-		why: "metrics is fed by cmd/kgateway through interfaces (M3)"},
+	{dir: "metrics", bad: []string{mod + "storage", mod + "ledger", mod + "resolver", mod + "offsets", mod + "kafka", mod + "server", mod + "cmd", pebble, franzGo},
+		why: "metrics is fed by server/ through interfaces (M3)"},
+	{dir: "server", bad: []string{mod + "cmd"}, why: "server/ wires the layers below it; configuration stays in cmd/kgateway"},
+	{dir: "server", bad: []string{franzGo}, prodOnly: true, why: "the wire is kafka/'s; server/'s tests may dial it with a client"},
 	{dir: ".", bad: []string{plotting, kfake},
 		why: "the benchmark's plotting and kfake stay in cmd/kgbench's own module"},
 }

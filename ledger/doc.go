@@ -8,8 +8,8 @@
 // increase in creation order; entry ids are 0-based inside a ledger.
 // Positions order as (Ledger, Entry). Earliest and Latest are special start
 // positions and never name a real entry. An Offset is a Kafka record offset;
-// PositionOf maps an offset to the position of the entry containing it by a
-// floor lookup in the entry index (O(log n)).
+// the entry containing an offset is found by a floor lookup in the entry
+// index (O(log n)).
 //
 // The last confirmed entry is the last *durable* entry of the log (D5 in
 // docs/DESIGN.md): an entry that is written but not yet synced is beyond it. Entries

@@ -32,7 +32,7 @@ type Snapshot struct {
 	InFlight    int64
 }
 
-// Source produces a Snapshot; cmd/kgateway wires it to the resolver, the
+// Source produces a Snapshot; package server wires it to the resolver, the
 // offset store and the server. It is called once per scrape.
 type Source func() Snapshot
 

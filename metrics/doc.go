@@ -11,5 +11,5 @@
 //	   custom Collector, never maintained incrementally.
 //	M3 This package imports neither pebble nor kmsg: kafka/ reports into it
 //	   through the kafka.Observer interface, and the scrape-time collector
-//	   reads through the Source functions cmd/kgateway wires in.
+//	   reads through the Source functions package server wires in.
 package metrics

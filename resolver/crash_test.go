@@ -101,7 +101,7 @@ func runProducerCrash(t *testing.T, seed uint64, stats *crashStats) {
 	}
 	crashAfter := 1 + rng.IntN(producers*perProducer-1)
 	for range crashAfter {
-		waitClosed(t, ackCh, "an acknowledged produce")
+		waitSignal(t, ackCh, "an acknowledged produce")
 	}
 	// Freeze the acknowledged set, then crash: now (pebble first), or at
 	// a random step of a later group commit (either clone order).

@@ -17,7 +17,7 @@
 //     offset against it:
 //     - S1 offset < trim offset -> ErrOffsetOutOfRange (trimmed).
 //     - S2 offset == committed end -> empty result (a long poll waits on
-//     Watch, which is closed by the next durable append).
+//     a Waiter, which the next durable append wakes).
 //     - S3 offset > committed end -> ErrOffsetOutOfRange, but only from a
 //     snapshot taken after the request arrived, never a cached one.
 //     - S4 EOF is never cached: the next append moves the end, so every

@@ -19,14 +19,20 @@ type gateway struct {
 	t     testing.TB
 	dir   string
 	cfg   Config
-	fs    storage.FS // segment files; nil is the OS
+	opts  storage.Options
 	store *storage.Store
 	r     *Resolver
 }
 
 func newGateway(t testing.TB, cfg Config) *gateway {
 	t.Helper()
-	g := &gateway{t: t, dir: t.TempDir(), cfg: cfg}
+	return newGatewayOpts(t, cfg, storage.Options{})
+}
+
+// newGatewayOpts is newGateway with the store opened with opts.
+func newGatewayOpts(t testing.TB, cfg Config, opts storage.Options) *gateway {
+	t.Helper()
+	g := &gateway{t: t, dir: t.TempDir(), cfg: cfg, opts: opts}
 	g.open()
 	t.Cleanup(g.close)
 	return g
@@ -34,7 +40,7 @@ func newGateway(t testing.TB, cfg Config) *gateway {
 
 func (g *gateway) open() {
 	g.t.Helper()
-	st, err := storage.Open(g.dir, storage.Options{FS: g.fs})
+	st, err := storage.Open(g.dir, g.opts)
 	if err != nil {
 		g.t.Fatalf("storage.Open: %v", err)
 	}
@@ -170,8 +176,9 @@ func (tb testBatch) encode() []byte {
 
 func baseOffsetOf(b []byte) Offset { return Offset(binary.BigEndian.Uint64(b)) }
 
-// waitClosed waits for ch with a deadline (never a sleep).
-func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
+// waitSignal waits for a receive on ch (a value or its close) with a
+// deadline (never a sleep).
+func waitSignal(t *testing.T, ch <-chan struct{}, what string) {
 	t.Helper()
 	select {
 	case <-ch:

@@ -112,7 +112,7 @@ func (g gatedFile) Sync() error {
 // offset; the batch is stored once.
 func TestIdempotentRetryWhileOriginalPending(t *testing.T) {
 	fs := &syncGateFS{FS: storage.OSFS(), entered: make(chan struct{}, 1)}
-	g := &gateway{t: t, dir: t.TempDir(), fs: fs}
+	g := &gateway{t: t, dir: t.TempDir(), opts: storage.Options{FS: fs}}
 	g.open()
 	t.Cleanup(g.close)
 	t.Cleanup(fs.release) // runs first: a failed test must not hang in Close

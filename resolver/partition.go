@@ -19,8 +19,8 @@ import (
 //   - app is held across the idempotence check and the ledger Write of a
 //     produce, so sequence checks and offset assignment agree (D3, D4).
 //     It is never held across a Wait.
-//   - mu guards what readers need: the ledger, the settings, the watch
-//     channel and the durable max timestamp. It is held only briefly.
+//   - mu guards what readers need: the ledger, the settings, the waiters
+//     and the durable max timestamp. It is held only briefly.
 type partition struct {
 	topic string
 	index int32
@@ -52,8 +52,6 @@ type partition struct {
 		ml       *ledger.Managed
 		settings topicSettings
 		deleted  bool
-		// watch is closed by the next durable append and then replaced.
-		watch chan struct{}
 		// waiters are woken by every durable append (waiter.go).
 		waiters map[*Waiter]struct{}
 		// maxTS is the max timestamp over durable entries (ListOffset -3).
@@ -88,7 +86,6 @@ func (r *Resolver) openPartition(name string, idx int32, log storage.LogID, s to
 	p := &partition{topic: name, index: idx, log: log}
 	p.mu.ml = ml
 	p.mu.settings = s
-	p.mu.watch = make(chan struct{})
 	if err := r.recover(p); err != nil {
 		ml.Close()
 		return nil, err
@@ -96,7 +93,7 @@ func (r *Resolver) openPartition(name string, idx int32, log storage.LogID, s to
 	return p, nil
 }
 
-// close marks the partition deleted, wakes its watchers and closes its
+// close marks the partition deleted, wakes its waiters and closes its
 // ledger.
 func (p *partition) close() error {
 	p.app.Lock()
@@ -107,7 +104,6 @@ func (p *partition) close() error {
 		return nil
 	}
 	p.mu.deleted = true
-	close(p.mu.watch)
 	p.wakeWaitersLocked()
 	if err := p.mu.ml.Close(); err != nil && !errors.Is(err, ledger.ErrClosed) {
 		return storageErr("close ledger", err)
@@ -126,9 +122,8 @@ func (p *partition) ledgerAndSettings() (*ledger.Managed, topicSettings, error) 
 	return p.mu.ml, p.mu.settings, nil
 }
 
-// durableAppended records a durable batch and wakes the watchers: the
-// channel is closed and replaced, so each Watch sees exactly the next
-// append (S4: nothing about the end is cached; waiters re-read it).
+// durableAppended records a durable batch and wakes the waiters (S4:
+// nothing about the end is cached; waiters re-read it).
 func (p *partition) durableAppended(ts int64, off Offset) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -136,25 +131,7 @@ func (p *partition) durableAppended(ts int64, off Offset) {
 	if p.mu.deleted {
 		return
 	}
-	close(p.mu.watch)
-	p.mu.watch = make(chan struct{})
 	p.wakeWaitersLocked()
-}
-
-// Watch returns a channel closed by the next durable append to the
-// partition (long-poll fetch waits on it; nothing polls). It is also
-// closed when the topic is deleted or the resolver closed.
-func (r *Resolver) Watch(topic string, partition int32) (<-chan struct{}, error) {
-	p, err := r.partition(topic, partition)
-	if err != nil {
-		return nil, err
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.mu.deleted {
-		return nil, ErrUnknownTopic
-	}
-	return p.mu.watch, nil
 }
 
 // recover rebuilds the partition's producer state and max timestamp: the

@@ -206,7 +206,7 @@ func stamp(maxTime int64) func([]byte, Offset) int64 {
 }
 
 // awaitDurable waits, outside every lock, until the call's entries are
-// durable (D1), then wakes the partition's watchers.
+// durable (D1), then wakes the partition's waiters.
 func (r *Resolver) awaitDurable(p *partition, pend []*storage.Pending, maxTimes []int64, appendTime int64, w *inflight) (ProduceResult, error) {
 	var werr error
 	for _, pd := range pend {

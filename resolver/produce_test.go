@@ -138,13 +138,14 @@ func TestIdempotentConcurrentProducers(t *testing.T) {
 		defer close(done)
 		off := Offset(0)
 		for off < producers*batches {
-			ch, err := g.r.Watch("t", 0)
-			if err != nil {
+			w := g.r.NewWaiter() // registered before the read: no append is missed
+			if err := g.r.WatchWith(w, "t", 0); err != nil {
 				errs <- err
 				return
 			}
 			res, err := g.r.Fetch("t", 0, off, 1<<20, true)
 			if err != nil {
+				w.Close()
 				errs <- err
 				return
 			}
@@ -157,12 +158,14 @@ func TestIdempotentConcurrentProducers(t *testing.T) {
 			}
 			if len(res.Batches) == 0 {
 				select {
-				case <-ch:
+				case <-w.C:
 				case <-time.After(10 * time.Second):
+					w.Close()
 					errs <- errors.New("reader: no append within 10s")
 					return
 				}
 			}
+			w.Close()
 		}
 	}()
 	wg.Wait()
@@ -176,44 +179,47 @@ func TestIdempotentConcurrentProducers(t *testing.T) {
 	}
 }
 
-func TestWatch(t *testing.T) {
+// A Waiter on one partition (S2, S4): at the end the fetch is empty and
+// the waiter is not woken; the next append wakes it only once durable
+// (the fetch then sees it), and wakes no waiter of another partition;
+// deleting the topic wakes it, and a deleted partition cannot be watched.
+func TestWaiterOnePartition(t *testing.T) {
 	g := newGateway(t, Config{})
 	g.create("t", 2, nil)
-	ch, err := g.r.Watch("t", 0)
-	if err != nil {
-		t.Fatal(err)
+	watch := func(p int32) *Waiter {
+		w := g.r.NewWaiter()
+		if err := g.r.WatchWith(w, "t", p); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(w.Close)
+		return w
 	}
-	other, _ := g.r.Watch("t", 1)
-	// S2: at the end the fetch is empty and the waiter is not woken yet.
+	w, other := watch(0), watch(1)
 	if res := g.fetch("t", 0, 0, 100); len(res.Batches) != 0 {
 		t.Fatal("empty partition served batches")
 	}
 	select {
-	case <-ch:
+	case <-w.C:
 		t.Fatal("woken before any append")
 	default:
 	}
 	go g.r.Produce("t", 0, plain(1, 1).encode())
-	waitClosed(t, ch, "watch after produce")
+	waitSignal(t, w.C, "waiter after produce")
 	// Woken only after the append is durable: the fetch sees it (S4).
 	if res := g.fetch("t", 0, 0, 100); len(res.Batches) != 1 {
 		t.Fatalf("after wake: %d batches", len(res.Batches))
 	}
 	select {
-	case <-other:
+	case <-other.C:
 		t.Fatal("other partition woken")
 	default:
-	}
-	next, _ := g.r.Watch("t", 0)
-	if next == ch {
-		t.Fatal("channel not replaced")
 	}
 	// Deleting the topic wakes waiters.
 	if err := g.r.DeleteTopic("t"); err != nil {
 		t.Fatal(err)
 	}
-	waitClosed(t, next, "watch after delete")
-	if _, err := g.r.Watch("t", 0); !errors.Is(err, ErrUnknownTopic) {
+	waitSignal(t, w.C, "waiter after delete")
+	if err := g.r.WatchWith(g.r.NewWaiter(), "t", 0); !errors.Is(err, ErrUnknownTopic) {
 		t.Fatalf("watch deleted: %v", err)
 	}
 }

@@ -6,8 +6,9 @@ import "sync"
 // long-poll Fetch over a fetch session of a thousand partitions): one
 // registration per partition for the whole wait, one channel to select
 // on, and the set of partitions that fired, so that a woken fetch re-reads
-// only those. Like Watch it is woken by durable appends only (D5) and
-// never polls; it holds no read position (R1).
+// only those. It is woken by durable appends only (D5), or when a watched
+// partition is deleted or the resolver closed; it never polls and holds
+// no read position (R1).
 type Waiter struct {
 	// C receives a value (non-blocking, capacity 1) after the next durable
 	// append to any watched partition, or when one is deleted.

@@ -194,6 +194,13 @@ type Options struct {
 	// group commit (metrics): how many entries and bytes it made durable
 	// and how long the fdatasyncs of its files took. It must not block.
 	OnCommit func(CommitStats)
+	// OnIndexProbes, when set, is called after each index lookup by a
+	// read with the number of index iterator positionings it made (one
+	// per seek into the entry or time index, one per step to a following
+	// entry), so that a caller can see that lookups are seeks, not scans
+	// (a seek is O(log n) inside pebble). It must not block. The count is
+	// kept per lookup, so that readers share no counter.
+	OnIndexProbes func(n int)
 }
 
 // CommitStats describes one group commit (Options.OnCommit).

@@ -98,7 +98,7 @@
 //	   pinned by a read in progress is removed when the last pin is released
 //	   (or, after a crash, as an orphan at the next Open). While pinned, a
 //	   removed ledger stays readable through ReadIndexed (the read was in
-//	   progress), but Pin refuses new pins on it (ErrRemoved).
+//	   progress).
 //	I7 A write that fails with ENOSPC or EDQUOT does not fail the log: it
 //	   precedes every sync of its bytes, so nothing durable is in doubt.
 //	   The open ledger is truncated back to its last whole frame (or, if

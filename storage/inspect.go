@@ -87,9 +87,6 @@ func (quietLogger) Fatalf(format string, args ...interface{}) { panic(fmt.Sprint
 // Close releases the view.
 func (r *ReadOnly) Close() error { return r.db.Close() }
 
-// Dir is the data directory.
-func (r *ReadOnly) Dir() string { return r.dir }
-
 // SegmentPath is the path of a ledger's file.
 func (r *ReadOnly) SegmentPath(log LogID, led LedgerID) string {
 	return filepath.Join(r.segDir, SegmentFileName(log, led))
@@ -106,9 +103,6 @@ func (r *ReadOnly) get(key []byte) ([]byte, error) {
 	defer closer.Close()
 	return append([]byte(nil), v...), nil
 }
-
-// GetMeta returns a copy of a metadata value, or ErrNotFound.
-func (r *ReadOnly) GetMeta(key []byte) ([]byte, error) { return r.get(metaKey(key)) }
 
 // ScanMeta is Store.ScanMeta on the view.
 func (r *ReadOnly) ScanMeta(prefix []byte, fn func(key, value []byte) error) error {
@@ -368,21 +362,6 @@ func (r *ReadOnly) scanIndexed(id LogID, from Offset, fn func(EntryHeader) (bool
 		}
 	}
 	return it.Error()
-}
-
-// Floor returns the indexed entry holding off (the read flow's step 4
-// lookup), or ErrNotFound.
-func (r *ReadOnly) Floor(id LogID, off Offset) (EntryHeader, error) {
-	var found EntryHeader
-	ok := false
-	err := r.ScanEntries(id, off, func(h EntryHeader) (bool, error) {
-		found, ok = h, h.Offset <= off
-		return false, nil
-	})
-	if err == nil && !ok {
-		err = fmt.Errorf("%w: %v: no entry holds %v", ErrNotFound, id, off)
-	}
-	return found, err
 }
 
 // ReadEntry reads and checks the frame h names: CRC32C, and that the frame

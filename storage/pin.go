@@ -13,37 +13,10 @@ import (
 // only when its last pin is released, so a read in progress never loses the
 // file under it (resolver step 4).
 
-// Pin holds the named ledgers' files for a read in progress. It fails with
-// ErrRemoved if one is already removed. release is idempotent.
-func (s *Store) Pin(id LogID, ledgers ...LedgerID) (release func(), err error) {
-	if err := s.enter(); err != nil {
-		return func() {}, err
-	}
-	defer s.closeMu.RUnlock()
-	l, err := s.getLog(id)
-	if err != nil {
-		return func() {}, err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for i, led := range ledgers {
-		lf := l.mu.files[led]
-		if lf == nil || lf.removed {
-			for _, done := range ledgers[:i] {
-				l.mu.files[done].pins--
-			}
-			return func() {}, fmt.Errorf("%w: %v %v", ErrRemoved, id, led)
-		}
-		lf.pins++
-	}
-	held := append([]LedgerID(nil), ledgers...)
-	var once sync.Once
-	return func() { once.Do(func() { s.unpin(l, held) }) }, nil
-}
-
 // pinForRead pins one ledger and returns its open file. A ledger that is
-// removed but still pinned (by the caller, who pinned before revalidating
-// its snapshot) stays readable: the read was in progress when it went.
+// removed but still pinned by another read stays readable: the caller's
+// headers were taken before the removal, and the bytes they name stay
+// intact until the last pin is released.
 func (l *logState) pinForRead(s *Store, led LedgerID) (release func(), f File, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

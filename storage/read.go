@@ -50,7 +50,8 @@ func (s *Store) scanIndex(l *logState, sn snapshot, from Offset, visit func(Entr
 		return err
 	}
 	defer it.Close()
-	s.indexProbes.Add(1)
+	probes := 1
+	defer func() { s.probed(probes) }()
 	if !it.SeekLT(indexKey(id, from+1)) {
 		if err := it.Error(); err != nil {
 			return err
@@ -60,7 +61,7 @@ func (s *Store) scanIndex(l *logState, sn snapshot, from Offset, visit func(Entr
 	first := true
 	for ; it.Valid(); it.Next() {
 		if !first {
-			s.indexProbes.Add(1) // the Next that reached this entry
+			probes++ // the Next that reached this entry
 		}
 		h, err := decodeIndex(it.Key(), it.Value())
 		if err != nil {
@@ -251,9 +252,11 @@ func (s *Store) seekEntry(id LogID, led LedgerID, lo, hi Offset, e EntryID) (Ent
 		return EntryHeader{}, false, err
 	}
 	defer it.Close()
+	probes := 0
+	defer func() { s.probed(probes) }()
 	for lo < hi {
 		mid := lo + (hi-lo)/2
-		s.indexProbes.Add(1)
+		probes++
 		if !it.SeekGE(indexKey(id, mid)) {
 			if err := it.Error(); err != nil {
 				return EntryHeader{}, false, err
@@ -289,12 +292,12 @@ func (s *Store) get(key []byte) ([]byte, error) {
 	return out, closer.Close()
 }
 
-// IndexProbes is the number of index iterator positionings (one per seek
-// into the entry or time index and one per step to a following entry)
-// that reads have made since Open. Tests use it to check that lookups are
-// seeks, not scans (a seek is O(log n) inside pebble); nothing reads it
-// on a hot path.
-func (s *Store) IndexProbes() int64 { return s.indexProbes.Load() }
+// probed reports one lookup's index probes (Options.OnIndexProbes).
+func (s *Store) probed(n int) {
+	if f := s.opts.OnIndexProbes; f != nil {
+		f(n)
+	}
+}
 
 // SeekTime returns the first entry whose running max timestamp is >= ts,
 // through the time index (O(log n)); ErrNotFound when there is none.
@@ -310,7 +313,7 @@ func (s *Store) SeekTime(id LogID, ts int64) (EntryHeader, error) {
 		return EntryHeader{}, err
 	}
 	defer it.Close()
-	s.indexProbes.Add(1)
+	s.probed(1)
 	if !it.SeekGE(timeKey(id, ts, 0)) {
 		if err := it.Error(); err != nil {
 			return EntryHeader{}, err

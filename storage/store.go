@@ -43,8 +43,6 @@ type Store struct {
 		logs map[LogID]*logState
 	}
 
-	// indexProbes counts index iterator positionings by reads (IndexProbes).
-	indexProbes atomic.Int64
 	// lowSpace is set once a write failed for lack of space: from then on
 	// until the store is reopened no trimmed file is kept for reuse (I8).
 	lowSpace atomic.Bool

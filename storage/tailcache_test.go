@@ -121,7 +121,8 @@ func sameHeaders(a, b []EntryHeader) bool {
 // A read that starts in the cache touches neither the index nor a file
 // (C2), and serves the cache's own slice (C4).
 func TestTailCacheServesFromMemory(t *testing.T) {
-	s := newStore(t, t.TempDir(), Options{})
+	var probes probeCount
+	s := newStore(t, t.TempDir(), probes.hook(Options{}))
 	defer s.Close()
 	if err := s.CreateLog(1); err != nil {
 		t.Fatal(err)
@@ -129,12 +130,12 @@ func TestTailCacheServesFromMemory(t *testing.T) {
 	for i := range 5 {
 		appendRetained(t, s, 1, Offset(2*i), 100)
 	}
-	before := s.IndexProbes()
+	before := probes.Load()
 	es, err := s.ReadEntries(1, 6, 100, 1<<20)
 	if err != nil || len(es) != 2 || es[0].Offset != 6 {
 		t.Fatalf("read: %v entries, %v", len(es), err)
 	}
-	if n := s.IndexProbes() - before; n != 0 {
+	if n := probes.Load() - before; n != 0 {
 		t.Fatalf("a tail read made %d index probes", n)
 	}
 	live := s.mustTail(t, 1)

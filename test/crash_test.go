@@ -13,8 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/resolver"
+	"github.com/kgateway/kgateway/server"
 	"github.com/kgateway/kgateway/storage"
 	"github.com/kgateway/kgateway/storage/vfstest"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -109,19 +111,9 @@ type commitKey struct {
 func runCrashIteration(t *testing.T, seed uint64, total *crashTotals) {
 	rng := rand.New(rand.NewPCG(seed, 6))
 	m := vfstest.NewMachine(1) // + the offsets store's pebble
-	st, err := storage.Open("/data", storage.Options{FS: m.Files, PebbleFS: m.Index})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := resolver.Open(st, resolver.Config{RetentionCheckInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openCrashServer(t, seed, crashFS{m.Files, m.Index, m.Others[0]}, nil)
+	r, offs := s.Resolver(), s.Offsets()
 	if _, err := r.CreateTopic(crashTopic, crashPartitions, 1, nil, false); err != nil {
-		t.Fatal(err)
-	}
-	offs, err := offsets.Open("/offsets", offsets.Options{PebbleFS: m.Others[0]})
-	if err != nil {
 		t.Fatal(err)
 	}
 	cs := &crashState{batches: map[string]ackedBatch{}, sent: map[string][]byte{}, committed: map[commitKey][2]int64{}}
@@ -171,33 +163,38 @@ func runCrashIteration(t *testing.T, seed uint64, total *crashTotals) {
 		crash(vfstest.PebbleFirst)
 	}
 	<-finished
-	r.Close()
-	st.Close()
-	offs.Close()
+	s.Close()
 
 	core, obs := observer.New(zapcore.WarnLevel)
-	st2, err := storage.Open("/data", storage.Options{FS: img.Files, PebbleFS: img.Index, Logger: zap.New(core)})
-	if err != nil {
-		t.Fatalf("seed %d: reopen store: %v", seed, err)
-	}
-	defer st2.Close()
+	s2 := openCrashServer(t, seed, crashFS{img.Files, img.Index, img.Others[0]}, zap.New(core))
+	defer s2.Close()
 	total.torn += obs.FilterMessage("storage-torn-tail-truncated").Len()
-	r2, err := resolver.Open(st2, resolver.Config{RetentionCheckInterval: -1})
-	if err != nil {
-		t.Fatalf("seed %d: reopen resolver: %v", seed, err)
-	}
-	defer r2.Close()
-	offs2, err := offsets.Open("/offsets", offsets.Options{PebbleFS: img.Others[0]})
-	if err != nil {
-		t.Fatalf("seed %d: reopen offsets: %v", seed, err)
-	}
-	defer offs2.Close()
+	r2, offs2 := s2.Resolver(), s2.Offsets()
 	found := checkCrashLog(t, seed, r2, cs.sent, acked)
 	total.extra += len(found) - len(acked)
 	total.batches += len(acked)
 	total.retries += retryIdempotent(t, seed, r2, found)
 	checkCrashCommits(t, seed, offs2, commits)
 	total.commits += len(commits)
+}
+
+// crashFS is one machine's disks, or a crash image of them.
+type crashFS struct {
+	files        storage.FS
+	index, group vfs.FS // the store's and the offsets store's pebble
+}
+
+// openCrashServer opens the server's layers (no listener) over fs.
+func openCrashServer(t *testing.T, seed uint64, fs crashFS, log *zap.Logger) *server.Server {
+	t.Helper()
+	s, err := server.Open(server.Config{DataDir: "/data", Logger: log,
+		Storage:  storage.Options{FS: fs.files, PebbleFS: fs.index},
+		Offsets:  offsets.Options{PebbleFS: fs.group},
+		Resolver: resolver.Config{RetentionCheckInterval: -1}})
+	if err != nil {
+		t.Fatalf("seed %d: open server: %v", seed, err)
+	}
+	return s
 }
 
 // retryIdempotent retries each idempotent producer's last five batches in

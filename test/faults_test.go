@@ -2,28 +2,25 @@ package test
 
 import (
 	"errors"
-	"net"
 	"syscall"
 	"testing"
 
-	"github.com/kgateway/kgateway/kafka"
 	"github.com/kgateway/kgateway/resolver"
+	"github.com/kgateway/kgateway/server"
 	"github.com/kgateway/kgateway/storage"
 	"github.com/kgateway/kgateway/storage/vfstest"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// faultGateway is storage over a FaultFS on a real directory, the
-// resolver and a real server: disk faults end to end.
+// faultGateway is a server whose segment files live on a FaultFS over a
+// real directory: disk faults end to end.
 type faultGateway struct {
-	t     *testing.T
-	dir   string
-	ffs   *vfstest.FaultFS
-	store *storage.Store
-	res   *resolver.Resolver
-	srv   *kafka.Server
-	addr  string
+	t    *testing.T
+	dir  string
+	ffs  *vfstest.FaultFS
+	srv  *server.Server
+	addr string
 }
 
 func newFaultGateway(t *testing.T) *faultGateway {
@@ -36,30 +33,14 @@ func newFaultGateway(t *testing.T) *faultGateway {
 func (g *faultGateway) start() {
 	g.t.Helper()
 	g.ffs = vfstest.NewFaultFS(storage.OSFS())
-	st, err := storage.Open(g.dir, storage.Options{FS: g.ffs})
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	res, err := resolver.Open(st, resolver.Config{NumPartitions: 1, AutoCreate: true})
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	srv, err := kafka.NewServer(kafka.Config{Resolver: res})
-	if err != nil {
-		g.t.Fatal(err)
-	}
 	listen := "127.0.0.1:0"
 	if g.addr != "" {
 		listen = g.addr
 	}
-	ln, err := net.Listen("tcp", listen)
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	if err := srv.Start(ln); err != nil {
-		g.t.Fatal(err)
-	}
-	g.store, g.res, g.srv, g.addr = st, res, srv, ln.Addr().String()
+	g.srv = startServer(g.t, server.Config{DataDir: g.dir, Listen: listen,
+		Storage:  storage.Options{FS: g.ffs},
+		Resolver: resolver.Config{NumPartitions: 1, AutoCreate: true}})
+	g.addr = g.srv.Addr().String()
 }
 
 // stop closes everything; errors are expected from a failed log.
@@ -68,9 +49,7 @@ func (g *faultGateway) stop() {
 		return
 	}
 	g.srv.Close()
-	g.res.Close()
-	g.store.Close()
-	g.srv, g.res, g.store = nil, nil, nil
+	g.srv = nil
 }
 
 func (g *faultGateway) client() *kgo.Client {

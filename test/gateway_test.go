@@ -4,8 +4,6 @@ package test
 
 import (
 	"context"
-	"net"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,6 +11,7 @@ import (
 	"github.com/kgateway/kgateway/kafka/group"
 	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/resolver"
+	"github.com/kgateway/kgateway/server"
 	"github.com/kgateway/kgateway/storage"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -41,17 +40,16 @@ type gatewayOptions struct {
 	queuedMaxRequestBytes int64
 }
 
-// gateway is storage + resolver + kafka server in-process on one data dir.
+// gateway is a server (package server) in-process on one data dir.
 type gateway struct {
 	t    *testing.T
 	dir  string
 	opts gatewayOptions
 
-	store *storage.Store
-	res   *resolver.Resolver
-	srv   *kafka.Server
-	addr  string
-	offs  *offsets.Store // group offsets (data-dir/offsets), as cmd/kgateway
+	srv  *server.Server
+	res  *resolver.Resolver // srv's layers, for tests that look inside
+	offs *offsets.Store
+	addr string
 }
 
 // newGateway starts a gateway on an ephemeral port over t.TempDir(); it is
@@ -67,31 +65,10 @@ func newGatewayWith(t *testing.T, opts gatewayOptions) *gateway {
 }
 
 func (g *gateway) start() {
-	t := g.t
-	t.Helper()
-	store, err := storage.Open(g.dir, storage.Options{TailCacheBytes: g.opts.tailCacheBytes})
-	if err != nil {
-		t.Fatalf("open storage: %v", err)
-	}
+	g.t.Helper()
 	parts := g.opts.numPartitions
 	if parts == 0 {
 		parts = 1
-	}
-	res, err := resolver.Open(store, resolver.Config{NumPartitions: parts, AutoCreate: !g.opts.noAutoCreate})
-	if err != nil {
-		store.Close()
-		t.Fatalf("open resolver: %v", err)
-	}
-	offs, err := offsets.Open(filepath.Join(g.dir, "offsets"), offsets.Options{})
-	if err != nil {
-		t.Fatalf("open offsets: %v", err)
-	}
-	g.offs = offs
-	srv, err := kafka.NewServer(kafka.Config{Resolver: res, ShutdownTimeout: g.opts.shutdownTimeout,
-		AdvertisedAddr: g.opts.advertised, Offsets: offs, Group: g.opts.group,
-		MaxRequestBytes: g.opts.maxRequestBytes, QueuedMaxRequestBytes: g.opts.queuedMaxRequestBytes})
-	if err != nil {
-		t.Fatal(err)
 	}
 	listen := g.opts.listen
 	if listen == "" {
@@ -100,17 +77,33 @@ func (g *gateway) start() {
 	if g.addr != "" {
 		listen = g.addr // a restart keeps the address clients know
 	}
-	ln, err := net.Listen("tcp", listen)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(ln); err != nil {
-		t.Fatal(err)
-	}
-	g.store, g.res, g.srv, g.addr = store, res, srv, ln.Addr().String()
+	g.srv = startServer(g.t, server.Config{
+		DataDir:  g.dir,
+		Listen:   listen,
+		Storage:  storage.Options{TailCacheBytes: g.opts.tailCacheBytes},
+		Resolver: resolver.Config{NumPartitions: parts, AutoCreate: !g.opts.noAutoCreate},
+		Kafka: kafka.Config{ShutdownTimeout: g.opts.shutdownTimeout, AdvertisedAddr: g.opts.advertised, Group: g.opts.group,
+			MaxRequestBytes: g.opts.maxRequestBytes, QueuedMaxRequestBytes: g.opts.queuedMaxRequestBytes},
+	})
+	g.res, g.offs, g.addr = g.srv.Resolver(), g.srv.Offsets(), g.srv.Addr().String()
 }
 
-// stop closes server, resolver and store, in that order; idempotent.
+// startServer opens a server with cfg and serves it in the background.
+func startServer(t *testing.T, cfg server.Config) *server.Server {
+	t.Helper()
+	s, err := server.Open(cfg)
+	if err != nil {
+		t.Fatalf("open server: %v", err)
+	}
+	go func() {
+		if err := s.Serve(); err != nil {
+			t.Errorf("serve: %v", err) // Close waits for Serve: the test is still running
+		}
+	}()
+	return s
+}
+
+// stop closes the server (which closes its layers); idempotent.
 func (g *gateway) stop() {
 	if g.srv == nil {
 		return
@@ -118,16 +111,7 @@ func (g *gateway) stop() {
 	if err := g.srv.Close(); err != nil {
 		g.t.Errorf("close server: %v", err)
 	}
-	if err := g.offs.Close(); err != nil {
-		g.t.Errorf("close offsets: %v", err)
-	}
-	if err := g.res.Close(); err != nil {
-		g.t.Errorf("close resolver: %v", err)
-	}
-	if err := g.store.Close(); err != nil {
-		g.t.Errorf("close store: %v", err)
-	}
-	g.srv, g.res, g.store = nil, nil, nil
+	g.srv, g.res, g.offs = nil, nil, nil
 }
 
 // restart closes everything and reopens the same data dir on the same

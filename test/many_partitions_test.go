@@ -61,7 +61,7 @@ func testManyPartitionRequests(t *testing.T, budget int64) {
 		}
 	}
 	check("before restart")
-	if got := g.store.TailCacheBytes(); got > budget || (budget == storage.DefaultTailCacheBytes && got == 0) {
+	if got := g.srv.Store().TailCacheBytes(); got > budget || (budget == storage.DefaultTailCacheBytes && got == 0) {
 		t.Fatalf("tail cache charges %d bytes, budget %d", got, budget)
 	}
 	g.restart()

@@ -3,98 +3,69 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"net"
 	"net/http"
-	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/kgateway/kgateway/kafka"
-	"github.com/kgateway/kgateway/metrics"
-	"github.com/kgateway/kgateway/offsets"
-	"github.com/kgateway/kgateway/resolver"
+	"github.com/kgateway/kgateway/server"
 	"github.com/kgateway/kgateway/storage"
 	"go.uber.org/zap"
 )
 
-// gateway is one running server: the layers, the Kafka listener and the
-// metrics listener.
+// gateway is one running server (package server) and its metrics
+// listener.
 type gateway struct {
-	cfg   Config
-	log   *zap.Logger
-	store *storage.Store
-	res   *resolver.Resolver
-	offs  *offsets.Store
-	srv   *kafka.Server
-	m     *metrics.Metrics
+	*server.Server
+	cfg Config
+	log *zap.Logger
 
-	ln       net.Listener
 	served   chan error
 	httpSrv  *http.Server
 	httpLn   net.Listener
 	httpDone chan struct{}
-	open     atomic.Bool // the layers are open (readyz)
 
 	closeOnce sync.Once
 	closeErr  error
 }
 
-// startGateway opens storage -> resolver -> offsets -> kafka server and
-// starts serving; on error everything opened is closed again.
+// startGateway opens the server and starts serving, then starts the
+// metrics listener; on error everything opened is closed again.
 // metricsExplicit says whether the metrics address was configured (its
 // bind must succeed) or is the default (best effort).
-func startGateway(cfg Config, metricsExplicit bool, log *zap.Logger) (_ *gateway, err error) {
-	g := &gateway{cfg: cfg, log: log, m: metrics.New(), served: make(chan error, 1)}
-	defer func() {
-		if err != nil {
-			err = errors.Join(err, g.closeLayers())
-		}
-	}()
-	if g.store, err = storage.Open(cfg.DataDir, storage.Options{Logger: log.Named("storage"), TailCacheBytes: tailCacheOption(cfg.TailCacheBytes),
-		NoReuse:  !cfg.SegmentReuse,
-		OnCommit: func(st storage.CommitStats) { g.m.GroupCommit(st.Sync, st.Bytes) }}); err != nil {
-		return nil, fmt.Errorf("open storage: %w", err)
-	}
-	if g.res, err = resolver.Open(g.store, cfg.resolverConfig(log.Named("resolver"))); err != nil {
-		return nil, fmt.Errorf("open resolver: %w", err)
-	}
-	// O3: group offsets live in their own pebble instance.
-	if g.offs, err = offsets.Open(filepath.Join(cfg.DataDir, "offsets"), offsets.Options{Logger: log.Named("offsets")}); err != nil {
-		return nil, fmt.Errorf("open offsets: %w", err)
-	}
-	slow := time.Duration(cfg.SlowRequestMs) * time.Millisecond
-	if g.srv, err = kafka.NewServer(kafka.Config{
-		Offsets:                g.offs,
-		Resolver:               g.res,
-		AdvertisedAddr:         cfg.AdvertisedAddr,
-		MaxRequestBytes:        int32(cfg.MaxRequestBytes),
-		QueuedMaxRequestBytes:  cfg.QueuedMaxRequestBytes,
-		ConnectionsMaxIdle:     time.Duration(cfg.ConnectionsMaxIdleMs) * time.Millisecond,
-		MaxConnections:         cfg.MaxConnections,
-		FetchSessionCacheSlots: sessionSlots(cfg.FetchSessionSlots),
-		FetchMaxBytes:          int32(cfg.FetchMaxBytes),
-		Logger:                 log.Named("kafka"),
-		Observer:               g.m,
-		SlowRequest:            slow,
-	}); err != nil {
+func startGateway(cfg Config, metricsExplicit bool, log *zap.Logger) (*gateway, error) {
+	s, err := server.Open(cfg.serverConfig(log))
+	if err != nil {
 		return nil, err
 	}
-	g.open.Store(true)
-	if err := g.m.Register(g.snapshot); err != nil {
-		return nil, err
-	}
-	if g.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
-		return nil, err
-	}
-	go func() { g.served <- g.srv.Serve(g.ln) }()
+	g := &gateway{Server: s, cfg: cfg, log: log, served: make(chan error, 1)}
+	go func() { g.served <- s.Serve() }()
 	if err := g.startMetrics(metricsExplicit); err != nil {
-		g.srv.Close()
-		<-g.served
-		return nil, err
+		return nil, errors.Join(err, s.Close())
 	}
 	return g, nil
+}
+
+// serverConfig maps the configuration onto the server's.
+func (c Config) serverConfig(log *zap.Logger) server.Config {
+	return server.Config{
+		DataDir:  c.DataDir,
+		Listen:   c.Listen,
+		Logger:   log,
+		Storage:  storage.Options{TailCacheBytes: tailCacheOption(c.TailCacheBytes), NoReuse: !c.SegmentReuse},
+		Resolver: c.resolverConfig(),
+		Kafka: kafka.Config{
+			AdvertisedAddr:         c.AdvertisedAddr,
+			MaxRequestBytes:        int32(c.MaxRequestBytes),
+			QueuedMaxRequestBytes:  c.QueuedMaxRequestBytes,
+			ConnectionsMaxIdle:     time.Duration(c.ConnectionsMaxIdleMs) * time.Millisecond,
+			MaxConnections:         c.MaxConnections,
+			FetchSessionCacheSlots: sessionSlots(c.FetchSessionSlots),
+			FetchMaxBytes:          int32(c.FetchMaxBytes),
+			SlowRequest:            time.Duration(c.SlowRequestMs) * time.Millisecond,
+		},
+	}
 }
 
 func (g *gateway) startMetrics(explicit bool) error {
@@ -110,7 +81,7 @@ func (g *gateway) startMetrics(explicit bool) error {
 		return nil
 	}
 	g.httpLn, g.httpDone = ln, make(chan struct{})
-	g.httpSrv = &http.Server{Handler: g.m.Handler(g.ready), ReadHeaderTimeout: 10 * time.Second}
+	g.httpSrv = &http.Server{Handler: g.Metrics().Handler(g.Ready), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		defer close(g.httpDone)
 		g.httpSrv.Serve(ln)
@@ -118,21 +89,8 @@ func (g *gateway) startMetrics(explicit bool) error {
 	return nil
 }
 
-// ready is /readyz: the store is open and the Kafka listener accepting.
-func (g *gateway) ready() error {
-	switch {
-	case !g.open.Load():
-		return errors.New("store closed")
-	case !g.srv.Ready():
-		return errors.New("kafka listener not accepting")
-	}
-	return nil
-}
-
-// Addr and MetricsAddr are the bound addresses (MetricsAddr nil when the
+// MetricsAddr is the metrics listener's bound address (nil when the
 // metrics server is off).
-func (g *gateway) Addr() net.Addr { return g.ln.Addr() }
-
 func (g *gateway) MetricsAddr() net.Addr {
 	if g.httpLn == nil {
 		return nil
@@ -140,86 +98,19 @@ func (g *gateway) MetricsAddr() net.Addr {
 	return g.httpLn.Addr()
 }
 
-// snapshot is the metrics Source, computed at scrape time (M2).
-func (g *gateway) snapshot() metrics.Snapshot {
-	var s metrics.Snapshot
-	if !g.open.Load() {
-		return s
-	}
-	for _, p := range g.res.PartitionInfos() {
-		ps := metrics.PartitionStat{Topic: p.Topic, Partition: p.Partition, LogStart: int64(p.Info.Start),
-			HighWatermark: int64(p.Info.End), Ledgers: len(p.Info.Ledgers)}
-		for _, l := range p.Info.Ledgers {
-			ps.Entries += l.Entries
-			ps.Bytes += l.Bytes
-		}
-		s.Partitions = append(s.Partitions, ps)
-	}
-	if groups, err := g.offs.Groups(); err == nil {
-		for _, gr := range groups {
-			commits, err := g.offs.GroupOffsets(gr.ID)
-			if err != nil {
-				continue
-			}
-			for _, c := range commits {
-				s.Groups = append(s.Groups, metrics.GroupOffset{Group: gr.ID, Topic: c.Topic, Partition: c.Partition, Committed: int64(c.Offset)})
-			}
-		}
-	}
-	s.DiskBytes = dirBytes(g.cfg.DataDir)
-	s.Connections = g.srv.OpenConnections()
-	s.InFlight = g.srv.InFlightRequests()
-	return s
-}
-
-// dirBytes sums the sizes of the files under dir (files vanishing during
-// the walk are skipped).
-func dirBytes(dir string) int64 {
-	var n int64
-	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if info, err := d.Info(); err == nil {
-				n += info.Size()
-			}
-		}
-		return nil
-	})
-	return n
-}
-
-// Close stops serving (in-flight requests finish), then closes the layers
-// in reverse order. Later calls return the first call's result.
+// Close stops serving Kafka (in-flight requests finish) and closes the
+// layers, then stops the metrics listener. Later calls return the first
+// call's result.
 func (g *gateway) Close() error {
-	g.closeOnce.Do(func() { g.closeErr = g.close() })
+	g.closeOnce.Do(func() {
+		err := g.Server.Close()
+		if g.httpSrv != nil {
+			err = errors.Join(err, g.httpSrv.Close())
+			<-g.httpDone
+		}
+		g.closeErr = err
+	})
 	return g.closeErr
-}
-
-func (g *gateway) close() error {
-	err := g.srv.Close()
-	if errors.Is(err, kafka.ErrServerClosed) {
-		err = nil
-	}
-	<-g.served
-	if g.httpSrv != nil {
-		err = errors.Join(err, g.httpSrv.Close())
-		<-g.httpDone
-	}
-	return errors.Join(err, g.closeLayers())
-}
-
-func (g *gateway) closeLayers() error {
-	g.open.Store(false)
-	var errs []error
-	if g.offs != nil {
-		errs = append(errs, g.offs.Close())
-	}
-	if g.res != nil {
-		errs = append(errs, g.res.Close())
-	}
-	if g.store != nil {
-		errs = append(errs, g.store.Close())
-	}
-	return errors.Join(errs...)
 }
 
 // sessionSlots maps Kafka's max.incremental.fetch.session.cache.slots (0:

@@ -5,13 +5,12 @@ import (
 
 	"github.com/kgateway/kgateway/ledger"
 	"github.com/kgateway/kgateway/resolver"
-	"go.uber.org/zap"
 )
 
 // validateLog checks the broker defaults of the topic configs: what
 // resolver.Config cannot tell from its zero values (0 there means "Kafka's
 // default"). The resolver validates the rest (timestamp type, cleanup
-// policy) through resolverConfig(nil).Validate.
+// policy) through resolverConfig().Validate.
 func (c Config) validateLog(bad func(prop, format string, args ...any)) []error {
 	if c.LogRetentionMs == 0 || c.LogRetentionMs < -1 {
 		bad("log.retention.ms", "%d must be -1 or at least 1", c.LogRetentionMs)
@@ -34,14 +33,14 @@ func (c Config) validateLog(bad func(prop, format string, args ...any)) []error 
 	if c.ProducerIDExpirationMs < 1 {
 		bad("producer.id.expiration.ms", "%d must be at least 1", c.ProducerIDExpirationMs)
 	}
-	if err := c.resolverConfig(nil).Validate(); err != nil {
+	if err := c.resolverConfig().Validate(); err != nil {
 		return []error{err}
 	}
 	return nil
 }
 
 // resolverConfig is the resolver's part of the configuration.
-func (c Config) resolverConfig(log *zap.Logger) resolver.Config {
+func (c Config) resolverConfig() resolver.Config {
 	return resolver.Config{
 		NumPartitions:          int32(c.NumPartitions),
 		AutoCreate:             c.AutoCreate,
@@ -53,6 +52,5 @@ func (c Config) resolverConfig(log *zap.Logger) resolver.Config {
 		RetentionCheckInterval: time.Duration(c.LogRetentionCheckMs) * time.Millisecond,
 		ProducerIDExpiration:   time.Duration(c.ProducerIDExpirationMs) * time.Millisecond,
 		Ledger:                 ledger.Config{SegmentBytes: c.LogSegmentBytes, SegmentAge: time.Duration(c.LogRollMs) * time.Millisecond},
-		Logger:                 log,
 	}
 }

@@ -159,7 +159,6 @@ func serve(ctx context.Context, l loaded, log *zap.Logger) error {
 	case <-ctx.Done():
 		log.Info("shutting-down")
 	case serveErr = <-g.served:
-		g.served <- serveErr // Close waits for it
 	}
 	if err := errors.Join(g.Close(), serveErr); err != nil {
 		return err

@@ -48,8 +48,8 @@ func TestTailCacheConfig(t *testing.T) {
 		g := startTestWith(t, t.TempDir(), func(c *Config) { c.TailCacheBytes = tc.bytes })
 		cl := newClient(t, g)
 		produce(t, cl, "tail", "a")
-		if got := g.store.TailCacheBytes() > 0; got != tc.wantCached {
-			t.Fatalf("tail.cache.bytes %d: %d bytes cached; want cached: %v", tc.bytes, g.store.TailCacheBytes(), tc.wantCached)
+		if got := g.Store().TailCacheBytes() > 0; got != tc.wantCached {
+			t.Fatalf("tail.cache.bytes %d: %d bytes cached; want cached: %v", tc.bytes, g.Store().TailCacheBytes(), tc.wantCached)
 		}
 		cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{"tail": {0: kgo.NewOffset().AtStart()}})
 		fs := cl.PollFetches(testCtx(t))

@@ -1,0 +1,239 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/kgateway/kgateway/kafka"
+	"github.com/kgateway/kgateway/metrics"
+	"github.com/kgateway/kgateway/offsets"
+	"github.com/kgateway/kgateway/resolver"
+	"github.com/kgateway/kgateway/storage"
+	"go.uber.org/zap"
+)
+
+// Config is one server's configuration: the data directory, the Kafka
+// listener and each layer's own configuration. The zero value of each
+// layer's part is that layer's defaults.
+type Config struct {
+	// DataDir holds the segment files and the index; the group offsets
+	// store lives in DataDir/offsets (O3: a pebble instance of its own).
+	DataDir string
+	// Listen is the Kafka listener's address, bound by Open (port 0: an
+	// ephemeral port, see Addr). Empty: no listener; the layers are open
+	// but Serve fails.
+	Listen string
+	// Logger is the root logger; each layer whose own Logger is nil logs
+	// to a child named after it. Nil: no logging.
+	Logger *zap.Logger
+
+	// Storage configures the store. FS and PebbleFS replace the file
+	// systems under the segment files and the index. Open chains its
+	// group-commit metrics after OnCommit.
+	Storage storage.Options
+	// Resolver configures the topic catalog, produce and fetch.
+	Resolver resolver.Config
+	// Offsets configures the group offsets store; PebbleFS replaces its
+	// file system.
+	Offsets offsets.Options
+	// Kafka configures the front end. Open sets Resolver and Offsets to
+	// the layers it opened, and Observer to the server's metrics when nil.
+	Kafka kafka.Config
+}
+
+// Server is one running kgateway: the layers, the Kafka front end and the
+// listener.
+type Server struct {
+	cfg     Config
+	store   *storage.Store
+	res     *resolver.Resolver
+	offs    *offsets.Store
+	kafka   *kafka.Server
+	metrics *metrics.Metrics
+	ln      net.Listener
+	open    atomic.Bool // the layers are open (Ready)
+
+	mu struct {
+		sync.Mutex
+		closed  bool
+		serving chan struct{} // closed when Serve returns; nil before Serve
+	}
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// ErrNoListener is returned by Serve when Config.Listen was empty.
+var ErrNoListener = errors.New("server: no listener (Config.Listen is empty)")
+
+// Open opens storage -> resolver -> offsets -> the Kafka front end over
+// cfg.DataDir and binds cfg.Listen; nothing is served until Serve. On
+// error everything it opened is closed again.
+func Open(cfg Config) (_ *Server, err error) {
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	s := &Server{cfg: cfg, metrics: metrics.New()}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, s.closeLayers())
+		}
+	}()
+	if err := s.openLayers(); err != nil {
+		return nil, err
+	}
+	s.open.Store(true)
+	if err := s.metrics.Register(s.snapshot); err != nil {
+		return nil, err
+	}
+	if cfg.Listen != "" {
+		if s.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// openLayers opens each layer over the one below; fields set so far are
+// closed by closeLayers on error.
+func (s *Server) openLayers() (err error) {
+	cfg, log := s.cfg, s.cfg.Logger
+	so := cfg.Storage
+	so.Logger = named(so.Logger, log, "storage")
+	so.OnCommit = s.onCommit(so.OnCommit)
+	if s.store, err = storage.Open(cfg.DataDir, so); err != nil {
+		return fmt.Errorf("open storage: %w", err)
+	}
+	rc := cfg.Resolver
+	rc.Logger = named(rc.Logger, log, "resolver")
+	if s.res, err = resolver.Open(s.store, rc); err != nil {
+		return fmt.Errorf("open resolver: %w", err)
+	}
+	oo := cfg.Offsets
+	oo.Logger = named(oo.Logger, log, "offsets")
+	if s.offs, err = offsets.Open(filepath.Join(cfg.DataDir, "offsets"), oo); err != nil {
+		return fmt.Errorf("open offsets: %w", err)
+	}
+	kc := cfg.Kafka
+	kc.Resolver, kc.Offsets = s.res, s.offs
+	kc.Logger = named(kc.Logger, log, "kafka")
+	if kc.Observer == nil {
+		kc.Observer = s.metrics
+	}
+	if s.kafka, err = kafka.NewServer(kc); err != nil {
+		return fmt.Errorf("kafka server: %w", err)
+	}
+	return nil
+}
+
+func named(own, root *zap.Logger, name string) *zap.Logger {
+	if own != nil {
+		return own
+	}
+	return root.Named(name)
+}
+
+// onCommit records every group commit in the metrics, then calls next.
+func (s *Server) onCommit(next func(storage.CommitStats)) func(storage.CommitStats) {
+	return func(st storage.CommitStats) {
+		s.metrics.GroupCommit(st.Sync, st.Bytes)
+		if next != nil {
+			next(st)
+		}
+	}
+}
+
+// Serve accepts Kafka connections until Close, then returns nil; any
+// other return is the listener's failure. It may be called once.
+func (s *Server) Serve() error {
+	if s.ln == nil {
+		return ErrNoListener
+	}
+	s.mu.Lock()
+	if s.mu.closed || s.mu.serving != nil {
+		s.mu.Unlock()
+		return kafka.ErrServerClosed
+	}
+	done := make(chan struct{})
+	s.mu.serving = done
+	s.mu.Unlock()
+	defer close(done)
+	err := s.kafka.Serve(s.ln)
+	if errors.Is(err, kafka.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Addr is the Kafka listener's bound address (nil without a listener).
+func (s *Server) Addr() net.Addr {
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
+
+// Ready is nil when the layers are open and the Kafka listener is
+// accepting (/readyz), else why not.
+func (s *Server) Ready() error {
+	switch {
+	case !s.open.Load():
+		return errors.New("store closed")
+	case !s.kafka.Ready():
+		return errors.New("kafka listener not accepting")
+	}
+	return nil
+}
+
+// Metrics is the server's registry and instruments (M1).
+func (s *Server) Metrics() *metrics.Metrics { return s.metrics }
+
+// Resolver, Offsets and Store are the open layers, for the inspection of
+// a running server (tests); they are closed by Close.
+func (s *Server) Resolver() *resolver.Resolver { return s.res }
+func (s *Server) Offsets() *offsets.Store      { return s.offs }
+func (s *Server) Store() *storage.Store        { return s.store }
+
+// Close stops serving (in-flight requests finish, up to the Kafka
+// ShutdownTimeout), waits for Serve to return, then closes offsets, the
+// resolver and the store, in that order. Later calls return the first
+// call's result.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() { s.closeErr = s.close() })
+	return s.closeErr
+}
+
+func (s *Server) close() error {
+	s.mu.Lock()
+	s.mu.closed = true
+	serving := s.mu.serving
+	s.mu.Unlock()
+	err := s.kafka.Close()
+	if errors.Is(err, kafka.ErrServerClosed) {
+		err = nil
+	}
+	if serving != nil {
+		<-serving
+	} else if s.ln != nil {
+		s.ln.Close() // never handed to the Kafka server
+	}
+	return errors.Join(err, s.closeLayers())
+}
+
+func (s *Server) closeLayers() error {
+	s.open.Store(false)
+	var errs []error
+	if s.offs != nil {
+		errs = append(errs, s.offs.Close())
+	}
+	if s.res != nil {
+		errs = append(errs, s.res.Close())
+	}
+	if s.store != nil {
+		errs = append(errs, s.store.Close())
+	}
+	return errors.Join(errs...)
+}
