@@ -1,6 +1,7 @@
 // Package resolver holds every Kafka semantic that is not wire encoding:
 // the topic catalog and partition bindings, record batch validation,
-// produce with idempotent-producer checks, and read planning. It sits
+// produce with idempotent-producer checks, and the read flow around the
+// ledger's read by offset (judging the offset, validation, limits). It sits
 // between kafka/ (which never sees a ledger) and ledger/ (which never sees
 // a Kafka batch field), and it never imports kmsg: batch.go reads the few
 // header fields it needs itself.
@@ -45,18 +46,19 @@
 //
 // # Write flow
 //
-// Produce validates every batch of a partition's records blob before
-// writing any (ErrCorruptBatch, ErrUnsupportedMagic, ErrMessageTooLarge).
-// Under the partition's append lock it checks idempotent sequences (D4)
-// and Writes each batch as its own entry (offsets dense, in order, D3);
-// it Waits outside the lock and answers only once every entry is durable
-// (D1). ProduceAsync returns after the Writes with a PendingProduce to
-// Wait on, so a connection writes its next request while this one's group
-// commit syncs (one fsync covers both); ProduceAsyncOwned takes the
-// caller's buffer instead of copying it. Produced payloads are kept by
-// storage's tail cache (AppendOptions.Retain), so fetches near the end
-// are served from memory. A long poll over many partitions waits on one
-// Waiter (waiter.go) rather than one channel per partition.
+// Produce validates a partition's one record batch, header and records
+// (below), before writing it (ErrCorruptBatch, ErrInvalidRecord,
+// ErrUnsupportedMagic, ErrMessageTooLarge). Under the partition's append
+// lock it checks the idempotent sequence (D4) and Writes the batch as one
+// entry (offsets dense, in order, D3); it Waits outside the lock and
+// answers only once the entry is durable (D1). ProduceAsync returns after
+// the Write with a PendingProduce to Wait on, so a connection writes its
+// next request while this one's group commit syncs (one fsync covers
+// both); ProduceAsyncOwned takes the caller's buffer instead of copying
+// it. Produced payloads are kept by storage's tail cache
+// (AppendOptions.Retain), so fetches near the end are served from memory.
+// A long poll over many partitions waits on one Waiter (waiter.go) rather
+// than one channel per partition.
 //
 // Producer state is checkpointed in the metadata keyspace every few
 // appends with the offset it covers and rebuilt on Open by replaying the

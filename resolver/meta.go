@@ -21,6 +21,9 @@ import (
 //	resolver/producer/<log><id>       one producer's state on a log (P3)
 //	resolver/deleting/<log>           a log whose topic is being deleted
 //
+// and the cluster's identity (identity.go: resolver/cluster-id and
+// resolver/internal-topic/<name>).
+//
 // A topic's binding and the counter its logs came from are written in one
 // atomic ApplyMeta; a deletion removes the binding and records the logs to
 // delete in one ApplyMeta, so Open can finish an interrupted deletion.

@@ -8,9 +8,9 @@ import (
 	"github.com/kgateway/kgateway/storage"
 )
 
-// Produce validates one partition's records blob (one or more concatenated
-// record batches) and appends each batch as its own entry, durably (D1),
-// with idempotent-producer checks (D4). It is ProduceAsync then Wait.
+// Produce validates one partition's records blob and appends it as one
+// entry, durably (D1), with idempotent-producer checks (D4). It is
+// ProduceAsync then Wait.
 //
 // The blob is exactly one batch (Produce v3+). It is validated, its records
 // decompressed if need be (Z1–Z4), before anything is written
