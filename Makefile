@@ -6,7 +6,7 @@ PKGS    := ./...
 # stay out of the server's go.mod); its targets run inside it.
 BENCH_MOD := cmd/kgbench
 # Packages with concurrency of their own run under the race detector.
-RACE_PKGS := ./storage/... ./ledger/... ./resolver/... ./offsets/... ./kafka/... ./metrics/... ./cmd/kgateway/...
+RACE_PKGS := ./storage/... ./ledger/... ./resolver/... ./offsets/... ./kafka/... ./metrics/... ./server/... ./cmd/kgateway/...
 
 .PHONY: build run test test-unit test-e2e bench lint deps soak
 
@@ -25,7 +25,7 @@ deps:
 
 test: deps lint
 	$(GO) test -race -count=1 $(RACE_PKGS)
-	$(GO) test -count=1 ./test/... .
+	$(GO) test -count=1 ./test/... ./tools/... .
 	$(GO) -C $(BENCH_MOD) test -count=1 ./...
 
 # bench runs the end-to-end benchmark (cmd/kgbench, BENCHMARKS.md) against
