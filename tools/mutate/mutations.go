@@ -33,7 +33,7 @@ var mutations = []mutation{
 	{
 		Name:  "idempotence-window-2",
 		Rule:  "resolver D4: retries of each of a producer's last 5 batches (Kafka's window) are recognized",
-		Edits: []edit{{File: "resolver/producers.go", Old: "\tmaxTrackedBatches = 5\n", New: "\tmaxTrackedBatches = 2\n"}},
+		Edits: []edit{{File: "resolver/producers.go", Old: "const maxTrackedBatches = 5\n", New: "const maxTrackedBatches = 2\n"}},
 		Tests: []testRun{{Pkg: "./resolver/", Run: "Idempot"}},
 	},
 	{
