@@ -56,91 +56,39 @@ func checkErrorCodes(resp kmsg.Response) error {
 	return nil
 }
 
+// topicPartitions lists "topic/partition" for every Topics[].Partitions[]
+// of a request or response, the shape those five keys share.
+func topicPartitions(msg any) []string {
+	var out []string
+	topics := reflect.ValueOf(msg).Elem().FieldByName("Topics")
+	for i := range topics.Len() {
+		t := topics.Index(i)
+		parts := t.FieldByName("Partitions")
+		for j := range parts.Len() {
+			out = append(out, fmt.Sprintf("%s/%d", t.FieldByName("Topic").String(), parts.Index(j).FieldByName("Partition").Int()))
+		}
+	}
+	return out
+}
+
 // shapeKeys returns, for the keys whose responses answer item by item, the
 // set of items (topic names, topic/partition pairs, groups, resources) the
 // request asked about and the response answered; ok is false for keys (or
 // request forms, such as "all topics") without such a rule.
 func shapeKeys(req kmsg.Request, resp kmsg.Response) (asked, answered []string, ok bool) {
-	tp := func(topic string, p int32) string { return fmt.Sprintf("%s/%d", topic, p) }
 	switch q := req.(type) {
 	case *kmsg.ProduceRequest:
-		r := resp.(*kmsg.ProduceResponse)
 		if q.Version >= 13 {
 			return nil, nil, false // topics by id
 		}
-		for _, t := range q.Topics {
-			for _, p := range t.Partitions {
-				asked = append(asked, tp(t.Topic, p.Partition))
-			}
-		}
-		for _, t := range r.Topics {
-			for _, p := range t.Partitions {
-				answered = append(answered, tp(t.Topic, p.Partition))
-			}
-		}
-	case *kmsg.ListOffsetsRequest:
-		r := resp.(*kmsg.ListOffsetsResponse)
-		for _, t := range q.Topics {
-			for _, p := range t.Partitions {
-				asked = append(asked, tp(t.Topic, p.Partition))
-			}
-		}
-		for _, t := range r.Topics {
-			for _, p := range t.Partitions {
-				answered = append(answered, tp(t.Topic, p.Partition))
-			}
-		}
-	case *kmsg.OffsetCommitRequest:
-		r := resp.(*kmsg.OffsetCommitResponse)
-		for _, t := range q.Topics {
-			for _, p := range t.Partitions {
-				asked = append(asked, tp(t.Topic, p.Partition))
-			}
-		}
-		for _, t := range r.Topics {
-			for _, p := range t.Partitions {
-				answered = append(answered, tp(t.Topic, p.Partition))
-			}
-		}
-	case *kmsg.OffsetForLeaderEpochRequest:
-		r := resp.(*kmsg.OffsetForLeaderEpochResponse)
-		for _, t := range q.Topics {
-			for _, p := range t.Partitions {
-				asked = append(asked, tp(t.Topic, p.Partition))
-			}
-		}
-		for _, t := range r.Topics {
-			for _, p := range t.Partitions {
-				answered = append(answered, tp(t.Topic, p.Partition))
-			}
-		}
-	case *kmsg.DeleteRecordsRequest:
-		r := resp.(*kmsg.DeleteRecordsResponse)
-		for _, t := range q.Topics {
-			for _, p := range t.Partitions {
-				asked = append(asked, tp(t.Topic, p.Partition))
-			}
-		}
-		for _, t := range r.Topics {
-			for _, p := range t.Partitions {
-				answered = append(answered, tp(t.Topic, p.Partition))
-			}
-		}
+		return topicPartitions(q), topicPartitions(resp), true
+	case *kmsg.ListOffsetsRequest, *kmsg.OffsetCommitRequest, *kmsg.OffsetForLeaderEpochRequest, *kmsg.DeleteRecordsRequest:
+		return topicPartitions(q), topicPartitions(resp), true
 	case *kmsg.OffsetDeleteRequest:
-		r := resp.(*kmsg.OffsetDeleteResponse)
-		if r.ErrorCode != 0 {
+		if resp.(*kmsg.OffsetDeleteResponse).ErrorCode != 0 {
 			return nil, nil, false // a group-level error answers no topic
 		}
-		for _, t := range q.Topics {
-			for _, p := range t.Partitions {
-				asked = append(asked, tp(t.Topic, p.Partition))
-			}
-		}
-		for _, t := range r.Topics {
-			for _, p := range t.Partitions {
-				answered = append(answered, tp(t.Topic, p.Partition))
-			}
-		}
+		return topicPartitions(q), topicPartitions(resp), true
 	case *kmsg.CreateTopicsRequest:
 		r := resp.(*kmsg.CreateTopicsResponse)
 		for _, t := range q.Topics {
