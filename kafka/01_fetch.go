@@ -387,14 +387,6 @@ func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition
 	return out, res.Bytes
 }
 
-// A record batch's codec: the low bits of its attributes (int16 at byte
-// 21, big-endian, so the low byte is byte 22).
-const (
-	batchAttrsLow  = 22
-	batchCodecMask = 0x07
-	codecZstd      = 4
-)
-
 // cutZstd keeps the batches before the first zstd one and their bytes;
 // cut reports that one was found. Fetch before v10 never receives a zstd
 // batch (a client that old cannot decode it): the batches before it are
@@ -404,7 +396,7 @@ const (
 // stored as produced, so each batch's own codec decides.)
 func cutZstd(batches [][]byte) (kept [][]byte, bytes int, cut bool) {
 	for i, b := range batches {
-		if len(b) > batchAttrsLow && b[batchAttrsLow]&batchCodecMask == codecZstd {
+		if c, ok := resolver.BatchCodec(b); ok && c == resolver.CodecZstd {
 			return batches[:i], bytes, true
 		}
 		bytes += len(b)

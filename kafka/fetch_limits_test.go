@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -148,7 +149,7 @@ func TestFetchZstdNeedsV10(t *testing.T) {
 		req.SetVersion(version)
 		return onlyPartition(t, g.fetch(req))
 	}
-	codec := func(b []byte) byte { return b[batchAttrsLow] & batchCodecMask }
+	codec := func(b []byte) resolver.Codec { c, _ := resolver.BatchCodec(b); return c }
 
 	p := fetchAt(9, 0)
 	if bs := batchesOf(t, p.RecordBatches); p.ErrorCode != 0 || len(bs) != 1 || codec(bs[0]) != 0 {
@@ -158,7 +159,7 @@ func TestFetchZstdNeedsV10(t *testing.T) {
 		t.Fatalf("v9 at the zstd batch: error %d, %d record bytes", p.ErrorCode, len(p.RecordBatches))
 	}
 	p = fetchAt(10, 1)
-	if bs := batchesOf(t, p.RecordBatches); p.ErrorCode != 0 || len(bs) != 1 || codec(bs[0]) != codecZstd {
+	if bs := batchesOf(t, p.RecordBatches); p.ErrorCode != 0 || len(bs) != 1 || codec(bs[0]) != resolver.CodecZstd {
 		t.Fatalf("v10: error %d, %d batches, want the zstd batch", p.ErrorCode, len(bs))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -70,7 +71,7 @@ func TestListOffsetsPerRecord(t *testing.T) {
 	codecs := []struct {
 		name  string
 		codec kgo.CompressionCodec
-		id    byte
+		id    resolver.Codec
 	}{
 		{"none", kgo.NoCompression(), 0}, {"gzip", kgo.GzipCompression(), 1},
 		{"snappy", kgo.SnappyCompression(), 2}, {"lz4", kgo.Lz4Compression(), 3},
@@ -87,8 +88,12 @@ func TestListOffsetsPerRecord(t *testing.T) {
 		g.produceOneBatch(c.name, c.codec, 1000, 3000, 2000)
 		g.produceOneBatch(c.name, c.codec, 4000)
 		p := onlyPartition(t, g.fetch(fetchReq(0, -1, parts(c.name, 1), nil)))
-		if bs := batchesOf(t, p.RecordBatches); len(bs) != 2 || bs[0][batchAttrsLow]&batchCodecMask != c.id {
-			t.Fatalf("%s: stored %d batches, the first with codec %d", c.name, len(bs), bs[0][batchAttrsLow]&batchCodecMask)
+		bs := batchesOf(t, p.RecordBatches)
+		if len(bs) != 2 {
+			t.Fatalf("%s: stored %d batches, want 2", c.name, len(bs))
+		}
+		if got, _ := resolver.BatchCodec(bs[0]); got != c.id {
+			t.Fatalf("%s: the first batch has codec %s", c.name, got)
 		}
 		for _, tc := range []struct{ at, off, ts int64 }{
 			{0, 0, 1000}, {1000, 0, 1000}, {1500, 1, 3000}, {2500, 1, 3000},
