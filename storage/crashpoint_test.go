@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/kgateway/kgateway/storage/vfstest"
@@ -68,7 +69,12 @@ func crashAtStep(t *testing.T, point vfstest.Point, order vfstest.Order, keep vf
 	var group []*Pending
 	var img vfstest.Image
 	crashed := false
+	// fired is closed when the hook has run: after publish the waiters
+	// wake before the committer reaches the step, so Wait returning says
+	// nothing about the hook.
+	fired := make(chan struct{})
 	m.At(point, 1, func() {
+		defer close(fired)
 		mu.Lock()
 		defer mu.Unlock()
 		checkIndexDurable(t, s, m.Files)
@@ -101,8 +107,14 @@ func crashAtStep(t *testing.T, point vfstest.Point, order vfstest.Order, keep vf
 			t.Fatal(err)
 		}
 	}
+	select {
+	case <-fired:
+	case <-time.After(time.Minute):
+	}
 	m.Disarm()
 	_ = s.Close()
+	mu.Lock()
+	defer mu.Unlock()
 	if !crashed {
 		t.Fatalf("the commit never reached %v", point)
 	}
