@@ -49,6 +49,12 @@ func FuzzCompressedRecords(f *testing.F) {
 		}
 		out, derr := oracleDecompress(c, sec, limit)
 		switch {
+		case errors.Is(derr, errHeaderTooLarge):
+			// The oracle read only a frame header's size claim: the data
+			// after it may be too large or broken, and either is refused.
+			if err == nil {
+				t.Fatalf("%s frame declaring more than %d bytes accepted", codecName(c), limit)
+			}
 		case derr != nil:
 			if err == nil {
 				t.Fatalf("%s data the oracle cannot decode (%v) accepted", codecName(c), derr)
@@ -73,6 +79,10 @@ func fuzzCodec(b uint8) Codec {
 	}
 	return Codec(b % 6)
 }
+
+// errHeaderTooLarge is the oracle's answer for a zstd frame whose header
+// declares a size past its bound: it has not decoded the data behind it.
+var errHeaderTooLarge = errors.New("frame header declares too much")
 
 // oracleDecompress decodes sec whole, reading at most limit+1 bytes.
 func oracleDecompress(c Codec, sec []byte, limit int) ([]byte, error) {
@@ -99,7 +109,9 @@ func oracleDecompress(c Codec, sec []byte, limit int) ([]byte, error) {
 		defer d.Close()
 		out, err := d.DecodeAll(sec, nil)
 		if errors.Is(err, zstd.ErrDecoderSizeExceeded) {
-			return make([]byte, limit+1), nil
+			// DecodeAll refuses a frame whose header declares more than its
+			// memory bound before decoding a byte of it.
+			return nil, errHeaderTooLarge
 		}
 		return out, err
 	}
