@@ -11,6 +11,10 @@
 //	kfake          franz-go's kfake, in memory, as a child process
 //	kfake-durable  kfake with DataDir and SyncWrites (fsync per batch)
 //
+// Every client kgbench makes can use TLS and SASL (--security-protocol and
+// the --tls-* and --sasl-* flags, security.go); the servers are started in
+// plaintext unless --kgateway-args configures kgateway's listener.
+//
 // kfake runs as a child process (this binary re-executed with the hidden
 // serve-kfake subcommand) so that every system pays for its own CPU and RSS
 // in a process of its own, and the client side is identical for all.
@@ -38,6 +42,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // errConfig prefixes every configuration problem.
@@ -71,7 +77,15 @@ type config struct {
 	DiskProbe         bool          `json:"disk_probe"`          // measure the work dir's disk before the systems
 	KgatewayArgs      string        `json:"kgateway_args"`       // appended to kgateway's command line (strings.Fields)
 	ServerProcs       int           `json:"server_procs"`        // GOMAXPROCS of every server process (0 = Go's default)
+	TxnRecords        int           `json:"txn_records"`         // workload 8 records per transaction
+	TxnInterval       time.Duration `json:"txn_interval_ns"`     // workload 8 time between transaction starts (0 = back to back)
+	IsolationPasses   int           `json:"isolation_passes"`    // workload 9 reads per isolation level
+	Security          security      `json:"security"`            // client TLS and SASL (security.go)
 	Render            string        `json:"-"`                   // re-render this JSON instead of running
+
+	// securityOpts are Security's franz-go options, built once by
+	// parseFlags (the files they name are read then).
+	securityOpts []kgo.Opt
 }
 
 // allSystems is the default --systems list.
@@ -123,6 +137,16 @@ func (c *config) Validate() error {
 	if c.ServerProcs < 0 {
 		bad("--server-procs must be >= 0, got %d", c.ServerProcs)
 	}
+	if c.TxnRecords < 1 {
+		bad("--txn-records must be >= 1, got %d", c.TxnRecords)
+	}
+	if c.TxnInterval < 0 {
+		bad("--txn-interval must be >= 0, got %s", c.TxnInterval)
+	}
+	if c.IsolationPasses < 1 {
+		bad("--isolation-passes must be >= 1, got %d", c.IsolationPasses)
+	}
+	c.Security.validate(bad)
 	return errors.Join(errs...)
 }
 
@@ -151,7 +175,7 @@ func parseFlags(args []string) (*config, error) {
 		rate                        float64
 	)
 	fs.StringVar(&systems, "systems", strings.Join(allSystems, ","), "comma-separated systems to run")
-	fs.StringVar(&workloads, "workloads", "1,2,3,4,5,6,7", "comma-separated workload numbers to run")
+	fs.StringVar(&workloads, "workloads", "1,2,3,4,5,6,7,8,9", "comma-separated workload numbers to run")
 	fs.IntVar(&c.Records, "records", 1_000_000, "records produced in workloads 1 and 2 (and consumed in 3)")
 	fs.IntVar(&c.RecordSize, "record-size", 1024, "record value size in bytes")
 	fs.DurationVar(&c.Linger, "linger", 5*time.Millisecond, "producer linger (workloads 1, 2, 6, 7)")
@@ -159,7 +183,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.BoolVar(&c.Idempotent, "idempotent", true, "idempotent producer (franz-go's default)")
 	fs.StringVar(&c.Compression, "compression", "none", "producer batch compression: none, gzip, snappy, lz4 or zstd (record values become compressible text)")
 	fs.Float64Var(&rate, "rate", 20, "workload 4 offered load in MB/s")
-	fs.DurationVar(&c.Duration, "duration", 20*time.Second, "workload 4 duration")
+	fs.DurationVar(&c.Duration, "duration", 20*time.Second, "duration of workloads 4 and 8")
 	fs.IntVar(&c.PartitionsScale, "partitions-scale", 10_000, "workload 5 total partitions")
 	fs.IntVar(&c.TopicsScale, "topics-scale", 100, "workload 5 topics (capped at --partitions-scale)")
 	fs.StringVar(&bigSize, "big-bytes", "5GB", "workload 6 partition size (e.g. 50MB, 5GB)")
@@ -176,6 +200,19 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.Rounds, "rounds", 1, "run every system × workload this many times, rotating the system order; the table shows medians")
 	fs.BoolVar(&c.DiskProbe, "disk-probe", true, "measure fdatasync latency and synced write MB/s in --work-dir first")
 	fs.StringVar(&c.KgatewayArgs, "kgateway-args", "", "extra arguments appended to kgateway's command line, split on spaces (e.g. '--log-level warn')")
+	fs.IntVar(&c.TxnRecords, "txn-records", 1000, "workload 8: records per transaction")
+	fs.DurationVar(&c.TxnInterval, "txn-interval", 100*time.Millisecond, "workload 8: a transaction starts (and is committed) every this long; 0 runs them back to back")
+	fs.IntVar(&c.IsolationPasses, "isolation-passes", 3, "workload 9: full reads per isolation level, alternating")
+	sec := &c.Security
+	fs.StringVar(&sec.Protocol, "security-protocol", "PLAINTEXT", "every client's security.protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL")
+	fs.StringVar(&sec.TLSCAFile, "tls-ca", "", "PEM file of the CAs the clients trust (default: the system's)")
+	fs.StringVar(&sec.TLSCertFile, "tls-cert", "", "PEM client certificate chain for mTLS (with its key, or the key in --tls-key)")
+	fs.StringVar(&sec.TLSKeyFile, "tls-key", "", "PEM key of --tls-cert (default: read from --tls-cert)")
+	fs.StringVar(&sec.TLSServerName, "tls-server-name", "", "server name to verify (default: the dialed host, 127.0.0.1)")
+	fs.StringVar(&sec.SASLMechanism, "sasl-mechanism", "", "PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (with SASL_PLAINTEXT or SASL_SSL)")
+	fs.StringVar(&sec.SASLUser, "sasl-user", "", "SASL user name")
+	fs.StringVar(&sec.SASLPassword, "sasl-password", "", "SASL password (not written to --out; --sasl-password-file keeps it off the command line)")
+	fs.StringVar(&sec.SASLPasswordFile, "sasl-password-file", "", "file whose first line is the SASL password")
 	fs.StringVar(&c.Render, "render", "", "print the table and draw --chart from an earlier --out JSON; runs nothing")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -190,7 +227,14 @@ func parseFlags(args []string) (*config, error) {
 		return nil, fmt.Errorf("%w: --big-bytes: %v", errConfig, err)
 	}
 	c.TopicsScale = min(c.TopicsScale, c.PartitionsScale)
-	return &c, c.Validate()
+	c.Security.normalize()
+	if err := c.Validate(); err != nil {
+		return &c, err
+	}
+	if c.securityOpts, err = c.Security.clientOpts(); err != nil {
+		return &c, fmt.Errorf("%w: %v", errConfig, err)
+	}
+	return &c, nil
 }
 
 func splitList(s string) []string {

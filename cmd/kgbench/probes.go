@@ -84,7 +84,7 @@ func (b *bench) offeredLoad(ctx context.Context, res *Result) error {
 		return err
 	}
 	elapsed := time.Since(start)
-	b.waitDrained(ctx, rec, sent)
+	waitDrained(ctx, sent, rec.e2eCount)
 	stopCons()
 	return b.fillLoadResult(res, rec, sent, <-consumed, elapsed)
 }
@@ -125,19 +125,21 @@ func sentAt(v []byte) time.Time {
 	return time.Unix(0, int64(binary.BigEndian.Uint64(v)))
 }
 
-// waitDrained gives the consumer up to drainAfterLoad to catch up.
-func (b *bench) waitDrained(ctx context.Context, rec *loadRecorder, sent int) {
+// e2eCount is how many records the consumer has delivered so far.
+func (l *loadRecorder) e2eCount() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.mu.e2e)
+}
+
+// waitDrained gives the consumers up to drainAfterLoad to deliver want
+// records, as count reports them.
+func waitDrained(ctx context.Context, want int, count func() int) {
 	ctx, cancel := context.WithTimeout(ctx, drainAfterLoad)
 	defer cancel()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
-	for {
-		rec.mu.Lock()
-		n := len(rec.mu.e2e)
-		rec.mu.Unlock()
-		if n >= sent {
-			return
-		}
+	for count() < want {
 		select {
 		case <-ctx.Done():
 			return

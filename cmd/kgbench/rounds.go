@@ -85,7 +85,9 @@ func (h *harness) benchSystem(ctx context.Context, dir, name string) []Result {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "== %s: failed to start: %v\n", name, err)
 		for _, w := range h.cfg.Workloads {
-			out = append(out, Result{System: name, Workload: workloadNames[w-1], Error: "start: " + err.Error()})
+			for _, row := range workloadRows(w) {
+				out = append(out, Result{System: name, Workload: row, Error: "start: " + err.Error()})
+			}
 		}
 		return out
 	}
@@ -93,11 +95,11 @@ func (h *harness) benchSystem(ctx context.Context, dir, name string) []Result {
 	b := newBench(h.cfg, sys)
 	for _, w := range h.cfg.Workloads {
 		fmt.Fprintf(os.Stderr, "== %s: workload %s\n", name, workloadNames[w-1])
-		res := b.runWorkload(ctx, w)
-		if res.Error != "" {
-			fmt.Fprintf(os.Stderr, "   error: %s\n", res.Error)
+		rows := b.runWorkload(ctx, w)
+		if rows[0].Error != "" {
+			fmt.Fprintf(os.Stderr, "   error: %s\n", rows[0].Error)
 		}
-		out = append(out, res)
+		out = append(out, rows...)
 	}
 	return out
 }

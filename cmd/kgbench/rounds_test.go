@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestRoundOrder(t *testing.T) {
@@ -142,6 +143,11 @@ func TestServerArgs(t *testing.T) {
 		{"kgateway", " --log-level  warn ", nil, []string{"--listen", "A", "--data-dir", "D", "--metrics-addr", "127.0.0.1:0", "--log-level", "warn"}},
 		{"kfake-durable", "--log-level warn", []string{serveKfakeCmd, "--durable"},
 			[]string{serveKfakeCmd, "--durable", "--listen", "A", "--data-dir", "D"}},
+		// {addr} places the address kgbench dials: then the args, not
+		// kgbench's --listen, say how to listen there.
+		{"kgateway", "--listeners SASL_SSL://{addr} --advertised-listeners=SASL_SSL://{addr}", nil,
+			[]string{"--data-dir", "D", "--metrics-addr", "127.0.0.1:0", "--listeners", "SASL_SSL://A", "--advertised-listeners=SASL_SSL://A"}},
+		{"kfake", "--listeners SASL_SSL://{addr}", []string{serveKfakeCmd}, []string{serveKfakeCmd, "--listen", "A", "--data-dir", "D"}},
 	} {
 		got := serverArgs(&config{KgatewayArgs: tc.extra}, tc.name, tc.lead, "A", "D")
 		if !slices.Equal(got, tc.want) {
@@ -162,6 +168,16 @@ func TestParseFlagsRoundsAndArgs(t *testing.T) {
 		{[]string{"--rounds", "0"}, "--rounds must be >= 1", nil},
 		{[]string{"--server-procs", "1"}, "", func(c *config) bool { return c.ServerProcs == 1 }},
 		{[]string{"--server-procs", "-1"}, "--server-procs must be >= 0", nil},
+		{nil, "", func(c *config) bool {
+			return c.TxnRecords == 1000 && c.TxnInterval == 100*time.Millisecond && c.IsolationPasses == 3 &&
+				slices.Equal(c.Workloads, []int{1, 2, 3, 4, 5, 6, 7, 8, 9})
+		}},
+		{[]string{"--txn-records", "5", "--txn-interval", "0", "--isolation-passes", "1", "--workloads", "8,9"}, "",
+			func(c *config) bool { return c.TxnRecords == 5 && c.TxnInterval == 0 && c.IsolationPasses == 1 }},
+		{[]string{"--txn-records", "0"}, "--txn-records must be >= 1", nil},
+		{[]string{"--txn-interval", "-1ms"}, "--txn-interval must be >= 0", nil},
+		{[]string{"--isolation-passes", "0"}, "--isolation-passes must be >= 1", nil},
+		{[]string{"--workloads", "10"}, "unknown workload 10 (want 1..9)", nil},
 	} {
 		cfg, err := parseFlags(tc.args)
 		switch {

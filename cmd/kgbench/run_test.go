@@ -35,6 +35,7 @@ func TestAllWorkloadsAgainstKfake(t *testing.T) {
 		"--systems", "kfake,kfake-durable", "--records", "400", "--rate", "1",
 		"--duration", "300ms", "--partitions-scale", "20", "--topics-scale", "4",
 		"--big-bytes", "256KiB", "--probes", "3", "--session-partitions", "20", "--workload-timeout", "30s",
+		"--txn-records", "10", "--txn-interval", "20ms", "--isolation-passes", "2",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -44,8 +45,8 @@ func TestAllWorkloadsAgainstKfake(t *testing.T) {
 	h := newHarness(cfg, t.TempDir())
 	for _, name := range cfg.Systems {
 		results := h.benchSystem(ctx, t.TempDir(), name)
-		if len(results) != len(workloadNames) {
-			t.Fatalf("%s: %d results, want %d", name, len(results), len(workloadNames))
+		if want := len(workloadNames) + len(isolationRows) - 1; len(results) != want {
+			t.Fatalf("%s: %d results, want %d", name, len(results), want)
 		}
 		for _, r := range results {
 			if r.Error != "" {
@@ -61,6 +62,44 @@ func TestAllWorkloadsAgainstKfake(t *testing.T) {
 		if rss := results[4].RSSBytes; rss <= 0 {
 			t.Errorf("%s: metadata workload read no RSS", name)
 		}
+		checkTxnRow(t, results[7])
+		checkIsolationRows(t, results[8], results[9])
+	}
+}
+
+// checkTxnRow: workload 8 committed transactions, every committed record
+// reached the read_committed consumers, and both latencies are there.
+func checkTxnRow(t *testing.T, r Result) {
+	t.Helper()
+	if r.Workload != "8 transactions" || r.Records < 10 || r.Records%10 != 0 {
+		t.Errorf("%s / %s: %d records committed", r.System, r.Workload, r.Records)
+	}
+	if !strings.Contains(r.Notes, fmt.Sprintf("%d records; read_committed consumers (2) got %d", r.Records, r.Records)) {
+		t.Errorf("%s: consumers did not get every committed record: %s", r.System, r.Notes)
+	}
+	var names []string
+	for _, p := range r.Latency {
+		names = append(names, p.Name)
+	}
+	if !slices.Equal(names, []string{"e2e p50", "e2e p99", "e2e p99.9", "commit p50", "commit p99"}) {
+		t.Errorf("%s: latency %v", r.System, names)
+	}
+}
+
+// checkIsolationRows: workload 9 gives each isolation level a row of its
+// own, per pass, and the ratio.
+func checkIsolationRows(t *testing.T, ru, rc Result) {
+	t.Helper()
+	if ru.Workload != isolationRows[0] || rc.Workload != isolationRows[1] {
+		t.Fatalf("rows %q, %q", ru.Workload, rc.Workload)
+	}
+	for _, r := range []Result{ru, rc} {
+		if r.Records != 400 || r.MBps <= 0 || r.Seconds <= 0 || !strings.HasPrefix(r.Notes, "2 passes of 400 records") {
+			t.Errorf("%s / %s: %+v", r.System, r.Workload, r)
+		}
+	}
+	if !strings.Contains(rc.Notes, "read_committed/read_uncommitted: MB/s ×") {
+		t.Errorf("%s: no ratio in %q", rc.System, rc.Notes)
 	}
 }
 

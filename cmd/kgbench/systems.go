@@ -87,17 +87,43 @@ func startSystem(ctx context.Context, h *harness, dir, name string) (*system, er
 
 // serverArgs is a system's command line after the binary. --kgateway-args
 // go last so that they can override what kgbench sets (kgateway's flags,
-// like Go's, let the last occurrence win).
+// like Go's, let the last occurrence win). In them, {addr} stands for the
+// address kgbench chose and dials; when they use it, they say how to
+// listen there (e.g. a SASL_SSL listener) and kgbench passes no --listen.
 func serverArgs(cfg *config, name string, lead []string, addr, dataDir string) []string {
-	args := append(slices.Clone(lead), "--listen", addr, "--data-dir", dataDir)
+	extra, placed := kgatewayExtraArgs(cfg, name, addr)
+	args := slices.Clone(lead)
+	if !placed {
+		args = append(args, "--listen", addr)
+	}
+	args = append(args, "--data-dir", dataDir)
 	if name == "kgateway" {
 		// Its metrics server runs, as deployed, but on a port of its own:
 		// on the default port anything left scraping it (a developer's
 		// curl loop did) would bill its CPU to the benchmark.
 		args = append(args, "--metrics-addr", "127.0.0.1:0")
-		args = append(args, strings.Fields(cfg.KgatewayArgs)...)
+		args = append(args, extra...)
 	}
 	return args
+}
+
+// addrPlaceholder in --kgateway-args is replaced by the listen address.
+const addrPlaceholder = "{addr}"
+
+// kgatewayExtraArgs splits --kgateway-args (kgateway only) and fills in
+// addrPlaceholder; placed reports whether it occurred.
+func kgatewayExtraArgs(cfg *config, name, addr string) (args []string, placed bool) {
+	if name != "kgateway" {
+		return nil, false
+	}
+	for _, f := range strings.Fields(cfg.KgatewayArgs) {
+		if strings.Contains(f, addrPlaceholder) {
+			placed = true
+			f = strings.ReplaceAll(f, addrPlaceholder, addr)
+		}
+		args = append(args, f)
+	}
+	return args, placed
 }
 
 // serverEnv is every server's environment: kgbench's own, plus GOMAXPROCS

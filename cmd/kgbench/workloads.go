@@ -2,7 +2,8 @@ package main
 
 // workloads.go holds the workload table, the shared client helpers and the
 // throughput workloads 1–3. The latency workloads 4–6 live in probes.go,
-// workload 7 (fetch sessions) in sessions.go.
+// workload 7 (fetch sessions) in sessions.go, workload 8 (transactions) in
+// txns.go and workload 9 (the cost of read_committed) in isolation.go.
 // Every workload uses the same franz-go configuration against every system
 // (no compression, acks=all, --linger), so differences are the server's.
 
@@ -49,6 +50,21 @@ var workloadNames = []string{
 	"5 metadata",
 	"6 big partition fetch",
 	"7 fetch sessions",
+	"8 transactions",
+	"9 read_committed cost",
+}
+
+// isolationRows are workload 9's table rows: it compares two ways of
+// reading the same data, and each gets a row (a MB/s bar) of its own.
+var isolationRows = []string{"9 consume read_uncommitted", "9 consume read_committed"}
+
+// workloadRows are the table rows workload n (1-based) fills: its name,
+// except for workload 9.
+func workloadRows(n int) []string {
+	if n == workloadIsolation {
+		return isolationRows
+	}
+	return []string{workloadNames[n-1]}
 }
 
 // bench is the state one system's run shares across workloads.
@@ -82,12 +98,15 @@ var compressionCodecs = map[string]kgo.CompressionCodec{
 	"zstd":   kgo.ZstdCompression(),
 }
 
-// runWorkload runs workload n (1-based) under --workload-timeout.
-func (b *bench) runWorkload(ctx context.Context, n int) Result {
-	res := Result{System: b.sys.name, Workload: workloadNames[n-1]}
+// runWorkload runs workload n (1-based) under --workload-timeout and
+// returns its rows (workloadRows). An error goes into every row.
+func (b *bench) runWorkload(ctx context.Context, n int) []Result {
+	rows := make([]Result, 0, 2)
+	for _, name := range workloadRows(n) {
+		rows = append(rows, Result{System: b.sys.name, Workload: name})
+	}
 	if err := b.healthy(ctx); err != nil {
-		res.Error = err.Error()
-		return res
+		return withError(rows, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.WorkloadTimeout)
 	defer cancel()
@@ -101,24 +120,46 @@ func (b *bench) runWorkload(ctx context.Context, n int) Result {
 	fns := []func(context.Context, *Result) error{
 		b.produceOnePartition, b.produceManyPartitions, b.consumeW1,
 		b.offeredLoad, b.metadataAtScale, b.bigPartitionFetch, b.fetchSessions,
+		b.transactions,
 	}
-	cpu0, cpuErr := b.sys.cpuSeconds()
-	client0 := selfCPUSeconds()
-	start := time.Now()
-	err := fns[n-1](ctx, &res)
-	res.Seconds = time.Since(start).Seconds()
-	res.ClientCPUSeconds = selfCPUSeconds() - client0
-	if cpu1, err := b.sys.cpuSeconds(); err == nil && cpuErr == nil {
-		res.ServerCPUSeconds = cpu1 - cpu0
+	var err error
+	if n == workloadIsolation {
+		// It measures its phases itself: its fill belongs to neither row.
+		err = b.isolationCost(ctx, &rows[0], &rows[1])
+	} else {
+		err = b.measure(&rows[0], func() error { return fns[n-1](ctx, &rows[0]) })
 	}
 	if err != nil {
 		b.failed = true
 		if b.sys.exitedWithin(time.Second) {
 			err = b.sys.checkAlive() // the crash is the story, not the client's symptom
 		}
-		res.Error = err.Error()
+		return withError(rows, err)
 	}
-	return res
+	return rows
+}
+
+// withError marks every row with err.
+func withError(rows []Result, err error) []Result {
+	for i := range rows {
+		rows[i].Error = err.Error()
+	}
+	return rows
+}
+
+// measure runs fn and adds its wall time, the server's CPU time and the
+// client's (kgbench's own) CPU time to res.
+func (b *bench) measure(res *Result, fn func() error) error {
+	cpu0, cpuErr := b.sys.cpuSeconds()
+	client0 := selfCPUSeconds()
+	start := time.Now()
+	err := fn()
+	res.Seconds += time.Since(start).Seconds()
+	res.ClientCPUSeconds += selfCPUSeconds() - client0
+	if cpu1, err := b.sys.cpuSeconds(); err == nil && cpuErr == nil {
+		res.ServerCPUSeconds += cpu1 - cpu0
+	}
+	return err
 }
 
 // healthy reports a dead server, and after a failed workload also one that
@@ -143,6 +184,16 @@ func (b *bench) healthy(ctx context.Context) error {
 
 // client returns a franz-go client with the harness-wide settings.
 func (b *bench) client(extra ...kgo.Opt) (*kgo.Client, error) {
+	opts := b.clientOpts()
+	if !b.cfg.Idempotent {
+		opts = append(opts, kgo.DisableIdempotentWrite())
+	}
+	return kgo.NewClient(append(opts, extra...)...)
+}
+
+// clientOpts are the settings every client kgbench makes shares, the
+// security ones (--security-protocol) included.
+func (b *bench) clientOpts() []kgo.Opt {
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(b.sys.addr),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
@@ -151,10 +202,7 @@ func (b *bench) client(extra ...kgo.Opt) (*kgo.Client, error) {
 		kgo.RecordDeliveryTimeout(b.cfg.WorkloadTimeout),
 		kgo.ClientID("kgbench"),
 	}
-	if !b.cfg.Idempotent {
-		opts = append(opts, kgo.DisableIdempotentWrite())
-	}
-	return kgo.NewClient(append(opts, extra...)...)
+	return append(opts, b.cfg.securityOpts...)
 }
 
 // codec is the producer codec --compression names (none when unset, as in
