@@ -31,6 +31,7 @@ const serveKfakeCmd = "serve-kfake"
 var (
 	errSystemExited = errors.New("kgbench: system exited")
 	errStartTimeout = errors.New("kgbench: system did not accept connections in time")
+	errNoProcess    = errors.New("kgbench: system has no process of its own")
 )
 
 // system is one running server under test.
@@ -337,6 +338,9 @@ const clockTicks = 100
 // report what the server spent, independent of the client's share of the
 // machine's cores.
 func (s *system) cpuSeconds() (float64, error) {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0, errNoProcess // a server in the test's own process
+	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
 	if err != nil {
 		return 0, err

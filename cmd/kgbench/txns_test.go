@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"maps"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -80,4 +82,98 @@ func TestTxnValueRoundTrip(t *testing.T) {
 	if len(v) != 16 || !sentAt(v).Equal(due) || txnNumber(v) != 42 {
 		t.Errorf("value %x: sent %v, txn %d", v, sentAt(v), txnNumber(v))
 	}
+}
+
+// fetchLevels records the isolation level of every Fetch request an
+// in-process kfake receives, per topic ID (franz-go's fetches name topics
+// by ID).
+type fetchLevels struct {
+	mu     sync.Mutex
+	levels map[[16]byte]map[int8]int
+}
+
+func observeFetchLevels(c *kfake.Cluster) *fetchLevels {
+	f := &fetchLevels{levels: map[[16]byte]map[int8]int{}}
+	c.ControlKey(int16(kmsg.Fetch), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		r := req.(*kmsg.FetchRequest)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for _, t := range r.Topics {
+			if f.levels[t.TopicID] == nil {
+				f.levels[t.TopicID] = map[int8]int{}
+			}
+			f.levels[t.TopicID][r.IsolationLevel]++
+		}
+		return nil, nil, false // observed, then served as usual
+	})
+	return f
+}
+
+func (f *fetchLevels) of(t *testing.T, b *bench, topic string) map[int8]int {
+	t.Helper()
+	cl, err := b.client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	id, err := topicID(context.Background(), cl.SeedBrokers()[0], topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return maps.Clone(f.levels[id])
+}
+
+// TestIsolationLevelsOnTheWire: workload 8's consumers fetch with
+// read_committed (1) only, and workload 9 reads with read_uncommitted (0)
+// and read_committed (1), so each row measures what it is named after.
+// In-process kfake, which serves the fetches and shows the requests.
+func TestIsolationLevelsOnTheWire(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	levels := observeFetchLevels(c)
+	cfg, err := parseFlags([]string{"--records", "50", "--txn-records", "8", "--txn-interval", "10ms",
+		"--duration", "100ms", "--isolation-passes", "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBench(cfg, &system{name: "kfake", addr: c.ListenAddrs()[0]})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var txn, ru, rc Result
+	if err := b.transactions(ctx, &txn); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.isolationCost(ctx, &ru, &rc); err != nil {
+		t.Fatal(err)
+	}
+	if got := levels.of(t, b, topicW8); got[1] == 0 || got[0] != 0 {
+		t.Errorf("workload 8 fetches by isolation level: %v, want read_committed only", got)
+	}
+	if got := levels.of(t, b, topicW9); got[0] == 0 || got[1] == 0 {
+		t.Errorf("workload 9 fetches by isolation level: %v, want both", got)
+	}
+	if txn.Records == 0 || ru.MBps == 0 || rc.MBps == 0 {
+		t.Errorf("rows: %+v\n%+v\n%+v", txn, ru, rc)
+	}
+}
+
+// Transactions need the idempotent producer: --idempotent=false, which
+// the other workloads honour, does not break workload 8's client.
+func TestTxnClientIgnoresIdempotentFalse(t *testing.T) {
+	cfg, err := parseFlags([]string{"--idempotent=false"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &bench{cfg: cfg, sys: &system{addr: "127.0.0.1:1"}}
+	cl, err := b.txnClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.Close()
 }
