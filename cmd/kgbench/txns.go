@@ -35,7 +35,10 @@ const (
 	workloadIsolation = 9
 )
 
-var errUncommittedRead = errors.New("kgbench: read_committed delivered records of a transaction whose commit had not been asked for")
+var (
+	errUncommittedRead       = errors.New("kgbench: read_committed delivered records of a transaction whose commit had not been asked for")
+	errCommittedNotDelivered = errors.New("kgbench: read_committed consumers did not get every committed record")
+)
 
 // txnRecorder collects workload 8's samples; the producer loop and the
 // consumer goroutines add to it concurrently.
@@ -61,6 +64,22 @@ func (t *txnRecorder) delivered(v []byte) {
 	t.mu.Lock()
 	t.mu.e2e = append(t.mu.e2e, d)
 	t.mu.Unlock()
+}
+
+// consume delivers cl's records to t until ctx ends and returns the last
+// fetch error (the end of ctx is none).
+func (t *txnRecorder) consume(ctx context.Context, cl *kgo.Client) error {
+	var last error
+	for ctx.Err() == nil {
+		fetches := cl.PollFetches(ctx)
+		fetches.EachError(func(_ string, _ int32, err error) {
+			if ctx.Err() == nil {
+				last = err
+			}
+		})
+		fetches.EachRecord(func(r *kgo.Record) { t.delivered(r.Value) })
+	}
+	return last
 }
 
 func (t *txnRecorder) deliveredCount() int {
@@ -158,10 +177,9 @@ func (b *bench) transactions(ctx context.Context, res *Result) error {
 	consCtx, stopCons := context.WithCancel(ctx)
 	defer stopCons()
 	var consumers sync.WaitGroup
-	for _, cl := range cons {
-		consumers.Go(func() {
-			_, _ = consumeAtLeast(consCtx, cl, int(^uint(0)>>1), func(r *kgo.Record) { rec.delivered(r.Value) })
-		})
+	fetchErrs := make([]error, len(cons))
+	for i, cl := range cons {
+		consumers.Go(func() { fetchErrs[i] = rec.consume(consCtx, cl) })
 	}
 	start := time.Now()
 	err = b.runTxns(ctx, prod, rec, start)
@@ -174,7 +192,7 @@ func (b *bench) transactions(ctx context.Context, res *Result) error {
 	if err != nil {
 		return err
 	}
-	return b.fillTxnResult(res, rec, elapsed)
+	return b.fillTxnResult(res, rec, elapsed, errors.Join(fetchErrs...))
 }
 
 // runTxns runs transactions on schedule until --duration has passed.
@@ -244,14 +262,24 @@ func sleepUntil(ctx context.Context, t time.Time) error {
 	}
 }
 
-func (b *bench) fillTxnResult(res *Result, rec *txnRecorder, elapsed time.Duration) error {
+// fillTxnResult fills the row, or fails the workload when read_committed
+// delivered what it must not, or not every committed record within
+// drainAfterLoad of the last commit: percentiles over the records that
+// did arrive would hide the ones that never did (a last stable offset
+// that stopped moving), so that is an error, with the consumers' fetch
+// errors (fetchErr).
+func (b *bench) fillTxnResult(res *Result, rec *txnRecorder, elapsed time.Duration, fetchErr error) error {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	if n := rec.early.Load(); n > 0 {
 		return fmt.Errorf("%w: %d records", errUncommittedRead, n)
 	}
-	if consumed := len(rec.mu.e2e); consumed > rec.mu.committed {
+	switch consumed := len(rec.mu.e2e); {
+	case consumed > rec.mu.committed:
 		return fmt.Errorf("kgbench: read_committed delivered %d records, only %d were committed", consumed, rec.mu.committed)
+	case consumed < rec.mu.committed:
+		err := fmt.Errorf("%w: %d of %d records within %s of the last commit", errCommittedNotDelivered, consumed, rec.mu.committed, drainAfterLoad)
+		return errors.Join(err, fetchErr)
 	}
 	b.setThroughput(res, rec.mu.committed, elapsed)
 	res.Latency = append(percentiles("e2e", rec.mu.e2e, 0.5, 0.99, 0.999),

@@ -54,7 +54,8 @@ func TestTransactionsRefusedIsAnError(t *testing.T) {
 
 // TestUncommittedReadIsAnError: a record delivered to read_committed
 // before its transaction's commit was asked for fails the workload, and
-// one delivered after does not.
+// one delivered after does not; so does a committed record that never
+// arrived, with the consumers' fetch error.
 func TestUncommittedReadIsAnError(t *testing.T) {
 	b := newBench(&config{RecordSize: 64, TxnRecords: 1, Duration: time.Second}, nil)
 	due := time.Now()
@@ -63,14 +64,20 @@ func TestUncommittedReadIsAnError(t *testing.T) {
 	rec.delivered(b.txnValue(due, 0))
 	rec.committedTxn(1, time.Millisecond)
 	var res Result
-	if err := b.fillTxnResult(&res, rec, time.Second); err != nil {
+	if err := b.fillTxnResult(&res, rec, time.Second, nil); err != nil {
 		t.Fatalf("a committed record: %v", err)
 	}
 	if res.Records != 1 || len(res.Latency) != 5 {
 		t.Errorf("result %+v", res)
 	}
-	rec.delivered(b.txnValue(due, 1)) // transaction 1: not committing yet
-	if err := b.fillTxnResult(&res, rec, time.Second); !errors.Is(err, errUncommittedRead) {
+	rec.committing.Store(2)
+	rec.committedTxn(1, time.Millisecond) // transaction 1 committed, never delivered
+	fetchErr := errors.New("fetch: LSO stuck")
+	if err := b.fillTxnResult(&res, rec, time.Second, fetchErr); !errors.Is(err, errCommittedNotDelivered) || !errors.Is(err, fetchErr) {
+		t.Fatalf("a committed record never delivered: %v", err)
+	}
+	rec.delivered(b.txnValue(due, 2)) // transaction 2: not committing yet
+	if err := b.fillTxnResult(&res, rec, time.Second, nil); !errors.Is(err, errUncommittedRead) {
 		t.Fatalf("a record of an uncommitted transaction: %v", err)
 	}
 }
