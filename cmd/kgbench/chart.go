@@ -9,6 +9,8 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -145,7 +147,12 @@ func constValues(n int, x float64) plotter.Values {
 }
 
 // throughputSeries: every workload that measured MB/s.
+// throughputSeries has one category per workload row, in workload order
+// (rows are named after their workload's number) even when the first
+// system's row of a workload errored and another system's came first.
 func throughputSeries(systems []string, results []Result) ([]string, map[string]plotter.Values) {
+	results = slices.Clone(results)
+	slices.SortStableFunc(results, func(a, b Result) int { return workloadNumber(a.Workload) - workloadNumber(b.Workload) })
 	return collect(systems, results, func(r Result, add func(string, float64)) {
 		if r.MBps > 0 {
 			add(r.Workload, r.MBps)
@@ -197,4 +204,11 @@ func uniqueSystems(results []Result) []string {
 		}
 	}
 	return out
+}
+
+// workloadNumber is the number a row's name starts with (0 if none).
+func workloadNumber(name string) int {
+	digits, _, _ := strings.Cut(name, " ")
+	n, _ := strconv.Atoi(digits)
+	return n
 }

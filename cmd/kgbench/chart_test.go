@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -32,5 +33,26 @@ func TestLatencyChartLogScale(t *testing.T) {
 	}
 	if st, err := os.Stat(path); err != nil || st.Size() == 0 {
 		t.Fatalf("chart not written: %v", err)
+	}
+}
+
+// Throughput bars follow the workload numbers, also when the first
+// system's row of workload 8 errored and only its workload 9 rows have
+// bars.
+func TestThroughputCategoriesInWorkloadOrder(t *testing.T) {
+	results := []Result{
+		{System: "kgateway", Workload: "8 transactions", Error: "refused"},
+		{System: "kgateway", Workload: isolationRows[0], MBps: 3},
+		{System: "kgateway", Workload: isolationRows[1], MBps: 3},
+		{System: "kfake", Workload: "8 transactions", MBps: 1},
+		{System: "kfake", Workload: isolationRows[0], MBps: 2},
+		{System: "kfake", Workload: isolationRows[1], MBps: 2},
+	}
+	cats, vals := throughputSeries([]string{"kgateway", "kfake"}, results)
+	if want := []string{"8 transactions", isolationRows[0], isolationRows[1]}; !slices.Equal(cats, want) {
+		t.Errorf("categories %q, want %q", cats, want)
+	}
+	if got := vals["kgateway"]; got[0] != 0 || got[1] != 3 {
+		t.Errorf("kgateway values %v", got)
 	}
 }
