@@ -97,6 +97,7 @@ func (c *config) Validate() error {
 	bad := func(format string, a ...any) {
 		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{errConfig}, a...)...))
 	}
+	c.Security.normalize()
 	for _, s := range c.Systems {
 		if !knownSystem(s) {
 			bad("unknown system %q (want one of %s)", s, strings.Join(allSystems, ","))
@@ -227,7 +228,6 @@ func parseFlags(args []string) (*config, error) {
 		return nil, fmt.Errorf("%w: --big-bytes: %v", errConfig, err)
 	}
 	c.TopicsScale = min(c.TopicsScale, c.PartitionsScale)
-	c.Security.normalize()
 	if err := c.Validate(); err != nil {
 		return &c, err
 	}
