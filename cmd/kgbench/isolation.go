@@ -23,7 +23,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-const topicW9 = "kgbench-w9"
+const (
+	topicW9           = "kgbench-w9"
+	workloadIsolation = 9 // this workload's number: it fills two rows
+)
 
 // isolationPass is one full read: its isolation level and the row it
 // counts in.

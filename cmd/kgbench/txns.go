@@ -31,8 +31,6 @@ const (
 	w8Partitions = 4 // every transaction spans them all: one marker each
 	w8Consumers  = 2 // read_committed consumers, each on half the partitions
 	w8TxnID      = "kgbench-w8"
-	// workloadIsolation is workload 9's number (isolation.go).
-	workloadIsolation = 9
 )
 
 var (
