@@ -3,25 +3,27 @@ package kafka
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// txnRecords is one batch of values, transactional from (pid, epoch) at
-// seq when pid >= 0, plain otherwise.
-func txnRecords(pid int64, epoch int16, seq int32, values ...string) []byte {
+// txnRecords is one batch of values at timestamp ts, transactional from
+// (pid, epoch) at seq when pid >= 0, plain otherwise.
+func txnRecords(ts int64, pid int64, epoch int16, seq int32, values ...string) []byte {
 	var recs []byte
 	for i, v := range values {
 		r := kmsg.Record{OffsetDelta: int32(i), Value: []byte(v)}
 		r.Length = int32(len(r.AppendTo(nil)) - 1)
 		recs = r.AppendTo(recs)
 	}
-	b := kmsg.RecordBatch{Magic: 2, LastOffsetDelta: int32(len(values) - 1), FirstTimestamp: 1000, MaxTimestamp: 1000,
+	b := kmsg.RecordBatch{Magic: 2, LastOffsetDelta: int32(len(values) - 1), FirstTimestamp: ts, MaxTimestamp: ts,
 		ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1, NumRecords: int32(len(values)), Records: recs}
 	if pid >= 0 {
 		b.Attributes = 0x10
@@ -34,13 +36,12 @@ func txnRecords(pid int64, epoch int16, seq int32, values ...string) []byte {
 }
 
 // consumeValues reads topic from the start with a franz-go consumer at the
-// isolation level until it has want's length in values.
-func consumeValues(t *testing.T, addr, topic string, iso kgo.IsolationLevel, n int) []string {
-	t.Helper()
+// isolation level until it has n values.
+func consumeValues(t *testing.T, addr, topic string, iso kgo.IsolationLevel, n int) ([]string, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(iso),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), testDeadline)
@@ -49,12 +50,14 @@ func consumeValues(t *testing.T, addr, topic string, iso kgo.IsolationLevel, n i
 	for len(got) < n {
 		fs := cl.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
-			t.Fatalf("consumed %v, want %d values: %v", got, n, err)
+			return got, fmt.Errorf("consumed %v, want %d values: %w", got, n, err)
 		}
-		fs.EachError(func(_ string, _ int32, err error) { t.Fatalf("fetch: %v", err) })
+		if err := fs.Err(); err != nil {
+			return got, err
+		}
 		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
 	}
-	return got
+	return got, nil
 }
 
 // read_committed through the wire (resolver X1, X2): Fetch carries the LSO
@@ -81,12 +84,12 @@ func TestReadCommittedTransactions(t *testing.T) {
 	}
 	must(res.AddTxnPartition("tx", 0, 100, 0))
 	must(res.AddTxnPartition("tx", 0, 101, 0))
-	produce(txnRecords(-1, -1, -1, "p0"))               // 0
-	produce(txnRecords(100, 0, 0, "a1", "a2"))          // 1-2
-	produce(txnRecords(101, 0, 0, "c1"))                // 3
-	produce(txnRecords(-1, -1, -1, "p1"))               // 4
+	produce(txnRecords(1000, -1, -1, -1, "p0"))         // 0
+	produce(txnRecords(1000, 100, 0, 0, "a1", "a2"))    // 1-2
+	produce(txnRecords(2000, 101, 0, 0, "c1"))          // 3
+	produce(txnRecords(2000, -1, -1, -1, "p1"))         // 4
 	must(res.WriteTxnMarker("tx", 0, 100, 0, false, 5)) // 5
-	produce(txnRecords(101, 0, 1, "c2"))                // 6
+	produce(txnRecords(2000, 101, 0, 1, "c2"))          // 6
 
 	acl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	must(err)
@@ -134,13 +137,50 @@ func TestReadCommittedTransactions(t *testing.T) {
 		}
 	}
 
-	must(res.WriteTxnMarker("tx", 0, 101, 0, true, 5)) // 7
-	produce(txnRecords(-1, -1, -1, "p2"))              // 8
-	if got, want := consumeValues(t, addr, "tx", kgo.ReadCommitted(), 5), []string{"p0", "c1", "p1", "c2", "p2"}; !slices.Equal(got, want) {
-		t.Fatalf("read_committed consumed %v, want %v", got, want)
+	// Timestamp lookups under read_committed answer only below the LSO.
+	for _, tc := range []struct {
+		iso  int8
+		want int64
+	}{{0, 3}, {1, -1}} {
+		req := kmsg.NewPtrListOffsetsRequest()
+		req.SetVersion(7)
+		req.ReplicaID, req.IsolationLevel = -1, tc.iso
+		rt := kmsg.NewListOffsetsRequestTopic()
+		rt.Topic = "tx"
+		rp := kmsg.NewListOffsetsRequestTopicPartition()
+		rp.Timestamp = 2000 // the first record at it is c1, at the LSO
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		g.corr++
+		g.c.send(g.corr, req)
+		resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+		resp.SetVersion(7)
+		g.c.recv(resp)
+		if p := resp.Topics[0].Partitions[0]; p.ErrorCode != 0 || p.Offset != tc.want {
+			t.Fatalf("isolation %d: timestamp lookup %+v, want offset %d", tc.iso, p, tc.want)
+		}
 	}
-	if got, want := consumeValues(t, addr, "tx", kgo.ReadUncommitted(), 7), []string{"p0", "a1", "a2", "c1", "p1", "c2", "p2"}; !slices.Equal(got, want) {
-		t.Fatalf("read_uncommitted consumed %v, want %v", got, want)
+
+	// A read_committed long poll at the LSO (an hour's wait, min bytes 1)
+	// is answered when the COMMIT marker alone is durable.
+	req := fetchReq(0, -1, []fetchPart{{"tx", 0, 3}}, nil)
+	req.IsolationLevel, req.MaxWaitMillis, req.MinBytes = 1, int32(time.Hour/time.Millisecond), 1
+	g.corr++
+	g.c.send(g.corr, req)
+	waitFor(t, "the long poll in flight", func() bool { return s.handling.Load() == 1 })
+	must(res.WriteTxnMarker("tx", 0, 101, 0, true, 5)) // 7
+	resp := req.ResponseKind().(*kmsg.FetchResponse)
+	resp.SetVersion(req.Version)
+	g.c.recv(resp)
+	if p := resp.Topics[0].Partitions[0]; p.LastStableOffset != 8 || len(p.RecordBatches) == 0 {
+		t.Fatalf("long poll answered %+v", p)
+	}
+	produce(txnRecords(2000, -1, -1, -1, "p2")) // 8
+	if got, err := consumeValues(t, addr, "tx", kgo.ReadCommitted(), 5); err != nil || !slices.Equal(got, []string{"p0", "c1", "p1", "c2", "p2"}) {
+		t.Fatalf("read_committed consumed %v (%v)", got, err)
+	}
+	if got, err := consumeValues(t, addr, "tx", kgo.ReadUncommitted(), 7); err != nil || !slices.Equal(got, []string{"p0", "a1", "a2", "c1", "p1", "c2", "p2"}) {
+		t.Fatalf("read_uncommitted consumed %v (%v)", got, err)
 	}
 	if lso, err := adm.ListCommittedOffsets(ctx, "tx"); err != nil {
 		t.Fatal(err)
