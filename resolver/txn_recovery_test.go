@@ -118,6 +118,21 @@ func TestTxnStateSurvivesRestart(t *testing.T) {
 			if n := persistedAborted(t, g, "t"); n != 2 {
 				t.Fatalf("%d aborted keys persisted, want 2", n)
 			}
+			// Deleting the topic deletes its transaction keys.
+			reg(9)
+			g.produce("t", 0, txnBatch(9, 0, 0, 1).encode())
+			p, _ := g.r.partition("t", 0)
+			if err := g.r.checkpoint(p); err != nil {
+				t.Fatal(err)
+			}
+			if err := g.r.DeleteTopic("t"); err != nil {
+				t.Fatal(err)
+			}
+			for _, prefix := range [][]byte{prefixTxnOpen, prefixAborted} {
+				if err := g.store.ScanMeta(prefix, func(k, _ []byte) error { return fmt.Errorf("key %q left", k) }); err != nil {
+					t.Fatal(err)
+				}
+			}
 		})
 	}
 }
