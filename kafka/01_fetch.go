@@ -2,7 +2,9 @@ package kafka
 
 // Fetch (key 1), versions 4–13.
 //
-//   v4  isolation level, last stable offset, aborted transactions.
+//   v4  isolation level, last stable offset, aborted transactions:
+//       read_committed reads below the last stable offset and gets the
+//       aborted transactions overlapping what it reads (resolver X1).
 //   v5  log start offset.        v6  nothing new.
 //   v7  fetch sessions (KIP-227).  v8–v10  nothing new (v10: zstd).
 //   v9  current leader epoch.    v11 rack, preferred read replica.
@@ -324,8 +326,10 @@ func (s *Server) waitAny(rc *reqCtx, appended <-chan struct{}, timeout <-chan ti
 // others keep their answer, which no durable append has changed since.
 func (s *Server) fetchOnce(r *kmsg.FetchRequest, items []fetchItem, prev *fetchRead, fired map[resolver.PartitionKey]bool) *fetchRead {
 	budget, _ := s.fetchLimits(r)
-	// r.IsolationLevel needs nothing here: read_committed reads up to the
-	// last stable offset, which is the high watermark (no transactions).
+	iso := resolver.ReadUncommitted
+	if r.IsolationLevel == int8(resolver.ReadCommitted) {
+		iso = resolver.ReadCommitted
+	}
 	rd := prev
 	if rd == nil {
 		rd = &fetchRead{parts: make([]kmsg.FetchResponseTopicPartition, len(items)), sizes: make([]int, len(items)), wire: &wireBatches{}}
@@ -344,7 +348,7 @@ func (s *Server) fetchOnce(r *kmsg.FetchRequest, items []fetchItem, prev *fetchR
 			default:
 				maxBytes := min(int(it.rp.PartitionMaxBytes), budget-rd.total)
 				minOne := rd.total == 0 // KIP-74: only until some partition has data
-				*out, rd.sizes[i] = s.fetchPartition(it.name, it.rp, maxBytes, minOne, r.Version, rd.wire)
+				*out, rd.sizes[i] = s.fetchPartition(it.name, it.rp, maxBytes, minOne, iso, r.Version, rd.wire)
 			}
 		}
 		rd.total += rd.sizes[i]
@@ -354,7 +358,7 @@ func (s *Server) fetchOnce(r *kmsg.FetchRequest, items []fetchItem, prev *fetchR
 }
 
 // fetchPartition reads one partition; the bounds are set on every answer.
-func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, maxBytes int, minOne bool, version int16, wire *wireBatches) (kmsg.FetchResponseTopicPartition, int) {
+func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, maxBytes int, minOne bool, iso resolver.Isolation, version int16, wire *wireBatches) (kmsg.FetchResponseTopicPartition, int) {
 	if _, err := s.partitionOf(topic, rp.Partition, false); err != nil {
 		return fetchError(rp.Partition, err), 0
 	}
@@ -362,7 +366,7 @@ func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition
 		// Budget spent: report the bounds only.
 		return s.fetchBoundsOnly(topic, rp.Partition, nil), 0
 	}
-	res, err := s.res.Fetch(topic, rp.Partition, resolver.Offset(rp.FetchOffset), max(maxBytes, 0), minOne)
+	res, err := s.res.Fetch(topic, rp.Partition, resolver.Offset(rp.FetchOffset), max(maxBytes, 0), minOne, iso)
 	if err != nil {
 		return s.fetchBoundsOnly(topic, rp.Partition, err), 0
 	}
@@ -384,7 +388,22 @@ func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition
 		// record, and nothing is copied (fetch_wire.go).
 		out.RecordBatches = wire.mark(res.Batches, res.Bytes)
 	}
+	out.AbortedTransactions = abortedOf(res.Aborted)
 	return out, res.Bytes
+}
+
+// abortedOf is a partition's AbortedTransactions (read_committed, resolver
+// X1): nil when there are none, as Kafka sends for read_uncommitted.
+func abortedOf(aborted []resolver.AbortedTxn) []kmsg.FetchResponseTopicPartitionAbortedTransaction {
+	if len(aborted) == 0 {
+		return nil
+	}
+	out := make([]kmsg.FetchResponseTopicPartitionAbortedTransaction, len(aborted))
+	for i, a := range aborted {
+		out[i] = kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+		out[i].ProducerID, out[i].FirstOffset = a.ProducerID, int64(a.FirstOffset)
+	}
+	return out
 }
 
 // cutZstd keeps the batches before the first zstd one and their bytes;

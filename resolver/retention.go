@@ -158,11 +158,15 @@ func sizeBound(ls []storage.LedgerInfo, retentionBytes int64) Offset {
 // max(bound, log start) (T5, T6).
 func (r *Resolver) trimTo(p *partition, info storage.LogInfo, bound Offset) error {
 	if bound > info.Start {
+		if err := r.checkpointBeforeTrim(p); err != nil {
+			return err
+		}
 		if err := r.store.SoftTrim(p.log, bound); err != nil {
 			return err
 		}
 	}
 	hard := max(bound, info.Start)
+	r.pruneAborted(p, hard)
 	gone := 0
 	for i := 0; i+1 < len(info.Ledgers) && info.Ledgers[i].Sealed && info.Ledgers[i+1].FirstOffset <= hard; i++ {
 		gone++
@@ -175,6 +179,17 @@ func (r *Resolver) trimTo(p *partition, info storage.LogInfo, bound Offset) erro
 	}
 	r.log.Info("retention-trimmed", zap.String("topic", p.topic), zap.Int32("partition", p.index),
 		zap.Int64("log-start", int64(hard)), zap.Int("ledgers-removed", gone))
+	return nil
+}
+
+// checkpointBeforeTrim checkpoints the partition before its log start
+// moves (X7): replay starts at the checkpoint or the log start, so a marker
+// trimmed away before a checkpoint covered it would leave its transaction
+// open after a restart, holding the LSO for good.
+func (r *Resolver) checkpointBeforeTrim(p *partition) error {
+	if err := r.checkpoint(p); err != nil {
+		return fmt.Errorf("checkpoint before trim: %w", err)
+	}
 	return nil
 }
 
@@ -195,6 +210,11 @@ func (r *Resolver) DeleteRecords(topic string, partition int32, offset Offset) (
 	}
 	if offset < 0 || offset > s.info.End {
 		return -1, fmt.Errorf("%w: delete records below %d: high watermark is %d", ErrOffsetOutOfRange, offset, s.info.End)
+	}
+	if offset > s.info.Start {
+		if err := r.checkpointBeforeTrim(s.p); err != nil {
+			return -1, err
+		}
 	}
 	if err := r.store.SoftTrim(s.p.log, offset); err != nil {
 		return -1, storageErr("soft trim", err)
