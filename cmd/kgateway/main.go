@@ -144,6 +144,10 @@ func serve(ctx context.Context, l loaded, log *zap.Logger) error {
 	for _, k := range l.unknownEnv {
 		log.Warn("unknown-environment-variable-ignored", zap.String("name", k))
 	}
+	// Registered before "ready" is logged: from then on SIGHUP reloads.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	explicit := l.sources["metrics.addr"] != "default"
 	g, err := startGateway(l.cfg, explicit, log)
 	if err != nil {
@@ -155,10 +159,21 @@ func serve(ctx context.Context, l loaded, log *zap.Logger) error {
 	}
 	log.Info("ready", fields...)
 	var serveErr error
-	select {
-	case <-ctx.Done():
-		log.Info("shutting-down")
-	case serveErr = <-g.served:
+wait:
+	for {
+		select {
+		case <-hup: // A5: new certificates for new connections
+			if err := g.ReloadTLS(); err != nil {
+				log.Warn("tls-reload-failed", zap.Error(err))
+			} else {
+				log.Info("tls-reloaded", zap.Int("listeners", len(g.tls)))
+			}
+		case <-ctx.Done():
+			log.Info("shutting-down")
+			break wait
+		case serveErr = <-g.served:
+			break wait
+		}
 	}
 	if err := errors.Join(g.Close(), serveErr); err != nil {
 		return err
