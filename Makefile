@@ -63,7 +63,7 @@ conformance:
 # fuzz runs every fuzz target for FUZZTIME each (seed corpora in each
 # package's testdata/fuzz; `make test` already runs the seeds as tests).
 FUZZTIME ?= 15s
-FUZZ_TARGETS := kafka:FuzzFrames kafka:FuzzRequestDecode kafka:FuzzRequestHandle resolver:FuzzSplitBatches resolver:FuzzCompressedRecords storage:FuzzCorruptSegmentReopen
+FUZZ_TARGETS := kafka:FuzzFrames kafka:FuzzRequestDecode kafka:FuzzRequestHandle resolver:FuzzSplitBatches resolver:FuzzCompressedRecords storage:FuzzCorruptSegmentReopen auth:FuzzSASLExchange
 .PHONY: fuzz
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

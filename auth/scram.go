@@ -344,3 +344,13 @@ var (
 	ErrMalformed            = errors.New("malformed SASL message")
 	ErrUnsupportedMechanism = errors.New("unsupported SASL mechanism")
 )
+
+// ScramKeySize is the size of mech's keys and salted password (0 if mech
+// is not SCRAM).
+func ScramKeySize(mech string) int {
+	h, ok := scramByName(mech)
+	if !ok {
+		return 0
+	}
+	return h.new().Size()
+}

@@ -40,6 +40,7 @@ var apis = []api{
 	{key: 14, min: 0, max: 5, handle: handleSyncGroup},
 	{key: 15, min: 0, max: 5, handle: handleDescribeGroups},
 	{key: 16, min: 0, max: 4, handle: handleListGroups},
+	{key: 17, min: 0, max: 1, handle: handleSaslHandshake},
 	{key: 18, min: 0, max: 3, handle: handleApiVersions},
 	{key: 19, min: 0, max: 7, handle: handleCreateTopics},
 	{key: 20, min: 0, max: 6, handle: handleDeleteTopics},
@@ -48,10 +49,13 @@ var apis = []api{
 	{key: 23, min: 0, max: 4, handle: handleOffsetForLeaderEpoch},
 	{key: 32, min: 0, max: 4, handle: handleDescribeConfigs},
 	{key: 33, min: 0, max: 2, handle: handleAlterConfigs},
+	{key: 36, min: 0, max: 2, handle: handleSaslAuthenticate},
 	{key: 37, min: 0, max: 3, handle: handleCreatePartitions},
 	{key: 42, min: 0, max: 2, handle: handleDeleteGroups},
 	{key: 44, min: 0, max: 1, handle: handleIncrementalAlterConfigs},
 	{key: 47, min: 0, max: 0, handle: handleOffsetDelete},
+	{key: 50, min: 0, max: 0, handle: handleDescribeUserScramCredentials},
+	{key: 51, min: 0, max: 0, handle: handleAlterUserScramCredentials},
 	{key: 60, min: 0, max: 1, handle: handleDescribeCluster},
 }
 

@@ -161,7 +161,7 @@ func (c *conn) saslHandshake(rc *reqCtx, r *kmsg.SASLHandshakeRequest, resp *kms
 	if resp.ErrorCode != 0 {
 		a.failed, rc.closeAfter = true, true
 		c.log.Info("sasl-handshake-refused", zap.String("listener", c.lis.Name),
-			zap.String("mechanism", mech), zap.Int16("error-code", resp.ErrorCode))
+			zap.String("mechanism", clip(mech)), zap.Int16("error-code", resp.ErrorCode))
 		c.s.observeAuth(c.lis.Name, mech, false)
 		return
 	}
@@ -224,7 +224,7 @@ func (c *conn) saslAuthenticate(rc *reqCtx, token []byte, resp *kmsg.SASLAuthent
 // the same whatever failed, and the log names no secret.
 func (c *conn) authFailed(rc *reqCtx, resp *kmsg.SASLAuthenticateResponse, user, mech string, err error) {
 	c.log.Info("sasl-authentication-failed", zap.String("listener", c.lis.Name),
-		zap.String("mechanism", mech), zap.String("user", user), zap.String("reason", err.Error()))
+		zap.String("mechanism", mech), zap.String("user", clip(user)), zap.String("reason", err.Error()))
 	c.s.observeAuth(c.lis.Name, mech, false)
 	if d := c.s.cfg.SASL.FailedDelay; d > 0 {
 		t := time.NewTimer(d)
@@ -241,10 +241,26 @@ func (c *conn) authFailed(rc *reqCtx, resp *kmsg.SASLAuthenticateResponse, user,
 }
 
 func (s *Server) observeAuth(listener, mech string, ok bool) {
+	if auth.CheckMechanisms([]string{mech}) != nil {
+		mech = "other" // a client's made-up name is no metric label
+	}
 	if o, is := s.cfg.Observer.(AuthObserver); is {
 		o.Authentication(listener, mech, ok)
 	}
 }
+
+func zapUser(u string) zap.Field { return zap.String("user", clip(u)) }
+
+// clip bounds what a client chose (a user or mechanism name) in a log.
+func clip(s string) string {
+	if len(s) > 128 {
+		return s[:128] + "…"
+	}
+	return s
+}
+
+// zapPrincipal names who made a request, for audit logs.
+func zapPrincipal(rc *reqCtx) zap.Field { return zap.String("principal", rc.conn.Principal()) }
 
 // rawAuthenticate turns a bare token (SaslHandshake v0) into a
 // SaslAuthenticate request whose answer is written bare (writeSlot).

@@ -202,6 +202,8 @@ type loaded struct {
 	sources Sources
 	args    []string        // positional arguments after the flags
 	extra   map[string]bool // the command's own switches (--reference, --markdown)
+	users   usersOpts       // the users command's words and flags
+	stdin   io.Reader       // where users add reads a password by default
 	// unknownEnv names the KGATEWAY_* variables that are no setting: a
 	// warning, not an error, because a Kubernetes Service named kgateway
 	// injects KGATEWAY_PORT, KGATEWAY_SERVICE_HOST, … into every pod.

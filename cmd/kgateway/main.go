@@ -38,7 +38,7 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 	}
 	commands := map[string]func(loaded, io.Writer, io.Writer) error{
 		"serve": serveCmd, "config": configCmd, "inspect": inspectCmd,
-		"explain": explainCmd, "verify": verifyCmd, "apis": apisCmd,
+		"explain": explainCmd, "verify": verifyCmd, "apis": apisCmd, "users": usersCmd,
 	}
 	run, ok := commands[cmd]
 	if !ok {
@@ -51,6 +51,14 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 		name = cmd
 	}
 	args, extra := splitCmdFlags(cmd, args)
+	var uo usersOpts
+	if cmd == "users" {
+		var err error
+		if args, uo, err = splitUsersArgs(args); err != nil {
+			fmt.Fprintln(stderr, "kgateway users:", err)
+			return 2
+		}
+	}
 	l, err := load(name, args, stdEnv(), stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -59,7 +67,7 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "kgateway:", err)
 		return 2
 	}
-	l.extra = extra
+	l.extra, l.users, l.stdin = extra, uo, stdin
 	if cmd != "serve" { // serve logs them (serveCmd)
 		for _, k := range l.unknownEnv {
 			fmt.Fprintf(stderr, "kgateway: warning: ignoring unknown environment variable %s\n", k)
@@ -76,6 +84,10 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 	}
 	return 0
 }
+
+// stdin is where commands read input (users add's password); tests
+// replace it.
+var stdin io.Reader = os.Stdin
 
 // usageError is a command-line problem (exit 2).
 type usageError struct{ error }
