@@ -265,7 +265,11 @@ func (s *scramSession) clientFinalMessage(msg string) (string, error) {
 	if attrs[0].v != base64.StdEncoding.EncodeToString([]byte(s.gs2Header)) {
 		return "", fmt.Errorf("%w: channel binding differs from the gs2 header", ErrMalformed)
 	}
-	if subtle.ConstantTimeCompare([]byte(attrs[1].v), []byte(s.fullNonce)) != 1 {
+	// The nonce must end with the one the server sent, as Kafka checks:
+	// librdkafka sends its own nonce once more in front of it. The
+	// server's fresh part is there either way.
+	if got := attrs[1].v; len(got) < len(s.fullNonce) ||
+		subtle.ConstantTimeCompare([]byte(got[len(got)-len(s.fullNonce):]), []byte(s.fullNonce)) != 1 {
 		return "", fmt.Errorf("%w: wrong nonce", ErrAuthFailed)
 	}
 	proof, err := base64.StdEncoding.DecodeString(attrs[n-1].v)

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"crypto/pbkdf2"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
@@ -136,5 +137,43 @@ func TestScramEscapedUser(t *testing.T) {
 	s := newScramSession(scramHashes[1], memCreds{"a,b=c": {ScramSHA512: c}})
 	if _, _, err := s.Step([]byte("n,,n=a=2Cb=3Dc,r=xyz")); err != nil || s.User() != "a,b=c" {
 		t.Fatalf("user %q err %v", s.User(), err)
+	}
+}
+
+// librdkafka repeats its own nonce before the server's in client-final;
+// Kafka accepts a nonce that ends with the server's, and so does
+// kgateway. One that does not end with it is refused.
+func TestScramNonceSuffix(t *testing.T) {
+	salt, _ := base64.StdEncoding.DecodeString(rfc7677.salt)
+	salted, _ := pbkdf2.Key(sha256.New, "pencil", salt, 4096, 32)
+	clientKey := hmacOf(sha256.New, salted, []byte("Client Key"))
+	storedKey := sha256.Sum256(clientKey)
+	final := func(nonce string) string {
+		withoutProof := "c=biws,r=" + nonce
+		authMsg := "n=user,r=rOprNGfwEbeRWgbNEkqO," + rfc7677.serverFirst + "," + withoutProof
+		proof := hmacOf(sha256.New, storedKey[:], []byte(authMsg))
+		for i := range proof {
+			proof[i] ^= clientKey[i]
+		}
+		return withoutProof + ",p=" + base64.StdEncoding.EncodeToString(proof)
+	}
+	full := "rOprNGfwEbeRWgbNEkqO" + rfc7677.serverNonce
+	for _, tc := range []struct {
+		nonce string
+		ok    bool
+	}{
+		{full, true},
+		{"rOprNGfwEbeRWgbNEkqO" + full, true},
+		{full + "x", false},
+		{full[1:], false},
+	} {
+		s := rfcSession(rfcCreds(t))
+		if _, _, err := s.Step([]byte(rfc7677.clientFirst)); err != nil {
+			t.Fatal(err)
+		}
+		_, done, err := s.Step([]byte(final(tc.nonce)))
+		if (err == nil && done) != tc.ok {
+			t.Errorf("nonce %q: done %v err %v, want ok %v", tc.nonce, done, err, tc.ok)
+		}
 	}
 }

@@ -2,11 +2,13 @@ package test
 
 import (
 	"crypto/tls"
+	"errors"
 	"crypto/x509/pkix"
 	"fmt"
 	"net"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,7 +18,11 @@ import (
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/kgateway/kgateway/server"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
 
 // secureServer opens a server over a temporary directory with listeners
@@ -232,4 +238,184 @@ func readFull(nc net.Conn, b []byte) (int, error) {
 	return n, nil
 }
 
-var _ = strings.Contains
+// addUser stores user's SCRAM credentials (both mechanisms) in dir.
+func addUser(t *testing.T, dir, user, password string) {
+	t.Helper()
+	store := auth.OpenStore(dir)
+	for _, m := range []string{auth.ScramSHA256, auth.ScramSHA512} {
+		c, err := auth.NewCredential(m, []byte(password), auth.MinIterations)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := store.SetCredential(user, m, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// saslConfig enables every mechanism, with a short failure delay.
+func saslConfig() kafka.Config {
+	return kafka.Config{SASL: kafka.SASLConfig{Mechanisms: auth.Mechanisms, FailedDelay: 10 * time.Millisecond}}
+}
+
+func mechanism(name, user, password string) sasl.Mechanism {
+	switch name {
+	case auth.Plain:
+		return plain.Auth{User: user, Pass: password}.AsMechanism()
+	case auth.ScramSHA256:
+		return scram.Auth{User: user, Pass: password}.AsSha256Mechanism()
+	}
+	return scram.Auth{User: user, Pass: password}.AsSha512Mechanism()
+}
+
+// franz-go with sasl/plain and sasl/scram (SHA-256 and SHA-512) produces
+// and consumes over SASL_PLAINTEXT and SASL_SSL.
+func TestSASLFranzGo(t *testing.T) {
+	ca := authtest.NewCA(t, "ca")
+	dir := t.TempDir()
+	addUser(t, dir, "alice", "alice-pw")
+	saslSSL, _ := tlsListener(t, ca, "SASL_SSL", kafka.SASLSSL, "none")
+	s := secureServer(t, dir, saslConfig(),
+		kafka.Listener{Name: "SASL_PLAINTEXT", Protocol: kafka.SASLPlaintext, Addr: "127.0.0.1:0"}, saslSSL)
+	for _, listener := range []string{"SASL_PLAINTEXT", "SASL_SSL"} {
+		for _, mech := range auth.Mechanisms {
+			t.Run(listener+"/"+mech, func(t *testing.T) {
+				opts := []kgo.Opt{kgo.SASL(mechanism(mech, "alice", "alice-pw"))}
+				if listener == "SASL_SSL" {
+					opts = append(opts, kgo.DialTLSConfig(ca.ClientTLS(t, "")))
+				}
+				addr := s.ListenerAddr(listener)
+				topic := strings.ToLower(strings.ReplaceAll(listener+"-"+mech, "_", "-"))
+				roundTrip(t, newClient(t, addr, opts...), topic, 10, newClient(t, addr, opts...))
+			})
+		}
+	}
+	if got := authMetric(t, s, "SASL_SSL", auth.ScramSHA512, "success"); got < 2 {
+		t.Fatalf("SASL_SSL SCRAM-SHA-512 successes counted: %v", got)
+	}
+}
+
+// A3: a wrong password, then an unknown user: both are refused with
+// SASL_AUTHENTICATION_FAILED, nothing is served to them, and both are
+// counted as failures.
+func TestSASLWrongPasswordThenUnknownUser(t *testing.T) {
+	dir := t.TempDir()
+	addUser(t, dir, "alice", "alice-pw")
+	s := secureServer(t, dir, saslConfig(), kafka.Listener{Name: "SASL_PLAINTEXT", Protocol: kafka.SASLPlaintext, Addr: "127.0.0.1:0"})
+	addr := s.ListenerAddr("SASL_PLAINTEXT")
+	for _, tc := range []struct{ user, password string }{{"alice", "wrong"}, {"mallory", "alice-pw"}} {
+		for _, mech := range auth.Mechanisms {
+			cl := newClient(t, addr, kgo.SASL(mechanism(mech, tc.user, tc.password)), kgo.RequestRetries(0))
+			_, err := cl.Request(testCtx(t), kmsg.NewPtrMetadataRequest())
+			if !errors.Is(err, kerr.SaslAuthenticationFailed) {
+				t.Errorf("%s %s: %v, want SASL_AUTHENTICATION_FAILED", tc.user, mech, err)
+			}
+		}
+	}
+	if got := authMetric(t, s, "SASL_PLAINTEXT", auth.ScramSHA256, "failure"); got != 2 {
+		t.Fatalf("SCRAM-SHA-256 failures counted: %v, want 2", got)
+	}
+	if got := authMetric(t, s, "SASL_PLAINTEXT", auth.Plain, "success"); got != 0 {
+		t.Fatalf("PLAIN successes counted: %v, want 0", got)
+	}
+}
+
+// A4: with connections.max.reauth.ms, franz-go re-authenticates on its
+// open connection before the session ends and keeps producing; nothing
+// fails across several session lifetimes.
+func TestSASLReauthenticationFranzGo(t *testing.T) {
+	const life = 2500 * time.Millisecond // franz-go re-authenticates 1s early
+	dir := t.TempDir()
+	addUser(t, dir, "alice", "alice-pw")
+	kc := saslConfig()
+	kc.SASL.ReauthAfter = life
+	s := secureServer(t, dir, kc, kafka.Listener{Name: "SASL_PLAINTEXT", Protocol: kafka.SASLPlaintext, Addr: "127.0.0.1:0"})
+	connects := &connectCounter{}
+	cl := newClient(t, s.ListenerAddr("SASL_PLAINTEXT"), kgo.SASL(mechanism(auth.ScramSHA256, "alice", "alice-pw")),
+		kgo.DefaultProduceTopic("reauth"), kgo.WithHooks(connects))
+	start := time.Now()
+	for i := 0; time.Since(start) < 3*life; i++ {
+		if err := cl.ProduceSync(testCtx(t), &kgo.Record{Value: []byte("x")}).FirstErr(); err != nil {
+			t.Fatalf("produce %d after %v: %v", i, time.Since(start), err)
+		}
+		time.Sleep(life / 10) // paced: the test is about sessions ending over time
+	}
+	// One login per connection at first (a metadata one and a produce
+	// one, at most), then re-authentications.
+	if got := authMetric(t, s, "SASL_PLAINTEXT", auth.ScramSHA256, "success"); got < 4 {
+		t.Fatalf("successful authentications: %v, want re-authentications beyond the first logins", got)
+	}
+	// Re-authenticated in place: no connection was dropped and redialed.
+	// franz-go dials the seed, then broker 0 once for metadata and once
+	// for produce.
+	if n := connects.n.Load(); n > 3 {
+		t.Fatalf("%d connections dialed, want 3 at most: the seed's and the broker's", n)
+	}
+}
+
+// connectCounter is a kgo hook counting dialed connections.
+type connectCounter struct{ n atomic.Int64 }
+
+func (c *connectCounter) OnBrokerConnect(_ kgo.BrokerMetadata, _ time.Duration, _ net.Conn, err error) {
+	if err == nil {
+		c.n.Add(1)
+	}
+}
+
+// authMetric reads kgateway_authentications_total for one series.
+func authMetric(t *testing.T, s *server.Server, listener, mech, result string) float64 {
+	t.Helper()
+	mfs, err := s.Metrics().Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "kgateway_authentications_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["listener"] == listener && labels["mechanism"] == mech && labels["result"] == result {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+// kcat (librdkafka) over SASL_SSL with SCRAM-SHA-256, and over SSL with
+// a client certificate: list, produce, consume.
+func TestKcatSecurity(t *testing.T) {
+	ca := authtest.NewCA(t, "ca")
+	dir := t.TempDir()
+	addUser(t, dir, "alice", "alice-pw")
+	saslSSL, _ := tlsListener(t, ca, "SASL_SSL", kafka.SASLSSL, "none")
+	ssl, _ := tlsListener(t, ca, "SSL", kafka.SSL, "required")
+	s := secureServer(t, dir, saslConfig(), saslSSL, ssl)
+	key, cert := authtest.SplitKeystore(t, ca.Client("kcat.pem", pkix.Name{CommonName: "kcat"}))
+	for _, tc := range []struct {
+		listener string
+		args     []string
+	}{
+		{"SASL_SSL", []string{"-X", "security.protocol=SASL_SSL", "-X", "sasl.mechanisms=SCRAM-SHA-256",
+			"-X", "sasl.username=alice", "-X", "sasl.password=alice-pw", "-X", "ssl.ca.location=" + ca.CertFile}},
+		{"SSL", []string{"-X", "security.protocol=SSL", "-X", "ssl.ca.location=" + ca.CertFile,
+			"-X", "ssl.certificate.location=" + cert, "-X", "ssl.key.location=" + key}},
+	} {
+		addr := s.ListenerAddr(tc.listener).String()
+		topic := "kcat-" + strings.ToLower(strings.ReplaceAll(tc.listener, "_", "-"))
+		arg := func(a ...string) []string { return append(append([]string{}, tc.args...), a...) }
+		out := kcat(t, addr, "", arg("-L")...)
+		if !strings.Contains(out, "broker 0 at "+addr) {
+			t.Fatalf("%s: kcat -L:\n%s", tc.listener, out)
+		}
+		kcat(t, addr, "one\ntwo\nthree\n", arg("-P", "-t", topic)...)
+		out = kcat(t, addr, "", arg("-C", "-t", topic, "-o", "beginning", "-e", "-f", "%s\n")...)
+		if strings.TrimSpace(out) != "one\ntwo\nthree" {
+			t.Fatalf("%s: kcat -C printed %q", tc.listener, out)
+		}
+	}
+}
