@@ -221,6 +221,15 @@ func (s *Server) Addr() net.Addr {
 	return s.lns[0].Addr()
 }
 
+// ListenerAddrs maps each listener's name to its bound address.
+func (s *Server) ListenerAddrs() map[string]net.Addr {
+	out := make(map[string]net.Addr, len(s.lis))
+	for i, l := range s.lis {
+		out[l.Name] = s.lns[i].Addr()
+	}
+	return out
+}
+
 // ListenerAddr is the bound address of the listener named name (nil if
 // there is none).
 func (s *Server) ListenerAddr(name string) net.Addr {

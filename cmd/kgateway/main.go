@@ -166,6 +166,13 @@ func serve(ctx context.Context, l loaded, log *zap.Logger) error {
 		return err
 	}
 	fields := []zap.Field{zap.Stringer("addr", g.Addr()), zap.String("data-dir", l.cfg.DataDir)}
+	if l.cfg.Listeners != "" {
+		addrs := map[string]string{}
+		for name, a := range g.ListenerAddrs() {
+			addrs[name] = a.String()
+		}
+		fields = append(fields, zap.Any("listeners", addrs))
+	}
 	if a := g.MetricsAddr(); a != nil {
 		fields = append(fields, zap.Stringer("metrics-addr", a))
 	}
