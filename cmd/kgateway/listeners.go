@@ -86,6 +86,9 @@ type listenerSpec struct {
 // unset (the listen shorthand applies).
 func (c Config) listenerSpecs() ([]listenerSpec, error) {
 	if c.Listeners == "" {
+		if c.AdvertisedListeners != "" {
+			return nil, errors.New("advertised.listeners is set without listeners (with listen, use advertised.addr)")
+		}
 		return nil, nil
 	}
 	ls, err := parseListenerList("listeners", c.Listeners)

@@ -67,6 +67,7 @@ func TestListenerSettings(t *testing.T) {
 		{[]string{"--listeners", "PLAINTEXT://127.0.0.1:1", "--listen", "127.0.0.1:2"}, "listeners replaces it"},
 		{[]string{"--listeners", "PLAINTEXT://127.0.0.1:1", "--advertised-listeners", "OTHER://h:1"}, "OTHER is not in listeners"},
 		{[]string{"--listeners", "FOO://127.0.0.1:1"}, "FOO has no protocol"},
+		{[]string{"--advertised-listeners", "PLAINTEXT://h:1"}, "advertised.listeners is set without listeners"},
 		{[]string{"--listeners", "127.0.0.1:1"}, "is not NAME://host:port"},
 		{[]string{"--listeners", "SSL://127.0.0.1:1"}, "needs ssl.keystore.location"},
 		{[]string{"--listeners", "PLAINTEXT://127.0.0.1:1", "--listener-security-protocol-map", "PLAINTEXT:TLS"}, "unknown security protocol"},
