@@ -6,7 +6,7 @@ PKGS    := ./...
 # stay out of the server's go.mod); its targets run inside it.
 BENCH_MOD := cmd/kgbench
 # Packages with concurrency of their own run under the race detector.
-RACE_PKGS := ./storage/... ./ledger/... ./resolver/... ./offsets/... ./kafka/... ./metrics/... ./server/... ./cmd/kgateway/...
+RACE_PKGS := ./auth/... ./storage/... ./ledger/... ./resolver/... ./offsets/... ./kafka/... ./metrics/... ./server/... ./cmd/kgateway/...
 
 .PHONY: build run test test-unit test-e2e bench lint deps soak
 
@@ -63,7 +63,7 @@ conformance:
 # fuzz runs every fuzz target for FUZZTIME each (seed corpora in each
 # package's testdata/fuzz; `make test` already runs the seeds as tests).
 FUZZTIME ?= 15s
-FUZZ_TARGETS := kafka:FuzzFrames kafka:FuzzRequestDecode kafka:FuzzRequestHandle resolver:FuzzSplitBatches resolver:FuzzCompressedRecords storage:FuzzCorruptSegmentReopen
+FUZZ_TARGETS := kafka:FuzzFrames kafka:FuzzRequestDecode kafka:FuzzRequestHandle resolver:FuzzSplitBatches resolver:FuzzCompressedRecords storage:FuzzCorruptSegmentReopen auth:FuzzSASLExchange
 .PHONY: fuzz
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

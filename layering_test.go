@@ -45,6 +45,8 @@ var layerRules = []layerRule{
 	{dir: "resolver", bad: []string{pebble}, prodOnly: true, why: "pebble is storage's: resolver reaches it only through storage"},
 	{dir: "kafka", bad: []string{mod + "storage", mod + "ledger", mod + "metrics", mod + "server", mod + "cmd", pebble},
 		why: "kafka/ reaches data only through resolver/ (which re-exports what it needs) and groups through offsets/"},
+	{dir: "auth", bad: []string{mod + "storage", mod + "ledger", mod + "resolver", mod + "offsets", mod + "kafka", mod + "metrics", mod + "server", mod + "cmd", pebble, franzGo},
+		why: "auth is a toolkit below kafka/: mechanisms, credentials, TLS, no wire and no data"},
 	{dir: "kafka/group", bad: []string{mod + "resolver"}, why: "the group coordinator works over offsets/ only"},
 	{dir: "metrics", bad: []string{mod + "storage", mod + "ledger", mod + "resolver", mod + "offsets", mod + "kafka", mod + "server", mod + "cmd", pebble, franzGo},
 		why: "metrics is fed by server/ through interfaces (M3)"},

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka/group"
 	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/resolver"
@@ -103,6 +104,11 @@ type Config struct {
 	// zero values are Kafka's defaults.
 	Group group.Config
 
+	// SASL configures authentication on SASL listeners (A1–A4).
+	SASL SASLConfig
+	// TLSHandshakeTimeout bounds a TLS handshake (A5; default 10s).
+	TLSHandshakeTimeout time.Duration
+
 	// Observer receives per-request metrics (nil: none).
 	Observer Observer
 	// SlowRequest is the slow-request log threshold: a request whose
@@ -110,6 +116,34 @@ type Config struct {
 	// (0: DefaultSlowRequest; negative: never).
 	SlowRequest time.Duration
 }
+
+// SASLConfig is the SASL part of Config, with Kafka's names.
+type SASLConfig struct {
+	// Mechanisms is sasl.enabled.mechanisms (default SCRAM-SHA-256 and
+	// SCRAM-SHA-512); a listener may override it.
+	Mechanisms []string
+	// Credentials is the user store (A2); required by a SASL listener.
+	Credentials *auth.Store
+	// ReauthAfter is connections.max.reauth.ms: a session's lifetime (A4);
+	// 0 means sessions never expire.
+	ReauthAfter time.Duration
+	// FailedDelay is connection.failed.authentication.delay.ms (A3;
+	// default 100ms, negative: none).
+	FailedDelay time.Duration
+	// MaxReceiveSize is sasl.server.max.receive.size: the largest frame
+	// before authentication (A1; default 512 KiB).
+	MaxReceiveSize int32
+}
+
+// Defaults of SASLConfig and TLSHandshakeTimeout.
+const (
+	DefaultFailedAuthDelay     = 100 * time.Millisecond
+	DefaultSASLMaxReceiveSize  = 512 << 10
+	DefaultTLSHandshakeTimeout = 10 * time.Second
+)
+
+// DefaultSASLMechanisms is sasl.enabled.mechanisms' default.
+var DefaultSASLMechanisms = []string{auth.ScramSHA256, auth.ScramSHA512}
 
 // withDefaults returns cfg with every unset optional field defaulted.
 func (cfg Config) withDefaults() Config {
@@ -145,6 +179,18 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.SlowRequest == 0 {
 		cfg.SlowRequest = DefaultSlowRequest
+	}
+	if len(cfg.SASL.Mechanisms) == 0 {
+		cfg.SASL.Mechanisms = DefaultSASLMechanisms
+	}
+	if cfg.SASL.FailedDelay == 0 {
+		cfg.SASL.FailedDelay = DefaultFailedAuthDelay
+	}
+	if cfg.SASL.MaxReceiveSize == 0 {
+		cfg.SASL.MaxReceiveSize = DefaultSASLMaxReceiveSize
+	}
+	if cfg.TLSHandshakeTimeout == 0 {
+		cfg.TLSHandshakeTimeout = DefaultTLSHandshakeTimeout
 	}
 	return cfg
 }
@@ -182,6 +228,12 @@ func (cfg Config) Validate() error {
 	}
 	if cfg.ShutdownTimeout < 0 {
 		errs = append(errs, fmt.Errorf("kafka: config: ShutdownTimeout %v is negative", cfg.ShutdownTimeout))
+	}
+	if err := auth.CheckMechanisms(cfg.SASL.Mechanisms); err != nil {
+		errs = append(errs, fmt.Errorf("kafka: config: sasl.enabled.mechanisms: %w", err))
+	}
+	if cfg.SASL.ReauthAfter < 0 {
+		errs = append(errs, fmt.Errorf("kafka: config: connections.max.reauth.ms %v is negative", cfg.SASL.ReauthAfter))
 	}
 	if cfg.AdvertisedAddr != "" {
 		if err := validateAdvertised(cfg.AdvertisedAddr); err != nil {

@@ -3,6 +3,7 @@ package kafka
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -32,8 +33,12 @@ var errFrame = errors.New("kafka: malformed frame")
 // responses in the order of queue, which is request order (K1).
 type conn struct {
 	s   *Server
-	nc  net.Conn
+	nc  net.Conn // a *tls.Conn on an SSL or SASL_SSL listener
 	log *zap.Logger
+	// lis is the listener the connection came in on (A7).
+	lis *Listener
+	// auth is the connection's TLS principal and SASL state (sasl.go).
+	auth connAuth
 
 	// ctx is cancelled when the connection dies; handlers that wait
 	// (long-poll fetch) stop waiting.
@@ -78,6 +83,11 @@ type slot struct {
 	corrID  int32
 	resp    kmsg.Response // nil: send nothing (acks=0)
 	err     error         // non-nil: close the connection (K3)
+	// closeAfter closes the connection once resp is written (A1, A3).
+	closeAfter bool
+	// raw: resp is a SaslAuthenticate answer to a bare token, written
+	// as a bare frame (SaslHandshake v0).
+	raw bool
 }
 
 // reqCtx is what a handler knows about its request.
@@ -98,6 +108,8 @@ type reqCtx struct {
 	// answering it may take (K9). Returned by release.
 	charge int64
 	stats  reqStats // observe.go
+	// closeAfter is set by a handler whose answer ends the connection.
+	closeAfter bool
 }
 
 // appended is release for a produce handler: it calls it as soon as its
@@ -132,22 +144,25 @@ func (rc *reqCtx) waitTurn() {
 	}
 }
 
-func newConn(s *Server, nc net.Conn) *conn {
+func newConn(s *Server, nc net.Conn, l *Listener) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &conn{
-		s: s, nc: nc, ctx: ctx, cancel: cancel,
+		s: s, nc: nc, ctx: ctx, cancel: cancel, lis: l,
 		log:   s.log.With(zap.Stringer("remote", nc.RemoteAddr())),
 		queue: make(chan *slot, s.cfg.MaxInFlightPerConn),
 	}
-	c.host, c.port = s.advertisedFor(nc)
+	c.host, c.port = advertisedFor(nc, l.Advertised)
+	if l.Protocol.UsesTLS() {
+		// The handshake runs on the reader goroutine (handshakeTLS).
+		c.nc = tls.Server(nc, l.TLS)
+	}
 	c.touch()
 	return c
 }
 
-// advertisedFor returns the host and port clients of nc should dial:
-// the configured advertised address, else the address nc was reached on.
-func (s *Server) advertisedFor(nc net.Conn) (string, int32) {
-	addr := s.cfg.AdvertisedAddr
+// advertisedFor returns the host and port clients of nc should dial: the
+// listener's advertised address, else the address nc was reached on (A7).
+func advertisedFor(nc net.Conn, addr string) (string, int32) {
 	if addr == "" {
 		addr = nc.LocalAddr().String()
 	}
@@ -174,6 +189,11 @@ func (c *conn) kill() {
 func (c *conn) readLoop() {
 	defer c.s.conns.Done()
 	defer close(c.queue)
+	if err := c.handshakeTLS(); err != nil { // A5
+		c.log.Info("connection-tls-failed", zap.String("listener", c.lis.Name), zap.Error(err))
+		c.kill()
+		return
+	}
 	br := bufio.NewReaderSize(&idleReader{c: c}, 32<<10)
 	for {
 		// Wait for the next frame to begin (or the peer to leave: a
@@ -280,7 +300,13 @@ func (c *conn) dispatch(body []byte, charge int64) (*slot, func(), error) {
 // parse decodes a frame: its slot, and its request context, request and
 // API (all nil when the slot is already complete).
 func (c *conn) parse(body []byte, charge int64) (*slot, *reqCtx, kmsg.Request, api, error) {
+	if c.rawToken() {
+		return c.parseRawToken(body, charge)
+	}
 	key := int16(binary.BigEndian.Uint16(body[0:]))
+	if err := c.admit(key); err != nil { // A1, A4
+		return nil, nil, nil, api{}, err
+	}
 	version := int16(binary.BigEndian.Uint16(body[2:]))
 	sl := &slot{done: make(chan struct{}), key: key, version: version,
 		corrID: int32(binary.BigEndian.Uint32(body[4:]))}
@@ -329,6 +355,16 @@ func (c *conn) parse(body []byte, charge int64) (*slot, *reqCtx, kmsg.Request, a
 	return sl, rc, req, a, nil
 }
 
+// parseRawToken makes a bare SASL token (after SaslHandshake v0) a
+// SaslAuthenticate request whose answer is written bare.
+func (c *conn) parseRawToken(body []byte, charge int64) (*slot, *reqCtx, kmsg.Request, api, error) {
+	a, _ := lookupAPI(apiKeySaslAuthenticate)
+	sl := &slot{done: make(chan struct{}), key: apiKeySaslAuthenticate, raw: true}
+	rc := &reqCtx{ctx: c.ctx, conn: c, key: apiKeySaslAuthenticate, done: make(chan struct{}), charge: charge}
+	rc.stats.size, rc.stats.arrived = len(body), time.Now()
+	return sl, rc, rawAuthenticate(body), a, nil
+}
+
 // parseHeaderRest parses the request header after the correlation id:
 // client id, and tagged fields for a flexible (v2) header.
 func parseHeaderRest(b []byte, flexible bool) (rest []byte, clientID *string, err error) {
@@ -365,6 +401,7 @@ func (c *conn) handle(sl *slot, a api, rc *reqCtx, req kmsg.Request) {
 		}
 	}()
 	sl.resp, sl.err = a.handle(c.s, rc, req)
+	sl.closeAfter = rc.closeAfter
 }
 
 func (c *conn) writeLoop() {
@@ -407,7 +444,15 @@ func (c *conn) writeSlot(sl *slot, buf *[]byte) bool {
 	}
 	var out net.Buffers
 	n := 0
-	if br, ok := sl.resp.(*batchResponse); ok {
+	if sl.raw {
+		r := sl.resp.(*kmsg.SASLAuthenticateResponse)
+		if r.ErrorCode != 0 {
+			return false // a bare exchange has no way to say why (A3)
+		}
+		*buf = binary.BigEndian.AppendUint32((*buf)[:0], uint32(len(r.SASLAuthBytes)))
+		*buf = append(*buf, r.SASLAuthBytes...)
+		out, n = net.Buffers{*buf}, len(*buf)
+	} else if br, ok := sl.resp.(*batchResponse); ok {
 		// Fetch: record batches by reference, one writev (fetch_wire.go).
 		*buf, out, n = br.appendSegments((*buf)[:0], sl)
 	} else {
@@ -422,7 +467,7 @@ func (c *conn) writeSlot(sl *slot, buf *[]byte) bool {
 	}
 	c.s.observeResponse(sl.key, n)
 	c.touch()
-	return true
+	return !sl.closeAfter
 }
 
 // finish counts a slot out of the connection's in-flight requests (K7).

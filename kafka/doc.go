@@ -44,6 +44,17 @@
 //	   the whole budget closes the connection (as K2). Metadata answers a
 //	   topic named twice once (decoded.go).
 //
+// # Listeners and security
+//
+// A Server serves any number of listeners (listener.go), each with a
+// security protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL. A
+// connection keeps the listener it came in on, which decides what it
+// advertises, whether it runs a TLS handshake first and whether requests
+// wait for a SASL login (sasl.go, 17_sasl_handshake.go,
+// 36_sasl_authenticate.go). The rules, A1–A7, are in auth/doc.go
+// ("Security"); the reader admits each request against the connection's
+// state before decoding it, so K1–K9 hold before authentication too.
+//
 // # Fetch sessions
 //
 // Fetch sessions (KIP-227, fetch_session.go) keep a consumer's partition

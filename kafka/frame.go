@@ -27,8 +27,12 @@ func (c *conn) readFrame(br *bufio.Reader) ([]byte, int64, error) {
 		return nil, 0, err
 	}
 	size := int32(binary.BigEndian.Uint32(hdr[:]))
-	if size < minFrame || size > c.s.cfg.MaxRequestBytes {
-		return nil, 0, fmt.Errorf("%w: size %d outside [%d, %d]", errFrame, size, minFrame, c.s.cfg.MaxRequestBytes)
+	lo, hi := int32(minFrame), c.maxFrame() // A1
+	if c.rawToken() {
+		lo = 0 // a bare SASL token (SaslHandshake v0)
+	}
+	if size < lo || size > hi {
+		return nil, 0, fmt.Errorf("%w: size %d outside [%d, %d]", errFrame, size, lo, hi)
 	}
 	c.frameStart = time.Now()
 	var held int64

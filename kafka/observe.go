@@ -69,7 +69,7 @@ func apiName(key int16) string {
 func (s *Server) Ready() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.mu.ln != nil && !s.mu.closed
+	return len(s.mu.lns) > 0 && !s.mu.closed
 }
 
 // OpenConnections is the number of open client connections.

@@ -16,7 +16,7 @@ import (
 // ErrServerClosed is returned by Serve after Close.
 var ErrServerClosed = errors.New("kafka: server closed")
 
-// Server serves the Kafka protocol on one listener.
+// Server serves the Kafka protocol on its listeners.
 type Server struct {
 	cfg Config
 	res *resolver.Resolver
@@ -38,7 +38,8 @@ type Server struct {
 
 	mu struct {
 		sync.Mutex
-		ln     net.Listener
+		// lns are the listeners being served, in the order they started.
+		lns    []net.Listener
 		closed bool
 		open   map[*conn]struct{}
 	}
@@ -59,39 +60,52 @@ func NewServer(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Serve accepts connections on ln until Close; it always returns a non-nil
-// error, ErrServerClosed after Close.
+// Serve accepts connections on ln, as one PLAINTEXT listener advertising
+// Config.AdvertisedAddr, until Close; it always returns a non-nil error,
+// ErrServerClosed after Close.
 func (s *Server) Serve(ln net.Listener) error {
-	if err := s.setListener(ln); err != nil {
-		return err
-	}
-	return s.acceptLoop(ln)
+	return s.ServeListener(ln, s.plaintextListener())
 }
 
 // Start is Serve in the background: Addr is valid when it returns.
 func (s *Server) Start(ln net.Listener) error {
-	if err := s.setListener(ln); err != nil {
+	return s.StartListener(ln, s.plaintextListener())
+}
+
+// ServeListener is Serve for a listener of any protocol (A7); a server
+// may serve several, each on its own goroutine.
+func (s *Server) ServeListener(ln net.Listener, l Listener) error {
+	if err := s.setListener(ln, l); err != nil {
 		return err
 	}
-	go s.acceptLoop(ln)
+	return s.acceptLoop(ln, &l)
+}
+
+// StartListener is ServeListener in the background.
+func (s *Server) StartListener(ln net.Listener, l Listener) error {
+	if err := s.setListener(ln, l); err != nil {
+		return err
+	}
+	go s.acceptLoop(ln, &l)
 	return nil
 }
 
-func (s *Server) setListener(ln net.Listener) error {
+func (s *Server) setListener(ln net.Listener, l Listener) error {
+	if err := l.validate(s.cfg); err != nil {
+		ln.Close()
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch {
-	case s.mu.closed:
+	if s.mu.closed {
 		ln.Close()
 		return ErrServerClosed
-	case s.mu.ln != nil:
-		return errors.New("kafka: server already serving")
 	}
-	s.mu.ln = ln
+	s.mu.lns = append(s.mu.lns, ln)
 	return nil
 }
 
-func (s *Server) acceptLoop(ln net.Listener) error {
+func (s *Server) acceptLoop(ln net.Listener, l *Listener) error {
 	var backoff time.Duration
 	for {
 		nc, err := ln.Accept()
@@ -112,7 +126,7 @@ func (s *Server) acceptLoop(ln net.Listener) error {
 			return err
 		}
 		backoff = 0
-		if !s.startConn(nc) {
+		if !s.startConn(nc, l) {
 			nc.Close()
 			return ErrServerClosed
 		}
@@ -121,7 +135,7 @@ func (s *Server) acceptLoop(ln net.Listener) error {
 
 // startConn registers and starts a connection; false once closing. K8: a
 // connection beyond max.connections is closed at once.
-func (s *Server) startConn(nc net.Conn) bool {
+func (s *Server) startConn(nc net.Conn, l *Listener) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mu.closed {
@@ -133,7 +147,7 @@ func (s *Server) startConn(nc net.Conn) bool {
 		nc.Close()
 		return true
 	}
-	c := newConn(s, nc)
+	c := newConn(s, nc, l)
 	s.mu.open[c] = struct{}{}
 	s.conns.Add(2)
 	go c.readLoop()
@@ -147,14 +161,14 @@ func (s *Server) connDone(c *conn) {
 	s.mu.Unlock()
 }
 
-// Addr returns the listener's address (nil before Serve).
+// Addr returns the first listener's address (nil before Serve).
 func (s *Server) Addr() net.Addr {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.mu.ln == nil {
+	if len(s.mu.lns) == 0 {
 		return nil
 	}
-	return s.mu.ln.Addr()
+	return s.mu.lns[0].Addr()
 }
 
 func (s *Server) isClosing() bool {
@@ -187,10 +201,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.closed = true
 	close(s.closing)
 	s.stopGroups()
-	var err error
-	if s.mu.ln != nil {
-		err = s.mu.ln.Close()
+	var errs []error
+	for _, ln := range s.mu.lns {
+		if err := ln.Close(); !errors.Is(err, net.ErrClosed) {
+			errs = append(errs, err)
+		}
 	}
+	err := errors.Join(errs...)
 	for c := range s.mu.open {
 		c.stopReading()
 	}
@@ -208,9 +225,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 		s.mu.Unlock()
 		<-done
-	}
-	if errors.Is(err, net.ErrClosed) {
-		err = nil
 	}
 	return err
 }

@@ -24,6 +24,7 @@ type Metrics struct {
 	fetchBytes   *prometheus.CounterVec
 	commitSync   prometheus.Histogram
 	commitBytes  prometheus.Histogram
+	auths        *prometheus.CounterVec
 }
 
 // New returns metrics on a fresh registry, with the Go runtime and process
@@ -70,8 +71,12 @@ func New() *Metrics {
 			// 1 KiB .. 16 MiB
 			Buckets: prometheus.ExponentialBuckets(1024, 4, 8),
 		}),
+		auths: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "authentications_total",
+			Help: "SASL authentications, by listener, mechanism and result (success or failure).",
+		}, []string{"listener", "mechanism", "result"}),
 	}
-	reg.MustRegister(m.requests, m.requestBytes, m.respBytes, m.latency,
+	reg.MustRegister(m.auths, m.requests, m.requestBytes, m.respBytes, m.latency,
 		m.produceBytes, m.fetchBytes, m.commitSync, m.commitBytes,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -106,4 +111,13 @@ func (m *Metrics) FetchBytes(topic string, n int) {
 func (m *Metrics) GroupCommit(sync time.Duration, bytes int64) {
 	m.commitSync.Observe(sync.Seconds())
 	m.commitBytes.Observe(float64(bytes))
+}
+
+// Authentication records one SASL exchange's outcome (kafka.AuthObserver).
+func (m *Metrics) Authentication(listener, mechanism string, ok bool) {
+	result := "failure"
+	if ok {
+		result = "success"
+	}
+	m.auths.WithLabelValues(listener, mechanism, result).Inc()
 }

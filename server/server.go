@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka"
 	"github.com/kgateway/kgateway/metrics"
 	"github.com/kgateway/kgateway/offsets"
@@ -24,9 +25,14 @@ type Config struct {
 	// store lives in DataDir/offsets (O3: a pebble instance of its own).
 	DataDir string
 	// Listen is the Kafka listener's address, bound by Open (port 0: an
-	// ephemeral port, see Addr). Empty: no listener; the layers are open
-	// but Serve fails.
+	// ephemeral port, see Addr): one PLAINTEXT listener advertising
+	// Kafka.AdvertisedAddr, a shorthand for Listeners. Empty, with no
+	// Listeners: the layers are open but Serve fails.
 	Listen string
+	// Listeners are the Kafka listeners (listeners, advertised.listeners,
+	// listener.security.protocol.map), each bound by Open at its Addr;
+	// they follow Listen's listener when both are set.
+	Listeners []kafka.Listener
 	// Logger is the root logger; each layer whose own Logger is nil logs
 	// to a child named after it. Nil: no logging.
 	Logger *zap.Logger
@@ -54,7 +60,8 @@ type Server struct {
 	offs    *offsets.Store
 	kafka   *kafka.Server
 	metrics *metrics.Metrics
-	ln      net.Listener
+	lns     []net.Listener // bound, one per listeners entry
+	lis     []kafka.Listener
 	open    atomic.Bool // the layers are open (Ready)
 
 	mu struct {
@@ -66,8 +73,8 @@ type Server struct {
 	closeErr  error
 }
 
-// ErrNoListener is returned by Serve when Config.Listen was empty.
-var ErrNoListener = errors.New("server: no listener (Config.Listen is empty)")
+// ErrNoListener is returned by Serve when there is no listener.
+var ErrNoListener = errors.New("server: no listener (Config.Listen and Config.Listeners are empty)")
 
 // Open opens storage -> resolver -> offsets -> the Kafka front end over
 // cfg.DataDir and binds cfg.Listen; nothing is served until Serve. On
@@ -89,12 +96,35 @@ func Open(cfg Config) (_ *Server, err error) {
 	if err := s.metrics.Register(s.snapshot); err != nil {
 		return nil, err
 	}
-	if cfg.Listen != "" {
-		if s.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
-			return nil, err
-		}
+	if err := s.bind(); err != nil {
+		return nil, err
 	}
 	return s, nil
+}
+
+// bind binds every listener (Listen's first); on error none stays bound.
+func (s *Server) bind() error {
+	lis := s.cfg.Listeners
+	if s.cfg.Listen != "" {
+		pl := kafka.Listener{Name: string(kafka.Plaintext), Protocol: kafka.Plaintext,
+			Addr: s.cfg.Listen, Advertised: s.cfg.Kafka.AdvertisedAddr}
+		lis = append([]kafka.Listener{pl}, lis...)
+	}
+	for _, l := range lis {
+		ln, err := net.Listen("tcp", l.Addr)
+		if err != nil {
+			s.closeListeners()
+			return fmt.Errorf("listener %s: %w", l.Name, err)
+		}
+		s.lns, s.lis = append(s.lns, ln), append(s.lis, l)
+	}
+	return nil
+}
+
+func (s *Server) closeListeners() {
+	for _, ln := range s.lns {
+		ln.Close()
+	}
 }
 
 // openLayers opens each layer over the one below; fields set so far are
@@ -119,6 +149,9 @@ func (s *Server) openLayers() (err error) {
 	}
 	kc := cfg.Kafka
 	kc.Resolver, kc.Offsets = s.res, s.offs
+	if kc.SASL.Credentials == nil {
+		kc.SASL.Credentials = auth.OpenStore(cfg.DataDir) // A2
+	}
 	kc.Logger = named(kc.Logger, log, "kafka")
 	if kc.Observer == nil {
 		kc.Observer = s.metrics
@@ -146,10 +179,11 @@ func (s *Server) onCommit(next func(storage.CommitStats)) func(storage.CommitSta
 	}
 }
 
-// Serve accepts Kafka connections until Close, then returns nil; any
-// other return is the listener's failure. It may be called once.
+// Serve accepts Kafka connections on every listener until Close, then
+// returns nil; any other return is a listener's failure (the others stop
+// too). It may be called once.
 func (s *Server) Serve() error {
-	if s.ln == nil {
+	if len(s.lns) == 0 {
 		return ErrNoListener
 	}
 	s.mu.Lock()
@@ -161,19 +195,50 @@ func (s *Server) Serve() error {
 	s.mu.serving = done
 	s.mu.Unlock()
 	defer close(done)
-	err := s.kafka.Serve(s.ln)
-	if errors.Is(err, kafka.ErrServerClosed) {
-		return nil
+	errs := make(chan error, len(s.lns))
+	for i, ln := range s.lns {
+		go func() { errs <- s.kafka.ServeListener(ln, s.lis[i]) }()
 	}
-	return err
+	var first error
+	for range s.lns {
+		err := <-errs
+		if errors.Is(err, kafka.ErrServerClosed) {
+			continue
+		}
+		if first == nil {
+			first = err
+			s.closeListeners() // one failed: stop the others
+		}
+	}
+	return first
 }
 
-// Addr is the Kafka listener's bound address (nil without a listener).
+// Addr is the first Kafka listener's bound address (nil without one).
 func (s *Server) Addr() net.Addr {
-	if s.ln == nil {
+	if len(s.lns) == 0 {
 		return nil
 	}
-	return s.ln.Addr()
+	return s.lns[0].Addr()
+}
+
+// ListenerAddrs maps each listener's name to its bound address.
+func (s *Server) ListenerAddrs() map[string]net.Addr {
+	out := make(map[string]net.Addr, len(s.lis))
+	for i, l := range s.lis {
+		out[l.Name] = s.lns[i].Addr()
+	}
+	return out
+}
+
+// ListenerAddr is the bound address of the listener named name (nil if
+// there is none).
+func (s *Server) ListenerAddr(name string) net.Addr {
+	for i, l := range s.lis {
+		if l.Name == name {
+			return s.lns[i].Addr()
+		}
+	}
+	return nil
 }
 
 // Ready is nil when the layers are open and the Kafka listener is
@@ -217,8 +282,8 @@ func (s *Server) close() error {
 	}
 	if serving != nil {
 		<-serving
-	} else if s.ln != nil {
-		s.ln.Close() // never handed to the Kafka server
+	} else {
+		s.closeListeners() // never handed to the Kafka server
 	}
 	return errors.Join(err, s.closeLayers())
 }

@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka"
 	"github.com/kgateway/kgateway/storage"
 	"go.uber.org/zap/zapcore"
@@ -31,10 +32,32 @@ import (
 // configuration reference is generated from them: `kgateway config
 // --reference`).
 type Config struct {
-	Listen         string `prop:"listen" flag:"listen" help:"address to serve the Kafka protocol on (listeners)"`
-	AdvertisedAddr string `prop:"advertised.addr" flag:"advertised-addr" help:"host:port clients are told to dial (advertised.listeners); empty: the address each client dialed"`
-	DataDir        string `prop:"data.dir" flag:"data-dir" help:"directory for segment files, the index and group offsets (log.dirs)"`
-	MetricsAddr    string `prop:"metrics.addr" flag:"metrics-addr" help:"address of the HTTP server for /metrics, /healthz and /readyz; empty disables it. If the default address is taken the server runs without it (and logs why); an address set explicitly must bind"`
+	Listen         string `prop:"listen" flag:"listen" help:"address to serve the Kafka protocol on: a shorthand for listeners=PLAINTEXT://ADDR"`
+	AdvertisedAddr string `prop:"advertised.addr" flag:"advertised-addr" help:"host:port clients of the listen listener are told to dial; empty: the address each client dialed"`
+
+	Listeners           string `prop:"listeners" flag:"listeners" help:"NAME://host:port listeners, comma-separated, e.g. PLAINTEXT://127.0.0.1:9092,SASL_SSL://0.0.0.0:9094; replaces listen"`
+	AdvertisedListeners string `prop:"advertised.listeners" flag:"advertised-listeners" help:"NAME://host:port that clients of each listener are told to dial; a listener not named advertises the address each client dialed"`
+	ListenerProtocolMap string `prop:"listener.security.protocol.map" flag:"listener-security-protocol-map" help:"NAME:PROTOCOL pairs giving each listener's security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)"`
+
+	SSLKeystoreType       string `prop:"ssl.keystore.type" flag:"ssl-keystore-type" help:"format of ssl.keystore.location; only PEM"`
+	SSLKeystoreLocation   string `prop:"ssl.keystore.location" flag:"ssl-keystore-location" help:"PEM file with the server's private key (unencrypted) and certificate chain, for SSL and SASL_SSL listeners; re-read when it changes or on SIGHUP"`
+	SSLTruststoreType     string `prop:"ssl.truststore.type" flag:"ssl-truststore-type" help:"format of ssl.truststore.location; only PEM"`
+	SSLTruststoreLocation string `prop:"ssl.truststore.location" flag:"ssl-truststore-location" help:"PEM file of the CA certificates client certificates are verified against"`
+	SSLClientAuth         string `prop:"ssl.client.auth" flag:"ssl-client-auth" help:"client certificates: none, requested or required"`
+	SSLEnabledProtocols   string `prop:"ssl.enabled.protocols" flag:"ssl-enabled-protocols" help:"TLS versions accepted: TLSv1.2, TLSv1.3"`
+	SSLPrincipalRules     string `prop:"ssl.principal.mapping.rules" flag:"ssl-principal-mapping-rules" help:"rules mapping a client certificate's subject to a user name: DEFAULT (the whole subject) or RULE:pattern/replacement/[LU], comma-separated"`
+	SSLHandshakeTimeoutMs int64  `prop:"ssl.handshake.timeout.ms" flag:"ssl-handshake-timeout-ms" help:"close a connection whose TLS handshake has not finished after this long"`
+
+	SASLEnabledMechanisms  string `prop:"sasl.enabled.mechanisms" flag:"sasl-enabled-mechanisms" help:"SASL mechanisms of SASL listeners: SCRAM-SHA-256, SCRAM-SHA-512, PLAIN"`
+	SASLMaxReceiveSize     int    `prop:"sasl.server.max.receive.size" flag:"sasl-server-max-receive-size" help:"largest frame accepted on a SASL listener before authentication"`
+	ConnectionsMaxReauthMs int64  `prop:"connections.max.reauth.ms" flag:"connections-max-reauth-ms" help:"lifetime of a SASL session; a client must re-authenticate before it ends (KIP-368); 0: sessions never end"`
+	FailedAuthDelayMs      int64  `prop:"connection.failed.authentication.delay.ms" flag:"connection-failed-authentication-delay-ms" help:"delay before answering a failed authentication (and closing the connection)"`
+
+	// listenerProps holds listener.name.<name>.<key> settings of the
+	// --config file.
+	listenerProps map[string]string
+	DataDir       string `prop:"data.dir" flag:"data-dir" help:"directory for segment files, the index and group offsets (log.dirs)"`
+	MetricsAddr   string `prop:"metrics.addr" flag:"metrics-addr" help:"address of the HTTP server for /metrics, /healthz and /readyz; empty disables it. If the default address is taken the server runs without it (and logs why); an address set explicitly must bind"`
 
 	LogLevel      string `prop:"log.level" flag:"log-level" help:"debug, info, warn or error (debug logs every request)"`
 	LogFormat     string `prop:"log.format" flag:"log-format" help:"json or console"`
@@ -64,10 +87,23 @@ type Config struct {
 	ProducerIDExpirationMs int64 `prop:"producer.id.expiration.ms" flag:"producer-id-expiration-ms" help:"drop an idempotent producer's state on a partition it has not appended to for this long (a partition also keeps at most 1000 producers, the least recently appended dropped first)"`
 }
 
+// minFrameBytes is the smallest sasl.server.max.receive.size accepted.
+const minFrameBytes = 64
+
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
 	return Config{
 		Listen:                 "127.0.0.1:9092",
+		ListenerProtocolMap:    "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL",
+		SSLKeystoreType:        "PEM",
+		SSLTruststoreType:      "PEM",
+		SSLClientAuth:          "none",
+		SSLEnabledProtocols:    "TLSv1.2,TLSv1.3",
+		SSLPrincipalRules:      "DEFAULT",
+		SSLHandshakeTimeoutMs:  kafka.DefaultTLSHandshakeTimeout.Milliseconds(),
+		SASLEnabledMechanisms:  strings.Join(kafka.DefaultSASLMechanisms, ","),
+		SASLMaxReceiveSize:     kafka.DefaultSASLMaxReceiveSize,
+		FailedAuthDelayMs:      kafka.DefaultFailedAuthDelay.Milliseconds(),
 		DataDir:                "./data",
 		MetricsAddr:            "127.0.0.1:9644",
 		LogLevel:               "info",
@@ -111,6 +147,9 @@ var fields = func() []field {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		prop := f.Tag.Get("prop")
+		if prop == "" {
+			continue // not a setting (listenerProps)
+		}
 		out = append(out, field{index: i, prop: prop, flag: f.Tag.Get("flag"), help: f.Tag.Get("help"),
 			env: "KGATEWAY_" + strings.ToUpper(strings.ReplaceAll(prop, ".", "_")), kind: f.Type.Kind()})
 	}
@@ -163,6 +202,8 @@ type loaded struct {
 	sources Sources
 	args    []string        // positional arguments after the flags
 	extra   map[string]bool // the command's own switches (--reference, --markdown)
+	users   usersOpts       // the users command's words and flags
+	stdin   io.Reader       // where users add reads a password by default
 	// unknownEnv names the KGATEWAY_* variables that are no setting: a
 	// warning, not an error, because a Kubernetes Service named kgateway
 	// injects KGATEWAY_PORT, KGATEWAY_SERVICE_HOST, … into every pod.
@@ -198,6 +239,14 @@ func load(name string, args []string, env []string, stderr io.Writer) (loaded, e
 		}
 		l.sources[f.prop] = "flag --" + f.flag
 	})
+	// listeners replaces the listen shorthand: both set is a mistake.
+	if l.cfg.Listeners != "" {
+		for _, p := range []string{"listen", "advertised.addr"} {
+			if l.sources[p] != "default" {
+				errs = append(errs, fmt.Errorf("%s (%s) and listeners are both set: listeners replaces it", p, l.sources[p]))
+			}
+		}
+	}
 	// Validate even after parse errors: every problem at once.
 	errs = append(errs, l.cfg.Validate())
 	return l, errors.Join(errs...)
@@ -226,6 +275,13 @@ func (l *loaded) applyFile(path string) []error {
 		}
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
 		f, ok := fieldByProp(k)
+		if !ok && strings.HasPrefix(k, "listener.name.") {
+			if l.cfg.listenerProps == nil {
+				l.cfg.listenerProps = map[string]string{}
+			}
+			l.cfg.listenerProps[k] = v // checked by validateListeners
+			continue
+		}
 		if !ok {
 			errs = append(errs, fmt.Errorf("%s: unknown property %q", where, k))
 			continue
@@ -278,8 +334,29 @@ func (c Config) Validate() error {
 	if c.DataDir == "" {
 		bad("data.dir", "is empty")
 	}
-	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil && c.Listeners == "" {
 		bad("listen", "%v", err)
+	}
+	if err := c.validateListeners(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := auth.CheckMechanisms(splitList(c.SASLEnabledMechanisms)); err != nil {
+		bad("sasl.enabled.mechanisms", "%v", err)
+	}
+	if _, err := auth.NewPrincipalMapper(c.SSLPrincipalRules); err != nil {
+		bad("ssl.principal.mapping.rules", "%v", err)
+	}
+	if c.SSLHandshakeTimeoutMs < 1 {
+		bad("ssl.handshake.timeout.ms", "%d must be positive", c.SSLHandshakeTimeoutMs)
+	}
+	if c.ConnectionsMaxReauthMs < 0 {
+		bad("connections.max.reauth.ms", "%d must not be negative", c.ConnectionsMaxReauthMs)
+	}
+	if c.FailedAuthDelayMs < 0 {
+		bad("connection.failed.authentication.delay.ms", "%d must not be negative", c.FailedAuthDelayMs)
+	}
+	if c.SASLMaxReceiveSize < minFrameBytes {
+		bad("sasl.server.max.receive.size", "%d is below %d", c.SASLMaxReceiveSize, minFrameBytes)
 	}
 	if c.MetricsAddr != "" {
 		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {

@@ -59,9 +59,12 @@ commands:
   explain T P O     show the read plan of a fetch of topic T, partition P at offset O
   verify            check every entry's CRC and the index's consistency
   apis              print the supported API keys and versions (--markdown: as a table)
+  users             add NAME, delete NAME or list SCRAM users of the data directory
+                    (add: --mechanism M, --iterations N, --password-file FILE or stdin)
 
-inspect, explain and verify open the data directory read-only and work on a
-stopped or a running server's directory.
+inspect, explain and verify open the data directory read-only, and users
+changes only its credential file: they work on a stopped or a running
+server's directory.
 `
 
 var stdEnv = os.Environ

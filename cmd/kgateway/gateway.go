@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka"
 	"github.com/kgateway/kgateway/server"
 	"github.com/kgateway/kgateway/storage"
@@ -20,6 +21,8 @@ type gateway struct {
 	*server.Server
 	cfg Config
 	log *zap.Logger
+	// tls are the listeners' TLS configurations, reloaded on SIGHUP (A5).
+	tls []*auth.TLS
 
 	served   chan error
 	httpSrv  *http.Server
@@ -35,11 +38,19 @@ type gateway struct {
 // metricsExplicit says whether the metrics address was configured (its
 // bind must succeed) or is the default (best effort).
 func startGateway(cfg Config, metricsExplicit bool, log *zap.Logger) (*gateway, error) {
-	s, err := server.Open(cfg.serverConfig(log))
+	sc := cfg.serverConfig(log)
+	listeners, tlsCfgs, err := cfg.buildListeners(log)
 	if err != nil {
 		return nil, err
 	}
-	g := &gateway{Server: s, cfg: cfg, log: log, served: make(chan error, 1)}
+	if len(listeners) > 0 {
+		sc.Listen, sc.Listeners = "", listeners
+	}
+	s, err := server.Open(sc)
+	if err != nil {
+		return nil, err
+	}
+	g := &gateway{Server: s, cfg: cfg, log: log, tls: tlsCfgs, served: make(chan error, 1)}
 	go func() { g.served <- s.Serve() }()
 	if err := g.startMetrics(metricsExplicit); err != nil {
 		return nil, errors.Join(err, s.Close())
@@ -64,6 +75,13 @@ func (c Config) serverConfig(log *zap.Logger) server.Config {
 			FetchSessionCacheSlots: sessionSlots(c.FetchSessionSlots),
 			FetchMaxBytes:          int32(c.FetchMaxBytes),
 			SlowRequest:            time.Duration(c.SlowRequestMs) * time.Millisecond,
+			TLSHandshakeTimeout:    time.Duration(c.SSLHandshakeTimeoutMs) * time.Millisecond,
+			SASL: kafka.SASLConfig{
+				Mechanisms:     splitList(c.SASLEnabledMechanisms),
+				ReauthAfter:    time.Duration(c.ConnectionsMaxReauthMs) * time.Millisecond,
+				FailedDelay:    failedDelay(c.FailedAuthDelayMs),
+				MaxReceiveSize: int32(c.SASLMaxReceiveSize),
+			},
 		},
 	}
 }
@@ -111,6 +129,25 @@ func (g *gateway) Close() error {
 		g.closeErr = err
 	})
 	return g.closeErr
+}
+
+// ReloadTLS re-reads every listener's certificates (SIGHUP, A5); a
+// listener whose files fail to load keeps its previous ones.
+func (g *gateway) ReloadTLS() error {
+	var errs []error
+	for _, t := range g.tls {
+		errs = append(errs, t.Reload())
+	}
+	return errors.Join(errs...)
+}
+
+// failedDelay maps connection.failed.authentication.delay.ms (0: none) to
+// kafka.SASLConfig's (0: the default, negative: none).
+func failedDelay(ms int64) time.Duration {
+	if ms == 0 {
+		return -1
+	}
+	return time.Duration(ms) * time.Millisecond
 }
 
 // sessionSlots maps Kafka's max.incremental.fetch.session.cache.slots (0:

@@ -38,7 +38,7 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 	}
 	commands := map[string]func(loaded, io.Writer, io.Writer) error{
 		"serve": serveCmd, "config": configCmd, "inspect": inspectCmd,
-		"explain": explainCmd, "verify": verifyCmd, "apis": apisCmd,
+		"explain": explainCmd, "verify": verifyCmd, "apis": apisCmd, "users": usersCmd,
 	}
 	run, ok := commands[cmd]
 	if !ok {
@@ -51,6 +51,14 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 		name = cmd
 	}
 	args, extra := splitCmdFlags(cmd, args)
+	var uo usersOpts
+	if cmd == "users" {
+		var err error
+		if args, uo, err = splitUsersArgs(args); err != nil {
+			fmt.Fprintln(stderr, "kgateway users:", err)
+			return 2
+		}
+	}
 	l, err := load(name, args, stdEnv(), stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -59,7 +67,7 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "kgateway:", err)
 		return 2
 	}
-	l.extra = extra
+	l.extra, l.users, l.stdin = extra, uo, stdin
 	if cmd != "serve" { // serve logs them (serveCmd)
 		for _, k := range l.unknownEnv {
 			fmt.Fprintf(stderr, "kgateway: warning: ignoring unknown environment variable %s\n", k)
@@ -76,6 +84,10 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 	}
 	return 0
 }
+
+// stdin is where commands read input (users add's password); tests
+// replace it.
+var stdin io.Reader = os.Stdin
 
 // usageError is a command-line problem (exit 2).
 type usageError struct{ error }
@@ -144,21 +156,43 @@ func serve(ctx context.Context, l loaded, log *zap.Logger) error {
 	for _, k := range l.unknownEnv {
 		log.Warn("unknown-environment-variable-ignored", zap.String("name", k))
 	}
+	// Registered before "ready" is logged: from then on SIGHUP reloads.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	explicit := l.sources["metrics.addr"] != "default"
 	g, err := startGateway(l.cfg, explicit, log)
 	if err != nil {
 		return err
 	}
 	fields := []zap.Field{zap.Stringer("addr", g.Addr()), zap.String("data-dir", l.cfg.DataDir)}
+	if l.cfg.Listeners != "" {
+		addrs := map[string]string{}
+		for name, a := range g.ListenerAddrs() {
+			addrs[name] = a.String()
+		}
+		fields = append(fields, zap.Any("listeners", addrs))
+	}
 	if a := g.MetricsAddr(); a != nil {
 		fields = append(fields, zap.Stringer("metrics-addr", a))
 	}
 	log.Info("ready", fields...)
 	var serveErr error
-	select {
-	case <-ctx.Done():
-		log.Info("shutting-down")
-	case serveErr = <-g.served:
+wait:
+	for {
+		select {
+		case <-hup: // A5: new certificates for new connections
+			if err := g.ReloadTLS(); err != nil {
+				log.Warn("tls-reload-failed", zap.Error(err))
+			} else {
+				log.Info("tls-reloaded", zap.Int("listeners", len(g.tls)))
+			}
+		case <-ctx.Done():
+			log.Info("shutting-down")
+			break wait
+		case serveErr = <-g.served:
+			break wait
+		}
 	}
 	if err := errors.Join(g.Close(), serveErr); err != nil {
 		return err

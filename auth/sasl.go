@@ -1,0 +1,97 @@
+package auth
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"sync"
+)
+
+// Session is one server-side SASL exchange.
+type Session interface {
+	// Step takes the client's next token and returns the server's
+	// answer; done is true once the client is authenticated. An error
+	// fails the exchange (A3); the session is not used again.
+	Step(token []byte) (challenge []byte, done bool, err error)
+	// User is the user the client claims (empty before it said), for
+	// logs and, once done, the principal.
+	User() string
+	Mechanism() string
+}
+
+// Mechanisms lists every mechanism kgateway implements, in the order
+// sasl.enabled.mechanisms defaults to.
+var Mechanisms = []string{ScramSHA256, ScramSHA512, Plain}
+
+// CheckMechanisms is nil when every name is implemented.
+func CheckMechanisms(names []string) error {
+	for _, n := range names {
+		if !slices.Contains(Mechanisms, n) {
+			return fmt.Errorf("%w: %q (implemented: %v)", ErrUnsupportedMechanism, n, Mechanisms)
+		}
+	}
+	return nil
+}
+
+// NewSession starts an exchange of mechanism mech against creds.
+func NewSession(mech string, creds CredentialSource) (Session, error) {
+	if h, ok := scramByName(mech); ok {
+		return newScramSession(h, creds), nil
+	}
+	if mech == Plain {
+		return &plainSession{creds: creds}, nil
+	}
+	return nil, fmt.Errorf("%w: %q", ErrUnsupportedMechanism, mech)
+}
+
+// plainSession is PLAIN (RFC 4616), verified against the SCRAM
+// credentials of the store: the password must derive the user's stored
+// key (A2), so PLAIN and SCRAM share one set of users.
+type plainSession struct {
+	creds CredentialSource
+	user  string
+	done  bool
+}
+
+func (p *plainSession) Mechanism() string { return Plain }
+func (p *plainSession) User() string      { return p.user }
+
+// dummy is verified against when the user is unknown, so that an unknown
+// user costs as much as a wrong password.
+var dummy = sync.OnceValue(func() Credential {
+	c, _ := deriveCredential(ScramSHA256, []byte("x"), make([]byte, 32), MinIterations)
+	return c
+})
+
+func (p *plainSession) Step(token []byte) ([]byte, bool, error) {
+	if p.done {
+		return nil, false, fmt.Errorf("%w: message after the exchange ended", ErrMalformed)
+	}
+	p.done = true
+	parts := bytes.Split(token, []byte{0})
+	if len(parts) != 3 {
+		return nil, false, fmt.Errorf("%w: PLAIN message is not authzid NUL user NUL password", ErrMalformed)
+	}
+	authzid, user, password := string(parts[0]), string(parts[1]), parts[2]
+	if user == "" || len(password) == 0 {
+		return nil, false, fmt.Errorf("%w: empty user or password", ErrMalformed)
+	}
+	p.user = user
+	if authzid != "" && authzid != user {
+		return nil, false, fmt.Errorf("%w: authorization id differs from the user", ErrAuthFailed)
+	}
+	for _, mech := range []string{ScramSHA512, ScramSHA256} {
+		c, ok, err := p.creds.Lookup(user, mech)
+		if err != nil {
+			return nil, false, err
+		}
+		if ok {
+			if !verifyPassword(mech, c, password) {
+				return nil, false, fmt.Errorf("%w: wrong password", ErrAuthFailed)
+			}
+			return nil, true, nil
+		}
+	}
+	verifyPassword(ScramSHA256, dummy(), password)
+	return nil, false, fmt.Errorf("%w: unknown user", ErrAuthFailed)
+}

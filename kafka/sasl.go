@@ -1,0 +1,271 @@
+package kafka
+
+// A connection's security state: its TLS handshake and principal (A5, A6)
+// and its SASL exchange (A1–A4). The reader admits each request against
+// this state before decoding it; SaslHandshake and SaslAuthenticate
+// handlers change it. K4 orders them: the reader reads the next frame only
+// once the previous request has taken effect, so it always sees the state
+// the previous exchange step left.
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/kgateway/kgateway/auth"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+)
+
+const (
+	apiKeySaslHandshake    int16 = 17
+	apiKeySaslAuthenticate int16 = 36
+)
+
+// AuthObserver is implemented by an Observer that counts authentications
+// (A3); kafka/ checks for it so that Observer stays as it is.
+type AuthObserver interface {
+	// Authentication reports one SASL exchange's outcome on a listener.
+	Authentication(listener, mechanism string, ok bool)
+}
+
+// connAuth is a connection's security state.
+type connAuth struct {
+	mu            sync.Mutex
+	principal     string // A6
+	authenticated bool   // a SASL exchange succeeded
+	failed        bool   // an exchange failed: the connection is closing
+	mechanism     string // of the current or last exchange
+	session       auth.Session
+	exchanging    bool      // a SaslHandshake started an exchange not yet done
+	raw           bool      // SaslHandshake v0: tokens come as bare frames
+	expiry        time.Time // when the session ends (A4); zero: never
+}
+
+// errNotAdmitted closes a connection whose request its state refuses (A1).
+var errNotAdmitted = errors.New("kafka: request refused by the connection's authentication state")
+
+// handshakeTLS runs a TLS listener's handshake, bounded by the handshake
+// timeout (A5), and takes the client certificate's principal (A6).
+func (c *conn) handshakeTLS() error {
+	tc, ok := c.nc.(*tls.Conn)
+	if !ok {
+		return nil
+	}
+	tc.SetDeadline(time.Now().Add(c.s.cfg.TLSHandshakeTimeout))
+	if err := tc.HandshakeContext(c.ctx); err != nil {
+		return fmt.Errorf("tls handshake: %w", err)
+	}
+	tc.SetDeadline(time.Time{})
+	certs := tc.ConnectionState().PeerCertificates
+	if len(certs) == 0 || c.lis.Protocol.UsesSASL() {
+		return nil
+	}
+	subject := auth.SubjectName(certs[0])
+	m := c.lis.PrincipalMapper
+	if m == nil {
+		m, _ = auth.NewPrincipalMapper("DEFAULT")
+	}
+	name, err := m.Map(subject)
+	if err != nil {
+		return err
+	}
+	c.auth.mu.Lock()
+	c.auth.principal = auth.UserPrincipal(name)
+	c.auth.mu.Unlock()
+	return nil
+}
+
+// Principal is the connection's principal (A6).
+func (c *conn) Principal() string {
+	c.auth.mu.Lock()
+	defer c.auth.mu.Unlock()
+	if c.auth.principal == "" {
+		return auth.Anonymous
+	}
+	return c.auth.principal
+}
+
+// usesSASL reports whether the connection's listener is a SASL one (a
+// connection built without a listener, in tests, is PLAINTEXT).
+func (c *conn) usesSASL() bool { return c.lis != nil && c.lis.Protocol.UsesSASL() }
+
+// rawToken reports whether the next frame is a bare SASL token (after a
+// SaslHandshake v0).
+func (c *conn) rawToken() bool {
+	c.auth.mu.Lock()
+	defer c.auth.mu.Unlock()
+	return c.auth.raw
+}
+
+// maxFrame is the largest frame the connection may send now (A1, K2).
+func (c *conn) maxFrame() int32 {
+	if !c.usesSASL() {
+		return c.s.cfg.MaxRequestBytes
+	}
+	c.auth.mu.Lock()
+	defer c.auth.mu.Unlock()
+	if c.auth.authenticated && !c.auth.raw {
+		return c.s.cfg.MaxRequestBytes
+	}
+	return min(c.s.cfg.MaxRequestBytes, c.s.cfg.SASL.MaxReceiveSize)
+}
+
+// admit says whether a request with this key may be served now (A1, A4).
+func (c *conn) admit(key int16) error {
+	if !c.usesSASL() {
+		return nil
+	}
+	a := &c.auth
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch {
+	case a.failed:
+		return fmt.Errorf("%w: authentication failed", errNotAdmitted)
+	case key == apiKeyApiVersions:
+		return nil
+	case key == apiKeySaslHandshake:
+		if a.exchanging {
+			return fmt.Errorf("%w: SaslHandshake during an exchange", errNotAdmitted)
+		}
+		return nil
+	case key == apiKeySaslAuthenticate:
+		if !a.exchanging {
+			return fmt.Errorf("%w: SaslAuthenticate without SaslHandshake", errNotAdmitted)
+		}
+		return nil
+	case !a.authenticated:
+		return fmt.Errorf("%w: %s before authentication", errNotAdmitted, apiName(key))
+	case !a.expiry.IsZero() && time.Now().After(a.expiry):
+		return fmt.Errorf("%w: session expired (connections.max.reauth.ms)", errNotAdmitted)
+	}
+	return nil
+}
+
+// saslHandshake starts an exchange (SaslHandshake); it fills resp.
+func (c *conn) saslHandshake(rc *reqCtx, r *kmsg.SASLHandshakeRequest, resp *kmsg.SASLHandshakeResponse) {
+	a := &c.auth
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	mech := r.Mechanism
+	switch {
+	case !c.lis.enabled(c.s.cfg, mech):
+		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
+	case a.authenticated && (mech != a.mechanism || r.Version == 0):
+		// A4: re-authentication keeps the mechanism, and needs v1.
+		resp.ErrorCode = kerr.IllegalSaslState.Code
+	}
+	if resp.ErrorCode != 0 {
+		a.failed, rc.closeAfter = true, true
+		c.log.Info("sasl-handshake-refused", zap.String("listener", c.lis.Name),
+			zap.String("mechanism", clip(mech)), zap.Int16("error-code", resp.ErrorCode))
+		c.s.observeAuth(c.lis.Name, mech, false)
+		return
+	}
+	sess, err := auth.NewSession(mech, c.s.cfg.SASL.Credentials)
+	if err != nil { // enabled mechanisms are implemented (Validate)
+		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
+		a.failed, rc.closeAfter = true, true
+		return
+	}
+	a.session, a.mechanism, a.exchanging, a.raw = sess, mech, true, r.Version == 0
+}
+
+// saslAuthenticate takes one token of the exchange (SaslAuthenticate, or
+// a bare token after SaslHandshake v0); it fills resp.
+func (c *conn) saslAuthenticate(rc *reqCtx, token []byte, resp *kmsg.SASLAuthenticateResponse) {
+	a := &c.auth
+	a.mu.Lock()
+	if !a.exchanging {
+		a.mu.Unlock()
+		resp.ErrorCode = kerr.IllegalSaslState.Code
+		rc.closeAfter = true
+		return
+	}
+	var challenge []byte
+	var done bool
+	var err error
+	if len(token) > int(c.s.cfg.SASL.MaxReceiveSize) {
+		err = fmt.Errorf("%w: token of %d bytes", auth.ErrMalformed, len(token))
+	} else {
+		challenge, done, err = a.session.Step(token)
+	}
+	user, mech := a.session.User(), a.mechanism
+	principal := auth.UserPrincipal(user)
+	if err == nil && done && a.authenticated && principal != a.principal {
+		err = fmt.Errorf("%w: re-authentication as another principal", auth.ErrAuthFailed)
+	}
+	if err != nil {
+		a.failed, a.exchanging, a.session = true, false, nil
+		a.mu.Unlock()
+		c.authFailed(rc, resp, user, mech, err)
+		return
+	}
+	resp.SASLAuthBytes = challenge
+	if done {
+		a.authenticated, a.principal = true, principal
+		a.exchanging, a.raw, a.session = false, false, nil
+		if d := c.s.cfg.SASL.ReauthAfter; d > 0 {
+			a.expiry = time.Now().Add(d)
+			resp.SessionLifetimeMillis = d.Milliseconds()
+		}
+		c.log.Debug("sasl-authenticated", zap.String("listener", c.lis.Name),
+			zap.String("mechanism", mech), zap.String("principal", principal))
+		c.s.observeAuth(c.lis.Name, mech, true)
+	}
+	a.mu.Unlock()
+}
+
+// authFailed answers a failed exchange (A3): after the failure delay,
+// SASL_AUTHENTICATION_FAILED, then the connection closes. The message is
+// the same whatever failed, and the log names no secret.
+func (c *conn) authFailed(rc *reqCtx, resp *kmsg.SASLAuthenticateResponse, user, mech string, err error) {
+	c.log.Info("sasl-authentication-failed", zap.String("listener", c.lis.Name),
+		zap.String("mechanism", mech), zap.String("user", clip(user)), zap.String("reason", err.Error()))
+	c.s.observeAuth(c.lis.Name, mech, false)
+	if d := c.s.cfg.SASL.FailedDelay; d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-rc.ctx.Done():
+			t.Stop()
+		}
+	}
+	resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
+	msg := "Authentication failed during authentication due to invalid credentials with SASL mechanism " + mech
+	resp.ErrorMessage = &msg
+	rc.closeAfter = true
+}
+
+func (s *Server) observeAuth(listener, mech string, ok bool) {
+	if auth.CheckMechanisms([]string{mech}) != nil {
+		mech = "other" // a client's made-up name is no metric label
+	}
+	if o, is := s.cfg.Observer.(AuthObserver); is {
+		o.Authentication(listener, mech, ok)
+	}
+}
+
+func zapUser(u string) zap.Field { return zap.String("user", clip(u)) }
+
+// clip bounds what a client chose (a user or mechanism name) in a log.
+func clip(s string) string {
+	if len(s) > 128 {
+		return s[:128] + "…"
+	}
+	return s
+}
+
+// zapPrincipal names who made a request, for audit logs.
+func zapPrincipal(rc *reqCtx) zap.Field { return zap.String("principal", rc.conn.Principal()) }
+
+// rawAuthenticate turns a bare token (SaslHandshake v0) into a
+// SaslAuthenticate request whose answer is written bare (writeSlot).
+func rawAuthenticate(token []byte) *kmsg.SASLAuthenticateRequest {
+	r := kmsg.NewPtrSASLAuthenticateRequest()
+	r.SASLAuthBytes = token
+	return r
+}
