@@ -110,13 +110,14 @@ func (s *Store) PutPending(txnID, group string, commits []Commit) error {
 	return nil
 }
 
-// EndTxn completes transaction t's offsets in one synced batch that also
-// writes t as given (its Complete state) (O6): on commit every pending
-// offset of t in each of t.Groups becomes the group's committed offset, on
-// abort they are dropped; either way none is pending afterwards. A crash
-// leaves either all of it or none of it. Calling it again is harmless:
-// there is nothing pending left to move.
-func (s *Store) EndTxn(t Txn, commit bool) error {
+// EndTxn completes transaction done.ID's offsets in one synced batch that
+// also writes done (its Complete state) (O6): on commit every pending
+// offset of the transaction in each of groups becomes the group's
+// committed offset, on abort they are dropped; either way none is pending
+// afterwards. A crash leaves either all of it or none of it. Calling it
+// again is harmless: there is nothing pending left to move.
+func (s *Store) EndTxn(groups []string, done Txn, commit bool) error {
+	t := done
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.mu.closed {
@@ -124,7 +125,7 @@ func (s *Store) EndTxn(t Txn, commit bool) error {
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
-	for _, g := range t.Groups {
+	for _, g := range groups {
 		if err := s.endGroup(b, g, t.ID, commit); err != nil {
 			return err
 		}

@@ -66,11 +66,11 @@ func TestPendingOffsetsCommitAndAbort(t *testing.T) {
 		t.Fatalf("pending partitions %v %v", pend, err)
 	}
 	t1 := Txn{ID: "t1", State: TxnCompleteCommit, Groups: []string{"g"}, LastProducerID: -1, LastEpoch: -1}
-	if err := s.EndTxn(t1, true); err != nil {
+	if err := s.EndTxn(t1.Groups, t1, true); err != nil {
 		t.Fatal(err)
 	}
 	t2 := Txn{ID: "t2", State: TxnCompleteAbort, Groups: []string{"g"}, LastProducerID: -1, LastEpoch: -1}
-	if err := s.EndTxn(t2, false); err != nil {
+	if err := s.EndTxn(t2.Groups, t2, false); err != nil {
 		t.Fatal(err)
 	}
 	want := map[TopicPartition]Offset{tp("a", 0): 10, tp("a", 1): 11}
@@ -85,7 +85,7 @@ func TestPendingOffsetsCommitAndAbort(t *testing.T) {
 	}
 	// A repeated EndTxn (recovery) moves nothing: a later plain commit stays.
 	mustCommit(t, s, "g", commit("a", 0, 99, ""))
-	if err := s.EndTxn(t1, true); err != nil {
+	if err := s.EndTxn(t1.Groups, t1, true); err != nil {
 		t.Fatal(err)
 	}
 	if got := offsetsOf(t, s, "g"); got[tp("a", 0)] != 99 {
@@ -138,7 +138,7 @@ func TestEndTxnAtomicAcrossCrash(t *testing.T) {
 	}
 	before := mem.CrashClone(vfs.CrashCloneCfg{})
 	x.State = TxnCompleteCommit
-	if err := s.EndTxn(x, true); err != nil {
+	if err := s.EndTxn(groups, x, true); err != nil {
 		t.Fatal(err)
 	}
 	after := mem.CrashClone(vfs.CrashCloneCfg{})
