@@ -324,8 +324,10 @@ func (s *Server) waitAny(rc *reqCtx, appended <-chan struct{}, timeout <-chan ti
 // others keep their answer, which no durable append has changed since.
 func (s *Server) fetchOnce(r *kmsg.FetchRequest, items []fetchItem, prev *fetchRead, fired map[resolver.PartitionKey]bool) *fetchRead {
 	budget, _ := s.fetchLimits(r)
-	// r.IsolationLevel needs nothing here: read_committed reads up to the
-	// last stable offset, which is the high watermark (no transactions).
+	iso := resolver.ReadUncommitted
+	if r.IsolationLevel == int8(resolver.ReadCommitted) {
+		iso = resolver.ReadCommitted
+	}
 	rd := prev
 	if rd == nil {
 		rd = &fetchRead{parts: make([]kmsg.FetchResponseTopicPartition, len(items)), sizes: make([]int, len(items)), wire: &wireBatches{}}
@@ -344,7 +346,7 @@ func (s *Server) fetchOnce(r *kmsg.FetchRequest, items []fetchItem, prev *fetchR
 			default:
 				maxBytes := min(int(it.rp.PartitionMaxBytes), budget-rd.total)
 				minOne := rd.total == 0 // KIP-74: only until some partition has data
-				*out, rd.sizes[i] = s.fetchPartition(it.name, it.rp, maxBytes, minOne, r.Version, rd.wire)
+				*out, rd.sizes[i] = s.fetchPartition(it.name, it.rp, maxBytes, minOne, iso, r.Version, rd.wire)
 			}
 		}
 		rd.total += rd.sizes[i]
@@ -354,7 +356,7 @@ func (s *Server) fetchOnce(r *kmsg.FetchRequest, items []fetchItem, prev *fetchR
 }
 
 // fetchPartition reads one partition; the bounds are set on every answer.
-func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, maxBytes int, minOne bool, version int16, wire *wireBatches) (kmsg.FetchResponseTopicPartition, int) {
+func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, maxBytes int, minOne bool, iso resolver.Isolation, version int16, wire *wireBatches) (kmsg.FetchResponseTopicPartition, int) {
 	if _, err := s.partitionOf(topic, rp.Partition, false); err != nil {
 		return fetchError(rp.Partition, err), 0
 	}
@@ -362,7 +364,7 @@ func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition
 		// Budget spent: report the bounds only.
 		return s.fetchBoundsOnly(topic, rp.Partition, nil), 0
 	}
-	res, err := s.res.Fetch(topic, rp.Partition, resolver.Offset(rp.FetchOffset), max(maxBytes, 0), minOne)
+	res, err := s.res.Fetch(topic, rp.Partition, resolver.Offset(rp.FetchOffset), max(maxBytes, 0), minOne, iso)
 	if err != nil {
 		return s.fetchBoundsOnly(topic, rp.Partition, err), 0
 	}

@@ -35,6 +35,7 @@ var errorCodes = []struct {
 	{resolver.ErrOutOfOrderSequence, kerr.OutOfOrderSequenceNumber},
 	{resolver.ErrInvalidProducerEpoch, kerr.InvalidProducerEpoch},
 	{resolver.ErrUnknownProducerID, kerr.UnknownProducerID},
+	{resolver.ErrInvalidTxnState, kerr.InvalidTxnState},
 	{resolver.ErrTopicDeletionDisabled, kerr.TopicDeletionDisabled},
 	{context.DeadlineExceeded, kerr.RequestTimedOut},
 }

@@ -22,6 +22,7 @@ func TestErrCode(t *testing.T) {
 		{resolver.ErrOutOfOrderSequence, kerr.OutOfOrderSequenceNumber},
 		{resolver.ErrInvalidProducerEpoch, kerr.InvalidProducerEpoch},
 		{resolver.ErrUnknownProducerID, kerr.UnknownProducerID},
+		{resolver.ErrInvalidTxnState, kerr.InvalidTxnState},
 		{resolver.ErrMessageTooLarge, kerr.MessageTooLarge},
 		// What the resolver makes of a failed log: the cause stays wrapped.
 		{fmt.Errorf("%w: append: %w", resolver.ErrStorage, errors.New("log failed")), kerr.KafkaStorageError},

@@ -130,4 +130,8 @@ type FetchResult struct {
 	// returns the whole batch); clients skip the records before it.
 	Batches [][]byte
 	Bytes   int // sum of len(Batches[i])
+	// Aborted lists, under ReadCommitted, the aborted transactions that
+	// overlap the returned batches (Kafka's AbortedTransactions), in
+	// first-offset order; nil when there are none.
+	Aborted []AbortedTxn
 }

@@ -73,7 +73,7 @@ func benchFetch(b *testing.B, reopen bool, maxBytes int) {
 	b.ResetTimer()
 	var n int64
 	for i := range b.N {
-		res, err := g.r.Fetch("t", 0, Offset(i%batches)*16, maxBytes, true)
+		res, err := g.r.Fetch("t", 0, Offset(i%batches)*16, maxBytes, true, ReadUncommitted)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -171,7 +171,7 @@ func checkProducerCrash(t *testing.T, seed uint64, r *Resolver, acked map[ackKey
 	last := map[int64]batchHeader{}     // each producer's last batch
 	recent := map[int64][]batchHeader{} // each producer's batches, in log order
 	for off := Offset(0); off < hwm; {
-		res, err := r.Fetch("t", 0, off, 1<<20, true)
+		res, err := r.Fetch("t", 0, off, 1<<20, true, ReadUncommitted)
 		if err != nil || len(res.Batches) == 0 {
 			t.Fatalf("seed %d: fetch @%d: %v", seed, off, err)
 		}

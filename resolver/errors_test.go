@@ -18,7 +18,7 @@ func TestLowerErrorsComeBackAsErrStorage(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, produceErr := g.r.Produce("t", 0, plain(1, 2000).encode())
-	_, fetchErr := g.r.Fetch("t", 0, 0, 1<<20, true)
+	_, fetchErr := g.r.Fetch("t", 0, 0, 1<<20, true, ReadUncommitted)
 	_, _, _, boundsErr := g.r.Bounds("t", 0)
 	_, _, listErr := g.r.ListOffset("t", 0, -2)
 	_, deleteRecordsErr := g.r.DeleteRecords("t", 0, 1)

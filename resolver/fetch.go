@@ -60,7 +60,7 @@ func (r *Resolver) reader(topic string, idx int32) (*partition, *ledger.Managed,
 // which is the high watermark because there are no transactions, so both
 // levels read the same. The bounds are set on the result also when the
 // error is ErrOffsetOutOfRange or ErrStorage.
-func (r *Resolver) Fetch(topic string, partition int32, offset Offset, maxBytes int, minOne bool) (FetchResult, error) {
+func (r *Resolver) Fetch(topic string, partition int32, offset Offset, maxBytes int, minOne bool, iso Isolation) (FetchResult, error) {
 	_, ml, err := r.reader(topic, partition) // step 1
 	if err != nil {
 		return FetchResult{}, err

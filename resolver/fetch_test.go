@@ -84,7 +84,7 @@ func TestFetchSnapshotRules(t *testing.T) {
 		{"S3 far past end", 1000, ErrOffsetOutOfRange, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := g.r.Fetch("t", 0, tc.off, 1<<20, true)
+			res, err := g.r.Fetch("t", 0, tc.off, 1<<20, true, ReadUncommitted)
 			if !isErr(err, tc.want) {
 				t.Fatalf("got %v, want %v", err, tc.want)
 			}
@@ -105,10 +105,10 @@ func TestFetchSnapshotRules(t *testing.T) {
 	if res := g.fetch("t", 0, 9, 1<<20); len(res.Batches) != 1 {
 		t.Fatalf("9 after append: %d batches", len(res.Batches))
 	}
-	if _, err := g.r.Fetch("t", 1, 0, 100, true); !errors.Is(err, ErrUnknownTopic) {
+	if _, err := g.r.Fetch("t", 1, 0, 100, true, ReadUncommitted); !errors.Is(err, ErrUnknownTopic) {
 		t.Fatalf("bad partition: %v", err)
 	}
-	if _, err := g.r.Fetch("nope", 0, 0, 100, true); !errors.Is(err, ErrUnknownTopic) {
+	if _, err := g.r.Fetch("nope", 0, 0, 100, true, ReadUncommitted); !errors.Is(err, ErrUnknownTopic) {
 		t.Fatalf("bad topic: %v", err)
 	}
 }
@@ -139,7 +139,7 @@ func TestFetchLimits(t *testing.T) {
 		{"all", 100 * size, true, 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := g.r.Fetch("t", 0, 0, tc.maxBytes, tc.minOne)
+			res, err := g.r.Fetch("t", 0, 0, tc.maxBytes, tc.minOne, ReadUncommitted)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -175,7 +175,7 @@ func TestFetchAcrossLedgers(t *testing.T) {
 	if err := g.store.HardTrim(log, 10); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.r.Fetch("t", 0, 3, 1<<20, true); !errors.Is(err, ErrOffsetOutOfRange) {
+	if _, err := g.r.Fetch("t", 0, 3, 1<<20, true, ReadUncommitted); !errors.Is(err, ErrOffsetOutOfRange) {
 		t.Fatalf("trimmed: %v", err)
 	}
 	res = g.fetch("t", 0, 10, 1<<20)
@@ -324,7 +324,7 @@ func TestCorruptStoredEntryFailsClosed(t *testing.T) {
 		t.Fatalf("valid first batch: %d", len(res.Batches))
 	}
 	for _, off := range []Offset{0, 2, 3} {
-		res, err := g.r.Fetch("t", 0, off, 1<<20, true)
+		res, err := g.r.Fetch("t", 0, off, 1<<20, true, ReadUncommitted)
 		if !errors.Is(err, ErrStorage) || len(res.Batches) != 0 {
 			t.Fatalf("fetch @%d: %d batches, %v", off, len(res.Batches), err)
 		}
@@ -352,7 +352,7 @@ func TestCorruptSegmentFileFailsClosed(t *testing.T) {
 	if res := g.fetch("t", 0, 0, 1); len(res.Batches) != 1 {
 		t.Fatalf("entry before the damage: %d", len(res.Batches))
 	}
-	res, err := g.r.Fetch("t", 0, 2, 1<<20, true)
+	res, err := g.r.Fetch("t", 0, 2, 1<<20, true, ReadUncommitted)
 	if !errors.Is(err, ErrStorage) || len(res.Batches) != 0 {
 		t.Fatalf("damaged entry: %d batches, %v", len(res.Batches), err)
 	}

@@ -101,7 +101,7 @@ func (g *gateway) produce(topic string, part int32, b []byte) ProduceResult {
 
 func (g *gateway) fetch(topic string, part int32, off Offset, maxBytes int) FetchResult {
 	g.t.Helper()
-	res, err := g.r.Fetch(topic, part, off, maxBytes, true)
+	res, err := g.r.Fetch(topic, part, off, maxBytes, true, ReadUncommitted)
 	if err != nil {
 		g.t.Fatalf("Fetch %s/%d@%d: %v", topic, part, off, err)
 	}

@@ -143,7 +143,7 @@ func TestIdempotentConcurrentProducers(t *testing.T) {
 				errs <- err
 				return
 			}
-			res, err := g.r.Fetch("t", 0, off, 1<<20, true)
+			res, err := g.r.Fetch("t", 0, off, 1<<20, true, ReadUncommitted)
 			if err != nil {
 				w.Close()
 				errs <- err

@@ -49,7 +49,7 @@ func walkRecords(b []byte, fn func(off Offset, ts int64) bool) error {
 // batchAt reads the stored batch holding offset off (the read path's
 // KIP-74 first batch), nil when there is none at or past off any more.
 func (r *Resolver) batchAt(topic string, partition int32, off Offset) ([]byte, error) {
-	res, err := r.Fetch(topic, partition, off, 0, true)
+	res, err := r.Fetch(topic, partition, off, 0, true, ReadUncommitted)
 	switch {
 	case errors.Is(err, ErrOffsetOutOfRange):
 		return nil, nil // trimmed or gone since the lookup

@@ -77,7 +77,7 @@ func TestRetentionByTime(t *testing.T) {
 			t.Fatalf("ledger %v: file exists=%v, removed=%v", l.ID, !gone, gone)
 		}
 	}
-	if _, err := g.r.Fetch("t", 0, 0, 1<<20, true); !errors.Is(err, ErrOffsetOutOfRange) {
+	if _, err := g.r.Fetch("t", 0, 0, 1<<20, true, ReadUncommitted); !errors.Is(err, ErrOffsetOutOfRange) {
 		t.Fatalf("fetch below start: %v", err)
 	}
 	if res := g.fetch("t", 0, after.Start, 1<<20); len(res.Batches) == 0 || res.LogStart != after.Start {
@@ -171,7 +171,7 @@ func TestDeleteRecords(t *testing.T) {
 	if info.Start != 3 || info.Ledgers[0].FirstOffset > 3 || len(info.Ledgers) > 3 {
 		t.Fatalf("after delete: %+v", info)
 	}
-	if _, err := g.r.Fetch("t", 0, 2, 1<<20, true); !errors.Is(err, ErrOffsetOutOfRange) {
+	if _, err := g.r.Fetch("t", 0, 2, 1<<20, true, ReadUncommitted); !errors.Is(err, ErrOffsetOutOfRange) {
 		t.Fatalf("fetch below low watermark: %v", err)
 	}
 	if low, err := g.r.DeleteRecords("t", 0, 1); err != nil || low != 3 {
@@ -318,7 +318,7 @@ func TestRetentionConcurrent(t *testing.T) {
 				errs <- err
 				return
 			}
-			res, err := g.r.Fetch("t", 0, start, 1<<20, true)
+			res, err := g.r.Fetch("t", 0, start, 1<<20, true, ReadUncommitted)
 			if err != nil && !errors.Is(err, ErrOffsetOutOfRange) {
 				errs <- err
 				return

@@ -95,7 +95,7 @@ func fetchTranscript(t *testing.T, g *gateway, d *datadriven.TestData) ([]string
 	d.ScanArgs(t, "offset", &off)
 	d.MaybeScanArgs(t, "max-bytes", &maxBytes)
 	d.MaybeScanArgs(t, "min-one", &minOne)
-	res, err := g.r.Fetch("t", 0, Offset(off), maxBytes, minOne)
+	res, err := g.r.Fetch("t", 0, Offset(off), maxBytes, minOne, ReadUncommitted)
 	out := []string{fmt.Sprintf("hwm=%d lso=%d log-start=%d", res.HighWatermark, res.LastStable, res.LogStart)}
 	for _, b := range res.Batches {
 		h := decodeHeader(b)

@@ -343,7 +343,7 @@ func checkCrashLog(t *testing.T, seed uint64, r *resolver.Resolver, sent map[str
 			t.Fatalf("seed %d: partition %d bounds [%d, %d): %v", seed, part, start, hwm, err)
 		}
 		for off := resolver.Offset(0); off < hwm; {
-			res, err := r.Fetch(crashTopic, part, off, 1<<20, true)
+			res, err := r.Fetch(crashTopic, part, off, 1<<20, true, resolver.ReadUncommitted)
 			if err != nil || len(res.Batches) == 0 {
 				t.Fatalf("seed %d: partition %d fetch @%d (hwm %d): %d batches, %v", seed, part, off, hwm, len(res.Batches), err)
 			}
