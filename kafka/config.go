@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kgateway/kgateway/kafka/group"
+	"github.com/kgateway/kgateway/kafka/txn"
 	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/resolver"
 	"go.uber.org/zap"
@@ -102,6 +103,11 @@ type Config struct {
 	// Group configures the coordinator (group.min.session.timeout.ms, …);
 	// zero values are Kafka's defaults.
 	Group group.Config
+	// Txn configures the transaction coordinator
+	// (transaction.max.timeout.ms, transactional.id.expiration.ms, …);
+	// zero values are Kafka's defaults. Partitions and Topics default to
+	// the server's resolver.
+	Txn txn.Config
 
 	// Observer receives per-request metrics (nil: none).
 	Observer Observer

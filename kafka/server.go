@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kgateway/kgateway/kafka/group"
+	"github.com/kgateway/kgateway/kafka/txn"
 	"github.com/kgateway/kgateway/resolver"
 	"go.uber.org/zap"
 )
@@ -23,6 +24,8 @@ type Server struct {
 	log *zap.Logger
 	// groups coordinates consumer groups; nil without Config.Offsets.
 	groups *group.Coordinator
+	// txns coordinates transactions; nil without Config.Offsets.
+	txns *txn.Coordinator
 	// sessions is the fetch session cache (KIP-227, fetch_session.go).
 	sessions fetchSessions
 
@@ -54,6 +57,10 @@ func NewServer(cfg Config) (*Server, error) {
 		budget: newByteBudget(cfg.QueuedMaxRequestBytes)}
 	s.mu.open = make(map[*conn]struct{})
 	if err := s.startGroups(); err != nil {
+		return nil, err
+	}
+	if err := s.startTxns(); err != nil {
+		s.stopGroups()
 		return nil, err
 	}
 	return s, nil
@@ -187,6 +194,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.closed = true
 	close(s.closing)
 	s.stopGroups()
+	s.stopTxns()
 	var err error
 	if s.mu.ln != nil {
 		err = s.mu.ln.Close()

@@ -17,15 +17,15 @@ import (
 // bounds kgateway adds so that no client can grow the coordinator's state
 // without limit (X17).
 const (
-	DefaultMaxTimeout             = 15 * time.Minute   // transaction.max.timeout.ms
-	DefaultIDExpiration           = 7 * 24 * time.Hour // transactional.id.expiration.ms
-	DefaultAbortTimedOutInterval  = 10 * time.Second   // transaction.abort.timed.out.transaction.cleanup.interval.ms
-	DefaultRemoveExpiredInterval  = time.Hour          // transaction.remove.expired.transaction.cleanup.interval.ms
-	DefaultMaxPartitionsPerTxn    = 10000
-	DefaultMaxGroupsPerTxn        = 1000
-	DefaultMaxTransactionalIDs    = 100000
-	maxIDLen                      = 1 << 15 // a Kafka string's length limit
-	coordinatorEpoch        int32 = 0       // one node: the coordinator epoch never changes
+	DefaultMaxTimeout                  = 15 * time.Minute   // transaction.max.timeout.ms
+	DefaultIDExpiration                = 7 * 24 * time.Hour // transactional.id.expiration.ms
+	DefaultAbortTimedOutInterval       = 10 * time.Second   // transaction.abort.timed.out.transaction.cleanup.interval.ms
+	DefaultRemoveExpiredInterval       = time.Hour          // transaction.remove.expired.transaction.cleanup.interval.ms
+	DefaultMaxPartitionsPerTxn         = 10000
+	DefaultMaxGroupsPerTxn             = 1000
+	DefaultMaxTransactionalIDs         = 100000
+	maxIDLen                           = 1 << 15 // a Kafka string's length limit
+	coordinatorEpoch             int32 = 0       // one node: the coordinator epoch never changes
 )
 
 // Partitions is the partition side of transactions: the resolver
