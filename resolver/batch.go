@@ -70,6 +70,12 @@ type batchHeader struct {
 // Idempotent reports whether the batch carries a producer id (D4 applies).
 func (h batchHeader) Idempotent() bool { return h.ProducerID >= 0 }
 
+// Transactional reports the transactional attribute bit.
+func (h batchHeader) Transactional() bool { return h.Attributes&transactionalBit != 0 }
+
+// Control reports the control attribute bit: a transaction marker (X3).
+func (h batchHeader) Control() bool { return h.Attributes&controlBit != 0 }
+
 // LastSequence is the sequence of the batch's last record; sequences wrap
 // at MaxInt32 back to 0 as in Kafka.
 func (h batchHeader) LastSequence() int32 {
@@ -144,7 +150,8 @@ func (h batchHeader) check() error {
 		return fmt.Errorf("%w: unknown compression codec %d", ErrCorruptBatch, h.Attributes&codecMask)
 	case h.ProducerID < -1:
 		return fmt.Errorf("%w: producer id %d", ErrInvalidRecord, h.ProducerID)
-	case h.Idempotent() && (h.ProducerEpoch < 0 || h.BaseSequence < 0):
+	case h.Idempotent() && (h.ProducerEpoch < 0 || (h.BaseSequence < 0 && !h.Control())):
+		// A marker carries no sequence (base sequence -1), as in Kafka.
 		return fmt.Errorf("%w: producer %d with epoch %d and sequence %d", ErrInvalidRecord, h.ProducerID, h.ProducerEpoch, h.BaseSequence)
 	}
 	return nil
@@ -169,8 +176,13 @@ func splitBatches(blob []byte) ([][]byte, []batchHeader, error) {
 		}
 		return nil, nil, fmt.Errorf("%w: %d bytes after the record batch", ErrCorruptBatch, len(rest))
 	}
-	if h.Attributes&(transactionalBit|controlBit) != 0 {
-		return nil, nil, fmt.Errorf("%w: transactional and control batches are not supported", ErrCorruptBatch)
+	switch {
+	case h.Control():
+		// Only the resolver writes control batches (markers, X8), as in
+		// Kafka: "clients are not allowed to write control records".
+		return nil, nil, fmt.Errorf("%w: clients may not write control batches", ErrInvalidRecord)
+	case h.Transactional() && !h.Idempotent():
+		return nil, nil, fmt.Errorf("%w: transactional batch without a producer id", ErrInvalidRecord)
 	}
 	return [][]byte{blob[:n:n]}, []batchHeader{h}, nil
 }

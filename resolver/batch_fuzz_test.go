@@ -51,7 +51,7 @@ func FuzzSplitBatches(f *testing.F) {
 		if err != nil || n != len(blob) || h != hdrs[0] {
 			t.Fatalf("batch re-parses as %+v (%d of %d bytes): %v", h, n, len(blob), err)
 		}
-		if h.Records < 1 || h.Attributes&(transactionalBit|controlBit) != 0 {
+		if h.Records < 1 || h.Control() || (h.Transactional() && !h.Idempotent()) {
 			t.Fatalf("batch accepted with %+v", h)
 		}
 		if err := scanRecords(blob, 1<<20, nil); err != nil && !sentinel(err) {

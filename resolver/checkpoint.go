@@ -53,11 +53,21 @@ func encodeCheckpoint(covered Offset, m timestampMark) []byte {
 	return be.AppendUint64(b, uint64(m.Offset))
 }
 
-// encodeProducer: epoch i16, lastSeen i64, batch count u8, and per batch:
-// first i32, last i32, offset i64.
+// encodeProducer is encodeProducerBase and then the last batch's max
+// timestamp i64 and the last marker's coordinator epoch i32 (values
+// written before transactions end before them: -1 each).
 func encodeProducer(ps *producer) []byte {
 	be := binary.BigEndian
-	b := make([]byte, 0, 11+len(ps.batches)*16)
+	b := be.AppendUint64(encodeProducerBase(ps), uint64(ps.lastTS))
+	return be.AppendUint32(b, uint32(ps.coordEpoch))
+}
+
+// encodeProducerBase: epoch i16, lastSeen i64, batch count u8, and per
+// batch: first i32, last i32, offset i64 (also a version 1 header's inline
+// form).
+func encodeProducerBase(ps *producer) []byte {
+	be := binary.BigEndian
+	b := make([]byte, 0, 23+len(ps.batches)*16)
 	b = be.AppendUint16(b, uint16(ps.epoch))
 	b = be.AppendUint64(b, uint64(ps.lastSeen))
 	b = append(b, byte(len(ps.batches)))
@@ -70,7 +80,7 @@ func encodeProducer(ps *producer) []byte {
 }
 
 func (d *decoder) producer() *producer {
-	ps := &producer{epoch: int16(d.u16()), lastSeen: int64(d.u64())}
+	ps := &producer{epoch: int16(d.u16()), lastSeen: int64(d.u64()), lastTS: -1, coordEpoch: -1}
 	nb := d.u8()
 	for j := uint8(0); j < nb && d.err == nil; j++ {
 		ps.batches = append(ps.batches, seqBatch{first: int32(d.u32()), last: int32(d.u32()), offset: Offset(d.u64())})
@@ -88,6 +98,9 @@ func (d *decoder) end(what string) error {
 func decodeProducer(b []byte) (*producer, error) {
 	d := decoder{b: b}
 	ps := d.producer()
+	if d.err == nil && len(d.b) == 12 {
+		ps.lastTS, ps.coordEpoch = int64(d.u64()), int32(d.u32())
+	}
 	return ps, d.end("producer state")
 }
 
@@ -238,7 +251,9 @@ func (r *Resolver) checkpointLocked(p *partition) error {
 	prod.bound(r.producerLimits(), r.now().UnixMilli())
 	covered, last := p.app.next, p.app.last
 	dirty := prod.takeDirty()
-	ops := make([]storage.MetaOp, 0, 1+len(dirty))
+	txnOps, txnDirty := p.app.txn.takeDirty(p.log)
+	ops := make([]storage.MetaOp, 0, 1+len(dirty)+len(txnOps))
+	ops = append(ops, txnOps...)
 	ops = append(ops, storage.MetaOp{Key: idKey(prefixCheckpoint, uint64(p.log)), Value: encodeCheckpoint(covered, p.app.maxTS)})
 	for id := range dirty {
 		op := storage.MetaOp{Key: producerKey(p.log, id), Delete: true}
@@ -252,6 +267,7 @@ func (r *Resolver) checkpointLocked(p *partition) error {
 	giveBack := func() {
 		p.app.Lock()
 		prod.keepDirty(dirty)
+		p.app.txn.keepDirty(txnDirty)
 		p.app.Unlock()
 	}
 

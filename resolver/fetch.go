@@ -55,13 +55,13 @@ func (r *Resolver) reader(topic string, idx int32) (*partition, *ledger.Managed,
 }
 
 // Fetch reads from offset under one snapshot (S1–S4). With minOne the first
-// batch is returned whole even past maxBytes (KIP-74). There is no
-// isolation argument: read_committed reads up to the last stable offset,
-// which is the high watermark because there are no transactions, so both
-// levels read the same. The bounds are set on the result also when the
-// error is ErrOffsetOutOfRange or ErrStorage.
+// batch is returned whole even past maxBytes (KIP-74). ReadCommitted reads
+// only the batches below the last stable offset and lists the aborted
+// transactions overlapping them (X1); both levels report the LSO. The
+// bounds are set on the result also when the error is ErrOffsetOutOfRange
+// or ErrStorage.
 func (r *Resolver) Fetch(topic string, partition int32, offset Offset, maxBytes int, minOne bool, iso Isolation) (FetchResult, error) {
-	_, ml, err := r.reader(topic, partition) // step 1
+	p, ml, err := r.reader(topic, partition) // step 1
 	if err != nil {
 		return FetchResult{}, err
 	}
@@ -77,7 +77,10 @@ func (r *Resolver) Fetch(topic string, partition int32, offset Offset, maxBytes 
 		}
 		return FetchResult{}, storageErr("read", err)
 	}
-	res := boundsOf(sn)
+	// The transactions are read after the snapshot: a transaction that
+	// starts after it starts at or past its end, and one whose marker
+	// became durable since is in the aborted index already (X2).
+	res := p.boundsOf(sn)
 	if err != nil {
 		return res, storageErr("read", err)
 	}
@@ -89,14 +92,41 @@ func (r *Resolver) Fetch(topic string, partition int32, offset Offset, maxBytes 
 	case offset > sn.End: // S3: sn is fresh (taken after the request arrived)
 		return res, fmt.Errorf("%w: %s is beyond the end %s", ErrOffsetOutOfRange, offset, sn.End)
 	}
+	if iso == ReadCommitted {
+		entries = belowOffset(entries, res.LastStable) // X1
+	}
 	res.Batches, res.Bytes, err = limitBatches(entries, maxBytes, minOne)
+	if err == nil && iso == ReadCommitted && len(res.Batches) > 0 {
+		res.Aborted = p.abortedIn(entries[0].Offset, entries[len(res.Batches)-1].End())
+	}
 	return res, err
 }
 
-// boundsOf is a fetch result's bounds. No transactions: the last stable
-// offset is the high watermark.
-func boundsOf(sn ledger.Snapshot) FetchResult {
-	return FetchResult{HighWatermark: sn.End, LastStable: sn.End, LogStart: sn.Start}
+// boundsOf is a fetch result's bounds under sn, with the last stable
+// offset (X2).
+func (p *partition) boundsOf(sn ledger.Snapshot) FetchResult {
+	p.mu.Lock()
+	lso := p.mu.txn.lso(sn.Start, sn.End)
+	p.mu.Unlock()
+	return FetchResult{HighWatermark: sn.End, LastStable: lso, LogStart: sn.Start}
+}
+
+// abortedIn is the aborted transactions overlapping [from, to) (X1).
+func (p *partition) abortedIn(from, to Offset) []AbortedTxn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.mu.txn.abortedIn(from, to)
+}
+
+// belowOffset is the prefix of entries that end at or before lso: a
+// transaction's first batch starts the LSO, so no entry straddles it.
+func belowOffset(entries []storage.Entry, lso Offset) []storage.Entry {
+	for i, e := range entries {
+		if e.End() > lso {
+			return entries[:i]
+		}
+	}
+	return entries
 }
 
 // fetchEntries turns a byte budget into an entry count for ReadEntries.
@@ -131,7 +161,8 @@ func (r *Resolver) Bounds(topic string, partition int32) (logStart, hwm, lso Off
 	if err != nil {
 		return -1, -1, -1, err
 	}
-	return s.info.Start, s.info.End, s.info.End, nil
+	b := s.p.boundsOf(s.info)
+	return b.LogStart, b.HighWatermark, b.LastStable, nil
 }
 
 // ListOffset: ts -1 latest (high watermark), -2 earliest (log start), -3

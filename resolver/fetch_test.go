@@ -214,6 +214,9 @@ func TestProduceRejects(t *testing.T) {
 	txn := plain(1, 1).encode()
 	txn[22] |= 0x10
 	txn = recrc(txn)
+	control := idem(1, 0, 0, 1).encode()
+	control[22] |= 0x30
+	control = recrc(control)
 
 	for _, tc := range []struct {
 		name string
@@ -234,7 +237,8 @@ func TestProduceRejects(t *testing.T) {
 		{"length past end", long, ErrCorruptBatch},
 		{"short", good[:40], ErrCorruptBatch},
 		{"empty", nil, ErrInvalidRecord},
-		{"transactional", txn, ErrCorruptBatch},
+		{"transactional without producer id", txn, ErrInvalidRecord},
+		{"control (X8)", control, ErrInvalidRecord},
 		{"too large", big.encode(), ErrMessageTooLarge},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -117,6 +117,7 @@ type testBatch struct {
 	epoch    int16
 	seq      int32
 	codec    int16
+	txn      bool // the transactional attribute bit
 	magic    int8 // 0 means 2
 	tsDeltas []int64
 }
@@ -161,7 +162,11 @@ func (tb testBatch) encode() []byte {
 	be.PutUint32(b[8:], uint32(batchHeaderLen-12+len(recs)))
 	be.PutUint32(b[12:], 0xffffffff)
 	b[16] = byte(magic)
-	be.PutUint16(b[21:], uint16(tb.codec))
+	attrs := uint16(tb.codec)
+	if tb.txn {
+		attrs |= 0x10
+	}
+	be.PutUint16(b[21:], attrs)
 	be.PutUint32(b[23:], uint32(tb.records-1))
 	be.PutUint64(b[27:], uint64(tb.baseTS))
 	be.PutUint64(b[35:], uint64(maxTS))

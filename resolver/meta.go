@@ -20,6 +20,8 @@ import (
 //	resolver/producer-state/<log>     producer-state checkpoint of a log
 //	resolver/producer/<log><id>       one producer's state on a log (P3)
 //	resolver/deleting/<log>           a log whose topic is being deleted
+//	resolver/txn-open/<log><pid>      an open transaction on a log (X6)
+//	resolver/aborted/<log><offset>    an aborted transaction on a log (X6)
 //
 // and the cluster's identity (identity.go: resolver/cluster-id and
 // resolver/internal-topic/<name>).
@@ -182,6 +184,10 @@ func (r *Resolver) deleteLogs(logs []storage.LogID) error {
 		keys, err := r.producerKeys(l)
 		if err != nil {
 			return storageErr(fmt.Sprintf("list producers of %s", l), err)
+		}
+		ops = append(ops, keys...)
+		if keys, err = r.txnKeys(l); err != nil {
+			return storageErr(fmt.Sprintf("list transactions of %s", l), err)
 		}
 		ops = append(ops, keys...)
 	}

@@ -31,6 +31,8 @@ type partition struct {
 	app struct {
 		sync.Mutex
 		prod *producerSet
+		// txn is the transaction state produce and markers check (X4, X5).
+		txn *txnSet
 		// next is the offset after the last written entry (durable or not).
 		next Offset
 		// maxTS is the max timestamp over written entries, for checkpoints.
@@ -56,6 +58,9 @@ type partition struct {
 		waiters map[*Waiter]struct{}
 		// maxTS is the max timestamp over durable entries (ListOffset -3).
 		maxTS timestampMark
+		// txn is what reads see of transactions: the LSO and the aborted
+		// index (X1, X2).
+		txn txnView
 	}
 }
 
@@ -148,8 +153,12 @@ func (r *Resolver) recover(p *partition) error {
 	if err != nil {
 		return err
 	}
+	open, aborted, err := r.loadTxns(p.log)
+	if err != nil {
+		return err
+	}
 	lim, now := r.producerLimits(), r.now().UnixMilli()
-	prod := newProducerSet()
+	prod, txns := newProducerSet(), newTxnSet()
 	if ck.Covered > info.End {
 		// Cannot happen unless durable data was lost; the state may name
 		// offsets that do not exist, so rebuild it from the whole log (and
@@ -159,11 +168,20 @@ func (r *Resolver) recover(p *partition) error {
 		for id := range ck.producers {
 			prod.dirty[id] = struct{}{}
 		}
+		for pid := range open {
+			txns.dirtyOpen[pid] = struct{}{}
+		}
+		for _, a := range aborted {
+			txns.dirtyAborted[a.last] = nil
+		}
 		ck = checkpoint{producers: map[int64]*producer{}, maxTS: noTimestamp}
+		open, aborted = nil, nil
 	}
 	prod.load(ck.producers, ck.legacy, lim, now)
+	aborted = loadTxnState(txns, open, aborted, info.Start)
 	from := max(ck.Covered, info.Start)
-	replayed, err := r.replay(p.log, from, info.End, &ck, prod)
+	rs := replayState{ck: &ck, prod: prod, txns: txns, aborted: aborted}
+	replayed, err := r.replay(p.log, from, info.End, &rs)
 	if err != nil {
 		// An unreadable entry fails this partition's appends (the producer
 		// state is incomplete) but not the whole Open: reads still serve
@@ -173,19 +191,33 @@ func (r *Resolver) recover(p *partition) error {
 		replayed = 0
 	}
 	p.app.prod = prod
+	p.app.txn = txns
 	p.app.next = info.End
 	p.app.maxTS = ck.maxTS
 	p.mu.maxTS = ck.maxTS
-	if p.app.failed == nil && (replayed > 0 || len(prod.dirty) > 0) {
+	p.mu.txn = viewOf(txns, rs.aborted)
+	if p.app.failed == nil && (replayed > 0 || len(prod.dirty) > 0 || txns.dirty()) {
 		return r.checkpoint(p)
 	}
 	return nil
 }
 
+// replayState is what a replay rebuilds: the checkpoint's max timestamp
+// and Covered, the producers, the transactions and the aborted index.
+type replayState struct {
+	ck      *checkpoint
+	prod    *producerSet
+	txns    *txnSet
+	aborted []abortedTxn
+}
+
 // replay folds the batch headers of the durable entries in [from, end)
-// into ck's max timestamp and prod, and returns how many entries it read.
-func (r *Resolver) replay(log storage.LogID, from, end Offset, ck *checkpoint, prod *producerSet) (int, error) {
+// into rs (X7): idempotent batches into the producers, transactional ones
+// into the open transactions, markers end them (an ABORT adds to the
+// aborted index). It returns how many entries it read.
+func (r *Resolver) replay(log storage.LogID, from, end Offset, rs *replayState) (int, error) {
 	lim := r.producerLimits()
+	ck, prod := rs.ck, rs.prod
 	const maxRecords, maxBytes = 1 << 16, 4 << 20
 	n := 0
 	for from < end {
@@ -208,8 +240,21 @@ func (r *Resolver) replay(log storage.LogID, from, end Offset, ck *checkpoint, p
 			}
 			h := decodeHeader(e.Payload)
 			ck.maxTS.observe(e.MaxTime, e.Offset)
-			if h.Idempotent() {
+			switch {
+			case h.Control():
+				m, err := decodeMarker(e.Payload)
+				if err != nil {
+					return n, storageErr(fmt.Sprintf("replay %s marker at %s", log, e.Offset), err)
+				}
+				if _, a := rs.txns.end(h.ProducerID, e.Offset, m.commit); a != nil {
+					rs.aborted = append(rs.aborted, *a)
+				}
+				prod.fence(h.ProducerID, h.ProducerEpoch, m.coordinatorEpoch, r.now().UnixMilli(), lim)
+			case h.Idempotent():
 				prod.record(h, e.Offset, r.now().UnixMilli(), nil, lim)
+				if h.Transactional() {
+					rs.txns.begin(h.ProducerID, h.ProducerEpoch, e.Offset)
+				}
 			}
 		}
 	}

@@ -150,6 +150,11 @@ func (r *Resolver) appendLocked(p *partition, batches [][]byte, hdrs []batchHead
 	if err != nil {
 		return nil, nil, err
 	}
+	for _, h := range hdrs {
+		if err := p.app.txn.verify(h, p.app.prod.m); err != nil { // X4, X5
+			return nil, nil, err
+		}
+	}
 	dup, err := planIdempotent(p.app.prod.m, hdrs)
 	if err != nil {
 		return nil, nil, err
@@ -160,6 +165,12 @@ func (r *Resolver) appendLocked(p *partition, batches [][]byte, hdrs []batchHead
 	}
 	pend := make([]*storage.Pending, 0, len(batches))
 	for i, b := range batches {
+		// A batch that starts a transaction holds the LSO back from before
+		// it is written, so no read can see the LSO past it (X2).
+		starts := hdrs[i].Transactional() && p.app.txn.starts(hdrs[i].ProducerID)
+		if starts {
+			p.openTxn(p.app.next, hdrs[i].ProducerID)
+		}
 		pd, err := ml.Write(int(hdrs[i].Records), b, storage.AppendOptions{
 			MaxTime: maxTimes[i], Stamp: stamp(maxTimes[i]), Retain: true, Backing: frame,
 			// The batch CRC, verified by splitBatches (or recomputed for
@@ -167,6 +178,14 @@ func (r *Resolver) appendLocked(p *partition, batches [][]byte, hdrs []batchHead
 			// leaves alone: storage need not read them again.
 			SuffixFrom: attrsOff, SuffixCRC: binary.BigEndian.Uint32(b[crcOff:]),
 		})
+		if starts && (err != nil || pd.Header().Offset != p.app.next) {
+			p.closeTxn(p.app.next)
+			if err == nil {
+				// Cannot happen: this partition is its log's only writer.
+				// Keep the LSO at the batch that starts the transaction.
+				p.openTxn(pd.Header().Offset, hdrs[i].ProducerID)
+			}
+		}
 		if err != nil {
 			if i > 0 {
 				// Earlier batches of this call are written and may become
@@ -183,6 +202,9 @@ func (r *Resolver) appendLocked(p *partition, batches [][]byte, hdrs []batchHead
 		h, hd := hdrs[i], pd.Header()
 		if h.Idempotent() {
 			p.app.prod.record(h, hd.Offset, now, w, r.producerLimits())
+		}
+		if h.Transactional() {
+			p.app.txn.begin(h.ProducerID, h.ProducerEpoch, hd.Offset)
 		}
 		p.app.maxTS.observe(maxTimes[i], hd.Offset)
 		p.app.next = hd.End()

@@ -95,6 +95,22 @@ func (s *producerSet) record(h batchHeader, off Offset, now int64, w *inflight, 
 	s.bound(lim, now)
 }
 
+// fence notes a transaction marker of pid at epoch (X5): the producer's
+// epoch becomes the marker's, which fences its older epochs; its remembered
+// batches go when the epoch changes, as in Kafka.
+func (s *producerSet) fence(pid int64, epoch int16, coordEpoch int32, now int64, lim producerLimits) {
+	ps := &producer{epoch: epoch, lastSeen: now, lastTS: -1, coordEpoch: coordEpoch}
+	if old := s.m[pid]; old != nil {
+		ps.lastTS = old.lastTS
+		if old.epoch == epoch {
+			ps.batches = old.batches
+		}
+	}
+	s.put(pid, ps)
+	s.dirty[pid] = struct{}{}
+	s.bound(lim, now)
+}
+
 // bound expires producers silent for longer than the expiry (P1) and
 // evicts the least recently appended ones beyond the cap (P2). It looks
 // only at the front of the recency list: O(1) per producer removed.

@@ -29,6 +29,10 @@ type producer struct {
 	epoch    int16
 	lastSeen int64      // unix ms of its last append (for expiry)
 	batches  []seqBatch // oldest first, at most maxTrackedBatches
+	// lastTS is the max timestamp of its last batch, coordEpoch the
+	// coordinator epoch of its last marker (-1: none); DescribeProducers.
+	lastTS     int64
+	coordEpoch int32
 }
 
 // seqBatch is one remembered batch.
@@ -94,7 +98,10 @@ func recordBatchInflight(producers map[int64]*producer, h batchHeader, off Offse
 		producers = make(map[int64]*producer)
 	}
 	old := producers[h.ProducerID]
-	ps := &producer{epoch: h.ProducerEpoch, lastSeen: now}
+	ps := &producer{epoch: h.ProducerEpoch, lastSeen: now, lastTS: h.MaxTimestamp, coordEpoch: -1}
+	if old != nil {
+		ps.coordEpoch = old.coordEpoch
+	}
 	if old != nil && old.epoch == h.ProducerEpoch {
 		ps.batches = append(ps.batches, old.batches...)
 	}

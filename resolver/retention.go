@@ -163,6 +163,7 @@ func (r *Resolver) trimTo(p *partition, info storage.LogInfo, bound Offset) erro
 		}
 	}
 	hard := max(bound, info.Start)
+	r.pruneAborted(p, hard)
 	gone := 0
 	for i := 0; i+1 < len(info.Ledgers) && info.Ledgers[i].Sealed && info.Ledgers[i+1].FirstOffset <= hard; i++ {
 		gone++

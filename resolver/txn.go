@@ -1,8 +1,14 @@
 package resolver
 
 import (
+	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/kgateway/kgateway/storage"
 )
 
 // Transactions, the partition side (doc.go "Transactions", X1–X9).
@@ -36,17 +42,30 @@ func (r *Resolver) AllocateProducerID(ctx context.Context) (int64, error) {
 	return id, err
 }
 
-// errTxnPending marks the contract entry points whose behaviour is not
-// built yet.
-var errTxnPending = errors.New("resolver: transactions are not built yet")
-
 // AddTxnPartition lets producer (pid, epoch) write transactional batches to
 // the partition until a marker for it is written. In memory only: after a
 // restart the coordinator calls it again for every partition of every
 // Ongoing transaction before it serves requests. A newer epoch fences older
-// ones on the partition (their batches get ErrInvalidProducerEpoch).
+// ones on the partition (their batches get ErrInvalidProducerEpoch); an
+// epoch older than the partition's is ErrInvalidProducerEpoch itself (X4,
+// X5).
 func (r *Resolver) AddTxnPartition(topic string, partition int32, pid int64, epoch int16) error {
-	return errTxnPending
+	if pid < 0 || epoch < 0 {
+		return fmt.Errorf("%w: producer %d epoch %d", ErrInvalidTxnState, pid, epoch)
+	}
+	p, err := r.partition(topic, partition)
+	if err != nil {
+		return err
+	}
+	if _, _, err := p.ledgerAndSettings(); err != nil {
+		return err
+	}
+	p.app.Lock()
+	defer p.app.Unlock()
+	if p.app.failed != nil {
+		return storageErr("partition failed earlier; reopen required", p.app.failed)
+	}
+	return p.app.txn.register(pid, epoch, p.app.prod.m)
 }
 
 // WriteTxnMarker appends a COMMIT (commit=true) or ABORT control batch for
@@ -54,14 +73,122 @@ func (r *Resolver) AddTxnPartition(topic string, partition int32, pid int64, epo
 // pid's transaction there: the LSO moves past it, and an abort is recorded
 // in the partition's aborted-transaction index. Idempotent: when pid has no
 // open transaction on the partition and no registration, nothing is
-// written and nil is returned (recovery re-sends markers). A marker's
-// epoch may be newer than the producer's batches (an abort that fences):
-// the partition's producer epoch becomes the marker's.
+// written and nil is returned (recovery re-sends markers), once everything
+// written before is durable. A marker's epoch may be newer than the
+// producer's batches (an abort that fences): the partition's producer
+// epoch becomes the marker's (X3, X5).
 func (r *Resolver) WriteTxnMarker(topic string, partition int32, pid int64, epoch int16, commit bool, coordinatorEpoch int32) error {
-	return errTxnPending
+	p, err := r.partition(topic, partition)
+	if err != nil {
+		return err
+	}
+	ml, _, err := p.ledgerAndSettings()
+	if err != nil {
+		return err
+	}
+	p.app.Lock()
+	if p.app.failed != nil {
+		p.app.Unlock()
+		return storageErr("partition failed earlier; reopen required", p.app.failed)
+	}
+	e := p.app.txn.m[pid]
+	if e == nil {
+		// Nothing to end (a marker re-sent by recovery, X3). An earlier
+		// marker for pid may still be on its way to disk: wait for every
+		// write so far, so that nil always means "ended, durably".
+		last := p.app.last
+		p.app.Unlock()
+		if last != nil {
+			if err := last.Wait(); err != nil {
+				return storageErr("earlier append", err)
+			}
+		}
+		return nil
+	}
+	if ps := p.app.prod.m[pid]; epoch < e.epoch || (ps != nil && epoch < ps.epoch) {
+		p.app.Unlock()
+		return fmt.Errorf("%w: marker for producer %d at epoch %d is fenced", ErrInvalidProducerEpoch, pid, epoch)
+	}
+	now := r.now().UnixMilli()
+	b := encodeMarker(pid, epoch, commit, coordinatorEpoch, now)
+	pd, err := ml.Write(1, b, storage.AppendOptions{MaxTime: now, Stamp: stamp(now), Retain: true,
+		SuffixFrom: attrsOff, SuffixCRC: binary.BigEndian.Uint32(b[crcOff:])})
+	if err != nil {
+		p.app.Unlock()
+		return storageErr("write marker", err)
+	}
+	off := pd.Header().Offset
+	ended, aborted := p.app.txn.end(pid, off, commit)
+	p.app.prod.fence(pid, epoch, coordinatorEpoch, now, r.producerLimits())
+	p.app.maxTS.observe(now, off)
+	p.app.next = pd.Header().End()
+	p.app.last = pd
+	p.app.unckpt++
+	p.app.unckptBytes += int64(len(b))
+	p.app.Unlock()
+
+	if err := pd.Wait(); err != nil {
+		p.app.Lock()
+		if p.app.failed == nil {
+			p.app.failed = err
+		}
+		p.app.Unlock()
+		return storageErr("write marker", err)
+	}
+	p.markerDurable(ended, aborted, now, off)
+	r.maybeCheckpoint(p)
+	return nil
 }
 
-// Producers lists the partition's producers (DescribeProducers).
+// markerDurable moves the read view past a durable marker (X2): the
+// transaction is no longer open, an abort is in the index, and the
+// partition's long polls wake.
+func (p *partition) markerDurable(ended *txnEntry, aborted *abortedTxn, ts int64, off Offset) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if ended.first >= 0 {
+		p.mu.txn.removeOpen(ended.first)
+	}
+	if aborted != nil {
+		p.mu.txn.addAborted(*aborted)
+	}
+	p.mu.maxTS.observe(ts, off)
+	if !p.mu.deleted {
+		p.wakeWaitersLocked()
+	}
+}
+
+// Producers lists the partition's producers (DescribeProducers): every
+// producer whose state it keeps (P1, P2) and every one with an open
+// transaction, by producer id.
 func (r *Resolver) Producers(topic string, partition int32) ([]ProducerState, error) {
-	return nil, errTxnPending
+	p, err := r.partition(topic, partition)
+	if err != nil {
+		return nil, err
+	}
+	if _, _, err := p.ledgerAndSettings(); err != nil {
+		return nil, err
+	}
+	p.app.Lock()
+	defer p.app.Unlock()
+	out := make([]ProducerState, 0, len(p.app.prod.m)+len(p.app.txn.m))
+	for pid, ps := range p.app.prod.m {
+		st := ProducerState{ProducerID: pid, Epoch: ps.epoch, LastSequence: -1, LastTimestamp: ps.lastTS,
+			CoordinatorEpoch: ps.coordEpoch, TxnStartOffset: -1}
+		if n := len(ps.batches); n > 0 {
+			st.LastSequence = ps.batches[n-1].last
+		}
+		if e := p.app.txn.m[pid]; e != nil && e.first >= 0 {
+			st.TxnStartOffset = e.first
+		}
+		out = append(out, st)
+	}
+	for pid, e := range p.app.txn.m {
+		if _, known := p.app.prod.m[pid]; !known && e.first >= 0 {
+			out = append(out, ProducerState{ProducerID: pid, Epoch: e.epoch, LastSequence: -1, LastTimestamp: -1,
+				CoordinatorEpoch: -1, TxnStartOffset: e.first})
+		}
+	}
+	slices.SortFunc(out, func(a, b ProducerState) int { return cmp.Compare(a.ProducerID, b.ProducerID) })
+	return out, nil
 }
