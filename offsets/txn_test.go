@@ -2,10 +2,12 @@ package offsets
 
 import (
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 )
 
 func sampleTxn(id string) Txn {
@@ -120,11 +122,29 @@ func TestPendingOffsetsOutsideRetention(t *testing.T) {
 	}
 }
 
-// O6: EndTxn is one batch: a crash right after it returns keeps all of it,
-// and a crash before it keeps none (the pending offsets and the old state).
+// O6: EndTxn is one batch. The store's file system takes a crash image
+// before every sync while EndTxn runs, and after it: each image holds all
+// of the transaction's completion (offsets moved, state Complete) or none
+// of it (offsets pending, state Ongoing).
 func TestEndTxnAtomicAcrossCrash(t *testing.T) {
 	mem := vfs.NewCrashableMem()
-	s := open(t, "db", Options{PebbleFS: mem})
+	var (
+		mu     sync.Mutex
+		armed  bool
+		images []*vfs.MemFS
+	)
+	fs := errorfs.Wrap(mem, errorfs.InjectorFunc(func(op errorfs.Op) error {
+		switch op.Kind {
+		case errorfs.OpFileSync, errorfs.OpFileSyncData, errorfs.OpFileSyncTo:
+			mu.Lock()
+			if armed {
+				images = append(images, mem.CrashClone(vfs.CrashCloneCfg{}))
+			}
+			mu.Unlock()
+		}
+		return nil
+	}))
+	s := open(t, "db", Options{PebbleFS: fs})
 	groups := []string{"g1", "g2", "g3"}
 	for _, g := range groups {
 		if err := s.PutPending("t", g, []Commit{commit("a", 0, 1, ""), commit("b", 1, 2, "")}); err != nil {
@@ -136,28 +156,35 @@ func TestEndTxnAtomicAcrossCrash(t *testing.T) {
 	if err := s.PutTxn(x); err != nil {
 		t.Fatal(err)
 	}
-	before := mem.CrashClone(vfs.CrashCloneCfg{})
+	images = append(images, mem.CrashClone(vfs.CrashCloneCfg{}))
+	mu.Lock()
+	armed = true
+	mu.Unlock()
 	x.State = TxnCompleteCommit
 	if err := s.EndTxn(groups, x, true); err != nil {
 		t.Fatal(err)
 	}
-	after := mem.CrashClone(vfs.CrashCloneCfg{})
-	for name, fs := range map[string]*vfs.MemFS{"before": before, "after": after} {
-		r := open(t, "db", Options{PebbleFS: fs})
+	mu.Lock()
+	armed = false
+	mu.Unlock()
+	images = append(images, mem.CrashClone(vfs.CrashCloneCfg{}))
+	for i, img := range images {
+		r := open(t, "db", Options{PebbleFS: img})
 		txns, err := r.Txns()
 		if err != nil || len(txns) != 1 {
-			t.Fatalf("%s: %v %v", name, txns, err)
+			t.Fatalf("image %d: %v %v", i, txns, err)
 		}
 		committed := txns[0].State == TxnCompleteCommit
-		if committed != (name == "after") {
-			t.Fatalf("%s: state %v", name, txns[0].State)
+		if i == len(images)-1 && !committed {
+			t.Fatalf("image after EndTxn returned: state %v", txns[0].State)
 		}
 		for _, g := range groups {
 			n := len(offsetsOf(t, r, g))
 			pend, _ := r.PendingPartitions(g)
 			if committed && (n != 2 || len(pend) != 0) || !committed && (n != 0 || len(pend) != 2) {
-				t.Fatalf("%s: group %s has %d committed, %d pending", name, g, n, len(pend))
+				t.Fatalf("image %d (committed %v): group %s has %d committed, %d pending", i, committed, g, n, len(pend))
 			}
 		}
+		r.Close()
 	}
 }

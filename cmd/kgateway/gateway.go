@@ -64,6 +64,7 @@ func (c Config) serverConfig(log *zap.Logger) server.Config {
 			FetchSessionCacheSlots: sessionSlots(c.FetchSessionSlots),
 			FetchMaxBytes:          int32(c.FetchMaxBytes),
 			SlowRequest:            time.Duration(c.SlowRequestMs) * time.Millisecond,
+			Txn:                    c.txnConfig(),
 		},
 	}
 }

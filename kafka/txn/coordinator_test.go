@@ -141,6 +141,8 @@ func TestEndTxnStates(t *testing.T) {
 func TestTxnOffsetCommitVisibility(t *testing.T) {
 	h := newHarness(t, Config{})
 	pid, e := h.mustInit("x")
+	wantCode(t, "nothing running", h.txnCommit("x", pid, e, "g", tp("a", 0), 5), kerr.InvalidTxnState)
+	wantCode(t, "add", h.add("x", pid, e, 3, tp("b", 0)), nil)
 	wantCode(t, "no AddOffsets", h.txnCommit("x", pid, e, "g", tp("a", 0), 5), kerr.InvalidTxnState)
 	wantCode(t, "add offsets", h.addOffsets("x", pid, e, "g"), nil)
 	wantCode(t, "stale epoch", h.txnCommit("x", pid, e-1, "g", tp("a", 0), 5), kerr.InvalidProducerEpoch)

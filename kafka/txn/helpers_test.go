@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -66,18 +65,9 @@ func (p *faultParts) AddTxnPartition(topic string, partition int32, pid int64, e
 	p.mu.Lock()
 	p.registered = append(p.registered, marker{tp: offsets.TopicPartition{Topic: topic, Partition: partition}, pid: pid, epoch: epoch})
 	p.mu.Unlock()
-	return untilBuilt(p.Resolver.AddTxnPartition(topic, partition, pid, epoch))
+	return p.Resolver.AddTxnPartition(topic, partition, pid, epoch)
 }
 
-// untilBuilt tolerates the resolver's placeholder for the transaction
-// contract while its behaviour is being built (TEMPORARY: removed when the
-// resolver side lands).
-func untilBuilt(err error) error {
-	if err != nil && strings.Contains(err.Error(), "not built yet") {
-		return nil
-	}
-	return err
-}
 
 func (p *faultParts) WriteTxnMarker(topic string, partition int32, pid int64, epoch int16, commit bool, ce int32) error {
 	p.mu.Lock()
@@ -89,7 +79,7 @@ func (p *faultParts) WriteTxnMarker(topic string, partition int32, pid int64, ep
 	if fail {
 		return errInjected
 	}
-	return untilBuilt(p.Resolver.WriteTxnMarker(topic, partition, pid, epoch, commit, ce))
+	return p.Resolver.WriteTxnMarker(topic, partition, pid, epoch, commit, ce)
 }
 
 func (p *faultParts) takeMarkers() []marker {
