@@ -2,7 +2,9 @@ package kafka
 
 // Fetch (key 1), versions 4–13.
 //
-//   v4  isolation level, last stable offset, aborted transactions.
+//   v4  isolation level, last stable offset, aborted transactions:
+//       read_committed reads below the last stable offset and gets the
+//       aborted transactions overlapping what it reads (resolver X1).
 //   v5  log start offset.        v6  nothing new.
 //   v7  fetch sessions (KIP-227).  v8–v10  nothing new (v10: zstd).
 //   v9  current leader epoch.    v11 rack, preferred read replica.
@@ -386,7 +388,22 @@ func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition
 		// record, and nothing is copied (fetch_wire.go).
 		out.RecordBatches = wire.mark(res.Batches, res.Bytes)
 	}
+	out.AbortedTransactions = abortedOf(res.Aborted)
 	return out, res.Bytes
+}
+
+// abortedOf is a partition's AbortedTransactions (read_committed, resolver
+// X1): nil when there are none, as Kafka sends for read_uncommitted.
+func abortedOf(aborted []resolver.AbortedTxn) []kmsg.FetchResponseTopicPartitionAbortedTransaction {
+	if len(aborted) == 0 {
+		return nil
+	}
+	out := make([]kmsg.FetchResponseTopicPartitionAbortedTransaction, len(aborted))
+	for i, a := range aborted {
+		out[i] = kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+		out[i].ProducerID, out[i].FirstOffset = a.ProducerID, int64(a.FirstOffset)
+	}
+	return out
 }
 
 // cutZstd keeps the batches before the first zstd one and their bytes;

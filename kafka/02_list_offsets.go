@@ -4,8 +4,8 @@ package kafka
 //
 //   v1  one offset and its timestamp per partition (v0's offset lists are
 //       left out).
-//   v2  isolation level: "latest" is the last stable offset under
-//       read_committed.
+//   v2  isolation level: under read_committed "latest" is the last stable
+//       offset, and a timestamp lookup answers only offsets below it.
 //   v3  nothing new.   v4  leader epochs (always 0 here).
 //   v5  nothing new.   v6  flexible.   v7  -3: the max-timestamp offset.
 //
@@ -22,7 +22,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-const listLatest = -1
+const (
+	listLatest   = -1
+	listEarliest = -2
+)
 
 func handleListOffsets(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
 	r := req.(*kmsg.ListOffsetsRequest)
@@ -61,6 +64,18 @@ func (s *Server) listOffset(topic string, rp kmsg.ListOffsetsRequestTopicPartiti
 	if err != nil {
 		out.ErrorCode = errCode(err)
 		return out
+	}
+	if readCommitted && rp.Timestamp != listEarliest && off >= 0 {
+		// Kafka answers only offsets a read_committed consumer can fetch:
+		// below the last stable offset.
+		_, _, lso, err := s.res.Bounds(topic, rp.Partition)
+		if err != nil {
+			out.ErrorCode = errCode(err)
+			return out
+		}
+		if off >= lso {
+			return out
+		}
 	}
 	out.Offset, out.Timestamp = int64(off), ts
 	return out

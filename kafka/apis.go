@@ -53,6 +53,7 @@ var apis = []api{
 	{key: 44, min: 0, max: 1, handle: handleIncrementalAlterConfigs},
 	{key: 47, min: 0, max: 0, handle: handleOffsetDelete},
 	{key: 60, min: 0, max: 1, handle: handleDescribeCluster},
+	{key: 61, min: 0, max: 0, handle: handleDescribeProducers},
 }
 
 // apiIndex maps a key to its row and advertised lists the rows for
