@@ -68,7 +68,6 @@ func (p *faultParts) AddTxnPartition(topic string, partition int32, pid int64, e
 	return p.Resolver.AddTxnPartition(topic, partition, pid, epoch)
 }
 
-
 func (p *faultParts) WriteTxnMarker(topic string, partition int32, pid int64, epoch int16, commit bool, ce int32) error {
 	p.mu.Lock()
 	fail := p.failMarkers
