@@ -205,6 +205,23 @@ func TestTxnHungTransactionAbortedByTimeout(t *testing.T) {
 	if err != nil || lso["h"][0].Offset != 0 {
 		t.Fatalf("LSO while hung: %+v %v", lso, err)
 	}
+	// Kafka's tooling finds it: ListTransactions by state and by producer
+	// id, DescribeTransactions with its partition.
+	ongoing, err := g.admin().ListTransactions(ctx, nil, []string{"Ongoing"})
+	if err != nil || len(ongoing) != 1 || ongoing["hung"].State != "Ongoing" {
+		t.Fatalf("ListTransactions Ongoing: %+v %v", ongoing, err)
+	}
+	byPID, err := g.admin().ListTransactions(ctx, []int64{ongoing["hung"].ProducerID}, nil)
+	if err != nil || len(byPID) != 1 {
+		t.Fatalf("ListTransactions by producer id: %+v %v", byPID, err)
+	}
+	if none, err := g.admin().ListTransactions(ctx, nil, []string{"PrepareCommit"}); err != nil || len(none) != 0 {
+		t.Fatalf("ListTransactions PrepareCommit: %+v %v", none, err)
+	}
+	desc, err := g.admin().DescribeTransactions(ctx, "hung")
+	if err != nil || desc["hung"].State != "Ongoing" || len(desc["hung"].Topics["h"]) != 1 || desc["hung"].TimeoutMillis != 10000 {
+		t.Fatalf("DescribeTransactions: %+v %v", desc, err)
+	}
 	clock.shift.Store(int64(11 * time.Second))
 	eventually(t, "the hung transaction to be aborted", func() bool {
 		d, err := g.admin().DescribeTransactions(ctx, "hung")
