@@ -255,20 +255,25 @@ func (c *Coordinator) lookup(id string) *txn {
 // it) and returns it locked; nil when MaxTransactionalIDs are kept (X17).
 // If another request created id meanwhile, that one is returned.
 func (c *Coordinator) create(id string) *txn {
-	c.mu.Lock()
-	if t := c.mu.txns[id]; t != nil {
+	for {
+		c.mu.Lock()
+		if t := c.mu.txns[id]; t != nil {
+			c.mu.Unlock()
+			if t := c.lookup(id); t != nil {
+				return t
+			}
+			continue // forgotten (a failed first InitProducerId) while waiting: create it
+		}
+		if len(c.mu.txns) >= c.cfg.MaxTransactionalIDs {
+			c.mu.Unlock()
+			return nil
+		}
+		t := &txn{id: id, st: offsets.Txn{ID: id, ProducerID: -1, LastProducerID: -1, Epoch: -1, LastEpoch: -1, State: offsets.TxnEmpty}}
+		t.mu.Lock()
+		c.mu.txns[id] = t
 		c.mu.Unlock()
-		return c.lookup(id)
+		return t
 	}
-	if len(c.mu.txns) >= c.cfg.MaxTransactionalIDs {
-		c.mu.Unlock()
-		return nil
-	}
-	t := &txn{id: id, st: offsets.Txn{ID: id, ProducerID: -1, LastProducerID: -1, Epoch: -1, LastEpoch: -1, State: offsets.TxnEmpty}}
-	t.mu.Lock()
-	c.mu.txns[id] = t
-	c.mu.Unlock()
-	return t
 }
 
 // forget removes t, which the caller holds locked and marks dead.

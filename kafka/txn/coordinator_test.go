@@ -3,6 +3,7 @@ package txn
 import (
 	"math"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -335,4 +336,43 @@ func TestListTransactionsFilters(t *testing.T) {
 	check("unknown state", none, nil)
 	check("unknown filters", unknown, []string{"Bogus"})
 	_ = offsets.TxnEmpty
+}
+
+// Concurrent first InitProducerIds of one id, some failing to allocate a
+// producer id: each failure leaves nothing behind, and every other one
+// gets its own epoch of one producer id (never POLICY_VIOLATION from a
+// request that waited on a failed creation).
+func TestConcurrentFirstInit(t *testing.T) {
+	h := newHarness(t, Config{})
+	h.parts.failAllocs.Store(3)
+	h.parts.slowFail = 20 * time.Millisecond
+	const n = 8
+	codes := make([]int16, n)
+	epochs := make([]int16, n)
+	pids := make([]int64, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			r := h.init("x", 4, -1, -1)
+			codes[i], epochs[i], pids[i] = r.ErrorCode, r.ProducerEpoch, r.ProducerID
+		})
+	}
+	wg.Wait()
+	seen := map[int16]bool{}
+	pid := int64(-1)
+	for i := range n {
+		switch codes[i] {
+		case kerr.CoordinatorNotAvailable.Code:
+		case 0:
+			if seen[epochs[i]] || pid >= 0 && pids[i] != pid {
+				t.Fatalf("duplicate epoch or second producer id: %v %v %v", codes, pids, epochs)
+			}
+			seen[epochs[i]], pid = true, pids[i]
+		default:
+			t.Fatalf("init %d: %v", i, kerr.ErrorForCode(codes[i]))
+		}
+	}
+	if len(seen) < n-3 {
+		t.Fatalf("%d successes of %d: %v", len(seen), n, codes)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -57,6 +58,16 @@ type faultParts struct {
 	markers     []marker
 	registered  []marker
 	failMarkers bool
+	failAllocs  atomic.Int32 // the next this many AllocateProducerID calls fail
+	slowFail    time.Duration
+}
+
+func (p *faultParts) AllocateProducerID(ctx context.Context) (int64, error) {
+	if p.failAllocs.Add(-1) >= 0 {
+		time.Sleep(p.slowFail) // a slow failure: other requests queue behind it
+		return -1, errInjected
+	}
+	return p.Resolver.AllocateProducerID(ctx)
 }
 
 var errInjected = errors.New("injected marker failure")
