@@ -27,7 +27,9 @@ import (
 // one, in one atomic ApplyMeta (P3): a producer's key then holds its state
 // as of the last checkpoint that changed it, which is its state as of
 // Covered. Version 1 headers held the whole map; they are still read, and
-// the next checkpoint rewrites them in the current form.
+// the next checkpoint rewrites them in the current form. The same ApplyMeta
+// carries the changed transaction state as of Covered (txn_checkpoint.go,
+// X6, X7).
 
 const (
 	checkpointEvery     = 64

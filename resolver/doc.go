@@ -203,8 +203,10 @@
 //	   transactional batches open transactions, markers end them (an ABORT
 //	   into the index) and set the producer's epoch. The rebuilt open
 //	   transactions, LSO and index are those of the durable log exactly.
-//	   Registrations without a batch are not persisted: the coordinator
-//	   registers its Ongoing transactions' partitions again.
+//	   A trim (retention, DeleteRecords) checkpoints before it moves the
+//	   log start, so no marker is trimmed away before a checkpoint covers
+//	   it. Registrations without a batch are not persisted: the
+//	   coordinator registers its Ongoing transactions' partitions again.
 //	X8 Only WriteTxnMarker writes control batches: a produced control batch
 //	   is ErrInvalidRecord, as is a transactional batch without a producer
 //	   id.

@@ -139,9 +139,9 @@ func (p *partition) durableAppended(ts int64, off Offset) {
 	p.wakeWaitersLocked()
 }
 
-// recover rebuilds the partition's producer state and max timestamp: the
-// last checkpoint, then the batch headers of every durable entry at or
-// after the offset it covers. Checkpoints are written every few entries
+// recover rebuilds the partition's producer state, transactions (X7) and
+// max timestamp: the last checkpoint, then the batch headers of every
+// durable entry at or after the offset it covers. Checkpoints are written every few entries
 // (see checkpointEvery), so the replay is short; it closes the window
 // between "data durable" and "producer state durable" (D4 across a crash).
 func (r *Resolver) recover(p *partition) error {

@@ -158,6 +158,9 @@ func sizeBound(ls []storage.LedgerInfo, retentionBytes int64) Offset {
 // max(bound, log start) (T5, T6).
 func (r *Resolver) trimTo(p *partition, info storage.LogInfo, bound Offset) error {
 	if bound > info.Start {
+		if err := r.checkpointBeforeTrim(p); err != nil {
+			return err
+		}
 		if err := r.store.SoftTrim(p.log, bound); err != nil {
 			return err
 		}
@@ -179,6 +182,17 @@ func (r *Resolver) trimTo(p *partition, info storage.LogInfo, bound Offset) erro
 	return nil
 }
 
+// checkpointBeforeTrim checkpoints the partition before its log start
+// moves (X7): replay starts at the checkpoint or the log start, so a marker
+// trimmed away before a checkpoint covered it would leave its transaction
+// open after a restart, holding the LSO for good.
+func (r *Resolver) checkpointBeforeTrim(p *partition) error {
+	if err := r.checkpoint(p); err != nil {
+		return fmt.Errorf("checkpoint before trim: %w", err)
+	}
+	return nil
+}
+
 // DeleteRecords moves the partition's log start offset up to offset
 // (Kafka's DeleteRecords): records below it are no longer readable
 // (OFFSET_OUT_OF_RANGE, S1), and the whole ledgers below it are removed
@@ -196,6 +210,11 @@ func (r *Resolver) DeleteRecords(topic string, partition int32, offset Offset) (
 	}
 	if offset < 0 || offset > s.info.End {
 		return -1, fmt.Errorf("%w: delete records below %d: high watermark is %d", ErrOffsetOutOfRange, offset, s.info.End)
+	}
+	if offset > s.info.Start {
+		if err := r.checkpointBeforeTrim(s.p); err != nil {
+			return -1, err
+		}
 	}
 	if err := r.store.SoftTrim(s.p.log, offset); err != nil {
 		return -1, storageErr("soft trim", err)

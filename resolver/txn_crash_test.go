@@ -343,3 +343,55 @@ func checkCommitted(t *testing.T, seed uint64, r *Resolver, c *txnCrashRun, when
 		}
 	}
 }
+
+// X2: while a marker is written but not yet durable (the group commit held
+// at each of its steps before the index commit), the LSO stays at the
+// transaction's first offset: a crash then would leave the transaction
+// open, so no reader may have seen the LSO past it.
+func TestTxnLSOHeldUntilMarkerDurable(t *testing.T) {
+	for _, point := range []vfstest.Point{vfstest.AfterWrite, vfstest.SyncHeld, vfstest.AfterSync} {
+		t.Run(point.String(), func(t *testing.T) {
+			m := vfstest.NewMachine(0)
+			st, err := storage.Open("/data", storage.Options{FS: m.Files, PebbleFS: m.Index})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			r, err := Open(st, Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if _, err := r.CreateTopic("t", 1, 1, nil, false); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.Produce("t", 0, plain(1, 1).encode()); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.AddTxnPartition("t", 0, 1, 0); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.Produce("t", 0, txnBatch(1, 0, 0, 1).encode()); err != nil {
+				t.Fatal(err)
+			}
+			reached, release := make(chan struct{}), make(chan struct{})
+			m.At(point, 1, func() { close(reached); <-release })
+			marked := make(chan error, 1)
+			go func() { marked <- r.WriteTxnMarker("t", 0, 1, 0, false, 0) }()
+			waitSignal(t, reached, "the marker's group commit")
+			_, _, lso, err := r.Bounds("t", 0)
+			res, ferr := r.Fetch("t", 0, 1, 1<<20, true, ReadCommitted)
+			close(release)
+			m.Disarm()
+			if err != nil || ferr != nil || lso != 1 || res.LastStable != 1 || len(res.Batches) != 0 {
+				t.Fatalf("marker not durable: LSO %d, fetch %+v (%v %v), want the LSO at 1", lso, res, err, ferr)
+			}
+			if err := <-marked; err != nil {
+				t.Fatal(err)
+			}
+			if _, hwm, lso, _ := r.Bounds("t", 0); lso != 3 || hwm != 3 {
+				t.Fatalf("marker durable: LSO %d end %d, want 3 3", lso, hwm)
+			}
+		})
+	}
+}

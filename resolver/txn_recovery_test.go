@@ -118,6 +118,21 @@ func TestTxnStateSurvivesRestart(t *testing.T) {
 			if n := persistedAborted(t, g, "t"); n != 2 {
 				t.Fatalf("%d aborted keys persisted, want 2", n)
 			}
+			// Deleting the topic deletes its transaction keys.
+			reg(9)
+			g.produce("t", 0, txnBatch(9, 0, 0, 1).encode())
+			p, _ := g.r.partition("t", 0)
+			if err := g.r.checkpoint(p); err != nil {
+				t.Fatal(err)
+			}
+			if err := g.r.DeleteTopic("t"); err != nil {
+				t.Fatal(err)
+			}
+			for _, prefix := range [][]byte{prefixTxnOpen, prefixAborted} {
+				if err := g.store.ScanMeta(prefix, func(k, _ []byte) error { return fmt.Errorf("key %q left", k) }); err != nil {
+					t.Fatal(err)
+				}
+			}
 		})
 	}
 }
@@ -220,5 +235,55 @@ func TestTxnAbortedAcrossRollsAndRetention(t *testing.T) {
 	check("after retention and a restart")
 	if n := persistedAborted(t, g, "t"); n != 1 {
 		t.Fatalf("%d aborted keys after retention, want 1: %s", n, txnState(t, g, "t", 0))
+	}
+}
+
+// X7: a transaction whose marker is trimmed away (DeleteRecords, retention)
+// before any checkpoint covered the marker is still ended after a crash:
+// a trim first checkpoints what it is about to remove.
+func TestTxnEndedBeforeTrimStaysEnded(t *testing.T) {
+	for _, how := range []string{"delete-records", "retention"} {
+		t.Run(how, func(t *testing.T) {
+			c := fixedClock(10_000)
+			g := retentionGateway(t, c)
+			g.create("t", 1, map[string]string{"segment.bytes": "250", "retention.ms": "1000"})
+			if err := g.r.AddTxnPartition("t", 0, 1, 0); err != nil {
+				t.Fatal(err)
+			}
+			g.produce("t", 0, txnBatch(1, 0, 0, 1).encode()) // 0
+			p, _ := g.r.partition("t", 0)
+			if err := g.r.checkpoint(p); err != nil { // covers the open transaction
+				t.Fatal(err)
+			}
+			if err := g.r.WriteTxnMarker("t", 0, 1, 0, true, 0); err != nil { // 1
+				t.Fatal(err)
+			}
+			for range 4 {
+				g.produce("t", 0, plain(1, 1000).encode())
+			}
+			if _, err := p.mu.ml.Roll(); err != nil {
+				t.Fatal(err)
+			}
+			g.produce("t", 0, plain(1, 20_000).encode())
+			_, end, _, _ := g.r.Bounds("t", 0)
+			switch how {
+			case "delete-records":
+				if _, err := g.r.DeleteRecords("t", 0, end-1); err != nil {
+					t.Fatal(err)
+				}
+			default:
+				if err := g.r.RunRetention(time.UnixMilli(19_500)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			start, _, _, _ := g.r.Bounds("t", 0)
+			if start <= 1 {
+				t.Fatalf("the marker at 1 was not trimmed: log start %d", start)
+			}
+			g.crashReopen()
+			if _, hwm, lso, _ := g.r.Bounds("t", 0); lso != hwm {
+				t.Fatalf("after the crash: LSO %d, end %d: the committed transaction is open again", lso, hwm)
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 )
 
 // X1, X2: an open transaction holds the LSO at its first offset; its
@@ -298,3 +299,34 @@ func TestTxnReadCommittedWithoutTxns(t *testing.T) {
 }
 
 func (k batchKey) String() string { return fmt.Sprintf("%d/%d", k.pid, k.seq) }
+
+// Producer expiry and the cap (P1, P2) never end an open transaction: the
+// LSO stays held, the producer goes on writing in it, its marker ends it,
+// and DescribeProducers still lists it.
+func TestTxnOutlivesProducerExpiry(t *testing.T) {
+	now := fixedClock(1_700_000_000_000)
+	exp := time.Hour
+	g := newGateway(t, Config{ProducerIDExpiration: exp, MaxProducers: 1, Ledger: ledgerNow(now)})
+	g.create("t", 1, nil)
+	if err := g.r.AddTxnPartition("t", 0, 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	g.produce("t", 0, txnBatch(1, 0, 0, 1).encode())
+	now.set(1_700_000_000_000 + exp.Milliseconds() + 1)
+	g.produce("t", 0, idem(2, 0, 0, 1).encode()) // expires producer 1, and the cap is 1
+	g.reopen()
+	if _, hwm, lso, _ := g.r.Bounds("t", 0); lso != 0 || hwm != 2 {
+		t.Fatalf("LSO %d end %d, want 0 2", lso, hwm)
+	}
+	ps, err := g.r.Producers("t", 0)
+	if i := slices.IndexFunc(ps, func(p ProducerState) bool { return p.ProducerID == 1 }); err != nil || i < 0 || ps[i].TxnStartOffset != 0 {
+		t.Fatalf("producers %+v %v", ps, err)
+	}
+	g.produce("t", 0, txnBatch(1, 0, 1, 1).encode())
+	if err := g.r.WriteTxnMarker("t", 0, 1, 0, true, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := committedRead(t, g.r, "t", 0, 1<<20); !slices.Equal(got, []batchKey{{1, 0}, {2, 0}, {1, 1}}) {
+		t.Fatalf("delivered %v", got)
+	}
+}

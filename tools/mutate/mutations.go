@@ -94,4 +94,34 @@ var mutations = []mutation{
 			{Pkg: "./test/", Run: "TestProduceValidatesBatches"},
 		},
 	},
+	{
+		Name:  "lso-released-before-marker-durable",
+		Rule:  "resolver X2: the LSO passes a transaction only once its marker is durable",
+		Edits: []edit{{File: "resolver/txn.go", Old: "\tp.app.Unlock()\n\n\tif err := pd.Wait(); err != nil {", New: "\tp.app.Unlock()\n\tp.markerDurable(ended, aborted, now, off)\n\n\tif err := pd.Wait(); err != nil {"}},
+		Tests: []testRun{{Pkg: "./resolver/", Run: "TestTxnLSOHeldUntilMarkerDurable"}},
+	},
+	{
+		Name:  "read-committed-past-lso",
+		Rule:  "resolver X1: read_committed returns no batch at or past the LSO",
+		Edits: []edit{{File: "resolver/fetch.go", Old: "\t\tentries = belowOffset(entries, res.LastStable) // X1\n", New: ""}},
+		Tests: []testRun{{Pkg: "./resolver/", Run: "TestTxnLSOHeldAndReleased|TestTxnConcurrent"}},
+	},
+	{
+		Name:  "aborted-index-not-checkpointed",
+		Rule:  "resolver X6: a checkpoint covering an ABORT marker persists its aborted-index entry",
+		Edits: []edit{{File: "resolver/txn_checkpoint.go", Old: "\t\t\top = storage.MetaOp{Key: op.Key, Value: be.AppendUint64(be.AppendUint64(nil, uint64(a.pid)), uint64(a.first))}", New: "\t\t\tcontinue"}},
+		Tests: []testRun{{Pkg: "./resolver/", Run: "TestTxnStateSurvivesRestart|TestTxnAbortedAcrossRollsAndRetention"}},
+	},
+	{
+		Name:  "replay-skips-markers",
+		Rule:  "resolver X7: replay ends the transactions whose markers follow the checkpoint",
+		Edits: []edit{{File: "resolver/partition.go", Old: "\t\t\tcase h.Control():\n", New: "\t\t\tcase h.Control() && false:\n"}},
+		Tests: []testRun{{Pkg: "./resolver/", Run: "TestTxnStateSurvivesRestart"}},
+	},
+	{
+		Name:  "no-txn-verification",
+		Rule:  "resolver X4: a transactional batch needs its producer's registration on the partition (KIP-890 part 1)",
+		Edits: []edit{{File: "resolver/produce.go", Old: "\t\tif err := p.app.txn.verify(h, p.app.prod.m); err != nil { // X4, X5\n", New: "\t\tif err := error(nil); err != nil && h.Records < 0 {\n"}},
+		Tests: []testRun{{Pkg: "./resolver/", Run: "TestTxnVerification|TestTxnZombieFenced"}},
+	},
 }
