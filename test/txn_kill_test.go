@@ -90,6 +90,13 @@ func testKillPipeline(t *testing.T, balancer func() kgo.GroupBalancer) {
 	cancel()
 	members.Wait()
 	closing.Wait()
+	// A member stopped mid-transaction leaves it open until its timeout;
+	// restarting each member's producer aborts it, as the application's
+	// next start would.
+	for _, name := range []string{"kill-eos-1", "kill-eos-2"} {
+		restartProducer(t, testCtx(t), cl, name)
+	}
+	checkNoOpenTxn(t, seed, testCtx(t), adm, "out")
 	got := withoutPartition(consumeAll(t, g, "out", true))
 	if int64(len(got)) != want {
 		t.Fatalf("output has %d distinct records, want %d", len(got), want)
