@@ -70,7 +70,7 @@ func (c *Coordinator) addPartitions(id string, pid int64, epoch int16, tps []off
 	}
 	next := c.begin(t.st)
 	next.Partitions = append(slices.Clone(next.Partitions), added...)
-	if len(next.Partitions) > c.cfg.MaxPartitionsPerTxn {
+	if len(next.Partitions) > c.cfg.MaxPartitionsPerTxn || c.overHeld(t, next) {
 		return errPolicy // X17
 	}
 	if err := c.persist(t, next); err != nil {
@@ -113,7 +113,7 @@ func (c *Coordinator) addGroup(id string, pid int64, epoch int16, group string) 
 	}
 	next := c.begin(t.st)
 	next.Groups = append(slices.Clone(next.Groups), group)
-	if len(next.Groups) > c.cfg.MaxGroupsPerTxn {
+	if len(next.Groups) > c.cfg.MaxGroupsPerTxn || c.overHeld(t, next) {
 		return errPolicy // X17
 	}
 	if err := c.persist(t, next); err != nil {

@@ -24,6 +24,7 @@ const (
 	DefaultMaxPartitionsPerTxn         = 10000
 	DefaultMaxGroupsPerTxn             = 1000
 	DefaultMaxTransactionalIDs         = 100000
+	DefaultMaxHeldEntries              = 1000000
 	maxIDLen                           = 1 << 15 // a Kafka string's length limit
 	coordinatorEpoch             int32 = 0       // one node: the coordinator epoch never changes
 )
@@ -59,6 +60,10 @@ type Config struct {
 	MaxPartitionsPerTxn   int           // partitions one transaction may hold (X17)
 	MaxGroupsPerTxn       int           // groups one transaction may commit offsets to (X17)
 	MaxTransactionalIDs   int           // transactional ids kept at once (X17)
+	// MaxHeldEntries bounds the partitions and groups of all transactions
+	// together (X17): ids times partitions per transaction would be too
+	// many to keep.
+	MaxHeldEntries int
 }
 
 // Validate reports every problem with cfg at once.
@@ -79,7 +84,7 @@ func (cfg Config) Validate() error {
 	if cfg.MaxTimeout > time.Duration(1<<31-1)*time.Millisecond {
 		errs = append(errs, fmt.Errorf("txn: config: transaction.max.timeout.ms %v exceeds an int32 of ms", cfg.MaxTimeout))
 	}
-	if cfg.MaxPartitionsPerTxn < 0 || cfg.MaxGroupsPerTxn < 0 || cfg.MaxTransactionalIDs < 0 {
+	if cfg.MaxPartitionsPerTxn < 0 || cfg.MaxGroupsPerTxn < 0 || cfg.MaxTransactionalIDs < 0 || cfg.MaxHeldEntries < 0 {
 		errs = append(errs, errors.New("txn: config: bounds must not be negative"))
 	}
 	return errors.Join(errs...)
@@ -109,6 +114,7 @@ func (cfg Config) withDefaults() Config {
 	defInt(&cfg.MaxPartitionsPerTxn, DefaultMaxPartitionsPerTxn)
 	defInt(&cfg.MaxGroupsPerTxn, DefaultMaxGroupsPerTxn)
 	defInt(&cfg.MaxTransactionalIDs, DefaultMaxTransactionalIDs)
+	defInt(&cfg.MaxHeldEntries, DefaultMaxHeldEntries)
 	return cfg
 }
 
@@ -122,6 +128,9 @@ type Coordinator struct {
 	parts Partitions
 
 	closing atomic.Bool
+	// held counts the partitions and groups of every transaction's state
+	// (X17), changed only with a txn's state (setState, forget).
+	held atomic.Int64
 
 	mu struct {
 		sync.Mutex
@@ -163,6 +172,7 @@ func NewCoordinator(store *offsets.Store, cfg Config) (*Coordinator, error) {
 	for _, st := range persisted {
 		t := &txn{id: st.ID, st: st}
 		c.mu.txns[st.ID] = t
+		c.held.Add(entries(st))
 		c.recover(t)
 	}
 	c.mu.Lock()
@@ -279,6 +289,7 @@ func (c *Coordinator) create(id string) *txn {
 // forget removes t, which the caller holds locked and marks dead.
 func (c *Coordinator) forget(t *txn) {
 	t.dead = true
+	c.held.Add(-entries(t.st))
 	c.mu.Lock()
 	if c.mu.txns[t.id] == t {
 		delete(c.mu.txns, t.id)
@@ -304,6 +315,22 @@ func (c *Coordinator) persist(t *txn, next offsets.Txn) error {
 		c.log.Warn("txn-persist-failed", zap.String("transactional-id", next.ID), zap.Error(err))
 		return err
 	}
-	t.st = next
+	c.setState(t, next)
 	return nil
+}
+
+// setState makes next t's state (the caller wrote it) and keeps held.
+func (c *Coordinator) setState(t *txn, next offsets.Txn) {
+	c.held.Add(entries(next) - entries(t.st))
+	t.st = next
+}
+
+// entries is what a state holds of MaxHeldEntries.
+func entries(st offsets.Txn) int64 { return int64(len(st.Partitions) + len(st.Groups)) }
+
+// overHeld reports whether moving t to next would hold more than
+// MaxHeldEntries (X17). Concurrent transactions may each pass the check
+// at once: the bound is exceeded by at most one request per transaction.
+func (c *Coordinator) overHeld(t *txn, next offsets.Txn) bool {
+	return c.held.Load()+entries(next)-entries(t.st) > int64(c.cfg.MaxHeldEntries)
 }

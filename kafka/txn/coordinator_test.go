@@ -376,3 +376,20 @@ func TestConcurrentFirstInit(t *testing.T) {
 		t.Fatalf("%d successes of %d: %v", len(seen), n, codes)
 	}
 }
+
+// X17: the partitions and groups of all transactions together are
+// bounded; a transaction's end gives its share back, and so does a
+// reopen count what is loaded.
+func TestHeldEntriesBounded(t *testing.T) {
+	h := newHarness(t, Config{MaxHeldEntries: 3})
+	px, ex := h.mustInit("x")
+	py, ey := h.mustInit("y")
+	wantCode(t, "x two", h.add("x", px, ex, 3, tp("a", 0), tp("a", 1)), nil)
+	wantCode(t, "y two", h.add("y", py, ey, 3, tp("b", 0), tp("b", 1)), kerr.PolicyViolation)
+	wantCode(t, "y one group", h.addOffsets("y", py, ey, "g"), nil)
+	wantCode(t, "y another", h.add("y", py, ey, 3, tp("b", 0)), kerr.PolicyViolation)
+	h.reopen()
+	wantCode(t, "y another after reopen", h.add("y", py, ey, 3, tp("b", 0)), kerr.PolicyViolation)
+	wantCode(t, "x commits", h.end("x", px, ex, true, 3), nil)
+	wantCode(t, "y two now", h.add("y", py, ey, 3, tp("b", 0), tp("b", 1)), nil)
+}

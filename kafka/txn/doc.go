@@ -57,9 +57,10 @@
 //     running a transaction) for transactional.id.expiration.ms is removed.
 //   - X17 What a client can grow is bounded: transactional ids kept
 //     (MaxTransactionalIDs), partitions and groups per transaction
-//     (MaxPartitionsPerTxn, MaxGroupsPerTxn), each answered
-//     POLICY_VIOLATION beyond its bound; ids and group names to Kafka's
-//     string length; markers written at once per transaction.
+//     (MaxPartitionsPerTxn, MaxGroupsPerTxn) and of all transactions
+//     together (MaxHeldEntries), each answered POLICY_VIOLATION beyond its
+//     bound; ids and group names to Kafka's string length; markers written
+//     at once per transaction.
 //
 // Lock order: Coordinator.mu is never held while waiting for a txn's lock,
 // and a txn's lock is held across its store writes and markers, so the

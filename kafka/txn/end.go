@@ -101,7 +101,7 @@ func (c *Coordinator) completeLocked(t *txn) error {
 	if err := c.store.EndTxn(st.Groups, done, commit); err != nil {
 		return err
 	}
-	t.st = done
+	c.setState(t, done)
 	return nil
 }
 
