@@ -29,6 +29,12 @@
 //     pending offset of any transaction, so OffsetFetch with require_stable
 //     can refuse them (UNSTABLE_OFFSET_COMMIT).
 //
+// A transaction's commit overwrites the committed offsets of its
+// partitions even when a plain OffsetCommit of the same partition came
+// after its TxnOffsetCommit (Kafka keeps the later of the two by their
+// positions in __consumer_offsets; commit times here could run backwards
+// with the wall clock and drop a transaction's offset).
+//
 // DeleteGroup and retention remove committed offsets only; pending offsets
 // belong to their transaction until it ends (DeleteTxn drops those of an
 // expired transactional id).
