@@ -48,6 +48,8 @@ var layerRules = []layerRule{
 	{dir: "auth", bad: []string{mod + "storage", mod + "ledger", mod + "resolver", mod + "offsets", mod + "kafka", mod + "metrics", mod + "server", mod + "cmd", pebble, franzGo},
 		why: "auth is a toolkit below kafka/: mechanisms, credentials, TLS, no wire and no data"},
 	{dir: "kafka/group", bad: []string{mod + "resolver"}, why: "the group coordinator works over offsets/ only"},
+	{dir: "kafka/txn", bad: []string{mod + "resolver", mod + "kafka/group"}, prodOnly: true,
+		why: "the transaction coordinator works over offsets/ and reaches partitions and groups through its interfaces (wired in kafka/)"},
 	{dir: "metrics", bad: []string{mod + "storage", mod + "ledger", mod + "resolver", mod + "offsets", mod + "kafka", mod + "server", mod + "cmd", pebble, franzGo},
 		why: "metrics is fed by server/ through interfaces (M3)"},
 	{dir: "server", bad: []string{mod + "cmd"}, why: "server/ wires the layers below it; configuration stays in cmd/kgateway"},

@@ -9,7 +9,10 @@ package kafka
 //       so it never sends these. (Kafka 4 closes the connection instead;
 //       an answer says why.)
 //   v3  record batches (magic 2) only, exactly one per partition
-//       (INVALID_RECORD otherwise); transactional id.
+//       (INVALID_RECORD otherwise); transactional id: a transactional
+//       batch is accepted on a partition its producer added to its
+//       ongoing transaction (AddPartitionsToTxn, X13), else
+//       INVALID_TXN_STATE (KIP-890 part 1, resolver).
 //   v4  KAFKA_STORAGE_ERROR may be returned.
 //   v5  log start offset per partition.
 //   v6  nothing new on the wire.
@@ -25,8 +28,7 @@ package kafka
 // commits instead of paying one fsync each. The resolver
 // validates each batch (magic, lengths, CRC32C, codec, size, sequence) and
 // its records, decompressed if need be (resolver Z1–Z4).
-// Left out: transactions (a transactional id gets
-// TRANSACTIONAL_ID_AUTHORIZATION_FAILED), per-record errors, timeouts
+// Left out: per-record errors, timeouts
 // (appends are synchronous), Produce v10+ (KIP-951 leader hints).
 
 import (
@@ -46,8 +48,6 @@ func handleProduce(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, erro
 		fixed = fmt.Errorf("%w: Produce v%d; v%d and later are supported", kerr.UnsupportedVersion, rc.version, minProduceVersion)
 	case r.Acks != 0 && r.Acks != 1 && r.Acks != -1:
 		fixed = fmt.Errorf("%w: acks %d", kerr.InvalidRequiredAcks, r.Acks)
-	case r.TransactionID != nil:
-		fixed = fmt.Errorf("%w: transactions are not supported", kerr.TransactionalIDAuthorizationFailed)
 	}
 	resp.Topics = make([]kmsg.ProduceResponseTopic, len(r.Topics))
 	var waits []pendingPartition

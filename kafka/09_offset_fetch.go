@@ -10,9 +10,11 @@ package kafka
 //   v7  require-stable (KIP-447).
 //   v8  several groups in one request.
 //
-// A partition without a commit is offset -1, metadata "". Left out:
-// require-stable waits (there are no pending transactional offsets), v9+
-// member epochs (KIP-848).
+// A partition without a commit is offset -1, metadata "". With
+// require-stable a partition holding a pending transactional offset
+// (TxnOffsetCommit of a transaction not yet ended, offsets O7) is
+// UNSTABLE_OFFSET_COMMIT, and the client retries. Left out: v9+ member
+// epochs (KIP-848).
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 

@@ -7,11 +7,11 @@ package kafka
 //       (KIP-360) instead of allocating a new id.
 //   v4  PRODUCER_FENCED may be returned (transactions only).
 //
-// Idempotent producers only: allocation and epoch bumps are durable
-// (resolver), so producer ids survive restarts.
-// Left out: transactions — a transactional id gets
-// TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which clients treat as fatal
-// instead of retrying; v5+ (KIP-890).
+// Without a transactional id the resolver allocates or bumps (durably, so
+// producer ids survive restarts); with one the transaction coordinator
+// answers (kafka/txn X11, X12): epoch bumps that fence the previous
+// incarnation, the abort of an ongoing transaction, KIP-360 recovery.
+// Left out: v5+ (KIP-890 part 2).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -23,8 +23,12 @@ func handleInitProducerID(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Respons
 	resp := r.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	if r.TransactionalID != nil {
-		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
-		return resp, nil
+		c, err := s.txnCoordinator()
+		if err != nil {
+			resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
+			return resp, nil
+		}
+		return c.InitProducerID(rc.ctx, r), nil
 	}
 	pid, epoch := int64(-1), int16(-1)
 	if r.Version >= 3 {

@@ -47,6 +47,10 @@ var apis = []api{
 	{key: 21, min: 0, max: 2, handle: handleDeleteRecords},
 	{key: 22, min: 0, max: 4, handle: handleInitProducerID},
 	{key: 23, min: 0, max: 4, handle: handleOffsetForLeaderEpoch},
+	{key: 24, min: 0, max: 3, handle: handleAddPartitionsToTxn},
+	{key: 25, min: 0, max: 3, handle: handleAddOffsetsToTxn},
+	{key: 26, min: 0, max: 4, handle: handleEndTxn},
+	{key: 28, min: 0, max: 3, handle: handleTxnOffsetCommit},
 	{key: 32, min: 0, max: 4, handle: handleDescribeConfigs},
 	{key: 33, min: 0, max: 2, handle: handleAlterConfigs},
 	{key: 36, min: 0, max: 2, handle: handleSaslAuthenticate},
@@ -58,6 +62,8 @@ var apis = []api{
 	{key: 51, min: 0, max: 0, handle: handleAlterUserScramCredentials},
 	{key: 60, min: 0, max: 1, handle: handleDescribeCluster},
 	{key: 61, min: 0, max: 0, handle: handleDescribeProducers},
+	{key: 65, min: 0, max: 0, handle: handleDescribeTransactions},
+	{key: 66, min: 0, max: 1, handle: handleListTransactions},
 }
 
 // apiIndex maps a key to its row and advertised lists the rows for

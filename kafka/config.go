@@ -10,6 +10,7 @@ import (
 
 	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka/group"
+	"github.com/kgateway/kgateway/kafka/txn"
 	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/resolver"
 	"go.uber.org/zap"
@@ -103,6 +104,11 @@ type Config struct {
 	// Group configures the coordinator (group.min.session.timeout.ms, …);
 	// zero values are Kafka's defaults.
 	Group group.Config
+	// Txn configures the transaction coordinator
+	// (transaction.max.timeout.ms, transactional.id.expiration.ms, …);
+	// zero values are Kafka's defaults. Partitions and Topics default to
+	// the server's resolver.
+	Txn txn.Config
 
 	// SASL configures authentication on SASL listeners (A1–A4).
 	SASL SASLConfig

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kgateway/kgateway/kafka/group"
+	"github.com/kgateway/kgateway/kafka/txn"
 	"github.com/kgateway/kgateway/resolver"
 	"go.uber.org/zap"
 )
@@ -23,6 +24,8 @@ type Server struct {
 	log *zap.Logger
 	// groups coordinates consumer groups; nil without Config.Offsets.
 	groups *group.Coordinator
+	// txns coordinates transactions; nil without Config.Offsets.
+	txns *txn.Coordinator
 	// sessions is the fetch session cache (KIP-227, fetch_session.go).
 	sessions fetchSessions
 
@@ -55,6 +58,10 @@ func NewServer(cfg Config) (*Server, error) {
 		budget: newByteBudget(cfg.QueuedMaxRequestBytes)}
 	s.mu.open = make(map[*conn]struct{})
 	if err := s.startGroups(); err != nil {
+		return nil, err
+	}
+	if err := s.startTxns(); err != nil {
+		s.stopGroups()
 		return nil, err
 	}
 	return s, nil
@@ -201,6 +208,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.closed = true
 	close(s.closing)
 	s.stopGroups()
+	s.stopTxns()
 	var errs []error
 	for _, ln := range s.mu.lns {
 		if err := ln.Close(); !errors.Is(err, net.ErrClosed) {

@@ -1,5 +1,6 @@
 // Package offsets is kgateway's consumer-group offset store: committed
-// offsets and a little group metadata, durably in a pebble instance of its
+// offsets and a little group metadata, plus the transaction coordinator's
+// state and pending transactional offsets, durably in a pebble instance of its
 // own (docs/DESIGN.md "Offsets store").
 //
 // Invariants, cited by number in code and tests:
@@ -13,6 +14,30 @@
 //   - O3 Nothing here affects what the ledger keeps or reads: this package
 //     imports neither ledger/ nor storage/, and its keyspace is its own
 //     pebble directory.
+//   - O4 A transaction's state (kafka/txn: producer id and epoch, Kafka's
+//     state, partitions, groups, timeout, start and update times) is one
+//     record per transactional id, written synced (PutTxn) before the
+//     coordinator acts on it.
+//   - O5 TxnOffsetCommit offsets are pending: durable when PutPending
+//     returns, kept apart from committed offsets, and invisible to Get,
+//     GroupOffsets, HasGroup and retention until their transaction commits.
+//   - O6 EndTxn moves a transaction's pending offsets to committed (commit)
+//     or drops them (abort), and records its completed state, in one synced
+//     pebble batch: after a crash either all of it happened or none of it.
+//     A second EndTxn finds nothing pending and moves nothing.
+//   - O7 PendingPartitions answers which partitions of a group have a
+//     pending offset of any transaction, so OffsetFetch with require_stable
+//     can refuse them (UNSTABLE_OFFSET_COMMIT).
+//
+// A transaction's commit overwrites the committed offsets of its
+// partitions even when a plain OffsetCommit of the same partition came
+// after its TxnOffsetCommit (Kafka keeps the later of the two by their
+// positions in __consumer_offsets; commit times here could run backwards
+// with the wall clock and drop a transaction's offset).
+//
+// DeleteGroup and retention remove committed offsets only; pending offsets
+// belong to their transaction until it ends (DeleteTxn drops those of an
+// expired transactional id).
 //
 // Retention follows Kafka (KIP-211, offsets.retention.minutes): the offsets
 // of a group that uses group management expire once the group has been

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kgateway/kgateway/kafka"
 	"github.com/kgateway/kgateway/kafka/group"
+	"github.com/kgateway/kgateway/kafka/txn"
 	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/kgateway/kgateway/server"
@@ -32,6 +33,8 @@ type gatewayOptions struct {
 	shutdownTimeout time.Duration
 	// group configures the group coordinator (default: Kafka's).
 	group group.Config
+	// txn configures the transaction coordinator (default: Kafka's).
+	txn txn.Config
 	// tailCacheBytes bounds storage's tail cache (0: its default).
 	tailCacheBytes int64
 	// maxRequestBytes and queuedMaxRequestBytes are
@@ -82,7 +85,7 @@ func (g *gateway) start() {
 		Listen:   listen,
 		Storage:  storage.Options{TailCacheBytes: g.opts.tailCacheBytes},
 		Resolver: resolver.Config{NumPartitions: parts, AutoCreate: !g.opts.noAutoCreate},
-		Kafka: kafka.Config{ShutdownTimeout: g.opts.shutdownTimeout, AdvertisedAddr: g.opts.advertised, Group: g.opts.group,
+		Kafka: kafka.Config{ShutdownTimeout: g.opts.shutdownTimeout, AdvertisedAddr: g.opts.advertised, Group: g.opts.group, Txn: g.opts.txn,
 			MaxRequestBytes: g.opts.maxRequestBytes, QueuedMaxRequestBytes: g.opts.queuedMaxRequestBytes},
 	})
 	g.res, g.offs, g.addr = g.srv.Resolver(), g.srv.Offsets(), g.srv.Addr().String()

@@ -141,6 +141,37 @@ func inspectGroups(dir string, stdout io.Writer) error {
 				c.CommitTime.UTC().Format("2006-01-02T15:04:05Z"))
 		}
 	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return inspectTxns(offs, stdout)
+}
+
+// inspectTxns lists the transaction coordinator's state (offsets O4)
+// and each transaction's pending offsets (O5).
+func inspectTxns(offs *offsets.Store, stdout io.Writer) error {
+	txns, err := offs.Txns()
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	for _, x := range txns {
+		fmt.Fprintf(tw, "transaction %s\tstate %v\tproducer %d epoch %d\ttimeout %v\tupdated %s\n", x.ID, x.State,
+			x.ProducerID, x.Epoch, x.Timeout, x.UpdateTime.UTC().Format("2006-01-02T15:04:05Z"))
+		for _, tp := range x.Partitions {
+			fmt.Fprintf(tw, "  partition %s\n", tp)
+		}
+		for _, g := range x.Groups {
+			pending, err := offs.Pending(x.ID, g)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(tw, "  group %s\n", g)
+			for _, c := range pending {
+				fmt.Fprintf(tw, "    %s/%d\tpending offset %d\n", c.Topic, c.Partition, c.Offset)
+			}
+		}
+	}
 	return tw.Flush()
 }
 

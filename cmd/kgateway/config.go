@@ -23,6 +23,7 @@ import (
 
 	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka"
+	"github.com/kgateway/kgateway/kafka/txn"
 	"github.com/kgateway/kgateway/storage"
 	"go.uber.org/zap/zapcore"
 )
@@ -85,6 +86,11 @@ type Config struct {
 	LogRetentionCheckMs int64  `prop:"log.retention.check.interval.ms" flag:"log-retention-check-interval-ms" help:"how often the retention pass runs"`
 
 	ProducerIDExpirationMs int64 `prop:"producer.id.expiration.ms" flag:"producer-id-expiration-ms" help:"drop an idempotent producer's state on a partition it has not appended to for this long (a partition also keeps at most 1000 producers, the least recently appended dropped first)"`
+
+	TransactionMaxTimeoutMs      int64 `prop:"transaction.max.timeout.ms" flag:"transaction-max-timeout-ms" help:"largest transaction.timeout.ms a transactional producer may ask for (INVALID_TRANSACTION_TIMEOUT beyond it)"`
+	TransactionalIDExpirationMs  int64 `prop:"transactional.id.expiration.ms" flag:"transactional-id-expiration-ms" help:"remove a transactional id that has run no transaction for this long"`
+	TransactionAbortTimedOutMs   int64 `prop:"transaction.abort.timed.out.transaction.cleanup.interval.ms" flag:"transaction-abort-timed-out-interval-ms" help:"how often transactions past their timeout are aborted (their producer fenced)"`
+	TransactionRemoveExpiredIDMs int64 `prop:"transaction.remove.expired.transaction.cleanup.interval.ms" flag:"transaction-remove-expired-interval-ms" help:"how often expired transactional ids are removed"`
 }
 
 // minFrameBytes is the smallest sasl.server.max.receive.size accepted.
@@ -128,6 +134,11 @@ func DefaultConfig() Config {
 		LogCleanupPolicy:       "delete",
 		LogRetentionCheckMs:    300000,
 		ProducerIDExpirationMs: 86400000,
+
+		TransactionMaxTimeoutMs:      txn.DefaultMaxTimeout.Milliseconds(),
+		TransactionalIDExpirationMs:  txn.DefaultIDExpiration.Milliseconds(),
+		TransactionAbortTimedOutMs:   txn.DefaultAbortTimedOutInterval.Milliseconds(),
+		TransactionRemoveExpiredIDMs: txn.DefaultRemoveExpiredInterval.Milliseconds(),
 	}
 }
 
@@ -397,5 +408,6 @@ func (c Config) Validate() error {
 		bad("max.incremental.fetch.session.cache.slots", "%d must not be negative", c.FetchSessionSlots)
 	}
 	errs = append(errs, c.validateLog(bad)...)
+	errs = append(errs, c.validateTxn(bad)...)
 	return errors.Join(errs...)
 }

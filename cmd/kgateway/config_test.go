@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
@@ -135,5 +136,24 @@ func TestConfigUnknownEnvIsWarning(t *testing.T) {
 	}
 	if code, _, _ := runCmd("--num-partition", "2"); code != 2 {
 		t.Fatalf("flag typo: exit %d, want 2", code)
+	}
+}
+
+// The transaction settings map onto the coordinator's and are validated
+// with the others.
+func TestConfigTransactionSettings(t *testing.T) {
+	l, err := load("kgateway", []string{"--transaction-max-timeout-ms", "60000", "--transactional-id-expiration-ms", "3600000"}, nil, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := l.cfg.txnConfig()
+	if tc.MaxTimeout != time.Minute || tc.IDExpiration != time.Hour || tc.AbortTimedOutInterval != 10*time.Second {
+		t.Fatalf("txn config %+v", tc)
+	}
+	_, err = load("kgateway", []string{"--transaction-max-timeout-ms", "0", "--transaction-abort-timed-out-interval-ms", "-1"}, nil, os.Stderr)
+	for _, want := range []string{"(transaction.max.timeout.ms)", "(transaction.abort.timed.out.transaction.cleanup.interval.ms)"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("error %v does not name %s", err, want)
+		}
 	}
 }

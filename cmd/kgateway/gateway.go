@@ -82,6 +82,7 @@ func (c Config) serverConfig(log *zap.Logger) server.Config {
 				FailedDelay:    failedDelay(c.FailedAuthDelayMs),
 				MaxReceiveSize: int32(c.SASLMaxReceiveSize),
 			},
+			Txn: c.txnConfig(),
 		},
 	}
 }

@@ -150,6 +150,12 @@ func TestInspect(t *testing.T) {
 	if _, err := kadm.NewClient(cl).CommitOffsets(testCtx(t), "ig", offs); err != nil {
 		t.Fatal(err)
 	}
+	// A transaction left open: its state and partition are listed.
+	txc := newClient(t, g, kgo.TransactionalID("itx"))
+	if err := txc.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, txc, "ins", "in-txn")
 	// A partition nothing was written to (its ledger may have no file).
 	if _, err := kadm.NewClient(cl).CreateTopic(testCtx(t), 2, 1, nil, "empty"); err != nil {
 		t.Fatal(err)
@@ -162,12 +168,14 @@ func TestInspect(t *testing.T) {
 			t.Errorf("%s: verify: exit %d\n%s%s", phase, code, out, errOut)
 		}
 		code, out, errOut := runCmd("inspect", "--data-dir", dir)
-		for _, w := range []string{"topic ins", "partition 0", "ledger-", "group ig", "ins/0", "offset 2", "topic empty"} {
+		for _, w := range []string{"topic ins", "partition 0", "ledger-", "group ig", "ins/0", "offset 2", "topic empty",
+			"transaction itx", "state Ongoing", "partition ins/0"} {
 			if code != 0 || !strings.Contains(out, w) {
 				t.Errorf("%s: inspect lacks %q (exit %d):\n%s%s", phase, w, code, out, errOut)
 			}
 		}
 		if phase == "running" {
+			txc.Close()
 			cl.Close()
 			g.Close()
 		}

@@ -63,6 +63,14 @@ func (c *Coordinator) commit(req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCom
 
 // validateCommitLocked is Kafka's validateOffsetCommit (G1).
 func (g *group) validateCommitLocked(memberID string, instanceID *string, generation int32) int16 {
+	return g.validateOffsetCommitLocked(memberID, instanceID, generation, false)
+}
+
+// validateOffsetCommitLocked is Kafka's validateOffsetCommit; a
+// transactional commit (TxnOffsetCommit) is also accepted during
+// CompletingRebalance and, without member or generation, into a group
+// with members, as Kafka accepts it.
+func (g *group) validateOffsetCommitLocked(memberID string, instanceID *string, generation int32, txn bool) int16 {
 	if g.mu.state == stateDead {
 		return errCoordinatorNA
 	}
@@ -84,6 +92,9 @@ func (g *group) validateCommitLocked(memberID string, instanceID *string, genera
 		}
 		switch g.mu.state {
 		case stateCompletingRebalance:
+			if txn {
+				break
+			}
 			return errRebalancing
 		case stateStable, statePreparingRebalance:
 			// Commits during PreparingRebalance are allowed: the heartbeat
@@ -92,8 +103,35 @@ func (g *group) validateCommitLocked(memberID string, instanceID *string, genera
 		}
 		return errNone
 	}
-	if g.mu.state != stateEmpty {
+	if g.mu.state != stateEmpty && !txn {
 		return errUnknownMember // only members commit into a live group
+	}
+	return errNone
+}
+
+// ValidateTxnOffsetCommit checks a TxnOffsetCommit against the group as
+// Kafka's validateOffsetCommit does for a transactional commit (G1); the
+// group is created (Empty) when absent, as Kafka creates it. The pending
+// offsets themselves belong to the transaction coordinator (kafka/txn),
+// which calls this under the transaction's lock.
+func (c *Coordinator) ValidateTxnOffsetCommit(group, memberID string, instanceID *string, generation int32) int16 {
+	if group == "" || len(group) > maxGroupIDLen {
+		return errInvalidGroupID
+	}
+	g := c.getOrCreate(group)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.validateOffsetCommitLocked(memberID, instanceID, generation, true)
+}
+
+// CheckTxnOffset is OffsetCommit's per-partition check for a
+// TxnOffsetCommit: metadata size, then the partition's existence.
+func (c *Coordinator) CheckTxnOffset(topic string, partition int32, metadata string) int16 {
+	switch {
+	case len(metadata) > c.cfg.MaxMetadataBytes:
+		return errMetadataTooLarge
+	case c.cfg.Topics != nil && !c.cfg.Topics.PartitionExists(topic, partition):
+		return errUnknownTopic
 	}
 	return errNone
 }
@@ -159,7 +197,7 @@ func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetc
 					topics = append(topics, offsetTopic{t.Topic, t.Partitions})
 				}
 			}
-			out, code := c.fetchOffsets(rg.Group, topics)
+			out, code := c.fetchOffsets(rg.Group, topics, req.RequireStable)
 			g := kmsg.NewOffsetFetchResponseGroup()
 			g.Group, g.ErrorCode = rg.Group, code
 			for _, t := range out {
@@ -183,7 +221,7 @@ func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetc
 			topics = append(topics, offsetTopic{t.Topic, t.Partitions})
 		}
 	}
-	out, code := c.fetchOffsets(req.Group, topics)
+	out, code := c.fetchOffsets(req.Group, topics, req.Version >= 7 && req.RequireStable)
 	resp.Topics = out
 	if req.Version >= 2 {
 		resp.ErrorCode = code
@@ -203,8 +241,34 @@ type offsetTopic struct {
 }
 
 // fetchOffsets returns the committed offsets of the requested partitions
-// (all of the group's when topics is nil) and a group-level error.
-func (c *Coordinator) fetchOffsets(group string, topics []offsetTopic) ([]kmsg.OffsetFetchResponseTopic, int16) {
+// (all of the group's when topics is nil) and a group-level error. With
+// requireStable (v7+, KIP-447) a partition with a pending transactional
+// offset (offsets O7) is UNSTABLE_OFFSET_COMMIT instead, as from Kafka:
+// the client retries until the transaction ends.
+func (c *Coordinator) fetchOffsets(group string, topics []offsetTopic, requireStable bool) ([]kmsg.OffsetFetchResponseTopic, int16) {
+	out, code := c.committedOffsets(group, topics)
+	if code != errNone || !requireStable {
+		return out, code
+	}
+	pending, err := c.store.PendingPartitions(group)
+	if err != nil {
+		c.log.Warn("group-offset-fetch-failed", zap.String("group", group), zap.Error(err))
+		return nil, errCoordinatorNA
+	}
+	for i := range out {
+		for j := range out[i].Partitions {
+			p := &out[i].Partitions[j]
+			if pending[offsets.TopicPartition{Topic: out[i].Topic, Partition: p.Partition}] {
+				md := ""
+				p.Offset, p.LeaderEpoch, p.Metadata, p.ErrorCode = int64(offsets.NoOffset), -1, &md, errUnstableOffset
+			}
+		}
+	}
+	return out, errNone
+}
+
+// committedOffsets is fetchOffsets without the pending check.
+func (c *Coordinator) committedOffsets(group string, topics []offsetTopic) ([]kmsg.OffsetFetchResponseTopic, int16) {
 	if topics == nil {
 		all, err := c.store.GroupOffsets(group)
 		if err != nil {

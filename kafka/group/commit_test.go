@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kgateway/kgateway/offsets"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -290,4 +291,66 @@ func TestCommitNoGenerationWithMemberID(t *testing.T) {
 			t.Errorf("%s: committed %d, want %d", c.group, p.Offset, c.offset)
 		}
 	}
+}
+
+// O7 (KIP-447): with require_stable, a partition holding a pending
+// transactional offset is UNSTABLE_OFFSET_COMMIT (v7 and v8 forms, and a
+// fetch of all partitions); without it, or for other partitions, the
+// committed offset is answered.
+func TestOffsetFetchRequireStable(t *testing.T) {
+	h := newHarness(t)
+	code(t, "commit", commitOne(h, "g", "", -1, "t", 0, 3), nil)
+	code(t, "commit other", commitOne(h, "g", "", -1, "t", 1, 4), nil)
+	if err := h.store.PutPending("txn", "g", []offsets.Commit{{TopicPartition: offsets.TopicPartition{Topic: "t", Partition: 0}, Offset: 9}}); err != nil {
+		t.Fatal(err)
+	}
+	stable := func(version int16, topics []kmsg.OffsetFetchRequestTopic) []kmsg.OffsetFetchResponseTopicPartition {
+		r := kmsg.NewPtrOffsetFetchRequest()
+		r.Version, r.Group, r.Topics, r.RequireStable = version, "g", topics, true
+		if version >= 8 {
+			rg := kmsg.NewOffsetFetchRequestGroup()
+			rg.Group = "g"
+			for _, tt := range topics {
+				rg.Topics = append(rg.Topics, kmsg.OffsetFetchRequestGroupTopic{Topic: tt.Topic, Partitions: tt.Partitions})
+			}
+			r.Groups = []kmsg.OffsetFetchRequestGroup{rg}
+			var out []kmsg.OffsetFetchResponseTopicPartition
+			for _, p := range h.c.OffsetFetch(r).Groups[0].Topics[0].Partitions {
+				out = append(out, kmsg.OffsetFetchResponseTopicPartition{Partition: p.Partition, Offset: p.Offset, ErrorCode: p.ErrorCode})
+			}
+			return out
+		}
+		return h.c.OffsetFetch(r).Topics[0].Partitions
+	}
+	both := []kmsg.OffsetFetchRequestTopic{{Topic: "t", Partitions: []int32{0, 1}}}
+	for _, v := range []int16{7, 8} {
+		ps := stable(v, both)
+		code(t, "pending partition", ps[0].ErrorCode, kerr.UnstableOffsetCommit)
+		if ps[0].Offset != -1 || ps[1].ErrorCode != 0 || ps[1].Offset != 4 {
+			t.Fatalf("v%d: %+v", v, ps)
+		}
+	}
+	if all := stable(7, nil); len(all) != 2 || all[0].ErrorCode != kerr.UnstableOffsetCommit.Code {
+		t.Fatalf("all partitions: %+v", all)
+	}
+	if p := fetchOne(t, h, 7, "g", "t", 0); p.Offset != 3 || p.ErrorCode != 0 {
+		t.Fatalf("without require_stable: %+v", p)
+	}
+}
+
+// G1 for TxnOffsetCommit: Kafka's validateOffsetCommit with
+// isTransactional: members and generations are checked as for
+// OffsetCommit, but a commit without member and generation is accepted
+// into a group with members.
+func TestValidateTxnOffsetCommit(t *testing.T) {
+	h := newHarness(t)
+	members, gen := h.stableGroup("g", 1)
+	code(t, "member", h.c.ValidateTxnOffsetCommit("g", members[0], nil, gen), nil)
+	code(t, "old generation", h.c.ValidateTxnOffsetCommit("g", members[0], nil, gen-1), kerr.IllegalGeneration)
+	code(t, "unknown member", h.c.ValidateTxnOffsetCommit("g", "nobody", nil, gen), kerr.UnknownMemberID)
+	code(t, "no member, transactional", h.c.ValidateTxnOffsetCommit("g", "", nil, -1), nil)
+	code(t, "no member, plain", commitOne(h, "g", "", -1, "t", 0, 1), kerr.UnknownMemberID)
+	code(t, "new group", h.c.ValidateTxnOffsetCommit("fresh", "", nil, -1), nil)
+	code(t, "bad group", h.c.ValidateTxnOffsetCommit("", "", nil, -1), kerr.InvalidGroupID)
+	code(t, "metadata", h.c.CheckTxnOffset("t", 0, strings.Repeat("m", DefaultMaxMetadataBytes+1)), kerr.OffsetMetadataTooLarge)
 }

@@ -124,4 +124,52 @@ var mutations = []mutation{
 		Edits: []edit{{File: "resolver/produce.go", Old: "\t\tif err := p.app.txn.verify(h, p.app.prod.m); err != nil { // X4, X5\n", New: "\t\tif err := error(nil); err != nil && h.Records < 0 {\n"}},
 		Tests: []testRun{{Pkg: "./resolver/", Run: "TestTxnVerification|TestTxnZombieFenced"}},
 	},
+	{
+		Name:  "endtxn-offsets-batch-per-group",
+		Rule:  "offsets O6: a transaction's offsets move with its Complete state in one synced batch",
+		Edits: []edit{{File: "offsets/txn.go", Old: "\t\tif err := s.endGroup(b, g, t.ID, commit); err != nil {\n\t\t\treturn err\n\t\t}\n", New: "\t\tif err := s.endGroup(b, g, t.ID, commit); err != nil {\n\t\t\treturn err\n\t\t}\n\t\t_ = s.db.Apply(b, pebble.Sync)\n\t\tb = s.db.NewBatch()\n"}},
+		Tests: []testRun{{Pkg: "./offsets/", Run: "TestEndTxnAtomicAcrossCrash"}},
+	},
+	{
+		Name:  "txn-offsets-committed-at-once",
+		Rule:  "kafka/txn X15, offsets O5: TxnOffsetCommit offsets stay pending until their transaction commits",
+		Edits: []edit{{File: "kafka/txn/offsets.go", Old: "if err := c.store.PutPending(req.TransactionalID, req.Group, pending); err != nil {", New: "if err := c.store.Commit(req.Group, pending); err != nil {"}},
+		Tests: []testRun{
+			{Pkg: "./kafka/txn/", Run: "TestTxnOffsetCommitVisibility"},
+			{Pkg: "./test/", Run: "TestTxnOffsetCommitVisibility|TestCrashTransactionsEndToEnd"},
+		},
+	},
+	{
+		Name:  "no-recovery-of-decided-txns",
+		Rule:  "kafka/txn X14: transactions found in PrepareCommit or PrepareAbort are completed at open",
+		Edits: []edit{{File: "kafka/txn/coordinator.go", Old: "\t\tif err := c.completeLocked(t); err != nil {\n\t\t\tc.log.Warn(\"txn-recovery-incomplete\"", New: "\t\tif err := error(nil); err != nil {\n\t\t\tc.log.Warn(\"txn-recovery-incomplete\""}},
+		Tests: []testRun{
+			{Pkg: "./kafka/txn/", Run: "TestRecoveryCompletesPreparedAndReregisters"},
+			{Pkg: "./test/", Run: "TestCrashTransactionsEndToEnd"},
+		},
+	},
+	{
+		Name:  "offsets-completed-before-markers",
+		Rule:  "kafka/txn X13: markers are durable on every partition before the offsets and the Complete state",
+		Edits: []edit{{File: "kafka/txn/end.go", Old: "\tif err := c.writeMarkers(st, commit); err != nil {\n\t\treturn err\n\t}\n\tdone := st\n", New: "\tdone := st\n\tdefer c.writeMarkers(st, commit)\n"}},
+		Tests: []testRun{{Pkg: "./test/", Run: "TestCrashTransactionsEndToEnd"}},
+	},
+	{
+		Name:  "init-does-not-fence-ongoing",
+		Rule:  "kafka/txn X12: InitProducerId aborts an ongoing transaction with a bumped epoch first",
+		Edits: []edit{{File: "kafka/txn/init.go", Old: "\t\treturn c.fenceTransition(st, now), errNone\n", New: "\t\treturn emptied(st, timeout, now), errNone\n"}},
+		Tests: []testRun{
+			{Pkg: "./kafka/txn/", Run: "TestInitProducerIDAbortsOngoing"},
+			{Pkg: "./test/", Run: "TestTxnZombieFenced"},
+		},
+	},
+	{
+		Name:  "require-stable-ignored",
+		Rule:  "offsets O7: OffsetFetch require_stable answers UNSTABLE_OFFSET_COMMIT for pending offsets",
+		Edits: []edit{{File: "kafka/group/commit.go", Old: "\tif code != errNone || !requireStable {\n", New: "\tif code != errNone || requireStable || !requireStable {\n"}},
+		Tests: []testRun{
+			{Pkg: "./kafka/group/", Run: "TestOffsetFetchRequireStable"},
+			{Pkg: "./test/", Run: "TestTxnOffsetCommitVisibility"},
+		},
+	},
 }

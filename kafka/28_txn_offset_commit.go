@@ -1,0 +1,26 @@
+package kafka
+
+// TxnOffsetCommit (key 28), versions 0–3.
+//
+//   v1  same as v0.
+//   v2  committed leader epoch.
+//   v3  flexible; generation, member id and group instance id (KIP-447),
+//       checked as OffsetCommit checks them.
+//
+// The offsets are stored pending (offsets O5): invisible to OffsetFetch
+// until the transaction commits, dropped if it aborts (X15). Left out:
+// v4+ (KIP-890).
+
+import "github.com/twmb/franz-go/pkg/kmsg"
+
+func handleTxnOffsetCommit(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
+	c, err := s.txnCoordinator()
+	if err != nil {
+		return nil, err
+	}
+	g, err := s.coordinator()
+	if err != nil {
+		return nil, err
+	}
+	return c.TxnOffsetCommit(req.(*kmsg.TxnOffsetCommitRequest), g), nil
+}

@@ -1,0 +1,178 @@
+package txn
+
+import (
+	"slices"
+
+	"github.com/kgateway/kgateway/offsets"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+)
+
+// AddPartitionsToTxn handles AddPartitionsToTxn v0–3 (the client form; v4+
+// is broker to broker and not served). Kafka's order of checks: unknown
+// partitions get UNKNOWN_TOPIC_OR_PARTITION and the others
+// OPERATION_NOT_ATTEMPTED; then the transaction's own checks (X11) apply to
+// every partition. Partitions are added durably before they are
+// registered with the resolver (X13), so a transactional batch is never
+// accepted on a partition the transaction could forget to mark.
+func (c *Coordinator) AddPartitionsToTxn(req *kmsg.AddPartitionsToTxnRequest) *kmsg.AddPartitionsToTxnResponse {
+	resp := req.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
+	var tps []offsets.TopicPartition
+	unknown := map[offsets.TopicPartition]bool{}
+	for _, rt := range req.Topics {
+		for _, p := range rt.Partitions {
+			tp := offsets.TopicPartition{Topic: rt.Topic, Partition: p}
+			if !c.cfg.Topics.PartitionExists(rt.Topic, p) {
+				unknown[tp] = true
+			}
+			tps = append(tps, tp)
+		}
+	}
+	var code int16
+	if len(unknown) == 0 {
+		code = c.addPartitions(req.TransactionalID, req.ProducerID, req.ProducerEpoch, tps)
+	}
+	code = fencedFor(code, req.Version, 2)
+	for _, rt := range req.Topics {
+		t := kmsg.NewAddPartitionsToTxnResponseTopic()
+		t.Topic = rt.Topic
+		for _, p := range rt.Partitions {
+			rp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p, code
+			if len(unknown) > 0 {
+				rp.ErrorCode = errNotAttempted
+				if unknown[offsets.TopicPartition{Topic: rt.Topic, Partition: p}] {
+					rp.ErrorCode = errUnknownTopic
+				}
+			}
+			t.Partitions = append(t.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, t)
+	}
+	return resp
+}
+
+// addPartitions adds tps to the ongoing transaction (starting one if
+// need be), durably, then registers them with the resolver.
+func (c *Coordinator) addPartitions(id string, pid int64, epoch int16, tps []offsets.TopicPartition) int16 {
+	t, code := c.producerTxn(id, pid, epoch)
+	if code != errNone {
+		return code
+	}
+	defer t.mu.Unlock()
+	var have []offsets.TopicPartition
+	if t.st.State == offsets.TxnOngoing {
+		have = t.st.Partitions
+	}
+	added := newPartitions(have, tps)
+	if len(added) == 0 && t.st.State == offsets.TxnOngoing {
+		return errNone // all there already (Kafka answers at once)
+	}
+	next := c.begin(t.st)
+	next.Partitions = append(slices.Clone(next.Partitions), added...)
+	if len(next.Partitions) > c.cfg.MaxPartitionsPerTxn || c.overHeld(t, next) {
+		return errPolicy // X17
+	}
+	if err := c.persist(t, next); err != nil {
+		return errCoordinatorNA
+	}
+	for _, tp := range added {
+		if err := c.parts.AddTxnPartition(tp.Topic, tp.Partition, t.st.ProducerID, t.st.Epoch); err != nil {
+			// Durably in the transaction but not registered: its batches
+			// are refused and its marker is a no-op (idempotent).
+			c.log.Warn("txn-register-partition-failed", zap.String("transactional-id", id),
+				zap.Stringer("partition", tp), zap.Error(err))
+			if !c.cfg.Topics.PartitionExists(tp.Topic, tp.Partition) {
+				return errUnknownTopic
+			}
+			return errUnknownServer
+		}
+	}
+	return errNone
+}
+
+// AddOffsetsToTxn handles AddOffsetsToTxn v0–3: the group joins the
+// transaction, so its TxnOffsetCommit offsets are completed with it (X15).
+func (c *Coordinator) AddOffsetsToTxn(req *kmsg.AddOffsetsToTxnRequest) *kmsg.AddOffsetsToTxnResponse {
+	resp := req.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
+	resp.ErrorCode = fencedFor(c.addGroup(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group), req.Version, 2)
+	return resp
+}
+
+func (c *Coordinator) addGroup(id string, pid int64, epoch int16, group string) int16 {
+	if len(group) > maxIDLen {
+		return errInvalidGroupID
+	}
+	t, code := c.producerTxn(id, pid, epoch)
+	if code != errNone {
+		return code
+	}
+	defer t.mu.Unlock()
+	if t.st.State == offsets.TxnOngoing && slices.Contains(t.st.Groups, group) {
+		return errNone
+	}
+	next := c.begin(t.st)
+	next.Groups = append(slices.Clone(next.Groups), group)
+	if len(next.Groups) > c.cfg.MaxGroupsPerTxn || c.overHeld(t, next) {
+		return errPolicy // X17
+	}
+	if err := c.persist(t, next); err != nil {
+		return errCoordinatorNA
+	}
+	return errNone
+}
+
+// producerTxn returns id's transaction locked if (pid, epoch) is its
+// producer and it can take a new partition or group: Kafka's checks in
+// handleAddPartitionsToTransaction (X11).
+func (c *Coordinator) producerTxn(id string, pid int64, epoch int16) (*txn, int16) {
+	if id == "" {
+		return nil, errInvalidRequest
+	}
+	t := c.lookup(id)
+	if t == nil {
+		return nil, errInvalidMapping
+	}
+	code := errNone
+	switch {
+	case t.st.ProducerID != pid:
+		code = errInvalidMapping
+	case t.st.Epoch != epoch:
+		code = errFenced
+	case t.st.State == offsets.TxnPrepareCommit || t.st.State == offsets.TxnPrepareAbort:
+		code = errConcurrent
+	}
+	if code != errNone {
+		t.mu.Unlock()
+		return nil, code
+	}
+	return t, errNone
+}
+
+// begin returns st as Ongoing: a transaction that was not running starts
+// now, with nothing in it yet.
+func (c *Coordinator) begin(st offsets.Txn) offsets.Txn {
+	now := c.clock.Now()
+	if st.State != offsets.TxnOngoing {
+		st.State, st.StartTime = offsets.TxnOngoing, now
+		st.Partitions, st.Groups = nil, nil
+	}
+	st.UpdateTime = now
+	return st
+}
+
+// newPartitions returns the partitions of tps not in have, once each.
+func newPartitions(have, tps []offsets.TopicPartition) []offsets.TopicPartition {
+	seen := make(map[offsets.TopicPartition]bool, len(have))
+	for _, tp := range have {
+		seen[tp] = true
+	}
+	var out []offsets.TopicPartition
+	for _, tp := range tps {
+		if !seen[tp] {
+			seen[tp] = true
+			out = append(out, tp)
+		}
+	}
+	return out
+}

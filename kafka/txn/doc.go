@@ -1,0 +1,69 @@
+// Package txn is kgateway's transaction coordinator (KIP-98, KIP-447): the
+// transactional side of InitProducerId, AddPartitionsToTxn,
+// AddOffsetsToTxn, EndTxn, TxnOffsetCommit, DescribeTransactions and
+// ListTransactions. This node coordinates every transactional id. The
+// partition side (transactional batches, markers, the last stable offset,
+// aborted-transaction indexes) is the resolver's (resolver/doc.go, X1–X9);
+// the durable state is the offsets store's (offsets O4–O7).
+//
+// A transactional id moves through Kafka's states (transaction version 1;
+// KIP-890 part 2 is not served):
+//
+//	Empty ---AddPartitions/AddOffsets---> Ongoing ---EndTxn---> PrepareCommit | PrepareAbort
+//	  ^                                      |                          |
+//	  |                                      +--timeout / InitProducerId (fence)--> PrepareAbort
+//	  +---InitProducerId--- CompleteCommit | CompleteAbort <---markers, offsets--+
+//
+// Invariants, cited as X10… in code and tests:
+//
+//   - X10 Every transition is written to the offsets store (synced) before
+//     it takes effect in memory or is answered; after a crash the state is
+//     the last one written.
+//   - X11 Errors are Kafka's, in Kafka's order of checks: an unknown id or
+//     another producer id is INVALID_PRODUCER_ID_MAPPING, another epoch is
+//     PRODUCER_FENCED (INVALID_PRODUCER_EPOCH for request versions before
+//     KIP-588: InitProducerId v4, AddPartitionsToTxn, AddOffsetsToTxn and
+//     EndTxn v2; TxnOffsetCommit always INVALID_PRODUCER_EPOCH), a
+//     transaction being completed is CONCURRENT_TRANSACTIONS, and an EndTxn
+//     contradicting a decided transaction, or with none running, is
+//     INVALID_TXN_STATE. transaction.timeout.ms must be in (0,
+//     transaction.max.timeout.ms] (INVALID_TRANSACTION_TIMEOUT).
+//   - X12 InitProducerId bumps the epoch (a new id: a fresh producer id at
+//     epoch 0; an exhausted epoch: a fresh producer id), so the previous
+//     incarnation is fenced. An Ongoing transaction is first aborted with a
+//     bumped epoch that is never handed out, and the client gets
+//     CONCURRENT_TRANSACTIONS, retries, and gets the next epoch. KIP-360: a
+//     client naming its producer id and epoch gets the bump only when they
+//     are current, or the same answer again when it retries the last bump.
+//   - X13 A partition is added to the transaction durably before it is
+//     registered with the resolver, so no transactional batch is accepted
+//     on a partition the transaction could fail to mark. EndTxn writes the
+//     decision (PrepareCommit or PrepareAbort) first, then a marker on every
+//     partition, then completes the transaction's offsets together with the
+//     Complete state in one batch (O6): every partition and every offset of
+//     a transaction commits, or every one aborts.
+//   - X14 Recovery: NewCoordinator, before anything is served, completes
+//     every transaction found in PrepareCommit or PrepareAbort (markers are
+//     idempotent, resolver contract) and registers every partition of every
+//     Ongoing transaction again (registrations are in memory only).
+//   - X15 TxnOffsetCommit offsets are stored pending, under the
+//     transaction's lock, only while the transaction is Ongoing with the
+//     group added by AddOffsetsToTxn (else INVALID_TXN_STATE); they become
+//     visible only when it commits and are dropped when it aborts.
+//   - X16 An Ongoing transaction older than its timeout is aborted with a
+//     bumped epoch, fencing its producer, by the loop run every
+//     transaction.abort.timed.out.transaction.cleanup.interval.ms, which
+//     also finishes transactions whose markers failed. An id idle (not
+//     running a transaction) for transactional.id.expiration.ms is removed.
+//   - X17 What a client can grow is bounded: transactional ids kept
+//     (MaxTransactionalIDs), partitions and groups per transaction
+//     (MaxPartitionsPerTxn, MaxGroupsPerTxn) and of all transactions
+//     together (MaxHeldEntries), each answered POLICY_VIOLATION beyond its
+//     bound; ids and group names to Kafka's string length; markers written
+//     at once per transaction.
+//
+// Lock order: Coordinator.mu is never held while waiting for a txn's lock,
+// and a txn's lock is held across its store writes and markers, so the
+// requests of one transactional id, the timeout loop and expiration are
+// serialized per id.
+package txn

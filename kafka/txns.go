@@ -1,0 +1,59 @@
+package kafka
+
+// Plumbing between the wire layer and the transaction coordinator
+// (kafka/txn): its lifecycle over the offsets store and the resolver. The
+// handlers are 22_, 24_–26_, 28_, 65_ and 66_*.go, and Produce and
+// OffsetFetch consult it (00_, 09_).
+
+import (
+	"errors"
+
+	"github.com/kgateway/kgateway/kafka/txn"
+)
+
+// errNoTxnCoordinator closes the connection of a transactional request
+// sent to a server built without an offset store. Clients only get there
+// without FindCoordinator (which answers COORDINATOR_NOT_AVAILABLE).
+var errNoTxnCoordinator = errors.New("kafka: no transaction coordinator configured (Config.Offsets is nil)")
+
+// startTxns creates the transaction coordinator over cfg.Offsets, if set.
+// It recovers every transaction before it returns (X14), so nothing is
+// served before the partitions of ongoing transactions are registered
+// again and decided transactions are completed.
+func (s *Server) startTxns() error {
+	if s.cfg.Offsets == nil {
+		return nil
+	}
+	tcfg := s.cfg.Txn
+	if tcfg.Logger == nil {
+		tcfg.Logger = s.log.Named("txn")
+	}
+	if tcfg.Partitions == nil {
+		tcfg.Partitions = s.res
+	}
+	if tcfg.Topics == nil {
+		tcfg.Topics = topicChecker{s}
+	}
+	c, err := txn.NewCoordinator(s.cfg.Offsets, tcfg)
+	if err != nil {
+		return err
+	}
+	s.txns = c
+	return nil
+}
+
+func (s *Server) stopTxns() {
+	if s.txns != nil {
+		s.txns.Close()
+	}
+}
+
+// txnCoordinator returns the transaction coordinator or the error that
+// closes the connection.
+func (s *Server) txnCoordinator() (*txn.Coordinator, error) {
+	if s.txns == nil {
+		s.log.Warn("txn-request-without-coordinator")
+		return nil, errNoTxnCoordinator
+	}
+	return s.txns, nil
+}
