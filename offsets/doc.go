@@ -13,6 +13,15 @@
 //   - O3 Nothing here affects what the ledger keeps or reads: this package
 //     imports neither ledger/ nor storage/, and its keyspace is its own
 //     pebble directory.
+//   - O20 A classic group's membership (leader, members with their
+//     protocols, timeouts, static instance ids and assignments) is written
+//     with its metadata record in one synced batch (PutClassicGroup), and
+//     only then may the group coordinator answer the request that made the
+//     change visible. A group without members has no membership record.
+//   - O21 A restart keeps every persisted membership (ClassicGroups): only
+//     a group recorded as active without one (a crash in its first
+//     rebalance) becomes empty at Open. DeleteGroup removes the membership
+//     with the offsets.
 //
 // Retention follows Kafka (KIP-211, offsets.retention.minutes): the offsets
 // of a group that uses group management expire once the group has been
