@@ -16,8 +16,7 @@ import (
 //	             protocols with their metadata, assignments)
 //
 // It exists only while the group has members; PutClassicGroup writes it and
-// the metadata record in one synced batch, so the two never disagree about
-// the generation a restart resumes.
+// the metadata record in one synced batch.
 const classicTag byte = 'c'
 
 // ErrTooLarge is returned by PutClassicGroup when the encoded membership
@@ -95,8 +94,10 @@ func (s *Store) PutClassicGroup(g ClassicGroup, maxBytes int) error {
 	return nil
 }
 
-// ClassicGroups returns every classic group that has persisted members,
-// with the metadata record beside them, by id (O21).
+// ClassicGroups returns every classic group that has persisted members, by
+// id (O21). The membership record carries the group's protocol type,
+// protocol, generation and state time as of its write: the metadata record
+// may since have moved on to a rebalance that never completed.
 func (s *Store) ClassicGroups() (map[string]ClassicGroup, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -116,15 +117,6 @@ func (s *Store) classicGroups() (map[string]ClassicGroup, error) {
 	for it.First(); it.Valid(); it.Next() {
 		id := string(it.Key()[1:])
 		g, err := decodeClassic(id, it.Value())
-		if err != nil {
-			return nil, err
-		}
-		meta, closer, err := s.db.Get(metaKey(id))
-		if err != nil {
-			return nil, fmt.Errorf("%w: group %q has members but no metadata: %v", ErrCorrupt, id, err)
-		}
-		g.Group, err = decodeGroup(id, meta)
-		closer.Close()
 		if err != nil {
 			return nil, err
 		}
@@ -153,6 +145,10 @@ func appendBytes(b, v []byte) []byte {
 
 func encodeClassic(g ClassicGroup) []byte {
 	b := []byte{recordVersion}
+	b = appendLenString(b, g.ProtocolType)
+	b = appendLenString(b, g.Protocol)
+	b = binary.AppendVarint(b, int64(g.Generation))
+	b = binary.AppendVarint(b, g.StateTime.UnixMilli())
 	b = appendLenString(b, g.Leader)
 	b = binary.AppendUvarint(b, uint64(len(g.Members)))
 	for _, m := range g.Members {
@@ -218,7 +214,7 @@ func (r *classicReader) uvarint() uint64 {
 	return v
 }
 
-func (r *classicReader) millis() time.Duration {
+func (r *classicReader) varint() int64 {
 	if r.bad {
 		return 0
 	}
@@ -228,8 +224,10 @@ func (r *classicReader) millis() time.Duration {
 		return 0
 	}
 	r.b = r.b[k:]
-	return time.Duration(v) * time.Millisecond
+	return v
 }
+
+func (r *classicReader) millis() time.Duration { return time.Duration(r.varint()) * time.Millisecond }
 
 func (r *classicReader) byte() byte {
 	if r.bad || len(r.b) == 0 {
@@ -258,7 +256,11 @@ func decodeClassic(id string, v []byte) (ClassicGroup, error) {
 		return ClassicGroup{}, fmt.Errorf("%w: members of group %q", ErrCorrupt, id)
 	}
 	r := &classicReader{b: v[1:]}
-	g := ClassicGroup{Leader: r.str()}
+	g := ClassicGroup{Group: Group{ID: id, State: GroupActive}}
+	g.ProtocolType, g.Protocol = r.str(), r.str()
+	g.Generation = int32(r.varint())
+	g.StateTime = time.UnixMilli(r.varint())
+	g.Leader = r.str()
 	n := r.count()
 	for i := 0; i < n && !r.bad; i++ {
 		m := ClassicMember{ID: r.str()}

@@ -45,6 +45,9 @@ type Config struct {
 	MaxMetadataBytes       int
 	RetentionCheckInterval time.Duration
 	NewMemberJoinTimeout   time.Duration
+	// MaxGroupStateBytes bounds a group's persisted membership (G8);
+	// default DefaultMaxGroupStateBytes.
+	MaxGroupStateBytes int
 }
 
 // Validate reports every problem with cfg at once.
@@ -57,8 +60,9 @@ func (cfg Config) Validate() error {
 		errs = append(errs, fmt.Errorf("group: config: group.min.session.timeout.ms %v > group.max.session.timeout.ms %v",
 			cfg.MinSessionTimeout, cfg.MaxSessionTimeout))
 	}
-	if cfg.MaxMetadataBytes < 0 {
-		errs = append(errs, fmt.Errorf("group: config: offset.metadata.max.bytes %d is negative", cfg.MaxMetadataBytes))
+	if cfg.MaxMetadataBytes < 0 || cfg.MaxGroupStateBytes < 0 {
+		errs = append(errs, fmt.Errorf("group: config: offset.metadata.max.bytes %d or group state bound %d is negative",
+			cfg.MaxMetadataBytes, cfg.MaxGroupStateBytes))
 	}
 	if cfg.RetentionCheckInterval < 0 || cfg.NewMemberJoinTimeout < 0 {
 		errs = append(errs, errors.New("group: config: intervals must not be negative"))
@@ -88,6 +92,9 @@ func (cfg Config) withDefaults() Config {
 	if cfg.NewMemberJoinTimeout == 0 {
 		cfg.NewMemberJoinTimeout = DefaultNewMemberJoinTimeout
 	}
+	if cfg.MaxGroupStateBytes == 0 {
+		cfg.MaxGroupStateBytes = DefaultMaxGroupStateBytes
+	}
 	return cfg
 }
 
@@ -111,8 +118,8 @@ type Coordinator struct {
 	}
 }
 
-// NewCoordinator loads the groups the store knows (all Empty: members are
-// not persisted) and starts the retention loop. The store stays owned by
+// NewCoordinator loads the groups the store knows (those persisted with
+// members Stable, G9; the others Empty) and starts the retention loop. The store stays owned by
 // the caller; Close the coordinator before the store.
 func NewCoordinator(store *offsets.Store, cfg Config) (*Coordinator, error) {
 	if err := cfg.Validate(); err != nil {
@@ -125,7 +132,15 @@ func NewCoordinator(store *offsets.Store, cfg Config) (*Coordinator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("group: load groups: %w", err)
 	}
+	withMembers, err := store.ClassicGroups()
+	if err != nil {
+		return nil, fmt.Errorf("group: load group members: %w", err)
+	}
 	for _, pg := range persisted {
+		if cg, ok := withMembers[pg.ID]; ok {
+			c.mu.groups[pg.ID] = c.loadGroup(cg)
+			continue
+		}
 		g := newGroup(c, pg.ID)
 		g.mu.protocolType = pg.ProtocolType
 		g.mu.generation = pg.Generation
