@@ -1,0 +1,167 @@
+package test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// restartMembers are the two group members the restart tests run: range
+// (eager, so any rebalance revokes everything and shows in the counts),
+// a session long enough to outlast the restart.
+func restartMembers(t *testing.T, addr, groupID, topic string) (*groupMember, *groupMember) {
+	t.Helper()
+	opts := []kgo.Opt{kgo.Balancers(kgo.RangeBalancer()), kgo.SessionTimeout(20 * time.Second)}
+	return newGroupMember(t, addr, groupID, topic, opts...), newGroupMember(t, addr, groupID, topic, opts...)
+}
+
+// memberView is what a member knows of its place in the group.
+type memberView struct {
+	id                string
+	generation        int32
+	revokes, assigned int
+}
+
+func viewOf(m *groupMember) memberView {
+	id, gen := m.cl.GroupMetadata()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return memberView{id: id, generation: gen, revokes: m.revokes, assigned: m.assigned}
+}
+
+func (v memberView) String() string {
+	return fmt.Sprintf("%s gen %d revokes %d assigned %d", v.id, v.generation, v.revokes, v.assigned)
+}
+
+func consumedBy(ms ...*groupMember) int {
+	n := 0
+	for _, m := range ms {
+		m.mu.Lock()
+		n += m.consumed
+		m.mu.Unlock()
+	}
+	return n
+}
+
+// produceAddr writes n records to each partition of topic at addr.
+func produceAddr(t *testing.T, addr, topic string, parts int32, n int, tag string) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var rs []*kgo.Record
+	for p := int32(0); p < parts; p++ {
+		for i := range n {
+			rs = append(rs, &kgo.Record{Topic: topic, Partition: p, Value: fmt.Appendf(nil, "%s-p%d-%d", tag, p, i)})
+		}
+	}
+	if err := cl.ProduceSync(testCtx(t), rs...).FirstErr(); err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+}
+
+// checkNoRebalance: after the server came back, both members consumed
+// what was produced since, the server accepts each member's id and
+// generation (heartbeat and offset commit), and neither member went
+// through a rebalance: same generation, no revoke or assignment, every
+// partition owned exactly once (G9).
+func checkNoRebalance(t *testing.T, addr, groupID, topic string, parts int32, before []memberView, ms ...*groupMember) {
+	t.Helper()
+	raw, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	for i, m := range ms {
+		hb := kmsg.NewPtrHeartbeatRequest()
+		hb.Group, hb.MemberID, hb.Generation = groupID, before[i].id, before[i].generation
+		if c := request[*kmsg.HeartbeatResponse](t, raw, hb).ErrorCode; c != 0 {
+			t.Fatalf("member %d heartbeat after the restart: %v", i, kerr.ErrorForCode(c))
+		}
+		commit := kmsg.NewPtrOffsetCommitRequest()
+		commit.Group, commit.MemberID, commit.Generation = groupID, before[i].id, before[i].generation
+		owned := m.ownedSet()
+		ct := kmsg.NewOffsetCommitRequestTopic()
+		ct.Topic = topic
+		ct.Partitions = []kmsg.OffsetCommitRequestTopicPartition{{Partition: owned[0], Offset: 1, LeaderEpoch: -1}}
+		commit.Topics = []kmsg.OffsetCommitRequestTopic{ct}
+		if c := request[*kmsg.OffsetCommitResponse](t, raw, commit).Topics[0].Partitions[0].ErrorCode; c != 0 {
+			t.Fatalf("member %d commit after the restart: %v", i, kerr.ErrorForCode(c))
+		}
+	}
+	if n := consumedBy(ms...); n != 2*int(parts)*5 {
+		t.Fatalf("%d records consumed, want %d: some were consumed twice", n, 2*parts*5)
+	}
+	if !ownedExactlyOnce(parts, ms...) {
+		t.Fatalf("after the restart: %s", assignments(ms...))
+	}
+	for i, m := range ms {
+		if after := viewOf(m); after != before[i] {
+			t.Fatalf("member %d went through a rebalance: before %v, after %v", i, before[i], after)
+		}
+	}
+}
+
+// G9: two franz-go members consume through a server restart with no
+// rebalance and no partition owned twice.
+func TestGroupMembersSurviveRestart(t *testing.T) {
+	g := newGateway(t)
+	const topic, groupID, parts = "survive", "survive-g", 4
+	g.createTopic(topic, parts)
+	a, b := restartMembers(t, g.addr, groupID, topic)
+	eventually(t, "two members split the partitions", func() bool { return ownedExactlyOnce(parts, a, b) })
+	produceAddr(t, g.addr, topic, parts, 5, "before")
+	eventually(t, "members consume", func() bool { return consumedBy(a, b) == parts*5 })
+	before := []memberView{viewOf(a), viewOf(b)}
+
+	g.restart()
+	produceAddr(t, g.addr, topic, parts, 5, "after")
+	eventually(t, "members consume after the restart", func() bool { return consumedBy(a, b) >= 2*parts*5 })
+	checkNoRebalance(t, g.addr, groupID, topic, parts, before, a, b)
+}
+
+// G9 through SIGKILL of the real binary, restarted on the same address:
+// the members go on without a rebalance.
+func TestGroupMembersSurviveKill(t *testing.T) {
+	dir := t.TempDir()
+	p := startBinary(t, dir)
+	addr := p.addr
+	const topic, groupID, parts = "kill-survive", "kill-survive-g", 4
+	createTopicAt(t, addr, topic, parts)
+	a, b := restartMembers(t, addr, groupID, topic)
+	eventually(t, "two members split the partitions", func() bool { return ownedExactlyOnce(parts, a, b) })
+	produceAddr(t, addr, topic, parts, 5, "before")
+	eventually(t, "members consume", func() bool { return consumedBy(a, b) == parts*5 })
+	before := []memberView{viewOf(a), viewOf(b)}
+
+	p.cmd.Process.Kill()
+	<-p.done
+	p = startBinary(t, dir, "--listen", addr)
+	produceAddr(t, addr, topic, parts, 5, "after")
+	eventually(t, "members consume after the kill", func() bool { return consumedBy(a, b) >= 2*parts*5 })
+	checkNoRebalance(t, addr, groupID, topic, parts, before, a, b)
+	a.close()
+	b.close()
+	p.stop(t)
+}
+
+// createTopicAt creates a topic on the server at addr.
+func createTopicAt(t *testing.T, addr, name string, partitions int32) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	resp, err := kadm.NewClient(cl).CreateTopic(testCtx(t), partitions, 1, nil, name)
+	if err != nil || resp.Err != nil {
+		t.Fatalf("create topic %s: %v %v", name, err, resp.Err)
+	}
+}
