@@ -5,6 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kgateway/kgateway/offsets"
+	"github.com/kgateway/kgateway/resolver"
+	"github.com/kgateway/kgateway/server"
+	"github.com/kgateway/kgateway/storage"
+	"github.com/kgateway/kgateway/storage/vfstest"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -164,4 +169,39 @@ func createTopicAt(t *testing.T, addr, name string, partitions int32) {
 	if err != nil || resp.Err != nil {
 		t.Fatalf("create topic %s: %v %v", name, err, resp.Err)
 	}
+}
+
+// G8, G9 through a machine crash (vfstest: only what was synced
+// survives), the server reopened on the crash image at the same address:
+// the membership the members were answered with was synced, so they go on
+// without a rebalance.
+func TestGroupMembersSurviveCrash(t *testing.T) {
+	m := vfstest.NewMachine(1) // + the offsets store's pebble
+	cfg := func(fs crashFS, listen string) server.Config {
+		return server.Config{DataDir: "/data", Listen: listen,
+			Storage:  storage.Options{FS: fs.files, PebbleFS: fs.index},
+			Offsets:  offsets.Options{PebbleFS: fs.group},
+			Resolver: resolver.Config{NumPartitions: 1, AutoCreate: true, RetentionCheckInterval: -1}}
+	}
+	s := startServer(t, cfg(crashFS{m.Files, m.Index, m.Others[0]}, "127.0.0.1:0"))
+	addr := s.Addr().String()
+	const topic, groupID, parts = "crash-survive", "crash-survive-g", 4
+	createTopicAt(t, addr, topic, parts)
+	a, b := restartMembers(t, addr, groupID, topic)
+	eventually(t, "two members split the partitions", func() bool { return ownedExactlyOnce(parts, a, b) })
+	produceAddr(t, addr, topic, parts, 5, "before")
+	eventually(t, "members consume", func() bool { return consumedBy(a, b) == parts*5 })
+	before := []memberView{viewOf(a), viewOf(b)}
+
+	img := m.Crash(vfstest.PebbleFirst, vfstest.SyncedOnly)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = startServer(t, cfg(crashFS{img.Files, img.Index, img.Others[0]}, addr))
+	defer s.Close()
+	produceAddr(t, addr, topic, parts, 5, "after")
+	eventually(t, "members consume after the crash", func() bool { return consumedBy(a, b) >= 2*parts*5 })
+	checkNoRebalance(t, addr, groupID, topic, parts, before, a, b)
+	a.close()
+	b.close()
 }
