@@ -57,6 +57,10 @@
 //     (Kafka's behaviour on loading a group): the time the server was down
 //     does not count, and a member that died meanwhile is removed one
 //     session timeout later (G4).
+//   - G10 A group holds at most MaxGroupSize (group.max.size) members and
+//     member ids handed out with MEMBER_ID_REQUIRED; a JoinGroup that would
+//     add one more gets GROUP_MAX_SIZE_REACHED. A static member replacing
+//     itself does not add one.
 //
 // Lock order: Coordinator.mu and group.mu are never held together; a group
 // removed from the map is first marked dead under its own lock, and lookups

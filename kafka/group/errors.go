@@ -20,4 +20,5 @@ var (
 	errUnknownTopic            = kerr.UnknownTopicOrPartition.Code
 	errSubscribedToTopic       = kerr.GroupSubscribedToTopic.Code
 	errInvalidRequest          = kerr.InvalidRequest.Code
+	errGroupFull               = kerr.GroupMaxSizeReached.Code
 )

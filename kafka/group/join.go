@@ -149,6 +149,11 @@ func (g *group) joinNewLocked(j joinReq) (joinResult, chan joinResult) {
 		if old, ok := g.mu.static[*j.instanceID]; ok {
 			return g.replaceStaticLocked(j, g.mu.members[old], id)
 		}
+	}
+	if len(g.mu.members)+len(g.mu.pending) >= g.c.cfg.MaxGroupSize {
+		return joinResult{code: errGroupFull, memberID: noMember}, nil // G10
+	}
+	if j.instanceID != nil {
 		return g.addAndRebalanceLocked(j, id)
 	}
 	if j.version >= 4 {

@@ -144,3 +144,30 @@ func TestOversizedAssignmentRefused(t *testing.T) {
 	h.restart()
 	code(t, "heartbeat after restart", h.heartbeat("g", r.MemberID, r.Generation), kerr.UnknownMemberID)
 }
+
+// G10: members plus handed-out member ids are bounded: first JoinGroups
+// past group.max.size get GROUP_MAX_SIZE_REACHED instead of growing the
+// group, and a static member replacing itself still gets in.
+func TestGroupMaxSize(t *testing.T) {
+	h := &harness{t: t, clock: newFakeClock(), dir: t.TempDir(), cfg: Config{MaxGroupSize: 3}}
+	h.open()
+	inst := "static"
+	sj := newJoin("g", "")
+	sj.InstanceID = &inst
+	r := h.await(h.joinAsync(sj))
+	code(t, "static join", r.ErrorCode, nil)
+	code(t, "sync", h.awaitSync(h.syncAsync("g", r.MemberID, r.Generation, nil)).ErrorCode, nil)
+	for range 2 {
+		code(t, "first join", h.await(h.joinAsync(newJoin("g", ""))).ErrorCode, kerr.MemberIDRequired)
+	}
+	full := h.await(h.joinAsync(newJoin("g", "")))
+	code(t, "join past the bound", full.ErrorCode, kerr.GroupMaxSizeReached)
+	code(t, "static replacement at the bound", h.await(h.joinAsync(sj)).ErrorCode, nil)
+	g := h.c.lookup("g")
+	g.mu.Lock()
+	n := len(g.mu.members) + len(g.mu.pending)
+	g.mu.Unlock()
+	if n != 3 {
+		t.Fatalf("%d members and pending ids, want 3", n)
+	}
+}
