@@ -171,3 +171,40 @@ func TestGroupMaxSize(t *testing.T) {
 		t.Fatalf("%d members and pending ids, want 3", n)
 	}
 }
+
+// G8: a static member's replacement that cannot be made durable is
+// undone: the rejoin gets the error and the old member id stays the
+// instance's, its session going on.
+func TestStaticReplacementUndoneWhenNotDurable(t *testing.T) {
+	h := &harness{t: t, clock: newFakeClock(), dir: t.TempDir(), cfg: Config{MaxGroupStateBytes: 400}}
+	h.open()
+	inst := "instance-1"
+	sj := newJoin("g", "")
+	sj.InstanceID = &inst
+	r := h.await(h.joinAsync(sj))
+	code(t, "static join", r.ErrorCode, nil)
+	code(t, "sync", h.awaitSync(h.syncAsync("g", r.MemberID, r.Generation, map[string]string{r.MemberID: "S"})).ErrorCode, nil)
+
+	// The same protocol with metadata that takes the membership past the
+	// bound: no rebalance is needed, so the replacement must be persisted.
+	re := newJoin("g", "")
+	re.InstanceID = &inst
+	re.Protocols[0].Metadata = append(consumerMeta("t"), make([]byte, 500)...)
+	code(t, "oversized replacement", h.await(h.joinAsync(re)).ErrorCode, kerr.UnknownServerError)
+	if d := h.describe("g"); d.State != "Stable" || len(d.Members) != 1 || d.Members[0].MemberID != r.MemberID {
+		t.Fatalf("after the undone replacement %+v", d)
+	}
+	g := h.c.lookup("g")
+	g.mu.Lock()
+	owner := g.mu.static[inst]
+	g.mu.Unlock()
+	if owner != r.MemberID {
+		t.Fatalf("instance owned by %q after the undone replacement, want %q", owner, r.MemberID)
+	}
+	// No heartbeat (it would restart the session): the old id's session
+	// timer runs again and removes it.
+	h.clock.Advance(testSession + time.Millisecond)
+	if d := h.describe("g"); len(d.Members) != 0 {
+		t.Fatalf("silent member not removed after its session: %+v", d)
+	}
+}
