@@ -264,9 +264,13 @@ func decodeClassic(id string, v []byte) (ClassicGroup, error) {
 	n := r.count()
 	for i := 0; i < n && !r.bad; i++ {
 		m := ClassicMember{ID: r.str()}
-		if r.byte() == 1 {
+		switch r.byte() {
+		case 0:
+		case 1:
 			inst := r.str()
 			m.InstanceID = &inst
+		default:
+			r.bad = true
 		}
 		m.ClientID, m.ClientHost = r.str(), r.str()
 		m.SessionTimeout, m.RebalanceTimeout = r.millis(), r.millis()
