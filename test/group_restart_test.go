@@ -17,11 +17,14 @@ import (
 )
 
 // restartMembers are the two group members the restart tests run: range
-// (eager, so any rebalance revokes everything and shows in the counts),
-// a session long enough to outlast the restart.
-func restartMembers(t *testing.T, addr, groupID, topic string) (*groupMember, *groupMember) {
+// unless a balancer is given (eager, so any rebalance revokes everything
+// and shows in the counts), a session long enough to outlast the restart.
+func restartMembers(t *testing.T, addr, groupID, topic string, balancer ...kgo.GroupBalancer) (*groupMember, *groupMember) {
 	t.Helper()
-	opts := []kgo.Opt{kgo.Balancers(kgo.RangeBalancer()), kgo.SessionTimeout(20 * time.Second)}
+	if len(balancer) == 0 {
+		balancer = []kgo.GroupBalancer{kgo.RangeBalancer()}
+	}
+	opts := []kgo.Opt{kgo.Balancers(balancer...), kgo.SessionTimeout(20 * time.Second)}
 	return newGroupMember(t, addr, groupID, topic, opts...), newGroupMember(t, addr, groupID, topic, opts...)
 }
 
@@ -115,21 +118,27 @@ func checkNoRebalance(t *testing.T, addr, groupID, topic string, parts int32, be
 }
 
 // G9: two franz-go members consume through a server restart with no
-// rebalance and no partition owned twice.
+// rebalance and no partition owned twice, with the eager range balancer
+// and the cooperative-sticky one.
 func TestGroupMembersSurviveRestart(t *testing.T) {
-	g := newGateway(t)
-	const topic, groupID, parts = "survive", "survive-g", 4
-	g.createTopic(topic, parts)
-	a, b := restartMembers(t, g.addr, groupID, topic)
-	eventually(t, "two members split the partitions", func() bool { return ownedExactlyOnce(parts, a, b) })
-	produceAddr(t, g.addr, topic, parts, 5, "before")
-	eventually(t, "members consume", func() bool { return consumedBy(a, b) == parts*5 })
-	before := []memberView{viewOf(a), viewOf(b)}
+	for _, balancer := range []kgo.GroupBalancer{kgo.RangeBalancer(), kgo.CooperativeStickyBalancer()} {
+		t.Run(balancer.ProtocolName(), func(t *testing.T) {
+			g := newGateway(t)
+			const parts = 4
+			topic, groupID := "survive-"+balancer.ProtocolName(), "survive-g-"+balancer.ProtocolName()
+			g.createTopic(topic, parts)
+			a, b := restartMembers(t, g.addr, groupID, topic, balancer)
+			eventually(t, "two members split the partitions", func() bool { return ownedExactlyOnce(parts, a, b) })
+			produceAddr(t, g.addr, topic, parts, 5, "before")
+			eventually(t, "members consume", func() bool { return consumedBy(a, b) == parts*5 })
+			before := []memberView{viewOf(a), viewOf(b)}
 
-	g.restart()
-	produceAddr(t, g.addr, topic, parts, 5, "after")
-	eventually(t, "members consume after the restart", func() bool { return consumedBy(a, b) >= 2*parts*5 })
-	checkNoRebalance(t, g.addr, groupID, topic, parts, before, a, b)
+			g.restart()
+			produceAddr(t, g.addr, topic, parts, 5, "after")
+			eventually(t, "members consume after the restart", func() bool { return consumedBy(a, b) >= 2*parts*5 })
+			checkNoRebalance(t, g.addr, groupID, topic, parts, before, a, b)
+		})
+	}
 }
 
 // G9 through SIGKILL of the real binary, restarted on the same address:

@@ -208,3 +208,32 @@ func TestStaticReplacementUndoneWhenNotDurable(t *testing.T) {
 		t.Fatalf("silent member not removed after its session: %+v", d)
 	}
 }
+
+// G8: a rebalance in progress is not persisted. A restart after the
+// JoinGroup answers of generation N+1 but before the leader's SyncGroup
+// resumes generation N: its members go on, a sync of N+1 is refused.
+func TestRestartMidRebalanceResumesLastGeneration(t *testing.T) {
+	h := newHarness(t)
+	ids, gen := h.stableGroup("g", 2)
+	newID, newJoinCh := h.joinStart("g")
+	rejoins := []<-chan joinOut{h.joinAsync(newJoin("g", ids[0])), h.joinAsync(newJoin("g", ids[1]))}
+	if r := h.await(newJoinCh); r.Generation != gen+1 {
+		t.Fatalf("new member joined generation %d, want %d", r.Generation, gen+1)
+	}
+	for _, ch := range rejoins {
+		h.await(ch)
+	}
+	if st := h.state("g"); st != "CompletingRebalance" {
+		t.Fatalf("state %s before the restart", st)
+	}
+	h.restart()
+
+	if st := h.state("g"); st != "Stable" {
+		t.Fatalf("state %s after the restart", st)
+	}
+	for _, id := range ids {
+		code(t, "member of the last completed generation", h.heartbeat("g", id, gen), nil)
+	}
+	code(t, "sync of the unfinished generation", h.awaitSync(h.syncAsync("g", ids[0], gen+1, nil)).ErrorCode, kerr.IllegalGeneration)
+	code(t, "member of the unfinished generation", h.heartbeat("g", newID, gen+1), kerr.UnknownMemberID)
+}
