@@ -16,19 +16,15 @@ var ErrClosed = errors.New("group: coordinator closed")
 
 // Kafka's broker defaults for the group settings below.
 const (
-	DefaultMinSessionTimeout      = 6 * time.Second  // group.min.session.timeout.ms
-	DefaultMaxSessionTimeout      = 30 * time.Minute // group.max.session.timeout.ms
-	DefaultMaxMetadataBytes       = 4096             // offset.metadata.max.bytes
-	DefaultRetentionCheckInterval = 10 * time.Minute // offsets.retention.check.interval.ms
-	DefaultNewMemberJoinTimeout   = 5 * time.Minute  // GroupCoordinator.NewMemberJoinTimeoutMs
-	// DefaultMaxGroupSize is group.max.size. Kafka's default is
-	// unbounded; here a group is bounded (G10) so that first JoinGroups
-	// cannot grow a group's pending member ids without limit.
-	DefaultMaxGroupSize       = 1000
-	maxGroupIDLen             = 1 << 15     // a Kafka string's length limit
-	noMember                  = ""          // JoinGroupRequest.UNKNOWN_MEMBER_ID
-	noGeneration        int32 = -1          // simple consumers commit with -1
-	authOpsNotRequested int32 = -2147483648 // DescribeGroups without IncludeAuthorizedOperations
+	DefaultMinSessionTimeout            = 6 * time.Second  // group.min.session.timeout.ms
+	DefaultMaxSessionTimeout            = 30 * time.Minute // group.max.session.timeout.ms
+	DefaultMaxMetadataBytes             = 4096             // offset.metadata.max.bytes
+	DefaultRetentionCheckInterval       = 10 * time.Minute // offsets.retention.check.interval.ms
+	DefaultNewMemberJoinTimeout         = 5 * time.Minute  // GroupCoordinator.NewMemberJoinTimeoutMs
+	maxGroupIDLen                       = 1 << 15          // a Kafka string's length limit
+	noMember                            = ""               // JoinGroupRequest.UNKNOWN_MEMBER_ID
+	noGeneration                  int32 = -1               // simple consumers commit with -1
+	authOpsNotRequested           int32 = -2147483648      // DescribeGroups without IncludeAuthorizedOperations
 )
 
 // TopicChecker tells the coordinator whether a partition exists, so that
@@ -67,9 +63,12 @@ func (cfg Config) Validate() error {
 		errs = append(errs, fmt.Errorf("group: config: group.min.session.timeout.ms %v > group.max.session.timeout.ms %v",
 			cfg.MinSessionTimeout, cfg.MaxSessionTimeout))
 	}
-	if cfg.MaxMetadataBytes < 0 || cfg.MaxGroupStateBytes < 0 || cfg.MaxGroupSize < 0 {
-		errs = append(errs, fmt.Errorf("group: config: offset.metadata.max.bytes %d, group state bound %d or group.max.size %d is negative",
-			cfg.MaxMetadataBytes, cfg.MaxGroupStateBytes, cfg.MaxGroupSize))
+	if cfg.MaxMetadataBytes < 0 {
+		errs = append(errs, fmt.Errorf("group: config: offset.metadata.max.bytes %d is negative", cfg.MaxMetadataBytes))
+	}
+	if cfg.MaxGroupStateBytes < 0 || cfg.MaxGroupSize < 0 {
+		errs = append(errs, fmt.Errorf("group: config: group state bound %d or group.max.size %d is negative",
+			cfg.MaxGroupStateBytes, cfg.MaxGroupSize))
 	}
 	if cfg.RetentionCheckInterval < 0 || cfg.NewMemberJoinTimeout < 0 {
 		errs = append(errs, errors.New("group: config: intervals must not be negative"))
@@ -129,8 +128,8 @@ type Coordinator struct {
 }
 
 // NewCoordinator loads the groups the store knows (those persisted with
-// members Stable, G9; the others Empty) and starts the retention loop. The store stays owned by
-// the caller; Close the coordinator before the store.
+// members Stable, G9; the others Empty) and starts the retention loop. The
+// store stays owned by the caller; Close the coordinator before the store.
 func NewCoordinator(store *offsets.Store, cfg Config) (*Coordinator, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err

@@ -15,6 +15,11 @@ import (
 // metadata past it fail the SyncGroup, as Kafka's storeGroup does.
 const DefaultMaxGroupStateBytes = 1048588
 
+// DefaultMaxGroupSize is group.max.size. Kafka's default is unbounded;
+// here a group is bounded (G10) so that first JoinGroups cannot grow a
+// group's pending member ids without limit.
+const DefaultMaxGroupSize = 1000
+
 var errUnknownServer = kerr.UnknownServerError.Code
 
 // stateLocked is the group as persisted (offsets O20): its metadata and,
