@@ -237,3 +237,17 @@ func TestRestartMidRebalanceResumesLastGeneration(t *testing.T) {
 	code(t, "sync of the unfinished generation", h.awaitSync(h.syncAsync("g", ids[0], gen+1, nil)).ErrorCode, kerr.IllegalGeneration)
 	code(t, "member of the unfinished generation", h.heartbeat("g", newID, gen+1), kerr.UnknownMemberID)
 }
+
+// The new bounds refuse negative values; zero means the default.
+func TestConfigBounds(t *testing.T) {
+	if err := (Config{MaxGroupStateBytes: -1}).Validate(); err == nil {
+		t.Fatal("negative MaxGroupStateBytes accepted")
+	}
+	if err := (Config{MaxGroupSize: -1}).Validate(); err == nil {
+		t.Fatal("negative MaxGroupSize accepted")
+	}
+	cfg := Config{}.withDefaults()
+	if cfg.MaxGroupStateBytes != DefaultMaxGroupStateBytes || cfg.MaxGroupSize != DefaultMaxGroupSize {
+		t.Fatalf("defaults %d %d", cfg.MaxGroupStateBytes, cfg.MaxGroupSize)
+	}
+}
