@@ -28,6 +28,15 @@
 //   - O7 PendingPartitions answers which partitions of a group have a
 //     pending offset of any transaction, so OffsetFetch with require_stable
 //     can refuse them (UNSTABLE_OFFSET_COMMIT).
+//   - O20 A classic group's membership (leader, members with their
+//     protocols, timeouts, static instance ids and assignments) is written
+//     with its metadata record in one synced batch (PutClassicGroup), and
+//     only then may the group coordinator answer the request that made the
+//     change visible. A group without members has no membership record.
+//   - O21 A restart keeps every persisted membership (ClassicGroups): only
+//     a group recorded as active without one (a crash in its first
+//     rebalance) becomes empty at Open. DeleteGroup removes the membership
+//     with the offsets.
 //
 // A transaction's commit overwrites the committed offsets of its
 // partitions even when a plain OffsetCommit of the same partition came

@@ -46,7 +46,7 @@ type Commit struct {
 }
 
 // GroupState is the part of a group's state the store needs: whether it has
-// members. A restart empties every group (members are not persisted).
+// members. A classic group's members are persisted apart (ClassicGroup).
 type GroupState uint8
 
 const (
@@ -120,8 +120,9 @@ type Store struct {
 }
 
 // Open opens (creating if needed) the store in dir. Groups persisted as
-// active are recorded as empty from now on: members are not persisted, so
-// after a restart every group starts Empty and retention counts from Open.
+// active without a persisted membership (a crash in their first rebalance)
+// are recorded as empty from now on, and retention counts from Open; a
+// group with members keeps them (O21).
 func Open(dir string, opts Options) (*Store, error) {
 	opts.setDefaults()
 	db, err := pebble.Open(dir, &pebble.Options{
@@ -149,6 +150,13 @@ func (s *Store) emptyActiveGroups() error {
 	now := s.opts.Now()
 	for _, g := range groups {
 		if g.State == GroupActive {
+			has, err := s.hasClassicMembers(g.ID)
+			if err != nil {
+				return err
+			}
+			if has {
+				continue
+			}
 			g.State, g.StateTime = GroupEmpty, now
 			if err := b.Set(metaKey(g.ID), encodeGroup(g), nil); err != nil {
 				return err
@@ -324,6 +332,9 @@ func (s *Store) DeleteGroup(group string) error {
 		return err
 	}
 	if err := b.Delete(metaKey(group), nil); err != nil {
+		return err
+	}
+	if err := b.Delete(classicKey(group), nil); err != nil {
 		return err
 	}
 	return s.db.Apply(b, pebble.Sync)

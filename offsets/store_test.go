@@ -117,7 +117,7 @@ func TestKeyIsolation(t *testing.T) {
 }
 
 // O2: offsets and group metadata survive a restart; a group that was
-// active comes back Empty (members are not persisted).
+// active without a persisted membership comes back Empty (O21).
 func TestRestart(t *testing.T) {
 	dir := t.TempDir()
 	clk := newClock()

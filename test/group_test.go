@@ -34,6 +34,12 @@ type groupMember struct {
 
 func (g *gateway) groupMember(t *testing.T, groupID, topic string, opts ...kgo.Opt) *groupMember {
 	t.Helper()
+	return newGroupMember(t, g.addr, groupID, topic, opts...)
+}
+
+// newGroupMember starts a groupMember against the server at addr.
+func newGroupMember(t *testing.T, addr, groupID, topic string, opts ...kgo.Opt) *groupMember {
+	t.Helper()
 	m := &groupMember{owned: map[int32]bool{}, first: map[int32]int64{}, done: make(chan struct{})}
 	drop := func(_ context.Context, _ *kgo.Client, ps map[string][]int32) {
 		m.mu.Lock()
@@ -44,7 +50,7 @@ func (g *gateway) groupMember(t *testing.T, groupID, topic string, opts ...kgo.O
 		}
 	}
 	base := []kgo.Opt{
-		kgo.SeedBrokers(g.addr),
+		kgo.SeedBrokers(addr),
 		kgo.ConsumerGroup(groupID),
 		kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),

@@ -129,9 +129,16 @@ func inspectGroups(dir string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	withMembers, err := offs.ClassicGroups()
+	if err != nil {
+		return err
+	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	for _, g := range groups {
 		fmt.Fprintf(tw, "group %s\tstate %v\tprotocol %q/%q\tgeneration %d\n", g.ID, g.State, g.ProtocolType, g.Protocol, g.Generation)
+		if cg, ok := withMembers[g.ID]; ok {
+			printMembers(tw, cg)
+		}
 		commits, err := offs.GroupOffsets(g.ID)
 		if err != nil {
 			return err
@@ -173,6 +180,21 @@ func inspectTxns(offs *offsets.Store, stdout io.Writer) error {
 		}
 	}
 	return tw.Flush()
+}
+
+// printMembers lists a group's persisted membership: what a restart
+// resumes (group G9), which may be a generation behind the group's record
+// while a rebalance is in progress.
+func printMembers(w io.Writer, cg offsets.ClassicGroup) {
+	fmt.Fprintf(w, "  members at generation %d\tleader %s\n", cg.Generation, cg.Leader)
+	for _, m := range cg.Members {
+		inst := "-"
+		if m.InstanceID != nil {
+			inst = *m.InstanceID
+		}
+		fmt.Fprintf(w, "  member %s\tinstance %s\tclient %s %s\tsession %v\tassignment %d bytes\n",
+			m.ID, inst, m.ClientID, m.ClientHost, m.SessionTimeout, len(m.Assignment))
+	}
 }
 
 func explainCmd(l loaded, stdout, _ io.Writer) error {

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kgateway/kgateway/resolver"
@@ -160,6 +162,23 @@ func TestInspect(t *testing.T) {
 	if _, err := kadm.NewClient(cl).CreateTopic(testCtx(t), 2, 1, nil, "empty"); err != nil {
 		t.Fatal(err)
 	}
+	// A group member, still in the group when the server stops: its
+	// persisted membership is listed.
+	assigned := make(chan struct{})
+	var once sync.Once
+	member, err := kgo.NewClient(kgo.SeedBrokers(g.Addr().String()), kgo.ConsumerGroup("mg"), kgo.ConsumeTopics("ins"),
+		kgo.ClientID("inspect-member"), kgo.OnPartitionsAssigned(func(context.Context, *kgo.Client, map[string][]int32) {
+			once.Do(func() { close(assigned) })
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer member.Close() // after the server stopped: the member is still in the group
+	select {
+	case <-assigned:
+	case <-testCtx(t).Done():
+		t.Fatal("member not assigned before the deadline")
+	}
 	for _, phase := range []string{"running", "stopped"} {
 		if code, out, errOut := runCmd("explain", "--data-dir", dir, "empty", "1", "0"); code != 0 || !strings.Contains(out, "S2") {
 			t.Errorf("%s: explain of an empty partition: exit %d\n%s%s", phase, code, out, errOut)
@@ -169,7 +188,9 @@ func TestInspect(t *testing.T) {
 		}
 		code, out, errOut := runCmd("inspect", "--data-dir", dir)
 		for _, w := range []string{"topic ins", "partition 0", "ledger-", "group ig", "ins/0", "offset 2", "topic empty",
-			"transaction itx", "state Ongoing", "partition ins/0"} {
+			"transaction itx", "state Ongoing", "partition ins/0",
+
+			"group mg", "members at generation 1", "member inspect-member-", "client inspect-member /127.0.0.1"} {
 			if code != 0 || !strings.Contains(out, w) {
 				t.Errorf("%s: inspect lacks %q (exit %d):\n%s%s", phase, w, code, out, errOut)
 			}

@@ -45,6 +45,12 @@ type Config struct {
 	MaxMetadataBytes       int
 	RetentionCheckInterval time.Duration
 	NewMemberJoinTimeout   time.Duration
+	// MaxGroupStateBytes bounds a group's persisted membership (G8);
+	// default DefaultMaxGroupStateBytes.
+	MaxGroupStateBytes int
+	// MaxGroupSize is group.max.size: members plus member ids handed out
+	// and not yet joined (G10); default DefaultMaxGroupSize.
+	MaxGroupSize int
 }
 
 // Validate reports every problem with cfg at once.
@@ -59,6 +65,10 @@ func (cfg Config) Validate() error {
 	}
 	if cfg.MaxMetadataBytes < 0 {
 		errs = append(errs, fmt.Errorf("group: config: offset.metadata.max.bytes %d is negative", cfg.MaxMetadataBytes))
+	}
+	if cfg.MaxGroupStateBytes < 0 || cfg.MaxGroupSize < 0 {
+		errs = append(errs, fmt.Errorf("group: config: group state bound %d or group.max.size %d is negative",
+			cfg.MaxGroupStateBytes, cfg.MaxGroupSize))
 	}
 	if cfg.RetentionCheckInterval < 0 || cfg.NewMemberJoinTimeout < 0 {
 		errs = append(errs, errors.New("group: config: intervals must not be negative"))
@@ -88,6 +98,12 @@ func (cfg Config) withDefaults() Config {
 	if cfg.NewMemberJoinTimeout == 0 {
 		cfg.NewMemberJoinTimeout = DefaultNewMemberJoinTimeout
 	}
+	if cfg.MaxGroupStateBytes == 0 {
+		cfg.MaxGroupStateBytes = DefaultMaxGroupStateBytes
+	}
+	if cfg.MaxGroupSize == 0 {
+		cfg.MaxGroupSize = DefaultMaxGroupSize
+	}
 	return cfg
 }
 
@@ -111,9 +127,9 @@ type Coordinator struct {
 	}
 }
 
-// NewCoordinator loads the groups the store knows (all Empty: members are
-// not persisted) and starts the retention loop. The store stays owned by
-// the caller; Close the coordinator before the store.
+// NewCoordinator loads the groups the store knows (those persisted with
+// members Stable, G9; the others Empty) and starts the retention loop. The
+// store stays owned by the caller; Close the coordinator before the store.
 func NewCoordinator(store *offsets.Store, cfg Config) (*Coordinator, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -125,7 +141,15 @@ func NewCoordinator(store *offsets.Store, cfg Config) (*Coordinator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("group: load groups: %w", err)
 	}
+	withMembers, err := store.ClassicGroups()
+	if err != nil {
+		return nil, fmt.Errorf("group: load group members: %w", err)
+	}
 	for _, pg := range persisted {
+		if cg, ok := withMembers[pg.ID]; ok {
+			c.mu.groups[pg.ID] = c.loadGroup(cg)
+			continue
+		}
 		g := newGroup(c, pg.ID)
 		g.mu.protocolType = pg.ProtocolType
 		g.mu.generation = pg.Generation

@@ -40,6 +40,27 @@
 //   - G7 Groups that are Empty are persisted as such (offsets.Group), so
 //     retention (KIP-211) and, after a restart, ListGroups and
 //     DescribeGroups see them.
+//   - G8 A group's membership (generation, protocol type and name, leader,
+//     members with their protocols, timeouts and static instance ids, and
+//     assignments) is durable (offsets O20) before any client can observe
+//     it: a completed rebalance's SyncGroup answers, and the new member id
+//     of a static member replaced without a rebalance, are sent only after
+//     the synced write. If the write fails (or the membership exceeds
+//     MaxGroupStateBytes, Kafka's bound on a group record) the waiting
+//     syncs get the error and the group rebalances; a static replacement
+//     is undone. As in Kafka, a rebalance in progress is not persisted: a
+//     restart resumes the last completed generation.
+//   - G9 After a restart, a group persisted with members is Stable at its
+//     persisted generation with its members, leader and assignments, so
+//     members that heartbeat with their member id and generation go on
+//     without a rebalance. Every member's session timer starts at the load
+//     (Kafka's behaviour on loading a group): the time the server was down
+//     does not count, and a member that died meanwhile is removed one
+//     session timeout later (G4).
+//   - G10 A group holds at most MaxGroupSize (group.max.size) members and
+//     member ids handed out with MEMBER_ID_REQUIRED; a JoinGroup that would
+//     add one more gets GROUP_MAX_SIZE_REACHED. A static member replacing
+//     itself does not add one.
 //
 // Lock order: Coordinator.mu and group.mu are never held together; a group
 // removed from the map is first marked dead under its own lock, and lookups

@@ -21,4 +21,5 @@ var (
 	errSubscribedToTopic       = kerr.GroupSubscribedToTopic.Code
 	errInvalidRequest          = kerr.InvalidRequest.Code
 	errUnstableOffset          = kerr.UnstableOffsetCommit.Code
+	errGroupFull               = kerr.GroupMaxSizeReached.Code
 )

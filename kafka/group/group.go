@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kgateway/kgateway/offsets"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 )
@@ -180,17 +179,16 @@ func (g *group) transitionLocked(s state) {
 	g.mu.stateTime = g.c.clock.Now()
 }
 
-// persistLocked records the group's metadata (G7). A failure is logged:
-// it only affects listing after a restart and retention, never offsets.
+// persistLocked records the group's metadata (G7); an Empty group's
+// membership goes with it (G8). A failure is logged: it only affects
+// listing after a restart and retention, never offsets.
 func (g *group) persistLocked() {
-	st := offsets.GroupActive
+	var err error
 	if g.mu.state == stateEmpty {
-		st = offsets.GroupEmpty
+		err = g.c.store.PutClassicGroup(g.stateLocked(), 0)
+	} else {
+		err = g.c.store.PutGroup(g.stateLocked().Group)
 	}
-	err := g.c.store.PutGroup(offsets.Group{
-		ID: g.id, ProtocolType: g.mu.protocolType, Protocol: g.mu.protocol,
-		Generation: g.mu.generation, State: st, StateTime: g.mu.stateTime,
-	})
 	if err != nil {
 		g.c.log.Warn("group-persist-failed", zap.String("group", g.id), zap.Error(err))
 	}

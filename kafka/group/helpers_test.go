@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kgateway/kgateway/offsets"
+	"github.com/kgateway/kgateway/offsets/offsetstest"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -99,6 +100,10 @@ type harness struct {
 	clock *fakeClock
 	store *offsets.Store
 	dir   string
+	// fs holds the offsets store's pebble (nil: the real file system);
+	// cfg adds to the coordinator's test config.
+	fs  *offsetstest.Crashable
+	cfg Config
 }
 
 func newHarness(t *testing.T) *harness {
@@ -110,11 +115,17 @@ func newHarness(t *testing.T) *harness {
 
 func (h *harness) open() {
 	h.t.Helper()
-	st, err := offsets.Open(h.dir, offsets.Options{Now: h.clock.Now, Retention: 24 * time.Hour})
+	opts := offsets.Options{Now: h.clock.Now, Retention: 24 * time.Hour}
+	if h.fs != nil {
+		opts = h.fs.Options(opts)
+	}
+	st, err := offsets.Open(h.dir, opts)
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	c, err := NewCoordinator(st, Config{Clock: h.clock, MinSessionTimeout: time.Millisecond, MaxSessionTimeout: 100 * time.Hour})
+	cfg := h.cfg
+	cfg.Clock, cfg.MinSessionTimeout, cfg.MaxSessionTimeout = h.clock, time.Millisecond, 100*time.Hour
+	c, err := NewCoordinator(st, cfg)
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -149,6 +149,11 @@ func (g *group) joinNewLocked(j joinReq) (joinResult, chan joinResult) {
 		if old, ok := g.mu.static[*j.instanceID]; ok {
 			return g.replaceStaticLocked(j, g.mu.members[old], id)
 		}
+	}
+	if len(g.mu.members)+len(g.mu.pending) >= g.c.cfg.MaxGroupSize {
+		return joinResult{code: errGroupFull, memberID: noMember}, nil // G10
+	}
+	if j.instanceID != nil {
 		return g.addAndRebalanceLocked(j, id)
 	}
 	if j.version >= 4 {
@@ -222,6 +227,11 @@ func (g *group) replaceStaticLocked(j joinReq, old *member, id string) (joinResu
 		g.mu.pendingSync[id] = true
 	}
 	if g.mu.state == stateStable && g.selectProtocolLocked() == g.mu.protocol {
+		// The new member id is visible to the client: durable first (G8).
+		if code := g.persistMembersLocked(); code != errNone {
+			g.unreplaceStaticLocked(old, m)
+			return joinResult{code: code, memberID: noMember}, nil
+		}
 		skip := g.mu.leader == id && j.version >= 9
 		g.scheduleSessionLocked(m)
 		return g.currentJoinLocked(id, skip, skip), nil
@@ -235,6 +245,23 @@ func (g *group) replaceStaticLocked(j joinReq, old *member, id string) (joinResu
 	}
 	g.tryCompleteJoinLocked()
 	return joinResult{}, ch
+}
+
+// unreplaceStaticLocked undoes replaceStaticLocked when the replacement
+// could not be made durable: the old member id stays the instance's, as in
+// Kafka, and its session goes on.
+func (g *group) unreplaceStaticLocked(old, m *member) {
+	delete(g.mu.members, m.id)
+	g.mu.members[old.id] = old
+	g.mu.static[*old.instanceID] = old.id
+	if g.mu.leader == m.id {
+		g.mu.leader = old.id
+	}
+	if g.mu.pendingSync[m.id] {
+		delete(g.mu.pendingSync, m.id)
+		g.mu.pendingSync[old.id] = true
+	}
+	g.scheduleSessionLocked(old)
 }
 
 // maybeRebalanceLocked starts a rebalance unless one is running, then

@@ -143,7 +143,9 @@ func (g *group) syncAnswerLocked(m *member) syncResult {
 }
 
 // assignLocked applies the leader's assignment (members it left out get an
-// empty one), makes the group Stable and answers every waiting sync.
+// empty one), makes the group Stable and, once that is durable (G8),
+// answers every waiting sync. If it cannot be made durable, the waiting
+// syncs get the error and the group rebalances, as in Kafka.
 func (g *group) assignLocked(assignments []kmsg.SyncGroupRequestGroupAssignment) {
 	byID := make(map[string][]byte, len(assignments))
 	for _, a := range assignments {
@@ -155,6 +157,16 @@ func (g *group) assignLocked(assignments []kmsg.SyncGroupRequestGroupAssignment)
 		if m.assignment == nil {
 			m.assignment = []byte{}
 		}
+	}
+	if code := g.persistMembersLocked(); code != errNone {
+		for _, m := range g.mu.members {
+			m.assignment = nil
+			m.answerSyncLocked(syncResult{code: code})
+		}
+		g.prepareRebalanceLocked()
+		return
+	}
+	for _, m := range g.mu.members {
 		if m.awaitingSync() {
 			m.answerSyncLocked(g.syncAnswerLocked(m))
 			g.scheduleSessionLocked(m)
