@@ -189,7 +189,6 @@ func TestInspect(t *testing.T) {
 		code, out, errOut := runCmd("inspect", "--data-dir", dir)
 		for _, w := range []string{"topic ins", "partition 0", "ledger-", "group ig", "ins/0", "offset 2", "topic empty",
 			"transaction itx", "state Ongoing", "partition ins/0",
-
 			"group mg", "members at generation 1", "member inspect-member-", "client inspect-member /127.0.0.1"} {
 			if code != 0 || !strings.Contains(out, w) {
 				t.Errorf("%s: inspect lacks %q (exit %d):\n%s%s", phase, w, code, out, errOut)
