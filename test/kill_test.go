@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"testing"
@@ -147,12 +148,19 @@ func TestKillWhileReusingSegments(t *testing.T) {
 	for round := range killRounds() {
 		p := startBinary(t, dir, reuse...)
 		if round > 0 {
-			// Wait until a ledger is being written over a spare: one
-			// exists (retention trimmed), then is gone (a Roll took it).
+			// Wait until a ledger is being written over a spare: spares
+			// exist (retention trimmed), then one of those files is a
+			// ledger's (a Roll took it). Files are told apart by inode:
+			// retention keeps making new spares under the same names, so
+			// counting them could wait for ever on a busy machine.
 			// The first round creates the topic: franz-go's first batches
 			// are large and each fills a ledger, so it rolls little.
-			produceUntil(t, p.addr, fmt.Sprintf("round%d-trim", round), all, func() bool { return countSpares(t, dir) == 1 })
-			produceUntil(t, p.addr, fmt.Sprintf("round%d-reuse", round), all, func() bool { return countSpares(t, dir) == 0 })
+			var spares map[uint64]bool
+			produceUntil(t, p.addr, fmt.Sprintf("round%d-trim", round), all, func() bool {
+				spares = spareInodes(t, dir)
+				return len(spares) > 0
+			})
+			produceUntil(t, p.addr, fmt.Sprintf("round%d-reuse", round), all, func() bool { return segmentReuses(t, dir, spares) })
 		}
 		run := newLoadRun(nextCommit)
 		run.load(t, p, round, 1000+rng.IntN(3000), randomDelay(rng), func() {
@@ -204,14 +212,53 @@ func produceUntil(t *testing.T, addr, prefix string, acked map[string]recordPos,
 	}
 }
 
-// countSpares counts the spare files (storage I8) in a data directory.
-func countSpares(t *testing.T, dir string) int {
+// spareInodes is the inodes of the spare files (storage I8) in a data
+// directory.
+func spareInodes(t *testing.T, dir string) map[uint64]bool {
 	t.Helper()
-	spares, err := storage.SpareFiles(dir)
+	names, err := storage.SpareFiles(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return len(spares)
+	out := map[uint64]bool{}
+	for _, n := range names {
+		if ino, ok := inodeOf(filepath.Join(dir, "segments", n)); ok {
+			out[ino] = true
+		}
+	}
+	return out
+}
+
+// segmentReuses reports whether a segment file that is not a spare has
+// one of the inodes in spares: a ledger was opened over a spare.
+func segmentReuses(t *testing.T, dir string, spares map[uint64]bool) bool {
+	t.Helper()
+	ents, err := os.ReadDir(filepath.Join(dir, "segments"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if filepath.Ext(e.Name()) != ".seg" {
+			continue
+		}
+		if ino, ok := inodeOf(filepath.Join(dir, "segments", e.Name())); ok && spares[ino] {
+			return true
+		}
+	}
+	return false
+}
+
+// inodeOf is path's inode; false when the file is gone (a trim raced).
+func inodeOf(path string) (uint64, bool) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return st.Ino, true
 }
 
 // randomDelay is how long a round goes on after its minimum of work
