@@ -112,6 +112,7 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
 	}
+	c.Cleaner = c.Cleaner.withDefaults()
 	return c
 }
 
@@ -150,6 +151,7 @@ func (c Config) Validate() error {
 	if err := checkCleanupPolicy(c.CleanupPolicy); c.CleanupPolicy != "" && err != nil {
 		errs = append(errs, fmt.Errorf("log.cleanup.policy %q: %w", c.CleanupPolicy, err))
 	}
+	errs = append(errs, c.Cleaner.withDefaults().validate()...)
 	return errors.Join(errs...)
 }
 
