@@ -55,6 +55,9 @@ type Resolver struct {
 		stop chan struct{}
 		done chan struct{}
 	}
+
+	// cleaner is the log cleaner of compacted topics (cleaner.go).
+	cleaner cleanerState
 }
 
 // topic is one binding. Its fields never change after it is published in
@@ -188,6 +191,7 @@ func Open(store *storage.Store, cfg Config) (*Resolver, error) {
 		return nil, err
 	}
 	r.startRetention()
+	r.startCleaner()
 	return r, nil
 }
 
@@ -202,6 +206,7 @@ func (r *Resolver) Close() error {
 	r.mu.closed = true
 	r.mu.Unlock()
 	r.stopRetention()
+	r.stopCleaner()
 	r.bg.Wait()
 	return r.closePartitions()
 }

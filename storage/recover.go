@@ -1,11 +1,13 @@
 package storage
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 	"go.uber.org/zap"
@@ -60,6 +62,9 @@ func (s *Store) loadLogs() error {
 		return err
 	}
 	for id, l := range s.mu.logs {
+		// Offset order: a rewrite's ledger (a newer id) takes the place
+		// of the ledgers it replaced (doc.go "Generations").
+		slices.SortStableFunc(l.mu.ledgers, func(a, b ledgerRec) int { return cmp.Compare(a.meta.FirstOffset, b.meta.FirstOffset) })
 		v, err := s.get(logKey(id))
 		if err != nil {
 			return fmt.Errorf("%v: log record: %w", id, err)
