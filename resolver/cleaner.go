@@ -52,7 +52,7 @@ type CleanerStats struct {
 
 type cleanerCounters struct {
 	passes, read, written, lastPass, passTime, maxLag atomic.Int64
-	recopy, maxRatio                              atomic.Uint64 // float64 bits
+	recopy, maxRatio                                  atomic.Uint64 // float64 bits
 }
 
 // CleanerStats returns the cleaner's counters.

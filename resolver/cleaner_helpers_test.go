@@ -14,8 +14,8 @@ type kv struct {
 	ts    int64
 }
 
-func rec(k, v string, ts int64) kv { return kv{key: []byte(k), value: []byte(v), ts: ts} }
-func tomb(k string, ts int64) kv   { return kv{key: []byte(k), tomb: true, ts: ts} }
+func rec(k, v string, ts int64) kv  { return kv{key: []byte(k), value: []byte(v), ts: ts} }
+func tomb(k string, ts int64) kv    { return kv{key: []byte(k), tomb: true, ts: ts} }
 func keyless(v string, ts int64) kv { return kv{value: []byte(v), ts: ts} }
 
 // kvBatch hand-encodes an uncompressed v2 batch of recs (no kmsg, see
