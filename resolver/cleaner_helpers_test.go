@@ -3,6 +3,7 @@ package resolver
 import (
 	"encoding/binary"
 	"hash/crc32"
+	"testing"
 )
 
 // kv is one record of a keyed test batch: a nil key is a null key, a nil
@@ -63,4 +64,36 @@ func kvBatchIdem(pid int64, epoch int16, seq int32, recs ...kv) []byte {
 	b = append(b, sec...)
 	be.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
 	return b
+}
+
+// withCodec recompresses an uncompressed test batch's records with c.
+func withCodec(t testing.TB, b []byte, c Codec) []byte {
+	t.Helper()
+	sec, err := compressSection(c, b[batchHeaderLen:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := append(append([]byte(nil), b[:batchHeaderLen]...), sec...)
+	be := binary.BigEndian
+	be.PutUint32(out[8:], uint32(batchHeaderLen-12+len(sec)))
+	be.PutUint16(out[21:], be.Uint16(out[21:])|uint16(c))
+	be.PutUint32(out[17:], crc32.Checksum(out[21:], crc32.MakeTable(crc32.Castagnoli)))
+	return out
+}
+
+// rollPartition seals the partition's open ledger, so that all of it is
+// cleanable.
+func rollPartition(t testing.TB, g *gateway, topic string) {
+	t.Helper()
+	p, err := g.r.partition(topic, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ml, _, err := p.ledgerAndSettings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ml.Roll(); err != nil {
+		t.Fatal(err)
+	}
 }
