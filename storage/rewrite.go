@@ -203,18 +203,26 @@ func (w *Rewrite) Commit() error {
 	for _, h := range w.entries {
 		_ = b.Set(indexKey(l.id, h.Offset), encodeIndexValue(h), nil)
 	}
+	// The new file is known to reads before the index names it: a read
+	// that sees the committed entries before the ledger list below is
+	// updated must be able to pin it (L10).
+	l.mu.Lock()
+	l.mu.files[w.led] = &ledgerFile{name: w.name, file: w.file}
+	l.mu.Unlock()
 	if err := b.Commit(pebble.Sync); err != nil {
 		// In doubt: pebble may or may not hold the batch. Either
 		// generation is whole, so the log stays readable; the store
 		// must be reopened to know which (as for a failed sync).
+		// The file stays (Abort does nothing now): if the batch is in
+		// pebble it is the range's data; if not, Open removes it.
 		l.fail(err)
+		w.done = true
 		return fmt.Errorf("storage: %v: commit rewrite: %w", l.id, err)
 	}
 	w.done = true
 	l.mu.Lock()
 	i := slices.IndexFunc(l.mu.ledgers, func(r ledgerRec) bool { return r.id == ids[0] })
 	l.mu.ledgers = slices.Replace(l.mu.ledgers, i, i+len(ids), ledgerRec{id: w.led, meta: meta})
-	l.mu.files[w.led] = &ledgerFile{name: w.name, file: w.file}
 	doomed := l.markRemovedLocked(ids)
 	l.mu.Unlock()
 	// The tail cache must not serve the old generation's entries: drop
