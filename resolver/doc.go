@@ -174,9 +174,9 @@
 //	    up to the start of the ledger it filled in; the next pass goes
 //	    on from there. Every record it removes is superseded by a record
 //	    at a higher offset that is kept, so each pass is correct alone,
-//	    and a partition with more keys than fit takes several. A ledger
-//	    spanning more offsets than the map holds is not cleaned (an
-//	    error is logged), as in Kafka.
+//	    and a partition with more keys than fit takes several. A dirty
+//	    ledger with more keys than the whole map is not cleaned (an error
+//	    is logged), as Kafka refuses a segment its map cannot hold.
 //	L4  The rewrite keeps the latest record of each key (a record whose
 //	    key maps to a higher offset goes; keyless records go). Offsets
 //	    never change: a kept batch keeps its base offset and its

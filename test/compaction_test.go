@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -16,7 +17,8 @@ import (
 // DescribeConfigs, write keyed records and tombstones, clean, and rebuild
 // the state from offset 0 with a real consumer.
 func TestCompactedTopicStateRebuild(t *testing.T) {
-	g := newGateway(t)
+	// No background cleaner: the test runs the pass itself.
+	g := newGatewayWith(t, gatewayOptions{cleaner: resolver.CleanerConfig{Threads: -1}})
 	adm := g.admin()
 	ctx := testCtx(t)
 	const topic = "_schemas"
