@@ -64,7 +64,7 @@ func (s *Store) loadLogs() error {
 	for id, l := range s.mu.logs {
 		// Offset order: a rewrite's ledger (a newer id) takes the place
 		// of the ledgers it replaced (doc.go "Generations").
-		slices.SortStableFunc(l.mu.ledgers, func(a, b ledgerRec) int { return cmp.Compare(a.meta.FirstOffset, b.meta.FirstOffset) })
+		sortLedgers(l.mu.ledgers)
 		v, err := s.get(logKey(id))
 		if err != nil {
 			return fmt.Errorf("%v: log record: %w", id, err)
@@ -76,6 +76,12 @@ func (s *Store) loadLogs() error {
 		l.mu.state, l.mu.start = m.State, m.Start
 	}
 	return nil
+}
+
+// sortLedgers puts a log's ledger records (read in id order) in offset
+// order, ties (empty ledgers) in id order.
+func sortLedgers(recs []ledgerRec) {
+	slices.SortStableFunc(recs, func(a, b ledgerRec) int { return cmp.Compare(a.meta.FirstOffset, b.meta.FirstOffset) })
 }
 
 // tailStart is where the unindexed tail of the open ledger begins.
