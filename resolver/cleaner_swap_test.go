@@ -202,3 +202,35 @@ func TestCleanerFailedPassChangesNothing(t *testing.T) {
 		t.Fatalf("%d records after the pass, want 2", len(got))
 	}
 }
+
+// L4: a batch whose records are all superseded goes, except the last
+// batch of its producer id in the range, which stays empty with its
+// producer id, epoch, base sequence and offsets, so that the producer's
+// next sequence is still accepted after a restart that replays it.
+func TestCleanerKeepsProducersLastBatch(t *testing.T) {
+	c := fixedClock(1_000_000)
+	g := compactGateway(t, c, CleanerConfig{})
+	g.create("c", 1, map[string]string{"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0"})
+	g.produce("c", 0, kvBatchIdem(7, 3, 0, rec("k", "a", 1), rec("j", "a", 1))) // [0, 2): superseded
+	g.produce("c", 0, kvBatchIdem(7, 3, 2, rec("k", "b", 2)))                   // [2, 3): superseded, pid 7's last
+	g.produce("c", 0, kvBatch(rec("k", "c", 3), rec("j", "c", 3)))              // [3, 5)
+	rollPartition(t, g, "c")
+	if err := g.r.RunCleaner(c.now()); err != nil {
+		t.Fatal(err)
+	}
+	res := g.fetch("c", 0, 0, 1<<20)
+	if len(res.Batches) != 2 {
+		t.Fatalf("%d batches, want pid 7's last (empty) and the live one", len(res.Batches))
+	}
+	h := decodeHeader(res.Batches[0])
+	if h.BaseOffset != 2 || h.LastOffsetDelta != 0 || h.Records != 0 || h.ProducerID != 7 || h.ProducerEpoch != 3 || h.BaseSequence != 2 {
+		t.Fatalf("kept producer batch %+v", h)
+	}
+	if h := decodeHeader(res.Batches[1]); h.BaseOffset != 3 || h.Records != 2 {
+		t.Fatalf("live batch %+v", h)
+	}
+	g.crashReopen() // producer state comes back from the checkpoint and the replay
+	if _, err := g.r.Produce("c", 0, kvBatchIdem(7, 3, 3, rec("k", "d", 4))); err != nil {
+		t.Fatalf("pid 7's next sequence after the cleaning and a restart: %v", err)
+	}
+}
