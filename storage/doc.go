@@ -28,7 +28,8 @@
 //
 //	l|log                 log record: state (NORMAL/FENCED), soft-trim start
 //	g|log|ledger          ledger record: first offset, Cum before it, created,
-//	                      sealed, and once sealed its final entries and bytes
+//	                      sealed, and once sealed its final entries and bytes;
+//	                      a rewrite's ledger also its generation ("Generations")
 //	i|log|offset          entry index: records, max time, size, Cum, ledger,
 //	                      entry, file position (Floor = SeekLT, O(log n))
 //	p|log|ledger|entry    legacy: the offset of the entry at a position.
