@@ -11,8 +11,9 @@ import (
 // reports full instead. Two keys with one digest would share a slot; at
 // 128 bits that is not a concern (Kafka makes the same bet).
 type offsetMap struct {
-	slots  []byte
-	n      int // slots
+	slots  []byte // the whole budget
+	total  int    // slots in the budget
+	n      int    // slots in use this pass (reset)
 	used   int
 	limit  int // most keys: dedupeLoadFactor of the slots
 	latest Offset
@@ -22,15 +23,22 @@ const dedupeLoadFactor = 0.9
 
 func newOffsetMap(budget int64) *offsetMap {
 	n := int(budget / dedupeSlotBytes)
-	return &offsetMap{slots: make([]byte, n*dedupeSlotBytes), n: n, limit: int(float64(n) * dedupeLoadFactor), latest: -1}
+	return &offsetMap{slots: make([]byte, n*dedupeSlotBytes), total: n, n: n, limit: int(float64(n) * dedupeLoadFactor), latest: -1}
 }
 
 // Capacity is how many keys the map holds.
 func (m *offsetMap) capacity() int { return m.limit }
 
-// reset empties the map for the next pass, keeping its memory.
-func (m *offsetMap) reset() {
-	clear(m.slots)
+// reset empties the map for a pass that maps at most keys keys, keeping
+// its memory: it uses (and clears) only the slots that many keys need, so
+// a small partition's pass does not pay for the whole budget.
+func (m *offsetMap) reset(keys int64) {
+	m.n = m.total
+	if want := int64(float64(keys)/dedupeLoadFactor) + 1; want < int64(m.total) {
+		m.n = int(want)
+	}
+	clear(m.slots[:m.n*dedupeSlotBytes])
+	m.limit = int(float64(m.n) * dedupeLoadFactor)
 	m.used, m.latest = 0, -1
 }
 

@@ -140,8 +140,9 @@ func (r *Resolver) cleanPartition(c cleanPlan, m *offsetMap, now time.Time) erro
 // its producers only, the dirty ledgers for their keys too (L3), until
 // the map is full. It returns how many ledgers the pass rewrites.
 func (r *Resolver) buildMap(c cleanPlan, f *batchFilter) (int, error) {
-	f.m.reset()
 	ls := c.info.Ledgers
+	// At most one key per dirty offset.
+	f.m.reset(int64(ls[c.end].FirstOffset - ls[min(c.dirty, c.end)].FirstOffset))
 	for i := 0; i < c.end; i++ {
 		mapKeys := i >= c.dirty
 		full := false

@@ -55,7 +55,7 @@ func readAll(t *testing.T, g *gateway, topic string) []gotRecord {
 	return out
 }
 
-func compactGateway(t *testing.T, c *clock, cc CleanerConfig) *gateway {
+func compactGateway(t testing.TB, c *clock, cc CleanerConfig) *gateway {
 	cc.Threads = -1
 	return newGateway(t, Config{RetentionCheckInterval: -1, Cleaner: cc, Ledger: ledgerNow(c)})
 }
