@@ -11,7 +11,7 @@ import (
 // reports full instead. Two keys with one digest would share a slot; at
 // 128 bits that is not a concern (Kafka makes the same bet).
 type offsetMap struct {
-	slots  []byte // the whole budget
+	slots  []byte // allocated as passes need them, up to the budget
 	total  int    // slots in the budget
 	n      int    // slots in use this pass (reset)
 	used   int
@@ -23,10 +23,10 @@ const dedupeLoadFactor = 0.9
 
 func newOffsetMap(budget int64) *offsetMap {
 	n := int(budget / dedupeSlotBytes)
-	return &offsetMap{slots: make([]byte, n*dedupeSlotBytes), total: n, n: n, limit: int(float64(n) * dedupeLoadFactor), latest: -1}
+	return &offsetMap{total: n, latest: -1}
 }
 
-// Capacity is how many keys the map holds.
+// capacity is how many keys the map holds this pass.
 func (m *offsetMap) capacity() int { return m.limit }
 
 // reset empties the map for a pass that maps at most keys keys, keeping
@@ -37,7 +37,11 @@ func (m *offsetMap) reset(keys int64) {
 	if want := int64(float64(keys)/dedupeLoadFactor) + 1; want < int64(m.total) {
 		m.n = int(want)
 	}
-	clear(m.slots[:m.n*dedupeSlotBytes])
+	if need := m.n * dedupeSlotBytes; need > len(m.slots) {
+		m.slots = make([]byte, need) // grows to the budget at most
+	} else {
+		clear(m.slots[:need])
+	}
 	m.limit = int(float64(m.n) * dedupeLoadFactor)
 	m.used, m.latest = 0, -1
 }
