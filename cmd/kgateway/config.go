@@ -65,6 +65,7 @@ type Config struct {
 	LogCleanerThreads          int     `prop:"log.cleaner.threads" flag:"log-cleaner-threads" help:"partitions cleaned at once; 0 turns the cleaner off"`
 	LogCleanerDedupeBufferSize int64   `prop:"log.cleaner.dedupe.buffer.size" flag:"log-cleaner-dedupe-buffer-size" help:"memory of all cleaner threads together for their key maps (24 bytes a key); a partition with more keys takes several passes"`
 	LogCleanerIOMaxBytesPerSec float64 `prop:"log.cleaner.io.max.bytes.per.second" flag:"log-cleaner-io-max-bytes-per-second" help:"bytes the cleaner threads together read and write per second"`
+	LogCleanerBackoffMs        int64   `prop:"log.cleaner.backoff.ms" flag:"log-cleaner-backoff-ms" help:"how long a cleaner thread sleeps when no partition needs cleaning"`
 
 	ProducerIDExpirationMs int64 `prop:"producer.id.expiration.ms" flag:"producer-id-expiration-ms" help:"drop an idempotent producer's state on a partition it has not appended to for this long (a partition also keeps at most 1000 producers, the least recently appended dropped first)"`
 }
@@ -98,6 +99,7 @@ func DefaultConfig() Config {
 		LogCleanerThreads:          1,
 		LogCleanerDedupeBufferSize: 128 << 20,
 		LogCleanerIOMaxBytesPerSec: math.MaxFloat64,
+		LogCleanerBackoffMs:        15000,
 		LogRetentionCheckMs:        300000,
 		ProducerIDExpirationMs:     86400000,
 	}

@@ -33,6 +33,9 @@ func (c Config) validateLog(bad func(prop, format string, args ...any)) []error 
 	if c.LogCleanerThreads < 0 {
 		bad("log.cleaner.threads", "%d must be at least 0", c.LogCleanerThreads)
 	}
+	if c.LogCleanerBackoffMs < 1 {
+		bad("log.cleaner.backoff.ms", "%d must be at least 1", c.LogCleanerBackoffMs)
+	}
 	if c.ProducerIDExpirationMs < 1 {
 		bad("producer.id.expiration.ms", "%d must be at least 1", c.ProducerIDExpirationMs)
 	}
@@ -62,7 +65,8 @@ func (c Config) resolverConfig() resolver.Config {
 // cleanerConfig is the log cleaner's part of the configuration: 0 threads
 // (Kafka's way to turn it off) is the resolver's negative.
 func (c Config) cleanerConfig() resolver.CleanerConfig {
-	cc := resolver.CleanerConfig{Threads: c.LogCleanerThreads, DedupeBufferSize: c.LogCleanerDedupeBufferSize, IOMaxBytesPerSecond: c.LogCleanerIOMaxBytesPerSec}
+	cc := resolver.CleanerConfig{Threads: c.LogCleanerThreads, DedupeBufferSize: c.LogCleanerDedupeBufferSize,
+		IOMaxBytesPerSecond: c.LogCleanerIOMaxBytesPerSec, Backoff: time.Duration(c.LogCleanerBackoffMs) * time.Millisecond}
 	if cc.Threads == 0 {
 		cc.Threads = -1
 	}
