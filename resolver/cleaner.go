@@ -151,7 +151,8 @@ func (r *Resolver) cleanOne(m *offsetMap, now time.Time, skip map[*partition]boo
 		if skip != nil {
 			skip[plan.p] = true
 		}
-		if errors.Is(err, ErrUnknownTopic) || errors.Is(err, storage.ErrNoLog) || errors.Is(err, storage.ErrRemoved) {
+		if errors.Is(err, ErrUnknownTopic) || errors.Is(err, storage.ErrNoLog) || errors.Is(err, storage.ErrRemoved) ||
+			errors.Is(err, errCleanerStopped) {
 			return true, nil // deleted or trimmed meanwhile: a later pass
 		}
 		return true, fmt.Errorf("clean %s/%d: %w", plan.p.topic, plan.p.index, err)

@@ -90,6 +90,9 @@ func (r *Resolver) planClean(p *partition, now time.Time) (cleanPlan, error) {
 	return c, nil
 }
 
+// errCleanerStopped ends a pass the resolver's Close interrupted.
+var errCleanerStopped = errors.New("resolver: cleaner stopped")
+
 // errMapTooSmall: the first dirty ledger has more keys than the map.
 var errMapTooSmall = errors.New("resolver: the dedupe buffer cannot hold the keys of one ledger; raise log.cleaner.dedupe.buffer.size or lower log.cleaner.threads")
 
@@ -198,6 +201,11 @@ func (r *Resolver) rewriteRange(c cleanPlan, f *batchFilter, w *storage.Rewrite)
 func (r *Resolver) eachBatch(c cleanPlan, from, to Offset, fn func(storage.Entry) error) error {
 	const chunkBytes = 4 << 20
 	for from = max(from, c.info.Start); from < to; {
+		select {
+		case <-r.cleaner.stop:
+			return errCleanerStopped // Close does not wait for a whole pass
+		default:
+		}
 		es, err := r.store.ReadEntries(c.p.log, from, 0, chunkBytes)
 		if err != nil {
 			return err
