@@ -154,7 +154,7 @@ func (r *Resolver) buildMap(c cleanPlan, f *batchFilter) (int, error) {
 			if h.Idempotent() {
 				f.lastOfProducer[h.ProducerID] = h.BaseOffset
 			}
-			if !mapKeys || full || h.Attributes&controlBit != 0 {
+			if !mapKeys || full || txnOrControl(h) {
 				return nil
 			}
 			return eachRecord(e.Payload, f.limit, func(rec cleanRecord) {

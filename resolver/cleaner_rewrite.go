@@ -27,15 +27,22 @@ const (
 	dropBatch                        // drop the whole batch
 )
 
-// batchAction is the decision about a batch before its records. A control
-// batch (a transaction marker) is kept as it is: produce refuses them
-// today, so none is stored; the transactions' rules replace this.
+// batchAction is the decision about a batch before its records. A
+// transactional batch and a control batch (a transaction marker) are kept
+// as they are, and map no key (buildMap): until the transactions' rules
+// replace this (aborted batches dropped, markers dropped once nothing
+// needs them, nothing cleaned above the last stable offset), their
+// records neither go nor supersede any other, which is safe whatever the
+// transaction's outcome.
 func (f *batchFilter) batchAction(h batchHeader) batchAction {
-	if h.Attributes&controlBit != 0 {
+	if txnOrControl(h) {
 		return keepBatch
 	}
 	return filterRecords
 }
+
+// txnOrControl reports a transactional or control batch.
+func txnOrControl(h batchHeader) bool { return h.Attributes&(controlBit|transactionalBit) != 0 }
 
 // clean returns what the pass keeps of batch b: b itself when nothing
 // changes, a rebuilt batch (L4), or nil when the batch goes.
@@ -78,13 +85,19 @@ func (f *batchFilter) clean(b []byte) ([]byte, error) {
 	if tombs && (f.minHorizon < 0 || horizon < f.minHorizon) {
 		f.minHorizon = horizon
 	}
-	if len(kept) == 0 && !(h.Idempotent() && f.lastOfProducer[h.ProducerID] == h.BaseOffset) {
+	if len(kept) == 0 && !f.producersLast(h) {
 		return nil, nil
 	}
 	if len(kept) == len(recs) && horizon == hdrHorizon(h) {
 		return b, nil
 	}
 	return cleanedBatch(b, kept, horizon)
+}
+
+// producersLast reports the last batch of its producer id in the range.
+func (f *batchFilter) producersLast(h batchHeader) bool {
+	last, ok := f.lastOfProducer[h.ProducerID]
+	return h.Idempotent() && ok && last == h.BaseOffset
 }
 
 // keepRecord is L4 and L8 for one record: keyed, not superseded by a

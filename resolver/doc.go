@@ -228,9 +228,11 @@
 //	    any generation, and the log start never moves for a gap.
 //
 // The cleaner filters batches through one decision per batch before its
-// records (cleaner_rewrite.go, batchFilter): control batches and the
-// records of aborted transactions plug in there once transactions are
-// stored (today produce refuses them).
+// records (cleaner_rewrite.go, batchFilter.batchAction). Transactional and
+// control batches are kept whole there and map no key, so a transaction's
+// records neither go nor supersede others whatever its outcome; the
+// transaction rules (drop aborted batches, drop markers nothing needs,
+// clean only below the last stable offset) plug in at that decision.
 //
 // # Identity and internal topics (identity.go)
 //
