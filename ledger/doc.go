@@ -68,7 +68,9 @@
 // target; a read that lost a race with a trim starts again from a fresh
 // snapshot. It returns the Snapshot it read under with the entries, and
 // reads nothing, without an error, when from is outside [Start, End): the
-// caller judges the offset against the snapshot. R1, R9 (by entries and
+// caller judges the offset against the snapshot. An offset in a gap that a
+// rewrite of sealed ledgers left (storage/doc.go "Generations") reads from
+// the next entry (R3), or nothing when none follows it below End. R1, R9 (by entries and
 // bytes), R10 and R11 hold as for ReadEntries. The read's two choices have
 // one place each: the view (readFrom: COMMITTED, the only one) and the
 // target of a ledger's payloads (targetOf: a local segment file, the only

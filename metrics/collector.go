@@ -30,6 +30,7 @@ type Snapshot struct {
 	DiskBytes   int64 // everything under the data directory
 	Connections int
 	InFlight    int64
+	Cleaner     CleanerStat
 }
 
 // Source produces a Snapshot; package server wires it to the resolver, the
@@ -68,6 +69,9 @@ func (collector) Describe(ch chan<- *prometheus.Desc) {
 		descHWM, descLogStart, descLedgersAll, descDisk, descConns, descInFlight, descCommitted, descLag} {
 		ch <- d
 	}
+	for _, d := range cleanerDescs {
+		ch <- d
+	}
 }
 
 func (c collector) Collect(ch chan<- prometheus.Metric) {
@@ -95,6 +99,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descDisk, float64(s.DiskBytes))
 	gauge(descConns, float64(s.Connections))
 	gauge(descInFlight, float64(s.InFlight))
+	collectCleaner(ch, s.Cleaner)
 	for _, g := range s.Groups {
 		part := itoa(g.Partition)
 		gauge(descCommitted, float64(g.Committed), g.Group, g.Topic, part)

@@ -57,7 +57,7 @@ func (r *Resolver) IncrementalAlterTopicConfigs(name string, ops []ConfigOp, val
 	if err != nil {
 		return err
 	}
-	if err := validateConfigs(configs); err != nil {
+	if err := r.validateConfigs(configs); err != nil {
 		return err
 	}
 	if validateOnly {

@@ -88,9 +88,11 @@ type Config struct {
 	// MessageTimestampType is log.message.timestamp.type: CreateTime
 	// (default) or LogAppendTime.
 	MessageTimestampType string
-	// CleanupPolicy is log.cleanup.policy: delete (default); compact is
-	// refused.
+	// CleanupPolicy is log.cleanup.policy: delete (default), compact or
+	// compact,delete.
 	CleanupPolicy string
+	// Cleaner is the log cleaner's configuration (log.cleaner.*).
+	Cleaner CleanerConfig
 	// RetentionCheckInterval is log.retention.check.interval.ms (default 5
 	// minutes): how often the background retention pass runs. Negative
 	// disables the background pass (tests call RunRetention themselves).

@@ -77,9 +77,10 @@ func (h batchHeader) Transactional() bool { return h.Attributes&transactionalBit
 func (h batchHeader) Control() bool { return h.Attributes&controlBit != 0 }
 
 // LastSequence is the sequence of the batch's last record; sequences wrap
-// at MaxInt32 back to 0 as in Kafka.
+// at MaxInt32 back to 0 as in Kafka. It counts by lastOffsetDelta, as
+// Kafka does, which a cleaned batch keeps when it loses records (L4).
 func (h batchHeader) LastSequence() int32 {
-	return seqAdd(h.BaseSequence, h.Records-1)
+	return seqAdd(h.BaseSequence, h.LastOffsetDelta)
 }
 
 // seqAdd adds to a sequence number with Kafka's wrap-around at MaxInt32.
@@ -226,11 +227,11 @@ func validateStored(e storage.Entry) error {
 		return fmt.Errorf("%w: batch of %d bytes stored as an entry of %d", ErrCorruptBatch, n, len(b))
 	}
 	h := decodeHeader(b)
-	if err := h.check(); err != nil {
+	if err := h.checkStored(); err != nil {
 		return err
 	}
-	if h.BaseOffset != e.Offset || h.Records != e.Records {
-		return fmt.Errorf("%w: batch [%d,+%d) stored as entry [%d,+%d)", ErrCorruptBatch, h.BaseOffset, h.Records, e.Offset, e.Records)
+	if span := int64(h.LastOffsetDelta) + 1; h.BaseOffset != e.Offset || span != int64(e.Records) {
+		return fmt.Errorf("%w: batch [%d,+%d) stored as entry [%d,+%d)", ErrCorruptBatch, h.BaseOffset, span, e.Offset, e.Records)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,18 +23,27 @@ type brokerSpec struct {
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 var brokerConfigs = map[string]brokerSpec{
-	"auto.create.topics.enable":       {"true", TypeBoolean, func(c Config) string { return strconv.FormatBool(c.AutoCreate) }},
-	"compression.type":                {"producer", TypeString, func(Config) string { return "producer" }},
-	"log.cleanup.policy":              {"delete", TypeList, func(c Config) string { return c.CleanupPolicy }},
-	"log.message.timestamp.type":      {"CreateTime", TypeString, func(c Config) string { return c.MessageTimestampType }},
-	"log.retention.bytes":             {itoa(defaultRetentionBytes), TypeLong, func(c Config) string { return itoa(c.RetentionBytes) }},
-	"log.retention.check.interval.ms": {itoa(defaultRetentionCheckInterval.Milliseconds()), TypeLong, func(c Config) string { return itoa(c.RetentionCheckInterval.Milliseconds()) }},
-	"log.retention.ms":                {itoa(defaultRetentionMs), TypeLong, func(c Config) string { return itoa(c.RetentionMs) }},
-	"log.roll.ms":                     {itoa(defaultSegmentAge.Milliseconds()), TypeLong, func(c Config) string { return itoa(c.Ledger.SegmentAge.Milliseconds()) }},
-	"log.segment.bytes":               {itoa(defaultSegmentBytes), TypeInt, func(c Config) string { return itoa(c.Ledger.SegmentBytes) }},
-	"message.max.bytes":               {itoa(defaultMaxMessageBytes), TypeInt, func(c Config) string { return itoa(int64(c.MaxMessageBytes)) }},
-	"min.insync.replicas":             {"1", TypeInt, func(Config) string { return "1" }},
-	"num.partitions":                  {"1", TypeInt, func(c Config) string { return itoa(int64(c.NumPartitions)) }},
+	"auto.create.topics.enable":           {"true", TypeBoolean, func(c Config) string { return strconv.FormatBool(c.AutoCreate) }},
+	"compression.type":                    {"producer", TypeString, func(Config) string { return "producer" }},
+	"log.cleanup.policy":                  {"delete", TypeList, func(c Config) string { return c.CleanupPolicy }},
+	"log.cleaner.backoff.ms":              {itoa(defaultCleanerBackoff.Milliseconds()), TypeLong, func(c Config) string { return itoa(c.Cleaner.Backoff.Milliseconds()) }},
+	"log.cleaner.dedupe.buffer.size":      {itoa(defaultDedupeBufferSize), TypeLong, func(c Config) string { return itoa(c.Cleaner.DedupeBufferSize) }},
+	"log.cleaner.delete.retention.ms":     {itoa(defaultDeleteRetentionMs), TypeLong, func(c Config) string { return itoa(c.Cleaner.DeleteRetentionMs) }},
+	"log.cleaner.enable":                  {"true", TypeBoolean, func(c Config) string { return strconv.FormatBool(c.Cleaner.Threads > 0) }},
+	"log.cleaner.io.max.bytes.per.second": {javaDouble(math.MaxFloat64), TypeDouble, func(c Config) string { return javaDouble(c.Cleaner.IOMaxBytesPerSecond) }},
+	"log.cleaner.max.compaction.lag.ms":   {maxLong, TypeLong, func(c Config) string { return itoa(c.Cleaner.MaxCompactionLagMs) }},
+	"log.cleaner.min.cleanable.ratio":     {"0.5", TypeDouble, func(c Config) string { return strconv.FormatFloat(c.Cleaner.MinCleanableRatio, 'f', -1, 64) }},
+	"log.cleaner.min.compaction.lag.ms":   {"0", TypeLong, func(c Config) string { return itoa(c.Cleaner.MinCompactionLagMs) }},
+	"log.cleaner.threads":                 {"1", TypeInt, func(c Config) string { return itoa(int64(max(c.Cleaner.Threads, 0))) }},
+	"log.message.timestamp.type":          {"CreateTime", TypeString, func(c Config) string { return c.MessageTimestampType }},
+	"log.retention.bytes":                 {itoa(defaultRetentionBytes), TypeLong, func(c Config) string { return itoa(c.RetentionBytes) }},
+	"log.retention.check.interval.ms":     {itoa(defaultRetentionCheckInterval.Milliseconds()), TypeLong, func(c Config) string { return itoa(c.RetentionCheckInterval.Milliseconds()) }},
+	"log.retention.ms":                    {itoa(defaultRetentionMs), TypeLong, func(c Config) string { return itoa(c.RetentionMs) }},
+	"log.roll.ms":                         {itoa(defaultSegmentAge.Milliseconds()), TypeLong, func(c Config) string { return itoa(c.Ledger.SegmentAge.Milliseconds()) }},
+	"log.segment.bytes":                   {itoa(defaultSegmentBytes), TypeInt, func(c Config) string { return itoa(c.Ledger.SegmentBytes) }},
+	"message.max.bytes":                   {itoa(defaultMaxMessageBytes), TypeInt, func(c Config) string { return itoa(int64(c.MaxMessageBytes)) }},
+	"min.insync.replicas":                 {"1", TypeInt, func(Config) string { return "1" }},
+	"num.partitions":                      {"1", TypeInt, func(c Config) string { return itoa(int64(c.NumPartitions)) }},
 }
 
 // brokerValues maps each broker config name to its value.

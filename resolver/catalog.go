@@ -67,7 +67,7 @@ func (r *Resolver) CreateTopic(name string, partitions int32, replication int16,
 	if replication != -1 && replication != 1 {
 		return Topic{}, fmt.Errorf("%w: %d (one broker: must be 1 or -1)", ErrInvalidReplication, replication)
 	}
-	if err := validateConfigs(configs); err != nil {
+	if err := r.validateConfigs(configs); err != nil {
 		return Topic{}, err
 	}
 	id := newTopicID()
@@ -224,7 +224,7 @@ func (r *Resolver) EnsureTopic(name string) (Topic, error) {
 // The new settings apply to later appends and the next retention pass; a
 // changed rollover policy reopens the partitions' ledgers.
 func (r *Resolver) AlterTopicConfigs(name string, configs map[string]string, validateOnly bool) error {
-	if err := validateConfigs(configs); err != nil {
+	if err := r.validateConfigs(configs); err != nil {
 		return err
 	}
 	r.adminMu.Lock()

@@ -19,11 +19,14 @@ import (
 //   - message.timestamp.type: LogAppendTime makes Produce stamp batches
 //   - segment.bytes, segment.ms: the ledger rollover policy
 //   - retention.ms, retention.bytes: the retention pass (retention.go)
-//   - cleanup.policy: only delete; compact is refused with ErrInvalidConfig
+//   - cleanup.policy: delete (retention), compact (the cleaner, cleaner.go)
+//     or both; compact refuses keyless records (L1)
+//   - min.cleanable.dirty.ratio, min.compaction.lag.ms,
+//     max.compaction.lag.ms, delete.retention.ms: the cleaner (L2-L6)
 //   - min.insync.replicas: 1 (one broker; a larger value could never be met)
 //
 // The rest are stored and described but change nothing (one replica, no
-// compaction, no flush policy: every acknowledged append is fsync'd).
+// flush policy: every acknowledged append is fsync'd).
 //
 // A topic config that is not set takes its broker default: the broker
 // config named by configSpec.broker (Config, set from flags with Kafka's
@@ -99,20 +102,20 @@ func (s configSpec) list() bool { return s.typ == TypeList }
 var topicConfigs = map[string]configSpec{
 	"cleanup.policy":                          {"delete", "log.cleanup.policy", TypeList, checkCleanupPolicy},
 	"compression.type":                        {"producer", "compression.type", TypeString, checkCompression},
-	"delete.retention.ms":                     {"86400000", "", TypeLong, longAtLeast(0)},
+	"delete.retention.ms":                     {itoa(defaultDeleteRetentionMs), "log.cleaner.delete.retention.ms", TypeLong, longAtLeast(0)},
 	"file.delete.delay.ms":                    {"60000", "", TypeLong, longAtLeast(0)},
 	"flush.messages":                          {maxLong, "", TypeLong, longAtLeast(1)},
 	"flush.ms":                                {maxLong, "", TypeLong, longAtLeast(0)},
 	"index.interval.bytes":                    {"4096", "", TypeInt, intAtLeast(0)},
-	"max.compaction.lag.ms":                   {maxLong, "", TypeLong, longAtLeast(1)},
+	"max.compaction.lag.ms":                   {maxLong, "log.cleaner.max.compaction.lag.ms", TypeLong, longAtLeast(1)},
 	"max.message.bytes":                       {strconv.Itoa(defaultMaxMessageBytes), "message.max.bytes", TypeInt, intAtLeast(0)},
 	"message.downconversion.enable":           {"true", "", TypeBoolean, checkBool},
 	"message.timestamp.after.max.ms":          {maxLong, "", TypeLong, longAtLeast(0)},
 	"message.timestamp.before.max.ms":         {maxLong, "", TypeLong, longAtLeast(0)},
 	"message.timestamp.difference.max.ms":     {maxLong, "", TypeLong, longAtLeast(0)},
 	"message.timestamp.type":                  {"CreateTime", "log.message.timestamp.type", TypeString, checkTimestampType},
-	"min.cleanable.dirty.ratio":               {"0.5", "", TypeDouble, checkRatio},
-	"min.compaction.lag.ms":                   {"0", "", TypeLong, longAtLeast(0)},
+	"min.cleanable.dirty.ratio":               {"0.5", "log.cleaner.min.cleanable.ratio", TypeDouble, checkRatio},
+	"min.compaction.lag.ms":                   {"0", "log.cleaner.min.compaction.lag.ms", TypeLong, longAtLeast(0)},
 	"min.insync.replicas":                     {"1", "min.insync.replicas", TypeInt, checkMinISR},
 	"preallocate":                             {"false", "", TypeBoolean, checkBool},
 	"retention.bytes":                         {"-1", "log.retention.bytes", TypeLong, longAtLeast(-1)},
@@ -129,9 +132,25 @@ var topicConfigs = map[string]configSpec{
 	"leader.replication.throttled.replicas":   {"", "", TypeList, func(string) error { return nil }},
 }
 
-// validateConfigs checks every entry and reports every problem at once,
+// validateConfigs is checkConfigs plus the checks that relate two configs,
+// on their effective values (the broker default where one is not set):
+// min.compaction.lag.ms must not exceed max.compaction.lag.ms (Kafka's
+// LogConfig.validateValues).
+func (r *Resolver) validateConfigs(configs map[string]string) error {
+	if err := checkConfigs(configs); err != nil {
+		return err
+	}
+	minLag, _ := parseLong(r.value(configs, "min.compaction.lag.ms"))
+	maxLag, _ := parseLong(r.value(configs, "max.compaction.lag.ms"))
+	if minLag > maxLag {
+		return fmt.Errorf("%w: conflict topic config setting min.compaction.lag.ms (%d) > max.compaction.lag.ms (%d)", ErrInvalidConfig, minLag, maxLag)
+	}
+	return nil
+}
+
+// checkConfigs checks every entry and reports every problem at once,
 // wrapped in ErrInvalidConfig.
-func validateConfigs(configs map[string]string) error {
+func checkConfigs(configs map[string]string) error {
 	var errs []error
 	names := make([]string, 0, len(configs))
 	for name := range configs {
@@ -208,21 +227,22 @@ func checkRatio(v string) error {
 
 var checkTimestampType = oneOf("CreateTime", "LogAppendTime")
 
+// checkCleanupPolicy accepts Kafka's values: a list of delete and compact
+// (in any order). An empty policy (Kafka 4.1's "no cleanup") is refused.
 func checkCleanupPolicy(v string) error {
 	if len(splitList(v)) == 0 {
-		return errors.New("must be delete (an empty policy is not supported)")
+		return errors.New("must be delete, compact or compact,delete (an empty policy is not supported)")
 	}
 	for _, p := range splitList(v) {
-		switch p {
-		case "delete":
-		case "compact":
-			return errors.New("compaction is not supported (only cleanup.policy=delete)")
-		default:
-			return errors.New("must be delete")
+		if p != "delete" && p != "compact" {
+			return fmt.Errorf("%q is not a cleanup policy: must be delete, compact or both", p)
 		}
 	}
 	return nil
 }
+
+// policyHas reports whether a cleanup.policy value names policy.
+func policyHas(v, policy string) bool { return slices.Contains(splitList(v), policy) }
 
 // checkMinISR accepts only 1: there is one replica, so a larger value
 // would make every acks=all produce fail.
@@ -262,6 +282,17 @@ type topicSettings struct {
 	retentionMs     int64 // -1: no time limit
 	retentionBytes  int64 // -1: no size limit
 	ledger          ledger.Config
+	clean           cleanSettings
+}
+
+// cleanSettings are the cleanup.policy and the cleaner's topic configs.
+type cleanSettings struct {
+	compact           bool // cleanup.policy has compact: the cleaner runs, keys required (L1)
+	delete            bool // cleanup.policy has delete: retention runs (T1-T6)
+	minDirtyRatio     float64
+	minLagMs          int64
+	maxLagMs          int64
+	deleteRetentionMs int64
 }
 
 // value is a topic config's effective value: set on the topic, else the
@@ -288,7 +319,22 @@ func (r *Resolver) settings(configs map[string]string) topicSettings {
 		ledger:          r.cfg.Ledger,
 	}
 	s.ledger.SegmentBytes = num("segment.bytes")
+	policy := r.value(configs, "cleanup.policy")
+	s.clean = cleanSettings{
+		compact:           policyHas(policy, "compact"),
+		delete:            policyHas(policy, "delete"),
+		minLagMs:          num("min.compaction.lag.ms"),
+		maxLagMs:          num("max.compaction.lag.ms"),
+		deleteRetentionMs: num("delete.retention.ms"),
+	}
+	s.clean.minDirtyRatio, _ = strconv.ParseFloat(r.value(configs, "min.cleanable.dirty.ratio"), 64)
 	ms := num("segment.ms")
+	if s.clean.compact {
+		// L6: a compacted topic's open ledger rolls by
+		// max.compaction.lag.ms too, so that what is older than it
+		// becomes cleanable (Kafka's LogConfig.maxSegmentMs).
+		ms = min(ms, s.clean.maxLagMs)
+	}
 	s.ledger.SegmentAge = time.Duration(min(ms, maxInt64/int64(time.Millisecond))) * time.Millisecond
 	return s
 }

@@ -63,7 +63,7 @@ func TestBrokerDefaults(t *testing.T) {
 }
 
 func TestBrokerConfigValidate(t *testing.T) {
-	err := Config{RetentionMs: -2, RetentionBytes: -5, MessageTimestampType: "Now", CleanupPolicy: "compact"}.Validate()
+	err := Config{RetentionMs: -2, RetentionBytes: -5, MessageTimestampType: "Now", CleanupPolicy: "compact,shred"}.Validate()
 	for _, want := range []string{"log.retention.ms", "log.retention.bytes", "log.message.timestamp.type", "log.cleanup.policy"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate: %v, want a %s problem", err, want)
@@ -86,9 +86,12 @@ func TestInvalidTopicConfigs(t *testing.T) {
 		configs map[string]string
 		msg     string
 	}{
-		{map[string]string{"cleanup.policy": "compact"}, "compaction is not supported"},
-		{map[string]string{"cleanup.policy": "delete,compact"}, "compaction is not supported"},
-		{map[string]string{"cleanup.policy": ""}, "must be delete"},
+		{map[string]string{"cleanup.policy": "compact,shred"}, "not a cleanup policy"},
+		{map[string]string{"cleanup.policy": ""}, "must be delete, compact or compact,delete"},
+		{map[string]string{"min.cleanable.dirty.ratio": "1.5"}, "between 0 and 1"},
+		{map[string]string{"max.compaction.lag.ms": "0"}, "at least 1"},
+		{map[string]string{"delete.retention.ms": "-1"}, "at least 0"},
+		{map[string]string{"min.compaction.lag.ms": "10", "max.compaction.lag.ms": "5"}, "min.compaction.lag.ms (10) > max.compaction.lag.ms (5)"},
 		{map[string]string{"min.insync.replicas": "2"}, "must be 1"},
 		{map[string]string{"retention.ms": "-2"}, "at least -1"},
 		{map[string]string{"segment.bytes": "1"}, "at least 14"},
@@ -134,9 +137,9 @@ func TestIncrementalAlter(t *testing.T) {
 	if tp, _ = g.r.Topic("t"); tp.Configs["leader.replication.throttled.replicas"] != "1:0" {
 		t.Fatalf("subtract: %v", tp.Configs)
 	}
-	// APPEND starts from the default: delete + compact is refused.
-	if err := alter(ConfigOp{Name: "cleanup.policy", Op: OpAppend, Value: "compact"}); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "compaction") {
-		t.Fatalf("append compact: %v", err)
+	// APPEND starts from the default: delete + shred is refused.
+	if err := alter(ConfigOp{Name: "cleanup.policy", Op: OpAppend, Value: "shred"}); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "not a cleanup policy") {
+		t.Fatalf("append shred: %v", err)
 	}
 	if err := alter(ConfigOp{Name: "cleanup.policy", Op: OpAppend, Value: "delete"}); err != nil {
 		t.Fatalf("append delete: %v", err)

@@ -23,8 +23,11 @@
 //     snapshot taken after the request arrived, never a cached one.
 //     - S4 EOF is never cached: the next append moves the end, so every
 //     call reads the end again.
-//  3. View: COMMITTED; there are no compacted reads (compaction is not
-//     supported, cleanup.policy=compact is refused).
+//  3. View: COMMITTED. Of each range of the log the read sees the
+//     generation the index names, the highest committed one (L10): a
+//     cleaned range of a compacted topic reads with gaps where records
+//     were superseded, and an offset in a gap reads from the next entry
+//     (L11, R3).
 //  4. Entries: under the same snapshot, the entries from the one holding
 //     the offset (a floor lookup in the entry index, O(log n), or the tail
 //     cache), never past the snapshot's end. Storage pins each ledger
@@ -113,8 +116,9 @@
 // else to Kafka's default, and DescribeConfigs reports which (source and
 // synonyms). segment.bytes/segment.ms become the partition's ledger.Config
 // (an alter reopens the ledger); max.message.bytes and
-// message.timestamp.type apply to the next Produce; cleanup.policy=compact
-// and min.insync.replicas other than 1 are refused. Retention
+// message.timestamp.type apply to the next Produce; cleanup.policy picks
+// retention, the cleaner or both (L5); min.insync.replicas other than 1 is
+// refused. Retention
 // (retention.go, below) is a pass, every log.retention.check.interval.ms
 // and on RunRetention, that turns retention.ms and retention.bytes into a
 // boundary at a sealed ledger's end and feeds it to storage SoftTrim then
@@ -217,6 +221,92 @@
 //
 // Transactions are kept apart from the idempotent-producer state, so
 // expiry and the cap (P1, P2) never end an open transaction.
+//
+// # Compaction
+//
+// A topic whose cleanup.policy has compact keeps the latest record per
+// key (cleaner*.go). The cleaner runs in the background, on
+// log.cleaner.threads goroutines, and RunCleaner runs it on demand.
+// Each partition's log is a cleaned prefix (one ledger of a generation
+// above 0, deduplicated) followed by dirty ledgers and the open one.
+//
+//	L1  A compacted topic refuses a batch holding a record without a key:
+//	    INVALID_RECORD, and nothing of the batch is appended (Kafka's
+//	    LogValidator). Tombstones (null values) have keys and are taken.
+//	L2  Only sealed ledgers are cleaned, and only those before the first
+//	    ledger holding an entry newer than now - min.compaction.lag.ms
+//	    (one seek in the time index). A partition is due when its dirty
+//	    bytes reach min.cleanable.dirty.ratio of the cleanable bytes
+//	    (dirty ones included), when its first dirty entry is older than
+//	    max.compaction.lag.ms, or when a tombstone's delete horizon (L8)
+//	    has passed; a pass takes the partitions past max.compaction.lag.ms
+//	    first, then the dirtiest.
+//	L3  A pass maps key -> latest offset in a fixed budget: the dedupe
+//	    buffer divided by the threads, 24 bytes a key (a 16-byte digest
+//	    and an offset, as Kafka's SkimpyOffsetMap), at most 90% full. It
+//	    maps the dirty ledgers in order and, when the map fills, cleans
+//	    up to the start of the ledger it filled in; the next pass goes
+//	    on from there. Every record it removes is superseded by a record
+//	    at a higher offset that is kept, so each pass is correct alone,
+//	    and a partition with more keys than fit takes several. A dirty
+//	    ledger with more keys than the whole map is not cleaned (an error
+//	    is logged), as Kafka refuses a segment its map cannot hold.
+//	L4  The rewrite keeps the latest record of each key (a record whose
+//	    key maps to a higher offset goes; keyless records go). Offsets
+//	    never change: a kept batch keeps its base offset and its
+//	    lastOffsetDelta, its records their offsets, so offset deltas may
+//	    skip and a batch may hold fewer records than it spans. A batch
+//	    left without records goes, leaving a gap, unless it is the last
+//	    batch of its producer id in the cleaned range: that one is kept
+//	    empty, for the producer's sequence. Producer id, epoch, base
+//	    sequence, partition leader epoch, codec and timestamp type are
+//	    kept; a changed batch is recompressed with its own codec, an
+//	    unchanged one is copied as it is.
+//	L5  cleanup.policy=compact: the cleaner runs and L1 holds; retention
+//	    by time and size does not (DeleteRecords still moves the log
+//	    start). delete: retention (T1-T6) only. compact,delete: both.
+//	    Changing it on a live topic takes effect at the next produce and
+//	    pass.
+//	L6  A compacted topic's open ledger rolls at min(segment.ms,
+//	    max.compaction.lag.ms) (Kafka's LogConfig.maxSegmentMs), so its
+//	    records become cleanable within max.compaction.lag.ms of appends.
+//	L7  The cleaner's reads and writes together are throttled to
+//	    log.cleaner.io.max.bytes.per.second over all threads.
+//	L8  A tombstone is kept for delete.retention.ms after the pass that
+//	    first cleaned it: that pass sets its batch's delete horizon (the
+//	    attribute bit 0x40, and the base timestamp holds now +
+//	    delete.retention.ms, as Kafka's KIP-534); a pass after the
+//	    horizon removes it. Record timestamps stay as produced.
+//	L9  A cleaned range of sealed ledgers is a new generation of that
+//	    part of the log: one new ledger, its generation one above the
+//	    highest it replaces. Its file is written and synced, and its
+//	    directory entry made durable, beside the old ones; then one
+//	    synced index commit removes the old ledgers' records and entries
+//	    and adds the new ones (storage Rewrite.Commit). A crash leaves
+//	    the old generation or the new one, never a mix; the other's
+//	    files are orphans that Open removes. If retention or
+//	    DeleteRecords changed the range meanwhile, the commit changes
+//	    nothing and the pass is dropped.
+//	L10 The index names one generation per offset, the highest committed,
+//	    which every read planned after the commit uses. A read that
+//	    pinned a ledger of the old generation completes from it; its file
+//	    is removed when the last pin is released (storage I6). A read
+//	    that planned on the old generation but had not pinned it yet
+//	    starts again from a fresh snapshot.
+//	L11 An offset inside a gap reads from the next entry (R3), or
+//	    nothing when no entry follows it below the end. ListOffsets by
+//	    timestamp walks to the next kept batch; a time-index key naming
+//	    a removed entry resolves to the next entry (the running max only
+//	    grows, so it is still the first kept entry reaching the
+//	    timestamp); retention and DeleteRecords trim whole ledgers of
+//	    any generation, and the log start never moves for a gap.
+//
+// The cleaner filters batches through one decision per batch before its
+// records (cleaner_rewrite.go, batchFilter.batchAction). Transactional and
+// control batches are kept whole there and map no key, so a transaction's
+// records neither go nor supersede others whatever its outcome; the
+// transaction rules (drop aborted batches, drop markers nothing needs,
+// clean only below the last stable offset) plug in at that decision.
 //
 // # Identity and internal topics (identity.go)
 //

@@ -89,7 +89,7 @@ func (r *Resolver) produceAsync(topic string, partition int32, batch []byte, own
 	// after the size check so that an oversized batch costs no decoding.
 	limit := decompressedLimit(s.maxMessageBytes)
 	for _, b := range batches {
-		if err := scanRecords(b, limit, nil); err != nil {
+		if err := scanRecords(b, limit, s.clean.recordCheck()); err != nil {
 			return nil, err
 		}
 	}

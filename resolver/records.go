@@ -25,7 +25,7 @@ func walkRecords(b []byte, fn func(off Offset, ts int64) bool) error {
 		return fmt.Errorf("%w: %d bytes is shorter than a batch header", ErrCorruptBatch, len(b))
 	}
 	h := decodeHeader(b)
-	err := scanRecords(b, maxRecordScanBytes, func(m RecordMeta) error {
+	err := scanStoredRecords(b, maxRecordScanBytes, func(m RecordMeta) error {
 		ts := h.BaseTimestamp + m.TimestampDelta
 		if h.Attributes&logAppendTimeBit != 0 {
 			ts = h.MaxTimestamp

@@ -31,6 +31,7 @@ import (
 type RecordMeta struct {
 	OffsetDelta    int32
 	TimestampDelta int64
+	NullKey        bool // the key is null (length -1)
 }
 
 // scanRecords checks that the records of batch b (a whole batch whose
@@ -43,16 +44,38 @@ type RecordMeta struct {
 // Nothing decompressed outlives the call (Z4): fn sees only RecordMeta.
 // limit is decompressedLimit of the topic's max.message.bytes (Z3).
 func scanRecords(b []byte, limit int64, fn func(RecordMeta) error) error {
+	return walkBatch(b, limit, false, fn)
+}
+
+// scanStoredRecords is scanRecords for a stored batch, which the cleaner
+// may have rewritten (L4): its records' offset deltas increase but may
+// skip (the removed records' offsets stay unused), and none passes the
+// header's lastOffsetDelta.
+func scanStoredRecords(b []byte, limit int64, fn func(RecordMeta) error) error {
+	last := decodeHeader(b).LastOffsetDelta
+	return walkBatch(b, limit, true, func(m RecordMeta) error {
+		if m.OffsetDelta > last {
+			return fmt.Errorf("%w: offset delta %d past the last offset delta %d", ErrInvalidRecord, m.OffsetDelta, last)
+		}
+		if fn == nil {
+			return nil
+		}
+		return fn(m)
+	})
+}
+
+func walkBatch(b []byte, limit int64, gaps bool, fn func(RecordMeta) error) error {
 	h := decodeHeader(b)
 	if Codec(h.Attributes&codecMask) == CodecNone {
 		// The hot path: the section is the records, walked in place.
-		return walkPlain(b[batchHeaderLen:], h.Records, limit, fn)
+		return walkPlain(b[batchHeaderLen:], h.Records, limit, gaps, fn)
 	}
 	s, err := openRecords(Codec(h.Attributes&codecMask), b[batchHeaderLen:], limit)
 	if err != nil {
 		return err
 	}
 	defer s.close()
+	s.gaps = gaps
 	return s.walk(h.Records, fn)
 }
 
@@ -66,6 +89,7 @@ type recordStream struct {
 	codec Codec
 	err   error // the source's failure, sticky
 	slot  bool  // holds a decompressSlots slot
+	gaps  bool  // offset deltas may skip (a cleaned batch, L4)
 }
 
 func (s *recordStream) close() {
@@ -184,14 +208,16 @@ func (s *recordStream) atEnd() bool {
 // walk reads count records (Z2): each well formed and exactly its declared
 // length, the i-th with offset delta i, and nothing after the last.
 func (s *recordStream) walk(count int32, fn func(RecordMeta) error) error {
+	next := int32(0) // the least offset delta the next record may have
 	for i := int32(0); i < count; i++ {
-		m, err := s.record(i)
+		m, err := s.record(next)
 		if err != nil {
 			if s.err != nil {
 				return s.err
 			}
 			return fmt.Errorf("%w: record %d of %d: %v", ErrInvalidRecord, i, count, err)
 		}
+		next = m.OffsetDelta + 1
 		if fn != nil {
 			if err := fn(m); err != nil {
 				return err
@@ -212,7 +238,8 @@ var (
 	errRecordSize  = errors.New("fields do not fill the record's length")
 )
 
-// record reads record i.
+// record reads the next record, whose offset delta must be i (or, with
+// gaps, at least i).
 func (s *recordStream) record(i int32) (RecordMeta, error) {
 	size, ok := s.varint32()
 	if !ok || size < 1 {
@@ -229,13 +256,17 @@ func (s *recordStream) record(i int32) (RecordMeta, error) {
 	if m.OffsetDelta, ok = s.varint32(); !ok {
 		return m, errRecordShort
 	}
-	if m.OffsetDelta != i {
+	if m.OffsetDelta != i && (!s.gaps || m.OffsetDelta < i) {
 		return m, fmt.Errorf("offset delta %d", m.OffsetDelta)
 	}
 	// key, value
-	for range 2 {
-		if !s.bytesField(end, true) {
+	for k := range 2 {
+		null, ok := s.nullableField(end)
+		if !ok {
 			return m, errRecordShort
+		}
+		if k == 0 {
+			m.NullKey = null
 		}
 	}
 	headers, ok := s.varint32()
@@ -251,6 +282,19 @@ func (s *recordStream) record(i int32) (RecordMeta, error) {
 		return m, errRecordSize
 	}
 	return m, nil
+}
+
+// nullableField is bytesField for a nullable field, saying whether it
+// was null.
+func (s *recordStream) nullableField(end int64) (null, ok bool) {
+	n, ok := s.varint32()
+	switch {
+	case !ok || n < -1:
+		return false, false
+	case n == -1:
+		return true, s.off <= end
+	}
+	return false, int64(n) <= end-s.off && s.skip(int64(n))
 }
 
 // bytesField skips a length-prefixed field that must end by end; -1 (null)
@@ -269,16 +313,18 @@ func (s *recordStream) bytesField(end int64, nullable bool) bool {
 // walkPlain is walk over an uncompressed section, on the slice itself:
 // the same checks (Z2, Z3) without the stream's bookkeeping, because every
 // produced uncompressed batch pays for it.
-func walkPlain(sec []byte, count int32, limit int64, fn func(RecordMeta) error) error {
+func walkPlain(sec []byte, count int32, limit int64, gaps bool, fn func(RecordMeta) error) error {
 	if int64(len(sec)) > limit {
 		return fmt.Errorf("%w: none records %w %d bytes", ErrInvalidRecord, errDecompressedTooLarge, limit)
 	}
+	next := int32(0)
 	for i := int32(0); i < count; i++ {
-		m, n, err := plainRecord(sec, i)
+		m, n, err := plainRecord(sec, next, gaps)
 		if err != nil {
 			return fmt.Errorf("%w: record %d of %d: %v", ErrInvalidRecord, i, count, err)
 		}
 		sec = sec[n:]
+		next = m.OffsetDelta + 1
 		if fn != nil {
 			if err := fn(m); err != nil {
 				return err
@@ -291,9 +337,10 @@ func walkPlain(sec []byte, count int32, limit int64, fn func(RecordMeta) error) 
 	return nil
 }
 
-// plainRecord parses record i at the start of b and returns its size.
-// Most fields are one-byte varints; zz32 decodes those inline.
-func plainRecord(b []byte, i int32) (RecordMeta, int, error) {
+// plainRecord parses the record at the start of b, whose offset delta must
+// be i (with gaps: at least i), and returns its size. Most fields are
+// one-byte varints; zz32 decodes those inline.
+func plainRecord(b []byte, i int32, gaps bool) (RecordMeta, int, error) {
 	var m RecordMeta
 	size, w := zz32(b, 0)
 	if w <= 0 || size < 1 || int64(size) > int64(len(b)-w) {
@@ -315,8 +362,11 @@ func plainRecord(b []byte, i int32) (RecordMeta, int, error) {
 	if p <= 0 {
 		return m, 0, errRecordShort
 	}
-	if m.OffsetDelta = d; d != i {
+	if m.OffsetDelta = d; d != i && (!gaps || d < i) {
 		return m, 0, fmt.Errorf("offset delta %d", d)
+	}
+	if n, _ := zz32(rec, p); n == -1 {
+		m.NullKey = true
 	}
 	if p = skipField(rec, p, true); p < 0 {
 		return m, 0, errRecordShort

@@ -55,6 +55,9 @@ type Resolver struct {
 		stop chan struct{}
 		done chan struct{}
 	}
+
+	// cleaner is the log cleaner of compacted topics (cleaner.go).
+	cleaner cleanerState
 }
 
 // topic is one binding. Its fields never change after it is published in
@@ -112,6 +115,7 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
 	}
+	c.Cleaner = c.Cleaner.withDefaults()
 	return c
 }
 
@@ -150,6 +154,7 @@ func (c Config) Validate() error {
 	if err := checkCleanupPolicy(c.CleanupPolicy); c.CleanupPolicy != "" && err != nil {
 		errs = append(errs, fmt.Errorf("log.cleanup.policy %q: %w", c.CleanupPolicy, err))
 	}
+	errs = append(errs, c.Cleaner.withDefaults().validate()...)
 	return errors.Join(errs...)
 }
 
@@ -186,6 +191,7 @@ func Open(store *storage.Store, cfg Config) (*Resolver, error) {
 		return nil, err
 	}
 	r.startRetention()
+	r.startCleaner()
 	return r, nil
 }
 
@@ -200,6 +206,7 @@ func (r *Resolver) Close() error {
 	r.mu.closed = true
 	r.mu.Unlock()
 	r.stopRetention()
+	r.stopCleaner()
 	r.bg.Wait()
 	return r.closePartitions()
 }

@@ -86,6 +86,11 @@ func (r *Resolver) retainPartition(p *partition, now time.Time) error {
 	if err != nil {
 		return err
 	}
+	if !s.clean.delete {
+		// L5: cleanup.policy=compact alone keeps data by key, not by age
+		// or size; the log start still moves by DeleteRecords (T5).
+		s.retentionMs, s.retentionBytes = -1, -1
+	}
 	info, err := r.store.Info(p.log)
 	if err != nil {
 		return err

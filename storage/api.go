@@ -101,6 +101,9 @@ type LedgerInfo struct {
 	Bytes       int64  // file bytes of those entries
 	Created     time.Time
 	Sealed      bool // closed for appends (every ledger but the last is sealed)
+	// Gen is the ledger's generation: 0 when written by appends, higher
+	// for a rewrite of sealed ledgers (doc.go "Generations").
+	Gen uint64
 }
 
 // LogInfo is one consistent view of a log's bounds.

@@ -28,7 +28,8 @@
 //
 //	l|log                 log record: state (NORMAL/FENCED), soft-trim start
 //	g|log|ledger          ledger record: first offset, Cum before it, created,
-//	                      sealed, and once sealed its final entries and bytes
+//	                      sealed, and once sealed its final entries and bytes;
+//	                      a rewrite's ledger also its generation ("Generations")
 //	i|log|offset          entry index: records, max time, size, Cum, ledger,
 //	                      entry, file position (Floor = SeekLT, O(log n))
 //	p|log|ledger|entry    legacy: the offset of the entry at a position.
@@ -156,6 +157,24 @@
 // payload (a Kafka batch's own CRC) passes it (AppendOptions.SuffixCRC);
 // the frame CRC is then derived by CRC concatenation (crc.go) instead of a
 // second pass. It still covers every byte, and every read checks it.
+//
+// # Generations
+//
+// A log cleaner replaces a range of sealed ledgers with one new ledger
+// holding a subset of their entries at their own offsets (BeginRewrite,
+// Rewrite.Append, Rewrite.Commit; rewrite.go). The new ledger's
+// generation (LedgerInfo.Gen, kept in its record) is one above the
+// highest it replaces; appended ledgers are generation 0. An entry's
+// Records is then the offsets it spans, and offsets between entries may
+// be unused (gaps). The rules are the resolver's L9-L11: the file is
+// synced and its directory entry durable before one synced pebble batch
+// swaps the ledger records and the range's entry index, so a crash
+// leaves one generation whole; old files go with their last pin; reads
+// by offset move from a gap to the next entry (R3) and find nothing when
+// none follows. The ledger list is kept in offset order, which a rewrite
+// (a newer id in an older place) makes differ from id order; reads by
+// position (ledger ReadEntries) address ledgers in id order and are not
+// used on rewritten logs.
 //
 // # Tail cache
 //

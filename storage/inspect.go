@@ -176,6 +176,9 @@ func (r *ReadOnly) ledgerRecords() (map[LogID][]ledgerRec, error) {
 		id := LogID(binary.BigEndian.Uint64(k[1:]))
 		byID[id] = append(byID[id], ledgerRec{id: LedgerID(binary.BigEndian.Uint64(k[9:])), meta: m})
 	}
+	for _, recs := range byID {
+		sortLedgers(recs) // offset order, as Open keeps them
+	}
 	return byID, it.Error()
 }
 

@@ -92,36 +92,50 @@ type ledgerMeta struct {
 	Bytes       int64
 	Created     int64 // unix nanoseconds
 	Sealed      bool
+	// Gen is the ledger's generation (doc.go "Generations"): 0 for a
+	// ledger written by appends, one more than the highest it replaced
+	// for a rewrite. Records of generation 0 are 41 bytes (as written by
+	// earlier versions), later ones 49.
+	Gen uint64
 }
 
 func (m ledgerMeta) encode() []byte {
-	b := make([]byte, 0, 41)
+	b := make([]byte, 0, 49)
 	b = appendU64(b, uint64(m.FirstOffset))
 	b = appendU64(b, uint64(m.FirstCum))
 	b = appendU64(b, uint64(m.Entries))
 	b = appendU64(b, uint64(m.Bytes))
 	b = appendU64(b, uint64(m.Created))
+	sealed := byte(0)
 	if m.Sealed {
-		return append(b, 1)
+		sealed = 1
 	}
-	return append(b, 0)
+	b = append(b, sealed)
+	if m.Gen > 0 {
+		b = appendU64(b, m.Gen)
+	}
+	return b
 }
 
 func decodeLedgerMeta(b []byte) (ledgerMeta, error) {
-	if len(b) != 41 {
+	if len(b) != 41 && len(b) != 49 {
 		return ledgerMeta{}, fmt.Errorf("%w: ledger record of %d bytes", ErrCorrupt, len(b))
 	}
 	u := func(i int) uint64 { return binary.BigEndian.Uint64(b[i*8:]) }
-	return ledgerMeta{
+	m := ledgerMeta{
 		FirstOffset: Offset(u(0)), FirstCum: int64(u(1)), Entries: int64(u(2)),
 		Bytes: int64(u(3)), Created: int64(u(4)), Sealed: b[40] == 1,
-	}, nil
+	}
+	if len(b) == 49 {
+		m.Gen = binary.BigEndian.Uint64(b[41:])
+	}
+	return m, nil
 }
 
 func (m ledgerMeta) info(id LedgerID) LedgerInfo {
 	return LedgerInfo{
 		ID: id, FirstOffset: m.FirstOffset, Entries: m.Entries, Bytes: m.Bytes,
-		Created: time.Unix(0, m.Created), Sealed: m.Sealed,
+		Created: time.Unix(0, m.Created), Sealed: m.Sealed, Gen: m.Gen,
 	}
 }
 

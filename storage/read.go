@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -56,31 +56,63 @@ func (s *Store) scanIndex(l *logState, sn snapshot, from Offset, visit func(Entr
 		if err := it.Error(); err != nil {
 			return err
 		}
-		return fmt.Errorf("%w: %v: %v", ErrTrimmed, id, from)
+		// No entry at or below from: trimmed, or a gap a rewrite left
+		// at the start of the log (resolver L11).
+		if from < sn.start || !l.startAtOrBelow(from) {
+			return fmt.Errorf("%w: %v: %v", ErrTrimmed, id, from)
+		}
+		probes++
+		if !it.First() {
+			return gapToEnd(it, id, from)
+		}
+	} else if h, err := decodeIndex(it.Key(), it.Value()); err != nil {
+		return err
+	} else if h.End() <= sn.start || h.End() <= from {
+		if from < sn.start {
+			return fmt.Errorf("%w: %v: %v below start %v", ErrTrimmed, id, from, sn.start)
+		}
+		// from is in a gap a rewrite left (resolver L11): the read moves to the
+		// next entry (R3). The floor entry is there, so nothing between
+		// it and from was trimmed (trims remove a prefix).
+		probes++
+		if !it.Next() {
+			return gapToEnd(it, id, from)
+		}
 	}
 	first := true
 	for ; it.Valid(); it.Next() {
 		if !first {
 			probes++ // the Next that reached this entry
 		}
+		first = false
 		h, err := decodeIndex(it.Key(), it.Value())
 		if err != nil {
 			return err
-		}
-		if first {
-			if h.End() <= sn.start || h.End() <= from {
-				if from < sn.start || h.End() <= sn.start {
-					return fmt.Errorf("%w: %v: %v below start %v", ErrTrimmed, id, from, sn.start)
-				}
-				return fmt.Errorf("%w: %v: no entry holds %v", ErrNotFound, id, from)
-			}
-			first = false
 		}
 		if !visit(h) {
 			return nil
 		}
 	}
 	return it.Error()
+}
+
+// gapToEnd is scanIndex's answer when from lies in a gap with no entry
+// after it below the snapshot's end: ErrNotFound, which the reads by
+// offset turn into an empty result (R5).
+func gapToEnd(it *pebble.Iterator, id LogID, from Offset) error {
+	if err := it.Error(); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: %v: no entry at or after %v", ErrNotFound, id, from)
+}
+
+// startAtOrBelow reports whether the log start, now, is at or below off:
+// a read that found no entry at or below off tells a trim that raced it
+// (the start moved past off) from a gap at the start of the log.
+func (l *logState) startAtOrBelow(off Offset) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.start <= off
 }
 
 // Floor returns the durable entry containing off: a floor lookup in the
@@ -146,6 +178,9 @@ func (s *Store) IndexRange(id LogID, from Offset, max int) ([]EntryHeader, error
 		out = append(out, h)
 		return len(out) < max
 	})
+	if errors.Is(err, ErrNotFound) {
+		err = nil // a gap up to the end (R3, R5)
+	}
 	return out, err
 }
 
@@ -181,6 +216,9 @@ func (s *Store) Headers(id LogID, from Offset, maxEntries int, maxBytes int64) (
 		bytes += int64(h.Size)
 		return len(hdrs) < maxEntries
 	})
+	if errors.Is(err, ErrNotFound) {
+		err = nil // a gap up to the end: nothing to read yet (R3, R5)
+	}
 	return b, hdrs, err
 }
 
@@ -228,8 +266,10 @@ func (l *logState) offsetsOf(led LedgerID, end Offset) (lo, hi Offset) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ls := l.mu.ledgers
-	i := sort.Search(len(ls), func(i int) bool { return ls[i].id >= led })
-	if i == len(ls) || ls[i].id != led {
+	// Ledgers are in offset order, which is id order only until a rewrite
+	// (doc.go "Generations"): a linear search.
+	i := slices.IndexFunc(ls, func(r ledgerRec) bool { return r.id == led })
+	if i < 0 {
 		return 0, 0
 	}
 	hi = end
@@ -384,6 +424,9 @@ func (s *Store) planRead(id LogID, start Offset, maxRecords, maxBytes int) ([]En
 		bytes += int(h.Size)
 		return true
 	})
+	if errors.Is(err, ErrNotFound) {
+		err = nil // a gap up to the end (R3, R5)
+	}
 	return hdrs, err
 }
 

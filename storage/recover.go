@@ -1,11 +1,13 @@
 package storage
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 	"go.uber.org/zap"
@@ -60,6 +62,9 @@ func (s *Store) loadLogs() error {
 		return err
 	}
 	for id, l := range s.mu.logs {
+		// Offset order: a rewrite's ledger (a newer id) takes the place
+		// of the ledgers it replaced (doc.go "Generations").
+		sortLedgers(l.mu.ledgers)
 		v, err := s.get(logKey(id))
 		if err != nil {
 			return fmt.Errorf("%v: log record: %w", id, err)
@@ -71,6 +76,12 @@ func (s *Store) loadLogs() error {
 		l.mu.state, l.mu.start = m.State, m.Start
 	}
 	return nil
+}
+
+// sortLedgers puts a log's ledger records (read in id order) in offset
+// order, ties (empty ledgers) in id order.
+func sortLedgers(recs []ledgerRec) {
+	slices.SortStableFunc(recs, func(a, b ledgerRec) int { return cmp.Compare(a.meta.FirstOffset, b.meta.FirstOffset) })
 }
 
 // tailStart is where the unindexed tail of the open ledger begins.

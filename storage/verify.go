@@ -46,7 +46,7 @@ var ErrVerify = errors.New("storage: verify found corruption")
 // Verify reads every indexed entry of every log and checks: its frame's
 // CRC32C; that the frame holds the offset, record count and size the index
 // says; that offsets are dense (each entry starts where the previous one
-// ended); that each ledger's entries are numbered 0, 1, ... at contiguous
+// ended), except for the gaps a rewritten ledger may leave; that each ledger's entries are numbered 0, 1, ... at contiguous
 // file positions from 0, starting at the ledger's first offset; that the
 // position index maps back to the entry; and that a sealed ledger's
 // recorded entry count and size match its entries and its file. progress
@@ -156,10 +156,13 @@ func (v *verifier) entry(id LogID, leds map[LedgerID]*ledgerCheck, prev *EntryHe
 	at := Problem{Log: id, Ledger: h.Ledger, Entry: h.Entry, Offset: h.Offset, Pos: h.Pos,
 		File: SegmentFileName(id, h.Ledger)}
 	bad := func(err error) { at.Err = err; v.problem(at) }
-	if prev != nil && h.Offset != prev.End() {
+	lc := leds[h.Ledger]
+	// A rewritten ledger (generation above 0, doc.go "Generations") may
+	// leave gaps, inside it and before or after it; never an overlap.
+	gaps := lc != nil && lc.info.Gen > 0 || prev != nil && leds[prev.Ledger] != nil && leds[prev.Ledger].info.Gen > 0
+	if prev != nil && (h.Offset < prev.End() || h.Offset > prev.End() && !gaps) {
 		bad(fmt.Errorf("offset gap or overlap: the previous entry ends at %v", prev.End()))
 	}
-	lc := leds[h.Ledger]
 	if lc == nil {
 		bad(errors.New("the index names a ledger the log does not have"))
 		return
@@ -167,7 +170,7 @@ func (v *verifier) entry(id LogID, leds map[LedgerID]*ledgerCheck, prev *EntryHe
 	if h.Entry != EntryID(lc.entries) || h.Pos != lc.pos {
 		bad(fmt.Errorf("expected %v at pos %d (entries must be numbered and laid out contiguously)", EntryID(lc.entries), lc.pos))
 	}
-	if h.Entry == 0 && h.Offset != lc.info.FirstOffset {
+	if h.Entry == 0 && (h.Offset < lc.info.FirstOffset || h.Offset > lc.info.FirstOffset && lc.info.Gen == 0) {
 		bad(fmt.Errorf("first entry of the ledger, but the ledger starts at %v", lc.info.FirstOffset))
 	}
 	lc.entries++

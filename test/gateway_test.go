@@ -41,6 +41,8 @@ type gatewayOptions struct {
 	// socket.request.max.bytes and queued.max.request.bytes (0: default).
 	maxRequestBytes       int32
 	queuedMaxRequestBytes int64
+	// cleaner configures the log cleaner (default: Kafka's).
+	cleaner resolver.CleanerConfig
 }
 
 // gateway is a server (package server) in-process on one data dir.
@@ -84,7 +86,7 @@ func (g *gateway) start() {
 		DataDir:  g.dir,
 		Listen:   listen,
 		Storage:  storage.Options{TailCacheBytes: g.opts.tailCacheBytes},
-		Resolver: resolver.Config{NumPartitions: parts, AutoCreate: !g.opts.noAutoCreate},
+		Resolver: resolver.Config{NumPartitions: parts, AutoCreate: !g.opts.noAutoCreate, Cleaner: g.opts.cleaner},
 		Kafka: kafka.Config{ShutdownTimeout: g.opts.shutdownTimeout, AdvertisedAddr: g.opts.advertised, Group: g.opts.group, Txn: g.opts.txn,
 			MaxRequestBytes: g.opts.maxRequestBytes, QueuedMaxRequestBytes: g.opts.queuedMaxRequestBytes},
 	})

@@ -127,9 +127,9 @@ func TestConfigsRoundTripRestart(t *testing.T) {
 func TestInvalidConfigs(t *testing.T) {
 	g := newGateway(t)
 	adm := g.admin()
-	resp, err := adm.CreateTopic(testCtx(t), 1, 1, map[string]*string{"cleanup.policy": ptr("compact")}, "bad")
-	if !errors.Is(err, kerr.InvalidConfig) || !errors.Is(resp.Err, kerr.InvalidConfig) || !strings.Contains(resp.ErrMessage, "compaction is not supported") {
-		t.Fatalf("create compact: %v %+v", err, resp)
+	resp, err := adm.CreateTopic(testCtx(t), 1, 1, map[string]*string{"cleanup.policy": ptr("compact,shred")}, "bad")
+	if !errors.Is(err, kerr.InvalidConfig) || !errors.Is(resp.Err, kerr.InvalidConfig) || !strings.Contains(resp.ErrMessage, "not a cleanup policy") {
+		t.Fatalf("create compact,shred: %v %+v", err, resp)
 	}
 	vr, err := adm.ValidateCreateTopics(testCtx(t), 1, 1, map[string]*string{"retention.ms": ptr("1000")}, "ok")
 	if err != nil || vr["ok"].Err != nil {
@@ -144,7 +144,7 @@ func TestInvalidConfigs(t *testing.T) {
 		msg string
 	}{
 		{kadm.AlterConfig{Op: kadm.AppendConfig, Name: "retention.ms", Value: ptr("5")}, "not a list config"},
-		{kadm.AlterConfig{Op: kadm.AppendConfig, Name: "cleanup.policy", Value: ptr("compact")}, "compaction"},
+		{kadm.AlterConfig{Op: kadm.AppendConfig, Name: "cleanup.policy", Value: ptr("shred")}, "not a cleanup policy"},
 		{kadm.AlterConfig{Op: kadm.SetConfig, Name: "min.insync.replicas", Value: ptr("2")}, "must be 1"},
 		{kadm.AlterConfig{Op: kadm.SetConfig, Name: "message.timestamp.type", Value: ptr("Now")}, "CreateTime"},
 	} {

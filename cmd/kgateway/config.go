@@ -82,8 +82,14 @@ type Config struct {
 	LogRollMs           int64  `prop:"log.roll.ms" flag:"log-roll-ms" help:"default segment.ms: roll a ledger at this age"`
 	MessageMaxBytes     int    `prop:"message.max.bytes" flag:"message-max-bytes" help:"default max.message.bytes: largest record batch"`
 	LogTimestampType    string `prop:"log.message.timestamp.type" flag:"log-message-timestamp-type" help:"default message.timestamp.type: CreateTime or LogAppendTime"`
-	LogCleanupPolicy    string `prop:"log.cleanup.policy" flag:"log-cleanup-policy" help:"default cleanup.policy; only delete"`
+	LogCleanupPolicy    string `prop:"log.cleanup.policy" flag:"log-cleanup-policy" help:"default cleanup.policy: delete, compact or compact,delete"`
 	LogRetentionCheckMs int64  `prop:"log.retention.check.interval.ms" flag:"log-retention-check-interval-ms" help:"how often the retention pass runs"`
+
+	// The log cleaner of compacted topics.
+	LogCleanerThreads          int     `prop:"log.cleaner.threads" flag:"log-cleaner-threads" help:"partitions cleaned at once; 0 turns the cleaner off"`
+	LogCleanerDedupeBufferSize int64   `prop:"log.cleaner.dedupe.buffer.size" flag:"log-cleaner-dedupe-buffer-size" help:"memory of all cleaner threads together for their key maps (24 bytes a key); a partition with more keys takes several passes"`
+	LogCleanerIOMaxBytesPerSec float64 `prop:"log.cleaner.io.max.bytes.per.second" flag:"log-cleaner-io-max-bytes-per-second" help:"bytes the cleaner threads together read and write per second"`
+	LogCleanerBackoffMs        int64   `prop:"log.cleaner.backoff.ms" flag:"log-cleaner-backoff-ms" help:"how long a cleaner thread sleeps when no partition needs cleaning"`
 
 	ProducerIDExpirationMs int64 `prop:"producer.id.expiration.ms" flag:"producer-id-expiration-ms" help:"drop an idempotent producer's state on a partition it has not appended to for this long (a partition also keeps at most 1000 producers, the least recently appended dropped first)"`
 
@@ -99,41 +105,45 @@ const minFrameBytes = 64
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
 	return Config{
-		Listen:                 "127.0.0.1:9092",
-		ListenerProtocolMap:    "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL",
-		SSLKeystoreType:        "PEM",
-		SSLTruststoreType:      "PEM",
-		SSLClientAuth:          "none",
-		SSLEnabledProtocols:    "TLSv1.2,TLSv1.3",
-		SSLPrincipalRules:      "DEFAULT",
-		SSLHandshakeTimeoutMs:  kafka.DefaultTLSHandshakeTimeout.Milliseconds(),
-		SASLEnabledMechanisms:  strings.Join(kafka.DefaultSASLMechanisms, ","),
-		SASLMaxReceiveSize:     kafka.DefaultSASLMaxReceiveSize,
-		FailedAuthDelayMs:      kafka.DefaultFailedAuthDelay.Milliseconds(),
-		DataDir:                "./data",
-		MetricsAddr:            "127.0.0.1:9644",
-		LogLevel:               "info",
-		LogFormat:              "json",
-		SlowRequestMs:          kafka.DefaultSlowRequest.Milliseconds(),
-		NumPartitions:          1,
-		AutoCreate:             true,
-		MaxRequestBytes:        kafka.DefaultMaxRequestBytes,
-		QueuedMaxRequestBytes:  kafka.DefaultQueuedMaxRequestBytes,
-		ConnectionsMaxIdleMs:   kafka.DefaultConnectionsMaxIdle.Milliseconds(),
-		MaxConnections:         kafka.DefaultMaxConnections,
-		FetchSessionSlots:      kafka.DefaultFetchSessionCacheSlots,
-		FetchMaxBytes:          kafka.DefaultFetchMaxBytes,
-		TailCacheBytes:         storage.DefaultTailCacheBytes,
-		SegmentReuse:           true,
-		LogRetentionMs:         7 * 24 * 3600 * 1000,
-		LogRetentionBytes:      -1,
-		LogSegmentBytes:        1 << 30,
-		LogRollMs:              7 * 24 * 3600 * 1000,
-		MessageMaxBytes:        1048588,
-		LogTimestampType:       "CreateTime",
-		LogCleanupPolicy:       "delete",
-		LogRetentionCheckMs:    300000,
-		ProducerIDExpirationMs: 86400000,
+		Listen:                     "127.0.0.1:9092",
+		ListenerProtocolMap:        "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL",
+		SSLKeystoreType:            "PEM",
+		SSLTruststoreType:          "PEM",
+		SSLClientAuth:              "none",
+		SSLEnabledProtocols:        "TLSv1.2,TLSv1.3",
+		SSLPrincipalRules:          "DEFAULT",
+		SSLHandshakeTimeoutMs:      kafka.DefaultTLSHandshakeTimeout.Milliseconds(),
+		SASLEnabledMechanisms:      strings.Join(kafka.DefaultSASLMechanisms, ","),
+		SASLMaxReceiveSize:         kafka.DefaultSASLMaxReceiveSize,
+		FailedAuthDelayMs:          kafka.DefaultFailedAuthDelay.Milliseconds(),
+		DataDir:                    "./data",
+		MetricsAddr:                "127.0.0.1:9644",
+		LogLevel:                   "info",
+		LogFormat:                  "json",
+		SlowRequestMs:              kafka.DefaultSlowRequest.Milliseconds(),
+		NumPartitions:              1,
+		AutoCreate:                 true,
+		MaxRequestBytes:            kafka.DefaultMaxRequestBytes,
+		QueuedMaxRequestBytes:      kafka.DefaultQueuedMaxRequestBytes,
+		ConnectionsMaxIdleMs:       kafka.DefaultConnectionsMaxIdle.Milliseconds(),
+		MaxConnections:             kafka.DefaultMaxConnections,
+		FetchSessionSlots:          kafka.DefaultFetchSessionCacheSlots,
+		FetchMaxBytes:              kafka.DefaultFetchMaxBytes,
+		TailCacheBytes:             storage.DefaultTailCacheBytes,
+		SegmentReuse:               true,
+		LogRetentionMs:             7 * 24 * 3600 * 1000,
+		LogRetentionBytes:          -1,
+		LogSegmentBytes:            1 << 30,
+		LogRollMs:                  7 * 24 * 3600 * 1000,
+		MessageMaxBytes:            1048588,
+		LogTimestampType:           "CreateTime",
+		LogCleanupPolicy:           "delete",
+		LogCleanerThreads:          1,
+		LogCleanerDedupeBufferSize: 128 << 20,
+		LogCleanerIOMaxBytesPerSec: math.MaxFloat64,
+		LogCleanerBackoffMs:        15000,
+		LogRetentionCheckMs:        300000,
+		ProducerIDExpirationMs:     86400000,
 
 		TransactionMaxTimeoutMs:      txn.DefaultMaxTimeout.Milliseconds(),
 		TransactionalIDExpirationMs:  txn.DefaultIDExpiration.Milliseconds(),
@@ -187,6 +197,12 @@ func (c *Config) set(f field, s string) error {
 			return fmt.Errorf("not a boolean: %q", s)
 		}
 		v.SetBool(b)
+	case reflect.Float64:
+		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil {
+			return fmt.Errorf("not a number: %q", s)
+		}
+		v.SetFloat(f)
 	case reflect.Int, reflect.Int64:
 		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 		if err != nil {

@@ -30,6 +30,12 @@ func (c Config) validateLog(bad func(prop, format string, args ...any)) []error 
 	if c.LogRetentionCheckMs < 1 {
 		bad("log.retention.check.interval.ms", "%d must be at least 1", c.LogRetentionCheckMs)
 	}
+	if c.LogCleanerThreads < 0 {
+		bad("log.cleaner.threads", "%d must be at least 0", c.LogCleanerThreads)
+	}
+	if c.LogCleanerBackoffMs < 1 {
+		bad("log.cleaner.backoff.ms", "%d must be at least 1", c.LogCleanerBackoffMs)
+	}
 	if c.ProducerIDExpirationMs < 1 {
 		bad("producer.id.expiration.ms", "%d must be at least 1", c.ProducerIDExpirationMs)
 	}
@@ -50,7 +56,19 @@ func (c Config) resolverConfig() resolver.Config {
 		MessageTimestampType:   c.LogTimestampType,
 		CleanupPolicy:          c.LogCleanupPolicy,
 		RetentionCheckInterval: time.Duration(c.LogRetentionCheckMs) * time.Millisecond,
+		Cleaner:                c.cleanerConfig(),
 		ProducerIDExpiration:   time.Duration(c.ProducerIDExpirationMs) * time.Millisecond,
 		Ledger:                 ledger.Config{SegmentBytes: c.LogSegmentBytes, SegmentAge: time.Duration(c.LogRollMs) * time.Millisecond},
 	}
+}
+
+// cleanerConfig is the log cleaner's part of the configuration: 0 threads
+// (Kafka's way to turn it off) is the resolver's negative.
+func (c Config) cleanerConfig() resolver.CleanerConfig {
+	cc := resolver.CleanerConfig{Threads: c.LogCleanerThreads, DedupeBufferSize: c.LogCleanerDedupeBufferSize,
+		IOMaxBytesPerSecond: c.LogCleanerIOMaxBytesPerSec, Backoff: time.Duration(c.LogCleanerBackoffMs) * time.Millisecond}
+	if cc.Threads == 0 {
+		cc.Threads = -1
+	}
+	return cc
 }

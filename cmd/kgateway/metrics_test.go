@@ -54,6 +54,11 @@ func TestMetricsFollowTraffic(t *testing.T) {
 	}
 
 	_, after := httpGet(t, g, "/metrics")
+	for _, series := range []string{"kgateway_cleaner_passes_total", "kgateway_cleaner_written_bytes_total", "kgateway_cleaner_max_dirty_ratio"} {
+		if _, ok := metricValue(after, series); !ok {
+			t.Errorf("%s missing from the scrape", series)
+		}
+	}
 	checks := []struct {
 		series string
 		min    float64

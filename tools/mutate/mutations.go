@@ -88,7 +88,7 @@ var mutations = []mutation{
 	{
 		Name:  "records-unchecked",
 		Rule:  "resolver Z1/Z2: a produced batch's records are decompressed and checked against its header before anything is appended",
-		Edits: []edit{{File: "resolver/produce.go", Old: "\t\tif err := scanRecords(b, limit, nil); err != nil {", New: "\t\tif err := error(nil); err != nil && limit > int64(len(b)) {"}},
+		Edits: []edit{{File: "resolver/produce.go", Old: "\t\tif err := scanRecords(b, limit, s.clean.recordCheck()); err != nil {", New: "\t\tif err := error(nil); err != nil && limit > int64(len(b)) {"}},
 		Tests: []testRun{
 			{Pkg: "./resolver/", Run: "TestProduceCompressedRejects|TestProduceRejects"},
 			{Pkg: "./test/", Run: "TestProduceValidatesBatches"},
@@ -171,5 +171,26 @@ var mutations = []mutation{
 			{Pkg: "./kafka/group/", Run: "TestOffsetFetchRequireStable"},
 			{Pkg: "./test/", Run: "TestTxnOffsetCommitVisibility"},
 		},
+	},
+	{
+		Name:  "rewrite-commit-unsynced",
+		Rule:  "resolver L9: a rewrite's new generation is synced before the index commit that swaps it in",
+		Edits: []edit{{File: "storage/rewrite.go", Old: "\tif err := w.file.Sync(); err != nil {", New: "\tif err := error(nil); err != nil {"}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestRewriteCrashAtomic"}},
+	},
+	{
+		Name: "rewrite-file-known-after-swap",
+		Rule: "resolver L10: a read that sees the swapped index can pin the new generation's file",
+		Edits: []edit{
+			{File: "storage/rewrite.go", Old: "\tl.mu.Lock()\n\tl.mu.files[w.led] = &ledgerFile{name: w.name, file: w.file}\n\tl.mu.Unlock()\n", New: ""},
+			{File: "storage/rewrite.go", Old: "\tdoomed := l.markRemovedLocked(ids)\n", New: "\tl.mu.files[w.led] = &ledgerFile{name: w.name, file: w.file}\n\tdoomed := l.markRemovedLocked(ids)\n"},
+		},
+		Tests: []testRun{{Pkg: "./resolver/", Run: "TestCleanerConcurrentFetchesDuringSwaps"}},
+	},
+	{
+		Name:  "cleaner-keeps-superseded",
+		Rule:  "resolver L4: a record whose key maps to a higher offset is removed",
+		Edits: []edit{{File: "resolver/cleaner_rewrite.go", Old: "ok && r.off < latest {", New: "ok && r.off < latest && false {"}},
+		Tests: []testRun{{Pkg: "./resolver/", Run: "TestCleanerProperty|TestCleanerKeepsLatestPerKey"}},
 	},
 }

@@ -1,0 +1,248 @@
+package resolver
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/kgateway/kgateway/storage"
+	"go.uber.org/zap"
+)
+
+// cleanPlan is one partition's state as the cleaner sees it (L2).
+type cleanPlan struct {
+	p       *partition
+	compact bool
+	s       cleanSettings
+	info    storage.LogInfo
+	// Ledgers [0, dirty) are the cleaned prefix, [dirty, end) the dirty
+	// cleanable ones; end and after are not cleanable (the open ledger,
+	// or too new for min.compaction.lag.ms).
+	dirty, end int
+	ratio      float64
+	dirtyBytes int64
+	lagMs      int64 // age of the first dirty entry
+	horizon    bool  // a kept tombstone's delete horizon has passed
+}
+
+// due is L2's condition for a pass.
+func (c cleanPlan) due() bool {
+	if c.end == 0 {
+		return false
+	}
+	dirty := c.dirtyBytes > 0 && (c.ratio >= c.s.minDirtyRatio || c.overdue())
+	return dirty || c.horizon
+}
+
+func (c cleanPlan) overdue() bool { return c.dirtyBytes > 0 && c.lagMs > c.s.maxLagMs }
+
+// before orders plans: overdue first, then the dirtiest.
+func (c cleanPlan) before(o cleanPlan) bool {
+	if c.overdue() != o.overdue() {
+		return c.overdue()
+	}
+	return c.ratio > o.ratio
+}
+
+// planClean computes a partition's plan as of now.
+func (r *Resolver) planClean(p *partition, now time.Time) (cleanPlan, error) {
+	_, s, err := p.ledgerAndSettings()
+	if err != nil || !s.clean.compact {
+		return cleanPlan{}, err
+	}
+	info, err := r.store.Info(p.log)
+	if err != nil {
+		return cleanPlan{}, err
+	}
+	c := cleanPlan{p: p, compact: true, s: s.clean, info: info, end: len(info.Ledgers) - 1}
+	if c.end > 0 && info.Ledgers[0].Gen > 0 {
+		c.dirty = 1
+	}
+	if s.clean.minLagMs > 0 {
+		// L2: the first entry whose running max is newer than the lag
+		// ends what is cleanable, with its ledger.
+		h, err := r.store.SeekTime(p.log, now.UnixMilli()-s.clean.minLagMs+1)
+		if err == nil {
+			for c.end > 0 && info.Ledgers[c.end].FirstOffset > h.Offset {
+				c.end--
+			}
+		} else if !errors.Is(err, storage.ErrNotFound) {
+			return cleanPlan{}, err
+		}
+	}
+	var clean int64
+	for i, l := range info.Ledgers[:max(c.end, 0)] {
+		if i < c.dirty {
+			clean += l.Bytes
+		} else {
+			c.dirtyBytes += l.Bytes
+		}
+	}
+	if c.dirtyBytes > 0 {
+		c.ratio = float64(c.dirtyBytes) / float64(clean+c.dirtyBytes)
+		if h, err := r.store.Floor(p.log, max(info.Ledgers[c.dirty].FirstOffset, info.Start)); err == nil {
+			c.lagMs = now.UnixMilli() - h.MaxTime
+		}
+	}
+	if hz := r.horizonOf(p); hz >= 0 && now.UnixMilli() >= hz {
+		c.horizon = true
+	}
+	return c, nil
+}
+
+// errCleanerStopped ends a pass the resolver's Close interrupted.
+var errCleanerStopped = errors.New("resolver: cleaner stopped")
+
+// errMapTooSmall: the first dirty ledger has more keys than the map.
+var errMapTooSmall = errors.New("resolver: the dedupe buffer cannot hold the keys of one ledger; raise log.cleaner.dedupe.buffer.size or lower log.cleaner.threads")
+
+// cleanPartition is one pass (L3, L4, L8, L9).
+func (r *Resolver) cleanPartition(c cleanPlan, m *offsetMap, now time.Time) error {
+	_, s, err := c.p.ledgerAndSettings()
+	if err != nil {
+		return err
+	}
+	f := &batchFilter{
+		m: m, nowMs: now.UnixMilli(), deleteRetentionMs: c.s.deleteRetentionMs,
+		limit: decompressedLimit(s.maxMessageBytes), lastOfProducer: map[int64]Offset{}, minHorizon: -1,
+	}
+	upTo, err := r.buildMap(c, f)
+	if err != nil {
+		return err
+	}
+	if upTo == 0 {
+		return nil
+	}
+	ids := make([]storage.LedgerID, upTo)
+	for i := range ids {
+		ids[i] = c.info.Ledgers[i].ID
+	}
+	w, err := r.store.BeginRewrite(c.p.log, ids)
+	if err != nil {
+		return err
+	}
+	read, err := r.rewriteRange(c, f, w)
+	if err == nil {
+		err = w.Commit()
+	}
+	if err != nil {
+		w.Abort()
+		return err
+	}
+	r.setHorizon(c.p, f.minHorizon)
+	if read > 0 {
+		r.cleaner.stats.recopy.Store(floatBits(float64(w.Bytes()) / float64(read)))
+	}
+	r.log.Info("cleaner-pass", zap.String("topic", c.p.topic), zap.Int32("partition", c.p.index),
+		zap.Int("ledgers", upTo), zap.Int64("bytes-read", read), zap.Int64("bytes-written", w.Bytes()),
+		zap.Int("keys", m.used), zap.Float64("dirty-ratio", c.ratio))
+	return nil
+}
+
+// buildMap reads the range from the first ledger: the cleaned prefix for
+// its producers only, the dirty ledgers for their keys too (L3), until
+// the map is full. It returns how many ledgers the pass rewrites.
+func (r *Resolver) buildMap(c cleanPlan, f *batchFilter) (int, error) {
+	ls := c.info.Ledgers
+	// At most one key per dirty offset.
+	f.m.reset(int64(ls[c.end].FirstOffset - ls[min(c.dirty, c.end)].FirstOffset))
+	for i := 0; i < c.end; i++ {
+		mapKeys := i >= c.dirty
+		full := false
+		err := r.eachBatch(c, ls[i].FirstOffset, ls[i+1].FirstOffset, func(e storage.Entry) error {
+			h := decodeHeader(e.Payload)
+			if h.Idempotent() {
+				f.lastOfProducer[h.ProducerID] = h.BaseOffset
+			}
+			if !mapKeys || full || txnOrControl(h) {
+				return nil
+			}
+			return eachRecord(e.Payload, f.limit, func(rec cleanRecord) {
+				if !full && rec.key != nil && !f.m.put(rec.key, rec.off) {
+					full = true
+				}
+			})
+		})
+		if err != nil {
+			return 0, err
+		}
+		if full {
+			if i == c.dirty {
+				r.log.Error("cleaner-map-too-small", zap.String("topic", c.p.topic), zap.Int32("partition", c.p.index),
+					zap.Int("keys", f.m.capacity()), zap.Error(errMapTooSmall))
+				return 0, errMapTooSmall
+			}
+			return i, nil // L3: up to the ledger the map filled in
+		}
+	}
+	return c.end, nil
+}
+
+// rewriteRange writes what the pass keeps of ledgers [0, w's range) into
+// w and returns the bytes it read.
+func (r *Resolver) rewriteRange(c cleanPlan, f *batchFilter, w *storage.Rewrite) (int64, error) {
+	first, end := w.Range()
+	var read int64
+	err := r.eachBatch(c, first, end, func(e storage.Entry) error {
+		read += int64(len(e.Payload))
+		out, err := f.clean(e.Payload)
+		if err != nil || out == nil {
+			return err
+		}
+		r.cleaner.io.charge(len(out))
+		r.cleaner.stats.written.Add(int64(len(out)))
+		return w.Append(e.Offset, e.Records, decodeHeader(out).MaxTimestamp, out)
+	})
+	return read, err
+}
+
+// eachBatch calls fn with every stored batch in [from, to) that is above
+// the log start, reading at most a few MiB at once, throttled (L7).
+func (r *Resolver) eachBatch(c cleanPlan, from, to Offset, fn func(storage.Entry) error) error {
+	const chunkBytes = 4 << 20
+	for from = max(from, c.info.Start); from < to; {
+		select {
+		case <-r.cleaner.stop:
+			return errCleanerStopped // Close does not wait for a whole pass
+		default:
+		}
+		es, err := r.store.ReadEntries(c.p.log, from, 0, chunkBytes)
+		if err != nil {
+			return err
+		}
+		if len(es) == 0 {
+			return nil
+		}
+		for _, e := range es {
+			if e.Offset >= to {
+				return nil
+			}
+			r.cleaner.io.charge(len(e.Payload))
+			r.cleaner.stats.read.Add(int64(len(e.Payload)))
+			if len(e.Payload) < batchHeaderLen {
+				return fmt.Errorf("%w: entry at %d of %d bytes", ErrCorruptBatch, e.Offset, len(e.Payload))
+			}
+			if err := fn(e); err != nil {
+				return err
+			}
+			from = e.End()
+		}
+	}
+	return nil
+}
+
+// eachRecord calls fn with each record of batch b.
+func eachRecord(b []byte, limit int64, fn func(cleanRecord)) error {
+	sec, err := decodeSection(b, limit)
+	if err != nil {
+		return err
+	}
+	recs, err := parseRecords(decodeHeader(b), sec)
+	if err != nil {
+		return err
+	}
+	for _, rec := range recs {
+		fn(rec)
+	}
+	return nil
+}
