@@ -32,7 +32,7 @@ func BenchmarkCleaner(b *testing.B) {
 		for r := 0; r < records; r += 16 {
 			recs := make([]kv, 16)
 			for j := range recs {
-				recs[j] = kv{key: []byte(fmt.Sprintf("key-%08d", (r+j)%keys)), value: value, ts: c.ms}
+				recs[j] = kv{key: []byte(fmt.Sprintf("key-%08d", (r+j)%keys)), value: value, ts: c.millis()}
 			}
 			g.produce("c", 0, kvBatch(recs...))
 		}

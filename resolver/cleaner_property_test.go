@@ -69,9 +69,9 @@ func cleanerProperty(t *testing.T, seed uint64) {
 			for i := range recs {
 				k := fmt.Sprintf("key-%d", rng.IntN(30))
 				if rng.IntN(6) == 0 {
-					recs[i] = tomb(k, c.ms)
+					recs[i] = tomb(k, c.millis())
 				} else {
-					recs[i] = rec(k, fmt.Sprintf("v%d", rng.Uint32()), c.ms)
+					recs[i] = rec(k, fmt.Sprintf("v%d", rng.Uint32()), c.millis())
 				}
 			}
 			var b []byte
@@ -86,7 +86,7 @@ func cleanerProperty(t *testing.T, seed uint64) {
 			for i, r := range recs {
 				m[string(r.key)] = gotRecord{off: base + Offset(i), key: string(r.key), value: string(r.value), tomb: r.tomb}
 			}
-			c.ms++
+			c.advance(1)
 		}
 	}
 	produce(150)
@@ -99,7 +99,7 @@ func cleanerProperty(t *testing.T, seed uint64) {
 	// tombstones' horizon.
 	produce(60)
 	rollPartition(t, g, "c")
-	c.ms += 1001
+	c.advance(1001)
 	if err := g.r.RunCleaner(c.now()); err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func cleanerProperty(t *testing.T, seed uint64) {
 			t.Fatal("unreachable")
 		}
 	}
-	c.ms += 1001
+	c.advance(1001)
 	if err := g.r.RunCleaner(c.now()); err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func TestCleanerConcurrentFetchesDuringSwaps(t *testing.T) {
 	produced := map[Offset]string{} // offset -> value
 	produce := func(n int) {
 		for range n {
-			v := fmt.Sprintf("v%d", c.ms)
+			v := fmt.Sprintf("v%d", c.millis())
 			ms := c.now().UnixMilli()
 			v = fmt.Sprintf("v%d", ms)
 			res := g.produce("c", 0, kvBatch(rec(fmt.Sprintf("k%d", ms%40), v, ms)))
@@ -162,7 +162,7 @@ func TestCleanerMapTooSmallForOneLedger(t *testing.T) {
 	g := compactGateway(t, c, CleanerConfig{DedupeBufferSize: 24 * 4}) // 3 keys
 	g.create("c", 1, map[string]string{"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0"})
 	for i := range 10 {
-		g.produce("c", 0, kvBatch(rec(fmt.Sprint(i), "v", c.ms), rec(fmt.Sprint(i), "w", c.ms)))
+		g.produce("c", 0, kvBatch(rec(fmt.Sprint(i), "v", c.millis()), rec(fmt.Sprint(i), "w", c.millis())))
 	}
 	rollPartition(t, g, "c")
 	if err := g.r.RunCleaner(c.now()); !errors.Is(err, errMapTooSmall) {
@@ -181,7 +181,7 @@ func TestCleanerFailedPassChangesNothing(t *testing.T) {
 	g := newGatewayOpts(t, Config{RetentionCheckInterval: -1, Cleaner: CleanerConfig{Threads: -1}, Ledger: ledgerNow(c)}, storage.Options{FS: ffs})
 	g.create("c", 1, map[string]string{"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0"})
 	for i := range 10 {
-		g.produce("c", 0, kvBatch(rec(fmt.Sprint(i%2), fmt.Sprint(i), c.ms)))
+		g.produce("c", 0, kvBatch(rec(fmt.Sprint(i%2), fmt.Sprint(i), c.millis())))
 	}
 	rollPartition(t, g, "c")
 	info := logInfo(t, g, "c")

@@ -67,7 +67,7 @@ func TestCleanerKeepsLatestPerKey(t *testing.T) {
 	g := compactGateway(t, c, CleanerConfig{})
 	g.create("c", 1, map[string]string{"cleanup.policy": "compact", "segment.bytes": "200"})
 	for i := range 20 {
-		g.produce("c", 0, kvBatch(rec(fmt.Sprintf("k%d", i%3), fmt.Sprintf("v%d", i), c.ms)))
+		g.produce("c", 0, kvBatch(rec(fmt.Sprintf("k%d", i%3), fmt.Sprintf("v%d", i), c.millis())))
 	}
 	if err := g.r.RunCleaner(c.now()); err != nil {
 		t.Fatal(err)

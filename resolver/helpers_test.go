@@ -215,6 +215,20 @@ func (c *clock) now() time.Time {
 	return time.UnixMilli(c.ms)
 }
 
+// millis is the clock's time in unix ms.
+func (c *clock) millis() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ms
+}
+
+// advance moves the clock on by d ms.
+func (c *clock) advance(d int64) {
+	c.mu.Lock()
+	c.ms += d
+	c.mu.Unlock()
+}
+
 func (c *clock) set(ms int64) {
 	c.mu.Lock()
 	c.ms = ms
