@@ -5,6 +5,9 @@ PKGS    := ./...
 # cmd/kgbench is a module of its own (its plotting and kfake dependencies
 # stay out of the server's go.mod); its targets run inside it.
 BENCH_MOD := cmd/kgbench
+# test/librdkafka is a module of its own too: its librdkafka tests need cgo
+# (confluent-kafka-go), which the server's module must not depend on.
+RDK_MOD := test/librdkafka
 # Packages with concurrency of their own run under the race detector.
 RACE_PKGS := ./auth/... ./storage/... ./ledger/... ./resolver/... ./offsets/... ./kafka/... ./metrics/... ./server/... ./cmd/kgateway/...
 
@@ -27,6 +30,7 @@ test: deps lint
 	$(GO) test -race -count=1 $(RACE_PKGS)
 	$(GO) test -count=1 ./test/... ./tools/... .
 	$(GO) -C $(BENCH_MOD) test -count=1 ./...
+	$(GO) -C $(RDK_MOD) test -count=1 ./...
 
 # bench runs the end-to-end benchmark (cmd/kgbench, BENCHMARKS.md) against
 # kgateway, kfake and durable kfake; pass flags with BENCH_FLAGS, e.g.
@@ -50,6 +54,7 @@ lint:
 		if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) -C $(BENCH_MOD) vet ./...
+	$(GO) -C $(RDK_MOD) vet ./...
 
 # conformance runs franz-go's pkg/kgo integration tests, at the franz-go
 # version in go.mod, against a kgateway it builds and starts itself (an

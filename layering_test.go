@@ -56,6 +56,8 @@ var layerRules = []layerRule{
 	{dir: "server", bad: []string{franzGo}, prodOnly: true, why: "the wire is kafka/'s; server/'s tests may dial it with a client"},
 	{dir: ".", bad: []string{plotting, kfake},
 		why: "the benchmark's plotting and kfake stay in cmd/kgbench's own module"},
+	{dir: ".", bad: []string{"github.com/confluentinc/confluent-kafka-go"},
+		why: "librdkafka (cgo) stays in test/librdkafka's own module"},
 }
 
 // TestLayering enforces layerRules.

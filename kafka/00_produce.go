@@ -12,7 +12,9 @@ package kafka
 //       (INVALID_RECORD otherwise); transactional id: a transactional
 //       batch is accepted on a partition its producer added to its
 //       ongoing transaction (AddPartitionsToTxn, X13), else
-//       INVALID_TXN_STATE (KIP-890 part 1, resolver).
+//       INVALID_TXN_STATE (KIP-890 part 1, resolver). A transactional
+//       batch in a request without a transactional id fails the whole
+//       request with TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as in Kafka.
 //   v4  KAFKA_STORAGE_ERROR may be returned.
 //   v5  log start offset per partition.
 //   v6  nothing new on the wire.
@@ -46,6 +48,9 @@ func handleProduce(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, erro
 	switch {
 	case rc.version < minProduceVersion:
 		fixed = fmt.Errorf("%w: Produce v%d; v%d and later are supported", kerr.UnsupportedVersion, rc.version, minProduceVersion)
+	case r.TransactionID == nil && anyTransactional(r):
+		// Kafka's KafkaApis.handleProduceRequest: the whole request fails.
+		fixed = fmt.Errorf("%w: a transactional batch in a produce request without a transactional id", kerr.TransactionalIDAuthorizationFailed)
 	case r.Acks != 0 && r.Acks != 1 && r.Acks != -1:
 		fixed = fmt.Errorf("%w: acks %d", kerr.InvalidRequiredAcks, r.Acks)
 	}
@@ -92,6 +97,19 @@ func handleProduce(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, erro
 		return nil, nil
 	}
 	return resp, nil
+}
+
+// anyTransactional reports whether any partition's records are a
+// transactional batch.
+func anyTransactional(r *kmsg.ProduceRequest) bool {
+	for _, rt := range r.Topics {
+		for _, rp := range rt.Partitions {
+			if resolver.BatchTransactional(rp.Records) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // minProduceVersion is the oldest Produce version served; older ones are

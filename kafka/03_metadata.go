@@ -12,8 +12,8 @@ package kafka
 //   v11 drops cluster authorized operations.  v12 nullable topic names.
 //
 // One broker (node.id) leads every partition and is the controller, with
-// replicas and ISR [node.id]. __consumer_offsets is listed as an internal
-// topic without partitions (internal_topics.go). Auto-creation goes through
+// replicas and ISR [node.id]. __consumer_offsets and __transaction_state
+// are listed as internal topics without partitions (internal_topics.go). Auto-creation goes through
 // resolver.EnsureTopic, which follows auto.create.topics.enable and
 // num.partitions. Left out: v13 (top-level error code, KIP-1102), racks,
 // authorized operations.
@@ -46,7 +46,9 @@ func handleMetadata(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, err
 				resp.Topics = append(resp.Topics, s.metadataTopic(t))
 			}
 		}
-		resp.Topics = append(resp.Topics, s.metadataInternal(resolver.OffsetsTopic))
+		for _, name := range resolver.InternalTopics() {
+			resp.Topics = append(resp.Topics, s.metadataInternal(name))
+		}
 	default:
 		// A topic named twice is answered once, as Kafka does (K9).
 		seen := make(map[metadataKey]struct{}, min(len(r.Topics), 1024))

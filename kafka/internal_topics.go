@@ -9,7 +9,9 @@ package kafka
 // do not exist if partitions were shown. A produce to it is refused with
 // INVALID_TOPIC_EXCEPTION, as Kafka refuses appends to internal topics;
 // reads answer UNKNOWN_TOPIC_OR_PARTITION; it is never auto-created as an
-// ordinary topic (resolver N2).
+// ordinary topic (resolver N2). __transaction_state, where Kafka keeps
+// transaction state, is the same: here that state is in the offset store
+// too (kafka/txn), served by DescribeTransactions and ListTransactions.
 
 import (
 	"fmt"
@@ -24,7 +26,7 @@ func internalTopicErr(topic string, write bool) error {
 	if write {
 		return fmt.Errorf("%w: cannot append to internal topic %s", resolver.ErrInvalidTopic, topic)
 	}
-	return fmt.Errorf("%w: internal topic %s has no partitions here (group offsets are served by OffsetFetch)", resolver.ErrUnknownTopic, topic)
+	return fmt.Errorf("%w: internal topic %s has no partitions here (group offsets and transaction state are kept in the offset store)", resolver.ErrUnknownTopic, topic)
 }
 
 // metadataInternal describes an internal topic: no partitions.
@@ -40,7 +42,7 @@ func (s *Server) metadataInternal(name string) kmsg.MetadataResponseTopic {
 
 // internalTopicByID finds an internal topic by its id.
 func (s *Server) internalTopicByID(id [16]byte) (string, bool) {
-	for _, name := range []string{resolver.OffsetsTopic} {
+	for _, name := range resolver.InternalTopics() {
 		if tid, ok := s.res.InternalTopicID(name); ok && tid == id {
 			return name, true
 		}

@@ -76,6 +76,18 @@ func (h batchHeader) Transactional() bool { return h.Attributes&transactionalBit
 // Control reports the control attribute bit: a transaction marker (X3).
 func (h batchHeader) Control() bool { return h.Attributes&controlBit != 0 }
 
+// BatchTransactional reports whether b starts with a record batch (magic 2)
+// whose transactional attribute bit is set. The wire layer refuses such a
+// batch in a produce request that carries no transactional id, as Kafka
+// does, before anything reaches the resolver; it reads the first batch
+// only, as Kafka does (Produce takes one batch per partition).
+func BatchTransactional(b []byte) bool {
+	if len(b) < attrsOff+2 || b[magicOff] != 2 {
+		return false
+	}
+	return int16(binary.BigEndian.Uint16(b[attrsOff:]))&transactionalBit != 0
+}
+
 // LastSequence is the sequence of the batch's last record; sequences wrap
 // at MaxInt32 back to 0 as in Kafka. It counts by lastOffsetDelta, as
 // Kafka does, which a cleaned batch keeps when it loses records (L4).

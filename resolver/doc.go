@@ -314,7 +314,8 @@
 //     base64url form), made at the first Open of a data directory and
 //     stored durably before Open returns; every later Open returns the
 //     same id, another data directory a different one.
-//   - N2 Kafka's internal topic names (__consumer_offsets) are reserved:
+//   - N2 Kafka's internal topic names (__consumer_offsets,
+//     __transaction_state) are reserved:
 //     no binding is ever created for them (CreateTopic answers
 //     ErrTopicExists, EnsureTopic and DeleteTopic ErrInvalidTopic). Each
 //     has a topic id kept like the cluster id, so kafka/ can describe it.

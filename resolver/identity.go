@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/kgateway/kgateway/storage"
 )
@@ -24,8 +25,16 @@ import (
 // delete or produce to it.
 const OffsetsTopic = "__consumer_offsets"
 
+// TransactionStateTopic is Kafka's internal topic of transaction state.
+// Here transactions are kept in the offset store too (kafka/txn), so it
+// has no log either and is reserved like OffsetsTopic.
+const TransactionStateTopic = "__transaction_state"
+
 // internalTopics are the names reserved for Kafka's internal topics.
-var internalTopics = []string{OffsetsTopic}
+var internalTopics = []string{OffsetsTopic, TransactionStateTopic}
+
+// InternalTopics returns the names of Kafka's internal topics (N2).
+func InternalTopics() []string { return slices.Clone(internalTopics) }
 
 var (
 	keyClusterID          = []byte("resolver/cluster-id")

@@ -29,19 +29,33 @@ func TestClusterIDKeptPerDataDir(t *testing.T) {
 	}
 }
 
-// N2: the internal topic names are never bound, by any path.
+// N2: the internal topic names are never bound, by any path, and each has
+// a topic id kept across a reopen.
 func TestInternalTopicNeverBound(t *testing.T) {
 	g := newGateway(t, Config{AutoCreate: true})
-	if _, err := g.r.CreateTopic(OffsetsTopic, 1, 1, nil, false); !isErr(err, ErrTopicExists) {
-		t.Fatalf("create: %v, want ErrTopicExists", err)
-	}
-	if _, err := g.r.EnsureTopic(OffsetsTopic); !isErr(err, ErrInvalidTopic) {
-		t.Fatalf("ensure: %v, want ErrInvalidTopic", err)
-	}
-	if err := g.r.DeleteTopic(OffsetsTopic); !isErr(err, ErrInvalidTopic) {
-		t.Fatalf("delete: %v, want ErrInvalidTopic", err)
-	}
-	if _, ok := g.r.Topic(OffsetsTopic); ok || len(g.r.Topics()) != 0 {
-		t.Fatalf("bound: %+v", g.r.Topics())
+	for _, name := range []string{"__consumer_offsets", "__transaction_state"} {
+		if !IsInternalTopic(name) {
+			t.Fatalf("%s is not internal", name)
+		}
+		if _, err := g.r.CreateTopic(name, 1, 1, nil, false); !isErr(err, ErrTopicExists) {
+			t.Fatalf("create %s: %v, want ErrTopicExists", name, err)
+		}
+		if _, err := g.r.EnsureTopic(name); !isErr(err, ErrInvalidTopic) {
+			t.Fatalf("ensure %s: %v, want ErrInvalidTopic", name, err)
+		}
+		if err := g.r.DeleteTopic(name); !isErr(err, ErrInvalidTopic) {
+			t.Fatalf("delete %s: %v, want ErrInvalidTopic", name, err)
+		}
+		if _, ok := g.r.Topic(name); ok || len(g.r.Topics()) != 0 {
+			t.Fatalf("%s bound: %+v", name, g.r.Topics())
+		}
+		id, ok := g.r.InternalTopicID(name)
+		if !ok || id == (TopicID{}) {
+			t.Fatalf("no id for %s", name)
+		}
+		g.reopen()
+		if got, _ := g.r.InternalTopicID(name); got != id {
+			t.Fatalf("%s id %v after reopen, want %v", name, got, id)
+		}
 	}
 }

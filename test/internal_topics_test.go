@@ -43,58 +43,59 @@ func clusterIDs(t *testing.T, g *gateway) string {
 	return dc.ClusterID
 }
 
-// __consumer_offsets is listed as internal, with no partitions (offsets
-// live in the offset store), by every kind of Metadata request; asking for
-// it never auto-creates it; producing to it is refused as Kafka refuses
-// appends to internal topics.
-func TestOffsetsTopicInternal(t *testing.T) {
+// __consumer_offsets and __transaction_state are listed as internal, with
+// no partitions (group offsets and transaction state live in the offset
+// store), by every kind of Metadata request; asking for them never
+// auto-creates them; producing to them is refused as Kafka refuses appends
+// to internal topics.
+func TestInternalTopicsReserved(t *testing.T) {
 	g := newGateway(t)
 	cl := g.client()
-	const name = resolver.OffsetsTopic
-
-	all := request[*kmsg.MetadataResponse](t, cl, kmsg.NewPtrMetadataRequest())
-	i := slices.IndexFunc(all.Topics, func(mt kmsg.MetadataResponseTopic) bool { return mt.Topic != nil && *mt.Topic == name })
-	if i < 0 {
-		t.Fatalf("%s not among all topics: %+v", name, all.Topics)
-	}
-	checkInternal := func(how string, mt kmsg.MetadataResponseTopic) {
-		t.Helper()
-		if mt.ErrorCode != 0 || !mt.IsInternal || len(mt.Partitions) != 0 || mt.TopicID == ([16]byte{}) || mt.Topic == nil || *mt.Topic != name {
-			t.Fatalf("%s: %+v", how, mt)
+	for _, name := range []string{resolver.OffsetsTopic, "__transaction_state"} {
+		all := request[*kmsg.MetadataResponse](t, cl, kmsg.NewPtrMetadataRequest())
+		i := slices.IndexFunc(all.Topics, func(mt kmsg.MetadataResponseTopic) bool { return mt.Topic != nil && *mt.Topic == name })
+		if i < 0 {
+			t.Fatalf("%s not among all topics: %+v", name, all.Topics)
 		}
-	}
-	checkInternal("all topics", all.Topics[i])
+		checkInternal := func(how string, mt kmsg.MetadataResponseTopic) {
+			t.Helper()
+			if mt.ErrorCode != 0 || !mt.IsInternal || len(mt.Partitions) != 0 || mt.TopicID == ([16]byte{}) || mt.Topic == nil || *mt.Topic != name {
+				t.Fatalf("%s %s: %+v", name, how, mt)
+			}
+		}
+		checkInternal("all topics", all.Topics[i])
 
-	byName := kmsg.NewPtrMetadataRequest()
-	rt := kmsg.NewMetadataRequestTopic()
-	rt.Topic = kmsg.StringPtr(name)
-	byName.Topics, byName.AllowAutoTopicCreation = append(byName.Topics, rt), true
-	checkInternal("by name, auto-create allowed", request[*kmsg.MetadataResponse](t, cl, byName).Topics[0])
+		byName := kmsg.NewPtrMetadataRequest()
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(name)
+		byName.Topics, byName.AllowAutoTopicCreation = append(byName.Topics, rt), true
+		checkInternal("by name, auto-create allowed", request[*kmsg.MetadataResponse](t, cl, byName).Topics[0])
 
-	byID := kmsg.NewPtrMetadataRequest()
-	rt = kmsg.NewMetadataRequestTopic()
-	rt.TopicID = all.Topics[i].TopicID
-	byID.Topics = append(byID.Topics, rt)
-	checkInternal("by id", request[*kmsg.MetadataResponse](t, cl, byID).Topics[0])
+		byID := kmsg.NewPtrMetadataRequest()
+		rt = kmsg.NewMetadataRequestTopic()
+		rt.TopicID = all.Topics[i].TopicID
+		byID.Topics = append(byID.Topics, rt)
+		checkInternal("by id", request[*kmsg.MetadataResponse](t, cl, byID).Topics[0])
 
-	if p := produceRaw(t, cl, name, makeBatch(batchSpec{records: 1, pid: -1})); p.ErrorCode != kerr.InvalidTopicException.Code {
-		t.Fatalf("produce to %s: error %v, want INVALID_TOPIC_EXCEPTION", name, kerr.ErrorForCode(p.ErrorCode))
-	}
-	if _, ok := g.res.Topic(name); ok {
-		t.Fatalf("%s was created as an ordinary topic", name)
-	}
-	create := kmsg.NewPtrCreateTopicsRequest()
-	ct := kmsg.NewCreateTopicsRequestTopic()
-	ct.Topic, ct.NumPartitions, ct.ReplicationFactor = name, 1, 1
-	create.Topics = append(create.Topics, ct)
-	if code := request[*kmsg.CreateTopicsResponse](t, cl, create).Topics[0].ErrorCode; code != kerr.TopicAlreadyExists.Code {
-		t.Fatalf("create %s: %v", name, kerr.ErrorForCode(code))
+		if p := produceRaw(t, cl, name, makeBatch(batchSpec{records: 1, pid: -1})); p.ErrorCode != kerr.InvalidTopicException.Code {
+			t.Fatalf("produce to %s: error %v, want INVALID_TOPIC_EXCEPTION", name, kerr.ErrorForCode(p.ErrorCode))
+		}
+		if _, ok := g.res.Topic(name); ok {
+			t.Fatalf("%s was created as an ordinary topic", name)
+		}
+		create := kmsg.NewPtrCreateTopicsRequest()
+		ct := kmsg.NewCreateTopicsRequestTopic()
+		ct.Topic, ct.NumPartitions, ct.ReplicationFactor = name, 1, 1
+		create.Topics = append(create.Topics, ct)
+		if code := request[*kmsg.CreateTopicsResponse](t, cl, create).Topics[0].ErrorCode; code != kerr.TopicAlreadyExists.Code {
+			t.Fatalf("create %s: %v", name, kerr.ErrorForCode(code))
+		}
 	}
 }
 
 // franz-go's regex consumption skips internal topics: with ".*" it logs
-// __consumer_offsets among the skipped internal topics and consumes the
-// ordinary topic.
+// __consumer_offsets and __transaction_state among the skipped internal
+// topics and consumes the ordinary topic.
 func TestRegexConsumerSkipsOffsetsTopic(t *testing.T) {
 	g := newGateway(t)
 	g.createTopic("regex-plain", 1)
@@ -116,11 +117,13 @@ func TestRegexConsumerSkipsOffsetsTopic(t *testing.T) {
 			got++
 		})
 	}
-	if !slices.Contains(logs.skippedInternal(), resolver.OffsetsTopic) {
-		t.Fatalf("skipped internal topics %v lack %s", logs.skippedInternal(), resolver.OffsetsTopic)
-	}
-	if slices.Contains(cl.GetConsumeTopics(), resolver.OffsetsTopic) {
-		t.Fatalf("consuming %v", cl.GetConsumeTopics())
+	for _, name := range []string{resolver.OffsetsTopic, "__transaction_state"} {
+		if !slices.Contains(logs.skippedInternal(), name) {
+			t.Fatalf("skipped internal topics %v lack %s", logs.skippedInternal(), name)
+		}
+		if slices.Contains(cl.GetConsumeTopics(), name) {
+			t.Fatalf("consuming %v", cl.GetConsumeTopics())
+		}
 	}
 }
 
