@@ -1,0 +1,427 @@
+package test
+
+import (
+	"errors"
+	"net"
+	"slices"
+	"testing"
+
+	"github.com/kgateway/kgateway/auth"
+	"github.com/kgateway/kgateway/kafka"
+	"github.com/kgateway/kgateway/resolver"
+	"github.com/kgateway/kgateway/server"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+const (
+	standardAuthorizer = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+	alicePrincipal     = "User:alice"
+)
+
+// aclServer is a server with the built-in authorizer on a SASL_PLAINTEXT
+// listener, User:admin a super user; users admin and alice exist.
+type aclServer struct {
+	t   *testing.T
+	dir string
+	srv *server.Server
+}
+
+func newACLServer(t *testing.T) *aclServer {
+	t.Helper()
+	a := &aclServer{t: t, dir: t.TempDir()}
+	addUser(t, a.dir, "admin", "admin-pw")
+	addUser(t, a.dir, "alice", "alice-pw")
+	a.start()
+	return a
+}
+
+func (a *aclServer) start() {
+	a.t.Helper()
+	a.srv = startServer(a.t, server.Config{DataDir: a.dir, Kafka: saslConfig(),
+		Listeners:  []kafka.Listener{{Name: "SASL_PLAINTEXT", Protocol: kafka.SASLPlaintext, Addr: "127.0.0.1:0"}},
+		Resolver:   resolver.Config{NumPartitions: 1, AutoCreate: true},
+		Authorizer: server.AuthorizerConfig{ClassName: standardAuthorizer, SuperUsers: []string{"User:admin"}}})
+	srv := a.srv
+	a.t.Cleanup(func() { srv.Close() })
+}
+
+func (a *aclServer) restart() {
+	a.t.Helper()
+	if err := a.srv.Close(); err != nil {
+		a.t.Fatal(err)
+	}
+	a.start()
+}
+
+func (a *aclServer) addr() net.Addr { return a.srv.ListenerAddr("SASL_PLAINTEXT") }
+
+// client logs in as user (password user-pw) with SCRAM-SHA-256.
+func (a *aclServer) client(user string, opts ...kgo.Opt) *kgo.Client {
+	return newClient(a.t, a.addr(), append([]kgo.Opt{
+		kgo.SASL(mechanism(auth.ScramSHA256, user, user+"-pw"))}, opts...)...)
+}
+
+func (a *aclServer) admin() *kadm.Client { return kadm.NewClient(a.client("admin")) }
+
+// grant creates b's ACLs as the super user.
+func (a *aclServer) grant(b *kadm.ACLBuilder) {
+	a.t.Helper()
+	res, err := a.admin().CreateACLs(testCtx(a.t), b)
+	if err != nil {
+		a.t.Fatalf("create ACLs: %v", err)
+	}
+	for _, r := range res {
+		if r.Err != nil {
+			a.t.Fatalf("create ACL %+v: %v", r, r.Err)
+		}
+	}
+}
+
+func (a *aclServer) createTopics(names ...string) {
+	a.t.Helper()
+	res, err := a.admin().CreateTopics(testCtx(a.t), 1, 1, nil, names...)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	for _, r := range res {
+		if r.Err != nil {
+			a.t.Fatalf("create %s: %v", r.Topic, r.Err)
+		}
+	}
+}
+
+func allowAlice() *kadm.ACLBuilder { return kadm.NewACLs().Allow(alicePrincipal) }
+
+func code(c int16) error { return kerr.ErrorForCode(c) }
+
+// aclCase is one API of the matrix: try sends alice's request and returns
+// the error code that answers the resource; without grant it is refused,
+// with grant it is not.
+type aclCase struct {
+	name   string
+	refuse *kerr.Error
+	grant  *kadm.ACLBuilder
+	try    func(t *testing.T, cl *kgo.Client) int16
+	// ok, when set, accepts the granted answer (default: no error).
+	ok func(int16) bool
+}
+
+// The ACL matrix (A11): each API with and without the ACL it needs, over
+// franz-go on a SASL listener, as User:alice.
+func TestACLMatrix(t *testing.T) {
+	a := newACLServer(t)
+	a.createTopics("lo-1", "fetch-1", "oc-1", "dt-1", "dr-1", "dc-1", "ac-1", "cp-1", "dp-1", "ofle-1", "prod-1")
+	alice := a.client("alice")
+	notAuthz := func(c int16) bool {
+		return !slices.Contains([]int16{kerr.TopicAuthorizationFailed.Code, kerr.GroupAuthorizationFailed.Code,
+			kerr.ClusterAuthorizationFailed.Code, kerr.TransactionalIDAuthorizationFailed.Code}, c)
+	}
+	for _, c := range aclCases(a, notAuthz) {
+		t.Run(c.name, func(t *testing.T) {
+			if got := c.try(t, alice); got != c.refuse.Code {
+				t.Fatalf("without the ACL: %v, want %v", code(got), c.refuse)
+			}
+			a.grant(c.grant)
+			got := c.try(t, alice)
+			if ok := c.ok; (ok == nil && got != 0) || (ok != nil && !ok(got)) {
+				t.Fatalf("with the ACL: %v", code(got))
+			}
+		})
+	}
+}
+
+func aclCases(a *aclServer, notAuthz func(int16) bool) []aclCase {
+	return []aclCase{
+		// First: a WRITE on any topic (Produce's below) lets an
+		// idempotent producer in (KIP-679).
+		{name: "InitProducerId/idempotent", refuse: kerr.ClusterAuthorizationFailed,
+			grant: allowAlice().Topics("idem-").ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpWrite),
+			try: func(t *testing.T, cl *kgo.Client) int16 {
+				return seedRequest[*kmsg.InitProducerIDResponse](t, cl, kmsg.NewPtrInitProducerIDRequest()).ErrorCode
+			}},
+		{name: "Metadata", refuse: kerr.TopicAuthorizationFailed,
+			grant: allowAlice().Topics("meta-").ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpDescribe).
+				Topics("meta-").ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpDescribe, kadm.OpCreate),
+			try: func(t *testing.T, cl *kgo.Client) int16 {
+				return metadataTopic(t, cl, "meta-1").ErrorCode
+			}},
+		{name: "ListOffsets", refuse: kerr.TopicAuthorizationFailed,
+			grant: allowAlice().Topics("lo-1").Operations(kadm.OpDescribe),
+			try: func(t *testing.T, cl *kgo.Client) int16 {
+				req := kmsg.NewPtrListOffsetsRequest()
+				rt := kmsg.NewListOffsetsRequestTopic()
+				rt.Topic = "lo-1"
+				p := kmsg.NewListOffsetsRequestTopicPartition()
+				p.Timestamp = -1
+				rt.Partitions = append(rt.Partitions, p)
+				req.Topics = append(req.Topics, rt)
+				return seedRequest[*kmsg.ListOffsetsResponse](t, cl, req).Topics[0].Partitions[0].ErrorCode
+			}},
+		{name: "Fetch", refuse: kerr.TopicAuthorizationFailed,
+			grant: allowAlice().Topics("fetch-").ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpRead),
+			try:   func(t *testing.T, cl *kgo.Client) int16 { return fetchCode(t, cl, aclTopicID(t, a, "fetch-1")) }},
+		{name: "Produce", refuse: kerr.TopicAuthorizationFailed,
+			grant: allowAlice().Topics("prod-1").Operations(kadm.OpWrite),
+			try: func(t *testing.T, cl *kgo.Client) int16 {
+				return produceCode(t, cl, "prod-1")
+			}},
+		{name: "OffsetCommit/group", refuse: kerr.GroupAuthorizationFailed,
+			grant: allowAlice().Groups("g-oc").Operations(kadm.OpRead),
+			try:   func(t *testing.T, cl *kgo.Client) int16 { return offsetCommitCode(t, cl, "g-oc", "oc-1") },
+			ok:    func(c int16) bool { return c == kerr.TopicAuthorizationFailed.Code }},
+		{name: "OffsetCommit/topic", refuse: kerr.TopicAuthorizationFailed,
+			grant: allowAlice().Topics("oc-1").Operations(kadm.OpRead),
+			try:   func(t *testing.T, cl *kgo.Client) int16 { return offsetCommitCode(t, cl, "g-oc", "oc-1") }},
+		{name: "OffsetFetch", refuse: kerr.GroupAuthorizationFailed,
+			grant: allowAlice().Groups("g-of").Operations(kadm.OpDescribe),
+			try: func(t *testing.T, cl *kgo.Client) int16 {
+				req := kmsg.NewPtrOffsetFetchRequest()
+				g := kmsg.NewOffsetFetchRequestGroup()
+				g.Group = "g-of"
+				req.Groups = append(req.Groups, g)
+				return seedRequest[*kmsg.OffsetFetchResponse](t, cl, req).Groups[0].ErrorCode
+			}},
+		{name: "FindCoordinator/group", refuse: kerr.GroupAuthorizationFailed,
+			grant: allowAlice().Groups("g-fc").Operations(kadm.OpRead), // READ implies DESCRIBE
+			try:   func(t *testing.T, cl *kgo.Client) int16 { return findCoordinatorCode(t, cl, 0, "g-fc") }},
+		{name: "FindCoordinator/transaction", refuse: kerr.TransactionalIDAuthorizationFailed,
+			grant: allowAlice().TransactionalIDs("tx-fc").Operations(kadm.OpDescribe),
+			try:   func(t *testing.T, cl *kgo.Client) int16 { return findCoordinatorCode(t, cl, 1, "tx-fc") },
+			ok:    notAuthz},
+		{name: "JoinGroup", refuse: kerr.GroupAuthorizationFailed,
+			grant: allowAlice().Groups("g-jg").Operations(kadm.OpRead),
+			try: func(t *testing.T, cl *kgo.Client) int16 {
+				req := kmsg.NewPtrJoinGroupRequest()
+				req.Group, req.SessionTimeoutMillis, req.RebalanceTimeoutMillis, req.ProtocolType = "g-jg", 10000, 10000, "consumer"
+				p := kmsg.NewJoinGroupRequestProtocol()
+				p.Name = "range"
+				req.Protocols = append(req.Protocols, p)
+				return seedRequest[*kmsg.JoinGroupResponse](t, cl, req).ErrorCode
+			},
+			ok: notAuthz}, // MEMBER_ID_REQUIRED
+		{name: "DescribeGroups", refuse: kerr.GroupAuthorizationFailed,
+			grant: allowAlice().Groups("g-dg").Operations(kadm.OpDescribe),
+			try: func(t *testing.T, cl *kgo.Client) int16 {
+				req := kmsg.NewPtrDescribeGroupsRequest()
+				req.Groups, req.IncludeAuthorizedOperations = []string{"g-dg"}, true
+				g := seedRequest[*kmsg.DescribeGroupsResponse](t, cl, req).Groups[0]
+				if g.ErrorCode == 0 && g.AuthorizedOperations != 1<<kmsg.ACLOperationDescribe {
+					t.Errorf("authorized operations %b, want DESCRIBE only", g.AuthorizedOperations)
+				}
+				return g.ErrorCode
+			}},
+		{name: "DeleteGroups", refuse: kerr.GroupAuthorizationFailed,
+			grant: allowAlice().Groups("g-del").Operations(kadm.OpDelete),
+			try: func(t *testing.T, cl *kgo.Client) int16 {
+				req := kmsg.NewPtrDeleteGroupsRequest()
+				req.Groups = []string{"g-del"}
+				return seedRequest[*kmsg.DeleteGroupsResponse](t, cl, req).Groups[0].ErrorCode
+			},
+			ok: notAuthz}, // GROUP_ID_NOT_FOUND
+		{name: "OffsetDelete", refuse: kerr.GroupAuthorizationFailed,
+			grant: allowAlice().Groups("g-od").Operations(kadm.OpDelete),
+			try: func(t *testing.T, cl *kgo.Client) int16 {
+				req := kmsg.NewPtrOffsetDeleteRequest()
+				req.Group = "g-od"
+				return seedRequest[*kmsg.OffsetDeleteResponse](t, cl, req).ErrorCode
+			},
+			ok: notAuthz},
+		{name: "CreateTopics", refuse: kerr.TopicAuthorizationFailed,
+			grant: allowAlice().Topics("ct-").ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpCreate),
+			try: func(t *testing.T, cl *kgo.Client) int16 {
+				req := kmsg.NewPtrCreateTopicsRequest()
+				rt := kmsg.NewCreateTopicsRequestTopic()
+				rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "ct-1", 1, 1
+				req.Topics = append(req.Topics, rt)
+				return seedRequest[*kmsg.CreateTopicsResponse](t, cl, req).Topics[0].ErrorCode
+			}},
+		{name: "DeleteTopics", refuse: kerr.TopicAuthorizationFailed,
+			grant: allowAlice().Topics("dt-1").Operations(kadm.OpDelete),
+			try: func(t *testing.T, cl *kgo.Client) int16 {
+				req := kmsg.NewPtrDeleteTopicsRequest()
+				name := "dt-1"
+				rt := kmsg.NewDeleteTopicsRequestTopic()
+				rt.Topic = &name
+				req.Topics, req.TopicNames = append(req.Topics, rt), []string{name}
+				return seedRequest[*kmsg.DeleteTopicsResponse](t, cl, req).Topics[0].ErrorCode
+			}},
+		{name: "DeleteRecords", refuse: kerr.TopicAuthorizationFailed,
+			grant: allowAlice().Topics("dr-1").Operations(kadm.OpDelete),
+			try: func(t *testing.T, cl *kgo.Client) int16 {
+				req := kmsg.NewPtrDeleteRecordsRequest()
+				rt := kmsg.NewDeleteRecordsRequestTopic()
+				rt.Topic = "dr-1"
+				p := kmsg.NewDeleteRecordsRequestTopicPartition()
+				rt.Partitions = append(rt.Partitions, p)
+				req.Topics = append(req.Topics, rt)
+				return seedRequest[*kmsg.DeleteRecordsResponse](t, cl, req).Topics[0].Partitions[0].ErrorCode
+			}},
+		{name: "DescribeConfigs/topic", refuse: kerr.TopicAuthorizationFailed,
+			grant: allowAlice().Topics("dc-1").Operations(kadm.OpAlterConfigs), // implies DESCRIBE_CONFIGS
+			try: func(t *testing.T, cl *kgo.Client) int16 {
+				return describeConfigsCode(t, cl, kmsg.ConfigResourceTypeTopic, "dc-1")
+			}},
+		{name: "DescribeConfigs/broker", refuse: kerr.ClusterAuthorizationFailed,
+			grant: allowAlice().Clusters().Operations(kadm.OpDescribeConfigs),
+			try: func(t *testing.T, cl *kgo.Client) int16 {
+				return describeConfigsCode(t, cl, kmsg.ConfigResourceTypeBroker, "0")
+			}},
+		{name: "IncrementalAlterConfigs", refuse: kerr.TopicAuthorizationFailed,
+			grant: allowAlice().Topics("ac-1").Operations(kadm.OpAlterConfigs),
+			try: func(t *testing.T, cl *kgo.Client) int16 {
+				req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+				r := kmsg.NewIncrementalAlterConfigsRequestResource()
+				r.ResourceType, r.ResourceName = kmsg.ConfigResourceTypeTopic, "ac-1"
+				c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+				v := "60000"
+				c.Name, c.Value = "retention.ms", &v
+				r.Configs = append(r.Configs, c)
+				req.Resources = append(req.Resources, r)
+				return seedRequest[*kmsg.IncrementalAlterConfigsResponse](t, cl, req).Resources[0].ErrorCode
+			}},
+		{name: "CreatePartitions", refuse: kerr.TopicAuthorizationFailed,
+			grant: allowAlice().Topics("cp-1").Operations(kadm.OpAlter),
+			try: func(t *testing.T, cl *kgo.Client) int16 {
+				req := kmsg.NewPtrCreatePartitionsRequest()
+				rt := kmsg.NewCreatePartitionsRequestTopic()
+				rt.Topic, rt.Count = "cp-1", 2
+				req.Topics = append(req.Topics, rt)
+				return seedRequest[*kmsg.CreatePartitionsResponse](t, cl, req).Topics[0].ErrorCode
+			}},
+		{name: "DescribeProducers", refuse: kerr.TopicAuthorizationFailed,
+			grant: allowAlice().Topics("dp-1").Operations(kadm.OpRead),
+			try: func(t *testing.T, cl *kgo.Client) int16 {
+				req := kmsg.NewPtrDescribeProducersRequest()
+				rt := kmsg.NewDescribeProducersRequestTopic()
+				rt.Topic, rt.Partitions = "dp-1", []int32{0}
+				req.Topics = append(req.Topics, rt)
+				return seedRequest[*kmsg.DescribeProducersResponse](t, cl, req).Topics[0].Partitions[0].ErrorCode
+			}},
+		{name: "OffsetForLeaderEpoch", refuse: kerr.TopicAuthorizationFailed,
+			grant: allowAlice().Topics("ofle-1").Operations(kadm.OpDescribe),
+			try: func(t *testing.T, cl *kgo.Client) int16 {
+				req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+				req.ReplicaID = -1
+				rt := kmsg.NewOffsetForLeaderEpochRequestTopic()
+				rt.Topic = "ofle-1"
+				p := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+				p.CurrentLeaderEpoch = -1
+				rt.Partitions = append(rt.Partitions, p)
+				req.Topics = append(req.Topics, rt)
+				return seedRequest[*kmsg.OffsetForLeaderEpochResponse](t, cl, req).Topics[0].Partitions[0].ErrorCode
+			}},
+		{name: "DescribeAcls+DescribeUserScramCredentials", refuse: kerr.ClusterAuthorizationFailed,
+			grant: allowAlice().Clusters().Operations(kadm.OpDescribe),
+			try: func(t *testing.T, cl *kgo.Client) int16 {
+				req := kmsg.NewPtrDescribeACLsRequest()
+				req.ResourceType, req.ResourcePatternType = kmsg.ACLResourceTypeAny, kmsg.ACLResourcePatternTypeAny
+				req.Operation, req.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
+				got := seedRequest[*kmsg.DescribeACLsResponse](t, cl, req).ErrorCode
+				scram := seedRequest[*kmsg.DescribeUserSCRAMCredentialsResponse](t, cl, kmsg.NewPtrDescribeUserSCRAMCredentialsRequest()).ErrorCode
+				if scram != got {
+					t.Errorf("DescribeAcls %v, DescribeUserScramCredentials %v", code(got), code(scram))
+				}
+				return got
+			}},
+		{name: "CreateAcls+AlterUserScramCredentials", refuse: kerr.ClusterAuthorizationFailed,
+			grant: allowAlice().Clusters().Operations(kadm.OpAlter),
+			try: func(t *testing.T, cl *kgo.Client) int16 {
+				req := kmsg.NewPtrCreateACLsRequest()
+				c := kmsg.NewCreateACLsRequestCreation()
+				c.ResourceType, c.ResourceName, c.ResourcePatternType = kmsg.ACLResourceTypeTopic, "x", kmsg.ACLResourcePatternTypeLiteral
+				c.Principal, c.Host, c.Operation, c.PermissionType = "User:bob", "*", kmsg.ACLOperationRead, kmsg.ACLPermissionTypeAllow
+				req.Creations = append(req.Creations, c)
+				got := seedRequest[*kmsg.CreateACLsResponse](t, cl, req).Results[0].ErrorCode
+				sreq := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
+				d := kmsg.NewAlterUserSCRAMCredentialsRequestDeletion()
+				d.Name, d.Mechanism = "nobody", 1
+				sreq.Deletions = append(sreq.Deletions, d)
+				sres := seedRequest[*kmsg.AlterUserSCRAMCredentialsResponse](t, cl, sreq).Results[0].ErrorCode
+				if (got == kerr.ClusterAuthorizationFailed.Code) != (sres == kerr.ClusterAuthorizationFailed.Code) {
+					t.Errorf("CreateAcls %v, AlterUserScramCredentials %v", code(got), code(sres))
+				}
+				return got
+			}},
+	}
+}
+
+func metadataTopic(t *testing.T, cl *kgo.Client, topic string) kmsg.MetadataResponseTopic {
+	t.Helper()
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = &topic
+	req.Topics, req.AllowAutoTopicCreation = append(req.Topics, rt), true
+	return seedRequest[*kmsg.MetadataResponse](t, cl, req).Topics[0]
+}
+
+func aclTopicID(t *testing.T, a *aclServer, topic string) [16]byte {
+	t.Helper()
+	tp, ok := a.srv.Resolver().Topic(topic)
+	if !ok {
+		t.Fatalf("no topic %s", topic)
+	}
+	return tp.ID
+}
+
+// fetchCode fetches partition 0 of the topic by id (franz-go sends v13).
+func fetchCode(t *testing.T, cl *kgo.Client, id [16]byte) int16 {
+	t.Helper()
+	req := kmsg.NewPtrFetchRequest()
+	req.ReplicaID, req.MaxBytes, req.SessionEpoch = -1, 1<<20, -1
+	rt := kmsg.NewFetchRequestTopic()
+	rt.TopicID = id
+	p := kmsg.NewFetchRequestTopicPartition()
+	p.PartitionMaxBytes = 1 << 20
+	rt.Partitions = append(rt.Partitions, p)
+	req.Topics = append(req.Topics, rt)
+	resp, err := cl.SeedBrokers()[0].Request(testCtx(t), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.(*kmsg.FetchResponse).Topics[0].Partitions[0].ErrorCode
+}
+
+func produceCode(t *testing.T, cl *kgo.Client, topic string) int16 {
+	t.Helper()
+	err := cl.ProduceSync(testCtx(t), &kgo.Record{Topic: topic, Value: []byte("v")}).FirstErr()
+	var ke *kerr.Error
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ke):
+		return ke.Code
+	}
+	t.Fatalf("produce: %v", err)
+	return 0
+}
+
+func offsetCommitCode(t *testing.T, cl *kgo.Client, group, topic string) int16 {
+	t.Helper()
+	req := kmsg.NewPtrOffsetCommitRequest()
+	req.Group, req.Generation = group, -1
+	rt := kmsg.NewOffsetCommitRequestTopic()
+	rt.Topic = topic
+	p := kmsg.NewOffsetCommitRequestTopicPartition()
+	rt.Partitions = append(rt.Partitions, p)
+	req.Topics = append(req.Topics, rt)
+	return seedRequest[*kmsg.OffsetCommitResponse](t, cl, req).Topics[0].Partitions[0].ErrorCode
+}
+
+func findCoordinatorCode(t *testing.T, cl *kgo.Client, typ int8, key string) int16 {
+	t.Helper()
+	req := kmsg.NewPtrFindCoordinatorRequest()
+	req.CoordinatorType, req.CoordinatorKeys = typ, []string{key}
+	return seedRequest[*kmsg.FindCoordinatorResponse](t, cl, req).Coordinators[0].ErrorCode
+}
+
+func describeConfigsCode(t *testing.T, cl *kgo.Client, typ kmsg.ConfigResourceType, name string) int16 {
+	t.Helper()
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	r := kmsg.NewDescribeConfigsRequestResource()
+	r.ResourceType, r.ResourceName = typ, name
+	req.Resources = append(req.Resources, r)
+	return seedRequest[*kmsg.DescribeConfigsResponse](t, cl, req).Resources[0].ErrorCode
+}
