@@ -143,8 +143,7 @@ func aclCases(a *aclServer, notAuthz func(int16) bool) []aclCase {
 				return seedRequest[*kmsg.InitProducerIDResponse](t, cl, kmsg.NewPtrInitProducerIDRequest()).ErrorCode
 			}},
 		{name: "Metadata", refuse: kerr.TopicAuthorizationFailed,
-			grant: allowAlice().Topics("meta-").ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpDescribe).
-				Topics("meta-").ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpDescribe, kadm.OpCreate),
+			grant: allowAlice().Topics("meta-").ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpDescribe, kadm.OpCreate),
 			try: func(t *testing.T, cl *kgo.Client) int16 {
 				return metadataTopic(t, cl, "meta-1").ErrorCode
 			}},
@@ -424,4 +423,220 @@ func describeConfigsCode(t *testing.T, cl *kgo.Client, typ kmsg.ConfigResourceTy
 	r.ResourceType, r.ResourceName = typ, name
 	req.Resources = append(req.Resources, r)
 	return seedRequest[*kmsg.DescribeConfigsResponse](t, cl, req).Resources[0].ErrorCode
+}
+
+// A9, A11: a PREFIXED READ lets alice consume as a group member; a LITERAL
+// DENY on one topic under the prefix wins over it; Metadata hides the
+// topics she may not describe; the super user sees everything.
+func TestACLPrefixedDenyAndSuperUser(t *testing.T) {
+	a := newACLServer(t)
+	a.createTopics("logs-app", "logs-secret", "billing")
+	admin := a.client("admin")
+	for _, topic := range []string{"logs-app", "logs-secret", "billing"} {
+		if err := admin.ProduceSync(testCtx(t), &kgo.Record{Topic: topic, Value: []byte(topic)}).FirstErr(); err != nil {
+			t.Fatalf("super user produce %s: %v", topic, err)
+		}
+	}
+	a.grant(allowAlice().Topics("logs-").ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpRead))
+	a.grant(allowAlice().Groups("readers").Operations(kadm.OpRead))
+	a.grant(kadm.NewACLs().Deny(alicePrincipal).Topics("logs-secret").Operations(kadm.OpRead))
+
+	consumer := a.client("alice", kgo.ConsumeTopics("logs-app"), kgo.ConsumerGroup("readers"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	fs := consumer.PollRecords(testCtx(t), 1)
+	if err := fs.Err0(); err != nil {
+		t.Fatalf("consume logs-app: %v", err)
+	}
+	if recs := fs.Records(); len(recs) != 1 || string(recs[0].Value) != "logs-app" {
+		t.Fatalf("consumed %v", recs)
+	}
+	if err := consumer.CommitUncommittedOffsets(testCtx(t)); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+
+	alice := a.client("alice")
+	if got := fetchCode(t, alice, aclTopicID(t, a, "logs-secret")); got != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("fetch logs-secret under DENY: %v", code(got))
+	}
+	if got := metadataTopic(t, alice, "logs-secret"); got.ErrorCode != 0 {
+		// READ is denied, DESCRIBE (implied by the prefix READ) is not.
+		t.Fatalf("metadata logs-secret: %v", code(got.ErrorCode))
+	}
+	if got := metadataTopic(t, alice, "billing"); got.ErrorCode != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("metadata billing: %v", code(got.ErrorCode))
+	}
+	// Auto-creation needs CREATE on the cluster or the topic besides
+	// DESCRIBE.
+	if got := metadataTopic(t, alice, "logs-new"); got.ErrorCode != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("auto-create without CREATE: %v", code(got.ErrorCode))
+	}
+	if _, ok := a.srv.Resolver().Topic("logs-new"); ok {
+		t.Fatal("a topic was auto-created without CREATE")
+	}
+	if got := allTopics(t, alice); !slices.Equal(got, []string{"logs-app", "logs-secret"}) {
+		t.Fatalf("alice sees %v", got)
+	}
+	if got := allTopics(t, admin); !slices.Equal(got, []string{"__consumer_offsets", "billing", "logs-app", "logs-secret"}) {
+		t.Fatalf("the super user sees %v", got)
+	}
+}
+
+// allTopics lists the topics of an all-topics Metadata answer, sorted.
+func allTopics(t *testing.T, cl *kgo.Client) []string {
+	t.Helper()
+	req := kmsg.NewPtrMetadataRequest()
+	req.Topics = nil
+	var names []string
+	for _, mt := range seedRequest[*kmsg.MetadataResponse](t, cl, req).Topics {
+		names = append(names, *mt.Topic)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// A10: ACLs are durable: after a restart kadm describes the same set and
+// they still decide.
+func TestACLsSurviveRestart(t *testing.T) {
+	a := newACLServer(t)
+	a.createTopics("keep-1")
+	a.grant(allowAlice().Topics("keep-").ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpDescribe))
+	a.restart()
+	alice := a.client("alice")
+	if got := metadataTopic(t, alice, "keep-1"); got.ErrorCode != 0 {
+		t.Fatalf("after restart: %v", code(got.ErrorCode))
+	}
+	res, err := a.admin().DescribeACLs(testCtx(t), kadm.NewACLs().AnyResource().ResourcePatternType(kadm.ACLPatternAny).
+		Operations(kadm.OpAny).Allow().AllowHosts().Deny().DenyHosts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []kadm.DescribedACL
+	for _, r := range res {
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+		got = append(got, r.Described...)
+	}
+	if len(got) != 1 || got[0].Name != "keep-" || got[0].Pattern != kadm.ACLPatternPrefixed ||
+		got[0].Principal != alicePrincipal || got[0].Operation != kadm.OpDescribe {
+		t.Fatalf("described after restart: %+v", got)
+	}
+}
+
+// kadm's CreateACLs, DescribeACLs (MATCH) and DeleteACLs against the
+// server, and CreateAcls' refusals.
+func TestKadmACLs(t *testing.T) {
+	a := newACLServer(t)
+	adm := a.admin()
+	ctx := testCtx(t)
+	a.grant(allowAlice().Topics("orders").Operations(kadm.OpRead, kadm.OpWrite))
+	a.grant(allowAlice().Topics("ord").ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpDescribe))
+	a.grant(allowAlice().Topics("other").Operations(kadm.OpRead))
+
+	match := kadm.NewACLs().Topics("orders").ResourcePatternType(kadm.ACLPatternMatch).
+		Operations(kadm.OpAny).Allow().AllowHosts().Deny().DenyHosts()
+	desc, err := adm.DescribeACLs(ctx, match)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := countDescribed(t, desc); n != 3 { // orders READ, orders WRITE, ord* DESCRIBE
+		t.Fatalf("MATCH orders described %d ACLs, want 3", n)
+	}
+	del, err := adm.DeleteACLs(ctx, kadm.NewACLs().Topics("orders").ResourcePatternType(kadm.ACLPatternLiteral).
+		Operations(kadm.OpAny).Allow().AllowHosts().Deny().DenyHosts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	deleted := 0
+	for _, r := range del {
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+		deleted += len(r.Deleted)
+	}
+	if deleted != 2 {
+		t.Fatalf("deleted %d, want the 2 LITERAL orders ACLs", deleted)
+	}
+	desc, err = adm.DescribeACLs(ctx, match)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := countDescribed(t, desc); n != 1 {
+		t.Fatalf("after delete MATCH orders described %d, want 1", n)
+	}
+
+	// Refusals: a MATCH pattern, an operation the group does not have.
+	req := kmsg.NewPtrCreateACLsRequest()
+	for _, c := range []struct {
+		rt kmsg.ACLResourceType
+		pt kmsg.ACLResourcePatternType
+		op kmsg.ACLOperation
+	}{
+		{kmsg.ACLResourceTypeTopic, kmsg.ACLResourcePatternTypeMatch, kmsg.ACLOperationRead},
+		{kmsg.ACLResourceTypeGroup, kmsg.ACLResourcePatternTypeLiteral, kmsg.ACLOperationWrite},
+	} {
+		cr := kmsg.NewCreateACLsRequestCreation()
+		cr.ResourceType, cr.ResourceName, cr.ResourcePatternType = c.rt, "x", c.pt
+		cr.Principal, cr.Host, cr.Operation, cr.PermissionType = alicePrincipal, "*", c.op, kmsg.ACLPermissionTypeAllow
+		req.Creations = append(req.Creations, cr)
+	}
+	for i, r := range seedRequest[*kmsg.CreateACLsResponse](t, a.client("admin"), req).Results {
+		if r.ErrorCode != kerr.InvalidRequest.Code {
+			t.Errorf("creation %d: %v, want INVALID_REQUEST", i, code(r.ErrorCode))
+		}
+	}
+}
+
+func countDescribed(t *testing.T, res kadm.DescribeACLsResults) int {
+	t.Helper()
+	n := 0
+	for _, r := range res {
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+		n += len(r.Described)
+	}
+	return n
+}
+
+// A11: authorized_operations in Metadata and DescribeCluster when asked.
+func TestAuthorizedOperations(t *testing.T) {
+	a := newACLServer(t)
+	a.createTopics("ops-1")
+	a.grant(allowAlice().Topics("ops-1").Operations(kadm.OpRead))
+	a.grant(allowAlice().Clusters().Operations(kadm.OpDescribe))
+	alice := a.client("alice")
+	req := kmsg.NewPtrMetadataRequest()
+	name := "ops-1"
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = &name
+	req.Topics, req.IncludeTopicAuthorizedOperations = append(req.Topics, rt), true
+	mt := seedRequest[*kmsg.MetadataResponse](t, alice, req).Topics[0]
+	if want := int32(1<<kmsg.ACLOperationRead | 1<<kmsg.ACLOperationDescribe); mt.AuthorizedOperations != want {
+		t.Fatalf("topic operations %v, want READ, DESCRIBE", kadm.DecodeACLOperations(mt.AuthorizedOperations))
+	}
+	dreq := kmsg.NewPtrDescribeClusterRequest()
+	dreq.IncludeClusterAuthorizedOperations = true
+	got := seedRequest[*kmsg.DescribeClusterResponse](t, alice, dreq).ClusterAuthorizedOperations
+	if got != 1<<kmsg.ACLOperationDescribe {
+		t.Fatalf("cluster operations %v, want DESCRIBE", kadm.DecodeACLOperations(got))
+	}
+}
+
+// Without authorizer.class.name the ACL APIs answer SECURITY_DISABLED and
+// authorized_operations lists every supported operation.
+func TestACLAPIsWithoutAuthorizer(t *testing.T) {
+	g := newGateway(t)
+	cl := g.client()
+	req := kmsg.NewPtrDescribeACLsRequest()
+	req.ResourceType, req.ResourcePatternType = kmsg.ACLResourceTypeAny, kmsg.ACLResourcePatternTypeAny
+	req.Operation, req.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
+	if got := request[*kmsg.DescribeACLsResponse](t, cl, req).ErrorCode; got != kerr.SecurityDisabled.Code {
+		t.Fatalf("DescribeAcls: %v", code(got))
+	}
+	dreq := kmsg.NewPtrDescribeClusterRequest()
+	dreq.IncludeClusterAuthorizedOperations = true
+	if got := request[*kmsg.DescribeClusterResponse](t, cl, dreq).ClusterAuthorizedOperations; len(kadm.DecodeACLOperations(got)) != 7 {
+		t.Fatalf("cluster operations %v", kadm.DecodeACLOperations(got))
+	}
 }

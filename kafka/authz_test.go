@@ -1,0 +1,159 @@
+package kafka
+
+import (
+	"net"
+	"testing"
+
+	"github.com/kgateway/kgateway/auth"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// A11: every API served has an authorization rule, so none is left
+// unchecked (a missing one closes the connection at run time).
+func TestEveryAPIHasAnAuthzRule(t *testing.T) {
+	for _, a := range apis {
+		if _, ok := authzRules[a.key]; !ok {
+			t.Errorf("%s (key %d) has no authorization rule", apiName(a.key), a.key)
+		}
+	}
+}
+
+// authzConn is a request context of principal on a server whose
+// authorizer holds acls.
+func authzConn(t *testing.T, principal string, acls ...auth.ACL) *reqCtx {
+	t.Helper()
+	store, err := auth.OpenACLStore(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Create(acls); err != nil {
+		t.Fatal(err)
+	}
+	a, b := net.Pipe()
+	t.Cleanup(func() { a.Close(); b.Close() })
+	s := &Server{cfg: Config{Authorizer: auth.NewAuthorizer(store, nil, false)}}
+	c := &conn{s: s, nc: a}
+	c.auth.principal = principal
+	return &reqCtx{conn: c}
+}
+
+func acl(rt auth.ResourceType, name string, op auth.Operation) auth.ACL {
+	return auth.ACL{ResourceType: rt, ResourceName: name, PatternType: auth.PatternLiteral,
+		Principal: "User:alice", Host: "*", Operation: op, Permission: auth.PermissionAllow}
+}
+
+// The transaction APIs' rules (A11), checked on the rules themselves:
+// the transactional id's WRITE comes first, then the group's and the
+// topics' READ or WRITE.
+func TestTxnAuthzRules(t *testing.T) {
+	txn := acl(auth.ResourceTransactionalID, "tx", auth.OpWrite)
+	group := acl(auth.ResourceGroup, "g", auth.OpRead)
+	topicW := acl(auth.ResourceTopic, "t", auth.OpWrite)
+	topicR := acl(auth.ResourceTopic, "t", auth.OpRead)
+
+	initPID := func(rc *reqCtx) int16 {
+		r := kmsg.NewPtrInitProducerIDRequest()
+		id := "tx"
+		r.TransactionalID = &id
+		resp, _ := authzInitProducerID(rc, r)
+		if resp == nil {
+			return 0
+		}
+		return resp.(*kmsg.InitProducerIDResponse).ErrorCode
+	}
+	endTxn := func(rc *reqCtx) int16 {
+		r := kmsg.NewPtrEndTxnRequest()
+		r.TransactionalID = "tx"
+		resp, _ := authzEndTxn(rc, r)
+		if resp == nil {
+			return 0
+		}
+		return resp.(*kmsg.EndTxnResponse).ErrorCode
+	}
+	addOffsets := func(rc *reqCtx) int16 {
+		r := kmsg.NewPtrAddOffsetsToTxnRequest()
+		r.TransactionalID, r.Group = "tx", "g"
+		resp, _ := authzAddOffsetsToTxn(rc, r)
+		if resp == nil {
+			return 0
+		}
+		return resp.(*kmsg.AddOffsetsToTxnResponse).ErrorCode
+	}
+	addPartitions := func(rc *reqCtx) int16 {
+		r := kmsg.NewPtrAddPartitionsToTxnRequest()
+		r.TransactionalID = "tx"
+		rt := kmsg.NewAddPartitionsToTxnRequestTopic()
+		rt.Topic, rt.Partitions = "t", []int32{0}
+		r.Topics = append(r.Topics, rt)
+		resp, _ := authzAddPartitionsToTxn(rc, r)
+		if resp == nil {
+			return 0
+		}
+		return resp.(*kmsg.AddPartitionsToTxnResponse).Topics[0].Partitions[0].ErrorCode
+	}
+	txnCommit := func(rc *reqCtx) int16 {
+		r := kmsg.NewPtrTxnOffsetCommitRequest()
+		r.TransactionalID, r.Group = "tx", "g"
+		rt := kmsg.NewTxnOffsetCommitRequestTopic()
+		rt.Topic = "t"
+		rt.Partitions = append(rt.Partitions, kmsg.NewTxnOffsetCommitRequestTopicPartition())
+		r.Topics = append(r.Topics, rt)
+		answer, after := authzTxnOffsetCommit(rc, r)
+		if answer != nil {
+			return answer.(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
+		}
+		if after == nil {
+			return 0
+		}
+		resp := r.ResponseKind()
+		after(resp)
+		return resp.(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
+	}
+	produce := func(rc *reqCtx) int16 {
+		r := kmsg.NewPtrProduceRequest()
+		id := "tx"
+		r.TransactionID = &id
+		rt := kmsg.NewProduceRequestTopic()
+		rt.Topic = "t"
+		rt.Partitions = append(rt.Partitions, kmsg.NewProduceRequestTopicPartition())
+		r.Topics = append(r.Topics, rt)
+		_, after := authzProduce(rc, r)
+		if after == nil {
+			return 0
+		}
+		resp := r.ResponseKind()
+		after(resp)
+		return resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode
+	}
+	tiaf, gaf, taf := kerr.TransactionalIDAuthorizationFailed.Code, kerr.GroupAuthorizationFailed.Code, kerr.TopicAuthorizationFailed.Code
+	cases := []struct {
+		name string
+		try  func(*reqCtx) int16
+		acls []auth.ACL
+		want int16
+	}{
+		{"InitProducerId/none", initPID, nil, tiaf},
+		{"InitProducerId/txn", initPID, []auth.ACL{txn}, 0},
+		{"EndTxn/none", endTxn, nil, tiaf},
+		{"EndTxn/txn", endTxn, []auth.ACL{txn}, 0},
+		{"AddOffsetsToTxn/group", addOffsets, []auth.ACL{group}, tiaf},
+		{"AddOffsetsToTxn/txn", addOffsets, []auth.ACL{txn}, gaf},
+		{"AddOffsetsToTxn/both", addOffsets, []auth.ACL{txn, group}, 0},
+		{"AddPartitionsToTxn/topic", addPartitions, []auth.ACL{topicW}, tiaf},
+		{"AddPartitionsToTxn/txn", addPartitions, []auth.ACL{txn}, taf},
+		{"AddPartitionsToTxn/both", addPartitions, []auth.ACL{txn, topicW}, 0},
+		{"TxnOffsetCommit/group+topic", txnCommit, []auth.ACL{group, topicR}, tiaf},
+		{"TxnOffsetCommit/txn+topic", txnCommit, []auth.ACL{txn, topicR}, gaf},
+		{"TxnOffsetCommit/txn+group", txnCommit, []auth.ACL{txn, group}, taf},
+		{"TxnOffsetCommit/all", txnCommit, []auth.ACL{txn, group, topicR}, 0},
+		{"Produce/topic", produce, []auth.ACL{topicW}, tiaf},
+		{"Produce/txn", produce, []auth.ACL{txn}, taf},
+		{"Produce/both", produce, []auth.ACL{txn, topicW}, 0},
+	}
+	for _, c := range cases {
+		if got := c.try(authzConn(t, "User:alice", c.acls...)); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, kerr.ErrorForCode(got), kerr.ErrorForCode(c.want))
+		}
+	}
+}
