@@ -1,12 +1,14 @@
 package test
 
 import (
+	"crypto/x509/pkix"
 	"errors"
 	"net"
 	"slices"
 	"testing"
 
 	"github.com/kgateway/kgateway/auth"
+	"github.com/kgateway/kgateway/auth/authtest"
 	"github.com/kgateway/kgateway/kafka"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/kgateway/kgateway/server"
@@ -638,5 +640,90 @@ func TestACLAPIsWithoutAuthorizer(t *testing.T) {
 	dreq.IncludeClusterAuthorizedOperations = true
 	if got := request[*kmsg.DescribeClusterResponse](t, cl, dreq).ClusterAuthorizedOperations; len(kadm.DecodeACLOperations(got)) != 7 {
 		t.Fatalf("cluster operations %v", kadm.DecodeACLOperations(got))
+	}
+}
+
+// A6, A9: the principal ACLs are matched against comes from the
+// connection: User:ANONYMOUS on PLAINTEXT, User: and the certificate's
+// subject with mTLS. The ACLs are written to the data directory before
+// the server opens (A10: it loads them).
+func TestACLPrincipalFromConnection(t *testing.T) {
+	ca := authtest.NewCA(t, "ca")
+	dir := t.TempDir()
+	store, err := auth.OpenACLStore(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	describe := func(principal, topic string) auth.ACL {
+		return auth.ACL{ResourceType: auth.ResourceTopic, ResourceName: topic, PatternType: auth.PatternLiteral,
+			Principal: principal, Host: "*", Operation: auth.OpDescribe, Permission: auth.PermissionAllow}
+	}
+	if err := store.Create([]auth.ACL{describe("User:ANONYMOUS", "anon-t"), describe("User:CN=alice", "mtls-t")}); err != nil {
+		t.Fatal(err)
+	}
+	ssl, _ := tlsListener(t, ca, "SSL", kafka.SSL, "required")
+	s := startServer(t, server.Config{DataDir: dir,
+		Listeners:  []kafka.Listener{{Name: "PLAINTEXT", Protocol: kafka.Plaintext, Addr: "127.0.0.1:0"}, ssl},
+		Resolver:   resolver.Config{NumPartitions: 1, AutoCreate: true},
+		Authorizer: server.AuthorizerConfig{ClassName: "kafka.security.authorizer.AclAuthorizer"}})
+	t.Cleanup(func() { s.Close() })
+	for _, topic := range []string{"anon-t", "mtls-t"} {
+		if _, err := s.Resolver().EnsureTopic(topic); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plain := newClient(t, s.ListenerAddr("PLAINTEXT"))
+	mtls := newClient(t, s.ListenerAddr("SSL"),
+		kgo.DialTLSConfig(ca.ClientTLS(t, ca.Client("alice.pem", pkix.Name{CommonName: "alice"}))))
+	for _, c := range []struct {
+		who   string
+		cl    *kgo.Client
+		topic string
+		want  int16
+	}{
+		{"anonymous", plain, "anon-t", 0},
+		{"anonymous", plain, "mtls-t", kerr.TopicAuthorizationFailed.Code},
+		{"mTLS alice", mtls, "mtls-t", 0},
+		{"mTLS alice", mtls, "anon-t", kerr.TopicAuthorizationFailed.Code},
+	} {
+		if got := metadataTopic(t, c.cl, c.topic).ErrorCode; got != c.want {
+			t.Errorf("%s, %s: %v, want %v", c.who, c.topic, code(got), code(c.want))
+		}
+	}
+}
+
+// A11: a fetch session's partitions are authorized at every fetch, not
+// only when the request names them: once the READ is deleted, an
+// incremental fetch naming nothing gets TOPIC_AUTHORIZATION_FAILED for
+// the session's partition.
+func TestACLFetchSessionRechecked(t *testing.T) {
+	a := newACLServer(t)
+	a.createTopics("sess-1")
+	read := allowAlice().Topics("sess-1").Operations(kadm.OpRead)
+	a.grant(read)
+	alice := a.client("alice")
+	id := aclTopicID(t, a, "sess-1")
+
+	full := kmsg.NewPtrFetchRequest()
+	full.ReplicaID, full.MaxBytes, full.SessionEpoch = -1, 1<<20, 0
+	rt := kmsg.NewFetchRequestTopic()
+	rt.TopicID = id
+	p := kmsg.NewFetchRequestTopicPartition()
+	p.PartitionMaxBytes = 1 << 20
+	rt.Partitions = append(rt.Partitions, p)
+	full.Topics = append(full.Topics, rt)
+	resp := seedRequest[*kmsg.FetchResponse](t, alice, full)
+	if resp.ErrorCode != 0 || resp.SessionID == 0 || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("full fetch: error %v, session %d, %+v", code(resp.ErrorCode), resp.SessionID, resp.Topics)
+	}
+	res, err := a.admin().DeleteACLs(testCtx(t), read.AllowHosts("*"))
+	if err != nil || len(res) == 0 || res[0].Err != nil || len(res[0].Deleted) != 1 {
+		t.Fatalf("delete ACL: %v %+v", err, res)
+	}
+	inc := kmsg.NewPtrFetchRequest()
+	inc.ReplicaID, inc.MaxBytes, inc.SessionID, inc.SessionEpoch = -1, 1<<20, resp.SessionID, 1
+	resp = seedRequest[*kmsg.FetchResponse](t, alice, inc)
+	if resp.ErrorCode != 0 || len(resp.Topics) != 1 || resp.Topics[0].Partitions[0].ErrorCode != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("incremental fetch after the READ was deleted: error %v, %+v", code(resp.ErrorCode), resp.Topics)
 	}
 }
