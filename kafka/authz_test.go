@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/kgateway/kgateway/auth"
+	"github.com/kgateway/kgateway/resolver"
+	"github.com/kgateway/kgateway/resolver/resolvertest"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -20,7 +22,7 @@ func TestEveryAPIHasAnAuthzRule(t *testing.T) {
 }
 
 // authzConn is a request context of principal on a server whose
-// authorizer holds acls.
+// authorizer holds acls and whose resolver has topic t.
 func authzConn(t *testing.T, principal string, acls ...auth.ACL) *reqCtx {
 	t.Helper()
 	store, err := auth.OpenACLStore(t.TempDir(), 0)
@@ -32,7 +34,11 @@ func authzConn(t *testing.T, principal string, acls ...auth.ACL) *reqCtx {
 	}
 	a, b := net.Pipe()
 	t.Cleanup(func() { a.Close(); b.Close() })
-	s := &Server{cfg: Config{Authorizer: auth.NewAuthorizer(store, nil, false)}}
+	res := resolvertest.Open(t, resolver.Config{AutoCreate: true, NumPartitions: 1})
+	if _, err := res.EnsureTopic("t"); err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{cfg: Config{Authorizer: auth.NewAuthorizer(store, nil, false)}, res: res}
 	c := &conn{s: s, nc: a}
 	c.auth.principal = principal
 	return &reqCtx{conn: c}
@@ -110,6 +116,22 @@ func TestTxnAuthzRules(t *testing.T) {
 		after(resp)
 		return resp.(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
 	}
+	produceTo := func(topic string) func(rc *reqCtx) int16 {
+		return func(rc *reqCtx) int16 {
+			r := kmsg.NewPtrProduceRequest()
+			rt := kmsg.NewProduceRequestTopic()
+			rt.Topic = topic
+			rt.Partitions = append(rt.Partitions, kmsg.NewProduceRequestTopicPartition())
+			r.Topics = append(r.Topics, rt)
+			_, after := authzProduce(rc, r)
+			if after == nil {
+				return 0
+			}
+			resp := r.ResponseKind()
+			after(resp)
+			return resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode
+		}
+	}
 	produce := func(rc *reqCtx) int16 {
 		r := kmsg.NewPtrProduceRequest()
 		id := "tx"
@@ -150,6 +172,10 @@ func TestTxnAuthzRules(t *testing.T) {
 		{"Produce/topic", produce, []auth.ACL{topicW}, tiaf},
 		{"Produce/txn", produce, []auth.ACL{txn}, taf},
 		{"Produce/both", produce, []auth.ACL{txn, topicW}, 0},
+		{"Produce/missing topic without CREATE", produceTo("new"), []auth.ACL{acl(auth.ResourceTopic, "new", auth.OpWrite)},
+			kerr.UnknownTopicOrPartition.Code},
+		{"Produce/missing topic with CREATE", produceTo("new"), []auth.ACL{acl(auth.ResourceTopic, "new", auth.OpWrite),
+			acl(auth.ResourceTopic, "new", auth.OpCreate)}, 0},
 	}
 	for _, c := range cases {
 		if got := c.try(authzConn(t, "User:alice", c.acls...)); got != c.want {
