@@ -727,3 +727,44 @@ func TestACLFetchSessionRechecked(t *testing.T) {
 		t.Fatalf("incremental fetch after the READ was deleted: error %v, %+v", code(resp.ErrorCode), resp.Topics)
 	}
 }
+
+// A10: an acknowledged CreateAcls survives SIGKILL of the process: the
+// binary, authorizer on from its flags, is killed right after kadm's
+// answer and restarted without super users, and the ACLs still decide.
+func TestACLsSurviveKill(t *testing.T) {
+	dir := t.TempDir()
+	p := startBinary(t, dir, "--authorizer-class-name", standardAuthorizer, "--super-users", "User:ANONYMOUS")
+	cl := newClient(t, procAddr(t, p))
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CreateTopics(testCtx(t), 1, 1, nil, "k-1", "other"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := adm.CreateACLs(testCtx(t), kadm.NewACLs().Allow("User:ANONYMOUS").
+		Topics("k-").ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpDescribe))
+	if err != nil || res[0].Err != nil {
+		t.Fatalf("create ACL: %v %+v", err, res)
+	}
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-p.done
+	cl.Close()
+
+	p = startBinary(t, dir, "--authorizer-class-name", standardAuthorizer)
+	cl = newClient(t, procAddr(t, p))
+	if got := metadataTopic(t, cl, "k-1").ErrorCode; got != 0 {
+		t.Fatalf("k-1 after kill: %v", code(got))
+	}
+	if got := metadataTopic(t, cl, "other").ErrorCode; got != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("other after kill: %v", code(got))
+	}
+}
+
+func procAddr(t *testing.T, p *proc) net.Addr {
+	t.Helper()
+	addr, err := net.ResolveTCPAddr("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return addr
+}
