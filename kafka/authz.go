@@ -15,6 +15,7 @@ import (
 
 	"github.com/kgateway/kgateway/auth"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
 )
 
 // authzRule checks one API's request. A non-nil answer is the response,
@@ -60,7 +61,15 @@ func (rc *reqCtx) allowed(op auth.Operation, rt auth.ResourceType, name string) 
 	if az == nil {
 		return true
 	}
-	return az.Authorize(rc.conn.Principal(), rc.conn.peerHost(), op, rt, name)
+	principal, host := rc.conn.Principal(), rc.conn.peerHost()
+	ok := az.Authorize(principal, host, op, rt, name)
+	if !ok {
+		// Debug: an all-topics Metadata checks (and hides) every topic.
+		rc.conn.log.Debug("authorization-denied", zap.String("principal", principal), zap.String("host", host),
+			zap.Int8("operation", int8(op)), zap.Int8("resource-type", int8(rt)), zap.String("resource", clip(name)),
+			zap.String("api", apiName(rc.key)))
+	}
+	return ok
 }
 
 // allowedCluster is allowed on the one cluster resource.

@@ -9,6 +9,7 @@ import (
 	"github.com/kgateway/kgateway/resolver/resolvertest"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
 )
 
 // A11: every API served has an authorization rule, so none is left
@@ -39,7 +40,7 @@ func authzConn(t *testing.T, principal string, acls ...auth.ACL) *reqCtx {
 		t.Fatal(err)
 	}
 	s := &Server{cfg: Config{Authorizer: auth.NewAuthorizer(store, nil, false)}, res: res}
-	c := &conn{s: s, nc: a}
+	c := &conn{s: s, nc: a, log: zap.NewNop()}
 	c.auth.principal = principal
 	return &reqCtx{conn: c}
 }
