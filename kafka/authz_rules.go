@@ -74,14 +74,27 @@ func topicAllowed(rc *reqCtx, op auth.Operation) func(string) bool {
 	return func(name string) bool { return rc.allowed(op, auth.ResourceTopic, name) }
 }
 
+// authzProduce: WRITE on the transactional id (if any) and on each topic.
+// Produce auto-creates a missing topic (topics.go) where Kafka does not,
+// so creating one also needs CREATE on the cluster or the topic; without
+// it the answer is Kafka's for a missing topic, UNKNOWN_TOPIC_OR_PARTITION.
 func authzProduce(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.ProduceRequest)
-	code := kerr.TopicAuthorizationFailed.Code
-	ok := topicAllowed(rc, auth.OpWrite)
-	if r.TransactionID != nil && !rc.allowed(auth.OpWrite, auth.ResourceTransactionalID, *r.TransactionID) {
-		code, ok = kerr.TransactionalIDAuthorizationFailed.Code, func(string) bool { return false }
-	}
-	refused := filterOut(&r.Topics, func(t *kmsg.ProduceRequestTopic) bool { return ok(t.Topic) })
+	txnRefused := r.TransactionID != nil && !rc.allowed(auth.OpWrite, auth.ResourceTransactionalID, *r.TransactionID)
+	codes := map[string]int16{}
+	refused := filterOut(&r.Topics, func(t *kmsg.ProduceRequestTopic) bool {
+		switch {
+		case txnRefused:
+			codes[t.Topic] = kerr.TransactionalIDAuthorizationFailed.Code
+		case !rc.allowed(auth.OpWrite, auth.ResourceTopic, t.Topic):
+			codes[t.Topic] = kerr.TopicAuthorizationFailed.Code
+		case !mayCreate(rc, t.Topic):
+			codes[t.Topic] = kerr.UnknownTopicOrPartition.Code
+		default:
+			return true
+		}
+		return false
+	})
 	if len(refused) == 0 {
 		return nil, nil
 	}
@@ -92,7 +105,7 @@ func authzProduce(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Respon
 			rt.Topic = t.Topic
 			for _, p := range t.Partitions {
 				rp := kmsg.NewProduceResponseTopicPartition()
-				rp.Partition, rp.ErrorCode, rp.BaseOffset, rp.LogAppendTime, rp.LogStartOffset = p.Partition, code, -1, -1, -1
+				rp.Partition, rp.ErrorCode, rp.BaseOffset, rp.LogAppendTime, rp.LogStartOffset = p.Partition, codes[t.Topic], -1, -1, -1
 				rt.Partitions = append(rt.Partitions, rp)
 			}
 			pr.Topics = append(pr.Topics, rt)
@@ -116,6 +129,15 @@ func authorizeFetch(rc *reqCtx, items []fetchItem) {
 		}
 		it.refused = !it.errID && !ok(name)
 	}
+}
+
+// mayCreate says whether a request may auto-create topic: it exists, or
+// the principal has CREATE on the cluster or the topic.
+func mayCreate(rc *reqCtx, topic string) bool {
+	if _, exists := rc.conn.s.res.Partitions(topic); exists || resolver.IsInternalTopic(topic) {
+		return true
+	}
+	return rc.allowedCluster(auth.OpCreate) || rc.allowed(auth.OpCreate, auth.ResourceTopic, topic)
 }
 
 func authzListOffsets(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
