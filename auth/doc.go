@@ -1,9 +1,10 @@
 // Package auth is kgateway's security toolkit, below the Kafka front end:
 // SASL mechanisms (PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 per RFC 5802
 // and RFC 7677), the credential store, TLS configured with Kafka's ssl.*
-// names, and principals. kafka/ runs the exchanges on its connections
-// (SaslHandshake, SaslAuthenticate) and serves the listeners;
-// cmd/kgateway's `users` command writes the store.
+// names, principals, and ACLs with their authorizer. kafka/ runs the
+// exchanges on its connections (SaslHandshake, SaslAuthenticate), serves
+// the listeners and enforces the ACLs; cmd/kgateway's `users` command
+// writes the credential store.
 //
 // # Security
 //
@@ -52,4 +53,45 @@
 //	   at the address of the listener the connection came in on: that
 //	   listener's advertised.listeners entry, else the address the client
 //	   dialed.
+//
+// # Authorization
+//
+//	A8 An ACL binds a resource pattern (resource type TOPIC, GROUP,
+//	   CLUSTER or TRANSACTIONAL_ID; a name; pattern type LITERAL, where
+//	   the name "*" matches every resource of the type, or PREFIXED) to a
+//	   principal (TYPE:NAME, User:* for all), a host (an IP address, * for
+//	   all), an operation and ALLOW or DENY, with Kafka's codes. An ACL
+//	   names an operation its resource type supports, or ALL; the cluster
+//	   is named kafka-cluster. Filters (DescribeAcls, DeleteAcls) may use
+//	   ANY for each field, and pattern type MATCH, which selects every
+//	   pattern applying to the named resource.
+//	A9 Authorization is on when authorizer.class.name names Kafka's
+//	   StandardAuthorizer or AclAuthorizer (any other name is a
+//	   configuration error). A request's principal is the connection's
+//	   (A6), its host the client's IP address. A super.users principal is
+//	   allowed everything. Otherwise an ACL applies when its pattern
+//	   covers the resource and it names the principal (or User:*) and the
+//	   host (or *): a DENY for the operation or ALL refuses, and wins over
+//	   any ALLOW; else an ALLOW for the operation, ALL, or an operation
+//	   implying it grants: READ, WRITE, DELETE and ALTER imply DESCRIBE,
+//	   ALTER_CONFIGS implies DESCRIBE_CONFIGS. A resource no ACL covers at
+//	   all is allowed only with allow.everyone.if.no.acl.found (default
+//	   false).
+//	A10 The ACLs are one file in the data directory (acls.json), replaced
+//	   atomically like the credential store (A2); CreateAcls and
+//	   DeleteAcls answer only once the change is durable, so a crash
+//	   leaves the set before or after a request, and a restart serves the
+//	   same set. The store holds at most 10000 ACLs (a creation beyond is
+//	   POLICY_VIOLATION) and an ACL's resource name, principal and host
+//	   at most 1024 bytes each (INVALID_REQUEST).
+//	A11 Every API has a rule (kafka/authz_rules.go), checked after the
+//	   request is decoded and before its handler runs, with Kafka's
+//	   mapping of APIs to operations. A refused resource gets its
+//	   *_AUTHORIZATION_FAILED error where the response has a place for it
+//	   and the handler never sees it; a refused group, transactional id or
+//	   cluster answers the whole request. Metadata leaves a topic the
+//	   principal may not DESCRIBE out of an all-topics answer, and answers
+//	   a named one TOPIC_AUTHORIZATION_FAILED; it auto-creates only with
+//	   CREATE on the cluster or the topic. authorized_operations
+//	   (Metadata, DescribeGroups, DescribeCluster) are filled when asked.
 package auth

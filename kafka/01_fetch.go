@@ -45,6 +45,7 @@ type fetchItem struct {
 	reqTopic string   // the topic name as requested (v < 13)
 	id       [16]byte // the topic id as requested (v13+)
 	errID    bool     // requested by an id we do not know (v13+)
+	refused  bool     // the principal may not READ the topic (A11)
 	rp       kmsg.FetchRequestTopicPartition
 	sp       *sessPart // nil without a session
 }
@@ -103,6 +104,7 @@ func (s *Server) beginIncremental(fs *fetchSession, r *kmsg.FetchRequest) ([]fet
 // fs, only the items with something new. With open, a full fetch opens a
 // session over its items.
 func (s *Server) fetchItems(rc *reqCtx, r *kmsg.FetchRequest, items []fetchItem, fs *fetchSession, open bool) kmsg.Response {
+	authorizeFetch(rc, items)
 	rd := s.pollItems(rc, r, items)
 	parts := rd.parts
 	resp := r.ResponseKind().(*kmsg.FetchResponse)
@@ -342,6 +344,8 @@ func (s *Server) fetchOnce(r *kmsg.FetchRequest, items []fetchItem, prev *fetchR
 			switch {
 			case it.errID:
 				*out = fetchError(it.rp.Partition, kerr.UnknownTopicID)
+			case it.refused:
+				*out = fetchError(it.rp.Partition, kerr.TopicAuthorizationFailed)
 			case r.Version >= 9 && it.rp.CurrentLeaderEpoch >= 0 && leaderEpochError(it.rp.CurrentLeaderEpoch) != nil:
 				// Kafka checks only an epoch the client knows (>= 0).
 				*out = fetchError(it.rp.Partition, leaderEpochError(it.rp.CurrentLeaderEpoch))

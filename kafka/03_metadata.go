@@ -7,7 +7,8 @@ package kafka
 //   v2  cluster id.      v3  throttle time.
 //   v4  allow_auto_topic_creation (before v4 always allowed).
 //   v5  offline replicas.            v7  leader epoch (always 0 here).
-//   v8  authorized operations (not computed: INT32_MIN, "not requested").
+//   v8  authorized operations: filled when asked (authz_metadata.go, A11),
+//       else INT32_MIN ("not requested").
 //   v9  flexible.        v10 topic ids, request by id.
 //   v11 drops cluster authorized operations.  v12 nullable topic names.
 //
@@ -15,8 +16,7 @@ package kafka
 // replicas and ISR [node.id]. __consumer_offsets and __transaction_state
 // are listed as internal topics without partitions (internal_topics.go). Auto-creation goes through
 // resolver.EnsureTopic, which follows auto.create.topics.enable and
-// num.partitions. Left out: v13 (top-level error code, KIP-1102), racks,
-// authorized operations.
+// num.partitions. Left out: v13 (top-level error code, KIP-1102), racks.
 
 import (
 	"github.com/kgateway/kgateway/resolver"

@@ -3,7 +3,7 @@ package kafka
 // DescribeGroups (key 15), versions 0–5.
 //
 //   v1  throttle time.
-//   v3  authorized operations (returned as "not requested").
+//   v3  authorized operations, filled when asked (authz_groups.go, A11).
 //   v4  member group instance ids.
 //   v5  flexible.
 //

@@ -11,7 +11,7 @@ package kafka
 // [4096, 16384] or a malformed salt or salted password, DUPLICATE_RESOURCE
 // for a (user, mechanism) named twice, RESOURCE_NOT_FOUND for deleting a
 // credential that does not exist. Without a store: SECURITY_DISABLED.
-// Left out: authorization (ALTER on the cluster).
+// Needs ALTER on the cluster (authz_rules.go, A11).
 
 import (
 	"errors"

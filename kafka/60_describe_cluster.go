@@ -7,7 +7,8 @@ package kafka
 //
 // One broker, node.id, which is also the controller, at the advertised
 // address.
-// Left out: authorized operations (INT32_MIN), controller endpoints
+// Cluster authorized operations are filled when asked (A11).
+// Left out: controller endpoints
 // (UNSUPPORTED_ENDPOINT_TYPE), v2 fenced brokers.
 
 import (

@@ -112,6 +112,10 @@ type Config struct {
 
 	// SASL configures authentication on SASL listeners (A1–A4).
 	SASL SASLConfig
+	// Authorizer authorizes every request (A9, A11) and serves the ACL
+	// APIs; nil: authorization is off (authorizer.class.name unset), every
+	// request is allowed and the ACL APIs answer SECURITY_DISABLED.
+	Authorizer *auth.Authorizer
 	// TLSHandshakeTimeout bounds a TLS handshake (A5; default 10s).
 	TLSHandshakeTimeout time.Duration
 

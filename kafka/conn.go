@@ -400,7 +400,7 @@ func (c *conn) handle(sl *slot, a api, rc *reqCtx, req kmsg.Request) {
 				zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
 		}
 	}()
-	sl.resp, sl.err = a.handle(c.s, rc, req)
+	sl.resp, sl.err = c.s.authorizedHandle(a, rc, req) // A11
 	sl.closeAfter = rc.closeAfter
 }
 

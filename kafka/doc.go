@@ -54,6 +54,9 @@
 // 36_sasl_authenticate.go). The rules, A1–A7, are in auth/doc.go
 // ("Security"); the reader admits each request against the connection's
 // state before decoding it, so K1–K9 hold before authentication too.
+// Authorization (A8–A11, auth/doc.go "Authorization") runs per request
+// between decoding and the handler: authz.go, with one rule per API key
+// in authz_rules.go.
 //
 // # Fetch sessions
 //

@@ -46,6 +46,9 @@ type Config struct {
 	// Offsets configures the group offsets store; PebbleFS replaces its
 	// file system.
 	Offsets offsets.Options
+	// Authorizer turns authorization on (A9); its ACLs are kept in
+	// DataDir (A10).
+	Authorizer AuthorizerConfig
 	// Kafka configures the front end. Open sets Resolver and Offsets to
 	// the layers it opened, and Observer to the server's metrics when nil.
 	Kafka kafka.Config
@@ -151,6 +154,11 @@ func (s *Server) openLayers() (err error) {
 	kc.Resolver, kc.Offsets = s.res, s.offs
 	if kc.SASL.Credentials == nil {
 		kc.SASL.Credentials = auth.OpenStore(cfg.DataDir) // A2
+	}
+	if kc.Authorizer == nil && cfg.Authorizer.ClassName != "" {
+		if kc.Authorizer, err = cfg.Authorizer.open(cfg.DataDir); err != nil {
+			return err
+		}
 	}
 	kc.Logger = named(kc.Logger, log, "kafka")
 	if kc.Observer == nil {

@@ -54,6 +54,10 @@ type Config struct {
 	ConnectionsMaxReauthMs int64  `prop:"connections.max.reauth.ms" flag:"connections-max-reauth-ms" help:"lifetime of a SASL session; a client must re-authenticate before it ends (KIP-368); 0: sessions never end"`
 	FailedAuthDelayMs      int64  `prop:"connection.failed.authentication.delay.ms" flag:"connection-failed-authentication-delay-ms" help:"delay before answering a failed authentication (and closing the connection)"`
 
+	AuthorizerClassName  string `prop:"authorizer.class.name" flag:"authorizer-class-name" help:"turns authorization by ACLs on: org.apache.kafka.metadata.authorizer.StandardAuthorizer or kafka.security.authorizer.AclAuthorizer (both select the built-in authorizer); empty: every request is allowed"`
+	SuperUsers           string `prop:"super.users" flag:"super-users" help:"principals allowed everything whatever the ACLs, separated by semicolons, e.g. User:admin;User:ops"`
+	AllowEveryoneIfNoACL bool   `prop:"allow.everyone.if.no.acl.found" flag:"allow-everyone-if-no-acl-found" help:"with an authorizer, a resource no ACL applies to is open to every principal"`
+
 	// listenerProps holds listener.name.<name>.<key> settings of the
 	// --config file.
 	listenerProps map[string]string
@@ -375,6 +379,12 @@ func (c Config) Validate() error {
 	}
 	if c.SSLHandshakeTimeoutMs < 1 {
 		bad("ssl.handshake.timeout.ms", "%d must be positive", c.SSLHandshakeTimeoutMs)
+	}
+	if err := auth.CheckAuthorizerClass(c.AuthorizerClassName); err != nil {
+		bad("authorizer.class.name", "%v", err)
+	}
+	if _, err := auth.ParseSuperUsers(c.SuperUsers); err != nil {
+		bad("super.users", "%v", err)
 	}
 	if c.ConnectionsMaxReauthMs < 0 {
 		bad("connections.max.reauth.ms", "%d must not be negative", c.ConnectionsMaxReauthMs)

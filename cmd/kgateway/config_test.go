@@ -157,3 +157,27 @@ func TestConfigTransactionSettings(t *testing.T) {
 		}
 	}
 }
+
+// A9: authorizer.class.name accepts Kafka's two authorizers (both select
+// the built-in one) and refuses any other; super.users needs TYPE:NAME.
+func TestConfigAuthorizer(t *testing.T) {
+	for _, name := range []string{"", "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"kafka.security.authorizer.AclAuthorizer"} {
+		c := DefaultConfig()
+		c.AuthorizerClassName, c.SuperUsers = name, "User:admin; User:ops"
+		if err := c.Validate(); err != nil {
+			t.Errorf("%q: %v", name, err)
+		}
+		if got := c.serverConfig(nil).Authorizer; got.ClassName != name || len(got.SuperUsers) != 2 || got.SuperUsers[1] != "User:ops" {
+			t.Errorf("server config %+v", got)
+		}
+	}
+	c := DefaultConfig()
+	c.AuthorizerClassName, c.SuperUsers = "com.example.MyAuthorizer", "admin"
+	err := c.Validate()
+	for _, w := range []string{"--authorizer-class-name (authorizer.class.name)", "--super-users (super.users)"} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("error lacks %q: %v", w, err)
+		}
+	}
+}

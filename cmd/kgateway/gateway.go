@@ -66,6 +66,11 @@ func (c Config) serverConfig(log *zap.Logger) server.Config {
 		Logger:   log,
 		Storage:  storage.Options{TailCacheBytes: tailCacheOption(c.TailCacheBytes), NoReuse: !c.SegmentReuse},
 		Resolver: c.resolverConfig(),
+		Authorizer: server.AuthorizerConfig{
+			ClassName:            c.AuthorizerClassName,
+			SuperUsers:           superUsers(c.SuperUsers),
+			AllowEveryoneIfNoACL: c.AllowEveryoneIfNoACL,
+		},
 		Kafka: kafka.Config{
 			AdvertisedAddr:         c.AdvertisedAddr,
 			MaxRequestBytes:        int32(c.MaxRequestBytes),
@@ -85,6 +90,12 @@ func (c Config) serverConfig(log *zap.Logger) server.Config {
 			Txn: c.txnConfig(),
 		},
 	}
+}
+
+// superUsers is super.users as a list (Validate checked it).
+func superUsers(s string) []string {
+	users, _ := auth.ParseSuperUsers(s)
+	return users
 }
 
 func (g *gateway) startMetrics(explicit bool) error {

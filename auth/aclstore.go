@@ -1,0 +1,207 @@
+package auth
+
+// The ACL store (A10): every ACL in one JSON file in the data directory,
+// replaced atomically (temporary file, fsync, rename, fsync of the
+// directory) on every change, so a crash leaves the set before or after
+// the change, never a mix. Readers use an immutable snapshot and never
+// wait for a writer.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+)
+
+// ACLFile is the store's name inside its directory.
+const ACLFile = "acls.json"
+
+// DefaultMaxACLs bounds how many ACLs the store holds (A10).
+const DefaultMaxACLs = 10000
+
+// ErrTooManyACLs refuses a creation beyond the store's bound.
+var ErrTooManyACLs = errors.New("auth: too many ACLs")
+
+type aclFile struct {
+	Version int   `json:"version"`
+	ACLs    []ACL `json:"acls"`
+}
+
+// ACLStore is the durable set of ACLs. Safe for concurrent use.
+type ACLStore struct {
+	dir     string
+	max     int
+	writeMu sync.Mutex // serializes changes; readers use snap
+	snap    atomic.Pointer[aclIndex]
+}
+
+// OpenACLStore reads dir's ACL file (none: no ACLs). max bounds the set
+// (0: DefaultMaxACLs).
+func OpenACLStore(dir string, max int) (*ACLStore, error) {
+	if max <= 0 {
+		max = DefaultMaxACLs
+	}
+	s := &ACLStore{dir: dir, max: max}
+	acls, err := readACLs(filepath.Join(dir, ACLFile))
+	if err != nil {
+		return nil, err
+	}
+	s.snap.Store(newACLIndex(acls))
+	return s, nil
+}
+
+func readACLs(path string) ([]ACL, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var f aclFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("auth: %s: %w", path, err)
+	}
+	if f.Version != 1 {
+		return nil, fmt.Errorf("auth: %s: unknown version %d", path, f.Version)
+	}
+	for _, a := range f.ACLs {
+		if err := a.Validate(); err != nil {
+			return nil, fmt.Errorf("auth: %s: %w", path, err)
+		}
+	}
+	return f.ACLs, nil
+}
+
+// ACLs returns every ACL (shared: do not modify).
+func (s *ACLStore) ACLs() []ACL { return s.snap.Load().all }
+
+// Describe returns the ACLs f selects.
+func (s *ACLStore) Describe(f Filter) []ACL {
+	var out []ACL
+	for _, a := range s.ACLs() {
+		if f.Matches(a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Create adds acls (each already valid), durably; one already present is
+// not added twice. Nothing is added when the bound would be exceeded.
+func (s *ACLStore) Create(acls []ACL) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	cur := s.ACLs()
+	have := make(map[ACL]bool, len(cur))
+	for _, a := range cur {
+		have[a] = true
+	}
+	next := append([]ACL(nil), cur...)
+	for _, a := range acls {
+		if !have[a] {
+			have[a] = true
+			next = append(next, a)
+		}
+	}
+	if len(next) == len(cur) {
+		return nil
+	}
+	if len(next) > s.max {
+		return fmt.Errorf("%w: the store holds at most %d", ErrTooManyACLs, s.max)
+	}
+	return s.replace(next)
+}
+
+// Delete removes, durably, every ACL some filter selects, and returns
+// what each filter selected.
+func (s *ACLStore) Delete(filters []Filter) ([][]ACL, error) {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	matched := make([][]ACL, len(filters))
+	var next []ACL
+	for _, a := range s.ACLs() {
+		hit := false
+		for i, f := range filters {
+			if f.Matches(a) {
+				matched[i], hit = append(matched[i], a), true
+			}
+		}
+		if !hit {
+			next = append(next, a)
+		}
+	}
+	if len(next) == len(s.ACLs()) {
+		return matched, nil
+	}
+	return matched, s.replace(next)
+}
+
+// replace writes next to the file, then makes it the snapshot: readers
+// never see a set that is not on disk.
+func (s *ACLStore) replace(next []ACL) error {
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(aclFile{Version: 1, ACLs: next}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeAtomic(s.dir, ACLFile, append(b, '\n')); err != nil {
+		return err
+	}
+	s.snap.Store(newACLIndex(next))
+	return nil
+}
+
+// aclIndex is one immutable set of ACLs, indexed for authorization:
+// LITERAL ACLs by resource, PREFIXED ones by resource type.
+type aclIndex struct {
+	all      []ACL
+	literal  map[resourceKey][]ACL
+	prefixed map[ResourceType][]ACL
+}
+
+type resourceKey struct {
+	rt   ResourceType
+	name string
+}
+
+func newACLIndex(acls []ACL) *aclIndex {
+	ix := &aclIndex{all: acls, literal: map[resourceKey][]ACL{}, prefixed: map[ResourceType][]ACL{}}
+	for _, a := range acls {
+		if a.PatternType == PatternPrefixed {
+			ix.prefixed[a.ResourceType] = append(ix.prefixed[a.ResourceType], a)
+			continue
+		}
+		k := resourceKey{a.ResourceType, a.ResourceName}
+		ix.literal[k] = append(ix.literal[k], a)
+	}
+	return ix
+}
+
+// matching calls fn with every ACL whose pattern applies to the resource
+// (rt, name): its LITERAL name, the LITERAL wildcard, PREFIXED prefixes.
+func (ix *aclIndex) matching(rt ResourceType, name string, fn func(ACL) bool) {
+	for _, a := range ix.literal[resourceKey{rt, name}] {
+		if !fn(a) {
+			return
+		}
+	}
+	if name != Wildcard {
+		for _, a := range ix.literal[resourceKey{rt, Wildcard}] {
+			if !fn(a) {
+				return
+			}
+		}
+	}
+	for _, a := range ix.prefixed[rt] {
+		if patternCovers(a, name) && !fn(a) {
+			return
+		}
+	}
+}

@@ -1,0 +1,401 @@
+package kafka
+
+// Authorization rules of the group and transaction APIs (A11).
+
+import (
+	"github.com/kgateway/kgateway/auth"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func groupAllowed(rc *reqCtx, op auth.Operation, group string) bool {
+	return rc.allowed(op, auth.ResourceGroup, group)
+}
+
+func txnAllowed(rc *reqCtx, id string) bool {
+	return rc.allowed(auth.OpWrite, auth.ResourceTransactionalID, id)
+}
+
+// authzGroupError: READ on the group, else the response's error code
+// (JoinGroup, Heartbeat, LeaveGroup, SyncGroup).
+func authzGroupError(groupOf func(kmsg.Request) string) authzRule {
+	return func(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+		if groupAllowed(rc, auth.OpRead, groupOf(req)) {
+			return nil, nil
+		}
+		code := kerr.GroupAuthorizationFailed.Code
+		switch resp := req.ResponseKind().(type) {
+		case *kmsg.JoinGroupResponse:
+			resp.ErrorCode, resp.Generation = code, -1
+			return resp, nil
+		case *kmsg.HeartbeatResponse:
+			resp.ErrorCode = code
+			return resp, nil
+		case *kmsg.LeaveGroupResponse:
+			resp.ErrorCode = code
+			return resp, nil
+		case *kmsg.SyncGroupResponse:
+			resp.ErrorCode = code
+			return resp, nil
+		}
+		panic("authzGroupError: not a group request")
+	}
+}
+
+// partitionErrors answers every partition of topics with code.
+func offsetCommitErrors(topics []kmsg.OffsetCommitRequestTopic, code int16) []kmsg.OffsetCommitResponseTopic {
+	out := make([]kmsg.OffsetCommitResponseTopic, 0, len(topics))
+	for _, t := range topics {
+		rt := kmsg.NewOffsetCommitResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetCommitResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		out = append(out, rt)
+	}
+	return out
+}
+
+// authzOffsetCommit: READ on the group, then READ on each topic.
+func authzOffsetCommit(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	r := req.(*kmsg.OffsetCommitRequest)
+	if !groupAllowed(rc, auth.OpRead, r.Group) {
+		resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
+		resp.Topics = offsetCommitErrors(r.Topics, kerr.GroupAuthorizationFailed.Code)
+		return resp, nil
+	}
+	ok := topicAllowed(rc, auth.OpRead)
+	refused := filterOut(&r.Topics, func(t *kmsg.OffsetCommitRequestTopic) bool { return ok(t.Topic) })
+	if len(refused) == 0 {
+		return nil, nil
+	}
+	return nil, func(resp kmsg.Response) {
+		cr := resp.(*kmsg.OffsetCommitResponse)
+		cr.Topics = append(cr.Topics, offsetCommitErrors(refused, kerr.TopicAuthorizationFailed.Code)...)
+	}
+}
+
+// authzOffsetFetch: DESCRIBE on the group; of the named topics, DESCRIBE
+// on each (TOPIC_AUTHORIZATION_FAILED); of all topics (none named), only
+// those the principal may describe.
+func authzOffsetFetch(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	r := req.(*kmsg.OffsetFetchRequest)
+	if r.Version >= 8 {
+		return authzOffsetFetchGroups(rc, r)
+	}
+	if !groupAllowed(rc, auth.OpDescribe, r.Group) {
+		resp := r.ResponseKind().(*kmsg.OffsetFetchResponse)
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		for _, t := range r.Topics {
+			resp.Topics = append(resp.Topics, offsetFetchErrors(t.Topic, t.Partitions, kerr.GroupAuthorizationFailed.Code))
+		}
+		return resp, nil
+	}
+	ok := topicAllowed(rc, auth.OpDescribe)
+	if r.Topics == nil {
+		return nil, func(resp kmsg.Response) {
+			fr := resp.(*kmsg.OffsetFetchResponse)
+			filterOut(&fr.Topics, func(t *kmsg.OffsetFetchResponseTopic) bool { return ok(t.Topic) })
+		}
+	}
+	refused := filterOut(&r.Topics, func(t *kmsg.OffsetFetchRequestTopic) bool { return ok(t.Topic) })
+	if len(refused) == 0 {
+		return nil, nil
+	}
+	return nil, func(resp kmsg.Response) {
+		fr := resp.(*kmsg.OffsetFetchResponse)
+		for _, t := range refused {
+			fr.Topics = append(fr.Topics, offsetFetchErrors(t.Topic, t.Partitions, kerr.TopicAuthorizationFailed.Code))
+		}
+	}
+}
+
+func offsetFetchErrors(topic string, partitions []int32, code int16) kmsg.OffsetFetchResponseTopic {
+	rt := kmsg.NewOffsetFetchResponseTopic()
+	rt.Topic = topic
+	for _, p := range partitions {
+		rp := kmsg.NewOffsetFetchResponseTopicPartition()
+		rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = p, -1, -1, code
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	return rt
+}
+
+// authzOffsetFetchGroups is authzOffsetFetch for v8+ (several groups).
+func authzOffsetFetchGroups(rc *reqCtx, r *kmsg.OffsetFetchRequest) (kmsg.Response, func(kmsg.Response)) {
+	ok := topicAllowed(rc, auth.OpDescribe)
+	refusedGroups := filterOut(&r.Groups, func(g *kmsg.OffsetFetchRequestGroup) bool {
+		return groupAllowed(rc, auth.OpDescribe, g.Group)
+	})
+	refusedTopics := map[string][]kmsg.OffsetFetchRequestGroupTopic{}
+	allTopics := map[string]bool{}
+	for i := range r.Groups {
+		g := &r.Groups[i]
+		if g.Topics == nil {
+			allTopics[g.Group] = true
+			continue
+		}
+		if t := filterOut(&g.Topics, func(t *kmsg.OffsetFetchRequestGroupTopic) bool { return ok(t.Topic) }); len(t) > 0 {
+			refusedTopics[g.Group] = t
+		}
+	}
+	return nil, func(resp kmsg.Response) {
+		fr := resp.(*kmsg.OffsetFetchResponse)
+		for i := range fr.Groups {
+			g := &fr.Groups[i]
+			if allTopics[g.Group] {
+				filterOut(&g.Topics, func(t *kmsg.OffsetFetchResponseGroupTopic) bool { return ok(t.Topic) })
+			}
+			for _, t := range refusedTopics[g.Group] {
+				rt := kmsg.NewOffsetFetchResponseGroupTopic()
+				rt.Topic = t.Topic
+				for _, p := range t.Partitions {
+					rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+					rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = p, -1, -1, kerr.TopicAuthorizationFailed.Code
+					rt.Partitions = append(rt.Partitions, rp)
+				}
+				g.Topics = append(g.Topics, rt)
+			}
+		}
+		for _, g := range refusedGroups {
+			rg := kmsg.NewOffsetFetchResponseGroup()
+			rg.Group, rg.ErrorCode = g.Group, kerr.GroupAuthorizationFailed.Code
+			fr.Groups = append(fr.Groups, rg)
+		}
+	}
+}
+
+// Coordinator types of FindCoordinator.
+const (
+	coordinatorGroup = 0
+	coordinatorTxn   = 1
+)
+
+// authzFindCoordinator: DESCRIBE on the group or transactional id.
+func authzFindCoordinator(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	r := req.(*kmsg.FindCoordinatorRequest)
+	rt, code := auth.ResourceGroup, kerr.GroupAuthorizationFailed.Code
+	if r.CoordinatorType == coordinatorTxn {
+		rt, code = auth.ResourceTransactionalID, kerr.TransactionalIDAuthorizationFailed.Code
+	}
+	ok := func(key string) bool { return rc.allowed(auth.OpDescribe, rt, key) }
+	if r.Version < 4 {
+		if ok(r.CoordinatorKey) {
+			return nil, nil
+		}
+		resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)
+		resp.ErrorCode, resp.NodeID, resp.Port = code, -1, -1
+		return resp, nil
+	}
+	refused := filterOut(&r.CoordinatorKeys, func(k *string) bool { return ok(*k) })
+	if len(refused) == 0 {
+		return nil, nil
+	}
+	return nil, func(resp kmsg.Response) {
+		fr := resp.(*kmsg.FindCoordinatorResponse)
+		for _, k := range refused {
+			c := kmsg.NewFindCoordinatorResponseCoordinator()
+			c.Key, c.NodeID, c.Port, c.ErrorCode = k, -1, -1, code
+			fr.Coordinators = append(fr.Coordinators, c)
+		}
+	}
+}
+
+// authzDescribeGroups: DESCRIBE on each group; authorized_operations
+// when asked.
+func authzDescribeGroups(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	r := req.(*kmsg.DescribeGroupsRequest)
+	refused := filterOut(&r.Groups, func(g *string) bool { return groupAllowed(rc, auth.OpDescribe, *g) })
+	asked := r.IncludeAuthorizedOperations
+	if len(refused) == 0 && !asked {
+		return nil, nil
+	}
+	return nil, func(resp kmsg.Response) {
+		dr := resp.(*kmsg.DescribeGroupsResponse)
+		if asked {
+			for i := range dr.Groups {
+				if g := &dr.Groups[i]; g.ErrorCode == 0 {
+					g.AuthorizedOperations = rc.operations(auth.ResourceGroup, g.Group)
+				}
+			}
+		}
+		for _, g := range refused {
+			rg := kmsg.NewDescribeGroupsResponseGroup()
+			rg.Group, rg.ErrorCode = g, kerr.GroupAuthorizationFailed.Code
+			rg.AuthorizedOperations = authOpsNotRequested
+			dr.Groups = append(dr.Groups, rg)
+		}
+	}
+}
+
+// authzListGroups: every group with DESCRIBE on the cluster, else those
+// the principal may describe.
+func authzListGroups(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	if rc.allowedCluster(auth.OpDescribe) {
+		return nil, nil
+	}
+	return nil, func(resp kmsg.Response) {
+		lr := resp.(*kmsg.ListGroupsResponse)
+		filterOut(&lr.Groups, func(g *kmsg.ListGroupsResponseGroup) bool {
+			return groupAllowed(rc, auth.OpDescribe, g.Group)
+		})
+	}
+}
+
+func authzDeleteGroups(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	r := req.(*kmsg.DeleteGroupsRequest)
+	refused := filterOut(&r.Groups, func(g *string) bool { return groupAllowed(rc, auth.OpDelete, *g) })
+	if len(refused) == 0 {
+		return nil, nil
+	}
+	return nil, func(resp kmsg.Response) {
+		dr := resp.(*kmsg.DeleteGroupsResponse)
+		for _, g := range refused {
+			rg := kmsg.NewDeleteGroupsResponseGroup()
+			rg.Group, rg.ErrorCode = g, kerr.GroupAuthorizationFailed.Code
+			dr.Groups = append(dr.Groups, rg)
+		}
+	}
+}
+
+// authzOffsetDelete: DELETE on the group, then READ on each topic.
+func authzOffsetDelete(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	r := req.(*kmsg.OffsetDeleteRequest)
+	if !groupAllowed(rc, auth.OpDelete, r.Group) {
+		resp := r.ResponseKind().(*kmsg.OffsetDeleteResponse)
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil
+	}
+	ok := topicAllowed(rc, auth.OpRead)
+	refused := filterOut(&r.Topics, func(t *kmsg.OffsetDeleteRequestTopic) bool { return ok(t.Topic) })
+	if len(refused) == 0 {
+		return nil, nil
+	}
+	return nil, func(resp kmsg.Response) {
+		dr := resp.(*kmsg.OffsetDeleteResponse)
+		for _, t := range refused {
+			rt := kmsg.NewOffsetDeleteResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewOffsetDeleteResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p.Partition, kerr.TopicAuthorizationFailed.Code
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			dr.Topics = append(dr.Topics, rt)
+		}
+	}
+}
+
+// --- transactions -------------------------------------------------------
+
+// authzAddPartitionsToTxn: WRITE on the transactional id and on every
+// topic; with any topic refused nothing is added (the others get
+// OPERATION_NOT_ATTEMPTED). v4+ (broker to broker) needs CLUSTER_ACTION.
+func authzAddPartitionsToTxn(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	r := req.(*kmsg.AddPartitionsToTxnRequest)
+	resp := r.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
+	if r.Version >= 4 {
+		if rc.allowedCluster(auth.OpClusterAction) {
+			return nil, nil
+		}
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return resp, nil
+	}
+	txnOK := txnAllowed(rc, r.TransactionalID)
+	anyRefused := false
+	codes := make([]int16, len(r.Topics))
+	for i, t := range r.Topics {
+		switch {
+		case !txnOK:
+			codes[i] = kerr.TransactionalIDAuthorizationFailed.Code
+		case !rc.allowed(auth.OpWrite, auth.ResourceTopic, t.Topic):
+			codes[i], anyRefused = kerr.TopicAuthorizationFailed.Code, true
+		default:
+			codes[i] = kerr.OperationNotAttempted.Code
+		}
+	}
+	if txnOK && !anyRefused {
+		return nil, nil
+	}
+	for i, t := range r.Topics {
+		rt := kmsg.NewAddPartitionsToTxnResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p, codes[i]
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
+}
+
+// authzAddOffsetsToTxn: WRITE on the transactional id, READ on the group.
+func authzAddOffsetsToTxn(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	r := req.(*kmsg.AddOffsetsToTxnRequest)
+	resp := r.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
+	switch {
+	case !txnAllowed(rc, r.TransactionalID):
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+	case !groupAllowed(rc, auth.OpRead, r.Group):
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+	default:
+		return nil, nil
+	}
+	return resp, nil
+}
+
+// authzEndTxn: WRITE on the transactional id.
+func authzEndTxn(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	r := req.(*kmsg.EndTxnRequest)
+	if txnAllowed(rc, r.TransactionalID) {
+		return nil, nil
+	}
+	resp := r.ResponseKind().(*kmsg.EndTxnResponse)
+	resp.ErrorCode, resp.ProducerID, resp.ProducerEpoch = kerr.TransactionalIDAuthorizationFailed.Code, -1, -1
+	return resp, nil
+}
+
+// authzTxnOffsetCommit: WRITE on the transactional id, READ on the group,
+// then READ on each topic.
+func authzTxnOffsetCommit(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	r := req.(*kmsg.TxnOffsetCommitRequest)
+	code := int16(0)
+	switch {
+	case !txnAllowed(rc, r.TransactionalID):
+		code = kerr.TransactionalIDAuthorizationFailed.Code
+	case !groupAllowed(rc, auth.OpRead, r.Group):
+		code = kerr.GroupAuthorizationFailed.Code
+	}
+	if code != 0 {
+		resp := r.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
+		resp.Topics = txnCommitErrors(r.Topics, code)
+		return resp, nil
+	}
+	ok := topicAllowed(rc, auth.OpRead)
+	refused := filterOut(&r.Topics, func(t *kmsg.TxnOffsetCommitRequestTopic) bool { return ok(t.Topic) })
+	if len(refused) == 0 {
+		return nil, nil
+	}
+	return nil, func(resp kmsg.Response) {
+		tr := resp.(*kmsg.TxnOffsetCommitResponse)
+		tr.Topics = append(tr.Topics, txnCommitErrors(refused, kerr.TopicAuthorizationFailed.Code)...)
+	}
+}
+
+func txnCommitErrors(topics []kmsg.TxnOffsetCommitRequestTopic, code int16) []kmsg.TxnOffsetCommitResponseTopic {
+	out := make([]kmsg.TxnOffsetCommitResponseTopic, 0, len(topics))
+	for _, t := range topics {
+		rt := kmsg.NewTxnOffsetCommitResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		out = append(out, rt)
+	}
+	return out
+}

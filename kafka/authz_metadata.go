@@ -1,0 +1,68 @@
+package kafka
+
+// Metadata's authorization (A11), as Kafka's KafkaApis: a topic the
+// principal may not DESCRIBE is left out of an all-topics answer and
+// answered TOPIC_AUTHORIZATION_FAILED when named; a named topic that does
+// not exist is auto-created only with CREATE on the cluster or the topic,
+// else TOPIC_AUTHORIZATION_FAILED. authorized_operations are filled when
+// asked.
+
+import (
+	"github.com/kgateway/kgateway/auth"
+	"github.com/kgateway/kgateway/resolver"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func authzMetadata(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	r := req.(*kmsg.MetadataRequest)
+	s := rc.conn.s
+	describe := topicAllowed(rc, auth.OpDescribe)
+	all := r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0)
+	allowCreate := r.Version < 4 || r.AllowAutoTopicCreation
+	var createCluster *bool // asked once, when a topic would be created
+	refused := filterOut(&r.Topics, func(t *kmsg.MetadataRequestTopic) bool {
+		name := ""
+		if t.Topic != nil {
+			name = *t.Topic
+		} else if tp, ok := s.res.TopicByID(resolver.TopicID(t.TopicID)); ok {
+			name = tp.Name
+		} else {
+			return true // an unknown id is the handler's answer
+		}
+		if !describe(name) {
+			return false
+		}
+		if _, exists := s.res.Topic(name); exists || !allowCreate || t.Topic == nil || resolver.IsInternalTopic(name) {
+			return true
+		}
+		if createCluster == nil {
+			v := rc.allowedCluster(auth.OpCreate)
+			createCluster = &v
+		}
+		return *createCluster || rc.allowed(auth.OpCreate, auth.ResourceTopic, name)
+	})
+	return nil, func(resp kmsg.Response) {
+		mr := resp.(*kmsg.MetadataResponse)
+		if all {
+			filterOut(&mr.Topics, func(t *kmsg.MetadataResponseTopic) bool { return t.Topic == nil || describe(*t.Topic) })
+		}
+		if r.IncludeTopicAuthorizedOperations {
+			for i := range mr.Topics {
+				if t := &mr.Topics[i]; t.ErrorCode == 0 && t.Topic != nil {
+					t.AuthorizedOperations = rc.operations(auth.ResourceTopic, *t.Topic)
+				}
+			}
+		}
+		if r.IncludeClusterAuthorizedOperations && r.Version >= 8 && r.Version <= 10 {
+			mr.AuthorizedOperations = clusterOps(rc)
+		}
+		for _, t := range refused {
+			mt := kmsg.NewMetadataResponseTopic()
+			mt.Topic, mt.TopicID = t.Topic, t.TopicID
+			mt.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			mt.AuthorizedOperations = authOpsNotRequested
+			mr.Topics = append(mr.Topics, mt)
+		}
+	}
+}

@@ -1,0 +1,477 @@
+package kafka
+
+// The authorization table (A11): per API key, the operations and resources
+// a request needs, with Kafka's mapping (KafkaApis). Refused topics get
+// TOPIC_AUTHORIZATION_FAILED, groups GROUP_AUTHORIZATION_FAILED, the
+// cluster CLUSTER_AUTHORIZATION_FAILED, transactional ids
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED, each where the response has a
+// place for it.
+
+import (
+	"github.com/kgateway/kgateway/auth"
+	"github.com/kgateway/kgateway/resolver"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// authzRules maps every API key to its rule; noCheck for the APIs Kafka
+// serves to anyone (ApiVersions, the SASL exchange).
+var authzRules map[int16]authzRule
+
+func init() {
+	authzRules = map[int16]authzRule{
+		0:  authzProduce,
+		1:  noCheck, // per partition in the handler: fetch sessions hold topics the request does not name
+		2:  authzListOffsets,
+		3:  authzMetadata,
+		8:  authzOffsetCommit,
+		9:  authzOffsetFetch,
+		10: authzFindCoordinator,
+		11: authzGroupError(func(r kmsg.Request) string { return r.(*kmsg.JoinGroupRequest).Group }),
+		12: authzGroupError(func(r kmsg.Request) string { return r.(*kmsg.HeartbeatRequest).Group }),
+		13: authzGroupError(func(r kmsg.Request) string { return r.(*kmsg.LeaveGroupRequest).Group }),
+		14: authzGroupError(func(r kmsg.Request) string { return r.(*kmsg.SyncGroupRequest).Group }),
+		15: authzDescribeGroups,
+		16: authzListGroups,
+		17: noCheck,
+		18: noCheck,
+		19: authzCreateTopics,
+		20: authzDeleteTopics,
+		21: authzDeleteRecords,
+		22: authzInitProducerID,
+		23: authzOffsetForLeaderEpoch,
+		24: authzAddPartitionsToTxn,
+		25: authzAddOffsetsToTxn,
+		26: authzEndTxn,
+		28: authzTxnOffsetCommit,
+		29: noCheck, // DESCRIBE on the cluster, in the handler (SECURITY_DISABLED first)
+		30: noCheck, // ALTER on the cluster, in the handler
+		31: noCheck, // ALTER on the cluster, in the handler
+		32: authzDescribeConfigs,
+		33: authzAlterConfigs,
+		36: noCheck,
+		37: authzCreatePartitions,
+		42: authzDeleteGroups,
+		44: authzIncrementalAlterConfigs,
+		47: authzOffsetDelete,
+		50: authzDescribeScram,
+		51: authzAlterScram,
+		60: authzDescribeCluster,
+		61: authzDescribeProducers,
+		65: authzDescribeTransactions,
+		66: authzListTransactions,
+	}
+}
+
+func noCheck(*reqCtx, kmsg.Request) (kmsg.Response, func(kmsg.Response)) { return nil, nil }
+
+// fillsOperations are the APIs whose rules run without an authorizer too:
+// they fill authorized_operations (Metadata, DescribeGroups,
+// DescribeCluster), and refuse nothing then.
+var fillsOperations = map[int16]bool{3: true, 15: true, 60: true}
+
+// --- topics -------------------------------------------------------------
+
+func topicAllowed(rc *reqCtx, op auth.Operation) func(string) bool {
+	return func(name string) bool { return rc.allowed(op, auth.ResourceTopic, name) }
+}
+
+// authzProduce: WRITE on the transactional id (if any) and on each topic.
+// Produce auto-creates a missing topic (topics.go) where Kafka does not,
+// so creating one also needs CREATE on the cluster or the topic; without
+// it the answer is Kafka's for a missing topic, UNKNOWN_TOPIC_OR_PARTITION.
+func authzProduce(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	r := req.(*kmsg.ProduceRequest)
+	txnRefused := r.TransactionID != nil && !rc.allowed(auth.OpWrite, auth.ResourceTransactionalID, *r.TransactionID)
+	codes := map[string]int16{}
+	refused := filterOut(&r.Topics, func(t *kmsg.ProduceRequestTopic) bool {
+		switch {
+		case txnRefused:
+			codes[t.Topic] = kerr.TransactionalIDAuthorizationFailed.Code
+		case !rc.allowed(auth.OpWrite, auth.ResourceTopic, t.Topic):
+			codes[t.Topic] = kerr.TopicAuthorizationFailed.Code
+		case !mayCreate(rc, t.Topic):
+			codes[t.Topic] = kerr.UnknownTopicOrPartition.Code
+		default:
+			return true
+		}
+		return false
+	})
+	if len(refused) == 0 {
+		return nil, nil
+	}
+	return nil, func(resp kmsg.Response) {
+		pr := resp.(*kmsg.ProduceResponse)
+		for _, t := range refused {
+			rt := kmsg.NewProduceResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewProduceResponseTopicPartition()
+				rp.Partition, rp.ErrorCode, rp.BaseOffset, rp.LogAppendTime, rp.LogStartOffset = p.Partition, codes[t.Topic], -1, -1, -1
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			pr.Topics = append(pr.Topics, rt)
+		}
+	}
+}
+
+// authorizeFetch marks the items whose topic the principal may not READ,
+// whether the request or its fetch session names them; Fetch answers them
+// TOPIC_AUTHORIZATION_FAILED (A11).
+func authorizeFetch(rc *reqCtx, items []fetchItem) {
+	if rc.conn.s.cfg.Authorizer == nil {
+		return
+	}
+	ok := topicAllowed(rc, auth.OpRead)
+	for i := range items {
+		it := &items[i]
+		name := it.name
+		if name == "" {
+			name = it.reqTopic
+		}
+		it.refused = !it.errID && !ok(name)
+	}
+}
+
+// mayCreate says whether a request may auto-create topic: it exists, or
+// the principal has CREATE on the cluster or the topic.
+func mayCreate(rc *reqCtx, topic string) bool {
+	if _, exists := rc.conn.s.res.Partitions(topic); exists || resolver.IsInternalTopic(topic) {
+		return true
+	}
+	return rc.allowedCluster(auth.OpCreate) || rc.allowed(auth.OpCreate, auth.ResourceTopic, topic)
+}
+
+func authzListOffsets(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	r := req.(*kmsg.ListOffsetsRequest)
+	ok := topicAllowed(rc, auth.OpDescribe)
+	refused := filterOut(&r.Topics, func(t *kmsg.ListOffsetsRequestTopic) bool { return ok(t.Topic) })
+	if len(refused) == 0 {
+		return nil, nil
+	}
+	return nil, func(resp kmsg.Response) {
+		lr := resp.(*kmsg.ListOffsetsResponse)
+		for _, t := range refused {
+			rt := kmsg.NewListOffsetsResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewListOffsetsResponseTopicPartition()
+				rp.Partition, rp.ErrorCode, rp.Timestamp, rp.Offset = p.Partition, kerr.TopicAuthorizationFailed.Code, -1, -1
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			lr.Topics = append(lr.Topics, rt)
+		}
+	}
+}
+
+func authzOffsetForLeaderEpoch(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	r := req.(*kmsg.OffsetForLeaderEpochRequest)
+	ok := topicAllowed(rc, auth.OpDescribe)
+	refused := filterOut(&r.Topics, func(t *kmsg.OffsetForLeaderEpochRequestTopic) bool { return ok(t.Topic) })
+	if len(refused) == 0 {
+		return nil, nil
+	}
+	return nil, func(resp kmsg.Response) {
+		or := resp.(*kmsg.OffsetForLeaderEpochResponse)
+		for _, t := range refused {
+			rt := kmsg.NewOffsetForLeaderEpochResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
+				rp.Partition, rp.ErrorCode, rp.LeaderEpoch, rp.EndOffset = p.Partition, kerr.TopicAuthorizationFailed.Code, -1, -1
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			or.Topics = append(or.Topics, rt)
+		}
+	}
+}
+
+func authzDeleteRecords(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	r := req.(*kmsg.DeleteRecordsRequest)
+	ok := topicAllowed(rc, auth.OpDelete)
+	refused := filterOut(&r.Topics, func(t *kmsg.DeleteRecordsRequestTopic) bool { return ok(t.Topic) })
+	if len(refused) == 0 {
+		return nil, nil
+	}
+	return nil, func(resp kmsg.Response) {
+		dr := resp.(*kmsg.DeleteRecordsResponse)
+		for _, t := range refused {
+			rt := kmsg.NewDeleteRecordsResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewDeleteRecordsResponseTopicPartition()
+				rp.Partition, rp.ErrorCode, rp.LowWatermark = p.Partition, kerr.TopicAuthorizationFailed.Code, -1
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			dr.Topics = append(dr.Topics, rt)
+		}
+	}
+}
+
+func authzDescribeProducers(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	r := req.(*kmsg.DescribeProducersRequest)
+	ok := topicAllowed(rc, auth.OpRead)
+	refused := filterOut(&r.Topics, func(t *kmsg.DescribeProducersRequestTopic) bool { return ok(t.Topic) })
+	if len(refused) == 0 {
+		return nil, nil
+	}
+	return nil, func(resp kmsg.Response) {
+		dr := resp.(*kmsg.DescribeProducersResponse)
+		for _, t := range refused {
+			rt := kmsg.NewDescribeProducersResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewDescribeProducersResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p, kerr.TopicAuthorizationFailed.Code
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			dr.Topics = append(dr.Topics, rt)
+		}
+	}
+}
+
+func authzCreatePartitions(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	r := req.(*kmsg.CreatePartitionsRequest)
+	ok := topicAllowed(rc, auth.OpAlter)
+	refused := filterOut(&r.Topics, func(t *kmsg.CreatePartitionsRequestTopic) bool { return ok(t.Topic) })
+	if len(refused) == 0 {
+		return nil, nil
+	}
+	return nil, func(resp kmsg.Response) {
+		cr := resp.(*kmsg.CreatePartitionsResponse)
+		for _, t := range refused {
+			rt := kmsg.NewCreatePartitionsResponseTopic()
+			rt.Topic, rt.ErrorCode = t.Topic, kerr.TopicAuthorizationFailed.Code
+			cr.Topics = append(cr.Topics, rt)
+		}
+	}
+}
+
+// authzCreateTopics: CREATE on the cluster, else on each topic. A created
+// topic's configs are returned only with DESCRIBE_CONFIGS on it.
+func authzCreateTopics(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	r := req.(*kmsg.CreateTopicsRequest)
+	var refused []kmsg.CreateTopicsRequestTopic
+	if !rc.allowedCluster(auth.OpCreate) {
+		ok := topicAllowed(rc, auth.OpCreate)
+		refused = filterOut(&r.Topics, func(t *kmsg.CreateTopicsRequestTopic) bool { return ok(t.Topic) })
+	}
+	return nil, func(resp kmsg.Response) {
+		cr := resp.(*kmsg.CreateTopicsResponse)
+		for i := range cr.Topics {
+			t := &cr.Topics[i]
+			if t.ErrorCode == 0 && !rc.allowed(auth.OpDescribeConfigs, auth.ResourceTopic, t.Topic) {
+				t.ConfigErrorCode, t.Configs, t.NumPartitions, t.ReplicationFactor = kerr.TopicAuthorizationFailed.Code, nil, -1, -1
+			}
+		}
+		for _, t := range refused {
+			rt := kmsg.NewCreateTopicsResponseTopic()
+			rt.Topic, rt.ErrorCode, rt.NumPartitions, rt.ReplicationFactor = t.Topic, kerr.TopicAuthorizationFailed.Code, -1, -1
+			cr.Topics = append(cr.Topics, rt)
+		}
+	}
+}
+
+// authzDeleteTopics: DELETE on each topic, named or (v6+) by id; a topic
+// refused by id is not named in the answer.
+func authzDeleteTopics(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	r := req.(*kmsg.DeleteTopicsRequest)
+	ok := topicAllowed(rc, auth.OpDelete)
+	refusedNames := filterOut(&r.TopicNames, func(n *string) bool { return ok(*n) })
+	refused := filterOut(&r.Topics, func(t *kmsg.DeleteTopicsRequestTopic) bool {
+		if t.Topic != nil {
+			return ok(*t.Topic)
+		}
+		rt, known := rc.conn.s.res.TopicByID(resolver.TopicID(t.TopicID))
+		return !known || ok(rt.Name) // an unknown id is the handler's answer
+	})
+	if len(refused)+len(refusedNames) == 0 {
+		return nil, nil
+	}
+	return nil, func(resp kmsg.Response) {
+		dr := resp.(*kmsg.DeleteTopicsResponse)
+		for _, n := range refusedNames {
+			rt := kmsg.NewDeleteTopicsResponseTopic()
+			rt.Topic, rt.ErrorCode = &n, kerr.TopicAuthorizationFailed.Code
+			dr.Topics = append(dr.Topics, rt)
+		}
+		for _, t := range refused {
+			rt := kmsg.NewDeleteTopicsResponseTopic()
+			rt.Topic, rt.TopicID, rt.ErrorCode = t.Topic, t.TopicID, kerr.TopicAuthorizationFailed.Code
+			dr.Topics = append(dr.Topics, rt)
+		}
+	}
+}
+
+// --- configs ------------------------------------------------------------
+
+// Config resource types (DescribeConfigs, AlterConfigs).
+const (
+	configTopic        = 2
+	configBroker       = 4
+	configBrokerLogger = 8
+)
+
+// configAllowed checks op on a config resource: a topic, or the cluster
+// for broker configs; it returns the error code of a refusal.
+func configAllowed(rc *reqCtx, op auth.Operation, typ kmsg.ConfigResourceType, name string) (bool, int16) {
+	if typ == configTopic {
+		return rc.allowed(op, auth.ResourceTopic, name), kerr.TopicAuthorizationFailed.Code
+	}
+	return rc.allowedCluster(op), kerr.ClusterAuthorizationFailed.Code
+}
+
+type refusedConfig struct {
+	typ  kmsg.ConfigResourceType
+	name string
+	code int16
+}
+
+func filterConfigs[T any](rc *reqCtx, op auth.Operation, list *[]T, key func(*T) (kmsg.ConfigResourceType, string)) []refusedConfig {
+	var refused []refusedConfig
+	filterOut(list, func(e *T) bool {
+		typ, name := key(e)
+		ok, code := configAllowed(rc, op, typ, name)
+		if !ok {
+			refused = append(refused, refusedConfig{typ, name, code})
+		}
+		return ok
+	})
+	return refused
+}
+
+func authzDescribeConfigs(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	r := req.(*kmsg.DescribeConfigsRequest)
+	refused := filterConfigs(rc, auth.OpDescribeConfigs, &r.Resources, func(e *kmsg.DescribeConfigsRequestResource) (kmsg.ConfigResourceType, string) {
+		return e.ResourceType, e.ResourceName
+	})
+	if len(refused) == 0 {
+		return nil, nil
+	}
+	return nil, func(resp kmsg.Response) {
+		dr := resp.(*kmsg.DescribeConfigsResponse)
+		for _, x := range refused {
+			rr := kmsg.NewDescribeConfigsResponseResource()
+			rr.ResourceType, rr.ResourceName, rr.ErrorCode = x.typ, x.name, x.code
+			dr.Resources = append(dr.Resources, rr)
+		}
+	}
+}
+
+func authzAlterConfigs(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	r := req.(*kmsg.AlterConfigsRequest)
+	refused := filterConfigs(rc, auth.OpAlterConfigs, &r.Resources, func(e *kmsg.AlterConfigsRequestResource) (kmsg.ConfigResourceType, string) {
+		return e.ResourceType, e.ResourceName
+	})
+	if len(refused) == 0 {
+		return nil, nil
+	}
+	return nil, func(resp kmsg.Response) {
+		ar := resp.(*kmsg.AlterConfigsResponse)
+		for _, x := range refused {
+			rr := kmsg.NewAlterConfigsResponseResource()
+			rr.ResourceType, rr.ResourceName, rr.ErrorCode = x.typ, x.name, x.code
+			ar.Resources = append(ar.Resources, rr)
+		}
+	}
+}
+
+func authzIncrementalAlterConfigs(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	r := req.(*kmsg.IncrementalAlterConfigsRequest)
+	refused := filterConfigs(rc, auth.OpAlterConfigs, &r.Resources, func(e *kmsg.IncrementalAlterConfigsRequestResource) (kmsg.ConfigResourceType, string) {
+		return e.ResourceType, e.ResourceName
+	})
+	if len(refused) == 0 {
+		return nil, nil
+	}
+	return nil, func(resp kmsg.Response) {
+		ar := resp.(*kmsg.IncrementalAlterConfigsResponse)
+		for _, x := range refused {
+			rr := kmsg.NewIncrementalAlterConfigsResponseResource()
+			rr.ResourceType, rr.ResourceName, rr.ErrorCode = x.typ, x.name, x.code
+			ar.Resources = append(ar.Resources, rr)
+		}
+	}
+}
+
+// --- cluster ------------------------------------------------------------
+
+func authzDescribeScram(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	if rc.allowedCluster(auth.OpDescribe) {
+		return nil, nil
+	}
+	resp := req.(*kmsg.DescribeUserSCRAMCredentialsRequest).ResponseKind().(*kmsg.DescribeUserSCRAMCredentialsResponse)
+	resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+	return resp, nil
+}
+
+func authzAlterScram(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	if rc.allowedCluster(auth.OpAlter) {
+		return nil, nil
+	}
+	r := req.(*kmsg.AlterUserSCRAMCredentialsRequest)
+	resp := r.ResponseKind().(*kmsg.AlterUserSCRAMCredentialsResponse)
+	seen := map[string]bool{}
+	add := func(user string) {
+		if !seen[user] {
+			seen[user] = true
+			res := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
+			res.User, res.ErrorCode = user, kerr.ClusterAuthorizationFailed.Code
+			resp.Results = append(resp.Results, res)
+		}
+	}
+	for _, d := range r.Deletions {
+		add(d.Name)
+	}
+	for _, u := range r.Upsertions {
+		add(u.Name)
+	}
+	return resp, nil
+}
+
+// authzInitProducerID: WRITE on the transactional id; without one
+// (idempotence), IDEMPOTENT_WRITE on the cluster or WRITE on some topic.
+func authzInitProducerID(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	r := req.(*kmsg.InitProducerIDRequest)
+	var code int16
+	switch {
+	case r.TransactionalID != nil:
+		if !rc.allowed(auth.OpWrite, auth.ResourceTransactionalID, *r.TransactionalID) {
+			code = kerr.TransactionalIDAuthorizationFailed.Code
+		}
+	case !rc.allowedCluster(auth.OpIdempotentWrite) &&
+		!rc.conn.s.cfg.Authorizer.AuthorizeAnyTopicWrite(rc.conn.Principal(), rc.conn.peerHost()):
+		code = kerr.ClusterAuthorizationFailed.Code
+	}
+	if code == 0 {
+		return nil, nil
+	}
+	resp := r.ResponseKind().(*kmsg.InitProducerIDResponse)
+	resp.ErrorCode, resp.ProducerID, resp.ProducerEpoch = code, -1, -1
+	return resp, nil
+}
+
+func authzDescribeCluster(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	return nil, fillClusterOps(rc, req.(*kmsg.DescribeClusterRequest).IncludeClusterAuthorizedOperations)
+}
+
+// fillClusterOps sets DescribeCluster's cluster_authorized_operations when
+// asked: 0 without DESCRIBE on the cluster, as Kafka.
+func fillClusterOps(rc *reqCtx, asked bool) func(kmsg.Response) {
+	if !asked {
+		return nil
+	}
+	return func(resp kmsg.Response) {
+		dr := resp.(*kmsg.DescribeClusterResponse)
+		if dr.ErrorCode == 0 {
+			dr.ClusterAuthorizedOperations = clusterOps(rc)
+		}
+	}
+}
+
+func clusterOps(rc *reqCtx) int32 {
+	if !rc.allowedCluster(auth.OpDescribe) {
+		return 0
+	}
+	return rc.operations(auth.ResourceCluster, auth.ClusterName)
+}

@@ -1,0 +1,225 @@
+package kafka
+
+import (
+	"net"
+	"testing"
+
+	"github.com/kgateway/kgateway/auth"
+	"github.com/kgateway/kgateway/resolver"
+	"github.com/kgateway/kgateway/resolver/resolvertest"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+)
+
+// A11: every API served has an authorization rule, so none is left
+// unchecked (a missing one closes the connection at run time).
+func TestEveryAPIHasAnAuthzRule(t *testing.T) {
+	for _, a := range apis {
+		if _, ok := authzRules[a.key]; !ok {
+			t.Errorf("%s (key %d) has no authorization rule", apiName(a.key), a.key)
+		}
+	}
+}
+
+// authzConn is a request context of principal on a server whose
+// authorizer holds acls and whose resolver has topic t.
+func authzConn(t *testing.T, principal string, acls ...auth.ACL) *reqCtx {
+	t.Helper()
+	store, err := auth.OpenACLStore(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Create(acls); err != nil {
+		t.Fatal(err)
+	}
+	a, b := net.Pipe()
+	t.Cleanup(func() { a.Close(); b.Close() })
+	res := resolvertest.Open(t, resolver.Config{AutoCreate: true, NumPartitions: 1})
+	if _, err := res.EnsureTopic("t"); err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{cfg: Config{Authorizer: auth.NewAuthorizer(store, nil, false)}, res: res}
+	c := &conn{s: s, nc: a, log: zap.NewNop()}
+	c.auth.principal = principal
+	return &reqCtx{conn: c}
+}
+
+func acl(rt auth.ResourceType, name string, op auth.Operation) auth.ACL {
+	return auth.ACL{ResourceType: rt, ResourceName: name, PatternType: auth.PatternLiteral,
+		Principal: "User:alice", Host: "*", Operation: op, Permission: auth.PermissionAllow}
+}
+
+// The transaction APIs' rules (A11), checked on the rules themselves:
+// the transactional id's WRITE comes first, then the group's and the
+// topics' READ or WRITE.
+func TestTxnAuthzRules(t *testing.T) {
+	txn := acl(auth.ResourceTransactionalID, "tx", auth.OpWrite)
+	group := acl(auth.ResourceGroup, "g", auth.OpRead)
+	topicW := acl(auth.ResourceTopic, "t", auth.OpWrite)
+	topicR := acl(auth.ResourceTopic, "t", auth.OpRead)
+
+	initPID := func(rc *reqCtx) int16 {
+		r := kmsg.NewPtrInitProducerIDRequest()
+		id := "tx"
+		r.TransactionalID = &id
+		resp, _ := authzInitProducerID(rc, r)
+		if resp == nil {
+			return 0
+		}
+		return resp.(*kmsg.InitProducerIDResponse).ErrorCode
+	}
+	endTxn := func(rc *reqCtx) int16 {
+		r := kmsg.NewPtrEndTxnRequest()
+		r.TransactionalID = "tx"
+		resp, _ := authzEndTxn(rc, r)
+		if resp == nil {
+			return 0
+		}
+		return resp.(*kmsg.EndTxnResponse).ErrorCode
+	}
+	addOffsets := func(rc *reqCtx) int16 {
+		r := kmsg.NewPtrAddOffsetsToTxnRequest()
+		r.TransactionalID, r.Group = "tx", "g"
+		resp, _ := authzAddOffsetsToTxn(rc, r)
+		if resp == nil {
+			return 0
+		}
+		return resp.(*kmsg.AddOffsetsToTxnResponse).ErrorCode
+	}
+	addPartitions := func(rc *reqCtx) int16 {
+		r := kmsg.NewPtrAddPartitionsToTxnRequest()
+		r.TransactionalID = "tx"
+		rt := kmsg.NewAddPartitionsToTxnRequestTopic()
+		rt.Topic, rt.Partitions = "t", []int32{0}
+		r.Topics = append(r.Topics, rt)
+		resp, _ := authzAddPartitionsToTxn(rc, r)
+		if resp == nil {
+			return 0
+		}
+		return resp.(*kmsg.AddPartitionsToTxnResponse).Topics[0].Partitions[0].ErrorCode
+	}
+	txnCommit := func(rc *reqCtx) int16 {
+		r := kmsg.NewPtrTxnOffsetCommitRequest()
+		r.TransactionalID, r.Group = "tx", "g"
+		rt := kmsg.NewTxnOffsetCommitRequestTopic()
+		rt.Topic = "t"
+		rt.Partitions = append(rt.Partitions, kmsg.NewTxnOffsetCommitRequestTopicPartition())
+		r.Topics = append(r.Topics, rt)
+		answer, after := authzTxnOffsetCommit(rc, r)
+		if answer != nil {
+			return answer.(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
+		}
+		if after == nil {
+			return 0
+		}
+		resp := r.ResponseKind()
+		after(resp)
+		return resp.(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
+	}
+	produceTo := func(topic string) func(rc *reqCtx) int16 {
+		return func(rc *reqCtx) int16 {
+			r := kmsg.NewPtrProduceRequest()
+			rt := kmsg.NewProduceRequestTopic()
+			rt.Topic = topic
+			rt.Partitions = append(rt.Partitions, kmsg.NewProduceRequestTopicPartition())
+			r.Topics = append(r.Topics, rt)
+			_, after := authzProduce(rc, r)
+			if after == nil {
+				return 0
+			}
+			resp := r.ResponseKind()
+			after(resp)
+			return resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode
+		}
+	}
+	produce := func(rc *reqCtx) int16 {
+		r := kmsg.NewPtrProduceRequest()
+		id := "tx"
+		r.TransactionID = &id
+		rt := kmsg.NewProduceRequestTopic()
+		rt.Topic = "t"
+		rt.Partitions = append(rt.Partitions, kmsg.NewProduceRequestTopicPartition())
+		r.Topics = append(r.Topics, rt)
+		_, after := authzProduce(rc, r)
+		if after == nil {
+			return 0
+		}
+		resp := r.ResponseKind()
+		after(resp)
+		return resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode
+	}
+	tiaf, gaf, taf := kerr.TransactionalIDAuthorizationFailed.Code, kerr.GroupAuthorizationFailed.Code, kerr.TopicAuthorizationFailed.Code
+	cases := []struct {
+		name string
+		try  func(*reqCtx) int16
+		acls []auth.ACL
+		want int16
+	}{
+		{"InitProducerId/none", initPID, nil, tiaf},
+		{"InitProducerId/txn", initPID, []auth.ACL{txn}, 0},
+		{"EndTxn/none", endTxn, nil, tiaf},
+		{"EndTxn/txn", endTxn, []auth.ACL{txn}, 0},
+		{"AddOffsetsToTxn/group", addOffsets, []auth.ACL{group}, tiaf},
+		{"AddOffsetsToTxn/txn", addOffsets, []auth.ACL{txn}, gaf},
+		{"AddOffsetsToTxn/both", addOffsets, []auth.ACL{txn, group}, 0},
+		{"AddPartitionsToTxn/topic", addPartitions, []auth.ACL{topicW}, tiaf},
+		{"AddPartitionsToTxn/txn", addPartitions, []auth.ACL{txn}, taf},
+		{"AddPartitionsToTxn/both", addPartitions, []auth.ACL{txn, topicW}, 0},
+		{"TxnOffsetCommit/group+topic", txnCommit, []auth.ACL{group, topicR}, tiaf},
+		{"TxnOffsetCommit/txn+topic", txnCommit, []auth.ACL{txn, topicR}, gaf},
+		{"TxnOffsetCommit/txn+group", txnCommit, []auth.ACL{txn, group}, taf},
+		{"TxnOffsetCommit/all", txnCommit, []auth.ACL{txn, group, topicR}, 0},
+		{"Produce/topic", produce, []auth.ACL{topicW}, tiaf},
+		{"Produce/txn", produce, []auth.ACL{txn}, taf},
+		{"Produce/both", produce, []auth.ACL{txn, topicW}, 0},
+		{"Produce/missing topic without CREATE", produceTo("new"), []auth.ACL{acl(auth.ResourceTopic, "new", auth.OpWrite)},
+			kerr.UnknownTopicOrPartition.Code},
+		{"Produce/missing topic with CREATE", produceTo("new"), []auth.ACL{acl(auth.ResourceTopic, "new", auth.OpWrite),
+			acl(auth.ResourceTopic, "new", auth.OpCreate)}, 0},
+	}
+	for _, c := range cases {
+		if got := c.try(authzConn(t, "User:alice", c.acls...)); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, kerr.ErrorForCode(got), kerr.ErrorForCode(c.want))
+		}
+	}
+}
+
+// DescribeTransactions answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED for
+// an id without DESCRIBE, and ListTransactions leaves such ids out (A11).
+// WRITE on an id implies DESCRIBE.
+func TestTxnDescribeAuthzRules(t *testing.T) {
+	rc := authzConn(t, "User:alice", acl(auth.ResourceTransactionalID, "mine", auth.OpWrite))
+
+	dr := kmsg.NewPtrDescribeTransactionsRequest()
+	dr.TransactionalIDs = []string{"mine", "theirs"}
+	answer, after := authzDescribeTransactions(rc, dr)
+	if answer != nil || after == nil {
+		t.Fatalf("DescribeTransactions: answer %v, after %v", answer, after != nil)
+	}
+	if len(dr.TransactionalIDs) != 1 || dr.TransactionalIDs[0] != "mine" {
+		t.Fatalf("the handler would see %v", dr.TransactionalIDs)
+	}
+	resp := dr.ResponseKind().(*kmsg.DescribeTransactionsResponse)
+	after(resp)
+	if len(resp.TransactionStates) != 1 || resp.TransactionStates[0].TransactionalID != "theirs" ||
+		resp.TransactionStates[0].ErrorCode != kerr.TransactionalIDAuthorizationFailed.Code {
+		t.Fatalf("refused ids answered %+v", resp.TransactionStates)
+	}
+
+	lr := kmsg.NewPtrListTransactionsRequest()
+	_, after = authzListTransactions(rc, lr)
+	if after == nil {
+		t.Fatal("ListTransactions filters nothing")
+	}
+	list := lr.ResponseKind().(*kmsg.ListTransactionsResponse)
+	for _, id := range []string{"mine", "theirs"} {
+		st := kmsg.NewListTransactionsResponseTransactionState()
+		st.TransactionalID = id
+		list.TransactionStates = append(list.TransactionStates, st)
+	}
+	after(list)
+	if len(list.TransactionStates) != 1 || list.TransactionStates[0].TransactionalID != "mine" {
+		t.Fatalf("listed %+v", list.TransactionStates)
+	}
+}

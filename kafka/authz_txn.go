@@ -1,0 +1,42 @@
+package kafka
+
+import (
+	"github.com/kgateway/kgateway/auth"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// authzDescribeTransactions: DESCRIBE on each transactional id; a refused
+// one is answered TRANSACTIONAL_ID_AUTHORIZATION_FAILED (A11).
+func authzDescribeTransactions(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	r := req.(*kmsg.DescribeTransactionsRequest)
+	refused := filterOut(&r.TransactionalIDs, func(id *string) bool {
+		return rc.allowed(auth.OpDescribe, auth.ResourceTransactionalID, *id)
+	})
+	if len(refused) == 0 {
+		return nil, nil
+	}
+	return nil, func(resp kmsg.Response) {
+		dr := resp.(*kmsg.DescribeTransactionsResponse)
+		for _, id := range refused {
+			st := kmsg.NewDescribeTransactionsResponseTransactionState()
+			st.TransactionalID, st.ErrorCode = id, kerr.TransactionalIDAuthorizationFailed.Code
+			st.ProducerID, st.ProducerEpoch = -1, -1
+			dr.TransactionStates = append(dr.TransactionStates, st)
+		}
+	}
+}
+
+// authzListTransactions lists only the transactional ids the principal
+// may DESCRIBE, as Kafka does (A11).
+func authzListTransactions(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	if rc.conn.s.cfg.Authorizer == nil {
+		return nil, nil
+	}
+	return nil, func(resp kmsg.Response) {
+		lr := resp.(*kmsg.ListTransactionsResponse)
+		filterOut(&lr.TransactionStates, func(st *kmsg.ListTransactionsResponseTransactionState) bool {
+			return rc.allowed(auth.OpDescribe, auth.ResourceTransactionalID, st.TransactionalID)
+		})
+	}
+}
