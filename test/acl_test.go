@@ -478,7 +478,7 @@ func TestACLPrefixedDenyAndSuperUser(t *testing.T) {
 	if got := allTopics(t, alice); !slices.Equal(got, []string{"logs-app", "logs-secret"}) {
 		t.Fatalf("alice sees %v", got)
 	}
-	if got := allTopics(t, admin); !slices.Equal(got, []string{"__consumer_offsets", "billing", "logs-app", "logs-secret"}) {
+	if got := allTopics(t, admin); !slices.Equal(got, []string{"__consumer_offsets", "__transaction_state", "billing", "logs-app", "logs-secret"}) {
 		t.Fatalf("the super user sees %v", got)
 	}
 }

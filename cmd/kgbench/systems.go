@@ -76,6 +76,11 @@ func startSystem(ctx context.Context, h *harness, dir, name string) (*system, er
 	if err := os.MkdirAll(s.dataDir, 0o755); err != nil {
 		return nil, err
 	}
+	if name == "kgateway" {
+		if err := addSASLUser(ctx, bin, s.dataDir, &h.cfg.Security); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.launch(bin, serverArgs(h.cfg, name, lead, addr, s.dataDir), serverEnv(h.cfg)); err != nil {
 		return nil, err
 	}
@@ -402,5 +407,29 @@ func serveKfake(args []string) error {
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	<-sig
 	c.Close()
+	return nil
+}
+
+// addSASLUser creates the benchmark's SASL user in kgateway's fresh data
+// directory with `kgateway users add`, the password on stdin, so that a
+// SASL listener set up by --kgateway-args accepts the clients. PLAIN
+// checks the SCRAM credentials, so any of the SCRAM mechanisms serves it.
+func addSASLUser(ctx context.Context, bin, dataDir string, sec *security) error {
+	if !sec.usesSASL() {
+		return nil
+	}
+	pass, err := sec.password()
+	if err != nil {
+		return err
+	}
+	mech := sec.SASLMechanism
+	if mech == "PLAIN" {
+		mech = "SCRAM-SHA-256"
+	}
+	cmd := exec.CommandContext(ctx, bin, "users", "add", sec.SASLUser, "--mechanism", mech, "--data-dir", dataDir)
+	cmd.Stdin = strings.NewReader(pass + "\n")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("kgbench: kgateway users add: %w: %s", err, out)
+	}
 	return nil
 }
