@@ -60,9 +60,6 @@ func (c *Coordinator) addPartitions(id string, pid int64, epoch int16, tps []off
 		return code
 	}
 	defer t.mu.Unlock()
-	if !sameVersion(t.st, tv) {
-		return errInvalidTxnState // X19
-	}
 	var have []offsets.TopicPartition
 	if t.st.State == offsets.TxnOngoing {
 		have = t.st.Partitions
@@ -70,6 +67,9 @@ func (c *Coordinator) addPartitions(id string, pid int64, epoch int16, tps []off
 	added := newPartitions(have, tps)
 	if len(added) == 0 && t.st.State == offsets.TxnOngoing {
 		return errNone // all there already (Kafka answers at once)
+	}
+	if !sameVersion(t.st, tv) {
+		return errInvalidTxnState // X19
 	}
 	next := c.begin(t.st, tv)
 	next.Partitions = append(slices.Clone(next.Partitions), added...)
@@ -111,11 +111,11 @@ func (c *Coordinator) addGroup(id string, pid int64, epoch int16, group string, 
 		return code
 	}
 	defer t.mu.Unlock()
-	if !sameVersion(t.st, tv) {
-		return errInvalidTxnState // X19
-	}
 	if t.st.State == offsets.TxnOngoing && slices.Contains(t.st.Groups, group) {
 		return errNone
+	}
+	if !sameVersion(t.st, tv) {
+		return errInvalidTxnState // X19
 	}
 	next := c.begin(t.st, tv)
 	next.Groups = append(slices.Clone(next.Groups), group)

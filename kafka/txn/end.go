@@ -65,6 +65,11 @@ func (c *Coordinator) endTxn(id string, pid int64, epoch int16, commit, v5 bool)
 		}
 		bump = v5 && version(st) == tv2
 	case offsets.TxnEmpty, offsets.TxnCompleteCommit, offsets.TxnCompleteAbort:
+		if v5 && commit && version(st) == tv2 {
+			// Not a retry (that names the epoch before the bump): a
+			// commit with nothing running (X21).
+			return noPID, noEpoch, errInvalidTxnState
+		}
 		if !v5 || commit {
 			return st.ProducerID, st.Epoch, decidedAnswer(st.State, commit, false)
 		}
