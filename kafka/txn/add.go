@@ -68,9 +68,6 @@ func (c *Coordinator) addPartitions(id string, pid int64, epoch int16, tps []off
 	if len(added) == 0 && t.st.State == offsets.TxnOngoing {
 		return errNone // all there already (Kafka answers at once)
 	}
-	if !sameVersion(t.st, tv) {
-		return errInvalidTxnState // X19
-	}
 	next := c.begin(t.st, tv)
 	next.Partitions = append(slices.Clone(next.Partitions), added...)
 	if len(next.Partitions) > c.cfg.MaxPartitionsPerTxn || c.overHeld(t, next) {
@@ -113,9 +110,6 @@ func (c *Coordinator) addGroup(id string, pid int64, epoch int16, group string, 
 	defer t.mu.Unlock()
 	if t.st.State == offsets.TxnOngoing && slices.Contains(t.st.Groups, group) {
 		return errNone
-	}
-	if !sameVersion(t.st, tv) {
-		return errInvalidTxnState // X19
 	}
 	next := c.begin(t.st, tv)
 	next.Groups = append(slices.Clone(next.Groups), group)
@@ -185,20 +179,13 @@ func version(st offsets.Txn) int8 {
 	return tv1
 }
 
-// sameVersion tells whether a request of transaction version tv may join
-// st: a running transaction keeps the version it started with (X19).
-func sameVersion(st offsets.Txn, tv int8) bool {
-	return st.State != offsets.TxnOngoing || version(st) == tv
-}
-
 // AddPartitionImplicitly adds one partition to the ongoing transaction of
 // id (starting one if need be) at transaction version 2 (X18): Produce
 // v12+ calls it for a transactional batch before the batch is appended,
 // instead of the client's AddPartitionsToTxn. Kafka's checks (X11): the
 // producer id and epoch must be current (a previous epoch is
 // PRODUCER_FENCED), a transaction being completed is
-// CONCURRENT_TRANSACTIONS, and a running version-1 transaction is
-// INVALID_TXN_STATE (X19).
+// CONCURRENT_TRANSACTIONS. A running transaction keeps its version (X19).
 func (c *Coordinator) AddPartitionImplicitly(id string, pid int64, epoch int16, topic string, partition int32) int16 {
 	if c.closing.Load() {
 		return errCoordinatorNA

@@ -102,23 +102,26 @@ func TestTV2EndTxnRotatesExhaustedEpoch(t *testing.T) {
 	wantCode(t, "new id", h.c.AddPartitionImplicitly("x", npid, 0, "a", 0), nil)
 }
 
-// X19: a transaction keeps the version it started with; version-1
-// clients are served exactly as before.
+// X19: a transaction keeps the version it started with, whatever adds
+// join it; a version-2 transaction is ended by EndTxn v5+ only, and
+// version-1 clients are served exactly as before.
 func TestTV2VersionKeptPerTransaction(t *testing.T) {
 	h := newHarness(t, Config{})
 	pid, e := h.mustInit("x")
 	wantCode(t, "explicit add", h.add("x", pid, e, 3, tp("a", 0)), nil)
-	wantCode(t, "implicit add of another partition", h.c.AddPartitionImplicitly("x", pid, e, "a", 1), kerr.InvalidTxnState)
-	wantCode(t, "implicit add of a partition in it", h.c.AddPartitionImplicitly("x", pid, e, "a", 0), nil)
+	wantCode(t, "implicit add joins", h.c.AddPartitionImplicitly("x", pid, e, "a", 1), nil)
 	wantEnd(t, "v5 end of a version-1 transaction", h.end5("x", pid, e, true), nil, pid, e)
-	if m := h.parts.takeMarkers(); len(m) != 1 || m[0].epoch != e {
+	if m := h.parts.takeMarkers(); len(m) != 2 || m[0].epoch != e || m[1].epoch != e {
 		t.Fatalf("version-1 markers %+v", m)
 	}
 	wantCode(t, "implicit add", h.c.AddPartitionImplicitly("x", pid, e, "a", 1), nil)
-	wantCode(t, "explicit add to a version-2 transaction", h.add("x", pid, e, 3, tp("b", 0)), kerr.InvalidTxnState)
-	wantCode(t, "explicit group add", h.addOffsets("x", pid, e, "g"), kerr.InvalidTxnState)
+	wantCode(t, "explicit add joins", h.add("x", pid, e, 3, tp("b", 0)), nil)
+	wantCode(t, "explicit group add joins", h.addOffsets("x", pid, e, "g"), nil)
 	wantCode(t, "v4 end of a version-2 transaction", h.end("x", pid, e, true, 4), kerr.InvalidTxnState)
 	wantEnd(t, "v5 end", h.end5("x", pid, e, true), nil, pid, e+1)
+	if m := h.parts.takeMarkers(); len(m) != 2 || m[0].epoch != e+1 {
+		t.Fatalf("version-2 markers %+v", m)
+	}
 }
 
 // X18: TxnOffsetCommit v5 adds the group itself; its offsets commit with
