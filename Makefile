@@ -74,7 +74,7 @@ fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
 		echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \
-		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 3s ./$$pkg || exit 1; \
+		bash tools/fuzz.sh $(GO) $$pkg $$name $(FUZZTIME) || exit 1; \
 	done
 
 # mutate checks the tests: in a temporary copy of the tree it applies each

@@ -1,6 +1,6 @@
 package kafka
 
-// Produce (key 0), versions 3–9; 0–9 advertised.
+// Produce (key 0), versions 3–12; 0–12 advertised.
 //
 //   v0–v2 are advertised but every partition is answered
 //       UNSUPPORTED_VERSION, as Kafka 4 does (KAFKA-18659): librdkafka
@@ -21,6 +21,11 @@ package kafka
 //   v7  zstd allowed (UNSUPPORTED_COMPRESSION_TYPE below v7).
 //   v8  per-record errors and an error message per partition.
 //   v9  flexible.
+//   v10 KIP-951 leader-discovery tagged fields (never set: one node).
+//   v11 same as v10.
+//   v12 transaction version 2: a transactional batch adds its partition
+//       to its producer's transaction through the coordinator, durably,
+//       before it is appended (kafka/txn X18); no AddPartitionsToTxn.
 //
 // acks=0 gets no response at all (K5); acks=1 and acks=all are answered
 // after the batch is durable (D1). A connection's requests take effect in
@@ -31,7 +36,7 @@ package kafka
 // validates each batch (magic, lengths, CRC32C, codec, size, sequence) and
 // its records, decompressed if need be (resolver Z1–Z4).
 // Left out: per-record errors, timeouts
-// (appends are synchronous), Produce v10+ (KIP-951 leader hints).
+// (appends are synchronous), Produce v13 (topic ids).
 
 import (
 	"fmt"
@@ -69,6 +74,10 @@ func handleProduce(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, erro
 				continue
 			}
 			if err := checkProduceCodec(rc.version, rp.Records); err != nil {
+				*out = produceError(rp.Partition, err)
+				continue
+			}
+			if err := s.addToTxnImplicitly(rc.version, r.TransactionID, rt.Topic, rp.Partition, rp.Records); err != nil {
 				*out = produceError(rp.Partition, err)
 				continue
 			}

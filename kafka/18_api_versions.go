@@ -1,17 +1,23 @@
 package kafka
 
-// ApiVersions (key 18), versions 0–3.
+// ApiVersions (key 18), versions 0–4.
 //
 //   v0  the key list.
 //   v1  throttle time.
 //   v2  nothing new.
-//   v3  flexible; the client sends its software name and version.
+//   v3  flexible; the client sends its software name and version; the
+//       feature transaction.version is advertised, supported 0–2 and
+//       finalized at 2 (KIP-890 part 2, kafka/txn X18–X21), so clients
+//       run their transactions at version 2. A supported range's
+//       minimum of 0 is reported as 1, as Kafka does before v4.
+//   v4  nothing new on the wire; a supported range may start at 0
+//       (KAFKA-17011).
 //
-// A request at a version above 3 is answered in the v0 format with
-// UNSUPPORTED_VERSION and the full key list (KIP-511): the client then
-// retries at our maximum. The response header is always v0 (conn.go).
-// Left out: feature flags (SupportedFeatures, FinalizedFeatures) and
-// validating the client software name.
+// A request at a version above 4 is answered in the v0 format with
+// UNSUPPORTED_VERSION and the ApiVersions key alone (KIP-511): the client
+// then retries at our maximum. The response header is always v0 (conn.go).
+// Left out: every other feature (metadata.version, group.version, ...)
+// and validating the client software name.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -21,14 +27,49 @@ import (
 func handleApiVersions(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
 	resp := req.(*kmsg.ApiVersionsRequest).ResponseKind().(*kmsg.ApiVersionsResponse)
 	resp.ApiKeys = apiKeyList()
+	if rc.version >= 3 {
+		advertiseFeatures(resp, rc.version)
+	}
 	return resp, nil
 }
 
-// apiVersionsUnsupported is the v0 answer to a too-new ApiVersions.
+// The transaction.version feature (KIP-890): 2 means EndTxn bumps the
+// epoch and Produce and TxnOffsetCommit add to the transaction
+// implicitly. There is one node, so the finalized level never changes
+// and its epoch is constant.
+const (
+	transactionVersionFeature = "transaction.version"
+	maxTransactionVersion     = 2
+	finalizedFeaturesEpoch    = 1
+)
+
+// advertiseFeatures fills the v3+ tagged feature fields.
+func advertiseFeatures(resp *kmsg.ApiVersionsResponse, version int16) {
+	sup := kmsg.NewApiVersionsResponseSupportedFeature()
+	sup.Name, sup.MinVersion, sup.MaxVersion = transactionVersionFeature, 0, maxTransactionVersion
+	if version < 4 {
+		sup.MinVersion = 1 // clients before v4 refuse a range starting at 0
+	}
+	fin := kmsg.NewApiVersionsResponseFinalizedFeature()
+	fin.Name, fin.MinVersionLevel, fin.MaxVersionLevel = transactionVersionFeature, maxTransactionVersion, maxTransactionVersion
+	resp.SupportedFeatures = []kmsg.ApiVersionsResponseSupportedFeature{sup}
+	resp.FinalizedFeatures = []kmsg.ApiVersionsResponseFinalizedFeature{fin}
+	resp.FinalizedFeaturesEpoch = finalizedFeaturesEpoch
+}
+
+// apiVersionsUnsupported is the v0 answer to a too-new ApiVersions:
+// UNSUPPORTED_VERSION with only the ApiVersions key, as Kafka answers
+// (KIP-511), so the client retries at our maximum and gets the v3+ fields
+// (features). A full key list would be used as is by franz-go, which then
+// never learns the features.
 func apiVersionsUnsupported() *kmsg.ApiVersionsResponse {
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.ErrorCode = kerr.UnsupportedVersion.Code
-	resp.ApiKeys = apiKeyList()
+	for _, k := range apiKeyList() {
+		if k.ApiKey == apiKeyApiVersions {
+			resp.ApiKeys = []kmsg.ApiVersionsResponseApiKey{k}
+		}
+	}
 	return resp
 }
 

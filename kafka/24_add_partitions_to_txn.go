@@ -10,8 +10,8 @@ package kafka
 // The coordinator (kafka/txn) adds the partitions to the producer's
 // transaction durably, then registers them with the resolver (X13), so the
 // producer's transactional batches are accepted there (KIP-890 part 1).
-// Left out: v4+ (broker-to-broker batches and verification, transaction
-// version 2).
+// At transaction version 2 Produce v12+ adds partitions itself (X18).
+// Left out: v4+ (broker-to-broker batches and verification).
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 

@@ -7,7 +7,8 @@ package kafka
 //   v3  flexible.
 //
 // The group joins the producer's transaction: its TxnOffsetCommit offsets
-// commit or abort with it (X15). Left out: v4+ (TRANSACTION_ABORTABLE,
+// commit or abort with it (X15); at transaction version 2 TxnOffsetCommit
+// v5+ adds the group itself (X18). Left out: v4+ (TRANSACTION_ABORTABLE,
 // KIP-890).
 
 import "github.com/twmb/franz-go/pkg/kmsg"

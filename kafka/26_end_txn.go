@@ -1,17 +1,20 @@
 package kafka
 
-// EndTxn (key 26), versions 0–4.
+// EndTxn (key 26), versions 0–5.
 //
 //   v1  same as v0.
 //   v2  PRODUCER_FENCED may be returned (KIP-588).
 //   v3  flexible.
-//   v4  TRANSACTION_ABORTABLE may be returned (never is: there is no
-//       transaction version 2 here).
+//   v4  TRANSACTION_ABORTABLE may be returned (never is).
+//   v5  transaction version 2 (KIP-890 part 2): the producer epoch is
+//       bumped at the end of every transaction, the markers carry the
+//       bumped epoch, and the new producer id and epoch are returned
+//       (kafka/txn X20, X21).
 //
 // The coordinator writes the decision durably, then a COMMIT or ABORT
 // marker on every partition of the transaction, then commits or drops its
 // pending offsets with the completed state in one batch (X13), before it
-// answers. Left out: v5+ (transaction version 2, KIP-890 part 2).
+// answers.
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 

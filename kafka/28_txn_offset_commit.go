@@ -1,15 +1,17 @@
 package kafka
 
-// TxnOffsetCommit (key 28), versions 0–3.
+// TxnOffsetCommit (key 28), versions 0–5.
 //
 //   v1  same as v0.
 //   v2  committed leader epoch.
 //   v3  flexible; generation, member id and group instance id (KIP-447),
 //       checked as OffsetCommit checks them.
+//   v4  TRANSACTION_ABORTABLE may be returned (never is).
+//   v5  transaction version 2: the group is added to the transaction by
+//       this request, no AddOffsetsToTxn (kafka/txn X18).
 //
 // The offsets are stored pending (offsets O5): invisible to OffsetFetch
-// until the transaction commits, dropped if it aborts (X15). Left out:
-// v4+ (KIP-890).
+// until the transaction commits, dropped if it aborts (X15).
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 

@@ -27,7 +27,7 @@ var apis = []api{
 	// Produce 0-2 are advertised but answered UNSUPPORTED_VERSION, as
 	// Kafka 4 does (KAFKA-18659): librdkafka stops compressing when a
 	// broker's minimum Produce version is above 0 (00_produce.go).
-	{key: 0, min: 0, max: 9, handle: handleProduce},
+	{key: 0, min: 0, max: 12, handle: handleProduce},
 	{key: 1, min: 4, max: 13, handle: handleFetch},
 	{key: 2, min: 1, max: 7, handle: handleListOffsets},
 	{key: 3, min: 0, max: 12, handle: handleMetadata},
@@ -41,7 +41,7 @@ var apis = []api{
 	{key: 15, min: 0, max: 5, handle: handleDescribeGroups},
 	{key: 16, min: 0, max: 4, handle: handleListGroups},
 	{key: 17, min: 0, max: 1, handle: handleSaslHandshake},
-	{key: 18, min: 0, max: 3, handle: handleApiVersions},
+	{key: 18, min: 0, max: 4, handle: handleApiVersions},
 	{key: 19, min: 0, max: 7, handle: handleCreateTopics},
 	{key: 20, min: 0, max: 6, handle: handleDeleteTopics},
 	{key: 21, min: 0, max: 2, handle: handleDeleteRecords},
@@ -49,8 +49,8 @@ var apis = []api{
 	{key: 23, min: 0, max: 4, handle: handleOffsetForLeaderEpoch},
 	{key: 24, min: 0, max: 3, handle: handleAddPartitionsToTxn},
 	{key: 25, min: 0, max: 3, handle: handleAddOffsetsToTxn},
-	{key: 26, min: 0, max: 4, handle: handleEndTxn},
-	{key: 28, min: 0, max: 3, handle: handleTxnOffsetCommit},
+	{key: 26, min: 0, max: 5, handle: handleEndTxn},
+	{key: 28, min: 0, max: 5, handle: handleTxnOffsetCommit},
 	{key: 29, min: 1, max: 3, handle: handleDescribeAcls},
 	{key: 30, min: 1, max: 3, handle: handleCreateAcls},
 	{key: 31, min: 1, max: 3, handle: handleDeleteAcls},

@@ -59,8 +59,9 @@ func TestApiVersionsEveryVersion(t *testing.T) {
 	}
 }
 
-// A too-new ApiVersions gets a v0-format UNSUPPORTED_VERSION with every key
-// (the body is not even parsed), and the connection stays usable.
+// A too-new ApiVersions gets a v0-format UNSUPPORTED_VERSION with the
+// ApiVersions key alone, as Kafka's (the body is not even parsed), and the
+// connection stays usable.
 func TestApiVersionsFutureVersion(t *testing.T) {
 	s := startServer(t, Config{})
 	c := dialRaw(t, s.Addr())
@@ -76,8 +77,9 @@ func TestApiVersionsFutureVersion(t *testing.T) {
 	if corr := c.recv(resp); corr != 7 {
 		t.Fatalf("correlation %d", corr)
 	}
-	if resp.ErrorCode != kerr.UnsupportedVersion.Code || len(resp.ApiKeys) != len(apis) {
-		t.Fatalf("error %d, %d keys", resp.ErrorCode, len(resp.ApiKeys))
+	if resp.ErrorCode != kerr.UnsupportedVersion.Code || len(resp.ApiKeys) != 1 ||
+		resp.ApiKeys[0].ApiKey != apiKeyApiVersions || resp.ApiKeys[0].MaxVersion != 4 {
+		t.Fatalf("error %d, keys %+v", resp.ErrorCode, resp.ApiKeys)
 	}
 	c.send(8, apiVersionsReq(3))
 	resp = kmsg.NewPtrApiVersionsResponse()

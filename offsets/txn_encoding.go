@@ -59,6 +59,13 @@ type Txn struct {
 	Groups         []string         // groups with TxnOffsetCommit offsets in it
 	StartTime      time.Time        // when the transaction became Ongoing
 	UpdateTime     time.Time        // the last transition
+	// Version is the transaction version the current (or last)
+	// transaction runs at: 0 or 1 (KIP-98) or 2 (KIP-890 part 2).
+	Version int8
+	// NextProducerID is, in a version-2 PrepareCommit or PrepareAbort,
+	// the producer id the client continues with because the bumped epoch
+	// is exhausted; -1 otherwise.
+	NextProducerID int64
 }
 
 func txnKey(id string) []byte { return append([]byte{txnTag}, id...) }
@@ -111,6 +118,12 @@ func encodeTxn(t Txn) []byte {
 	for _, g := range t.Groups {
 		b = appendLenString(b, g)
 	}
+	if t.Version >= 2 {
+		// Optional trailer: records of version-1 transactions are encoded
+		// as before, so older stores decode unchanged.
+		b = append(b, byte(t.Version))
+		b = binary.AppendVarint(b, t.NextProducerID)
+	}
 	return b
 }
 
@@ -125,7 +138,7 @@ func decodeTxn(id string, v []byte) (Txn, error) {
 	}
 	t := Txn{ID: id, State: TxnState(v[1]), ProducerID: nums[0], LastProducerID: nums[1],
 		Epoch: int16(nums[2]), LastEpoch: int16(nums[3]), Timeout: time.Duration(nums[4]) * time.Millisecond,
-		StartTime: time.UnixMilli(nums[5]), UpdateTime: time.UnixMilli(nums[6])}
+		StartTime: time.UnixMilli(nums[5]), UpdateTime: time.UnixMilli(nums[6]), NextProducerID: -1}
 	n, k := binary.Uvarint(rest)
 	if k <= 0 || n > uint64(len(rest)) {
 		return Txn{}, bad
@@ -157,7 +170,14 @@ func decodeTxn(id string, v []byte) (Txn, error) {
 		rest = r
 	}
 	if len(rest) != 0 {
-		return Txn{}, bad
+		if rest[0] < 2 {
+			return Txn{}, bad
+		}
+		next, k := binary.Varint(rest[1:])
+		if k <= 0 || len(rest) != 1+k {
+			return Txn{}, bad
+		}
+		t.Version, t.NextProducerID = int8(rest[0]), next
 	}
 	return t, nil
 }

@@ -13,7 +13,7 @@ import (
 func sampleTxn(id string) Txn {
 	return Txn{ID: id, ProducerID: 7, LastProducerID: -1, Epoch: 3, LastEpoch: 2, State: TxnOngoing,
 		Timeout: time.Minute, Partitions: []TopicPartition{tp("a", 0), tp("b\x00", 2)}, Groups: []string{"g1", "g\xff"},
-		StartTime: time.UnixMilli(1000), UpdateTime: time.UnixMilli(2000)}
+		StartTime: time.UnixMilli(1000), UpdateTime: time.UnixMilli(2000), NextProducerID: -1}
 }
 
 // O4: transaction records survive a reopen exactly.
@@ -21,7 +21,10 @@ func TestTxnRecordRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	s := open(t, dir, Options{})
 	want := []Txn{sampleTxn("t1"), {ID: "t2", LastProducerID: -1, LastEpoch: -1, State: TxnCompleteAbort,
-		StartTime: time.UnixMilli(0), UpdateTime: time.UnixMilli(5)}}
+		StartTime: time.UnixMilli(0), UpdateTime: time.UnixMilli(5), NextProducerID: -1},
+		// transaction version 2 with a pending producer id rotation (X18)
+		{ID: "t3", ProducerID: 9, LastProducerID: -1, Epoch: 32766, LastEpoch: 32765, State: TxnPrepareCommit,
+			StartTime: time.UnixMilli(0), UpdateTime: time.UnixMilli(5), Version: 2, NextProducerID: 10}}
 	for _, x := range want {
 		if err := s.PutTxn(x); err != nil {
 			t.Fatal(err)
@@ -39,7 +42,7 @@ func TestTxnRecordRoundTrip(t *testing.T) {
 	if err := s.DeleteTxn(want[1]); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := s.Txns(); len(got) != 1 || got[0].ID != "t1" {
+	if got, _ := s.Txns(); len(got) != 2 || got[0].ID != "t1" || got[1].ID != "t3" {
 		t.Fatalf("after delete: %+v", got)
 	}
 }

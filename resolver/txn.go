@@ -192,3 +192,20 @@ func (r *Resolver) Producers(topic string, partition int32) ([]ProducerState, er
 	slices.SortFunc(out, func(a, b ProducerState) int { return cmp.Compare(a.ProducerID, b.ProducerID) })
 	return out, nil
 }
+
+// TxnBatchProducer is the producer id and epoch of the record batch at
+// the start of b when it is a transactional, non-control batch of magic 2;
+// ok is false otherwise (or when b is too short to tell). The Kafka front
+// end uses it to add the partition to the producer's transaction before
+// the batch is appended (transaction version 2); the batch itself is
+// validated by the append as any other.
+func TxnBatchProducer(b []byte) (pid int64, epoch int16, ok bool) {
+	if len(b) < batchHeaderLen || b[magicOff] != 2 {
+		return -1, -1, false
+	}
+	h := decodeHeader(b)
+	if !h.Transactional() || h.Control() || !h.Idempotent() {
+		return -1, -1, false
+	}
+	return h.ProducerID, h.ProducerEpoch, true
+}

@@ -30,7 +30,7 @@ func (c *Coordinator) AddPartitionsToTxn(req *kmsg.AddPartitionsToTxnRequest) *k
 	}
 	var code int16
 	if len(unknown) == 0 {
-		code = c.addPartitions(req.TransactionalID, req.ProducerID, req.ProducerEpoch, tps)
+		code = c.addPartitions(req.TransactionalID, req.ProducerID, req.ProducerEpoch, tps, tv1)
 	}
 	code = fencedFor(code, req.Version, 2)
 	for _, rt := range req.Topics {
@@ -54,7 +54,7 @@ func (c *Coordinator) AddPartitionsToTxn(req *kmsg.AddPartitionsToTxnRequest) *k
 
 // addPartitions adds tps to the ongoing transaction (starting one if
 // need be), durably, then registers them with the resolver.
-func (c *Coordinator) addPartitions(id string, pid int64, epoch int16, tps []offsets.TopicPartition) int16 {
+func (c *Coordinator) addPartitions(id string, pid int64, epoch int16, tps []offsets.TopicPartition, tv int8) int16 {
 	t, code := c.producerTxn(id, pid, epoch)
 	if code != errNone {
 		return code
@@ -68,7 +68,7 @@ func (c *Coordinator) addPartitions(id string, pid int64, epoch int16, tps []off
 	if len(added) == 0 && t.st.State == offsets.TxnOngoing {
 		return errNone // all there already (Kafka answers at once)
 	}
-	next := c.begin(t.st)
+	next := c.begin(t.st, tv)
 	next.Partitions = append(slices.Clone(next.Partitions), added...)
 	if len(next.Partitions) > c.cfg.MaxPartitionsPerTxn || c.overHeld(t, next) {
 		return errPolicy // X17
@@ -95,11 +95,11 @@ func (c *Coordinator) addPartitions(id string, pid int64, epoch int16, tps []off
 // transaction, so its TxnOffsetCommit offsets are completed with it (X15).
 func (c *Coordinator) AddOffsetsToTxn(req *kmsg.AddOffsetsToTxnRequest) *kmsg.AddOffsetsToTxnResponse {
 	resp := req.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
-	resp.ErrorCode = fencedFor(c.addGroup(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group), req.Version, 2)
+	resp.ErrorCode = fencedFor(c.addGroup(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group, tv1), req.Version, 2)
 	return resp
 }
 
-func (c *Coordinator) addGroup(id string, pid int64, epoch int16, group string) int16 {
+func (c *Coordinator) addGroup(id string, pid int64, epoch int16, group string, tv int8) int16 {
 	if len(group) > maxIDLen {
 		return errInvalidGroupID
 	}
@@ -111,7 +111,7 @@ func (c *Coordinator) addGroup(id string, pid int64, epoch int16, group string) 
 	if t.st.State == offsets.TxnOngoing && slices.Contains(t.st.Groups, group) {
 		return errNone
 	}
-	next := c.begin(t.st)
+	next := c.begin(t.st, tv)
 	next.Groups = append(slices.Clone(next.Groups), group)
 	if len(next.Groups) > c.cfg.MaxGroupsPerTxn || c.overHeld(t, next) {
 		return errPolicy // X17
@@ -150,15 +150,50 @@ func (c *Coordinator) producerTxn(id string, pid int64, epoch int16) (*txn, int1
 }
 
 // begin returns st as Ongoing: a transaction that was not running starts
-// now, with nothing in it yet.
-func (c *Coordinator) begin(st offsets.Txn) offsets.Txn {
+// now, at transaction version tv, with nothing in it yet.
+func (c *Coordinator) begin(st offsets.Txn, tv int8) offsets.Txn {
 	now := c.clock.Now()
 	if st.State != offsets.TxnOngoing {
-		st.State, st.StartTime = offsets.TxnOngoing, now
+		st.State, st.StartTime, st.Version = offsets.TxnOngoing, now, tv
 		st.Partitions, st.Groups = nil, nil
+		st.NextProducerID = noPID
 	}
 	st.UpdateTime = now
 	return st
+}
+
+// Transaction versions: 1 is KIP-98's (explicit AddPartitionsToTxn and
+// AddOffsetsToTxn, one epoch for many transactions), 2 is KIP-890 part
+// 2's (implicit adds, an epoch bump per transaction).
+const (
+	tv1 int8 = 1
+	tv2 int8 = 2
+)
+
+// version is the transaction version st's current or last transaction
+// runs at (records written before version 2 existed hold 0).
+func version(st offsets.Txn) int8 {
+	if st.Version >= tv2 {
+		return tv2
+	}
+	return tv1
+}
+
+// AddPartitionImplicitly adds one partition to the ongoing transaction of
+// id (starting one if need be) at transaction version 2 (X18): Produce
+// v12+ calls it for a transactional batch before the batch is appended,
+// instead of the client's AddPartitionsToTxn. Kafka's checks (X11): the
+// producer id and epoch must be current (a previous epoch is
+// PRODUCER_FENCED), a transaction being completed is
+// CONCURRENT_TRANSACTIONS. A running transaction keeps its version (X19).
+func (c *Coordinator) AddPartitionImplicitly(id string, pid int64, epoch int16, topic string, partition int32) int16 {
+	if c.closing.Load() {
+		return errCoordinatorNA
+	}
+	if !c.cfg.Topics.PartitionExists(topic, partition) {
+		return errUnknownTopic
+	}
+	return c.addPartitions(id, pid, epoch, []offsets.TopicPartition{{Topic: topic, Partition: partition}}, tv2)
 }
 
 // newPartitions returns the partitions of tps not in have, once each.

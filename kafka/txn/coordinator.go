@@ -278,7 +278,7 @@ func (c *Coordinator) create(id string) *txn {
 			c.mu.Unlock()
 			return nil
 		}
-		t := &txn{id: id, st: offsets.Txn{ID: id, ProducerID: -1, LastProducerID: -1, Epoch: -1, LastEpoch: -1, State: offsets.TxnEmpty}}
+		t := &txn{id: id, st: offsets.Txn{ID: id, ProducerID: -1, LastProducerID: -1, Epoch: -1, LastEpoch: -1, State: offsets.TxnEmpty, NextProducerID: noPID}}
 		t.mu.Lock()
 		c.mu.txns[id] = t
 		c.mu.Unlock()

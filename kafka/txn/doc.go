@@ -6,8 +6,8 @@
 // aborted-transaction indexes) is the resolver's (resolver/doc.go, X1–X9);
 // the durable state is the offsets store's (offsets O4–O7).
 //
-// A transactional id moves through Kafka's states (transaction version 1;
-// KIP-890 part 2 is not served):
+// A transactional id moves through Kafka's states, at transaction version
+// 1 (KIP-98) or 2 (KIP-890 part 2, X18–X21):
 //
 //	Empty ---AddPartitions/AddOffsets---> Ongoing ---EndTxn---> PrepareCommit | PrepareAbort
 //	  ^                                      |                          |
@@ -61,6 +61,40 @@
 //     together (MaxHeldEntries), each answered POLICY_VIOLATION beyond its
 //     bound; ids and group names to Kafka's string length; markers written
 //     at once per transaction.
+//   - X18 Transaction version 2 (ApiVersions finalizes transaction.version
+//     at 2): a transactional batch of Produce v12+ adds its partition to
+//     the producer's transaction (starting one) through the coordinator,
+//     durably and registered with the resolver as X13, before the batch
+//     is appended; TxnOffsetCommit v5+ adds its group the same way. Both
+//     check the producer as AddPartitionsToTxn does (X11); the produce
+//     answers a fenced producer INVALID_PRODUCER_EPOCH and a busy
+//     coordinator NOT_ENOUGH_REPLICAS (retriable). A registration is
+//     durable even if the append then fails: the transaction's end marks
+//     the partition anyway (markers are idempotent).
+//   - X19 A transaction keeps the version it started with (the first
+//     add: implicit is 2, AddPartitionsToTxn or AddOffsetsToTxn is 1);
+//     adds of the other kind join it without changing it, as Kafka's. A
+//     version-2 transaction is ended by EndTxn v5+ only (below v5:
+//     INVALID_TXN_STATE), so its epoch is always bumped; a version-1
+//     transaction ended by EndTxn v5 is ended at version 1 (no bump).
+//     Clients using older request versions are served exactly as before.
+//   - X20 EndTxn v5+ of a version-2 transaction bumps the epoch with the
+//     decision (written durably in PrepareCommit/PrepareAbort, LastEpoch
+//     the epoch before), writes the markers with the bumped epoch, so the
+//     partitions fence batches of the previous epoch, and answers the new
+//     producer id and epoch. When the bumped epoch is exhausted a fresh
+//     producer id is allocated at the decision and kept in the Prepare
+//     state (NextProducerID); completing the transaction moves to it at
+//     epoch 0 (LastProducerID the old one). An abort with nothing running
+//     (Empty, CompleteCommit, CompleteAbort) bumps the epoch too and
+//     writes no marker; a commit with nothing running is
+//     INVALID_TXN_STATE.
+//   - X21 A version-2 EndTxn naming the producer before its bump (the
+//     same id one epoch back, or the rotated-from id at its last epoch) is
+//     a retry: the same decision is answered NONE with the current
+//     producer id and epoch once complete, CONCURRENT_TRANSACTIONS while
+//     the markers are written; the other decision is INVALID_TXN_STATE.
+//     Any other older epoch is PRODUCER_FENCED.
 //
 // Lock order: Coordinator.mu is never held while waiting for a txn's lock,
 // and a txn's lock is held across its store writes and markers, so the

@@ -1,8 +1,10 @@
 package txn
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/kgateway/kgateway/offsets"
@@ -10,39 +12,154 @@ import (
 	"go.uber.org/zap"
 )
 
-// EndTxn handles EndTxn v0–4 (v5+, transaction version 2, is not served).
-// Kafka's endTransaction checks (X11), then the decision is written
-// durably (PrepareCommit or PrepareAbort) and the transaction is completed
-// before the answer (X13): markers on every partition, pending offsets
-// moved or dropped with the Complete state in one batch. If a marker
-// cannot be written the client is still answered (the decision is
-// durable, as Kafka answers after PrepareCommit) and the background loop
-// finishes the transaction; until then requests for it get
-// CONCURRENT_TRANSACTIONS.
+// EndTxn handles EndTxn v0–5. Kafka's endTransaction checks (X11), then
+// the decision is written durably (PrepareCommit or PrepareAbort) and the
+// transaction is completed before the answer (X13): markers on every
+// partition, pending offsets moved or dropped with the Complete state in
+// one batch. If a marker cannot be written the client is still answered
+// (the decision is durable, as Kafka answers after PrepareCommit) and the
+// background loop finishes the transaction; until then requests for it get
+// CONCURRENT_TRANSACTIONS. At transaction version 2 (v5+) the epoch is
+// bumped and returned (X20).
 func (c *Coordinator) EndTxn(req *kmsg.EndTxnRequest) *kmsg.EndTxnResponse {
 	resp := req.ResponseKind().(*kmsg.EndTxnResponse)
-	resp.ErrorCode = fencedFor(c.endTxn(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit), req.Version, 2)
+	pid, epoch, code := c.endTxn(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit, req.Version >= 5)
+	resp.ErrorCode = fencedFor(code, req.Version, 2)
+	resp.ProducerID, resp.ProducerEpoch = noPID, noEpoch
+	if code == errNone && req.Version >= 5 {
+		resp.ProducerID, resp.ProducerEpoch = pid, epoch
+	}
 	return resp
 }
 
-func (c *Coordinator) endTxn(id string, pid int64, epoch int16, commit bool) int16 {
+// endTxn ends id's transaction; v5 is an EndTxn of version 5 or later
+// (the client runs transaction version 2). It returns the producer id and
+// epoch the client continues with.
+func (c *Coordinator) endTxn(id string, pid int64, epoch int16, commit, v5 bool) (int64, int16, int16) {
 	if id == "" {
-		return errInvalidRequest
+		return noPID, noEpoch, errInvalidRequest
 	}
 	t := c.lookup(id)
 	if t == nil {
-		return errInvalidMapping
+		return noPID, noEpoch, errInvalidMapping
 	}
 	defer t.mu.Unlock()
 	st := t.st
+	if v5 && version(st) == tv2 && isBumpRetry(st, pid, epoch) {
+		// X21: a retry whose answer was lost, with the epoch before
+		// this transaction's bump: the same answer again.
+		np, ne := clientProducer(st)
+		return np, ne, decidedAnswer(st.State, commit, true)
+	}
 	switch {
 	case st.ProducerID != pid:
-		return errInvalidMapping
+		return noPID, noEpoch, errInvalidMapping
 	case st.Epoch != epoch:
-		return errFenced
+		return noPID, noEpoch, errFenced
 	}
+	bump := false
 	switch st.State {
 	case offsets.TxnOngoing:
+		if version(st) == tv2 && !v5 {
+			return noPID, noEpoch, errInvalidTxnState // X19: a version-2 transaction ends by v5+
+		}
+		bump = v5 && version(st) == tv2
+	case offsets.TxnEmpty, offsets.TxnCompleteCommit, offsets.TxnCompleteAbort:
+		if v5 && commit && version(st) == tv2 {
+			// Not a retry (that names the epoch before the bump): a
+			// commit with nothing running (X21).
+			return noPID, noEpoch, errInvalidTxnState
+		}
+		if !v5 || commit {
+			return st.ProducerID, st.Epoch, decidedAnswer(st.State, commit, false)
+		}
+		bump = true // X20: a version-2 abort with nothing running bumps the epoch
+	default: // PrepareCommit, PrepareAbort
+		if v5 && version(st) == tv2 {
+			return noPID, noEpoch, errConcurrent
+		}
+		return noPID, noEpoch, decidedAnswer(st.State, commit, false)
+	}
+	next, code := c.decide(st, commit, bump)
+	if code != errNone {
+		return noPID, noEpoch, code
+	}
+	if err := c.persist(t, next); err != nil {
+		return noPID, noEpoch, errCoordinatorNA
+	}
+	if err := c.completeLocked(t); err != nil {
+		c.log.Warn("txn-end-incomplete", zap.String("transactional-id", id), zap.Error(err))
+	}
+	np, ne := clientProducer(next)
+	return np, ne, errNone
+}
+
+// decide is st in PrepareCommit or PrepareAbort. With bump (transaction
+// version 2, X20) the epoch is bumped, so the markers are written with an
+// epoch newer than the transaction's batches and fence them; when the
+// bumped epoch is exhausted a fresh producer id is allocated now and kept
+// in the Prepare state, for the client to continue with.
+func (c *Coordinator) decide(st offsets.Txn, commit, bump bool) (offsets.Txn, int16) {
+	next := st
+	next.State, next.UpdateTime = offsets.TxnPrepareAbort, c.clock.Now()
+	if commit {
+		next.State = offsets.TxnPrepareCommit
+	}
+	next.NextProducerID = noPID
+	if !bump {
+		return next, errNone
+	}
+	if st.Epoch >= math.MaxInt16 {
+		return st, errInvalidTxnState // never handed out: InitProducerId rotates first
+	}
+	next.Version, next.Epoch, next.LastEpoch = tv2, st.Epoch+1, st.Epoch
+	if st.State != offsets.TxnOngoing {
+		next.Partitions, next.Groups = nil, nil
+	}
+	if epochExhausted(next.Epoch) {
+		npid, err := c.parts.AllocateProducerID(context.Background())
+		if err != nil {
+			c.log.Warn("txn-allocate-producer-id-failed", zap.String("transactional-id", st.ID), zap.Error(err))
+			return st, errCoordinatorNA
+		}
+		next.NextProducerID = npid
+	}
+	return next, errNone
+}
+
+// isBumpRetry tells whether (pid, epoch) is the producer a version-2
+// EndTxn bumped from: the same producer id one epoch back, or, after a
+// rotation, the previous producer id at its last epoch.
+func isBumpRetry(st offsets.Txn, pid int64, epoch int16) bool {
+	if st.LastEpoch == noEpoch || epoch != st.LastEpoch {
+		return false
+	}
+	switch st.State {
+	case offsets.TxnPrepareCommit, offsets.TxnPrepareAbort:
+		return pid == st.ProducerID && st.Epoch == epoch+1
+	case offsets.TxnCompleteCommit, offsets.TxnCompleteAbort:
+		return pid == st.ProducerID && st.Epoch == epoch+1 ||
+			pid == st.LastProducerID && pid != st.ProducerID && st.Epoch == 0
+	}
+	return false
+}
+
+// clientProducer is the producer id and epoch the client continues with
+// after st: the pending rotation's fresh id at epoch 0, or st's own.
+func clientProducer(st offsets.Txn) (int64, int16) {
+	if st.NextProducerID >= 0 && (st.State == offsets.TxnPrepareCommit || st.State == offsets.TxnPrepareAbort) {
+		return st.NextProducerID, 0
+	}
+	return st.ProducerID, st.Epoch
+}
+
+// decidedAnswer is Kafka's answer to an EndTxn for a transaction already
+// decided (or never started, Empty): the same decision is a retry,
+// answered NONE when complete and CONCURRENT_TRANSACTIONS while being
+// completed; the other decision, or nothing to end, is INVALID_TXN_STATE.
+// retrying says the request is a version-2 retry (X21).
+func decidedAnswer(state offsets.TxnState, commit, retrying bool) int16 {
+	switch state {
 	case offsets.TxnCompleteCommit:
 		return retryAnswer(commit, true, errNone)
 	case offsets.TxnCompleteAbort:
@@ -51,21 +168,11 @@ func (c *Coordinator) endTxn(id string, pid int64, epoch int16, commit bool) int
 		return retryAnswer(commit, true, errConcurrent)
 	case offsets.TxnPrepareAbort:
 		return retryAnswer(commit, false, errConcurrent)
-	default: // Empty: nothing to end
-		return errInvalidTxnState
 	}
-	next := st
-	next.State, next.UpdateTime = offsets.TxnPrepareAbort, c.clock.Now()
-	if commit {
-		next.State = offsets.TxnPrepareCommit
+	if retrying {
+		return errFenced
 	}
-	if err := c.persist(t, next); err != nil {
-		return errCoordinatorNA
-	}
-	if err := c.completeLocked(t); err != nil {
-		c.log.Warn("txn-end-incomplete", zap.String("transactional-id", id), zap.Error(err))
-	}
-	return errNone
+	return errInvalidTxnState
 }
 
 // retryAnswer is Kafka's answer to an EndTxn for a transaction already
@@ -98,6 +205,12 @@ func (c *Coordinator) completeLocked(t *txn) error {
 		done.State = offsets.TxnCompleteCommit
 	}
 	done.Partitions, done.Groups = nil, nil
+	if st.NextProducerID >= 0 {
+		// X20: the bumped epoch is exhausted; the client continues
+		// with the producer id allocated at the decision.
+		done.LastProducerID, done.ProducerID, done.Epoch = st.ProducerID, st.NextProducerID, 0
+	}
+	done.NextProducerID = noPID
 	if err := c.store.EndTxn(st.Groups, done, commit); err != nil {
 		return err
 	}

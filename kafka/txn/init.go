@@ -173,7 +173,7 @@ func (c *Coordinator) fenceTransition(st offsets.Txn, now time.Time) offsets.Txn
 	if st.Epoch < math.MaxInt16 {
 		next.Epoch = st.Epoch + 1
 	}
-	next.LastEpoch = noEpoch
+	next.LastEpoch, next.NextProducerID = noEpoch, noPID
 	next.State, next.UpdateTime = offsets.TxnPrepareAbort, now
 	return next
 }

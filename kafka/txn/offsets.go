@@ -17,9 +17,10 @@ type GroupChecker interface {
 	CheckTxnOffset(topic string, partition int32, metadata string) int16
 }
 
-// TxnOffsetCommit handles TxnOffsetCommit v0–3. The transaction is checked
+// TxnOffsetCommit handles TxnOffsetCommit v0–5 (v5: the group is added
+// implicitly, X18). The transaction is checked
 // first (as KIP-890's verification does): its producer id and epoch must
-// be current, it must be Ongoing and the group added with AddOffsetsToTxn
+// be current, it must be Ongoing and the group added with AddOffsetsToTxn (or by v5)
 // (else INVALID_TXN_STATE); then the group (v3: member, generation). The
 // offsets are stored pending (O5), durably before the answer, under the
 // transaction's lock, so they can never outlive the transaction's end
@@ -50,6 +51,13 @@ func (c *Coordinator) txnOffsetCommit(req *kmsg.TxnOffsetCommitRequest, groups G
 	}
 	if req.Group == "" || len(req.Group) > maxIDLen {
 		return errInvalidGroupID
+	}
+	if req.Version >= 5 {
+		// Transaction version 2: the group joins the transaction here,
+		// durably, instead of by AddOffsetsToTxn (X18).
+		if code := c.addGroup(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group, tv2); code != errNone {
+			return fencedFor(code, 0, 1) // TxnOffsetCommit knows only INVALID_PRODUCER_EPOCH (X11)
+		}
 	}
 	t := c.lookup(req.TransactionalID)
 	if t == nil {
