@@ -76,6 +76,7 @@ type config struct {
 	Rounds            int           `json:"rounds"`              // times the whole systems × workloads set runs
 	DiskProbe         bool          `json:"disk_probe"`          // measure the work dir's disk before the systems
 	KgatewayArgs      string        `json:"kgateway_args"`       // appended to kgateway's command line (strings.Fields)
+	KfakeKeystore     string        `json:"kfake_keystore"`      // PEM key and chain: kfake serves TLS (with SSL and SASL_SSL)
 	ServerProcs       int           `json:"server_procs"`        // GOMAXPROCS of every server process (0 = Go's default)
 	TxnRecords        int           `json:"txn_records"`         // workload 8 records per transaction
 	TxnInterval       time.Duration `json:"txn_interval_ns"`     // workload 8 time between transaction starts (0 = back to back)
@@ -200,6 +201,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.ServerProcs, "server-procs", 0, "GOMAXPROCS for every server process, the same for each system (0: Go's default, one per CPU)")
 	fs.IntVar(&c.Rounds, "rounds", 1, "run every system × workload this many times, rotating the system order; the table shows medians")
 	fs.BoolVar(&c.DiskProbe, "disk-probe", true, "measure fdatasync latency and synced write MB/s in --work-dir first")
+	fs.StringVar(&c.KfakeKeystore, "kfake-keystore", "", "PEM file with a private key and certificate chain: kfake serves TLS with it, and with SASL its --sasl-user as a superuser, so that kfake runs beside a secured kgateway")
 	fs.StringVar(&c.KgatewayArgs, "kgateway-args", "", "extra arguments appended to kgateway's command line, split on spaces (e.g. '--log-level warn')")
 	fs.IntVar(&c.TxnRecords, "txn-records", 1000, "workload 8: records per transaction")
 	fs.DurationVar(&c.TxnInterval, "txn-interval", 100*time.Millisecond, "workload 8: a transaction starts (and is committed) every this long; 0 runs them back to back")

@@ -8,6 +8,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -153,9 +154,9 @@ func systemCommand(ctx context.Context, h *harness, name string) (string, []stri
 	}
 	switch name {
 	case "kfake":
-		return self, []string{serveKfakeCmd}, nil
+		return self, append([]string{serveKfakeCmd}, kfakeSecurityArgs(h.cfg)...), nil
 	case "kfake-durable":
-		return self, []string{serveKfakeCmd, "--durable"}, nil
+		return self, append([]string{serveKfakeCmd, "--durable"}, kfakeSecurityArgs(h.cfg)...), nil
 	case "kgateway":
 		bin, err := h.kgatewayBin(ctx)
 		return bin, nil, err
@@ -384,6 +385,10 @@ func serveKfake(args []string) error {
 	listen := fs.String("listen", "127.0.0.1:0", "address to listen on")
 	dataDir := fs.String("data-dir", "", "data directory (used with --durable)")
 	durable := fs.Bool("durable", false, "persist to --data-dir with SyncWrites")
+	keystore := fs.String("tls-keystore", "", "PEM private key and certificate chain: serve TLS")
+	saslMech := fs.String("sasl-mechanism", "", "with --sasl-user: require SASL, with this user as a superuser")
+	saslUser := fs.String("sasl-user", "", "SASL superuser")
+	saslPassFile := fs.String("sasl-password-file", "", "file whose first line is the superuser's password")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -396,6 +401,11 @@ func serveKfake(args []string) error {
 		return err
 	}
 	opts := []kfake.Opt{kfake.Ports(port), kfake.ClusterID("kgbench")}
+	sec, err := kfakeSecurityOpts(*keystore, *saslMech, *saslUser, *saslPassFile)
+	if err != nil {
+		return err
+	}
+	opts = append(opts, sec...)
 	if *durable {
 		opts = append(opts, kfake.DataDir(*dataDir), kfake.SyncWrites())
 	}
@@ -432,4 +442,38 @@ func addSASLUser(ctx context.Context, bin, dataDir string, sec *security) error 
 		return fmt.Errorf("kgbench: kgateway users add: %w: %s", err, out)
 	}
 	return nil
+}
+
+// kfakeSecurityArgs are serve-kfake's flags for --kfake-keystore and the
+// client's SASL settings: kfake then serves what the clients speak.
+func kfakeSecurityArgs(cfg *config) []string {
+	var args []string
+	if cfg.KfakeKeystore != "" && cfg.Security.usesTLS() {
+		args = append(args, "--tls-keystore", cfg.KfakeKeystore)
+	}
+	if cfg.Security.usesSASL() && cfg.Security.SASLPasswordFile != "" {
+		args = append(args, "--sasl-mechanism", cfg.Security.SASLMechanism, "--sasl-user", cfg.Security.SASLUser,
+			"--sasl-password-file", cfg.Security.SASLPasswordFile)
+	}
+	return args
+}
+
+// kfakeSecurityOpts turns serve-kfake's security flags into kfake options.
+func kfakeSecurityOpts(keystore, mech, user, passFile string) ([]kfake.Opt, error) {
+	var opts []kfake.Opt
+	if keystore != "" {
+		cert, err := tls.LoadX509KeyPair(keystore, keystore)
+		if err != nil {
+			return nil, fmt.Errorf("kgbench: kfake keystore: %w", err)
+		}
+		opts = append(opts, kfake.TLS(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}))
+	}
+	if user != "" {
+		pass, err := (&security{SASLPasswordFile: passFile}).password()
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, kfake.EnableSASL(), kfake.Superuser(mech, user, pass))
+	}
+	return opts, nil
 }
