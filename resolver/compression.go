@@ -196,7 +196,11 @@ func (s *readerSource) close() {
 	}
 }
 
-// gzipDecoder is pooled with the bytes.Reader it reads from.
+// gzipDecoder is pooled with the bytes.Reader it reads from. It reads the
+// section member by member itself: in multistream mode the gzip reader
+// takes an io.EOF inside a later member's header (a name or comment cut
+// short) for the end of the stream, and would accept the truncated data.
+// Here a later member's header must parse whole, like the first's.
 type gzipDecoder struct {
 	zr gzip.Reader
 	in bytes.Reader
@@ -215,7 +219,25 @@ func newGzipSource(sec []byte) (chunkSource, error) {
 		put()
 		return nil, err
 	}
-	return newReaderSource(&d.zr, &d.in, put), nil
+	d.zr.Multistream(false)
+	return newReaderSource(d, &d.in, put), nil
+}
+
+// Read reads the current member, then starts the next one while bytes
+// are left.
+func (d *gzipDecoder) Read(p []byte) (int, error) {
+	n, err := d.zr.Read(p)
+	if err != io.EOF || d.in.Len() == 0 {
+		return n, err
+	}
+	if err := d.zr.Reset(&d.in); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF // bytes were left, so the header is cut short
+		}
+		return n, err
+	}
+	d.zr.Multistream(false)
+	return n, nil
 }
 
 type lz4Decoder struct {
