@@ -375,18 +375,24 @@ func (s *Store) allGroups() ([]Group, error) {
 }
 
 func (s *Store) metaGroups() ([]Group, error) {
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{metaTag}, UpperBound: []byte{metaTag + 1}})
+	return scanTag(s.db, metaTag, decodeGroup)
+}
+
+// scanTag decodes every record under one key tag whose key is the tag and
+// an id, in key order.
+func scanTag[T any](db *pebble.DB, tag byte, decode func(id string, v []byte) (T, error)) ([]T, error) {
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{tag}, UpperBound: []byte{tag + 1}})
 	if err != nil {
 		return nil, err
 	}
 	defer it.Close()
-	var out []Group
+	var out []T
 	for it.First(); it.Valid(); it.Next() {
-		g, err := decodeGroup(string(it.Key()[1:]), it.Value())
+		v, err := decode(string(it.Key()[1:]), it.Value())
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, g)
+		out = append(out, v)
 	}
 	return out, it.Error()
 }

@@ -60,20 +60,7 @@ func (s *Store) Txns() ([]Txn, error) {
 	if s.mu.closed {
 		return nil, ErrClosed
 	}
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{txnTag}, UpperBound: []byte{txnTag + 1}})
-	if err != nil {
-		return nil, err
-	}
-	defer it.Close()
-	var out []Txn
-	for it.First(); it.Valid(); it.Next() {
-		t, err := decodeTxn(string(it.Key()[1:]), it.Value())
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, it.Error()
+	return scanTag(s.db, txnTag, decodeTxn)
 }
 
 // PutPending stores TxnOffsetCommit offsets of transaction txnID for group
