@@ -185,6 +185,19 @@ func (s *Store) Close() error {
 // it returns an error none is acknowledged. Zero CommitTimes are stamped
 // with Options.Now.
 func (s *Store) Commit(group string, commits []Commit) error {
+	err := s.putCommits(commits, func(tp TopicPartition) []byte { return offsetKey(group, tp) })
+	if err == ErrClosed { // unwrapped, as every other call returns it
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("offsets: commit %q: %w", group, err)
+	}
+	return nil
+}
+
+// putCommits writes commits under key in one synced batch, stamping zero
+// CommitTimes with Options.Now. Nothing is written for no commits.
+func (s *Store) putCommits(commits []Commit, key func(TopicPartition) []byte) error {
 	if len(commits) == 0 {
 		return nil
 	}
@@ -200,14 +213,11 @@ func (s *Store) Commit(group string, commits []Commit) error {
 		if c.CommitTime.IsZero() {
 			c.CommitTime = now
 		}
-		if err := b.Set(offsetKey(group, c.TopicPartition), encodeCommit(c), nil); err != nil {
+		if err := b.Set(key(c.TopicPartition), encodeCommit(c), nil); err != nil {
 			return err
 		}
 	}
-	if err := s.db.Apply(b, pebble.Sync); err != nil {
-		return fmt.Errorf("offsets: commit %q: %w", group, err)
-	}
-	return nil
+	return s.db.Apply(b, pebble.Sync)
 }
 
 // Get returns the committed offset of one partition; ok is false when there

@@ -69,29 +69,14 @@ func (s *Store) Txns() ([]Txn, error) {
 // pending offset of the same transaction and partition replaces the
 // earlier one. Zero CommitTimes are stamped with Options.Now.
 func (s *Store) PutPending(txnID, group string, commits []Commit) error {
-	if len(commits) == 0 {
-		return nil
-	}
-	if txnID == "" {
+	if len(commits) > 0 && txnID == "" {
 		return fmt.Errorf("%w: pending offsets without a transaction", ErrInvalid)
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.mu.closed {
-		return ErrClosed
+	err := s.putCommits(commits, func(tp TopicPartition) []byte { return pendingKey(group, txnID, tp) })
+	if err == ErrClosed { // unwrapped, as every other call returns it
+		return err
 	}
-	b := s.db.NewBatch()
-	defer b.Close()
-	now := s.opts.Now()
-	for _, c := range commits {
-		if c.CommitTime.IsZero() {
-			c.CommitTime = now
-		}
-		if err := b.Set(pendingKey(group, txnID, c.TopicPartition), encodeCommit(c), nil); err != nil {
-			return err
-		}
-	}
-	if err := s.db.Apply(b, pebble.Sync); err != nil {
+	if err != nil {
 		return fmt.Errorf("offsets: pending commit %q/%q: %w", txnID, group, err)
 	}
 	return nil
