@@ -38,6 +38,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -51,38 +52,44 @@ var errConfig = errors.New("kgbench: invalid config")
 
 // config holds every knob of a run; flags mirror it in kebab-case.
 type config struct {
-	Systems           []string      `json:"systems"`             // systems to run, in order
-	Workloads         []int         `json:"workloads"`           // workload numbers to run (1..7)
-	Records           int           `json:"records"`             // N: records in workloads 1–3
-	RecordSize        int           `json:"record_size"`         // bytes per record value
-	Linger            time.Duration `json:"linger_ns"`           // producer linger
-	LoadLinger        time.Duration `json:"load_linger_ns"`      // workload 4's producer linger
-	Idempotent        bool          `json:"idempotent"`          // franz-go's default producer mode
-	Compression       string        `json:"compression"`         // producer codec: none, gzip, snappy, lz4, zstd
-	OfferedMBps       float64       `json:"offered_mbps"`        // workload 4 offered load
-	Duration          time.Duration `json:"duration_ns"`         // workload 4 duration
-	PartitionsScale   int           `json:"partitions_scale"`    // workload 5 total partitions
-	TopicsScale       int           `json:"topics_scale"`        // workload 5 topics the partitions spread over
-	BigBytes          int64         `json:"big_bytes"`           // workload 6 partition size
-	Probes            int           `json:"probes"`              // samples per latency probe (workloads 5, 6, 7)
-	SessionPartitions int           `json:"session_partitions"`  // workload 7 partitions
-	WorkloadTimeout   time.Duration `json:"workload_timeout_ns"` // upper bound per workload
-	StartTimeout      time.Duration `json:"start_timeout_ns"`    // upper bound to accept connections
-	Out               string        `json:"out"`                 // JSON results path
-	Chart             string        `json:"chart"`               // PNG chart path ("" = none)
-	KgatewayBin       string        `json:"kgateway_bin"`        // prebuilt kgateway binary ("" = build)
-	WorkDir           string        `json:"work_dir"`            // parent of the temporary data dirs
-	KeepData          bool          `json:"keep_data"`           // leave data directories behind
-	Rounds            int           `json:"rounds"`              // times the whole systems × workloads set runs
-	DiskProbe         bool          `json:"disk_probe"`          // measure the work dir's disk before the systems
-	KgatewayArgs      string        `json:"kgateway_args"`       // appended to kgateway's command line (strings.Fields)
-	KfakeKeystore     string        `json:"kfake_keystore"`      // PEM key and chain: kfake serves TLS (with SSL and SASL_SSL)
-	ServerProcs       int           `json:"server_procs"`        // GOMAXPROCS of every server process (0 = Go's default)
-	TxnRecords        int           `json:"txn_records"`         // workload 8 records per transaction
-	TxnInterval       time.Duration `json:"txn_interval_ns"`     // workload 8 time between transaction starts (0 = back to back)
-	IsolationPasses   int           `json:"isolation_passes"`    // workload 9 reads per isolation level
-	Security          security      `json:"security"`            // client TLS and SASL (security.go)
-	Render            string        `json:"-"`                   // re-render this JSON instead of running
+	Systems             []string      `json:"systems"`              // systems to run, in order
+	Workloads           []int         `json:"workloads"`            // workload numbers to run (1..11)
+	Records             int           `json:"records"`              // N: records in workloads 1–3
+	RecordSize          int           `json:"record_size"`          // bytes per record value
+	Linger              time.Duration `json:"linger_ns"`            // producer linger
+	LoadLinger          time.Duration `json:"load_linger_ns"`       // workload 4's producer linger
+	Idempotent          bool          `json:"idempotent"`           // franz-go's default producer mode
+	Compression         string        `json:"compression"`          // producer codec: none, gzip, snappy, lz4, zstd
+	OfferedMBps         float64       `json:"offered_mbps"`         // workload 4 offered load
+	Duration            time.Duration `json:"duration_ns"`          // workload 4 duration
+	PartitionsScale     int           `json:"partitions_scale"`     // workload 5 total partitions
+	TopicsScale         int           `json:"topics_scale"`         // workload 5 topics the partitions spread over
+	BigBytes            int64         `json:"big_bytes"`            // workload 6 partition size
+	Probes              int           `json:"probes"`               // samples per latency probe (workloads 5, 6, 7)
+	SessionPartitions   int           `json:"session_partitions"`   // workload 7 partitions
+	WorkloadTimeout     time.Duration `json:"workload_timeout_ns"`  // upper bound per workload
+	StartTimeout        time.Duration `json:"start_timeout_ns"`     // upper bound to accept connections
+	Out                 string        `json:"out"`                  // JSON results path
+	Chart               string        `json:"chart"`                // PNG chart path ("" = none)
+	KgatewayBin         string        `json:"kgateway_bin"`         // prebuilt kgateway binary ("" = build)
+	WorkDir             string        `json:"work_dir"`             // parent of the temporary data dirs
+	KeepData            bool          `json:"keep_data"`            // leave data directories behind
+	Rounds              int           `json:"rounds"`               // times the whole systems × workloads set runs
+	DiskProbe           bool          `json:"disk_probe"`           // measure the work dir's disk before the systems
+	KgatewayArgs        string        `json:"kgateway_args"`        // appended to kgateway's command line (strings.Fields)
+	KfakeKeystore       string        `json:"kfake_keystore"`       // PEM key and chain: kfake serves TLS (with SSL and SASL_SSL)
+	ServerProcs         int           `json:"server_procs"`         // GOMAXPROCS of every server process (0 = Go's default)
+	TxnRecords          int           `json:"txn_records"`          // workload 8 records per transaction
+	TxnInterval         time.Duration `json:"txn_interval_ns"`      // workload 8 time between transaction starts (0 = back to back)
+	IsolationPasses     int           `json:"isolation_passes"`     // workload 9 reads per isolation level
+	RebalanceMembers    []int         `json:"rebalance_members"`    // workload 10 group sizes
+	RebalancePartitions int           `json:"rebalance_partitions"` // workload 10 topic partitions
+	GroupHeartbeat      time.Duration `json:"group_heartbeat_ns"`   // workload 10 classic heartbeat; kfake's KIP-848 and share heartbeat
+	ShareRecords        int           `json:"share_records"`        // workload 11 records per topic
+	ShareMembers        []int         `json:"share_members"`        // workload 11 member counts on one partition
+	SharePartitions     int           `json:"share_partitions"`     // workload 11 partitions (and members) of the last row
+	Security            security      `json:"security"`             // client TLS and SASL (security.go)
+	Render              string        `json:"-"`                    // re-render this JSON instead of running
 
 	// securityOpts are Security's franz-go options, built once by
 	// parseFlags (the files they name are read then).
@@ -148,6 +155,18 @@ func (c *config) Validate() error {
 	if c.IsolationPasses < 1 {
 		bad("--isolation-passes must be >= 1, got %d", c.IsolationPasses)
 	}
+	if len(c.RebalanceMembers) == 0 || slices.Min(c.RebalanceMembers) < 1 || c.RebalancePartitions < 1 {
+		bad("--rebalance-members (at least one) and --rebalance-partitions must be positive")
+	}
+	if c.GroupHeartbeat <= 0 || c.GroupHeartbeat >= classicSession {
+		bad("--group-heartbeat must be positive and below the %s session timeout, got %s", classicSession, c.GroupHeartbeat)
+	}
+	if c.ShareRecords < 1 || len(c.ShareMembers) == 0 || slices.Min(c.ShareMembers) < 1 {
+		bad("--share-records and --share-members (at least one) must be positive")
+	}
+	if c.SharePartitions < 2 {
+		bad("--share-partitions must be >= 2 (one partition is the other rows'), got %d", c.SharePartitions)
+	}
 	c.Security.validate(bad)
 	return errors.Join(errs...)
 }
@@ -174,10 +193,11 @@ func parseFlags(args []string) (*config, error) {
 	var (
 		c                           config
 		systems, workloads, bigSize string
+		rebalanceMembers, shareMem  string
 		rate                        float64
 	)
 	fs.StringVar(&systems, "systems", strings.Join(allSystems, ","), "comma-separated systems to run")
-	fs.StringVar(&workloads, "workloads", "1,2,3,4,5,6,7,8,9", "comma-separated workload numbers to run")
+	fs.StringVar(&workloads, "workloads", "1,2,3,4,5,6,7,8,9,10,11", "comma-separated workload numbers to run")
 	fs.IntVar(&c.Records, "records", 1_000_000, "records produced in workloads 1 and 2 (and consumed in 3)")
 	fs.IntVar(&c.RecordSize, "record-size", 1024, "record value size in bytes")
 	fs.DurationVar(&c.Linger, "linger", 5*time.Millisecond, "producer linger (workloads 1, 2, 6, 7)")
@@ -206,6 +226,12 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.TxnRecords, "txn-records", 1000, "workload 8: records per transaction")
 	fs.DurationVar(&c.TxnInterval, "txn-interval", 100*time.Millisecond, "workload 8: a transaction starts (and is committed) every this long; 0 runs them back to back")
 	fs.IntVar(&c.IsolationPasses, "isolation-passes", 3, "workload 9: full reads per isolation level, alternating")
+	fs.StringVar(&rebalanceMembers, "rebalance-members", "10,100", "workload 10: comma-separated group sizes; each joins at once, then one more member joins")
+	fs.IntVar(&c.RebalancePartitions, "rebalance-partitions", 100, "workload 10: partitions of the topic the groups consume")
+	fs.DurationVar(&c.GroupHeartbeat, "group-heartbeat", 250*time.Millisecond, "workload 10's classic members' heartbeat interval; kfake is started with it as its KIP-848 and share-group heartbeat interval")
+	fs.IntVar(&c.ShareRecords, "share-records", 20000, "workload 11: records in each of its two topics")
+	fs.StringVar(&shareMem, "share-members", "1,4,16", "workload 11: comma-separated member counts of the one-partition rows")
+	fs.IntVar(&c.SharePartitions, "share-partitions", 16, "workload 11: partitions, and members, of its last row")
 	sec := &c.Security
 	fs.StringVar(&sec.Protocol, "security-protocol", "PLAINTEXT", "every client's security.protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL")
 	fs.StringVar(&sec.TLSCAFile, "tls-ca", "", "PEM file of the CAs the clients trust (default: the system's)")
@@ -225,6 +251,12 @@ func parseFlags(args []string) (*config, error) {
 	var err error
 	if c.Workloads, err = parseInts(workloads); err != nil {
 		return nil, fmt.Errorf("%w: --workloads: %v", errConfig, err)
+	}
+	if c.RebalanceMembers, err = parseInts(rebalanceMembers); err != nil {
+		return nil, fmt.Errorf("%w: --rebalance-members: %v", errConfig, err)
+	}
+	if c.ShareMembers, err = parseInts(shareMem); err != nil {
+		return nil, fmt.Errorf("%w: --share-members: %v", errConfig, err)
 	}
 	if c.BigBytes, err = parseBytes(bigSize); err != nil {
 		return nil, fmt.Errorf("%w: --big-bytes: %v", errConfig, err)

@@ -40,6 +40,9 @@ type Result struct {
 	ClientCPUSeconds float64 `json:"client_cpu_s"`
 	Notes            string  `json:"notes,omitempty"`
 	Error            string  `json:"error,omitempty"`
+	// Unsupported says why the server cannot serve the row (e.g. it does
+	// not advertise an API the row needs): no figures, and no error.
+	Unsupported string `json:"unsupported,omitempty"`
 }
 
 // Percentile is one latency figure, e.g. {"ack p99", 3.2}.
@@ -130,8 +133,11 @@ func writeTable(w io.Writer, results []Result) {
 		if r.RSSBytes > 0 {
 			notes = join("; ", notes, fmt.Sprintf("RSS %s (peak %s)", fmtBytes(r.RSSBytes), fmtBytes(r.PeakRSSBytes)))
 		}
-		if r.Error != "" {
+		switch {
+		case r.Error != "":
 			mbps, rps, cpu, ccpu, notes = "ERROR", "ERROR", "–", "–", "error: "+truncate(r.Error, 160)
+		case r.Unsupported != "":
+			mbps, rps, cpu, ccpu, notes = "unsupported", "unsupported", "–", "–", truncate(r.Unsupported, 160)
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			r.System, r.Workload, mbps, rps, fmtLatency(r.Latency), cpu, ccpu, escapeCell(notes))

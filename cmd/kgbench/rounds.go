@@ -85,7 +85,7 @@ func (h *harness) benchSystem(ctx context.Context, dir, name string) []Result {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "== %s: failed to start: %v\n", name, err)
 		for _, w := range h.cfg.Workloads {
-			for _, row := range workloadRows(w) {
+			for _, row := range h.cfg.workloadRows(w) {
 				out = append(out, Result{System: name, Workload: row, Error: "start: " + err.Error()})
 			}
 		}
@@ -149,13 +149,13 @@ func summarize(systems []string, results []Result) []Result {
 }
 
 // summarizeCell folds one system × workload's rounds: the medians of the
-// rounds that did not error, and the first error if every round did. The
-// other fields (notes, round) are the first good round's. One round is
-// returned as it is.
+// rounds that did not error (nor were unsupported), and the first round if
+// none did. The other fields (notes, round) are the first good round's.
+// One round is returned as it is.
 func summarizeCell(rounds []Result) Result {
 	var ok []Result
 	for _, r := range rounds {
-		if r.Error == "" {
+		if r.Error == "" && r.Unsupported == "" {
 			ok = append(ok, r)
 		}
 	}

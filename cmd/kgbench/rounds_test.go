@@ -170,14 +170,23 @@ func TestParseFlagsRoundsAndArgs(t *testing.T) {
 		{[]string{"--server-procs", "-1"}, "--server-procs must be >= 0", nil},
 		{nil, "", func(c *config) bool {
 			return c.TxnRecords == 1000 && c.TxnInterval == 100*time.Millisecond && c.IsolationPasses == 3 &&
-				slices.Equal(c.Workloads, []int{1, 2, 3, 4, 5, 6, 7, 8, 9})
+				slices.Equal(c.Workloads, []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11})
 		}},
+		{nil, "", func(c *config) bool {
+			return slices.Equal(c.RebalanceMembers, []int{10, 100}) && c.RebalancePartitions == 100 &&
+				c.GroupHeartbeat == 250*time.Millisecond && c.ShareRecords == 20000 &&
+				slices.Equal(c.ShareMembers, []int{1, 4, 16}) && c.SharePartitions == 16
+		}},
+		{[]string{"--rebalance-members", "3,5", "--share-members", "2", "--share-partitions", "4"}, "", func(c *config) bool {
+			return slices.Equal(c.RebalanceMembers, []int{3, 5}) && slices.Equal(c.shareRows(), []string{"11 share 1p×2", "11 share 4p×4"})
+		}},
+		{[]string{"--rebalance-members", "x"}, "--rebalance-members", nil},
 		{[]string{"--txn-records", "5", "--txn-interval", "0", "--isolation-passes", "1", "--workloads", "8,9"}, "",
 			func(c *config) bool { return c.TxnRecords == 5 && c.TxnInterval == 0 && c.IsolationPasses == 1 }},
 		{[]string{"--txn-records", "0"}, "--txn-records must be >= 1", nil},
 		{[]string{"--txn-interval", "-1ms"}, "--txn-interval must be >= 0", nil},
 		{[]string{"--isolation-passes", "0"}, "--isolation-passes must be >= 1", nil},
-		{[]string{"--workloads", "10"}, "unknown workload 10 (want 1..9)", nil},
+		{[]string{"--workloads", "12"}, "unknown workload 12 (want 1..11)", nil},
 	} {
 		cfg, err := parseFlags(tc.args)
 		switch {

@@ -36,6 +36,8 @@ func TestAllWorkloadsAgainstKfake(t *testing.T) {
 		"--duration", "300ms", "--partitions-scale", "20", "--topics-scale", "4",
 		"--big-bytes", "256KiB", "--probes", "3", "--session-partitions", "20", "--workload-timeout", "30s",
 		"--txn-records", "10", "--txn-interval", "20ms", "--isolation-passes", "2",
+		"--rebalance-members", "2", "--rebalance-partitions", "4",
+		"--share-records", "200", "--share-members", "1,2", "--share-partitions", "2",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -45,12 +47,19 @@ func TestAllWorkloadsAgainstKfake(t *testing.T) {
 	h := newHarness(cfg, t.TempDir())
 	for _, name := range cfg.Systems {
 		results := h.benchSystem(ctx, t.TempDir(), name)
-		if want := len(workloadNames) + len(isolationRows) - 1; len(results) != want {
-			t.Fatalf("%s: %d results, want %d", name, len(results), want)
+		var want []string
+		for w := range workloadNames {
+			want = append(want, cfg.workloadRows(w+1)...)
 		}
-		for _, r := range results {
-			if r.Error != "" {
-				t.Errorf("%s / %s: %s", r.System, r.Workload, r.Error)
+		if len(results) != len(want) || len(want) != len(workloadNames)+1+2+2 {
+			t.Fatalf("%s: %d results, want %d", name, len(results), len(want))
+		}
+		for i, r := range results {
+			if r.Workload != want[i] {
+				t.Errorf("%s: row %d is %q, want %q", name, i, r.Workload, want[i])
+			}
+			if r.Error != "" || r.Unsupported != "" {
+				t.Errorf("%s / %s: %s%s", r.System, r.Workload, r.Error, r.Unsupported)
 			}
 			if r.MBps == 0 && len(r.Latency) == 0 {
 				t.Errorf("%s / %s: no figures", r.System, r.Workload)

@@ -154,9 +154,9 @@ func systemCommand(ctx context.Context, h *harness, name string) (string, []stri
 	}
 	switch name {
 	case "kfake":
-		return self, append([]string{serveKfakeCmd}, kfakeSecurityArgs(h.cfg)...), nil
+		return self, append([]string{serveKfakeCmd}, kfakeArgs(h.cfg)...), nil
 	case "kfake-durable":
-		return self, append([]string{serveKfakeCmd, "--durable"}, kfakeSecurityArgs(h.cfg)...), nil
+		return self, append([]string{serveKfakeCmd, "--durable"}, kfakeArgs(h.cfg)...), nil
 	case "kgateway":
 		bin, err := h.kgatewayBin(ctx)
 		return bin, nil, err
@@ -389,6 +389,7 @@ func serveKfake(args []string) error {
 	saslMech := fs.String("sasl-mechanism", "", "with --sasl-user: require SASL, with this user as a superuser")
 	saslUser := fs.String("sasl-user", "", "SASL superuser")
 	saslPassFile := fs.String("sasl-password-file", "", "file whose first line is the superuser's password")
+	heartbeat := fs.Duration("group-heartbeat", 0, "KIP-848 and share-group heartbeat interval (0: kfake's default)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -406,6 +407,13 @@ func serveKfake(args []string) error {
 		return err
 	}
 	opts = append(opts, sec...)
+	if *heartbeat > 0 {
+		ms := strconv.FormatInt(heartbeat.Milliseconds(), 10)
+		opts = append(opts, kfake.BrokerConfigs(map[string]string{
+			"group.consumer.heartbeat.interval.ms": ms,
+			"group.share.heartbeat.interval.ms":    ms,
+		}))
+	}
 	if *durable {
 		opts = append(opts, kfake.DataDir(*dataDir), kfake.SyncWrites())
 	}
@@ -442,6 +450,12 @@ func addSASLUser(ctx context.Context, bin, dataDir string, sec *security) error 
 		return fmt.Errorf("kgbench: kgateway users add: %w: %s", err, out)
 	}
 	return nil
+}
+
+// kfakeArgs are serve-kfake's flags from the config: --group-heartbeat,
+// and the security ones.
+func kfakeArgs(cfg *config) []string {
+	return append([]string{"--group-heartbeat", cfg.GroupHeartbeat.String()}, kfakeSecurityArgs(cfg)...)
 }
 
 // kfakeSecurityArgs are serve-kfake's flags for --kfake-keystore and the

@@ -3,7 +3,9 @@ package main
 // workloads.go holds the workload table, the shared client helpers and the
 // throughput workloads 1–3. The latency workloads 4–6 live in probes.go,
 // workload 7 (fetch sessions) in sessions.go, workload 8 (transactions) in
-// txns.go and workload 9 (the cost of read_committed) in isolation.go.
+// txns.go, workload 9 (the cost of read_committed) in isolation.go,
+// workload 10 (rebalance time) in rebalance.go and workload 11 (share
+// groups) in sharegroups.go.
 // Every workload uses the same franz-go configuration against every system
 // (no compression, acks=all, --linger), so differences are the server's.
 
@@ -52,6 +54,8 @@ var workloadNames = []string{
 	"7 fetch sessions",
 	"8 transactions",
 	"9 read_committed cost",
+	"10 rebalance",
+	"11 share groups",
 }
 
 // isolationRows are workload 9's table rows: it compares two ways of
@@ -59,10 +63,15 @@ var workloadNames = []string{
 var isolationRows = []string{"9 consume read_uncommitted", "9 consume read_committed"}
 
 // workloadRows are the table rows workload n (1-based) fills: its name,
-// except for workload 9.
-func workloadRows(n int) []string {
-	if n == workloadIsolation {
+// except for workloads 9, 10 and 11, which fill several.
+func (c *config) workloadRows(n int) []string {
+	switch n {
+	case workloadIsolation:
 		return isolationRows
+	case workloadRebalance:
+		return rebalanceRows()
+	case workloadShare:
+		return c.shareRows()
 	}
 	return []string{workloadNames[n-1]}
 }
@@ -99,10 +108,11 @@ var compressionCodecs = map[string]kgo.CompressionCodec{
 }
 
 // runWorkload runs workload n (1-based) under --workload-timeout and
-// returns its rows (workloadRows). An error goes into every row.
+// returns its rows (workloadRows). An error goes into every row without an
+// outcome of its own; an errUnsupported one makes them "unsupported".
 func (b *bench) runWorkload(ctx context.Context, n int) []Result {
-	rows := make([]Result, 0, 2)
-	for _, name := range workloadRows(n) {
+	var rows []Result
+	for _, name := range b.cfg.workloadRows(n) {
 		rows = append(rows, Result{System: b.sys.name, Workload: name})
 	}
 	if err := b.healthy(ctx); err != nil {
@@ -123,28 +133,57 @@ func (b *bench) runWorkload(ctx context.Context, n int) []Result {
 		b.transactions,
 	}
 	var err error
-	if n == workloadIsolation {
-		// It measures its phases itself: its fill belongs to neither row.
+	switch n {
+	// The workloads of several rows measure their phases themselves:
+	// fills belong to no row.
+	case workloadIsolation:
 		err = b.isolationCost(ctx, &rows[0], &rows[1])
-	} else {
+	case workloadRebalance:
+		err = b.rebalance(ctx, rows)
+	case workloadShare:
+		err = b.shareGroups(ctx, rows)
+	default:
 		err = b.measure(&rows[0], func() error { return fns[n-1](ctx, &rows[0]) })
 	}
+	if errors.Is(err, errUnsupported) {
+		return withUnsupported(rows, err) // the server is fine: no health check
+	}
+	if err == nil && !anyError(rows) {
+		return rows
+	}
+	b.failed = true
+	if b.sys.exitedWithin(time.Second) {
+		err = b.sys.checkAlive() // the crash is the story, not the client's symptom
+	}
 	if err != nil {
-		b.failed = true
-		if b.sys.exitedWithin(time.Second) {
-			err = b.sys.checkAlive() // the crash is the story, not the client's symptom
-		}
 		return withError(rows, err)
 	}
 	return rows
 }
 
-// withError marks every row with err.
+// withError marks every row that has no outcome yet (an error of its own
+// or "unsupported") with err.
 func withError(rows []Result, err error) []Result {
 	for i := range rows {
-		rows[i].Error = err.Error()
+		if rows[i].Error == "" && rows[i].Unsupported == "" {
+			rows[i].Error = err.Error()
+		}
 	}
 	return rows
+}
+
+// withUnsupported marks every row that has no outcome yet unsupported.
+func withUnsupported(rows []Result, err error) []Result {
+	for i := range rows {
+		if rows[i].Error == "" && rows[i].Unsupported == "" {
+			rows[i].Unsupported = err.Error()
+		}
+	}
+	return rows
+}
+
+func anyError(rows []Result) bool {
+	return slices.ContainsFunc(rows, func(r Result) bool { return r.Error != "" })
 }
 
 // measure runs fn and adds its wall time, the server's CPU time and the
