@@ -15,7 +15,7 @@ import (
 
 // inProcessKfake starts a one-broker kfake in the test's process and a
 // bench against it with the given flags.
-func inProcessKfake(t *testing.T, flags []string, opts ...kfake.Opt) *bench {
+func inProcessKfake(t *testing.T, flags []string, opts ...kfake.Opt) (*bench, *kfake.Cluster) {
 	t.Helper()
 	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1)}, opts...)...)
 	if err != nil {
@@ -26,7 +26,7 @@ func inProcessKfake(t *testing.T, flags []string, opts ...kfake.Opt) *bench {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newBench(cfg, &system{name: "kfake", addr: c.ListenAddrs()[0]})
+	return newBench(cfg, &system{name: "kfake", addr: c.ListenAddrs()[0]}), c
 }
 
 // withoutKeys is kfake advertising every API it serves but keys.
@@ -52,7 +52,7 @@ func figureNames(r Result) []string {
 // handed out. 5 members on 6 partitions is uneven (one or two each), and
 // the sixth member's join must move a partition to it.
 func TestRebalanceAgainstKfake(t *testing.T) {
-	b := inProcessKfake(t, []string{"--rebalance-members", "2,5", "--rebalance-partitions", "6"},
+	b, _ := inProcessKfake(t, []string{"--rebalance-members", "2,5", "--rebalance-partitions", "6"},
 		kfake.BrokerConfigs(map[string]string{"group.consumer.heartbeat.interval.ms": "200"}))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -89,7 +89,7 @@ func TestRebalanceAgainstKfake(t *testing.T) {
 // back to classic by itself) and not an error; the classic rows are
 // measured as usual.
 func TestRebalanceKIP848Unsupported(t *testing.T) {
-	b := inProcessKfake(t, []string{"--rebalance-members", "2", "--rebalance-partitions", "4"},
+	b, _ := inProcessKfake(t, []string{"--rebalance-members", "2", "--rebalance-partitions", "4"},
 		withoutKeys(kmsg.ConsumerGroupHeartbeat, kmsg.ConsumerGroupDescribe))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// TestShareGroupsAgainstKfake runs workload 11 at toy sizes against an
+// in-process kfake: every row accepted every record of its topic, through
+// ShareAcknowledge commits whose latency it reports.
+func TestShareGroupsAgainstKfake(t *testing.T) {
+	b, _ := inProcessKfake(t, []string{"--share-records", "300", "--share-members", "1,3", "--share-partitions", "3"})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rows := b.runWorkload(ctx, workloadShare)
+	if got := workloadRowNames(rows); !slices.Equal(got, []string{"11 share 1p×1", "11 share 1p×3", "11 share 3p×3"}) {
+		t.Fatalf("rows %q", got)
+	}
+	for _, r := range rows {
+		if r.Error != "" || r.Unsupported != "" || r.Records != 300 || r.MBps <= 0 || r.RecordsPerSec <= 0 {
+			t.Errorf("%+v", r)
+		}
+		short := strings.TrimPrefix(r.Workload, "11 ")
+		if got, want := figureNames(r), []string{short + " ack p50", short + " ack p99"}; !slices.Equal(got, want) {
+			t.Errorf("%s: figures %q, want %q", r.Workload, got, want)
+		}
+		if !strings.Contains(r.Notes, "300 records") || strings.Contains(r.Notes, " 0 ShareAcknowledge") {
+			t.Errorf("%s: notes %q", r.Workload, r.Notes)
+		}
+	}
+	if b.failed {
+		t.Error("a healthy run marked the server failed")
+	}
+}
+
+func workloadRowNames(rows []Result) []string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, r.Workload)
+	}
+	return out
+}
+
+// TestShareGroupsUnsupported: a server without share groups (kgateway
+// before KIP-932) gets "unsupported" rows at once: no error, no health
+// check, no share consumer waiting for records that never come.
+func TestShareGroupsUnsupported(t *testing.T) {
+	b, _ := inProcessKfake(t, []string{"--share-records", "10"},
+		withoutKeys(kmsg.ShareGroupHeartbeat, kmsg.ShareGroupDescribe, kmsg.ShareFetch, kmsg.ShareAcknowledge))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rows := b.runWorkload(ctx, workloadShare)
+	if len(rows) != 4 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	for _, r := range rows {
+		if r.Error != "" || !strings.Contains(r.Unsupported, "ShareGroupHeartbeat (ApiVersions key 76)") || r.Records != 0 {
+			t.Errorf("%+v", r)
+		}
+	}
+	if b.failed || ctx.Err() != nil {
+		t.Errorf("failed %v, context %v", b.failed, ctx.Err())
+	}
+}
+
+// TestShareAckFailureFailsTheRow: a ShareAcknowledge the broker answers
+// with an error (injected once into an in-process kfake) fails the row
+// rather than giving a throughput that hides it.
+func TestShareAckFailureFailsTheRow(t *testing.T) {
+	b, c := inProcessKfake(t, []string{"--share-records", "50", "--share-members", "1", "--share-partitions", "2"})
+	c.ControlKey(int16(kmsg.ShareAcknowledge), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		r := req.(*kmsg.ShareAcknowledgeRequest)
+		resp := r.ResponseKind().(*kmsg.ShareAcknowledgeResponse)
+		for _, rt := range r.Topics {
+			st := kmsg.ShareAcknowledgeResponseTopic{TopicID: rt.TopicID}
+			for _, rp := range rt.Partitions {
+				st.Partitions = append(st.Partitions, kmsg.ShareAcknowledgeResponseTopicPartition{
+					Partition: rp.Partition, ErrorCode: kerr.InvalidRecordState.Code,
+				})
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil, true
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rows := b.runWorkload(ctx, workloadShare)
+	if !strings.Contains(rows[0].Error, errShareAck.Error()) || !strings.Contains(rows[0].Error, "INVALID_RECORD_STATE") {
+		t.Errorf("row with a failed acknowledgement: %+v", rows[0])
+	}
+	if rows[1].Error != "" || rows[1].Records != 50 {
+		t.Errorf("the next row: %+v", rows[1])
+	}
+}
+
+// fillShareRow fails a row that not every record reached, with the
+// members' fetch errors, and one with a failed acknowledgement.
+func TestFillShareRow(t *testing.T) {
+	b := newBench(&config{RecordSize: 100}, nil)
+	sc := shareCase{topicW11One, 1, 2}
+	recs := []*kgo.Record{{Partition: 0, Offset: 0}, {Partition: 0, Offset: 1}}
+	start := time.Now()
+
+	rec := newShareRecorder(3)
+	rec.committed(recs, time.Millisecond)
+	rec.committed(recs[:1], time.Millisecond) // a redelivery counts once
+	fetchErr := errors.New("share fetch: broken")
+	var res Result
+	if err := b.fillShareRow(&res, sc, rec, start, fetchErr); !errors.Is(err, errShareIncomplete) || !errors.Is(err, fetchErr) ||
+		!strings.Contains(err.Error(), "2 of 3 records") {
+		t.Errorf("incomplete: %v", err)
+	}
+	rec.committed([]*kgo.Record{{Partition: 0, Offset: 2}}, 3*time.Millisecond)
+	select {
+	case <-rec.done:
+	default:
+		t.Fatal("every record accepted, not done")
+	}
+	if err := b.fillShareRow(&res, sc, rec, start, nil); err != nil || res.Records != 3 || res.MBps <= 0 ||
+		!strings.Contains(res.Notes, "3 commits, 4 deliveries") || res.Latency[1].Ms != 3 {
+		t.Errorf("complete: %v %+v", err, res)
+	}
+	rec.onAck(nil, kgo.ShareAckResults{{Topic: topicW11One, Err: kerr.InvalidRecordState}})
+	if err := b.fillShareRow(&res, sc, rec, start, nil); !errors.Is(err, errShareAck) {
+		t.Errorf("a failed acknowledgement: %v", err)
+	}
+}
