@@ -133,3 +133,22 @@ func TestFillShareRow(t *testing.T) {
 		t.Errorf("a failed acknowledgement: %v", err)
 	}
 }
+
+// An unsupported row says so in the table, and rounds of it fold into one
+// unsupported row, neither an error nor a row of zeros.
+func TestUnsupportedRowInReport(t *testing.T) {
+	why := "unsupported: the server does not advertise ShareFetch (ApiVersions key 78)"
+	rounds := []Result{
+		{System: "kgateway", Workload: "11 share 1p×1", Unsupported: why},
+		{System: "kgateway", Workload: "11 share 1p×1", Round: 1, Unsupported: why},
+	}
+	sum := summarize([]string{"kgateway"}, rounds)
+	if len(sum) != 1 || sum[0].Unsupported != why || sum[0].Error != "" || strings.Contains(sum[0].Notes, "rounds") {
+		t.Fatalf("summary %+v", sum)
+	}
+	var sb strings.Builder
+	writeTable(&sb, sum)
+	if !strings.Contains(sb.String(), "| kgateway | 11 share 1p×1 | unsupported | unsupported | – | – | – | "+why+" |") {
+		t.Errorf("table:\n%s", sb.String())
+	}
+}
