@@ -92,6 +92,10 @@ type ownership struct {
 	version uint64           // bumped on every change
 	last    time.Time        // time of the last change
 	changed chan struct{}    // signalled (non-blocking) on every change
+	// requests, if set, counts the group requests sent so far;
+	// requestsAtLast is its count at the last change.
+	requests       func() int64
+	requestsAtLast int64
 }
 
 func newOwnership(members int) *ownership {
@@ -121,6 +125,9 @@ func (o *ownership) update(m int, parts map[string][]int32, assigned bool) {
 	}
 	o.version++
 	o.last = time.Now()
+	if o.requests != nil {
+		o.requestsAtLast = o.requests()
+	}
 	o.mu.Unlock()
 	select {
 	case o.changed <- struct{}{}:
@@ -161,12 +168,13 @@ func (o *ownership) balanceLocked(members, partitions int) (ok bool, state strin
 }
 
 // waitBalanced waits until the first members members are balanced and
-// stay so for quiet, and returns the time of the last change before that.
-func (o *ownership) waitBalanced(ctx context.Context, members, partitions int, quiet time.Duration) (time.Time, error) {
+// stay so for quiet, and returns the time of the last change before that
+// and the group requests counted then.
+func (o *ownership) waitBalanced(ctx context.Context, members, partitions int, quiet time.Duration) (time.Time, int64, error) {
 	for {
 		o.mu.Lock()
 		ok, state := o.balanceLocked(members, partitions)
-		v, at := o.version, o.last
+		v, at, reqs := o.version, o.last, o.requestsAtLast
 		o.mu.Unlock()
 		var quietC <-chan time.Time
 		t := time.NewTimer(quiet)
@@ -176,14 +184,14 @@ func (o *ownership) waitBalanced(ctx context.Context, members, partitions int, q
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return time.Time{}, fmt.Errorf("%w: %s", ctx.Err(), state)
+			return time.Time{}, 0, fmt.Errorf("%w: %s", ctx.Err(), state)
 		case <-o.changed:
 		case <-quietC:
 			o.mu.Lock()
 			still := o.version == v
 			o.mu.Unlock()
 			if still {
-				return at, nil
+				return at, reqs, nil
 			}
 		}
 		t.Stop()
@@ -260,34 +268,55 @@ func (g *rebalanceGroup) close() {
 	closeConcurrently(started)
 }
 
+// rebalanceTimes is one case's outcome: the times of its two joins, and
+// the group requests (JoinGroup, or ConsumerGroupHeartbeat for KIP-848)
+// its members sent until each was balanced.
+type rebalanceTimes struct {
+	join, plusOne         time.Duration
+	joinReqs, plusOneReqs int64
+}
+
+// groupRequests is how many of its protocol's group requests g's members
+// sent so far.
+func (g *rebalanceGroup) groupRequests() int64 {
+	if g.proto.kip848 {
+		return g.keys.count(kmsg.ConsumerGroupHeartbeat)
+	}
+	return g.keys.count(kmsg.JoinGroup)
+}
+
 // rebalanceCase runs one protocol × member count: the join of n members,
-// then the join of one more. It returns both durations.
-func (b *bench) rebalanceCase(ctx context.Context, p groupProtocol, n int) (join, plusOne time.Duration, err error) {
+// then the join of one more.
+func (b *bench) rebalanceCase(ctx context.Context, p groupProtocol, n int) (rebalanceTimes, error) {
+	var out rebalanceTimes
 	ctx, cancel := context.WithTimeout(ctx, rebalanceCaseLimit)
 	defer cancel()
 	g := &rebalanceGroup{b: b, proto: p, name: fmt.Sprintf("kgbench-w10-%s-%d", p.short, n),
 		own: newOwnership(n + 1), keys: new(requestCounter), members: make([]*kgo.Client, n+1)}
 	defer g.close()
+	g.own.requests = g.groupRequests
 	parts := b.cfg.RebalancePartitions
 	start := time.Now()
 	for m := range n {
 		if err := g.start(m); err != nil {
-			return 0, 0, err
+			return out, err
 		}
 	}
-	at, err := g.own.waitBalanced(ctx, n, parts, rebalanceQuiet)
+	at, reqs, err := g.own.waitBalanced(ctx, n, parts, rebalanceQuiet)
 	if err != nil {
-		return 0, 0, fmt.Errorf("%d members joining: %w", n, err)
+		return out, fmt.Errorf("%d members joining: %w", n, err)
 	}
-	join = at.Sub(start)
+	out.join, out.joinReqs = at.Sub(start), reqs
+	before := g.groupRequests() // the quiet time's heartbeats count in neither
 	start = time.Now()
 	if err := g.start(n); err != nil {
-		return 0, 0, err
+		return out, err
 	}
-	if at, err = g.own.waitBalanced(ctx, n+1, parts, rebalanceQuiet); err != nil {
-		return 0, 0, fmt.Errorf("one member joining %d: %w", n, err)
+	if at, reqs, err = g.own.waitBalanced(ctx, n+1, parts, rebalanceQuiet); err != nil {
+		return out, fmt.Errorf("one member joining %d: %w", n, err)
 	}
-	return join, at.Sub(start), g.keys.checkProtocol(p)
+	out.plusOne, out.plusOneReqs = at.Sub(start), reqs-before
+	return out, g.keys.checkProtocol(p)
 }
 
 // rebalance is workload 10 (see the top of this file). A protocol's
@@ -323,17 +352,23 @@ func (b *bench) rebalance(ctx context.Context, rows []Result) error {
 // rebalanceProtocol runs one protocol's cases and fills its row.
 func (b *bench) rebalanceProtocol(ctx context.Context, p groupProtocol, row *Result) error {
 	var joins, plus []Percentile
+	var reqs []string
 	for _, n := range b.cfg.RebalanceMembers {
-		join, plusOne, err := b.rebalanceCase(ctx, p, n)
+		t, err := b.rebalanceCase(ctx, p, n)
 		if err != nil {
 			return fmt.Errorf("%d members: %w", n, err)
 		}
-		joins = append(joins, Percentile{Name: fmt.Sprintf("%s join %d", p.short, n), Ms: ms(join)})
-		plus = append(plus, Percentile{Name: fmt.Sprintf("%s +1 to %d", p.short, n), Ms: ms(plusOne)})
+		joins = append(joins, Percentile{Name: fmt.Sprintf("%s join %d", p.short, n), Ms: ms(t.join)})
+		plus = append(plus, Percentile{Name: fmt.Sprintf("%s +1 to %d", p.short, n), Ms: ms(t.plusOne)})
+		reqs = append(reqs, fmt.Sprintf("%d: %d (+1: %d)", n, t.joinReqs, t.plusOneReqs))
 	}
 	row.Latency = append(joins, plus...)
-	row.Notes = fmt.Sprintf("%s; %s joining a %d-partition topic at once, then one more",
-		b.protocolSettings(ctx, p), joinList(b.cfg.RebalanceMembers), b.cfg.RebalancePartitions)
+	reqName := kmsg.JoinGroup.Name()
+	if p.kip848 {
+		reqName = kmsg.ConsumerGroupHeartbeat.Name()
+	}
+	row.Notes = fmt.Sprintf("%s; %s joining a %d-partition topic at once, then one more; %s requests until balanced: %s",
+		b.protocolSettings(ctx, p), joinList(b.cfg.RebalanceMembers), b.cfg.RebalancePartitions, reqName, strings.Join(reqs, ", "))
 	return nil
 }
 

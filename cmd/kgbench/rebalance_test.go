@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -73,6 +74,13 @@ func TestRebalanceAgainstKfake(t *testing.T) {
 			if f.Ms <= 0 || f.Ms > 60_000 {
 				t.Errorf("%s: %s = %.2f ms", p.row, f.Name, f.Ms)
 			}
+		}
+		req := "JoinGroup"
+		if p.kip848 {
+			req = "ConsumerGroupHeartbeat"
+		}
+		if !strings.Contains(r.Notes, req+" requests until balanced: 2: ") || !strings.Contains(r.Notes, ", 5: ") {
+			t.Errorf("%s: notes %q lack the request counts", p.row, r.Notes)
 		}
 	}
 	if !strings.Contains(rows[2].Notes, "heartbeat 200ms (the server's)") {
@@ -182,27 +190,36 @@ func TestOwnershipBalance(t *testing.T) {
 // the context ends.
 func TestWaitBalanced(t *testing.T) {
 	o := own([]int32{0, 1, 2}, []int32{3}) // unfair
+	var requests atomic.Int64
+	o.requests = requests.Load
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	done := make(chan time.Time, 1)
+	type outcome struct {
+		at   time.Time
+		reqs int64
+	}
+	done := make(chan outcome, 1)
 	go func() {
-		at, err := o.waitBalanced(ctx, 2, 4, 50*time.Millisecond)
+		at, reqs, err := o.waitBalanced(ctx, 2, 4, 50*time.Millisecond)
 		if err != nil {
 			t.Error(err)
 		}
-		done <- at
+		done <- outcome{at, reqs}
 	}()
+	requests.Store(5)
 	o.update(0, map[string][]int32{topicW10: {2}}, false)
+	requests.Store(7)
 	o.update(1, map[string][]int32{topicW10: {2}}, true)
 	o.mu.Lock()
 	balancedAt := o.last
 	o.mu.Unlock()
-	if at := <-done; !at.Equal(balancedAt) {
-		t.Errorf("balanced at %v, want the last change %v", at, balancedAt)
+	requests.Store(9) // heartbeats after the balance count for nothing
+	if got := <-done; !got.at.Equal(balancedAt) || got.reqs != 7 {
+		t.Errorf("balanced at %v after %d requests, want the last change %v, 7", got.at, got.reqs, balancedAt)
 	}
 	short, cancelShort := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancelShort()
-	_, err := own([]int32{0, 1}, []int32{1, 2, 3}).waitBalanced(short, 2, 4, time.Millisecond)
+	_, _, err := own([]int32{0, 1}, []int32{1, 2, 3}).waitBalanced(short, 2, 4, time.Millisecond)
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "1 owned twice") {
 		t.Errorf("an unbalanced group: %v", err)
 	}
