@@ -159,11 +159,20 @@ func (b *bench) shareGroups(ctx context.Context, rows []Result) error {
 	if err := b.fillShareTopics(ctx); err != nil {
 		return fmt.Errorf("fill: %w", err)
 	}
-	for i, sc := range b.cfg.shareCases() {
+	cases := b.cfg.shareCases()
+	// A row that never gets all its records costs its share of
+	// --workload-timeout, not all of it: the next rows still run.
+	limit := b.cfg.WorkloadTimeout / time.Duration(len(cases))
+	for i, sc := range cases {
 		row := &rows[i]
 		group := fmt.Sprintf("kgbench-w11-%d-%s", i, sc.short())
-		if err := b.measure(row, func() error { return b.shareCase(ctx, sc, group, row) }); err != nil {
-			row.Error = err.Error() // the next row runs
+		err := b.measure(row, func() error {
+			ctx, cancel := context.WithTimeout(ctx, limit)
+			defer cancel()
+			return b.shareCase(ctx, sc, group, row)
+		})
+		if err != nil {
+			row.Error = err.Error()
 		}
 	}
 	return nil

@@ -152,3 +152,33 @@ func TestUnsupportedRowInReport(t *testing.T) {
 		t.Errorf("table:\n%s", sb.String())
 	}
 }
+
+// TestShareRowTimeoutLeavesTheNextRows: a row whose records never come
+// (an in-process kfake answers its group's share fetches with nothing)
+// fails after its share of --workload-timeout, with how far it got, and
+// the next row is still measured.
+func TestShareRowTimeoutLeavesTheNextRows(t *testing.T) {
+	b, c := inProcessKfake(t, []string{"--share-records", "20", "--share-members", "1", "--share-partitions", "2",
+		"--workload-timeout", "6s"})
+	c.ControlKey(int16(kmsg.ShareFetch), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		r := req.(*kmsg.ShareFetchRequest)
+		if r.GroupID == nil || !strings.HasPrefix(*r.GroupID, "kgbench-w11-0-") {
+			return nil, nil, false
+		}
+		return r.ResponseKind(), nil, true // nothing, ever
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	start := time.Now()
+	rows := b.runWorkload(ctx, workloadShare)
+	if !strings.Contains(rows[0].Error, "0 of 20 records accepted") || !strings.Contains(rows[0].Error, "deadline exceeded") {
+		t.Errorf("starved row: %+v", rows[0])
+	}
+	if rows[1].Error != "" || rows[1].Records != 20 {
+		t.Errorf("the next row: %+v", rows[1])
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("took %s", took)
+	}
+}
