@@ -22,7 +22,8 @@
 // Invariants of the harness:
 //
 //  1. It never fails on numbers: a system or workload that errors gets an
-//     error cell and the run continues with the next one.
+//     error cell and the run continues with the next one. A row whose APIs
+//     the server does not advertise is "unsupported", not an error.
 //  2. Systems run one after another, never concurrently, so they do not
 //     compete for the machine's cores.
 //  3. Every workload is bounded by --workload-timeout, so a hung server costs
