@@ -114,6 +114,24 @@ func TestOpenFileCreatesDir(t *testing.T) {
 	}
 }
 
+// TestOpenFileTempBesideObjects: file:// writes its temporary files next
+// to the objects, not in os.TempDir, whose rename into a store on another
+// file system would fail. TMPDIR points nowhere, so a write through
+// os.TempDir fails.
+func TestOpenFileTempBesideObjects(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", filepath.Join(dir, "missing"))
+	b, err := Open(ctx, "file://"+filepath.Join(dir, "objects"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.WriteAll(ctx, "k", []byte("v"), nil); err != nil {
+		t.Fatalf("write with TMPDIR missing: %v", err)
+	}
+}
+
 // TestOpenFilePrefix puts every key of a prefix= store under the prefix.
 func TestOpenFilePrefix(t *testing.T) {
 	ctx := context.Background()
