@@ -1,16 +1,14 @@
-package objstore
+package objstore_test
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"gocloud.dev/blob"
-	"gocloud.dev/gcerrors"
+	"github.com/kgateway/kgateway/storage/objstore"
+	"github.com/kgateway/kgateway/storage/objstore/objstoretest"
 )
 
 func TestParse(t *testing.T) {
@@ -23,7 +21,7 @@ func TestParse(t *testing.T) {
 		"s3://bucket?endpoint=http://127.0.0.1:8333&region=us-east-1&use_path_style=true",
 	}
 	for _, u := range good {
-		if _, err := Parse(u); err != nil {
+		if _, err := objstore.Parse(u); err != nil {
 			t.Errorf("Parse(%q): %v", u, err)
 		}
 	}
@@ -43,7 +41,7 @@ func TestParse(t *testing.T) {
 		"s3://b\x7f:hunter2@x?region": "not a URL",
 	}
 	for u, want := range bad {
-		_, err := Parse(u)
+		_, err := objstore.Parse(u)
 		if err == nil {
 			t.Errorf("Parse(%q) = nil error, want one about %q", u, want)
 			continue
@@ -70,7 +68,7 @@ func TestOpenS3Parameters(t *testing.T) {
 		"s3://bucket?region=eu-west-1&prefix=kgw/&request_checksum_calculation=when_required",
 	}
 	for _, u := range good {
-		b, err := Open(ctx, u)
+		b, err := objstore.Open(ctx, u)
 		if err != nil {
 			t.Errorf("Open(%q): %v", u, err)
 			continue
@@ -83,7 +81,7 @@ func TestOpenS3Parameters(t *testing.T) {
 		"s3://bucket?region=us-east-1&disable_https=2":    "disable_https",
 	}
 	for u, want := range bad {
-		b, err := Open(ctx, u)
+		b, err := objstore.Open(ctx, u)
 		if err == nil {
 			b.Close()
 			t.Errorf("Open(%q) = nil error, want one about %q", u, want)
@@ -100,7 +98,7 @@ func TestOpenS3Parameters(t *testing.T) {
 func TestOpenFileCreatesDir(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "a", "objects")
-	b, err := Open(ctx, "file://"+dir)
+	b, err := objstore.Open(ctx, "file://"+dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,8 +106,8 @@ func TestOpenFileCreatesDir(t *testing.T) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		t.Fatalf("Open did not create %s: %v", dir, err)
 	}
-	roundTrip(t, b)
-	if err := Check(ctx, b); err != nil {
+	objstoretest.RoundTrip(t, b)
+	if err := objstore.Check(ctx, b); err != nil {
 		t.Fatalf("Check: %v", err)
 	}
 }
@@ -122,7 +120,7 @@ func TestOpenFileTempBesideObjects(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	t.Setenv("TMPDIR", filepath.Join(dir, "missing"))
-	b, err := Open(ctx, "file://"+filepath.Join(dir, "objects"))
+	b, err := objstore.Open(ctx, "file://"+filepath.Join(dir, "objects"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +134,7 @@ func TestOpenFileTempBesideObjects(t *testing.T) {
 func TestOpenFilePrefix(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	b, err := Open(ctx, "file://"+dir+"?prefix=node1/")
+	b, err := objstore.Open(ctx, "file://"+dir+"?prefix=node1/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,17 +150,17 @@ func TestOpenFilePrefix(t *testing.T) {
 // TestCheckLeavesNoProbe: a passing Check deletes its probe object.
 func TestCheckLeavesNoProbe(t *testing.T) {
 	ctx := context.Background()
-	b, err := Open(ctx, "file://"+t.TempDir())
+	b, err := objstore.Open(ctx, "file://"+t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
 	for range 3 {
-		if err := Check(ctx, b); err != nil {
+		if err := objstore.Check(ctx, b); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if keys := listAll(t, b, ""); len(keys) != 0 {
+	if keys := objstoretest.List(t, b, ""); len(keys) != 0 {
 		t.Fatalf("Check left objects behind: %v", keys)
 	}
 }
@@ -173,7 +171,7 @@ func TestCheckLeavesNoProbe(t *testing.T) {
 func TestCheckFailsOnBrokenStore(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "objects")
-	b, err := Open(ctx, "file://"+dir)
+	b, err := objstore.Open(ctx, "file://"+dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,68 +182,7 @@ func TestCheckFailsOnBrokenStore(t *testing.T) {
 	if err := os.WriteFile(dir, []byte("not a directory"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := Check(ctx, b); err == nil {
+	if err := objstore.Check(ctx, b); err == nil {
 		t.Fatal("Check passed on a store whose directory is a file")
-	}
-}
-
-// roundTrip puts, gets, range-reads, lists and deletes objects in b; the
-// S3 end-to-end test runs it against a real server too.
-func roundTrip(t *testing.T, b *blob.Bucket) {
-	t.Helper()
-	ctx := context.Background()
-	data := bytes.Repeat([]byte("0123456789abcdef"), 64<<10) // 1 MiB
-	for _, k := range []string{"ledgers/t-0/1", "ledgers/t-0/2", "ledgers/t-1/1"} {
-		if err := b.WriteAll(ctx, k, data, nil); err != nil {
-			t.Fatalf("write %s: %v", k, err)
-		}
-	}
-	got, err := b.ReadAll(ctx, "ledgers/t-0/1")
-	if err != nil || !bytes.Equal(got, data) {
-		t.Fatalf("read back: %d bytes, %v", len(got), err)
-	}
-	attrs, err := b.Attributes(ctx, "ledgers/t-0/1")
-	if err != nil || attrs.Size != int64(len(data)) {
-		t.Fatalf("attributes: %+v, %v", attrs, err)
-	}
-	const off, n = 1<<20 - 100, 64 // a range that ends 36 bytes before the end
-	r, err := b.NewRangeReader(ctx, "ledgers/t-0/1", off, n, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	part, err := io.ReadAll(r)
-	r.Close()
-	if err != nil || !bytes.Equal(part, data[off:off+n]) {
-		t.Fatalf("range read: %q, %v", part, err)
-	}
-	if keys := listAll(t, b, "ledgers/t-0/"); strings.Join(keys, ",") != "ledgers/t-0/1,ledgers/t-0/2" {
-		t.Fatalf("list ledgers/t-0/: %v", keys)
-	}
-	for _, k := range []string{"ledgers/t-0/1", "ledgers/t-0/2", "ledgers/t-1/1"} {
-		if err := b.Delete(ctx, k); err != nil {
-			t.Fatalf("delete %s: %v", k, err)
-		}
-	}
-	if _, err := b.ReadAll(ctx, "ledgers/t-0/1"); gcerrors.Code(err) != gcerrors.NotFound {
-		t.Fatalf("read after delete: %v, want NotFound", err)
-	}
-	if keys := listAll(t, b, "ledgers/"); len(keys) != 0 {
-		t.Fatalf("list after delete: %v", keys)
-	}
-}
-
-func listAll(t *testing.T, b *blob.Bucket, prefix string) []string {
-	t.Helper()
-	var keys []string
-	it := b.List(&blob.ListOptions{Prefix: prefix})
-	for {
-		obj, err := it.Next(context.Background())
-		if err == io.EOF {
-			return keys
-		}
-		if err != nil {
-			t.Fatalf("list %s: %v", prefix, err)
-		}
-		keys = append(keys, obj.Key)
 	}
 }
