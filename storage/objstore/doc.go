@@ -20,7 +20,9 @@
 // they come from the standard AWS chain (AWS_ACCESS_KEY_ID and
 // AWS_SECRET_ACCESS_KEY, AWS_PROFILE and the shared files, web identity,
 // the instance role). A URL with a user or password is refused, so the
-// setting can always be logged.
+// setting can always be logged. Nor is a URL accepted without a region,
+// from region= or from the AWS environment or profile: requests signed for
+// no region all fail.
 //
 // Check writes, reads back and deletes a probe object: a startup test that
 // the bucket exists and the credentials may use it.

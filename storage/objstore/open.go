@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/config"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
 	"gocloud.dev/blob/s3blob"
@@ -24,6 +25,11 @@ func Open(ctx context.Context, rawURL string) (*blob.Bucket, error) {
 	u, err := Parse(rawURL)
 	if err != nil {
 		return nil, err
+	}
+	if u.Scheme == SchemeS3 {
+		if err := checkRegion(ctx, u); err != nil {
+			return nil, err
+		}
 	}
 	if u.Scheme == SchemeFile {
 		// fileblob's own options: create the directory, and keep temporary
@@ -88,6 +94,28 @@ var mux = func() *blob.URLMux {
 	m.RegisterBucket(SchemeS3, s3Opener{})
 	return m
 }()
+
+// checkRegion refuses an s3 URL when no region is known: neither region=
+// nor the AWS environment or profile gives one. The SDK would sign every
+// request for region "" and the server refuse each one.
+func checkRegion(ctx context.Context, u *url.URL) error {
+	q := u.Query()
+	if q.Get("region") != "" {
+		return nil
+	}
+	var opts []func(*config.LoadOptions) error
+	if p := q.Get("profile"); p != "" {
+		opts = append(opts, config.WithSharedConfigProfile(p))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return fmt.Errorf("object.store.url %s: %w", u.Redacted(), err)
+	}
+	if cfg.Region == "" {
+		return fmt.Errorf("object.store.url %s: no region: add region= to the URL or set AWS_REGION", u.Redacted())
+	}
+	return nil
+}
 
 type s3Opener struct{}
 

@@ -62,10 +62,17 @@ func TestOpenS3Parameters(t *testing.T) {
 	ctx := context.Background()
 	t.Setenv("AWS_ACCESS_KEY_ID", "AKIAEXAMPLE")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "hunter2")
+	// No region from the environment or a profile.
+	t.Setenv("AWS_REGION", "")
+	t.Setenv("AWS_DEFAULT_REGION", "")
+	t.Setenv("AWS_PROFILE", "")
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
 	good := []string{
 		"s3://bucket?endpoint=http://127.0.0.1:8333&region=us-east-1&use_path_style=true",
 		"s3://bucket?endpoint=http://127.0.0.1:8333&region=us-east-1&s3ForcePathStyle=true&disable_https=true",
 		"s3://bucket?region=eu-west-1&prefix=kgw/&request_checksum_calculation=when_required",
+		"s3://bucket?region=us-east-1&awssdk=v2",
 	}
 	for _, u := range good {
 		b, err := objstore.Open(ctx, u)
@@ -79,6 +86,7 @@ func TestOpenS3Parameters(t *testing.T) {
 		"s3://bucket?region=us-east-1&colour=blue":        "colour",
 		"s3://bucket?region=us-east-1&use_path_style=yes": "use_path_style",
 		"s3://bucket?region=us-east-1&disable_https=2":    "disable_https",
+		"s3://bucket?endpoint=http://127.0.0.1:1":         "no region",
 	}
 	for u, want := range bad {
 		b, err := objstore.Open(ctx, u)
@@ -185,4 +193,15 @@ func TestCheckFailsOnBrokenStore(t *testing.T) {
 	if err := objstore.Check(ctx, b); err == nil {
 		t.Fatal("Check passed on a store whose directory is a file")
 	}
+}
+
+// TestOpenS3RegionFromEnv: without region= the region may come from the
+// AWS environment.
+func TestOpenS3RegionFromEnv(t *testing.T) {
+	t.Setenv("AWS_REGION", "eu-west-1")
+	b, err := objstore.Open(context.Background(), "s3://bucket?endpoint=http://127.0.0.1:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
 }
