@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -83,6 +84,8 @@ func build(path string) error {
 	defer os.RemoveAll(tmp)
 	cmd := exec.Command("go", "install", Package+"@"+Version)
 	cmd.Env = append(os.Environ(), "GOBIN="+tmp)
+	// A test killed mid-build (its timeout) stops the build too.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%v: %s", err, out)
 	}

@@ -80,3 +80,19 @@ func TestTwoServers(t *testing.T) {
 		t.Fatalf("object of server a in server b: %v, %v", ok, err)
 	}
 }
+
+// TestCredentialsFromEnvironment: objstore.Open signs with the credentials
+// of the AWS environment, so a wrong secret there is refused by the server.
+func TestCredentialsFromEnvironment(t *testing.T) {
+	srv := s3server.Start(t)
+	ctx := context.Background()
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "not-"+s3server.SecretKey)
+	b, err := objstore.Open(ctx, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := objstore.Check(ctx, b); err == nil {
+		t.Fatal("Check passed with a wrong secret key in the environment")
+	}
+}
