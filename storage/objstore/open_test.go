@@ -56,7 +56,7 @@ func TestParse(t *testing.T) {
 }
 
 // TestOpenS3Parameters opens s3 URLs without contacting anything: opening
-// only builds the client, so the URL form must be accepted and
+// only builds the client, so the documented URL form must be accepted and
 // unknown or malformed parameters refused.
 func TestOpenS3Parameters(t *testing.T) {
 	ctx := context.Background()
