@@ -19,12 +19,26 @@ build:
 run: build
 	./$(BIN) --listen 127.0.0.1:9092 --data-dir ./data
 
-# deps installs what the tests need on a fresh machine (kcat from Debian).
-deps:
+# versitygw is the S3-compatible server the object-store tests start
+# (test/s3server, which pins the same version and builds it itself when it
+# is missing). It is built from the Go module proxy into the first GOPATH's
+# bin/, under a versioned name.
+VERSITYGW_VERSION := v1.8.0
+VERSITYGW := $(firstword $(subst :, ,$(shell $(GO) env GOPATH)))/bin/versitygw-$(VERSITYGW_VERSION)
+
+# deps installs what the tests need on a fresh machine: kcat from Debian,
+# versitygw from source.
+deps: $(VERSITYGW)
 	@command -v kcat >/dev/null 2>&1 || { \
 		echo "installing kcat"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq kcat; }
+
+$(VERSITYGW):
+	@echo "building versitygw $(VERSITYGW_VERSION) into $@"
+	@mkdir -p $(dir $@) && tmp=$$(mktemp -d $(dir $@).versitygw-build-XXXXXX) && \
+		GOBIN=$$tmp $(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION) && \
+		mv $$tmp/versitygw $@; rc=$$?; rm -rf $$tmp; exit $$rc
 
 test: deps lint
 	$(GO) test -race -count=1 $(RACE_PKGS)

@@ -1,0 +1,98 @@
+package s3server_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/kgateway/kgateway/storage/objstore"
+	"github.com/kgateway/kgateway/test/s3server"
+)
+
+// TestMakefilePin: `make deps` installs the version the tests look for.
+func TestMakefilePin(t *testing.T) {
+	mk, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^VERSITYGW_VERSION := (\S+)$`).FindSubmatch(mk)
+	if m == nil || string(m[1]) != s3server.Version {
+		t.Fatalf("Makefile VERSITYGW_VERSION = %q, s3server.Version = %s", m, s3server.Version)
+	}
+}
+
+// TestStopRestart: a stopped server refuses requests; restarted, it serves
+// the same objects on the same URL. Objects are files under Dir/Bucket.
+func TestStopRestart(t *testing.T) {
+	srv := s3server.Start(t)
+	ctx := context.Background()
+	b, err := objstore.Open(ctx, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	want := []byte("kept across a restart")
+	if err := b.WriteAll(ctx, "dir/obj", want, nil); err != nil {
+		t.Fatal(err)
+	}
+	onDisk, err := os.ReadFile(filepath.Join(srv.Dir, s3server.Bucket, "dir", "obj"))
+	if err != nil || !bytes.Equal(onDisk, want) {
+		t.Fatalf("object file under Dir: %q, %v", onDisk, err)
+	}
+	srv.Stop()
+	if err := objstore.Check(ctx, b); err == nil {
+		t.Fatal("Check passed against a stopped server")
+	}
+	srv.Restart()
+	got, err := b.ReadAll(ctx, "dir/obj")
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("after restart: %q, %v", got, err)
+	}
+	if err := objstore.Check(ctx, b); err != nil {
+		t.Fatalf("Check after restart: %v", err)
+	}
+}
+
+// TestTwoServers: servers of one process are independent.
+func TestTwoServers(t *testing.T) {
+	a, b := s3server.Start(t), s3server.Start(t)
+	if a.URL == b.URL {
+		t.Fatalf("two servers share %s", a.URL)
+	}
+	ctx := context.Background()
+	ba, err := objstore.Open(ctx, a.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ba.Close()
+	bb, err := objstore.Open(ctx, b.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bb.Close()
+	if err := ba.WriteAll(ctx, "only-in-a", []byte("x"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := bb.Exists(ctx, "only-in-a"); err != nil || ok {
+		t.Fatalf("object of server a in server b: %v, %v", ok, err)
+	}
+}
+
+// TestCredentialsFromEnvironment: objstore.Open signs with the credentials
+// of the AWS environment, so a wrong secret there is refused by the server.
+func TestCredentialsFromEnvironment(t *testing.T) {
+	srv := s3server.Start(t)
+	ctx := context.Background()
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "not-"+s3server.SecretKey)
+	b, err := objstore.Open(ctx, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := objstore.Check(ctx, b); err == nil {
+		t.Fatal("Check passed with a wrong secret key in the environment")
+	}
+}

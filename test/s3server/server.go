@@ -1,0 +1,223 @@
+package s3server
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The names and credentials of every server. They are test values, never
+// real secrets.
+const (
+	AccessKey = "kgateway-test-access"
+	SecretKey = "kgateway-test-secret"
+	Region    = "us-east-1"
+	Bucket    = "kgateway"
+)
+
+// startTimeout bounds how long a launch waits for the server to answer.
+const startTimeout = time.Minute
+
+// Server is a running versitygw serving Bucket.
+type Server struct {
+	// URL is the object.store.url of Bucket.
+	URL string
+	// Endpoint is the server's base URL, http://127.0.0.1:port.
+	Endpoint string
+	// Dir is the POSIX root: Dir/Bucket holds the objects as files, which
+	// a test may damage to make the store lie.
+	Dir string
+
+	t    testing.TB
+	bin  string
+	addr string
+	meta string // versitygw's sidecar metadata directory
+	log  string
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+// Start starts a server for the test and stops it at the test's cleanup.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	bin := Binary(t)
+	setCredentials()
+	root := t.TempDir()
+	s := &Server{
+		Dir:  filepath.Join(root, "data"),
+		meta: filepath.Join(root, "meta"),
+		log:  filepath.Join(root, "versitygw.log"),
+		t:    t,
+		bin:  bin,
+	}
+	// In the POSIX backend a bucket is a directory under the root.
+	for _, d := range []string{filepath.Join(s.Dir, Bucket), s.meta} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// versitygw cannot report the port it bound, so a free port is
+	// reserved and released first; another process taking it meanwhile
+	// makes the launch fail with "address already in use", and a new port
+	// is tried.
+	var err error
+	for range 5 {
+		if s.addr, err = freeAddr(); err != nil {
+			t.Fatal(err)
+		}
+		if err = s.launch(); !errors.Is(err, errAddrInUse) {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("start versitygw: %v", err)
+	}
+	s.Endpoint = "http://" + s.addr
+	s.URL = fmt.Sprintf("s3://%s?endpoint=%s&region=%s&use_path_style=true", Bucket, s.Endpoint, Region)
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// Env is the environment a child process (a kgateway binary) needs to reach
+// any of these servers.
+func Env() []string {
+	return []string{
+		"AWS_ACCESS_KEY_ID=" + AccessKey,
+		"AWS_SECRET_ACCESS_KEY=" + SecretKey,
+		"AWS_REGION=" + Region,
+	}
+}
+
+// setCredentials makes the AWS credential chain of this process find the
+// servers' credentials first: the environment's keys, with no session
+// token and no profile (a profile would take precedence over them).
+func setCredentials() {
+	for _, kv := range Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		os.Setenv(k, v)
+	}
+	os.Unsetenv("AWS_SESSION_TOKEN")
+	os.Unsetenv("AWS_PROFILE")
+}
+
+// Stop stops the server (SIGTERM, then SIGKILL after 10s). Its data stays
+// until the test ends; Restart serves it again.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	cmd, exited := s.cmd, s.exited
+	s.cmd = nil
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-exited
+	}
+}
+
+// Restart stops the server if it runs and starts it again on the same port
+// over the same data. Call it from the test's goroutine.
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.Stop()
+	if err := s.launch(); err != nil {
+		s.t.Fatalf("restart versitygw on %s: %v", s.addr, err)
+	}
+}
+
+var errAddrInUse = errors.New("address already in use")
+
+// launch starts versitygw on s.addr and waits until it answers.
+func (s *Server) launch() error {
+	logf, err := os.OpenFile(s.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	logStart, _ := logf.Seek(0, 2)
+	cmd := exec.Command(s.bin, "--port", s.addr, "--region", Region, "--quiet",
+		"posix", "--sidecar", s.meta, s.Dir)
+	// The root credentials go by environment, not on the command line.
+	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY_ID="+AccessKey, "ROOT_SECRET_ACCESS_KEY="+SecretKey)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	// The server dies with the test process, even on a kill -9 of it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	if err := waitReady("http://"+s.addr, exited); err != nil {
+		cmd.Process.Kill()
+		<-exited
+		out := s.logSince(logStart)
+		if strings.Contains(out, "address already in use") {
+			return errAddrInUse
+		}
+		return fmt.Errorf("%v; its log:\n%s", err, out)
+	}
+	s.mu.Lock()
+	s.cmd, s.exited = cmd, exited
+	s.mu.Unlock()
+	return nil
+}
+
+// waitReady polls endpoint until versitygw answers there (its Server
+// header, so not another process that took the port), the process exits,
+// or startTimeout passes.
+func waitReady(endpoint string, exited <-chan struct{}) error {
+	client := &http.Client{Timeout: time.Second}
+	deadline := time.After(startTimeout)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		resp, err := client.Get(endpoint + "/")
+		if err == nil {
+			resp.Body.Close()
+			if resp.Header.Get("Server") == "VERSITYGW" {
+				return nil
+			}
+		}
+		select {
+		case <-exited:
+			return errors.New("versitygw exited")
+		case <-deadline:
+			return fmt.Errorf("versitygw did not answer at %s within %v", endpoint, startTimeout)
+		case <-tick.C:
+		}
+	}
+}
+
+func (s *Server) logSince(off int64) string {
+	b, err := os.ReadFile(s.log)
+	if err != nil || off > int64(len(b)) {
+		return ""
+	}
+	return string(b[off:])
+}
+
+// freeAddr returns a loopback address with a port that was free a moment
+// ago.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
