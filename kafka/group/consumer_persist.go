@@ -1,0 +1,152 @@
+package group
+
+import (
+	"bytes"
+	"errors"
+
+	"github.com/kgateway/kgateway/offsets"
+	"go.uber.org/zap"
+)
+
+// consumerSnapshot is what a member looked like before a heartbeat, to
+// tell whether its answer must carry the assignment.
+type consumerSnapshot struct {
+	epochs   map[string]int32
+	assigned map[string]assignment
+}
+
+func (g *group) consumerSnapshotLocked() consumerSnapshot {
+	cs := g.mu.cons
+	s := consumerSnapshot{epochs: make(map[string]int32, len(cs.members)), assigned: make(map[string]assignment, len(cs.members))}
+	for id, m := range cs.members {
+		s.epochs[id], s.assigned[id] = m.epoch, m.assigned
+	}
+	return s
+}
+
+func (s consumerSnapshot) memberChanged(m *cmember) bool {
+	e, ok := s.epochs[m.id]
+	return !ok || e != m.epoch || !s.assigned[m.id].equal(m.assigned)
+}
+
+func toTPs(a assignment) []offsets.TopicPartitions {
+	var out []offsets.TopicPartitions
+	for _, t := range sortedTopicsOf(a) {
+		out = append(out, offsets.TopicPartitions{TopicID: t, Partitions: a[t]})
+	}
+	return out
+}
+
+func fromTPs(tps []offsets.TopicPartitions) assignment {
+	a := make(assignment, len(tps))
+	for _, t := range tps {
+		a[t.TopicID] = t.Partitions
+	}
+	return a
+}
+
+// consumerRecordLocked is the group as persisted (offsets O22).
+func (g *group) consumerRecordLocked() offsets.ConsumerGroup {
+	cs := g.mu.cons
+	st := offsets.GroupActive
+	if len(cs.members) == 0 {
+		st = offsets.GroupEmpty
+	}
+	rec := offsets.ConsumerGroup{
+		Group: offsets.Group{
+			ID: g.id, ProtocolType: offsets.ConsumerProtocolType, Generation: cs.epoch,
+			State: st, StateTime: g.mu.stateTime,
+		},
+		AssignmentEpoch: cs.assignmentEpoch, Assignor: cs.assignor,
+	}
+	for _, id := range sortedTopics(topicParts(cs.topics)) {
+		t := cs.topics[id]
+		rec.Topics = append(rec.Topics, offsets.ConsumerTopic{ID: id, Name: t.name, Partitions: t.partitions})
+	}
+	for _, m := range cs.sortedMembers() {
+		rec.Members = append(rec.Members, offsets.ConsumerMember{
+			ID: m.id, InstanceID: m.instanceID, RackID: m.rackID, ClientID: m.clientID, ClientHost: m.clientHost,
+			Epoch: m.epoch, PreviousEpoch: m.prevEpoch, State: int8(m.state), RebalanceTimeout: m.rebalanceTimeout,
+			Topics: m.topics, Regex: m.regex, Assignor: m.assignor,
+			Assigned: toTPs(m.assigned), Revoking: toTPs(m.revoking), Target: toTPs(cs.target[m.id]),
+		})
+	}
+	return rec
+}
+
+func topicParts(t map[topicID]topicMeta) map[topicID]int32 {
+	out := make(map[topicID]int32, len(t))
+	for id, m := range t {
+		out[id] = m.partitions
+	}
+	return out
+}
+
+// persistConsumerLocked writes the group's state, synced, if it differs
+// from what was last written (G15); the caller answers only after. A
+// failed write is retried by the next change or heartbeat, since the
+// last written state stays as it was.
+func (g *group) persistConsumerLocked(consumerSnapshot) int16 {
+	rec := g.consumerRecordLocked()
+	enc := offsets.EncodeConsumerGroup(rec)
+	if bytes.Equal(enc, g.mu.consWritten) {
+		return errNone
+	}
+	if len(g.mu.cons.members) == 0 && len(g.mu.consWritten) > 0 {
+		g.mu.stateTime = g.c.clock.Now() // Empty from now: retention counts from here
+		rec.StateTime = g.mu.stateTime
+		enc = offsets.EncodeConsumerGroup(rec)
+	}
+	err := g.c.store.PutConsumerGroup(rec, g.c.cfg.MaxGroupStateBytes)
+	if err == nil {
+		g.mu.consWritten = enc
+		return errNone
+	}
+	g.c.log.Warn("consumer-group-persist-failed", zap.String("group", g.id), zap.Int32("epoch", rec.Generation), zap.Error(err))
+	if errors.Is(err, offsets.ErrTooLarge) {
+		return errUnknownServer
+	}
+	return errCoordinatorNA
+}
+
+// loadConsumerGroup rebuilds a persisted consumer group (G16): members at
+// their epochs with their partitions, the target and the subscribed
+// topics' metadata as written, so members heartbeating with their epoch
+// go on without a reassignment. Every member's session starts afresh at
+// the load, as for classic groups (G9).
+func (c *Coordinator) loadConsumerGroup(rec offsets.ConsumerGroup) *group {
+	g := newGroup(c, rec.ID)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.mu.typ, g.mu.cons = typeConsumer, newConsumerState()
+	g.mu.protocolType, g.mu.stateTime = offsets.ConsumerProtocolType, rec.StateTime
+	cs := g.mu.cons
+	cs.epoch, cs.assignmentEpoch, cs.assignor = rec.Generation, rec.AssignmentEpoch, rec.Assignor
+	for _, t := range rec.Topics {
+		cs.topics[t.ID] = topicMeta{t.Name, t.Partitions}
+	}
+	for _, pm := range rec.Members {
+		m := &cmember{
+			id: pm.ID, instanceID: pm.InstanceID, rackID: pm.RackID, clientID: pm.ClientID, clientHost: pm.ClientHost,
+			epoch: pm.Epoch, prevEpoch: pm.PreviousEpoch, state: memberState(pm.State), rebalanceTimeout: pm.RebalanceTimeout,
+			topics: pm.Topics, regex: pm.Regex, assignor: pm.Assignor,
+			assigned: fromTPs(pm.Assigned), revoking: fromTPs(pm.Revoking),
+		}
+		cs.members[m.id] = m
+		cs.target[m.id] = fromTPs(pm.Target)
+		if m.instanceID != nil {
+			cs.static[*m.instanceID] = m.id
+		}
+		cs.hold(m)
+	}
+	cs.syncRegexes()
+	cs.checked = c.clock.Now()
+	g.mu.consWritten = offsets.EncodeConsumerGroup(g.consumerRecordLocked())
+	for _, m := range cs.members {
+		g.scheduleConsumerSessionLocked(m)
+		if m.state == memberUnrevoked {
+			g.scheduleRevokeLocked(m)
+		}
+	}
+	return g
+}
