@@ -1,0 +1,276 @@
+package group
+
+import (
+	"fmt"
+	"math/rand"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// staticTopics is a TopicLister over a fixed, changeable topic set.
+type staticTopics struct {
+	mu     sync.Mutex
+	topics []TopicInfo
+}
+
+func (s *staticTopics) Topics() []TopicInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.topics)
+}
+
+func (s *staticTopics) add(name string, parts int32) topicID {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var id topicID
+	copy(id[:], fmt.Sprintf("%-16s", name))
+	s.topics = append(s.topics, TopicInfo{Name: name, ID: id, Partitions: parts})
+	return id
+}
+
+func new848Harness(t *testing.T) (*harness, *staticTopics) {
+	t.Helper()
+	topics := &staticTopics{}
+	h := &harness{t: t, clock: newFakeClock(), dir: t.TempDir()}
+	h.cfg = Config{Metadata: topics}
+	h.open()
+	return h, topics
+}
+
+// cm is a simulated consumer-protocol member: it owns what the server
+// last sent it and reports that on every heartbeat (acknowledging
+// revocations at once unless holding).
+type cm struct {
+	id     string
+	epoch  int32
+	owned  assignment
+	topics []string
+	regex  *string
+	inst   *string
+}
+
+func (h *harness) beat(group string, m *cm, join bool) *kmsg.ConsumerGroupHeartbeatResponse {
+	h.t.Helper()
+	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	req.Version = 1
+	req.Group, req.MemberID, req.MemberEpoch, req.InstanceID = group, m.id, m.epoch, m.inst
+	req.RebalanceTimeoutMillis = 60000
+	req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	if join {
+		req.MemberEpoch = 0
+		req.SubscribedTopicNames, req.SubscribedTopicRegex = m.topics, m.regex
+		if req.SubscribedTopicNames == nil && m.regex == nil {
+			req.SubscribedTopicNames = []string{}
+		}
+	} else {
+		for _, t := range sortedTopicsOf(m.owned) {
+			rt := kmsg.NewConsumerGroupHeartbeatRequestTopic()
+			rt.TopicID, rt.Partitions = t, m.owned[t]
+			req.Topics = append(req.Topics, rt)
+		}
+	}
+	resp := h.c.ConsumerGroupHeartbeat(Client{ID: "c", Host: "/127.0.0.1"}, req)
+	if resp.ErrorCode == 0 {
+		m.epoch = resp.MemberEpoch
+		if resp.Assignment != nil {
+			a := make(assignment)
+			for _, t := range resp.Assignment.Topics {
+				a[t.TopicID] = t.Partitions
+			}
+			m.owned = a
+		}
+	}
+	return resp
+}
+
+// noDoubleOwnership checks the members' own views: no partition is owned
+// by two simulated clients at once.
+func noDoubleOwnership(t *testing.T, ms []*cm) {
+	t.Helper()
+	seen := map[tp]string{}
+	for _, m := range ms {
+		for _, x := range m.owned.tps() {
+			if o, ok := seen[x]; ok {
+				t.Fatalf("partition %v owned by %s and %s", x, o, m.id)
+			}
+			seen[x] = m.id
+		}
+	}
+}
+
+func ownedCount(ms []*cm) int {
+	n := 0
+	for _, m := range ms {
+		n += m.owned.count()
+	}
+	return n
+}
+
+// G13: members join and leave in random order, heartbeating in random
+// order; at no point do two members own one partition, and once everyone
+// has heartbeated enough every partition is owned and the split is even.
+func TestConsumerReconcileNeverDoubleOwns(t *testing.T) {
+	for seed := int64(1); seed <= 20; seed++ {
+		h, topics := new848Harness(t)
+		topics.add("t", 12)
+		rng := rand.New(rand.NewSource(seed))
+		var ms []*cm
+		for step := 0; step < 200; step++ {
+			switch r := rng.Intn(10); {
+			case r == 0 && len(ms) < 6:
+				m := &cm{id: fmt.Sprintf("m%d", step), topics: []string{"t"}}
+				if resp := h.beat("g", m, true); resp.ErrorCode != 0 {
+					t.Fatalf("join: %v", kerr.ErrorForCode(resp.ErrorCode))
+				}
+				ms = append(ms, m)
+			case r == 1 && len(ms) > 1:
+				i := rng.Intn(len(ms))
+				m := ms[i]
+				m.epoch = epochLeave
+				h.beat("g", m, false)
+				ms = slices.Delete(ms, i, i+1)
+			default:
+				if len(ms) == 0 {
+					continue
+				}
+				m := ms[rng.Intn(len(ms))]
+				if resp := h.beat("g", m, false); resp.ErrorCode != 0 {
+					t.Fatalf("seed %d: heartbeat of %s at %d: %v", seed, m.id, m.epoch, kerr.ErrorForCode(resp.ErrorCode))
+				}
+			}
+			noDoubleOwnership(t, ms)
+		}
+		for range 4 {
+			for _, m := range ms {
+				h.beat("g", m, false)
+				noDoubleOwnership(t, ms)
+			}
+		}
+		if n := ownedCount(ms); n != 12 {
+			t.Fatalf("seed %d: %d of 12 partitions owned after settling", seed, n)
+		}
+		for _, m := range ms {
+			if c := m.owned.count(); c < 12/len(ms) || c > (12+len(ms)-1)/len(ms) {
+				t.Fatalf("seed %d: uneven: %s owns %d of 12 among %d", seed, m.id, c, len(ms))
+			}
+		}
+		h.close()
+	}
+}
+
+// G13: a member that keeps reporting a revoked partition keeps it, and
+// the member it is meant for does not get it until the revocation is
+// acknowledged.
+func TestConsumerRevokeBeforeAssign(t *testing.T) {
+	h, topics := new848Harness(t)
+	topics.add("t", 2)
+	a := &cm{id: "a", topics: []string{"t"}}
+	h.beat("g", a, true)
+	if a.owned.count() != 2 {
+		t.Fatalf("a owns %v", a.owned)
+	}
+	b := &cm{id: "b", topics: []string{"t"}}
+	h.beat("g", b, true)
+	if b.owned.count() != 0 {
+		t.Fatalf("b got %v while a still owns everything", b.owned)
+	}
+	held := a.owned.clone()
+	h.beat("g", a, false) // a is told to revoke one partition
+	if a.owned.count() != 1 {
+		t.Fatalf("a was not asked to revoke: %v", a.owned)
+	}
+	// a has not let go yet: it reports both partitions.
+	stillOwned := a.owned
+	a.owned = held
+	h.beat("g", a, false)
+	h.beat("g", b, false)
+	if b.owned.count() != 0 {
+		t.Fatalf("b got %v before a revoked", b.owned)
+	}
+	a.owned = stillOwned
+	h.beat("g", a, false)
+	h.beat("g", b, false)
+	if b.owned.count() != 1 || a.owned.count() != 1 {
+		t.Fatalf("after revocation a %v b %v", a.owned, b.owned)
+	}
+}
+
+// G13: a heartbeat with a wrong epoch is FENCED_MEMBER_EPOCH, an unknown
+// member UNKNOWN_MEMBER_ID; validation errors as Kafka's.
+func TestConsumerHeartbeatErrors(t *testing.T) {
+	h, topics := new848Harness(t)
+	topics.add("t", 2)
+	a := &cm{id: "a", topics: []string{"t"}}
+	h.beat("g", a, true)
+	bad := &cm{id: "a", epoch: a.epoch + 5, owned: assignment{}}
+	code(t, "future epoch", h.beat("g", bad, false).ErrorCode, kerr.FencedMemberEpoch)
+	unknown := &cm{id: "zz", epoch: 3, owned: assignment{}}
+	code(t, "unknown member", h.beat("g", unknown, false).ErrorCode, kerr.UnknownMemberID)
+	missing := &cm{id: "x", epoch: 3, owned: assignment{}}
+	code(t, "unknown group", h.beat("nope", missing, false).ErrorCode, kerr.GroupIDNotFound)
+
+	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	req.Version, req.Group, req.MemberID, req.RebalanceTimeoutMillis = 1, "g", "n", 1000
+	req.SubscribedTopicNames, req.Topics = []string{"t"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	assignor := "sticky"
+	req.ServerAssignor = &assignor
+	code(t, "unknown assignor", h.c.ConsumerGroupHeartbeat(Client{}, req).ErrorCode, kerr.UnsupportedAssignor)
+	req.ServerAssignor = nil
+	re := "("
+	req.SubscribedTopicRegex = &re
+	code(t, "bad regex", h.c.ConsumerGroupHeartbeat(Client{}, req).ErrorCode, kerr.InvalidRegularExpression)
+	long := string(make([]byte, maxRegexLen+1))
+	req.SubscribedTopicRegex = &long
+	code(t, "long regex", h.c.ConsumerGroupHeartbeat(Client{}, req).ErrorCode, kerr.InvalidRegularExpression)
+	req.SubscribedTopicRegex, req.Topics = nil, nil
+	code(t, "join with owned partitions nil", h.c.ConsumerGroupHeartbeat(Client{}, req).ErrorCode, kerr.InvalidRequest)
+	req.Topics, req.MemberID = []kmsg.ConsumerGroupHeartbeatRequestTopic{}, ""
+	code(t, "v1 without member id", h.c.ConsumerGroupHeartbeat(Client{}, req).ErrorCode, kerr.InvalidRequest)
+	req.MemberID, req.MemberEpoch = "n", -2
+	code(t, "static leave without instance", h.c.ConsumerGroupHeartbeat(Client{}, req).ErrorCode, kerr.InvalidRequest)
+}
+
+// G10: a consumer group holds at most group.max.size members.
+func TestConsumerGroupMaxSize(t *testing.T) {
+	topics := &staticTopics{}
+	h := &harness{t: t, clock: newFakeClock(), dir: t.TempDir(), cfg: Config{Metadata: topics, MaxGroupSize: 2}}
+	h.open()
+	for i := range 2 {
+		m := &cm{id: fmt.Sprint(i), topics: []string{"t"}}
+		code(t, "join", h.beat("g", m, true).ErrorCode, nil)
+	}
+	code(t, "third", h.beat("g", &cm{id: "x", topics: []string{"t"}}, true).ErrorCode, kerr.GroupMaxSizeReached)
+}
+
+// G11: a classic group with members is not a consumer group; an empty
+// consumer group becomes classic on JoinGroup and back.
+func TestConsumerClassicCoexistence(t *testing.T) {
+	h, topics := new848Harness(t)
+	topics.add("t", 2)
+	h.join("classic", "range")
+	code(t, "heartbeat into classic", h.beat("classic", &cm{id: "a", topics: []string{"t"}}, true).ErrorCode, kerr.GroupIDNotFound)
+
+	a := &cm{id: "a", topics: []string{"t"}}
+	h.beat("cg", a, true)
+	j := newJoin("cg", "", "range")
+	resp := h.await(h.joinAsync(j))
+	code(t, "classic join into consumer group", resp.ErrorCode, kerr.InconsistentGroupProtocol)
+	if d := h.describe("cg"); d.State != "Dead" {
+		t.Fatalf("DescribeGroups of a consumer group: %s", d.State)
+	}
+	a.epoch = epochLeave
+	h.beat("cg", a, false)
+	h.join("cg", "range") // empty consumer group: becomes classic
+	if d := h.describe("cg"); d.State == "Dead" || d.ProtocolType != "consumer" {
+		t.Fatalf("after conversion: %+v", d)
+	}
+	dreq := kmsg.NewPtrConsumerGroupDescribeRequest()
+	dreq.Groups = []string{"cg"}
+	code(t, "describe classic", h.c.ConsumerGroupDescribe(dreq).Groups[0].ErrorCode, kerr.GroupIDNotFound)
+	h.restart()
+	code(t, "describe classic after restart", h.c.ConsumerGroupDescribe(dreq).Groups[0].ErrorCode, kerr.GroupIDNotFound)
+}
