@@ -14,7 +14,7 @@ func consumerFixture(now time.Time) ConsumerGroup {
 	return ConsumerGroup{
 		Group:           Group{ID: "cg", ProtocolType: ConsumerProtocolType, Generation: 9, State: GroupActive, StateTime: now},
 		AssignmentEpoch: 9, Assignor: "uniform",
-		Topics:          []ConsumerTopic{{ID: [16]byte{1}, Name: "t", Partitions: 3}},
+		Topics: []ConsumerTopic{{ID: [16]byte{1}, Name: "t", Partitions: 3}},
 		Members: []ConsumerMember{
 			{ID: "a", InstanceID: &inst, RackID: &rack, ClientID: "c", ClientHost: "/127.0.0.1", Epoch: 9, PreviousEpoch: 8,
 				State: 1, RebalanceTimeout: time.Minute, Topics: []string{"t"}, Regex: "t.*", Assignor: "uniform",
