@@ -271,15 +271,23 @@ func (g *group) consumerBeatLocked(req *kmsg.ConsumerGroupHeartbeatRequest, resp
 		}
 	}
 	snap := g.consumerSnapshotLocked()
-	if req.RebalanceTimeoutMillis > 0 {
-		m.rebalanceTimeout = time.Duration(req.RebalanceTimeoutMillis) * time.Millisecond
+	changed := false
+	if t := time.Duration(req.RebalanceTimeoutMillis) * time.Millisecond; t > 0 && t != m.rebalanceTimeout {
+		m.rebalanceTimeout, changed = t, true
 	}
 	if g.updateSubscriptionLocked(m, req) {
 		g.bumpLocked()
-	} else {
-		g.refreshMetadataLocked()
+		changed = true
+	} else if g.refreshMetadataLocked() {
+		changed = true
 	}
-	cs.reconcile(m, owned)
+	if cs.reconcile(m, owned) {
+		changed = true
+	}
+	if !changed && !g.mu.consUnsynced {
+		// The hot path: a heartbeat that changes nothing writes nothing.
+		return g.answerBeatLocked(m, snap, resp, owned != nil)
+	}
 	return g.finishBeatLocked(m, snap, resp, owned != nil)
 }
 
@@ -288,11 +296,16 @@ func (g *group) consumerBeatLocked(req *kmsg.ConsumerGroupHeartbeatRequest, resp
 // fills the answer: the assignment is sent when asked for (the member
 // reported its partitions) or when it changed.
 func (g *group) finishBeatLocked(m *cmember, snap consumerSnapshot, resp *kmsg.ConsumerGroupHeartbeatResponse, full bool) *kmsg.ConsumerGroupHeartbeatResponse {
-	cs := g.mu.cons
 	if code := g.persistConsumerLocked(snap); code != errNone {
 		resp.ErrorCode = code
 		return resp
 	}
+	return g.answerBeatLocked(m, snap, resp, full)
+}
+
+// answerBeatLocked restarts m's session and revocation timers and fills
+// the answer of a heartbeat whose changes are durable.
+func (g *group) answerBeatLocked(m *cmember, snap consumerSnapshot, resp *kmsg.ConsumerGroupHeartbeatResponse, full bool) *kmsg.ConsumerGroupHeartbeatResponse {
 	g.scheduleConsumerSessionLocked(m)
 	if m.state == memberUnrevoked {
 		g.scheduleRevokeLocked(m)
@@ -309,7 +322,6 @@ func (g *group) finishBeatLocked(m *cmember, snap consumerSnapshot, resp *kmsg.C
 		}
 		resp.Assignment = &a
 	}
-	_ = cs
 	return resp
 }
 

@@ -98,6 +98,7 @@ func (g *group) persistConsumerLocked(consumerSnapshot) int16 {
 		enc = offsets.EncodeConsumerGroup(rec)
 	}
 	err := g.c.store.PutConsumerGroup(rec, g.c.cfg.MaxGroupStateBytes)
+	g.mu.consUnsynced = err != nil
 	if err == nil {
 		g.mu.consWritten = enc
 		return errNone

@@ -1,8 +1,11 @@
 package group
 
 import (
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/kgateway/kgateway/offsets/offsetstest"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -136,4 +139,45 @@ func TestConsumerCommitEpochs(t *testing.T) {
 	}
 	code(t, "fetch stale", fetch(a.epoch+1), kerr.StaleMemberEpoch)
 	code(t, "fetch current", fetch(a.epoch), nil)
+}
+
+// G15: every heartbeat answer is durable before it is sent: a crash
+// right after the answers (only synced bytes survive) keeps the group
+// exactly as described before it, including a revocation in progress.
+func TestConsumerAnswerDurableAcrossCrash(t *testing.T) {
+	fs := offsetstest.NewCrashable()
+	topics := &staticTopics{}
+	topics.add("t", 4)
+	h := &harness{t: t, clock: newFakeClock(), dir: "offsets", fs: fs, cfg: Config{Metadata: topics}}
+	h.open()
+	a, b := &cm{id: "a", topics: []string{"t"}}, &cm{id: "b", topics: []string{"t"}}
+	h.beat("g", a, true)
+	h.beat("g", b, true)
+	h.beat("g", a, false) // a is told to revoke two partitions
+	if a.owned.count() != 2 {
+		t.Fatalf("a owns %v", a.owned)
+	}
+	describe := func() string {
+		dreq := kmsg.NewPtrConsumerGroupDescribeRequest()
+		dreq.Groups = []string{"g"}
+		dg := h.c.ConsumerGroupDescribe(dreq).Groups[0]
+		out := fmt.Sprintf("epoch %d/%d", dg.Epoch, dg.AssignmentEpoch)
+		for _, m := range dg.Members {
+			out += fmt.Sprintf("; %s@%d %v -> %v", m.MemberID, m.MemberEpoch, m.Assignment.TopicPartitions, m.TargetAssignment.TopicPartitions)
+		}
+		return out
+	}
+	before := describe()
+	crashed := fs.Crash()
+	h.close()
+	h.fs = crashed
+	h.open()
+	if after := describe(); after != before {
+		t.Fatalf("state lost in the crash:\nbefore %s\nafter  %s", before, after)
+	}
+	settle(h, "g", a, b)
+	noDoubleOwnership(t, []*cm{a, b})
+	if a.owned.count() != 2 || b.owned.count() != 2 {
+		t.Fatalf("after crash a %v b %v", a.owned, b.owned)
+	}
 }

@@ -155,9 +155,12 @@ type group struct {
 		// typ is the group's protocol; a consumer group (KIP-848) keeps
 		// its state in cons, and consWritten is its last durable
 		// encoding (G15).
-		typ          groupType
-		cons         *consumerState
-		consWritten  []byte
+		typ         groupType
+		cons        *consumerState
+		consWritten []byte
+		// consUnsynced: the last write of the consumer state failed, so
+		// the next heartbeat writes even if it changes nothing (G15).
+		consUnsynced bool
 		rebalance    Timer
 		rebalanceSeq uint64
 		syncTimer    Timer
