@@ -107,8 +107,8 @@ type assignSpec struct {
 }
 
 // assign runs the named assignor; the result has an entry (possibly
-// empty) for every member and gives each partition to at most one member
-// subscribed to its topic (A-rules in doc.go: G12).
+// empty) for every member and gives each subscribed partition to exactly
+// one member subscribed to its topic (G12).
 func assign(name string, s assignSpec) map[string]assignment {
 	if name == assignorRange {
 		return assignRange(s)
@@ -207,11 +207,12 @@ func assignUniform(s assignSpec) map[string]assignment {
 		}
 	}
 	// 3. With differing subscriptions step 2 may leave a member two or
-	// more above one that could take a partition: move single partitions
-	// until no such pair remains. Every move lowers the sum of squared
-	// counts, so this ends; the bound is a safety net.
-	for moves := 0; moves < total; moves++ {
-		if !moveOne(all, owner, counts, s.members, eligible) {
+	// more above one that could take a partition: each pass moves such
+	// partitions to the least loaded eligible member. Every move lowers
+	// the sum of squared counts; the pass bound keeps the work at
+	// O(passes × partitions × members) whatever the subscriptions.
+	for pass := 0; pass < maxBalancePasses; pass++ {
+		if !balancePass(all, owner, counts, s.members, eligible) {
 			break
 		}
 	}
@@ -228,22 +229,32 @@ func assignUniform(s assignSpec) map[string]assignment {
 	return res
 }
 
-func moveOne(all []tp, owner map[tp]string, counts map[string]int, members []string, eligible func(string, tp) bool) bool {
+// maxBalancePasses bounds the uniform assignor's balancing (step 3).
+const maxBalancePasses = 8
+
+// balancePass moves each partition whose owner holds two or more than the
+// least loaded member eligible for it to that member; it reports a move.
+func balancePass(all []tp, owner map[tp]string, counts map[string]int, members []string, eligible func(string, tp) bool) bool {
+	moved := false
 	for _, x := range all {
 		from, ok := owner[x]
 		if !ok {
 			continue
 		}
+		to := ""
 		for _, m := range members {
-			if m != from && eligible(m, x) && counts[m] < counts[from]-1 {
-				owner[x] = m
-				counts[from]--
-				counts[m]++
-				return true
+			if m != from && eligible(m, x) && (to == "" || counts[m] < counts[to]) {
+				to = m
 			}
 		}
+		if to != "" && counts[to] < counts[from]-1 {
+			owner[x] = to
+			counts[from]--
+			counts[to]++
+			moved = true
+		}
 	}
-	return false
+	return moved
 }
 
 func sortedTopics(parts map[topicID]int32) []topicID {
