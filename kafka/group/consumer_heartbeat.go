@@ -37,6 +37,9 @@ func (c *Coordinator) ConsumerGroupHeartbeat(cl Client, req *kmsg.ConsumerGroupH
 	if code, msg := g.becomeConsumerLocked(); code != errNone {
 		return fail(code, msg)
 	}
+	if g.tooManyRegexesLocked(req.SubscribedTopicRegex) {
+		return fail(errInvalidRegex, "The group has too many distinct regular expressions.")
+	}
 	switch req.MemberEpoch {
 	case epochJoin:
 		return g.consumerJoinLocked(cl, req, resp)
@@ -389,4 +392,19 @@ func (g *group) expireConsumerMember(id string, seq uint64, revoke bool) {
 	snap := g.consumerSnapshotLocked()
 	g.removeConsumerMemberLocked(m)
 	g.persistConsumerLocked(snap)
+}
+
+// tooManyRegexesLocked: re would be one regex more than a group may
+// resolve (G14).
+func (g *group) tooManyRegexesLocked(re *string) bool {
+	if re == nil || *re == "" {
+		return false
+	}
+	cs := g.mu.cons
+	if _, ok := cs.regexes[*re]; ok {
+		return false
+	}
+	cs.syncRegexes()
+	_, ok := cs.regexes[*re]
+	return !ok && len(cs.regexes) >= maxGroupRegexes
 }

@@ -274,3 +274,19 @@ func TestConsumerClassicCoexistence(t *testing.T) {
 	h.restart()
 	code(t, "describe classic after restart", h.c.ConsumerGroupDescribe(dreq).Groups[0].ErrorCode, kerr.GroupIDNotFound)
 }
+
+// G14: a group resolves at most maxGroupRegexes distinct regexes; a
+// member with one more is refused, one reusing a known regex is not.
+func TestConsumerRegexBound(t *testing.T) {
+	topics := &staticTopics{}
+	h := &harness{t: t, clock: newFakeClock(), dir: t.TempDir(), cfg: Config{Metadata: topics, MaxGroupSize: 2 * maxGroupRegexes}}
+	h.open()
+	for i := range maxGroupRegexes {
+		re := fmt.Sprintf("t%d.*", i)
+		code(t, "join", h.beat("g", &cm{id: fmt.Sprint(i), regex: &re}, true).ErrorCode, nil)
+	}
+	re := "one-more"
+	code(t, "one regex more", h.beat("g", &cm{id: "x", regex: &re}, true).ErrorCode, kerr.InvalidRegularExpression)
+	known := "t0.*"
+	code(t, "a known regex", h.beat("g", &cm{id: "y", regex: &known}, true).ErrorCode, nil)
+}

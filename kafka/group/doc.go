@@ -92,8 +92,10 @@
 //     (internal ones are not among them). At most once a second, on a
 //     heartbeat, the resolution is redone and a change advances the epoch
 //     (G12), so created and deleted topics are picked up. The work is
-//     bounded: at most 10000 names per member, regexes of at most 1024
-//     bytes, one pass over the topics per distinct regex.
+//     bounded: at most 10000 names per member (INVALID_REQUEST), regexes
+//     of at most 1024 bytes and at most 64 distinct regexes per group
+//     (INVALID_REGULAR_EXPRESSION past these), one pass over the topics
+//     per distinct regex.
 //   - G15 A consumer group's state (epochs, members with their
 //     subscriptions, assigned and revoking partitions, the target and the
 //     subscribed topics' metadata) is durable (offsets O22) before a
