@@ -71,7 +71,7 @@ func (c *Coordinator) validateHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest)
 	}
 	if req.MemberEpoch == epochJoin {
 		switch {
-		case req.RebalanceTimeoutMillis <= 0:
+		case req.RebalanceTimeoutMillis == -1:
 			return errInvalidRequest, "RebalanceTimeoutMs must be provided in first request."
 		case req.Topics == nil || len(req.Topics) > 0:
 			return errInvalidRequest, "TopicPartitions must be empty when (re-)joining."
@@ -224,6 +224,16 @@ func (g *group) consumerLeaveLocked(req *kmsg.ConsumerGroupHeartbeatRequest, res
 		if m.epoch != epochStaticLeave {
 			m.prevEpoch, m.epoch = m.epoch, epochStaticLeave
 		}
+		// As Kafka, partitions it was revoking are released now.
+		for _, x := range m.revoking.tps() {
+			if cs.owners[x] == m.id {
+				delete(cs.owners, x)
+			}
+		}
+		m.revoking = assignment{}
+		if m.state == memberUnrevoked {
+			m.state = memberStable
+		}
 		g.stopRevokeTimerLocked(m)
 		g.scheduleConsumerSessionLocked(m)
 	} else {
@@ -289,9 +299,16 @@ func (g *group) consumerBeatLocked(req *kmsg.ConsumerGroupHeartbeatRequest, resp
 	}
 	if !changed && !g.mu.consUnsynced {
 		// The hot path: a heartbeat that changes nothing writes nothing.
-		return g.answerBeatLocked(m, snap, resp, owned != nil)
+		return g.answerBeatLocked(m, snap, resp, fullRequest(req))
 	}
-	return g.finishBeatLocked(m, snap, resp, owned != nil)
+	return g.finishBeatLocked(m, snap, resp, fullRequest(req))
+}
+
+// fullRequest: the heartbeat carries everything (rebalance timeout,
+// subscription, owned partitions), as after an error; Kafka answers it
+// with the whole assignment.
+func fullRequest(req *kmsg.ConsumerGroupHeartbeatRequest) bool {
+	return req.RebalanceTimeoutMillis != -1 && (req.SubscribedTopicNames != nil || req.SubscribedTopicRegex != nil) && req.Topics != nil
 }
 
 // finishBeatLocked reconciles the other members whose partitions m's
