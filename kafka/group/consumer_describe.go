@@ -14,8 +14,7 @@ func (c *Coordinator) ConsumerGroupDescribe(req *kmsg.ConsumerGroupDescribeReque
 		dg.Group = id
 		g := c.lookup(id)
 		if g == nil {
-			msg := "Group " + id + " not found."
-			dg.ErrorCode, dg.ErrorMessage, dg.State = errGroupNotFound, &msg, stateDead.String()
+			dg.ErrorCode = errGroupNotFound
 		} else {
 			g.describeConsumer(&dg)
 		}
@@ -28,12 +27,14 @@ func (g *group) describeConsumer(dg *kmsg.ConsumerGroupDescribeResponseGroup) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.mu.typ != typeConsumer || g.mu.state == stateDead {
-		msg := "Group " + g.id + " is not a consumer group."
-		dg.ErrorCode, dg.ErrorMessage, dg.State = errGroupNotFound, &msg, stateDead.String()
+		dg.ErrorCode = errGroupNotFound
 		return
 	}
 	cs := g.mu.cons
 	dg.State, dg.Epoch, dg.AssignmentEpoch, dg.AssignorName = cs.stateName(), cs.epoch, cs.assignmentEpoch, cs.assignor
+	if dg.AssignorName == "" {
+		dg.AssignorName = g.c.cfg.ConsumerAssignors[0] // no target yet: the default, as Kafka
+	}
 	for _, m := range cs.sortedMembers() {
 		dm := kmsg.NewConsumerGroupDescribeResponseGroupMember()
 		dm.MemberID, dm.InstanceID, dm.RackID, dm.MemberEpoch = m.id, m.instanceID, m.rackID, m.epoch
