@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -289,4 +290,58 @@ func TestConsumerRegexBound(t *testing.T) {
 	code(t, "one regex more", h.beat("g", &cm{id: "x", regex: &re}, true).ErrorCode, kerr.InvalidRegularExpression)
 	known := "t0.*"
 	code(t, "a known regex", h.beat("g", &cm{id: "y", regex: &known}, true).ErrorCode, nil)
+}
+
+// G11, G7: ListGroups v5 reports the type and the consumer state and
+// filters by type; DeleteGroups refuses a consumer group with members and
+// deletes an empty one; retention spares a consumer group with members.
+func TestConsumerListDeleteExpire(t *testing.T) {
+	h, topics := new848Harness(t)
+	topics.add("t", 1)
+	a := &cm{id: "a", topics: []string{"t"}}
+	h.beat("cg", a, true)
+	h.join("classic", "range")
+	list := func(types ...string) map[string]kmsg.ListGroupsResponseGroup {
+		req := kmsg.NewPtrListGroupsRequest()
+		req.Version, req.TypesFilter = 5, types
+		out := map[string]kmsg.ListGroupsResponseGroup{}
+		for _, g := range h.c.ListGroups(req).Groups {
+			out[g.Group] = g
+		}
+		return out
+	}
+	all := list()
+	if g := all["cg"]; g.GroupType != "consumer" || g.GroupState != "Stable" || g.ProtocolType != "consumer" {
+		t.Fatalf("consumer group listed as %+v", g)
+	}
+	if g := all["classic"]; g.GroupType != "classic" {
+		t.Fatalf("classic group listed as %+v", g)
+	}
+	if only := list("Consumer"); len(only) != 1 || only["cg"].Group != "cg" {
+		t.Fatalf("types filter consumer: %v", only)
+	}
+	del := func() int16 {
+		req := kmsg.NewPtrDeleteGroupsRequest()
+		req.Groups = []string{"cg"}
+		return h.c.DeleteGroups(req).Groups[0].ErrorCode
+	}
+	for range 25 * 120 { // past the retention (24h), a heartbeating every 30s
+		h.clock.Advance(30 * time.Second)
+		code(t, "heartbeat", h.beat("cg", a, false).ErrorCode, nil)
+	}
+	h.c.ExpireOffsets()
+	code(t, "delete with a member", del(), kerr.NonEmptyGroup)
+	a.epoch = epochLeave
+	h.beat("cg", a, false)
+	if g := list()["cg"]; g.GroupState != "Empty" {
+		t.Fatalf("after the leave: %+v", g)
+	}
+	code(t, "delete empty", del(), nil)
+	if _, ok := list()["cg"]; ok {
+		t.Fatal("deleted group still listed")
+	}
+	h.restart()
+	if _, ok := list()["cg"]; ok {
+		t.Fatal("deleted group back after restart")
+	}
 }
