@@ -27,8 +27,7 @@ func (s *staticTopics) Topics() []TopicInfo {
 func (s *staticTopics) add(name string, parts int32) topicID {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var id topicID
-	copy(id[:], fmt.Sprintf("%-16s", name))
+	id := tid(name)
 	s.topics = append(s.topics, TopicInfo{Name: name, ID: id, Partitions: parts})
 	return id
 }
@@ -343,5 +342,52 @@ func TestConsumerListDeleteExpire(t *testing.T) {
 	h.restart()
 	if _, ok := list()["cg"]; ok {
 		t.Fatal("deleted group back after restart")
+	}
+}
+
+func (s *staticTopics) remove(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.topics = slices.DeleteFunc(s.topics, func(t TopicInfo) bool { return t.Name == name })
+}
+
+// G13: a member that keeps a revoked partition past its rebalance timeout
+// is removed, and the partition goes to the member it was meant for.
+func TestConsumerRevocationTimeout(t *testing.T) {
+	h, topics := new848Harness(t)
+	topics.add("t", 2)
+	a, b := &cm{id: "a", topics: []string{"t"}}, &cm{id: "b", topics: []string{"t"}}
+	h.beat("g", a, true)
+	h.beat("g", b, true)
+	held := a.owned.clone()
+	h.beat("g", a, false) // told to revoke one
+	a.owned = held        // but keeps reporting both
+	for range 3 {         // 90s: past the 60s rebalance timeout, within sessions
+		h.clock.Advance(30 * time.Second)
+		h.beat("g", a, false)
+		a.owned = held
+		h.beat("g", b, false)
+	}
+	code(t, "a after the revocation timeout", h.beat("g", a, false).ErrorCode, kerr.UnknownMemberID)
+	settle(h, "g", b)
+	if b.owned.count() != 2 {
+		t.Fatalf("b owns %v", b.owned)
+	}
+}
+
+// G14: a deleted topic leaves the subscription at the next refresh and
+// its partitions are revoked.
+func TestConsumerTopicDeleted(t *testing.T) {
+	h, topics := new848Harness(t)
+	topics.add("x", 2)
+	topics.add("y", 2)
+	a := &cm{id: "a", topics: []string{"x", "y"}}
+	h.beat("g", a, true)
+	settle(h, "g", a)
+	topics.remove("y")
+	h.clock.Advance(2 * metadataRefresh)
+	settle(h, "g", a)
+	if a.owned.count() != 2 || len(a.owned[tid("x")]) != 2 {
+		t.Fatalf("after deleting y a owns %v", a.owned)
 	}
 }
