@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kgateway/kgateway/offsets"
 	"go.uber.org/zap"
 )
 
@@ -192,7 +193,7 @@ func (g *group) becomeClassicLocked() int16 {
 	if g.hasConsumerMembersLocked() {
 		return errInconsistentProto
 	}
-	g.mu.typ, g.mu.cons, g.mu.consWritten = typeClassic, nil, nil
+	g.mu.typ, g.mu.cons, g.mu.consWritten, g.mu.consDurable = typeClassic, nil, nil, offsets.ConsumerGroup{}
 	g.mu.generation, g.mu.protocolType, g.mu.protocol = 0, "", ""
 	g.mu.stateTime = g.c.clock.Now()
 	if err := g.c.store.PutClassicGroup(g.stateLocked(), 0); err != nil {

@@ -297,7 +297,7 @@ func (g *group) consumerBeatLocked(req *kmsg.ConsumerGroupHeartbeatRequest, resp
 	if cs.reconcile(m, owned) {
 		changed = true
 	}
-	if !changed && !g.mu.consUnsynced {
+	if !changed {
 		// The hot path: a heartbeat that changes nothing writes nothing.
 		return g.answerBeatLocked(m, snap, resp, fullRequest(req))
 	}

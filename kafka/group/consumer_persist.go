@@ -83,9 +83,11 @@ func topicParts(t map[topicID]topicMeta) map[topicID]int32 {
 }
 
 // persistConsumerLocked writes the group's state, synced, if it differs
-// from what was last written (G15); the caller answers only after. A
-// failed write is retried by the next change or heartbeat, since the
-// last written state stays as it was.
+// from what was last written (G15); the caller answers only after. If the
+// write fails (or the state exceeds MaxGroupStateBytes) the group goes
+// back to its last durable state, so what is in memory is always what
+// the answers sent so far were based on, and the failing request gets
+// the error.
 func (g *group) persistConsumerLocked(consumerSnapshot) int16 {
 	rec := g.consumerRecordLocked()
 	enc := offsets.EncodeConsumerGroup(rec)
@@ -98,29 +100,37 @@ func (g *group) persistConsumerLocked(consumerSnapshot) int16 {
 		enc = offsets.EncodeConsumerGroup(rec)
 	}
 	err := g.c.store.PutConsumerGroup(rec, g.c.cfg.MaxGroupStateBytes)
-	g.mu.consUnsynced = err != nil
 	if err == nil {
-		g.mu.consWritten = enc
+		g.mu.consWritten, g.mu.consDurable = enc, rec
 		return errNone
 	}
 	g.c.log.Warn("consumer-group-persist-failed", zap.String("group", g.id), zap.Int32("epoch", rec.Generation), zap.Error(err))
+	g.rollbackConsumerLocked()
 	if errors.Is(err, offsets.ErrTooLarge) {
 		return errUnknownServer
 	}
 	return errCoordinatorNA
 }
 
-// loadConsumerGroup rebuilds a persisted consumer group (G16): members at
-// their epochs with their partitions, the target and the subscribed
-// topics' metadata as written, so members heartbeating with their epoch
-// go on without a reassignment. Every member's session starts afresh at
-// the load, as for classic groups (G9).
-func (c *Coordinator) loadConsumerGroup(rec offsets.ConsumerGroup) *group {
-	g := newGroup(c, rec.ID)
-	g.mu.Lock()
-	defer g.mu.Unlock()
+// rollbackConsumerLocked puts the group back to its last durable state
+// (an empty consumer group if none was written).
+func (g *group) rollbackConsumerLocked() {
+	for _, m := range g.mu.cons.members {
+		g.stopMemberTimersLocked(m)
+	}
+	g.applyConsumerRecordLocked(g.mu.consDurable)
+}
+
+// applyConsumerRecordLocked makes rec the group's consumer state: members
+// at their epochs with their partitions, the target and the subscribed
+// topics' metadata as written, every session (and revocation) timer
+// started afresh.
+func (g *group) applyConsumerRecordLocked(rec offsets.ConsumerGroup) {
 	g.mu.typ, g.mu.cons = typeConsumer, newConsumerState()
-	g.mu.protocolType, g.mu.stateTime = offsets.ConsumerProtocolType, rec.StateTime
+	g.mu.protocolType = offsets.ConsumerProtocolType
+	if !rec.StateTime.IsZero() {
+		g.mu.stateTime = rec.StateTime
+	}
 	cs := g.mu.cons
 	cs.epoch, cs.assignmentEpoch, cs.assignor = rec.Generation, rec.AssignmentEpoch, rec.Assignor
 	for _, t := range rec.Topics {
@@ -141,13 +151,24 @@ func (c *Coordinator) loadConsumerGroup(rec offsets.ConsumerGroup) *group {
 		cs.hold(m)
 	}
 	cs.syncRegexes()
-	cs.checked = c.clock.Now()
-	g.mu.consWritten = offsets.EncodeConsumerGroup(g.consumerRecordLocked())
+	cs.checked = g.c.clock.Now()
 	for _, m := range cs.members {
 		g.scheduleConsumerSessionLocked(m)
 		if m.state == memberUnrevoked {
 			g.scheduleRevokeLocked(m)
 		}
 	}
+}
+
+// loadConsumerGroup rebuilds a persisted consumer group (G16), so members
+// heartbeating with their epoch go on without a reassignment. Sessions
+// start at the load, as for classic groups (G9).
+func (c *Coordinator) loadConsumerGroup(rec offsets.ConsumerGroup) *group {
+	g := newGroup(c, rec.ID)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.applyConsumerRecordLocked(rec)
+	g.mu.consDurable = rec
+	g.mu.consWritten = offsets.EncodeConsumerGroup(g.consumerRecordLocked())
 	return g
 }

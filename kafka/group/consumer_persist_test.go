@@ -181,3 +181,32 @@ func TestConsumerAnswerDurableAcrossCrash(t *testing.T) {
 		t.Fatalf("after crash a %v b %v", a.owned, b.owned)
 	}
 }
+
+// G15: a join whose state would exceed the group's bound is refused
+// (UNKNOWN_SERVER_ERROR, as Kafka for a record too large) and leaves no
+// trace: the group goes back to its last durable state and its members
+// go on.
+func TestConsumerStateBoundRollsBack(t *testing.T) {
+	topics := &staticTopics{}
+	topics.add("t", 2)
+	h := &harness{t: t, clock: newFakeClock(), dir: t.TempDir(), cfg: Config{Metadata: topics, MaxGroupStateBytes: 2000}}
+	h.open()
+	a := &cm{id: "a", topics: []string{"t"}}
+	code(t, "join", h.beat("g", a, true).ErrorCode, nil)
+	settle(h, "g", a)
+	var many []string
+	for i := range 100 {
+		many = append(many, fmt.Sprintf("topic-with-a-long-name-%03d", i))
+	}
+	code(t, "oversized join", h.beat("g", &cm{id: "big", topics: many}, true).ErrorCode, kerr.UnknownServerError)
+	dreq := kmsg.NewPtrConsumerGroupDescribeRequest()
+	dreq.Groups = []string{"g"}
+	if dg := h.c.ConsumerGroupDescribe(dreq).Groups[0]; len(dg.Members) != 1 || dg.Epoch != 1 {
+		t.Fatalf("after the refused join: %d members, epoch %d", len(dg.Members), dg.Epoch)
+	}
+	epoch := a.epoch
+	code(t, "a goes on", h.beat("g", a, false).ErrorCode, nil)
+	if a.epoch != epoch || a.owned.count() != 2 {
+		t.Fatalf("a at %d with %v", a.epoch, a.owned)
+	}
+}

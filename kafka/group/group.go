@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kgateway/kgateway/offsets"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 )
@@ -158,9 +159,9 @@ type group struct {
 		typ         groupType
 		cons        *consumerState
 		consWritten []byte
-		// consUnsynced: the last write of the consumer state failed, so
-		// the next heartbeat writes even if it changes nothing (G15).
-		consUnsynced bool
+		// consDurable is that state as a record, to go back to when a
+		// write fails (G15).
+		consDurable  offsets.ConsumerGroup
 		rebalance    Timer
 		rebalanceSeq uint64
 		syncTimer    Timer
