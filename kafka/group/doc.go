@@ -99,8 +99,10 @@
 //   - G15 A consumer group's state (epochs, members with their
 //     subscriptions, assigned and revoking partitions, the target and the
 //     subscribed topics' metadata) is durable (offsets O22) before a
-//     heartbeat is answered with anything that depends on it. A failed
-//     write fails the heartbeat and is retried by the next one.
+//     heartbeat is answered with anything that depends on it. If the
+//     write fails, or the state exceeds MaxGroupStateBytes
+//     (UNKNOWN_SERVER_ERROR), the heartbeat gets the error and the group
+//     goes back to its last durable state.
 //   - G16 After a restart a consumer group has its members at their
 //     epochs with their partitions and target: members heartbeating with
 //     their epoch go on without a reassignment. Sessions start at the load
