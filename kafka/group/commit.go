@@ -49,6 +49,9 @@ func (c *Coordinator) commit(req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCom
 		// generation, whatever member id or instance id it names (a
 		// consumer outside group management, or one whose group has
 		// gone); anything else comes from an older generation.
+		if req.Generation >= 0 && req.Version >= 9 {
+			return errGroupNotFound // Kafka, from v9 on (KIP-848)
+		}
 		if req.Generation >= 0 {
 			return errIllegalGeneration
 		}
@@ -129,7 +132,11 @@ func (c *Coordinator) ValidateTxnOffsetCommit(group, memberID string, instanceID
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.mu.typ == typeConsumer {
-		return g.validateConsumerCommitLocked(memberID, generation, false, true)
+		code := g.validateConsumerCommitLocked(memberID, generation, false, true)
+		if code == errStaleEpoch {
+			code = errIllegalGeneration // TxnOffsetCommit has no STALE_MEMBER_EPOCH, as Kafka
+		}
+		return code
 	}
 	return g.validateOffsetCommitLocked(memberID, instanceID, generation, true)
 }

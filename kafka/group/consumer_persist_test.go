@@ -137,6 +137,19 @@ func TestConsumerCommitEpochs(t *testing.T) {
 		req.Groups = append(req.Groups, rg)
 		return h.c.OffsetFetch(req).Groups[0].ErrorCode
 	}
+	code(t, "txn stale", h.c.ValidateTxnOffsetCommit("g", "a", nil, a.epoch-1), kerr.IllegalGeneration)
+	code(t, "txn current", h.c.ValidateTxnOffsetCommit("g", "a", nil, a.epoch), nil)
+	absent := func(version int16) int16 {
+		req := kmsg.NewPtrOffsetCommitRequest()
+		req.Version, req.Group, req.MemberID, req.Generation = version, "absent", "a", 3
+		rt := kmsg.NewOffsetCommitRequestTopic()
+		rt.Topic = "t"
+		rt.Partitions = append(rt.Partitions, kmsg.NewOffsetCommitRequestTopicPartition())
+		req.Topics = append(req.Topics, rt)
+		return h.c.OffsetCommit(req).Topics[0].Partitions[0].ErrorCode
+	}
+	code(t, "v9 commit to an absent group", absent(9), kerr.GroupIDNotFound)
+	code(t, "v8 commit to an absent group", absent(8), kerr.IllegalGeneration)
 	code(t, "fetch stale", fetch(a.epoch+1), kerr.StaleMemberEpoch)
 	code(t, "fetch current", fetch(a.epoch), nil)
 }

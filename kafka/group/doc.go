@@ -114,7 +114,10 @@
 //     member (UNKNOWN_MEMBER_ID) with OffsetCommit v9+ (UNSUPPORTED_VERSION;
 //     TxnOffsetCommit is exempt) at its current member epoch
 //     (STALE_MEMBER_EPOCH); OffsetFetch v9 naming a member is checked the
-//     same way. An empty consumer group takes commits with epoch -1.
+//     same way (TxnOffsetCommit answers ILLEGAL_GENERATION for a stale
+//     epoch, and OffsetCommit v9+ GROUP_ID_NOT_FOUND for a member's commit
+//     to a group that does not exist, as Kafka). An empty consumer group
+//     takes commits with epoch -1.
 //
 // Lock order: Coordinator.mu and group.mu are never held together; a group
 // removed from the map is first marked dead under its own lock, and lookups
