@@ -132,7 +132,7 @@ func (g *group) consumerJoinLocked(cl Client, req *kmsg.ConsumerGroupHeartbeatRe
 		resp.ErrorCode = errGroupFull // G10
 		return resp
 	}
-	snap := g.consumerSnapshotLocked()
+	snap := g.consumerSnapshotLocked(id)
 	bump := false
 	switch {
 	case m != nil: // a rejoin of a known member: its subscription may change
@@ -216,7 +216,6 @@ func (g *group) consumerLeaveLocked(req *kmsg.ConsumerGroupHeartbeatRequest, res
 		resp.ErrorCode = errFenced
 		return resp
 	}
-	snap := g.consumerSnapshotLocked()
 	resp.MemberID, resp.MemberEpoch = &m.id, req.MemberEpoch
 	if req.MemberEpoch == epochStaticLeave && m.instanceID != nil {
 		// The static member keeps its partitions and target until it
@@ -239,7 +238,7 @@ func (g *group) consumerLeaveLocked(req *kmsg.ConsumerGroupHeartbeatRequest, res
 	} else {
 		g.removeConsumerMemberLocked(m)
 	}
-	if code := g.persistConsumerLocked(snap); code != errNone {
+	if code := g.persistConsumerLocked(); code != errNone {
 		resp.ErrorCode, resp.MemberID, resp.MemberEpoch = code, nil, 0
 	}
 	return resp
@@ -283,7 +282,7 @@ func (g *group) consumerBeatLocked(req *kmsg.ConsumerGroupHeartbeatRequest, resp
 			return resp
 		}
 	}
-	snap := g.consumerSnapshotLocked()
+	snap := g.consumerSnapshotLocked(m.id)
 	changed := false
 	if t := time.Duration(req.RebalanceTimeoutMillis) * time.Millisecond; t > 0 && t != m.rebalanceTimeout {
 		m.rebalanceTimeout, changed = t, true
@@ -316,7 +315,7 @@ func fullRequest(req *kmsg.ConsumerGroupHeartbeatRequest) bool {
 // fills the answer: the assignment is sent when asked for (the member
 // reported its partitions) or when it changed.
 func (g *group) finishBeatLocked(m *cmember, snap consumerSnapshot, resp *kmsg.ConsumerGroupHeartbeatResponse, full bool) *kmsg.ConsumerGroupHeartbeatResponse {
-	if code := g.persistConsumerLocked(snap); code != errNone {
+	if code := g.persistConsumerLocked(); code != errNone {
 		resp.ErrorCode = code
 		return resp
 	}
@@ -406,9 +405,8 @@ func (g *group) expireConsumerMember(id string, seq uint64, revoke bool) {
 		return
 	}
 	g.c.log.Info("consumer-member-expired", zap.String("group", g.id), zap.String("member", id), zap.Bool("revocation-timeout", revoke))
-	snap := g.consumerSnapshotLocked()
 	g.removeConsumerMemberLocked(m)
-	g.persistConsumerLocked(snap)
+	g.persistConsumerLocked()
 }
 
 // tooManyRegexesLocked: re would be one regex more than a group may

@@ -8,25 +8,27 @@ import (
 	"go.uber.org/zap"
 )
 
-// consumerSnapshot is what a member looked like before a heartbeat, to
-// tell whether its answer must carry the assignment.
+// consumerSnapshot is what the heartbeating member looked like before
+// its heartbeat, to tell whether the answer must carry its assignment.
 type consumerSnapshot struct {
-	epochs   map[string]int32
-	assigned map[string]assignment
+	known    bool
+	epoch    int32
+	assigned assignment
 }
 
-func (g *group) consumerSnapshotLocked() consumerSnapshot {
-	cs := g.mu.cons
-	s := consumerSnapshot{epochs: make(map[string]int32, len(cs.members)), assigned: make(map[string]assignment, len(cs.members))}
-	for id, m := range cs.members {
-		s.epochs[id], s.assigned[id] = m.epoch, m.assigned
+func (g *group) consumerSnapshotLocked(id string) consumerSnapshot {
+	m := g.mu.cons.members[id]
+	if m == nil {
+		return consumerSnapshot{}
 	}
-	return s
+	return consumerSnapshot{known: true, epoch: m.epoch, assigned: m.assigned}
 }
 
+// memberChanged: m is new, or its epoch or partitions changed (the
+// assignments are replaced, never changed in place, so the snapshot's
+// stays as it was).
 func (s consumerSnapshot) memberChanged(m *cmember) bool {
-	e, ok := s.epochs[m.id]
-	return !ok || e != m.epoch || !s.assigned[m.id].equal(m.assigned)
+	return !s.known || s.epoch != m.epoch || !s.assigned.equal(m.assigned)
 }
 
 func toTPs(a assignment) []offsets.TopicPartitions {
@@ -88,7 +90,7 @@ func topicParts(t map[topicID]topicMeta) map[topicID]int32 {
 // back to its last durable state, so what is in memory is always what
 // the answers sent so far were based on, and the failing request gets
 // the error.
-func (g *group) persistConsumerLocked(consumerSnapshot) int16 {
+func (g *group) persistConsumerLocked() int16 {
 	rec := g.consumerRecordLocked()
 	enc := offsets.EncodeConsumerGroup(rec)
 	if bytes.Equal(enc, g.mu.consWritten) {
