@@ -34,7 +34,7 @@ func (c *Coordinator) ConsumerGroupHeartbeat(cl Client, req *kmsg.ConsumerGroupH
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if code, msg := g.becomeConsumerLocked(); code != errNone {
+	if code, msg := g.becomeConsumerLocked(req.MemberEpoch == epochJoin); code != errNone {
 		return fail(code, msg)
 	}
 	if g.tooManyRegexesLocked(req.SubscribedTopicRegex) {
@@ -91,17 +91,17 @@ func (c *Coordinator) validateHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest)
 }
 
 // becomeConsumerLocked turns an empty classic group into a consumer group
-// (Kafka's offline upgrade); a classic group with members is not a
+// on a join (Kafka's offline upgrade); otherwise a classic group is not a
 // consumer group (GROUP_ID_NOT_FOUND), as Kafka answers without online
 // migration (G11).
-func (g *group) becomeConsumerLocked() (int16, string) {
+func (g *group) becomeConsumerLocked(join bool) (int16, string) {
 	if g.mu.state == stateDead {
 		return errCoordinatorNA, ""
 	}
 	if g.mu.typ == typeConsumer {
 		return errNone, ""
 	}
-	if len(g.mu.members) > 0 || len(g.mu.pending) > 0 || g.mu.state != stateEmpty {
+	if !join || len(g.mu.members) > 0 || len(g.mu.pending) > 0 || g.mu.state != stateEmpty {
 		return errGroupNotFound, "Group " + g.id + " is not a consumer group."
 	}
 	g.mu.typ = typeConsumer

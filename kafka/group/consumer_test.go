@@ -391,3 +391,14 @@ func TestConsumerTopicDeleted(t *testing.T) {
 		t.Fatalf("after deleting y a owns %v", a.owned)
 	}
 }
+
+// G11: only a join turns an empty classic group into a consumer group;
+// another heartbeat to it is GROUP_ID_NOT_FOUND, as Kafka.
+func TestConsumerHeartbeatToEmptyClassicGroup(t *testing.T) {
+	h, _ := new848Harness(t)
+	req := kmsg.NewPtrOffsetCommitRequest() // a simple consumer's commit creates an empty classic group
+	req.Group, req.Generation = "simple", -1
+	h.c.OffsetCommit(req)
+	code(t, "heartbeat", h.beat("simple", &cm{id: "a", epoch: 3, owned: assignment{}}, false).ErrorCode, kerr.GroupIDNotFound)
+	code(t, "join", h.beat("simple", &cm{id: "a", topics: []string{"t"}}, true).ErrorCode, nil)
+}
