@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -28,6 +29,37 @@ func check848NoRebalance(t *testing.T, parts int32, before []memberView, ms ...*
 	}
 }
 
+// churn848 has a third member join and leave, so that the group epoch
+// before a restart is one a group rebuilt from scratch would not reach
+// with two members; a and b own every partition again afterwards.
+func churn848(t *testing.T, addr, groupID, topic, assignor string, w *ownershipWatch, a, b *groupMember) {
+	t.Helper()
+	c := member848(t, addr, groupID, topic, assignor)
+	w.add(c)
+	eventually(t, "three members split the partitions", func() bool { return ownedExactlyOnce(4, a, b, c) })
+	c.close()
+	eventually(t, "two members own the partitions again", func() bool { return ownedExactlyOnce(4, a, b) })
+}
+
+// groupEpoch is the consumer group's epoch as ConsumerGroupDescribe has it.
+func groupEpoch(t *testing.T, addr, groupID string) int32 {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	described, err := kadm.NewClient(cl).DescribeConsumerGroups(testCtx(t), groupID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dg := described[groupID]
+	if dg.Err != nil {
+		t.Fatalf("describe %s: %v", groupID, dg.Err)
+	}
+	return dg.Epoch
+}
+
 // G16: two KIP-848 members consume through a server restart with no
 // reassignment and no partition owned twice.
 func Test848MembersSurviveRestart(t *testing.T) {
@@ -39,6 +71,8 @@ func Test848MembersSurviveRestart(t *testing.T) {
 	b := member848(t, g.addr, groupID, topic, "range")
 	w := watchOwnership(t, a, b)
 	eventually(t, "two members split the partitions", func() bool { return ownedExactlyOnce(parts, a, b) })
+	churn848(t, g.addr, groupID, topic, "range", w, a, b)
+	epoch := groupEpoch(t, g.addr, groupID)
 	produceAddr(t, g.addr, topic, parts, 5, "before")
 	eventually(t, "members consume", func() bool { return consumedBy(a, b) == parts*5 })
 	before := []memberView{viewOf(a), viewOf(b)}
@@ -47,6 +81,9 @@ func Test848MembersSurviveRestart(t *testing.T) {
 	produceAddr(t, g.addr, topic, parts, 5, "after")
 	eventually(t, "members consume after the restart", func() bool { return consumedBy(a, b) >= 2*parts*5 })
 	check848NoRebalance(t, parts, before, a, b)
+	if after := groupEpoch(t, g.addr, groupID); after != epoch {
+		t.Fatalf("group epoch %d after the restart, %d before", after, epoch)
+	}
 	w.check(t)()
 }
 
@@ -62,6 +99,8 @@ func Test848MembersSurviveKill(t *testing.T) {
 	b := member848(t, addr, groupID, topic, "uniform")
 	w := watchOwnership(t, a, b)
 	eventually(t, "two members split the partitions", func() bool { return ownedExactlyOnce(parts, a, b) })
+	churn848(t, addr, groupID, topic, "uniform", w, a, b)
+	epoch := groupEpoch(t, addr, groupID)
 	produceAddr(t, addr, topic, parts, 5, "before")
 	eventually(t, "members consume", func() bool { return consumedBy(a, b) == parts*5 })
 	before := []memberView{viewOf(a), viewOf(b)}
@@ -72,6 +111,9 @@ func Test848MembersSurviveKill(t *testing.T) {
 	produceAddr(t, addr, topic, parts, 5, "after")
 	eventually(t, "members consume after the kill", func() bool { return consumedBy(a, b) >= 2*parts*5 })
 	check848NoRebalance(t, parts, before, a, b)
+	if after := groupEpoch(t, addr, groupID); after != epoch {
+		t.Fatalf("group epoch %d after the kill, %d before", after, epoch)
+	}
 	w.check(t)()
 	a.close()
 	b.close()
