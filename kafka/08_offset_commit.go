@@ -1,6 +1,6 @@
 package kafka
 
-// OffsetCommit (key 8), versions 0–8.
+// OffsetCommit (key 8), versions 0–9.
 //
 //   v1  generation, member id and a per-partition commit timestamp.
 //   v2  retention time replaces the timestamp (v2–v4).
@@ -9,12 +9,14 @@ package kafka
 //   v6  committed leader epoch.
 //   v7  group instance id (static members, KIP-345).
 //   v8  flexible.
+//   v9  the member epoch of a consumer group (KIP-848) in the generation
+//       field: STALE_MEMBER_EPOCH when not current (kafka/group G17).
 //
 // The coordinator acknowledges only durable commits (O1); commits with
 // generation -1 (simple consumers, with or without a member id) go into an
 // Empty or absent group.
 // Left out: the per-commit retention time (offsets.retention.minutes
-// governs), v9+ (KIP-848 consumer protocol) and topic ids.
+// governs) and v10 topic ids.
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 

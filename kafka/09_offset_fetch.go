@@ -1,6 +1,6 @@
 package kafka
 
-// OffsetFetch (key 9), versions 0–8.
+// OffsetFetch (key 9), versions 0–9.
 //
 //   v1  same shape (Kafka-stored offsets instead of ZooKeeper).
 //   v2  top-level error code; null topics fetch every committed offset.
@@ -9,12 +9,12 @@ package kafka
 //   v6  flexible.
 //   v7  require-stable (KIP-447).
 //   v8  several groups in one request.
+//   v9  member id and epoch, checked against a consumer group (G17).
 //
 // A partition without a commit is offset -1, metadata "". With
 // require-stable a partition holding a pending transactional offset
 // (TxnOffsetCommit of a transaction not yet ended, offsets O7) is
-// UNSTABLE_OFFSET_COMMIT, and the client retries. Left out: v9+ member
-// epochs (KIP-848).
+// UNSTABLE_OFFSET_COMMIT, and the client retries. Left out: v10 topic ids.
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 

@@ -1,13 +1,14 @@
 package kafka
 
-// ListGroups (key 16), versions 0–4.
+// ListGroups (key 16), versions 0–5.
 //
 //   v1  throttle time.
 //   v3  flexible.
 //   v4  states filter (KIP-518) and each group's state.
+//   v5  types filter and each group's type: classic or consumer (KIP-848).
 //
 // Groups restored from the offset store after a restart are listed as
-// Empty. Left out: v5 types filter (every group here is "classic").
+// Empty.
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 

@@ -31,15 +31,15 @@ var apis = []api{
 	{key: 1, min: 4, max: 13, handle: handleFetch},
 	{key: 2, min: 1, max: 7, handle: handleListOffsets},
 	{key: 3, min: 0, max: 12, handle: handleMetadata},
-	{key: 8, min: 0, max: 8, handle: handleOffsetCommit},
-	{key: 9, min: 0, max: 8, handle: handleOffsetFetch},
+	{key: 8, min: 0, max: 9, handle: handleOffsetCommit},
+	{key: 9, min: 0, max: 9, handle: handleOffsetFetch},
 	{key: 10, min: 0, max: 4, handle: handleFindCoordinator},
 	{key: 11, min: 0, max: 9, handle: handleJoinGroup},
 	{key: 12, min: 0, max: 4, handle: handleHeartbeat},
 	{key: 13, min: 0, max: 5, handle: handleLeaveGroup},
 	{key: 14, min: 0, max: 5, handle: handleSyncGroup},
 	{key: 15, min: 0, max: 5, handle: handleDescribeGroups},
-	{key: 16, min: 0, max: 4, handle: handleListGroups},
+	{key: 16, min: 0, max: 5, handle: handleListGroups},
 	{key: 17, min: 0, max: 1, handle: handleSaslHandshake},
 	{key: 18, min: 0, max: 4, handle: handleApiVersions},
 	{key: 19, min: 0, max: 7, handle: handleCreateTopics},
@@ -67,6 +67,8 @@ var apis = []api{
 	{key: 61, min: 0, max: 0, handle: handleDescribeProducers},
 	{key: 65, min: 0, max: 0, handle: handleDescribeTransactions},
 	{key: 66, min: 0, max: 1, handle: handleListTransactions},
+	{key: 68, min: 0, max: 1, handle: handleConsumerGroupHeartbeat},
+	{key: 69, min: 0, max: 1, handle: handleConsumerGroupDescribe},
 }
 
 // apiIndex maps a key to its row and advertised lists the rows for

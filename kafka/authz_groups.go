@@ -399,3 +399,61 @@ func txnCommitErrors(topics []kmsg.TxnOffsetCommitRequestTopic, code int16) []km
 	}
 	return out
 }
+
+// authzConsumerGroupHeartbeat: READ on the group.
+func authzConsumerGroupHeartbeat(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	r := req.(*kmsg.ConsumerGroupHeartbeatRequest)
+	if groupAllowed(rc, auth.OpRead, r.Group) {
+		return nil, nil
+	}
+	resp := r.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+	resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+	return resp, nil
+}
+
+// authzConsumerGroupDescribe: DESCRIBE on each group, and, as Kafka, on
+// every topic its members subscribe to or are assigned: a group with a
+// topic the principal may not describe is TOPIC_AUTHORIZATION_FAILED.
+// authorized_operations when asked.
+func authzConsumerGroupDescribe(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	r := req.(*kmsg.ConsumerGroupDescribeRequest)
+	refused := filterOut(&r.Groups, func(g *string) bool { return groupAllowed(rc, auth.OpDescribe, *g) })
+	asked := r.IncludeAuthorizedOperations
+	topicOK := topicAllowed(rc, auth.OpDescribe)
+	return nil, func(resp kmsg.Response) {
+		dr := resp.(*kmsg.ConsumerGroupDescribeResponse)
+		for i := range dr.Groups {
+			g := &dr.Groups[i]
+			if g.ErrorCode == 0 && !describedTopicsAllowed(g, topicOK) {
+				g.ErrorCode, g.Members = kerr.TopicAuthorizationFailed.Code, nil
+				g.State, g.Epoch, g.AssignmentEpoch, g.AssignorName = "", 0, 0, ""
+			}
+			if asked && g.ErrorCode == 0 {
+				g.AuthorizedOperations = rc.operations(auth.ResourceGroup, g.Group)
+			}
+		}
+		for _, id := range refused {
+			rg := kmsg.NewConsumerGroupDescribeResponseGroup()
+			rg.Group, rg.ErrorCode = id, kerr.GroupAuthorizationFailed.Code
+			dr.Groups = append(dr.Groups, rg)
+		}
+	}
+}
+
+func describedTopicsAllowed(g *kmsg.ConsumerGroupDescribeResponseGroup, ok func(string) bool) bool {
+	for _, m := range g.Members {
+		for _, t := range m.SubscribedTopics {
+			if !ok(t) {
+				return false
+			}
+		}
+		for _, a := range [][]kmsg.AssignmentTopicPartition{m.Assignment.TopicPartitions, m.TargetAssignment.TopicPartitions} {
+			for _, t := range a {
+				if t.Topic != "" && !ok(t.Topic) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}

@@ -60,6 +60,8 @@ func init() {
 		61: authzDescribeProducers,
 		65: authzDescribeTransactions,
 		66: authzListTransactions,
+		68: authzConsumerGroupHeartbeat,
+		69: authzConsumerGroupDescribe,
 	}
 }
 

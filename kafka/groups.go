@@ -31,6 +31,9 @@ func (s *Server) startGroups() error {
 	if gcfg.Topics == nil {
 		gcfg.Topics = topicChecker{s}
 	}
+	if gcfg.Metadata == nil {
+		gcfg.Metadata = topicLister{s}
+	}
 	c, err := group.NewCoordinator(s.cfg.Offsets, gcfg)
 	if err != nil {
 		return err
@@ -85,4 +88,17 @@ func (tc topicChecker) PartitionExists(topic string, partition int32) bool {
 		tc.s.log.Debug("commit-to-unknown-partition", zap.String("topic", topic), zap.Int32("partition", partition))
 	}
 	return err == nil
+}
+
+// topicLister gives consumer groups (KIP-848) the topics to assign: every
+// topic of the resolver; internal topics are not among them.
+type topicLister struct{ s *Server }
+
+func (tl topicLister) Topics() []group.TopicInfo {
+	ts := tl.s.res.Topics()
+	out := make([]group.TopicInfo, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, group.TopicInfo{Name: t.Name, ID: t.ID, Partitions: t.Partitions})
+	}
+	return out
 }

@@ -88,6 +88,11 @@ func (s *Store) PutClassicGroup(g ClassicGroup, maxBytes int) error {
 	if err != nil {
 		return err
 	}
+	// A group has one type: a classic membership replaces a consumer
+	// group's state (an empty consumer group becoming classic, O22).
+	if err := b.Delete(consumerKey(g.ID), nil); err != nil {
+		return err
+	}
 	if err := s.db.Apply(b, pebble.Sync); err != nil {
 		return fmt.Errorf("offsets: put group %q: %w", g.ID, err)
 	}

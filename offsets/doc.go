@@ -37,6 +37,15 @@
 //     a group recorded as active without one (a crash in its first
 //     rebalance) becomes empty at Open. DeleteGroup removes the membership
 //     with the offsets.
+//   - O22 A consumer group's state (KIP-848: group and assignment epochs,
+//     assignor, subscribed topics' metadata, members with epochs,
+//     subscriptions, assigned, revoking and target partitions) is one
+//     record written with the group's metadata record in one synced batch
+//     (PutConsumerGroup); a group id has one type, so writing one type's
+//     state removes the other's in the same batch.
+//   - O23 A restart keeps every consumer group's state (ConsumerGroups),
+//     with or without members; DeleteGroup and retention of the group
+//     remove it.
 //
 // A transaction's commit overwrites the committed offsets of its
 // partitions even when a plain OffsetCommit of the same partition came

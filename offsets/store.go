@@ -154,7 +154,11 @@ func (s *Store) emptyActiveGroups() error {
 			if err != nil {
 				return err
 			}
-			if has {
+			hasConsumer, err := s.hasConsumerState(g.ID)
+			if err != nil {
+				return err
+			}
+			if has || hasConsumer {
 				continue
 			}
 			g.State, g.StateTime = GroupEmpty, now
@@ -347,6 +351,9 @@ func (s *Store) DeleteGroup(group string) error {
 	if err := b.Delete(classicKey(group), nil); err != nil {
 		return err
 	}
+	if err := b.Delete(consumerKey(group), nil); err != nil {
+		return err
+	}
 	return s.db.Apply(b, pebble.Sync)
 }
 
@@ -495,6 +502,9 @@ func (s *Store) expireGroup(b *pebble.Batch, g Group, now time.Time) (bool, erro
 	}
 	if kept > 0 {
 		return false, nil
+	}
+	if err := b.Delete(consumerKey(g.ID), nil); err != nil {
+		return false, err
 	}
 	return true, b.Delete(metaKey(g.ID), nil)
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka"
+	"github.com/kgateway/kgateway/kafka/group"
 	"github.com/kgateway/kgateway/kafka/txn"
 	"github.com/kgateway/kgateway/storage"
 	"go.uber.org/zap/zapcore"
@@ -95,6 +96,11 @@ type Config struct {
 	LogCleanerIOMaxBytesPerSec float64 `prop:"log.cleaner.io.max.bytes.per.second" flag:"log-cleaner-io-max-bytes-per-second" help:"bytes the cleaner threads together read and write per second"`
 	LogCleanerBackoffMs        int64   `prop:"log.cleaner.backoff.ms" flag:"log-cleaner-backoff-ms" help:"how long a cleaner thread sleeps when no partition needs cleaning"`
 
+	// Consumer groups of the KIP-848 protocol (groupflags.go).
+	GroupConsumerSessionTimeoutMs    int64  `prop:"group.consumer.session.timeout.ms" flag:"group-consumer-session-timeout-ms" help:"remove a consumer-protocol group member not heard from for this long (45000 to 60000)"`
+	GroupConsumerHeartbeatIntervalMs int64  `prop:"group.consumer.heartbeat.interval.ms" flag:"group-consumer-heartbeat-interval-ms" help:"how often consumer-protocol members heartbeat (5000 to 15000, below the session timeout)"`
+	GroupConsumerAssignors           string `prop:"group.consumer.assignors" flag:"group-consumer-assignors" help:"server-side assignors, comma-separated (uniform, range); the first is the default"`
+
 	ProducerIDExpirationMs int64 `prop:"producer.id.expiration.ms" flag:"producer-id-expiration-ms" help:"drop an idempotent producer's state on a partition it has not appended to for this long (a partition also keeps at most 1000 producers, the least recently appended dropped first)"`
 
 	TransactionMaxTimeoutMs      int64 `prop:"transaction.max.timeout.ms" flag:"transaction-max-timeout-ms" help:"largest transaction.timeout.ms a transactional producer may ask for (INVALID_TRANSACTION_TIMEOUT beyond it)"`
@@ -148,6 +154,10 @@ func DefaultConfig() Config {
 		LogCleanerBackoffMs:        15000,
 		LogRetentionCheckMs:        300000,
 		ProducerIDExpirationMs:     86400000,
+
+		GroupConsumerSessionTimeoutMs:    group.DefaultConsumerSessionTimeout.Milliseconds(),
+		GroupConsumerHeartbeatIntervalMs: group.DefaultConsumerHeartbeatInterval.Milliseconds(),
+		GroupConsumerAssignors:           strings.Join(group.DefaultConsumerAssignors, ","),
 
 		TransactionMaxTimeoutMs:      txn.DefaultMaxTimeout.Milliseconds(),
 		TransactionalIDExpirationMs:  txn.DefaultIDExpiration.Milliseconds(),
@@ -435,5 +445,6 @@ func (c Config) Validate() error {
 	}
 	errs = append(errs, c.validateLog(bad)...)
 	errs = append(errs, c.validateTxn(bad)...)
+	errs = append(errs, c.validateGroup(bad)...)
 	return errors.Join(errs...)
 }

@@ -181,3 +181,25 @@ func TestConfigAuthorizer(t *testing.T) {
 		}
 	}
 }
+
+// The consumer protocol's settings reach the coordinator and are held to
+// Kafka's bounds.
+func TestConfigConsumerGroupSettings(t *testing.T) {
+	l, err := load("kgateway", []string{"--group-consumer-session-timeout-ms", "50000", "--group-consumer-heartbeat-interval-ms", "6000", "--group-consumer-assignors", "range,uniform"}, nil, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gc := l.cfg.groupConfig()
+	if gc.ConsumerSessionTimeout != 50*time.Second || gc.ConsumerHeartbeatInterval != 6*time.Second || strings.Join(gc.ConsumerAssignors, ",") != "range,uniform" {
+		t.Fatalf("group config %+v", gc)
+	}
+	for _, args := range [][]string{
+		{"--group-consumer-session-timeout-ms", "30000"},
+		{"--group-consumer-heartbeat-interval-ms", "1000"},
+		{"--group-consumer-assignors", "sticky"},
+	} {
+		if _, err := load("kgateway", args, nil, os.Stderr); err == nil || !strings.Contains(err.Error(), "group.consumer") {
+			t.Fatalf("%v: error %v", args, err)
+		}
+	}
+}

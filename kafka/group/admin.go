@@ -74,6 +74,9 @@ func (c *Coordinator) DescribeGroups(req *kmsg.DescribeGroupsRequest) *kmsg.Desc
 func (g *group) describe(dg *kmsg.DescribeGroupsResponseGroup) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.mu.typ == typeConsumer {
+		return // Kafka describes a consumer group as Dead (not classic) before v6
+	}
 	stable := g.mu.state == stateStable
 	dg.State, dg.ProtocolType = g.mu.state.String(), g.mu.protocolType
 	if stable {
@@ -89,15 +92,17 @@ func (g *group) describe(dg *kmsg.DescribeGroupsResponseGroup) {
 	}
 }
 
-// ListGroups handles ListGroups v0–4 (v4: states filter, case-insensitive).
+// ListGroups handles ListGroups v0–5 (v4: states filter, v5: types
+// filter, both case-insensitive). A consumer group reports its own states
+// (Empty, Assigning, Reconciling, Stable) and type "consumer".
 func (c *Coordinator) ListGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsResponse {
 	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
-	want := func(s state) bool {
-		if len(req.StatesFilter) == 0 {
+	want := func(filter []string, v string) bool {
+		if len(filter) == 0 {
 			return true
 		}
-		for _, f := range req.StatesFilter {
-			if strings.EqualFold(f, s.String()) {
+		for _, f := range filter {
+			if strings.EqualFold(f, v) {
 				return true
 			}
 		}
@@ -105,14 +110,18 @@ func (c *Coordinator) ListGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsRe
 	}
 	for _, g := range c.snapshot() {
 		g.mu.Lock()
-		st, ptype := g.mu.state, g.mu.protocolType
+		st, ptype, typ := g.mu.state, g.mu.protocolType, g.mu.typ
+		name := st.String()
+		if typ == typeConsumer && st != stateDead {
+			name, ptype = g.mu.cons.stateName(), "consumer"
+		}
 		g.mu.Unlock()
-		if st == stateDead || !want(st) {
+		if st == stateDead || !want(req.StatesFilter, name) || !want(req.TypesFilter, typ.String()) {
 			continue
 		}
 		lg := kmsg.NewListGroupsResponseGroup()
-		lg.Group, lg.ProtocolType, lg.GroupState = g.id, ptype, st.String()
-		lg.GroupType = "classic"
+		lg.Group, lg.ProtocolType, lg.GroupState = g.id, ptype, name
+		lg.GroupType = typ.String()
 		resp.Groups = append(resp.Groups, lg)
 	}
 	sort.Slice(resp.Groups, func(i, j int) bool { return resp.Groups[i].Group < resp.Groups[j].Group })
@@ -144,6 +153,10 @@ func (c *Coordinator) deleteGroup(id string) int16 {
 		return errGroupNotFound
 	case stateEmpty:
 	default:
+		g.mu.Unlock()
+		return errNonEmptyGroup
+	}
+	if g.mu.typ == typeConsumer && len(g.mu.cons.members) > 0 {
 		g.mu.Unlock()
 		return errNonEmptyGroup
 	}

@@ -6,7 +6,8 @@ import (
 	"go.uber.org/zap"
 )
 
-// OffsetCommit handles OffsetCommit v0–8. Members commit with their member
+// OffsetCommit handles OffsetCommit v0–9 (v9: member epochs of consumer
+// groups, G17). Members commit with their member
 // id and generation; simple consumers (kcat -C, kadm) commit with
 // generation -1, which Kafka accepts into an Empty group (creating it),
 // whether or not a member id comes with it. The response is sent only after the commit is durable
@@ -48,6 +49,9 @@ func (c *Coordinator) commit(req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCom
 		// generation, whatever member id or instance id it names (a
 		// consumer outside group management, or one whose group has
 		// gone); anything else comes from an older generation.
+		if req.Generation >= 0 && req.Version >= 9 {
+			return errGroupNotFound // Kafka, from v9 on (KIP-848)
+		}
 		if req.Generation >= 0 {
 			return errIllegalGeneration
 		}
@@ -55,6 +59,12 @@ func (c *Coordinator) commit(req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCom
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.mu.typ == typeConsumer {
+		if code := g.validateConsumerCommitLocked(req.MemberID, req.Generation, req.Version < 9, false); code != errNone {
+			return code
+		}
+		return g.storeCommitLocked(req, resp)
+	}
 	if code := g.validateCommitLocked(req.MemberID, instanceID, req.Generation); code != errNone {
 		return code
 	}
@@ -121,6 +131,13 @@ func (c *Coordinator) ValidateTxnOffsetCommit(group, memberID string, instanceID
 	g := c.getOrCreate(group)
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.mu.typ == typeConsumer {
+		code := g.validateConsumerCommitLocked(memberID, generation, false, true)
+		if code == errStaleEpoch {
+			code = errIllegalGeneration // TxnOffsetCommit has no STALE_MEMBER_EPOCH, as Kafka
+		}
+		return code
+	}
 	return g.validateOffsetCommitLocked(memberID, instanceID, generation, true)
 }
 
@@ -182,7 +199,8 @@ func (g *group) storeCommitLocked(req *kmsg.OffsetCommitRequest, resp *kmsg.Offs
 	return errNone
 }
 
-// OffsetFetch handles OffsetFetch v0–8 (v8: several groups per request).
+// OffsetFetch handles OffsetFetch v0–9 (v8: several groups per request;
+// v9: member id and epoch, checked for consumer groups, G17).
 // A partition without a commit reports offset -1 and metadata "". Null
 // topics (v2+) ask for every committed offset of the group. Left out:
 // RequireStable (there are no transactional offsets to wait for).
@@ -198,6 +216,12 @@ func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetc
 				}
 			}
 			out, code := c.fetchOffsets(rg.Group, topics, req.RequireStable)
+			if req.Version >= 9 && code == errNone {
+				code = c.validateOffsetFetch(rg.Group, rg.MemberID, rg.MemberEpoch)
+				if code != errNone {
+					out = nil
+				}
+			}
 			g := kmsg.NewOffsetFetchResponseGroup()
 			g.Group, g.ErrorCode = rg.Group, code
 			for _, t := range out {
@@ -341,7 +365,7 @@ func (c *Coordinator) OffsetDelete(req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDe
 	for _, t := range req.Topics {
 		rt := kmsg.NewOffsetDeleteResponseTopic()
 		rt.Topic = t.Topic
-		subscribed := g.mu.state != stateEmpty && g.mu.subscribed[t.Topic]
+		subscribed := g.mu.state != stateEmpty && g.mu.subscribed[t.Topic] || g.consumerSubscribedLocked(t.Topic)
 		for _, p := range t.Partitions {
 			rp := kmsg.NewOffsetDeleteResponseTopicPartition()
 			rp.Partition = p.Partition

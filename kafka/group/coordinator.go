@@ -51,6 +51,21 @@ type Config struct {
 	// MaxGroupSize is group.max.size: members plus member ids handed out
 	// and not yet joined (G10); default DefaultMaxGroupSize.
 	MaxGroupSize int
+
+	// Metadata lists the topics consumer groups (KIP-848) subscribe to.
+	Metadata TopicLister
+	// ConsumerSessionTimeout is group.consumer.session.timeout.ms and
+	// ConsumerHeartbeatInterval group.consumer.heartbeat.interval.ms,
+	// each within its min and max (Kafka's bounds by default).
+	ConsumerSessionTimeout       time.Duration
+	ConsumerHeartbeatInterval    time.Duration
+	ConsumerMinSessionTimeout    time.Duration
+	ConsumerMaxSessionTimeout    time.Duration
+	ConsumerMinHeartbeatInterval time.Duration
+	ConsumerMaxHeartbeatInterval time.Duration
+	// ConsumerAssignors is group.consumer.assignors; the first is the
+	// default. Default DefaultConsumerAssignors.
+	ConsumerAssignors []string
 }
 
 // Validate reports every problem with cfg at once.
@@ -73,6 +88,7 @@ func (cfg Config) Validate() error {
 	if cfg.RetentionCheckInterval < 0 || cfg.NewMemberJoinTimeout < 0 {
 		errs = append(errs, errors.New("group: config: intervals must not be negative"))
 	}
+	errs = append(errs, cfg.validateConsumer()...)
 	return errors.Join(errs...)
 }
 
@@ -104,7 +120,7 @@ func (cfg Config) withDefaults() Config {
 	if cfg.MaxGroupSize == 0 {
 		cfg.MaxGroupSize = DefaultMaxGroupSize
 	}
-	return cfg
+	return cfg.consumerDefaults()
 }
 
 // Coordinator coordinates every group of this node. It is safe for
@@ -145,7 +161,15 @@ func NewCoordinator(store *offsets.Store, cfg Config) (*Coordinator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("group: load group members: %w", err)
 	}
+	consumers, err := store.ConsumerGroups()
+	if err != nil {
+		return nil, fmt.Errorf("group: load consumer groups: %w", err)
+	}
 	for _, pg := range persisted {
+		if cg, ok := consumers[pg.ID]; ok {
+			c.mu.groups[pg.ID] = c.loadConsumerGroup(cg)
+			continue
+		}
 		if cg, ok := withMembers[pg.ID]; ok {
 			c.mu.groups[pg.ID] = c.loadGroup(cg)
 			continue
@@ -257,7 +281,7 @@ func (c *Coordinator) ExpireOffsets() {
 	for _, g := range c.snapshot() {
 		g.mu.Lock()
 		gone := false
-		if g.mu.state == stateEmpty && len(g.mu.pending) == 0 {
+		if g.mu.state == stateEmpty && len(g.mu.pending) == 0 && !g.hasConsumerMembersLocked() {
 			// A commit or a join may have landed after the store's pass:
 			// only a group the store no longer knows goes.
 			has, err := c.store.HasGroup(g.id)

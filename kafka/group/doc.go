@@ -62,6 +62,63 @@
 //     add one more gets GROUP_MAX_SIZE_REACHED. A static member replacing
 //     itself does not add one.
 //
+// Consumer groups (KIP-848: ConsumerGroupHeartbeat, ConsumerGroupDescribe)
+// share the coordinator, its map and the group lock:
+//
+//   - G11 A group id names one group of one type (classic or consumer;
+//     ListGroups v5 reports it). An empty classic group becomes a consumer
+//     group on a ConsumerGroupHeartbeat join and a consumer group without
+//     members becomes an empty classic group on a JoinGroup, durably (the
+//     other type's record goes in the same write). Otherwise a heartbeat to
+//     a classic group is GROUP_ID_NOT_FOUND and a JoinGroup to a consumer
+//     group INCONSISTENT_GROUP_PROTOCOL; DescribeGroups (v0–5) describes a
+//     consumer group as Dead, ConsumerGroupDescribe a classic group as
+//     GROUP_ID_NOT_FOUND, as Kafka does.
+//   - G12 A subscription change, a member joining or leaving (or expiring)
+//     and a change of the subscribed topics advance the group epoch, and
+//     the target assignment is recomputed at once by the preferred
+//     assignor (uniform or range): every subscribed partition goes to
+//     exactly one subscribed member.
+//   - G13 No partition has two owners. A member moves to the target epoch
+//     only when it has nothing left to revoke; a partition to revoke stays
+//     its member's until a heartbeat reports it no longer owns it (or the
+//     member goes), and a partition is given only when no other member
+//     holds it. A member that does not revoke within its rebalance timeout
+//     is removed. A heartbeat with another epoch than the member's is
+//     FENCED_MEMBER_EPOCH, except the previous epoch with owned partitions
+//     the member still holds (a lost answer).
+//   - G14 Subscriptions are resolved on the server: topic names and one
+//     RE2 regex per member, matched against whole names of the topics
+//     (internal ones are not among them). At most once a second, on a
+//     heartbeat, the resolution is redone and a change advances the epoch
+//     (G12), so created and deleted topics are picked up. The work is
+//     bounded: at most 10000 names per member (INVALID_REQUEST), regexes
+//     of at most 1024 bytes and at most 64 distinct regexes per group
+//     (INVALID_REGULAR_EXPRESSION past these), one pass over the topics
+//     per distinct regex.
+//   - G15 A consumer group's state (epochs, members with their
+//     subscriptions, assigned and revoking partitions, the target and the
+//     subscribed topics' metadata) is durable (offsets O22) before a
+//     heartbeat is answered with anything that depends on it. If the
+//     write fails, or the state exceeds MaxGroupStateBytes
+//     (UNKNOWN_SERVER_ERROR), the heartbeat gets the error and the group
+//     goes back to its last durable state.
+//   - G16 After a restart a consumer group has its members at their
+//     epochs with their partitions and target: members heartbeating with
+//     their epoch go on without a reassignment. Sessions start at the load
+//     (as G9); a static member that left with epoch -2 keeps its
+//     partitions for its session timeout, and its instance id rejoining
+//     takes them over with no epoch change (UNRELEASED_INSTANCE_ID while
+//     the old member is still there).
+//   - G17 Offset commits to a consumer group with members must come from a
+//     member (UNKNOWN_MEMBER_ID) with OffsetCommit v9+ (UNSUPPORTED_VERSION;
+//     TxnOffsetCommit is exempt) at its current member epoch
+//     (STALE_MEMBER_EPOCH); OffsetFetch v9 naming a member is checked the
+//     same way (TxnOffsetCommit answers ILLEGAL_GENERATION for a stale
+//     epoch, and OffsetCommit v9+ GROUP_ID_NOT_FOUND for a member's commit
+//     to a group that does not exist, as Kafka). An empty consumer group
+//     takes commits with epoch -1.
+//
 // Lock order: Coordinator.mu and group.mu are never held together; a group
 // removed from the map is first marked dead under its own lock, and lookups
 // skip dead groups.

@@ -23,3 +23,12 @@ var (
 	errUnstableOffset          = kerr.UnstableOffsetCommit.Code
 	errGroupFull               = kerr.GroupMaxSizeReached.Code
 )
+
+// Errors of the consumer protocol (KIP-848).
+var (
+	errFencedEpoch         = kerr.FencedMemberEpoch.Code
+	errUnreleasedInstance  = kerr.UnreleasedInstanceID.Code
+	errUnsupportedAssignor = kerr.UnsupportedAssignor.Code
+	errStaleEpoch          = kerr.StaleMemberEpoch.Code
+	errInvalidRegex        = kerr.InvalidRegularExpression.Code
+)

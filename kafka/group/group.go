@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kgateway/kgateway/offsets"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 )
@@ -149,9 +150,18 @@ type group struct {
 		static       map[string]string // instance id -> member id
 		// pending are member ids handed out with MEMBER_ID_REQUIRED that
 		// have not joined yet, with their expiry (G2, G4).
-		pending      map[string]Timer
-		pendingSync  map[string]bool // members yet to SyncGroup this generation (G5)
-		subscribed   map[string]bool // topics of the consumer protocol; nil if unknown
+		pending     map[string]Timer
+		pendingSync map[string]bool // members yet to SyncGroup this generation (G5)
+		subscribed  map[string]bool // topics of the consumer protocol; nil if unknown
+		// typ is the group's protocol; a consumer group (KIP-848) keeps
+		// its state in cons, and consWritten is its last durable
+		// encoding (G15).
+		typ         groupType
+		cons        *consumerState
+		consWritten []byte
+		// consDurable is that state as a record, to go back to when a
+		// write fails (G15).
+		consDurable  offsets.ConsumerGroup
 		rebalance    Timer
 		rebalanceSeq uint64
 		syncTimer    Timer
@@ -195,6 +205,11 @@ func (g *group) persistLocked() {
 }
 
 func (g *group) stopTimersLocked() {
+	if g.mu.cons != nil {
+		for _, m := range g.mu.cons.members {
+			g.stopMemberTimersLocked(m)
+		}
+	}
 	for _, m := range g.mu.members {
 		if m.session != nil {
 			m.session.Stop()

@@ -100,6 +100,11 @@ func (g *group) joinLocked(j joinReq) (joinResult, chan joinResult) {
 	if g.mu.state == stateDead {
 		return fail(errCoordinatorNA)
 	}
+	if g.mu.typ == typeConsumer {
+		if code := g.becomeClassicLocked(); code != errNone {
+			return fail(code)
+		}
+	}
 	if !g.supportsLocked(j.protocolType, j.protocols) {
 		return fail(errInconsistentProto)
 	}

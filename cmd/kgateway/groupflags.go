@@ -1,0 +1,28 @@
+package main
+
+import (
+	"time"
+
+	"github.com/kgateway/kgateway/kafka/group"
+)
+
+// validateGroup checks the consumer group protocol's settings (KIP-848)
+// with the coordinator's own rules: Kafka's bounds (session timeout in
+// [45000, 60000] ms, heartbeat interval in [5000, 15000] ms and below the
+// session timeout) and known assignors.
+func (c Config) validateGroup(bad func(prop, format string, args ...any)) []error {
+	if err := c.groupConfig().Validate(); err != nil {
+		bad("group.consumer.*", "%v", err)
+	}
+	return nil
+}
+
+// groupConfig maps the settings onto the coordinator's.
+func (c Config) groupConfig() group.Config {
+	ms := func(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
+	return group.Config{
+		ConsumerSessionTimeout:    ms(c.GroupConsumerSessionTimeoutMs),
+		ConsumerHeartbeatInterval: ms(c.GroupConsumerHeartbeatIntervalMs),
+		ConsumerAssignors:         splitList(c.GroupConsumerAssignors),
+	}
+}

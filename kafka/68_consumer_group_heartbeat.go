@@ -1,0 +1,21 @@
+package kafka
+
+// ConsumerGroupHeartbeat (key 68), versions 0–1 (KIP-848).
+//
+//   v0  the consumer protocol: member epochs, server-side assignment.
+//   v1  the client names its member id; subscription by regex (RE2,
+//       resolved here, kafka/group G14).
+//
+// The coordinator (kafka/group G11–G17) answers once the change is
+// durable. Left out: classic members inside a consumer group (online
+// migration); a group changes type only while empty.
+
+import "github.com/twmb/franz-go/pkg/kmsg"
+
+func handleConsumerGroupHeartbeat(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
+	c, err := s.coordinator()
+	if err != nil {
+		return nil, err
+	}
+	return c.ConsumerGroupHeartbeat(groupClient(rc), req.(*kmsg.ConsumerGroupHeartbeatRequest)), nil
+}

@@ -1,0 +1,267 @@
+package group
+
+import (
+	"bytes"
+	"slices"
+	"sort"
+)
+
+// Server-side assignors of the consumer protocol (KIP-848), named as in
+// Kafka: "uniform" (the default) and "range".
+const (
+	assignorUniform = "uniform"
+	assignorRange   = "range"
+)
+
+// DefaultConsumerAssignors is group.consumer.assignors: the first is the
+// default when no member names one.
+var DefaultConsumerAssignors = []string{assignorUniform, assignorRange}
+
+func knownAssignor(name string) bool { return name == assignorUniform || name == assignorRange }
+
+// topicID is a topic's 16-byte id, the key of every consumer-protocol
+// assignment.
+type topicID = [16]byte
+
+// tp is one partition of a topic, by id.
+type tp struct {
+	topic topicID
+	part  int32
+}
+
+func compareTP(a, b tp) int {
+	if c := bytes.Compare(a.topic[:], b.topic[:]); c != 0 {
+		return c
+	}
+	return int(a.part) - int(b.part)
+}
+
+// assignment is a member's partitions: topic id -> sorted partitions.
+type assignment map[topicID][]int32
+
+func (a assignment) tps() []tp {
+	var out []tp
+	for t, ps := range a {
+		for _, p := range ps {
+			out = append(out, tp{t, p})
+		}
+	}
+	slices.SortFunc(out, compareTP)
+	return out
+}
+
+func (a assignment) count() int {
+	n := 0
+	for _, ps := range a {
+		n += len(ps)
+	}
+	return n
+}
+
+func (a assignment) has(t tp) bool {
+	_, ok := slices.BinarySearch(a[t.topic], t.part)
+	return ok
+}
+
+func (a assignment) clone() assignment {
+	out := make(assignment, len(a))
+	for t, ps := range a {
+		out[t] = slices.Clone(ps)
+	}
+	return out
+}
+
+func (a assignment) equal(b assignment) bool {
+	if a.count() != b.count() {
+		return false
+	}
+	for t, ps := range a {
+		if !slices.Equal(ps, b[t]) {
+			return false
+		}
+	}
+	return true
+}
+
+func assignmentOf(tps []tp) assignment {
+	a := make(assignment)
+	for _, x := range tps {
+		a[x.topic] = append(a[x.topic], x.part)
+	}
+	for t := range a {
+		slices.Sort(a[t])
+		a[t] = slices.Compact(a[t])
+	}
+	return a
+}
+
+// assignSpec is an assignor's input: each member's subscribed topic ids
+// (resolved from names and regexes), the partition counts of those topics
+// and the previous target assignment, which both assignors keep where
+// they can (stickiness spares revocations).
+type assignSpec struct {
+	members    []string // sorted member ids
+	subscribed map[string]map[topicID]bool
+	partitions map[topicID]int32
+	previous   map[string]assignment
+}
+
+// assign runs the named assignor; the result has an entry (possibly
+// empty) for every member and gives each subscribed partition to exactly
+// one member subscribed to its topic (G12).
+func assign(name string, s assignSpec) map[string]assignment {
+	if name == assignorRange {
+		return assignRange(s)
+	}
+	return assignUniform(s)
+}
+
+// assignRange is Kafka's range assignor: per topic, its subscribers in
+// member order each get a contiguous range; the first partitions%members
+// subscribers get one more.
+func assignRange(s assignSpec) map[string]assignment {
+	out := make(map[string]assignment, len(s.members))
+	for _, m := range s.members {
+		out[m] = make(assignment)
+	}
+	for _, t := range sortedTopics(s.partitions) {
+		var subs []string
+		for _, m := range s.members {
+			if s.subscribed[m][t] {
+				subs = append(subs, m)
+			}
+		}
+		if len(subs) == 0 {
+			continue
+		}
+		n := int(s.partitions[t])
+		per, extra := n/len(subs), n%len(subs)
+		next := 0
+		for i, m := range subs {
+			k := per
+			if i < extra {
+				k++
+			}
+			for p := next; p < next+k; p++ {
+				out[m][t] = append(out[m][t], int32(p))
+			}
+			next += k
+		}
+	}
+	return out
+}
+
+// assignUniform spreads every subscribed partition so that members'
+// counts differ by at most one wherever subscriptions allow, keeping each
+// member's previous partitions up to its fair share (sticky).
+func assignUniform(s assignSpec) map[string]assignment {
+	owner := make(map[tp]string)
+	counts := make(map[string]int, len(s.members))
+	var all []tp
+	for _, t := range sortedTopics(s.partitions) {
+		for p := int32(0); p < s.partitions[t]; p++ {
+			all = append(all, tp{t, p})
+		}
+	}
+	eligible := func(m string, x tp) bool { return s.subscribed[m][x.topic] }
+	total := 0
+	for _, x := range all {
+		for _, m := range s.members {
+			if eligible(m, x) {
+				total++
+				break
+			}
+		}
+	}
+	if len(s.members) == 0 {
+		return map[string]assignment{}
+	}
+	fair := (total + len(s.members) - 1) / len(s.members)
+	// 1. Keep previous partitions, up to the fair share.
+	for _, m := range s.members {
+		for _, x := range s.previous[m].tps() {
+			if counts[m] >= fair || !eligible(m, x) || x.part >= s.partitions[x.topic] {
+				continue
+			}
+			if _, taken := owner[x]; taken {
+				continue
+			}
+			owner[x] = m
+			counts[m]++
+		}
+	}
+	// 2. Give the rest, each to the eligible member with the fewest.
+	for _, x := range all {
+		if _, ok := owner[x]; ok {
+			continue
+		}
+		best := ""
+		for _, m := range s.members {
+			if eligible(m, x) && (best == "" || counts[m] < counts[best]) {
+				best = m
+			}
+		}
+		if best != "" {
+			owner[x] = best
+			counts[best]++
+		}
+	}
+	// 3. With differing subscriptions step 2 may leave a member two or
+	// more above one that could take a partition: each pass moves such
+	// partitions to the least loaded eligible member. Every move lowers
+	// the sum of squared counts; the pass bound keeps the work at
+	// O(passes × partitions × members) whatever the subscriptions.
+	for pass := 0; pass < maxBalancePasses; pass++ {
+		if !balancePass(all, owner, counts, s.members, eligible) {
+			break
+		}
+	}
+	out := make(map[string][]tp, len(s.members))
+	for _, x := range all {
+		if m, ok := owner[x]; ok {
+			out[m] = append(out[m], x)
+		}
+	}
+	res := make(map[string]assignment, len(s.members))
+	for _, m := range s.members {
+		res[m] = assignmentOf(out[m])
+	}
+	return res
+}
+
+// maxBalancePasses bounds the uniform assignor's balancing (step 3).
+const maxBalancePasses = 8
+
+// balancePass moves each partition whose owner holds two or more than the
+// least loaded member eligible for it to that member; it reports a move.
+func balancePass(all []tp, owner map[tp]string, counts map[string]int, members []string, eligible func(string, tp) bool) bool {
+	moved := false
+	for _, x := range all {
+		from, ok := owner[x]
+		if !ok {
+			continue
+		}
+		to := ""
+		for _, m := range members {
+			if m != from && eligible(m, x) && (to == "" || counts[m] < counts[to]) {
+				to = m
+			}
+		}
+		if to != "" && counts[to] < counts[from]-1 {
+			owner[x] = to
+			counts[from]--
+			counts[to]++
+			moved = true
+		}
+	}
+	return moved
+}
+
+func sortedTopics(parts map[topicID]int32) []topicID {
+	out := make([]topicID, 0, len(parts))
+	for t := range parts {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i][:], out[j][:]) < 0 })
+	return out
+}

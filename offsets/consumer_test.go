@@ -1,0 +1,75 @@
+package offsets
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+func consumerFixture(now time.Time) ConsumerGroup {
+	inst, rack := "i1", "r1"
+	return ConsumerGroup{
+		Group:           Group{ID: "cg", ProtocolType: ConsumerProtocolType, Generation: 9, State: GroupActive, StateTime: now},
+		AssignmentEpoch: 9, Assignor: "uniform",
+		Topics: []ConsumerTopic{{ID: [16]byte{1}, Name: "t", Partitions: 3}},
+		Members: []ConsumerMember{
+			{ID: "a", InstanceID: &inst, RackID: &rack, ClientID: "c", ClientHost: "/127.0.0.1", Epoch: 9, PreviousEpoch: 8,
+				State: 1, RebalanceTimeout: time.Minute, Topics: []string{"t"}, Regex: "t.*", Assignor: "uniform",
+				Assigned: []TopicPartitions{{TopicID: [16]byte{1}, Partitions: []int32{0}}},
+				Revoking: []TopicPartitions{{TopicID: [16]byte{1}, Partitions: []int32{1}}},
+				Target:   []TopicPartitions{{TopicID: [16]byte{1}, Partitions: []int32{0, 2}}}},
+		},
+	}
+}
+
+// O22, O23: a consumer group's state survives a crash right after
+// PutConsumerGroup returns; Open keeps the group active; writing a
+// classic membership for the id replaces it; DeleteGroup removes it; the
+// bound writes nothing.
+func TestConsumerGroupDurableAcrossCrash(t *testing.T) {
+	fs := vfs.NewCrashableMem()
+	clk := newClock()
+	s, err := Open("db", Options{PebbleFS: fs, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := consumerFixture(clk.Now())
+	if err := s.PutConsumerGroup(want, 0); err != nil {
+		t.Fatal(err)
+	}
+	crashed := fs.CrashClone(vfs.CrashCloneCfg{})
+	_ = s.Close()
+	s = open(t, "db", Options{PebbleFS: crashed, Now: clk.Now})
+	got, err := s.ConsumerGroups()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got["cg"], want) {
+		t.Fatalf("after crash\n got %+v\nwant %+v", got["cg"], want)
+	}
+	groups, _ := s.Groups()
+	if len(groups) != 1 || groups[0].State != GroupActive {
+		t.Fatalf("groups after reopen %+v", groups)
+	}
+	if err := s.PutConsumerGroup(want, 10); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("bound: %v", err)
+	}
+	if err := s.PutClassicGroup(ClassicGroup{Group: Group{ID: "cg", State: GroupEmpty, StateTime: clk.Now()}}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.ConsumerGroups(); len(got) != 0 {
+		t.Fatalf("classic write kept the consumer state: %v", got)
+	}
+	if err := s.PutConsumerGroup(want, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteGroup("cg"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.ConsumerGroups(); len(got) != 0 {
+		t.Fatalf("DeleteGroup kept the consumer state: %v", got)
+	}
+}
