@@ -7,7 +7,8 @@ package kafka
 //   v4  states filter (KIP-518) and each group's state.
 //
 // Groups restored from the offset store after a restart are listed as
-// Empty. Left out: v5 types filter (every group here is "classic").
+// Empty. Share groups are listed too, with protocol type "share".
+// Left out: v5 types filter.
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
@@ -16,5 +17,8 @@ func handleListGroups(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, e
 	if err != nil {
 		return nil, err
 	}
-	return c.ListGroups(req.(*kmsg.ListGroupsRequest)), nil
+	r := req.(*kmsg.ListGroupsRequest)
+	resp := c.ListGroups(r)
+	s.withShareGroups(r, resp)
+	return resp, nil
 }

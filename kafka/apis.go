@@ -67,6 +67,13 @@ var apis = []api{
 	{key: 61, min: 0, max: 0, handle: handleDescribeProducers},
 	{key: 65, min: 0, max: 0, handle: handleDescribeTransactions},
 	{key: 66, min: 0, max: 1, handle: handleListTransactions},
+	{key: 76, min: 0, max: 1, handle: handleShareGroupHeartbeat},
+	{key: 77, min: 0, max: 1, handle: handleShareGroupDescribe},
+	{key: 78, min: 0, max: 2, handle: handleShareFetch},
+	{key: 79, min: 0, max: 2, handle: handleShareAcknowledge},
+	{key: 90, min: 0, max: 1, handle: handleDescribeShareGroupOffsets},
+	{key: 91, min: 0, max: 0, handle: handleAlterShareGroupOffsets},
+	{key: 92, min: 0, max: 0, handle: handleDeleteShareGroupOffsets},
 }
 
 // apiIndex maps a key to its row and advertised lists the rows for
