@@ -24,6 +24,10 @@ type partResult struct {
 // Fetch handles ShareFetch: acknowledgements first, then acquisition from
 // the session's partitions, long-polling up to MaxWaitMillis while nothing
 // can be acquired.
+//
+// ctx is the connection's: a share session belongs to the connection that
+// opened it, and when that connection closes the session closes and the
+// member's records are released (S5), as Kafka does.
 func (c *Coordinator) Fetch(ctx context.Context, req *kmsg.ShareFetchRequest, allowed Allowed) *kmsg.ShareFetchResponse {
 	resp := req.ResponseKind().(*kmsg.ShareFetchResponse)
 	groupID, memberID := deref(req.GroupID), deref(req.MemberID)
@@ -81,6 +85,7 @@ func (c *Coordinator) Fetch(ctx context.Context, req *kmsg.ShareFetchRequest, al
 			resp.ErrorCode = e.Code
 			return resp
 		}
+		go c.closeWithConn(ctx, g, k, s)
 		parts = append([]sessPart(nil), s.parts...)
 		fresh = map[sessPart]bool{}
 		for _, sp := range parts {
@@ -354,4 +359,26 @@ func (c *Coordinator) answer(results map[sessPart]*partResult, order []sessPart,
 		}
 	}
 	return topics
+}
+
+// closeWithConn closes session s when its connection ends, unless it was
+// replaced or closed before, and releases what the member holds (S5).
+func (c *Coordinator) closeWithConn(ctx context.Context, g *group, k sessKey, s *session) {
+	select {
+	case <-ctx.Done():
+	case <-s.done:
+		return
+	}
+	c.mu.Lock()
+	mine := c.mu.sessions[k] == s
+	if mine {
+		c.dropSessionLocked(k)
+	}
+	c.mu.Unlock()
+	if !mine {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	c.releaseMemberLocked(g, k.member)
 }

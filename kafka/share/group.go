@@ -153,7 +153,7 @@ func (c *Coordinator) leaveLocked(g *group, req *kmsg.ShareGroupHeartbeatRequest
 func (c *Coordinator) removeMemberLocked(g *group, id string) {
 	delete(g.mu.members, id)
 	c.mu.Lock()
-	delete(c.mu.sessions, sessKey{g.id, id})
+	c.dropSessionLocked(sessKey{g.id, id})
 	c.mu.Unlock()
 	c.releaseMemberLocked(g, id)
 }

@@ -24,6 +24,19 @@ type session struct {
 	// fresh are partitions added since the last response: they are
 	// answered once even without records.
 	fresh map[sessPart]bool
+	// done is closed when the session is removed, ending the watch on its
+	// connection (closeWithConn).
+	done chan struct{}
+}
+
+// dropSessionLocked removes k's session, if any. Needs Coordinator.mu.
+func (c *Coordinator) dropSessionLocked(k sessKey) bool {
+	s, ok := c.mu.sessions[k]
+	if ok {
+		delete(c.mu.sessions, k)
+		close(s.done)
+	}
+	return ok
 }
 
 func nextEpoch(e int32) int32 {
@@ -39,11 +52,11 @@ func nextEpoch(e int32) int32 {
 func (c *Coordinator) openSession(k sessKey, topics []kmsg.ShareFetchRequestTopic) (*session, *kerr.Error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.mu.sessions, k)
+	c.dropSessionLocked(k)
 	if len(c.mu.sessions) >= c.cfg.MaxShareSessions {
 		return nil, kerr.ShareSessionLimitReached
 	}
-	s := &session{fresh: map[sessPart]bool{}}
+	s := &session{fresh: map[sessPart]bool{}, done: make(chan struct{})}
 	if !s.add(topics) {
 		return nil, kerr.InvalidRequest
 	}
@@ -110,7 +123,7 @@ func (c *Coordinator) useSession(k sessKey, epoch int32, fetch *kmsg.ShareFetchR
 	}
 	if fetch != nil {
 		if !s.add(fetch.Topics) {
-			delete(c.mu.sessions, k)
+			c.dropSessionLocked(k)
 			return nil, nil, kerr.ShareSessionNotFound
 		}
 		s.forget(fetch.ForgottenTopicsData)
@@ -125,9 +138,7 @@ func (c *Coordinator) useSession(k sessKey, epoch int32, fetch *kmsg.ShareFetchR
 func (c *Coordinator) closeSession(k sessKey) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	_, ok := c.mu.sessions[k]
-	delete(c.mu.sessions, k)
-	return ok
+	return c.dropSessionLocked(k)
 }
 
 // Sessions is the number of open share sessions.
