@@ -24,7 +24,7 @@ func handleOffsetCommit(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response,
 		return nil, err
 	}
 	r := req.(*kmsg.OffsetCommitRequest)
-	if s.isShareGroup(r.Group) { // share S10: a share group commits no offsets
+	if s.isShareGroup(r.Group) { // share Q10: a share group commits no offsets
 		return shareGroupCommit(r), nil
 	}
 	return c.OffsetCommit(r), nil

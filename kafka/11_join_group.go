@@ -26,7 +26,7 @@ func handleJoinGroup(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, er
 		return nil, err
 	}
 	r := req.(*kmsg.JoinGroupRequest)
-	if s.isShareGroup(r.Group) { // share S10
+	if s.isShareGroup(r.Group) { // share Q10
 		resp := r.ResponseKind().(*kmsg.JoinGroupResponse)
 		resp.ErrorCode, resp.Generation = kerr.GroupIDNotFound.Code, -1
 		return resp, nil

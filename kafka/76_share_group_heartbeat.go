@@ -2,7 +2,7 @@ package kafka
 
 // ShareGroupHeartbeat (key 76), versions 0–1 (KIP-932; v1 changes nothing
 // on the wire): share-group membership and the assignment the coordinator
-// computes (kafka/share S10–S12).
+// computes (kafka/share Q10–Q12).
 
 import (
 	"github.com/kgateway/kgateway/kafka/share"

@@ -2,7 +2,7 @@ package kafka
 
 // ShareFetch (key 78), versions 0–2: acknowledgements, then records
 // acquired for the member from its share session's partitions (kafka/share
-// S1–S9, S13). v1 adds MaxRecords, BatchSize and the acquisition lock
+// Q1–Q9, Q13). v1 adds MaxRecords, BatchSize and the acquisition lock
 // timeout; v2 the acquire mode and IsRenewAck (KIP-1222). Records are read
 // with the resolver's cursorless Fetch (R1); only the offset store is
 // written. Every fetch is in record-limit mode: at most MaxRecords records

@@ -1,7 +1,7 @@
 package kafka
 
 // ShareAcknowledge (key 79), versions 0–2: acknowledgements of a member's
-// share session (kafka/share S6, S13); v2 adds IsRenewAck (KIP-1222).
+// share session (kafka/share Q6, Q13); v2 adds IsRenewAck (KIP-1222).
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 

@@ -3,7 +3,7 @@ package kafka
 // Plumbing between the wire layer and the share-group coordinator
 // (kafka/share): its lifecycle, the log it reads through (the resolver's
 // cursorless Fetch, R1), and the group-id namespace it shares with the
-// classic coordinator (share S10). The handlers are 76_–79_ and 90_–92_*.go.
+// classic coordinator (share Q10). The handlers are 76_–79_ and 90_–92_*.go.
 
 import (
 	"context"
@@ -46,7 +46,7 @@ func (s *Server) shareCoordinator() (*share.Coordinator, error) {
 	return s.share, nil
 }
 
-// isShareGroup reports whether id is a share group's (share S10).
+// isShareGroup reports whether id is a share group's (share Q10).
 func (s *Server) isShareGroup(id string) bool {
 	return s.share != nil && s.share.IsShareGroup(id)
 }
@@ -153,7 +153,7 @@ func shareGroupCommit(r *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
 }
 
 // withShareGroups adds the share groups to a ListGroups answer, as
-// Kafka lists every type when no types filter is given (share S10).
+// Kafka lists every type when no types filter is given (share Q10).
 func (s *Server) withShareGroups(r *kmsg.ListGroupsRequest, resp *kmsg.ListGroupsResponse) {
 	if s.share == nil {
 		return

@@ -12,10 +12,10 @@ import (
 )
 
 // TestShareGroupMembersShareOnePartition: three franz-go share consumers
-// on one partition (share S12: all three are assigned it). Every record is
+// on one partition (share Q12: all three are assigned it). Every record is
 // accepted exactly once; the records released on their first delivery are
-// delivered again, with delivery count 2, and then accepted (S1, S6). The
-// share-partition start offset ends past the last record (S2).
+// delivered again, with delivery count 2, and then accepted (Q1, Q6). The
+// share-partition start offset ends past the last record (Q2).
 func TestShareGroupMembersShareOnePartition(t *testing.T) {
 	g := newGateway(t)
 	const topic, group, n = "sq", "sq-group", 300
@@ -79,7 +79,7 @@ func sharedBy(t *testing.T, addr, group, topic string) int {
 
 // TestShareGroupRejectAndDeliveryLimit: a rejected record is never
 // delivered again; a record released every time is delivered exactly
-// group.share.delivery.count.limit times and then archived (S4), after
+// group.share.delivery.count.limit times and then archived (Q4), after
 // which the start offset passes every record: nothing is left to deliver.
 func TestShareGroupRejectAndDeliveryLimit(t *testing.T) {
 	g := newGatewayWith(t, gatewayOptions{share: share.Config{DeliveryCountLimit: 3}})
@@ -114,7 +114,7 @@ func TestShareGroupRejectAndDeliveryLimit(t *testing.T) {
 
 // TestShareGroupLockExpiryRedelivers: a member that acquires records and
 // then hangs (connected, never acknowledging) keeps them only for the
-// lock duration; then another member gets them, delivery count 2 (S5).
+// lock duration; then another member gets them, delivery count 2 (Q5).
 func TestShareGroupLockExpiryRedelivers(t *testing.T) {
 	lock := 500 * time.Millisecond
 	g := newGatewayWith(t, gatewayOptions{share: share.Config{RecordLockDuration: lock}})
@@ -150,7 +150,7 @@ func TestShareGroupLockExpiryRedelivers(t *testing.T) {
 
 // TestShareGroupRestartReleasesLocks: records acquired (locked for a
 // minute) when the server stops are available after the restart, their
-// delivery count kept (S7, O31): the next member gets them at once with
+// delivery count kept (Q7, O31): the next member gets them at once with
 // count 2, long before the lock would have expired.
 func TestShareGroupRestartReleasesLocks(t *testing.T) {
 	g := newGatewayWith(t, gatewayOptions{share: share.Config{RecordLockDuration: time.Minute}})
@@ -190,7 +190,7 @@ func TestShareGroupRestartReleasesLocks(t *testing.T) {
 
 // TestShareGroupNamespace: a classic group's id is not a share group's
 // (GROUP_ID_NOT_FOUND), and a share group's id refuses classic joins and
-// commits (S10).
+// commits (Q10).
 func TestShareGroupNamespace(t *testing.T) {
 	g := newGateway(t)
 	g.createTopic("ns", 1)

@@ -87,7 +87,8 @@ func (c Config) serverConfig(log *zap.Logger) server.Config {
 				FailedDelay:    failedDelay(c.FailedAuthDelayMs),
 				MaxReceiveSize: int32(c.SASLMaxReceiveSize),
 			},
-			Txn: c.txnConfig(),
+			Txn:   c.txnConfig(),
+			Share: c.shareConfig(),
 		},
 	}
 }

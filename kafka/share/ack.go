@@ -6,7 +6,7 @@ import (
 )
 
 // checkBatches validates a partition's acknowledgement batches as a
-// request (S8): at most maxAckBatches, each a range no longer than the
+// request (Q8): at most maxAckBatches, each a range no longer than the
 // in-flight bound, ascending without overlap, with one type for the range
 // or one per offset, each type known.
 func (c *Coordinator) checkBatches(batches []ackBatch, maxType int8) *kerr.Error {
@@ -34,7 +34,7 @@ func (c *Coordinator) checkBatches(batches []ackBatch, maxType int8) *kerr.Error
 	return nil
 }
 
-// acknowledge applies one partition's batches for member (S6) and returns
+// acknowledge applies one partition's batches for member (Q6) and returns
 // the partition's error code; the new state is durable before it returns
 // (O30).
 func (c *Coordinator) acknowledge(g *group, member string, sp sessPart, batches []ackBatch, maxType int8) int16 {
@@ -67,7 +67,7 @@ func (c *Coordinator) acknowledge(g *group, member string, sp sessPart, batches 
 }
 
 // Acknowledge handles ShareAcknowledge: the acknowledgements of a member's
-// session, advancing its epoch (S13); epoch -1 also closes the session and
+// session, advancing its epoch (Q13); epoch -1 also closes the session and
 // releases what the member still holds.
 func (c *Coordinator) Acknowledge(req *kmsg.ShareAcknowledgeRequest) *kmsg.ShareAcknowledgeResponse {
 	resp := req.ResponseKind().(*kmsg.ShareAcknowledgeResponse)

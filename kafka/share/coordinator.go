@@ -25,7 +25,7 @@ const (
 	DefaultMaxRecordLockDuration   = 60 * time.Second
 )
 
-// Bounds on what one request may make the coordinator hold (S8).
+// Bounds on what one request may make the coordinator hold (Q8).
 const (
 	maxSessionPartitions = 10000 // partitions of one share session
 	maxAckBatches        = 1000  // acknowledgement batches of one partition in one request
@@ -79,7 +79,7 @@ func (c Config) withDefaults() Config {
 
 // Log is what the coordinator needs of the partitions. Read must be a
 // cursorless read of the log (R1): the coordinator keeps its positions in
-// its own state, never in the ledger (S9).
+// its own state, never in the ledger (Q9).
 type Log interface {
 	Partitions(topic string) (int32, bool)
 	TopicID(topic string) ([16]byte, bool)
@@ -140,7 +140,7 @@ func NewCoordinator(store *offsets.Store, log Log, ns Namespace, cfg Config) (*C
 
 // loadGroup rebuilds a group without members: acquired records were
 // persisted available (O31), so every lock held at the crash is released,
-// with its delivery count kept (S7).
+// with its delivery count kept (Q7).
 func (c *Coordinator) loadGroup(pg offsets.ShareGroup) (*group, error) {
 	g := newGroup(pg.ID)
 	g.mu.epoch = pg.Epoch
@@ -170,7 +170,7 @@ func (c *Coordinator) lookup(id string) *group {
 
 // getOrCreate returns the share group id, creating (and persisting) it
 // when create is set; nil when it does not exist or the id is another
-// type's (S10).
+// type's (Q10).
 func (c *Coordinator) getOrCreate(id string, create bool) (*group, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

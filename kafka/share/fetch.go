@@ -27,7 +27,7 @@ type partResult struct {
 //
 // ctx is the connection's: a share session belongs to the connection that
 // opened it, and when that connection closes the session closes and the
-// member's records are released (S5), as Kafka does.
+// member's records are released (Q5), as Kafka does.
 func (c *Coordinator) Fetch(ctx context.Context, req *kmsg.ShareFetchRequest, allowed Allowed) *kmsg.ShareFetchResponse {
 	resp := req.ResponseKind().(*kmsg.ShareFetchResponse)
 	groupID, memberID := deref(req.GroupID), deref(req.MemberID)
@@ -140,7 +140,7 @@ func (c *Coordinator) forEachAck(topics []kmsg.ShareFetchRequestTopic, fn func(s
 
 // acquireAll acquires from parts, starting at a rotating partition so
 // every partition gets its turn, until MaxRecords; while nothing was
-// acquired it waits for an append, a release or a lock expiry (S1).
+// acquired it waits for an append, a release or a lock expiry (Q1).
 func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchRequest, g *group, memberID string, parts []sessPart, allowed Allowed, results map[sessPart]*partResult) {
 	maxRecords := int(req.MaxRecords)
 	if maxRecords <= 0 {
@@ -203,7 +203,7 @@ type acquisition struct {
 }
 
 // acquire acquires up to max records of tp for member: it reads from the
-// first acquirable offset with a cursorless read (S9) and locks what the
+// first acquirable offset with a cursorless read (Q9) and locks what the
 // read returned, persisting the state before answering (O30).
 func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition, maxRecords, maxBytes int) acquisition {
 	logStart, hwm, err := c.log.Bounds(tp.Topic, tp.Partition)
@@ -294,7 +294,7 @@ func batchesIn(batches [][]byte, spans []batchSpan, ranges []acquiredRange) []by
 
 // partitionOf returns g's state of tp, initializing a partition the group
 // has never read at share.auto.offset.reset (latest: the high watermark;
-// earliest: the log start) and persisting it (S2).
+// earliest: the log start) and persisting it (Q2).
 func (c *Coordinator) partitionOf(g *group, tp offsets.TopicPartition, logStart, hwm int64) (*partition, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -362,7 +362,7 @@ func (c *Coordinator) answer(results map[sessPart]*partResult, order []sessPart,
 }
 
 // closeWithConn closes session s when its connection ends, unless it was
-// replaced or closed before, and releases what the member holds (S5).
+// replaced or closed before, and releases what the member holds (Q5).
 func (c *Coordinator) closeWithConn(ctx context.Context, g *group, k sessKey, s *session) {
 	select {
 	case <-ctx.Done():

@@ -59,7 +59,7 @@ func (g *group) stateLocked() string {
 // Client is what a heartbeat tells of the member's client.
 type Client struct{ ID, Host string }
 
-// Heartbeat handles ShareGroupHeartbeat (S10, S11).
+// Heartbeat handles ShareGroupHeartbeat (Q10, Q11).
 func (c *Coordinator) Heartbeat(cl Client, req *kmsg.ShareGroupHeartbeatRequest) *kmsg.ShareGroupHeartbeatResponse {
 	resp := req.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
 	resp.HeartbeatIntervalMillis = int32(c.heartbeatInterval(req.GroupID).Milliseconds())
@@ -133,7 +133,7 @@ func (c *Coordinator) Heartbeat(cl Client, req *kmsg.ShareGroupHeartbeatRequest)
 }
 
 // leaveLocked removes a member (epoch -1): its sessions close and its
-// acquired records are released (S5). Needs g.mu.
+// acquired records are released (Q5). Needs g.mu.
 func (c *Coordinator) leaveLocked(g *group, req *kmsg.ShareGroupHeartbeatRequest, resp *kmsg.ShareGroupHeartbeatResponse) *kmsg.ShareGroupHeartbeatResponse {
 	if g.mu.members[req.MemberID] == nil {
 		resp.ErrorCode = kerr.UnknownMemberID.Code
@@ -171,7 +171,7 @@ func (c *Coordinator) releaseMemberLocked(g *group, id string) {
 	}
 }
 
-// expireMembersLocked removes members whose session timed out (S11).
+// expireMembersLocked removes members whose session timed out (Q11).
 // Needs g.mu.
 func (c *Coordinator) expireMembersLocked(g *group, now time.Time) {
 	timeout := c.sessionTimeout(g.id)
@@ -240,7 +240,7 @@ func (c *Coordinator) assignLocked(g *group) error {
 // (Kafka's SimpleAssignor in spirit): with at least as many partitions as
 // members each partition goes to one member, round robin; with more
 // members than partitions each member gets one partition, round robin, so
-// several members share a partition (S12).
+// several members share a partition (Q12).
 func simpleAssign(members map[string]*member, ids []string, counts map[string]int32) {
 	subs := map[string][]string{}
 	for _, id := range ids {

@@ -37,7 +37,7 @@ type rec struct {
 }
 
 // partition is one share-partition: the start offset (SPSO) and the
-// records in flight from it, recs[i] being offset start+i (S3). Every
+// records in flight from it, recs[i] being offset start+i (Q3). Every
 // field is guarded by mu.
 type partition struct {
 	mu    sync.Mutex
@@ -62,7 +62,7 @@ func (p *partition) wakeLocked() {
 }
 
 // releaseLocked ends an acquisition: the record is available again unless
-// it used up its deliveries, then archived (S4). Needs mu.
+// it used up its deliveries, then archived (Q4). Needs mu.
 func releaseRec(r *rec, limit int32) {
 	r.owner, r.deadline = "", time.Time{}
 	if r.count >= limit {
@@ -72,7 +72,7 @@ func releaseRec(r *rec, limit int32) {
 	r.state = available
 }
 
-// expireLocked releases every acquisition whose lock has expired (S5) and
+// expireLocked releases every acquisition whose lock has expired (Q5) and
 // reports the earliest deadline still pending (zero if none). Needs mu.
 func (p *partition) expireLocked(now time.Time, limit int32) (next time.Time, released bool) {
 	for i := range p.recs {
@@ -96,7 +96,7 @@ func (p *partition) expireLocked(now time.Time, limit int32) (next time.Time, re
 	return next, released
 }
 
-// advanceLocked moves the SPSO past every finished record (S2). Needs mu.
+// advanceLocked moves the SPSO past every finished record (Q2). Needs mu.
 func (p *partition) advanceLocked() {
 	n := 0
 	for n < len(p.recs) && (p.recs[n].state == acknowledged || p.recs[n].state == archived) {
@@ -168,12 +168,12 @@ type acquireArgs struct {
 	member   string
 	hwm      int64 // nothing at or past it is acquired
 	max      int   // records to acquire at most
-	maxLocks int   // in-flight window bound (S3)
-	limit    int32 // delivery count limit (S4)
+	maxLocks int   // in-flight window bound (Q3)
+	limit    int32 // delivery count limit (Q4)
 	deadline time.Time
 }
 
-// acquireLocked acquires records of the read batches for a.member (S1):
+// acquireLocked acquires records of the read batches for a.member (Q1):
 // available records in flight, then new records past the end while the
 // window has room. Offsets the batches skip (compacted away) and control
 // batches are archived as they join the window. Needs mu.
@@ -202,7 +202,7 @@ func (p *partition) acquireLocked(spans []batchSpan, a acquireArgs) []acquiredRa
 			case sp.control:
 				r.state = archived
 			case r.count >= a.limit:
-				r.state = archived // released at the limit before a restart (S4)
+				r.state = archived // released at the limit before a restart (Q4)
 			default:
 				take(off)
 			}
@@ -240,7 +240,7 @@ func (b ackBatch) typeAt(off int64) int8 {
 	return b.types[off-b.first]
 }
 
-// checkAckLocked validates batches of member against the state (S6): every
+// checkAckLocked validates batches of member against the state (Q6): every
 // offset must be acquired by member. Needs mu.
 func (p *partition) checkAckLocked(member string, batches []ackBatch) *kerr.Error {
 	for _, b := range batches {
@@ -257,7 +257,7 @@ func (p *partition) checkAckLocked(member string, batches []ackBatch) *kerr.Erro
 	return nil
 }
 
-// ackLocked applies checked batches (S6) and reports whether records became
+// ackLocked applies checked batches (Q6) and reports whether records became
 // available. Needs mu.
 func (p *partition) ackLocked(batches []ackBatch, limit int32, lockFor time.Time) (freed bool) {
 	for _, b := range batches {
@@ -320,7 +320,7 @@ func (p *partition) persistedLocked(tp offsets.TopicPartition) offsets.SharePart
 }
 
 // loadPartition rebuilds a partition from its persisted state: every
-// record is available, acknowledged or archived, with its count (S7).
+// record is available, acknowledged or archived, with its count (Q7).
 func loadPartition(sp offsets.SharePartition) *partition {
 	p := newPartition(sp.StartOffset)
 	for _, run := range sp.Runs {

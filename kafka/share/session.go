@@ -17,7 +17,7 @@ type sessPart struct {
 
 // session is a share session (KIP-932): the partitions a member fetches,
 // kept between requests like a fetch session's. It remembers no read
-// position (S9). Guarded by Coordinator.mu.
+// position (Q9). Guarded by Coordinator.mu.
 type session struct {
 	epoch int32 // the epoch the next request must carry
 	parts []sessPart
@@ -48,7 +48,7 @@ func nextEpoch(e int32) int32 {
 
 // openSession opens a member's session from a full ShareFetch (epoch 0),
 // replacing its previous one; SHARE_SESSION_LIMIT_REACHED when
-// group.share.max.share.sessions are open (S8).
+// group.share.max.share.sessions are open (Q8).
 func (c *Coordinator) openSession(k sessKey, topics []kmsg.ShareFetchRequestTopic) (*session, *kerr.Error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -66,7 +66,7 @@ func (c *Coordinator) openSession(k sessKey, topics []kmsg.ShareFetchRequestTopi
 }
 
 // add adds the request's partitions; false when the session would exceed
-// maxSessionPartitions (S8). Needs Coordinator.mu.
+// maxSessionPartitions (Q8). Needs Coordinator.mu.
 func (s *session) add(topics []kmsg.ShareFetchRequestTopic) bool {
 	for i := range topics {
 		for _, p := range topics[i].Partitions {
@@ -109,7 +109,7 @@ func (s *session) forget(forgotten []kmsg.ShareFetchRequestForgottenTopicsData) 
 }
 
 // useSession checks an incremental request's epoch against the member's
-// session and advances it (S13); with fetch, it applies the request's
+// session and advances it (Q13); with fetch, it applies the request's
 // partition changes. It returns a copy of the session's partitions.
 func (c *Coordinator) useSession(k sessKey, epoch int32, fetch *kmsg.ShareFetchRequest) ([]sessPart, map[sessPart]bool, *kerr.Error) {
 	c.mu.Lock()
