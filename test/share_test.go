@@ -151,7 +151,9 @@ func TestShareGroupLockExpiryRedelivers(t *testing.T) {
 // TestShareGroupRestartReleasesLocks: records acquired (locked for a
 // minute) when the server stops are available after the restart, their
 // delivery count kept (Q7, O31): the next member gets them at once with
-// count 2, long before the lock would have expired.
+// count 2, long before the lock would have expired. Here the member's
+// connection closes first, which releases its records (Q5);
+// TestShareGroupKillWithLocksHeld kills the server with them held.
 func TestShareGroupRestartReleasesLocks(t *testing.T) {
 	g := newGatewayWith(t, gatewayOptions{share: share.Config{RecordLockDuration: time.Minute}})
 	const topic, group, n = "rr", "rr-group", 10
