@@ -135,6 +135,8 @@ func (l shareLog) Wait(ctx context.Context, parts []offsets.TopicPartition, wake
 
 func (l shareLog) Code(err error) int16 { return errCode(err) }
 
+func (l shareLog) MaxBytes() int { return int(l.s.cfg.FetchMaxBytes) }
+
 // shareGroupCommit answers an OffsetCommit to a share group's id:
 // GROUP_ID_NOT_FOUND on every partition, as Kafka.
 func shareGroupCommit(r *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {

@@ -86,6 +86,9 @@ type Log interface {
 	TopicName(id [16]byte) (string, bool)
 	Bounds(topic string, partition int32) (logStart, hwm int64, err error)
 	Read(topic string, partition int32, offset int64, maxBytes int) ([][]byte, error)
+	// MaxBytes bounds the record bytes of one ShareFetch response
+	// (fetch.max.bytes).
+	MaxBytes() int
 	// Wait blocks until an append to one of parts, a receive on one of
 	// wake, the time until, or ctx ends; false when the wait should end
 	// (ctx done or the server closing).

@@ -146,14 +146,16 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 	if maxRecords <= 0 {
 		maxRecords = defaultMaxRecords
 	}
-	maxBytes := int(req.MaxBytes)
+	// The response's record bytes: MaxBytes, at most the log's bound
+	// (fetch.max.bytes); a first batch is read whole past it (KIP-74).
+	maxBytes := min(int(req.MaxBytes), c.log.MaxBytes())
 	if maxBytes <= 0 {
-		maxBytes = 1 << 20
+		maxBytes = c.log.MaxBytes()
 	}
 	deadline := c.cfg.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
 	shift := int(req.ShareSessionEpoch)
 	for {
-		got, waitOn, wakes, next := 0, []offsets.TopicPartition(nil), []<-chan struct{}(nil), deadline
+		got, bytes, waitOn, wakes, next := 0, 0, []offsets.TopicPartition(nil), []<-chan struct{}(nil), deadline
 		for i := range parts {
 			sp := parts[(i+shift)%len(parts)]
 			r := results[sp]
@@ -161,7 +163,7 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 				r = &partResult{}
 				results[sp] = r
 			}
-			if r.code != 0 || got >= maxRecords {
+			if r.code != 0 || got >= maxRecords || bytes >= maxBytes {
 				continue
 			}
 			tp, ok := c.resolve(sp)
@@ -173,8 +175,9 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 				r.code = kerr.TopicAuthorizationFailed.Code
 				continue
 			}
-			a := c.acquire(g, memberID, tp, maxRecords-got, maxBytes)
+			a := c.acquire(g, memberID, tp, maxRecords-got, maxBytes-bytes)
 			r.code, r.records, r.ranges = a.code, a.records, a.ranges
+			bytes += len(a.records)
 			for _, rg := range a.ranges {
 				got += int(rg.last - rg.first + 1)
 			}
