@@ -215,15 +215,47 @@ func TestShareGroupNamespace(t *testing.T) {
 		t.Errorf("share heartbeat on a classic group: %v, want GROUP_ID_NOT_FOUND", kerr.ErrorForCode(r.ErrorCode))
 	}
 
-	joinRaw(t, g.addr, "shared", "ns", "m-000000000000000000002")
+	member := joinRaw(t, g.addr, "shared", "ns", "m-000000000000000000002")
 	join := kmsg.NewPtrJoinGroupRequest()
 	join.Group, join.ProtocolType, join.SessionTimeoutMillis = "shared", "consumer", 10000
 	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range"}}
 	if r := request[*kmsg.JoinGroupResponse](t, cl, join); r.ErrorCode != kerr.GroupIDNotFound.Code {
 		t.Errorf("classic join on a share group: %v, want GROUP_ID_NOT_FOUND", kerr.ErrorForCode(r.ErrorCode))
 	}
+	// ShareGroupDescribe of the classic group, DescribeGroups (v5) of the
+	// share group: not found, and Dead without an error, as Kafka.
+	sd := kmsg.NewPtrShareGroupDescribeRequest()
+	sd.GroupIDs = []string{"classic"}
+	if r := request[*kmsg.ShareGroupDescribeResponse](t, cl, sd); r.Groups[0].ErrorCode != kerr.GroupIDNotFound.Code {
+		t.Errorf("share describe of a classic group: %v, want GROUP_ID_NOT_FOUND", kerr.ErrorForCode(r.Groups[0].ErrorCode))
+	}
+	dg := kmsg.NewPtrDescribeGroupsRequest()
+	dg.Groups = []string{"shared"}
+	if r := request[*kmsg.DescribeGroupsResponse](t, cl, dg); r.Groups[0].ErrorCode != 0 || r.Groups[0].State != "Dead" {
+		t.Errorf("classic describe of a share group: %v %s, want Dead", kerr.ErrorForCode(r.Groups[0].ErrorCode), r.Groups[0].State)
+	}
 	commit.Group = "shared"
 	if r := request[*kmsg.OffsetCommitResponse](t, cl, commit); r.Topics[0].Partitions[0].ErrorCode != kerr.GroupIDNotFound.Code {
 		t.Errorf("commit to a share group: %v, want GROUP_ID_NOT_FOUND", kerr.ErrorForCode(r.Topics[0].Partitions[0].ErrorCode))
+	}
+
+	// DeleteGroups deletes a share group once it is empty.
+	del := kmsg.NewPtrDeleteGroupsRequest()
+	del.Groups = []string{"shared"}
+	if r := request[*kmsg.DeleteGroupsResponse](t, cl, del); r.Groups[0].ErrorCode != kerr.NonEmptyGroup.Code {
+		t.Errorf("deleting a share group with a member: %v, want NON_EMPTY_GROUP", kerr.ErrorForCode(r.Groups[0].ErrorCode))
+	}
+	leave := kmsg.NewPtrShareGroupHeartbeatRequest()
+	leave.GroupID, leave.MemberID, leave.MemberEpoch = "shared", member.id, -1
+	if r := request[*kmsg.ShareGroupHeartbeatResponse](t, cl, leave); r.ErrorCode != 0 || r.MemberEpoch != -1 {
+		t.Fatalf("leave: %v epoch %d", kerr.ErrorForCode(r.ErrorCode), r.MemberEpoch)
+	}
+	if r := request[*kmsg.DeleteGroupsResponse](t, cl, del); r.Groups[0].ErrorCode != 0 {
+		t.Errorf("deleting an empty share group: %v", kerr.ErrorForCode(r.Groups[0].ErrorCode))
+	}
+	for _, lg := range request[*kmsg.ListGroupsResponse](t, cl, kmsg.NewPtrListGroupsRequest()).Groups {
+		if lg.Group == "shared" {
+			t.Errorf("deleted share group still listed: %+v", lg)
+		}
 	}
 }

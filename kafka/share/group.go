@@ -304,6 +304,9 @@ func (c *Coordinator) Describe(req *kmsg.ShareGroupDescribeRequest) *kmsg.ShareG
 		if g == nil {
 			dg.ErrorCode = kerr.GroupIDNotFound.Code
 			msg := "Group " + id + " not found."
+			if c.ns != nil && c.ns.OtherGroup(id) {
+				msg = "Group " + id + " is not a share group."
+			}
 			dg.ErrorMessage = &msg
 			resp.Groups = append(resp.Groups, dg)
 			continue
