@@ -259,3 +259,28 @@ func TestShareGroupNamespace(t *testing.T) {
 		}
 	}
 }
+
+// TestShareGroupTopicRecreated: the share state of a deleted topic does
+// not hold back a new topic of the same name (Q2): the group reads the new
+// topic's records from its start.
+func TestShareGroupTopicRecreated(t *testing.T) {
+	g := newGateway(t)
+	const topic, group = "tr", "tr-group"
+	g.createTopic(topic, 1)
+	produceNumbered(t, g.addr, topic, 50)
+	setGroupConfigs(t, g.addr, group, share.ConfigAutoOffsetReset, "earliest")
+	m := joinRaw(t, g.addr, group, topic, "member-000000000000001")
+	if got := m.fetch(5 * time.Second); len(got) != 50 {
+		t.Fatalf("acquired %d, want 50", len(got))
+	}
+	if _, err := g.admin().DeleteTopics(testCtx(t), topic); err != nil {
+		t.Fatal(err)
+	}
+	g.createTopic(topic, 1)
+	produceNumbered(t, g.addr, topic, 5)
+	m2 := joinRaw(t, g.addr, group, topic, "member-000000000000002")
+	got := m2.fetch(5 * time.Second)
+	if len(got) != 5 {
+		t.Fatalf("acquired %d records of the new topic, want 5", len(got))
+	}
+}

@@ -297,11 +297,13 @@ func batchesIn(batches [][]byte, spans []batchSpan, ranges []acquiredRange) []by
 
 // partitionOf returns g's state of tp, initializing a partition the group
 // has never read at share.auto.offset.reset (latest: the high watermark;
-// earliest: the log start) and persisting it (Q2).
+// earliest: the log start) and persisting it (Q2). A state that runs past
+// the high watermark belongs to a deleted topic of the same name and is
+// started over the same way.
 func (c *Coordinator) partitionOf(g *group, tp offsets.TopicPartition, logStart, hwm int64) (*partition, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if p := g.mu.parts[tp]; p != nil {
+	if p := g.mu.parts[tp]; p != nil && !p.beyond(hwm) {
 		return p, nil
 	}
 	start := hwm

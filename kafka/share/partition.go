@@ -52,6 +52,14 @@ func newPartition(start int64) *partition {
 	return &partition{start: start, changed: make(chan struct{})}
 }
 
+// beyond reports whether the window runs past hwm: the state is of an
+// earlier topic of the same name (the log never shrinks otherwise).
+func (p *partition) beyond(hwm int64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.end() > hwm
+}
+
 // end is the first offset not yet in flight. Needs mu.
 func (p *partition) end() int64 { return p.start + int64(len(p.recs)) }
 
