@@ -75,6 +75,11 @@
 //	    session (and may carry no acknowledgements), -1 closes it.
 //
 // Left out: share.isolation.level read_committed, by_duration reset, a
-// persisted membership (members rejoin after a restart, Q7), and the
-// SimpleAssignor's rack awareness.
+// persisted membership (members rejoin after a restart, Q7), the
+// SimpleAssignor's rack awareness and stickiness, and share.* group
+// configs other than those in configs.go. The group-id namespace is
+// checked when a group is created: a classic and a share group created at
+// the same instant under one id are not serialized against each other.
+// Share state is keyed by topic name; a state past the high watermark (a
+// deleted and recreated topic) starts over (Q2).
 package share
