@@ -8,6 +8,7 @@ package kafka
 import (
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -95,6 +96,9 @@ func (l shareLog) Read(topic string, partition int32, offset int64, maxBytes int
 	return res.Batches, err
 }
 
+// Wait waits, in one select over every channel (no goroutine per
+// partition), for an append to parts, a release or expiry on one of them
+// (wake), the time until, the connection to die or the server to close.
 func (l shareLog) Wait(ctx context.Context, parts []offsets.TopicPartition, wake []<-chan struct{}, until time.Time) bool {
 	w := l.s.res.NewWaiter()
 	defer w.Close()
@@ -103,34 +107,17 @@ func (l shareLog) Wait(ctx context.Context, parts []offsets.TopicPartition, wake
 	}
 	timer := time.NewTimer(time.Until(until))
 	defer timer.Stop()
-	// The partitions' wake channels (releases, expiries) are merged by one
-	// relay goroutine each, all ended with the wait.
-	merged := make(chan struct{}, 1)
-	stop := make(chan struct{})
-	defer close(stop)
+	cases := []reflect.SelectCase{
+		{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())},
+		{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(l.s.closing)},
+		{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(w.C)},
+		{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(timer.C)},
+	}
 	for _, c := range wake {
-		go func(c <-chan struct{}) {
-			select {
-			case <-c:
-				select {
-				case merged <- struct{}{}:
-				default:
-				}
-			case <-stop:
-			}
-		}(c)
+		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(c)})
 	}
-	select {
-	case <-w.C:
-		return true
-	case <-merged:
-		return true
-	case <-timer.C:
-		return true
-	case <-ctx.Done():
-	case <-l.s.closing:
-	}
-	return false
+	chosen, _, _ := reflect.Select(cases)
+	return chosen >= 2 // not ctx or closing
 }
 
 func (l shareLog) Code(err error) int16 { return errCode(err) }

@@ -155,7 +155,8 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 	deadline := c.cfg.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
 	shift := int(req.ShareSessionEpoch)
 	for {
-		got, bytes, waitOn, wakes, next := 0, 0, []offsets.TopicPartition(nil), []<-chan struct{}(nil), deadline
+		got, bytes, failed := 0, 0, false
+		waitOn, wakes, next := []offsets.TopicPartition(nil), []<-chan struct{}(nil), deadline
 		for i := range parts {
 			sp := parts[(i+shift)%len(parts)]
 			r := results[sp]
@@ -169,15 +170,19 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 			tp, ok := c.resolve(sp)
 			switch {
 			case !ok:
-				r.code = kerr.UnknownTopicID.Code
+				r.code, failed = kerr.UnknownTopicID.Code, true
 				continue
 			case allowed != nil && !allowed(tp.Topic):
-				r.code = kerr.TopicAuthorizationFailed.Code
+				r.code, failed = kerr.TopicAuthorizationFailed.Code, true
 				continue
 			}
 			a := c.acquire(g, memberID, tp, maxRecords-got, maxBytes-bytes)
 			r.code, r.records, r.ranges = a.code, a.records, a.ranges
 			bytes += len(a.records)
+			if a.code != 0 {
+				failed = true // an error answers at once, as Fetch's
+				continue
+			}
 			for _, rg := range a.ranges {
 				got += int(rg.last - rg.first + 1)
 			}
@@ -186,7 +191,7 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 				next = a.nextExpiry
 			}
 		}
-		if got > 0 || len(waitOn) == 0 || !c.cfg.Now().Before(deadline) {
+		if got > 0 || failed || len(waitOn) == 0 || !c.cfg.Now().Before(deadline) {
 			return
 		}
 		if !c.log.Wait(ctx, waitOn, wakes, next) {
