@@ -284,3 +284,41 @@ func TestShareGroupTopicRecreated(t *testing.T) {
 		t.Fatalf("acquired %d records of the new topic, want 5", len(got))
 	}
 }
+
+// TestShareGroupDeadMemberReleases: a member whose connection closes
+// (its process died) releases its records at once, and so does a member
+// whose session times out: both long before their one-minute locks
+// expire, each record's delivery counted (Q5).
+func TestShareGroupDeadMemberReleases(t *testing.T) {
+	g := newGatewayWith(t, gatewayOptions{share: share.Config{RecordLockDuration: time.Minute, SessionTimeout: 300 * time.Millisecond}})
+	const topic, group, n = "dm", "dm-group", 10
+	g.createTopic(topic, 1)
+	produceNumbered(t, g.addr, topic, n)
+	setGroupConfigs(t, g.addr, group, share.ConfigAutoOffsetReset, "earliest")
+
+	dead := joinRaw(t, g.addr, group, topic, "dead-member-0000000001")
+	if got := dead.fetch(5 * time.Second); len(got) != n {
+		t.Fatalf("acquired %d, want %d", len(got), n)
+	}
+	dead.cl.Close() // the connection closes: its share session with it
+
+	silent := joinRaw(t, g.addr, group, topic, "silent-member-00000001")
+	got := silent.fetch(5 * time.Second)
+	if len(got) != n {
+		t.Fatalf("after the connection closed acquired %d, want %d", len(got), n)
+	}
+	// silent stops heartbeating but keeps its connection: once its
+	// session times out the group drops it (seen on describe) and its
+	// records go to the next member.
+	waitFor(t, "the silent member removed", func() bool { return sharedBy(t, g.addr, group, topic) == 0 })
+	next := joinRaw(t, g.addr, group, topic, "next-member-0000000001")
+	got = next.fetch(5 * time.Second)
+	if len(got) != n {
+		t.Fatalf("after the session timeout acquired %d, want %d", len(got), n)
+	}
+	for off, c := range got {
+		if c != 3 {
+			t.Errorf("offset %d delivered with count %d, want 3", off, c)
+		}
+	}
+}
