@@ -14,9 +14,9 @@ package kafka
 //       (KAFKA-17011).
 //
 // The feature share.version (KIP-932) is advertised too, supported 0–1
-// and finalized at 1, as Kafka 4.2 enables share groups: the share-group
-// APIs (76–79, 90–92) are in the key list only then, and they always are
-// here when a group coordinator runs.
+// and finalized at 1, as Kafka 4.2 enables share groups by default; Kafka
+// lists the share-group APIs (76–79, 90–92) only while it is finalized
+// at 1 or more, and here it always is (kafka/share).
 //
 // A request at a version above 4 is answered in the v0 format with
 // UNSUPPORTED_VERSION and the ApiVersions key alone (KIP-511): the client
