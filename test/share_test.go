@@ -322,3 +322,27 @@ func TestShareGroupDeadMemberReleases(t *testing.T) {
 		}
 	}
 }
+
+// ApiVersions v3+ finalizes share.version at 1, as Kafka 4.2, and lists
+// the share-group APIs at the versions franz-go's share consumer needs
+// (ShareFetch and ShareAcknowledge v2).
+func TestShareVersionAdvertised(t *testing.T) {
+	g := newGateway(t)
+	resp := request[*kmsg.ApiVersionsResponse](t, shareClient(t, g.addr), kmsg.NewPtrApiVersionsRequest())
+	finalized := map[string]int16{}
+	for _, f := range resp.FinalizedFeatures {
+		finalized[f.Name] = f.MaxVersionLevel
+	}
+	if finalized["share.version"] != 1 || finalized["transaction.version"] != 2 {
+		t.Errorf("finalized features %v, want share.version 1 and transaction.version 2", finalized)
+	}
+	max := map[int16]int16{}
+	for _, k := range resp.ApiKeys {
+		max[k.ApiKey] = k.MaxVersion
+	}
+	for key, want := range map[int16]int16{76: 1, 77: 1, 78: 2, 79: 2, 90: 1, 91: 0, 92: 0} {
+		if v, ok := max[key]; !ok || v != want {
+			t.Errorf("key %d: max version %d (listed %v), want %d", key, v, ok, want)
+		}
+	}
+}
