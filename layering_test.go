@@ -50,6 +50,8 @@ var layerRules = []layerRule{
 	{dir: "kafka/group", bad: []string{mod + "resolver"}, why: "the group coordinator works over offsets/ only"},
 	{dir: "kafka/txn", bad: []string{mod + "resolver", mod + "kafka/group"}, prodOnly: true,
 		why: "the transaction coordinator works over offsets/ and reaches partitions and groups through its interfaces (wired in kafka/)"},
+	{dir: "kafka/share", bad: []string{mod + "resolver", mod + "kafka/group", mod + "kafka/txn"}, prodOnly: true,
+		why: "the share coordinator works over offsets/ and reads partitions through its Log interface (wired in kafka/), cursorless (Q9)"},
 	{dir: "metrics", bad: []string{mod + "storage", mod + "ledger", mod + "resolver", mod + "offsets", mod + "kafka", mod + "server", mod + "cmd", pebble, franzGo},
 		why: "metrics is fed by server/ through interfaces (M3)"},
 	{dir: "server", bad: []string{mod + "cmd"}, why: "server/ wires the layers below it; configuration stays in cmd/kgateway"},

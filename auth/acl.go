@@ -74,7 +74,7 @@ const (
 var supported = map[ResourceType][]Operation{
 	ResourceTopic: {OpRead, OpWrite, OpCreate, OpDescribe, OpDelete, OpAlter,
 		OpDescribeConfigs, OpAlterConfigs},
-	ResourceGroup: {OpRead, OpDescribe, OpDelete},
+	ResourceGroup: {OpRead, OpDescribe, OpDelete, OpDescribeConfigs, OpAlterConfigs}, // configs: group configs (KIP-848, KIP-932)
 	ResourceCluster: {OpCreate, OpClusterAction, OpDescribeConfigs, OpAlterConfigs,
 		OpIdempotentWrite, OpAlter, OpDescribe},
 	ResourceTransactionalID: {OpDescribe, OpWrite},

@@ -25,5 +25,9 @@ func handleOffsetCommit(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response,
 	if err != nil {
 		return nil, err
 	}
-	return c.OffsetCommit(req.(*kmsg.OffsetCommitRequest)), nil
+	r := req.(*kmsg.OffsetCommitRequest)
+	if s.isShareGroup(r.Group) { // share Q10: a share group commits no offsets
+		return shareGroupCommit(r), nil
+	}
+	return c.OffsetCommit(r), nil
 }

@@ -15,12 +15,21 @@ package kafka
 // connection's later requests wait behind it (K4). Left out:
 // group.max.size and group.initial.rebalance.delay.ms.
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
 
 func handleJoinGroup(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
 	c, err := s.coordinator()
 	if err != nil {
 		return nil, err
 	}
-	return c.JoinGroup(rc.ctx, groupClient(rc), req.(*kmsg.JoinGroupRequest))
+	r := req.(*kmsg.JoinGroupRequest)
+	if s.isShareGroup(r.Group) { // share Q10
+		resp := r.ResponseKind().(*kmsg.JoinGroupResponse)
+		resp.ErrorCode, resp.Generation = kerr.GroupIDNotFound.Code, -1
+		return resp, nil
+	}
+	return c.JoinGroup(rc.ctx, groupClient(rc), r)
 }

@@ -8,7 +8,8 @@ package kafka
 //   v5  types filter and each group's type: classic or consumer (KIP-848).
 //
 // Groups restored from the offset store after a restart are listed as
-// Empty.
+// Empty. Share groups are listed too, with type "share" (v5) and
+// protocol type "share".
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
@@ -17,5 +18,8 @@ func handleListGroups(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, e
 	if err != nil {
 		return nil, err
 	}
-	return c.ListGroups(req.(*kmsg.ListGroupsRequest)), nil
+	r := req.(*kmsg.ListGroupsRequest)
+	resp := c.ListGroups(r)
+	s.withShareGroups(r, resp)
+	return resp, nil
 }

@@ -13,6 +13,11 @@ package kafka
 //   v4  nothing new on the wire; a supported range may start at 0
 //       (KAFKA-17011).
 //
+// The feature share.version (KIP-932) is advertised too, supported 0–1
+// and finalized at 1, as Kafka 4.2 enables share groups by default; Kafka
+// lists the share-group APIs (76–79, 90–92) only while it is finalized
+// at 1 or more, and here it always is (kafka/share).
+//
 // A request at a version above 4 is answered in the v0 format with
 // UNSUPPORTED_VERSION and the ApiVersions key alone (KIP-511): the client
 // then retries at our maximum. The response header is always v0 (conn.go).
@@ -40,20 +45,27 @@ func handleApiVersions(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, 
 const (
 	transactionVersionFeature = "transaction.version"
 	maxTransactionVersion     = 2
+	shareVersionFeature       = "share.version"
+	maxShareVersion           = 1
 	finalizedFeaturesEpoch    = 1
 )
 
 // advertiseFeatures fills the v3+ tagged feature fields.
 func advertiseFeatures(resp *kmsg.ApiVersionsResponse, version int16) {
-	sup := kmsg.NewApiVersionsResponseSupportedFeature()
-	sup.Name, sup.MinVersion, sup.MaxVersion = transactionVersionFeature, 0, maxTransactionVersion
-	if version < 4 {
-		sup.MinVersion = 1 // clients before v4 refuse a range starting at 0
+	for _, f := range []struct {
+		name  string
+		level int16
+	}{{shareVersionFeature, maxShareVersion}, {transactionVersionFeature, maxTransactionVersion}} {
+		sup := kmsg.NewApiVersionsResponseSupportedFeature()
+		sup.Name, sup.MinVersion, sup.MaxVersion = f.name, 0, f.level
+		if version < 4 {
+			sup.MinVersion = 1 // clients before v4 refuse a range starting at 0
+		}
+		fin := kmsg.NewApiVersionsResponseFinalizedFeature()
+		fin.Name, fin.MinVersionLevel, fin.MaxVersionLevel = f.name, f.level, f.level
+		resp.SupportedFeatures = append(resp.SupportedFeatures, sup)
+		resp.FinalizedFeatures = append(resp.FinalizedFeatures, fin)
 	}
-	fin := kmsg.NewApiVersionsResponseFinalizedFeature()
-	fin.Name, fin.MinVersionLevel, fin.MaxVersionLevel = transactionVersionFeature, maxTransactionVersion, maxTransactionVersion
-	resp.SupportedFeatures = []kmsg.ApiVersionsResponseSupportedFeature{sup}
-	resp.FinalizedFeatures = []kmsg.ApiVersionsResponseFinalizedFeature{fin}
 	resp.FinalizedFeaturesEpoch = finalizedFeaturesEpoch
 }
 

@@ -63,6 +63,9 @@ func (s *Server) configEntries(typ kmsg.ConfigResourceType, name string) ([]reso
 	if typ == kmsg.ConfigResourceTypeBroker {
 		return s.brokerConfigs(), nil
 	}
+	if typ == kmsg.ConfigResourceTypeGroupConfig {
+		return s.groupConfigs(name), nil
+	}
 	return s.res.TopicConfigs(name)
 }
 

@@ -16,6 +16,9 @@ package kafka
 // INVALID_REQUEST; other resource types are INVALID_REQUEST.
 
 import (
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -53,6 +56,9 @@ func (s *Server) alterConfigs(rr kmsg.AlterConfigsRequestResource, validateOnly 
 			return nil // nothing to change
 		}
 		return errStaticBrokerConfig(names)
+	}
+	if rr.ResourceType == kmsg.ConfigResourceTypeGroupConfig {
+		return fmt.Errorf("%w: group configs are altered with IncrementalAlterConfigs", kerr.InvalidRequest)
 	}
 	return s.res.AlterTopicConfigs(rr.ResourceName, configs, validateOnly)
 }

@@ -16,5 +16,13 @@ func handleDeleteGroups(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response,
 	if err != nil {
 		return nil, err
 	}
-	return c.DeleteGroups(req.(*kmsg.DeleteGroupsRequest)), nil
+	r := req.(*kmsg.DeleteGroupsRequest)
+	shared, rest := s.deleteShareGroups(r.Groups)
+	if len(shared) == 0 {
+		return c.DeleteGroups(r), nil
+	}
+	r.Groups = rest
+	resp := c.DeleteGroups(r)
+	resp.Groups = append(resp.Groups, shared...)
+	return resp, nil
 }

@@ -59,6 +59,9 @@ func (s *Server) incrementalAlter(rr kmsg.IncrementalAlterConfigsRequestResource
 	if dup := duplicateName(names); dup != "" {
 		return duplicateConfig(dup)
 	}
+	if rr.ResourceType == kmsg.ConfigResourceTypeGroupConfig {
+		return s.alterGroupConfigs(rr.ResourceName, ops, validateOnly)
+	}
 	if rr.ResourceType == kmsg.ConfigResourceTypeBroker {
 		if len(ops) == 0 {
 			return nil

@@ -69,6 +69,13 @@ var apis = []api{
 	{key: 66, min: 0, max: 1, handle: handleListTransactions},
 	{key: 68, min: 0, max: 1, handle: handleConsumerGroupHeartbeat},
 	{key: 69, min: 0, max: 1, handle: handleConsumerGroupDescribe},
+	{key: 76, min: 0, max: 1, handle: handleShareGroupHeartbeat},
+	{key: 77, min: 0, max: 1, handle: handleShareGroupDescribe},
+	{key: 78, min: 0, max: 2, handle: handleShareFetch},
+	{key: 79, min: 0, max: 2, handle: handleShareAcknowledge},
+	{key: 90, min: 0, max: 1, handle: handleDescribeShareGroupOffsets},
+	{key: 91, min: 0, max: 0, handle: handleAlterShareGroupOffsets},
+	{key: 92, min: 0, max: 0, handle: handleDeleteShareGroupOffsets},
 }
 
 // apiIndex maps a key to its row and advertised lists the rows for

@@ -320,6 +320,9 @@ func configAllowed(rc *reqCtx, op auth.Operation, typ kmsg.ConfigResourceType, n
 	if typ == configTopic {
 		return rc.allowed(op, auth.ResourceTopic, name), kerr.TopicAuthorizationFailed.Code
 	}
+	if typ == kmsg.ConfigResourceTypeGroupConfig {
+		return groupAllowed(rc, op, name), kerr.GroupAuthorizationFailed.Code
+	}
 	return rc.allowedCluster(op), kerr.ClusterAuthorizationFailed.Code
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka/group"
+	"github.com/kgateway/kgateway/kafka/share"
 	"github.com/kgateway/kgateway/kafka/txn"
 	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/resolver"
@@ -104,6 +105,8 @@ type Config struct {
 	// Group configures the coordinator (group.min.session.timeout.ms, …);
 	// zero values are Kafka's defaults.
 	Group group.Config
+	// Share configures the share-group coordinator (group.share.*).
+	Share share.Config
 	// Txn configures the transaction coordinator
 	// (transaction.max.timeout.ms, transactional.id.expiration.ms, …);
 	// zero values are Kafka's defaults. Partitions and Topics default to

@@ -14,14 +14,19 @@ import (
 // validation, persistence, sources and defaults; these only translate.
 
 // checkConfigResource reports whether a request may address the resource:
-// a topic with a legal name, or this broker ("" or node.id). Other
-// resource types (broker loggers, client metrics, groups) are
-// INVALID_REQUEST.
+// a topic with a legal name, this broker ("" or node.id), or a group (its
+// share-group configs, group_configs.go). Other resource types (broker
+// loggers, client metrics) are INVALID_REQUEST.
 func (s *Server) checkConfigResource(typ kmsg.ConfigResourceType, name string) error {
 	switch typ {
 	case kmsg.ConfigResourceTypeTopic:
 		if !validTopicName(name) {
 			return fmt.Errorf("%w: %q", resolver.ErrInvalidTopic, name)
+		}
+		return nil
+	case kmsg.ConfigResourceTypeGroupConfig:
+		if name == "" || s.share == nil {
+			return fmt.Errorf("%w: group config resource %q", kerr.InvalidRequest, name)
 		}
 		return nil
 	case kmsg.ConfigResourceTypeBroker:

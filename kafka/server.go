@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kgateway/kgateway/kafka/group"
+	"github.com/kgateway/kgateway/kafka/share"
 	"github.com/kgateway/kgateway/kafka/txn"
 	"github.com/kgateway/kgateway/resolver"
 	"go.uber.org/zap"
@@ -24,6 +25,8 @@ type Server struct {
 	log *zap.Logger
 	// groups coordinates consumer groups; nil without Config.Offsets.
 	groups *group.Coordinator
+	// share coordinates share groups (KIP-932); nil without Config.Offsets.
+	share *share.Coordinator
 	// txns coordinates transactions; nil without Config.Offsets.
 	txns *txn.Coordinator
 	// sessions is the fetch session cache (KIP-227, fetch_session.go).
@@ -58,6 +61,10 @@ func NewServer(cfg Config) (*Server, error) {
 		budget: newByteBudget(cfg.QueuedMaxRequestBytes)}
 	s.mu.open = make(map[*conn]struct{})
 	if err := s.startGroups(); err != nil {
+		return nil, err
+	}
+	if err := s.startShare(); err != nil {
+		s.stopGroups()
 		return nil, err
 	}
 	if err := s.startTxns(); err != nil {

@@ -46,6 +46,23 @@
 //   - O23 A restart keeps every consumer group's state (ConsumerGroups),
 //     with or without members; DeleteGroup and retention of the group
 //     remove it.
+//   - O30 A share-partition state (kafka/share: the share-partition start
+//     offset and the records in flight after it, as runs of state and
+//     delivery count) is written in one synced batch (PutShareState) before
+//     the share coordinator answers the request that changed it: an
+//     acquisition before the records are sent, an acknowledgement before it
+//     is confirmed.
+//   - O31 Acquired is never persisted: a record acquired when its
+//     partition's state was written is written as available with its
+//     delivery count (the acquisition counted), so after a crash or restart
+//     every lock that was held is released and no delivery is forgotten.
+//   - O32 A share group's record (PutShareGroup) marks its id as a share
+//     group's, across restarts, until DeleteShareGroup removes it with all
+//     its share-partition states and its group configs in one synced batch.
+//   - O33 Share state is group state only: it is read by the share
+//     coordinator and never by a read of the log, and writing it touches
+//     nothing but this store's keyspace (O3). Reads of the log stay
+//     cursorless (ledger R1).
 //
 // A transaction's commit overwrites the committed offsets of its
 // partitions even when a plain OffsetCommit of the same partition came

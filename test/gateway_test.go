@@ -9,6 +9,7 @@ import (
 
 	"github.com/kgateway/kgateway/kafka"
 	"github.com/kgateway/kgateway/kafka/group"
+	"github.com/kgateway/kgateway/kafka/share"
 	"github.com/kgateway/kgateway/kafka/txn"
 	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/resolver"
@@ -35,6 +36,8 @@ type gatewayOptions struct {
 	group group.Config
 	// txn configures the transaction coordinator (default: Kafka's).
 	txn txn.Config
+	// share configures the share-group coordinator (default: Kafka's).
+	share share.Config
 	// tailCacheBytes bounds storage's tail cache (0: its default).
 	tailCacheBytes int64
 	// maxRequestBytes and queuedMaxRequestBytes are
@@ -87,7 +90,7 @@ func (g *gateway) start() {
 		Listen:   listen,
 		Storage:  storage.Options{TailCacheBytes: g.opts.tailCacheBytes},
 		Resolver: resolver.Config{NumPartitions: parts, AutoCreate: !g.opts.noAutoCreate, Cleaner: g.opts.cleaner},
-		Kafka: kafka.Config{ShutdownTimeout: g.opts.shutdownTimeout, AdvertisedAddr: g.opts.advertised, Group: g.opts.group, Txn: g.opts.txn,
+		Kafka: kafka.Config{ShutdownTimeout: g.opts.shutdownTimeout, AdvertisedAddr: g.opts.advertised, Group: g.opts.group, Txn: g.opts.txn, Share: g.opts.share,
 			MaxRequestBytes: g.opts.maxRequestBytes, QueuedMaxRequestBytes: g.opts.queuedMaxRequestBytes},
 	})
 	g.res, g.offs, g.addr = g.srv.Resolver(), g.srv.Offsets(), g.srv.Addr().String()

@@ -24,6 +24,7 @@ import (
 	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka"
 	"github.com/kgateway/kgateway/kafka/group"
+	"github.com/kgateway/kgateway/kafka/share"
 	"github.com/kgateway/kgateway/kafka/txn"
 	"github.com/kgateway/kgateway/storage"
 	"go.uber.org/zap/zapcore"
@@ -107,6 +108,15 @@ type Config struct {
 	TransactionalIDExpirationMs  int64 `prop:"transactional.id.expiration.ms" flag:"transactional-id-expiration-ms" help:"remove a transactional id that has run no transaction for this long"`
 	TransactionAbortTimedOutMs   int64 `prop:"transaction.abort.timed.out.transaction.cleanup.interval.ms" flag:"transaction-abort-timed-out-interval-ms" help:"how often transactions past their timeout are aborted (their producer fenced)"`
 	TransactionRemoveExpiredIDMs int64 `prop:"transaction.remove.expired.transaction.cleanup.interval.ms" flag:"transaction-remove-expired-interval-ms" help:"how often expired transactional ids are removed"`
+
+	// Share groups (KIP-932), shareflags.go.
+	ShareRecordLockDurationMs int64 `prop:"group.share.record.lock.duration.ms" flag:"group-share-record-lock-duration-ms" help:"how long a share-group member holds a record it fetched before it is delivered to another (a group's share.record.lock.duration.ms overrides it)"`
+	ShareDeliveryCountLimit   int   `prop:"group.share.delivery.count.limit" flag:"group-share-delivery-count-limit" help:"deliveries of a record to share-group members before it is archived"`
+	ShareMaxRecordLocks       int   `prop:"group.share.partition.max.record.locks" flag:"group-share-partition-max-record-locks" help:"records in flight (acquired or waiting for acknowledgement) per share-partition"`
+	ShareSessionTimeoutMs     int64 `prop:"group.share.session.timeout.ms" flag:"group-share-session-timeout-ms" help:"a share-group member that sends no heartbeat for this long is removed"`
+	ShareHeartbeatIntervalMs  int64 `prop:"group.share.heartbeat.interval.ms" flag:"group-share-heartbeat-interval-ms" help:"the heartbeat interval share-group members are told"`
+	ShareMaxSize              int   `prop:"group.share.max.size" flag:"group-share-max-size" help:"members of one share group"`
+	ShareMaxSessions          int   `prop:"group.share.max.share.sessions" flag:"group-share-max-share-sessions" help:"share sessions open at once, over all share groups"`
 }
 
 // minFrameBytes is the smallest sasl.server.max.receive.size accepted.
@@ -163,6 +173,13 @@ func DefaultConfig() Config {
 		TransactionalIDExpirationMs:  txn.DefaultIDExpiration.Milliseconds(),
 		TransactionAbortTimedOutMs:   txn.DefaultAbortTimedOutInterval.Milliseconds(),
 		TransactionRemoveExpiredIDMs: txn.DefaultRemoveExpiredInterval.Milliseconds(),
+		ShareRecordLockDurationMs:    share.DefaultRecordLockDuration.Milliseconds(),
+		ShareDeliveryCountLimit:      share.DefaultDeliveryCountLimit,
+		ShareMaxRecordLocks:          share.DefaultPartitionMaxRecordLocks,
+		ShareSessionTimeoutMs:        share.DefaultSessionTimeout.Milliseconds(),
+		ShareHeartbeatIntervalMs:     share.DefaultHeartbeatInterval.Milliseconds(),
+		ShareMaxSize:                 share.DefaultMaxSize,
+		ShareMaxSessions:             share.DefaultMaxShareSessions,
 	}
 }
 
@@ -446,5 +463,6 @@ func (c Config) Validate() error {
 	errs = append(errs, c.validateLog(bad)...)
 	errs = append(errs, c.validateTxn(bad)...)
 	errs = append(errs, c.validateGroup(bad)...)
+	errs = append(errs, c.validateShare(bad)...)
 	return errors.Join(errs...)
 }

@@ -89,6 +89,7 @@ func (c Config) serverConfig(log *zap.Logger) server.Config {
 			},
 			Txn:   c.txnConfig(),
 			Group: c.groupConfig(),
+			Share: c.shareConfig(),
 		},
 	}
 }

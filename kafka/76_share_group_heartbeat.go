@@ -1,0 +1,19 @@
+package kafka
+
+// ShareGroupHeartbeat (key 76), versions 0–1 (KIP-932; v1 changes nothing
+// on the wire): share-group membership and the assignment the coordinator
+// computes (kafka/share Q10–Q12).
+
+import (
+	"github.com/kgateway/kgateway/kafka/share"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func handleShareGroupHeartbeat(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
+	c, err := s.shareCoordinator()
+	if err != nil {
+		return nil, err
+	}
+	cl := groupClient(rc)
+	return c.Heartbeat(share.Client{ID: cl.ID, Host: cl.Host}, req.(*kmsg.ShareGroupHeartbeatRequest)), nil
+}

@@ -1,0 +1,33 @@
+package kafka
+
+// ShareFetch (key 78), versions 0–2: acknowledgements, then records
+// acquired for the member from its share session's partitions (kafka/share
+// Q1–Q9, Q13). v1 adds MaxRecords, BatchSize and the acquisition lock
+// timeout; v2 the acquire mode and IsRenewAck (KIP-1222). Records are read
+// with the resolver's cursorless Fetch (R1); only the offset store is
+// written. Every fetch is in record-limit mode: at most MaxRecords records
+// are acquired whatever the acquire mode, and BatchSize does not split the
+// acquired ranges.
+
+import (
+	"github.com/kgateway/kgateway/auth"
+	"github.com/kgateway/kgateway/kafka/share"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func handleShareFetch(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
+	c, err := s.shareCoordinator()
+	if err != nil {
+		return nil, err
+	}
+	return c.Fetch(rc.ctx, req.(*kmsg.ShareFetchRequest), topicReadAllowed(rc)), nil
+}
+
+// topicReadAllowed is the per-topic READ check of the share requests
+// (A11), nil without an authorizer.
+func topicReadAllowed(rc *reqCtx) share.Allowed {
+	if rc.conn.s.cfg.Authorizer == nil {
+		return nil
+	}
+	return share.Allowed(topicAllowed(rc, auth.OpRead))
+}

@@ -1,0 +1,112 @@
+package kafka
+
+// Authorization of the share-group APIs (A11), as Kafka's KafkaApis: READ
+// on the group for membership, fetch, acknowledgement and altering
+// offsets, DESCRIBE for describing, DELETE for deleting offsets. Topics
+// are checked per partition in the handlers (READ for ShareFetch and
+// altering, DESCRIBE for describing offsets); ShareGroupHeartbeat needs
+// DESCRIBE on every subscribed topic.
+
+import (
+	"github.com/kgateway/kgateway/auth"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() {
+	authzRules[76] = authzShareGroupHeartbeat
+	authzRules[77] = authzShareGroupDescribe
+	authzRules[78] = authzShareTop(auth.OpRead, func(r kmsg.Request) string { return deref(r.(*kmsg.ShareFetchRequest).GroupID) })
+	authzRules[79] = authzShareTop(auth.OpRead, func(r kmsg.Request) string { return deref(r.(*kmsg.ShareAcknowledgeRequest).GroupID) })
+	authzRules[90] = authzDescribeShareGroupOffsets
+	authzRules[91] = authzShareTop(auth.OpRead, func(r kmsg.Request) string { return r.(*kmsg.AlterShareGroupOffsetsRequest).GroupID })
+	authzRules[92] = authzShareTop(auth.OpDelete, func(r kmsg.Request) string { return r.(*kmsg.DeleteShareGroupOffsetsRequest).GroupID })
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// authzShareTop: op on the group, else GROUP_AUTHORIZATION_FAILED as the
+// response's top-level error.
+func authzShareTop(op auth.Operation, groupOf func(kmsg.Request) string) authzRule {
+	return func(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+		if groupAllowed(rc, op, groupOf(req)) {
+			return nil, nil
+		}
+		code := kerr.GroupAuthorizationFailed.Code
+		switch resp := req.ResponseKind().(type) {
+		case *kmsg.ShareFetchResponse:
+			resp.ErrorCode = code
+			return resp, nil
+		case *kmsg.ShareAcknowledgeResponse:
+			resp.ErrorCode = code
+			return resp, nil
+		case *kmsg.AlterShareGroupOffsetsResponse:
+			resp.ErrorCode = code
+			return resp, nil
+		case *kmsg.DeleteShareGroupOffsetsResponse:
+			resp.ErrorCode = code
+			return resp, nil
+		}
+		panic("authzShareTop: not a share request")
+	}
+}
+
+// authzShareGroupHeartbeat: READ on the group, DESCRIBE on each
+// subscribed topic.
+func authzShareGroupHeartbeat(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	r := req.(*kmsg.ShareGroupHeartbeatRequest)
+	resp := r.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
+	if !groupAllowed(rc, auth.OpRead, r.GroupID) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil
+	}
+	ok := topicAllowed(rc, auth.OpDescribe)
+	for _, t := range r.SubscribedTopicNames {
+		if !ok(t) {
+			resp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			return resp, nil
+		}
+	}
+	return nil, nil
+}
+
+// authzShareGroupDescribe: DESCRIBE on each group.
+func authzShareGroupDescribe(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	r := req.(*kmsg.ShareGroupDescribeRequest)
+	refused := filterOut(&r.GroupIDs, func(g *string) bool { return groupAllowed(rc, auth.OpDescribe, *g) })
+	if len(refused) == 0 {
+		return nil, nil
+	}
+	return nil, func(resp kmsg.Response) {
+		dr := resp.(*kmsg.ShareGroupDescribeResponse)
+		for _, g := range refused {
+			dg := kmsg.NewShareGroupDescribeResponseGroup()
+			dg.GroupID, dg.ErrorCode = g, kerr.GroupAuthorizationFailed.Code
+			dr.Groups = append(dr.Groups, dg)
+		}
+	}
+}
+
+// authzDescribeShareGroupOffsets: DESCRIBE on each group.
+func authzDescribeShareGroupOffsets(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	r := req.(*kmsg.DescribeShareGroupOffsetsRequest)
+	refused := filterOut(&r.Groups, func(g *kmsg.DescribeShareGroupOffsetsRequestGroup) bool {
+		return groupAllowed(rc, auth.OpDescribe, g.GroupID)
+	})
+	if len(refused) == 0 {
+		return nil, nil
+	}
+	return nil, func(resp kmsg.Response) {
+		dr := resp.(*kmsg.DescribeShareGroupOffsetsResponse)
+		for _, g := range refused {
+			dg := kmsg.NewDescribeShareGroupOffsetsResponseGroup()
+			dg.GroupID, dg.ErrorCode = g.GroupID, kerr.GroupAuthorizationFailed.Code
+			dr.Groups = append(dr.Groups, dg)
+		}
+	}
+}

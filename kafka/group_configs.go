@@ -1,0 +1,38 @@
+package kafka
+
+// The GROUP config resource: a group's dynamic configs, the share-group
+// configs of Kafka's GroupConfig (share.auto.offset.reset,
+// share.record.lock.duration.ms, …), described with DescribeConfigs and
+// set with IncrementalAlterConfigs; the share coordinator validates and
+// keeps them (durably, in the offset store). Kafka's consumer.* group
+// configs (KIP-848) are not known here.
+
+import (
+	"github.com/kgateway/kgateway/kafka/share"
+	"github.com/kgateway/kgateway/resolver"
+)
+
+// sourceDynamicGroup is DYNAMIC_GROUP_CONFIG, Kafka's source of a config
+// set on a group.
+const sourceDynamicGroup resolver.ConfigSource = 8
+
+func (s *Server) groupConfigs(group string) []resolver.ConfigEntry {
+	var out []resolver.ConfigEntry
+	for _, e := range s.share.GroupConfigs(group) {
+		ce := resolver.ConfigEntry{Name: e.Name, Value: e.Value, Source: sourceDynamicGroup, Type: resolver.ConfigType(e.Type)}
+		if e.IsDefault {
+			ce.Source = resolver.SourceDefault
+		}
+		ce.Synonyms = []resolver.ConfigSynonym{{Name: e.Name, Value: e.Value, Source: ce.Source}}
+		out = append(out, ce)
+	}
+	return out
+}
+
+func (s *Server) alterGroupConfigs(group string, ops []resolver.ConfigOp, validateOnly bool) error {
+	conv := make([]share.ConfigOp, len(ops))
+	for i, op := range ops {
+		conv[i] = share.ConfigOp{Name: op.Name, Op: int8(op.Op), Value: op.Value}
+	}
+	return s.share.AlterGroupConfigs(group, conv, validateOnly)
+}

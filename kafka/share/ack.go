@@ -1,0 +1,128 @@
+package share
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// checkBatches validates a partition's acknowledgement batches as a
+// request (Q8): at most maxAckBatches, each a range no longer than the
+// in-flight bound, ascending without overlap, with one type for the range
+// or one per offset, each type known.
+func (c *Coordinator) checkBatches(batches []ackBatch, maxType int8) *kerr.Error {
+	if len(batches) > maxAckBatches {
+		return kerr.InvalidRequest
+	}
+	prevLast := int64(-1)
+	for i, b := range batches {
+		n := b.last - b.first + 1
+		switch {
+		case b.first < 0 || n <= 0 || n > int64(c.cfg.PartitionMaxRecordLocks):
+			return kerr.InvalidRequest
+		case i > 0 && b.first <= prevLast:
+			return kerr.InvalidRequest
+		case len(b.types) != 1 && int64(len(b.types)) != n:
+			return kerr.InvalidRequest
+		}
+		for _, t := range b.types {
+			if t < ackGap || t > maxType {
+				return kerr.InvalidRequest
+			}
+		}
+		prevLast = b.last
+	}
+	return nil
+}
+
+// acknowledge applies one partition's batches for member (Q6) and returns
+// the partition's error code; the new state is durable before it returns
+// (O30).
+func (c *Coordinator) acknowledge(g *group, member string, sp sessPart, batches []ackBatch, maxType int8) int16 {
+	if e := c.checkBatches(batches, maxType); e != nil {
+		return e.Code
+	}
+	tp, ok := c.resolve(sp)
+	if !ok {
+		return kerr.UnknownTopicID.Code
+	}
+	g.mu.Lock()
+	p := g.mu.parts[tp]
+	g.mu.Unlock()
+	if p == nil {
+		return kerr.InvalidRecordState.Code
+	}
+	now := c.cfg.Now()
+	limit := c.deliveryLimit()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.expireLocked(now, limit)
+	if e := p.checkAckLocked(member, batches); e != nil {
+		return e.Code
+	}
+	p.ackLocked(batches, limit, now.Add(c.lockDuration(g.id)))
+	if err := c.persistLocked(g.id, tp, p); err != nil {
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	return 0
+}
+
+// Acknowledge handles ShareAcknowledge: the acknowledgements of a member's
+// session, advancing its epoch (Q13); epoch -1 also closes the session and
+// releases what the member still holds.
+func (c *Coordinator) Acknowledge(req *kmsg.ShareAcknowledgeRequest) *kmsg.ShareAcknowledgeResponse {
+	resp := req.ResponseKind().(*kmsg.ShareAcknowledgeResponse)
+	groupID, memberID := deref(req.GroupID), deref(req.MemberID)
+	resp.AcquisitionLockTimeoutMillis = int32(c.lockDuration(groupID).Milliseconds())
+	if groupID == "" || memberID == "" || len(memberID) > maxMemberIDLen {
+		resp.ErrorCode = kerr.InvalidRequest.Code
+		return resp
+	}
+	g := c.lookup(groupID)
+	if g == nil {
+		resp.ErrorCode = kerr.GroupIDNotFound.Code
+		return resp
+	}
+	k := sessKey{groupID, memberID}
+	switch req.ShareSessionEpoch {
+	case 0:
+		resp.ErrorCode = kerr.InvalidShareSessionEpoch.Code
+		return resp
+	case -1:
+		if !c.closeSession(k) {
+			resp.ErrorCode = kerr.ShareSessionNotFound.Code
+			return resp
+		}
+	default:
+		if _, _, e := c.useSession(k, req.ShareSessionEpoch, nil); e != nil {
+			resp.ErrorCode = e.Code
+			return resp
+		}
+	}
+	maxType := ackReject
+	if req.IsRenewAck {
+		maxType = ackRenew
+	}
+	for i := range req.Topics {
+		t := &req.Topics[i]
+		rt := kmsg.NewShareAcknowledgeResponseTopic()
+		rt.TopicID = t.TopicID
+		for _, p := range t.Partitions {
+			batches := make([]ackBatch, len(p.AcknowledgementBatches))
+			for j, b := range p.AcknowledgementBatches {
+				batches[j] = ackBatch{b.FirstOffset, b.LastOffset, b.AcknowledgeTypes}
+			}
+			rp := kmsg.NewShareAcknowledgeResponseTopicPartition()
+			rp.Partition = p.Partition
+			rp.ErrorCode = c.acknowledge(g, memberID, sessPart{t.TopicID, p.Partition}, batches, maxType)
+			rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = -1, -1
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	if req.ShareSessionEpoch == -1 {
+		g.mu.Lock()
+		c.releaseMemberLocked(g, memberID)
+		g.mu.Unlock()
+	}
+	return resp
+}

@@ -1,0 +1,263 @@
+package share
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/kgateway/kgateway/offsets"
+	"go.uber.org/zap"
+)
+
+// Kafka's defaults of the group.share.* broker configs.
+const (
+	DefaultRecordLockDuration      = 30 * time.Second
+	DefaultDeliveryCountLimit      = 5
+	DefaultPartitionMaxRecordLocks = 2000
+	DefaultSessionTimeout          = 45 * time.Second
+	DefaultHeartbeatInterval       = 5 * time.Second
+	DefaultMaxSize                 = 200
+	DefaultMaxShareSessions        = 2000
+	DefaultMinRecordLockDuration   = 15 * time.Second
+	DefaultMaxRecordLockDuration   = 60 * time.Second
+)
+
+// Bounds on what one request may make the coordinator hold (Q8).
+const (
+	maxSessionPartitions = 10000 // partitions of one share session
+	maxAckBatches        = 1000  // acknowledgement batches of one partition in one request
+	defaultMaxRecords    = 500   // a ShareFetch without MaxRecords (v0)
+	maxMemberIDLen       = 36    // a client-generated UUID
+)
+
+// Config is the share coordinator's configuration (group.share.*).
+type Config struct {
+	RecordLockDuration      time.Duration // group.share.record.lock.duration.ms
+	MinRecordLockDuration   time.Duration // group.share.min.record.lock.duration.ms
+	MaxRecordLockDuration   time.Duration // group.share.max.record.lock.duration.ms
+	DeliveryCountLimit      int           // group.share.delivery.count.limit
+	PartitionMaxRecordLocks int           // group.share.partition.max.record.locks
+	SessionTimeout          time.Duration // group.share.session.timeout.ms
+	HeartbeatInterval       time.Duration // group.share.heartbeat.interval.ms
+	MaxSize                 int           // group.share.max.size
+	MaxShareSessions        int           // group.share.max.share.sessions
+	Logger                  *zap.Logger
+	Now                     func() time.Time
+}
+
+func (c Config) withDefaults() Config {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	defInt := func(d *int, v int) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&c.RecordLockDuration, DefaultRecordLockDuration)
+	def(&c.MinRecordLockDuration, min(DefaultMinRecordLockDuration, c.RecordLockDuration))
+	def(&c.MaxRecordLockDuration, max(DefaultMaxRecordLockDuration, c.RecordLockDuration))
+	def(&c.SessionTimeout, DefaultSessionTimeout)
+	def(&c.HeartbeatInterval, DefaultHeartbeatInterval)
+	defInt(&c.DeliveryCountLimit, DefaultDeliveryCountLimit)
+	defInt(&c.PartitionMaxRecordLocks, DefaultPartitionMaxRecordLocks)
+	defInt(&c.MaxSize, DefaultMaxSize)
+	defInt(&c.MaxShareSessions, DefaultMaxShareSessions)
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+// Log is what the coordinator needs of the partitions. Read must be a
+// cursorless read of the log (R1): the coordinator keeps its positions in
+// its own state, never in the ledger (Q9).
+type Log interface {
+	Partitions(topic string) (int32, bool)
+	TopicID(topic string) ([16]byte, bool)
+	TopicName(id [16]byte) (string, bool)
+	Bounds(topic string, partition int32) (logStart, hwm int64, err error)
+	Read(topic string, partition int32, offset int64, maxBytes int) ([][]byte, error)
+	// MaxBytes bounds the record bytes of one ShareFetch response
+	// (fetch.max.bytes).
+	MaxBytes() int
+	// Wait blocks until an append to one of parts, a receive on one of
+	// wake, the time until, or ctx ends; false when the wait should end
+	// (ctx done or the server closing).
+	Wait(ctx context.Context, parts []offsets.TopicPartition, wake []<-chan struct{}, until time.Time) bool
+	// Code maps an error of Bounds or Read to a Kafka error code.
+	Code(err error) int16
+}
+
+// Namespace tells whether a group id is taken by a group of another type
+// (classic or consumer): share groups share the id namespace with them.
+type Namespace interface {
+	OtherGroup(id string) bool
+}
+
+// Coordinator is the share-group coordinator: membership, assignment,
+// share sessions and share-partition state, durable in the offset store.
+type Coordinator struct {
+	cfg   Config
+	store *offsets.Store
+	log   Log
+	ns    Namespace
+
+	mu struct {
+		sync.Mutex
+		groups   map[string]*group
+		sessions map[sessKey]*session
+		configs  map[string]map[string]string // dynamic group configs
+	}
+}
+
+// NewCoordinator loads the persisted share groups and group configs.
+func NewCoordinator(store *offsets.Store, log Log, ns Namespace, cfg Config) (*Coordinator, error) {
+	c := &Coordinator{cfg: cfg.withDefaults(), store: store, log: log, ns: ns}
+	c.mu.groups = make(map[string]*group)
+	c.mu.sessions = make(map[sessKey]*session)
+	persisted, err := store.ShareGroups()
+	if err != nil {
+		return nil, fmt.Errorf("share: load groups: %w", err)
+	}
+	for _, pg := range persisted {
+		g, err := c.loadGroup(pg)
+		if err != nil {
+			return nil, err
+		}
+		c.mu.groups[pg.ID] = g
+	}
+	if c.mu.configs, err = store.GroupConfigs(); err != nil {
+		return nil, fmt.Errorf("share: load group configs: %w", err)
+	}
+	return c, nil
+}
+
+// loadGroup rebuilds a group without members: acquired records were
+// persisted available (O31), so every lock held at the crash is released,
+// with its delivery count kept (Q7).
+func (c *Coordinator) loadGroup(pg offsets.ShareGroup) (*group, error) {
+	g := newGroup(pg.ID)
+	g.mu.epoch = pg.Epoch
+	parts, err := c.store.ShareState(pg.ID)
+	if err != nil {
+		return nil, fmt.Errorf("share: load group %q: %w", pg.ID, err)
+	}
+	for _, sp := range parts {
+		g.mu.parts[sp.TopicPartition] = loadPartition(sp)
+	}
+	return g, nil
+}
+
+// IsShareGroup reports whether id names a share group.
+func (c *Coordinator) IsShareGroup(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.mu.groups[id]
+	return ok
+}
+
+func (c *Coordinator) lookup(id string) *group {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mu.groups[id]
+}
+
+// getOrCreate returns the share group id, creating (and persisting) it
+// when create is set; nil when it does not exist or the id is another
+// type's (Q10).
+func (c *Coordinator) getOrCreate(id string, create bool) (*group, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if g := c.mu.groups[id]; g != nil {
+		return g, nil
+	}
+	if !create || (c.ns != nil && c.ns.OtherGroup(id)) {
+		return nil, nil
+	}
+	if err := c.store.PutShareGroup(offsets.ShareGroup{ID: id}); err != nil {
+		return nil, err
+	}
+	g := newGroup(id)
+	c.mu.groups[id] = g
+	return g, nil
+}
+
+// groupConfig returns a dynamic config of group id ("" if unset).
+func (c *Coordinator) groupConfig(id, name string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mu.configs[id][name]
+}
+
+// lockDuration is the group's share.record.lock.duration.ms, else the
+// broker's.
+func (c *Coordinator) lockDuration(id string) time.Duration {
+	if v, ok := parseMillis(c.groupConfig(id, ConfigRecordLockDuration)); ok {
+		return v
+	}
+	return c.cfg.RecordLockDuration
+}
+
+// deliveryLimit is group.share.delivery.count.limit.
+func (c *Coordinator) deliveryLimit() int32 { return int32(c.cfg.DeliveryCountLimit) }
+
+// ListedGroup is a share group as ListGroups reports it.
+type ListedGroup struct {
+	ID, State string
+}
+
+// List returns every share group, by id.
+func (c *Coordinator) List() []ListedGroup {
+	c.mu.Lock()
+	groups := make([]*group, 0, len(c.mu.groups))
+	for _, g := range c.mu.groups {
+		groups = append(groups, g)
+	}
+	c.mu.Unlock()
+	now := c.cfg.Now()
+	out := make([]ListedGroup, 0, len(groups))
+	for _, g := range groups {
+		g.mu.Lock()
+		c.expireMembersLocked(g, now)
+		out = append(out, ListedGroup{ID: g.id, State: g.stateLocked()})
+		g.mu.Unlock()
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// ErrNotEmpty is Delete's error for a group with members.
+var ErrNotEmpty = errors.New("share: group has members")
+
+// Delete removes an empty share group with all its state (DeleteGroups);
+// ok is false when id is not a share group.
+func (c *Coordinator) Delete(id string) (ok bool, err error) {
+	g := c.lookup(id)
+	if g == nil {
+		return false, nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	c.expireMembersLocked(g, c.cfg.Now())
+	if len(g.mu.members) > 0 {
+		return true, ErrNotEmpty
+	}
+	if err := c.store.DeleteShareGroup(id); err != nil {
+		return true, err
+	}
+	c.mu.Lock()
+	delete(c.mu.groups, id)
+	delete(c.mu.configs, id)
+	c.mu.Unlock()
+	g.mu.deleted = true
+	return true, nil
+}

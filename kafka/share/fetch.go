@@ -1,0 +1,394 @@
+package share
+
+import (
+	"context"
+	"time"
+
+	"github.com/kgateway/kgateway/offsets"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Allowed says whether the principal may READ a topic (A11); nil allows
+// everything.
+type Allowed func(topic string) bool
+
+// partResult is one partition's answer in a ShareFetch.
+type partResult struct {
+	code, ackCode int16
+	acked         bool // carried acknowledgements: answered even when empty
+	records       []byte
+	ranges        []acquiredRange
+}
+
+// Fetch handles ShareFetch: acknowledgements first, then acquisition from
+// the session's partitions, long-polling up to MaxWaitMillis while nothing
+// can be acquired.
+//
+// ctx is the connection's: a share session belongs to the connection that
+// opened it, and when that connection closes the session closes and the
+// member's records are released (Q5), as Kafka does.
+func (c *Coordinator) Fetch(ctx context.Context, req *kmsg.ShareFetchRequest, allowed Allowed) *kmsg.ShareFetchResponse {
+	resp := req.ResponseKind().(*kmsg.ShareFetchResponse)
+	groupID, memberID := deref(req.GroupID), deref(req.MemberID)
+	resp.AcquisitionLockTimeoutMillis = int32(c.lockDuration(groupID).Milliseconds())
+	if e := c.checkFetch(req, groupID, memberID); e != nil {
+		resp.ErrorCode = e.Code
+		return resp
+	}
+	g, err := c.getOrCreate(groupID, true)
+	if err != nil || g == nil {
+		resp.ErrorCode = kerr.GroupIDNotFound.Code
+		if err != nil {
+			resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
+		}
+		return resp
+	}
+	k := sessKey{groupID, memberID}
+	results := map[sessPart]*partResult{}
+	maxType := ackReject
+	if req.IsRenewAck {
+		maxType = ackRenew
+	}
+	ackOne := func(sp sessPart, batches []kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch) {
+		conv := make([]ackBatch, len(batches))
+		for i, b := range batches {
+			conv[i] = ackBatch{b.FirstOffset, b.LastOffset, b.AcknowledgeTypes}
+		}
+		results[sp] = &partResult{ackCode: c.acknowledge(g, memberID, sp, conv, maxType), acked: true}
+	}
+	var parts []sessPart
+	var fresh map[sessPart]bool
+	switch req.ShareSessionEpoch {
+	case -1:
+		if !c.closeSession(k) {
+			resp.ErrorCode = kerr.ShareSessionNotFound.Code
+			return resp
+		}
+		c.forEachAck(req.Topics, ackOne)
+		g.mu.Lock()
+		c.releaseMemberLocked(g, memberID)
+		g.mu.Unlock()
+		resp.Topics = c.answer(results, nil, nil)
+		return resp
+	case 0:
+		for i := range req.Topics {
+			for _, p := range req.Topics[i].Partitions {
+				if len(p.AcknowledgementBatches) > 0 {
+					resp.ErrorCode = kerr.InvalidRequest.Code
+					return resp
+				}
+			}
+		}
+		s, e := c.openSession(k, req.Topics)
+		if e != nil {
+			resp.ErrorCode = e.Code
+			return resp
+		}
+		go c.closeWithConn(ctx, g, k, s)
+		parts = append([]sessPart(nil), s.parts...)
+		fresh = map[sessPart]bool{}
+		for _, sp := range parts {
+			fresh[sp] = true
+		}
+	default:
+		var e *kerr.Error
+		if parts, fresh, e = c.useSession(k, req.ShareSessionEpoch, req); e != nil {
+			resp.ErrorCode = e.Code
+			return resp
+		}
+		c.forEachAck(req.Topics, ackOne)
+	}
+	if !req.IsRenewAck {
+		c.acquireAll(ctx, req, g, memberID, parts, allowed, results)
+	}
+	resp.Topics = c.answer(results, parts, fresh)
+	return resp
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// checkFetch validates what does not depend on state.
+func (c *Coordinator) checkFetch(req *kmsg.ShareFetchRequest, groupID, memberID string) *kerr.Error {
+	switch {
+	case groupID == "" || memberID == "" || len(memberID) > maxMemberIDLen:
+		return kerr.InvalidRequest
+	case req.IsRenewAck && (req.MaxBytes != 0 || req.MinBytes != 0 || req.MaxRecords != 0 || req.MaxWaitMillis != 0):
+		return kerr.InvalidRequest
+	case c.ns != nil && !c.IsShareGroup(groupID) && c.ns.OtherGroup(groupID):
+		return kerr.GroupIDNotFound
+	}
+	return nil
+}
+
+// forEachAck calls fn for every partition of the request that carries
+// acknowledgements.
+func (c *Coordinator) forEachAck(topics []kmsg.ShareFetchRequestTopic, fn func(sessPart, []kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch)) {
+	for i := range topics {
+		for _, p := range topics[i].Partitions {
+			if len(p.AcknowledgementBatches) > 0 {
+				fn(sessPart{topics[i].TopicID, p.Partition}, p.AcknowledgementBatches)
+			}
+		}
+	}
+}
+
+// acquireAll acquires from parts, starting at a rotating partition so
+// every partition gets its turn, until MaxRecords; while nothing was
+// acquired it waits for an append, a release or a lock expiry (Q1).
+func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchRequest, g *group, memberID string, parts []sessPart, allowed Allowed, results map[sessPart]*partResult) {
+	maxRecords := int(req.MaxRecords)
+	if maxRecords <= 0 {
+		maxRecords = defaultMaxRecords
+	}
+	// The response's record bytes: MaxBytes, at most the log's bound
+	// (fetch.max.bytes); a first batch is read whole past it (KIP-74).
+	maxBytes := min(int(req.MaxBytes), c.log.MaxBytes())
+	if maxBytes <= 0 {
+		maxBytes = c.log.MaxBytes()
+	}
+	deadline := c.cfg.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
+	shift := int(req.ShareSessionEpoch)
+	for {
+		got, bytes, failed := 0, 0, false
+		waitOn, wakes, next := []offsets.TopicPartition(nil), []<-chan struct{}(nil), deadline
+		for i := range parts {
+			sp := parts[(i+shift)%len(parts)]
+			r := results[sp]
+			if r == nil {
+				r = &partResult{}
+				results[sp] = r
+			}
+			if r.code != 0 || got >= maxRecords || bytes >= maxBytes {
+				continue
+			}
+			tp, ok := c.resolve(sp)
+			switch {
+			case !ok:
+				r.code, failed = kerr.UnknownTopicID.Code, true
+				continue
+			case allowed != nil && !allowed(tp.Topic):
+				r.code, failed = kerr.TopicAuthorizationFailed.Code, true
+				continue
+			}
+			a := c.acquire(g, memberID, tp, maxRecords-got, maxBytes-bytes)
+			r.code, r.records, r.ranges = a.code, a.records, a.ranges
+			bytes += len(a.records)
+			if a.code != 0 {
+				failed = true // an error answers at once, as Fetch's
+				continue
+			}
+			for _, rg := range a.ranges {
+				got += int(rg.last - rg.first + 1)
+			}
+			waitOn, wakes = append(waitOn, tp), append(wakes, a.wake)
+			if !a.nextExpiry.IsZero() && a.nextExpiry.Before(next) {
+				next = a.nextExpiry
+			}
+		}
+		if got > 0 || failed || len(waitOn) == 0 || !c.cfg.Now().Before(deadline) {
+			return
+		}
+		if !c.log.Wait(ctx, waitOn, wakes, next) {
+			return
+		}
+	}
+}
+
+// acquisition is one partition's acquire: what was acquired, and what a
+// long poll waits on when nothing was.
+type acquisition struct {
+	code       int16
+	ranges     []acquiredRange
+	records    []byte
+	wake       <-chan struct{}
+	nextExpiry time.Time
+}
+
+// acquire acquires up to max records of tp for member: it reads from the
+// first acquirable offset with a cursorless read (Q9) and locks what the
+// read returned, persisting the state before answering (O30).
+func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition, maxRecords, maxBytes int) acquisition {
+	logStart, hwm, err := c.log.Bounds(tp.Topic, tp.Partition)
+	if err != nil {
+		return acquisition{code: c.log.Code(err)}
+	}
+	p, err := c.partitionOf(g, tp, logStart, hwm)
+	if err != nil {
+		return acquisition{code: kerr.CoordinatorNotAvailable.Code}
+	}
+	now := c.cfg.Now()
+	limit := c.deliveryLimit()
+	p.mu.Lock()
+	p.trimLocked(logStart)
+	next, _ := p.expireLocked(now, limit)
+	from, ok := p.readFromLocked(c.cfg.PartitionMaxRecordLocks)
+	wake := p.changed
+	p.mu.Unlock()
+	if !ok || from >= hwm {
+		return acquisition{wake: wake, nextExpiry: next}
+	}
+	batches, err := c.log.Read(tp.Topic, tp.Partition, from, maxBytes)
+	if err != nil {
+		return acquisition{code: c.log.Code(err)}
+	}
+	spans := make([]batchSpan, 0, len(batches))
+	for _, b := range batches {
+		sp, ok := spanOf(b)
+		if !ok {
+			return acquisition{code: kerr.CorruptMessage.Code}
+		}
+		spans = append(spans, sp)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	before := p.persistedLocked(tp)
+	ranges := p.acquireLocked(spans, acquireArgs{
+		member: member, hwm: hwm, max: maxRecords, maxLocks: c.cfg.PartitionMaxRecordLocks,
+		limit: limit, deadline: now.Add(c.lockDuration(g.id)),
+	})
+	if len(ranges) > 0 || !samePersisted(before, p.persistedLocked(tp)) {
+		if err := c.persistLocked(g.id, tp, p); err != nil {
+			return acquisition{code: kerr.CoordinatorNotAvailable.Code}
+		}
+	}
+	if len(ranges) == 0 {
+		return acquisition{wake: p.changed, nextExpiry: next}
+	}
+	return acquisition{ranges: ranges, records: batchesIn(batches, spans, ranges)}
+}
+
+// persistLocked writes p's state (O30). On failure the in-memory state
+// is rolled back to nothing held: the caller answers an error and the
+// locks just taken are released. Needs p.mu.
+func (c *Coordinator) persistLocked(group string, tp offsets.TopicPartition, p *partition) error {
+	err := c.store.PutShareState(group, []offsets.SharePartition{p.persistedLocked(tp)})
+	if err != nil {
+		c.cfg.Logger.Warn("share-state-write-failed")
+	}
+	return err
+}
+
+func samePersisted(a, b offsets.SharePartition) bool {
+	if a.StartOffset != b.StartOffset || len(a.Runs) != len(b.Runs) {
+		return false
+	}
+	for i := range a.Runs {
+		if a.Runs[i] != b.Runs[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// batchesIn concatenates the read batches that hold an acquired offset.
+func batchesIn(batches [][]byte, spans []batchSpan, ranges []acquiredRange) []byte {
+	var out []byte
+	for i, sp := range spans {
+		for _, r := range ranges {
+			if sp.first <= r.last && r.first <= sp.last {
+				out = append(out, batches[i]...)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// partitionOf returns g's state of tp, initializing a partition the group
+// has never read at share.auto.offset.reset (latest: the high watermark;
+// earliest: the log start) and persisting it (Q2). A state that runs past
+// the high watermark belongs to a deleted topic of the same name and is
+// started over the same way.
+func (c *Coordinator) partitionOf(g *group, tp offsets.TopicPartition, logStart, hwm int64) (*partition, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if p := g.mu.parts[tp]; p != nil && !p.beyond(hwm) {
+		return p, nil
+	}
+	start := hwm
+	if c.groupConfig(g.id, ConfigAutoOffsetReset) == "earliest" {
+		start = logStart
+	}
+	p := newPartition(start)
+	if err := c.store.PutShareState(g.id, []offsets.SharePartition{{TopicPartition: tp, StartOffset: start}}); err != nil {
+		return nil, err
+	}
+	g.mu.parts[tp] = p
+	return p, nil
+}
+
+// answer builds the response topics: every partition with records, an
+// error or an acknowledgement result, and those in show (a full fetch's,
+// or those new to the session).
+func (c *Coordinator) answer(results map[sessPart]*partResult, order []sessPart, show map[sessPart]bool) []kmsg.ShareFetchResponseTopic {
+	var topics []kmsg.ShareFetchResponseTopic
+	idx := map[[16]byte]int{}
+	add := func(sp sessPart, r *partResult) {
+		i, ok := idx[sp.id]
+		if !ok {
+			i = len(topics)
+			idx[sp.id] = i
+			t := kmsg.NewShareFetchResponseTopic()
+			t.TopicID = sp.id
+			topics = append(topics, t)
+		}
+		p := kmsg.NewShareFetchResponseTopicPartition()
+		p.Partition, p.ErrorCode, p.AcknowledgeErrorCode = sp.partition, r.code, r.ackCode
+		p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = -1, -1 // no leader hint, as Kafka sends
+		p.Records = r.records
+		for _, rg := range r.ranges {
+			ar := kmsg.NewShareFetchResponseTopicPartitionAcquiredRecord()
+			ar.FirstOffset, ar.LastOffset, ar.DeliveryCount = rg.first, rg.last, int16(min(rg.count, 32767))
+			p.AcquiredRecords = append(p.AcquiredRecords, ar)
+		}
+		topics[i].Partitions = append(topics[i].Partitions, p)
+	}
+	want := func(sp sessPart, r *partResult) bool {
+		return show[sp] || r.code != 0 || r.acked || len(r.ranges) > 0
+	}
+	done := map[sessPart]bool{}
+	for _, sp := range order {
+		r := results[sp]
+		if r == nil {
+			r = &partResult{}
+		}
+		if want(sp, r) {
+			add(sp, r)
+			done[sp] = true
+		}
+	}
+	for sp, r := range results {
+		if !done[sp] && want(sp, r) {
+			add(sp, r)
+		}
+	}
+	return topics
+}
+
+// closeWithConn closes session s when its connection ends, unless it was
+// replaced or closed before, and releases what the member holds (Q5).
+func (c *Coordinator) closeWithConn(ctx context.Context, g *group, k sessKey, s *session) {
+	select {
+	case <-ctx.Done():
+	case <-s.done:
+		return
+	}
+	c.mu.Lock()
+	mine := c.mu.sessions[k] == s
+	if mine {
+		c.dropSessionLocked(k)
+	}
+	c.mu.Unlock()
+	if !mine {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	c.releaseMemberLocked(g, k.member)
+}

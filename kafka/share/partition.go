@@ -1,0 +1,353 @@
+package share
+
+import (
+	"encoding/binary"
+	"sync"
+	"time"
+
+	"github.com/kgateway/kgateway/offsets"
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// state is a record's state in flight, numbered as Kafka's RecordState.
+type state uint8
+
+const (
+	available    state = 0
+	acquired     state = 1
+	acknowledged state = 2
+	archived     state = 4
+)
+
+// Acknowledgement types of ShareFetch and ShareAcknowledge.
+const (
+	ackGap     int8 = 0
+	ackAccept  int8 = 1
+	ackRelease int8 = 2
+	ackReject  int8 = 3
+	ackRenew   int8 = 4 // v2, with IsRenewAck (KIP-1222)
+)
+
+// rec is one offset in flight.
+type rec struct {
+	state    state
+	count    int32 // deliveries so far
+	owner    string
+	deadline time.Time // lock expiry while acquired
+}
+
+// partition is one share-partition: the start offset (SPSO) and the
+// records in flight from it, recs[i] being offset start+i (Q3). Every
+// field is guarded by mu.
+type partition struct {
+	mu    sync.Mutex
+	start int64
+	recs  []rec
+	// changed is closed (and replaced) when records become available, so
+	// a long-polling ShareFetch wakes.
+	changed chan struct{}
+}
+
+func newPartition(start int64) *partition {
+	return &partition{start: start, changed: make(chan struct{})}
+}
+
+// beyond reports whether the window runs past hwm: the state is of an
+// earlier topic of the same name (the log never shrinks otherwise).
+func (p *partition) beyond(hwm int64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.end() > hwm
+}
+
+// end is the first offset not yet in flight. Needs mu.
+func (p *partition) end() int64 { return p.start + int64(len(p.recs)) }
+
+// wakeLocked wakes the fetches waiting on p. Needs mu.
+func (p *partition) wakeLocked() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// releaseLocked ends an acquisition: the record is available again unless
+// it used up its deliveries, then archived (Q4). Needs mu.
+func releaseRec(r *rec, limit int32) {
+	r.owner, r.deadline = "", time.Time{}
+	if r.count >= limit {
+		r.state = archived
+		return
+	}
+	r.state = available
+}
+
+// expireLocked releases every acquisition whose lock has expired (Q5) and
+// reports the earliest deadline still pending (zero if none). Needs mu.
+func (p *partition) expireLocked(now time.Time, limit int32) (next time.Time, released bool) {
+	for i := range p.recs {
+		r := &p.recs[i]
+		if r.state != acquired {
+			continue
+		}
+		if !r.deadline.After(now) {
+			releaseRec(r, limit)
+			released = true
+			continue
+		}
+		if next.IsZero() || r.deadline.Before(next) {
+			next = r.deadline
+		}
+	}
+	if released {
+		p.advanceLocked()
+		p.wakeLocked()
+	}
+	return next, released
+}
+
+// advanceLocked moves the SPSO past every finished record (Q2). Needs mu.
+func (p *partition) advanceLocked() {
+	n := 0
+	for n < len(p.recs) && (p.recs[n].state == acknowledged || p.recs[n].state == archived) {
+		n++
+	}
+	if n > 0 {
+		p.start += int64(n)
+		p.recs = append(p.recs[:0:0], p.recs[n:]...)
+	}
+}
+
+// trimLocked drops what is below logStart (removed from the log by
+// retention or DeleteRecords): it can never be delivered. Needs mu.
+func (p *partition) trimLocked(logStart int64) {
+	if logStart <= p.start {
+		return
+	}
+	if logStart >= p.end() {
+		p.start, p.recs = logStart, nil
+		return
+	}
+	n := logStart - p.start
+	p.recs = append(p.recs[:0:0], p.recs[n:]...)
+	p.start = logStart
+}
+
+// readFrom is where a fetch should read: the first available record in
+// flight, else the end of the in-flight window; ok is false when nothing
+// can be acquired (no available record and the window is full). Needs mu.
+func (p *partition) readFromLocked(maxLocks int) (int64, bool) {
+	for i := range p.recs {
+		if p.recs[i].state == available {
+			return p.start + int64(i), true
+		}
+	}
+	return p.end(), len(p.recs) < maxLocks
+}
+
+// batchSpan is the offsets a stored record batch covers, and whether it is
+// a control batch (a transaction marker, never delivered).
+type batchSpan struct {
+	first, last int64
+	control     bool
+}
+
+// spanOf reads a record batch header (magic 2): base offset at 0, the
+// attributes at 21 (bit 5: control) and the last offset delta at 23.
+func spanOf(b []byte) (batchSpan, bool) {
+	if len(b) < 27 {
+		return batchSpan{}, false
+	}
+	base := int64(binary.BigEndian.Uint64(b))
+	attrs := binary.BigEndian.Uint16(b[21:])
+	delta := int64(int32(binary.BigEndian.Uint32(b[23:])))
+	if delta < 0 {
+		return batchSpan{}, false
+	}
+	return batchSpan{first: base, last: base + delta, control: attrs&0x20 != 0}, true
+}
+
+// acquired is one range handed to a member, with its delivery count.
+type acquiredRange struct {
+	first, last int64
+	count       int32
+}
+
+// acquireArgs bounds one acquisition.
+type acquireArgs struct {
+	member   string
+	hwm      int64 // nothing at or past it is acquired
+	max      int   // records to acquire at most
+	maxLocks int   // in-flight window bound (Q3)
+	limit    int32 // delivery count limit (Q4)
+	deadline time.Time
+}
+
+// acquireLocked acquires records of the read batches for a.member (Q1):
+// available records in flight, then new records past the end while the
+// window has room. Offsets the batches skip (compacted away) and control
+// batches are archived as they join the window. Needs mu.
+func (p *partition) acquireLocked(spans []batchSpan, a acquireArgs) []acquiredRange {
+	var out []acquiredRange
+	n := 0
+	take := func(off int64) {
+		r := &p.recs[off-p.start]
+		r.state, r.owner, r.deadline = acquired, a.member, a.deadline
+		r.count++
+		if k := len(out); k > 0 && out[k-1].last == off-1 && out[k-1].count == r.count {
+			out[k-1].last = off
+		} else {
+			out = append(out, acquiredRange{first: off, last: off, count: r.count})
+		}
+		n++
+	}
+	for _, sp := range spans {
+		for off := max(sp.first, p.start); off <= sp.last && n < a.max && off < a.hwm; off++ {
+			if off >= p.end() && !p.growLocked(off, a.maxLocks) {
+				return out
+			}
+			r := &p.recs[off-p.start]
+			switch {
+			case r.state != available:
+			case sp.control:
+				r.state = archived
+			case r.count >= a.limit:
+				r.state = archived // released at the limit before a restart (Q4)
+			default:
+				take(off)
+			}
+		}
+	}
+	p.advanceLocked()
+	return out
+}
+
+// growLocked extends the window to hold off, archiving offsets before it
+// that no batch covers; false when the window would exceed maxLocks.
+// Needs mu.
+func (p *partition) growLocked(off int64, maxLocks int) bool {
+	if off-p.start >= int64(maxLocks) {
+		return false
+	}
+	for p.end() < off {
+		p.recs = append(p.recs, rec{state: archived})
+	}
+	p.recs = append(p.recs, rec{state: available})
+	return true
+}
+
+// ackBatch is one acknowledgement batch of a request.
+type ackBatch struct {
+	first, last int64
+	types       []int8 // one for the whole range, or one per offset
+}
+
+// typeAt is the acknowledgement type of offset off in b.
+func (b ackBatch) typeAt(off int64) int8 {
+	if len(b.types) == 1 {
+		return b.types[0]
+	}
+	return b.types[off-b.first]
+}
+
+// checkAckLocked validates batches of member against the state (Q6): every
+// offset must be acquired by member. Needs mu.
+func (p *partition) checkAckLocked(member string, batches []ackBatch) *kerr.Error {
+	for _, b := range batches {
+		if b.first < p.start || b.last >= p.end() {
+			return kerr.InvalidRecordState
+		}
+		for off := b.first; off <= b.last; off++ {
+			r := &p.recs[off-p.start]
+			if r.state != acquired || r.owner != member {
+				return kerr.InvalidRecordState
+			}
+		}
+	}
+	return nil
+}
+
+// ackLocked applies checked batches (Q6) and reports whether records became
+// available. Needs mu.
+func (p *partition) ackLocked(batches []ackBatch, limit int32, lockFor time.Time) (freed bool) {
+	for _, b := range batches {
+		for off := b.first; off <= b.last; off++ {
+			r := &p.recs[off-p.start]
+			switch b.typeAt(off) {
+			case ackAccept:
+				r.state, r.owner, r.deadline = acknowledged, "", time.Time{}
+			case ackRelease:
+				releaseRec(r, limit)
+				freed = freed || r.state == available
+			case ackReject, ackGap:
+				r.state, r.owner, r.deadline = archived, "", time.Time{}
+			case ackRenew:
+				r.deadline = lockFor
+			}
+		}
+	}
+	p.advanceLocked()
+	if freed {
+		p.wakeLocked()
+	}
+	return freed
+}
+
+// releaseMemberLocked releases every record member holds (its session
+// closed or it left the group). Needs mu.
+func (p *partition) releaseMemberLocked(member string, limit int32) bool {
+	released := false
+	for i := range p.recs {
+		if r := &p.recs[i]; r.state == acquired && r.owner == member {
+			releaseRec(r, limit)
+			released = true
+		}
+	}
+	if released {
+		p.advanceLocked()
+		p.wakeLocked()
+	}
+	return released
+}
+
+// persistedLocked is p as persisted (O31): acquired records are written
+// available, with their delivery counts. Needs mu.
+func (p *partition) persistedLocked(tp offsets.TopicPartition) offsets.SharePartition {
+	sp := offsets.SharePartition{TopicPartition: tp, StartOffset: p.start}
+	for i, r := range p.recs {
+		st := offsets.ShareRecordState(r.state)
+		if r.state == acquired {
+			st = offsets.ShareAvailable
+		}
+		off := p.start + int64(i)
+		if k := len(sp.Runs); k > 0 && sp.Runs[k-1].State == st && sp.Runs[k-1].DeliveryCount == r.count {
+			sp.Runs[k-1].Last = off
+			continue
+		}
+		sp.Runs = append(sp.Runs, offsets.ShareRun{First: off, Last: off, State: st, DeliveryCount: r.count})
+	}
+	return sp
+}
+
+// loadPartition rebuilds a partition from its persisted state: every
+// record is available, acknowledged or archived, with its count (Q7).
+func loadPartition(sp offsets.SharePartition) *partition {
+	p := newPartition(sp.StartOffset)
+	for _, run := range sp.Runs {
+		for off := run.First; off <= run.Last; off++ {
+			p.recs = append(p.recs, rec{state: state(run.State), count: run.DeliveryCount})
+		}
+	}
+	p.advanceLocked()
+	return p
+}
+
+// inFlightDone counts the finished records in flight (acknowledged or
+// archived), for the lag DescribeShareGroupOffsets v1 reports. Needs mu.
+func (p *partition) doneLocked() int64 {
+	var n int64
+	for _, r := range p.recs {
+		if r.state == acknowledged || r.state == archived {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,132 @@
+package share
+
+import (
+	"encoding/binary"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/kgateway/kgateway/offsets"
+)
+
+// batchHeader is the first 27 bytes of a record batch covering
+// [base, base+delta], a control batch when control is set.
+func batchHeader(base int64, delta int32, control bool) []byte {
+	b := make([]byte, 61)
+	binary.BigEndian.PutUint64(b, uint64(base))
+	if control {
+		binary.BigEndian.PutUint16(b[21:], 0x20)
+	}
+	binary.BigEndian.PutUint32(b[23:], uint32(delta))
+	return b
+}
+
+func spans(t *testing.T, batches ...[]byte) []batchSpan {
+	t.Helper()
+	var out []batchSpan
+	for _, b := range batches {
+		sp, ok := spanOf(b)
+		if !ok {
+			t.Fatalf("bad header %x", b[:27])
+		}
+		out = append(out, sp)
+	}
+	return out
+}
+
+func args(member string, max, locks int, now time.Time) acquireArgs {
+	return acquireArgs{member: member, hwm: 1 << 40, max: max, maxLocks: locks, limit: 3, deadline: now.Add(time.Second)}
+}
+
+// Q1, Q3, Q6: acquisition takes available records for one member only,
+// within the window; acknowledgements apply only to the holder's records
+// and move the start offset over finished ones; a gap between batches
+// (compaction) and a control batch are archived, never handed out.
+func TestPartitionAcquireAndAck(t *testing.T) {
+	now := time.Unix(1000, 0)
+	p := newPartition(0)
+	sp := spans(t, batchHeader(0, 4, false), batchHeader(7, 0, true), batchHeader(8, 3, false))
+
+	got := p.acquireLocked(sp, args("a", 6, 100, now))
+	want := []acquiredRange{{0, 4, 1}, {8, 8, 1}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("a acquired %v, want %v", got, want)
+	}
+	for _, off := range []int64{5, 6, 7} { // gap 5-6, control 7
+		if st := p.recs[off].state; st != archived {
+			t.Errorf("offset %d state %d, want archived", off, st)
+		}
+	}
+	if got := p.acquireLocked(sp, args("b", 10, 100, now)); !reflect.DeepEqual(got, []acquiredRange{{9, 11, 1}}) {
+		t.Fatalf("b acquired %v, want [9-11]", got)
+	}
+	if e := p.checkAckLocked("b", []ackBatch{{0, 0, []int8{ackAccept}}}); e == nil {
+		t.Fatal("b acknowledged a's record")
+	}
+	p.ackLocked([]ackBatch{{0, 3, []int8{ackAccept}}, {4, 4, []int8{ackRelease}}}, 3, now)
+	if p.start != 4 {
+		t.Errorf("start %d after accepting 0-3, want 4", p.start)
+	}
+	// The released record is the first available: a fetch reads from it.
+	if from, ok := p.readFromLocked(100); from != 4 || !ok {
+		t.Errorf("read from %d, %v; want 4, true", from, ok)
+	}
+	if got := p.acquireLocked(sp, args("b", 10, 100, now)); !reflect.DeepEqual(got, []acquiredRange{{4, 4, 2}}) {
+		t.Fatalf("re-acquired %v, want [4-4 count 2]", got)
+	}
+}
+
+// Q3: the window never grows past maxLocks offsets from the start.
+func TestPartitionWindowBound(t *testing.T) {
+	now := time.Unix(1000, 0)
+	p := newPartition(10)
+	sp := spans(t, batchHeader(10, 99, false))
+	got := p.acquireLocked(sp, args("a", 1000, 25, now))
+	if len(got) != 1 || got[0].first != 10 || got[0].last != 34 {
+		t.Fatalf("acquired %v with a window of 25, want [10-34]", got)
+	}
+	if _, ok := p.readFromLocked(25); ok {
+		t.Error("a full window still offers records")
+	}
+}
+
+// Q4, Q5: an expired lock releases its record; at the delivery count
+// limit it is archived instead, and the start offset passes it.
+func TestPartitionExpiryAndLimit(t *testing.T) {
+	now := time.Unix(1000, 0)
+	p := newPartition(0)
+	sp := spans(t, batchHeader(0, 0, false))
+	for round := int32(1); round <= 3; round++ {
+		got := p.acquireLocked(sp, args("a", 10, 100, now))
+		if !reflect.DeepEqual(got, []acquiredRange{{0, 0, round}}) {
+			t.Fatalf("round %d acquired %v", round, got)
+		}
+		if next, _ := p.expireLocked(now, 3); next.IsZero() {
+			t.Fatal("no pending deadline while locked")
+		}
+		now = now.Add(2 * time.Second)
+		p.expireLocked(now, 3)
+	}
+	if p.start != 1 || len(p.recs) != 0 {
+		t.Errorf("after 3 expiries start %d, %d in flight; want 1, 0", p.start, len(p.recs))
+	}
+}
+
+// Q7, O31: the persisted form has no acquired record: it reloads as
+// available with the delivery count kept.
+func TestPartitionPersistedReleasesLocks(t *testing.T) {
+	now := time.Unix(1000, 0)
+	p := newPartition(0)
+	p.acquireLocked(spans(t, batchHeader(0, 9, false)), args("a", 4, 100, now))
+	p.ackLocked([]ackBatch{{1, 1, []int8{ackReject}}}, 3, now)
+	tp := offsets.TopicPartition{Topic: "t"}
+	q := loadPartition(p.persistedLocked(tp))
+	if q.start != 0 || len(q.recs) != 4 {
+		t.Fatalf("reloaded start %d with %d in flight, want 0 and 4", q.start, len(q.recs))
+	}
+	for i, want := range []state{available, archived, available, available} {
+		if r := q.recs[i]; r.state != want || r.count != 1 || r.owner != "" {
+			t.Errorf("offset %d reloaded as %+v, want state %d count 1", i, r, want)
+		}
+	}
+}

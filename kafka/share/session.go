@@ -1,0 +1,156 @@
+package share
+
+import (
+	"github.com/kgateway/kgateway/offsets"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// sessKey names a share session: one per member (there is one broker).
+type sessKey struct{ group, member string }
+
+// sessPart is one partition of a share session.
+type sessPart struct {
+	id        [16]byte
+	partition int32
+}
+
+// session is a share session (KIP-932): the partitions a member fetches,
+// kept between requests like a fetch session's. It remembers no read
+// position (Q9). Guarded by Coordinator.mu.
+type session struct {
+	epoch int32 // the epoch the next request must carry
+	parts []sessPart
+	// fresh are partitions added since the last response: they are
+	// answered once even without records.
+	fresh map[sessPart]bool
+	// done is closed when the session is removed, ending the watch on its
+	// connection (closeWithConn).
+	done chan struct{}
+}
+
+// dropSessionLocked removes k's session, if any. Needs Coordinator.mu.
+func (c *Coordinator) dropSessionLocked(k sessKey) bool {
+	s, ok := c.mu.sessions[k]
+	if ok {
+		delete(c.mu.sessions, k)
+		close(s.done)
+	}
+	return ok
+}
+
+func nextEpoch(e int32) int32 {
+	if e == 2147483647 {
+		return 1
+	}
+	return e + 1
+}
+
+// openSession opens a member's session from a full ShareFetch (epoch 0),
+// replacing its previous one; SHARE_SESSION_LIMIT_REACHED when
+// group.share.max.share.sessions are open (Q8).
+func (c *Coordinator) openSession(k sessKey, topics []kmsg.ShareFetchRequestTopic) (*session, *kerr.Error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.dropSessionLocked(k)
+	if len(c.mu.sessions) >= c.cfg.MaxShareSessions {
+		return nil, kerr.ShareSessionLimitReached
+	}
+	s := &session{fresh: map[sessPart]bool{}, done: make(chan struct{})}
+	if !s.add(topics) {
+		return nil, kerr.InvalidRequest
+	}
+	s.epoch = 1
+	c.mu.sessions[k] = s
+	return s, nil
+}
+
+// add adds the request's partitions; false when the session would exceed
+// maxSessionPartitions (Q8). Needs Coordinator.mu.
+func (s *session) add(topics []kmsg.ShareFetchRequestTopic) bool {
+	for i := range topics {
+		for _, p := range topics[i].Partitions {
+			sp := sessPart{topics[i].TopicID, p.Partition}
+			if s.has(sp) {
+				continue
+			}
+			if len(s.parts) >= maxSessionPartitions {
+				return false
+			}
+			s.parts = append(s.parts, sp)
+			s.fresh[sp] = true
+		}
+	}
+	return true
+}
+
+func (s *session) has(sp sessPart) bool {
+	for _, p := range s.parts {
+		if p == sp {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *session) forget(forgotten []kmsg.ShareFetchRequestForgottenTopicsData) {
+	for _, f := range forgotten {
+		for _, p := range f.Partitions {
+			sp := sessPart{f.TopicID, p}
+			delete(s.fresh, sp)
+			for i := range s.parts {
+				if s.parts[i] == sp {
+					s.parts = append(s.parts[:i], s.parts[i+1:]...)
+					break
+				}
+			}
+		}
+	}
+}
+
+// useSession checks an incremental request's epoch against the member's
+// session and advances it (Q13); with fetch, it applies the request's
+// partition changes. It returns a copy of the session's partitions.
+func (c *Coordinator) useSession(k sessKey, epoch int32, fetch *kmsg.ShareFetchRequest) ([]sessPart, map[sessPart]bool, *kerr.Error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.mu.sessions[k]
+	switch {
+	case s == nil:
+		return nil, nil, kerr.ShareSessionNotFound
+	case epoch != s.epoch:
+		return nil, nil, kerr.InvalidShareSessionEpoch
+	}
+	if fetch != nil {
+		if !s.add(fetch.Topics) {
+			c.dropSessionLocked(k)
+			return nil, nil, kerr.ShareSessionNotFound
+		}
+		s.forget(fetch.ForgottenTopicsData)
+	}
+	s.epoch = nextEpoch(s.epoch)
+	fresh := s.fresh
+	s.fresh = map[sessPart]bool{}
+	return append([]sessPart(nil), s.parts...), fresh, nil
+}
+
+// closeSession removes the member's session; false when it had none.
+func (c *Coordinator) closeSession(k sessKey) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.dropSessionLocked(k)
+}
+
+// Sessions is the number of open share sessions.
+func (c *Coordinator) Sessions() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.mu.sessions)
+}
+
+// resolve turns a session partition into a topic partition; ok false for
+// an unknown topic id.
+func (c *Coordinator) resolve(sp sessPart) (offsets.TopicPartition, bool) {
+	name, ok := c.log.TopicName(sp.id)
+	return offsets.TopicPartition{Topic: name, Partition: sp.partition}, ok
+}

@@ -1,0 +1,182 @@
+package kafka
+
+// Plumbing between the wire layer and the share-group coordinator
+// (kafka/share): its lifecycle, the log it reads through (the resolver's
+// cursorless Fetch, R1), and the group-id namespace it shares with the
+// classic coordinator (share Q10). The handlers are 76_–79_ and 90_–92_*.go.
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/kgateway/kgateway/kafka/share"
+	"github.com/kgateway/kgateway/offsets"
+	"github.com/kgateway/kgateway/resolver"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// startShare creates the share coordinator over cfg.Offsets, if set.
+func (s *Server) startShare() error {
+	if s.cfg.Offsets == nil {
+		return nil
+	}
+	scfg := s.cfg.Share
+	if scfg.Logger == nil {
+		scfg.Logger = s.log.Named("share")
+	}
+	c, err := share.NewCoordinator(s.cfg.Offsets, shareLog{s}, classicNamespace{s}, scfg)
+	if err != nil {
+		return err
+	}
+	s.share = c
+	return nil
+}
+
+// shareCoordinator returns the share coordinator or the error that closes
+// the connection.
+func (s *Server) shareCoordinator() (*share.Coordinator, error) {
+	if s.share == nil {
+		return nil, errNoCoordinator
+	}
+	return s.share, nil
+}
+
+// isShareGroup reports whether id is a share group's (share Q10).
+func (s *Server) isShareGroup(id string) bool {
+	return s.share != nil && s.share.IsShareGroup(id)
+}
+
+// classicNamespace answers for the classic (and consumer) coordinator
+// whether it holds a group id.
+type classicNamespace struct{ s *Server }
+
+func (n classicNamespace) OtherGroup(id string) bool {
+	if n.s.groups == nil {
+		return false
+	}
+	req := kmsg.NewPtrDescribeGroupsRequest()
+	req.Groups = []string{id}
+	resp := n.s.groups.DescribeGroups(req)
+	return len(resp.Groups) == 1 && resp.Groups[0].State != "Dead"
+}
+
+// shareLog is the share coordinator's view of the partitions: only reads
+// (R1) and bounds, through the resolver.
+type shareLog struct{ s *Server }
+
+func (l shareLog) Partitions(topic string) (int32, bool) { return l.s.res.Partitions(topic) }
+
+func (l shareLog) TopicID(topic string) ([16]byte, bool) {
+	t, ok := l.s.res.Topic(topic)
+	return [16]byte(t.ID), ok
+}
+
+func (l shareLog) TopicName(id [16]byte) (string, bool) {
+	t, ok := l.s.res.TopicByID(resolver.TopicID(id))
+	return t.Name, ok
+}
+
+func (l shareLog) Bounds(topic string, partition int32) (int64, int64, error) {
+	if _, err := l.s.partitionOf(topic, partition, false); err != nil {
+		return -1, -1, err
+	}
+	ls, hwm, _, err := l.s.res.Bounds(topic, partition)
+	return int64(ls), int64(hwm), err
+}
+
+// Read is the resolver's ordinary cursorless read (R1): it writes nothing.
+func (l shareLog) Read(topic string, partition int32, offset int64, maxBytes int) ([][]byte, error) {
+	res, err := l.s.res.Fetch(topic, partition, resolver.Offset(offset), maxBytes, true, resolver.ReadUncommitted)
+	return res.Batches, err
+}
+
+// Wait waits, in one select over every channel (no goroutine per
+// partition), for an append to parts, a release or expiry on one of them
+// (wake), the time until, the connection to die or the server to close.
+func (l shareLog) Wait(ctx context.Context, parts []offsets.TopicPartition, wake []<-chan struct{}, until time.Time) bool {
+	w := l.s.res.NewWaiter()
+	defer w.Close()
+	for _, tp := range parts {
+		_ = l.s.res.WatchWith(w, tp.Topic, tp.Partition)
+	}
+	timer := time.NewTimer(time.Until(until))
+	defer timer.Stop()
+	cases := []reflect.SelectCase{
+		{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())},
+		{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(l.s.closing)},
+		{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(w.C)},
+		{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(timer.C)},
+	}
+	for _, c := range wake {
+		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(c)})
+	}
+	chosen, _, _ := reflect.Select(cases)
+	return chosen >= 2 // not ctx or closing
+}
+
+func (l shareLog) Code(err error) int16 { return errCode(err) }
+
+func (l shareLog) MaxBytes() int { return int(l.s.cfg.FetchMaxBytes) }
+
+// shareGroupCommit answers an OffsetCommit to a share group's id:
+// GROUP_ID_NOT_FOUND on every partition, as Kafka.
+func shareGroupCommit(r *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
+	resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
+	for _, t := range r.Topics {
+		rt := kmsg.NewOffsetCommitResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetCommitResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, kerr.GroupIDNotFound.Code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
+// withShareGroups adds the share groups to a ListGroups answer, as
+// Kafka lists every type when no types filter is given (share Q10).
+func (s *Server) withShareGroups(r *kmsg.ListGroupsRequest, resp *kmsg.ListGroupsResponse) {
+	if s.share == nil {
+		return
+	}
+	for _, g := range s.share.List() {
+		if len(r.StatesFilter) > 0 && !slices.ContainsFunc(r.StatesFilter, func(f string) bool { return strings.EqualFold(f, g.State) }) {
+			continue
+		}
+		lg := kmsg.NewListGroupsResponseGroup()
+		lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = g.ID, "share", g.State, "share"
+		resp.Groups = append(resp.Groups, lg)
+	}
+	sort.Slice(resp.Groups, func(i, j int) bool { return resp.Groups[i].Group < resp.Groups[j].Group })
+}
+
+// deleteShareGroups deletes the share groups among ids (DeleteGroups) and
+// returns their answers; the rest is the classic coordinator's.
+func (s *Server) deleteShareGroups(ids []string) (answered []kmsg.DeleteGroupsResponseGroup, rest []string) {
+	for _, id := range ids {
+		if !s.isShareGroup(id) {
+			rest = append(rest, id)
+			continue
+		}
+		rg := kmsg.NewDeleteGroupsResponseGroup()
+		rg.Group = id
+		switch ok, err := s.share.Delete(id); {
+		case !ok:
+			rg.ErrorCode = kerr.GroupIDNotFound.Code
+		case errors.Is(err, share.ErrNotEmpty):
+			rg.ErrorCode = kerr.NonEmptyGroup.Code
+		case err != nil:
+			rg.ErrorCode = kerr.CoordinatorNotAvailable.Code
+		}
+		answered = append(answered, rg)
+	}
+	return answered, rest
+}

@@ -1,0 +1,141 @@
+package test
+
+import (
+	"context"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/kgateway/kgateway/kafka/share"
+	"github.com/kgateway/kgateway/offsets"
+	"github.com/kgateway/kgateway/resolver"
+	"github.com/kgateway/kgateway/server"
+	"github.com/kgateway/kgateway/storage"
+	"github.com/kgateway/kgateway/storage/vfstest"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TestShareFetchWritesNothingToTheLedger: R1 (a read writes nothing) holds
+// under share fetches (share Q9, offsets O33). Two share consumers
+// acquire, and accept, every record of a partition; meanwhile not one
+// byte is written, synced, created or removed in the segment files or the
+// storage index, while the offsets store, where the share state lives,
+// is written.
+func TestShareFetchWritesNothingToTheLedger(t *testing.T) {
+	segs := vfstest.NewFaultFS(storage.OSFS())
+	var indexWrites, offsetWrites atomic.Int64
+	dir := t.TempDir()
+	srv := startServer(t, server.Config{
+		DataDir:  dir,
+		Listen:   "127.0.0.1:0",
+		Storage:  storage.Options{FS: segs, PebbleFS: countingFS{FS: vfs.Default, n: &indexWrites}},
+		Offsets:  offsets.Options{PebbleFS: countingFS{FS: vfs.Default, n: &offsetWrites}},
+		Resolver: resolver.Config{NumPartitions: 1, AutoCreate: true},
+	})
+	t.Cleanup(func() { srv.Close() })
+	addr := srv.Addr().String()
+
+	const topic, group, n = "r1", "r1-group", 200
+	(&gateway{t: t, addr: addr}).createTopic(topic, 1)
+	produceNumbered(t, addr, topic, n)
+	setGroupConfigs(t, addr, group, share.ConfigAutoOffsetReset, "earliest")
+
+	ledgerBefore, offsetsBefore := segs.Mutations()+indexWrites.Load(), offsetWrites.Load()
+	l := newShareLedger()
+	ctx, cancel := context.WithCancel(context.Background())
+	accept := func(int, *kgo.Record) kgo.AckStatus { return kgo.AckAccept }
+	a := runShareMember(ctx, t, addr, group, topic, "a", l, accept)
+	b := runShareMember(ctx, t, addr, group, topic, "b", l, accept)
+	waitFor(t, "every record accepted", func() bool { return l.acceptedAll(n) })
+	cancel()
+	a.Wait()
+	b.Wait()
+	waitFor(t, "the start offset past the last record", func() bool { return shareOffset(t, addr, group, topic) == n })
+
+	if got := segs.Mutations() + indexWrites.Load(); got != ledgerBefore {
+		t.Errorf("share fetches wrote to the ledger: %d mutations of segment files and index, want none", got-ledgerBefore)
+	}
+	if offsetWrites.Load() == offsetsBefore {
+		t.Error("the offsets store was not written: where is the share state?")
+	}
+	t.Logf("offsets store mutations during share consumption: %d (data dir %s)", offsetWrites.Load()-offsetsBefore, filepath.Base(dir))
+}
+
+// countingFS counts every mutating call on a pebble file system.
+type countingFS struct {
+	vfs.FS
+	n *atomic.Int64
+}
+
+func (c countingFS) Create(name string, cat vfs.DiskWriteCategory) (vfs.File, error) {
+	c.n.Add(1)
+	return c.wrap(c.FS.Create(name, cat))
+}
+
+func (c countingFS) OpenReadWrite(name string, cat vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
+	c.n.Add(1)
+	return c.wrap(c.FS.OpenReadWrite(name, cat, opts...))
+}
+
+func (c countingFS) ReuseForWrite(oldname, newname string, cat vfs.DiskWriteCategory) (vfs.File, error) {
+	c.n.Add(1)
+	return c.wrap(c.FS.ReuseForWrite(oldname, newname, cat))
+}
+
+func (c countingFS) Link(oldname, newname string) error {
+	c.n.Add(1)
+	return c.FS.Link(oldname, newname)
+}
+
+func (c countingFS) Remove(name string) error {
+	c.n.Add(1)
+	return c.FS.Remove(name)
+}
+
+func (c countingFS) RemoveAll(name string) error {
+	c.n.Add(1)
+	return c.FS.RemoveAll(name)
+}
+
+func (c countingFS) Rename(oldname, newname string) error {
+	c.n.Add(1)
+	return c.FS.Rename(oldname, newname)
+}
+
+func (c countingFS) wrap(f vfs.File, err error) (vfs.File, error) {
+	if err != nil {
+		return nil, err
+	}
+	return countingFile{File: f, n: c.n}, nil
+}
+
+type countingFile struct {
+	vfs.File
+	n *atomic.Int64
+}
+
+func (f countingFile) Write(p []byte) (int, error) {
+	f.n.Add(1)
+	return f.File.Write(p)
+}
+
+func (f countingFile) WriteAt(p []byte, off int64) (int, error) {
+	f.n.Add(1)
+	return f.File.WriteAt(p, off)
+}
+
+func (f countingFile) Sync() error {
+	f.n.Add(1)
+	return f.File.Sync()
+}
+
+func (f countingFile) SyncData() error {
+	f.n.Add(1)
+	return f.File.SyncData()
+}
+
+func (f countingFile) SyncTo(length int64) (bool, error) {
+	f.n.Add(1)
+	return f.File.SyncTo(length)
+}
