@@ -10,12 +10,23 @@ package kafka
 // durable. Left out: classic members inside a consumer group (online
 // migration); a group changes type only while empty.
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
 
 func handleConsumerGroupHeartbeat(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
 	c, err := s.coordinator()
 	if err != nil {
 		return nil, err
 	}
-	return c.ConsumerGroupHeartbeat(groupClient(rc), req.(*kmsg.ConsumerGroupHeartbeatRequest)), nil
+	r := req.(*kmsg.ConsumerGroupHeartbeatRequest)
+	if s.isShareGroup(r.Group) { // share Q10: the id is a share group's
+		resp := r.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+		resp.ErrorCode = kerr.GroupIDNotFound.Code
+		msg := "group " + r.Group + " is a share group"
+		resp.ErrorMessage = &msg
+		return resp, nil
+	}
+	return c.ConsumerGroupHeartbeat(groupClient(rc), r), nil
 }

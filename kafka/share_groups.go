@@ -57,13 +57,7 @@ func (s *Server) isShareGroup(id string) bool {
 type classicNamespace struct{ s *Server }
 
 func (n classicNamespace) OtherGroup(id string) bool {
-	if n.s.groups == nil {
-		return false
-	}
-	req := kmsg.NewPtrDescribeGroupsRequest()
-	req.Groups = []string{id}
-	resp := n.s.groups.DescribeGroups(req)
-	return len(resp.Groups) == 1 && resp.Groups[0].State != "Dead"
+	return n.s.groups != nil && n.s.groups.HasGroup(id)
 }
 
 // shareLog is the share coordinator's view of the partitions: only reads
@@ -149,6 +143,9 @@ func (s *Server) withShareGroups(r *kmsg.ListGroupsRequest, resp *kmsg.ListGroup
 	}
 	for _, g := range s.share.List() {
 		if len(r.StatesFilter) > 0 && !slices.ContainsFunc(r.StatesFilter, func(f string) bool { return strings.EqualFold(f, g.State) }) {
+			continue
+		}
+		if len(r.TypesFilter) > 0 && !slices.ContainsFunc(r.TypesFilter, func(f string) bool { return strings.EqualFold(f, "share") }) {
 			continue
 		}
 		lg := kmsg.NewListGroupsResponseGroup()

@@ -222,6 +222,30 @@ func TestShareGroupNamespace(t *testing.T) {
 	if r := request[*kmsg.JoinGroupResponse](t, cl, join); r.ErrorCode != kerr.GroupIDNotFound.Code {
 		t.Errorf("classic join on a share group: %v, want GROUP_ID_NOT_FOUND", kerr.ErrorForCode(r.ErrorCode))
 	}
+	// A KIP-848 consumer group and a share group do not share an id either.
+	chb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	chb.Group, chb.MemberID, chb.RebalanceTimeoutMillis = "consumer", "m-000000000000000000003", 10000
+	chb.SubscribedTopicNames = []string{"ns"}
+	chb.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	if r := request[*kmsg.ConsumerGroupHeartbeatResponse](t, cl, chb); r.ErrorCode != 0 {
+		t.Fatalf("consumer group join: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	hb.GroupID = "consumer"
+	if r := request[*kmsg.ShareGroupHeartbeatResponse](t, cl, hb); r.ErrorCode != kerr.GroupIDNotFound.Code {
+		t.Errorf("share heartbeat on a consumer group: %v, want GROUP_ID_NOT_FOUND", kerr.ErrorForCode(r.ErrorCode))
+	}
+	chb.Group = "shared"
+	if r := request[*kmsg.ConsumerGroupHeartbeatResponse](t, cl, chb); r.ErrorCode != kerr.GroupIDNotFound.Code {
+		t.Errorf("consumer heartbeat on a share group: %v, want GROUP_ID_NOT_FOUND", kerr.ErrorForCode(r.ErrorCode))
+	}
+	lg := kmsg.NewPtrListGroupsRequest()
+	lg.TypesFilter = []string{"consumer"}
+	for _, g := range request[*kmsg.ListGroupsResponse](t, cl, lg).Groups {
+		if g.GroupType == "share" {
+			t.Errorf("ListGroups filtered to consumer lists share group %s", g.Group)
+		}
+	}
+
 	// ShareGroupDescribe of the classic group, DescribeGroups (v5) of the
 	// share group: not found, and Dead without an error, as Kafka.
 	sd := kmsg.NewPtrShareGroupDescribeRequest()

@@ -219,6 +219,11 @@ func (c *Coordinator) lookup(id string) *group {
 	return nil
 }
 
+// HasGroup reports whether id is a live group of this coordinator, classic
+// or consumer, empty or not: the group-id namespace it shares with share
+// groups (kafka/share Q10).
+func (c *Coordinator) HasGroup(id string) bool { return c.lookup(id) != nil }
+
 // getOrCreate returns the live group id, creating an Empty one if needed.
 func (c *Coordinator) getOrCreate(id string) *group {
 	c.mu.Lock()
