@@ -70,6 +70,12 @@ func (r *Resolver) planClean(p *partition, now time.Time) (cleanPlan, error) {
 			return cleanPlan{}, err
 		}
 	}
+	// L12: nothing at or past the last stable offset is cleaned, so
+	// every transaction with a batch in the range has ended.
+	lso := p.lastStable(info.Start, info.End)
+	for c.end > 0 && info.Ledgers[c.end].FirstOffset > lso {
+		c.end--
+	}
 	var clean int64
 	for i, l := range info.Ledgers[:max(c.end, 0)] {
 		if i < c.dirty {
@@ -105,6 +111,7 @@ func (r *Resolver) cleanPartition(c cleanPlan, m *offsetMap, now time.Time) erro
 	f := &batchFilter{
 		m: m, nowMs: now.UnixMilli(), deleteRetentionMs: c.s.deleteRetentionMs,
 		limit: decompressedLimit(s.maxMessageBytes), lastOfProducer: map[int64]Offset{}, minHorizon: -1,
+		txn: c.p.newTxnFilter(c.info.Ledgers[c.end].FirstOffset),
 	}
 	upTo, err := r.buildMap(c, f)
 	if err != nil {
@@ -122,6 +129,9 @@ func (r *Resolver) cleanPartition(c cleanPlan, m *offsetMap, now time.Time) erro
 		return err
 	}
 	read, err := r.rewriteRange(c, f, w)
+	if err == nil {
+		err = r.forgetAborted(c.p, f.txn.dropped) // L15: before the swap
+	}
 	if err == nil {
 		err = w.Commit()
 	}
@@ -154,7 +164,7 @@ func (r *Resolver) buildMap(c cleanPlan, f *batchFilter) (int, error) {
 			if h.Idempotent() {
 				f.lastOfProducer[h.ProducerID] = h.BaseOffset
 			}
-			if !mapKeys || full || txnOrControl(h) {
+			if !mapKeys || full || h.Control() || f.txn.abortedBatch(h) {
 				return nil
 			}
 			return eachRecord(e.Payload, f.limit, func(rec cleanRecord) {

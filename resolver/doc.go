@@ -300,13 +300,30 @@
 //	    grows, so it is still the first kept entry reaching the
 //	    timestamp); retention and DeleteRecords trim whole ledgers of
 //	    any generation, and the log start never moves for a gap.
-//
-// The cleaner filters batches through one decision per batch before its
-// records (cleaner_rewrite.go, batchFilter.batchAction). Transactional and
-// control batches are kept whole there and map no key, so a transaction's
-// records neither go nor supersede others whatever its outcome; the
-// transaction rules (drop aborted batches, drop markers nothing needs,
-// clean only below the last stable offset) plug in at that decision.
+//	L12 A pass cleans nothing at or past the last stable offset (X2): the
+//	    cleanable ledgers end at or before it (Kafka's
+//	    firstUncleanableOffset), so every transaction with a batch in the
+//	    range has ended and the aborted-transaction index (X6) says how.
+//	L13 The batches of aborted transactions go whole: a transactional
+//	    batch of a producer between the first offset and the ABORT marker
+//	    of one of its index entries. Their keys are not mapped, so they
+//	    supersede nothing. The producer's last batch in the range is kept
+//	    empty instead (L4). Committed transactional batches are cleaned
+//	    as any other, and their keys mapped.
+//	L14 A marker is kept while the pass reads a batch of its transaction
+//	    (a batch of its producer after that producer's previous marker),
+//	    and when it is its producer's last batch in the range (its epoch
+//	    fences, as Kafka keeps it). So a replay of the cleaned log (X7)
+//	    ends every transaction it opens.
+//	L15 The first pass that finds a marker unneeded gives it a delete
+//	    horizon, now + delete.retention.ms (L8's encoding); a pass after
+//	    the horizon removes it. An ABORT marker's index entry is removed,
+//	    from the read view and durably (a synced checkpoint), before the
+//	    swap that removes the marker: no batch of its transaction is left
+//	    in either generation then, and a listed entry without its marker
+//	    would make a read_committed client drop its producer's later
+//	    batches. An entry whose records are all gone but whose marker
+//	    stays may still be listed; clients then drop nothing.
 //
 // # Identity and internal topics (identity.go)
 //
