@@ -135,6 +135,10 @@ func (r *Resolver) forgetAborted(p *partition, gone []abortedTxn) error {
 		return nil
 	}
 	p.app.Lock()
+	if p.app.txn == nil {
+		p.app.Unlock()
+		return fmt.Errorf("%w: partition not open", ErrStorage)
+	}
 	p.mu.Lock()
 	for _, a := range gone {
 		p.mu.txn.removeAborted(a.last)
