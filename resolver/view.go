@@ -188,3 +188,19 @@ func (r *Resolver) viewSource(name string) string {
 func (r *Resolver) logViewError(p *partition, err error) {
 	r.log.Warn("compacted-view-pass-failed", zap.String("topic", p.topic), zap.Int32("partition", p.index), zap.Error(err))
 }
+
+// CompanionSource returns the source topic of a companion name (C1):
+// false when name is not the companion of a topic with a view on (a
+// topic of that name itself never is, C4).
+func (r *Resolver) CompanionSource(name string) (string, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if _, real := r.mu.topics[name]; real {
+		return "", false
+	}
+	t, ok := r.companionLocked(name)
+	if !ok {
+		return "", false
+	}
+	return t.name, true
+}
