@@ -75,7 +75,7 @@ func (rc *reqCtx) allowed(op auth.Operation, rt auth.ResourceType, name string) 
 
 // authzName is the resource name an ACL check uses: a companion topic of
 // a compacted view is read and described as its source topic (resolver
-// C1, C3: it has no ACLs of its own, and anything but reading it is
+// W1, W3: it has no ACLs of its own, and anything but reading it is
 // refused anyway).
 func (rc *reqCtx) authzName(op auth.Operation, rt auth.ResourceType, name string) string {
 	if rt != auth.ResourceTopic || (op != auth.OpRead && op != auth.OpDescribe) || rc.conn.s.res == nil {

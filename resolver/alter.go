@@ -60,7 +60,7 @@ func (r *Resolver) IncrementalAlterTopicConfigs(name string, ops []ConfigOp, val
 	if err := r.validateConfigs(configs); err != nil {
 		return err
 	}
-	if err := r.checkViewName(name, configs); err != nil { // C4
+	if err := r.checkViewName(name, configs); err != nil { // W4
 		return err
 	}
 	if validateOnly {

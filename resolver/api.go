@@ -43,7 +43,7 @@ type Topic struct {
 	Partitions int32
 	Configs    map[string]string // only the ones set explicitly
 	// Companion marks the read-only companion topic of a topic's
-	// compacted view (doc.go "Compacted view", C1).
+	// compacted view (doc.go "Compacted view", W1).
 	Companion bool
 }
 

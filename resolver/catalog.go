@@ -70,7 +70,7 @@ func (r *Resolver) CreateTopic(name string, partitions int32, replication int16,
 	if err := r.validateConfigs(configs); err != nil {
 		return Topic{}, err
 	}
-	if err := r.checkViewName(name, configs); err != nil { // C4
+	if err := r.checkViewName(name, configs); err != nil { // W4
 		return Topic{}, err
 	}
 	id := newTopicID()
@@ -181,7 +181,7 @@ func (r *Resolver) DeleteTopic(name string) error {
 		errs = append(errs, p.close())
 	}
 	errs = append(errs, r.deleteLogs(logs))
-	errs = append(errs, r.syncViews()) // C6: the view goes with its source
+	errs = append(errs, r.syncViews()) // W6: the view goes with its source
 	return errors.Join(errs...)
 }
 
@@ -237,7 +237,7 @@ func (r *Resolver) AlterTopicConfigs(name string, configs map[string]string, val
 	if err != nil {
 		return err
 	}
-	if err := r.checkViewName(name, configs); err != nil { // C4
+	if err := r.checkViewName(name, configs); err != nil { // W4
 		return err
 	}
 	if validateOnly {
@@ -272,7 +272,7 @@ func (r *Resolver) replaceConfigsLocked(t *topic, configs map[string]string) err
 		errs = append(errs, r.applySettings(p, s))
 	}
 	if viewOn(t.configs) != viewOn(configs) {
-		errs = append(errs, r.syncViews()) // C6: turned off, the view goes
+		errs = append(errs, r.syncViews()) // W6: turned off, the view goes
 	}
 	return errors.Join(errs...)
 }
@@ -331,7 +331,7 @@ func (r *Resolver) boundTopic(name string) (*topic, error) {
 	_, companion := r.companionLocked(name)
 	r.mu.RUnlock()
 	if !ok && companion {
-		return nil, errReadOnly(name) // C3: a companion is changed through its source
+		return nil, errReadOnly(name) // W3: a companion is changed through its source
 	}
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownTopic, name)

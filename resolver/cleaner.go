@@ -106,7 +106,7 @@ func (r *Resolver) cleanerLoop() {
 			continue
 		}
 		if viewed, errs := r.viewPasses(m, r.now(), nil); viewed && len(errs) == 0 {
-			continue // C2: a view took data; look for work again
+			continue // W2: a view took data; look for work again
 		}
 		t := time.NewTimer(r.cfg.Cleaner.Backoff)
 		select {
@@ -133,7 +133,7 @@ func (r *Resolver) RunCleaner(now time.Time) error {
 		}
 		if !worked {
 			var verrs []error
-			worked, verrs = r.viewPasses(m, now, skip) // C2
+			worked, verrs = r.viewPasses(m, now, skip) // W2
 			errs = append(errs, verrs...)
 		}
 		if !worked {

@@ -13,7 +13,7 @@ import (
 type cleanPlan struct {
 	p *partition
 	// log is the log the pass cleans: the partition's, or its compacted
-	// view's (view, C2).
+	// view's (view, W2).
 	log     storage.LogID
 	view    bool
 	compact bool
@@ -140,7 +140,7 @@ func (r *Resolver) cleanPartition(c cleanPlan, m *offsetMap, now time.Time) erro
 		txn: c.p.newTxnFilter(c.info.Ledgers[c.end].FirstOffset),
 	}
 	if c.view {
-		f.txn = emptyTxnFilter() // C2: a view holds no marker and no aborted batch
+		f.txn = emptyTxnFilter() // W2: a view holds no marker and no aborted batch
 	}
 	upTo, err := r.buildMap(c, f)
 	if err != nil {

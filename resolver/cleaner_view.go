@@ -7,11 +7,11 @@ import (
 	"github.com/kgateway/kgateway/storage"
 )
 
-// The cleaner's work on compacted views (C2, doc.go "Compacted view"): a
+// The cleaner's work on compacted views (W2, doc.go "Compacted view"): a
 // view pass copies the source's stable sealed range that the view does
 // not hold yet, then cleans the view as a compacted log (L3, L4, L8–L11).
 
-// emptyTxnFilter is the transactions of a view: none (C2).
+// emptyTxnFilter is the transactions of a view: none (W2).
 func emptyTxnFilter() *txnFilter {
 	return &txnFilter{aborted: map[int64][]abortedTxn{}, byMarker: map[Offset]abortedTxn{}, seen: map[int64]bool{}}
 }
@@ -61,7 +61,7 @@ func (r *Resolver) take(p *partition) bool {
 	return true
 }
 
-// viewPass brings p's view up to date (C2): the source's stable sealed
+// viewPass brings p's view up to date (W2): the source's stable sealed
 // range past the view's end is copied into the view log and sealed there,
 // and the view is cleaned when it took data or a tombstone's horizon
 // passed. worked reports that the view changed.

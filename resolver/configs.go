@@ -133,7 +133,7 @@ var topicConfigs = map[string]configSpec{
 	"remote.storage.enable":                   {"false", "", TypeBoolean, oneOf("false")},
 	"follower.replication.throttled.replicas": {"", "", TypeList, func(string) error { return nil }},
 	"leader.replication.throttled.replicas":   {"", "", TypeList, func(string) error { return nil }},
-	// Not Kafka's: the compacted view of a delete-policy topic (C1-C8).
+	// Not Kafka's: the compacted view of a delete-policy topic (W1-W7).
 	ViewConfig: {"false", "", TypeBoolean, checkBool},
 }
 

@@ -24,7 +24,7 @@
 //     - S4 EOF is never cached: the next append moves the end, so every
 //     call reads the end again.
 //  3. View: COMMITTED for a topic, TOPIC_COMPACTED for a companion
-//     topic (C5), chosen before any entry (ledger ReadView). Of each
+//     topic (W5), chosen before any entry (ledger ReadView). Of each
 //     range of the log the read sees the generation the index names, the
 //     highest committed one (L10): a cleaned range of a compacted topic
 //     reads with gaps where records were superseded, and an offset in a
@@ -335,12 +335,12 @@
 // of each partition, the read flow's TOPIC_COMPACTED view (view.go,
 // cleaner_view.go; ledger V2).
 //
-//	C1  The view is read through a companion topic named
+//	W1  The view is read through a companion topic named
 //	    <topic>.compacted: listed by Topics beside its source, with the
 //	    source's partition count, Companion set, no explicit configs and
 //	    its own topic id, derived from the source's (stable across
 //	    restarts), by which TopicByID finds it too.
-//	C2  Each partition's view is a second storage log (the source log's
+//	W2  Each partition's view is a second storage log (the source log's
 //	    id with the top bit set). A view pass copies the source's stable
 //	    sealed range past the view's end (L2's min.compaction.lag.ms, L12's
 //	    last stable offset: every transaction there has ended): committed
@@ -352,16 +352,16 @@
 //	    keyless records removed, tombstones kept for delete.retention.ms.
 //	    The cleaner threads and RunCleaner run view passes when no
 //	    compacted partition is due.
-//	C3  A companion is read-only: Produce, DeleteRecords, transactions,
+//	W3  A companion is read-only: Produce, DeleteRecords, transactions,
 //	    DeleteTopic and config changes on it are ErrInvalidTopic
 //	    (INVALID_TOPIC_EXCEPTION, what Kafka answers a client's append to
 //	    an internal topic); the source is changed instead.
-//	C4  Names never collide: creating a topic named like the companion of
+//	W4  Names never collide: creating a topic named like the companion of
 //	    a topic with a view is ErrTopicExists, and turning a view on while
 //	    a topic holds its companion's name is ErrInvalidConfig, as is a
 //	    view on a topic whose policy has compact (it is its own compacted
 //	    view).
-//	C5  A read of a companion chooses the view in step 3, before any
+//	W5  A read of a companion chooses the view in step 3, before any
 //	    entry (ledger ReadView): below the view's end the view's entries,
 //	    with gaps where records were superseded (an offset in a gap reads
 //	    from the next entry); at and past it the source's log, so a
@@ -370,11 +370,11 @@
 //	    lower. A read_committed read of the view lists no aborted
 //	    transaction (it holds none); of the tail, the source's. A long
 //	    poll on a companion waits on its source.
-//	C6  Turning the view off, or deleting the source, removes the view
+//	W6  Turning the view off, or deleting the source, removes the view
 //	    log (the reads stop using it first); Open removes every view log
 //	    whose source is not bound with the view on (a crash between the
 //	    change and the removal).
-//	C7  The view is durable as any log: a restart keeps it, and a crash
+//	W7  The view is durable as any log: a restart keeps it, and a crash
 //	    during a copy resumes from the view's end.
 //
 // # Identity and internal topics (identity.go)

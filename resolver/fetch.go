@@ -40,7 +40,7 @@ func (r *Resolver) takeSnapshot(topic string, idx int32) (snapshot, error) {
 }
 
 // takeViewSnapshot is takeSnapshot for reads: a companion's snapshot is
-// its view's (C5).
+// its view's (W5).
 func (r *Resolver) takeViewSnapshot(topic string, idx int32) (snapshot, error) {
 	p, ml, view, err := r.viewReader(topic, idx)
 	if err != nil {
@@ -75,7 +75,7 @@ func (r *Resolver) reader(topic string, idx int32) (*partition, *ledger.Managed,
 // bounds are set on the result also when the error is ErrOffsetOutOfRange
 // or ErrStorage.
 func (r *Resolver) Fetch(topic string, partition int32, offset Offset, maxBytes int, minOne bool, iso Isolation) (FetchResult, error) {
-	p, ml, view, err := r.viewReader(topic, partition) // step 1, and the view (C5)
+	p, ml, view, err := r.viewReader(topic, partition) // step 1, and the view (W5)
 	if err != nil {
 		return FetchResult{}, err
 	}
@@ -111,7 +111,7 @@ func (r *Resolver) Fetch(topic string, partition int32, offset Offset, maxBytes 
 	}
 	res.Batches, res.Bytes, err = limitBatches(entries, maxBytes, minOne, sn.ViewEnd)
 	fromView := len(entries) > 0 && entries[0].Offset < sn.ViewEnd
-	if err == nil && iso == ReadCommitted && len(res.Batches) > 0 && !fromView { // C5: the view holds no aborted batch
+	if err == nil && iso == ReadCommitted && len(res.Batches) > 0 && !fromView { // W5: the view holds no aborted batch
 		res.Aborted = p.abortedIn(entries[0].Offset, entries[len(res.Batches)-1].End())
 	}
 	return res, err
@@ -155,7 +155,7 @@ func fetchEntries(maxBytes int) int {
 // is served), and the byte budget holds except that with minOne the first
 // batch is whole (KIP-74).
 //
-// Entries below viewEnd come from a compacted view (C2): each spans from
+// Entries below viewEnd come from a compacted view (W2): each spans from
 // the end of the entry before it, so its batch may start after it.
 func limitBatches(entries []storage.Entry, maxBytes int, minOne bool, viewEnd Offset) ([][]byte, int, error) {
 	out, total := make([][]byte, 0, len(entries)), 0

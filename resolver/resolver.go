@@ -190,7 +190,7 @@ func Open(store *storage.Store, cfg Config) (*Resolver, error) {
 		r.closePartitions()
 		return nil, err
 	}
-	if err := r.syncViews(); err != nil { // C6: views of deleted topics, or turned off
+	if err := r.syncViews(); err != nil { // W6: views of deleted topics, or turned off
 		r.closePartitions()
 		return nil, err
 	}
@@ -241,7 +241,7 @@ func (r *Resolver) Topic(name string) (Topic, bool) {
 	t, ok := r.mu.topics[name]
 	if !ok {
 		if t, ok := r.companionLocked(name); ok {
-			return companionOf(t), true // C1
+			return companionOf(t), true // W1
 		}
 		return Topic{}, false
 	}
@@ -269,7 +269,7 @@ func (r *Resolver) TopicByID(id TopicID) (Topic, bool) {
 	t, ok := r.mu.byID[id]
 	if !ok {
 		if t, ok := r.companionByIDLocked(id); ok {
-			return companionOf(t), true // C1
+			return companionOf(t), true // W1
 		}
 		return Topic{}, false
 	}
@@ -283,7 +283,7 @@ func (r *Resolver) Topics() []Topic {
 	for _, t := range r.mu.topics {
 		out = append(out, t.public())
 		if viewOn(t.configs) {
-			out = append(out, companionOf(t)) // C1
+			out = append(out, companionOf(t)) // W1
 		}
 	}
 	r.mu.RUnlock()
@@ -303,7 +303,7 @@ func (r *Resolver) partition(name string, idx int32) (*partition, error) {
 	t, ok := r.mu.topics[name]
 	if !ok || idx < 0 || int(idx) >= len(t.parts) {
 		if _, companion := r.companionLocked(name); companion && !ok {
-			return nil, errReadOnly(name) // C3
+			return nil, errReadOnly(name) // W3
 		}
 		return nil, ErrUnknownTopic
 	}

@@ -11,7 +11,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// The TOPIC_COMPACTED view (doc.go "Compacted view", C1–C8): a
+// The TOPIC_COMPACTED view (doc.go "Compacted view", W1–W7): a
 // delete-policy topic with kgateway.compacted.view.enable=true gets a
 // compacted materialization of each partition beside its full log,
 // read through a read-only companion topic named <topic>.compacted.
@@ -27,17 +27,17 @@ const (
 	viewLogBit = storage.LogID(1) << 63
 )
 
-// viewLogOf is the storage log of the view of source log l (C2).
+// viewLogOf is the storage log of the view of source log l (W2).
 func viewLogOf(l storage.LogID) storage.LogID { return l | viewLogBit }
 
 // viewOn reports whether a topic's explicit configs turn its view on.
 func viewOn(configs map[string]string) bool { return configs[ViewConfig] == "true" }
 
-// CompanionName is the companion topic of topic (C1).
+// CompanionName is the companion topic of topic (W1).
 func CompanionName(topic string) string { return topic + CompanionSuffix }
 
 // companionID is a companion's topic id: derived from its source's, so
-// it is stable across restarts and never a source's own (C1).
+// it is stable across restarts and never a source's own (W1).
 func companionID(src TopicID) TopicID {
 	h := sha256.Sum256(append(src[:], "kgateway compacted view"...))
 	var id TopicID
@@ -71,18 +71,18 @@ func (r *Resolver) companionByIDLocked(id TopicID) (*topic, bool) {
 	return nil, false
 }
 
-// companionOf is the public description of t's companion (C1): its own
+// companionOf is the public description of t's companion (W1): its own
 // name and id, t's partition count, no explicit configs.
 func companionOf(t *topic) Topic {
 	return Topic{Name: CompanionName(t.name), ID: companionID(t.id), Partitions: int32(len(t.parts)), Configs: map[string]string{}, Companion: true}
 }
 
-// errReadOnly is C3's refusal of anything but reads on a companion.
+// errReadOnly is W3's refusal of anything but reads on a companion.
 func errReadOnly(name string) error {
 	return fmt.Errorf("%w: %q is the read-only compacted view of %q", ErrInvalidTopic, name, strings.TrimSuffix(name, CompanionSuffix))
 }
 
-// checkViewName is C4: a topic named like the companion of a topic with a
+// checkViewName is W4: a topic named like the companion of a topic with a
 // view cannot be created, and a view cannot be turned on while a topic
 // holds its companion's name. Needs adminMu.
 func (r *Resolver) checkViewName(name string, configs map[string]string) error {
@@ -99,7 +99,7 @@ func (r *Resolver) checkViewName(name string, configs map[string]string) error {
 	return nil
 }
 
-// checkViewPolicy is C2's condition on the configs: the view is for
+// checkViewPolicy is W2's condition on the configs: the view is for
 // topics that are not compacted themselves.
 func checkViewPolicy(configs map[string]string, policy string) error {
 	if viewOn(configs) && policyHas(policy, "compact") {
@@ -109,7 +109,7 @@ func checkViewPolicy(configs map[string]string, policy string) error {
 }
 
 // syncViews makes every partition's view log agree with its topic's
-// config (C6): the ledger reads a view where it is on and one exists;
+// config (W6): the ledger reads a view where it is on and one exists;
 // where it is off the view log is removed, and so is every view log
 // whose source log has no binding (a deleted topic; a crash between a
 // change and this call). Open and every config change or deletion call
@@ -130,7 +130,7 @@ func (r *Resolver) syncViews() error {
 	r.mu.RUnlock()
 	for _, p := range off {
 		if ml, _, err := p.ledgerAndSettings(); err == nil {
-			ml.SetCompactedView(0, false) // before its log goes (C6)
+			ml.SetCompactedView(0, false) // before its log goes (W6)
 		}
 	}
 	exists := map[storage.LogID]bool{}
@@ -156,7 +156,7 @@ func (r *Resolver) syncViews() error {
 }
 
 // viewReader is step 1 for reads: the partition, its ledger and the view
-// the name asks for (C5): TopicCompacted for a companion, else
+// the name asks for (W5): TopicCompacted for a companion, else
 // Committed.
 func (r *Resolver) viewReader(name string, idx int32) (*partition, *ledger.Managed, ledger.View, error) {
 	view := ledger.Committed
@@ -189,9 +189,9 @@ func (r *Resolver) logViewError(p *partition, err error) {
 	r.log.Warn("compacted-view-pass-failed", zap.String("topic", p.topic), zap.Int32("partition", p.index), zap.Error(err))
 }
 
-// CompanionSource returns the source topic of a companion name (C1):
+// CompanionSource returns the source topic of a companion name (W1):
 // false when name is not the companion of a topic with a view on (a
-// topic of that name itself never is, C4).
+// topic of that name itself never is, W4).
 func (r *Resolver) CompanionSource(name string) (string, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()

@@ -17,7 +17,7 @@ func viewLogs(g *gateway) int {
 	return n
 }
 
-// The compacted view (C1–C8): a delete-policy topic keeps its full
+// The compacted view (W1–W7): a delete-policy topic keeps its full
 // history while its companion serves the latest committed record per key
 // at the source's offsets, with the tail past the view from the source;
 // the companion is listed, has its own id, refuses produce and its name;
@@ -40,7 +40,7 @@ func TestCompactedView(t *testing.T) {
 		produced++
 		c.advance(1)
 	}
-	// An aborted and a committed transaction (C2: only committed data).
+	// An aborted and a committed transaction (W2: only committed data).
 	if err := g.r.AddTxnPartition("s", 0, 50, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestCompactedView(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// C1: listed, its own id, found by id and by name.
+	// W1: listed, its own id, found by id and by name.
 	comp, ok := g.r.Topic("s.compacted")
 	if !ok || !comp.Companion || comp.ID == src.ID || comp.Partitions != 1 {
 		t.Fatalf("companion %+v %v", comp, ok)
@@ -77,7 +77,7 @@ func TestCompactedView(t *testing.T) {
 	if !listed {
 		t.Fatal("companion not in Topics")
 	}
-	// C3: read-only. C4: its name is taken.
+	// W3: read-only. W4: its name is taken.
 	if _, err := g.r.Produce("s.compacted", 0, kvBatch(rec("k", "v", 1))); !errors.Is(err, ErrInvalidTopic) {
 		t.Fatalf("produce to the companion: %v, want ErrInvalidTopic", err)
 	}
@@ -88,7 +88,7 @@ func TestCompactedView(t *testing.T) {
 		t.Fatalf("delete the companion: %v", err)
 	}
 
-	// C5: the view, latest committed per key, tombstones kept.
+	// W5: the view, latest committed per key, tombstones kept.
 	checkCompacted(t, readAll(t, g, "s.compacted"), m, true)
 	if n := len(readAll(t, g, "s")); n != produced {
 		t.Fatalf("the source reads %d records, %d were produced: it must keep its history", n, produced)
@@ -113,11 +113,11 @@ func TestCompactedView(t *testing.T) {
 	}
 	checkCompacted(t, readAll(t, g, "s.compacted"), m, false)
 
-	// C7: a restart keeps the view.
+	// W7: a restart keeps the view.
 	g.reopen()
 	checkCompacted(t, readAll(t, g, "s.compacted"), m, false)
 
-	// C6: turned off, the view and its companion go.
+	// W6: turned off, the view and its companion go.
 	if err := g.r.AlterTopicConfigs("s", map[string]string{"delete.retention.ms": "1000"}, false); err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestCompactedView(t *testing.T) {
 	if err := g.r.AlterTopicConfigs("s", map[string]string{ViewConfig: "true", "cleanup.policy": "compact"}, false); !errors.Is(err, ErrInvalidConfig) {
 		t.Fatalf("a view of a compacted topic: %v", err)
 	}
-	// C6: deleting the source removes the view.
+	// W6: deleting the source removes the view.
 	if err := g.r.AlterTopicConfigs("s", map[string]string{ViewConfig: "true"}, false); err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// The TOPIC_COMPACTED view through real clients (resolver C1–C7): a
+// The TOPIC_COMPACTED view through real clients (resolver W1–W7): a
 // delete-policy topic with kgateway.compacted.view.enable keeps its full
 // history; a KTable-style consumer of <topic>.compacted bootstraps the
 // latest value per key (tombstones included, offsets with gaps), then
@@ -155,7 +155,7 @@ func countRecords(t *testing.T, g *gateway, topic string) int {
 }
 
 // A companion is authorized as its source for READ and DESCRIBE
-// (resolver C1, kafka authzName): alice, who may read "events", reads
+// (resolver W1, kafka authzName): alice, who may read "events", reads
 // events.compacted; the companion of a topic she may not read is
 // TOPIC_AUTHORIZATION_FAILED.
 func TestCompactedViewACLs(t *testing.T) {
