@@ -38,6 +38,11 @@ func (r *Resolver) viewPasses(m *offsetMap, now time.Time, skip map[*partition]b
 		}
 		w, err := r.viewPass(p, m, now)
 		r.release(p)
+		if !r.viewStillOn(p) {
+			// Turned off or deleted during the pass, which may have
+			// created the view log after that change removed it (W6).
+			err = errors.Join(err, r.syncViews())
+		}
 		worked = worked || w
 		if err != nil && !errors.Is(err, ErrUnknownTopic) && !errors.Is(err, storage.ErrNoLog) && !errors.Is(err, errCleanerStopped) {
 			r.logViewError(p, err)
@@ -48,6 +53,14 @@ func (r *Resolver) viewPasses(m *offsetMap, now time.Time, skip map[*partition]b
 		}
 	}
 	return worked, errs
+}
+
+// viewStillOn reports that p's topic is bound with its view on.
+func (r *Resolver) viewStillOn(p *partition) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	t, ok := r.mu.topics[p.topic]
+	return ok && viewOn(t.configs) && int(p.index) < len(t.parts) && t.parts[p.index] == p
 }
 
 // take marks p busy; false when another thread has it.
