@@ -30,6 +30,9 @@ type cleanerState struct {
 		// earliest delete horizon of a tombstone or marker its last pass
 		// kept (L2, L8).
 		horizon map[storage.LogID]int64
+		// scanned is, per view log, how far a view pass read its source
+		// (W2), in memory: a restart reads the rest again.
+		scanned map[storage.LogID]scanMark
 	}
 	stats cleanerCounters
 }
@@ -72,6 +75,7 @@ func (r *Resolver) startCleaner() {
 	c := &r.cleaner
 	c.mu.busy = map[*partition]bool{}
 	c.mu.horizon = map[storage.LogID]int64{}
+	c.mu.scanned = map[storage.LogID]scanMark{}
 	c.io.rate = r.cfg.Cleaner.IOMaxBytesPerSecond
 	c.stop = make(chan struct{})
 	c.io.stop = c.stop

@@ -139,14 +139,17 @@ func (r *Resolver) copyToView(p *partition, vlog storage.LogID, s cleanSettings,
 		return false, err
 	}
 	end := info.Ledgers[k].FirstOffset
-	if end <= vb.End {
+	// scanned: a range holding nothing to copy (only markers and aborted
+	// batches) leaves the view's end where it was; it is not read again.
+	scanned := r.viewScanned(vlog, vb.End)
+	if end <= scanned {
 		return false, nil
 	}
 	tf := p.newTxnFilter(end)
 	next := vb.End
 	var last *storage.Pending
 	src := cleanPlan{p: p, log: p.log, info: info}
-	err = r.eachBatch(src, max(next, info.Start), end, func(e storage.Entry) error {
+	err = r.eachBatch(src, max(scanned, info.Start), end, func(e storage.Entry) error {
 		h := decodeHeader(e.Payload)
 		if e.Offset < next || h.Control() || tf.abortedBatch(h) {
 			return nil
@@ -164,6 +167,9 @@ func (r *Resolver) copyToView(p *partition, vlog storage.LogID, s cleanSettings,
 			err = werr
 		}
 	}
+	if err == nil {
+		r.setViewScanned(vlog, next, end)
+	}
 	if err != nil || last == nil {
 		return false, err
 	}
@@ -172,3 +178,27 @@ func (r *Resolver) copyToView(p *partition, vlog storage.LogID, s cleanSettings,
 	}
 	return true, nil
 }
+
+// viewScanned is how far the source was read for view log l, whose end
+// is end: end itself unless a pass read past it and left the view's end
+// there (a view log removed and made again starts over).
+func (r *Resolver) viewScanned(l storage.LogID, end Offset) Offset {
+	r.cleaner.mu.Lock()
+	defer r.cleaner.mu.Unlock()
+	if s, ok := r.cleaner.mu.scanned[l]; ok && s.viewEnd == end {
+		return max(end, s.read)
+	}
+	return end
+}
+
+// setViewScanned records that the source was read up to read while the
+// view's end was viewEnd.
+func (r *Resolver) setViewScanned(l storage.LogID, viewEnd, read Offset) {
+	r.cleaner.mu.Lock()
+	defer r.cleaner.mu.Unlock()
+	r.cleaner.mu.scanned[l] = scanMark{viewEnd: viewEnd, read: read}
+}
+
+// scanMark is how far a view pass read its source (read) and the view's
+// end it left (viewEnd).
+type scanMark struct{ viewEnd, read Offset }

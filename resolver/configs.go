@@ -359,7 +359,12 @@ func (r *Resolver) configDefault(name string) string {
 // TopicConfigs returns every known config of the topic, sorted by name,
 // with its effective value, source and synonyms (DescribeConfigs reports
 // all of them, not only the ones set).
+//
+// A companion topic is described by its source's configs (W1).
 func (r *Resolver) TopicConfigs(name string) ([]ConfigEntry, error) {
+	if src, ok := r.CompanionSource(name); ok {
+		name = src
+	}
 	t, ok := r.Topic(name)
 	if !ok {
 		return nil, ErrUnknownTopic

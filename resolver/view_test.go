@@ -77,6 +77,10 @@ func TestCompactedView(t *testing.T) {
 	if !listed {
 		t.Fatal("companion not in Topics")
 	}
+	// Described by its source's configs.
+	if es, err := g.r.TopicConfigs("s.compacted"); err != nil || !hasEntry(es, ViewConfig, "true", SourceTopic) {
+		t.Fatalf("companion configs: %v %+v", err, es)
+	}
 	// W3: read-only. W4: its name is taken.
 	if _, err := g.r.Produce("s.compacted", 0, kvBatch(rec("k", "v", 1))); !errors.Is(err, ErrInvalidTopic) {
 		t.Fatalf("produce to the companion: %v, want ErrInvalidTopic", err)
@@ -113,10 +117,19 @@ func TestCompactedView(t *testing.T) {
 	}
 	checkCompacted(t, readAll(t, g, "s.compacted"), m, false)
 
-	// W7: a restart keeps the view.
+	// W7: a restart keeps the view, after a crash too.
 	g.reopen()
 	checkCompacted(t, readAll(t, g, "s.compacted"), m, false)
+	g.crashReopen()
+	checkCompacted(t, readAll(t, g, "s.compacted"), m, false)
 
+	// A pass that copies more (its scan mark is kept in memory).
+	late := g.produce("s", 0, kvBatch(rec("late", "l", c.millis()))).BaseOffset
+	m["late"] = gotRecord{off: late, key: "late", value: "l"}
+	rollPartition(t, g, "s")
+	if err := g.r.RunCleaner(c.now()); err != nil {
+		t.Fatal(err)
+	}
 	// W6: turned off, the view and its companion go.
 	if err := g.r.AlterTopicConfigs("s", map[string]string{"delete.retention.ms": "1000"}, false); err != nil {
 		t.Fatal(err)
@@ -154,4 +167,13 @@ func TestCompactedView(t *testing.T) {
 	if _, ok := g.r.Topic("s.compacted"); ok || viewLogs(g) != 0 {
 		t.Fatalf("after deleting the source: companion %v, %d view logs", ok, viewLogs(g))
 	}
+}
+
+func hasEntry(es []ConfigEntry, name, value string, src ConfigSource) bool {
+	for _, e := range es {
+		if e.Name == name {
+			return e.Value == value && e.Source == src
+		}
+	}
+	return false
 }
