@@ -87,6 +87,9 @@ func (m *Managed) readCompacted(from Offset, maxEntries int, maxBytes int64) (Sn
 		return sn, nil, nil
 	}
 	out, err := c.target.read(hdrs)
+	if errors.Is(err, storage.ErrNoLog) && len(out) == 0 {
+		return m.readFrom(from, maxEntries, maxBytes) // the view was just removed
+	}
 	if err != nil && len(out) > 0 {
 		err = nil // R10
 	}
