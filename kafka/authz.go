@@ -62,6 +62,7 @@ func (rc *reqCtx) allowed(op auth.Operation, rt auth.ResourceType, name string) 
 		return true
 	}
 	principal, host := rc.conn.Principal(), rc.conn.peerHost()
+	name = rc.authzName(op, rt, name)
 	ok := az.Authorize(principal, host, op, rt, name)
 	if !ok {
 		// Debug: an all-topics Metadata checks (and hides) every topic.
@@ -72,6 +73,20 @@ func (rc *reqCtx) allowed(op auth.Operation, rt auth.ResourceType, name string) 
 	return ok
 }
 
+// authzName is the resource name an ACL check uses: a companion topic of
+// a compacted view is read and described as its source topic (resolver
+// W1, W3: it has no ACLs of its own, and anything but reading it is
+// refused anyway).
+func (rc *reqCtx) authzName(op auth.Operation, rt auth.ResourceType, name string) string {
+	if rt != auth.ResourceTopic || (op != auth.OpRead && op != auth.OpDescribe) || rc.conn.s.res == nil {
+		return name
+	}
+	if src, ok := rc.conn.s.res.CompanionSource(name); ok {
+		return src
+	}
+	return name
+}
+
 // allowedCluster is allowed on the one cluster resource.
 func (rc *reqCtx) allowedCluster(op auth.Operation) bool {
 	return rc.allowed(op, auth.ResourceCluster, auth.ClusterName)
@@ -79,7 +94,7 @@ func (rc *reqCtx) allowedCluster(op auth.Operation) bool {
 
 // operations is the authorized_operations bit field of a resource.
 func (rc *reqCtx) operations(rt auth.ResourceType, name string) int32 {
-	return rc.conn.s.cfg.Authorizer.Operations(rc.conn.Principal(), rc.conn.peerHost(), rt, name)
+	return rc.conn.s.cfg.Authorizer.Operations(rc.conn.Principal(), rc.conn.peerHost(), rt, rc.authzName(auth.OpDescribe, rt, name))
 }
 
 // peerHost is the client's IP address, which ACL hosts name.

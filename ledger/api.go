@@ -58,6 +58,10 @@ var (
 // (Kafka's high watermark).
 type Snapshot struct {
 	Start, End Offset
+	// ViewEnd, for a TopicCompacted read of a log with a compacted view,
+	// is where the view ends: entries below it came from the view (V2).
+	// 0 otherwise.
+	ViewEnd Offset
 }
 
 // Sentinel errors.

@@ -72,9 +72,24 @@
 // rewrite of sealed ledgers left (storage/doc.go "Generations") reads from
 // the next entry (R3), or nothing when none follows it below End. R1, R9 (by entries and
 // bytes), R10 and R11 hold as for ReadEntries. The read's two choices have
-// one place each: the view (readFrom: COMMITTED, the only one) and the
-// target of a ledger's payloads (targetOf: a local segment file, the only
-// kind).
+// one place each: the view (ReadView, view.go) and the target of a
+// ledger's payloads (targetOf: a local segment file, the only kind).
+//
+// ReadView(v, ...) chooses the view first, before any entry:
+//
+//	V1 Committed is ReadFrom: every durable entry of the log, in the
+//	   generation its index names.
+//	V2 TopicCompacted reads the log's compacted view when it has one
+//	   (SetCompactedView): a second storage log whose entries keep the
+//	   offsets they had in this log, each entry spanning from the end of
+//	   the one before it, so an offset the view no longer holds reads
+//	   from the next entry (R3). Below the view's end the entries come
+//	   from the view, under the view's snapshot; at and past it (or from
+//	   a gap that runs to its end) from this log, as V1: the tail not yet
+//	   in the view. The Snapshot spans the view's start to this log's
+//	   End and gives the view's end (ViewEnd), so the caller knows which
+//	   entries came from the view. Without a view, or once it is removed,
+//	   V2 reads as V1.
 //
 // # Rollover
 //

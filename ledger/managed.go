@@ -20,6 +20,8 @@ type Managed struct {
 	store *storage.Store
 	log   LogID
 	local target // the target of every ledger (read.go)
+	// view is the log's compacted view, nil when it has none (view.go).
+	view atomic.Pointer[compacted]
 
 	// state is stateActive, stateFenced or stateClosed. It is atomic so a
 	// read never waits for the append lock.

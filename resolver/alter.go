@@ -60,6 +60,9 @@ func (r *Resolver) IncrementalAlterTopicConfigs(name string, ops []ConfigOp, val
 	if err := r.validateConfigs(configs); err != nil {
 		return err
 	}
+	if err := r.checkViewName(name, configs); err != nil { // W4
+		return err
+	}
 	if validateOnly {
 		return nil
 	}

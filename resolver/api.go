@@ -42,6 +42,9 @@ type Topic struct {
 	ID         TopicID
 	Partitions int32
 	Configs    map[string]string // only the ones set explicitly
+	// Companion marks the read-only companion topic of a topic's
+	// compacted view (doc.go "Compacted view", W1).
+	Companion bool
 }
 
 // Isolation is the fetch isolation level.

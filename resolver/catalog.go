@@ -70,6 +70,9 @@ func (r *Resolver) CreateTopic(name string, partitions int32, replication int16,
 	if err := r.validateConfigs(configs); err != nil {
 		return Topic{}, err
 	}
+	if err := r.checkViewName(name, configs); err != nil { // W4
+		return Topic{}, err
+	}
 	id := newTopicID()
 	if validateOnly {
 		return Topic{Name: name, ID: id, Partitions: partitions, Configs: maps.Clone(configs)}, nil
@@ -178,6 +181,7 @@ func (r *Resolver) DeleteTopic(name string) error {
 		errs = append(errs, p.close())
 	}
 	errs = append(errs, r.deleteLogs(logs))
+	errs = append(errs, r.syncViews()) // W6: the view goes with its source
 	return errors.Join(errs...)
 }
 
@@ -233,6 +237,9 @@ func (r *Resolver) AlterTopicConfigs(name string, configs map[string]string, val
 	if err != nil {
 		return err
 	}
+	if err := r.checkViewName(name, configs); err != nil { // W4
+		return err
+	}
 	if validateOnly {
 		return nil
 	}
@@ -263,6 +270,9 @@ func (r *Resolver) replaceConfigsLocked(t *topic, configs map[string]string) err
 	var errs []error
 	for _, p := range t.parts {
 		errs = append(errs, r.applySettings(p, s))
+	}
+	if viewOn(t.configs) != viewOn(configs) {
+		errs = append(errs, r.syncViews()) // W6: turned off, the view goes
 	}
 	return errors.Join(errs...)
 }
@@ -318,7 +328,11 @@ func (r *Resolver) CreatePartitions(name string, count int32, validateOnly bool)
 func (r *Resolver) boundTopic(name string) (*topic, error) {
 	r.mu.RLock()
 	t, ok := r.mu.topics[name]
+	_, companion := r.companionLocked(name)
 	r.mu.RUnlock()
+	if !ok && companion {
+		return nil, errReadOnly(name) // W3: a companion is changed through its source
+	}
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownTopic, name)
 	}

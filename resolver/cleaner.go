@@ -26,9 +26,13 @@ type cleanerState struct {
 	mu struct {
 		sync.Mutex
 		busy map[*partition]bool
-		// horizon is, per partition, the earliest delete horizon of a
-		// tombstone its last pass kept (L2, L8).
-		horizon map[*partition]int64
+		// horizon is, per cleaned log (a partition's or its view's), the
+		// earliest delete horizon of a tombstone or marker its last pass
+		// kept (L2, L8).
+		horizon map[storage.LogID]int64
+		// scanned is, per view log, how far a view pass read its source
+		// (W2), in memory: a restart reads the rest again.
+		scanned map[storage.LogID]scanMark
 	}
 	stats cleanerCounters
 }
@@ -70,7 +74,8 @@ func (r *Resolver) CleanerStats() CleanerStats {
 func (r *Resolver) startCleaner() {
 	c := &r.cleaner
 	c.mu.busy = map[*partition]bool{}
-	c.mu.horizon = map[*partition]int64{}
+	c.mu.horizon = map[storage.LogID]int64{}
+	c.mu.scanned = map[storage.LogID]scanMark{}
 	c.io.rate = r.cfg.Cleaner.IOMaxBytesPerSecond
 	c.stop = make(chan struct{})
 	c.io.stop = c.stop
@@ -104,6 +109,9 @@ func (r *Resolver) cleanerLoop() {
 		if worked && err == nil {
 			continue
 		}
+		if viewed, errs := r.viewPasses(m, r.now(), nil); viewed && len(errs) == 0 {
+			continue // W2: a view took data; look for work again
+		}
 		t := time.NewTimer(r.cfg.Cleaner.Backoff)
 		select {
 		case <-r.cleaner.stop:
@@ -126,6 +134,11 @@ func (r *Resolver) RunCleaner(now time.Time) error {
 		worked, err := r.cleanOne(m, now, skip)
 		if err != nil {
 			errs = append(errs, err)
+		}
+		if !worked {
+			var verrs []error
+			worked, verrs = r.viewPasses(m, now, skip) // W2
+			errs = append(errs, verrs...)
 		}
 		if !worked {
 			break
@@ -210,23 +223,23 @@ func (r *Resolver) pickPartition(now time.Time, skip map[*partition]bool) (clean
 
 // horizonOf is the earliest tombstone horizon the partition's last pass
 // kept, -1 when none.
-func (r *Resolver) horizonOf(p *partition) int64 {
+func (r *Resolver) horizonOf(l storage.LogID) int64 {
 	r.cleaner.mu.Lock()
 	defer r.cleaner.mu.Unlock()
-	if h, ok := r.cleaner.mu.horizon[p]; ok {
+	if h, ok := r.cleaner.mu.horizon[l]; ok {
 		return h
 	}
 	return -1
 }
 
-func (r *Resolver) setHorizon(p *partition, h int64) {
+func (r *Resolver) setHorizon(l storage.LogID, h int64) {
 	r.cleaner.mu.Lock()
 	defer r.cleaner.mu.Unlock()
 	if h < 0 {
-		delete(r.cleaner.mu.horizon, p)
+		delete(r.cleaner.mu.horizon, l)
 		return
 	}
-	r.cleaner.mu.horizon[p] = h
+	r.cleaner.mu.horizon[l] = h
 }
 
 // throttle paces the cleaner's I/O (L7): every byte read or written

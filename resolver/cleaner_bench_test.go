@@ -3,7 +3,7 @@ package resolver
 import (
 	"fmt"
 	"os"
-	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"sync"
 	"testing"
@@ -55,8 +55,9 @@ func BenchmarkCleaner(b *testing.B) {
 	}
 }
 
-// sampleHeap samples the Go heap every 10 ms until stop is called and
-// keeps the largest value seen.
+// sampleHeap samples the live Go heap (runtime/metrics, which does not
+// stop the world) every 10 ms until stop is called and keeps the largest
+// value seen.
 func sampleHeap() (peak *uint64, stop func()) {
 	peak = new(uint64)
 	done := make(chan struct{})
@@ -64,12 +65,12 @@ func sampleHeap() (peak *uint64, stop func()) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		var ms runtime.MemStats
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 		t := time.NewTicker(10 * time.Millisecond)
 		defer t.Stop()
 		for {
-			runtime.ReadMemStats(&ms)
-			*peak = max(*peak, ms.HeapInuse)
+			metrics.Read(s)
+			*peak = max(*peak, s[0].Value.Uint64())
 			select {
 			case <-done:
 				return
@@ -78,4 +79,118 @@ func sampleHeap() (peak *uint64, stop func()) {
 		}
 	}()
 	return peak, func() { close(done); wg.Wait() }
+}
+
+// BenchmarkProduceFetchBesideCleaner is produce then fetch of a 16-record
+// batch of 1 KiB records on a delete-policy topic's four partitions, with
+// the cleaner idle (cleaner=off) and with it cleaning a compacted topic of
+// KGW_CLEANER_BENCH_MB (default 16) of 1 KiB records, 10% live keys, all
+// the time (cleaner=on: each pass is made due by one new batch and
+// rewrites the whole cleaned prefix). The difference is what the
+// cleaner's I/O and CPU cost the other partitions:
+//
+//	go test -run '^$' -bench ProduceFetchBesideCleaner ./resolver/
+func BenchmarkProduceFetchBesideCleaner(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		name := "cleaner=off"
+		if on {
+			name = "cleaner=on"
+		}
+		b.Run(name, func(b *testing.B) { produceFetchBesideCleaner(b, on) })
+	}
+}
+
+func produceFetchBesideCleaner(b *testing.B, on bool) {
+	mb := 16
+	if v, err := strconv.Atoi(os.Getenv("KGW_CLEANER_BENCH_MB")); err == nil && v > 0 {
+		mb = v
+	}
+	c := fixedClock(1_000_000)
+	g := compactGateway(b, c, CleanerConfig{})
+	g.create("c", 1, map[string]string{"cleanup.policy": "compact", "segment.bytes": strconv.Itoa(8 << 20),
+		"min.cleanable.dirty.ratio": "0"})
+	g.create("t", 4, nil)
+	value := make([]byte, 1000)
+	records := mb << 10
+	keys := max(records/10, 1)
+	batch := func(r int) []byte {
+		recs := make([]kv, 16)
+		for j := range recs {
+			recs[j] = kv{key: []byte(fmt.Sprintf("key-%08d", (r+j)%keys)), value: value, ts: c.millis()}
+		}
+		return kvBatch(recs...)
+	}
+	for r := 0; r < records; r += 16 {
+		g.produce("c", 0, batch(r))
+	}
+	rollPartition(b, g, "c")
+	stop, done, first := make(chan struct{}), make(chan error, 1), make(chan struct{})
+	if on {
+		go func() {
+			defer close(first)
+			for r := 0; ; r += 16 {
+				select {
+				case <-stop:
+					done <- nil
+					return
+				default:
+				}
+				if _, err := g.r.Produce("c", 0, batch(r)); err != nil {
+					done <- err
+					return
+				}
+				if err := roll(g.r, "c"); err != nil {
+					done <- err
+					return
+				}
+				if err := g.r.RunCleaner(c.now()); err != nil {
+					done <- err
+					return
+				}
+				if r == 0 {
+					first <- struct{}{} // the prefill is cleaned: passes are now steady
+				}
+			}
+		}()
+		<-first
+	} else {
+		close(done)
+	}
+	before := g.r.CleanerStats().Passes
+	tb := batch(0)
+	b.SetBytes(int64(len(tb)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		part := int32(i % 4)
+		res, err := g.r.Produce("t", part, tb)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f, err := g.r.Fetch("t", part, res.BaseOffset, 1<<20, true, ReadUncommitted)
+		if err != nil || len(f.Batches) != 1 {
+			b.Fatalf("fetch: %v, %d batches", err, len(f.Batches))
+		}
+	}
+	b.StopTimer()
+	passes := g.r.CleanerStats().Passes - before
+	close(stop)
+	if err := <-done; err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(passes), "cleaner-passes")
+}
+
+// roll seals partition 0's open ledger (rollPartition, for goroutines
+// that may not fail the benchmark themselves).
+func roll(r *Resolver, topic string) error {
+	p, err := r.partition(topic, 0)
+	if err != nil {
+		return err
+	}
+	ml, _, err := p.ledgerAndSettings()
+	if err != nil {
+		return err
+	}
+	_, err = ml.Roll()
+	return err
 }

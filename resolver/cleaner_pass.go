@@ -11,7 +11,11 @@ import (
 
 // cleanPlan is one partition's state as the cleaner sees it (L2).
 type cleanPlan struct {
-	p       *partition
+	p *partition
+	// log is the log the pass cleans: the partition's, or its compacted
+	// view's (view, W2).
+	log     storage.LogID
+	view    bool
 	compact bool
 	s       cleanSettings
 	info    storage.LogInfo
@@ -22,7 +26,8 @@ type cleanPlan struct {
 	ratio      float64
 	dirtyBytes int64
 	lagMs      int64 // age of the first dirty entry
-	horizon    bool  // a kept tombstone's delete horizon has passed
+	firstDirty Offset
+	horizon    bool // a kept tombstone's delete horizon has passed
 }
 
 // due is L2's condition for a pass.
@@ -54,22 +59,55 @@ func (r *Resolver) planClean(p *partition, now time.Time) (cleanPlan, error) {
 	if err != nil {
 		return cleanPlan{}, err
 	}
-	c := cleanPlan{p: p, compact: true, s: s.clean, info: info, end: len(info.Ledgers) - 1}
+	c := cleanPlan{p: p, log: p.log, compact: true, s: s.clean, info: info}
+	if c.end, err = r.stableEnd(p, info, s.clean, now); err != nil {
+		return cleanPlan{}, err
+	}
 	if c.end > 0 && info.Ledgers[0].Gen > 0 {
 		c.dirty = 1
 	}
-	if s.clean.minLagMs > 0 {
-		// L2: the first entry whose running max is newer than the lag
-		// ends what is cleanable, with its ledger.
-		h, err := r.store.SeekTime(p.log, now.UnixMilli()-s.clean.minLagMs+1)
-		if err == nil {
-			for c.end > 0 && info.Ledgers[c.end].FirstOffset > h.Offset {
-				c.end--
-			}
-		} else if !errors.Is(err, storage.ErrNotFound) {
-			return cleanPlan{}, err
+	c.measure()
+	if c.dirtyBytes > 0 {
+		if h, err := r.store.Floor(p.log, c.firstDirty); err == nil {
+			c.lagMs = now.UnixMilli() - h.MaxTime
 		}
 	}
+	if hz := r.horizonOf(c.log); hz >= 0 && now.UnixMilli() >= hz {
+		c.horizon = true
+	}
+	return c, nil
+}
+
+// stableEnd is the index of the first ledger of p's log, described by
+// info, that a pass may not clean or copy: the open one, or the first
+// holding an entry newer than now - min.compaction.lag.ms (L2) or at or
+// past the last stable offset (L12).
+func (r *Resolver) stableEnd(p *partition, info storage.LogInfo, s cleanSettings, now time.Time) (int, error) {
+	end := len(info.Ledgers) - 1
+	if s.minLagMs > 0 {
+		// L2: the first entry whose running max is newer than the lag
+		// ends what is cleanable, with its ledger.
+		h, err := r.store.SeekTime(p.log, now.UnixMilli()-s.minLagMs+1)
+		if err == nil {
+			for end > 0 && info.Ledgers[end].FirstOffset > h.Offset {
+				end--
+			}
+		} else if !errors.Is(err, storage.ErrNotFound) {
+			return 0, err
+		}
+	}
+	// L12: nothing at or past the last stable offset is cleaned, so
+	// every transaction with a batch in the range has ended.
+	lso := p.lastStable(info.Start, info.End)
+	for end > 0 && info.Ledgers[end].FirstOffset > lso {
+		end--
+	}
+	return end, nil
+}
+
+// measure sets the plan's dirty bytes, ratio and lag from its ledgers.
+func (c *cleanPlan) measure() {
+	info := c.info
 	var clean int64
 	for i, l := range info.Ledgers[:max(c.end, 0)] {
 		if i < c.dirty {
@@ -80,14 +118,8 @@ func (r *Resolver) planClean(p *partition, now time.Time) (cleanPlan, error) {
 	}
 	if c.dirtyBytes > 0 {
 		c.ratio = float64(c.dirtyBytes) / float64(clean+c.dirtyBytes)
-		if h, err := r.store.Floor(p.log, max(info.Ledgers[c.dirty].FirstOffset, info.Start)); err == nil {
-			c.lagMs = now.UnixMilli() - h.MaxTime
-		}
+		c.firstDirty = max(info.Ledgers[c.dirty].FirstOffset, info.Start)
 	}
-	if hz := r.horizonOf(p); hz >= 0 && now.UnixMilli() >= hz {
-		c.horizon = true
-	}
-	return c, nil
 }
 
 // errCleanerStopped ends a pass the resolver's Close interrupted.
@@ -105,6 +137,10 @@ func (r *Resolver) cleanPartition(c cleanPlan, m *offsetMap, now time.Time) erro
 	f := &batchFilter{
 		m: m, nowMs: now.UnixMilli(), deleteRetentionMs: c.s.deleteRetentionMs,
 		limit: decompressedLimit(s.maxMessageBytes), lastOfProducer: map[int64]Offset{}, minHorizon: -1,
+		txn: c.p.newTxnFilter(c.info.Ledgers[c.end].FirstOffset),
+	}
+	if c.view {
+		f.txn = emptyTxnFilter() // W2: a view holds no marker and no aborted batch
 	}
 	upTo, err := r.buildMap(c, f)
 	if err != nil {
@@ -117,11 +153,14 @@ func (r *Resolver) cleanPartition(c cleanPlan, m *offsetMap, now time.Time) erro
 	for i := range ids {
 		ids[i] = c.info.Ledgers[i].ID
 	}
-	w, err := r.store.BeginRewrite(c.p.log, ids)
+	w, err := r.store.BeginRewrite(c.log, ids)
 	if err != nil {
 		return err
 	}
 	read, err := r.rewriteRange(c, f, w)
+	if err == nil && !c.view {
+		err = r.forgetAborted(c.p, f.txn.dropped) // L15: before the swap
+	}
 	if err == nil {
 		err = w.Commit()
 	}
@@ -129,11 +168,11 @@ func (r *Resolver) cleanPartition(c cleanPlan, m *offsetMap, now time.Time) erro
 		w.Abort()
 		return err
 	}
-	r.setHorizon(c.p, f.minHorizon)
+	r.setHorizon(c.log, f.minHorizon)
 	if read > 0 {
 		r.cleaner.stats.recopy.Store(floatBits(float64(w.Bytes()) / float64(read)))
 	}
-	r.log.Info("cleaner-pass", zap.String("topic", c.p.topic), zap.Int32("partition", c.p.index),
+	r.log.Info("cleaner-pass", zap.String("topic", c.p.topic), zap.Int32("partition", c.p.index), zap.Bool("view", c.view),
 		zap.Int("ledgers", upTo), zap.Int64("bytes-read", read), zap.Int64("bytes-written", w.Bytes()),
 		zap.Int("keys", m.used), zap.Float64("dirty-ratio", c.ratio))
 	return nil
@@ -154,7 +193,7 @@ func (r *Resolver) buildMap(c cleanPlan, f *batchFilter) (int, error) {
 			if h.Idempotent() {
 				f.lastOfProducer[h.ProducerID] = h.BaseOffset
 			}
-			if !mapKeys || full || txnOrControl(h) {
+			if !mapKeys || full || h.Control() || f.txn.abortedBatch(h) {
 				return nil
 			}
 			return eachRecord(e.Payload, f.limit, func(rec cleanRecord) {
@@ -206,7 +245,7 @@ func (r *Resolver) eachBatch(c cleanPlan, from, to Offset, fn func(storage.Entry
 			return errCleanerStopped // Close does not wait for a whole pass
 		default:
 		}
-		es, err := r.store.ReadEntries(c.p.log, from, 0, chunkBytes)
+		es, err := r.store.ReadEntries(c.log, from, 0, chunkBytes)
 		if err != nil {
 			return err
 		}

@@ -1,11 +1,10 @@
 package resolver
 
 // batchFilter decides what a pass keeps of each batch of the range it
-// cleans (L4, L8). It looks at a batch as a whole first (batchAction),
-// then at its records: this is where, once transactions are stored, a
-// control batch whose marker nothing needs any more and the batches of
-// aborted transactions are dropped whole (batchAction returning
-// dropBatch, from the aborted-transaction index of the range).
+// cleans (L4, L8, L13–L15). It looks at a batch as a whole first
+// (batchAction): the batches of aborted transactions and the markers
+// nothing needs any more go whole, a marker found unneeded gets its
+// delete horizon; then at the records of the rest.
 type batchFilter struct {
 	m                 *offsetMap
 	nowMs             int64
@@ -14,9 +13,11 @@ type batchFilter struct {
 	// lastOfProducer is the base offset of each producer id's last batch
 	// in the range: that batch stays, empty if need be (L4).
 	lastOfProducer map[int64]Offset
-	// minHorizon is the earliest delete horizon of a tombstone kept by
-	// this pass, -1 when none (L2: a later pass is due then).
+	// minHorizon is the earliest delete horizon of a tombstone or marker
+	// kept by this pass, -1 when none (L2: a later pass is due then).
 	minHorizon int64
+	// txn is the range's transactions (L13–L15).
+	txn *txnFilter
 }
 
 type batchAction int
@@ -25,24 +26,27 @@ const (
 	filterRecords batchAction = iota // decide record by record
 	keepBatch                        // keep the batch as it is
 	dropBatch                        // drop the whole batch
+	emptyBatch                       // keep the header, drop every record (L4, L13)
+	markerHorizon                    // keep the marker, with a delete horizon (L15)
 )
 
-// batchAction is the decision about a batch before its records. A
-// transactional batch and a control batch (a transaction marker) are kept
-// as they are, and map no key (buildMap): until the transactions' rules
-// replace this (aborted batches dropped, markers dropped once nothing
-// needs them, nothing cleaned above the last stable offset), their
-// records neither go nor supersede any other, which is safe whatever the
-// transaction's outcome.
+// batchAction is the decision about a batch before its records. A batch
+// of an aborted transaction goes whole (L13), kept empty when it is its
+// producer's last (L4); a marker is L14/L15's; a committed transactional
+// batch is cleaned as any other.
 func (f *batchFilter) batchAction(h batchHeader) batchAction {
-	if txnOrControl(h) {
-		return keepBatch
+	if h.Control() {
+		return f.markerAction(h)
+	}
+	f.txn.readBatch(h)
+	if f.txn.abortedBatch(h) {
+		if f.producersLast(h) {
+			return emptyBatch
+		}
+		return dropBatch
 	}
 	return filterRecords
 }
-
-// txnOrControl reports a transactional or control batch.
-func txnOrControl(h batchHeader) bool { return h.Attributes&(controlBit|transactionalBit) != 0 }
 
 // clean returns what the pass keeps of batch b: b itself when nothing
 // changes, a rebuilt batch (L4), or nil when the batch goes.
@@ -53,6 +57,10 @@ func (f *batchFilter) clean(b []byte) ([]byte, error) {
 		return b, nil
 	case dropBatch:
 		return nil, nil
+	case emptyBatch:
+		return cleanedBatch(b, nil, -1)
+	case markerHorizon:
+		return f.withHorizon(b, f.nowMs+f.deleteRetentionMs)
 	}
 	sec, err := decodeSection(b, f.limit)
 	if err != nil {
@@ -82,8 +90,8 @@ func (f *batchFilter) clean(b []byte) ([]byte, error) {
 	case !tombs:
 		horizon = -1
 	}
-	if tombs && (f.minHorizon < 0 || horizon < f.minHorizon) {
-		f.minHorizon = horizon
+	if tombs {
+		f.noteHorizon(horizon)
 	}
 	if len(kept) == 0 && !f.producersLast(h) {
 		return nil, nil

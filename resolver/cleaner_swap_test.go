@@ -1,8 +1,6 @@
 package resolver
 
 import (
-	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -234,27 +232,5 @@ func TestCleanerKeepsProducersLastBatch(t *testing.T) {
 	g.crashReopen() // producer state comes back from the checkpoint and the replay
 	if _, err := g.r.Produce("c", 0, kvBatchIdem(7, 3, 3, rec("k", "d", 4))); err != nil {
 		t.Fatalf("pid 7's next sequence after the cleaning and a restart: %v", err)
-	}
-}
-
-// batchAction keeps transactional and control batches whole and
-// buildMap maps none of their keys: a transaction's records neither go
-// nor supersede others (doc.go "Compaction").
-func TestCleanerKeepsTransactionalBatches(t *testing.T) {
-	f := &batchFilter{m: newOffsetMap(24 * 10), limit: 1 << 20, lastOfProducer: map[int64]Offset{}, minHorizon: -1}
-	f.m.reset(5)
-	f.m.put([]byte("k"), 100) // superseded by a later record
-	b := kvBatchIdem(9, 0, 0, rec("k", "in a transaction", 1))
-	for _, bit := range []uint16{transactionalBit, controlBit} {
-		tb := append([]byte(nil), b...)
-		binary.BigEndian.PutUint16(tb[attrsOff:], bit)
-		binary.BigEndian.PutUint32(tb[crcOff:], crc32c(tb[attrsOff:]))
-		out, err := f.clean(tb)
-		if err != nil || !bytes.Equal(out, tb) {
-			t.Fatalf("attributes %#x: %v, batch changed or dropped", bit, err)
-		}
-	}
-	if out, err := f.clean(b); err != nil || out != nil {
-		t.Fatalf("the same batch, not transactional, superseded: %v %d bytes", err, len(out))
 	}
 }

@@ -24,6 +24,9 @@ import (
 //   - min.cleanable.dirty.ratio, min.compaction.lag.ms,
 //     max.compaction.lag.ms, delete.retention.ms: the cleaner (L2-L6)
 //   - min.insync.replicas: 1 (one broker; a larger value could never be met)
+//   - kgateway.compacted.view.enable (not Kafka's): the compacted view of a
+//     delete-policy topic and its companion topic (doc.go "Compacted
+//     view")
 //
 // The rest are stored and described but change nothing (one replica, no
 // flush policy: every acknowledged append is fsync'd).
@@ -130,6 +133,8 @@ var topicConfigs = map[string]configSpec{
 	"remote.storage.enable":                   {"false", "", TypeBoolean, oneOf("false")},
 	"follower.replication.throttled.replicas": {"", "", TypeList, func(string) error { return nil }},
 	"leader.replication.throttled.replicas":   {"", "", TypeList, func(string) error { return nil }},
+	// Not Kafka's: the compacted view of a delete-policy topic (W1-W7).
+	ViewConfig: {"false", "", TypeBoolean, checkBool},
 }
 
 // validateConfigs is checkConfigs plus the checks that relate two configs,
@@ -145,7 +150,7 @@ func (r *Resolver) validateConfigs(configs map[string]string) error {
 	if minLag > maxLag {
 		return fmt.Errorf("%w: conflict topic config setting min.compaction.lag.ms (%d) > max.compaction.lag.ms (%d)", ErrInvalidConfig, minLag, maxLag)
 	}
-	return nil
+	return checkViewPolicy(configs, r.value(configs, "cleanup.policy"))
 }
 
 // checkConfigs checks every entry and reports every problem at once,
@@ -354,7 +359,12 @@ func (r *Resolver) configDefault(name string) string {
 // TopicConfigs returns every known config of the topic, sorted by name,
 // with its effective value, source and synonyms (DescribeConfigs reports
 // all of them, not only the ones set).
+//
+// A companion topic is described by its source's configs (W1).
 func (r *Resolver) TopicConfigs(name string) ([]ConfigEntry, error) {
+	if src, ok := r.CompanionSource(name); ok {
+		name = src
+	}
 	t, ok := r.Topic(name)
 	if !ok {
 		return nil, ErrUnknownTopic

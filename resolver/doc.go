@@ -23,11 +23,13 @@
 //     snapshot taken after the request arrived, never a cached one.
 //     - S4 EOF is never cached: the next append moves the end, so every
 //     call reads the end again.
-//  3. View: COMMITTED. Of each range of the log the read sees the
-//     generation the index names, the highest committed one (L10): a
-//     cleaned range of a compacted topic reads with gaps where records
-//     were superseded, and an offset in a gap reads from the next entry
-//     (L11, R3).
+//  3. View: COMMITTED for a topic, TOPIC_COMPACTED for a companion
+//     topic (W5), chosen before any entry (ledger ReadView). Of each
+//     range of the log the read sees the generation the index names, the
+//     highest committed one (L10): a cleaned range of a compacted topic
+//     reads with gaps where records were superseded, and an offset in a
+//     gap reads from the next entry (L11, R3). TOPIC_COMPACTED reads the
+//     compacted view below its end and the log past it.
 //  4. Entries: under the same snapshot, the entries from the one holding
 //     the offset (a floor lookup in the entry index, O(log n), or the tail
 //     cache), never past the snapshot's end. Storage pins each ledger
@@ -300,13 +302,80 @@
 //	    grows, so it is still the first kept entry reaching the
 //	    timestamp); retention and DeleteRecords trim whole ledgers of
 //	    any generation, and the log start never moves for a gap.
+//	L12 A pass cleans nothing at or past the last stable offset (X2): the
+//	    cleanable ledgers end at or before it (Kafka's
+//	    firstUncleanableOffset), so every transaction with a batch in the
+//	    range has ended and the aborted-transaction index (X6) says how.
+//	L13 The batches of aborted transactions go whole: a transactional
+//	    batch of a producer between the first offset and the ABORT marker
+//	    of one of its index entries. Their keys are not mapped, so they
+//	    supersede nothing. The producer's last batch in the range is kept
+//	    empty instead (L4). Committed transactional batches are cleaned
+//	    as any other, and their keys mapped.
+//	L14 A marker is kept while the pass reads a batch of its transaction
+//	    (a batch of its producer after that producer's previous marker),
+//	    and when it is its producer's last batch in the range (its epoch
+//	    fences, as Kafka keeps it). So a replay of the cleaned log (X7)
+//	    ends every transaction it opens.
+//	L15 The first pass that finds a marker unneeded gives it a delete
+//	    horizon, now + delete.retention.ms (L8's encoding); a pass after
+//	    the horizon removes it. An ABORT marker's index entry is removed,
+//	    from the read view and durably (a synced checkpoint), before the
+//	    swap that removes the marker: no batch of its transaction is left
+//	    in either generation then, and a listed entry without its marker
+//	    would make a read_committed client drop its producer's later
+//	    batches. An entry whose records are all gone but whose marker
+//	    stays may still be listed; clients then drop nothing.
 //
-// The cleaner filters batches through one decision per batch before its
-// records (cleaner_rewrite.go, batchFilter.batchAction). Transactional and
-// control batches are kept whole there and map no key, so a transaction's
-// records neither go nor supersede others whatever its outcome; the
-// transaction rules (drop aborted batches, drop markers nothing needs,
-// clean only below the last stable offset) plug in at that decision.
+// # Compacted view
+//
+// Beyond Kafka, as Pulsar's topic compaction: a topic whose
+// cleanup.policy is delete keeps its full history and, with
+// kgateway.compacted.view.enable=true, also a compacted materialization
+// of each partition, the read flow's TOPIC_COMPACTED view (view.go,
+// cleaner_view.go; ledger V2).
+//
+//	W1  The view is read through a companion topic named
+//	    <topic>.compacted: listed by Topics beside its source, with the
+//	    source's partition count, Companion set, no explicit configs and
+//	    its own topic id, derived from the source's (stable across
+//	    restarts), by which TopicByID finds it too.
+//	W2  Each partition's view is a second storage log (the source log's
+//	    id with the top bit set). A view pass copies the source's stable
+//	    sealed range past the view's end (L2's min.compaction.lag.ms, L12's
+//	    last stable offset: every transaction there has ended): committed
+//	    data only, no marker and no batch of an aborted transaction; each
+//	    entry spans from the end of the one before it to its batch's end,
+//	    so every batch keeps its offsets and the view's end is where the
+//	    copy stopped. It seals what it copied, then cleans the view as a
+//	    compacted log (L3, L4, L8–L11): the latest record per key,
+//	    keyless records removed, tombstones kept for delete.retention.ms.
+//	    The cleaner threads and RunCleaner run view passes when no
+//	    compacted partition is due.
+//	W3  A companion is read-only: Produce, DeleteRecords, transactions,
+//	    DeleteTopic and config changes on it are ErrInvalidTopic
+//	    (INVALID_TOPIC_EXCEPTION, what Kafka answers a client's append to
+//	    an internal topic); the source is changed instead.
+//	W4  Names never collide: creating a topic named like the companion of
+//	    a topic with a view is ErrTopicExists, and turning a view on while
+//	    a topic holds its companion's name is ErrInvalidConfig, as is a
+//	    view on a topic whose policy has compact (it is its own compacted
+//	    view).
+//	W5  A read of a companion chooses the view in step 3, before any
+//	    entry (ledger ReadView): below the view's end the view's entries,
+//	    with gaps where records were superseded (an offset in a gap reads
+//	    from the next entry); at and past it the source's log, so a
+//	    consumer reaches the high watermark. The high watermark and last
+//	    stable offset are the source's; the log start is the view's when
+//	    lower. A read_committed read of the view lists no aborted
+//	    transaction (it holds none); of the tail, the source's. A long
+//	    poll on a companion waits on its source.
+//	W6  Turning the view off, or deleting the source, removes the view
+//	    log (the reads stop using it first); Open removes every view log
+//	    whose source is not bound with the view on (a crash between the
+//	    change and the removal).
+//	W7  The view is durable as any log: a restart keeps it, and a crash
+//	    during a copy resumes from the view's end.
 //
 // # Identity and internal topics (identity.go)
 //

@@ -39,6 +39,20 @@ func (r *Resolver) takeSnapshot(topic string, idx int32) (snapshot, error) {
 	return snapshot{p: p, info: info}, nil
 }
 
+// takeViewSnapshot is takeSnapshot for reads: a companion's snapshot is
+// its view's (W5).
+func (r *Resolver) takeViewSnapshot(topic string, idx int32) (snapshot, error) {
+	p, ml, view, err := r.viewReader(topic, idx)
+	if err != nil {
+		return snapshot{}, err
+	}
+	info, err := ml.SnapshotView(view)
+	if err != nil {
+		return snapshot{}, storageErr("log info", err)
+	}
+	return snapshot{p: p, info: info}, nil
+}
+
 // reader is step 1: the partition binding and its managed ledger.
 func (r *Resolver) reader(topic string, idx int32) (*partition, *ledger.Managed, error) {
 	p, err := r.partition(topic, idx)
@@ -61,18 +75,18 @@ func (r *Resolver) reader(topic string, idx int32) (*partition, *ledger.Managed,
 // bounds are set on the result also when the error is ErrOffsetOutOfRange
 // or ErrStorage.
 func (r *Resolver) Fetch(topic string, partition int32, offset Offset, maxBytes int, minOne bool, iso Isolation) (FetchResult, error) {
-	p, ml, err := r.reader(topic, partition) // step 1
+	p, ml, view, err := r.viewReader(topic, partition) // step 1, and the view (W5)
 	if err != nil {
 		return FetchResult{}, err
 	}
 	// Steps 2–5 are the ledger's: one snapshot, the entries under it, and
 	// a fresh start after a concurrent trim. The snapshot comes back for
 	// S1–S3; the entries stop at its end.
-	sn, entries, err := ml.ReadFrom(offset, fetchEntries(maxBytes), max(maxBytes, 1))
+	sn, entries, err := ml.ReadView(view, offset, fetchEntries(maxBytes), max(maxBytes, 1))
 	if errors.Is(err, ledger.ErrClosed) {
 		// The partition was deleted (or the resolver closed) during the
 		// read; a ledger closed under a live partition is the store's.
-		if _, _, err := r.reader(topic, partition); err != nil {
+		if _, _, _, err := r.viewReader(topic, partition); err != nil {
 			return FetchResult{}, err
 		}
 		return FetchResult{}, storageErr("read", err)
@@ -95,8 +109,9 @@ func (r *Resolver) Fetch(topic string, partition int32, offset Offset, maxBytes 
 	if iso == ReadCommitted {
 		entries = belowOffset(entries, res.LastStable) // X1
 	}
-	res.Batches, res.Bytes, err = limitBatches(entries, maxBytes, minOne)
-	if err == nil && iso == ReadCommitted && len(res.Batches) > 0 {
+	res.Batches, res.Bytes, err = limitBatches(entries, maxBytes, minOne, sn.ViewEnd)
+	fromView := len(entries) > 0 && entries[0].Offset < sn.ViewEnd
+	if err == nil && iso == ReadCommitted && len(res.Batches) > 0 && !fromView { // W5: the view holds no aborted batch
 		res.Aborted = p.abortedIn(entries[0].Offset, entries[len(res.Batches)-1].End())
 	}
 	return res, err
@@ -139,13 +154,20 @@ func fetchEntries(maxBytes int) int {
 // (fail closed: a bad one fails the partition with ErrStorage and nothing
 // is served), and the byte budget holds except that with minOne the first
 // batch is whole (KIP-74).
-func limitBatches(entries []storage.Entry, maxBytes int, minOne bool) ([][]byte, int, error) {
+//
+// Entries below viewEnd come from a compacted view (W2): each spans from
+// the end of the entry before it, so its batch may start after it.
+func limitBatches(entries []storage.Entry, maxBytes int, minOne bool, viewEnd Offset) ([][]byte, int, error) {
 	out, total := make([][]byte, 0, len(entries)), 0
 	for i, e := range entries {
 		if total+len(e.Payload) > maxBytes && (i > 0 || !minOne) {
 			break
 		}
-		if err := validateStored(e); err != nil {
+		check := validateStored
+		if e.Offset < viewEnd {
+			check = validateViewed
+		}
+		if err := check(e); err != nil {
 			return nil, 0, storageErr(fmt.Sprintf("entry at %s", e.Offset), err)
 		}
 		out = append(out, e.Payload)
@@ -157,7 +179,7 @@ func limitBatches(entries []storage.Entry, maxBytes int, minOne bool) ([][]byte,
 // Bounds returns log start, high watermark and last stable offset, from a
 // fresh snapshot.
 func (r *Resolver) Bounds(topic string, partition int32) (logStart, hwm, lso Offset, err error) {
-	s, err := r.takeSnapshot(topic, partition)
+	s, err := r.takeViewSnapshot(topic, partition)
 	if err != nil {
 		return -1, -1, -1, err
 	}
@@ -172,7 +194,7 @@ func (r *Resolver) Bounds(topic string, partition int32) (logStart, hwm, lso Off
 // found through the time index (O(log n)), as Kafka answers: the record's
 // offset and timestamp (records.go). (-1, -1) when there is none.
 func (r *Resolver) ListOffset(topic string, partition int32, ts int64) (off Offset, timestamp int64, err error) {
-	s, err := r.takeSnapshot(topic, partition)
+	s, err := r.takeViewSnapshot(topic, partition)
 	if err != nil {
 		return -1, -1, err
 	}

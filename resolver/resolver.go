@@ -190,6 +190,10 @@ func Open(store *storage.Store, cfg Config) (*Resolver, error) {
 		r.closePartitions()
 		return nil, err
 	}
+	if err := r.syncViews(); err != nil { // W6: views of deleted topics, or turned off
+		r.closePartitions()
+		return nil, err
+	}
 	r.startRetention()
 	r.startCleaner()
 	return r, nil
@@ -236,6 +240,9 @@ func (r *Resolver) Topic(name string) (Topic, bool) {
 	defer r.mu.RUnlock()
 	t, ok := r.mu.topics[name]
 	if !ok {
+		if t, ok := r.companionLocked(name); ok {
+			return companionOf(t), true // W1
+		}
 		return Topic{}, false
 	}
 	return t.public(), true
@@ -249,7 +256,9 @@ func (r *Resolver) Partitions(name string) (int32, bool) {
 	defer r.mu.RUnlock()
 	t, ok := r.mu.topics[name]
 	if !ok {
-		return 0, false
+		if t, ok = r.companionLocked(name); !ok {
+			return 0, false
+		}
 	}
 	return int32(len(t.parts)), true
 }
@@ -259,6 +268,9 @@ func (r *Resolver) TopicByID(id TopicID) (Topic, bool) {
 	defer r.mu.RUnlock()
 	t, ok := r.mu.byID[id]
 	if !ok {
+		if t, ok := r.companionByIDLocked(id); ok {
+			return companionOf(t), true // W1
+		}
 		return Topic{}, false
 	}
 	return t.public(), true
@@ -270,6 +282,9 @@ func (r *Resolver) Topics() []Topic {
 	out := make([]Topic, 0, len(r.mu.topics))
 	for _, t := range r.mu.topics {
 		out = append(out, t.public())
+		if viewOn(t.configs) {
+			out = append(out, companionOf(t)) // W1
+		}
 	}
 	r.mu.RUnlock()
 	slices.SortFunc(out, func(a, b Topic) int { return strings.Compare(a.Name, b.Name) })
@@ -287,6 +302,9 @@ func (r *Resolver) partition(name string, idx int32) (*partition, error) {
 	}
 	t, ok := r.mu.topics[name]
 	if !ok || idx < 0 || int(idx) >= len(t.parts) {
+		if _, companion := r.companionLocked(name); companion && !ok {
+			return nil, errReadOnly(name) // W3
+		}
 		return nil, ErrUnknownTopic
 	}
 	return t.parts[idx], nil

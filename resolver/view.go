@@ -1,0 +1,206 @@
+package resolver
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/kgateway/kgateway/ledger"
+	"github.com/kgateway/kgateway/storage"
+	"go.uber.org/zap"
+)
+
+// The TOPIC_COMPACTED view (doc.go "Compacted view", W1–W7): a
+// delete-policy topic with kgateway.compacted.view.enable=true gets a
+// compacted materialization of each partition beside its full log,
+// read through a read-only companion topic named <topic>.compacted.
+
+const (
+	// ViewConfig is the topic config that turns the compacted view on.
+	ViewConfig = "kgateway.compacted.view.enable"
+	// CompanionSuffix ends a companion topic's name: <topic>.compacted.
+	CompanionSuffix = ".compacted"
+	// viewLogBit marks a view's storage log: the source log's id with the
+	// top bit set, so it needs no allocation and no binding of its own
+	// (topic log ids are a counter that never reaches it).
+	viewLogBit = storage.LogID(1) << 63
+)
+
+// viewLogOf is the storage log of the view of source log l (W2).
+func viewLogOf(l storage.LogID) storage.LogID { return l | viewLogBit }
+
+// viewOn reports whether a topic's explicit configs turn its view on.
+func viewOn(configs map[string]string) bool { return configs[ViewConfig] == "true" }
+
+// CompanionName is the companion topic of topic (W1).
+func CompanionName(topic string) string { return topic + CompanionSuffix }
+
+// companionID is a companion's topic id: derived from its source's, so
+// it is stable across restarts and never a source's own (W1).
+func companionID(src TopicID) TopicID {
+	h := sha256.Sum256(append(src[:], "kgateway compacted view"...))
+	var id TopicID
+	copy(id[:], h[:16])
+	id[6] = id[6]&0x0f | 0x40
+	id[8] = id[8]&0x3f | 0x80
+	return id
+}
+
+// companionLocked returns the source topic whose companion is name.
+// Needs r.mu.
+func (r *Resolver) companionLocked(name string) (*topic, bool) {
+	src, ok := strings.CutSuffix(name, CompanionSuffix)
+	if !ok {
+		return nil, false
+	}
+	t, ok := r.mu.topics[src]
+	if !ok || !viewOn(t.configs) {
+		return nil, false
+	}
+	return t, true
+}
+
+// companionByIDLocked finds the companion with topic id id. Needs r.mu.
+func (r *Resolver) companionByIDLocked(id TopicID) (*topic, bool) {
+	for _, t := range r.mu.topics {
+		if viewOn(t.configs) && companionID(t.id) == id {
+			return t, true
+		}
+	}
+	return nil, false
+}
+
+// companionOf is the public description of t's companion (W1): its own
+// name and id, t's partition count, no explicit configs.
+func companionOf(t *topic) Topic {
+	return Topic{Name: CompanionName(t.name), ID: companionID(t.id), Partitions: int32(len(t.parts)), Configs: map[string]string{}, Companion: true}
+}
+
+// errReadOnly is W3's refusal of anything but reads on a companion.
+func errReadOnly(name string) error {
+	return fmt.Errorf("%w: %q is the read-only compacted view of %q", ErrInvalidTopic, name, strings.TrimSuffix(name, CompanionSuffix))
+}
+
+// checkViewName is W4: a topic named like the companion of a topic with a
+// view cannot be created, and a view cannot be turned on while a topic
+// holds its companion's name. Needs adminMu.
+func (r *Resolver) checkViewName(name string, configs map[string]string) error {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if _, ok := r.companionLocked(name); ok {
+		return fmt.Errorf("%w: %q is the compacted view of %q", ErrTopicExists, name, strings.TrimSuffix(name, CompanionSuffix))
+	}
+	if viewOn(configs) {
+		if _, taken := r.mu.topics[CompanionName(name)]; taken {
+			return fmt.Errorf("%w: %s=true needs the name %q, which a topic has", ErrInvalidConfig, ViewConfig, CompanionName(name))
+		}
+	}
+	return nil
+}
+
+// checkViewPolicy is W2's condition on the configs: the view is for
+// topics that are not compacted themselves.
+func checkViewPolicy(configs map[string]string, policy string) error {
+	if viewOn(configs) && policyHas(policy, "compact") {
+		return fmt.Errorf("%w: %s=true needs cleanup.policy=delete (a compacted topic is its own compacted view)", ErrInvalidConfig, ViewConfig)
+	}
+	return nil
+}
+
+// syncViews makes every partition's view log agree with its topic's
+// config (W6): the ledger reads a view where it is on and one exists;
+// where it is off the view log is removed, and so is every view log
+// whose source log has no binding (a deleted topic; a crash between a
+// change and this call). Open and every config change or deletion call
+// it.
+func (r *Resolver) syncViews() error {
+	r.mu.RLock()
+	want := map[storage.LogID]*partition{}
+	var off []*partition
+	for _, t := range r.mu.topics {
+		for _, p := range t.parts {
+			if viewOn(t.configs) {
+				want[viewLogOf(p.log)] = p
+			} else {
+				off = append(off, p)
+			}
+		}
+	}
+	r.mu.RUnlock()
+	for _, p := range off {
+		if ml, _, err := p.ledgerAndSettings(); err == nil {
+			ml.SetCompactedView(0, false) // before its log goes (W6)
+		}
+	}
+	exists := map[storage.LogID]bool{}
+	var errs []error
+	for _, l := range r.store.Logs() {
+		if l&viewLogBit == 0 {
+			continue
+		}
+		if _, ok := want[l]; ok {
+			exists[l] = true
+			continue
+		}
+		if err := r.store.DeleteLog(l); err != nil && !errors.Is(err, storage.ErrNoLog) {
+			errs = append(errs, storageErr(fmt.Sprintf("delete view %s", l), err))
+		}
+	}
+	for l, p := range want {
+		if ml, _, err := p.ledgerAndSettings(); err == nil && exists[l] {
+			ml.SetCompactedView(l, true)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// viewReader is step 1 for reads: the partition, its ledger and the view
+// the name asks for (W5): TopicCompacted for a companion, else
+// Committed.
+func (r *Resolver) viewReader(name string, idx int32) (*partition, *ledger.Managed, ledger.View, error) {
+	view := ledger.Committed
+	src := name
+	r.mu.RLock()
+	if _, real := r.mu.topics[name]; !real {
+		if t, ok := r.companionLocked(name); ok {
+			src, view = t.name, ledger.TopicCompacted
+		}
+	}
+	r.mu.RUnlock()
+	p, ml, err := r.reader(src, idx)
+	return p, ml, view, err
+}
+
+// viewSource is the source topic of a companion name, else name.
+func (r *Resolver) viewSource(name string) string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if _, real := r.mu.topics[name]; !real {
+		if t, ok := r.companionLocked(name); ok {
+			return t.name
+		}
+	}
+	return name
+}
+
+// logViewError logs a failed view pass.
+func (r *Resolver) logViewError(p *partition, err error) {
+	r.log.Warn("compacted-view-pass-failed", zap.String("topic", p.topic), zap.Int32("partition", p.index), zap.Error(err))
+}
+
+// CompanionSource returns the source topic of a companion name (W1):
+// false when name is not the companion of a topic with a view on (a
+// topic of that name itself never is, W4).
+func (r *Resolver) CompanionSource(name string) (string, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if _, real := r.mu.topics[name]; real {
+		return "", false
+	}
+	t, ok := r.companionLocked(name)
+	if !ok {
+		return "", false
+	}
+	return t.name, true
+}
