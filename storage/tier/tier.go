@@ -96,6 +96,10 @@ type Tier struct {
 	idxMu sync.Mutex
 	idx   map[string][]indexRec // object-level indexes by key, checked
 
+	// crashAfterWrite (tests): Upload returns right after writing the
+	// object, as if the process had died there.
+	crashAfterWrite bool
+
 	closeOnce sync.Once
 	closing   chan struct{}
 	bg        sync.WaitGroup

@@ -17,6 +17,9 @@ import (
 // expired).
 var ErrBusy = errors.New("tier: upload in progress elsewhere")
 
+// errCrashed is a simulated crash (tests).
+var errCrashed = errors.New("tier: simulated crash")
+
 // maxUploadRun bounds the bytes of consecutive frames read from the local
 // file and written at once.
 const maxUploadRun = 1 << 20
@@ -71,7 +74,9 @@ func (t *Tier) Upload(ctx context.Context, log storage.LogID, led storage.Ledger
 	if o, err = t.meta.Put(o); err != nil { // B2: recorded before written
 		return Object{}, err
 	}
-	if o, err = t.writeAndCheck(ctx, o, hdrs); err != nil {
+	if o, err = t.writeAndCheck(ctx, o, hdrs); errors.Is(err, errCrashed) {
+		return Object{}, err
+	} else if err != nil {
 		t.stats.uploadFailures.Add(1)
 		t.abandon(o)
 		return Object{}, fmt.Errorf("tier: upload %v %v: %w", log, led, err)
@@ -98,6 +103,9 @@ func (t *Tier) writeAndCheck(ctx context.Context, o Object, hdrs []storage.Entry
 	})
 	if err != nil {
 		return o, err
+	}
+	if t.crashAfterWrite {
+		return o, errCrashed
 	}
 	return o, t.retry(ctx, func(ctx context.Context) error { return t.readBack(ctx, o) })
 }
