@@ -61,11 +61,12 @@ func startGateway(cfg Config, metricsExplicit bool, log *zap.Logger) (*gateway, 
 // serverConfig maps the configuration onto the server's.
 func (c Config) serverConfig(log *zap.Logger) server.Config {
 	return server.Config{
-		DataDir:  c.DataDir,
-		Listen:   c.Listen,
-		Logger:   log,
-		Storage:  storage.Options{TailCacheBytes: tailCacheOption(c.TailCacheBytes), NoReuse: !c.SegmentReuse},
-		Resolver: c.resolverConfig(),
+		DataDir:        c.DataDir,
+		Listen:         c.Listen,
+		ObjectStoreURL: c.ObjectStoreURL,
+		Logger:         log,
+		Storage:        storage.Options{TailCacheBytes: tailCacheOption(c.TailCacheBytes), NoReuse: !c.SegmentReuse},
+		Resolver:       c.resolverConfig(),
 		Authorizer: server.AuthorizerConfig{
 			ClassName:            c.AuthorizerClassName,
 			SuperUsers:           superUsers(c.SuperUsers),

@@ -44,7 +44,11 @@ func (f *Faulty) SetDelay(d time.Duration) { f.mu.Lock(); f.delay = d; f.mu.Unlo
 
 // Lie makes ranged reads return one wrong byte (flip) or one byte too few
 // (truncate).
-func (f *Faulty) Lie(flip, truncate bool) { f.mu.Lock(); f.flip, f.truncate = flip, truncate; f.mu.Unlock() }
+func (f *Faulty) Lie(flip, truncate bool) {
+	f.mu.Lock()
+	f.flip, f.truncate = flip, truncate
+	f.mu.Unlock()
+}
 
 func (f *Faulty) before(ctx context.Context) error {
 	f.Calls.Add(1)

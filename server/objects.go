@@ -1,0 +1,21 @@
+package server
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kgateway/kgateway/storage"
+	"github.com/kgateway/kgateway/storage/tier"
+	"gocloud.dev/blob"
+	_ "gocloud.dev/blob/fileblob" // file:// object stores
+)
+
+// openTier opens the object store at url and the object tier over store,
+// its metadata kept in store's pebble (tier.PebbleMeta).
+func openTier(store *storage.Store, url string, opts tier.Options) (*tier.Tier, *blob.Bucket, error) {
+	b, err := blob.OpenBucket(context.Background(), url)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open object store %s: %w", url, err)
+	}
+	return tier.New(store, tier.BlobBucket(b), tier.NewPebbleMeta(store), opts), b, nil
+}
