@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/kgateway/kgateway/ledger"
-	"github.com/kgateway/kgateway/storage/tier"
 	"github.com/kgateway/kgateway/storage"
+	"github.com/kgateway/kgateway/storage/tier"
 	"go.uber.org/zap"
 )
 

@@ -86,7 +86,6 @@ func TestTieredTopicReadFromObjects(t *testing.T) {
 	}
 }
 
-
 func countFiles(t *testing.T, dir, suffix string) int {
 	t.Helper()
 	n := 0

@@ -20,7 +20,7 @@ import (
 const testLog = storage.LogID(7)
 
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	store  *storage.Store
 	dir    string
 	bucket *tiertest.Faulty
@@ -28,7 +28,7 @@ type env struct {
 	opts   tier.Options
 }
 
-func newEnv(t *testing.T, opts tier.Options) *env {
+func newEnv(t testing.TB, opts tier.Options) *env {
 	t.Helper()
 	e := &env{t: t, dir: t.TempDir(), opts: opts}
 	var err error
