@@ -16,6 +16,9 @@ type chunkCache struct {
 	byKey map[chunkID]*list.Element
 	last  map[string]int64 // object key -> chunk read last
 	fly   map[chunkID]*flight
+	// drops counts dropObject calls per object: a fetch that began
+	// before a drop must not put its (maybe bad) bytes back after it.
+	drops map[string]uint64
 }
 
 type chunkID struct {
@@ -31,14 +34,15 @@ type chunk struct {
 // flight is one fetch of a chunk in progress; others wanting the same
 // chunk wait for it.
 type flight struct {
-	done chan struct{}
+	drops uint64 // the object's drop count when the fetch began
+	done  chan struct{}
 	data []byte
 	err  error
 }
 
 func newChunkCache(limit int64) *chunkCache {
 	return &chunkCache{limit: limit, lru: list.New(), byKey: make(map[chunkID]*list.Element),
-		last: make(map[string]int64), fly: make(map[chunkID]*flight)}
+		last: make(map[string]int64), fly: make(map[chunkID]*flight), drops: make(map[string]uint64)}
 }
 
 func (c *chunkCache) get(id chunkID) ([]byte, bool) {
@@ -60,13 +64,14 @@ func (c *chunkCache) has(id chunkID) bool {
 	return ok || flying
 }
 
-func (c *chunkCache) put(id chunkID, data []byte) {
+func (c *chunkCache) put(id chunkID, f *flight) {
+	data := f.data
 	if c.limit <= 0 || int64(len(data)) > c.limit {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.byKey[id]; ok {
+	if _, ok := c.byKey[id]; ok || c.drops[id.key] != f.drops {
 		return
 	}
 	c.byKey[id] = c.lru.PushFront(&chunk{id: id, data: data})
@@ -94,6 +99,10 @@ func (c *chunkCache) dropObject(key string) {
 		e = next
 	}
 	delete(c.last, key)
+	c.drops[key]++
+	if len(c.drops) > 4096 {
+		clear(c.drops) // bounded; a stale fetch may then be kept, and is checked when read
+	}
 }
 
 // touched records that key was read at chunk n and reports whether the
@@ -109,14 +118,23 @@ func (c *chunkCache) touched(key string, n int64) (sequential bool) {
 	return ok && (prev == n || prev == n-1)
 }
 
-// join returns the flight fetching id, starting one (leader true) if none.
-func (c *chunkCache) join(id chunkID) (f *flight, leader bool) {
+// epoch is key's drop count now: a read takes it when it begins, and
+// what it fetches is cached only if no drop came after (put).
+func (c *chunkCache) epoch(key string) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.drops[key]
+}
+
+// join returns the flight fetching id, starting one (leader true) if
+// none, for a read that began at epoch.
+func (c *chunkCache) join(id chunkID, epoch uint64) (f *flight, leader bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if f, ok := c.fly[id]; ok {
 		return f, false
 	}
-	f = &flight{done: make(chan struct{})}
+	f = &flight{done: make(chan struct{}), drops: epoch}
 	c.fly[id] = f
 	return f, true
 }

@@ -101,11 +101,12 @@ func (t *Tier) readPinned(ctx context.Context, o Object, hdrs []storage.EntryHea
 		return nil, t.corrupt(o, err)
 	}
 	out := make([]storage.Entry, 0, len(hdrs))
+	epoch := t.cache.epoch(o.Key)
 	for _, h := range hdrs {
 		if _, err := checkEntry(idx, h); err != nil {
 			return out, t.corrupt(o, err)
 		}
-		frame, err := t.bytes(ctx, o, h.Pos, storage.FrameHeaderLen+int64(h.Size))
+		frame, err := t.bytes(ctx, o, epoch, h.Pos, storage.FrameHeaderLen+int64(h.Size))
 		if err != nil {
 			return out, t.corrupt(o, err)
 		}
@@ -197,7 +198,7 @@ func (t *Tier) fetch(ctx context.Context, key string, off, n int64) ([]byte, err
 // bytes returns [off, off+n) of o's frames region through the chunk
 // cache, and prefetches the chunk after the last one for a sequential
 // reader.
-func (t *Tier) bytes(ctx context.Context, o Object, off, n int64) ([]byte, error) {
+func (t *Tier) bytes(ctx context.Context, o Object, epoch uint64, off, n int64) ([]byte, error) {
 	if off < 0 || off+n > o.FramesBytes {
 		return nil, fmt.Errorf("%w: frame [%d,+%d) outside the frames region of %d", storage.ErrCorrupt, off, n, o.FramesBytes)
 	}
@@ -205,7 +206,7 @@ func (t *Tier) bytes(ctx context.Context, o Object, off, n int64) ([]byte, error
 	first, last := off/cb, (off+n-1)/cb
 	out := make([]byte, 0, n)
 	for c := first; c <= last; c++ {
-		data, err := t.chunk(ctx, o, c)
+		data, err := t.chunk(ctx, o, epoch, c)
 		if err != nil {
 			return nil, err
 		}
@@ -213,20 +214,20 @@ func (t *Tier) bytes(ctx context.Context, o Object, off, n int64) ([]byte, error
 		out = append(out, data[lo:hi]...)
 	}
 	if t.cache.touched(o.Key, last) && (last+1)*cb < o.FramesBytes {
-		t.prefetch(o, last+1)
+		t.prefetch(o, epoch, last+1)
 	}
 	return out, nil
 }
 
 // chunk returns chunk c of o's frames region, from the cache or fetched
 // (once, however many readers want it).
-func (t *Tier) chunk(ctx context.Context, o Object, c int64) ([]byte, error) {
+func (t *Tier) chunk(ctx context.Context, o Object, epoch uint64, c int64) ([]byte, error) {
 	id := chunkID{key: o.Key, n: c}
 	if data, ok := t.cache.get(id); ok {
 		t.stats.cacheHits.Add(1)
 		return data, nil
 	}
-	f, leader := t.cache.join(id)
+	f, leader := t.cache.join(id, epoch)
 	if !leader {
 		select {
 		case <-f.done:
@@ -244,7 +245,7 @@ func (t *Tier) chunk(ctx context.Context, o Object, c int64) ([]byte, error) {
 		return err
 	})
 	if f.err == nil {
-		t.cache.put(id, f.data)
+		t.cache.put(id, f)
 	}
 	t.cache.land(id, f)
 	return f.data, f.err
@@ -252,7 +253,7 @@ func (t *Tier) chunk(ctx context.Context, o Object, c int64) ([]byte, error) {
 
 // prefetch fetches chunk c of o in the background, unless it is cached or
 // on its way. Its bytes are checked when a read uses them.
-func (t *Tier) prefetch(o Object, c int64) {
+func (t *Tier) prefetch(o Object, epoch uint64, c int64) {
 	if t.cache.has(chunkID{key: o.Key, n: c}) {
 		return
 	}
@@ -273,6 +274,6 @@ func (t *Tier) prefetch(o Object, c int64) {
 			case <-ctx.Done():
 			}
 		}()
-		_, _ = t.chunk(ctx, o, c)
+		_, _ = t.chunk(ctx, o, epoch, c)
 	}()
 }

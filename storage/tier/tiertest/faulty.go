@@ -29,6 +29,8 @@ type Faulty struct {
 	// Flip flips a byte of every ranged read (a lying store); Truncate
 	// cuts every ranged read short by one byte.
 	flip, truncate bool
+	// lieBelow, when above 0, limits the lies to reads starting below it.
+	lieBelow int64
 	// Calls counts every call; Reads the ranged reads.
 	Calls, Reads atomic.Int64
 }
@@ -41,6 +43,10 @@ func (f *Faulty) FailNext(n int) { f.mu.Lock(); f.failNext = n; f.mu.Unlock() }
 
 // SetDelay delays every call by d.
 func (f *Faulty) SetDelay(d time.Duration) { f.mu.Lock(); f.delay = d; f.mu.Unlock() }
+
+// LieBelow limits the lies to ranged reads that start below off (say,
+// the frames region of an object, so its index reads true).
+func (f *Faulty) LieBelow(off int64) { f.mu.Lock(); f.lieBelow = off; f.mu.Unlock() }
 
 // Lie makes ranged reads return one wrong byte (flip) or one byte too few
 // (truncate).
@@ -82,6 +88,9 @@ func (f *Faulty) ReadRange(ctx context.Context, key string, off, n int64) (io.Re
 	}
 	f.mu.Lock()
 	flip, trunc := f.flip, f.truncate
+	if f.lieBelow > 0 && off >= f.lieBelow {
+		flip, trunc = false, false
+	}
 	f.mu.Unlock()
 	if !flip && !trunc {
 		return r, nil
