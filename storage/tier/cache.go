@@ -36,8 +36,8 @@ type chunk struct {
 type flight struct {
 	drops uint64 // the object's drop count when the fetch began
 	done  chan struct{}
-	data []byte
-	err  error
+	data  []byte
+	err   error
 }
 
 func newChunkCache(limit int64) *chunkCache {
