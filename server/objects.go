@@ -13,6 +13,13 @@ import (
 // openTier opens the object store at url and the object tier over store,
 // its metadata kept in store's pebble (tier.PebbleMeta).
 func openTier(store *storage.Store, url string, opts tier.Options) (*tier.Tier, *blob.Bucket, error) {
+	if opts.Node == "" {
+		node, err := tier.NodeID(store)
+		if err != nil {
+			return nil, nil, fmt.Errorf("object tier node id: %w", err)
+		}
+		opts.Node = node
+	}
 	b, err := blob.OpenBucket(context.Background(), url)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open object store %s: %w", url, err)

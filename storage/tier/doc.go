@@ -62,8 +62,10 @@
 //	   (Stats.Corrupt), and drops everything cached of the object: a
 //	   corrupt object is never served.
 //	B8 What a crash leaves is found again: an Uploading record whose
-//	   lease expired names an orphan object, deleted with its record by
-//	   Reap; an object under the prefix that no record names, older than
+//	   lease expired, or one of this node's that no upload of this
+//	   process owns (the node is the data directory, NodeID, which one
+//	   process holds at a time: its predecessor died), names an orphan
+//	   object, deleted with its record by Reap; an object under the prefix that no record names, older than
 //	   OrphanGrace, is deleted too. Objects of ledgers the log no longer
 //	   has (retention, DeleteRecords, DeleteTopics: storage is the truth
 //	   of what a log holds, and ledger ids are never reused) go Deleting

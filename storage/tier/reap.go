@@ -90,7 +90,7 @@ func (t *Tier) Reap(ctx context.Context) error {
 func (t *Tier) reapOne(ctx context.Context, o Object, now time.Time) error {
 	switch o.State {
 	case Uploading:
-		if o.LeaseUntil > now.UnixNano() {
+		if !t.abandoned(o, now) {
 			return nil
 		}
 		if err := t.deleteObject(ctx, o.Key); err != nil {

@@ -96,6 +96,12 @@ type Tier struct {
 	idxMu sync.Mutex
 	idx   map[string][]indexRec // object-level indexes by key, checked
 
+	// active names the objects this process is uploading now: an
+	// Uploading record of this node that is not among them was left by
+	// an earlier process of the node (a crash), and is an orphan.
+	activeMu sync.Mutex
+	active   map[string]bool
+
 	// crashAfterWrite (tests): Upload returns right after writing the
 	// object, as if the process had died there.
 	crashAfterWrite bool
@@ -112,7 +118,7 @@ func New(store *storage.Store, bucket Bucket, meta Meta, opts Options) *Tier {
 	t := &Tier{
 		store: store, bucket: bucket, meta: meta, opts: opts, log: opts.Logger,
 		upSem: make(chan struct{}, opts.UploadConcurrency), limit: newLimiter(opts.UploadBytesPerSec),
-		idx: make(map[string][]indexRec), closing: make(chan struct{}),
+		idx: make(map[string][]indexRec), closing: make(chan struct{}), active: make(map[string]bool),
 	}
 	t.cache = newChunkCache(opts.CacheBytes)
 	return t
@@ -155,6 +161,48 @@ func (t *Tier) Stats() Stats {
 		Reads: c.reads.Load(), ReadBytes: c.readBytes.Load(), CacheHits: c.cacheHits.Load(), Misses: c.cacheMisses.Load(),
 		Retries: c.retries.Load(), Corrupt: c.corrupt.Load(), Stale: c.stale.Load(), Pins: c.pinned.Load(), Failures: c.failures.Load(),
 	}
+}
+
+// setActive marks key as being uploaded by this process, or not.
+func (t *Tier) setActive(key string, on bool) {
+	t.activeMu.Lock()
+	defer t.activeMu.Unlock()
+	if on {
+		t.active[key] = true
+	} else {
+		delete(t.active, key)
+	}
+}
+
+func (t *Tier) isActive(key string) bool {
+	t.activeMu.Lock()
+	defer t.activeMu.Unlock()
+	return t.active[key]
+}
+
+// abandoned reports whether an Uploading record is dead: its lease
+// expired, or it is this node's and no upload of this process owns it
+// (the node's previous process died; a node is one data directory, which
+// one process holds at a time).
+func (t *Tier) abandoned(o Object, now time.Time) bool {
+	return o.LeaseUntil <= now.UnixNano() || (o.Owner == t.opts.Node && !t.isActive(o.Key))
+}
+
+// NodeID returns the node identity kept in store's metadata (made at the
+// first call): the Options.Node of every process over that data
+// directory, so a restarted process recognizes its predecessor's upload
+// attempts as dead at once instead of waiting out their leases.
+func NodeID(store *storage.Store) (string, error) {
+	key := []byte("tier/node")
+	v, err := store.GetMeta(key)
+	if err == nil {
+		return string(v), nil
+	}
+	if !errors.Is(err, storage.ErrNotFound) {
+		return "", err
+	}
+	id := randomID()
+	return id, store.ApplyMeta(storage.MetaOp{Key: key, Value: []byte(id)})
 }
 
 func randomID() string {

@@ -438,3 +438,32 @@ func TestSequentialReadsPrefetch(t *testing.T) {
 		t.Fatalf("the next chunk was not prefetched: %d store reads", n)
 	}
 }
+
+// TestRestartedNodeReapsItsOwnAttempt: a process of the same node (the
+// same data directory) finds its predecessor's crashed attempt dead at
+// once, without waiting for the lease, and uploads again.
+func TestRestartedNodeReapsItsOwnAttempt(t *testing.T) {
+	e := newEnv(t, tier.Options{Node: "node-a", LeaseTTL: time.Hour})
+	e.fill(1, 10)
+	led := e.info().Ledgers[0].ID
+	tier.CrashAfterWrite(e.tier)
+	if _, err := e.tier.Upload(context.Background(), testLog, led); err == nil {
+		t.Fatal("crashed upload succeeded")
+	}
+	other := tier.New(e.store, e.bucket, tier.NewPebbleMeta(e.store), tier.Options{Node: "node-b", LeaseTTL: time.Hour})
+	defer other.Close()
+	if _, err := other.Upload(context.Background(), testLog, led); !errors.Is(err, tier.ErrBusy) {
+		t.Fatalf("another node took a live attempt over: %v", err)
+	}
+	again := tier.New(e.store, e.bucket, tier.NewPebbleMeta(e.store), tier.Options{Node: "node-a", LeaseTTL: time.Hour})
+	defer again.Close()
+	if err := again.Reap(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.objectCount(); n != 0 {
+		t.Fatalf("%d objects after the node's restart reaped", n)
+	}
+	if _, err := again.Upload(context.Background(), testLog, led); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -48,7 +48,7 @@ func (t *Tier) Upload(ctx context.Context, log storage.LogID, led storage.Ledger
 		return prev, nil
 	case prev.State == Deleting:
 		return Object{}, fmt.Errorf("%w: %v %v is being deleted", storage.ErrRemoved, log, led)
-	case prev.LeaseUntil > t.opts.Now().UnixNano() && prev.Owner != t.opts.Node:
+	case !t.abandoned(prev, t.opts.Now()):
 		return Object{}, fmt.Errorf("%w: %v %v by %s", ErrBusy, log, led, prev.Owner)
 	default:
 		// An expired (or our own, older) attempt: its object is an
@@ -71,6 +71,8 @@ func (t *Tier) Upload(ctx context.Context, log storage.LogID, led storage.Ledger
 	for _, h := range hdrs {
 		o.MaxTime = max(o.MaxTime, h.MaxTime)
 	}
+	t.setActive(o.Key, true)
+	defer t.setActive(o.Key, false)
 	if o, err = t.meta.Put(o); err != nil { // B2: recorded before written
 		return Object{}, err
 	}
