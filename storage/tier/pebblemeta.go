@@ -54,15 +54,7 @@ func (m *PebbleMeta) Get(log storage.LogID, led storage.LedgerID) (Object, error
 	return decodeObject(v)
 }
 
-func (m *PebbleMeta) List() ([]Object, error) {
-	var out []Object
-	err := m.s.ScanMeta(objPrefix, func(_, v []byte) error {
-		o, err := decodeObject(v)
-		out = append(out, o)
-		return err
-	})
-	return out, err
-}
+func (m *PebbleMeta) List() ([]Object, error) { return ListObjects(m.s.ScanMeta) }
 
 func (m *PebbleMeta) Put(o Object) (Object, error) {
 	m.mu.Lock()
@@ -107,20 +99,7 @@ func (m *PebbleMeta) RemovePin(key, id string) error {
 }
 
 func (m *PebbleMeta) Pins(key string) ([]Pin, error) {
-	return m.scanPins(append(append(append([]byte(nil), pinPrefix...), key...), 0))
+	return scanPins(m.s.ScanMeta, append(append(append([]byte(nil), pinPrefix...), key...), 0))
 }
 
-func (m *PebbleMeta) AllPins() ([]Pin, error) { return m.scanPins(pinPrefix) }
-
-func (m *PebbleMeta) scanPins(prefix []byte) ([]Pin, error) {
-	var out []Pin
-	err := m.s.ScanMeta(prefix, func(_, v []byte) error {
-		var p Pin
-		if err := json.Unmarshal(v, &p); err != nil {
-			return fmt.Errorf("%w: pin record: %w", storage.ErrCorrupt, err)
-		}
-		out = append(out, p)
-		return nil
-	})
-	return out, err
-}
+func (m *PebbleMeta) AllPins() ([]Pin, error) { return ListPins(m.s.ScanMeta) }

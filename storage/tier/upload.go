@@ -215,15 +215,17 @@ func runOf(hdrs []storage.EntryHeader) (n int, size int64) {
 // readBack reads the whole object as stored and checks its size, footer,
 // index and both SHA-256s against o (B4): what is published is what was
 // verified, whatever the store did with the bytes.
-func (t *Tier) readBack(ctx context.Context, o Object) error {
-	size, err := t.bucket.Size(ctx, o.Key)
+func (t *Tier) readBack(ctx context.Context, o Object) error { return readBack(ctx, t.bucket, o) }
+
+func readBack(ctx context.Context, b Bucket, o Object) error {
+	size, err := b.Size(ctx, o.Key)
 	if err != nil {
 		return err
 	}
 	if size != o.Size {
 		return fmt.Errorf("%w: stored %d bytes of %d", storage.ErrCorrupt, size, o.Size)
 	}
-	r, err := t.bucket.ReadRange(ctx, o.Key, 0, -1)
+	r, err := b.ReadRange(ctx, o.Key, 0, -1)
 	if err != nil {
 		return err
 	}
