@@ -1,6 +1,7 @@
 package test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -99,4 +101,26 @@ func countFiles(t *testing.T, dir, suffix string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestRemoteStorageNeedsObjectStore: remote.storage.enable=true is
+// refused with INVALID_CONFIG by a broker without object.store.url, and
+// with cleanup.policy=compact by one with it (Kafka's checks).
+func TestRemoteStorageNeedsObjectStore(t *testing.T) {
+	for _, c := range []struct {
+		url     string
+		configs map[string]*string
+	}{
+		{"", map[string]*string{"remote.storage.enable": ptr("true")}},
+		{"file://" + t.TempDir(), map[string]*string{"remote.storage.enable": ptr("true"), "cleanup.policy": ptr("compact")}},
+	} {
+		g := newGatewayWith(t, gatewayOptions{objectStoreURL: c.url})
+		resp, err := g.admin().CreateTopic(testCtx(t), 1, 1, c.configs, "refused")
+		if err == nil {
+			err = resp.Err
+		}
+		if !errors.Is(err, kerr.InvalidConfig) {
+			t.Fatalf("object store %q: %v, want INVALID_CONFIG", c.url, err)
+		}
+	}
 }
