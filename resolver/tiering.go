@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/kgateway/kgateway/storage"
@@ -59,17 +60,30 @@ func (r *Resolver) RunTiering(ctx context.Context) error {
 	}
 	r.tiering.mu.Lock()
 	defer r.tiering.mu.Unlock()
-	var errs []error
+	// Partitions are synced concurrently; the tier bounds how many
+	// uploads run at once (remote.log.manager.copier.thread.pool.size).
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+	)
 	for _, p := range r.allPartitions() {
 		_, s, err := p.ledgerAndSettings()
 		if err != nil || !s.remote {
 			continue
 		}
-		err = t.Sync(ctx, p.log, s.local)
-		if err != nil && !errors.Is(err, storage.ErrNoLog) && !errors.Is(err, storage.ErrRemoved) {
-			errs = append(errs, fmt.Errorf("%s/%d: %w", p.topic, p.index, err))
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := t.Sync(ctx, p.log, s.local)
+			if err != nil && !errors.Is(err, storage.ErrNoLog) && !errors.Is(err, storage.ErrRemoved) {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("%s/%d: %w", p.topic, p.index, err))
+				mu.Unlock()
+			}
+		}()
 	}
+	wg.Wait()
 	errs = append(errs, t.Reap(ctx))
 	return errors.Join(errs...)
 }

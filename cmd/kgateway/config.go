@@ -93,6 +93,8 @@ type Config struct {
 	ObjectStoreURL         string `prop:"object.store.url" flag:"object-store-url" help:"object store that topics with remote.storage.enable=true keep sealed segments in, e.g. file:///var/lib/kgateway/objects; empty: none"`
 	LogLocalRetentionMs    int64  `prop:"log.local.retention.ms" flag:"log-local-retention-ms" help:"default local.retention.ms: how long a tiered topic's uploaded segments stay on local disk; -2 is retention.ms"`
 	LogLocalRetentionBytes int64  `prop:"log.local.retention.bytes" flag:"log-local-retention-bytes" help:"default local.retention.bytes: how many bytes of a tiered partition stay on local disk; -2 is retention.bytes"`
+	RemoteCopyThreads      int    `prop:"remote.log.manager.copier.thread.pool.size" flag:"remote-log-manager-copier-thread-pool-size" help:"segments uploaded to the object store at once"`
+	RemoteCopyBytesPerSec  int64  `prop:"remote.log.manager.copy.max.bytes.per.second" flag:"remote-log-manager-copy-max-bytes-per-second" help:"upload bandwidth to the object store, all uploads together; 0 is no limit"`
 	RemoteLogTaskMs        int64  `prop:"remote.log.manager.task.interval.ms" flag:"remote-log-manager-task-interval-ms" help:"how often segments are uploaded, removed locally and deleted remotely"`
 
 	// The log cleaner of compacted topics.
@@ -156,6 +158,7 @@ func DefaultConfig() Config {
 		LogLocalRetentionMs:        -2,
 		LogLocalRetentionBytes:     -2,
 		RemoteLogTaskMs:            30000,
+		RemoteCopyThreads:          10,
 		ProducerIDExpirationMs:     86400000,
 
 		TransactionMaxTimeoutMs:      txn.DefaultMaxTimeout.Milliseconds(),

@@ -12,6 +12,7 @@ import (
 	"github.com/kgateway/kgateway/kafka"
 	"github.com/kgateway/kgateway/server"
 	"github.com/kgateway/kgateway/storage"
+	"github.com/kgateway/kgateway/storage/tier"
 	"go.uber.org/zap"
 )
 
@@ -64,6 +65,7 @@ func (c Config) serverConfig(log *zap.Logger) server.Config {
 		DataDir:        c.DataDir,
 		Listen:         c.Listen,
 		ObjectStoreURL: c.ObjectStoreURL,
+		Tier:           tier.Options{UploadConcurrency: c.RemoteCopyThreads, UploadBytesPerSec: c.RemoteCopyBytesPerSec},
 		Logger:         log,
 		Storage:        storage.Options{TailCacheBytes: tailCacheOption(c.TailCacheBytes), NoReuse: !c.SegmentReuse},
 		Resolver:       c.resolverConfig(),

@@ -39,6 +39,9 @@ func (c Config) validateLog(bad func(prop, format string, args ...any)) []error 
 	if c.LogLocalRetentionMs < -2 || c.LogLocalRetentionBytes < -2 {
 		bad("log.local.retention.ms", "local retention must be -2 (retention.*), -1 (none) or at least 0")
 	}
+	if c.RemoteCopyThreads < 1 || c.RemoteCopyBytesPerSec < 0 {
+		bad("remote.log.manager.copier.thread.pool.size", "upload threads must be at least 1 and bandwidth at least 0")
+	}
 	if c.RemoteLogTaskMs < 1 {
 		bad("remote.log.manager.task.interval.ms", "%d must be at least 1", c.RemoteLogTaskMs)
 	}

@@ -467,3 +467,18 @@ func TestRestartedNodeReapsItsOwnAttempt(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestUploadBandwidthBound: an upload of about 50 KB at 20 KB/s (one
+// second of burst) cannot finish in under a second.
+func TestUploadBandwidthBound(t *testing.T) {
+	e := newEnv(t, tier.Options{UploadBytesPerSec: 20 << 10})
+	e.fill(1, 100)
+	start := time.Now()
+	o, err := e.tier.Upload(context.Background(), testLog, e.info().Ledgers[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); o.Size < 50<<10 || took < time.Second {
+		t.Fatalf("%d bytes uploaded in %v at 20 KiB/s", o.Size, took)
+	}
+}
