@@ -69,3 +69,60 @@ func BenchmarkReadObject(b *testing.B) {
 		run(b, func() error { _, err := e.store.ReadIndexed(testLog, hdrs); return err })
 	})
 }
+
+// BenchmarkAppendBesideUpload measures durable 16 KiB appends to one log
+// (MB/s) alone and while another log's sealed ledgers are uploaded in a
+// loop: what uploading costs produce throughput.
+func BenchmarkAppendBesideUpload(b *testing.B) {
+	for _, uploading := range []bool{false, true} {
+		name := "alone"
+		if uploading {
+			name = "uploading"
+		}
+		b.Run(name, func(b *testing.B) {
+			e := newEnv(b, tier.Options{})
+			const other = storage.LogID(8)
+			if err := e.store.CreateLog(other); err != nil {
+				b.Fatal(err)
+			}
+			stop := make(chan struct{})
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				for uploading {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					for range 64 {
+						if _, err := e.store.Append(other, 1, make([]byte, 16<<10), storage.AppendOptions{}); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+					if _, err := e.store.Roll(other); err != nil {
+						b.Error(err)
+						return
+					}
+					info, _ := e.store.Info(other)
+					if _, err := e.tier.Upload(context.Background(), other, info.Ledgers[len(info.Ledgers)-2].ID); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			}()
+			payload := make([]byte, 16<<10)
+			b.SetBytes(int64(len(payload)))
+			b.ResetTimer()
+			for range b.N {
+				if _, err := e.store.Append(testLog, 1, payload, storage.AppendOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			close(stop)
+			<-done
+		})
+	}
+}

@@ -99,6 +99,11 @@
 //	go test -run '^$' -bench . ./storage/tier/
 //
 // BenchmarkUpload reports upload MB/s to a file:// bucket;
-// BenchmarkReadObject the latency of reading offset 0's ledger from an
-// object, cold (nothing cached) and cached, against a local read.
+// BenchmarkAppendBesideUpload durable append MB/s alone and while another
+// log's ledgers are uploaded; BenchmarkReadObject p50/p99 of reading
+// offset 0's ledger (100 entries) from its object, cold (nothing cached)
+// and cached, against the local file. An object read includes its pin
+// and unpin, two synced metadata writes. Against the loopback
+// object-store server of the end-to-end tests, the same figures come
+// from the server's fetch (the integrator's kgbench run).
 package tier
