@@ -103,7 +103,7 @@
 // log's ledgers are uploaded; BenchmarkReadObject p50/p99 of reading
 // offset 0's ledger (100 entries) from its object, cold (nothing cached)
 // and cached, against the local file. An object read includes its pin
-// and unpin, two synced metadata writes. Against the loopback
-// object-store server of the end-to-end tests, the same figures come
-// from the server's fetch (the integrator's kgbench run).
+// and unpin, two synced metadata writes. These run against the file
+// backend; the same benchmarks take any Bucket, so an object-store server
+// on loopback only needs its bucket passed in.
 package tier
