@@ -10,6 +10,19 @@ import (
 	_ "gocloud.dev/blob/fileblob" // file:// object stores
 )
 
+// checkNoObjects refuses to open a data directory whose ledgers live
+// partly in an object store without one: their entries could not be read.
+func checkNoObjects(store *storage.Store) error {
+	objs, err := tier.ListObjects(store.ScanMeta)
+	if err != nil {
+		return err
+	}
+	if len(objs) > 0 {
+		return fmt.Errorf("%d objects of the object tier are recorded (ledgers kept in an object store): object.store.url is required", len(objs))
+	}
+	return nil
+}
+
 // openTier opens the object store at url and the object tier over store,
 // its metadata kept in store's pebble (tier.PebbleMeta).
 func openTier(store *storage.Store, url string, opts tier.Options) (*tier.Tier, *blob.Bucket, error) {

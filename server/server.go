@@ -160,6 +160,8 @@ func (s *Server) openLayers() (err error) {
 			return err
 		}
 		rc.Tier = s.tier
+	} else if err := checkNoObjects(s.store); err != nil {
+		return err
 	}
 	if s.res, err = resolver.Open(s.store, rc); err != nil {
 		return fmt.Errorf("open resolver: %w", err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kgateway/kgateway/server"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -122,5 +123,33 @@ func TestRemoteStorageNeedsObjectStore(t *testing.T) {
 		if !errors.Is(err, kerr.InvalidConfig) {
 			t.Fatalf("object store %q: %v, want INVALID_CONFIG", c.url, err)
 		}
+	}
+}
+
+// TestObjectStoreRequiredOnceUsed: a data directory with ledgers in an
+// object store does not open without object.store.url.
+func TestObjectStoreRequiredOnceUsed(t *testing.T) {
+	g := newGatewayWith(t, gatewayOptions{objectStoreURL: "file://" + t.TempDir(), tierInterval: 10 * time.Millisecond})
+	ctx := testCtx(t)
+	configs := map[string]*string{"remote.storage.enable": ptr("true"), "segment.bytes": ptr("100")}
+	if resp, err := g.admin().CreateTopic(ctx, 1, 1, configs, "t"); err != nil || resp.Err != nil {
+		t.Fatal(err, resp.Err)
+	}
+	cl := g.client()
+	for i := 0; i < 5; i++ {
+		if err := cl.ProduceSync(ctx, records("t", 5)[i]).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for listOffset(t, g.client(), "t", -5).Offset < 0 {
+		if ctx.Err() != nil {
+			t.Fatal("nothing tiered before the deadline")
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition, bounded by ctx
+	}
+	g.stop()
+	_, err := server.Open(server.Config{DataDir: g.dir})
+	if err == nil || !strings.Contains(err.Error(), "object.store.url is required") {
+		t.Fatalf("open without the object store: %v", err)
 	}
 }
