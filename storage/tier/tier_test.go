@@ -482,3 +482,29 @@ func TestUploadBandwidthBound(t *testing.T) {
 		t.Fatalf("%d bytes uploaded in %v at 20 KiB/s", o.Size, took)
 	}
 }
+
+// TestSlowStoreTimesOut: a store slower than OpTimeout fails each call by
+// its deadline, retried, and the read fails (no entries) instead of
+// hanging; once the store is fast again the read succeeds.
+func TestSlowStoreTimesOut(t *testing.T) {
+	e := newEnv(t, tier.Options{OpTimeout: 20 * time.Millisecond, Retries: 2})
+	e.fill(1, 10)
+	led := e.info().Ledgers[0].ID
+	if _, err := e.tier.Upload(context.Background(), testLog, led); err != nil {
+		t.Fatal(err)
+	}
+	e.bucket.SetDelay(time.Minute)
+	es, err := e.readObject(led)
+	if !errors.Is(err, context.DeadlineExceeded) || len(es) != 0 {
+		t.Fatalf("read from a stuck store: %d entries, %v", len(es), err)
+	}
+	if e.tier.Stats().Retries < 2 {
+		t.Fatalf("retries %d", e.tier.Stats().Retries)
+	}
+	e.bucket.SetDelay(0)
+	es, err = e.readObject(led)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEntries(t, es, 0)
+}
