@@ -1,6 +1,6 @@
 package kafka
 
-// ListOffsets (key 2), versions 1–7.
+// ListOffsets (key 2), versions 1–9.
 //
 //   v1  one offset and its timestamp per partition (v0's offset lists are
 //       left out).
@@ -8,6 +8,9 @@ package kafka
 //       offset, and a timestamp lookup answers only offsets below it.
 //   v3  nothing new.   v4  leader epochs (always 0 here).
 //   v5  nothing new.   v6  flexible.   v7  -3: the max-timestamp offset.
+//   v8  -4: the earliest local offset (KIP-405: the first offset not only
+//       in the object store).   v9  -5: the latest tiered offset
+//       (KIP-1005: the last offset in a published object, -1 if none).
 //
 // Timestamp -1 is the high watermark, -2 the log start offset, -3 the
 // first record carrying the largest timestamp; any other timestamp finds
@@ -15,7 +18,7 @@ package kafka
 // first record in it at or after it (decompressing the batch if need be),
 // as Kafka does: that record's offset and timestamp, or offset and
 // timestamp -1 when there is none.
-// Left out: v8+ (KIP-1005 -4/-5 tiered offsets, timeouts).
+// Left out: v10+ (timeouts, -6).
 
 import (
 	"github.com/kgateway/kgateway/resolver"

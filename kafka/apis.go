@@ -29,7 +29,7 @@ var apis = []api{
 	// broker's minimum Produce version is above 0 (00_produce.go).
 	{key: 0, min: 0, max: 12, handle: handleProduce},
 	{key: 1, min: 4, max: 13, handle: handleFetch},
-	{key: 2, min: 1, max: 7, handle: handleListOffsets},
+	{key: 2, min: 1, max: 9, handle: handleListOffsets},
 	{key: 3, min: 0, max: 12, handle: handleMetadata},
 	{key: 8, min: 0, max: 9, handle: handleOffsetCommit},
 	{key: 9, min: 0, max: 9, handle: handleOffsetFetch},

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kgateway/kgateway/storage"
+	"github.com/kgateway/kgateway/storage/tier"
 )
 
 // This file is the managed-ledger contract. resolver/ codes against these
@@ -76,4 +77,7 @@ type Config struct {
 	SegmentBytes int64         // roll before an append that would pass this; 0 means 1 GiB
 	SegmentAge   time.Duration // roll the open ledger once it is this old; 0 means 7 days
 	Now          func() time.Time
+	// Tier, when set at Open, reads offloaded ledgers from the object
+	// store (read.go targetOf); nil: local segment files only.
+	Tier *tier.Tier
 }

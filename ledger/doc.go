@@ -73,7 +73,16 @@
 // the next entry (R3), or nothing when none follows it below End. R1, R9 (by entries and
 // bytes), R10 and R11 hold as for ReadEntries. The read's two choices have
 // one place each: the view (ReadView, view.go) and the target of a
-// ledger's payloads (targetOf: a local segment file, the only kind).
+// ledger's payloads (targetOf). A ledger's candidates are its
+// local segment file while it has one, then, for a ledger offloaded to
+// the object tier (storage/doc.go "Offloaded ledgers"), its published
+// objects; a ReadTargetDispatcher picks the reader of each by kind. An
+// object read pins the object (a lease record in the object metadata,
+// storage/tier B5) and revalidates it; a stale candidate makes the read
+// try the next one, none left a fresh snapshot. The pin is not a cursor
+// and changes nothing the ledger holds: R1 holds for the ledger and its
+// index; the pin is the one write of an object read (storage/tier doc
+// "Reads and R1").
 //
 // ReadView(v, ...) chooses the view first, before any entry:
 //

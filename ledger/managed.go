@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kgateway/kgateway/storage"
+	"github.com/kgateway/kgateway/storage/tier"
 )
 
 // Managed is the managed ledger of one partition over one storage log.
@@ -19,9 +20,12 @@ import (
 type Managed struct {
 	store *storage.Store
 	log   LogID
-	local target // the target of every ledger (read.go)
 	// view is the log's compacted view, nil when it has none (view.go).
 	view atomic.Pointer[compacted]
+	// dispatch picks the reader of a ledger's candidate (read.go);
+	// tier, nil without an object store, lists object candidates.
+	dispatch ReadTargetDispatcher
+	tier     *tier.Tier
 
 	// state is stateActive, stateFenced or stateClosed. It is atomic so a
 	// read never waits for the append lock.
@@ -64,7 +68,11 @@ func Open(store *storage.Store, log LogID, cfg Config) (*Managed, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m := &Managed{store: store, log: log, local: &segments{store: store, log: log}}
+	m := &Managed{store: store, log: log, tier: cfg.Tier}
+	m.dispatch.local = &segments{store: store, log: log}
+	if cfg.Tier != nil {
+		m.dispatch.object = &objects{tier: cfg.Tier}
+	}
 	m.mu.cfg = cfg.withDefaults()
 	info, err := store.Info(log)
 	if errors.Is(err, storage.ErrNoLog) {

@@ -1,11 +1,13 @@
 package ledger
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
 
 	"github.com/kgateway/kgateway/storage"
+	"github.com/kgateway/kgateway/storage/tier"
 )
 
 // readAttempts bounds how often a read starts again after a concurrent trim
@@ -97,7 +99,7 @@ func (m *Managed) retrying(attempt func() ([]Entry, error)) ([]Entry, error) {
 // offset, falls below the new Start.
 func raced(err error) bool {
 	return errors.Is(err, storage.ErrRemoved) || errors.Is(err, storage.ErrTrimmed) ||
-		errors.Is(err, errIndexMismatch)
+		errors.Is(err, errIndexMismatch) || errors.Is(err, storage.ErrOffloaded) || errors.Is(err, tier.ErrStale)
 }
 
 // storeReadErr maps an error of the store's read snapshot (R11: a closed
@@ -110,10 +112,46 @@ func (m *Managed) storeReadErr(err error) error {
 }
 
 // A target holds the payloads of a ledger's entries (read flow step 5).
-// Every ledger is a local segment file today (segments); a ledger moved to
-// another tier would get a target type of its own, picked by targetOf.
+// A ledger's candidates (candidatesOf) are its local segment file while
+// it has one, then its published objects in the object tier (storage/tier),
+// best first; the ReadTargetDispatcher picks the reader of each by its
+// kind.
 type target interface {
-	read(hdrs []storage.EntryHeader) ([]Entry, error)
+	read(c candidate, hdrs []storage.EntryHeader) ([]Entry, error)
+}
+
+// targetKind is a candidate's type of target.
+type targetKind uint8
+
+const (
+	localSegment targetKind = iota // the ledger's segment file, through storage
+	objectStore                    // a published object, through the tier
+)
+
+func (k targetKind) String() string {
+	if k == objectStore {
+		return "object"
+	}
+	return "local"
+}
+
+// candidate is one place a ledger's payloads may be read from.
+type candidate struct {
+	kind   targetKind
+	object tier.Object // objectStore: the record as listed (revalidated after the pin)
+}
+
+// ReadTargetDispatcher picks the reader of a candidate by its kind.
+type ReadTargetDispatcher struct {
+	local  target
+	object target // nil without an object tier
+}
+
+func (d *ReadTargetDispatcher) pick(c candidate) target {
+	if c.kind == objectStore {
+		return d.object
+	}
+	return d.local
 }
 
 // segments reads local segment files through storage, which pins each
@@ -125,24 +163,74 @@ type segments struct {
 	log   LogID
 }
 
-func (s *segments) read(hdrs []storage.EntryHeader) ([]Entry, error) {
+func (s *segments) read(_ candidate, hdrs []storage.EntryHeader) ([]Entry, error) {
 	return s.store.ReadIndexed(s.log, hdrs)
 }
 
-// targetOf is the target of ledger l's entries.
-func (m *Managed) targetOf(LedgerID) target { return m.local }
+// objects reads published objects through the tier, which pins the
+// object with a durable lease record, revalidates the candidate, and
+// checks every frame (storage/tier B5, B7). The pin is the only write of
+// such a read, and it is no cursor (R1).
+type objects struct{ tier *tier.Tier }
+
+func (o *objects) read(c candidate, hdrs []storage.EntryHeader) ([]Entry, error) {
+	return o.tier.Read(context.Background(), c.object, hdrs)
+}
+
+// targetOf reads the entries hdrs, all of ledger led, from its best
+// candidate: the local file while there is one; else each published
+// object in turn, moving to the next when one turned stale between being
+// listed and pinned. No candidate left is a lost race with retention
+// (the ledger went): the read starts again from a fresh snapshot.
+func (m *Managed) targetOf(led LedgerID, hdrs []storage.EntryHeader) ([]Entry, error) {
+	d := &m.dispatch
+	if m.tier == nil || m.store.HasLocal(m.log, led) {
+		local := candidate{kind: localSegment}
+		es, err := d.pick(local).read(local, hdrs)
+		if m.tier == nil || len(es) > 0 || !errors.Is(err, storage.ErrOffloaded) {
+			return es, err
+		}
+	}
+	cands, err := m.objectCandidates(led)
+	if err != nil {
+		return nil, err
+	}
+	last := fmt.Errorf("%w: %v %v: no local file and no published object", storage.ErrRemoved, m.log, led)
+	for _, c := range cands {
+		es, err := d.pick(c).read(c, hdrs)
+		if errors.Is(err, tier.ErrStale) && len(es) == 0 {
+			last = err
+			continue
+		}
+		return es, err
+	}
+	return nil, last
+}
+
+// objectCandidates lists ledger led's published objects, best first.
+func (m *Managed) objectCandidates(led LedgerID) ([]candidate, error) {
+	objs, err := m.tier.Candidates(m.log, led)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]candidate, len(objs))
+	for i, o := range objs {
+		out[i] = candidate{kind: objectStore, object: o}
+	}
+	return out, nil
+}
 
 // fetch reads planned entries from their targets, in order, one run of
-// entries with the same target per call. On an error it returns the
+// entries of the same ledger per call. On an error it returns the
 // entries read before it with the error (the callers apply R10).
 func (m *Managed) fetch(hdrs []storage.EntryHeader) ([]Entry, error) {
 	var out []Entry
 	for len(hdrs) > 0 {
-		t, n := m.targetOf(hdrs[0].Ledger), 1
-		for n < len(hdrs) && m.targetOf(hdrs[n].Ledger) == t {
+		led, n := hdrs[0].Ledger, 1
+		for n < len(hdrs) && hdrs[n].Ledger == led {
 			n++
 		}
-		es, err := t.read(hdrs[:n])
+		es, err := m.targetOf(led, hdrs[:n])
 		if out == nil {
 			out = es
 		} else {

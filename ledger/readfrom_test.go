@@ -134,12 +134,12 @@ type trimBeforeRead struct {
 	trim  func()
 }
 
-func (t *trimBeforeRead) read(hdrs []storage.EntryHeader) ([]Entry, error) {
+func (t *trimBeforeRead) read(c candidate, hdrs []storage.EntryHeader) ([]Entry, error) {
 	if t.trim != nil {
 		t.trim()
 		t.trim = nil
 	}
-	return t.inner.read(hdrs)
+	return t.inner.read(c, hdrs)
 }
 
 // TestReadFromRetriesAfterTrim: a hard trim that removes the planned
@@ -152,7 +152,7 @@ func TestReadFromRetriesAfterTrim(t *testing.T) {
 	e.reopen() // nothing in memory: payloads come from the files
 	ids := e.ledgerIDs()
 	start := e.info().Ledgers[1].FirstOffset
-	e.m.local = &trimBeforeRead{inner: e.m.local, trim: func() {
+	e.m.dispatch.local = &trimBeforeRead{inner: e.m.dispatch.local, trim: func() {
 		if err := e.store.HardTrim(testLog, start); err != nil {
 			t.Error(err)
 		}

@@ -86,7 +86,7 @@ func (m *Managed) readCompacted(from Offset, maxEntries int, maxBytes int64) (Sn
 	if from < vb.Start {
 		return sn, nil, nil
 	}
-	out, err := c.target.read(hdrs)
+	out, err := c.target.read(candidate{kind: localSegment}, hdrs) // a view is local only
 	if errors.Is(err, storage.ErrNoLog) && len(out) == 0 {
 		return m.readFrom(from, maxEntries, maxBytes) // the view was just removed
 	}

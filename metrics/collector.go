@@ -31,6 +31,7 @@ type Snapshot struct {
 	Connections int
 	InFlight    int64
 	Cleaner     CleanerStat
+	Tier        TierStat
 }
 
 // Source produces a Snapshot; package server wires it to the resolver, the
@@ -72,6 +73,7 @@ func (collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range cleanerDescs {
 		ch <- d
 	}
+	describeTier(ch)
 }
 
 func (c collector) Collect(ch chan<- prometheus.Metric) {
@@ -100,6 +102,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descConns, float64(s.Connections))
 	gauge(descInFlight, float64(s.InFlight))
 	collectCleaner(ch, s.Cleaner)
+	collectTier(ch, s.Tier)
 	for _, g := range s.Groups {
 		part := itoa(g.Partition)
 		gauge(descCommitted, float64(g.Committed), g.Group, g.Topic, part)

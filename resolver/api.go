@@ -7,6 +7,7 @@ import (
 
 	"github.com/kgateway/kgateway/ledger"
 	"github.com/kgateway/kgateway/storage"
+	"github.com/kgateway/kgateway/storage/tier"
 	"go.uber.org/zap"
 )
 
@@ -112,6 +113,19 @@ type Config struct {
 	// (default 1000); beyond it the least recently appended is dropped
 	// (P2).
 	MaxProducers int
+	// Tier keeps sealed ledgers of topics with remote.storage.enable=true
+	// in an object store (object.store.url; tiering.go). nil: local only,
+	// and remote.storage.enable=true is refused.
+	Tier *tier.Tier
+	// LocalRetentionMs and LocalRetentionBytes are
+	// log.local.retention.ms and .bytes: how much of a tiered topic stays
+	// on local disk. Kafka's default, and the zero value, is -2: as
+	// retention.ms and retention.bytes.
+	LocalRetentionMs, LocalRetentionBytes int64
+	// TierInterval is remote.log.manager.task.interval.ms (default 30
+	// s): how often uploads, local removal and object deletion run.
+	// Negative: never in the background (tests call RunTiering).
+	TierInterval time.Duration
 	Logger       *zap.Logger
 }
 

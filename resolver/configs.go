@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kgateway/kgateway/ledger"
+	"github.com/kgateway/kgateway/storage/tier"
 )
 
 // Topic configs. Every name Kafka defines for topics that a client may
@@ -128,9 +129,9 @@ var topicConfigs = map[string]configSpec{
 	"segment.jitter.ms":                       {"0", "", TypeLong, longAtLeast(0)},
 	"segment.ms":                              {strconv.FormatInt(defaultSegmentAge.Milliseconds(), 10), "log.roll.ms", TypeLong, longAtLeast(1)},
 	"unclean.leader.election.enable":          {"false", "", TypeBoolean, checkBool},
-	"local.retention.bytes":                   {"-2", "", TypeLong, longAtLeast(-2)},
-	"local.retention.ms":                      {"-2", "", TypeLong, longAtLeast(-2)},
-	"remote.storage.enable":                   {"false", "", TypeBoolean, oneOf("false")},
+	"local.retention.bytes":                   {"-2", "log.local.retention.bytes", TypeLong, longAtLeast(-2)},
+	"local.retention.ms":                      {"-2", "log.local.retention.ms", TypeLong, longAtLeast(-2)},
+	"remote.storage.enable":                   {"false", "", TypeBoolean, checkBool},
 	"follower.replication.throttled.replicas": {"", "", TypeList, func(string) error { return nil }},
 	"leader.replication.throttled.replicas":   {"", "", TypeList, func(string) error { return nil }},
 	// Not Kafka's: the compacted view of a delete-policy topic (W1-W7).
@@ -149,6 +150,20 @@ func (r *Resolver) validateConfigs(configs map[string]string) error {
 	maxLag, _ := parseLong(r.value(configs, "max.compaction.lag.ms"))
 	if minLag > maxLag {
 		return fmt.Errorf("%w: conflict topic config setting min.compaction.lag.ms (%d) > max.compaction.lag.ms (%d)", ErrInvalidConfig, minLag, maxLag)
+	}
+	if r.value(configs, "remote.storage.enable") == "true" {
+		// Kafka's checks: tiered storage must be on in the broker, and
+		// a tiered topic is not compacted.
+		if r.cfg.Tier == nil {
+			return fmt.Errorf("%w: remote.storage.enable=true needs the broker's object.store.url", ErrInvalidConfig)
+		}
+		if policyHas(r.value(configs, "cleanup.policy"), "compact") {
+			return fmt.Errorf("%w: remote.storage.enable=true is not supported with cleanup.policy=compact", ErrInvalidConfig)
+		}
+		if viewOn(configs) {
+			// The cleaner copies a view from local ledgers only.
+			return fmt.Errorf("%w: remote.storage.enable=true is not supported with %s=true", ErrInvalidConfig, ViewConfig)
+		}
 	}
 	return checkViewPolicy(configs, r.value(configs, "cleanup.policy"))
 }
@@ -288,6 +303,10 @@ type topicSettings struct {
 	retentionBytes  int64 // -1: no size limit
 	ledger          ledger.Config
 	clean           cleanSettings
+	// remote is remote.storage.enable; local its local.retention.*, -2
+	// resolved to retention.* (Kafka's rule).
+	remote bool
+	local  tier.LocalPolicy
 }
 
 // cleanSettings are the cleanup.policy and the cleaner's topic configs.
@@ -324,6 +343,14 @@ func (r *Resolver) settings(configs map[string]string) topicSettings {
 		ledger:          r.cfg.Ledger,
 	}
 	s.ledger.SegmentBytes = num("segment.bytes")
+	s.remote = r.value(configs, "remote.storage.enable") == "true"
+	s.local = tier.LocalPolicy{RetentionMs: num("local.retention.ms"), RetentionBytes: num("local.retention.bytes")}
+	if s.local.RetentionMs == -2 {
+		s.local.RetentionMs = s.retentionMs
+	}
+	if s.local.RetentionBytes == -2 {
+		s.local.RetentionBytes = s.retentionBytes
+	}
 	policy := r.value(configs, "cleanup.policy")
 	s.clean = cleanSettings{
 		compact:           policyHas(policy, "compact"),

@@ -11,6 +11,7 @@ import (
 	"sort"
 
 	"github.com/kgateway/kgateway/storage"
+	"github.com/kgateway/kgateway/storage/tier"
 )
 
 // Binding is one stored topic binding: partition i is Logs[i].
@@ -55,6 +56,21 @@ var DefaultFetchLimits = FetchLimits{PartitionMaxBytes: 1 << 20, MinOne: true}
 type PlanEntry struct {
 	storage.EntryHeader
 	Err error
+	// Object is the object an offloaded ledger's entry is read from (""
+	// for a local one). Explain writes nothing, so it takes no pin and
+	// reads no object: such an entry is planned, not checked.
+	Object string
+}
+
+// PlanCandidate is one candidate target of the ledger holding the fetch
+// offset (ledger "targetOf"): its local segment file, or an object of
+// the object tier with the pins recorded on it.
+type PlanCandidate struct {
+	Kind   string // "local" or "object"
+	Object *tier.Object
+	Pins   []tier.Pin
+	Chosen bool   // the target a fetch reads (local first, then a published object)
+	Note   string // why a candidate is not usable
 }
 
 // Plan is the read plan of one fetch (steps 1–6).
@@ -72,8 +88,10 @@ type Plan struct {
 	Offset  Offset
 	Outcome string
 	Err     error // ErrOffsetOutOfRange for S1/S3
-	// Step 4: the floor lookup (nil unless a read happens).
-	Floor *storage.EntryHeader
+	// Step 4: the floor lookup (nil unless a read happens), and the
+	// candidates of its ledger with the chosen target.
+	Floor      *storage.EntryHeader
+	Candidates []PlanCandidate
 	// Steps 5–6: what the fetch returns, and its bytes.
 	Entries []PlanEntry
 	Bytes   int
@@ -113,11 +131,72 @@ func Explain(ro *storage.ReadOnly, topic string, partition int32, offset Offset,
 		return p, nil
 	}
 	p.Outcome = "read"
-	return p, planEntries(ro, &p, info.End, lim)
+	objs, err := tier.ListObjects(ro.ScanMeta)
+	if err != nil {
+		return p, storageErr("object metadata", err)
+	}
+	if err := planEntries(ro, &p, info.End, lim, objs); err != nil {
+		return p, err
+	}
+	if p.Floor != nil {
+		pins, err := tier.ListPins(ro.ScanMeta)
+		if err != nil {
+			return p, storageErr("object pins", err)
+		}
+		p.Candidates = candidatesOf(p, objs, pins)
+	}
+	return p, nil
+}
+
+// candidatesOf lists the candidates of the ledger holding the floor
+// entry, as the ledger's read would, and marks the chosen one.
+func candidatesOf(p Plan, objs []tier.Object, pins []tier.Pin) []PlanCandidate {
+	var out []PlanCandidate
+	led := p.Floor.Ledger
+	chosen := false
+	for _, li := range p.Ledgers {
+		if li.ID == led && !li.Offloaded {
+			out = append(out, PlanCandidate{Kind: "local", Chosen: true})
+			chosen = true
+		}
+	}
+	for i := range objs {
+		o := &objs[i]
+		if o.Log != p.Log || o.Ledger != led {
+			continue
+		}
+		c := PlanCandidate{Kind: "object", Object: o}
+		for _, pin := range pins {
+			if pin.Key == o.Key {
+				c.Pins = append(c.Pins, pin)
+			}
+		}
+		if o.State != tier.Published {
+			c.Note = "not published: never read"
+		} else if !chosen {
+			c.Chosen, chosen = true, true
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// objectOf is the object an entry of an offloaded ledger is read from.
+func objectOf(objs []tier.Object, log storage.LogID, led storage.LedgerID) string {
+	for _, o := range objs {
+		if o.Log == log && o.Ledger == led && o.State == tier.Published {
+			return o.Key
+		}
+	}
+	return ""
 }
 
 // planEntries is Fetch's read and limitBatches' limits over the view.
-func planEntries(ro *storage.ReadOnly, p *Plan, end Offset, lim FetchLimits) error {
+func planEntries(ro *storage.ReadOnly, p *Plan, end Offset, lim FetchLimits, objs []tier.Object) error {
+	offloaded := map[storage.LedgerID]bool{}
+	for _, li := range p.Ledgers {
+		offloaded[li.ID] = li.Offloaded
+	}
 	maxEntries := fetchEntries(lim.PartitionMaxBytes)
 	return ro.ScanEntries(p.Log, p.Offset, func(h storage.EntryHeader) (bool, error) {
 		if p.Floor == nil {
@@ -130,6 +209,15 @@ func planEntries(ro *storage.ReadOnly, p *Plan, end Offset, lim FetchLimits) err
 		}
 		if p.Bytes+int(h.Size) > lim.PartitionMaxBytes && (i > 0 || !lim.MinOne) {
 			return false, nil // the byte budget (KIP-74: the first is whole)
+		}
+		if offloaded[h.Ledger] {
+			pe := PlanEntry{EntryHeader: h, Object: objectOf(objs, p.Log, h.Ledger)}
+			if pe.Object == "" {
+				pe.Err = fmt.Errorf("%w: offloaded and no published object", storage.ErrRemoved)
+			}
+			p.Entries = append(p.Entries, pe)
+			p.Bytes += int(h.Size)
+			return pe.Err == nil, nil
 		}
 		e, err := ro.ReadEntry(p.Log, h)
 		if err == nil {

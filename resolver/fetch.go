@@ -209,6 +209,9 @@ func (r *Resolver) ListOffset(topic string, partition int32, ts int64) (off Offs
 			return off, maxTS, err
 		}
 		return r.maxTimestampRecord(topic, partition, off, maxTS, s.info.Start)
+	case ts == -4 || ts == -5:
+		off, err := r.tieredOffset(s.p.log, s.info.Start, ts)
+		return off, -1, err
 	case ts < 0:
 		return -1, -1, nil
 	}
@@ -229,6 +232,39 @@ func (r *Resolver) ListOffset(topic string, partition int32, ts int64) (off Offs
 		h.Offset = off
 	}
 	return r.recordAtOrAfter(topic, partition, h.Offset, ts, s.info.Start, s.info.End)
+}
+
+// tieredOffset answers ListOffsets -4 (KIP-405's earliest local: the
+// first offset still in a local segment file, at least the log start) and
+// -5 (KIP-1005's latest tiered: the last offset held by a published
+// object, -1 when none is).
+func (r *Resolver) tieredOffset(log storage.LogID, start Offset, ts int64) (Offset, error) {
+	info, err := r.store.Info(log)
+	if err != nil {
+		return -1, storageErr("info", err)
+	}
+	if ts == -4 {
+		for _, li := range info.Ledgers {
+			if !li.Offloaded {
+				return max(li.FirstOffset, start), nil
+			}
+		}
+		return info.End, nil
+	}
+	latest := Offset(-1)
+	if r.cfg.Tier == nil {
+		return latest, nil
+	}
+	for _, li := range info.Ledgers {
+		objs, err := r.cfg.Tier.Candidates(log, li.ID)
+		if err != nil {
+			return -1, storageErr("object metadata", err)
+		}
+		for _, o := range objs {
+			latest = max(latest, o.EndOffset-1)
+		}
+	}
+	return latest, nil
 }
 
 // maxTimestamp answers ListOffset -3 from the partition's durable mark.

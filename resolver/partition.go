@@ -181,7 +181,7 @@ func (r *Resolver) recover(p *partition) error {
 	aborted = loadTxnState(txns, open, aborted, info.Start)
 	from := max(ck.Covered, info.Start)
 	rs := replayState{ck: &ck, prod: prod, txns: txns, aborted: aborted}
-	replayed, err := r.replay(p.log, from, info.End, &rs)
+	replayed, err := r.replay(p.mu.ml, from, info.End, &rs)
 	if err != nil {
 		// An unreadable entry fails this partition's appends (the producer
 		// state is incomplete) but not the whole Open: reads still serve
@@ -215,13 +215,19 @@ type replayState struct {
 // into rs (X7): idempotent batches into the producers, transactional ones
 // into the open transactions, markers end them (an ABORT adds to the
 // aborted index). It returns how many entries it read.
-func (r *Resolver) replay(log storage.LogID, from, end Offset, rs *replayState) (int, error) {
+// It reads through the managed ledger's read flow, so the entries of
+// ledgers offloaded to the object tier are read from their objects.
+func (r *Resolver) replay(ml *ledger.Managed, from, end Offset, rs *replayState) (int, error) {
 	lim := r.producerLimits()
 	ck, prod := rs.ck, rs.prod
-	const maxRecords, maxBytes = 1 << 16, 4 << 20
+	log := ml.Log()
+	const maxEntries, maxBytes = 1 << 16, 4 << 20
 	n := 0
 	for from < end {
-		entries, err := r.store.ReadEntries(log, from, maxRecords, maxBytes)
+		sn, entries, err := ml.ReadFrom(from, maxEntries, maxBytes)
+		if err == nil && from < sn.Start {
+			err = fmt.Errorf("%w: %v below the log start %v", storage.ErrTrimmed, from, sn.Start)
+		}
 		if err != nil {
 			return n, storageErr(fmt.Sprintf("replay %s from %s", log, from), err)
 		}

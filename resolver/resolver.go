@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -58,6 +59,13 @@ type Resolver struct {
 
 	// cleaner is the log cleaner of compacted topics (cleaner.go).
 	cleaner cleanerState
+
+	// tiering is the background pass of the object tier (tiering.go).
+	tiering struct {
+		mu     sync.Mutex
+		cancel context.CancelFunc
+		done   chan struct{}
+	}
 }
 
 // topic is one binding. Its fields never change after it is published in
@@ -115,6 +123,18 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
 	}
+	if c.LocalRetentionMs == 0 {
+		c.LocalRetentionMs = -2
+	}
+	if c.LocalRetentionBytes == 0 {
+		c.LocalRetentionBytes = -2
+	}
+	if c.TierInterval == 0 {
+		c.TierInterval = defaultTierInterval
+	}
+	// Every ledger reads offloaded ledgers through the tier, whatever its
+	// topic's remote.storage.enable says now.
+	c.Ledger.Tier = c.Tier
 	c.Cleaner = c.Cleaner.withDefaults()
 	return c
 }
@@ -196,6 +216,7 @@ func Open(store *storage.Store, cfg Config) (*Resolver, error) {
 	}
 	r.startRetention()
 	r.startCleaner()
+	r.startTiering()
 	return r, nil
 }
 
@@ -210,6 +231,7 @@ func (r *Resolver) Close() error {
 	r.mu.closed = true
 	r.mu.Unlock()
 	r.stopRetention()
+	r.stopTiering()
 	r.stopCleaner()
 	r.bg.Wait()
 	return r.closePartitions()

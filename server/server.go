@@ -14,7 +14,9 @@ import (
 	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/kgateway/kgateway/storage"
+	"github.com/kgateway/kgateway/storage/tier"
 	"go.uber.org/zap"
+	"gocloud.dev/blob"
 )
 
 // Config is one server's configuration: the data directory, the Kafka
@@ -36,6 +38,13 @@ type Config struct {
 	// Logger is the root logger; each layer whose own Logger is nil logs
 	// to a child named after it. Nil: no logging.
 	Logger *zap.Logger
+
+	// ObjectStoreURL is object.store.url: the object store that topics
+	// with remote.storage.enable=true keep sealed ledgers in (a gocloud
+	// blob URL, e.g. file:///var/lib/kgateway/objects). Empty: none, and
+	// nothing is uploaded. Tier configures the tier over it.
+	ObjectStoreURL string
+	Tier           tier.Options
 
 	// Storage configures the store. FS and PebbleFS replace the file
 	// systems under the segment files and the index. Open chains its
@@ -63,6 +72,8 @@ type Server struct {
 	offs    *offsets.Store
 	kafka   *kafka.Server
 	metrics *metrics.Metrics
+	tier    *tier.Tier     // nil without an object store
+	bucket  *blob.Bucket   // the tier's
 	lns     []net.Listener // bound, one per listeners entry
 	lis     []kafka.Listener
 	open    atomic.Bool // the layers are open (Ready)
@@ -142,6 +153,16 @@ func (s *Server) openLayers() (err error) {
 	}
 	rc := cfg.Resolver
 	rc.Logger = named(rc.Logger, log, "resolver")
+	if cfg.ObjectStoreURL != "" {
+		to := cfg.Tier
+		to.Logger = named(to.Logger, log, "tier")
+		if s.tier, s.bucket, err = openTier(s.store, cfg.ObjectStoreURL, to); err != nil {
+			return err
+		}
+		rc.Tier = s.tier
+	} else if err := checkNoObjects(s.store); err != nil {
+		return err
+	}
 	if s.res, err = resolver.Open(s.store, rc); err != nil {
 		return fmt.Errorf("open resolver: %w", err)
 	}
@@ -304,6 +325,12 @@ func (s *Server) closeLayers() error {
 	}
 	if s.res != nil {
 		errs = append(errs, s.res.Close())
+	}
+	if s.tier != nil {
+		s.tier.Close()
+	}
+	if s.bucket != nil {
+		errs = append(errs, s.bucket.Close())
 	}
 	if s.store != nil {
 		errs = append(errs, s.store.Close())

@@ -30,6 +30,13 @@ func (s *Server) snapshot() metrics.Snapshot {
 	snap.Cleaner = metrics.CleanerStat{Passes: cs.Passes, BytesRead: cs.BytesRead, BytesWritten: cs.BytesWritten,
 		Recopy: cs.Recopy, MaxDirtyRatio: cs.MaxDirtyRatio, MaxLagMs: cs.MaxLagMs,
 		LastPassSeconds: cs.LastPass.Seconds(), PassSeconds: cs.PassTime.Seconds()}
+	if s.tier != nil {
+		ts := s.tier.Stats()
+		snap.Tier = metrics.TierStat{Uploads: ts.Uploads, UploadBytes: ts.UploadBytes, UploadFailures: ts.UploadFailures,
+			Offloads: ts.Offloads, Deletes: ts.Deletes, Orphans: ts.Orphans, ReadBytes: ts.ReadBytes,
+			CacheHits: ts.CacheHits, CacheMisses: ts.Misses, Retries: ts.Retries, Failures: ts.Failures,
+			Corrupt: ts.Corrupt, Stale: ts.Stale}
+	}
 	return snap
 }
 

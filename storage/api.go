@@ -48,6 +48,10 @@ var (
 	ErrOutOfRange = errors.New("storage: offset out of range")
 	ErrCorrupt    = errors.New("storage: corrupt entry")
 	ErrRemoved    = errors.New("storage: ledger removed")
+	// ErrOffloaded: the ledger's entries are in the object store only; its
+	// local file is gone (Offload). A read by offset reads them from their
+	// object target (ledger/ "targetOf").
+	ErrOffloaded = errors.New("storage: ledger offloaded")
 	// ErrFailed is returned by every append to a log after a write or sync
 	// on it failed: the bytes on disk are in doubt until the store is
 	// reopened (the fsyncgate lesson: never retry an fsync).
@@ -104,6 +108,9 @@ type LedgerInfo struct {
 	// Gen is the ledger's generation: 0 when written by appends, higher
 	// for a rewrite of sealed ledgers (doc.go "Generations").
 	Gen uint64
+	// Offloaded: the entries live only in the object store; the local
+	// file is gone (Offload, doc.go "Offloaded ledgers").
+	Offloaded bool
 }
 
 // LogInfo is one consistent view of a log's bounds.

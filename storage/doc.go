@@ -29,7 +29,8 @@
 //	l|log                 log record: state (NORMAL/FENCED), soft-trim start
 //	g|log|ledger          ledger record: first offset, Cum before it, created,
 //	                      sealed, and once sealed its final entries and bytes;
-//	                      a rewrite's ledger also its generation ("Generations")
+//	                      a rewrite's ledger also its generation ("Generations");
+//	                      an offloaded one a flags byte ("Offloaded ledgers")
 //	i|log|offset          entry index: records, max time, size, Cum, ledger,
 //	                      entry, file position (Floor = SeekLT, O(log n))
 //	p|log|ledger|entry    legacy: the offset of the entry at a position.
@@ -39,7 +40,9 @@
 //	                      those of a store written before
 //	t|log|runmax|offset   time index: written when an entry raises the log's
 //	                      running max timestamp; SeekTime = SeekGE
-//	m|key                 the upper layers' metadata (ApplyMeta/GetMeta/ScanMeta)
+//	m|key                 the upper layers' metadata (ApplyMeta/GetMeta/ScanMeta),
+//	                      among them the object tier's records and pins
+//	                      (m|tier/..., storage/tier PebbleMeta)
 //	s|next-ledger         the next ledger ID (store-wide; IDs are never reused)
 //
 // # Group commit
@@ -175,6 +178,21 @@
 // (a newer id in an older place) makes differ from id order; reads by
 // position (ledger ReadEntries) address ledgers in id order and are not
 // used on rewritten logs.
+//
+// # Offloaded ledgers
+//
+// A sealed ledger whose entries an object store holds (storage/tier) may
+// be offloaded (Offload): its record is marked, in a synced write, and
+// then its file is removed like a trimmed one's (after the last pin, I6;
+// kept as the log's spare when I8 allows). Its record, entry index and
+// time index stay, so offsets, retention (T1-T6), ListOffsets and the
+// ledger's sizes see the whole log; only its payloads are elsewhere.
+// ReadIndexed of its entries fails with ErrOffloaded, which sends the
+// ledger's read to the object target. Open does not expect its file (one
+// left by a crash between the record and the removal is an orphan), and
+// the open ledger is never offloaded, so recovery (I4) never needs one.
+// Offload is the caller's promise that the object is published and
+// verified (tier B4).
 //
 // # Tail cache
 //

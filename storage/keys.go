@@ -97,6 +97,10 @@ type ledgerMeta struct {
 	// for a rewrite. Records of generation 0 are 41 bytes (as written by
 	// earlier versions), later ones 49.
 	Gen uint64
+	// Offloaded: the ledger's entries are kept in the object store and
+	// its local file is gone (doc.go "Offloaded ledgers"). Such a record
+	// is 50 bytes: the 49 of a generation and a flags byte.
+	Offloaded bool
 }
 
 func (m ledgerMeta) encode() []byte {
@@ -111,14 +115,20 @@ func (m ledgerMeta) encode() []byte {
 		sealed = 1
 	}
 	b = append(b, sealed)
-	if m.Gen > 0 {
+	if m.Gen > 0 || m.Offloaded {
 		b = appendU64(b, m.Gen)
+	}
+	if m.Offloaded {
+		b = append(b, flagOffloaded)
 	}
 	return b
 }
 
+// flagOffloaded is the flags byte of an offloaded ledger's record.
+const flagOffloaded = 1
+
 func decodeLedgerMeta(b []byte) (ledgerMeta, error) {
-	if len(b) != 41 && len(b) != 49 {
+	if len(b) != 41 && len(b) != 49 && len(b) != 50 {
 		return ledgerMeta{}, fmt.Errorf("%w: ledger record of %d bytes", ErrCorrupt, len(b))
 	}
 	u := func(i int) uint64 { return binary.BigEndian.Uint64(b[i*8:]) }
@@ -126,8 +136,14 @@ func decodeLedgerMeta(b []byte) (ledgerMeta, error) {
 		FirstOffset: Offset(u(0)), FirstCum: int64(u(1)), Entries: int64(u(2)),
 		Bytes: int64(u(3)), Created: int64(u(4)), Sealed: b[40] == 1,
 	}
-	if len(b) == 49 {
+	if len(b) >= 49 {
 		m.Gen = binary.BigEndian.Uint64(b[41:])
+	}
+	if len(b) == 50 {
+		if b[49] != flagOffloaded {
+			return ledgerMeta{}, fmt.Errorf("%w: ledger record flags %#x", ErrCorrupt, b[49])
+		}
+		m.Offloaded = true
 	}
 	return m, nil
 }
@@ -135,7 +151,7 @@ func decodeLedgerMeta(b []byte) (ledgerMeta, error) {
 func (m ledgerMeta) info(id LedgerID) LedgerInfo {
 	return LedgerInfo{
 		ID: id, FirstOffset: m.FirstOffset, Entries: m.Entries, Bytes: m.Bytes,
-		Created: time.Unix(0, m.Created), Sealed: m.Sealed, Gen: m.Gen,
+		Created: time.Unix(0, m.Created), Sealed: m.Sealed, Gen: m.Gen, Offloaded: m.Offloaded,
 	}
 }
 

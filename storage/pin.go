@@ -22,6 +22,9 @@ func (l *logState) pinForRead(s *Store, led LedgerID) (release func(), f File, e
 	defer l.mu.Unlock()
 	lf := l.mu.files[led]
 	if lf == nil {
+		if l.offloadedLocked(led) {
+			return func() {}, nil, fmt.Errorf("%w: %v %v", ErrOffloaded, l.id, led)
+		}
 		return func() {}, nil, fmt.Errorf("%w: %v %v", ErrRemoved, l.id, led)
 	}
 	if lf.file == nil {

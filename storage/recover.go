@@ -55,7 +55,11 @@ func (s *Store) loadLogs() error {
 			s.mu.logs[id] = l
 		}
 		l.mu.ledgers = append(l.mu.ledgers, ledgerRec{id: led, meta: m})
-		l.mu.files[led] = &ledgerFile{name: s.segPath(id, led)}
+		if !m.Offloaded {
+			// An offloaded ledger has no file: one left by a crash
+			// between its record and the file's removal is an orphan.
+			l.mu.files[led] = &ledgerFile{name: s.segPath(id, led)}
+		}
 		s.nextLedger = max(s.nextLedger, led+1)
 	}
 	if err := it.Error(); err != nil {

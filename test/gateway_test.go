@@ -46,6 +46,9 @@ type gatewayOptions struct {
 	queuedMaxRequestBytes int64
 	// cleaner configures the log cleaner (default: Kafka's).
 	cleaner resolver.CleanerConfig
+	// objectStoreURL is object.store.url; tierInterval its task interval.
+	objectStoreURL string
+	tierInterval   time.Duration
 }
 
 // gateway is a server (package server) in-process on one data dir.
@@ -86,10 +89,12 @@ func (g *gateway) start() {
 		listen = g.addr // a restart keeps the address clients know
 	}
 	g.srv = startServer(g.t, server.Config{
-		DataDir:  g.dir,
-		Listen:   listen,
-		Storage:  storage.Options{TailCacheBytes: g.opts.tailCacheBytes},
-		Resolver: resolver.Config{NumPartitions: parts, AutoCreate: !g.opts.noAutoCreate, Cleaner: g.opts.cleaner},
+		DataDir:        g.dir,
+		Listen:         listen,
+		ObjectStoreURL: g.opts.objectStoreURL,
+		Storage:        storage.Options{TailCacheBytes: g.opts.tailCacheBytes},
+		Resolver: resolver.Config{NumPartitions: parts, AutoCreate: !g.opts.noAutoCreate, Cleaner: g.opts.cleaner,
+			TierInterval: g.opts.tierInterval},
 		Kafka: kafka.Config{ShutdownTimeout: g.opts.shutdownTimeout, AdvertisedAddr: g.opts.advertised, Group: g.opts.group, Txn: g.opts.txn, Share: g.opts.share,
 			MaxRequestBytes: g.opts.maxRequestBytes, QueuedMaxRequestBytes: g.opts.queuedMaxRequestBytes},
 	})

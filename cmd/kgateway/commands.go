@@ -7,6 +7,7 @@ package main
 // yet written out (storage/inspect.go).
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,11 +15,14 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/kgateway/kgateway/kafka"
 	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/kgateway/kgateway/storage"
+	"github.com/kgateway/kgateway/storage/objstore"
+	"github.com/kgateway/kgateway/storage/tier"
 )
 
 func configCmd(l loaded, stdout, _ io.Writer) error {
@@ -230,6 +234,7 @@ func printPlan(w io.Writer, p resolver.Plan) {
 	if p.Floor != nil {
 		fmt.Fprintf(w, "position: floor(%d) = entry at offset %d -> %v:%v (file pos %d)\n", p.Offset, p.Floor.Offset, p.Floor.Ledger, p.Floor.Entry, p.Floor.Pos)
 	}
+	printCandidates(w, p.Candidates)
 	if len(p.Entries) == 0 {
 		return
 	}
@@ -240,10 +245,42 @@ func printPlan(w io.Writer, p resolver.Plan) {
 		if e.Err != nil {
 			check = e.Err.Error()
 		}
+		if e.Object != "" && e.Err == nil {
+			check = "in object (explain reads no object)"
+		}
 		fmt.Fprintf(tw, "%d\t%d\t%d\t%d:%d\t%d\t%s\n", e.Offset, e.Records, e.Size, e.Ledger, e.Entry, e.Pos, check)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "returns %d batches, %d bytes\n", len(p.Entries), p.Bytes)
+}
+
+// printCandidates prints the read's candidates for the floor entry's
+// ledger: the chosen target, and for an object its record and pins (a
+// fetch pins the chosen object before it reads, storage/tier B5; explain
+// itself writes nothing, so it pins nothing).
+func printCandidates(w io.Writer, cs []resolver.PlanCandidate) {
+	for _, c := range cs {
+		mark := " "
+		if c.Chosen {
+			mark = "*"
+		}
+		if c.Object == nil {
+			fmt.Fprintf(w, "target: %s local segment file\n", mark)
+			continue
+		}
+		o := c.Object
+		fmt.Fprintf(w, "target: %s object %s state %s publication %s version %d range [%d,%d) sha256 %.12s/%.12s\n",
+			mark, o.Key, o.State, o.PubID, o.Version, o.FirstOffset, o.EndOffset, o.FramesSHA, o.IndexSHA)
+		if c.Note != "" {
+			fmt.Fprintf(w, "          %s\n", c.Note)
+		}
+		if c.Chosen {
+			fmt.Fprintln(w, "          a fetch pins it (a lease record with an expiry), revalidates the record, then reads")
+		}
+		for _, p := range c.Pins {
+			fmt.Fprintf(w, "          pin %s by %s expires %s\n", p.ID, p.Owner, time.Unix(0, p.Expires).UTC().Format(time.RFC3339))
+		}
+	}
 }
 
 func verifyCmd(l loaded, stdout, stderr io.Writer) error {
@@ -270,5 +307,33 @@ func verifyCmd(l loaded, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "checked %d logs, %d ledgers, %d entries, %d bytes: %d problems\n",
 		rep.Logs, rep.Ledgers, rep.Entries, rep.Bytes, len(rep.Problems))
-	return err
+	return errors.Join(err, verifyObjects(ro, l.cfg.ObjectStoreURL, stdout))
+}
+
+// verifyObjects checks every published object against its record (SHA-256
+// of frames and index, footer, index, every frame) when an object store
+// is configured.
+func verifyObjects(ro *storage.ReadOnly, url string, stdout io.Writer) error {
+	if url == "" {
+		return nil
+	}
+	objs, err := tier.ListObjects(ro.ScanMeta)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	b, err := objstore.Open(ctx, url)
+	if err != nil {
+		return fmt.Errorf("open object store: %w", err)
+	}
+	defer b.Close()
+	rep := tier.VerifyObjects(ctx, tier.BlobBucket(b), objs)
+	for _, p := range rep.Problems {
+		fmt.Fprintln(stdout, "CORRUPT OBJECT:", p)
+	}
+	fmt.Fprintf(stdout, "checked %d objects, %d bytes: %d problems\n", rep.Objects, rep.Bytes, len(rep.Problems))
+	if len(rep.Problems) > 0 {
+		return fmt.Errorf("%d corrupt objects", len(rep.Problems))
+	}
+	return nil
 }

@@ -91,6 +91,14 @@ type Config struct {
 	LogCleanupPolicy    string `prop:"log.cleanup.policy" flag:"log-cleanup-policy" help:"default cleanup.policy: delete, compact or compact,delete"`
 	LogRetentionCheckMs int64  `prop:"log.retention.check.interval.ms" flag:"log-retention-check-interval-ms" help:"how often the retention pass runs"`
 
+	// The object tier (tiered storage, KIP-405).
+	ObjectStoreURL         string `prop:"object.store.url" flag:"object-store-url" help:"object store that topics with remote.storage.enable=true keep sealed segments in, e.g. file:///var/lib/kgateway/objects; empty: none"`
+	LogLocalRetentionMs    int64  `prop:"log.local.retention.ms" flag:"log-local-retention-ms" help:"default local.retention.ms: how long a tiered topic's uploaded segments stay on local disk; -2 is retention.ms"`
+	LogLocalRetentionBytes int64  `prop:"log.local.retention.bytes" flag:"log-local-retention-bytes" help:"default local.retention.bytes: how many bytes of a tiered partition stay on local disk; -2 is retention.bytes"`
+	RemoteCopyThreads      int    `prop:"remote.log.manager.copier.thread.pool.size" flag:"remote-log-manager-copier-thread-pool-size" help:"segments uploaded to the object store at once"`
+	RemoteCopyBytesPerSec  int64  `prop:"remote.log.manager.copy.max.bytes.per.second" flag:"remote-log-manager-copy-max-bytes-per-second" help:"upload bandwidth to the object store, all uploads together; 0 is no limit"`
+	RemoteLogTaskMs        int64  `prop:"remote.log.manager.task.interval.ms" flag:"remote-log-manager-task-interval-ms" help:"how often segments are uploaded, removed locally and deleted remotely"`
+
 	// The log cleaner of compacted topics.
 	LogCleanerThreads          int     `prop:"log.cleaner.threads" flag:"log-cleaner-threads" help:"partitions cleaned at once; 0 turns the cleaner off"`
 	LogCleanerDedupeBufferSize int64   `prop:"log.cleaner.dedupe.buffer.size" flag:"log-cleaner-dedupe-buffer-size" help:"memory of all cleaner threads together for their key maps (24 bytes a key); a partition with more keys takes several passes"`
@@ -163,6 +171,10 @@ func DefaultConfig() Config {
 		LogCleanerIOMaxBytesPerSec: math.MaxFloat64,
 		LogCleanerBackoffMs:        15000,
 		LogRetentionCheckMs:        300000,
+		LogLocalRetentionMs:        -2,
+		LogLocalRetentionBytes:     -2,
+		RemoteLogTaskMs:            30000,
+		RemoteCopyThreads:          10,
 		ProducerIDExpirationMs:     86400000,
 
 		GroupConsumerSessionTimeoutMs:    group.DefaultConsumerSessionTimeout.Milliseconds(),

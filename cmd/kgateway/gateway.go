@@ -12,6 +12,7 @@ import (
 	"github.com/kgateway/kgateway/kafka"
 	"github.com/kgateway/kgateway/server"
 	"github.com/kgateway/kgateway/storage"
+	"github.com/kgateway/kgateway/storage/tier"
 	"go.uber.org/zap"
 )
 
@@ -61,11 +62,13 @@ func startGateway(cfg Config, metricsExplicit bool, log *zap.Logger) (*gateway, 
 // serverConfig maps the configuration onto the server's.
 func (c Config) serverConfig(log *zap.Logger) server.Config {
 	return server.Config{
-		DataDir:  c.DataDir,
-		Listen:   c.Listen,
-		Logger:   log,
-		Storage:  storage.Options{TailCacheBytes: tailCacheOption(c.TailCacheBytes), NoReuse: !c.SegmentReuse},
-		Resolver: c.resolverConfig(),
+		DataDir:        c.DataDir,
+		Listen:         c.Listen,
+		ObjectStoreURL: c.ObjectStoreURL,
+		Tier:           tier.Options{UploadConcurrency: c.RemoteCopyThreads, UploadBytesPerSec: c.RemoteCopyBytesPerSec},
+		Logger:         log,
+		Storage:        storage.Options{TailCacheBytes: tailCacheOption(c.TailCacheBytes), NoReuse: !c.SegmentReuse},
+		Resolver:       c.resolverConfig(),
 		Authorizer: server.AuthorizerConfig{
 			ClassName:            c.AuthorizerClassName,
 			SuperUsers:           superUsers(c.SuperUsers),

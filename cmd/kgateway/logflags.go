@@ -36,6 +36,15 @@ func (c Config) validateLog(bad func(prop, format string, args ...any)) []error 
 	if c.LogCleanerBackoffMs < 1 {
 		bad("log.cleaner.backoff.ms", "%d must be at least 1", c.LogCleanerBackoffMs)
 	}
+	if c.LogLocalRetentionMs < -2 || c.LogLocalRetentionBytes < -2 {
+		bad("log.local.retention.ms", "local retention must be -2 (retention.*), -1 (none) or at least 0")
+	}
+	if c.RemoteCopyThreads < 1 || c.RemoteCopyBytesPerSec < 0 {
+		bad("remote.log.manager.copier.thread.pool.size", "upload threads must be at least 1 and bandwidth at least 0")
+	}
+	if c.RemoteLogTaskMs < 1 {
+		bad("remote.log.manager.task.interval.ms", "%d must be at least 1", c.RemoteLogTaskMs)
+	}
 	if c.ProducerIDExpirationMs < 1 {
 		bad("producer.id.expiration.ms", "%d must be at least 1", c.ProducerIDExpirationMs)
 	}
@@ -59,6 +68,9 @@ func (c Config) resolverConfig() resolver.Config {
 		Cleaner:                c.cleanerConfig(),
 		ProducerIDExpiration:   time.Duration(c.ProducerIDExpirationMs) * time.Millisecond,
 		Ledger:                 ledger.Config{SegmentBytes: c.LogSegmentBytes, SegmentAge: time.Duration(c.LogRollMs) * time.Millisecond},
+		LocalRetentionMs:       c.LogLocalRetentionMs,
+		LocalRetentionBytes:    c.LogLocalRetentionBytes,
+		TierInterval:           time.Duration(c.RemoteLogTaskMs) * time.Millisecond,
 	}
 }
 
