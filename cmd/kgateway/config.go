@@ -106,9 +106,13 @@ type Config struct {
 	LogCleanerBackoffMs        int64   `prop:"log.cleaner.backoff.ms" flag:"log-cleaner-backoff-ms" help:"how long a cleaner thread sleeps when no partition needs cleaning"`
 
 	// Consumer groups of the KIP-848 protocol (groupflags.go).
-	GroupConsumerSessionTimeoutMs    int64  `prop:"group.consumer.session.timeout.ms" flag:"group-consumer-session-timeout-ms" help:"remove a consumer-protocol group member not heard from for this long (45000 to 60000)"`
-	GroupConsumerHeartbeatIntervalMs int64  `prop:"group.consumer.heartbeat.interval.ms" flag:"group-consumer-heartbeat-interval-ms" help:"how often consumer-protocol members heartbeat (5000 to 15000, below the session timeout)"`
-	GroupConsumerAssignors           string `prop:"group.consumer.assignors" flag:"group-consumer-assignors" help:"server-side assignors, comma-separated (uniform, range); the first is the default"`
+	GroupConsumerSessionTimeoutMs       int64  `prop:"group.consumer.session.timeout.ms" flag:"group-consumer-session-timeout-ms" help:"remove a consumer-protocol group member not heard from for this long (within the min and max session timeouts)"`
+	GroupConsumerHeartbeatIntervalMs    int64  `prop:"group.consumer.heartbeat.interval.ms" flag:"group-consumer-heartbeat-interval-ms" help:"how often consumer-protocol members heartbeat (within the min and max heartbeat intervals, below the session timeout)"`
+	GroupConsumerMinSessionTimeoutMs    int64  `prop:"group.consumer.min.session.timeout.ms" flag:"group-consumer-min-session-timeout-ms" help:"smallest group.consumer.session.timeout.ms allowed"`
+	GroupConsumerMaxSessionTimeoutMs    int64  `prop:"group.consumer.max.session.timeout.ms" flag:"group-consumer-max-session-timeout-ms" help:"largest group.consumer.session.timeout.ms allowed"`
+	GroupConsumerMinHeartbeatIntervalMs int64  `prop:"group.consumer.min.heartbeat.interval.ms" flag:"group-consumer-min-heartbeat-interval-ms" help:"smallest group.consumer.heartbeat.interval.ms allowed"`
+	GroupConsumerMaxHeartbeatIntervalMs int64  `prop:"group.consumer.max.heartbeat.interval.ms" flag:"group-consumer-max-heartbeat-interval-ms" help:"largest group.consumer.heartbeat.interval.ms allowed"`
+	GroupConsumerAssignors              string `prop:"group.consumer.assignors" flag:"group-consumer-assignors" help:"server-side assignors, comma-separated (uniform, range); the first is the default"`
 
 	ProducerIDExpirationMs int64 `prop:"producer.id.expiration.ms" flag:"producer-id-expiration-ms" help:"drop an idempotent producer's state on a partition it has not appended to for this long (a partition also keeps at most 1000 producers, the least recently appended dropped first)"`
 
@@ -177,9 +181,13 @@ func DefaultConfig() Config {
 		RemoteCopyThreads:          10,
 		ProducerIDExpirationMs:     86400000,
 
-		GroupConsumerSessionTimeoutMs:    group.DefaultConsumerSessionTimeout.Milliseconds(),
-		GroupConsumerHeartbeatIntervalMs: group.DefaultConsumerHeartbeatInterval.Milliseconds(),
-		GroupConsumerAssignors:           strings.Join(group.DefaultConsumerAssignors, ","),
+		GroupConsumerSessionTimeoutMs:       group.DefaultConsumerSessionTimeout.Milliseconds(),
+		GroupConsumerHeartbeatIntervalMs:    group.DefaultConsumerHeartbeatInterval.Milliseconds(),
+		GroupConsumerAssignors:              strings.Join(group.DefaultConsumerAssignors, ","),
+		GroupConsumerMinSessionTimeoutMs:    group.DefaultConsumerMinSessionTimeout.Milliseconds(),
+		GroupConsumerMaxSessionTimeoutMs:    group.DefaultConsumerMaxSessionTimeout.Milliseconds(),
+		GroupConsumerMinHeartbeatIntervalMs: group.DefaultConsumerMinHeartbeatInterval.Milliseconds(),
+		GroupConsumerMaxHeartbeatIntervalMs: group.DefaultConsumerMaxHeartbeatInterval.Milliseconds(),
 
 		TransactionMaxTimeoutMs:      txn.DefaultMaxTimeout.Milliseconds(),
 		TransactionalIDExpirationMs:  txn.DefaultIDExpiration.Milliseconds(),

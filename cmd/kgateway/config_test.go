@@ -197,9 +197,19 @@ func TestConfigConsumerGroupSettings(t *testing.T) {
 		{"--group-consumer-session-timeout-ms", "30000"},
 		{"--group-consumer-heartbeat-interval-ms", "1000"},
 		{"--group-consumer-assignors", "sticky"},
+		{"--group-consumer-min-heartbeat-interval-ms", "6000"},
 	} {
 		if _, err := load("kgateway", args, nil, os.Stderr); err == nil || !strings.Contains(err.Error(), "group.consumer") {
 			t.Fatalf("%v: error %v", args, err)
 		}
+	}
+	// The bounds are settings too: a small test cluster may heartbeat fast.
+	l, err = load("kgateway", []string{"--group-consumer-min-heartbeat-interval-ms", "100", "--group-consumer-heartbeat-interval-ms", "250",
+		"--group-consumer-min-session-timeout-ms", "1000", "--group-consumer-session-timeout-ms", "3000"}, nil, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gc := l.cfg.groupConfig(); gc.ConsumerHeartbeatInterval != 250*time.Millisecond || gc.ConsumerSessionTimeout != 3*time.Second || gc.Validate() != nil {
+		t.Fatalf("group config %+v", gc)
 	}
 }

@@ -7,9 +7,10 @@ import (
 )
 
 // validateGroup checks the consumer group protocol's settings (KIP-848)
-// with the coordinator's own rules: Kafka's bounds (session timeout in
-// [45000, 60000] ms, heartbeat interval in [5000, 15000] ms and below the
-// session timeout) and known assignors.
+// with the coordinator's own rules: Kafka's bounds (the session timeout
+// and heartbeat interval within their min and max settings, by default
+// [45000, 60000] and [5000, 15000] ms, the interval below the session
+// timeout) and known assignors.
 func (c Config) validateGroup(bad func(prop, format string, args ...any)) []error {
 	if err := c.groupConfig().Validate(); err != nil {
 		bad("group.consumer.*", "%v", err)
@@ -24,5 +25,10 @@ func (c Config) groupConfig() group.Config {
 		ConsumerSessionTimeout:    ms(c.GroupConsumerSessionTimeoutMs),
 		ConsumerHeartbeatInterval: ms(c.GroupConsumerHeartbeatIntervalMs),
 		ConsumerAssignors:         splitList(c.GroupConsumerAssignors),
+
+		ConsumerMinSessionTimeout:    ms(c.GroupConsumerMinSessionTimeoutMs),
+		ConsumerMaxSessionTimeout:    ms(c.GroupConsumerMaxSessionTimeoutMs),
+		ConsumerMinHeartbeatInterval: ms(c.GroupConsumerMinHeartbeatIntervalMs),
+		ConsumerMaxHeartbeatInterval: ms(c.GroupConsumerMaxHeartbeatIntervalMs),
 	}
 }
