@@ -98,7 +98,7 @@
 //	   in the view. The Snapshot spans the view's start to this log's
 //	   End and gives the view's end (ViewEnd), so the caller knows which
 //	   entries came from the view. Without a view, or once it is removed,
-//	   V2 reads as V1.
+//	   the read is the same as in V1.
 //
 // # Rollover
 //
