@@ -351,3 +351,48 @@ func TestInternalTopicRegexConsumerAdoptsAssignment(t *testing.T) {
 		}
 	}
 }
+
+// A share group subscribing to __consumer_offsets by name is assigned its
+// partition, as Kafka's share coordinator assigns any subscribed topic,
+// and a share fetch of it answers nothing, without an error.
+func TestInternalTopicShareGroupByName(t *testing.T) {
+	g := newGateway(t)
+	cl := g.client()
+	id := internalID(t, cl, resolver.OffsetsTopic)
+	hb := kmsg.NewPtrShareGroupHeartbeatRequest()
+	hb.GroupID, hb.MemberID, hb.SubscribedTopicNames = "share-internal", "m-share-0000000000000001", []string{resolver.OffsetsTopic}
+	ctx := testCtx(t)
+	for {
+		resp := request[*kmsg.ShareGroupHeartbeatResponse](t, cl, hb)
+		if resp.ErrorCode != 0 {
+			t.Fatalf("share heartbeat: %v", kerr.ErrorForCode(resp.ErrorCode))
+		}
+		if a := resp.Assignment; a != nil && len(a.TopicPartitions) > 0 {
+			if len(a.TopicPartitions) != 1 || a.TopicPartitions[0].TopicID != id || !slices.Equal(a.TopicPartitions[0].Partitions, []int32{0}) {
+				t.Fatalf("assigned %+v", a.TopicPartitions)
+			}
+			break
+		}
+		hb.MemberEpoch = resp.MemberEpoch
+		select {
+		case <-ctx.Done():
+			t.Fatal("never assigned anything")
+		case <-time.After(50 * time.Millisecond): // the heartbeat interval
+		}
+	}
+	sf := kmsg.NewPtrShareFetchRequest()
+	sf.GroupID, sf.MemberID = kmsg.StringPtr("share-internal"), kmsg.StringPtr(hb.MemberID)
+	sf.MaxWaitMillis, sf.MinBytes, sf.MaxBytes, sf.MaxRecords, sf.BatchSize = 100, 1, 1<<20, 100, 100
+	st := kmsg.NewShareFetchRequestTopic()
+	st.TopicID = id
+	sp := kmsg.NewShareFetchRequestTopicPartition()
+	st.Partitions = append(st.Partitions, sp)
+	sf.Topics = append(sf.Topics, st)
+	resp := request[*kmsg.ShareFetchResponse](t, cl, sf)
+	if resp.ErrorCode != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		t.Fatalf("share fetch: %v %+v", kerr.ErrorForCode(resp.ErrorCode), resp)
+	}
+	if p := resp.Topics[0].Partitions[0]; p.ErrorCode != 0 || len(p.Records) != 0 {
+		t.Fatalf("share fetch of %s: %v %+v", resolver.OffsetsTopic, kerr.ErrorForCode(p.ErrorCode), p)
+	}
+}
