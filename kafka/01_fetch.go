@@ -270,8 +270,8 @@ func (s *Server) topicName(version int16, topic string, id [16]byte) (name strin
 	if version < 13 {
 		return topic, false
 	}
-	if t, ok := s.res.TopicByID(resolver.TopicID(id)); ok {
-		return t.Name, false
+	if name, _, ok := s.topicByID(id); ok {
+		return name, false
 	}
 	return "", true
 }
@@ -370,7 +370,7 @@ func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition
 		// Budget spent: report the bounds only.
 		return s.fetchBoundsOnly(topic, rp.Partition, nil), 0
 	}
-	res, err := s.res.Fetch(topic, rp.Partition, resolver.Offset(rp.FetchOffset), max(maxBytes, 0), minOne, iso)
+	res, err := s.readPartition(topic, rp.Partition, resolver.Offset(rp.FetchOffset), max(maxBytes, 0), minOne, iso)
 	if err != nil {
 		return s.fetchBoundsOnly(topic, rp.Partition, err), 0
 	}
@@ -430,7 +430,7 @@ func cutZstd(batches [][]byte) (kept [][]byte, bytes int, cut bool) {
 // fetchBoundsOnly answers a partition without records, with err's code.
 func (s *Server) fetchBoundsOnly(topic string, partition int32, err error) kmsg.FetchResponseTopicPartition {
 	out := fetchError(partition, err)
-	if start, hwm, lso, berr := s.res.Bounds(topic, partition); berr == nil {
+	if start, hwm, lso, berr := s.bounds(topic, partition); berr == nil {
 		out.LogStartOffset, out.HighWatermark, out.LastStableOffset = int64(start), int64(hwm), int64(lso)
 	} else if err == nil {
 		out.ErrorCode = errCode(berr)

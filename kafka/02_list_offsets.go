@@ -26,8 +26,9 @@ import (
 )
 
 const (
-	listLatest   = -1
-	listEarliest = -2
+	listLatest        = -1
+	listEarliest      = -2
+	listEarliestLocal = -4
 )
 
 func handleListOffsets(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
@@ -56,14 +57,14 @@ func (s *Server) listOffset(topic string, rp kmsg.ListOffsetsRequestTopicPartiti
 		return out
 	}
 	if rp.Timestamp == listLatest && readCommitted {
-		_, _, lso, err := s.res.Bounds(topic, rp.Partition)
+		_, _, lso, err := s.bounds(topic, rp.Partition)
 		out.ErrorCode, out.Offset = errCode(err), int64(lso)
 		if err != nil {
 			out.Offset = -1
 		}
 		return out
 	}
-	off, ts, err := s.res.ListOffset(topic, rp.Partition, rp.Timestamp)
+	off, ts, err := s.listOffsetOf(topic, rp.Partition, rp.Timestamp)
 	if err != nil {
 		out.ErrorCode = errCode(err)
 		return out
@@ -71,7 +72,7 @@ func (s *Server) listOffset(topic string, rp kmsg.ListOffsetsRequestTopicPartiti
 	if readCommitted && rp.Timestamp != listEarliest && off >= 0 {
 		// Kafka answers only offsets a read_committed consumer can fetch:
 		// below the last stable offset.
-		_, _, lso, err := s.res.Bounds(topic, rp.Partition)
+		_, _, lso, err := s.bounds(topic, rp.Partition)
 		if err != nil {
 			out.ErrorCode = errCode(err)
 			return out

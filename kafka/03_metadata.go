@@ -14,7 +14,8 @@ package kafka
 //
 // One broker (node.id) leads every partition and is the controller, with
 // replicas and ISR [node.id]. __consumer_offsets and __transaction_state
-// are listed as internal topics without partitions (internal_topics.go). Auto-creation goes through
+// are listed as internal topics whose partitions are always empty
+// (internal_topics.go). Auto-creation goes through
 // resolver.EnsureTopic, which follows auto.create.topics.enable and
 // num.partitions. Left out: v13 (top-level error code, KIP-1102), racks.
 

@@ -46,13 +46,13 @@ func (s *Server) deleteTopic(name *string, id resolver.TopicID) kmsg.DeleteTopic
 		err = s.res.DeleteTopic(n)
 	default:
 		out.TopicID = id
-		t, ok := s.res.TopicByID(id)
+		n, _, ok := s.topicByID(id)
 		if !ok {
 			err = fmt.Errorf("%w: %s", kerr.UnknownTopicID, id)
 			break
 		}
-		out.Topic = &t.Name
-		err = s.res.DeleteTopic(t.Name)
+		out.Topic = &n
+		err = s.res.DeleteTopic(n) // an internal topic's name: refused (resolver N2)
 	}
 	out.ErrorCode = errCode(err)
 	out.ErrorMessage = errMessage(err)

@@ -41,6 +41,10 @@ func (s *Server) deleteRecords(topic string, rp kmsg.DeleteRecordsRequestTopicPa
 		out.ErrorCode = errCode(err)
 		return out
 	}
+	if resolver.IsInternalTopic(topic) { // as Kafka: records of an internal topic are not deleted
+		out.ErrorCode = errCode(internalTopicErr(topic))
+		return out
+	}
 	low, err := s.res.DeleteRecords(topic, rp.Partition, resolver.Offset(rp.Offset))
 	if err != nil {
 		out.ErrorCode = errCode(err)

@@ -74,7 +74,7 @@ func (s *Server) epochEnd(topic string, rp kmsg.OffsetForLeaderEpochRequestTopic
 	if rp.LeaderEpoch > leaderEpoch {
 		return out
 	}
-	_, hwm, _, err := s.res.Bounds(topic, rp.Partition)
+	_, hwm, _, err := s.bounds(topic, rp.Partition)
 	if err != nil {
 		out.ErrorCode = errCode(err)
 		return out

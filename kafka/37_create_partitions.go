@@ -50,6 +50,9 @@ func (s *Server) createPartitions(rt kmsg.CreatePartitionsRequestTopic, validate
 	if !validTopicName(rt.Topic) {
 		return fmt.Errorf("%w: %q", resolver.ErrInvalidTopic, rt.Topic)
 	}
+	if resolver.IsInternalTopic(rt.Topic) {
+		return internalTopicErr(rt.Topic)
+	}
 	t, ok := s.res.Topic(rt.Topic)
 	if !ok {
 		return fmt.Errorf("%w: %q", resolver.ErrUnknownTopic, rt.Topic)

@@ -55,5 +55,8 @@ func (s *Server) producersOf(topic string, partition int32) ([]resolver.Producer
 	if _, err := s.partitionOf(topic, partition, false); err != nil {
 		return nil, err
 	}
+	if resolver.IsInternalTopic(topic) { // nothing is ever produced to it
+		return nil, nil
+	}
 	return s.res.Producers(topic, partition)
 }

@@ -25,8 +25,8 @@ func authzMetadata(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Respo
 		name := ""
 		if t.Topic != nil {
 			name = *t.Topic
-		} else if tp, ok := s.res.TopicByID(resolver.TopicID(t.TopicID)); ok {
-			name = tp.Name
+		} else if n, _, ok := s.topicByID(t.TopicID); ok { // internal ones too
+			name = n
 		} else {
 			return true // an unknown id is the handler's answer
 		}

@@ -284,8 +284,8 @@ func authzDeleteTopics(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.R
 		if t.Topic != nil {
 			return ok(*t.Topic)
 		}
-		rt, known := rc.conn.s.res.TopicByID(resolver.TopicID(t.TopicID))
-		return !known || ok(rt.Name) // an unknown id is the handler's answer
+		name, _, known := rc.conn.s.topicByID(t.TopicID)
+		return !known || ok(name) // an unknown id is the handler's answer
 	})
 	if len(refused)+len(refusedNames) == 0 {
 		return nil, nil

@@ -10,6 +10,7 @@ import (
 	"net"
 
 	"github.com/kgateway/kgateway/kafka/group"
+	"github.com/kgateway/kgateway/resolver"
 	"go.uber.org/zap"
 )
 
@@ -91,14 +92,23 @@ func (tc topicChecker) PartitionExists(topic string, partition int32) bool {
 }
 
 // topicLister gives consumer groups (KIP-848) the topics to assign: every
-// topic of the resolver; internal topics are not among them.
+// topic of the resolver and the internal topics, as Kafka's broker matches
+// subscriptions against every topic, internal ones included (G14).
 type topicLister struct{ s *Server }
 
 func (tl topicLister) Topics() []group.TopicInfo {
 	ts := tl.s.res.Topics()
-	out := make([]group.TopicInfo, 0, len(ts))
+	internal := resolver.InternalTopics()
+	out := make([]group.TopicInfo, 0, len(ts)+len(internal))
 	for _, t := range ts {
-		out = append(out, group.TopicInfo{Name: t.Name, ID: t.ID, Partitions: t.Partitions})
+		if !resolver.IsInternalTopic(t.Name) { // a binding from before N2
+			out = append(out, group.TopicInfo{Name: t.Name, ID: t.ID, Partitions: t.Partitions})
+		}
+	}
+	for _, name := range internal {
+		if id, ok := tl.s.res.InternalTopicID(name); ok {
+			out = append(out, group.TopicInfo{Name: name, ID: id, Partitions: internalPartitions})
+		}
 	}
 	return out
 }

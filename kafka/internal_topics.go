@@ -1,17 +1,31 @@
 package kafka
 
 // Kafka's internal topics. __consumer_offsets is where Kafka keeps group
-// offsets; here they live in the offset store (offsets/), not in a log. So
-// Metadata describes the topic honestly: it exists, is_internal (regex
-// consumers skip it, Kafka's tools list it as internal), has its kept
-// topic id, and has no partitions: there is nothing to fetch, and a client
-// that reads __consumer_offsets to decode commits would get records that
-// do not exist if partitions were shown. A produce to it is refused with
-// INVALID_TOPIC_EXCEPTION, as Kafka refuses appends to internal topics;
-// reads answer UNKNOWN_TOPIC_OR_PARTITION; it is never auto-created as an
-// ordinary topic (resolver N2). __transaction_state, where Kafka keeps
-// transaction state, is the same: here that state is in the offset store
-// too (kafka/txn), served by DescribeTransactions and ListTransactions.
+// offsets; __transaction_state is where it keeps transaction state. Here
+// both live in the offset store (offsets/, kafka/txn), not in a log, so
+// each internal topic is shown as Kafka shows it, with partitions that
+// exist and are always empty (resolver N2):
+//
+//   - Metadata lists it as internal, with its kept topic id and
+//     internalPartitions partitions led by this node (replicas and ISR this
+//     node, leader epoch 0).
+//   - Fetch, ListOffsets and OffsetForLeaderEpoch answer as for an empty
+//     partition: log start, high watermark and last stable offset 0, a
+//     fetch at 0 is empty (a long poll waits out its max wait), any other
+//     offset is OFFSET_OUT_OF_RANGE. Nothing is ever appended, so no
+//     client decoding __consumer_offsets sees records that are not there.
+//   - Produce is INVALID_TOPIC_EXCEPTION, as Kafka refuses appends to
+//     internal topics; DeleteRecords and CreatePartitions are
+//     INVALID_TOPIC_EXCEPTION too (Kafka refuses deleting records of an
+//     internal topic; adding partitions here would add nothing); CreateTopics
+//     answers TOPIC_ALREADY_EXISTS and DeleteTopics INVALID_TOPIC_EXCEPTION
+//     (resolver N2); it is never auto-created as an ordinary topic.
+//   - KIP-848 consumer groups match it by name or regex, as Kafka's broker
+//     does (kafka/group G14), and share groups subscribing to it by name
+//     are assigned its partitions.
+//
+// Authorization is unchanged: these partitions are checked like any
+// topic's (authz_*.go).
 
 import (
 	"fmt"
@@ -20,23 +34,39 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// internalTopicErr is the error of a produce (write) or a read of an
-// internal topic's partition.
-func internalTopicErr(topic string, write bool) error {
-	if write {
-		return fmt.Errorf("%w: cannot append to internal topic %s", resolver.ErrInvalidTopic, topic)
-	}
-	return fmt.Errorf("%w: internal topic %s has no partitions here (group offsets and transaction state are kept in the offset store)", resolver.ErrUnknownTopic, topic)
+// internalPartitions is the partition count of every internal topic.
+// Kafka gives __consumer_offsets offsets.topic.num.partitions (50) and
+// __transaction_state transaction.state.log.num.partitions (50) to spread
+// coordinators over brokers; the partition a group or transactional id
+// maps to is the broker's business (clients ask FindCoordinator). Here one
+// node coordinates everything and the partitions are always empty, so one
+// partition is what a client needs: something to fetch, list and assign.
+const internalPartitions = 1
+
+// internalTopicErr is the error of a write (produce, delete records, new
+// partitions) to an internal topic.
+func internalTopicErr(topic string) error {
+	return fmt.Errorf("%w: cannot write to internal topic %s (group offsets and transaction state are kept in the offset store)", resolver.ErrInvalidTopic, topic)
 }
 
-// metadataInternal describes an internal topic: no partitions.
+// internalPartitionOf checks partition of internal topic: writes are
+// refused, reads find internalPartitions partitions.
+func internalPartitionOf(topic string, partition int32, write bool) (int32, error) {
+	if write {
+		return 0, internalTopicErr(topic)
+	}
+	if partition < 0 || partition >= internalPartitions {
+		return 0, fmt.Errorf("%w: %s partition %d", resolver.ErrUnknownTopic, topic, partition)
+	}
+	return internalPartitions, nil
+}
+
+// metadataInternal describes an internal topic: internalPartitions
+// partitions, led by us.
 func (s *Server) metadataInternal(name string) kmsg.MetadataResponseTopic {
-	mt := kmsg.NewMetadataResponseTopic()
-	mt.Topic = &name
-	mt.TopicID, _ = s.res.InternalTopicID(name)
+	id, _ := s.res.InternalTopicID(name)
+	mt := s.metadataTopic(resolver.Topic{Name: name, ID: id, Partitions: internalPartitions})
 	mt.IsInternal = true
-	mt.AuthorizedOperations = authOpsNotRequested
-	mt.Partitions = []kmsg.MetadataResponseTopicPartition{}
 	return mt
 }
 
@@ -48,4 +78,53 @@ func (s *Server) internalTopicByID(id [16]byte) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// topicByID finds a topic by id, internal ones included: its name and
+// partition count.
+func (s *Server) topicByID(id [16]byte) (string, int32, bool) {
+	if name, ok := s.internalTopicByID(id); ok {
+		return name, internalPartitions, true
+	}
+	t, ok := s.res.TopicByID(resolver.TopicID(id))
+	return t.Name, t.Partitions, ok
+}
+
+// The reads below are the resolver's for ordinary topics and an empty
+// partition's answer for internal ones. Callers check the partition first
+// (partitionOf).
+
+// bounds is a partition's log start, high watermark and last stable
+// offset.
+func (s *Server) bounds(topic string, partition int32) (logStart, hwm, lso resolver.Offset, err error) {
+	if resolver.IsInternalTopic(topic) {
+		return 0, 0, 0, nil
+	}
+	return s.res.Bounds(topic, partition)
+}
+
+// readPartition is a cursorless read of a partition (resolver.Fetch).
+func (s *Server) readPartition(topic string, partition int32, offset resolver.Offset, maxBytes int, minOne bool, iso resolver.Isolation) (resolver.FetchResult, error) {
+	if resolver.IsInternalTopic(topic) {
+		if offset != 0 {
+			return resolver.FetchResult{}, fmt.Errorf("%w: %s is outside the empty internal topic %s", resolver.ErrOffsetOutOfRange, offset, topic)
+		}
+		return resolver.FetchResult{}, nil
+	}
+	return s.res.Fetch(topic, partition, offset, maxBytes, minOne, iso)
+}
+
+// listOffsetOf answers a ListOffsets timestamp (resolver.ListOffset). An
+// empty partition has latest, earliest and earliest-local offset 0 and
+// nothing else: no max timestamp, no tiered offset, no record at or after
+// any time (-1, -1).
+func (s *Server) listOffsetOf(topic string, partition int32, ts int64) (resolver.Offset, int64, error) {
+	if resolver.IsInternalTopic(topic) {
+		switch ts {
+		case listLatest, listEarliest, listEarliestLocal:
+			return 0, -1, nil
+		}
+		return -1, -1, nil
+	}
+	return s.res.ListOffset(topic, partition, ts)
 }

@@ -64,29 +64,39 @@ func (n classicNamespace) OtherGroup(id string) bool {
 // (R1) and bounds, through the resolver.
 type shareLog struct{ s *Server }
 
-func (l shareLog) Partitions(topic string) (int32, bool) { return l.s.res.Partitions(topic) }
+// Internal topics are among the partitions (internal_topics.go): a share
+// group subscribing to one by name is assigned its empty partitions.
+func (l shareLog) Partitions(topic string) (int32, bool) {
+	if resolver.IsInternalTopic(topic) {
+		return internalPartitions, true
+	}
+	return l.s.res.Partitions(topic)
+}
 
 func (l shareLog) TopicID(topic string) ([16]byte, bool) {
+	if id, ok := l.s.res.InternalTopicID(topic); ok {
+		return [16]byte(id), true
+	}
 	t, ok := l.s.res.Topic(topic)
 	return [16]byte(t.ID), ok
 }
 
 func (l shareLog) TopicName(id [16]byte) (string, bool) {
-	t, ok := l.s.res.TopicByID(resolver.TopicID(id))
-	return t.Name, ok
+	name, _, ok := l.s.topicByID(id)
+	return name, ok
 }
 
 func (l shareLog) Bounds(topic string, partition int32) (int64, int64, error) {
 	if _, err := l.s.partitionOf(topic, partition, false); err != nil {
 		return -1, -1, err
 	}
-	ls, hwm, _, err := l.s.res.Bounds(topic, partition)
+	ls, hwm, _, err := l.s.bounds(topic, partition)
 	return int64(ls), int64(hwm), err
 }
 
 // Read is the resolver's ordinary cursorless read (R1): it writes nothing.
 func (l shareLog) Read(topic string, partition int32, offset int64, maxBytes int) ([][]byte, error) {
-	res, err := l.s.res.Fetch(topic, partition, resolver.Offset(offset), maxBytes, true, resolver.ReadUncommitted)
+	res, err := l.s.readPartition(topic, partition, resolver.Offset(offset), maxBytes, true, resolver.ReadUncommitted)
 	return res.Batches, err
 }
 

@@ -32,10 +32,11 @@ func validTopicName(name string) bool {
 // it, and returns the topic's partition count. It runs for every partition
 // of every produce and fetch, so it copies nothing (resolver.Partitions,
 // not Topic with its configs).
-// Internal topics have no partition to read or write here.
+// An internal topic has internalPartitions empty partitions to read, and
+// none to write (internal_topics.go).
 func (s *Server) partitionOf(topic string, partition int32, create bool) (int32, error) {
 	if resolver.IsInternalTopic(topic) {
-		return 0, internalTopicErr(topic, create)
+		return internalPartitionOf(topic, partition, create)
 	}
 	if !validTopicName(topic) {
 		return 0, fmt.Errorf("%w: %q", resolver.ErrInvalidTopic, topic)

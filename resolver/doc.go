@@ -386,6 +386,9 @@
 //   - N2 Kafka's internal topic names (__consumer_offsets,
 //     __transaction_state) are reserved:
 //     no binding is ever created for them (CreateTopic answers
-//     ErrTopicExists, EnsureTopic and DeleteTopic ErrInvalidTopic). Each
-//     has a topic id kept like the cluster id, so kafka/ can describe it.
+//     ErrTopicExists, EnsureTopic and DeleteTopic ErrInvalidTopic), as
+//     what Kafka keeps in them is in the offset store here. Each has a
+//     topic id kept like the cluster id, so kafka/ can describe it: with
+//     one partition that is always empty (kafka/internal_topics.go), which
+//     the resolver knows nothing of (no ledger, no Bounds or Fetch).
 package resolver

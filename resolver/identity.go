@@ -20,9 +20,9 @@ import (
 // and survive restarts.
 
 // OffsetsTopic is Kafka's internal topic of group offsets. Here it has no
-// log: offsets live in the offset store, so Metadata shows it (internal, so
-// regex consumers skip it) without partitions, and no client can create,
-// delete or produce to it.
+// log: offsets live in the offset store, so kafka/ shows it (internal)
+// with one partition that is always empty, and no client can create,
+// delete or produce to it (N2).
 const OffsetsTopic = "__consumer_offsets"
 
 // TransactionStateTopic is Kafka's internal topic of transaction state.

@@ -44,8 +44,8 @@ func clusterIDs(t *testing.T, g *gateway) string {
 }
 
 // __consumer_offsets and __transaction_state are listed as internal, with
-// no partitions (group offsets and transaction state live in the offset
-// store), by every kind of Metadata request; asking for them never
+// one always-empty partition (group offsets and transaction state live in
+// the offset store), by every kind of Metadata request; asking for them never
 // auto-creates them; producing to them is refused as Kafka refuses appends
 // to internal topics.
 func TestInternalTopicsReserved(t *testing.T) {
@@ -59,7 +59,7 @@ func TestInternalTopicsReserved(t *testing.T) {
 		}
 		checkInternal := func(how string, mt kmsg.MetadataResponseTopic) {
 			t.Helper()
-			if mt.ErrorCode != 0 || !mt.IsInternal || len(mt.Partitions) != 0 || mt.TopicID == ([16]byte{}) || mt.Topic == nil || *mt.Topic != name {
+			if mt.ErrorCode != 0 || !mt.IsInternal || len(mt.Partitions) != 1 || mt.TopicID == ([16]byte{}) || mt.Topic == nil || *mt.Topic != name {
 				t.Fatalf("%s %s: %+v", name, how, mt)
 			}
 		}

@@ -54,8 +54,9 @@ func TestConsumerRestartKeepsAssignment(t *testing.T) {
 	}
 }
 
-// G14: a regex subscription picks up a topic created later, and internal
-// topics are not offered (the lister has none).
+// G14: a regex subscription picks up a topic created later. (Internal
+// topics are whatever the lister offers; kafka/ offers them, as Kafka's
+// broker matches them: test/internal_partitions_test.go.)
 func TestConsumerRegexPicksUpNewTopic(t *testing.T) {
 	h, topics := new848Harness(t)
 	topics.add("orders-a", 2)

@@ -14,8 +14,8 @@ type TopicInfo struct {
 }
 
 // TopicLister lists the topics consumer groups may subscribe to: every
-// topic but the internal ones (G14). Without one, consumer groups get no
-// partitions.
+// topic, internal ones included, as Kafka's broker matches them (G14).
+// Without one, consumer groups get no partitions.
 type TopicLister interface {
 	Topics() []TopicInfo
 }

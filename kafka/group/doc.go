@@ -89,13 +89,15 @@
 //     the member still holds (a lost answer).
 //   - G14 Subscriptions are resolved on the server: topic names and one
 //     RE2 regex per member, matched against whole names of the topics
-//     (internal ones are not among them). At most once a second, on a
-//     heartbeat, the resolution is redone and a change advances the epoch
-//     (G12), so created and deleted topics are picked up. The work is
-//     bounded: at most 10000 names per member (INVALID_REQUEST), regexes
-//     of at most 1024 bytes and at most 64 distinct regexes per group
-//     (INVALID_REGULAR_EXPRESSION past these), one pass over the topics
-//     per distinct regex.
+//     the TopicLister gives, internal ones included: Kafka's broker does
+//     not skip internal topics either, so a regex like ".*" is assigned
+//     __consumer_offsets (kafka/ lists it with one empty partition). At
+//     most once a second, on a heartbeat, the resolution is redone and a
+//     change advances the epoch (G12), so created and deleted topics are
+//     picked up. The work is bounded: at most 10000 names per member
+//     (INVALID_REQUEST), regexes of at most 1024 bytes and at most 64
+//     distinct regexes per group (INVALID_REGULAR_EXPRESSION past these),
+//     one pass over the topics per distinct regex.
 //   - G15 A consumer group's state (epochs, members with their
 //     subscriptions, assigned and revoking partitions, the target and the
 //     subscribed topics' metadata) is durable (offsets O22) before a
