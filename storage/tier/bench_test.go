@@ -31,14 +31,16 @@ func forEachBackend(b *testing.B, fn func(b *testing.B, open func(b *testing.B) 
 }
 
 // openS3 starts a versitygw server for b and opens its bucket.
-func openS3(b *testing.B) *blob.Bucket {
-	b.Helper()
-	srv := s3server.Start(b)
+func openS3(b *testing.B) *blob.Bucket { return openBucket(b, s3server.Start(b)) }
+
+// openBucket opens srv's bucket for t.
+func openBucket(t testing.TB, srv *s3server.Server) *blob.Bucket {
+	t.Helper()
 	bk, err := objstore.Open(context.Background(), srv.URL)
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
-	b.Cleanup(func() { bk.Close() })
+	t.Cleanup(func() { bk.Close() })
 	return bk
 }
 

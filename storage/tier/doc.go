@@ -88,8 +88,14 @@
 // Object reads fetch byte ranges in chunks (Options.ChunkBytes) kept in a
 // byte-bounded LRU cache; a reader whose read continues where its previous
 // one ended gets the next chunk prefetched. Every object-store call is
-// retried with exponential backoff on errors, timeouts and throttling (503
-// SlowDown), except missing objects and corruption.
+// bounded by Options.OpTimeout and retried with exponential backoff on
+// errors, timeouts and throttling (503 SlowDown), except missing objects
+// and corruption. A stream (an upload, the read-back of a whole object)
+// grows with its object, so it is bounded per call instead: opening it,
+// each Write or Read, and Close must each return within OpTimeout, or the
+// stream is cancelled and tried again. A store that accepts connections
+// and never answers fails an upload; it never holds it, and the tier pass
+// behind it, forever.
 //
 // # Tests
 //

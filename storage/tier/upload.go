@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"time"
 
 	"github.com/kgateway/kgateway/storage"
 	"go.uber.org/zap"
@@ -98,7 +99,7 @@ func (t *Tier) Upload(ctx context.Context, log storage.LogID, led storage.Ledger
 // transient failure) and reads it back (B4); it returns o with sizes and
 // SHA-256s filled in.
 func (t *Tier) writeAndCheck(ctx context.Context, o Object, hdrs []storage.EntryHeader) (Object, error) {
-	err := t.retryNoTimeout(ctx, func(ctx context.Context) error {
+	err := t.retryStream(ctx, func(ctx context.Context) error {
 		var err error
 		o, err = t.writeObject(ctx, o, hdrs)
 		return err
@@ -109,12 +110,13 @@ func (t *Tier) writeAndCheck(ctx context.Context, o Object, hdrs []storage.Entry
 	if t.crashAfterWrite {
 		return o, errCrashed
 	}
-	return o, t.retry(ctx, func(ctx context.Context) error { return t.readBack(ctx, o) })
+	return o, t.retryStream(ctx, func(ctx context.Context) error { return t.readBack(ctx, o) })
 }
 
-// retryNoTimeout is retry without the per-call timeout (an upload's
-// length grows with the ledger).
-func (t *Tier) retryNoTimeout(ctx context.Context, op func(context.Context) error) error {
+// retryStream is retry without a timeout on the whole call: a stream's
+// length grows with its object; each of its calls is bounded instead
+// (stallGuard).
+func (t *Tier) retryStream(ctx context.Context, op func(context.Context) error) error {
 	return t.retryWith(ctx, 0, op)
 }
 
@@ -127,12 +129,13 @@ func (t *Tier) writeObject(ctx context.Context, o Object, hdrs []storage.EntryHe
 		return o, err
 	}
 	defer release()
-	wctx, cancel := context.WithCancel(ctx)
+	wctx, guard, cancel := newStallGuard(ctx, t.opts.OpTimeout)
 	defer cancel()
-	w, err := t.bucket.Write(wctx, o.Key)
-	if err != nil {
+	var bw io.WriteCloser
+	if err := guard.call(func() (err error) { bw, err = t.bucket.Write(wctx, o.Key); return err }); err != nil {
 		return o, err
 	}
+	w := guardedWriter{w: bw, g: guard}
 	fsha, isha := sha256.New(), sha256.New()
 	var index []byte
 	var pos int64
@@ -215,22 +218,28 @@ func runOf(hdrs []storage.EntryHeader) (n int, size int64) {
 // readBack reads the whole object as stored and checks its size, footer,
 // index and both SHA-256s against o (B4): what is published is what was
 // verified, whatever the store did with the bytes.
-func (t *Tier) readBack(ctx context.Context, o Object) error { return readBack(ctx, t.bucket, o) }
+func (t *Tier) readBack(ctx context.Context, o Object) error {
+	return readBack(ctx, t.bucket, o, t.opts.OpTimeout)
+}
 
-func readBack(ctx context.Context, b Bucket, o Object) error {
-	size, err := b.Size(ctx, o.Key)
-	if err != nil {
+// readBack reads o whole, each call to the store bounded by stall
+// (stallGuard).
+func readBack(ctx context.Context, b Bucket, o Object, stall time.Duration) error {
+	ctx, guard, cancel := newStallGuard(ctx, stall)
+	defer cancel()
+	var size int64
+	if err := guard.call(func() (err error) { size, err = b.Size(ctx, o.Key); return err }); err != nil {
 		return err
 	}
 	if size != o.Size {
 		return fmt.Errorf("%w: stored %d bytes of %d", storage.ErrCorrupt, size, o.Size)
 	}
-	r, err := b.ReadRange(ctx, o.Key, 0, -1)
-	if err != nil {
+	var r io.ReadCloser
+	if err := guard.call(func() (err error) { r, err = b.ReadRange(ctx, o.Key, 0, -1); return err }); err != nil {
 		return err
 	}
 	defer r.Close()
-	return checkObject(r, o)
+	return checkObject(guardedReader{r: r, g: guard}, o)
 }
 
 // checkObject reads an object from r and checks it against o: size,
