@@ -177,3 +177,30 @@ func TestTieredS3ServerStopped(t *testing.T) {
 		t.Fatalf("tier_retries_total %v", r)
 	}
 }
+
+// TestTieredFetchWhileS3Stopped: with the S3 server stopped, kgateway
+// restarts (its shutdown does not retry deletes against the dead store),
+// a fetch of data that lives only in the object store answers within the
+// request's deadline with KAFKA_STORAGE_ERROR and no records (the tier's
+// ReadTimeout; unbounded, the tier's and the SDK's retries took longer
+// than a client waits), a fetch of local data succeeds, and once the
+// server is back a consumer reads every record.
+func TestTieredFetchWhileS3Stopped(t *testing.T) {
+	objs := newObjectStore(t, "s3")
+	const topic, n = "remote-down", 400
+	g, want := tieredGateway(t, objs, topic, n)
+	waitTiered(t, g, topic, n-100)
+	objs.srv.Stop()
+	g.restart() // nothing of the objects cached
+	cl := g.client()
+	p := fetchRaw(t, cl, topic, 0, 0)
+	if p.ErrorCode != kerr.KafkaStorageError.Code || len(p.RecordBatches) != 0 {
+		t.Fatalf("fetch of offset 0 with the store down: error %d, %d bytes of batches", p.ErrorCode, len(p.RecordBatches))
+	}
+	local := listOffset(t, cl, topic, -4).Offset
+	if p := fetchRaw(t, cl, topic, local, 0); p.ErrorCode != 0 || len(batchesOf(t, p.RecordBatches)) == 0 {
+		t.Fatalf("fetch of local offset %d with the store down: error %d", local, p.ErrorCode)
+	}
+	objs.srv.Restart()
+	sameRecords(t, want, consumeN(t, g, topic, n))
+}

@@ -30,8 +30,9 @@ const maxUploadRun = 1 << 20
 // publication id and object name) before a byte is written; the object
 // is written, read back and its SHA-256s checked; only then is the record
 // compare-and-swapped to Published. A failed attempt deletes its object
-// and record; a crashed one leaves them to Reap. An already published
-// ledger returns its object.
+// and then its record; what it cannot delete (the store is down, the
+// upload was cancelled) it leaves to Reap, as a crashed one does. An
+// already published ledger returns its object.
 func (t *Tier) Upload(ctx context.Context, log storage.LogID, led storage.LedgerID) (Object, error) {
 	info, hdrs, err := t.store.LedgerEntries(log, led)
 	if err != nil {
@@ -81,7 +82,7 @@ func (t *Tier) Upload(ctx context.Context, log storage.LogID, led storage.Ledger
 		return Object{}, err
 	} else if err != nil {
 		t.stats.uploadFailures.Add(1)
-		t.abandon(o)
+		t.abandon(ctx, o)
 		return Object{}, fmt.Errorf("tier: upload %v %v: %w", log, led, err)
 	}
 	o.State, o.LeaseUntil = Published, 0
@@ -290,12 +291,23 @@ func checkObject(r io.Reader, o Object) error {
 }
 
 // abandon removes a failed attempt: its object, then its record (by
-// version, so a newer attempt is never touched). Failures leave them to
-// Reap.
-func (t *Tier) abandon(o Object) {
-	ctx, cancel := context.WithTimeout(context.Background(), t.opts.OpTimeout)
+// version, so a newer attempt is never touched). It works under the
+// upload's ctx: a cancelled upload (shutdown) returns at once instead of
+// retrying deletes against a store that may be down. Whatever it does
+// not remove is left to Reap, the record with the object: the record is
+// this node's and no upload owns it any more, so it is abandoned (B8),
+// and Reap deletes its object before it. (Removing the record of an
+// object not deleted would hide the object from all but the orphan scan,
+// for OrphanGrace.)
+func (t *Tier) abandon(ctx context.Context, o Object) {
+	if ctx.Err() != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, t.opts.OpTimeout)
 	defer cancel()
-	t.deleteObject(ctx, o.Key)
+	if t.deleteObject(ctx, o.Key) != nil {
+		return
+	}
 	_ = t.meta.Delete(o.Log, o.Ledger, o.Version)
 }
 
