@@ -95,7 +95,10 @@
 // each Write or Read, and Close must each return within OpTimeout, or the
 // stream is cancelled and tried again. A store that accepts connections
 // and never answers fails an upload; it never holds it, and the tier pass
-// behind it, forever.
+// behind it, forever. A Read, the read of one fetch, ends within
+// Options.ReadTimeout, retries included, with the entries it has or an
+// error: a fetch of object data always answers before the client gives
+// up on it, whatever the store does.
 //
 // # Tests
 //
