@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kgateway/kgateway/server"
+	"github.com/kgateway/kgateway/storage/tier"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -19,7 +20,13 @@ import (
 // batches of 10; it returns them.
 func tieredGateway(t *testing.T, objs objectStore, topic string, n int) (*gateway, []*kgo.Record) {
 	t.Helper()
-	g := newGatewayWith(t, gatewayOptions{objectStoreURL: objs.url, tierInterval: 20 * time.Millisecond})
+	return tieredGatewayWith(t, objs, tier.Options{}, topic, n)
+}
+
+// tieredGatewayWith is tieredGateway with the object tier's options.
+func tieredGatewayWith(t *testing.T, objs objectStore, to tier.Options, topic string, n int) (*gateway, []*kgo.Record) {
+	t.Helper()
+	g := newGatewayWith(t, gatewayOptions{objectStoreURL: objs.url, tierInterval: 20 * time.Millisecond, tier: to})
 	configs := map[string]*string{
 		"remote.storage.enable": ptr("true"), "local.retention.ms": ptr("0"),
 		"segment.bytes": ptr("2048"), "retention.ms": ptr("-1"),
@@ -135,21 +142,23 @@ func TestTieredCorruptObjectFailsClosed(t *testing.T) {
 func TestTieredS3ServerStopped(t *testing.T) {
 	objs := newObjectStore(t, "s3")
 	const topic, n = "outage", 1000
-	g, want := tieredGateway(t, objs, topic, n/2)
+	// Few retries, so that uploads fail (not only retry) during the
+	// outage, and the passes after a failed one must resume.
+	g, want := tieredGatewayWith(t, objs, tier.Options{Retries: 1, Backoff: 10 * time.Millisecond}, topic, n/2)
 	waitTiered(t, g, topic, n/2-100) // all but the open ledger
 	cl := g.client()
 
 	objs.srv.Stop()
 	uploaded := len(objectFiles(t, objs.dir))
-	failures := tierMetric(t, g.srv, "tier_failures_total")
+	failures := tierMetric(t, g.srv, "tier_upload_failures_total")
 	more := records(topic, n)[n/2:]
 	for i, r := range more {
 		r.Value = []byte(fmt.Sprintf("outage-%d", i))
 	}
 	produceBatches(t, cl, more)
 	want = append(want, more...)
-	eventually(t, "failed object-store calls while the server is stopped", func() bool {
-		return tierMetric(t, g.srv, "tier_failures_total") > failures
+	eventually(t, "failed uploads while the server is stopped", func() bool {
+		return tierMetric(t, g.srv, "tier_upload_failures_total") > failures
 	})
 	// Local data is still served: the records produced during the outage
 	// read back from their local files.
