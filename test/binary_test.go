@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -55,8 +56,16 @@ type proc struct {
 // "ready" log line, which names the address.
 func startBinary(t *testing.T, dir string, extra ...string) *proc {
 	t.Helper()
+	return startBinaryEnv(t, dir, nil, extra...)
+}
+
+// startBinaryEnv is startBinary with env added to the process's
+// environment.
+func startBinaryEnv(t *testing.T, dir string, env []string, extra ...string) *proc {
+	t.Helper()
 	args := append([]string{"--listen", "127.0.0.1:0", "--data-dir", dir}, extra...)
 	cmd := exec.Command(kgatewayBinary(t), args...)
+	cmd.Env = append(os.Environ(), env...)
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/kgateway/kgateway/server"
 	"github.com/kgateway/kgateway/storage"
+	"github.com/kgateway/kgateway/storage/tier"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -49,6 +50,8 @@ type gatewayOptions struct {
 	// objectStoreURL is object.store.url; tierInterval its task interval.
 	objectStoreURL string
 	tierInterval   time.Duration
+	// tier configures the object tier (default: the server's).
+	tier tier.Options
 }
 
 // gateway is a server (package server) in-process on one data dir.
@@ -92,6 +95,7 @@ func (g *gateway) start() {
 		DataDir:        g.dir,
 		Listen:         listen,
 		ObjectStoreURL: g.opts.objectStoreURL,
+		Tier:           g.opts.tier,
 		Storage:        storage.Options{TailCacheBytes: g.opts.tailCacheBytes},
 		Resolver: resolver.Config{NumPartitions: parts, AutoCreate: !g.opts.noAutoCreate, Cleaner: g.opts.cleaner,
 			TierInterval: g.opts.tierInterval},

@@ -12,20 +12,23 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// TestKillDuringUploads: kgateway with a file:// object store is killed
+// TestKillDuringUploads: kgateway with a file:// object store, and with a
+// real S3 server, is killed
 // (SIGKILL) while it produces and uploads segments of a tiered topic
 // (local.retention.ms=0: sealed segments live only as objects once
 // published). After each restart every acknowledged record reads back at
 // its offset, densely, most of them from objects, and the crashed
 // uploads' orphan objects are deleted: in the end every ledger has one
 // object.
-func TestKillDuringUploads(t *testing.T) {
-	dir, objects := t.TempDir(), t.TempDir()
+func TestKillDuringUploads(t *testing.T) { forEachObjectStore(t, testKillDuringUploads) }
+
+func testKillDuringUploads(t *testing.T, objs objectStore) {
+	dir, objects := t.TempDir(), objs.dir
 	flags := []string{"--num-partitions", fmt.Sprint(killPartitions), "--log-segment-bytes", "4096",
-		"--object-store-url", "file://" + objects, "--remote-log-manager-task-interval-ms", "5"}
+		"--object-store-url", objs.url, "--remote-log-manager-task-interval-ms", "5"}
 	all := map[string]recordPos{}
 	for round := range 3 {
-		p := startBinary(t, dir, flags...)
+		p := startBinaryEnv(t, dir, objs.env, flags...)
 		if round == 0 {
 			createTieredTopic(t, p.addr)
 		}
@@ -40,12 +43,12 @@ func TestKillDuringUploads(t *testing.T) {
 		})
 		p.cmd.Process.Kill()
 		<-p.done
-		p = startBinary(t, dir, flags...)
+		p = startBinaryEnv(t, dir, objs.env, flags...)
 		verifyAcked(t, p.addr, all)
 		p.stop(t)
 		t.Logf("round %d: killed with %d objects, %d acknowledged records verified", round, countFiles(t, objects, ".kgo"), len(all))
 	}
-	p := startBinary(t, dir, flags...)
+	p := startBinaryEnv(t, dir, objs.env, flags...)
 	defer p.stop(t)
 	ctx := testCtx(t)
 	for dup := duplicateObjects(t, objects); dup != ""; dup = duplicateObjects(t, objects) {

@@ -15,14 +15,19 @@ import (
 )
 
 // TestTieredTopicReadFromObjects: a topic with remote.storage.enable=true
-// and local.retention.ms=0 over a file:// object store keeps its sealed
+// and local.retention.ms=0, over a file:// object store and over a real S3
+// server, keeps its sealed
 // segments only as objects (their local files removed); a franz-go
 // consumer from offset 0 reads every record exactly and in order, most of
 // them from the object store, before and after a restart. ListOffsets -4
 // and -5 report the local and tiered parts.
 func TestTieredTopicReadFromObjects(t *testing.T) {
-	objects := t.TempDir()
-	g := newGatewayWith(t, gatewayOptions{objectStoreURL: "file://" + objects, tierInterval: 20 * time.Millisecond})
+	forEachObjectStore(t, testTieredTopicReadFromObjects)
+}
+
+func testTieredTopicReadFromObjects(t *testing.T, objs objectStore) {
+	objects := objs.dir
+	g := newGatewayWith(t, gatewayOptions{objectStoreURL: objs.url, tierInterval: 20 * time.Millisecond})
 	const topic, n = "tiered", 1000
 	configs := map[string]*string{
 		"remote.storage.enable": ptr("true"), "local.retention.ms": ptr("0"),
@@ -57,9 +62,9 @@ func TestTieredTopicReadFromObjects(t *testing.T) {
 	if start := listOffset(t, raw, topic, -2).Offset; start != 0 {
 		t.Fatalf("log start %d: tiering must not move it", start)
 	}
-	segs, objs := countFiles(t, filepath.Join(g.dir, "segments"), ".seg"), countFiles(t, objects, ".kgo")
-	if objs < 10 || segs > 3 {
-		t.Fatalf("%d local segment files, %d objects", segs, objs)
+	segs, nobjs := countFiles(t, filepath.Join(g.dir, "segments"), ".seg"), countFiles(t, objects, ".kgo")
+	if nobjs < 10 || segs > 3 {
+		t.Fatalf("%d local segment files, %d objects", segs, nobjs)
 	}
 	sameRecords(t, want, consumeN(t, g, topic, n))
 	g.restart()
@@ -76,9 +81,9 @@ func TestTieredTopicReadFromObjects(t *testing.T) {
 	if err := g.res.RunRetention(time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	for countFiles(t, objects, ".kgo") >= objs {
+	for countFiles(t, objects, ".kgo") >= nobjs {
 		if ctx.Err() != nil {
-			t.Fatalf("%d objects after DeleteRecords, %d before", countFiles(t, objects, ".kgo"), objs)
+			t.Fatalf("%d objects after DeleteRecords, %d before", countFiles(t, objects, ".kgo"), nobjs)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -8,16 +8,29 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kgateway/kgateway/test/s3server"
 	"github.com/twmb/franz-go/pkg/kadm"
 )
 
 // TestVerifyAndExplainTiered: with object.store.url, verify checks every
 // published object against its SHA-256s and index (and finds a flipped
 // byte), explain shows the candidates and picks the object for an
-// offloaded offset, and /metrics counts the uploads.
+// offloaded offset, and /metrics counts the uploads: over a file://
+// store, and over a real S3 server (test/s3server) whose objects lie as
+// files under its directory.
 func TestVerifyAndExplainTiered(t *testing.T) {
-	dir, objects := t.TempDir(), t.TempDir()
-	url := "file://" + objects
+	t.Run("file", func(t *testing.T) {
+		objects := t.TempDir()
+		testVerifyAndExplainTiered(t, "file://"+objects, objects)
+	})
+	t.Run("s3", func(t *testing.T) {
+		srv := s3server.Start(t)
+		testVerifyAndExplainTiered(t, srv.URL, filepath.Join(srv.Dir, s3server.Bucket))
+	})
+}
+
+func testVerifyAndExplainTiered(t *testing.T, url, objects string) {
+	dir := t.TempDir()
 	g := startTestWith(t, dir, func(c *Config) { c.ObjectStoreURL, c.RemoteLogTaskMs = url, 10 })
 	cl := newClient(t, g)
 	s := func(v string) *string { return &v }

@@ -15,7 +15,9 @@
 // The host is the bucket; the query takes s3blob's and gocloud's AWS
 // parameters: endpoint, region, use_path_style (or s3ForcePathStyle),
 // disable_https, profile, anonymous, request_checksum_calculation,
-// response_checksum_validation, ssetype, kmskeyid, and prefix (a key prefix
+// response_checksum_validation (when_required unless set: the SDK cannot
+// check a whole read of a multipart object and would warn on stderr at
+// each; readers of the store check what they read themselves), ssetype, kmskeyid, and prefix (a key prefix
 // for every object, for any scheme). Credentials never appear in the URL:
 // they come from the standard AWS chain (AWS_ACCESS_KEY_ID and
 // AWS_SECRET_ACCESS_KEY, AWS_PROFILE and the shared files, web identity,

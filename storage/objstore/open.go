@@ -19,6 +19,14 @@ const (
 	SchemeS3   = "s3"
 )
 
+// responseChecksum is gocloud's s3 parameter for the SDK's response
+// checksum validation. Open makes it when_required unless the URL sets it:
+// the SDK cannot validate a whole-object read of a multipart object (its
+// checksum is of the parts) and prints "WARN Skipped validation of
+// multipart checksum" to stderr on every such read, and the object tier
+// checks every byte it reads against its own SHA-256s and CRCs anyway.
+const responseChecksum = "response_checksum_validation"
+
 // Open opens the bucket that rawURL (object.store.url) names. The caller
 // closes it.
 func Open(ctx context.Context, rawURL string) (*blob.Bucket, error) {
@@ -29,6 +37,11 @@ func Open(ctx context.Context, rawURL string) (*blob.Bucket, error) {
 	if u.Scheme == SchemeS3 {
 		if err := checkRegion(ctx, u); err != nil {
 			return nil, err
+		}
+		q := u.Query()
+		if q.Get(responseChecksum) == "" {
+			q.Set(responseChecksum, "when_required")
+			u.RawQuery = q.Encode()
 		}
 	}
 	if u.Scheme == SchemeFile {

@@ -88,22 +88,34 @@
 // Object reads fetch byte ranges in chunks (Options.ChunkBytes) kept in a
 // byte-bounded LRU cache; a reader whose read continues where its previous
 // one ended gets the next chunk prefetched. Every object-store call is
-// retried with exponential backoff on errors, timeouts and throttling (503
-// SlowDown), except missing objects and corruption.
+// bounded by Options.OpTimeout and retried with exponential backoff on
+// errors, timeouts and throttling (503 SlowDown), except missing objects
+// and corruption. A stream (an upload, the read-back of a whole object)
+// grows with its object, so it is bounded per call instead: opening it,
+// each Write or Read, and Close must each return within OpTimeout, or the
+// stream is cancelled and tried again. A store that accepts connections
+// and never answers fails an upload; it never holds it, and the tier pass
+// behind it, forever. A Read, the read of one fetch, ends within
+// Options.ReadTimeout, retries included, with the entries it has or an
+// error: a fetch of object data always answers before the client gives
+// up on it, whatever the store does.
 //
 // # Tests
 //
 // tiertest.Faulty wraps a bucket to fail (SlowDown), delay, and lie (a
-// flipped byte, a truncated read). Benchmarks:
+// flipped byte, a truncated read). The end-to-end tests (test/) run the
+// tier over file:// and over a real S3 server (test/s3server). Benchmarks,
+// on a file:// bucket and, with KGW_TIER_BENCH_S3=1, on a versitygw S3
+// server on loopback that the benchmark starts (sub-benchmarks file and
+// s3):
 //
-//	go test -run '^$' -bench . ./storage/tier/
+//	KGW_TIER_BENCH_S3=1 go test -run '^$' -bench . -benchtime 20x ./storage/tier/
 //
-// BenchmarkUpload reports upload MB/s to a file:// bucket;
-// BenchmarkAppendBesideUpload durable append MB/s alone and while another
-// log's ledgers are uploaded; BenchmarkReadObject p50/p99 of reading
-// offset 0's ledger (100 entries) from its object, cold (nothing cached)
-// and cached, against the local file. An object read includes its pin
-// and unpin, two synced metadata writes. These run against the file
-// backend; the same benchmarks take any Bucket, so an object-store server
-// on loopback only needs its bucket passed in.
+// BenchmarkUpload reports upload MB/s of 8 MiB ledgers (multipart on
+// S3); BenchmarkAppendBesideUpload durable append MB/s alone and while
+// another log's ledgers are uploaded; BenchmarkReadObject p50/p99 of
+// reading offset 0's ledger (100 entries) from its object, cold (nothing
+// cached) and cached, against the same entries from the local file and
+// the last 100 entries of the open ledger (the tail). An object read
+// includes its pin and unpin, two synced metadata writes.
 package tier

@@ -37,7 +37,14 @@ func (t *Tier) Candidates(log storage.LogID, led storage.LedgerID) ([]Object, er
 // (record key and version, lifecycle, SHA-256s, range, publication id and
 // object name) and, if any differ, releases the pin and returns ErrStale;
 // otherwise it reads and checks every frame (B7) and releases the pin.
+// It takes at most Options.ReadTimeout, and returns the entries it read
+// before an error.
 func (t *Tier) Read(ctx context.Context, c Object, hdrs []storage.EntryHeader) ([]storage.Entry, error) {
+	if t.opts.ReadTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t.opts.ReadTimeout)
+		defer cancel()
+	}
 	pin, err := t.Pin(c.Key)
 	if err != nil {
 		return nil, err

@@ -42,8 +42,11 @@ func scanPins(scan ScanFunc, prefix []byte) ([]Pin, error) {
 
 // VerifyObjects reads each published object of objs whole from b and
 // checks it against its record (as Tier.Verify), without a store: the
-// `kgateway verify` command's check of the object tier.
+// `kgateway verify` command's check of the object tier. Each call to the
+// store is bounded by the default OpTimeout (a hung store fails the
+// object's check instead of holding verify).
 func VerifyObjects(ctx context.Context, b Bucket, objs []Object) VerifyReport {
+	stall := Options{}.withDefaults().OpTimeout
 	var rep VerifyReport
 	for _, o := range objs {
 		if o.State != Published {
@@ -51,7 +54,7 @@ func VerifyObjects(ctx context.Context, b Bucket, objs []Object) VerifyReport {
 		}
 		rep.Objects++
 		rep.Bytes += o.Size
-		if err := readBack(ctx, b, o); err != nil {
+		if err := readBack(ctx, b, o, stall); err != nil {
 			rep.Problems = append(rep.Problems, Problem{Object: o, Err: err})
 		}
 	}

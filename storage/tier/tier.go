@@ -38,8 +38,15 @@ type Options struct {
 	OpTimeout time.Duration
 	Retries   int
 	Backoff   time.Duration
-	Logger    *zap.Logger
-	Now       func() time.Time
+	// ReadTimeout bounds one Read, its retries included (5 s): a fetch
+	// of object data answers within it, with what it has or with an
+	// error, however the store fails (down, hung, throttling), and the
+	// client gets KAFKA_STORAGE_ERROR before its own request timeout
+	// (a franz-go fetch's is its max wait plus 10 s) instead of no
+	// answer for minutes. Negative: no bound but the retries'.
+	ReadTimeout time.Duration
+	Logger      *zap.Logger
+	Now         func() time.Time
 }
 
 func (o Options) withDefaults() Options {
@@ -67,6 +74,7 @@ func (o Options) withDefaults() Options {
 	def(&o.LeaseTTL, 10*time.Minute)
 	def(&o.OrphanGrace, 10*time.Minute)
 	def(&o.OpTimeout, 30*time.Second)
+	def(&o.ReadTimeout, 5*time.Second)
 	def(&o.Backoff, 100*time.Millisecond)
 	if o.Retries == 0 {
 		o.Retries = 5

@@ -14,6 +14,7 @@ import (
 	"github.com/kgateway/kgateway/storage"
 	"github.com/kgateway/kgateway/storage/tier"
 	"github.com/kgateway/kgateway/storage/tier/tiertest"
+	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
 )
 
@@ -28,7 +29,11 @@ type env struct {
 	opts   tier.Options
 }
 
-func newEnv(t testing.TB, opts tier.Options) *env {
+func newEnv(t testing.TB, opts tier.Options) *env { return newEnvOn(t, opts, nil) }
+
+// newEnvOn is newEnv over bucket b (nil: a fileblob bucket in a
+// temporary directory).
+func newEnvOn(t testing.TB, opts tier.Options, b *blob.Bucket) *env {
 	t.Helper()
 	e := &env{t: t, dir: t.TempDir(), opts: opts}
 	var err error
@@ -36,15 +41,16 @@ func newEnv(t testing.TB, opts tier.Options) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.store.Close() })
-	objDir := filepath.Join(e.dir, "objects")
-	if err := os.MkdirAll(objDir, 0o755); err != nil {
-		t.Fatal(err)
+	if b == nil {
+		objDir := filepath.Join(e.dir, "objects")
+		if err := os.MkdirAll(objDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if b, err = fileblob.OpenBucket(objDir, nil); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
 	}
-	b, err := fileblob.OpenBucket(objDir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
 	e.bucket = tiertest.NewFaulty(tier.BlobBucket(b))
 	if opts.Backoff == 0 {
 		opts.Backoff = time.Millisecond

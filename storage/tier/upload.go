@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"time"
 
 	"github.com/kgateway/kgateway/storage"
 	"go.uber.org/zap"
@@ -29,8 +30,9 @@ const maxUploadRun = 1 << 20
 // publication id and object name) before a byte is written; the object
 // is written, read back and its SHA-256s checked; only then is the record
 // compare-and-swapped to Published. A failed attempt deletes its object
-// and record; a crashed one leaves them to Reap. An already published
-// ledger returns its object.
+// and then its record; what it cannot delete (the store is down, the
+// upload was cancelled) it leaves to Reap, as a crashed one does. An
+// already published ledger returns its object.
 func (t *Tier) Upload(ctx context.Context, log storage.LogID, led storage.LedgerID) (Object, error) {
 	info, hdrs, err := t.store.LedgerEntries(log, led)
 	if err != nil {
@@ -80,7 +82,7 @@ func (t *Tier) Upload(ctx context.Context, log storage.LogID, led storage.Ledger
 		return Object{}, err
 	} else if err != nil {
 		t.stats.uploadFailures.Add(1)
-		t.abandon(o)
+		t.abandon(ctx, o)
 		return Object{}, fmt.Errorf("tier: upload %v %v: %w", log, led, err)
 	}
 	o.State, o.LeaseUntil = Published, 0
@@ -98,7 +100,7 @@ func (t *Tier) Upload(ctx context.Context, log storage.LogID, led storage.Ledger
 // transient failure) and reads it back (B4); it returns o with sizes and
 // SHA-256s filled in.
 func (t *Tier) writeAndCheck(ctx context.Context, o Object, hdrs []storage.EntryHeader) (Object, error) {
-	err := t.retryNoTimeout(ctx, func(ctx context.Context) error {
+	err := t.retryStream(ctx, func(ctx context.Context) error {
 		var err error
 		o, err = t.writeObject(ctx, o, hdrs)
 		return err
@@ -109,12 +111,13 @@ func (t *Tier) writeAndCheck(ctx context.Context, o Object, hdrs []storage.Entry
 	if t.crashAfterWrite {
 		return o, errCrashed
 	}
-	return o, t.retry(ctx, func(ctx context.Context) error { return t.readBack(ctx, o) })
+	return o, t.retryStream(ctx, func(ctx context.Context) error { return t.readBack(ctx, o) })
 }
 
-// retryNoTimeout is retry without the per-call timeout (an upload's
-// length grows with the ledger).
-func (t *Tier) retryNoTimeout(ctx context.Context, op func(context.Context) error) error {
+// retryStream is retry without a timeout on the whole call: a stream's
+// length grows with its object; each of its calls is bounded instead
+// (stallGuard).
+func (t *Tier) retryStream(ctx context.Context, op func(context.Context) error) error {
 	return t.retryWith(ctx, 0, op)
 }
 
@@ -127,12 +130,13 @@ func (t *Tier) writeObject(ctx context.Context, o Object, hdrs []storage.EntryHe
 		return o, err
 	}
 	defer release()
-	wctx, cancel := context.WithCancel(ctx)
+	wctx, guard, cancel := newStallGuard(ctx, t.opts.OpTimeout)
 	defer cancel()
-	w, err := t.bucket.Write(wctx, o.Key)
-	if err != nil {
+	var bw io.WriteCloser
+	if err := guard.call(func() (err error) { bw, err = t.bucket.Write(wctx, o.Key); return err }); err != nil {
 		return o, err
 	}
+	w := guardedWriter{w: bw, g: guard}
 	fsha, isha := sha256.New(), sha256.New()
 	var index []byte
 	var pos int64
@@ -215,22 +219,28 @@ func runOf(hdrs []storage.EntryHeader) (n int, size int64) {
 // readBack reads the whole object as stored and checks its size, footer,
 // index and both SHA-256s against o (B4): what is published is what was
 // verified, whatever the store did with the bytes.
-func (t *Tier) readBack(ctx context.Context, o Object) error { return readBack(ctx, t.bucket, o) }
+func (t *Tier) readBack(ctx context.Context, o Object) error {
+	return readBack(ctx, t.bucket, o, t.opts.OpTimeout)
+}
 
-func readBack(ctx context.Context, b Bucket, o Object) error {
-	size, err := b.Size(ctx, o.Key)
-	if err != nil {
+// readBack reads o whole, each call to the store bounded by stall
+// (stallGuard).
+func readBack(ctx context.Context, b Bucket, o Object, stall time.Duration) error {
+	ctx, guard, cancel := newStallGuard(ctx, stall)
+	defer cancel()
+	var size int64
+	if err := guard.call(func() (err error) { size, err = b.Size(ctx, o.Key); return err }); err != nil {
 		return err
 	}
 	if size != o.Size {
 		return fmt.Errorf("%w: stored %d bytes of %d", storage.ErrCorrupt, size, o.Size)
 	}
-	r, err := b.ReadRange(ctx, o.Key, 0, -1)
-	if err != nil {
+	var r io.ReadCloser
+	if err := guard.call(func() (err error) { r, err = b.ReadRange(ctx, o.Key, 0, -1); return err }); err != nil {
 		return err
 	}
 	defer r.Close()
-	return checkObject(r, o)
+	return checkObject(guardedReader{r: r, g: guard}, o)
 }
 
 // checkObject reads an object from r and checks it against o: size,
@@ -281,12 +291,23 @@ func checkObject(r io.Reader, o Object) error {
 }
 
 // abandon removes a failed attempt: its object, then its record (by
-// version, so a newer attempt is never touched). Failures leave them to
-// Reap.
-func (t *Tier) abandon(o Object) {
-	ctx, cancel := context.WithTimeout(context.Background(), t.opts.OpTimeout)
+// version, so a newer attempt is never touched). It works under the
+// upload's ctx: a cancelled upload (shutdown) returns at once instead of
+// retrying deletes against a store that may be down. Whatever it does
+// not remove is left to Reap, the record with the object: the record is
+// this node's and no upload owns it any more, so it is abandoned (B8),
+// and Reap deletes its object before it. (Removing the record of an
+// object not deleted would hide the object from all but the orphan scan,
+// for OrphanGrace.)
+func (t *Tier) abandon(ctx context.Context, o Object) {
+	if ctx.Err() != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, t.opts.OpTimeout)
 	defer cancel()
-	t.deleteObject(ctx, o.Key)
+	if t.deleteObject(ctx, o.Key) != nil {
+		return
+	}
 	_ = t.meta.Delete(o.Log, o.Ledger, o.Version)
 }
 

@@ -36,7 +36,7 @@ func (t *Tier) Verify(ctx context.Context) (VerifyReport, error) {
 		}
 		rep.Objects++
 		rep.Bytes += o.Size
-		if err := t.retry(ctx, func(ctx context.Context) error { return t.readBack(ctx, o) }); err != nil {
+		if err := t.retryStream(ctx, func(ctx context.Context) error { return t.readBack(ctx, o) }); err != nil {
 			rep.Problems = append(rep.Problems, Problem{Object: o, Err: err})
 		}
 	}

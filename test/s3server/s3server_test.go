@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"testing"
+	"time"
 
 	"github.com/kgateway/kgateway/storage/objstore"
 	"github.com/kgateway/kgateway/test/s3server"
@@ -94,5 +95,27 @@ func TestCredentialsFromEnvironment(t *testing.T) {
 	defer b.Close()
 	if err := objstore.Check(ctx, b); err == nil {
 		t.Fatal("Check passed with a wrong secret key in the environment")
+	}
+}
+
+// TestPauseResume: a paused server answers nothing (a request times out);
+// resumed, it serves again.
+func TestPauseResume(t *testing.T) {
+	srv := s3server.Start(t)
+	ctx := context.Background()
+	b, err := objstore.Open(ctx, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	srv.Pause()
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	if err := b.WriteAll(short, "k", []byte("v"), nil); err == nil {
+		t.Fatal("a paused server took a write")
+	}
+	srv.Resume()
+	if err := objstore.Check(ctx, b); err != nil {
+		t.Fatalf("Check after resume: %v", err)
 	}
 }

@@ -121,12 +121,33 @@ func (s *Server) Stop() {
 	if cmd == nil {
 		return
 	}
+	cmd.Process.Signal(syscall.SIGCONT) // a paused server could not act on SIGTERM
 	cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-exited:
 	case <-time.After(10 * time.Second):
 		cmd.Process.Kill()
 		<-exited
+	}
+}
+
+// Pause freezes the server (SIGSTOP): its socket stays open, so the
+// kernel still accepts connections, but no request is answered: a hung
+// or black-holed object store. Resume continues it.
+func (s *Server) Pause() { s.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused server; requests sent meanwhile are served.
+func (s *Server) Resume() { s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		s.t.Fatalf("signal %v: versitygw is not running", sig)
+	}
+	if err := s.cmd.Process.Signal(sig); err != nil {
+		s.t.Fatalf("signal %v to versitygw: %v", sig, err)
 	}
 }
 
