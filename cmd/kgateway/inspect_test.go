@@ -80,8 +80,20 @@ func TestExplainAgreesWithFetch(t *testing.T) {
 	}
 	produce(t, cl, "ex", values...)
 	// Two records in one batch: a fetch at its second offset returns it.
-	if err := cl.ProduceSync(testCtx(t), &kgo.Record{Topic: "ex", Value: []byte("p")}, &kgo.Record{Topic: "ex", Value: []byte("q")}).FirstErr(); err != nil {
+	// Manual flushing makes them one batch; ProduceSync may send the first
+	// before the second is buffered.
+	batcher := newClient(t, g, kgo.ManualFlushing())
+	results := make(chan error, 2)
+	for _, v := range []string{"p", "q"} {
+		batcher.Produce(testCtx(t), &kgo.Record{Topic: "ex", Value: []byte(v)}, func(_ *kgo.Record, err error) { results <- err })
+	}
+	if err := batcher.Flush(testCtx(t)); err != nil {
 		t.Fatal(err)
+	}
+	for range 2 {
+		if err := <-results; err != nil {
+			t.Fatal(err)
+		}
 	}
 	id := topicID(t, cl, "ex")
 	limits := []resolver.FetchLimits{resolver.DefaultFetchLimits, {PartitionMaxBytes: 700, MinOne: true}}
