@@ -139,8 +139,10 @@ func metaPutCAS(t *testing.T, a, b tier.Meta) {
 // record is ErrNoObject; a deleted record can be created again (version
 // 0), and the version it had before conflicts.
 func metaDeleteCAS(t *testing.T, a, b tier.Meta) {
-	if err := a.Delete(1, 2, 1); !errors.Is(err, tier.ErrNoObject) {
-		t.Fatalf("delete of nothing: %v, want ErrNoObject", err)
+	for _, v := range []uint64{0, 1} {
+		if err := a.Delete(1, 2, v); !errors.Is(err, tier.ErrNoObject) {
+			t.Fatalf("delete of nothing at version %d: %v, want ErrNoObject", v, err)
+		}
 	}
 	v1 := mustPut(t, a, SampleObject(1, 2))
 	o := v1
