@@ -130,17 +130,22 @@ func TestCloseReleasesPins(t *testing.T) {
 	}
 }
 
-// TestSurvivesEtcdRestart: records, versions and pins outlive an etcd
-// restart; the same handle continues with its compare-and-swaps.
+// TestSurvivesEtcdRestart: while etcd is down a call fails within the
+// timeout (Meta takes no context); records, versions and pins outlive the
+// restart, and the same handle continues with its compare-and-swaps.
 func TestSurvivesEtcdRestart(t *testing.T) {
 	s := etcdtest.Start(t)
-	a, _ := node(t, s, etcdmeta.Options{Prefix: "/restart/"})
+	a, _ := node(t, s, etcdmeta.Options{Prefix: "/restart/", Timeout: time.Second})
 	o, err := a.Put(tiertest.SampleObject(1, 2))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := a.AddPin(pinOf(o.Key, "r1")); err != nil {
 		t.Fatal(err)
+	}
+	s.Stop()
+	if _, err := a.Get(1, 2); err == nil || errors.Is(err, tier.ErrNoObject) {
+		t.Fatalf("get while etcd is down: %v, want an error", err)
 	}
 	s.Restart()
 	got, err := a.Get(1, 2)

@@ -262,3 +262,21 @@ func TestFencedAllOrNothing(t *testing.T) {
 		t.Fatalf("after a fenced failure /x=%q /y=%q, want both 1", x, y)
 	}
 }
+
+// TestOwnershipSurvivesEtcdRestart: an etcd restart ends no ownership: the
+// session's lease is restored and kept alive, the owner's guarded
+// transactions go on, and another node still cannot acquire.
+func TestOwnershipSurvivesEtcdRestart(t *testing.T) {
+	s := etcdtest.Start(t)
+	a, _ := newNode(t, s, "a", 60)
+	b, _ := newNode(t, s, "b", 60)
+	const p, key = "t/0", "/data/t/0"
+	oa := acquire(t, a, p)
+	s.Restart()
+	if err := publish(t, a, key, "a1", oa); err != nil {
+		t.Fatalf("owner's publish after the restart: %v", err)
+	}
+	if _, err := b.m.Acquire(ctxT(t), p); !errors.Is(err, owner.ErrOwned) {
+		t.Fatalf("acquiring a held partition after the restart: %v", err)
+	}
+}
