@@ -64,6 +64,7 @@ func (m *EtcdMeta) pinLease() (*pinLease, error) {
 	if l := m.lease; l != nil {
 		select {
 		case <-l.done:
+			l.stop()
 			m.lease = nil
 		default:
 			return l, nil
