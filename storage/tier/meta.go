@@ -106,12 +106,16 @@ type objectRecord struct {
 	Object
 }
 
-func encodeObject(o Object) []byte {
+// EncodeObject is an object record's stored form, the same in every Meta:
+// JSON with an encoding version.
+func EncodeObject(o Object) []byte {
 	b, _ := json.Marshal(objectRecord{V: recordVersion, Object: o})
 	return b
 }
 
-func decodeObject(b []byte) (Object, error) {
+// DecodeObject reads an EncodeObject record; anything else is
+// storage.ErrCorrupt.
+func DecodeObject(b []byte) (Object, error) {
 	var r objectRecord
 	if err := json.Unmarshal(b, &r); err != nil {
 		return Object{}, fmt.Errorf("%w: object record: %w", storage.ErrCorrupt, err)

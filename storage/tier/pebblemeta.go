@@ -51,7 +51,7 @@ func (m *PebbleMeta) Get(log storage.LogID, led storage.LedgerID) (Object, error
 	if err != nil {
 		return Object{}, err
 	}
-	return decodeObject(v)
+	return DecodeObject(v)
 }
 
 func (m *PebbleMeta) List() ([]Object, error) { return ListObjects(m.s.ScanMeta) }
@@ -70,7 +70,7 @@ func (m *PebbleMeta) Put(o Object) (Object, error) {
 		return Object{}, fmt.Errorf("%w: %v %v at version %d, not %d", ErrConflict, o.Log, o.Ledger, cur.Version, o.Version)
 	}
 	o.Version++
-	if err := m.s.ApplyMeta(storage.MetaOp{Key: objKey(o.Log, o.Ledger), Value: encodeObject(o)}); err != nil {
+	if err := m.s.ApplyMeta(storage.MetaOp{Key: objKey(o.Log, o.Ledger), Value: EncodeObject(o)}); err != nil {
 		return Object{}, err
 	}
 	return o, nil

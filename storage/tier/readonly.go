@@ -17,7 +17,7 @@ type ScanFunc func(prefix []byte, fn func(key, value []byte) error) error
 func ListObjects(scan ScanFunc) ([]Object, error) {
 	var out []Object
 	err := scan(objPrefix, func(_, v []byte) error {
-		o, err := decodeObject(v)
+		o, err := DecodeObject(v)
 		out = append(out, o)
 		return err
 	})
