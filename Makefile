@@ -9,7 +9,7 @@ BENCH_MOD := cmd/kgbench
 # (confluent-kafka-go), which the server's module must not depend on.
 RDK_MOD := test/librdkafka
 # Packages with concurrency of their own run under the race detector.
-RACE_PKGS := ./auth/... ./storage/... ./ledger/... ./resolver/... ./offsets/... ./kafka/... ./metrics/... ./server/... ./cmd/kgateway/...
+RACE_PKGS := ./auth/... ./cluster/... ./storage/... ./ledger/... ./resolver/... ./offsets/... ./kafka/... ./metrics/... ./server/... ./cmd/kgateway/...
 
 .PHONY: build run test test-unit test-e2e bench lint deps soak
 
