@@ -113,34 +113,12 @@ func (s *Store) ClassicGroups() (map[string]ClassicGroup, error) {
 }
 
 func (s *Store) classicGroups() (map[string]ClassicGroup, error) {
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{classicTag}, UpperBound: []byte{classicTag + 1}})
-	if err != nil {
-		return nil, err
-	}
-	defer it.Close()
-	out := make(map[string]ClassicGroup)
-	for it.First(); it.Valid(); it.Next() {
-		id := string(it.Key()[1:])
-		g, err := decodeClassic(id, it.Value())
-		if err != nil {
-			return nil, err
-		}
-		out[id] = g
-	}
-	return out, it.Error()
+	return scanTagByID(s.db, classicTag, decodeClassic)
 }
 
 // hasClassicMembers reports whether group has a persisted membership.
 func (s *Store) hasClassicMembers(group string) (bool, error) {
-	_, closer, err := s.db.Get(classicKey(group))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	closer.Close()
-	return true, nil
+	return hasKey(s.db, classicKey(group))
 }
 
 func appendBytes(b, v []byte) []byte {

@@ -2,7 +2,6 @@ package offsets
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"time"
 
@@ -111,33 +110,13 @@ func (s *Store) ConsumerGroups() (map[string]ConsumerGroup, error) {
 	if s.mu.closed {
 		return nil, ErrClosed
 	}
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{consumerTag}, UpperBound: []byte{consumerTag + 1}})
-	if err != nil {
-		return nil, err
-	}
-	defer it.Close()
-	out := make(map[string]ConsumerGroup)
-	for it.First(); it.Valid(); it.Next() {
-		id := string(it.Key()[1:])
-		g, err := decodeConsumer(id, it.Value())
-		if err != nil {
-			return nil, err
-		}
-		out[id] = g
-	}
-	return out, it.Error()
+	return scanTagByID(s.db, consumerTag, decodeConsumer)
 }
 
+// hasConsumerState reports whether group has a persisted consumer group
+// state.
 func (s *Store) hasConsumerState(group string) (bool, error) {
-	_, closer, err := s.db.Get(consumerKey(group))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	closer.Close()
-	return true, nil
+	return hasKey(s.db, consumerKey(group))
 }
 
 func appendOptString(b []byte, s *string) []byte {

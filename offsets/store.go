@@ -398,20 +398,53 @@ func (s *Store) metaGroups() ([]Group, error) {
 // scanTag decodes every record under one key tag whose key is the tag and
 // an id, in key order.
 func scanTag[T any](db *pebble.DB, tag byte, decode func(id string, v []byte) (T, error)) ([]T, error) {
+	var out []T
+	err := eachTag(db, tag, func(id string, v []byte) error {
+		d, err := decode(id, v)
+		out = append(out, d)
+		return err
+	})
+	return out, err
+}
+
+// scanTagByID is scanTag by id.
+func scanTagByID[T any](db *pebble.DB, tag byte, decode func(id string, v []byte) (T, error)) (map[string]T, error) {
+	out := make(map[string]T)
+	err := eachTag(db, tag, func(id string, v []byte) error {
+		d, err := decode(id, v)
+		out[id] = d
+		return err
+	})
+	return out, err
+}
+
+// eachTag calls fn with the id and value of every record under tag, in
+// key order, until fn fails.
+func eachTag(db *pebble.DB, tag byte, fn func(id string, v []byte) error) error {
 	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{tag}, UpperBound: []byte{tag + 1}})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer it.Close()
-	var out []T
 	for it.First(); it.Valid(); it.Next() {
-		v, err := decode(string(it.Key()[1:]), it.Value())
-		if err != nil {
-			return nil, err
+		if err := fn(string(it.Key()[1:]), it.Value()); err != nil {
+			return err
 		}
-		out = append(out, v)
 	}
-	return out, it.Error()
+	return it.Error()
+}
+
+// hasKey reports whether key holds a record.
+func hasKey(db *pebble.DB, key []byte) (bool, error) {
+	_, closer, err := db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	closer.Close()
+	return true, nil
 }
 
 // offsetGroupIDs lists the groups that have offsets with a skip scan: one
