@@ -148,7 +148,14 @@ func TestSurvivesEtcdRestart(t *testing.T) {
 		t.Fatalf("get while etcd is down: %v, want an error", err)
 	}
 	s.Restart()
-	got, err := a.Get(1, 2)
+	// The client reconnects with gRPC's backoff, which may take longer
+	// than one call's timeout: calls fail until it has, then succeed.
+	var got tier.Object
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if got, err = a.Get(1, 2); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
 	if err != nil || got != o {
 		t.Fatalf("after restart: %+v, %v; want %+v", got, err, o)
 	}
