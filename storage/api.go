@@ -63,6 +63,10 @@ var (
 	// I7). A sync that fails, for any reason, is ErrFailed.
 	ErrNoSpace = errors.New("storage: no space left on device")
 	ErrInvalid = errors.New("storage: invalid argument")
+	// ErrNotLeader: a Replicator refused a log's entries because this node
+	// no longer owns the log (cluster mode); the log is failed, and no
+	// entry of it is acknowledged again until it is replaced.
+	ErrNotLeader = errors.New("storage: not the log's owner")
 )
 
 // LogState is the fencing state of a log.
@@ -160,6 +164,27 @@ type AppendOptions struct {
 	// wrong value makes the entry fail its CRC on every read.
 	SuffixFrom int
 	SuffixCRC  uint32
+	// NoReplicate keeps the entry away from Options.Replicator: it is
+	// acknowledged once written locally. For entries copied in from the
+	// replicated copy itself (a new owner rebuilding its cache).
+	NoReplicate bool
+}
+
+// Replicator makes group commits durable off this machine (cluster mode:
+// an object store and etcd). The committer hands it every entry of a group
+// commit not written with AppendOptions.NoReplicate, once their bytes are
+// written locally, in per-log offset order, and acknowledges an entry only
+// if Replicate returned no error for its log. A log with an error is
+// failed (ErrFailed, wrapping that error) until it is deleted.
+type Replicator interface {
+	Replicate(entries []Replicated) map[LogID]error
+}
+
+// Replicated is one entry handed to a Replicator.
+type Replicated struct {
+	Log     LogID
+	Header  EntryHeader // offset, records, max time
+	Payload []byte      // the entry's bytes as written (after Stamp); read only
 }
 
 // Backing is a buffer that retained payloads are slices of (see
@@ -211,6 +236,14 @@ type Options struct {
 	// (a seek is O(log n) inside pebble). It must not block. The count is
 	// kept per lookup, so that readers share no counter.
 	OnIndexProbes func(n int)
+	// Replicator, when set, must accept every group commit before any of
+	// its entries is acknowledged (cluster mode). The segment files are
+	// then a cache of the replicated copy and are not fdatasynced.
+	Replicator Replicator
+	// CommitInterval, with a Replicator, is the least time between the
+	// starts of two group commits (cluster.commit.interval.ms): entries
+	// that arrive meanwhile share the next one. Zero: no wait.
+	CommitInterval time.Duration
 }
 
 // CommitStats describes one group commit (Options.OnCommit).

@@ -1,0 +1,47 @@
+package kafka
+
+import "github.com/kgateway/kgateway/resolver"
+
+// Cluster is the front end's view of the other nodes when kgateway runs as
+// one node of several (Config.Cluster). Nil: a single node, which leads
+// every partition and coordinates every group and transactional id.
+//
+// Every method answers from memory (a watch keeps it current) and never
+// blocks on the network: the front end calls them on every request.
+type Cluster interface {
+	// Brokers are the live nodes, this one included, in node id order.
+	Brokers() []Broker
+	// Leader is the node serving the partition now and its leader epoch
+	// (the ownership's fencing epoch). ok is false while the partition has
+	// no owner (a handover or a failover is under way).
+	Leader(topic string, partition int32) (node int32, epoch int32, ok bool)
+	// Coordinator is the node that coordinates groups and transactional
+	// ids now; ok is false while none does.
+	Coordinator() (node int32, ok bool)
+	// Catalog is where topic changes go: the shared catalog, whose changes
+	// every node's resolver applies. Its methods return once this node's
+	// resolver has applied the change.
+	Catalog() Catalog
+}
+
+// Broker is one node as Metadata, FindCoordinator and DescribeCluster
+// describe it.
+type Broker struct {
+	NodeID int32
+	Host   string
+	Port   int32
+	Rack   *string
+}
+
+// Catalog is the set of topic changes the front end makes. The resolver
+// implements it for a single node; in a cluster the shared catalog does.
+type Catalog interface {
+	CreateTopic(name string, partitions int32, replication int16, configs map[string]string, validateOnly bool) (resolver.Topic, error)
+	EnsureTopic(name string) (resolver.Topic, error)
+	DeleteTopic(name string) error
+	CreatePartitions(name string, count int32, validateOnly bool) error
+	AlterTopicConfigs(name string, configs map[string]string, validateOnly bool) error
+	IncrementalAlterTopicConfigs(name string, ops []resolver.ConfigOp, validateOnly bool) error
+}
+
+var _ Catalog = (*resolver.Resolver)(nil)
