@@ -101,6 +101,8 @@ mutate:
 	$(GO) run ./tools/mutate $(MUTATE_FLAGS)
 
 # soak scales the crash tests up: thousands of injected-fault crashes and
-# 50 SIGKILL rounds of the real binary (KGW_SOAK=1).
+# 50 SIGKILL rounds of the real binary, then ten minutes of the cluster
+# nemesis (kill -9, pause past the session, etcd restarts) (KGW_SOAK=1).
 soak:
 	KGW_SOAK=1 $(GO) test -count=1 -timeout 60m -run 'Crash|Kill' ./test/... ./resolver/...
+	KGW_SOAK=1 $(GO) test -count=1 -run Cluster -timeout 60m ./test/cluster/
