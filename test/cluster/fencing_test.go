@@ -2,9 +2,15 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
+
+	"github.com/kgateway/kgateway/test/s3server"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -18,9 +24,9 @@ import (
 //   - meanwhile p moved to another node under a higher epoch;
 //   - after the resume x stops claiming p under its old epoch.
 //
-// while is called once p has moved and before x resumes (a test
-// produces to the new leader there). It returns x.
-func pauseFenced(t *testing.T, c *Cluster, topic string, n, p int32, book *Book, tag string, while func()) int {
+// while is called with p's new leader once p has moved, before x
+// resumes (a test produces there). It returns x.
+func pauseFenced(t *testing.T, c *Cluster, topic string, n, p int32, book *Book, tag string, while func(leader int)) int {
 	t.Helper()
 	before := c.WaitLeaders(topic, n, 90*time.Second)[p]
 	x := int(before.Leader)
@@ -49,7 +55,7 @@ func pauseFenced(t *testing.T, c *Cluster, topic string, n, p int32, book *Book,
 		t.Fatalf("partition %d: leader %d epoch %d while node %d (epoch %d) is paused", p, after.Leader, after.Epoch, x, before.Epoch)
 	}
 	if while != nil {
-		while()
+		while(int(after.Leader))
 	}
 	c.Resume(x)
 
@@ -57,6 +63,8 @@ func pauseFenced(t *testing.T, c *Cluster, topic string, n, p int32, book *Book,
 	if err != nil {
 		t.Fatalf("node %d: no answer to the produce sent while it was paused: %v", x, err)
 	}
+	t.Logf("node %d, paused past its session as leader of partition %d (epoch %d; now node %d, epoch %d), answered the produce sent meanwhile with %v",
+		x, p, before.Epoch, after.Leader, after.Epoch, kerr.ErrorForCode(code))
 	if code != kerr.NotLeaderForPartition.Code {
 		t.Errorf("node %d answered the produce sent while it was paused (partition %d, epoch %d, now node %d epoch %d) with %v, offset %d; want NOT_LEADER_OR_FOLLOWER",
 			x, p, before.Epoch, after.Leader, after.Epoch, kerr.ErrorForCode(code), off)
@@ -83,13 +91,106 @@ func TestClusterPauseFencing(t *testing.T) {
 	c.CreateTopic(topic, n)
 	prod := c.StartProducers(topic, 1, "f", 5*time.Millisecond, nil)
 	prod.Book.WaitAcked(t, 100, 60*time.Second)
-	pauseFenced(t, c, topic, n, 0, prod.Book, "f", func() {
-		// The new leader takes writes while the old one is frozen.
-		prod.Book.WaitAcked(t, prod.Book.Acked()+100, 60*time.Second)
+	pauseFenced(t, c, topic, n, 0, prod.Book, "f", func(leader int) {
+		// The new leader takes writes, at the offsets the frozen one
+		// would have used.
+		for i := range 5 {
+			c.produceTo(t, leader, prod.Book, topic, 0, fmt.Sprintf("while-paused-%d", i))
+		}
 	})
 	c.WaitLeaders(topic, n, 90*time.Second)
 	prod.Book.WaitAcked(t, prod.Book.Acked()+100, 60*time.Second)
 	prod.Stop(t)
 	parts, _ := c.ReadAll(topic, n)
 	prod.Book.Check(t, parts)
+}
+
+// commitObjects counts node x's group-commit objects in the bucket
+// (diskless names them commits/<node>/...).
+func (c *Cluster) commitObjects(t *testing.T, x int) int {
+	t.Helper()
+	n := 0
+	root := filepath.Join(c.S3.Dir, s3server.Bucket, "commits", strconv.Itoa(x))
+	err := filepath.WalkDir(root, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			n++
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// produceTo produces one record to partition p on node i itself, which
+// must take it, and books it as acknowledged.
+func (c *Cluster) produceTo(t *testing.T, i int, book *Book, topic string, p int32, v string) {
+	t.Helper()
+	rc := dialRaw(t, c.Node(i).Addr)
+	if err := rc.produceRaw(topic, p, v, v); err != nil {
+		t.Fatal(err)
+	}
+	code, off, err := rc.produceResult(60 * time.Second)
+	if err != nil || code != 0 {
+		t.Fatalf("node %d: produce %s to partition %d: %v, %v", i, v, p, kerr.ErrorForCode(code), err)
+	}
+	book.ack(v, p, off)
+}
+
+// TestClusterFencedCommit: a node cut off from etcd in the middle of a
+// group commit (its object written, the transaction that publishes it
+// held on its way to etcd) loses its partition when its session ends,
+// and the new leader writes at the same offsets. When the old node's
+// transaction gets through, the fencing guard refuses it (E4, J4): the
+// produce is answered NOT_LEADER_OR_FOLLOWER and its record is never
+// published, while everything the new leader acknowledged stays.
+func TestClusterFencedCommit(t *testing.T) {
+	c := StartCluster(t, 2)
+	const topic, n = "cutoff", 2
+	c.CreateTopic(topic, n)
+	book := newBook()
+	before := c.WaitLeaders(topic, n, 90*time.Second)[0]
+	x, y := int(before.Leader), 1-int(before.Leader)
+	for i := range 5 {
+		c.produceTo(t, x, book, topic, 0, fmt.Sprintf("before-%d", i))
+	}
+
+	rc := dialRaw(t, c.Node(x).Addr)
+	objects := c.commitObjects(t, x)
+	c.HoldEtcd(x)
+	probe := "sent-to-a-node-cut-off-from-etcd"
+	book.Forbid(probe, fmt.Sprintf("its node %d was cut off from etcd and lost the partition", x))
+	if err := rc.produceRaw(topic, 0, probe, probe); err != nil {
+		t.Fatal(err)
+	}
+	// Its object is written: the publishing transaction is on its way.
+	waitFor(t, 30*time.Second, "the probe's group-commit object", func(context.Context) (bool, error) {
+		return c.commitObjects(t, x) > objects, nil
+	})
+	c.waitDeregistered(x)
+	after := c.WaitLeaders(topic, n, 90*time.Second)[0]
+	if after.Leader != int32(y) || after.Epoch <= before.Epoch {
+		t.Fatalf("partition 0: leader %d epoch %d after node %d (epoch %d) was cut off", after.Leader, after.Epoch, x, before.Epoch)
+	}
+	for i := range 5 {
+		c.produceTo(t, y, book, topic, 0, fmt.Sprintf("after-%d", i))
+	}
+	c.ReleaseEtcd(x)
+
+	code, off, err := rc.produceResult(90 * time.Second)
+	if err != nil {
+		t.Fatalf("node %d: no answer to the produce of the held commit: %v", x, err)
+	}
+	t.Logf("node %d answered the produce whose commit was held with %v", x, kerr.ErrorForCode(code))
+	if code != kerr.NotLeaderForPartition.Code {
+		t.Errorf("node %d answered the produce whose commit was held past its ownership with %v, offset %d; want NOT_LEADER_OR_FOLLOWER",
+			x, kerr.ErrorForCode(code), off)
+	}
+	c.WaitLeaders(topic, n, 90*time.Second)
+	parts, _ := c.ReadAll(topic, n)
+	book.Check(t, parts)
 }

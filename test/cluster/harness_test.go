@@ -96,6 +96,9 @@ type Node struct {
 	exited chan struct{}
 	err    error // the exit status, once exited is closed
 	paused bool
+
+	proxy    *linkProxy // the node's way to etcd
+	isolated bool       // its etcd link is held
 }
 
 // StartCluster starts etcd, the object store and n nodes (ids 0..n-1),
@@ -117,14 +120,32 @@ func StartCluster(t *testing.T, n int) *Cluster {
 func (c *Cluster) Add() *Node {
 	c.t.Helper()
 	nd := &Node{
-		ID:   int32(len(c.nodes)),
-		Addr: freeAddr(c.t),
-		dir:  c.t.TempDir(),
+		ID:    int32(len(c.nodes)),
+		Addr:  freeAddr(c.t),
+		dir:   c.t.TempDir(),
+		proxy: newLinkProxy(c.t, strings.TrimPrefix(c.Etcd.Endpoint(), "http://")),
 	}
-	nd.log = filepath.Join(c.t.TempDir(), fmt.Sprintf("node-%d.log", nd.ID))
+	nd.log = filepath.Join(c.logDir(), fmt.Sprintf("node-%d.log", nd.ID))
+	os.Remove(nd.log) // a previous run's, under KGW_CLUSTER_LOGS
 	c.nodes = append(c.nodes, nd)
 	c.launch(nd)
 	return nd
+}
+
+// EnvLogs names a directory that keeps every node's log, under the
+// test's name, after the test (they are shown in part when it fails).
+const EnvLogs = "KGW_CLUSTER_LOGS"
+
+func (c *Cluster) logDir() string {
+	d := os.Getenv(EnvLogs)
+	if d == "" {
+		return c.t.TempDir()
+	}
+	d = filepath.Join(d, c.t.Name())
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		c.t.Fatal(err)
+	}
+	return d
 }
 
 // Node returns node i.
@@ -156,11 +177,11 @@ func (c *Cluster) Running(i int) bool {
 	}
 }
 
-// Up are the nodes that run and are not paused.
+// Up are the nodes that run, are not paused and reach etcd.
 func (c *Cluster) Up() []int {
 	var out []int
 	for i, nd := range c.nodes {
-		if c.Running(i) && !nd.paused {
+		if c.Running(i) && !nd.paused && !nd.isolated {
 			out = append(out, i)
 		}
 	}
@@ -211,8 +232,23 @@ func (c *Cluster) Restart(i int) {
 	if c.Running(i) {
 		c.Kill(i)
 	}
+	c.ReleaseEtcd(i)
 	c.waitDeregistered(i)
 	c.launch(c.nodes[i])
+}
+
+// HoldEtcd stalls node i's link to etcd: what it sends and what etcd
+// sends it wait in between (its session is no longer renewed, and it
+// learns nothing), while it goes on serving its clients.
+func (c *Cluster) HoldEtcd(i int) {
+	c.nodes[i].proxy.Hold()
+	c.nodes[i].isolated = true
+}
+
+// ReleaseEtcd lets node i's link to etcd go on, what was held first.
+func (c *Cluster) ReleaseEtcd(i int) {
+	c.nodes[i].proxy.Release()
+	c.nodes[i].isolated = false
 }
 
 // Pause freezes node i (SIGSTOP): its sockets stay open and nothing is
@@ -282,7 +318,7 @@ func (c *Cluster) launch(nd *Node) {
 	fmt.Fprintf(logf, "---- start %s\n", time.Now().UTC().Format(time.RFC3339Nano))
 	cmd := exec.Command(c.bin,
 		"--node-id", strconv.Itoa(int(nd.ID)),
-		"--cluster-etcd-endpoints", c.Etcd.Endpoint(),
+		"--cluster-etcd-endpoints", nd.proxy.URL(),
 		"--object-store-url", c.S3.URL,
 		"--listen", nd.Addr,
 		"--data-dir", nd.dir,
@@ -345,6 +381,7 @@ func (c *Cluster) cleanup() {
 			nd.cmd.Process.Kill()
 			<-nd.exited
 		}
+		nd.proxy.Close()
 	}
 	if c.t.Failed() {
 		for _, nd := range c.nodes {

@@ -80,6 +80,8 @@ func TestClusterNemesis(t *testing.T) {
 	for _, b := range back {
 		t.Errorf("committed offset went backwards: %s", b)
 	}
+	c.CheckCommitsSurviveCoordinatorKill(group, topic, ends(parts, n))
+	leaders = c.WaitLeaders(topic, n, 90*time.Second)
 
 	// Each partition as a second node serves it: stop its leader
 	// (gracefully), read it from the node it moved to, start it again.

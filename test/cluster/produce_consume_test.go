@@ -166,12 +166,15 @@ func TestClusterProduceConsume(t *testing.T) {
 
 // TestClusterSingleNode: a cluster of one node killed (-9) and restarted
 // three times under load loses nothing acknowledged: the node rebuilds
-// every partition from the published copy (J3).
+// every partition from the published copy (J3) and the group state from
+// etcd (J6), so a consumer group goes on from its commits.
 func TestClusterSingleNode(t *testing.T) {
 	c := StartCluster(t, 1)
-	const topic, n = "alone", 3
+	const topic, group, n = "alone", "alone-group", 3
 	c.CreateTopic(topic, n)
 	prod := c.StartProducers(topic, 2, "s", 3*time.Millisecond, nil)
+	g := c.StartGroup(topic, group, 1)
+	commits := c.SampleCommits(topic, group)
 	for range 3 {
 		prod.Book.WaitAcked(t, prod.Book.Acked()+150, 60*time.Second)
 		c.Kill(0)
@@ -182,4 +185,13 @@ func TestClusterSingleNode(t *testing.T) {
 	prod.Stop(t)
 	parts, _ := c.ReadAll(topic, n)
 	prod.Book.Check(t, parts)
+	c.WaitCommitted(group, topic, ends(parts, n), 2*time.Minute)
+	g.Stop()
+	commits.Stop()
+	prod.Book.CheckConsumed(t, g.Consumed())
+	back, _ := commits.Backward()
+	for _, b := range back {
+		t.Errorf("committed offset went backwards: %s", b)
+	}
+	c.CheckCommitsSurviveCoordinatorKill(group, topic, ends(parts, n))
 }

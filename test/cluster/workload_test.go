@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Ack is where an acknowledged record is.
@@ -50,6 +52,14 @@ func (b *Book) done(r *kgo.Record, err error) {
 		return
 	}
 	b.acked[string(r.Value)] = Ack{Partition: r.Partition, Offset: r.Offset}
+}
+
+// ack records v as issued and acknowledged at partition p, offset off.
+func (b *Book) ack(v string, p int32, off int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.issued[v] = true
+	b.acked[v] = Ack{Partition: p, Offset: off}
 }
 
 // Forbid records a value that was sent but must never be published.
@@ -339,6 +349,56 @@ func (c *Cluster) WaitCommitted(group, topic string, want []int64, timeout time.
 		}
 		return true, nil
 	})
+}
+
+// Coordinator is the node that coordinates group, as node i answers.
+func (c *Cluster) Coordinator(ctx context.Context, i int, group string) (int, error) {
+	req := kmsg.NewPtrFindCoordinatorRequest()
+	req.CoordinatorKey = group
+	req.CoordinatorKeys = []string{group}
+	r, err := c.Ask(ctx, i, req)
+	if err != nil {
+		return -1, err
+	}
+	resp := r.(*kmsg.FindCoordinatorResponse)
+	code, id := resp.ErrorCode, resp.NodeID
+	if len(resp.Coordinators) > 0 {
+		code, id = resp.Coordinators[0].ErrorCode, resp.Coordinators[0].NodeID
+	}
+	if err := kerr.ErrorForCode(code); err != nil {
+		return -1, err
+	}
+	return int(id), nil
+}
+
+// CheckCommitsSurviveCoordinatorKill kills -9 the coordinator of group
+// (whose members have left) and restarts it: the first answer the group's
+// new coordinator gives has exactly the committed offsets want (J6).
+func (c *Cluster) CheckCommitsSurviveCoordinatorKill(group, topic string, want []int64) {
+	c.t.Helper()
+	var coord int
+	waitFor(c.t, 60*time.Second, "the group's coordinator", func(ctx context.Context) (bool, error) {
+		var err error
+		coord, err = c.Coordinator(ctx, c.Up()[0], group)
+		return err == nil, err
+	})
+	c.Kill(coord)
+	c.Restart(coord)
+	adm := c.Admin()
+	var resp kadm.OffsetResponses
+	waitFor(c.t, 90*time.Second, "the group's offsets after its coordinator's kill", func(ctx context.Context) (bool, error) {
+		var err error
+		resp, err = adm.FetchOffsets(ctx, group)
+		if err == nil {
+			err = resp.Error()
+		}
+		return err == nil, err
+	})
+	for p, end := range want {
+		if o, ok := resp.Lookup(topic, int32(p)); !ok || o.At != end {
+			c.t.Errorf("after a kill -9 of coordinator node %d: partition %d committed %d (%v), was %d", coord, p, o.At, ok, end)
+		}
+	}
 }
 
 // ReadAll reads every partition of topic from the given leaders (ask
