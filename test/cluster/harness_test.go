@@ -281,6 +281,15 @@ func (c *Cluster) RestartEtcd() {
 	c.Etcd.Restart()
 }
 
+// StopEtcd stops etcd, keeping its data; StartEtcd starts it again.
+func (c *Cluster) StopEtcd() { c.Etcd.Stop() }
+
+// StartEtcd starts a stopped etcd on the same endpoint and data.
+func (c *Cluster) StartEtcd() {
+	c.t.Helper()
+	c.Etcd.Restart()
+}
+
 // Registered reports whether node i's registration key exists in etcd.
 func (c *Cluster) Registered(ctx context.Context, i int) (bool, error) {
 	resp, err := c.etcd.Get(ctx, etcdPrefix+"nodes/"+strconv.Itoa(i), clientv3.WithCountOnly())
@@ -400,10 +409,10 @@ func (c *Cluster) logTail(nd *Node, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// LogContains reports whether node i's log (every run) has a line with s.
-func (c *Cluster) LogContains(i int, s string) bool {
+// LogCount is how many lines of node i's log (every run) contain s.
+func (c *Cluster) LogCount(i int, s string) int {
 	b, _ := os.ReadFile(c.nodes[i].log)
-	return strings.Contains(string(b), s)
+	return strings.Count(string(b), s)
 }
 
 // freeAddr is a loopback address with a port that is free and below the
