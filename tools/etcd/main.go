@@ -37,7 +37,7 @@ func main() {
 	flag.StringVar(&cfg.dataDir, "data-dir", "etcd-data", "directory of etcd's data, kept across runs")
 	flag.StringVar(&cfg.clientURLs, "listen-client-urls", "http://127.0.0.1:2379", "comma-separated URLs to serve clients on (kgateway's --cluster-etcd-endpoints)")
 	flag.StringVar(&cfg.peerURLs, "listen-peer-urls", "http://127.0.0.1:2380", "comma-separated URLs for the (single) member's peer traffic")
-	flag.StringVar(&cfg.logLevel, "log-level", "warn", "etcd's log level: debug, info, warn, error")
+	flag.StringVar(&cfg.logLevel, "log-level", "error", "etcd's log level: debug, info, warn, error")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
