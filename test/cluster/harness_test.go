@@ -1,3 +1,10 @@
+// Package cluster tests cluster mode as it runs: real processes on
+// 127.0.0.1 with ephemeral ports — an embedded etcd (cluster/etcdtest),
+// an S3 server (test/s3server) and several kgateway binaries — driven by
+// franz-go clients, with faults: SIGKILL, SIGSTOP past the session,
+// graceful stops, etcd restarts and outages, a held etcd link. Waits are
+// on conditions with deadlines. KGW_SOAK=1 makes the nemesis run ten
+// minutes; KGW_CLUSTER_LOGS=dir keeps every node's log.
 package cluster
 
 import (
