@@ -40,7 +40,7 @@ type clusterParts struct {
 }
 
 // openClusterBase opens what storage needs before it opens in cluster
-// mode: the emptied data directory (N7) and the node's etcd session.
+// mode: the emptied data directory (J7) and the node's etcd session.
 func (s *Server) openClusterBase() error {
 	cc := *s.cfg.Cluster
 	if s.cfg.ObjectStoreURL == "" {
@@ -106,7 +106,7 @@ func (s *Server) openClusterOffsets(oo offsets.Options) (*offsets.Store, error) 
 }
 
 // becomeCoordinator restores the group state from etcd into a fresh
-// store, mirrored under o, and swaps it into the front end (N6).
+// store, mirrored under o, and swaps it into the front end (J6).
 func (s *Server) becomeCoordinator(ctx context.Context, o owner.Ownership) error {
 	n := s.cluster.node
 	dir := filepath.Join(s.cfg.DataDir, "offsets-"+strconv.FormatUint(o.Epoch, 10))
@@ -170,7 +170,7 @@ func (s *Server) advertised() (string, int32, error) {
 }
 
 // leaveCluster hands this node's partitions over before the front end
-// stops (N5).
+// stops (J5).
 func (s *Server) leaveCluster() {
 	if s.cluster == nil {
 		return

@@ -64,7 +64,7 @@ func (c *testCluster) start(id int32) *Server {
 	return s
 }
 
-// stop closes node id gracefully (it hands its partitions over, N5).
+// stop closes node id gracefully (it hands its partitions over, J5).
 func (c *testCluster) stop(id int32) {
 	c.mu.Lock()
 	s := c.nodes[id]
@@ -160,7 +160,7 @@ func TestClusterProduceFetchAcrossNodes(t *testing.T) {
 
 // TestClusterFailoverKeepsAcknowledged: a node that stops without a
 // handover (its session ends) loses its partitions to the others, which
-// serve every acknowledged record from the published copy (N3).
+// serve every acknowledged record from the published copy (J3).
 func TestClusterFailoverKeepsAcknowledged(t *testing.T) {
 	c := newTestCluster(t)
 	for id := int32(1); id <= 3; id++ {

@@ -336,7 +336,7 @@ func (s *Server) close() error {
 	s.mu.closed = true
 	serving := s.mu.serving
 	s.mu.Unlock()
-	s.leaveCluster() // N5: hand the partitions over while still answering
+	s.leaveCluster() // J5: hand the partitions over while still answering
 	err := s.kafka.Close()
 	if errors.Is(err, kafka.ErrServerClosed) {
 		err = nil
