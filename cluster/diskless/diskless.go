@@ -63,7 +63,8 @@ type Range struct {
 // Options tune a Committer; the zero value is the defaults.
 type Options struct {
 	// MaxTxnOps is etcd's --max-txn-ops (128 by default): the most
-	// comparisons or operations of one transaction.
+	// comparisons or operations of one transaction. At least 10 (2
+	// partitions per commit transaction, 2 ranges per merge).
 	MaxTxnOps int
 	// OrphanAge is how old an object with no record must be before
 	// Collect deletes it (U5); 0: one hour. It must exceed the longest
@@ -90,13 +91,18 @@ type Committer struct {
 	// beforeChunk, when set (tests), runs before a commit's i-th
 	// transaction (i = 0: between the object's PUT and the first).
 	beforeChunk func(i int)
+	// beforeMergeTxn, when set (tests), runs before a merge's transaction.
+	beforeMergeTxn func()
 }
 
 // New returns a Committer for node with records under prefix in cli,
 // objects in bucket, fenced by own.
 func New(cli *clientv3.Client, own *owner.Manager, bucket *blob.Bucket, prefix, node string, opts Options) *Committer {
-	if opts.MaxTxnOps <= 0 {
+	switch {
+	case opts.MaxTxnOps <= 0:
 		opts.MaxTxnOps = 128
+	case opts.MaxTxnOps < 10:
+		opts.MaxTxnOps = 10
 	}
 	if opts.OrphanAge <= 0 {
 		opts.OrphanAge = time.Hour

@@ -122,6 +122,9 @@ func (c *Committer) mergeRun(ctx context.Context, o owner.Ownership, st logState
 			then = append(then, clientv3.OpDelete(rk))
 		}
 	}
+	if c.beforeMergeTxn != nil {
+		c.beforeMergeTxn()
+	}
 	rev, lost, _, err := c.fencedTxn(ctx, []owner.Ownership{o}, cmps, then, nil)
 	switch {
 	case err != nil: // unknown: the object may be published; Collect decides

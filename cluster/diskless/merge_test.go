@@ -176,3 +176,47 @@ func TestMergeRacesCommits(t *testing.T) {
 	}
 	t.Logf("merged %d ranges while committing, %d objects collected, %d ranges left", merges, collected, len(ranges))
 }
+
+// TestMergeConcurrentTrim (U4, U5): a trim between a merge's read and its
+// transaction makes the merge read again: the merged range never brings
+// back a trimmed range, and every reference count stays exact.
+func TestMergeConcurrentTrim(t *testing.T) {
+	e := newEnv(t, "")
+	n := e.node("a")
+	owns := n.acquire(t, "p")
+	want := commitRounds(t, n.c, owns, []string{"p"}, 6)
+	trimmed := false
+	n.c.beforeMergeTxn = func() {
+		if !trimmed {
+			trimmed = true
+			if err := n.c.SetStart(ctxT(t), owns["p"], "p", 3); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	merged, err := n.c.Merge(ctxT(t), owns["p"], "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, _, _, ranges := e.readAll(t, n.c, "p")
+	if start != 3 || len(ranges) != 1 || ranges[0].Base != 3 || merged != 4 {
+		t.Fatalf("after a merge raced by a trim: start %d, %d ranges from %d, %d merged", start, len(ranges), ranges[0].Base, merged)
+	}
+	for base := range want["p"] {
+		if base < 3 {
+			delete(want["p"], base)
+		}
+	}
+	e.sameBatches(t, n.c, "p", want["p"])
+	if got := e.keys(t, "log/p/r/"); got != 1 {
+		t.Fatalf("%d range records, want 1", got)
+	}
+	// The 6 commit objects have no reference left, the merged one has 1.
+	if got, err := n.c.Collect(ctxT(t)); err != nil || got != 6 {
+		t.Fatalf("collect: %d, %v; want 6", got, err)
+	}
+	if left := e.objects(t, commitsDir); len(left) != 0 {
+		t.Fatalf("left %v", left)
+	}
+	e.sameBatches(t, n.c, "p", want["p"])
+}
