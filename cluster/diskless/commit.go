@@ -124,7 +124,7 @@ func (c *Committer) publish(ctx context.Context, name string, putAt time.Time, p
 		if c.beforeChunk != nil {
 			c.beforeChunk(i)
 		}
-		n, err, unsure := c.publishChunk(ctx, name, putAt, chunk, &obj, res)
+		n, unsure, err := c.publishChunk(ctx, name, putAt, chunk, &obj, res)
 		published += n
 		if err != nil {
 			// Not tried: not published, and not to be acknowledged.
@@ -141,7 +141,7 @@ func (c *Committer) publish(ctx context.Context, name string, putAt time.Time, p
 // error) the partitions whose ownership is lost or whose end is not
 // their base, and trying again without them. A non-nil error stops the
 // commit: unsure says whether the chunk's outcome is unknown.
-func (c *Committer) publishChunk(ctx context.Context, name string, putAt time.Time, chunk []part, obj *objState, res map[string]error) (n int, err error, unsure bool) {
+func (c *Committer) publishChunk(ctx context.Context, name string, putAt time.Time, chunk []part, obj *objState, res map[string]error) (n int, unsure bool, err error) {
 	objKey := c.objKey(name)
 	for try := 0; len(chunk) > 0; try++ {
 		if try == maxTries {
@@ -176,14 +176,14 @@ func (c *Committer) publishChunk(ctx context.Context, name string, putAt time.Ti
 			for _, p := range chunk {
 				res[p.r.PKey] = fmt.Errorf("diskless: %s: publish, outcome unknown: %w", p.r.PKey, terr)
 			}
-			return 0, terr, true
+			return 0, true, terr
 		}
 		if rev > 0 {
 			for _, p := range chunk {
 				res[p.r.PKey] = nil
 			}
 			*obj = objState{objRecord: objRecord{Refs: refs}, rev: rev}
-			return len(chunk), nil, false
+			return len(chunk), false, nil
 		}
 		if len(lost) > 0 {
 			chunk = drop(chunk, lost, res)
@@ -217,7 +217,7 @@ func (c *Committer) publishChunk(ctx context.Context, name string, putAt time.Ti
 	for _, p := range chunk {
 		res[p.r.PKey] = fmt.Errorf("diskless: %s: not published: %w", p.r.PKey, err)
 	}
-	return 0, err, false
+	return 0, false, err
 }
 
 // endIs is the comparison that the partition's published end is base: a

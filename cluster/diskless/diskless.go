@@ -172,11 +172,11 @@ func decodeRange(pkey, key string, val []byte) (Range, error) {
 		return Range{}, fmt.Errorf("diskless: range %q: %w", key, err)
 	}
 	r := Range{PKey: pkey, Base: base, End: rec.End, Object: rec.Object, Pos: rec.Pos, Len: rec.Len, MaxTime: rec.MaxTime}
-	if sum, err := hex.DecodeString(rec.SHA256); err != nil || len(sum) != len(r.SHA256) {
+	sum, err := hex.DecodeString(rec.SHA256)
+	if err != nil || len(sum) != len(r.SHA256) {
 		return Range{}, fmt.Errorf("diskless: range %q: bad sha256 %q", key, rec.SHA256)
-	} else {
-		copy(r.SHA256[:], sum)
 	}
+	copy(r.SHA256[:], sum)
 	return r, nil
 }
 
