@@ -27,35 +27,46 @@ func dump(t *testing.T, db *pebble.DB) map[string]string {
 	return out
 }
 
-// everyWrite calls every write of the store once, each with something to
-// write, and returns the first error of each.
-func everyWrite(s *Store) []error {
+// everyWrite is every write of the store, each with something to write.
+func everyWrite(s *Store) []func() error {
 	tp := TopicPartition{Topic: "t", Partition: 1}
 	member := ClassicMember{ID: "m", ProtocolType: "consumer", Protocols: []Protocol{{Name: "range", Metadata: []byte{1}}}}
 	txn := Txn{ID: "tx", ProducerID: 7, LastProducerID: -1, LastEpoch: -1, State: TxnOngoing, Groups: []string{"g"}, Partitions: []TopicPartition{tp}}
 	done := txn
 	done.State = TxnCompleteCommit
-	return []error{
-		s.Commit("g", []Commit{{TopicPartition: tp, Offset: 5, LeaderEpoch: -1}}),
-		s.Commit("h", []Commit{{TopicPartition: tp, Offset: 6, LeaderEpoch: -1}}),
-		s.DeleteOffsets("h", []TopicPartition{tp}),
-		s.PutGroup(Group{ID: "g", ProtocolType: "consumer", State: GroupEmpty}),
-		s.PutClassicGroup(ClassicGroup{Group: Group{ID: "c", ProtocolType: "consumer", State: GroupActive}, Leader: "m", Members: []ClassicMember{member}}, 0),
-		s.PutConsumerGroup(ConsumerGroup{Group: Group{ID: "k", State: GroupActive}}, 0),
-		s.PutShareGroup(ShareGroup{ID: "s", Epoch: 1}),
-		s.PutShareState("s", []SharePartition{{TopicPartition: tp, StartOffset: 3}}),
-		s.DeleteShareState("s", []TopicPartition{tp}),
-		s.PutGroupConfigs("s", map[string]string{"share.record.lock.duration.ms": "15000"}),
-		s.PutTxn(txn),
-		s.PutPending("tx", "g", []Commit{{TopicPartition: tp, Offset: 9, LeaderEpoch: -1}}),
-		s.EndTxn([]string{"g"}, done, true),
-		s.PutTxn(Txn{ID: "tx2", LastProducerID: -1, LastEpoch: -1, State: TxnOngoing, Groups: []string{"g"}}),
-		s.PutPending("tx2", "g", []Commit{{TopicPartition: tp, Offset: 10, LeaderEpoch: -1}}),
-		s.DeleteTxn(Txn{ID: "tx2", Groups: []string{"g"}}),
-		s.DeleteShareGroup("s"),
-		s.Commit("old", []Commit{{TopicPartition: tp, Offset: 1, LeaderEpoch: -1, CommitTime: time.Unix(1, 0)}}),
-		expireErr(s.Expire(time.Now())),
-		s.DeleteGroup("c"),
+	return []func() error{
+		func() error { return s.Commit("g", []Commit{{TopicPartition: tp, Offset: 5, LeaderEpoch: -1}}) },
+		func() error { return s.Commit("h", []Commit{{TopicPartition: tp, Offset: 6, LeaderEpoch: -1}}) },
+		func() error { return s.DeleteOffsets("h", []TopicPartition{tp}) },
+		func() error { return s.PutGroup(Group{ID: "g", ProtocolType: "consumer", State: GroupEmpty}) },
+		func() error {
+			return s.PutClassicGroup(ClassicGroup{Group: Group{ID: "c", ProtocolType: "consumer", State: GroupActive}, Leader: "m", Members: []ClassicMember{member}}, 0)
+		},
+		func() error { return s.PutConsumerGroup(ConsumerGroup{Group: Group{ID: "k", State: GroupActive}}, 0) },
+		func() error { return s.PutShareGroup(ShareGroup{ID: "s", Epoch: 1}) },
+		func() error { return s.PutShareState("s", []SharePartition{{TopicPartition: tp, StartOffset: 3}}) },
+		func() error { return s.DeleteShareState("s", []TopicPartition{tp}) },
+		func() error {
+			return s.PutGroupConfigs("s", map[string]string{"share.record.lock.duration.ms": "15000"})
+		},
+		func() error { return s.PutTxn(txn) },
+		func() error {
+			return s.PutPending("tx", "g", []Commit{{TopicPartition: tp, Offset: 9, LeaderEpoch: -1}})
+		},
+		func() error { return s.EndTxn([]string{"g"}, done, true) },
+		func() error {
+			return s.PutTxn(Txn{ID: "tx2", LastProducerID: -1, LastEpoch: -1, State: TxnOngoing, Groups: []string{"g"}})
+		},
+		func() error {
+			return s.PutPending("tx2", "g", []Commit{{TopicPartition: tp, Offset: 10, LeaderEpoch: -1}})
+		},
+		func() error { return s.DeleteTxn(Txn{ID: "tx2", Groups: []string{"g"}}) },
+		func() error { return s.DeleteShareGroup("s") },
+		func() error {
+			return s.Commit("old", []Commit{{TopicPartition: tp, Offset: 1, LeaderEpoch: -1, CommitTime: time.Unix(1, 0)}})
+		},
+		func() error { return expireErr(s.Expire(time.Now())) },
+		func() error { return s.DeleteGroup("c") },
 	}
 }
 
@@ -80,14 +91,14 @@ func TestMirrorSeesEveryWrite(t *testing.T) {
 		return replica.Apply(rb, pebble.Sync)
 	}
 	s := open(t, t.TempDir(), Options{Mirror: mirror})
-	for i, err := range everyWrite(s) {
-		if err != nil {
+	for i, write := range everyWrite(s) {
+		if err := write(); err != nil {
 			t.Fatalf("write %d: %v", i, err)
 		}
-	}
-	got, want := dump(t, replica), dump(t, s.db)
-	if len(want) == 0 || !reflect.DeepEqual(got, want) {
-		t.Fatalf("replica fed by Mirror differs from the store after %d mirrored writes:\nreplica %q\nstore   %q", calls, got, want)
+		got, want := dump(t, replica), dump(t, s.db)
+		if len(want) == 0 || !reflect.DeepEqual(got, want) {
+			t.Fatalf("after write %d (%d mirrored), the replica fed by Mirror differs from the store:\nreplica %q\nstore   %q", i, calls, got, want)
+		}
 	}
 }
 
@@ -108,8 +119,8 @@ func TestMirrorFailureAppliesNothing(t *testing.T) {
 	}
 	refused := errors.New("mirror refused")
 	s = open(t, dir, Options{Mirror: func(*pebble.Batch) error { return refused }})
-	for i, err := range everyWrite(s) {
-		if !errors.Is(err, refused) {
+	for i, write := range everyWrite(s) {
+		if err := write(); !errors.Is(err, refused) {
 			t.Errorf("write %d: error %v, want the mirror's", i, err)
 		}
 	}
