@@ -519,3 +519,48 @@ func TestProducerIDsNeverRepeat(t *testing.T) {
 		t.Fatalf("%d ids, want 450", len(seen))
 	}
 }
+
+// J4: an unknown outcome is resolved before the next write. A commit
+// that never applied is voided and writes go on; one found applied, while
+// the store was told it failed, stops the mirror for good (ErrDiverged).
+func TestUnknownOutcomeResolved(t *testing.T) {
+	e := etcdtest.Start(t)
+	a := newNode(t, e, "a")
+	mr := &mirror{cli: a.cli, m: a.m, o: a.acquire(t), prefix: prefix}
+	mr.opts.setDefaults()
+	db, err := pebble.Open(t.TempDir(), &pebble.Options{Logger: quiet{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	write := func(k string) error {
+		b := db.NewBatch()
+		defer b.Close()
+		if err := b.Set([]byte(k), []byte("v"), nil); err != nil {
+			t.Fatal(err)
+		}
+		return mr.write(b)
+	}
+	if err := write("k1"); err != nil {
+		t.Fatal(err)
+	}
+
+	mr.inDoubt = "never-sent" // a commit lost before reaching etcd
+	if err := write("k2"); err != nil {
+		t.Fatalf("write after an unknown outcome that never applied: %v", err)
+	}
+
+	before := mr.lastRev // a commit that applied, its answer lost
+	if err := mr.commit("applied", []clientv3.Op{clientv3.OpPut(kvKey(prefix, []byte("k3")), "v")}); err != nil {
+		t.Fatal(err)
+	}
+	mr.lastRev, mr.inDoubt = before, "applied"
+	for i := 0; i < 2; i++ {
+		if err := write("k4"); !errors.Is(err, ErrDiverged) {
+			t.Fatalf("write %d after an unknown outcome that applied: %v, want ErrDiverged", i, err)
+		}
+	}
+	if _, ok := etcdDump(t, a.cli, "kv/")[kvKey(prefix, []byte("k4"))]; ok {
+		t.Fatal("a diverged mirror wrote")
+	}
+}
