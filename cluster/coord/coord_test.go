@@ -281,11 +281,19 @@ func manyCommits(n int, off int64) []offsets.Commit {
 
 // J2, J3: a batch far beyond one etcd transaction (5000 partitions'
 // commits, then a DeleteGroup of them all) is mirrored and restored whole,
-// and leaves no chunk or pending record behind.
+// and leaves no chunk or pending record behind: with etcd's bounds (one
+// chunk, folded in transactions of 128 operations) and with a small byte
+// bound (many chunks, folded by size).
 func TestHugeBatch(t *testing.T) {
+	for name, opts := range map[string]Options{"default": {}, "64KiB": {MaxTxnBytes: 64 << 10}} {
+		t.Run(name, func(t *testing.T) { testHugeBatch(t, opts) })
+	}
+}
+
+func testHugeBatch(t *testing.T, opts Options) {
 	e := etcdtest.Start(t)
 	a := newNode(t, e, "a")
-	st := a.openMirrored(t, t.TempDir(), a.acquire(t), Options{})
+	st := a.openMirrored(t, t.TempDir(), a.acquire(t), opts)
 	const n = 5000
 	if err := st.Commit("big", manyCommits(n, 0)); err != nil {
 		t.Fatal(err)
@@ -380,10 +388,17 @@ func TestCrashedLargeBatch(t *testing.T) {
 	}
 
 	// Cut in the fold: committed, half of its ops in kv/.
-	if err := mr.fencedTxn(clientv3.OpPut(chunkKey(prefix, "cut", 0), string(batch.Repr()))); err != nil {
-		t.Fatal(err)
+	repr, chunks := batch.Repr(), 0
+	for off := 0; off < len(repr); off += 1000 { // several chunks
+		if err := mr.fencedTxn(clientv3.OpPut(chunkKey(prefix, "cut", chunks), string(repr[off:min(off+1000, len(repr))]))); err != nil {
+			t.Fatal(err)
+		}
+		chunks++
 	}
-	if err := mr.commit("cut", []clientv3.Op{clientv3.OpPut(prefix+"kvpending", "cut 1")}); err != nil {
+	if chunks < 3 {
+		t.Fatalf("setup: %d chunks", chunks)
+	}
+	if err := mr.commit("cut", []clientv3.Op{clientv3.OpPut(prefix+"kvpending", fmt.Sprintf("cut %d", chunks))}); err != nil {
 		t.Fatal(err)
 	}
 	if err := mr.fold(ops[:len(ops)/2]); err != nil {
