@@ -106,6 +106,7 @@ func TestSwapOffsets(t *testing.T) {
 	// answered by a whole coordinator.
 	third := openOffsets(t, map[int32]int64{0: 40, 1: 41})
 	var stop atomic.Bool
+	var served atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)
 	for w := 0; w < 2; w++ {
@@ -121,11 +122,14 @@ func TestSwapOffsets(t *testing.T) {
 					errs <- err
 					return
 				}
+				served.Add(1)
 			}
 		}()
 	}
 	stores := []*offsets.Store{third, second}
-	for i := 0; i < 20; i++ {
+	// At least 20 swaps, and until the workers were served 100 times
+	// meanwhile.
+	for i := 0; i < 20 || (served.Load() < 100 && ctx.Err() == nil && len(errs) == 0); i++ {
 		if old := s.SwapOffsets(stores[i%2]); old != stores[(i+1)%2] {
 			t.Fatalf("swap %d returned the wrong store", i)
 		}
@@ -141,8 +145,11 @@ func TestSwapOffsets(t *testing.T) {
 	}()...); err != nil {
 		t.Fatalf("requests racing swaps: %v", err)
 	}
-	if old := s.SwapOffsets(third); old != second {
-		t.Fatal("last swap returned the wrong store")
+	if served.Load() < 100 {
+		t.Fatalf("only %d requests served during the swaps", served.Load())
+	}
+	if old := s.SwapOffsets(third); old != second && old != third {
+		t.Fatal("the last swap returned a store that was not current")
 	}
 	if got := fetched(t, adm); got[1] != 41 {
 		t.Fatalf("after the last swap OffsetFetch answers %v, want the third store's t/1 41", got)
