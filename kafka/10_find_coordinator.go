@@ -19,7 +19,8 @@ import (
 
 func handleFindCoordinator(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
 	r := req.(*kmsg.FindCoordinatorRequest)
-	if s.groups == nil {
+	groups := s.coords().groups
+	if groups == nil {
 		// No offset store: clients see a retriable error, not a close.
 		resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)
 		resp.ErrorCode, resp.NodeID, resp.Port = kerr.CoordinatorNotAvailable.Code, -1, -1
@@ -31,5 +32,5 @@ func handleFindCoordinator(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Respon
 		return resp, nil
 	}
 	self := group.Node{ID: s.cfg.NodeID, Host: rc.conn.host, Port: rc.conn.port}
-	return s.groups.FindCoordinator(r, self), nil
+	return groups.FindCoordinator(r, self), nil
 }
