@@ -71,7 +71,7 @@ func (c *coordinators) stop() {
 // coordinators before the swap finishes on them: if the caller has
 // closed the old store by then it fails, and acknowledges nothing. In a
 // cluster, a write of the old coordinator after the new one's ownership
-// was acquired is fenced in etcd (cluster/coord J1, J5). st nil removes
+// was acquired is fenced in etcd (cluster/coord H1, H5). st nil removes
 // the coordinators (group requests get what a server without
 // Config.Offsets answers).
 //
