@@ -81,9 +81,12 @@ var apis = []api{
 // apiIndex maps a key to its row and advertised lists the rows for
 // ApiVersions; both are built from apis in init (a variable initializer
 // would be a cycle: apis -> handleApiVersions -> apis).
+// advertisedInCluster is advertised without the APIs not served in
+// cluster mode (routing.go, J5).
 var (
-	apiIndex   map[int16]api
-	advertised []kmsg.ApiVersionsResponseApiKey
+	apiIndex            map[int16]api
+	advertised          []kmsg.ApiVersionsResponseApiKey
+	advertisedInCluster []kmsg.ApiVersionsResponseApiKey
 )
 
 func init() {
@@ -96,6 +99,9 @@ func init() {
 		k := kmsg.NewApiVersionsResponseApiKey()
 		k.ApiKey, k.MinVersion, k.MaxVersion = a.key, a.min, a.max
 		advertised = append(advertised, k)
+		if !notInCluster[a.key] {
+			advertisedInCluster = append(advertisedInCluster, k)
+		}
 	}
 }
 

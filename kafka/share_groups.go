@@ -23,7 +23,7 @@ import (
 
 // startShare creates the share coordinator over cfg.Offsets, if set.
 func (s *Server) startShare() error {
-	if s.cfg.Offsets == nil {
+	if s.cfg.Offsets == nil || s.cfg.Cluster != nil { // J5: not served in cluster mode
 		return nil
 	}
 	scfg := s.cfg.Share

@@ -21,7 +21,7 @@ var errNoTxnCoordinator = errors.New("kafka: no transaction coordinator configur
 // served before the partitions of ongoing transactions are registered
 // again and decided transactions are completed.
 func (s *Server) startTxns() error {
-	if s.cfg.Offsets == nil {
+	if s.cfg.Offsets == nil || s.cfg.Cluster != nil { // J5: not served in cluster mode
 		return nil
 	}
 	tcfg := s.cfg.Txn
