@@ -371,7 +371,7 @@ func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition
 		return fetchError(rp.Partition, err), 0
 	}
 	if err := s.routeError(topic, rp.Partition, fetchCurrentEpoch(version, rp)); err != nil { // J2, J3
-		return s.fetchMoved(topic, rp.Partition, err, version), 0
+		return s.fetchMoved(topic, rp.Partition, err), 0
 	}
 	if maxBytes <= 0 && !minOne {
 		// Budget spent: report the bounds only.
@@ -454,13 +454,14 @@ func fetchCurrentEpoch(version int16, rp kmsg.FetchRequestTopicPartition) int32 
 	return rp.CurrentLeaderEpoch
 }
 
-// fetchMoved answers a partition this node does not serve (J2): from v12
-// with the current leader (KIP-951), so the client moves without asking
-// Metadata first. (Fetch carries node endpoints only from v16, which is
-// not served: the client knows every live node from Metadata.)
-func (s *Server) fetchMoved(topic string, partition int32, err error, version int16) kmsg.FetchResponseTopicPartition {
+// fetchMoved answers a partition this node does not serve (J2) with the
+// current leader (KIP-951), so the client moves without asking Metadata
+// first. The field is tagged: only v12+ (flexible) carries it. (Fetch
+// carries node endpoints only from v16, which is not served: the client
+// knows every live node from Metadata.)
+func (s *Server) fetchMoved(topic string, partition int32, err error) kmsg.FetchResponseTopicPartition {
 	out := fetchError(partition, err)
-	if node, epoch, ok := s.movedTo(topic, partition, err); ok && version >= 12 {
+	if node, epoch, ok := s.movedTo(topic, partition, err); ok {
 		out.CurrentLeader.LeaderID, out.CurrentLeader.LeaderEpoch = node, epoch
 	}
 	return out

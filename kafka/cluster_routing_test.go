@@ -596,7 +596,11 @@ func TestClusterCoordinator(t *testing.T) {
 	}
 
 	for _, req := range groupRequests() {
-		for _, code := range groupErrors(ask(c, req)) {
+		codes := groupErrors(ask(c, req))
+		if len(codes) == 0 {
+			t.Errorf("%s v%d on a non-coordinator: no error at all", apiName(req.Key()), req.GetVersion())
+		}
+		for _, code := range codes {
 			if code != kerr.NotCoordinator.Code {
 				t.Errorf("%s v%d on a non-coordinator: error %d", apiName(req.Key()), req.GetVersion(), code)
 			}
@@ -714,6 +718,13 @@ func TestClusterNotServed(t *testing.T) {
 		t.Errorf("transactional producer: %v, want INVALID_REQUEST", err)
 	}
 
+	// Unknown to dispatch, as any unadvertised API: its request closes the
+	// connection (whatever its handler would do).
+	for _, k := range notInClusterKeys {
+		if _, ok := g.a.lookupAPI(k); ok {
+			t.Errorf("cluster mode dispatches %s", apiName(k))
+		}
+	}
 	end := kmsg.NewPtrEndTxnRequest()
 	end.TransactionalID = "tx"
 	c.send(8, end)
