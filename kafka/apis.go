@@ -79,10 +79,9 @@ var apis = []api{
 }
 
 // apiIndex maps a key to its row and advertised lists the rows for
-// ApiVersions; both are built from apis in init (a variable initializer
-// would be a cycle: apis -> handleApiVersions -> apis).
-// advertisedInCluster is advertised without the APIs not served in
-// cluster mode (routing.go, J5).
+// ApiVersions, advertisedInCluster those served in cluster mode
+// (routing.go, J5); all are built from apis in init (a variable
+// initializer would be a cycle: apis -> handleApiVersions -> apis).
 var (
 	apiIndex            map[int16]api
 	advertised          []kmsg.ApiVersionsResponseApiKey
