@@ -37,6 +37,9 @@ func (s *Server) newCoordinators(st *offsets.Store, withTxns bool) (*coordinator
 	if c.groups, err = s.newGroups(st); err != nil {
 		return nil, err
 	}
+	if s.cfg.Cluster != nil { // J5: share groups and transactions are not served in cluster mode
+		return c, nil
+	}
 	if c.share, err = s.newShare(st); err != nil {
 		c.stop()
 		return nil, err
