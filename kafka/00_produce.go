@@ -22,7 +22,7 @@ package kafka
 //   v8  per-record errors and an error message per partition.
 //   v9  flexible.
 //   v10 KIP-951 leader-discovery tagged fields: set only in cluster mode,
-//       on NOT_LEADER_OR_FOLLOWER (J2).
+//       on NOT_LEADER_OR_FOLLOWER (Y2).
 //   v11 same as v10.
 //   v12 transaction version 2: a transactional batch adds its partition
 //       to its producer's transaction through the coordinator, durably,
@@ -37,8 +37,8 @@ package kafka
 // validates each batch (magic, lengths, CRC32C, codec, size, sequence) and
 // its records, decompressed if need be (resolver Z1–Z4).
 // In cluster mode a partition this node does not lead is
-// NOT_LEADER_OR_FOLLOWER (J2), and auto-creation goes through the shared
-// catalog (J6).
+// NOT_LEADER_OR_FOLLOWER (Y2), and auto-creation goes through the shared
+// catalog (Y6).
 // Left out: per-record errors, timeouts
 // (appends are synchronous), Produce v13 (topic ids).
 
@@ -170,7 +170,7 @@ func (s *Server) writePartition(topic string, partition int32, records []byte, f
 	if _, err := s.partitionOf(topic, partition, true); err != nil {
 		return nil, err
 	}
-	if err := s.routeError(topic, partition, noLeaderEpoch); err != nil { // J2
+	if err := s.routeError(topic, partition, noLeaderEpoch); err != nil { // Y2
 		return nil, err
 	}
 	return s.res.ProduceAsyncOwned(topic, partition, records, frame)
@@ -191,7 +191,7 @@ func producedPartition(partition int32, pp *resolver.PendingProduce) kmsg.Produc
 }
 
 // produceMoved names the current leader of every partition answered
-// NOT_LEADER_OR_FOLLOWER (J2), here or by storage after losing the
+// NOT_LEADER_OR_FOLLOWER (Y2), here or by storage after losing the
 // partition, from v10 (KIP-951), and lists those leaders' endpoints, so
 // that the producer moves without asking Metadata first.
 func (s *Server) produceMoved(version int16, resp *kmsg.ProduceResponse) {

@@ -27,7 +27,7 @@ package kafka
 // capped by that, and a partition listed twice is read once. Fetch below
 // v10 never gets a zstd batch (UNSUPPORTED_COMPRESSION_TYPE), and v9+'s
 // current leader epoch is checked as OffsetForLeaderEpoch checks it.
-// In cluster mode (J2, J3) a partition led elsewhere, or by none, is
+// In cluster mode (Y2, Y3) a partition led elsewhere, or by none, is
 // NOT_LEADER_OR_FOLLOWER, the current leader epoch is checked against the
 // partition's ownership epoch, and v12+ names the current leader.
 // Left out: diverging epochs (one leader epoch, 0), preferred replicas,
@@ -351,7 +351,7 @@ func (s *Server) fetchOnce(r *kmsg.FetchRequest, items []fetchItem, prev *fetchR
 				*out = fetchError(it.rp.Partition, kerr.TopicAuthorizationFailed)
 			case s.cfg.Cluster == nil && r.Version >= 9 && it.rp.CurrentLeaderEpoch >= 0 && leaderEpochError(it.rp.CurrentLeaderEpoch) != nil:
 				// Kafka checks only an epoch the client knows (>= 0). In
-				// cluster mode fetchPartition checks it (J3).
+				// cluster mode fetchPartition checks it (Y3).
 				*out = fetchError(it.rp.Partition, leaderEpochError(it.rp.CurrentLeaderEpoch))
 			default:
 				maxBytes := min(int(it.rp.PartitionMaxBytes), budget-rd.total)
@@ -370,7 +370,7 @@ func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition
 	if _, err := s.partitionOf(topic, rp.Partition, false); err != nil {
 		return fetchError(rp.Partition, err), 0
 	}
-	if err := s.routeError(topic, rp.Partition, fetchCurrentEpoch(version, rp)); err != nil { // J2, J3
+	if err := s.routeError(topic, rp.Partition, fetchCurrentEpoch(version, rp)); err != nil { // Y2, Y3
 		return s.fetchMoved(topic, rp.Partition, err), 0
 	}
 	if maxBytes <= 0 && !minOne {
@@ -454,7 +454,7 @@ func fetchCurrentEpoch(version int16, rp kmsg.FetchRequestTopicPartition) int32 
 	return rp.CurrentLeaderEpoch
 }
 
-// fetchMoved answers a partition this node does not serve (J2) with the
+// fetchMoved answers a partition this node does not serve (Y2) with the
 // current leader (KIP-951), so the client moves without asking Metadata
 // first. The field is tagged: only v12+ (flexible) carries it. (Fetch
 // carries node endpoints only from v16, which is not served: the client

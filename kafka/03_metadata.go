@@ -13,10 +13,10 @@ package kafka
 //   v11 drops cluster authorized operations.  v12 nullable topic names.
 //
 // One broker (node.id) leads every partition and is the controller, with
-// replicas and ISR [node.id]. In cluster mode (J1) the brokers are the
+// replicas and ISR [node.id]. In cluster mode (Y1) the brokers are the
 // live nodes, each partition is led by its owner at its ownership epoch
 // (LEADER_NOT_AVAILABLE while it has none), the controller is the lowest
-// live node id, and auto-creation goes through the shared catalog (J6). __consumer_offsets and __transaction_state
+// live node id, and auto-creation goes through the shared catalog (Y6). __consumer_offsets and __transaction_state
 // are listed as internal topics whose partitions are always empty
 // (internal_topics.go). Auto-creation goes through
 // resolver.EnsureTopic, which follows auto.create.topics.enable and
@@ -35,7 +35,7 @@ const authOpsNotRequested = -2147483648
 func handleMetadata(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
 	r := req.(*kmsg.MetadataRequest)
 	resp := r.ResponseKind().(*kmsg.MetadataResponse)
-	brokers := s.brokers(rc) // J1
+	brokers := s.brokers(rc) // Y1
 	for _, b := range brokers {
 		mb := kmsg.NewMetadataResponseBroker()
 		mb.NodeID, mb.Host, mb.Port, mb.Rack = b.NodeID, b.Host, b.Port, b.Rack
@@ -107,7 +107,7 @@ func (s *Server) metadataRequested(rt kmsg.MetadataRequestTopic, allowCreate boo
 	case !validTopicName(name):
 		err = resolver.ErrInvalidTopic
 	case allowCreate:
-		t, err = s.catalog().EnsureTopic(name) // J6
+		t, err = s.catalog().EnsureTopic(name) // Y6
 	default:
 		var ok bool
 		if t, ok = s.res.Topic(name); !ok {
@@ -125,7 +125,7 @@ func (s *Server) metadataRequested(rt kmsg.MetadataRequestTopic, allowCreate boo
 }
 
 // metadataTopic describes an existing topic: every partition with its
-// leader, which is its only replica (J1).
+// leader, which is its only replica (Y1).
 func (s *Server) metadataTopic(t resolver.Topic) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	name := t.Name
@@ -141,7 +141,7 @@ func (s *Server) metadataTopic(t resolver.Topic) kmsg.MetadataResponseTopic {
 
 // metadataPartition is one partition: its leader and leader epoch, the
 // leader alone as replicas and ISR; LEADER_NOT_AVAILABLE with leader -1
-// and no replicas while a cluster's partition has no owner (J1).
+// and no replicas while a cluster's partition has no owner (Y1).
 func (s *Server) metadataPartition(topic string, partition int32) kmsg.MetadataResponseTopicPartition {
 	p := kmsg.NewMetadataResponseTopicPartition()
 	p.Partition = partition

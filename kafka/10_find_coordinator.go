@@ -8,7 +8,7 @@ package kafka
 //   v4  batched keys (KIP-699).
 //
 // This node coordinates every group and transactional id, at the address
-// this connection dialed (or the advertised one). In cluster mode (J4, J5)
+// this connection dialed (or the advertised one). In cluster mode (Y4, Y5)
 // groups are coordinated by Cluster.Coordinator()'s node, and a
 // transactional id is INVALID_REQUEST. Left out: v5+ (share
 // groups, error semantics of KIP-890).
@@ -42,7 +42,7 @@ func handleFindCoordinator(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Respon
 	return groups.FindCoordinator(r, self), nil
 }
 
-// findClusterCoordinator answers in cluster mode (J4, J5): a group's
+// findClusterCoordinator answers in cluster mode (Y4, Y5): a group's
 // coordinator is Cluster.Coordinator()'s node, COORDINATOR_NOT_AVAILABLE
 // (retriable) while there is none or its address is not known yet; a
 // transactional id is INVALID_REQUEST, transactions not being served.

@@ -18,7 +18,7 @@ package kafka
 // lists the share-group APIs (76–79, 90–92) only while it is finalized
 // at 1 or more, and here it always is (kafka/share).
 //
-// In cluster mode (Config.Cluster, J5) neither feature is advertised, nor
+// In cluster mode (Config.Cluster, Y5) neither feature is advertised, nor
 // the transaction and share-group APIs.
 //
 // A request at a version above 4 is answered in the v0 format with
@@ -54,7 +54,7 @@ const (
 )
 
 // advertiseFeatures fills the v3+ tagged feature fields; in cluster mode
-// neither feature is advertised (J5), and the response has none.
+// neither feature is advertised (Y5), and the response has none.
 func advertiseFeatures(resp *kmsg.ApiVersionsResponse, version int16, cluster bool) {
 	for _, f := range []struct {
 		name  string

@@ -7,7 +7,7 @@ package kafka
 //   v6  topics by name or by id.
 //
 // Deletion removes the binding and every partition's log (resolver).
-// In cluster mode the change goes through the shared catalog (J6).
+// In cluster mode the change goes through the shared catalog (Y6).
 // Left out: request timeouts (deletion is synchronous).
 
 import (

@@ -11,7 +11,7 @@ package kafka
 // producer ids survive restarts); with one the transaction coordinator
 // answers (kafka/txn X11, X12): epoch bumps that fence the previous
 // incarnation, the abort of an ongoing transaction, KIP-360 recovery.
-// In cluster mode a transactional id is INVALID_REQUEST (J5): not
+// In cluster mode a transactional id is INVALID_REQUEST (Y5): not
 // retriable, so the client fails at once instead of retrying until its
 // timeout. Left out: v5+ (KIP-890 part 2).
 
@@ -25,7 +25,7 @@ func handleInitProducerID(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Respons
 	resp := r.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	if r.TransactionalID != nil {
-		if s.cfg.Cluster != nil { // J5
+		if s.cfg.Cluster != nil { // Y5
 			resp.ErrorCode = errCode(errTxnNotServed)
 			return resp, nil
 		}

@@ -12,7 +12,7 @@ package kafka
 // LogAppendTime) are the resolver's; an invalid value fails the whole
 // resource with INVALID_CONFIG and a message naming every problem.
 // A name listed twice, or a null value, is INVALID_REQUEST.
-// In cluster mode the change goes through the shared catalog (J6).
+// In cluster mode the change goes through the shared catalog (Y6).
 // Left out: BROKER configs are static (flags): a change to them is
 // INVALID_REQUEST; other resource types are INVALID_REQUEST.
 

@@ -7,7 +7,7 @@ package kafka
 //
 // One broker, node.id, which is also the controller, at the advertised
 // address; in cluster mode the live nodes, and the lowest live node id as
-// the controller (J1).
+// the controller (Y1).
 // Cluster authorized operations are filled when asked (A11).
 // Left out: controller endpoints
 // (UNSUPPORTED_ENDPOINT_TYPE), v2 fenced brokers.
@@ -29,7 +29,7 @@ func handleDescribeCluster(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Respon
 		return resp, nil
 	}
 	resp.ClusterID = s.cfg.ClusterID
-	brokers := s.brokers(rc) // J1
+	brokers := s.brokers(rc) // Y1
 	resp.ControllerID = s.controllerID(brokers)
 	for _, b := range brokers {
 		db := kmsg.NewDescribeClusterResponseBroker()

@@ -80,7 +80,7 @@ var apis = []api{
 
 // apiIndex maps a key to its row and advertised lists the rows for
 // ApiVersions, advertisedInCluster those served in cluster mode
-// (routing.go, J5); all are built from apis in init (a variable
+// (routing.go, Y5); all are built from apis in init (a variable
 // initializer would be a cycle: apis -> handleApiVersions -> apis).
 var (
 	apiIndex            map[int16]api

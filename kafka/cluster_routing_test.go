@@ -149,7 +149,7 @@ func (c *sharedCatalog) IncrementalAlterTopicConfigs(name string, ops []resolver
 }
 
 // Node ids of a rig: a (the server the tests talk to) is node 2, b node
-// 1, so the lowest live id, the controller (J1), is not a's.
+// 1, so the lowest live id, the controller (Y1), is not a's.
 const (
 	nodeA int32 = 2
 	nodeB int32 = 1
@@ -233,7 +233,7 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-// J1, J7: Metadata and DescribeCluster show the cluster's nodes, each
+// Y1, Y7: Metadata and DescribeCluster show the cluster's nodes, each
 // partition's owner at its epoch, LEADER_NOT_AVAILABLE without one, the
 // lowest node id as controller; an owner change shows on the next request.
 func TestClusterMetadataLeaders(t *testing.T) {
@@ -309,7 +309,7 @@ func produceReq(version int16, topic string, partitions ...int32) *kmsg.ProduceR
 	return req
 }
 
-// J2: a produce to a partition led elsewhere, or by none, is
+// Y2: a produce to a partition led elsewhere, or by none, is
 // NOT_LEADER_OR_FOLLOWER; from v10 the answer names the current leader
 // and its endpoint. Real producers reach every leader.
 func TestClusterProduceNotLeader(t *testing.T) {
@@ -371,7 +371,7 @@ func fetchOne(c *rawConn, version int16, topic string, partition, current int32)
 	return resp.Topics[0].Partitions[0]
 }
 
-// J2, J3: Fetch, ListOffsets and OffsetForLeaderEpoch check the current
+// Y2, Y3: Fetch, ListOffsets and OffsetForLeaderEpoch check the current
 // leader epoch against the partition's, then its leader; Fetch v12 names
 // the current leader. DeleteRecords and DescribeProducers are the
 // leader's too.
@@ -565,7 +565,7 @@ func groupRequests() []kmsg.Request {
 	return []kmsg.Request{join, sync, hb, leave, commit, fetch7, fetch8, describe, del, odel, cgh, cgd}
 }
 
-// J4: FindCoordinator names the cluster's coordinator; every group API on
+// Y4: FindCoordinator names the cluster's coordinator; every group API on
 // another node is NOT_COORDINATOR (ListGroups: an empty list); a real
 // consumer group seeded with a non-coordinator commits on the coordinator.
 func TestClusterCoordinator(t *testing.T) {
@@ -658,7 +658,7 @@ func TestClusterCoordinator(t *testing.T) {
 	}
 }
 
-// notInClusterKeys are the API keys J5 hides.
+// notInClusterKeys are the API keys Y5 hides.
 var notInClusterKeys = []int16{24, 25, 26, 28, 65, 66, 76, 77, 78, 79, 90, 91, 92}
 
 // advertisedKeys asks c for ApiVersions v3 and returns its keys and
@@ -680,7 +680,7 @@ func advertisedKeys(c *rawConn) (keys map[int16]bool, features []string) {
 	return keys, features
 }
 
-// J5: transactions and share groups are neither advertised nor served in
+// Y5: transactions and share groups are neither advertised nor served in
 // cluster mode; a single node still advertises them.
 func TestClusterNotServed(t *testing.T) {
 	g := newClusterRig(t, map[string]int32{"t": 1})
@@ -743,7 +743,7 @@ func TestClusterNotServed(t *testing.T) {
 	}
 }
 
-// J6: every topic change goes through the cluster's catalog, which every
+// Y6: every topic change goes through the cluster's catalog, which every
 // node applies.
 func TestClusterCatalog(t *testing.T) {
 	g := newClusterRig(t, nil)

@@ -63,7 +63,7 @@ type Config struct {
 	NodeID int32
 
 	// Cluster is the view of the other nodes when kgateway runs as one
-	// node of several (cluster mode, J1–J7 in doc.go "Cluster mode:
+	// node of several (cluster mode, Y1–Y7 in doc.go "Cluster mode:
 	// routing"): who leads each partition, who coordinates groups, and
 	// the shared catalog topic changes go through. Nil: a single node,
 	// and nothing here changes.

@@ -1,9 +1,9 @@
 package kafka
 
-// Cluster-mode routing (J1–J7, doc.go "Cluster mode: routing"): who leads
+// Cluster-mode routing (Y1–Y7, doc.go "Cluster mode: routing"): who leads
 // a partition, who coordinates groups, where topic changes go, and what
 // is not served. Every answer comes from Config.Cluster's memory, per
-// request (J7); with Cluster nil this node leads everything at epoch 0 and
+// request (Y7); with Cluster nil this node leads everything at epoch 0 and
 // every function here answers as the single node always has.
 
 import (
@@ -14,7 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// catalog is where topic changes go (J6): the shared catalog in cluster
+// catalog is where topic changes go (Y6): the shared catalog in cluster
 // mode, else the resolver.
 func (s *Server) catalog() Catalog {
 	if s.cfg.Cluster == nil {
@@ -25,7 +25,7 @@ func (s *Server) catalog() Catalog {
 
 // leader is the partition's leader and leader epoch; ok is false while it
 // has no owner. Internal topics, whose partitions are always empty, are
-// led by the group coordinator at epoch 0 (J1): that is the node a client
+// led by the group coordinator at epoch 0 (Y1): that is the node a client
 // asks about them anyway.
 func (s *Server) leader(topic string, partition int32) (node, epoch int32, ok bool) {
 	switch {
@@ -40,9 +40,9 @@ func (s *Server) leader(topic string, partition int32) (node, epoch int32, ok bo
 
 // routeError is why this node does not serve a partition in cluster mode
 // (nil: it does, and always without Cluster). current is the client's
-// current leader epoch, checked first as Kafka's Partition does (J3);
+// current leader epoch, checked first as Kafka's Partition does (Y3);
 // noLeaderEpoch skips the check. Then a partition another node leads, or
-// none, is NOT_LEADER_OR_FOLLOWER (J2).
+// none, is NOT_LEADER_OR_FOLLOWER (Y2).
 func (s *Server) routeError(topic string, partition int32, current int32) error {
 	if s.cfg.Cluster == nil {
 		return nil
@@ -87,7 +87,7 @@ func (s *Server) movedTo(topic string, partition int32, err error) (node, epoch 
 	return s.leader(topic, partition)
 }
 
-// brokers are the nodes Metadata and DescribeCluster list (J1): in cluster
+// brokers are the nodes Metadata and DescribeCluster list (Y1): in cluster
 // mode the live ones, else this node at the address rc dialed (or the
 // advertised one).
 func (s *Server) brokers(rc *reqCtx) []Broker {
@@ -99,7 +99,7 @@ func (s *Server) brokers(rc *reqCtx) []Broker {
 
 // controllerID is the controller Metadata and DescribeCluster name. A
 // cluster has none (etcd decides), so it is the lowest live node id, which
-// every node computes alike (J1); -1 while no node is known.
+// every node computes alike (Y1); -1 while no node is known.
 func (s *Server) controllerID(brokers []Broker) int32 {
 	if s.cfg.Cluster == nil {
 		return s.cfg.NodeID
@@ -123,7 +123,7 @@ func brokerByID(brokers []Broker, id int32) (Broker, bool) {
 	return Broker{}, false
 }
 
-// isCoordinator reports whether this node coordinates groups now (J4);
+// isCoordinator reports whether this node coordinates groups now (Y4);
 // always without Cluster.
 func (s *Server) isCoordinator() bool {
 	if s.cfg.Cluster == nil {
@@ -133,12 +133,12 @@ func (s *Server) isCoordinator() bool {
 	return ok && node == s.cfg.NodeID
 }
 
-// groupAPIs are the APIs only the group coordinator serves (J4).
+// groupAPIs are the APIs only the group coordinator serves (Y4).
 var groupAPIs = map[int16]bool{8: true, 9: true, 11: true, 12: true, 13: true, 14: true, 15: true,
 	16: true, 42: true, 47: true, 68: true, 69: true}
 
 // notCoordinator answers a group request on a node that does not
-// coordinate groups (J4); nil when the handler should run.
+// coordinate groups (Y4); nil when the handler should run.
 func (s *Server) notCoordinator(key int16, req kmsg.Request) kmsg.Response {
 	if !groupAPIs[key] || s.isCoordinator() {
 		return nil
@@ -236,7 +236,7 @@ func offsetFetchNotCoordinator(r *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResp
 	return resp
 }
 
-// notInCluster are the APIs not served in cluster mode (J5):
+// notInCluster are the APIs not served in cluster mode (Y5):
 // transactions (the coordinator would have to write markers on other
 // nodes' partitions) and share groups.
 var notInCluster = map[int16]bool{
@@ -245,12 +245,12 @@ var notInCluster = map[int16]bool{
 	76: true, 77: true, 78: true, 79: true, 90: true, 91: true, 92: true, // share groups
 }
 
-// notInClusterFeature are the features not advertised in cluster mode (J5).
+// notInClusterFeature are the features not advertised in cluster mode (Y5).
 var notInClusterFeature = map[string]bool{transactionVersionFeature: true, shareVersionFeature: true}
 
 // lookupAPI is the dispatch table as this server advertises it: an API
 // not served in cluster mode is unknown, and its request closes the
-// connection as any unadvertised one does (J5).
+// connection as any unadvertised one does (Y5).
 func (s *Server) lookupAPI(key int16) (api, bool) {
 	if s.cfg.Cluster != nil && notInCluster[key] {
 		return api{}, false
@@ -258,7 +258,7 @@ func (s *Server) lookupAPI(key int16) (api, bool) {
 	return lookupAPI(key)
 }
 
-// apiKeyList is the ApiVersions key list this server advertises (J5).
+// apiKeyList is the ApiVersions key list this server advertises (Y5).
 func (s *Server) apiKeyList() []kmsg.ApiVersionsResponseApiKey {
 	if s.cfg.Cluster != nil {
 		return advertisedInCluster
@@ -266,7 +266,7 @@ func (s *Server) apiKeyList() []kmsg.ApiVersionsResponseApiKey {
 	return apiKeyList()
 }
 
-// errTxnNotServed answers a transactional id in cluster mode (J5).
+// errTxnNotServed answers a transactional id in cluster mode (Y5).
 // INVALID_REQUEST is not retriable: a client stops at once with the
 // message, where COORDINATOR_NOT_AVAILABLE would have it retry until its
 // timeout, and TRANSACTIONAL_ID_AUTHORIZATION_FAILED would send its
