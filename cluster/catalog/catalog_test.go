@@ -673,3 +673,37 @@ func TestWaitAppliedDeadline(t *testing.T) {
 		t.Fatal("Close did not end the wait")
 	}
 }
+
+// TestEveryEventApplied (Y5): one etcd transaction that changes several
+// records (one watch response with several events, as the catch-up of a
+// resumed watch delivers too) is applied whole, on every node.
+func TestEveryEventApplied(t *testing.T) {
+	srv, a, b, _ := two(t)
+	create(t, a, "old", 1, nil)
+	settle(t, srv, a, b)
+	cli := srv.Client(t)
+	_, err := cli.Txn(ctxT(t)).Then(
+		clientv3.OpPut(prefix+"topics/x", `{"id":"0102030405060708090a0b0c0d0e0f10","partitions":2}`),
+		clientv3.OpPut(prefix+"topics/y", `{"id":"1102030405060708090a0b0c0d0e0f10","partitions":1,"configs":{"retention.ms":"5"}}`),
+		clientv3.OpDelete(prefix+"topics/old"),
+	).Commit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	settle(t, srv, a, b)
+	absent(t, "old", a, b)
+	if got := same(t, "x", a, b); got.ID.String() != "01020304-0506-0708-090a-0b0c0d0e0f10" || got.Partitions != 2 {
+		t.Fatalf("x: %+v", got)
+	}
+	if got := same(t, "y", a, b); got.Configs["retention.ms"] != "5" {
+		t.Fatalf("y: %+v", got)
+	}
+	// A record that can never apply is skipped, and later ones still are.
+	if _, err := cli.Put(ctxT(t), prefix+"topics/bad", `{"id":"zz","partitions":1}`); err != nil {
+		t.Fatal(err)
+	}
+	create(t, b, "z", 1, nil)
+	settle(t, srv, a, b)
+	same(t, "z", a, b)
+	absent(t, "bad", a, b)
+}

@@ -38,9 +38,9 @@
 //	   The wait is bounded by the request's timeout (Options.Timeout):
 //	   past it the change fails with a context.DeadlineExceeded error
 //	   (REQUEST_TIMED_OUT), as Kafka's does, although it may be made.
-//	   The applied revision advances only to the revision of an event
-//	   applied, or of a full load: a watch response's header revision
-//	   may be ahead of events still to come.
+//	   The applied revision advances only to a revision whose events are
+//	   all applied, or to a full load's: a watch response's header
+//	   revision may be ahead of events still to come.
 //	Y5 Changes are applied in revision order by one watch that starts
 //	   after the loaded revision. The client resumes the watch across an
 //	   etcd restart; when the watch ends anyway (compaction past it,
