@@ -240,9 +240,9 @@ func (c *Catalog) load(ctx context.Context) (int64, error) {
 }
 
 // follow applies the changes after revision rev in order, until the
-// watch ends or an apply fails. The applied revision advances event by
-// event, to the event's own revision: a watch response's header revision
-// may be ahead of events still to come. The watch requires a leader, so
+// watch ends or an apply fails. The applied revision advances to the
+// events' own revisions: a watch response's header revision may be ahead
+// of events still to come. The watch requires a leader, so
 // that an etcd member cut off from its cluster ends it (and the catalog
 // loads again from a member that has one) rather than leaving it silent.
 func (c *Catalog) follow(ctx context.Context, rev int64) error {
@@ -256,10 +256,15 @@ func (c *Catalog) follow(ctx context.Context, rev int64) error {
 			return errors.New("catalog: watch canceled")
 		}
 		for _, ev := range resp.Events {
+			// The events of one revision (one transaction) come in one
+			// response: the revision is applied once all of them are.
+			c.advance(ev.Kv.ModRevision - 1)
 			if err := c.apply(ev); err != nil {
 				return err
 			}
-			c.advance(ev.Kv.ModRevision)
+		}
+		if n := len(resp.Events); n > 0 {
+			c.advance(resp.Events[n-1].Kv.ModRevision)
 		}
 	}
 	return errors.New("catalog: watch closed")
