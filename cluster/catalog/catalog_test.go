@@ -580,16 +580,32 @@ func TestRestartConverges(t *testing.T) {
 	same(t, "later", a, b)
 }
 
-// TestEtcdRestart (Y5): etcd restarts under running nodes; the watches
-// resume and later changes reach both.
+// TestEtcdRestart (Y5): etcd restarts under running nodes. Right after
+// it, before A's and B's clients are back (gRPC's reconnection backoff),
+// a node C started then deletes a topic, creates one, and etcd's history
+// is compacted: A's and B's watches, resuming from before, end, and they
+// load again. Later changes reach everyone.
 func TestEtcdRestart(t *testing.T) {
-	srv, a, b, _ := two(t)
+	srv, a, b, d := two(t)
 	create(t, a, "before", 1, nil)
+	create(t, a, "kept", 1, nil)
 	settle(t, srv, a, b)
 	srv.Restart()
-	// The clients reconnect with gRPC's backoff, which may take longer
-	// than one change's timeout: a change fails until then (or times out
-	// after it was made: TOPIC_ALREADY_EXISTS on the retry).
+	c := newNode(t, srv, "C", d)
+	if err := c.cat.DeleteTopic("before"); err != nil {
+		t.Fatal(err)
+	}
+	create(t, c, "during", 2, nil)
+	cli := srv.Client(t)
+	resp, err := cli.Get(ctxT(t), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.Compact(ctxT(t), resp.Header.Revision); err != nil {
+		t.Fatal(err)
+	}
+	// A change fails until A's client is back (or times out after it
+	// was made: TOPIC_ALREADY_EXISTS on the retry).
 	for end := time.Now().Add(deadline); ; {
 		_, err := a.cat.CreateTopic("after", 2, 1, nil, false)
 		if err == nil || errors.Is(err, resolver.ErrTopicExists) {
@@ -599,13 +615,15 @@ func TestEtcdRestart(t *testing.T) {
 			t.Fatalf("create after the restart: %v", err)
 		}
 	}
-	if err := b.cat.IncrementalAlterTopicConfigs("before", []resolver.ConfigOp{{Name: "retention.ms", Value: "1234"}}, false); err != nil {
+	if err := b.cat.IncrementalAlterTopicConfigs("kept", []resolver.ConfigOp{{Name: "retention.ms", Value: "1234"}}, false); err != nil {
 		t.Fatal(err)
 	}
-	settle(t, srv, a, b)
-	same(t, "after", a, b)
-	if got := same(t, "before", a, b); got.Configs["retention.ms"] != "1234" {
-		t.Fatalf("before: %+v", got)
+	settle(t, srv, a, b, c)
+	absent(t, "before", a, b, c)
+	same(t, "during", a, b, c)
+	same(t, "after", a, b, c)
+	if got := same(t, "kept", a, b, c); got.Configs["retention.ms"] != "1234" {
+		t.Fatalf("kept: %+v", got)
 	}
 }
 
