@@ -160,6 +160,12 @@ func (r *Resolver) DeleteTopic(name string) error {
 	if err != nil {
 		return err
 	}
+	return r.deleteLocked(t)
+}
+
+// deleteLocked deletes a bound topic (DeleteTopic). Needs adminMu.
+func (r *Resolver) deleteLocked(t *topic) error {
+	name := t.name
 	// ckptMu: no checkpoint of these logs may land after their keys go.
 	for _, p := range t.parts {
 		p.ckptMu.Lock()
@@ -292,6 +298,15 @@ func (r *Resolver) CreatePartitions(name string, count int32, validateOnly bool)
 	if validateOnly {
 		return nil
 	}
+	_, err = r.growLocked(t, count)
+	return err
+}
+
+// growLocked grows t (bound) to count partitions, count being more than
+// it has, and returns the binding that replaced t. Needs adminMu.
+func (r *Resolver) growLocked(t *topic, count int32) (*topic, error) {
+	name := t.name
+	have := int32(len(t.parts))
 	logs := make([]storage.LogID, count)
 	for i, p := range t.parts {
 		logs[i] = p.log
@@ -301,7 +316,7 @@ func (r *Resolver) CreatePartitions(name string, count int32, validateOnly bool)
 	}
 	next := r.nextLog + storage.LogID(count-have)
 	if err := r.store.ApplyMeta(encodeTopic(name, t.id, logs, t.configs), putCounter(keyNextLog, uint64(next))); err != nil {
-		return storageErr("persist partitions", err)
+		return nil, storageErr("persist partitions", err)
 	}
 	r.nextLog = next
 	parts := append([]*partition{}, t.parts...)
@@ -312,7 +327,7 @@ func (r *Resolver) CreatePartitions(name string, count int32, validateOnly bool)
 			for _, q := range parts[have:] {
 				q.close()
 			}
-			return err // the binding is durable; Open retries the ledger
+			return nil, err // the binding is durable; Open retries the ledger
 		}
 		parts = append(parts, p)
 	}
@@ -321,7 +336,7 @@ func (r *Resolver) CreatePartitions(name string, count int32, validateOnly bool)
 	r.mu.topics[name] = nt
 	r.mu.byID[t.id] = nt
 	r.mu.Unlock()
-	return nil
+	return nt, nil
 }
 
 // boundTopic returns the binding of a topic by name, or ErrUnknownTopic.
