@@ -200,14 +200,14 @@ func create(t *testing.T, n *node, name string, parts int32, configs map[string]
 	return tp
 }
 
-// TestCreateAppearsEverywhere (Y1, Y4): a topic created on A is on A when
+// TestCreateAppearsEverywhere (Y11, Y14): a topic created on A is on A when
 // CreateTopic returns, and on B with the same id, partitions and configs.
 func TestCreateAppearsEverywhere(t *testing.T) {
 	srv, a, b, _ := two(t)
 	cfg := map[string]string{"retention.ms": "60000", "cleanup.policy": "compact"}
 	tp := create(t, a, "orders", 3, cfg)
 	if got, ok := a.r.Topic("orders"); !ok || got.ID != tp.ID {
-		t.Fatalf("A after CreateTopic returned: %+v, %v; want id %s (Y4)", got, ok, tp.ID)
+		t.Fatalf("A after CreateTopic returned: %+v, %v; want id %s (Y14)", got, ok, tp.ID)
 	}
 	settle(t, srv, a, b)
 	got := same(t, "orders", a, b)
@@ -225,7 +225,7 @@ func TestCreateAppearsEverywhere(t *testing.T) {
 	}
 }
 
-// TestConcurrentCreate (Y2): A and B create one name at once: one wins,
+// TestConcurrentCreate (Y12): A and B create one name at once: one wins,
 // the other gets TOPIC_ALREADY_EXISTS, both end with the winner's id.
 func TestConcurrentCreate(t *testing.T) {
 	srv, a, b, _ := two(t)
@@ -266,7 +266,7 @@ func TestConcurrentCreate(t *testing.T) {
 	}
 }
 
-// TestConcurrentEnsure (Y2): auto-creation of one name on both nodes at
+// TestConcurrentEnsure (Y12): auto-creation of one name on both nodes at
 // once returns one topic, one id, to both.
 func TestConcurrentEnsure(t *testing.T) {
 	srv, a, b, _ := two(t)
@@ -319,7 +319,7 @@ func TestConcurrentEnsure(t *testing.T) {
 	absent(t, "manual", a, b)
 }
 
-// TestDelete (Y8): a deletion removes the topic on both nodes, and the
+// TestDelete (Y18): a deletion removes the topic on both nodes, and the
 // deleting node, only it, calls OnDelete once with the id and partitions.
 // Of two nodes deleting at once one succeeds.
 func TestDelete(t *testing.T) {
@@ -329,7 +329,7 @@ func TestDelete(t *testing.T) {
 	if err := b.cat.DeleteTopic("gone"); err != nil {
 		t.Fatal(err)
 	}
-	absent(t, "gone", b) // Y4: applied on B when DeleteTopic returned
+	absent(t, "gone", b) // Y14: applied on B when DeleteTopic returned
 	settle(t, srv, a, b)
 	absent(t, "gone", a, b)
 	if got, want := d.get(), []string{"B " + tp.ID.String() + " 3"}; len(got) != 1 || got[0] != want[0] {
@@ -370,7 +370,7 @@ func TestDelete(t *testing.T) {
 	}
 }
 
-// TestAlterAndPartitions (Y3): configs (replace and incremental) and
+// TestAlterAndPartitions (Y13): configs (replace and incremental) and
 // partition growth made on one node reach both; a bad change is refused
 // with the resolver's error.
 func TestAlterAndPartitions(t *testing.T) {
@@ -405,7 +405,7 @@ func TestAlterAndPartitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	if p, _ := b.r.Partitions("t"); p != 4 {
-		t.Fatalf("B has %d partitions when CreatePartitions returned, want 4 (Y4)", p)
+		t.Fatalf("B has %d partitions when CreatePartitions returned, want 4 (Y14)", p)
 	}
 	settle(t, srv, a, b)
 	if got := same(t, "t", a, b); got.Partitions != 4 {
@@ -438,7 +438,7 @@ func TestAlterAndPartitions(t *testing.T) {
 	}
 }
 
-// TestConcurrentAlters (Y3): incremental alters of different configs on
+// TestConcurrentAlters (Y13): incremental alters of different configs on
 // both nodes at once all land: none overwrites another's.
 func TestConcurrentAlters(t *testing.T) {
 	srv, a, b, _ := two(t)
@@ -470,7 +470,7 @@ func TestConcurrentAlters(t *testing.T) {
 	}
 }
 
-// TestValidateOnly (Y6): validateOnly changes nothing, in etcd or on
+// TestValidateOnly (Y16): validateOnly changes nothing, in etcd or on
 // either node, and still reports the errors.
 func TestValidateOnly(t *testing.T) {
 	srv, a, b, d := two(t)
@@ -513,7 +513,7 @@ func TestValidateOnly(t *testing.T) {
 	}
 }
 
-// TestInternalTopics (Y7): internal topics never reach etcd.
+// TestInternalTopics (Y17): internal topics never reach etcd.
 func TestInternalTopics(t *testing.T) {
 	srv, a, _, _ := two(t)
 	if _, err := a.cat.CreateTopic(resolver.OffsetsTopic, 1, 1, nil, false); !errors.Is(err, resolver.ErrTopicExists) {
@@ -531,7 +531,7 @@ func TestInternalTopics(t *testing.T) {
 	}
 }
 
-// TestRestartConverges (Y1): B stops, changes are made (a create, an
+// TestRestartConverges (Y11): B stops, changes are made (a create, an
 // alter, a growth, a deletion, a deletion and re-creation under the same
 // name), B starts again over its directory and matches the catalog.
 func TestRestartConverges(t *testing.T) {
@@ -580,7 +580,7 @@ func TestRestartConverges(t *testing.T) {
 	same(t, "later", a, b)
 }
 
-// TestEtcdRestart (Y5): etcd restarts under running nodes. Right after
+// TestEtcdRestart (Y15): etcd restarts under running nodes. Right after
 // it, before A's and B's clients are back (gRPC's reconnection backoff),
 // a node C started then deletes a topic, creates one, and etcd's history
 // is compacted: A's and B's watches, resuming from before, end, and they
@@ -627,7 +627,7 @@ func TestEtcdRestart(t *testing.T) {
 	}
 }
 
-// TestReloadAfterCompaction (Y5): a watch behind a compaction ends; the
+// TestReloadAfterCompaction (Y15): a watch behind a compaction ends; the
 // catalog loads everything again, deleting what it lacks, and follows on.
 func TestReloadAfterCompaction(t *testing.T) {
 	srv, a, _, d := two(t)
@@ -669,7 +669,7 @@ func TestReloadAfterCompaction(t *testing.T) {
 	same(t, "three", a, c)
 }
 
-// TestWaitAppliedDeadline (Y4): a wait for a revision never applied ends
+// TestWaitAppliedDeadline (Y14): a wait for a revision never applied ends
 // at the request's deadline, as Kafka's REQUEST_TIMED_OUT; Close ends it
 // too.
 func TestWaitAppliedDeadline(t *testing.T) {
@@ -692,7 +692,7 @@ func TestWaitAppliedDeadline(t *testing.T) {
 	}
 }
 
-// TestEveryEventApplied (Y5): one etcd transaction that changes several
+// TestEveryEventApplied (Y15): one etcd transaction that changes several
 // records (one watch response with several events, as the catch-up of a
 // resumed watch delivers too) is applied whole, on every node.
 func TestEveryEventApplied(t *testing.T) {
