@@ -121,8 +121,7 @@ func (r *Resolver) createLocked(name string, id TopicID, partitions int32, confi
 		return Topic{}, err
 	}
 	r.mu.Lock()
-	r.mu.topics[name] = t
-	r.mu.byID[id] = t
+	r.publishLocked(t)
 	r.mu.Unlock()
 	return t.public(), nil
 }
@@ -173,8 +172,7 @@ func (r *Resolver) DeleteTopic(name string) error {
 		return err
 	}
 	r.mu.Lock()
-	delete(r.mu.topics, name)
-	delete(r.mu.byID, t.id)
+	r.unpublishLocked(t)
 	r.mu.Unlock()
 	var errs []error
 	for _, p := range t.parts {
@@ -263,8 +261,7 @@ func (r *Resolver) replaceConfigsLocked(t *topic, configs map[string]string) err
 	}
 	nt := &topic{name: t.name, id: t.id, configs: configs, parts: t.parts}
 	r.mu.Lock()
-	r.mu.topics[t.name] = nt
-	r.mu.byID[t.id] = nt
+	r.publishLocked(nt)
 	r.mu.Unlock()
 	s := r.settings(configs)
 	var errs []error
@@ -318,8 +315,7 @@ func (r *Resolver) CreatePartitions(name string, count int32, validateOnly bool)
 	}
 	nt := &topic{name: t.name, id: t.id, configs: t.configs, parts: parts}
 	r.mu.Lock()
-	r.mu.topics[name] = nt
-	r.mu.byID[t.id] = nt
+	r.publishLocked(nt)
 	r.mu.Unlock()
 	return nil
 }
