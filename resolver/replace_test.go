@@ -350,9 +350,9 @@ func TestReplacePartitionConcurrent(t *testing.T) {
 		val []byte
 	}
 	var (
-		mu    sync.Mutex
-		after []ack
-		wg    sync.WaitGroup
+		mu     sync.Mutex
+		after  []ack
+		wg     sync.WaitGroup
 		stop   atomic.Bool
 		errs   = make(chan error, 8)
 		enough = make(chan struct{})
