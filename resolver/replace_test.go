@@ -358,7 +358,7 @@ func TestReplacePartitionConcurrent(t *testing.T) {
 		enough = make(chan struct{})
 		once   sync.Once
 	)
-	for w := range 2 {
+	for w := range 3 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -384,21 +384,23 @@ func TestReplacePartitionConcurrent(t *testing.T) {
 			}
 		}()
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for !stop.Load() {
-			_, hwm, _, err := g.r.Bounds("t", 0)
-			if err == nil {
-				_, err = g.r.Fetch("t", 0, max(hwm-1, 0), 1<<20, true, ReadUncommitted)
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				_, hwm, _, err := g.r.Bounds("t", 0)
+				if err == nil {
+					_, err = g.r.Fetch("t", 0, max(hwm-1, 0), 1<<20, true, ReadUncommitted)
+				}
+				if err != nil && !errors.Is(err, ErrNotLeader) && !errors.Is(err, ErrOffsetOutOfRange) {
+					errs <- fmt.Errorf("read: %w", err)
+					return
+				}
 			}
-			if err != nil && !errors.Is(err, ErrNotLeader) && !errors.Is(err, ErrOffsetOutOfRange) {
-				errs <- fmt.Errorf("read: %w", err)
-				return
-			}
-		}
-	}()
-	for i := range 3 {
+		}()
+	}
+	for i := range 50 {
 		start := Offset(1000 * (i + 1))
 		if err := g.r.ReplacePartition("t", 0, start, feed([][]byte{at(plain(2, 1), start)})); err != nil {
 			t.Fatalf("replace %d: %v", i, err)
@@ -502,5 +504,85 @@ func TestReplacePartitionCrash(t *testing.T) {
 			}
 			sameBatches(t, "after the crash", readBatches(t, g.r, "t", 0), before)
 		})
+	}
+}
+
+// N5: a produce written through the old partition but not answered when
+// the replacement happens fails with ErrNotLeader instead of answering
+// an offset of the old log; so does a retry of an old batch answered by
+// the old partition's state. The same produces through the new binding
+// are taken.
+func TestReplacePartitionPendingProduce(t *testing.T) {
+	g := newGateway(t, Config{})
+	g.create("t", 1, nil)
+	g.produce("t", 0, idem(4, 0, 0, 1).encode())
+	pending, err := g.r.ProduceAsync("t", 0, idem(4, 0, 1, 1).encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	retry, err := g.r.ProduceAsync("t", 0, idem(4, 0, 0, 1).encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.r.ReplacePartition("t", 0, 0, feed(nil)); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := pending.Wait(); !errors.Is(err, ErrNotLeader) {
+		t.Fatalf("pending produce across the replacement: %+v, %v; want ErrNotLeader", res, err)
+	}
+	if res, err := retry.Wait(); !errors.Is(err, ErrNotLeader) {
+		t.Fatalf("pending retry across the replacement: %+v, %v; want ErrNotLeader", res, err)
+	}
+	if res := g.produce("t", 0, idem(4, 0, 1, 1).encode()); res.BaseOffset != 0 || res.Duplicate {
+		t.Fatalf("produce on the new copy: %+v", res)
+	}
+}
+
+// N4: the copy runs without the catalog lock. A replacement that
+// finishes while another one is copying wins; the slower one is
+// discarded (ErrNotLeader) and leaves no log, as does one whose topic is
+// deleted during its copy (ErrUnknownTopic).
+func TestReplacePartitionRaces(t *testing.T) {
+	g := newGateway(t, Config{})
+	g.create("t", 1, nil)
+	g.create("gone", 1, nil)
+	logs := g.store.Logs()
+	// Deterministic order: the other change happens inside the slow
+	// copy's fill, before it returns.
+	slow := func(topic string, during func()) error {
+		return g.r.ReplacePartition(topic, 0, 0, func(app func([]byte) error) error {
+			during()
+			return app(at(plain(1, 1), 0))
+		})
+	}
+	var fastLog storage.LogID
+	err := slow("t", func() {
+		if err := g.r.ReplacePartition("t", 0, 7, feed(nil)); err != nil {
+			t.Errorf("fast replacement: %v", err)
+		}
+		fastLog, _ = g.r.LogOf("t", 0)
+	})
+	if !errors.Is(err, ErrNotLeader) {
+		t.Fatalf("slow replacement after a fast one: %v, want ErrNotLeader", err)
+	}
+	if got, _ := g.r.LogOf("t", 0); got != fastLog {
+		t.Fatalf("bound to %v, want the fast replacement's %v", got, fastLog)
+	}
+	if off, _, _ := g.r.ListOffset("t", 0, -2); off != 7 {
+		t.Fatalf("start %d, want the fast replacement's 7", off)
+	}
+	err = slow("gone", func() {
+		if err := g.r.DeleteTopic("gone"); err != nil {
+			t.Errorf("delete: %v", err)
+		}
+	})
+	if !errors.Is(err, ErrUnknownTopic) {
+		t.Fatalf("replacement of a deleted topic: %v, want ErrUnknownTopic", err)
+	}
+	if got := g.store.Logs(); len(got) != len(logs)-1 || !slices.Contains(got, fastLog) {
+		t.Fatalf("logs %v: want only the fast replacement's beside the old ones but gone's", got)
+	}
+	if m := deletionMarks(t, g.store); len(m) != 0 {
+		t.Fatalf("deletion marks left: %v", m)
 	}
 }
