@@ -121,8 +121,7 @@ func (r *Resolver) createLocked(name string, id TopicID, partitions int32, confi
 		return Topic{}, err
 	}
 	r.mu.Lock()
-	r.mu.topics[name] = t
-	r.mu.byID[id] = t
+	r.publishLocked(t)
 	r.mu.Unlock()
 	return t.public(), nil
 }
@@ -179,8 +178,7 @@ func (r *Resolver) deleteLocked(t *topic) error {
 		return err
 	}
 	r.mu.Lock()
-	delete(r.mu.topics, name)
-	delete(r.mu.byID, t.id)
+	r.unpublishLocked(t)
 	r.mu.Unlock()
 	var errs []error
 	for _, p := range t.parts {
@@ -269,8 +267,7 @@ func (r *Resolver) replaceConfigsLocked(t *topic, configs map[string]string) err
 	}
 	nt := &topic{name: t.name, id: t.id, configs: configs, parts: t.parts}
 	r.mu.Lock()
-	r.mu.topics[t.name] = nt
-	r.mu.byID[t.id] = nt
+	r.publishLocked(nt)
 	r.mu.Unlock()
 	s := r.settings(configs)
 	var errs []error
@@ -333,8 +330,7 @@ func (r *Resolver) growLocked(t *topic, count int32) (*topic, error) {
 	}
 	nt := &topic{name: t.name, id: t.id, configs: t.configs, parts: parts}
 	r.mu.Lock()
-	r.mu.topics[name] = nt
-	r.mu.byID[t.id] = nt
+	r.publishLocked(nt)
 	r.mu.Unlock()
 	return nt, nil
 }
