@@ -115,7 +115,7 @@ func (s *Server) becomeCoordinator(ctx context.Context, o owner.Ownership) error
 	}
 	oo := s.cfg.Offsets
 	oo.Logger = named(oo.Logger, s.cfg.Logger, "offsets")
-	oo.Mirror = coord.NewMirror(n.Client(), n.Owners(), o, n.Prefix(), coord.MirrorOptions{})
+	oo.Mirror = coord.NewMirror(n.Client(), n.Owners(), o, n.Prefix(), coord.Options{})
 	st, err := offsets.Open(dir, oo)
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +20,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
 )
 
 // testCluster is N in-process nodes over one embedded etcd and one
@@ -51,7 +54,8 @@ func (c *testCluster) start(id int32) *Server {
 		DataDir: dir, Listen: "127.0.0.1:0", ObjectStoreURL: c.bucket,
 		Cluster: &node.Config{NodeID: id, Endpoints: []string{c.etcd.Endpoint()},
 			SessionTimeout: time.Second, Tick: 50 * time.Millisecond},
-		Kafka: kafkaConfigFor(id),
+		Kafka:  kafkaConfigFor(id),
+		Logger: testLogger(c.t, id),
 	})
 	if err != nil {
 		c.t.Fatalf("node %d: %v", id, err)
@@ -88,7 +92,7 @@ func (c *testCluster) seeds() []string {
 func (c *testCluster) client(opts ...kgo.Opt) *kgo.Client {
 	c.t.Helper()
 	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.seeds()...),
-		kgo.RetryTimeout(60 * time.Second)}, opts...)...)
+		kgo.RetryTimeout(60 * time.Second), kgo.MetadataMinAge(50 * time.Millisecond)}, opts...)...)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -298,4 +302,12 @@ func consumeAll(t *testing.T, c *testCluster, topic string, n int) []string {
 	}
 	slices.Sort(got)
 	return got
+}
+
+// testLogger logs node id's messages to the test log with KGW_DEBUG set.
+func testLogger(t *testing.T, id int32) *zap.Logger {
+	if os.Getenv("KGW_DEBUG") == "" {
+		return nil
+	}
+	return zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)).With(zap.Int32("node", id))
 }

@@ -249,6 +249,7 @@ func (n *Node) Leave(ctx context.Context) {
 	n.mu.Unlock()
 	close(n.stop)
 	<-n.done
+	n.log.Info("cluster-leaving")
 	if _, err := n.cli.Delete(ctx, n.nodeKey(n.cfg.NodeID)); err != nil {
 		n.log.Warn("cluster-deregister-failed", zap.Error(err))
 	}
