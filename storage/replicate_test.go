@@ -14,11 +14,12 @@ import (
 
 // recorder is a Replicator test double: it records every call (with
 // copies of the payloads), refuses the logs in fail, and, while hold is
-// set, stops in each call until the test releases it.
+// set, stops in each call until the test releases it (or ends: abort).
 type recorder struct {
 	s       *Store // set before the first write
 	entered chan struct{}
 	release chan struct{}
+	abort   chan struct{} // closed when the test ends: hold no more
 
 	mu       sync.Mutex
 	calls    [][]Replicated
@@ -30,7 +31,7 @@ type recorder struct {
 
 func newRecorder() *recorder {
 	return &recorder{
-		entered: make(chan struct{}), release: make(chan struct{}),
+		entered: make(chan struct{}), release: make(chan struct{}), abort: make(chan struct{}),
 		fail: map[LogID]error{}, accepted: map[LogID]Offset{},
 	}
 }
@@ -49,8 +50,14 @@ func (r *recorder) Replicate(es []Replicated) map[LogID]error {
 	hold := r.hold
 	r.mu.Unlock()
 	if hold {
-		r.entered <- struct{}{}
-		<-r.release
+		select {
+		case r.entered <- struct{}{}:
+			select {
+			case <-r.release:
+			case <-r.abort:
+			}
+		case <-r.abort:
+		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -129,11 +136,27 @@ func stamped(off Offset, n int) []byte {
 	return p
 }
 
+// openReplicated opens a store with r as its Replicator. The test's
+// cleanup lets a held Replicate go and closes the store, giving up after
+// a deadline, so that a failed test ends instead of hanging in Close.
 func openReplicated(t *testing.T, dir string, r *recorder, opts Options) *Store {
 	t.Helper()
 	opts.Replicator = r
 	s := newStore(t, dir, opts)
 	r.s = s
+	t.Cleanup(func() {
+		close(r.abort)
+		closed := make(chan struct{})
+		go func() {
+			_ = s.Close()
+			close(closed)
+		}()
+		select {
+		case <-closed:
+		case <-time.After(30 * time.Second):
+			t.Error("Close did not return")
+		}
+	})
 	return s
 }
 
@@ -164,7 +187,6 @@ func TestReplicatorSeesEntriesInOrder(t *testing.T) {
 		stats.Bytes += st.Bytes
 		stats.Files += st.Files
 	}})
-	defer s.Close()
 	if err := s.CreateLogs(1, 2); err != nil {
 		t.Fatal(err)
 	}
@@ -230,13 +252,13 @@ func TestReplicatorSeesEntriesInOrder(t *testing.T) {
 // I11: a log the Replicator refuses is failed: its waiters get ErrFailed
 // wrapping the Replicator's error, nothing of it is indexed or visible (in
 // the live store and in its index after Close), later writes fail the same
-// way and never reach the Replicator, while the other log of the same
+// way and never reach the Replicator (nor do writes queued before the
+// refusal, I11: a failed log is never replicated), while the other log of the same
 // group is acknowledged. Deleting the log ends the failure.
 func TestReplicatorFailsRefusedLog(t *testing.T) {
 	dir := t.TempDir()
 	r := newRecorder()
 	s := openReplicated(t, dir, r, Options{})
-	defer func() { _ = s.Close() }()
 	if err := s.CreateLogs(1, 2, 3); err != nil {
 		t.Fatal(err)
 	}
@@ -266,6 +288,12 @@ func TestReplicatorFailsRefusedLog(t *testing.T) {
 	}
 	r.release <- struct{}{} // the log 3 group
 	waitEntered(t, r)       // the group of logs 1 and 2
+	// Queued behind the refused group: failed before its commit, so never
+	// replicated.
+	late, err := s.Write(2, 1, payloadFor(4, 10), AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	r.set(func(r *recorder) { r.hold = false })
 	r.release <- struct{}{}
 	for _, p := range p1 {
@@ -273,7 +301,7 @@ func TestReplicatorFailsRefusedLog(t *testing.T) {
 			t.Fatalf("log 1 in the refused log's group: %v", err)
 		}
 	}
-	for _, p := range p2 {
+	for _, p := range append(p2, late) {
 		err := p.Wait()
 		if !errors.Is(err, ErrFailed) || !errors.Is(err, ErrNotLeader) {
 			t.Fatalf("refused entry: %v, want ErrFailed and ErrNotLeader", err)
@@ -295,7 +323,7 @@ func TestReplicatorFailsRefusedLog(t *testing.T) {
 	if n := indexed(t, s.db, 2); n != 1 {
 		t.Fatalf("refused log has %d index entries, want 1", n)
 	}
-	_, err := s.Append(2, 1, payloadFor(9, 10), AppendOptions{})
+	_, err = s.Append(2, 1, payloadFor(9, 10), AppendOptions{})
 	if !errors.Is(err, ErrFailed) || !errors.Is(err, ErrNotLeader) {
 		t.Fatalf("append to the refused log: %v", err)
 	}
@@ -326,7 +354,6 @@ func TestReplicatorFailsRefusedLog(t *testing.T) {
 func TestReplicatorRefusedLogDeleted(t *testing.T) {
 	r := newRecorder()
 	s := openReplicated(t, t.TempDir(), r, Options{})
-	defer s.Close()
 	if err := s.CreateLog(1); err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +378,6 @@ func TestReplicatorRefusedLogDeleted(t *testing.T) {
 func TestNoReplicateSkipsReplicator(t *testing.T) {
 	r := newRecorder()
 	s := openReplicated(t, t.TempDir(), r, Options{})
-	defer s.Close()
 	if err := s.CreateLog(1); err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +416,6 @@ func TestCommitIntervalSharesCommits(t *testing.T) {
 	r := newRecorder()
 	// Generous: the writers below only need to write within it.
 	s := openReplicated(t, t.TempDir(), r, Options{CommitInterval: 2 * time.Second})
-	defer s.Close()
 	const writers = 8
 	ids := make([]LogID, writers)
 	for i := range ids {
@@ -451,7 +476,7 @@ func TestCommitIntervalCloseDrains(t *testing.T) {
 			t.Fatal(err)
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatal("Close waited for the commit interval")
+		t.Fatal("Close waited for the commit interval (I13)")
 	}
 	for _, p := range ps {
 		if err := p.Wait(); err != nil {
@@ -474,7 +499,6 @@ func TestCommitIntervalCloseDrains(t *testing.T) {
 func TestBlockedReplicateHoldsAcks(t *testing.T) {
 	r := newRecorder()
 	s := openReplicated(t, t.TempDir(), r, Options{})
-	defer s.Close()
 	if err := s.CreateLog(1); err != nil {
 		t.Fatal(err)
 	}
@@ -511,5 +535,33 @@ func TestBlockedReplicateHoldsAcks(t *testing.T) {
 	}
 	if b, _ := s.Bounds(1); b.End != 2 {
 		t.Fatalf("end %v, want 2", b.End)
+	}
+}
+
+// I13: without a Replicator the commit interval is ignored: appends one
+// after another are answered at once, not an interval apart.
+func TestCommitIntervalNeedsReplicator(t *testing.T) {
+	s := newStore(t, t.TempDir(), Options{CommitInterval: time.Hour})
+	defer s.Close()
+	if err := s.CreateLog(1); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		for i := range 3 {
+			if _, err := s.Append(1, 1, payloadFor(Offset(i), 10), AppendOptions{}); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("appends without a Replicator waited for the commit interval")
 	}
 }
