@@ -419,7 +419,10 @@
 //	   log's id is reserved in the same write that marks it for deletion,
 //	   and one write binds it, unmarks it and marks the old log, so a
 //	   crash at any point leaves the old binding or the new one, and Open
-//	   deletes the other log (as it finishes a topic deletion).
+//	   deletes the other log (as it finishes a topic deletion). The copy
+//	   runs without the catalog lock; the rebind takes it and finds the
+//	   partition as the copy found it, or discards the copy (ErrNotLeader
+//	   if another replacement won, ErrUnknownTopic if the topic went).
 //	N5 After that write the old partition is marked replaced, the new one
 //	   published, then the old one closed (its long polls woken) and its
 //	   log deleted. A produce through the old partition that has not

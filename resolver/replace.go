@@ -25,31 +25,64 @@ import (
 // transaction state replayed from them, the new binding durable and the
 // old log deleted. On an error before the new binding is durable nothing
 // changes: the old partition goes on serving and the new log is deleted.
+//
+// The copy runs without the catalog lock, so other topics' changes and
+// other partitions' replacements go on meanwhile; if this partition was
+// replaced or its topic deleted in the meantime, the copy is discarded
+// and the error wraps ErrNotLeader or ErrUnknownTopic.
 func (r *Resolver) ReplacePartition(topic string, idx int32, start Offset, fill func(appendBatch func(batch []byte) error) error) error {
 	if start < 0 {
 		return fmt.Errorf("%w: replace %s/%d at negative offset %d", ErrOffsetOutOfRange, topic, idx, start)
 	}
-	r.adminMu.Lock()
-	defer r.adminMu.Unlock()
-	t, err := r.boundTopic(topic)
-	if err != nil {
-		return err
-	}
-	if _, err := r.partition(topic, idx); err != nil { // closed, or no such index
-		return err
-	}
-	log, err := r.reserveLogLocked()
+	t, log, err := r.reserveFor(topic, idx)
 	if err != nil {
 		return err
 	}
 	np, err := r.buildPartition(t, idx, log, start, fill)
 	if err != nil {
-		if derr := r.deleteLogs([]storage.LogID{log}); derr != nil {
-			r.log.Error("replace-partition-rollback-failed", zap.Stringer("log", log), zap.Error(derr))
-		}
+		r.discardLog(log)
 		return err
 	}
-	return r.rebindLocked(t, idx, np)
+	r.adminMu.Lock()
+	defer r.adminMu.Unlock()
+	cur, err := r.boundTopic(topic)
+	if err == nil && (cur.id != t.id || cur.parts[idx] != t.parts[idx]) {
+		err = fmt.Errorf("%w: %s/%d was replaced during the copy", ErrNotLeader, topic, idx)
+	}
+	if err == nil {
+		_, err = r.partition(topic, idx) // the resolver closed
+	}
+	if err == nil {
+		err = r.applySettings(np, r.settings(cur.configs)) // altered during the copy
+	}
+	if err != nil {
+		np.close()
+		r.discardLog(log)
+		return err
+	}
+	return r.rebindLocked(cur, idx, np)
+}
+
+// reserveFor resolves the partition to replace and reserves its new log.
+func (r *Resolver) reserveFor(topic string, idx int32) (*topic, storage.LogID, error) {
+	r.adminMu.Lock()
+	defer r.adminMu.Unlock()
+	t, err := r.boundTopic(topic)
+	if err != nil {
+		return nil, 0, err
+	}
+	if _, err := r.partition(topic, idx); err != nil { // closed, or no such index
+		return nil, 0, err
+	}
+	log, err := r.reserveLogLocked()
+	return t, log, err
+}
+
+// discardLog deletes a log no binding names, with its deletion mark.
+func (r *Resolver) discardLog(log storage.LogID) {
+	if err := r.deleteLogs([]storage.LogID{log}); err != nil {
+		r.log.Error("replace-partition-rollback-failed", zap.Stringer("log", log), zap.Error(err))
+	}
 }
 
 // reserveLogLocked allocates a log id and marks it for deletion in the
@@ -194,9 +227,7 @@ func (r *Resolver) rebindLocked(t *topic, idx int32, np *partition) error {
 	defer old.ckptMu.Unlock()
 	if err := r.persistRebind(t, idx, np.log); err != nil {
 		np.close()
-		if derr := r.deleteLogs([]storage.LogID{np.log}); derr != nil {
-			r.log.Error("replace-partition-rollback-failed", zap.Stringer("log", np.log), zap.Error(derr))
-		}
+		r.discardLog(np.log)
 		return storageErr("rebind partition", err)
 	}
 	// From here the new binding is the durable one. A produce through the

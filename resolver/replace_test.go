@@ -549,9 +549,20 @@ func TestReplacePartitionRaces(t *testing.T) {
 	logs := g.store.Logs()
 	// Deterministic order: the other change happens inside the slow
 	// copy's fill, before it returns.
+	// during runs in its own goroutine with a deadline: were the copy
+	// under the catalog lock, it would wait for the slow one forever.
 	slow := func(topic string, during func()) error {
 		return g.r.ReplacePartition(topic, 0, 0, func(app func([]byte) error) error {
-			during()
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				during()
+			}()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Error("a catalog change waited for a copy in progress")
+			}
 			return app(at(plain(1, 1), 0))
 		})
 	}
