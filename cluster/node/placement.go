@@ -207,7 +207,13 @@ func (n *Node) rebuild(ctx context.Context, h *held) error {
 	if err != nil {
 		return err
 	}
-	err = n.p.Resolver.ReplacePartition(h.topic, h.idx, resolver.Offset(start), func(appendBatch func([]byte) error) error {
+	// The first range may begin below the published start (a trim keeps a
+	// range that straddles it): copy it whole, then trim to the start.
+	from := start
+	if len(ranges) > 0 && ranges[0].Base < from {
+		from = ranges[0].Base
+	}
+	err = n.p.Resolver.ReplacePartition(h.topic, h.idx, resolver.Offset(from), func(appendBatch func([]byte) error) error {
 		for _, r := range ranges {
 			data, err := n.p.Diskless.ReadRange(ctx, r)
 			if err != nil {
@@ -221,6 +227,11 @@ func (n *Node) rebuild(ctx context.Context, h *held) error {
 	})
 	if err != nil {
 		return err
+	}
+	if from < start {
+		if _, err := n.p.Resolver.DeleteRecords(h.topic, h.idx, resolver.Offset(start)); err != nil {
+			return err
+		}
 	}
 	log, err := n.p.Resolver.LogOf(h.topic, h.idx)
 	if err != nil {
