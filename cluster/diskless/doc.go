@@ -4,7 +4,7 @@
 // rules E1–E5). The node's local log is only a cache of what is published
 // here.
 //
-// It is library code: the server does not use it yet.
+// A cluster node's storage.Replicator (cluster/node) commits through it.
 //
 // # Objects
 //
