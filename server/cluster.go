@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -36,7 +37,8 @@ type clusterParts struct {
 	dl   *diskless.Committer
 
 	mu   sync.Mutex
-	offs *offsets.Store // the coordinator's store, swapped in by becomeCoordinator
+	offs    *offsets.Store // the coordinator's store, swapped in by becomeCoordinator
+	offsDir string         // its directory
 }
 
 // openClusterBase opens what storage needs before it opens in cluster
@@ -123,9 +125,16 @@ func (s *Server) becomeCoordinator(ctx context.Context, o owner.Ownership) error
 	old := s.kafka.SwapOffsets(st)
 	s.cluster.mu.Lock()
 	s.cluster.offs = st
+	oldDir := s.cluster.offsDir
+	s.cluster.offsDir = dir
 	s.cluster.mu.Unlock()
 	if old != nil && old != s.offs {
 		old.Close()
+		// A former coordinator store is never read again: the next
+		// acquisition restores from etcd.
+		if err := os.RemoveAll(oldDir); err != nil {
+			s.cfg.Logger.Warn("cluster-remove-offsets-failed", zap.String("dir", oldDir), zap.Error(err))
+		}
 	}
 	return nil
 }
