@@ -36,7 +36,7 @@ type clusterParts struct {
 	cat  *catalog.Catalog
 	dl   *diskless.Committer
 
-	mu   sync.Mutex
+	mu      sync.Mutex
 	offs    *offsets.Store // the coordinator's store, swapped in by becomeCoordinator
 	offsDir string         // its directory
 }
