@@ -311,3 +311,71 @@ func testLogger(t *testing.T, id int32) *zap.Logger {
 	}
 	return zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)).With(zap.Int32("node", id))
 }
+
+// TestClusterCoordinatorMoves: committed offsets survive the coordinator
+// role moving to another node (J6): the new coordinator restores them
+// from etcd, and a consumer group resumes from them.
+func TestClusterCoordinatorMoves(t *testing.T) {
+	c := newTestCluster(t)
+	for id := int32(1); id <= 3; id++ {
+		c.start(id)
+	}
+	cl := c.client(kgo.DefaultProduceTopic("g"))
+	adm := kadm.NewClient(cl)
+	ctx := testCtx(t)
+	if _, err := adm.CreateTopic(ctx, 3, 1, nil, "g"); err != nil {
+		t.Fatal(err)
+	}
+	c.waitLeaders(adm, "g", 3)
+	offs := kadm.Offsets{}
+	for p := range int32(3) {
+		offs.Add(kadm.Offset{Topic: "g", Partition: p, At: int64(10 + p), LeaderEpoch: -1})
+	}
+	if err := adm.CommitAllOffsets(ctx, "grp", offs); err != nil {
+		t.Fatal(err)
+	}
+	coord := c.coordinator(adm, "grp")
+	c.stop(coord)
+	// A fresh client: this one may keep dialing the stopped node, which it
+	// cached as the coordinator, until its retries run out.
+	adm = kadm.NewClient(c.client())
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got, err := adm.FetchOffsets(ctx, "grp")
+		if err == nil && got.Error() == nil {
+			for p := range int32(3) {
+				o, ok := got.Lookup("g", p)
+				if !ok || o.At != int64(10+p) {
+					t.Fatalf("partition %d: committed offset %+v after the coordinator moved, want %d", p, o, 10+p)
+				}
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("offsets not served after the coordinator moved: %v %v", err, got.Error())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if now := c.coordinator(adm, "grp"); now == coord {
+		t.Fatalf("coordinator still %d after it stopped", coord)
+	}
+}
+
+// coordinator is the node FindCoordinator names for group.
+func (c *testCluster) coordinator(adm *kadm.Client, group string) int32 {
+	c.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		resp := adm.FindGroupCoordinators(ctx, group)
+		cancel()
+		r, ok := resp[group]
+		if ok && r.Err == nil {
+			return r.NodeID
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("no coordinator for %s: %+v", group, r)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
