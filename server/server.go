@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/kgateway/kgateway/auth"
+	"github.com/kgateway/kgateway/cluster/node"
 	"github.com/kgateway/kgateway/kafka"
 	"github.com/kgateway/kgateway/metrics"
 	"github.com/kgateway/kgateway/offsets"
@@ -46,6 +47,11 @@ type Config struct {
 	ObjectStoreURL string
 	Tier           tier.Options
 
+	// Cluster, when set, runs this server as one node of a cluster
+	// (cluster/node): partitions live in ObjectStoreURL and etcd, DataDir
+	// is a cache emptied at start, and the tier is not used.
+	Cluster *node.Config
+
 	// Storage configures the store. FS and PebbleFS replace the file
 	// systems under the segment files and the index. Open chains its
 	// group-commit metrics after OnCommit.
@@ -73,7 +79,8 @@ type Server struct {
 	kafka   *kafka.Server
 	metrics *metrics.Metrics
 	tier    *tier.Tier     // nil without an object store
-	bucket  *blob.Bucket   // the tier's
+	bucket  *blob.Bucket   // the tier's, or cluster mode's
+	cluster *clusterParts  // nil: a single node
 	lns     []net.Listener // bound, one per listeners entry
 	lis     []kafka.Listener
 	open    atomic.Bool // the layers are open (Ready)
@@ -113,6 +120,11 @@ func Open(cfg Config) (_ *Server, err error) {
 	if err := s.bind(); err != nil {
 		return nil, err
 	}
+	if s.cluster != nil {
+		if err := s.startCluster(); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -148,12 +160,20 @@ func (s *Server) openLayers() (err error) {
 	so := cfg.Storage
 	so.Logger = named(so.Logger, log, "storage")
 	so.OnCommit = s.onCommit(so.OnCommit)
+	if cfg.Cluster != nil {
+		if err := s.openClusterBase(); err != nil {
+			return err
+		}
+		so.Replicator, so.CommitInterval = s.cluster.node, cfg.Cluster.CommitInterval
+	}
 	if s.store, err = storage.Open(cfg.DataDir, so); err != nil {
 		return fmt.Errorf("open storage: %w", err)
 	}
 	rc := cfg.Resolver
 	rc.Logger = named(rc.Logger, log, "resolver")
-	if cfg.ObjectStoreURL != "" {
+	if cfg.Cluster != nil {
+		s.clusterResolver(&rc)
+	} else if cfg.ObjectStoreURL != "" {
 		to := cfg.Tier
 		to.Logger = named(to.Logger, log, "tier")
 		if s.tier, s.bucket, err = openTier(s.store, cfg.ObjectStoreURL, to); err != nil {
@@ -168,11 +188,22 @@ func (s *Server) openLayers() (err error) {
 	}
 	oo := cfg.Offsets
 	oo.Logger = named(oo.Logger, log, "offsets")
-	if s.offs, err = offsets.Open(filepath.Join(cfg.DataDir, "offsets"), oo); err != nil {
+	if cfg.Cluster != nil {
+		if err := s.openClusterCatalog(); err != nil {
+			return fmt.Errorf("cluster catalog: %w", err)
+		}
+		s.offs, err = s.openClusterOffsets(oo)
+	} else {
+		s.offs, err = offsets.Open(filepath.Join(cfg.DataDir, "offsets"), oo)
+	}
+	if err != nil {
 		return fmt.Errorf("open offsets: %w", err)
 	}
 	kc := cfg.Kafka
 	kc.Resolver, kc.Offsets = s.res, s.offs
+	if s.cluster != nil {
+		kc.Cluster = s.cluster.node
+	}
 	if kc.SASL.Credentials == nil {
 		kc.SASL.Credentials = auth.OpenStore(cfg.DataDir) // A2
 	}
@@ -201,7 +232,7 @@ func named(own, root *zap.Logger, name string) *zap.Logger {
 // onCommit records every group commit in the metrics, then calls next.
 func (s *Server) onCommit(next func(storage.CommitStats)) func(storage.CommitStats) {
 	return func(st storage.CommitStats) {
-		s.metrics.GroupCommit(st.Sync, st.Bytes)
+		s.metrics.GroupCommit(st.Sync+st.Replicate, st.Bytes) // one of the two is zero
 		if next != nil {
 			next(st)
 		}
@@ -305,6 +336,7 @@ func (s *Server) close() error {
 	s.mu.closed = true
 	serving := s.mu.serving
 	s.mu.Unlock()
+	s.leaveCluster() // J5: hand the partitions over while still answering
 	err := s.kafka.Close()
 	if errors.Is(err, kafka.ErrServerClosed) {
 		err = nil
@@ -323,6 +355,7 @@ func (s *Server) closeLayers() error {
 	if s.offs != nil {
 		errs = append(errs, s.offs.Close())
 	}
+	errs = append(errs, s.closeCluster())
 	if s.res != nil {
 		errs = append(errs, s.res.Close())
 	}

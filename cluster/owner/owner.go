@@ -142,3 +142,25 @@ func (m *Manager) Owner(ctx context.Context, partition string) (node string, epo
 	}
 	return node, epoch, nil
 }
+
+// Record is an owner key's value as a watcher reads it.
+type Record struct {
+	Node  string
+	Epoch uint64
+}
+
+// ParseRecord decodes an owner key's value.
+func ParseRecord(value []byte) (Record, error) {
+	var r record
+	if err := json.Unmarshal(value, &r); err != nil {
+		return Record{}, fmt.Errorf("owner: owner record: %w", err)
+	}
+	return Record{Node: r.Node, Epoch: r.Epoch}, nil
+}
+
+// OwnerPrefix is the prefix of every owner key: a watch on it sees every
+// ownership change; the rest of a key is its partition.
+func (m *Manager) OwnerPrefix() string { return m.prefix + "owner/" }
+
+// Node is the node name this Manager acquires for.
+func (m *Manager) Node() string { return m.node }

@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/kgateway/kgateway/auth"
+	"github.com/kgateway/kgateway/cluster/node"
 	"github.com/kgateway/kgateway/kafka"
 	"github.com/kgateway/kgateway/kafka/group"
 	"github.com/kgateway/kgateway/kafka/share"
@@ -92,12 +93,19 @@ type Config struct {
 	LogRetentionCheckMs int64  `prop:"log.retention.check.interval.ms" flag:"log-retention-check-interval-ms" help:"how often the retention pass runs"`
 
 	// The object tier (tiered storage, KIP-405).
-	ObjectStoreURL         string `prop:"object.store.url" flag:"object-store-url" help:"object store that topics with remote.storage.enable=true keep sealed segments in, e.g. file:///var/lib/kgateway/objects; empty: none"`
+	ObjectStoreURL         string `prop:"object.store.url" flag:"object-store-url" help:"object store that topics with remote.storage.enable=true keep sealed segments in, and that a cluster keeps every partition in, e.g. file:///var/lib/kgateway/objects or s3://bucket?endpoint=http://127.0.0.1:7070&region=us-east-1&use_path_style=true; empty: none"`
 	LogLocalRetentionMs    int64  `prop:"log.local.retention.ms" flag:"log-local-retention-ms" help:"default local.retention.ms: how long a tiered topic's uploaded segments stay on local disk; -2 is retention.ms"`
 	LogLocalRetentionBytes int64  `prop:"log.local.retention.bytes" flag:"log-local-retention-bytes" help:"default local.retention.bytes: how many bytes of a tiered partition stay on local disk; -2 is retention.bytes"`
 	RemoteCopyThreads      int    `prop:"remote.log.manager.copier.thread.pool.size" flag:"remote-log-manager-copier-thread-pool-size" help:"segments uploaded to the object store at once"`
 	RemoteCopyBytesPerSec  int64  `prop:"remote.log.manager.copy.max.bytes.per.second" flag:"remote-log-manager-copy-max-bytes-per-second" help:"upload bandwidth to the object store, all uploads together; 0 is no limit"`
 	RemoteLogTaskMs        int64  `prop:"remote.log.manager.task.interval.ms" flag:"remote-log-manager-task-interval-ms" help:"how often segments are uploaded, removed locally and deleted remotely"`
+
+	// Cluster mode (clusterflags.go).
+	NodeID               int32  `prop:"node.id" flag:"node-id" help:"this node's id, unique in its cluster (Metadata names brokers by it)"`
+	ClusterEtcdEndpoints string `prop:"cluster.etcd.endpoints" flag:"cluster-etcd-endpoints" help:"etcd endpoints, comma-separated, e.g. http://127.0.0.1:2379: runs this node as one of a cluster whose partitions live in object.store.url; empty: a single node on local disk"`
+	ClusterEtcdPrefix    string `prop:"cluster.etcd.prefix" flag:"cluster-etcd-prefix" help:"prefix of the cluster's keys in etcd (several clusters may share one etcd)"`
+	ClusterCommitMs      int64  `prop:"cluster.commit.interval.ms" flag:"cluster-commit-interval-ms" help:"in a cluster, the least time between two group commits (each is one object written and one etcd transaction): longer batches more produce requests into each, at that much more acknowledgement latency"`
+	ClusterSessionMs     int64  `prop:"cluster.session.timeout.ms" flag:"cluster-session-timeout-ms" help:"in a cluster, how long after a node stops renewing its etcd session its partitions are free for other nodes (whole seconds, at least 1000)"`
 
 	// The log cleaner of compacted topics.
 	LogCleanerThreads          int     `prop:"log.cleaner.threads" flag:"log-cleaner-threads" help:"partitions cleaned at once; 0 turns the cleaner off"`
@@ -180,6 +188,9 @@ func DefaultConfig() Config {
 		RemoteLogTaskMs:            30000,
 		RemoteCopyThreads:          10,
 		ProducerIDExpirationMs:     86400000,
+		ClusterEtcdPrefix:          node.DefaultPrefix,
+		ClusterCommitMs:            5,
+		ClusterSessionMs:           node.DefaultSessionTimeout.Milliseconds(),
 
 		GroupConsumerSessionTimeoutMs:       group.DefaultConsumerSessionTimeout.Milliseconds(),
 		GroupConsumerHeartbeatIntervalMs:    group.DefaultConsumerHeartbeatInterval.Milliseconds(),
@@ -481,6 +492,7 @@ func (c Config) Validate() error {
 		bad("max.incremental.fetch.session.cache.slots", "%d must not be negative", c.FetchSessionSlots)
 	}
 	errs = append(errs, c.validateLog(bad)...)
+	c.validateCluster(bad)
 	errs = append(errs, c.validateTxn(bad)...)
 	errs = append(errs, c.validateGroup(bad)...)
 	errs = append(errs, c.validateShare(bad)...)

@@ -69,12 +69,14 @@ func (c Config) serverConfig(log *zap.Logger) server.Config {
 		Logger:         log,
 		Storage:        storage.Options{TailCacheBytes: tailCacheOption(c.TailCacheBytes), NoReuse: !c.SegmentReuse},
 		Resolver:       c.resolverConfig(),
+		Cluster:        c.clusterConfig(log),
 		Authorizer: server.AuthorizerConfig{
 			ClassName:            c.AuthorizerClassName,
 			SuperUsers:           superUsers(c.SuperUsers),
 			AllowEveryoneIfNoACL: c.AllowEveryoneIfNoACL,
 		},
 		Kafka: kafka.Config{
+			NodeID:                 c.NodeID,
 			AdvertisedAddr:         c.AdvertisedAddr,
 			MaxRequestBytes:        int32(c.MaxRequestBytes),
 			QueuedMaxRequestBytes:  c.QueuedMaxRequestBytes,

@@ -1,0 +1,115 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/kgateway/kgateway/cluster/diskless"
+	"github.com/kgateway/kgateway/cluster/owner"
+	"github.com/kgateway/kgateway/kafka"
+	"github.com/kgateway/kgateway/storage"
+)
+
+var _ kafka.Cluster = (*Node)(nil)
+var _ storage.Replicator = (*Node)(nil)
+
+// Brokers are the registered nodes, in id order.
+func (n *Node) Brokers() []kafka.Broker {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := make([]kafka.Broker, 0, len(n.mu.brokers))
+	for _, b := range n.mu.brokers {
+		out = append(out, b)
+	}
+	slices.SortFunc(out, func(a, b kafka.Broker) int { return int(a.NodeID) - int(b.NodeID) })
+	return out
+}
+
+// Leader is the partition's owner, except that this node reports none
+// for a partition it owns but does not serve (J3).
+func (n *Node) Leader(topic string, partition int32) (int32, int32, bool) {
+	t, ok := n.p.Resolver.Topic(topic)
+	if !ok {
+		return -1, -1, false
+	}
+	return n.ownerOf(PKey(t.ID, partition))
+}
+
+// Coordinator is the owner of the coordinator role (J6).
+func (n *Node) Coordinator() (int32, bool) {
+	id, _, ok := n.ownerOf(CoordinatorKey)
+	return id, ok
+}
+
+func (n *Node) ownerOf(pkey string) (int32, int32, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	rec, ok := n.mu.owners[pkey]
+	if !ok {
+		return -1, -1, false
+	}
+	id, ok := nodeOf(rec.Node)
+	if !ok {
+		return -1, -1, false
+	}
+	if id == n.cfg.NodeID {
+		h := n.mu.held[pkey]
+		if h == nil || !h.serving || h.o.Epoch != rec.Epoch {
+			return -1, -1, false
+		}
+	} else if _, live := n.mu.brokers[id]; !live {
+		return -1, -1, false // its node is gone; its lease is about to end
+	}
+	return id, int32(rec.Epoch), true
+}
+
+// Catalog is the shared catalog.
+func (n *Node) Catalog() kafka.Catalog { return n.p.Catalog }
+
+// replicateTimeout bounds one publication: past it, the outcome is
+// unknown and nothing of it is acknowledged (J4).
+const replicateTimeout = 30 * time.Second
+
+// Replicate publishes a group commit (J4): one object, then each
+// partition's range under its ownership.
+func (n *Node) Replicate(entries []storage.Replicated) map[storage.LogID]error {
+	errs := map[storage.LogID]error{}
+	owns := map[string]owner.Ownership{}
+	logOf := map[string]*held{}
+	batches := make([]diskless.Batch, 0, len(entries))
+	n.mu.Lock()
+	for _, e := range entries {
+		h := n.mu.byLog[e.Log]
+		if h == nil || !h.serving {
+			errs[e.Log] = fmt.Errorf("%w: %v is not served here", storage.ErrNotLeader, e.Log)
+			continue
+		}
+		owns[h.pkey], logOf[h.pkey] = h.o, h
+		batches = append(batches, diskless.Batch{PKey: h.pkey, Base: int64(e.Header.Offset),
+			Records: e.Header.Records, MaxTime: e.Header.MaxTime, Data: e.Payload})
+	}
+	n.mu.Unlock()
+	if len(batches) == 0 {
+		return errs
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), replicateTimeout)
+	defer cancel()
+	for pkey, err := range n.p.Diskless.Commit(ctx, batches, owns) {
+		if err == nil {
+			continue
+		}
+		h := logOf[pkey]
+		if errors.Is(err, owner.ErrFenced) {
+			err = fmt.Errorf("%w: %w", storage.ErrNotLeader, err)
+		}
+		errs[h.log] = err
+		n.mu.Lock()
+		h.serving, h.broken = false, true // released and rebuilt by the next round
+		n.mu.Unlock()
+		n.Kick()
+	}
+	return errs
+}

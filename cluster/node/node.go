@@ -1,0 +1,304 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/kgateway/kgateway/cluster/diskless"
+	"github.com/kgateway/kgateway/cluster/owner"
+	"github.com/kgateway/kgateway/kafka"
+	"github.com/kgateway/kgateway/resolver"
+	"github.com/kgateway/kgateway/storage"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+	"go.uber.org/zap"
+)
+
+// Defaults of Config.
+const (
+	DefaultPrefix         = "/kgateway/"
+	DefaultSessionTimeout = 10 * time.Second
+	// CoordinatorKey is the pkey of the group coordinator role (J6).
+	CoordinatorKey = "coordinator"
+)
+
+// Config configures a node.
+type Config struct {
+	NodeID    int32
+	Endpoints []string // cluster.etcd.endpoints
+	Prefix    string   // cluster.etcd.prefix; default DefaultPrefix
+	// SessionTimeout is cluster.session.timeout.ms: how long after a node
+	// stops renewing its session its ownerships end. etcd counts leases in
+	// whole seconds: it is rounded up, at least 1 s.
+	SessionTimeout time.Duration
+	// CommitInterval is cluster.commit.interval.ms, for storage.
+	CommitInterval time.Duration
+	// Tick is how often placement and upkeep run without a change to
+	// react to (default 1 s).
+	Tick   time.Duration
+	Logger *zap.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.Prefix == "" {
+		c.Prefix = DefaultPrefix
+	}
+	if c.SessionTimeout <= 0 {
+		c.SessionTimeout = DefaultSessionTimeout
+	}
+	if c.Tick <= 0 {
+		c.Tick = time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+	return c
+}
+
+// Parts are the layers a node drives, opened by the server after the
+// node's etcd client (they need it).
+type Parts struct {
+	Resolver *resolver.Resolver
+	Diskless *diskless.Committer
+	Catalog  kafka.Catalog
+	// BecomeCoordinator is called with a fresh coordinator ownership: it
+	// restores the group state from etcd and serves it under o (J6).
+	BecomeCoordinator func(ctx context.Context, o owner.Ownership) error
+}
+
+// Node is one cluster node.
+type Node struct {
+	cfg  Config
+	log  *zap.Logger
+	cli  *clientv3.Client
+	name string // the node id in decimal: owner records' node
+	p    Parts
+
+	kick chan struct{} // capacity 1: "placement may have changed"
+	stop chan struct{}
+	done chan struct{}
+
+	mu struct {
+		sync.Mutex
+		sess    *concurrency.Session
+		own     *owner.Manager
+		self    kafka.Broker
+		brokers map[int32]kafka.Broker
+		owners  map[string]owner.Record // pkey → owner, from the watch
+		held    map[string]*held        // pkey → an ownership of this node
+		byLog   map[storage.LogID]*held
+		started bool
+		leaving bool
+	}
+}
+
+// held is one ownership of this node.
+type held struct {
+	pkey    string
+	topic   string
+	idx     int32
+	o       owner.Ownership
+	log     storage.LogID
+	serving bool // J3: rebuilt and not being released
+	broken  bool // J4: a publication failed other than by fencing
+	start   int64
+	merged  time.Time
+}
+
+// Open connects to etcd and starts the node's session; nothing is
+// registered or owned until Start.
+func Open(cfg Config) (*Node, error) {
+	cfg = cfg.withDefaults()
+	if len(cfg.Endpoints) == 0 {
+		return nil, errors.New("cluster: no etcd endpoints")
+	}
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints:   cfg.Endpoints,
+		DialTimeout: 5 * time.Second,
+		Logger:      cfg.Logger.Named("etcd"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cluster: etcd: %w", err)
+	}
+	n := &Node{cfg: cfg, log: cfg.Logger, cli: cli, name: strconv.Itoa(int(cfg.NodeID)),
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	n.mu.brokers = map[int32]kafka.Broker{}
+	n.mu.owners = map[string]owner.Record{}
+	n.mu.held = map[string]*held{}
+	n.mu.byLog = map[storage.LogID]*held{}
+	if err := n.newSession(context.Background()); err != nil {
+		cli.Close()
+		return nil, err
+	}
+	return n, nil
+}
+
+// Client is the node's etcd client (the server builds the other cluster
+// parts on it).
+func (n *Node) Client() *clientv3.Client { return n.cli }
+
+// Prefix is the cluster's etcd prefix.
+func (n *Node) Prefix() string { return n.cfg.Prefix }
+
+// Name is the node id as owner records name it.
+func (n *Node) Name() string { return n.name }
+
+// Owners is the ownership manager of the current session (fenced
+// transactions only need its client and prefix, which never change).
+func (n *Node) Owners() *owner.Manager {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.mu.own
+}
+
+func (n *Node) newSession(ctx context.Context) error {
+	ttl := int((n.cfg.SessionTimeout + time.Second - 1) / time.Second)
+	s, err := concurrency.NewSession(n.cli, concurrency.WithTTL(max(ttl, 1)), concurrency.WithContext(context.Background()))
+	if err != nil {
+		return fmt.Errorf("cluster: session: %w", err)
+	}
+	n.mu.Lock()
+	n.mu.sess = s
+	n.mu.own = owner.New(n.cli, s, n.name, n.cfg.Prefix)
+	n.mu.Unlock()
+	return nil
+}
+
+func (n *Node) nodeKey(id int32) string { return n.cfg.Prefix + "nodes/" + strconv.Itoa(int(id)) }
+
+// registration is a node key's value.
+type registration struct {
+	Host string  `json:"host"`
+	Port int32   `json:"port"`
+	Rack *string `json:"rack,omitempty"`
+}
+
+// register creates this node's key under its session (J1).
+func (n *Node) register(ctx context.Context) error {
+	n.mu.Lock()
+	self, sess := n.mu.self, n.mu.sess
+	n.mu.Unlock()
+	val, _ := json.Marshal(registration{Host: self.Host, Port: self.Port, Rack: self.Rack})
+	k := n.nodeKey(n.cfg.NodeID)
+	resp, err := n.cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(k), "=", 0)).
+		Then(clientv3.OpPut(k, string(val), clientv3.WithLease(sess.Lease()))).
+		Else(clientv3.OpGet(k)).
+		Commit()
+	if err != nil {
+		return fmt.Errorf("cluster: register: %w", err)
+	}
+	if resp.Succeeded {
+		return nil
+	}
+	if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 && clientv3.LeaseID(kvs[0].Lease) == sess.Lease() {
+		return nil
+	}
+	return fmt.Errorf("cluster: node id %d is registered by a live node", n.cfg.NodeID)
+}
+
+// Start registers the node as self (its advertised address) and starts
+// watching membership and ownership and placing partitions.
+func (n *Node) Start(self kafka.Broker, p Parts) error {
+	self.NodeID = n.cfg.NodeID
+	n.mu.Lock()
+	n.mu.self, n.p = self, p
+	n.mu.started = true
+	n.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := n.register(ctx); err != nil {
+		return err
+	}
+	wctx, wcancel := context.WithCancel(context.Background())
+	go n.watch(wctx, n.cfg.Prefix+"nodes/", n.setNodes)
+	go n.watch(wctx, n.cfg.Prefix+"owner/", n.setOwners)
+	go func() {
+		defer close(n.done)
+		defer wcancel()
+		n.run()
+	}()
+	return nil
+}
+
+// Kick asks for a placement round soon (a topic appeared or went).
+func (n *Node) Kick() {
+	select {
+	case n.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Leave hands everything over (J5): deregisters, so the others stop
+// preferring this node, then releases every ownership. Entries already
+// acknowledged stay published; later produces get NOT_LEADER_OR_FOLLOWER.
+func (n *Node) Leave(ctx context.Context) {
+	n.mu.Lock()
+	if !n.mu.started || n.mu.leaving {
+		n.mu.Unlock()
+		return
+	}
+	n.mu.leaving = true
+	n.mu.Unlock()
+	close(n.stop)
+	<-n.done
+	n.log.Info("cluster-leaving")
+	if _, err := n.cli.Delete(ctx, n.nodeKey(n.cfg.NodeID)); err != nil {
+		n.log.Warn("cluster-deregister-failed", zap.Error(err))
+	}
+	n.mu.Lock()
+	hs := make([]*held, 0, len(n.mu.held))
+	for _, h := range n.mu.held {
+		h.serving = false
+		hs = append(hs, h)
+	}
+	n.mu.Unlock()
+	for _, h := range hs {
+		n.release(ctx, h)
+	}
+}
+
+// Close ends the session (its leases, so whatever Leave did not release
+// is free at once) and the etcd client.
+func (n *Node) Close() error {
+	n.Leave(context.Background())
+	n.mu.Lock()
+	sess := n.mu.sess
+	n.mu.Unlock()
+	var errs []error
+	if sess != nil {
+		errs = append(errs, sess.Close())
+	}
+	return errors.Join(append(errs, n.cli.Close())...)
+}
+
+// PrepareDataDir empties dir for a cluster node (J7): it must be missing,
+// empty, or a former cluster node's cache (it holds the marker).
+func PrepareDataDir(dir string) error {
+	const marker = ".kgateway-cluster-cache"
+	ents, err := os.ReadDir(dir)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	if len(ents) > 0 {
+		if _, err := os.Stat(filepath.Join(dir, marker)); err != nil {
+			return fmt.Errorf("cluster: %s holds data of a single node (no %s): refusing to empty it", dir, marker)
+		}
+		for _, e := range ents {
+			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, marker), []byte("this directory is a kgateway cluster node's cache; it is emptied at start\n"), 0o644)
+}

@@ -1,0 +1,325 @@
+package node
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kgateway/kgateway/cluster/owner"
+	"github.com/kgateway/kgateway/resolver"
+	"go.uber.org/zap"
+)
+
+// PKey is a partition's key in etcd: "<topic id>-<partition>".
+func PKey(id resolver.TopicID, idx int32) string {
+	return fmt.Sprintf("%x-%d", id[:], idx)
+}
+
+// score is the rendezvous weight of node for pkey (J2): the node with the
+// highest score is preferred.
+func score(pkey string, node int32) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(pkey))
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], uint32(node))
+	h.Write(b[:])
+	x := h.Sum64()
+	// fnv's low bits mix poorly over small inputs: finish with splitmix64.
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// preferred is the live node that should own pkey (J2), -1 with none.
+func preferred(pkey string, live []int32) int32 {
+	best, bestScore := int32(-1), uint64(0)
+	for _, id := range live {
+		if s := score(pkey, id); best < 0 || s > bestScore {
+			best, bestScore = id, s
+		}
+	}
+	return best
+}
+
+// slot is one thing to own: a partition or the coordinator role.
+type slot struct {
+	pkey  string
+	topic string
+	idx   int32
+}
+
+func (n *Node) slots() []slot {
+	out := []slot{{pkey: CoordinatorKey}}
+	for _, t := range n.p.Resolver.Topics() {
+		if resolver.IsInternalTopic(t.Name) || t.Companion {
+			continue
+		}
+		for i := range t.Partitions {
+			out = append(out, slot{pkey: PKey(t.ID, i), topic: t.Name, idx: i})
+		}
+	}
+	return out
+}
+
+// run places partitions until Leave: on every change the watches see,
+// and every Tick.
+func (n *Node) run() {
+	t := time.NewTicker(n.cfg.Tick)
+	defer t.Stop()
+	for {
+		n.round()
+		select {
+		case <-n.stop:
+			return
+		case <-n.kick:
+		case <-t.C:
+		}
+	}
+}
+
+// round is one placement pass, then upkeep of what this node serves.
+func (n *Node) round() {
+	if n.sessionLost() {
+		return
+	}
+	n.mu.Lock()
+	live := make([]int32, 0, len(n.mu.brokers))
+	for id := range n.mu.brokers {
+		live = append(live, id)
+	}
+	registered := n.mu.brokers[n.cfg.NodeID].Port != 0
+	n.mu.Unlock()
+	if !registered {
+		return // not yet seen by the watch, or deregistered: place nothing
+	}
+	want := map[string]bool{}
+	for _, s := range n.slots() {
+		mine := preferred(s.pkey, live) == n.cfg.NodeID
+		want[s.pkey] = true
+		n.mu.Lock()
+		h := n.mu.held[s.pkey]
+		rec, owned := n.mu.owners[s.pkey]
+		n.mu.Unlock()
+		switch {
+		case h != nil && h.broken:
+			n.release(context.Background(), h)
+		case h == nil && mine && !owned:
+			n.acquire(s)
+		case h != nil && !mine && rec.Node == n.name:
+			n.release(context.Background(), h) // handover (J2)
+		case h != nil:
+			n.upkeep(h)
+		}
+		select {
+		case <-n.stop:
+			return
+		default:
+		}
+	}
+	// Ownerships of partitions that are gone (their topic was deleted).
+	n.mu.Lock()
+	var gone []*held
+	for k, h := range n.mu.held {
+		if !want[k] {
+			gone = append(gone, h)
+		}
+	}
+	n.mu.Unlock()
+	for _, h := range gone {
+		n.release(context.Background(), h)
+	}
+}
+
+// sessionLost notices an ended session (the node was cut off or paused
+// past its lease): every ownership is gone, so nothing is served, and a
+// new session registers again.
+func (n *Node) sessionLost() bool {
+	n.mu.Lock()
+	sess := n.mu.sess
+	n.mu.Unlock()
+	select {
+	case <-sess.Done():
+	default:
+		return false
+	}
+	n.log.Warn("cluster-session-lost")
+	n.mu.Lock()
+	for k, h := range n.mu.held {
+		h.serving = false
+		delete(n.mu.byLog, h.log)
+		delete(n.mu.held, k)
+	}
+	n.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := n.newSession(ctx); err != nil {
+		n.log.Warn("cluster-session-failed", zap.Error(err))
+		return true
+	}
+	if err := n.register(ctx); err != nil {
+		n.log.Warn("cluster-register-failed", zap.Error(err))
+	}
+	return true
+}
+
+// acquire takes s if it is free and rebuilds it before serving it (J3).
+func (n *Node) acquire(s slot) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	m := n.Owners()
+	o, err := m.Acquire(ctx, s.pkey)
+	if err != nil {
+		if !errors.Is(err, owner.ErrOwned) {
+			n.log.Warn("cluster-acquire-failed", zap.String("pkey", s.pkey), zap.Error(err))
+		}
+		return
+	}
+	h := &held{pkey: s.pkey, topic: s.topic, idx: s.idx, o: o, start: -1}
+	n.mu.Lock()
+	n.mu.held[s.pkey] = h
+	n.mu.Unlock()
+	start := time.Now()
+	if err := n.rebuild(ctx, h); err != nil {
+		n.log.Warn("cluster-rebuild-failed", zap.String("pkey", s.pkey), zap.Error(err))
+		n.release(ctx, h)
+		return
+	}
+	n.mu.Lock()
+	h.serving = true
+	n.mu.Unlock()
+	n.log.Info("cluster-acquired", zap.String("pkey", s.pkey), zap.String("topic", s.topic),
+		zap.Int32("partition", s.idx), zap.Uint64("epoch", o.Epoch), zap.Duration("took", time.Since(start)))
+}
+
+// rebuild makes h's local copy the published one (J3, J6).
+func (n *Node) rebuild(ctx context.Context, h *held) error {
+	if h.pkey == CoordinatorKey {
+		return n.p.BecomeCoordinator(ctx, h.o)
+	}
+	start, _, ranges, err := n.p.Diskless.Log(ctx, h.pkey)
+	if err != nil {
+		return err
+	}
+	// The first range may begin below the published start (a trim keeps a
+	// range that straddles it): copy it whole, then trim to the start.
+	from := start
+	if len(ranges) > 0 && ranges[0].Base < from {
+		from = ranges[0].Base
+	}
+	err = n.p.Resolver.ReplacePartition(h.topic, h.idx, resolver.Offset(from), func(appendBatch func([]byte) error) error {
+		for _, r := range ranges {
+			data, err := n.p.Diskless.ReadRange(ctx, r)
+			if err != nil {
+				return err
+			}
+			if err := eachBatch(data, appendBatch); err != nil {
+				return fmt.Errorf("range %d-%d of %s: %w", r.Base, r.End, r.Object, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if from < start {
+		if _, err := n.p.Resolver.DeleteRecords(h.topic, h.idx, resolver.Offset(start)); err != nil {
+			return err
+		}
+	}
+	log, err := n.p.Resolver.LogOf(h.topic, h.idx)
+	if err != nil {
+		return err
+	}
+	n.mu.Lock()
+	h.log, h.start = log, start
+	n.mu.byLog[log] = h
+	n.mu.Unlock()
+	return nil
+}
+
+// eachBatch calls fn with each Kafka record batch of data, in order.
+func eachBatch(data []byte, fn func([]byte) error) error {
+	for len(data) > 0 {
+		if len(data) < 12 {
+			return errors.New("truncated batch header")
+		}
+		size := 12 + int(int32(binary.BigEndian.Uint32(data[8:12])))
+		if size < 12+49 || size > len(data) {
+			return fmt.Errorf("bad batch length %d", size)
+		}
+		if err := fn(data[:size]); err != nil {
+			return err
+		}
+		data = data[size:]
+	}
+	return nil
+}
+
+// release stops serving h and gives its ownership up.
+func (n *Node) release(ctx context.Context, h *held) {
+	n.mu.Lock()
+	h.serving = false
+	if n.mu.held[h.pkey] == h {
+		delete(n.mu.held, h.pkey)
+	}
+	if n.mu.byLog[h.log] == h {
+		delete(n.mu.byLog, h.log)
+	}
+	n.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := n.Owners().Release(ctx, h.o); err != nil {
+		n.log.Warn("cluster-release-failed", zap.String("pkey", h.pkey), zap.Error(err))
+		return
+	}
+	n.log.Info("cluster-released", zap.String("pkey", h.pkey), zap.Uint64("epoch", h.o.Epoch))
+}
+
+// upkeep publishes what retention and DeleteRecords did to a served
+// partition's start, and merges its small objects now and then.
+func (n *Node) upkeep(h *held) {
+	n.mu.Lock()
+	serving, coordinator := h.serving, h.pkey == CoordinatorKey
+	n.mu.Unlock()
+	if !serving {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if coordinator {
+		if time.Since(h.merged) > 30*time.Second {
+			h.merged = time.Now()
+			if _, err := n.p.Diskless.Collect(ctx); err != nil {
+				n.log.Warn("cluster-collect-failed", zap.Error(err))
+			}
+		}
+		return
+	}
+	start, _, _, err := n.p.Resolver.Bounds(h.topic, h.idx)
+	if err == nil && int64(start) > h.start {
+		if err := n.p.Diskless.SetStart(ctx, h.o, h.pkey, int64(start)); err != nil {
+			n.log.Warn("cluster-set-start-failed", zap.String("pkey", h.pkey), zap.Error(err))
+		} else {
+			h.start = int64(start)
+		}
+	}
+	if time.Since(h.merged) > 10*time.Second {
+		h.merged = time.Now()
+		if _, err := n.p.Diskless.Merge(ctx, h.o, h.pkey); err != nil && !errors.Is(err, owner.ErrFenced) {
+			n.log.Warn("cluster-merge-failed", zap.String("pkey", h.pkey), zap.Error(err))
+		}
+	}
+}
+
+// nodeOf parses an owner record's node name.
+func nodeOf(name string) (int32, bool) {
+	id, err := strconv.ParseInt(strings.TrimSpace(name), 10, 32)
+	return int32(id), err == nil
+}

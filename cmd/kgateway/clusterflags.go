@@ -1,0 +1,51 @@
+package main
+
+import (
+	"strings"
+	"time"
+
+	"github.com/kgateway/kgateway/cluster/node"
+	"go.uber.org/zap"
+)
+
+// validateCluster checks the cluster-mode settings.
+func (c Config) validateCluster(bad func(prop, format string, args ...any)) {
+	if c.NodeID < 0 {
+		bad("node.id", "%d must not be negative", c.NodeID)
+	}
+	if c.ClusterEtcdEndpoints == "" {
+		return
+	}
+	if c.ObjectStoreURL == "" {
+		bad("object.store.url", "a cluster (cluster.etcd.endpoints) keeps its partitions in an object store: set object.store.url")
+	}
+	if c.ClusterCommitMs < 0 {
+		bad("cluster.commit.interval.ms", "%d must not be negative", c.ClusterCommitMs)
+	}
+	if c.ClusterSessionMs < 1000 {
+		bad("cluster.session.timeout.ms", "%d must be at least 1000", c.ClusterSessionMs)
+	}
+	if !strings.HasPrefix(c.ClusterEtcdPrefix, "/") {
+		bad("cluster.etcd.prefix", "%q must start with /", c.ClusterEtcdPrefix)
+	}
+}
+
+// clusterConfig is the node's configuration; nil without
+// cluster.etcd.endpoints (a single node).
+func (c Config) clusterConfig(log *zap.Logger) *node.Config {
+	if c.ClusterEtcdEndpoints == "" {
+		return nil
+	}
+	prefix := c.ClusterEtcdPrefix
+	if !strings.HasSuffix(prefix, "/") {
+		prefix += "/"
+	}
+	return &node.Config{
+		NodeID:         c.NodeID,
+		Endpoints:      splitList(c.ClusterEtcdEndpoints),
+		Prefix:         prefix,
+		SessionTimeout: time.Duration(c.ClusterSessionMs) * time.Millisecond,
+		CommitInterval: time.Duration(c.ClusterCommitMs) * time.Millisecond,
+		Logger:         log.Named("cluster"),
+	}
+}

@@ -1,0 +1,206 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/kgateway/kgateway/cluster/catalog"
+	"github.com/kgateway/kgateway/cluster/coord"
+	"github.com/kgateway/kgateway/cluster/diskless"
+	"github.com/kgateway/kgateway/cluster/node"
+	"github.com/kgateway/kgateway/cluster/owner"
+	"github.com/kgateway/kgateway/kafka"
+	"github.com/kgateway/kgateway/offsets"
+	"github.com/kgateway/kgateway/resolver"
+	"github.com/kgateway/kgateway/storage/objstore"
+	"go.uber.org/zap"
+)
+
+// errNotCoordinator refuses offsets writes on a node that does not hold
+// the coordinator role: the front end routes none there, and a write
+// that gets there anyway must not land in a store no one restores.
+var errNotCoordinator = errors.New("cluster: this node is not the group coordinator")
+
+// clusterParts are the layers of cluster mode (node.Parts plus what the
+// server closes).
+type clusterParts struct {
+	node *node.Node
+	cat  *catalog.Catalog
+	dl   *diskless.Committer
+
+	mu      sync.Mutex
+	offs    *offsets.Store // the coordinator's store, swapped in by becomeCoordinator
+	offsDir string         // its directory
+}
+
+// openClusterBase opens what storage needs before it opens in cluster
+// mode: the emptied data directory (J7) and the node's etcd session.
+func (s *Server) openClusterBase() error {
+	cc := *s.cfg.Cluster
+	if s.cfg.ObjectStoreURL == "" {
+		return errors.New("cluster mode needs object.store.url")
+	}
+	if err := node.PrepareDataDir(s.cfg.DataDir); err != nil {
+		return err
+	}
+	cc.Logger = named(cc.Logger, s.cfg.Logger, "cluster")
+	n, err := node.Open(cc)
+	if err != nil {
+		return err
+	}
+	s.cluster = &clusterParts{node: n}
+	b, err := objstore.Open(context.Background(), s.cfg.ObjectStoreURL)
+	if err != nil {
+		return fmt.Errorf("open object store: %w", err)
+	}
+	s.bucket = b
+	s.cluster.dl = diskless.New(n.Client(), n.Owners(), b, n.Prefix(), n.Name(), diskless.Options{})
+	return nil
+}
+
+// clusterResolver sets what the resolver does differently in a cluster.
+func (s *Server) clusterResolver(rc *resolver.Config) {
+	n := s.cluster.node
+	rc.Diskless = true
+	rc.ProducerIDs = coord.ProducerIDs(n.Client(), n.Prefix(), 1000)
+}
+
+// openClusterCatalog starts the shared catalog over the open resolver.
+func (s *Server) openClusterCatalog() error {
+	n := s.cluster.node
+	dl := s.cluster.dl
+	cat, err := catalog.New(n.Client(), n.Prefix(), s.res, catalog.Options{
+		OnDelete: func(id resolver.TopicID, partitions int32) {
+			keys := make([]string, partitions)
+			for i := range keys {
+				keys[i] = node.PKey(id, int32(i))
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := dl.DeletePartitions(ctx, keys); err != nil {
+				s.cfg.Logger.Warn("cluster-delete-partitions-failed", zap.Error(err))
+			}
+			n.Kick()
+		},
+	})
+	if err != nil {
+		return err
+	}
+	s.cluster.cat = cat
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return cat.Start(ctx)
+}
+
+// openClusterOffsets opens the store a node serves until it becomes the
+// coordinator: empty, and refusing every write.
+func (s *Server) openClusterOffsets(oo offsets.Options) (*offsets.Store, error) {
+	oo.Mirror = func(*pebble.Batch) error { return errNotCoordinator }
+	return offsets.Open(filepath.Join(s.cfg.DataDir, "offsets-idle"), oo)
+}
+
+// becomeCoordinator restores the group state from etcd into a fresh
+// store, mirrored under o, and swaps it into the front end (J6).
+func (s *Server) becomeCoordinator(ctx context.Context, o owner.Ownership) error {
+	n := s.cluster.node
+	dir := filepath.Join(s.cfg.DataDir, "offsets-"+strconv.FormatUint(o.Epoch, 10))
+	if err := coord.Restore(ctx, n.Client(), n.Prefix(), dir); err != nil {
+		return err
+	}
+	oo := s.cfg.Offsets
+	oo.Logger = named(oo.Logger, s.cfg.Logger, "offsets")
+	oo.Mirror = coord.NewMirror(n.Client(), n.Owners(), o, n.Prefix(), coord.Options{})
+	st, err := offsets.Open(dir, oo)
+	if err != nil {
+		return err
+	}
+	old := s.kafka.SwapOffsets(st)
+	s.cluster.mu.Lock()
+	s.cluster.offs = st
+	oldDir := s.cluster.offsDir
+	s.cluster.offsDir = dir
+	s.cluster.mu.Unlock()
+	if old != nil && old != s.offs {
+		old.Close()
+		// A former coordinator store is never read again: the next
+		// acquisition restores from etcd.
+		if err := os.RemoveAll(oldDir); err != nil {
+			s.cfg.Logger.Warn("cluster-remove-offsets-failed", zap.String("dir", oldDir), zap.Error(err))
+		}
+	}
+	return nil
+}
+
+// startCluster registers the node at its advertised address and starts
+// placing partitions; the listeners are bound.
+func (s *Server) startCluster() error {
+	host, port, err := s.advertised()
+	if err != nil {
+		return err
+	}
+	return s.cluster.node.Start(kafka.Broker{Host: host, Port: port}, node.Parts{
+		Resolver:          s.res,
+		Diskless:          s.cluster.dl,
+		Catalog:           s.cluster.cat,
+		BecomeCoordinator: s.becomeCoordinator,
+	})
+}
+
+// advertised is the address other nodes' clients are told to dial for
+// this node: the first listener's advertised address, else its bound one.
+func (s *Server) advertised() (string, int32, error) {
+	addr := ""
+	if len(s.lis) > 0 {
+		addr = s.lis[0].Advertised
+	}
+	if addr == "" && len(s.lns) > 0 {
+		addr = s.lns[0].Addr().String()
+	}
+	if addr == "" {
+		return "", 0, errors.New("cluster mode needs a listener")
+	}
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	port, err := strconv.ParseInt(p, 10, 32)
+	if err != nil {
+		return "", 0, err
+	}
+	return host, int32(port), nil
+}
+
+// leaveCluster hands this node's partitions over before the front end
+// stops (J5).
+func (s *Server) leaveCluster() {
+	if s.cluster == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s.cluster.node.Leave(ctx)
+}
+
+func (s *Server) closeCluster() error {
+	if s.cluster == nil {
+		return nil
+	}
+	var errs []error
+	if s.cluster.cat != nil {
+		errs = append(errs, s.cluster.cat.Close())
+	}
+	s.cluster.mu.Lock()
+	if st := s.cluster.offs; st != nil {
+		errs = append(errs, st.Close())
+	}
+	s.cluster.mu.Unlock()
+	return errors.Join(append(errs, s.cluster.node.Close())...)
+}
