@@ -138,3 +138,77 @@ func benchProduce(b *testing.B, seeds []string) {
 	b.ReportMetric(q(0.99), "p99-ms")
 	b.ReportMetric(float64(len(all))/elapsed.Seconds(), "acks/s")
 }
+
+// BenchmarkClusterThroughput measures produce and then consume
+// throughput, pipelined (franz-go batching, many records in flight), of
+// a cluster of 1 and 3 in-process nodes beside a single node on local
+// disk. Each iteration is one 1 KiB record.
+//
+//	go test -run '^$' -bench ClusterThroughput -benchtime 50000x ./server/
+func BenchmarkClusterThroughput(b *testing.B) {
+	b.Run("local", func(b *testing.B) {
+		s, err := Open(Config{DataDir: b.TempDir(), Listen: "127.0.0.1:0"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		go s.Serve()
+		defer s.Close()
+		benchThroughput(b, []string{s.Addr().String()})
+	})
+	for _, nodes := range []int32{1, 3} {
+		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
+			benchThroughput(b, newBenchCluster(b, nodes, 5*time.Millisecond))
+		})
+	}
+}
+
+func benchThroughput(b *testing.B, seeds []string) {
+	const parts = 6
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic("tp"),
+		kgo.ConsumeTopics("tp"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, parts, 1, nil, "tp"); err != nil {
+		b.Fatal(err)
+	}
+	value := make([]byte, 1024)
+	for p := range int32(parts) { // placement has run once each takes a write
+		for cl.ProduceSync(ctx, &kgo.Record{Value: value, Partition: p}).FirstErr() != nil {
+			if ctx.Err() != nil {
+				b.Fatal(ctx.Err())
+			}
+		}
+	}
+	b.SetBytes(int64(len(value)))
+	b.ResetTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range b.N {
+		wg.Add(1)
+		cl.Produce(ctx, &kgo.Record{Value: value}, func(_ *kgo.Record, err error) {
+			if err != nil {
+				b.Error(err)
+			}
+			wg.Done()
+		})
+	}
+	wg.Wait()
+	produced := time.Since(start)
+	start = time.Now()
+	for n := 0; n < b.N+parts; {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			b.Fatal(ctx.Err())
+		}
+		n += fs.NumRecords()
+	}
+	consumed := time.Since(start)
+	b.StopTimer()
+	mb := float64(b.N) * float64(len(value)) / 1e6
+	b.ReportMetric(mb/produced.Seconds(), "produce-MB/s")
+	b.ReportMetric(mb/consumed.Seconds(), "consume-MB/s")
+}
