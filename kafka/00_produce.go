@@ -21,7 +21,8 @@ package kafka
 //   v7  zstd allowed (UNSUPPORTED_COMPRESSION_TYPE below v7).
 //   v8  per-record errors and an error message per partition.
 //   v9  flexible.
-//   v10 KIP-951 leader-discovery tagged fields (never set: one node).
+//   v10 KIP-951 leader-discovery tagged fields: set only in cluster mode,
+//       on NOT_LEADER_OR_FOLLOWER (Y2).
 //   v11 same as v10.
 //   v12 transaction version 2: a transactional batch adds its partition
 //       to its producer's transaction through the coordinator, durably,
@@ -35,6 +36,9 @@ package kafka
 // commits instead of paying one fsync each. The resolver
 // validates each batch (magic, lengths, CRC32C, codec, size, sequence) and
 // its records, decompressed if need be (resolver Z1–Z4).
+// In cluster mode a partition this node does not lead is
+// NOT_LEADER_OR_FOLLOWER (Y2), and auto-creation goes through the shared
+// catalog (Y6).
 // Left out: per-record errors, timeouts
 // (appends are synchronous), Produce v13 (topic ids).
 
@@ -97,6 +101,7 @@ func handleProduce(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, erro
 	for _, w := range waits {
 		*w.out = producedPartition(w.partition, w.pp)
 	}
+	s.produceMoved(rc.version, resp)
 	if r.Acks == 0 {
 		// K5: no response. Like Kafka, a failure closes the connection so
 		// that the producer notices at all.
@@ -165,6 +170,9 @@ func (s *Server) writePartition(topic string, partition int32, records []byte, f
 	if _, err := s.partitionOf(topic, partition, true); err != nil {
 		return nil, err
 	}
+	if err := s.routeError(topic, partition, noLeaderEpoch); err != nil { // Y2
+		return nil, err
+	}
 	return s.res.ProduceAsyncOwned(topic, partition, records, frame)
 }
 
@@ -180,6 +188,51 @@ func producedPartition(partition int32, pp *resolver.PendingProduce) kmsg.Produc
 	p.LogAppendTime = res.LogAppendTime
 	p.LogStartOffset = int64(res.LogStart)
 	return p
+}
+
+// produceMoved names the current leader of every partition answered
+// NOT_LEADER_OR_FOLLOWER (Y2), here or by storage after losing the
+// partition, from v10 (KIP-951), and lists those leaders' endpoints, so
+// that the producer moves without asking Metadata first.
+func (s *Server) produceMoved(version int16, resp *kmsg.ProduceResponse) {
+	if version < 10 || s.cfg.Cluster == nil {
+		return
+	}
+	var brokers []Broker
+	for i := range resp.Topics {
+		t := &resp.Topics[i]
+		for j := range t.Partitions {
+			p := &t.Partitions[j]
+			if p.ErrorCode != kerr.NotLeaderForPartition.Code {
+				continue
+			}
+			node, epoch, ok := s.leader(t.Topic, p.Partition)
+			if !ok {
+				continue
+			}
+			p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = node, epoch
+			if brokers == nil {
+				brokers = s.cfg.Cluster.Brokers()
+			}
+			addProduceBroker(resp, brokers, node)
+		}
+	}
+}
+
+// addProduceBroker lists node's endpoint in resp once.
+func addProduceBroker(resp *kmsg.ProduceResponse, brokers []Broker, node int32) {
+	for _, b := range resp.Brokers {
+		if b.NodeID == node {
+			return
+		}
+	}
+	b, ok := brokerByID(brokers, node)
+	if !ok {
+		return
+	}
+	pb := kmsg.NewProduceResponseBroker()
+	pb.NodeID, pb.Host, pb.Port, pb.Rack = b.NodeID, b.Host, b.Port, b.Rack
+	resp.Brokers = append(resp.Brokers, pb)
 }
 
 func produceError(partition int32, err error) kmsg.ProduceResponseTopicPartition {

@@ -27,6 +27,9 @@ package kafka
 // capped by that, and a partition listed twice is read once. Fetch below
 // v10 never gets a zstd batch (UNSUPPORTED_COMPRESSION_TYPE), and v9+'s
 // current leader epoch is checked as OffsetForLeaderEpoch checks it.
+// In cluster mode (Y2, Y3) a partition led elsewhere, or by none, is
+// NOT_LEADER_OR_FOLLOWER, the current leader epoch is checked against the
+// partition's ownership epoch, and v12+ names the current leader.
 // Left out: diverging epochs (one leader epoch, 0), preferred replicas,
 // v14+ (tiered storage, KIP-903).
 
@@ -346,8 +349,9 @@ func (s *Server) fetchOnce(r *kmsg.FetchRequest, items []fetchItem, prev *fetchR
 				*out = fetchError(it.rp.Partition, kerr.UnknownTopicID)
 			case it.refused:
 				*out = fetchError(it.rp.Partition, kerr.TopicAuthorizationFailed)
-			case r.Version >= 9 && it.rp.CurrentLeaderEpoch >= 0 && leaderEpochError(it.rp.CurrentLeaderEpoch) != nil:
-				// Kafka checks only an epoch the client knows (>= 0).
+			case s.cfg.Cluster == nil && r.Version >= 9 && it.rp.CurrentLeaderEpoch >= 0 && leaderEpochError(it.rp.CurrentLeaderEpoch) != nil:
+				// Kafka checks only an epoch the client knows (>= 0). In
+				// cluster mode fetchPartition checks it (Y3).
 				*out = fetchError(it.rp.Partition, leaderEpochError(it.rp.CurrentLeaderEpoch))
 			default:
 				maxBytes := min(int(it.rp.PartitionMaxBytes), budget-rd.total)
@@ -365,6 +369,9 @@ func (s *Server) fetchOnce(r *kmsg.FetchRequest, items []fetchItem, prev *fetchR
 func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, maxBytes int, minOne bool, iso resolver.Isolation, version int16, wire *wireBatches) (kmsg.FetchResponseTopicPartition, int) {
 	if _, err := s.partitionOf(topic, rp.Partition, false); err != nil {
 		return fetchError(rp.Partition, err), 0
+	}
+	if err := s.routeError(topic, rp.Partition, fetchCurrentEpoch(version, rp)); err != nil { // Y2, Y3
+		return s.fetchMoved(topic, rp.Partition, err), 0
 	}
 	if maxBytes <= 0 && !minOne {
 		// Budget spent: report the bounds only.
@@ -434,6 +441,28 @@ func (s *Server) fetchBoundsOnly(topic string, partition int32, err error) kmsg.
 		out.LogStartOffset, out.HighWatermark, out.LastStableOffset = int64(start), int64(hwm), int64(lso)
 	} else if err == nil {
 		out.ErrorCode = errCode(berr)
+	}
+	return out
+}
+
+// fetchCurrentEpoch is the client's current leader epoch to check: from
+// v9, and only one it knows (>= 0), as Kafka reads a negative one as none.
+func fetchCurrentEpoch(version int16, rp kmsg.FetchRequestTopicPartition) int32 {
+	if version < 9 || rp.CurrentLeaderEpoch < 0 {
+		return noLeaderEpoch
+	}
+	return rp.CurrentLeaderEpoch
+}
+
+// fetchMoved answers a partition this node does not serve (Y2) with the
+// current leader (KIP-951), so the client moves without asking Metadata
+// first. The field is tagged: only v12+ (flexible) carries it. (Fetch
+// carries node endpoints only from v16, which is not served: the client
+// knows every live node from Metadata.)
+func (s *Server) fetchMoved(topic string, partition int32, err error) kmsg.FetchResponseTopicPartition {
+	out := fetchError(partition, err)
+	if node, epoch, ok := s.movedTo(topic, partition, err); ok {
+		out.CurrentLeader.LeaderID, out.CurrentLeader.LeaderEpoch = node, epoch
 	}
 	return out
 }

@@ -18,6 +18,10 @@ package kafka
 // first record in it at or after it (decompressing the batch if need be),
 // as Kafka does: that record's offset and timestamp, or offset and
 // timestamp -1 when there is none.
+// In cluster mode (Y2, Y3) the leader epoch is the partition's ownership
+// epoch, a v4+ current leader epoch is checked against it and a partition
+// led elsewhere is NOT_LEADER_OR_FOLLOWER; a single node does not check
+// the current epoch.
 // Left out: v10+ (timeouts, -6).
 
 import (
@@ -42,6 +46,9 @@ func handleListOffsets(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, 
 		t.Topic = rt.Topic
 		t.Partitions = make([]kmsg.ListOffsetsResponseTopicPartition, len(rt.Partitions))
 		for j, rp := range rt.Partitions {
+			if r.Version < 4 {
+				rp.CurrentLeaderEpoch = noLeaderEpoch // v1–v3 carry none
+			}
 			t.Partitions[j] = s.listOffset(rt.Topic, rp, readCommitted)
 		}
 	}
@@ -56,6 +63,11 @@ func (s *Server) listOffset(topic string, rp kmsg.ListOffsetsRequestTopicPartiti
 		out.ErrorCode, out.LeaderEpoch = errCode(err), -1
 		return out
 	}
+	if err := s.routeError(topic, rp.Partition, rp.CurrentLeaderEpoch); err != nil { // Y2, Y3
+		out.ErrorCode, out.LeaderEpoch = errCode(err), -1
+		return out
+	}
+	out.LeaderEpoch = s.currentEpochOf(topic, rp.Partition)
 	if rp.Timestamp == listLatest && readCommitted {
 		_, _, lso, err := s.bounds(topic, rp.Partition)
 		out.ErrorCode, out.Offset = errCode(err), int64(lso)

@@ -6,14 +6,17 @@ package kafka
 //       (v0: all).
 //   v2  cluster id.      v3  throttle time.
 //   v4  allow_auto_topic_creation (before v4 always allowed).
-//   v5  offline replicas.            v7  leader epoch (always 0 here).
+//   v5  offline replicas.            v7  leader epoch (0 on a single node).
 //   v8  authorized operations: filled when asked (authz_metadata.go, A11),
 //       else INT32_MIN ("not requested").
 //   v9  flexible.        v10 topic ids, request by id.
 //   v11 drops cluster authorized operations.  v12 nullable topic names.
 //
 // One broker (node.id) leads every partition and is the controller, with
-// replicas and ISR [node.id]. __consumer_offsets and __transaction_state
+// replicas and ISR [node.id]. In cluster mode (Y1) the brokers are the
+// live nodes, each partition is led by its owner at its ownership epoch
+// (LEADER_NOT_AVAILABLE while it has none), the controller is the lowest
+// live node id, and auto-creation goes through the shared catalog (Y6). __consumer_offsets and __transaction_state
 // are listed as internal topics whose partitions are always empty
 // (internal_topics.go). Auto-creation goes through
 // resolver.EnsureTopic, which follows auto.create.topics.enable and
@@ -32,11 +35,14 @@ const authOpsNotRequested = -2147483648
 func handleMetadata(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
 	r := req.(*kmsg.MetadataRequest)
 	resp := r.ResponseKind().(*kmsg.MetadataResponse)
-	b := kmsg.NewMetadataResponseBroker()
-	b.NodeID, b.Host, b.Port = s.cfg.NodeID, rc.conn.host, rc.conn.port
-	resp.Brokers = []kmsg.MetadataResponseBroker{b}
+	brokers := s.brokers(rc) // Y1
+	for _, b := range brokers {
+		mb := kmsg.NewMetadataResponseBroker()
+		mb.NodeID, mb.Host, mb.Port, mb.Rack = b.NodeID, b.Host, b.Port, b.Rack
+		resp.Brokers = append(resp.Brokers, mb)
+	}
 	resp.ClusterID = &s.cfg.ClusterID
-	resp.ControllerID = s.cfg.NodeID
+	resp.ControllerID = s.controllerID(brokers)
 	resp.AuthorizedOperations = authOpsNotRequested
 
 	allowCreate := r.Version < 4 || r.AllowAutoTopicCreation
@@ -101,7 +107,7 @@ func (s *Server) metadataRequested(rt kmsg.MetadataRequestTopic, allowCreate boo
 	case !validTopicName(name):
 		err = resolver.ErrInvalidTopic
 	case allowCreate:
-		t, err = s.res.EnsureTopic(name)
+		t, err = s.catalog().EnsureTopic(name) // Y6
 	default:
 		var ok bool
 		if t, ok = s.res.Topic(name); !ok {
@@ -118,7 +124,8 @@ func (s *Server) metadataRequested(rt kmsg.MetadataRequestTopic, allowCreate boo
 	return s.metadataTopic(t)
 }
 
-// metadataTopic describes an existing topic: every partition led by us.
+// metadataTopic describes an existing topic: every partition with its
+// leader, which is its only replica (Y1).
 func (s *Server) metadataTopic(t resolver.Topic) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	name := t.Name
@@ -126,14 +133,27 @@ func (s *Server) metadataTopic(t resolver.Topic) kmsg.MetadataResponseTopic {
 	mt.TopicID = t.ID
 	mt.AuthorizedOperations = authOpsNotRequested
 	mt.Partitions = make([]kmsg.MetadataResponseTopicPartition, t.Partitions)
-	node := []int32{s.cfg.NodeID}
 	for i := range mt.Partitions {
-		p := kmsg.NewMetadataResponseTopicPartition()
-		p.Partition = int32(i)
-		p.Leader = s.cfg.NodeID
-		p.LeaderEpoch = 0
-		p.Replicas, p.ISR = node, node
-		mt.Partitions[i] = p
+		mt.Partitions[i] = s.metadataPartition(name, int32(i))
 	}
 	return mt
+}
+
+// metadataPartition is one partition: its leader and leader epoch, the
+// leader alone as replicas and ISR; LEADER_NOT_AVAILABLE with leader -1
+// and no replicas while a cluster's partition has no owner (Y1).
+func (s *Server) metadataPartition(topic string, partition int32) kmsg.MetadataResponseTopicPartition {
+	p := kmsg.NewMetadataResponseTopicPartition()
+	p.Partition = partition
+	node, epoch, ok := s.leader(topic, partition)
+	if !ok {
+		p.ErrorCode = kerr.LeaderNotAvailable.Code
+		p.Leader, p.LeaderEpoch = -1, -1
+		p.Replicas, p.ISR = []int32{}, []int32{}
+		return p
+	}
+	p.Leader, p.LeaderEpoch = node, epoch
+	replicas := []int32{node}
+	p.Replicas, p.ISR = replicas, replicas
+	return p
 }

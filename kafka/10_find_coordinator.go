@@ -8,10 +8,14 @@ package kafka
 //   v4  batched keys (KIP-699).
 //
 // This node coordinates every group and transactional id, at the address
-// this connection dialed (or the advertised one). Left out: v5+ (share
+// this connection dialed (or the advertised one). In cluster mode (Y4, Y5)
+// groups are coordinated by Cluster.Coordinator()'s node, and a
+// transactional id is INVALID_REQUEST. Left out: v5+ (share
 // groups, error semantics of KIP-890).
 
 import (
+	"fmt"
+
 	"github.com/kgateway/kgateway/kafka/group"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -19,7 +23,8 @@ import (
 
 func handleFindCoordinator(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
 	r := req.(*kmsg.FindCoordinatorRequest)
-	if s.groups == nil {
+	groups := s.coords().groups
+	if groups == nil {
 		// No offset store: clients see a retriable error, not a close.
 		resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)
 		resp.ErrorCode, resp.NodeID, resp.Port = kerr.CoordinatorNotAvailable.Code, -1, -1
@@ -30,6 +35,50 @@ func handleFindCoordinator(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Respon
 		}
 		return resp, nil
 	}
+	if s.cfg.Cluster != nil {
+		return s.findClusterCoordinator(r), nil
+	}
 	self := group.Node{ID: s.cfg.NodeID, Host: rc.conn.host, Port: rc.conn.port}
-	return s.groups.FindCoordinator(r, self), nil
+	return groups.FindCoordinator(r, self), nil
+}
+
+// findClusterCoordinator answers in cluster mode (Y4, Y5): a group's
+// coordinator is Cluster.Coordinator()'s node, COORDINATOR_NOT_AVAILABLE
+// (retriable) while there is none or its address is not known yet; a
+// transactional id is INVALID_REQUEST, transactions not being served.
+func (s *Server) findClusterCoordinator(r *kmsg.FindCoordinatorRequest) *kmsg.FindCoordinatorResponse {
+	resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)
+	b, err := s.clusterCoordinator(r.CoordinatorType)
+	if r.Version < 4 {
+		resp.ErrorCode, resp.ErrorMessage, resp.NodeID, resp.Host, resp.Port = errCode(err), errMessage(err), b.NodeID, b.Host, b.Port
+		return resp
+	}
+	for _, key := range r.CoordinatorKeys {
+		co := kmsg.NewFindCoordinatorResponseCoordinator()
+		co.Key, co.ErrorCode, co.ErrorMessage, co.NodeID, co.Host, co.Port = key, errCode(err), errMessage(err), b.NodeID, b.Host, b.Port
+		resp.Coordinators = append(resp.Coordinators, co)
+	}
+	return resp
+}
+
+// clusterCoordinator is the node coordinating keys of type typ, or why
+// there is none (NodeID and Port -1 then).
+func (s *Server) clusterCoordinator(typ int8) (Broker, error) {
+	none := Broker{NodeID: -1, Port: -1}
+	switch typ {
+	case coordinatorGroup:
+	case coordinatorTxn:
+		return none, errTxnNotServed
+	default:
+		return none, fmt.Errorf("%w: coordinator type %d", kerr.InvalidRequest, typ)
+	}
+	node, ok := s.cfg.Cluster.Coordinator()
+	if !ok {
+		return none, fmt.Errorf("%w: no node coordinates groups now", kerr.CoordinatorNotAvailable)
+	}
+	b, ok := brokerByID(s.cfg.Cluster.Brokers(), node)
+	if !ok {
+		return none, fmt.Errorf("%w: coordinator node %d is not among the live nodes", kerr.CoordinatorNotAvailable, node)
+	}
+	return b, nil
 }

@@ -18,6 +18,9 @@ package kafka
 // lists the share-group APIs (76–79, 90–92) only while it is finalized
 // at 1 or more, and here it always is (kafka/share).
 //
+// In cluster mode (Config.Cluster, Y5) neither feature is advertised, nor
+// the transaction and share-group APIs.
+//
 // A request at a version above 4 is answered in the v0 format with
 // UNSUPPORTED_VERSION and the ApiVersions key alone (KIP-511): the client
 // then retries at our maximum. The response header is always v0 (conn.go).
@@ -31,9 +34,9 @@ import (
 
 func handleApiVersions(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
 	resp := req.(*kmsg.ApiVersionsRequest).ResponseKind().(*kmsg.ApiVersionsResponse)
-	resp.ApiKeys = apiKeyList()
+	resp.ApiKeys = s.apiKeyList()
 	if rc.version >= 3 {
-		advertiseFeatures(resp, rc.version)
+		advertiseFeatures(resp, rc.version, s.cfg.Cluster != nil)
 	}
 	return resp, nil
 }
@@ -50,12 +53,16 @@ const (
 	finalizedFeaturesEpoch    = 1
 )
 
-// advertiseFeatures fills the v3+ tagged feature fields.
-func advertiseFeatures(resp *kmsg.ApiVersionsResponse, version int16) {
+// advertiseFeatures fills the v3+ tagged feature fields; in cluster mode
+// neither feature is advertised (Y5), and the response has none.
+func advertiseFeatures(resp *kmsg.ApiVersionsResponse, version int16, cluster bool) {
 	for _, f := range []struct {
 		name  string
 		level int16
 	}{{shareVersionFeature, maxShareVersion}, {transactionVersionFeature, maxTransactionVersion}} {
+		if cluster && notInClusterFeature[f.name] {
+			continue
+		}
 		sup := kmsg.NewApiVersionsResponseSupportedFeature()
 		sup.Name, sup.MinVersion, sup.MaxVersion = f.name, 0, f.level
 		if version < 4 {
@@ -66,7 +73,9 @@ func advertiseFeatures(resp *kmsg.ApiVersionsResponse, version int16) {
 		resp.SupportedFeatures = append(resp.SupportedFeatures, sup)
 		resp.FinalizedFeatures = append(resp.FinalizedFeatures, fin)
 	}
-	resp.FinalizedFeaturesEpoch = finalizedFeaturesEpoch
+	if len(resp.FinalizedFeatures) > 0 {
+		resp.FinalizedFeaturesEpoch = finalizedFeaturesEpoch
+	}
 }
 
 // apiVersionsUnsupported is the v0 answer to a too-new ApiVersions:

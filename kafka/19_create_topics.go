@@ -12,6 +12,7 @@ package kafka
 // replication (-1 or 1: one broker) and configs. A name listed twice fails
 // with INVALID_REQUEST; a manual replica assignment must put every
 // partition on this broker alone.
+// In cluster mode the change goes through the shared catalog (Y6).
 // Left out: request timeouts (creation is synchronous).
 
 import (
@@ -65,7 +66,7 @@ func (s *Server) createTopic(rt kmsg.CreateTopicsRequestTopic, validateOnly bool
 	if !validTopicName(rt.Topic) {
 		return resolver.Topic{}, fmt.Errorf("%w: %q", resolver.ErrInvalidTopic, rt.Topic)
 	}
-	return s.res.CreateTopic(rt.Topic, partitions, replication, configs, validateOnly)
+	return s.catalog().CreateTopic(rt.Topic, partitions, replication, configs, validateOnly)
 }
 
 // createdTopic answers for one topic. From v5 the response carries every

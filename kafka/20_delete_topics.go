@@ -7,6 +7,7 @@ package kafka
 //   v6  topics by name or by id.
 //
 // Deletion removes the binding and every partition's log (resolver).
+// In cluster mode the change goes through the shared catalog (Y6).
 // Left out: request timeouts (deletion is synchronous).
 
 import (
@@ -43,7 +44,7 @@ func (s *Server) deleteTopic(name *string, id resolver.TopicID) kmsg.DeleteTopic
 		if t, ok := s.res.Topic(n); ok {
 			out.TopicID = t.ID
 		}
-		err = s.res.DeleteTopic(n)
+		err = s.catalog().DeleteTopic(n)
 	default:
 		out.TopicID = id
 		n, _, ok := s.topicByID(id)
@@ -52,7 +53,7 @@ func (s *Server) deleteTopic(name *string, id resolver.TopicID) kmsg.DeleteTopic
 			break
 		}
 		out.Topic = &n
-		err = s.res.DeleteTopic(n) // an internal topic's name: refused (resolver N2)
+		err = s.catalog().DeleteTopic(n) // an internal topic's name: refused (resolver N2)
 	}
 	out.ErrorCode = errCode(err)
 	out.ErrorMessage = errMessage(err)

@@ -12,6 +12,7 @@ package kafka
 // Offset -1 means the high watermark; an offset past the high watermark
 // is OFFSET_OUT_OF_RANGE; one at or below the log start changes nothing
 // and returns the current low watermark.
+// In cluster mode a partition led elsewhere is NOT_LEADER_OR_FOLLOWER (Y2).
 // Left out: request timeouts (the trim is synchronous and durable before
 // the response).
 
@@ -38,6 +39,10 @@ func (s *Server) deleteRecords(topic string, rp kmsg.DeleteRecordsRequestTopicPa
 	out := kmsg.NewDeleteRecordsResponseTopicPartition()
 	out.Partition, out.LowWatermark = rp.Partition, -1
 	if _, err := s.partitionOf(topic, rp.Partition, false); err != nil {
+		out.ErrorCode = errCode(err)
+		return out
+	}
+	if err := s.routeError(topic, rp.Partition, noLeaderEpoch); err != nil { // Y2
 		out.ErrorCode = errCode(err)
 		return out
 	}

@@ -12,7 +12,11 @@ package kafka
 // later epoch returns epoch -1 and offset -1, as Kafka does for epochs it
 // has never seen. A current epoch above 0 is UNKNOWN_LEADER_EPOCH, one
 // below 0 other than -1 (none) FENCED_LEADER_EPOCH.
-// Left out: a per-partition epoch history (nothing ever changes leader).
+// In cluster mode (Y2, Y3) the epoch is the partition's ownership epoch,
+// the current epoch is checked against it and a partition led elsewhere
+// is NOT_LEADER_OR_FOLLOWER; any epoch up to the current one ends at the
+// high watermark, since acknowledged records are never truncated there.
+// Left out: a per-partition epoch history.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -32,12 +36,18 @@ const noLeaderEpoch = -1
 // no epoch and is not checked. OffsetForLeaderEpoch v2+ and Fetch v9+
 // (for epochs >= 0, as Kafka reads a negative one as absent) check it.
 func leaderEpochError(current int32) error {
+	return epochError(current, leaderEpoch)
+}
+
+// epochError is leaderEpochError against the partition's epoch, which in
+// cluster mode is its ownership's fencing epoch (Y3).
+func epochError(current, epoch int32) error {
 	switch {
 	case current == noLeaderEpoch:
 		return nil
-	case current < leaderEpoch:
+	case current < epoch:
 		return kerr.FencedLeaderEpoch
-	case current > leaderEpoch:
+	case current > epoch:
 		return kerr.UnknownLeaderEpoch
 	}
 	return nil
@@ -67,11 +77,16 @@ func (s *Server) epochEnd(topic string, rp kmsg.OffsetForLeaderEpochRequestTopic
 		out.ErrorCode = errCode(err)
 		return out
 	}
-	if err := leaderEpochError(rp.CurrentLeaderEpoch); version >= 2 && err != nil {
+	current := rp.CurrentLeaderEpoch
+	if version < 2 {
+		current = noLeaderEpoch // v0–v1 carry none
+	}
+	if err := s.epochEndRouteError(topic, rp.Partition, current); err != nil {
 		out.ErrorCode = errCode(err)
 		return out
 	}
-	if rp.LeaderEpoch > leaderEpoch {
+	epoch := s.currentEpochOf(topic, rp.Partition)
+	if rp.LeaderEpoch > epoch {
 		return out
 	}
 	_, hwm, _, err := s.bounds(topic, rp.Partition)
@@ -79,6 +94,16 @@ func (s *Server) epochEnd(topic string, rp kmsg.OffsetForLeaderEpochRequestTopic
 		out.ErrorCode = errCode(err)
 		return out
 	}
-	out.LeaderEpoch, out.EndOffset = leaderEpoch, int64(hwm)
+	out.LeaderEpoch, out.EndOffset = epoch, int64(hwm)
 	return out
+}
+
+// epochEndRouteError checks the client's current epoch: against the one
+// epoch 0 on a single node, against the partition's epoch and leader in
+// cluster mode (Y2, Y3).
+func (s *Server) epochEndRouteError(topic string, partition, current int32) error {
+	if s.cfg.Cluster != nil {
+		return s.routeError(topic, partition, current)
+	}
+	return leaderEpochError(current)
 }

@@ -12,6 +12,7 @@ package kafka
 // LogAppendTime) are the resolver's; an invalid value fails the whole
 // resource with INVALID_CONFIG and a message naming every problem.
 // A name listed twice, or a null value, is INVALID_REQUEST.
+// In cluster mode the change goes through the shared catalog (Y6).
 // Left out: BROKER configs are static (flags): a change to them is
 // INVALID_REQUEST; other resource types are INVALID_REQUEST.
 
@@ -60,5 +61,5 @@ func (s *Server) alterConfigs(rr kmsg.AlterConfigsRequestResource, validateOnly 
 	if rr.ResourceType == kmsg.ConfigResourceTypeGroupConfig {
 		return fmt.Errorf("%w: group configs are altered with IncrementalAlterConfigs", kerr.InvalidRequest)
 	}
-	return s.res.AlterTopicConfigs(rr.ResourceName, configs, validateOnly)
+	return s.catalog().AlterTopicConfigs(rr.ResourceName, configs, validateOnly)
 }

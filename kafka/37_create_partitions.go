@@ -14,6 +14,7 @@ package kafka
 // INVALID_PARTITIONS; an assignment must list one entry per new partition,
 // each this broker alone (INVALID_REPLICA_ASSIGNMENT otherwise). A topic
 // listed twice is INVALID_REQUEST.
+// In cluster mode the change goes through the shared catalog (Y6).
 // Left out: request timeouts (creation is synchronous).
 
 import (
@@ -67,5 +68,5 @@ func (s *Server) createPartitions(rt kmsg.CreatePartitionsRequestTopic, validate
 			}
 		}
 	}
-	return s.res.CreatePartitions(rt.Topic, rt.Count, validateOnly)
+	return s.catalog().CreatePartitions(rt.Topic, rt.Count, validateOnly)
 }

@@ -13,6 +13,7 @@ package kafka
 // not a list, an unknown config or an invalid result is INVALID_CONFIG
 // with a message; a name listed twice or a null value for SET, APPEND or
 // SUBTRACT is INVALID_REQUEST.
+// In cluster mode the change goes through the shared catalog (Y6).
 // Left out: BROKER configs are static (flags): a change to them is
 // INVALID_REQUEST; other resource types are INVALID_REQUEST.
 
@@ -68,5 +69,5 @@ func (s *Server) incrementalAlter(rr kmsg.IncrementalAlterConfigsRequestResource
 		}
 		return errStaticBrokerConfig(names)
 	}
-	return s.res.IncrementalAlterTopicConfigs(rr.ResourceName, ops, validateOnly)
+	return s.catalog().IncrementalAlterTopicConfigs(rr.ResourceName, ops, validateOnly)
 }

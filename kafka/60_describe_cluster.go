@@ -6,7 +6,8 @@ package kafka
 //   v1  endpoint type: only brokers (1) are described here.
 //
 // One broker, node.id, which is also the controller, at the advertised
-// address.
+// address; in cluster mode the live nodes, and the lowest live node id as
+// the controller (Y1).
 // Cluster authorized operations are filled when asked (A11).
 // Left out: controller endpoints
 // (UNSUPPORTED_ENDPOINT_TYPE), v2 fenced brokers.
@@ -28,9 +29,12 @@ func handleDescribeCluster(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Respon
 		return resp, nil
 	}
 	resp.ClusterID = s.cfg.ClusterID
-	resp.ControllerID = s.cfg.NodeID
-	b := kmsg.NewDescribeClusterResponseBroker()
-	b.NodeID, b.Host, b.Port = s.cfg.NodeID, rc.conn.host, rc.conn.port
-	resp.Brokers = []kmsg.DescribeClusterResponseBroker{b}
+	brokers := s.brokers(rc) // Y1
+	resp.ControllerID = s.controllerID(brokers)
+	for _, b := range brokers {
+		db := kmsg.NewDescribeClusterResponseBroker()
+		db.NodeID, db.Host, db.Port, db.Rack = b.NodeID, b.Host, b.Port, b.Rack
+		resp.Brokers = append(resp.Brokers, db)
+	}
 	return resp, nil
 }

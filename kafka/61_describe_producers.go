@@ -9,7 +9,8 @@ package kafka
 // A partition lists the idempotent and transactional producers whose state
 // it keeps (resolver P1, P2) and every producer with an open transaction
 // there. An unknown topic or partition answers UNKNOWN_TOPIC_OR_PARTITION
-// for it. Left out: nothing.
+// for it; in cluster mode a partition led elsewhere is
+// NOT_LEADER_OR_FOLLOWER (Y2). Left out: nothing.
 
 import (
 	"github.com/kgateway/kgateway/resolver"
@@ -53,6 +54,9 @@ func (s *Server) describeProducers(topic string, partition int32) kmsg.DescribeP
 
 func (s *Server) producersOf(topic string, partition int32) ([]resolver.ProducerState, error) {
 	if _, err := s.partitionOf(topic, partition, false); err != nil {
+		return nil, err
+	}
+	if err := s.routeError(topic, partition, noLeaderEpoch); err != nil { // Y2
 		return nil, err
 	}
 	if resolver.IsInternalTopic(topic) { // nothing is ever produced to it

@@ -79,11 +79,13 @@ var apis = []api{
 }
 
 // apiIndex maps a key to its row and advertised lists the rows for
-// ApiVersions; both are built from apis in init (a variable initializer
-// would be a cycle: apis -> handleApiVersions -> apis).
+// ApiVersions, advertisedInCluster those served in cluster mode
+// (routing.go, Y5); all are built from apis in init (a variable
+// initializer would be a cycle: apis -> handleApiVersions -> apis).
 var (
-	apiIndex   map[int16]api
-	advertised []kmsg.ApiVersionsResponseApiKey
+	apiIndex            map[int16]api
+	advertised          []kmsg.ApiVersionsResponseApiKey
+	advertisedInCluster []kmsg.ApiVersionsResponseApiKey
 )
 
 func init() {
@@ -96,6 +98,9 @@ func init() {
 		k := kmsg.NewApiVersionsResponseApiKey()
 		k.ApiKey, k.MinVersion, k.MaxVersion = a.key, a.min, a.max
 		advertised = append(advertised, k)
+		if !notInCluster[a.key] {
+			advertisedInCluster = append(advertisedInCluster, k)
+		}
 	}
 }
 

@@ -41,13 +41,19 @@ func (s *Server) authorize(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(km
 }
 
 // authorizedHandle runs the request's rule, then its handler unless the
-// rule answered, then the rule's completion of the handler's response.
+// rule answered, then the rule's completion of the handler's response. A
+// group request on a node that does not coordinate groups is answered
+// NOT_COORDINATOR in place of the handler (Y4), after authorization as
+// in Kafka.
 func (s *Server) authorizedHandle(a api, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
 	answer, after, err := s.authorize(rc, req)
 	if err != nil || answer != nil {
 		return answer, err
 	}
-	resp, err := a.handle(s, rc, req)
+	resp := s.notCoordinator(rc.key, req) // Y4
+	if resp == nil {
+		resp, err = a.handle(s, rc, req)
+	}
 	if err == nil && resp != nil && after != nil {
 		after(resp)
 	}

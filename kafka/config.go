@@ -57,9 +57,17 @@ type Config struct {
 	// larger size closes the connection before anything is allocated.
 	MaxRequestBytes int32
 
-	// NodeID is node.id, the only broker (default 0). It is the leader of
-	// every partition and the controller.
+	// NodeID is node.id (default 0). Without Cluster it is the only
+	// broker: the leader of every partition and the controller; with
+	// Cluster it is this node's id among Cluster.Brokers().
 	NodeID int32
+
+	// Cluster is the view of the other nodes when kgateway runs as one
+	// node of several (cluster mode, Y1–Y7 in doc.go "Cluster mode:
+	// routing"): who leads each partition, who coordinates groups, and
+	// the shared catalog topic changes go through. Nil: a single node,
+	// and nothing here changes.
+	Cluster Cluster
 
 	// ClusterID is returned by Metadata v2+ and DescribeCluster. Empty
 	// means the data directory's own, kept id (Resolver.ClusterID).

@@ -25,7 +25,7 @@ func (s *Server) checkConfigResource(typ kmsg.ConfigResourceType, name string) e
 		}
 		return nil
 	case kmsg.ConfigResourceTypeGroupConfig:
-		if name == "" || s.share == nil {
+		if name == "" || s.coords().share == nil {
 			return fmt.Errorf("%w: group config resource %q", kerr.InvalidRequest, name)
 		}
 		return nil

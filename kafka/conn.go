@@ -310,7 +310,7 @@ func (c *conn) parse(body []byte, charge int64) (*slot, *reqCtx, kmsg.Request, a
 	version := int16(binary.BigEndian.Uint16(body[2:]))
 	sl := &slot{done: make(chan struct{}), key: key, version: version,
 		corrID: int32(binary.BigEndian.Uint32(body[4:]))}
-	a, ok := lookupAPI(key)
+	a, ok := c.s.lookupAPI(key) // Y5: what this server advertises
 	if !ok {
 		return nil, nil, nil, a, fmt.Errorf("%w: api key %d not supported", errFrame, key)
 	}

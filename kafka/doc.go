@@ -93,4 +93,58 @@
 //	   that grows its session beyond either removes the session and gets
 //	   FETCH_SESSION_ID_NOT_FOUND, and the client falls back to a full
 //	   fetch.
+//
+// # Cluster mode: routing
+//
+// With Config.Cluster set, the server is one node of several (routing.go).
+// Nothing below applies without it: a single node leads every partition
+// at leader epoch 0 and coordinates every group, as it always has.
+//
+//	Y1 Metadata and DescribeCluster list Cluster.Brokers(). A partition's
+//	   leader, its only replica and ISR, is its owner (Cluster.Leader),
+//	   and its leader epoch the ownership's fencing epoch; while it has
+//	   no owner it is LEADER_NOT_AVAILABLE with leader -1 and no
+//	   replicas. The internal topics' empty partitions are led by the
+//	   group coordinator at epoch 0. The controller id is the lowest live
+//	   node id: nodes have no controller (etcd decides), every node
+//	   computes the same one, and any node serves what clients send a
+//	   controller.
+//	Y2 Produce, Fetch, ListOffsets, DeleteRecords, OffsetForLeaderEpoch
+//	   and DescribeProducers answer NOT_LEADER_OR_FOLLOWER for a partition
+//	   another node leads, or none does (Kafka's answer for produce and
+//	   fetch during an election), after the topic and partition are known
+//	   to exist. Produce v10+ and Fetch v12+ then name the current leader
+//	   and epoch (KIP-951), and Produce lists its endpoint, so clients
+//	   move without a Metadata round trip.
+//	Y3 A client's current leader epoch (Fetch v9+, ListOffsets v4+,
+//	   OffsetForLeaderEpoch v2+; -1: none) older than the partition's is
+//	   FENCED_LEADER_EPOCH, newer UNKNOWN_LEADER_EPOCH, checked before
+//	   leadership as Kafka's Partition does.
+//	Y4 FindCoordinator for groups answers Cluster.Coordinator()'s node,
+//	   COORDINATOR_NOT_AVAILABLE while there is none or its address is
+//	   not known. Every group API on another node answers NOT_COORDINATOR
+//	   wherever its response carries an error (per partition, per group
+//	   or once), after authorization; ListGroups answers an empty list
+//	   instead, as in Kafka each broker lists the groups it coordinates
+//	   and admin clients merge every broker's.
+//	Y5 Transactions and share groups are not served. ApiVersions lists
+//	   none of AddPartitionsToTxn, AddOffsetsToTxn, EndTxn,
+//	   TxnOffsetCommit, DescribeTransactions, ListTransactions and the
+//	   share-group APIs (76–79, 90–92), nor the transaction.version and
+//	   share.version features, and a request for one closes the
+//	   connection as for any API not advertised; their coordinators are
+//	   not started. FindCoordinator for a transactional id and
+//	   InitProducerId with one answer INVALID_REQUEST: not retriable, so
+//	   a transactional client fails at once with the reason instead of
+//	   retrying COORDINATOR_NOT_AVAILABLE until its timeout (and not
+//	   TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which would send its
+//	   operator to the ACLs). Idempotent InitProducerId is served.
+//	Y6 Every topic change goes through Cluster.Catalog(): CreateTopics,
+//	   DeleteTopics, CreatePartitions, AlterConfigs and
+//	   IncrementalAlterConfigs on topics, and auto-creation by Metadata
+//	   and Produce. The catalog returns once this node's resolver has
+//	   applied the change, so the request's answer sees it.
+//	Y7 Routing is decided per partition per request from Cluster's
+//	   memory, which never blocks; the front end caches none of it, so
+//	   a change of owner or coordinator shows on the next request.
 package kafka

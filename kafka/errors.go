@@ -20,6 +20,7 @@ var errorCodes = []struct {
 	err  error
 	code *kerr.Error
 }{
+	{resolver.ErrNotLeader, kerr.NotLeaderForPartition}, // before ErrStorage: a refused replication is no storage fault
 	{resolver.ErrStorage, kerr.KafkaStorageError},
 	{resolver.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
 	{resolver.ErrTopicExists, kerr.TopicAlreadyExists},

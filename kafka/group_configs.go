@@ -8,8 +8,11 @@ package kafka
 // configs (KIP-848) are not known here.
 
 import (
+	"fmt"
+
 	"github.com/kgateway/kgateway/kafka/share"
 	"github.com/kgateway/kgateway/resolver"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // sourceDynamicGroup is DYNAMIC_GROUP_CONFIG, Kafka's source of a config
@@ -17,8 +20,12 @@ import (
 const sourceDynamicGroup resolver.ConfigSource = 8
 
 func (s *Server) groupConfigs(group string) []resolver.ConfigEntry {
+	c := s.coords().share
+	if c == nil { // swapped out since the request was checked
+		return nil
+	}
 	var out []resolver.ConfigEntry
-	for _, e := range s.share.GroupConfigs(group) {
+	for _, e := range c.GroupConfigs(group) {
 		ce := resolver.ConfigEntry{Name: e.Name, Value: e.Value, Source: sourceDynamicGroup, Type: resolver.ConfigType(e.Type)}
 		if e.IsDefault {
 			ce.Source = resolver.SourceDefault
@@ -34,5 +41,9 @@ func (s *Server) alterGroupConfigs(group string, ops []resolver.ConfigOp, valida
 	for i, op := range ops {
 		conv[i] = share.ConfigOp{Name: op.Name, Op: int8(op.Op), Value: op.Value}
 	}
-	return s.share.AlterGroupConfigs(group, conv, validateOnly)
+	c := s.coords().share
+	if c == nil { // swapped out since the request was checked
+		return fmt.Errorf("%w: group %q", kerr.CoordinatorNotAvailable, group)
+	}
+	return c.AlterGroupConfigs(group, conv, validateOnly)
 }

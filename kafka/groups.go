@@ -10,6 +10,7 @@ import (
 	"net"
 
 	"github.com/kgateway/kgateway/kafka/group"
+	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/resolver"
 	"go.uber.org/zap"
 )
@@ -20,11 +21,8 @@ import (
 // COORDINATOR_NOT_AVAILABLE).
 var errNoCoordinator = errors.New("kafka: no group coordinator configured (Config.Offsets is nil)")
 
-// startGroups creates the coordinator over cfg.Offsets, if set.
-func (s *Server) startGroups() error {
-	if s.cfg.Offsets == nil {
-		return nil
-	}
+// newGroups creates the group coordinator over st.
+func (s *Server) newGroups(st *offsets.Store) (*group.Coordinator, error) {
 	gcfg := s.cfg.Group
 	if gcfg.Logger == nil {
 		gcfg.Logger = s.log.Named("group")
@@ -35,31 +33,18 @@ func (s *Server) startGroups() error {
 	if gcfg.Metadata == nil {
 		gcfg.Metadata = topicLister{s}
 	}
-	c, err := group.NewCoordinator(s.cfg.Offsets, gcfg)
-	if err != nil {
-		return err
-	}
-	s.groups = c
-	return nil
-}
-
-// stopGroups wakes JoinGroup/SyncGroup requests blocked in a rebalance so
-// shutdown does not wait out rebalance timeouts. The offset store stays
-// open (its owner closes it after the server).
-func (s *Server) stopGroups() {
-	if s.groups != nil {
-		s.groups.Close()
-	}
+	return group.NewCoordinator(st, gcfg)
 }
 
 // coordinator returns the group coordinator or the error that closes the
 // connection.
 func (s *Server) coordinator() (*group.Coordinator, error) {
-	if s.groups == nil {
+	g := s.coords().groups
+	if g == nil {
 		s.log.Warn("group-request-without-coordinator")
 		return nil, errNoCoordinator
 	}
-	return s.groups, nil
+	return g, nil
 }
 
 // groupClient is what DescribeGroups reports about a member's client:

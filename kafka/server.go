@@ -8,9 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kgateway/kgateway/kafka/group"
-	"github.com/kgateway/kgateway/kafka/share"
-	"github.com/kgateway/kgateway/kafka/txn"
 	"github.com/kgateway/kgateway/resolver"
 	"go.uber.org/zap"
 )
@@ -23,12 +20,12 @@ type Server struct {
 	cfg Config
 	res *resolver.Resolver
 	log *zap.Logger
-	// groups coordinates consumer groups; nil without Config.Offsets.
-	groups *group.Coordinator
-	// share coordinates share groups (KIP-932); nil without Config.Offsets.
-	share *share.Coordinator
-	// txns coordinates transactions; nil without Config.Offsets.
-	txns *txn.Coordinator
+	// coord holds the group, share-group and transaction coordinators
+	// over the offsets store, never nil; SwapOffsets replaces it whole
+	// (coordinators.go).
+	coord atomic.Pointer[coordinators]
+	// swapMu serializes SwapOffsets.
+	swapMu sync.Mutex
 	// sessions is the fetch session cache (KIP-227, fetch_session.go).
 	sessions fetchSessions
 
@@ -60,17 +57,11 @@ func NewServer(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, res: cfg.Resolver, log: cfg.Logger, closing: make(chan struct{}),
 		budget: newByteBudget(cfg.QueuedMaxRequestBytes)}
 	s.mu.open = make(map[*conn]struct{})
-	if err := s.startGroups(); err != nil {
+	c, err := s.newCoordinators(cfg.Offsets, true)
+	if err != nil {
 		return nil, err
 	}
-	if err := s.startShare(); err != nil {
-		s.stopGroups()
-		return nil, err
-	}
-	if err := s.startTxns(); err != nil {
-		s.stopGroups()
-		return nil, err
-	}
+	s.coord.Store(c)
 	return s, nil
 }
 
@@ -214,8 +205,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.mu.closed = true
 	close(s.closing)
-	s.stopGroups()
-	s.stopTxns()
+	s.coords().stop()
 	var errs []error
 	for _, ln := range s.mu.lns {
 		if err := ln.Close(); !errors.Is(err, net.ErrClosed) {

@@ -21,35 +21,29 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// startShare creates the share coordinator over cfg.Offsets, if set.
-func (s *Server) startShare() error {
-	if s.cfg.Offsets == nil {
-		return nil
-	}
+// newShare creates the share coordinator over st.
+func (s *Server) newShare(st *offsets.Store) (*share.Coordinator, error) {
 	scfg := s.cfg.Share
 	if scfg.Logger == nil {
 		scfg.Logger = s.log.Named("share")
 	}
-	c, err := share.NewCoordinator(s.cfg.Offsets, shareLog{s}, classicNamespace{s}, scfg)
-	if err != nil {
-		return err
-	}
-	s.share = c
-	return nil
+	return share.NewCoordinator(st, shareLog{s}, classicNamespace{s}, scfg)
 }
 
 // shareCoordinator returns the share coordinator or the error that closes
 // the connection.
 func (s *Server) shareCoordinator() (*share.Coordinator, error) {
-	if s.share == nil {
+	c := s.coords().share
+	if c == nil {
 		return nil, errNoCoordinator
 	}
-	return s.share, nil
+	return c, nil
 }
 
 // isShareGroup reports whether id is a share group's (share Q10).
 func (s *Server) isShareGroup(id string) bool {
-	return s.share != nil && s.share.IsShareGroup(id)
+	c := s.coords().share
+	return c != nil && c.IsShareGroup(id)
 }
 
 // classicNamespace answers for the classic (and consumer) coordinator
@@ -57,7 +51,8 @@ func (s *Server) isShareGroup(id string) bool {
 type classicNamespace struct{ s *Server }
 
 func (n classicNamespace) OtherGroup(id string) bool {
-	return n.s.groups != nil && n.s.groups.HasGroup(id)
+	g := n.s.coords().groups
+	return g != nil && g.HasGroup(id)
 }
 
 // shareLog is the share coordinator's view of the partitions: only reads
@@ -148,10 +143,11 @@ func shareGroupCommit(r *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
 // withShareGroups adds the share groups to a ListGroups answer, as
 // Kafka lists every type when no types filter is given (share Q10).
 func (s *Server) withShareGroups(r *kmsg.ListGroupsRequest, resp *kmsg.ListGroupsResponse) {
-	if s.share == nil {
+	c := s.coords().share
+	if c == nil {
 		return
 	}
-	for _, g := range s.share.List() {
+	for _, g := range c.List() {
 		if len(r.StatesFilter) > 0 && !slices.ContainsFunc(r.StatesFilter, func(f string) bool { return strings.EqualFold(f, g.State) }) {
 			continue
 		}
@@ -168,14 +164,15 @@ func (s *Server) withShareGroups(r *kmsg.ListGroupsRequest, resp *kmsg.ListGroup
 // deleteShareGroups deletes the share groups among ids (DeleteGroups) and
 // returns their answers; the rest is the classic coordinator's.
 func (s *Server) deleteShareGroups(ids []string) (answered []kmsg.DeleteGroupsResponseGroup, rest []string) {
+	c := s.coords().share
 	for _, id := range ids {
-		if !s.isShareGroup(id) {
+		if c == nil || !c.IsShareGroup(id) {
 			rest = append(rest, id)
 			continue
 		}
 		rg := kmsg.NewDeleteGroupsResponseGroup()
 		rg.Group = id
-		switch ok, err := s.share.Delete(id); {
+		switch ok, err := c.Delete(id); {
 		case !ok:
 			rg.ErrorCode = kerr.GroupIDNotFound.Code
 		case errors.Is(err, share.ErrNotEmpty):

@@ -9,6 +9,7 @@ import (
 	"errors"
 
 	"github.com/kgateway/kgateway/kafka/txn"
+	"github.com/kgateway/kgateway/offsets"
 )
 
 // errNoTxnCoordinator closes the connection of a transactional request
@@ -16,14 +17,11 @@ import (
 // without FindCoordinator (which answers COORDINATOR_NOT_AVAILABLE).
 var errNoTxnCoordinator = errors.New("kafka: no transaction coordinator configured (Config.Offsets is nil)")
 
-// startTxns creates the transaction coordinator over cfg.Offsets, if set.
-// It recovers every transaction before it returns (X14), so nothing is
-// served before the partitions of ongoing transactions are registered
-// again and decided transactions are completed.
-func (s *Server) startTxns() error {
-	if s.cfg.Offsets == nil {
-		return nil
-	}
+// newTxns creates the transaction coordinator over st. It recovers every
+// transaction before it returns (X14), so nothing is served before the
+// partitions of ongoing transactions are registered again and decided
+// transactions are completed.
+func (s *Server) newTxns(st *offsets.Store) (*txn.Coordinator, error) {
 	tcfg := s.cfg.Txn
 	if tcfg.Logger == nil {
 		tcfg.Logger = s.log.Named("txn")
@@ -34,26 +32,16 @@ func (s *Server) startTxns() error {
 	if tcfg.Topics == nil {
 		tcfg.Topics = topicChecker{s}
 	}
-	c, err := txn.NewCoordinator(s.cfg.Offsets, tcfg)
-	if err != nil {
-		return err
-	}
-	s.txns = c
-	return nil
-}
-
-func (s *Server) stopTxns() {
-	if s.txns != nil {
-		s.txns.Close()
-	}
+	return txn.NewCoordinator(st, tcfg)
 }
 
 // txnCoordinator returns the transaction coordinator or the error that
 // closes the connection.
 func (s *Server) txnCoordinator() (*txn.Coordinator, error) {
-	if s.txns == nil {
+	c := s.coords().txns
+	if c == nil {
 		s.log.Warn("txn-request-without-coordinator")
 		return nil, errNoTxnCoordinator
 	}
-	return s.txns, nil
+	return c, nil
 }

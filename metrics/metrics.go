@@ -61,7 +61,7 @@ func New() *Metrics {
 		}, []string{"topic"}),
 		commitSync: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: Namespace, Name: "group_commit_sync_seconds",
-			Help: "Time a group commit spends in the fdatasyncs of its segment files (every acknowledged produce waits for one).",
+			Help: "Time a group commit spends making its entries durable (every acknowledged produce waits for one): the fdatasyncs of its segment files, or in a cluster its object PUT and etcd transaction.",
 			// 50µs .. ~3.3s
 			Buckets: prometheus.ExponentialBuckets(0.00005, 2, 17),
 		}),

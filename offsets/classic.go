@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/cockroachdb/pebble/v2"
 )
 
 // A classic group's membership (O20, O21) lives under its own key beside
@@ -93,7 +91,7 @@ func (s *Store) PutClassicGroup(g ClassicGroup, maxBytes int) error {
 	if err := b.Delete(consumerKey(g.ID), nil); err != nil {
 		return err
 	}
-	if err := s.db.Apply(b, pebble.Sync); err != nil {
+	if err := s.apply(b); err != nil {
 		return fmt.Errorf("offsets: put group %q: %w", g.ID, err)
 	}
 	return nil

@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"time"
-
-	"github.com/cockroachdb/pebble/v2"
 )
 
 // A consumer group's state (KIP-848; O22, O23) lives under its own key
@@ -97,7 +95,7 @@ func (s *Store) PutConsumerGroup(g ConsumerGroup, maxBytes int) error {
 	if err := b.Delete(classicKey(g.ID), nil); err != nil {
 		return err
 	}
-	if err := s.db.Apply(b, pebble.Sync); err != nil {
+	if err := s.apply(b); err != nil {
 		return fmt.Errorf("offsets: put consumer group %q: %w", g.ID, err)
 	}
 	return nil

@@ -28,6 +28,13 @@
 //   - O7 PendingPartitions answers which partitions of a group have a
 //     pending offset of any transaction, so OffsetFetch with require_stable
 //     can refuse them (UNSTABLE_OFFSET_COMMIT).
+//   - O8 With Options.Mirror set, every synced write of the store (each
+//     batch above, and Open's own) is first given to Mirror as the very
+//     batch that is then applied, one batch at a time in the order of
+//     application; if Mirror fails, the write fails and nothing of it is
+//     applied locally. A write Mirror took whose local apply then fails
+//     is not acknowledged (O1) but may be visible to whoever restores
+//     from the mirror.
 //   - O20 A classic group's membership (leader, members with their
 //     protocols, timeouts, static instance ids and assignments) is written
 //     with its metadata record in one synced batch (PutClassicGroup), and

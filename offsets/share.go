@@ -251,7 +251,7 @@ func (s *Store) write(fill func(*pebble.Batch) error) error {
 	if err := fill(b); err != nil {
 		return err
 	}
-	return s.db.Apply(b, pebble.Sync)
+	return s.apply(b)
 }
 
 // checkRuns refuses runs that are not contiguous from the start offset.

@@ -85,6 +85,12 @@ type Options struct {
 	Retention time.Duration
 	// Now stamps commits and group transitions. Default time.Now.
 	Now func() time.Time
+	// Mirror, when set, is offered every synced batch before the store
+	// applies it (O8): the cluster's group coordinator copies it to etcd.
+	// An error fails the write and nothing is applied locally. It is
+	// called one batch at a time, in the order the batches are applied,
+	// and must not keep b.
+	Mirror func(b *pebble.Batch) error
 }
 
 // DefaultRetention is Kafka's offsets.retention.minutes default (7 days).
@@ -117,6 +123,34 @@ type Store struct {
 		sync.RWMutex
 		closed bool
 	}
+	// mirrorMu serializes mirror-then-apply when Options.Mirror is set, so
+	// the mirror sees batches in the order they are applied (O8).
+	mirrorMu sync.Mutex
+}
+
+// apply is every synced write of the store: the batch goes to
+// Options.Mirror first, if set, and is applied only if the mirror took it
+// (O8).
+func (s *Store) apply(b *pebble.Batch) error {
+	if s.opts.Mirror == nil {
+		return s.db.Apply(b, pebble.Sync)
+	}
+	s.mirrorMu.Lock()
+	defer s.mirrorMu.Unlock()
+	if err := s.opts.Mirror(b); err != nil {
+		return fmt.Errorf("offsets: mirror: %w", err)
+	}
+	return s.db.Apply(b, pebble.Sync)
+}
+
+// set is a synced write of one key (apply).
+func (s *Store) set(key, value []byte) error {
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := b.Set(key, value, nil); err != nil {
+		return err
+	}
+	return s.apply(b)
 }
 
 // Open opens (creating if needed) the store in dir. Groups persisted as
@@ -170,7 +204,7 @@ func (s *Store) emptyActiveGroups() error {
 	if b.Empty() {
 		return nil
 	}
-	return s.db.Apply(b, pebble.Sync)
+	return s.apply(b)
 }
 
 // Close closes the store; later calls return ErrClosed.
@@ -221,7 +255,7 @@ func (s *Store) putCommits(commits []Commit, key func(TopicPartition) []byte) er
 			return err
 		}
 	}
-	return s.db.Apply(b, pebble.Sync)
+	return s.apply(b)
 }
 
 // Get returns the committed offset of one partition; ok is false when there
@@ -314,7 +348,7 @@ func (s *Store) DeleteOffsets(group string, tps []TopicPartition) error {
 			return err
 		}
 	}
-	return s.db.Apply(b, pebble.Sync)
+	return s.apply(b)
 }
 
 // PutGroup records a group's metadata (synced: it is written on rebalances,
@@ -328,7 +362,7 @@ func (s *Store) PutGroup(g Group) error {
 	if s.mu.closed {
 		return ErrClosed
 	}
-	return s.db.Set(metaKey(g.ID), encodeGroup(g), pebble.Sync)
+	return s.set(metaKey(g.ID), encodeGroup(g))
 }
 
 // DeleteGroup removes a group's metadata and every offset it committed
@@ -354,7 +388,7 @@ func (s *Store) DeleteGroup(group string) error {
 	if err := b.Delete(consumerKey(group), nil); err != nil {
 		return err
 	}
-	return s.db.Apply(b, pebble.Sync)
+	return s.apply(b)
 }
 
 // Groups returns every group the store knows: those with metadata and those
@@ -496,7 +530,7 @@ func (s *Store) Expire(now time.Time) ([]string, error) {
 	if b.Empty() {
 		return removed, nil
 	}
-	if err := s.db.Apply(b, pebble.Sync); err != nil {
+	if err := s.apply(b); err != nil {
 		return nil, fmt.Errorf("offsets: expire: %w", err)
 	}
 	if len(removed) > 0 {

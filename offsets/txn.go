@@ -22,7 +22,7 @@ func (s *Store) PutTxn(t Txn) error {
 	if s.mu.closed {
 		return ErrClosed
 	}
-	if err := s.db.Set(txnKey(t.ID), encodeTxn(t), pebble.Sync); err != nil {
+	if err := s.set(txnKey(t.ID), encodeTxn(t)); err != nil {
 		return fmt.Errorf("offsets: put transaction %q: %w", t.ID, err)
 	}
 	return nil
@@ -47,7 +47,7 @@ func (s *Store) DeleteTxn(t Txn) error {
 	if err := b.Delete(txnKey(t.ID), nil); err != nil {
 		return err
 	}
-	if err := s.db.Apply(b, pebble.Sync); err != nil {
+	if err := s.apply(b); err != nil {
 		return fmt.Errorf("offsets: delete transaction %q: %w", t.ID, err)
 	}
 	return nil
@@ -105,7 +105,7 @@ func (s *Store) EndTxn(groups []string, done Txn, commit bool) error {
 	if err := b.Set(txnKey(t.ID), encodeTxn(t), nil); err != nil {
 		return err
 	}
-	if err := s.db.Apply(b, pebble.Sync); err != nil {
+	if err := s.apply(b); err != nil {
 		return fmt.Errorf("offsets: end transaction %q: %w", t.ID, err)
 	}
 	return nil

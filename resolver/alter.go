@@ -53,20 +53,29 @@ func (r *Resolver) IncrementalAlterTopicConfigs(name string, ops []ConfigOp, val
 	if err != nil {
 		return err
 	}
-	configs, err := r.applyOps(t.configs, ops)
+	configs, err := r.planOps(t, ops)
 	if err != nil {
-		return err
-	}
-	if err := r.validateConfigs(configs); err != nil {
-		return err
-	}
-	if err := r.checkViewName(name, configs); err != nil { // W4
 		return err
 	}
 	if validateOnly {
 		return nil
 	}
 	return r.replaceConfigsLocked(t, configs)
+}
+
+// planOps is the validated config set ops leave on t.
+func (r *Resolver) planOps(t *topic, ops []ConfigOp) (map[string]string, error) {
+	configs, err := r.applyOps(t.configs, ops)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.validateConfigs(configs); err != nil {
+		return nil, err
+	}
+	if err := r.checkViewName(t.name, configs); err != nil { // W4
+		return nil, err
+	}
+	return configs, nil
 }
 
 // applyOps returns a copy of set with ops applied; every problem is

@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -74,6 +75,11 @@ var (
 	ErrUnknownProducerID     = errors.New("resolver: unknown producer id")
 	ErrStorage               = errors.New("resolver: storage error")
 	ErrTopicDeletionDisabled = errors.New("resolver: topic deletion disabled")
+	// ErrNotLeader: this node no longer serves the partition (cluster
+	// mode: the store's Replicator refused the write, storage
+	// ErrNotLeader), or the partition's local copy was replaced while the
+	// request was in flight (N5, N6). The client retries elsewhere.
+	ErrNotLeader = errors.New("resolver: not the partition's leader")
 )
 
 // Config configures a Resolver. Names follow Kafka's broker configs; the
@@ -127,6 +133,15 @@ type Config struct {
 	// Negative: never in the background (tests call RunTiering).
 	TierInterval time.Duration
 	Logger       *zap.Logger
+	// ProducerIDs, when set, allocates every producer id InitProducerID
+	// hands out to a producer without a transactional id (cluster mode: a
+	// counter shared by the nodes); each comes with epoch 0 and there is
+	// no local counter and no local epoch bump (P4).
+	ProducerIDs func(ctx context.Context) (int64, error)
+	// Diskless refuses the topic configs a node of a cluster cannot serve
+	// (remote.storage.enable=true, kgateway.compacted.view.enable=true)
+	// as ErrInvalidConfig, at create and at alter (N7).
+	Diskless bool
 }
 
 // ProduceResult is what a produce of one batch to one partition returns.

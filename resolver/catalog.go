@@ -121,8 +121,7 @@ func (r *Resolver) createLocked(name string, id TopicID, partitions int32, confi
 		return Topic{}, err
 	}
 	r.mu.Lock()
-	r.mu.topics[name] = t
-	r.mu.byID[id] = t
+	r.publishLocked(t)
 	r.mu.Unlock()
 	return t.public(), nil
 }
@@ -160,6 +159,12 @@ func (r *Resolver) DeleteTopic(name string) error {
 	if err != nil {
 		return err
 	}
+	return r.deleteLocked(t)
+}
+
+// deleteLocked deletes a bound topic (DeleteTopic). Needs adminMu.
+func (r *Resolver) deleteLocked(t *topic) error {
+	name := t.name
 	// ckptMu: no checkpoint of these logs may land after their keys go.
 	for _, p := range t.parts {
 		p.ckptMu.Lock()
@@ -173,8 +178,7 @@ func (r *Resolver) DeleteTopic(name string) error {
 		return err
 	}
 	r.mu.Lock()
-	delete(r.mu.topics, name)
-	delete(r.mu.byID, t.id)
+	r.unpublishLocked(t)
 	r.mu.Unlock()
 	var errs []error
 	for _, p := range t.parts {
@@ -263,8 +267,7 @@ func (r *Resolver) replaceConfigsLocked(t *topic, configs map[string]string) err
 	}
 	nt := &topic{name: t.name, id: t.id, configs: configs, parts: t.parts}
 	r.mu.Lock()
-	r.mu.topics[t.name] = nt
-	r.mu.byID[t.id] = nt
+	r.publishLocked(nt)
 	r.mu.Unlock()
 	s := r.settings(configs)
 	var errs []error
@@ -292,6 +295,15 @@ func (r *Resolver) CreatePartitions(name string, count int32, validateOnly bool)
 	if validateOnly {
 		return nil
 	}
+	_, err = r.growLocked(t, count)
+	return err
+}
+
+// growLocked grows t (bound) to count partitions, count being more than
+// it has, and returns the binding that replaced t. Needs adminMu.
+func (r *Resolver) growLocked(t *topic, count int32) (*topic, error) {
+	name := t.name
+	have := int32(len(t.parts))
 	logs := make([]storage.LogID, count)
 	for i, p := range t.parts {
 		logs[i] = p.log
@@ -301,7 +313,7 @@ func (r *Resolver) CreatePartitions(name string, count int32, validateOnly bool)
 	}
 	next := r.nextLog + storage.LogID(count-have)
 	if err := r.store.ApplyMeta(encodeTopic(name, t.id, logs, t.configs), putCounter(keyNextLog, uint64(next))); err != nil {
-		return storageErr("persist partitions", err)
+		return nil, storageErr("persist partitions", err)
 	}
 	r.nextLog = next
 	parts := append([]*partition{}, t.parts...)
@@ -312,16 +324,15 @@ func (r *Resolver) CreatePartitions(name string, count int32, validateOnly bool)
 			for _, q := range parts[have:] {
 				q.close()
 			}
-			return err // the binding is durable; Open retries the ledger
+			return nil, err // the binding is durable; Open retries the ledger
 		}
 		parts = append(parts, p)
 	}
 	nt := &topic{name: t.name, id: t.id, configs: t.configs, parts: parts}
 	r.mu.Lock()
-	r.mu.topics[name] = nt
-	r.mu.byID[t.id] = nt
+	r.publishLocked(nt)
 	r.mu.Unlock()
-	return nil
+	return nt, nil
 }
 
 // boundTopic returns the binding of a topic by name, or ErrUnknownTopic.

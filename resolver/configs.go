@@ -151,6 +151,13 @@ func (r *Resolver) validateConfigs(configs map[string]string) error {
 	if minLag > maxLag {
 		return fmt.Errorf("%w: conflict topic config setting min.compaction.lag.ms (%d) > max.compaction.lag.ms (%d)", ErrInvalidConfig, minLag, maxLag)
 	}
+	if r.cfg.Diskless { // N7
+		for _, name := range []string{"remote.storage.enable", ViewConfig} {
+			if r.value(configs, name) == "true" {
+				return fmt.Errorf("%w: %s=true is not served in cluster mode", ErrInvalidConfig, name)
+			}
+		}
+	}
 	if r.value(configs, "remote.storage.enable") == "true" {
 		// Kafka's checks: tiered storage must be on in the broker, and
 		// a tiered topic is not compacted.

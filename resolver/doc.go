@@ -82,6 +82,11 @@
 //	   changed or dropped since the previous checkpoint, one metadata key
 //	   each, in one atomic ApplyMeta: its cost follows the appends since
 //	   the last checkpoint, not the number of producers.
+//	P4 With Config.ProducerIDs set (cluster mode), InitProducerID without
+//	   a transactional id always answers a fresh id from it with epoch 0,
+//	   whatever id and epoch the producer passed: no local counter, no
+//	   local epoch bump. A fresh id is always safe for such a producer,
+//	   and no node keeps state another node would need.
 //
 // # Record validation and compression
 //
@@ -391,4 +396,47 @@
 //     topic id kept like the cluster id, so kafka/ can describe it: with
 //     one partition that is always empty (kafka/internal_topics.go), which
 //     the resolver knows nothing of (no ledger, no Bounds or Fetch).
+//
+// # Cluster mode
+//
+// A cluster node keeps a local copy of each partition it owns; the truth
+// is elsewhere (the object store and etcd), and the store's Replicator
+// acknowledges nothing it has not published. A node that acquires a
+// partition rebuilds its copy with ReplacePartition (replace.go):
+//
+//	N3 The copy is a new log created at the published start (storage
+//	   CreateLogAt), filled with the published record batches as they
+//	   are: each must be one whole batch, magic 2, CRC32C sound, a header
+//	   a stored batch may have, whose base offset is where the previous
+//	   one ended (the start for the first); anything else is refused and
+//	   fails the replacement. They are written with
+//	   AppendOptions.NoReplicate and are durable before the partition is
+//	   opened on the new log by Open's own path, so the producer state
+//	   and the transactions are replayed from the copied batches (X7): a
+//	   retry of a copied idempotent batch gets its original offset (D4).
+//	N4 Until the new binding is durable nothing changes: the old
+//	   partition serves, and the new log is deleted on an error. The new
+//	   log's id is reserved in the same write that marks it for deletion,
+//	   and one write binds it, unmarks it and marks the old log, so a
+//	   crash at any point leaves the old binding or the new one, and Open
+//	   deletes the other log (as it finishes a topic deletion). The copy
+//	   runs without the catalog lock; the rebind takes it and finds the
+//	   partition as the copy found it, or discards the copy (ErrNotLeader
+//	   if another replacement won, ErrUnknownTopic if the topic went).
+//	N5 After that write the old partition is marked replaced, the new one
+//	   published, then the old one closed (its long polls woken) and its
+//	   log deleted. A produce through the old partition that has not
+//	   answered by then fails with ErrNotLeader and is never acknowledged;
+//	   a produce that wrote nothing yet, a read and a bounds lookup that
+//	   find it replaced resolve the partition again; nothing is served
+//	   from a log after its binding moved on except what a read had
+//	   already read.
+//	N6 A produce whose write or wait fails because the Replicator refused
+//	   it (storage ErrNotLeader: this node no longer owns the log) returns
+//	   ErrNotLeader (NOT_LEADER_OR_FOLLOWER), and so does every later
+//	   produce to that partition until it is replaced.
+//	N7 With Config.Diskless, remote.storage.enable=true and
+//	   kgateway.compacted.view.enable=true are ErrInvalidConfig at create
+//	   and at alter: a node's local copy is a cache and is neither tiered
+//	   nor compacted into a view.
 package resolver

@@ -28,44 +28,60 @@ type snapshot struct {
 }
 
 func (r *Resolver) takeSnapshot(topic string, idx int32) (snapshot, error) {
-	p, ml, err := r.reader(topic, idx)
-	if err != nil {
-		return snapshot{}, err
+	for attempt := 0; ; attempt++ {
+		p, ml, err := r.reader(topic, idx)
+		if err != nil {
+			return snapshot{}, err
+		}
+		info, err := ml.Snapshot()
+		if err != nil && p.isReplaced() && attempt < maxRebinds {
+			continue // N5
+		}
+		if err != nil {
+			return snapshot{}, storageErr("log info", err)
+		}
+		return snapshot{p: p, info: info}, nil
 	}
-	info, err := ml.Snapshot()
-	if err != nil {
-		return snapshot{}, storageErr("log info", err)
-	}
-	return snapshot{p: p, info: info}, nil
 }
 
 // takeViewSnapshot is takeSnapshot for reads: a companion's snapshot is
 // its view's (W5).
 func (r *Resolver) takeViewSnapshot(topic string, idx int32) (snapshot, error) {
-	p, ml, view, err := r.viewReader(topic, idx)
-	if err != nil {
-		return snapshot{}, err
+	for attempt := 0; ; attempt++ {
+		p, ml, view, err := r.viewReader(topic, idx)
+		if err != nil {
+			return snapshot{}, err
+		}
+		info, err := ml.SnapshotView(view)
+		if err != nil && p.isReplaced() && attempt < maxRebinds {
+			continue // N5
+		}
+		if err != nil {
+			return snapshot{}, storageErr("log info", err)
+		}
+		return snapshot{p: p, info: info}, nil
 	}
-	info, err := ml.SnapshotView(view)
-	if err != nil {
-		return snapshot{}, storageErr("log info", err)
-	}
-	return snapshot{p: p, info: info}, nil
 }
 
-// reader is step 1: the partition binding and its managed ledger.
+// reader is step 1: the partition binding and its managed ledger. A
+// partition replaced since it was resolved is resolved again (N5).
 func (r *Resolver) reader(topic string, idx int32) (*partition, *ledger.Managed, error) {
-	p, err := r.partition(topic, idx)
-	if err != nil {
-		return nil, nil, err
+	for attempt := 0; ; attempt++ {
+		p, err := r.partition(topic, idx)
+		if err != nil {
+			return nil, nil, err
+		}
+		p.mu.Lock()
+		ml, deleted, replaced := p.mu.ml, p.mu.deleted, p.mu.replaced
+		p.mu.Unlock()
+		if deleted && replaced && attempt < maxRebinds {
+			continue
+		}
+		if deleted {
+			return nil, nil, ErrUnknownTopic
+		}
+		return p, ml, nil
 	}
-	p.mu.Lock()
-	ml, deleted := p.mu.ml, p.mu.deleted
-	p.mu.Unlock()
-	if deleted {
-		return nil, nil, ErrUnknownTopic
-	}
-	return p, ml, nil
 }
 
 // Fetch reads from offset under one snapshot (S1–S4). With minOne the first
@@ -75,6 +91,23 @@ func (r *Resolver) reader(topic string, idx int32) (*partition, *ledger.Managed,
 // bounds are set on the result also when the error is ErrOffsetOutOfRange
 // or ErrStorage.
 func (r *Resolver) Fetch(topic string, partition int32, offset Offset, maxBytes int, minOne bool, iso Isolation) (FetchResult, error) {
+	for attempt := 0; ; attempt++ {
+		res, err := r.fetchOnce(topic, partition, offset, maxBytes, minOne, iso)
+		if errors.Is(err, errRebound) && attempt < maxRebinds {
+			continue // N5: the partition was replaced during the read
+		}
+		if errors.Is(err, errRebound) {
+			return FetchResult{}, errReplaced
+		}
+		return res, err
+	}
+}
+
+// errRebound: a read's partition was replaced while it read; the read
+// starts again on the new binding.
+var errRebound = errors.New("resolver: partition rebound during the read")
+
+func (r *Resolver) fetchOnce(topic string, partition int32, offset Offset, maxBytes int, minOne bool, iso Isolation) (FetchResult, error) {
 	p, ml, view, err := r.viewReader(topic, partition) // step 1, and the view (W5)
 	if err != nil {
 		return FetchResult{}, err
@@ -83,6 +116,9 @@ func (r *Resolver) Fetch(topic string, partition int32, offset Offset, maxBytes 
 	// a fresh start after a concurrent trim. The snapshot comes back for
 	// S1–S3; the entries stop at its end.
 	sn, entries, err := ml.ReadView(view, offset, fetchEntries(maxBytes), max(maxBytes, 1))
+	if err != nil && p.isReplaced() {
+		return FetchResult{}, errRebound // its ledger closed, its log deleted
+	}
 	if errors.Is(err, ledger.ErrClosed) {
 		// The partition was deleted (or the resolver closed) during the
 		// read; a ledger closed under a live partition is the store's.

@@ -146,8 +146,7 @@ func (r *Resolver) loadTopics() error {
 			return err
 		}
 		r.mu.Lock()
-		r.mu.topics[t.name] = t
-		r.mu.byID[t.id] = t
+		r.publishLocked(t)
 		r.mu.Unlock()
 	}
 	return nil

@@ -54,6 +54,10 @@ type partition struct {
 		ml       *ledger.Managed
 		settings topicSettings
 		deleted  bool
+		// replaced: ReplacePartition bound another log in this
+		// partition's place; no produce through it is acknowledged from
+		// then on (N5).
+		replaced bool
 		// waiters are woken by every durable append (waiter.go).
 		waiters map[*Waiter]struct{}
 		// maxTS is the max timestamp over durable entries (ListOffset -3).
@@ -128,15 +132,34 @@ func (p *partition) ledgerAndSettings() (*ledger.Managed, topicSettings, error) 
 }
 
 // durableAppended records a durable batch and wakes the waiters (S4:
-// nothing about the end is cached; waiters re-read it).
-func (p *partition) durableAppended(ts int64, off Offset) {
+// nothing about the end is cached; waiters re-read it). It returns
+// errReplaced when the partition was replaced meanwhile (N5).
+func (p *partition) durableAppended(ts int64, off Offset) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.mu.maxTS.observe(ts, off)
-	if p.mu.deleted {
-		return
+	if p.mu.replaced {
+		return errReplaced
 	}
-	p.wakeWaitersLocked()
+	if !p.mu.deleted {
+		p.wakeWaitersLocked()
+	}
+	return nil
+}
+
+// markReplaced records that another log is being bound in p's place
+// (N5): a produce through p that has not answered yet fails from now on.
+func (p *partition) markReplaced() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.mu.replaced = true
+}
+
+// isReplaced reports markReplaced.
+func (p *partition) isReplaced() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.mu.replaced
 }
 
 // recover rebuilds the partition's producer state, transactions (X7) and

@@ -2,6 +2,7 @@ package resolver
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -67,11 +68,24 @@ func (r *Resolver) ProduceAsyncOwned(topic string, partition int32, batch []byte
 	return r.produceAsync(topic, partition, batch, true, frame)
 }
 
+// produceAsync is produceOnce, again on the partition's new binding when
+// the one it resolved was replaced before anything was written (N5).
 func (r *Resolver) produceAsync(topic string, partition int32, batch []byte, owned bool, frame *storage.Backing) (*PendingProduce, error) {
-	p, err := r.partition(topic, partition)
-	if err != nil {
-		return nil, err
+	for attempt := 0; ; attempt++ {
+		p, err := r.partition(topic, partition)
+		if err != nil {
+			return nil, err
+		}
+		pp, err := r.produceOnce(p, batch, owned, frame)
+		retry := errors.Is(err, ErrUnknownTopic) || errors.Is(err, errReplaced)
+		if retry && attempt < maxRebinds && p.isReplaced() {
+			continue
+		}
+		return pp, err
 	}
+}
+
+func (r *Resolver) produceOnce(p *partition, batch []byte, owned bool, frame *storage.Backing) (*PendingProduce, error) {
 	batches, hdrs, err := splitBatches(batch)
 	if err != nil {
 		return nil, err
@@ -144,11 +158,14 @@ func (pp *PendingProduce) Wait() (ProduceResult, error) {
 // the producer state of what it wrote, tagged with w until w finishes.
 func (r *Resolver) appendLocked(p *partition, batches [][]byte, hdrs []batchHeader, maxTimes []int64, w *inflight, frame *storage.Backing) ([]*storage.Pending, *seqBatch, error) {
 	if p.app.failed != nil {
-		return nil, nil, storageErr("partition failed earlier; reopen required", p.app.failed)
+		return nil, nil, appendErr("partition failed earlier; reopen required", p.app.failed)
 	}
 	ml, _, err := p.ledgerAndSettings()
 	if err != nil {
 		return nil, nil, err
+	}
+	if p.isReplaced() {
+		return nil, nil, errReplaced // N5: nothing more goes to the old log
 	}
 	for _, h := range hdrs {
 		if err := p.app.txn.verify(h, p.app.prod.m); err != nil { // X4, X5
@@ -193,7 +210,7 @@ func (r *Resolver) appendLocked(p *partition, batches [][]byte, hdrs []batchHead
 				// refuse appends until a reopen replays the log.
 				p.app.failed = err
 			}
-			return nil, nil, storageErr("write", err)
+			return nil, nil, appendErr("write", err)
 		}
 		pend = append(pend, pd)
 	}
@@ -243,10 +260,16 @@ func (r *Resolver) awaitDurable(p *partition, pend []*storage.Pending, maxTimes 
 			p.app.failed = werr
 		}
 		p.app.Unlock()
-		return ProduceResult{}, storageErr("append", werr)
+		return ProduceResult{}, appendErr("append", werr)
 	}
+	var replaced error
 	for i, pd := range pend {
-		p.durableAppended(maxTimes[i], pd.Header().Offset)
+		if err := p.durableAppended(maxTimes[i], pd.Header().Offset); err != nil {
+			replaced = err
+		}
+	}
+	if replaced != nil {
+		return ProduceResult{}, replaced
 	}
 	r.maybeCheckpoint(p)
 	return ProduceResult{BaseOffset: pend[0].Header().Offset, LogAppendTime: appendTime, LogStart: r.logStart(p)}, nil
@@ -258,10 +281,32 @@ func (r *Resolver) awaitDuplicate(p *partition, d seqBatch) (ProduceResult, erro
 	if d.w != nil {
 		<-d.w.done
 		if d.w.err != nil {
-			return ProduceResult{}, storageErr("original append", d.w.err)
+			return ProduceResult{}, appendErr("original append", d.w.err)
 		}
 	}
+	if p.isReplaced() {
+		return ProduceResult{}, errReplaced // N5: d.offset names the old log
+	}
 	return ProduceResult{BaseOffset: d.offset, LogAppendTime: -1, LogStart: r.logStart(p), Duplicate: true}, nil
+}
+
+// maxRebinds bounds how often one call resolves a partition again after
+// finding the one it resolved replaced (N5).
+const maxRebinds = 3
+
+// errReplaced is what a produce through a partition that ReplacePartition
+// replaced gets when its answer would name the old log (N5): the client
+// retries, as after a leader change.
+var errReplaced = fmt.Errorf("%w: the partition's local copy was replaced", ErrNotLeader)
+
+// appendErr wraps a failed write or wait: ErrNotLeader when the store's
+// Replicator refused it because this node no longer owns the log (N6),
+// ErrStorage otherwise.
+func appendErr(op string, err error) error {
+	if errors.Is(err, storage.ErrNotLeader) {
+		return fmt.Errorf("%w: %s: %w", ErrNotLeader, op, err)
+	}
+	return storageErr(op, err)
 }
 
 // logStart is the log start offset for a produce response, -1 if the

@@ -154,6 +154,9 @@ func (r *Resolver) InitProducerID(ctx context.Context, producerID int64, epoch i
 	if err := ctx.Err(); err != nil {
 		return -1, -1, err
 	}
+	if r.cfg.ProducerIDs != nil {
+		return r.sharedProducerID(ctx)
+	}
 	r.pidMu.Lock()
 	defer r.pidMu.Unlock()
 	if producerID < 0 || producerID >= r.nextPID || epoch < 0 {
@@ -174,6 +177,25 @@ func (r *Resolver) InitProducerID(ctx context.Context, producerID int64, epoch i
 		return -1, -1, storageErr("bump producer epoch", err)
 	}
 	return producerID, cur + 1, nil
+}
+
+// sharedProducerID is InitProducerID with Config.ProducerIDs (P4): a
+// fresh id from the shared allocator, epoch 0, whatever id and epoch the
+// producer had. Without a transactional id there is nothing to fence, so
+// a fresh id is always safe, and no node keeps an epoch another would
+// have to know.
+func (r *Resolver) sharedProducerID(ctx context.Context) (int64, int16, error) {
+	id, err := r.cfg.ProducerIDs(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return -1, -1, ctx.Err()
+		}
+		return -1, -1, storageErr("allocate producer id", err)
+	}
+	if id < 0 {
+		return -1, -1, storageErr("allocate producer id", fmt.Errorf("allocator returned %d", id))
+	}
+	return id, 0, nil
 }
 
 // allocProducerIDLocked hands out the next id, durably, before returning.

@@ -39,6 +39,8 @@ type Resolver struct {
 		sync.RWMutex
 		topics map[string]*topic
 		byID   map[TopicID]*topic
+		// byLog is every bound partition by its log (PartitionOfLog).
+		byLog  map[storage.LogID]*partition
 		closed bool
 	}
 
@@ -197,6 +199,7 @@ func Open(store *storage.Store, cfg Config) (*Resolver, error) {
 	}
 	r.mu.topics = make(map[string]*topic)
 	r.mu.byID = make(map[TopicID]*topic)
+	r.mu.byLog = make(map[storage.LogID]*partition)
 	if err := r.loadCounters(); err != nil {
 		return nil, err
 	}
@@ -330,6 +333,27 @@ func (r *Resolver) partition(name string, idx int32) (*partition, error) {
 		return nil, ErrUnknownTopic
 	}
 	return t.parts[idx], nil
+}
+
+// publishLocked makes t the binding of its name and id, and of its
+// partitions' logs. Needs mu (write).
+func (r *Resolver) publishLocked(t *topic) {
+	r.mu.topics[t.name] = t
+	r.mu.byID[t.id] = t
+	for _, p := range t.parts {
+		r.mu.byLog[p.log] = p
+	}
+}
+
+// unpublishLocked removes t's binding. Needs mu (write).
+func (r *Resolver) unpublishLocked(t *topic) {
+	delete(r.mu.topics, t.name)
+	delete(r.mu.byID, t.id)
+	for _, p := range t.parts {
+		if r.mu.byLog[p.log] == p {
+			delete(r.mu.byLog, p.log)
+		}
+	}
 }
 
 // storageErr wraps an error from the layers below as ErrStorage, keeping

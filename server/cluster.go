@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -35,12 +36,13 @@ type clusterParts struct {
 	cat  *catalog.Catalog
 	dl   *diskless.Committer
 
-	mu   sync.Mutex
-	offs *offsets.Store // the coordinator's store, swapped in by becomeCoordinator
+	mu      sync.Mutex
+	offs    *offsets.Store // the coordinator's store, swapped in by becomeCoordinator
+	offsDir string         // its directory
 }
 
 // openClusterBase opens what storage needs before it opens in cluster
-// mode: the emptied data directory (N7) and the node's etcd session.
+// mode: the emptied data directory (J7) and the node's etcd session.
 func (s *Server) openClusterBase() error {
 	cc := *s.cfg.Cluster
 	if s.cfg.ObjectStoreURL == "" {
@@ -106,7 +108,7 @@ func (s *Server) openClusterOffsets(oo offsets.Options) (*offsets.Store, error) 
 }
 
 // becomeCoordinator restores the group state from etcd into a fresh
-// store, mirrored under o, and swaps it into the front end (N6).
+// store, mirrored under o, and swaps it into the front end (J6).
 func (s *Server) becomeCoordinator(ctx context.Context, o owner.Ownership) error {
 	n := s.cluster.node
 	dir := filepath.Join(s.cfg.DataDir, "offsets-"+strconv.FormatUint(o.Epoch, 10))
@@ -115,7 +117,7 @@ func (s *Server) becomeCoordinator(ctx context.Context, o owner.Ownership) error
 	}
 	oo := s.cfg.Offsets
 	oo.Logger = named(oo.Logger, s.cfg.Logger, "offsets")
-	oo.Mirror = coord.NewMirror(n.Client(), n.Owners(), o, n.Prefix(), coord.MirrorOptions{})
+	oo.Mirror = coord.NewMirror(n.Client(), n.Owners(), o, n.Prefix(), coord.Options{})
 	st, err := offsets.Open(dir, oo)
 	if err != nil {
 		return err
@@ -123,9 +125,16 @@ func (s *Server) becomeCoordinator(ctx context.Context, o owner.Ownership) error
 	old := s.kafka.SwapOffsets(st)
 	s.cluster.mu.Lock()
 	s.cluster.offs = st
+	oldDir := s.cluster.offsDir
+	s.cluster.offsDir = dir
 	s.cluster.mu.Unlock()
 	if old != nil && old != s.offs {
 		old.Close()
+		// A former coordinator store is never read again: the next
+		// acquisition restores from etcd.
+		if err := os.RemoveAll(oldDir); err != nil {
+			s.cfg.Logger.Warn("cluster-remove-offsets-failed", zap.String("dir", oldDir), zap.Error(err))
+		}
 	}
 	return nil
 }
@@ -170,7 +179,7 @@ func (s *Server) advertised() (string, int32, error) {
 }
 
 // leaveCluster hands this node's partitions over before the front end
-// stops (N5).
+// stops (J5).
 func (s *Server) leaveCluster() {
 	if s.cluster == nil {
 		return

@@ -232,7 +232,7 @@ func named(own, root *zap.Logger, name string) *zap.Logger {
 // onCommit records every group commit in the metrics, then calls next.
 func (s *Server) onCommit(next func(storage.CommitStats)) func(storage.CommitStats) {
 	return func(st storage.CommitStats) {
-		s.metrics.GroupCommit(st.Sync, st.Bytes)
+		s.metrics.GroupCommit(st.Sync+st.Replicate, st.Bytes) // one of the two is zero
 		if next != nil {
 			next(st)
 		}
@@ -336,7 +336,7 @@ func (s *Server) close() error {
 	s.mu.closed = true
 	serving := s.mu.serving
 	s.mu.Unlock()
-	s.leaveCluster() // N5: hand the partitions over while still answering
+	s.leaveCluster() // J5: hand the partitions over while still answering
 	err := s.kafka.Close()
 	if errors.Is(err, kafka.ErrServerClosed) {
 		err = nil

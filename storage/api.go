@@ -54,7 +54,9 @@ var (
 	ErrOffloaded = errors.New("storage: ledger offloaded")
 	// ErrFailed is returned by every append to a log after a write or sync
 	// on it failed: the bytes on disk are in doubt until the store is
-	// reopened (the fsyncgate lesson: never retry an fsync).
+	// reopened (the fsyncgate lesson: never retry an fsync). It is also
+	// returned, wrapping the Replicator's error, after a Replicator refused
+	// the log's entries (doc.go I11), until the log is deleted.
 	ErrFailed = errors.New("storage: log failed")
 	// ErrNoSpace is returned by a Write whose bytes did not fit on the disk
 	// (ENOSPC, EDQUOT) before anything of it was synced: nothing of the
@@ -65,7 +67,9 @@ var (
 	ErrInvalid = errors.New("storage: invalid argument")
 	// ErrNotLeader: a Replicator refused a log's entries because this node
 	// no longer owns the log (cluster mode); the log is failed, and no
-	// entry of it is acknowledged again until it is replaced.
+	// entry of it is acknowledged again until it is replaced. The
+	// Replicator wraps it; the appends' errors wrap both it and ErrFailed
+	// (doc.go I11).
 	ErrNotLeader = errors.New("storage: not the log's owner")
 )
 
@@ -165,8 +169,9 @@ type AppendOptions struct {
 	SuffixFrom int
 	SuffixCRC  uint32
 	// NoReplicate keeps the entry away from Options.Replicator: it is
-	// acknowledged once written locally. For entries copied in from the
-	// replicated copy itself (a new owner rebuilding its cache).
+	// acknowledged once written locally and indexed (doc.go I12). For
+	// entries copied in from the replicated copy itself (a new owner
+	// rebuilding its cache).
 	NoReplicate bool
 }
 
@@ -175,7 +180,14 @@ type AppendOptions struct {
 // commit not written with AppendOptions.NoReplicate, once their bytes are
 // written locally, in per-log offset order, and acknowledges an entry only
 // if Replicate returned no error for its log. A log with an error is
-// failed (ErrFailed, wrapping that error) until it is deleted.
+// failed (ErrFailed, wrapping that error) until it is deleted (doc.go
+// I10-I13).
+//
+// Replicate is called from the store's one committer goroutine, one group
+// at a time: while it runs, writers keep queuing and nothing of the store
+// is locked, but no group commit of any log completes. It must not call
+// the store's Close. entries and their payloads are valid only until it
+// returns; a nil map, or a nil error for a log, means replicated.
 type Replicator interface {
 	Replicate(entries []Replicated) map[LogID]error
 }
@@ -227,7 +239,8 @@ type Options struct {
 	NoReuse bool
 	// OnCommit, when set, is called by the group committer after every
 	// group commit (metrics): how many entries and bytes it made durable
-	// and how long the fdatasyncs of its files took. It must not block.
+	// and how long the fdatasyncs of its files (or the Replicate call)
+	// took. It must not block.
 	OnCommit func(CommitStats)
 	// OnIndexProbes, when set, is called after each index lookup by a
 	// read with the number of index iterator positionings it made (one
@@ -238,11 +251,14 @@ type Options struct {
 	OnIndexProbes func(n int)
 	// Replicator, when set, must accept every group commit before any of
 	// its entries is acknowledged (cluster mode). The segment files are
-	// then a cache of the replicated copy and are not fdatasynced.
+	// then a cache of the replicated copy and are not fdatasynced (doc.go
+	// I10), so after a crash the directory must be rebuilt from the
+	// replicated copy, not reopened.
 	Replicator Replicator
 	// CommitInterval, with a Replicator, is the least time between the
 	// starts of two group commits (cluster.commit.interval.ms): entries
-	// that arrive meanwhile share the next one. Zero: no wait.
+	// that arrive meanwhile share the next one, up to MaxGroupBytes
+	// (doc.go I13). Zero: no wait. Ignored without a Replicator.
 	CommitInterval time.Duration
 }
 
@@ -250,8 +266,11 @@ type Options struct {
 type CommitStats struct {
 	Entries int
 	Bytes   int64
-	Files   int
-	Sync    time.Duration // the group's fdatasyncs, which run concurrently
+	Files   int           // files the group wrote to (and, without a Replicator, synced)
+	Sync    time.Duration // the group's fdatasyncs, which run concurrently (none with a Replicator)
+	// Replicate is how long the Replicator's call took (zero without one,
+	// or when no entry of the group was replicated).
+	Replicate time.Duration
 }
 
 // DefaultTailCacheBytes is the default tail cache budget.

@@ -26,7 +26,9 @@ func (s *Store) Append(id LogID, records int, payload []byte, opts AppendOptions
 // Write assigns the entry its offset and writes its bytes, without waiting
 // for durability. Offsets are dense and in Write order (D3). The caller must
 // not report the entry as acknowledged before Wait returns nil. The store
-// does not retain payload after Write returns, unless opts.Retain.
+// does not retain payload after Write returns, unless opts.Retain or, until
+// the entry is answered, when it hands it to Options.Replicator (I10): the
+// caller must then not modify payload before Wait returns.
 func (s *Store) Write(id LogID, records int, payload []byte, opts AppendOptions) (*Pending, error) {
 	if records <= 0 || records > math.MaxInt32 || len(payload) > maxPayload {
 		return nil, fmt.Errorf("%w: %d records, %d bytes", ErrInvalid, records, len(payload))
@@ -68,7 +70,10 @@ func (s *Store) Write(id LogID, records int, payload []byte, opts AppendOptions)
 			Offset: base, Records: int32(records), MaxTime: maxTime, Size: int32(len(payload)),
 			Cum: l.w.cum + int64(len(payload)), Ledger: l.w.ledger, Entry: l.w.entry, Pos: l.w.pos,
 		},
-		log: l, file: l.w.file, done: make(chan struct{}),
+		log: l, file: l.w.file, noReplicate: opts.NoReplicate, done: make(chan struct{}),
+	}
+	if s.opts.Replicator != nil && !opts.NoReplicate {
+		p.payload = payload // for Replicate (I10), until p is answered
 	}
 	if !l.w.hasMax || maxTime > l.w.runMax {
 		l.w.runMax, l.w.hasMax = maxTime, true

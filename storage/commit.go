@@ -19,15 +19,21 @@ type Pending struct {
 	// to runMax: the committer then writes a time index key.
 	timeKey bool
 	runMax  int64
-	done    chan struct{}
-	err     error // valid once done is closed
+	// payload is the entry's bytes as written (after Stamp), kept only
+	// with a Replicator, for Replicate (I10); dropped once answered.
+	payload []byte
+	// noReplicate: written with AppendOptions.NoReplicate (I12).
+	noReplicate bool
+	done        chan struct{}
+	err         error // valid once done is closed
 }
 
 // Header is the entry's descriptor (offset, position) as assigned by Write.
 func (p *Pending) Header() EntryHeader { return p.hdr }
 
-// Wait blocks until the entry is durable and indexed, or its group commit
-// failed (then the log is failed: ErrFailed until reopened).
+// Wait blocks until the entry is durable (with a Replicator: replicated,
+// I10) and indexed, or its group commit failed (then the log is failed:
+// ErrFailed until reopened, or deleted, I11).
 func (p *Pending) Wait() error {
 	<-p.done
 	return p.err
@@ -35,16 +41,21 @@ func (p *Pending) Wait() error {
 
 // committer is the group committer (doc.go "Group commit"). Writers enqueue
 // pendings in per-log offset order; one goroutine takes everything queued
-// (up to MaxGroupBytes), fdatasyncs each touched file once, commits one
-// pebble batch, publishes the new durable ends and wakes the waiters.
+// (up to MaxGroupBytes), fdatasyncs each touched file once (or, with a
+// Replicator, hands the entries to it, I10), commits one pebble batch,
+// publishes the new durable ends and wakes the waiters.
 type committer struct {
 	s *Store
 	// stepper, when the FS implements it, is told each step of every group
 	// commit (crash tests stop the machine there; fsys.Stepper).
 	stepper fsys.Stepper
-	wake    chan struct{} // capacity 1: "the queue may be non-empty"
-	done    chan struct{} // closed when run returns
-	mu      struct {
+	// interval is the least time between the starts of two group commits
+	// (Options.CommitInterval, with a Replicator only; I13).
+	interval time.Duration
+	wake     chan struct{} // capacity 1: "the queue may be non-empty"
+	quit     chan struct{} // closed by stop: no more waiting for the interval
+	done     chan struct{} // closed when run returns
+	mu       struct {
 		sync.Mutex
 		queue   []*Pending
 		stopped bool
@@ -52,7 +63,11 @@ type committer struct {
 }
 
 func newCommitter(s *Store) *committer {
-	return &committer{s: s, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	c := &committer{s: s, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	if s.opts.Replicator != nil {
+		c.interval = s.opts.CommitInterval
+	}
+	return c
 }
 
 // enqueue hands p to the committer. The caller holds the log's appendMu, so
@@ -67,11 +82,13 @@ func (c *committer) enqueue(p *Pending) {
 	}
 }
 
-// stop drains the queue and waits for the committer to exit.
+// stop drains the queue and waits for the committer to exit. It ends a
+// wait for the commit interval at once (I13).
 func (c *committer) stop() {
 	c.mu.Lock()
 	c.mu.stopped = true
 	c.mu.Unlock()
+	close(c.quit)
 	select {
 	case c.wake <- struct{}{}:
 	default:
@@ -81,7 +98,11 @@ func (c *committer) stop() {
 
 func (c *committer) run() {
 	defer close(c.done)
+	var last time.Time // start of the previous group commit
 	for {
+		if c.interval > 0 && !last.IsZero() {
+			c.pause(time.Until(last.Add(c.interval)))
+		}
 		group, stopped := c.take()
 		if len(group) == 0 {
 			if stopped {
@@ -90,7 +111,22 @@ func (c *committer) run() {
 			<-c.wake
 			continue
 		}
+		last = time.Now()
 		c.commit(group)
+	}
+}
+
+// pause waits d, or until stop (I13): what is queued meanwhile shares the
+// next group commit. A timer, so an idle store costs nothing.
+func (c *committer) pause(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-c.quit:
 	}
 }
 
@@ -113,42 +149,29 @@ func (c *committer) take() ([]*Pending, bool) {
 	return group, c.mu.stopped
 }
 
-// commit makes one group durable: sync files, then index, then publish.
-// Order matters (doc.go I2): the index never names bytes that are not
-// durable, and no waiter is woken before both steps succeeded.
+// commit makes one group durable: sync files (or replicate, I10), then
+// index, then publish. Order matters (doc.go I2, I10): the index never
+// names bytes that are not durable, and no waiter is woken before every
+// step succeeded for its log.
 func (c *committer) commit(group []*Pending) {
 	c.step(fsys.StepWritten)
-	start := time.Now()
-	failed, files := c.syncFiles(group)
-	synced := time.Since(start)
+	failed, files := c.liveFiles(group)
+	st := CommitStats{Entries: len(group), Files: len(files)}
+	if r := c.s.opts.Replicator; r != nil {
+		// I10: the local files are a cache of the replicated copy; they
+		// are not synced.
+		st.Replicate = c.replicate(r, group, failed)
+	} else {
+		start := time.Now()
+		c.syncFiles(files, failed)
+		st.Sync = time.Since(start)
+	}
 	c.step(fsys.StepSynced)
-	b := c.s.db.NewBatch()
-	for _, p := range group {
-		if failed[p.log] != nil {
-			continue
-		}
-		h := p.hdr
-		_ = b.Set(indexKey(p.log.id, h.Offset), encodeIndexValue(h), nil)
-		if p.timeKey {
-			_ = b.Set(timeKey(p.log.id, p.runMax, h.Offset), nil, nil)
-		}
-	}
-	// NoSync is enough (doc.go I3): the segment bytes are durable and
-	// recovery re-indexes the newest ledger's tail from them.
-	if err := b.Commit(pebble.NoSync); err != nil {
-		c.s.logger.Error("storage-index-commit-failed", zap.Error(err))
-		for _, p := range group {
-			if failed[p.log] == nil {
-				failed[p.log] = err
-			}
-		}
-	}
-	_ = b.Close()
+	c.index(group, failed)
 	c.step(fsys.StepIndexed)
 	// Before the waiters wake, so that whatever an acknowledgement lets
 	// happen next already sees this commit counted.
 	if f := c.s.opts.OnCommit; f != nil {
-		st := CommitStats{Entries: len(group), Files: files, Sync: synced}
 		for _, p := range group {
 			st.Bytes += int64(p.hdr.Size)
 		}
@@ -164,10 +187,9 @@ func (c *committer) step(s fsys.Step) {
 	}
 }
 
-// syncFiles fdatasyncs every file the group touched, concurrently, and
-// returns the logs whose sync (or earlier write) failed and how many
-// files it synced.
-func (c *committer) syncFiles(group []*Pending) (map[*logState]error, int) {
+// liveFiles returns the group's logs that are already failed, with their
+// errors, and the files the group wrote to on the other logs.
+func (c *committer) liveFiles(group []*Pending) (map[*logState]error, map[File]*logState) {
 	failed := make(map[*logState]error)
 	files := make(map[File]*logState)
 	for _, p := range group {
@@ -178,12 +200,19 @@ func (c *committer) syncFiles(group []*Pending) (map[*logState]error, int) {
 		err := p.log.mu.failed
 		p.log.mu.Unlock()
 		if err != nil {
-			// Never acknowledge an entry after a failed one (D2, D3).
+			// Never acknowledge an entry after a failed one (D2, D3), nor
+			// replicate it (I11).
 			failed[p.log] = err
 			continue
 		}
 		files[p.file] = p.log
 	}
+	return failed, files
+}
+
+// syncFiles fdatasyncs the files, concurrently, and adds the logs whose
+// sync failed to failed.
+func (c *committer) syncFiles(files map[File]*logState, failed map[*logState]error) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	for f, l := range files {
@@ -200,15 +229,78 @@ func (c *committer) syncFiles(group []*Pending) (map[*logState]error, int) {
 		}()
 	}
 	wg.Wait()
-	return failed, len(files)
+}
+
+// replicate hands the group's entries to the Replicator (I10): those of
+// logs not failed and not written with NoReplicate (I12), in queue order,
+// which is per-log offset order. A log it returns an error for is failed
+// at once (I11), so that later writes to it are refused, and added to
+// failed, so that none of its entries is indexed or published. It returns
+// how long Replicate took.
+func (c *committer) replicate(r Replicator, group []*Pending, failed map[*logState]error) time.Duration {
+	var entries []Replicated
+	logs := make(map[LogID]*logState)
+	for _, p := range group {
+		if p.noReplicate || failed[p.log] != nil {
+			continue
+		}
+		entries = append(entries, Replicated{Log: p.log.id, Header: p.hdr, Payload: p.payload})
+		logs[p.log.id] = p.log
+	}
+	if len(entries) == 0 {
+		return 0
+	}
+	start := time.Now()
+	errs := r.Replicate(entries)
+	took := time.Since(start)
+	for id, err := range errs {
+		l := logs[id]
+		if err == nil || l == nil {
+			continue // a log not replicated in this group has nothing to fail
+		}
+		c.s.logger.Warn("storage-replicate-failed", zap.Stringer("log", id), zap.Error(err))
+		l.fail(err)
+		failed[l] = err
+	}
+	return took
+}
+
+// index commits the entry and time index keys of the group's live logs in
+// one pebble batch; if the commit fails, every live log of the group fails.
+func (c *committer) index(group []*Pending, failed map[*logState]error) {
+	b := c.s.db.NewBatch()
+	defer b.Close()
+	for _, p := range group {
+		if failed[p.log] != nil {
+			continue
+		}
+		h := p.hdr
+		_ = b.Set(indexKey(p.log.id, h.Offset), encodeIndexValue(h), nil)
+		if p.timeKey {
+			_ = b.Set(timeKey(p.log.id, p.runMax, h.Offset), nil, nil)
+		}
+	}
+	// NoSync is enough (doc.go I3): the segment bytes are durable (or
+	// replicated, I10) and recovery re-indexes the newest ledger's tail
+	// from them.
+	if err := b.Commit(pebble.NoSync); err != nil {
+		c.s.logger.Error("storage-index-commit-failed", zap.Error(err))
+		for _, p := range group {
+			if failed[p.log] == nil {
+				failed[p.log] = err
+			}
+		}
+	}
 }
 
 // publish advances each log's durable end (D5) and wakes the waiters.
 func (c *committer) publish(group []*Pending, failed map[*logState]error) {
 	for _, p := range group {
 		l := p.log
+		p.payload = nil // answered: the store keeps it no longer
 		if err := failed[l]; err != nil {
 			l.fail(err)
+			// Both ErrFailed and the cause match errors.Is (I11).
 			p.err = fmt.Errorf("%w: %v: %w", ErrFailed, l.id, err)
 			continue
 		}

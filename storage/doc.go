@@ -65,6 +65,13 @@
 // the disk is full (I7): that entry fails with ErrNoSpace and the log stays
 // writable.
 //
+// With Options.Replicator (cluster mode) step 1 is replaced: the group's
+// entries are handed to Replicate, and the segment files are not
+// fdatasynced at all — the local copy is a cache of the replicated one
+// (I10-I13 below). With Options.CommitInterval the committer also waits,
+// on a timer, between the starts of two group commits, so that the
+// replicated copy gets fewer, larger commits (I13).
+//
 // # Invariants
 //
 //	I1 A ledger file exists, with a durable directory entry, before any
@@ -137,6 +144,43 @@
 //	   first ancestor that already existed, before Open returns (so before
 //	   any acknowledgement); pebble does the same for index/ and for the
 //	   offsets store's directory.
+//
+// With a Replicator (Options.Replicator, cluster mode) the replicated copy,
+// not the local files, is what D1, D2 and D5 are about:
+//
+//	I10 The committer's order per group is: bytes written locally, then
+//	   one Replicate call with the group's entries (those of logs not
+//	   failed, not written with NoReplicate, in per-log offset order, each
+//	   with its header and its payload as stamped), then the index commit,
+//	   then the durable ends (D5), then the waiters (D1). So no entry is
+//	   indexed, visible or acknowledged before Replicate returned without
+//	   an error for its log. The segment files are not fdatasynced: the
+//	   local copy is a cache, and after a crash its index may name bytes
+//	   its files lost (I2 and I5 hold for the replicated copy only), so a
+//	   store run with a Replicator is rebuilt from the replicated copy,
+//	   never reopened after a crash as the truth (cluster mode wipes its
+//	   data directory at start). The directory and ledger records keep
+//	   their syncs (I1, I3, I6); they are cheap and rare.
+//	I11 A log for which Replicate returns an error is failed at once, as
+//	   after a failed fdatasync: none of its entries of that group, nor of
+//	   any later one, is indexed, published or acknowledged; each waiter's
+//	   error, and every later append's, matches errors.Is for both
+//	   ErrFailed and the Replicator's error (ErrNotLeader when the node
+//	   no longer owns the log), until the log is deleted (or the store
+//	   reopened). Its written frames stay in its file past the index; the
+//	   log is to be replaced, not appended to. The other logs of the group
+//	   are acknowledged normally. A log failed before is never replicated
+//	   (D2, D3: nothing after a failed entry is acknowledged).
+//	I12 An entry written with AppendOptions.NoReplicate never reaches
+//	   Replicate; it is acknowledged after the group's index commit (a
+//	   new owner copying entries in from the replicated copy).
+//	I13 With a CommitInterval, two group commits start at least that far
+//	   apart: the committer waits on a timer (nothing polls) and entries
+//	   queued meanwhile share the next group commit, up to MaxGroupBytes
+//	   (further groups follow at the same pace). Close ends the wait at
+//	   once and drains the queue without waiting. Without a Replicator
+//	   CommitInterval is ignored: a local fdatasync gains nothing by
+//	   waiting.
 //
 // # Reads
 //

@@ -198,7 +198,23 @@ func (s *Store) CreateLog(id LogID) error { return s.CreateLogs(id) }
 // a topic of many partitions thus costs one sync, not a file create, a
 // directory sync and a synced commit per partition. It is all or nothing:
 // if any id exists (ErrLogExists) or the commit fails, no log is added.
-func (s *Store) CreateLogs(ids ...LogID) error {
+func (s *Store) CreateLogs(ids ...LogID) error { return s.createLogs(ids, 0) }
+
+// CreateLogAt creates an empty NORMAL log whose start and end are start:
+// its first Write gets offset start. It is CreateLogs otherwise (one
+// synced index commit, no file until the first Write), and a reopen
+// keeps start: the log record holds it as the log start, the ledger
+// record as the first ledger's first offset (I1, I3). A new owner in
+// cluster mode rebuilds a partition whose older offsets are gone with it.
+func (s *Store) CreateLogAt(id LogID, start Offset) error {
+	if start < 0 {
+		return fmt.Errorf("%w: %v: start %v", ErrInvalid, id, start)
+	}
+	return s.createLogs([]LogID{id}, start)
+}
+
+// createLogs creates ids, each starting (and ending) at start.
+func (s *Store) createLogs(ids []LogID, start Offset) error {
 	if err := s.enter(); err != nil {
 		return err
 	}
@@ -216,12 +232,12 @@ func (s *Store) CreateLogs(ids ...LogID) error {
 		seen[id] = true
 	}
 	s.mu.Unlock()
-	meta := ledgerMeta{Created: time.Now().UnixNano()}
+	meta := ledgerMeta{FirstOffset: start, Created: time.Now().UnixNano()}
 	b := s.db.NewBatch()
 	defer b.Close()
 	for i, id := range ids {
 		led := s.nextLedger + LedgerID(i)
-		_ = b.Set(logKey(id), logMeta{}.encode(), nil)
+		_ = b.Set(logKey(id), logMeta{Start: start}.encode(), nil)
 		_ = b.Set(ledgerKey(id, led), meta.encode(), nil)
 	}
 	_ = b.Set(keyNextLedger, appendU64(nil, uint64(s.nextLedger+LedgerID(len(ids)))), nil)
@@ -234,6 +250,8 @@ func (s *Store) CreateLogs(ids ...LogID) error {
 		led := s.nextLedger + LedgerID(i)
 		l := newLogState(id)
 		l.w.ledger = led // l.w.file stays nil until the first Write
+		l.w.next = start
+		l.mu.start, l.mu.end = start, start
 		l.mu.ledgers = []ledgerRec{{id: led, meta: meta}}
 		l.mu.files[led] = &ledgerFile{name: s.segPath(id, led)}
 		s.mu.logs[id] = l

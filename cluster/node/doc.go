@@ -20,34 +20,34 @@
 //
 // # Rules
 //
-//	N1 A node id is registered by one live node at a time: registration
+//	J1 A node id is registered by one live node at a time: registration
 //	   creates its key under the node's session lease only if absent, and
 //	   a node whose id is taken does not start.
-//	N2 Placement is rendezvous hashing of the pkey over the registered
+//	J2 Placement is rendezvous hashing of the pkey over the registered
 //	   nodes: every node computes the same preferred owner from the same
 //	   membership. A node acquires a partition it prefers when it has no
 //	   owner, and releases one it owns when another live node is
 //	   preferred (handover). Ownership itself is decided by etcd alone
 //	   (E1), so nodes that disagree for a moment never both own.
-//	N3 A partition is served only after its local copy was rebuilt from
+//	J3 A partition is served only after its local copy was rebuilt from
 //	   the published copy under the new ownership (resolver
 //	   ReplacePartition): the copy's end is the published end, and its
 //	   producer state is replayed from the published batches, so a retry
 //	   after a failover is still deduplicated. Until then, and from the
 //	   moment a release begins, Leader reports no leader on this node.
-//	N4 Replicate hands a group commit to the published copy with the
+//	J4 Replicate hands a group commit to the published copy with the
 //	   ownership each entry's partition is served under; an entry of a
 //	   partition this node does not serve, or whose publication failed, is
 //	   never acknowledged (storage.ErrNotLeader when fenced). A partition
 //	   whose publication failed any other way is released and rebuilt:
 //	   its local copy may hold an entry the published copy does not.
-//	N5 A graceful shutdown deregisters first, so that the other nodes
+//	J5 A graceful shutdown deregisters first, so that the other nodes
 //	   prefer each other, then releases every ownership; a node that dies
 //	   loses them when its session lease expires (cluster.session.timeout.ms).
-//	N6 The coordinator role is the pkey "coordinator": its owner restores
+//	J6 The coordinator role is the pkey "coordinator": its owner restores
 //	   the group state from etcd and serves groups; offsets writes are
 //	   fenced by that ownership (cluster/coord).
-//	N7 The data directory of a cluster node is a cache: it is emptied at
+//	J7 The data directory of a cluster node is a cache: it is emptied at
 //	   start. A directory holding single-node data (no cluster marker) is
 //	   refused rather than emptied.
 package node

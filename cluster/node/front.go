@@ -29,7 +29,7 @@ func (n *Node) Brokers() []kafka.Broker {
 }
 
 // Leader is the partition's owner, except that this node reports none
-// for a partition it owns but does not serve (N3).
+// for a partition it owns but does not serve (J3).
 func (n *Node) Leader(topic string, partition int32) (int32, int32, bool) {
 	t, ok := n.p.Resolver.Topic(topic)
 	if !ok {
@@ -38,7 +38,7 @@ func (n *Node) Leader(topic string, partition int32) (int32, int32, bool) {
 	return n.ownerOf(PKey(t.ID, partition))
 }
 
-// Coordinator is the owner of the coordinator role (N6).
+// Coordinator is the owner of the coordinator role (J6).
 func (n *Node) Coordinator() (int32, bool) {
 	id, _, ok := n.ownerOf(CoordinatorKey)
 	return id, ok
@@ -70,10 +70,10 @@ func (n *Node) ownerOf(pkey string) (int32, int32, bool) {
 func (n *Node) Catalog() kafka.Catalog { return n.p.Catalog }
 
 // replicateTimeout bounds one publication: past it, the outcome is
-// unknown and nothing of it is acknowledged (N4).
+// unknown and nothing of it is acknowledged (J4).
 const replicateTimeout = 30 * time.Second
 
-// Replicate publishes a group commit (N4): one object, then each
+// Replicate publishes a group commit (J4): one object, then each
 // partition's range under its ownership.
 func (n *Node) Replicate(entries []storage.Replicated) map[storage.LogID]error {
 	errs := map[storage.LogID]error{}

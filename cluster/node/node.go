@@ -25,7 +25,7 @@ import (
 const (
 	DefaultPrefix         = "/kgateway/"
 	DefaultSessionTimeout = 10 * time.Second
-	// CoordinatorKey is the pkey of the group coordinator role (N6).
+	// CoordinatorKey is the pkey of the group coordinator role (J6).
 	CoordinatorKey = "coordinator"
 )
 
@@ -69,7 +69,7 @@ type Parts struct {
 	Diskless *diskless.Committer
 	Catalog  kafka.Catalog
 	// BecomeCoordinator is called with a fresh coordinator ownership: it
-	// restores the group state from etcd and serves it under o (N6).
+	// restores the group state from etcd and serves it under o (J6).
 	BecomeCoordinator func(ctx context.Context, o owner.Ownership) error
 }
 
@@ -106,8 +106,8 @@ type held struct {
 	idx     int32
 	o       owner.Ownership
 	log     storage.LogID
-	serving bool // N3: rebuilt and not being released
-	broken  bool // N4: a publication failed other than by fencing
+	serving bool // J3: rebuilt and not being released
+	broken  bool // J4: a publication failed other than by fencing
 	start   int64
 	merged  time.Time
 }
@@ -180,7 +180,7 @@ type registration struct {
 	Rack *string `json:"rack,omitempty"`
 }
 
-// register creates this node's key under its session (N1).
+// register creates this node's key under its session (J1).
 func (n *Node) register(ctx context.Context) error {
 	n.mu.Lock()
 	self, sess := n.mu.self, n.mu.sess
@@ -236,7 +236,7 @@ func (n *Node) Kick() {
 	}
 }
 
-// Leave hands everything over (N5): deregisters, so the others stop
+// Leave hands everything over (J5): deregisters, so the others stop
 // preferring this node, then releases every ownership. Entries already
 // acknowledged stay published; later produces get NOT_LEADER_OR_FOLLOWER.
 func (n *Node) Leave(ctx context.Context) {
@@ -249,6 +249,7 @@ func (n *Node) Leave(ctx context.Context) {
 	n.mu.Unlock()
 	close(n.stop)
 	<-n.done
+	n.log.Info("cluster-leaving")
 	if _, err := n.cli.Delete(ctx, n.nodeKey(n.cfg.NodeID)); err != nil {
 		n.log.Warn("cluster-deregister-failed", zap.Error(err))
 	}
@@ -278,7 +279,7 @@ func (n *Node) Close() error {
 	return errors.Join(append(errs, n.cli.Close())...)
 }
 
-// PrepareDataDir empties dir for a cluster node (N7): it must be missing,
+// PrepareDataDir empties dir for a cluster node (J7): it must be missing,
 // empty, or a former cluster node's cache (it holds the marker).
 func PrepareDataDir(dir string) error {
 	const marker = ".kgateway-cluster-cache"

@@ -20,7 +20,7 @@ func PKey(id resolver.TopicID, idx int32) string {
 	return fmt.Sprintf("%x-%d", id[:], idx)
 }
 
-// score is the rendezvous weight of node for pkey (N2): the node with the
+// score is the rendezvous weight of node for pkey (J2): the node with the
 // highest score is preferred.
 func score(pkey string, node int32) uint64 {
 	h := fnv.New64a()
@@ -37,7 +37,7 @@ func score(pkey string, node int32) uint64 {
 	return x ^ x>>31
 }
 
-// preferred is the live node that should own pkey (N2), -1 with none.
+// preferred is the live node that should own pkey (J2), -1 with none.
 func preferred(pkey string, live []int32) int32 {
 	best, bestScore := int32(-1), uint64(0)
 	for _, id := range live {
@@ -113,7 +113,7 @@ func (n *Node) round() {
 		case h == nil && mine && !owned:
 			n.acquire(s)
 		case h != nil && !mine && rec.Node == n.name:
-			n.release(context.Background(), h) // handover (N2)
+			n.release(context.Background(), h) // handover (J2)
 		case h != nil:
 			n.upkeep(h)
 		}
@@ -169,7 +169,7 @@ func (n *Node) sessionLost() bool {
 	return true
 }
 
-// acquire takes s if it is free and rebuilds it before serving it (N3).
+// acquire takes s if it is free and rebuilds it before serving it (J3).
 func (n *Node) acquire(s slot) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -198,7 +198,7 @@ func (n *Node) acquire(s slot) {
 		zap.Int32("partition", s.idx), zap.Uint64("epoch", o.Epoch), zap.Duration("took", time.Since(start)))
 }
 
-// rebuild makes h's local copy the published one (N3, N6).
+// rebuild makes h's local copy the published one (J3, J6).
 func (n *Node) rebuild(ctx context.Context, h *held) error {
 	if h.pkey == CoordinatorKey {
 		return n.p.BecomeCoordinator(ctx, h.o)
@@ -207,7 +207,13 @@ func (n *Node) rebuild(ctx context.Context, h *held) error {
 	if err != nil {
 		return err
 	}
-	err = n.p.Resolver.ReplacePartition(h.topic, h.idx, resolver.Offset(start), func(appendBatch func([]byte) error) error {
+	// The first range may begin below the published start (a trim keeps a
+	// range that straddles it): copy it whole, then trim to the start.
+	from := start
+	if len(ranges) > 0 && ranges[0].Base < from {
+		from = ranges[0].Base
+	}
+	err = n.p.Resolver.ReplacePartition(h.topic, h.idx, resolver.Offset(from), func(appendBatch func([]byte) error) error {
 		for _, r := range ranges {
 			data, err := n.p.Diskless.ReadRange(ctx, r)
 			if err != nil {
@@ -221,6 +227,11 @@ func (n *Node) rebuild(ctx context.Context, h *held) error {
 	})
 	if err != nil {
 		return err
+	}
+	if from < start {
+		if _, err := n.p.Resolver.DeleteRecords(h.topic, h.idx, resolver.Offset(start)); err != nil {
+			return err
+		}
 	}
 	log, err := n.p.Resolver.LogOf(h.topic, h.idx)
 	if err != nil {

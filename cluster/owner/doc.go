@@ -3,7 +3,8 @@
 // expired while it was paused or cut off, and another node took over)
 // cannot complete a write made conditional on its ownership.
 //
-// It is library code: the server does not use it yet.
+// A cluster node (cluster/node) owns partitions and the coordinator role
+// through it.
 //
 // # Keyspace
 //

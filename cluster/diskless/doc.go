@@ -1,0 +1,87 @@
+// Package diskless is the durable part of cluster mode's write path: a
+// node's group commits become objects in an object store, and their index
+// lives in etcd, published under the partitions' ownership (cluster/owner,
+// rules E1–E5). The node's local log is only a cache of what is published
+// here.
+//
+// A cluster node's storage.Replicator (cluster/node) commits through it.
+//
+// # Objects
+//
+// Commit writes ONE object per group commit, "commits/<node>/<unique>",
+// holding every partition's batches of the commit: each partition's
+// batches back to back, in one contiguous byte range. Merge writes
+// "merged/<pkey>/<unique>", one partition's adjacent ranges in one. Names
+// are never reused. An object is never modified; it is deleted only by
+// Collect.
+//
+// # Keyspace
+//
+// Under a prefix chosen by the caller (one per cluster):
+//
+//	<prefix>log/<pkey>/start           the partition's first offset (decimal); none: 0
+//	<prefix>log/<pkey>/end             the offset after its last published batch; none: 0
+//	<prefix>log/<pkey>/r/<base>        a range (JSON): [base, end) is bytes [pos, pos+len)
+//	                                   of an object, with their SHA-256; base is 20 digits,
+//	                                   so key order is offset order
+//	<prefix>obj/<object>               how many range records name the object (JSON), or a
+//	                                   tombstone: an orphan being collected
+//
+// A partition has two keys and one per range, whatever its batch count:
+// Merge keeps the ranges few. etcd's --max-txn-ops (Options.MaxTxnOps)
+// bounds every transaction; a commit of many partitions is split over
+// several transactions, each partition whole in one.
+//
+// # Rules
+//
+//	U1 A batch is acknowledged only after its object's PUT returned and
+//	   the fenced transaction publishing its range and the partition's new
+//	   end committed: Commit's nil for the partition. Any other outcome is
+//	   an error, and an error is never acknowledged, even when the
+//	   transaction may have committed (E5): the caller re-reads Log. So
+//	   the latency of an acknowledgement is one PUT plus one etcd
+//	   transaction (one per 41 partitions at the default MaxTxnOps).
+//	U2 A partition's ranges tile [first base, end) with no hole and no
+//	   overlap. A range is published only by a transaction that requires
+//	   the partition's end to be its base (no end key: 0) and sets the end
+//	   to its end; so two writers, a retry or a stale base can never
+//	   publish a hole or an overlap (ErrEndMismatch, nothing written). A
+//	   range's bytes are record batches covering exactly [base, end): each
+//	   batch starts where the previous ended (checked at Commit and at
+//	   every read).
+//	U3 A fenced writer publishes nothing. Every transaction that
+//	   publishes, merges or trims a partition compares the writer's
+//	   ownership of it (owner.Manager.Guard, E4). A partition whose
+//	   ownership is lost gets an error wrapping owner.ErrFenced and nothing
+//	   of it is written; a commit's other partitions are published without
+//	   it, in a new transaction.
+//	U4 Merge never changes which bytes an offset reads. The merged object
+//	   is the replaced ranges' bytes, each read back and checked (U6), in
+//	   offset order; its one range record replaces theirs in one fenced
+//	   transaction that requires every replaced record unchanged since it
+//	   was read (not trimmed, not merged by another), so it covers exactly
+//	   their offsets.
+//	U5 Collection never deletes a referenced object. Every transaction
+//	   that adds or removes range records updates, in the same
+//	   transaction, the reference count of each object they name,
+//	   requiring the count's record unchanged since read. An object goes
+//	   only after its record: deleted in a transaction requiring a count
+//	   of 0 unchanged (a count never rises from 0: only an object's own
+//	   first publication creates its record, with references). An object
+//	   with no record (its writer died between PUT and transaction) is
+//	   deleted once older than Options.OrphanAge: first a tombstone record
+//	   is created, in a transaction requiring no record, and the first
+//	   publication of an object requires no record, so the object can
+//	   never be published afterwards; and a writer gives up publishing an
+//	   object it wrote OrphanAge ago or more. Tombstones go after another
+//	   OrphanAge.
+//	U6 Reads are checked. ReadRange returns a range's bytes only if they
+//	   are its published length and SHA-256 and their batches tile its
+//	   offsets (U2); otherwise ErrCorrupt, never wrong bytes.
+//
+// # Readers of collected objects
+//
+// A Range handed out by Log may name an object that a later Merge
+// replaced and Collect deleted: ReadRange then fails (not found), and the
+// reader reads Log again. The bytes an offset reads never change (U4).
+package diskless

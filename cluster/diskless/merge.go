@@ -1,0 +1,140 @@
+package diskless
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+
+	"github.com/kgateway/kgateway/cluster/owner"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"gocloud.dev/blob"
+)
+
+// Merge replaces runs of adjacent small ranges of pkey (each shorter than
+// Options.MergeBelow, together at most Options.MergeMax) by one object
+// "merged/<pkey>/..." and one range record each, so etcd keeps few records
+// per partition. Each run is one fenced transaction under o that also
+// requires the replaced range records unchanged (U4). It returns how many
+// range records were replaced.
+func (c *Committer) Merge(ctx context.Context, o owner.Ownership, pkey string) (merged int, err error) {
+	if o.Partition != pkey {
+		return 0, fmt.Errorf("diskless: %s: %w", pkey, ErrNotOwned)
+	}
+	for tries := 0; tries < maxTries; {
+		st, err := c.readLog(ctx, pkey)
+		if err != nil {
+			return merged, err
+		}
+		i, j := c.pickRun(st)
+		if j-i < 2 {
+			return merged, nil
+		}
+		n, err := c.mergeRun(ctx, o, st, i, j)
+		if err != nil {
+			return merged, err
+		}
+		if n == 0 {
+			tries++ // the records changed under us: read again
+		}
+		merged += n
+	}
+	return merged, fmt.Errorf("diskless: %s: merge: %w", pkey, ErrConflict)
+}
+
+// maxRun is the most ranges one merge replaces: its transaction compares
+// the ownership (2), each range record and each of their objects' records
+// (at most 2 per range) and the merged object's record (1).
+func (c *Committer) maxRun() int { return (c.txnBudget() - 3) / 2 }
+
+// pickRun returns the first run st.ranges[i:j] worth merging: adjacent
+// ranges at or above start, each small, together bounded.
+func (c *Committer) pickRun(st logState) (i, j int) {
+	rs := st.ranges
+	for i = 0; i < len(rs); i++ {
+		if rs[i].End <= st.start || rs[i].Len >= c.opts.MergeBelow {
+			continue
+		}
+		total := rs[i].Len
+		for j = i + 1; j < len(rs) && j-i < c.maxRun(); j++ {
+			r := rs[j]
+			if r.Base != rs[j-1].End || r.Len >= c.opts.MergeBelow || total+r.Len > c.opts.MergeMax {
+				break
+			}
+			total += r.Len
+		}
+		if j-i >= 2 {
+			return i, j
+		}
+	}
+	return 0, 0
+}
+
+// mergeRun merges st.ranges[i:j]: it writes their bytes, checked, into
+// one object and publishes it in place of their records. n = 0 and no
+// error: the records changed meanwhile, nothing was published.
+func (c *Committer) mergeRun(ctx context.Context, o owner.Ownership, st logState, i, j int) (n int, err error) {
+	rs, revs := st.ranges[i:j], st.revs[i:j]
+	var data []byte
+	for _, r := range rs {
+		b, err := c.ReadRange(ctx, r)
+		if err != nil {
+			return 0, err
+		}
+		data = append(data, b...)
+	}
+	pkey := rs[0].PKey
+	name := c.uniqueName(mergedDir + pkey + "/")
+	m := Range{PKey: pkey, Base: rs[0].Base, End: rs[len(rs)-1].End, Object: name, Len: int64(len(data)), SHA256: sha256.Sum256(data)}
+	delta := make(map[string]int64)
+	var objects []string
+	for _, r := range rs {
+		m.MaxTime = max(m.MaxTime, r.MaxTime)
+		if _, ok := delta[r.Object]; !ok {
+			objects = append(objects, r.Object)
+		}
+		delta[r.Object]--
+	}
+	putAt := c.opts.Now()
+	if err := c.bucket.WriteAll(ctx, name, data, &blob.WriterOptions{ContentType: "application/octet-stream"}); err != nil {
+		return 0, fmt.Errorf("diskless: %s: merge: write %s: %w", pkey, name, err)
+	}
+	ost, err := c.readObjects(ctx, objects)
+	if err != nil {
+		c.bucket.Delete(ctx, name)
+		return 0, err
+	}
+	cmps, then, err := c.refChanges(ost, delta)
+	if err != nil {
+		c.bucket.Delete(ctx, name)
+		return 0, err
+	}
+	if c.opts.Now().Sub(putAt) >= c.opts.OrphanAge {
+		c.bucket.Delete(ctx, name)
+		return 0, fmt.Errorf("%w: %s is older than %v", ErrObjectGone, name, c.opts.OrphanAge)
+	}
+	mk := c.objKey(name)
+	cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(mk), "=", 0))
+	then = append(then, clientv3.OpPut(mk, encodeObj(objRecord{Refs: 1})), clientv3.OpPut(c.rangeKey(pkey, m.Base), encodeRange(m)))
+	for k, r := range rs {
+		rk := c.rangeKey(pkey, r.Base)
+		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(rk), "=", revs[k]))
+		if k > 0 { // the first record's key is the merged one's: overwritten
+			then = append(then, clientv3.OpDelete(rk))
+		}
+	}
+	if c.beforeMergeTxn != nil {
+		c.beforeMergeTxn()
+	}
+	rev, lost, _, err := c.fencedTxn(ctx, []owner.Ownership{o}, cmps, then, nil)
+	switch {
+	case err != nil: // unknown: the object may be published; Collect decides
+		return 0, fmt.Errorf("diskless: %s: merge, outcome unknown: %w", pkey, err)
+	case len(lost) > 0:
+		c.bucket.Delete(ctx, name)
+		return 0, fenced(pkey)
+	case rev == 0:
+		c.bucket.Delete(ctx, name)
+		return 0, nil
+	}
+	return len(rs), nil
+}

@@ -1,0 +1,274 @@
+package kafka
+
+// Cluster-mode routing (Y1–Y7, doc.go "Cluster mode: routing"): who leads
+// a partition, who coordinates groups, where topic changes go, and what
+// is not served. Every answer comes from Config.Cluster's memory, per
+// request (Y7); with Cluster nil this node leads everything at epoch 0 and
+// every function here answers as the single node always has.
+
+import (
+	"fmt"
+
+	"github.com/kgateway/kgateway/resolver"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// catalog is where topic changes go (Y6): the shared catalog in cluster
+// mode, else the resolver.
+func (s *Server) catalog() Catalog {
+	if s.cfg.Cluster == nil {
+		return s.res
+	}
+	return s.cfg.Cluster.Catalog()
+}
+
+// leader is the partition's leader and leader epoch; ok is false while it
+// has no owner. Internal topics, whose partitions are always empty, are
+// led by the group coordinator at epoch 0 (Y1): that is the node a client
+// asks about them anyway.
+func (s *Server) leader(topic string, partition int32) (node, epoch int32, ok bool) {
+	switch {
+	case s.cfg.Cluster == nil:
+		return s.cfg.NodeID, leaderEpoch, true
+	case resolver.IsInternalTopic(topic):
+		node, ok = s.cfg.Cluster.Coordinator()
+		return node, leaderEpoch, ok
+	}
+	return s.cfg.Cluster.Leader(topic, partition)
+}
+
+// routeError is why this node does not serve a partition in cluster mode
+// (nil: it does, and always without Cluster). current is the client's
+// current leader epoch, checked first as Kafka's Partition does (Y3);
+// noLeaderEpoch skips the check. Then a partition another node leads, or
+// none, is NOT_LEADER_OR_FOLLOWER (Y2).
+func (s *Server) routeError(topic string, partition int32, current int32) error {
+	if s.cfg.Cluster == nil {
+		return nil
+	}
+	node, epoch, ok := s.leader(topic, partition)
+	if ok {
+		if err := epochError(current, epoch); err != nil {
+			return err
+		}
+	}
+	if !ok {
+		return fmt.Errorf("%w: %s partition %d has no leader now", kerr.NotLeaderForPartition, topic, partition)
+	}
+	if node != s.cfg.NodeID {
+		return fmt.Errorf("%w: %s partition %d is led by node %d", kerr.NotLeaderForPartition, topic, partition, node)
+	}
+	return nil
+}
+
+// currentEpochOf is the epoch a client's request is checked against: the
+// partition's in cluster mode, the single node's 0 otherwise; -1 while the
+// partition has no owner.
+func (s *Server) currentEpochOf(topic string, partition int32) int32 {
+	_, epoch, ok := s.leader(topic, partition)
+	if !ok {
+		return noLeaderEpoch
+	}
+	return epoch
+}
+
+// movedTo reports, for a partition answered with err, the leader a client
+// should move to (KIP-951): its node and epoch, ok false when err is not
+// a routing error or there is no leader.
+func (s *Server) movedTo(topic string, partition int32, err error) (node, epoch int32, ok bool) {
+	if s.cfg.Cluster == nil {
+		return 0, 0, false
+	}
+	code := errCode(err)
+	if code != kerr.NotLeaderForPartition.Code && code != kerr.FencedLeaderEpoch.Code {
+		return 0, 0, false
+	}
+	return s.leader(topic, partition)
+}
+
+// brokers are the nodes Metadata and DescribeCluster list (Y1): in cluster
+// mode the live ones, else this node at the address rc dialed (or the
+// advertised one).
+func (s *Server) brokers(rc *reqCtx) []Broker {
+	if s.cfg.Cluster == nil {
+		return []Broker{{NodeID: s.cfg.NodeID, Host: rc.conn.host, Port: rc.conn.port}}
+	}
+	return s.cfg.Cluster.Brokers()
+}
+
+// controllerID is the controller Metadata and DescribeCluster name. A
+// cluster has none (etcd decides), so it is the lowest live node id, which
+// every node computes alike (Y1); -1 while no node is known.
+func (s *Server) controllerID(brokers []Broker) int32 {
+	if s.cfg.Cluster == nil {
+		return s.cfg.NodeID
+	}
+	id := int32(-1)
+	for _, b := range brokers {
+		if id < 0 || b.NodeID < id {
+			id = b.NodeID
+		}
+	}
+	return id
+}
+
+// brokerByID finds a node among the live ones.
+func brokerByID(brokers []Broker, id int32) (Broker, bool) {
+	for _, b := range brokers {
+		if b.NodeID == id {
+			return b, true
+		}
+	}
+	return Broker{}, false
+}
+
+// isCoordinator reports whether this node coordinates groups now (Y4);
+// always without Cluster.
+func (s *Server) isCoordinator() bool {
+	if s.cfg.Cluster == nil {
+		return true
+	}
+	node, ok := s.cfg.Cluster.Coordinator()
+	return ok && node == s.cfg.NodeID
+}
+
+// groupAPIs are the APIs only the group coordinator serves (Y4).
+var groupAPIs = map[int16]bool{8: true, 9: true, 11: true, 12: true, 13: true, 14: true, 15: true,
+	16: true, 42: true, 47: true, 68: true, 69: true}
+
+// notCoordinator answers a group request on a node that does not
+// coordinate groups (Y4); nil when the handler should run.
+func (s *Server) notCoordinator(key int16, req kmsg.Request) kmsg.Response {
+	if !groupAPIs[key] || s.isCoordinator() {
+		return nil
+	}
+	return notCoordinatorResponse(req)
+}
+
+// notCoordinatorResponse is NOT_COORDINATOR wherever the request's
+// response carries an error: per partition, per group or once. ListGroups
+// answers an empty list: in Kafka each broker lists the groups it
+// coordinates, and admin clients ask every broker and merge.
+func notCoordinatorResponse(req kmsg.Request) kmsg.Response {
+	code := kerr.NotCoordinator.Code
+	switch r := req.(type) {
+	case *kmsg.JoinGroupRequest:
+		resp := r.ResponseKind().(*kmsg.JoinGroupResponse)
+		resp.ErrorCode, resp.Generation, resp.MemberID = code, -1, r.MemberID
+		return resp
+	case *kmsg.HeartbeatRequest:
+		resp := r.ResponseKind().(*kmsg.HeartbeatResponse)
+		resp.ErrorCode = code
+		return resp
+	case *kmsg.LeaveGroupRequest:
+		resp := r.ResponseKind().(*kmsg.LeaveGroupResponse)
+		resp.ErrorCode = code
+		return resp
+	case *kmsg.SyncGroupRequest:
+		resp := r.ResponseKind().(*kmsg.SyncGroupResponse)
+		resp.ErrorCode = code
+		return resp
+	case *kmsg.OffsetCommitRequest:
+		resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
+		resp.Topics = offsetCommitErrors(r.Topics, code)
+		return resp
+	case *kmsg.OffsetFetchRequest:
+		return offsetFetchNotCoordinator(r)
+	case *kmsg.DescribeGroupsRequest:
+		resp := r.ResponseKind().(*kmsg.DescribeGroupsResponse)
+		for _, g := range r.Groups {
+			rg := kmsg.NewDescribeGroupsResponseGroup()
+			rg.Group, rg.ErrorCode, rg.AuthorizedOperations = g, code, authOpsNotRequested
+			resp.Groups = append(resp.Groups, rg)
+		}
+		return resp
+	case *kmsg.ListGroupsRequest:
+		return r.ResponseKind()
+	case *kmsg.DeleteGroupsRequest:
+		resp := r.ResponseKind().(*kmsg.DeleteGroupsResponse)
+		for _, g := range r.Groups {
+			rg := kmsg.NewDeleteGroupsResponseGroup()
+			rg.Group, rg.ErrorCode = g, code
+			resp.Groups = append(resp.Groups, rg)
+		}
+		return resp
+	case *kmsg.OffsetDeleteRequest:
+		resp := r.ResponseKind().(*kmsg.OffsetDeleteResponse)
+		resp.ErrorCode = code
+		return resp
+	case *kmsg.ConsumerGroupHeartbeatRequest:
+		resp := r.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+		resp.ErrorCode = code
+		return resp
+	case *kmsg.ConsumerGroupDescribeRequest:
+		resp := r.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
+		for _, g := range r.Groups {
+			rg := kmsg.NewConsumerGroupDescribeResponseGroup()
+			rg.Group, rg.ErrorCode, rg.AuthorizedOperations = g, code, authOpsNotRequested
+			resp.Groups = append(resp.Groups, rg)
+		}
+		return resp
+	}
+	panic(fmt.Sprintf("kafka: notCoordinatorResponse: %T is not a group request", req))
+}
+
+// offsetFetchNotCoordinator is OffsetFetch's NOT_COORDINATOR as Kafka's
+// OffsetFetchRequest.getErrorResponse builds it: per group from v8, once
+// from v2, per partition before.
+func offsetFetchNotCoordinator(r *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
+	code := kerr.NotCoordinator.Code
+	resp := r.ResponseKind().(*kmsg.OffsetFetchResponse)
+	switch {
+	case r.Version >= 8:
+		for _, g := range r.Groups {
+			rg := kmsg.NewOffsetFetchResponseGroup()
+			rg.Group, rg.ErrorCode = g.Group, code
+			resp.Groups = append(resp.Groups, rg)
+		}
+	case r.Version >= 2:
+		resp.ErrorCode = code
+	default:
+		for _, t := range r.Topics {
+			resp.Topics = append(resp.Topics, offsetFetchErrors(t.Topic, t.Partitions, code))
+		}
+	}
+	return resp
+}
+
+// notInCluster are the APIs not served in cluster mode (Y5):
+// transactions (the coordinator would have to write markers on other
+// nodes' partitions) and share groups.
+var notInCluster = map[int16]bool{
+	24: true, 25: true, 26: true, 28: true, // AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit
+	65: true, 66: true, // DescribeTransactions, ListTransactions
+	76: true, 77: true, 78: true, 79: true, 90: true, 91: true, 92: true, // share groups
+}
+
+// notInClusterFeature are the features not advertised in cluster mode (Y5).
+var notInClusterFeature = map[string]bool{transactionVersionFeature: true, shareVersionFeature: true}
+
+// lookupAPI is the dispatch table as this server advertises it: an API
+// not served in cluster mode is unknown, and its request closes the
+// connection as any unadvertised one does (Y5).
+func (s *Server) lookupAPI(key int16) (api, bool) {
+	if s.cfg.Cluster != nil && notInCluster[key] {
+		return api{}, false
+	}
+	return lookupAPI(key)
+}
+
+// apiKeyList is the ApiVersions key list this server advertises (Y5).
+func (s *Server) apiKeyList() []kmsg.ApiVersionsResponseApiKey {
+	if s.cfg.Cluster != nil {
+		return advertisedInCluster
+	}
+	return apiKeyList()
+}
+
+// errTxnNotServed answers a transactional id in cluster mode (Y5).
+// INVALID_REQUEST is not retriable: a client stops at once with the
+// message, where COORDINATOR_NOT_AVAILABLE would have it retry until its
+// timeout, and TRANSACTIONAL_ID_AUTHORIZATION_FAILED would send its
+// operator looking at ACLs.
+var errTxnNotServed = fmt.Errorf("%w: transactions are not served by a kgateway cluster", kerr.InvalidRequest)

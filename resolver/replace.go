@@ -1,0 +1,294 @@
+package resolver
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+
+	"github.com/kgateway/kgateway/ledger"
+	"github.com/kgateway/kgateway/storage"
+	"go.uber.org/zap"
+)
+
+// Replacing a partition's local copy (doc.go "Cluster mode", N3–N5).
+
+// ReplacePartition rebuilds partition idx of topic on a new local log that
+// starts at start, from the record batches fill passes to appendBatch, and
+// binds it in the old log's place (N3–N5). Each batch must be one whole
+// record batch, header and CRC sound, already carrying its base offset,
+// which must be the offset the batch before it ended at (start for the
+// first); appendBatch refuses anything else, and a refusal fails the
+// whole replacement even when fill goes on. The batches are written with
+// AppendOptions.NoReplicate (they come from the replicated copy) and
+// ReplacePartition returns only once they are durable, the producer and
+// transaction state replayed from them, the new binding durable and the
+// old log deleted. On an error before the new binding is durable nothing
+// changes: the old partition goes on serving and the new log is deleted.
+//
+// The copy runs without the catalog lock, so other topics' changes and
+// other partitions' replacements go on meanwhile; if this partition was
+// replaced or its topic deleted in the meantime, the copy is discarded
+// and the error wraps ErrNotLeader or ErrUnknownTopic.
+func (r *Resolver) ReplacePartition(topic string, idx int32, start Offset, fill func(appendBatch func(batch []byte) error) error) error {
+	if start < 0 {
+		return fmt.Errorf("%w: replace %s/%d at negative offset %d", ErrOffsetOutOfRange, topic, idx, start)
+	}
+	t, log, err := r.reserveFor(topic, idx)
+	if err != nil {
+		return err
+	}
+	np, err := r.buildPartition(t, idx, log, start, fill)
+	if err != nil {
+		r.discardLog(log)
+		return err
+	}
+	r.adminMu.Lock()
+	defer r.adminMu.Unlock()
+	cur, err := r.boundTopic(topic)
+	if err == nil && (cur.id != t.id || cur.parts[idx] != t.parts[idx]) {
+		err = fmt.Errorf("%w: %s/%d was replaced during the copy", ErrNotLeader, topic, idx)
+	}
+	if err == nil {
+		_, err = r.partition(topic, idx) // the resolver closed
+	}
+	if err == nil {
+		err = r.applySettings(np, r.settings(cur.configs)) // altered during the copy
+	}
+	if err != nil {
+		np.close()
+		r.discardLog(log)
+		return err
+	}
+	return r.rebindLocked(cur, idx, np)
+}
+
+// reserveFor resolves the partition to replace and reserves its new log.
+func (r *Resolver) reserveFor(topic string, idx int32) (*topic, storage.LogID, error) {
+	r.adminMu.Lock()
+	defer r.adminMu.Unlock()
+	t, err := r.boundTopic(topic)
+	if err != nil {
+		return nil, 0, err
+	}
+	if _, err := r.partition(topic, idx); err != nil { // closed, or no such index
+		return nil, 0, err
+	}
+	log, err := r.reserveLogLocked()
+	return t, log, err
+}
+
+// discardLog deletes a log no binding names, with its deletion mark.
+func (r *Resolver) discardLog(log storage.LogID) {
+	if err := r.deleteLogs([]storage.LogID{log}); err != nil {
+		r.log.Error("replace-partition-rollback-failed", zap.Stringer("log", log), zap.Error(err))
+	}
+}
+
+// reserveLogLocked allocates a log id and marks it for deletion in the
+// same write (N4): until a binding names it, Open deletes whatever of it
+// a crash left. Needs adminMu.
+func (r *Resolver) reserveLogLocked() (storage.LogID, error) {
+	log := r.nextLog
+	mark := storage.MetaOp{Key: idKey(prefixDeleting, uint64(log)), Value: []byte{}}
+	if err := r.store.ApplyMeta(putCounter(keyNextLog, uint64(log+1)), mark); err != nil {
+		return 0, storageErr("reserve log", err)
+	}
+	r.nextLog = log + 1
+	return log, nil
+}
+
+// buildPartition creates log at start, copies fill's batches into it and
+// opens a partition on it through the path Open takes (N3): the producer
+// state and transactions come from the replay of the copied batches.
+func (r *Resolver) buildPartition(t *topic, idx int32, log storage.LogID, start Offset, fill func(func([]byte) error) error) (*partition, error) {
+	if err := r.store.CreateLogAt(log, start); err != nil {
+		return nil, storageErr("create log", err)
+	}
+	s := r.settings(t.configs)
+	if err := r.copyBatches(log, start, s, fill); err != nil {
+		return nil, err
+	}
+	p, err := r.openPartition(t.name, idx, log, s)
+	if err != nil {
+		return nil, err
+	}
+	if p.app.failed != nil { // the replay failed: the producer state is incomplete
+		err := p.app.failed
+		p.close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// copyBatches writes fill's batches to log and waits until they are
+// durable (N3).
+func (r *Resolver) copyBatches(log storage.LogID, start Offset, s topicSettings, fill func(func([]byte) error) error) error {
+	ml, err := ledger.Open(r.store, log, s.ledger)
+	if err != nil {
+		return storageErr("open ledger", err)
+	}
+	defer ml.Close()
+	c := copier{ml: ml, next: start}
+	if err := fill(c.append); err != nil {
+		return errors.Join(err, c.err)
+	}
+	if c.err != nil {
+		return c.err
+	}
+	if c.last != nil {
+		if err := c.last.Wait(); err != nil {
+			return storageErr("copy", err)
+		}
+	}
+	info, err := r.store.Info(log)
+	if err != nil {
+		return storageErr("log info", err)
+	}
+	if info.End != c.next {
+		return storageErr("copy", fmt.Errorf("durable end %v, copied up to %v", info.End, c.next))
+	}
+	return nil
+}
+
+// copier is the appendBatch ReplacePartition hands to fill.
+type copier struct {
+	ml   *ledger.Managed
+	next Offset           // the offset the next batch must start at
+	last *storage.Pending // the newest write
+	err  error            // the first refusal; every later call fails too
+}
+
+func (c *copier) append(b []byte) error {
+	if c.err != nil {
+		return c.err
+	}
+	c.err = c.write(b)
+	return c.err
+}
+
+func (c *copier) write(b []byte) error {
+	h, err := parseCopiedBatch(b)
+	if err != nil {
+		return err
+	}
+	if h.BaseOffset != c.next {
+		return fmt.Errorf("%w: copied batch at %v, expected %v", ErrCorruptBatch, h.BaseOffset, c.next)
+	}
+	span := int(h.LastOffsetDelta) + 1
+	pd, err := c.ml.Write(span, b, storage.AppendOptions{
+		MaxTime:     h.MaxTimestamp,
+		NoReplicate: true, // it comes from the replicated copy
+		SuffixFrom:  attrsOff, SuffixCRC: binary.BigEndian.Uint32(b[crcOff:]),
+	})
+	if err != nil {
+		return storageErr("copy", err)
+	}
+	if got := pd.Header().Offset; got != h.BaseOffset {
+		// Cannot happen: the log is new and this is its only writer.
+		return storageErr("copy", fmt.Errorf("batch at %v written at %v", h.BaseOffset, got))
+	}
+	c.last, c.next = pd, pd.Header().End()
+	return nil
+}
+
+// parseCopiedBatch checks that b is exactly one stored record batch:
+// magic 2, its length the slice's, the CRC32C over attributes..end, and a
+// header a stored batch may have (a cleaned batch may hold fewer records
+// than it spans, L4; markers are taken, X3).
+func parseCopiedBatch(b []byte) (batchHeader, error) {
+	if len(b) < batchHeaderLen {
+		return batchHeader{}, fmt.Errorf("%w: %d bytes is shorter than a batch header", ErrCorruptBatch, len(b))
+	}
+	if b[magicOff] != 2 {
+		return batchHeader{}, fmt.Errorf("%w: magic %d", ErrCorruptBatch, int8(b[magicOff]))
+	}
+	if n := int64(binary.BigEndian.Uint32(b[batchLengthOff:])) + batchLenPrefix; n != int64(len(b)) {
+		return batchHeader{}, fmt.Errorf("%w: batch of %d bytes in %d", ErrCorruptBatch, n, len(b))
+	}
+	if want, got := binary.BigEndian.Uint32(b[crcOff:]), crc32.Checksum(b[attrsOff:], castagnoli); want != got {
+		return batchHeader{}, fmt.Errorf("%w: crc %08x, computed %08x", ErrCorruptBatch, want, got)
+	}
+	h := decodeHeader(b)
+	if err := h.checkStored(); err != nil {
+		return batchHeader{}, err
+	}
+	return h, nil
+}
+
+// rebindLocked makes np the partition's binding (N4, N5): durably, with
+// the old log marked for deletion in the same write; then in memory; then
+// the old partition is closed and its log deleted. Needs adminMu.
+func (r *Resolver) rebindLocked(t *topic, idx int32, np *partition) error {
+	old := t.parts[idx]
+	// No checkpoint of the old log may land after its keys go (as
+	// DeleteTopic).
+	old.ckptMu.Lock()
+	defer old.ckptMu.Unlock()
+	if err := r.persistRebind(t, idx, np.log); err != nil {
+		np.close()
+		r.discardLog(np.log)
+		return storageErr("rebind partition", err)
+	}
+	// From here the new binding is the durable one. A produce through the
+	// old partition that has not answered yet fails before the swap
+	// publishes the new one, so none is acknowledged from a log that is
+	// no longer bound.
+	old.markReplaced()
+	parts := append([]*partition(nil), t.parts...)
+	parts[idx] = np
+	nt := &topic{name: t.name, id: t.id, configs: t.configs, parts: parts}
+	r.mu.Lock()
+	closed := r.mu.closed
+	r.unpublishLocked(t)
+	r.publishLocked(nt)
+	r.mu.Unlock()
+	errs := []error{old.close()} // wakes its long polls (N5)
+	if closed {
+		// Close ran meanwhile and did not see np; Open binds it again.
+		errs = append(errs, np.close())
+	}
+	errs = append(errs, r.deleteLogs([]storage.LogID{old.log}))
+	if viewOn(t.configs) {
+		errs = append(errs, r.syncViews()) // the old log's view goes (W6)
+	}
+	return errors.Join(errs...)
+}
+
+// persistRebind is N4's one write: the binding names log for partition
+// idx, log is no longer marked for deletion, the old log is.
+func (r *Resolver) persistRebind(t *topic, idx int32, log storage.LogID) error {
+	logs := make([]storage.LogID, len(t.parts))
+	for i, p := range t.parts {
+		logs[i] = p.log
+	}
+	logs[idx] = log
+	return r.store.ApplyMeta(encodeTopic(t.name, t.id, logs, t.configs),
+		storage.MetaOp{Key: idKey(prefixDeleting, uint64(log)), Delete: true},
+		storage.MetaOp{Key: idKey(prefixDeleting, uint64(t.parts[idx].log)), Value: []byte{}})
+}
+
+// LogOf is the storage log partition idx of topic is bound to now.
+func (r *Resolver) LogOf(topic string, idx int32) (storage.LogID, error) {
+	p, err := r.partition(topic, idx)
+	if err != nil {
+		return 0, err
+	}
+	return p.log, nil
+}
+
+// PartitionOfLog is the partition bound to log now: its topic's name and
+// id and its index; false when no partition is bound to it.
+func (r *Resolver) PartitionOfLog(log storage.LogID) (topic string, id TopicID, idx int32, ok bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	p := r.mu.byLog[log]
+	if p == nil {
+		return "", TopicID{}, 0, false
+	}
+	t := r.mu.topics[p.topic]
+	if t == nil {
+		return "", TopicID{}, 0, false
+	}
+	return p.topic, t.id, p.index, true
+}

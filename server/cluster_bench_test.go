@@ -1,0 +1,214 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kgateway/kgateway/cluster/etcdtest"
+	"github.com/kgateway/kgateway/cluster/node"
+	"github.com/kgateway/kgateway/test/s3server"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// BenchmarkClusterProduce measures acknowledged produce throughput and
+// acknowledgement latency of a cluster of 1 and 3 in-process nodes
+// against cluster.commit.interval.ms, beside a single node on local disk
+// in the same run. Each iteration is one 1 KiB record acknowledged with
+// acks=all by one of 16 concurrent synchronous producers on 6 partitions.
+// KGW_CLUSTER_BENCH_S3=1 puts the objects on the S3 server (versitygw)
+// instead of a file:// bucket.
+//
+//	go test -run '^$' -bench ClusterProduce -benchtime 4000x ./server/
+func BenchmarkClusterProduce(b *testing.B) {
+	b.Run("local", func(b *testing.B) {
+		s, err := Open(Config{DataDir: b.TempDir(), Listen: "127.0.0.1:0"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		go s.Serve()
+		defer s.Close()
+		benchProduce(b, []string{s.Addr().String()})
+	})
+	for _, nodes := range []int32{1, 3} {
+		for _, interval := range []time.Duration{0, 5 * time.Millisecond, 20 * time.Millisecond} {
+			b.Run(fmt.Sprintf("nodes=%d/interval=%v", nodes, interval), func(b *testing.B) {
+				c := newBenchCluster(b, nodes, interval)
+				benchProduce(b, c)
+			})
+		}
+	}
+}
+
+// newBenchCluster starts nodes in-process nodes and returns their
+// addresses.
+func newBenchCluster(b *testing.B, nodes int32, interval time.Duration) []string {
+	bucket := (&url.URL{Scheme: "file", Path: b.TempDir()}).String()
+	if os.Getenv("KGW_CLUSTER_BENCH_S3") != "" {
+		bucket = s3server.Start(b).URL
+	}
+	etcd := etcdtest.Start(b).Endpoint()
+	var addrs []string
+	for id := range nodes {
+		s, err := Open(Config{DataDir: b.TempDir(), Listen: "127.0.0.1:0", ObjectStoreURL: bucket,
+			Cluster: &node.Config{NodeID: id + 1, Endpoints: []string{etcd}, SessionTimeout: 2 * time.Second,
+				CommitInterval: interval, Tick: 50 * time.Millisecond},
+			Kafka: kafkaConfigFor(id + 1)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		go s.Serve()
+		b.Cleanup(func() { s.Close() })
+		addrs = append(addrs, s.Addr().String())
+	}
+	return addrs
+}
+
+func benchProduce(b *testing.B, seeds []string) {
+	const producers, parts = 16, 6
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic("bench"),
+		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.ProducerLinger(0))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CreateTopic(ctx, parts, 1, nil, "bench"); err != nil {
+		b.Fatal(err)
+	}
+	value := make([]byte, 1024)
+	// Wait until every partition takes a write (placement has run).
+	for p := range int32(parts) {
+		for {
+			err := cl.ProduceSync(ctx, &kgo.Record{Value: value, Partition: p}).FirstErr()
+			if err == nil {
+				break
+			}
+			if ctx.Err() != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	lat := make([][]time.Duration, producers)
+	var wg sync.WaitGroup
+	var next sync.Mutex
+	left := b.N
+	b.SetBytes(int64(len(value)))
+	b.ResetTimer()
+	start := time.Now()
+	for i := range producers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				next.Lock()
+				if left == 0 {
+					next.Unlock()
+					return
+				}
+				left--
+				next.Unlock()
+				t0 := time.Now()
+				if err := cl.ProduceSync(ctx, &kgo.Record{Value: value}).FirstErr(); err != nil {
+					b.Error(err)
+					return
+				}
+				lat[i] = append(lat[i], time.Since(t0))
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	all := slices.Concat(lat...)
+	slices.Sort(all)
+	if len(all) == 0 {
+		return
+	}
+	q := func(f float64) float64 { return float64(all[int(f*float64(len(all)-1))].Microseconds()) / 1000 }
+	b.ReportMetric(q(0.5), "p50-ms")
+	b.ReportMetric(q(0.99), "p99-ms")
+	b.ReportMetric(float64(len(all))/elapsed.Seconds(), "acks/s")
+}
+
+// BenchmarkClusterThroughput measures produce and then consume
+// throughput, pipelined (franz-go batching, many records in flight), of
+// a cluster of 1 and 3 in-process nodes beside a single node on local
+// disk. Each iteration is one 1 KiB record.
+//
+//	go test -run '^$' -bench ClusterThroughput -benchtime 50000x ./server/
+func BenchmarkClusterThroughput(b *testing.B) {
+	b.Run("local", func(b *testing.B) {
+		s, err := Open(Config{DataDir: b.TempDir(), Listen: "127.0.0.1:0"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		go s.Serve()
+		defer s.Close()
+		benchThroughput(b, []string{s.Addr().String()})
+	})
+	for _, nodes := range []int32{1, 3} {
+		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
+			benchThroughput(b, newBenchCluster(b, nodes, 5*time.Millisecond))
+		})
+	}
+}
+
+func benchThroughput(b *testing.B, seeds []string) {
+	const parts = 6
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic("tp"),
+		kgo.ConsumeTopics("tp"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, parts, 1, nil, "tp"); err != nil {
+		b.Fatal(err)
+	}
+	value := make([]byte, 1024)
+	for p := range int32(parts) { // placement has run once each takes a write
+		for cl.ProduceSync(ctx, &kgo.Record{Value: value, Partition: p}).FirstErr() != nil {
+			if ctx.Err() != nil {
+				b.Fatal(ctx.Err())
+			}
+		}
+	}
+	b.SetBytes(int64(len(value)))
+	b.ResetTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range b.N {
+		wg.Add(1)
+		cl.Produce(ctx, &kgo.Record{Value: value}, func(_ *kgo.Record, err error) {
+			if err != nil {
+				b.Error(err)
+			}
+			wg.Done()
+		})
+	}
+	wg.Wait()
+	produced := time.Since(start)
+	start = time.Now()
+	for n := 0; n < b.N+parts; {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			b.Fatal(ctx.Err())
+		}
+		n += fs.NumRecords()
+	}
+	consumed := time.Since(start)
+	b.StopTimer()
+	mb := float64(b.N) * float64(len(value)) / 1e6
+	b.ReportMetric(mb/produced.Seconds(), "produce-MB/s")
+	b.ReportMetric(mb/consumed.Seconds(), "consume-MB/s")
+}

@@ -1,0 +1,381 @@
+package server
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kgateway/kgateway/cluster/etcdtest"
+	"github.com/kgateway/kgateway/cluster/node"
+	"github.com/kgateway/kgateway/kafka"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+)
+
+// testCluster is N in-process nodes over one embedded etcd and one
+// file:// bucket.
+type testCluster struct {
+	t      *testing.T
+	etcd   *etcdtest.Server
+	bucket string
+	mu     sync.Mutex
+	nodes  map[int32]*Server
+	dirs   map[int32]string
+}
+
+func newTestCluster(t *testing.T) *testCluster {
+	return &testCluster{t: t, etcd: etcdtest.Start(t),
+		bucket: (&url.URL{Scheme: "file", Path: t.TempDir()}).String(),
+		nodes:  map[int32]*Server{}, dirs: map[int32]string{}}
+}
+
+// start opens and serves node id (again, after stop: over its old
+// directory, which it empties).
+func (c *testCluster) start(id int32) *Server {
+	c.t.Helper()
+	dir, ok := c.dirs[id]
+	if !ok {
+		dir = c.t.TempDir()
+		c.dirs[id] = dir
+	}
+	s, err := Open(Config{
+		DataDir: dir, Listen: "127.0.0.1:0", ObjectStoreURL: c.bucket,
+		Cluster: &node.Config{NodeID: id, Endpoints: []string{c.etcd.Endpoint()},
+			SessionTimeout: time.Second, Tick: 50 * time.Millisecond},
+		Kafka:  kafkaConfigFor(id),
+		Logger: testLogger(c.t, id),
+	})
+	if err != nil {
+		c.t.Fatalf("node %d: %v", id, err)
+	}
+	go s.Serve()
+	c.mu.Lock()
+	c.nodes[id] = s
+	c.mu.Unlock()
+	c.t.Cleanup(func() { c.stop(id) })
+	return s
+}
+
+// stop closes node id gracefully (it hands its partitions over, J5).
+func (c *testCluster) stop(id int32) {
+	c.mu.Lock()
+	s := c.nodes[id]
+	delete(c.nodes, id)
+	c.mu.Unlock()
+	if s != nil {
+		s.Close()
+	}
+}
+
+func (c *testCluster) seeds() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, s := range c.nodes {
+		out = append(out, s.Addr().String())
+	}
+	return out
+}
+
+func (c *testCluster) client(opts ...kgo.Opt) *kgo.Client {
+	c.t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.seeds()...),
+		kgo.RetryTimeout(60 * time.Second), kgo.MetadataMinAge(50 * time.Millisecond)}, opts...)...)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(cl.Close)
+	return cl
+}
+
+// waitLeaders waits until every partition of topic has a leader among
+// want (all live nodes when nil) and returns the leaders.
+func (c *testCluster) waitLeaders(adm *kadm.Client, topic string, parts int) map[int32]int32 {
+	c.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		md, err := adm.Metadata(ctx, topic)
+		cancel()
+		leaders := map[int32]int32{}
+		if err == nil {
+			if td, ok := md.Topics[topic]; ok && td.Err == nil {
+				for _, p := range td.Partitions {
+					if p.Err == nil && p.Leader >= 0 {
+						leaders[p.Partition] = p.Leader
+					}
+				}
+			}
+		}
+		if len(leaders) == parts {
+			return leaders
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("partitions of %s without a leader: have %v (err %v)", topic, leaders, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestClusterProduceFetchAcrossNodes(t *testing.T) {
+	c := newTestCluster(t)
+	for id := int32(1); id <= 3; id++ {
+		c.start(id)
+	}
+	cl := c.client(kgo.DefaultProduceTopic("t"), kgo.RequiredAcks(kgo.AllISRAcks()))
+	adm := kadm.NewClient(cl)
+	ctx := testCtx(t)
+	if _, err := adm.CreateTopic(ctx, 6, 1, nil, "t"); err != nil {
+		t.Fatal(err)
+	}
+	leaders := c.waitLeaders(adm, "t", 6)
+	spread := map[int32]bool{}
+	for _, l := range leaders {
+		spread[l] = true
+	}
+	if len(spread) < 2 {
+		t.Errorf("6 partitions all on %v: placement does not spread", leaders)
+	}
+	var want []string
+	for i := range 300 {
+		v := fmt.Sprintf("v%03d", i)
+		want = append(want, v)
+		if err := cl.ProduceSync(ctx, &kgo.Record{Key: []byte(v), Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatalf("produce %d: %v", i, err)
+		}
+	}
+	got := consumeAll(t, c, "t", len(want))
+	if strings.Join(got, ",") != strings.Join(sortedCopy(want), ",") {
+		t.Fatalf("consumed %d records, want %d", len(got), len(want))
+	}
+}
+
+// TestClusterFailoverKeepsAcknowledged: a node that stops without a
+// handover (its session ends) loses its partitions to the others, which
+// serve every acknowledged record from the published copy (J3).
+func TestClusterFailoverKeepsAcknowledged(t *testing.T) {
+	c := newTestCluster(t)
+	for id := int32(1); id <= 3; id++ {
+		c.start(id)
+	}
+	cl := c.client(kgo.DefaultProduceTopic("f"))
+	adm := kadm.NewClient(cl)
+	ctx := testCtx(t)
+	if _, err := adm.CreateTopic(ctx, 3, 1, nil, "f"); err != nil {
+		t.Fatal(err)
+	}
+	leaders := c.waitLeaders(adm, "f", 3)
+	var want []string
+	for i := range 90 {
+		v := fmt.Sprintf("a%03d", i)
+		want = append(want, v)
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	victim := leaders[0]
+	c.stop(victim)
+	for i := range 90 {
+		v := fmt.Sprintf("b%03d", i)
+		want = append(want, v)
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := c.waitLeaders(adm, "f", 3)
+	for p, l := range after {
+		if l == victim {
+			t.Fatalf("partition %d still led by the stopped node %d", p, victim)
+		}
+	}
+	got := consumeAll(t, c, "f", len(want))
+	if strings.Join(got, ",") != strings.Join(sortedCopy(want), ",") {
+		t.Fatalf("consumed %v, want %v", got, sortedCopy(want))
+	}
+}
+
+// TestClusterNotLeader: a produce sent to a node that does not own the
+// partition is refused with NOT_LEADER_OR_FOLLOWER and writes nothing.
+func TestClusterNotLeader(t *testing.T) {
+	c := newTestCluster(t)
+	for id := int32(1); id <= 2; id++ {
+		c.start(id)
+	}
+	cl := c.client()
+	adm := kadm.NewClient(cl)
+	ctx := testCtx(t)
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "n"); err != nil {
+		t.Fatal(err)
+	}
+	leader := c.waitLeaders(adm, "n", 1)[0]
+	other := int32(1)
+	if leader == 1 {
+		other = 2
+	}
+	c.mu.Lock()
+	addr := c.nodes[other].Addr().String()
+	c.mu.Unlock()
+	direct, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer direct.Close()
+	// A client follows Metadata to the leader; a request to one broker
+	// pins the wrong node.
+	req := kmsg.NewPtrProduceRequest()
+	req.Acks, req.TimeoutMillis = -1, 10_000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = "n"
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Records = oneRecordBatch()
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, direct.Broker(int(other)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := resp.Topics[0].Partitions[0]
+	if got.ErrorCode != kerr.NotLeaderForPartition.Code {
+		t.Fatalf("produce to a follower: error code %d, want NOT_LEADER_OR_FOLLOWER", got.ErrorCode)
+	}
+	if resp.Version >= 10 && got.CurrentLeader.LeaderID != leader {
+		t.Errorf("current leader %d in the answer, want %d (KIP-951)", got.CurrentLeader.LeaderID, leader)
+	}
+	// Nothing was written: the partition is still empty.
+	offs, err := adm.ListEndOffsets(ctx, "n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := offs.Lookup("n", 0); o.Offset != 0 {
+		t.Fatalf("end offset %d after a refused produce, want 0", o.Offset)
+	}
+}
+
+func kafkaConfigFor(id int32) kafka.Config { return kafka.Config{NodeID: id} }
+
+// oneRecordBatch is an uncompressed magic-2 batch of one record, with its
+// CRC32C, not idempotent.
+func oneRecordBatch() []byte {
+	r := kmsg.Record{Key: []byte("k"), Value: []byte("v")}
+	r.Length = int32(len(r.AppendTo(nil)) - 1)
+	b := kmsg.RecordBatch{Magic: 2, NumRecords: 1, Records: r.AppendTo(nil), PartitionLeaderEpoch: -1,
+		ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1, FirstTimestamp: 1, MaxTimestamp: 1}
+	raw := b.AppendTo(nil)
+	binary.BigEndian.PutUint32(raw[8:], uint32(len(raw)-12))
+	binary.BigEndian.PutUint32(raw[17:], crc32.Checksum(raw[21:], crc32.MakeTable(crc32.Castagnoli)))
+	return raw
+}
+
+func sortedCopy(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
+}
+
+// consumeAll reads n records of topic from the start, from every
+// partition, through the cluster's leaders, sorted by value.
+func consumeAll(t *testing.T, c *testCluster, topic string, n int) []string {
+	t.Helper()
+	cl := c.client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var got []string
+	for len(got) < n {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("consumed %d of %d records before the deadline", len(got), n)
+		}
+		fs.EachError(func(topic string, p int32, err error) { t.Logf("fetch %s/%d: %v", topic, p, err) })
+		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+	}
+	slices.Sort(got)
+	return got
+}
+
+// testLogger logs node id's messages to the test log with KGW_DEBUG set.
+func testLogger(t *testing.T, id int32) *zap.Logger {
+	if os.Getenv("KGW_DEBUG") == "" {
+		return nil
+	}
+	return zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)).With(zap.Int32("node", id))
+}
+
+// TestClusterCoordinatorMoves: committed offsets survive the coordinator
+// role moving to another node (J6): the new coordinator restores them
+// from etcd, and a consumer group resumes from them.
+func TestClusterCoordinatorMoves(t *testing.T) {
+	c := newTestCluster(t)
+	for id := int32(1); id <= 3; id++ {
+		c.start(id)
+	}
+	cl := c.client(kgo.DefaultProduceTopic("g"))
+	adm := kadm.NewClient(cl)
+	ctx := testCtx(t)
+	if _, err := adm.CreateTopic(ctx, 3, 1, nil, "g"); err != nil {
+		t.Fatal(err)
+	}
+	c.waitLeaders(adm, "g", 3)
+	offs := kadm.Offsets{}
+	for p := range int32(3) {
+		offs.Add(kadm.Offset{Topic: "g", Partition: p, At: int64(10 + p), LeaderEpoch: -1})
+	}
+	if err := adm.CommitAllOffsets(ctx, "grp", offs); err != nil {
+		t.Fatal(err)
+	}
+	coord := c.coordinator(adm, "grp")
+	c.stop(coord)
+	// A fresh client: this one may keep dialing the stopped node, which it
+	// cached as the coordinator, until its retries run out.
+	adm = kadm.NewClient(c.client())
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got, err := adm.FetchOffsets(ctx, "grp")
+		if err == nil && got.Error() == nil {
+			for p := range int32(3) {
+				o, ok := got.Lookup("g", p)
+				if !ok || o.At != int64(10+p) {
+					t.Fatalf("partition %d: committed offset %+v after the coordinator moved, want %d", p, o, 10+p)
+				}
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("offsets not served after the coordinator moved: %v %v", err, got.Error())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if now := c.coordinator(adm, "grp"); now == coord {
+		t.Fatalf("coordinator still %d after it stopped", coord)
+	}
+}
+
+// coordinator is the node FindCoordinator names for group.
+func (c *testCluster) coordinator(adm *kadm.Client, group string) int32 {
+	c.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		resp := adm.FindGroupCoordinators(ctx, group)
+		cancel()
+		r, ok := resp[group]
+		if ok && r.Err == nil {
+			return r.NodeID
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("no coordinator for %s: %+v", group, r)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
