@@ -95,7 +95,10 @@ type Node struct {
 		held    map[string]*held        // pkey → an ownership of this node
 		byLog   map[storage.LogID]*held
 		started bool
-		leaving bool
+		// regLease is the lease of the session the registration was
+		// last made under: a new session must register again.
+		regLease clientv3.LeaseID
+		leaving  bool
 	}
 }
 
@@ -195,13 +198,35 @@ func (n *Node) register(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("cluster: register: %w", err)
 	}
-	if resp.Succeeded {
-		return nil
+	kvs := resp.Responses[0].GetResponseRange().GetKvs()
+	if !resp.Succeeded && (len(kvs) == 0 || clientv3.LeaseID(kvs[0].Lease) != sess.Lease()) {
+		return fmt.Errorf("cluster: node id %d is registered by a live node", n.cfg.NodeID)
 	}
-	if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 && clientv3.LeaseID(kvs[0].Lease) == sess.Lease() {
-		return nil
+	n.mu.Lock()
+	n.mu.regLease = sess.Lease()
+	n.mu.Unlock()
+	return nil
+}
+
+// ensureRegistered registers the current session if it is not yet (J1).
+// After a session loss, the registration of the lost session can outlive
+// it until its lease expires (etcd's clock, or an etcd restart that
+// renewed it): registering fails until then, and is retried every round.
+func (n *Node) ensureRegistered() bool {
+	n.mu.Lock()
+	ok := n.mu.regLease == n.mu.sess.Lease()
+	n.mu.Unlock()
+	if ok {
+		return true
 	}
-	return fmt.Errorf("cluster: node id %d is registered by a live node", n.cfg.NodeID)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := n.register(ctx); err != nil {
+		n.log.Debug("cluster-register-retry", zap.Error(err))
+		return false
+	}
+	n.log.Info("cluster-registered-again")
+	return true
 }
 
 // Start registers the node as self (its advertised address) and starts

@@ -86,7 +86,7 @@ func (n *Node) run() {
 
 // round is one placement pass, then upkeep of what this node serves.
 func (n *Node) round() {
-	if n.sessionLost() {
+	if n.sessionLost() || !n.ensureRegistered() {
 		return
 	}
 	n.mu.Lock()

@@ -265,8 +265,8 @@ func (c *Config) set(f field, s string) error {
 			return fmt.Errorf("not a number: %q", s)
 		}
 		v.SetFloat(f)
-	case reflect.Int, reflect.Int64:
-		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	case reflect.Int, reflect.Int32, reflect.Int64:
+		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, v.Type().Bits())
 		if err != nil {
 			return fmt.Errorf("not an integer: %q", s)
 		}

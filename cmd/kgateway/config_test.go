@@ -213,3 +213,21 @@ func TestConfigConsumerGroupSettings(t *testing.T) {
 		t.Fatalf("group config %+v", gc)
 	}
 }
+
+// The cluster settings reach the node's configuration: node.id is an
+// int32 setting, parsed as one (a value past int32 is refused, not
+// wrapped).
+func TestConfigClusterSettings(t *testing.T) {
+	l, err := load("kgateway", []string{"--node-id", "7", "--cluster-etcd-endpoints", "http://127.0.0.1:2379,http://127.0.0.2:2379",
+		"--object-store-url", "file:///tmp/x", "--cluster-session-timeout-ms", "3000"}, nil, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc := l.cfg.clusterConfig(zap.NewNop())
+	if nc == nil || nc.NodeID != 7 || len(nc.Endpoints) != 2 || nc.SessionTimeout != 3*time.Second {
+		t.Fatalf("node config %+v", nc)
+	}
+	if _, err := load("kgateway", []string{"--node-id", "4294967297"}, nil, os.Stderr); err == nil || !strings.Contains(err.Error(), "node-id") {
+		t.Fatalf("--node-id 4294967297: %v", err)
+	}
+}
