@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 )
@@ -377,5 +379,51 @@ func (c *testCluster) coordinator(adm *kadm.Client, group string) int32 {
 			c.t.Fatalf("no coordinator for %s: %+v", group, r)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestClusterGracefulStopHandsOver: once a node's Close returns, it is
+// deregistered and owns nothing (J5), and the partitions it led are
+// served by the others with every acknowledged record.
+func TestClusterGracefulStopHandsOver(t *testing.T) {
+	c := newTestCluster(t)
+	for id := int32(1); id <= 3; id++ {
+		c.start(id)
+	}
+	cl := c.client(kgo.DefaultProduceTopic("h"))
+	adm := kadm.NewClient(cl)
+	ctx := testCtx(t)
+	if _, err := adm.CreateTopic(ctx, 6, 1, nil, "h"); err != nil {
+		t.Fatal(err)
+	}
+	leaders := c.waitLeaders(adm, "h", 6)
+	var want []string
+	for i := range 60 {
+		v := fmt.Sprintf("h%03d", i)
+		want = append(want, v)
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	victim := leaders[0]
+	c.stop(victim)
+	etcd := c.etcd.Client(t)
+	resp, err := etcd.Get(ctx, node.DefaultPrefix, clientv3.WithPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := strconv.Itoa(int(victim))
+	for _, kv := range resp.Kvs {
+		k := string(kv.Key)
+		if k == node.DefaultPrefix+"nodes/"+name {
+			t.Errorf("node %d still registered after Close", victim)
+		}
+		if strings.HasPrefix(k, node.DefaultPrefix+"owner/") && strings.Contains(string(kv.Value), `"node":"`+name+`"`) {
+			t.Errorf("%s still owned by node %d after Close: %s", k, victim, kv.Value)
+		}
+	}
+	got := consumeAll(t, c, "h", len(want))
+	if strings.Join(got, ",") != strings.Join(sortedCopy(want), ",") {
+		t.Fatalf("consumed %v, want %v", got, sortedCopy(want))
 	}
 }
