@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kgateway/kgateway/cluster/owner"
@@ -100,6 +101,7 @@ func (n *Node) round() {
 		return // not yet seen by the watch, or deregistered: place nothing
 	}
 	want := map[string]bool{}
+	var free []slot
 	for _, s := range n.slots() {
 		mine := preferred(s.pkey, live) == n.cfg.NodeID
 		want[s.pkey] = true
@@ -111,7 +113,7 @@ func (n *Node) round() {
 		case h != nil && h.broken:
 			n.release(context.Background(), h)
 		case h == nil && mine && !owned:
-			n.acquire(s)
+			free = append(free, s)
 		case h != nil && !mine && rec.Node == n.name:
 			n.release(context.Background(), h) // handover (J2)
 		case h != nil:
@@ -123,6 +125,7 @@ func (n *Node) round() {
 		default:
 		}
 	}
+	n.acquireAll(free)
 	// Ownerships of partitions that are gone (their topic was deleted).
 	n.mu.Lock()
 	var gone []*held
@@ -167,6 +170,32 @@ func (n *Node) sessionLost() bool {
 		n.log.Warn("cluster-register-failed", zap.Error(err))
 	}
 	return true
+}
+
+// acquireConcurrency bounds the acquisitions (each an etcd transaction,
+// then a rebuild reading the partition's objects) that run at once: a
+// failover moves many partitions, and they rebuild in parallel.
+const acquireConcurrency = 8
+
+// acquireAll acquires every slot of free, at most acquireConcurrency at a
+// time, and returns when all are done.
+func (n *Node) acquireAll(free []slot) {
+	sem := make(chan struct{}, acquireConcurrency)
+	var wg sync.WaitGroup
+	for _, s := range free {
+		select {
+		case <-n.stop:
+			wg.Wait()
+			return
+		case sem <- struct{}{}:
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			n.acquire(s)
+		}()
+	}
+	wg.Wait()
 }
 
 // acquire takes s if it is free and rebuilds it before serving it (J3).
