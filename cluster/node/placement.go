@@ -339,13 +339,27 @@ func (n *Node) upkeep(h *held) {
 			h.start = int64(start)
 		}
 	}
-	if time.Since(h.merged) > 10*time.Second {
-		h.merged = time.Now()
-		if _, err := n.p.Diskless.Merge(ctx, h.o, h.pkey); err != nil && !errors.Is(err, owner.ErrFenced) {
+	if time.Since(h.merged) < time.Second {
+		return
+	}
+	h.merged = time.Now()
+	// Every group commit adds a range: a busy partition adds hundreds a
+	// second. One Merge takes as many as an etcd transaction holds, so
+	// merge until nothing is left, within a bound per round.
+	for range maxMergesPerRound {
+		merged, err := n.p.Diskless.Merge(ctx, h.o, h.pkey)
+		if err != nil && !errors.Is(err, owner.ErrFenced) {
 			n.log.Warn("cluster-merge-failed", zap.String("pkey", h.pkey), zap.Error(err))
+		}
+		if err != nil || merged == 0 {
+			return
 		}
 	}
 }
+
+// maxMergesPerRound bounds the merges of one partition in one round, so
+// that one busy partition does not hold the others' upkeep back.
+const maxMergesPerRound = 32
 
 // nodeOf parses an owner record's node name.
 func nodeOf(name string) (int32, bool) {
