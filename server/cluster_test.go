@@ -427,3 +427,53 @@ func TestClusterGracefulStopHandsOver(t *testing.T) {
 		t.Fatalf("consumed %v, want %v", got, sortedCopy(want))
 	}
 }
+
+// TestClusterMergesRanges: the many small ranges of a partition's group
+// commits are merged in the background, so etcd keeps a few records per
+// partition; a new owner rebuilds the same records from merged objects.
+func TestClusterMergesRanges(t *testing.T) {
+	c := newTestCluster(t)
+	c.start(1)
+	cl := c.client(kgo.DefaultProduceTopic("m"))
+	adm := kadm.NewClient(cl)
+	ctx := testCtx(t)
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "m"); err != nil {
+		t.Fatal(err)
+	}
+	c.waitLeaders(adm, "m", 1)
+	var want []string
+	for i := range 100 { // one group commit each: 100 ranges
+		v := fmt.Sprintf("m%03d", i)
+		want = append(want, v)
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	etcd := c.etcd.Client(t)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := etcd.Get(ctx, node.DefaultPrefix+"log/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ranges := 0
+		for _, kv := range resp.Kvs {
+			if strings.Contains(string(kv.Key), "/r/") {
+				ranges++
+			}
+		}
+		if ranges <= 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d range records after 100 commits: not merged", ranges)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	c.start(2)
+	c.stop(1) // node 2 rebuilds from the merged objects
+	got := consumeAll(t, c, "m", len(want))
+	if strings.Join(got, ",") != strings.Join(sortedCopy(want), ",") {
+		t.Fatalf("consumed %v, want %v", got, sortedCopy(want))
+	}
+}
