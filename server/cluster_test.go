@@ -102,8 +102,8 @@ func (c *testCluster) client(opts ...kgo.Opt) *kgo.Client {
 	return cl
 }
 
-// waitLeaders waits until every partition of topic has a leader among
-// want (all live nodes when nil) and returns the leaders.
+// waitLeaders waits until every partition of topic (parts of them; -1:
+// any) has a leader and returns the leaders.
 func (c *testCluster) waitLeaders(adm *kadm.Client, topic string, parts int) map[int32]int32 {
 	c.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
@@ -121,7 +121,7 @@ func (c *testCluster) waitLeaders(adm *kadm.Client, topic string, parts int) map
 				}
 			}
 		}
-		if len(leaders) == parts {
+		if len(leaders) == parts || parts < 0 && len(leaders) > 0 {
 			return leaders
 		}
 		if time.Now().After(deadline) {
@@ -475,5 +475,102 @@ func TestClusterMergesRanges(t *testing.T) {
 	got := consumeAll(t, c, "m", len(want))
 	if strings.Join(got, ",") != strings.Join(sortedCopy(want), ",") {
 		t.Fatalf("consumed %v, want %v", got, sortedCopy(want))
+	}
+}
+
+// TestClusterIdempotentRetryAfterFailover: an idempotent producer's retry
+// of an acknowledged batch, sent to the partition's new owner after a
+// failover, is recognised as a duplicate (J3: producer state is replayed
+// from the published batches) and gets the original offset.
+func TestClusterIdempotentRetryAfterFailover(t *testing.T) {
+	c := newTestCluster(t)
+	for id := int32(1); id <= 2; id++ {
+		c.start(id)
+	}
+	cl := c.client()
+	adm := kadm.NewClient(cl)
+	ctx := testCtx(t)
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "i"); err != nil {
+		t.Fatal(err)
+	}
+	leader := c.waitLeaders(adm, "i", 1)[0]
+	init := kmsg.NewPtrInitProducerIDRequest()
+	init.TransactionTimeoutMillis = -1
+	ir, err := init.RequestWith(ctx, cl)
+	if err != nil || ir.ErrorCode != 0 {
+		t.Fatalf("InitProducerId: %v %d", err, ir.ErrorCode)
+	}
+	batches := [][]byte{
+		idempotentBatch(ir.ProducerID, ir.ProducerEpoch, 0),
+		idempotentBatch(ir.ProducerID, ir.ProducerEpoch, 1),
+	}
+	var offsets []int64
+	for _, b := range batches {
+		offsets = append(offsets, produceTo(t, ctx, cl, leader, "i", b))
+	}
+	c.stop(leader)
+	next := c.waitMoved(adm, "i", 0, leader)
+	// The retry of the last batch: the original offset, nothing written.
+	if got := produceTo(t, ctx, cl, next, "i", batches[1]); got != offsets[1] {
+		t.Fatalf("retried batch got offset %d, want the original %d", got, offsets[1])
+	}
+	end, err := adm.ListEndOffsets(ctx, "i")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := end.Lookup("i", 0); o.Offset != offsets[1]+1 {
+		t.Fatalf("end offset %d after the retry, want %d: the retry was written again", o.Offset, offsets[1]+1)
+	}
+}
+
+// produceTo sends batch to topic/0 on node id, acks=all, and returns the
+// base offset it was given.
+func produceTo(t *testing.T, ctx context.Context, cl *kgo.Client, id int32, topic string, batch []byte) int64 {
+	t.Helper()
+	req := kmsg.NewPtrProduceRequest()
+	req.Acks, req.TimeoutMillis = -1, 10_000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Records = batch
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl.Broker(int(id)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := resp.Topics[0].Partitions[0]
+	if p.ErrorCode != 0 {
+		t.Fatalf("produce to node %d: error code %d", id, p.ErrorCode)
+	}
+	return p.BaseOffset
+}
+
+// idempotentBatch is a one-record batch of producer pid at epoch and
+// sequence seq.
+func idempotentBatch(pid int64, epoch int16, seq int32) []byte {
+	r := kmsg.Record{Key: []byte("k"), Value: fmt.Appendf(nil, "seq %d", seq)}
+	r.Length = int32(len(r.AppendTo(nil)) - 1)
+	b := kmsg.RecordBatch{Magic: 2, NumRecords: 1, Records: r.AppendTo(nil), PartitionLeaderEpoch: -1,
+		ProducerID: pid, ProducerEpoch: epoch, FirstSequence: seq, FirstTimestamp: 1, MaxTimestamp: 1}
+	raw := b.AppendTo(nil)
+	binary.BigEndian.PutUint32(raw[8:], uint32(len(raw)-12))
+	binary.BigEndian.PutUint32(raw[17:], crc32.Checksum(raw[21:], crc32.MakeTable(crc32.Castagnoli)))
+	return raw
+}
+
+// waitMoved waits until partition p of topic is led by a node other than
+// from, and returns it.
+func (c *testCluster) waitMoved(adm *kadm.Client, topic string, p, from int32) int32 {
+	c.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if l, ok := c.waitLeaders(adm, topic, -1)[p]; ok && l != from {
+			return l
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("%s/%d still led by node %d", topic, p, from)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
