@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 )
@@ -100,8 +102,8 @@ func (c *testCluster) client(opts ...kgo.Opt) *kgo.Client {
 	return cl
 }
 
-// waitLeaders waits until every partition of topic has a leader among
-// want (all live nodes when nil) and returns the leaders.
+// waitLeaders waits until every partition of topic (parts of them; -1:
+// any) has a leader and returns the leaders.
 func (c *testCluster) waitLeaders(adm *kadm.Client, topic string, parts int) map[int32]int32 {
 	c.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
@@ -119,7 +121,7 @@ func (c *testCluster) waitLeaders(adm *kadm.Client, topic string, parts int) map
 				}
 			}
 		}
-		if len(leaders) == parts {
+		if len(leaders) == parts || parts < 0 && len(leaders) > 0 {
 			return leaders
 		}
 		if time.Now().After(deadline) {
@@ -377,5 +379,198 @@ func (c *testCluster) coordinator(adm *kadm.Client, group string) int32 {
 			c.t.Fatalf("no coordinator for %s: %+v", group, r)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestClusterGracefulStopHandsOver: once a node's Close returns, it is
+// deregistered and owns nothing (J5), and the partitions it led are
+// served by the others with every acknowledged record.
+func TestClusterGracefulStopHandsOver(t *testing.T) {
+	c := newTestCluster(t)
+	for id := int32(1); id <= 3; id++ {
+		c.start(id)
+	}
+	cl := c.client(kgo.DefaultProduceTopic("h"))
+	adm := kadm.NewClient(cl)
+	ctx := testCtx(t)
+	if _, err := adm.CreateTopic(ctx, 6, 1, nil, "h"); err != nil {
+		t.Fatal(err)
+	}
+	leaders := c.waitLeaders(adm, "h", 6)
+	var want []string
+	for i := range 60 {
+		v := fmt.Sprintf("h%03d", i)
+		want = append(want, v)
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	victim := leaders[0]
+	c.stop(victim)
+	etcd := c.etcd.Client(t)
+	resp, err := etcd.Get(ctx, node.DefaultPrefix, clientv3.WithPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := strconv.Itoa(int(victim))
+	for _, kv := range resp.Kvs {
+		k := string(kv.Key)
+		if k == node.DefaultPrefix+"nodes/"+name {
+			t.Errorf("node %d still registered after Close", victim)
+		}
+		if strings.HasPrefix(k, node.DefaultPrefix+"owner/") && strings.Contains(string(kv.Value), `"node":"`+name+`"`) {
+			t.Errorf("%s still owned by node %d after Close: %s", k, victim, kv.Value)
+		}
+	}
+	got := consumeAll(t, c, "h", len(want))
+	if strings.Join(got, ",") != strings.Join(sortedCopy(want), ",") {
+		t.Fatalf("consumed %v, want %v", got, sortedCopy(want))
+	}
+}
+
+// TestClusterMergesRanges: the many small ranges of a partition's group
+// commits are merged in the background, so etcd keeps a few records per
+// partition; a new owner rebuilds the same records from merged objects.
+func TestClusterMergesRanges(t *testing.T) {
+	c := newTestCluster(t)
+	c.start(1)
+	cl := c.client(kgo.DefaultProduceTopic("m"))
+	adm := kadm.NewClient(cl)
+	ctx := testCtx(t)
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "m"); err != nil {
+		t.Fatal(err)
+	}
+	c.waitLeaders(adm, "m", 1)
+	var want []string
+	for i := range 100 { // one group commit each: 100 ranges
+		v := fmt.Sprintf("m%03d", i)
+		want = append(want, v)
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	etcd := c.etcd.Client(t)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := etcd.Get(ctx, node.DefaultPrefix+"log/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ranges := 0
+		for _, kv := range resp.Kvs {
+			if strings.Contains(string(kv.Key), "/r/") {
+				ranges++
+			}
+		}
+		if ranges <= 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d range records after 100 commits: not merged", ranges)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	c.start(2)
+	c.stop(1) // node 2 rebuilds from the merged objects
+	got := consumeAll(t, c, "m", len(want))
+	if strings.Join(got, ",") != strings.Join(sortedCopy(want), ",") {
+		t.Fatalf("consumed %v, want %v", got, sortedCopy(want))
+	}
+}
+
+// TestClusterIdempotentRetryAfterFailover: an idempotent producer's retry
+// of an acknowledged batch, sent to the partition's new owner after a
+// failover, is recognised as a duplicate (J3: producer state is replayed
+// from the published batches) and gets the original offset.
+func TestClusterIdempotentRetryAfterFailover(t *testing.T) {
+	c := newTestCluster(t)
+	for id := int32(1); id <= 2; id++ {
+		c.start(id)
+	}
+	cl := c.client()
+	adm := kadm.NewClient(cl)
+	ctx := testCtx(t)
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "i"); err != nil {
+		t.Fatal(err)
+	}
+	leader := c.waitLeaders(adm, "i", 1)[0]
+	init := kmsg.NewPtrInitProducerIDRequest()
+	init.TransactionTimeoutMillis = -1
+	ir, err := init.RequestWith(ctx, cl)
+	if err != nil || ir.ErrorCode != 0 {
+		t.Fatalf("InitProducerId: %v %d", err, ir.ErrorCode)
+	}
+	batches := [][]byte{
+		idempotentBatch(ir.ProducerID, ir.ProducerEpoch, 0),
+		idempotentBatch(ir.ProducerID, ir.ProducerEpoch, 1),
+	}
+	var offsets []int64
+	for _, b := range batches {
+		offsets = append(offsets, produceTo(t, ctx, cl, leader, "i", b))
+	}
+	c.stop(leader)
+	next := c.waitMoved(adm, "i", 0, leader)
+	// The retry of the last batch: the original offset, nothing written.
+	if got := produceTo(t, ctx, cl, next, "i", batches[1]); got != offsets[1] {
+		t.Fatalf("retried batch got offset %d, want the original %d", got, offsets[1])
+	}
+	end, err := adm.ListEndOffsets(ctx, "i")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := end.Lookup("i", 0); o.Offset != offsets[1]+1 {
+		t.Fatalf("end offset %d after the retry, want %d: the retry was written again", o.Offset, offsets[1]+1)
+	}
+}
+
+// produceTo sends batch to topic/0 on node id, acks=all, and returns the
+// base offset it was given.
+func produceTo(t *testing.T, ctx context.Context, cl *kgo.Client, id int32, topic string, batch []byte) int64 {
+	t.Helper()
+	req := kmsg.NewPtrProduceRequest()
+	req.Acks, req.TimeoutMillis = -1, 10_000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Records = batch
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl.Broker(int(id)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := resp.Topics[0].Partitions[0]
+	if p.ErrorCode != 0 {
+		t.Fatalf("produce to node %d: error code %d", id, p.ErrorCode)
+	}
+	return p.BaseOffset
+}
+
+// idempotentBatch is a one-record batch of producer pid at epoch and
+// sequence seq.
+func idempotentBatch(pid int64, epoch int16, seq int32) []byte {
+	r := kmsg.Record{Key: []byte("k"), Value: fmt.Appendf(nil, "seq %d", seq)}
+	r.Length = int32(len(r.AppendTo(nil)) - 1)
+	b := kmsg.RecordBatch{Magic: 2, NumRecords: 1, Records: r.AppendTo(nil), PartitionLeaderEpoch: -1,
+		ProducerID: pid, ProducerEpoch: epoch, FirstSequence: seq, FirstTimestamp: 1, MaxTimestamp: 1}
+	raw := b.AppendTo(nil)
+	binary.BigEndian.PutUint32(raw[8:], uint32(len(raw)-12))
+	binary.BigEndian.PutUint32(raw[17:], crc32.Checksum(raw[21:], crc32.MakeTable(crc32.Castagnoli)))
+	return raw
+}
+
+// waitMoved waits until partition p of topic is led by a node other than
+// from, and returns it.
+func (c *testCluster) waitMoved(adm *kadm.Client, topic string, p, from int32) int32 {
+	c.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if l, ok := c.waitLeaders(adm, topic, -1)[p]; ok && l != from {
+			return l
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("%s/%d still led by node %d", topic, p, from)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

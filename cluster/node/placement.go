@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kgateway/kgateway/cluster/owner"
@@ -100,6 +101,7 @@ func (n *Node) round() {
 		return // not yet seen by the watch, or deregistered: place nothing
 	}
 	want := map[string]bool{}
+	var free []slot
 	for _, s := range n.slots() {
 		mine := preferred(s.pkey, live) == n.cfg.NodeID
 		want[s.pkey] = true
@@ -111,7 +113,7 @@ func (n *Node) round() {
 		case h != nil && h.broken:
 			n.release(context.Background(), h)
 		case h == nil && mine && !owned:
-			n.acquire(s)
+			free = append(free, s)
 		case h != nil && !mine && rec.Node == n.name:
 			n.release(context.Background(), h) // handover (J2)
 		case h != nil:
@@ -123,6 +125,7 @@ func (n *Node) round() {
 		default:
 		}
 	}
+	n.acquireAll(free)
 	// Ownerships of partitions that are gone (their topic was deleted).
 	n.mu.Lock()
 	var gone []*held
@@ -167,6 +170,32 @@ func (n *Node) sessionLost() bool {
 		n.log.Warn("cluster-register-failed", zap.Error(err))
 	}
 	return true
+}
+
+// acquireConcurrency bounds the acquisitions (each an etcd transaction,
+// then a rebuild reading the partition's objects) that run at once: a
+// failover moves many partitions, and they rebuild in parallel.
+const acquireConcurrency = 8
+
+// acquireAll acquires every slot of free, at most acquireConcurrency at a
+// time, and returns when all are done.
+func (n *Node) acquireAll(free []slot) {
+	sem := make(chan struct{}, acquireConcurrency)
+	var wg sync.WaitGroup
+	for _, s := range free {
+		select {
+		case <-n.stop:
+			wg.Wait()
+			return
+		case sem <- struct{}{}:
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			n.acquire(s)
+		}()
+	}
+	wg.Wait()
 }
 
 // acquire takes s if it is free and rebuilds it before serving it (J3).
@@ -310,13 +339,27 @@ func (n *Node) upkeep(h *held) {
 			h.start = int64(start)
 		}
 	}
-	if time.Since(h.merged) > 10*time.Second {
-		h.merged = time.Now()
-		if _, err := n.p.Diskless.Merge(ctx, h.o, h.pkey); err != nil && !errors.Is(err, owner.ErrFenced) {
+	if time.Since(h.merged) < time.Second {
+		return
+	}
+	h.merged = time.Now()
+	// Every group commit adds a range: a busy partition adds hundreds a
+	// second. One Merge takes as many as an etcd transaction holds, so
+	// merge until nothing is left, within a bound per round.
+	for range maxMergesPerRound {
+		merged, err := n.p.Diskless.Merge(ctx, h.o, h.pkey)
+		if err != nil && !errors.Is(err, owner.ErrFenced) {
 			n.log.Warn("cluster-merge-failed", zap.String("pkey", h.pkey), zap.Error(err))
+		}
+		if err != nil || merged == 0 {
+			return
 		}
 	}
 }
+
+// maxMergesPerRound bounds the merges of one partition in one round, so
+// that one busy partition does not hold the others' upkeep back.
+const maxMergesPerRound = 32
 
 // nodeOf parses an owner record's node name.
 func nodeOf(name string) (int32, bool) {
