@@ -19,6 +19,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 )
 
 // Defaults of Config.
@@ -126,6 +128,14 @@ func Open(cfg Config) (*Node, error) {
 		Endpoints:   cfg.Endpoints,
 		DialTimeout: 5 * time.Second,
 		Logger:      cfg.Logger.Named("etcd"),
+		// gRPC's default reconnect backoff grows to two minutes: after
+		// an etcd outage of half a minute a node would wait that much
+		// longer to register again and serve. Retry every second at
+		// most instead (one node's dial a second is nothing to etcd).
+		DialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+			MinConnectTimeout: 5 * time.Second,
+		})},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cluster: etcd: %w", err)

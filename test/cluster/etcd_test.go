@@ -25,6 +25,7 @@ func TestClusterEtcdOutage(t *testing.T) {
 		lost[i] = c.LogCount(i, "cluster-session-lost")
 	}
 	c.StopEtcd()
+	t.Logf("%s etcd stopped", stamp())
 	waitFor(t, 60*time.Second, "every node to notice it lost its session", func(context.Context) (bool, error) {
 		for i := range lost {
 			if c.LogCount(i, "cluster-session-lost") == lost[i] {
@@ -37,13 +38,17 @@ func TestClusterEtcdOutage(t *testing.T) {
 	// wait for anything): a registration a node attempts meanwhile times
 	// out, and a restarted etcd renews the old session's lease, so its
 	// registration is still there at first.
+	t.Logf("%s every node lost its session", stamp())
 	time.Sleep(3 * sessionTimeout)
 	c.StartEtcd()
+	t.Logf("%s etcd started", stamp())
 	for i := range c.Len() {
 		c.WaitRegistered(i)
 	}
 	c.WaitLeaders(topic, n, 90*time.Second)
+	t.Logf("%s every node registered, every partition led", stamp())
 	prod.Book.WaitAcked(t, prod.Book.Acked()+200, 60*time.Second)
+	t.Logf("%s writes go on", stamp())
 	prod.Stop(t)
 	parts, _ := c.ReadAll(topic, n)
 	prod.Book.Check(t, parts)

@@ -452,6 +452,9 @@ func freeAddr(t *testing.T) string {
 	return ""
 }
 
+// stamp is the time of day, to line a test's log up with the nodes'.
+func stamp() string { return time.Now().UTC().Format("15:04:05.000") }
+
 // waitFor polls cond until it holds, failing the test after timeout with
 // the last error. Polling is the wait; nothing sleeps for correctness.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
