@@ -20,9 +20,11 @@ type Shared interface {
 	// Update replaces the document by fn's result, atomically against
 	// concurrent updates from every server: fn gets the current document
 	// (nil: none) and is called again when another update won meanwhile.
-	// fn's error aborts. A result larger than the implementation's bound
+	// fn's error aborts; a result equal to the current document need not
+	// be written. A result larger than the implementation's bound
 	// is refused with an error wrapping ErrSharedTooLarge. Once Update
-	// returns nil, Load returns the new document or a later one.
+	// returns nil, Load returns the document fn last returned or a later
+	// one.
 	Update(fn func(cur []byte) ([]byte, error)) error
 }
 

@@ -8,6 +8,7 @@
 package authstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -132,6 +133,13 @@ func (d *Doc) Update(fn func(cur []byte) ([]byte, error)) error {
 		next, err := fn(cur)
 		if err != nil {
 			return err
+		}
+		if cur != nil && bytes.Equal(next, cur) {
+			// Nothing changes (a creation of what exists, a deletion
+			// that selects nothing): no write, and this node's copy is
+			// at least the one fn saw.
+			d.set(&state{val: cur, rev: modRev})
+			return nil
 		}
 		if len(next) > d.opts.MaxSize {
 			return fmt.Errorf("%w: %d bytes, at most %d in etcd (%s)", auth.ErrSharedTooLarge, len(next), d.opts.MaxSize, d.key)
