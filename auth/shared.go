@@ -84,7 +84,7 @@ func (s *Store) updateShared(fn func(users map[string]User) error) error {
 
 // sharedIndex is the current ACL index of a shared store, rebuilt when
 // the document's version changed. A document that does not parse keeps
-// the last good set (and every change fails until it is repaired).
+// the set last decoded (and every change fails until it is repaired).
 func (s *ACLStore) sharedIndex() *aclIndex {
 	ix := s.snap.Load()
 	b, v := s.shared.Load()
@@ -122,6 +122,9 @@ func (s *ACLStore) replaceShared(change func(cur []ACL) ([]ACL, error)) error {
 	if errors.Is(err, ErrSharedTooLarge) {
 		// CreateAcls answers POLICY_VIOLATION, as for the count bound.
 		return fmt.Errorf("%w: %w", ErrTooManyACLs, err)
+	}
+	if err == nil {
+		s.sharedIndex() // this change is the set to keep should a later document not parse
 	}
 	return err
 }

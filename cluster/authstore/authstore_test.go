@@ -132,3 +132,51 @@ func TestFollowsAcrossEtcdRestart(t *testing.T) {
 	}
 	waitUsers(t, reader, 1)
 }
+
+// A12: an ACL document that does not parse stops a store from opening (a
+// node does not start), and one that stops parsing later keeps the last
+// good set and refuses changes until it is repaired.
+func TestCorruptACLDocument(t *testing.T) {
+	srv := etcdtest.Start(t)
+	cli := srv.Client(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := cli.Put(ctx, ACLKey(prefix), "not json"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := auth.NewSharedACLStore(open(t, srv, ACLKey(prefix), Options{}), 0); err == nil {
+		t.Fatal("an ACL store opened over a corrupt document")
+	}
+	if _, err := cli.Delete(ctx, ACLKey(prefix)); err != nil {
+		t.Fatal(err)
+	}
+	d := open(t, srv, ACLKey(prefix), Options{})
+	store, err := auth.NewSharedACLStore(d, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := auth.ACL{ResourceType: auth.ResourceTopic, ResourceName: "t", PatternType: auth.PatternLiteral,
+		Principal: "User:alice", Host: "*", Operation: auth.OpRead, Permission: auth.PermissionDeny}
+	if err := store.Create([]auth.ACL{a}); err != nil {
+		t.Fatal(err)
+	}
+	put, err := cli.Put(ctx, ACLKey(prefix), "not json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, rev := d.Load(); rev >= put.Header.Revision {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the corrupt document never reached the copy")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := store.ACLs(); len(got) != 1 || got[0] != a {
+		t.Fatalf("ACLs %v after the document broke, want the last good set", got)
+	}
+	if err := store.Create([]auth.ACL{a}); err == nil {
+		t.Fatal("a change over a corrupt document succeeded")
+	}
+}
