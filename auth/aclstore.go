@@ -35,8 +35,11 @@ type aclFile struct {
 type ACLStore struct {
 	dir     string
 	max     int
+	shared  Shared     // instead of dir's file (A12)
 	writeMu sync.Mutex // serializes changes; readers use snap
 	snap    atomic.Pointer[aclIndex]
+	// refreshMu serializes rebuilding snap from a newer shared document.
+	refreshMu sync.Mutex
 }
 
 // OpenACLStore reads dir's ACL file (none: no ACLs). max bounds the set
@@ -50,7 +53,7 @@ func OpenACLStore(dir string, max int) (*ACLStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.snap.Store(newACLIndex(acls))
+	s.snap.Store(newACLIndex(acls, 0))
 	return s, nil
 }
 
@@ -62,23 +65,41 @@ func readACLs(path string) ([]ACL, error) {
 	if err != nil {
 		return nil, err
 	}
+	return decodeACLs(path, b)
+}
+
+// decodeACLs decodes and validates a store's content (none: no ACLs);
+// name says where it came from.
+func decodeACLs(name string, b []byte) ([]ACL, error) {
+	if b == nil {
+		return nil, nil
+	}
 	var f aclFile
 	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("auth: %s: %w", path, err)
+		return nil, fmt.Errorf("auth: %s: %w", name, err)
 	}
 	if f.Version != 1 {
-		return nil, fmt.Errorf("auth: %s: unknown version %d", path, f.Version)
+		return nil, fmt.Errorf("auth: %s: unknown version %d", name, f.Version)
 	}
 	for _, a := range f.ACLs {
 		if err := a.Validate(); err != nil {
-			return nil, fmt.Errorf("auth: %s: %w", path, err)
+			return nil, fmt.Errorf("auth: %s: %w", name, err)
 		}
 	}
 	return f.ACLs, nil
 }
 
 // ACLs returns every ACL (shared: do not modify).
-func (s *ACLStore) ACLs() []ACL { return s.snap.Load().all }
+func (s *ACLStore) ACLs() []ACL { return s.index().all }
+
+// index is the current set: the snapshot, or for a shared store the
+// latest document this process knows (A12).
+func (s *ACLStore) index() *aclIndex {
+	if s.shared != nil {
+		return s.sharedIndex()
+	}
+	return s.snap.Load()
+}
 
 // Describe returns the ACLs f selects.
 func (s *ACLStore) Describe(f Filter) []ACL {
@@ -94,9 +115,27 @@ func (s *ACLStore) Describe(f Filter) []ACL {
 // Create adds acls (each already valid), durably; one already present is
 // not added twice. Nothing is added when the bound would be exceeded.
 func (s *ACLStore) Create(acls []ACL) error {
+	if s.shared != nil {
+		return s.replaceShared(func(cur []ACL) ([]ACL, error) {
+			next, err := addACLs(cur, acls, s.max)
+			if next == nil && err == nil {
+				return cur, nil
+			}
+			return next, err
+		})
+	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	cur := s.ACLs()
+	next, err := addACLs(s.ACLs(), acls, s.max)
+	if next == nil || err != nil {
+		return err
+	}
+	return s.replace(next)
+}
+
+// addACLs is cur with acls added (nil: nothing to add), or
+// ErrTooManyACLs beyond max.
+func addACLs(cur, acls []ACL, max int) ([]ACL, error) {
 	have := make(map[ACL]bool, len(cur))
 	for _, a := range cur {
 		have[a] = true
@@ -109,22 +148,40 @@ func (s *ACLStore) Create(acls []ACL) error {
 		}
 	}
 	if len(next) == len(cur) {
-		return nil
+		return nil, nil
 	}
-	if len(next) > s.max {
-		return fmt.Errorf("%w: the store holds at most %d", ErrTooManyACLs, s.max)
+	if len(next) > max {
+		return nil, fmt.Errorf("%w: the store holds at most %d", ErrTooManyACLs, max)
 	}
-	return s.replace(next)
+	return next, nil
 }
 
 // Delete removes, durably, every ACL some filter selects, and returns
 // what each filter selected.
 func (s *ACLStore) Delete(filters []Filter) ([][]ACL, error) {
+	if s.shared != nil {
+		var matched [][]ACL
+		err := s.replaceShared(func(cur []ACL) ([]ACL, error) {
+			var next []ACL
+			next, matched = removeACLs(cur, filters)
+			return next, nil
+		})
+		return matched, err
+	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	matched := make([][]ACL, len(filters))
-	var next []ACL
-	for _, a := range s.ACLs() {
+	next, matched := removeACLs(s.ACLs(), filters)
+	if len(next) == len(s.ACLs()) {
+		return matched, nil
+	}
+	return matched, s.replace(next)
+}
+
+// removeACLs is cur without the ACLs some filter selects, and what each
+// filter selected.
+func removeACLs(cur []ACL, filters []Filter) (next []ACL, matched [][]ACL) {
+	matched = make([][]ACL, len(filters))
+	for _, a := range cur {
 		hit := false
 		for i, f := range filters {
 			if f.Matches(a) {
@@ -135,10 +192,7 @@ func (s *ACLStore) Delete(filters []Filter) ([][]ACL, error) {
 			next = append(next, a)
 		}
 	}
-	if len(next) == len(s.ACLs()) {
-		return matched, nil
-	}
-	return matched, s.replace(next)
+	return next, matched
 }
 
 // replace writes next to the file, then makes it the snapshot: readers
@@ -154,13 +208,14 @@ func (s *ACLStore) replace(next []ACL) error {
 	if err := writeAtomic(s.dir, ACLFile, append(b, '\n')); err != nil {
 		return err
 	}
-	s.snap.Store(newACLIndex(next))
+	s.snap.Store(newACLIndex(next, 0))
 	return nil
 }
 
 // aclIndex is one immutable set of ACLs, indexed for authorization:
 // LITERAL ACLs by resource, PREFIXED ones by resource type.
 type aclIndex struct {
+	version  int64 // of the shared document it was built from
 	all      []ACL
 	literal  map[resourceKey][]ACL
 	prefixed map[ResourceType][]ACL
@@ -171,8 +226,8 @@ type resourceKey struct {
 	name string
 }
 
-func newACLIndex(acls []ACL) *aclIndex {
-	ix := &aclIndex{all: acls, literal: map[resourceKey][]ACL{}, prefixed: map[ResourceType][]ACL{}}
+func newACLIndex(acls []ACL, version int64) *aclIndex {
+	ix := &aclIndex{version: version, all: acls, literal: map[resourceKey][]ACL{}, prefixed: map[ResourceType][]ACL{}}
 	for _, a := range acls {
 		if a.PatternType == PatternPrefixed {
 			ix.prefixed[a.ResourceType] = append(ix.prefixed[a.ResourceType], a)

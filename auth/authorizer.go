@@ -74,7 +74,7 @@ func (az *Authorizer) Authorize(principal, host string, op Operation, rt Resourc
 		return true
 	}
 	any, allow, deny := false, false, false
-	az.store.snap.Load().matching(rt, name, func(a ACL) bool {
+	az.store.index().matching(rt, name, func(a ACL) bool {
 		any = true
 		if !appliesTo(a, principal, host) {
 			return true
@@ -124,7 +124,7 @@ func (az *Authorizer) AuthorizeAnyTopicWrite(principal, host string) bool {
 	if az.superUsers[principal] {
 		return true
 	}
-	ix := az.store.snap.Load()
+	ix := az.store.index()
 	if az.allowIfNoACL && len(ix.prefixed[ResourceTopic]) == 0 && !hasLiteral(ix, ResourceTopic) {
 		return true
 	}

@@ -26,7 +26,8 @@
 //	   atomically (temporary file, fsync, rename, fsync of the directory)
 //	   under an exclusive lock, so `kgateway users` and the running server
 //	   (AlterUserScramCredentials) may both change it; the server re-reads
-//	   it at the next authentication after it changed.
+//	   it at the next authentication after it changed. (A cluster keeps
+//	   its credentials in etcd instead: A12.)
 //	A3 A failed authentication (unknown user, wrong password, malformed or
 //	   out-of-order message, wrong nonce, unsupported extension) is
 //	   answered SASL_AUTHENTICATION_FAILED after
@@ -83,7 +84,8 @@
 //	   leaves the set before or after a request, and a restart serves the
 //	   same set. The store holds at most 10000 ACLs (a creation beyond is
 //	   POLICY_VIOLATION) and an ACL's resource name, principal and host
-//	   at most 1024 bytes each (INVALID_REQUEST).
+//	   at most 1024 bytes each (INVALID_REQUEST). (A cluster keeps its
+//	   ACLs in etcd instead: A12.)
 //	A11 Every API has a rule (kafka/authz_rules.go), checked after the
 //	   request is decoded and before its handler runs, with Kafka's
 //	   mapping of APIs to operations. A refused resource gets its
@@ -94,4 +96,25 @@
 //	   a named one TOPIC_AUTHORIZATION_FAILED; it auto-creates only with
 //	   CREATE on the cluster or the topic. authorized_operations
 //	   (Metadata, DescribeGroups, DescribeCluster) are filled when asked.
+//
+// # Cluster mode
+//
+//	A12 In cluster mode the credentials and the ACLs are not in the data
+//	   directory (a cache, emptied at start, that no other node reads)
+//	   but one document each in etcd, "<prefix>auth/scram" and
+//	   "<prefix>auth/acls", in the files' format (Shared,
+//	   cluster/authstore). Every change (AlterUserScramCredentials,
+//	   CreateAcls, DeleteAcls, `kgateway users` given the cluster's
+//	   settings) is a compare-and-swap on the key's mod revision, its
+//	   computation run again on the newer document after a conflict, so
+//	   concurrent changes through different nodes all land; it answers
+//	   once etcd accepted it, and the node that made it serves it at
+//	   once. Every node follows both keys with a watch (a full reload
+//	   when the watch ends) and authenticates and authorizes against its
+//	   latest copy, so a change made through one node is enforced by the
+//	   others as soon as their watch brings it, and a node that starts
+//	   loads both before it serves. A document larger than 1 MiB (etcd
+//	   refuses requests over 1.5 MiB) is refused: an ACL creation with
+//	   POLICY_VIOLATION, a credential change with an error that says so.
+//	   A node that cannot read the ACL document at start does not start.
 package auth

@@ -37,11 +37,14 @@ type storeFile struct {
 // Store is the credential store of one directory. Safe for concurrent use
 // by goroutines and processes.
 type Store struct {
-	dir string
+	dir    string
+	shared Shared // instead of dir's file (A12)
 
-	mu    sync.Mutex
-	users map[string]User
-	stamp fileStamp // of the file users was read from
+	mu      sync.Mutex
+	users   map[string]User
+	stamp   fileStamp // of the file users was read from
+	version int64     // of the shared document users was decoded from
+	decoded bool      // users is the shared document's
 }
 
 // fileStamp identifies one version of the file: every write is a rename
@@ -64,8 +67,13 @@ func stampOf(fi os.FileInfo) fileStamp {
 // OpenStore returns the store kept in dir (created on the first write).
 func OpenStore(dir string) *Store { return &Store{dir: dir} }
 
-// Path is the store's file.
-func (s *Store) Path() string { return filepath.Join(s.dir, StoreFile) }
+// Path is the store's file ("" for a shared store).
+func (s *Store) Path() string {
+	if s.shared != nil {
+		return ""
+	}
+	return filepath.Join(s.dir, StoreFile)
+}
 
 // Lookup returns user's credential for mech, re-reading the file first if
 // it changed since it was last read.
@@ -99,6 +107,9 @@ func (s *Store) UserNames() ([]string, error) {
 func (s *Store) current() (map[string]User, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.shared != nil {
+		return s.sharedUsers()
+	}
 	fi, err := os.Stat(s.Path())
 	if errors.Is(err, fs.ErrNotExist) {
 		s.users, s.stamp = nil, fileStamp{}
@@ -125,12 +136,21 @@ func readStore(path string) (map[string]User, error) {
 	if err != nil {
 		return nil, err
 	}
+	return decodeUsers(path, b)
+}
+
+// decodeUsers decodes a store's content (none: no users); name says
+// where it came from.
+func decodeUsers(name string, b []byte) (map[string]User, error) {
+	if b == nil {
+		return map[string]User{}, nil
+	}
 	var f storeFile
 	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("auth: %s: %w", path, err)
+		return nil, fmt.Errorf("auth: %s: %w", name, err)
 	}
 	if f.Version != 1 {
-		return nil, fmt.Errorf("auth: %s: unknown version %d", path, f.Version)
+		return nil, fmt.Errorf("auth: %s: unknown version %d", name, f.Version)
 	}
 	if f.Users == nil {
 		f.Users = map[string]User{}
@@ -140,8 +160,13 @@ func readStore(path string) (map[string]User, error) {
 
 // Update changes the store: under an exclusive lock on the directory's
 // lock file it reads the file afresh, lets fn change the users, and
-// replaces the file atomically (A2). fn's error aborts the update.
+// replaces the file atomically (A2). fn's error aborts the update. A
+// shared store's update is a compare-and-swap of the document, and fn
+// runs again on the newer users when another update won (A12).
 func (s *Store) Update(fn func(users map[string]User) error) error {
+	if s.shared != nil {
+		return s.updateShared(fn)
+	}
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return err
 	}

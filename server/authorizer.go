@@ -32,3 +32,15 @@ func (c AuthorizerConfig) open(dir string) (*auth.Authorizer, error) {
 	}
 	return auth.NewAuthorizer(store, c.SuperUsers, c.AllowEveryoneIfNoACL), nil
 }
+
+// openShared opens the authorizer over the ACL store kept in doc (A12).
+func (c AuthorizerConfig) openShared(doc auth.Shared) (*auth.Authorizer, error) {
+	if err := auth.CheckAuthorizerClass(c.ClassName); err != nil {
+		return nil, fmt.Errorf("authorizer.class.name: %w", err)
+	}
+	store, err := auth.NewSharedACLStore(doc, c.MaxACLs)
+	if err != nil {
+		return nil, fmt.Errorf("open ACL store: %w", err)
+	}
+	return auth.NewAuthorizer(store, c.SuperUsers, c.AllowEveryoneIfNoACL), nil
+}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/kgateway/kgateway/cluster/authstore"
 	"github.com/kgateway/kgateway/cluster/catalog"
 	"github.com/kgateway/kgateway/cluster/coord"
 	"github.com/kgateway/kgateway/cluster/diskless"
@@ -35,6 +36,8 @@ type clusterParts struct {
 	node *node.Node
 	cat  *catalog.Catalog
 	dl   *diskless.Committer
+	// authDocs are the credentials' and the ACLs' documents (A12).
+	authDocs []*authstore.Doc
 
 	mu      sync.Mutex
 	offs    *offsets.Store // the coordinator's store, swapped in by becomeCoordinator
@@ -196,6 +199,9 @@ func (s *Server) closeCluster() error {
 	var errs []error
 	if s.cluster.cat != nil {
 		errs = append(errs, s.cluster.cat.Close())
+	}
+	for _, d := range s.cluster.authDocs {
+		errs = append(errs, d.Close())
 	}
 	s.cluster.mu.Lock()
 	if st := s.cluster.offs; st != nil {

@@ -35,6 +35,8 @@ type testCluster struct {
 	mu     sync.Mutex
 	nodes  map[int32]*Server
 	dirs   map[int32]string
+	// edit, when set, changes each node's configuration before it opens.
+	edit func(*Config)
 }
 
 func newTestCluster(t *testing.T) *testCluster {
@@ -52,13 +54,17 @@ func (c *testCluster) start(id int32) *Server {
 		dir = c.t.TempDir()
 		c.dirs[id] = dir
 	}
-	s, err := Open(Config{
+	cfg := Config{
 		DataDir: dir, Listen: "127.0.0.1:0", ObjectStoreURL: c.bucket,
 		Cluster: &node.Config{NodeID: id, Endpoints: []string{c.etcd.Endpoint()},
 			SessionTimeout: time.Second, Tick: 50 * time.Millisecond},
 		Kafka:  kafkaConfigFor(id),
 		Logger: testLogger(c.t, id),
-	})
+	}
+	if c.edit != nil {
+		c.edit(&cfg)
+	}
+	s, err := Open(cfg)
 	if err != nil {
 		c.t.Fatalf("node %d: %v", id, err)
 	}

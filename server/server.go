@@ -62,7 +62,7 @@ type Config struct {
 	// file system.
 	Offsets offsets.Options
 	// Authorizer turns authorization on (A9); its ACLs are kept in
-	// DataDir (A10).
+	// DataDir (A10), or in a cluster's etcd with the credentials (A12).
 	Authorizer AuthorizerConfig
 	// Kafka configures the front end. Open sets Resolver and Offsets to
 	// the layers it opened, and Observer to the server's metrics when nil.
@@ -203,6 +203,9 @@ func (s *Server) openLayers() (err error) {
 	kc.Resolver, kc.Offsets = s.res, s.offs
 	if s.cluster != nil {
 		kc.Cluster = s.cluster.node
+		if err := s.openClusterAuth(&kc); err != nil { // A12
+			return err
+		}
 	}
 	if kc.SASL.Credentials == nil {
 		kc.SASL.Credentials = auth.OpenStore(cfg.DataDir) // A2

@@ -8,9 +8,15 @@ package main
 //	kgateway users add NAME [--mechanism M]... [--iterations N] [--password-file FILE|-] --data-dir DIR
 //	kgateway users delete NAME [--mechanism M] --data-dir DIR
 //	kgateway users list --data-dir DIR
+//
+// With cluster.etcd.endpoints set (the cluster's own settings, e.g. its
+// --config), the store is the cluster's, in etcd (A12), not a data
+// directory's: the command changes it as a node's AlterUserScramCredentials
+// does, a compare-and-swap, and every node sees the change at once.
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -19,8 +25,12 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/kgateway/kgateway/auth"
+	"github.com/kgateway/kgateway/cluster/authstore"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 )
 
 // usersFlags are the users command's own flags (the configuration flags,
@@ -102,11 +112,16 @@ func needsValue(a string) bool {
 
 const usersUsage = "usage: kgateway users add NAME [--mechanism SCRAM-SHA-256|SCRAM-SHA-512]... [--iterations N] [--password-file FILE|-] --data-dir DIR\n" +
 	"       kgateway users delete NAME [--mechanism M] --data-dir DIR\n" +
-	"       kgateway users list --data-dir DIR"
+	"       kgateway users list --data-dir DIR\n" +
+	"       (a cluster's users, in etcd: the cluster's settings, e.g. --config FILE, instead of --data-dir)"
 
 func usersCmd(l loaded, stdout, _ io.Writer) error {
 	o := l.users
-	store := auth.OpenStore(l.cfg.DataDir)
+	store, closeStore, err := openUsers(l.cfg)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
 	switch {
 	case o.action == "list" && o.name == "":
 		return listUsers(store, stdout)
@@ -127,6 +142,27 @@ func usersCmd(l loaded, stdout, _ io.Writer) error {
 		return nil
 	}
 	return usageError{errors.New(usersUsage)}
+}
+
+// openUsers opens the credential store: the data directory's, or with
+// cluster.etcd.endpoints the cluster's in etcd (A12).
+func openUsers(c Config) (*auth.Store, func(), error) {
+	nc := c.clusterConfig(zap.NewNop())
+	if nc == nil {
+		return auth.OpenStore(c.DataDir), func() {}, nil
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: nc.Endpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		return nil, nil, fmt.Errorf("etcd: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	doc, err := authstore.Open(ctx, cli, authstore.ScramKey(nc.Prefix), authstore.Options{Timeout: 10 * time.Second})
+	if err != nil {
+		cli.Close()
+		return nil, nil, fmt.Errorf("the cluster's credentials (%s): %w", c.ClusterEtcdEndpoints, err)
+	}
+	return auth.NewSharedStore(doc), func() { doc.Close(); cli.Close() }, nil
 }
 
 func addUser(store *auth.Store, o usersOpts, stdin io.Reader, stdout io.Writer) error {
