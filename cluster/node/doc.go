@@ -33,8 +33,10 @@
 //	   the published copy under the new ownership (resolver
 //	   ReplacePartition): the copy's end is the published end, and its
 //	   producer state is replayed from the published batches, so a retry
-//	   after a failover is still deduplicated. Until then, and from the
-//	   moment a release begins, Leader reports no leader on this node.
+//	   after a failover is still deduplicated. Until then, from the
+//	   moment a release begins, and from the moment the node's session
+//	   ends (by the etcd client's own clock, even while etcd is
+//	   unreachable), Leader reports no leader on this node.
 //	J4 Replicate hands a group commit to the published copy with the
 //	   ownership each entry's partition is served under; an entry of a
 //	   partition this node does not serve, or whose publication failed, is

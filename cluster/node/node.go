@@ -90,6 +90,7 @@ type Node struct {
 	mu struct {
 		sync.Mutex
 		sess    *concurrency.Session
+		newSess chan struct{} // closed when sess is replaced
 		own     *owner.Manager
 		self    kafka.Broker
 		brokers map[int32]kafka.Broker
@@ -180,8 +181,41 @@ func (n *Node) newSession(ctx context.Context) error {
 	n.mu.Lock()
 	n.mu.sess = s
 	n.mu.own = owner.New(n.cli, s, n.name, n.cfg.Prefix)
+	if n.mu.newSess != nil {
+		close(n.mu.newSess)
+	}
+	n.mu.newSess = make(chan struct{})
 	n.mu.Unlock()
 	return nil
+}
+
+// watchSession stops serving everything the moment the session ends (the
+// node was cut off from etcd, or paused, past its lease: J3), without
+// waiting for the placement round, which may be blocked in etcd calls
+// meanwhile. The round then drops the ownerships and starts a new session.
+func (n *Node) watchSession() {
+	for {
+		n.mu.Lock()
+		sess, next := n.mu.sess, n.mu.newSess
+		n.mu.Unlock()
+		select {
+		case <-n.stop:
+			return
+		case <-sess.Done():
+		}
+		n.mu.Lock()
+		for _, h := range n.mu.held {
+			h.serving = false
+		}
+		n.mu.Unlock()
+		n.log.Warn("cluster-session-ended")
+		n.Kick()
+		select {
+		case <-n.stop:
+			return
+		case <-next: // the round started a new session
+		}
+	}
 }
 
 func (n *Node) nodeKey(id int32) string { return n.cfg.Prefix + "nodes/" + strconv.Itoa(int(id)) }
@@ -255,6 +289,7 @@ func (n *Node) Start(self kafka.Broker, p Parts) error {
 	wctx, wcancel := context.WithCancel(context.Background())
 	go n.watch(wctx, n.cfg.Prefix+"nodes/", n.setNodes)
 	go n.watch(wctx, n.cfg.Prefix+"owner/", n.setOwners)
+	go n.watchSession()
 	go func() {
 		defer close(n.done)
 		defer wcancel()
