@@ -26,7 +26,7 @@ import (
 //
 // while is called with p's new leader once p has moved, before x
 // resumes (a test produces there). It returns x.
-func pauseFenced(t *testing.T, c *Cluster, topic string, n, p int32, book *Book, tag string, while func(leader int)) int {
+func pauseFenced(t testing.TB, c *Cluster, topic string, n, p int32, book *Book, tag string, while func(leader int)) int {
 	t.Helper()
 	before := c.WaitLeaders(topic, n, 90*time.Second)[p]
 	x := int(before.Leader)
@@ -107,7 +107,7 @@ func TestClusterPauseFencing(t *testing.T) {
 
 // commitObjects counts node x's group-commit objects in the bucket
 // (diskless names them commits/<node>/...).
-func (c *Cluster) commitObjects(t *testing.T, x int) int {
+func (c *Cluster) commitObjects(t testing.TB, x int) int {
 	t.Helper()
 	n := 0
 	root := filepath.Join(c.S3.Dir, s3server.Bucket, "commits", strconv.Itoa(x))
@@ -128,7 +128,7 @@ func (c *Cluster) commitObjects(t *testing.T, x int) int {
 
 // produceTo produces one record to partition p on node i itself, which
 // must take it, and books it as acknowledged.
-func (c *Cluster) produceTo(t *testing.T, i int, book *Book, topic string, p int32, v string) {
+func (c *Cluster) produceTo(t testing.TB, i int, book *Book, topic string, p int32, v string) {
 	t.Helper()
 	rc := dialRaw(t, c.Node(i).Addr)
 	if err := rc.produceRaw(topic, p, v, v); err != nil {

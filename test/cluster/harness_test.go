@@ -58,7 +58,7 @@ func TestMain(m *testing.M) {
 }
 
 // kgatewayBinary builds cmd/kgateway once per test run.
-func kgatewayBinary(t *testing.T) string {
+func kgatewayBinary(t testing.TB) string {
 	t.Helper()
 	build.once.Do(func() {
 		build.dir, build.err = os.MkdirTemp("", "kgateway-cluster-")
@@ -80,7 +80,7 @@ func kgatewayBinary(t *testing.T) string {
 // Cluster is a real etcd, a real S3 server and kgateway processes, all on
 // 127.0.0.1. Its methods are called from the test's goroutine.
 type Cluster struct {
-	t     *testing.T
+	t     testing.TB
 	Etcd  *etcdtest.Server
 	S3    *s3server.Server
 	etcd  *clientv3.Client
@@ -110,7 +110,7 @@ type Node struct {
 
 // StartCluster starts etcd, the object store and n nodes (ids 0..n-1),
 // and waits until every node is ready.
-func StartCluster(t *testing.T, n int) *Cluster {
+func StartCluster(t testing.TB, n int) *Cluster {
 	t.Helper()
 	c := &Cluster{t: t, bin: kgatewayBinary(t), clients: map[int]*kgo.Client{}}
 	c.Etcd = etcdtest.Start(t)
@@ -425,7 +425,7 @@ func (c *Cluster) LogCount(i int, s string) int {
 // freeAddr is a loopback address with a port that is free and below the
 // kernel's ephemeral range, so no client connection takes it while its
 // node is down between a kill and a restart.
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	lo := 32768
 	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
@@ -457,7 +457,7 @@ func stamp() string { return time.Now().UTC().Format("15:04:05.000") }
 
 // waitFor polls cond until it holds, failing the test after timeout with
 // the last error. Polling is the wait; nothing sleeps for correctness.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
+func waitFor(t testing.TB, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()
 	if err := poll(timeout, cond); err != nil {
 		t.Fatalf("waiting for %s: %v", what, err)

@@ -283,7 +283,7 @@ type rawConn struct {
 	f    *kmsg.RequestFormatter
 }
 
-func dialRaw(t *testing.T, addr string) *rawConn {
+func dialRaw(t testing.TB, addr string) *rawConn {
 	t.Helper()
 	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
 	if err != nil {

@@ -20,7 +20,7 @@ type linkProxy struct {
 	conns  []net.Conn
 }
 
-func newLinkProxy(t *testing.T, target string) *linkProxy {
+func newLinkProxy(t testing.TB, target string) *linkProxy {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -93,7 +93,7 @@ func maps[K comparable, V any](m map[K]V) map[K]V {
 
 // WaitAcked waits until at least n values are acknowledged: the cluster
 // takes writes.
-func (b *Book) WaitAcked(t *testing.T, n int, timeout time.Duration) {
+func (b *Book) WaitAcked(t testing.TB, n int, timeout time.Duration) {
 	t.Helper()
 	waitFor(t, timeout, fmt.Sprintf("%d acknowledged records", n), func(context.Context) (bool, error) {
 		if got := b.Acked(); got < n {
@@ -166,7 +166,7 @@ func (p *Producers) run(cl *kgo.Client, tag string, interval time.Duration) {
 
 // Stop stops issuing and waits until every issued record is acknowledged
 // or failed.
-func (p *Producers) Stop(t *testing.T) {
+func (p *Producers) Stop(t testing.TB) {
 	t.Helper()
 	close(p.stop)
 	p.wg.Wait()
@@ -438,7 +438,7 @@ func (c *Cluster) ReadAll(topic string, n int32) (map[int32][]Rec, []Partition) 
 // dense from 0; every value at most once; every acknowledged value where
 // it was acknowledged; no value that was never issued or is forbidden.
 // It reports every problem (up to a few of each kind).
-func (b *Book) Check(t *testing.T, parts map[int32][]Rec) {
+func (b *Book) Check(t testing.TB, parts map[int32][]Rec) {
 	t.Helper()
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -490,7 +490,7 @@ func (b *Book) Check(t *testing.T, parts map[int32][]Rec) {
 }
 
 // CheckConsumed: the group consumed every acknowledged value.
-func (b *Book) CheckConsumed(t *testing.T, consumed map[string]int) {
+func (b *Book) CheckConsumed(t testing.TB, consumed map[string]int) {
 	t.Helper()
 	b.mu.Lock()
 	defer b.mu.Unlock()
