@@ -157,22 +157,14 @@ func TestClusterProduceFetchAcrossNodes(t *testing.T) {
 		t.Errorf("6 partitions all on %v: placement does not spread", leaders)
 	}
 	var want []string
-	for i := range 300 {
-		v := fmt.Sprintf("v%03d", i)
-		want = append(want, v)
-		if err := cl.ProduceSync(ctx, &kgo.Record{Key: []byte(v), Value: []byte(v)}).FirstErr(); err != nil {
-			t.Fatalf("produce %d: %v", i, err)
-		}
-	}
-	got := consumeAll(t, c, "t", len(want))
-	if strings.Join(got, ",") != strings.Join(sortedCopy(want), ",") {
-		t.Fatalf("consumed %d records, want %d", len(got), len(want))
-	}
+	want = append(want, produceN(t, ctx, cl, "v", 300)...)
+	checkConsumed(t, c, "t", want)
 }
 
-// TestClusterFailoverKeepsAcknowledged: a node that stops without a
-// handover (its session ends) loses its partitions to the others, which
-// serve every acknowledged record from the published copy (J3).
+// TestClusterFailoverKeepsAcknowledged: when a node stops, the others
+// take its partitions over and serve every acknowledged record, rebuilt
+// from the published copy (J3). (A kill -9, where the node's session has
+// to end first, is test/cluster's.)
 func TestClusterFailoverKeepsAcknowledged(t *testing.T) {
 	c := newTestCluster(t)
 	for id := int32(1); id <= 3; id++ {
@@ -186,32 +178,17 @@ func TestClusterFailoverKeepsAcknowledged(t *testing.T) {
 	}
 	leaders := c.waitLeaders(adm, "f", 3)
 	var want []string
-	for i := range 90 {
-		v := fmt.Sprintf("a%03d", i)
-		want = append(want, v)
-		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	want = append(want, produceN(t, ctx, cl, "a", 90)...)
 	victim := leaders[0]
 	c.stop(victim)
-	for i := range 90 {
-		v := fmt.Sprintf("b%03d", i)
-		want = append(want, v)
-		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	want = append(want, produceN(t, ctx, cl, "b", 90)...)
 	after := c.waitLeaders(adm, "f", 3)
 	for p, l := range after {
 		if l == victim {
 			t.Fatalf("partition %d still led by the stopped node %d", p, victim)
 		}
 	}
-	got := consumeAll(t, c, "f", len(want))
-	if strings.Join(got, ",") != strings.Join(sortedCopy(want), ",") {
-		t.Fatalf("consumed %v, want %v", got, sortedCopy(want))
-	}
+	checkConsumed(t, c, "f", want)
 }
 
 // TestClusterNotLeader: a produce sent to a node that does not own the
@@ -404,13 +381,7 @@ func TestClusterGracefulStopHandsOver(t *testing.T) {
 	}
 	leaders := c.waitLeaders(adm, "h", 6)
 	var want []string
-	for i := range 60 {
-		v := fmt.Sprintf("h%03d", i)
-		want = append(want, v)
-		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	want = append(want, produceN(t, ctx, cl, "h", 60)...)
 	victim := leaders[0]
 	c.stop(victim)
 	etcd := c.etcd.Client(t)
@@ -428,10 +399,7 @@ func TestClusterGracefulStopHandsOver(t *testing.T) {
 			t.Errorf("%s still owned by node %d after Close: %s", k, victim, kv.Value)
 		}
 	}
-	got := consumeAll(t, c, "h", len(want))
-	if strings.Join(got, ",") != strings.Join(sortedCopy(want), ",") {
-		t.Fatalf("consumed %v, want %v", got, sortedCopy(want))
-	}
+	checkConsumed(t, c, "h", want)
 }
 
 // TestClusterMergesRanges: the many small ranges of a partition's group
@@ -448,13 +416,7 @@ func TestClusterMergesRanges(t *testing.T) {
 	}
 	c.waitLeaders(adm, "m", 1)
 	var want []string
-	for i := range 100 { // one group commit each: 100 ranges
-		v := fmt.Sprintf("m%03d", i)
-		want = append(want, v)
-		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	want = append(want, produceN(t, ctx, cl, "m", 100)...) // one group commit each: 100 ranges
 	etcd := c.etcd.Client(t)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -478,10 +440,7 @@ func TestClusterMergesRanges(t *testing.T) {
 	}
 	c.start(2)
 	c.stop(1) // node 2 rebuilds from the merged objects
-	got := consumeAll(t, c, "m", len(want))
-	if strings.Join(got, ",") != strings.Join(sortedCopy(want), ",") {
-		t.Fatalf("consumed %v, want %v", got, sortedCopy(want))
-	}
+	checkConsumed(t, c, "m", want)
 }
 
 // TestClusterIdempotentRetryAfterFailover: an idempotent producer's retry
@@ -578,5 +537,30 @@ func (c *testCluster) waitMoved(adm *kadm.Client, topic string, p, from int32) i
 			c.t.Fatalf("%s/%d still led by node %d", topic, p, from)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// produceN produces n records valued prefix000, prefix001, ... one at a
+// time (each acknowledged before the next) and returns the values.
+func produceN(t *testing.T, ctx context.Context, cl *kgo.Client, prefix string, n int) []string {
+	t.Helper()
+	var out []string
+	for i := range n {
+		v := fmt.Sprintf("%s%03d", prefix, i)
+		if err := cl.ProduceSync(ctx, &kgo.Record{Key: []byte(v), Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatalf("produce %s: %v", v, err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// checkConsumed requires topic to hold exactly the values want, in any
+// order.
+func checkConsumed(t *testing.T, c *testCluster, topic string, want []string) {
+	t.Helper()
+	got := consumeAll(t, c, topic, len(want))
+	if strings.Join(got, ",") != strings.Join(sortedCopy(want), ",") {
+		t.Fatalf("%s holds %v, want %v", topic, got, sortedCopy(want))
 	}
 }
