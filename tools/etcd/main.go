@@ -67,6 +67,10 @@ func run(ctx context.Context, c config, ready func(clients []string)) error {
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = peers, peers
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
 	cfg.LogLevel = c.logLevel
+	// Every group commit of a cluster writes etcd: without compaction of
+	// its history, etcd's database grows until it hits its quota.
+	cfg.AutoCompactionMode = "periodic"
+	cfg.AutoCompactionRetention = "1h"
 	cfg.Logger = "zap"
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
