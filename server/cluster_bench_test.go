@@ -27,15 +27,7 @@ import (
 //
 //	go test -run '^$' -bench ClusterProduce -benchtime 4000x ./server/
 func BenchmarkClusterProduce(b *testing.B) {
-	b.Run("local", func(b *testing.B) {
-		s, err := Open(Config{DataDir: b.TempDir(), Listen: "127.0.0.1:0"})
-		if err != nil {
-			b.Fatal(err)
-		}
-		go s.Serve()
-		defer s.Close()
-		benchProduce(b, []string{s.Addr().String()})
-	})
+	b.Run("local", func(b *testing.B) { benchProduce(b, startLocal(b)) })
 	for _, nodes := range []int32{1, 3} {
 		for _, interval := range []time.Duration{0, 5 * time.Millisecond, 20 * time.Millisecond} {
 			b.Run(fmt.Sprintf("nodes=%d/interval=%v", nodes, interval), func(b *testing.B) {
@@ -85,18 +77,7 @@ func benchProduce(b *testing.B, seeds []string) {
 		b.Fatal(err)
 	}
 	value := make([]byte, 1024)
-	// Wait until every partition takes a write (placement has run).
-	for p := range int32(parts) {
-		for {
-			err := cl.ProduceSync(ctx, &kgo.Record{Value: value, Partition: p}).FirstErr()
-			if err == nil {
-				break
-			}
-			if ctx.Err() != nil {
-				b.Fatal(err)
-			}
-		}
-	}
+	warmPartitions(b, ctx, cl, parts, value)
 	lat := make([][]time.Duration, producers)
 	var wg sync.WaitGroup
 	var next sync.Mutex
@@ -146,15 +127,7 @@ func benchProduce(b *testing.B, seeds []string) {
 //
 //	go test -run '^$' -bench ClusterThroughput -benchtime 50000x ./server/
 func BenchmarkClusterThroughput(b *testing.B) {
-	b.Run("local", func(b *testing.B) {
-		s, err := Open(Config{DataDir: b.TempDir(), Listen: "127.0.0.1:0"})
-		if err != nil {
-			b.Fatal(err)
-		}
-		go s.Serve()
-		defer s.Close()
-		benchThroughput(b, []string{s.Addr().String()})
-	})
+	b.Run("local", func(b *testing.B) { benchThroughput(b, startLocal(b)) })
 	for _, nodes := range []int32{1, 3} {
 		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
 			benchThroughput(b, newBenchCluster(b, nodes, 5*time.Millisecond))
@@ -176,13 +149,7 @@ func benchThroughput(b *testing.B, seeds []string) {
 		b.Fatal(err)
 	}
 	value := make([]byte, 1024)
-	for p := range int32(parts) { // placement has run once each takes a write
-		for cl.ProduceSync(ctx, &kgo.Record{Value: value, Partition: p}).FirstErr() != nil {
-			if ctx.Err() != nil {
-				b.Fatal(ctx.Err())
-			}
-		}
-	}
+	warmPartitions(b, ctx, cl, parts, value)
 	b.SetBytes(int64(len(value)))
 	b.ResetTimer()
 	start := time.Now()
@@ -211,4 +178,27 @@ func benchThroughput(b *testing.B, seeds []string) {
 	mb := float64(b.N) * float64(len(value)) / 1e6
 	b.ReportMetric(mb/produced.Seconds(), "produce-MB/s")
 	b.ReportMetric(mb/consumed.Seconds(), "consume-MB/s")
+}
+
+// startLocal serves a single node on local disk and returns its address.
+func startLocal(b *testing.B) []string {
+	s, err := Open(Config{DataDir: b.TempDir(), Listen: "127.0.0.1:0"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	go s.Serve()
+	b.Cleanup(func() { s.Close() })
+	return []string{s.Addr().String()}
+}
+
+// warmPartitions produces parts records, each retried until it is
+// acknowledged, before the clock starts: placement has run by then.
+func warmPartitions(b *testing.B, ctx context.Context, cl *kgo.Client, parts int, value []byte) {
+	for p := range int32(parts) {
+		for cl.ProduceSync(ctx, &kgo.Record{Value: value, Partition: p}).FirstErr() != nil {
+			if ctx.Err() != nil {
+				b.Fatal(ctx.Err())
+			}
+		}
+	}
 }

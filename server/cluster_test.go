@@ -137,17 +137,25 @@ func (c *testCluster) waitLeaders(adm *kadm.Client, topic string, parts int) map
 	}
 }
 
-func TestClusterProduceFetchAcrossNodes(t *testing.T) {
+// startWithTopic starts nodes 1..n and creates topic with parts
+// partitions through a client that produces to it by default.
+func startWithTopic(t *testing.T, n int32, topic string, parts int32) (*testCluster, *kgo.Client, *kadm.Client, context.Context) {
+	t.Helper()
 	c := newTestCluster(t)
-	for id := int32(1); id <= 3; id++ {
+	for id := int32(1); id <= n; id++ {
 		c.start(id)
 	}
-	cl := c.client(kgo.DefaultProduceTopic("t"), kgo.RequiredAcks(kgo.AllISRAcks()))
+	cl := c.client(kgo.DefaultProduceTopic(topic))
 	adm := kadm.NewClient(cl)
 	ctx := testCtx(t)
-	if _, err := adm.CreateTopic(ctx, 6, 1, nil, "t"); err != nil {
+	if _, err := adm.CreateTopic(ctx, parts, 1, nil, topic); err != nil {
 		t.Fatal(err)
 	}
+	return c, cl, adm, ctx
+}
+
+func TestClusterProduceFetchAcrossNodes(t *testing.T) {
+	c, cl, adm, ctx := startWithTopic(t, 3, "t", 6)
 	leaders := c.waitLeaders(adm, "t", 6)
 	spread := map[int32]bool{}
 	for _, l := range leaders {
@@ -166,16 +174,7 @@ func TestClusterProduceFetchAcrossNodes(t *testing.T) {
 // from the published copy (J3). (A kill -9, where the node's session has
 // to end first, is test/cluster's.)
 func TestClusterFailoverKeepsAcknowledged(t *testing.T) {
-	c := newTestCluster(t)
-	for id := int32(1); id <= 3; id++ {
-		c.start(id)
-	}
-	cl := c.client(kgo.DefaultProduceTopic("f"))
-	adm := kadm.NewClient(cl)
-	ctx := testCtx(t)
-	if _, err := adm.CreateTopic(ctx, 3, 1, nil, "f"); err != nil {
-		t.Fatal(err)
-	}
+	c, cl, adm, ctx := startWithTopic(t, 3, "f", 3)
 	leaders := c.waitLeaders(adm, "f", 3)
 	var want []string
 	want = append(want, produceN(t, ctx, cl, "a", 90)...)
@@ -194,16 +193,7 @@ func TestClusterFailoverKeepsAcknowledged(t *testing.T) {
 // TestClusterNotLeader: a produce sent to a node that does not own the
 // partition is refused with NOT_LEADER_OR_FOLLOWER and writes nothing.
 func TestClusterNotLeader(t *testing.T) {
-	c := newTestCluster(t)
-	for id := int32(1); id <= 2; id++ {
-		c.start(id)
-	}
-	cl := c.client()
-	adm := kadm.NewClient(cl)
-	ctx := testCtx(t)
-	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "n"); err != nil {
-		t.Fatal(err)
-	}
+	c, _, adm, ctx := startWithTopic(t, 2, "n", 1)
 	leader := c.waitLeaders(adm, "n", 1)[0]
 	other := int32(1)
 	if leader == 1 {
@@ -301,16 +291,7 @@ func testLogger(t *testing.T, id int32) *zap.Logger {
 // role moving to another node (J6): the new coordinator restores them
 // from etcd, and a consumer group resumes from them.
 func TestClusterCoordinatorMoves(t *testing.T) {
-	c := newTestCluster(t)
-	for id := int32(1); id <= 3; id++ {
-		c.start(id)
-	}
-	cl := c.client(kgo.DefaultProduceTopic("g"))
-	adm := kadm.NewClient(cl)
-	ctx := testCtx(t)
-	if _, err := adm.CreateTopic(ctx, 3, 1, nil, "g"); err != nil {
-		t.Fatal(err)
-	}
+	c, _, adm, ctx := startWithTopic(t, 3, "g", 3)
 	c.waitLeaders(adm, "g", 3)
 	offs := kadm.Offsets{}
 	for p := range int32(3) {
@@ -369,16 +350,7 @@ func (c *testCluster) coordinator(adm *kadm.Client, group string) int32 {
 // deregistered and owns nothing (J5), and the partitions it led are
 // served by the others with every acknowledged record.
 func TestClusterGracefulStopHandsOver(t *testing.T) {
-	c := newTestCluster(t)
-	for id := int32(1); id <= 3; id++ {
-		c.start(id)
-	}
-	cl := c.client(kgo.DefaultProduceTopic("h"))
-	adm := kadm.NewClient(cl)
-	ctx := testCtx(t)
-	if _, err := adm.CreateTopic(ctx, 6, 1, nil, "h"); err != nil {
-		t.Fatal(err)
-	}
+	c, cl, adm, ctx := startWithTopic(t, 3, "h", 6)
 	leaders := c.waitLeaders(adm, "h", 6)
 	var want []string
 	want = append(want, produceN(t, ctx, cl, "h", 60)...)
@@ -406,14 +378,7 @@ func TestClusterGracefulStopHandsOver(t *testing.T) {
 // commits are merged in the background, so etcd keeps a few records per
 // partition; a new owner rebuilds the same records from merged objects.
 func TestClusterMergesRanges(t *testing.T) {
-	c := newTestCluster(t)
-	c.start(1)
-	cl := c.client(kgo.DefaultProduceTopic("m"))
-	adm := kadm.NewClient(cl)
-	ctx := testCtx(t)
-	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "m"); err != nil {
-		t.Fatal(err)
-	}
+	c, cl, adm, ctx := startWithTopic(t, 1, "m", 1)
 	c.waitLeaders(adm, "m", 1)
 	var want []string
 	want = append(want, produceN(t, ctx, cl, "m", 100)...) // one group commit each: 100 ranges
@@ -448,16 +413,7 @@ func TestClusterMergesRanges(t *testing.T) {
 // failover, is recognised as a duplicate (J3: producer state is replayed
 // from the published batches) and gets the original offset.
 func TestClusterIdempotentRetryAfterFailover(t *testing.T) {
-	c := newTestCluster(t)
-	for id := int32(1); id <= 2; id++ {
-		c.start(id)
-	}
-	cl := c.client()
-	adm := kadm.NewClient(cl)
-	ctx := testCtx(t)
-	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "i"); err != nil {
-		t.Fatal(err)
-	}
+	c, cl, adm, ctx := startWithTopic(t, 2, "i", 1)
 	leader := c.waitLeaders(adm, "i", 1)[0]
 	init := kmsg.NewPtrInitProducerIDRequest()
 	init.TransactionTimeoutMillis = -1
