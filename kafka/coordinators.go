@@ -37,12 +37,11 @@ func (s *Server) newCoordinators(st *offsets.Store, withTxns bool) (*coordinator
 	if c.groups, err = s.newGroups(st); err != nil {
 		return nil, err
 	}
-	if s.cfg.Cluster != nil { // Y5: share groups and transactions are not served in cluster mode
-		return c, nil
-	}
-	if c.share, err = s.newShare(st); err != nil {
-		c.stop()
-		return nil, err
+	if s.cfg.Cluster == nil { // Y5: share groups are not served in cluster mode
+		if c.share, err = s.newShare(st); err != nil {
+			c.stop()
+			return nil, err
+		}
 	}
 	if withTxns {
 		if c.txns, err = s.newTxns(st); err != nil {
