@@ -66,7 +66,10 @@ func (c *Coordinator) addPartitions(id string, pid int64, epoch int16, tps []off
 	}
 	added := newPartitions(have, tps)
 	if len(added) == 0 && t.st.State == offsets.TxnOngoing {
-		return errNone // all there already (Kafka answers at once)
+		// All there already: Kafka answers at once. They are registered
+		// again, as the request may be the retry of one whose
+		// registration failed after the state was durable (X13).
+		return c.register(id, t, tps)
 	}
 	next := c.begin(t.st, tv)
 	next.Partitions = append(slices.Clone(next.Partitions), added...)
@@ -76,16 +79,24 @@ func (c *Coordinator) addPartitions(id string, pid int64, epoch int16, tps []off
 	if err := c.persist(t, next); err != nil {
 		return errCoordinatorNA
 	}
-	for _, tp := range added {
+	return c.register(id, t, added)
+}
+
+// register registers tps, partitions of t's durable Ongoing transaction,
+// with their leaders. A partition that fails stays durably in the
+// transaction but unregistered: its batches are refused and its marker
+// is a no-op (idempotent). The answer is then retriable
+// COORDINATOR_NOT_AVAILABLE, and the client's retry registers it again
+// (X13); UNKNOWN_TOPIC_OR_PARTITION if the partition is gone.
+func (c *Coordinator) register(id string, t *txn, tps []offsets.TopicPartition) int16 {
+	for _, tp := range tps {
 		if err := c.parts.AddTxnPartition(tp.Topic, tp.Partition, t.st.ProducerID, t.st.Epoch); err != nil {
-			// Durably in the transaction but not registered: its batches
-			// are refused and its marker is a no-op (idempotent).
 			c.log.Warn("txn-register-partition-failed", zap.String("transactional-id", id),
 				zap.Stringer("partition", tp), zap.Error(err))
 			if !c.cfg.Topics.PartitionExists(tp.Topic, tp.Partition) {
 				return errUnknownTopic
 			}
-			return errUnknownServer
+			return errCoordinatorNA
 		}
 	}
 	return errNone

@@ -393,3 +393,20 @@ func TestHeldEntriesBounded(t *testing.T) {
 	wantCode(t, "x commits", h.end("x", px, ex, true, 3), nil)
 	wantCode(t, "y two now", h.add("y", py, ey, 3, tp("b", 0), tp("b", 1)), nil)
 }
+
+// X13: a registration that fails after the partition is durably in the
+// transaction answers retriable COORDINATOR_NOT_AVAILABLE, and the
+// client's retry (the partition already there) registers it again.
+func TestFailedRegistrationRetried(t *testing.T) {
+	h := newHarness(t, Config{})
+	pid, e := h.mustInit("r")
+	h.parts.failRegs.Store(1)
+	wantCode(t, "add with a failing registration", h.add("r", pid, e, 3, tp("a", 0)), kerr.CoordinatorNotAvailable)
+	if reg := h.parts.takeRegistered(); len(reg) != 0 {
+		t.Fatalf("registered %+v", reg)
+	}
+	wantCode(t, "retried add", h.add("r", pid, e, 3, tp("a", 0)), nil)
+	if reg := h.parts.takeRegistered(); len(reg) != 1 || reg[0].tp != tp("a", 0) || reg[0].pid != pid {
+		t.Fatalf("the retry registered %+v", reg)
+	}
+}

@@ -37,7 +37,9 @@
 //     are current, or the same answer again when it retries the last bump.
 //   - X13 A partition is added to the transaction durably before it is
 //     registered with the resolver, so no transactional batch is accepted
-//     on a partition the transaction could fail to mark. EndTxn writes the
+//     on a partition the transaction could fail to mark. A registration
+//     that fails is answered COORDINATOR_NOT_AVAILABLE (retriable), and an
+//     add of partitions already in the transaction registers them again. EndTxn writes the
 //     decision (PrepareCommit or PrepareAbort) first, then a marker on every
 //     partition, then completes the transaction's offsets together with the
 //     Complete state in one batch (O6): every partition and every offset of

@@ -59,6 +59,7 @@ type faultParts struct {
 	registered  []marker
 	failMarkers bool
 	failAllocs  atomic.Int32 // the next this many AllocateProducerID calls fail
+	failRegs    atomic.Int32 // the next this many AddTxnPartition calls fail
 	slowFail    time.Duration
 }
 
@@ -73,6 +74,9 @@ func (p *faultParts) AllocateProducerID(ctx context.Context) (int64, error) {
 var errInjected = errors.New("injected marker failure")
 
 func (p *faultParts) AddTxnPartition(topic string, partition int32, pid int64, epoch int16) error {
+	if p.failRegs.Add(-1) >= 0 {
+		return errInjected
+	}
 	p.mu.Lock()
 	p.registered = append(p.registered, marker{tp: offsets.TopicPartition{Topic: topic, Partition: partition}, pid: pid, epoch: epoch})
 	p.mu.Unlock()
