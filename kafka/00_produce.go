@@ -177,31 +177,38 @@ func (s *Server) writePartition(ctx context.Context, topic string, partition int
 		return nil, err
 	}
 	pp, err := s.res.ProduceAsyncOwned(topic, partition, records, frame)
-	if err != nil && s.verifyTxn(ctx, topic, partition, records, err) {
-		// The refusal wrote nothing and left records as they were but
-		// for a LogAppendTime stamp, which the retry sets again.
-		return s.res.ProduceAsyncOwned(topic, partition, records, frame)
+	if err == nil || s.cfg.Cluster == nil || !errors.Is(err, resolver.ErrInvalidTxnState) {
+		return pp, err
 	}
-	return pp, err
+	if err := s.verifyTxn(ctx, topic, partition, records, err); err != nil {
+		return nil, err
+	}
+	// Registered since: the refusal wrote nothing and left records as
+	// they were but for a LogAppendTime stamp, which the retry sets again.
+	return s.res.ProduceAsyncOwned(topic, partition, records, frame)
 }
 
-// verifyTxn reports, for a transactional batch the resolver refused as
-// not registered, whether the coordinator registered it since, in a
-// cluster (X24): the registration is then applied, and the batch may be
-// appended again.
-func (s *Server) verifyTxn(ctx context.Context, topic string, partition int32, records []byte, err error) bool {
-	if s.cfg.Cluster == nil || !errors.Is(err, resolver.ErrInvalidTxnState) {
-		return false
-	}
+// verifyTxn checks, in a cluster, a transactional batch the resolver
+// refused as not registered against the coordinator's registration
+// (X24): nil when it is registered (and now applied here), refused (the
+// resolver's error) when it is not, and NOT_ENOUGH_REPLICAS, retriable,
+// when etcd cannot tell now — as Kafka answers a verification its
+// coordinator could not complete, so the client retries the batch
+// instead of failing it.
+func (s *Server) verifyTxn(ctx context.Context, topic string, partition int32, records []byte, refused error) error {
 	pid, epoch, ok := resolver.TxnBatchProducer(records)
 	if !ok {
-		return false
+		return refused
 	}
-	registered, verr := s.cfg.Cluster.VerifyTxn(ctx, topic, partition, pid, epoch)
-	if verr != nil {
-		s.log.Debug("txn-verify-failed", zap.String("topic", topic), zap.Int32("partition", partition), zap.Error(verr))
+	registered, err := s.cfg.Cluster.VerifyTxn(ctx, topic, partition, pid, epoch)
+	switch {
+	case err != nil:
+		s.log.Debug("txn-verify-failed", zap.String("topic", topic), zap.Int32("partition", partition), zap.Error(err))
+		return fmt.Errorf("%w: verifying the transaction of producer %d: %v", kerr.NotEnoughReplicas, pid, err)
+	case !registered:
+		return refused
 	}
-	return registered
+	return nil
 }
 
 // producedPartition waits until pp is durable (D1) and answers it.

@@ -29,6 +29,7 @@ type testCluster struct {
 	leaders     map[resolver.PartitionKey][2]int32 // node, epoch; absent: no owner
 	coordinator int32                              // -1: none
 	catalog     *sharedCatalog
+	verify      func(topic string, partition int32, pid int64, epoch int16) (bool, error)
 }
 
 func (c *testCluster) Brokers() []Broker {
@@ -52,9 +53,16 @@ func (c *testCluster) Coordinator() (int32, bool) {
 
 func (c *testCluster) Catalog() Catalog { return c.catalog }
 
-// VerifyTxn finds no registration: the rig has no transaction relay.
-func (c *testCluster) VerifyTxn(context.Context, string, int32, int64, int16) (bool, error) {
-	return false, nil
+// VerifyTxn answers what the test set (verify), else no registration:
+// the rig has no transaction relay.
+func (c *testCluster) VerifyTxn(ctx context.Context, topic string, partition int32, pid int64, epoch int16) (bool, error) {
+	c.mu.Lock()
+	verify := c.verify
+	c.mu.Unlock()
+	if verify == nil {
+		return false, nil
+	}
+	return verify(topic, partition, pid, epoch)
 }
 
 // lead makes node the partition's owner at epoch; node -1 removes the
@@ -894,5 +902,51 @@ func TestNoClusterSingleNode(t *testing.T) {
 				t.Errorf("%s: NOT_COORDINATOR on a single node", apiName(req.Key()))
 			}
 		}
+	}
+}
+
+// X24: a transactional batch the leader's resolver refuses as not
+// registered is checked with the cluster: registered, it is appended;
+// not registered, INVALID_TXN_STATE stands; etcd unable to tell,
+// NOT_ENOUGH_REPLICAS, which the client retries instead of failing the
+// batch.
+func TestClusterProduceVerifiesTxn(t *testing.T) {
+	g := newClusterRig(t, map[string]int32{"t": 1})
+	g.cl.lead("t", 0, nodeA, 1)
+	c := dialRaw(t, g.a.Addr())
+	produce := func(seq int32) int16 {
+		req := kmsg.NewPtrProduceRequest()
+		req.SetVersion(11)
+		id := "tx"
+		req.TransactionID, req.Acks, req.TimeoutMillis = &id, -1, 10000
+		rt := kmsg.NewProduceRequestTopic()
+		rt.Topic = "t"
+		rp := kmsg.NewProduceRequestTopicPartition()
+		rp.Partition, rp.Records = 0, txnRecords(1, 42, 0, seq, "v")
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		return ask(c, req).(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode
+	}
+	setVerify := func(f func(string, int32, int64, int16) (bool, error)) {
+		g.cl.mu.Lock()
+		g.cl.verify = f
+		g.cl.mu.Unlock()
+	}
+	if code := produce(0); code != kerr.InvalidTxnState.Code {
+		t.Errorf("unregistered, no verification: error %d", code)
+	}
+	setVerify(func(string, int32, int64, int16) (bool, error) { return false, errors.New("etcd unreachable") })
+	if code := produce(0); code != kerr.NotEnoughReplicas.Code {
+		t.Errorf("verification failed: error %d, want NOT_ENOUGH_REPLICAS", code)
+	}
+	setVerify(func(string, int32, int64, int16) (bool, error) { return false, nil })
+	if code := produce(0); code != kerr.InvalidTxnState.Code {
+		t.Errorf("not registered: error %d, want INVALID_TXN_STATE", code)
+	}
+	setVerify(func(topic string, p int32, pid int64, epoch int16) (bool, error) {
+		return true, g.resA.AddTxnPartition(topic, p, pid, epoch)
+	})
+	if code := produce(0); code != 0 {
+		t.Errorf("registered: error %d", code)
 	}
 }

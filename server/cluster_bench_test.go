@@ -202,3 +202,96 @@ func warmPartitions(b *testing.B, ctx context.Context, cl *kgo.Client, parts int
 		}
 	}
 }
+
+// BenchmarkClusterTxn measures transactions of a cluster of 1 and 3
+// in-process nodes beside a single node on local disk: each iteration is
+// one transaction of 6 records of 1 KiB, one per partition, committed by
+// one of 4 transactional producers; the metrics are the commit's latency
+// (EndTxn, markers on every partition included) and transactions per
+// second.
+//
+//	go test -run '^$' -bench ClusterTxn -benchtime 400x ./server/
+func BenchmarkClusterTxn(b *testing.B) {
+	b.Run("local", func(b *testing.B) { benchTxn(b, startLocal(b)) })
+	for _, nodes := range []int32{1, 3} {
+		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
+			benchTxn(b, newBenchCluster(b, nodes, 5*time.Millisecond))
+		})
+	}
+}
+
+func benchTxn(b *testing.B, seeds []string) {
+	const producers, parts = 4, 6
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	value := make([]byte, 1024)
+	setup, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic("txbench"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer setup.Close()
+	if _, err := kadm.NewClient(setup).CreateTopic(ctx, parts, 1, nil, "txbench"); err != nil {
+		b.Fatal(err)
+	}
+	warmPartitions(b, ctx, setup, parts, value)
+	cls := make([]*kgo.Client, producers)
+	for i := range cls {
+		cls[i], err = kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic("txbench"),
+			kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.TransactionalID(fmt.Sprintf("bench-%d", i)),
+			kgo.ProducerLinger(0))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cls[i].Close()
+	}
+	lat := make([][]time.Duration, producers)
+	var wg sync.WaitGroup
+	var next sync.Mutex
+	left := b.N
+	b.ResetTimer()
+	start := time.Now()
+	for i, cl := range cls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				next.Lock()
+				if left == 0 {
+					next.Unlock()
+					return
+				}
+				left--
+				next.Unlock()
+				if err := cl.BeginTransaction(); err != nil {
+					b.Error(err)
+					return
+				}
+				for p := range int32(parts) {
+					cl.Produce(ctx, &kgo.Record{Value: value, Partition: p}, nil)
+				}
+				if err := cl.Flush(ctx); err != nil {
+					b.Error(err)
+					return
+				}
+				t0 := time.Now()
+				if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+					b.Error(err)
+					return
+				}
+				lat[i] = append(lat[i], time.Since(t0))
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	all := slices.Concat(lat...)
+	slices.Sort(all)
+	if len(all) == 0 {
+		return
+	}
+	q := func(f float64) float64 { return float64(all[int(f*float64(len(all)-1))].Microseconds()) / 1000 }
+	b.ReportMetric(q(0.5), "commit-p50-ms")
+	b.ReportMetric(q(0.99), "commit-p99-ms")
+	b.ReportMetric(float64(len(all))/elapsed.Seconds(), "txn/s")
+}

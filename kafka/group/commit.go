@@ -202,8 +202,8 @@ func (g *group) storeCommitLocked(req *kmsg.OffsetCommitRequest, resp *kmsg.Offs
 // OffsetFetch handles OffsetFetch v0–9 (v8: several groups per request;
 // v9: member id and epoch, checked for consumer groups, G17).
 // A partition without a commit reports offset -1 and metadata "". Null
-// topics (v2+) ask for every committed offset of the group. Left out:
-// RequireStable (there are no transactional offsets to wait for).
+// topics (v2+) ask for every committed offset of the group. RequireStable
+// (v7+) is fetchOffsets'.
 func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	if req.Version >= 8 {

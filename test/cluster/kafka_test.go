@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -175,15 +177,25 @@ func (c *Cluster) WaitLeaders(topic string, n int32, timeout time.Duration) []Pa
 
 // Rec is a record as a node serves it.
 type Rec struct {
-	Offset int64
-	Key    string
-	Value  string
+	Offset  int64
+	Key     string
+	Value   string
+	PID     int64
+	Epoch   int16
+	Txn     bool   // of a transactional batch
+	Control string // a control batch: "commit" or "abort"
 }
 
 // ReadPartition reads a partition from offset 0 to its high watermark,
 // asking node i only (which must lead it). Offsets before the log start
 // are absent; the log start is returned.
 func (c *Cluster) ReadPartition(ctx context.Context, i int, topic string, id [16]byte, partition int32) (start int64, recs []Rec, err error) {
+	return c.readPartition(ctx, i, topic, id, partition, parseBatches)
+}
+
+// readPartition is ReadPartition with the batches parsed by parse.
+func (c *Cluster) readPartition(ctx context.Context, i int, topic string, id [16]byte, partition int32,
+	parse func([]byte) ([]Rec, int64, error)) (start int64, recs []Rec, err error) {
 	off := int64(0)
 	for {
 		req := kmsg.NewPtrFetchRequest()
@@ -219,28 +231,41 @@ func (c *Cluster) ReadPartition(ctx context.Context, i int, topic string, id [16
 		if off >= rp.HighWatermark {
 			return start, recs, nil
 		}
-		got, err := parseBatches(rp.RecordBatches)
+		got, next, err := parse(rp.RecordBatches)
 		if err != nil {
 			return 0, nil, fmt.Errorf("node %d: %s/%d at %d: %w", i, topic, partition, off, err)
 		}
-		n := 0
 		for _, r := range got {
 			if r.Offset >= off && r.Offset < rp.HighWatermark {
 				recs = append(recs, r)
-				n++
 			}
 		}
-		if n == 0 {
-			return 0, nil, fmt.Errorf("node %d: %s/%d: no record at %d below the high watermark %d", i, topic, partition, off, rp.HighWatermark)
+		if next <= off {
+			return 0, nil, fmt.Errorf("node %d: %s/%d: no batch at %d below the high watermark %d", i, topic, partition, off, rp.HighWatermark)
 		}
-		off = recs[len(recs)-1].Offset + 1
+		off = next
 	}
 }
 
 // parseBatches decodes whole uncompressed record batches (a trailing
-// partial batch is ignored).
-func parseBatches(b []byte) ([]Rec, error) {
+// partial batch is ignored) into their data records, and returns the
+// offset after the last whole batch, control batches included.
+func parseBatches(b []byte) ([]Rec, int64, error) {
+	all, next, err := parseAll(b)
 	var out []Rec
+	for _, r := range all {
+		if r.Control == "" {
+			out = append(out, r)
+		}
+	}
+	return out, next, err
+}
+
+// parseAll is parseBatches with each control batch as one Rec (Control
+// "commit" or "abort").
+func parseAll(b []byte) ([]Rec, int64, error) {
+	var out []Rec
+	next := int64(-1)
 	for len(b) >= 12 {
 		size := 12 + int(int32(binary.BigEndian.Uint32(b[8:12])))
 		if size > len(b) {
@@ -248,30 +273,58 @@ func parseBatches(b []byte) ([]Rec, error) {
 		}
 		var batch kmsg.RecordBatch
 		if err := batch.ReadFrom(b[:size]); err != nil {
-			return nil, err
+			return nil, next, err
 		}
 		b = b[size:]
-		if batch.Attributes&0x0007 != 0 {
-			return nil, fmt.Errorf("batch at %d is compressed", batch.FirstOffset)
+		next = batch.FirstOffset + int64(batch.LastOffsetDelta) + 1
+		switch batch.Attributes & 0x0007 {
+		case 0:
+		case 1: // gzip
+			zr, err := gzip.NewReader(bytes.NewReader(batch.Records))
+			if err != nil {
+				return nil, next, fmt.Errorf("batch at %d: %w", batch.FirstOffset, err)
+			}
+			if batch.Records, err = io.ReadAll(zr); err != nil {
+				return nil, next, fmt.Errorf("batch at %d: %w", batch.FirstOffset, err)
+			}
+		default:
+			return nil, next, fmt.Errorf("batch at %d is compressed", batch.FirstOffset)
 		}
+		txn := batch.Attributes&0x0010 != 0
 		if batch.Attributes&0x0020 != 0 {
-			continue // a control batch
+			kind := "abort"
+			if len(batch.Records) > 0 && controlType(batch.Records) == 1 {
+				kind = "commit"
+			}
+			out = append(out, Rec{Offset: batch.FirstOffset, Control: kind, PID: batch.ProducerID, Epoch: batch.ProducerEpoch, Txn: true})
+			continue
 		}
 		rs := batch.Records
 		for range batch.NumRecords {
 			l, n := binary.Varint(rs)
 			if n <= 0 || int(l) < 0 || n+int(l) > len(rs) {
-				return nil, fmt.Errorf("batch at %d: bad record length", batch.FirstOffset)
+				return nil, next, fmt.Errorf("batch at %d: bad record length", batch.FirstOffset)
 			}
 			var r kmsg.Record
 			if err := r.ReadFrom(rs[:n+int(l)]); err != nil {
-				return nil, fmt.Errorf("batch at %d: %w", batch.FirstOffset, err)
+				return nil, next, fmt.Errorf("batch at %d: %w", batch.FirstOffset, err)
 			}
 			rs = rs[n+int(l):]
-			out = append(out, Rec{Offset: batch.FirstOffset + int64(r.OffsetDelta), Key: string(r.Key), Value: string(r.Value)})
+			out = append(out, Rec{Offset: batch.FirstOffset + int64(r.OffsetDelta), Key: string(r.Key), Value: string(r.Value),
+				PID: batch.ProducerID, Epoch: batch.ProducerEpoch, Txn: txn})
 		}
 	}
-	return out, nil
+	return out, next, nil
+}
+
+// controlType is the type of the control record in records (0 abort, 1
+// commit): its key's second int16.
+func controlType(records []byte) int16 {
+	var r kmsg.Record
+	if _, n := binary.Varint(records); n <= 0 || r.ReadFrom(records) != nil || len(r.Key) < 4 {
+		return -1
+	}
+	return int16(binary.BigEndian.Uint16(r.Key[2:4]))
 }
 
 // rawConn is a plain Kafka connection to one node: a request written on

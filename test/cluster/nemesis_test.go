@@ -12,13 +12,16 @@ import (
 // soak reports whether KGW_SOAK=1 asks for the long versions (make soak).
 func soak() bool { return os.Getenv("KGW_SOAK") == "1" }
 
-// TestClusterNemesis: idempotent producers (acks=all) and a consumer
-// group run while a nemesis kills -9 and restarts nodes, pauses a leader
+// TestClusterNemesis: idempotent producers (acks=all), a consumer group
+// and a transactional pipeline (consume, transform, produce, offsets in
+// the transaction) run while a nemesis kills -9 and restarts nodes, pauses a leader
 // past its session and resumes it, and restarts etcd. Afterwards every
 // acknowledged record is in its partition exactly once where it was
 // acknowledged, offsets are dense, no record sent to a paused node was
 // published (fencing, E4 and J4), two nodes serve each partition alike
-// (J3), and the group's committed offsets never went backwards (J6).
+// (J3), the group's and the pipeline's committed offsets never went
+// backwards (J6), and the pipeline's output holds each input record
+// exactly once at read_committed (X22–X24).
 //
 // About a minute of faults; KGW_SOAK=1 runs ten.
 func TestClusterNemesis(t *testing.T) {
@@ -32,10 +35,14 @@ func TestClusterNemesis(t *testing.T) {
 
 	c := StartCluster(t, 3)
 	const topic, group, n = "nemesis", "nemesis-group", 6
+	const out, pipeGroup, outN = "nemesis-out", "nemesis-pipe", 3
 	c.CreateTopic(topic, n)
+	c.CreateTopic(out, outN)
 	prod := c.StartProducers(topic, 3, "n", 4*time.Millisecond, nil)
 	g := c.StartGroup(topic, group, 2)
 	commits := c.SampleCommits(topic, group)
+	pipe := c.StartPipeline(topic, out, pipeGroup, 2)
+	pipeCommits := c.SampleCommits(topic, pipeGroup)
 	book := prod.Book
 	book.WaitAcked(t, 200, 60*time.Second)
 
@@ -70,15 +77,21 @@ func TestClusterNemesis(t *testing.T) {
 	parts, leaders := c.ReadAll(topic, n)
 	book.Check(t, parts)
 	c.WaitCommitted(group, topic, ends(parts, n), 2*time.Minute)
+	c.WaitCommitted(pipeGroup, topic, ends(parts, n), 2*time.Minute)
 	g.Stop()
+	pipe.Stop()
 	commits.Stop()
+	pipeCommits.Stop()
 	book.CheckConsumed(t, g.Consumed())
-	back, samples := commits.Backward()
-	if samples < 10 {
-		t.Errorf("only %d samples of the committed offsets", samples)
-	}
-	for _, b := range back {
-		t.Errorf("committed offset went backwards: %s", b)
+	pipe.CheckExactlyOnce(t, parts, outN)
+	for _, s := range []*CommitSampler{commits, pipeCommits} {
+		back, samples := s.Backward()
+		if samples < 10 {
+			t.Errorf("only %d samples of the committed offsets", samples)
+		}
+		for _, b := range back {
+			t.Errorf("committed offset went backwards: %s", b)
+		}
 	}
 	c.CheckCommitsSurviveCoordinatorKill(group, topic, ends(parts, n))
 	leaders = c.WaitLeaders(topic, n, 90*time.Second)

@@ -167,14 +167,18 @@ func TestClusterProduceConsume(t *testing.T) {
 // TestClusterSingleNode: a cluster of one node killed (-9) and restarted
 // three times under load loses nothing acknowledged: the node rebuilds
 // every partition from the published copy (J3) and the group state from
-// etcd (J6), so a consumer group goes on from its commits.
+// etcd (J6), so a consumer group goes on from its commits, and a
+// transactional pipeline stays exactly once.
 func TestClusterSingleNode(t *testing.T) {
 	c := StartCluster(t, 1)
 	const topic, group, n = "alone", "alone-group", 3
+	const out, pipeGroup, outN = "alone-out", "alone-pipe", 2
 	c.CreateTopic(topic, n)
+	c.CreateTopic(out, outN)
 	prod := c.StartProducers(topic, 2, "s", 3*time.Millisecond, nil)
 	g := c.StartGroup(topic, group, 1)
 	commits := c.SampleCommits(topic, group)
+	pipe := c.StartPipeline(topic, out, pipeGroup, 1)
 	for range 3 {
 		prod.Book.WaitAcked(t, prod.Book.Acked()+150, 60*time.Second)
 		c.Kill(0)
@@ -186,9 +190,12 @@ func TestClusterSingleNode(t *testing.T) {
 	parts, _ := c.ReadAll(topic, n)
 	prod.Book.Check(t, parts)
 	c.WaitCommitted(group, topic, ends(parts, n), 2*time.Minute)
+	c.WaitCommitted(pipeGroup, topic, ends(parts, n), 2*time.Minute)
 	g.Stop()
+	pipe.Stop()
 	commits.Stop()
 	prod.Book.CheckConsumed(t, g.Consumed())
+	pipe.CheckExactlyOnce(t, parts, outN)
 	back, _ := commits.Backward()
 	for _, b := range back {
 		t.Errorf("committed offset went backwards: %s", b)

@@ -54,12 +54,14 @@ func (b *Book) done(r *kgo.Record, err error) {
 	b.acked[string(r.Value)] = Ack{Partition: r.Partition, Offset: r.Offset}
 }
 
-// ack records v as issued and acknowledged at partition p, offset off.
+// ack records v as issued and acknowledged at partition p, offset off
+// (and no longer forbidden).
 func (b *Book) ack(v string, p int32, off int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.issued[v] = true
 	b.acked[v] = Ack{Partition: p, Offset: off}
+	delete(b.forbidden, v)
 }
 
 // Forbid records a value that was sent but must never be published.
