@@ -37,7 +37,13 @@ func (s *Server) newCoordinators(st *offsets.Store, withTxns bool) (*coordinator
 	if c.groups, err = s.newGroups(st); err != nil {
 		return nil, err
 	}
-	if s.cfg.Cluster != nil { // Y5: share groups and transactions are not served in cluster mode
+	if s.cfg.Cluster != nil { // Y5: transactions are not served in cluster mode
+		if s.shareInCluster() { // Y8
+			if c.share, err = s.newShare(st); err != nil {
+				c.stop()
+				return nil, err
+			}
+		}
 		return c, nil
 	}
 	if c.share, err = s.newShare(st); err != nil {

@@ -133,15 +133,19 @@ func (s *Server) isCoordinator() bool {
 	return ok && node == s.cfg.NodeID
 }
 
-// groupAPIs are the APIs only the group coordinator serves (Y4).
+// groupAPIs are the APIs only the group coordinator serves (Y4), and
+// those of share groups but ShareFetch and ShareAcknowledge (Y8).
 var groupAPIs = map[int16]bool{8: true, 9: true, 11: true, 12: true, 13: true, 14: true, 15: true,
-	16: true, 42: true, 47: true, 68: true, 69: true}
+	16: true, 42: true, 47: true, 68: true, 69: true, 76: true, 77: true, 90: true, 91: true, 92: true}
 
 // notCoordinator answers a group request on a node that does not
 // coordinate groups (Y4); nil when the handler should run.
 func (s *Server) notCoordinator(key int16, req kmsg.Request) kmsg.Response {
 	if !groupAPIs[key] || s.isCoordinator() {
 		return nil
+	}
+	if resp := shareNotCoordinator(req); resp != nil {
+		return resp
 	}
 	return notCoordinatorResponse(req)
 }
@@ -238,7 +242,8 @@ func offsetFetchNotCoordinator(r *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResp
 
 // notInCluster are the APIs not served in cluster mode (Y5):
 // transactions (the coordinator would have to write markers on other
-// nodes' partitions) and share groups.
+// nodes' partitions) and share groups, unless they have a durable home
+// (Y8).
 var notInCluster = map[int16]bool{
 	24: true, 25: true, 26: true, 28: true, // AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit
 	65: true, 66: true, // DescribeTransactions, ListTransactions
@@ -252,18 +257,39 @@ var notInClusterFeature = map[string]bool{transactionVersionFeature: true, share
 // not served in cluster mode is unknown, and its request closes the
 // connection as any unadvertised one does (Y5).
 func (s *Server) lookupAPI(key int16) (api, bool) {
-	if s.cfg.Cluster != nil && notInCluster[key] {
+	if s.hiddenAPI(key) {
 		return api{}, false
 	}
 	return lookupAPI(key)
 }
 
-// apiKeyList is the ApiVersions key list this server advertises (Y5).
+// apiKeyList is the ApiVersions key list this server advertises (Y5, Y8).
 func (s *Server) apiKeyList() []kmsg.ApiVersionsResponseApiKey {
-	if s.cfg.Cluster != nil {
+	switch {
+	case s.cfg.Cluster == nil:
+		return apiKeyList()
+	case !s.shareInCluster():
 		return advertisedInCluster
 	}
-	return apiKeyList()
+	var out []kmsg.ApiVersionsResponseApiKey
+	for _, k := range apiKeyList() {
+		if !s.hiddenAPI(k.ApiKey) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// hiddenAPI reports whether key is not served (Y5): in cluster mode, the
+// transaction APIs, and the share-group APIs unless share groups are
+// served (Y8).
+func (s *Server) hiddenAPI(key int16) bool {
+	return s.cfg.Cluster != nil && notInCluster[key] && !(shareAPIs[key] && s.shareInCluster())
+}
+
+// featureHidden reports whether a feature is not advertised (Y5, Y8).
+func (s *Server) featureHidden(name string) bool {
+	return s.cfg.Cluster != nil && notInClusterFeature[name] && !(name == shareVersionFeature && s.shareInCluster())
 }
 
 // errTxnNotServed answers a transactional id in cluster mode (Y5).

@@ -45,6 +45,12 @@ func (c *Coordinator) acknowledge(g *group, member string, sp sessPart, batches 
 	if !ok {
 		return kerr.UnknownTopicID.Code
 	}
+	epoch, serving := int32(0), true
+	if c.leaderSide() {
+		if epoch, serving = c.cfg.States.Serving(tp); !serving {
+			return kerr.NotLeaderForPartition.Code // Q15
+		}
+	}
 	g.mu.Lock()
 	p := g.mu.parts[tp]
 	g.mu.Unlock()
@@ -55,13 +61,16 @@ func (c *Coordinator) acknowledge(g *group, member string, sp sessPart, batches 
 	limit := c.deliveryLimit()
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if c.leaderSide() && (p.dead || p.epoch != epoch) {
+		return kerr.InvalidRecordState.Code // acquired under another leadership (Q17)
+	}
 	p.expireLocked(now, limit)
 	if e := p.checkAckLocked(member, batches); e != nil {
 		return e.Code
 	}
 	p.ackLocked(batches, limit, now.Add(c.lockDuration(g.id)))
 	if err := c.persistLocked(g.id, tp, p); err != nil {
-		return kerr.CoordinatorNotAvailable.Code
+		return c.failCode(err)
 	}
 	return 0
 }
