@@ -19,13 +19,17 @@ import (
 // askNode sends req to node id and fails the test on a transport error.
 func askNode[R kmsg.Response](t *testing.T, cl *kgo.Client, id int32, req kmsg.Request) R {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	resp, err := cl.Broker(int(id)).Request(ctx, req)
+	resp, err := tryAskNode(cl, id, req)
 	if err != nil {
 		t.Fatalf("%T to node %d: %v", req, id, err)
 	}
 	return resp.(R)
+}
+
+func tryAskNode(cl *kgo.Client, id int32, req kmsg.Request) (kmsg.Response, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	return cl.Broker(int(id)).Request(ctx, req)
 }
 
 // setShareEarliest makes group start at the log start
@@ -57,7 +61,7 @@ func trySetEarliest(t *testing.T, cl *kgo.Client, coord int32, group string) err
 
 // shareStarts are the share-partition start offsets of group on topic, as
 // the coordinator describes them (-1: no state).
-func shareStarts(t *testing.T, cl *kgo.Client, coord int32, group, topic string, parts int32) []int64 {
+func shareStarts(t *testing.T, cl *kgo.Client, coord int32, group, topic string, parts int32) ([]int64, error) {
 	t.Helper()
 	req := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
 	rg := kmsg.NewDescribeShareGroupOffsetsRequestGroup()
@@ -71,16 +75,47 @@ func shareStarts(t *testing.T, cl *kgo.Client, coord int32, group, topic string,
 	req.Groups = append(req.Groups, rg)
 	resp := askNode[*kmsg.DescribeShareGroupOffsetsResponse](t, cl, coord, req)
 	if err := kerr.ErrorForCode(resp.Groups[0].ErrorCode); err != nil {
-		t.Fatalf("describe share offsets: %v", err)
+		return nil, fmt.Errorf("describe share offsets at node %d: %w", coord, err)
 	}
 	out := make([]int64, parts)
 	for _, p := range resp.Groups[0].Topics[0].Partitions {
 		if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-			t.Fatalf("describe share offsets of partition %d: %v", p.Partition, err)
+			return nil, fmt.Errorf("describe share offsets of partition %d: %w", p.Partition, err)
 		}
 		out[p.Partition] = p.StartOffset
 	}
-	return out
+	return out, nil
+}
+
+// startSettled starts nodes 1..n, waits until every node sees all n (so
+// that placement moves nothing once the topic exists: a leader change
+// would rightly deliver the records in flight again, Q17) and creates
+// topic.
+func startSettled(t *testing.T, n int32, topic string, parts int32) (*testCluster, *kgo.Client, *kadm.Client, context.Context) {
+	t.Helper()
+	c := newTestCluster(t)
+	for id := int32(1); id <= n; id++ {
+		c.start(id)
+	}
+	cl := c.client(kgo.DefaultProduceTopic(topic))
+	eventually(t, "every node sees every node", func() error {
+		for id := int32(1); id <= n; id++ {
+			resp, err := tryAskNode(cl, id, kmsg.NewPtrMetadataRequest())
+			if err != nil {
+				return err // the client may not know node id yet
+			}
+			if md := resp.(*kmsg.MetadataResponse); int32(len(md.Brokers)) != n {
+				return fmt.Errorf("node %d sees %d nodes", id, len(md.Brokers))
+			}
+		}
+		return nil
+	})
+	adm := kadm.NewClient(cl)
+	ctx := testCtx(t)
+	if _, err := adm.CreateTopic(ctx, parts, 1, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+	return c, cl, adm, ctx
 }
 
 // TestClusterShareConsumesOnce (Y8, Y9, Q15): two share consumers of one
@@ -89,10 +124,13 @@ func shareStarts(t *testing.T, cl *kgo.Client, coord int32, group, topic string,
 // the nodes, and the coordinator describes every partition as done.
 func TestClusterShareConsumesOnce(t *testing.T) {
 	const topic, group, parts, n = "sq", "sg", 4, 120
-	c, cl, adm, ctx := startWithTopic(t, 3, topic, parts)
+	c, cl, adm, ctx := startSettled(t, 3, topic, parts)
 	leaders := c.waitLeaders(adm, topic, parts)
 	coord := setShareEarliest(t, c, cl, adm, group)
 	produceN(t, ctx, cl, "v", n)
+	for id := int32(1); id <= 3; id++ {
+		checkShareAdvertised(t, cl, id)
+	}
 
 	var mu sync.Mutex
 	delivered := map[string]int{}
@@ -126,8 +164,12 @@ func TestClusterShareConsumesOnce(t *testing.T) {
 		return nil
 	})
 	eventually(t, "every partition done at the coordinator", func() error {
+		starts, err := shareStarts(t, cl, coord, group, topic, parts)
+		if err != nil {
+			return err
+		}
 		var sum int64
-		for _, s := range shareStarts(t, cl, coord, group, topic, parts) {
+		for _, s := range starts {
 			sum += s
 		}
 		if sum != n {
@@ -152,6 +194,31 @@ func TestClusterShareConsumesOnce(t *testing.T) {
 		spread[l] = true
 	}
 	t.Logf("partition leaders %v", leaders)
+}
+
+// checkShareAdvertised requires node id to advertise the share-group APIs
+// and share.version (Y8).
+func checkShareAdvertised(t *testing.T, cl *kgo.Client, id int32) {
+	t.Helper()
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.Version = 3
+	resp := askNode[*kmsg.ApiVersionsResponse](t, cl, id, req)
+	keys := map[int16]bool{}
+	for _, k := range resp.ApiKeys {
+		keys[k.ApiKey] = true
+	}
+	for _, k := range []int16{76, 77, 78, 79, 90, 91, 92} {
+		if !keys[k] {
+			t.Errorf("node %d does not advertise API %d", id, k)
+		}
+	}
+	found := false
+	for _, f := range resp.FinalizedFeatures {
+		found = found || f.Name == "share.version" && f.MaxVersionLevel >= 1
+	}
+	if !found {
+		t.Errorf("node %d does not advertise share.version: %+v", id, resp.FinalizedFeatures)
+	}
 }
 
 // rawShare is a share-group member driven with raw requests, so the test
@@ -250,7 +317,7 @@ func offsetsOf(got map[int64]int16) []string {
 // the empty group acts on the state the leader serves.
 func TestClusterShareFailover(t *testing.T) {
 	const topic, group = "sf", "fg"
-	c, cl, adm, ctx := startWithTopic(t, 3, topic, 1)
+	c, cl, adm, ctx := startSettled(t, 3, topic, 1)
 	c.waitLeaders(adm, topic, 1)
 	coord := setShareEarliest(t, c, cl, adm, group)
 	produceN(t, ctx, cl, "r", 10)
@@ -262,6 +329,9 @@ func TestClusterShareFailover(t *testing.T) {
 	}
 	if r := m.heartbeat(other, 0, topic); r.ErrorCode != kerr.NotCoordinator.Code {
 		t.Fatalf("heartbeat at node %d, not the coordinator %d: error %d, want NOT_COORDINATOR", other, coord, r.ErrorCode)
+	}
+	if err := trySetEarliest(t, cl, other, group); err != kerr.NotCoordinator {
+		t.Fatalf("group configs set at node %d, not the coordinator %d: %v, want NOT_COORDINATOR", other, coord, err)
 	}
 	hb := m.heartbeat(coord, 0, topic)
 	if err := kerr.ErrorForCode(hb.ErrorCode); err != nil || hb.Assignment == nil || len(hb.Assignment.TopicPartitions) != 1 {
@@ -326,10 +396,18 @@ func TestClusterShareFailover(t *testing.T) {
 	m.acceptAt(next, 5, 9)
 
 	// Alter at the coordinator, on the empty group: the leader serves it.
-	coord = c.coordinator(adm2, group)
-	if s := shareStarts(t, cl2, coord, group, topic, 1)[0]; s != 10 {
-		t.Fatalf("the coordinator describes start offset %d, want 10", s)
-	}
+	// The coordinator may have moved with the stopped node.
+	eventually(t, "the coordinator describes the acknowledged state", func() error {
+		coord = c.coordinator(adm2, group)
+		starts, err := shareStarts(t, cl2, coord, group, topic, 1)
+		if err != nil {
+			return err
+		}
+		if starts[0] != 10 {
+			t.Fatalf("the coordinator describes start offset %d, want 10", starts[0])
+		}
+		return nil
+	})
 	if r := m.heartbeat(coord, -1, topic); r.ErrorCode != 0 && r.ErrorCode != kerr.UnknownMemberID.Code {
 		t.Fatalf("leave: error %d", r.ErrorCode)
 	}
