@@ -41,6 +41,8 @@ type clusterParts struct {
 	dl   *diskless.Committer
 	// authDocs are the credentials' and the ACLs' documents (A12).
 	authDocs []*authstore.Doc
+	// share keeps share-partition states (kafka Y8); set before serving.
+	share *sharestate.Store
 
 	mu      sync.Mutex
 	offs    *offsets.Store // the coordinator's store, swapped in by becomeCoordinator
@@ -93,6 +95,9 @@ func (s *Server) openClusterCatalog() error {
 			defer cancel()
 			if err := dl.DeletePartitions(ctx, keys); err != nil {
 				s.cfg.Logger.Warn("cluster-delete-partitions-failed", zap.Error(err))
+			}
+			if err := s.cluster.share.DeletePartitions(ctx, keys); err != nil { // sharestate J12
+				s.cfg.Logger.Warn("cluster-delete-share-states-failed", zap.Error(err))
 			}
 			n.Kick()
 		},
@@ -219,10 +224,11 @@ func (s *Server) closeCluster() error {
 // by the partition's leader under its ownership.
 func (s *Server) clusterShare(kc *kafka.Config) {
 	n := s.cluster.node
-	kc.Share.States = sharestate.New(sharestate.Options{
+	s.cluster.share = sharestate.New(sharestate.Options{
 		Client: n.Client(), Owners: n.Owners(), Prefix: n.Prefix(),
 		Serving: n.Serving, Topics: sharePKeys{s.res}, CoordinatorKey: node.CoordinatorKey,
 	})
+	kc.Share.States = s.cluster.share
 }
 
 // sharePKeys maps partitions to their etcd pkeys (node.PKey) and back.

@@ -37,5 +37,8 @@
 //	J12 The offsets admin's writes (Reset, DeleteGroup) are guarded by the
 //	    coordinator role's ownership instead, and change the mod revision
 //	    every leader's next Put compares: a leader holding an older state
-//	    is refused and reads the admin's.
+//	    is refused and reads the admin's. States go with their group
+//	    (DeleteGroup) and with their topic (DeletePartitions, after the
+//	    topic's deletion: its id is never reused), so etcd holds states
+//	    only of live groups and partitions.
 package sharestate

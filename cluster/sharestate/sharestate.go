@@ -264,3 +264,34 @@ func (s *Store) GroupConfigs(group string) map[string]string {
 	s.mu.Unlock()
 	return cfg
 }
+
+// DeletePartitions removes every group's state of the partitions pkeys, of
+// a deleted topic (its id is never reused, so nothing reads them again):
+// etcd keeps no state of a partition that is gone (J12). It reads keys
+// only, and deletes in transactions of at most maxTxnOps.
+func (s *Store) DeletePartitions(c context.Context, pkeys []string) error {
+	gone := make(map[string]bool, len(pkeys))
+	for _, pk := range pkeys {
+		gone[pk] = true
+	}
+	dir := s.o.Prefix + "share/"
+	resp, err := s.o.Client.Get(c, dir, clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	if err != nil {
+		return fmt.Errorf("sharestate: list: %w", err)
+	}
+	var ops []clientv3.Op
+	for _, kv := range resp.Kvs {
+		k := string(kv.Key)
+		if gone[k[strings.LastIndexByte(k, '/')+1:]] {
+			ops = append(ops, clientv3.OpDelete(k))
+		}
+	}
+	for len(ops) > 0 {
+		n := min(len(ops), maxTxnOps)
+		if _, err := s.o.Client.Txn(c).Then(ops[:n]...).Commit(); err != nil {
+			return fmt.Errorf("sharestate: delete: %w", err)
+		}
+		ops = ops[n:]
+	}
+	return nil
+}

@@ -3,6 +3,7 @@ package sharestate_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/kgateway/kgateway/cluster/owner"
 	"github.com/kgateway/kgateway/cluster/sharestate"
 	"github.com/kgateway/kgateway/offsets"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 )
 
@@ -167,5 +169,35 @@ func TestAdminResetRefusesStaleLeader(t *testing.T) {
 	}
 	if _, v := load(t, leader); v != 0 {
 		t.Fatalf("state left after DeleteGroup (version %d)", v)
+	}
+}
+
+// TestDeletePartitions (J12): a deleted topic's partitions lose their
+// states in every group; other partitions keep theirs.
+func TestDeletePartitions(t *testing.T) {
+	e := etcdtest.Start(t)
+	coord := newNode(t, e, "coord")
+	coord.acquire(t, "coordinator")
+	c := e.Client(t)
+	for _, k := range []string{"share/67/p", "share/68/p", "share/67/q", "share/68/pp"} {
+		if _, err := c.Put(context.Background(), prefix+k, "x"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := coord.store.DeletePartitions(ctx, []string{"p"}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Get(ctx, prefix+"share/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, kv := range resp.Kvs {
+		left = append(left, strings.TrimPrefix(string(kv.Key), prefix))
+	}
+	if strings.Join(left, ",") != "share/67/q,share/68/pp" {
+		t.Fatalf("left %v, want the states of q and pp", left)
 	}
 }
