@@ -87,6 +87,11 @@ func (c *Coordinator) Acknowledge(req *kmsg.ShareAcknowledgeRequest) *kmsg.Share
 		return resp
 	}
 	g := c.lookup(groupID)
+	if g == nil && c.leaderSide() {
+		// A leader knows a group only by its sessions here (Q15): a
+		// member new to this node has no session, which it is told.
+		g, _ = c.getOrCreate(groupID, true)
+	}
 	if g == nil {
 		resp.ErrorCode = kerr.GroupIDNotFound.Code
 		return resp

@@ -262,3 +262,17 @@ func TestLeaderEvictsIdleSessions(t *testing.T) {
 		t.Fatalf("%d sessions open, want b's only", n)
 	}
 }
+
+// TestLeaderAcknowledgeWithoutSession (Q15): an acknowledgement at a
+// leader that never saw the group (the partition moved here) is
+// SHARE_SESSION_NOT_FOUND, so the client opens a session, not
+// GROUP_ID_NOT_FOUND, which would end it.
+func TestLeaderAcknowledgeWithoutSession(t *testing.T) {
+	c := newTestLeader(newFakeStates(), &clock{now: time.Unix(1000, 0)})
+	req := kmsg.NewPtrShareAcknowledgeRequest()
+	group, member := "g", "a"
+	req.GroupID, req.MemberID, req.ShareSessionEpoch = &group, &member, 3
+	if resp := c.Acknowledge(req); resp.ErrorCode != kerr.ShareSessionNotFound.Code {
+		t.Fatalf("acknowledge without a session: error %d, want SHARE_SESSION_NOT_FOUND", resp.ErrorCode)
+	}
+}
