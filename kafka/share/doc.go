@@ -127,5 +127,11 @@
 // checked when a group is created: a classic and a share group created at
 // the same instant under one id are not serialized against each other.
 // Share state is keyed by topic name; a state past the high watermark (a
-// deleted and recreated topic) starts over (Q2).
+// deleted and recreated topic) starts over (Q2). In cluster mode: the
+// lag DescribeShareGroupOffsets reports is -1 for partitions the
+// coordinator does not lead; a group's configs are described only by the
+// coordinator (others show none); a leader takes a group's configs from
+// the coordinator's mirror up to a second late; the group-id namespace
+// (Q10) is checked by the coordinator only (a leader does not check
+// membership, Q15).
 package share
