@@ -59,6 +59,7 @@ func (c *Coordinator) acknowledge(g *group, member string, sp sessPart, batches 
 	}
 	now := c.cfg.Now()
 	limit := c.deliveryLimit()
+	lockFor := c.lockDuration(g.id) // before p.mu: a leader may read it from etcd (Q14)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if c.leaderSide() && (p.dead || p.epoch != epoch) {
@@ -68,7 +69,7 @@ func (c *Coordinator) acknowledge(g *group, member string, sp sessPart, batches 
 	if e := p.checkAckLocked(member, batches); e != nil {
 		return e.Code
 	}
-	p.ackLocked(batches, limit, now.Add(c.lockDuration(g.id)))
+	p.ackLocked(batches, limit, now.Add(lockFor))
 	if err := c.persistLocked(g.id, tp, p); err != nil {
 		return c.failCode(err)
 	}

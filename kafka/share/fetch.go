@@ -225,6 +225,7 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 	}
 	now := c.cfg.Now()
 	limit := c.deliveryLimit()
+	lockFor := c.lockDuration(g.id) // before p.mu: a leader may read it from etcd (Q14)
 	p.mu.Lock()
 	p.trimLocked(logStart)
 	next, _ := p.expireLocked(now, limit)
@@ -251,7 +252,7 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 	before := p.persistedLocked(tp)
 	ranges := p.acquireLocked(spans, acquireArgs{
 		member: member, hwm: hwm, max: maxRecords, maxLocks: c.cfg.PartitionMaxRecordLocks,
-		limit: limit, deadline: now.Add(c.lockDuration(g.id)),
+		limit: limit, deadline: now.Add(lockFor),
 	})
 	if len(ranges) > 0 || !samePersisted(before, p.persistedLocked(tp)) {
 		if err := c.persistLocked(g.id, tp, p); err != nil {

@@ -96,6 +96,7 @@ func (c *Coordinator) clusterPartition(g *group, tp offsets.TopicPartition, logS
 	if err != nil {
 		return nil, err
 	}
+	earliest := c.groupConfig(g.id, ConfigAutoOffsetReset) == "earliest" // outside g.mu: may read etcd
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if cur := g.mu.parts[tp]; cur != nil {
@@ -113,7 +114,7 @@ func (c *Coordinator) clusterPartition(g *group, tp offsets.TopicPartition, logS
 		p = loadPartition(sp)
 	} else {
 		start := hwm
-		if c.groupConfig(g.id, ConfigAutoOffsetReset) == "earliest" {
+		if earliest {
 			start = logStart
 		}
 		p = newPartition(start)
