@@ -43,11 +43,14 @@ package kafka
 // (appends are synchronous), Produce v13 (topic ids).
 
 import (
+	"context"
+	"errors"
 	"fmt"
 
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
 )
 
 func handleProduce(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
@@ -85,7 +88,7 @@ func handleProduce(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, erro
 				*out = produceError(rp.Partition, err)
 				continue
 			}
-			pp, err := s.writePartition(rt.Topic, rp.Partition, rp.Records, frame)
+			pp, err := s.writePartition(rc.ctx, rt.Topic, rp.Partition, rp.Records, frame)
 			if err != nil {
 				*out = produceError(rp.Partition, err)
 				continue
@@ -166,14 +169,39 @@ func frameBacking(r *kmsg.ProduceRequest, frameSize int) *resolver.Backing {
 
 // writePartition writes one partition's batches without waiting for
 // durability, auto-creating the topic when allowed.
-func (s *Server) writePartition(topic string, partition int32, records []byte, frame *resolver.Backing) (*resolver.PendingProduce, error) {
+func (s *Server) writePartition(ctx context.Context, topic string, partition int32, records []byte, frame *resolver.Backing) (*resolver.PendingProduce, error) {
 	if _, err := s.partitionOf(topic, partition, true); err != nil {
 		return nil, err
 	}
 	if err := s.routeError(topic, partition, noLeaderEpoch); err != nil { // Y2
 		return nil, err
 	}
-	return s.res.ProduceAsyncOwned(topic, partition, records, frame)
+	pp, err := s.res.ProduceAsyncOwned(topic, partition, records, frame)
+	if err != nil && s.verifyTxn(ctx, topic, partition, records, err) {
+		// The refusal wrote nothing and left records as they were but
+		// for a LogAppendTime stamp, which the retry sets again.
+		return s.res.ProduceAsyncOwned(topic, partition, records, frame)
+	}
+	return pp, err
+}
+
+// verifyTxn reports, for a transactional batch the resolver refused as
+// not registered, whether the coordinator registered it since, in a
+// cluster (X24): the registration is then applied, and the batch may be
+// appended again.
+func (s *Server) verifyTxn(ctx context.Context, topic string, partition int32, records []byte, err error) bool {
+	if s.cfg.Cluster == nil || !errors.Is(err, resolver.ErrInvalidTxnState) {
+		return false
+	}
+	pid, epoch, ok := resolver.TxnBatchProducer(records)
+	if !ok {
+		return false
+	}
+	registered, verr := s.cfg.Cluster.VerifyTxn(ctx, topic, partition, pid, epoch)
+	if verr != nil {
+		s.log.Debug("txn-verify-failed", zap.String("topic", topic), zap.Int32("partition", partition), zap.Error(verr))
+	}
+	return registered
 }
 
 // producedPartition waits until pp is durable (D1) and answers it.

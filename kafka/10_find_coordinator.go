@@ -8,9 +8,9 @@ package kafka
 //   v4  batched keys (KIP-699).
 //
 // This node coordinates every group and transactional id, at the address
-// this connection dialed (or the advertised one). In cluster mode (Y4, Y5)
-// groups are coordinated by Cluster.Coordinator()'s node, and a
-// transactional id is INVALID_REQUEST. Left out: v5+ (share
+// this connection dialed (or the advertised one). In cluster mode (Y4, Y19)
+// groups and transactional ids are coordinated by
+// Cluster.Coordinator()'s node. Left out: v5+ (share
 // groups, error semantics of KIP-890).
 
 import (
@@ -42,10 +42,10 @@ func handleFindCoordinator(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Respon
 	return groups.FindCoordinator(r, self), nil
 }
 
-// findClusterCoordinator answers in cluster mode (Y4, Y5): a group's
-// coordinator is Cluster.Coordinator()'s node, COORDINATOR_NOT_AVAILABLE
-// (retriable) while there is none or its address is not known yet; a
-// transactional id is INVALID_REQUEST, transactions not being served.
+// findClusterCoordinator answers in cluster mode (Y4, Y19): a group's and
+// a transactional id's coordinator is Cluster.Coordinator()'s node,
+// COORDINATOR_NOT_AVAILABLE (retriable) while there is none or its
+// address is not known yet.
 func (s *Server) findClusterCoordinator(r *kmsg.FindCoordinatorRequest) *kmsg.FindCoordinatorResponse {
 	resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)
 	b, err := s.clusterCoordinator(r.CoordinatorType)
@@ -66,9 +66,7 @@ func (s *Server) findClusterCoordinator(r *kmsg.FindCoordinatorRequest) *kmsg.Fi
 func (s *Server) clusterCoordinator(typ int8) (Broker, error) {
 	none := Broker{NodeID: -1, Port: -1}
 	switch typ {
-	case coordinatorGroup:
-	case coordinatorTxn:
-		return none, errTxnNotServed
+	case coordinatorGroup, coordinatorTxn: // Y4, Y19: one node coordinates both
 	default:
 		return none, fmt.Errorf("%w: coordinator type %d", kerr.InvalidRequest, typ)
 	}

@@ -11,9 +11,8 @@ package kafka
 // producer ids survive restarts); with one the transaction coordinator
 // answers (kafka/txn X11, X12): epoch bumps that fence the previous
 // incarnation, the abort of an ongoing transaction, KIP-360 recovery.
-// In cluster mode a transactional id is INVALID_REQUEST (Y5): not
-// retriable, so the client fails at once instead of retrying until its
-// timeout. Left out: v5+ (KIP-890 part 2).
+// In cluster mode a transactional id is served by the coordinator node
+// only (Y19; elsewhere NOT_COORDINATOR). Left out: v5+ (KIP-890 part 2).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -25,10 +24,6 @@ func handleInitProducerID(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Respons
 	resp := r.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	if r.TransactionalID != nil {
-		if s.cfg.Cluster != nil { // Y5
-			resp.ErrorCode = errCode(errTxnNotServed)
-			return resp, nil
-		}
 		c, err := s.txnCoordinator()
 		if err != nil {
 			resp.ErrorCode = kerr.CoordinatorNotAvailable.Code

@@ -99,6 +99,9 @@ func init() {
 		k.ApiKey, k.MinVersion, k.MaxVersion = a.key, a.min, a.max
 		advertised = append(advertised, k)
 		if !notInCluster[a.key] {
+			if max, capped := clusterMaxVersion[a.key]; capped {
+				k.MaxVersion = max // Y19
+			}
 			advertisedInCluster = append(advertisedInCluster, k)
 		}
 	}

@@ -1,6 +1,10 @@
 package kafka
 
-import "github.com/kgateway/kgateway/resolver"
+import (
+	"context"
+
+	"github.com/kgateway/kgateway/resolver"
+)
 
 // Cluster is the front end's view of the other nodes when kgateway runs as
 // one node of several (Config.Cluster). Nil: a single node, which leads
@@ -18,6 +22,11 @@ type Cluster interface {
 	// Coordinator is the node that coordinates groups and transactional
 	// ids now; ok is false while none does.
 	Coordinator() (node int32, ok bool)
+	// VerifyTxn reports whether the transaction coordinator registered
+	// the partition in producer pid's transaction at epoch, and if so
+	// applies the registration here (X24); the front end asks when the
+	// resolver refuses a transactional batch as not registered.
+	VerifyTxn(ctx context.Context, topic string, partition int32, pid int64, epoch int16) (bool, error)
 	// Catalog is where topic changes go: the shared catalog, whose changes
 	// every node's resolver applies. Its methods return once this node's
 	// resolver has applied the change.

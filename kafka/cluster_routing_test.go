@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 
@@ -52,6 +51,11 @@ func (c *testCluster) Coordinator() (int32, bool) {
 }
 
 func (c *testCluster) Catalog() Catalog { return c.catalog }
+
+// VerifyTxn finds no registration: the rig has no transaction relay.
+func (c *testCluster) VerifyTxn(context.Context, string, int32, int64, int16) (bool, error) {
+	return false, nil
+}
 
 // lead makes node the partition's owner at epoch; node -1 removes the
 // owner.
@@ -525,6 +529,34 @@ func groupErrors(resp kmsg.Response) []int16 {
 			codes = append(codes, g.ErrorCode)
 		}
 		return codes
+	case *kmsg.InitProducerIDResponse:
+		return []int16{r.ErrorCode}
+	case *kmsg.AddPartitionsToTxnResponse:
+		var codes []int16
+		for _, t := range r.Topics {
+			for _, p := range t.Partitions {
+				codes = append(codes, p.ErrorCode)
+			}
+		}
+		return codes
+	case *kmsg.AddOffsetsToTxnResponse:
+		return []int16{r.ErrorCode}
+	case *kmsg.EndTxnResponse:
+		return []int16{r.ErrorCode}
+	case *kmsg.TxnOffsetCommitResponse:
+		var codes []int16
+		for _, t := range r.Topics {
+			for _, p := range t.Partitions {
+				codes = append(codes, p.ErrorCode)
+			}
+		}
+		return codes
+	case *kmsg.DescribeTransactionsResponse:
+		var codes []int16
+		for _, st := range r.TransactionStates {
+			codes = append(codes, st.ErrorCode)
+		}
+		return codes
 	}
 	panic("groupErrors: not a group response")
 }
@@ -565,6 +597,27 @@ func groupRequests() []kmsg.Request {
 	return []kmsg.Request{join, sync, hb, leave, commit, fetch7, fetch8, describe, del, odel, cgh, cgd}
 }
 
+// txnRequests is one request of every transaction API but
+// ListTransactions, and a transactional InitProducerId.
+func txnRequests() []kmsg.Request {
+	id := "tx"
+	ip := kmsg.NewPtrInitProducerIDRequest()
+	ip.TransactionalID, ip.TransactionTimeoutMillis = &id, 10000
+	add := kmsg.NewPtrAddPartitionsToTxnRequest()
+	add.TransactionalID, add.ProducerID = id, 1
+	add.Topics = []kmsg.AddPartitionsToTxnRequestTopic{{Topic: "t", Partitions: []int32{0, 1}}}
+	addOff := kmsg.NewPtrAddOffsetsToTxnRequest()
+	addOff.TransactionalID, addOff.ProducerID, addOff.Group = id, 1, "g"
+	end := kmsg.NewPtrEndTxnRequest()
+	end.TransactionalID, end.ProducerID, end.Commit = id, 1, true
+	commit := kmsg.NewPtrTxnOffsetCommitRequest()
+	commit.TransactionalID, commit.Group, commit.ProducerID = id, "g", 1
+	commit.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1}}}}
+	desc := kmsg.NewPtrDescribeTransactionsRequest()
+	desc.TransactionalIDs = []string{id, "other"}
+	return []kmsg.Request{ip, add, addOff, end, commit, desc}
+}
+
 // Y4: FindCoordinator names the cluster's coordinator; every group API on
 // another node is NOT_COORDINATOR (ListGroups: an empty list); a real
 // consumer group seeded with a non-coordinator commits on the coordinator.
@@ -590,12 +643,12 @@ func TestClusterCoordinator(t *testing.T) {
 		if code, node, host, port := find(v, coordinatorGroup); code != 0 || node != nodeB || host != wantB.Host || port != wantB.Port {
 			t.Errorf("FindCoordinator v%d: error %d node %d at %s:%d", v, code, node, host, port)
 		}
-		if code, node, _, _ := find(v, coordinatorTxn); code != kerr.InvalidRequest.Code || node != -1 {
-			t.Errorf("FindCoordinator v%d transactional id: error %d node %d", v, code, node)
+		if code, node, host, port := find(v, coordinatorTxn); code != 0 || node != nodeB || host != wantB.Host || port != wantB.Port {
+			t.Errorf("FindCoordinator v%d transactional id: error %d node %d at %s:%d", v, code, node, host, port)
 		}
 	}
 
-	for _, req := range groupRequests() {
+	for _, req := range append(groupRequests(), txnRequests()...) { // Y4, Y19
 		codes := groupErrors(ask(c, req))
 		if len(codes) == 0 {
 			t.Errorf("%s v%d on a non-coordinator: no error at all", apiName(req.Key()), req.GetVersion())
@@ -609,6 +662,14 @@ func TestClusterCoordinator(t *testing.T) {
 	lg := ask(c, kmsg.NewPtrListGroupsRequest()).(*kmsg.ListGroupsResponse)
 	if lg.ErrorCode != 0 || len(lg.Groups) != 0 {
 		t.Errorf("ListGroups on a non-coordinator: error %d groups %v", lg.ErrorCode, lg.Groups)
+	}
+	lt := ask(c, kmsg.NewPtrListTransactionsRequest()).(*kmsg.ListTransactionsResponse)
+	if lt.ErrorCode != 0 || len(lt.TransactionStates) != 0 {
+		t.Errorf("ListTransactions on a non-coordinator: error %d states %v", lt.ErrorCode, lt.TransactionStates)
+	}
+	ip := kmsg.NewPtrInitProducerIDRequest()
+	if r := ask(c, ip).(*kmsg.InitProducerIDResponse); r.ErrorCode != 0 || r.ProducerID < 0 {
+		t.Errorf("idempotent InitProducerId on a non-coordinator: error %d id %d", r.ErrorCode, r.ProducerID)
 	}
 
 	// A real consumer group, seeded with a, is coordinated by b.
@@ -659,17 +720,17 @@ func TestClusterCoordinator(t *testing.T) {
 }
 
 // notInClusterKeys are the API keys Y5 hides.
-var notInClusterKeys = []int16{24, 25, 26, 28, 65, 66, 76, 77, 78, 79, 90, 91, 92}
+var notInClusterKeys = []int16{76, 77, 78, 79, 90, 91, 92}
 
-// advertisedKeys asks c for ApiVersions v3 and returns its keys and
-// feature names.
-func advertisedKeys(c *rawConn) (keys map[int16]bool, features []string) {
+// advertisedKeys asks c for ApiVersions v3 and returns its keys with
+// their maximum versions and the feature names.
+func advertisedKeys(c *rawConn) (keys map[int16]int16, features []string) {
 	req := kmsg.NewPtrApiVersionsRequest()
 	req.SetVersion(3)
 	resp := ask(c, req).(*kmsg.ApiVersionsResponse)
-	keys = map[int16]bool{}
+	keys = map[int16]int16{}
 	for _, k := range resp.ApiKeys {
-		keys[k.ApiKey] = true
+		keys[k.ApiKey] = k.MaxVersion
 	}
 	for _, f := range resp.SupportedFeatures {
 		features = append(features, f.Name)
@@ -680,8 +741,10 @@ func advertisedKeys(c *rawConn) (keys map[int16]bool, features []string) {
 	return keys, features
 }
 
-// Y5: transactions and share groups are neither advertised nor served in
-// cluster mode; a single node still advertises them.
+// Y5: share groups are neither advertised nor served in cluster mode; a
+// single node still advertises them. Y19: transactions are, at
+// transaction version 1: Produce, EndTxn and TxnOffsetCommit capped below
+// their implicit-add versions, and no transaction.version feature.
 func TestClusterNotServed(t *testing.T) {
 	g := newClusterRig(t, map[string]int32{"t": 1})
 	g.cl.lead("t", 0, nodeA, 1)
@@ -690,32 +753,20 @@ func TestClusterNotServed(t *testing.T) {
 	if len(features) != 0 {
 		t.Errorf("cluster mode advertises features %v", features)
 	}
+	caps := map[int16]int16{0: 11, 26: 4, 28: 4}
 	for _, a := range apis {
-		if hidden := slices.Contains(notInClusterKeys, a.key); keys[a.key] == hidden {
-			t.Errorf("%s advertised: %v", apiName(a.key), keys[a.key])
+		max, advertised := keys[a.key]
+		if hidden := slices.Contains(notInClusterKeys, a.key); advertised == hidden {
+			t.Errorf("%s advertised: %v", apiName(a.key), advertised)
+		}
+		if want, capped := caps[a.key]; capped && max != want {
+			t.Errorf("%s advertised up to v%d, want v%d", apiName(a.key), max, want)
 		}
 	}
-
-	txnID := "tx"
-	ip := kmsg.NewPtrInitProducerIDRequest()
-	ip.TransactionalID, ip.TransactionTimeoutMillis = &txnID, 10000
-	if r := ask(c, ip).(*kmsg.InitProducerIDResponse); r.ErrorCode != kerr.InvalidRequest.Code || r.ProducerID != -1 {
-		t.Errorf("transactional InitProducerId: error %d id %d", r.ErrorCode, r.ProducerID)
-	}
-	ip = kmsg.NewPtrInitProducerIDRequest()
-	if r := ask(c, ip).(*kmsg.InitProducerIDResponse); r.ErrorCode != 0 || r.ProducerID < 0 {
-		t.Errorf("idempotent InitProducerId: error %d id %d", r.ErrorCode, r.ProducerID)
-	}
-
-	// A real transactional producer fails at once, not after retries.
-	tx := g.clusterClient(kgo.TransactionalID("tx"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	ctx := testCtx(t)
-	err := tx.BeginTransaction()
-	if err == nil {
-		err = tx.ProduceSync(ctx, &kgo.Record{Topic: "t", Value: []byte("x")}).FirstErr()
-	}
-	if err == nil || !strings.Contains(err.Error(), "INVALID_REQUEST") {
-		t.Errorf("transactional producer: %v, want INVALID_REQUEST", err)
+	for key, want := range caps {
+		if a, ok := g.a.lookupAPI(key); !ok || a.max != want {
+			t.Errorf("cluster mode dispatches %s up to v%d, want v%d", apiName(key), a.max, want)
+		}
 	}
 
 	// Unknown to dispatch, as any unadvertised API: its request closes the
@@ -725,17 +776,17 @@ func TestClusterNotServed(t *testing.T) {
 			t.Errorf("cluster mode dispatches %s", apiName(k))
 		}
 	}
-	end := kmsg.NewPtrEndTxnRequest()
-	end.TransactionalID = "tx"
-	c.send(8, end)
+	sgh := kmsg.NewPtrShareGroupHeartbeatRequest()
+	sgh.GroupID = "sg"
+	c.send(8, sgh)
 	c.expectClosed()
 
 	// Without Cluster everything is advertised, as before.
 	single := startServer(t, Config{Resolver: openResolver(t)})
 	keys, features = advertisedKeys(dialRaw(t, single.Addr()))
 	for _, a := range apis {
-		if !keys[a.key] {
-			t.Errorf("single node does not advertise %s", apiName(a.key))
+		if keys[a.key] != a.max {
+			t.Errorf("single node advertises %s up to v%d", apiName(a.key), keys[a.key])
 		}
 	}
 	if !slices.Contains(features, transactionVersionFeature) || !slices.Contains(features, shareVersionFeature) {

@@ -37,18 +37,11 @@ func (s *Server) newCoordinators(st *offsets.Store, withTxns bool) (*coordinator
 	if c.groups, err = s.newGroups(st); err != nil {
 		return nil, err
 	}
-	if s.cfg.Cluster != nil { // Y5: transactions are not served in cluster mode
-		if s.shareInCluster() { // Y8
-			if c.share, err = s.newShare(st); err != nil {
-				c.stop()
-				return nil, err
-			}
+	if s.cfg.Cluster == nil || s.shareInCluster() { // Y5, Y8: share groups need a durable home in cluster mode
+		if c.share, err = s.newShare(st); err != nil {
+			c.stop()
+			return nil, err
 		}
-		return c, nil
-	}
-	if c.share, err = s.newShare(st); err != nil {
-		c.stop()
-		return nil, err
 	}
 	if withTxns {
 		if c.txns, err = s.newTxns(st); err != nil {

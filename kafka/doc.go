@@ -127,18 +127,11 @@
 //	   or once), after authorization; ListGroups answers an empty list
 //	   instead, as in Kafka each broker lists the groups it coordinates
 //	   and admin clients merge every broker's.
-//	Y5 Transactions are not served, nor share groups without
-//	   Config.Share.States (Y8). ApiVersions lists none of
-//	   AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit,
-//	   DescribeTransactions, ListTransactions (nor then the share-group
-//	   APIs 76–79, 90–92), nor the transaction.version feature (nor then
-//	   share.version), and a request for one closes the connection as for
-//	   any API not advertised; their coordinators are not started. FindCoordinator for a transactional id and
-//	   InitProducerId with one answer INVALID_REQUEST: not retriable, so
-//	   a transactional client fails at once with the reason instead of
-//	   retrying COORDINATOR_NOT_AVAILABLE until its timeout (and not
-//	   TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which would send its
-//	   operator to the ACLs). Idempotent InitProducerId is served.
+//	Y5 Share groups are not served without Config.Share.States (Y8).
+//	   ApiVersions then lists none of the share-group APIs (76–79, 90–92)
+//	   nor the share.version feature, a request for one closes the
+//	   connection as for any API not advertised, and the share
+//	   coordinator is not started.
 //	Y6 Every topic change goes through Cluster.Catalog(): CreateTopics,
 //	   DeleteTopics, CreatePartitions, AlterConfigs and
 //	   IncrementalAlterConfigs on topics, and auto-creation by Metadata
@@ -164,4 +157,17 @@
 //	   coordinator: IncrementalAlterConfigs for one on another node answers
 //	   NOT_COORDINATOR; leaders read them from the coordinator's mirror
 //	   (at most a second old).
+//	Y19 Transactions are served at transaction version 1 by the group
+//	   coordinator's node: FindCoordinator for a transactional id answers
+//	   it (Y4), and on any other node InitProducerId with a transactional
+//	   id, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit
+//	   and DescribeTransactions answer NOT_COORDINATOR, ListTransactions
+//	   an empty list. Produce is capped at v11, EndTxn and TxnOffsetCommit
+//	   at v4 (advertised and served), and transaction.version is not
+//	   advertised: the implicit adds of version 2 (X18) would be made by
+//	   a partition's leader, which need not be the coordinator. The
+//	   coordinator registers partitions and writes markers through
+//	   etcd (cluster/txnmark X22–X24), and a transactional batch a
+//	   leader refuses as not registered is checked there before the
+//	   refusal stands (Cluster.VerifyTxn, X24).
 package kafka

@@ -133,15 +133,27 @@ func (s *Server) isCoordinator() bool {
 	return ok && node == s.cfg.NodeID
 }
 
-// groupAPIs are the APIs only the group coordinator serves (Y4), and
-// those of share groups but ShareFetch and ShareAcknowledge (Y8).
+// groupAPIs are the APIs only the group coordinator serves (Y4), the
+// transaction APIs, which it serves too (Y19), and those of share groups
+// but ShareFetch and ShareAcknowledge (Y8).
 var groupAPIs = map[int16]bool{8: true, 9: true, 11: true, 12: true, 13: true, 14: true, 15: true,
-	16: true, 42: true, 47: true, 68: true, 69: true, 76: true, 77: true, 90: true, 91: true, 92: true}
+	16: true, 42: true, 47: true, 68: true, 69: true,
+	24: true, 25: true, 26: true, 28: true, 65: true, 66: true,
+	76: true, 77: true, 90: true, 91: true, 92: true}
 
-// notCoordinator answers a group request on a node that does not
-// coordinate groups (Y4); nil when the handler should run.
+// notCoordinator answers a group or transaction request on a node that
+// does not coordinate them (Y4, Y19); nil when the handler should run.
+// InitProducerId is one only with a transactional id.
 func (s *Server) notCoordinator(key int16, req kmsg.Request) kmsg.Response {
-	if !groupAPIs[key] || s.isCoordinator() {
+	if s.isCoordinator() {
+		return nil
+	}
+	if r, ok := req.(*kmsg.InitProducerIDRequest); ok && r.TransactionalID != nil {
+		resp := r.ResponseKind().(*kmsg.InitProducerIDResponse)
+		resp.ErrorCode, resp.ProducerID, resp.ProducerEpoch = kerr.NotCoordinator.Code, -1, -1
+		return resp
+	}
+	if !groupAPIs[key] {
 		return nil
 	}
 	if resp := shareNotCoordinator(req); resp != nil {
@@ -214,6 +226,9 @@ func notCoordinatorResponse(req kmsg.Request) kmsg.Response {
 		}
 		return resp
 	}
+	if resp := txnNotCoordinator(req); resp != nil {
+		return resp
+	}
 	panic(fmt.Sprintf("kafka: notCoordinatorResponse: %T is not a group request", req))
 }
 
@@ -240,27 +255,39 @@ func offsetFetchNotCoordinator(r *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResp
 	return resp
 }
 
-// notInCluster are the APIs not served in cluster mode (Y5):
-// transactions (the coordinator would have to write markers on other
-// nodes' partitions) and share groups, unless they have a durable home
-// (Y8).
+// notInCluster are the APIs not served in cluster mode (Y5): share
+// groups, unless they have a durable home (Y8).
 var notInCluster = map[int16]bool{
-	24: true, 25: true, 26: true, 28: true, // AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit
-	65: true, 66: true, // DescribeTransactions, ListTransactions
 	76: true, 77: true, 78: true, 79: true, 90: true, 91: true, 92: true, // share groups
 }
 
-// notInClusterFeature are the features not advertised in cluster mode (Y5).
+// notInClusterFeature are the features not advertised in cluster mode
+// (Y5, Y19).
 var notInClusterFeature = map[string]bool{transactionVersionFeature: true, shareVersionFeature: true}
+
+// clusterMaxVersion caps APIs in cluster mode (Y19): transactions are
+// served at transaction version 1, so neither Produce v12 nor EndTxn and
+// TxnOffsetCommit v5, which would add partitions and groups to a
+// transaction implicitly (X18) from whichever node leads them, are
+// advertised or served.
+var clusterMaxVersion = map[int16]int16{0: 11, 26: 4, 28: 4}
 
 // lookupAPI is the dispatch table as this server advertises it: an API
 // not served in cluster mode is unknown, and its request closes the
-// connection as any unadvertised one does (Y5).
+// connection as any unadvertised one does (Y5); a capped one is
+// unsupported above its cap (Y19).
 func (s *Server) lookupAPI(key int16) (api, bool) {
+	if s.cfg.Cluster == nil {
+		return lookupAPI(key)
+	}
 	if s.hiddenAPI(key) {
 		return api{}, false
 	}
-	return lookupAPI(key)
+	a, ok := lookupAPI(key)
+	if max, capped := clusterMaxVersion[key]; ok && capped {
+		a.max = max
+	}
+	return a, ok
 }
 
 // apiKeyList is the ApiVersions key list this server advertises (Y5, Y8).
@@ -273,16 +300,19 @@ func (s *Server) apiKeyList() []kmsg.ApiVersionsResponseApiKey {
 	}
 	var out []kmsg.ApiVersionsResponseApiKey
 	for _, k := range apiKeyList() {
-		if !s.hiddenAPI(k.ApiKey) {
-			out = append(out, k)
+		if s.hiddenAPI(k.ApiKey) {
+			continue
 		}
+		if max, capped := clusterMaxVersion[k.ApiKey]; capped {
+			k.MaxVersion = max // Y19
+		}
+		out = append(out, k)
 	}
 	return out
 }
 
 // hiddenAPI reports whether key is not served (Y5): in cluster mode, the
-// transaction APIs, and the share-group APIs unless share groups are
-// served (Y8).
+// share-group APIs unless share groups are served (Y8).
 func (s *Server) hiddenAPI(key int16) bool {
 	return s.cfg.Cluster != nil && notInCluster[key] && !(shareAPIs[key] && s.shareInCluster())
 }
@@ -292,9 +322,55 @@ func (s *Server) featureHidden(name string) bool {
 	return s.cfg.Cluster != nil && notInClusterFeature[name] && !(name == shareVersionFeature && s.shareInCluster())
 }
 
-// errTxnNotServed answers a transactional id in cluster mode (Y5).
-// INVALID_REQUEST is not retriable: a client stops at once with the
-// message, where COORDINATOR_NOT_AVAILABLE would have it retry until its
-// timeout, and TRANSACTIONAL_ID_AUTHORIZATION_FAILED would send its
-// operator looking at ACLs.
-var errTxnNotServed = fmt.Errorf("%w: transactions are not served by a kgateway cluster", kerr.InvalidRequest)
+// txnNotCoordinator is NOT_COORDINATOR for the transaction APIs (Y19);
+// ListTransactions answers an empty list, as ListGroups does (Y4).
+func txnNotCoordinator(req kmsg.Request) kmsg.Response {
+	code := kerr.NotCoordinator.Code
+	switch r := req.(type) {
+	case *kmsg.AddPartitionsToTxnRequest:
+		resp := r.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
+		for _, t := range r.Topics {
+			rt := kmsg.NewAddPartitionsToTxnResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p, code
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp
+	case *kmsg.AddOffsetsToTxnRequest:
+		resp := r.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
+		resp.ErrorCode = code
+		return resp
+	case *kmsg.EndTxnRequest:
+		resp := r.ResponseKind().(*kmsg.EndTxnResponse)
+		resp.ErrorCode, resp.ProducerID, resp.ProducerEpoch = code, -1, -1
+		return resp
+	case *kmsg.TxnOffsetCommitRequest:
+		resp := r.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
+		for _, t := range r.Topics {
+			rt := kmsg.NewTxnOffsetCommitResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p.Partition, code
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp
+	case *kmsg.DescribeTransactionsRequest:
+		resp := r.ResponseKind().(*kmsg.DescribeTransactionsResponse)
+		for _, id := range r.TransactionalIDs {
+			st := kmsg.NewDescribeTransactionsResponseTransactionState()
+			st.TransactionalID, st.ErrorCode = id, code
+			resp.TransactionStates = append(resp.TransactionStates, st)
+		}
+		return resp
+	case *kmsg.ListTransactionsRequest:
+		return r.ResponseKind()
+	}
+	return nil
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/kgateway/kgateway/cluster/node"
 	"github.com/kgateway/kgateway/cluster/owner"
 	"github.com/kgateway/kgateway/cluster/sharestate"
+	"github.com/kgateway/kgateway/cluster/txnmark"
 	"github.com/kgateway/kgateway/kafka"
 	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/resolver"
@@ -39,6 +40,7 @@ type clusterParts struct {
 	node *node.Node
 	cat  *catalog.Catalog
 	dl   *diskless.Committer
+	txn  *txnmark.Relay
 	// authDocs are the credentials' and the ACLs' documents (A12).
 	authDocs []*authstore.Doc
 	// share keeps share-partition states (kafka Y8); set before serving.
@@ -111,6 +113,30 @@ func (s *Server) openClusterCatalog() error {
 	return cat.Start(ctx)
 }
 
+// clusterTxn gives the transaction coordinator the relay to the
+// partitions' leaders (J13): registrations and markers go through etcd;
+// producer ids still come from the resolver (etcd blocks, H6).
+func (s *Server) clusterTxn(kc *kafka.Config) {
+	n := s.cluster.node
+	exists := func(topic string, partition int32) bool {
+		t, ok := s.res.Topic(topic)
+		return ok && partition >= 0 && partition < t.Partitions
+	}
+	s.cluster.txn = txnmark.New(n.Client(), n.Owners, n.Prefix(), s.res, n.Serving, txnmark.Options{
+		Logger: named(nil, s.cfg.Logger, "txnmark"), Exists: exists})
+	kc.Txn.Partitions = clusterTxnParts{Relay: s.cluster.txn, res: s.res}
+}
+
+// clusterTxnParts is kafka/txn's Partitions in a cluster.
+type clusterTxnParts struct {
+	*txnmark.Relay
+	res *resolver.Resolver
+}
+
+func (p clusterTxnParts) AllocateProducerID(ctx context.Context) (int64, error) {
+	return p.res.AllocateProducerID(ctx)
+}
+
 // openClusterOffsets opens the store a node serves until it becomes the
 // coordinator: empty, and refusing every write.
 func (s *Server) openClusterOffsets(oo offsets.Options) (*offsets.Store, error) {
@@ -133,6 +159,7 @@ func (s *Server) becomeCoordinator(ctx context.Context, o owner.Ownership) error
 	if err != nil {
 		return err
 	}
+	s.cluster.txn.SetCoordinator(o) // X22: before the restored coordinator completes anything
 	old := s.kafka.SwapOffsets(st)
 	s.cluster.mu.Lock()
 	s.cluster.offs = st
@@ -157,11 +184,13 @@ func (s *Server) startCluster() error {
 	if err != nil {
 		return err
 	}
+	s.cluster.txn.Start()
 	return s.cluster.node.Start(kafka.Broker{Host: host, Port: port}, node.Parts{
 		Resolver:          s.res,
 		Diskless:          s.cluster.dl,
 		Catalog:           s.cluster.cat,
 		BecomeCoordinator: s.becomeCoordinator,
+		Txn:               s.cluster.txn,
 	})
 }
 
@@ -205,6 +234,9 @@ func (s *Server) closeCluster() error {
 		return nil
 	}
 	var errs []error
+	if s.cluster.txn != nil {
+		s.cluster.txn.Close()
+	}
 	if s.cluster.cat != nil {
 		errs = append(errs, s.cluster.cat.Close())
 	}
@@ -226,7 +258,7 @@ func (s *Server) clusterShare(kc *kafka.Config) {
 	n := s.cluster.node
 	s.cluster.share = sharestate.New(sharestate.Options{
 		Client: n.Client(), Owners: n.Owners(), Prefix: n.Prefix(),
-		Serving: n.Serving, Topics: sharePKeys{s.res}, CoordinatorKey: node.CoordinatorKey,
+		Serving: n.ServingKey, Topics: sharePKeys{s.res}, CoordinatorKey: node.CoordinatorKey,
 	})
 	kc.Share.States = s.cluster.share
 }

@@ -260,10 +260,11 @@ func sortedCopy(s []string) []string {
 }
 
 // consumeAll reads n records of topic from the start, from every
-// partition, through the cluster's leaders, sorted by value.
-func consumeAll(t *testing.T, c *testCluster, topic string, n int) []string {
+// partition, through the cluster's leaders, sorted by value; opts may set
+// the isolation level.
+func consumeAll(t *testing.T, c *testCluster, topic string, n int, opts ...kgo.Opt) []string {
 	t.Helper()
-	cl := c.client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	cl := c.client(append([]kgo.Opt{kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, opts...)...)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var got []string

@@ -52,4 +52,11 @@
 //	J7 The data directory of a cluster node is a cache: it is emptied at
 //	   start. A directory holding single-node data (no cluster marker) is
 //	   refused rather than emptied.
+//	J13 Transactions: the node's transaction relay (Parts.Txn,
+//	   cluster/txnmark) applies the registrations and markers of exactly
+//	   the partitions Serving reports, under the ownership it reports; a
+//	   partition that starts being served wakes the relay, so decisions
+//	   left by a previous leader are written first thing. The coordinator
+//	   role's restore sets the relay's coordinator ownership before the
+//	   restored coordinator completes anything (X22).
 package node

@@ -66,6 +66,30 @@ func (n *Node) ownerOf(pkey string) (int32, int32, bool) {
 	return id, int32(rec.Epoch), true
 }
 
+// Serving is the ownership under which this node serves the partition
+// now; ok is false when it does not (J3, J13).
+func (n *Node) Serving(topic string, partition int32) (owner.Ownership, bool) {
+	t, ok := n.p.Resolver.Topic(topic)
+	if !ok {
+		return owner.Ownership{}, false
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	h := n.mu.held[PKey(t.ID, partition)]
+	if h == nil || !h.serving {
+		return owner.Ownership{}, false
+	}
+	return h.o, true
+}
+
+// VerifyTxn asks the transaction relay (J13, X24).
+func (n *Node) VerifyTxn(ctx context.Context, topic string, partition int32, pid int64, epoch int16) (bool, error) {
+	if n.p.Txn == nil {
+		return false, nil
+	}
+	return n.p.Txn.Verify(ctx, topic, partition, pid, epoch)
+}
+
 // Catalog is the shared catalog.
 func (n *Node) Catalog() kafka.Catalog { return n.p.Catalog }
 

@@ -73,6 +73,15 @@ type Parts struct {
 	// BecomeCoordinator is called with a fresh coordinator ownership: it
 	// restores the group state from etcd and serves it under o (J6).
 	BecomeCoordinator func(ctx context.Context, o owner.Ownership) error
+	// Txn is the relay of transaction registrations and markers (J13):
+	// woken when a partition starts being served, asked by VerifyTxn.
+	Txn TxnRelay
+}
+
+// TxnRelay is the part of cluster/txnmark's Relay a node drives.
+type TxnRelay interface {
+	Kick()
+	Verify(ctx context.Context, topic string, partition int32, pid int64, epoch int16) (bool, error)
 }
 
 // Node is one cluster node.

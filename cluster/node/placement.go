@@ -223,6 +223,9 @@ func (n *Node) acquire(s slot) {
 	n.mu.Lock()
 	h.serving = true
 	n.mu.Unlock()
+	if n.p.Txn != nil && h.pkey != CoordinatorKey {
+		n.p.Txn.Kick() // J13: its pending markers first
+	}
 	n.log.Info("cluster-acquired", zap.String("pkey", s.pkey), zap.String("topic", s.topic),
 		zap.Int32("partition", s.idx), zap.Uint64("epoch", o.Epoch), zap.Duration("took", time.Since(start)))
 }

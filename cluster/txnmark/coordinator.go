@@ -1,0 +1,139 @@
+package txnmark
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/kgateway/kgateway/cluster/owner"
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// The coordinator side: the relay as kafka/txn's Partitions (but for
+// producer ids, which the resolver hands out).
+
+// SetCoordinator makes o, a coordinator ownership, the one every record
+// is written under (X22); the node calls it before the coordinator it
+// restored serves anything.
+func (r *Relay) SetCoordinator(o owner.Ownership) {
+	g := r.owners().Guard(o)
+	r.coord.Store(&g)
+}
+
+// AddTxnPartition registers the partition in producer pid's transaction
+// at epoch: its leader, whichever node that is now or later, accepts the
+// transaction's batches (X23, X24).
+func (r *Relay) AddTxnPartition(topic string, partition int32, pid int64, epoch int16) error {
+	_, err := r.put(r.key(topic, partition, pid), record{Epoch: epoch})
+	return err
+}
+
+// WriteTxnMarker decides the transaction on the partition and returns
+// once its leader wrote the marker durably (X22, X23), or an error after
+// MarkerTimeout. A partition that no longer exists (Options.Exists)
+// never gets a leader: its record is deleted and nil returned.
+func (r *Relay) WriteTxnMarker(topic string, partition int32, pid int64, epoch int16, commit bool, _ int32) error {
+	d := "abort"
+	if commit {
+		d = "commit"
+	}
+	key := r.key(topic, partition, pid)
+	rev, err := r.put(key, record{Epoch: epoch, Decision: d})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), r.opts.MarkerTimeout)
+	defer cancel()
+	err = r.waitGone(ctx, key, rev)
+	if err != nil && r.opts.Exists != nil && !r.opts.Exists(topic, partition) {
+		// No leader will ever come: the partition is gone, and with
+		// it anything to mark.
+		return r.forget(key)
+	}
+	if err != nil {
+		return fmt.Errorf("txnmark: marker on %s/%d for producer %d: %w", topic, partition, pid, err)
+	}
+	return nil
+}
+
+// forget deletes a record under the coordinator ownership: for a
+// partition that no longer exists.
+func (r *Relay) forget(key string) error {
+	g := r.coord.Load()
+	if g == nil {
+		return ErrNotCoordinator
+	}
+	ctx, cancel := r.ctx()
+	defer cancel()
+	resp, err := r.cli.Txn(ctx).If(*g...).Then(clientv3.OpDelete(key)).Commit()
+	if err != nil {
+		return err
+	}
+	if !resp.Succeeded {
+		return fmt.Errorf("%w: %w", ErrNotCoordinator, owner.ErrFenced)
+	}
+	return nil
+}
+
+// put writes rec at key under the coordinator ownership and returns the
+// revision it was written at.
+func (r *Relay) put(key string, rec record) (int64, error) {
+	g := r.coord.Load()
+	if g == nil {
+		return 0, ErrNotCoordinator
+	}
+	v, err := json.Marshal(rec)
+	if err != nil {
+		return 0, err
+	}
+	ctx, cancel := r.ctx()
+	defer cancel()
+	resp, err := r.cli.Txn(ctx).If(*g...).Then(clientv3.OpPut(key, string(v))).Commit()
+	if err != nil {
+		return 0, fmt.Errorf("txnmark: write %s: %w", key, err)
+	}
+	if !resp.Succeeded {
+		return 0, fmt.Errorf("%w: %w", ErrNotCoordinator, owner.ErrFenced)
+	}
+	return resp.Header.Revision, nil
+}
+
+// waitGone returns once key, written at rev, is deleted: a watch from
+// the write on, and, should the watch end (etcd restarted, compacted), a
+// read to find out before watching again.
+func (r *Relay) waitGone(ctx context.Context, key string, rev int64) error {
+	for {
+		wc := r.cli.Watch(clientv3.WithRequireLeader(ctx), key, clientv3.WithRev(rev+1))
+		for resp := range wc {
+			if resp.Err() != nil || resp.Canceled {
+				break
+			}
+			for _, ev := range resp.Events {
+				if ev.Type == mvccpb.DELETE {
+					return nil
+				}
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		gctx, cancel := r.ctx()
+		resp, err := r.cli.Get(gctx, key)
+		cancel()
+		switch {
+		case err != nil:
+			// etcd unreachable: watch again, after a pause, until ctx ends.
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(100 * time.Millisecond):
+			}
+			continue
+		case len(resp.Kvs) == 0:
+			return nil
+		}
+		rev = resp.Header.Revision
+	}
+}

@@ -1,0 +1,43 @@
+// Package txnmark carries the transaction coordinator's work on
+// partitions to the nodes that lead them, through etcd, in cluster mode.
+//
+// The coordinator (kafka/txn, on the node holding the coordinator role)
+// registers a partition in a transaction (AddTxnPartition) and, once the
+// transaction is decided, writes its marker there (WriteTxnMarker). On a
+// single node both are calls into the local resolver. In a cluster the
+// partition is led by any node, and may change leader at any moment, so
+// both become records in etcd that the partition's current leader
+// applies:
+//
+//	P txn/<topic>/<partition>/<producer id>   {"epoch":E}                  registered
+//	                                          {"epoch":E,"decision":"commit"|"abort"}  a marker to write
+//
+// One key per partition and producer, overwritten as the transaction
+// moves on and deleted once its marker is durable: etcd holds only the
+// open transactions' partitions (the coordinator bounds those, X17).
+//
+// # Rules
+//
+//	X22 A coordinator writes a record only in an etcd transaction guarded
+//	    by its coordinator ownership (owner E4): a coordinator that lost
+//	    the role registers and decides nothing. WriteTxnMarker returns nil
+//	    only once the record is gone (X23), so the coordinator completes
+//	    a transaction (X13) only when every marker is durable.
+//	X23 A node applies the records of the partitions it serves (cluster
+//	    J3): a registration is handed to the resolver; a decision is
+//	    written as the marker (durable when the resolver returns: the
+//	    group commit is published, diskless U1), and then the record is
+//	    deleted in an etcd transaction guarded by both its mod revision
+//	    (a newer record is never lost) and the node's ownership of the
+//	    partition (a node that lost it, whose local copy may be stale and
+//	    so find nothing to mark, deletes nothing). A record that fails is
+//	    retried; a node that acquires a partition applies its records
+//	    before anything else (Acquired), so a decision outlives any
+//	    number of failovers.
+//	X24 KIP-890 part 1 across nodes: a transactional batch the leader's
+//	    resolver refuses as not registered (its registration record not
+//	    applied yet, or applied by a previous leader) is checked against
+//	    etcd with a linearizable read (Verify): registered at the batch's
+//	    epoch and not yet decided, the registration is applied and the
+//	    batch appended; otherwise INVALID_TXN_STATE as before.
+package txnmark

@@ -1,0 +1,196 @@
+package txnmark
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kgateway/kgateway/cluster/owner"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+)
+
+// ErrNotCoordinator: a coordinator call on a relay that has no
+// coordinator ownership (SetCoordinator), or whose ownership was lost.
+var ErrNotCoordinator = errors.New("txnmark: not the transaction coordinator")
+
+// Partitions is the local partition side: the resolver.
+type Partitions interface {
+	AddTxnPartition(topic string, partition int32, pid int64, epoch int16) error
+	WriteTxnMarker(topic string, partition int32, pid int64, epoch int16, commit bool, coordinatorEpoch int32) error
+}
+
+// Serving reports the ownership under which this node serves a partition
+// now; ok is false when it does not serve it.
+type Serving func(topic string, partition int32) (o owner.Ownership, ok bool)
+
+// Options tune a Relay; zero values are the defaults.
+type Options struct {
+	Logger *zap.Logger
+	// MarkerTimeout bounds how long WriteTxnMarker waits for the
+	// partition's leader (a failover takes a session timeout); past it
+	// the coordinator's timeout loop tries again (kafka/txn X16).
+	MarkerTimeout time.Duration
+	// Retry is how often records not applied yet are tried again.
+	Retry time.Duration
+	// Timeout bounds one etcd call.
+	Timeout time.Duration
+	// Exists tells whether a partition exists: a marker whose partition
+	// is gone (its topic deleted) has its record deleted by the
+	// coordinator when it times out. Nil: every partition exists.
+	Exists func(topic string, partition int32) bool
+}
+
+func (o Options) withDefaults() Options {
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	if o.MarkerTimeout <= 0 {
+		o.MarkerTimeout = 15 * time.Second
+	}
+	if o.Retry <= 0 {
+		o.Retry = time.Second
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 5 * time.Second
+	}
+	return o
+}
+
+// maxAppliers bounds the records applied at once (each a registration or
+// a marker's group commit).
+const maxAppliers = 16
+
+// Relay is one node's end of the relay: the coordinator side when the
+// node holds the coordinator role, and the partition side always.
+type Relay struct {
+	cli     *clientv3.Client
+	owners  func() *owner.Manager
+	dir     string // P txn/
+	parts   Partitions
+	serving Serving
+	opts    Options
+	log     *zap.Logger
+
+	coord atomic.Pointer[[]clientv3.Cmp] // the coordinator ownership's guard
+
+	kick    chan struct{}
+	sem     chan struct{}
+	stop    chan struct{}
+	wg      sync.WaitGroup // the watch, the apply loop and the appliers
+	started atomic.Bool
+	closed  atomic.Bool
+
+	mu struct {
+		sync.Mutex
+		recs map[string]*entry // by key below dir
+	}
+}
+
+// record is a key's value.
+type record struct {
+	Epoch    int16  `json:"epoch"`
+	Decision string `json:"decision,omitempty"` // "", "commit" or "abort"
+}
+
+// entry is one record as the watch last saw it, and what this node did
+// with it.
+type entry struct {
+	topic     string
+	partition int32
+	pid       int64
+	rec       record
+	rev       int64 // the record's mod revision
+
+	busy bool
+	// appliedRev and appliedEpoch: the registration at appliedRev was
+	// handed to the resolver under the ownership of that epoch. A new
+	// ownership (a new local copy) applies it again.
+	appliedRev   int64
+	appliedEpoch uint64
+	retryAt      time.Time
+}
+
+// New returns a relay under prefix (the cluster's), applying records to
+// parts for the partitions serving reports. Start it to apply; the
+// coordinator side works without Start.
+func New(cli *clientv3.Client, owners func() *owner.Manager, prefix string, parts Partitions, serving Serving, opts Options) *Relay {
+	opts = opts.withDefaults()
+	r := &Relay{cli: cli, owners: owners, dir: prefix + "txn/", parts: parts, serving: serving, opts: opts,
+		log: opts.Logger, kick: make(chan struct{}, 1), sem: make(chan struct{}, maxAppliers),
+		stop: make(chan struct{})}
+	r.mu.recs = map[string]*entry{}
+	return r
+}
+
+func (r *Relay) key(topic string, partition int32, pid int64) string {
+	return r.dir + topic + "/" + strconv.Itoa(int(partition)) + "/" + strconv.FormatInt(pid, 10)
+}
+
+// parseKey splits a key below dir; topic names hold no '/', but the
+// parse takes the last two parts so that it never depends on it.
+func parseKey(k string) (topic string, partition int32, pid int64, ok bool) {
+	i := strings.LastIndexByte(k, '/')
+	if i < 0 {
+		return "", 0, 0, false
+	}
+	j := strings.LastIndexByte(k[:i], '/')
+	if j <= 0 {
+		return "", 0, 0, false
+	}
+	p, err1 := strconv.ParseInt(k[j+1:i], 10, 32)
+	id, err2 := strconv.ParseInt(k[i+1:], 10, 64)
+	if err1 != nil || err2 != nil {
+		return "", 0, 0, false
+	}
+	return k[:j], int32(p), id, true
+}
+
+func (r *Relay) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), r.opts.Timeout)
+}
+
+// Start begins watching the records and applying those of the partitions
+// this node serves.
+func (r *Relay) Start() {
+	if r.started.Swap(true) {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.wg.Add(3)
+	go func() {
+		defer r.wg.Done()
+		<-r.stop
+		cancel()
+	}()
+	go func() {
+		defer r.wg.Done()
+		r.watch(ctx)
+	}()
+	go func() {
+		defer r.wg.Done()
+		r.applyLoop(ctx)
+	}()
+}
+
+// Close stops the relay and waits for its appliers.
+func (r *Relay) Close() {
+	if r.closed.Swap(true) {
+		return
+	}
+	close(r.stop)
+	r.wg.Wait()
+}
+
+// Kick has the relay look at every record now: a partition may have
+// become served (Acquired).
+func (r *Relay) Kick() {
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+}

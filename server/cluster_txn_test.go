@@ -1,0 +1,193 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kgateway/kgateway/cluster/node"
+	"github.com/twmb/franz-go/pkg/kgo"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Transactions in cluster mode (kafka Y19, cluster/txnmark X22–X24).
+
+// txnProducer is a transactional client of c writing to topic's
+// partitions by Record.Partition.
+func txnProducer(c *testCluster, id, topic string) *kgo.Client {
+	return c.client(kgo.TransactionalID(id), kgo.DefaultProduceTopic(topic),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.TransactionTimeout(60*time.Second))
+}
+
+// runTxn produces one record valued prefix<partition> to each of parts in
+// one transaction and ends it with commit, returning the values.
+func runTxn(t *testing.T, ctx context.Context, tx *kgo.Client, prefix string, parts []int32, commit bool) []string {
+	t.Helper()
+	if err := tx.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	var vals []string
+	for _, p := range parts {
+		v := fmt.Sprintf("%s%d", prefix, p)
+		if err := tx.ProduceSync(ctx, &kgo.Record{Partition: p, Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatalf("transactional produce %s: %v", v, err)
+		}
+		vals = append(vals, v)
+	}
+	if err := tx.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+		t.Fatalf("end transaction %s (commit %v): %v", prefix, commit, err)
+	}
+	return vals
+}
+
+// readCommitted is consumeAll at read_committed: it returns only once
+// the last stable offset of every partition passed what it waits for,
+// i.e. once every marker was written.
+func readCommitted(t *testing.T, c *testCluster, topic string, n int) []string {
+	return consumeAll(t, c, topic, n, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+}
+
+// TestClusterTransactions: a transaction spanning partitions led by
+// every node commits on all of them, an aborted one on none (X22, X23):
+// read_committed sees exactly the committed records, read_uncommitted
+// both.
+func TestClusterTransactions(t *testing.T) {
+	c, _, adm, ctx := startWithTopic(t, 3, "tx", 6)
+	leaders := c.waitLeaders(adm, "tx", 6)
+	spread := map[int32]bool{}
+	for _, l := range leaders {
+		spread[l] = true
+	}
+	if len(spread) < 2 {
+		t.Fatalf("all partitions on one node %v: the test needs several", leaders)
+	}
+	all := []int32{0, 1, 2, 3, 4, 5}
+	tx := txnProducer(c, "t1", "tx")
+	aborted := runTxn(t, ctx, tx, "abort-", all, false)
+	committed := runTxn(t, ctx, tx, "commit-", all, true)
+	committed = append(committed, runTxn(t, ctx, tx, "again-", all[:3], true)...)
+
+	if got, want := readCommitted(t, c, "tx", len(committed)), sortedCopy(committed); !slices.Equal(got, want) {
+		t.Fatalf("read_committed: %v, want %v", got, want)
+	}
+	if got, want := consumeAll(t, c, "tx", len(committed)+len(aborted)), sortedCopy(append(committed, aborted...)); !slices.Equal(got, want) {
+		t.Fatalf("read_uncommitted: %v, want %v", got, want)
+	}
+	checkNoTxnRecords(t, c, ctx)
+
+	// The coordinator lists the transactional id, complete.
+	txs, err := adm.DescribeTransactions(ctx, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, ok := txs["t1"]; !ok || d.State != "CompleteCommit" {
+		t.Fatalf("DescribeTransactions t1: %+v", txs)
+	}
+}
+
+// checkNoTxnRecords waits until etcd holds no transaction record: every
+// marker's record is deleted once durable (X23).
+func checkNoTxnRecords(t *testing.T, c *testCluster, ctx context.Context) {
+	t.Helper()
+	etcd := c.etcd.Client(t)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := etcd.Get(ctx, node.DefaultPrefix+"txn/", clientv3.WithPrefix())
+		if err == nil && len(resp.Kvs) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			var keys []string
+			if err == nil {
+				for _, kv := range resp.Kvs {
+					keys = append(keys, string(kv.Key)+"="+string(kv.Value))
+				}
+			}
+			t.Fatalf("transaction records left in etcd: %v %v", strings.Join(keys, " "), err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestClusterTransactionAcrossFailover: the leader of a partition in an
+// ongoing transaction stops; the partition's new leader accepts the
+// transaction's next batch (X24: registered by the old leader only) and
+// writes its marker (X23), and the commit is whole.
+func TestClusterTransactionAcrossFailover(t *testing.T) {
+	c, _, adm, ctx := startWithTopic(t, 3, "fo", 3)
+	leaders := c.waitLeaders(adm, "fo", 3)
+	tx := txnProducer(c, "t2", "fo")
+	if err := tx.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	produce := func(v string, p int32) {
+		t.Helper()
+		if err := tx.ProduceSync(ctx, &kgo.Record{Partition: p, Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatalf("produce %s to %d: %v", v, p, err)
+		}
+		want = append(want, v)
+	}
+	for p := range int32(3) {
+		produce(fmt.Sprintf("before-%d", p), p)
+	}
+	coord := c.coordinator(adm, "t2-probe")
+	victim := leaders[0]
+	if victim == coord {
+		// Keep the coordinator: this test moves a partition only.
+		for p, l := range leaders {
+			if l != coord {
+				victim = leaders[p]
+				break
+			}
+		}
+	}
+	if victim == coord {
+		t.Skip("every partition is led by the coordinator")
+	}
+	c.stop(victim)
+	for p := range int32(3) {
+		c.waitMoved(adm, "fo", p, victim)
+		produce(fmt.Sprintf("after-%d", p), p)
+	}
+	if err := tx.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	if got := readCommitted(t, c, "fo", len(want)); !slices.Equal(got, sortedCopy(want)) {
+		t.Fatalf("read_committed after the failover: %v, want %v", got, sortedCopy(want))
+	}
+	checkNoTxnRecords(t, c, ctx)
+}
+
+// TestClusterTransactionCoordinatorMoves: the coordinator stops while a
+// transaction is ongoing; the new one restores it from etcd, and the
+// producer's commit, retried there, completes it on every partition.
+func TestClusterTransactionCoordinatorMoves(t *testing.T) {
+	c, _, adm, ctx := startWithTopic(t, 3, "cm", 3)
+	c.waitLeaders(adm, "cm", 3)
+	tx := txnProducer(c, "t3", "cm")
+	var want []string
+	want = append(want, runTxn(t, ctx, tx, "first-", []int32{0, 1, 2}, true)...)
+	if err := tx.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	for p := range int32(3) {
+		v := fmt.Sprintf("second-%d", p)
+		if err := tx.ProduceSync(ctx, &kgo.Record{Partition: p, Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, v)
+	}
+	coord := c.coordinator(adm, "t3")
+	c.stop(coord)
+	if err := tx.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatalf("commit after the coordinator moved: %v", err)
+	}
+	if got := readCommitted(t, c, "cm", len(want)); !slices.Equal(got, sortedCopy(want)) {
+		t.Fatalf("read_committed after the coordinator moved: %v, want %v", got, sortedCopy(want))
+	}
+	checkNoTxnRecords(t, c, ctx)
+}
