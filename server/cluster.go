@@ -226,7 +226,7 @@ func (s *Server) clusterShare(kc *kafka.Config) {
 	n := s.cluster.node
 	s.cluster.share = sharestate.New(sharestate.Options{
 		Client: n.Client(), Owners: n.Owners(), Prefix: n.Prefix(),
-		Serving: n.Serving, Topics: sharePKeys{s.res}, CoordinatorKey: node.CoordinatorKey,
+		Serving: n.ServingKey, Topics: sharePKeys{s.res}, CoordinatorKey: node.CoordinatorKey,
 	})
 	kc.Share.States = s.cluster.share
 }
