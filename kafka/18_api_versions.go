@@ -36,7 +36,7 @@ func handleApiVersions(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, 
 	resp := req.(*kmsg.ApiVersionsRequest).ResponseKind().(*kmsg.ApiVersionsResponse)
 	resp.ApiKeys = s.apiKeyList()
 	if rc.version >= 3 {
-		advertiseFeatures(resp, rc.version, s.cfg.Cluster != nil)
+		advertiseFeatures(resp, rc.version, s.featureHidden)
 	}
 	return resp, nil
 }
@@ -53,14 +53,14 @@ const (
 	finalizedFeaturesEpoch    = 1
 )
 
-// advertiseFeatures fills the v3+ tagged feature fields; in cluster mode
-// neither feature is advertised (Y5), and the response has none.
-func advertiseFeatures(resp *kmsg.ApiVersionsResponse, version int16, cluster bool) {
+// advertiseFeatures fills the v3+ tagged feature fields, but for those
+// hidden in cluster mode (Y5, Y8).
+func advertiseFeatures(resp *kmsg.ApiVersionsResponse, version int16, hidden func(string) bool) {
 	for _, f := range []struct {
 		name  string
 		level int16
 	}{{shareVersionFeature, maxShareVersion}, {transactionVersionFeature, maxTransactionVersion}} {
-		if cluster && notInClusterFeature[f.name] {
+		if hidden(f.name) {
 			continue
 		}
 		sup := kmsg.NewApiVersionsResponseSupportedFeature()

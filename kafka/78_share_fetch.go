@@ -16,11 +16,15 @@ import (
 )
 
 func handleShareFetch(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
-	c, err := s.shareCoordinator()
+	c, err := s.shareFetcher()
 	if err != nil {
 		return nil, err
 	}
-	return c.Fetch(rc.ctx, req.(*kmsg.ShareFetchRequest), topicReadAllowed(rc)), nil
+	resp := c.Fetch(rc.ctx, req.(*kmsg.ShareFetchRequest), topicReadAllowed(rc))
+	if s.cfg.Cluster != nil {
+		s.shareFetchLeaders(resp)
+	}
+	return resp, nil
 }
 
 // topicReadAllowed is the per-topic READ check of the share requests

@@ -6,9 +6,13 @@ package kafka
 import "github.com/twmb/franz-go/pkg/kmsg"
 
 func handleShareAcknowledge(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
-	c, err := s.shareCoordinator()
+	c, err := s.shareFetcher()
 	if err != nil {
 		return nil, err
 	}
-	return c.Acknowledge(req.(*kmsg.ShareAcknowledgeRequest)), nil
+	resp := c.Acknowledge(req.(*kmsg.ShareAcknowledgeRequest))
+	if s.cfg.Cluster != nil {
+		s.shareAckLeaders(resp)
+	}
+	return resp, nil
 }

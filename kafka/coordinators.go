@@ -37,7 +37,7 @@ func (s *Server) newCoordinators(st *offsets.Store, withTxns bool) (*coordinator
 	if c.groups, err = s.newGroups(st); err != nil {
 		return nil, err
 	}
-	if s.cfg.Cluster == nil { // Y5: share groups are not served in cluster mode
+	if s.cfg.Cluster == nil || s.shareInCluster() { // Y5, Y8: share groups need a durable home in cluster mode
 		if c.share, err = s.newShare(st); err != nil {
 			c.stop()
 			return nil, err

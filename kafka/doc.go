@@ -127,10 +127,11 @@
 //	   or once), after authorization; ListGroups answers an empty list
 //	   instead, as in Kafka each broker lists the groups it coordinates
 //	   and admin clients merge every broker's.
-//	Y5 Share groups are not served. ApiVersions lists none of the
-//	   share-group APIs (76–79, 90–92) nor the share.version feature, a
-//	   request for one closes the connection as for any API not
-//	   advertised, and the share coordinator is not started.
+//	Y5 Share groups are not served without Config.Share.States (Y8).
+//	   ApiVersions then lists none of the share-group APIs (76–79, 90–92)
+//	   nor the share.version feature, a request for one closes the
+//	   connection as for any API not advertised, and the share
+//	   coordinator is not started.
 //	Y6 Every topic change goes through Cluster.Catalog(): CreateTopics,
 //	   DeleteTopics, CreatePartitions, AlterConfigs and
 //	   IncrementalAlterConfigs on topics, and auto-creation by Metadata
@@ -139,6 +140,23 @@
 //	Y7 Routing is decided per partition per request from Cluster's
 //	   memory, which never blocks; the front end caches none of it, so
 //	   a change of owner or coordinator shows on the next request.
+//	Y8 Share groups are served in cluster mode when Config.Share.States
+//	   gives their share-partition states a home every node reaches
+//	   (share Q14; the server wires cluster/sharestate): then the
+//	   share-group APIs and share.version are advertised. The group
+//	   coordinator serves ShareGroupHeartbeat, ShareGroupDescribe and
+//	   Describe/Alter/DeleteShareGroupOffsets over its mirrored store, and
+//	   they are group APIs (Y4): NOT_COORDINATOR on any other node.
+//	Y9 ShareFetch and ShareAcknowledge are served on every node by its
+//	   leader side (share.NewLeader, built once, never swapped) for the
+//	   partitions the node leads, as Kafka's clients send them to each
+//	   partition's leader; a partition led elsewhere, or by none, is
+//	   NOT_LEADER_OR_FOLLOWER with the current leader and its endpoint
+//	   (KIP-951), so the share consumer moves at once.
+//	Y10 A group's configs (the GROUP config resource) are kept by the
+//	   coordinator: IncrementalAlterConfigs for one on another node answers
+//	   NOT_COORDINATOR; leaders read them from the coordinator's mirror
+//	   (at most a second old).
 //	Y19 Transactions are served at transaction version 1 by the group
 //	   coordinator's node: FindCoordinator for a transactional id answers
 //	   it (Y4), and on any other node InitProducerId with a transactional

@@ -41,6 +41,9 @@ func (s *Server) alterGroupConfigs(group string, ops []resolver.ConfigOp, valida
 	for i, op := range ops {
 		conv[i] = share.ConfigOp{Name: op.Name, Op: int8(op.Op), Value: op.Value}
 	}
+	if !s.isCoordinator() { // Y10: only the coordinator's store keeps them
+		return fmt.Errorf("%w: group %q", kerr.NotCoordinator, group)
+	}
 	c := s.coords().share
 	if c == nil { // swapped out since the request was checked
 		return fmt.Errorf("%w: group %q", kerr.CoordinatorNotAvailable, group)

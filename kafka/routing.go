@@ -133,11 +133,13 @@ func (s *Server) isCoordinator() bool {
 	return ok && node == s.cfg.NodeID
 }
 
-// groupAPIs are the APIs only the group coordinator serves (Y4), and the
-// transaction APIs, which it serves too (Y19).
+// groupAPIs are the APIs only the group coordinator serves (Y4), the
+// transaction APIs, which it serves too (Y19), and those of share groups
+// but ShareFetch and ShareAcknowledge (Y8).
 var groupAPIs = map[int16]bool{8: true, 9: true, 11: true, 12: true, 13: true, 14: true, 15: true,
 	16: true, 42: true, 47: true, 68: true, 69: true,
-	24: true, 25: true, 26: true, 28: true, 65: true, 66: true}
+	24: true, 25: true, 26: true, 28: true, 65: true, 66: true,
+	76: true, 77: true, 90: true, 91: true, 92: true}
 
 // notCoordinator answers a group or transaction request on a node that
 // does not coordinate them (Y4, Y19); nil when the handler should run.
@@ -153,6 +155,9 @@ func (s *Server) notCoordinator(key int16, req kmsg.Request) kmsg.Response {
 	}
 	if !groupAPIs[key] {
 		return nil
+	}
+	if resp := shareNotCoordinator(req); resp != nil {
+		return resp
 	}
 	return notCoordinatorResponse(req)
 }
@@ -251,7 +256,7 @@ func offsetFetchNotCoordinator(r *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResp
 }
 
 // notInCluster are the APIs not served in cluster mode (Y5): share
-// groups.
+// groups, unless they have a durable home (Y8).
 var notInCluster = map[int16]bool{
 	76: true, 77: true, 78: true, 79: true, 90: true, 91: true, 92: true, // share groups
 }
@@ -275,7 +280,7 @@ func (s *Server) lookupAPI(key int16) (api, bool) {
 	if s.cfg.Cluster == nil {
 		return lookupAPI(key)
 	}
-	if notInCluster[key] {
+	if s.hiddenAPI(key) {
 		return api{}, false
 	}
 	a, ok := lookupAPI(key)
@@ -285,12 +290,36 @@ func (s *Server) lookupAPI(key int16) (api, bool) {
 	return a, ok
 }
 
-// apiKeyList is the ApiVersions key list this server advertises (Y5).
+// apiKeyList is the ApiVersions key list this server advertises (Y5, Y8).
 func (s *Server) apiKeyList() []kmsg.ApiVersionsResponseApiKey {
-	if s.cfg.Cluster != nil {
+	switch {
+	case s.cfg.Cluster == nil:
+		return apiKeyList()
+	case !s.shareInCluster():
 		return advertisedInCluster
 	}
-	return apiKeyList()
+	var out []kmsg.ApiVersionsResponseApiKey
+	for _, k := range apiKeyList() {
+		if s.hiddenAPI(k.ApiKey) {
+			continue
+		}
+		if max, capped := clusterMaxVersion[k.ApiKey]; capped {
+			k.MaxVersion = max // Y19
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// hiddenAPI reports whether key is not served (Y5): in cluster mode, the
+// share-group APIs unless share groups are served (Y8).
+func (s *Server) hiddenAPI(key int16) bool {
+	return s.cfg.Cluster != nil && notInCluster[key] && !(shareAPIs[key] && s.shareInCluster())
+}
+
+// featureHidden reports whether a feature is not advertised (Y5, Y8).
+func (s *Server) featureHidden(name string) bool {
+	return s.cfg.Cluster != nil && notInClusterFeature[name] && !(name == shareVersionFeature && s.shareInCluster())
 }
 
 // txnNotCoordinator is NOT_COORDINATOR for the transaction APIs (Y19);

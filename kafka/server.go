@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"errors"
+	"github.com/kgateway/kgateway/kafka/share"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -26,6 +27,9 @@ type Server struct {
 	coord atomic.Pointer[coordinators]
 	// swapMu serializes SwapOffsets.
 	swapMu sync.Mutex
+	// shareLeader serves ShareFetch and ShareAcknowledge in cluster mode
+	// (share_cluster.go, Y9); nil otherwise.
+	shareLeader *share.Coordinator
 	// sessions is the fetch session cache (KIP-227, fetch_session.go).
 	sessions fetchSessions
 
@@ -62,6 +66,7 @@ func NewServer(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.coord.Store(c)
+	s.shareLeader = s.newShareLeader()
 	return s, nil
 }
 

@@ -81,8 +81,13 @@ func (l shareLog) TopicName(id [16]byte) (string, bool) {
 	return name, ok
 }
 
+// In cluster mode a partition another node leads is NOT_LEADER_OR_FOLLOWER
+// (Y9): its local copy is not this node's to read.
 func (l shareLog) Bounds(topic string, partition int32) (int64, int64, error) {
 	if _, err := l.s.partitionOf(topic, partition, false); err != nil {
+		return -1, -1, err
+	}
+	if err := l.s.routeError(topic, partition, noLeaderEpoch); err != nil {
 		return -1, -1, err
 	}
 	ls, hwm, _, err := l.s.bounds(topic, partition)

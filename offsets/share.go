@@ -304,3 +304,42 @@ func decodeSharePart(tp TopicPartition, v []byte) (SharePartition, error) {
 	}
 	return p, nil
 }
+
+// EncodeSharePartition is a share-partition state's durable encoding, the
+// one PutShareState writes, for stores of share state outside this one
+// (a cluster keeps leaders' states in etcd, kafka/share Q14).
+func EncodeSharePartition(p SharePartition) ([]byte, error) {
+	if err := checkRuns(p); err != nil {
+		return nil, err
+	}
+	return encodeSharePart(p), nil
+}
+
+// DecodeSharePartition reads what EncodeSharePartition wrote, as the state
+// of tp.
+func DecodeSharePartition(tp TopicPartition, v []byte) (SharePartition, error) {
+	return decodeSharePart(tp, v)
+}
+
+// GroupConfigKey is the store key of group's dynamic configs: a cluster
+// leader reads a group's configs from the coordinator's mirror under it.
+func GroupConfigKey(group string) []byte { return groupConfKey(group) }
+
+// DecodeGroupConfigs reads a value stored under GroupConfigKey.
+func DecodeGroupConfigs(v []byte) (map[string]string, error) {
+	bad := fmt.Errorf("%w: group configs", ErrCorrupt)
+	if len(v) == 0 || v[0] != recordVersion {
+		return nil, bad
+	}
+	r := &classicReader{b: v[1:]}
+	n := r.count()
+	cfg := make(map[string]string, n)
+	for i := 0; i < n && !r.bad; i++ {
+		name := r.str()
+		cfg[name] = r.str()
+	}
+	if r.bad || len(r.b) != 0 {
+		return nil, bad
+	}
+	return cfg, nil
+}

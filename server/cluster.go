@@ -2,12 +2,14 @@ package server
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/kgateway/kgateway/cluster/diskless"
 	"github.com/kgateway/kgateway/cluster/node"
 	"github.com/kgateway/kgateway/cluster/owner"
+	"github.com/kgateway/kgateway/cluster/sharestate"
 	"github.com/kgateway/kgateway/cluster/txnmark"
 	"github.com/kgateway/kgateway/kafka"
 	"github.com/kgateway/kgateway/offsets"
@@ -40,6 +43,8 @@ type clusterParts struct {
 	txn  *txnmark.Relay
 	// authDocs are the credentials' and the ACLs' documents (A12).
 	authDocs []*authstore.Doc
+	// share keeps share-partition states (kafka Y8); set before serving.
+	share *sharestate.Store
 
 	mu      sync.Mutex
 	offs    *offsets.Store // the coordinator's store, swapped in by becomeCoordinator
@@ -92,6 +97,9 @@ func (s *Server) openClusterCatalog() error {
 			defer cancel()
 			if err := dl.DeletePartitions(ctx, keys); err != nil {
 				s.cfg.Logger.Warn("cluster-delete-partitions-failed", zap.Error(err))
+			}
+			if err := s.cluster.share.DeletePartitions(ctx, keys); err != nil { // sharestate J12
+				s.cfg.Logger.Warn("cluster-delete-share-states-failed", zap.Error(err))
 			}
 			n.Kick()
 		},
@@ -241,4 +249,44 @@ func (s *Server) closeCluster() error {
 	}
 	s.cluster.mu.Unlock()
 	return errors.Join(append(errs, s.cluster.node.Close())...)
+}
+
+// clusterShare gives share groups their durable home in etcd
+// (cluster/sharestate, kafka Y8): each share-partition state is written
+// by the partition's leader under its ownership.
+func (s *Server) clusterShare(kc *kafka.Config) {
+	n := s.cluster.node
+	s.cluster.share = sharestate.New(sharestate.Options{
+		Client: n.Client(), Owners: n.Owners(), Prefix: n.Prefix(),
+		Serving: n.ServingKey, Topics: sharePKeys{s.res}, CoordinatorKey: node.CoordinatorKey,
+	})
+	kc.Share.States = s.cluster.share
+}
+
+// sharePKeys maps partitions to their etcd pkeys (node.PKey) and back.
+type sharePKeys struct{ res *resolver.Resolver }
+
+func (k sharePKeys) PKey(topic string, partition int32) (string, bool) {
+	t, ok := k.res.Topic(topic)
+	if !ok || partition < 0 || partition >= t.Partitions {
+		return "", false
+	}
+	return node.PKey(t.ID, partition), true
+}
+
+func (k sharePKeys) Partition(pkey string) (offsets.TopicPartition, bool) {
+	idHex, idx, ok := strings.Cut(pkey, "-")
+	if !ok {
+		return offsets.TopicPartition{}, false
+	}
+	raw, err := hex.DecodeString(idHex)
+	p, perr := strconv.ParseInt(idx, 10, 32)
+	if err != nil || perr != nil || len(raw) != len(resolver.TopicID{}) {
+		return offsets.TopicPartition{}, false
+	}
+	t, ok := k.res.TopicByID(resolver.TopicID(raw))
+	if !ok || int32(p) >= t.Partitions {
+		return offsets.TopicPartition{}, false
+	}
+	return offsets.TopicPartition{Topic: t.Name, Partition: int32(p)}, true
 }

@@ -203,6 +203,7 @@ func (s *Server) openLayers() (err error) {
 	kc.Resolver, kc.Offsets = s.res, s.offs
 	if s.cluster != nil {
 		kc.Cluster = s.cluster.node
+		s.clusterShare(&kc) // kafka Y8
 		s.clusterTxn(&kc)
 		if err := s.openClusterAuth(&kc); err != nil { // A12
 			return err

@@ -45,6 +45,12 @@ func (c *Coordinator) acknowledge(g *group, member string, sp sessPart, batches 
 	if !ok {
 		return kerr.UnknownTopicID.Code
 	}
+	epoch, serving := int32(0), true
+	if c.leaderSide() {
+		if epoch, serving = c.cfg.States.Serving(tp); !serving {
+			return kerr.NotLeaderForPartition.Code // Q15
+		}
+	}
 	g.mu.Lock()
 	p := g.mu.parts[tp]
 	g.mu.Unlock()
@@ -53,15 +59,19 @@ func (c *Coordinator) acknowledge(g *group, member string, sp sessPart, batches 
 	}
 	now := c.cfg.Now()
 	limit := c.deliveryLimit()
+	lockFor := c.lockDuration(g.id) // before p.mu: a leader may read it from etcd (Q14)
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if c.leaderSide() && (p.dead || p.epoch != epoch) {
+		return kerr.InvalidRecordState.Code // acquired under another leadership (Q17)
+	}
 	p.expireLocked(now, limit)
 	if e := p.checkAckLocked(member, batches); e != nil {
 		return e.Code
 	}
-	p.ackLocked(batches, limit, now.Add(c.lockDuration(g.id)))
+	p.ackLocked(batches, limit, now.Add(lockFor))
 	if err := c.persistLocked(g.id, tp, p); err != nil {
-		return kerr.CoordinatorNotAvailable.Code
+		return c.failCode(err)
 	}
 	return 0
 }
@@ -78,6 +88,11 @@ func (c *Coordinator) Acknowledge(req *kmsg.ShareAcknowledgeRequest) *kmsg.Share
 		return resp
 	}
 	g := c.lookup(groupID)
+	if g == nil && c.leaderSide() {
+		// A leader knows a group only by its sessions here (Q15): a
+		// member new to this node has no session, which it is told.
+		g, _ = c.getOrCreate(groupID, true)
+	}
 	if g == nil {
 		resp.ErrorCode = kerr.GroupIDNotFound.Code
 		return resp

@@ -23,7 +23,7 @@ func (c *Coordinator) DescribeOffsets(rg kmsg.DescribeShareGroupOffsetsRequestGr
 	}
 	topics := rg.Topics
 	if topics == nil && g != nil {
-		topics = stateTopics(g)
+		topics = c.stateTopics(g)
 	}
 	for _, t := range topics {
 		rt := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopic()
@@ -46,33 +46,81 @@ func (c *Coordinator) describePartition(g *group, tp offsets.TopicPartition, all
 		return
 	}
 	_, hwm, err := c.log.Bounds(tp.Topic, tp.Partition)
-	if err != nil {
+	if err != nil && !c.elsewhere(err) {
 		rp.ErrorCode = c.log.Code(err)
 		return
 	}
 	if g == nil {
 		return
 	}
-	g.mu.Lock()
-	p := g.mu.parts[tp]
-	g.mu.Unlock()
+	p, err := c.adminPartition(g, tp)
+	if err != nil {
+		rp.ErrorCode = kerr.CoordinatorNotAvailable.Code
+		return
+	}
 	if p == nil {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	rp.StartOffset, rp.LeaderEpoch = p.start, 0
-	rp.Lag = max(0, hwm-p.start-p.doneLocked())
+	if err == nil {
+		rp.Lag = max(0, hwm-p.start-p.doneLocked())
+	}
+}
+
+// elsewhere reports whether a Bounds error only says another node leads
+// the partition: the cluster's coordinator then answers from the durable
+// state without the partition's bounds (Q18).
+func (c *Coordinator) elsewhere(err error) bool {
+	return c.adminViaStates() && c.log.Code(err) == kerr.NotLeaderForPartition.Code
+}
+
+// adminPartition is the state of tp the admin sees: the leaders' durable
+// one in cluster mode (Q18), else the coordinator's own; nil if none.
+func (c *Coordinator) adminPartition(g *group, tp offsets.TopicPartition) (*partition, error) {
+	if c.adminViaStates() {
+		sp, version, err := c.cfg.States.Load(g.id, tp)
+		if err != nil || version == 0 {
+			return nil, err
+		}
+		return loadPartition(sp), nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.mu.parts[tp], nil
+}
+
+// statePartitions are the partitions g has state for: the durable ones in
+// cluster mode (Q18), else the coordinator's own.
+func (c *Coordinator) statePartitions(g *group) ([]offsets.TopicPartition, error) {
+	if c.adminViaStates() {
+		sps, err := c.cfg.States.List(g.id)
+		tps := make([]offsets.TopicPartition, len(sps))
+		for i, sp := range sps {
+			tps[i] = sp.TopicPartition
+		}
+		return tps, err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	tps := make([]offsets.TopicPartition, 0, len(g.mu.parts))
+	for tp := range g.mu.parts {
+		tps = append(tps, tp)
+	}
+	return tps, nil
 }
 
 // stateTopics lists the partitions g has state for, by topic.
-func stateTopics(g *group) []kmsg.DescribeShareGroupOffsetsRequestGroupTopic {
-	g.mu.Lock()
+func (c *Coordinator) stateTopics(g *group) []kmsg.DescribeShareGroupOffsetsRequestGroupTopic {
+	tps, err := c.statePartitions(g)
+	if err != nil {
+		c.cfg.Logger.Warn("share-state-list-failed")
+	}
 	byTopic := map[string][]int32{}
-	for tp := range g.mu.parts {
+	for _, tp := range tps {
 		byTopic[tp.Topic] = append(byTopic[tp.Topic], tp.Partition)
 	}
-	g.mu.Unlock()
 	var out []kmsg.DescribeShareGroupOffsetsRequestGroupTopic
 	for t, ps := range byTopic {
 		sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
@@ -133,13 +181,21 @@ func (c *Coordinator) alterOne(g *group, tp offsets.TopicPartition, start int64,
 		return kerr.TopicAuthorizationFailed.Code
 	}
 	logStart, hwm, err := c.log.Bounds(tp.Topic, tp.Partition)
-	if err != nil {
+	if err != nil && !c.elsewhere(err) {
 		return c.log.Code(err)
 	}
 	if start < 0 {
 		return kerr.InvalidRequest.Code
 	}
-	start = min(max(start, logStart), hwm)
+	if err == nil {
+		start = min(max(start, logStart), hwm)
+	}
+	if c.adminViaStates() {
+		if err := c.cfg.States.Reset(g.id, []offsets.SharePartition{{TopicPartition: tp, StartOffset: start}}, nil); err != nil {
+			return kerr.CoordinatorNotAvailable.Code
+		}
+		return 0
+	}
 	if err := c.store.PutShareState(g.id, []offsets.SharePartition{{TopicPartition: tp, StartOffset: start}}); err != nil {
 		return kerr.CoordinatorNotAvailable.Code
 	}
@@ -175,14 +231,24 @@ func (c *Coordinator) deleteTopic(g *group, topic string, allowed Allowed) int16
 	if _, ok := c.log.Partitions(topic); !ok {
 		return kerr.UnknownTopicOrPartition.Code
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
+	all, err := c.statePartitions(g)
+	if err != nil {
+		return kerr.CoordinatorNotAvailable.Code
+	}
 	var tps []offsets.TopicPartition
-	for tp := range g.mu.parts {
+	for _, tp := range all {
 		if tp.Topic == topic {
 			tps = append(tps, tp)
 		}
 	}
+	if c.adminViaStates() {
+		if err := c.cfg.States.Reset(g.id, nil, tps); err != nil {
+			return kerr.CoordinatorNotAvailable.Code
+		}
+		return 0
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	if err := c.store.DeleteShareState(g.id, tps); err != nil {
 		return kerr.CoordinatorNotAvailable.Code
 	}

@@ -46,6 +46,9 @@ type Config struct {
 	MaxShareSessions        int           // group.share.max.share.sessions
 	Logger                  *zap.Logger
 	Now                     func() time.Time
+	// States holds the share-partition states in cluster mode (Q14); nil
+	// on a single node, where the offset store does.
+	States States
 }
 
 func (c Config) withDefaults() Config {
@@ -183,6 +186,14 @@ func (c *Coordinator) getOrCreate(id string, create bool) (*group, error) {
 	if !create || (c.ns != nil && c.ns.OtherGroup(id)) {
 		return nil, nil
 	}
+	if c.leaderSide() {
+		// The leader side keeps a group only as the holder of its
+		// partitions' cached states (the coordinator persists groups).
+		c.evictGroupsLocked()
+		g := newGroup(id)
+		c.mu.groups[id] = g
+		return g, nil
+	}
 	if err := c.store.PutShareGroup(offsets.ShareGroup{ID: id}); err != nil {
 		return nil, err
 	}
@@ -193,6 +204,9 @@ func (c *Coordinator) getOrCreate(id string, create bool) (*group, error) {
 
 // groupConfig returns a dynamic config of group id ("" if unset).
 func (c *Coordinator) groupConfig(id, name string) string {
+	if c.leaderSide() {
+		return c.cfg.States.GroupConfigs(id)[name]
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.mu.configs[id][name]
@@ -253,6 +267,11 @@ func (c *Coordinator) Delete(id string) (ok bool, err error) {
 	}
 	if err := c.store.DeleteShareGroup(id); err != nil {
 		return true, err
+	}
+	if c.adminViaStates() {
+		if err := c.cfg.States.DeleteGroup(id); err != nil {
+			return true, err
+		}
 	}
 	c.mu.Lock()
 	delete(c.mu.groups, id)

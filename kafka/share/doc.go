@@ -74,6 +74,52 @@
 //	    SHARE_SESSION_NOT_FOUND, and changes nothing. Epoch 0 opens a new
 //	    session (and may carry no acknowledgements), -1 closes it.
 //
+// # Cluster mode
+//
+// With Config.States set (a cluster), the work is split as Kafka splits
+// it: the group coordinator node (NewCoordinator over its mirrored
+// offset store) serves membership, assignment and the offsets admin; every
+// node's leader side (NewLeader) serves ShareFetch and ShareAcknowledge for
+// the partitions it leads.
+//
+//	Q14 In cluster mode the share-partition states are in States, one
+//	    durable record per group and partition (cluster/sharestate: etcd,
+//	    J11–J12), never in an offset store; the coordinator's store keeps
+//	    the group records, epochs and group configs as on a single node.
+//	Q15 A leader side serves the partitions this node leads
+//	    (States.Serving); another partition answers
+//	    NOT_LEADER_OR_FOLLOWER in ShareFetch and ShareAcknowledge. Share
+//	    sessions and locks are per node. A leader does not check
+//	    membership, as Kafka's brokers do not: members learn their
+//	    partitions from the coordinator's assignment.
+//	Q16 A leader's change of a partition's state is written with
+//	    States.Put before it is answered, under the leader epoch and the
+//	    version it read or last wrote; a write refused (fenced, or the
+//	    state changed under it) or of unknown outcome makes the cached
+//	    state dead: the request's partition answers NOT_LEADER_OR_FOLLOWER
+//	    and the next use reads the durable state again.
+//	Q17 A leader reads the durable state when it first serves a group's
+//	    partition, when its leader epoch changed since it read it, and
+//	    after a failed write. Acquisitions made under another leadership
+//	    are never honoured: the durable state has those records available
+//	    with their delivery counts (O31, Q7), so the next acquisition
+//	    delivers them with the count one higher, and an acknowledgement of
+//	    them answers INVALID_RECORD_STATE.
+//	Q18 The coordinator's offsets admin acts on the leaders' durable
+//	    states: DescribeShareGroupOffsets reads them (the lag is -1 for a
+//	    partition the coordinator does not lead: it has no bounds for it),
+//	    Alter and Delete on an empty group reset them (States.Reset, which
+//	    every leader's next Put finds changed). A leader trusts a cached
+//	    state for at most revalidateEvery (1 s) before reading its version
+//	    again, so it serves a reset state even with nothing to write.
+//	Q19 A member's records on a leader are released when its share
+//	    session there closes (epoch -1 or its connection closing) or has
+//	    been idle past group.share.session.timeout.ms (closed by the next
+//	    session opened on that node), and by lock expiry (Q5); a member
+//	    the coordinator removes reaches the leaders only so, as in Kafka.
+//	    A leader side forgets, when it holds group.share.max.share.sessions
+//	    groups, those with no session: their states are durable (Q8).
+//
 // Left out: share.isolation.level read_committed, by_duration reset, a
 // persisted membership (members rejoin after a restart, Q7), the
 // SimpleAssignor's rack awareness and stickiness, and share.* group
@@ -81,5 +127,11 @@
 // checked when a group is created: a classic and a share group created at
 // the same instant under one id are not serialized against each other.
 // Share state is keyed by topic name; a state past the high watermark (a
-// deleted and recreated topic) starts over (Q2).
+// deleted and recreated topic) starts over (Q2). In cluster mode: the
+// lag DescribeShareGroupOffsets reports is -1 for partitions the
+// coordinator does not lead; a group's configs are described only by the
+// coordinator (others show none); a leader takes a group's configs from
+// the coordinator's mirror up to a second late; the group-id namespace
+// (Q10) is checked by the coordinator only (a leader does not check
+// membership, Q15).
 package share

@@ -72,6 +72,7 @@ func (c *Coordinator) Fetch(ctx context.Context, req *kmsg.ShareFetchRequest, al
 		resp.Topics = c.answer(results, nil, nil)
 		return resp
 	case 0:
+		c.evictIdle()
 		for i := range req.Topics {
 			for _, p := range req.Topics[i].Partitions {
 				if len(p.AcknowledgementBatches) > 0 {
@@ -220,10 +221,11 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 	}
 	p, err := c.partitionOf(g, tp, logStart, hwm)
 	if err != nil {
-		return acquisition{code: kerr.CoordinatorNotAvailable.Code}
+		return acquisition{code: c.failCode(err)}
 	}
 	now := c.cfg.Now()
 	limit := c.deliveryLimit()
+	lockFor := c.lockDuration(g.id) // before p.mu: a leader may read it from etcd (Q14)
 	p.mu.Lock()
 	p.trimLocked(logStart)
 	next, _ := p.expireLocked(now, limit)
@@ -250,11 +252,11 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 	before := p.persistedLocked(tp)
 	ranges := p.acquireLocked(spans, acquireArgs{
 		member: member, hwm: hwm, max: maxRecords, maxLocks: c.cfg.PartitionMaxRecordLocks,
-		limit: limit, deadline: now.Add(c.lockDuration(g.id)),
+		limit: limit, deadline: now.Add(lockFor),
 	})
 	if len(ranges) > 0 || !samePersisted(before, p.persistedLocked(tp)) {
 		if err := c.persistLocked(g.id, tp, p); err != nil {
-			return acquisition{code: kerr.CoordinatorNotAvailable.Code}
+			return acquisition{code: c.failCode(err)}
 		}
 	}
 	if len(ranges) == 0 {
@@ -267,6 +269,9 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 // is rolled back to nothing held: the caller answers an error and the
 // locks just taken are released. Needs p.mu.
 func (c *Coordinator) persistLocked(group string, tp offsets.TopicPartition, p *partition) error {
+	if c.leaderSide() {
+		return c.putClusterLocked(group, tp, p)
+	}
 	err := c.store.PutShareState(group, []offsets.SharePartition{p.persistedLocked(tp)})
 	if err != nil {
 		c.cfg.Logger.Warn("share-state-write-failed")
@@ -284,6 +289,17 @@ func samePersisted(a, b offsets.SharePartition) bool {
 		}
 	}
 	return true
+}
+
+// failCode answers a partition whose state could not be read or written:
+// on a cluster's leader side the state is another leader's now, or was
+// changed under it (Q16), and the client goes back to Metadata;
+// otherwise the offset store failed.
+func (c *Coordinator) failCode(error) int16 {
+	if c.leaderSide() {
+		return kerr.NotLeaderForPartition.Code
+	}
+	return kerr.CoordinatorNotAvailable.Code
 }
 
 // batchesIn concatenates the read batches that hold an acquired offset.
@@ -306,6 +322,9 @@ func batchesIn(batches [][]byte, spans []batchSpan, ranges []acquiredRange) []by
 // the high watermark belongs to a deleted topic of the same name and is
 // started over the same way.
 func (c *Coordinator) partitionOf(g *group, tp offsets.TopicPartition, logStart, hwm int64) (*partition, error) {
+	if c.leaderSide() {
+		return c.clusterPartition(g, tp, logStart, hwm)
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if p := g.mu.parts[tp]; p != nil && !p.beyond(hwm) {

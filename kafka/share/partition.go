@@ -46,6 +46,13 @@ type partition struct {
 	// changed is closed (and replaced) when records become available, so
 	// a long-polling ShareFetch wakes.
 	changed chan struct{}
+	// Cluster mode's leader side (Q15–Q17): the leader epoch and the
+	// durable version the state was read or last written at, when it
+	// was last known current, and dead once a write failed.
+	epoch   int32
+	version int64
+	checked time.Time
+	dead    bool
 }
 
 func newPartition(start int64) *partition {

@@ -1,6 +1,8 @@
 package share
 
 import (
+	"time"
+
 	"github.com/kgateway/kgateway/offsets"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -27,6 +29,8 @@ type session struct {
 	// done is closed when the session is removed, ending the watch on its
 	// connection (closeWithConn).
 	done chan struct{}
+	// used is when the session last served a request (Q19).
+	used time.Time
 }
 
 // dropSessionLocked removes k's session, if any. Needs Coordinator.mu.
@@ -60,7 +64,7 @@ func (c *Coordinator) openSession(k sessKey, topics []kmsg.ShareFetchRequestTopi
 	if !s.add(topics) {
 		return nil, kerr.InvalidRequest
 	}
-	s.epoch = 1
+	s.epoch, s.used = 1, c.cfg.Now()
 	c.mu.sessions[k] = s
 	return s, nil
 }
@@ -128,7 +132,7 @@ func (c *Coordinator) useSession(k sessKey, epoch int32, fetch *kmsg.ShareFetchR
 		}
 		s.forget(fetch.ForgottenTopicsData)
 	}
-	s.epoch = nextEpoch(s.epoch)
+	s.epoch, s.used = nextEpoch(s.epoch), c.cfg.Now()
 	fresh := s.fresh
 	s.fresh = map[sessPart]bool{}
 	return append([]sessPart(nil), s.parts...), fresh, nil
@@ -153,4 +157,53 @@ func (c *Coordinator) Sessions() int {
 func (c *Coordinator) resolve(sp sessPart) (offsets.TopicPartition, bool) {
 	name, ok := c.log.TopicName(sp.id)
 	return offsets.TopicPartition{Topic: name, Partition: sp.partition}, ok
+}
+
+// evictIdle closes, on a cluster's leader side, the share sessions idle
+// for longer than the group's session timeout and releases what their
+// members hold (Q19): a member the coordinator removed sends nothing
+// more, and its connection may stay open. The sweep is bounded by the
+// number of sessions (Q8).
+func (c *Coordinator) evictIdle() {
+	if !c.leaderSide() {
+		return
+	}
+	now := c.cfg.Now()
+	c.mu.Lock()
+	var idle []sessKey
+	for k, s := range c.mu.sessions {
+		if now.Sub(s.used) > c.cfg.SessionTimeout {
+			idle = append(idle, k)
+		}
+	}
+	for _, k := range idle {
+		c.dropSessionLocked(k)
+	}
+	c.mu.Unlock()
+	for _, k := range idle {
+		if g := c.lookup(k.group); g != nil {
+			g.mu.Lock()
+			c.releaseMemberLocked(g, k.member)
+			g.mu.Unlock()
+		}
+	}
+}
+
+// evictGroupsLocked bounds the groups a leader side keeps (Q8, Q19): at
+// group.share.max.share.sessions groups it forgets those without a share
+// session. Their states are durable; a later fetch reads them again.
+// Needs Coordinator.mu.
+func (c *Coordinator) evictGroupsLocked() {
+	if len(c.mu.groups) < c.cfg.MaxShareSessions {
+		return
+	}
+	live := map[string]bool{}
+	for k := range c.mu.sessions {
+		live[k.group] = true
+	}
+	for id := range c.mu.groups {
+		if !live[id] {
+			delete(c.mu.groups, id)
+		}
+	}
 }

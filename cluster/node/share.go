@@ -1,0 +1,16 @@
+package node
+
+import "github.com/kgateway/kgateway/cluster/owner"
+
+// ServingKey is this node's ownership of pkey while it serves it (J3: rebuilt,
+// or restored for the coordinator role, and not being released): the guard of
+// the share-partition state writes a leader makes (cluster/sharestate J11).
+func (n *Node) ServingKey(pkey string) (owner.Ownership, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	h := n.mu.held[pkey]
+	if h == nil || !h.serving {
+		return owner.Ownership{}, false
+	}
+	return h.o, true
+}

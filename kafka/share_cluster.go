@@ -1,0 +1,138 @@
+package kafka
+
+// Share groups in cluster mode (Y8–Y10, kafka/share Q14–Q19): the group
+// coordinator node serves membership and the offsets admin over its
+// mirrored store, with the share-partition states in Config.Share.States;
+// every node serves ShareFetch and ShareAcknowledge for the partitions it
+// leads, through its leader side (share.NewLeader).
+
+import (
+	"github.com/kgateway/kgateway/kafka/share"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// shareAPIs are the share-group APIs (Y5, Y8).
+var shareAPIs = map[int16]bool{76: true, 77: true, 78: true, 79: true, 90: true, 91: true, 92: true}
+
+// shareInCluster reports whether share groups are served in cluster mode:
+// only where their states have a durable home shared by the nodes (Y8).
+func (s *Server) shareInCluster() bool {
+	return s.cfg.Cluster != nil && s.cfg.Share.States != nil
+}
+
+// newShareLeader is the leader side of a cluster node (Y9); nil without
+// one.
+func (s *Server) newShareLeader() *share.Coordinator {
+	if !s.shareInCluster() {
+		return nil
+	}
+	scfg := s.cfg.Share
+	if scfg.Logger == nil {
+		scfg.Logger = s.log.Named("share")
+	}
+	return share.NewLeader(scfg.States, shareLog{s}, scfg)
+}
+
+// shareFetcher is what serves ShareFetch and ShareAcknowledge: the leader
+// side in cluster mode (Y9), else the share coordinator.
+func (s *Server) shareFetcher() (*share.Coordinator, error) {
+	if s.shareLeader != nil {
+		return s.shareLeader, nil
+	}
+	return s.shareCoordinator()
+}
+
+// shareCurrentLeader names, for each partition answered
+// NOT_LEADER_OR_FOLLOWER, its current leader and that node's endpoint
+// (KIP-951, Y9), so the share consumer moves without a Metadata round
+// trip.
+func (s *Server) shareCurrentLeader(id [16]byte, partition int32, code int16) (node, epoch int32, ok bool) {
+	if s.cfg.Cluster == nil || code != kerr.NotLeaderForPartition.Code {
+		return -1, -1, false
+	}
+	name, _, found := s.topicByID(id)
+	if !found {
+		return -1, -1, false
+	}
+	return s.leader(name, partition)
+}
+
+func (s *Server) shareFetchLeaders(resp *kmsg.ShareFetchResponse) {
+	named := map[int32]bool{}
+	for i := range resp.Topics {
+		t := &resp.Topics[i]
+		for j := range t.Partitions {
+			p := &t.Partitions[j]
+			if node, epoch, ok := s.shareCurrentLeader(t.TopicID, p.Partition, p.ErrorCode); ok {
+				p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = node, epoch
+				named[node] = true
+			}
+		}
+	}
+	for _, b := range s.cfg.Cluster.Brokers() {
+		if named[b.NodeID] {
+			e := kmsg.NewShareFetchResponseNodeEndpoint()
+			e.NodeID, e.Host, e.Port, e.Rack = b.NodeID, b.Host, b.Port, b.Rack
+			resp.NodeEndpoints = append(resp.NodeEndpoints, e)
+		}
+	}
+}
+
+func (s *Server) shareAckLeaders(resp *kmsg.ShareAcknowledgeResponse) {
+	named := map[int32]bool{}
+	for i := range resp.Topics {
+		t := &resp.Topics[i]
+		for j := range t.Partitions {
+			p := &t.Partitions[j]
+			if node, epoch, ok := s.shareCurrentLeader(t.TopicID, p.Partition, p.ErrorCode); ok {
+				p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = node, epoch
+				named[node] = true
+			}
+		}
+	}
+	for _, b := range s.cfg.Cluster.Brokers() {
+		if named[b.NodeID] {
+			e := kmsg.NewShareAcknowledgeResponseNodeEndpoint()
+			e.NodeID, e.Host, e.Port, e.Rack = b.NodeID, b.Host, b.Port, b.Rack
+			resp.NodeEndpoints = append(resp.NodeEndpoints, e)
+		}
+	}
+}
+
+// shareNotCoordinator is NOT_COORDINATOR for the share-group APIs the
+// coordinator serves (Y8); nil for any other request.
+func shareNotCoordinator(req kmsg.Request) kmsg.Response {
+	code := kerr.NotCoordinator.Code
+	switch r := req.(type) {
+	case *kmsg.ShareGroupHeartbeatRequest:
+		resp := r.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
+		resp.ErrorCode = code
+		return resp
+	case *kmsg.ShareGroupDescribeRequest:
+		resp := r.ResponseKind().(*kmsg.ShareGroupDescribeResponse)
+		for _, id := range r.GroupIDs {
+			g := kmsg.NewShareGroupDescribeResponseGroup()
+			g.GroupID, g.ErrorCode, g.AuthorizedOperations = id, code, authOpsNotRequested
+			resp.Groups = append(resp.Groups, g)
+		}
+		return resp
+	case *kmsg.DescribeShareGroupOffsetsRequest:
+		resp := r.ResponseKind().(*kmsg.DescribeShareGroupOffsetsResponse)
+		for _, rg := range r.Groups {
+			g := kmsg.NewDescribeShareGroupOffsetsResponseGroup()
+			g.GroupID, g.ErrorCode = rg.GroupID, code
+			resp.Groups = append(resp.Groups, g)
+		}
+		return resp
+	case *kmsg.AlterShareGroupOffsetsRequest:
+		resp := r.ResponseKind().(*kmsg.AlterShareGroupOffsetsResponse)
+		resp.ErrorCode = code
+		return resp
+	case *kmsg.DeleteShareGroupOffsetsRequest:
+		resp := r.ResponseKind().(*kmsg.DeleteShareGroupOffsetsResponse)
+		resp.ErrorCode = code
+		return resp
+	}
+	return nil
+}
