@@ -40,6 +40,8 @@ func (r *Relay) watch(ctx context.Context) {
 			for _, ev := range resp.Events {
 				r.setLocked(string(ev.Kv.Key), ev.Kv, ev.Type == mvccpb.DELETE)
 			}
+			r.mu.rev = max(r.mu.rev, resp.Header.Revision)
+			r.wakeLocked()
 			r.mu.Unlock()
 			r.Kick()
 		}
@@ -65,7 +67,20 @@ func (r *Relay) load(ctx context.Context) (int64, error) {
 			delete(r.mu.recs, k)
 		}
 	}
+	r.mu.rev = resp.Header.Revision
+	r.wakeLocked()
 	return resp.Header.Revision, nil
+}
+
+// wakeLocked releases the waiters whose key is gone as of the revision
+// recs reflect.
+func (r *Relay) wakeLocked() {
+	for w := range r.mu.waiters {
+		if r.mu.rev >= w.rev && r.mu.recs[w.key] == nil {
+			close(w.gone)
+			delete(r.mu.waiters, w)
+		}
+	}
 }
 
 // setLocked records one key's new state; an entry being applied keeps its

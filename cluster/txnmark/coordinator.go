@@ -4,10 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
+	"strings"
 
 	"github.com/kgateway/kgateway/cluster/owner"
-	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -100,40 +99,23 @@ func (r *Relay) put(key string, rec record) (int64, error) {
 	return resp.Header.Revision, nil
 }
 
-// waitGone returns once key, written at rev, is deleted: a watch from
-// the write on, and, should the watch end (etcd restarted, compacted), a
-// read to find out before watching again.
+// waitGone returns once key, written at rev, is deleted, as the relay's
+// own watch sees it. One watch of the whole prefix serves every wait: a
+// watch created per marker from a past revision would start unsynced,
+// and etcd catches those up only every 100 ms.
 func (r *Relay) waitGone(ctx context.Context, key string, rev int64) error {
-	for {
-		wc := r.cli.Watch(clientv3.WithRequireLeader(ctx), key, clientv3.WithRev(rev+1))
-		for resp := range wc {
-			if resp.Err() != nil || resp.Canceled {
-				break
-			}
-			for _, ev := range resp.Events {
-				if ev.Type == mvccpb.DELETE {
-					return nil
-				}
-			}
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		gctx, cancel := r.ctx()
-		resp, err := r.cli.Get(gctx, key)
-		cancel()
-		switch {
-		case err != nil:
-			// etcd unreachable: watch again, after a pause, until ctx ends.
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(100 * time.Millisecond):
-			}
-			continue
-		case len(resp.Kvs) == 0:
-			return nil
-		}
-		rev = resp.Header.Revision
+	w := &waiter{key: strings.TrimPrefix(key, r.dir), rev: rev, gone: make(chan struct{})}
+	r.mu.Lock()
+	r.mu.waiters[w] = struct{}{}
+	r.wakeLocked()
+	r.mu.Unlock()
+	select {
+	case <-w.gone:
+		return nil
+	case <-ctx.Done():
+		r.mu.Lock()
+		delete(r.mu.waiters, w)
+		r.mu.Unlock()
+		return ctx.Err()
 	}
 }

@@ -88,7 +88,19 @@ type Relay struct {
 	mu struct {
 		sync.Mutex
 		recs map[string]*entry // by key below dir
+		// rev is the etcd revision recs reflect (0: none loaded yet);
+		// waiters are WriteTxnMarker calls waiting for a key to go.
+		rev     int64
+		waiters map[*waiter]struct{}
 	}
+}
+
+// waiter waits until key (below dir) is absent from recs as of a
+// revision at or after rev: its record, written at rev, was deleted.
+type waiter struct {
+	key  string
+	rev  int64
+	gone chan struct{}
 }
 
 // record is a key's value.
@@ -116,14 +128,15 @@ type entry struct {
 }
 
 // New returns a relay under prefix (the cluster's), applying records to
-// parts for the partitions serving reports. Start it to apply; the
-// coordinator side works without Start.
+// parts for the partitions serving reports. Start it before use: its
+// watch applies records and tells WriteTxnMarker when one is gone.
 func New(cli *clientv3.Client, owners func() *owner.Manager, prefix string, parts Partitions, serving Serving, opts Options) *Relay {
 	opts = opts.withDefaults()
 	r := &Relay{cli: cli, owners: owners, dir: prefix + "txn/", parts: parts, serving: serving, opts: opts,
 		log: opts.Logger, kick: make(chan struct{}, 1), sem: make(chan struct{}, maxAppliers),
 		stop: make(chan struct{})}
 	r.mu.recs = map[string]*entry{}
+	r.mu.waiters = map[*waiter]struct{}{}
 	return r
 }
 

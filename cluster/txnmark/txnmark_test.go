@@ -85,7 +85,8 @@ func (s *servingAs) serving(topic string, partition int32) (owner.Ownership, boo
 	return *s.o, true
 }
 
-// relay is node i's relay; it is started when serving is non-nil.
+// relay is node i's relay, started; it serves t/0 as sv says (nil:
+// never).
 func (g *rig) relay(i int, sv *servingAs) *Relay {
 	var fn Serving = func(string, int32) (owner.Ownership, bool) { return owner.Ownership{}, false }
 	if sv != nil {
@@ -93,9 +94,7 @@ func (g *rig) relay(i int, sv *servingAs) *Relay {
 	}
 	r := New(g.cli, func() *owner.Manager { return g.m[i] }, prefix, g.res, fn,
 		Options{MarkerTimeout: cmp.Or(g.markerTimeout, 10*time.Second), Retry: 50 * time.Millisecond})
-	if sv != nil {
-		r.Start()
-	}
+	r.Start()
 	g.t.Cleanup(r.Close)
 	return r
 }
@@ -141,7 +140,7 @@ func TestVerify(t *testing.T) {
 	g.markerTimeout = time.Second
 	co := g.relay(0, nil)
 	co.SetCoordinator(g.acquire(0, "coordinator"))
-	leader := g.relay(1, nil) // not started: its watch applies nothing
+	leader := g.relay(1, nil) // serves nothing: its watch applies nothing
 	ctx := g.ctx()
 
 	if ok, err := leader.Verify(ctx, "t", 0, 7, 0); ok || err != nil {
