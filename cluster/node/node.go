@@ -302,7 +302,13 @@ func (n *Node) Start(self kafka.Broker, p Parts) error {
 	go func() {
 		defer close(n.done)
 		defer wcancel()
+		upkept := make(chan struct{})
+		go func() {
+			defer close(upkept)
+			n.upkeepLoop()
+		}()
 		n.run()
+		<-upkept
 	}()
 	return nil
 }

@@ -85,7 +85,8 @@ func (n *Node) run() {
 	}
 }
 
-// round is one placement pass, then upkeep of what this node serves.
+// round is one placement pass: releases, then acquisitions (upkeep runs
+// apart, upkeepLoop).
 func (n *Node) round() {
 	if n.sessionLost() || !n.ensureRegistered() {
 		return
@@ -116,8 +117,6 @@ func (n *Node) round() {
 			free = append(free, s)
 		case h != nil && !mine && rec.Node == n.name:
 			n.release(context.Background(), h) // handover (J2)
-		case h != nil:
-			n.upkeep(h)
 		}
 		select {
 		case <-n.stop:
@@ -314,6 +313,43 @@ func (n *Node) release(ctx context.Context, h *held) {
 	n.log.Info("cluster-released", zap.String("pkey", h.pkey), zap.Uint64("epoch", h.o.Epoch))
 }
 
+// upkeepLoop runs upkeep over the served partitions every Tick until
+// Leave. It is a loop of its own so that merging, which can take a while
+// under load, never holds back a placement round: a partition handed
+// over is acquired as soon as its release is seen.
+func (n *Node) upkeepLoop() {
+	t := time.NewTicker(n.cfg.Tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.stop:
+			return
+		case <-t.C:
+		}
+		n.mu.Lock()
+		hs := make([]*held, 0, len(n.mu.held))
+		for _, h := range n.mu.held {
+			hs = append(hs, h)
+		}
+		n.mu.Unlock()
+		for _, h := range hs {
+			if n.stopping() {
+				return
+			}
+			n.upkeep(h)
+		}
+	}
+}
+
+func (n *Node) stopping() bool {
+	select {
+	case <-n.stop:
+		return true
+	default:
+		return false
+	}
+}
+
 // upkeep publishes what retention and DeleteRecords did to a served
 // partition's start, and merges its small objects now and then.
 func (n *Node) upkeep(h *held) {
@@ -350,6 +386,9 @@ func (n *Node) upkeep(h *held) {
 	// second. One Merge takes as many as an etcd transaction holds, so
 	// merge until nothing is left, within a bound per round.
 	for range maxMergesPerRound {
+		if n.stopping() {
+			return
+		}
 		merged, err := n.p.Diskless.Merge(ctx, h.o, h.pkey)
 		if err != nil && !errors.Is(err, owner.ErrFenced) {
 			n.log.Warn("cluster-merge-failed", zap.String("pkey", h.pkey), zap.Error(err))
