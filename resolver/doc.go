@@ -439,4 +439,14 @@
 //	   kgateway.compacted.view.enable=true are ErrInvalidConfig at create
 //	   and at alter: a node's local copy is a cache and is neither tiered
 //	   nor compacted into a view.
+//	N8 ReplacePartitionOver makes the local copy a cache of the
+//	   published log: the new log may start above the published start
+//	   (only a tail is copied), reads below the local start go to the
+//	   published ranges through the read flow (ledger R20, R21), and the
+//	   snapshot's start is the published one. The producer state, the
+//	   transactions and the aborted index are replayed from the
+//	   published start, not the local one, through that same read, before
+//	   the partition serves: a retry of an idempotent batch older than the
+//	   local copy still gets its original offset (D4, X7), and a replay
+//	   that cannot read a published range fails the replacement.
 package resolver

@@ -78,10 +78,27 @@
 //	U6 Reads are checked. ReadRange returns a range's bytes only if they
 //	   are its published length and SHA-256 and their batches tile its
 //	   offsets (U2); otherwise ErrCorrupt, never wrong bytes.
+//	U7 Collection never deletes a pinned object. A reader pins an
+//	   object with a record <prefix>pin/<object>NUL<id> attached to a
+//	   lease of its own (a node's session lease: a node that dies leaves
+//	   no pin beyond the lease's TTL); the transaction that deletes an
+//	   object's record requires, besides its count of 0 unchanged, that
+//	   no pin record of the object exists. The object goes only after
+//	   its record (U5), so it outlives every pin taken before that
+//	   transaction.
+//	U8 A pinned range is revalidated before it is read: Pin writes the
+//	   pin first, then requires the range record Log listed unchanged
+//	   (same mod revision); otherwise ErrStale, the pin removed, and the
+//	   reader lists again. So a reader reads only an object some range
+//	   named after its pin was durable: its count was above 0 then and
+//	   never rises from 0 (U5), so no Collect deleted it before the pin
+//	   and none deletes it while the pin holds (U7).
 //
 // # Readers of collected objects
 //
 // A Range handed out by Log may name an object that a later Merge
 // replaced and Collect deleted: ReadRange then fails (not found), and the
 // reader reads Log again. The bytes an offset reads never change (U4).
+// ReadPinned (Pin, then ReadRange) does not race: the object is pinned
+// and the range revalidated before the read (U7, U8).
 package diskless

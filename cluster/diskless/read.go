@@ -46,6 +46,7 @@ func (c *Committer) readLog(ctx context.Context, pkey string) (logState, error) 
 			if err != nil {
 				return logState{}, err
 			}
+			r.Rev = kv.ModRevision
 			st.ranges = append(st.ranges, r)
 			st.revs = append(st.revs, kv.ModRevision)
 		}

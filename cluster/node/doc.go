@@ -52,4 +52,19 @@
 //	J7 The data directory of a cluster node is a cache: it is emptied at
 //	   start. A directory holding single-node data (no cluster marker) is
 //	   refused rather than emptied.
+//	J8 The rebuild (J3) copies into the local cache only the newest
+//	   published ranges whose bytes fit cluster.cache.rebuild.bytes
+//	   (none when even the last does not; -1: all of them), through
+//	   resolver ReplacePartitionOver, which replays the producer and
+//	   transaction state from the published start all the same (resolver
+//	   N8). Upkeep publishes the local start only when retention or
+//	   DeleteRecords moves it past where the rebuild began it, never the
+//	   cache's own start.
+//	J9 Offsets below the local cache are read from the published ranges
+//	   (ledger R20, R21): each range is pinned under the node's session
+//	   lease and revalidated (cluster/diskless U7, U8), so the coordinator's
+//	   Collect never deletes an object being read, and a node that dies
+//	   leaves no pin beyond cluster.session.timeout.ms. The published
+//	   start the reads begin at is the one the rebuild read, moved only by
+//	   this node's own publications (the owner is its only writer).
 package node

@@ -44,9 +44,18 @@ type Config struct {
 	CommitInterval time.Duration
 	// Tick is how often placement and upkeep run without a change to
 	// react to (default 1 s).
-	Tick   time.Duration
-	Logger *zap.Logger
+	Tick time.Duration
+	// CacheRebuildBytes is cluster.cache.rebuild.bytes: at most how many
+	// bytes of published ranges a rebuild copies into the local cache,
+	// the newest (J8); older offsets are read from the object store.
+	// 0: DefaultCacheRebuildBytes; negative: the whole partition.
+	CacheRebuildBytes int64
+	Logger            *zap.Logger
 }
+
+// DefaultCacheRebuildBytes is cluster.cache.rebuild.bytes's default: a
+// segment's worth (Kafka's segment.bytes default, 1 GiB).
+const DefaultCacheRebuildBytes = int64(1) << 30
 
 func (c Config) withDefaults() Config {
 	if c.Prefix == "" {
@@ -57,6 +66,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Tick <= 0 {
 		c.Tick = time.Second
+	}
+	if c.CacheRebuildBytes == 0 {
+		c.CacheRebuildBytes = DefaultCacheRebuildBytes
 	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
@@ -114,8 +126,13 @@ type held struct {
 	log     storage.LogID
 	serving bool // J3: rebuilt and not being released
 	broken  bool // J4: a publication failed other than by fencing
-	start   int64
-	merged  time.Time
+	// start is the local start last published (or found at the
+	// rebuild): upkeep publishes the local start when it passes it.
+	start int64
+	// pubStart is the published start, what reads below the local copy
+	// start at (J9). Guarded by Node.mu.
+	pubStart int64
+	merged   time.Time
 }
 
 // Open connects to etcd and starts the node's session; nothing is

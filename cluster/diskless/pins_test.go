@@ -1,0 +1,106 @@
+package diskless
+
+import (
+	"bytes"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/kgateway/kgateway/test/s3server"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// TestPinnedObjectSurvivesCollect (U7, U8) on a real S3 server: a range
+// pinned before a Merge replaced it keeps its object through Collect, and
+// reads the same bytes; once the pin goes, Collect takes the object. A
+// pin on a range listed before the Merge is refused (ErrStale) and
+// leaves no pin behind.
+func TestPinnedObjectSurvivesCollect(t *testing.T) {
+	s := s3server.Start(t)
+	e := newEnv(t, s.URL)
+	n := e.node("a")
+	owns := n.acquire(t, "p")
+	commitRounds(t, n.c, owns, []string{"p"}, 4)
+	_, _, ranges, err := n.c.Log(ctxT(t), "p")
+	if err != nil || len(ranges) != 4 {
+		t.Fatalf("log: %d ranges, %v", len(ranges), err)
+	}
+	pinned := ranges[1]
+	want, err := n.c.ReadRange(ctxT(t), pinned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unpin, err := n.c.Pin(ctxT(t), n.sess.Lease(), pinned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := n.c.Merge(ctxT(t), owns["p"], "p"); err != nil || m != 4 {
+		t.Fatalf("merge: %d, %v", m, err)
+	}
+	// Listed before the merge: stale, and no pin is left (U8).
+	if _, err := n.c.Pin(ctxT(t), n.sess.Lease(), ranges[2]); !errors.Is(err, ErrStale) {
+		t.Fatalf("pin of a merged range: %v, want ErrStale", err)
+	}
+	if got := e.keys(t, "pin/"+ranges[2].Object+"\x00"); got != 0 {
+		t.Fatalf("a refused pin left %d records", got)
+	}
+	if got, err := n.c.Collect(ctxT(t)); err != nil || got != 3 {
+		t.Fatalf("collect with one object pinned: %d, %v; want the 3 others", got, err)
+	}
+	left := e.objects(t, commitsDir)
+	if !slices.Equal(left, []string{pinned.Object}) {
+		t.Fatalf("objects left %v, want the pinned %s", left, pinned.Object)
+	}
+	got, err := n.c.ReadRange(ctxT(t), pinned)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("pinned range after merge and collect: %v (same bytes: %v)", err, bytes.Equal(got, want))
+	}
+	if err := unpin(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := n.c.Collect(ctxT(t)); err != nil || got != 1 {
+		t.Fatalf("collect after the unpin: %d, %v; want 1", got, err)
+	}
+	if left := e.objects(t, commitsDir); len(left) != 0 {
+		t.Fatalf("objects left after the unpin: %v", left)
+	}
+}
+
+// TestPinGoesWithItsLease (U7): a reader that dies leaves its pin only
+// until its lease ends; then Collect takes the object.
+func TestPinGoesWithItsLease(t *testing.T) {
+	e := newEnv(t, "")
+	n := e.node("a")
+	owns := n.acquire(t, "p")
+	commitRounds(t, n.c, owns, []string{"p"}, 2)
+	_, _, ranges, err := n.c.Log(ctxT(t), "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The reader's own lease: a short one, never kept alive.
+	lease, err := e.cli.Grant(ctxT(t), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.c.Pin(ctxT(t), lease.ID, ranges[0]); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := n.c.Merge(ctxT(t), owns["p"], "p"); err != nil || m != 2 {
+		t.Fatalf("merge: %d, %v", m, err)
+	}
+	if got, err := n.c.Collect(ctxT(t)); err != nil || got != 1 {
+		t.Fatalf("collect while pinned: %d, %v; want 1 of 2", got, err)
+	}
+	// The reader is gone: its lease expires (TTL 1 s) and takes the pin.
+	w := e.cli.Watch(ctxT(t), prefix+"pin/", clientv3.WithPrefix())
+	for e.keys(t, "pin/") > 0 {
+		select {
+		case <-w:
+		case <-ctxT(t).Done():
+			t.Fatal("the pin outlived its lease")
+		}
+	}
+	if got, err := n.c.Collect(ctxT(t)); err != nil || got != 1 {
+		t.Fatalf("collect after the lease ended: %d, %v; want 1", got, err)
+	}
+}

@@ -1,0 +1,63 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/kgateway/kgateway/cluster/diskless"
+	"github.com/kgateway/kgateway/ledger"
+)
+
+// published is a held partition's published log, as the ledger reads it
+// below its local copy (J9, ledger R20, R21).
+type published struct {
+	n *Node
+	h *held
+}
+
+var _ ledger.Published = published{}
+
+// Start is the published start this node knows: read at the rebuild
+// and moved by this node's own SetStart (the owner is the start's only
+// writer, diskless U3).
+func (p published) Start() (ledger.Offset, bool) {
+	p.n.mu.Lock()
+	defer p.n.mu.Unlock()
+	return ledger.Offset(p.h.pubStart), true
+}
+
+func (p published) Candidates(ctx context.Context, from, to ledger.Offset) ([]ledger.PublishedRange, error) {
+	_, _, ranges, err := p.n.p.Diskless.Log(ctx, p.h.pkey)
+	if err != nil {
+		return nil, err
+	}
+	var out []ledger.PublishedRange
+	for _, r := range ranges {
+		if r.End <= int64(from) || r.Base >= int64(to) {
+			continue
+		}
+		out = append(out, ledger.PublishedRange{Base: ledger.Offset(r.Base), End: ledger.Offset(r.End),
+			Object: r.Object, Pos: r.Pos, Len: r.Len, SHA256: r.SHA256, Version: r.Rev})
+	}
+	return out, nil
+}
+
+// Read reads r under a pin attached to the node's session lease
+// (diskless U7, U8): a node that dies leaves no pin beyond the lease.
+func (p published) Read(ctx context.Context, r ledger.PublishedRange) ([]byte, error) {
+	p.n.mu.Lock()
+	lease := p.n.mu.sess.Lease()
+	p.n.mu.Unlock()
+	data, err := p.n.p.Diskless.ReadPinned(ctx, lease, diskless.Range{PKey: p.h.pkey, Base: int64(r.Base), End: int64(r.End),
+		Object: r.Object, Pos: r.Pos, Len: r.Len, SHA256: r.SHA256, Rev: r.Version})
+	return data, staleAsLedger(err)
+}
+
+// staleAsLedger maps a stale range to the ledger's retry (R21).
+func staleAsLedger(err error) error {
+	if err != nil && errors.Is(err, diskless.ErrStale) {
+		return fmt.Errorf("%w: %w", ledger.ErrStale, err)
+	}
+	return err
+}
