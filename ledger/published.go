@@ -103,6 +103,12 @@ func (m *Managed) readPublished(sn Snapshot, from Offset, maxEntries int, maxByt
 			bytes += int64(e.Size)
 		}
 	}
+	if len(out) == 0 {
+		// The published log holds every offset in [start, local): none
+		// listed is a race with its trim, or a fault. Never an empty
+		// read, which a replay would take for the end (R21).
+		return sn, nil, fmt.Errorf("%w: no published range holds %v", ErrStale, from)
+	}
 	return sn, out, nil
 }
 

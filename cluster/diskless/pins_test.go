@@ -37,12 +37,15 @@ func TestPinnedObjectSurvivesCollect(t *testing.T) {
 	if m, err := n.c.Merge(ctxT(t), owns["p"], "p"); err != nil || m != 4 {
 		t.Fatalf("merge: %d, %v", m, err)
 	}
-	// Listed before the merge: stale, and no pin is left (U8).
-	if _, err := n.c.Pin(ctxT(t), n.sess.Lease(), ranges[2]); !errors.Is(err, ErrStale) {
-		t.Fatalf("pin of a merged range: %v, want ErrStale", err)
-	}
-	if got := e.keys(t, "pin/"+ranges[2].Object+"\x00"); got != 0 {
-		t.Fatalf("a refused pin left %d records", got)
+	// Listed before the merge: stale, and no pin is left (U8). The first
+	// range's key now holds the merged range; the others' are gone.
+	for _, r := range []Range{ranges[0], ranges[2]} {
+		if _, err := n.c.Pin(ctxT(t), n.sess.Lease(), r); !errors.Is(err, ErrStale) {
+			t.Fatalf("pin of merged range [%d, %d): %v, want ErrStale", r.Base, r.End, err)
+		}
+		if got := e.keys(t, "pin/"+r.Object+"\x00"); got != 0 {
+			t.Fatalf("a refused pin left %d records", got)
+		}
 	}
 	if got, err := n.c.Collect(ctxT(t)); err != nil || got != 3 {
 		t.Fatalf("collect with one object pinned: %d, %v; want the 3 others", got, err)
