@@ -25,6 +25,9 @@ type Published interface {
 	// tiling [Base, End)) (R21). A range that changed since it was
 	// listed is an error wrapping ErrStale.
 	Read(ctx context.Context, r PublishedRange) ([]byte, error)
+	// Trim moves the published start up to start, durably, before it
+	// returns (DeleteRecords); a start at or below it changes nothing.
+	Trim(ctx context.Context, start Offset) error
 }
 
 // PublishedRange is one candidate of a published read: the offsets
@@ -50,6 +53,20 @@ func (m *Managed) SetPublished(p Published) {
 		return
 	}
 	m.dispatch.published.Store(&publishedTarget{p: p})
+}
+
+// TrimPublished moves the published start up to start when it is below
+// (DeleteRecords in cluster mode); without a published copy, or at or
+// below its start, it does nothing.
+func (m *Managed) TrimPublished(start Offset) error {
+	t := m.dispatch.published.Load()
+	if t == nil {
+		return nil
+	}
+	if cur, ok := t.p.Start(); !ok || start <= cur {
+		return nil
+	}
+	return t.p.Trim(context.Background(), start)
 }
 
 // hasPublished reports a published copy below the local log.

@@ -52,7 +52,18 @@ func newMemPublished(start Offset, spans ...[]int32) *memPublished {
 	return p
 }
 
-func (p *memPublished) Start() (Offset, bool) { return p.start, true }
+func (p *memPublished) Start() (Offset, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.start, true
+}
+
+func (p *memPublished) Trim(_ context.Context, start Offset) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.start = max(p.start, start)
+	return nil
+}
 
 func (p *memPublished) Candidates(_ context.Context, from, to Offset) ([]PublishedRange, error) {
 	var out []PublishedRange

@@ -449,4 +449,11 @@
 //	   the partition serves: a retry of an idempotent batch older than the
 //	   local copy still gets its original offset (D4, X7), and a replay
 //	   that cannot read a published range fails the replacement.
+//	N9 DeleteRecords of a partition whose published start is below the
+//	   offset moves the published start first, durably (Published.Trim,
+//	   under the ownership), then the local one; its answer is the
+//	   snapshot's new start. Offsets below it are then out of range on
+//	   this node and on any later owner. Retention trims only the local
+//	   log; the owner publishes the local start when it passes the
+//	   rebuild's (cluster/node J8).
 package resolver

@@ -579,4 +579,26 @@ func TestClusterReadsBelowTheCache(t *testing.T) {
 		t.Fatalf("log start %d after the failover, want the published 0", o.Offset)
 	}
 	checkConsumed(t, c, "o", want) // the retry wrote nothing
+	// DeleteRecords below the local cache moves the published start (N9):
+	// here, and for the next owner.
+	cut := int64(start) / 2
+	del, err := adm.DeleteRecords(ctx, kadm.Offsets{"o": {0: {Topic: "o", Partition: 0, At: cut, LeaderEpoch: -1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := del.Lookup("o", 0); r.Err != nil || r.LowWatermark != cut {
+		t.Fatalf("delete records below %d: %+v, want low watermark %d", cut, r, cut)
+	}
+	c.start(leader)
+	c.stop(next)
+	adm = kadm.NewClient(c.client()) // the restarted node listens on a new port
+	c.waitMoved(adm, "o", 0, next)
+	first, err = adm.ListStartOffsets(ctx, "o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := first.Lookup("o", 0); o.Offset != cut {
+		t.Fatalf("log start %d on the next owner, want %d", o.Offset, cut)
+	}
+	checkConsumed(t, c, "o", want[cut:])
 }

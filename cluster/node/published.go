@@ -43,6 +43,21 @@ func (p published) Candidates(ctx context.Context, from, to ledger.Offset) ([]le
 	return out, nil
 }
 
+// Trim publishes a new start under the ownership (DeleteRecords below
+// the local copy, resolver N9), then reads start from it.
+func (p published) Trim(ctx context.Context, start ledger.Offset) error {
+	p.n.mu.Lock()
+	o := p.h.o
+	p.n.mu.Unlock()
+	if err := p.n.p.Diskless.SetStart(ctx, o, p.h.pkey, int64(start)); err != nil {
+		return err
+	}
+	p.n.mu.Lock()
+	p.h.pubStart = max(p.h.pubStart, int64(start))
+	p.n.mu.Unlock()
+	return nil
+}
+
 // Read reads r under a pin attached to the node's session lease
 // (diskless U7, U8): a node that dies leaves no pin beyond the lease.
 func (p published) Read(ctx context.Context, r ledger.PublishedRange) ([]byte, error) {
