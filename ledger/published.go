@@ -20,11 +20,12 @@ type Published interface {
 	// Candidates lists the published ranges that hold offsets in
 	// [from, to), in offset order, as the index holds them now.
 	Candidates(ctx context.Context, from, to Offset) ([]PublishedRange, error)
-	// Read pins r's object with a durable pin, revalidates r against the
-	// index, reads its bytes and checks them (length, SHA-256, batches
-	// tiling [Base, End)) (R21). A range that changed since it was
-	// listed is an error wrapping ErrStale.
-	Read(ctx context.Context, r PublishedRange) ([]byte, error)
+	// Read pins the objects of rs with durable pins, revalidates rs
+	// against the index, reads their bytes and checks them (length,
+	// SHA-256, batches tiling [Base, End)) (R21), and returns them in
+	// rs's order. A range that changed since it was listed is an error
+	// wrapping ErrStale.
+	Read(ctx context.Context, rs []PublishedRange) ([][]byte, error)
 	// Trim moves the published start up to start, durably, before it
 	// returns (DeleteRecords); a start at or below it changes nothing.
 	Trim(ctx context.Context, start Offset) error
@@ -98,17 +99,26 @@ func (m *Managed) readPublished(sn Snapshot, from Offset, maxEntries int, maxByt
 	if err != nil {
 		return sn, nil, err
 	}
-	var out []Entry
-	var bytes int64
-	for _, r := range cands {
-		c := candidate{kind: publishedRange, rng: r}
-		es, err := m.dispatch.pickRange(c).readRange(c)
-		if err != nil {
-			if len(out) > 0 {
-				err = nil // R10
-			}
-			return sn, out, err
+	// The ranges the limits may need (the first always), read at once.
+	var size int64
+	for i, r := range cands {
+		if i > 0 && (size >= maxBytes || i >= maxEntries) {
+			cands = cands[:i]
+			break
 		}
+		size += r.Len
+	}
+	var out []Entry
+	if len(cands) == 0 {
+		return sn, nil, fmt.Errorf("%w: no published range holds %v", ErrStale, from)
+	}
+	c := candidate{kind: publishedRange, rngs: cands}
+	ranges, err := m.dispatch.pickRange(c).readRanges(c)
+	if err != nil {
+		return sn, nil, err
+	}
+	var bytes int64
+	for _, es := range ranges {
 		for _, e := range es {
 			if e.End() <= from {
 				continue
@@ -129,17 +139,23 @@ func (m *Managed) readPublished(sn Snapshot, from Offset, maxEntries int, maxByt
 	return sn, out, nil
 }
 
-// publishedTarget reads a published range (R21): the Published pins and
-// revalidates it and checks its bytes, then they are cut into entries,
-// one record batch each, as the local log holds them.
+// publishedTarget reads published ranges (R21): the Published pins and
+// revalidates them and checks their bytes, then they are cut into
+// entries, one record batch each, as the local log holds them.
 type publishedTarget struct{ p Published }
 
-func (t *publishedTarget) readRange(c candidate) ([]Entry, error) {
-	data, err := t.p.Read(context.Background(), c.rng)
+func (t *publishedTarget) readRanges(c candidate) ([][]Entry, error) {
+	data, err := t.p.Read(context.Background(), c.rngs)
 	if err != nil {
 		return nil, err
 	}
-	return splitBatches(data, c.rng.Base, c.rng.End)
+	out := make([][]Entry, len(data))
+	for i, d := range data {
+		if out[i], err = splitBatches(d, c.rngs[i].Base, c.rngs[i].End); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // Record batch header fields (Kafka's v2 format).

@@ -75,7 +75,7 @@ func (p *memPublished) Candidates(_ context.Context, from, to Offset) ([]Publish
 	return out, nil
 }
 
-func (p *memPublished) Read(_ context.Context, r PublishedRange) ([]byte, error) {
+func (p *memPublished) Read(_ context.Context, rs []PublishedRange) ([][]byte, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.reads++
@@ -83,10 +83,15 @@ func (p *memPublished) Read(_ context.Context, r PublishedRange) ([]byte, error)
 		p.stale--
 		return nil, ErrStale
 	}
-	if p.corrupt {
-		return pubBatch(r.Base+1, int32(r.End-r.Base), 100), nil
+	var out [][]byte
+	for _, r := range rs {
+		if p.corrupt {
+			out = append(out, pubBatch(r.Base+1, int32(r.End-r.Base), 100))
+		} else {
+			out = append(out, p.data[r.Base])
+		}
 	}
-	return p.data[r.Base], nil
+	return out, nil
 }
 
 // cacheOf opens a managed ledger on a log created at start, holding

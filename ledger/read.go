@@ -148,8 +148,8 @@ func (k targetKind) String() string {
 // candidate is one place a ledger's payloads may be read from.
 type candidate struct {
 	kind   targetKind
-	object tier.Object    // objectStore: the record as listed (revalidated after the pin)
-	rng    PublishedRange // publishedRange: the range as listed (revalidated after the pin)
+	object tier.Object      // objectStore: the record as listed (revalidated after the pin)
+	rngs   []PublishedRange // publishedRange: the ranges as listed (revalidated by the pin)
 }
 
 // ReadTargetDispatcher picks the reader of a candidate by its kind.
@@ -162,9 +162,10 @@ type ReadTargetDispatcher struct {
 	published atomic.Pointer[publishedTarget]
 }
 
-// rangeTarget holds the payloads of a published range.
+// rangeTarget holds the payloads of published ranges: it reads a
+// candidate's ranges, pinned together, into their entries.
 type rangeTarget interface {
-	readRange(c candidate) ([]Entry, error)
+	readRanges(c candidate) ([][]Entry, error)
 }
 
 func (d *ReadTargetDispatcher) pickRange(c candidate) rangeTarget {

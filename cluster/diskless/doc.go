@@ -87,12 +87,13 @@
 //	   its record (U5), so it outlives every pin taken before that
 //	   transaction.
 //	U8 A pinned range is revalidated before it is read: Pin writes the
-//	   pin first, then requires the range record Log listed unchanged
-//	   (same mod revision); otherwise ErrStale, the pin removed, and the
-//	   reader lists again. So a reader reads only an object some range
-//	   named after its pin was durable: its count was above 0 then and
-//	   never rises from 0 (U5), so no Collect deleted it before the pin
-//	   and none deletes it while the pin holds (U7).
+//	   pins in a transaction that requires every range record Log listed
+//	   unchanged (same mod revision); otherwise ErrStale, nothing
+//	   written, and the reader lists again. So a reader reads only an
+//	   object a range named at the revision its pin was written: its
+//	   count was above 0 then and never rises from 0 (U5), so no Collect
+//	   deleted it before the pin and none deletes it while the pin holds
+//	   (U7).
 //
 // # Readers of collected objects
 //

@@ -47,6 +47,24 @@ func TestPinnedObjectSurvivesCollect(t *testing.T) {
 			t.Fatalf("a refused pin left %d records", got)
 		}
 	}
+	// One stale range among fresh ones: no pin at all.
+	_, _, fresh, err := n.c.Log(ctxT(t), "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.c.Pin(ctxT(t), n.sess.Lease(), fresh[0], ranges[3]); !errors.Is(err, ErrStale) {
+		t.Fatalf("pin of a fresh and a stale range: %v, want ErrStale", err)
+	}
+	if got := e.keys(t, "pin/"+fresh[0].Object+"\x00"); got != 0 {
+		t.Fatalf("a refused pin left %d records on the fresh range's object", got)
+	}
+	data, err := n.c.ReadPinned(ctxT(t), n.sess.Lease(), fresh...)
+	if err != nil || len(data) != 1 || len(data[0]) != int(fresh[0].Len) {
+		t.Fatalf("read of the merged range: %d ranges, %v", len(data), err)
+	}
+	if got := e.keys(t, "pin/"); got != 1 {
+		t.Fatalf("%d pins after ReadPinned, want only the test's own", got)
+	}
 	if got, err := n.c.Collect(ctxT(t)); err != nil || got != 3 {
 		t.Fatalf("collect with one object pinned: %d, %v; want the 3 others", got, err)
 	}

@@ -58,14 +58,18 @@ func (p published) Trim(ctx context.Context, start ledger.Offset) error {
 	return nil
 }
 
-// Read reads r under a pin attached to the node's session lease
+// Read reads rs under pins attached to the node's session lease
 // (diskless U7, U8): a node that dies leaves no pin beyond the lease.
-func (p published) Read(ctx context.Context, r ledger.PublishedRange) ([]byte, error) {
+func (p published) Read(ctx context.Context, rs []ledger.PublishedRange) ([][]byte, error) {
 	p.n.mu.Lock()
 	lease := p.n.mu.sess.Lease()
 	p.n.mu.Unlock()
-	data, err := p.n.p.Diskless.ReadPinned(ctx, lease, diskless.Range{PKey: p.h.pkey, Base: int64(r.Base), End: int64(r.End),
-		Object: r.Object, Pos: r.Pos, Len: r.Len, SHA256: r.SHA256, Rev: r.Version})
+	drs := make([]diskless.Range, len(rs))
+	for i, r := range rs {
+		drs[i] = diskless.Range{PKey: p.h.pkey, Base: int64(r.Base), End: int64(r.End),
+			Object: r.Object, Pos: r.Pos, Len: r.Len, SHA256: r.SHA256, Rev: r.Version}
+	}
+	data, err := p.n.p.Diskless.ReadPinned(ctx, lease, drs...)
 	return data, staleAsLedger(err)
 }
 
