@@ -101,6 +101,10 @@
 //	    was listed (ErrStale) makes the read start again from a fresh
 //	    snapshot, bytes that do not check fail the read, never served.
 //	    The pin is the read's only write (R1 holds for the ledger).
+//	R22 A time lookup (SeekPublishedTime) looks below the local log
+//	    first: the first published range whose max timestamp reaches
+//	    the time is read as in R21 and its first batch that reaches it
+//	    is the answer; with none, the local time index answers.
 //
 // ReadView(v, ...) chooses the view first, before any entry:
 //

@@ -40,6 +40,7 @@ type PublishedRange struct {
 	Pos, Len  int64
 	SHA256    [32]byte
 	Version   int64
+	MaxTime   int64 // the largest max timestamp of its batches
 }
 
 // ErrStale: a published range changed (merged, trimmed) between being
@@ -68,6 +69,54 @@ func (m *Managed) TrimPublished(start Offset) error {
 		return nil
 	}
 	return t.p.Trim(context.Background(), start)
+}
+
+// SeekPublishedTime is the offset of the first batch below the local
+// log whose max timestamp is at or after ts (R22): the first published
+// range whose max timestamp reaches ts is read, through the read flow's
+// published target, and its batches walked. ok is false when no batch
+// below the local log reaches ts: the local time index answers.
+func (m *Managed) SeekPublishedTime(ts int64) (off Offset, ok bool, err error) {
+	t := m.dispatch.published.Load()
+	if t == nil {
+		return 0, false, nil
+	}
+	_, err = m.retrying(func() ([]Entry, error) {
+		off, ok, err = m.seekPublishedOnce(t, ts)
+		return nil, err
+	})
+	return off, ok, err
+}
+
+func (m *Managed) seekPublishedOnce(t *publishedTarget, ts int64) (Offset, bool, error) {
+	b, err := m.store.Bounds(m.log)
+	if err != nil {
+		return 0, false, m.storeReadErr(err)
+	}
+	start, ok := t.p.Start()
+	if !ok || start >= b.Start {
+		return 0, false, nil
+	}
+	cands, err := t.p.Candidates(context.Background(), start, b.Start)
+	if err != nil {
+		return 0, false, err
+	}
+	for _, r := range cands {
+		if r.MaxTime < ts {
+			continue
+		}
+		c := candidate{kind: publishedRange, rngs: []PublishedRange{r}}
+		es, err := m.dispatch.pickRange(c).readRanges(c)
+		if err != nil {
+			return 0, false, err
+		}
+		for _, e := range es[0] {
+			if e.MaxTime >= ts && e.End() > start && e.Offset < b.Start {
+				return e.Offset, true, nil
+			}
+		}
+	}
+	return 0, false, nil
 }
 
 // hasPublished reports a published copy below the local log.

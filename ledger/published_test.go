@@ -45,7 +45,7 @@ func newMemPublished(start Offset, spans ...[]int32) *memPublished {
 			data = append(data, pubBatch(next, n, 100)...)
 			next += Offset(n)
 		}
-		r.End, r.Len = next, int64(len(data))
+		r.End, r.Len, r.MaxTime = next, int64(len(data)), int64(1000+next-Offset(batches[len(batches)-1]))
 		p.ranges = append(p.ranges, r)
 		p.data[r.Base] = data
 	}
@@ -179,5 +179,26 @@ func TestReadBelowTheCacheStaleAndCorrupt(t *testing.T) {
 	pub.corrupt, pub.ranges = false, nil // a published log that lost its ranges
 	if _, es, err = m.ReadFrom(0, 100, 1<<20); !errors.Is(err, ErrStale) || len(es) != 0 {
 		t.Fatalf("no range listed: %v, %v; want ErrStale, never an empty read", offsetsOf(es), err)
+	}
+}
+
+// TestSeekTimeBelowTheCache (R22): a time lookup finds the first
+// published batch below the local log that reaches the time, reading only
+// the range that holds it; none there leaves it to the local index.
+func TestSeekTimeBelowTheCache(t *testing.T) {
+	e := newEnv(t, Config{})
+	pub := newMemPublished(0, []int32{2, 2}, []int32{3, 3}) // batch max times 1000, 1002 | 1004, 1007
+	m := cacheOf(t, e, 10, 12, pub)
+	for _, c := range []struct {
+		ts    int64
+		want  Offset
+		ok    bool
+		reads int
+	}{{0, 0, true, 1}, {1003, 4, true, 1}, {1005, 7, true, 1}, {1008, 0, false, 0}} {
+		pub.reads = 0
+		off, ok, err := m.SeekPublishedTime(c.ts)
+		if err != nil || ok != c.ok || off != c.want || pub.reads != c.reads {
+			t.Errorf("seek %d: %v %v %v after %d range reads; want %v %v after %d", c.ts, off, ok, err, pub.reads, c.want, c.ok, c.reads)
+		}
 	}
 }

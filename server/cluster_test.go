@@ -578,6 +578,15 @@ func TestClusterReadsBelowTheCache(t *testing.T) {
 	if o, _ := first.Lookup("o", 0); o.Offset != 0 {
 		t.Fatalf("log start %d after the failover, want the published 0", o.Offset)
 	}
+	// The old producer's batches carry timestamp 1: found below the cache
+	// (ledger R22), not at the cache's first batch.
+	byTime, err := adm.ListOffsetsAfterMilli(ctx, 0, "o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := byTime.Lookup("o", 0); o.Err != nil || o.Offset != 0 {
+		t.Fatalf("offset for time 0: %+v, want 0", o)
+	}
 	checkConsumed(t, c, "o", want) // the retry wrote nothing
 	// DeleteRecords below the local cache moves the published start (N9):
 	// here, and for the next owner.

@@ -38,7 +38,7 @@ func (p published) Candidates(ctx context.Context, from, to ledger.Offset) ([]le
 			continue
 		}
 		out = append(out, ledger.PublishedRange{Base: ledger.Offset(r.Base), End: ledger.Offset(r.End),
-			Object: r.Object, Pos: r.Pos, Len: r.Len, SHA256: r.SHA256, Version: r.Rev})
+			Object: r.Object, Pos: r.Pos, Len: r.Len, SHA256: r.SHA256, Version: r.Rev, MaxTime: r.MaxTime})
 	}
 	return out, nil
 }
