@@ -67,4 +67,10 @@
 //	   leaves no pin beyond cluster.session.timeout.ms. The published
 //	   start the reads begin at is the one the rebuild read, moved only by
 //	   this node's own publications (the owner is its only writer).
+//	J10 The bytes of published ranges read below the local copies are
+//	   kept in a node-wide cache bounded by Config.RangeCacheBytes, least
+//	   recently used out first, keyed by object, byte range and SHA-256,
+//	   and only once read and checked (diskless U6). A hit reads no
+//	   object, so it takes no pin; the ranges themselves are still listed
+//	   from etcd at every read (R20), so a trimmed range is never served.
 package node

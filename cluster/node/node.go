@@ -50,8 +50,15 @@ type Config struct {
 	// the newest (J8); older offsets are read from the object store.
 	// 0: DefaultCacheRebuildBytes; negative: the whole partition.
 	CacheRebuildBytes int64
-	Logger            *zap.Logger
+	// RangeCacheBytes bounds the node's cache of published ranges read
+	// below its local copies (J10); 0: DefaultRangeCacheBytes.
+	RangeCacheBytes int64
+	Logger          *zap.Logger
 }
+
+// DefaultRangeCacheBytes is RangeCacheBytes's default: four merged
+// objects of the largest size (diskless Options.MergeMax).
+const DefaultRangeCacheBytes = int64(256) << 20
 
 // DefaultCacheRebuildBytes is cluster.cache.rebuild.bytes's default: a
 // segment's worth (Kafka's segment.bytes default, 1 GiB).
@@ -66,6 +73,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Tick <= 0 {
 		c.Tick = time.Second
+	}
+	if c.RangeCacheBytes <= 0 {
+		c.RangeCacheBytes = DefaultRangeCacheBytes
 	}
 	if c.CacheRebuildBytes == 0 {
 		c.CacheRebuildBytes = DefaultCacheRebuildBytes
@@ -94,6 +104,8 @@ type Node struct {
 	cli  *clientv3.Client
 	name string // the node id in decimal: owner records' node
 	p    Parts
+	// ranges caches published ranges read below the local copies (J10).
+	ranges *rangeCache
 
 	kick chan struct{} // capacity 1: "placement may have changed"
 	stop chan struct{}
@@ -159,7 +171,8 @@ func Open(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("cluster: etcd: %w", err)
 	}
 	n := &Node{cfg: cfg, log: cfg.Logger, cli: cli, name: strconv.Itoa(int(cfg.NodeID)),
-		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+		ranges: newRangeCache(cfg.RangeCacheBytes)}
 	n.mu.brokers = map[int32]kafka.Broker{}
 	n.mu.owners = map[string]owner.Record{}
 	n.mu.held = map[string]*held{}

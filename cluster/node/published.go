@@ -58,19 +58,41 @@ func (p published) Trim(ctx context.Context, start ledger.Offset) error {
 	return nil
 }
 
-// Read reads rs under pins attached to the node's session lease
-// (diskless U7, U8): a node that dies leaves no pin beyond the lease.
+// Read reads rs, the ranges not in the node's range cache (J10) under
+// pins attached to the node's session lease (diskless U7, U8): a node
+// that dies leaves no pin beyond the lease.
 func (p published) Read(ctx context.Context, rs []ledger.PublishedRange) ([][]byte, error) {
+	out := make([][]byte, len(rs))
+	var miss []diskless.Range
+	var at []int
+	for i, r := range rs {
+		if data, ok := p.n.ranges.get(keyOf(r)); ok {
+			out[i] = data
+			continue
+		}
+		miss = append(miss, diskless.Range{PKey: p.h.pkey, Base: int64(r.Base), End: int64(r.End),
+			Object: r.Object, Pos: r.Pos, Len: r.Len, SHA256: r.SHA256, Rev: r.Version})
+		at = append(at, i)
+	}
+	if len(miss) == 0 {
+		return out, nil
+	}
 	p.n.mu.Lock()
 	lease := p.n.mu.sess.Lease()
 	p.n.mu.Unlock()
-	drs := make([]diskless.Range, len(rs))
-	for i, r := range rs {
-		drs[i] = diskless.Range{PKey: p.h.pkey, Base: int64(r.Base), End: int64(r.End),
-			Object: r.Object, Pos: r.Pos, Len: r.Len, SHA256: r.SHA256, Rev: r.Version}
+	data, err := p.n.p.Diskless.ReadPinned(ctx, lease, miss...)
+	if err != nil {
+		return nil, staleAsLedger(err)
 	}
-	data, err := p.n.p.Diskless.ReadPinned(ctx, lease, drs...)
-	return data, staleAsLedger(err)
+	for j, i := range at {
+		out[i] = data[j]
+		p.n.ranges.put(keyOf(rs[i]), data[j])
+	}
+	return out, nil
+}
+
+func keyOf(r ledger.PublishedRange) rangeKey {
+	return rangeKey{object: r.Object, pos: r.Pos, len: r.Len, sha256: r.SHA256}
 }
 
 // staleAsLedger maps a stale range to the ledger's retry (R21).
