@@ -540,19 +540,22 @@ func TestClusterReadsBelowTheCache(t *testing.T) {
 	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "o"); err != nil {
 		t.Fatal(err)
 	}
-	leader := c.waitLeaders(adm, "o", 1)[0]
 	init := kmsg.NewPtrInitProducerIDRequest()
 	init.TransactionTimeoutMillis = -1
 	ir, err := init.RequestWith(ctx, cl)
 	if err != nil || ir.ErrorCode != 0 {
 		t.Fatalf("InitProducerId: %v %d", err, ir.ErrorCode)
 	}
+	var leader int32
 	old := [][]byte{idempotentBatch(ir.ProducerID, ir.ProducerEpoch, 0), idempotentBatch(ir.ProducerID, ir.ProducerEpoch, 1)}
 	var offsets []int64
 	for _, b := range old {
-		offsets = append(offsets, produceTo(t, ctx, cl, leader, "o", b))
+		var off int64
+		leader, off = produceToLeader(t, ctx, c, adm, cl, "o", b)
+		offsets = append(offsets, off)
 	}
 	want := append([]string{"seq 0", "seq 1"}, produceN(t, ctx, cl, "o", 300)...)
+	leader = c.waitLeaders(adm, "o", 1)[0]
 	c.stop(leader)
 	next := c.waitMoved(adm, "o", 0, leader)
 	c.mu.Lock()
@@ -610,4 +613,36 @@ func TestClusterReadsBelowTheCache(t *testing.T) {
 		t.Fatalf("log start %d on the next owner, want %d", o.Offset, cut)
 	}
 	checkConsumed(t, c, "o", want[cut:])
+}
+
+// produceToLeader sends batch to topic/0's leader as produceTo does,
+// again to the new leader when a handover moved the partition meanwhile
+// (the nodes may see each other only after the topic was placed); it
+// returns the leader that took it and the offset.
+func produceToLeader(t *testing.T, ctx context.Context, c *testCluster, adm *kadm.Client, cl *kgo.Client, topic string, batch []byte) (int32, int64) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		leader := c.waitLeaders(adm, topic, 1)[0]
+		req := kmsg.NewPtrProduceRequest()
+		req.Acks, req.TimeoutMillis = -1, 10_000
+		rt := kmsg.NewProduceRequestTopic()
+		rt.Topic = topic
+		rp := kmsg.NewProduceRequestTopicPartition()
+		rp.Records = batch
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, cl.Broker(int(leader)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := resp.Topics[0].Partitions[0]
+		switch {
+		case p.ErrorCode == 0:
+			return leader, p.BaseOffset
+		case p.ErrorCode != kerr.NotLeaderForPartition.Code || time.Now().After(deadline):
+			t.Fatalf("produce to node %d: error code %d", leader, p.ErrorCode)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
