@@ -61,7 +61,7 @@ func (c *Committer) Collect(ctx context.Context) (deleted int, err error) {
 			deleted++
 		}
 	}
-	for _, dir := range []string{commitsDir, mergedDir} {
+	for _, dir := range []string{commitsDir, mergedDir, stateDir} {
 		n, err := c.collectOrphans(ctx, dir, known, now)
 		deleted += n
 		if err != nil {

@@ -24,6 +24,8 @@
 //	<prefix>log/<pkey>/r/<base>        a range (JSON): [base, end) is bytes [pos, pos+len)
 //	                                   of an object, with their SHA-256; base is 20 digits,
 //	                                   so key order is offset order
+//	<prefix>log/<pkey>/state           the partition's exported state (JSON): object, offset
+//	                                   covered, length, SHA-256 (U9)
 //	<prefix>obj/<object>               how many range records name the object (JSON), or a
 //	                                   tombstone: an orphan being collected
 //
@@ -94,6 +96,18 @@
 //	   count was above 0 then and never rises from 0 (U5), so no Collect
 //	   deleted it before the pin and none deletes it while the pin holds
 //	   (U7).
+//	U9 A partition's exported state (producers and transactions as of an
+//	   offset it covers, resolver ExportState) is an object
+//	   "state/<pkey>/<unique>" and one record log/<pkey>/state naming it,
+//	   its length and SHA-256 and the offset covered. PutState publishes
+//	   it only in a fenced transaction of the owner (U3) that requires
+//	   the record unchanged since read, after checking that the offset
+//	   covered is at most the published end (which only grows under one
+//	   owner): the state never names an offset the published log does
+//	   not hold. The record holds one reference to its object, moved in
+//	   the same transaction from the object it named before and dropped
+//	   with the partition (U5); State returns the bytes only if they are
+//	   the record's length and SHA-256.
 //
 // # Readers of collected objects
 //

@@ -3,9 +3,12 @@ package diskless
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/kgateway/kgateway/cluster/owner"
 	"github.com/kgateway/kgateway/test/s3server"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -123,5 +126,66 @@ func TestPinGoesWithItsLease(t *testing.T) {
 	}
 	if got, err := n.c.Collect(ctxT(t)); err != nil || got != 1 {
 		t.Fatalf("collect after the lease ended: %d, %v; want 1", got, err)
+	}
+}
+
+// TestState (U9, U5) on a real S3 server: a state is published only by
+// the owner and only within the published end; a newer one takes the
+// reference from the older, which Collect then takes; a damaged object
+// reads as ErrCorrupt; deleting the partition frees the last one.
+func TestState(t *testing.T) {
+	s := s3server.Start(t)
+	e := newEnv(t, s.URL)
+	n := e.node("a")
+	owns := n.acquire(t, "p")
+	commitRounds(t, n.c, owns, []string{"p"}, 3)
+	_, end, _, _ := e.readAll(t, n.c, "p")
+	if _, _, err := n.c.State(ctxT(t), "p"); !errors.Is(err, ErrNoState) {
+		t.Fatalf("state before any: %v, want ErrNoState", err)
+	}
+	if err := n.c.PutState(ctxT(t), owns["p"], "p", end+1, []byte("x")); !errors.Is(err, ErrOutOfRange) {
+		t.Fatalf("state past the end: %v, want ErrOutOfRange", err)
+	}
+	for i, want := range []string{"first", "second"} {
+		if err := n.c.PutState(ctxT(t), owns["p"], "p", end-int64(1-i), []byte(want)); err != nil {
+			t.Fatal(err)
+		}
+		covered, data, err := n.c.State(ctxT(t), "p")
+		if err != nil || string(data) != want || covered != end-int64(1-i) {
+			t.Fatalf("state %d: %q at %d, %v", i, data, covered, err)
+		}
+	}
+	if left := e.objects(t, stateDir); len(left) != 2 {
+		t.Fatalf("state objects %v, want 2 before collection", left)
+	}
+	if got, err := n.c.Collect(ctxT(t)); err != nil || got != 1 {
+		t.Fatalf("collect: %d, %v; want the replaced state", got, err)
+	}
+	left := e.objects(t, stateDir)
+	if len(left) != 1 || e.refs(t, left[0]) != 1 {
+		t.Fatalf("state objects %v after collection, want the current one with 1 reference", left)
+	}
+	// A stale owner publishes no state.
+	if err := n.m.Release(ctxT(t), owns["p"]); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.c.PutState(ctxT(t), owns["p"], "p", end, []byte("stale")); !errors.Is(err, owner.ErrFenced) {
+		t.Fatalf("state of a stale owner: %v, want ErrFenced", err)
+	}
+	path := filepath.Join(s.Dir, s3server.Bucket, filepath.FromSlash(left[0]))
+	if err := os.WriteFile(path, []byte("secnod"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := n.c.State(ctxT(t), "p"); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("damaged state: %v, want ErrCorrupt", err)
+	}
+	if err := n.c.DeletePartitions(ctxT(t), []string{"p"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.c.Collect(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	if left := e.objects(t, stateDir); len(left) != 0 {
+		t.Fatalf("state objects %v after the partition's deletion", left)
 	}
 }

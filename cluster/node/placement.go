@@ -257,7 +257,7 @@ func (n *Node) rebuild(ctx context.Context, h *held) error {
 	h.pubStart = start
 	n.mu.Unlock()
 	tail := ranges[k:]
-	err = n.p.Resolver.ReplacePartitionOver(h.topic, h.idx, resolver.Offset(from), published{n: n, h: h}, func(appendBatch func([]byte) error) error {
+	err = n.p.Resolver.ReplacePartitionOver(h.topic, h.idx, resolver.Offset(from), resolver.Cache{Published: published{n: n, h: h}}, func(appendBatch func([]byte) error) error {
 		for _, r := range tail {
 			data, err := n.p.Diskless.ReadRange(ctx, r)
 			if err != nil {
