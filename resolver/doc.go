@@ -456,4 +456,12 @@
 //	   this node and on any later owner. Retention trims only the local
 //	   log; the owner publishes the local start when it passes the
 //	   rebuild's (cluster/node J8).
+//	N10 ExportState writes a checkpoint (P3, X6, X7) and returns it whole,
+//	   read under the checkpoint lock, with the offset it covers and
+//	   without its log id. ReplacePartitionOver with Cache.State installs
+//	   it under the new log before the partition opens, so the replay
+//	   starts at that offset (or the log start, if higher) instead of the
+//	   published start: the state is exactly that of the entries below
+//	   it, the same entries in every copy of the log (cluster/diskless
+//	   U9). A malformed state is refused and fails the replacement.
 package resolver

@@ -35,6 +35,8 @@ type partition struct {
 		txn *txnSet
 		// next is the offset after the last written entry (durable or not).
 		next Offset
+		// replayedFrom is where the replay at open began (N10).
+		replayedFrom Offset
 		// maxTS is the max timestamp over written entries, for checkpoints.
 		maxTS timestampMark
 		// failed is set when an append's durability is in doubt (a Wait or a
@@ -232,6 +234,7 @@ func (r *Resolver) recover(p *partition) error {
 	p.app.prod = prod
 	p.app.txn = txns
 	p.app.next = info.End
+	p.app.replayedFrom = from
 	p.app.maxTS = ck.maxTS
 	p.mu.maxTS = ck.maxTS
 	p.mu.txn = viewOf(txns, rs.aborted)

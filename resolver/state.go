@@ -108,3 +108,16 @@ func stateOps(state []byte, log storage.LogID) ([]storage.MetaOp, error) {
 	}
 	return ops, nil
 }
+
+// ReplayedFrom is the offset the producer-state replay of partition idx
+// of topic began at when its copy was opened: the checkpoint's covered
+// offset, or the log start (N8, N10). For diagnostics and tests.
+func (r *Resolver) ReplayedFrom(topic string, idx int32) (Offset, error) {
+	p, err := r.partition(topic, idx)
+	if err != nil {
+		return 0, err
+	}
+	p.app.Lock()
+	defer p.app.Unlock()
+	return p.app.replayedFrom, nil
+}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"hash/crc32"
 	"net/url"
@@ -531,7 +532,11 @@ func checkConsumed(t *testing.T, c *testCluster, topic string, want []string) {
 func TestClusterReadsBelowTheCache(t *testing.T) {
 	const cache = 4096
 	c := newTestCluster(t)
-	c.edit = func(cfg *Config) { cfg.Cluster.CacheRebuildBytes = cache }
+	c.edit = func(cfg *Config) {
+		cfg.Cluster.CacheRebuildBytes = cache
+		// No exported state (J11): the replay reads the published log.
+		cfg.Cluster.StateInterval = time.Hour
+	}
 	c.start(1)
 	c.start(2)
 	cl := c.client(kgo.DefaultProduceTopic("o"))
@@ -642,6 +647,79 @@ func produceToLeader(t *testing.T, ctx context.Context, c *testCluster, adm *kad
 			return leader, p.BaseOffset
 		case p.ErrorCode != kerr.NotLeaderForPartition.Code || time.Now().After(deadline):
 			t.Fatalf("produce to node %d: error code %d", leader, p.ErrorCode)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestClusterFailoverFromExportedState: an owner exports its producer
+// state to the object store (cluster/node J11, diskless U9); a new owner
+// installs it and replays only from the offset it covers (resolver N10),
+// not from the published start, and still deduplicates a retry from a
+// producer whose batches are all older than that.
+func TestClusterFailoverFromExportedState(t *testing.T) {
+	c := newTestCluster(t)
+	c.edit = func(cfg *Config) {
+		cfg.Cluster.CacheRebuildBytes = 1 // no range fits: nothing is copied
+		cfg.Cluster.StateInterval = 50 * time.Millisecond
+	}
+	c.start(1)
+	c.start(2)
+	cl := c.client(kgo.DefaultProduceTopic("s"))
+	adm := kadm.NewClient(cl)
+	ctx := testCtx(t)
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "s"); err != nil {
+		t.Fatal(err)
+	}
+	init := kmsg.NewPtrInitProducerIDRequest()
+	init.TransactionTimeoutMillis = -1
+	ir, err := init.RequestWith(ctx, cl)
+	if err != nil || ir.ErrorCode != 0 {
+		t.Fatalf("InitProducerId: %v %d", err, ir.ErrorCode)
+	}
+	old := [][]byte{idempotentBatch(ir.ProducerID, ir.ProducerEpoch, 0), idempotentBatch(ir.ProducerID, ir.ProducerEpoch, 1)}
+	var offsets []int64
+	for _, b := range old {
+		_, off := produceToLeader(t, ctx, c, adm, cl, "s", b)
+		offsets = append(offsets, off)
+	}
+	want := append([]string{"seq 0", "seq 1"}, produceN(t, ctx, cl, "s", 200)...)
+	covered := waitState(t, c, int64(len(want)))
+	leader := c.waitLeaders(adm, "s", 1)[0]
+	c.stop(leader)
+	next := c.waitMoved(adm, "s", 0, leader)
+	c.mu.Lock()
+	res := c.nodes[next].res
+	c.mu.Unlock()
+	from, err := res.ReplayedFrom("s", 0)
+	if err != nil || int64(from) != covered {
+		t.Fatalf("the new owner replayed from %d (%v), want the exported state's %d", from, err, covered)
+	}
+	if got := produceTo(t, ctx, cl, next, "s", old[1]); got != offsets[1] {
+		t.Fatalf("retried old batch got offset %d, want the original %d", got, offsets[1])
+	}
+	checkConsumed(t, c, "s", want) // the retry wrote nothing
+}
+
+// waitState waits until the one partition's exported state covers end
+// and returns the offset it covers.
+func waitState(t *testing.T, c *testCluster, end int64) int64 {
+	t.Helper()
+	etcd := c.etcd.Client(t)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := etcd.Get(testCtx(t), node.DefaultPrefix+"log/", clientv3.WithPrefix())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kv := range resp.Kvs {
+			var rec struct{ Covered int64 }
+			if strings.HasSuffix(string(kv.Key), "/state") && json.Unmarshal(kv.Value, &rec) == nil && rec.Covered >= end {
+				return rec.Covered
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no exported state covering %d", end)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

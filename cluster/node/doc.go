@@ -73,4 +73,12 @@
 //	   and only once read and checked (diskless U6). A hit reads no
 //	   object, so it takes no pin; the ranges themselves are still listed
 //	   from etcd at every read (R20), so a trimmed range is never served.
+//	J11 An owner exports each partition's producer and transaction state
+//	   (resolver ExportState: a checkpoint as of the offset it covers) to
+//	   the object store every Config.StateInterval while the log grows
+//	   (cluster/diskless PutState, U9: never past the published end). A
+//	   rebuild installs the last one and replays only from the offset it
+//	   covers (resolver N10), so a failover reads the published log from
+//	   there, not from its start; a state missing or unreadable only
+//	   lengthens the replay, which then starts at the published start.
 package node

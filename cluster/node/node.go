@@ -50,11 +50,19 @@ type Config struct {
 	// the newest (J8); older offsets are read from the object store.
 	// 0: DefaultCacheRebuildBytes; negative: the whole partition.
 	CacheRebuildBytes int64
+	// StateInterval is how often an owner exports a partition's producer
+	// and transaction state to the object store, when it grew (J11); 0:
+	// DefaultStateInterval.
+	StateInterval time.Duration
 	// RangeCacheBytes bounds the node's cache of published ranges read
 	// below its local copies (J10); 0: DefaultRangeCacheBytes.
 	RangeCacheBytes int64
 	Logger          *zap.Logger
 }
+
+// DefaultStateInterval is StateInterval's default: a failover replays
+// at most this much of the log's recent past from the object store.
+const DefaultStateInterval = 10 * time.Second
 
 // DefaultRangeCacheBytes is RangeCacheBytes's default: four merged
 // objects of the largest size (diskless Options.MergeMax).
@@ -73,6 +81,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Tick <= 0 {
 		c.Tick = time.Second
+	}
+	if c.StateInterval <= 0 {
+		c.StateInterval = DefaultStateInterval
 	}
 	if c.RangeCacheBytes <= 0 {
 		c.RangeCacheBytes = DefaultRangeCacheBytes
@@ -145,6 +156,10 @@ type held struct {
 	// start at (J9). Guarded by Node.mu.
 	pubStart int64
 	merged   time.Time
+	// stated is when upkeep last exported the producer state, and
+	// stateCovered the offset the last one published covers (J11).
+	stated       time.Time
+	stateCovered int64
 }
 
 // Open connects to etcd and starts the node's session; nothing is

@@ -256,8 +256,18 @@ func (n *Node) rebuild(ctx context.Context, h *held) error {
 	n.mu.Lock()
 	h.pubStart = start
 	n.mu.Unlock()
+	cache := resolver.Cache{Published: published{n: n, h: h}}
+	// J11: the replay starts where the last exported state ends; without
+	// one (or unreadable), at the published start.
+	covered, state, err := n.p.Diskless.State(ctx, h.pkey)
+	switch {
+	case err == nil:
+		cache.State, h.stateCovered = state, covered
+	case !errors.Is(err, diskless.ErrNoState):
+		n.log.Warn("cluster-state-unreadable", zap.String("pkey", h.pkey), zap.Error(err))
+	}
 	tail := ranges[k:]
-	err = n.p.Resolver.ReplacePartitionOver(h.topic, h.idx, resolver.Offset(from), resolver.Cache{Published: published{n: n, h: h}}, func(appendBatch func([]byte) error) error {
+	err = n.p.Resolver.ReplacePartitionOver(h.topic, h.idx, resolver.Offset(from), cache, func(appendBatch func([]byte) error) error {
 		for _, r := range tail {
 			data, err := n.p.Diskless.ReadRange(ctx, r)
 			if err != nil {
@@ -281,6 +291,7 @@ func (n *Node) rebuild(ctx context.Context, h *held) error {
 	if err != nil {
 		return err
 	}
+	h.stated = time.Now() // the first export a StateInterval from now (J11)
 	n.mu.Lock()
 	h.log, h.start = log, max(from, start)
 	n.mu.byLog[log] = h
@@ -363,7 +374,10 @@ func (n *Node) upkeep(h *held) {
 	}
 	// The local start moves only by retention or DeleteRecords: not the
 	// rebuild's tail (J8), which h.start begins at.
-	start, _, err := n.p.Resolver.LocalBounds(h.topic, h.idx)
+	start, end, err := n.p.Resolver.LocalBounds(h.topic, h.idx)
+	if err == nil {
+		n.exportState(ctx, h, int64(end))
+	}
 	if err == nil && int64(start) > h.start {
 		if err := n.p.Diskless.SetStart(ctx, h.o, h.pkey, int64(start)); err != nil {
 			n.log.Warn("cluster-set-start-failed", zap.String("pkey", h.pkey), zap.Error(err))
@@ -390,6 +404,29 @@ func (n *Node) upkeep(h *held) {
 			return
 		}
 	}
+}
+
+// exportState publishes h's producer and transaction state (J11), at
+// most every StateInterval and only when the log grew since the last.
+func (n *Node) exportState(ctx context.Context, h *held, end int64) {
+	if time.Since(h.stated) < n.cfg.StateInterval || end <= h.stateCovered {
+		return
+	}
+	h.stated = time.Now()
+	covered, state, ok, err := n.p.Resolver.ExportState(h.topic, h.idx)
+	if err != nil || !ok || int64(covered) <= h.stateCovered {
+		if err != nil {
+			n.log.Warn("cluster-export-state-failed", zap.String("pkey", h.pkey), zap.Error(err))
+		}
+		return
+	}
+	if err := n.p.Diskless.PutState(ctx, h.o, h.pkey, int64(covered), state); err != nil {
+		if !errors.Is(err, owner.ErrFenced) {
+			n.log.Warn("cluster-put-state-failed", zap.String("pkey", h.pkey), zap.Error(err))
+		}
+		return
+	}
+	h.stateCovered = int64(covered)
 }
 
 // maxMergesPerRound bounds the merges of one partition in one round, so
