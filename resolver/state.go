@@ -73,8 +73,7 @@ func appendStateRecord(b []byte, kind byte, suffix, v []byte) []byte {
 }
 
 // stateOps turns an exported state into the writes that install it
-// under log; anything malformed is ErrCorruptBatch's storage kin,
-// refused whole.
+// under log; anything malformed is storage.ErrCorrupt, refused whole.
 func stateOps(state []byte, log storage.LogID) ([]storage.MetaOp, error) {
 	bad := func(what string) error { return fmt.Errorf("%w: exported producer state: %s", storage.ErrCorrupt, what) }
 	if len(state) == 0 || state[0] != stateVersion {
