@@ -75,7 +75,9 @@ func appendStateRecord(b []byte, kind byte, suffix, v []byte) []byte {
 // stateOps turns an exported state into the writes that install it
 // under log; anything malformed is storage.ErrCorrupt, refused whole.
 func stateOps(state []byte, log storage.LogID) ([]storage.MetaOp, error) {
-	bad := func(what string) error { return fmt.Errorf("%w: exported producer state: %s", storage.ErrCorrupt, what) }
+	bad := func(what string) error {
+		return fmt.Errorf("%w: exported producer state: %s", storage.ErrCorrupt, what)
+	}
 	if len(state) == 0 || state[0] != stateVersion {
 		return nil, bad("version")
 	}
