@@ -50,7 +50,7 @@ type Config struct {
 	// the newest (J8); older offsets are read from the object store.
 	// 0: DefaultCacheRebuildBytes; negative: the whole partition.
 	CacheRebuildBytes int64
-	// StateInterval is how often an owner exports a partition's producer
+	// StateInterval is cluster.producer.state.interval.ms: how often an owner exports a partition's producer
 	// and transaction state to the object store, when it grew (J11); 0:
 	// DefaultStateInterval.
 	StateInterval time.Duration

@@ -25,6 +25,9 @@ func (c Config) validateCluster(bad func(prop, format string, args ...any)) {
 	if c.ClusterSessionMs < 1000 {
 		bad("cluster.session.timeout.ms", "%d must be at least 1000", c.ClusterSessionMs)
 	}
+	if c.ClusterStateMs < 1 {
+		bad("cluster.producer.state.interval.ms", "%d must be at least 1", c.ClusterStateMs)
+	}
 	if c.ClusterRebuildBytes < -1 {
 		bad("cluster.cache.rebuild.bytes", "%d must be -1 (the whole partition) or more", c.ClusterRebuildBytes)
 	}
@@ -50,6 +53,7 @@ func (c Config) clusterConfig(log *zap.Logger) *node.Config {
 		SessionTimeout:    time.Duration(c.ClusterSessionMs) * time.Millisecond,
 		CommitInterval:    time.Duration(c.ClusterCommitMs) * time.Millisecond,
 		CacheRebuildBytes: rebuildBytes(c.ClusterRebuildBytes),
+		StateInterval:     time.Duration(c.ClusterStateMs) * time.Millisecond,
 		Logger:            log.Named("cluster"),
 	}
 }
