@@ -68,9 +68,11 @@ const DefaultStateInterval = 10 * time.Second
 // objects of the largest size (diskless Options.MergeMax).
 const DefaultRangeCacheBytes = int64(256) << 20
 
-// DefaultCacheRebuildBytes is cluster.cache.rebuild.bytes's default: a
-// segment's worth (Kafka's segment.bytes default, 1 GiB).
-const DefaultCacheRebuildBytes = int64(1) << 30
+// DefaultCacheRebuildBytes is cluster.cache.rebuild.bytes's default,
+// 128 MiB: the recent past most consumers read, copied in well under a
+// second, where Kafka's segment.bytes (1 GiB) would take seconds; older
+// offsets are read from the object store (J9, J10).
+const DefaultCacheRebuildBytes = int64(128) << 20
 
 func (c Config) withDefaults() Config {
 	if c.Prefix == "" {
