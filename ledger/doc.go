@@ -84,6 +84,28 @@
 // index; the pin is the one write of an object read (storage/tier doc
 // "Reads and R1").
 //
+// In cluster mode the local log is a cache of the partition's published
+// log (SetPublished, published.go):
+//
+//	R20 A log with a Published copy starts where the published log
+//	    starts: every Snapshot's Start is the lower of the two. ReadFrom
+//	    of an offset below the local start reads the published ranges
+//	    that hold it, up to the local start (never past it: the next read
+//	    reads the local log), under the same limits as a local read (R9,
+//	    R10), one entry per record batch, as the local log holds them.
+//	R21 A published candidate is a range (object, byte range, SHA-256,
+//	    index version). Its target pins the object with a durable pin
+//	    (a record under the reader's lease), revalidates the range
+//	    against the index, reads it and checks its length, SHA-256 and
+//	    that its batches tile its offsets; a range that changed since it
+//	    was listed (ErrStale) makes the read start again from a fresh
+//	    snapshot, bytes that do not check fail the read, never served.
+//	    The pin is the read's only write (R1 holds for the ledger).
+//	R22 A time lookup (SeekPublishedTime) looks below the local log
+//	    first: the first published range whose max timestamp reaches
+//	    the time is read as in R21 and its first batch that reaches it
+//	    is the answer; with none, the local time index answers.
+//
 // ReadView(v, ...) chooses the view first, before any entry:
 //
 //	V1 Committed is ReadFrom: every durable entry of the log, in the

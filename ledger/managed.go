@@ -132,7 +132,7 @@ func (m *Managed) Snapshot() (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, m.storeReadErr(err)
 	}
-	return Snapshot{Start: b.Start, End: b.End}, nil
+	return m.publishedStart(Snapshot{Start: b.Start, End: b.End}), nil
 }
 
 // LastConfirmed is the position of the last durable entry; ok is false when

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync/atomic"
 
 	"github.com/kgateway/kgateway/storage"
 	"github.com/kgateway/kgateway/storage/tier"
@@ -54,6 +55,10 @@ func (m *Managed) readFrom(from Offset, maxEntries int, maxBytes int64) (Snapsho
 	if b.State == storage.Fenced { // R11
 		return sn, nil, ErrFenced
 	}
+	if from < b.Start && m.hasPublished() {
+		return m.readPublished(sn, from, maxEntries, maxBytes) // R20
+	}
+	sn = m.publishedStart(sn) // R20: the log starts where the published one does
 	out, err := m.fetch(hdrs) // step 5
 	if err != nil && len(out) > 0 {
 		err = nil // R10
@@ -99,7 +104,8 @@ func (m *Managed) retrying(attempt func() ([]Entry, error)) ([]Entry, error) {
 // offset, falls below the new Start.
 func raced(err error) bool {
 	return errors.Is(err, storage.ErrRemoved) || errors.Is(err, storage.ErrTrimmed) ||
-		errors.Is(err, errIndexMismatch) || errors.Is(err, storage.ErrOffloaded) || errors.Is(err, tier.ErrStale)
+		errors.Is(err, errIndexMismatch) || errors.Is(err, storage.ErrOffloaded) || errors.Is(err, tier.ErrStale) ||
+		errors.Is(err, ErrStale)
 }
 
 // storeReadErr maps an error of the store's read snapshot (R11: a closed
@@ -124,13 +130,17 @@ type target interface {
 type targetKind uint8
 
 const (
-	localSegment targetKind = iota // the ledger's segment file, through storage
-	objectStore                    // a published object, through the tier
+	localSegment   targetKind = iota // the ledger's segment file, through storage
+	objectStore                      // a published object, through the tier
+	publishedRange                   // a range of a cluster's published log, below the local log (R20)
 )
 
 func (k targetKind) String() string {
-	if k == objectStore {
+	switch k {
+	case objectStore:
 		return "object"
+	case publishedRange:
+		return "published"
 	}
 	return "local"
 }
@@ -138,13 +148,31 @@ func (k targetKind) String() string {
 // candidate is one place a ledger's payloads may be read from.
 type candidate struct {
 	kind   targetKind
-	object tier.Object // objectStore: the record as listed (revalidated after the pin)
+	object tier.Object      // objectStore: the record as listed (revalidated after the pin)
+	rngs   []PublishedRange // publishedRange: the ranges as listed (revalidated by the pin)
 }
 
 // ReadTargetDispatcher picks the reader of a candidate by its kind.
 type ReadTargetDispatcher struct {
 	local  target
 	object target // nil without an object tier
+	// published reads offsets below the local log from a cluster's
+	// published ranges (R20); nil without one. A range target reads by
+	// offsets, not by the local index's headers: nothing of it is local.
+	published atomic.Pointer[publishedTarget]
+}
+
+// rangeTarget holds the payloads of published ranges: it reads a
+// candidate's ranges, pinned together, into their entries.
+type rangeTarget interface {
+	readRanges(c candidate) ([][]Entry, error)
+}
+
+func (d *ReadTargetDispatcher) pickRange(c candidate) rangeTarget {
+	if c.kind != publishedRange {
+		panic("ledger: range read of a " + c.kind.String() + " candidate")
+	}
+	return d.published.Load()
 }
 
 func (d *ReadTargetDispatcher) pick(c candidate) target {

@@ -439,4 +439,29 @@
 //	   kgateway.compacted.view.enable=true are ErrInvalidConfig at create
 //	   and at alter: a node's local copy is a cache and is neither tiered
 //	   nor compacted into a view.
+//	N8 ReplacePartitionOver makes the local copy a cache of the
+//	   published log: the new log may start above the published start
+//	   (only a tail is copied), reads below the local start go to the
+//	   published ranges through the read flow (ledger R20, R21), and the
+//	   snapshot's start is the published one. The producer state, the
+//	   transactions and the aborted index are replayed from the
+//	   published start, not the local one, through that same read, before
+//	   the partition serves: a retry of an idempotent batch older than the
+//	   local copy still gets its original offset (D4, X7), and a replay
+//	   that cannot read a published range fails the replacement.
+//	N9 DeleteRecords of a partition whose published start is below the
+//	   offset moves the published start first, durably (Published.Trim,
+//	   under the ownership), then the local one; its answer is the
+//	   snapshot's new start. Offsets below it are then out of range on
+//	   this node and on any later owner. Retention trims only the local
+//	   log; the owner publishes the local start when it passes the
+//	   rebuild's (cluster/node J8).
+//	N10 ExportState writes a checkpoint (P3, X6, X7) and returns it whole,
+//	   read under the checkpoint lock, with the offset it covers and
+//	   without its log id. ReplacePartitionOver with Cache.State installs
+//	   it under the new log before the partition opens, so the replay
+//	   starts at that offset (or the log start, if higher) instead of the
+//	   published start: the state is exactly that of the entries below
+//	   it, the same entries in every copy of the log (cluster/diskless
+//	   U9). A malformed state is refused and fails the replacement.
 package resolver

@@ -251,6 +251,12 @@ func (r *Resolver) ListOffset(topic string, partition int32, ts int64) (off Offs
 	case ts < 0:
 		return -1, -1, nil
 	}
+	if off, ok, err := r.seekPublished(s.p, ts); err != nil || ok {
+		if err != nil {
+			return -1, -1, err
+		}
+		return r.recordAtOrAfter(topic, partition, off, ts, s.info.Start, s.info.End)
+	}
 	h, err := r.store.SeekTime(s.p.log, ts)
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
@@ -268,6 +274,20 @@ func (r *Resolver) ListOffset(topic string, partition int32, ts int64) (off Offs
 		h.Offset = off
 	}
 	return r.recordAtOrAfter(topic, partition, h.Offset, ts, s.info.Start, s.info.End)
+}
+
+// seekPublished finds ts in the published log below p's local one, in
+// cluster mode (ledger R22); ok false: the local time index answers.
+func (r *Resolver) seekPublished(p *partition, ts int64) (Offset, bool, error) {
+	ml, _, err := p.ledgerAndSettings()
+	if err != nil {
+		return 0, false, err
+	}
+	off, ok, err := ml.SeekPublishedTime(ts)
+	if err != nil {
+		return 0, false, storageErr("seek time in the published log", err)
+	}
+	return off, ok, nil
 }
 
 // tieredOffset answers ListOffsets -4 (KIP-405's earliest local: the

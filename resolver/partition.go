@@ -35,6 +35,8 @@ type partition struct {
 		txn *txnSet
 		// next is the offset after the last written entry (durable or not).
 		next Offset
+		// replayedFrom is where the replay at open began (N10).
+		replayedFrom Offset
 		// maxTS is the max timestamp over written entries, for checkpoints.
 		maxTS timestampMark
 		// failed is set when an append's durability is in doubt (a Wait or a
@@ -88,9 +90,19 @@ func (m *timestampMark) observe(ts int64, off Offset) {
 // openPartition opens the managed ledger over log (creating the log if it
 // is missing) and recovers the partition's producer state.
 func (r *Resolver) openPartition(name string, idx int32, log storage.LogID, s topicSettings) (*partition, error) {
+	return r.openPartitionOver(name, idx, log, s, nil)
+}
+
+// openPartitionOver is openPartition for a log that is a cache of pub
+// (N8): reads below the log's start go to pub, and the state is replayed
+// from pub's start.
+func (r *Resolver) openPartitionOver(name string, idx int32, log storage.LogID, s topicSettings, pub ledger.Published) (*partition, error) {
 	ml, err := ledger.Open(r.store, log, s.ledger)
 	if err != nil {
 		return nil, storageErr("open ledger", err)
+	}
+	if pub != nil {
+		ml.SetPublished(pub)
 	}
 	p := &partition{topic: name, index: idx, log: log}
 	p.mu.ml = ml
@@ -200,9 +212,15 @@ func (r *Resolver) recover(p *partition) error {
 		ck = checkpoint{producers: map[int64]*producer{}, maxTS: noTimestamp}
 		open, aborted = nil, nil
 	}
+	// N8: a log that caches a published one starts where that one does;
+	// the replay reads what is not local through the read flow (R20).
+	logStart := info.Start
+	if sn, err := p.mu.ml.Snapshot(); err == nil && sn.Start < logStart {
+		logStart = sn.Start
+	}
 	prod.load(ck.producers, ck.legacy, lim, now)
-	aborted = loadTxnState(txns, open, aborted, info.Start)
-	from := max(ck.Covered, info.Start)
+	aborted = loadTxnState(txns, open, aborted, logStart)
+	from := max(ck.Covered, logStart)
 	rs := replayState{ck: &ck, prod: prod, txns: txns, aborted: aborted}
 	replayed, err := r.replay(p.mu.ml, from, info.End, &rs)
 	if err != nil {
@@ -216,6 +234,7 @@ func (r *Resolver) recover(p *partition) error {
 	p.app.prod = prod
 	p.app.txn = txns
 	p.app.next = info.End
+	p.app.replayedFrom = from
 	p.app.maxTS = ck.maxTS
 	p.mu.maxTS = ck.maxTS
 	p.mu.txn = viewOf(txns, rs.aborted)

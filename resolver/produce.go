@@ -312,9 +312,13 @@ func appendErr(op string, err error) error {
 // logStart is the log start offset for a produce response, -1 if the
 // store cannot say.
 func (r *Resolver) logStart(p *partition) Offset {
-	info, err := r.store.Info(p.log)
+	ml, _, err := p.ledgerAndSettings()
 	if err != nil {
 		return -1
 	}
-	return info.Start
+	sn, err := ml.Snapshot() // N8: in cluster mode, the published start
+	if err != nil {
+		return -1
+	}
+	return sn.Start
 }

@@ -31,6 +31,26 @@ import (
 // replaced or its topic deleted in the meantime, the copy is discarded
 // and the error wraps ErrNotLeader or ErrUnknownTopic.
 func (r *Resolver) ReplacePartition(topic string, idx int32, start Offset, fill func(appendBatch func(batch []byte) error) error) error {
+	return r.ReplacePartitionOver(topic, idx, start, Cache{}, fill)
+}
+
+// Cache is what a local copy caches (N8, N10): the published log below
+// it, and the partition's exported state (ExportState) to start its
+// replay from; either may be nil.
+type Cache struct {
+	Published ledger.Published
+	State     []byte
+}
+
+// ReplacePartitionOver is ReplacePartition for a local log that is a
+// cache of c.Published, the partition's published log (N8): the new log
+// starts at start, which may be above the published start. The partition
+// reads the offsets below its local log from it (ledger R20), and its
+// producer and transaction state is replayed from the published start,
+// through that read, before it serves (N8) — or, with c.State, installed
+// from that exported state and replayed only from the offset it covers
+// (N10). A zero c is ReplacePartition.
+func (r *Resolver) ReplacePartitionOver(topic string, idx int32, start Offset, c Cache, fill func(appendBatch func(batch []byte) error) error) error {
 	if start < 0 {
 		return fmt.Errorf("%w: replace %s/%d at negative offset %d", ErrOffsetOutOfRange, topic, idx, start)
 	}
@@ -38,7 +58,7 @@ func (r *Resolver) ReplacePartition(topic string, idx int32, start Offset, fill 
 	if err != nil {
 		return err
 	}
-	np, err := r.buildPartition(t, idx, log, start, fill)
+	np, err := r.buildPartition(t, idx, log, start, c, fill)
 	if err != nil {
 		r.discardLog(log)
 		return err
@@ -101,7 +121,7 @@ func (r *Resolver) reserveLogLocked() (storage.LogID, error) {
 // buildPartition creates log at start, copies fill's batches into it and
 // opens a partition on it through the path Open takes (N3): the producer
 // state and transactions come from the replay of the copied batches.
-func (r *Resolver) buildPartition(t *topic, idx int32, log storage.LogID, start Offset, fill func(func([]byte) error) error) (*partition, error) {
+func (r *Resolver) buildPartition(t *topic, idx int32, log storage.LogID, start Offset, c Cache, fill func(func([]byte) error) error) (*partition, error) {
 	if err := r.store.CreateLogAt(log, start); err != nil {
 		return nil, storageErr("create log", err)
 	}
@@ -109,7 +129,16 @@ func (r *Resolver) buildPartition(t *topic, idx int32, log storage.LogID, start 
 	if err := r.copyBatches(log, start, s, fill); err != nil {
 		return nil, err
 	}
-	p, err := r.openPartition(t.name, idx, log, s)
+	if c.State != nil { // N10: the replay starts where the state ends
+		ops, err := stateOps(c.State, log)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.store.ApplyMeta(ops...); err != nil {
+			return nil, storageErr("install producer state", err)
+		}
+	}
+	p, err := r.openPartitionOver(t.name, idx, log, s, c.Published)
 	if err != nil {
 		return nil, err
 	}
@@ -291,4 +320,19 @@ func (r *Resolver) PartitionOfLog(log storage.LogID) (topic string, id TopicID, 
 		return "", TopicID{}, 0, false
 	}
 	return p.topic, t.id, p.index, true
+}
+
+// LocalBounds is the start and end of partition idx's local log, which
+// in cluster mode may start above the partition's (N8): retention and
+// DeleteRecords move it.
+func (r *Resolver) LocalBounds(topic string, idx int32) (start, end Offset, err error) {
+	p, err := r.partition(topic, idx)
+	if err != nil {
+		return 0, 0, err
+	}
+	b, err := r.store.Bounds(p.log)
+	if err != nil {
+		return 0, 0, storageErr("log bounds", err)
+	}
+	return b.Start, b.End, nil
 }

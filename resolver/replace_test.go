@@ -467,7 +467,7 @@ func TestReplacePartitionCrash(t *testing.T) {
 			log, err := r.reserveLogLocked()
 			if err == nil && step != "reserved" {
 				var np *partition
-				if np, err = r.buildPartition(t0, 0, log, 0, feed(src)); err == nil && np.app.prod.m[8] == nil {
+				if np, err = r.buildPartition(t0, 0, log, 0, Cache{}, feed(src)); err == nil && np.app.prod.m[8] == nil {
 					err = errors.New("built partition has no producer state")
 				}
 			}

@@ -221,6 +221,14 @@ func (r *Resolver) DeleteRecords(topic string, partition int32, offset Offset) (
 			return -1, err
 		}
 	}
+	ml, _, err := s.p.ledgerAndSettings()
+	if err != nil {
+		return -1, err
+	}
+	// N9: a published log below the local one moves first, durably.
+	if err := ml.TrimPublished(offset); err != nil {
+		return -1, storageErr("trim the published log", err)
+	}
 	if err := r.store.SoftTrim(s.p.log, offset); err != nil {
 		return -1, storageErr("soft trim", err)
 	}
@@ -232,5 +240,9 @@ func (r *Resolver) DeleteRecords(topic string, partition int32, offset Offset) (
 		// The start moved (the request's effect); the files go next pass.
 		r.log.Warn("delete-records-hard-trim-failed", zap.Stringer("log", s.p.log), zap.Error(err))
 	}
-	return info.Start, nil
+	sn, err := ml.Snapshot()
+	if err != nil {
+		return -1, storageErr("log info", err)
+	}
+	return sn.Start, nil
 }

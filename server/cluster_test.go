@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"hash/crc32"
 	"net/url"
@@ -17,6 +18,7 @@ import (
 	"github.com/kgateway/kgateway/cluster/etcdtest"
 	"github.com/kgateway/kgateway/cluster/node"
 	"github.com/kgateway/kgateway/kafka"
+	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -519,5 +521,207 @@ func checkConsumed(t *testing.T, c *testCluster, topic string, want []string) {
 	got := consumeAll(t, c, topic, len(want))
 	if strings.Join(got, ",") != strings.Join(sortedCopy(want), ",") {
 		t.Fatalf("%s holds %v, want %v", topic, got, sortedCopy(want))
+	}
+}
+
+// TestClusterReadsBelowTheCache: a new owner copies only the newest
+// published ranges that fit cluster.cache.rebuild.bytes into its local
+// cache (J8) and serves every older offset from the object store (J9,
+// ledger R20, R21); its producer state is replayed from the published
+// start all the same, so a retry from a producer whose batches are all
+// below the cache is still deduplicated (resolver N8).
+func TestClusterReadsBelowTheCache(t *testing.T) {
+	const cache = 4096
+	c := newTestCluster(t)
+	c.edit = func(cfg *Config) {
+		cfg.Cluster.CacheRebuildBytes = cache
+		// No exported state (J11): the replay reads the published log.
+		cfg.Cluster.StateInterval = time.Hour
+	}
+	c.start(1)
+	c.start(2)
+	cl := c.client(kgo.DefaultProduceTopic("o"))
+	adm := kadm.NewClient(cl)
+	ctx := testCtx(t)
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "o"); err != nil {
+		t.Fatal(err)
+	}
+	init := kmsg.NewPtrInitProducerIDRequest()
+	init.TransactionTimeoutMillis = -1
+	ir, err := init.RequestWith(ctx, cl)
+	if err != nil || ir.ErrorCode != 0 {
+		t.Fatalf("InitProducerId: %v %d", err, ir.ErrorCode)
+	}
+	var leader int32
+	old := [][]byte{idempotentBatch(ir.ProducerID, ir.ProducerEpoch, 0), idempotentBatch(ir.ProducerID, ir.ProducerEpoch, 1)}
+	var offsets []int64
+	for _, b := range old {
+		var off int64
+		leader, off = produceToLeader(t, ctx, c, adm, cl, "o", b)
+		offsets = append(offsets, off)
+	}
+	want := append([]string{"seq 0", "seq 1"}, produceN(t, ctx, cl, "o", 300)...)
+	leader = c.waitLeaders(adm, "o", 1)[0]
+	c.stop(leader)
+	next := c.waitMoved(adm, "o", 0, leader)
+	c.mu.Lock()
+	res := c.nodes[next].res
+	c.mu.Unlock()
+	start, end, err := res.LocalBounds("o", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("node %d caches [%d, %d)", next, start, end)
+	// At most cache bytes of batches of 61 bytes or more are local; the
+	// old producer's are not.
+	if start <= resolver.Offset(offsets[1]) || end != resolver.Offset(len(want)) || end-start > cache/61 {
+		t.Fatalf("local cache [%d, %d) of a log [0, %d): not a tail of at most %d bytes", start, end, len(want), cache)
+	}
+	if got := produceTo(t, ctx, cl, next, "o", old[1]); got != offsets[1] {
+		t.Fatalf("retried old batch got offset %d, want the original %d", got, offsets[1])
+	}
+	first, err := adm.ListStartOffsets(ctx, "o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := first.Lookup("o", 0); o.Offset != 0 {
+		t.Fatalf("log start %d after the failover, want the published 0", o.Offset)
+	}
+	// The old producer's batches carry timestamp 1: found below the cache
+	// (ledger R22), not at the cache's first batch.
+	byTime, err := adm.ListOffsetsAfterMilli(ctx, 0, "o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := byTime.Lookup("o", 0); o.Err != nil || o.Offset != 0 {
+		t.Fatalf("offset for time 0: %+v, want 0", o)
+	}
+	checkConsumed(t, c, "o", want) // the retry wrote nothing
+	// DeleteRecords below the local cache moves the published start (N9):
+	// here, and for the next owner.
+	cut := int64(start) / 2
+	del, err := adm.DeleteRecords(ctx, kadm.Offsets{"o": {0: {Topic: "o", Partition: 0, At: cut, LeaderEpoch: -1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := del.Lookup("o", 0); r.Err != nil || r.LowWatermark != cut {
+		t.Fatalf("delete records below %d: %+v, want low watermark %d", cut, r, cut)
+	}
+	c.start(leader)
+	c.stop(next)
+	adm = kadm.NewClient(c.client()) // the restarted node listens on a new port
+	c.waitMoved(adm, "o", 0, next)
+	first, err = adm.ListStartOffsets(ctx, "o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := first.Lookup("o", 0); o.Offset != cut {
+		t.Fatalf("log start %d on the next owner, want %d", o.Offset, cut)
+	}
+	checkConsumed(t, c, "o", want[cut:])
+}
+
+// produceToLeader sends batch to topic/0's leader as produceTo does,
+// again to the new leader when a handover moved the partition meanwhile
+// (the nodes may see each other only after the topic was placed); it
+// returns the leader that took it and the offset.
+func produceToLeader(t *testing.T, ctx context.Context, c *testCluster, adm *kadm.Client, cl *kgo.Client, topic string, batch []byte) (int32, int64) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		leader := c.waitLeaders(adm, topic, 1)[0]
+		req := kmsg.NewPtrProduceRequest()
+		req.Acks, req.TimeoutMillis = -1, 10_000
+		rt := kmsg.NewProduceRequestTopic()
+		rt.Topic = topic
+		rp := kmsg.NewProduceRequestTopicPartition()
+		rp.Records = batch
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, cl.Broker(int(leader)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := resp.Topics[0].Partitions[0]
+		switch {
+		case p.ErrorCode == 0:
+			return leader, p.BaseOffset
+		case p.ErrorCode != kerr.NotLeaderForPartition.Code || time.Now().After(deadline):
+			t.Fatalf("produce to node %d: error code %d", leader, p.ErrorCode)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestClusterFailoverFromExportedState: an owner exports its producer
+// state to the object store (cluster/node J11, diskless U9); a new owner
+// installs it and replays only from the offset it covers (resolver N10),
+// not from the published start, and still deduplicates a retry from a
+// producer whose batches are all older than that.
+func TestClusterFailoverFromExportedState(t *testing.T) {
+	c := newTestCluster(t)
+	c.edit = func(cfg *Config) {
+		cfg.Cluster.CacheRebuildBytes = 1 // no range fits: nothing is copied
+		cfg.Cluster.StateInterval = 50 * time.Millisecond
+	}
+	c.start(1)
+	c.start(2)
+	cl := c.client(kgo.DefaultProduceTopic("s"))
+	adm := kadm.NewClient(cl)
+	ctx := testCtx(t)
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "s"); err != nil {
+		t.Fatal(err)
+	}
+	init := kmsg.NewPtrInitProducerIDRequest()
+	init.TransactionTimeoutMillis = -1
+	ir, err := init.RequestWith(ctx, cl)
+	if err != nil || ir.ErrorCode != 0 {
+		t.Fatalf("InitProducerId: %v %d", err, ir.ErrorCode)
+	}
+	old := [][]byte{idempotentBatch(ir.ProducerID, ir.ProducerEpoch, 0), idempotentBatch(ir.ProducerID, ir.ProducerEpoch, 1)}
+	var offsets []int64
+	for _, b := range old {
+		_, off := produceToLeader(t, ctx, c, adm, cl, "s", b)
+		offsets = append(offsets, off)
+	}
+	want := append([]string{"seq 0", "seq 1"}, produceN(t, ctx, cl, "s", 200)...)
+	covered := waitState(t, c, int64(len(want)))
+	leader := c.waitLeaders(adm, "s", 1)[0]
+	c.stop(leader)
+	next := c.waitMoved(adm, "s", 0, leader)
+	c.mu.Lock()
+	res := c.nodes[next].res
+	c.mu.Unlock()
+	from, err := res.ReplayedFrom("s", 0)
+	if err != nil || int64(from) != covered {
+		t.Fatalf("the new owner replayed from %d (%v), want the exported state's %d", from, err, covered)
+	}
+	if got := produceTo(t, ctx, cl, next, "s", old[1]); got != offsets[1] {
+		t.Fatalf("retried old batch got offset %d, want the original %d", got, offsets[1])
+	}
+	checkConsumed(t, c, "s", want) // the retry wrote nothing
+}
+
+// waitState waits until the one partition's exported state covers end
+// and returns the offset it covers.
+func waitState(t *testing.T, c *testCluster, end int64) int64 {
+	t.Helper()
+	etcd := c.etcd.Client(t)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := etcd.Get(testCtx(t), node.DefaultPrefix+"log/", clientv3.WithPrefix())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kv := range resp.Kvs {
+			var rec struct{ Covered int64 }
+			if strings.HasSuffix(string(kv.Key), "/state") && json.Unmarshal(kv.Value, &rec) == nil && rec.Covered >= end {
+				return rec.Covered
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no exported state covering %d", end)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -53,7 +53,7 @@ func (c *Committer) Collect(ctx context.Context) (deleted int, err error) {
 				return deleted, err
 			}
 			if !ok {
-				continue // referenced again meanwhile
+				continue // pinned (U7), or changed meanwhile
 			}
 			if err := c.deleteObject(ctx, name); err != nil {
 				return deleted, err // an orphan now: a later Collect takes it
@@ -61,7 +61,7 @@ func (c *Committer) Collect(ctx context.Context) (deleted int, err error) {
 			deleted++
 		}
 	}
-	for _, dir := range []string{commitsDir, mergedDir} {
+	for _, dir := range []string{commitsDir, mergedDir, stateDir} {
 		n, err := c.collectOrphans(ctx, dir, known, now)
 		deleted += n
 		if err != nil {
@@ -104,10 +104,11 @@ func (c *Committer) collectOrphans(ctx context.Context, dir string, known map[st
 	}
 }
 
-// deleteRecord deletes an object's record if its mod revision is rev.
+// deleteRecord deletes an object's record if its mod revision is rev
+// and no reader pins the object (U7).
 func (c *Committer) deleteRecord(ctx context.Context, name string, rev int64) (bool, error) {
 	k := c.objKey(name)
-	resp, err := c.cli.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(k), "=", rev)).Then(clientv3.OpDelete(k)).Commit()
+	resp, err := c.cli.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(k), "=", rev), c.noPin(name)).Then(clientv3.OpDelete(k)).Commit()
 	if err != nil {
 		return false, fmt.Errorf("diskless: collect: record of %s: %w", name, err)
 	}

@@ -36,6 +36,9 @@ var (
 	ErrConflict = errors.New("diskless: concurrent changes, try again")
 	// ErrOutOfRange: a start beyond the partition's end.
 	ErrOutOfRange = errors.New("diskless: offset out of range")
+	// ErrStale: a range's record changed (merged, trimmed) since Log
+	// listed it; Pin took no pin. The reader lists again (U8).
+	ErrStale = errors.New("diskless: range changed since listed")
 )
 
 // Batch is one commit's bytes of a partition: one Kafka record batch (or
@@ -58,6 +61,9 @@ type Range struct {
 	Pos, Len  int64
 	SHA256    [32]byte
 	MaxTime   int64
+	// Rev is the range record's mod revision when Log listed it: Pin
+	// revalidates against it (U8). 0 on a Range not listed by Log.
+	Rev int64
 }
 
 // Options tune a Committer; the zero value is the defaults.

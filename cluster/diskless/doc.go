@@ -24,6 +24,8 @@
 //	<prefix>log/<pkey>/r/<base>        a range (JSON): [base, end) is bytes [pos, pos+len)
 //	                                   of an object, with their SHA-256; base is 20 digits,
 //	                                   so key order is offset order
+//	<prefix>log/<pkey>/state           the partition's exported state (JSON): object, offset
+//	                                   covered, length, SHA-256 (U9)
 //	<prefix>obj/<object>               how many range records name the object (JSON), or a
 //	                                   tombstone: an orphan being collected
 //
@@ -78,10 +80,40 @@
 //	U6 Reads are checked. ReadRange returns a range's bytes only if they
 //	   are its published length and SHA-256 and their batches tile its
 //	   offsets (U2); otherwise ErrCorrupt, never wrong bytes.
+//	U7 Collection never deletes a pinned object. A reader pins an
+//	   object with a record <prefix>pin/<object>NUL<id> attached to a
+//	   lease of its own (a node's session lease: a node that dies leaves
+//	   no pin beyond the lease's TTL); the transaction that deletes an
+//	   object's record requires, besides its count of 0 unchanged, that
+//	   no pin record of the object exists. The object goes only after
+//	   its record (U5), so it outlives every pin taken before that
+//	   transaction.
+//	U8 A pinned range is revalidated before it is read: Pin writes the
+//	   pins in a transaction that requires every range record Log listed
+//	   unchanged (same mod revision); otherwise ErrStale, nothing
+//	   written, and the reader lists again. So a reader reads only an
+//	   object a range named at the revision its pin was written: its
+//	   count was above 0 then and never rises from 0 (U5), so no Collect
+//	   deleted it before the pin and none deletes it while the pin holds
+//	   (U7).
+//	U9 A partition's exported state (producers and transactions as of an
+//	   offset it covers, resolver ExportState) is an object
+//	   "state/<pkey>/<unique>" and one record log/<pkey>/state naming it,
+//	   its length and SHA-256 and the offset covered. PutState publishes
+//	   it only in a fenced transaction of the owner (U3) that requires
+//	   the record unchanged since read, after checking that the offset
+//	   covered is at most the published end (which only grows under one
+//	   owner): the state never names an offset the published log does
+//	   not hold. The record holds one reference to its object, moved in
+//	   the same transaction from the object it named before and dropped
+//	   with the partition (U5); State returns the bytes only if they are
+//	   the record's length and SHA-256.
 //
 // # Readers of collected objects
 //
 // A Range handed out by Log may name an object that a later Merge
 // replaced and Collect deleted: ReadRange then fails (not found), and the
 // reader reads Log again. The bytes an offset reads never change (U4).
+// ReadPinned (Pin, then ReadRange) does not race: the object is pinned
+// and the range revalidated before the read (U7, U8).
 package diskless

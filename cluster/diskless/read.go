@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -18,6 +19,8 @@ type logState struct {
 	startRev   int64   // the start key's mod revision; 0: none
 	ranges     []Range // in offset order, including any wholly below start
 	revs       []int64 // each range record's mod revision
+	state      *stateRecord
+	stateRev   int64 // the state record's mod revision; 0: none
 }
 
 // readLog reads pkey's records in one get (one revision).
@@ -41,11 +44,17 @@ func (c *Committer) readLog(ctx context.Context, pkey string) (logState, error) 
 			} else {
 				st.end = v
 			}
+		case rest == "state":
+			st.state, st.stateRev = new(stateRecord), kv.ModRevision
+			if err := json.Unmarshal(kv.Value, st.state); err != nil {
+				return logState{}, fmt.Errorf("diskless: %s: state record: %w", pkey, err)
+			}
 		case strings.HasPrefix(rest, "r/"):
 			r, err := decodeRange(pkey, k, kv.Value)
 			if err != nil {
 				return logState{}, err
 			}
+			r.Rev = kv.ModRevision
 			st.ranges = append(st.ranges, r)
 			st.revs = append(st.revs, kv.ModRevision)
 		}

@@ -110,8 +110,16 @@ func (c *Committer) deletePartition(ctx context.Context, pkey string) error {
 			}
 		} else {
 			// The last transaction: no range record left, then the rest.
-			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(c.rangesPrefix(pkey)), "=", 0).WithPrefix())
+			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(c.rangesPrefix(pkey)), "=", 0).WithPrefix(),
+				clientv3.Compare(clientv3.ModRevision(c.stateKey(pkey)), "=", st.stateRev))
 			then = append(then, clientv3.OpDelete(c.logPrefix(pkey), clientv3.WithPrefix()))
+			if st.state != nil { // U9: its state object loses its reference
+				rc, ro, err := c.stateRefDrop(ctx, st.state.Object)
+				if err != nil {
+					return err
+				}
+				cmps, then = append(cmps, rc...), append(then, ro...)
+			}
 		}
 		resp, err := c.cli.Txn(ctx).If(cmps...).Then(then...).Commit()
 		switch {

@@ -59,4 +59,33 @@
 //	   left by a previous leader are written first thing. The coordinator
 //	   role's restore sets the relay's coordinator ownership before the
 //	   restored coordinator completes anything (X22).
+//	J8 The rebuild (J3) copies into the local cache only the newest
+//	   published ranges whose bytes fit cluster.cache.rebuild.bytes
+//	   (none when even the last does not; -1: all of them), through
+//	   resolver ReplacePartitionOver, which replays the producer and
+//	   transaction state from the published start all the same (resolver
+//	   N8). Upkeep publishes the local start only when retention or
+//	   DeleteRecords moves it past where the rebuild began it, never the
+//	   cache's own start.
+//	J9 Offsets below the local cache are read from the published ranges
+//	   (ledger R20, R21): each range is pinned under the node's session
+//	   lease and revalidated (cluster/diskless U7, U8), so the coordinator's
+//	   Collect never deletes an object being read, and a node that dies
+//	   leaves no pin beyond cluster.session.timeout.ms. The published
+//	   start the reads begin at is the one the rebuild read, moved only by
+//	   this node's own publications (the owner is its only writer).
+//	J10 The bytes of published ranges read below the local copies are
+//	   kept in a node-wide cache bounded by Config.RangeCacheBytes, least
+//	   recently used out first, keyed by object, byte range and SHA-256,
+//	   and only once read and checked (diskless U6). A hit reads no
+//	   object, so it takes no pin; the ranges themselves are still listed
+//	   from etcd at every read (R20), so a trimmed range is never served.
+//	J11 An owner exports each partition's producer and transaction state
+//	   (resolver ExportState: a checkpoint as of the offset it covers) to
+//	   the object store every Config.StateInterval while the log grows
+//	   (cluster/diskless PutState, U9: never past the published end). A
+//	   rebuild installs the last one and replays only from the offset it
+//	   covers (resolver N10), so a failover reads the published log from
+//	   there, not from its start; a state missing or unreadable only
+//	   lengthens the replay, which then starts at the published start.
 package node

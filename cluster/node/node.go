@@ -44,9 +44,35 @@ type Config struct {
 	CommitInterval time.Duration
 	// Tick is how often placement and upkeep run without a change to
 	// react to (default 1 s).
-	Tick   time.Duration
-	Logger *zap.Logger
+	Tick time.Duration
+	// CacheRebuildBytes is cluster.cache.rebuild.bytes: at most how many
+	// bytes of published ranges a rebuild copies into the local cache,
+	// the newest (J8); older offsets are read from the object store.
+	// 0: DefaultCacheRebuildBytes; negative: the whole partition.
+	CacheRebuildBytes int64
+	// StateInterval is cluster.producer.state.interval.ms: how often an owner exports a partition's producer
+	// and transaction state to the object store, when it grew (J11); 0:
+	// DefaultStateInterval.
+	StateInterval time.Duration
+	// RangeCacheBytes bounds the node's cache of published ranges read
+	// below its local copies (J10); 0: DefaultRangeCacheBytes.
+	RangeCacheBytes int64
+	Logger          *zap.Logger
 }
+
+// DefaultStateInterval is StateInterval's default: a failover replays
+// at most this much of the log's recent past from the object store.
+const DefaultStateInterval = 10 * time.Second
+
+// DefaultRangeCacheBytes is RangeCacheBytes's default: four merged
+// objects of the largest size (diskless Options.MergeMax).
+const DefaultRangeCacheBytes = int64(256) << 20
+
+// DefaultCacheRebuildBytes is cluster.cache.rebuild.bytes's default,
+// 128 MiB: the recent past most consumers read, copied in well under a
+// second, where Kafka's segment.bytes (1 GiB) would take seconds; older
+// offsets are read from the object store (J9, J10).
+const DefaultCacheRebuildBytes = int64(128) << 20
 
 func (c Config) withDefaults() Config {
 	if c.Prefix == "" {
@@ -57,6 +83,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Tick <= 0 {
 		c.Tick = time.Second
+	}
+	if c.StateInterval <= 0 {
+		c.StateInterval = DefaultStateInterval
+	}
+	if c.RangeCacheBytes <= 0 {
+		c.RangeCacheBytes = DefaultRangeCacheBytes
+	}
+	if c.CacheRebuildBytes == 0 {
+		c.CacheRebuildBytes = DefaultCacheRebuildBytes
 	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
@@ -91,6 +126,8 @@ type Node struct {
 	cli  *clientv3.Client
 	name string // the node id in decimal: owner records' node
 	p    Parts
+	// ranges caches published ranges read below the local copies (J10).
+	ranges *rangeCache
 
 	kick chan struct{} // capacity 1: "placement may have changed"
 	stop chan struct{}
@@ -123,8 +160,17 @@ type held struct {
 	log     storage.LogID
 	serving bool // J3: rebuilt and not being released
 	broken  bool // J4: a publication failed other than by fencing
-	start   int64
-	merged  time.Time
+	// start is the local start last published (or found at the
+	// rebuild): upkeep publishes the local start when it passes it.
+	start int64
+	// pubStart is the published start, what reads below the local copy
+	// start at (J9). Guarded by Node.mu.
+	pubStart int64
+	merged   time.Time
+	// stated is when upkeep last exported the producer state, and
+	// stateCovered the offset the last one published covers (J11).
+	stated       time.Time
+	stateCovered int64
 }
 
 // Open connects to etcd and starts the node's session; nothing is
@@ -151,7 +197,8 @@ func Open(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("cluster: etcd: %w", err)
 	}
 	n := &Node{cfg: cfg, log: cfg.Logger, cli: cli, name: strconv.Itoa(int(cfg.NodeID)),
-		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+		ranges: newRangeCache(cfg.RangeCacheBytes)}
 	n.mu.brokers = map[int32]kafka.Broker{}
 	n.mu.owners = map[string]owner.Record{}
 	n.mu.held = map[string]*held{}

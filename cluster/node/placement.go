@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kgateway/kgateway/cluster/diskless"
 	"github.com/kgateway/kgateway/cluster/owner"
 	"github.com/kgateway/kgateway/resolver"
 	"go.uber.org/zap"
@@ -229,23 +230,47 @@ func (n *Node) acquire(s slot) {
 		zap.Int32("partition", s.idx), zap.Uint64("epoch", o.Epoch), zap.Duration("took", time.Since(start)))
 }
 
-// rebuild makes h's local copy the published one (J3, J6).
+// rebuild makes h's local copy a cache of the published one (J3, J6,
+// J8): the newest ranges, at most CacheRebuildBytes of them, are copied;
+// the older offsets are read from the object store (J9), and the
+// producer state is replayed from the published start (resolver N8).
 func (n *Node) rebuild(ctx context.Context, h *held) error {
 	if h.pkey == CoordinatorKey {
 		return n.p.BecomeCoordinator(ctx, h.o)
 	}
-	start, _, ranges, err := n.p.Diskless.Log(ctx, h.pkey)
+	start, end, ranges, err := n.p.Diskless.Log(ctx, h.pkey)
 	if err != nil {
 		return err
 	}
-	// The first range may begin below the published start (a trim keeps a
-	// range that straddles it): copy it whole, then trim to the start.
-	from := start
-	if len(ranges) > 0 && ranges[0].Base < from {
-		from = ranges[0].Base
+	k := tailFrom(ranges, n.cfg.CacheRebuildBytes)
+	from := end // nothing fits: the local copy starts empty at the end
+	switch {
+	case len(ranges) == 0:
+		from = start
+	case k == 0:
+		// The whole partition. The first range may begin below the
+		// published start (a trim keeps a range that straddles it):
+		// copy it whole, then trim to the start.
+		from = min(start, ranges[0].Base)
+	case k < len(ranges):
+		from = ranges[k].Base
 	}
-	err = n.p.Resolver.ReplacePartition(h.topic, h.idx, resolver.Offset(from), func(appendBatch func([]byte) error) error {
-		for _, r := range ranges {
+	n.mu.Lock()
+	h.pubStart = start
+	n.mu.Unlock()
+	cache := resolver.Cache{Published: published{n: n, h: h}}
+	// J11: the replay starts where the last exported state ends; without
+	// one (or unreadable), at the published start.
+	covered, state, err := n.p.Diskless.State(ctx, h.pkey)
+	switch {
+	case err == nil:
+		cache.State, h.stateCovered = state, covered
+	case !errors.Is(err, diskless.ErrNoState):
+		n.log.Warn("cluster-state-unreadable", zap.String("pkey", h.pkey), zap.Error(err))
+	}
+	tail := ranges[k:]
+	err = n.p.Resolver.ReplacePartitionOver(h.topic, h.idx, resolver.Offset(from), cache, func(appendBatch func([]byte) error) error {
+		for _, r := range tail {
 			data, err := n.p.Diskless.ReadRange(ctx, r)
 			if err != nil {
 				return err
@@ -268,11 +293,27 @@ func (n *Node) rebuild(ctx context.Context, h *held) error {
 	if err != nil {
 		return err
 	}
+	h.stated = time.Now() // the first export a StateInterval from now (J11)
 	n.mu.Lock()
-	h.log, h.start = log, start
+	h.log, h.start = log, max(from, start)
 	n.mu.byLog[log] = h
 	n.mu.Unlock()
 	return nil
+}
+
+// tailFrom is the index of the first of the newest ranges whose bytes
+// fit limit (J8): 0 when all do or limit is negative (the whole
+// partition), len(ranges) when not even the last one does.
+func tailFrom(ranges []diskless.Range, limit int64) int {
+	if limit < 0 {
+		return 0
+	}
+	k, size := len(ranges), int64(0)
+	for k > 0 && size+ranges[k-1].Len <= limit {
+		size += ranges[k-1].Len
+		k--
+	}
+	return k
 }
 
 // eachBatch calls fn with each Kafka record batch of data, in order.
@@ -370,12 +411,20 @@ func (n *Node) upkeep(h *held) {
 		}
 		return
 	}
-	start, _, _, err := n.p.Resolver.Bounds(h.topic, h.idx)
+	// The local start moves only by retention or DeleteRecords: not the
+	// rebuild's tail (J8), which h.start begins at.
+	start, end, err := n.p.Resolver.LocalBounds(h.topic, h.idx)
+	if err == nil {
+		n.exportState(ctx, h, int64(end))
+	}
 	if err == nil && int64(start) > h.start {
 		if err := n.p.Diskless.SetStart(ctx, h.o, h.pkey, int64(start)); err != nil {
 			n.log.Warn("cluster-set-start-failed", zap.String("pkey", h.pkey), zap.Error(err))
 		} else {
+			n.mu.Lock()
 			h.start = int64(start)
+			h.pubStart = max(h.pubStart, int64(start))
+			n.mu.Unlock()
 		}
 	}
 	if time.Since(h.merged) < time.Second {
@@ -397,6 +446,29 @@ func (n *Node) upkeep(h *held) {
 			return
 		}
 	}
+}
+
+// exportState publishes h's producer and transaction state (J11), at
+// most every StateInterval and only when the log grew since the last.
+func (n *Node) exportState(ctx context.Context, h *held, end int64) {
+	if time.Since(h.stated) < n.cfg.StateInterval || end <= h.stateCovered {
+		return
+	}
+	h.stated = time.Now()
+	covered, state, ok, err := n.p.Resolver.ExportState(h.topic, h.idx)
+	if err != nil || !ok || int64(covered) <= h.stateCovered {
+		if err != nil {
+			n.log.Warn("cluster-export-state-failed", zap.String("pkey", h.pkey), zap.Error(err))
+		}
+		return
+	}
+	if err := n.p.Diskless.PutState(ctx, h.o, h.pkey, int64(covered), state); err != nil {
+		if !errors.Is(err, owner.ErrFenced) {
+			n.log.Warn("cluster-put-state-failed", zap.String("pkey", h.pkey), zap.Error(err))
+		}
+		return
+	}
+	h.stateCovered = int64(covered)
 }
 
 // maxMergesPerRound bounds the merges of one partition in one round, so

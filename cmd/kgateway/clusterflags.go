@@ -25,6 +25,12 @@ func (c Config) validateCluster(bad func(prop, format string, args ...any)) {
 	if c.ClusterSessionMs < 1000 {
 		bad("cluster.session.timeout.ms", "%d must be at least 1000", c.ClusterSessionMs)
 	}
+	if c.ClusterStateMs < 1 {
+		bad("cluster.producer.state.interval.ms", "%d must be at least 1", c.ClusterStateMs)
+	}
+	if c.ClusterRebuildBytes < -1 {
+		bad("cluster.cache.rebuild.bytes", "%d must be -1 (the whole partition) or more", c.ClusterRebuildBytes)
+	}
 	if !strings.HasPrefix(c.ClusterEtcdPrefix, "/") {
 		bad("cluster.etcd.prefix", "%q must start with /", c.ClusterEtcdPrefix)
 	}
@@ -41,11 +47,23 @@ func (c Config) clusterConfig(log *zap.Logger) *node.Config {
 		prefix += "/"
 	}
 	return &node.Config{
-		NodeID:         c.NodeID,
-		Endpoints:      splitList(c.ClusterEtcdEndpoints),
-		Prefix:         prefix,
-		SessionTimeout: time.Duration(c.ClusterSessionMs) * time.Millisecond,
-		CommitInterval: time.Duration(c.ClusterCommitMs) * time.Millisecond,
-		Logger:         log.Named("cluster"),
+		NodeID:            c.NodeID,
+		Endpoints:         splitList(c.ClusterEtcdEndpoints),
+		Prefix:            prefix,
+		SessionTimeout:    time.Duration(c.ClusterSessionMs) * time.Millisecond,
+		CommitInterval:    time.Duration(c.ClusterCommitMs) * time.Millisecond,
+		CacheRebuildBytes: rebuildBytes(c.ClusterRebuildBytes),
+		StateInterval:     time.Duration(c.ClusterStateMs) * time.Millisecond,
+		Logger:            log.Named("cluster"),
 	}
+}
+
+// rebuildBytes is cluster.cache.rebuild.bytes for node.Config, where 0
+// is the default: the setting's 0 (copy nothing) becomes 1, which no
+// range fits (a record batch is 61 bytes or more).
+func rebuildBytes(v int64) int64 {
+	if v == 0 {
+		return 1
+	}
+	return v
 }

@@ -106,6 +106,8 @@ type Config struct {
 	ClusterEtcdPrefix    string `prop:"cluster.etcd.prefix" flag:"cluster-etcd-prefix" help:"prefix of the cluster's keys in etcd (several clusters may share one etcd)"`
 	ClusterCommitMs      int64  `prop:"cluster.commit.interval.ms" flag:"cluster-commit-interval-ms" help:"in a cluster, the least time between two group commits (each is one object written and one etcd transaction): longer batches more produce requests into each, at that much more acknowledgement latency"`
 	ClusterSessionMs     int64  `prop:"cluster.session.timeout.ms" flag:"cluster-session-timeout-ms" help:"in a cluster, how long after a node stops renewing its etcd session its partitions are free for other nodes (whole seconds, at least 1000)"`
+	ClusterRebuildBytes  int64  `prop:"cluster.cache.rebuild.bytes" flag:"cluster-cache-rebuild-bytes" help:"in a cluster, at most how many bytes of a partition, the newest, a node copies into its local cache when it takes the partition over; older offsets are read from the object store; -1: the whole partition"`
+	ClusterStateMs       int64  `prop:"cluster.producer.state.interval.ms" flag:"cluster-producer-state-interval-ms" help:"in a cluster, how often a partition's owner writes the partition's producer and transaction state to the object store while the partition grows; a new owner replays the log only from the last one"`
 
 	// The log cleaner of compacted topics.
 	LogCleanerThreads          int     `prop:"log.cleaner.threads" flag:"log-cleaner-threads" help:"partitions cleaned at once; 0 turns the cleaner off"`
@@ -191,6 +193,8 @@ func DefaultConfig() Config {
 		ClusterEtcdPrefix:          node.DefaultPrefix,
 		ClusterCommitMs:            5,
 		ClusterSessionMs:           node.DefaultSessionTimeout.Milliseconds(),
+		ClusterRebuildBytes:        node.DefaultCacheRebuildBytes,
+		ClusterStateMs:             node.DefaultStateInterval.Milliseconds(),
 
 		GroupConsumerSessionTimeoutMs:       group.DefaultConsumerSessionTimeout.Milliseconds(),
 		GroupConsumerHeartbeatIntervalMs:    group.DefaultConsumerHeartbeatInterval.Milliseconds(),

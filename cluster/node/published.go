@@ -1,0 +1,104 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/kgateway/kgateway/cluster/diskless"
+	"github.com/kgateway/kgateway/ledger"
+)
+
+// published is a held partition's published log, as the ledger reads it
+// below its local copy (J9, ledger R20, R21).
+type published struct {
+	n *Node
+	h *held
+}
+
+var _ ledger.Published = published{}
+
+// Start is the published start this node knows: read at the rebuild
+// and moved by this node's own SetStart (the owner is the start's only
+// writer, diskless U3).
+func (p published) Start() (ledger.Offset, bool) {
+	p.n.mu.Lock()
+	defer p.n.mu.Unlock()
+	return ledger.Offset(p.h.pubStart), true
+}
+
+func (p published) Candidates(ctx context.Context, from, to ledger.Offset) ([]ledger.PublishedRange, error) {
+	_, _, ranges, err := p.n.p.Diskless.Log(ctx, p.h.pkey)
+	if err != nil {
+		return nil, err
+	}
+	var out []ledger.PublishedRange
+	for _, r := range ranges {
+		if r.End <= int64(from) || r.Base >= int64(to) {
+			continue
+		}
+		out = append(out, ledger.PublishedRange{Base: ledger.Offset(r.Base), End: ledger.Offset(r.End),
+			Object: r.Object, Pos: r.Pos, Len: r.Len, SHA256: r.SHA256, Version: r.Rev, MaxTime: r.MaxTime})
+	}
+	return out, nil
+}
+
+// Trim publishes a new start under the ownership (DeleteRecords below
+// the local copy, resolver N9), then reads start from it.
+func (p published) Trim(ctx context.Context, start ledger.Offset) error {
+	p.n.mu.Lock()
+	o := p.h.o
+	p.n.mu.Unlock()
+	if err := p.n.p.Diskless.SetStart(ctx, o, p.h.pkey, int64(start)); err != nil {
+		return err
+	}
+	p.n.mu.Lock()
+	p.h.pubStart = max(p.h.pubStart, int64(start))
+	p.n.mu.Unlock()
+	return nil
+}
+
+// Read reads rs, the ranges not in the node's range cache (J10) under
+// pins attached to the node's session lease (diskless U7, U8): a node
+// that dies leaves no pin beyond the lease.
+func (p published) Read(ctx context.Context, rs []ledger.PublishedRange) ([][]byte, error) {
+	out := make([][]byte, len(rs))
+	var miss []diskless.Range
+	var at []int
+	for i, r := range rs {
+		if data, ok := p.n.ranges.get(keyOf(r)); ok {
+			out[i] = data
+			continue
+		}
+		miss = append(miss, diskless.Range{PKey: p.h.pkey, Base: int64(r.Base), End: int64(r.End),
+			Object: r.Object, Pos: r.Pos, Len: r.Len, SHA256: r.SHA256, Rev: r.Version})
+		at = append(at, i)
+	}
+	if len(miss) == 0 {
+		return out, nil
+	}
+	p.n.mu.Lock()
+	lease := p.n.mu.sess.Lease()
+	p.n.mu.Unlock()
+	data, err := p.n.p.Diskless.ReadPinned(ctx, lease, miss...)
+	if err != nil {
+		return nil, staleAsLedger(err)
+	}
+	for j, i := range at {
+		out[i] = data[j]
+		p.n.ranges.put(keyOf(rs[i]), data[j])
+	}
+	return out, nil
+}
+
+func keyOf(r ledger.PublishedRange) rangeKey {
+	return rangeKey{object: r.Object, pos: r.Pos, len: r.Len, sha256: r.SHA256}
+}
+
+// staleAsLedger maps a stale range to the ledger's retry (R21).
+func staleAsLedger(err error) error {
+	if err != nil && errors.Is(err, diskless.ErrStale) {
+		return fmt.Errorf("%w: %w", ledger.ErrStale, err)
+	}
+	return err
+}
