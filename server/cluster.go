@@ -98,7 +98,7 @@ func (s *Server) openClusterCatalog() error {
 			if err := dl.DeletePartitions(ctx, keys); err != nil {
 				s.cfg.Logger.Warn("cluster-delete-partitions-failed", zap.Error(err))
 			}
-			if err := s.cluster.share.DeletePartitions(ctx, keys); err != nil { // sharestate J12
+			if err := s.cluster.share.DeletePartitions(ctx, keys); err != nil { // sharestate J15
 				s.cfg.Logger.Warn("cluster-delete-share-states-failed", zap.Error(err))
 			}
 			n.Kick()

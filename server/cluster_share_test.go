@@ -14,7 +14,7 @@ import (
 )
 
 // Share groups in cluster mode (kafka Y8–Y10, share Q14–Q19,
-// cluster/sharestate J11–J12).
+// cluster/sharestate J14–J15).
 
 // askNode sends req to node id and fails the test on a transport error.
 func askNode[R kmsg.Response](t *testing.T, cl *kgo.Client, id int32, req kmsg.Request) R {

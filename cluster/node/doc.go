@@ -52,13 +52,6 @@
 //	J7 The data directory of a cluster node is a cache: it is emptied at
 //	   start. A directory holding single-node data (no cluster marker) is
 //	   refused rather than emptied.
-//	J13 Transactions: the node's transaction relay (Parts.Txn,
-//	   cluster/txnmark) applies the registrations and markers of exactly
-//	   the partitions Serving reports, under the ownership it reports; a
-//	   partition that starts being served wakes the relay, so decisions
-//	   left by a previous leader are written first thing. The coordinator
-//	   role's restore sets the relay's coordinator ownership before the
-//	   restored coordinator completes anything (X22).
 //	J8 The rebuild (J3) copies into the local cache only the newest
 //	   published ranges whose bytes fit cluster.cache.rebuild.bytes
 //	   (none when even the last does not; -1: all of them), through
@@ -88,4 +81,11 @@
 //	   covers (resolver N10), so a failover reads the published log from
 //	   there, not from its start; a state missing or unreadable only
 //	   lengthens the replay, which then starts at the published start.
+//	J13 Transactions: the node's transaction relay (Parts.Txn,
+//	   cluster/txnmark) applies the registrations and markers of exactly
+//	   the partitions Serving reports, under the ownership it reports; a
+//	   partition that starts being served wakes the relay, so decisions
+//	   left by a previous leader are written first thing. The coordinator
+//	   role's restore sets the relay's coordinator ownership before the
+//	   restored coordinator completes anything (X22).
 package node

@@ -4,7 +4,7 @@ import "github.com/kgateway/kgateway/cluster/owner"
 
 // ServingKey is this node's ownership of pkey while it serves it (J3: rebuilt,
 // or restored for the coordinator role, and not being released): the guard of
-// the share-partition state writes a leader makes (cluster/sharestate J11).
+// the share-partition state writes a leader makes (cluster/sharestate J14).
 func (n *Node) ServingKey(pkey string) (owner.Ownership, bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()

@@ -26,7 +26,7 @@
 //
 // # Rules
 //
-//	J11 A leader's write of a state (Put) commits only if the node still
+//	J14 A leader's write of a state (Put) commits only if the node still
 //	    serves the partition under the ownership whose epoch the state was
 //	    read at (owner E4: the owner key is that acquisition's and the
 //	    epoch unchanged) and the key's mod revision is still the one the
@@ -34,7 +34,7 @@
 //	    reset by the offsets admin meanwhile, writes nothing and must read
 //	    the state again (owner E5); a write whose outcome is unknown is
 //	    treated the same way.
-//	J12 The offsets admin's writes (Reset, DeleteGroup) are guarded by the
+//	J15 The offsets admin's writes (Reset, DeleteGroup) are guarded by the
 //	    coordinator role's ownership instead, and change the mod revision
 //	    every leader's next Put compares: a leader holding an older state
 //	    is refused and reads the admin's. States go with their group

@@ -84,7 +84,7 @@
 //
 //	Q14 In cluster mode the share-partition states are in States, one
 //	    durable record per group and partition (cluster/sharestate: etcd,
-//	    J11–J12), never in an offset store; the coordinator's store keeps
+//	    J14–J15), never in an offset store; the coordinator's store keeps
 //	    the group records, epochs and group configs as on a single node.
 //	Q15 A leader side serves the partitions this node leads
 //	    (States.Serving); another partition answers
