@@ -30,7 +30,7 @@ func (r *Relay) watch(ctx context.Context) {
 			}
 			continue
 		}
-		r.Kick()
+		r.Kick() // a load: every key
 		wc := r.cli.Watch(clientv3.WithRequireLeader(ctx), r.dir, clientv3.WithPrefix(), clientv3.WithRev(rev+1))
 		for resp := range wc {
 			if resp.Err() != nil || resp.Canceled {
@@ -43,7 +43,7 @@ func (r *Relay) watch(ctx context.Context) {
 			r.mu.rev = max(r.mu.rev, resp.Header.Revision)
 			r.wakeLocked()
 			r.mu.Unlock()
-			r.Kick()
+			r.wake()
 		}
 	}
 }
@@ -89,8 +89,10 @@ func (r *Relay) setLocked(key string, kv *mvccpb.KeyValue, deleted bool) {
 	k := strings.TrimPrefix(key, r.dir)
 	if deleted {
 		delete(r.mu.recs, k)
+		delete(r.mu.dirty, k)
 		return
 	}
+	r.mu.dirty[k] = struct{}{}
 	topic, partition, pid, ok := parseKey(k)
 	var rec record
 	if !ok || json.Unmarshal(kv.Value, &rec) != nil {
@@ -107,19 +109,22 @@ func (r *Relay) setLocked(key string, kv *mvccpb.KeyValue, deleted bool) {
 	}
 }
 
-// applyLoop applies records whenever something changes, and retries the
-// ones that failed every Retry.
+// applyLoop applies the records that changed whenever some do, and looks
+// at every record every Retry (the failed ones are retried then) and
+// when asked to (Kick).
 func (r *Relay) applyLoop(ctx context.Context) {
 	tick := time.NewTicker(r.opts.Retry)
 	defer tick.Stop()
 	for {
+		all := false
 		select {
 		case <-ctx.Done():
 			return
 		case <-r.kick:
 		case <-tick.C:
+			all = true
 		}
-		r.applyDue(ctx)
+		r.applyDue(ctx, all)
 	}
 }
 
@@ -133,13 +138,28 @@ type job struct {
 }
 
 // applyDue starts an applier for every record of a served partition that
-// is not applied, not being applied and not waiting for a retry.
-func (r *Relay) applyDue(ctx context.Context) {
+// is not applied, not being applied and not waiting for a retry: among
+// the records changed since the last pass, or all of them. A pass over
+// the changed ones only keeps a busy relay's work proportional to the
+// changes, not to every open transaction's partitions.
+func (r *Relay) applyDue(ctx context.Context, all bool) {
 	now := time.Now()
 	var jobs []job
 	r.mu.Lock()
-	for k, e := range r.mu.recs {
-		if e.busy || now.Before(e.retryAt) {
+	keys := r.mu.dirty
+	if all || r.mu.all {
+		keys = nil
+		for k := range r.mu.recs {
+			if keys == nil {
+				keys = make(map[string]struct{}, len(r.mu.recs))
+			}
+			keys[k] = struct{}{}
+		}
+	}
+	r.mu.dirty, r.mu.all = map[string]struct{}{}, false
+	for k := range keys {
+		e := r.mu.recs[k]
+		if e == nil || e.busy || now.Before(e.retryAt) {
 			continue
 		}
 		o, ok := r.serving(e.topic, e.partition)
@@ -165,11 +185,16 @@ func (r *Relay) applyDue(ctx context.Context) {
 	}
 }
 
-// finish records an applier's outcome.
+// finish records an applier's outcome. A record that changed while it
+// was applied is looked at again at once.
 func (r *Relay) finish(j job, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	j.e.busy = false
+	if j.e.rev != j.rev && r.mu.recs[strings.TrimPrefix(j.key, r.dir)] == j.e {
+		r.mu.dirty[strings.TrimPrefix(j.key, r.dir)] = struct{}{}
+		r.wake()
+	}
 	switch {
 	case !ok:
 		j.e.retryAt = time.Now().Add(r.opts.Retry)

@@ -92,6 +92,11 @@ type Relay struct {
 		// waiters are WriteTxnMarker calls waiting for a key to go.
 		rev     int64
 		waiters map[*waiter]struct{}
+		// dirty are the keys changed since the last pass; all asks the
+		// next pass to look at every key (a load, a partition newly
+		// served).
+		dirty map[string]struct{}
+		all   bool
 	}
 }
 
@@ -137,6 +142,7 @@ func New(cli *clientv3.Client, owners func() *owner.Manager, prefix string, part
 		stop: make(chan struct{})}
 	r.mu.recs = map[string]*entry{}
 	r.mu.waiters = map[*waiter]struct{}{}
+	r.mu.dirty = map[string]struct{}{}
 	return r
 }
 
@@ -200,8 +206,16 @@ func (r *Relay) Close() {
 }
 
 // Kick has the relay look at every record now: a partition may have
-// become served (Acquired).
+// become served.
 func (r *Relay) Kick() {
+	r.mu.Lock()
+	r.mu.all = true
+	r.mu.Unlock()
+	r.wake()
+}
+
+// wake has the relay look at the records changed since its last pass.
+func (r *Relay) wake() {
 	select {
 	case r.kick <- struct{}{}:
 	default:
