@@ -109,15 +109,21 @@ func benchProduce(b *testing.B, seeds []string) {
 	wg.Wait()
 	elapsed := time.Since(start)
 	b.StopTimer()
+	reportLatencies(b, lat, elapsed, "", "acks/s")
+}
+
+// reportLatencies reports the p50 and p99 of lat (named prefix+"p50-ms",
+// prefix+"p99-ms") and how many there were per second of elapsed (rate).
+func reportLatencies(b *testing.B, lat [][]time.Duration, elapsed time.Duration, prefix, rate string) {
 	all := slices.Concat(lat...)
 	slices.Sort(all)
 	if len(all) == 0 {
 		return
 	}
 	q := func(f float64) float64 { return float64(all[int(f*float64(len(all)-1))].Microseconds()) / 1000 }
-	b.ReportMetric(q(0.5), "p50-ms")
-	b.ReportMetric(q(0.99), "p99-ms")
-	b.ReportMetric(float64(len(all))/elapsed.Seconds(), "acks/s")
+	b.ReportMetric(q(0.5), prefix+"p50-ms")
+	b.ReportMetric(q(0.99), prefix+"p99-ms")
+	b.ReportMetric(float64(len(all))/elapsed.Seconds(), rate)
 }
 
 // BenchmarkClusterThroughput measures produce and then consume
@@ -285,13 +291,5 @@ func benchTxn(b *testing.B, seeds []string) {
 	wg.Wait()
 	elapsed := time.Since(start)
 	b.StopTimer()
-	all := slices.Concat(lat...)
-	slices.Sort(all)
-	if len(all) == 0 {
-		return
-	}
-	q := func(f float64) float64 { return float64(all[int(f*float64(len(all)-1))].Microseconds()) / 1000 }
-	b.ReportMetric(q(0.5), "commit-p50-ms")
-	b.ReportMetric(q(0.99), "commit-p99-ms")
-	b.ReportMetric(float64(len(all))/elapsed.Seconds(), "txn/s")
+	reportLatencies(b, lat, elapsed, "commit-", "txn/s")
 }

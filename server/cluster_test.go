@@ -447,10 +447,8 @@ func TestClusterIdempotentRetryAfterFailover(t *testing.T) {
 	}
 }
 
-// produceTo sends batch to topic/0 on node id, acks=all, and returns the
-// base offset it was given.
-func produceTo(t *testing.T, ctx context.Context, cl *kgo.Client, id int32, topic string, batch []byte) int64 {
-	t.Helper()
+// produceReq is a Produce of batch to topic/0, acks=all.
+func produceReq(topic string, batch []byte) *kmsg.ProduceRequest {
 	req := kmsg.NewPtrProduceRequest()
 	req.Acks, req.TimeoutMillis = -1, 10_000
 	rt := kmsg.NewProduceRequestTopic()
@@ -459,7 +457,14 @@ func produceTo(t *testing.T, ctx context.Context, cl *kgo.Client, id int32, topi
 	rp.Records = batch
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctx, cl.Broker(int(id)))
+	return req
+}
+
+// produceTo sends batch to topic/0 on node id, acks=all, and returns the
+// base offset it was given.
+func produceTo(t *testing.T, ctx context.Context, cl *kgo.Client, id int32, topic string, batch []byte) int64 {
+	t.Helper()
+	resp, err := produceReq(topic, batch).RequestWith(ctx, cl.Broker(int(id)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -630,15 +635,7 @@ func produceToLeader(t *testing.T, ctx context.Context, c *testCluster, adm *kad
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		leader := c.waitLeaders(adm, topic, 1)[0]
-		req := kmsg.NewPtrProduceRequest()
-		req.Acks, req.TimeoutMillis = -1, 10_000
-		rt := kmsg.NewProduceRequestTopic()
-		rt.Topic = topic
-		rp := kmsg.NewProduceRequestTopicPartition()
-		rp.Records = batch
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-		resp, err := req.RequestWith(ctx, cl.Broker(int(leader)))
+		resp, err := produceReq(topic, batch).RequestWith(ctx, cl.Broker(int(leader)))
 		if err != nil {
 			t.Fatal(err)
 		}
