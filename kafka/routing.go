@@ -350,16 +350,7 @@ func txnNotCoordinator(req kmsg.Request) kmsg.Response {
 		return resp
 	case *kmsg.TxnOffsetCommitRequest:
 		resp := r.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
-		for _, t := range r.Topics {
-			rt := kmsg.NewTxnOffsetCommitResponseTopic()
-			rt.Topic = t.Topic
-			for _, p := range t.Partitions {
-				rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
-				rp.Partition, rp.ErrorCode = p.Partition, code
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			resp.Topics = append(resp.Topics, rt)
-		}
+		resp.Topics = txnCommitErrors(r.Topics, code)
 		return resp
 	case *kmsg.DescribeTransactionsRequest:
 		resp := r.ResponseKind().(*kmsg.DescribeTransactionsResponse)
