@@ -78,14 +78,27 @@ func benchProduce(b *testing.B, seeds []string) {
 	}
 	value := make([]byte, 1024)
 	warmPartitions(b, ctx, cl, parts, value)
-	lat := make([][]time.Duration, producers)
+	b.SetBytes(int64(len(value)))
+	lat, elapsed := runTimed(b, producers, func(int) (time.Duration, error) {
+		t0 := time.Now()
+		err := cl.ProduceSync(ctx, &kgo.Record{Value: value}).FirstErr()
+		return time.Since(t0), err
+	})
+	reportLatencies(b, lat, elapsed, "", "acks/s")
+}
+
+// runTimed runs b.N operations on workers goroutines, op(worker) each
+// returning the latency to record, with the benchmark timer running
+// only meanwhile; it returns each worker's latencies and the time taken.
+// An error stops its worker.
+func runTimed(b *testing.B, workers int, op func(worker int) (time.Duration, error)) ([][]time.Duration, time.Duration) {
+	lat := make([][]time.Duration, workers)
 	var wg sync.WaitGroup
 	var next sync.Mutex
 	left := b.N
-	b.SetBytes(int64(len(value)))
 	b.ResetTimer()
 	start := time.Now()
-	for i := range producers {
+	for i := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -97,19 +110,19 @@ func benchProduce(b *testing.B, seeds []string) {
 				}
 				left--
 				next.Unlock()
-				t0 := time.Now()
-				if err := cl.ProduceSync(ctx, &kgo.Record{Value: value}).FirstErr(); err != nil {
+				d, err := op(i)
+				if err != nil {
 					b.Error(err)
 					return
 				}
-				lat[i] = append(lat[i], time.Since(t0))
+				lat[i] = append(lat[i], d)
 			}
 		}()
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
 	b.StopTimer()
-	reportLatencies(b, lat, elapsed, "", "acks/s")
+	return lat, elapsed
 }
 
 // reportLatencies reports the p50 and p99 of lat (named prefix+"p50-ms",
@@ -250,46 +263,20 @@ func benchTxn(b *testing.B, seeds []string) {
 		}
 		defer cls[i].Close()
 	}
-	lat := make([][]time.Duration, producers)
-	var wg sync.WaitGroup
-	var next sync.Mutex
-	left := b.N
-	b.ResetTimer()
-	start := time.Now()
-	for i, cl := range cls {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				next.Lock()
-				if left == 0 {
-					next.Unlock()
-					return
-				}
-				left--
-				next.Unlock()
-				if err := cl.BeginTransaction(); err != nil {
-					b.Error(err)
-					return
-				}
-				for p := range int32(parts) {
-					cl.Produce(ctx, &kgo.Record{Value: value, Partition: p}, nil)
-				}
-				if err := cl.Flush(ctx); err != nil {
-					b.Error(err)
-					return
-				}
-				t0 := time.Now()
-				if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
-					b.Error(err)
-					return
-				}
-				lat[i] = append(lat[i], time.Since(t0))
-			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	b.StopTimer()
+	lat, elapsed := runTimed(b, producers, func(i int) (time.Duration, error) {
+		cl := cls[i]
+		if err := cl.BeginTransaction(); err != nil {
+			return 0, err
+		}
+		for p := range int32(parts) {
+			cl.Produce(ctx, &kgo.Record{Value: value, Partition: p}, nil)
+		}
+		if err := cl.Flush(ctx); err != nil {
+			return 0, err
+		}
+		t0 := time.Now()
+		err := cl.EndTransaction(ctx, kgo.TryCommit)
+		return time.Since(t0), err
+	})
 	reportLatencies(b, lat, elapsed, "commit-", "txn/s")
 }
