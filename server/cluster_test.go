@@ -139,11 +139,27 @@ func (c *testCluster) waitLeaders(adm *kadm.Client, topic string, parts int) map
 	}
 }
 
-// startWithTopic starts nodes 1..n and creates topic with parts
-// partitions through a client that produces to it by default.
-func startWithTopic(t *testing.T, n int32, topic string, parts int32) (*testCluster, *kgo.Client, *kadm.Client, context.Context) {
+// initProducer is an idempotent producer id and epoch from the cluster.
+func initProducer(t *testing.T, ctx context.Context, cl *kgo.Client) *kmsg.InitProducerIDResponse {
+	t.Helper()
+	init := kmsg.NewPtrInitProducerIDRequest()
+	init.TransactionTimeoutMillis = -1
+	ir, err := init.RequestWith(ctx, cl)
+	if err != nil || ir.ErrorCode != 0 {
+		t.Fatalf("InitProducerId: %v %v", err, ir)
+	}
+	return ir
+}
+
+// startWithTopic starts nodes 1..n, each configuration changed by edit
+// if given, and creates topic with parts partitions through a client
+// that produces to it by default.
+func startWithTopic(t *testing.T, n int32, topic string, parts int32, edit ...func(*Config)) (*testCluster, *kgo.Client, *kadm.Client, context.Context) {
 	t.Helper()
 	c := newTestCluster(t)
+	if len(edit) > 0 {
+		c.edit = edit[0]
+	}
 	for id := int32(1); id <= n; id++ {
 		c.start(id)
 	}
@@ -418,12 +434,7 @@ func TestClusterMergesRanges(t *testing.T) {
 func TestClusterIdempotentRetryAfterFailover(t *testing.T) {
 	c, cl, adm, ctx := startWithTopic(t, 2, "i", 1)
 	leader := c.waitLeaders(adm, "i", 1)[0]
-	init := kmsg.NewPtrInitProducerIDRequest()
-	init.TransactionTimeoutMillis = -1
-	ir, err := init.RequestWith(ctx, cl)
-	if err != nil || ir.ErrorCode != 0 {
-		t.Fatalf("InitProducerId: %v %d", err, ir.ErrorCode)
-	}
+	ir := initProducer(t, ctx, cl)
 	batches := [][]byte{
 		idempotentBatch(ir.ProducerID, ir.ProducerEpoch, 0),
 		idempotentBatch(ir.ProducerID, ir.ProducerEpoch, 1),
@@ -537,26 +548,12 @@ func checkConsumed(t *testing.T, c *testCluster, topic string, want []string) {
 // below the cache is still deduplicated (resolver N8).
 func TestClusterReadsBelowTheCache(t *testing.T) {
 	const cache = 4096
-	c := newTestCluster(t)
-	c.edit = func(cfg *Config) {
+	c, cl, adm, ctx := startWithTopic(t, 2, "o", 1, func(cfg *Config) {
 		cfg.Cluster.CacheRebuildBytes = cache
 		// No exported state (J11): the replay reads the published log.
 		cfg.Cluster.StateInterval = time.Hour
-	}
-	c.start(1)
-	c.start(2)
-	cl := c.client(kgo.DefaultProduceTopic("o"))
-	adm := kadm.NewClient(cl)
-	ctx := testCtx(t)
-	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "o"); err != nil {
-		t.Fatal(err)
-	}
-	init := kmsg.NewPtrInitProducerIDRequest()
-	init.TransactionTimeoutMillis = -1
-	ir, err := init.RequestWith(ctx, cl)
-	if err != nil || ir.ErrorCode != 0 {
-		t.Fatalf("InitProducerId: %v %d", err, ir.ErrorCode)
-	}
+	})
+	ir := initProducer(t, ctx, cl)
 	var leader int32
 	old := [][]byte{idempotentBatch(ir.ProducerID, ir.ProducerEpoch, 0), idempotentBatch(ir.ProducerID, ir.ProducerEpoch, 1)}
 	var offsets []int64
@@ -656,25 +653,11 @@ func produceToLeader(t *testing.T, ctx context.Context, c *testCluster, adm *kad
 // not from the published start, and still deduplicates a retry from a
 // producer whose batches are all older than that.
 func TestClusterFailoverFromExportedState(t *testing.T) {
-	c := newTestCluster(t)
-	c.edit = func(cfg *Config) {
+	c, cl, adm, ctx := startWithTopic(t, 2, "s", 1, func(cfg *Config) {
 		cfg.Cluster.CacheRebuildBytes = 1 // no range fits: nothing is copied
 		cfg.Cluster.StateInterval = 50 * time.Millisecond
-	}
-	c.start(1)
-	c.start(2)
-	cl := c.client(kgo.DefaultProduceTopic("s"))
-	adm := kadm.NewClient(cl)
-	ctx := testCtx(t)
-	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "s"); err != nil {
-		t.Fatal(err)
-	}
-	init := kmsg.NewPtrInitProducerIDRequest()
-	init.TransactionTimeoutMillis = -1
-	ir, err := init.RequestWith(ctx, cl)
-	if err != nil || ir.ErrorCode != 0 {
-		t.Fatalf("InitProducerId: %v %d", err, ir.ErrorCode)
-	}
+	})
+	ir := initProducer(t, ctx, cl)
 	old := [][]byte{idempotentBatch(ir.ProducerID, ir.ProducerEpoch, 0), idempotentBatch(ir.ProducerID, ir.ProducerEpoch, 1)}
 	var offsets []int64
 	for _, b := range old {
