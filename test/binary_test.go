@@ -8,41 +8,17 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 
+	"github.com/kgateway/kgateway/test/kgbin"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-var build struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
-}
-
-// kgatewayBinary builds cmd/kgateway once per test run.
-func kgatewayBinary(t *testing.T) string {
-	t.Helper()
-	build.once.Do(func() {
-		build.dir, build.err = mkdirTemp()
-		if build.err != nil {
-			return
-		}
-		build.path = filepath.Join(build.dir, "kgateway")
-		out, err := exec.Command("go", "build", "-o", build.path, "github.com/kgateway/kgateway/cmd/kgateway").CombinedOutput()
-		if err != nil {
-			build.err = errors.New(string(out))
-		}
-	})
-	if build.err != nil {
-		t.Fatalf("build kgateway: %v", build.err)
-	}
-	return build.path
-}
+// kgatewayBinary is cmd/kgateway, built once per test run.
+func kgatewayBinary(t *testing.T) string { return kgbin.Path(t) }
 
 // proc is a running kgateway process.
 type proc struct {

@@ -3,14 +3,12 @@ package test
 import (
 	"os"
 	"testing"
-)
 
-func mkdirTemp() (string, error) { return os.MkdirTemp("", "kgateway-e2e-") }
+	"github.com/kgateway/kgateway/test/kgbin"
+)
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if build.dir != "" {
-		os.RemoveAll(build.dir)
-	}
+	kgbin.Remove()
 	os.Exit(code)
 }

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/kgateway/kgateway/cluster/etcdtest"
+	"github.com/kgateway/kgateway/test/kgbin"
 	"github.com/kgateway/kgateway/test/s3server"
 	"github.com/twmb/franz-go/pkg/kgo"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -42,40 +43,14 @@ const (
 	stopTimeout  = 60 * time.Second
 )
 
-var build struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
-}
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if build.dir != "" {
-		os.RemoveAll(build.dir)
-	}
+	kgbin.Remove()
 	os.Exit(code)
 }
 
-// kgatewayBinary builds cmd/kgateway once per test run.
-func kgatewayBinary(t testing.TB) string {
-	t.Helper()
-	build.once.Do(func() {
-		build.dir, build.err = os.MkdirTemp("", "kgateway-cluster-")
-		if build.err != nil {
-			return
-		}
-		build.path = filepath.Join(build.dir, "kgateway")
-		out, err := exec.Command("go", "build", "-o", build.path, "github.com/kgateway/kgateway/cmd/kgateway").CombinedOutput()
-		if err != nil {
-			build.err = errors.New(string(out))
-		}
-	})
-	if build.err != nil {
-		t.Fatalf("build kgateway: %v", build.err)
-	}
-	return build.path
-}
+// kgatewayBinary is cmd/kgateway, built once per test run.
+func kgatewayBinary(t testing.TB) string { return kgbin.Path(t) }
 
 // Cluster is a real etcd, a real S3 server and kgateway processes, all on
 // 127.0.0.1. Its methods are called from the test's goroutine.
