@@ -80,6 +80,11 @@ func (c *Committer) collectOrphans(ctx context.Context, dir string, known map[st
 		if err == io.EOF {
 			return deleted, nil
 		}
+		if gcerrors.Code(err) == gcerrors.NotFound {
+			// Something listed vanished meanwhile (a commit's temporary
+			// file, renamed into place): orphans wait for the next pass.
+			return deleted, nil
+		}
 		if err != nil {
 			return deleted, fmt.Errorf("diskless: collect: list %s: %w", dir, err)
 		}
