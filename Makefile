@@ -27,12 +27,18 @@ VERSITYGW_VERSION := v1.8.0
 VERSITYGW := $(firstword $(subst :, ,$(shell $(GO) env GOPATH)))/bin/versitygw-$(VERSITYGW_VERSION)
 
 # deps installs what the tests need on a fresh machine: kcat from Debian,
-# versitygw from source.
-deps: $(VERSITYGW)
+# versitygw from source, and Apache Kafka's jars (test/jvm, from Maven
+# Central) with the classpath the Go side starts the broker and tools with.
+JVM_MOD := test/jvm
+deps: $(VERSITYGW) $(JVM_MOD)/target/classpath.txt
 	@command -v kcat >/dev/null 2>&1 || { \
 		echo "installing kcat"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq kcat; }
+
+$(JVM_MOD)/target/classpath.txt: $(JVM_MOD)/pom.xml
+	mvn -q -B -f $(JVM_MOD)/pom.xml dependency:go-offline
+	mvn -q -B -f $(JVM_MOD)/pom.xml dependency:build-classpath -Dmdep.outputFile=target/classpath.txt
 
 $(VERSITYGW):
 	@echo "building versitygw $(VERSITYGW_VERSION) into $@"
