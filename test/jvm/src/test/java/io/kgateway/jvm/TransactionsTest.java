@@ -111,10 +111,19 @@ class TransactionsTest {
     @Test
     @Tag("core")
     void readProcessWriteExactlyOnceAcrossKill() throws Exception {
+        readProcessWrite(2000, 1);
+    }
+
+    /** The same through three kills, for test-jvm-all. */
+    @Test
+    void readProcessWriteExactlyOnceAcrossThreeKills() throws Exception {
+        readProcessWrite(6000, 3);
+    }
+
+    void readProcessWrite(int n, int kills) throws Exception {
         try (KGateway kg = KGateway.start()) {
             String input = Clients.unique("in"), output = Clients.unique("out");
             String group = Clients.unique("g-eos"), txnId = Clients.unique("txn");
-            int n = 2000;
             try (Admin admin = kg.admin()) {
                 Clients.createTopic(admin, input, PARTITIONS);
                 Clients.createTopic(admin, output, PARTITIONS);
@@ -129,12 +138,15 @@ class TransactionsTest {
             Thread t = new Thread(app, "eos-app");
             t.start();
             try {
-                Await.until("10 transactions committed", () -> app.commits.get() >= 10);
-                kg.kill();
-                int before = app.commits.get();
-                assertTrue(app.processed.get() < n, "killed mid-stream: " + app.processed.get() + " of " + n + " done");
-                kg.startAgain();
-                Await.until("the app commits again after the restart", () -> app.commits.get() > before);
+                for (int k = 0; k < kills; k++) {
+                    int target = app.commits.get() + 10;
+                    Await.until("10 more transactions committed", () -> app.commits.get() >= target);
+                    kg.kill();
+                    int before = app.commits.get();
+                    assertTrue(app.processed.get() < n, "killed mid-stream: " + app.processed.get() + " of " + n + " done");
+                    kg.startAgain();
+                    Await.until("the app commits again after the restart", () -> app.commits.get() > before);
+                }
                 try (Admin admin = kg.admin()) {
                     Await.until("every input offset committed", () -> {
                         Map<TopicPartition, OffsetAndMetadata> m =
