@@ -361,6 +361,11 @@ func (c *Coordinator) answer(results map[sessPart]*partResult, order []sessPart,
 		p.Partition, p.ErrorCode, p.AcknowledgeErrorCode = sp.partition, r.code, r.ackCode
 		p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = -1, -1 // no leader hint, as Kafka sends
 		p.Records = r.records
+		if p.Records == nil {
+			// Records is non-nullable from v1: a null here is a parse
+			// error in Kafka's client (its consumer network thread fails).
+			p.Records = []byte{}
+		}
 		for _, rg := range r.ranges {
 			ar := kmsg.NewShareFetchResponseTopicPartitionAcquiredRecord()
 			ar.FirstOffset, ar.LastOffset, ar.DeliveryCount = rg.first, rg.last, int16(min(rg.count, 32767))
