@@ -70,6 +70,15 @@ test-jvm: $(JVM_MOD)/target/classpath.txt
 test-jvm-all: $(JVM_MOD)/target/classpath.txt
 	$(MVN_TEST)
 
+# test-kafka-tools runs Apache Kafka's command-line tools (kafka-topics,
+# kafka-configs, kafka-consumer-groups, kafka-acls, kafka-transactions,
+# kafka-share-groups, the perf tests) against kgateway and a real Kafka
+# broker and compares what they print (test/kafkatools). Minutes, so not
+# part of `make test`; .ci/run calls it.
+.PHONY: test-kafka-tools
+test-kafka-tools: deps
+	KGW_KAFKA_TOOLS=1 $(GO) test -count=1 -timeout 20m -run 'TestTools|TestNormalise|TestTriage' ./test/kafkatools/
+
 # bench runs the end-to-end benchmark (cmd/kgbench, BENCHMARKS.md) against
 # kgateway, kfake and durable kfake; pass flags with BENCH_FLAGS, e.g.
 #   make bench BENCH_FLAGS='--records 20000 --duration 3s --big-bytes 50MB --rounds 3'

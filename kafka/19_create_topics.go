@@ -16,6 +16,7 @@ package kafka
 // Left out: request timeouts (creation is synchronous).
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/kgateway/kgateway/resolver"
@@ -75,6 +76,9 @@ func (s *Server) createdTopic(rt kmsg.CreateTopicsRequestTopic, t resolver.Topic
 	out := kmsg.NewCreateTopicsResponseTopic()
 	out.Topic = rt.Topic
 	if err != nil {
+		if errors.Is(err, resolver.ErrTopicExists) {
+			err = kafkaWorded{err, fmt.Sprintf("Topic '%s' already exists.", rt.Topic)}
+		}
 		out.ErrorCode = errCode(err)
 		out.ErrorMessage = errMessage(err)
 		out.NumPartitions, out.ReplicationFactor = -1, -1

@@ -58,6 +58,15 @@ func (s *Server) createPartitions(rt kmsg.CreatePartitionsRequestTopic, validate
 	if !ok {
 		return fmt.Errorf("%w: %q", resolver.ErrUnknownTopic, rt.Topic)
 	}
+	// Kafka's words for a count that does not grow the topic (the catalog
+	// refuses it too, under the lock that orders concurrent growth).
+	switch {
+	case rt.Count == t.Partitions:
+		return kafkaWorded{resolver.ErrInvalidPartitions, fmt.Sprintf("Topic already has %d partition(s).", t.Partitions)}
+	case rt.Count < t.Partitions:
+		return kafkaWorded{resolver.ErrInvalidPartitions, fmt.Sprintf(
+			"The topic %s currently has %d partition(s); %d would not be an increase.", rt.Topic, t.Partitions, rt.Count)}
+	}
 	if rt.Assignment != nil {
 		if want := int(rt.Count - t.Partitions); want > 0 && len(rt.Assignment) != want {
 			return fmt.Errorf("%w: %d assignments for %d new partitions", kerr.InvalidReplicaAssignment, len(rt.Assignment), want)

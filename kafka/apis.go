@@ -38,7 +38,7 @@ var apis = []api{
 	{key: 12, min: 0, max: 4, handle: handleHeartbeat},
 	{key: 13, min: 0, max: 5, handle: handleLeaveGroup},
 	{key: 14, min: 0, max: 5, handle: handleSyncGroup},
-	{key: 15, min: 0, max: 5, handle: handleDescribeGroups},
+	{key: 15, min: 0, max: 6, handle: handleDescribeGroups},
 	{key: 16, min: 0, max: 5, handle: handleListGroups},
 	{key: 17, min: 0, max: 1, handle: handleSaslHandshake},
 	{key: 18, min: 0, max: 4, handle: handleApiVersions},

@@ -69,6 +69,17 @@ func errMessage(err error) *string {
 	return &m
 }
 
+// kafkaWorded is an error whose message is Kafka's own wording for the
+// same refusal (what Kafka's tools print), while errors.Is still finds the
+// sentinel that gives its code.
+type kafkaWorded struct {
+	sentinel error
+	msg      string
+}
+
+func (e kafkaWorded) Error() string { return e.msg }
+func (e kafkaWorded) Unwrap() error { return e.sentinel }
+
 // asKerr finds a Kafka error a handler wrapped itself (for codes that no
 // internal sentinel stands for, like INVALID_REQUIRED_ACKS).
 func asKerr(err error) (*kerr.Error, bool) {

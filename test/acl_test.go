@@ -213,7 +213,8 @@ func aclCases(a *aclServer, notAuthz func(int16) bool) []aclCase {
 					t.Errorf("authorized operations %b, want DESCRIBE only", g.AuthorizedOperations)
 				}
 				return g.ErrorCode
-			}},
+			},
+			ok: notAuthz}, // GROUP_ID_NOT_FOUND: DescribeGroups v6 of a group that does not exist
 		{name: "DeleteGroups", refuse: kerr.GroupAuthorizationFailed,
 			grant: allowAlice().Groups("g-del").Operations(kadm.OpDelete),
 			try: func(t *testing.T, cl *kgo.Client) int16 {

@@ -65,6 +65,10 @@ func TestCreateTopicsValidation(t *testing.T) {
 	if again.Topics[0].ErrorCode != kerr.TopicAlreadyExists.Code {
 		t.Errorf("second create: error %d", again.Topics[0].ErrorCode)
 	}
+	// Kafka's words, which kafka-topics prints.
+	if m := again.Topics[0].ErrorMessage; m == nil || *m != "Topic 'ok' already exists." {
+		t.Errorf("second create: message %v", m)
+	}
 	vo := request[*kmsg.CreateTopicsResponse](t, cl, createTopicsReq(true, topicReq("only-validated", 4, 1, nil)))
 	if vo.Topics[0].ErrorCode != 0 || vo.Topics[0].NumPartitions != 4 {
 		t.Errorf("validate_only: %+v", vo.Topics[0])
@@ -75,6 +79,46 @@ func TestCreateTopicsValidation(t *testing.T) {
 }
 
 // DeleteTopics by name and (v6) by id; unknown ones get per-topic errors.
+// CreatePartitions refuses a count that does not grow the topic with
+// INVALID_PARTITIONS and Kafka's message for each case (which
+// kafka-topics --alter prints); a growth still succeeds.
+func TestCreatePartitionsNoIncrease(t *testing.T) {
+	g := newGateway(t)
+	g.createTopic("grow", 3)
+	cl := g.client()
+	for _, c := range []struct {
+		count int32
+		want  string
+	}{
+		{3, "Topic already has 3 partition(s)."},
+		{2, "The topic grow currently has 3 partition(s); 2 would not be an increase."},
+		{4, ""},
+	} {
+		count, want := c.count, c.want
+		req := kmsg.NewPtrCreatePartitionsRequest()
+		rt := kmsg.NewCreatePartitionsRequestTopic()
+		rt.Topic, rt.Count = "grow", count
+		req.Topics = append(req.Topics, rt)
+		got := request[*kmsg.CreatePartitionsResponse](t, cl, req).Topics[0]
+		if want == "" {
+			if got.ErrorCode != 0 {
+				t.Errorf("grow to %d: error %d", count, got.ErrorCode)
+			}
+			continue
+		}
+		if got.ErrorCode != kerr.InvalidPartitions.Code || got.ErrorMessage == nil || *got.ErrorMessage != want {
+			t.Errorf("count %d: error %d message %q, want INVALID_PARTITIONS %q", count, got.ErrorCode, deref(got.ErrorMessage), want)
+		}
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return *s
+}
+
 func TestDeleteTopicsByNameAndID(t *testing.T) {
 	g := newGateway(t)
 	g.createTopic("by-name", 1)

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 )
 
 // TestShareGroupMembersShareOnePartition: three franz-go share consumers
@@ -255,8 +256,15 @@ func TestShareGroupNamespace(t *testing.T) {
 	}
 	dg := kmsg.NewPtrDescribeGroupsRequest()
 	dg.Groups = []string{"shared"}
-	if r := request[*kmsg.DescribeGroupsResponse](t, cl, dg); r.Groups[0].ErrorCode != 0 || r.Groups[0].State != "Dead" {
+	v5 := kversion.Stable()
+	v5.SetMaxKeyVersion(dg.Key(), 5)
+	if r := request[*kmsg.DescribeGroupsResponse](t, shareClient(t, g.addr, kgo.MaxVersions(v5)), dg); r.Groups[0].ErrorCode != 0 || r.Groups[0].State != "Dead" {
 		t.Errorf("classic describe of a share group: %v %s, want Dead", kerr.ErrorForCode(r.Groups[0].ErrorCode), r.Groups[0].State)
+	}
+	// From v6 (KIP-1043): GROUP_ID_NOT_FOUND, in Kafka's words.
+	r6 := request[*kmsg.DescribeGroupsResponse](t, cl, dg).Groups[0]
+	if r6.ErrorCode != kerr.GroupIDNotFound.Code || r6.ErrorMessage == nil || *r6.ErrorMessage != "Group shared is not a classic group." {
+		t.Errorf("v6 classic describe of a share group: %v %v, want GROUP_ID_NOT_FOUND", kerr.ErrorForCode(r6.ErrorCode), r6.ErrorMessage)
 	}
 	commit.Group = "shared"
 	if r := request[*kmsg.OffsetCommitResponse](t, cl, commit); r.Topics[0].Partitions[0].ErrorCode != kerr.GroupIDNotFound.Code {

@@ -1,9 +1,11 @@
 package group
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 )
@@ -55,20 +57,39 @@ func (c *Coordinator) FindCoordinator(req *kmsg.FindCoordinatorRequest, self Nod
 	return resp
 }
 
-// DescribeGroups handles DescribeGroups v0–5. An unknown group is described
-// as Dead with no error, as Kafka does before v6. Member metadata and
-// assignments are returned only for Stable groups (as Kafka).
+// DescribeGroups handles DescribeGroups v0–6. Before v6 an unknown group
+// is described as Dead with no error, and so is a consumer-protocol group
+// (it is no classic group); from v6 (KIP-1043) both are GROUP_ID_NOT_FOUND
+// with Kafka's message, which the admin client turns into
+// GroupIdNotFoundException. Member metadata and assignments are returned
+// only for Stable groups (as Kafka).
 func (c *Coordinator) DescribeGroups(req *kmsg.DescribeGroupsRequest) *kmsg.DescribeGroupsResponse {
 	resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
 	for _, id := range req.Groups {
 		dg := kmsg.NewDescribeGroupsResponseGroup()
 		dg.Group, dg.State = id, stateDead.String()
-		if g := c.lookup(id); g != nil {
+		g := c.lookup(id)
+		if g != nil {
 			g.describe(&dg)
+		}
+		if req.Version >= 6 && (g == nil || g.isConsumer()) {
+			msg := fmt.Sprintf("Group %s not found.", id)
+			if g != nil {
+				msg = fmt.Sprintf("Group %s is not a classic group.", id)
+			}
+			dg = kmsg.NewDescribeGroupsResponseGroup()
+			dg.Group, dg.ErrorCode, dg.ErrorMessage = id, kerr.GroupIDNotFound.Code, &msg
 		}
 		resp.Groups = append(resp.Groups, dg)
 	}
 	return resp
+}
+
+// isConsumer reports whether g speaks the consumer (KIP-848) protocol.
+func (g *group) isConsumer() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.mu.typ == typeConsumer
 }
 
 func (g *group) describe(dg *kmsg.DescribeGroupsResponseGroup) {

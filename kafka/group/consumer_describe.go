@@ -1,12 +1,15 @@
 package group
 
 import (
+	"fmt"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // ConsumerGroupDescribe handles ConsumerGroupDescribe v0–1. A group that
-// does not exist or is not a consumer group answers GROUP_ID_NOT_FOUND,
-// as Kafka does.
+// does not exist or is not a consumer group answers GROUP_ID_NOT_FOUND
+// with Kafka's message (the admin client keeps it when its retry with
+// DescribeGroups fails too, and kafka-consumer-groups prints it).
 func (c *Coordinator) ConsumerGroupDescribe(req *kmsg.ConsumerGroupDescribeRequest) *kmsg.ConsumerGroupDescribeResponse {
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
 	for _, id := range req.Groups {
@@ -15,6 +18,7 @@ func (c *Coordinator) ConsumerGroupDescribe(req *kmsg.ConsumerGroupDescribeReque
 		g := c.lookup(id)
 		if g == nil {
 			dg.ErrorCode = errGroupNotFound
+			dg.ErrorMessage = kmsg.StringPtr(fmt.Sprintf("Group %s not found.", id))
 		} else {
 			g.describeConsumer(&dg)
 		}
@@ -28,6 +32,10 @@ func (g *group) describeConsumer(dg *kmsg.ConsumerGroupDescribeResponseGroup) {
 	defer g.mu.Unlock()
 	if g.mu.typ != typeConsumer || g.mu.state == stateDead {
 		dg.ErrorCode = errGroupNotFound
+		dg.ErrorMessage = kmsg.StringPtr(fmt.Sprintf("Group %s is not a consumer group.", g.id))
+		if g.mu.state == stateDead {
+			dg.ErrorMessage = kmsg.StringPtr(fmt.Sprintf("Group %s not found.", g.id))
+		}
 		return
 	}
 	cs := g.mu.cons

@@ -402,3 +402,42 @@ func TestConsumerHeartbeatToEmptyClassicGroup(t *testing.T) {
 	code(t, "heartbeat", h.beat("simple", &cm{id: "a", epoch: 3, owned: assignment{}}, false).ErrorCode, kerr.GroupIDNotFound)
 	code(t, "join", h.beat("simple", &cm{id: "a", topics: []string{"t"}}, true).ErrorCode, nil)
 }
+
+// DescribeGroups v6 (KIP-1043): an unknown group and a consumer-protocol
+// group are GROUP_ID_NOT_FOUND with Kafka's messages, which
+// kafka-consumer-groups prints; v5 still describes both as Dead, and a
+// classic group is described as before.
+func TestDescribeGroupsV6NotFound(t *testing.T) {
+	h, topics := new848Harness(t)
+	topics.add("t", 1)
+	h.join("classic", "range")
+	h.beat("cg", &cm{id: "a", topics: []string{"t"}}, true)
+	describe := func(version int16, group string) kmsg.DescribeGroupsResponseGroup {
+		r := kmsg.NewPtrDescribeGroupsRequest()
+		r.Version, r.Groups = version, []string{group}
+		return h.c.DescribeGroups(r).Groups[0]
+	}
+	for group, msg := range map[string]string{"nope": "Group nope not found.", "cg": "Group cg is not a classic group."} {
+		d := describe(6, group)
+		code(t, "v6 describe "+group, d.ErrorCode, kerr.GroupIDNotFound)
+		if d.ErrorMessage == nil || *d.ErrorMessage != msg || d.State != "" || len(d.Members) != 0 {
+			t.Fatalf("v6 describe %s: %+v (message %v), want message %q", group, d, d.ErrorMessage, msg)
+		}
+		if d := describe(5, group); d.ErrorCode != 0 || d.State != "Dead" {
+			t.Fatalf("v5 describe %s: %+v", group, d)
+		}
+	}
+	if d := describe(6, "classic"); d.ErrorCode != 0 || d.State == "Dead" || len(d.Members) != 1 {
+		t.Fatalf("v6 describe of a classic group: %+v", d)
+	}
+	// ConsumerGroupDescribe words its GROUP_ID_NOT_FOUND as Kafka does.
+	for group, msg := range map[string]string{"nope": "Group nope not found.", "classic": "Group classic is not a consumer group."} {
+		r := kmsg.NewPtrConsumerGroupDescribeRequest()
+		r.Groups = []string{group}
+		d := h.c.ConsumerGroupDescribe(r).Groups[0]
+		code(t, "consumer describe "+group, d.ErrorCode, kerr.GroupIDNotFound)
+		if d.ErrorMessage == nil || *d.ErrorMessage != msg {
+			t.Fatalf("consumer describe %s: message %v, want %q", group, d.ErrorMessage, msg)
+		}
+	}
+}

@@ -1,0 +1,72 @@
+package kafkatools
+
+// acceptedDifferences are the differences between what the tools print for
+// kgateway and for Apache Kafka that are known and explained. A difference
+// not listed fails TestTools, and so does an entry that no longer matches
+// anything: the list only shrinks. Step and Line are regular expressions
+// (matching the whole step name and normalised line).
+var acceptedDifferences = []accepted{
+	// Internal topics.
+	{Step: `topics list`, Side: "kgateway", Line: `__consumer_offsets|__transaction_state`,
+		Reason: "kgateway's internal topics exist from its first start; Kafka creates them on first use " +
+			"(this listing comes before any group or transaction)"},
+
+	// kafka-topics --describe.
+	{Step: `topics describe.*`, Side: "kafka", Line: `Topic: \S+ Partition: \d+ Leader: 1 Replicas: 1 Isr: 1 Elr: LastKnownElr:`,
+		Reason: "missing API key DescribeTopicPartitions (75): kafka-topics falls back to Metadata, " +
+			"which carries no eligible leader replicas, and prints N/A (owned by the 4.4 protocol work)"},
+	{Step: `topics describe.*`, Side: "kgateway", Line: `Topic: \S+ Partition: \d+ Leader: 1 Replicas: 1 Isr: 1 Elr: N/A LastKnownElr: N/A`,
+		Reason: "the other side of the line above (DescribeTopicPartitions, key 75, not served)"},
+	{Step: `topics describe( altered)?`, Side: "kafka", Line: `Topic: orders TopicId: \{topic-id\} PartitionCount: [35] ReplicationFactor: 1 Configs: min.insync.replicas=1,segment.bytes=1073741824`,
+		Reason: "kafka-topics prints every config not at its default: Kafka's broker sets log.segment.bytes in " +
+			"server.properties (as Kafka's shipped config does) and its controller sets min.insync.replicas=1 " +
+			"as a cluster-wide dynamic default; kgateway runs on defaults"},
+	{Step: `topics describe( altered)?`, Side: "kgateway", Line: `Topic: orders TopicId: \{topic-id\} PartitionCount: [35] ReplicationFactor: 1 Configs:`,
+		Reason: "the other side of the line above (no non-default broker configs)"},
+	{Step: `topics describe with config`, Side: "kafka", Line: `Topic: events TopicId: \{topic-id\} PartitionCount: 2 ReplicationFactor: 1 Configs: min.insync.replicas=1,cleanup.policy=compact,segment.bytes=1073741824,retention.ms=3600000`,
+		Reason: "as above: Kafka's static log.segment.bytes and dynamic min.insync.replicas are listed beside the topic's own configs"},
+	{Step: `topics describe with config`, Side: "kgateway", Line: `Topic: events TopicId: \{topic-id\} PartitionCount: 2 ReplicationFactor: 1 Configs: cleanup.policy=compact,retention.ms=3600000`,
+		Reason: "the other side of the line above"},
+
+	// kafka-configs, topics.
+	{Step: `configs topic describe.*`, Side: "kafka", Line: `retention.ms=86400000 sensitive=false synonyms=\{DYNAMIC_TOPIC_CONFIG:retention.ms=86400000\}`,
+		Reason: "Kafka lists a topic config's broker synonyms only from the primary name on (log.retention.ms), " +
+			"and log.retention.ms has no default of its own (log.retention.hours=168 carries it), so none is listed"},
+	{Step: `configs topic describe.*`, Side: "kgateway", Line: `retention.ms=86400000 sensitive=false synonyms=\{DYNAMIC_TOPIC_CONFIG:retention.ms=86400000, DEFAULT_CONFIG:log.retention.ms=604800000\}`,
+		Reason: "kgateway reports log.retention.ms with its effective default as the DEFAULT_CONFIG synonym (resolver/configs.go)"},
+
+	// kafka-configs, brokers.
+	{Step: `configs broker default describe`, Side: "kafka", Line: `min.insync.replicas=1 sensitive=false synonyms=\{DYNAMIC_DEFAULT_BROKER_CONFIG:min.insync.replicas=1\}`,
+		Reason: "Kafka's controller sets min.insync.replicas=1 as a cluster-wide dynamic default (for eligible leader replicas); " +
+			"kgateway has no dynamic cluster defaults"},
+	{Step: `configs broker alter`, Side: "kafka", Line: `exit 0|Completed updating config for broker 1\.`,
+		Reason: "kgateway refuses AlterConfigs of dynamic broker configs (broker configs are static there); owned by the 4.4 protocol work"},
+	{Step: `configs broker alter`, Side: "kgateway", Line: `exit 1|stderr: Error while executing config command with args .*|stderr: (java.util.concurrent.ExecutionException|Caused by): org.apache.kafka.common.errors.InvalidRequestException: .*broker configs are static.*`,
+		Reason: "the other side of the line above"},
+
+	// kafka-configs, users and clients: both describe client quotas.
+	{Step: `configs user describe|configs client quota (alter|describe)`, Side: "kafka",
+		Line: `exit 0|SCRAM credential configs for user-principal 'alice' are SCRAM-SHA-512=iterations=4096|Completed updating config for client c1\.|Quota configs for client-id 'c1' are producer_byte_rate=1048576\.0`,
+		Reason: "client quotas are not served by kgateway yet (missing API keys DescribeClientQuotas 48 and AlterClientQuotas 49); " +
+			"kafka-configs describes a user's quotas beside its SCRAM credentials, so describing a user fails too"},
+	{Step: `configs user describe|configs client quota (alter|describe)`, Side: "kgateway",
+		Line:   `exit 1|stderr: Error while executing config command with args .*|stderr: (java.util.concurrent.ExecutionException|Caused by): org.apache.kafka.common.errors.UnsupportedVersionException: The node does not support DESCRIBE_CLIENT_QUOTAS`,
+		Reason: "the other side of the line above"},
+
+	// kafka-transactions abort.
+	{Step: `txn abort`, Side: "kafka", Line: `exit 0`,
+		Reason: "missing API key WriteTxnMarkers (27): kafka-transactions abort writes the abort marker itself, which kgateway does not serve"},
+	{Step: `txn abort`, Side: "kgateway", Line: `exit 1|stderr: Failed to abort transaction AbortTransactionSpec\(topicPartition=payments-0, producerId=\d+, producerEpoch=0, coordinatorEpoch=0\): The node does not support WRITE_TXN_MARKERS\. Enable debug logging for additional detail\.`,
+		Reason: "the other side of the line above"},
+	{Step: `txn describe-producers after abort`, Side: "kafka", Line: `\d+ 0 0 0 \{ts\} None`,
+		Reason: "after the abort (WriteTxnMarkers, key 27) Kafka's producer has no open transaction; on kgateway the abort failed"},
+	{Step: `txn describe-producers after abort`, Side: "kgateway", Line: `\d+ 0 -1 0 \{ts\} 3`,
+		Reason: "the other side of the line above: the transaction is still open at offset 3"},
+
+	// kafka-share-groups --describe: START-OFFSET.
+	{Step: `share describe (active|empty)`, Side: "kafka", Line: `workers tasks [01] 0 0`,
+		Reason: "Kafka's persisted share-partition start offset (what DescribeShareGroupOffsets reads) stays behind " +
+			"the acknowledged records until a later state write; kgateway persists the start offset past them at once; LAG agrees (0)"},
+	{Step: `share describe (active|empty)`, Side: "kgateway", Line: `workers tasks [01] 5 0`,
+		Reason: "the other side of the line above"},
+}
