@@ -1,0 +1,148 @@
+package io.kgateway.jvm.connect;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kgateway.jvm.Await;
+import io.kgateway.jvm.JavaProcess;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * A Kafka Connect distributed worker (ConnectDistributed) as its own
+ * process, driven through its REST API.
+ *
+ * <p>Mechanism. The worker's properties are written to a file once; the REST
+ * listener's port is chosen when the first worker starts (a free ephemeral
+ * port) and kept, so a restarted worker serves the same URL. The connectors
+ * of the tests are on the test classpath, which is the worker's classpath
+ * (META-INF/services names them for plugin discovery).
+ */
+final class ConnectWorker implements AutoCloseable {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final Path propsFile;
+    private final URI rest;
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private JavaProcess process;
+
+    /** A worker of group groupId on bootstrap, with extra worker properties. */
+    ConnectWorker(Path dir, String bootstrap, String groupId, Map<String, String> extra) throws IOException {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        rest = URI.create("http://127.0.0.1:" + port);
+        Map<String, String> p = new TreeMap<>();
+        p.put("bootstrap.servers", bootstrap);
+        p.put("group.id", groupId);
+        p.put("listeners", rest.toString());
+        p.put("key.converter", "org.apache.kafka.connect.storage.StringConverter");
+        p.put("value.converter", "org.apache.kafka.connect.storage.StringConverter");
+        p.put("config.storage.topic", groupId + "-configs");
+        p.put("offset.storage.topic", groupId + "-offsets");
+        p.put("status.storage.topic", groupId + "-status");
+        p.put("config.storage.replication.factor", "1");
+        p.put("offset.storage.replication.factor", "1");
+        p.put("status.storage.replication.factor", "1");
+        p.put("offset.flush.interval.ms", "500");
+        // A killed worker's memberships (of the workers' group and of the
+        // sink tasks' consumer groups) end sooner than the defaults (10 s,
+        // 45 s), and tasks of a worker that left are reassigned at once.
+        p.put("session.timeout.ms", "6000");
+        p.put("heartbeat.interval.ms", "1000");
+        p.put("consumer.session.timeout.ms", "6000");
+        p.put("consumer.heartbeat.interval.ms", "1000");
+        p.put("scheduled.rebalance.max.delay.ms", "0");
+        // Plugins are found through their ServiceLoader manifests (ours are
+        // in META-INF/services), not by scanning every jar: a faster start.
+        p.put("plugin.discovery", "service_load");
+        p.putAll(extra);
+        StringBuilder sb = new StringBuilder();
+        p.forEach((k, v) -> sb.append(k).append('=').append(v).append('\n'));
+        propsFile = dir.resolve(groupId + "-worker.properties");
+        Files.writeString(propsFile, sb.toString());
+    }
+
+    /** Starts the worker process and waits until its REST API answers. */
+    void start() {
+        if (process != null && process.isAlive()) {
+            throw new IllegalStateException("worker is running");
+        }
+        process = JavaProcess.start("connect", "org.apache.kafka.connect.cli.ConnectDistributed",
+            List.of("-Xmx384m"), List.of(propsFile.toString()));
+        Await.until(Duration.ofSeconds(120), "Connect REST API at " + rest, () -> {
+            assertAlive();
+            return get("/connectors").statusCode() == 200;
+        });
+    }
+
+    void kill() {
+        process.kill();
+    }
+
+    void assertAlive() {
+        if (!process.isAlive()) {
+            throw new Error("Connect worker exited\n" + process.tail());
+        }
+    }
+
+    String tail() {
+        return process == null ? "(no worker)" : process.tail();
+    }
+
+    /** Creates (or updates) connector name with config. */
+    void putConnector(String name, Map<String, String> config) throws Exception {
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(rest.resolve("/connectors/" + name + "/config"))
+                .timeout(Duration.ofSeconds(60))
+                .header("Content-Type", "application/json")
+                .PUT(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(config))).build(),
+            HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() != 200 && r.statusCode() != 201) {
+            throw new AssertionError("PUT connector " + name + ": " + r.statusCode() + " " + r.body());
+        }
+    }
+
+    /** Waits until connector name and its tasks (at least one) are RUNNING. */
+    void awaitRunning(String name) {
+        Await.until(Duration.ofSeconds(120), "connector " + name + " and its tasks RUNNING", () -> {
+            assertAlive();
+            HttpResponse<String> r = get("/connectors/" + name + "/status");
+            if (r.statusCode() != 200) {
+                return false;
+            }
+            JsonNode s = JSON.readTree(r.body());
+            boolean running = "RUNNING".equals(s.path("connector").path("state").asText())
+                && s.path("tasks").size() > 0;
+            for (JsonNode t : s.path("tasks")) {
+                if ("FAILED".equals(t.path("state").asText())) {
+                    throw new Error("task failed: " + t.path("trace").asText());
+                }
+                running &= "RUNNING".equals(t.path("state").asText());
+            }
+            return running;
+        });
+    }
+
+    private HttpResponse<String> get(String path) throws IOException, InterruptedException {
+        return http.send(HttpRequest.newBuilder(rest.resolve(path)).timeout(Duration.ofSeconds(10)).build(),
+            HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Override
+    public void close() {
+        if (process != null) {
+            process.close();
+        }
+    }
+
+}
