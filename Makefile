@@ -11,7 +11,7 @@ RDK_MOD := test/librdkafka
 # Packages with concurrency of their own run under the race detector.
 RACE_PKGS := ./auth/... ./cluster/... ./storage/... ./ledger/... ./resolver/... ./offsets/... ./kafka/... ./metrics/... ./server/... ./cmd/kgateway/...
 
-.PHONY: build run test test-unit test-e2e bench lint deps soak
+.PHONY: build run test test-unit test-e2e test-jvm test-jvm-all bench lint deps soak
 
 build:
 	$(GO) build -o $(BIN) ./cmd/kgateway
@@ -51,6 +51,20 @@ test: deps lint
 	$(GO) test -count=1 ./test/... ./tools/... .
 	$(GO) -C $(BENCH_MOD) test -count=1 ./...
 	$(GO) -C $(RDK_MOD) test -count=1 ./...
+	$(MAKE) test-jvm
+
+# test-jvm runs the JVM client tests tagged core (test/jvm: Apache Kafka's
+# Java producer, consumer, share consumer, Admin, transactions and
+# security against a real kgateway); test-jvm-all runs every JVM test.
+# Both are offline: `make deps` resolved everything (go-offline).
+# Reports: test/jvm/target/surefire-reports; kgateway logs:
+# test/jvm/target/kgateway-logs.
+MVN_TEST := mvn -o -B -f $(JVM_MOD)/pom.xml -Dsurefire.printSummary=true test
+test-jvm: $(JVM_MOD)/target/classpath.txt
+	$(MVN_TEST) -Dgroups=core
+
+test-jvm-all: $(JVM_MOD)/target/classpath.txt
+	$(MVN_TEST)
 
 # bench runs the end-to-end benchmark (cmd/kgbench, BENCHMARKS.md) against
 # kgateway, kfake and durable kfake; pass flags with BENCH_FLAGS, e.g.
