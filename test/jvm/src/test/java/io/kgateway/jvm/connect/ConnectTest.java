@@ -14,6 +14,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.HashSet;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.Set;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
@@ -24,6 +25,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -36,6 +38,7 @@ import org.junit.jupiter.api.io.TempDir;
  * what it reads to a file.
  */
 @Tag("slow")
+@Timeout(value = 8, unit = TimeUnit.MINUTES) // beyond the 240 s default: kills, restarts, waits
 class ConnectTest {
     static final int N = 20_000;
     static final int PARTITIONS = 3;

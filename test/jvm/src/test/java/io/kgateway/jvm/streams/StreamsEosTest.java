@@ -31,6 +31,7 @@ import org.apache.kafka.common.config.ConfigResource;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -60,6 +61,7 @@ import org.junit.jupiter.api.io.TempDir;
  * read_uncommitted reader would see; read_committed must not.
  */
 @Tag("slow")
+@Timeout(value = 8, unit = TimeUnit.MINUTES) // beyond the 240 s default: kills, restarts, waits
 class StreamsEosTest {
     /** Orders in all; half are produced before the kills, half after. */
     static final int ORDERS = 4000;
