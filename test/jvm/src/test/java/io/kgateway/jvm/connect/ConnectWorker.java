@@ -133,6 +133,23 @@ final class ConnectWorker implements AutoCloseable {
         });
     }
 
+    /**
+     * The committed source offset of connector name's "next" field (the
+     * counting source's position), from GET /connectors/NAME/offsets
+     * (KIP-875); -1 before any offset is committed.
+     */
+    long committedNext(String name) throws Exception {
+        HttpResponse<String> r = get("/connectors/" + name + "/offsets");
+        if (r.statusCode() != 200) {
+            throw new AssertionError("GET offsets of " + name + ": " + r.statusCode() + " " + r.body());
+        }
+        long next = -1;
+        for (JsonNode o : JSON.readTree(r.body()).path("offsets")) {
+            next = Math.max(next, o.path("offset").path("next").asLong(-1));
+        }
+        return next;
+    }
+
     private HttpResponse<String> get(String path) throws IOException, InterruptedException {
         return http.send(HttpRequest.newBuilder(rest.resolve(path)).timeout(Duration.ofSeconds(10)).build(),
             HttpResponse.BodyHandlers.ofString());
