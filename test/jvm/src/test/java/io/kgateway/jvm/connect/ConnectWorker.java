@@ -55,14 +55,14 @@ final class ConnectWorker implements AutoCloseable {
         p.put("offset.storage.replication.factor", "1");
         p.put("status.storage.replication.factor", "1");
         p.put("offset.flush.interval.ms", "500");
-        // A killed worker's memberships (of the workers' group and of the
-        // sink tasks' consumer groups) end sooner than the defaults (10 s,
-        // 45 s), and tasks of a worker that left are reassigned at once.
+        // A killed worker's membership of the workers' group ends sooner
+        // than the default 10 s, and tasks of a worker that left are
+        // reassigned at once. (Sink consumers' session timeouts are set per
+        // connector: consumer.override.*, allowed by the policy All.)
         p.put("session.timeout.ms", "6000");
         p.put("heartbeat.interval.ms", "1000");
-        p.put("consumer.session.timeout.ms", "6000");
-        p.put("consumer.heartbeat.interval.ms", "1000");
         p.put("scheduled.rebalance.max.delay.ms", "0");
+        p.put("connector.client.config.override.policy", "All");
         // Plugins are found through their ServiceLoader manifests (ours are
         // in META-INF/services), not by scanning every jar: a faster start.
         p.put("plugin.discovery", "service_load");
