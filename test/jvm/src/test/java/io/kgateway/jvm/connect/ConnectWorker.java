@@ -112,6 +112,19 @@ final class ConnectWorker implements AutoCloseable {
         }
     }
 
+    /** Fails if a task of connector name is FAILED, with its trace. */
+    void assertTasksNotFailed(String name) throws Exception {
+        HttpResponse<String> r = get("/connectors/" + name + "/status");
+        if (r.statusCode() != 200) {
+            return;
+        }
+        for (JsonNode t : JSON.readTree(r.body()).path("tasks")) {
+            if ("FAILED".equals(t.path("state").asText())) {
+                throw new Error("task " + name + "-" + t.path("id").asText() + " failed: " + t.path("trace").asText());
+            }
+        }
+    }
+
     /** Waits until connector name and its tasks (at least one) are RUNNING. */
     void awaitRunning(String name) {
         Await.until(Duration.ofSeconds(120), "connector " + name + " and its tasks RUNNING", () -> {
