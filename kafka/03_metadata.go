@@ -61,7 +61,7 @@ func handleMetadata(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, err
 		seen := make(map[metadataKey]struct{}, min(len(r.Topics), 1024))
 		for _, rt := range r.Topics {
 			k := metadataKey{id: rt.TopicID}
-			if rt.Topic != nil {
+			if !requestedByID(&rt) {
 				k = metadataKey{name: *rt.Topic, byName: true}
 			}
 			if _, dup := seen[k]; dup {
@@ -81,9 +81,17 @@ type metadataKey struct {
 	id     [16]byte
 }
 
+// requestedByID reports whether a requested topic names its topic by id: a
+// non-zero id, whatever the name, as Kafka's KafkaApis decides (the Java
+// Admin's describeTopics by id sends name "" beside the id, not null), or
+// no name at all.
+func requestedByID(rt *kmsg.MetadataRequestTopic) bool {
+	return rt.TopicID != [16]byte{} || rt.Topic == nil
+}
+
 // metadataRequested answers one requested topic, by name or (v10+) by id.
 func (s *Server) metadataRequested(rt kmsg.MetadataRequestTopic, allowCreate bool) kmsg.MetadataResponseTopic {
-	if rt.Topic == nil {
+	if requestedByID(&rt) {
 		if name, ok := s.internalTopicByID(rt.TopicID); ok {
 			return s.metadataInternal(name)
 		}

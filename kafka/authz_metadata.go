@@ -23,7 +23,8 @@ func authzMetadata(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Respo
 	var createCluster *bool // asked once, when a topic would be created
 	refused := filterOut(&r.Topics, func(t *kmsg.MetadataRequestTopic) bool {
 		name := ""
-		if t.Topic != nil {
+		byID := requestedByID(t)
+		if !byID {
 			name = *t.Topic
 		} else if n, _, ok := s.topicByID(t.TopicID); ok { // internal ones too
 			name = n
@@ -33,7 +34,7 @@ func authzMetadata(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Respo
 		if !describe(name) {
 			return false
 		}
-		if _, exists := s.res.Topic(name); exists || !allowCreate || t.Topic == nil || resolver.IsInternalTopic(name) {
+		if _, exists := s.res.Topic(name); exists || !allowCreate || byID || resolver.IsInternalTopic(name) {
 			return true
 		}
 		if createCluster == nil {

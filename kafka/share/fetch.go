@@ -360,7 +360,13 @@ func (c *Coordinator) answer(results map[sessPart]*partResult, order []sessPart,
 		p := kmsg.NewShareFetchResponseTopicPartition()
 		p.Partition, p.ErrorCode, p.AcknowledgeErrorCode = sp.partition, r.code, r.ackCode
 		p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = -1, -1 // no leader hint, as Kafka sends
+		// Records is not nullable in Kafka's ShareFetchResponse: a
+		// partition with nothing acquired carries empty records, never
+		// null (the Java client fails the whole response on a null).
 		p.Records = r.records
+		if p.Records == nil {
+			p.Records = []byte{}
+		}
 		for _, rg := range r.ranges {
 			ar := kmsg.NewShareFetchResponseTopicPartitionAcquiredRecord()
 			ar.FirstOffset, ar.LastOffset, ar.DeliveryCount = rg.first, rg.last, int16(min(rg.count, 32767))

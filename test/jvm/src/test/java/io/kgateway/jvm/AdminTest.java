@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
@@ -59,7 +60,6 @@ import org.apache.kafka.common.acl.AclBindingFilter;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.acl.AclPermissionType;
 import org.apache.kafka.common.config.ConfigResource;
-import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.ResourceNotFoundException;
 import org.apache.kafka.common.quota.ClientQuotaAlteration;
 import org.apache.kafka.common.quota.ClientQuotaEntity;
@@ -242,11 +242,9 @@ class AdminTest {
         Clients.get(admin.incrementalAlterConfigs(Map.of(res, List.of(
             new AlterConfigOp(new ConfigEntry("retention.ms", ""), AlterConfigOp.OpType.DELETE)))).all());
         assertEquals("604800000", config(res, "retention.ms").value());
-        ConfigEntry bad = null;
         ExecutionException e = assertThrows(ExecutionException.class, () -> admin.incrementalAlterConfigs(Map.of(res,
             List.of(new AlterConfigOp(new ConfigEntry("retention.ms", "soon"), AlterConfigOp.OpType.SET)))).all().get());
         assertInstanceOf(org.apache.kafka.common.errors.InvalidConfigurationException.class, e.getCause());
-        assertEquals(null, bad);
         ConfigResource broker = new ConfigResource(ConfigResource.Type.BROKER, "0");
         assertEquals("1048588", config(broker, "message.max.bytes").value());
     }
@@ -340,24 +338,47 @@ class AdminTest {
         }
     }
 
-    /** fenceProducers: the fenced producer's next transactional call fails with ProducerFencedException. */
+    /**
+     * fenceProducers: the fenced producer can commit nothing more. Its next
+     * send fails with InvalidProducerEpochException (Kafka answers a
+     * fenced epoch's Produce INVALID_PRODUCER_EPOCH), its commit fails, the
+     * transactional id's epoch moved past its own, and read_committed
+     * readers never see what it sent after the fence.
+     */
     @Test
     void fenceProducers() throws Exception {
         String t = topic(1);
+        TopicPartition tp = new TopicPartition(t, 0);
         String txnId = Clients.unique("fence");
         try (KafkaProducer<String, String> p = Clients.producer(kg, Map.of(ProducerConfig.TRANSACTIONAL_ID_CONFIG, txnId))) {
             p.initTransactions();
             p.beginTransaction();
             p.send(new ProducerRecord<>(t, 0, "k", "one")).get();
             p.commitTransaction();
+            int epoch = Clients.get(admin.describeTransactions(List.of(txnId)).description(txnId)).producerEpoch();
             Clients.get(admin.fenceProducers(List.of(txnId)).all());
-            Exception e = assertThrows(Exception.class, () -> {
-                p.beginTransaction();
-                p.send(new ProducerRecord<>(t, 0, "k", "two")).get();
-                p.commitTransaction();
+            assertTrue(Clients.get(admin.describeTransactions(List.of(txnId)).description(txnId)).producerEpoch() > epoch,
+                "the fence bumped the epoch");
+            p.beginTransaction();
+            ExecutionException e = assertThrows(ExecutionException.class,
+                () -> p.send(new ProducerRecord<>(t, 0, "k", "two")).get());
+            assertInstanceOf(org.apache.kafka.common.errors.InvalidProducerEpochException.class, e.getCause());
+            assertThrows(org.apache.kafka.common.KafkaException.class, p::commitTransaction);
+        }
+        List<ConsumerRecord<String, String>> got = Clients.readN(kg, List.of(tp), 1,
+            Map.of(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"));
+        assertEquals(List.of("one"), got.stream().map(ConsumerRecord::value).toList());
+        try (KafkaConsumer<String, String> c = Clients.consumer(kg, Map.of(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"))) {
+            c.assign(List.of(tp));
+            c.seekToEnd(List.of(tp));
+            long lso = c.position(tp);
+            c.seekToBeginning(List.of(tp));
+            List<String> all = new ArrayList<>();
+            Await.until("read to the LSO", () -> {
+                c.poll(Duration.ofMillis(100)).forEach(r -> all.add(r.value()));
+                return c.position(tp) >= lso;
             });
-            Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
-            assertInstanceOf(ProducerFencedException.class, cause, e.toString());
+            assertEquals(List.of("one"), all, "nothing after the fence is committed");
         }
     }
 

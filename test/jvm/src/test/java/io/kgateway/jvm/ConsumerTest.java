@@ -399,6 +399,45 @@ class ConsumerTest {
         }
     }
 
+    /**
+     * The same at-least-once rule under group.protocol=consumer (KIP-848):
+     * a second member joins while the first consumes; nothing is lost and
+     * the final commits reach the end of every partition.
+     */
+    @Test
+    void consumerProtocolRebalanceWhileConsumingLosesNothing() throws Exception {
+        String topic = Clients.unique("rebal848");
+        String group = Clients.unique("g-rebal848");
+        int parts = 4;
+        Clients.createTopic(kg, topic, parts);
+        produce(topic, parts, 0, 1000);
+        Set<String> seen = Collections.synchronizedSet(new HashSet<>());
+        Map<String, Object> cfg = Map.of(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 50,
+            ConsumerConfig.GROUP_PROTOCOL_CONFIG, "consumer");
+        try (KafkaConsumer<String, String> c1 = groupConsumer(group, cfg);
+             KafkaConsumer<String, String> c2 = groupConsumer(group, cfg)) {
+            c1.subscribe(List.of(topic), committingListener(c1));
+            Await.until("c1 read 300", () -> {
+                consumeAndCommit(c1, seen);
+                return seen.size() >= 300;
+            });
+            c2.subscribe(List.of(topic), committingListener(c2));
+            produce(topic, parts, 1000, 1000);
+            Await.until("all 2000 read, both members own partitions", () -> {
+                consumeAndCommit(c1, seen);
+                consumeAndCommit(c2, seen);
+                return seen.size() == 2000 && !c1.assignment().isEmpty() && !c2.assignment().isEmpty();
+            });
+        }
+        try (Admin admin = kg.admin()) {
+            Map<TopicPartition, OffsetAndMetadata> committed =
+                Clients.get(admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata());
+            for (int p = 0; p < parts; p++) {
+                assertEquals(500, committed.get(new TopicPartition(topic, p)).offset(), "partition " + p);
+            }
+        }
+    }
+
     private static ConsumerRebalanceListener committingListener(KafkaConsumer<String, String> c) {
         return new ConsumerRebalanceListener() {
             @Override

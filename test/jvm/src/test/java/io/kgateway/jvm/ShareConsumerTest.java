@@ -207,4 +207,44 @@ class ShareConsumerTest {
             }
         });
     }
+    /**
+     * Two members of one share group read a topic at once: each record is
+     * acquired by one member at a time, so with every delivery accepted,
+     * each record is delivered exactly once over the two.
+     */
+    @Test
+    @Tag("core")
+    void twoMembersShareTheRecords() throws Exception {
+        int n = 400;
+        String topic = Clients.unique("sharetopic");
+        Clients.createTopic(kg, topic, 2);
+        try (KafkaProducer<String, String> p = Clients.producer(kg, Map.of())) {
+            for (int i = 0; i < n; i++) {
+                p.send(new ProducerRecord<>(topic, i % 2, null, "r" + i));
+            }
+            p.flush();
+        }
+        String group = shareGroup();
+        Map<String, Integer> seen = new HashMap<>();
+        Set<Integer> byA = new HashSet<>(), byB = new HashSet<>();
+        try (KafkaShareConsumer<String, String> a = shareConsumer(group, "implicit");
+             KafkaShareConsumer<String, String> b = shareConsumer(group, "implicit")) {
+            a.subscribe(List.of(topic));
+            b.subscribe(List.of(topic));
+            Await.until("all " + n + " delivered", () -> {
+                for (ConsumerRecord<String, String> r : a.poll(Duration.ofMillis(100))) {
+                    seen.merge(r.value(), 1, Integer::sum);
+                    byA.add(r.partition());
+                }
+                for (ConsumerRecord<String, String> r : b.poll(Duration.ofMillis(100))) {
+                    seen.merge(r.value(), 1, Integer::sum);
+                    byB.add(r.partition());
+                }
+                return seen.size() == n;
+            });
+            a.commitSync();
+            b.commitSync();
+        }
+        seen.forEach((v, count) -> assertEquals(1, count, v + " delivered once"));
+    }
 }
