@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kgateway.jvm.Await;
 import io.kgateway.jvm.JavaProcess;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -16,14 +15,16 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * A Kafka Connect distributed worker (ConnectDistributed) as its own
  * process, driven through its REST API.
  *
  * <p>Mechanism. The worker's properties are written to a file once; the REST
- * listener's port is chosen when the first worker starts (a free ephemeral
- * port) and kept, so a restarted worker serves the same URL. The connectors
+ * listener binds an ephemeral port, and each start reads the URL it
+ * advertises from the worker's log (RestServer logs it at INFO). The connectors
  * of the tests are on the test classpath, which is the worker's classpath
  * (META-INF/services names them for plugin discovery).
  */
@@ -31,21 +32,18 @@ final class ConnectWorker implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final Path propsFile;
-    private final URI rest;
+    private static final Pattern LISTENING = Pattern.compile("REST server listening at \\S+, advertising URL (\\S+)");
+
+    private URI rest;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private JavaProcess process;
 
     /** A worker of group groupId on bootstrap, with extra worker properties. */
     ConnectWorker(Path dir, String bootstrap, String groupId, Map<String, String> extra) throws IOException {
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
-        rest = URI.create("http://127.0.0.1:" + port);
         Map<String, String> p = new TreeMap<>();
         p.put("bootstrap.servers", bootstrap);
         p.put("group.id", groupId);
-        p.put("listeners", rest.toString());
+        p.put("listeners", "http://127.0.0.1:0");
         p.put("key.converter", "org.apache.kafka.connect.storage.StringConverter");
         p.put("value.converter", "org.apache.kafka.connect.storage.StringConverter");
         p.put("config.storage.topic", groupId + "-configs");
@@ -80,6 +78,11 @@ final class ConnectWorker implements AutoCloseable {
         }
         process = JavaProcess.start("connect", "org.apache.kafka.connect.cli.ConnectDistributed",
             List.of("-Xmx384m"), List.of(propsFile.toString()));
+        rest = Await.value(Duration.ofSeconds(120), "Connect's REST server listening", () -> {
+            assertAlive();
+            Matcher m = LISTENING.matcher(process.output());
+            return m.find() ? URI.create(m.group(1)) : null;
+        });
         Await.until(Duration.ofSeconds(120), "Connect REST API at " + rest, () -> {
             assertAlive();
             return get("/connectors").statusCode() == 200;
