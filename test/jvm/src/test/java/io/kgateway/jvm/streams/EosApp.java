@@ -2,6 +2,7 @@ package io.kgateway.jvm.streams;
 
 import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KafkaStreams;
@@ -34,6 +35,9 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * Prints {@code STATE <new>} on each state change.
  */
 public final class EosApp {
+    /** Stream threads replaced after an error before the instance gives up. */
+    static final int MAX_THREAD_REPLACEMENTS = 5;
+
     private EosApp() {}
 
     static Topology topology(String orders, String customers, String output, long throttleMs) {
@@ -93,11 +97,16 @@ public final class EosApp {
             }
         });
         // A thread that dies of an error (a broker gone too long, say) is
-        // replaced, so the instance lives until it is killed.
+        // replaced, so the instance lives until it is killed; an error that
+        // keeps coming back (an API the broker lacks) ends the instance, so
+        // that the test sees it exit instead of waiting out its deadline.
+        AtomicInteger replaced = new AtomicInteger();
         streams.setUncaughtExceptionHandler(e -> {
             System.out.println("THREAD ERROR " + e);
             e.printStackTrace(System.out);
-            return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
+            return replaced.incrementAndGet() <= MAX_THREAD_REPLACEMENTS
+                ? StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD
+                : StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
         });
         Runtime.getRuntime().addShutdownHook(new Thread(streams::close));
         streams.start();

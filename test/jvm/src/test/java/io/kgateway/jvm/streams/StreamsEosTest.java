@@ -85,7 +85,9 @@ class StreamsEosTest {
     @Test
     void exactlyOnceThroughKillsStreamsProtocol() throws Exception {
         Assumptions.assumeTrue(servesApi("StreamsGroupHeartbeat"),
-            "kgateway does not serve StreamsGroupHeartbeat (KIP-1071) yet, which group.protocol=streams needs");
+            "kgateway does not serve StreamsGroupHeartbeat (KIP-1071, API key 88) yet: with"
+                + " group.protocol=streams a Streams 4.4 instance's threads die of"
+                + " 'The node does not support STREAMS_GROUP_HEARTBEAT'");
         run("streams");
     }
 
