@@ -11,7 +11,7 @@ RDK_MOD := test/librdkafka
 # Packages with concurrency of their own run under the race detector.
 RACE_PKGS := ./auth/... ./cluster/... ./storage/... ./ledger/... ./resolver/... ./offsets/... ./kafka/... ./metrics/... ./server/... ./cmd/kgateway/...
 
-.PHONY: build run test test-unit test-e2e test-jvm test-jvm-all bench lint deps soak
+.PHONY: build run test test-unit test-e2e test-jvm test-jvm-all test-jvm-slow bench lint deps soak
 
 build:
 	$(GO) build -o $(BIN) ./cmd/kgateway
@@ -78,6 +78,12 @@ test-jvm-all: $(JVM_MOD)/target/classpath.txt
 .PHONY: test-kafka-tools
 test-kafka-tools: deps
 	KGW_KAFKA_TOOLS=1 $(GO) test -count=1 -timeout 20m -run 'TestTools|TestNormalise|TestTriage' ./test/kafkatools/
+
+# test-jvm-slow runs only the JVM tests tagged slow: Kafka Streams at
+# exactly-once and Kafka Connect (test/jvm/.../streams, .../connect), each
+# through kill -9 of its processes and of kgateway; about 2.5 minutes.
+test-jvm-slow: $(JVM_MOD)/target/classpath.txt
+	$(MVN_TEST) -Dgroups=slow
 
 # bench runs the end-to-end benchmark (cmd/kgbench, BENCHMARKS.md) against
 # kgateway, kfake and durable kfake; pass flags with BENCH_FLAGS, e.g.
