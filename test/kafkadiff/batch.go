@@ -5,19 +5,28 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 	"strconv"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// BaseTimestamp is the CreateTime of the corpus's first record; record i of
-// a batch has BaseTimestamp+TimestampStep*i plus the batch's own offset. It
-// lies in 2001, far from the wall clock, so normalisation can tell record
-// timestamps (compared) from a broker's clock (a placeholder).
-const (
-	BaseTimestamp = int64(1_000_000_000_000)
-	TimestampStep = 1000
-)
+// BaseTimestamp is the CreateTime of the corpus's first record; record i
+// of a batch has the batch's first timestamp plus TimestampStep*i. It is
+// an hour before the run starts, whole seconds: recent enough that no
+// broker's time-based retention (a week by default) deletes the corpus's
+// records under it, and far enough from the brokers' clocks during the
+// run that normalisation tells them apart: a timestamp within
+// RecordWindow of it is compared (relative to it), any other clock
+// reading is a placeholder.
+var BaseTimestamp = time.Now().Add(-time.Hour).Truncate(time.Second).UnixMilli()
+
+// RecordWindow bounds the record timestamps the corpus sets around
+// BaseTimestamp.
+const RecordWindow = 10 * 60 * 1000
+
+// TimestampStep separates a batch's records' timestamps.
+const TimestampStep = 1000
 
 // Rec is one record to produce.
 type Rec struct {

@@ -319,8 +319,14 @@ func caseDeleteTopics(r *run) {
 	dt("delete missing", "kd-dt-missing")
 	dt("delete invalid name", "kd dt bad")
 	dt("delete existing", "kd-dt")
+	// Kafka deletes asynchronously: wait until the topic is gone.
+	r.await("kd-dt deleted", metadataReq(false, "kd-dt"), func(resp kmsg.Response) bool {
+		ts := resp.(*kmsg.MetadataResponse).Topics
+		return len(ts) == 1 && ts[0].ErrorCode == 3
+	})
 	r.do("metadata after delete", metadataReq(false, "kd-dt"))
-	dt("delete internal", "__consumer_offsets")
+	// Deleting an internal topic is not sent: Kafka would delete
+	// __consumer_offsets under the other cases running beside this one.
 }
 
 func caseGroupUnknown(r *run) {
@@ -558,11 +564,15 @@ func caseTxnTV1(r *run) {
 		}
 		return false
 	})
+	r.awaitReadable(topic, 0)
 	r.fetch("read committed after commit", -1, fetchReq(topic, 0, 0, 1<<20, 1<<20, 1))
+	r.fetch("read committed after commit, from 2 (the marker)", -1, fetchReq(topic, 0, 2, 1<<20, 1<<20, 1))
 	r.do("describe complete", dtx)
 	r.endTxn("commit with no transaction", 4, id, pid, epoch, true)
 	r.endTxn("abort with no transaction", 4, id, pid, epoch, false)
 	r.doV("produce txn v11 without add partitions", 11, produceReq(topic, 1, -1, str(id), txnBatch("n", 1, pid, epoch, 0).Bytes()))
+	r.doV("produce txn v10 without add partitions", 10, produceReq(topic, 1, -1, str(id), txnBatch("n", 1, pid, epoch, 0).Bytes()))
+	r.doV("produce txn v9 without add partitions", 9, produceReq(topic, 1, -1, str(id), txnBatch("n", 1, pid, epoch, 0).Bytes()))
 }
 
 func caseTxnAbortFetch(r *run) {
@@ -581,6 +591,7 @@ func caseTxnAbortFetch(r *run) {
 		s := resp.(*kmsg.DescribeTransactionsResponse).TransactionStates
 		return len(s) == 1 && s[0].State == "CompleteAbort"
 	})
+	r.awaitReadable(topic, 0)
 	r.fetch("read committed: aborted transactions", -1, fetchReq(topic, 0, 0, 1<<20, 1<<20, 1))
 	r.fetch("read uncommitted", -1, fetchReq(topic, 0, 0, 1<<20, 1<<20, 0))
 	r.fetch("read committed from 2", -1, fetchReq(topic, 0, 2, 1<<20, 1<<20, 1))
@@ -598,6 +609,14 @@ func caseTxnFencing(r *run) {
 	r.addPartitionsV3("add", id, pid, epoch, topic, 0)
 	r.doV("produce txn", 11, produceReq(topic, 0, -1, str(id), txnBatch("t", 1, pid, epoch, 0).Bytes()))
 	pid2, epoch2 := r.initProducer("init again (fences and aborts)", str(id), -1, -1)
+	// Kafka completes the abort (markers) after answering: wait for it.
+	dtx := kmsg.NewPtrDescribeTransactionsRequest()
+	dtx.TransactionalIDs = []string{id}
+	r.await("abort complete", dtx, func(resp kmsg.Response) bool {
+		s := resp.(*kmsg.DescribeTransactionsResponse).TransactionStates
+		return len(s) == 1 && (s[0].State == "CompleteAbort" || s[0].State == "Empty")
+	})
+	r.awaitReadable(topic, 0)
 	r.record("same producer id", map[string]string{"same": boolStr(pid == pid2), "epoch+1": boolStr(epoch2 == epoch+1)})
 	r.doV("produce old epoch", 11, produceReq(topic, 0, -1, str(id), txnBatch("o", 1, pid, epoch, 1).Bytes()))
 	r.addPartitionsV3("add with old epoch", id, pid, epoch, topic, 0)
@@ -649,6 +668,7 @@ func caseTxnTV2(r *run) {
 		s := resp.(*kmsg.DescribeTransactionsResponse).TransactionStates
 		return len(s) == 1 && s[0].State == "CompleteAbort"
 	})
+	r.awaitReadable(topic, 0)
 	r.fetch("read committed", -1, fetchReq(topic, 0, 0, 1<<20, 1<<20, 1))
 	r.doV("produce v11 (TV1 client) in a TV2 transaction", 11, produceReq(topic, 0, -1, str(id), txnBatch("v", 1, pid, nextEpoch+1, 0).Bytes()))
 }
@@ -679,6 +699,8 @@ func caseTxnErrors(r *run) {
 	to.Topics = append(to.Topics, tt)
 	r.awaitCoordinator(0, "kd-txe-g")
 	r.do("txn offset commit without a transaction", to)
+	r.createTopic("kd-txe-t", 1)
+	r.doV("produce v12 for an unknown producer", 12, produceReq("kd-txe-t", 0, -1, str(id), txnBatch("u", 1, 424242, 0, 0).Bytes()))
 	ao := kmsg.NewPtrAddOffsetsToTxnRequest()
 	ao.TransactionalID, ao.ProducerID, ao.ProducerEpoch, ao.Group = id, 5, 0, "kd-txe-g"
 	r.do("add offsets before init", ao)
@@ -760,13 +782,16 @@ func caseConfigsAlter(r *run) {
 		return c
 	}
 	inc("set retention.ms", topic, op("retention.ms", kmsg.IncrementalAlterConfigOpSet, str("5000")))
+	r.awaitConfig(topic, "retention.ms", "5000")
 	inc("set invalid value", topic, op("retention.ms", kmsg.IncrementalAlterConfigOpSet, str("soon")))
 	inc("set unknown key", topic, op("no.such.key", kmsg.IncrementalAlterConfigOpSet, str("1")))
 	inc("append to cleanup.policy", topic, op("cleanup.policy", kmsg.IncrementalAlterConfigOpAppend, str("compact")))
+	r.awaitConfig(topic, "cleanup.policy", "delete,compact")
 	inc("append to a non-list", topic, op("retention.ms", kmsg.IncrementalAlterConfigOpAppend, str("1")))
 	inc("missing topic", "kd-ca-missing", op("retention.ms", kmsg.IncrementalAlterConfigOpSet, str("5000")))
 	r.do("describe after", describeConfigsReq(kmsg.ConfigResourceTypeTopic, topic, "retention.ms", "cleanup.policy"))
 	inc("delete retention.ms", topic, op("retention.ms", kmsg.IncrementalAlterConfigOpDelete, nil))
+	r.awaitConfig(topic, "retention.ms", "604800000")
 	r.do("describe after delete", describeConfigsReq(kmsg.ConfigResourceTypeTopic, topic, "retention.ms"))
 }
 
@@ -804,6 +829,7 @@ func frame(key, version int16, body []byte) []byte {
 }
 
 func caseBadInput(r *run) {
+	r.createTopic("kd-bad", 1)
 	r.raw("unknown api key 999", frame(999, 0, nil))
 	r.raw("metadata v99", frame(3, 99, nil))
 	r.raw("produce v2 (below the minimum)", frame(0, 2, nil))
@@ -815,4 +841,14 @@ func caseBadInput(r *run) {
 	r.do("produce negative partition", produceReq("kd-bad", -1, -1, nil, Batch{Records: Recs("a", 1)}.Bytes()))
 	r.listOffsets("list offsets negative partition", -1, "kd-bad", -1, -1, 0)
 	r.fetch("fetch isolation level 7", 12, fetchReq("kd-bad", 0, 0, 1<<20, 1<<20, 7))
+}
+
+// awaitConfig waits (unrecorded) until topic's config key reads value:
+// Kafka applies an accepted change to its brokers' view a moment after
+// answering.
+func (r *run) awaitConfig(topic, key, value string) {
+	r.await(key+" = "+value, describeConfigsReq(kmsg.ConfigResourceTypeTopic, topic, key), func(resp kmsg.Response) bool {
+		rs := resp.(*kmsg.DescribeConfigsResponse).Resources
+		return len(rs) == 1 && len(rs[0].Configs) == 1 && rs[0].Configs[0].Value != nil && *rs[0].Configs[0].Value == value
+	})
 }

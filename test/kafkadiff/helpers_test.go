@@ -2,6 +2,7 @@ package kafkadiff
 
 import (
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -184,3 +185,42 @@ func txnBatch(prefix string, n int, pid int64, epoch int16, seq int32) Batch {
 }
 
 func str(s string) *string { return &s }
+
+// awaitReadable waits (unrecorded) until a fetch of topic/part from 0
+// returns batches up to the high watermark: Kafka answers a transaction
+// marker's offset in the high watermark a moment before a fetch reads the
+// marker itself.
+func (r *run) awaitReadable(topic string, part int32) {
+	for {
+		req := fetchReq(topic, part, 0, 1<<20, 1<<20, 0)
+		req.SetVersion(12) // by name: no topic id to look up
+		resp, err := r.send(req)
+		if err == nil && readable(resp.(*kmsg.FetchResponse)) {
+			return
+		}
+		select {
+		case <-r.ctx.Done():
+			r.t.Errorf("%s: waiting for %s/%d readable to its high watermark: %v", r.side.name, topic, part, r.ctx.Err())
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// readable reports whether a one-partition fetch from 0 returned whole
+// batches up to the high watermark.
+func readable(resp *kmsg.FetchResponse) bool {
+	{
+		ts := resp.Topics
+		if len(ts) != 1 || len(ts[0].Partitions) != 1 {
+			return false
+		}
+		p := ts[0].Partitions[0]
+		bs := decodeBatches(p.RecordBatches)
+		if len(bs) == 0 {
+			return p.HighWatermark == 0
+		}
+		last := bs[len(bs)-1]
+		return !last.Partial && last.FirstOffset+int64(last.LastOffsetDelta)+1 == p.HighWatermark
+	}
+}

@@ -283,13 +283,16 @@ func (r *run) doV(name string, v int16, req kmsg.Request) kmsg.Response {
 }
 
 // loading reports whether an answer says a coordinator is still loading
-// (COORDINATOR_LOAD_IN_PROGRESS): Kafka loads each of __consumer_offsets'
-// and __transaction_state's partitions on its own after they are created,
-// so the first request to each may meet it. Nothing was done; the request
-// is sent again.
+// (COORDINATOR_LOAD_IN_PROGRESS) or a partition's leader is not there yet
+// (NOT_LEADER_OR_FOLLOWER): Kafka loads each of __consumer_offsets' and
+// __transaction_state's partitions on its own after they are created, and
+// its transaction verification of a produce meets the same, so the first
+// request to each may meet it. Nothing was done; the request is sent
+// again until the case's deadline, and an answer still saying so then is
+// recorded.
 func loading(flat map[string]string) bool {
 	for p, v := range flat {
-		if strings.HasSuffix(p, "ErrorCode") && strings.HasPrefix(v, "14 ") {
+		if strings.HasSuffix(p, "ErrorCode") && (strings.HasPrefix(v, "14 ") || strings.HasPrefix(v, "6 ")) {
 			return true
 		}
 	}
@@ -408,6 +411,20 @@ func runCase(t *testing.T, c diffCase) []Difference {
 	}
 	wg.Wait()
 	a, b := runs[0].steps, runs[1].steps
+	if os.Getenv("KGW_KAFKADIFF_DUMP") == "steps" {
+		for i, r := range runs {
+			for _, st := range r.steps {
+				keys := make([]string, 0, len(st.flat))
+				for k := range st.flat {
+					keys = append(keys, k)
+				}
+				sort.Strings(keys)
+				for _, k := range keys {
+					fmt.Printf("STEP %s %s %s/%s = %s\n", c.name, []string{"kg", "ak"}[i], st.name, k, st.flat[k])
+				}
+			}
+		}
+	}
 	var out []Difference
 	for i := 0; i < len(a) || i < len(b); i++ {
 		switch {

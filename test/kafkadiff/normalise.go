@@ -223,6 +223,9 @@ func placeholder(field string, v reflect.Value) (string, bool) {
 	}
 	if isInt(v) && v.Int() > 1_500_000_000_000 && (strings.Contains(field, "Time") || strings.HasSuffix(field, "Ms") ||
 		strings.HasSuffix(field, "Millis")) {
+		if d := v.Int() - BaseTimestamp; d > -RecordWindow && d < RecordWindow {
+			return fmt.Sprintf("base%+d", d), true // a record timestamp the corpus set
+		}
 		return "<now>", true
 	}
 	return "", false
