@@ -12,10 +12,14 @@ import (
 // matching Case whose paths match Path are on purpose, for Reason.
 //
 // The file's lines read `case | path | reason`; # starts a comment line.
+// A reason starting "sometimes:" marks a difference that depends on the
+// moment (Kafka doing something asynchronously): such an entry may match
+// nothing in a run without failing it.
 // Case and Path are globs in which * matches any run of characters
 // (dots and brackets included) and everything else is literal.
 type Accepted struct {
 	Line         int
+	Sometimes    bool // the reason starts "sometimes:"
 	Case, Path   string
 	Reason       string
 	caseRE, path *regexp.Regexp
@@ -37,6 +41,7 @@ func ParseAccepted(r io.Reader) ([]*Accepted, error) {
 		}
 		a := &Accepted{Line: n, Case: strings.TrimSpace(f[0]), Path: strings.TrimSpace(f[1]), Reason: strings.TrimSpace(f[2])}
 		a.caseRE, a.path = glob(a.Case), glob(a.Path)
+		a.Sometimes = strings.HasPrefix(a.Reason, "sometimes:")
 		out = append(out, a)
 	}
 	return out, sc.Err()

@@ -105,6 +105,12 @@ func TestAcceptedList(t *testing.T) {
 	if a := Match(list, Difference{Case: "other", Path: "01 x/Topics[Topic=t].HighWatermark"}); a != nil {
 		t.Errorf("matched %+v", a)
 	}
+	if list[0].Sometimes {
+		t.Error("an entry without \"sometimes:\" marked as timing-dependent")
+	}
+	if l, err := ParseAccepted(strings.NewReader("a | b | sometimes: Kafka's timing\n")); err != nil || !l[0].Sometimes {
+		t.Errorf("a \"sometimes:\" entry: %v %v", l, err)
+	}
 	if _, err := ParseAccepted(strings.NewReader("a | b |  \n")); err == nil {
 		t.Error("an entry without a reason was accepted")
 	}
