@@ -141,6 +141,9 @@ func caseProduceFetchBasic(r *run) {
 		unknownID.Topics[0].TopicID = [16]byte{1, 2, 3}
 		r.doV("fetch unknown topic id", -1, unknownID)
 	}
+	replica := fetchReq(topic, 0, 0, 1<<20, 1<<20, 0)
+	replica.ReplicaID = 1
+	r.fetch("fetch v12 as replica 1", 12, replica)
 	r.fetch("fetch v4", 4, fetchReq(topic, 0, 0, 1<<20, 1<<20, 0))
 	r.fetch("fetch v0", 0, fetchReq(topic, 0, 3, 1<<20, 1<<20, 0))
 }
@@ -160,6 +163,31 @@ func caseProduceErrors(r *run) {
 	r.do("produce transactional without txn id", produceReq(topic, 0, -1, nil, Batch{Records: Recs("a", 1), ProducerID: 1, Transactional: true}.Bytes()))
 	r.do("produce with unknown producer id", produceReq(topic, 0, -1, nil, Batch{Records: Recs("a", 1), ProducerID: 123456, Idempotent: true, FirstSequence: 5}.Bytes()))
 	r.fetch("nothing was written", -1, fetchReq(topic, 0, 0, 1<<20, 1<<20, 0))
+	r.ackless("acks=0 to an invalid topic name", produceReq("kd pe bad", 0, 0, nil, Batch{Records: Recs("a", 1)}.Bytes()))
+}
+
+// ackless sends an acks=0 produce (no answer) and records whether the
+// connection still answers the next request: a broker closes it when an
+// acks=0 produce fails, so that the producer notices.
+func (r *run) ackless(name string, req *kmsg.ProduceRequest) {
+	req.SetVersion(common[req.Key()])
+	if r.conn == nil {
+		c, err := Dial(r.side.addr)
+		if err != nil {
+			r.record(name, map[string]string{"": "error: " + err.Error()})
+			return
+		}
+		r.conn = c
+	}
+	outcome := "connection kept"
+	if err := r.conn.Send(req); err != nil {
+		outcome = "write error"
+	} else if _, err := r.conn.Do(metadataReq(false)); err != nil {
+		outcome = "connection closed"
+		r.conn.Close()
+		r.conn = nil
+	}
+	r.record(name, map[string]string{"": outcome})
 }
 
 func caseProduceIdempotent(r *run) {
@@ -744,7 +772,7 @@ func describeConfigsReq(resType kmsg.ConfigResourceType, name string, keys ...st
 
 var topicConfigKeys = []string{"retention.ms", "cleanup.policy", "segment.bytes", "max.message.bytes",
 	"min.insync.replicas", "message.timestamp.type", "retention.bytes", "unclean.leader.election.enable",
-	"segment.ms", "delete.retention.ms", "min.compaction.lag.ms", "message.timestamp.before.max.ms"}
+	"segment.ms", "delete.retention.ms", "min.compaction.lag.ms", "message.timestamp.before.max.ms", "compression.type"}
 
 func caseConfigsTopic(r *run) {
 	const topic = "kd-ct"
@@ -830,6 +858,14 @@ func caseConfigsAlter(r *run) {
 	r.awaitConfig(topic, "cleanup.policy", "delete,compact")
 	inc("append to a non-list", topic, op("retention.ms", kmsg.IncrementalAlterConfigOpAppend, str("1")))
 	inc("missing topic", "kd-ca-missing", op("retention.ms", kmsg.IncrementalAlterConfigOpSet, str("5000")))
+	legacy := kmsg.NewPtrAlterConfigsRequest()
+	lr := kmsg.NewAlterConfigsRequestResource()
+	lr.ResourceType, lr.ResourceName = kmsg.ConfigResourceTypeTopic, "kd-ca-missing"
+	lc := kmsg.NewAlterConfigsRequestResourceConfig()
+	lc.Name, lc.Value = "retention.ms", str("5000")
+	lr.Configs = append(lr.Configs, lc)
+	legacy.Resources = append(legacy.Resources, lr)
+	r.do("legacy AlterConfigs of a missing topic", legacy)
 	r.do("describe after", describeConfigsReq(kmsg.ConfigResourceTypeTopic, topic, "retention.ms", "cleanup.policy"))
 	inc("delete retention.ms", topic, op("retention.ms", kmsg.IncrementalAlterConfigOpDelete, nil))
 	r.awaitConfig(topic, "retention.ms", "604800000")

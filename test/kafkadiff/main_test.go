@@ -270,7 +270,7 @@ func (r *run) doV(name string, v int16, req kmsg.Request) kmsg.Response {
 			return nil
 		}
 		flat := Flatten(resp)
-		if loading(flat) && r.ctx.Err() == nil {
+		if loading(req.Key(), flat) && r.ctx.Err() == nil {
 			time.Sleep(50 * time.Millisecond) // retried until a deadline: Kafka is loading a coordinator partition
 			continue
 		}
@@ -283,16 +283,16 @@ func (r *run) doV(name string, v int16, req kmsg.Request) kmsg.Response {
 }
 
 // loading reports whether an answer says a coordinator is still loading
-// (COORDINATOR_LOAD_IN_PROGRESS) or a partition's leader is not there yet
-// (NOT_LEADER_OR_FOLLOWER): Kafka loads each of __consumer_offsets' and
-// __transaction_state's partitions on its own after they are created, and
-// its transaction verification of a produce meets the same, so the first
-// request to each may meet it. Nothing was done; the request is sent
-// again until the case's deadline, and an answer still saying so then is
-// recorded.
-func loading(flat map[string]string) bool {
+// (COORDINATOR_LOAD_IN_PROGRESS), or a produce's partition leader is not
+// ready (NOT_LEADER_OR_FOLLOWER): Kafka loads each of __consumer_offsets'
+// and __transaction_state's partitions on its own after they are
+// created, and its transaction verification of a produce meets the same,
+// so the first request to each may meet it. Nothing was done; the request
+// is sent again until the case's deadline, and an answer still saying so
+// then is recorded.
+func loading(key int16, flat map[string]string) bool {
 	for p, v := range flat {
-		if strings.HasSuffix(p, "ErrorCode") && (strings.HasPrefix(v, "14 ") || strings.HasPrefix(v, "6 ")) {
+		if strings.HasSuffix(p, "ErrorCode") && (strings.HasPrefix(v, "14 ") || key == 0 && strings.HasPrefix(v, "6 ")) {
 			return true
 		}
 	}
@@ -309,7 +309,7 @@ func (r *run) setup(req kmsg.Request) kmsg.Response {
 			r.t.Errorf("%s: setup %s: %v", r.side.name, kmsg.NameForKey(req.Key()), err)
 			return nil
 		}
-		if loading(Flatten(resp)) && r.ctx.Err() == nil {
+		if loading(req.Key(), Flatten(resp)) && r.ctx.Err() == nil {
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
