@@ -118,6 +118,16 @@ lint:
 conformance:
 	GO=$(GO) $(GO) run ./test/conformance $(CONFORMANCE_FLAGS)
 
+# conformance-kafka runs test/kafkadiff: a corpus of raw Kafka requests
+# sent to a kgateway and to a real Apache Kafka 4.4.0 broker (test/jvm's
+# jars, so it needs deps), answers diffed field by field; a difference not
+# in test/kafkadiff/accepted.txt fails it, and so does an entry nothing
+# matches. KGW_KAFKADIFF=1 turns the run on (without it `go test` runs only
+# the differ's unit tests); pass KAFKADIFF_RUN=name to run matching cases.
+.PHONY: conformance-kafka
+conformance-kafka: $(JVM_MOD)/target/classpath.txt
+	KGW_KAFKADIFF=1 KGW_KAFKADIFF_RUN=$(KAFKADIFF_RUN) $(GO) test -count=1 -timeout 10m -run TestKafkaDiff ./test/kafkadiff/
+
 # fuzz runs every fuzz target for FUZZTIME each (seed corpora in each
 # package's testdata/fuzz; `make test` already runs the seeds as tests).
 FUZZTIME ?= 15s

@@ -12,7 +12,8 @@ package kafka
 //       (INVALID_RECORD otherwise); transactional id: a transactional
 //       batch is accepted on a partition its producer added to its
 //       ongoing transaction (AddPartitionsToTxn, X13), else
-//       INVALID_TXN_STATE (KIP-890 part 1, resolver). A transactional
+//       INVALID_TXN_STATE (KIP-890 part 1, resolver), from v11
+//       TRANSACTION_ABORTABLE. A transactional
 //       batch in a request without a transactional id fails the whole
 //       request with TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as in Kafka.
 //   v4  KAFKA_STORAGE_ERROR may be returned.
@@ -105,6 +106,9 @@ func handleProduce(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, erro
 		*w.out = producedPartition(w.partition, w.pp)
 	}
 	s.produceMoved(rc.version, resp)
+	if rc.version >= 11 {
+		txnAbortable(resp)
+	}
 	if r.Acks == 0 {
 		// K5: no response. Like Kafka, a failure closes the connection so
 		// that the producer notices at all.
@@ -114,6 +118,21 @@ func handleProduce(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, erro
 		return nil, nil
 	}
 	return resp, nil
+}
+
+// txnAbortable answers a transactional batch refused for a partition not
+// in its producer's transaction TRANSACTION_ABORTABLE instead of
+// INVALID_TXN_STATE from Produce v11 on (KIP-890): the producer can abort
+// and go on instead of failing for good, as Apache Kafka 4.4 answers
+// (test/kafkadiff); v10 and older clients keep INVALID_TXN_STATE.
+func txnAbortable(resp *kmsg.ProduceResponse) {
+	for i := range resp.Topics {
+		for j := range resp.Topics[i].Partitions {
+			if p := &resp.Topics[i].Partitions[j]; p.ErrorCode == kerr.InvalidTxnState.Code {
+				p.ErrorCode = kerr.TransactionAbortable.Code
+			}
+		}
+	}
 }
 
 // anyTransactional reports whether any partition's records are a

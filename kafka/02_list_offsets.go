@@ -22,10 +22,15 @@ package kafka
 // epoch, a v4+ current leader epoch is checked against it and a partition
 // led elsewhere is NOT_LEADER_OR_FOLLOWER; a single node does not check
 // the current epoch.
+// A special timestamp newer than the request's version (-3 below v7, -4
+// below v8, -5 below v9, -6 always: it is v11's) is UNSUPPORTED_VERSION
+// for its partition, as Kafka answers. An answer that finds no offset
+// (offset -1) carries leader epoch -1, as Kafka's does.
 // Left out: v10+ (timeouts, -6).
 
 import (
 	"github.com/kgateway/kgateway/resolver"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -34,6 +39,12 @@ const (
 	listEarliest      = -2
 	listEarliestLocal = -4
 )
+
+// specialSince is the first ListOffsets version a special timestamp may be
+// sent at: -3 max timestamp (KIP-734), -4 earliest local (KIP-405), -5
+// latest tiered (KIP-1005), -6 earliest pending upload (KIP-1023, past
+// our maximum).
+var specialSince = map[int64]int16{-3: 7, -4: 8, -5: 9, -6: 11}
 
 func handleListOffsets(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
 	r := req.(*kmsg.ListOffsetsRequest)
@@ -49,7 +60,17 @@ func handleListOffsets(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, 
 			if r.Version < 4 {
 				rp.CurrentLeaderEpoch = noLeaderEpoch // v1–v3 carry none
 			}
+			if since, ok := specialSince[rp.Timestamp]; ok && r.Version < since {
+				p := kmsg.NewListOffsetsResponseTopicPartition()
+				p.Partition, p.ErrorCode = rp.Partition, kerr.UnsupportedVersion.Code
+				p.Timestamp, p.Offset, p.LeaderEpoch = -1, -1, -1
+				t.Partitions[j] = p
+				continue
+			}
 			t.Partitions[j] = s.listOffset(rt.Topic, rp, readCommitted)
+			if p := &t.Partitions[j]; p.ErrorCode == 0 && p.Offset < 0 {
+				p.LeaderEpoch = -1 // no offset found
+			}
 		}
 	}
 	return resp, nil

@@ -24,22 +24,35 @@ package kafka
 // A request at a version above 4 is answered in the v0 format with
 // UNSUPPORTED_VERSION and the ApiVersions key alone (KIP-511): the client
 // then retries at our maximum. The response header is always v0 (conn.go).
-// Left out: every other feature (metadata.version, group.version, ...)
-// and validating the client software name.
+// From v3 the client's software name and version must match
+// [a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])? (KIP-511); otherwise the
+// answer is INVALID_REQUEST with no keys, as Kafka's.
+// Left out: every other feature (metadata.version, group.version, ...).
 
 import (
+	"regexp"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func handleApiVersions(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
-	resp := req.(*kmsg.ApiVersionsRequest).ResponseKind().(*kmsg.ApiVersionsResponse)
+	r := req.(*kmsg.ApiVersionsRequest)
+	resp := r.ResponseKind().(*kmsg.ApiVersionsResponse)
+	if rc.version >= 3 && (!validSoftware.MatchString(r.ClientSoftwareName) || !validSoftware.MatchString(r.ClientSoftwareVersion)) {
+		resp.ErrorCode = kerr.InvalidRequest.Code
+		return resp, nil
+	}
 	resp.ApiKeys = s.apiKeyList()
 	if rc.version >= 3 {
 		advertiseFeatures(resp, rc.version, s.featureHidden)
 	}
 	return resp, nil
 }
+
+// validSoftware is what KIP-511 allows as a client software name or
+// version.
+var validSoftware = regexp.MustCompile(`^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$`)
 
 // The transaction.version feature (KIP-890): 2 means EndTxn bumps the
 // epoch and Produce and TxnOffsetCommit add to the transaction

@@ -50,7 +50,10 @@ func authzMetadata(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Respo
 		}
 		if r.IncludeTopicAuthorizedOperations {
 			for i := range mr.Topics {
-				if t := &mr.Topics[i]; t.ErrorCode == 0 && t.Topic != nil {
+				// Named topics answered with an error (unknown, invalid)
+				// carry them too, as in Kafka; unknown ids, without a
+				// name, and refused topics (appended below) do not.
+				if t := &mr.Topics[i]; t.Topic != nil {
 					t.AuthorizedOperations = rc.operations(auth.ResourceTopic, *t.Topic)
 				}
 			}

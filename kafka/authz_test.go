@@ -223,3 +223,28 @@ func TestTxnDescribeAuthzRules(t *testing.T) {
 		t.Fatalf("listed %+v", list.TransactionStates)
 	}
 }
+
+// Metadata fills authorized_operations, when asked, for a named topic it
+// answers with an error too (unknown, invalid name), as Apache Kafka 4.4
+// does (test/kafkadiff): the same operations as for an existing topic.
+func TestMetadataAuthorizedOperationsOfErrorTopics(t *testing.T) {
+	g := newSessionRig(t, Config{}, map[string]int32{"exists": 1})
+	c := dialRaw(t, g.s.Addr())
+	req := kmsg.NewPtrMetadataRequest()
+	req.SetVersion(12)
+	req.IncludeTopicAuthorizedOperations = true
+	for _, name := range []string{"exists", "missing", "bad name"} {
+		mt := kmsg.NewMetadataRequestTopic()
+		mt.Topic = kmsg.StringPtr(name)
+		req.Topics = append(req.Topics, mt)
+	}
+	req.AllowAutoTopicCreation = false
+	resp := ask(c, req).(*kmsg.MetadataResponse)
+	ops := map[string]int32{}
+	for _, tp := range resp.Topics {
+		ops[*tp.Topic] = tp.AuthorizedOperations
+	}
+	if ops["exists"] == authOpsNotRequested || ops["missing"] != ops["exists"] || ops["bad name"] != ops["exists"] {
+		t.Errorf("authorized operations %v, want the existing topic's for every named topic", ops)
+	}
+}

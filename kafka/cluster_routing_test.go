@@ -735,6 +735,7 @@ var notInClusterKeys = []int16{76, 77, 78, 79, 90, 91, 92}
 func advertisedKeys(c *rawConn) (keys map[int16]int16, features []string) {
 	req := kmsg.NewPtrApiVersionsRequest()
 	req.SetVersion(3)
+	req.ClientSoftwareName, req.ClientSoftwareVersion = "test", "1"
 	resp := ask(c, req).(*kmsg.ApiVersionsResponse)
 	keys = map[int16]int16{}
 	for _, k := range resp.ApiKeys {
@@ -916,7 +917,7 @@ func TestClusterProduceVerifiesTxn(t *testing.T) {
 	c := dialRaw(t, g.a.Addr())
 	produce := func(seq int32) int16 {
 		req := kmsg.NewPtrProduceRequest()
-		req.SetVersion(11)
+		req.SetVersion(10) // v11+ answers TRANSACTION_ABORTABLE instead (TestProduceTxnAbortable)
 		id := "tx"
 		req.TransactionID, req.Acks, req.TimeoutMillis = &id, -1, 10000
 		rt := kmsg.NewProduceRequestTopic()

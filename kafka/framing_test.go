@@ -38,6 +38,36 @@ func apiVersionsReq(v int16) *kmsg.ApiVersionsRequest {
 	return r
 }
 
+// From v3 the client software name and version must match KIP-511's
+// pattern; otherwise INVALID_REQUEST and no keys, as Apache Kafka 4.4
+// answers (test/kafkadiff). v0–v2 carry neither.
+func TestApiVersionsSoftwareName(t *testing.T) {
+	s := startServer(t, Config{})
+	c := dialRaw(t, s.Addr())
+	for i, tc := range []struct {
+		v             int16
+		name, version string
+		ok            bool
+	}{
+		{3, "kgo", "1.2.3", true}, {4, "apache-kafka-java", "4.4.0", true}, {3, "a", "1", true},
+		{3, "bad name!", "1.0", false}, {4, "", "1", false}, {3, "x", "", false},
+		{3, "-x", "1", false}, {3, "x", "1.", false}, {2, "", "", true},
+	} {
+		req := apiVersionsReq(tc.v)
+		req.ClientSoftwareName, req.ClientSoftwareVersion = tc.name, tc.version
+		c.send(int32(i), req)
+		resp := kmsg.NewPtrApiVersionsResponse()
+		resp.SetVersion(tc.v)
+		c.recv(resp)
+		if ok := resp.ErrorCode == 0 && len(resp.ApiKeys) > 0; ok != tc.ok {
+			t.Errorf("v%d %q %q: error %d with %d keys, want accepted %v", tc.v, tc.name, tc.version, resp.ErrorCode, len(resp.ApiKeys), tc.ok)
+		}
+		if !tc.ok && (resp.ErrorCode != kerr.InvalidRequest.Code || len(resp.ApiKeys) != 0) {
+			t.Errorf("v%d %q %q: error %d with %d keys, want INVALID_REQUEST and none", tc.v, tc.name, tc.version, resp.ErrorCode, len(resp.ApiKeys))
+		}
+	}
+}
+
 func TestApiVersionsEveryVersion(t *testing.T) {
 	s := startServer(t, Config{})
 	c := dialRaw(t, s.Addr())

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -42,8 +43,19 @@ func (g *sessionRig) produceOneBatch(topic string, codec kgo.CompressionCodec, s
 // listOffset sends a raw ListOffsets v7 for topic/0 at ts.
 func (g *sessionRig) listOffset(topic string, ts int64) (offset, timestamp int64) {
 	g.t.Helper()
+	p := g.listOffsetAt(topic, 7, ts)
+	if p.ErrorCode != 0 {
+		g.t.Fatalf("ListOffsets %s at %d: error %d", topic, ts, p.ErrorCode)
+	}
+	return p.Offset, p.Timestamp
+}
+
+// listOffsetAt sends a raw ListOffsets at version v for topic/0 at ts and
+// returns the partition's answer.
+func (g *sessionRig) listOffsetAt(topic string, v int16, ts int64) kmsg.ListOffsetsResponseTopicPartition {
+	g.t.Helper()
 	req := kmsg.NewPtrListOffsetsRequest()
-	req.SetVersion(7)
+	req.SetVersion(v)
 	req.ReplicaID = -1
 	rt := kmsg.NewListOffsetsRequestTopic()
 	rt.Topic = topic
@@ -56,11 +68,7 @@ func (g *sessionRig) listOffset(topic string, ts int64) (offset, timestamp int64
 	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
 	resp.SetVersion(req.Version)
 	g.c.recv(resp)
-	p := resp.Topics[0].Partitions[0]
-	if p.ErrorCode != 0 {
-		g.t.Fatalf("ListOffsets %s at %d: error %d", topic, ts, p.ErrorCode)
-	}
-	return p.Offset, p.Timestamp
+	return resp.Topics[0].Partitions[0]
 }
 
 // ListOffsets by timestamp answers per record, as Kafka does: the first
@@ -123,5 +131,35 @@ func TestListOffsetsMaxTimestampRecord(t *testing.T) {
 	g.produceOneBatch("mx", kgo.NoCompression(), 3000)
 	if off, ts := g.listOffset("mx", -3); off != 1 || ts != 5000 {
 		t.Fatalf("-3: offset %d at %d, want 1 at 5000", off, ts)
+	}
+}
+
+// A special timestamp is served from the version that introduced it
+// (-3 v7, -4 v8, -5 v9, -6 v11, past our maximum) and is
+// UNSUPPORTED_VERSION below it; an answer that finds no offset has leader
+// epoch -1. Both as Apache Kafka 4.4 answers (test/kafkadiff).
+func TestListOffsetsSpecialTimestampVersions(t *testing.T) {
+	g := newSessionRig(t, Config{}, map[string]int32{"sp": 1})
+	g.produceOneBatch("sp", kgo.NoCompression(), 1000)
+	for _, tc := range []struct {
+		v     int16
+		ts    int64
+		code  int16
+		epoch int32
+	}{
+		{6, -3, kerr.UnsupportedVersion.Code, -1}, {7, -3, 0, 0},
+		{7, -4, kerr.UnsupportedVersion.Code, -1}, {8, -4, 0, 0},
+		{8, -5, kerr.UnsupportedVersion.Code, -1}, {9, -5, 0, -1}, // no tiered offset: -1
+		{9, -6, kerr.UnsupportedVersion.Code, -1},
+		{9, 5000, 0, -1}, // after every record: none found
+		{9, 500, 0, 0},
+	} {
+		p := g.listOffsetAt("sp", tc.v, tc.ts)
+		if p.ErrorCode != tc.code || p.LeaderEpoch != tc.epoch {
+			t.Errorf("v%d at %d: error %d leader epoch %d, want %d and %d", tc.v, tc.ts, p.ErrorCode, p.LeaderEpoch, tc.code, tc.epoch)
+		}
+		if tc.code != 0 && (p.Offset != -1 || p.Timestamp != -1) {
+			t.Errorf("v%d at %d: offset %d timestamp %d, want -1 and -1", tc.v, tc.ts, p.Offset, p.Timestamp)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -191,5 +192,31 @@ func TestReadCommittedTransactions(t *testing.T) {
 	dp, err = adm.DescribeProducers(ctx, kadm.TopicsSet{"tx": {3: {}}})
 	if err == nil && dp["tx"].Partitions[3].Err == nil {
 		t.Fatalf("unknown partition described: %+v", dp)
+	}
+}
+
+// A transactional batch for a partition not in its producer's transaction
+// is INVALID_TXN_STATE up to Produce v10 and TRANSACTION_ABORTABLE from
+// v11 (KIP-890), as Apache Kafka 4.4 answers (test/kafkadiff).
+func TestProduceTxnAbortable(t *testing.T) {
+	g := newSessionRig(t, Config{}, map[string]int32{"t": 1})
+	c := dialRaw(t, g.s.Addr())
+	for _, tc := range []struct {
+		version int16
+		want    int16
+	}{{9, kerr.InvalidTxnState.Code}, {10, kerr.InvalidTxnState.Code}, {11, kerr.TransactionAbortable.Code}} {
+		req := kmsg.NewPtrProduceRequest()
+		req.SetVersion(tc.version)
+		id := "tx"
+		req.TransactionID, req.Acks, req.TimeoutMillis = &id, -1, 10000
+		rt := kmsg.NewProduceRequestTopic()
+		rt.Topic = "t"
+		rp := kmsg.NewProduceRequestTopicPartition()
+		rp.Partition, rp.Records = 0, txnRecords(1, 42, 0, 0, "v")
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		if code := ask(c, req).(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode; code != tc.want {
+			t.Errorf("Produce v%d: error %d, want %d", tc.version, code, tc.want)
+		}
 	}
 }

@@ -12,8 +12,18 @@ import (
 // joins (member epoch 0), leaves (-1, and -2 for a static member that
 // will come back), and heartbeats that report the owned partitions and
 // get the member's next assignment (G13). Every change is durable before
-// the answer (G15).
+// the answer (G15). Only an answer that keeps the member in the group
+// carries the heartbeat interval: an error or a leave answers 0, as
+// Kafka's coordinator does.
 func (c *Coordinator) ConsumerGroupHeartbeat(cl Client, req *kmsg.ConsumerGroupHeartbeatRequest) *kmsg.ConsumerGroupHeartbeatResponse {
+	resp := c.consumerGroupHeartbeat(cl, req)
+	if resp.ErrorCode != errNone || req.MemberEpoch == epochLeave || req.MemberEpoch == epochStaticLeave {
+		resp.HeartbeatIntervalMillis = 0
+	}
+	return resp
+}
+
+func (c *Coordinator) consumerGroupHeartbeat(cl Client, req *kmsg.ConsumerGroupHeartbeatRequest) *kmsg.ConsumerGroupHeartbeatResponse {
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
 	resp.HeartbeatIntervalMillis = int32(c.cfg.ConsumerHeartbeatInterval.Milliseconds())
 	fail := func(code int16, msg string) *kmsg.ConsumerGroupHeartbeatResponse {

@@ -234,6 +234,30 @@ func TestConsumerHeartbeatErrors(t *testing.T) {
 	code(t, "static leave without instance", h.c.ConsumerGroupHeartbeat(Client{}, req).ErrorCode, kerr.InvalidRequest)
 }
 
+// Only an answer that keeps the member in the group carries the
+// heartbeat interval; errors and leaves carry 0, as Apache Kafka 4.4's
+// coordinator answers (test/kafkadiff).
+func TestConsumerHeartbeatIntervalOnlyWhileMember(t *testing.T) {
+	h, topics := new848Harness(t)
+	topics.add("t", 1)
+	a := &cm{id: "a", topics: []string{"t"}}
+	want := int32(h.c.cfg.ConsumerHeartbeatInterval.Milliseconds())
+	if got := h.beat("g", a, true).HeartbeatIntervalMillis; got != want || want == 0 {
+		t.Errorf("join: interval %d, want %d", got, want)
+	}
+	if got := h.beat("g", a, false).HeartbeatIntervalMillis; got != want {
+		t.Errorf("heartbeat: interval %d, want %d", got, want)
+	}
+	bad := &cm{id: "a", epoch: a.epoch + 5, owned: assignment{}}
+	if resp := h.beat("g", bad, false); resp.ErrorCode == 0 || resp.HeartbeatIntervalMillis != 0 {
+		t.Errorf("fenced: error %d interval %d, want an error and 0", resp.ErrorCode, resp.HeartbeatIntervalMillis)
+	}
+	a.epoch = -1
+	if resp := h.beat("g", a, false); resp.ErrorCode != 0 || resp.HeartbeatIntervalMillis != 0 {
+		t.Errorf("leave: error %d interval %d, want 0 and 0", resp.ErrorCode, resp.HeartbeatIntervalMillis)
+	}
+}
+
 // G10: a consumer group holds at most group.max.size members.
 func TestConsumerGroupMaxSize(t *testing.T) {
 	topics := &staticTopics{}

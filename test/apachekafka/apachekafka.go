@@ -329,11 +329,18 @@ logger.raftserver.level = INFO
 // clusterID is a random cluster id in Kafka's form: a type-4 UUID in
 // URL-safe base64 without padding.
 func clusterID() string {
-	var u [16]byte
-	rand.Read(u[:])
-	u[6] = u[6]&0x0f | 0x40
-	u[8] = u[8]&0x3f | 0x80
-	return base64.RawURLEncoding.EncodeToString(u[:])
+	for {
+		var u [16]byte
+		rand.Read(u[:])
+		u[6] = u[6]&0x0f | 0x40
+		u[8] = u[8]&0x3f | 0x80
+		// One id in 64 starts with '-', which the storage tool's
+		// argument parser reads as an option (Kafka's Uuid.randomUuid
+		// draws again for the same reason).
+		if id := base64.RawURLEncoding.EncodeToString(u[:]); id[0] != '-' {
+			return id
+		}
+	}
 }
 
 func freePorts(n int) ([]int, error) {

@@ -22,6 +22,17 @@ var build struct {
 // path; a build that failed fails every caller.
 func Path(t testing.TB) string {
 	t.Helper()
+	path, err := Build()
+	if err != nil {
+		t.Fatalf("build kgateway: %v", err)
+	}
+	return path
+}
+
+// Build is Path for callers without a testing.TB (a TestMain): it builds
+// cmd/kgateway on its first call and returns the binary's path or the
+// build's error.
+func Build() (string, error) {
 	build.once.Do(func() {
 		build.dir, build.err = os.MkdirTemp("", "kgateway-bin-")
 		if build.err != nil {
@@ -33,10 +44,7 @@ func Path(t testing.TB) string {
 			build.err = errors.New(string(out))
 		}
 	})
-	if build.err != nil {
-		t.Fatalf("build kgateway: %v", build.err)
-	}
-	return build.path
+	return build.path, build.err
 }
 
 // Remove deletes the built binary; a TestMain calls it after the tests.
