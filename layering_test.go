@@ -39,6 +39,8 @@ var layerRules = []layerRule{
 		why: "ledger sits on storage only and knows no Kafka wire type"},
 	{dir: "offsets", bad: []string{mod + "storage", mod + "ledger", mod + "resolver", mod + "kafka", mod + "metrics", mod + "server", mod + "cmd", franzGo},
 		why: "offsets keeps its own pebble and knows nothing of the ledger (O3) or the wire"},
+	{dir: "recordbatch", bad: []string{mod + "ledger", mod + "resolver", mod + "cleaner", mod + "offsets", mod + "kafka", mod + "metrics", mod + "server", mod + "cmd", franzGo, pebble},
+		why: "recordbatch is the batch format only: it reads bytes, below every layer that stores them, without kmsg"},
 	{dir: "resolver", bad: []string{mod + "offsets", mod + "kafka", mod + "metrics", mod + "server", mod + "cmd", franzGo},
 		why: "resolver is below kafka/ and reads batch headers itself, without kmsg"},
 	{dir: "ledger", bad: []string{pebble}, prodOnly: true, why: "pebble is storage's: ledger reaches it only through storage"},

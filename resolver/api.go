@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kgateway/kgateway/recordbatch"
 	"time"
 
 	"github.com/kgateway/kgateway/ledger"
@@ -66,9 +67,9 @@ var (
 	ErrInvalidReplication    = errors.New("resolver: invalid replication factor")
 	ErrInvalidConfig         = errors.New("resolver: invalid config")
 	ErrOffsetOutOfRange      = errors.New("resolver: offset out of range")
-	ErrCorruptBatch          = errors.New("resolver: corrupt record batch")
-	ErrUnsupportedMagic      = errors.New("resolver: unsupported record batch version")
-	ErrInvalidRecord         = errors.New("resolver: invalid record")
+	ErrCorruptBatch          = recordbatch.ErrCorruptBatch
+	ErrUnsupportedMagic      = recordbatch.ErrUnsupportedMagic
+	ErrInvalidRecord         = recordbatch.ErrInvalidRecord
 	ErrMessageTooLarge       = errors.New("resolver: record batch too large")
 	ErrOutOfOrderSequence    = errors.New("resolver: out of order sequence number")
 	ErrInvalidProducerEpoch  = errors.New("resolver: invalid producer epoch")

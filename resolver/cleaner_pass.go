@@ -3,6 +3,7 @@ package resolver
 import (
 	"errors"
 	"fmt"
+	"github.com/kgateway/kgateway/recordbatch"
 	"time"
 
 	"github.com/kgateway/kgateway/storage"
@@ -196,8 +197,8 @@ func (r *Resolver) buildMap(c cleanPlan, f *batchFilter) (int, error) {
 			if !mapKeys || full || h.Control() || f.txn.abortedBatch(h) {
 				return nil
 			}
-			return eachRecord(e.Payload, f.limit, func(rec cleanRecord) {
-				if !full && rec.key != nil && !f.m.put(rec.key, rec.off) {
+			return eachRecord(e.Payload, f.limit, func(rec recordbatch.Record) {
+				if !full && rec.Key != nil && !f.m.put(rec.Key, rec.Off) {
 					full = true
 				}
 			})
@@ -271,12 +272,12 @@ func (r *Resolver) eachBatch(c cleanPlan, from, to Offset, fn func(storage.Entry
 }
 
 // eachRecord calls fn with each record of batch b.
-func eachRecord(b []byte, limit int64, fn func(cleanRecord)) error {
-	sec, err := decodeSection(b, limit)
+func eachRecord(b []byte, limit int64, fn func(recordbatch.Record)) error {
+	sec, err := recordbatch.DecodeSection(b, limit)
 	if err != nil {
 		return err
 	}
-	recs, err := parseRecords(decodeHeader(b), sec)
+	recs, err := recordbatch.ParseRecords(decodeHeader(b), sec)
 	if err != nil {
 		return err
 	}

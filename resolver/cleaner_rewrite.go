@@ -1,5 +1,7 @@
 package resolver
 
+import "github.com/kgateway/kgateway/recordbatch"
+
 // batchFilter decides what a pass keeps of each batch of the range it
 // cleans (L4, L8, L13–L15). It looks at a batch as a whole first
 // (batchAction): the batches of aborted transactions and the markers
@@ -58,31 +60,31 @@ func (f *batchFilter) clean(b []byte) ([]byte, error) {
 	case dropBatch:
 		return nil, nil
 	case emptyBatch:
-		return cleanedBatch(b, nil, -1)
+		return recordbatch.Rebuild(b, nil, -1)
 	case markerHorizon:
 		return f.withHorizon(b, f.nowMs+f.deleteRetentionMs)
 	}
-	sec, err := decodeSection(b, f.limit)
+	sec, err := recordbatch.DecodeSection(b, f.limit)
 	if err != nil {
 		return nil, err
 	}
-	recs, err := parseRecords(h, sec)
+	recs, err := recordbatch.ParseRecords(h, sec)
 	if err != nil {
 		return nil, err
 	}
 	horizon := int64(-1)
-	if h.Attributes&deleteHorizonBit != 0 {
+	if h.Attributes&recordbatch.DeleteHorizonBit != 0 {
 		horizon = h.BaseTimestamp
 	}
 	expired := horizon >= 0 && f.nowMs >= horizon
-	kept := make([]cleanRecord, 0, len(recs))
+	kept := make([]recordbatch.Record, 0, len(recs))
 	tombs := false
 	for _, r := range recs {
 		if !f.keepRecord(r, expired) {
 			continue
 		}
 		kept = append(kept, r)
-		tombs = tombs || r.value == nil
+		tombs = tombs || r.Value == nil
 	}
 	switch {
 	case tombs && horizon < 0:
@@ -99,7 +101,7 @@ func (f *batchFilter) clean(b []byte) ([]byte, error) {
 	if len(kept) == len(recs) && horizon == hdrHorizon(h) {
 		return b, nil
 	}
-	return cleanedBatch(b, kept, horizon)
+	return recordbatch.Rebuild(b, kept, horizon)
 }
 
 // producersLast reports the last batch of its producer id in the range.
@@ -110,19 +112,19 @@ func (f *batchFilter) producersLast(h batchHeader) bool {
 
 // keepRecord is L4 and L8 for one record: keyed, not superseded by a
 // later record of its key, and not a tombstone past its horizon.
-func (f *batchFilter) keepRecord(r cleanRecord, horizonPassed bool) bool {
-	if r.key == nil {
+func (f *batchFilter) keepRecord(r recordbatch.Record, horizonPassed bool) bool {
+	if r.Key == nil {
 		return false
 	}
-	if latest, ok := f.m.get(r.key); ok && r.off < latest {
+	if latest, ok := f.m.get(r.Key); ok && r.Off < latest {
 		return false
 	}
-	return r.value != nil || !horizonPassed
+	return r.Value != nil || !horizonPassed
 }
 
 // hdrHorizon is the batch's delete horizon, -1 when it has none.
 func hdrHorizon(h batchHeader) int64 {
-	if h.Attributes&deleteHorizonBit != 0 {
+	if h.Attributes&recordbatch.DeleteHorizonBit != 0 {
 		return h.BaseTimestamp
 	}
 	return -1

@@ -2,6 +2,7 @@ package resolver
 
 import (
 	"fmt"
+	"github.com/kgateway/kgateway/recordbatch"
 	"slices"
 )
 
@@ -116,11 +117,11 @@ func (f *batchFilter) noteHorizon(h int64) {
 // withHorizon rewrites control batch b with its records as they are and
 // the delete horizon h (L8's encoding).
 func (f *batchFilter) withHorizon(b []byte, h int64) ([]byte, error) {
-	recs, err := parseRecords(decodeHeader(b), b[batchHeaderLen:])
+	recs, err := recordbatch.ParseRecords(decodeHeader(b), b[batchHeaderLen:])
 	if err != nil {
 		return nil, err
 	}
-	return cleanedBatch(b, recs, h)
+	return recordbatch.Rebuild(b, recs, h)
 }
 
 // forgetAborted removes the index entries of the ABORT markers a pass

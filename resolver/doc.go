@@ -3,7 +3,7 @@
 // produce with idempotent-producer checks, and the read flow around the
 // ledger's read by offset (judging the offset, validation, limits). It sits
 // between kafka/ (which never sees a ledger) and ledger/ (which never sees
-// a Kafka batch field), and it never imports kmsg: batch.go reads the few
+// a Kafka batch field), and it never imports kmsg: package recordbatch reads the few
 // header fields it needs itself.
 //
 // # Read flow
@@ -92,8 +92,8 @@
 //
 // A produce carries exactly one batch per partition (Produce v3+). Before
 // anything is written, outside every lock, its records are walked
-// (recordwalk.go), decompressed first when the batch is compressed
-// (compression.go):
+// (recordbatch/recordwalk.go), decompressed first when the batch is compressed
+// (recordbatch/compression.go):
 //
 //	Z1 The records section is what the codec says: it decodes as gzip,
 //	   snappy (raw or xerial-framed), lz4 frames or zstd frames, to its

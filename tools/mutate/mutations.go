@@ -48,7 +48,7 @@ var mutations = []mutation{
 	{
 		Name:  "batch-crc-unchecked",
 		Rule:  "resolver: a produced batch whose CRC32C does not match is refused (CORRUPT_MESSAGE)",
-		Edits: []edit{{File: "resolver/batch.go", Old: "castagnoli); want != got {", New: "castagnoli); want != got && false {"}},
+		Edits: []edit{{File: "recordbatch/batch.go", Old: "Castagnoli); want != got {", New: "Castagnoli); want != got && false {"}},
 		Tests: []testRun{
 			{Pkg: "./resolver/", Run: "FuzzSplitBatches|TestProduceRejects"},
 			{Pkg: "./test/", Run: "TestProduceRejects|TestBadCRCRejected"},
