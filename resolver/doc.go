@@ -232,8 +232,10 @@
 // # Compaction
 //
 // A topic whose cleanup.policy has compact keeps the latest record per
-// key (cleaner*.go). The cleaner runs in the background, on
-// log.cleaner.threads goroutines, and RunCleaner runs it on demand.
+// key (package cleaner, which sees the resolver through the narrow
+// interfaces cleaner_host.go implements). The cleaner runs in the
+// background, on log.cleaner.threads goroutines, and RunCleaner runs it
+// on demand.
 // Each partition's log is a cleaned prefix (one ledger of a generation
 // above 0, deduplicated) followed by dirty ledgers and the open one.
 //
@@ -338,7 +340,7 @@
 // cleanup.policy is delete keeps its full history and, with
 // kgateway.compacted.view.enable=true, also a compacted materialization
 // of each partition, the read flow's TOPIC_COMPACTED view (view.go,
-// cleaner_view.go; ledger V2).
+// cleaner/view.go; ledger V2).
 //
 //	W1  The view is read through a companion topic named
 //	    <topic>.compacted: listed by Topics beside its source, with the

@@ -1,6 +1,9 @@
 package resolver
 
-import "github.com/kgateway/kgateway/recordbatch"
+import (
+	"github.com/kgateway/kgateway/cleaner"
+	"github.com/kgateway/kgateway/recordbatch"
+)
 
 // The tests of this package were written when the batch format lived
 // here; these names keep them reading as they did.
@@ -32,3 +35,6 @@ func parseRecords(h batchHeader, sec []byte) ([]cleanRecord, error) {
 	}
 	return out, err
 }
+
+// errMapTooSmall is the cleaner's, which left this package.
+var errMapTooSmall = cleaner.ErrMapTooSmall

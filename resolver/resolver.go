@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kgateway/kgateway/cleaner"
 	"math"
 	"slices"
 	"strings"
@@ -59,8 +60,9 @@ type Resolver struct {
 		done chan struct{}
 	}
 
-	// cleaner is the log cleaner of compacted topics (cleaner.go).
-	cleaner cleanerState
+	// cleaner is the log cleaner of compacted topics (package cleaner,
+	// cleaner_host.go).
+	cleaner *cleaner.Cleaner
 
 	// tiering is the background pass of the object tier (tiering.go).
 	tiering struct {
@@ -218,7 +220,8 @@ func Open(store *storage.Store, cfg Config) (*Resolver, error) {
 		return nil, err
 	}
 	r.startRetention()
-	r.startCleaner()
+	r.cleaner = newCleaner(r)
+	r.cleaner.Start()
 	r.startTiering()
 	return r, nil
 }
@@ -235,7 +238,7 @@ func (r *Resolver) Close() error {
 	r.mu.Unlock()
 	r.stopRetention()
 	r.stopTiering()
-	r.stopCleaner()
+	r.cleaner.Stop()
 	r.bg.Wait()
 	return r.closePartitions()
 }

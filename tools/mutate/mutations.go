@@ -190,7 +190,7 @@ var mutations = []mutation{
 	{
 		Name:  "cleaner-keeps-superseded",
 		Rule:  "resolver L4: a record whose key maps to a higher offset is removed",
-		Edits: []edit{{File: "resolver/cleaner_rewrite.go", Old: "ok && r.off < latest {", New: "ok && r.off < latest && false {"}},
+		Edits: []edit{{File: "cleaner/rewrite.go", Old: "ok && r.Off < latest {", New: "ok && r.Off < latest && false {"}},
 		Tests: []testRun{{Pkg: "./resolver/", Run: "TestCleanerProperty|TestCleanerKeepsLatestPerKey"}},
 	},
 }

@@ -1,4 +1,4 @@
-package resolver
+package cleaner
 
 import "github.com/kgateway/kgateway/recordbatch"
 
@@ -36,7 +36,7 @@ const (
 // of an aborted transaction goes whole (L13), kept empty when it is its
 // producer's last (L4); a marker is L14/L15's; a committed transactional
 // batch is cleaned as any other.
-func (f *batchFilter) batchAction(h batchHeader) batchAction {
+func (f *batchFilter) batchAction(h recordbatch.Header) batchAction {
 	if h.Control() {
 		return f.markerAction(h)
 	}
@@ -53,7 +53,7 @@ func (f *batchFilter) batchAction(h batchHeader) batchAction {
 // clean returns what the pass keeps of batch b: b itself when nothing
 // changes, a rebuilt batch (L4), or nil when the batch goes.
 func (f *batchFilter) clean(b []byte) ([]byte, error) {
-	h := decodeHeader(b)
+	h := recordbatch.DecodeHeader(b)
 	switch f.batchAction(h) {
 	case keepBatch:
 		return b, nil
@@ -105,7 +105,7 @@ func (f *batchFilter) clean(b []byte) ([]byte, error) {
 }
 
 // producersLast reports the last batch of its producer id in the range.
-func (f *batchFilter) producersLast(h batchHeader) bool {
+func (f *batchFilter) producersLast(h recordbatch.Header) bool {
 	last, ok := f.lastOfProducer[h.ProducerID]
 	return h.Idempotent() && ok && last == h.BaseOffset
 }
@@ -123,7 +123,7 @@ func (f *batchFilter) keepRecord(r recordbatch.Record, horizonPassed bool) bool 
 }
 
 // hdrHorizon is the batch's delete horizon, -1 when it has none.
-func hdrHorizon(h batchHeader) int64 {
+func hdrHorizon(h recordbatch.Header) int64 {
 	if h.Attributes&recordbatch.DeleteHorizonBit != 0 {
 		return h.BaseTimestamp
 	}

@@ -1,12 +1,12 @@
-package resolver
+package cleaner
 
 import (
-	"fmt"
+	"cmp"
 	"github.com/kgateway/kgateway/recordbatch"
 	"slices"
 )
 
-// The cleaner and transactions (L12–L15, doc.go "Compaction"), as Kafka's
+// The cleaner and transactions (L12–L15, resolver/doc.go "Compaction"), as Kafka's
 // LogCleaner and CleanedTransactionMetadata have it: a pass cleans only
 // below the last stable offset (planClean), so every transaction with a
 // batch in the range has ended and the aborted-transaction index knows
@@ -17,32 +17,28 @@ import (
 type txnFilter struct {
 	// aborted is the aborted-index entries whose transaction starts in
 	// the range, by producer, in first-offset order.
-	aborted map[int64][]abortedTxn
+	aborted map[int64][]Aborted
 	// byMarker is the same entries by their ABORT marker's offset.
-	byMarker map[Offset]abortedTxn
+	byMarker map[Offset]Aborted
 	// seen is the producers whose current transaction has a batch read
 	// by this pass since the producer's last marker: that marker is
 	// still needed (L14).
 	seen map[int64]bool
 	// dropped is the index entries of the ABORT markers this pass drops
 	// (L15): they leave the index before the swap.
-	dropped []abortedTxn
+	dropped []Aborted
 }
 
-// newTxnFilter takes the partition's aborted transactions starting before
-// end, the end of the range a pass may clean.
-func (p *partition) newTxnFilter(end Offset) *txnFilter {
-	t := &txnFilter{aborted: map[int64][]abortedTxn{}, byMarker: map[Offset]abortedTxn{}, seen: map[int64]bool{}}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, a := range p.mu.txn.aborted {
-		if a.first < end {
-			t.aborted[a.pid] = append(t.aborted[a.pid], a)
-			t.byMarker[a.last] = a
-		}
+// newTxnFilter takes the aborted transactions starting before end, the
+// end of the range a pass may clean (Partition.AbortedBefore).
+func newTxnFilter(aborted []Aborted) *txnFilter {
+	t := &txnFilter{aborted: map[int64][]Aborted{}, byMarker: map[Offset]Aborted{}, seen: map[int64]bool{}}
+	for _, a := range aborted {
+		t.aborted[a.PID] = append(t.aborted[a.PID], a)
+		t.byMarker[a.Last] = a
 	}
 	for _, as := range t.aborted {
-		slices.SortFunc(as, func(a, b abortedTxn) int { return cmpOffset(a.first, b.first) })
+		slices.SortFunc(as, func(a, b Aborted) int { return cmp.Compare(a.First, b.First) })
 	}
 	return t
 }
@@ -52,21 +48,21 @@ func (p *partition) newTxnFilter(end Offset) *txnFilter {
 // its aborted transactions and that transaction's marker. A producer has
 // one transaction at a time, so the intervals of one producer never
 // overlap.
-func (t *txnFilter) abortedBatch(h batchHeader) bool {
+func (t *txnFilter) abortedBatch(h recordbatch.Header) bool {
 	if !h.Transactional() || h.Control() {
 		return false
 	}
 	as := t.aborted[h.ProducerID]
-	i, found := slices.BinarySearchFunc(as, h.BaseOffset, func(a abortedTxn, off Offset) int { return cmpOffset(a.first, off) })
+	i, found := slices.BinarySearchFunc(as, h.BaseOffset, func(a Aborted, off Offset) int { return cmp.Compare(a.First, off) })
 	if !found {
 		i-- // the last one starting before the batch
 	}
-	return i >= 0 && as[i].first <= h.BaseOffset && h.BaseOffset < as[i].last
+	return i >= 0 && as[i].First <= h.BaseOffset && h.BaseOffset < as[i].Last
 }
 
 // readBatch notes a transactional data batch read by the rewrite: its
 // transaction's marker is needed (L14).
-func (t *txnFilter) readBatch(h batchHeader) {
+func (t *txnFilter) readBatch(h recordbatch.Header) {
 	if h.Transactional() && !h.Control() {
 		t.seen[h.ProducerID] = true
 	}
@@ -74,7 +70,7 @@ func (t *txnFilter) readBatch(h batchHeader) {
 
 // markerNeeded reports whether the marker h still ends a transaction of
 // which the pass read a batch, and forgets that transaction.
-func (t *txnFilter) markerNeeded(h batchHeader) bool {
+func (t *txnFilter) markerNeeded(h recordbatch.Header) bool {
 	needed := t.seen[h.ProducerID]
 	delete(t.seen, h.ProducerID)
 	return needed
@@ -86,7 +82,7 @@ func (t *txnFilter) markerNeeded(h batchHeader) bool {
 // given a delete horizon, delete.retention.ms ahead, by the first pass
 // that finds it unneeded; removed by a pass after that horizon. An ABORT
 // marker's index entry is removed with it.
-func (f *batchFilter) markerAction(h batchHeader) batchAction {
+func (f *batchFilter) markerAction(h recordbatch.Header) batchAction {
 	needed := f.txn.markerNeeded(h)
 	if needed || f.producersLast(h) {
 		return keepBatch
@@ -100,7 +96,7 @@ func (f *batchFilter) markerAction(h batchHeader) batchAction {
 		f.noteHorizon(hz)
 		return keepBatch
 	}
-	if a, ok := f.txn.byMarker[h.BaseOffset]; ok && a.pid == h.ProducerID {
+	if a, ok := f.txn.byMarker[h.BaseOffset]; ok && a.PID == h.ProducerID {
 		f.txn.dropped = append(f.txn.dropped, a)
 	}
 	return dropBatch
@@ -117,63 +113,9 @@ func (f *batchFilter) noteHorizon(h int64) {
 // withHorizon rewrites control batch b with its records as they are and
 // the delete horizon h (L8's encoding).
 func (f *batchFilter) withHorizon(b []byte, h int64) ([]byte, error) {
-	recs, err := recordbatch.ParseRecords(decodeHeader(b), b[batchHeaderLen:])
+	recs, err := recordbatch.ParseRecords(recordbatch.DecodeHeader(b), b[recordbatch.HeaderLen:])
 	if err != nil {
 		return nil, err
 	}
 	return recordbatch.Rebuild(b, recs, h)
-}
-
-// forgetAborted removes the index entries of the ABORT markers a pass
-// drops (L15), from the read view and durably, before the pass's swap:
-// once the marker is gone a listed entry would make a read_committed
-// client drop its producer's later batches, while no batch of the
-// transaction is left in either generation, so the entry is needed by
-// neither. It fails when the removal is not durable; the pass is then
-// dropped.
-func (r *Resolver) forgetAborted(p *partition, gone []abortedTxn) error {
-	if len(gone) == 0 {
-		return nil
-	}
-	p.app.Lock()
-	if p.app.txn == nil {
-		p.app.Unlock()
-		return fmt.Errorf("%w: partition not open", ErrStorage)
-	}
-	p.mu.Lock()
-	for _, a := range gone {
-		p.mu.txn.removeAborted(a.last)
-	}
-	p.mu.Unlock()
-	for _, a := range gone {
-		p.app.txn.dirtyAborted[a.last] = nil
-	}
-	p.app.Unlock()
-	if err := r.checkpoint(p); err != nil {
-		return err
-	}
-	p.app.Lock()
-	defer p.app.Unlock()
-	for _, a := range gone {
-		if _, pending := p.app.txn.dirtyAborted[a.last]; pending {
-			return fmt.Errorf("%w: the aborted-transaction index entry of the marker at %d was not removed durably", ErrStorage, a.last)
-		}
-	}
-	return nil
-}
-
-// removeAborted drops the index entry of the ABORT marker at last.
-func (v *txnView) removeAborted(last Offset) {
-	i, found := slices.BinarySearchFunc(v.aborted, last, func(x abortedTxn, off Offset) int { return cmpOffset(x.last, off) })
-	if found {
-		v.aborted = slices.Delete(v.aborted, i, i+1)
-	}
-}
-
-// lastStable is the partition's last stable offset under the bounds
-// (X2): a pass cleans nothing at or past it (L12).
-func (p *partition) lastStable(start, end Offset) Offset {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.mu.txn.lso(start, end)
 }
