@@ -121,7 +121,7 @@ type Config struct {
 	// (P2).
 	MaxProducers int
 	// Tier keeps sealed ledgers of topics with remote.storage.enable=true
-	// in an object store (object.store.url; tiering.go). nil: local only,
+	// in an object store (object.store.url; package retention). nil: local only,
 	// and remote.storage.enable=true is refused.
 	Tier *tier.Tier
 	// LocalRetentionMs and LocalRetentionBytes are

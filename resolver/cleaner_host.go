@@ -11,7 +11,7 @@ import (
 )
 
 // The log cleaner is package cleaner's; this file is what it sees of the
-// resolver: the catalog (cleanerHost) and each partition (cleanerPart),
+// resolver: the catalog (cleanerHost) and each partition (partRef),
 // through cleaner's narrow Partition and Host interfaces.
 
 // CleanerStats is what the cleaner has done since Open (metrics).
@@ -50,7 +50,7 @@ func (h cleanerHost) Partitions() []cleaner.Partition {
 func (h cleanerHost) wrap(ps []*partition) []cleaner.Partition {
 	out := make([]cleaner.Partition, len(ps))
 	for i, p := range ps {
-		out[i] = cleanerPart{h.r, p}
+		out[i] = partRef{h.r, p}
 	}
 	return out
 }
@@ -71,7 +71,7 @@ func (h cleanerHost) ViewPartitions() []cleaner.Partition {
 
 // ViewStillOn reports that p's topic is bound with its view on.
 func (h cleanerHost) ViewStillOn(cp cleaner.Partition) bool {
-	r, p := h.r, cp.(cleanerPart).p
+	r, p := h.r, cp.(partRef).p
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	t, ok := r.mu.topics[p.topic]
@@ -81,21 +81,22 @@ func (h cleanerHost) ViewStillOn(cp cleaner.Partition) bool {
 func (h cleanerHost) SyncViews() error { return h.r.syncViews() }
 
 func (h cleanerHost) ViewFailed(cp cleaner.Partition, err error) {
-	h.r.logViewError(cp.(cleanerPart).p, err)
+	h.r.logViewError(cp.(partRef).p, err)
 }
 
-// cleanerPart is a partition as the cleaner sees it. It is comparable:
+// partRef is a partition as the cleaner and the retention passes see
+// it. It is comparable:
 // two values of the same partition are equal (the cleaner's busy set).
-type cleanerPart struct {
+type partRef struct {
 	r *Resolver
 	p *partition
 }
 
-func (c cleanerPart) Topic() string      { return c.p.topic }
-func (c cleanerPart) Index() int32       { return c.p.index }
-func (c cleanerPart) Log() storage.LogID { return c.p.log }
+func (c partRef) Topic() string      { return c.p.topic }
+func (c partRef) Index() int32       { return c.p.index }
+func (c partRef) Log() storage.LogID { return c.p.log }
 
-func (c cleanerPart) CleanSettings() (cleaner.Settings, error) {
+func (c partRef) CleanSettings() (cleaner.Settings, error) {
 	_, s, err := c.p.ledgerAndSettings()
 	if err != nil {
 		return cleaner.Settings{}, err
@@ -108,7 +109,7 @@ func (c cleanerPart) CleanSettings() (cleaner.Settings, error) {
 
 // LastStable is the partition's last stable offset under the bounds
 // (X2): a pass cleans nothing at or past it (L12).
-func (c cleanerPart) LastStable(start, end Offset) Offset {
+func (c partRef) LastStable(start, end Offset) Offset {
 	p := c.p
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -117,7 +118,7 @@ func (c cleanerPart) LastStable(start, end Offset) Offset {
 
 // AbortedBefore is the partition's aborted transactions starting before
 // end, the end of the range a pass may clean.
-func (c cleanerPart) AbortedBefore(end Offset) []cleaner.Aborted {
+func (c partRef) AbortedBefore(end Offset) []cleaner.Aborted {
 	p := c.p
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -132,7 +133,7 @@ func (c cleanerPart) AbortedBefore(end Offset) []cleaner.Aborted {
 
 // OpenView creates the partition's view log if need be and has the
 // partition's reads see it (W2).
-func (c cleanerPart) OpenView() (storage.LogID, error) {
+func (c partRef) OpenView() (storage.LogID, error) {
 	ml, _, err := c.p.ledgerAndSettings()
 	if err != nil {
 		return 0, err
@@ -152,7 +153,7 @@ func (c cleanerPart) OpenView() (storage.LogID, error) {
 // transaction is left in either generation, so the entry is needed by
 // neither. It fails when the removal is not durable; the pass is then
 // dropped.
-func (c cleanerPart) ForgetAborted(gone []cleaner.Aborted) error {
+func (c partRef) ForgetAborted(gone []cleaner.Aborted) error {
 	r, p := c.r, c.p
 	if len(gone) == 0 {
 		return nil

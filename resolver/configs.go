@@ -19,7 +19,7 @@ import (
 //   - max.message.bytes: the largest record batch Produce accepts
 //   - message.timestamp.type: LogAppendTime makes Produce stamp batches
 //   - segment.bytes, segment.ms: the ledger rollover policy
-//   - retention.ms, retention.bytes: the retention pass (retention.go)
+//   - retention.ms, retention.bytes: the retention pass (package retention)
 //   - cleanup.policy: delete (retention), compact (package cleaner)
 //     or both; compact refuses keyless records (L1)
 //   - min.cleanable.dirty.ratio, min.compaction.lag.ms,

@@ -125,15 +125,14 @@
 // (an alter reopens the ledger); max.message.bytes and
 // message.timestamp.type apply to the next Produce; cleanup.policy picks
 // retention, the cleaner or both (L5); min.insync.replicas other than 1 is
-// refused. Retention
-// (retention.go, below) is a pass, every log.retention.check.interval.ms
-// and on RunRetention, that turns retention.ms and retention.bytes into a
+// refused. Retention (package retention, below) is a pass, every
+// log.retention.check.interval.ms and on RunRetention, that turns retention.ms and retention.bytes into a
 // boundary at a sealed ledger's end and feeds it to storage SoftTrim then
 // HardTrim; DeleteRecords moves the log start the same way.
 //
 // # Retention
 //
-// A retention pass over one partition (retention.go):
+// A retention pass over one partition (retention/retention.go):
 //
 //	T1 Only whole sealed ledgers are removed, as Kafka removes whole
 //	   segments: the boundary is always the first offset of a ledger that

@@ -1,10 +1,10 @@
 package resolver
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"github.com/kgateway/kgateway/cleaner"
+	"github.com/kgateway/kgateway/retention"
 	"math"
 	"slices"
 	"strings"
@@ -52,24 +52,16 @@ type Resolver struct {
 	pidMu   sync.Mutex
 	nextPID int64
 
-	// retention is the background retention pass (retention.go); mu
-	// serializes passes (the loop's and RunRetention callers').
-	retention struct {
-		mu   sync.Mutex
-		stop chan struct{}
-		done chan struct{}
-	}
-
+	// retention is the background retention pass (package retention;
+	// its mu serializes passes).
+	retention *retention.Retention
 	// cleaner is the log cleaner of compacted topics (package cleaner,
 	// cleaner_host.go).
 	cleaner *cleaner.Cleaner
 
-	// tiering is the background pass of the object tier (tiering.go).
-	tiering struct {
-		mu     sync.Mutex
-		cancel context.CancelFunc
-		done   chan struct{}
-	}
+	// tiering is the background pass of the object tier (package
+	// retention).
+	tiering *retention.Tiering
 }
 
 // topic is one binding. Its fields never change after it is published in
@@ -219,10 +211,11 @@ func Open(store *storage.Store, cfg Config) (*Resolver, error) {
 		r.closePartitions()
 		return nil, err
 	}
-	r.startRetention()
+	r.retention, r.tiering = newPasses(r)
+	r.retention.Start()
 	r.cleaner = newCleaner(r)
 	r.cleaner.Start()
-	r.startTiering()
+	r.tiering.Start()
 	return r, nil
 }
 
@@ -236,8 +229,8 @@ func (r *Resolver) Close() error {
 	}
 	r.mu.closed = true
 	r.mu.Unlock()
-	r.stopRetention()
-	r.stopTiering()
+	r.retention.Stop()
+	r.tiering.Stop()
 	r.cleaner.Stop()
 	r.bg.Wait()
 	return r.closePartitions()
