@@ -3,8 +3,21 @@
 // produce with idempotent-producer checks, and the read flow around the
 // ledger's read by offset (judging the offset, validation, limits). It sits
 // between kafka/ (which never sees a ledger) and ledger/ (which never sees
-// a Kafka batch field), and it never imports kmsg: package recordbatch reads the few
-// header fields it needs itself.
+// a Kafka batch field), and it never imports kmsg: package recordbatch
+// reads the few header fields it needs.
+//
+// It is the facade kafka/ calls. The parts that need no partition
+// internals live in packages of their own, below it, each behind a
+// narrow interface the resolver implements on small adapters
+// (cleaner_host.go, trim.go), never on *Resolver:
+//
+//	recordbatch/  the batch format: header, checks, codecs, record walk
+//	cleaner/      the log cleaner of compacted topics and views (L2–L15, W2)
+//	retention/    the retention pass (T1–T6) and the object tier's pass
+//
+// What stays here: the catalog and its metadata, topic configs, the
+// partition (produce, fetch, producer state), the partition side of
+// transactions, compacted views' bindings, ReplacePartition and explain.
 //
 // # Read flow
 //
