@@ -51,7 +51,7 @@ var layerRules = []layerRule{
 		why: "resolver is below kafka/ and reads batch headers itself, without kmsg"},
 	{dir: "ledger", bad: []string{pebble}, prodOnly: true, why: "pebble is storage's: ledger reaches it only through storage"},
 	{dir: "resolver", bad: []string{pebble}, prodOnly: true, why: "pebble is storage's: resolver reaches it only through storage"},
-	{dir: "kafka", bad: []string{mod + "storage", mod + "ledger", mod + "metrics", mod + "server", mod + "cmd", pebble},
+	{dir: "kafka", bad: []string{mod + "storage", mod + "ledger", mod + "recordbatch", mod + "cleaner", mod + "retention", mod + "metrics", mod + "server", mod + "cmd", pebble},
 		why: "kafka/ reaches data only through resolver/ (which re-exports what it needs) and groups through offsets/"},
 	{dir: "auth", bad: []string{mod + "storage", mod + "ledger", mod + "resolver", mod + "offsets", mod + "kafka", mod + "metrics", mod + "server", mod + "cmd", pebble, franzGo},
 		why: "auth is a toolkit below kafka/: mechanisms, credentials, TLS, no wire and no data"},
