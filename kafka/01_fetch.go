@@ -378,8 +378,15 @@ func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition
 		return s.fetchBoundsOnly(topic, rp.Partition, nil), 0
 	}
 	res, err := s.readPartition(topic, rp.Partition, resolver.Offset(rp.FetchOffset), max(maxBytes, 0), minOne, iso)
+	if err != nil && res.Bounded {
+		// The read's own snapshot judged the offset: its bounds answer
+		// the error, no second snapshot.
+		out := fetchError(rp.Partition, err)
+		out.LogStartOffset, out.HighWatermark, out.LastStableOffset = int64(res.LogStart), int64(res.HighWatermark), int64(res.LastStable)
+		return out, 0
+	}
 	if err != nil {
-		return s.fetchBoundsOnly(topic, rp.Partition, err), 0
+		return s.fetchBoundsOnly(topic, rp.Partition, err), 0 // the read took no snapshot
 	}
 	if version < 10 {
 		var cut bool

@@ -42,8 +42,9 @@ func (m *Managed) ReadFrom(from Offset, maxEntries, maxBytes int) (Snapshot, []E
 
 // readFrom is one attempt of ReadFrom.
 func (m *Managed) readFrom(from Offset, maxEntries int, maxBytes int64) (Snapshot, []Entry, error) {
-	// Steps 2–4. The view is COMMITTED, the only one (there is no
-	// compacted view): every durable entry below the snapshot's end. One
+	// Steps 2–4 of the Committed view (V1; ReadView reads the compacted
+	// view, V2, and falls back to this for the tail past it): every
+	// durable entry below the snapshot's end. One
 	// storage snapshot fixes the bounds and, under it, the entries from
 	// the one holding from; storage stops them at that snapshot's end (R8,
 	// D5), the one place a read's end is enforced.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kgateway/kgateway/recordbatch"
 	"time"
 
 	"github.com/kgateway/kgateway/ledger"
@@ -66,9 +67,9 @@ var (
 	ErrInvalidReplication    = errors.New("resolver: invalid replication factor")
 	ErrInvalidConfig         = errors.New("resolver: invalid config")
 	ErrOffsetOutOfRange      = errors.New("resolver: offset out of range")
-	ErrCorruptBatch          = errors.New("resolver: corrupt record batch")
-	ErrUnsupportedMagic      = errors.New("resolver: unsupported record batch version")
-	ErrInvalidRecord         = errors.New("resolver: invalid record")
+	ErrCorruptBatch          = recordbatch.ErrCorruptBatch
+	ErrUnsupportedMagic      = recordbatch.ErrUnsupportedMagic
+	ErrInvalidRecord         = recordbatch.ErrInvalidRecord
 	ErrMessageTooLarge       = errors.New("resolver: record batch too large")
 	ErrOutOfOrderSequence    = errors.New("resolver: out of order sequence number")
 	ErrInvalidProducerEpoch  = errors.New("resolver: invalid producer epoch")
@@ -120,7 +121,7 @@ type Config struct {
 	// (P2).
 	MaxProducers int
 	// Tier keeps sealed ledgers of topics with remote.storage.enable=true
-	// in an object store (object.store.url; tiering.go). nil: local only,
+	// in an object store (object.store.url; package retention). nil: local only,
 	// and remote.storage.enable=true is refused.
 	Tier *tier.Tier
 	// LocalRetentionMs and LocalRetentionBytes are
@@ -168,4 +169,9 @@ type FetchResult struct {
 	// overlap the returned batches (Kafka's AbortedTransactions), in
 	// first-offset order; nil when there are none.
 	Aborted []AbortedTxn
+	// Bounded reports that the bounds above are set, from the read's
+	// own snapshot: also with ErrOffsetOutOfRange and with most
+	// ErrStorage errors, so that the caller answers them without taking
+	// a second snapshot.
+	Bounded bool
 }

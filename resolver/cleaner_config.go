@@ -2,6 +2,7 @@ package resolver
 
 import (
 	"fmt"
+	"github.com/kgateway/kgateway/cleaner"
 	"math"
 	"strconv"
 	"strings"
@@ -45,9 +46,7 @@ const (
 	defaultCleanerBackoff    = 15 * time.Second
 	defaultMinCleanableRatio = 0.5
 	defaultDeleteRetentionMs = int64(24 * time.Hour / time.Millisecond)
-	// dedupeSlotBytes is what one key costs in the dedupe buffer: a 16-byte
-	// key digest and an 8-byte offset, as Kafka's SkimpyOffsetMap.
-	dedupeSlotBytes = 24
+	dedupeSlotBytes          = cleaner.SlotBytes
 )
 
 func (c CleanerConfig) withDefaults() CleanerConfig {

@@ -20,13 +20,3 @@ func refuseNullKey(m RecordMeta) error {
 	}
 	return nil
 }
-
-// checkStored is check for a stored batch: a cleaned one (L4) spans the
-// offsets its lastOffsetDelta says but may hold fewer records, even none
-// (a producer's last batch, kept for its sequence).
-func (h batchHeader) checkStored() error {
-	if h.Records >= 0 && int64(h.Records) <= int64(h.LastOffsetDelta)+1 && h.Records != h.LastOffsetDelta+1 {
-		h.Records = h.LastOffsetDelta + 1 // judge the rest as check does
-	}
-	return h.check()
-}

@@ -19,8 +19,8 @@ import (
 //   - max.message.bytes: the largest record batch Produce accepts
 //   - message.timestamp.type: LogAppendTime makes Produce stamp batches
 //   - segment.bytes, segment.ms: the ledger rollover policy
-//   - retention.ms, retention.bytes: the retention pass (retention.go)
-//   - cleanup.policy: delete (retention), compact (the cleaner, cleaner.go)
+//   - retention.ms, retention.bytes: the retention pass (package retention)
+//   - cleanup.policy: delete (retention), compact (package cleaner)
 //     or both; compact refuses keyless records (L1)
 //   - min.cleanable.dirty.ratio, min.compaction.lag.ms,
 //     max.compaction.lag.ms, delete.retention.ms: the cleaner (L2-L6)

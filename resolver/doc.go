@@ -3,8 +3,21 @@
 // produce with idempotent-producer checks, and the read flow around the
 // ledger's read by offset (judging the offset, validation, limits). It sits
 // between kafka/ (which never sees a ledger) and ledger/ (which never sees
-// a Kafka batch field), and it never imports kmsg: batch.go reads the few
-// header fields it needs itself.
+// a Kafka batch field), and it never imports kmsg: package recordbatch
+// reads the few header fields it needs.
+//
+// It is the facade kafka/ calls. The parts that need no partition
+// internals live in packages of their own, below it, each behind a
+// narrow interface the resolver implements on small adapters
+// (cleaner_host.go, trim.go), never on *Resolver:
+//
+//	recordbatch/  the batch format: header, checks, codecs, record walk
+//	cleaner/      the log cleaner of compacted topics and views (L2–L15, W2)
+//	retention/    the retention pass (T1–T6) and the object tier's pass
+//
+// What stays here: the catalog and its metadata, topic configs, the
+// partition (produce, fetch, producer state), the partition side of
+// transactions, compacted views' bindings, ReplacePartition and explain.
 //
 // # Read flow
 //
@@ -92,8 +105,8 @@
 //
 // A produce carries exactly one batch per partition (Produce v3+). Before
 // anything is written, outside every lock, its records are walked
-// (recordwalk.go), decompressed first when the batch is compressed
-// (compression.go):
+// (recordbatch/recordwalk.go), decompressed first when the batch is compressed
+// (recordbatch/compression.go):
 //
 //	Z1 The records section is what the codec says: it decodes as gzip,
 //	   snappy (raw or xerial-framed), lz4 frames or zstd frames, to its
@@ -125,15 +138,14 @@
 // (an alter reopens the ledger); max.message.bytes and
 // message.timestamp.type apply to the next Produce; cleanup.policy picks
 // retention, the cleaner or both (L5); min.insync.replicas other than 1 is
-// refused. Retention
-// (retention.go, below) is a pass, every log.retention.check.interval.ms
-// and on RunRetention, that turns retention.ms and retention.bytes into a
+// refused. Retention (package retention, below) is a pass, every
+// log.retention.check.interval.ms and on RunRetention, that turns retention.ms and retention.bytes into a
 // boundary at a sealed ledger's end and feeds it to storage SoftTrim then
 // HardTrim; DeleteRecords moves the log start the same way.
 //
 // # Retention
 //
-// A retention pass over one partition (retention.go):
+// A retention pass over one partition (retention/retention.go):
 //
 //	T1 Only whole sealed ledgers are removed, as Kafka removes whole
 //	   segments: the boundary is always the first offset of a ledger that
@@ -232,8 +244,10 @@
 // # Compaction
 //
 // A topic whose cleanup.policy has compact keeps the latest record per
-// key (cleaner*.go). The cleaner runs in the background, on
-// log.cleaner.threads goroutines, and RunCleaner runs it on demand.
+// key (package cleaner, which sees the resolver through the narrow
+// interfaces cleaner_host.go implements). The cleaner runs in the
+// background, on log.cleaner.threads goroutines, and RunCleaner runs it
+// on demand.
 // Each partition's log is a cleaned prefix (one ledger of a generation
 // above 0, deduplicated) followed by dirty ledgers and the open one.
 //
@@ -338,7 +352,7 @@
 // cleanup.policy is delete keeps its full history and, with
 // kgateway.compacted.view.enable=true, also a compacted materialization
 // of each partition, the read flow's TOPIC_COMPACTED view (view.go,
-// cleaner_view.go; ledger V2).
+// cleaner/view.go; ledger V2).
 //
 //	W1  The view is read through a companion topic named
 //	    <topic>.compacted: listed by Topics beside its source, with the

@@ -239,7 +239,7 @@ func parseCopiedBatch(b []byte) (batchHeader, error) {
 		return batchHeader{}, fmt.Errorf("%w: crc %08x, computed %08x", ErrCorruptBatch, want, got)
 	}
 	h := decodeHeader(b)
-	if err := h.checkStored(); err != nil {
+	if err := h.CheckStored(); err != nil {
 		return batchHeader{}, err
 	}
 	return h, nil

@@ -1,9 +1,10 @@
 package resolver
 
 import (
-	"context"
 	"errors"
 	"fmt"
+	"github.com/kgateway/kgateway/cleaner"
+	"github.com/kgateway/kgateway/retention"
 	"math"
 	"slices"
 	"strings"
@@ -51,23 +52,16 @@ type Resolver struct {
 	pidMu   sync.Mutex
 	nextPID int64
 
-	// retention is the background retention pass (retention.go); mu
-	// serializes passes (the loop's and RunRetention callers').
-	retention struct {
-		mu   sync.Mutex
-		stop chan struct{}
-		done chan struct{}
-	}
+	// retention is the background retention pass (package retention;
+	// its mu serializes passes).
+	retention *retention.Retention
+	// cleaner is the log cleaner of compacted topics (package cleaner,
+	// cleaner_host.go).
+	cleaner *cleaner.Cleaner
 
-	// cleaner is the log cleaner of compacted topics (cleaner.go).
-	cleaner cleanerState
-
-	// tiering is the background pass of the object tier (tiering.go).
-	tiering struct {
-		mu     sync.Mutex
-		cancel context.CancelFunc
-		done   chan struct{}
-	}
+	// tiering is the background pass of the object tier (package
+	// retention).
+	tiering *retention.Tiering
 }
 
 // topic is one binding. Its fields never change after it is published in
@@ -217,9 +211,11 @@ func Open(store *storage.Store, cfg Config) (*Resolver, error) {
 		r.closePartitions()
 		return nil, err
 	}
-	r.startRetention()
-	r.startCleaner()
-	r.startTiering()
+	r.retention, r.tiering = newPasses(r)
+	r.retention.Start()
+	r.cleaner = newCleaner(r)
+	r.cleaner.Start()
+	r.tiering.Start()
 	return r, nil
 }
 
@@ -233,9 +229,9 @@ func (r *Resolver) Close() error {
 	}
 	r.mu.closed = true
 	r.mu.Unlock()
-	r.stopRetention()
-	r.stopTiering()
-	r.stopCleaner()
+	r.retention.Stop()
+	r.tiering.Stop()
+	r.cleaner.Stop()
 	r.bg.Wait()
 	return r.closePartitions()
 }

@@ -48,7 +48,7 @@ var mutations = []mutation{
 	{
 		Name:  "batch-crc-unchecked",
 		Rule:  "resolver: a produced batch whose CRC32C does not match is refused (CORRUPT_MESSAGE)",
-		Edits: []edit{{File: "resolver/batch.go", Old: "castagnoli); want != got {", New: "castagnoli); want != got && false {"}},
+		Edits: []edit{{File: "recordbatch/batch.go", Old: "Castagnoli); want != got {", New: "Castagnoli); want != got && false {"}},
 		Tests: []testRun{
 			{Pkg: "./resolver/", Run: "FuzzSplitBatches|TestProduceRejects"},
 			{Pkg: "./test/", Run: "TestProduceRejects|TestBadCRCRejected"},
@@ -190,7 +190,7 @@ var mutations = []mutation{
 	{
 		Name:  "cleaner-keeps-superseded",
 		Rule:  "resolver L4: a record whose key maps to a higher offset is removed",
-		Edits: []edit{{File: "resolver/cleaner_rewrite.go", Old: "ok && r.off < latest {", New: "ok && r.off < latest && false {"}},
+		Edits: []edit{{File: "cleaner/rewrite.go", Old: "ok && r.Off < latest {", New: "ok && r.Off < latest && false {"}},
 		Tests: []testRun{{Pkg: "./resolver/", Run: "TestCleanerProperty|TestCleanerKeepsLatestPerKey"}},
 	},
 }

@@ -1,4 +1,4 @@
-package resolver
+package recordbatch
 
 import (
 	"encoding/binary"
@@ -34,25 +34,25 @@ type RecordMeta struct {
 	NullKey        bool // the key is null (length -1)
 }
 
-// scanRecords checks that the records of batch b (a whole batch whose
-// header parseBatch accepted) agree with its header, decompressing them if
+// ScanRecords checks that the records of batch b (a whole batch whose
+// header Parse accepted) agree with its header, decompressing them if
 // needed, and calls fn (when not nil) for each record in order. Errors
 // wrap ErrCorruptBatch (the data is not what the codec says) or
 // ErrInvalidRecord (the records do not match the header, are malformed, or
 // decompress to more than limit bytes), or are fn's.
 //
 // Nothing decompressed outlives the call (Z4): fn sees only RecordMeta.
-// limit is decompressedLimit of the topic's max.message.bytes (Z3).
-func scanRecords(b []byte, limit int64, fn func(RecordMeta) error) error {
+// limit is DecompressedLimit of the topic's max.message.bytes (Z3).
+func ScanRecords(b []byte, limit int64, fn func(RecordMeta) error) error {
 	return walkBatch(b, limit, false, fn)
 }
 
-// scanStoredRecords is scanRecords for a stored batch, which the cleaner
+// ScanStoredRecords is ScanRecords for a stored batch, which the cleaner
 // may have rewritten (L4): its records' offset deltas increase but may
 // skip (the removed records' offsets stay unused), and none passes the
 // header's lastOffsetDelta.
-func scanStoredRecords(b []byte, limit int64, fn func(RecordMeta) error) error {
-	last := decodeHeader(b).LastOffsetDelta
+func ScanStoredRecords(b []byte, limit int64, fn func(RecordMeta) error) error {
+	last := DecodeHeader(b).LastOffsetDelta
 	return walkBatch(b, limit, true, func(m RecordMeta) error {
 		if m.OffsetDelta > last {
 			return fmt.Errorf("%w: offset delta %d past the last offset delta %d", ErrInvalidRecord, m.OffsetDelta, last)
@@ -65,12 +65,12 @@ func scanStoredRecords(b []byte, limit int64, fn func(RecordMeta) error) error {
 }
 
 func walkBatch(b []byte, limit int64, gaps bool, fn func(RecordMeta) error) error {
-	h := decodeHeader(b)
-	if Codec(h.Attributes&codecMask) == CodecNone {
+	h := DecodeHeader(b)
+	if Codec(h.Attributes&CodecMask) == CodecNone {
 		// The hot path: the section is the records, walked in place.
-		return walkPlain(b[batchHeaderLen:], h.Records, limit, gaps, fn)
+		return walkPlain(b[HeaderLen:], h.Records, limit, gaps, fn)
 	}
-	s, err := openRecords(Codec(h.Attributes&codecMask), b[batchHeaderLen:], limit)
+	s, err := openRecords(Codec(h.Attributes&CodecMask), b[HeaderLen:], limit)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package resolver
+package recordbatch
 
 import (
 	"bytes"
@@ -31,7 +31,7 @@ import (
 //     length-prefixed raw blocks); decoded strictly (no s2 extensions,
 //     which a snappy consumer cannot read);
 //   - lz4: LZ4 frames;
-//   - zstd: zstd frames, windows up to zstdMaxWindow.
+//   - zstd: zstd frames, windows up to ZstdMaxWindow.
 //
 // Raw snappy is a block format: it is decoded whole, into a pooled buffer,
 // after its declared length was checked against the limit (Z3).
@@ -67,10 +67,10 @@ func (c Codec) String() string {
 // b is too short to hold the attributes. The Kafka front end uses it for
 // the checks that depend on the request version (zstd needs Produce v7).
 func BatchCodec(b []byte) (Codec, bool) {
-	if len(b) < attrsOff+2 {
+	if len(b) < AttrsOff+2 {
 		return 0, false
 	}
-	return Codec(b[attrsOff+1] & codecMask), true
+	return Codec(b[AttrsOff+1] & CodecMask), true
 }
 
 const (
@@ -81,19 +81,19 @@ const (
 	// (franz-go and librdkafka cap a batch's uncompressed size at their
 	// own max message size, 1 MB by default).
 	decompressRatio = 64
-	// zstdMaxWindow is the largest zstd window accepted: 8 MiB is what
+	// ZstdMaxWindow is the largest zstd window accepted: 8 MiB is what
 	// zstd levels up to 19 use, far more than franz-go (64 KiB) and the
 	// default levels of librdkafka and the Java client (2 MiB). A frame
 	// asking for more is refused as corrupt rather than given the memory.
-	zstdMaxWindow = 8 << 20
+	ZstdMaxWindow = 8 << 20
 	// windowSize is the pooled buffer a streaming codec decompresses into.
 	windowSize = 64 << 10
 	// maxPooledBlock is the largest snappy block buffer kept for reuse.
 	maxPooledBlock = 1 << 20
 )
 
-// decompressedLimit is Z3's bound for a topic with this max.message.bytes.
-func decompressedLimit(maxMessageBytes int32) int64 {
+// DecompressedLimit is Z3's bound for a topic with this max.message.bytes.
+func DecompressedLimit(maxMessageBytes int32) int64 {
 	return decompressRatio * int64(max(maxMessageBytes, 1))
 }
 
@@ -274,7 +274,7 @@ func newZstdSource(sec []byte) (chunkSource, error) {
 		zr, err := zstd.NewReader(nil,
 			zstd.WithDecoderConcurrency(1), // synchronous: no goroutines
 			zstd.WithDecoderLowmem(true),
-			zstd.WithDecoderMaxWindow(zstdMaxWindow))
+			zstd.WithDecoderMaxWindow(ZstdMaxWindow))
 		if err != nil {
 			return nil, err
 		}
@@ -295,9 +295,9 @@ func newZstdSource(sec []byte) (chunkSource, error) {
 	return newReaderSource(d.zr, &d.in, put), nil
 }
 
-// xerialHeader starts the Java client's snappy framing; a version and a
+// XerialHeader starts the Java client's snappy framing; a version and a
 // minimum compatible version (4 bytes each) follow it.
-var xerialHeader = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
+var XerialHeader = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
 
 const xerialHeaderLen = 16
 
@@ -314,7 +314,7 @@ var snappyBufs sync.Pool
 
 func newSnappySource(sec []byte, limit int64) (chunkSource, error) {
 	s := &snappySource{rest: sec, budget: limit}
-	if len(sec) >= xerialHeaderLen && bytes.HasPrefix(sec, xerialHeader) {
+	if len(sec) >= xerialHeaderLen && bytes.HasPrefix(sec, XerialHeader) {
 		s.xerial, s.rest = true, sec[xerialHeaderLen:]
 	}
 	return s, nil

@@ -1,8 +1,9 @@
-package resolver
+package cleaner
 
 import (
 	"errors"
 	"fmt"
+	"github.com/kgateway/kgateway/recordbatch"
 	"time"
 
 	"github.com/kgateway/kgateway/storage"
@@ -11,13 +12,13 @@ import (
 
 // cleanPlan is one partition's state as the cleaner sees it (L2).
 type cleanPlan struct {
-	p *partition
+	p Partition
 	// log is the log the pass cleans: the partition's, or its compacted
 	// view's (view, W2).
 	log     storage.LogID
 	view    bool
 	compact bool
-	s       cleanSettings
+	s       Settings
 	info    storage.LogInfo
 	// Ledgers [0, dirty) are the cleaned prefix, [dirty, end) the dirty
 	// cleanable ones; end and after are not cleanable (the open ledger,
@@ -35,11 +36,11 @@ func (c cleanPlan) due() bool {
 	if c.end == 0 {
 		return false
 	}
-	dirty := c.dirtyBytes > 0 && (c.ratio >= c.s.minDirtyRatio || c.overdue())
+	dirty := c.dirtyBytes > 0 && (c.ratio >= c.s.MinDirtyRatio || c.overdue())
 	return dirty || c.horizon
 }
 
-func (c cleanPlan) overdue() bool { return c.dirtyBytes > 0 && c.lagMs > c.s.maxLagMs }
+func (c cleanPlan) overdue() bool { return c.dirtyBytes > 0 && c.lagMs > c.s.MaxLagMs }
 
 // before orders plans: overdue first, then the dirtiest.
 func (c cleanPlan) before(o cleanPlan) bool {
@@ -50,17 +51,17 @@ func (c cleanPlan) before(o cleanPlan) bool {
 }
 
 // planClean computes a partition's plan as of now.
-func (r *Resolver) planClean(p *partition, now time.Time) (cleanPlan, error) {
-	_, s, err := p.ledgerAndSettings()
-	if err != nil || !s.clean.compact {
+func (r *Cleaner) planClean(p Partition, now time.Time) (cleanPlan, error) {
+	s, err := p.CleanSettings()
+	if err != nil || !s.Compact {
 		return cleanPlan{}, err
 	}
-	info, err := r.store.Info(p.log)
+	info, err := r.store.Info(p.Log())
 	if err != nil {
 		return cleanPlan{}, err
 	}
-	c := cleanPlan{p: p, log: p.log, compact: true, s: s.clean, info: info}
-	if c.end, err = r.stableEnd(p, info, s.clean, now); err != nil {
+	c := cleanPlan{p: p, log: p.Log(), compact: true, s: s, info: info}
+	if c.end, err = r.stableEnd(p, info, s, now); err != nil {
 		return cleanPlan{}, err
 	}
 	if c.end > 0 && info.Ledgers[0].Gen > 0 {
@@ -68,7 +69,7 @@ func (r *Resolver) planClean(p *partition, now time.Time) (cleanPlan, error) {
 	}
 	c.measure()
 	if c.dirtyBytes > 0 {
-		if h, err := r.store.Floor(p.log, c.firstDirty); err == nil {
+		if h, err := r.store.Floor(p.Log(), c.firstDirty); err == nil {
 			c.lagMs = now.UnixMilli() - h.MaxTime
 		}
 	}
@@ -82,12 +83,12 @@ func (r *Resolver) planClean(p *partition, now time.Time) (cleanPlan, error) {
 // info, that a pass may not clean or copy: the open one, or the first
 // holding an entry newer than now - min.compaction.lag.ms (L2) or at or
 // past the last stable offset (L12).
-func (r *Resolver) stableEnd(p *partition, info storage.LogInfo, s cleanSettings, now time.Time) (int, error) {
+func (r *Cleaner) stableEnd(p Partition, info storage.LogInfo, s Settings, now time.Time) (int, error) {
 	end := len(info.Ledgers) - 1
-	if s.minLagMs > 0 {
+	if s.MinLagMs > 0 {
 		// L2: the first entry whose running max is newer than the lag
 		// ends what is cleanable, with its ledger.
-		h, err := r.store.SeekTime(p.log, now.UnixMilli()-s.minLagMs+1)
+		h, err := r.store.SeekTime(p.Log(), now.UnixMilli()-s.MinLagMs+1)
 		if err == nil {
 			for end > 0 && info.Ledgers[end].FirstOffset > h.Offset {
 				end--
@@ -98,7 +99,7 @@ func (r *Resolver) stableEnd(p *partition, info storage.LogInfo, s cleanSettings
 	}
 	// L12: nothing at or past the last stable offset is cleaned, so
 	// every transaction with a batch in the range has ended.
-	lso := p.lastStable(info.Start, info.End)
+	lso := p.LastStable(info.Start, info.End)
 	for end > 0 && info.Ledgers[end].FirstOffset > lso {
 		end--
 	}
@@ -125,19 +126,19 @@ func (c *cleanPlan) measure() {
 // errCleanerStopped ends a pass the resolver's Close interrupted.
 var errCleanerStopped = errors.New("resolver: cleaner stopped")
 
-// errMapTooSmall: the first dirty ledger has more keys than the map.
-var errMapTooSmall = errors.New("resolver: the dedupe buffer cannot hold the keys of one ledger; raise log.cleaner.dedupe.buffer.size or lower log.cleaner.threads")
+// ErrMapTooSmall: the first dirty ledger has more keys than the map.
+var ErrMapTooSmall = errors.New("resolver: the dedupe buffer cannot hold the keys of one ledger; raise log.cleaner.dedupe.buffer.size or lower log.cleaner.threads")
 
 // cleanPartition is one pass (L3, L4, L8, L9).
-func (r *Resolver) cleanPartition(c cleanPlan, m *offsetMap, now time.Time) error {
-	_, s, err := c.p.ledgerAndSettings()
+func (r *Cleaner) cleanPartition(c cleanPlan, m *offsetMap, now time.Time) error {
+	s, err := c.p.CleanSettings()
 	if err != nil {
 		return err
 	}
 	f := &batchFilter{
-		m: m, nowMs: now.UnixMilli(), deleteRetentionMs: c.s.deleteRetentionMs,
-		limit: decompressedLimit(s.maxMessageBytes), lastOfProducer: map[int64]Offset{}, minHorizon: -1,
-		txn: c.p.newTxnFilter(c.info.Ledgers[c.end].FirstOffset),
+		m: m, nowMs: now.UnixMilli(), deleteRetentionMs: c.s.DeleteRetentionMs,
+		limit: recordbatch.DecompressedLimit(s.MaxMessageBytes), lastOfProducer: map[int64]Offset{}, minHorizon: -1,
+		txn: newTxnFilter(c.p.AbortedBefore(c.info.Ledgers[c.end].FirstOffset)),
 	}
 	if c.view {
 		f.txn = emptyTxnFilter() // W2: a view holds no marker and no aborted batch
@@ -159,7 +160,7 @@ func (r *Resolver) cleanPartition(c cleanPlan, m *offsetMap, now time.Time) erro
 	}
 	read, err := r.rewriteRange(c, f, w)
 	if err == nil && !c.view {
-		err = r.forgetAborted(c.p, f.txn.dropped) // L15: before the swap
+		err = c.p.ForgetAborted(f.txn.dropped) // L15: before the swap
 	}
 	if err == nil {
 		err = w.Commit()
@@ -170,9 +171,9 @@ func (r *Resolver) cleanPartition(c cleanPlan, m *offsetMap, now time.Time) erro
 	}
 	r.setHorizon(c.log, f.minHorizon)
 	if read > 0 {
-		r.cleaner.stats.recopy.Store(floatBits(float64(w.Bytes()) / float64(read)))
+		r.stats.recopy.Store(floatBits(float64(w.Bytes()) / float64(read)))
 	}
-	r.log.Info("cleaner-pass", zap.String("topic", c.p.topic), zap.Int32("partition", c.p.index), zap.Bool("view", c.view),
+	r.log.Info("cleaner-pass", zap.String("topic", c.p.Topic()), zap.Int32("partition", c.p.Index()), zap.Bool("view", c.view),
 		zap.Int("ledgers", upTo), zap.Int64("bytes-read", read), zap.Int64("bytes-written", w.Bytes()),
 		zap.Int("keys", m.used), zap.Float64("dirty-ratio", c.ratio))
 	return nil
@@ -181,7 +182,7 @@ func (r *Resolver) cleanPartition(c cleanPlan, m *offsetMap, now time.Time) erro
 // buildMap reads the range from the first ledger: the cleaned prefix for
 // its producers only, the dirty ledgers for their keys too (L3), until
 // the map is full. It returns how many ledgers the pass rewrites.
-func (r *Resolver) buildMap(c cleanPlan, f *batchFilter) (int, error) {
+func (r *Cleaner) buildMap(c cleanPlan, f *batchFilter) (int, error) {
 	ls := c.info.Ledgers
 	// At most one key per dirty offset.
 	f.m.reset(int64(ls[c.end].FirstOffset - ls[min(c.dirty, c.end)].FirstOffset))
@@ -189,15 +190,15 @@ func (r *Resolver) buildMap(c cleanPlan, f *batchFilter) (int, error) {
 		mapKeys := i >= c.dirty
 		full := false
 		err := r.eachBatch(c, ls[i].FirstOffset, ls[i+1].FirstOffset, func(e storage.Entry) error {
-			h := decodeHeader(e.Payload)
+			h := recordbatch.DecodeHeader(e.Payload)
 			if h.Idempotent() {
 				f.lastOfProducer[h.ProducerID] = h.BaseOffset
 			}
 			if !mapKeys || full || h.Control() || f.txn.abortedBatch(h) {
 				return nil
 			}
-			return eachRecord(e.Payload, f.limit, func(rec cleanRecord) {
-				if !full && rec.key != nil && !f.m.put(rec.key, rec.off) {
+			return eachRecord(e.Payload, f.limit, func(rec recordbatch.Record) {
+				if !full && rec.Key != nil && !f.m.put(rec.Key, rec.Off) {
 					full = true
 				}
 			})
@@ -207,9 +208,9 @@ func (r *Resolver) buildMap(c cleanPlan, f *batchFilter) (int, error) {
 		}
 		if full {
 			if i == c.dirty {
-				r.log.Error("cleaner-map-too-small", zap.String("topic", c.p.topic), zap.Int32("partition", c.p.index),
-					zap.Int("keys", f.m.capacity()), zap.Error(errMapTooSmall))
-				return 0, errMapTooSmall
+				r.log.Error("cleaner-map-too-small", zap.String("topic", c.p.Topic()), zap.Int32("partition", c.p.Index()),
+					zap.Int("keys", f.m.capacity()), zap.Error(ErrMapTooSmall))
+				return 0, ErrMapTooSmall
 			}
 			return i, nil // L3: up to the ledger the map filled in
 		}
@@ -219,7 +220,7 @@ func (r *Resolver) buildMap(c cleanPlan, f *batchFilter) (int, error) {
 
 // rewriteRange writes what the pass keeps of ledgers [0, w's range) into
 // w and returns the bytes it read.
-func (r *Resolver) rewriteRange(c cleanPlan, f *batchFilter, w *storage.Rewrite) (int64, error) {
+func (r *Cleaner) rewriteRange(c cleanPlan, f *batchFilter, w *storage.Rewrite) (int64, error) {
 	first, end := w.Range()
 	var read int64
 	err := r.eachBatch(c, first, end, func(e storage.Entry) error {
@@ -228,20 +229,20 @@ func (r *Resolver) rewriteRange(c cleanPlan, f *batchFilter, w *storage.Rewrite)
 		if err != nil || out == nil {
 			return err
 		}
-		r.cleaner.io.charge(len(out))
-		r.cleaner.stats.written.Add(int64(len(out)))
-		return w.Append(e.Offset, e.Records, decodeHeader(out).MaxTimestamp, out)
+		r.io.charge(len(out))
+		r.stats.written.Add(int64(len(out)))
+		return w.Append(e.Offset, e.Records, recordbatch.DecodeHeader(out).MaxTimestamp, out)
 	})
 	return read, err
 }
 
 // eachBatch calls fn with every stored batch in [from, to) that is above
 // the log start, reading at most a few MiB at once, throttled (L7).
-func (r *Resolver) eachBatch(c cleanPlan, from, to Offset, fn func(storage.Entry) error) error {
+func (r *Cleaner) eachBatch(c cleanPlan, from, to Offset, fn func(storage.Entry) error) error {
 	const chunkBytes = 4 << 20
 	for from = max(from, c.info.Start); from < to; {
 		select {
-		case <-r.cleaner.stop:
+		case <-r.stop:
 			return errCleanerStopped // Close does not wait for a whole pass
 		default:
 		}
@@ -256,10 +257,10 @@ func (r *Resolver) eachBatch(c cleanPlan, from, to Offset, fn func(storage.Entry
 			if e.Offset >= to {
 				return nil
 			}
-			r.cleaner.io.charge(len(e.Payload))
-			r.cleaner.stats.read.Add(int64(len(e.Payload)))
-			if len(e.Payload) < batchHeaderLen {
-				return fmt.Errorf("%w: entry at %d of %d bytes", ErrCorruptBatch, e.Offset, len(e.Payload))
+			r.io.charge(len(e.Payload))
+			r.stats.read.Add(int64(len(e.Payload)))
+			if len(e.Payload) < recordbatch.HeaderLen {
+				return fmt.Errorf("%w: entry at %d of %d bytes", recordbatch.ErrCorruptBatch, e.Offset, len(e.Payload))
 			}
 			if err := fn(e); err != nil {
 				return err
@@ -271,12 +272,12 @@ func (r *Resolver) eachBatch(c cleanPlan, from, to Offset, fn func(storage.Entry
 }
 
 // eachRecord calls fn with each record of batch b.
-func eachRecord(b []byte, limit int64, fn func(cleanRecord)) error {
-	sec, err := decodeSection(b, limit)
+func eachRecord(b []byte, limit int64, fn func(recordbatch.Record)) error {
+	sec, err := recordbatch.DecodeSection(b, limit)
 	if err != nil {
 		return err
 	}
-	recs, err := parseRecords(decodeHeader(b), sec)
+	recs, err := recordbatch.ParseRecords(recordbatch.DecodeHeader(b), sec)
 	if err != nil {
 		return err
 	}

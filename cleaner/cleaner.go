@@ -1,4 +1,4 @@
-package resolver
+package cleaner
 
 import (
 	"errors"
@@ -12,20 +12,25 @@ import (
 	"go.uber.org/zap"
 )
 
-// The log cleaner of compacted topics (doc.go "Compaction", L2-L11).
+// The log cleaner of compacted topics (resolver/doc.go "Compaction", L2-L11).
 // Each pass cleans one partition: it maps the dirty ledgers' keys to
 // their latest offsets (L3), then rewrites the range from the log's first
 // ledger to where the map ends as a new generation (L4, L8, L9).
 
-// cleanerState is the cleaner's part of the Resolver.
-type cleanerState struct {
+// Cleaner is the log cleaner of one resolver's partitions.
+type Cleaner struct {
+	store *storage.Store
+	host  Host
+	opts  Options
+	log   *zap.Logger
+
 	stop chan struct{}
 	wg   sync.WaitGroup
 	io   throttle
 
 	mu struct {
 		sync.Mutex
-		busy map[*partition]bool
+		busy map[Partition]bool
 		// horizon is, per cleaned log (a partition's or its view's), the
 		// earliest delete horizon of a tombstone or marker its last pass
 		// kept (L2, L8).
@@ -37,8 +42,8 @@ type cleanerState struct {
 	stats cleanerCounters
 }
 
-// CleanerStats is what the cleaner has done since Open (metrics).
-type CleanerStats struct {
+// Stats is what the cleaner has done since it started (metrics).
+type Stats struct {
 	Passes       int64
 	BytesRead    int64 // batches read by passes (the map's and the rewrite's)
 	BytesWritten int64 // batches written to new generations
@@ -59,62 +64,76 @@ type cleanerCounters struct {
 	recopy, maxRatio                                  atomic.Uint64 // float64 bits
 }
 
-// CleanerStats returns the cleaner's counters.
-func (r *Resolver) CleanerStats() CleanerStats {
-	c := &r.cleaner.stats
-	return CleanerStats{
+// Stats returns the cleaner's counters.
+func (r *Cleaner) Stats() Stats {
+	c := &r.stats
+	return Stats{
 		Passes: c.passes.Load(), BytesRead: c.read.Load(), BytesWritten: c.written.Load(),
 		Recopy: math.Float64frombits(c.recopy.Load()), MaxDirtyRatio: math.Float64frombits(c.maxRatio.Load()),
 		MaxLagMs: c.maxLag.Load(), LastPass: time.Duration(c.lastPass.Load()), PassTime: time.Duration(c.passTime.Load()),
 	}
 }
 
-// startCleaner starts log.cleaner.threads cleaner goroutines (none when
-// negative).
-func (r *Resolver) startCleaner() {
-	c := &r.cleaner
-	c.mu.busy = map[*partition]bool{}
-	c.mu.horizon = map[storage.LogID]int64{}
-	c.mu.scanned = map[storage.LogID]scanMark{}
-	c.io.rate = r.cfg.Cleaner.IOMaxBytesPerSecond
-	c.stop = make(chan struct{})
-	c.io.stop = c.stop
-	for range max(r.cfg.Cleaner.Threads, 0) {
-		c.wg.Add(1)
+// New returns a cleaner of host's partitions over store. Start starts
+// its threads.
+func New(store *storage.Store, host Host, opts Options) *Cleaner {
+	if opts.Log == nil {
+		opts.Log = zap.NewNop()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	r := &Cleaner{store: store, host: host, opts: opts, log: opts.Log, stop: make(chan struct{})}
+	r.mu.busy = map[Partition]bool{}
+	r.mu.horizon = map[storage.LogID]int64{}
+	r.mu.scanned = map[storage.LogID]scanMark{}
+	r.io.rate = opts.IOMaxBytesPerSecond
+	r.io.stop = r.stop
+	return r
+}
+
+// Start starts Options.Threads cleaner goroutines (none when not
+// positive).
+func (r *Cleaner) Start() {
+	for range max(r.opts.Threads, 0) {
+		r.wg.Add(1)
 		go r.cleanerLoop()
 	}
 }
 
-// stopCleaner stops the cleaner goroutines and waits for their passes.
-func (r *Resolver) stopCleaner() {
-	if r.cleaner.stop != nil {
-		close(r.cleaner.stop)
-		r.cleaner.wg.Wait()
+// Stop stops the cleaner goroutines and waits for their passes; a pass
+// of Run in progress ends early.
+func (r *Cleaner) Stop() {
+	select {
+	case <-r.stop:
+	default:
+		close(r.stop)
 	}
+	r.wg.Wait()
 }
 
-func (r *Resolver) cleanerLoop() {
-	defer r.cleaner.wg.Done()
-	m := newOffsetMap(r.cfg.Cleaner.perThreadBuffer())
+func (r *Cleaner) cleanerLoop() {
+	defer r.wg.Done()
+	m := newOffsetMap(r.opts.BufferPerThread)
 	for {
 		select {
-		case <-r.cleaner.stop:
+		case <-r.stop:
 			return
 		default:
 		}
-		worked, err := r.cleanOne(m, r.now(), nil)
+		worked, err := r.cleanOne(m, r.opts.Now(), nil)
 		if err != nil {
 			r.log.Warn("cleaner-pass-failed", zap.Error(err))
 		}
 		if worked && err == nil {
 			continue
 		}
-		if viewed, errs := r.viewPasses(m, r.now(), nil); viewed && len(errs) == 0 {
+		if viewed, errs := r.viewPasses(m, r.opts.Now(), nil); viewed && len(errs) == 0 {
 			continue // W2: a view took data; look for work again
 		}
-		t := time.NewTimer(r.cfg.Cleaner.Backoff)
+		t := time.NewTimer(r.opts.Backoff)
 		select {
-		case <-r.cleaner.stop:
+		case <-r.stop:
 			t.Stop()
 			return
 		case <-t.C:
@@ -122,13 +141,13 @@ func (r *Resolver) cleanerLoop() {
 	}
 }
 
-// RunCleaner cleans, as of now, every compacted partition that is due
+// Run cleans, as of now, every compacted partition that is due
 // (L2), pass after pass, until none is: the background threads' work,
 // on demand (tests, tools). A partition whose pass fails is not taken
 // again by this call.
-func (r *Resolver) RunCleaner(now time.Time) error {
-	m := newOffsetMap(r.cfg.Cleaner.perThreadBuffer())
-	skip := map[*partition]bool{}
+func (r *Cleaner) Run(now time.Time) error {
+	m := newOffsetMap(r.opts.BufferPerThread)
+	skip := map[Partition]bool{}
 	var errs []error
 	for range 10000 {
 		worked, err := r.cleanOne(m, now, skip)
@@ -149,7 +168,7 @@ func (r *Resolver) RunCleaner(now time.Time) error {
 
 // cleanOne picks the partition most in need (L2) and cleans it. worked is
 // false when no partition was due.
-func (r *Resolver) cleanOne(m *offsetMap, now time.Time, skip map[*partition]bool) (worked bool, err error) {
+func (r *Cleaner) cleanOne(m *offsetMap, now time.Time, skip map[Partition]bool) (worked bool, err error) {
 	plan, ok := r.pickPartition(now, skip)
 	if !ok {
 		return false, nil
@@ -158,37 +177,37 @@ func (r *Resolver) cleanOne(m *offsetMap, now time.Time, skip map[*partition]boo
 	start := time.Now()
 	err = r.cleanPartition(plan, m, now)
 	d := time.Since(start)
-	r.cleaner.stats.lastPass.Store(int64(d))
-	r.cleaner.stats.passTime.Add(int64(d))
+	r.stats.lastPass.Store(int64(d))
+	r.stats.passTime.Add(int64(d))
 	if err != nil {
 		if skip != nil {
 			skip[plan.p] = true
 		}
-		if errors.Is(err, ErrUnknownTopic) || errors.Is(err, storage.ErrNoLog) || errors.Is(err, storage.ErrRemoved) ||
+		if errors.Is(err, r.opts.UnknownTopic) || errors.Is(err, storage.ErrNoLog) || errors.Is(err, storage.ErrRemoved) ||
 			errors.Is(err, errCleanerStopped) {
 			return true, nil // deleted or trimmed meanwhile: a later pass
 		}
-		return true, fmt.Errorf("clean %s/%d: %w", plan.p.topic, plan.p.index, err)
+		return true, fmt.Errorf("clean %s/%d: %w", plan.p.Topic(), plan.p.Index(), err)
 	}
-	r.cleaner.stats.passes.Add(1)
+	r.stats.passes.Add(1)
 	return true, nil
 }
 
 // release ends a partition's pass.
-func (r *Resolver) release(p *partition) {
-	r.cleaner.mu.Lock()
-	delete(r.cleaner.mu.busy, p)
-	r.cleaner.mu.Unlock()
+func (r *Cleaner) release(p Partition) {
+	r.mu.Lock()
+	delete(r.mu.busy, p)
+	r.mu.Unlock()
 }
 
 // pickPartition plans every compacted partition and takes the one most in
 // need (L2): past max.compaction.lag.ms first, then the dirtiest, then
 // one with a passed tombstone horizon. It marks it busy.
-func (r *Resolver) pickPartition(now time.Time, skip map[*partition]bool) (cleanPlan, bool) {
+func (r *Cleaner) pickPartition(now time.Time, skip map[Partition]bool) (cleanPlan, bool) {
 	var best cleanPlan
 	found := false
 	maxRatio, maxLag := 0.0, int64(0)
-	for _, p := range r.allPartitions() {
+	for _, p := range r.host.Partitions() {
 		if skip[p] {
 			continue
 		}
@@ -200,46 +219,46 @@ func (r *Resolver) pickPartition(now time.Time, skip map[*partition]bool) (clean
 		if !plan.due() {
 			continue
 		}
-		r.cleaner.mu.Lock()
-		busy := r.cleaner.mu.busy[p]
-		r.cleaner.mu.Unlock()
+		r.mu.Lock()
+		busy := r.mu.busy[p]
+		r.mu.Unlock()
 		if !busy && (!found || plan.before(best)) {
 			best, found = plan, true
 		}
 	}
-	r.cleaner.stats.maxRatio.Store(math.Float64bits(maxRatio))
-	r.cleaner.stats.maxLag.Store(maxLag)
+	r.stats.maxRatio.Store(math.Float64bits(maxRatio))
+	r.stats.maxLag.Store(maxLag)
 	if !found {
 		return cleanPlan{}, false
 	}
-	r.cleaner.mu.Lock()
-	defer r.cleaner.mu.Unlock()
-	if r.cleaner.mu.busy[best.p] {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.mu.busy[best.p] {
 		return cleanPlan{}, false // another thread took it: look again
 	}
-	r.cleaner.mu.busy[best.p] = true
+	r.mu.busy[best.p] = true
 	return best, true
 }
 
 // horizonOf is the earliest tombstone horizon the partition's last pass
 // kept, -1 when none.
-func (r *Resolver) horizonOf(l storage.LogID) int64 {
-	r.cleaner.mu.Lock()
-	defer r.cleaner.mu.Unlock()
-	if h, ok := r.cleaner.mu.horizon[l]; ok {
+func (r *Cleaner) horizonOf(l storage.LogID) int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if h, ok := r.mu.horizon[l]; ok {
 		return h
 	}
 	return -1
 }
 
-func (r *Resolver) setHorizon(l storage.LogID, h int64) {
-	r.cleaner.mu.Lock()
-	defer r.cleaner.mu.Unlock()
+func (r *Cleaner) setHorizon(l storage.LogID, h int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if h < 0 {
-		delete(r.cleaner.mu.horizon, l)
+		delete(r.mu.horizon, l)
 		return
 	}
-	r.cleaner.mu.horizon[l] = h
+	r.mu.horizon[l] = h
 }
 
 // throttle paces the cleaner's I/O (L7): every byte read or written

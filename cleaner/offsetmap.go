@@ -1,4 +1,4 @@
-package resolver
+package cleaner
 
 import (
 	"crypto/md5"
@@ -20,6 +20,12 @@ type offsetMap struct {
 }
 
 const dedupeLoadFactor = 0.9
+
+// SlotBytes is what one key costs in the dedupe buffer: a 16-byte key
+// digest and an 8-byte offset, as Kafka's SkimpyOffsetMap.
+const SlotBytes = 24
+
+const dedupeSlotBytes = SlotBytes
 
 func newOffsetMap(budget int64) *offsetMap {
 	n := int(budget / dedupeSlotBytes)

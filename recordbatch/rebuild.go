@@ -1,4 +1,4 @@
-package resolver
+package recordbatch
 
 import (
 	"bytes"
@@ -19,25 +19,25 @@ import (
 // that point into the decompressed bytes, and encoded back into a batch
 // with the same codec.
 
-// cleanRecord is one record of a batch being cleaned. Key and value are
+// Record is one record of a batch being cleaned. Key and value are
 // slices of the decompressed section; a nil key or value is null.
-type cleanRecord struct {
-	attrs   byte
-	ts      int64
-	off     Offset
-	key     []byte
-	value   []byte
-	headers []byte // the header count and headers, as encoded
+type Record struct {
+	Attrs   byte
+	TS      int64
+	Off     Offset
+	Key     []byte
+	Value   []byte
+	Headers []byte // the header count and headers, as encoded
 }
 
-// decodeSection returns the batch's records section uncompressed.
-func decodeSection(b []byte, limit int64) ([]byte, error) {
-	h := decodeHeader(b)
-	c := Codec(h.Attributes & codecMask)
+// DecodeSection returns the batch's records section uncompressed.
+func DecodeSection(b []byte, limit int64) ([]byte, error) {
+	h := DecodeHeader(b)
+	c := Codec(h.Attributes & CodecMask)
 	if c == CodecNone {
-		return b[batchHeaderLen:], nil
+		return b[HeaderLen:], nil
 	}
-	s, err := openRecords(c, b[batchHeaderLen:], limit)
+	s, err := openRecords(c, b[HeaderLen:], limit)
 	if err != nil {
 		return nil, err
 	}
@@ -56,9 +56,9 @@ func decodeSection(b []byte, limit int64) ([]byte, error) {
 	return out, nil
 }
 
-// parseRecords parses the h.Records records of an uncompressed section.
-func parseRecords(h batchHeader, sec []byte) ([]cleanRecord, error) {
-	out := make([]cleanRecord, 0, h.Records)
+// ParseRecords parses the h.Records records of an uncompressed section.
+func ParseRecords(h Header, sec []byte) ([]Record, error) {
+	out := make([]Record, 0, h.Records)
 	for i := int32(0); i < h.Records; i++ {
 		r, n, err := parseRecord(h, sec)
 		if err != nil {
@@ -73,14 +73,14 @@ func parseRecords(h batchHeader, sec []byte) ([]cleanRecord, error) {
 	return out, nil
 }
 
-func parseRecord(h batchHeader, b []byte) (cleanRecord, int, error) {
+func parseRecord(h Header, b []byte) (Record, int, error) {
 	size, p := binary.Varint(b)
 	if p <= 0 || size < 1 || size > int64(len(b)-p) {
-		return cleanRecord{}, 0, errRecordShort
+		return Record{}, 0, errRecordShort
 	}
 	rec, end := b[p:p+int(size)], p+int(size)
-	var r cleanRecord
-	r.attrs = rec[0]
+	var r Record
+	r.Attrs = rec[0]
 	q := 1
 	ts, n := binary.Varint(rec[q:])
 	if n <= 0 {
@@ -92,15 +92,15 @@ func parseRecord(h batchHeader, b []byte) (cleanRecord, int, error) {
 		return r, 0, errRecordShort
 	}
 	q += n
-	r.ts, r.off = h.BaseTimestamp+ts, h.BaseOffset+Offset(od)
+	r.TS, r.Off = h.BaseTimestamp+ts, h.BaseOffset+Offset(od)
 	var ok bool
-	if r.key, q, ok = nullableBytes(rec, q); !ok {
+	if r.Key, q, ok = nullableBytes(rec, q); !ok {
 		return r, 0, errRecordShort
 	}
-	if r.value, q, ok = nullableBytes(rec, q); !ok {
+	if r.Value, q, ok = nullableBytes(rec, q); !ok {
 		return r, 0, errRecordShort
 	}
-	r.headers = rec[q:]
+	r.Headers = rec[q:]
 	return r, end, nil
 }
 
@@ -118,60 +118,60 @@ func nullableBytes(b []byte, p int) ([]byte, int, bool) {
 	return b[p : p+int(l) : p+int(l)], p + int(l), true
 }
 
-// cleanedBatch encodes a batch that keeps orig's header (base offset,
+// Rebuild encodes a batch that keeps orig's header (base offset,
 // lastOffsetDelta, partition leader epoch, producer, codec, timestamp
 // type: L4) with recs, under baseTS (the first kept record's timestamp,
 // or the delete horizon when horizon is set: L8).
-func cleanedBatch(orig []byte, recs []cleanRecord, horizon int64) ([]byte, error) {
-	h := decodeHeader(orig)
+func Rebuild(orig []byte, recs []Record, horizon int64) ([]byte, error) {
+	h := DecodeHeader(orig)
 	baseTS, maxTS := h.BaseTimestamp, int64(-1)
 	if len(recs) > 0 {
-		baseTS = recs[0].ts
+		baseTS = recs[0].TS
 	}
 	for _, r := range recs {
-		maxTS = max(maxTS, r.ts)
+		maxTS = max(maxTS, r.TS)
 	}
-	attrs := uint16(h.Attributes) &^ deleteHorizonBit
+	attrs := uint16(h.Attributes) &^ DeleteHorizonBit
 	if horizon >= 0 {
 		baseTS = horizon
-		attrs |= deleteHorizonBit
+		attrs |= DeleteHorizonBit
 	}
-	if h.Attributes&logAppendTimeBit != 0 || len(recs) == 0 {
+	if h.Attributes&LogAppendTimeBit != 0 || len(recs) == 0 {
 		maxTS = h.MaxTimestamp // LogAppendTime: the batch's own time
 	}
 	var sec []byte
 	for _, r := range recs {
 		sec = appendRecord(sec, r, baseTS, h.BaseOffset)
 	}
-	sec, err := compressSection(Codec(h.Attributes&codecMask), sec)
+	sec, err := CompressSection(Codec(h.Attributes&CodecMask), sec)
 	if err != nil {
 		return nil, err
 	}
 	be := binary.BigEndian
-	b := make([]byte, batchHeaderLen, batchHeaderLen+len(sec))
-	copy(b, orig[:batchHeaderLen])
-	be.PutUint32(b[batchLengthOff:], uint32(batchHeaderLen-batchLenPrefix+len(sec)))
-	be.PutUint16(b[attrsOff:], attrs)
-	be.PutUint64(b[baseTSOff:], uint64(baseTS))
-	be.PutUint64(b[maxTSOff:], uint64(maxTS))
-	be.PutUint32(b[countOff:], uint32(len(recs)))
+	b := make([]byte, HeaderLen, HeaderLen+len(sec))
+	copy(b, orig[:HeaderLen])
+	be.PutUint32(b[LengthOff:], uint32(HeaderLen-LenPrefix+len(sec)))
+	be.PutUint16(b[AttrsOff:], attrs)
+	be.PutUint64(b[BaseTSOff:], uint64(baseTS))
+	be.PutUint64(b[MaxTSOff:], uint64(maxTS))
+	be.PutUint32(b[CountOff:], uint32(len(recs)))
 	b = append(b, sec...)
-	be.PutUint32(b[crcOff:], crc32.Checksum(b[attrsOff:], castagnoli))
+	be.PutUint32(b[CRCOff:], crc32.Checksum(b[AttrsOff:], Castagnoli))
 	return b, nil
 }
 
-// deleteHorizonBit is Kafka's attribute bit saying the base timestamp
+// DeleteHorizonBit is Kafka's attribute bit saying the base timestamp
 // is the batch's delete horizon (KIP-534, L8).
-const deleteHorizonBit = 0x40
+const DeleteHorizonBit = 0x40
 
-func appendRecord(out []byte, r cleanRecord, baseTS int64, base Offset) []byte {
+func appendRecord(out []byte, r Record, baseTS int64, base Offset) []byte {
 	var body []byte
-	body = append(body, r.attrs)
-	body = binary.AppendVarint(body, r.ts-baseTS)
-	body = binary.AppendVarint(body, int64(r.off-base))
-	body = appendNullable(body, r.key)
-	body = appendNullable(body, r.value)
-	body = append(body, r.headers...)
+	body = append(body, r.Attrs)
+	body = binary.AppendVarint(body, r.TS-baseTS)
+	body = binary.AppendVarint(body, int64(r.Off-base))
+	body = appendNullable(body, r.Key)
+	body = appendNullable(body, r.Value)
+	body = append(body, r.Headers...)
 	out = binary.AppendVarint(out, int64(len(body)))
 	return append(out, body...)
 }
@@ -193,10 +193,10 @@ var (
 	lz4Writers  = sync.Pool{New: func() any { return lz4.NewWriter(nil) }}
 )
 
-// compressSection compresses a records section with codec c, in the
+// CompressSection compresses a records section with codec c, in the
 // forms the decompressors read (compression.go): gzip, a raw snappy
 // block, lz4 frames, zstd frames.
-func compressSection(c Codec, sec []byte) ([]byte, error) {
+func CompressSection(c Codec, sec []byte) ([]byte, error) {
 	switch c {
 	case CodecNone:
 		return sec, nil

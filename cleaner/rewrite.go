@@ -1,4 +1,6 @@
-package resolver
+package cleaner
+
+import "github.com/kgateway/kgateway/recordbatch"
 
 // batchFilter decides what a pass keeps of each batch of the range it
 // cleans (L4, L8, L13–L15). It looks at a batch as a whole first
@@ -34,7 +36,7 @@ const (
 // of an aborted transaction goes whole (L13), kept empty when it is its
 // producer's last (L4); a marker is L14/L15's; a committed transactional
 // batch is cleaned as any other.
-func (f *batchFilter) batchAction(h batchHeader) batchAction {
+func (f *batchFilter) batchAction(h recordbatch.Header) batchAction {
 	if h.Control() {
 		return f.markerAction(h)
 	}
@@ -51,38 +53,38 @@ func (f *batchFilter) batchAction(h batchHeader) batchAction {
 // clean returns what the pass keeps of batch b: b itself when nothing
 // changes, a rebuilt batch (L4), or nil when the batch goes.
 func (f *batchFilter) clean(b []byte) ([]byte, error) {
-	h := decodeHeader(b)
+	h := recordbatch.DecodeHeader(b)
 	switch f.batchAction(h) {
 	case keepBatch:
 		return b, nil
 	case dropBatch:
 		return nil, nil
 	case emptyBatch:
-		return cleanedBatch(b, nil, -1)
+		return recordbatch.Rebuild(b, nil, -1)
 	case markerHorizon:
 		return f.withHorizon(b, f.nowMs+f.deleteRetentionMs)
 	}
-	sec, err := decodeSection(b, f.limit)
+	sec, err := recordbatch.DecodeSection(b, f.limit)
 	if err != nil {
 		return nil, err
 	}
-	recs, err := parseRecords(h, sec)
+	recs, err := recordbatch.ParseRecords(h, sec)
 	if err != nil {
 		return nil, err
 	}
 	horizon := int64(-1)
-	if h.Attributes&deleteHorizonBit != 0 {
+	if h.Attributes&recordbatch.DeleteHorizonBit != 0 {
 		horizon = h.BaseTimestamp
 	}
 	expired := horizon >= 0 && f.nowMs >= horizon
-	kept := make([]cleanRecord, 0, len(recs))
+	kept := make([]recordbatch.Record, 0, len(recs))
 	tombs := false
 	for _, r := range recs {
 		if !f.keepRecord(r, expired) {
 			continue
 		}
 		kept = append(kept, r)
-		tombs = tombs || r.value == nil
+		tombs = tombs || r.Value == nil
 	}
 	switch {
 	case tombs && horizon < 0:
@@ -99,30 +101,30 @@ func (f *batchFilter) clean(b []byte) ([]byte, error) {
 	if len(kept) == len(recs) && horizon == hdrHorizon(h) {
 		return b, nil
 	}
-	return cleanedBatch(b, kept, horizon)
+	return recordbatch.Rebuild(b, kept, horizon)
 }
 
 // producersLast reports the last batch of its producer id in the range.
-func (f *batchFilter) producersLast(h batchHeader) bool {
+func (f *batchFilter) producersLast(h recordbatch.Header) bool {
 	last, ok := f.lastOfProducer[h.ProducerID]
 	return h.Idempotent() && ok && last == h.BaseOffset
 }
 
 // keepRecord is L4 and L8 for one record: keyed, not superseded by a
 // later record of its key, and not a tombstone past its horizon.
-func (f *batchFilter) keepRecord(r cleanRecord, horizonPassed bool) bool {
-	if r.key == nil {
+func (f *batchFilter) keepRecord(r recordbatch.Record, horizonPassed bool) bool {
+	if r.Key == nil {
 		return false
 	}
-	if latest, ok := f.m.get(r.key); ok && r.off < latest {
+	if latest, ok := f.m.get(r.Key); ok && r.Off < latest {
 		return false
 	}
-	return r.value != nil || !horizonPassed
+	return r.Value != nil || !horizonPassed
 }
 
 // hdrHorizon is the batch's delete horizon, -1 when it has none.
-func hdrHorizon(h batchHeader) int64 {
-	if h.Attributes&deleteHorizonBit != 0 {
+func hdrHorizon(h recordbatch.Header) int64 {
+	if h.Attributes&recordbatch.DeleteHorizonBit != 0 {
 		return h.BaseTimestamp
 	}
 	return -1

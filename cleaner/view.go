@@ -1,51 +1,39 @@
-package resolver
+package cleaner
 
 import (
 	"errors"
+	"github.com/kgateway/kgateway/recordbatch"
 	"time"
 
 	"github.com/kgateway/kgateway/storage"
 )
 
-// The cleaner's work on compacted views (W2, doc.go "Compacted view"): a
+// The cleaner's work on compacted views (W2, resolver/doc.go "Compacted view"): a
 // view pass copies the source's stable sealed range that the view does
 // not hold yet, then cleans the view as a compacted log (L3, L4, L8–L11).
 
 // emptyTxnFilter is the transactions of a view: none (W2).
 func emptyTxnFilter() *txnFilter {
-	return &txnFilter{aborted: map[int64][]abortedTxn{}, byMarker: map[Offset]abortedTxn{}, seen: map[int64]bool{}}
-}
-
-// viewPartitions lists the partitions of the topics with a view on.
-func (r *Resolver) viewPartitions() []*partition {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	var out []*partition
-	for _, t := range r.mu.topics {
-		if viewOn(t.configs) {
-			out = append(out, t.parts...)
-		}
-	}
-	return out
+	return &txnFilter{aborted: map[int64][]Aborted{}, byMarker: map[Offset]Aborted{}, seen: map[int64]bool{}}
 }
 
 // viewPasses runs a view pass on every partition with a view on that is
 // not busy; worked reports that one changed a view.
-func (r *Resolver) viewPasses(m *offsetMap, now time.Time, skip map[*partition]bool) (worked bool, errs []error) {
-	for _, p := range r.viewPartitions() {
+func (r *Cleaner) viewPasses(m *offsetMap, now time.Time, skip map[Partition]bool) (worked bool, errs []error) {
+	for _, p := range r.host.ViewPartitions() {
 		if skip[p] || !r.take(p) {
 			continue
 		}
 		w, err := r.viewPass(p, m, now)
 		r.release(p)
-		if !r.viewStillOn(p) {
+		if !r.host.ViewStillOn(p) {
 			// Turned off or deleted during the pass, which may have
 			// created the view log after that change removed it (W6).
-			err = errors.Join(err, r.syncViews())
+			err = errors.Join(err, r.host.SyncViews())
 		}
 		worked = worked || w
-		if err != nil && !errors.Is(err, ErrUnknownTopic) && !errors.Is(err, storage.ErrNoLog) && !errors.Is(err, errCleanerStopped) {
-			r.logViewError(p, err)
+		if err != nil && !errors.Is(err, r.opts.UnknownTopic) && !errors.Is(err, storage.ErrNoLog) && !errors.Is(err, errCleanerStopped) {
+			r.host.ViewFailed(p, err)
 			errs = append(errs, err)
 			if skip != nil {
 				skip[p] = true
@@ -55,22 +43,14 @@ func (r *Resolver) viewPasses(m *offsetMap, now time.Time, skip map[*partition]b
 	return worked, errs
 }
 
-// viewStillOn reports that p's topic is bound with its view on.
-func (r *Resolver) viewStillOn(p *partition) bool {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	t, ok := r.mu.topics[p.topic]
-	return ok && viewOn(t.configs) && int(p.index) < len(t.parts) && t.parts[p.index] == p
-}
-
 // take marks p busy; false when another thread has it.
-func (r *Resolver) take(p *partition) bool {
-	r.cleaner.mu.Lock()
-	defer r.cleaner.mu.Unlock()
-	if r.cleaner.mu.busy[p] {
+func (r *Cleaner) take(p Partition) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.mu.busy[p] {
 		return false
 	}
-	r.cleaner.mu.busy[p] = true
+	r.mu.busy[p] = true
 	return true
 }
 
@@ -78,17 +58,16 @@ func (r *Resolver) take(p *partition) bool {
 // range past the view's end is copied into the view log and sealed there,
 // and the view is cleaned when it took data or a tombstone's horizon
 // passed. worked reports that the view changed.
-func (r *Resolver) viewPass(p *partition, m *offsetMap, now time.Time) (worked bool, err error) {
-	ml, s, err := p.ledgerAndSettings()
+func (r *Cleaner) viewPass(p Partition, m *offsetMap, now time.Time) (worked bool, err error) {
+	s, err := p.CleanSettings()
 	if err != nil {
 		return false, err
 	}
-	vlog := viewLogOf(p.log)
-	if err := r.store.CreateLog(vlog); err != nil && !errors.Is(err, storage.ErrLogExists) {
-		return false, storageErr("create view", err)
+	vlog, err := p.OpenView()
+	if err != nil {
+		return false, err
 	}
-	ml.SetCompactedView(vlog, true)
-	copied, err := r.copyToView(p, vlog, s.clean, now)
+	copied, err := r.copyToView(p, vlog, s, now)
 	if err != nil {
 		return copied, err
 	}
@@ -96,7 +75,7 @@ func (r *Resolver) viewPass(p *partition, m *offsetMap, now time.Time) (worked b
 	if err != nil {
 		return copied, err
 	}
-	c := cleanPlan{p: p, log: vlog, view: true, compact: true, s: s.clean, info: info, end: len(info.Ledgers) - 1}
+	c := cleanPlan{p: p, log: vlog, view: true, compact: true, s: s, info: info, end: len(info.Ledgers) - 1}
 	if c.end > 0 && info.Ledgers[0].Gen > 0 {
 		c.dirty = 1
 	}
@@ -110,10 +89,10 @@ func (r *Resolver) viewPass(p *partition, m *offsetMap, now time.Time) (worked b
 	start := time.Now()
 	err = r.cleanPartition(c, m, now)
 	d := time.Since(start)
-	r.cleaner.stats.lastPass.Store(int64(d))
-	r.cleaner.stats.passTime.Add(int64(d))
+	r.stats.lastPass.Store(int64(d))
+	r.stats.passTime.Add(int64(d))
 	if err == nil {
-		r.cleaner.stats.passes.Add(1)
+		r.stats.passes.Add(1)
 	}
 	return true, err
 }
@@ -125,8 +104,8 @@ func (r *Resolver) viewPass(p *partition, m *offsetMap, now time.Time) (worked b
 // the end of the one before it to its batch's end so the batch keeps its
 // offsets (V2). The view's end is thus always where the copy stopped, and
 // a crash mid-copy resumes from there. It seals what it copied.
-func (r *Resolver) copyToView(p *partition, vlog storage.LogID, s cleanSettings, now time.Time) (bool, error) {
-	info, err := r.store.Info(p.log)
+func (r *Cleaner) copyToView(p Partition, vlog storage.LogID, s Settings, now time.Time) (bool, error) {
+	info, err := r.store.Info(p.Log())
 	if err != nil {
 		return false, err
 	}
@@ -145,12 +124,12 @@ func (r *Resolver) copyToView(p *partition, vlog storage.LogID, s cleanSettings,
 	if end <= scanned {
 		return false, nil
 	}
-	tf := p.newTxnFilter(end)
+	tf := newTxnFilter(p.AbortedBefore(end))
 	next := vb.End
 	var last *storage.Pending
-	src := cleanPlan{p: p, log: p.log, info: info}
+	src := cleanPlan{p: p, log: p.Log(), info: info}
 	err = r.eachBatch(src, max(scanned, info.Start), end, func(e storage.Entry) error {
-		h := decodeHeader(e.Payload)
+		h := recordbatch.DecodeHeader(e.Payload)
 		if e.Offset < next || h.Control() || tf.abortedBatch(h) {
 			return nil
 		}
@@ -158,7 +137,7 @@ func (r *Resolver) copyToView(p *partition, vlog storage.LogID, s cleanSettings,
 		if err != nil {
 			return err
 		}
-		r.cleaner.stats.written.Add(int64(len(e.Payload)))
+		r.stats.written.Add(int64(len(e.Payload)))
 		next, last = e.End(), pd
 		return nil
 	})
@@ -182,10 +161,10 @@ func (r *Resolver) copyToView(p *partition, vlog storage.LogID, s cleanSettings,
 // viewScanned is how far the source was read for view log l, whose end
 // is end: end itself unless a pass read past it and left the view's end
 // there (a view log removed and made again starts over).
-func (r *Resolver) viewScanned(l storage.LogID, end Offset) Offset {
-	r.cleaner.mu.Lock()
-	defer r.cleaner.mu.Unlock()
-	if s, ok := r.cleaner.mu.scanned[l]; ok && s.viewEnd == end {
+func (r *Cleaner) viewScanned(l storage.LogID, end Offset) Offset {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s, ok := r.mu.scanned[l]; ok && s.viewEnd == end {
 		return max(end, s.read)
 	}
 	return end
@@ -193,10 +172,10 @@ func (r *Resolver) viewScanned(l storage.LogID, end Offset) Offset {
 
 // setViewScanned records that the source was read up to read while the
 // view's end was viewEnd.
-func (r *Resolver) setViewScanned(l storage.LogID, viewEnd, read Offset) {
-	r.cleaner.mu.Lock()
-	defer r.cleaner.mu.Unlock()
-	r.cleaner.mu.scanned[l] = scanMark{viewEnd: viewEnd, read: read}
+func (r *Cleaner) setViewScanned(l storage.LogID, viewEnd, read Offset) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.mu.scanned[l] = scanMark{viewEnd: viewEnd, read: read}
 }
 
 // scanMark is how far a view pass read its source (read) and the view's

@@ -1,0 +1,17 @@
+// Package recordbatch is the Kafka record batch format (magic 2) at the
+// byte level, for the layers below the wire protocol, which never import
+// kmsg (docs/DESIGN.md "Layers"): reading and checking a batch header
+// (batch.go), decompressing a records section within a bound
+// (compression.go, the resolver's Z1–Z4), walking the records without
+// holding them (recordwalk.go), and parsing and re-encoding records for
+// the log cleaner (rebuild.go).
+//
+// It owns: the layout constants, Header, Parse/Split/Check, the codecs,
+// the decompressed-size bound and the record walk.
+//
+// It may not touch: storage, ledgers, partitions, producer state or any
+// Kafka semantic beyond the batch's own consistency. It keeps no state
+// but pools of codec buffers. Its errors (ErrCorruptBatch,
+// ErrInvalidRecord, ErrUnsupportedMagic) are re-exported by resolver,
+// which kafka/ maps to Kafka's error codes.
+package recordbatch

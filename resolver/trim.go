@@ -1,0 +1,178 @@
+package resolver
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/kgateway/kgateway/retention"
+	"github.com/kgateway/kgateway/storage"
+	"go.uber.org/zap"
+)
+
+// Retention, tiering and DeleteRecords: the passes are package
+// retention's; the resolver keeps the trim itself (it checkpoints the
+// producer state first, X7, and prunes the aborted index) and
+// DeleteRecords. Invariants T1–T6: resolver/doc.go "Retention".
+
+const defaultTierInterval = 30 * time.Second
+
+// RunRetention runs one retention pass over every partition as of now
+// (T1–T6). The background loop calls it with the resolver's clock; tests
+// call it directly with their own.
+func (r *Resolver) RunRetention(now time.Time) error { return r.retention.Run(now) }
+
+// RunTiering runs one pass of the object tier over every partition. The
+// background loop calls it; tests call it directly.
+func (r *Resolver) RunTiering(ctx context.Context) error { return r.tiering.Run(ctx) }
+
+// newPasses are r's retention and tier passes; Open starts them.
+func newPasses(r *Resolver) (*retention.Retention, *retention.Tiering) {
+	opts := retention.Options{
+		CheckInterval: r.cfg.RetentionCheckInterval,
+		TierInterval:  r.cfg.TierInterval,
+		UnknownTopic:  ErrUnknownTopic,
+		Now:           func() time.Time { return r.now() },
+		Log:           r.log,
+	}
+	h := retentionHost{r}
+	return retention.NewRetention(r.store, h, opts), retention.NewTiering(r.cfg.Tier, h, opts)
+}
+
+// retentionHost is the catalog as the passes see it.
+type retentionHost struct{ r *Resolver }
+
+func (h retentionHost) Partitions() []retention.Partition {
+	ps := h.r.allPartitions()
+	out := make([]retention.Partition, len(ps))
+	for i, p := range ps {
+		out[i] = partRef{h.r, p}
+	}
+	return out
+}
+
+func (c partRef) RetentionSettings() (retention.Settings, error) {
+	_, s, err := c.p.ledgerAndSettings()
+	if err != nil {
+		return retention.Settings{}, err
+	}
+	return retention.Settings{Delete: s.clean.delete, RetentionMs: s.retentionMs, RetentionBytes: s.retentionBytes,
+		Remote: s.remote, Local: s.local}, nil
+}
+
+// Roll seals the partition's open ledger (T4).
+func (c partRef) Roll() error {
+	ml, _, err := c.p.ledgerAndSettings()
+	if err != nil {
+		return err
+	}
+	_, err = ml.Roll()
+	return err
+}
+
+// TrimTo is trimTo (T5, T6).
+func (c partRef) TrimTo(info storage.LogInfo, bound Offset) error {
+	return c.r.trimTo(c.p, info, bound)
+}
+
+// allPartitions lists every partition of every topic (none once closed).
+func (r *Resolver) allPartitions() []*partition {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.mu.closed {
+		return nil
+	}
+	var out []*partition
+	for _, t := range r.mu.topics {
+		out = append(out, t.parts...)
+	}
+	return out
+}
+
+// trimTo soft-trims to bound and hard-trims the whole ledgers below
+// max(bound, log start) (T5, T6).
+func (r *Resolver) trimTo(p *partition, info storage.LogInfo, bound Offset) error {
+	if bound > info.Start {
+		if err := r.checkpointBeforeTrim(p); err != nil {
+			return err
+		}
+		if err := r.store.SoftTrim(p.log, bound); err != nil {
+			return err
+		}
+	}
+	hard := max(bound, info.Start)
+	r.pruneAborted(p, hard)
+	gone := 0
+	for i := 0; i+1 < len(info.Ledgers) && info.Ledgers[i].Sealed && info.Ledgers[i+1].FirstOffset <= hard; i++ {
+		gone++
+	}
+	if gone == 0 {
+		return nil
+	}
+	if err := r.store.HardTrim(p.log, hard); err != nil {
+		return err
+	}
+	r.log.Info("retention-trimmed", zap.String("topic", p.topic), zap.Int32("partition", p.index),
+		zap.Int64("log-start", int64(hard)), zap.Int("ledgers-removed", gone))
+	return nil
+}
+
+// checkpointBeforeTrim checkpoints the partition before its log start
+// moves (X7): replay starts at the checkpoint or the log start, so a marker
+// trimmed away before a checkpoint covered it would leave its transaction
+// open after a restart, holding the LSO for good.
+func (r *Resolver) checkpointBeforeTrim(p *partition) error {
+	if err := r.checkpoint(p); err != nil {
+		return fmt.Errorf("checkpoint before trim: %w", err)
+	}
+	return nil
+}
+
+// DeleteRecords moves the partition's log start offset up to offset
+// (Kafka's DeleteRecords): records below it are no longer readable
+// (OFFSET_OUT_OF_RANGE, S1), and the whole ledgers below it are removed
+// now (T5). offset -1 means the high watermark. It returns the new log
+// start (the low watermark). An offset past the high watermark, or below
+// -1, is ErrOffsetOutOfRange; one at or below the current start changes
+// nothing.
+func (r *Resolver) DeleteRecords(topic string, partition int32, offset Offset) (Offset, error) {
+	s, err := r.takeSnapshot(topic, partition)
+	if err != nil {
+		return -1, err
+	}
+	if offset == -1 {
+		offset = s.info.End
+	}
+	if offset < 0 || offset > s.info.End {
+		return -1, fmt.Errorf("%w: delete records below %d: high watermark is %d", ErrOffsetOutOfRange, offset, s.info.End)
+	}
+	if offset > s.info.Start {
+		if err := r.checkpointBeforeTrim(s.p); err != nil {
+			return -1, err
+		}
+	}
+	ml, _, err := s.p.ledgerAndSettings()
+	if err != nil {
+		return -1, err
+	}
+	// N9: a published log below the local one moves first, durably.
+	if err := ml.TrimPublished(offset); err != nil {
+		return -1, storageErr("trim the published log", err)
+	}
+	if err := r.store.SoftTrim(s.p.log, offset); err != nil {
+		return -1, storageErr("soft trim", err)
+	}
+	info, err := r.store.Info(s.p.log)
+	if err != nil {
+		return -1, storageErr("log info", err)
+	}
+	if err := r.trimTo(s.p, info, info.Start); err != nil {
+		// The start moved (the request's effect); the files go next pass.
+		r.log.Warn("delete-records-hard-trim-failed", zap.Stringer("log", s.p.log), zap.Error(err))
+	}
+	sn, err := ml.Snapshot()
+	if err != nil {
+		return -1, storageErr("log info", err)
+	}
+	return sn.Start, nil
+}
