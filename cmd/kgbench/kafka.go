@@ -110,13 +110,15 @@ func startKafka(ctx context.Context, h *harness, dir, name string) (*system, err
 		return nil, err
 	}
 	go func() { <-s.exited; pw.Close() }()
+	// The scanner hands over the first bootstrap line only (other output
+	// is in the log), then drains the pipe so the wrapper never blocks.
 	lines := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
-			select {
-			case lines <- sc.Text():
-			default:
+			if _, _, err := parseBootstrapLine(sc.Text()); err == nil {
+				lines <- sc.Text()
+				break
 			}
 		}
 		io.Copy(io.Discard, pr)
@@ -126,11 +128,7 @@ func startKafka(ctx context.Context, h *harness, dir, name string) (*system, err
 	for {
 		select {
 		case line := <-lines:
-			addr, pid, err := parseBootstrapLine(line)
-			if errors.Is(err, errBootstrapLine) {
-				continue // not ours: keep waiting for it
-			}
-			s.addr, s.pid = addr, pid
+			s.addr, s.pid, _ = parseBootstrapLine(line)
 			go s.watchJVM()
 			if err := s.waitReady(ctx, h.cfg.StartTimeout); err != nil {
 				s.stop()
