@@ -89,6 +89,7 @@ type config struct {
 	ShareRecords        int           `json:"share_records"`        // workload 11 records per topic
 	ShareMembers        []int         `json:"share_members"`        // workload 11 member counts on one partition
 	SharePartitions     int           `json:"share_partitions"`     // workload 11 partitions (and members) of the last row
+	PerfRecords         int           `json:"perf_records"`         // workload 12 records (0 = Records)
 	Security            security      `json:"security"`             // client TLS and SASL (security.go)
 	Render              string        `json:"-"`                    // re-render this JSON instead of running
 
@@ -109,7 +110,7 @@ func (c *config) Validate() error {
 	c.Security.normalize()
 	for _, s := range c.Systems {
 		if !knownSystem(s) {
-			bad("unknown system %q (want one of %s)", s, strings.Join(allSystems, ","))
+			bad("unknown system %q (want one of %s)", s, strings.Join(append(slices.Clone(allSystems), kafkaSystems...), ","))
 		}
 	}
 	for _, w := range c.Workloads {
@@ -137,6 +138,9 @@ func (c *config) Validate() error {
 	}
 	if _, ok := compressionCodecs[c.Compression]; !ok && c.Compression != "" {
 		bad("unknown --compression %q (want none, gzip, snappy, lz4 or zstd)", c.Compression)
+	}
+	if c.PerfRecords < 0 {
+		bad("--perf-records must be >= 0, got %d", c.PerfRecords)
 	}
 	if c.Probes < 1 {
 		bad("--probes must be >= 1")
@@ -169,6 +173,11 @@ func (c *config) Validate() error {
 		bad("--share-partitions must be >= 2 (one partition is the other rows'), got %d", c.SharePartitions)
 	}
 	c.Security.validate(bad)
+	for _, s := range c.Systems {
+		if isKafka(s) && c.Security.Protocol != "PLAINTEXT" {
+			bad("system %s serves PLAINTEXT only, not --security-protocol %s", s, c.Security.Protocol)
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -198,7 +207,7 @@ func parseFlags(args []string) (*config, error) {
 		rate                        float64
 	)
 	fs.StringVar(&systems, "systems", strings.Join(allSystems, ","), "comma-separated systems to run")
-	fs.StringVar(&workloads, "workloads", "1,2,3,4,5,6,7,8,9,10,11", "comma-separated workload numbers to run")
+	fs.StringVar(&workloads, "workloads", "1,2,3,4,5,6,7,8,9,10,11", "comma-separated workload numbers to run (12, kafka-producer-perf-test, needs Java and Kafka's jars: make deps)")
 	fs.IntVar(&c.Records, "records", 1_000_000, "records produced in workloads 1 and 2 (and consumed in 3)")
 	fs.IntVar(&c.RecordSize, "record-size", 1024, "record value size in bytes")
 	fs.DurationVar(&c.Linger, "linger", 5*time.Millisecond, "producer linger (workloads 1, 2, 6, 7)")
@@ -233,6 +242,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.ShareRecords, "share-records", 20000, "workload 11: records in each of its two topics")
 	fs.StringVar(&shareMem, "share-members", "1,4,16", "workload 11: comma-separated member counts of the one-partition rows")
 	fs.IntVar(&c.SharePartitions, "share-partitions", 16, "workload 11: partitions, and members, of its last row")
+	fs.IntVar(&c.PerfRecords, "perf-records", 0, "workload 12: records kafka-producer-perf-test sends (0: --records)")
 	sec := &c.Security
 	fs.StringVar(&sec.Protocol, "security-protocol", "PLAINTEXT", "every client's security.protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL")
 	fs.StringVar(&sec.TLSCAFile, "tls-ca", "", "PEM file of the CAs the clients trust (default: the system's)")

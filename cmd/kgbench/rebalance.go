@@ -334,6 +334,9 @@ func (b *bench) rebalance(ctx context.Context, rows []Result) error {
 	if err != nil {
 		return err
 	}
+	if err := b.warmCoordinator(ctx, coordinatorGroup, "kgbench-w10-warmup"); err != nil {
+		return err
+	}
 	for i, p := range groupProtocols {
 		row := &rows[i]
 		if p.kip848 {

@@ -28,6 +28,10 @@ type harness struct {
 	built    bool
 	bin      string
 	buildErr error
+	// tools/apachekafka, built once per run the same way.
+	akBuilt    bool
+	akBin      string
+	akBuildErr error
 }
 
 func newHarness(cfg *config, root string) *harness {
@@ -44,6 +48,15 @@ func (h *harness) kgatewayBin(ctx context.Context) (string, error) {
 		h.built = true
 	}
 	return h.bin, h.buildErr
+}
+
+// apacheKafkaBin returns tools/apachekafka built into the root.
+func (h *harness) apacheKafkaBin(ctx context.Context) (string, error) {
+	if !h.akBuilt {
+		h.akBin, h.akBuildErr = buildMainCommand(ctx, h.root, "./tools/apachekafka")
+		h.akBuilt = true
+	}
+	return h.akBin, h.akBuildErr
 }
 
 // roundOrder is the order round r (0-based) runs the systems in.

@@ -48,10 +48,10 @@ func TestAllWorkloadsAgainstKfake(t *testing.T) {
 	for _, name := range cfg.Systems {
 		results := h.benchSystem(ctx, t.TempDir(), name)
 		var want []string
-		for w := range workloadNames {
-			want = append(want, cfg.workloadRows(w+1)...)
+		for _, w := range cfg.Workloads {
+			want = append(want, cfg.workloadRows(w)...)
 		}
-		if len(results) != len(want) || len(want) != len(workloadNames)+1+2+2 {
+		if len(results) != len(want) || len(want) != 11+1+2+2 {
 			t.Fatalf("%s: %d results, want %d", name, len(results), len(want))
 		}
 		for i, r := range results {

@@ -33,6 +33,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -158,6 +159,9 @@ func (b *bench) shareGroups(ctx context.Context, rows []Result) error {
 	}
 	if err := b.fillShareTopics(ctx); err != nil {
 		return fmt.Errorf("fill: %w", err)
+	}
+	if err := b.warmShareCoordinators(ctx); err != nil {
+		return err
 	}
 	cases := b.cfg.shareCases()
 	// A row that never gets all its records costs its share of
@@ -298,4 +302,23 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// warmShareCoordinators readies the group coordinator and the share-state
+// coordinator (warmup.go) before the first row's clock starts.
+func (b *bench) warmShareCoordinators(ctx context.Context) error {
+	if err := b.warmCoordinator(ctx, coordinatorGroup, "kgbench-w11-warmup"); err != nil {
+		return err
+	}
+	cl, err := b.client()
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	md, err := kadm.NewClient(cl).Metadata(ctx, topicW11One)
+	if err != nil {
+		return err
+	}
+	id := md.Topics[topicW11One].ID
+	return b.warmCoordinator(ctx, coordinatorShare, shareCoordinatorKey("kgbench-w11-warmup", id, 0))
 }

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -20,6 +21,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -44,21 +46,36 @@ type system struct {
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed when the child has exited
 	exitErr error         // valid once exited is closed
+	// pid is the process that serves, when it is not cmd's own (Apache
+	// Kafka's JVM under tools/apachekafka): CPU time and RSS are its.
+	pid int
+	// serverLog is the server's own log when it is not the child's
+	// output (logPath); its tail explains a crash.
+	serverLog string
+	// stopTimeout bounds a clean stop before SIGKILL (0: 10 s).
+	stopTimeout time.Duration
+	jvmGone     atomic.Bool // watchJVM saw the JVM exit
 }
 
 func knownSystem(name string) bool {
-	for _, s := range allSystems {
-		if s == name {
-			return true
-		}
+	return slices.Contains(allSystems, name) || isKafka(name)
+}
+
+// procPid is the process whose /proc figures are the server's.
+func (s *system) procPid() int {
+	if s.pid > 0 {
+		return s.pid
 	}
-	return false
+	return s.cmd.Process.Pid
 }
 
 // startSystem builds (if needed) and launches one system with its data
 // directory and log under dir, and waits until its port accepts
 // connections.
 func startSystem(ctx context.Context, h *harness, dir, name string) (*system, error) {
+	if isKafka(name) {
+		return startKafka(ctx, h, dir, name)
+	}
 	bin, lead, err := systemCommand(ctx, h, name)
 	if err != nil {
 		return nil, err
@@ -168,6 +185,28 @@ func systemCommand(ctx context.Context, h *harness, name string) (string, []stri
 // the current module, or the one around it when kgbench runs from its own
 // module (cmd/kgbench has a go.mod of its own).
 func buildKgateway(ctx context.Context, root string) (string, error) {
+	return buildMainCommand(ctx, root, "./cmd/kgateway")
+}
+
+// buildMainCommand runs `go build -o <root>/<base of pkg> pkg` in the
+// kgateway module.
+func buildMainCommand(ctx context.Context, root, pkg string) (string, error) {
+	dir, err := kgatewayRepoDir(ctx)
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(root, filepath.Base(pkg))
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
+	build.Dir = dir
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("kgbench: building %s: %w: %s", pkg, err, lastLines(out, 5))
+	}
+	return bin, nil
+}
+
+// kgatewayRepoDir is the directory of the kgateway module around the
+// current directory.
+func kgatewayRepoDir(ctx context.Context) (string, error) {
 	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
 	if err != nil {
 		return "", fmt.Errorf("kgbench: go env GOMOD: %w", err)
@@ -176,17 +215,7 @@ func buildKgateway(ctx context.Context, root string) (string, error) {
 	if gomod == "" || gomod == os.DevNull {
 		return "", errors.New("kgbench: run from inside the kgateway repository (or pass --kgateway-bin)")
 	}
-	dir, err := kgatewayModuleDir(filepath.Dir(gomod))
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(root, "kgateway")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/kgateway")
-	build.Dir = dir
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("kgbench: building kgateway: %w: %s", err, lastLines(out, 5))
-	}
-	return bin, nil
+	return kgatewayModuleDir(filepath.Dir(gomod))
 }
 
 // kgatewayModule is the server's module path.
@@ -234,6 +263,12 @@ func freeLoopbackAddr() (string, error) {
 }
 
 func (s *system) launch(bin string, args, env []string) error {
+	return s.launchWith(bin, args, env, nil)
+}
+
+// launchWith starts the child with its stdout and stderr in logPath, and
+// its stdout also into stdout when that is set.
+func (s *system) launchWith(bin string, args, env []string, stdout io.Writer) error {
 	logf, err := os.Create(s.logPath)
 	if err != nil {
 		return err
@@ -241,9 +276,17 @@ func (s *system) launch(bin string, args, env []string) error {
 	s.cmd = exec.Command(bin, args...)
 	s.cmd.Env = env
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
+	if stdout != nil {
+		s.cmd.Stdout = io.MultiWriter(logf, stdout)
+	}
 	// If kgbench itself is killed, take the server down with it rather
 	// than leave it holding a port and a temp dir (Linux only, like /proc).
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if isKafka(s.name) {
+		// tools/apachekafka stops its broker (another process group) on
+		// SIGTERM; SIGKILL would leave the JVM running.
+		s.cmd.SysProcAttr.Pdeathsig = syscall.SIGTERM
+	}
 	if err := s.cmd.Start(); err != nil {
 		logf.Close()
 		return fmt.Errorf("kgbench: starting %s: %w", s.name, err)
@@ -283,7 +326,16 @@ func (s *system) checkAlive() error {
 	select {
 	case <-s.exited:
 		log, _ := os.ReadFile(s.logPath)
-		return fmt.Errorf("%w: %s: %v: %s", errSystemExited, s.name, s.exitErr, lastLines(log, 3))
+		if s.serverLog != "" {
+			if b, err := os.ReadFile(s.serverLog); err == nil {
+				log = append(log, b...)
+			}
+		}
+		why := fmt.Sprint(s.exitErr)
+		if s.jvmGone.Load() {
+			why = fmt.Sprintf("the JVM (pid %d) exited", s.pid)
+		}
+		return fmt.Errorf("%w: %s: %s: %s", errSystemExited, s.name, why, lastLines(log, 3))
 	default:
 		return nil
 	}
@@ -306,17 +358,27 @@ func (s *system) stop() {
 		return
 	}
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	timeout := s.stopTimeout
+	if timeout == 0 {
+		timeout = 10 * time.Second
+	}
 	select {
 	case <-s.exited:
-	case <-time.After(10 * time.Second):
+	case <-time.After(timeout):
 		_ = s.cmd.Process.Kill()
 		<-s.exited
+		s.killJVM() // the wrapper was killed with the JVM still up
 	}
 }
 
 // memory reads VmRSS and VmHWM (peak RSS) of the child, in bytes.
 func (s *system) memory() (rss, peak int64, err error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	return procMemory(s.procPid())
+}
+
+// procMemory reads VmRSS and VmHWM of pid from /proc/<pid>/status.
+func procMemory(pid int) (rss, peak int64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, 0, err
 	}
@@ -347,7 +409,13 @@ func (s *system) cpuSeconds() (float64, error) {
 	if s.cmd == nil || s.cmd.Process == nil {
 		return 0, errNoProcess // a server in the test's own process
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	return procCPUSeconds(s.procPid())
+}
+
+// procCPUSeconds reads pid's user+system CPU time (all its threads) from
+// /proc/<pid>/stat.
+func procCPUSeconds(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err
 	}

@@ -171,6 +171,12 @@ func (b *bench) transactions(ctx context.Context, res *Result) error {
 	}
 	defer closeAll(cons)
 
+	// InitProducerID before the schedule starts (warmup.go): a
+	// transaction coordinator that is still being created is set-up, not
+	// a transaction's latency.
+	if _, _, err := prod.ProducerID(ctx); err != nil {
+		return fmt.Errorf("init producer id: %w", err)
+	}
 	rec := new(txnRecorder)
 	consCtx, stopCons := context.WithCancel(ctx)
 	defer stopCons()

@@ -4,8 +4,9 @@ package main
 // throughput workloads 1–3. The latency workloads 4–6 live in probes.go,
 // workload 7 (fetch sessions) in sessions.go, workload 8 (transactions) in
 // txns.go, workload 9 (the cost of read_committed) in isolation.go,
-// workload 10 (rebalance time) in rebalance.go and workload 11 (share
-// groups) in sharegroups.go.
+// workload 10 (rebalance time) in rebalance.go, workload 11 (share
+// groups) in sharegroups.go and workload 12 (Kafka's
+// kafka-producer-perf-test) in perftest.go.
 // Every workload uses the same franz-go configuration against every system
 // (no compression, acks=all, --linger), so differences are the server's.
 
@@ -14,6 +15,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -56,6 +58,7 @@ var workloadNames = []string{
 	"9 read_committed cost",
 	"10 rebalance",
 	"11 share groups",
+	"12 kafka-producer-perf-test",
 }
 
 // isolationRows are workload 9's table rows: it compares two ways of
@@ -130,7 +133,7 @@ func (b *bench) runWorkload(ctx context.Context, n int) []Result {
 	fns := []func(context.Context, *Result) error{
 		b.produceOnePartition, b.produceManyPartitions, b.consumeW1,
 		b.offeredLoad, b.metadataAtScale, b.bigPartitionFetch, b.fetchSessions,
-		b.transactions,
+		b.transactions, nil, nil, nil, b.producerPerfTest,
 	}
 	var err error
 	switch n {
@@ -278,6 +281,57 @@ func (b *bench) createTopics(ctx context.Context, partitions map[string]int32) e
 				if r.Err != nil && !errors.Is(r.Err, kerr.TopicAlreadyExists) {
 					return fmt.Errorf("create topic %s: %w", r.Topic, r.Err)
 				}
+			}
+		}
+	}
+	return waitTopicsLed(ctx, adm, partitions)
+}
+
+// topicsReadyTimeout bounds waitTopicsLed.
+const topicsReadyTimeout = time.Minute
+
+// waitTopicsLed waits until Metadata shows every topic with all its
+// partitions led. Apache Kafka answers CreateTopics once the controller
+// has the topic, before the broker leads its partitions; a produce in that
+// gap fails with UNKNOWN_TOPIC_OR_PARTITION once franz-go's few retries
+// for unknown topics run out. kgateway and kfake lead a partition as soon
+// as they answer, so for them this is one Metadata request.
+func waitTopicsLed(ctx context.Context, adm *kadm.Client, partitions map[string]int32) error {
+	ctx, cancel := context.WithTimeout(ctx, topicsReadyTimeout)
+	defer cancel()
+	topics := slices.Sorted(maps.Keys(partitions))
+	for {
+		md, err := adm.Metadata(ctx, topics...)
+		if err == nil {
+			err = topicsLed(md, partitions)
+		}
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("topics not led after creation: %w", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// topicsLed returns an error naming the first topic of partitions that md
+// does not show with all its partitions led.
+func topicsLed(md kadm.Metadata, partitions map[string]int32) error {
+	for topic, n := range partitions {
+		td, ok := md.Topics[topic]
+		switch {
+		case !ok:
+			return fmt.Errorf("%s: not in metadata", topic)
+		case td.Err != nil:
+			return fmt.Errorf("%s: %w", topic, td.Err)
+		case len(td.Partitions) < int(n):
+			return fmt.Errorf("%s: %d of %d partitions", topic, len(td.Partitions), n)
+		}
+		for _, p := range td.Partitions {
+			if p.Err != nil || p.Leader < 0 {
+				return fmt.Errorf("%s/%d: leader %d: %v", topic, p.Partition, p.Leader, p.Err)
 			}
 		}
 	}
