@@ -45,7 +45,7 @@ func TestParsePerfOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := perfSummary{Records: 20000, RecordsPerSec: 1293.577388, MiBps: 1.26, AvgMs: 6763.30, MaxMs: 9706,
-		P50: 8213, P95: 9503, P99: 9611, P999: 9704, SummaryLineRaw: strings.Split(perfOutput, "\n")[3]}
+		Median: 8213, Pct95: 9503, Pct99: 9611, Pct999: 9704, SummaryLineRaw: strings.Split(perfOutput, "\n")[3]}
 	if got != want {
 		t.Errorf("got %+v\nwant %+v", got, want)
 	}

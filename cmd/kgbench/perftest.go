@@ -53,13 +53,13 @@ var (
 
 // perfSummary is the tool's final line.
 type perfSummary struct {
-	Records        int
-	RecordsPerSec  float64
-	MiBps          float64 // the tool's "MB/sec": 2^20 bytes
-	AvgMs, MaxMs   float64
-	P50, P95, P99  float64 // ms
-	P999           float64 // ms
-	SummaryLineRaw string
+	Records              int
+	RecordsPerSec        float64
+	MiBps                float64 // the tool's "MB/sec": 2^20 bytes
+	AvgMs, MaxMs         float64
+	Median, Pct95, Pct99 float64 // ms
+	Pct999               float64 // ms
+	SummaryLineRaw       string
 }
 
 // perfSummaryLine matches e.g. "20000 records sent, 1293.577388
@@ -85,7 +85,7 @@ func parsePerfOutput(out []byte) (perfSummary, error) {
 			f[j] = v
 		}
 		return perfSummary{Records: int(f[0]), RecordsPerSec: f[1], MiBps: f[2], AvgMs: f[3], MaxMs: f[4],
-			P50: f[5], P95: f[6], P99: f[7], P999: f[8], SummaryLineRaw: strings.TrimSpace(lines[i])}, nil
+			Median: f[5], Pct95: f[6], Pct99: f[7], Pct999: f[8], SummaryLineRaw: strings.TrimSpace(lines[i])}, nil
 	}
 	return perfSummary{}, fmt.Errorf("%w: %s", errPerfSummary, lastLines(out, 3))
 }
@@ -167,8 +167,8 @@ func (b *bench) fillPerfRow(res *Result, sum perfSummary) {
 	res.RecordsPerSec = sum.RecordsPerSec
 	res.MBps = sum.RecordsPerSec * float64(b.cfg.RecordSize) / bytesPerMB
 	res.Latency = []Percentile{
-		{"perf avg", sum.AvgMs}, {"perf p50", sum.P50}, {"perf p95", sum.P95},
-		{"perf p99", sum.P99}, {"perf p99.9", sum.P999}, {"perf max", sum.MaxMs},
+		{"perf avg", sum.AvgMs}, {"perf p50", sum.Median}, {"perf p95", sum.Pct95},
+		{"perf p99", sum.Pct99}, {"perf p99.9", sum.Pct999}, {"perf max", sum.MaxMs},
 	}
 	res.Notes = fmt.Sprintf("Kafka %s ProducerPerformance, %s: the tool's %.2f MB/sec (2^20 B); wall time and client CPU include the JVM's start",
 		perfTestVersion, strings.Join(b.cfg.perfProducerProps()[:4], " "), sum.MiBps)
