@@ -66,7 +66,7 @@ var consumerGroupMutations = []mutation{
 	{
 		Name:  "consumer-state-unsynced",
 		Rule:  "offsets O22: a consumer group's state is synced before PutConsumerGroup returns",
-		Edits: []edit{{File: "offsets/consumer.go", Old: "\tif err := s.db.Apply(b, pebble.Sync); err != nil {\n\t\treturn fmt.Errorf(\"offsets: put consumer group", New: "\tif err := s.db.Apply(b, pebble.NoSync); err != nil {\n\t\treturn fmt.Errorf(\"offsets: put consumer group"}},
+		Edits: []edit{{File: "offsets/consumer.go", Old: "\tif err := s.apply(b); err != nil {\n\t\treturn fmt.Errorf(\"offsets: put consumer group", New: "\tif err := b.Commit(nil); err != nil { // nil: NoSync\n\t\treturn fmt.Errorf(\"offsets: put consumer group"}},
 		Tests: []testRun{{Pkg: "./offsets/", Run: "TestConsumerGroupDurableAcrossCrash"}},
 	},
 }
