@@ -127,6 +127,9 @@ func mutatedFiles(root string, edits []edit) (map[string][]byte, error) {
 				return nil, err
 			}
 		}
+		if e.Old == e.New {
+			return nil, fmt.Errorf("%s: the edit replaces %q with itself", e.File, e.Old)
+		}
 		if n := strings.Count(string(b), e.Old); n != 1 {
 			return nil, fmt.Errorf("%s: the text to replace occurs %d times, want 1: %q", e.File, n, e.Old)
 		}

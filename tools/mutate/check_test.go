@@ -23,6 +23,9 @@ func TestMutatedFilesAnchorOnce(t *testing.T) {
 			t.Fatalf("anchor %q accepted", old)
 		}
 	}
+	if _, err := mutatedFiles(root, []edit{{File: "a.go", Old: "x := 1", New: "x := 1"}}); err == nil {
+		t.Fatal("an edit that changes nothing accepted")
+	}
 }
 
 // Every part of a test pattern must name a test of the package, so that a
