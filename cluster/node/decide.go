@@ -2,6 +2,7 @@ package node
 
 import (
 	"sort"
+	"time"
 
 	"github.com/kgateway/kgateway/cluster/diskless"
 )
@@ -144,4 +145,41 @@ func tailFrom(ranges []diskless.Range, limit int64) int {
 		k--
 	}
 	return k
+}
+
+// upkeepView is what an upkeep pass knows of one served partition (not
+// the coordinator role) once it has read the local copy's bounds.
+type upkeepView struct {
+	localStart, localEnd int64
+	// published is the local start last published, or where the rebuild
+	// began the local copy (J8).
+	published int64
+	// sinceExport is the time since the last export of the producer
+	// state (or since the rebuild); stateCovered the offset the last
+	// published export covers.
+	sinceExport   time.Duration
+	stateInterval time.Duration
+	stateCovered  int64
+}
+
+// upkeepPlan is what an upkeep pass publishes, in this order.
+type upkeepPlan struct {
+	// exportState: export the producer and transaction state (J11).
+	exportState bool
+	// publishStart is the local start to publish, -1 for none.
+	publishStart int64
+}
+
+// planUpkeep decides an upkeep pass. The state is exported at most every
+// StateInterval and only when the log grew past what the last export
+// covers (J11). The local start is published only when it passed the
+// published one: retention or DeleteRecords moved it, never the cache's
+// own start, where the rebuild began the copy (J8).
+func planUpkeep(v upkeepView) upkeepPlan {
+	p := upkeepPlan{publishStart: -1}
+	p.exportState = v.sinceExport >= v.stateInterval && v.localEnd > v.stateCovered
+	if v.localStart > v.published {
+		p.publishStart = v.localStart
+	}
+	return p
 }

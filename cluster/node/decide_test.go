@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/kgateway/kgateway/cluster/diskless"
@@ -122,6 +123,44 @@ func TestRebuildPlan(t *testing.T) {
 			fmt.Fprintf(&b, "trim to %d\n", p.trimTo)
 		}
 		fmt.Fprintf(&b, "local start %d\n", p.localStart)
+		return b.String()
+	})
+}
+
+// TestUpkeepPlan runs testdata/upkeep: what planUpkeep publishes for a
+// served partition (J8, J11).
+//
+//	upkeep local=(<start>,<end>) published=<n> since-export=<dur> interval=<dur> covered=<n>
+func TestUpkeepPlan(t *testing.T) {
+	datadriven.RunTest(t, "testdata/upkeep", func(t *testing.T, d *datadriven.TestData) string {
+		if d.Cmd != "upkeep" {
+			d.Fatalf(t, "unknown command %q", d.Cmd)
+		}
+		var v upkeepView
+		var since, interval string
+		d.ScanArgs(t, "local", &v.localStart, &v.localEnd)
+		d.ScanArgs(t, "published", &v.published)
+		d.ScanArgs(t, "since-export", &since)
+		d.ScanArgs(t, "interval", &interval)
+		d.ScanArgs(t, "covered", &v.stateCovered)
+		var err error
+		if v.sinceExport, err = time.ParseDuration(since); err != nil {
+			d.Fatalf(t, "since-export: %v", err)
+		}
+		if v.stateInterval, err = time.ParseDuration(interval); err != nil {
+			d.Fatalf(t, "interval: %v", err)
+		}
+		p := planUpkeep(v)
+		var b strings.Builder
+		if p.exportState {
+			b.WriteString("export state\n")
+		}
+		if p.publishStart >= 0 {
+			fmt.Fprintf(&b, "publish start %d\n", p.publishStart)
+		}
+		if b.Len() == 0 {
+			return "nothing\n"
+		}
 		return b.String()
 	})
 }

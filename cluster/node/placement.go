@@ -394,18 +394,21 @@ func (n *Node) upkeep(h *held) {
 	}
 	// The local start moves only by retention or DeleteRecords: not the
 	// rebuild's tail (J8), which h.start begins at.
-	start, end, err := n.p.Resolver.LocalBounds(h.topic, h.idx)
-	if err == nil {
-		n.exportState(ctx, h, int64(end))
-	}
-	if err == nil && int64(start) > h.start {
-		if err := n.p.Diskless.SetStart(ctx, h.o, h.pkey, int64(start)); err != nil {
-			n.log.Warn("cluster-set-start-failed", zap.String("pkey", h.pkey), zap.Error(err))
-		} else {
-			n.mu.Lock()
-			h.start = int64(start)
-			h.pubStart = max(h.pubStart, int64(start))
-			n.mu.Unlock()
+	if start, end, err := n.p.Resolver.LocalBounds(h.topic, h.idx); err == nil {
+		p := planUpkeep(upkeepView{localStart: int64(start), localEnd: int64(end), published: h.start,
+			sinceExport: time.Since(h.stated), stateInterval: n.cfg.StateInterval, stateCovered: h.stateCovered})
+		if p.exportState {
+			n.exportState(ctx, h)
+		}
+		if p.publishStart >= 0 {
+			if err := n.p.Diskless.SetStart(ctx, h.o, h.pkey, p.publishStart); err != nil {
+				n.log.Warn("cluster-set-start-failed", zap.String("pkey", h.pkey), zap.Error(err))
+			} else {
+				n.mu.Lock()
+				h.start = p.publishStart
+				h.pubStart = max(h.pubStart, p.publishStart)
+				n.mu.Unlock()
+			}
 		}
 	}
 	if time.Since(h.merged) < time.Second {
@@ -429,12 +432,10 @@ func (n *Node) upkeep(h *held) {
 	}
 }
 
-// exportState publishes h's producer and transaction state (J11), at
-// most every StateInterval and only when the log grew since the last.
-func (n *Node) exportState(ctx context.Context, h *held, end int64) {
-	if time.Since(h.stated) < n.cfg.StateInterval || end <= h.stateCovered {
-		return
-	}
+// exportState publishes h's producer and transaction state (J11); upkeep
+// calls it at most every StateInterval and only when the log grew since
+// the last (planUpkeep).
+func (n *Node) exportState(ctx context.Context, h *held) {
 	h.stated = time.Now()
 	covered, state, ok, err := n.p.Resolver.ExportState(h.topic, h.idx)
 	if err != nil || !ok || int64(covered) <= h.stateCovered {
