@@ -102,12 +102,7 @@ func (s *Store) PutClassicGroup(g ClassicGroup, maxBytes int) error {
 // protocol, generation and state time as of its write: the metadata record
 // may since have moved on to a rebalance that never completed.
 func (s *Store) ClassicGroups() (map[string]ClassicGroup, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.mu.closed {
-		return nil, ErrClosed
-	}
-	return s.classicGroups()
+	return read(s, s.classicGroups)
 }
 
 func (s *Store) classicGroups() (map[string]ClassicGroup, error) {

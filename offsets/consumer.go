@@ -103,12 +103,7 @@ func (s *Store) PutConsumerGroup(g ConsumerGroup, maxBytes int) error {
 
 // ConsumerGroups returns every persisted consumer group by id (O23).
 func (s *Store) ConsumerGroups() (map[string]ConsumerGroup, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.mu.closed {
-		return nil, ErrClosed
-	}
-	return scanTagByID(s.db, consumerTag, decodeConsumer)
+	return read(s, func() (map[string]ConsumerGroup, error) { return scanTagByID(s.db, consumerTag, decodeConsumer) })
 }
 
 // hasConsumerState reports whether group has a persisted consumer group

@@ -88,21 +88,18 @@ func (s *Store) PutShareGroup(g ShareGroup) error {
 
 // ShareGroups returns every persisted share group, by id.
 func (s *Store) ShareGroups() ([]ShareGroup, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.mu.closed {
-		return nil, ErrClosed
+	return read(s, func() ([]ShareGroup, error) { return scanTag(s.db, shareGroupTag, decodeShareGroup) })
+}
+
+func decodeShareGroup(id string, v []byte) (ShareGroup, error) {
+	if len(v) < 2 || v[0] != recordVersion {
+		return ShareGroup{}, fmt.Errorf("%w: share group %q", ErrCorrupt, id)
 	}
-	return scanTag(s.db, shareGroupTag, func(id string, v []byte) (ShareGroup, error) {
-		if len(v) < 2 || v[0] != recordVersion {
-			return ShareGroup{}, fmt.Errorf("%w: share group %q", ErrCorrupt, id)
-		}
-		e, k := binary.Varint(v[1:])
-		if k <= 0 || k != len(v)-1 {
-			return ShareGroup{}, fmt.Errorf("%w: share group %q", ErrCorrupt, id)
-		}
-		return ShareGroup{ID: id, Epoch: int32(e)}, nil
-	})
+	e, k := binary.Varint(v[1:])
+	if k <= 0 || k != len(v)-1 {
+		return ShareGroup{}, fmt.Errorf("%w: share group %q", ErrCorrupt, id)
+	}
+	return ShareGroup{ID: id, Epoch: int32(e)}, nil
 }
 
 // PutShareState writes share-partition states of group in one synced batch
@@ -138,32 +135,16 @@ func (s *Store) DeleteShareState(group string, tps []TopicPartition) error {
 // ShareState returns every share-partition state of group, by topic and
 // partition.
 func (s *Store) ShareState(group string) ([]SharePartition, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.mu.closed {
-		return nil, ErrClosed
-	}
-	prefix := sharePartPrefix(group)
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
-	if err != nil {
-		return nil, err
-	}
-	defer it.Close()
-	var out []SharePartition
-	for it.First(); it.Valid(); it.Next() {
-		// The key has the layout of an offset key under another tag.
-		k := append([]byte{offsetTag}, it.Key()[1:]...)
-		_, tp, err := decodeOffsetKey(k)
-		if err != nil {
-			return nil, err
-		}
-		p, err := decodeSharePart(tp, it.Value())
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, it.Error()
+	return read(s, func() ([]SharePartition, error) {
+		return scanPrefix(s.db, sharePartPrefix(group), func(k, v []byte) (SharePartition, error) {
+			// The key has the layout of an offset key under another tag.
+			_, tp, err := decodeOffsetKey(append([]byte{offsetTag}, k[1:]...))
+			if err != nil {
+				return SharePartition{}, err
+			}
+			return decodeSharePart(tp, v)
+		})
+	})
 }
 
 // DeleteShareGroup removes a share group: its record, every

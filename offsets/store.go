@@ -281,34 +281,17 @@ func (s *Store) Get(group string, tp TopicPartition) (c Commit, ok bool, err err
 // GroupOffsets returns every committed offset of group, ordered by topic
 // and partition.
 func (s *Store) GroupOffsets(group string) ([]Commit, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.mu.closed {
-		return nil, ErrClosed
-	}
-	return s.groupOffsets(group)
+	return read(s, func() ([]Commit, error) { return s.groupOffsets(group) })
 }
 
 func (s *Store) groupOffsets(group string) ([]Commit, error) {
-	prefix := groupOffsetPrefix(group)
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
-	if err != nil {
-		return nil, err
-	}
-	defer it.Close()
-	var out []Commit
-	for it.First(); it.Valid(); it.Next() {
-		_, tp, err := decodeOffsetKey(it.Key())
+	return scanPrefix(s.db, groupOffsetPrefix(group), func(k, v []byte) (Commit, error) {
+		_, tp, err := decodeOffsetKey(k)
 		if err != nil {
-			return nil, err
+			return Commit{}, err
 		}
-		c, err := decodeCommit(tp, it.Value())
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, it.Error()
+		return decodeCommit(tp, v)
+	})
 }
 
 // HasGroup reports whether the store holds metadata or any offset of group.
@@ -441,6 +424,52 @@ func scanTag[T any](db *pebble.DB, tag byte, decode func(id string, v []byte) (T
 	return out, err
 }
 
+// read runs fn under the store's shared lock, unless the store is closed
+// (ErrClosed): every read of the store goes through it.
+func read[T any](s *Store, fn func() (T, error)) (T, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.mu.closed {
+		var zero T
+		return zero, ErrClosed
+	}
+	return fn()
+}
+
+// eachPrefix calls fn with the key and value of every record whose key
+// starts with prefix, in key order, until fn fails.
+func eachPrefix(db *pebble.DB, prefix []byte, fn func(k, v []byte) error) error {
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		if err := fn(it.Key(), it.Value()); err != nil {
+			return err
+		}
+	}
+	return it.Error()
+}
+
+// scanPrefix decodes every record under prefix, in key order; the first
+// record that does not decode fails the scan.
+func scanPrefix[T any](db *pebble.DB, prefix []byte, decode func(k, v []byte) (T, error)) ([]T, error) {
+	var out []T
+	err := eachPrefix(db, prefix, func(k, v []byte) error {
+		d, err := decode(k, v)
+		if err != nil {
+			return err
+		}
+		out = append(out, d)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // scanTagByID is scanTag by id.
 func scanTagByID[T any](db *pebble.DB, tag byte, decode func(id string, v []byte) (T, error)) (map[string]T, error) {
 	out := make(map[string]T)
@@ -455,17 +484,7 @@ func scanTagByID[T any](db *pebble.DB, tag byte, decode func(id string, v []byte
 // eachTag calls fn with the id and value of every record under tag, in
 // key order, until fn fails.
 func eachTag(db *pebble.DB, tag byte, fn func(id string, v []byte) error) error {
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{tag}, UpperBound: []byte{tag + 1}})
-	if err != nil {
-		return err
-	}
-	defer it.Close()
-	for it.First(); it.Valid(); it.Next() {
-		if err := fn(string(it.Key()[1:]), it.Value()); err != nil {
-			return err
-		}
-	}
-	return it.Error()
+	return eachPrefix(db, []byte{tag}, func(k, v []byte) error { return fn(string(k[1:]), v) })
 }
 
 // hasKey reports whether key holds a record.

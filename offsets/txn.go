@@ -55,12 +55,7 @@ func (s *Store) DeleteTxn(t Txn) error {
 
 // Txns returns every transaction the store holds, sorted by id.
 func (s *Store) Txns() ([]Txn, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.mu.closed {
-		return nil, ErrClosed
-	}
-	return scanTag(s.db, txnTag, decodeTxn)
+	return read(s, func() ([]Txn, error) { return scanTag(s.db, txnTag, decodeTxn) })
 }
 
 // PutPending stores TxnOffsetCommit offsets of transaction txnID for group
@@ -142,26 +137,18 @@ func (s *Store) endGroup(b *pebble.Batch, group, txnID string, commit bool) erro
 // transactional offset, of any transaction (O7: OffsetFetch with
 // require_stable answers UNSTABLE_OFFSET_COMMIT for them).
 func (s *Store) PendingPartitions(group string) (map[TopicPartition]bool, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.mu.closed {
-		return nil, ErrClosed
-	}
-	prefix := pendingGroupPrefix(group)
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
-	if err != nil {
-		return nil, err
-	}
-	defer it.Close()
-	out := map[TopicPartition]bool{}
-	for it.First(); it.Valid(); it.Next() {
-		_, _, tp, err := decodePendingKey(it.Key())
+	return read(s, func() (map[TopicPartition]bool, error) {
+		out := map[TopicPartition]bool{}
+		err := eachPrefix(s.db, pendingGroupPrefix(group), func(k, _ []byte) error {
+			_, _, tp, err := decodePendingKey(k)
+			out[tp] = true
+			return err
+		})
 		if err != nil {
 			return nil, err
 		}
-		out[tp] = true
-	}
-	return out, it.Error()
+		return out, nil
+	})
 }
 
 // HasPending reports whether group's partition tp has a pending
@@ -174,28 +161,13 @@ func (s *Store) HasPending(group string, tp TopicPartition) (bool, error) {
 // Pending returns the pending offsets of transaction txnID in group,
 // ordered by topic and partition (DescribeTransactions, tests).
 func (s *Store) Pending(txnID, group string) ([]Commit, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.mu.closed {
-		return nil, ErrClosed
-	}
-	prefix := pendingTxnPrefix(group, txnID)
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
-	if err != nil {
-		return nil, err
-	}
-	defer it.Close()
-	var out []Commit
-	for it.First(); it.Valid(); it.Next() {
-		_, _, tp, err := decodePendingKey(it.Key())
-		if err != nil {
-			return nil, err
-		}
-		c, err := decodeCommit(tp, it.Value())
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, it.Error()
+	return read(s, func() ([]Commit, error) {
+		return scanPrefix(s.db, pendingTxnPrefix(group, txnID), func(k, v []byte) (Commit, error) {
+			_, _, tp, err := decodePendingKey(k)
+			if err != nil {
+				return Commit{}, err
+			}
+			return decodeCommit(tp, v)
+		})
+	})
 }

@@ -121,8 +121,8 @@
 //	   non-empty) as its log's spare (spare.go, `<log>.spare`), and the
 //	   log's next Roll renames it to the new ledger's name and writes over
 //	   it: an fdatasync after overwriting blocks needs no journal commit
-//	   (BenchmarkAppendReused: 0.21 against 0.37 ms per 16 KiB durable
-//	   append). Only the same log reuses a file, because I4 is what keeps
+//	   (BenchmarkAppendReused; BENCHMARKS.md "Reusing trimmed segment
+//	   files" has the figures). Only the same log reuses a file, because I4 is what keeps
 //	   the old frames out: every offset in a trimmed ledger is below the
 //	   first offset of every later ledger of its log, so no old frame can
 //	   continue the new ledger's offset sequence, and recovery stops at the

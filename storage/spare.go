@@ -11,9 +11,9 @@ import (
 
 // Spare segment files (doc.go I8). An fdatasync after appending to a file
 // must commit the file system's journal (the file grew); after
-// overwriting blocks the file already has, it need not: on the
-// development VM a durable 16 KiB append took 0.21 ms instead of 0.37
-// (BenchmarkAppendReused). So HardTrim keeps one trimmed ledger file per
+// overwriting blocks the file already has, it need not, which makes a
+// durable append cheaper (BenchmarkAppendReused; the figures are in
+// BENCHMARKS.md, "Reusing trimmed segment files"). So HardTrim keeps one trimmed ledger file per
 // log, renamed to the log's spare name, and the log's next Roll writes
 // its new ledger over it instead of creating an empty file. Under
 // retention, in the steady state, most new ledgers reuse a file. Only the

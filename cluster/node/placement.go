@@ -102,40 +102,49 @@ func (n *Node) round() {
 	if !registered {
 		return // not yet seen by the watch, or deregistered: place nothing
 	}
-	want := map[string]bool{}
-	var free []slot
-	for _, s := range n.slots() {
-		mine := preferred(s.pkey, live) == n.cfg.NodeID
-		want[s.pkey] = true
-		n.mu.Lock()
-		h := n.mu.held[s.pkey]
-		rec, owned := n.mu.owners[s.pkey]
-		n.mu.Unlock()
-		switch {
-		case h != nil && h.broken:
-			n.release(context.Background(), h)
-		case h == nil && mine && !owned:
-			free = append(free, s)
-		case h != nil && !mine && rec.Node == n.name:
-			n.release(context.Background(), h) // handover (J2)
-		}
-		select {
-		case <-n.stop:
-			return
-		default:
-		}
+	slots := n.slots()
+	v := placeView{self: n.cfg.NodeID, name: n.name, live: live, slots: make([]string, len(slots)),
+		held: map[string]heldView{}, owners: map[string]string{}}
+	bySlot := make(map[string]slot, len(slots))
+	for i, s := range slots {
+		v.slots[i] = s.pkey
+		bySlot[s.pkey] = s
 	}
-	n.acquireAll(free)
-	// Ownerships of partitions that are gone (their topic was deleted).
 	n.mu.Lock()
-	var gone []*held
 	for k, h := range n.mu.held {
-		if !want[k] {
-			gone = append(gone, h)
-		}
+		v.held[k] = heldView{broken: h.broken}
+	}
+	for k, r := range n.mu.owners {
+		v.owners[k] = r.Node
 	}
 	n.mu.Unlock()
-	for _, h := range gone {
+	p := place(v)
+	for _, r := range p.release {
+		n.releaseKey(r.pkey)
+		if n.stopping() {
+			return
+		}
+	}
+	if n.stopping() {
+		return
+	}
+	free := make([]slot, len(p.acquire))
+	for i, pkey := range p.acquire {
+		free[i] = bySlot[pkey]
+	}
+	n.acquireAll(free)
+	for _, pkey := range p.gone {
+		n.releaseKey(pkey)
+	}
+}
+
+// releaseKey releases this node's ownership of pkey, if it still holds
+// one.
+func (n *Node) releaseKey(pkey string) {
+	n.mu.Lock()
+	h := n.mu.held[pkey]
+	n.mu.Unlock()
+	if h != nil {
 		n.release(context.Background(), h)
 	}
 }
@@ -242,19 +251,7 @@ func (n *Node) rebuild(ctx context.Context, h *held) error {
 	if err != nil {
 		return err
 	}
-	k := tailFrom(ranges, n.cfg.CacheRebuildBytes)
-	from := end // nothing fits: the local copy starts empty at the end
-	switch {
-	case len(ranges) == 0:
-		from = start
-	case k == 0:
-		// The whole partition. The first range may begin below the
-		// published start (a trim keeps a range that straddles it):
-		// copy it whole, then trim to the start.
-		from = min(start, ranges[0].Base)
-	case k < len(ranges):
-		from = ranges[k].Base
-	}
+	plan := planRebuild(start, end, ranges, n.cfg.CacheRebuildBytes)
 	n.mu.Lock()
 	h.pubStart = start
 	n.mu.Unlock()
@@ -268,9 +265,8 @@ func (n *Node) rebuild(ctx context.Context, h *held) error {
 	case !errors.Is(err, diskless.ErrNoState):
 		n.log.Warn("cluster-state-unreadable", zap.String("pkey", h.pkey), zap.Error(err))
 	}
-	tail := ranges[k:]
-	err = n.p.Resolver.ReplacePartitionOver(h.topic, h.idx, resolver.Offset(from), cache, func(appendBatch func([]byte) error) error {
-		for _, r := range tail {
+	err = n.p.Resolver.ReplacePartitionOver(h.topic, h.idx, resolver.Offset(plan.from), cache, func(appendBatch func([]byte) error) error {
+		for _, r := range plan.copy {
 			data, err := n.p.Diskless.ReadRange(ctx, r)
 			if err != nil {
 				return err
@@ -284,8 +280,8 @@ func (n *Node) rebuild(ctx context.Context, h *held) error {
 	if err != nil {
 		return err
 	}
-	if from < start {
-		if _, err := n.p.Resolver.DeleteRecords(h.topic, h.idx, resolver.Offset(start)); err != nil {
+	if plan.trimTo >= 0 {
+		if _, err := n.p.Resolver.DeleteRecords(h.topic, h.idx, resolver.Offset(plan.trimTo)); err != nil {
 			return err
 		}
 	}
@@ -295,25 +291,10 @@ func (n *Node) rebuild(ctx context.Context, h *held) error {
 	}
 	h.stated = time.Now() // the first export a StateInterval from now (J11)
 	n.mu.Lock()
-	h.log, h.start = log, max(from, start)
+	h.log, h.start = log, plan.localStart
 	n.mu.byLog[log] = h
 	n.mu.Unlock()
 	return nil
-}
-
-// tailFrom is the index of the first of the newest ranges whose bytes
-// fit limit (J8): 0 when all do or limit is negative (the whole
-// partition), len(ranges) when not even the last one does.
-func tailFrom(ranges []diskless.Range, limit int64) int {
-	if limit < 0 {
-		return 0
-	}
-	k, size := len(ranges), int64(0)
-	for k > 0 && size+ranges[k-1].Len <= limit {
-		size += ranges[k-1].Len
-		k--
-	}
-	return k
 }
 
 // eachBatch calls fn with each Kafka record batch of data, in order.
@@ -413,18 +394,21 @@ func (n *Node) upkeep(h *held) {
 	}
 	// The local start moves only by retention or DeleteRecords: not the
 	// rebuild's tail (J8), which h.start begins at.
-	start, end, err := n.p.Resolver.LocalBounds(h.topic, h.idx)
-	if err == nil {
-		n.exportState(ctx, h, int64(end))
-	}
-	if err == nil && int64(start) > h.start {
-		if err := n.p.Diskless.SetStart(ctx, h.o, h.pkey, int64(start)); err != nil {
-			n.log.Warn("cluster-set-start-failed", zap.String("pkey", h.pkey), zap.Error(err))
-		} else {
-			n.mu.Lock()
-			h.start = int64(start)
-			h.pubStart = max(h.pubStart, int64(start))
-			n.mu.Unlock()
+	if start, end, err := n.p.Resolver.LocalBounds(h.topic, h.idx); err == nil {
+		p := planUpkeep(upkeepView{localStart: int64(start), localEnd: int64(end), published: h.start,
+			sinceExport: time.Since(h.stated), stateInterval: n.cfg.StateInterval, stateCovered: h.stateCovered})
+		if p.exportState {
+			n.exportState(ctx, h)
+		}
+		if p.publishStart >= 0 {
+			if err := n.p.Diskless.SetStart(ctx, h.o, h.pkey, p.publishStart); err != nil {
+				n.log.Warn("cluster-set-start-failed", zap.String("pkey", h.pkey), zap.Error(err))
+			} else {
+				n.mu.Lock()
+				h.start = p.publishStart
+				h.pubStart = max(h.pubStart, p.publishStart)
+				n.mu.Unlock()
+			}
 		}
 	}
 	if time.Since(h.merged) < time.Second {
@@ -448,12 +432,10 @@ func (n *Node) upkeep(h *held) {
 	}
 }
 
-// exportState publishes h's producer and transaction state (J11), at
-// most every StateInterval and only when the log grew since the last.
-func (n *Node) exportState(ctx context.Context, h *held, end int64) {
-	if time.Since(h.stated) < n.cfg.StateInterval || end <= h.stateCovered {
-		return
-	}
+// exportState publishes h's producer and transaction state (J11); upkeep
+// calls it at most every StateInterval and only when the log grew since
+// the last (planUpkeep).
+func (n *Node) exportState(ctx context.Context, h *held) {
 	h.stated = time.Now()
 	covered, state, ok, err := n.p.Resolver.ExportState(h.topic, h.idx)
 	if err != nil || !ok || int64(covered) <= h.stateCovered {

@@ -27,7 +27,7 @@ import (
 	"github.com/kgateway/kgateway/kafka/group"
 	"github.com/kgateway/kgateway/kafka/share"
 	"github.com/kgateway/kgateway/kafka/txn"
-	"github.com/kgateway/kgateway/storage"
+	"github.com/kgateway/kgateway/server"
 	"go.uber.org/zap/zapcore"
 )
 
@@ -171,7 +171,7 @@ func DefaultConfig() Config {
 		MaxConnections:             kafka.DefaultMaxConnections,
 		FetchSessionSlots:          kafka.DefaultFetchSessionCacheSlots,
 		FetchMaxBytes:              kafka.DefaultFetchMaxBytes,
-		TailCacheBytes:             storage.DefaultTailCacheBytes,
+		TailCacheBytes:             server.DefaultTailCacheBytes,
 		SegmentReuse:               true,
 		LogRetentionMs:             7 * 24 * 3600 * 1000,
 		LogRetentionBytes:          -1,

@@ -11,8 +11,6 @@ import (
 	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka"
 	"github.com/kgateway/kgateway/server"
-	"github.com/kgateway/kgateway/storage"
-	"github.com/kgateway/kgateway/storage/tier"
 	"go.uber.org/zap"
 )
 
@@ -65,9 +63,9 @@ func (c Config) serverConfig(log *zap.Logger) server.Config {
 		DataDir:        c.DataDir,
 		Listen:         c.Listen,
 		ObjectStoreURL: c.ObjectStoreURL,
-		Tier:           tier.Options{UploadConcurrency: c.RemoteCopyThreads, UploadBytesPerSec: c.RemoteCopyBytesPerSec},
+		Tier:           server.TierOptions{UploadConcurrency: c.RemoteCopyThreads, UploadBytesPerSec: c.RemoteCopyBytesPerSec},
 		Logger:         log,
-		Storage:        storage.Options{TailCacheBytes: tailCacheOption(c.TailCacheBytes), NoReuse: !c.SegmentReuse},
+		Storage:        server.StorageOptions{TailCacheBytes: tailCacheOption(c.TailCacheBytes), NoReuse: !c.SegmentReuse},
 		Resolver:       c.resolverConfig(),
 		Cluster:        c.clusterConfig(log),
 		Authorizer: server.AuthorizerConfig{

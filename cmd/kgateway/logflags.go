@@ -3,13 +3,12 @@ package main
 import (
 	"time"
 
-	"github.com/kgateway/kgateway/ledger"
-	"github.com/kgateway/kgateway/resolver"
+	"github.com/kgateway/kgateway/server"
 )
 
 // validateLog checks the broker defaults of the topic configs: what
-// resolver.Config cannot tell from its zero values (0 there means "Kafka's
-// default"). The resolver validates the rest (timestamp type, cleanup
+// server.ResolverConfig cannot tell from its zero values (0 there means
+// "Kafka's default"). The resolver validates the rest (timestamp type, cleanup
 // policy) through resolverConfig().Validate.
 func (c Config) validateLog(bad func(prop, format string, args ...any)) []error {
 	if c.LogRetentionMs == 0 || c.LogRetentionMs < -1 {
@@ -55,8 +54,8 @@ func (c Config) validateLog(bad func(prop, format string, args ...any)) []error 
 }
 
 // resolverConfig is the resolver's part of the configuration.
-func (c Config) resolverConfig() resolver.Config {
-	return resolver.Config{
+func (c Config) resolverConfig() server.ResolverConfig {
+	return server.ResolverConfig{
 		NumPartitions:          int32(c.NumPartitions),
 		AutoCreate:             c.AutoCreate,
 		MaxMessageBytes:        int32(c.MessageMaxBytes),
@@ -67,7 +66,7 @@ func (c Config) resolverConfig() resolver.Config {
 		RetentionCheckInterval: time.Duration(c.LogRetentionCheckMs) * time.Millisecond,
 		Cleaner:                c.cleanerConfig(),
 		ProducerIDExpiration:   time.Duration(c.ProducerIDExpirationMs) * time.Millisecond,
-		Ledger:                 ledger.Config{SegmentBytes: c.LogSegmentBytes, SegmentAge: time.Duration(c.LogRollMs) * time.Millisecond},
+		Ledger:                 server.LedgerConfig{SegmentBytes: c.LogSegmentBytes, SegmentAge: time.Duration(c.LogRollMs) * time.Millisecond},
 		LocalRetentionMs:       c.LogLocalRetentionMs,
 		LocalRetentionBytes:    c.LogLocalRetentionBytes,
 		TierInterval:           time.Duration(c.RemoteLogTaskMs) * time.Millisecond,
@@ -76,8 +75,8 @@ func (c Config) resolverConfig() resolver.Config {
 
 // cleanerConfig is the log cleaner's part of the configuration: 0 threads
 // (Kafka's way to turn it off) is the resolver's negative.
-func (c Config) cleanerConfig() resolver.CleanerConfig {
-	cc := resolver.CleanerConfig{Threads: c.LogCleanerThreads, DedupeBufferSize: c.LogCleanerDedupeBufferSize,
+func (c Config) cleanerConfig() server.CleanerConfig {
+	cc := server.CleanerConfig{Threads: c.LogCleanerThreads, DedupeBufferSize: c.LogCleanerDedupeBufferSize,
 		IOMaxBytesPerSecond: c.LogCleanerIOMaxBytesPerSec, Backoff: time.Duration(c.LogCleanerBackoffMs) * time.Millisecond}
 	if cc.Threads == 0 {
 		cc.Threads = -1

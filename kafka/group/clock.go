@@ -1,22 +1,10 @@
 package group
 
-import "time"
+import "github.com/kgateway/kgateway/kafka/clock"
 
-// Clock is the coordinator's time source. Tests inject a fake one to drive
-// session and rebalance timeouts without sleeping.
-type Clock interface {
-	Now() time.Time
-	// AfterFunc calls f in its own goroutine after d, unless stopped.
-	AfterFunc(d time.Duration, f func()) Timer
-}
+// Clock is the coordinator's time source (kafka/clock): tests inject a
+// fake one to drive session and rebalance timeouts without sleeping.
+type Clock = clock.Clock
 
 // Timer is a stoppable pending call.
-type Timer interface {
-	Stop() bool
-}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
-
-func (realClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+type Timer = clock.Timer

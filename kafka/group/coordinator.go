@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kgateway/kgateway/kafka/clock"
 	"github.com/kgateway/kgateway/offsets"
 	"go.uber.org/zap"
 )
@@ -97,7 +98,7 @@ func (cfg Config) withDefaults() Config {
 		cfg.Logger = zap.NewNop()
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = realClock{}
+		cfg.Clock = clock.Real{}
 	}
 	if cfg.MinSessionTimeout == 0 {
 		cfg.MinSessionTimeout = DefaultMinSessionTimeout

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kgateway/kgateway/kafka/clock"
 	"github.com/kgateway/kgateway/offsets"
 	"go.uber.org/zap"
 )
@@ -95,7 +96,7 @@ func (cfg Config) withDefaults() Config {
 		cfg.Logger = zap.NewNop()
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = realClock{}
+		cfg.Clock = clock.Real{}
 	}
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {

@@ -5,7 +5,17 @@
 // break was not caught, or its anchor text is missing, or it does not
 // compile. `make mutate` runs it; it is not part of `make test`.
 //
+// With -check it runs no test: for every mutation it checks that each
+// anchor occurs exactly once, that the mutated package still compiles and
+// passes the vet checks go test runs (through a go build overlay, so the
+// tree is not copied), and that every test pattern names at least one
+// test of its package. A refactor that moves the code a mutation breaks,
+// or renames the tests that catch it, fails the check at once instead of
+// leaving the break unexercised. `make mutate-check` runs it, and `make
+// test` runs that.
+//
 //	go run ./tools/mutate [-only regexp] [-count n] [-keep]
+//	go run ./tools/mutate -check [-only regexp] [-j n]
 package main
 
 import (
@@ -54,6 +64,8 @@ func main() {
 	count := flag.Int("count", 1, "go test -count for every run (a break counts as caught if any run fails)")
 	timeout := flag.Duration("timeout", 5*time.Minute, "time limit of one test run")
 	keep := flag.Bool("keep", false, "keep the temporary copy")
+	checkOnly := flag.Bool("check", false, "run no test: check anchors, compilation and test names only")
+	jobs := flag.Int("j", 4, "mutations checked at once with -check")
 	flag.Parse()
 	filter, err := regexp.Compile(*only)
 	if err != nil {
@@ -62,6 +74,12 @@ func main() {
 	root, err := gitRoot()
 	if err != nil {
 		fatal(err)
+	}
+	if *checkOnly {
+		if !checkAll(root, filter, *jobs, *timeout) {
+			os.Exit(1)
+		}
+		return
 	}
 	tmp, err := os.MkdirTemp("", "kgateway-mutate-")
 	if err != nil {

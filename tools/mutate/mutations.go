@@ -22,8 +22,8 @@ var mutations = []mutation{
 		Name: "index-before-fdatasync",
 		Rule: "storage I2: the index never names bytes that are not durable (index committed only after the segment fdatasync)",
 		Edits: []edit{
-			{File: "storage/commit.go", Old: "\tfailed, files := c.syncFiles(group)\n\tsynced := time.Since(start)\n\tc.step(fsys.StepSynced)\n\tb := c.s.db.NewBatch()", New: "\tfailed := map[*logState]error{}\n\tb := c.s.db.NewBatch()"},
-			{File: "storage/commit.go", Old: "\t_ = b.Close()\n\tc.step(fsys.StepIndexed)\n", New: "\t_ = b.Close()\n\tfailed, files := c.syncFiles(group)\n\tsynced := time.Since(start)\n\tc.step(fsys.StepSynced)\n\tc.step(fsys.StepIndexed)\n"},
+			{File: "storage/commit.go", Old: "\t\tstart := time.Now()\n\t\tc.syncFiles(files, failed)\n", New: "\t\tc.index(group, failed)\n\t\tstart := time.Now()\n\t\tc.syncFiles(files, failed)\n"},
+			{File: "storage/commit.go", Old: "\tc.index(group, failed)\n\tc.step(fsys.StepIndexed)\n", New: "\tc.step(fsys.StepIndexed)\n"},
 		},
 		Tests: []testRun{
 			{Pkg: "./storage/", Run: "TestCrashAtCommitSteps|TestCrashPoints"},
@@ -51,20 +51,23 @@ var mutations = []mutation{
 		Edits: []edit{{File: "recordbatch/batch.go", Old: "Castagnoli); want != got {", New: "Castagnoli); want != got && false {"}},
 		Tests: []testRun{
 			{Pkg: "./resolver/", Run: "FuzzSplitBatches|TestProduceRejects"},
-			{Pkg: "./test/", Run: "TestProduceRejects|TestBadCRCRejected"},
+			{Pkg: "./test/", Run: "TestBadCRCRejected|TestProduceValidatesBatches"},
 		},
 	},
 	{
 		Name:  "offset-commit-unsynced",
 		Rule:  "offsets O1: an offset commit is acknowledged only once synced",
-		Edits: []edit{{File: "offsets/store.go", Old: "\tif err := s.db.Apply(b, pebble.Sync); err != nil {\n\t\treturn fmt.Errorf(\"offsets: commit %q: %w\", group, err)", New: "\tif err := s.db.Apply(b, pebble.NoSync); err != nil {\n\t\treturn fmt.Errorf(\"offsets: commit %q: %w\", group, err)"}},
+		Edits: []edit{{File: "offsets/store.go", Old: "\treturn s.apply(b)\n}\n\n// Get returns the committed offset", New: "\treturn b.Commit(pebble.NoSync)\n}\n\n// Get returns the committed offset"}},
 		Tests: []testRun{{Pkg: "./offsets/", Run: "TestCommitDurableAcrossCrash"}},
 	},
 	{
 		Name:  "offset-commit-dropped",
 		Rule:  "offsets O1: an acknowledged offset commit is stored (here: acknowledged, never applied)",
-		Edits: []edit{{File: "offsets/store.go", Old: "\tif err := s.db.Apply(b, pebble.Sync); err != nil {\n\t\treturn fmt.Errorf(\"offsets: commit %q: %w\", group, err)", New: "\tif err := error(nil); err != nil {\n\t\treturn fmt.Errorf(\"offsets: commit %q: %w\", group, err)"}},
-		Tests: []testRun{{Pkg: "./test/", Run: "TestKillDuringProduceAndCommit"}},
+		Edits: []edit{{File: "offsets/store.go", Old: "\treturn s.apply(b)\n}\n\n// Get returns the committed offset", New: "\treturn nil\n}\n\n// Get returns the committed offset"}},
+		Tests: []testRun{
+			{Pkg: "./offsets/", Run: "TestCommitRoundTrip|TestCommitDurableAcrossCrash"},
+			{Pkg: "./test/", Run: "TestKillDuringProduceAndCommit"},
+		},
 	},
 	{
 		Name:  "fetch-past-durable-end",

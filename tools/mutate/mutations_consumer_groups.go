@@ -64,9 +64,12 @@ var consumerGroupMutations = []mutation{
 		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestConsumerCommitEpochs"}},
 	},
 	{
-		Name:  "consumer-state-unsynced",
-		Rule:  "offsets O22: a consumer group's state is synced before PutConsumerGroup returns",
-		Edits: []edit{{File: "offsets/consumer.go", Old: "\tif err := s.db.Apply(b, pebble.Sync); err != nil {\n\t\treturn fmt.Errorf(\"offsets: put consumer group", New: "\tif err := s.db.Apply(b, pebble.NoSync); err != nil {\n\t\treturn fmt.Errorf(\"offsets: put consumer group"}},
+		Name: "consumer-state-unsynced",
+		Rule: "offsets O22: a consumer group's state is synced before PutConsumerGroup returns",
+		Edits: []edit{
+			{File: "offsets/consumer.go", Old: "import (\n", New: "import (\n\t\"github.com/cockroachdb/pebble/v2\"\n"},
+			{File: "offsets/consumer.go", Old: "\tif err := s.apply(b); err != nil {\n\t\treturn fmt.Errorf(\"offsets: put consumer group", New: "\tif err := b.Commit(pebble.NoSync); err != nil {\n\t\treturn fmt.Errorf(\"offsets: put consumer group"},
+		},
 		Tests: []testRun{{Pkg: "./offsets/", Run: "TestConsumerGroupDurableAcrossCrash"}},
 	},
 }

@@ -1,0 +1,29 @@
+package server
+
+import (
+	"github.com/kgateway/kgateway/ledger"
+	"github.com/kgateway/kgateway/resolver"
+	"github.com/kgateway/kgateway/storage"
+	"github.com/kgateway/kgateway/storage/tier"
+)
+
+// The configuration types of the layers server/ assembles, under the
+// names Config uses: cmd/kgateway maps its properties onto them through
+// server/ alone, so that it builds the server only through Open and never
+// reaches a layer directly (layering_test.go).
+type (
+	// StorageOptions is Config.Storage (storage.Options).
+	StorageOptions = storage.Options
+	// TierOptions is Config.Tier (storage/tier.Options).
+	TierOptions = tier.Options
+	// ResolverConfig is Config.Resolver (resolver.Config).
+	ResolverConfig = resolver.Config
+	// CleanerConfig is ResolverConfig.Cleaner (resolver.CleanerConfig).
+	CleanerConfig = resolver.CleanerConfig
+	// LedgerConfig is ResolverConfig.Ledger (ledger.Config).
+	LedgerConfig = ledger.Config
+)
+
+// DefaultTailCacheBytes is StorageOptions.TailCacheBytes's default
+// (storage.DefaultTailCacheBytes).
+const DefaultTailCacheBytes = storage.DefaultTailCacheBytes
