@@ -375,7 +375,11 @@ func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition
 	}
 	if maxBytes <= 0 && !minOne {
 		// Budget spent: report the bounds only.
-		return s.fetchBoundsOnly(topic, rp.Partition, nil), 0
+		out := s.fetchBoundsOnly(topic, rp.Partition, nil)
+		if out.ErrorCode == 0 {
+			out.AbortedTransactions = abortedOf(iso, nil)
+		}
+		return out, 0
 	}
 	res, err := s.readPartition(topic, rp.Partition, resolver.Offset(rp.FetchOffset), max(maxBytes, 0), minOne, iso)
 	if err != nil {
@@ -399,14 +403,15 @@ func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition
 		// record, and nothing is copied (fetch_wire.go).
 		out.RecordBatches = wire.mark(res.Batches, res.Bytes)
 	}
-	out.AbortedTransactions = abortedOf(res.Aborted)
+	out.AbortedTransactions = abortedOf(iso, res.Aborted)
 	return out, res.Bytes
 }
 
 // abortedOf is a partition's AbortedTransactions (read_committed, resolver
-// X1): nil when there are none, as Kafka sends for read_uncommitted.
-func abortedOf(aborted []resolver.AbortedTxn) []kmsg.FetchResponseTopicPartitionAbortedTransaction {
-	if len(aborted) == 0 {
+// X1). As Kafka sends it: null for read_uncommitted, a list (empty when
+// there are none) for read_committed.
+func abortedOf(iso resolver.Isolation, aborted []resolver.AbortedTxn) []kmsg.FetchResponseTopicPartitionAbortedTransaction {
+	if iso != resolver.ReadCommitted {
 		return nil
 	}
 	out := make([]kmsg.FetchResponseTopicPartitionAbortedTransaction, len(aborted))
@@ -434,13 +439,18 @@ func cutZstd(batches [][]byte) (kept [][]byte, bytes int, cut bool) {
 	return batches, bytes, false
 }
 
-// fetchBoundsOnly answers a partition without records, with err's code.
+// fetchBoundsOnly answers a partition without records: with its bounds
+// when err is nil, as fetchError when it is not (Kafka reports no bounds
+// with an error, not even OFFSET_OUT_OF_RANGE's).
 func (s *Server) fetchBoundsOnly(topic string, partition int32, err error) kmsg.FetchResponseTopicPartition {
 	out := fetchError(partition, err)
+	if err != nil {
+		return out
+	}
 	if start, hwm, lso, berr := s.bounds(topic, partition); berr == nil {
 		out.LogStartOffset, out.HighWatermark, out.LastStableOffset = int64(start), int64(hwm), int64(lso)
-	} else if err == nil {
-		out.ErrorCode = errCode(berr)
+	} else {
+		out = fetchError(partition, berr)
 	}
 	return out
 }
@@ -467,10 +477,16 @@ func (s *Server) fetchMoved(topic string, partition int32, err error) kmsg.Fetch
 	return out
 }
 
+// fetchError answers a partition with err's code as Kafka does
+// (FetchResponse.partitionResponse): no bounds (-1) and empty, never null,
+// records. librdkafka refuses a whole response holding a null record set
+// ("invalid MessageSetSize -1"), so a consumer would never see the error,
+// OFFSET_OUT_OF_RANGE above all, and never reset its offset.
 func fetchError(partition int32, err error) kmsg.FetchResponseTopicPartition {
 	out := kmsg.NewFetchResponseTopicPartition()
 	out.Partition = partition
 	out.ErrorCode = errCode(err)
 	out.HighWatermark, out.LastStableOffset, out.LogStartOffset = -1, -1, -1
+	out.RecordBatches = []byte{}
 	return out
 }
