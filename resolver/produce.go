@@ -103,7 +103,7 @@ func (r *Resolver) produceOnce(p *partition, batch []byte, owned bool, frame *st
 	// after the size check so that an oversized batch costs no decoding.
 	limit := decompressedLimit(s.maxMessageBytes)
 	for _, b := range batches {
-		if err := scanRecords(b, limit, s.clean.recordCheck()); err != nil {
+		if err := p.checkRecords(b, limit, s.clean.recordCheck()); err != nil {
 			return nil, err
 		}
 	}
