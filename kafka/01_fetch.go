@@ -107,7 +107,7 @@ func (s *Server) beginIncremental(fs *fetchSession, r *kmsg.FetchRequest) ([]fet
 // fs, only the items with something new. With open, a full fetch opens a
 // session over its items.
 func (s *Server) fetchItems(rc *reqCtx, r *kmsg.FetchRequest, items []fetchItem, fs *fetchSession, open bool) kmsg.Response {
-	authorizeFetch(rc, items)
+	authorizeFetch(rc, items, fetchReplicaID(r) >= 0)
 	rd := s.pollItems(rc, r, items)
 	parts := rd.parts
 	resp := r.ResponseKind().(*kmsg.FetchResponse)
@@ -340,6 +340,7 @@ func (s *Server) fetchOnce(r *kmsg.FetchRequest, items []fetchItem, prev *fetchR
 		rd = &fetchRead{parts: make([]kmsg.FetchResponseTopicPartition, len(items)), sizes: make([]int, len(items)), wire: &wireBatches{}}
 	}
 	rd.total, rd.failed = 0, false
+	follower := fetchReplicaID(r) >= 0
 	for i := range items {
 		it, out := &items[i], &rd.parts[i]
 		if prev == nil || fired[resolver.PartitionKey{Topic: it.name, Partition: it.rp.Partition}] {
@@ -349,6 +350,11 @@ func (s *Server) fetchOnce(r *kmsg.FetchRequest, items []fetchItem, prev *fetchR
 				*out = fetchError(it.rp.Partition, kerr.UnknownTopicID)
 			case it.refused:
 				*out = fetchError(it.rp.Partition, kerr.TopicAuthorizationFailed)
+			case follower:
+				// No node replicates from this one: Kafka answers a
+				// fetch from a replica that is not one of the
+				// partition's followers NOT_LEADER_OR_FOLLOWER.
+				*out = fetchError(it.rp.Partition, kerr.NotLeaderForPartition)
 			case s.cfg.Cluster == nil && r.Version >= 9 && it.rp.CurrentLeaderEpoch >= 0 && leaderEpochError(it.rp.CurrentLeaderEpoch) != nil:
 				// Kafka checks only an epoch the client knows (>= 0). In
 				// cluster mode fetchPartition checks it (Y3).
@@ -363,6 +369,15 @@ func (s *Server) fetchOnce(r *kmsg.FetchRequest, items []fetchItem, prev *fetchR
 		rd.failed = rd.failed || out.ErrorCode != 0
 	}
 	return rd
+}
+
+// fetchReplicaID is the replica a fetch comes from: ReplicaID before
+// v15, ReplicaState's id from v15 (KIP-903); -1 for a consumer.
+func fetchReplicaID(r *kmsg.FetchRequest) int32 {
+	if r.Version >= 15 {
+		return r.ReplicaState.ID
+	}
+	return r.ReplicaID
 }
 
 // fetchPartition reads one partition; the bounds are set on every answer.
