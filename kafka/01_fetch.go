@@ -442,8 +442,8 @@ func abortedOf(iso resolver.Isolation, aborted []resolver.AbortedTxn) []kmsg.Fet
 // batch (a client that old cannot decode it): the batches before it are
 // served, and a partition whose next batch is zstd answers
 // UNSUPPORTED_COMPRESSION_TYPE. (Kafka decides by the topic's
-// compression.type, which makes every batch zstd; here batches are
-// stored as produced, so each batch's own codec decides.)
+// compression.type; here each batch's own codec decides, which is the
+// same when compression.type is zstd, every batch being stored as zstd.)
 func cutZstd(batches [][]byte) (kept [][]byte, bytes int, cut bool) {
 	for i, b := range batches {
 		if c, ok := resolver.BatchCodec(b); ok && c == resolver.CodecZstd {

@@ -107,6 +107,18 @@ func (r *Resolver) produceOnce(p *partition, batch []byte, owned bool, frame *st
 			return nil, err
 		}
 	}
+	if s.recompress { // compression.type other than producer
+		out, changed, err := recompressBatches(batches, s.codec, limit)
+		if err != nil {
+			return nil, err
+		}
+		if changed {
+			batch, owned, frame = out, true, nil
+			if batches, hdrs, err = splitBatches(batch); err != nil {
+				return nil, err
+			}
+		}
+	}
 	// Own copy unless handed over: storage keeps the payload (tail cache)
 	// and the stamp rewrites it.
 	buf := batch
