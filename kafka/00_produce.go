@@ -91,7 +91,7 @@ func handleProduce(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, erro
 			}
 			pp, err := s.writePartition(rc.ctx, rt.Topic, rp.Partition, rp.Records, frame)
 			if err != nil {
-				*out = produceError(rp.Partition, err)
+				*out = s.produceRefused(rt.Topic, rp.Partition, err)
 				continue
 			}
 			waits = append(waits, pendingPartition{out: out, partition: rp.Partition, pp: pp})
@@ -287,6 +287,29 @@ func addProduceBroker(resp *kmsg.ProduceResponse, brokers []Broker, node int32) 
 	pb := kmsg.NewProduceResponseBroker()
 	pb.NodeID, pb.Host, pb.Port, pb.Rack = b.NodeID, b.Host, b.Port, b.Rack
 	resp.Brokers = append(resp.Brokers, pb)
+}
+
+// produceRefused answers a partition whose batch the resolver refused.
+// A batch refused for some of its records (KIP-467) is answered as
+// Kafka's ReplicaManager answers a RecordValidationException:
+// INVALID_RECORD, every refused record listed by its index in the batch
+// with its message (v8+), the batch's message, and the log start.
+func (s *Server) produceRefused(topic string, partition int32, err error) kmsg.ProduceResponseTopicPartition {
+	out := produceError(partition, err)
+	var re *resolver.RecordErrors
+	if !errors.As(err, &re) {
+		return out
+	}
+	out.ErrorMessage = kmsg.StringPtr(re.Error())
+	for _, r := range re.Records {
+		e := kmsg.NewProduceResponseTopicPartitionErrorRecord()
+		e.RelativeOffset, e.ErrorMessage = r.BatchIndex, kmsg.StringPtr(r.Message)
+		out.ErrorRecords = append(out.ErrorRecords, e)
+	}
+	if start, _, _, berr := s.bounds(topic, partition); berr == nil {
+		out.LogStartOffset = int64(start)
+	}
+	return out
 }
 
 func produceError(partition int32, err error) kmsg.ProduceResponseTopicPartition {

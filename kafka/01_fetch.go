@@ -107,7 +107,7 @@ func (s *Server) beginIncremental(fs *fetchSession, r *kmsg.FetchRequest) ([]fet
 // fs, only the items with something new. With open, a full fetch opens a
 // session over its items.
 func (s *Server) fetchItems(rc *reqCtx, r *kmsg.FetchRequest, items []fetchItem, fs *fetchSession, open bool) kmsg.Response {
-	authorizeFetch(rc, items)
+	authorizeFetch(rc, items, fetchReplicaID(r) >= 0)
 	rd := s.pollItems(rc, r, items)
 	parts := rd.parts
 	resp := r.ResponseKind().(*kmsg.FetchResponse)
@@ -340,6 +340,7 @@ func (s *Server) fetchOnce(r *kmsg.FetchRequest, items []fetchItem, prev *fetchR
 		rd = &fetchRead{parts: make([]kmsg.FetchResponseTopicPartition, len(items)), sizes: make([]int, len(items)), wire: &wireBatches{}}
 	}
 	rd.total, rd.failed = 0, false
+	follower := fetchReplicaID(r) >= 0
 	for i := range items {
 		it, out := &items[i], &rd.parts[i]
 		if prev == nil || fired[resolver.PartitionKey{Topic: it.name, Partition: it.rp.Partition}] {
@@ -349,6 +350,11 @@ func (s *Server) fetchOnce(r *kmsg.FetchRequest, items []fetchItem, prev *fetchR
 				*out = fetchError(it.rp.Partition, kerr.UnknownTopicID)
 			case it.refused:
 				*out = fetchError(it.rp.Partition, kerr.TopicAuthorizationFailed)
+			case follower:
+				// No node replicates from this one: Kafka answers a
+				// fetch from a replica that is not one of the
+				// partition's followers NOT_LEADER_OR_FOLLOWER.
+				*out = fetchError(it.rp.Partition, kerr.NotLeaderForPartition)
 			case s.cfg.Cluster == nil && r.Version >= 9 && it.rp.CurrentLeaderEpoch >= 0 && leaderEpochError(it.rp.CurrentLeaderEpoch) != nil:
 				// Kafka checks only an epoch the client knows (>= 0). In
 				// cluster mode fetchPartition checks it (Y3).
@@ -365,6 +371,15 @@ func (s *Server) fetchOnce(r *kmsg.FetchRequest, items []fetchItem, prev *fetchR
 	return rd
 }
 
+// fetchReplicaID is the replica a fetch comes from: ReplicaID before
+// v15, ReplicaState's id from v15 (KIP-903); -1 for a consumer.
+func fetchReplicaID(r *kmsg.FetchRequest) int32 {
+	if r.Version >= 15 {
+		return r.ReplicaState.ID
+	}
+	return r.ReplicaID
+}
+
 // fetchPartition reads one partition; the bounds are set on every answer.
 func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, maxBytes int, minOne bool, iso resolver.Isolation, version int16, wire *wireBatches) (kmsg.FetchResponseTopicPartition, int) {
 	if _, err := s.partitionOf(topic, rp.Partition, false); err != nil {
@@ -375,7 +390,11 @@ func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition
 	}
 	if maxBytes <= 0 && !minOne {
 		// Budget spent: report the bounds only.
-		return s.fetchBoundsOnly(topic, rp.Partition, nil), 0
+		out := s.fetchBoundsOnly(topic, rp.Partition, nil)
+		if out.ErrorCode == 0 {
+			out.AbortedTransactions = abortedOf(iso, nil)
+		}
+		return out, 0
 	}
 	res, err := s.readPartition(topic, rp.Partition, resolver.Offset(rp.FetchOffset), max(maxBytes, 0), minOne, iso)
 	if err != nil && res.Bounded {
@@ -406,14 +425,15 @@ func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition
 		// record, and nothing is copied (fetch_wire.go).
 		out.RecordBatches = wire.mark(res.Batches, res.Bytes)
 	}
-	out.AbortedTransactions = abortedOf(res.Aborted)
+	out.AbortedTransactions = abortedOf(iso, res.Aborted)
 	return out, res.Bytes
 }
 
 // abortedOf is a partition's AbortedTransactions (read_committed, resolver
-// X1): nil when there are none, as Kafka sends for read_uncommitted.
-func abortedOf(aborted []resolver.AbortedTxn) []kmsg.FetchResponseTopicPartitionAbortedTransaction {
-	if len(aborted) == 0 {
+// X1). As Kafka sends it: null for read_uncommitted, a list (empty when
+// there are none) for read_committed.
+func abortedOf(iso resolver.Isolation, aborted []resolver.AbortedTxn) []kmsg.FetchResponseTopicPartitionAbortedTransaction {
+	if iso != resolver.ReadCommitted {
 		return nil
 	}
 	out := make([]kmsg.FetchResponseTopicPartitionAbortedTransaction, len(aborted))
@@ -429,8 +449,8 @@ func abortedOf(aborted []resolver.AbortedTxn) []kmsg.FetchResponseTopicPartition
 // batch (a client that old cannot decode it): the batches before it are
 // served, and a partition whose next batch is zstd answers
 // UNSUPPORTED_COMPRESSION_TYPE. (Kafka decides by the topic's
-// compression.type, which makes every batch zstd; here batches are
-// stored as produced, so each batch's own codec decides.)
+// compression.type; here each batch's own codec decides, which is the
+// same when compression.type is zstd, every batch being stored as zstd.)
 func cutZstd(batches [][]byte) (kept [][]byte, bytes int, cut bool) {
 	for i, b := range batches {
 		if c, ok := resolver.BatchCodec(b); ok && c == resolver.CodecZstd {
@@ -441,13 +461,18 @@ func cutZstd(batches [][]byte) (kept [][]byte, bytes int, cut bool) {
 	return batches, bytes, false
 }
 
-// fetchBoundsOnly answers a partition without records, with err's code.
+// fetchBoundsOnly answers a partition without records: with its bounds
+// when err is nil, as fetchError when it is not (Kafka reports no bounds
+// with an error, not even OFFSET_OUT_OF_RANGE's).
 func (s *Server) fetchBoundsOnly(topic string, partition int32, err error) kmsg.FetchResponseTopicPartition {
 	out := fetchError(partition, err)
+	if err != nil {
+		return out
+	}
 	if start, hwm, lso, berr := s.bounds(topic, partition); berr == nil {
 		out.LogStartOffset, out.HighWatermark, out.LastStableOffset = int64(start), int64(hwm), int64(lso)
-	} else if err == nil {
-		out.ErrorCode = errCode(berr)
+	} else {
+		out = fetchError(partition, berr)
 	}
 	return out
 }
@@ -474,10 +499,16 @@ func (s *Server) fetchMoved(topic string, partition int32, err error) kmsg.Fetch
 	return out
 }
 
+// fetchError answers a partition with err's code as Kafka does
+// (FetchResponse.partitionResponse): no bounds (-1) and empty, never null,
+// records. librdkafka refuses a whole response holding a null record set
+// ("invalid MessageSetSize -1"), so a consumer would never see the error,
+// OFFSET_OUT_OF_RANGE above all, and never reset its offset.
 func fetchError(partition int32, err error) kmsg.FetchResponseTopicPartition {
 	out := kmsg.NewFetchResponseTopicPartition()
 	out.Partition = partition
 	out.ErrorCode = errCode(err)
 	out.HighWatermark, out.LastStableOffset, out.LogStartOffset = -1, -1, -1
+	out.RecordBatches = []byte{}
 	return out
 }

@@ -82,6 +82,8 @@ func (s *Server) createdTopic(rt kmsg.CreateTopicsRequestTopic, t resolver.Topic
 		out.ErrorCode = errCode(err)
 		out.ErrorMessage = errMessage(err)
 		out.NumPartitions, out.ReplicationFactor = -1, -1
+		// Empty, not null: Kafka's Configs defaults to an empty list.
+		out.Configs = []kmsg.CreateTopicsResponseTopicConfig{}
 		return out
 	}
 	out.TopicID = t.ID

@@ -66,6 +66,9 @@ func (s *Server) configEntries(typ kmsg.ConfigResourceType, name string) ([]reso
 	if typ == kmsg.ConfigResourceTypeGroupConfig {
 		return s.groupConfigs(name), nil
 	}
+	if set, ok := internalTopicConfigs[name]; ok {
+		return s.res.ConfigsFor(set), nil
+	}
 	return s.res.TopicConfigs(name)
 }
 

@@ -54,7 +54,10 @@ func handleAlterUserScramCredentials(s *Server, rc *reqCtx, req kmsg.Request) (k
 		res := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
 		res.User = user
 		if err := s.alterScram(user, byUser[user]); err != nil {
-			res.ErrorCode, res.ErrorMessage = scramErrCode(err), ptr(err.Error())
+			res.ErrorCode = scramErrCode(err)
+			if msg := err.Error(); msg != "" {
+				res.ErrorMessage = ptr(msg)
+			}
 		} else {
 			s.log.Info("scram-credentials-altered", zapUser(user), zapPrincipal(rc))
 		}
@@ -104,8 +107,13 @@ func (s *Server) alterScram(user string, changes []scramChange) error {
 		if err := auth.CheckIterations(int(c.iterations)); err != nil {
 			return scramError{kerr.UnacceptableCredential, err.Error()}
 		}
-		if len(c.salt) == 0 || len(c.salted) != auth.ScramKeySize(c.mech) {
-			return scramError{kerr.UnacceptableCredential, "salt or salted password is malformed"}
+		// Kafka's ScramControlManager checks the name, the mechanism and
+		// the iterations only: any salt, even empty, and a salted
+		// password of any length are taken. An empty salted password
+		// fails there (an HMAC cannot have an empty key) as
+		// UNKNOWN_SERVER_ERROR, without a message.
+		if len(c.salted) == 0 {
+			return scramError{kerr.UnknownServerError, ""}
 		}
 		cred, err := auth.CredentialFromSalted(c.mech, c.salted, c.salt, int(c.iterations))
 		if err != nil {

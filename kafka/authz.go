@@ -57,6 +57,12 @@ func (s *Server) authorizedHandle(a api, rc *reqCtx, req kmsg.Request) (kmsg.Res
 	if err == nil && resp != nil && after != nil {
 		after(resp)
 	}
+	if err == nil && resp == nil && after != nil {
+		// A response-less request (Produce with acks=0, K5) with some
+		// of it refused: like any failed acks=0 produce, Kafka closes
+		// the connection so that the producer notices at all.
+		return nil, fmt.Errorf("kafka: %s without a response refused", apiName(rc.key))
+	}
 	return resp, err
 }
 

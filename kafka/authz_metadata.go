@@ -4,8 +4,9 @@ package kafka
 // principal may not DESCRIBE is left out of an all-topics answer and
 // answered TOPIC_AUTHORIZATION_FAILED when named; a named topic that does
 // not exist is auto-created only with CREATE on the cluster or the topic,
-// else TOPIC_AUTHORIZATION_FAILED. authorized_operations are filled when
-// asked.
+// else TOPIC_AUTHORIZATION_FAILED (when auto-creation is off, CREATE is not
+// asked and the answer is UNKNOWN_TOPIC_OR_PARTITION). authorized_operations
+// are filled when asked.
 
 import (
 	"github.com/kgateway/kgateway/auth"
@@ -19,7 +20,10 @@ func authzMetadata(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Respo
 	s := rc.conn.s
 	describe := topicAllowed(rc, auth.OpDescribe)
 	all := r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0)
-	allowCreate := r.Version < 4 || r.AllowAutoTopicCreation
+	// CREATE matters only when the topic would be created: asked for and
+	// auto.create.topics.enable on. Else a missing topic is the handler's
+	// UNKNOWN_TOPIC_OR_PARTITION, as in Kafka's handleTopicMetadataRequest.
+	allowCreate := (r.Version < 4 || r.AllowAutoTopicCreation) && s.res.AutoCreateTopics()
 	var createCluster *bool // asked once, when a topic would be created
 	refused := filterOut(&r.Topics, func(t *kmsg.MetadataRequestTopic) bool {
 		name := ""

@@ -119,12 +119,18 @@ func authzProduce(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Respon
 
 // authorizeFetch marks the items whose topic the principal may not READ,
 // whether the request or its fetch session names them; Fetch answers them
-// TOPIC_AUTHORIZATION_FAILED (A11).
-func authorizeFetch(rc *reqCtx, items []fetchItem) {
+// TOPIC_AUTHORIZATION_FAILED (A11). A fetch from a replica (follower)
+// needs CLUSTER_ACTION on the cluster instead, for every item, as in
+// Kafka's handleFetchRequest.
+func authorizeFetch(rc *reqCtx, items []fetchItem, follower bool) {
 	if rc.conn.s.cfg.Authorizer == nil {
 		return
 	}
 	ok := topicAllowed(rc, auth.OpRead)
+	if follower {
+		action := rc.allowedCluster(auth.OpClusterAction)
+		ok = func(string) bool { return action }
+	}
 	for i := range items {
 		it := &items[i]
 		name := it.name

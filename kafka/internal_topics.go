@@ -43,6 +43,16 @@ import (
 // partition is what a client needs: something to fetch, list and assign.
 const internalPartitions = 1
 
+// internalTopicConfigs are the configs Kafka creates each internal topic
+// with (GroupCoordinatorService's and TransactionStateManager's topic
+// configs), which DescribeConfigs reports as set on the topic, the rest
+// at their defaults, as a real Kafka 4.4 broker describes them.
+var internalTopicConfigs = map[string]map[string]string{
+	resolver.OffsetsTopic: {"cleanup.policy": "compact", "compression.type": "producer", "segment.bytes": "104857600"},
+	resolver.TransactionStateTopic: {"cleanup.policy": "compact", "compression.type": "uncompressed", "segment.bytes": "104857600",
+		"min.insync.replicas": "1", "unclean.leader.election.enable": "false"},
+}
+
 // internalTopicErr is the error of a write (produce, delete records, new
 // partitions) to an internal topic.
 func internalTopicErr(topic string) error {

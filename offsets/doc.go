@@ -25,6 +25,12 @@
 //     or drops them (abort), and records its completed state, in one synced
 //     pebble batch: after a crash either all of it happened or none of it.
 //     A second EndTxn finds nothing pending and moves nothing.
+//     Every commit and pending commit carries its write position
+//     (increasing within a run, and past earlier runs' by the wall clock);
+//     a commit makes a pending offset the committed one only if no
+//     committed offset of the partition was written after it:
+//     TxnOffsetCommit(10), OffsetCommit(20), EndTxn(commit) leaves 20, as
+//     Kafka keeps the most recent commit by log position.
 //   - O7 PendingPartitions answers which partitions of a group have a
 //     pending offset of any transaction, so OffsetFetch with require_stable
 //     can refuse them (UNSTABLE_OFFSET_COMMIT).

@@ -78,12 +78,35 @@ func appendLenString(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
-func encodeCommit(c Commit) []byte {
+// encodeCommit encodes c written at position pos (O6), which follows the
+// metadata; a commit written before positions existed has none (0).
+func encodeCommit(c Commit, pos int64) []byte {
 	b := []byte{recordVersion}
 	b = binary.AppendVarint(b, int64(c.Offset))
 	b = binary.AppendVarint(b, int64(c.LeaderEpoch))
 	b = binary.AppendVarint(b, c.CommitTime.UnixMilli())
-	return appendLenString(b, c.Metadata)
+	b = appendLenString(b, c.Metadata)
+	return binary.AppendVarint(b, pos)
+}
+
+// commitPosition is the write position of an encoded commit (O6): 0 for
+// one written before positions existed, or one that does not decode.
+func commitPosition(v []byte) int64 {
+	if len(v) == 0 || v[0] != recordVersion {
+		return 0
+	}
+	_, rest, ok := varints(v[1:], 3)
+	if !ok {
+		return 0
+	}
+	if _, rest, ok = lenString(rest); !ok || len(rest) == 0 {
+		return 0
+	}
+	pos, n := binary.Varint(rest)
+	if n <= 0 {
+		return 0
+	}
+	return pos
 }
 
 // varints reads n varints in order.
@@ -109,6 +132,10 @@ func decodeCommit(tp TopicPartition, v []byte) (Commit, error) {
 		return Commit{}, bad
 	}
 	md, rest, ok := lenString(rest)
+	if ok && len(rest) > 0 { // the write position (O6)
+		_, n := binary.Varint(rest)
+		ok, rest = n > 0, rest[max(n, 0):]
+	}
 	if !ok || len(rest) != 0 {
 		return Commit{}, bad
 	}

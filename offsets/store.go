@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -126,6 +127,22 @@ type Store struct {
 	// mirrorMu serializes mirror-then-apply when Options.Mirror is set, so
 	// the mirror sees batches in the order they are applied (O8).
 	mirrorMu sync.Mutex
+	// lastPos is the last write position given to a commit (O6).
+	lastPos atomic.Int64
+}
+
+// nextPosition is the write position of the next commit or pending
+// commit (O6): above every position this process gave, and at least the
+// wall clock in nanoseconds, so that it also passes the positions of
+// earlier runs.
+func (s *Store) nextPosition() int64 {
+	for {
+		last := s.lastPos.Load()
+		next := max(last+1, time.Now().UnixNano())
+		if s.lastPos.CompareAndSwap(last, next) {
+			return next
+		}
+	}
 }
 
 // apply is every synced write of the store: the batch goes to
@@ -247,11 +264,12 @@ func (s *Store) putCommits(commits []Commit, key func(TopicPartition) []byte) er
 	b := s.db.NewBatch()
 	defer b.Close()
 	now := s.opts.Now()
+	pos := s.nextPosition()
 	for _, c := range commits {
 		if c.CommitTime.IsZero() {
 			c.CommitTime = now
 		}
-		if err := b.Set(key(c.TopicPartition), encodeCommit(c), nil); err != nil {
+		if err := b.Set(key(c.TopicPartition), encodeCommit(c, pos), nil); err != nil {
 			return err
 		}
 	}

@@ -106,6 +106,20 @@ func (s *Store) EndTxn(groups []string, done Txn, commit bool) error {
 	return nil
 }
 
+// committedAfter reports whether group's committed offset of tp was
+// written after position pos (O6).
+func (s *Store) committedAfter(group string, tp TopicPartition, pos int64) (bool, error) {
+	v, closer, err := s.db.Get(offsetKey(group, tp))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer closer.Close()
+	return commitPosition(v) > pos, nil
+}
+
 // endGroup adds to b the moves (commit) or deletes (abort) of txnID's
 // pending offsets in group.
 func (s *Store) endGroup(b *pebble.Batch, group, txnID string, commit bool) error {
@@ -120,6 +134,14 @@ func (s *Store) endGroup(b *pebble.Batch, group, txnID string, commit bool) erro
 			if err != nil {
 				it.Close()
 				return err
+			}
+			newer, err := s.committedAfter(group, tp, commitPosition(it.Value()))
+			if err != nil {
+				it.Close()
+				return err
+			}
+			if newer {
+				continue // O6: a later commit of the partition stays
 			}
 			if err := b.Set(offsetKey(group, tp), append([]byte(nil), it.Value()...), nil); err != nil {
 				it.Close()

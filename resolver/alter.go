@@ -51,6 +51,11 @@ func (r *Resolver) IncrementalAlterTopicConfigs(name string, ops []ConfigOp, val
 	defer r.adminMu.Unlock()
 	t, err := r.boundTopic(name)
 	if err != nil {
+		// Kafka validates the changes before it looks the topic up: an
+		// invalid one is INVALID_CONFIG even for a missing topic.
+		if verr := r.validateOps(ops); verr != nil {
+			return verr
+		}
 		return err
 	}
 	configs, err := r.planOps(t, ops)
@@ -61,6 +66,15 @@ func (r *Resolver) IncrementalAlterTopicConfigs(name string, ops []ConfigOp, val
 		return nil
 	}
 	return r.replaceConfigsLocked(t, configs)
+}
+
+// validateOps checks ops as if on a topic with nothing set.
+func (r *Resolver) validateOps(ops []ConfigOp) error {
+	configs, err := r.applyOps(nil, ops)
+	if err != nil {
+		return err
+	}
+	return r.validateConfigs(configs)
 }
 
 // planOps is the validated config set ops leave on t.

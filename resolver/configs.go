@@ -283,8 +283,8 @@ func checkMinISR(v string) error {
 // checkCompression accepts only "producer": batches are stored as
 // received and never recompressed.
 func checkCompression(v string) error {
-	if v != "producer" {
-		return errors.New("only producer is supported (batches are stored as received)")
+	if _, ok := topicCodec(v); !ok && v != "producer" {
+		return fmt.Errorf("%q is not one of uncompressed, zstd, lz4, snappy, gzip, producer", v)
 	}
 	return nil
 }
@@ -314,6 +314,10 @@ type topicSettings struct {
 	// resolved to retention.* (Kafka's rule).
 	remote bool
 	local  tier.LocalPolicy
+	// codec is compression.type's codec when recompress (it is not
+	// producer): every appended batch is stored with it (recompress.go).
+	codec      Codec
+	recompress bool
 }
 
 // cleanSettings are the cleanup.policy and the cleaner's topic configs.
@@ -350,6 +354,7 @@ func (r *Resolver) settings(configs map[string]string) topicSettings {
 		ledger:          r.cfg.Ledger,
 	}
 	s.ledger.SegmentBytes = num("segment.bytes")
+	s.codec, s.recompress = topicCodec(r.value(configs, "compression.type"))
 	s.remote = r.value(configs, "remote.storage.enable") == "true"
 	s.local = tier.LocalPolicy{RetentionMs: num("local.retention.ms"), RetentionBytes: num("local.retention.bytes")}
 	if s.local.RetentionMs == -2 {

@@ -103,8 +103,20 @@ func (r *Resolver) produceOnce(p *partition, batch []byte, owned bool, frame *st
 	// after the size check so that an oversized batch costs no decoding.
 	limit := decompressedLimit(s.maxMessageBytes)
 	for _, b := range batches {
-		if err := scanRecords(b, limit, s.clean.recordCheck()); err != nil {
+		if err := p.checkRecords(b, limit, s.clean.recordCheck()); err != nil {
 			return nil, err
+		}
+	}
+	if s.recompress { // compression.type other than producer
+		out, changed, err := recompressBatches(batches, s.codec, limit)
+		if err != nil {
+			return nil, err
+		}
+		if changed {
+			batch, owned, frame = out, true, nil
+			if batches, hdrs, err = splitBatches(batch); err != nil {
+				return nil, err
+			}
 		}
 	}
 	// Own copy unless handed over: storage keeps the payload (tail cache)

@@ -39,7 +39,9 @@ func startBinary(t *testing.T, dir string, extra ...string) *proc {
 // environment.
 func startBinaryEnv(t *testing.T, dir string, env []string, extra ...string) *proc {
 	t.Helper()
-	args := append([]string{"--listen", "127.0.0.1:0", "--data-dir", dir}, extra...)
+	// No initial rebalance delay (Kafka's 3 s default): classic groups in
+	// these tests rebalance at once.
+	args := append([]string{"--listen", "127.0.0.1:0", "--data-dir", dir, "--group-initial-rebalance-delay-ms", "0"}, extra...)
 	cmd := exec.Command(kgatewayBinary(t), args...)
 	cmd.Env = append(os.Environ(), env...)
 	pipe, err := cmd.StderrPipe()

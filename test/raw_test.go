@@ -177,7 +177,7 @@ func TestFetchInsideBatch(t *testing.T) {
 }
 
 // Offsets below the log start and beyond the end are OFFSET_OUT_OF_RANGE,
-// with the partition's bounds still reported.
+// without bounds (-1) and with empty records, as Kafka answers an error.
 func TestFetchOffsetOutOfRange(t *testing.T) {
 	g := newGateway(t)
 	g.createTopic("oor", 1)
@@ -185,7 +185,7 @@ func TestFetchOffsetOutOfRange(t *testing.T) {
 	produceRaw(t, cl, "oor", makeBatch(batchSpec{records: 5, pid: -1, baseTime: 1}))
 	for _, off := range []int64{-3, 6, 1000} {
 		p := fetchRaw(t, cl, "oor", off, 0)
-		if p.ErrorCode != kerr.OffsetOutOfRange.Code || p.HighWatermark != 5 || p.LogStartOffset != 0 {
+		if p.ErrorCode != kerr.OffsetOutOfRange.Code || p.HighWatermark != -1 || p.LogStartOffset != -1 || p.RecordBatches == nil {
 			t.Fatalf("fetch at %d: error %d hwm %d start %d", off, p.ErrorCode, p.HighWatermark, p.LogStartOffset)
 		}
 	}

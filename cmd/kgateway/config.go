@@ -115,6 +115,9 @@ type Config struct {
 	LogCleanerIOMaxBytesPerSec float64 `prop:"log.cleaner.io.max.bytes.per.second" flag:"log-cleaner-io-max-bytes-per-second" help:"bytes the cleaner threads together read and write per second"`
 	LogCleanerBackoffMs        int64   `prop:"log.cleaner.backoff.ms" flag:"log-cleaner-backoff-ms" help:"how long a cleaner thread sleeps when no partition needs cleaning"`
 
+	// Classic groups (groupflags.go).
+	GroupInitialRebalanceDelayMs int64 `prop:"group.initial.rebalance.delay.ms" flag:"group-initial-rebalance-delay-ms" help:"the first rebalance of an empty classic group waits this long for more members, again while they keep joining, up to the rebalance timeout; 0 does not wait"`
+
 	// Consumer groups of the KIP-848 protocol (groupflags.go).
 	GroupConsumerSessionTimeoutMs       int64  `prop:"group.consumer.session.timeout.ms" flag:"group-consumer-session-timeout-ms" help:"remove a consumer-protocol group member not heard from for this long (within the min and max session timeouts)"`
 	GroupConsumerHeartbeatIntervalMs    int64  `prop:"group.consumer.heartbeat.interval.ms" flag:"group-consumer-heartbeat-interval-ms" help:"how often consumer-protocol members heartbeat (within the min and max heartbeat intervals, below the session timeout)"`
@@ -196,6 +199,7 @@ func DefaultConfig() Config {
 		ClusterRebuildBytes:        node.DefaultCacheRebuildBytes,
 		ClusterStateMs:             node.DefaultStateInterval.Milliseconds(),
 
+		GroupInitialRebalanceDelayMs:        group.DefaultInitialRebalanceDelay.Milliseconds(),
 		GroupConsumerSessionTimeoutMs:       group.DefaultConsumerSessionTimeout.Milliseconds(),
 		GroupConsumerHeartbeatIntervalMs:    group.DefaultConsumerHeartbeatInterval.Milliseconds(),
 		GroupConsumerAssignors:              strings.Join(group.DefaultConsumerAssignors, ","),

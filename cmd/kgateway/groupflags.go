@@ -22,6 +22,8 @@ func (c Config) validateGroup(bad func(prop, format string, args ...any)) []erro
 func (c Config) groupConfig() group.Config {
 	ms := func(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
 	return group.Config{
+		InitialRebalanceDelay: ms(c.GroupInitialRebalanceDelayMs),
+
 		ConsumerSessionTimeout:    ms(c.GroupConsumerSessionTimeoutMs),
 		ConsumerHeartbeatInterval: ms(c.GroupConsumerHeartbeatIntervalMs),
 		ConsumerAssignors:         splitList(c.GroupConsumerAssignors),

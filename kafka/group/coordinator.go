@@ -22,6 +22,7 @@ const (
 	DefaultMaxMetadataBytes             = 4096             // offset.metadata.max.bytes
 	DefaultRetentionCheckInterval       = 10 * time.Minute // offsets.retention.check.interval.ms
 	DefaultNewMemberJoinTimeout         = 5 * time.Minute  // GroupCoordinator.NewMemberJoinTimeoutMs
+	DefaultInitialRebalanceDelay        = 3 * time.Second  // group.initial.rebalance.delay.ms (the binary's default; 0 in a zero Config)
 	maxGroupIDLen                       = 1 << 15          // a Kafka string's length limit
 	noMember                            = ""               // JoinGroupRequest.UNKNOWN_MEMBER_ID
 	noGeneration                  int32 = -1               // simple consumers commit with -1
@@ -41,8 +42,14 @@ type Config struct {
 	Clock  Clock
 	Topics TopicChecker
 
-	MinSessionTimeout      time.Duration
-	MaxSessionTimeout      time.Duration
+	MinSessionTimeout time.Duration
+	MaxSessionTimeout time.Duration
+	// InitialRebalanceDelay is group.initial.rebalance.delay.ms: the
+	// first rebalance of an Empty classic group waits this long, and again
+	// while members keep joining, up to the rebalance timeout (G2). Zero
+	// (the zero Config's value) does not wait; the binary defaults to
+	// Kafka's DefaultInitialRebalanceDelay.
+	InitialRebalanceDelay  time.Duration
 	MaxMetadataBytes       int
 	RetentionCheckInterval time.Duration
 	NewMemberJoinTimeout   time.Duration
@@ -72,6 +79,9 @@ type Config struct {
 // Validate reports every problem with cfg at once.
 func (cfg Config) Validate() error {
 	var errs []error
+	if cfg.InitialRebalanceDelay < 0 {
+		errs = append(errs, errors.New("group: config: group.initial.rebalance.delay.ms must not be negative"))
+	}
 	if cfg.MinSessionTimeout < 0 || cfg.MaxSessionTimeout < 0 {
 		errs = append(errs, errors.New("group: config: session timeouts must not be negative"))
 	}

@@ -20,7 +20,10 @@
 //   - G2 A rebalance completes when every known member has rejoined and no
 //     member id handed out with MEMBER_ID_REQUIRED is still outstanding, or
 //     when the rebalance timeout (the largest of the members') fires; members
-//     that did not rejoin by then are removed.
+//     that did not rejoin by then are removed. The first rebalance of an
+//     Empty group instead completes only when group.initial.rebalance.
+//     delay.ms passes without a new member joining, or when the rebalance
+//     timeout is used up (Kafka's InitialDelayedJoin).
 //   - G3 No member is stranded: every blocked JoinGroup or SyncGroup is
 //     answered exactly once per rebalance outcome — with the result, with
 //     REBALANCE_IN_PROGRESS when a new rebalance overtakes a sync, with

@@ -164,9 +164,13 @@ type group struct {
 		consDurable  offsets.ConsumerGroup
 		rebalance    Timer
 		rebalanceSeq uint64
-		syncTimer    Timer
-		syncSeq      uint64
-		seq          uint64 // tags timers so stale firings do nothing
+		// initialDelay: the first rebalance of an Empty group is waiting
+		// out group.initial.rebalance.delay.ms (G2); newMember: a member
+		// joined during the current delay.
+		initialDelay, newMember bool
+		syncTimer               Timer
+		syncSeq                 uint64
+		seq                     uint64 // tags timers so stale firings do nothing
 	}
 }
 

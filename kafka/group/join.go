@@ -194,6 +194,9 @@ func (g *group) addAndRebalanceLocked(j joinReq, id string) (joinResult, chan jo
 	m.joinWaiters = []chan joinResult{ch}
 	g.addMemberLocked(m)
 	g.scheduleSessionLocked(m)
+	if g.mu.initialDelay {
+		g.mu.newMember = true
+	}
 	g.maybeRebalanceLocked()
 	return joinResult{}, ch
 }
@@ -305,8 +308,37 @@ func (g *group) prepareRebalanceLocked() {
 	if g.mu.rebalance != nil {
 		g.mu.rebalance.Stop()
 	}
-	g.mu.rebalance = g.c.clock.AfterFunc(timeout, func() { g.onRebalanceTimeout(seq) })
 	g.mu.rebalanceSeq = seq
+	g.mu.initialDelay, g.mu.newMember = false, false
+	if delay := g.c.cfg.InitialRebalanceDelay; wasEmpty && delay > 0 {
+		// Kafka's InitialDelayedJoin: a new group waits for more
+		// members before its first generation.
+		g.mu.initialDelay = true
+		remaining := max(timeout-delay, 0)
+		g.mu.rebalance = g.c.clock.AfterFunc(delay, func() { g.onInitialDelay(seq, delay, remaining) })
+		return
+	}
+	g.mu.rebalance = g.c.clock.AfterFunc(timeout, func() { g.onRebalanceTimeout(seq) })
+}
+
+// onInitialDelay ends one wait of the initial delay: when members joined
+// during it and rebalance timeout is left, the group waits again (the
+// delay, at most what is left); else the join completes, as Kafka's
+// tryCompleteInitialRebalanceElseSchedule does.
+func (g *group) onInitialDelay(seq uint64, delay, remaining time.Duration) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.c.closing.Load() || g.mu.state != statePreparingRebalance || g.mu.rebalanceSeq != seq || !g.mu.initialDelay {
+		return
+	}
+	if g.mu.newMember && remaining > 0 {
+		g.mu.newMember = false
+		next := max(remaining-delay, 0)
+		g.mu.rebalance = g.c.clock.AfterFunc(min(delay, remaining), func() { g.onInitialDelay(seq, delay, next) })
+		return
+	}
+	g.mu.initialDelay = false
+	g.completeJoinLocked()
 }
 
 func (g *group) onRebalanceTimeout(seq uint64) {
@@ -321,7 +353,7 @@ func (g *group) onRebalanceTimeout(seq uint64) {
 // tryCompleteJoinLocked completes the rebalance once every member has
 // rejoined and no handed-out member id is outstanding (G2).
 func (g *group) tryCompleteJoinLocked() {
-	if g.mu.state != statePreparingRebalance || len(g.mu.pending) > 0 {
+	if g.mu.state != statePreparingRebalance || len(g.mu.pending) > 0 || g.mu.initialDelay {
 		return
 	}
 	for _, m := range g.mu.members {
@@ -340,6 +372,7 @@ func (g *group) completeJoinLocked() {
 		g.mu.rebalance.Stop()
 		g.mu.rebalance = nil
 	}
+	g.mu.initialDelay, g.mu.newMember = false, false
 	for _, m := range g.sortedMembersLocked() {
 		if !m.awaitingJoin() {
 			g.c.log.Info("group-member-not-rejoined", zap.String("group", g.id), zap.String("member", m.id))

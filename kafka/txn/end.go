@@ -196,7 +196,12 @@ func (c *Coordinator) completeLocked(t *txn) error {
 	if !commit && st.State != offsets.TxnPrepareAbort {
 		return fmt.Errorf("txn: complete %q in state %v", st.ID, st.State)
 	}
-	if err := c.writeMarkers(st, commit); err != nil {
+	if pending, err := c.writeMarkers(st, commit); err != nil {
+		// As Kafka removes a partition from the transaction once its
+		// marker is written, DescribeTransactions of the Prepare state
+		// lists only the partitions still waiting for theirs. In memory
+		// only: the record keeps all, and markers are idempotent.
+		t.st.Partitions = pending
 		return err
 	}
 	done := st
@@ -223,8 +228,8 @@ const maxMarkerWriters = 64
 
 // writeMarkers writes the transaction's marker on every partition at once
 // (their syncs share group commits). A partition that no longer exists
-// needs none.
-func (c *Coordinator) writeMarkers(st offsets.Txn, commit bool) error {
+// needs none. pending lists the partitions whose marker failed.
+func (c *Coordinator) writeMarkers(st offsets.Txn, commit bool) (pending []offsets.TopicPartition, err error) {
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -240,10 +245,11 @@ func (c *Coordinator) writeMarkers(st offsets.Txn, commit bool) error {
 			if err != nil && c.cfg.Topics.PartitionExists(tp.Topic, tp.Partition) {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("marker on %s: %w", tp, err))
+				pending = append(pending, tp)
 				mu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	return pending, errors.Join(errs...)
 }

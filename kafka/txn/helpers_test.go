@@ -58,8 +58,9 @@ type faultParts struct {
 	markers     []marker
 	registered  []marker
 	failMarkers bool
-	failAllocs  atomic.Int32 // the next this many AllocateProducerID calls fail
-	failRegs    atomic.Int32 // the next this many AddTxnPartition calls fail
+	failOn      map[offsets.TopicPartition]bool // markers failing on these partitions only
+	failAllocs  atomic.Int32                    // the next this many AllocateProducerID calls fail
+	failRegs    atomic.Int32                    // the next this many AddTxnPartition calls fail
 	slowFail    time.Duration
 }
 
@@ -85,7 +86,7 @@ func (p *faultParts) AddTxnPartition(topic string, partition int32, pid int64, e
 
 func (p *faultParts) WriteTxnMarker(topic string, partition int32, pid int64, epoch int16, commit bool, ce int32) error {
 	p.mu.Lock()
-	fail := p.failMarkers
+	fail := p.failMarkers || p.failOn[offsets.TopicPartition{Topic: topic, Partition: partition}]
 	if !fail {
 		p.markers = append(p.markers, marker{offsets.TopicPartition{Topic: topic, Partition: partition}, pid, epoch, commit})
 	}

@@ -316,6 +316,7 @@ func (c *Cluster) launch(nd *Node) {
 		"--cluster-session-timeout-ms", strconv.Itoa(int(sessionTimeout.Milliseconds())),
 		"--cluster-commit-interval-ms", "5",
 		"--metrics-addr", "",
+		"--group-initial-rebalance-delay-ms", "0", // classic groups rebalance at once
 	)
 	cmd.Env = append(os.Environ(), s3server.Env()...)
 	// The node dies with the test process, even on a kill -9 of it.

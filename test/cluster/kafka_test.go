@@ -193,6 +193,31 @@ func (c *Cluster) ReadPartition(ctx context.Context, i int, topic string, id [16
 	return c.readPartition(ctx, i, topic, id, partition, parseBatches)
 }
 
+// logStart asks node i for a partition's log start (ListOffsets earliest).
+func (c *Cluster) logStart(ctx context.Context, i int, topic string, partition int32) (int64, error) {
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.ReplicaID = -1
+	lt := kmsg.NewListOffsetsRequestTopic()
+	lt.Topic = topic
+	lp := kmsg.NewListOffsetsRequestTopicPartition()
+	lp.Partition, lp.Timestamp, lp.CurrentLeaderEpoch = partition, -2, -1
+	lt.Partitions = append(lt.Partitions, lp)
+	req.Topics = append(req.Topics, lt)
+	r, err := c.Ask(ctx, i, req)
+	if err != nil {
+		return 0, err
+	}
+	resp := r.(*kmsg.ListOffsetsResponse)
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		return 0, errors.New("list offsets: not one partition in the response")
+	}
+	p := resp.Topics[0].Partitions[0]
+	if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+		return 0, fmt.Errorf("node %d: log start of %s/%d: %w", i, topic, partition, err)
+	}
+	return p.Offset, nil
+}
+
 // readPartition is ReadPartition with the batches parsed by parse.
 func (c *Cluster) readPartition(ctx context.Context, i int, topic string, id [16]byte, partition int32,
 	parse func([]byte) ([]Rec, int64, error)) (start int64, recs []Rec, err error) {
@@ -222,9 +247,15 @@ func (c *Cluster) readPartition(ctx context.Context, i int, topic string, id [16
 		}
 		rp := resp.Topics[0].Partitions[0]
 		if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
-			if errors.Is(err, kerr.OffsetOutOfRange) && off == 0 && rp.LogStartOffset > 0 {
-				off, start = rp.LogStartOffset, rp.LogStartOffset
-				continue
+			if errors.Is(err, kerr.OffsetOutOfRange) && off == 0 {
+				// An error carries no bounds (as Kafka's): ask the start.
+				if start, err = c.logStart(ctx, i, topic, partition); err != nil {
+					return 0, nil, err
+				}
+				if start > 0 {
+					off = start
+					continue
+				}
 			}
 			return 0, nil, fmt.Errorf("node %d: fetch %s/%d at %d: %w", i, topic, partition, off, err)
 		}

@@ -143,7 +143,10 @@ func startKgateway(bin, dir string) (*kgateway, error) {
 		return nil, err
 	}
 	k.cmd = exec.Command(bin, "--listen", "127.0.0.1:0", "--metrics-addr", "",
-		"--data-dir", filepath.Join(dir, "data"), "--log-format", "json")
+		"--data-dir", filepath.Join(dir, "data"), "--log-format", "json",
+		// Classic groups rebalance at once, not after Kafka's 3 s
+		// group.initial.rebalance.delay.ms: the tests make many groups.
+		"--group-initial-rebalance-delay-ms", "0")
 	stderr, err := k.cmd.StderrPipe()
 	if err != nil {
 		return nil, err
