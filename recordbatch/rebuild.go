@@ -235,3 +235,29 @@ func streamCompress(w resetWriter, sec []byte) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// Recompress is batch b with its records section in codec c: records,
+// offsets, timestamps, producer fields and attributes other than the codec
+// unchanged, a new length and CRC. A batch already in c is returned as it
+// is. limit bounds the decompression (Z3).
+func Recompress(b []byte, c Codec, limit int64) ([]byte, error) {
+	h := DecodeHeader(b)
+	if Codec(h.Attributes&CodecMask) == c {
+		return b, nil
+	}
+	sec, err := DecodeSection(b, limit)
+	if err != nil {
+		return nil, err
+	}
+	if sec, err = CompressSection(c, sec); err != nil {
+		return nil, fmt.Errorf("%w: recompressing to %v: %v", ErrCorruptBatch, c, err)
+	}
+	be := binary.BigEndian
+	out := make([]byte, HeaderLen, HeaderLen+len(sec))
+	copy(out, b[:HeaderLen])
+	be.PutUint32(out[LengthOff:], uint32(HeaderLen-LenPrefix+len(sec)))
+	be.PutUint16(out[AttrsOff:], uint16(h.Attributes)&^uint16(CodecMask)|uint16(c))
+	out = append(out, sec...)
+	be.PutUint32(out[CRCOff:], crc32.Checksum(out[AttrsOff:], Castagnoli))
+	return out, nil
+}

@@ -1,10 +1,6 @@
 package resolver
 
-import (
-	"encoding/binary"
-	"fmt"
-	"hash/crc32"
-)
+import "github.com/kgateway/kgateway/recordbatch"
 
 // Topic-level compression.type (Kafka's LogValidator): "producer" keeps
 // each batch as the producer compressed it; any other value (uncompressed,
@@ -31,12 +27,13 @@ func topicCodec(v string) (c Codec, ok bool) {
 	return 0, false
 }
 
-// recompressBatches returns batches re-encoded with codec c as one buffer,
+// recompressBatches returns batches re-encoded with codec c
+// (recordbatch.Recompress) as one buffer,
 // or changed false (and nothing) when every batch already has it. limit
 // bounds each decompression (Z3).
 func recompressBatches(batches [][]byte, c Codec, limit int64) (out []byte, changed bool, err error) {
 	for _, b := range batches {
-		if Codec(decodeHeader(b).Attributes&codecMask) != c {
+		if Codec(decodeHeader(b).Attributes&recordbatch.CodecMask) != c {
 			changed = true
 			break
 		}
@@ -45,34 +42,11 @@ func recompressBatches(batches [][]byte, c Codec, limit int64) (out []byte, chan
 		return nil, false, nil
 	}
 	for _, b := range batches {
-		nb, err := recompressBatch(b, c, limit)
+		nb, err := recordbatch.Recompress(b, c, limit)
 		if err != nil {
 			return nil, false, err
 		}
 		out = append(out, nb...)
 	}
 	return out, true, nil
-}
-
-// recompressBatch is batch b with its records section in codec c.
-func recompressBatch(b []byte, c Codec, limit int64) ([]byte, error) {
-	h := decodeHeader(b)
-	if Codec(h.Attributes&codecMask) == c {
-		return b, nil
-	}
-	sec, err := decodeSection(b, limit)
-	if err != nil {
-		return nil, err
-	}
-	if sec, err = compressSection(c, sec); err != nil {
-		return nil, fmt.Errorf("%w: recompressing to %v: %v", ErrCorruptBatch, c, err)
-	}
-	be := binary.BigEndian
-	out := make([]byte, batchHeaderLen, batchHeaderLen+len(sec))
-	copy(out, b[:batchHeaderLen])
-	be.PutUint32(out[batchLengthOff:], uint32(batchHeaderLen-batchLenPrefix+len(sec)))
-	be.PutUint16(out[attrsOff:], uint16(h.Attributes)&^uint16(codecMask)|uint16(c))
-	out = append(out, sec...)
-	be.PutUint32(out[crcOff:], crc32.Checksum(out[attrsOff:], castagnoli))
-	return out, nil
 }

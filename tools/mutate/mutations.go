@@ -91,7 +91,7 @@ var mutations = []mutation{
 	{
 		Name:  "records-unchecked",
 		Rule:  "resolver Z1/Z2: a produced batch's records are decompressed and checked against its header before anything is appended",
-		Edits: []edit{{File: "resolver/produce.go", Old: "\t\tif err := scanRecords(b, limit, s.clean.recordCheck()); err != nil {", New: "\t\tif err := error(nil); err != nil && limit > int64(len(b)) {"}},
+		Edits: []edit{{File: "resolver/produce.go", Old: "\t\tif err := p.checkRecords(b, limit, s.clean.recordCheck()); err != nil {", New: "\t\tif err := error(nil); err != nil && limit > int64(len(b)) {"}},
 		Tests: []testRun{
 			{Pkg: "./resolver/", Run: "TestProduceCompressedRejects|TestProduceRejects"},
 			{Pkg: "./test/", Run: "TestProduceValidatesBatches"},
@@ -154,7 +154,7 @@ var mutations = []mutation{
 	{
 		Name:  "offsets-completed-before-markers",
 		Rule:  "kafka/txn X13: markers are durable on every partition before the offsets and the Complete state",
-		Edits: []edit{{File: "kafka/txn/end.go", Old: "\tif err := c.writeMarkers(st, commit); err != nil {\n\t\treturn err\n\t}\n\tdone := st\n", New: "\tdone := st\n\tdefer c.writeMarkers(st, commit)\n"}},
+		Edits: []edit{{File: "kafka/txn/end.go", Old: "\tif pending, err := c.writeMarkers(st, commit); err != nil {", New: "\tdefer c.writeMarkers(st, commit)\n\tif pending, err := []offsets.TopicPartition(nil), error(nil); err != nil {"}},
 		Tests: []testRun{{Pkg: "./test/", Run: "TestCrashTransactionsEndToEnd"}},
 	},
 	{
