@@ -198,6 +198,8 @@ func checkShareAdvertised(t *testing.T, cl *kgo.Client, id int32) {
 	t.Helper()
 	req := kmsg.NewPtrApiVersionsRequest()
 	req.Version = 3
+	// From v3 a request must name its client (KIP-511), as Kafka checks.
+	req.ClientSoftwareName, req.ClientSoftwareVersion = "kgateway-test", "1"
 	resp := askNode[*kmsg.ApiVersionsResponse](t, cl, id, req)
 	keys := map[int16]bool{}
 	for _, k := range resp.ApiKeys {
