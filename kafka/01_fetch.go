@@ -390,22 +390,17 @@ func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition
 	}
 	if maxBytes <= 0 && !minOne {
 		// Budget spent: report the bounds only.
-		out := s.fetchBoundsOnly(topic, rp.Partition, nil)
+		out := s.fetchBoundsOnly(topic, rp.Partition)
 		if out.ErrorCode == 0 {
 			out.AbortedTransactions = abortedOf(iso, nil)
 		}
 		return out, 0
 	}
 	res, err := s.readPartition(topic, rp.Partition, resolver.Offset(rp.FetchOffset), max(maxBytes, 0), minOne, iso)
-	if err != nil && res.Bounded {
-		// The read's own snapshot judged the offset: its bounds answer
-		// the error, no second snapshot.
-		out := fetchError(rp.Partition, err)
-		out.LogStartOffset, out.HighWatermark, out.LastStableOffset = int64(res.LogStart), int64(res.HighWatermark), int64(res.LastStable)
-		return out, 0
-	}
 	if err != nil {
-		return s.fetchBoundsOnly(topic, rp.Partition, err), 0 // the read took no snapshot
+		// Kafka reports no bounds with an error, not even
+		// OFFSET_OUT_OF_RANGE's, so none is looked up.
+		return fetchError(rp.Partition, err), 0
 	}
 	if version < 10 {
 		var cut bool
@@ -461,18 +456,12 @@ func cutZstd(batches [][]byte) (kept [][]byte, bytes int, cut bool) {
 	return batches, bytes, false
 }
 
-// fetchBoundsOnly answers a partition without records: with its bounds
-// when err is nil, as fetchError when it is not (Kafka reports no bounds
-// with an error, not even OFFSET_OUT_OF_RANGE's).
-func (s *Server) fetchBoundsOnly(topic string, partition int32, err error) kmsg.FetchResponseTopicPartition {
+// fetchBoundsOnly answers a partition without records, with its bounds.
+func (s *Server) fetchBoundsOnly(topic string, partition int32) kmsg.FetchResponseTopicPartition {
+	start, hwm, lso, err := s.bounds(topic, partition)
 	out := fetchError(partition, err)
-	if err != nil {
-		return out
-	}
-	if start, hwm, lso, berr := s.bounds(topic, partition); berr == nil {
+	if err == nil {
 		out.LogStartOffset, out.HighWatermark, out.LastStableOffset = int64(start), int64(hwm), int64(lso)
-	} else {
-		out = fetchError(partition, berr)
 	}
 	return out
 }

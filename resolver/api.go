@@ -169,9 +169,4 @@ type FetchResult struct {
 	// overlap the returned batches (Kafka's AbortedTransactions), in
 	// first-offset order; nil when there are none.
 	Aborted []AbortedTxn
-	// Bounded reports that the bounds above are set, from the read's
-	// own snapshot: also with ErrOffsetOutOfRange and with most
-	// ErrStorage errors, so that the caller answers them without taking
-	// a second snapshot.
-	Bounded bool
 }

@@ -159,7 +159,7 @@ func (p *partition) boundsOf(sn ledger.Snapshot) FetchResult {
 	p.mu.Lock()
 	lso := p.mu.txn.lso(sn.Start, sn.End)
 	p.mu.Unlock()
-	return FetchResult{HighWatermark: sn.End, LastStable: lso, LogStart: sn.Start, Bounded: true}
+	return FetchResult{HighWatermark: sn.End, LastStable: lso, LogStart: sn.Start}
 }
 
 // abortedIn is the aborted transactions overlapping [from, to) (X1).
