@@ -214,3 +214,69 @@ func TestShareAckACLsAndMemberBinding(t *testing.T) {
 	expect("alice acknowledges her records", top, nil)
 	expect("alice's records, still hers", part, nil)
 }
+
+// A11: describing a share group and its offsets reveals no topic the
+// principal may not DESCRIBE, as ConsumerGroupDescribe: a group whose
+// members subscribe to or are assigned such a topic is
+// TOPIC_AUTHORIZATION_FAILED; DescribeShareGroupOffsets of every topic
+// leaves it out, and of the topic by name answers it without its id,
+// each partition TOPIC_AUTHORIZATION_FAILED.
+func TestShareDescribeHidesUndescribableTopics(t *testing.T) {
+	a := newACLServer(t)
+	const topic, group = "sh-secret", "g-secret"
+	a.createTopics(topic)
+	admin := a.client("admin")
+	join := kmsg.NewPtrShareGroupHeartbeatRequest()
+	join.GroupID, join.MemberID, join.SubscribedTopicNames = group, "admin-member-0000000001", []string{topic}
+	if c := seedRequest[*kmsg.ShareGroupHeartbeatResponse](t, admin, join).ErrorCode; c != 0 {
+		t.Fatalf("admin joins: %v", kerr.ErrorForCode(c))
+	}
+	sf := kmsg.NewPtrShareFetchRequest()
+	g, m := group, join.MemberID
+	sf.GroupID, sf.MemberID, sf.MaxRecords, sf.MaxBytes = &g, &m, 10, 1<<20
+	rt := kmsg.NewShareFetchRequestTopic()
+	rt.TopicID = aclTopicID(t, a, topic)
+	rt.Partitions = []kmsg.ShareFetchRequestTopicPartition{kmsg.NewShareFetchRequestTopicPartition()}
+	sf.Topics = []kmsg.ShareFetchRequestTopic{rt}
+	if r := seedRequest[*kmsg.ShareFetchResponse](t, admin, sf); r.ErrorCode != 0 || r.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("admin's share fetch: %+v", r)
+	}
+
+	a.grant(allowAlice().Groups(group).Operations(kadm.OpDescribe))
+	alice := a.client("alice")
+	dreq := kmsg.NewPtrShareGroupDescribeRequest()
+	dreq.GroupIDs = []string{group}
+	dg := seedRequest[*kmsg.ShareGroupDescribeResponse](t, alice, dreq).Groups[0]
+	if dg.ErrorCode != kerr.TopicAuthorizationFailed.Code || len(dg.Members) != 0 {
+		t.Errorf("share group describe without topic DESCRIBE: %v, %d members; want TOPIC_AUTHORIZATION_FAILED, none", kerr.ErrorForCode(dg.ErrorCode), len(dg.Members))
+	}
+
+	offsetsOf := func(named bool) kmsg.DescribeShareGroupOffsetsResponseGroup {
+		req := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+		rg := kmsg.NewDescribeShareGroupOffsetsRequestGroup()
+		rg.GroupID = group
+		if named {
+			rt := kmsg.NewDescribeShareGroupOffsetsRequestGroupTopic()
+			rt.Topic, rt.Partitions = topic, []int32{0}
+			rg.Topics = append(rg.Topics, rt)
+		}
+		req.Groups = append(req.Groups, rg)
+		return seedRequest[*kmsg.DescribeShareGroupOffsetsResponse](t, alice, req).Groups[0]
+	}
+	if all := offsetsOf(false); len(all.Topics) != 0 {
+		t.Errorf("offsets of every topic list %+v, want none (no DESCRIBE)", all.Topics)
+	}
+	named := offsetsOf(true)
+	if len(named.Topics) != 1 || named.Topics[0].TopicID != ([16]byte{}) || named.Topics[0].Partitions[0].ErrorCode != kerr.TopicAuthorizationFailed.Code {
+		t.Errorf("offsets of the named topic: %+v, want no id and TOPIC_AUTHORIZATION_FAILED", named.Topics)
+	}
+
+	// With DESCRIBE on the topic both describe it.
+	a.grant(allowAlice().Topics(topic).Operations(kadm.OpDescribe))
+	if dg := seedRequest[*kmsg.ShareGroupDescribeResponse](t, alice, dreq).Groups[0]; dg.ErrorCode != 0 || len(dg.Members) != 1 {
+		t.Errorf("share group describe with topic DESCRIBE: %v, %d members", kerr.ErrorForCode(dg.ErrorCode), len(dg.Members))
+	}
+	if all := offsetsOf(false); len(all.Topics) != 1 || all.Topics[0].TopicID == ([16]byte{}) {
+		t.Errorf("offsets of every topic with DESCRIBE: %+v", all.Topics)
+	}
+}
