@@ -190,6 +190,10 @@ func (g *group) replaceStaticMemberLocked(old *cmember, id string) *cmember {
 	cs.static[*m.instanceID] = id
 	cs.target[id] = cs.target[old.id]
 	delete(cs.target, old.id)
+	if sub, ok := cs.subs[old.id]; ok { // the subscription moves with it: no refresh bump
+		cs.subs[id] = sub
+		delete(cs.subs, old.id)
+	}
 	cs.hold(m)
 	return m
 }
