@@ -15,5 +15,5 @@ func handleShareGroupHeartbeat(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Re
 		return nil, err
 	}
 	cl := groupClient(rc)
-	return c.Heartbeat(share.Client{ID: cl.ID, Host: cl.Host}, req.(*kmsg.ShareGroupHeartbeatRequest)), nil
+	return c.Heartbeat(share.Client{ID: cl.ID, Host: cl.Host, Principal: sharePrincipal(rc)}, req.(*kmsg.ShareGroupHeartbeatRequest)), nil
 }

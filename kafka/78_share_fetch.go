@@ -20,7 +20,7 @@ func handleShareFetch(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, e
 	if err != nil {
 		return nil, err
 	}
-	resp := c.Fetch(rc.ctx, req.(*kmsg.ShareFetchRequest), topicReadAllowed(rc))
+	resp := c.Fetch(rc.ctx, req.(*kmsg.ShareFetchRequest), sharePrincipal(rc), topicReadAllowed(rc))
 	if s.cfg.Cluster != nil {
 		s.shareFetchLeaders(resp)
 	}
@@ -34,4 +34,13 @@ func topicReadAllowed(rc *reqCtx) share.Allowed {
 		return nil
 	}
 	return share.Allowed(topicAllowed(rc, auth.OpRead))
+}
+
+// sharePrincipal is the caller's principal a share member is bound to
+// (kafka/share), "" without an authorizer.
+func sharePrincipal(rc *reqCtx) string {
+	if rc.conn.s.cfg.Authorizer == nil {
+		return ""
+	}
+	return rc.conn.Principal()
 }

@@ -2,6 +2,8 @@ package kafka
 
 // ShareAcknowledge (key 79), versions 0–2: acknowledgements of a member's
 // share session (kafka/share Q6, Q13); v2 adds IsRenewAck (KIP-1222).
+// READ on the group is the rule's (authz_share.go), READ on each
+// acknowledged topic the coordinator's (A11).
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
@@ -10,7 +12,7 @@ func handleShareAcknowledge(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Respo
 	if err != nil {
 		return nil, err
 	}
-	resp := c.Acknowledge(req.(*kmsg.ShareAcknowledgeRequest))
+	resp := c.Acknowledge(req.(*kmsg.ShareAcknowledgeRequest), sharePrincipal(rc), topicReadAllowed(rc))
 	if s.cfg.Cluster != nil {
 		s.shareAckLeaders(resp)
 	}

@@ -9,12 +9,23 @@ import (
 )
 
 // A11 for the consumer protocol: ConsumerGroupHeartbeat needs READ on the
-// group; ConsumerGroupDescribe DESCRIBE on the group and on every topic
+// group and DESCRIBE on each topic subscribed by name; ConsumerGroupDescribe DESCRIBE on the group and on every topic
 // its members subscribe to or are assigned.
 func TestConsumerGroupAuthzRules(t *testing.T) {
 	beat := func(rc *reqCtx) int16 {
 		r := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 		r.Group = "g"
+		resp, _ := authzConsumerGroupHeartbeat(rc, r)
+		if resp == nil {
+			return 0
+		}
+		return resp.(*kmsg.ConsumerGroupHeartbeatResponse).ErrorCode
+	}
+	// subscribing by name needs DESCRIBE on the topic, as Kafka's
+	// KafkaApis.consumerGroupHeartbeat.
+	subscribe := func(rc *reqCtx) int16 {
+		r := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		r.Group, r.SubscribedTopicNames = "g", []string{"t"}
 		resp, _ := authzConsumerGroupHeartbeat(rc, r)
 		if resp == nil {
 			return 0
@@ -51,6 +62,9 @@ func TestConsumerGroupAuthzRules(t *testing.T) {
 	}{
 		{"heartbeat without READ", []auth.ACL{groupDescribe}, beat, kerr.GroupAuthorizationFailed},
 		{"heartbeat with READ", []auth.ACL{groupRead}, beat, nil},
+		{"subscribe by name without topic DESCRIBE", []auth.ACL{groupRead}, subscribe, kerr.TopicAuthorizationFailed},
+		{"subscribe by name with topic DESCRIBE", []auth.ACL{groupRead, topicDescribe}, subscribe, nil},
+		{"subscribe by name without group READ", []auth.ACL{topicDescribe}, subscribe, kerr.GroupAuthorizationFailed},
 		{"describe without group DESCRIBE", []auth.ACL{topicDescribe}, describe, kerr.GroupAuthorizationFailed},
 		{"describe without topic DESCRIBE", []auth.ACL{groupDescribe}, describe, kerr.TopicAuthorizationFailed},
 		{"describe with both", []auth.ACL{groupDescribe, topicDescribe}, describe, nil},

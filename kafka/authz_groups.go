@@ -400,15 +400,27 @@ func txnCommitErrors(topics []kmsg.TxnOffsetCommitRequestTopic, code int16) []km
 	return out
 }
 
-// authzConsumerGroupHeartbeat: READ on the group.
+// authzConsumerGroupHeartbeat: READ on the group, then, as Kafka's
+// KafkaApis, DESCRIBE on every subscribed topic name, else
+// TOPIC_AUTHORIZATION_FAILED (the member would otherwise learn the
+// topic's id and partitions from its assignment). A regex's matches are
+// filtered by the coordinator per member instead (group G14,
+// Config.MayDescribe).
 func authzConsumerGroupHeartbeat(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.ConsumerGroupHeartbeatRequest)
-	if groupAllowed(rc, auth.OpRead, r.Group) {
-		return nil, nil
-	}
 	resp := r.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
-	resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
-	return resp, nil
+	if !groupAllowed(rc, auth.OpRead, r.Group) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil
+	}
+	ok := topicAllowed(rc, auth.OpDescribe)
+	for _, t := range r.SubscribedTopicNames {
+		if !ok(t) {
+			resp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			return resp, nil
+		}
+	}
+	return nil, nil
 }
 
 // authzConsumerGroupDescribe: DESCRIBE on each group, and, as Kafka, on

@@ -75,21 +75,50 @@ func authzShareGroupHeartbeat(rc *reqCtx, req kmsg.Request) (kmsg.Response, func
 	return nil, nil
 }
 
-// authzShareGroupDescribe: DESCRIBE on each group.
+// authzShareGroupDescribe: DESCRIBE on each group, and, as
+// ConsumerGroupDescribe (and Kafka's KafkaApis), on every topic its
+// members subscribe to or are assigned: a group with a topic the
+// principal may not describe is TOPIC_AUTHORIZATION_FAILED, with
+// nothing of it described.
 func authzShareGroupDescribe(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
-	r := req.(*kmsg.ShareGroupDescribeRequest)
-	refused := filterOut(&r.GroupIDs, func(g *string) bool { return groupAllowed(rc, auth.OpDescribe, *g) })
-	if len(refused) == 0 {
+	if rc.conn.s.cfg.Authorizer == nil {
 		return nil, nil
 	}
+	r := req.(*kmsg.ShareGroupDescribeRequest)
+	refused := filterOut(&r.GroupIDs, func(g *string) bool { return groupAllowed(rc, auth.OpDescribe, *g) })
+	topicOK := topicAllowed(rc, auth.OpDescribe)
 	return nil, func(resp kmsg.Response) {
 		dr := resp.(*kmsg.ShareGroupDescribeResponse)
+		for i := range dr.Groups {
+			g := &dr.Groups[i]
+			if g.ErrorCode == 0 && !shareDescribedTopicsAllowed(g, topicOK) {
+				g.ErrorCode, g.Members = kerr.TopicAuthorizationFailed.Code, nil
+				g.GroupState, g.GroupEpoch, g.AssignmentEpoch, g.Assignor = "", 0, 0, ""
+				g.AuthorizedOperations = authOpsNotRequested
+			}
+		}
 		for _, g := range refused {
 			dg := kmsg.NewShareGroupDescribeResponseGroup()
 			dg.GroupID, dg.ErrorCode = g, kerr.GroupAuthorizationFailed.Code
 			dr.Groups = append(dr.Groups, dg)
 		}
 	}
+}
+
+func shareDescribedTopicsAllowed(g *kmsg.ShareGroupDescribeResponseGroup, ok func(string) bool) bool {
+	for _, m := range g.Members {
+		for _, t := range m.SubscribedTopicNames {
+			if !ok(t) {
+				return false
+			}
+		}
+		for _, t := range m.Assignment.TopicPartitions {
+			if t.Topic != "" && !ok(t.Topic) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // authzDescribeShareGroupOffsets: DESCRIBE on each group.

@@ -224,6 +224,35 @@ func TestTxnDescribeAuthzRules(t *testing.T) {
 	}
 }
 
+// DescribeTransactions lists, of a described transaction's topics, only
+// those the principal may DESCRIBE, as Kafka's
+// handleDescribeTransactionsRequest: DESCRIBE on the transactional id
+// does not reveal the names of the topics it writes to.
+func TestTxnDescribeHidesUndescribableTopics(t *testing.T) {
+	rc := authzConn(t, "User:alice", acl(auth.ResourceTransactionalID, "mine", auth.OpDescribe),
+		acl(auth.ResourceTopic, "t", auth.OpDescribe))
+	dr := kmsg.NewPtrDescribeTransactionsRequest()
+	dr.TransactionalIDs = []string{"mine"}
+	answer, after := authzDescribeTransactions(rc, dr)
+	if answer != nil || after == nil {
+		t.Fatalf("DescribeTransactions: answer %v, after %v", answer, after != nil)
+	}
+	resp := dr.ResponseKind().(*kmsg.DescribeTransactionsResponse)
+	st := kmsg.NewDescribeTransactionsResponseTransactionState() // the coordinator's answer
+	st.TransactionalID = "mine"
+	for _, name := range []string{"t", "secret"} {
+		tt := kmsg.NewDescribeTransactionsResponseTransactionStateTopic()
+		tt.Topic, tt.Partitions = name, []int32{0}
+		st.Topics = append(st.Topics, tt)
+	}
+	resp.TransactionStates = append(resp.TransactionStates, st)
+	after(resp)
+	got := resp.TransactionStates[0].Topics
+	if len(got) != 1 || got[0].Topic != "t" {
+		t.Fatalf("described topics %+v, want only t", got)
+	}
+}
+
 // Metadata fills authorized_operations, when asked, for a named topic it
 // answers with an error too (unknown, invalid name), as Apache Kafka 4.4
 // does (test/kafkadiff): the same operations as for an existing topic.

@@ -7,17 +7,25 @@ import (
 )
 
 // authzDescribeTransactions: DESCRIBE on each transactional id; a refused
-// one is answered TRANSACTIONAL_ID_AUTHORIZATION_FAILED (A11).
+// one is answered TRANSACTIONAL_ID_AUTHORIZATION_FAILED (A11). Of a
+// described transaction's topics only those the principal may DESCRIBE
+// are listed, as Kafka's handleDescribeTransactionsRequest.
 func authzDescribeTransactions(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	if rc.conn.s.cfg.Authorizer == nil {
+		return nil, nil
+	}
 	r := req.(*kmsg.DescribeTransactionsRequest)
 	refused := filterOut(&r.TransactionalIDs, func(id *string) bool {
 		return rc.allowed(auth.OpDescribe, auth.ResourceTransactionalID, *id)
 	})
-	if len(refused) == 0 {
-		return nil, nil
-	}
+	topicOK := topicAllowed(rc, auth.OpDescribe)
 	return nil, func(resp kmsg.Response) {
 		dr := resp.(*kmsg.DescribeTransactionsResponse)
+		for i := range dr.TransactionStates {
+			filterOut(&dr.TransactionStates[i].Topics, func(t *kmsg.DescribeTransactionsResponseTransactionStateTopic) bool {
+				return topicOK(t.Topic)
+			})
+		}
 		for _, id := range refused {
 			st := kmsg.NewDescribeTransactionsResponseTransactionState()
 			st.TransactionalID, st.ErrorCode = id, kerr.TransactionalIDAuthorizationFailed.Code

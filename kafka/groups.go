@@ -9,6 +9,7 @@ import (
 	"errors"
 	"net"
 
+	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka/group"
 	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/resolver"
@@ -32,6 +33,9 @@ func (s *Server) newGroups(st *offsets.Store) (*group.Coordinator, error) {
 	}
 	if gcfg.Metadata == nil {
 		gcfg.Metadata = topicLister{s}
+	}
+	if gcfg.MayDescribe == nil && s.cfg.Authorizer != nil {
+		gcfg.MayDescribe = s.mayDescribeTopic
 	}
 	return group.NewCoordinator(st, gcfg)
 }
@@ -61,7 +65,22 @@ func groupClient(rc *reqCtx) group.Client {
 		}
 		cl.Host = "/" + host
 	}
+	if rc.conn.s.cfg.Authorizer != nil {
+		cl.Principal, cl.PeerHost = rc.conn.Principal(), rc.conn.peerHost()
+	}
 	return cl
+}
+
+// mayDescribeTopic is the group coordinator's question (group G14):
+// may principal, from host, DESCRIBE topic (a companion topic counts as
+// its source, as rc.authzName).
+func (s *Server) mayDescribeTopic(principal, host, topic string) bool {
+	if s.res != nil {
+		if src, ok := s.res.CompanionSource(topic); ok {
+			topic = src
+		}
+	}
+	return s.cfg.Authorizer.Authorize(principal, host, auth.OpDescribe, auth.ResourceTopic, topic)
 }
 
 // topicChecker lets the coordinator answer UNKNOWN_TOPIC_OR_PARTITION for

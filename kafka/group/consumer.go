@@ -61,6 +61,13 @@ type cmember struct {
 	rackID     *string
 	clientID   string
 	clientHost string
+	// principal and peerHost are who last heartbeated as the member,
+	// from where: what its subscription is authorized against (G14).
+	// Kept in memory only: a member loaded from the store has none
+	// until it heartbeats, and is subscribed to nothing meanwhile when
+	// authorization is on.
+	principal string
+	peerHost  string
 
 	epoch     int32 // member epoch; epochStaticLeave while a static member is away
 	prevEpoch int32
@@ -99,6 +106,7 @@ type consumerState struct {
 	// computed from (id -> name, partitions); checked is when it was last
 	// compared with the topics now (G14).
 	topics  map[topicID]topicMeta
+	subs    map[string]map[topicID]bool // each member's subscribed topics, as topics
 	checked time.Time
 	regexes map[string]*regexp.Regexp
 }

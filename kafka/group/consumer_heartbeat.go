@@ -56,7 +56,7 @@ func (c *Coordinator) consumerGroupHeartbeat(cl Client, req *kmsg.ConsumerGroupH
 	case epochLeave, epochStaticLeave:
 		return g.consumerLeaveLocked(req, resp)
 	default:
-		return g.consumerBeatLocked(req, resp)
+		return g.consumerBeatLocked(cl, req, resp)
 	}
 }
 
@@ -160,6 +160,10 @@ func (g *group) consumerJoinLocked(cl Client, req *kmsg.ConsumerGroupHeartbeatRe
 		bump = true
 	}
 	m.clientID, m.clientHost, m.rackID = cl.ID, cl.Host, req.RackID
+	if m.principal != cl.Principal || m.peerHost != cl.PeerHost {
+		m.principal, m.peerHost = cl.Principal, cl.PeerHost
+		cs.checked = time.Time{} // authorized as someone else: resolve again now
+	}
 	m.rebalanceTimeout = time.Duration(req.RebalanceTimeoutMillis) * time.Millisecond
 	if bump {
 		g.bumpLocked()
@@ -186,6 +190,10 @@ func (g *group) replaceStaticMemberLocked(old *cmember, id string) *cmember {
 	cs.static[*m.instanceID] = id
 	cs.target[id] = cs.target[old.id]
 	delete(cs.target, old.id)
+	if sub, ok := cs.subs[old.id]; ok { // the subscription moves with it: no refresh bump
+		cs.subs[id] = sub
+		delete(cs.subs, old.id)
+	}
 	cs.hold(m)
 	return m
 }
@@ -268,7 +276,7 @@ func (g *group) removeConsumerMemberLocked(m *cmember) {
 	g.bumpLocked()
 }
 
-func (g *group) consumerBeatLocked(req *kmsg.ConsumerGroupHeartbeatRequest, resp *kmsg.ConsumerGroupHeartbeatResponse) *kmsg.ConsumerGroupHeartbeatResponse {
+func (g *group) consumerBeatLocked(cl Client, req *kmsg.ConsumerGroupHeartbeatRequest, resp *kmsg.ConsumerGroupHeartbeatResponse) *kmsg.ConsumerGroupHeartbeatResponse {
 	cs := g.mu.cons
 	m := cs.members[req.MemberID]
 	if m == nil {
@@ -294,6 +302,11 @@ func (g *group) consumerBeatLocked(req *kmsg.ConsumerGroupHeartbeatRequest, resp
 	}
 	snap := g.consumerSnapshotLocked(m.id)
 	changed := false
+	if m.principal != cl.Principal || m.peerHost != cl.PeerHost {
+		// Who the member is authorized as changed: resolve again now.
+		m.principal, m.peerHost = cl.Principal, cl.PeerHost
+		cs.checked = time.Time{}
+	}
 	if t := time.Duration(req.RebalanceTimeoutMillis) * time.Millisecond; t > 0 && t != m.rebalanceTimeout {
 		m.rebalanceTimeout, changed = t, true
 	}

@@ -70,10 +70,11 @@ func (g *group) resolveLocked() (map[topicID]topicMeta, map[string]map[topicID]b
 	}
 	topics := make(map[topicID]topicMeta)
 	subs := make(map[string]map[topicID]bool, len(cs.members))
+	mayDescribe := g.describeCheckLocked()
 	for _, m := range cs.members {
 		set := make(map[topicID]bool)
 		add := func(t TopicInfo) {
-			if t.Partitions <= 0 {
+			if t.Partitions <= 0 || !mayDescribe(m, t.Name) {
 				return
 			}
 			set[t.ID] = true
@@ -92,6 +93,35 @@ func (g *group) resolveLocked() (map[topicID]topicMeta, map[string]map[topicID]b
 		subs[m.id] = set
 	}
 	return topics, subs
+}
+
+// describeCheckLocked is whether a member may be subscribed to a topic:
+// always without Config.MayDescribe; with it, whether the member's own
+// principal may DESCRIBE the topic, as Kafka drops from a regex's
+// matches the topics the member may not describe
+// (GroupMetadataManager.refreshRegularExpressions). The check is per
+// member, not per group: one resolution serves members of several
+// principals, and none is given a topic it may not see. Answers are
+// cached per principal, host and topic for the one resolution.
+func (g *group) describeCheckLocked() func(m *cmember, topic string) bool {
+	may := g.c.cfg.MayDescribe
+	if may == nil {
+		return func(*cmember, string) bool { return true }
+	}
+	type key struct{ principal, host, topic string }
+	seen := make(map[key]bool)
+	return func(m *cmember, topic string) bool {
+		if m.principal == "" {
+			return false // loaded from the store, not yet heartbeated
+		}
+		k := key{m.principal, m.peerHost, topic}
+		ok, done := seen[k]
+		if !done {
+			ok = may(m.principal, m.peerHost, topic)
+			seen[k] = ok
+		}
+		return ok
+	}
 }
 
 // syncRegexesLocked keeps the compiled regexes to those members use.
@@ -155,15 +185,17 @@ func (g *group) computeTargetLocked() {
 	}
 	cs.assignor = g.preferredAssignorLocked()
 	cs.target = assign(cs.assignor, spec)
-	cs.topics = topics
+	cs.topics, cs.subs = topics, subs
 	cs.assignmentEpoch = cs.epoch
 	cs.checked = g.c.clock.Now()
 }
 
 // refreshMetadataLocked is G14: at most once per metadataRefresh, the
 // subscribed topics are resolved again (names and regexes against the
-// topics now); if any appeared, went or changed partitions the group
-// epoch advances and the target is recomputed. It reports a bump.
+// topics now, and the ACLs now); if any appeared, went or changed
+// partitions, or a member's subscribed set changed (its principal lost
+// or gained DESCRIBE), the group epoch advances and the target is
+// recomputed. It reports a bump.
 func (g *group) refreshMetadataLocked() bool {
 	cs := g.mu.cons
 	now := g.c.clock.Now()
@@ -171,10 +203,15 @@ func (g *group) refreshMetadataLocked() bool {
 		return false
 	}
 	cs.checked = now
-	topics, _ := g.resolveLocked()
-	if maps.Equal(topics, cs.topics) {
+	topics, subs := g.resolveLocked()
+	if maps.Equal(topics, cs.topics) && (cs.subs == nil || subsEqual(subs, cs.subs)) {
 		return false
 	}
 	g.bumpLocked()
 	return true
+}
+
+// subsEqual compares two members-to-topics maps.
+func subsEqual(a, b map[string]map[topicID]bool) bool {
+	return maps.EqualFunc(a, b, func(x, y map[topicID]bool) bool { return maps.Equal(x, y) })
 }

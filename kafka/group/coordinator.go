@@ -74,6 +74,11 @@ type Config struct {
 	// ConsumerAssignors is group.consumer.assignors; the first is the
 	// default. Default DefaultConsumerAssignors.
 	ConsumerAssignors []string
+	// MayDescribe says whether principal, connecting from host, may
+	// DESCRIBE topic; nil: authorization is off. With it, a consumer
+	// group member is subscribed only to the topics its own principal
+	// may describe (G14), whoever's heartbeat resolves the group.
+	MayDescribe func(principal, host, topic string) bool
 }
 
 // Validate reports every problem with cfg at once.

@@ -97,7 +97,12 @@
 //     __consumer_offsets (kafka/ lists it with one empty partition). At
 //     most once a second, on a heartbeat, the resolution is redone and a
 //     change advances the epoch (G12), so created and deleted topics are
-//     picked up. The work is bounded: at most 10000 names per member
+//     picked up. With authorization on (Config.MayDescribe) a member is
+//     subscribed only to the topics its own principal may DESCRIBE,
+//     regex matches and names alike, whoever's heartbeat resolves the
+//     group (Kafka drops undescribable regex matches; names without
+//     DESCRIBE are refused before, in kafka/); a changed ACL is picked
+//     up at the next resolution. The work is bounded: at most 10000 names per member
 //     (INVALID_REQUEST), regexes of at most 1024 bytes and at most 64
 //     distinct regexes per group (INVALID_REGULAR_EXPRESSION past these),
 //     one pass over the topics per distinct regex.

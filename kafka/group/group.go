@@ -45,6 +45,10 @@ func (s state) String() string {
 type Client struct {
 	ID   string // the request header's client id
 	Host string // the client's address, reported by DescribeGroups
+	// Principal and PeerHost are who sends the request and from which
+	// IP address, as Config.MayDescribe is asked about them.
+	Principal string
+	PeerHost  string
 }
 
 // joinResult is the outcome of a JoinGroup, built under the group lock and

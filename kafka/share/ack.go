@@ -36,14 +36,19 @@ func (c *Coordinator) checkBatches(batches []ackBatch, maxType int8) *kerr.Error
 
 // acknowledge applies one partition's batches for member (Q6) and returns
 // the partition's error code; the new state is durable before it returns
-// (O30).
-func (c *Coordinator) acknowledge(g *group, member string, sp sessPart, batches []ackBatch, maxType int8) int16 {
+// (O30). A topic the principal may not READ is
+// TOPIC_AUTHORIZATION_FAILED and nothing is applied, as Kafka's
+// handleShareAcknowledgeRequest and handleShareFetchRequest (A11).
+func (c *Coordinator) acknowledge(g *group, member string, sp sessPart, batches []ackBatch, maxType int8, allowed Allowed) int16 {
 	if e := c.checkBatches(batches, maxType); e != nil {
 		return e.Code
 	}
 	tp, ok := c.resolve(sp)
 	if !ok {
 		return kerr.UnknownTopicID.Code
+	}
+	if allowed != nil && !allowed(tp.Topic) {
+		return kerr.TopicAuthorizationFailed.Code
 	}
 	epoch, serving := int32(0), true
 	if c.leaderSide() {
@@ -78,13 +83,18 @@ func (c *Coordinator) acknowledge(g *group, member string, sp sessPart, batches 
 
 // Acknowledge handles ShareAcknowledge: the acknowledgements of a member's
 // session, advancing its epoch (Q13); epoch -1 also closes the session and
-// releases what the member still holds.
-func (c *Coordinator) Acknowledge(req *kmsg.ShareAcknowledgeRequest) *kmsg.ShareAcknowledgeResponse {
+// releases what the member still holds. principal is the caller's
+// (mayActAs), allowed its topic READ (nil: everything).
+func (c *Coordinator) Acknowledge(req *kmsg.ShareAcknowledgeRequest, principal string, allowed Allowed) *kmsg.ShareAcknowledgeResponse {
 	resp := req.ResponseKind().(*kmsg.ShareAcknowledgeResponse)
 	groupID, memberID := deref(req.GroupID), deref(req.MemberID)
 	resp.AcquisitionLockTimeoutMillis = int32(c.lockDuration(groupID).Milliseconds())
 	if groupID == "" || memberID == "" || len(memberID) > maxMemberIDLen {
 		resp.ErrorCode = kerr.InvalidRequest.Code
+		return resp
+	}
+	if !c.mayActAs(groupID, memberID, principal, req.ShareSessionEpoch == -1) {
+		resp.ErrorCode = kerr.UnknownMemberID.Code
 		return resp
 	}
 	g := c.lookup(groupID)
@@ -128,7 +138,7 @@ func (c *Coordinator) Acknowledge(req *kmsg.ShareAcknowledgeRequest) *kmsg.Share
 			}
 			rp := kmsg.NewShareAcknowledgeResponseTopicPartition()
 			rp.Partition = p.Partition
-			rp.ErrorCode = c.acknowledge(g, memberID, sessPart{t.TopicID, p.Partition}, batches, maxType)
+			rp.ErrorCode = c.acknowledge(g, memberID, sessPart{t.TopicID, p.Partition}, batches, maxType, allowed)
 			rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = -1, -1
 			rt.Partitions = append(rt.Partitions, rp)
 		}

@@ -12,7 +12,10 @@ import (
 // partition's start offset (SPSO) and, v1, its lag: the high watermark
 // less the SPSO and the finished records in flight. A partition the
 // group never read answers -1. Topics nil describes every partition with
-// state.
+// state. allowed is the principal's topic DESCRIBE (nil: everything): a
+// named topic without it is answered without its id, each partition
+// TOPIC_AUTHORIZATION_FAILED; of every topic (Topics nil) only those
+// allowed are listed, as Kafka's KafkaApis.
 func (c *Coordinator) DescribeOffsets(rg kmsg.DescribeShareGroupOffsetsRequestGroup, allowed Allowed) kmsg.DescribeShareGroupOffsetsResponseGroup {
 	out := kmsg.NewDescribeShareGroupOffsetsResponseGroup()
 	out.GroupID = rg.GroupID
@@ -28,7 +31,14 @@ func (c *Coordinator) DescribeOffsets(rg kmsg.DescribeShareGroupOffsetsRequestGr
 	for _, t := range topics {
 		rt := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopic()
 		rt.Topic = t.Topic
-		rt.TopicID, _ = c.log.TopicID(t.Topic)
+		switch {
+		case allowed == nil || allowed(t.Topic):
+			rt.TopicID, _ = c.log.TopicID(t.Topic)
+		case rg.Topics == nil:
+			continue // all topics: only those the principal may describe
+		}
+		// A named topic the principal may not describe: no id, each
+		// partition TOPIC_AUTHORIZATION_FAILED (describePartition).
 		for _, part := range t.Partitions {
 			rp := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopicPartition()
 			rp.Partition, rp.StartOffset, rp.Lag = part, -1, -1

@@ -63,7 +63,13 @@
 //	Q11 A member is identified by its client-generated id and fenced by its
 //	    epoch: a heartbeat must carry the member's current or previous
 //	    epoch (FENCED_MEMBER_EPOCH). A member silent for the session timeout
-//	    is removed (Q5).
+//	    is removed (Q5). With authorization on, a member is bound to the
+//	    principal that joined it: a heartbeat, ShareFetch or
+//	    ShareAcknowledge of another principal under its id is
+//	    UNKNOWN_MEMBER_ID. A ShareFetch or ShareAcknowledge of a member id
+//	    no live member has is UNKNOWN_MEMBER_ID too (a close, epoch -1,
+//	    excepted), as Kafka; a cluster's leader side, which does not know
+//	    the membership, takes member ids on trust.
 //	Q12 Assignment is computed by the coordinator whenever members,
 //	    subscriptions or partition counts change, bumping the group epoch:
 //	    each subscribed partition goes to at least one member, and with

@@ -25,15 +25,22 @@ type partResult struct {
 // the session's partitions, long-polling up to MaxWaitMillis while nothing
 // can be acquired.
 //
+// principal is the caller's with authorization on ("" else), allowed
+// its topic READ (nil: everything).
+//
 // ctx is the connection's: a share session belongs to the connection that
 // opened it, and when that connection closes the session closes and the
 // member's records are released (Q5), as Kafka does.
-func (c *Coordinator) Fetch(ctx context.Context, req *kmsg.ShareFetchRequest, allowed Allowed) *kmsg.ShareFetchResponse {
+func (c *Coordinator) Fetch(ctx context.Context, req *kmsg.ShareFetchRequest, principal string, allowed Allowed) *kmsg.ShareFetchResponse {
 	resp := req.ResponseKind().(*kmsg.ShareFetchResponse)
 	groupID, memberID := deref(req.GroupID), deref(req.MemberID)
 	resp.AcquisitionLockTimeoutMillis = int32(c.lockDuration(groupID).Milliseconds())
 	if e := c.checkFetch(req, groupID, memberID); e != nil {
 		resp.ErrorCode = e.Code
+		return resp
+	}
+	if !c.mayActAs(groupID, memberID, principal, req.ShareSessionEpoch == -1) {
+		resp.ErrorCode = kerr.UnknownMemberID.Code
 		return resp
 	}
 	g, err := c.getOrCreate(groupID, true)
@@ -55,7 +62,7 @@ func (c *Coordinator) Fetch(ctx context.Context, req *kmsg.ShareFetchRequest, al
 		for i, b := range batches {
 			conv[i] = ackBatch{b.FirstOffset, b.LastOffset, b.AcknowledgeTypes}
 		}
-		results[sp] = &partResult{ackCode: c.acknowledge(g, memberID, sp, conv, maxType), acked: true}
+		results[sp] = &partResult{ackCode: c.acknowledge(g, memberID, sp, conv, maxType, allowed), acked: true}
 	}
 	var parts []sessPart
 	var fresh map[sessPart]bool
@@ -105,6 +112,38 @@ func (c *Coordinator) Fetch(ctx context.Context, req *kmsg.ShareFetchRequest, al
 	}
 	resp.Topics = c.answer(results, parts, fresh)
 	return resp
+}
+
+// mayActAs reports whether the caller (principal) may fetch or
+// acknowledge as memberID: it is a live member of the share group (it
+// joined through ShareGroupHeartbeat and has not left or timed out),
+// joined by the same principal. Kafka answers a ShareFetch of an unknown
+// member id UNKNOWN_MEMBER_ID; binding the member to its principal
+// further keeps a user with READ on the group, who learnt a member id,
+// from opening a session under it and acknowledging (rejecting) the
+// member's records. closing (epoch -1) lets an unknown member id
+// through: a member that left has had its session dropped and its
+// records released already, so the close can only find nothing.
+//
+// A cluster's leader side does not know the membership (the
+// coordinator node does, Q15): there every member id is taken on
+// trust, as before.
+func (c *Coordinator) mayActAs(groupID, memberID, principal string, closing bool) bool {
+	if c.leaderSide() {
+		return true
+	}
+	g := c.lookup(groupID)
+	if g == nil {
+		return closing
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	c.expireMembersLocked(g, c.cfg.Now())
+	m := g.mu.members[memberID]
+	if m == nil {
+		return closing
+	}
+	return m.principal == principal
 }
 
 func deref(s *string) string {

@@ -20,9 +20,12 @@ type member struct {
 	rack       *string
 	clientID   string
 	clientHost string
-	topics     []string // subscribed, sorted
-	assigned   []offsets.TopicPartition
-	lastSeen   time.Time
+	// principal joined the member (with authorization on; "" else):
+	// only it may heartbeat, fetch and acknowledge as the member.
+	principal string
+	topics    []string // subscribed, sorted
+	assigned  []offsets.TopicPartition
+	lastSeen  time.Time
 }
 
 // group is one share group. mu guards everything but id; lock order:
@@ -56,8 +59,9 @@ func (g *group) stateLocked() string {
 	return "Stable"
 }
 
-// Client is what a heartbeat tells of the member's client.
-type Client struct{ ID, Host string }
+// Client is what a heartbeat tells of the member's client; Principal is
+// set only with authorization on.
+type Client struct{ ID, Host, Principal string }
 
 // Heartbeat handles ShareGroupHeartbeat (Q10, Q11).
 func (c *Coordinator) Heartbeat(cl Client, req *kmsg.ShareGroupHeartbeatRequest) *kmsg.ShareGroupHeartbeatResponse {
@@ -96,6 +100,10 @@ func (c *Coordinator) Heartbeat(cl Client, req *kmsg.ShareGroupHeartbeatRequest)
 	}
 	now := c.cfg.Now()
 	c.expireMembersLocked(g, now)
+	if m := g.mu.members[req.MemberID]; m != nil && m.principal != cl.Principal {
+		// Another principal's member: it is not this caller's to drive.
+		return fail(kerr.UnknownMemberID, "")
+	}
 	if req.MemberEpoch == -1 {
 		return c.leaveLocked(g, req, resp)
 	}
@@ -108,7 +116,7 @@ func (c *Coordinator) Heartbeat(cl Client, req *kmsg.ShareGroupHeartbeatRequest)
 	case m == nil && len(g.mu.members) >= c.cfg.MaxSize:
 		return fail(kerr.GroupMaxSizeReached, "")
 	case m == nil:
-		m = &member{id: req.MemberID}
+		m = &member{id: req.MemberID, principal: cl.Principal}
 		g.mu.members[m.id] = m
 	}
 	m.clientID, m.clientHost, m.lastSeen = cl.ID, cl.Host, now

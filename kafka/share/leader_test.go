@@ -138,7 +138,7 @@ func leaderFetch(t *testing.T, c *Coordinator, member string, epoch int32) (int1
 		rt.Partitions = append(rt.Partitions, kmsg.NewShareFetchRequestTopicPartition())
 		req.Topics = append(req.Topics, rt)
 	}
-	resp := c.Fetch(context.Background(), req, nil)
+	resp := c.Fetch(context.Background(), req, "", nil)
 	if resp.ErrorCode != 0 {
 		t.Fatalf("share fetch: error %d", resp.ErrorCode)
 	}
@@ -170,7 +170,7 @@ func leaderAccept(t *testing.T, c *Coordinator, member string, epoch int32, firs
 	rp.AcknowledgementBatches = append(rp.AcknowledgementBatches, b)
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	resp := c.Acknowledge(req)
+	resp := c.Acknowledge(req, "", nil)
 	if resp.ErrorCode != 0 {
 		t.Fatalf("share acknowledge: error %d", resp.ErrorCode)
 	}
@@ -272,7 +272,7 @@ func TestLeaderAcknowledgeWithoutSession(t *testing.T) {
 	req := kmsg.NewPtrShareAcknowledgeRequest()
 	group, member := "g", "a"
 	req.GroupID, req.MemberID, req.ShareSessionEpoch = &group, &member, 3
-	if resp := c.Acknowledge(req); resp.ErrorCode != kerr.ShareSessionNotFound.Code {
+	if resp := c.Acknowledge(req, "", nil); resp.ErrorCode != kerr.ShareSessionNotFound.Code {
 		t.Fatalf("acknowledge without a session: error %d, want SHARE_SESSION_NOT_FOUND", resp.ErrorCode)
 	}
 }
