@@ -30,7 +30,7 @@ var consumerGroupMutations = []mutation{
 	{
 		Name:  "consumer-metadata-not-refreshed",
 		Rule:  "group G14: created and deleted topics change the subscription at the next refresh",
-		Edits: []edit{{File: "kafka/group/consumer_target.go", Old: "\tif maps.Equal(topics, cs.topics) {", New: "\tif maps.Equal(topics, cs.topics) || true {"}},
+		Edits: []edit{{File: "kafka/group/consumer_target.go", Old: "\tif maps.Equal(topics, cs.topics) && (cs.subs == nil || subsEqual(subs, cs.subs)) {", New: "\tif maps.Equal(topics, cs.topics) && (cs.subs == nil || subsEqual(subs, cs.subs)) || true {"}},
 		Tests: []testRun{
 			{Pkg: "./kafka/group/", Run: "TestConsumerRegexPicksUpNewTopic|TestConsumerTopicDeleted"},
 			{Pkg: "./test/", Run: "Test848RegexNewTopic"},
