@@ -118,6 +118,7 @@ func offsetFetchErrors(topic string, partitions []int32, code int16) kmsg.Offset
 	for _, p := range partitions {
 		rp := kmsg.NewOffsetFetchResponseTopicPartition()
 		rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = p, -1, -1, code
+		rp.Metadata = kmsg.StringPtr("") // Kafka's NO_METADATA, not null
 		rt.Partitions = append(rt.Partitions, rp)
 	}
 	return rt
@@ -154,6 +155,7 @@ func authzOffsetFetchGroups(rc *reqCtx, r *kmsg.OffsetFetchRequest) (kmsg.Respon
 				for _, p := range t.Partitions {
 					rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
 					rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = p, -1, -1, kerr.TopicAuthorizationFailed.Code
+					rp.Metadata = kmsg.StringPtr("") // Kafka's NO_METADATA, not null
 					rt.Partitions = append(rt.Partitions, rp)
 				}
 				g.Topics = append(g.Topics, rt)
