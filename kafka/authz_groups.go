@@ -71,6 +71,14 @@ func authzOffsetCommit(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.R
 	if len(refused) == 0 {
 		return nil, nil
 	}
+	if len(r.Topics) == 0 {
+		// Nothing left to commit: answered here, as Kafka does, so
+		// that the coordinator does not create the group for an
+		// empty commit.
+		resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
+		resp.Topics = offsetCommitErrors(refused, kerr.TopicAuthorizationFailed.Code)
+		return resp, nil
+	}
 	return nil, func(resp kmsg.Response) {
 		cr := resp.(*kmsg.OffsetCommitResponse)
 		cr.Topics = append(cr.Topics, offsetCommitErrors(refused, kerr.TopicAuthorizationFailed.Code)...)

@@ -45,3 +45,30 @@ func TestOffsetFetchRefusedTopicMetadata(t *testing.T) {
 		}
 	}
 }
+
+// An OffsetCommit whose every topic is refused (READ on the group, none on
+// the topics) is answered without the coordinator, as Kafka answers it:
+// the coordinator would otherwise create the group for an empty commit.
+func TestOffsetCommitAllTopicsRefused(t *testing.T) {
+	rc := authzConn(t, "User:alice", acl(auth.ResourceGroup, "g", auth.OpRead), acl(auth.ResourceTopic, "t2", auth.OpRead))
+	commit := func(topics ...string) *kmsg.OffsetCommitRequest {
+		r := kmsg.NewPtrOffsetCommitRequest()
+		r.Group, r.Generation = "g", -1
+		for _, tp := range topics {
+			r.Topics = append(r.Topics, kmsg.OffsetCommitRequestTopic{Topic: tp, Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0}}})
+		}
+		return r
+	}
+	answer, _ := authzOffsetCommit(rc, commit("t"))
+	if answer == nil {
+		t.Fatal("a commit of refused topics only went to the coordinator")
+	}
+	if ts := answer.(*kmsg.OffsetCommitResponse).Topics; len(ts) != 1 || ts[0].Partitions[0].ErrorCode != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("answer %+v, want TOPIC_AUTHORIZATION_FAILED for t/0", ts)
+	}
+	r := commit("t", "t2")
+	answer, after := authzOffsetCommit(rc, r)
+	if answer != nil || after == nil || len(r.Topics) != 1 || r.Topics[0].Topic != "t2" {
+		t.Fatalf("a commit with an allowed topic: answer %v, topics left %+v", answer, r.Topics)
+	}
+}
