@@ -147,16 +147,16 @@ type acl struct {
 	res     kmsg.ACLResourceType
 	name    string
 	pattern kmsg.ACLResourcePatternType
-	user    string // principal "User:"+user; a principal with ':' as is
+	user    string // one of users: principal "User:"+user; anything else as is
 	op      kmsg.ACLOperation
 	perm    kmsg.ACLPermissionType
 }
 
 func (a acl) principal() string {
-	if strings.Contains(a.user, ":") || a.user == "" {
-		return a.user
+	if _, ok := users[a.user]; ok {
+		return "User:" + a.user
 	}
-	return "User:" + a.user
+	return a.user
 }
 
 func (a acl) creation() kmsg.CreateACLsRequestCreation {
