@@ -312,16 +312,18 @@ func (r *run) doV(name string, v int16, req kmsg.Request) kmsg.Response {
 }
 
 // loading reports whether an answer says a coordinator is still loading
-// (COORDINATOR_LOAD_IN_PROGRESS), or a produce's partition leader is not
-// ready (NOT_LEADER_OR_FOLLOWER): Kafka loads each of __consumer_offsets'
-// and __transaction_state's partitions on its own after they are
-// created, and its transaction verification of a produce meets the same,
-// so the first request to each may meet it. Nothing was done; the request
+// (COORDINATOR_LOAD_IN_PROGRESS), or a produce's or ListOffsets' partition
+// leader is not ready (NOT_LEADER_OR_FOLLOWER): Kafka loads each of
+// __consumer_offsets' and __transaction_state's partitions on its own
+// after they are created, its transaction verification of a produce
+// meets the same, and on a loaded machine its broker may not yet lead a
+// new partition Metadata already shows led, so the first request to each
+// may meet it. Nothing was done; the request
 // is sent again until the case's deadline, and an answer still saying so
 // then is recorded.
 func loading(key int16, flat map[string]string) bool {
 	for p, v := range flat {
-		if strings.HasSuffix(p, "ErrorCode") && (strings.HasPrefix(v, "14 ") || key == 0 && strings.HasPrefix(v, "6 ")) {
+		if strings.HasSuffix(p, "ErrorCode") && (strings.HasPrefix(v, "14 ") || (key == 0 || key == 2) && strings.HasPrefix(v, "6 ")) {
 			return true
 		}
 	}
