@@ -213,11 +213,11 @@ func (r *run) awaitACLs(acls ...acl) {
 	}
 }
 
-// only keeps, of each recorded answer, the array elements (topics,
+// keepOnly keeps, of each recorded answer, the array elements (topics,
 // groups) whose key names one of the case's resources: the authorizer
 // cases run in parallel, and an all-topics Metadata or ListGroups sees
 // the others'.
-func only(prefix string) func(map[string]string) {
+func keepOnly(prefix string) func(map[string]string) {
 	return func(flat map[string]string) {
 		for p := range flat {
 			for _, arr := range []string{"Topics[", "Groups["} {
@@ -341,13 +341,13 @@ func caseAuthzTopic(r *run) {
 	r.as("admin")
 	r.createTopic(topic, 1)
 	r.as("alice")
-	r.filter = only("kd-az-topic")
+	r.filter = keepOnly("kd-az-topic")
 	r.do("metadata all topics, no acl", metadataReq(false))
 	r.filter = nil
 	r.do("metadata of a missing topic, no acl", metadataReq(true, "kd-az-topic-missing"))
 	r.topicOps("without acls", topic)
 	r.grant(allow(kmsg.ACLResourceTypeTopic, topic, lit, "alice", kmsg.ACLOperationDescribe))
-	r.filter = only("kd-az-topic")
+	r.filter = keepOnly("kd-az-topic")
 	r.do("metadata all topics, describe", metadataReq(false))
 	r.filter = nil
 	r.topicOps("with describe", topic)
@@ -444,7 +444,7 @@ func (r *run) groupOps(when, g, topic string) {
 	jg.Group, jg.SessionTimeoutMillis, jg.RebalanceTimeoutMillis, jg.ProtocolType = "kd-az-join", 30000, 30000, "consumer"
 	jg.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: []byte{0, 0, 0, 0, 0, 0}}}
 	r.do("join group "+when, jg)
-	r.filter = only("kd-az-grp")
+	r.filter = keepOnly("kd-az-grp")
 	r.do("list groups "+when, kmsg.NewPtrListGroupsRequest())
 	r.filter = nil
 }
@@ -501,7 +501,7 @@ func caseAuthzCluster(r *run) {
 		r.do("describe cluster "+when, dc)
 		md := metadataReq(false, topic)
 		md.IncludeClusterAuthorizedOperations = true
-		r.filter = only("kd-az-cl")
+		r.filter = keepOnly("kd-az-cl")
 		r.doV("metadata v10 with cluster operations "+when, 10, md)
 		r.do("metadata all topics "+when, metadataReq(false))
 		r.do("list groups "+when, kmsg.NewPtrListGroupsRequest())
