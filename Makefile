@@ -128,6 +128,8 @@ conformance:
 # in test/kafkadiff/accepted.txt fails it, and so does an entry nothing
 # matches. KGW_KAFKADIFF=1 turns the run on (without it `go test` runs only
 # the differ's unit tests); pass KAFKADIFF_RUN=name to run matching cases.
+# The authz-* cases start a second pair, each with an ACL authorizer and
+# SASL PLAIN users, when the first of them runs (KAFKADIFF_RUN=authz).
 .PHONY: conformance-kafka
 conformance-kafka: $(JVM_MOD)/target/classpath.txt
 	KGW_KAFKADIFF=1 KGW_KAFKADIFF_RUN=$(KAFKADIFF_RUN) $(GO) test -count=1 -timeout 10m -run TestKafkaDiff ./test/kafkadiff/

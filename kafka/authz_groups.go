@@ -71,6 +71,14 @@ func authzOffsetCommit(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.R
 	if len(refused) == 0 {
 		return nil, nil
 	}
+	if len(r.Topics) == 0 {
+		// Nothing left to commit: answered here, as Kafka does, so
+		// that the coordinator does not create the group for an
+		// empty commit.
+		resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
+		resp.Topics = offsetCommitErrors(refused, kerr.TopicAuthorizationFailed.Code)
+		return resp, nil
+	}
 	return nil, func(resp kmsg.Response) {
 		cr := resp.(*kmsg.OffsetCommitResponse)
 		cr.Topics = append(cr.Topics, offsetCommitErrors(refused, kerr.TopicAuthorizationFailed.Code)...)
@@ -118,6 +126,7 @@ func offsetFetchErrors(topic string, partitions []int32, code int16) kmsg.Offset
 	for _, p := range partitions {
 		rp := kmsg.NewOffsetFetchResponseTopicPartition()
 		rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = p, -1, -1, code
+		rp.Metadata = kmsg.StringPtr("") // Kafka's NO_METADATA, not null
 		rt.Partitions = append(rt.Partitions, rp)
 	}
 	return rt
@@ -154,6 +163,7 @@ func authzOffsetFetchGroups(rc *reqCtx, r *kmsg.OffsetFetchRequest) (kmsg.Respon
 				for _, p := range t.Partitions {
 					rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
 					rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = p, -1, -1, kerr.TopicAuthorizationFailed.Code
+					rp.Metadata = kmsg.StringPtr("") // Kafka's NO_METADATA, not null
 					rt.Partitions = append(rt.Partitions, rp)
 				}
 				g.Topics = append(g.Topics, rt)

@@ -60,7 +60,7 @@ func (c *Coordinator) FindCoordinator(req *kmsg.FindCoordinatorRequest, self Nod
 // DescribeGroups handles DescribeGroups v0–6. Before v6 an unknown group
 // is described as Dead with no error, and so is a consumer-protocol group
 // (it is no classic group); from v6 (KIP-1043) both are GROUP_ID_NOT_FOUND
-// with Kafka's message, which the admin client turns into
+// with Kafka's message and state Dead, which the admin client turns into
 // GroupIdNotFoundException. Member metadata and assignments are returned
 // only for Stable groups (as Kafka).
 func (c *Coordinator) DescribeGroups(req *kmsg.DescribeGroupsRequest) *kmsg.DescribeGroupsResponse {
@@ -79,6 +79,7 @@ func (c *Coordinator) DescribeGroups(req *kmsg.DescribeGroupsRequest) *kmsg.Desc
 			}
 			dg = kmsg.NewDescribeGroupsResponseGroup()
 			dg.Group, dg.ErrorCode, dg.ErrorMessage = id, kerr.GroupIDNotFound.Code, &msg
+			dg.State = stateDead.String() // as Kafka 4.4 names it beside the error
 		}
 		resp.Groups = append(resp.Groups, dg)
 	}

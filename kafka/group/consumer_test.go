@@ -429,7 +429,7 @@ func TestConsumerHeartbeatToEmptyClassicGroup(t *testing.T) {
 
 // DescribeGroups v6 (KIP-1043): an unknown group and a consumer-protocol
 // group are GROUP_ID_NOT_FOUND with Kafka's messages, which
-// kafka-consumer-groups prints; v5 still describes both as Dead, and a
+// kafka-consumer-groups prints, and state Dead, as Kafka 4.4 answers; v5 still describes both as Dead, and a
 // classic group is described as before.
 func TestDescribeGroupsV6NotFound(t *testing.T) {
 	h, topics := new848Harness(t)
@@ -444,7 +444,7 @@ func TestDescribeGroupsV6NotFound(t *testing.T) {
 	for group, msg := range map[string]string{"nope": "Group nope not found.", "cg": "Group cg is not a classic group."} {
 		d := describe(6, group)
 		code(t, "v6 describe "+group, d.ErrorCode, kerr.GroupIDNotFound)
-		if d.ErrorMessage == nil || *d.ErrorMessage != msg || d.State != "" || len(d.Members) != 0 {
+		if d.ErrorMessage == nil || *d.ErrorMessage != msg || d.State != "Dead" || len(d.Members) != 0 {
 			t.Fatalf("v6 describe %s: %+v (message %v), want message %q", group, d, d.ErrorMessage, msg)
 		}
 		if d := describe(5, group); d.ErrorCode != 0 || d.State != "Dead" {

@@ -65,12 +65,20 @@ type Options struct {
 	Heap []string
 	// Log receives the broker's stdout and stderr; nil: Dir/broker.log only.
 	Log io.Writer
+	// PlainUsers, when set, adds a SASL_PLAINTEXT listener on another
+	// ephemeral port (Broker.SASLAddr) with the PLAIN mechanism, whose
+	// JAAS config holds these users (name → password). Inter-broker and
+	// controller traffic stay on PLAINTEXT.
+	PlainUsers map[string]string
 }
 
 // Broker is a running Apache Kafka broker.
 type Broker struct {
 	// Addr is the PLAINTEXT listener, host:port.
 	Addr string
+	// SASLAddr is the SASL_PLAINTEXT listener, host:port, when
+	// Options.PlainUsers is set; "" otherwise.
+	SASLAddr string
 	// Dir is the broker's directory (log dir under data/).
 	Dir string
 
@@ -118,17 +126,20 @@ func start(ctx context.Context, cp string, opts Options) (*Broker, error) {
 		}
 		b.Dir, b.ownDir = d, true
 	}
-	ports, err := freePorts(2)
+	ports, err := freePorts(3)
 	if err != nil {
 		return nil, err
 	}
 	b.Addr = fmt.Sprintf("127.0.0.1:%d", ports[0])
+	if len(opts.PlainUsers) > 0 {
+		b.SASLAddr = fmt.Sprintf("127.0.0.1:%d", ports[2])
+	}
 	logDir := filepath.Join(b.Dir, "data")
 	if err := os.RemoveAll(logDir); err != nil {
 		return nil, err
 	}
 	props := filepath.Join(b.Dir, "server.properties")
-	if err := os.WriteFile(props, []byte(serverProperties(b.Addr, ports[1], logDir, opts)), 0o644); err != nil {
+	if err := os.WriteFile(props, []byte(serverProperties(b.Addr, b.SASLAddr, ports[1], logDir, opts)), 0o644); err != nil {
 		return nil, err
 	}
 	log4j := filepath.Join(b.Dir, "log4j2.properties")
@@ -262,8 +273,9 @@ func java(ctx context.Context, cp, log4j string, heap []string, main string, arg
 
 // serverProperties is the config/server.properties Kafka ships for a
 // combined broker and controller (replication factors of one), on the given
-// ports; everything else is Kafka's default.
-func serverProperties(addr string, controllerPort int, logDir string, opts Options) string {
+// ports; everything else is Kafka's default. A non-empty saslAddr adds a
+// SASL_PLAINTEXT listener (PLAIN, opts.PlainUsers) there.
+func serverProperties(addr, saslAddr string, controllerPort int, logDir string, opts Options) string {
 	p := map[string]string{
 		"process.roles":                                    "broker,controller",
 		"node.id":                                          "1",
@@ -292,6 +304,12 @@ func serverProperties(addr string, controllerPort int, logDir string, opts Optio
 	}
 	if opts.Fsync {
 		p["log.flush.interval.messages"] = "1"
+	}
+	if saslAddr != "" {
+		p["listeners"] += ",SASL_PLAINTEXT://" + saslAddr
+		p["advertised.listeners"] += ",SASL_PLAINTEXT://" + saslAddr
+		p["sasl.enabled.mechanisms"] = "PLAIN"
+		p["listener.name.sasl_plaintext.plain.sasl.jaas.config"] = plainJAAS(opts.PlainUsers)
 	}
 	for k, v := range opts.Props {
 		p[k] = v
@@ -325,6 +343,23 @@ logger.apache.level = WARN
 logger.raftserver.name = kafka.server.KafkaRaftServer
 logger.raftserver.level = INFO
 `
+
+// plainJAAS is the JAAS line of a PLAIN login module holding users, in
+// name order (a properties value, one line).
+func plainJAAS(users map[string]string) string {
+	names := make([]string, 0, len(users))
+	for n := range users {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var sb strings.Builder
+	sb.WriteString("org.apache.kafka.common.security.plain.PlainLoginModule required")
+	for _, n := range names {
+		fmt.Fprintf(&sb, " user_%s=%q", n, users[n])
+	}
+	sb.WriteString(";")
+	return sb.String()
+}
 
 // clusterID is a random cluster id in Kafka's form: a type-4 UUID in
 // URL-safe base64 without padding.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,5 +60,28 @@ func TestStartProduceConsume(t *testing.T) {
 			}
 			return
 		}
+	}
+}
+
+// TestServerPropertiesPlainUsers: PlainUsers adds a SASL_PLAINTEXT
+// listener (advertised too) with PLAIN and a JAAS line holding each user,
+// and leaves the controller and inter-broker listeners PLAINTEXT; without
+// it there is no SASL listener.
+func TestServerPropertiesPlainUsers(t *testing.T) {
+	opts := Options{PlainUsers: map[string]string{"bob": "b", "alice": "a"}}
+	p := "\n" + serverProperties("127.0.0.1:1", "127.0.0.1:3", 2, "/d", opts)
+	for _, want := range []string{
+		"\nlisteners=PLAINTEXT://127.0.0.1:1,CONTROLLER://127.0.0.1:2,SASL_PLAINTEXT://127.0.0.1:3\n",
+		"\nadvertised.listeners=PLAINTEXT://127.0.0.1:1,SASL_PLAINTEXT://127.0.0.1:3\n",
+		"\ninter.broker.listener.name=PLAINTEXT\n",
+		"\nsasl.enabled.mechanisms=PLAIN\n",
+		"\nlistener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_alice=\"a\" user_bob=\"b\";\n",
+	} {
+		if !strings.Contains(p, want) {
+			t.Errorf("server.properties lacks %q:\n%s", want, p)
+		}
+	}
+	if p := serverProperties("127.0.0.1:1", "", 2, "/d", Options{}); strings.Contains(p, "SASL_PLAINTEXT://") || strings.Contains(p, "jaas") {
+		t.Errorf("a SASL listener without PlainUsers:\n%s", p)
 	}
 }

@@ -812,19 +812,7 @@ func caseConfigsTopic(r *run) {
 
 func caseConfigsBroker(r *run) {
 	id := itoa(int(r.side.nodeID))
-	// The broker resource is named by the side's own node id.
-	r.filter = func(flat map[string]string) {
-		for p, v := range flat {
-			q := strings.ReplaceAll(p, "[ResourceName="+id+"]", "[ResourceName=<node>]")
-			if strings.HasSuffix(q, ".ResourceName") && v == id {
-				v = "<node>"
-			}
-			if q != p || v != flat[p] {
-				delete(flat, p)
-				flat[q] = v
-			}
-		}
-	}
+	r.filter = r.nodeFilter()
 	defer func() { r.filter = nil }()
 	keys := []string{"num.partitions", "auto.create.topics.enable", "message.max.bytes", "log.retention.hours",
 		"log.retention.ms", "default.replication.factor", "offsets.retention.minutes", "log.cleanup.policy",
@@ -928,4 +916,22 @@ func (r *run) awaitConfig(topic, key, value string) {
 		rs := resp.(*kmsg.DescribeConfigsResponse).Resources
 		return len(rs) == 1 && len(rs[0].Configs) == 1 && rs[0].Configs[0].Value != nil && *rs[0].Configs[0].Value == value
 	})
+}
+
+// nodeFilter names the broker resource, which each side names by its own
+// node id, <node> in paths and values.
+func (r *run) nodeFilter() func(map[string]string) {
+	id := itoa(int(r.side.nodeID))
+	return func(flat map[string]string) {
+		for p, v := range flat {
+			q := strings.ReplaceAll(p, "[ResourceName="+id+"]", "[ResourceName=<node>]")
+			if strings.HasSuffix(q, ".ResourceName") && v == id {
+				v = "<node>"
+			}
+			if q != p || v != flat[p] {
+				delete(flat, p)
+				flat[q] = v
+			}
+		}
+	}
 }

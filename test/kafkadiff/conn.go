@@ -148,3 +148,37 @@ func skipTags(b []byte) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// DialPlain connects to a SASL_PLAINTEXT listener at addr and logs in as
+// user with the PLAIN mechanism (SaslHandshake v1, SaslAuthenticate v2).
+func DialPlain(addr, user, password string) (*Conn, error) {
+	c, err := Dial(addr)
+	if err != nil {
+		return nil, err
+	}
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.SetVersion(1)
+	hs.Mechanism = "PLAIN"
+	r, err := c.Do(hs)
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("sasl handshake: %w", err)
+	}
+	if code := r.(*kmsg.SASLHandshakeResponse).ErrorCode; code != 0 {
+		c.Close()
+		return nil, fmt.Errorf("sasl handshake: error %d", code)
+	}
+	au := kmsg.NewPtrSASLAuthenticateRequest()
+	au.SetVersion(2)
+	au.SASLAuthBytes = []byte("\x00" + user + "\x00" + password)
+	r, err = c.Do(au)
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("sasl authenticate %s: %w", user, err)
+	}
+	if ar := r.(*kmsg.SASLAuthenticateResponse); ar.ErrorCode != 0 {
+		c.Close()
+		return nil, fmt.Errorf("sasl authenticate %s: error %d %v", user, ar.ErrorCode, ar.ErrorMessage)
+	}
+	return c, nil
+}

@@ -28,8 +28,13 @@ const startDeadline = 3 * time.Minute
 
 // side is one broker under comparison.
 type side struct {
-	name   string // "kgateway" or "kafka"
-	addr   string
+	name string // "kgateway" or "kafka"
+	addr string
+	// saslAddr is the SASL_PLAINTEXT (PLAIN) listener of the authorizer
+	// pair's sides; "" on the first pair.
+	saslAddr string
+	// admin is the user learn logs in as ("" : no login).
+	admin  string
 	nodeID int32
 	max    map[int16]int16 // ApiVersions: key → max version
 	min    map[int16]int16
@@ -55,6 +60,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	stop()
+	stopAuthz()
 	kgbin.Remove()
 	os.Exit(code)
 }
@@ -134,47 +140,67 @@ func startBoth() (stop func(), err error) {
 // startKgateway runs the kgateway binary on an ephemeral port over a
 // temporary data dir and waits for its "ready" log line.
 func startKgateway(ctx context.Context) (*exec.Cmd, string, string, error) {
+	cmd, dir, addrs, err := startKgatewayArgs(ctx, nil, "--listen", "127.0.0.1:0")
+	return cmd, dir, addrs["PLAINTEXT"], err
+}
+
+// startKgatewayArgs runs the kgateway binary with args over a temporary
+// data dir holding users (name → password, added with `kgateway users
+// add`) and waits for its "ready" log line; it returns the listeners'
+// addresses by name (PLAINTEXT: the addr of a --listen gateway).
+func startKgatewayArgs(ctx context.Context, users map[string]string, args ...string) (*exec.Cmd, string, map[string]string, error) {
 	bin, err := kgbin.Build()
 	if err != nil {
-		return nil, "", "", err
+		return nil, "", nil, err
 	}
 	dir, err := os.MkdirTemp("", "kafkadiff-kgateway-")
 	if err != nil {
-		return nil, "", "", err
+		return nil, "", nil, err
 	}
-	cmd := exec.Command(bin, "--listen", "127.0.0.1:0", "--data-dir", dir)
+	for name, pw := range users {
+		add := exec.CommandContext(ctx, bin, "users", "add", name, "--mechanism", "SCRAM-SHA-256", "--data-dir", dir)
+		add.Stdin = strings.NewReader(pw + "\n")
+		if out, err := add.CombinedOutput(); err != nil {
+			return nil, dir, nil, fmt.Errorf("users add %s: %v\n%s", name, err, out)
+		}
+	}
+	cmd := exec.Command(bin, append(args, "--data-dir", dir)...)
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
-		return nil, dir, "", err
+		return nil, dir, nil, err
 	}
 	logf, err := os.Create(dir + ".log")
 	if err != nil {
-		return nil, dir, "", err
+		return nil, dir, nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, dir, "", err
+		return nil, dir, nil, err
 	}
-	ready := make(chan string, 1)
+	ready := make(chan map[string]string, 1)
 	go func() {
 		sc := bufio.NewScanner(pipe)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
 			logf.Write(append(sc.Bytes(), '\n'))
 			var line struct {
-				Msg  string `json:"msg"`
-				Addr string `json:"addr"`
+				Msg       string            `json:"msg"`
+				Addr      string            `json:"addr"`
+				Listeners map[string]string `json:"listeners"`
 			}
 			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "ready" {
-				ready <- line.Addr
+				if line.Listeners == nil {
+					line.Listeners = map[string]string{"PLAINTEXT": line.Addr}
+				}
+				ready <- line.Listeners
 			}
 		}
 		logf.Close()
 	}()
 	select {
-	case addr := <-ready:
-		return cmd, dir, addr, nil
+	case addrs := <-ready:
+		return cmd, dir, addrs, nil
 	case <-ctx.Done():
-		return cmd, dir, "", fmt.Errorf("no ready line (log %s.log): %w", dir, ctx.Err())
+		return cmd, dir, nil, fmt.Errorf("no ready line (log %s.log): %w", dir, ctx.Err())
 	}
 }
 
@@ -182,7 +208,7 @@ func startKgateway(ctx context.Context) (*exec.Cmd, string, string, error) {
 // and transaction coordinators answer (Kafka creates __consumer_offsets
 // and __transaction_state on first use).
 func (s *side) learn(ctx context.Context) error {
-	c, err := Dial(s.addr)
+	c, err := s.dial(s.admin)
 	if err != nil {
 		return err
 	}
@@ -240,8 +266,11 @@ type step struct {
 // run is one case's run against one side: its connection and the answers
 // it recorded.
 type run struct {
-	t     *testing.T
-	side  *side
+	t    *testing.T
+	side *side
+	// user is who the run's connection logs in as on the side's SASL
+	// listener ("": none, the PLAINTEXT listener); as sets it.
+	user  string
 	conn  *Conn
 	steps []step
 	ctx   context.Context
@@ -283,16 +312,18 @@ func (r *run) doV(name string, v int16, req kmsg.Request) kmsg.Response {
 }
 
 // loading reports whether an answer says a coordinator is still loading
-// (COORDINATOR_LOAD_IN_PROGRESS), or a produce's partition leader is not
-// ready (NOT_LEADER_OR_FOLLOWER): Kafka loads each of __consumer_offsets'
-// and __transaction_state's partitions on its own after they are
-// created, and its transaction verification of a produce meets the same,
-// so the first request to each may meet it. Nothing was done; the request
+// (COORDINATOR_LOAD_IN_PROGRESS), or a produce's or ListOffsets' partition
+// leader is not ready (NOT_LEADER_OR_FOLLOWER): Kafka loads each of
+// __consumer_offsets' and __transaction_state's partitions on its own
+// after they are created, its transaction verification of a produce
+// meets the same, and on a loaded machine its broker may not yet lead a
+// new partition Metadata already shows led, so the first request to each
+// may meet it. Nothing was done; the request
 // is sent again until the case's deadline, and an answer still saying so
 // then is recorded.
 func loading(key int16, flat map[string]string) bool {
 	for p, v := range flat {
-		if strings.HasSuffix(p, "ErrorCode") && (strings.HasPrefix(v, "14 ") || key == 0 && strings.HasPrefix(v, "6 ")) {
+		if strings.HasSuffix(p, "ErrorCode") && (strings.HasPrefix(v, "14 ") || (key == 0 || key == 2) && strings.HasPrefix(v, "6 ")) {
 			return true
 		}
 	}
@@ -325,7 +356,7 @@ func (r *run) record(name string, flat map[string]string) {
 // closed the last.
 func (r *run) send(req kmsg.Request) (kmsg.Response, error) {
 	if r.conn == nil {
-		c, err := Dial(r.side.addr)
+		c, err := r.side.dial(r.user)
 		if err != nil {
 			return nil, err
 		}
@@ -390,11 +421,12 @@ type diffCase struct {
 	run  func(r *run)
 }
 
-// runCase runs c against both sides at once and returns the differences.
-func runCase(t *testing.T, c diffCase) []Difference {
+// runCase runs c against both sides of a pair at once and returns the
+// differences.
+func runCase(t *testing.T, c diffCase, pair [2]*side) []Difference {
 	runs := [2]*run{}
 	var wg sync.WaitGroup
-	for i, s := range []*side{kg, ak} {
+	for i, s := range pair {
 		ctx, cancel := context.WithTimeout(context.Background(), caseDeadline)
 		defer cancel()
 		runs[i] = &run{t: t, side: s, ctx: ctx}
@@ -469,7 +501,23 @@ func TestKafkaDiff(t *testing.T) {
 			}
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()
-				d := runCase(t, c)
+				d := runCase(t, c, [2]*side{kg, ak})
+				mu.Lock()
+				diffs = append(diffs, d...)
+				mu.Unlock()
+			})
+		}
+		for _, c := range authzCorpus() {
+			if only != "" && !strings.Contains(c.name, only) {
+				continue
+			}
+			t.Run(c.name, func(t *testing.T) {
+				t.Parallel()
+				pair, err := authzPair()
+				if err != nil {
+					t.Fatal(err)
+				}
+				d := runCase(t, c, pair)
 				mu.Lock()
 				diffs = append(diffs, d...)
 				mu.Unlock()
@@ -502,7 +550,7 @@ func TestKafkaDiff(t *testing.T) {
 		}
 	}
 	t.Logf("%d cases, %d differences: %d accepted by %d entries, %d not accepted",
-		len(corpus()), len(diffs), len(diffs)-len(unexpected), len(used), len(unexpected))
+		len(corpus())+len(authzCorpus()), len(diffs), len(diffs)-len(unexpected), len(used), len(unexpected))
 	if os.Getenv("KGW_KAFKADIFF_DUMP") != "" {
 		for _, d := range diffs {
 			fmt.Println("DIFF", d)
