@@ -107,6 +107,7 @@ func Open(cfg Config) (_ *Server, err error) {
 	s := &Server{cfg: cfg, metrics: metrics.New()}
 	defer func() {
 		if err != nil {
+			s.closeListeners() // bound by bind: no port stays taken by a failed Open
 			err = errors.Join(err, s.closeLayers())
 		}
 	}()

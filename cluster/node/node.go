@@ -16,6 +16,8 @@ import (
 	"github.com/kgateway/kgateway/kafka"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/kgateway/kgateway/storage"
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap"
@@ -283,24 +285,42 @@ type registration struct {
 	Rack *string `json:"rack,omitempty"`
 }
 
-// register creates this node's key under its session (J1).
+// register creates this node's key under its session (J1). A key held
+// under another lease is a previous incarnation's: a process of this id
+// killed before its lease expired, or this node's own lost session. Like
+// a Kafka broker coming back under its id, the new incarnation takes the
+// id over at once: it revokes the old lease, which deletes the old
+// registration and every ownership under it (fencing that incarnation's
+// publications, E3), so its partitions are placed again now, not after
+// cluster.session.timeout.ms.
 func (n *Node) register(ctx context.Context) error {
 	n.mu.Lock()
 	self, sess := n.mu.self, n.mu.sess
 	n.mu.Unlock()
 	val, _ := json.Marshal(registration{Host: self.Host, Port: self.Port, Rack: self.Rack})
 	k := n.nodeKey(n.cfg.NodeID)
-	resp, err := n.cli.Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(k), "=", 0)).
-		Then(clientv3.OpPut(k, string(val), clientv3.WithLease(sess.Lease()))).
-		Else(clientv3.OpGet(k)).
-		Commit()
-	if err != nil {
-		return fmt.Errorf("cluster: register: %w", err)
-	}
-	kvs := resp.Responses[0].GetResponseRange().GetKvs()
-	if !resp.Succeeded && (len(kvs) == 0 || clientv3.LeaseID(kvs[0].Lease) != sess.Lease()) {
-		return fmt.Errorf("cluster: node id %d is registered by a live node", n.cfg.NodeID)
+	for attempt := 0; ; attempt++ {
+		resp, err := n.cli.Txn(ctx).
+			If(clientv3.Compare(clientv3.CreateRevision(k), "=", 0)).
+			Then(clientv3.OpPut(k, string(val), clientv3.WithLease(sess.Lease()))).
+			Else(clientv3.OpGet(k)).
+			Commit()
+		if err != nil {
+			return fmt.Errorf("cluster: register node id %d: %w", n.cfg.NodeID, err)
+		}
+		kvs := resp.Responses[0].GetResponseRange().GetKvs()
+		if resp.Succeeded || (len(kvs) > 0 && clientv3.LeaseID(kvs[0].Lease) == sess.Lease()) {
+			break
+		}
+		if len(kvs) == 0 {
+			continue // deleted meanwhile: create it
+		}
+		if attempt >= 3 {
+			return fmt.Errorf("cluster: node id %d: registered again by another process (%s) each time this one took it over: two nodes share the id", n.cfg.NodeID, kvs[0].Value)
+		}
+		if err := n.fence(ctx, k, kvs[0]); err != nil {
+			return err
+		}
 	}
 	n.mu.Lock()
 	n.mu.regLease = sess.Lease()
@@ -308,10 +328,30 @@ func (n *Node) register(ctx context.Context) error {
 	return nil
 }
 
+// fence ends the previous incarnation's registration old of key k: it
+// revokes its lease (ownerships included) or, with no lease, deletes the
+// key if it is still that registration.
+func (n *Node) fence(ctx context.Context, k string, old *mvccpb.KeyValue) error {
+	n.log.Warn("cluster-register-takeover", zap.Int32("node", n.cfg.NodeID),
+		zap.ByteString("previous", old.Value), zap.Int64("previous-lease", old.Lease))
+	if old.Lease == 0 {
+		_, err := n.cli.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(k), "=", old.ModRevision)).
+			Then(clientv3.OpDelete(k)).Commit()
+		if err != nil {
+			return fmt.Errorf("cluster: node id %d: remove previous registration: %w", n.cfg.NodeID, err)
+		}
+		return nil
+	}
+	if _, err := n.cli.Revoke(ctx, clientv3.LeaseID(old.Lease)); err != nil && !errors.Is(err, rpctypes.ErrLeaseNotFound) {
+		return fmt.Errorf("cluster: node id %d: fence previous incarnation (lease %x): %w", n.cfg.NodeID, old.Lease, err)
+	}
+	return nil
+}
+
 // ensureRegistered registers the current session if it is not yet (J1).
 // After a session loss, the registration of the lost session can outlive
 // it until its lease expires (etcd's clock, or an etcd restart that
-// renewed it): registering fails until then, and is retried every round.
+// renewed it): register takes it over; a failure is retried every round.
 func (n *Node) ensureRegistered() bool {
 	n.mu.Lock()
 	ok := n.mu.regLease == n.mu.sess.Lease()
@@ -335,13 +375,15 @@ func (n *Node) Start(self kafka.Broker, p Parts) error {
 	self.NodeID = n.cfg.NodeID
 	n.mu.Lock()
 	n.mu.self, n.p = self, p
-	n.mu.started = true
 	n.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := n.register(ctx); err != nil {
-		return err
+		return err // not started: Leave and Close return at once
 	}
+	n.mu.Lock()
+	n.mu.started = true
+	n.mu.Unlock()
 	wctx, wcancel := context.WithCancel(context.Background())
 	go n.watch(wctx, n.cfg.Prefix+"nodes/", n.setNodes)
 	go n.watch(wctx, n.cfg.Prefix+"owner/", n.setOwners)

@@ -1,0 +1,110 @@
+package server
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/kgateway/kgateway/cluster/node"
+	"github.com/kgateway/kgateway/kafka"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// killNode stops node id the way kill -9 does as far as etcd can tell:
+// its etcd client closes without deregistering or releasing anything, so
+// its registration and ownerships stay under a lease nobody renews until
+// cluster.session.timeout.ms. The dead server is closed when the test
+// ends; its next start uses a fresh data directory.
+func (c *testCluster) killNode(id int32) {
+	c.t.Helper()
+	c.mu.Lock()
+	s := c.nodes[id]
+	delete(c.nodes, id)
+	c.mu.Unlock()
+	s.cluster.node.Client().Close()
+	delete(c.dirs, id)
+	c.t.Cleanup(func() { s.Close() })
+}
+
+// TestClusterRestartAfterKillTakesIdBack: a node started again at once
+// under the id of a killed one, whose session (60 s) has not expired,
+// takes the id over (J1): it revokes the dead incarnation's lease, which
+// frees its ownerships, becomes ready and owns the partitions — it neither
+// waits for the old lease to expire nor hangs.
+func TestClusterRestartAfterKillTakesIdBack(t *testing.T) {
+	long := func(cfg *Config) { cfg.Cluster.SessionTimeout = time.Minute }
+	c, _, adm, ctx := startWithTopic(t, 1, "k", 4, long)
+	c.waitLeaders(adm, "k", 4)
+	etcd := c.etcd.Client(t)
+	reg, err := etcd.Get(ctx, node.DefaultPrefix+"nodes/1")
+	if err != nil || len(reg.Kvs) != 1 {
+		t.Fatalf("registration of node 1: %v %v", reg, err)
+	}
+	oldLease := clientv3.LeaseID(reg.Kvs[0].Lease)
+	c.killNode(1)
+
+	started := make(chan struct{})
+	go func() {
+		defer close(started)
+		c.start(1)
+	}()
+	select {
+	case <-started:
+	case <-time.After(30 * time.Second): // the old lease lives 60 s
+		t.Fatal("node 1 did not start again within 30 s of being killed (its old registration lives 60 s)")
+	}
+	ttl, err := etcd.TimeToLive(ctx, oldLease)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ttl.TTL != -1 {
+		t.Errorf("the killed incarnation's lease %x still lives (TTL %d s): not fenced", oldLease, ttl.TTL)
+	}
+	cl := c.client(kgo.DefaultProduceTopic("k"))
+	leaders := c.waitLeaders(kadm.NewClient(cl), "k", 4)
+	for p, l := range leaders {
+		if l != 1 {
+			t.Errorf("partition %d led by %d", p, l)
+		}
+	}
+	owners, err := etcd.Get(ctx, node.DefaultPrefix+"owner/", clientv3.WithPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range owners.Kvs {
+		if clientv3.LeaseID(kv.Lease) == oldLease {
+			t.Errorf("%s still owned under the killed incarnation's lease", kv.Key)
+		}
+	}
+	want := produceN(t, ctx, cl, "k", 20)
+	checkConsumed(t, c, "k", want)
+}
+
+// TestClusterFailedStartCloses: a node whose registration fails (here
+// its etcd client is gone) returns the error from Start, and Close then
+// returns instead of waiting for loops that never started.
+func TestClusterFailedStartCloses(t *testing.T) {
+	c := newTestCluster(t)
+	n, err := node.Open(node.Config{NodeID: 7, Endpoints: []string{c.etcd.Endpoint()}, SessionTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Client().Close()
+	if err := n.Start(kafka.Broker{Host: "127.0.0.1", Port: 9}, node.Parts{}); err == nil {
+		t.Fatal("Start succeeded without etcd")
+	}
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		n.Close()
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	select {
+	case <-closed:
+	case <-ctx.Done():
+		t.Fatal("Close after a failed Start did not return")
+	}
+}
