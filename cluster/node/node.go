@@ -130,6 +130,8 @@ type Node struct {
 	p    Parts
 	// ranges caches published ranges read below the local copies (J10).
 	ranges *rangeCache
+	// retries spaces the acquisitions of partitions whose rebuild failed.
+	retries retries
 
 	kick chan struct{} // capacity 1: "placement may have changed"
 	stop chan struct{}

@@ -128,8 +128,9 @@ func (n *Node) round() {
 	if n.stopping() {
 		return
 	}
-	free := make([]slot, len(p.acquire))
-	for i, pkey := range p.acquire {
+	acquire := n.retries.due(p.acquire, time.Now())
+	free := make([]slot, len(acquire))
+	for i, pkey := range acquire {
 		free[i] = bySlot[pkey]
 	}
 	n.acquireAll(free)
@@ -225,10 +226,12 @@ func (n *Node) acquire(s slot) {
 	n.mu.Unlock()
 	start := time.Now()
 	if err := n.rebuild(ctx, h); err != nil {
-		n.log.Warn("cluster-rebuild-failed", zap.String("pkey", s.pkey), zap.Error(err))
+		wait := n.retries.failed(s.pkey, time.Now())
+		n.log.Warn("cluster-rebuild-failed", zap.String("pkey", s.pkey), zap.Error(err), zap.Duration("retry-in", wait))
 		n.release(ctx, h)
 		return
 	}
+	n.retries.succeeded(s.pkey)
 	n.mu.Lock()
 	h.serving = true
 	n.mu.Unlock()
