@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"gocloud.dev/blob"
 )
 
 // killNode stops node id the way kill -9 does as far as etcd can tell:
@@ -106,5 +107,45 @@ func TestClusterFailedStartCloses(t *testing.T) {
 	case <-closed:
 	case <-ctx.Done():
 		t.Fatal("Close after a failed Start did not return")
+	}
+}
+
+// TestClusterLeaveStopsBlockedMerge: a graceful stop does not wait for
+// a background merge stuck in an object-store read: Leave cancels the
+// context every background call derives from, so the read (which gives
+// up only when its context ends, like the S3 SDK's) returns at once,
+// where it used to hold the stop for its 30 s timeout.
+func TestClusterLeaveStopsBlockedMerge(t *testing.T) {
+	var bb *blockingBucket
+	wrap := func(cfg *Config) {
+		cfg.wrapBucket = func(inner *blob.Bucket) *blob.Bucket {
+			var b *blob.Bucket
+			bb, b = newBlockingBucket(inner)
+			return b
+		}
+	}
+	c, cl, adm, ctx := startWithTopic(t, 1, "b", 1, wrap)
+	c.waitLeaders(adm, "b", 1)
+	bb.block.Store(true)
+	produceN(t, ctx, cl, "b", 20) // one group commit each: small ranges to merge
+	for bb.blocked.Load() == 0 {
+		select {
+		case <-ctx.Done():
+			t.Fatal("no merge read the object store")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		c.stop(1)
+	}()
+	select {
+	case <-stopped:
+	case <-time.After(15 * time.Second): // the merge's own timeout is 30 s
+		t.Fatal("graceful stop still waiting 15 s after it began, behind a blocked merge read")
+	}
+	if n := bb.blocked.Load(); n != 0 {
+		t.Errorf("%d object-store reads still blocked after the stop", n)
 	}
 }

@@ -45,6 +45,9 @@ type Config struct {
 	// blob URL, e.g. file:///var/lib/kgateway/objects). Empty: none, and
 	// nothing is uploaded. Tier configures the tier over it.
 	ObjectStoreURL string
+	// wrapBucket, when set (tests), replaces cluster mode's bucket by
+	// one over it.
+	wrapBucket func(*blob.Bucket) *blob.Bucket
 	Tier           tier.Options
 
 	// Cluster, when set, runs this server as one node of a cluster

@@ -136,6 +136,12 @@ type Node struct {
 	kick chan struct{} // capacity 1: "placement may have changed"
 	stop chan struct{}
 	done chan struct{}
+	// bg is the parent of every background call's context (rebuilds,
+	// upkeep's merges, exports and collections): Leave and Close cancel
+	// it, so a loop blocked in a slow object-store read or etcd call
+	// stops at once instead of holding a graceful stop for its timeout.
+	bg       context.Context
+	bgCancel context.CancelFunc
 
 	mu struct {
 		sync.Mutex
@@ -203,6 +209,7 @@ func Open(cfg Config) (*Node, error) {
 	n := &Node{cfg: cfg, log: cfg.Logger, cli: cli, name: strconv.Itoa(int(cfg.NodeID)),
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 		ranges: newRangeCache(cfg.RangeCacheBytes)}
+	n.bg, n.bgCancel = context.WithCancel(context.Background())
 	n.mu.brokers = map[int32]kafka.Broker{}
 	n.mu.owners = map[string]owner.Record{}
 	n.mu.held = map[string]*held{}
@@ -424,6 +431,7 @@ func (n *Node) Leave(ctx context.Context) {
 	n.mu.leaving = true
 	n.mu.Unlock()
 	close(n.stop)
+	n.bgCancel() // background calls in flight end now, not at their timeout
 	<-n.done
 	n.log.Info("cluster-leaving")
 	if _, err := n.cli.Delete(ctx, n.nodeKey(n.cfg.NodeID)); err != nil {
@@ -445,6 +453,7 @@ func (n *Node) Leave(ctx context.Context) {
 // is free at once) and the etcd client.
 func (n *Node) Close() error {
 	n.Leave(context.Background())
+	n.bgCancel()
 	n.mu.Lock()
 	sess := n.mu.sess
 	n.mu.Unlock()

@@ -210,7 +210,7 @@ func (n *Node) acquireAll(free []slot) {
 
 // acquire takes s if it is free and rebuilds it before serving it (J3).
 func (n *Node) acquire(s slot) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(n.bg, 5*time.Minute)
 	defer cancel()
 	m := n.Owners()
 	o, err := m.Acquire(ctx, s.pkey)
@@ -228,7 +228,7 @@ func (n *Node) acquire(s slot) {
 	if err := n.rebuild(ctx, h); err != nil {
 		wait := n.retries.failed(s.pkey, time.Now())
 		n.log.Warn("cluster-rebuild-failed", zap.String("pkey", s.pkey), zap.Error(err), zap.Duration("retry-in", wait))
-		n.release(ctx, h)
+		n.release(context.WithoutCancel(ctx), h) // even when Leave cut the rebuild short
 		return
 	}
 	n.retries.succeeded(s.pkey)
@@ -384,7 +384,7 @@ func (n *Node) upkeep(h *held) {
 	if !serving {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(n.bg, 30*time.Second)
 	defer cancel()
 	if coordinator {
 		if time.Since(h.merged) > 30*time.Second {
