@@ -25,6 +25,11 @@ import (
 	"google.golang.org/grpc/backoff"
 )
 
+// startTimeout bounds each etcd step of a start (the session's lease in
+// Open, the registration in Start): a node that cannot reach etcd fails
+// to start, saying so, instead of hanging.
+const startTimeout = 10 * time.Second
+
 // Defaults of Config.
 const (
 	DefaultPrefix         = "/kgateway/"
@@ -214,7 +219,10 @@ func Open(cfg Config) (*Node, error) {
 	n.mu.owners = map[string]owner.Record{}
 	n.mu.held = map[string]*held{}
 	n.mu.byLog = map[storage.LogID]*held{}
-	if err := n.newSession(context.Background()); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	if err := n.newSession(ctx); err != nil {
+		n.bgCancel()
 		cli.Close()
 		return nil, err
 	}
@@ -241,7 +249,14 @@ func (n *Node) Owners() *owner.Manager {
 
 func (n *Node) newSession(ctx context.Context) error {
 	ttl := int((n.cfg.SessionTimeout + time.Second - 1) / time.Second)
-	s, err := concurrency.NewSession(n.cli, concurrency.WithTTL(max(ttl, 1)), concurrency.WithContext(context.Background()))
+	// The lease is granted under ctx, so that an unreachable etcd fails
+	// the call instead of blocking it for ever (the client waits for a
+	// connection); the session's keep-alive must outlive ctx.
+	lease, err := n.cli.Grant(ctx, int64(max(ttl, 1)))
+	if err != nil {
+		return fmt.Errorf("cluster: session: no lease from etcd at %v: %w", n.cfg.Endpoints, err)
+	}
+	s, err := concurrency.NewSession(n.cli, concurrency.WithLease(lease.ID), concurrency.WithContext(context.Background()))
 	if err != nil {
 		return fmt.Errorf("cluster: session: %w", err)
 	}
@@ -385,7 +400,7 @@ func (n *Node) Start(self kafka.Broker, p Parts) error {
 	n.mu.Lock()
 	n.mu.self, n.p = self, p
 	n.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	if err := n.register(ctx); err != nil {
 		return err // not started: Leave and Close return at once
