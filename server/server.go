@@ -45,9 +45,6 @@ type Config struct {
 	// blob URL, e.g. file:///var/lib/kgateway/objects). Empty: none, and
 	// nothing is uploaded. Tier configures the tier over it.
 	ObjectStoreURL string
-	// wrapBucket, when set (tests), replaces cluster mode's bucket by
-	// one over it.
-	wrapBucket func(*blob.Bucket) *blob.Bucket
 	Tier           tier.Options
 
 	// Cluster, when set, runs this server as one node of a cluster
@@ -70,6 +67,10 @@ type Config struct {
 	// Kafka configures the front end. Open sets Resolver and Offsets to
 	// the layers it opened, and Observer to the server's metrics when nil.
 	Kafka kafka.Config
+
+	// wrapBucket, when set (tests), replaces cluster mode's bucket by
+	// one over it.
+	wrapBucket func(*blob.Bucket) *blob.Bucket
 }
 
 // Server is one running kgateway: the layers, the Kafka front end and the

@@ -4,8 +4,8 @@ import (
 	"context"
 	"net"
 	"strings"
-	"time"
 	"testing"
+	"time"
 )
 
 // TestOpenWithoutEtcdFails: a node whose etcd cannot be reached fails to
@@ -42,4 +42,3 @@ func TestOpenWithoutEtcdFails(t *testing.T) {
 		t.Fatalf("Open still waiting for an unreachable etcd after %v", 30*time.Second)
 	}
 }
-
