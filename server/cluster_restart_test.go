@@ -10,6 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 	"gocloud.dev/blob"
 )
 
@@ -147,5 +149,49 @@ func TestClusterLeaveStopsBlockedMerge(t *testing.T) {
 	}
 	if n := bb.blocked.Load(); n != 0 {
 		t.Errorf("%d object-store reads still blocked after the stop", n)
+	}
+}
+
+// TestClusterReplacedNodeDoesNotTakeIdBack: the incarnation a new start
+// under its id fenced (here still alive) renews its session but does not
+// take the id back from the newer one (J1): two processes sharing an id
+// never take it from each other in turn.
+func TestClusterReplacedNodeDoesNotTakeIdBack(t *testing.T) {
+	c := newTestCluster(t)
+	core, logs := observer.New(zap.DebugLevel)
+	c.edit = func(cfg *Config) { cfg.Logger = zap.New(core) }
+	old := c.start(1)
+	c.edit = nil
+	c.mu.Lock()
+	delete(c.nodes, 1) // the next start(1) is the new incarnation, in its own directory
+	c.mu.Unlock()
+	delete(c.dirs, 1)
+	t.Cleanup(func() { old.Close() })
+	c.start(1)
+	ctx := testCtx(t)
+	etcd := c.etcd.Client(t)
+	reg, err := etcd.Get(ctx, node.DefaultPrefix+"nodes/1")
+	if err != nil || len(reg.Kvs) != 1 {
+		t.Fatalf("registration of node 1: %v %v", reg, err)
+	}
+	newLease := reg.Kvs[0].Lease
+	refused := func() int {
+		return logs.FilterMessage("cluster-register-failed").Len() + logs.FilterMessage("cluster-register-retry").Len()
+	}
+	// Until the old one has been refused three times (it tries, and
+	// tries again), the registration stays the new one's.
+	for refused() < 3 {
+		reg, err := etcd.Get(ctx, node.DefaultPrefix+"nodes/1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(reg.Kvs) != 1 || reg.Kvs[0].Lease != newLease {
+			t.Fatalf("the replaced node took the id back: registration %v, want under lease %x", reg.Kvs, newLease)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the replaced node made %d registration attempts, want 3", refused())
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }

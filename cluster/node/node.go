@@ -316,10 +316,14 @@ type registration struct {
 // id over at once: it revokes the old lease, which deletes the old
 // registration and every ownership under it (fencing that incarnation's
 // publications, E3), so its partitions are placed again now, not after
-// cluster.session.timeout.ms.
-func (n *Node) register(ctx context.Context) error {
+// cluster.session.timeout.ms. Only a start takes over any registration
+// (start); later, after a session loss, the node takes back only its own
+// previous one: a registration under another lease is then a newer
+// incarnation's, which fenced this one, and the two must not take the id
+// from each other in turn.
+func (n *Node) register(ctx context.Context, start bool) error {
 	n.mu.Lock()
-	self, sess := n.mu.self, n.mu.sess
+	self, sess, prev := n.mu.self, n.mu.sess, n.mu.regLease
 	n.mu.Unlock()
 	val, _ := json.Marshal(registration{Host: self.Host, Port: self.Port, Rack: self.Rack})
 	k := n.nodeKey(n.cfg.NodeID)
@@ -338,6 +342,9 @@ func (n *Node) register(ctx context.Context) error {
 		}
 		if len(kvs) == 0 {
 			continue // deleted meanwhile: create it
+		}
+		if !start && clientv3.LeaseID(kvs[0].Lease) != prev {
+			return fmt.Errorf("cluster: node id %d was taken over by another process (%s): two nodes share the id, or this one was replaced", n.cfg.NodeID, kvs[0].Value)
 		}
 		if attempt >= 3 {
 			return fmt.Errorf("cluster: node id %d: registered again by another process (%s) each time this one took it over: two nodes share the id", n.cfg.NodeID, kvs[0].Value)
@@ -375,7 +382,8 @@ func (n *Node) fence(ctx context.Context, k string, old *mvccpb.KeyValue) error 
 // ensureRegistered registers the current session if it is not yet (J1).
 // After a session loss, the registration of the lost session can outlive
 // it until its lease expires (etcd's clock, or an etcd restart that
-// renewed it): register takes it over; a failure is retried every round.
+// renewed it): register takes it back; a failure (etcd unreachable, or
+// the id taken by a newer incarnation) is retried every round.
 func (n *Node) ensureRegistered() bool {
 	n.mu.Lock()
 	ok := n.mu.regLease == n.mu.sess.Lease()
@@ -385,7 +393,7 @@ func (n *Node) ensureRegistered() bool {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := n.register(ctx); err != nil {
+	if err := n.register(ctx, false); err != nil {
 		n.log.Debug("cluster-register-retry", zap.Error(err))
 		return false
 	}
@@ -402,7 +410,7 @@ func (n *Node) Start(self kafka.Broker, p Parts) error {
 	n.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	if err := n.register(ctx); err != nil {
+	if err := n.register(ctx, true); err != nil {
 		return err // not started: Leave and Close return at once
 	}
 	n.mu.Lock()

@@ -176,7 +176,7 @@ func (n *Node) sessionLost() bool {
 		n.log.Warn("cluster-session-failed", zap.Error(err))
 		return true
 	}
-	if err := n.register(ctx); err != nil {
+	if err := n.register(ctx, false); err != nil {
 		n.log.Warn("cluster-register-failed", zap.Error(err))
 	}
 	return true
