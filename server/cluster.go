@@ -71,6 +71,9 @@ func (s *Server) openClusterBase() error {
 	if err != nil {
 		return fmt.Errorf("open object store: %w", err)
 	}
+	if s.cfg.wrapBucket != nil {
+		b = s.cfg.wrapBucket(b)
+	}
 	s.bucket = b
 	s.cluster.dl = diskless.New(n.Client(), n.Owners(), b, n.Prefix(), n.Name(), diskless.Options{})
 	return nil

@@ -67,6 +67,10 @@ type Config struct {
 	// Kafka configures the front end. Open sets Resolver and Offsets to
 	// the layers it opened, and Observer to the server's metrics when nil.
 	Kafka kafka.Config
+
+	// wrapBucket, when set (tests), replaces cluster mode's bucket by
+	// one over it.
+	wrapBucket func(*blob.Bucket) *blob.Bucket
 }
 
 // Server is one running kgateway: the layers, the Kafka front end and the
@@ -107,6 +111,7 @@ func Open(cfg Config) (_ *Server, err error) {
 	s := &Server{cfg: cfg, metrics: metrics.New()}
 	defer func() {
 		if err != nil {
+			s.closeListeners() // bound by bind: no port stays taken by a failed Open
 			err = errors.Join(err, s.closeLayers())
 		}
 	}()

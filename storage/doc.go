@@ -143,7 +143,11 @@
 //	   parent of every directory it created, up to and including the
 //	   first ancestor that already existed, before Open returns (so before
 //	   any acknowledgement); pebble does the same for index/ and for the
-//	   offsets store's directory.
+//	   offsets store's directory. Open also syncs the data directory and
+//	   its parent every time, whoever created them (an installer, an
+//	   operator, a start cut short: their entries may never have been
+//	   synced), and so a cluster node's cache directory, which is the
+//	   data directory.
 //
 // With a Replicator (Options.Replicator, cluster mode) the replicated copy,
 // not the local files, is what D1, D2 and D5 are about:

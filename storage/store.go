@@ -98,6 +98,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := fsys.MkdirAllSync(s.fs, s.segDir, 0o755); err != nil {
 		return nil, fmt.Errorf("storage: create %s: %w", s.segDir, err)
 	}
+	if err := syncDataDir(s.fs, dir); err != nil {
+		return nil, err
+	}
 	po := &pebble.Options{FS: opts.PebbleFS, Logger: pebbleLogger{opts.Logger.Sugar()}}
 	// No read-triggered compactions: a read must not cause a write (R1).
 	po.Experimental.ReadSamplingMultiplier = -1
@@ -118,6 +121,25 @@ func Open(dir string, opts Options) (*Store, error) {
 	s.c.stepper, _ = opts.FS.(fsys.Stepper)
 	go s.c.run()
 	return s, nil
+}
+
+// syncDataDir syncs dir and its parent at every Open (I9), whoever
+// created them: MkdirAllSync syncs only what it creates, and a data
+// directory made by an installer, an operator or a container runtime,
+// or left by a start cut short, may still have its entry (or segments/'s)
+// only in the page cache; a power cut would take it with every
+// acknowledged entry. Two directory fsyncs per start.
+func syncDataDir(fs fsys.FS, dir string) error {
+	dir = filepath.Clean(dir)
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		if err := fs.SyncDir(d); err != nil {
+			return fmt.Errorf("storage: sync directory %s: %w", d, err)
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	return nil
 }
 
 // pebbleLogger routes pebble's log lines to zap at debug level.

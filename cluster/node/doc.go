@@ -20,9 +20,16 @@
 //
 // # Rules
 //
-//	J1 A node id is registered by one live node at a time: registration
-//	   creates its key under the node's session lease only if absent, and
-//	   a node whose id is taken does not start.
+//	J1 A node id is registered by one session at a time: registration
+//	   creates its key under the node's session lease. A key under
+//	   another lease is a previous incarnation's (a process killed before
+//	   its lease expired, or the node's own lost session): the new one
+//	   revokes that lease, which fences the old incarnation's ownerships,
+//	   and registers at once. Only a start takes an id over: a node that
+//	   lost its session takes back only its own previous registration,
+//	   never a newer incarnation's, so two processes never take an id
+//	   from each other in turn. A start whose registration fails returns
+//	   the error and leaves nothing running.
 //	J2 Placement is rendezvous hashing of the pkey over the registered
 //	   nodes: every node computes the same preferred owner from the same
 //	   membership. A node acquires a partition it prefers when it has no

@@ -16,12 +16,19 @@ import (
 	"github.com/kgateway/kgateway/kafka"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/kgateway/kgateway/storage"
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 )
+
+// startTimeout bounds each etcd step of a start (the session's lease in
+// Open, the registration in Start): a node that cannot reach etcd fails
+// to start, saying so, instead of hanging.
+const startTimeout = 10 * time.Second
 
 // Defaults of Config.
 const (
@@ -128,10 +135,18 @@ type Node struct {
 	p    Parts
 	// ranges caches published ranges read below the local copies (J10).
 	ranges *rangeCache
+	// retries spaces the acquisitions of partitions whose rebuild failed.
+	retries retries
 
 	kick chan struct{} // capacity 1: "placement may have changed"
 	stop chan struct{}
 	done chan struct{}
+	// bg is the parent of every background call's context (rebuilds,
+	// upkeep's merges, exports and collections): Leave and Close cancel
+	// it, so a loop blocked in a slow object-store read or etcd call
+	// stops at once instead of holding a graceful stop for its timeout.
+	bg       context.Context
+	bgCancel context.CancelFunc
 
 	mu struct {
 		sync.Mutex
@@ -199,11 +214,15 @@ func Open(cfg Config) (*Node, error) {
 	n := &Node{cfg: cfg, log: cfg.Logger, cli: cli, name: strconv.Itoa(int(cfg.NodeID)),
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 		ranges: newRangeCache(cfg.RangeCacheBytes)}
+	n.bg, n.bgCancel = context.WithCancel(context.Background())
 	n.mu.brokers = map[int32]kafka.Broker{}
 	n.mu.owners = map[string]owner.Record{}
 	n.mu.held = map[string]*held{}
 	n.mu.byLog = map[storage.LogID]*held{}
-	if err := n.newSession(context.Background()); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	if err := n.newSession(ctx); err != nil {
+		n.bgCancel()
 		cli.Close()
 		return nil, err
 	}
@@ -230,7 +249,14 @@ func (n *Node) Owners() *owner.Manager {
 
 func (n *Node) newSession(ctx context.Context) error {
 	ttl := int((n.cfg.SessionTimeout + time.Second - 1) / time.Second)
-	s, err := concurrency.NewSession(n.cli, concurrency.WithTTL(max(ttl, 1)), concurrency.WithContext(context.Background()))
+	// The lease is granted under ctx, so that an unreachable etcd fails
+	// the call instead of blocking it for ever (the client waits for a
+	// connection); the session's keep-alive must outlive ctx.
+	lease, err := n.cli.Grant(ctx, int64(max(ttl, 1)))
+	if err != nil {
+		return fmt.Errorf("cluster: session: no lease from etcd at %v: %w", n.cfg.Endpoints, err)
+	}
+	s, err := concurrency.NewSession(n.cli, concurrency.WithLease(lease.ID), concurrency.WithContext(context.Background()))
 	if err != nil {
 		return fmt.Errorf("cluster: session: %w", err)
 	}
@@ -283,24 +309,49 @@ type registration struct {
 	Rack *string `json:"rack,omitempty"`
 }
 
-// register creates this node's key under its session (J1).
-func (n *Node) register(ctx context.Context) error {
+// register creates this node's key under its session (J1). A key held
+// under another lease is a previous incarnation's: a process of this id
+// killed before its lease expired, or this node's own lost session. Like
+// a Kafka broker coming back under its id, the new incarnation takes the
+// id over at once: it revokes the old lease, which deletes the old
+// registration and every ownership under it (fencing that incarnation's
+// publications, E3), so its partitions are placed again now, not after
+// cluster.session.timeout.ms. Only a start takes over any registration
+// (start); later, after a session loss, the node takes back only its own
+// previous one: a registration under another lease is then a newer
+// incarnation's, which fenced this one, and the two must not take the id
+// from each other in turn.
+func (n *Node) register(ctx context.Context, start bool) error {
 	n.mu.Lock()
-	self, sess := n.mu.self, n.mu.sess
+	self, sess, prev := n.mu.self, n.mu.sess, n.mu.regLease
 	n.mu.Unlock()
 	val, _ := json.Marshal(registration{Host: self.Host, Port: self.Port, Rack: self.Rack})
 	k := n.nodeKey(n.cfg.NodeID)
-	resp, err := n.cli.Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(k), "=", 0)).
-		Then(clientv3.OpPut(k, string(val), clientv3.WithLease(sess.Lease()))).
-		Else(clientv3.OpGet(k)).
-		Commit()
-	if err != nil {
-		return fmt.Errorf("cluster: register: %w", err)
-	}
-	kvs := resp.Responses[0].GetResponseRange().GetKvs()
-	if !resp.Succeeded && (len(kvs) == 0 || clientv3.LeaseID(kvs[0].Lease) != sess.Lease()) {
-		return fmt.Errorf("cluster: node id %d is registered by a live node", n.cfg.NodeID)
+	for attempt := 0; ; attempt++ {
+		resp, err := n.cli.Txn(ctx).
+			If(clientv3.Compare(clientv3.CreateRevision(k), "=", 0)).
+			Then(clientv3.OpPut(k, string(val), clientv3.WithLease(sess.Lease()))).
+			Else(clientv3.OpGet(k)).
+			Commit()
+		if err != nil {
+			return fmt.Errorf("cluster: register node id %d: %w", n.cfg.NodeID, err)
+		}
+		kvs := resp.Responses[0].GetResponseRange().GetKvs()
+		if resp.Succeeded || (len(kvs) > 0 && clientv3.LeaseID(kvs[0].Lease) == sess.Lease()) {
+			break
+		}
+		if len(kvs) == 0 {
+			continue // deleted meanwhile: create it
+		}
+		if !start && clientv3.LeaseID(kvs[0].Lease) != prev {
+			return fmt.Errorf("cluster: node id %d was taken over by another process (%s): two nodes share the id, or this one was replaced", n.cfg.NodeID, kvs[0].Value)
+		}
+		if attempt >= 3 {
+			return fmt.Errorf("cluster: node id %d: registered again by another process (%s) each time this one took it over: two nodes share the id", n.cfg.NodeID, kvs[0].Value)
+		}
+		if err := n.fence(ctx, k, kvs[0]); err != nil {
+			return err
+		}
 	}
 	n.mu.Lock()
 	n.mu.regLease = sess.Lease()
@@ -308,10 +359,31 @@ func (n *Node) register(ctx context.Context) error {
 	return nil
 }
 
+// fence ends the previous incarnation's registration old of key k: it
+// revokes its lease (ownerships included) or, with no lease, deletes the
+// key if it is still that registration.
+func (n *Node) fence(ctx context.Context, k string, old *mvccpb.KeyValue) error {
+	n.log.Warn("cluster-register-takeover", zap.Int32("node", n.cfg.NodeID),
+		zap.ByteString("previous", old.Value), zap.Int64("previous-lease", old.Lease))
+	if old.Lease == 0 {
+		_, err := n.cli.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(k), "=", old.ModRevision)).
+			Then(clientv3.OpDelete(k)).Commit()
+		if err != nil {
+			return fmt.Errorf("cluster: node id %d: remove previous registration: %w", n.cfg.NodeID, err)
+		}
+		return nil
+	}
+	if _, err := n.cli.Revoke(ctx, clientv3.LeaseID(old.Lease)); err != nil && !errors.Is(err, rpctypes.ErrLeaseNotFound) {
+		return fmt.Errorf("cluster: node id %d: fence previous incarnation (lease %x): %w", n.cfg.NodeID, old.Lease, err)
+	}
+	return nil
+}
+
 // ensureRegistered registers the current session if it is not yet (J1).
 // After a session loss, the registration of the lost session can outlive
 // it until its lease expires (etcd's clock, or an etcd restart that
-// renewed it): registering fails until then, and is retried every round.
+// renewed it): register takes it back; a failure (etcd unreachable, or
+// the id taken by a newer incarnation) is retried every round.
 func (n *Node) ensureRegistered() bool {
 	n.mu.Lock()
 	ok := n.mu.regLease == n.mu.sess.Lease()
@@ -321,7 +393,7 @@ func (n *Node) ensureRegistered() bool {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := n.register(ctx); err != nil {
+	if err := n.register(ctx, false); err != nil {
 		n.log.Debug("cluster-register-retry", zap.Error(err))
 		return false
 	}
@@ -335,13 +407,15 @@ func (n *Node) Start(self kafka.Broker, p Parts) error {
 	self.NodeID = n.cfg.NodeID
 	n.mu.Lock()
 	n.mu.self, n.p = self, p
+	n.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	if err := n.register(ctx, true); err != nil {
+		return err // not started: Leave and Close return at once
+	}
+	n.mu.Lock()
 	n.mu.started = true
 	n.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := n.register(ctx); err != nil {
-		return err
-	}
 	wctx, wcancel := context.WithCancel(context.Background())
 	go n.watch(wctx, n.cfg.Prefix+"nodes/", n.setNodes)
 	go n.watch(wctx, n.cfg.Prefix+"owner/", n.setOwners)
@@ -380,6 +454,7 @@ func (n *Node) Leave(ctx context.Context) {
 	n.mu.leaving = true
 	n.mu.Unlock()
 	close(n.stop)
+	n.bgCancel() // background calls in flight end now, not at their timeout
 	<-n.done
 	n.log.Info("cluster-leaving")
 	if _, err := n.cli.Delete(ctx, n.nodeKey(n.cfg.NodeID)); err != nil {
@@ -401,6 +476,7 @@ func (n *Node) Leave(ctx context.Context) {
 // is free at once) and the etcd client.
 func (n *Node) Close() error {
 	n.Leave(context.Background())
+	n.bgCancel()
 	n.mu.Lock()
 	sess := n.mu.sess
 	n.mu.Unlock()

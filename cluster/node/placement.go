@@ -128,8 +128,9 @@ func (n *Node) round() {
 	if n.stopping() {
 		return
 	}
-	free := make([]slot, len(p.acquire))
-	for i, pkey := range p.acquire {
+	acquire := n.retries.due(p.acquire, time.Now())
+	free := make([]slot, len(acquire))
+	for i, pkey := range acquire {
 		free[i] = bySlot[pkey]
 	}
 	n.acquireAll(free)
@@ -175,7 +176,7 @@ func (n *Node) sessionLost() bool {
 		n.log.Warn("cluster-session-failed", zap.Error(err))
 		return true
 	}
-	if err := n.register(ctx); err != nil {
+	if err := n.register(ctx, false); err != nil {
 		n.log.Warn("cluster-register-failed", zap.Error(err))
 	}
 	return true
@@ -209,7 +210,7 @@ func (n *Node) acquireAll(free []slot) {
 
 // acquire takes s if it is free and rebuilds it before serving it (J3).
 func (n *Node) acquire(s slot) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(n.bg, 5*time.Minute)
 	defer cancel()
 	m := n.Owners()
 	o, err := m.Acquire(ctx, s.pkey)
@@ -225,10 +226,12 @@ func (n *Node) acquire(s slot) {
 	n.mu.Unlock()
 	start := time.Now()
 	if err := n.rebuild(ctx, h); err != nil {
-		n.log.Warn("cluster-rebuild-failed", zap.String("pkey", s.pkey), zap.Error(err))
-		n.release(ctx, h)
+		wait := n.retries.failed(s.pkey, time.Now())
+		n.log.Warn("cluster-rebuild-failed", zap.String("pkey", s.pkey), zap.Error(err), zap.Duration("retry-in", wait))
+		n.release(context.WithoutCancel(ctx), h) // even when Leave cut the rebuild short
 		return
 	}
+	n.retries.succeeded(s.pkey)
 	n.mu.Lock()
 	h.serving = true
 	n.mu.Unlock()
@@ -381,7 +384,7 @@ func (n *Node) upkeep(h *held) {
 	if !serving {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(n.bg, 30*time.Second)
 	defer cancel()
 	if coordinator {
 		if time.Since(h.merged) > 30*time.Second {

@@ -206,16 +206,16 @@ func (c *Cluster) Stop(i int) {
 }
 
 // Restart starts node i again on the same address and id (killing it
-// first if it runs). A killed node's registration lives until its lease
-// expires, and a node id is registered by one live node at a time (J1),
-// so it first waits for that.
+// first if it runs), at once: a killed node's registration lives until
+// its lease expires, and the new process takes the id over from it (J1:
+// it revokes the old lease, fencing the dead incarnation), as a Kafka
+// broker restarted under its id does.
 func (c *Cluster) Restart(i int) {
 	c.t.Helper()
 	if c.Running(i) {
 		c.Kill(i)
 	}
 	c.ReleaseEtcd(i)
-	c.waitDeregistered(i)
 	c.launch(c.nodes[i])
 }
 
