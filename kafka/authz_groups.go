@@ -419,18 +419,26 @@ func txnCommitErrors(topics []kmsg.TxnOffsetCommitRequestTopic, code int16) []km
 func authzConsumerGroupHeartbeat(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.ConsumerGroupHeartbeatRequest)
 	resp := r.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
-	if !groupAllowed(rc, auth.OpRead, r.Group) {
-		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+	if resp.ErrorCode = heartbeatRefusal(rc, r.Group, r.SubscribedTopicNames); resp.ErrorCode != 0 {
 		return resp, nil
 	}
+	return nil, nil
+}
+
+// heartbeatRefusal is a group heartbeat's authorization: READ on the
+// group, then DESCRIBE on every topic subscribed by name; the error code
+// of the first refusal, 0 when allowed.
+func heartbeatRefusal(rc *reqCtx, group string, topics []string) int16 {
+	if !groupAllowed(rc, auth.OpRead, group) {
+		return kerr.GroupAuthorizationFailed.Code
+	}
 	ok := topicAllowed(rc, auth.OpDescribe)
-	for _, t := range r.SubscribedTopicNames {
+	for _, t := range topics {
 		if !ok(t) {
-			resp.ErrorCode = kerr.TopicAuthorizationFailed.Code
-			return resp, nil
+			return kerr.TopicAuthorizationFailed.Code
 		}
 	}
-	return nil, nil
+	return 0
 }
 
 // authzConsumerGroupDescribe: DESCRIBE on each group, and, as Kafka, on

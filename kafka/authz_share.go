@@ -61,16 +61,8 @@ func authzShareTop(op auth.Operation, groupOf func(kmsg.Request) string) authzRu
 func authzShareGroupHeartbeat(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.ShareGroupHeartbeatRequest)
 	resp := r.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
-	if !groupAllowed(rc, auth.OpRead, r.GroupID) {
-		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+	if resp.ErrorCode = heartbeatRefusal(rc, r.GroupID, r.SubscribedTopicNames); resp.ErrorCode != 0 {
 		return resp, nil
-	}
-	ok := topicAllowed(rc, auth.OpDescribe)
-	for _, t := range r.SubscribedTopicNames {
-		if !ok(t) {
-			resp.ErrorCode = kerr.TopicAuthorizationFailed.Code
-			return resp, nil
-		}
 	}
 	return nil, nil
 }
