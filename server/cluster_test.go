@@ -433,7 +433,6 @@ func TestClusterMergesRanges(t *testing.T) {
 // from the published batches) and gets the original offset.
 func TestClusterIdempotentRetryAfterFailover(t *testing.T) {
 	c, cl, adm, ctx := startWithTopic(t, 2, "i", 1)
-	leader := c.waitLeaders(adm, "i", 1)[0]
 	ir := initProducer(t, ctx, cl)
 	batches := [][]byte{
 		idempotentBatch(ir.ProducerID, ir.ProducerEpoch, 0),
@@ -441,8 +440,12 @@ func TestClusterIdempotentRetryAfterFailover(t *testing.T) {
 	}
 	var offsets []int64
 	for _, b := range batches {
-		offsets = append(offsets, produceTo(t, ctx, cl, leader, "i", b))
+		_, off := produceToLeader(t, ctx, c, adm, cl, "i", b)
+		offsets = append(offsets, off)
 	}
+	// The node serving the partition now, after any handover since the
+	// acknowledgements: stopping it makes the other one rebuild.
+	leader := c.servingLeader(ctx, adm, cl, "i")
 	c.stop(leader)
 	next := c.waitMoved(adm, "i", 0, leader)
 	// The retry of the last batch: the original offset, nothing written.
@@ -500,16 +503,71 @@ func idempotentBatch(pid int64, epoch int16, seq int32) []byte {
 }
 
 // waitMoved waits until partition p of topic is led by a node other than
-// from, and returns it.
+// from that serves it (see servesOwn), and returns it.
 func (c *testCluster) waitMoved(adm *kadm.Client, topic string, p, from int32) int32 {
 	c.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if l, ok := c.waitLeaders(adm, topic, -1)[p]; ok && l != from {
+		if l, ok := c.waitLeaders(adm, topic, -1)[p]; ok && l != from && c.servesOwn(l, topic, p) {
 			return l
 		}
 		if time.Now().After(deadline) {
 			c.t.Fatalf("%s/%d still led by node %d", topic, p, from)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// servesOwn reports whether node id names itself the leader of topic/p
+// in its own Metadata. Only that is proof it serves the partition: a
+// node names itself only once its copy is rebuilt (J3), whereas any
+// other node names an owner from its etcd record, while that owner is
+// still rebuilding too, and so answers Metadata before the owner can
+// take a produce.
+func (c *testCluster) servesOwn(id int32, topic string, p int32) bool {
+	c.mu.Lock()
+	s := c.nodes[id]
+	c.mu.Unlock()
+	if s == nil {
+		return false
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(s.Addr().String()))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl) // a seed broker: node id itself
+	if err != nil {
+		return false
+	}
+	for _, t := range resp.Topics {
+		for _, rp := range t.Partitions {
+			if t.Topic != nil && *t.Topic == topic && rp.Partition == p {
+				return rp.ErrorCode == 0 && rp.Leader == id
+			}
+		}
+	}
+	return false
+}
+
+// servingLeader waits until topic/0's leader serves it (servesOwn) and
+// returns it.
+func (c *testCluster) servingLeader(ctx context.Context, adm *kadm.Client, cl *kgo.Client, topic string) int32 {
+	c.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		leader := c.waitLeaders(adm, topic, 1)[0]
+		if c.servesOwn(leader, topic, 0) {
+			return leader
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("%s/0: leader %d never serves it", topic, leader)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -623,15 +681,15 @@ func TestClusterReadsBelowTheCache(t *testing.T) {
 	checkConsumed(t, c, "o", want[cut:])
 }
 
-// produceToLeader sends batch to topic/0's leader as produceTo does,
-// again to the new leader when a handover moved the partition meanwhile
-// (the nodes may see each other only after the topic was placed); it
-// returns the leader that took it and the offset.
+// produceToLeader sends batch to topic/0's serving leader (servingLeader)
+// as produceTo does, again to the new leader when a handover moved the
+// partition meanwhile (the nodes may see each other only after the topic
+// was placed); it returns the leader that took it and the offset.
 func produceToLeader(t *testing.T, ctx context.Context, c *testCluster, adm *kadm.Client, cl *kgo.Client, topic string, batch []byte) (int32, int64) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		leader := c.waitLeaders(adm, topic, 1)[0]
+		leader := c.servingLeader(ctx, adm, cl, topic)
 		resp, err := produceReq(topic, batch).RequestWith(ctx, cl.Broker(int(leader)))
 		if err != nil {
 			t.Fatal(err)
