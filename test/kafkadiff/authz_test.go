@@ -3,7 +3,6 @@ package kafkadiff
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -94,20 +93,7 @@ func startAuthz() ([2]*side, error) {
 			"--super-users", superUsers)
 	}()
 	wg.Wait()
-	authzStop = func() {
-		if broker != nil {
-			if err := broker.Stop(); err != nil {
-				fmt.Fprintln(os.Stderr, "kafkadiff: stop kafka (authorizer):", err)
-			}
-		}
-		if proc != nil {
-			proc.Process.Kill()
-			proc.Wait()
-		}
-		if kgDir != "" {
-			os.RemoveAll(kgDir)
-		}
-	}
+	authzStop = stopPair("kafka (authorizer)", broker, proc, kgDir)
 	if akErr != nil {
 		return [2]*side{}, fmt.Errorf("start kafka with an authorizer: %w", akErr)
 	}

@@ -171,13 +171,8 @@ func caseProduceErrors(r *run) {
 // acks=0 produce fails, so that the producer notices.
 func (r *run) ackless(name string, req *kmsg.ProduceRequest) {
 	req.SetVersion(common[req.Key()])
-	if r.conn == nil {
-		c, err := Dial(r.side.addr)
-		if err != nil {
-			r.record(name, map[string]string{"": "error: " + err.Error()})
-			return
-		}
-		r.conn = c
+	if !r.connected(name) {
+		return
 	}
 	outcome := "connection kept"
 	if err := r.conn.Send(req); err != nil {

@@ -97,20 +97,7 @@ func startBoth() (stop func(), err error) {
 		proc, kgDir, kgAddr, kgErr = startKgateway(ctx)
 	}()
 	wg.Wait()
-	stop = func() {
-		if broker != nil {
-			if err := broker.Stop(); err != nil {
-				fmt.Fprintln(os.Stderr, "kafkadiff: stop kafka:", err)
-			}
-		}
-		if proc != nil {
-			proc.Process.Kill()
-			proc.Wait()
-		}
-		if kgDir != "" {
-			os.RemoveAll(kgDir)
-		}
-	}
+	stop = stopPair("kafka", broker, proc, kgDir)
 	if akErr != nil {
 		return stop, fmt.Errorf("start kafka: %w", akErr)
 	}
@@ -373,13 +360,8 @@ func (r *run) send(req kmsg.Request) (kmsg.Response, error) {
 // raw sends a hand-made frame and records whether the broker answered or
 // closed the connection.
 func (r *run) raw(name string, frame []byte) {
-	if r.conn == nil {
-		c, err := Dial(r.side.addr)
-		if err != nil {
-			r.record(name, map[string]string{"": "error: " + err.Error()})
-			return
-		}
-		r.conn = c
+	if !r.connected(name) {
+		return
 	}
 	outcome := "answered"
 	if err := r.conn.SendRaw(frame); err != nil {
@@ -556,4 +538,38 @@ func TestKafkaDiff(t *testing.T) {
 			fmt.Println("DIFF", d)
 		}
 	}
+}
+
+// stopPair stops what a pair's start made of a Kafka broker and a
+// kgateway process (either may be missing) and removes kgateway's dir.
+func stopPair(label string, broker *apachekafka.Broker, proc *exec.Cmd, kgDir string) func() {
+	return func() {
+		if broker != nil {
+			if err := broker.Stop(); err != nil {
+				fmt.Fprintf(os.Stderr, "kafkadiff: stop %s: %v\n", label, err)
+			}
+		}
+		if proc != nil {
+			proc.Process.Kill()
+			proc.Wait()
+		}
+		if kgDir != "" {
+			os.RemoveAll(kgDir)
+		}
+	}
+}
+
+// connected dials the run's connection if it has none; a failed dial is
+// recorded as step name's outcome and reported false.
+func (r *run) connected(name string) bool {
+	if r.conn != nil {
+		return true
+	}
+	c, err := Dial(r.side.addr)
+	if err != nil {
+		r.record(name, map[string]string{"": "error: " + err.Error()})
+		return false
+	}
+	r.conn = c
+	return true
 }
