@@ -20,9 +20,10 @@ package kafka
 import (
 	"fmt"
 
-	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kgateway/kgateway/topicconfig"
 )
 
 func handleIncrementalAlterConfigs(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
@@ -43,10 +44,10 @@ func (s *Server) incrementalAlter(rr kmsg.IncrementalAlterConfigsRequestResource
 		return err
 	}
 	names := make([]string, len(rr.Configs))
-	ops := make([]resolver.ConfigOp, len(rr.Configs))
+	ops := make([]topicconfig.Op, len(rr.Configs))
 	for i, c := range rr.Configs {
 		names[i] = c.Name
-		op := resolver.ConfigOp{Name: c.Name, Op: resolver.ConfigOpType(c.Op)}
+		op := topicconfig.Op{Name: c.Name, Op: topicconfig.OpType(c.Op)}
 		switch {
 		case c.Op < kmsg.IncrementalAlterConfigOpSet || c.Op > kmsg.IncrementalAlterConfigOpSubtract:
 			return fmt.Errorf("%w: unknown operation %d on %q", kerr.InvalidRequest, c.Op, c.Name)

@@ -10,13 +10,15 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/kgateway/kgateway/offsets"
-	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
+
+	"github.com/kgateway/kgateway/offsets"
+	"github.com/kgateway/kgateway/resolver"
+	"github.com/kgateway/kgateway/topicconfig"
 )
 
 // testCluster is a Cluster configured by the test: the live nodes, each
@@ -154,7 +156,7 @@ func (c *sharedCatalog) AlterTopicConfigs(name string, configs map[string]string
 	return c.each("AlterTopicConfigs", validateOnly, func(r *resolver.Resolver, v bool) error { return r.AlterTopicConfigs(name, configs, v) })
 }
 
-func (c *sharedCatalog) IncrementalAlterTopicConfigs(name string, ops []resolver.ConfigOp, validateOnly bool) error {
+func (c *sharedCatalog) IncrementalAlterTopicConfigs(name string, ops []topicconfig.Op, validateOnly bool) error {
 	return c.each("IncrementalAlterTopicConfigs", validateOnly, func(r *resolver.Resolver, v bool) error {
 		return r.IncrementalAlterTopicConfigs(name, ops, v)
 	})

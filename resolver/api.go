@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kgateway/kgateway/recordbatch"
 	"time"
+
+	"github.com/kgateway/kgateway/recordbatch"
+	"github.com/kgateway/kgateway/topicconfig"
+
+	"go.uber.org/zap"
 
 	"github.com/kgateway/kgateway/ledger"
 	"github.com/kgateway/kgateway/storage"
 	"github.com/kgateway/kgateway/storage/tier"
-	"go.uber.org/zap"
 )
 
 // This file is the resolver contract that kafka/ codes against. Change a
@@ -65,7 +68,7 @@ var (
 	ErrInvalidTopic          = errors.New("resolver: invalid topic name")
 	ErrInvalidPartitions     = errors.New("resolver: invalid partition count")
 	ErrInvalidReplication    = errors.New("resolver: invalid replication factor")
-	ErrInvalidConfig         = errors.New("resolver: invalid config")
+	ErrInvalidConfig         = topicconfig.ErrInvalid
 	ErrOffsetOutOfRange      = errors.New("resolver: offset out of range")
 	ErrCorruptBatch          = recordbatch.ErrCorruptBatch
 	ErrUnsupportedMagic      = recordbatch.ErrUnsupportedMagic

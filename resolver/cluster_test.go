@@ -10,6 +10,7 @@ import (
 
 	"github.com/kgateway/kgateway/storage"
 	"github.com/kgateway/kgateway/storage/tier"
+	"github.com/kgateway/kgateway/topicconfig"
 )
 
 // P4: with Config.ProducerIDs every InitProducerID without a
@@ -80,13 +81,13 @@ func TestDisklessRefusesConfigs(t *testing.T) {
 			if _, err := r.CreateTopic("plain", 1, 1, nil, false); err != nil {
 				t.Fatal(err)
 			}
-			for _, name := range []string{"remote.storage.enable", ViewConfig} {
+			for _, name := range []string{"remote.storage.enable", topicconfig.CompactedView} {
 				cfg := map[string]string{name: "true"}
 				errs := []error{}
 				_, err := r.CreateTopic("x", 1, 1, cfg, true)
 				errs = append(errs, err)
 				errs = append(errs, r.AlterTopicConfigs("plain", cfg, true))
-				errs = append(errs, r.IncrementalAlterTopicConfigs("plain", []ConfigOp{{Name: name, Op: OpSet, Value: "true"}}, true))
+				errs = append(errs, r.IncrementalAlterTopicConfigs("plain", []topicconfig.Op{{Name: name, Op: topicconfig.OpSet, Value: "true"}}, true))
 				for i, err := range errs {
 					if diskless && !errors.Is(err, ErrInvalidConfig) {
 						t.Fatalf("%s (call %d): %v, want ErrInvalidConfig", name, i, err)

@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/kgateway/kgateway/retention"
 	"github.com/kgateway/kgateway/storage"
-	"go.uber.org/zap"
 )
 
 // Retention, tiering and DeleteRecords: the passes are package
@@ -56,8 +57,8 @@ func (c partRef) RetentionSettings() (retention.Settings, error) {
 	if err != nil {
 		return retention.Settings{}, err
 	}
-	return retention.Settings{Delete: s.clean.delete, RetentionMs: s.retentionMs, RetentionBytes: s.retentionBytes,
-		Remote: s.remote, Local: s.local}, nil
+	return retention.Settings{Delete: s.Clean.Delete, RetentionMs: s.RetentionMs, RetentionBytes: s.RetentionBytes,
+		Remote: s.Remote, Local: s.Local}, nil
 }
 
 // Roll seals the partition's open ledger (T4).
