@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/kgateway/kgateway/ledger"
+	"github.com/kgateway/kgateway/recordbatch"
 	"github.com/kgateway/kgateway/storage"
 	"github.com/kgateway/kgateway/topicconfig"
 )
@@ -292,14 +293,14 @@ func (r *Resolver) replay(ml *ledger.Managed, from, end Offset, rs *replayState)
 			ck.maxTS.observe(e.MaxTime, e.Offset)
 			switch {
 			case h.Control():
-				m, err := decodeMarker(e.Payload)
+				m, err := recordbatch.DecodeMarker(e.Payload)
 				if err != nil {
 					return n, storageErr(fmt.Sprintf("replay %s marker at %s", log, e.Offset), err)
 				}
-				if _, a := rs.txns.end(h.ProducerID, e.Offset, m.commit); a != nil {
+				if _, a := rs.txns.end(h.ProducerID, e.Offset, m.Commit); a != nil {
 					rs.aborted = append(rs.aborted, *a)
 				}
-				prod.fence(h.ProducerID, h.ProducerEpoch, m.coordinatorEpoch, r.now().UnixMilli(), lim)
+				prod.fence(h.ProducerID, h.ProducerEpoch, m.CoordinatorEpoch, r.now().UnixMilli(), lim)
 			case h.Idempotent():
 				prod.record(h, e.Offset, r.now().UnixMilli(), nil, lim)
 				if h.Transactional() {
