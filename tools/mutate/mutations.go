@@ -196,4 +196,10 @@ var mutations = []mutation{
 		Edits: []edit{{File: "cleaner/rewrite.go", Old: "ok && r.Off < latest {", New: "ok && r.Off < latest && false {"}},
 		Tests: []testRun{{Pkg: "./resolver/", Run: "TestCleanerProperty|TestCleanerKeepsLatestPerKey"}},
 	},
+	{
+		Name:  "placement-not-rendezvous",
+		Rule:  "cluster/node J2: placement is rendezvous hashing, so a join or a leave moves only the partitions it must",
+		Edits: []edit{{File: "cluster/node/placement.go", Old: "\t\tif s := score(pkey, id); best < 0 || s > bestScore {", New: "\t\tif s := score(pkey, 0) % uint64(len(live)); best < 0 || live[s] == id && bestScore == 0 { // modulo placement"}},
+		Tests: []testRun{{Pkg: "./cluster/node/", Run: "TestPlacementSimulation"}},
+	},
 }
