@@ -332,7 +332,18 @@ func (n *Node) release(ctx context.Context, h *held) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := n.Owners().Release(ctx, h.o); err != nil {
+		// The owner record may still name this node (an etcd leader
+		// election, a timeout: the outcome is unknown), and while it
+		// does no other node acquires the partition. Keep the ownership
+		// as broken and not serving, so that the next round releases it
+		// again (a release that did commit makes the retry a no-op).
 		n.log.Warn("cluster-release-failed", zap.String("pkey", h.pkey), zap.Error(err))
+		n.mu.Lock()
+		if _, taken := n.mu.held[h.pkey]; !taken {
+			h.broken = true
+			n.mu.held[h.pkey] = h
+		}
+		n.mu.Unlock()
 		return
 	}
 	n.log.Info("cluster-released", zap.String("pkey", h.pkey), zap.Uint64("epoch", h.o.Epoch))

@@ -1,5 +1,6 @@
 // Package cluster tests cluster mode as it runs: real processes on
-// 127.0.0.1 with ephemeral ports — an embedded etcd (cluster/etcdtest),
+// 127.0.0.1 with ephemeral ports — an embedded etcd (cluster/etcdtest) or
+// a three-member cluster of the etcd server binary (test/etcdserver),
 // an S3 server (test/s3server) and several kgateway binaries — driven by
 // franz-go clients, with faults: SIGKILL, SIGSTOP past the session,
 // graceful stops, etcd restarts and outages, a held etcd link. Waits are
@@ -26,6 +27,7 @@ import (
 	"time"
 
 	"github.com/kgateway/kgateway/cluster/etcdtest"
+	"github.com/kgateway/kgateway/test/etcdserver"
 	"github.com/kgateway/kgateway/test/kgbin"
 	"github.com/kgateway/kgateway/test/s3server"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -55,12 +57,15 @@ func kgatewayBinary(t testing.TB) string { return kgbin.Path(t) }
 // Cluster is a real etcd, a real S3 server and kgateway processes, all on
 // 127.0.0.1. Its methods are called from the test's goroutine.
 type Cluster struct {
-	t     testing.TB
-	Etcd  *etcdtest.Server
-	S3    *s3server.Server
-	etcd  *clientv3.Client
-	bin   string
-	nodes []*Node
+	t testing.TB
+	// Etcd is the embedded single-member etcd of StartCluster; Members
+	// the real etcd cluster of StartClusterOnMembers. One is nil.
+	Etcd    *etcdtest.Server
+	Members *etcdserver.Cluster
+	S3      *s3server.Server
+	etcd    *clientv3.Client
+	bin     string
+	nodes   []*Node
 
 	mu      sync.Mutex
 	clients map[int]*kgo.Client // per node, seeded with that node only
@@ -79,8 +84,8 @@ type Node struct {
 	err    error // the exit status, once exited is closed
 	paused bool
 
-	proxy    *linkProxy // the node's way to etcd
-	isolated bool       // its etcd link is held
+	proxies  []*linkProxy // the node's ways to etcd, one per member
+	isolated bool         // its etcd links are held
 }
 
 // StartCluster starts etcd, the object store and n nodes (ids 0..n-1),
@@ -90,22 +95,47 @@ func StartCluster(t testing.TB, n int) *Cluster {
 	c := &Cluster{t: t, bin: kgatewayBinary(t), clients: map[int]*kgo.Client{}}
 	c.Etcd = etcdtest.Start(t)
 	c.etcd = c.Etcd.Client(t)
-	c.S3 = s3server.Start(t)
-	t.Cleanup(c.cleanup)
+	return c.start(n)
+}
+
+// StartClusterOnMembers is StartCluster over a real etcd cluster of
+// members processes of the etcd server binary (test/etcdserver), each
+// node reaching every member.
+func StartClusterOnMembers(t testing.TB, n, members int) *Cluster {
+	t.Helper()
+	c := &Cluster{t: t, bin: kgatewayBinary(t), clients: map[int]*kgo.Client{}}
+	c.Members = etcdserver.Start(t, members)
+	c.etcd = c.Members.Client(t)
+	return c.start(n)
+}
+
+func (c *Cluster) start(n int) *Cluster {
+	c.S3 = s3server.Start(c.t)
+	c.t.Cleanup(c.cleanup)
 	for range n {
 		c.Add()
 	}
 	return c
 }
 
+// etcdEndpoints are the client URLs of etcd's members.
+func (c *Cluster) etcdEndpoints() []string {
+	if c.Members != nil {
+		return c.Members.Endpoints()
+	}
+	return []string{c.Etcd.Endpoint()}
+}
+
 // Add starts a new node with the next id.
 func (c *Cluster) Add() *Node {
 	c.t.Helper()
 	nd := &Node{
-		ID:    int32(len(c.nodes)),
-		Addr:  freeAddr(c.t),
-		dir:   c.t.TempDir(),
-		proxy: newLinkProxy(c.t, strings.TrimPrefix(c.Etcd.Endpoint(), "http://")),
+		ID:   int32(len(c.nodes)),
+		Addr: freeAddr(c.t),
+		dir:  c.t.TempDir(),
+	}
+	for _, ep := range c.etcdEndpoints() {
+		nd.proxies = append(nd.proxies, newLinkProxy(c.t, strings.TrimPrefix(ep, "http://")))
 	}
 	nd.log = filepath.Join(c.logDir(), fmt.Sprintf("node-%d.log", nd.ID))
 	os.Remove(nd.log) // a previous run's, under KGW_CLUSTER_LOGS
@@ -223,13 +253,17 @@ func (c *Cluster) Restart(i int) {
 // sends it wait in between (its session is no longer renewed, and it
 // learns nothing), while it goes on serving its clients.
 func (c *Cluster) HoldEtcd(i int) {
-	c.nodes[i].proxy.Hold()
+	for _, p := range c.nodes[i].proxies {
+		p.Hold()
+	}
 	c.nodes[i].isolated = true
 }
 
 // ReleaseEtcd lets node i's link to etcd go on, what was held first.
 func (c *Cluster) ReleaseEtcd(i int) {
-	c.nodes[i].proxy.Release()
+	for _, p := range c.nodes[i].proxies {
+		p.Release()
+	}
 	c.nodes[i].isolated = false
 }
 
@@ -299,6 +333,15 @@ func (c *Cluster) WaitRegistered(i int) {
 	})
 }
 
+// etcdURLs is the node's --cluster-etcd-endpoints: its proxies.
+func (nd *Node) etcdURLs() string {
+	urls := make([]string, len(nd.proxies))
+	for i, p := range nd.proxies {
+		urls[i] = p.URL()
+	}
+	return strings.Join(urls, ",")
+}
+
 // launch starts nd's process and waits for its "ready" log line.
 func (c *Cluster) launch(nd *Node) {
 	c.t.Helper()
@@ -309,7 +352,7 @@ func (c *Cluster) launch(nd *Node) {
 	fmt.Fprintf(logf, "---- start %s\n", time.Now().UTC().Format(time.RFC3339Nano))
 	cmd := exec.Command(c.bin,
 		"--node-id", strconv.Itoa(int(nd.ID)),
-		"--cluster-etcd-endpoints", nd.proxy.URL(),
+		"--cluster-etcd-endpoints", nd.etcdURLs(),
 		"--object-store-url", c.S3.URL,
 		"--listen", nd.Addr,
 		"--data-dir", nd.dir,
@@ -373,7 +416,9 @@ func (c *Cluster) cleanup() {
 			nd.cmd.Process.Kill()
 			<-nd.exited
 		}
-		nd.proxy.Close()
+		for _, p := range nd.proxies {
+			p.Close()
+		}
 	}
 	if c.t.Failed() {
 		for _, nd := range c.nodes {

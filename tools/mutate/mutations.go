@@ -202,4 +202,10 @@ var mutations = []mutation{
 		Edits: []edit{{File: "cluster/node/placement.go", Old: "\t\tif s := score(pkey, id); best < 0 || s > bestScore {", New: "\t\tif s := score(pkey, 0) % uint64(len(live)); best < 0 || live[s] == id && bestScore == 0 { // modulo placement"}},
 		Tests: []testRun{{Pkg: "./cluster/node/", Run: "TestPlacementSimulation"}},
 	},
+	{
+		Name:  "failed-release-forgotten",
+		Rule:  "cluster/node J2: an ownership whose release failed is released again, or no other node can ever take the partition",
+		Edits: []edit{{File: "cluster/node/placement.go", Old: "\t\tif _, taken := n.mu.held[h.pkey]; !taken {", New: "\t\tif _, taken := n.mu.held[h.pkey]; !taken && h == nil {"}},
+		Tests: []testRun{{Pkg: "./cluster/node/", Run: "TestFailedReleaseIsRetried"}},
+	},
 }
