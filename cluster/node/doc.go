@@ -35,7 +35,10 @@
 //	   membership. A node acquires a partition it prefers when it has no
 //	   owner, and releases one it owns when another live node is
 //	   preferred (handover). Ownership itself is decided by etcd alone
-//	   (E1), so nodes that disagree for a moment never both own.
+//	   (E1), so nodes that disagree for a moment never both own. A
+//	   release that fails (its outcome unknown) keeps the ownership,
+//	   not served, until a later round's release succeeds: an owner
+//	   record left naming a live node would keep every other node out.
 //	J3 A partition is served only after its local copy was rebuilt from
 //	   the published copy under the new ownership (resolver
 //	   ReplacePartition): the copy's end is the published end, and its
