@@ -63,9 +63,12 @@ type Cluster struct {
 	Etcd    *etcdtest.Server
 	Members *etcdserver.Cluster
 	S3      *s3server.Server
-	etcd    *clientv3.Client
-	bin     string
-	nodes   []*Node
+	// lab puts every node on a test host of its own, where the network
+	// can be cut (StartPartitionableCluster); nil: all on 127.0.0.1.
+	lab   *netLab
+	etcd  *clientv3.Client
+	bin   string
+	nodes []*Node
 
 	mu      sync.Mutex
 	clients map[int]*kgo.Client // per node, seeded with that node only
@@ -86,6 +89,10 @@ type Node struct {
 
 	proxies  []*linkProxy // the node's ways to etcd, one per member
 	isolated bool         // its etcd links are held
+	// host is the node's network namespace (a partitionable cluster's),
+	// s3 its way to the object store there; nil otherwise.
+	host *netHost
+	s3   *linkProxy
 }
 
 // StartCluster starts etcd, the object store and n nodes (ids 0..n-1),
@@ -106,6 +113,18 @@ func StartClusterOnMembers(t testing.TB, n, members int) *Cluster {
 	c := &Cluster{t: t, bin: kgatewayBinary(t), clients: map[int]*kgo.Client{}}
 	c.Members = etcdserver.Start(t, members)
 	c.etcd = c.Members.Client(t)
+	return c.start(n)
+}
+
+// StartPartitionableCluster is StartCluster with every node on a test
+// host of its own (netLab), so that Cut can part it from etcd, the object
+// store or its clients.
+func StartPartitionableCluster(t testing.TB, n int) *Cluster {
+	t.Helper()
+	lab := newNetLab(t)
+	c := &Cluster{t: t, bin: kgatewayBinary(t), clients: map[int]*kgo.Client{}, lab: lab}
+	c.Etcd = etcdtest.Start(t)
+	c.etcd = c.Etcd.Client(t)
 	return c.start(n)
 }
 
@@ -134,8 +153,17 @@ func (c *Cluster) Add() *Node {
 		Addr: freeAddr(c.t),
 		dir:  c.t.TempDir(),
 	}
+	proxyHost := "127.0.0.1"
+	if c.lab != nil {
+		// Its own host: any port is free there, and etcd and the
+		// object store are reached at the lab's addresses for them.
+		nd.host = c.lab.add()
+		nd.Addr = nd.host.nodeIP + ":9092"
+		proxyHost = c.lab.etcdIP()
+		nd.s3 = newLinkProxyOn(c.t, c.lab.s3IP(), strings.TrimPrefix(c.S3.Endpoint, "http://"))
+	}
 	for _, ep := range c.etcdEndpoints() {
-		nd.proxies = append(nd.proxies, newLinkProxy(c.t, strings.TrimPrefix(ep, "http://")))
+		nd.proxies = append(nd.proxies, newLinkProxyOn(c.t, proxyHost, strings.TrimPrefix(ep, "http://")))
 	}
 	nd.log = filepath.Join(c.logDir(), fmt.Sprintf("node-%d.log", nd.ID))
 	os.Remove(nd.log) // a previous run's, under KGW_CLUSTER_LOGS
@@ -333,6 +361,15 @@ func (c *Cluster) WaitRegistered(i int) {
 	})
 }
 
+// objectStoreURL is the node's --object-store-url: the object store's,
+// through the node's proxy on a partitionable cluster.
+func (c *Cluster) objectStoreURL(nd *Node) string {
+	if nd.s3 == nil {
+		return c.S3.URL
+	}
+	return strings.Replace(c.S3.URL, c.S3.Endpoint, "http://"+nd.s3.l.Addr().String(), 1)
+}
+
 // etcdURLs is the node's --cluster-etcd-endpoints: its proxies.
 func (nd *Node) etcdURLs() string {
 	urls := make([]string, len(nd.proxies))
@@ -350,17 +387,21 @@ func (c *Cluster) launch(nd *Node) {
 		c.t.Fatal(err)
 	}
 	fmt.Fprintf(logf, "---- start %s\n", time.Now().UTC().Format(time.RFC3339Nano))
-	cmd := exec.Command(c.bin,
+	argv := []string{c.bin,
 		"--node-id", strconv.Itoa(int(nd.ID)),
 		"--cluster-etcd-endpoints", nd.etcdURLs(),
-		"--object-store-url", c.S3.URL,
+		"--object-store-url", c.objectStoreURL(nd),
 		"--listen", nd.Addr,
 		"--data-dir", nd.dir,
 		"--cluster-session-timeout-ms", strconv.Itoa(int(sessionTimeout.Milliseconds())),
 		"--cluster-commit-interval-ms", "5",
 		"--metrics-addr", "",
 		"--group-initial-rebalance-delay-ms", "0", // classic groups rebalance at once
-	)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	if nd.host != nil {
+		cmd = nd.host.command(argv...) // ip netns exec: the same process, in its namespace
+	}
 	cmd.Env = append(os.Environ(), s3server.Env()...)
 	// The node dies with the test process, even on a kill -9 of it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -418,6 +459,9 @@ func (c *Cluster) cleanup() {
 		}
 		for _, p := range nd.proxies {
 			p.Close()
+		}
+		if nd.s3 != nil {
+			nd.s3.Close()
 		}
 	}
 	if c.t.Failed() {
