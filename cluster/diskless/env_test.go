@@ -50,8 +50,8 @@ func (c *clock) Advance(d time.Duration) {
 
 // env is one etcd and one bucket shared by the nodes of a test.
 type env struct {
-	t      testing.TB
-	etcd   *etcdtest.Server
+	t    testing.TB
+	etcd *etcdtest.Server
 	// client is a new client of the env's etcd (each node's own).
 	client func(testing.TB) *clientv3.Client
 	cli    *clientv3.Client
