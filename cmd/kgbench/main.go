@@ -112,7 +112,7 @@ func (c *config) Validate() error {
 	c.Security.normalize()
 	for _, s := range c.Systems {
 		if !knownSystem(s) {
-			bad("unknown system %q (want one of %s)", s, strings.Join(append(slices.Clone(allSystems), kafkaSystems...), ","))
+			bad("unknown system %q (want one of %s)", s, strings.Join(append(append(slices.Clone(allSystems), kafkaSystems...), clusterSystem), ","))
 		}
 	}
 	for _, w := range c.Workloads {
