@@ -154,6 +154,12 @@ type SASLConfig struct {
 	// MaxReceiveSize is sasl.server.max.receive.size: the largest frame
 	// before authentication (A1; default 512 KiB).
 	MaxReceiveSize int32
+	// PlainFailuresPerAddress and PlainFailuresPerUser are
+	// sasl.plain.failed.logins.per.address.per.minute and
+	// sasl.plain.failed.logins.per.user.per.minute: the PBKDF2
+	// derivations failed PLAIN logins may cost (auth.DeriveBudget; 0:
+	// auth.DefaultFailuresPerAddress, auth.DefaultFailuresPerUser).
+	PlainFailuresPerAddress, PlainFailuresPerUser int
 }
 
 // Defaults of SASLConfig and TLSHandshakeTimeout.
@@ -255,6 +261,10 @@ func (cfg Config) Validate() error {
 	}
 	if cfg.SASL.ReauthAfter < 0 {
 		errs = append(errs, fmt.Errorf("kafka: config: connections.max.reauth.ms %v is negative", cfg.SASL.ReauthAfter))
+	}
+	if cfg.SASL.PlainFailuresPerAddress < 0 || cfg.SASL.PlainFailuresPerUser < 0 {
+		errs = append(errs, fmt.Errorf("kafka: config: sasl.plain.failed.logins.per.address.per.minute %d and sasl.plain.failed.logins.per.user.per.minute %d must not be negative",
+			cfg.SASL.PlainFailuresPerAddress, cfg.SASL.PlainFailuresPerUser))
 	}
 	if cfg.AdvertisedAddr != "" {
 		if err := validateAdvertised(cfg.AdvertisedAddr); err != nil {

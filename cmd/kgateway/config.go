@@ -56,6 +56,8 @@ type Config struct {
 	SASLMaxReceiveSize     int    `prop:"sasl.server.max.receive.size" flag:"sasl-server-max-receive-size" help:"largest frame accepted on a SASL listener before authentication"`
 	ConnectionsMaxReauthMs int64  `prop:"connections.max.reauth.ms" flag:"connections-max-reauth-ms" help:"lifetime of a SASL session; a client must re-authenticate before it ends (KIP-368); 0: sessions never end"`
 	FailedAuthDelayMs      int64  `prop:"connection.failed.authentication.delay.ms" flag:"connection-failed-authentication-delay-ms" help:"delay before answering a failed authentication (and closing the connection)"`
+	PlainFailuresPerAddr   int    `prop:"sasl.plain.failed.logins.per.address.per.minute" flag:"sasl-plain-failed-logins-per-address-per-minute" help:"PLAIN logins with a wrong password (each costs a PBKDF2 derivation) one client address (an IPv6 /64) may make a minute, a minute's worth at once; beyond it a PLAIN login from there fails without checking the password, answered as a wrong one"`
+	PlainFailuresPerUser   int    `prop:"sasl.plain.failed.logins.per.user.per.minute" flag:"sasl-plain-failed-logins-per-user-per-minute" help:"PLAIN logins with a wrong password all addresses together may make a minute as one user, a minute's worth at once; beyond it only addresses that logged in as that user before may try it"`
 
 	AuthorizerClassName  string `prop:"authorizer.class.name" flag:"authorizer-class-name" help:"turns authorization by ACLs on: org.apache.kafka.metadata.authorizer.StandardAuthorizer or kafka.security.authorizer.AclAuthorizer (both select the built-in authorizer); empty: every request is allowed"`
 	SuperUsers           string `prop:"super.users" flag:"super-users" help:"principals allowed everything whatever the ACLs, separated by semicolons, e.g. User:admin;User:ops"`
@@ -161,6 +163,8 @@ func DefaultConfig() Config {
 		SASLEnabledMechanisms:      strings.Join(kafka.DefaultSASLMechanisms, ","),
 		SASLMaxReceiveSize:         kafka.DefaultSASLMaxReceiveSize,
 		FailedAuthDelayMs:          kafka.DefaultFailedAuthDelay.Milliseconds(),
+		PlainFailuresPerAddr:       auth.DefaultFailuresPerAddress,
+		PlainFailuresPerUser:       auth.DefaultFailuresPerUser,
 		DataDir:                    "./data",
 		MetricsAddr:                "127.0.0.1:9644",
 		LogLevel:                   "info",
@@ -457,6 +461,12 @@ func (c Config) Validate() error {
 	}
 	if c.FailedAuthDelayMs < 0 {
 		bad("connection.failed.authentication.delay.ms", "%d must not be negative", c.FailedAuthDelayMs)
+	}
+	if c.PlainFailuresPerAddr < 1 {
+		bad("sasl.plain.failed.logins.per.address.per.minute", "%d is below 1", c.PlainFailuresPerAddr)
+	}
+	if c.PlainFailuresPerUser < 1 {
+		bad("sasl.plain.failed.logins.per.user.per.minute", "%d is below 1", c.PlainFailuresPerUser)
 	}
 	if c.SASLMaxReceiveSize < minFrameBytes {
 		bad("sasl.server.max.receive.size", "%d is below %d", c.SASLMaxReceiveSize, minFrameBytes)

@@ -89,6 +89,9 @@ func (c Config) serverConfig(log *zap.Logger) server.Config {
 				ReauthAfter:    time.Duration(c.ConnectionsMaxReauthMs) * time.Millisecond,
 				FailedDelay:    failedDelay(c.FailedAuthDelayMs),
 				MaxReceiveSize: int32(c.SASLMaxReceiveSize),
+
+				PlainFailuresPerAddress: c.PlainFailuresPerAddr,
+				PlainFailuresPerUser:    c.PlainFailuresPerUser,
 			},
 			Txn:   c.txnConfig(),
 			Group: c.groupConfig(),
