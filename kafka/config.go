@@ -35,6 +35,8 @@ const (
 	// DefaultFetchSessionCacheSlots is Kafka's
 	// max.incremental.fetch.session.cache.slots default.
 	DefaultFetchSessionCacheSlots = 1000
+	// DefaultFetchSessionCacheSlotsPerPrincipal is a quarter of them.
+	DefaultFetchSessionCacheSlotsPerPrincipal = DefaultFetchSessionCacheSlots / 4
 	// DefaultFetchMaxBytes is Kafka's fetch.max.bytes default (55 MiB).
 	DefaultFetchMaxBytes = 55 << 20
 	// MinFetchMaxBytes is the smallest fetch.max.bytes Kafka accepts.
@@ -93,6 +95,10 @@ type Config struct {
 	// how many fetch sessions (KIP-227) the server keeps (default 1000;
 	// negative: no sessions, every fetch is sessionless).
 	FetchSessionCacheSlots int
+	// FetchSessionCacheSlotsPerPrincipal bounds the fetch sessions of one
+	// principal, with an authorizer (F4; default a quarter of the
+	// slots).
+	FetchSessionCacheSlotsPerPrincipal int
 
 	// FetchMaxBytes is fetch.max.bytes: the most record bytes one Fetch
 	// response carries, whatever the request's MaxBytes (default 55 MiB;
@@ -188,6 +194,9 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.FetchSessionCacheSlots == 0 {
 		cfg.FetchSessionCacheSlots = DefaultFetchSessionCacheSlots
+	}
+	if cfg.FetchSessionCacheSlotsPerPrincipal <= 0 {
+		cfg.FetchSessionCacheSlotsPerPrincipal = max(1, min(DefaultFetchSessionCacheSlotsPerPrincipal, cfg.FetchSessionCacheSlots))
 	}
 	if cfg.FetchMaxBytes == 0 {
 		cfg.FetchMaxBytes = DefaultFetchMaxBytes
