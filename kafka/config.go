@@ -100,6 +100,10 @@ type Config struct {
 	// slots).
 	FetchSessionCacheSlotsPerPrincipal int
 
+	// MaxPartitions is partitions.max: the partitions of all topics
+	// together (partition_bound.go; default DefaultMaxPartitions).
+	MaxPartitions int
+
 	// FetchMaxBytes is fetch.max.bytes: the most record bytes one Fetch
 	// response carries, whatever the request's MaxBytes (default 55 MiB;
 	// at least 1024). A KIP-74 first batch is still returned whole.
@@ -200,6 +204,9 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.FetchMaxBytes == 0 {
 		cfg.FetchMaxBytes = DefaultFetchMaxBytes
+	}
+	if cfg.MaxPartitions <= 0 {
+		cfg.MaxPartitions = DefaultMaxPartitions
 	}
 	if cfg.ClusterID == "" && cfg.Resolver != nil {
 		cfg.ClusterID = cfg.Resolver.ClusterID()

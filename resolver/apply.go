@@ -85,3 +85,7 @@ func (r *Resolver) PlanIncrementalAlter(name string, ops []ConfigOp) (map[string
 // AutoCreateTopics is auto.create.topics.enable: whether EnsureTopic may
 // create a topic.
 func (r *Resolver) AutoCreateTopics() bool { return r.cfg.AutoCreate }
+
+// DefaultPartitions is num.partitions: what a topic created with -1
+// partitions, or auto-created, gets.
+func (r *Resolver) DefaultPartitions() int32 { return r.cfg.NumPartitions }
