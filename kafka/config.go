@@ -100,6 +100,11 @@ type Config struct {
 	// slots).
 	FetchSessionCacheSlotsPerPrincipal int
 
+	// GroupsPerPrincipal is groups.max.per.principal: the groups one
+	// principal may create, with an authorizer (kafka/tenancy; default
+	// tenancy.DefaultGroupsPerPrincipal).
+	GroupsPerPrincipal int
+
 	// MaxPartitions is partitions.max: the partitions of all topics
 	// together (partition_bound.go; default DefaultMaxPartitions).
 	MaxPartitions int

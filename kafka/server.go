@@ -10,6 +10,7 @@ import (
 
 	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka/share"
+	"github.com/kgateway/kgateway/kafka/tenancy"
 	"github.com/kgateway/kgateway/resolver"
 	"go.uber.org/zap"
 )
@@ -45,6 +46,8 @@ type Server struct {
 	budget *byteBudget
 	// plainBudget bounds the CPU failed PLAIN logins take (auth.DeriveBudget).
 	plainBudget *auth.DeriveBudget
+	// groupBound is groups.max.per.principal (tenant.go).
+	groupBound *tenancy.Groups
 
 	mu struct {
 		sync.Mutex
@@ -63,7 +66,8 @@ func NewServer(cfg Config) (*Server, error) {
 	cfg = cfg.withDefaults()
 	s := &Server{cfg: cfg, res: cfg.Resolver, log: cfg.Logger, closing: make(chan struct{}),
 		budget:      newByteBudget(cfg.QueuedMaxRequestBytes),
-		plainBudget: auth.NewDeriveBudget(cfg.SASL.PlainFailuresPerAddress, cfg.SASL.PlainFailuresPerUser)}
+		plainBudget: auth.NewDeriveBudget(cfg.SASL.PlainFailuresPerAddress, cfg.SASL.PlainFailuresPerUser),
+		groupBound:  tenancy.NewGroups(cfg.GroupsPerPrincipal)}
 	s.mu.open = make(map[*conn]struct{})
 	c, err := s.newCoordinators(cfg.Offsets, true)
 	if err != nil {

@@ -27,6 +27,7 @@ func TestPerPrincipalBoundsIsolate(t *testing.T) {
 		txnIDs, txnIDsPer             = 12, 4
 		shareSessions, sharePer, conn = 6, 3, 2
 		fetchSlots, fetchPer          = 6, 2
+		groupsPer                     = 3
 	)
 	a := &aclServer{t: t, dir: t.TempDir()}
 	for _, u := range []string{"admin", "alice", "mallory"} {
@@ -36,6 +37,7 @@ func TestPerPrincipalBoundsIsolate(t *testing.T) {
 	kc.Txn = txn.Config{MaxTransactionalIDs: txnIDs, MaxTransactionalIDsPerPrincipal: txnIDsPer}
 	kc.Share = share.Config{MaxShareSessions: shareSessions, MaxShareSessionsPerPrincipal: sharePer, MaxShareSessionsPerConnection: conn}
 	kc.FetchSessionCacheSlots, kc.FetchSessionCacheSlotsPerPrincipal = fetchSlots, fetchPer
+	kc.GroupsPerPrincipal = groupsPer
 	a.srv = startServer(t, server.Config{DataDir: a.dir, Kafka: kc,
 		Listeners:  []kafka.Listener{{Name: "SASL_PLAINTEXT", Protocol: kafka.SASLPlaintext, Addr: "127.0.0.1:0"}},
 		Resolver:   resolver.Config{NumPartitions: 1, AutoCreate: true},
@@ -99,6 +101,21 @@ func TestPerPrincipalBoundsIsolate(t *testing.T) {
 		t.Errorf("mallory opened %d share sessions; her bound is %d", opened, sharePer)
 	}
 
+	// Groups: her share group is one; two more, then POLICY_VIOLATION.
+	created := 1
+	for i := range 5 {
+		switch code := commitOffset(t, mallory, fmt.Sprintf("mallory-group-%d", i)); code {
+		case 0:
+			created++
+		case kerr.PolicyViolation.Code:
+		default:
+			t.Fatalf("mallory's offset commit: %v", kerr.ErrorForCode(code))
+		}
+	}
+	if created != groupsPer {
+		t.Errorf("mallory created %d groups; her bound is %d", created, groupsPer)
+	}
+
 	// Alice: a transactional producer commits.
 	producer := a.client("alice", kgo.TransactionalID("alice-tx"), kgo.DefaultProduceTopic("tenants"))
 	if err := producer.BeginTransaction(); err != nil {
@@ -109,6 +126,10 @@ func TestPerPrincipalBoundsIsolate(t *testing.T) {
 	}
 	if err := producer.EndTransaction(testCtx(t), kgo.TryCommit); err != nil {
 		t.Fatalf("alice's commit: %v", err)
+	}
+	// A group of her own.
+	if code := commitOffset(t, a.client("alice"), "alice-group"); code != 0 {
+		t.Fatalf("alice's offset commit: %v", kerr.ErrorForCode(code))
 	}
 	// A fetch session, used incrementally.
 	alice := a.client("alice")
@@ -181,4 +202,18 @@ func (m *rawMember) open() int16 {
 		m.sepoch = 1
 	}
 	return resp.ErrorCode
+}
+
+// commitOffset commits offset 0 of partition 0 of "tenants" for group as
+// a simple consumer (no member) and returns the partition's error code.
+func commitOffset(t *testing.T, cl *kgo.Client, group string) int16 {
+	t.Helper()
+	req := kmsg.NewPtrOffsetCommitRequest()
+	req.Group, req.Generation = group, -1
+	rt := kmsg.NewOffsetCommitRequestTopic()
+	rt.Topic = "tenants"
+	rp := kmsg.NewOffsetCommitRequestTopicPartition()
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	return request[*kmsg.OffsetCommitResponse](t, cl, req).Topics[0].Partitions[0].ErrorCode
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/kgateway/kgateway/kafka"
 	"github.com/kgateway/kgateway/kafka/group"
 	"github.com/kgateway/kgateway/kafka/share"
+	"github.com/kgateway/kgateway/kafka/tenancy"
 	"github.com/kgateway/kgateway/kafka/txn"
 	"github.com/kgateway/kgateway/server"
 	"go.uber.org/zap/zapcore"
@@ -123,6 +124,7 @@ type Config struct {
 	// Classic groups (groupflags.go).
 	GroupInitialRebalanceDelayMs int64 `prop:"group.initial.rebalance.delay.ms" flag:"group-initial-rebalance-delay-ms" help:"the first rebalance of an empty classic group waits this long for more members, again while they keep joining, up to the rebalance timeout; 0 does not wait"`
 	GroupMaxSize                 int   `prop:"group.max.size" flag:"group-max-size" help:"members of one classic or consumer group, joined or joining (beyond: GROUP_MAX_SIZE_REACHED)"`
+	GroupsMaxPerPrincipal        int   `prop:"groups.max.per.principal" flag:"groups-max-per-principal" help:"with an authorizer, groups (classic, consumer and share) one principal may create and still have; a request creating one more gets POLICY_VIOLATION"`
 
 	// Consumer groups of the KIP-848 protocol (groupflags.go).
 	GroupConsumerSessionTimeoutMs       int64  `prop:"group.consumer.session.timeout.ms" flag:"group-consumer-session-timeout-ms" help:"remove a consumer-protocol group member not heard from for this long (within the min and max session timeouts)"`
@@ -239,6 +241,7 @@ func DefaultConfig() Config {
 		FetchSessionSlotsPer:          kafka.DefaultFetchSessionCacheSlotsPerPrincipal,
 		MaxPartitions:                 kafka.DefaultMaxPartitions,
 		GroupMaxSize:                  group.DefaultMaxGroupSize,
+		GroupsMaxPerPrincipal:         tenancy.DefaultGroupsPerPrincipal,
 		MaxACLs:                       auth.DefaultMaxACLs,
 		ShareRecordLockDurationMs:     share.DefaultRecordLockDuration.Milliseconds(),
 		ShareDeliveryCountLimit:       share.DefaultDeliveryCountLimit,
@@ -535,6 +538,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxPartitions < 1 {
 		bad("partitions.max", "%d must be at least 1", c.MaxPartitions)
+	}
+	if c.GroupsMaxPerPrincipal < 1 {
+		bad("groups.max.per.principal", "%d must be at least 1", c.GroupsMaxPerPrincipal)
 	}
 	if c.MaxACLs < 1 {
 		bad("authorizer.max.acls", "%d must be at least 1", c.MaxACLs)

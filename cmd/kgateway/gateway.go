@@ -84,6 +84,7 @@ func (c Config) serverConfig(log *zap.Logger) server.Config {
 			FetchSessionCacheSlots:             sessionSlots(c.FetchSessionSlots),
 			FetchSessionCacheSlotsPerPrincipal: c.FetchSessionSlotsPer,
 			MaxPartitions:                      c.MaxPartitions,
+			GroupsPerPrincipal:                 c.GroupsMaxPerPrincipal,
 			FetchMaxBytes:                      int32(c.FetchMaxBytes),
 			SlowRequest:                        time.Duration(c.SlowRequestMs) * time.Millisecond,
 			TLSHandshakeTimeout:                time.Duration(c.SSLHandshakeTimeoutMs) * time.Millisecond,
