@@ -175,11 +175,15 @@ type SASLConfig struct {
 	// derivations failed PLAIN logins may cost (auth.DeriveBudget; 0:
 	// auth.DefaultFailuresPerAddress, auth.DefaultFailuresPerUser).
 	PlainFailuresPerAddress, PlainFailuresPerUser int
+	// MaxUsers is scram.users.max: the users AlterUserScramCredentials
+	// may make the store hold (default DefaultMaxUsers).
+	MaxUsers int
 }
 
 // Defaults of SASLConfig and TLSHandshakeTimeout.
 const (
 	DefaultFailedAuthDelay     = 100 * time.Millisecond
+	DefaultMaxUsers            = 10000
 	DefaultSASLMaxReceiveSize  = 512 << 10
 	DefaultTLSHandshakeTimeout = 10 * time.Second
 )
@@ -233,6 +237,9 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.SASL.FailedDelay == 0 {
 		cfg.SASL.FailedDelay = DefaultFailedAuthDelay
+	}
+	if cfg.SASL.MaxUsers <= 0 {
+		cfg.SASL.MaxUsers = DefaultMaxUsers
 	}
 	if cfg.SASL.MaxReceiveSize == 0 {
 		cfg.SASL.MaxReceiveSize = DefaultSASLMaxReceiveSize

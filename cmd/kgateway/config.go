@@ -59,6 +59,7 @@ type Config struct {
 	FailedAuthDelayMs      int64  `prop:"connection.failed.authentication.delay.ms" flag:"connection-failed-authentication-delay-ms" help:"delay before answering a failed authentication (and closing the connection)"`
 	PlainFailuresPerAddr   int    `prop:"sasl.plain.failed.logins.per.address.per.minute" flag:"sasl-plain-failed-logins-per-address-per-minute" help:"PLAIN logins with a wrong password (each costs a PBKDF2 derivation) one client address (an IPv6 /64) may make a minute, a minute's worth at once; beyond it a PLAIN login from there fails without checking the password, answered as a wrong one"`
 	PlainFailuresPerUser   int    `prop:"sasl.plain.failed.logins.per.user.per.minute" flag:"sasl-plain-failed-logins-per-user-per-minute" help:"PLAIN logins with a wrong password all addresses together may make a minute as one user, a minute's worth at once; beyond it only addresses that logged in as that user before may try it"`
+	ScramUsersMax          int    `prop:"scram.users.max" flag:"scram-users-max" help:"users AlterUserScramCredentials may make the credential store hold (a new one beyond: POLICY_VIOLATION); kgateway users is not bounded"`
 
 	AuthorizerClassName  string `prop:"authorizer.class.name" flag:"authorizer-class-name" help:"turns authorization by ACLs on: org.apache.kafka.metadata.authorizer.StandardAuthorizer or kafka.security.authorizer.AclAuthorizer (both select the built-in authorizer); empty: every request is allowed"`
 	SuperUsers           string `prop:"super.users" flag:"super-users" help:"principals allowed everything whatever the ACLs, separated by semicolons, e.g. User:admin;User:ops"`
@@ -179,6 +180,7 @@ func DefaultConfig() Config {
 		FailedAuthDelayMs:          kafka.DefaultFailedAuthDelay.Milliseconds(),
 		PlainFailuresPerAddr:       auth.DefaultFailuresPerAddress,
 		PlainFailuresPerUser:       auth.DefaultFailuresPerUser,
+		ScramUsersMax:              kafka.DefaultMaxUsers,
 		DataDir:                    "./data",
 		MetricsAddr:                "127.0.0.1:9644",
 		LogLevel:                   "info",
@@ -538,6 +540,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxPartitions < 1 {
 		bad("partitions.max", "%d must be at least 1", c.MaxPartitions)
+	}
+	if c.ScramUsersMax < 1 {
+		bad("scram.users.max", "%d must be at least 1", c.ScramUsersMax)
 	}
 	if c.GroupsMaxPerPrincipal < 1 {
 		bad("groups.max.per.principal", "%d must be at least 1", c.GroupsMaxPerPrincipal)

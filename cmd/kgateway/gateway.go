@@ -96,6 +96,7 @@ func (c Config) serverConfig(log *zap.Logger) server.Config {
 
 				PlainFailuresPerAddress: c.PlainFailuresPerAddr,
 				PlainFailuresPerUser:    c.PlainFailuresPerUser,
+				MaxUsers:                c.ScramUsersMax,
 			},
 			Txn:   c.txnConfig(),
 			Group: c.groupConfig(),
