@@ -119,7 +119,7 @@ func (s *Server) fetchItems(rc *reqCtx, r *kmsg.FetchRequest, items []fetchItem,
 	default:
 		resp.Topics = assembleTopics(items, parts, nil)
 		if open {
-			resp.SessionID = s.openSession(r, items, parts)
+			resp.SessionID = s.openSession(r, tenantOf(rc), items, parts)
 		}
 	}
 	return &batchResponse{FetchResponse: resp, wire: rd.wire}
@@ -145,13 +145,14 @@ func (s *Server) finishIncremental(fs *fetchSession, r *kmsg.FetchRequest, items
 
 // openSession opens a session over a full fetch's items and returns its
 // id, 0 when there is no room (F4).
-func (s *Server) openSession(r *kmsg.FetchRequest, items []fetchItem, parts []kmsg.FetchResponseTopicPartition) int32 {
+func (s *Server) openSession(r *kmsg.FetchRequest, owner string, items []fetchItem, parts []kmsg.FetchResponseTopicPartition) int32 {
 	sps := make([]*sessPart, len(items))
 	for i := range items {
 		sps[i] = items[i].sp
 		sps[i].remember(&parts[i])
 	}
-	fs := s.sessions.create(s.cfg.FetchSessionCacheSlots, r.Version >= 13, sps)
+	slots := sessionSlots{s.cfg.FetchSessionCacheSlots, s.cfg.FetchSessionCacheSlotsPerPrincipal}
+	fs := s.sessions.create(slots, owner, r.Version >= 13, sps)
 	if fs == nil {
 		return 0
 	}

@@ -35,6 +35,8 @@ const (
 	// DefaultFetchSessionCacheSlots is Kafka's
 	// max.incremental.fetch.session.cache.slots default.
 	DefaultFetchSessionCacheSlots = 1000
+	// DefaultFetchSessionCacheSlotsPerPrincipal is a quarter of them.
+	DefaultFetchSessionCacheSlotsPerPrincipal = DefaultFetchSessionCacheSlots / 4
 	// DefaultFetchMaxBytes is Kafka's fetch.max.bytes default (55 MiB).
 	DefaultFetchMaxBytes = 55 << 20
 	// MinFetchMaxBytes is the smallest fetch.max.bytes Kafka accepts.
@@ -93,6 +95,19 @@ type Config struct {
 	// how many fetch sessions (KIP-227) the server keeps (default 1000;
 	// negative: no sessions, every fetch is sessionless).
 	FetchSessionCacheSlots int
+	// FetchSessionCacheSlotsPerPrincipal bounds the fetch sessions of one
+	// principal, with an authorizer (F4; default a quarter of the
+	// slots).
+	FetchSessionCacheSlotsPerPrincipal int
+
+	// GroupsPerPrincipal is groups.max.per.principal: the groups one
+	// principal may create, with an authorizer (kafka/tenancy; default
+	// tenancy.DefaultGroupsPerPrincipal).
+	GroupsPerPrincipal int
+
+	// MaxPartitions is partitions.max: the partitions of all topics
+	// together (partition_bound.go; default DefaultMaxPartitions).
+	MaxPartitions int
 
 	// FetchMaxBytes is fetch.max.bytes: the most record bytes one Fetch
 	// response carries, whatever the request's MaxBytes (default 55 MiB;
@@ -154,11 +169,21 @@ type SASLConfig struct {
 	// MaxReceiveSize is sasl.server.max.receive.size: the largest frame
 	// before authentication (A1; default 512 KiB).
 	MaxReceiveSize int32
+	// PlainFailuresPerAddress and PlainFailuresPerUser are
+	// sasl.plain.failed.logins.per.address.per.minute and
+	// sasl.plain.failed.logins.per.user.per.minute: the PBKDF2
+	// derivations failed PLAIN logins may cost (auth.DeriveBudget; 0:
+	// auth.DefaultFailuresPerAddress, auth.DefaultFailuresPerUser).
+	PlainFailuresPerAddress, PlainFailuresPerUser int
+	// MaxUsers is scram.users.max: the users AlterUserScramCredentials
+	// may make the store hold (default DefaultMaxUsers).
+	MaxUsers int
 }
 
 // Defaults of SASLConfig and TLSHandshakeTimeout.
 const (
 	DefaultFailedAuthDelay     = 100 * time.Millisecond
+	DefaultMaxUsers            = 10000
 	DefaultSASLMaxReceiveSize  = 512 << 10
 	DefaultTLSHandshakeTimeout = 10 * time.Second
 )
@@ -183,8 +208,14 @@ func (cfg Config) withDefaults() Config {
 	if cfg.FetchSessionCacheSlots == 0 {
 		cfg.FetchSessionCacheSlots = DefaultFetchSessionCacheSlots
 	}
+	if cfg.FetchSessionCacheSlotsPerPrincipal <= 0 {
+		cfg.FetchSessionCacheSlotsPerPrincipal = max(1, min(DefaultFetchSessionCacheSlotsPerPrincipal, cfg.FetchSessionCacheSlots))
+	}
 	if cfg.FetchMaxBytes == 0 {
 		cfg.FetchMaxBytes = DefaultFetchMaxBytes
+	}
+	if cfg.MaxPartitions <= 0 {
+		cfg.MaxPartitions = DefaultMaxPartitions
 	}
 	if cfg.ClusterID == "" && cfg.Resolver != nil {
 		cfg.ClusterID = cfg.Resolver.ClusterID()
@@ -206,6 +237,9 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.SASL.FailedDelay == 0 {
 		cfg.SASL.FailedDelay = DefaultFailedAuthDelay
+	}
+	if cfg.SASL.MaxUsers <= 0 {
+		cfg.SASL.MaxUsers = DefaultMaxUsers
 	}
 	if cfg.SASL.MaxReceiveSize == 0 {
 		cfg.SASL.MaxReceiveSize = DefaultSASLMaxReceiveSize
@@ -255,6 +289,10 @@ func (cfg Config) Validate() error {
 	}
 	if cfg.SASL.ReauthAfter < 0 {
 		errs = append(errs, fmt.Errorf("kafka: config: connections.max.reauth.ms %v is negative", cfg.SASL.ReauthAfter))
+	}
+	if cfg.SASL.PlainFailuresPerAddress < 0 || cfg.SASL.PlainFailuresPerUser < 0 {
+		errs = append(errs, fmt.Errorf("kafka: config: sasl.plain.failed.logins.per.address.per.minute %d and sasl.plain.failed.logins.per.user.per.minute %d must not be negative",
+			cfg.SASL.PlainFailuresPerAddress, cfg.SASL.PlainFailuresPerUser))
 	}
 	if cfg.AdvertisedAddr != "" {
 		if err := validateAdvertised(cfg.AdvertisedAddr); err != nil {

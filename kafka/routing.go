@@ -18,9 +18,9 @@ import (
 // mode, else the resolver.
 func (s *Server) catalog() Catalog {
 	if s.cfg.Cluster == nil {
-		return s.res
+		return boundedCatalog{s.res, s}
 	}
-	return s.cfg.Cluster.Catalog()
+	return boundedCatalog{s.cfg.Cluster.Catalog(), s}
 }
 
 // leader is the partition's leader and leader epoch; ok is false while it

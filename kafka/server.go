@@ -3,12 +3,14 @@ package kafka
 import (
 	"context"
 	"errors"
-	"github.com/kgateway/kgateway/kafka/share"
 	"net"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/kgateway/kgateway/auth"
+	"github.com/kgateway/kgateway/kafka/share"
+	"github.com/kgateway/kgateway/kafka/tenancy"
 	"github.com/kgateway/kgateway/resolver"
 	"go.uber.org/zap"
 )
@@ -42,6 +44,10 @@ type Server struct {
 	handling atomic.Int64
 	// budget is queued.max.request.bytes (K6).
 	budget *byteBudget
+	// plainBudget bounds the CPU failed PLAIN logins take (auth.DeriveBudget).
+	plainBudget *auth.DeriveBudget
+	// groupBound is groups.max.per.principal (tenant.go).
+	groupBound *tenancy.Groups
 
 	mu struct {
 		sync.Mutex
@@ -59,7 +65,9 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	cfg = cfg.withDefaults()
 	s := &Server{cfg: cfg, res: cfg.Resolver, log: cfg.Logger, closing: make(chan struct{}),
-		budget: newByteBudget(cfg.QueuedMaxRequestBytes)}
+		budget:      newByteBudget(cfg.QueuedMaxRequestBytes),
+		plainBudget: auth.NewDeriveBudget(cfg.SASL.PlainFailuresPerAddress, cfg.SASL.PlainFailuresPerUser),
+		groupBound:  tenancy.NewGroups(cfg.GroupsPerPrincipal)}
 	s.mu.open = make(map[*conn]struct{})
 	c, err := s.newCoordinators(cfg.Offsets, true)
 	if err != nil {

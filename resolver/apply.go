@@ -87,3 +87,7 @@ func (r *Resolver) PlanIncrementalAlter(name string, ops []topicconfig.Op) (map[
 // AutoCreateTopics is auto.create.topics.enable: whether EnsureTopic may
 // create a topic.
 func (r *Resolver) AutoCreateTopics() bool { return r.cfg.AutoCreate }
+
+// DefaultPartitions is num.partitions: what a topic created with -1
+// partitions, or auto-created, gets.
+func (r *Resolver) DefaultPartitions() int32 { return r.cfg.NumPartitions }

@@ -26,6 +26,7 @@ import (
 	"github.com/kgateway/kgateway/kafka"
 	"github.com/kgateway/kgateway/kafka/group"
 	"github.com/kgateway/kgateway/kafka/share"
+	"github.com/kgateway/kgateway/kafka/tenancy"
 	"github.com/kgateway/kgateway/kafka/txn"
 	"github.com/kgateway/kgateway/server"
 	"go.uber.org/zap/zapcore"
@@ -56,9 +57,13 @@ type Config struct {
 	SASLMaxReceiveSize     int    `prop:"sasl.server.max.receive.size" flag:"sasl-server-max-receive-size" help:"largest frame accepted on a SASL listener before authentication"`
 	ConnectionsMaxReauthMs int64  `prop:"connections.max.reauth.ms" flag:"connections-max-reauth-ms" help:"lifetime of a SASL session; a client must re-authenticate before it ends (KIP-368); 0: sessions never end"`
 	FailedAuthDelayMs      int64  `prop:"connection.failed.authentication.delay.ms" flag:"connection-failed-authentication-delay-ms" help:"delay before answering a failed authentication (and closing the connection)"`
+	PlainFailuresPerAddr   int    `prop:"sasl.plain.failed.logins.per.address.per.minute" flag:"sasl-plain-failed-logins-per-address-per-minute" help:"PLAIN logins with a wrong password (each costs a PBKDF2 derivation) one client address (an IPv6 /64) may make a minute, a minute's worth at once; beyond it a PLAIN login from there fails without checking the password, answered as a wrong one"`
+	PlainFailuresPerUser   int    `prop:"sasl.plain.failed.logins.per.user.per.minute" flag:"sasl-plain-failed-logins-per-user-per-minute" help:"PLAIN logins with a wrong password all addresses together may make a minute as one user, a minute's worth at once; beyond it only addresses that logged in as that user before may try it"`
+	ScramUsersMax          int    `prop:"scram.users.max" flag:"scram-users-max" help:"users AlterUserScramCredentials may make the credential store hold (a new one beyond: POLICY_VIOLATION); kgateway users is not bounded"`
 
 	AuthorizerClassName  string `prop:"authorizer.class.name" flag:"authorizer-class-name" help:"turns authorization by ACLs on: org.apache.kafka.metadata.authorizer.StandardAuthorizer or kafka.security.authorizer.AclAuthorizer (both select the built-in authorizer); empty: every request is allowed"`
 	SuperUsers           string `prop:"super.users" flag:"super-users" help:"principals allowed everything whatever the ACLs, separated by semicolons, e.g. User:admin;User:ops"`
+	MaxACLs              int    `prop:"authorizer.max.acls" flag:"authorizer-max-acls" help:"ACLs the authorizer holds (a creation beyond: POLICY_VIOLATION)"`
 	AllowEveryoneIfNoACL bool   `prop:"allow.everyone.if.no.acl.found" flag:"allow-everyone-if-no-acl-found" help:"with an authorizer, a resource no ACL applies to is open to every principal"`
 
 	// listenerProps holds listener.name.<name>.<key> settings of the
@@ -72,12 +77,14 @@ type Config struct {
 	SlowRequestMs int64  `prop:"slow.request.ms" flag:"slow-request-ms" help:"log requests slower than this at warn, long-poll fetch waits excluded; -1 never"`
 
 	NumPartitions         int   `prop:"num.partitions" flag:"num-partitions" help:"partitions of an auto-created topic"`
+	MaxPartitions         int   `prop:"partitions.max" flag:"partitions-max" help:"partitions of all topics together; a topic creation (also automatic) or partition growth beyond is refused with POLICY_VIOLATION"`
 	AutoCreate            bool  `prop:"auto.create.topics.enable" flag:"auto-create-topics" help:"create unknown topics on Metadata and Produce"`
 	MaxRequestBytes       int   `prop:"socket.request.max.bytes" flag:"max-request-bytes" help:"largest request frame accepted"`
 	QueuedMaxRequestBytes int64 `prop:"queued.max.request.bytes" flag:"queued-max-request-bytes" help:"most request bytes received and still needed by their handlers, server-wide (bytes other than record batches count 64 times, for decoding; a request that could never fit closes its connection); beyond it the server stops reading sockets"`
 	ConnectionsMaxIdleMs  int64 `prop:"connections.max.idle.ms" flag:"connections-max-idle-ms" help:"close a connection idle this long"`
 	MaxConnections        int   `prop:"max.connections" flag:"max-connections" help:"most open connections; more are closed at once"`
 	FetchSessionSlots     int   `prop:"max.incremental.fetch.session.cache.slots" flag:"fetch-session-cache-slots" help:"fetch sessions (KIP-227) kept; 0 disables them"`
+	FetchSessionSlotsPer  int   `prop:"max.incremental.fetch.session.cache.slots.per.principal" flag:"fetch-session-cache-slots-per-principal" help:"with an authorizer, fetch sessions one principal may hold (beyond, or in a full cache where it holds as many as any other principal, a full fetch gets no session and is served sessionless)"`
 	FetchMaxBytes         int   `prop:"fetch.max.bytes" flag:"fetch-max-bytes" help:"most record bytes one fetch response carries, whatever the request asks (a first batch larger than this is still returned whole)"`
 	TailCacheBytes        int64 `prop:"tail.cache.bytes" flag:"tail-cache-bytes" help:"memory for the newest entries of all partitions together, so that tailing consumers are served without touching the files; 0 disables it"`
 	SegmentReuse          bool  `prop:"log.segment.reuse" flag:"log-segment-reuse" help:"write a partition's next segment over one that retention removed (its fsyncs then need no file-system journal commit), so a partition may hold one removed segment's disk space until it rolls; false frees removed segments at once"`
@@ -117,6 +124,8 @@ type Config struct {
 
 	// Classic groups (groupflags.go).
 	GroupInitialRebalanceDelayMs int64 `prop:"group.initial.rebalance.delay.ms" flag:"group-initial-rebalance-delay-ms" help:"the first rebalance of an empty classic group waits this long for more members, again while they keep joining, up to the rebalance timeout; 0 does not wait"`
+	GroupMaxSize                 int   `prop:"group.max.size" flag:"group-max-size" help:"members of one classic or consumer group, joined or joining (beyond: GROUP_MAX_SIZE_REACHED)"`
+	GroupsMaxPerPrincipal        int   `prop:"groups.max.per.principal" flag:"groups-max-per-principal" help:"with an authorizer, groups (classic, consumer and share) one principal may create and still have; a request creating one more gets POLICY_VIOLATION"`
 
 	// Consumer groups of the KIP-848 protocol (groupflags.go).
 	GroupConsumerSessionTimeoutMs       int64  `prop:"group.consumer.session.timeout.ms" flag:"group-consumer-session-timeout-ms" help:"remove a consumer-protocol group member not heard from for this long (within the min and max session timeouts)"`
@@ -129,10 +138,16 @@ type Config struct {
 
 	ProducerIDExpirationMs int64 `prop:"producer.id.expiration.ms" flag:"producer-id-expiration-ms" help:"drop an idempotent producer's state on a partition it has not appended to for this long (a partition also keeps at most 1000 producers, the least recently appended dropped first)"`
 
-	TransactionMaxTimeoutMs      int64 `prop:"transaction.max.timeout.ms" flag:"transaction-max-timeout-ms" help:"largest transaction.timeout.ms a transactional producer may ask for (INVALID_TRANSACTION_TIMEOUT beyond it)"`
-	TransactionalIDExpirationMs  int64 `prop:"transactional.id.expiration.ms" flag:"transactional-id-expiration-ms" help:"remove a transactional id that has run no transaction for this long"`
-	TransactionAbortTimedOutMs   int64 `prop:"transaction.abort.timed.out.transaction.cleanup.interval.ms" flag:"transaction-abort-timed-out-interval-ms" help:"how often transactions past their timeout are aborted (their producer fenced)"`
-	TransactionRemoveExpiredIDMs int64 `prop:"transaction.remove.expired.transaction.cleanup.interval.ms" flag:"transaction-remove-expired-interval-ms" help:"how often expired transactional ids are removed"`
+	TransactionMaxTimeoutMs       int64 `prop:"transaction.max.timeout.ms" flag:"transaction-max-timeout-ms" help:"largest transaction.timeout.ms a transactional producer may ask for (INVALID_TRANSACTION_TIMEOUT beyond it)"`
+	TransactionalIDExpirationMs   int64 `prop:"transactional.id.expiration.ms" flag:"transactional-id-expiration-ms" help:"remove a transactional id that has run no transaction for this long"`
+	TransactionAbortTimedOutMs    int64 `prop:"transaction.abort.timed.out.transaction.cleanup.interval.ms" flag:"transaction-abort-timed-out-interval-ms" help:"how often transactions past their timeout are aborted (their producer fenced)"`
+	TransactionRemoveExpiredIDMs  int64 `prop:"transaction.remove.expired.transaction.cleanup.interval.ms" flag:"transaction-remove-expired-interval-ms" help:"how often expired transactional ids are removed"`
+	TransactionalIDsMax           int   `prop:"transactional.ids.max" flag:"transactional-ids-max" help:"transactional ids kept at once (a new one beyond: POLICY_VIOLATION)"`
+	TransactionalIDsMaxPerPrinc   int   `prop:"transactional.ids.max.per.principal" flag:"transactional-ids-max-per-principal" help:"with an authorizer, transactional ids one principal's InitProducerId may create (beyond: POLICY_VIOLATION)"`
+	TransactionMaxPartitions      int   `prop:"transaction.max.partitions" flag:"transaction-max-partitions" help:"partitions one transaction may add (beyond: POLICY_VIOLATION)"`
+	TransactionMaxGroups          int   `prop:"transaction.max.groups" flag:"transaction-max-groups" help:"consumer groups one transaction may add offsets of (beyond: POLICY_VIOLATION)"`
+	TransactionEntriesMax         int   `prop:"transaction.entries.max" flag:"transaction-entries-max" help:"partitions and groups of all transactions together (beyond: POLICY_VIOLATION)"`
+	TransactionEntriesMaxPerPrinc int   `prop:"transaction.entries.max.per.principal" flag:"transaction-entries-max-per-principal" help:"with an authorizer, partitions and groups of one principal's transactions together (beyond: POLICY_VIOLATION)"`
 
 	// Share groups (KIP-932), shareflags.go.
 	ShareRecordLockDurationMs int64 `prop:"group.share.record.lock.duration.ms" flag:"group-share-record-lock-duration-ms" help:"how long a share-group member holds a record it fetched before it is delivered to another (a group's share.record.lock.duration.ms overrides it)"`
@@ -142,6 +157,8 @@ type Config struct {
 	ShareHeartbeatIntervalMs  int64 `prop:"group.share.heartbeat.interval.ms" flag:"group-share-heartbeat-interval-ms" help:"the heartbeat interval share-group members are told"`
 	ShareMaxSize              int   `prop:"group.share.max.size" flag:"group-share-max-size" help:"members of one share group"`
 	ShareMaxSessions          int   `prop:"group.share.max.share.sessions" flag:"group-share-max-share-sessions" help:"share sessions open at once, over all share groups"`
+	ShareMaxSessionsPerPrinc  int   `prop:"group.share.max.share.sessions.per.principal" flag:"group-share-max-share-sessions-per-principal" help:"with an authorizer, share sessions one principal may hold open (beyond: SHARE_SESSION_LIMIT_REACHED)"`
+	ShareMaxSessionsPerConn   int   `prop:"group.share.max.share.sessions.per.connection" flag:"group-share-max-share-sessions-per-connection" help:"share sessions one connection may hold open (beyond: SHARE_SESSION_LIMIT_REACHED)"`
 }
 
 // minFrameBytes is the smallest sasl.server.max.receive.size accepted.
@@ -161,6 +178,9 @@ func DefaultConfig() Config {
 		SASLEnabledMechanisms:      strings.Join(kafka.DefaultSASLMechanisms, ","),
 		SASLMaxReceiveSize:         kafka.DefaultSASLMaxReceiveSize,
 		FailedAuthDelayMs:          kafka.DefaultFailedAuthDelay.Milliseconds(),
+		PlainFailuresPerAddr:       auth.DefaultFailuresPerAddress,
+		PlainFailuresPerUser:       auth.DefaultFailuresPerUser,
+		ScramUsersMax:              kafka.DefaultMaxUsers,
 		DataDir:                    "./data",
 		MetricsAddr:                "127.0.0.1:9644",
 		LogLevel:                   "info",
@@ -208,17 +228,30 @@ func DefaultConfig() Config {
 		GroupConsumerMinHeartbeatIntervalMs: group.DefaultConsumerMinHeartbeatInterval.Milliseconds(),
 		GroupConsumerMaxHeartbeatIntervalMs: group.DefaultConsumerMaxHeartbeatInterval.Milliseconds(),
 
-		TransactionMaxTimeoutMs:      txn.DefaultMaxTimeout.Milliseconds(),
-		TransactionalIDExpirationMs:  txn.DefaultIDExpiration.Milliseconds(),
-		TransactionAbortTimedOutMs:   txn.DefaultAbortTimedOutInterval.Milliseconds(),
-		TransactionRemoveExpiredIDMs: txn.DefaultRemoveExpiredInterval.Milliseconds(),
-		ShareRecordLockDurationMs:    share.DefaultRecordLockDuration.Milliseconds(),
-		ShareDeliveryCountLimit:      share.DefaultDeliveryCountLimit,
-		ShareMaxRecordLocks:          share.DefaultPartitionMaxRecordLocks,
-		ShareSessionTimeoutMs:        share.DefaultSessionTimeout.Milliseconds(),
-		ShareHeartbeatIntervalMs:     share.DefaultHeartbeatInterval.Milliseconds(),
-		ShareMaxSize:                 share.DefaultMaxSize,
-		ShareMaxSessions:             share.DefaultMaxShareSessions,
+		TransactionMaxTimeoutMs:       txn.DefaultMaxTimeout.Milliseconds(),
+		TransactionalIDExpirationMs:   txn.DefaultIDExpiration.Milliseconds(),
+		TransactionAbortTimedOutMs:    txn.DefaultAbortTimedOutInterval.Milliseconds(),
+		TransactionRemoveExpiredIDMs:  txn.DefaultRemoveExpiredInterval.Milliseconds(),
+		TransactionalIDsMax:           txn.DefaultMaxTransactionalIDs,
+		TransactionalIDsMaxPerPrinc:   txn.DefaultMaxTransactionalIDsPerPrincipal,
+		TransactionMaxPartitions:      txn.DefaultMaxPartitionsPerTxn,
+		TransactionMaxGroups:          txn.DefaultMaxGroupsPerTxn,
+		TransactionEntriesMax:         txn.DefaultMaxHeldEntries,
+		TransactionEntriesMaxPerPrinc: txn.DefaultMaxHeldEntriesPerPrincipal,
+		ShareMaxSessionsPerPrinc:      share.DefaultMaxShareSessionsPerPrincipal,
+		ShareMaxSessionsPerConn:       share.DefaultMaxShareSessionsPerConnection,
+		FetchSessionSlotsPer:          kafka.DefaultFetchSessionCacheSlotsPerPrincipal,
+		MaxPartitions:                 kafka.DefaultMaxPartitions,
+		GroupMaxSize:                  group.DefaultMaxGroupSize,
+		GroupsMaxPerPrincipal:         tenancy.DefaultGroupsPerPrincipal,
+		MaxACLs:                       auth.DefaultMaxACLs,
+		ShareRecordLockDurationMs:     share.DefaultRecordLockDuration.Milliseconds(),
+		ShareDeliveryCountLimit:       share.DefaultDeliveryCountLimit,
+		ShareMaxRecordLocks:           share.DefaultPartitionMaxRecordLocks,
+		ShareSessionTimeoutMs:         share.DefaultSessionTimeout.Milliseconds(),
+		ShareHeartbeatIntervalMs:      share.DefaultHeartbeatInterval.Milliseconds(),
+		ShareMaxSize:                  share.DefaultMaxSize,
+		ShareMaxSessions:              share.DefaultMaxShareSessions,
 	}
 }
 
@@ -458,6 +491,12 @@ func (c Config) Validate() error {
 	if c.FailedAuthDelayMs < 0 {
 		bad("connection.failed.authentication.delay.ms", "%d must not be negative", c.FailedAuthDelayMs)
 	}
+	if c.PlainFailuresPerAddr < 1 {
+		bad("sasl.plain.failed.logins.per.address.per.minute", "%d is below 1", c.PlainFailuresPerAddr)
+	}
+	if c.PlainFailuresPerUser < 1 {
+		bad("sasl.plain.failed.logins.per.user.per.minute", "%d is below 1", c.PlainFailuresPerUser)
+	}
 	if c.SASLMaxReceiveSize < minFrameBytes {
 		bad("sasl.server.max.receive.size", "%d is below %d", c.SASLMaxReceiveSize, minFrameBytes)
 	}
@@ -495,6 +534,21 @@ func (c Config) Validate() error {
 	}
 	if c.FetchMaxBytes < kafka.MinFetchMaxBytes || c.FetchMaxBytes > math.MaxInt32 {
 		bad("fetch.max.bytes", "%d out of range [%d, %d]", c.FetchMaxBytes, kafka.MinFetchMaxBytes, math.MaxInt32)
+	}
+	if c.FetchSessionSlotsPer < 1 {
+		bad("max.incremental.fetch.session.cache.slots.per.principal", "%d must be at least 1", c.FetchSessionSlotsPer)
+	}
+	if c.MaxPartitions < 1 {
+		bad("partitions.max", "%d must be at least 1", c.MaxPartitions)
+	}
+	if c.ScramUsersMax < 1 {
+		bad("scram.users.max", "%d must be at least 1", c.ScramUsersMax)
+	}
+	if c.GroupsMaxPerPrincipal < 1 {
+		bad("groups.max.per.principal", "%d must be at least 1", c.GroupsMaxPerPrincipal)
+	}
+	if c.MaxACLs < 1 {
+		bad("authorizer.max.acls", "%d must be at least 1", c.MaxACLs)
 	}
 	if c.FetchSessionSlots < 0 {
 		bad("max.incremental.fetch.session.cache.slots", "%d must not be negative", c.FetchSessionSlots)
