@@ -4,20 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kgateway/kgateway/resolver"
-	"github.com/kgateway/kgateway/storage"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
-
-// An offloaded ledger's bytes are the object store's, not the log dir's.
-func TestLocalBytesLeavesOffloadedOut(t *testing.T) {
-	p := resolver.PartitionInfo{Info: storage.LogInfo{Ledgers: []storage.LedgerInfo{
-		{Bytes: 100, Offloaded: true}, {Bytes: 40, Sealed: true}, {Bytes: 7},
-	}}}
-	if got := LocalBytes(p); got != 47 {
-		t.Errorf("local bytes %d, want 47", got)
-	}
-}
 
 func TestByTopic(t *testing.T) {
 	got := ByTopic([]Partition{{"b", 1, 1}, {"a", 2, 2}, {"b", 0, 3}, {"a", 0, 4}})
