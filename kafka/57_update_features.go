@@ -24,6 +24,7 @@ import (
 	"github.com/kgateway/kgateway/kafka/features"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
 )
 
 func handleUpdateFeatures(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
@@ -51,7 +52,7 @@ func handleUpdateFeatures(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Respons
 		resp.ErrorCode, resp.ErrorMessage = kerr.InvalidUpdateVersion.Code, kmsg.StringPtr(err.Error())
 		return resp, nil
 	case err != nil:
-		s.log.Error("update-features: persisting the levels failed")
+		s.log.Error("update-features: persisting the levels failed", zap.Error(err))
 		resp.ErrorCode, resp.ErrorMessage = kerr.KafkaStorageError.Code, kmsg.StringPtr(err.Error())
 		return resp, nil
 	}
