@@ -205,13 +205,16 @@ class AdminTest {
      * describes every partition, and a missing topic fails on its own.
      */
     @Test
-    void describeTopicsPaged() {
+    void describeTopicsPaged() throws Exception {
         String a = topic(5);
         String b = topic(3);
+        double before = requests("DescribeTopicPartitions");
         Map<String, TopicDescription> ds = Clients.get(admin.describeTopics(List.of(a, b),
             new DescribeTopicsOptions().partitionSizeLimitPerResponse(2)).allTopicNames());
         assertEquals(5, ds.get(a).partitions().size());
         assertEquals(3, ds.get(b).partitions().size());
+        // 8 partitions at 2 a response: 4 DescribeTopicPartitions requests.
+        assertEquals(4, requests("DescribeTopicPartitions") - before, "DescribeTopicPartitions pages");
         for (TopicDescription d : ds.values()) {
             for (int i = 0; i < d.partitions().size(); i++) {
                 assertEquals(i, d.partitions().get(i).partition());
@@ -221,6 +224,20 @@ class AdminTest {
         ExecutionException e = assertThrows(ExecutionException.class,
             () -> admin.describeTopics(List.of(a, "admin-missing-topic")).topicNameValues().get("admin-missing-topic").get());
         assertInstanceOf(UnknownTopicOrPartitionException.class, e.getCause());
+    }
+
+    /** The count of requests kgateway handled of one API (its /metrics). */
+    static double requests(String api) throws Exception {
+        java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(
+            java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://" + kg.metricsAddr() + "/metrics")).build(),
+            java.net.http.HttpResponse.BodyHandlers.ofString());
+        String prefix = "kgateway_requests_total{api=\"" + api + "\"} ";
+        for (String line : r.body().split("\n")) {
+            if (line.startsWith(prefix)) {
+                return Double.parseDouble(line.substring(prefix.length()));
+            }
+        }
+        return 0;
     }
 
     /**
