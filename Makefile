@@ -90,7 +90,8 @@ test-jvm-all: $(JVM_MOD)/target/classpath.txt
 
 # test-kafka-tools runs Apache Kafka's command-line tools (kafka-topics,
 # kafka-configs, kafka-consumer-groups, kafka-acls, kafka-transactions,
-# kafka-share-groups, the perf tests) against kgateway and a real Kafka
+# kafka-share-groups, kafka-log-dirs, kafka-features,
+# kafka-leader-election, kafka-reassign-partitions, the perf tests) against kgateway and a real Kafka
 # broker and compares what they print (test/kafkatools). Minutes, so not
 # part of `make test`; .ci/run calls it.
 .PHONY: test-kafka-tools

@@ -49,19 +49,27 @@ func init() {
 		31: noCheck, // ALTER on the cluster, in the handler
 		32: authzDescribeConfigs,
 		33: authzAlterConfigs,
+		34: noCheck, // ALTER on the cluster, in the handler, per partition
+		35: noCheck, // DESCRIBE on the cluster, in the handler
 		36: noCheck,
 		37: authzCreatePartitions,
 		42: authzDeleteGroups,
+		43: noCheck, // ALTER on the cluster, in the handler
 		44: authzIncrementalAlterConfigs,
+		45: noCheck, // ALTER on the cluster, in the handler
+		46: noCheck, // DESCRIBE on the cluster, in the handler
 		47: authzOffsetDelete,
 		50: authzDescribeScram,
 		51: authzAlterScram,
+		57: noCheck, // ALTER on the cluster, in the handler
 		60: authzDescribeCluster,
 		61: authzDescribeProducers,
 		65: authzDescribeTransactions,
 		66: authzListTransactions,
 		68: authzConsumerGroupHeartbeat,
 		69: authzConsumerGroupDescribe,
+		74: noCheck, // DESCRIBE_CONFIGS on the cluster, in the handler
+		75: noCheck, // DESCRIBE per topic in the handler, which pages only describable topics
 	}
 }
 

@@ -202,7 +202,7 @@ func startClusterNode(t *testing.T, res *resolver.Resolver, id int32, cl Cluster
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { offs.Close() }) // after the server's close (LIFO)
-	return startServer(t, Config{Resolver: res, Offsets: offs, NodeID: id, Cluster: cl})
+	return startServer(t, Config{Resolver: res, Offsets: offs, NodeID: id, Cluster: cl, LogDir: t.TempDir()})
 }
 
 func brokerAt(t *testing.T, id int32, s *Server) Broker {

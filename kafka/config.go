@@ -71,6 +71,13 @@ type Config struct {
 	// and nothing here changes.
 	Cluster Cluster
 
+	// LogDir is the data directory, described as the node's one log dir
+	// (log.dirs) by DescribeLogDirs and named by AlterReplicaLogDirs: an
+	// absolute path. Without Cluster it also keeps the finalized feature
+	// levels (UpdateFeatures, kafka/features). Empty: no log dir is
+	// described and feature levels are kept in memory only.
+	LogDir string
+
 	// ClusterID is returned by Metadata v2+ and DescribeCluster. Empty
 	// means the data directory's own, kept id (Resolver.ClusterID).
 	ClusterID string

@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"net"
+	"path/filepath"
+
+	"github.com/kgateway/kgateway/kafka/features"
+	"github.com/kgateway/kgateway/kafka/share"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,6 +36,9 @@ type Server struct {
 	// shareLeader serves ShareFetch and ShareAcknowledge in cluster mode
 	// (share_cluster.go, Y9); nil otherwise.
 	shareLeader *share.Coordinator
+	// features are the finalized feature levels (ApiVersions,
+	// UpdateFeatures; kafka/features).
+	features *features.Levels
 	// sessions is the fetch session cache (KIP-227, fetch_session.go).
 	sessions fetchSessions
 
@@ -75,7 +82,21 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	s.coord.Store(c)
 	s.shareLeader = s.newShareLeader()
+	if s.features, err = features.Open(s.featuresPath(), featureSpecs); err != nil {
+		return nil, err
+	}
 	return s, nil
+}
+
+// featuresPath is the file the finalized feature levels persist in: in
+// the log dir of a single node; none in cluster mode, whose data
+// directory is a cache (cluster/node J7) and whose features cannot
+// change (Y5, Y8).
+func (s *Server) featuresPath() string {
+	if s.cfg.LogDir == "" || s.cfg.Cluster != nil {
+		return ""
+	}
+	return filepath.Join(s.cfg.LogDir, "features.json")
 }
 
 // Serve accepts connections on ln, as one PLAINTEXT listener advertising

@@ -206,6 +206,11 @@ func (s *Server) openLayers() (err error) {
 	}
 	kc := cfg.Kafka
 	kc.Resolver, kc.Offsets = s.res, s.offs
+	if kc.LogDir == "" {
+		if kc.LogDir, err = filepath.Abs(cfg.DataDir); err != nil { // the one log dir (DescribeLogDirs)
+			return err
+		}
+	}
 	if s.cluster != nil {
 		kc.Cluster = s.cluster.node
 		s.clusterShare(&kc) // kafka Y8

@@ -39,6 +39,12 @@ func corpus() []diffCase {
 		{"configs-alter", caseConfigsAlter},
 		{"acls-disabled", caseACLsDisabled},
 		{"bad-input", caseBadInput},
+		{"admin-describe-topic-partitions", caseDescribeTopicPartitions},
+		{"admin-log-dirs", caseLogDirs},
+		{"admin-elect-leaders", caseElectLeaders},
+		{"admin-reassignments", caseReassignments},
+		{"admin-features", caseFeatures},
+		{"admin-config-resources", caseConfigResources},
 	}
 }
 

@@ -3,6 +3,7 @@ package kafkatools
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -37,6 +38,7 @@ func TestTools(t *testing.T) {
 	tl.buildArchive(t, ak.addr)
 	topicSteps(s)
 	configSteps(s)
+	adminSteps(s)
 	groupSteps(s)
 	aclSteps(s)
 	txnSteps(s)
@@ -61,6 +63,34 @@ func topicSteps(s *session) {
 	s.step("topics delete", topicCommand, append(bs, "--delete", "--topic", "events")...)
 	s.step("topics list after delete", topicCommand, append(bs, "--list", "--exclude-internal")...)
 	s.step("topics describe missing", topicCommand, append(bs, "--describe", "--topic", "nosuch")...)
+}
+
+// adminSteps runs the tools of the admin APIs a single node answers as
+// one with a single replica per partition: log dirs, features, leader
+// election and reassignments, on the topic "orders" of topicSteps (5
+// partitions, no records).
+func adminSteps(s *session) {
+	bs := []string{"--bootstrap-server", addrArg}
+	s.step("logdirs describe", logDirsCommand, append(bs, "--describe", "--topic-list", "orders")...)
+	s.step("logdirs describe missing topic", logDirsCommand, append(bs, "--describe", "--topic-list", "nosuch")...)
+	s.step("features describe", featureCommand, append(bs, "describe")...)
+	s.step("features downgrade dry-run", featureCommand, append(bs, "downgrade", "--feature", "transaction.version=1", "--dry-run")...)
+	s.step("features upgrade unsupported", featureCommand, append(bs, "upgrade", "--feature", "transaction.version=3")...)
+	s.step("election preferred", electionCommand, append(bs, "--election-type", "preferred", "--topic", "orders", "--partition", "0")...)
+	s.step("election unclean all", electionCommand, append(bs, "--election-type", "unclean", "--all-topic-partitions")...)
+	plan := filepath.Join(s.t.TempDir(), "reassign.json")
+	json := `{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[` + nodeID + `]}]}`
+	if err := os.WriteFile(plan, []byte(json), 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+	s.step("reassign list", reassignCommand, append(bs, "--list")...)
+	s.step("reassign execute same replicas", reassignCommand, append(bs, "--execute", "--reassignment-json-file", plan)...)
+	s.step("reassign verify", reassignCommand, append(bs, "--verify", "--preserve-throttles", "--reassignment-json-file", plan)...)
+	bad := filepath.Join(s.t.TempDir(), "reassign-bad.json")
+	if err := os.WriteFile(bad, []byte(`{"version":1,"partitions":[{"topic":"orders","partition":1,"replicas":[7]}]}`), 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+	s.step("reassign execute unknown broker", reassignCommand, append(bs, "--execute", "--reassignment-json-file", bad)...)
 }
 
 func configSteps(s *session) {
