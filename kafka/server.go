@@ -5,14 +5,12 @@ import (
 	"errors"
 	"net"
 	"path/filepath"
-
-	"github.com/kgateway/kgateway/kafka/features"
-	"github.com/kgateway/kgateway/kafka/share"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/kgateway/kgateway/auth"
+	"github.com/kgateway/kgateway/kafka/features"
 	"github.com/kgateway/kgateway/kafka/share"
 	"github.com/kgateway/kgateway/kafka/tenancy"
 	"github.com/kgateway/kgateway/resolver"
