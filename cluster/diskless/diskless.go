@@ -101,6 +101,10 @@ type Committer struct {
 	// afterMergeWrite, when set (tests), runs once a merge wrote its
 	// object, before it reads the object records.
 	afterMergeWrite func()
+	// beforeRemoveCounts, when set (tests), runs once SetStart or a
+	// topic's deletion listed the ranges it removes, before it reads
+	// their objects' counts.
+	beforeRemoveCounts func()
 	// beforeMergeTxn, when set (tests), runs before a merge's transaction.
 	beforeMergeTxn func()
 }

@@ -77,6 +77,9 @@ func (c *Committer) removeRanges(ctx context.Context, pkey string, st logState, 
 		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(rk), "=", st.revs[k]))
 		ops = append(ops, clientv3.OpDelete(rk))
 	}
+	if c.beforeRemoveCounts != nil {
+		c.beforeRemoveCounts()
+	}
 	ost, err := c.readObjects(ctx, objects, st.rev)
 	if err != nil {
 		return nil, nil, err
