@@ -2,9 +2,9 @@ package server
 
 import (
 	"context"
-	"errors"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"net/url"

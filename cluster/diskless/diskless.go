@@ -84,6 +84,19 @@ type Options struct {
 	MergeMax int64
 	// Now is the clock; nil: time.Now.
 	Now func() time.Time
+	// Observer, when set, is told of every group commit's timings
+	// (metrics).
+	Observer Observer
+}
+
+// Observer is told what a Committer's work costs; package server wires
+// the metrics to it. Its methods run on the commit path: they must not
+// block.
+type Observer interface {
+	// ObserveCommit: one group commit (U1) of bytes took put for its
+	// object's PUT and txn for its etcd transactions (all of them);
+	// fenced of its partitions were refused for a lost ownership (U3).
+	ObserveCommit(put, txn time.Duration, bytes, fenced int)
 }
 
 // Committer publishes group commits of the partitions this node owns.
@@ -98,6 +111,10 @@ type Committer struct {
 	// beforeChunk, when set (tests), runs before a commit's i-th
 	// transaction (i = 0: between the object's PUT and the first).
 	beforeChunk func(i int)
+	// backlog is what the last passes of Merge and Collect left undone
+	// (Backlog).
+	backlog backlog
+
 	// afterMergeWrite, when set (tests), runs once a merge wrote its
 	// object, before it reads the object records.
 	afterMergeWrite func()

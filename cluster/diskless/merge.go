@@ -26,6 +26,7 @@ func (c *Committer) Merge(ctx context.Context, o owner.Ownership, pkey string) (
 		if err != nil {
 			return merged, err
 		}
+		c.backlog.setMerge(pkey, c.mergeable(st))
 		i, j := c.pickRun(st)
 		if j-i < 2 {
 			return merged, nil

@@ -225,7 +225,11 @@ func (n *Node) acquire(s slot) {
 	n.mu.held[s.pkey] = h
 	n.mu.Unlock()
 	start := time.Now()
-	if err := n.rebuild(ctx, h); err != nil {
+	err = n.rebuild(ctx, h)
+	if n.cfg.Observer != nil {
+		n.cfg.Observer.ObserveRebuild(time.Since(start), err == nil)
+	}
+	if err != nil {
 		wait := n.retries.failed(s.pkey, time.Now())
 		n.log.Warn("cluster-rebuild-failed", zap.String("pkey", s.pkey), zap.Error(err), zap.Duration("retry-in", wait))
 		n.release(context.WithoutCancel(ctx), h) // even when Leave cut the rebuild short
@@ -345,7 +349,9 @@ func (n *Node) release(ctx context.Context, h *held) {
 func (n *Node) upkeepLoop() {
 	t := time.NewTicker(n.cfg.Tick)
 	defer t.Stop()
+	var stats PublishedStats
 	for {
+		n.publishStats(&stats)
 		select {
 		case <-n.stop:
 			return
