@@ -120,5 +120,3 @@ func retriable(err error) bool {
 	}
 	return errors.Is(err, context.DeadlineExceeded)
 }
-
-
