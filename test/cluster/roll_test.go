@@ -3,7 +3,9 @@ package cluster
 import (
 	"context"
 	"errors"
+	"os"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -27,11 +29,15 @@ const rollBudget = 2 * time.Second
 // the start time being each node's own, from launch to its ready line.
 // It reports the produce p99 during the roll.
 //
-// One roll (about a minute with the checks); KGW_SOAK=1 rolls five times.
+// One roll (about a minute with the checks); KGW_ROLLS=n rolls n times,
+// KGW_SOAK=1 five (tools/roll.sh).
 func TestClusterRollingRestart(t *testing.T) {
 	rolls := 1
 	if soak() {
 		rolls = 5
+	}
+	if v, err := strconv.Atoi(os.Getenv("KGW_ROLLS")); err == nil && v > 0 {
+		rolls = v
 	}
 	c := StartCluster(t, 3)
 	const topic, group, n = "roll", "roll-group", 6
