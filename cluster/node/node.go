@@ -141,6 +141,8 @@ type Node struct {
 	retries retries
 	// upload counts the group commits in flight (Stats).
 	upload upload
+	// acquiring are the acquisitions in flight (placement.go).
+	acquiring acquisitions
 
 	kick chan struct{} // capacity 1: "placement may have changed"
 	stop chan struct{}

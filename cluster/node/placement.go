@@ -75,6 +75,7 @@ func (n *Node) slots() []slot {
 func (n *Node) run() {
 	t := time.NewTicker(n.cfg.Tick)
 	defer t.Stop()
+	defer n.acquiring.Wait() // Leave cancelled them (bg): they end soon
 	for {
 		n.round()
 		select {
@@ -119,7 +120,12 @@ func (n *Node) round() {
 	}
 	n.mu.Unlock()
 	p := place(v)
+	// A slot being acquired and rebuilt is left alone until that is
+	// done: its release waits for the next round.
 	for _, r := range p.release {
+		if n.isAcquiring(r.pkey) {
+			continue
+		}
 		n.releaseKey(r.pkey)
 		if n.stopping() {
 			return
@@ -128,14 +134,13 @@ func (n *Node) round() {
 	if n.stopping() {
 		return
 	}
-	acquire := n.retries.due(p.acquire, time.Now())
-	free := make([]slot, len(acquire))
-	for i, pkey := range acquire {
-		free[i] = bySlot[pkey]
+	for _, pkey := range n.retries.due(p.acquire, time.Now()) {
+		n.startAcquire(bySlot[pkey])
 	}
-	n.acquireAll(free)
 	for _, pkey := range p.gone {
-		n.releaseKey(pkey)
+		if !n.isAcquiring(pkey) {
+			n.releaseKey(pkey)
+		}
 	}
 }
 
@@ -187,25 +192,61 @@ func (n *Node) sessionLost() bool {
 // failover moves many partitions, and they rebuild in parallel.
 const acquireConcurrency = 8
 
-// acquireAll acquires every slot of free, at most acquireConcurrency at a
-// time, and returns when all are done.
-func (n *Node) acquireAll(free []slot) {
-	sem := make(chan struct{}, acquireConcurrency)
-	var wg sync.WaitGroup
-	for _, s := range free {
+// acquisitions are the acquisitions in flight. They run apart from the
+// placement rounds: a round starts them and goes on, so that a slot
+// freed while others rebuild (a handover back to a restarted node frees
+// them one by one) is acquired at once, not after the slowest rebuild of
+// the round before. A slot is acquired by one acquisition at a time, and
+// a round does not release a slot while it is being acquired.
+type acquisitions struct {
+	sync.WaitGroup
+	sem chan struct{} // capacity acquireConcurrency
+	mu  sync.Mutex
+	in  map[string]bool // pkey: being acquired
+}
+
+func (n *Node) isAcquiring(pkey string) bool {
+	n.acquiring.mu.Lock()
+	defer n.acquiring.mu.Unlock()
+	return n.acquiring.in[pkey]
+}
+
+// startAcquire acquires s in the background, unless it is being
+// acquired already; the end of each acquisition asks for a new round.
+func (n *Node) startAcquire(s slot) {
+	a := &n.acquiring
+	a.mu.Lock()
+	if a.in[s.pkey] {
+		a.mu.Unlock()
+		return
+	}
+	if a.in == nil {
+		a.in = map[string]bool{}
+		a.sem = make(chan struct{}, acquireConcurrency)
+	}
+	a.in[s.pkey] = true
+	sem := a.sem
+	a.mu.Unlock()
+	a.Add(1)
+	go func() {
+		defer a.Done()
+		defer func() {
+			a.mu.Lock()
+			delete(a.in, s.pkey)
+			a.mu.Unlock()
+			n.Kick()
+		}()
 		select {
 		case <-n.stop:
-			wg.Wait()
 			return
 		case sem <- struct{}{}:
 		}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			n.acquire(s)
-		}()
-	}
-	wg.Wait()
+		defer func() { <-sem }()
+		if n.stopping() {
+			return
+		}
+		n.acquire(s)
+	}()
 }
 
 // acquire takes s if it is free and rebuilds it before serving it (J3).
@@ -222,6 +263,12 @@ func (n *Node) acquire(s slot) {
 	}
 	h := &held{pkey: s.pkey, topic: s.topic, idx: s.idx, o: o, start: -1}
 	n.mu.Lock()
+	if n.mu.sess == nil || n.mu.sess.Lease() != o.Lease || n.mu.held[s.pkey] != nil {
+		// The session this ownership was taken under ended meanwhile
+		// (sessionLost let everything go): it is no ownership any more.
+		n.mu.Unlock()
+		return
+	}
 	n.mu.held[s.pkey] = h
 	n.mu.Unlock()
 	start := time.Now()
@@ -237,6 +284,15 @@ func (n *Node) acquire(s slot) {
 	}
 	n.retries.succeeded(s.pkey)
 	n.mu.Lock()
+	if n.mu.held[s.pkey] != h {
+		// Let go meanwhile (the session ended, or the node leaves): the
+		// ownership is gone, so is whatever could serve it.
+		if n.mu.byLog[h.log] == h {
+			delete(n.mu.byLog, h.log)
+		}
+		n.mu.Unlock()
+		return
+	}
 	h.serving = true
 	n.mu.Unlock()
 	if n.p.Txn != nil && h.pkey != CoordinatorKey {
