@@ -10,6 +10,7 @@ import (
 
 	"github.com/kgateway/kgateway/cluster/node"
 	"github.com/kgateway/kgateway/resolver"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"gocloud.dev/blob"
 )
@@ -232,4 +233,68 @@ func TestClusterAcquiresBesideSlowRebuild(t *testing.T) {
 	if bb.blocked.Load() == 0 {
 		t.Fatal("node 2's rebuilds of full are no longer stuck: the test proved nothing")
 	}
+}
+
+// TestClusterAbandonsRebuildOnHandback: a partition handed over by a
+// node that stops, and preferred by it again when it is back before the
+// new owner's rebuild is done (a rolling restart), is given back at
+// once: the new owner abandons its rebuild instead of finishing it (here
+// it never would: its object reads wait) and then handing the partition
+// back, which would keep it from its preferred node for a whole rebuild.
+func TestClusterAbandonsRebuildOnHandback(t *testing.T) {
+	const parts = 6
+	c, _, adm, ctx := startWithTopic(t, 1, "back", parts)
+	c.waitLeaders(adm, "back", parts)
+	var bb *blockingBucket
+	c.edit = func(cfg *Config) {
+		cfg.wrapBucket = func(inner *blob.Bucket) *blob.Bucket {
+			var b *blob.Bucket
+			bb, b = newBlockingBucket(inner)
+			bb.gate = make(chan struct{})
+			return b
+		}
+	}
+	c.start(2)
+	c.edit = nil
+	md, err := adm.Metadata(ctx, "back")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int32]int32{}
+	var ofNode1 []int32
+	for p := range int32(parts) {
+		want[p] = node.Preferred(node.PKey(resolver.TopicID(md.Topics["back"].ID), p), []int32{1, 2})
+		if want[p] == 1 {
+			ofNode1 = append(ofNode1, p)
+		}
+	}
+	if len(ofNode1) == 0 {
+		t.Skip("placement gives node 1 no partition of back (probability 1/64)")
+	}
+	waitPlaced := func(what string) {
+		t.Helper()
+		waitFor(t, what, func() bool {
+			got := c.waitLeaders(adm, "back", -1)
+			for p, l := range want {
+				if got[p] != l {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	waitPlaced("back placed over nodes 1 and 2")
+	cl := c.client(kgo.DefaultProduceTopic("back"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	for _, p := range ofNode1 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Partition: p, Value: []byte("x")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bb.block.Store(true) // node 2's rebuilds of node 1's partitions never end
+	defer close(bb.gate)
+	c.stop(1)
+	waitFor(t, "node 2 rebuilding node 1's partitions", func() bool { return int(bb.blocked.Load()) >= len(ofNode1) })
+	c.start(1)
+	adm = kadm.NewClient(c.client())
+	waitPlaced("node 1's partitions back on node 1 while node 2's rebuilds of them hang")
 }

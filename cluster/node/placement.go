@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kgateway/kgateway/cluster/diskless"
@@ -124,6 +125,12 @@ func (n *Node) round() {
 	// done: its release waits for the next round.
 	for _, r := range p.release {
 		if n.isAcquiring(r.pkey) {
+			if r.why == releaseHandover {
+				// Preferred elsewhere again before it served (the node
+				// it moved from is back): its rebuild is wasted, and
+				// would hold the slot from that node.
+				n.abandonAcquire(r.pkey)
+			}
 			continue
 		}
 		n.releaseKey(r.pkey)
@@ -202,13 +209,31 @@ type acquisitions struct {
 	sync.WaitGroup
 	sem chan struct{} // capacity acquireConcurrency
 	mu  sync.Mutex
-	in  map[string]bool // pkey: being acquired
+	in  map[string]*acquisition // pkey: being acquired
+}
+
+// acquisition is one acquisition in flight.
+type acquisition struct {
+	cancel    context.CancelFunc
+	abandoned atomic.Bool // cancelled for a handover: no failure
 }
 
 func (n *Node) isAcquiring(pkey string) bool {
 	n.acquiring.mu.Lock()
 	defer n.acquiring.mu.Unlock()
-	return n.acquiring.in[pkey]
+	return n.acquiring.in[pkey] != nil
+}
+
+// abandonAcquire cancels the acquisition of pkey: its rebuild stops at
+// its next object-store or etcd call and the ownership is released,
+// without counting as a failed rebuild (retries).
+func (n *Node) abandonAcquire(pkey string) {
+	n.acquiring.mu.Lock()
+	defer n.acquiring.mu.Unlock()
+	if a := n.acquiring.in[pkey]; a != nil && !a.abandoned.Swap(true) {
+		n.log.Info("cluster-rebuild-abandoned", zap.String("pkey", pkey))
+		a.cancel()
+	}
 }
 
 // startAcquire acquires s in the background, unless it is being
@@ -216,20 +241,23 @@ func (n *Node) isAcquiring(pkey string) bool {
 func (n *Node) startAcquire(s slot) {
 	a := &n.acquiring
 	a.mu.Lock()
-	if a.in[s.pkey] {
+	if a.in[s.pkey] != nil {
 		a.mu.Unlock()
 		return
 	}
 	if a.in == nil {
-		a.in = map[string]bool{}
+		a.in = map[string]*acquisition{}
 		a.sem = make(chan struct{}, acquireConcurrency)
 	}
-	a.in[s.pkey] = true
+	ctx, cancel := context.WithCancel(n.bg)
+	acq := &acquisition{cancel: cancel}
+	a.in[s.pkey] = acq
 	sem := a.sem
 	a.mu.Unlock()
 	a.Add(1)
 	go func() {
 		defer a.Done()
+		defer cancel()
 		defer func() {
 			a.mu.Lock()
 			delete(a.in, s.pkey)
@@ -245,13 +273,14 @@ func (n *Node) startAcquire(s slot) {
 		if n.stopping() {
 			return
 		}
-		n.acquire(s)
+		n.acquire(ctx, s, &acq.abandoned)
 	}()
 }
 
-// acquire takes s if it is free and rebuilds it before serving it (J3).
-func (n *Node) acquire(s slot) {
-	ctx, cancel := context.WithTimeout(n.bg, 5*time.Minute)
+// acquire takes s if it is free and rebuilds it before serving it (J3);
+// abandoned says the acquisition was cancelled for a handover.
+func (n *Node) acquire(parent context.Context, s slot, abandoned *atomic.Bool) {
+	ctx, cancel := context.WithTimeout(parent, 5*time.Minute)
 	defer cancel()
 	m := n.Owners()
 	o, err := m.Acquire(ctx, s.pkey)
@@ -273,6 +302,10 @@ func (n *Node) acquire(s slot) {
 	n.mu.Unlock()
 	start := time.Now()
 	err = n.rebuild(ctx, h)
+	if err != nil && abandoned.Load() {
+		n.release(context.WithoutCancel(ctx), h)
+		return
+	}
 	if n.cfg.Observer != nil {
 		n.cfg.Observer.ObserveRebuild(time.Since(start), err == nil)
 	}
@@ -329,16 +362,12 @@ func (n *Node) rebuild(ctx context.Context, h *held) error {
 		n.log.Warn("cluster-state-unreadable", zap.String("pkey", h.pkey), zap.Error(err))
 	}
 	err = n.p.Resolver.ReplacePartitionOver(h.topic, h.idx, resolver.Offset(plan.from), cache, func(appendBatch func([]byte) error) error {
-		for _, r := range plan.copy {
-			data, err := n.p.Diskless.ReadRange(ctx, r)
-			if err != nil {
-				return err
-			}
+		return readInOrder(ctx, plan.copy, n.p.Diskless.ReadRange, func(r diskless.Range, data []byte) error {
 			if err := eachBatch(data, appendBatch); err != nil {
 				return fmt.Errorf("range %d-%d of %s: %w", r.Base, r.End, r.Object, err)
 			}
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		return err
@@ -357,6 +386,60 @@ func (n *Node) rebuild(ctx context.Context, h *held) error {
 	h.log, h.start = log, plan.localStart
 	n.mu.byLog[log] = h
 	n.mu.Unlock()
+	return nil
+}
+
+// rebuildReads is how many ranges a rebuild reads ahead at once. A
+// partition's ranges not merged yet are one object each (one per group
+// commit): read one after the other, a rebuild waits for hundreds of
+// object-store round trips.
+const rebuildReads = 16
+
+// readInOrder reads rs with read, at most rebuildReads of them ahead of
+// fn, and calls fn with each range's bytes in rs's order. The first
+// error (a read's, in order, or fn's) stops it and is returned; the reads
+// still in flight are cancelled.
+func readInOrder(ctx context.Context, rs []diskless.Range, read func(context.Context, diskless.Range) ([]byte, error),
+	fn func(diskless.Range, []byte) error) error {
+	type result struct {
+		data []byte
+		err  error
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	results := make([]chan result, len(rs))
+	for i := range results {
+		results[i] = make(chan result, 1)
+	}
+	window := make(chan struct{}, rebuildReads)
+	go func() {
+		for i, r := range rs {
+			select {
+			case window <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			go func() {
+				data, err := read(ctx, r)
+				results[i] <- result{data, err}
+			}()
+		}
+	}()
+	for i, r := range rs {
+		var res result
+		select {
+		case res = <-results[i]:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		<-window
+		if res.err != nil {
+			return res.err
+		}
+		if err := fn(r, res.data); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
