@@ -135,15 +135,20 @@ type PublishedStats struct {
 	At time.Time `json:"at"`
 }
 
-// statsEvery is how often a node rewrites its stats record when nothing
-// in it changed (its time shows it is fresh).
-const statsEvery = 10 * time.Second
+// A node rewrites its stats record at most every statsMin (under load
+// the uploads in flight change at every tick: one etcd write per tick
+// and node would be a cost for nothing), and every statsEvery when
+// nothing in it changed (its time shows it is fresh).
+const (
+	statsMin   = 2 * time.Second
+	statsEvery = 10 * time.Second
+)
 
 // publishStats writes the node's stats record when it changed since the
-// last write, or statsEvery after it.
+// last write, at most every statsMin, or statsEvery after the last.
 func (n *Node) publishStats(last *PublishedStats) {
 	st := n.Stats()
-	if st == last.Stats && time.Since(last.At) < statsEvery {
+	if age := time.Since(last.At); age < statsMin || st == last.Stats && age < statsEvery {
 		return
 	}
 	n.mu.Lock()

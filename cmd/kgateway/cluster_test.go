@@ -34,6 +34,7 @@ func TestClusterStatus(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	deadline = time.Now().Add(30 * time.Second)
 	args := []string{"cluster", "status", "--cluster-etcd-endpoints", srv.Endpoint(), "--object-store-url", bucket}
 	code, out, errOut := runCmd(args...)
 	if code != 0 {
@@ -48,6 +49,19 @@ func TestClusterStatus(t *testing.T) {
 	} {
 		if !regexp.MustCompile(re).MatchString(out) {
 			t.Errorf("cluster status output has no line matching %s:\n%s", re, out)
+		}
+	}
+	// The node's stats record follows within a few seconds (at most
+	// every 2 s): 2 slots held and served (st/0 and the coordinator), no
+	// upload in flight once the produces are done.
+	node := regexp.MustCompile(`(?m)^0 +\S+ +- +[0-9a-f]+ +2 +2 +0 +0 +\d+ +\d+ +0 `)
+	for !node.MatchString(out) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no stats record of node 0 holding and serving 2 slots:\n%s", out)
+		}
+		time.Sleep(100 * time.Millisecond)
+		if code, out, errOut = runCmd(args...); code != 0 {
+			t.Fatalf("cluster status: exit %d\n%s%s", code, out, errOut)
 		}
 	}
 	if code, _, errOut := runCmd("cluster", "status"); code != 2 || !strings.Contains(errOut, "cluster.etcd.endpoints") {
