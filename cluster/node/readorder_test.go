@@ -58,7 +58,9 @@ func TestRebuildReadsAhead(t *testing.T) {
 			return []byte{byte(i)}, nil
 		}
 		deadline := time.Now().Add(5 * time.Second)
-		for inflight < rebuildReads && launched <= rebuildReads && time.Now().Before(deadline) {
+		// None of the window's reads returns before all of them started:
+		// they run at once.
+		for launched < rebuildReads && time.Now().Before(deadline) {
 			cond.Wait()
 		}
 		if launched < rebuildReads {
