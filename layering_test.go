@@ -107,6 +107,8 @@ var layerRules = []layerRule{
 		why: "the topic catalog in etcd applies its records through the resolver"},
 	{dir: "cluster/etcdmeta", bad: allModule, allow: []string{mod + "storage"}, prodOnly: true,
 		why: "tier metadata in etcd implements storage/tier's metadata interface"},
+	{dir: "cluster/status", bad: allModule, allow: []string{cluster + "/owner", cluster + "/diskless", cluster + "/node", cluster + "/catalog"}, prodOnly: true,
+		why: "cluster status only reads what the cluster packages keep in etcd, through their own decoders"},
 	{dir: "cluster/node", bad: []string{cluster, mod + "offsets", mod + "kafka/", mod + "auth"},
 		allow: []string{cluster + "/owner", cluster + "/diskless"}, prodOnly: true,
 		why: "a node places and rebuilds partitions (J2, J3) over ownerships and the published copy, and serves kafka/'s Cluster interface; coordinators, catalog and relays are wired by server/"},

@@ -25,6 +25,7 @@ type Metrics struct {
 	commitSync   prometheus.Histogram
 	commitBytes  prometheus.Histogram
 	auths        *prometheus.CounterVec
+	cluster      *clusterInstruments // nil until EnableCluster
 }
 
 // New returns metrics on a fresh registry, with the Go runtime and process

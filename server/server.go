@@ -324,6 +324,9 @@ func (s *Server) Ready() error {
 		return errors.New("store closed")
 	case !s.kafka.Ready():
 		return errors.New("kafka listener not accepting")
+	case s.cluster != nil:
+		// A cluster node is ready once it serves what placement gives it.
+		return s.cluster.node.Ready()
 	}
 	return nil
 }
