@@ -66,6 +66,7 @@ type Config struct {
 	listenerProps map[string]string
 	DataDir       string `prop:"data.dir" flag:"data-dir" help:"directory for segment files, the index and group offsets (log.dirs)"`
 	MetricsAddr   string `prop:"metrics.addr" flag:"metrics-addr" help:"address of the HTTP server for /metrics, /healthz and /readyz; empty disables it. If the default address is taken the server runs without it (and logs why); an address set explicitly must bind"`
+	DebugPprof    bool   `prop:"debug.pprof.enable" flag:"debug-pprof" help:"serve Go's profiler (net/http/pprof) under /debug/pprof/ on the metrics.addr listener; off by default: a profile costs CPU and shows internals, so expose it only on a loopback or trusted address"`
 
 	LogLevel      string `prop:"log.level" flag:"log-level" help:"debug, info, warn or error (debug logs every request)"`
 	LogFormat     string `prop:"log.format" flag:"log-format" help:"json or console"`
