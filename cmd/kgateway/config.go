@@ -80,6 +80,7 @@ type Config struct {
 	MaxConnections        int   `prop:"max.connections" flag:"max-connections" help:"most open connections; more are closed at once"`
 	FetchSessionSlots     int   `prop:"max.incremental.fetch.session.cache.slots" flag:"fetch-session-cache-slots" help:"fetch sessions (KIP-227) kept; 0 disables them"`
 	FetchMaxBytes         int   `prop:"fetch.max.bytes" flag:"fetch-max-bytes" help:"most record bytes one fetch response carries, whatever the request asks (a first batch larger than this is still returned whole)"`
+	FetchSendfile         bool  `prop:"fetch.sendfile.enable" flag:"fetch-sendfile" help:"on plaintext listeners, send record batches read from segment files with sendfile (after their CRCs are checked, as always) instead of from memory; off by default: on the development VM it cost more CPU per GB (BENCHMARKS.md)"`
 	TailCacheBytes        int64 `prop:"tail.cache.bytes" flag:"tail-cache-bytes" help:"memory for the newest entries of all partitions together, so that tailing consumers are served without touching the files; 0 disables it"`
 	SegmentReuse          bool  `prop:"log.segment.reuse" flag:"log-segment-reuse" help:"write a partition's next segment over one that retention removed (its fsyncs then need no file-system journal commit), so a partition may hold one removed segment's disk space until it rolls; false frees removed segments at once"`
 

@@ -83,6 +83,7 @@ func (c Config) serverConfig(log *zap.Logger) server.Config {
 			MaxConnections:         c.MaxConnections,
 			FetchSessionCacheSlots: sessionSlots(c.FetchSessionSlots),
 			FetchMaxBytes:          int32(c.FetchMaxBytes),
+			FetchSendfile:          c.FetchSendfile,
 			SlowRequest:            time.Duration(c.SlowRequestMs) * time.Millisecond,
 			TLSHandshakeTimeout:    time.Duration(c.SSLHandshakeTimeoutMs) * time.Millisecond,
 			SASL: kafka.SASLConfig{
