@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kgateway/kgateway/kafka/sendfile"
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
@@ -414,6 +415,7 @@ func (c *conn) writeLoop() {
 			c.kill()
 			<-sl.done // let the handler end before the slot is finished
 		}
+		releaseResp(sl)
 		c.finish(sl)
 		if !ok {
 			c.drain()
@@ -444,6 +446,20 @@ func (c *conn) writeSlot(sl *slot, buf *[]byte) bool {
 	}
 	var out net.Buffers
 	n := 0
+	if br, ok := sl.resp.(*batchResponse); ok {
+		// Fetch: record batches by reference, from their files with
+		// sendfile where the connection allows (fetch_wire.go).
+		var pieces []sendfile.Piece
+		*buf, pieces, n = br.appendSegments((*buf)[:0], sl)
+		c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.ConnectionsMaxIdle)) // K7
+		if _, err := sendfile.Write(c.nc, pieces, c.sendfile()); err != nil {
+			c.log.Debug("connection-write-failed", zap.Error(err))
+			return false
+		}
+		c.s.observeResponse(sl.key, n)
+		c.touch()
+		return !sl.closeAfter
+	}
 	if sl.raw {
 		r := sl.resp.(*kmsg.SASLAuthenticateResponse)
 		if r.ErrorCode != 0 {
@@ -452,9 +468,6 @@ func (c *conn) writeSlot(sl *slot, buf *[]byte) bool {
 		*buf = binary.BigEndian.AppendUint32((*buf)[:0], uint32(len(r.SASLAuthBytes)))
 		*buf = append(*buf, r.SASLAuthBytes...)
 		out, n = net.Buffers{*buf}, len(*buf)
-	} else if br, ok := sl.resp.(*batchResponse); ok {
-		// Fetch: record batches by reference, one writev (fetch_wire.go).
-		*buf, out, n = br.appendSegments((*buf)[:0], sl)
 	} else {
 		*buf = appendResponse((*buf)[:0], sl)
 		out, n = net.Buffers{*buf}, len(*buf)
@@ -482,7 +495,21 @@ func (c *conn) finish(sl *slot) {
 func (c *conn) drain() {
 	for sl := range c.queue {
 		<-sl.done
+		releaseResp(sl)
 		c.finish(sl)
+	}
+}
+
+// sendfile reports whether fetch responses send file-backed batches with
+// sendfile: fetch.sendfile.enable, on a connection that can (plaintext
+// TCP on Linux).
+func (c *conn) sendfile() bool { return c.s.cfg.FetchSendfile && sendfile.Supported(c.nc) }
+
+// releaseResp frees what a written (or dropped) response still holds: a
+// fetch's leased reads (fetch_wire.go). Only once its handler is done.
+func releaseResp(sl *slot) {
+	if br, ok := sl.resp.(*batchResponse); ok {
+		br.wire.release()
 	}
 }
 

@@ -158,6 +158,19 @@ type ProduceResult struct {
 	Duplicate bool
 }
 
+// Lease holds the pins and pooled buffers of a leased fetch (FetchLeased)
+// until its batches are sent (storage "Leased reads"); FileSpan says where
+// such a batch lies in its ledger file.
+type (
+	Lease    = storage.Lease
+	FileSpan = storage.FileSpan
+)
+
+// NewLease returns an empty lease for FetchLeased; with pins the batches
+// read from files name their ranges there (FetchResult.Srcs), which stay
+// valid until the lease is released (storage NewLease).
+func NewLease(pins bool) *Lease { return storage.NewLease(pins) }
+
 // FetchResult is one partition's part of a fetch.
 type FetchResult struct {
 	HighWatermark Offset
@@ -168,6 +181,10 @@ type FetchResult struct {
 	// returns the whole batch); clients skip the records before it.
 	Batches [][]byte
 	Bytes   int // sum of len(Batches[i])
+	// Srcs, for a leased fetch (FetchLeased), says where each batch lies
+	// in its ledger file (Srcs[i] for Batches[i]; zero for a batch from
+	// memory); nil when no batch was read from a file.
+	Srcs []FileSpan
 	// Aborted lists, under ReadCommitted, the aborted transactions that
 	// overlap the returned batches (Kafka's AbortedTransactions), in
 	// first-offset order; nil when there are none.

@@ -71,6 +71,7 @@ type Config struct {
 	listenerProps map[string]string
 	DataDir       string `prop:"data.dir" flag:"data-dir" help:"directory for segment files, the index and group offsets (log.dirs)"`
 	MetricsAddr   string `prop:"metrics.addr" flag:"metrics-addr" help:"address of the HTTP server for /metrics, /healthz and /readyz; empty disables it. If the default address is taken the server runs without it (and logs why); an address set explicitly must bind"`
+	DebugPprof    bool   `prop:"debug.pprof.enable" flag:"debug-pprof" help:"serve Go's profiler (net/http/pprof) under /debug/pprof/ on the metrics.addr listener; off by default: a profile costs CPU and shows internals, so expose it only on a loopback or trusted address"`
 
 	LogLevel      string `prop:"log.level" flag:"log-level" help:"debug, info, warn or error (debug logs every request)"`
 	LogFormat     string `prop:"log.format" flag:"log-format" help:"json or console"`
@@ -86,6 +87,7 @@ type Config struct {
 	FetchSessionSlots     int   `prop:"max.incremental.fetch.session.cache.slots" flag:"fetch-session-cache-slots" help:"fetch sessions (KIP-227) kept; 0 disables them"`
 	FetchSessionSlotsPer  int   `prop:"max.incremental.fetch.session.cache.slots.per.principal" flag:"fetch-session-cache-slots-per-principal" help:"with an authorizer, fetch sessions one principal may hold (beyond, or in a full cache where it holds as many as any other principal, a full fetch gets no session and is served sessionless)"`
 	FetchMaxBytes         int   `prop:"fetch.max.bytes" flag:"fetch-max-bytes" help:"most record bytes one fetch response carries, whatever the request asks (a first batch larger than this is still returned whole)"`
+	FetchSendfile         bool  `prop:"fetch.sendfile.enable" flag:"fetch-sendfile" help:"on plaintext listeners, send record batches read from segment files with sendfile (after their CRCs are checked, as always) instead of from memory; off by default: on the development VM it cost more CPU per GB (BENCHMARKS.md)"`
 	TailCacheBytes        int64 `prop:"tail.cache.bytes" flag:"tail-cache-bytes" help:"memory for the newest entries of all partitions together, so that tailing consumers are served without touching the files; 0 disables it"`
 	SegmentReuse          bool  `prop:"log.segment.reuse" flag:"log-segment-reuse" help:"write a partition's next segment over one that retention removed (its fsyncs then need no file-system journal commit), so a partition may hold one removed segment's disk space until it rolls; false frees removed segments at once"`
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sync"
 	"time"
 
@@ -86,6 +87,7 @@ func (c Config) serverConfig(log *zap.Logger) server.Config {
 			MaxPartitions:                      c.MaxPartitions,
 			GroupsPerPrincipal:                 c.GroupsMaxPerPrincipal,
 			FetchMaxBytes:                      int32(c.FetchMaxBytes),
+			FetchSendfile:                      c.FetchSendfile,
 			SlowRequest:                        time.Duration(c.SlowRequestMs) * time.Millisecond,
 			TLSHandshakeTimeout:                time.Duration(c.SSLHandshakeTimeoutMs) * time.Millisecond,
 			SASL: kafka.SASLConfig{
@@ -124,12 +126,32 @@ func (g *gateway) startMetrics(explicit bool) error {
 		return nil
 	}
 	g.httpLn, g.httpDone = ln, make(chan struct{})
-	g.httpSrv = &http.Server{Handler: g.Metrics().Handler(g.Ready), ReadHeaderTimeout: 10 * time.Second}
+	g.httpSrv = &http.Server{Handler: g.httpHandler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		defer close(g.httpDone)
 		g.httpSrv.Serve(ln)
 	}()
 	return nil
+}
+
+// httpHandler is what the metrics listener serves: /metrics, /healthz and
+// /readyz, and with debug.pprof.enable Go's profiler under /debug/pprof/
+// (CPU and heap profiles, goroutine dumps, execution traces). Off, the
+// paths are not found. (Importing net/http/pprof also registers them on
+// http.DefaultServeMux, which no listener of kgateway serves.)
+func (g *gateway) httpHandler() http.Handler {
+	h := g.Metrics().Handler(g.Ready)
+	if !g.cfg.DebugPprof {
+		return h
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", h)
+	mux.HandleFunc("/debug/pprof/", pprof.Index) // named profiles: heap, allocs, goroutine, ...
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
 }
 
 // MetricsAddr is the metrics listener's bound address (nil when the

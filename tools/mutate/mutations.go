@@ -12,7 +12,7 @@ var mutations = []mutation{
 	{
 		Name:  "no-fdatasync-before-ack",
 		Rule:  "storage D1/I2: an acknowledged entry is on disk (fdatasync) before the ack",
-		Edits: []edit{{File: "storage/commit.go", Old: "\t\t\tif err := f.Sync(); err != nil {", New: "\t\t\t_ = f\n\t\t\tif err := error(nil); err != nil {"}},
+		Edits: []edit{{File: "storage/commit.go", Old: "\t\tif err := f.Sync(); err != nil {", New: "\t\t_ = f\n\t\tif err := error(nil); err != nil {"}},
 		Tests: []testRun{
 			{Pkg: "./storage/", Run: "TestCrashPoints"},
 			{Pkg: "./resolver/", Run: "TestCrashProducerState"},
@@ -82,7 +82,7 @@ var mutations = []mutation{
 	{
 		Name:  "ack-after-failed-fsync",
 		Rule:  "storage D2: a failed fdatasync fails the write and the log; nothing after it is acknowledged",
-		Edits: []edit{{File: "storage/commit.go", Old: "\t\t\tif err := f.Sync(); err != nil {", New: "\t\t\tif err := f.Sync(); err != nil && false {"}},
+		Edits: []edit{{File: "storage/commit.go", Old: "\t\tif err := f.Sync(); err != nil {", New: "\t\tif err := f.Sync(); err != nil && false {"}},
 		Tests: []testRun{
 			{Pkg: "./storage/", Run: "TestSyncFailureFailsLog"},
 			{Pkg: "./test/", Run: "TestFsyncFailureUntilReopen"},
