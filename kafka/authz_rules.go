@@ -62,6 +62,8 @@ func init() {
 		66: authzListTransactions,
 		68: authzConsumerGroupHeartbeat,
 		69: authzConsumerGroupDescribe,
+		71: noCheck, // client telemetry: Kafka authorizes neither (KIP-714)
+		72: noCheck,
 	}
 }
 
