@@ -38,8 +38,9 @@ func telemetryClient(rc *reqCtx) telemetry.Client {
 }
 
 // clientMetricsConfigs describes a client-metrics resource: every config,
-// set (CLIENT_METRICS_CONFIG) or at its default (DEFAULT_CONFIG), as Kafka
-// describes one, whether or not the resource exists.
+// set (CLIENT_METRICS_CONFIG, itself its one synonym) or at its default
+// (DEFAULT_CONFIG, no synonym), as Kafka describes one, whether or not
+// the resource exists.
 func (s *Server) clientMetricsConfigs(name string) []resolver.ConfigEntry {
 	set := s.cfg.Telemetry.Store().Configs(name)
 	var out []resolver.ConfigEntry
@@ -47,8 +48,8 @@ func (s *Server) clientMetricsConfigs(name string) []resolver.ConfigEntry {
 		e := resolver.ConfigEntry{Name: d.Name, Value: d.Default, Source: resolver.SourceDefault, Type: resolver.ConfigType(d.Type)}
 		if v, ok := set[d.Name]; ok {
 			e.Value, e.Source = v, sourceClientMetrics
+			e.Synonyms = []resolver.ConfigSynonym{{Name: e.Name, Value: e.Value, Source: e.Source}}
 		}
-		e.Synonyms = []resolver.ConfigSynonym{{Name: e.Name, Value: e.Value, Source: e.Source}}
 		out = append(out, e)
 	}
 	return out

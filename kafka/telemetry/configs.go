@@ -72,12 +72,6 @@ func defOf(name string) (ConfigDef, bool) {
 	return Defs[i], true
 }
 
-// IsList reports whether name is a list config (APPEND and SUBTRACT apply).
-func IsList(name string) bool {
-	d, ok := defOf(name)
-	return ok && d.Type == TypeList
-}
-
 // Subscription is one parsed CLIENT_METRICS resource.
 type Subscription struct {
 	Name       string
@@ -97,8 +91,7 @@ type Selector struct {
 // subscription with its values normalised (lists joined by ",", the
 // interval as a decimal). Errors: an empty name or an unknown config, or
 // an interval out of range, is INVALID_REQUEST; a value that does not
-// parse (an interval that is not an int, a list with a duplicate, a match
-// entry that is not selector=regex with a known selector and a valid
+// parse (an interval that is not an int, a match entry that is not selector=regex with a known selector and a valid
 // expression) is INVALID_CONFIG.
 func Parse(name string, configs map[string]string) (Subscription, map[string]string, error) {
 	sub := Subscription{Name: name, IntervalMs: DefaultIntervalMs}
@@ -112,10 +105,7 @@ func Parse(name string, configs map[string]string) (Subscription, map[string]str
 		}
 	}
 	if v, ok := configs[ConfigMetrics]; ok {
-		list, err := parseList(ConfigMetrics, v)
-		if err != nil {
-			return sub, nil, err
-		}
+		list := parseList(v)
 		sub.Metrics, norm[ConfigMetrics] = list, strings.Join(list, ",")
 	}
 	if v, ok := configs[ConfigInterval]; ok {
@@ -129,10 +119,8 @@ func Parse(name string, configs map[string]string) (Subscription, map[string]str
 		sub.IntervalMs, norm[ConfigInterval] = int32(n), strconv.FormatInt(n, 10)
 	}
 	if v, ok := configs[ConfigMatch]; ok {
-		list, err := parseList(ConfigMatch, v)
-		if err != nil {
-			return sub, nil, err
-		}
+		list := parseList(v)
+		var err error
 		if sub.Match, err = parseMatch(list); err != nil {
 			return sub, nil, err
 		}
@@ -143,19 +131,14 @@ func Parse(name string, configs map[string]string) (Subscription, map[string]str
 
 // parseList splits a LIST config as Kafka's ConfigDef does: "" is the
 // empty list, else the value trimmed and split at commas with the
-// whitespace around them; a value listed twice is INVALID_CONFIG.
-func parseList(name, v string) ([]string, error) {
+// whitespace around them. Kafka 4.4 takes a value listed twice (a
+// subscription's metrics are a set).
+func parseList(v string) []string {
 	v = strings.TrimSpace(v)
 	if v == "" {
-		return nil, nil
+		return nil
 	}
-	list := listSplit.Split(v, -1)
-	for i, e := range list {
-		if slices.Contains(list[:i], e) {
-			return nil, fmt.Errorf("%w: configuration '%s' values must not be duplicated", kerr.InvalidConfig, name)
-		}
-	}
-	return list, nil
+	return listSplit.Split(v, -1)
 }
 
 var listSplit = regexp.MustCompile(`\s*,\s*`)

@@ -60,7 +60,7 @@ func TestParseErrors(t *testing.T) {
 		{"s", map[string]string{ConfigInterval: "99"}, kerr.InvalidRequest},
 		{"s", map[string]string{ConfigInterval: "3600001"}, kerr.InvalidRequest},
 		{"s", map[string]string{ConfigInterval: "abc"}, kerr.InvalidConfig},
-		{"s", map[string]string{ConfigMetrics: "a,b,a"}, kerr.InvalidConfig},
+		{"s", map[string]string{ConfigMetrics: "a,b,a"}, nil}, // Kafka 4.4 takes duplicates
 		{"s", map[string]string{ConfigMatch: "client_id"}, kerr.InvalidConfig},
 		{"s", map[string]string{ConfigMatch: "client_id="}, kerr.InvalidConfig},
 		{"s", map[string]string{ConfigMatch: "client_id=a=b"}, kerr.InvalidConfig},
@@ -123,16 +123,18 @@ func TestStoreDurable(t *testing.T) {
 	}
 }
 
-// APPEND and SUBTRACT edit list configs only.
+// APPEND and SUBTRACT are refused on every config, as Kafka 4.4 does.
 func TestApplyOps(t *testing.T) {
 	out, err := ApplyOps(map[string]string{ConfigMetrics: "a,b"}, []ConfigOp{
-		{Name: ConfigMetrics, Op: OpAppend, Value: "b,c"},
-		{Name: ConfigMetrics, Op: OpSubtract, Value: "a"},
+		{Name: ConfigInterval, Op: OpSet, Value: "1000"},
+		{Name: ConfigMetrics, Op: OpDelete},
 	})
-	if err != nil || out[ConfigMetrics] != "b,c" {
-		t.Fatalf("append/subtract: %v, %v", out, err)
+	if err != nil || out[ConfigInterval] != "1000" || len(out) != 1 {
+		t.Fatalf("set/delete: %v, %v", out, err)
 	}
-	if _, err := ApplyOps(nil, []ConfigOp{{Name: ConfigInterval, Op: OpAppend, Value: "1"}}); !errors.Is(err, kerr.InvalidConfig) {
-		t.Fatalf("append to interval.ms: %v", err)
+	for _, op := range []int8{OpAppend, OpSubtract} {
+		if _, err := ApplyOps(nil, []ConfigOp{{Name: ConfigMetrics, Op: op, Value: "c"}}); !errors.Is(err, kerr.InvalidConfig) {
+			t.Fatalf("op %d on metrics: %v", op, err)
+		}
 	}
 }
