@@ -26,6 +26,7 @@ import (
 	"github.com/kgateway/kgateway/kafka"
 	"github.com/kgateway/kgateway/kafka/group"
 	"github.com/kgateway/kgateway/kafka/share"
+	"github.com/kgateway/kgateway/kafka/telemetry"
 	"github.com/kgateway/kgateway/kafka/txn"
 	"github.com/kgateway/kgateway/server"
 	"go.uber.org/zap/zapcore"
@@ -78,6 +79,7 @@ type Config struct {
 	ConnectionsMaxIdleMs  int64 `prop:"connections.max.idle.ms" flag:"connections-max-idle-ms" help:"close a connection idle this long"`
 	MaxConnections        int   `prop:"max.connections" flag:"max-connections" help:"most open connections; more are closed at once"`
 	FetchSessionSlots     int   `prop:"max.incremental.fetch.session.cache.slots" flag:"fetch-session-cache-slots" help:"fetch sessions (KIP-227) kept; 0 disables them"`
+	TelemetryMaxBytes     int   `prop:"telemetry.max.bytes" flag:"telemetry-max-bytes" help:"largest client metrics payload a client may push (KIP-714), compressed or not"`
 	FetchMaxBytes         int   `prop:"fetch.max.bytes" flag:"fetch-max-bytes" help:"most record bytes one fetch response carries, whatever the request asks (a first batch larger than this is still returned whole)"`
 	TailCacheBytes        int64 `prop:"tail.cache.bytes" flag:"tail-cache-bytes" help:"memory for the newest entries of all partitions together, so that tailing consumers are served without touching the files; 0 disables it"`
 	SegmentReuse          bool  `prop:"log.segment.reuse" flag:"log-segment-reuse" help:"write a partition's next segment over one that retention removed (its fsyncs then need no file-system journal commit), so a partition may hold one removed segment's disk space until it rolls; false frees removed segments at once"`
@@ -173,6 +175,7 @@ func DefaultConfig() Config {
 		ConnectionsMaxIdleMs:       kafka.DefaultConnectionsMaxIdle.Milliseconds(),
 		MaxConnections:             kafka.DefaultMaxConnections,
 		FetchSessionSlots:          kafka.DefaultFetchSessionCacheSlots,
+		TelemetryMaxBytes:          telemetry.DefaultMaxBytes,
 		FetchMaxBytes:              kafka.DefaultFetchMaxBytes,
 		TailCacheBytes:             server.DefaultTailCacheBytes,
 		SegmentReuse:               true,
@@ -489,6 +492,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxConnections < 1 {
 		bad("max.connections", "%d must be positive", c.MaxConnections)
+	}
+	if c.TelemetryMaxBytes < 1 || c.TelemetryMaxBytes > math.MaxInt32 {
+		bad("telemetry.max.bytes", "%d out of range [1, %d]", c.TelemetryMaxBytes, math.MaxInt32)
 	}
 	if c.TailCacheBytes < 0 {
 		bad("tail.cache.bytes", "%d must not be negative", c.TailCacheBytes)
