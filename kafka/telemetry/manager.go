@@ -69,6 +69,7 @@ type Manager struct {
 
 	mu        sync.Mutex
 	instances map[[16]byte]*instance
+	swept     time.Time // the last expiry sweep
 }
 
 // instance is one client instance's state (Kafka's ClientMetricsInstance).
@@ -245,16 +246,12 @@ func (m *Manager) instance(id [16]byte, client Client, principal string, now tim
 	return in
 }
 
-// expire forgets instances not seen for their expiry, and the least
-// recently seen while there are too many. Called with mu held.
+// expire forgets instances not seen for their expiry (a sweep at most
+// once a second), and the least recently seen while there are too many.
+// Called with mu held.
 func (m *Manager) expire(now time.Time) {
-	for id, in := range m.instances {
-		if now.Sub(in.lastSeen) > expiryFor(in.intervalMs) {
-			delete(m.instances, id)
-			if m.sink != nil {
-				m.sink.Forget(in.client.InstanceID)
-			}
-		}
+	if now.Sub(m.swept) >= time.Second {
+		m.sweep(now)
 	}
 	for len(m.instances) > maxInstances {
 		var oldest [16]byte
@@ -264,8 +261,25 @@ func (m *Manager) expire(now time.Time) {
 				oldest, at = id, in.lastSeen
 			}
 		}
-		delete(m.instances, oldest)
+		m.forget(oldest)
 	}
+}
+
+func (m *Manager) sweep(now time.Time) {
+	m.swept = now
+	for id, in := range m.instances {
+		if now.Sub(in.lastSeen) > expiryFor(in.intervalMs) {
+			m.forget(id)
+		}
+	}
+}
+
+// forget drops an instance and its exposed metrics. Called with mu held.
+func (m *Manager) forget(id [16]byte) {
+	if in := m.instances[id]; in != nil && m.sink != nil {
+		m.sink.Forget(in.client.InstanceID)
+	}
+	delete(m.instances, id)
 }
 
 // Instances is how many client instances are remembered.
