@@ -96,12 +96,12 @@ type Selector struct {
 func Parse(name string, configs map[string]string) (Subscription, map[string]string, error) {
 	sub := Subscription{Name: name, IntervalMs: DefaultIntervalMs}
 	if name == "" {
-		return sub, nil, fmt.Errorf("%w: subscription name can't be empty", kerr.InvalidRequest)
+		return sub, nil, kafkaErr(kerr.InvalidRequest, "Subscription name can't be empty")
 	}
 	norm := make(map[string]string, len(configs))
 	for _, k := range sortedKeys(configs) {
 		if _, ok := defOf(k); !ok {
-			return sub, nil, fmt.Errorf("%w: unknown client metrics configuration: %s", kerr.InvalidRequest, k)
+			return sub, nil, kafkaErr(kerr.InvalidRequest, "Unknown client metrics configuration: %s", k)
 		}
 	}
 	if v, ok := configs[ConfigMetrics]; ok {
@@ -111,10 +111,10 @@ func Parse(name string, configs map[string]string) (Subscription, map[string]str
 	if v, ok := configs[ConfigInterval]; ok {
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
 		if err != nil {
-			return sub, nil, fmt.Errorf("%w: invalid value %s for configuration %s: not a number of type INT", kerr.InvalidConfig, v, ConfigInterval)
+			return sub, nil, kafkaErr(kerr.InvalidConfig, "Invalid value %s for configuration %s: Not a number of type INT", v, ConfigInterval)
 		}
 		if n < minIntervalMs || n > maxIntervalMs {
-			return sub, nil, fmt.Errorf("%w: invalid value %d for %s, interval must be between 100 and 3600000 (1 hour)", kerr.InvalidRequest, n, ConfigInterval)
+			return sub, nil, kafkaErr(kerr.InvalidRequest, "Invalid value %d for %s, interval must be between 100 and 3600000 (1 hour)", n, ConfigInterval)
 		}
 		sub.IntervalMs, norm[ConfigInterval] = int32(n), strconv.FormatInt(n, 10)
 	}
@@ -158,11 +158,11 @@ func parseMatch(entries []string) ([]Selector, error) {
 			parts = parts[:len(parts)-1]
 		}
 		if len(parts) != 2 || !slices.Contains(selectors, strings.TrimSpace(parts[0])) {
-			return nil, fmt.Errorf("%w: illegal client matching pattern: %s", kerr.InvalidConfig, e)
+			return nil, kafkaErr(kerr.InvalidConfig, "Illegal client matching pattern: %s", e)
 		}
 		re, err := regexp.Compile(`^(?:` + strings.TrimSpace(parts[1]) + `)$`)
 		if err != nil {
-			return nil, fmt.Errorf("%w: illegal client matching pattern: %s", kerr.InvalidConfig, e)
+			return nil, kafkaErr(kerr.InvalidConfig, "Illegal client matching pattern: %s", e)
 		}
 		sel := Selector{Name: strings.TrimSpace(parts[0]), re: re}
 		// A selector named twice: the last one counts (Kafka's map).
@@ -212,6 +212,20 @@ func (s Subscription) Matches(c Client) bool {
 		}
 	}
 	return true
+}
+
+// kafkaError is a refusal worded as Kafka words it (what its tools print),
+// whose code errors.As still finds.
+type kafkaError struct {
+	code *kerr.Error
+	msg  string
+}
+
+func (e kafkaError) Error() string { return e.msg }
+func (e kafkaError) Unwrap() error { return e.code }
+
+func kafkaErr(code *kerr.Error, format string, args ...any) error {
+	return kafkaError{code, fmt.Sprintf(format, args...)}
 }
 
 func sortedKeys[V any](m map[string]V) []string {
