@@ -53,6 +53,15 @@ var acceptedDifferences = []accepted{
 		Line:   `exit 1|stderr: Error while executing config command with args .*|stderr: (java.util.concurrent.ExecutionException|Caused by): org.apache.kafka.common.errors.UnsupportedVersionException: The node does not support DESCRIBE_CLIENT_QUOTAS`,
 		Reason: "the other side of the line above"},
 
+	// kafka-configs, client-metrics (KIP-714).
+	{Step: `configs client-metrics describe( after delete| unset)?`, Side: "kafka",
+		Line: `exit 0|Dynamic configs for client-metric java-producers are:|The client-metric 'nosuch' doesn't exist and doesn't have dynamic config\.|(interval\.ms|match|metrics)=.* sensitive=false synonyms=\{DYNAMIC_CLIENT_METRICS_CONFIG:.*\}`,
+		Reason: "kafka-configs --describe of a client-metrics resource first lists them with ListConfigResources (key 74), " +
+			"not yet served (owned by the missing admin APIs work); the DescribeConfigs it then sends is compared in test/kafkadiff (case telemetry)"},
+	{Step: `configs client-metrics describe( after delete| unset)?`, Side: "kgateway",
+		Line:   `exit 1|stderr: Error while executing config command with args .*|stderr: (java.util.concurrent.ExecutionException|Caused by): org.apache.kafka.common.errors.UnsupportedVersionException: The node does not support LIST_CONFIG_RESOURCES`,
+		Reason: "the other side of the line above"},
+
 	// kafka-transactions abort.
 	{Step: `txn abort`, Side: "kafka", Line: `exit 0`,
 		Reason: "missing API key WriteTxnMarkers (27): kafka-transactions abort writes the abort marker itself, which kgateway does not serve"},
