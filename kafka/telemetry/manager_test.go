@@ -2,10 +2,14 @@ package telemetry
 
 import (
 	"errors"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"google.golang.org/protobuf/proto"
 )
 
 // An instance is forgotten after its expiry (three push intervals, at
@@ -51,4 +55,56 @@ func TestInstanceExpiry(t *testing.T) {
 	if !errors.Is(err, kerr.UnknownSubscriptionID) {
 		t.Fatalf("push to a re-created instance with a wrong id: %v", err)
 	}
+}
+
+// Clients subscribing and pushing at once while /metrics is scraped and
+// the subscriptions change: run with -race.
+func TestConcurrentClients(t *testing.T) {
+	st, err := OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := NewSink(SinkOptions{})
+	m := NewManager(st, Options{Sink: sink})
+	payload, err := proto.Marshal(gauges(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for c := 0; c < 4; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				a, err := m.GetSubscriptions([16]byte{}, Client{ClientID: "c"}, "User:x")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				// UNKNOWN_SUBSCRIPTION_ID when the set changed meanwhile.
+				if err := m.Push(Push{InstanceID: a.InstanceID, SubscriptionID: a.ID, Metrics: payload}, Client{}, ""); err != nil && !errors.Is(err, kerr.UnknownSubscriptionID) {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; i < 20; i++ {
+			interval := strconv.Itoa(1000 + i)
+			if err := st.Alter("s", func(map[string]string) (map[string]string, error) {
+				return map[string]string{ConfigMetrics: "*", ConfigInterval: interval}, nil
+			}, false); err != nil {
+				t.Error(err)
+			}
+			reg := prometheus.NewRegistry()
+			reg.MustRegister(sink)
+			if _, err := reg.Gather(); err != nil {
+				t.Error(err)
+			}
+		}
+	}()
+	wg.Wait()
 }
