@@ -49,6 +49,7 @@ func handleApiVersions(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, 
 	}
 	resp.ApiKeys = s.apiKeyList()
 	if rc.version >= 3 {
+		rc.conn.software.Store(&[2]string{r.ClientSoftwareName, r.ClientSoftwareVersion})
 		advertiseFeatures(resp, rc.version, s.features, s.featureHidden)
 	}
 	return resp, nil

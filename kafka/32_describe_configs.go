@@ -16,7 +16,10 @@ package kafka
 // BROKER resources ("" or node.id) describe the broker configs the
 // resolver knows (log.retention.ms, log.segment.bytes, ...) and the wire
 // server's own (broker.id, node.id, socket.request.max.bytes), all
-// read-only. config_names filters (null: all).
+// read-only. CLIENT_METRICS resources (KIP-714 subscriptions,
+// telemetry.go) describe metrics, interval.ms and match, set
+// (CLIENT_METRICS_CONFIG) or at their defaults, whether the resource
+// exists or not, as Kafka does. config_names filters (null: all).
 // Left out: documentation strings, BROKER_LOGGER and other resource
 // types (INVALID_REQUEST), sensitive configs (there are none).
 
@@ -66,6 +69,9 @@ func (s *Server) configEntries(typ kmsg.ConfigResourceType, name string) ([]topi
 	}
 	if typ == kmsg.ConfigResourceTypeGroupConfig {
 		return s.groupConfigs(name), nil
+	}
+	if typ == kmsg.ConfigResourceTypeClientMetrics {
+		return s.clientMetricsConfigs(name), nil
 	}
 	if set, ok := internalTopicConfigs[name]; ok {
 		return s.res.ConfigsFor(set), nil

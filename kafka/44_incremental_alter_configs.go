@@ -14,6 +14,9 @@ package kafka
 // with a message; a name listed twice or a null value for SET, APPEND or
 // SUBTRACT is INVALID_REQUEST.
 // In cluster mode the change goes through the shared catalog (Y6).
+// CLIENT_METRICS resources (KIP-714 subscriptions) are validated as
+// Kafka's ClientMetricsConfigs and kept by kafka/telemetry's store;
+// removing every config removes the subscription (telemetry.go).
 // Left out: BROKER configs are static (flags): a change to them is
 // INVALID_REQUEST; other resource types are INVALID_REQUEST.
 
@@ -60,6 +63,9 @@ func (s *Server) incrementalAlter(rr kmsg.IncrementalAlterConfigsRequestResource
 	}
 	if dup := duplicateName(names); dup != "" {
 		return duplicateConfig(dup)
+	}
+	if rr.ResourceType == kmsg.ConfigResourceTypeClientMetrics {
+		return s.incrementalAlterClientMetrics(rr.ResourceName, ops, validateOnly)
 	}
 	if rr.ResourceType == kmsg.ConfigResourceTypeGroupConfig {
 		return s.alterGroupConfigs(rr.ResourceName, ops, validateOnly)

@@ -11,8 +11,7 @@ package kafka
 // the broker (this node, or each live node in cluster mode), every
 // topic Metadata lists (internal ones too), the groups that have
 // configs set (the share-group configs of the GROUP resource), and
-// client metrics, of which there are none (kgateway keeps no metrics
-// subscriptions). BROKER_LOGGER resources, which Kafka lists, are not
+// the client-metrics subscriptions (kafka/telemetry). BROKER_LOGGER resources, which Kafka lists, are not
 // served (DescribeConfigs answers INVALID_REQUEST), so asking for them is
 // UNSUPPORTED_VERSION, Kafka's answer for a type it does not list, as is
 // any other type; v0 serves client metrics only.
@@ -78,6 +77,12 @@ func handleListConfigResources(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Re
 			if c := s.coords().share; c != nil {
 				for _, g := range c.ConfiguredGroups() {
 					add(typ, g)
+				}
+			}
+		case configTypeClientMetrics:
+			if s.cfg.Telemetry != nil {
+				for _, name := range s.cfg.Telemetry.Store().Names() {
+					add(typ, name)
 				}
 			}
 		}

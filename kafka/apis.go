@@ -75,6 +75,8 @@ var apis = []api{
 	{key: 66, min: 0, max: 1, handle: handleListTransactions},
 	{key: 68, min: 0, max: 1, handle: handleConsumerGroupHeartbeat},
 	{key: 69, min: 0, max: 1, handle: handleConsumerGroupDescribe},
+	{key: 71, min: 0, max: 0, handle: handleGetTelemetrySubscriptions},
+	{key: 72, min: 0, max: 0, handle: handlePushTelemetry},
 	{key: 74, min: 0, max: 1, handle: handleListConfigResources},
 	{key: 75, min: 0, max: 0, handle: handleDescribeTopicPartitions},
 	{key: 76, min: 0, max: 1, handle: handleShareGroupHeartbeat},

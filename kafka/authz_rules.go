@@ -68,6 +68,8 @@ func init() {
 		66: authzListTransactions,
 		68: authzConsumerGroupHeartbeat,
 		69: authzConsumerGroupDescribe,
+		71: noCheck, // client telemetry: Kafka authorizes neither (KIP-714)
+		72: noCheck,
 		74: noCheck, // DESCRIBE_CONFIGS on the cluster, in the handler
 		75: noCheck, // DESCRIBE per topic in the handler, which pages only describable topics
 	}

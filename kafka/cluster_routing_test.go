@@ -202,7 +202,7 @@ func startClusterNode(t *testing.T, res *resolver.Resolver, id int32, cl Cluster
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { offs.Close() }) // after the server's close (LIFO)
-	return startServer(t, Config{Resolver: res, Offsets: offs, NodeID: id, Cluster: cl, LogDir: t.TempDir()})
+	return startServer(t, Config{Resolver: res, Offsets: offs, NodeID: id, Cluster: cl, LogDir: t.TempDir(), Telemetry: testTelemetry(t)})
 }
 
 func brokerAt(t *testing.T, id int32, s *Server) Broker {
@@ -793,7 +793,7 @@ func TestClusterNotServed(t *testing.T) {
 	c.expectClosed()
 
 	// Without Cluster everything is advertised, as before.
-	single := startServer(t, Config{Resolver: openResolver(t)})
+	single := startServer(t, Config{Resolver: openResolver(t), Telemetry: testTelemetry(t)})
 	keys, features = advertisedKeys(dialRaw(t, single.Addr()))
 	for _, a := range apis {
 		if keys[a.key] != a.max {

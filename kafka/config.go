@@ -11,6 +11,7 @@ import (
 	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka/group"
 	"github.com/kgateway/kgateway/kafka/share"
+	"github.com/kgateway/kgateway/kafka/telemetry"
 	"github.com/kgateway/kgateway/kafka/txn"
 	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/resolver"
@@ -162,6 +163,11 @@ type Config struct {
 
 	// Observer receives per-request metrics (nil: none).
 	Observer Observer
+	// Telemetry serves client telemetry (KIP-714): GetTelemetrySubscriptions
+	// and PushTelemetry, and the CLIENT_METRICS config resources it keeps
+	// its subscriptions in (telemetry.go). Nil: none of them is served or
+	// advertised.
+	Telemetry *telemetry.Manager
 	// SlowRequest is the slow-request log threshold: a request whose
 	// handling, long-poll waits excluded, takes longer is logged at warn
 	// (0: DefaultSlowRequest; negative: never).

@@ -69,6 +69,11 @@ type conn struct {
 	frameStart time.Time
 
 	closeOnce sync.Once
+
+	// software is the client software name and version of the
+	// connection's ApiVersions v3+ (KIP-511; nil: not sent), for the
+	// client telemetry selectors (KIP-714).
+	software atomic.Pointer[[2]string]
 }
 
 // touch records activity for the idle check (K7).

@@ -67,6 +67,9 @@ type Config struct {
 	// Kafka configures the front end. Open sets Resolver and Offsets to
 	// the layers it opened, and Observer to the server's metrics when nil.
 	Kafka kafka.Config
+	// TelemetryMaxBytes is telemetry.max.bytes: the largest client
+	// metrics payload a client may push (KIP-714; 0: 1 MiB).
+	TelemetryMaxBytes int32
 
 	// wrapBucket, when set (tests), replaces cluster mode's bucket by
 	// one over it.
@@ -226,6 +229,9 @@ func (s *Server) openLayers() (err error) {
 		if kc.Authorizer, err = cfg.Authorizer.open(cfg.DataDir); err != nil {
 			return err
 		}
+	}
+	if err := s.openTelemetry(&kc); err != nil {
+		return err
 	}
 	kc.Logger = named(kc.Logger, log, "kafka")
 	if kc.Observer == nil {

@@ -26,6 +26,7 @@ import (
 	"github.com/kgateway/kgateway/kafka"
 	"github.com/kgateway/kgateway/kafka/group"
 	"github.com/kgateway/kgateway/kafka/share"
+	"github.com/kgateway/kgateway/kafka/telemetry"
 	"github.com/kgateway/kgateway/kafka/tenancy"
 	"github.com/kgateway/kgateway/kafka/txn"
 	"github.com/kgateway/kgateway/server"
@@ -86,6 +87,7 @@ type Config struct {
 	MaxConnections        int   `prop:"max.connections" flag:"max-connections" help:"most open connections; more are closed at once"`
 	FetchSessionSlots     int   `prop:"max.incremental.fetch.session.cache.slots" flag:"fetch-session-cache-slots" help:"fetch sessions (KIP-227) kept; 0 disables them"`
 	FetchSessionSlotsPer  int   `prop:"max.incremental.fetch.session.cache.slots.per.principal" flag:"fetch-session-cache-slots-per-principal" help:"with an authorizer, fetch sessions one principal may hold (beyond, or in a full cache where it holds as many as any other principal, a full fetch gets no session and is served sessionless)"`
+	TelemetryMaxBytes     int   `prop:"telemetry.max.bytes" flag:"telemetry-max-bytes" help:"largest client metrics payload a client may push (KIP-714), compressed or not"`
 	FetchMaxBytes         int   `prop:"fetch.max.bytes" flag:"fetch-max-bytes" help:"most record bytes one fetch response carries, whatever the request asks (a first batch larger than this is still returned whole)"`
 	FetchSendfile         bool  `prop:"fetch.sendfile.enable" flag:"fetch-sendfile" help:"on plaintext listeners, send record batches read from segment files with sendfile (after their CRCs are checked, as always) instead of from memory; off by default: on the development VM it cost more CPU per GB (BENCHMARKS.md)"`
 	TailCacheBytes        int64 `prop:"tail.cache.bytes" flag:"tail-cache-bytes" help:"memory for the newest entries of all partitions together, so that tailing consumers are served without touching the files; 0 disables it"`
@@ -195,6 +197,7 @@ func DefaultConfig() Config {
 		ConnectionsMaxIdleMs:       kafka.DefaultConnectionsMaxIdle.Milliseconds(),
 		MaxConnections:             kafka.DefaultMaxConnections,
 		FetchSessionSlots:          kafka.DefaultFetchSessionCacheSlots,
+		TelemetryMaxBytes:          telemetry.DefaultMaxBytes,
 		FetchMaxBytes:              kafka.DefaultFetchMaxBytes,
 		TailCacheBytes:             server.DefaultTailCacheBytes,
 		SegmentReuse:               true,
@@ -530,6 +533,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxConnections < 1 {
 		bad("max.connections", "%d must be positive", c.MaxConnections)
+	}
+	if c.TelemetryMaxBytes < 1 || c.TelemetryMaxBytes > math.MaxInt32 {
+		bad("telemetry.max.bytes", "%d out of range [1, %d]", c.TelemetryMaxBytes, math.MaxInt32)
 	}
 	if c.TailCacheBytes < 0 {
 		bad("tail.cache.bytes", "%d must not be negative", c.TailCacheBytes)

@@ -61,14 +61,15 @@ func startGateway(cfg Config, metricsExplicit bool, log *zap.Logger) (*gateway, 
 // serverConfig maps the configuration onto the server's.
 func (c Config) serverConfig(log *zap.Logger) server.Config {
 	return server.Config{
-		DataDir:        c.DataDir,
-		Listen:         c.Listen,
-		ObjectStoreURL: c.ObjectStoreURL,
-		Tier:           server.TierOptions{UploadConcurrency: c.RemoteCopyThreads, UploadBytesPerSec: c.RemoteCopyBytesPerSec},
-		Logger:         log,
-		Storage:        server.StorageOptions{TailCacheBytes: tailCacheOption(c.TailCacheBytes), NoReuse: !c.SegmentReuse},
-		Resolver:       c.resolverConfig(),
-		Cluster:        c.clusterConfig(log),
+		DataDir:           c.DataDir,
+		Listen:            c.Listen,
+		ObjectStoreURL:    c.ObjectStoreURL,
+		Tier:              server.TierOptions{UploadConcurrency: c.RemoteCopyThreads, UploadBytesPerSec: c.RemoteCopyBytesPerSec},
+		Logger:            log,
+		Storage:           server.StorageOptions{TailCacheBytes: tailCacheOption(c.TailCacheBytes), NoReuse: !c.SegmentReuse},
+		Resolver:          c.resolverConfig(),
+		Cluster:           c.clusterConfig(log),
+		TelemetryMaxBytes: int32(c.TelemetryMaxBytes),
 		Authorizer: server.AuthorizerConfig{
 			ClassName:            c.AuthorizerClassName,
 			SuperUsers:           superUsers(c.SuperUsers),

@@ -72,7 +72,7 @@ func startAuthz() ([2]*side, error) {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		broker, akErr = apachekafka.Start(ctx, apachekafka.Options{
+		opts, err := withTelemetryPlugin(apachekafka.Options{
 			Heap:       []string{"-Xmx512m"},
 			PlainUsers: users,
 			Props: map[string]string{
@@ -82,6 +82,11 @@ func startAuthz() ([2]*side, error) {
 				"super.users":                      superUsers,
 			},
 		})
+		if err != nil {
+			akErr = err
+			return
+		}
+		broker, akErr = apachekafka.Start(ctx, opts)
 	}()
 	go func() {
 		defer wg.Done()
@@ -539,6 +544,12 @@ func caseAuthzCluster(r *run) {
 		r.do("describe broker configs "+when, bc)
 		r.filter = nil
 		r.adminOps(when, topic)
+		// Client telemetry needs no ACL; client-metrics resources need
+		// DESCRIBE_CONFIGS / ALTER_CONFIGS on the cluster (KIP-714).
+		r.do("get telemetry subscriptions "+when, kmsg.NewPtrGetTelemetrySubscriptionsRequest())
+		r.do("describe client metrics "+when, describeConfigsReq(kmsg.ConfigResourceTypeClientMetrics, "kd-az-cl-cm", "interval.ms"))
+		r.alterClientMetrics("alter client metrics (validate only) "+when, "kd-az-cl-cm", true,
+			clientMetricsOp("interval.ms", kmsg.IncrementalAlterConfigOpSet, str("1000")))
 	}
 	probe("without acls")
 	r.grant(allow(kmsg.ACLResourceTypeTopic, topic, lit, "bob", kmsg.ACLOperationRead),

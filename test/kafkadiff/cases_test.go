@@ -37,6 +37,7 @@ func corpus() []diffCase {
 		{"configs-topic", caseConfigsTopic},
 		{"configs-broker", caseConfigsBroker},
 		{"configs-alter", caseConfigsAlter},
+		{"telemetry", caseTelemetry},
 		{"acls-disabled", caseACLsDisabled},
 		{"bad-input", caseBadInput},
 		{"admin-describe-topic-partitions", caseDescribeTopicPartitions},

@@ -175,6 +175,10 @@ var expectFail = map[string]bool{
 	"groups describe missing":         true,
 	"features upgrade unsupported":    true,
 	"reassign execute unknown broker": true,
+
+	"configs client-metrics alter invalid interval": true,
+	"configs client-metrics alter unknown config":   true,
+	"configs client-metrics alter invalid match":    true,
 }
 
 // compare requires every step to print the same on both targets, up to the

@@ -111,6 +111,24 @@ func configSteps(s *session) {
 	s.step("configs client quota alter", configCommand, append(bs, "--alter", "--entity-type", "clients", "--entity-name", "c1",
 		"--add-config", "producer_byte_rate=1048576")...)
 	s.step("configs client quota describe", configCommand, append(bs, "--describe", "--entity-type", "clients", "--entity-name", "c1")...)
+	clientMetricsSteps(s)
+}
+
+// clientMetricsSteps: KIP-714 subscriptions, CLIENT_METRICS resources, set
+// and described by name with kafka-configs --entity-type client-metrics
+// (describing them all lists them with ListConfigResources, not served).
+func clientMetricsSteps(s *session) {
+	bs := []string{"--bootstrap-server", addrArg}
+	cm := append(bs, "--entity-type", "client-metrics", "--entity-name", "java-producers")
+	s.step("configs client-metrics alter", configCommand, append(cm, "--alter",
+		"--add-config", "metrics=[org.apache.kafka.producer.,org.apache.kafka.consumer.coordinator.],interval.ms=60000,match=[client_software_name=apache-kafka-java,client_id=svc-.*]")...)
+	s.step("configs client-metrics describe", configCommand, append(cm, "--describe")...)
+	s.step("configs client-metrics alter invalid interval", configCommand, append(cm, "--alter", "--add-config", "interval.ms=10")...)
+	s.step("configs client-metrics alter unknown config", configCommand, append(cm, "--alter", "--add-config", "no.such=1")...)
+	s.step("configs client-metrics alter invalid match", configCommand, append(cm, "--alter", "--add-config", "match=[client_name=x]")...)
+	s.step("configs client-metrics delete-config", configCommand, append(cm, "--alter", "--delete-config", "match")...)
+	s.step("configs client-metrics describe after delete", configCommand, append(cm, "--describe")...)
+	s.step("configs client-metrics describe unset", configCommand, append(bs, "--describe", "--entity-type", "client-metrics", "--entity-name", "nosuch")...)
 }
 
 func groupSteps(s *session) {
