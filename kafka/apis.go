@@ -61,6 +61,8 @@ var apis = []api{
 	{key: 42, min: 0, max: 2, handle: handleDeleteGroups},
 	{key: 44, min: 0, max: 1, handle: handleIncrementalAlterConfigs},
 	{key: 47, min: 0, max: 0, handle: handleOffsetDelete},
+	{key: 48, min: 0, max: 1, handle: handleDescribeClientQuotas},
+	{key: 49, min: 0, max: 1, handle: handleAlterClientQuotas},
 	{key: 50, min: 0, max: 0, handle: handleDescribeUserScramCredentials},
 	{key: 51, min: 0, max: 0, handle: handleAlterUserScramCredentials},
 	{key: 60, min: 0, max: 1, handle: handleDescribeCluster},

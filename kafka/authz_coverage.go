@@ -136,6 +136,8 @@ var authzCoverage = map[int16]authzStatement{
 	42: {Group: "DELETE per group"},
 	44: {Typed: "ALTER_CONFIGS on the topic, group or cluster"},
 	47: {Topic: "READ per topic", Group: "DELETE"},
+	48: {Other: "DESCRIBE_CONFIGS on the cluster"},
+	49: {Other: "ALTER_CONFIGS on the cluster"},
 	50: {Other: "DESCRIBE on the cluster"},
 	51: {Other: "ALTER on the cluster"},
 	60: {Other: "cluster authorized operations only with DESCRIBE on the cluster"},

@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"errors"
+	"github.com/kgateway/kgateway/kafka/quota"
 	"github.com/kgateway/kgateway/kafka/share"
 	"net"
 	"sync"
@@ -42,6 +43,13 @@ type Server struct {
 	handling atomic.Int64
 	// budget is queued.max.request.bytes (K6).
 	budget *byteBudget
+	// quotaStore is the client quota configuration and quotas measures
+	// clients against it (quotas.go).
+	quotaStore *quota.Store
+	quotas     *quota.Manager
+	// perIP counts open connections by client address
+	// (max.connections.per.ip); under mu.
+	perIP map[string]int
 
 	mu struct {
 		sync.Mutex
@@ -61,6 +69,12 @@ func NewServer(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, res: cfg.Resolver, log: cfg.Logger, closing: make(chan struct{}),
 		budget: newByteBudget(cfg.QueuedMaxRequestBytes)}
 	s.mu.open = make(map[*conn]struct{})
+	s.perIP = make(map[string]int)
+	s.quotaStore = cfg.Quotas
+	if s.quotaStore == nil {
+		s.quotaStore = quota.NewMemStore()
+	}
+	s.quotas = quota.NewManager(cfg.QuotaWindow, s.quotaStore.Quotas)
 	c, err := s.newCoordinators(cfg.Offsets, true)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,149 @@
+package kafka
+
+// Client quotas at dispatch (kafka/quota has the rules): after a request
+// is handled, its bytes (Produce: the request; Fetch: the records
+// answered) and its handler time are recorded on the client's sensors,
+// and a client over a quota gets the larger throttle time in its
+// response's throttle_time_ms. Then, as Kafka does (KIP-219), the
+// response is written at once and the connection is not read for the
+// throttle time (conn.mute); a client too old to throttle itself (a
+// response version before KIP-219) gets its response only after the
+// throttle time instead. A throttled Fetch answers no records: they are
+// taken back from the sensor and fetched again after the throttle.
+//
+// The user a quota is resolved for is the principal's name (ANONYMOUS
+// without authentication), the client id the request header's.
+
+import (
+	"strings"
+	"time"
+
+	"github.com/kgateway/kgateway/auth"
+	"github.com/kgateway/kgateway/kafka/quota"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// QuotaObserver is implemented by an Observer that counts throttles
+// (metrics.Metrics): kind is the quota key, user and clientID the
+// sensor's tags.
+type QuotaObserver interface {
+	Throttled(kind, user, clientID string, d time.Duration)
+}
+
+// quotaExempt are the requests no request quota applies to: the ones a
+// client needs before it can know it is throttled.
+var quotaExempt = map[int16]bool{apiKeyApiVersions: true, apiKeySaslHandshake: true, apiKeySaslAuthenticate: true}
+
+// quotaIdentity is the user and client id quotas are resolved for.
+func quotaIdentity(rc *reqCtx) (user, clientID string) {
+	user = strings.TrimPrefix(rc.conn.Principal(), auth.UserPrincipal(""))
+	if rc.clientID != nil {
+		clientID = *rc.clientID
+	}
+	return user, clientID
+}
+
+// beforeQuotas bounds what a Fetch may answer to the client's
+// consumer_byte_rate over the quota window (Kafka's
+// getMaxValueInQuotaWindow): one response never holds more than the
+// window allows.
+func (s *Server) beforeQuotas(rc *reqCtx, req kmsg.Request) {
+	r, ok := req.(*kmsg.FetchRequest)
+	if !ok || fetchReplicaID(r) >= 0 {
+		return
+	}
+	if max, ok := s.quotas.WindowBytes(quotaIdentity(rc)); ok && int64(r.MaxBytes) > max {
+		r.MaxBytes = int32(max)
+	}
+}
+
+// applyQuotas records the handled request on the client's sensors and
+// returns its throttle time (0: none) and whether the response's version
+// has the client throttle itself (KIP-219); it sets throttle_time_ms.
+func (s *Server) applyQuotas(rc *reqCtx, req kmsg.Request, resp kmsg.Response) (time.Duration, bool) {
+	if quotaExempt[rc.key] {
+		return 0, false
+	}
+	user, cid := quotaIdentity(rc)
+	now := time.Now()
+	nowMs := now.UnixMilli()
+	var bw int64
+	switch r := req.(type) {
+	case *kmsg.ProduceRequest:
+		o := s.quotas.Record(quota.KindProduce, user, cid, float64(rc.stats.size), nowMs)
+		bw = s.noteThrottle(rc, quota.KindProduce, o)
+	case *kmsg.FetchRequest:
+		if fetchReplicaID(r) >= 0 || resp == nil {
+			break
+		}
+		n := fetchResponseBytes(resp)
+		o := s.quotas.Record(quota.KindFetch, user, cid, float64(n), nowMs)
+		if bw = s.noteThrottle(rc, quota.KindFetch, o); bw > 0 {
+			s.quotas.Unrecord(quota.KindFetch, o, float64(n), nowMs)
+			dropFetchRecords(resp)
+		}
+	}
+	handled := now.Sub(rc.stats.arrived) - rc.stats.waited
+	o := s.quotas.Record(quota.KindRequest, user, cid, handled.Seconds()*100, nowMs)
+	rq := s.noteThrottle(rc, quota.KindRequest, o)
+	ms := max(bw, rq)
+	if ms <= 0 {
+		return 0, false
+	}
+	self := false
+	if tr, ok := resp.(kmsg.SetThrottleResponse); ok {
+		tr.SetThrottle(int32(min(ms, int64(^uint32(0)>>1))))
+	}
+	if tr, ok := resp.(kmsg.ThrottleResponse); ok {
+		_, self = tr.Throttle()
+	}
+	if resp == nil {
+		self = true // acks=0: nothing to delay, the connection is muted
+	}
+	return time.Duration(ms) * time.Millisecond, self
+}
+
+// noteThrottle reports a throttle to the observer and returns it; a
+// connection a quota applies to is read one request at a time from then
+// on (conn.readAhead).
+func (s *Server) noteThrottle(rc *reqCtx, kind string, o quota.Outcome) int64 {
+	if o.OK && !rc.conn.quotaLimited.Load() {
+		rc.conn.quotaLimited.Store(true)
+	}
+	if o.ThrottleMs > 0 {
+		if qo, ok := s.cfg.Observer.(QuotaObserver); ok {
+			qo.Throttled(kind, o.Tags.User, o.Tags.ClientID, time.Duration(o.ThrottleMs)*time.Millisecond)
+		}
+	}
+	return o.ThrottleMs
+}
+
+// fetchResponseBytes is the record bytes a Fetch response answers.
+func fetchResponseBytes(resp kmsg.Response) int {
+	perTopic, _ := fetchRecordBytes(resp)
+	n := 0
+	for _, b := range perTopic {
+		n += b
+	}
+	return n
+}
+
+// dropFetchRecords empties a throttled Fetch response's records; its
+// partitions keep their offsets and errors, and the client fetches the
+// same offsets again after the throttle.
+func dropFetchRecords(resp kmsg.Response) {
+	var fr *kmsg.FetchResponse
+	switch r := resp.(type) {
+	case *batchResponse:
+		fr = r.FetchResponse
+	case *kmsg.FetchResponse:
+		fr = r
+	default:
+		return
+	}
+	for i := range fr.Topics {
+		for j := range fr.Topics[i].Partitions {
+			fr.Topics[i].Partitions[j].RecordBatches = []byte{} // empty, not null: clients refuse a null record set
+		}
+	}
+}
