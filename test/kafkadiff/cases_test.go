@@ -38,6 +38,7 @@ func corpus() []diffCase {
 		{"configs-broker", caseConfigsBroker},
 		{"configs-alter", caseConfigsAlter},
 		{"acls-disabled", caseACLsDisabled},
+		{"client-quotas", caseClientQuotas},
 		{"bad-input", caseBadInput},
 	}
 }
