@@ -18,6 +18,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka/quota"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -83,6 +85,9 @@ func (s *Server) applyQuotas(rc *reqCtx, req kmsg.Request, resp kmsg.Response) (
 			dropFetchRecords(resp)
 		}
 	}
+	if mutating[rc.key] {
+		bw = max(bw, s.noteThrottle(rc, quota.KindMutation, s.quotas.RecordMutations(user, cid, 0, nowMs)))
+	}
 	handled := now.Sub(rc.stats.arrived) - rc.stats.waited
 	o := s.quotas.Record(quota.KindRequest, user, cid, handled.Seconds()*100, nowMs)
 	rq := s.noteThrottle(rc, quota.KindRequest, o)
@@ -146,4 +151,39 @@ func dropFetchRecords(resp kmsg.Response) {
 			fr.Topics[i].Partitions[j].RecordBatches = []byte{} // empty, not null: clients refuse a null record set
 		}
 	}
+}
+
+// mutating are the requests controller_mutation_rate counts (KIP-599),
+// and strictFrom the version from which each is strict: refused
+// THROTTLING_QUOTA_EXCEEDED while the client is in debt, rather than
+// admitted and throttled.
+var (
+	mutating   = map[int16]bool{19: true, 20: true, 37: true}
+	strictFrom = map[int16]int16{19: 6, 20: 5, 37: 3}
+)
+
+// errMutationQuota is Kafka's refusal of a strict mutation in debt.
+var errMutationQuota = kafkaWorded{kerr.ThrottlingQuotaExceeded, "The throttling quota has been exceeded."}
+
+// mutationRefused says whether a topic's mutation must be refused
+// (KIP-599): the request is strict and the client's bucket is in debt.
+func (s *Server) mutationRefused(rc *reqCtx) error {
+	if rc.version < strictFrom[rc.key] {
+		return nil
+	}
+	user, cid := quotaIdentity(rc)
+	if s.quotas.MutationInDebt(user, cid, time.Now().UnixMilli()) {
+		return errMutationQuota
+	}
+	return nil
+}
+
+// mutated takes n partition mutations (created, deleted or added) of one
+// topic from the client's controller_mutation_rate bucket.
+func (s *Server) mutated(rc *reqCtx, n int32) {
+	if n <= 0 {
+		return
+	}
+	user, cid := quotaIdentity(rc)
+	s.quotas.RecordMutations(user, cid, float64(n), time.Now().UnixMilli())
 }

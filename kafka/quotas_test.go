@@ -292,3 +292,40 @@ func TestFetchQuotaDropsRecords(t *testing.T) {
 		t.Fatalf("after the quota is removed: throttle %d, records %d", resp.ThrottleMillis, len(resp.Topics[0].Partitions[0].RecordBatches))
 	}
 }
+
+func createTopicReq(version int16, name string, parts int32) *kmsg.CreateTopicsRequest {
+	r := kmsg.NewPtrCreateTopicsRequest()
+	r.Version, r.TimeoutMillis = version, 5000
+	t := kmsg.NewCreateTopicsRequestTopic()
+	t.Topic, t.NumPartitions, t.ReplicationFactor = name, parts, 1
+	r.Topics = append(r.Topics, t)
+	return r
+}
+
+// controller_mutation_rate (KIP-599): a bucket of rate × 11 s of
+// partitions; a creation that takes it into debt is admitted and
+// throttled until the debt is repaid; while in debt a strict request
+// (CreateTopics v6+) is refused THROTTLING_QUOTA_EXCEEDED, a permissive
+// one (v5) admitted and throttled. The debt is the user's, whatever the
+// connection.
+func TestMutationQuota(t *testing.T) {
+	// 0.1 partitions per second: a burst of 1.1.
+	st := quotaStoreWith(t, quota.Component{Type: quota.TypeUser}, quota.ControllerMutationRate, 0.1)
+	g := newSessionRig(t, Config{Quotas: st}, nil)
+	first := ask(g.c, createTopicReq(7, "m1", 3)).(*kmsg.CreateTopicsResponse)
+	// 1.1 - 3 = -1.9 partitions: 19 s to repay at 0.1/s.
+	if first.Topics[0].ErrorCode != 0 || first.ThrottleMillis < 18_000 || first.ThrottleMillis > 19_000 {
+		t.Fatalf("first creation: code %d throttle %d, want created, throttled 19 s", first.Topics[0].ErrorCode, first.ThrottleMillis)
+	}
+	strict := ask(dialRaw(t, g.s.Addr()), createTopicReq(7, "m2", 1)).(*kmsg.CreateTopicsResponse)
+	if strict.Topics[0].ErrorCode != kerr.ThrottlingQuotaExceeded.Code || strict.ThrottleMillis <= 0 {
+		t.Fatalf("strict creation in debt: code %d throttle %d, want THROTTLING_QUOTA_EXCEEDED", strict.Topics[0].ErrorCode, strict.ThrottleMillis)
+	}
+	if _, ok := g.s.res.Topic("m2"); ok {
+		t.Fatal("a refused topic was created")
+	}
+	loose := ask(dialRaw(t, g.s.Addr()), createTopicReq(5, "m3", 1)).(*kmsg.CreateTopicsResponse)
+	if loose.Topics[0].ErrorCode != 0 || loose.ThrottleMillis < first.ThrottleMillis {
+		t.Fatalf("permissive creation in debt: code %d throttle %d, want created and throttled longer than %d", loose.Topics[0].ErrorCode, loose.ThrottleMillis, first.ThrottleMillis)
+	}
+}
