@@ -52,6 +52,8 @@ type conn struct {
 	// host and port are what this connection's client is told to dial.
 	host string
 	port int32
+	// ip is the client's address, as max.connections.per.ip counts it.
+	ip string
 
 	// last is the connection's latest request with a handler: the next
 	// one starts when it has taken effect (K4). Reader goroutine only.

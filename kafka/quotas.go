@@ -15,6 +15,8 @@ package kafka
 // without authentication), the client id the request header's.
 
 import (
+	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -23,6 +25,7 @@ import (
 	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka/quota"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
 )
 
 // QuotaObserver is implemented by an Observer that counts throttles
@@ -186,4 +189,59 @@ func (s *Server) mutated(rc *reqCtx, n int32) {
 	}
 	user, cid := quotaIdentity(rc)
 	s.quotas.RecordMutations(user, cid, float64(n), time.Now().UnixMilli())
+}
+
+// hostOf is a remote address's IP (its string when it has none).
+func hostOf(addr net.Addr) string {
+	if a, ok := addr.(*net.TCPAddr); ok {
+		return a.IP.String()
+	}
+	host, _, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return addr.String()
+	}
+	return host
+}
+
+// admitIP applies the per-IP connection bounds to a new connection, with
+// s.mu held: beyond max.connections.per.ip (or its override for ip) it
+// is closed at once; over its connection_creation_rate (KIP-612) it is
+// held open, unread, for the throttle time and then closed, as Kafka
+// does, so that a client reconnecting in a loop is slowed down.
+func (s *Server) admitIP(nc net.Conn, ip string) bool {
+	limit, ok := s.ipLimits[ip]
+	if !ok {
+		limit = s.cfg.MaxConnectionsPerIP
+	}
+	if limit > 0 && s.perIP[ip] >= limit || ok && limit == 0 {
+		s.log.Debug("connection-refused-max-connections-per-ip", zap.String("ip", ip), zap.Int("limit", limit))
+		nc.Close()
+		return false
+	}
+	if ms := s.quotas.RecordConnection(ip, time.Now().UnixMilli()); ms > 0 {
+		s.log.Debug("connection-throttled", zap.String("ip", ip), zap.Int64("throttle-ms", ms))
+		time.AfterFunc(time.Duration(ms)*time.Millisecond, func() { nc.Close() })
+		return false
+	}
+	return true
+}
+
+// resolveIPLimits maps max.connections.per.ip.overrides to addresses: an
+// IP as it is, a host name to every address it resolves to now.
+func resolveIPLimits(overrides map[string]int) (map[string]int, error) {
+	out := make(map[string]int, len(overrides))
+	for host, n := range overrides {
+		if ip := net.ParseIP(host); ip != nil {
+			out[ip.String()] = n
+			continue
+		}
+		addrs, err := net.LookupHost(host)
+		if err != nil {
+			return nil, fmt.Errorf("kafka: config: max.connections.per.ip.overrides: %s: %w", host, err)
+		}
+		for _, a := range addrs {
+			out[a] = n
+		}
+	}
+	return out, nil
 }

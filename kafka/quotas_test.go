@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash/crc32"
+	"io"
+	"net"
 	"sync"
 	"testing"
 	"time"
@@ -327,5 +329,66 @@ func TestMutationQuota(t *testing.T) {
 	loose := ask(dialRaw(t, g.s.Addr()), createTopicReq(5, "m3", 1)).(*kmsg.CreateTopicsResponse)
 	if loose.Topics[0].ErrorCode != 0 || loose.ThrottleMillis < first.ThrottleMillis {
 		t.Fatalf("permissive creation in debt: code %d throttle %d, want created and throttled longer than %d", loose.Topics[0].ErrorCode, loose.ThrottleMillis, first.ThrottleMillis)
+	}
+}
+
+// answers says whether a new connection is served: an ApiVersions
+// answered, not a closed connection.
+func answers(t *testing.T, addr net.Addr) (*rawConn, bool) {
+	t.Helper()
+	c := dialRaw(t, addr)
+	c.send(1, kmsg.NewPtrApiVersionsRequest())
+	var size [4]byte
+	_, err := io.ReadFull(c.nc, size[:])
+	if err != nil {
+		return c, false
+	}
+	body := make([]byte, binary.BigEndian.Uint32(size[:]))
+	_, err = io.ReadFull(c.nc, body)
+	return c, err == nil
+}
+
+// max.connections.per.ip bounds one address's open connections, and its
+// overrides replace the bound for theirs (0: none at all).
+func TestMaxConnectionsPerIP(t *testing.T) {
+	s := startServer(t, Config{MaxConnectionsPerIP: 2})
+	first, ok1 := answers(t, s.Addr())
+	_, ok2 := answers(t, s.Addr())
+	if _, ok3 := answers(t, s.Addr()); !ok1 || !ok2 || ok3 {
+		t.Fatalf("connections served: %v %v %v, want the third refused", ok1, ok2, ok3)
+	}
+	first.nc.Close()
+	waitFor(t, "the closed connection to be counted out", func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.perIP["127.0.0.1"] < 2
+	})
+	if _, ok := answers(t, s.Addr()); !ok {
+		t.Fatal("a connection within the bound again was refused")
+	}
+	none := startServer(t, Config{MaxConnectionsPerIPOverrides: map[string]int{"127.0.0.1": 0}})
+	if _, ok := answers(t, none.Addr()); ok {
+		t.Fatal("an address overridden to 0 connections was served")
+	}
+}
+
+// connection_creation_rate (KIP-612): past an address's rate a new
+// connection is held unread and closed; one within it is served.
+func TestConnectionCreationRate(t *testing.T) {
+	// One connection per second, measured over at least 10 s: the 11th
+	// connection at once is over it.
+	st := quotaStoreWith(t, quota.Component{Type: quota.TypeIP}, quota.ConnectionCreationRate, 1)
+	s := startServer(t, Config{Quotas: st})
+	for i := range 10 {
+		if _, ok := answers(t, s.Addr()); !ok {
+			t.Fatalf("connection %d within the rate refused", i+1)
+		}
+	}
+	if _, ok := answers(t, s.Addr()); ok {
+		t.Fatal("the 11th connection within a second was served")
+	}
+	other := startServer(t, Config{})
+	if _, ok := answers(t, other.Addr()); !ok {
+		t.Fatal("a server without the quota refused a connection")
 	}
 }

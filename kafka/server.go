@@ -50,6 +50,8 @@ type Server struct {
 	// perIP counts open connections by client address
 	// (max.connections.per.ip); under mu.
 	perIP map[string]int
+	// ipLimits is max.connections.per.ip.overrides by address.
+	ipLimits map[string]int
 
 	mu struct {
 		sync.Mutex
@@ -70,6 +72,11 @@ func NewServer(cfg Config) (*Server, error) {
 		budget: newByteBudget(cfg.QueuedMaxRequestBytes)}
 	s.mu.open = make(map[*conn]struct{})
 	s.perIP = make(map[string]int)
+	ipLimits, err := resolveIPLimits(cfg.MaxConnectionsPerIPOverrides)
+	if err != nil {
+		return nil, err
+	}
+	s.ipLimits = ipLimits
 	s.quotaStore = cfg.Quotas
 	if s.quotaStore == nil {
 		s.quotaStore = quota.NewMemStore()
@@ -171,7 +178,13 @@ func (s *Server) startConn(nc net.Conn, l *Listener) bool {
 		nc.Close()
 		return true
 	}
+	ip := hostOf(nc.RemoteAddr())
+	if !s.admitIP(nc, ip) {
+		return true
+	}
+	s.perIP[ip]++
 	c := newConn(s, nc, l)
+	c.ip = ip
 	s.mu.open[c] = struct{}{}
 	s.conns.Add(2)
 	go c.readLoop()
@@ -182,6 +195,9 @@ func (s *Server) startConn(nc net.Conn, l *Listener) bool {
 func (s *Server) connDone(c *conn) {
 	s.mu.Lock()
 	delete(s.mu.open, c)
+	if s.perIP[c.ip]--; s.perIP[c.ip] <= 0 {
+		delete(s.perIP, c.ip)
+	}
 	s.mu.Unlock()
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka"
+	"github.com/kgateway/kgateway/kafka/quota"
 	"github.com/kgateway/kgateway/server"
 	"go.uber.org/zap"
 )
@@ -59,6 +60,7 @@ func startGateway(cfg Config, metricsExplicit bool, log *zap.Logger) (*gateway, 
 
 // serverConfig maps the configuration onto the server's.
 func (c Config) serverConfig(log *zap.Logger) server.Config {
+	overrides, _ := ipOverrides(c.MaxConnectionsPerIPOverrides) // checked by validate
 	return server.Config{
 		DataDir:        c.DataDir,
 		Listen:         c.Listen,
@@ -74,16 +76,19 @@ func (c Config) serverConfig(log *zap.Logger) server.Config {
 			AllowEveryoneIfNoACL: c.AllowEveryoneIfNoACL,
 		},
 		Kafka: kafka.Config{
-			NodeID:                 c.NodeID,
-			AdvertisedAddr:         c.AdvertisedAddr,
-			MaxRequestBytes:        int32(c.MaxRequestBytes),
-			QueuedMaxRequestBytes:  c.QueuedMaxRequestBytes,
-			ConnectionsMaxIdle:     time.Duration(c.ConnectionsMaxIdleMs) * time.Millisecond,
-			MaxConnections:         c.MaxConnections,
-			FetchSessionCacheSlots: sessionSlots(c.FetchSessionSlots),
-			FetchMaxBytes:          int32(c.FetchMaxBytes),
-			SlowRequest:            time.Duration(c.SlowRequestMs) * time.Millisecond,
-			TLSHandshakeTimeout:    time.Duration(c.SSLHandshakeTimeoutMs) * time.Millisecond,
+			MaxConnectionsPerIPOverrides: overrides,
+			NodeID:                       c.NodeID,
+			AdvertisedAddr:               c.AdvertisedAddr,
+			MaxRequestBytes:              int32(c.MaxRequestBytes),
+			QueuedMaxRequestBytes:        c.QueuedMaxRequestBytes,
+			ConnectionsMaxIdle:           time.Duration(c.ConnectionsMaxIdleMs) * time.Millisecond,
+			MaxConnections:               c.MaxConnections,
+			MaxConnectionsPerIP:          c.MaxConnectionsPerIP,
+			QuotaWindow:                  quota.Window{Samples: c.QuotaWindowNum, SizeMs: int64(c.QuotaWindowSizeSeconds) * 1000},
+			FetchSessionCacheSlots:       sessionSlots(c.FetchSessionSlots),
+			FetchMaxBytes:                int32(c.FetchMaxBytes),
+			SlowRequest:                  time.Duration(c.SlowRequestMs) * time.Millisecond,
+			TLSHandshakeTimeout:          time.Duration(c.SSLHandshakeTimeoutMs) * time.Millisecond,
 			SASL: kafka.SASLConfig{
 				Mechanisms:     splitList(c.SASLEnabledMechanisms),
 				ReauthAfter:    time.Duration(c.ConnectionsMaxReauthMs) * time.Millisecond,
