@@ -219,3 +219,18 @@ func TestManagerSharesUserLevelSensor(t *testing.T) {
 		t.Fatalf("bob has no quota: %+v", o)
 	}
 }
+
+// request_percentage's throttle is bounded by one window (Kafka bounds
+// request-time throttles, not bandwidth ones).
+func TestRequestThrottleBounded(t *testing.T) {
+	q := Quotas{{ClientID: DefaultPart()}: {RequestPercentage: 10, ProducerByteRate: 10}}
+	m := NewManager(DefaultWindow, func() Quotas { return q })
+	// 5 s of handler time (500 percent-seconds) at once: 50 %/s over 10 s.
+	o := m.Record(KindRequest, "u", "c", 500, 0)
+	if o.ThrottleMs != DefaultWindow.SizeMs || o.Tags != (Tags{"", "c"}) {
+		t.Fatalf("request throttle %+v, want one window on the client's sensor", o)
+	}
+	if o := m.Record(KindProduce, "u", "c", 500, 0); o.ThrottleMs != 40_000 {
+		t.Fatalf("byte throttle %d, want the unbounded (50-10)/10 × 10 s", o.ThrottleMs)
+	}
+}
