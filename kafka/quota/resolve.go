@@ -13,6 +13,9 @@ type Tags struct {
 // client-id, default client-id. ok is false when no level sets the key:
 // the client is unlimited.
 func (q Quotas) Resolve(key, user, clientID string) (limit float64, tags Tags, ok bool) {
+	if len(q) == 0 {
+		return 0, Tags{}, false // no quotas: every request's fast path
+	}
 	u, du := Named(user), DefaultPart()
 	c, dc := Named(clientID), DefaultPart()
 	levels := []struct {
@@ -39,6 +42,9 @@ func (q Quotas) Resolve(key, user, clientID string) (limit float64, tags Tags, o
 // IPRate is the connection_creation_rate of ip: its own, else the default
 // ip's (KIP-612); ok false: unlimited.
 func (q Quotas) IPRate(ip string) (limit float64, ok bool) {
+	if len(q) == 0 {
+		return 0, false
+	}
 	if v, found := q[Entity{IP: Named(ip)}][ConnectionCreationRate]; found {
 		return v, true
 	}
