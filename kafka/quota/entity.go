@@ -440,7 +440,20 @@ func (f Filter) matches(e Entity) bool {
 	return true
 }
 
-// Entry is one described entity and its quotas, keys sorted.
+// javaOrder is where key falls in a Java HashMap of 16 buckets: Kafka
+// answers an entity's quotas in that order, and kafka-configs prints them
+// in the order answered (ties, which the known keys do not have, by name).
+func javaOrder(key string) uint32 {
+	var h int32
+	for _, c := range []byte(key) {
+		h = 31*h + int32(c)
+	}
+	u := uint32(h)
+	return (u ^ u>>16) & 15
+}
+
+// Entry is one described entity and its quotas, keys in Kafka's order
+// (javaOrder).
 type Entry struct {
 	Entity Entity
 	Keys   []string
@@ -459,7 +472,13 @@ func (q Quotas) Describe(f Filter) []Entry {
 		for k := range vals {
 			en.Keys = append(en.Keys, k)
 		}
-		sort.Strings(en.Keys)
+		sort.Slice(en.Keys, func(i, j int) bool {
+			a, b := en.Keys[i], en.Keys[j]
+			if oa, ob := javaOrder(a), javaOrder(b); oa != ob {
+				return oa < ob
+			}
+			return a < b
+		})
 		for _, k := range en.Keys {
 			en.Values = append(en.Values, vals[k])
 		}

@@ -234,3 +234,16 @@ func TestRequestThrottleBounded(t *testing.T) {
 		t.Fatalf("byte throttle %d, want the unbounded (50-10)/10 × 10 s", o.ThrottleMs)
 	}
 }
+
+// Kafka answers an entity's quotas in its hash table's order, which
+// kafka-configs prints (checked against a real broker).
+func TestDescribeKeyOrder(t *testing.T) {
+	q := Quotas{{User: Named("a")}: {ProducerByteRate: 1, ConsumerByteRate: 2, RequestPercentage: 3, ControllerMutationRate: 4}}
+	en := q.Describe(Filter{})[0]
+	want := []string{RequestPercentage, ProducerByteRate, ConsumerByteRate, ControllerMutationRate}
+	for i, k := range want {
+		if en.Keys[i] != k {
+			t.Fatalf("keys %v, want %v", en.Keys, want)
+		}
+	}
+}
