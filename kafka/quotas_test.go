@@ -392,3 +392,25 @@ func TestConnectionCreationRate(t *testing.T) {
 		t.Fatal("a server without the quota refused a connection")
 	}
 }
+
+// A user's quota applies to the connections that authenticated as that
+// user (the principal's name), and to no other user's.
+func TestUserQuotaFollowsPrincipal(t *testing.T) {
+	// A request_percentage no request stays within: every answer is
+	// throttled, by one window at most.
+	st := quotaStoreWith(t, quota.Component{Type: quota.TypeUser, Name: sp("alice")}, quota.RequestPercentage, 1e-9)
+	_, addr := saslServer(t, Config{Quotas: st})
+	for _, u := range []struct {
+		name     string
+		throttle int32
+	}{{"alice", 1000}, {"bob", 0}} {
+		c := dialRaw(t, addr)
+		if resp := c.scramLogin(u.name, u.name+"-pw"); resp.ErrorCode != 0 {
+			t.Fatalf("login %s: %v", u.name, kerr.ErrorForCode(resp.ErrorCode))
+		}
+		resp := c.describeQuotas(50, describeQuotasReq(false))
+		if resp.ThrottleMillis != u.throttle {
+			t.Fatalf("%s: throttle_time_ms %d, want %d", u.name, resp.ThrottleMillis, u.throttle)
+		}
+	}
+}
