@@ -49,10 +49,12 @@ func quotaFilter(typ string, m kmsg.QuotasMatchType, name *string) kmsg.Describe
 func caseClientQuotas(r *run) {
 	U, C, I := str("user"), str("client-id"), str("ip")
 	r.do("set a user's byte rates", alterQuotas(false, quotaEntity(U, str("kd-alice")), quotaOp("producer_byte_rate", 1024, false), quotaOp("consumer_byte_rate", 2048, false)))
-	r.do("set the default user's", alterQuotas(false, quotaEntity(U, nil), quotaOp("producer_byte_rate", 500, false)))
+	// The defaults apply to every other case's clients (all
+	// User:ANONYMOUS): rates no case comes near, removed at the end.
+	r.do("set the default user's", alterQuotas(false, quotaEntity(U, nil), quotaOp("producer_byte_rate", 1e12, false)))
 	r.do("set a user and client id's", alterQuotas(false, quotaEntity(U, str("kd-alice"), C, str("kd-app")), quotaOp("request_percentage", 12.5, false)))
-	r.do("set the default user and default client id's", alterQuotas(false, quotaEntity(U, nil, C, nil), quotaOp("controller_mutation_rate", 3, false)))
-	r.do("set the default client id's", alterQuotas(false, quotaEntity(C, nil), quotaOp("consumer_byte_rate", 100, false)))
+	r.do("set the default user and default client id's", alterQuotas(false, quotaEntity(U, nil, C, nil), quotaOp("controller_mutation_rate", 1e9, false)))
+	r.do("set the default client id's", alterQuotas(false, quotaEntity(C, nil), quotaOp("consumer_byte_rate", 1e12, false)))
 	r.do("set an ip's", alterQuotas(false, quotaEntity(I, str("10.9.8.7")), quotaOp("connection_creation_rate", 5, false)))
 	r.do("validate only", alterQuotas(true, quotaEntity(U, str("kd-dave")), quotaOp("producer_byte_rate", 5, false)))
 	r.do("zero", alterQuotas(false, quotaEntity(U, str("kd-bob")), quotaOp("producer_byte_rate", 0, false)))
@@ -94,4 +96,7 @@ func caseClientQuotas(r *run) {
 	r.do("remove a user's byte rates", alterQuotas(false, quotaEntity(U, str("kd-alice")), quotaOp("producer_byte_rate", 0, true), quotaOp("consumer_byte_rate", 0, true)))
 	r.await("alice's quotas gone", alice, func(resp kmsg.Response) bool { return len(resp.(*kmsg.DescribeClientQuotasResponse).Entries) == 0 })
 	r.do("describe the user after", alice)
+	r.do("remove the defaults", alterQuotas(false, quotaEntity(U, nil), quotaOp("producer_byte_rate", 0, true)))
+	r.setup(alterQuotas(false, quotaEntity(U, nil, C, nil), quotaOp("controller_mutation_rate", 0, true)))
+	r.setup(alterQuotas(false, quotaEntity(C, nil), quotaOp("consumer_byte_rate", 0, true)))
 }
