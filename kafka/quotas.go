@@ -85,7 +85,7 @@ func (s *Server) applyQuotas(rc *reqCtx, req kmsg.Request, resp kmsg.Response) (
 		o := s.quotas.Record(quota.KindFetch, user, cid, float64(n), nowMs)
 		if bw = s.noteThrottle(rc, quota.KindFetch, o); bw > 0 {
 			s.quotas.Unrecord(quota.KindFetch, o, float64(n), nowMs)
-			dropFetchRecords(resp)
+			s.throttledFetch(r, resp)
 		}
 	}
 	if mutating[rc.key] {
@@ -136,17 +136,31 @@ func fetchResponseBytes(resp kmsg.Response) int {
 	return n
 }
 
-// dropFetchRecords empties a throttled Fetch response's records; its
-// partitions keep their offsets and errors, and the client fetches the
-// same offsets again after the throttle.
-func dropFetchRecords(resp kmsg.Response) {
+// throttledFetch makes a throttled Fetch's answer Kafka's: no partitions
+// for a fetch without a session, or one that was to open a session (the
+// session just opened is dropped: the client opens it again after the
+// throttle). An incremental fetch keeps its partitions, records emptied:
+// its session already counts them as sent (their offsets and bounds), and
+// the client fetches the same offsets again after the throttle.
+func (s *Server) throttledFetch(r *kmsg.FetchRequest, resp kmsg.Response) {
 	var fr *kmsg.FetchResponse
-	switch r := resp.(type) {
+	switch x := resp.(type) {
 	case *batchResponse:
-		fr = r.FetchResponse
+		fr = x.FetchResponse
 	case *kmsg.FetchResponse:
-		fr = r
+		fr = x
 	default:
+		return
+	}
+	if fr.ErrorCode != 0 {
+		return
+	}
+	if r.Version < 7 || r.SessionEpoch <= 0 {
+		if fr.SessionID != 0 {
+			s.sessions.remove(fr.SessionID)
+			fr.SessionID = 0
+		}
+		fr.Topics = []kmsg.FetchResponseTopic{}
 		return
 	}
 	for i := range fr.Topics {
