@@ -66,6 +66,8 @@ var apis = []api{
 	{key: 45, min: 0, max: 1, handle: handleAlterPartitionReassignments},
 	{key: 46, min: 0, max: 0, handle: handleListPartitionReassignments},
 	{key: 47, min: 0, max: 0, handle: handleOffsetDelete},
+	{key: 48, min: 0, max: 1, handle: handleDescribeClientQuotas},
+	{key: 49, min: 0, max: 1, handle: handleAlterClientQuotas},
 	{key: 50, min: 0, max: 0, handle: handleDescribeUserScramCredentials},
 	{key: 51, min: 0, max: 0, handle: handleAlterUserScramCredentials},
 	{key: 57, min: 0, max: 2, handle: handleUpdateFeatures},

@@ -141,6 +141,8 @@ var authzCoverage = map[int16]authzStatement{
 	45: {Topic: "ALTER on the cluster, in the handler (CLUSTER_AUTHORIZATION_FAILED, top-level and per partition)"},
 	46: {Topic: "DESCRIBE on the cluster, in the handler (CLUSTER_AUTHORIZATION_FAILED)"},
 	47: {Topic: "READ per topic", Group: "DELETE"},
+	48: {Other: "DESCRIBE_CONFIGS on the cluster"},
+	49: {Other: "ALTER_CONFIGS on the cluster"},
 	50: {Other: "DESCRIBE on the cluster"},
 	51: {Other: "ALTER on the cluster"},
 	57: {Other: "ALTER on the cluster, in the handler (CLUSTER_AUTHORIZATION_FAILED)"},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka/group"
+	"github.com/kgateway/kgateway/kafka/quota"
 	"github.com/kgateway/kgateway/kafka/share"
 	"github.com/kgateway/kgateway/kafka/telemetry"
 	"github.com/kgateway/kgateway/kafka/txn"
@@ -161,6 +162,19 @@ type Config struct {
 	// TLSHandshakeTimeout bounds a TLS handshake (A5; default 10s).
 	TLSHandshakeTimeout time.Duration
 
+	// Quotas is the client quota configuration (DescribeClientQuotas,
+	// AlterClientQuotas; kafka/quota), enforced on every connection. Nil:
+	// kept in memory only.
+	Quotas *quota.Store
+	// QuotaWindow is quota.window.num and quota.window.size.seconds
+	// (zero: Kafka's 11 samples of one second).
+	QuotaWindow quota.Window
+	// MaxConnectionsPerIP is max.connections.per.ip (0: unbounded), and
+	// MaxConnectionsPerIPOverrides max.connections.per.ip.overrides: per
+	// IP address, or host name resolved at start, its own bound.
+	MaxConnectionsPerIP          int
+	MaxConnectionsPerIPOverrides map[string]int
+
 	// Observer receives per-request metrics (nil: none).
 	Observer Observer
 	// Telemetry serves client telemetry (KIP-714): GetTelemetrySubscriptions
@@ -301,6 +315,14 @@ func (cfg Config) Validate() error {
 	}
 	if cfg.FetchMaxBytes != 0 && cfg.FetchMaxBytes < MinFetchMaxBytes {
 		errs = append(errs, fmt.Errorf("kafka: config: fetch.max.bytes %d is below %d", cfg.FetchMaxBytes, MinFetchMaxBytes))
+	}
+	if cfg.MaxConnectionsPerIP < 0 {
+		errs = append(errs, fmt.Errorf("kafka: config: max.connections.per.ip %d is negative", cfg.MaxConnectionsPerIP))
+	}
+	for host, n := range cfg.MaxConnectionsPerIPOverrides {
+		if n < 0 {
+			errs = append(errs, fmt.Errorf("kafka: config: max.connections.per.ip.overrides: %s:%d is negative", host, n))
+		}
 	}
 	if cfg.ShutdownTimeout < 0 {
 		errs = append(errs, fmt.Errorf("kafka: config: ShutdownTimeout %v is negative", cfg.ShutdownTimeout))

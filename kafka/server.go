@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"errors"
+	"github.com/kgateway/kgateway/kafka/quota"
 	"net"
 	"path/filepath"
 	"sync"
@@ -53,6 +54,15 @@ type Server struct {
 	plainBudget *auth.DeriveBudget
 	// groupBound is groups.max.per.principal (tenant.go).
 	groupBound *tenancy.Groups
+	// quotaStore is the client quota configuration and quotas measures
+	// clients against it (quotas.go).
+	quotaStore *quota.Store
+	quotas     *quota.Manager
+	// perIP counts open connections by client address
+	// (max.connections.per.ip); under mu.
+	perIP map[string]int
+	// ipLimits is max.connections.per.ip.overrides by address.
+	ipLimits map[string]int
 
 	mu struct {
 		sync.Mutex
@@ -74,6 +84,17 @@ func NewServer(cfg Config) (*Server, error) {
 		plainBudget: auth.NewDeriveBudget(cfg.SASL.PlainFailuresPerAddress, cfg.SASL.PlainFailuresPerUser),
 		groupBound:  tenancy.NewGroups(cfg.GroupsPerPrincipal)}
 	s.mu.open = make(map[*conn]struct{})
+	s.perIP = make(map[string]int)
+	ipLimits, err := resolveIPLimits(cfg.MaxConnectionsPerIPOverrides)
+	if err != nil {
+		return nil, err
+	}
+	s.ipLimits = ipLimits
+	s.quotaStore = cfg.Quotas
+	if s.quotaStore == nil {
+		s.quotaStore = quota.NewMemStore()
+	}
+	s.quotas = quota.NewManager(cfg.QuotaWindow, s.quotaStore.Quotas)
 	c, err := s.newCoordinators(cfg.Offsets, true)
 	if err != nil {
 		return nil, err
@@ -184,7 +205,13 @@ func (s *Server) startConn(nc net.Conn, l *Listener) bool {
 		nc.Close()
 		return true
 	}
+	ip := hostOf(nc.RemoteAddr())
+	if !s.admitIP(nc, ip) {
+		return true
+	}
+	s.perIP[ip]++
 	c := newConn(s, nc, l)
+	c.ip = ip
 	s.mu.open[c] = struct{}{}
 	s.conns.Add(2)
 	go c.readLoop()
@@ -195,6 +222,9 @@ func (s *Server) startConn(nc net.Conn, l *Listener) bool {
 func (s *Server) connDone(c *conn) {
 	s.mu.Lock()
 	delete(s.mu.open, c)
+	if s.perIP[c.ip]--; s.perIP[c.ip] <= 0 {
+		delete(s.perIP, c.ip)
+	}
 	s.mu.Unlock()
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/cluster/node"
 	"github.com/kgateway/kgateway/kafka"
+	"github.com/kgateway/kgateway/kafka/quota"
 	"github.com/kgateway/kgateway/metrics"
 	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/resolver"
@@ -224,6 +225,11 @@ func (s *Server) openLayers() (err error) {
 	}
 	if kc.SASL.Credentials == nil {
 		kc.SASL.Credentials = auth.OpenStore(cfg.DataDir) // A2
+	}
+	if kc.Quotas == nil {
+		if kc.Quotas, err = quota.OpenStore(cfg.DataDir); err != nil {
+			return fmt.Errorf("client quotas: %w", err)
+		}
 	}
 	if kc.Authorizer == nil && cfg.Authorizer.ClassName != "" {
 		if kc.Authorizer, err = cfg.Authorizer.open(cfg.DataDir); err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/kgateway/kgateway/cluster/node"
 	"github.com/kgateway/kgateway/kafka"
 	"github.com/kgateway/kgateway/kafka/group"
+	"github.com/kgateway/kgateway/kafka/quota"
 	"github.com/kgateway/kgateway/kafka/share"
 	"github.com/kgateway/kgateway/kafka/telemetry"
 	"github.com/kgateway/kgateway/kafka/tenancy"
@@ -85,13 +86,18 @@ type Config struct {
 	QueuedMaxRequestBytes int64 `prop:"queued.max.request.bytes" flag:"queued-max-request-bytes" help:"most request bytes received and still needed by their handlers, server-wide (bytes other than record batches count 64 times, for decoding; a request that could never fit closes its connection); beyond it the server stops reading sockets"`
 	ConnectionsMaxIdleMs  int64 `prop:"connections.max.idle.ms" flag:"connections-max-idle-ms" help:"close a connection idle this long"`
 	MaxConnections        int   `prop:"max.connections" flag:"max-connections" help:"most open connections; more are closed at once"`
-	FetchSessionSlots     int   `prop:"max.incremental.fetch.session.cache.slots" flag:"fetch-session-cache-slots" help:"fetch sessions (KIP-227) kept; 0 disables them"`
-	FetchSessionSlotsPer  int   `prop:"max.incremental.fetch.session.cache.slots.per.principal" flag:"fetch-session-cache-slots-per-principal" help:"with an authorizer, fetch sessions one principal may hold (beyond, or in a full cache where it holds as many as any other principal, a full fetch gets no session and is served sessionless)"`
-	TelemetryMaxBytes     int   `prop:"telemetry.max.bytes" flag:"telemetry-max-bytes" help:"largest client metrics payload a client may push (KIP-714), compressed or not"`
-	FetchMaxBytes         int   `prop:"fetch.max.bytes" flag:"fetch-max-bytes" help:"most record bytes one fetch response carries, whatever the request asks (a first batch larger than this is still returned whole)"`
-	FetchSendfile         bool  `prop:"fetch.sendfile.enable" flag:"fetch-sendfile" help:"on plaintext listeners, send record batches read from segment files with sendfile (after their CRCs are checked, as always) instead of from memory; off by default: on the development VM it cost more CPU per GB (BENCHMARKS.md)"`
-	TailCacheBytes        int64 `prop:"tail.cache.bytes" flag:"tail-cache-bytes" help:"memory for the newest entries of all partitions together, so that tailing consumers are served without touching the files; 0 disables it"`
-	SegmentReuse          bool  `prop:"log.segment.reuse" flag:"log-segment-reuse" help:"write a partition's next segment over one that retention removed (its fsyncs then need no file-system journal commit), so a partition may hold one removed segment's disk space until it rolls; false frees removed segments at once"`
+	MaxConnectionsPerIP   int   `prop:"max.connections.per.ip" flag:"max-connections-per-ip" help:"most open connections from one IP address; more are closed at once"`
+	// MaxConnectionsPerIPOverrides is host:count,host:count.
+	MaxConnectionsPerIPOverrides string `prop:"max.connections.per.ip.overrides" flag:"max-connections-per-ip-overrides" help:"per-IP or per-host bounds replacing max.connections.per.ip, e.g. 10.0.0.1:200,hostname:50 (0: no connections)"`
+	QuotaWindowNum               int    `prop:"quota.window.num" flag:"quota-window-num" help:"samples client quotas are measured over (kafka-configs --entity-type users, clients, ips)"`
+	QuotaWindowSizeSeconds       int    `prop:"quota.window.size.seconds" flag:"quota-window-size-seconds" help:"length of each client quota sample"`
+	FetchSessionSlots            int    `prop:"max.incremental.fetch.session.cache.slots" flag:"fetch-session-cache-slots" help:"fetch sessions (KIP-227) kept; 0 disables them"`
+	FetchSessionSlotsPer         int    `prop:"max.incremental.fetch.session.cache.slots.per.principal" flag:"fetch-session-cache-slots-per-principal" help:"with an authorizer, fetch sessions one principal may hold (beyond, or in a full cache where it holds as many as any other principal, a full fetch gets no session and is served sessionless)"`
+	TelemetryMaxBytes            int    `prop:"telemetry.max.bytes" flag:"telemetry-max-bytes" help:"largest client metrics payload a client may push (KIP-714), compressed or not"`
+	FetchMaxBytes                int    `prop:"fetch.max.bytes" flag:"fetch-max-bytes" help:"most record bytes one fetch response carries, whatever the request asks (a first batch larger than this is still returned whole)"`
+	FetchSendfile                bool   `prop:"fetch.sendfile.enable" flag:"fetch-sendfile" help:"on plaintext listeners, send record batches read from segment files with sendfile (after their CRCs are checked, as always) instead of from memory; off by default: on the development VM it cost more CPU per GB (BENCHMARKS.md)"`
+	TailCacheBytes               int64  `prop:"tail.cache.bytes" flag:"tail-cache-bytes" help:"memory for the newest entries of all partitions together, so that tailing consumers are served without touching the files; 0 disables it"`
+	SegmentReuse                 bool   `prop:"log.segment.reuse" flag:"log-segment-reuse" help:"write a partition's next segment over one that retention removed (its fsyncs then need no file-system journal commit), so a partition may hold one removed segment's disk space until it rolls; false frees removed segments at once"`
 
 	// Broker defaults of the topic configs (retention.ms, segment.bytes, ...).
 	LogRetentionMs      int64  `prop:"log.retention.ms" flag:"log-retention-ms" help:"default retention.ms of topics; -1 keeps data forever"`
@@ -196,6 +202,9 @@ func DefaultConfig() Config {
 		QueuedMaxRequestBytes:      kafka.DefaultQueuedMaxRequestBytes,
 		ConnectionsMaxIdleMs:       kafka.DefaultConnectionsMaxIdle.Milliseconds(),
 		MaxConnections:             kafka.DefaultMaxConnections,
+		MaxConnectionsPerIP:        math.MaxInt32,
+		QuotaWindowNum:             quota.DefaultWindow.Samples,
+		QuotaWindowSizeSeconds:     int(quota.DefaultWindow.SizeMs / 1000),
 		FetchSessionSlots:          kafka.DefaultFetchSessionCacheSlots,
 		TelemetryMaxBytes:          telemetry.DefaultMaxBytes,
 		FetchMaxBytes:              kafka.DefaultFetchMaxBytes,
@@ -537,6 +546,18 @@ func (c Config) Validate() error {
 	if c.TelemetryMaxBytes < 1 || c.TelemetryMaxBytes > math.MaxInt32 {
 		bad("telemetry.max.bytes", "%d out of range [1, %d]", c.TelemetryMaxBytes, math.MaxInt32)
 	}
+	if c.MaxConnectionsPerIP < 0 {
+		bad("max.connections.per.ip", "%d must not be negative", c.MaxConnectionsPerIP)
+	}
+	if _, err := ipOverrides(c.MaxConnectionsPerIPOverrides); err != nil {
+		bad("max.connections.per.ip.overrides", "%v", err)
+	}
+	if c.QuotaWindowNum < 2 {
+		bad("quota.window.num", "%d must be at least 2", c.QuotaWindowNum)
+	}
+	if c.QuotaWindowSizeSeconds < 1 {
+		bad("quota.window.size.seconds", "%d must be positive", c.QuotaWindowSizeSeconds)
+	}
 	if c.TailCacheBytes < 0 {
 		bad("tail.cache.bytes", "%d must not be negative", c.TailCacheBytes)
 	}
@@ -567,4 +588,22 @@ func (c Config) Validate() error {
 	errs = append(errs, c.validateGroup(bad)...)
 	errs = append(errs, c.validateShare(bad)...)
 	return errors.Join(errs...)
+}
+
+// ipOverrides parses max.connections.per.ip.overrides: host:count pairs
+// separated by commas (Kafka's format).
+func ipOverrides(v string) (map[string]int, error) {
+	out := map[string]int{}
+	for _, pair := range splitList(v) {
+		i := strings.LastIndex(pair, ":")
+		if i <= 0 {
+			return nil, fmt.Errorf("%q is not host:count", pair)
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(pair[i+1:]))
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%q: the count must be a non-negative integer", pair)
+		}
+		out[strings.TrimSpace(pair[:i])] = n
+	}
+	return out, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka"
+	"github.com/kgateway/kgateway/kafka/quota"
 	"github.com/kgateway/kgateway/server"
 	"go.uber.org/zap"
 )
@@ -60,6 +61,7 @@ func startGateway(cfg Config, metricsExplicit bool, log *zap.Logger) (*gateway, 
 
 // serverConfig maps the configuration onto the server's.
 func (c Config) serverConfig(log *zap.Logger) server.Config {
+	overrides, _ := ipOverrides(c.MaxConnectionsPerIPOverrides) // checked by validate
 	return server.Config{
 		DataDir:           c.DataDir,
 		Listen:            c.Listen,
@@ -83,6 +85,9 @@ func (c Config) serverConfig(log *zap.Logger) server.Config {
 			QueuedMaxRequestBytes:              c.QueuedMaxRequestBytes,
 			ConnectionsMaxIdle:                 time.Duration(c.ConnectionsMaxIdleMs) * time.Millisecond,
 			MaxConnections:                     c.MaxConnections,
+			MaxConnectionsPerIP:                c.MaxConnectionsPerIP,
+			MaxConnectionsPerIPOverrides:       overrides,
+			QuotaWindow:                        quota.Window{Samples: c.QuotaWindowNum, SizeMs: int64(c.QuotaWindowSizeSeconds) * 1000},
 			FetchSessionCacheSlots:             sessionSlots(c.FetchSessionSlots),
 			FetchSessionCacheSlotsPerPrincipal: c.FetchSessionSlotsPer,
 			MaxPartitions:                      c.MaxPartitions,

@@ -39,6 +39,7 @@ func corpus() []diffCase {
 		{"configs-alter", caseConfigsAlter},
 		{"telemetry", caseTelemetry},
 		{"acls-disabled", caseACLsDisabled},
+		{"client-quotas", caseClientQuotas},
 		{"bad-input", caseBadInput},
 		{"admin-describe-topic-partitions", caseDescribeTopicPartitions},
 		{"admin-log-dirs", caseLogDirs},

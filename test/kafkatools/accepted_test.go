@@ -49,15 +49,6 @@ var acceptedDifferences = []accepted{
 	{Step: `configs broker alter`, Side: "kgateway", Line: `exit 1|stderr: Error while executing config command with args .*|stderr: (java.util.concurrent.ExecutionException|Caused by): org.apache.kafka.common.errors.InvalidRequestException: .*broker configs are static.*`,
 		Reason: "the other side of the line above"},
 
-	// kafka-configs, users and clients: both describe client quotas.
-	{Step: `configs user describe|configs client quota (alter|describe)`, Side: "kafka",
-		Line: `exit 0|SCRAM credential configs for user-principal 'alice' are SCRAM-SHA-512=iterations=4096|Completed updating config for client c1\.|Quota configs for client-id 'c1' are producer_byte_rate=1048576\.0`,
-		Reason: "client quotas are not served by kgateway yet (missing API keys DescribeClientQuotas 48 and AlterClientQuotas 49); " +
-			"kafka-configs describes a user's quotas beside its SCRAM credentials, so describing a user fails too"},
-	{Step: `configs user describe|configs client quota (alter|describe)`, Side: "kgateway",
-		Line:   `exit 1|stderr: Error while executing config command with args .*|stderr: (java.util.concurrent.ExecutionException|Caused by): org.apache.kafka.common.errors.UnsupportedVersionException: The node does not support DESCRIBE_CLIENT_QUOTAS`,
-		Reason: "the other side of the line above"},
-
 	// kafka-transactions abort.
 	{Step: `txn abort`, Side: "kafka", Line: `exit 0`,
 		Reason: "missing API key WriteTxnMarkers (27): kafka-transactions abort writes the abort marker itself, which kgateway does not serve"},

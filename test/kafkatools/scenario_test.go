@@ -111,6 +111,23 @@ func configSteps(s *session) {
 	s.step("configs client quota alter", configCommand, append(bs, "--alter", "--entity-type", "clients", "--entity-name", "c1",
 		"--add-config", "producer_byte_rate=1048576")...)
 	s.step("configs client quota describe", configCommand, append(bs, "--describe", "--entity-type", "clients", "--entity-name", "c1")...)
+	s.step("configs user quota alter", configCommand, append(bs, "--alter", "--entity-type", "users", "--entity-name", "alice",
+		"--add-config", "producer_byte_rate=1048576,consumer_byte_rate=2097152,request_percentage=50")...)
+	s.step("configs user quota describe", configCommand, append(bs, "--describe", "--entity-type", "users", "--entity-name", "alice")...)
+	s.step("configs user default quota alter", configCommand, append(bs, "--alter", "--entity-type", "users", "--entity-default",
+		"--add-config", "consumer_byte_rate=4096")...)
+	s.step("configs user default quota describe", configCommand, append(bs, "--describe", "--entity-type", "users", "--entity-default")...)
+	s.step("configs user client quota alter", configCommand, append(bs, "--alter", "--entity-type", "users", "--entity-name", "alice",
+		"--entity-type", "clients", "--entity-default", "--add-config", "controller_mutation_rate=10")...)
+	s.step("configs user client quota describe", configCommand, append(bs, "--describe", "--entity-type", "users", "--entity-name", "alice",
+		"--entity-type", "clients", "--entity-default")...)
+	s.step("configs user quota delete", configCommand, append(bs, "--alter", "--entity-type", "users", "--entity-name", "alice",
+		"--delete-config", "request_percentage")...)
+	s.step("configs user quota describe after delete", configCommand, append(bs, "--describe", "--entity-type", "users", "--entity-name", "alice")...)
+	// The tools run as User:ANONYMOUS, which the default user's quota
+	// applies to: it goes before the steps that move data.
+	s.step("configs user default quota delete", configCommand, append(bs, "--alter", "--entity-type", "users", "--entity-default",
+		"--delete-config", "consumer_byte_rate")...)
 	clientMetricsSteps(s)
 }
 
