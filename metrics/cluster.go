@@ -17,6 +17,10 @@ type ClusterStat struct {
 	MergeBacklog               int
 	CollectBacklog             int
 	Ready                      bool
+	// Requests to etcd and the object store since the node started, by
+	// kind (cluster/diskless Requests).
+	EtcdTxns, EtcdReads                                int64
+	ObjectPuts, ObjectGets, ObjectDeletes, ObjectLists int64
 }
 
 // clusterInstruments are the cluster path's histograms and counters.
@@ -101,7 +105,9 @@ var (
 	descMergeBacklog   = desc("cluster_merge_backlog_ranges", "Range records of owned partitions in runs still to merge, as their last merge saw them.")
 	descCollectBacklog = desc("cluster_collect_backlog_objects", "Unreferenced objects the last collection on this node had to leave (pinned, or tombstones not yet old enough).")
 	descClusterReady   = desc("cluster_ready", "1 when this node serves every partition placement gives it (/readyz), else 0.")
-	clusterGaugeDescs  = []*prometheus.Desc{descClusterHeld, descClusterServing, descUploadCommits, descUploadBytes, descMergeBacklog, descCollectBacklog, descClusterReady}
+	descEtcdRequests   = prometheus.NewDesc(Namespace+"_cluster_etcd_requests_total", "Requests this node made to etcd for the published copy (commits, merges, trims, pins, collection), by kind: txn or read.", []string{"kind"}, nil)
+	descObjectRequests = prometheus.NewDesc(Namespace+"_cluster_object_requests_total", "Requests this node made to the object store for the published copy, by kind: put, get, delete or list (a list page).", []string{"kind"}, nil)
+	clusterGaugeDescs  = []*prometheus.Desc{descClusterHeld, descClusterServing, descUploadCommits, descUploadBytes, descMergeBacklog, descCollectBacklog, descClusterReady, descEtcdRequests, descObjectRequests}
 )
 
 func collectCluster(ch chan<- prometheus.Metric, s *ClusterStat) {
@@ -122,4 +128,13 @@ func collectCluster(ch chan<- prometheus.Metric, s *ClusterStat) {
 	g(descMergeBacklog, float64(s.MergeBacklog))
 	g(descCollectBacklog, float64(s.CollectBacklog))
 	g(descClusterReady, ready)
+	c := func(d *prometheus.Desc, kind string, v int64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), kind)
+	}
+	c(descEtcdRequests, "txn", s.EtcdTxns)
+	c(descEtcdRequests, "read", s.EtcdReads)
+	c(descObjectRequests, "put", s.ObjectPuts)
+	c(descObjectRequests, "get", s.ObjectGets)
+	c(descObjectRequests, "delete", s.ObjectDeletes)
+	c(descObjectRequests, "list", s.ObjectLists)
 }

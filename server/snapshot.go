@@ -41,7 +41,10 @@ func (s *Server) snapshot() metrics.Snapshot {
 		ns := s.cluster.node.Stats()
 		snap.Cluster = &metrics.ClusterStat{Held: ns.Held, Serving: ns.Serving, UploadCommits: ns.UploadCommits,
 			UploadBytes: ns.UploadBytes, MergeBacklog: ns.MergeBacklog, CollectBacklog: ns.CollectBacklog,
-			Ready: s.cluster.node.Ready() == nil}
+			Ready:    s.cluster.node.Ready() == nil,
+			EtcdTxns: ns.Requests.EtcdTxns, EtcdReads: ns.Requests.EtcdReads,
+			ObjectPuts: ns.Requests.ObjectPuts, ObjectGets: ns.Requests.ObjectGets,
+			ObjectDeletes: ns.Requests.ObjectDeletes, ObjectLists: ns.Requests.ObjectLists}
 	}
 	return snap
 }

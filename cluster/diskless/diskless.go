@@ -101,9 +101,10 @@ type Observer interface {
 
 // Committer publishes group commits of the partitions this node owns.
 type Committer struct {
-	cli    *clientv3.Client
+	cli    etcdClient // counted (requests.go)
 	own    *owner.Manager
-	bucket *blob.Bucket
+	bucket objectStore // counted
+	counts counters
 	prefix string
 	node   string
 	opts   Options
@@ -147,7 +148,9 @@ func New(cli *clientv3.Client, own *owner.Manager, bucket *blob.Bucket, prefix, 
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Committer{cli: cli, own: own, bucket: bucket, prefix: prefix, node: node, opts: opts}
+	c := &Committer{own: own, prefix: prefix, node: node, opts: opts}
+	c.cli, c.bucket = etcdClient{cli, &c.counts}, objectStore{bucket, &c.counts}
+	return c
 }
 
 // Keys.

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kgateway/kgateway/cluster/diskless"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 )
@@ -40,6 +41,9 @@ type Stats struct {
 	// Fenced counts group-commit partitions refused since the start
 	// because their ownership was gone (J4).
 	Fenced int64
+	// Requests counts what the node asked of etcd and the object store
+	// for the published copy since the start (the cost model's inputs).
+	Requests diskless.Requests
 }
 
 // upload counts the group commits in flight (Stats).
@@ -66,6 +70,7 @@ func (n *Node) Stats() Stats {
 	if p.Diskless != nil {
 		st.MergeBacklog = p.Diskless.MergeBacklog(pkeys...)
 		st.CollectBacklog = p.Diskless.CollectBacklog()
+		st.Requests = p.Diskless.Requests()
 	}
 	return st
 }

@@ -186,7 +186,7 @@ func TestParseFlagsRoundsAndArgs(t *testing.T) {
 		{[]string{"--txn-records", "0"}, "--txn-records must be >= 1", nil},
 		{[]string{"--txn-interval", "-1ms"}, "--txn-interval must be >= 0", nil},
 		{[]string{"--isolation-passes", "0"}, "--isolation-passes must be >= 1", nil},
-		{[]string{"--workloads", "13"}, "unknown workload 13 (want 1..12)", nil},
+		{[]string{"--workloads", "16"}, "unknown workload 16 (want 1..15)", nil},
 		{[]string{"--workloads", "12", "--systems", "kafka,kafka-fsync"}, "", func(c *config) bool {
 			return slices.Equal(c.Systems, []string{"kafka", "kafka-fsync"}) && slices.Equal(c.Workloads, []int{12})
 		}},

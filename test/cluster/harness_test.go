@@ -89,6 +89,8 @@ type Node struct {
 
 	proxies  []*linkProxy // the node's ways to etcd, one per member
 	isolated bool         // its etcd links are held
+	// metrics is the node's metrics listener (/metrics, /readyz).
+	metrics string
 	// host is the node's network namespace (a partitionable cluster's),
 	// s3 its way to the object store there; nil otherwise.
 	host *netHost
@@ -149,9 +151,10 @@ func (c *Cluster) etcdEndpoints() []string {
 func (c *Cluster) Add() *Node {
 	c.t.Helper()
 	nd := &Node{
-		ID:   int32(len(c.nodes)),
-		Addr: freeAddr(c.t),
-		dir:  c.t.TempDir(),
+		ID:      int32(len(c.nodes)),
+		Addr:    freeAddr(c.t),
+		metrics: freeAddr(c.t),
+		dir:     c.t.TempDir(),
 	}
 	proxyHost := "127.0.0.1"
 	if c.lab != nil {
@@ -395,7 +398,7 @@ func (c *Cluster) launch(nd *Node) {
 		"--data-dir", nd.dir,
 		"--cluster-session-timeout-ms", strconv.Itoa(int(sessionTimeout.Milliseconds())),
 		"--cluster-commit-interval-ms", "5",
-		"--metrics-addr", "",
+		"--metrics-addr", nd.metrics,
 		"--group-initial-rebalance-delay-ms", "0", // classic groups rebalance at once
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
