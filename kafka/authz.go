@@ -14,6 +14,7 @@ import (
 	"net"
 
 	"github.com/kgateway/kgateway/auth"
+	"github.com/kgateway/kgateway/kafka/topicid"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 )
@@ -45,7 +46,22 @@ func (s *Server) authorize(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(km
 // group request on a node that does not coordinate groups is answered
 // NOT_COORDINATOR in place of the handler (Y4), after authorization as
 // in Kafka.
+// Topics named by id (Produce v13, OffsetCommit v10, OffsetFetch v10,
+// TxnOffsetCommit v6) are named by name for both (kafka/topicid), and
+// given their ids back in the response.
 func (s *Server) authorizedHandle(a api, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
+	ids := topicid.Translate(req, topicLookup{s})
+	resp, err := s.authorizedHandleNamed(a, rc, req)
+	if err == nil && resp == nil && ids != nil && ids.Unknown {
+		// acks=0 with an unknown topic id: as for any failed acks=0
+		// produce, the connection closes so that the producer notices.
+		return nil, fmt.Errorf("kafka: %s without a response names an unknown topic id", apiName(rc.key))
+	}
+	ids.Complete(resp)
+	return resp, err
+}
+
+func (s *Server) authorizedHandleNamed(a api, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
 	answer, after, err := s.authorize(rc, req)
 	if err != nil || answer != nil {
 		return answer, err

@@ -223,7 +223,8 @@ func (r *Resolver) Bounds(topic string, partition int32) (logStart, hwm, lso Off
 	return b.LogStart, b.HighWatermark, b.LastStable, nil
 }
 
-// ListOffset: ts -1 latest (high watermark), -2 earliest (log start), -3
+// ListOffset: ts -1 latest (high watermark), -2 earliest (log start), -4
+// earliest local, -5 latest tiered, -6 earliest pending upload, -3
 // the first record of the batch with the largest max timestamp (tracked
 // per partition, recovered on Open) that carries it, otherwise the first
 // record at or after ts in the first batch whose max timestamp >= ts,
@@ -247,6 +248,9 @@ func (r *Resolver) ListOffset(topic string, partition int32, ts int64) (off Offs
 		return r.maxTimestampRecord(topic, partition, off, maxTS, s.info.Start)
 	case ts == -4 || ts == -5:
 		off, err := r.tieredOffset(s.p.log, s.info.Start, ts)
+		return off, -1, err
+	case ts == -6:
+		off, err := r.pendingUploadOffset(s.p.log, s.info.Start, s.info.End)
 		return off, -1, err
 	case ts < 0:
 		return -1, -1, nil
@@ -321,6 +325,26 @@ func (r *Resolver) tieredOffset(log storage.LogID, start Offset, ts int64) (Offs
 		}
 	}
 	return latest, nil
+}
+
+// pendingUploadOffset answers ListOffset -6 (KIP-1023): the first offset
+// not yet in a published object, at least the log start; -1 when there is
+// none (everything below the high watermark is published) or the
+// partition has no object tier, as Kafka answers for a topic without
+// remote storage.
+func (r *Resolver) pendingUploadOffset(log storage.LogID, start, end Offset) (Offset, error) {
+	if r.cfg.Tier == nil {
+		return -1, nil
+	}
+	latest, err := r.tieredOffset(log, start, -5)
+	if err != nil {
+		return -1, err
+	}
+	next := max(latest+1, start)
+	if next >= end {
+		return -1, nil
+	}
+	return next, nil
 }
 
 // maxTimestamp answers ListOffset -3 from the partition's durable mark.
