@@ -15,6 +15,7 @@ import (
 
 	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka/topicid"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 )
@@ -51,14 +52,48 @@ func (s *Server) authorize(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(km
 // given their ids back in the response.
 func (s *Server) authorizedHandle(a api, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
 	ids := topicid.Translate(req, topicLookup{s})
-	resp, err := s.authorizedHandleNamed(a, rc, req)
-	if err == nil && resp == nil && ids != nil && ids.Unknown {
+	if ids == nil {
+		return s.authorizedHandleNamed(a, rc, req)
+	}
+	if pr, ok := req.(*kmsg.ProduceRequest); ok && pr.Acks == 0 && ids.Unknown {
 		// acks=0 with an unknown topic id: as for any failed acks=0
 		// produce, the connection closes so that the producer notices.
 		return nil, fmt.Errorf("kafka: %s without a response names an unknown topic id", apiName(rc.key))
 	}
+	ids.Outranked(unknownIDOutranked(rc, req))
+	resp, err := req.ResponseKind(), error(nil)
+	if !ids.NoneKnown {
+		resp, err = s.authorizedHandleNamed(a, rc, req)
+	}
 	ids.Complete(resp)
 	return resp, err
+}
+
+// unknownIDOutranked is the request-level refusal Kafka answers every
+// topic with before it resolves topic ids, 0 if none: a transactional
+// batch without a transactional id, or a transactional id or group the
+// principal may not use (Produce, OffsetCommit, TxnOffsetCommit).
+func unknownIDOutranked(rc *reqCtx, req kmsg.Request) int16 {
+	txnRefused := func(id string) bool { return !rc.allowed(auth.OpWrite, auth.ResourceTransactionalID, id) }
+	groupRefused := func(g string) bool { return !groupAllowed(rc, auth.OpRead, g) }
+	switch r := req.(type) {
+	case *kmsg.ProduceRequest:
+		if (r.TransactionID == nil && anyTransactional(r)) || (r.TransactionID != nil && txnRefused(*r.TransactionID)) {
+			return kerr.TransactionalIDAuthorizationFailed.Code
+		}
+	case *kmsg.OffsetCommitRequest:
+		if groupRefused(r.Group) {
+			return kerr.GroupAuthorizationFailed.Code
+		}
+	case *kmsg.TxnOffsetCommitRequest:
+		if txnRefused(r.TransactionalID) {
+			return kerr.TransactionalIDAuthorizationFailed.Code
+		}
+		if groupRefused(r.Group) {
+			return kerr.GroupAuthorizationFailed.Code
+		}
+	}
+	return 0
 }
 
 func (s *Server) authorizedHandleNamed(a api, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {

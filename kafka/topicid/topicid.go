@@ -7,13 +7,19 @@
 // into the request's name field (which the wire does not carry at these
 // versions). A topic whose id names no topic is taken out of the request,
 // so that neither authorization nor the handler sees it, and is answered
-// UNKNOWN_TOPIC_ID, as Kafka answers it, partition by partition.
+// UNKNOWN_TOPIC_ID partition by partition, as Kafka answers it, unless a
+// request-level refusal outranks it (Completion.Outranked). When no topic
+// is left (Completion.NoneKnown) the caller answers without the handler,
+// as Kafka answers without its coordinator.
 //
-// After: every topic of the response gets its id back, from the request
-// (the same name: one id per name while the request is served) or, for
-// topics the response adds itself (an OffsetFetch of all topics), from
-// the lookup; a topic the lookup no longer knows (deleted since it was
-// committed) cannot be named to a client that speaks ids, and is left out.
+// After: the unknown ids' answers are added where Kafka puts them (before
+// the coordinator's answers in OffsetCommit and TxnOffsetCommit, after
+// them in Produce and OffsetFetch), and every topic of the response gets
+// its id back: the request's for its names (one id per name while the
+// request is served), the lookup's for topics the response adds itself
+// (an OffsetFetch of all topics). A committed topic the lookup no longer
+// knows (deleted since) cannot be named to a client that speaks ids, and
+// is left out.
 //
 // Invariant: a request at a version that names topics by name passes
 // untouched (Translate returns nil).
@@ -45,6 +51,24 @@ const (
 type Completion struct {
 	complete func(kmsg.Response)
 	Unknown  bool
+	// NoneKnown: the request named topics and every one is unknown, so
+	// nothing is left for the handler. Kafka then answers without its
+	// coordinator (which would otherwise, say, create the group of an
+	// empty OffsetCommit); so must the caller.
+	NoneKnown bool
+	// code is what an unknown id's partitions are answered:
+	// UNKNOWN_TOPIC_ID unless a request-level refusal outranks it.
+	code int16
+}
+
+// Outranked makes an unknown id's partitions answer code instead of
+// UNKNOWN_TOPIC_ID (0: no change): Kafka checks the transactional id
+// and the group before it resolves topic ids, and refuses every topic of
+// a request whose transactional id or group the principal may not use.
+func (c *Completion) Outranked(code int16) {
+	if c != nil && code != 0 {
+		c.code = code
+	}
 }
 
 // Complete finishes resp; resp may be nil (no response is sent).
@@ -52,6 +76,10 @@ func (c *Completion) Complete(resp kmsg.Response) {
 	if c != nil && resp != nil {
 		c.complete(resp)
 	}
+}
+
+func newCompletion(named, unknown int, complete func(kmsg.Response)) *Completion {
+	return &Completion{complete: complete, Unknown: unknown > 0, NoneKnown: named > 0 && unknown == named, code: unknownID}
 }
 
 // Translate rewrites req's topic ids to names (see the package comment);
@@ -117,9 +145,10 @@ func keep[T any](list *[]T, ok func(*T) bool) []T {
 var unknownID = kerr.UnknownTopicID.Code
 
 func produce(r *kmsg.ProduceRequest, l Lookup) *Completion {
-	m := ids{}
+	m, named := ids{}, len(r.Topics)
 	unknown := keep(&r.Topics, func(t *kmsg.ProduceRequestTopic) bool { return m.resolve(l, t.TopicID, &t.Topic) })
-	return &Completion{Unknown: len(unknown) > 0, complete: func(resp kmsg.Response) {
+	var c *Completion
+	c = newCompletion(named, len(unknown), func(resp kmsg.Response) {
 		pr := resp.(*kmsg.ProduceResponse)
 		for i := range pr.Topics {
 			pr.Topics[i].TopicID, _ = m.idOf(l, pr.Topics[i].Topic)
@@ -129,58 +158,70 @@ func produce(r *kmsg.ProduceRequest, l Lookup) *Completion {
 			rt.TopicID = t.TopicID
 			for _, p := range t.Partitions {
 				rp := kmsg.NewProduceResponseTopicPartition()
-				rp.Partition, rp.ErrorCode, rp.BaseOffset, rp.LogAppendTime, rp.LogStartOffset = p.Partition, unknownID, -1, -1, -1
+				rp.Partition, rp.ErrorCode, rp.BaseOffset, rp.LogAppendTime, rp.LogStartOffset = p.Partition, c.code, -1, -1, -1
 				rt.Partitions = append(rt.Partitions, rp)
 			}
 			pr.Topics = append(pr.Topics, rt)
 		}
-	}}
+	})
+	return c
 }
 
 func offsetCommit(r *kmsg.OffsetCommitRequest, l Lookup) *Completion {
-	m := ids{}
+	m, named := ids{}, len(r.Topics)
 	unknown := keep(&r.Topics, func(t *kmsg.OffsetCommitRequestTopic) bool { return m.resolve(l, t.TopicID, &t.Topic) })
-	return &Completion{Unknown: len(unknown) > 0, complete: func(resp kmsg.Response) {
+	var c *Completion
+	c = newCompletion(named, len(unknown), func(resp kmsg.Response) {
 		or := resp.(*kmsg.OffsetCommitResponse)
 		for i := range or.Topics {
 			or.Topics[i].TopicID, _ = m.idOf(l, or.Topics[i].Topic)
 		}
+		var first []kmsg.OffsetCommitResponseTopic
 		for _, t := range unknown {
 			rt := kmsg.NewOffsetCommitResponseTopic()
 			rt.TopicID = t.TopicID
 			for _, p := range t.Partitions {
 				rp := kmsg.NewOffsetCommitResponseTopicPartition()
-				rp.Partition, rp.ErrorCode = p.Partition, unknownID
+				rp.Partition, rp.ErrorCode = p.Partition, c.code
 				rt.Partitions = append(rt.Partitions, rp)
 			}
-			or.Topics = append(or.Topics, rt)
+			first = append(first, rt)
 		}
-	}}
+		or.Topics = append(first, or.Topics...) // Kafka's order: refused first
+	})
+	return c
 }
 
 func txnOffsetCommit(r *kmsg.TxnOffsetCommitRequest, l Lookup) *Completion {
-	m := ids{}
+	m, named := ids{}, len(r.Topics)
 	unknown := keep(&r.Topics, func(t *kmsg.TxnOffsetCommitRequestTopic) bool { return m.resolve(l, t.TopicID, &t.Topic) })
-	return &Completion{Unknown: len(unknown) > 0, complete: func(resp kmsg.Response) {
+	var c *Completion
+	c = newCompletion(named, len(unknown), func(resp kmsg.Response) {
 		tr := resp.(*kmsg.TxnOffsetCommitResponse)
 		for i := range tr.Topics {
 			tr.Topics[i].TopicID, _ = m.idOf(l, tr.Topics[i].Topic)
 		}
+		var first []kmsg.TxnOffsetCommitResponseTopic
 		for _, t := range unknown {
 			rt := kmsg.NewTxnOffsetCommitResponseTopic()
 			rt.TopicID = t.TopicID
 			for _, p := range t.Partitions {
 				rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
-				rp.Partition, rp.ErrorCode = p.Partition, unknownID
+				rp.Partition, rp.ErrorCode = p.Partition, c.code
 				rt.Partitions = append(rt.Partitions, rp)
 			}
-			tr.Topics = append(tr.Topics, rt)
+			first = append(first, rt)
 		}
-	}}
+		tr.Topics = append(first, tr.Topics...) // as OffsetCommit's
+	})
+	return c
 }
 
 // offsetFetch translates each group's topics. A group asking for all
-// topics (null) gets every committed topic the lookup still knows.
+// topics (null) gets every committed topic the lookup still knows. Groups
+// are answered each on its own, a refused group by its own error code,
+// so nothing outranks an unknown id and NoneKnown is never set: the
+// coordinator reads, and creates nothing.
 func offsetFetch(r *kmsg.OffsetFetchRequest, l Lookup) *Completion {
 	m := ids{}
 	unknown := map[string][]kmsg.OffsetFetchRequestGroupTopic{}
@@ -197,7 +238,7 @@ func offsetFetch(r *kmsg.OffsetFetchRequest, l Lookup) *Completion {
 		unknown[g.Group] = append(unknown[g.Group], u...)
 		any = any || len(u) > 0
 	}
-	return &Completion{Unknown: any, complete: func(resp kmsg.Response) {
+	return &Completion{Unknown: any, code: unknownID, complete: func(resp kmsg.Response) {
 		fr := resp.(*kmsg.OffsetFetchResponse)
 		for i := range fr.Groups {
 			g := &fr.Groups[i]
@@ -214,7 +255,7 @@ func offsetFetch(r *kmsg.OffsetFetchRequest, l Lookup) *Completion {
 				rt.TopicID = t.TopicID
 				for _, p := range t.Partitions {
 					rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
-					rp.Partition, rp.ErrorCode, rp.Offset, rp.LeaderEpoch = p, unknownID, -1, -1
+					rp.Partition, rp.ErrorCode, rp.Offset, rp.LeaderEpoch, rp.Metadata = p, unknownID, -1, -1, kmsg.StringPtr("")
 					rt.Partitions = append(rt.Partitions, rp)
 				}
 				g.Topics = append(g.Topics, rt)
