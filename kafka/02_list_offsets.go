@@ -14,10 +14,10 @@ package kafka
 //   v10 a timeout for lookups in remote storage (KIP-1075): kgateway's
 //       lookups in its object tier answer from the published objects'
 //       metadata, without waiting on the store, so no lookup outlasts it.
-//   v11 -6: the earliest offset pending upload (KIP-1023: the first
-//       offset not in a published object; -1 when none is pending or
-//       there is no object tier, as Kafka answers without remote
-//       storage).
+//   v11 -6: the earliest offset pending upload (KIP-1023): for a topic
+//       with remote.storage.enable the offset after the last one in a
+//       published object (the log start while none is published); -1
+//       for any other topic, as Kafka answers without remote storage.
 //
 // Timestamp -1 is the high watermark, -2 the log start offset, -3 the
 // first record carrying the largest timestamp; any other timestamp finds

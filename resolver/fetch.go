@@ -250,7 +250,7 @@ func (r *Resolver) ListOffset(topic string, partition int32, ts int64) (off Offs
 		off, err := r.tieredOffset(s.p.log, s.info.Start, ts)
 		return off, -1, err
 	case ts == -6:
-		off, err := r.pendingUploadOffset(s.p.log, s.info.Start, s.info.End)
+		off, err := r.pendingUploadOffset(s)
 		return off, -1, err
 	case ts < 0:
 		return -1, -1, nil
@@ -327,24 +327,21 @@ func (r *Resolver) tieredOffset(log storage.LogID, start Offset, ts int64) (Offs
 	return latest, nil
 }
 
-// pendingUploadOffset answers ListOffset -6 (KIP-1023): the first offset
-// not yet in a published object, at least the log start; -1 when there is
-// none (everything below the high watermark is published) or the
-// partition has no object tier, as Kafka answers for a topic without
-// remote storage.
-func (r *Resolver) pendingUploadOffset(log storage.LogID, start, end Offset) (Offset, error) {
-	if r.cfg.Tier == nil {
-		return -1, nil
+// pendingUploadOffset answers ListOffset -6 (KIP-1023) for a topic with
+// remote.storage.enable: the offset after the last one in a published
+// object, or the log start while nothing is published (the next offset
+// to upload; the log end once everything is). -1 for any other topic, as
+// Kafka answers a topic without remote storage.
+func (r *Resolver) pendingUploadOffset(s snapshot) (Offset, error) {
+	_, set, err := s.p.ledgerAndSettings()
+	if err != nil || r.cfg.Tier == nil || !set.remote {
+		return -1, err
 	}
-	latest, err := r.tieredOffset(log, start, -5)
+	latest, err := r.tieredOffset(s.p.log, s.info.Start, -5)
 	if err != nil {
 		return -1, err
 	}
-	next := max(latest+1, start)
-	if next >= end {
-		return -1, nil
-	}
-	return next, nil
+	return max(latest+1, s.info.Start), nil
 }
 
 // maxTimestamp answers ListOffset -3 from the partition's durable mark.
