@@ -171,11 +171,15 @@ func aclCases(a *aclServer, notAuthz func(int16) bool) []aclCase {
 			}},
 		{name: "OffsetCommit/group", refuse: kerr.GroupAuthorizationFailed,
 			grant: allowAlice().Groups("g-oc").Operations(kadm.OpRead),
-			try:   func(t *testing.T, cl *kgo.Client) int16 { return offsetCommitCode(t, cl, "g-oc", "oc-1", aclTopicID(t, a, "oc-1")) },
-			ok:    func(c int16) bool { return c == kerr.TopicAuthorizationFailed.Code }},
+			try: func(t *testing.T, cl *kgo.Client) int16 {
+				return offsetCommitCode(t, cl, "g-oc", "oc-1", aclTopicID(t, a, "oc-1"))
+			},
+			ok: func(c int16) bool { return c == kerr.TopicAuthorizationFailed.Code }},
 		{name: "OffsetCommit/topic", refuse: kerr.TopicAuthorizationFailed,
 			grant: allowAlice().Topics("oc-1").Operations(kadm.OpRead),
-			try:   func(t *testing.T, cl *kgo.Client) int16 { return offsetCommitCode(t, cl, "g-oc", "oc-1", aclTopicID(t, a, "oc-1")) }},
+			try: func(t *testing.T, cl *kgo.Client) int16 {
+				return offsetCommitCode(t, cl, "g-oc", "oc-1", aclTopicID(t, a, "oc-1"))
+			}},
 		{name: "OffsetFetch", refuse: kerr.GroupAuthorizationFailed,
 			grant: allowAlice().Groups("g-of").Operations(kadm.OpDescribe),
 			try: func(t *testing.T, cl *kgo.Client) int16 {
