@@ -29,7 +29,7 @@ func TestClusterNodesShareClusterID(t *testing.T) {
 		req := kmsg.NewPtrApiVersionsRequest()
 		req.ClientSoftwareName, req.ClientSoftwareVersion = "kgw-test", "1"
 		req.ClusterID, req.NodeID = resp.ClusterID, id
-		av, err := req.RequestWith(testCtx(t), cl.Broker(int(id)))
+		av, err := req.RequestWith(testCtx(t), cl.SeedBrokers()[0]) // this node
 		if err != nil || av.ErrorCode != 0 {
 			t.Fatalf("node %d: ApiVersions v5 naming its cluster: %v, error %v", id, err, av)
 		}
