@@ -1,6 +1,6 @@
 package kafka
 
-// Produce (key 0), versions 3–12; 0–12 advertised.
+// Produce (key 0), versions 3–13; 0–13 advertised.
 //
 //   v0–v2 are advertised but every partition is answered
 //       UNSUPPORTED_VERSION, as Kafka 4 does (KAFKA-18659): librdkafka
@@ -28,6 +28,10 @@ package kafka
 //   v12 transaction version 2: a transactional batch adds its partition
 //       to its producer's transaction through the coordinator, durably,
 //       before it is appended (kafka/txn X18); no AddPartitionsToTxn.
+//   v13 topics by id instead of by name (KIP-516): an unknown id is
+//       UNKNOWN_TOPIC_ID for each of its partitions, and never creates a
+//       topic (kafka/topicid). Like v12 it is not served in cluster
+//       mode (Y19).
 //
 // acks=0 gets no response at all (K5); acks=1 and acks=all are answered
 // after the batch is durable (D1). A connection's requests take effect in
@@ -41,7 +45,7 @@ package kafka
 // NOT_LEADER_OR_FOLLOWER (Y2), and auto-creation goes through the shared
 // catalog (Y6).
 // Left out: per-record errors, timeouts
-// (appends are synchronous), Produce v13 (topic ids).
+// (appends are synchronous).
 
 import (
 	"context"

@@ -1,6 +1,6 @@
 package kafka
 
-// Fetch (key 1), versions 4–13.
+// Fetch (key 1), versions 4–18.
 //
 //   v4  isolation level, last stable offset, aborted transactions:
 //       read_committed reads below the last stable offset and gets the
@@ -9,6 +9,18 @@ package kafka
 //   v7  fetch sessions (KIP-227).  v8–v10  nothing new (v10: zstd).
 //   v9  current leader epoch.    v11 rack, preferred read replica.
 //   v12 flexible, last fetched epoch.   v13 topic ids instead of names.
+//   v14 OFFSET_MOVED_TO_TIERED_STORAGE may be returned (KIP-405): never
+//       is, kgateway reads its object tier itself.
+//   v15 the replica id moves into ReplicaState (KIP-903); a consumer
+//       sends -1 there.   v16 node endpoints of the leaders named
+//       (KIP-951, cluster mode).
+//   v17 a replica's directory id (KIP-853) and v18 a replica's high
+//       watermark (KIP-1166): tagged fields only followers send, and
+//       no node follows this one (a replica's fetch, ReplicaState's id
+//       from v15, is NOT_LEADER_OR_FOLLOWER for every partition, as a
+//       single-node Kafka answers it). The topic-id and
+//       fetch-session rules of v13 (F5: a session keeps the kind of
+//       topic key it was opened with) hold for all of v13–v18.
 //
 // Fetch sessions (KIP-227) are kept: fetch_session.go has the session
 // cache and its rules (F1–F6); a full fetch (epoch 0) opens a session, and
@@ -30,8 +42,7 @@ package kafka
 // In cluster mode (Y2, Y3) a partition led elsewhere, or by none, is
 // NOT_LEADER_OR_FOLLOWER, the current leader epoch is checked against the
 // partition's ownership epoch, and v12+ names the current leader.
-// Left out: diverging epochs (one leader epoch, 0), preferred replicas,
-// v14+ (tiered storage, KIP-903).
+// Left out: diverging epochs (one leader epoch, 0), preferred replicas.
 
 import (
 	"time"
@@ -122,6 +133,7 @@ func (s *Server) fetchItems(rc *reqCtx, r *kmsg.FetchRequest, items []fetchItem,
 			resp.SessionID = s.openSession(r, tenantOf(rc), items, parts)
 		}
 	}
+	s.fetchNodeEndpoints(resp)
 	return &batchResponse{FetchResponse: resp, wire: rd.wire}
 }
 
@@ -481,15 +493,44 @@ func fetchCurrentEpoch(version int16, rp kmsg.FetchRequestTopicPartition) int32 
 
 // fetchMoved answers a partition this node does not serve (Y2) with the
 // current leader (KIP-951), so the client moves without asking Metadata
-// first. The field is tagged: only v12+ (flexible) carries it. (Fetch
-// carries node endpoints only from v16, which is not served: the client
-// knows every live node from Metadata.)
+// first. The field is tagged: only v12+ (flexible) carries it; from v16
+// the response also lists the endpoints of the leaders it names
+// (fetchNodeEndpoints).
 func (s *Server) fetchMoved(topic string, partition int32, err error) kmsg.FetchResponseTopicPartition {
 	out := fetchError(partition, err)
 	if node, epoch, ok := s.movedTo(topic, partition, err); ok {
 		out.CurrentLeader.LeaderID, out.CurrentLeader.LeaderEpoch = node, epoch
 	}
 	return out
+}
+
+// fetchNodeEndpoints lists, from v16 (KIP-951), the endpoint of every
+// node a partition of resp names as its current leader, once each; only
+// in cluster mode is a partition ever led elsewhere. Older versions do
+// not encode the field.
+func (s *Server) fetchNodeEndpoints(resp *kmsg.FetchResponse) {
+	if resp.Version < 16 || s.cfg.Cluster == nil {
+		return
+	}
+	var brokers []Broker
+	listed := map[int32]bool{}
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			node := p.CurrentLeader.LeaderID
+			if node < 0 || listed[node] {
+				continue
+			}
+			if brokers == nil {
+				brokers = s.cfg.Cluster.Brokers()
+			}
+			if b, ok := brokerByID(brokers, node); ok {
+				fb := kmsg.NewFetchResponseBroker()
+				fb.NodeID, fb.Host, fb.Port, fb.Rack = b.NodeID, b.Host, b.Port, b.Rack
+				resp.Brokers = append(resp.Brokers, fb)
+				listed[node] = true
+			}
+		}
+	}
 }
 
 // fetchError answers a partition with err's code as Kafka does

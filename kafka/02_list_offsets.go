@@ -1,6 +1,6 @@
 package kafka
 
-// ListOffsets (key 2), versions 1–9.
+// ListOffsets (key 2), versions 1–11.
 //
 //   v1  one offset and its timestamp per partition (v0's offset lists are
 //       left out).
@@ -11,6 +11,13 @@ package kafka
 //   v8  -4: the earliest local offset (KIP-405: the first offset not only
 //       in the object store).   v9  -5: the latest tiered offset
 //       (KIP-1005: the last offset in a published object, -1 if none).
+//   v10 a timeout for lookups in remote storage (KIP-1075): kgateway's
+//       lookups in its object tier answer from the published objects'
+//       metadata, without waiting on the store, so no lookup outlasts it.
+//   v11 -6: the earliest offset pending upload (KIP-1023): for a topic
+//       with remote.storage.enable the offset after the last one in a
+//       published object (the log start while none is published); -1
+//       for any other topic, as Kafka answers without remote storage.
 //
 // Timestamp -1 is the high watermark, -2 the log start offset, -3 the
 // first record carrying the largest timestamp; any other timestamp finds
@@ -23,10 +30,9 @@ package kafka
 // led elsewhere is NOT_LEADER_OR_FOLLOWER; a single node does not check
 // the current epoch.
 // A special timestamp newer than the request's version (-3 below v7, -4
-// below v8, -5 below v9, -6 always: it is v11's) is UNSUPPORTED_VERSION
+// below v8, -5 below v9, -6 below v11) is UNSUPPORTED_VERSION
 // for its partition, as Kafka answers. An answer that finds no offset
 // (offset -1) carries leader epoch -1, as Kafka's does.
-// Left out: v10+ (timeouts, -6).
 
 import (
 	"github.com/kgateway/kgateway/resolver"
@@ -42,8 +48,7 @@ const (
 
 // specialSince is the first ListOffsets version a special timestamp may be
 // sent at: -3 max timestamp (KIP-734), -4 earliest local (KIP-405), -5
-// latest tiered (KIP-1005), -6 earliest pending upload (KIP-1023, past
-// our maximum).
+// latest tiered (KIP-1005), -6 earliest pending upload (KIP-1023).
 var specialSince = map[int64]int16{-3: 7, -4: 8, -5: 9, -6: 11}
 
 func handleListOffsets(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {

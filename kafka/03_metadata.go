@@ -1,6 +1,6 @@
 package kafka
 
-// Metadata (key 3), versions 0–12.
+// Metadata (key 3), versions 0–13.
 //
 //   v1  controller id, internal flag; an empty topic list means none
 //       (v0: all).
@@ -11,6 +11,10 @@ package kafka
 //       else INT32_MIN ("not requested").
 //   v9  flexible.        v10 topic ids, request by id.
 //   v11 drops cluster authorized operations.  v12 nullable topic names.
+//   v13 a top-level error code (KIP-1102): REBOOTSTRAP_REQUIRED tells a
+//       client to rediscover the cluster from its seeds. Apache Kafka 4.4
+//       never sends it in Metadata (only in ApiVersions v5, KIP-1242) and
+//       neither does kgateway: the code is always 0.
 //
 // One broker (node.id) leads every partition and is the controller, with
 // replicas and ISR [node.id]. In cluster mode (Y1) the brokers are the
@@ -20,7 +24,7 @@ package kafka
 // are listed as internal topics whose partitions are always empty
 // (internal_topics.go). Auto-creation goes through
 // resolver.EnsureTopic, which follows auto.create.topics.enable and
-// num.partitions. Left out: v13 (top-level error code, KIP-1102), racks.
+// num.partitions. Left out: racks.
 
 import (
 	"github.com/kgateway/kgateway/resolver"

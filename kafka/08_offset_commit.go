@@ -1,6 +1,6 @@
 package kafka
 
-// OffsetCommit (key 8), versions 0–9.
+// OffsetCommit (key 8), versions 0–10.
 //
 //   v1  generation, member id and a per-partition commit timestamp.
 //   v2  retention time replaces the timestamp (v2–v4).
@@ -11,12 +11,14 @@ package kafka
 //   v8  flexible.
 //   v9  the member epoch of a consumer group (KIP-848) in the generation
 //       field: STALE_MEMBER_EPOCH when not current (kafka/group G17).
+//   v10 topics by id instead of by name (KIP-848): an unknown id is
+//       UNKNOWN_TOPIC_ID for each of its partitions (kafka/topicid).
 //
 // The coordinator acknowledges only durable commits (O1); commits with
 // generation -1 (simple consumers, with or without a member id) go into an
 // Empty or absent group.
 // Left out: the per-commit retention time (offsets.retention.minutes
-// governs) and v10 topic ids.
+// governs).
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 

@@ -1,6 +1,6 @@
 package kafka
 
-// ApiVersions (key 18), versions 0–4.
+// ApiVersions (key 18), versions 0–5.
 //
 //   v0  the key list.
 //   v1  throttle time.
@@ -12,6 +12,13 @@ package kafka
 //       minimum of 0 is reported as 1, as Kafka does before v4.
 //   v4  nothing new on the wire; a supported range may start at 0
 //       (KAFKA-17011).
+//   v5  the client may name the cluster and node it means to reach
+//       (KIP-1242): both or neither (a cluster id without a node id,
+//       or a node id without a cluster id, is INVALID_REQUEST); a
+//       cluster id that is not this cluster's, or a node id that is not
+//       this node's, is answered REBOOTSTRAP_REQUIRED with no keys, as
+//       Kafka answers, so a client whose metadata maps an address to the
+//       wrong broker rediscovers the cluster from its seeds.
 //
 // The feature share.version (KIP-932) is advertised too, supported 1–1
 // and finalized at 1, as Kafka 4.2 enables share groups by default; Kafka
@@ -23,7 +30,7 @@ package kafka
 // In cluster mode (Config.Cluster, Y5) neither feature is advertised, nor
 // the transaction and share-group APIs.
 //
-// A request at a version above 4 is answered in the v0 format with
+// A request at a version above 5 is answered in the v0 format with
 // UNSUPPORTED_VERSION and the ApiVersions key alone (KIP-511): the client
 // then retries at our maximum. The response header is always v0 (conn.go).
 // From v3 the client's software name and version must match
@@ -43,8 +50,16 @@ import (
 func handleApiVersions(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
 	r := req.(*kmsg.ApiVersionsRequest)
 	resp := r.ResponseKind().(*kmsg.ApiVersionsResponse)
+	if rc.version >= 5 && (r.ClusterID == nil) != (r.NodeID == -1) {
+		resp.ErrorCode = kerr.InvalidRequest.Code // KIP-1242: both or neither
+		return resp, nil
+	}
 	if rc.version >= 3 && (!validSoftware.MatchString(r.ClientSoftwareName) || !validSoftware.MatchString(r.ClientSoftwareVersion)) {
 		resp.ErrorCode = kerr.InvalidRequest.Code
+		return resp, nil
+	}
+	if rc.version >= 5 && misrouted(r, s.cfg.ClusterID, s.cfg.NodeID) {
+		resp.ErrorCode = kerr.RebootstrapRequired.Code
 		return resp, nil
 	}
 	resp.ApiKeys = s.apiKeyList()
@@ -53,6 +68,12 @@ func handleApiVersions(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, 
 		advertiseFeatures(resp, rc.version, s.features, s.featureHidden)
 	}
 	return resp, nil
+}
+
+// misrouted reports whether a v5+ request names a cluster and node this
+// server is not (KIP-1242); a request naming no cluster is never.
+func misrouted(r *kmsg.ApiVersionsRequest, clusterID string, nodeID int32) bool {
+	return r.ClusterID != nil && (*r.ClusterID != clusterID || r.NodeID != nodeID)
 }
 
 // validSoftware is what KIP-511 allows as a client software name or

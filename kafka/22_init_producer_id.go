@@ -1,18 +1,22 @@
 package kafka
 
-// InitProducerId (key 22), versions 0–4.
+// InitProducerId (key 22), versions 0–5.
 //
 //   v1  throttle time.   v2  flexible.
 //   v3  an existing producer id and epoch may be passed to bump the epoch
 //       (KIP-360) instead of allocating a new id.
 //   v4  PRODUCER_FENCED may be returned (transactions only).
+//   v5  TRANSACTION_ABORTABLE may be returned (KIP-890); as in Kafka's
+//       coordinator, initializing never leaves a transaction abortable,
+//       so it never is. (v6, KIP-939 two-phase commit, is not served:
+//       Apache Kafka 4.4 does not advertise it either.)
 //
 // Without a transactional id the resolver allocates or bumps (durably, so
 // producer ids survive restarts); with one the transaction coordinator
 // answers (kafka/txn X11, X12): epoch bumps that fence the previous
 // incarnation, the abort of an ongoing transaction, KIP-360 recovery.
 // In cluster mode a transactional id is served by the coordinator node
-// only (Y19; elsewhere NOT_COORDINATOR). Left out: v5+ (KIP-890 part 2).
+// only (Y19; elsewhere NOT_COORDINATOR).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"

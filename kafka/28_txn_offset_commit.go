@@ -1,6 +1,6 @@
 package kafka
 
-// TxnOffsetCommit (key 28), versions 0–5.
+// TxnOffsetCommit (key 28), versions 0–6.
 //
 //   v1  same as v0.
 //   v2  committed leader epoch.
@@ -9,6 +9,9 @@ package kafka
 //   v4  TRANSACTION_ABORTABLE may be returned (never is).
 //   v5  transaction version 2: the group is added to the transaction by
 //       this request, no AddOffsetsToTxn (kafka/txn X18).
+//   v6  topics by id instead of by name (KIP-1319): an unknown id is
+//       UNKNOWN_TOPIC_ID (kafka/topicid). Not in cluster mode, which
+//       serves transaction version 1 (TxnOffsetCommit up to v4, Y19).
 //
 // The offsets are stored pending (offsets O5): invisible to OffsetFetch
 // until the transaction commits, dropped if it aborts (X15).

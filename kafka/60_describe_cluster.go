@@ -1,16 +1,20 @@
 package kafka
 
-// DescribeCluster (key 60), versions 0–1.
+// DescribeCluster (key 60), versions 0–2.
 //
 //   v0  cluster id, controller, brokers (flexible from the start).
 //   v1  endpoint type: only brokers (1) are described here.
+//   v2  include fenced brokers, and a fenced flag per broker (KIP-1073):
+//       the brokers described are the live ones (a single node, or the
+//       nodes holding a live cluster membership), none fenced, so the
+//       flag is false and the request's choice changes nothing.
 //
 // One broker, node.id, which is also the controller, at the advertised
 // address; in cluster mode the live nodes, and the lowest live node id as
 // the controller (Y1).
 // Cluster authorized operations are filled when asked (A11).
 // Left out: controller endpoints
-// (UNSUPPORTED_ENDPOINT_TYPE), v2 fenced brokers.
+// (UNSUPPORTED_ENDPOINT_TYPE).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"

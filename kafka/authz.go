@@ -14,6 +14,8 @@ import (
 	"net"
 
 	"github.com/kgateway/kgateway/auth"
+	"github.com/kgateway/kgateway/kafka/topicid"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 )
@@ -45,7 +47,56 @@ func (s *Server) authorize(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(km
 // group request on a node that does not coordinate groups is answered
 // NOT_COORDINATOR in place of the handler (Y4), after authorization as
 // in Kafka.
+// Topics named by id (Produce v13, OffsetCommit v10, OffsetFetch v10,
+// TxnOffsetCommit v6) are named by name for both (kafka/topicid), and
+// given their ids back in the response.
 func (s *Server) authorizedHandle(a api, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
+	ids := topicid.Translate(req, topicLookup{s})
+	if ids == nil {
+		return s.authorizedHandleNamed(a, rc, req)
+	}
+	if pr, ok := req.(*kmsg.ProduceRequest); ok && pr.Acks == 0 && ids.Unknown {
+		// acks=0 with an unknown topic id: as for any failed acks=0
+		// produce, the connection closes so that the producer notices.
+		return nil, fmt.Errorf("kafka: %s without a response names an unknown topic id", apiName(rc.key))
+	}
+	ids.Outranked(unknownIDOutranked(rc, req))
+	resp, err := req.ResponseKind(), error(nil)
+	if !ids.NoneKnown {
+		resp, err = s.authorizedHandleNamed(a, rc, req)
+	}
+	ids.Complete(resp)
+	return resp, err
+}
+
+// unknownIDOutranked is the request-level refusal Kafka answers every
+// topic with before it resolves topic ids, 0 if none: a transactional
+// batch without a transactional id, or a transactional id or group the
+// principal may not use (Produce, OffsetCommit, TxnOffsetCommit).
+func unknownIDOutranked(rc *reqCtx, req kmsg.Request) int16 {
+	txnRefused := func(id string) bool { return !rc.allowed(auth.OpWrite, auth.ResourceTransactionalID, id) }
+	groupRefused := func(g string) bool { return !groupAllowed(rc, auth.OpRead, g) }
+	switch r := req.(type) {
+	case *kmsg.ProduceRequest:
+		if (r.TransactionID == nil && anyTransactional(r)) || (r.TransactionID != nil && txnRefused(*r.TransactionID)) {
+			return kerr.TransactionalIDAuthorizationFailed.Code
+		}
+	case *kmsg.OffsetCommitRequest:
+		if groupRefused(r.Group) {
+			return kerr.GroupAuthorizationFailed.Code
+		}
+	case *kmsg.TxnOffsetCommitRequest:
+		if txnRefused(r.TransactionalID) {
+			return kerr.TransactionalIDAuthorizationFailed.Code
+		}
+		if groupRefused(r.Group) {
+			return kerr.GroupAuthorizationFailed.Code
+		}
+	}
+	return 0
+}
+
+func (s *Server) authorizedHandleNamed(a api, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
 	answer, after, err := s.authorize(rc, req)
 	if err != nil || answer != nil {
 		return answer, err

@@ -181,11 +181,26 @@ func authzOffsetFetchGroups(rc *reqCtx, r *kmsg.OffsetFetchRequest) (kmsg.Respon
 const (
 	coordinatorGroup = 0
 	coordinatorTxn   = 1
+	coordinatorShare = 2 // v6+ (KIP-932): a share partition's state
 )
 
-// authzFindCoordinator: DESCRIBE on the group or transactional id.
+// authzFindCoordinator: DESCRIBE on the group or transactional id;
+// CLUSTER_ACTION on the cluster for share-state keys (v6+), which only
+// brokers look up.
 func authzFindCoordinator(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.FindCoordinatorRequest)
+	if r.Version >= 6 && r.CoordinatorType == coordinatorShare {
+		if rc.allowedCluster(auth.OpClusterAction) {
+			return nil, nil
+		}
+		resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)
+		for _, k := range r.CoordinatorKeys {
+			c := kmsg.NewFindCoordinatorResponseCoordinator()
+			c.Key, c.NodeID, c.Port, c.ErrorCode = k, -1, -1, kerr.ClusterAuthorizationFailed.Code
+			resp.Coordinators = append(resp.Coordinators, c)
+		}
+		return resp, nil
+	}
 	rt, code := auth.ResourceGroup, kerr.GroupAuthorizationFailed.Code
 	if r.CoordinatorType == coordinatorTxn {
 		rt, code = auth.ResourceTransactionalID, kerr.TransactionalIDAuthorizationFailed.Code

@@ -419,6 +419,22 @@ func TestClusterFetchEpochs(t *testing.T) {
 	if p := fetchOne(c, 11, "t", 1, 7); p.ErrorCode != kerr.NotLeaderForPartition.Code || p.CurrentLeader.LeaderID != -1 {
 		t.Errorf("fetch t/1 v11: error %d current leader %+v", p.ErrorCode, p.CurrentLeader)
 	}
+	// From v16 (KIP-951) the response lists the endpoint of each leader
+	// it names, once; before, the client asks Metadata.
+	wantB := brokerAt(t, nodeB, g.b)
+	topicA, _ := g.resA.Topic("t")
+	for _, v := range []int16{15, 16, 18} {
+		req := fetchReq(0, -1, []fetchPart{{topic: "t", partition: 1}, {topic: "t", partition: 0}}, nil)
+		req.SetVersion(v)
+		req.Topics[0].TopicID = topicA.ID
+		resp := ask(c, req).(*kmsg.FetchResponse)
+		switch {
+		case v < 16 && len(resp.Brokers) != 0:
+			t.Errorf("fetch v%d: node endpoints %+v", v, resp.Brokers)
+		case v >= 16 && (len(resp.Brokers) != 1 || resp.Brokers[0].NodeID != nodeB || resp.Brokers[0].Host != wantB.Host || resp.Brokers[0].Port != wantB.Port):
+			t.Errorf("fetch v%d: node endpoints %+v, want node %d only", v, resp.Brokers, nodeB)
+		}
+	}
 	// Before v9 there is no current epoch: a stale one is not checked.
 	if p := fetchOne(c, 8, "t", 0, 4); p.ErrorCode != 0 {
 		t.Errorf("fetch v8: error %d", p.ErrorCode)

@@ -171,7 +171,9 @@
 //	   id, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit
 //	   and DescribeTransactions answer NOT_COORDINATOR, ListTransactions
 //	   an empty list. Produce is capped at v11, EndTxn and TxnOffsetCommit
-//	   at v4 (advertised and served), and transaction.version is not
+//	   at v4 (advertised and served; Produce v13 and TxnOffsetCommit v6,
+//	   topic ids, carry the version-2 semantics of v12 and v5 and are
+//	   capped with them), and transaction.version is not
 //	   advertised: the implicit adds of version 2 (X18) would be made by
 //	   a partition's leader, which need not be the coordinator. The
 //	   coordinator registers partitions and writes markers through

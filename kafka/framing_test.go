@@ -108,7 +108,7 @@ func TestApiVersionsFutureVersion(t *testing.T) {
 		t.Fatalf("correlation %d", corr)
 	}
 	if resp.ErrorCode != kerr.UnsupportedVersion.Code || len(resp.ApiKeys) != 1 ||
-		resp.ApiKeys[0].ApiKey != apiKeyApiVersions || resp.ApiKeys[0].MaxVersion != 4 {
+		resp.ApiKeys[0].ApiKey != apiKeyApiVersions || resp.ApiKeys[0].MaxVersion != 5 {
 		t.Fatalf("error %d, keys %+v", resp.ErrorCode, resp.ApiKeys)
 	}
 	c.send(8, apiVersionsReq(3))

@@ -138,3 +138,21 @@ func (s *Server) listOffsetOf(topic string, partition int32, ts int64) (resolver
 	}
 	return s.res.ListOffset(topic, partition, ts)
 }
+
+// topicLookup resolves topics both ways for kafka/topicid, internal
+// topics included.
+type topicLookup struct{ s *Server }
+
+func (l topicLookup) NameOf(id [16]byte) (string, bool) {
+	name, _, ok := l.s.topicByID(id)
+	return name, ok
+}
+
+func (l topicLookup) IDOf(name string) ([16]byte, bool) {
+	if resolver.IsInternalTopic(name) {
+		id, ok := l.s.res.InternalTopicID(name)
+		return id, ok
+	}
+	t, ok := l.s.res.Topic(name)
+	return t.ID, ok
+}

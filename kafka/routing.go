@@ -337,6 +337,21 @@ func txnNotCoordinator(req kmsg.Request) kmsg.Response {
 	switch r := req.(type) {
 	case *kmsg.AddPartitionsToTxnRequest:
 		resp := r.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
+		for _, tx := range r.Transactions { // the batched form (v4+)
+			res := kmsg.NewAddPartitionsToTxnResponseTransaction()
+			res.TransactionalID = tx.TransactionalID
+			for _, t := range tx.Topics {
+				rt := kmsg.NewAddPartitionsToTxnResponseTransactionTopic()
+				rt.Topic = t.Topic
+				for _, p := range t.Partitions {
+					rp := kmsg.NewAddPartitionsToTxnResponseTransactionTopicPartition()
+					rp.Partition, rp.ErrorCode = p, code
+					rt.Partitions = append(rt.Partitions, rp)
+				}
+				res.Topics = append(res.Topics, rt)
+			}
+			resp.Transactions = append(resp.Transactions, res)
+		}
 		for _, t := range r.Topics {
 			rt := kmsg.NewAddPartitionsToTxnResponseTopic()
 			rt.Topic = t.Topic

@@ -252,7 +252,8 @@ func (r *Resolver) Bounds(topic string, partition int32) (logStart, hwm, lso Off
 	return b.LogStart, b.HighWatermark, b.LastStable, nil
 }
 
-// ListOffset: ts -1 latest (high watermark), -2 earliest (log start), -3
+// ListOffset: ts -1 latest (high watermark), -2 earliest (log start), -4
+// earliest local, -5 latest tiered, -6 earliest pending upload, -3
 // the first record of the batch with the largest max timestamp (tracked
 // per partition, recovered on Open) that carries it, otherwise the first
 // record at or after ts in the first batch whose max timestamp >= ts,
@@ -276,6 +277,9 @@ func (r *Resolver) ListOffset(topic string, partition int32, ts int64) (off Offs
 		return r.maxTimestampRecord(topic, partition, off, maxTS, s.info.Start)
 	case ts == -4 || ts == -5:
 		off, err := r.tieredOffset(s.p.log, s.info.Start, ts)
+		return off, -1, err
+	case ts == -6:
+		off, err := r.pendingUploadOffset(s)
 		return off, -1, err
 	case ts < 0:
 		return -1, -1, nil
@@ -350,6 +354,23 @@ func (r *Resolver) tieredOffset(log storage.LogID, start Offset, ts int64) (Offs
 		}
 	}
 	return latest, nil
+}
+
+// pendingUploadOffset answers ListOffset -6 (KIP-1023) for a topic with
+// remote.storage.enable: the offset after the last one in a published
+// object, or the log start while nothing is published (the next offset
+// to upload; the log end once everything is). -1 for any other topic, as
+// Kafka answers a topic without remote storage.
+func (r *Resolver) pendingUploadOffset(s snapshot) (Offset, error) {
+	_, set, err := s.p.ledgerAndSettings()
+	if err != nil || r.cfg.Tier == nil || !set.Remote {
+		return -1, err
+	}
+	latest, err := r.tieredOffset(s.p.log, s.info.Start, -5)
+	if err != nil {
+		return -1, err
+	}
+	return max(latest+1, s.info.Start), nil
 }
 
 // maxTimestamp answers ListOffset -3 from the partition's durable mark.

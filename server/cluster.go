@@ -297,3 +297,21 @@ func (k sharePKeys) Partition(pkey string) (offsets.TopicPartition, bool) {
 	}
 	return offsets.TopicPartition{Topic: t.Name, Partition: int32(p)}, true
 }
+
+// clusterID gives kc the cluster's shared id, unless one is configured:
+// each node's data directory has its own, and a cluster whose nodes
+// reported different ids would send clients that check it (ApiVersions
+// v5, KIP-1242) back to their seeds on every other node.
+func (s *Server) clusterID(kc *kafka.Config) error {
+	if kc.ClusterID != "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	id, err := s.cluster.node.SharedClusterID(ctx, s.res.ClusterID())
+	if err != nil {
+		return err
+	}
+	kc.ClusterID = id
+	return nil
+}

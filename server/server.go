@@ -217,6 +217,9 @@ func (s *Server) openLayers() (err error) {
 	}
 	if s.cluster != nil {
 		kc.Cluster = s.cluster.node
+		if err := s.clusterID(&kc); err != nil {
+			return err
+		}
 		s.clusterShare(&kc) // kafka Y8
 		s.clusterTxn(&kc)
 		if err := s.openClusterAuth(&kc); err != nil { // A12

@@ -171,11 +171,15 @@ func aclCases(a *aclServer, notAuthz func(int16) bool) []aclCase {
 			}},
 		{name: "OffsetCommit/group", refuse: kerr.GroupAuthorizationFailed,
 			grant: allowAlice().Groups("g-oc").Operations(kadm.OpRead),
-			try:   func(t *testing.T, cl *kgo.Client) int16 { return offsetCommitCode(t, cl, "g-oc", "oc-1") },
-			ok:    func(c int16) bool { return c == kerr.TopicAuthorizationFailed.Code }},
+			try: func(t *testing.T, cl *kgo.Client) int16 {
+				return offsetCommitCode(t, cl, "g-oc", "oc-1", aclTopicID(t, a, "oc-1"))
+			},
+			ok: func(c int16) bool { return c == kerr.TopicAuthorizationFailed.Code }},
 		{name: "OffsetCommit/topic", refuse: kerr.TopicAuthorizationFailed,
 			grant: allowAlice().Topics("oc-1").Operations(kadm.OpRead),
-			try:   func(t *testing.T, cl *kgo.Client) int16 { return offsetCommitCode(t, cl, "g-oc", "oc-1") }},
+			try: func(t *testing.T, cl *kgo.Client) int16 {
+				return offsetCommitCode(t, cl, "g-oc", "oc-1", aclTopicID(t, a, "oc-1"))
+			}},
 		{name: "OffsetFetch", refuse: kerr.GroupAuthorizationFailed,
 			grant: allowAlice().Groups("g-of").Operations(kadm.OpDescribe),
 			try: func(t *testing.T, cl *kgo.Client) int16 {
@@ -400,12 +404,13 @@ func produceCode(t *testing.T, cl *kgo.Client, topic string) int16 {
 	return 0
 }
 
-func offsetCommitCode(t *testing.T, cl *kgo.Client, group, topic string) int16 {
+// offsetCommitCode commits to topic (by name, and by id from v10).
+func offsetCommitCode(t *testing.T, cl *kgo.Client, group, topic string, id [16]byte) int16 {
 	t.Helper()
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Group, req.Generation = group, -1
 	rt := kmsg.NewOffsetCommitRequestTopic()
-	rt.Topic = topic
+	rt.Topic, rt.TopicID = topic, id
 	p := kmsg.NewOffsetCommitRequestTopicPartition()
 	rt.Partitions = append(rt.Partitions, p)
 	req.Topics = append(req.Topics, rt)

@@ -174,9 +174,49 @@ func testCtx(t *testing.T) context.Context {
 // sides support.
 func request[R kmsg.Response](t *testing.T, cl *kgo.Client, req kmsg.Request) R {
 	t.Helper()
+	withTopicIDs(t, cl, req)
 	resp, err := cl.Request(testCtx(t), req)
 	if err != nil {
 		t.Fatalf("request key %d: %v", req.Key(), err)
 	}
 	return resp.(R)
+}
+
+// withTopicIDs fills in the topic id of every topic req names by name
+// only, for the versions that name topics by id (Produce v13,
+// OffsetCommit and OffsetFetch v10, TxnOffsetCommit v6): franz-go sends
+// the newest version both sides serve, and a name alone would not go on
+// the wire. A name with no topic keeps the zero id (UNKNOWN_TOPIC_ID).
+// Older versions do not encode ids, so a filled one changes nothing.
+func withTopicIDs(t *testing.T, cl *kgo.Client, req kmsg.Request) {
+	t.Helper()
+	fill := func(name string, id *[16]byte) {
+		if name == "" || *id != [16]byte{} {
+			return
+		}
+		ts, err := kadm.NewClient(cl).ListTopics(testCtx(t), name)
+		if err == nil && ts[name].Err == nil {
+			*id = ts[name].ID
+		}
+	}
+	switch r := req.(type) {
+	case *kmsg.ProduceRequest:
+		for i := range r.Topics {
+			fill(r.Topics[i].Topic, &r.Topics[i].TopicID)
+		}
+	case *kmsg.OffsetCommitRequest:
+		for i := range r.Topics {
+			fill(r.Topics[i].Topic, &r.Topics[i].TopicID)
+		}
+	case *kmsg.TxnOffsetCommitRequest:
+		for i := range r.Topics {
+			fill(r.Topics[i].Topic, &r.Topics[i].TopicID)
+		}
+	case *kmsg.OffsetFetchRequest:
+		for g := range r.Groups {
+			for i := range r.Groups[g].Topics {
+				fill(r.Groups[g].Topics[i].Topic, &r.Groups[g].Topics[i].TopicID)
+			}
+		}
+	}
 }

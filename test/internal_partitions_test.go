@@ -30,7 +30,7 @@ func internalID(t *testing.T, cl *kgo.Client, name string) [16]byte {
 	return mt.TopicID
 }
 
-// fetchInternal fetches name/partition at offset (by id at v13, by name
+// fetchInternal fetches name/partition at offset (by id from v13, by name
 // below), without a session.
 func fetchInternal(t *testing.T, cl *kgo.Client, version int16, name string, partition int32, offset int64, maxWait int32) kmsg.FetchResponseTopicPartition {
 	t.Helper()
@@ -98,9 +98,9 @@ func TestInternalTopicPartitionsInMetadata(t *testing.T) {
 func TestInternalTopicFetchEmpty(t *testing.T) {
 	g := newGateway(t)
 	cl := g.client()
-	clients := map[int16]*kgo.Client{12: g.client(kgo.MaxVersions(kversion.V3_0_0())), 13: cl}
+	clients := map[int16]*kgo.Client{12: g.client(kgo.MaxVersions(kversion.V3_0_0())), 18: cl}
 	for _, name := range internalNames {
-		for _, version := range []int16{12, 13} {
+		for _, version := range []int16{12, 18} {
 			cl := clients[version]
 			p := fetchInternal(t, cl, version, name, 0, 0, 0)
 			if p.ErrorCode != 0 || p.HighWatermark != 0 || p.LastStableOffset != 0 || p.LogStartOffset != 0 || len(p.RecordBatches) != 0 {
@@ -115,7 +115,7 @@ func TestInternalTopicFetchEmpty(t *testing.T) {
 		}
 		const maxWait = 300
 		start := time.Now()
-		p := fetchInternal(t, cl, 13, name, 0, 0, maxWait)
+		p := fetchInternal(t, cl, 18, name, 0, 0, maxWait)
 		if waited := time.Since(start); p.ErrorCode != 0 || waited < maxWait*time.Millisecond {
 			t.Fatalf("%s long poll: %v after %v", name, kerr.ErrorForCode(p.ErrorCode), waited)
 		}

@@ -71,8 +71,8 @@ func TestProduceVersions(t *testing.T) {
 	g.createTopic("pver", 1)
 	vers := request[*kmsg.ApiVersionsResponse](t, g.client(), kmsg.NewPtrApiVersionsRequest())
 	for _, k := range vers.ApiKeys {
-		if k.ApiKey == 0 && (k.MinVersion != 0 || k.MaxVersion != 12) {
-			t.Fatalf("Produce advertised as %d-%d, want 0-12", k.MinVersion, k.MaxVersion)
+		if k.ApiKey == 0 && (k.MinVersion != 0 || k.MaxVersion != 13) {
+			t.Fatalf("Produce advertised as %d-%d, want 0-13", k.MinVersion, k.MaxVersion)
 		}
 	}
 	good := makeBatch(batchSpec{records: 2, pid: -1, baseTime: 1000})

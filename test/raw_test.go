@@ -263,8 +263,8 @@ func TestApiVersionsFutureVersionRawTCP(t *testing.T) {
 	}
 	// Kafka's KIP-511 answer: the ApiVersions range alone, so the client
 	// retries at our maximum.
-	if len(resp.ApiKeys) != 1 || resp.ApiKeys[0].ApiKey != 18 || resp.ApiKeys[0].MaxVersion != 4 {
-		t.Fatalf("keys %+v, want ApiVersions 0-4 alone", resp.ApiKeys)
+	if len(resp.ApiKeys) != 1 || resp.ApiKeys[0].ApiKey != 18 || resp.ApiKeys[0].MaxVersion != 5 {
+		t.Fatalf("keys %+v, want ApiVersions 0-5 alone", resp.ApiKeys)
 	}
 }
 

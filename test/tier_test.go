@@ -56,8 +56,23 @@ func testTieredTopicReadFromObjects(t *testing.T, objs objectStore) {
 		}
 		time.Sleep(10 * time.Millisecond) // polling a condition, bounded by ctx
 	}
-	if latest := listOffset(t, raw, topic, -5).Offset; latest < n*9/10-1 {
+	latest := listOffset(t, raw, topic, -5).Offset
+	if latest < n*9/10-1 {
 		t.Fatalf("latest tiered offset %d", latest)
+	}
+	// ListOffsets v11 -6 (KIP-1023): the earliest offset pending upload
+	// is the one after the latest tiered (the tier pass has stopped
+	// uploading: only the open segment is left); -1 on a topic without
+	// remote storage, as in Kafka.
+	if p := listOffset(t, raw, topic, -6); p.ErrorCode != 0 || p.Offset != listOffset(t, raw, topic, -5).Offset+1 {
+		t.Fatalf("earliest pending upload: error %d offset %d, latest tiered %d", p.ErrorCode, p.Offset, listOffset(t, raw, topic, -5).Offset)
+	}
+	g.createTopic("untiered", 1)
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "untiered", Value: []byte("x")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if p := listOffset(t, raw, "untiered", -6); p.ErrorCode != 0 || p.Offset != -1 {
+		t.Fatalf("earliest pending upload without remote storage: error %d offset %d", p.ErrorCode, p.Offset)
 	}
 	if start := listOffset(t, raw, topic, -2).Offset; start != 0 {
 		t.Fatalf("log start %d: tiering must not move it", start)

@@ -220,6 +220,11 @@ func txnCrashOne(ctx context.Context, cl *kgo.Client, p, seq int, commit bool) e
 	tc := kmsg.NewPtrTxnOffsetCommitRequest()
 	tc.TransactionalID, tc.Group, tc.ProducerID, tc.ProducerEpoch = txnCrashID(p), txnCrashGroup(p), pid, epoch
 	tc.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: txnCrashTopic, Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: int64(seq + 1), LeaderEpoch: -1}}}}
+	ts, err := kadm.NewClient(cl).ListTopics(ctx, txnCrashTopic) // v6 names the topic by id
+	if err != nil {
+		return fmt.Errorf("topic id: %w", err)
+	}
+	tc.Topics[0].TopicID = ts[txnCrashTopic].ID
 	tcResp, err := tc.RequestWith(ctx, cl)
 	if err == nil {
 		err = kerr.ErrorForCode(tcResp.Topics[0].Partitions[0].ErrorCode)

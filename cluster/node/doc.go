@@ -17,6 +17,7 @@
 //	                    node's session lease
 //	P owner/<pkey>      cluster/owner; pkey is "<topic id>-<partition>"
 //	                    (topic id as 32 hex digits) or "coordinator"
+//	P cluster-id        the cluster id every node reports (SharedClusterID)
 //
 // # Rules
 //

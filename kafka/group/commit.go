@@ -119,22 +119,38 @@ func (g *group) validateOffsetCommitLocked(memberID string, instanceID *string, 
 	return errNone
 }
 
-// ValidateTxnOffsetCommit checks a TxnOffsetCommit against the group as
-// Kafka's validateOffsetCommit does for a transactional commit (G1); the
-// group is created (Empty) when absent, as Kafka creates it. The pending
-// offsets themselves belong to the transaction coordinator (kafka/txn),
-// which calls this under the transaction's lock.
+// ValidateTxnOffsetCommit is ValidateTxnOffsetCommitAt for TxnOffsetCommit
+// before v6.
 func (c *Coordinator) ValidateTxnOffsetCommit(group, memberID string, instanceID *string, generation int32) int16 {
+	return c.ValidateTxnOffsetCommitAt(5, group, memberID, instanceID, generation)
+}
+
+// ValidateTxnOffsetCommitAt checks a TxnOffsetCommit of the given version
+// against the group as Kafka's validateTransactionalOffsetCommit does
+// (G1). A simple commit (generation < 0) creates an absent group (Empty),
+// as Kafka creates it; a member's commit to an absent group creates
+// nothing and is GROUP_ID_NOT_FOUND from v6 (KIP-1319), ILLEGAL_GENERATION
+// before. A consumer group's stale member epoch is STALE_MEMBER_EPOCH from
+// v6, ILLEGAL_GENERATION before. The pending offsets themselves belong to
+// the transaction coordinator (kafka/txn), which calls this under the
+// transaction's lock.
+func (c *Coordinator) ValidateTxnOffsetCommitAt(version int16, group, memberID string, instanceID *string, generation int32) int16 {
 	if group == "" || len(group) > maxGroupIDLen {
 		return errInvalidGroupID
+	}
+	if generation >= 0 && c.lookup(group) == nil {
+		if version >= 6 {
+			return errGroupNotFound
+		}
+		return errIllegalGeneration
 	}
 	g := c.getOrCreate(group)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.mu.typ == typeConsumer {
 		code := g.validateConsumerCommitLocked(memberID, generation, false, true)
-		if code == errStaleEpoch {
-			code = errIllegalGeneration // TxnOffsetCommit has no STALE_MEMBER_EPOCH, as Kafka
+		if code == errStaleEpoch && version < 6 {
+			code = errIllegalGeneration // no STALE_MEMBER_EPOCH before v6, as Kafka
 		}
 		return code
 	}

@@ -357,4 +357,12 @@ func TestValidateTxnOffsetCommit(t *testing.T) {
 	code(t, "new group", h.c.ValidateTxnOffsetCommit("fresh", "", nil, -1), nil)
 	code(t, "bad group", h.c.ValidateTxnOffsetCommit("", "", nil, -1), kerr.InvalidGroupID)
 	code(t, "metadata", h.c.CheckTxnOffset("t", 0, strings.Repeat("m", DefaultMaxMetadataBytes+1)), kerr.OffsetMetadataTooLarge)
+	// A member's commit to an absent group creates nothing: from v6
+	// (KIP-1319) GROUP_ID_NOT_FOUND, before ILLEGAL_GENERATION, as Kafka.
+	code(t, "absent group v6", h.c.ValidateTxnOffsetCommitAt(6, "absent", "m", nil, 3), kerr.GroupIDNotFound)
+	code(t, "absent group v5", h.c.ValidateTxnOffsetCommitAt(5, "absent", "m", nil, 3), kerr.IllegalGeneration)
+	if h.c.HasGroup("absent") {
+		t.Error("a member's TxnOffsetCommit created its absent group")
+	}
+	code(t, "absent group, simple v6", h.c.ValidateTxnOffsetCommitAt(6, "simple", "", nil, -1), nil)
 }

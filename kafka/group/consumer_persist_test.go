@@ -139,6 +139,7 @@ func TestConsumerCommitEpochs(t *testing.T) {
 		return h.c.OffsetFetch(req).Groups[0].ErrorCode
 	}
 	code(t, "txn stale", h.c.ValidateTxnOffsetCommit("g", "a", nil, a.epoch-1), kerr.IllegalGeneration)
+	code(t, "txn stale v6", h.c.ValidateTxnOffsetCommitAt(6, "g", "a", nil, a.epoch-1), kerr.StaleMemberEpoch) // KIP-1319
 	code(t, "txn current", h.c.ValidateTxnOffsetCommit("g", "a", nil, a.epoch), nil)
 	absent := func(version int16) int16 {
 		req := kmsg.NewPtrOffsetCommitRequest()

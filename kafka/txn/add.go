@@ -8,14 +8,17 @@ import (
 	"go.uber.org/zap"
 )
 
-// AddPartitionsToTxn handles AddPartitionsToTxn v0–3 (the client form; v4+
-// is broker to broker and not served). Kafka's order of checks: unknown
+// AddPartitionsToTxn handles AddPartitionsToTxn v0–3, the client form
+// (v4+, the brokers' batched form, is batch.go). Kafka's order of checks: unknown
 // partitions get UNKNOWN_TOPIC_OR_PARTITION and the others
 // OPERATION_NOT_ATTEMPTED; then the transaction's own checks (X11) apply to
 // every partition. Partitions are added durably before they are
 // registered with the resolver (X13), so a transactional batch is never
 // accepted on a partition the transaction could forget to mark.
 func (c *Coordinator) AddPartitionsToTxn(req *kmsg.AddPartitionsToTxnRequest) *kmsg.AddPartitionsToTxnResponse {
+	if req.Version >= 4 {
+		return c.addPartitionsBatch(req)
+	}
 	resp := req.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
 	var tps []offsets.TopicPartition
 	unknown := map[offsets.TopicPartition]bool{}

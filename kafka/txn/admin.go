@@ -1,10 +1,12 @@
 package txn
 
 import (
+	"regexp"
 	"slices"
 	"sort"
 
 	"github.com/kgateway/kgateway/offsets"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -87,6 +89,17 @@ func (c *Coordinator) ListTransactions(req *kmsg.ListTransactionsRequest) *kmsg.
 	if req.Version >= 1 {
 		duration = req.DurationFilterMillis
 	}
+	var idPattern *regexp.Regexp
+	if req.Version >= 2 && req.TransactionalIDPattern != nil && *req.TransactionalIDPattern != "" {
+		// KIP-1152: an RE2 expression the whole id must match, as
+		// Kafka's re2j Matcher.matches.
+		re, err := regexp.Compile(`^(?:` + *req.TransactionalIDPattern + `)$`)
+		if err != nil {
+			resp.ErrorCode = kerr.InvalidRegularExpression.Code
+			return resp
+		}
+		idPattern = re
+	}
 	now := c.clock.Now().UnixMilli()
 	for _, t := range c.snapshot() {
 		t.mu.Lock()
@@ -97,6 +110,7 @@ func (c *Coordinator) ListTransactions(req *kmsg.ListTransactionsRequest) *kmsg.
 		case len(pids) > 0 && !pids[st.ProducerID]:
 		case len(req.StateFilters) > 0 && !slices.Contains(states, st.State):
 		case duration >= 0 && now-startMillis(st) <= duration:
+		case idPattern != nil && !idPattern.MatchString(st.ID):
 		default:
 			ls := kmsg.NewListTransactionsResponseTransactionState()
 			ls.TransactionalID, ls.ProducerID, ls.TransactionState = st.ID, st.ProducerID, st.State.String()

@@ -13,12 +13,13 @@ import (
 // validateOffsetCommit for a transactional commit, and the per-partition
 // checks (metadata size, unknown partition).
 type GroupChecker interface {
-	ValidateTxnOffsetCommit(group, memberID string, instanceID *string, generation int32) int16
+	ValidateTxnOffsetCommitAt(version int16, group, memberID string, instanceID *string, generation int32) int16
 	CheckTxnOffset(topic string, partition int32, metadata string) int16
 }
 
-// TxnOffsetCommit handles TxnOffsetCommit v0–5 (v5: the group is added
-// implicitly, X18). The transaction is checked
+// TxnOffsetCommit handles TxnOffsetCommit v0–6 (v5: the group is added
+// implicitly, X18; v6 names topics by id, translated before this, and
+// answers GROUP_ID_NOT_FOUND and STALE_MEMBER_EPOCH, KIP-1319). The transaction is checked
 // first (as KIP-890's verification does): its producer id and epoch must
 // be current, it must be Ongoing and the group added with AddOffsetsToTxn (or by v5)
 // (else INVALID_TXN_STATE); then the group (v3: member, generation). The
@@ -76,7 +77,7 @@ func (c *Coordinator) txnOffsetCommit(req *kmsg.TxnOffsetCommitRequest, groups G
 	if req.Version >= 3 {
 		memberID, instanceID, generation = req.MemberID, req.InstanceID, req.Generation
 	}
-	if code := groups.ValidateTxnOffsetCommit(req.Group, memberID, instanceID, generation); code != errNone {
+	if code := groups.ValidateTxnOffsetCommitAt(req.Version, req.Group, memberID, instanceID, generation); code != errNone {
 		return code
 	}
 	now := c.clock.Now()

@@ -29,6 +29,7 @@ func corpus() []diffCase {
 		{"group-classic", caseGroupClassic},
 		{"group-consumer-848", caseGroup848},
 		{"offsets-simple", caseOffsetsSimple},
+		{"topic-ids", caseTopicIDs},
 		{"txn-tv1", caseTxnTV1},
 		{"txn-tv1-abort-fetch", caseTxnAbortFetch},
 		{"txn-fencing", caseTxnFencing},
@@ -597,6 +598,52 @@ func caseOffsetsSimple(r *run) {
 	dg := kmsg.NewPtrDescribeGroupsRequest()
 	dg.Groups = []string{g}
 	r.do("describe simple group", dg)
+}
+
+// caseTopicIDs: the versions that name topics by id (KIP-516; Produce
+// v13, OffsetCommit v10, OffsetFetch v10), with a known id and with an id
+// no topic has; a commit naming only unknown ids creates no group.
+func caseTopicIDs(r *run) {
+	const g, topic = "kd-ti", "kd-ti-t"
+	r.createTopic(topic, 1)
+	r.awaitCoordinator(0, g)
+	unknown := [16]byte{'k', 'd', 't', 'i'}
+	r.produce("produce by id", topic, 0, Batch{Records: Recs("i", 2)})
+	pr := produceReq(topic, 0, -1, nil, Batch{Records: Recs("u", 1)}.Bytes())
+	pr.Topics[0].TopicID = unknown
+	r.do("produce to an unknown id", pr)
+	pr = produceReq(topic, 0, -1, nil, Batch{Records: Recs("u", 1)}.Bytes())
+	second := pr.Topics[0]
+	second.TopicID = unknown
+	pr.Topics = append(pr.Topics, second)
+	r.do("produce to a known and an unknown id", pr)
+
+	oc := kmsg.NewPtrOffsetCommitRequest()
+	oc.Group, oc.Generation = g, -1
+	oct := kmsg.NewOffsetCommitRequestTopic()
+	oct.TopicID = unknown
+	ocp := kmsg.NewOffsetCommitRequestTopicPartition()
+	ocp.Partition, ocp.Offset, ocp.LeaderEpoch = 0, 1, -1
+	oct.Partitions = append(oct.Partitions, ocp)
+	oc.Topics = append(oc.Topics, oct)
+	r.do("commit to an unknown id only", oc)
+	dg := kmsg.NewPtrDescribeGroupsRequest()
+	dg.Groups = []string{g}
+	r.do("describe the group (none)", dg)
+	known := oct
+	known.TopicID, known.Topic = [16]byte{}, topic
+	oc.Topics = append(oc.Topics, known)
+	r.do("commit to a known and an unknown id", oc)
+
+	of := kmsg.NewPtrOffsetFetchRequest()
+	ofg := kmsg.NewOffsetFetchRequestGroup()
+	ofg.Group = g
+	ofg.Topics = []kmsg.OffsetFetchRequestGroupTopic{{Topic: topic, Partitions: []int32{0}}, {TopicID: unknown, Partitions: []int32{0}}}
+	of.Groups = append(of.Groups, ofg)
+	r.do("fetch a known and an unknown id", of)
+	all := kmsg.NewPtrOffsetFetchRequest()
+	all.Groups = []kmsg.OffsetFetchRequestGroup{{Group: g}}
+	r.do("fetch all topics", all)
 }
 
 func caseTxnTV1(r *run) {

@@ -95,6 +95,80 @@ func (r *run) fetchTopicIDs(req *kmsg.FetchRequest) {
 	}
 }
 
+// lastNameVersion is, for each request that names topics by id from some
+// version (Produce v13, OffsetCommit v10, OffsetFetch v10, TxnOffsetCommit
+// v6, KIP-516), the last version that names them by name.
+var lastNameVersion = map[int16]int16{0: 12, 8: 9, 9: 9, 28: 5}
+
+// byIDs readies req when its version names topics by id but the case
+// named them by name: each side's id for each name is filled in, so the
+// request means on the wire what the case wrote. When a name has no id on
+// this side (a missing or invalid topic: the case is about names), the
+// request goes at the last version naming topics by name instead.
+func (r *run) byIDs(req kmsg.Request) {
+	last, ok := lastNameVersion[req.Key()]
+	if !ok || req.GetVersion() <= last {
+		return
+	}
+	var refs []topicRef
+	switch q := req.(type) {
+	case *kmsg.ProduceRequest:
+		for i := range q.Topics {
+			refs = append(refs, topicRef{&q.Topics[i].Topic, &q.Topics[i].TopicID})
+		}
+	case *kmsg.OffsetCommitRequest:
+		for i := range q.Topics {
+			refs = append(refs, topicRef{&q.Topics[i].Topic, &q.Topics[i].TopicID})
+		}
+	case *kmsg.TxnOffsetCommitRequest:
+		for i := range q.Topics {
+			refs = append(refs, topicRef{&q.Topics[i].Topic, &q.Topics[i].TopicID})
+		}
+	case *kmsg.OffsetFetchRequest:
+		for g := range q.Groups {
+			for i := range q.Groups[g].Topics {
+				refs = append(refs, topicRef{&q.Groups[g].Topics[i].Topic, &q.Groups[g].Topics[i].TopicID})
+			}
+		}
+		if len(q.Groups) == 0 && q.Topics != nil {
+			req.SetVersion(last) // the one-group form (v<8) only
+			return
+		}
+	}
+	for _, ref := range refs {
+		if *ref.id != [16]byte{} || *ref.name == "" {
+			continue // named by id already
+		}
+		id := r.existingTopicID(*ref.name)
+		if id == [16]byte{} {
+			req.SetVersion(last)
+			return
+		}
+		*ref.id = id
+	}
+}
+
+// topicRef is one request topic's name and id fields.
+type topicRef struct {
+	name *string
+	id   *[16]byte
+}
+
+// existingTopicID asks Metadata (unrecorded, never creating) for topic's
+// id; zero when this side has no such topic.
+func (r *run) existingTopicID(topic string) [16]byte {
+	md := kmsg.NewPtrMetadataRequest()
+	md.AllowAutoTopicCreation = false
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic = kmsg.StringPtr(topic)
+	md.Topics = append(md.Topics, mt)
+	resp, _ := r.setup(md).(*kmsg.MetadataResponse)
+	if resp == nil || len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 {
+		return [16]byte{}
+	}
+	return resp.Topics[0].TopicID
+}
+
 // topicID asks Metadata (unrecorded) for topic's id.
 func (r *run) topicID(topic string) [16]byte {
 	md := kmsg.NewPtrMetadataRequest()

@@ -285,6 +285,7 @@ func (r *run) doV(name string, v int16, req kmsg.Request) kmsg.Response {
 	if v >= 0 {
 		req.SetVersion(v)
 	}
+	r.byIDs(req)
 	for {
 		resp, err := r.send(req)
 		if err != nil {
@@ -327,6 +328,7 @@ func loading(key int16, flat map[string]string) bool {
 // for preparing state the case is not about.
 func (r *run) setup(req kmsg.Request) kmsg.Response {
 	req.SetVersion(common[req.Key()])
+	r.byIDs(req)
 	for {
 		resp, err := r.send(req)
 		if err != nil {
