@@ -25,11 +25,13 @@ const rollBudget = 2 * time.Second
 // nothing acknowledged is lost (Book.Check), consumed or piped exactly
 // once; the committed offsets never go backwards. Each step ends when
 // placement (J2) is back where it was, all partitions led by their
-// preferred node; the whole roll takes at most N × (start time + 2 s),
-// the start time being each node's own, from launch to its ready line.
-// It reports the produce p99 during the roll. One exception is logged,
-// not failed (KGW_ROLL_STRICT=1 fails on it): a transactional producer
-// fenced while the coordinator role moves mid-EndTxn (see below).
+// preferred node; the whole roll is held to N × (start time + 2 s), the
+// start time being each node's own, from launch to its ready line, but
+// only with KGW_ROLL_STRICT=1 (tools/roll.sh): wall time is a figure
+// make test reports, not one it fails on. It reports the produce p99
+// during the roll. One exception is logged, not failed (KGW_ROLL_STRICT=1
+// fails on it): a transactional producer fenced while the coordinator
+// role moves mid-EndTxn (see below).
 //
 // One roll (about a minute with the checks); KGW_ROLLS=n rolls n times,
 // KGW_SOAK=1 five (tools/roll.sh).
@@ -87,8 +89,15 @@ func TestClusterRollingRestart(t *testing.T) {
 		quantile(before, 0.5), quantile(before, 0.99), len(before),
 		quantile(during, 0.5), quantile(during, 0.99), quantile(during, 1), len(during))
 	t.Logf("roll: %v for %d steps, budget N × (start time + %v) = %v", rollTime.Round(time.Millisecond), len(windows), rollBudget, budget.Round(time.Millisecond))
+	// The budget is a figure of wall time, which a loaded machine
+	// stretches: make test reports it, KGW_ROLL_STRICT=1 (tools/roll.sh
+	// on a quiet machine) holds the roll to it.
 	if rollTime > budget {
-		t.Errorf("the roll took %v, over its budget of %v", rollTime, budget)
+		if os.Getenv("KGW_ROLL_STRICT") == "1" {
+			t.Errorf("the roll took %v, over its budget of %v", rollTime, budget)
+		} else {
+			t.Logf("the roll took %v, over its budget of %v (a loaded machine; KGW_ROLL_STRICT=1 fails on it)", rollTime, budget)
+		}
 	}
 
 	prod.Stop(t)
