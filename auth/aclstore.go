@@ -205,7 +205,7 @@ func (s *ACLStore) replace(next []ACL) error {
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(s.dir, ACLFile, append(b, '\n')); err != nil {
+	if err := WriteFileAtomic(s.dir, ACLFile, append(b, '\n')); err != nil {
 		return err
 	}
 	s.snap.Store(newACLIndex(next, 0))

@@ -186,12 +186,17 @@ func (s *Store) Update(fn func(users map[string]User) error) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(s.dir, StoreFile, append(b, '\n'))
+	return WriteFileAtomic(s.dir, StoreFile, append(b, '\n'))
 }
 
-// writeAtomic writes name in dir so that a crash leaves either the old or
-// the new file: a temporary file, fsync, rename over name, fsync dir.
-func writeAtomic(dir, name string, b []byte) error {
+// WriteFileAtomic writes name in dir (made if missing) so that a crash
+// leaves either the old or the new file: a temporary file, fsync, rename
+// over name, fsync dir. The servers' small documents (credentials, ACLs,
+// quotas, client-metrics subscriptions) are kept this way.
+func WriteFileAtomic(dir, name string, b []byte) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
 	tmp, err := os.CreateTemp(dir, name+".tmp-*")
 	if err != nil {
 		return err

@@ -56,36 +56,13 @@ func (b *bench) spreadLoad(ctx context.Context, res *Result, p pace, partitions 
 	if err := b.createTopics(ctx, map[string]int32{p.topic: partitions}); err != nil {
 		return err
 	}
-	prod, err := b.client(kgo.ProducerLinger(linger), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()),
-		kgo.MaxBufferedRecords(spreadMaxBuffered))
+	run, err := b.pacedLoad(ctx, p,
+		[]kgo.Opt{kgo.ProducerLinger(linger), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.MaxBufferedRecords(spreadMaxBuffered)},
+		[]kgo.Opt{kgo.ConsumeTopics(p.topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())})
 	if err != nil {
 		return err
 	}
-	defer prod.Close()
-	cons, err := b.client(kgo.ConsumeTopics(p.topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	if err != nil {
-		return err
-	}
-	defer cons.Close()
-	rec := new(loadRecorder)
-	consCtx, stopCons := context.WithCancel(ctx)
-	defer stopCons()
-	consumed := make(chan int, 1)
-	go func() {
-		n, _ := consumeAtLeast(consCtx, cons, int(^uint(0)>>1), func(r *kgo.Record) {
-			rec.addE2E(time.Since(sentAt(r.Value)))
-		})
-		consumed <- n
-	}()
-	start := time.Now()
-	sent := b.paceProducer(ctx, prod, rec, p, start)
-	if err := prod.Flush(ctx); err != nil {
-		return err
-	}
-	elapsed := time.Since(start)
-	waitDrained(ctx, sent, rec.e2eCount)
-	stopCons()
-	if err := fillPacedResult(b, res, rec, p, sent, <-consumed, elapsed); err != nil {
+	if err := fillPacedResult(b, res, run, p); err != nil {
 		return err
 	}
 	res.Notes += fmt.Sprintf(" over %d partitions", partitions)

@@ -54,39 +54,57 @@ func (b *bench) offeredLoad(ctx context.Context, res *Result) error {
 	}
 	// A linger would add the client's own batching wait to every ack
 	// latency, the same for every system (--load-linger).
-	prod, err := b.client(kgo.ProducerLinger(b.cfg.LoadLinger))
+	run, err := b.pacedLoad(ctx, pace{topic: topicW4, mbps: b.cfg.OfferedMBps, duration: b.cfg.Duration},
+		[]kgo.Opt{kgo.ProducerLinger(b.cfg.LoadLinger)},
+		[]kgo.Opt{kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topicW4: {0: kgo.NewOffset().AtStart()}})})
 	if err != nil {
 		return err
+	}
+	return b.fillLoadResult(res, run.rec, run.sent, run.consumed, run.elapsed)
+}
+
+// pacedRun is what a paced load measured.
+type pacedRun struct {
+	rec            *loadRecorder
+	sent, consumed int
+	elapsed        time.Duration
+}
+
+// pacedLoad sends p with a producer made with prodOpts while a consumer
+// made with consOpts tails what it sends, recording each record's ack
+// and end-to-end latency, and waits (a while) for the consumer to catch
+// up.
+func (b *bench) pacedLoad(ctx context.Context, p pace, prodOpts, consOpts []kgo.Opt) (pacedRun, error) {
+	prod, err := b.client(prodOpts...)
+	if err != nil {
+		return pacedRun{}, err
 	}
 	defer prod.Close()
-	cons, err := b.client(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{
-		topicW4: {0: kgo.NewOffset().AtStart()},
-	}))
+	cons, err := b.client(consOpts...)
 	if err != nil {
-		return err
+		return pacedRun{}, err
 	}
 	defer cons.Close()
-
-	rec := new(loadRecorder)
+	run := pacedRun{rec: new(loadRecorder)}
 	consCtx, stopCons := context.WithCancel(ctx)
 	defer stopCons()
 	consumed := make(chan int, 1)
 	go func() {
 		n, _ := consumeAtLeast(consCtx, cons, int(^uint(0)>>1), func(r *kgo.Record) {
-			rec.addE2E(time.Since(sentAt(r.Value)))
+			run.rec.addE2E(time.Since(sentAt(r.Value)))
 		})
 		consumed <- n
 	}()
-
 	start := time.Now()
-	sent := b.paceProducer(ctx, prod, rec, pace{topic: topicW4, mbps: b.cfg.OfferedMBps, duration: b.cfg.Duration}, start)
+	run.sent = b.paceProducer(ctx, prod, run.rec, p, start)
 	if err := prod.Flush(ctx); err != nil {
-		return err
+		return pacedRun{}, err
 	}
-	elapsed := time.Since(start)
-	waitDrained(ctx, sent, rec.e2eCount)
+	run.elapsed = time.Since(start)
+	waitDrained(ctx, run.sent, run.rec.e2eCount)
 	stopCons()
-	return b.fillLoadResult(res, rec, sent, <-consumed, elapsed)
+	run.consumed = <-consumed
+	return run, nil
 }
 
 // pace is an offered load: records of --record-size to topic at mbps for

@@ -135,40 +135,18 @@ func (b *bench) startFlood(ctx context.Context, wg *sync.WaitGroup, moved *flood
 // tenantLoad is B: p's paced load with a consumer tailing its topic,
 // reported as workload 4 reports its load (ack and end-to-end latency).
 func (b *bench) tenantLoad(ctx context.Context, res *Result, p pace) error {
-	prod, err := b.client(kgo.ProducerLinger(b.cfg.LoadLinger), kgo.ClientID("kgbench-tenant-b"))
+	run, err := b.pacedLoad(ctx, p, []kgo.Opt{kgo.ProducerLinger(b.cfg.LoadLinger), kgo.ClientID("kgbench-tenant-b")},
+		[]kgo.Opt{kgo.ClientID("kgbench-tenant-b"), kgo.ConsumeTopics(p.topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())})
 	if err != nil {
 		return err
 	}
-	defer prod.Close()
-	cons, err := b.client(kgo.ClientID("kgbench-tenant-b"), kgo.ConsumeTopics(p.topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	if err != nil {
-		return err
-	}
-	defer cons.Close()
-	rec := new(loadRecorder)
-	consCtx, stopCons := context.WithCancel(ctx)
-	defer stopCons()
-	consumed := make(chan int, 1)
-	go func() {
-		n, _ := consumeAtLeast(consCtx, cons, int(^uint(0)>>1), func(r *kgo.Record) {
-			rec.addE2E(time.Since(sentAt(r.Value)))
-		})
-		consumed <- n
-	}()
-	start := time.Now()
-	sent := b.paceProducer(ctx, prod, rec, p, start)
-	if err := prod.Flush(ctx); err != nil {
-		return err
-	}
-	elapsed := time.Since(start)
-	waitDrained(ctx, sent, rec.e2eCount)
-	stopCons()
-	return fillPacedResult(b, res, rec, p, sent, <-consumed, elapsed)
+	return fillPacedResult(b, res, run, p)
 }
 
 // fillPacedResult fills res from a paced load: the acknowledged
 // throughput, ack and end-to-end percentiles.
-func fillPacedResult(b *bench, res *Result, rec *loadRecorder, p pace, sent, consumed int, elapsed time.Duration) error {
+func fillPacedResult(b *bench, res *Result, run pacedRun, p pace) error {
+	rec, sent, consumed, elapsed := run.rec, run.sent, run.consumed, run.elapsed
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	if rec.mu.ackErr != nil {

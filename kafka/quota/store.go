@@ -177,42 +177,10 @@ func (s *Store) Alter(alts []Alteration, validateOnly bool) ([]Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := writeAtomic(s.dir, File, append(b, '\n')); err != nil {
+		if err := auth.WriteFileAtomic(s.dir, File, append(b, '\n')); err != nil {
 			return nil, err
 		}
 	}
 	s.snap.Store(&snapshot{q: next})
 	return res, nil
-}
-
-// writeAtomic writes name in dir so that a crash leaves the old or the
-// new file: a temporary file, fsync, rename over name, fsync of dir.
-func writeAtomic(dir, name string, b []byte) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, name+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(b)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), filepath.Join(dir, name))
-	}
-	if err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/kgateway/kgateway/auth"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -182,7 +183,7 @@ func (s *Store) Alter(name string, fn func(cur map[string]string) (map[string]st
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(s.path, b); err != nil {
+	if err := auth.WriteFileAtomic(filepath.Dir(s.path), filepath.Base(s.path), b); err != nil {
 		return fmt.Errorf("%w: storing client metrics: %v", kerr.UnknownServerError, err)
 	}
 	return s.decode(b)
@@ -221,39 +222,4 @@ func clone(m map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
-}
-
-// writeAtomic replaces path by b: a new file written and synced, renamed
-// over path, and the directory synced, so a crash leaves the old file or
-// the new one.
-func writeAtomic(path string, b []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -126,18 +126,5 @@ func TestClusterPartitions(t *testing.T) {
 	}
 	t.Logf("cuts: %v; %d acknowledged", done, book.Acked())
 
-	prod.Stop(t)
-	parts, _ := c.ReadAll(topic, n)
-	book.Check(t, parts)
-	c.WaitCommitted(group, topic, ends(parts, n), 2*time.Minute)
-	g.Stop()
-	commits.Stop()
-	book.CheckConsumed(t, g.Consumed())
-	back, samples := commits.Backward()
-	if samples < 10 {
-		t.Errorf("only %d samples of the committed offsets", samples)
-	}
-	for _, b := range back {
-		t.Errorf("committed offset went backwards: %s", b)
-	}
+	c.checkGroupHistory(prod, g, commits, topic, group, n)
 }
