@@ -18,8 +18,13 @@ package kafka
 // lists the share-group APIs (76–79, 90–92) only while it is finalized
 // at 1 or more, and here it always is (kafka/share).
 //
-// In cluster mode (Config.Cluster, Y5) neither feature is advertised, nor
-// the transaction and share-group APIs.
+// The feature streams.version (KIP-1071) is advertised, supported 0–1 and
+// finalized at 1, as Kafka 4.4 does: the streams group APIs (88, 89) are
+// served (kafka/streams), and a Streams client uses group.protocol=streams
+// only while the feature is finalized.
+//
+// In cluster mode (Config.Cluster, Y5) none of these features is
+// advertised, nor the transaction, share-group and streams-group APIs.
 //
 // A request at a version above 4 is answered in the v0 format with
 // UNSUPPORTED_VERSION and the ApiVersions key alone (KIP-511): the client
@@ -63,6 +68,8 @@ const (
 	maxTransactionVersion     = 2
 	shareVersionFeature       = "share.version"
 	maxShareVersion           = 1
+	streamsVersionFeature     = "streams.version"
+	maxStreamsVersion         = 1
 	finalizedFeaturesEpoch    = 1
 )
 
@@ -72,7 +79,7 @@ func advertiseFeatures(resp *kmsg.ApiVersionsResponse, version int16, hidden fun
 	for _, f := range []struct {
 		name  string
 		level int16
-	}{{shareVersionFeature, maxShareVersion}, {transactionVersionFeature, maxTransactionVersion}} {
+	}{{shareVersionFeature, maxShareVersion}, {streamsVersionFeature, maxStreamsVersion}, {transactionVersionFeature, maxTransactionVersion}} {
 		if hidden(f.name) {
 			continue
 		}

@@ -62,6 +62,8 @@ func init() {
 		66: authzListTransactions,
 		68: authzConsumerGroupHeartbeat,
 		69: authzConsumerGroupDescribe,
+		88: authzStreamsGroupHeartbeat,
+		89: authzStreamsGroupDescribe,
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 // timeout) and known assignors.
 func (c Config) validateGroup(bad func(prop, format string, args ...any)) []error {
 	if err := c.groupConfig().Validate(); err != nil {
-		bad("group.consumer.*", "%v", err)
+		bad("group.consumer.*, group.streams.*", "%v", err)
 	}
 	return nil
 }
@@ -32,5 +32,9 @@ func (c Config) groupConfig() group.Config {
 		ConsumerMaxSessionTimeout:    ms(c.GroupConsumerMaxSessionTimeoutMs),
 		ConsumerMinHeartbeatInterval: ms(c.GroupConsumerMinHeartbeatIntervalMs),
 		ConsumerMaxHeartbeatInterval: ms(c.GroupConsumerMaxHeartbeatIntervalMs),
+
+		StreamsSessionTimeout:    ms(c.GroupStreamsSessionTimeoutMs),
+		StreamsHeartbeatInterval: ms(c.GroupStreamsHeartbeatIntervalMs),
+		StreamsNumStandby:        c.GroupStreamsNumStandbyReplicas,
 	}
 }

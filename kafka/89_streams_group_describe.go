@@ -1,0 +1,20 @@
+package kafka
+
+// StreamsGroupDescribe (key 89), versions 0–1 (KIP-1071).
+//
+//   v1  the topology description when asked (never stored here:
+//       NOT_STORED) and the assignor's name.
+//
+// A group that is absent or not a streams group is GROUP_ID_NOT_FOUND,
+// as from Kafka. Authorized operations are filled when asked
+// (authz_streams.go).
+
+import "github.com/twmb/franz-go/pkg/kmsg"
+
+func handleStreamsGroupDescribe(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
+	c, err := s.coordinator()
+	if err != nil {
+		return nil, err
+	}
+	return c.StreamsGroupDescribe(req.(*kmsg.StreamsGroupDescribeRequest)), nil
+}
