@@ -37,7 +37,7 @@ type AssignSpec struct {
 //     balanced across members (no member has two more than another), so
 //     across processes in proportion to their members.
 //   - Sticky: a task stays with the member that had it while that keeps
-//     the balance, else goes to another member of the process that had
+//     the balance (stateful tasks first, so that stateless ones move), else goes to another member of the process that had
 //     it, else (stateful) to a member whose process has it as standby or
 //     warm-up, else to the least loaded member.
 //   - Warm-ups: a stateful task the balance moves to a process that has
@@ -141,6 +141,19 @@ func (a *assigner) leastLoaded(ok func(i int) bool) int {
 }
 
 func (a *assigner) assignActive(tasks []Task) {
+	// Stateful tasks keep their place first: moving one costs a restore
+	// (or a warm-up), moving a stateless one nothing.
+	tasks = slices.Clone(tasks)
+	slices.SortStableFunc(tasks, func(x, y Task) int {
+		sx, sy := a.spec.Stateful[x.Subtopology], a.spec.Stateful[y.Subtopology]
+		switch {
+		case sx && !sy:
+			return -1
+		case !sx && sy:
+			return 1
+		}
+		return 0
+	})
 	var rest []Task
 	for _, t := range tasks { // the member that had it
 		i := slices.IndexFunc(a.members, func(m AssignMember) bool { return m.Prev.Active.has(t) })
