@@ -319,6 +319,9 @@ func TestStreamsReconciliationAndLeave(t *testing.T) {
 	g := newGatewayWith(t, gatewayOptions{group: fastStreams()})
 	g.createTopic("st-rc-in", 4)
 	topo := streamsTopology("st-rc", "st-rc-in")
+	agg := kmsg.NewTopicInfo()
+	agg.Topic = "st-rc-agg-changelog"
+	topo.Subtopologies[0].StateChangelogTopics = []kmsg.TopicInfo{agg} // every task stateful
 	parts := map[string]int32{"0": 4, "1": 4}
 	a := newStreamsMember(t, g, "st-rc", "a", "p1", topo)
 	a.beat()
@@ -337,8 +340,10 @@ func TestStreamsReconciliationAndLeave(t *testing.T) {
 	if countTasks(b.warmup) != 2 || countTasks(a.active) != 6 || countTasks(b.active) != 2 {
 		t.Fatalf("before b restored: a %v, b %v warm-up %v; want 6 active on a, 2 active and 2 warm-ups on b", a.active, b.active, b.warmup)
 	}
-	for _, p := range b.warmup["1"] { // b restored its warm-ups
-		b.offsets = append(b.offsets, kmsg.TaskOffset{SubtopologyID: "1", Partition: p, Offset: 100})
+	for _, id := range sortedKeys(b.warmup) { // b restored its warm-ups
+		for _, p := range b.warmup[id] {
+			b.offsets = append(b.offsets, kmsg.TaskOffset{SubtopologyID: id, Partition: p, Offset: 100})
+		}
 	}
 	settle(t, parts, a, b)
 	if countTasks(a.active) != 4 || countTasks(b.active) != 4 || countTasks(b.warmup) != 0 {
