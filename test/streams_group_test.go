@@ -90,9 +90,10 @@ func (m *streamsMember) request() *kmsg.StreamsGroupHeartbeatRequest {
 		req.TaskOffsets, req.TaskEndOffsets = m.offsets, m.offsets
 	}
 	if m.changed || m.epoch == 0 {
-		if m.epoch != 0 {
-			req.ActiveTasks, req.StandbyTasks, req.WarmupTasks = taskIDs(m.active), taskIDs(m.standby), taskIDs(m.warmup)
+		if m.epoch == 0 {
+			m.active, m.standby, m.warmup = nil, nil, nil // a (re)join owns nothing
 		}
+		req.ActiveTasks, req.StandbyTasks, req.WarmupTasks = taskIDs(m.active), taskIDs(m.standby), taskIDs(m.warmup)
 		m.changed = false
 	}
 	return req
@@ -381,12 +382,19 @@ func TestStreamsErrors(t *testing.T) {
 	req := a.request()
 	req.MemberID = ""
 	expect("empty member id", req, kerr.InvalidRequest)
-	req = a.request()
-	req.MemberEpoch, req.Topology = 0, nil
-	req.RebalanceTimeoutMillis = 1000
+	rejoin := func() *kmsg.StreamsGroupHeartbeatRequest {
+		req := a.request()
+		req.MemberEpoch, req.RebalanceTimeoutMillis, req.Topology = 0, 1000, topo
+		req.ActiveTasks, req.StandbyTasks, req.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
+		return req
+	}
+	req = rejoin()
+	req.ActiveTasks = nil
+	expect("join with null tasks", req, kerr.InvalidRequest)
+	req = rejoin()
+	req.Topology = nil
 	expect("join without topology", req, kerr.InvalidRequest)
-	req = a.request()
-	req.MemberEpoch, req.RebalanceTimeoutMillis = 0, 1000
+	req = rejoin()
 	bad := streamsTopology("st-err", "st-err-in")
 	bad.Subtopologies[1].StateChangelogTopics[0].NumPartitions = 3
 	req.Topology = bad

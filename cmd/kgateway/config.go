@@ -129,9 +129,10 @@ type Config struct {
 	GroupConsumerAssignors              string `prop:"group.consumer.assignors" flag:"group-consumer-assignors" help:"server-side assignors, comma-separated (uniform, range); the first is the default"`
 
 	// Streams groups of the KIP-1071 protocol (groupflags.go).
-	GroupStreamsSessionTimeoutMs    int64 `prop:"group.streams.session.timeout.ms" flag:"group-streams-session-timeout-ms" help:"remove a streams group member not heard from for this long"`
-	GroupStreamsHeartbeatIntervalMs int64 `prop:"group.streams.heartbeat.interval.ms" flag:"group-streams-heartbeat-interval-ms" help:"how often streams group members heartbeat (below the session timeout)"`
-	GroupStreamsNumStandbyReplicas  int   `prop:"group.streams.num.standby.replicas" flag:"group-streams-num-standby-replicas" help:"standby replicas of each stateful task of a streams group"`
+	GroupStreamsSessionTimeoutMs        int64 `prop:"group.streams.session.timeout.ms" flag:"group-streams-session-timeout-ms" help:"remove a streams group member not heard from for this long"`
+	GroupStreamsHeartbeatIntervalMs     int64 `prop:"group.streams.heartbeat.interval.ms" flag:"group-streams-heartbeat-interval-ms" help:"how often streams group members heartbeat (below the session timeout)"`
+	GroupStreamsNumStandbyReplicas      int   `prop:"group.streams.num.standby.replicas" flag:"group-streams-num-standby-replicas" help:"standby replicas of each stateful task of a streams group"`
+	GroupStreamsInitialRebalanceDelayMs int64 `prop:"group.streams.initial.rebalance.delay.ms" flag:"group-streams-initial-rebalance-delay-ms" help:"a new streams group's first task assignment waits this long for more members; 0 does not wait"`
 
 	ProducerIDExpirationMs int64 `prop:"producer.id.expiration.ms" flag:"producer-id-expiration-ms" help:"drop an idempotent producer's state on a partition it has not appended to for this long (a partition also keeps at most 1000 producers, the least recently appended dropped first)"`
 
@@ -215,6 +216,7 @@ func DefaultConfig() Config {
 		GroupConsumerMaxHeartbeatIntervalMs: group.DefaultConsumerMaxHeartbeatInterval.Milliseconds(),
 		GroupStreamsSessionTimeoutMs:        streams.DefaultSessionTimeout.Milliseconds(),
 		GroupStreamsHeartbeatIntervalMs:     streams.DefaultHeartbeatInterval.Milliseconds(),
+		GroupStreamsInitialRebalanceDelayMs: streams.DefaultInitialDelay.Milliseconds(),
 
 		TransactionMaxTimeoutMs:      txn.DefaultMaxTimeout.Milliseconds(),
 		TransactionalIDExpirationMs:  txn.DefaultIDExpiration.Milliseconds(),

@@ -33,8 +33,9 @@ func (c Config) groupConfig() group.Config {
 		ConsumerMinHeartbeatInterval: ms(c.GroupConsumerMinHeartbeatIntervalMs),
 		ConsumerMaxHeartbeatInterval: ms(c.GroupConsumerMaxHeartbeatIntervalMs),
 
-		StreamsSessionTimeout:    ms(c.GroupStreamsSessionTimeoutMs),
-		StreamsHeartbeatInterval: ms(c.GroupStreamsHeartbeatIntervalMs),
-		StreamsNumStandby:        c.GroupStreamsNumStandbyReplicas,
+		StreamsSessionTimeout:        ms(c.GroupStreamsSessionTimeoutMs),
+		StreamsHeartbeatInterval:     ms(c.GroupStreamsHeartbeatIntervalMs),
+		StreamsNumStandby:            c.GroupStreamsNumStandbyReplicas,
+		StreamsInitialRebalanceDelay: ms(c.GroupStreamsInitialRebalanceDelayMs),
 	}
 }

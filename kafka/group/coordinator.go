@@ -87,6 +87,11 @@ type Config struct {
 	StreamsSessionTimeout    time.Duration
 	StreamsHeartbeatInterval time.Duration
 	StreamsNumStandby        int
+	// StreamsInitialRebalanceDelay is
+	// group.streams.initial.rebalance.delay.ms: a new streams group's
+	// first assignment waits this long for more members (0, the zero
+	// Config's value: no wait; the binary defaults to Kafka's 3 s).
+	StreamsInitialRebalanceDelay time.Duration
 }
 
 // Validate reports every problem with cfg at once.
@@ -113,7 +118,7 @@ func (cfg Config) Validate() error {
 		errs = append(errs, errors.New("group: config: intervals must not be negative"))
 	}
 	errs = append(errs, cfg.validateConsumer()...)
-	if cfg.StreamsSessionTimeout < 0 || cfg.StreamsHeartbeatInterval < 0 || cfg.StreamsNumStandby < 0 {
+	if cfg.StreamsSessionTimeout < 0 || cfg.StreamsHeartbeatInterval < 0 || cfg.StreamsNumStandby < 0 || cfg.StreamsInitialRebalanceDelay < 0 {
 		errs = append(errs, errors.New("group: config: group.streams.* settings must not be negative"))
 	}
 	if s := cfg.streamsConfigOf(); s.HeartbeatInterval >= s.SessionTimeout {

@@ -63,7 +63,7 @@ func (c *Coordinator) streamsConfig() streams.Config { return c.cfg.streamsConfi
 func (cfg Config) streamsConfigOf() streams.Config {
 	return streams.Config{
 		SessionTimeout: cfg.StreamsSessionTimeout, HeartbeatInterval: cfg.StreamsHeartbeatInterval,
-		NumStandby: cfg.StreamsNumStandby, MaxSize: cfg.MaxGroupSize,
+		NumStandby: cfg.StreamsNumStandby, MaxSize: cfg.MaxGroupSize, InitialDelay: cfg.StreamsInitialRebalanceDelay,
 	}.WithDefaults()
 }
 
@@ -96,7 +96,7 @@ func (c *Coordinator) StreamsGroupHeartbeat(cl Client, req *kmsg.StreamsGroupHea
 		return errResp(code, msg), nil
 	}
 	cfg := c.streamsConfig()
-	env := streams.Env{Config: cfg, Metadata: c.streamsMetadata(), ClientID: cl.ID, ClientHost: cl.Host}
+	env := streams.Env{Config: cfg, Metadata: c.streamsMetadata(), ClientID: cl.ID, ClientHost: cl.Host, Now: c.clock.Now()}
 	res, e := g.mu.strm.Heartbeat(env, req)
 	if e != nil {
 		return errResp(e.Code, e.Msg), nil
@@ -238,7 +238,7 @@ func (g *group) expireStreamsMember(id string, seq uint64, revoke bool) {
 	}
 	g.c.log.Info("streams-member-expired", zap.String("group", g.id), zap.String("member", id), zap.Bool("revocation-timeout", revoke))
 	g.mu.strm.Reconfigure(g.c.streamsMetadata())
-	g.mu.strm.Remove(g.c.streamsConfig(), id)
+	g.mu.strm.Remove(g.c.streamsConfig(), id, g.c.clock.Now())
 	g.persistStreamsLocked()
 	g.syncStreamsTimersLocked("")
 }

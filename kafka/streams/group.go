@@ -36,6 +36,7 @@ const (
 	DefaultMaxWarmup          = 2                // max warm-up replicas
 	DefaultAcceptableLag      = 10000            // acceptable.recovery.lag
 	DefaultTaskOffsetInterval = 60 * time.Second // how often members report task offsets
+	DefaultInitialDelay       = 3 * time.Second  // group.streams.initial.rebalance.delay.ms
 )
 
 // Config holds the group settings a heartbeat needs.
@@ -47,6 +48,10 @@ type Config struct {
 	AcceptableLag      int64
 	TaskOffsetInterval time.Duration
 	MaxSize            int // group.max.size
+	// InitialDelay is group.streams.initial.rebalance.delay.ms: the
+	// first assignment of a group waits this long after its first member
+	// joined, for the others (0: no wait).
+	InitialDelay time.Duration
 }
 
 // WithDefaults fills zero fields with Kafka's defaults.
@@ -118,6 +123,10 @@ type Group struct {
 	Target          map[string]Tasks   `json:"target"`
 	EndpointEpoch   int32              `json:"endpointEpoch"`
 	Shutdown        string             `json:"shutdown,omitempty"`
+	// DelayUntil (unix ms) is when the initial rebalance delay ends;
+	// Delayed: a target was left empty for it and is still to compute.
+	DelayUntil int64 `json:"delayUntil,omitempty"`
+	Delayed    bool  `json:"delayed,omitempty"`
 
 	configured *Configured
 }
@@ -204,11 +213,12 @@ func Validate(req *kmsg.StreamsGroupHeartbeatRequest) *Error {
 		switch {
 		case req.RebalanceTimeoutMillis == -1:
 			return bad("RebalanceTimeoutMs must be provided in first request.")
-		case len(req.ActiveTasks) > 0:
+		// Empty, not absent: Kafka refuses null lists here too.
+		case req.ActiveTasks == nil || len(req.ActiveTasks) > 0:
 			return bad("ActiveTasks must be empty when (re-)joining.")
-		case len(req.StandbyTasks) > 0:
+		case req.StandbyTasks == nil || len(req.StandbyTasks) > 0:
 			return bad("StandbyTasks must be empty when (re-)joining.")
-		case len(req.WarmupTasks) > 0:
+		case req.WarmupTasks == nil || len(req.WarmupTasks) > 0:
 			return bad("WarmupTasks must be empty when (re-)joining.")
 		case req.Topology == nil:
 			return bad("Topology must be non-null when (re-)joining.")
@@ -240,6 +250,7 @@ type Env struct {
 	Metadata   Metadata
 	ClientID   string
 	ClientHost string
+	Now        time.Time
 }
 
 // Result is a heartbeat's outcome: the answer, and the internal topics
@@ -262,10 +273,15 @@ func (g *Group) Heartbeat(env Env, req *kmsg.StreamsGroupHeartbeatRequest) (Resu
 		resp.MemberID, resp.MemberEpoch = req.MemberID, req.MemberEpoch
 		return Result{Resp: resp}, nil
 	}
+	wasEmpty := len(g.Members) == 0
 	m, prev, err := g.memberFor(env, req)
 	if err != nil {
 		return Result{}, err
 	}
+	if wasEmpty && prev == nil && env.Config.InitialDelay > 0 {
+		g.DelayUntil = env.Now.Add(env.Config.InitialDelay).UnixMilli()
+	}
+	delayed := g.delayed(env.Now)
 	var owned *Tasks
 	if req.ActiveTasks != nil {
 		owned = &Tasks{fromWire(req.ActiveTasks), fromWire(req.StandbyTasks), fromWire(req.WarmupTasks)}
@@ -304,9 +320,12 @@ func (g *Group) Heartbeat(env Env, req *kmsg.StreamsGroupHeartbeatRequest) (Resu
 	if g.recordOffsets(m, req, env.Config) {
 		bump = true // a warm-up caught up: promote it
 	}
+	if g.Delayed && !delayed {
+		bump = true // the initial delay is over: assign
+	}
 	if bump {
 		g.Epoch++
-		g.computeTarget(env.Config)
+		g.computeTarget(env.Config, env.Now)
 	}
 	before := m.Assigned
 	g.reconcile(m, owned)
@@ -316,7 +335,9 @@ func (g *Group) Heartbeat(env Env, req *kmsg.StreamsGroupHeartbeatRequest) (Resu
 	resp.MemberID, resp.MemberEpoch = m.ID, m.Epoch
 	resp.HeartbeatIntervalMillis = int32(env.Config.HeartbeatInterval.Milliseconds())
 	resp.TaskOffsetIntervalMillis = int32(env.Config.TaskOffsetInterval.Milliseconds())
-	resp.AcceptableRecoveryLagLegacy = int32(min(env.Config.AcceptableLag, 1<<31-1))
+	if req.Version == 0 { // v1 carries it as an int64
+		resp.AcceptableRecoveryLagLegacy = int32(min(env.Config.AcceptableLag, 1<<31-1))
+	}
 	resp.AcceptableRecoveryLag = env.Config.AcceptableLag
 	if req.MemberEpoch == EpochJoin || !before.equal(m.Assigned) {
 		resp.ActiveTasks, resp.StandbyTasks, resp.WarmupTasks = toWire(m.Assigned.Active), toWire(m.Assigned.Standby), toWire(m.Assigned.Warmup)
@@ -329,6 +350,9 @@ func (g *Group) Heartbeat(env Env, req *kmsg.StreamsGroupHeartbeatRequest) (Resu
 	}
 	resp.EndpointInformationEpoch = g.EndpointEpoch
 	var create []InternalTopic
+	if delayed {
+		status = append(status, statusOf(StatusAssignmentDelayed, "Assignment delayed due to the configured initial rebalance delay."))
+	}
 	if !cfg.Ready() {
 		create = cfg.Create
 		status = append(status, statusOf(cfg.Status, cfg.Detail))
@@ -539,12 +563,19 @@ func invalidTasks(parts map[string]int32, owned *Tasks) string {
 	return ""
 }
 
+// delayed: the initial rebalance delay runs at now.
+func (g *Group) delayed(now time.Time) bool {
+	return g.DelayUntil > 0 && now.UnixMilli() < g.DelayUntil
+}
+
 // computeTarget recomputes every member's target assignment at the
-// group epoch: empty while the topology is not ready.
-func (g *Group) computeTarget(cfg Config) {
+// group epoch: empty while the topology is not ready or the initial
+// rebalance delay runs.
+func (g *Group) computeTarget(cfg Config, now time.Time) {
 	g.AssignmentEpoch = g.Epoch
 	g.Target = make(map[string]Tasks, len(g.Members))
-	if !g.Ready || g.configured == nil || !g.configured.Ready() {
+	g.Delayed = g.delayed(now)
+	if g.Delayed || !g.Ready || g.configured == nil || !g.configured.Ready() {
 		for id := range g.Members {
 			g.Target[id] = Tasks{}
 		}
@@ -684,13 +715,13 @@ func (g *Group) leave(env Env, req *kmsg.StreamsGroupHeartbeatRequest) *Error {
 		}
 		return nil
 	}
-	g.Remove(env.Config, m.ID)
+	g.Remove(env.Config, m.ID, env.Now)
 	return nil
 }
 
 // Remove drops a member (a leave, a session or rebalance timeout): the
 // group epoch advances and the target is recomputed without it.
-func (g *Group) Remove(cfg Config, id string) {
+func (g *Group) Remove(cfg Config, id string, now time.Time) {
 	m := g.Members[id]
 	if m == nil {
 		return
@@ -707,7 +738,7 @@ func (g *Group) Remove(cfg Config, id string) {
 		g.Shutdown = ""
 	}
 	g.Epoch++
-	g.computeTarget(cfg)
+	g.computeTarget(cfg, now)
 	g.Converge()
 }
 

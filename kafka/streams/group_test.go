@@ -2,6 +2,7 @@ package streams
 
 import (
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -74,6 +75,7 @@ func join(id string) *kmsg.StreamsGroupHeartbeatRequest {
 	r.Version = 1
 	r.Group, r.MemberID, r.RebalanceTimeoutMillis, r.Topology = "g", id, 1000, topo(1)
 	r.ProcessID = kmsg.StringPtr("proc-" + id)
+	r.ActiveTasks, r.StandbyTasks, r.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
 	return r
 }
 
@@ -167,6 +169,11 @@ func TestValidate(t *testing.T) {
 	if e := Validate(r); e == nil || e.Msg != "Topology can only be provided when (re-)joining." {
 		t.Fatalf("topology on a heartbeat: %v", e)
 	}
+	r = join("a")
+	r.ActiveTasks = nil
+	if e := Validate(r); e == nil || e.Msg != "ActiveTasks must be empty when (re-)joining." {
+		t.Fatalf("join with null tasks: %v", e)
+	}
 	r = beat("a", -2, nil)
 	if e := Validate(r); e == nil || e.Msg != "InstanceId can't be null." {
 		t.Fatalf("static leave without instance: %v", e)
@@ -175,5 +182,23 @@ func TestValidate(t *testing.T) {
 	r.ActiveTasks = []kmsg.TaskIDs{}
 	if e := Validate(r); e == nil || e.Code != kerr.InvalidRequest.Code {
 		t.Fatalf("one task type only: %v", e)
+	}
+}
+
+// The initial rebalance delay: a new group's first assignment waits,
+// with the status saying so, and comes with the first heartbeat after.
+func TestInitialDelay(t *testing.T) {
+	g := NewGroup("g")
+	e := env()
+	e.Config.InitialDelay = 3 * time.Second
+	e.Now = time.Unix(1000, 0)
+	res, err := g.Heartbeat(e, join("a"))
+	if err != nil || len(res.Resp.ActiveTasks) != 0 || len(res.Resp.Status) != 1 || res.Resp.Status[0].StatusCode != StatusAssignmentDelayed {
+		t.Fatalf("join during the delay: %v %+v", err, res.Resp)
+	}
+	e.Now = e.Now.Add(3 * time.Second)
+	res, err = g.Heartbeat(e, beat("a", res.Resp.MemberEpoch, []kmsg.TaskIDs{}))
+	if err != nil || fromWire(res.Resp.ActiveTasks).size() != 4 || len(res.Resp.Status) != 0 {
+		t.Fatalf("after the delay: %v %+v", err, res.Resp)
 	}
 }

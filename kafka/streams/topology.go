@@ -157,6 +157,7 @@ const (
 	StatusIncorrectlyPartitions int8 = 2
 	StatusMissingInternalTopics int8 = 3
 	StatusShutdownApplication   int8 = 4
+	StatusAssignmentDelayed     int8 = 5
 )
 
 // Configured is a topology checked against the topics that exist: the
@@ -250,7 +251,7 @@ func Configure(t *Topology, md Metadata) *Configured {
 		out.Create = nil
 	case len(absent) > 0:
 		sort.Strings(absent)
-		out.Status, out.Detail = StatusMissingInternalTopics, "Internal topics are missing: ["+strings.Join(absent, ", ")+"]"
+		out.Status, out.Detail = StatusMissingInternalTopics, "Internal topics are missing: "+strings.Join(absent, ", ")
 	default:
 		out.Partitions = parts
 	}
