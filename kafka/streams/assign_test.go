@@ -59,6 +59,17 @@ func TestAssignBalanced(t *testing.T) {
 		if lo, hi, _ := activeCount(a); hi-lo > 1 {
 			t.Fatalf("%+v: loads from %d to %d", c, lo, hi)
 		}
+		// Stickiness does not beat balance: one member had every task.
+		ms := members(c.members, c.procs)
+		ms[0].Prev = Tasks{Active: setOf(a[ms[0].ID].Active.list())}
+		for _, x := range a {
+			ms[0].Prev.Active = union(ms[0].Prev.Active, x.Active)
+		}
+		a = Assign(AssignSpec{Partitions: parts, Members: ms})
+		checkActiveOnce(t, parts, a)
+		if lo, hi, _ := activeCount(a); hi-lo > 1 {
+			t.Fatalf("%+v, one member having had all: loads from %d to %d", c, lo, hi)
+		}
 	}
 }
 
