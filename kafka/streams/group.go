@@ -274,6 +274,7 @@ func (g *Group) Heartbeat(env Env, req *kmsg.StreamsGroupHeartbeatRequest) (Resu
 		return Result{Resp: resp}, nil
 	}
 	wasEmpty := len(g.Members) == 0
+	created := wasEmpty && g.Epoch == 0 // the group is new with this join
 	m, prev, err := g.memberFor(env, req)
 	if err != nil {
 		return Result{}, err
@@ -341,7 +342,7 @@ func (g *Group) Heartbeat(env Env, req *kmsg.StreamsGroupHeartbeatRequest) (Resu
 	resp.AcceptableRecoveryLag = env.Config.AcceptableLag
 	if req.MemberEpoch == EpochJoin || !before.equal(m.Assigned) {
 		resp.ActiveTasks, resp.StandbyTasks, resp.WarmupTasks = toWire(m.Assigned.Active), toWire(m.Assigned.Standby), toWire(m.Assigned.Warmup)
-		if m.Endpoint != nil {
+		if m.Endpoint != nil && !created { // as Kafka, a new group's first join does not count
 			g.EndpointEpoch++
 		}
 	}
@@ -742,6 +743,14 @@ func (g *Group) Remove(cfg Config, id string, now time.Time) {
 	g.Converge()
 }
 
+func (c *Configured) internal(topic string) (int32, bool) {
+	if c == nil {
+		return 0, false
+	}
+	n, ok := c.Internal[topic]
+	return n, ok && n > 0
+}
+
 // Reconfigure re-checks the topology against md (after the broker
 // created internal topics, or on a load) without a heartbeat.
 func (g *Group) Reconfigure(md Metadata) {
@@ -824,7 +833,7 @@ func (g *Group) Describe(dg *kmsg.StreamsGroupDescribeResponseGroup) {
 		for _, s := range g.Topology.Subtopologies {
 			ds := kmsg.NewStreamsGroupDescribeResponseGroupTopologySubtopology()
 			ds.SubtopologyID, ds.SourceTopics, ds.RepartitionSinkTopics = s.ID, nonNil(s.SourceTopics), nonNil(s.RepartitionSinkTopics)
-			ds.StateChangelogTopics, ds.RepartitionSourceTopics = toInfo(s.StateChangelogTopics), toInfo(s.RepartitionSourceTopics)
+			ds.StateChangelogTopics, ds.RepartitionSourceTopics = g.toInfo(s.StateChangelogTopics), g.toInfo(s.RepartitionSourceTopics)
 			t.Subtopologies = append(t.Subtopologies, ds)
 		}
 		dg.Topology = &t
@@ -854,11 +863,16 @@ func nonNil(s []string) []string {
 	return s
 }
 
-func toInfo(in []TopicInfo) []kmsg.TopicInfo {
+// toInfo describes internal topics with their derived partition counts
+// where the topology is configured, as Kafka describes them.
+func (g *Group) toInfo(in []TopicInfo) []kmsg.TopicInfo {
 	out := []kmsg.TopicInfo{}
 	for _, ti := range in {
 		x := kmsg.NewTopicInfo()
 		x.Topic, x.NumPartitions, x.ReplicationFactor = ti.Name, ti.Partitions, ti.Replication
+		if n, ok := g.configured.internal(ti.Name); ok && x.NumPartitions == 0 {
+			x.NumPartitions = n
+		}
 		for _, k := range slices.Sorted(maps.Keys(ti.Configs)) {
 			x.Configs = append(x.Configs, kmsg.TopicInfoConfig{Key: k, Value: ti.Configs[k]})
 		}

@@ -165,9 +165,12 @@ const (
 // not (a status) and the internal topics to create.
 type Configured struct {
 	Partitions map[string]int32 // subtopology id -> tasks; nil unless ready
-	Status     int8
-	Detail     string
-	Create     []InternalTopic
+	// Internal are the derived partition counts of the internal topics
+	// (repartition topics and changelogs), when they could be derived.
+	Internal map[string]int32
+	Status   int8
+	Detail   string
+	Create   []InternalTopic
 	// Signature is the partition counts of every topic the topology
 	// reads or writes: a change re-plans the group.
 	Signature string
@@ -216,8 +219,15 @@ func Configure(t *Topology, md Metadata) *Configured {
 		return out
 	}
 	parts := make(map[string]int32, len(t.Subtopologies))
+	out.Internal = make(map[string]int32)
 	for _, s := range t.Subtopologies {
 		parts[s.ID] = subtopologyPartitions(&s, md, rep)
+		for _, ti := range s.RepartitionSourceTopics {
+			out.Internal[ti.Name] = rep[ti.Name]
+		}
+		for _, ti := range s.StateChangelogTopics {
+			out.Internal[ti.Name] = parts[s.ID]
+		}
 	}
 	var wrong, absent []string
 	check := func(ti TopicInfo, want int32, changelog bool) {
