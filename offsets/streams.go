@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// A streams group's state (KIP-1071; O24, O25) lives under its own key
+// A streams group's state (KIP-1071; the streams groups rule of doc.go) lives under its own key
 // beside the group's metadata record, as the coordinator's encoding
 // (kafka/streams: epochs, topology, members, their tasks and the
 // target):
@@ -30,7 +30,7 @@ func streamsKey(group string) []byte {
 }
 
 // PutStreamsGroup records g in one synced batch with its metadata record
-// (O24): when it returns nil both are durable. A classic membership or
+// (doc.go, streams groups): when it returns nil both are durable. A classic membership or
 // consumer group state of the same id is removed in the same batch (a
 // group has one type). maxBytes > 0 bounds the state (ErrTooLarge).
 func (s *Store) PutStreamsGroup(g StreamsGroup, maxBytes int) error {
@@ -75,7 +75,7 @@ func appendUint64(b []byte, v uint64) []byte {
 	return b
 }
 
-// StreamsGroups returns every persisted streams group by id (O25).
+// StreamsGroups returns every persisted streams group by id (doc.go, streams groups).
 func (s *Store) StreamsGroups() (map[string]StreamsGroup, error) {
 	return read(s, func() (map[string]StreamsGroup, error) { return scanTagByID(s.db, streamsTag, decodeStreams) })
 }

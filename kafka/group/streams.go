@@ -19,7 +19,7 @@ import (
 //     otherwise a heartbeat to another type's group is GROUP_ID_NOT_FOUND,
 //     a JoinGroup to a streams group INCONSISTENT_GROUP_PROTOCOL, a
 //     ConsumerGroupHeartbeat GROUP_ID_NOT_FOUND.
-//   - Durable state: a streams group's state is durable (offsets O24) before a
+//   - Durable state: a streams group's state is durable (the offsets store's streams group state) before a
 //     heartbeat is answered; if the write fails the group goes back to its
 //     last durable state and the heartbeat gets the error. After a restart
 //     members go on at their epochs with their tasks (sessions start at the

@@ -1,7 +1,7 @@
 package main
 
 // Deliberate breaks of the streams group rules (KIP-1071: kafka/streams,
-// kafka/group streams.go, offsets O24–O25), in a file of their own.
+// kafka/group streams.go, the offsets store's streams group state), in a file of their own.
 
 func init() { mutations = append(mutations, streamsMutations...) }
 
