@@ -28,6 +28,7 @@ func corpus() []diffCase {
 		{"group-unknown", caseGroupUnknown},
 		{"group-classic", caseGroupClassic},
 		{"group-consumer-848", caseGroup848},
+		{"group-streams", caseGroupStreams},
 		{"offsets-simple", caseOffsetsSimple},
 		{"txn-tv1", caseTxnTV1},
 		{"txn-tv1-abort-fetch", caseTxnAbortFetch},
