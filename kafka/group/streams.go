@@ -47,7 +47,13 @@ func (m streamsMetadata) Partitions(topic string) (int32, bool) {
 	return n, ok
 }
 
-func (c *Coordinator) streamsMetadata() streamsMetadata {
+// streamsMetadata is what topics exist: the TopicLister itself when it
+// can look a topic up (a heartbeat then costs a lookup per topology
+// topic), else a list of every topic.
+func (c *Coordinator) streamsMetadata() streams.Metadata {
+	if md, ok := c.cfg.Metadata.(streams.Metadata); ok {
+		return md
+	}
 	md := streamsMetadata{}
 	if c.cfg.Metadata == nil {
 		return md
