@@ -506,6 +506,19 @@ func TestStreamsSurvivesRestart(t *testing.T) {
 	if code := commit(a, a.epoch-1); code != kerr.StaleMemberEpoch.Code {
 		t.Fatalf("commit at an old epoch: %v", kerr.ErrorForCode(code))
 	}
+	fetch := func(m *streamsMember, epoch int32) int16 {
+		req := kmsg.NewPtrOffsetFetchRequest()
+		rg := kmsg.NewOffsetFetchRequestGroup()
+		rg.Group, rg.MemberID, rg.MemberEpoch = m.group, kmsg.StringPtr(m.id), epoch
+		req.Groups = []kmsg.OffsetFetchRequestGroup{rg}
+		return request[*kmsg.OffsetFetchResponse](t, m.cl, req).Groups[0].ErrorCode
+	}
+	if code := fetch(a, a.epoch); code != 0 {
+		t.Fatalf("fetch at the member epoch: %v", kerr.ErrorForCode(code))
+	}
+	if code := fetch(a, a.epoch-1); code != kerr.StaleMemberEpoch.Code {
+		t.Fatalf("fetch at an old epoch: %v", kerr.ErrorForCode(code))
+	}
 	epoch, aTasks, bTasks := a.epoch, fmt.Sprint(a.active), fmt.Sprint(b.active)
 	g.restart()
 	a.cl, b.cl = streamsClient(g), streamsClient(g)
