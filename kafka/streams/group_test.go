@@ -202,3 +202,29 @@ func TestInitialDelay(t *testing.T) {
 		t.Fatalf("after the delay: %v %+v", err, res.Resp)
 	}
 }
+
+// Topology epochs: a join with a higher epoch replaces the group's
+// topology and a member still at the old one is told STALE_TOPOLOGY; a
+// different topology at the same epoch is refused.
+func TestTopologyEpochs(t *testing.T) {
+	g := NewGroup("g")
+	a := mustBeat(t, g, join("a"))
+	same := join("b")
+	same.Topology.Subtopologies[0].SourceTopics = []string{"table"}
+	if _, e := g.Heartbeat(env(), same); e == nil || e.Code != kerr.InvalidRequest.Code {
+		t.Fatalf("another topology at the same epoch: %v", e)
+	}
+	if _, ok := g.Members["b"]; ok {
+		t.Fatal("a refused join left its member")
+	}
+	next := join("b")
+	next.Topology = topo(2)
+	mustBeat(t, g, next)
+	if g.Topology.Epoch != 2 {
+		t.Fatalf("group topology epoch %d, want 2", g.Topology.Epoch)
+	}
+	r := mustBeat(t, g, beat("a", a.MemberEpoch, nil))
+	if len(r.Status) == 0 || r.Status[0].StatusCode != StatusStaleTopology {
+		t.Fatalf("a at topology epoch 1: status %+v, want STALE_TOPOLOGY", r.Status)
+	}
+}
