@@ -25,14 +25,20 @@ run: build
 # bin/, under a versioned name.
 VERSITYGW_VERSION := v1.8.0
 VERSITYGW := $(firstword $(subst :, ,$(shell $(GO) env GOPATH)))/bin/versitygw-$(VERSITYGW_VERSION)
+# etcd is the real etcd server the cluster tests run as a three-member
+# cluster (test/etcdserver, which pins the same version, the one go.mod
+# requires, and builds it itself when it is missing). Its module has
+# replace directives, so it is built inside a throwaway module.
+ETCD_VERSION := v3.7.3
+ETCD := $(firstword $(subst :, ,$(shell $(GO) env GOPATH)))/bin/etcd-$(ETCD_VERSION)
 
 # deps installs what the tests need on a fresh machine: kcat from Debian,
-# versitygw from source, and Apache Kafka's jars (test/jvm, from Maven
+# versitygw and etcd from source, and Apache Kafka's jars (test/jvm, from Maven
 # Central) with the classpath the Go side starts the broker and tools with.
 # Installing kcat needs root (the norm on the test machines); it never
 # calls sudo: as another user it stops and says what to install.
 JVM_MOD := test/jvm
-deps: $(VERSITYGW) $(JVM_MOD)/target/classpath.txt
+deps: $(VERSITYGW) $(ETCD) $(JVM_MOD)/target/classpath.txt
 	@command -v kcat >/dev/null 2>&1 || { \
 		if [ "$$(id -u)" != 0 ]; then \
 			echo "kcat is missing and installing it needs root: run 'apt-get install kcat' as root, then make test again" >&2; exit 1; \
@@ -47,6 +53,14 @@ $(JVM_MOD)/target/classpath.txt: $(JVM_MOD)/pom.xml
 	@# them, so that test-jvm works offline.
 	mvn -q -B -f $(JVM_MOD)/pom.xml test -Dtest=NoSuchTest -Dsurefire.failIfNoSpecifiedTests=false
 	mvn -q -B -f $(JVM_MOD)/pom.xml dependency:build-classpath -Dmdep.outputFile=target/classpath.txt
+
+$(ETCD):
+	@echo "building etcd $(ETCD_VERSION) into $@"
+	@mkdir -p $(dir $@) && tmp=$$(mktemp -d $(dir $@).etcd-build-XXXXXX) && \
+		( cd $$tmp && GOWORK=off $(GO) mod init etcdbuild >/dev/null 2>&1 && \
+		{ GOWORK=off GOFLAGS=-mod=mod $(GO) get go.etcd.io/etcd/server/v3@$(ETCD_VERSION) 2>get.log || { cat get.log; exit 1; }; } && \
+		GOWORK=off GOFLAGS=-mod=mod $(GO) build -o etcd go.etcd.io/etcd/server/v3 ) && \
+		mv $$tmp/etcd $@; rc=$$?; rm -rf $$tmp; exit $$rc
 
 $(VERSITYGW):
 	@echo "building versitygw $(VERSITYGW_VERSION) into $@"
@@ -76,7 +90,8 @@ test-jvm-all: $(JVM_MOD)/target/classpath.txt
 
 # test-kafka-tools runs Apache Kafka's command-line tools (kafka-topics,
 # kafka-configs, kafka-consumer-groups, kafka-acls, kafka-transactions,
-# kafka-share-groups, the perf tests) against kgateway and a real Kafka
+# kafka-share-groups, kafka-log-dirs, kafka-features,
+# kafka-leader-election, kafka-reassign-partitions, the perf tests) against kgateway and a real Kafka
 # broker and compares what they print (test/kafkatools). Minutes, so not
 # part of `make test`; .ci/run calls it.
 .PHONY: test-kafka-tools

@@ -23,7 +23,7 @@ const (
 
 // allModule is every top-level package tree of the module.
 var allModule = []string{mod + "auth", cluster, mod + "kafka", mod + "resolver", mod + "ledger", mod + "storage",
-	mod + "offsets", mod + "metrics", mod + "server", mod + "cmd", mod + "test", mod + "tools", mod + "bench"}
+	mod + "offsets", mod + "metrics", mod + "server", mod + "cmd", mod + "test", mod + "tools", mod + "bench", mod + "topicconfig"}
 
 // layerRule forbids the Go files under dir (and the directories below it,
 // but not a nested module's) to import any path starting with one of bad.
@@ -56,6 +56,8 @@ var layerRules = []layerRule{
 	{dir: "retention", bad: []string{pebble}, prodOnly: true, why: "pebble is storage's"},
 	{dir: "recordbatch", bad: []string{mod + "ledger", mod + "resolver", mod + "cleaner", mod + "offsets", mod + "kafka", mod + "metrics", mod + "server", mod + "cmd", franzGo, pebble},
 		why: "recordbatch is the batch format only: it reads bytes, below every layer that stores them, without kmsg"},
+	{dir: "topicconfig", bad: []string{mod + "resolver", mod + "cleaner", mod + "retention", mod + "offsets", mod + "kafka", mod + "metrics", mod + "server", mod + "cmd", mod + "auth", franzGo, pebble, cluster, etcd},
+		why: "topic configs are a vocabulary with no state: names, checks and what they resolve to, over the ledger's and the tier's config types"},
 	{dir: "resolver", bad: []string{mod + "offsets", mod + "kafka", mod + "metrics", mod + "server", mod + "cmd", franzGo},
 		why: "resolver is below kafka/ and reads batch headers itself, without kmsg"},
 	{dir: "ledger", bad: []string{pebble}, prodOnly: true, why: "pebble is storage's: ledger reaches it only through storage"},
@@ -101,10 +103,12 @@ var layerRules = []layerRule{
 		why: "the marker relay reaches partitions through its own interface (wired in server/)"},
 	{dir: "cluster/authstore", bad: allModule, allow: []string{mod + "auth"}, prodOnly: true,
 		why: "SCRAM credentials in etcd: auth's types, nothing of the data path"},
-	{dir: "cluster/catalog", bad: allModule, allow: []string{mod + "resolver"}, prodOnly: true,
+	{dir: "cluster/catalog", bad: allModule, allow: []string{mod + "resolver", mod + "topicconfig"}, prodOnly: true,
 		why: "the topic catalog in etcd applies its records through the resolver"},
 	{dir: "cluster/etcdmeta", bad: allModule, allow: []string{mod + "storage"}, prodOnly: true,
 		why: "tier metadata in etcd implements storage/tier's metadata interface"},
+	{dir: "cluster/status", bad: allModule, allow: []string{cluster + "/owner", cluster + "/diskless", cluster + "/node", cluster + "/catalog"}, prodOnly: true,
+		why: "cluster status only reads what the cluster packages keep in etcd, through their own decoders"},
 	{dir: "cluster/node", bad: []string{cluster, mod + "offsets", mod + "kafka/", mod + "auth"},
 		allow: []string{cluster + "/owner", cluster + "/diskless"}, prodOnly: true,
 		why: "a node places and rebuilds partitions (J2, J3) over ownerships and the published copy, and serves kafka/'s Cluster interface; coordinators, catalog and relays are wired by server/"},

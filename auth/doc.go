@@ -34,7 +34,13 @@
 //	   connection.failed.authentication.delay.ms, then the connection is
 //	   closed. An unknown user and a wrong password get the same answer.
 //	   The failure is logged with the user, mechanism, listener and
-//	   reason, never a token or password, and counted in metrics.
+//	   reason, never a token or password, and counted in metrics. The
+//	   delay counts from the failing step's start. A PLAIN check, which
+//	   derives the password (PBKDF2) right or wrong, first draws on the
+//	   failed-login budget of its source address and claimed user
+//	   (DeriveBudget, sasl.plain.failed.logins.per.*.per.minute): beyond
+//	   it, the check fails without deriving, answered exactly as a wrong
+//	   password; a correct password gives its draw back.
 //	A4 With connections.max.reauth.ms > 0 a SASL session has that
 //	   lifetime, returned by SaslAuthenticate v1+ (KIP-368). A request
 //	   other than a re-authentication (SaslHandshake, then

@@ -33,13 +33,21 @@ func CheckMechanisms(names []string) error {
 	return nil
 }
 
-// NewSession starts an exchange of mechanism mech against creds.
-func NewSession(mech string, creds CredentialSource) (Session, error) {
+// Client is who runs an exchange: its source address (SourceKey) and the
+// failed-login budget PLAIN draws on (nil: unbounded).
+type Client struct {
+	Addr   string
+	Budget *DeriveBudget
+}
+
+// NewSession starts an exchange of mechanism mech against creds, for
+// client.
+func NewSession(mech string, creds CredentialSource, client Client) (Session, error) {
 	if h, ok := scramByName(mech); ok {
 		return newScramSession(h, creds), nil
 	}
 	if mech == Plain {
-		return &plainSession{creds: creds}, nil
+		return &plainSession{creds: creds, client: client}, nil
 	}
 	return nil, fmt.Errorf("%w: %q", ErrUnsupportedMechanism, mech)
 }
@@ -48,9 +56,10 @@ func NewSession(mech string, creds CredentialSource) (Session, error) {
 // credentials of the store: the password must derive the user's stored
 // key (A2), so PLAIN and SCRAM share one set of users.
 type plainSession struct {
-	creds CredentialSource
-	user  string
-	done  bool
+	creds  CredentialSource
+	client Client
+	user   string
+	done   bool
 }
 
 func (p *plainSession) Mechanism() string { return Plain }
@@ -80,18 +89,35 @@ func (p *plainSession) Step(token []byte) ([]byte, bool, error) {
 	if authzid != "" && authzid != user {
 		return nil, false, fmt.Errorf("%w: authorization id differs from the user", ErrAuthFailed)
 	}
+	mech, c, err := p.credential(user)
+	if err != nil {
+		return nil, false, err
+	}
+	// The budget is claimed for unknown users too, under the claimed
+	// name, so that it tells nothing of which users exist.
+	r, ok := p.client.Budget.Reserve(p.client.Addr, user)
+	if !ok {
+		return nil, false, fmt.Errorf("%w: failed-login budget spent", ErrAuthFailed)
+	}
+	r.Derived()
+	if mech == "" {
+		verifyPassword(ScramSHA256, dummy(), password)
+		return nil, false, fmt.Errorf("%w: unknown user", ErrAuthFailed)
+	}
+	if !verifyPassword(mech, c, password) {
+		return nil, false, fmt.Errorf("%w: wrong password", ErrAuthFailed)
+	}
+	r.Succeeded()
+	return nil, true, nil
+}
+
+// credential is user's strongest SCRAM credential (mech "" if none).
+func (p *plainSession) credential(user string) (string, Credential, error) {
 	for _, mech := range []string{ScramSHA512, ScramSHA256} {
 		c, ok, err := p.creds.Lookup(user, mech)
-		if err != nil {
-			return nil, false, err
-		}
-		if ok {
-			if !verifyPassword(mech, c, password) {
-				return nil, false, fmt.Errorf("%w: wrong password", ErrAuthFailed)
-			}
-			return nil, true, nil
+		if err != nil || ok {
+			return mech, c, err
 		}
 	}
-	verifyPassword(ScramSHA256, dummy(), password)
-	return nil, false, fmt.Errorf("%w: unknown user", ErrAuthFailed)
+	return "", Credential{}, nil
 }

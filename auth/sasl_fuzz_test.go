@@ -25,7 +25,7 @@ func FuzzSASLExchange(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, mech uint8, m1, m2, m3 []byte) {
 		name := Mechanisms[int(mech)%len(Mechanisms)]
-		s, err := NewSession(name, creds)
+		s, err := NewSession(name, creds, Client{})
 		if err != nil {
 			t.Fatal(err)
 		}

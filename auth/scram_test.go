@@ -120,7 +120,7 @@ func TestPlainAgainstScramCredential(t *testing.T) {
 		{"\x00user", false},
 		{"\x00user\x00", false},
 	} {
-		s, _ := NewSession(Plain, creds)
+		s, _ := NewSession(Plain, creds, Client{})
 		_, done, err := s.Step([]byte(tc.token))
 		if (err == nil && done) != tc.ok {
 			t.Errorf("%q: done %v err %v, want ok %v", tc.token, done, err, tc.ok)

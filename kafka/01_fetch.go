@@ -119,7 +119,7 @@ func (s *Server) fetchItems(rc *reqCtx, r *kmsg.FetchRequest, items []fetchItem,
 	default:
 		resp.Topics = assembleTopics(items, parts, nil)
 		if open {
-			resp.SessionID = s.openSession(r, items, parts)
+			resp.SessionID = s.openSession(r, tenantOf(rc), items, parts)
 		}
 	}
 	return &batchResponse{FetchResponse: resp, wire: rd.wire}
@@ -145,13 +145,14 @@ func (s *Server) finishIncremental(fs *fetchSession, r *kmsg.FetchRequest, items
 
 // openSession opens a session over a full fetch's items and returns its
 // id, 0 when there is no room (F4).
-func (s *Server) openSession(r *kmsg.FetchRequest, items []fetchItem, parts []kmsg.FetchResponseTopicPartition) int32 {
+func (s *Server) openSession(r *kmsg.FetchRequest, owner string, items []fetchItem, parts []kmsg.FetchResponseTopicPartition) int32 {
 	sps := make([]*sessPart, len(items))
 	for i := range items {
 		sps[i] = items[i].sp
 		sps[i].remember(&parts[i])
 	}
-	fs := s.sessions.create(s.cfg.FetchSessionCacheSlots, r.Version >= 13, sps)
+	slots := sessionSlots{s.cfg.FetchSessionCacheSlots, s.cfg.FetchSessionCacheSlotsPerPrincipal}
+	fs := s.sessions.create(slots, owner, r.Version >= 13, sps)
 	if fs == nil {
 		return 0
 	}
@@ -173,7 +174,7 @@ func (s *Server) pollItems(rc *reqCtx, r *kmsg.FetchRequest, items []fetchItem) 
 		w = s.fetchWaiter(items)
 		defer w.Close()
 	}
-	rd := s.fetchOnce(r, items, nil, nil)
+	rd := s.fetchOnce(r, items, nil, nil, newWire(rc.conn))
 	if !canWait || rd.failed || rd.total >= minBytes {
 		return rd
 	}
@@ -183,7 +184,7 @@ func (s *Server) pollItems(rc *reqCtx, r *kmsg.FetchRequest, items []fetchItem) 
 		if !s.waitAny(rc, w.C, timer.C) {
 			return rd
 		}
-		rd = s.fetchOnce(r, items, rd, w.Fired())
+		rd = s.fetchOnce(r, items, rd, w.Fired(), nil)
 		if rd.failed || rd.total >= minBytes {
 			return rd
 		}
@@ -329,7 +330,7 @@ func (s *Server) waitAny(rc *reqCtx, appended <-chan struct{}, timeout <-chan ti
 // answers at once, like Kafka's DelayedFetch). With prev (the previous
 // read of the same items) only the partitions in fired are read again; the
 // others keep their answer, which no durable append has changed since.
-func (s *Server) fetchOnce(r *kmsg.FetchRequest, items []fetchItem, prev *fetchRead, fired map[resolver.PartitionKey]bool) *fetchRead {
+func (s *Server) fetchOnce(r *kmsg.FetchRequest, items []fetchItem, prev *fetchRead, fired map[resolver.PartitionKey]bool, wire *wireBatches) *fetchRead {
 	budget, _ := s.fetchLimits(r)
 	iso := resolver.ReadUncommitted
 	if r.IsolationLevel == int8(resolver.ReadCommitted) {
@@ -337,7 +338,7 @@ func (s *Server) fetchOnce(r *kmsg.FetchRequest, items []fetchItem, prev *fetchR
 	}
 	rd := prev
 	if rd == nil {
-		rd = &fetchRead{parts: make([]kmsg.FetchResponseTopicPartition, len(items)), sizes: make([]int, len(items)), wire: &wireBatches{}}
+		rd = &fetchRead{parts: make([]kmsg.FetchResponseTopicPartition, len(items)), sizes: make([]int, len(items)), wire: wire}
 	}
 	rd.total, rd.failed = 0, false
 	follower := fetchReplicaID(r) >= 0
@@ -396,7 +397,7 @@ func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition
 		}
 		return out, 0
 	}
-	res, err := s.readPartition(topic, rp.Partition, resolver.Offset(rp.FetchOffset), max(maxBytes, 0), minOne, iso)
+	res, err := s.readPartition(topic, rp.Partition, resolver.Offset(rp.FetchOffset), max(maxBytes, 0), minOne, iso, wire.lease)
 	if err != nil {
 		// Kafka reports no bounds with an error, not even
 		// OFFSET_OUT_OF_RANGE's, so none is looked up.
@@ -406,6 +407,9 @@ func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition
 		var cut bool
 		if res.Batches, res.Bytes, cut = cutZstd(res.Batches); cut && len(res.Batches) == 0 {
 			return fetchError(rp.Partition, kerr.UnsupportedCompressionType), 0
+		}
+		if res.Srcs != nil {
+			res.Srcs = res.Srcs[:len(res.Batches)]
 		}
 	}
 	out := kmsg.NewFetchResponseTopicPartition()
@@ -418,7 +422,7 @@ func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition
 	if len(res.Batches) > 0 {
 		// The stored bytes are the wire bytes: nothing is decoded per
 		// record, and nothing is copied (fetch_wire.go).
-		out.RecordBatches = wire.mark(res.Batches, res.Bytes)
+		out.RecordBatches = wire.mark(res.Batches, res.Srcs, res.Bytes)
 	}
 	out.AbortedTransactions = abortedOf(iso, res.Aborted)
 	return out, res.Bytes

@@ -29,5 +29,8 @@ func handleOffsetCommit(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response,
 	if s.isShareGroup(r.Group) { // share Q10: a share group commits no offsets
 		return shareGroupCommit(r), nil
 	}
+	if !s.admitGroup(rc, r.Group) {
+		return commitRefused(r, errGroupBound), nil
+	}
 	return c.OffsetCommit(r), nil
 }

@@ -31,5 +31,10 @@ func handleJoinGroup(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, er
 		resp.ErrorCode, resp.Generation = kerr.GroupIDNotFound.Code, -1
 		return resp, nil
 	}
+	if !s.admitGroup(rc, r.Group) {
+		resp := r.ResponseKind().(*kmsg.JoinGroupResponse)
+		resp.ErrorCode, resp.Generation = errGroupBound, -1
+		return resp, nil
+	}
 	return c.JoinGroup(rc.ctx, groupClient(rc), r)
 }

@@ -13,10 +13,12 @@ package kafka
 //   v4  nothing new on the wire; a supported range may start at 0
 //       (KAFKA-17011).
 //
-// The feature share.version (KIP-932) is advertised too, supported 0–1
+// The feature share.version (KIP-932) is advertised too, supported 1–1
 // and finalized at 1, as Kafka 4.2 enables share groups by default; Kafka
 // lists the share-group APIs (76–79, 90–92) only while it is finalized
-// at 1 or more, and here it always is (kafka/share).
+// at 1 or more, and here it always is (kafka/share). UpdateFeatures
+// (57_update_features.go) changes the finalized levels, which persist
+// in the data directory (kafka/features); the epoch counts the changes.
 //
 // The feature streams.version (KIP-1071) is advertised, supported 0–1 and
 // finalized at 1, as Kafka 4.4 does: the streams group APIs (88, 89) are
@@ -33,10 +35,12 @@ package kafka
 // [a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])? (KIP-511); otherwise the
 // answer is INVALID_REQUEST with no keys, as Kafka's.
 // Left out: every other feature (metadata.version, group.version, ...).
+// A feature finalized at 0 is not listed, as in Kafka.
 
 import (
 	"regexp"
 
+	"github.com/kgateway/kgateway/kafka/features"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -50,7 +54,8 @@ func handleApiVersions(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, 
 	}
 	resp.ApiKeys = s.apiKeyList()
 	if rc.version >= 3 {
-		advertiseFeatures(resp, rc.version, s.featureHidden)
+		rc.conn.software.Store(&[2]string{r.ClientSoftwareName, r.ClientSoftwareVersion})
+		advertiseFeatures(resp, rc.version, s.features, s.featureHidden)
 	}
 	return resp, nil
 }
@@ -59,10 +64,13 @@ func handleApiVersions(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, 
 // version.
 var validSoftware = regexp.MustCompile(`^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$`)
 
-// The transaction.version feature (KIP-890): 2 means EndTxn bumps the
-// epoch and Produce and TxnOffsetCommit add to the transaction
-// implicitly. There is one node, so the finalized level never changes
-// and its epoch is constant.
+// The transaction.version feature (KIP-890): 2 means clients run their
+// transactions at version 2 (EndTxn bumps the epoch, Produce and
+// TxnOffsetCommit add to the transaction implicitly); 1 and 0 make them
+// run version 1, with AddPartitionsToTxn. kgateway serves both by
+// request version (kafka/txn), so any level may be finalized
+// (UpdateFeatures). share.version is supported at 1 only: kgateway's
+// share groups cannot be turned off, so a downgrade is refused.
 const (
 	transactionVersionFeature = "transaction.version"
 	maxTransactionVersion     = 2
@@ -70,31 +78,42 @@ const (
 	maxShareVersion           = 1
 	streamsVersionFeature     = "streams.version"
 	maxStreamsVersion         = 1
-	finalizedFeaturesEpoch    = 1
 )
 
-// advertiseFeatures fills the v3+ tagged feature fields, but for those
-// hidden in cluster mode (Y5, Y8).
-func advertiseFeatures(resp *kmsg.ApiVersionsResponse, version int16, hidden func(string) bool) {
-	for _, f := range []struct {
-		name  string
-		level int16
-	}{{shareVersionFeature, maxShareVersion}, {streamsVersionFeature, maxStreamsVersion}, {transactionVersionFeature, maxTransactionVersion}} {
-		if hidden(f.name) {
+// featureSpecs are the features a node serves, in ApiVersions' order.
+// streams.version is supported 0–1 as in Kafka: at 0 the streams group
+// APIs answer UNSUPPORTED_VERSION (88_streams_group_heartbeat.go).
+var featureSpecs = []features.Spec{
+	{Name: shareVersionFeature, Min: 1, Max: maxShareVersion, Default: maxShareVersion},
+	{Name: streamsVersionFeature, Min: 0, Max: maxStreamsVersion, Default: maxStreamsVersion},
+	{Name: transactionVersionFeature, Min: 0, Max: maxTransactionVersion, Default: maxTransactionVersion},
+}
+
+// advertiseFeatures fills the v3+ tagged feature fields from the
+// finalized levels, but for those hidden in cluster mode (Y5, Y8).
+func advertiseFeatures(resp *kmsg.ApiVersionsResponse, version int16, levels *features.Levels, hidden func(string) bool) {
+	for _, f := range levels.Supported() {
+		if hidden(f.Name) {
 			continue
 		}
 		sup := kmsg.NewApiVersionsResponseSupportedFeature()
-		sup.Name, sup.MinVersion, sup.MaxVersion = f.name, 0, f.level
-		if version < 4 {
+		sup.Name, sup.MinVersion, sup.MaxVersion = f.Name, f.Min, f.Max
+		if version < 4 && sup.MinVersion == 0 {
 			sup.MinVersion = 1 // clients before v4 refuse a range starting at 0
 		}
-		fin := kmsg.NewApiVersionsResponseFinalizedFeature()
-		fin.Name, fin.MinVersionLevel, fin.MaxVersionLevel = f.name, f.level, f.level
 		resp.SupportedFeatures = append(resp.SupportedFeatures, sup)
+	}
+	finalized, epoch := levels.Finalized()
+	for _, f := range finalized {
+		if hidden(f.Name) {
+			continue
+		}
+		fin := kmsg.NewApiVersionsResponseFinalizedFeature()
+		fin.Name, fin.MinVersionLevel, fin.MaxVersionLevel = f.Name, f.Level, f.Level
 		resp.FinalizedFeatures = append(resp.FinalizedFeatures, fin)
 	}
-	if len(resp.FinalizedFeatures) > 0 {
-		resp.FinalizedFeaturesEpoch = finalizedFeaturesEpoch
+	if len(resp.SupportedFeatures) > 0 {
+		resp.FinalizedFeaturesEpoch = epoch
 	}
 }
 

@@ -36,8 +36,11 @@ func handleCreateTopics(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response,
 		var err error
 		if seen[rt.Topic] > 1 {
 			err = fmt.Errorf("%w: topic %q is listed more than once", kerr.InvalidRequest, rt.Topic)
-		} else {
+		} else if err = s.mutationRefused(rc); err == nil { // KIP-599
 			t, err = s.createTopic(rt, r.ValidateOnly)
+			if err == nil && !r.ValidateOnly {
+				s.mutated(rc, t.Partitions)
+			}
 		}
 		resp.Topics = append(resp.Topics, s.createdTopic(rt, t, err))
 	}

@@ -23,14 +23,45 @@ func handleDeleteTopics(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response,
 	resp := r.ResponseKind().(*kmsg.DeleteTopicsResponse)
 	if r.Version < 6 {
 		for _, name := range r.TopicNames {
-			resp.Topics = append(resp.Topics, s.deleteTopic(&name, resolver.TopicID{}))
+			resp.Topics = append(resp.Topics, s.deleteTopicQuota(rc, &name, resolver.TopicID{}))
 		}
 		return resp, nil
 	}
 	for _, rt := range r.Topics {
-		resp.Topics = append(resp.Topics, s.deleteTopic(rt.Topic, resolver.TopicID(rt.TopicID)))
+		resp.Topics = append(resp.Topics, s.deleteTopicQuota(rc, rt.Topic, resolver.TopicID(rt.TopicID)))
 	}
 	return resp, nil
+}
+
+// deleteTopicQuota is deleteTopic under controller_mutation_rate
+// (KIP-599): refused in debt from v5, else its partitions are counted.
+func (s *Server) deleteTopicQuota(rc *reqCtx, name *string, id resolver.TopicID) kmsg.DeleteTopicsResponseTopic {
+	if err := s.mutationRefused(rc); err != nil {
+		out := kmsg.NewDeleteTopicsResponseTopic()
+		out.Topic, out.TopicID = name, id
+		if name == nil {
+			if n, _, ok := s.topicByID(id); ok {
+				out.Topic = &n
+			}
+		}
+		out.ErrorCode, out.ErrorMessage = errCode(err), errMessage(err)
+		return out
+	}
+	var parts int32
+	if name != nil {
+		if t, ok := s.res.Topic(*name); ok {
+			parts = t.Partitions
+		}
+	} else if n, _, ok := s.topicByID(id); ok {
+		if t, ok := s.res.Topic(n); ok {
+			parts = t.Partitions
+		}
+	}
+	out := s.deleteTopic(name, id)
+	if out.ErrorCode == 0 {
+		s.mutated(rc, parts)
+	}
+	return out
 }
 
 // deleteTopic deletes by name, or by id when name is nil.

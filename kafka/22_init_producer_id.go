@@ -29,7 +29,7 @@ func handleInitProducerID(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Respons
 			resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
 			return resp, nil
 		}
-		return c.InitProducerID(rc.ctx, r), nil
+		return c.InitProducerID(rc.ctx, r, tenantOf(rc)), nil
 	}
 	pid, epoch := int64(-1), int16(-1)
 	if r.Version >= 3 {

@@ -16,7 +16,10 @@ package kafka
 // BROKER resources ("" or node.id) describe the broker configs the
 // resolver knows (log.retention.ms, log.segment.bytes, ...) and the wire
 // server's own (broker.id, node.id, socket.request.max.bytes), all
-// read-only. config_names filters (null: all).
+// read-only. CLIENT_METRICS resources (KIP-714 subscriptions,
+// telemetry.go) describe metrics, interval.ms and match, set
+// (CLIENT_METRICS_CONFIG) or at their defaults, whether the resource
+// exists or not, as Kafka does. config_names filters (null: all).
 // Left out: documentation strings, BROKER_LOGGER and other resource
 // types (INVALID_REQUEST), sensitive configs (there are none).
 
@@ -25,8 +28,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kgateway/kgateway/topicconfig"
 )
 
 func handleDescribeConfigs(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
@@ -56,7 +60,7 @@ func (s *Server) describeConfigs(r *kmsg.DescribeConfigsRequest, rr kmsg.Describ
 }
 
 // configEntries lists a resource's configs (checkConfigResource first).
-func (s *Server) configEntries(typ kmsg.ConfigResourceType, name string) ([]resolver.ConfigEntry, error) {
+func (s *Server) configEntries(typ kmsg.ConfigResourceType, name string) ([]topicconfig.Entry, error) {
 	if err := s.checkConfigResource(typ, name); err != nil {
 		return nil, err
 	}
@@ -66,6 +70,9 @@ func (s *Server) configEntries(typ kmsg.ConfigResourceType, name string) ([]reso
 	if typ == kmsg.ConfigResourceTypeGroupConfig {
 		return s.groupConfigs(name), nil
 	}
+	if typ == kmsg.ConfigResourceTypeClientMetrics {
+		return s.clientMetricsConfigs(name), nil
+	}
 	if set, ok := internalTopicConfigs[name]; ok {
 		return s.res.ConfigsFor(set), nil
 	}
@@ -74,26 +81,26 @@ func (s *Server) configEntries(typ kmsg.ConfigResourceType, name string) ([]reso
 
 // brokerConfigs are the resolver's broker configs (retention, segments,
 // message size, ...) plus the few the wire server owns, sorted by name.
-func (s *Server) brokerConfigs() []resolver.ConfigEntry {
+func (s *Server) brokerConfigs() []topicconfig.Entry {
 	id := strconv.Itoa(int(s.cfg.NodeID))
-	static := func(name, value string, typ resolver.ConfigType) resolver.ConfigEntry {
-		return resolver.ConfigEntry{Name: name, Value: value, Source: resolver.SourceStaticBroker, ReadOnly: true, Type: typ,
-			Synonyms: []resolver.ConfigSynonym{{Name: name, Value: value, Source: resolver.SourceStaticBroker}}}
+	static := func(name, value string, typ topicconfig.Type) topicconfig.Entry {
+		return topicconfig.Entry{Name: name, Value: value, Source: topicconfig.SourceStaticBroker, ReadOnly: true, Type: typ,
+			Synonyms: []topicconfig.Synonym{{Name: name, Value: value, Source: topicconfig.SourceStaticBroker}}}
 	}
 	out := append(s.res.BrokerConfigs(),
-		static("broker.id", id, resolver.TypeInt),
-		static("node.id", id, resolver.TypeInt),
-		static("socket.request.max.bytes", strconv.Itoa(int(s.cfg.MaxRequestBytes)), resolver.TypeInt))
-	slices.SortFunc(out, func(a, b resolver.ConfigEntry) int { return strings.Compare(a.Name, b.Name) })
+		static("broker.id", id, topicconfig.TypeInt),
+		static("node.id", id, topicconfig.TypeInt),
+		static("socket.request.max.bytes", strconv.Itoa(int(s.cfg.MaxRequestBytes)), topicconfig.TypeInt))
+	slices.SortFunc(out, func(a, b topicconfig.Entry) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
-func describedConfig(r *kmsg.DescribeConfigsRequest, e resolver.ConfigEntry) kmsg.DescribeConfigsResponseResourceConfig {
+func describedConfig(r *kmsg.DescribeConfigsRequest, e topicconfig.Entry) kmsg.DescribeConfigsResponseResourceConfig {
 	c := kmsg.NewDescribeConfigsResponseResourceConfig()
 	value := e.Value
 	c.Name, c.Value, c.ReadOnly = e.Name, &value, e.ReadOnly
 	// v0's is_default; v1+ derive it from the source the same way Kafka does.
-	c.IsDefault = e.Source == resolver.SourceDefault
+	c.IsDefault = e.Source == topicconfig.SourceDefault
 	c.Source = kmsg.ConfigSource(e.Source)
 	c.ConfigType = kmsg.ConfigType(e.Type)
 	if r.Version >= 1 && r.IncludeSynonyms {

@@ -13,6 +13,9 @@ package kafka
 // resource with INVALID_CONFIG and a message naming every problem.
 // A name listed twice, or a null value, is INVALID_REQUEST.
 // In cluster mode the change goes through the shared catalog (Y6).
+// CLIENT_METRICS resources (KIP-714 subscriptions) are validated as
+// Kafka's ClientMetricsConfigs and kept by kafka/telemetry's store;
+// removing every config removes the subscription (telemetry.go).
 // Left out: BROKER configs are static (flags): a change to them is
 // INVALID_REQUEST; other resource types are INVALID_REQUEST.
 
@@ -57,6 +60,9 @@ func (s *Server) alterConfigs(rr kmsg.AlterConfigsRequestResource, validateOnly 
 			return nil // nothing to change
 		}
 		return errStaticBrokerConfig(names)
+	}
+	if rr.ResourceType == kmsg.ConfigResourceTypeClientMetrics {
+		return s.alterClientMetrics(rr.ResourceName, configs, validateOnly)
 	}
 	if rr.ResourceType == kmsg.ConfigResourceTypeGroupConfig {
 		return fmt.Errorf("%w: group configs are altered with IncrementalAlterConfigs", kerr.InvalidRequest)

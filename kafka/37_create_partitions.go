@@ -38,8 +38,15 @@ func handleCreatePartitions(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Respo
 		var err error
 		if seen[rt.Topic] > 1 {
 			err = fmt.Errorf("%w: topic %q is listed more than once", kerr.InvalidRequest, rt.Topic)
-		} else {
+		} else if err = s.mutationRefused(rc); err == nil { // KIP-599
+			var before int32
+			if t, ok := s.res.Topic(rt.Topic); ok {
+				before = t.Partitions
+			}
 			err = s.createPartitions(rt, r.ValidateOnly)
+			if err == nil && !r.ValidateOnly {
+				s.mutated(rc, rt.Count-before)
+			}
 		}
 		out.ErrorCode, out.ErrorMessage = errCode(err), errMessage(err)
 		resp.Topics = append(resp.Topics, out)

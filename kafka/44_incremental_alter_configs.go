@@ -14,15 +14,19 @@ package kafka
 // with a message; a name listed twice or a null value for SET, APPEND or
 // SUBTRACT is INVALID_REQUEST.
 // In cluster mode the change goes through the shared catalog (Y6).
+// CLIENT_METRICS resources (KIP-714 subscriptions) are validated as
+// Kafka's ClientMetricsConfigs and kept by kafka/telemetry's store;
+// removing every config removes the subscription (telemetry.go).
 // Left out: BROKER configs are static (flags): a change to them is
 // INVALID_REQUEST; other resource types are INVALID_REQUEST.
 
 import (
 	"fmt"
 
-	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kgateway/kgateway/topicconfig"
 )
 
 func handleIncrementalAlterConfigs(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
@@ -43,10 +47,10 @@ func (s *Server) incrementalAlter(rr kmsg.IncrementalAlterConfigsRequestResource
 		return err
 	}
 	names := make([]string, len(rr.Configs))
-	ops := make([]resolver.ConfigOp, len(rr.Configs))
+	ops := make([]topicconfig.Op, len(rr.Configs))
 	for i, c := range rr.Configs {
 		names[i] = c.Name
-		op := resolver.ConfigOp{Name: c.Name, Op: resolver.ConfigOpType(c.Op)}
+		op := topicconfig.Op{Name: c.Name, Op: topicconfig.OpType(c.Op)}
 		switch {
 		case c.Op < kmsg.IncrementalAlterConfigOpSet || c.Op > kmsg.IncrementalAlterConfigOpSubtract:
 			return fmt.Errorf("%w: unknown operation %d on %q", kerr.InvalidRequest, c.Op, c.Name)
@@ -59,6 +63,9 @@ func (s *Server) incrementalAlter(rr kmsg.IncrementalAlterConfigsRequestResource
 	}
 	if dup := duplicateName(names); dup != "" {
 		return duplicateConfig(dup)
+	}
+	if rr.ResourceType == kmsg.ConfigResourceTypeClientMetrics {
+		return s.incrementalAlterClientMetrics(rr.ResourceName, ops, validateOnly)
 	}
 	if rr.ResourceType == kmsg.ConfigResourceTypeGroupConfig {
 		return s.alterGroupConfigs(rr.ResourceName, ops, validateOnly)

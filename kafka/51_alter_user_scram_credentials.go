@@ -10,7 +10,8 @@ package kafka
 // UNACCEPTABLE_CREDENTIAL for an empty name, iterations outside
 // [4096, 16384] or a malformed salt or salted password, DUPLICATE_RESOURCE
 // for a (user, mechanism) named twice, RESOURCE_NOT_FOUND for deleting a
-// credential that does not exist. Without a store: SECURITY_DISABLED.
+// credential that does not exist, POLICY_VIOLATION for a new user beyond
+// scram.users.max. Without a store: SECURITY_DISABLED.
 // Needs ALTER on the cluster (authz_rules.go, A11).
 
 import (
@@ -126,6 +127,10 @@ func (s *Server) alterScram(user string, changes []scramChange) error {
 			if _, ok := users[user][c.mech]; c.delete && !ok {
 				return scramError{kerr.ResourceNotFound, "Attempt to delete a user credential that does not exist"}
 			}
+		}
+		if _, ok := users[user]; !ok && len(users) >= s.cfg.SASL.MaxUsers {
+			// Kafka has no bound on users (docs/DESIGN.md "Bounds").
+			return scramError{kerr.PolicyViolation, fmt.Sprintf("The credential store holds scram.users.max (%d) users", s.cfg.SASL.MaxUsers)}
 		}
 		for i, c := range changes {
 			switch {

@@ -28,5 +28,10 @@ func handleConsumerGroupHeartbeat(s *Server, rc *reqCtx, req kmsg.Request) (kmsg
 		resp.ErrorMessage = &msg
 		return resp, nil
 	}
+	if !s.admitGroup(rc, r.Group) {
+		resp := r.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+		resp.ErrorCode = errGroupBound
+		return resp, nil
+	}
 	return c.ConsumerGroupHeartbeat(groupClient(rc), r), nil
 }

@@ -14,6 +14,12 @@ func handleShareGroupHeartbeat(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Re
 	if err != nil {
 		return nil, err
 	}
+	r := req.(*kmsg.ShareGroupHeartbeatRequest)
+	if !s.admitGroup(rc, r.GroupID) {
+		resp := r.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
+		resp.ErrorCode = errGroupBound
+		return resp, nil
+	}
 	cl := groupClient(rc)
 	return c.Heartbeat(share.Client{ID: cl.ID, Host: cl.Host, Principal: sharePrincipal(rc)}, req.(*kmsg.ShareGroupHeartbeatRequest)), nil
 }

@@ -12,7 +12,9 @@ package kafka
 // principal may CREATE them (on the cluster or the topic); those it may
 // not are reported in the member's status. The topology description
 // (v1 TopologyDescriptionRequired, key 93) is never asked for: no
-// description store is configured, as in Kafka by default.
+// description store is configured, as in Kafka by default. With
+// streams.version finalized at 0 (UpdateFeatures) the answer is
+// UNSUPPORTED_VERSION.
 
 import (
 	"errors"
@@ -33,6 +35,11 @@ func handleStreamsGroupHeartbeat(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.
 		return nil, err
 	}
 	r := req.(*kmsg.StreamsGroupHeartbeatRequest)
+	if s.streamsOff() {
+		resp := r.ResponseKind().(*kmsg.StreamsGroupHeartbeatResponse)
+		resp.ErrorCode = kerr.UnsupportedVersion.Code
+		return resp, nil
+	}
 	if s.isShareGroup(r.Group) { // share Q10: the id is a share group's
 		resp := r.ResponseKind().(*kmsg.StreamsGroupHeartbeatResponse)
 		resp.ErrorCode = kerr.GroupIDNotFound.Code
@@ -48,6 +55,12 @@ func handleStreamsGroupHeartbeat(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.
 		resp.Status = append(resp.Status, st)
 	}
 	return resp, nil
+}
+
+// streamsOff: streams.version is finalized at 0 (UpdateFeatures), so
+// the streams group protocol is not served, as in Kafka.
+func (s *Server) streamsOff() bool {
+	return s.features != nil && s.features.Level(streamsVersionFeature) < 1
 }
 
 // createInternalTopics creates the topics a streams topology needs and

@@ -9,6 +9,7 @@ package kafka
 
 import (
 	"github.com/kgateway/kgateway/auth"
+	"github.com/kgateway/kgateway/kafka/quota"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -49,19 +50,31 @@ func init() {
 		31: noCheck, // ALTER on the cluster, in the handler
 		32: authzDescribeConfigs,
 		33: authzAlterConfigs,
+		34: noCheck, // ALTER on the cluster, in the handler, per partition
+		35: noCheck, // DESCRIBE on the cluster, in the handler
 		36: noCheck,
 		37: authzCreatePartitions,
 		42: authzDeleteGroups,
+		43: noCheck, // ALTER on the cluster, in the handler
 		44: authzIncrementalAlterConfigs,
+		45: noCheck, // ALTER on the cluster, in the handler
+		46: noCheck, // DESCRIBE on the cluster, in the handler
 		47: authzOffsetDelete,
+		48: authzDescribeClientQuotas,
+		49: authzAlterClientQuotas,
 		50: authzDescribeScram,
 		51: authzAlterScram,
+		57: noCheck, // ALTER on the cluster, in the handler
 		60: authzDescribeCluster,
 		61: authzDescribeProducers,
 		65: authzDescribeTransactions,
 		66: authzListTransactions,
 		68: authzConsumerGroupHeartbeat,
 		69: authzConsumerGroupDescribe,
+		71: noCheck, // client telemetry: Kafka authorizes neither (KIP-714)
+		72: noCheck,
+		74: noCheck, // DESCRIBE_CONFIGS on the cluster, in the handler
+		75: noCheck, // DESCRIBE per topic in the handler, which pages only describable topics
 		88: authzStreamsGroupHeartbeat,
 		89: authzStreamsGroupDescribe,
 	}
@@ -415,6 +428,35 @@ func authzDescribeScram(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.
 	}
 	resp := req.(*kmsg.DescribeUserSCRAMCredentialsRequest).ResponseKind().(*kmsg.DescribeUserSCRAMCredentialsResponse)
 	resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+	return resp, nil
+}
+
+// authzDescribeClientQuotas: DESCRIBE_CONFIGS on the cluster.
+func authzDescribeClientQuotas(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	if rc.allowedCluster(auth.OpDescribeConfigs) {
+		return nil, nil
+	}
+	resp := req.(*kmsg.DescribeClientQuotasRequest).ResponseKind().(*kmsg.DescribeClientQuotasResponse)
+	resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+	resp.ErrorMessage = ptr(kerr.ClusterAuthorizationFailed.Message)
+	return resp, nil
+}
+
+// authzAlterClientQuotas: ALTER_CONFIGS on the cluster; refused, every
+// entry is CLUSTER_AUTHORIZATION_FAILED.
+func authzAlterClientQuotas(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	if rc.allowedCluster(auth.OpAlterConfigs) {
+		return nil, nil
+	}
+	r := req.(*kmsg.AlterClientQuotasRequest)
+	resp := r.ResponseKind().(*kmsg.AlterClientQuotasResponse)
+	for _, en := range r.Entries {
+		var cs []quota.Component
+		for _, c := range en.Entity {
+			cs = append(cs, quota.Component{Type: c.Type, Name: c.Name})
+		}
+		resp.Entries = append(resp.Entries, alterQuotasEntry(cs, kerr.ClusterAuthorizationFailed.Code, ptr(kerr.ClusterAuthorizationFailed.Message)))
+	}
 	return resp, nil
 }
 

@@ -81,6 +81,7 @@ func TestStreamsGroupAuthzRules(t *testing.T) {
 	// CREATE on one internal topic only: that one is created (compacted,
 	// a changelog), the other reported.
 	rc := authzConn(t, "User:alice", acl(auth.ResourceTopic, "app-store-changelog", auth.OpCreate))
+	rc.conn.s.cfg.MaxPartitions = DefaultMaxPartitions
 	refused := rc.conn.s.createInternalTopics(rc, []streams.InternalTopic{
 		{Name: "app-store-changelog", Partitions: 2, Configs: map[string]string{"cleanup.policy": "compact"}, Changelog: true},
 		{Name: "app-rep", Partitions: 2, Configs: map[string]string{"cleanup.policy": "delete"}},

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/kgateway/kgateway/resolver"
+	"github.com/kgateway/kgateway/topicconfig"
 )
 
 // Cluster is the front end's view of the other nodes when kgateway runs as
@@ -50,7 +51,7 @@ type Catalog interface {
 	DeleteTopic(name string) error
 	CreatePartitions(name string, count int32, validateOnly bool) error
 	AlterTopicConfigs(name string, configs map[string]string, validateOnly bool) error
-	IncrementalAlterTopicConfigs(name string, ops []resolver.ConfigOp, validateOnly bool) error
+	IncrementalAlterTopicConfigs(name string, ops []topicconfig.Op, validateOnly bool) error
 }
 
 var _ Catalog = (*resolver.Resolver)(nil)

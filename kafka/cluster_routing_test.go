@@ -10,13 +10,15 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/kgateway/kgateway/offsets"
-	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
+
+	"github.com/kgateway/kgateway/offsets"
+	"github.com/kgateway/kgateway/resolver"
+	"github.com/kgateway/kgateway/topicconfig"
 )
 
 // testCluster is a Cluster configured by the test: the live nodes, each
@@ -154,7 +156,7 @@ func (c *sharedCatalog) AlterTopicConfigs(name string, configs map[string]string
 	return c.each("AlterTopicConfigs", validateOnly, func(r *resolver.Resolver, v bool) error { return r.AlterTopicConfigs(name, configs, v) })
 }
 
-func (c *sharedCatalog) IncrementalAlterTopicConfigs(name string, ops []resolver.ConfigOp, validateOnly bool) error {
+func (c *sharedCatalog) IncrementalAlterTopicConfigs(name string, ops []topicconfig.Op, validateOnly bool) error {
 	return c.each("IncrementalAlterTopicConfigs", validateOnly, func(r *resolver.Resolver, v bool) error {
 		return r.IncrementalAlterTopicConfigs(name, ops, v)
 	})
@@ -200,7 +202,7 @@ func startClusterNode(t *testing.T, res *resolver.Resolver, id int32, cl Cluster
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { offs.Close() }) // after the server's close (LIFO)
-	return startServer(t, Config{Resolver: res, Offsets: offs, NodeID: id, Cluster: cl})
+	return startServer(t, Config{Resolver: res, Offsets: offs, NodeID: id, Cluster: cl, LogDir: t.TempDir(), Telemetry: testTelemetry(t)})
 }
 
 func brokerAt(t *testing.T, id int32, s *Server) Broker {
@@ -791,7 +793,7 @@ func TestClusterNotServed(t *testing.T) {
 	c.expectClosed()
 
 	// Without Cluster everything is advertised, as before.
-	single := startServer(t, Config{Resolver: openResolver(t)})
+	single := startServer(t, Config{Resolver: openResolver(t), Telemetry: testTelemetry(t)})
 	keys, features = advertisedKeys(dialRaw(t, single.Addr()))
 	for _, a := range apis {
 		if keys[a.key] != a.max {

@@ -10,7 +10,9 @@ import (
 
 	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka/group"
+	"github.com/kgateway/kgateway/kafka/quota"
 	"github.com/kgateway/kgateway/kafka/share"
+	"github.com/kgateway/kgateway/kafka/telemetry"
 	"github.com/kgateway/kgateway/kafka/txn"
 	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/resolver"
@@ -35,6 +37,8 @@ const (
 	// DefaultFetchSessionCacheSlots is Kafka's
 	// max.incremental.fetch.session.cache.slots default.
 	DefaultFetchSessionCacheSlots = 1000
+	// DefaultFetchSessionCacheSlotsPerPrincipal is a quarter of them.
+	DefaultFetchSessionCacheSlotsPerPrincipal = DefaultFetchSessionCacheSlots / 4
 	// DefaultFetchMaxBytes is Kafka's fetch.max.bytes default (55 MiB).
 	DefaultFetchMaxBytes = 55 << 20
 	// MinFetchMaxBytes is the smallest fetch.max.bytes Kafka accepts.
@@ -69,6 +73,13 @@ type Config struct {
 	// and nothing here changes.
 	Cluster Cluster
 
+	// LogDir is the data directory, described as the node's one log dir
+	// (log.dirs) by DescribeLogDirs and named by AlterReplicaLogDirs: an
+	// absolute path. Without Cluster it also keeps the finalized feature
+	// levels (UpdateFeatures, kafka/features). Empty: no log dir is
+	// described and feature levels are kept in memory only.
+	LogDir string
+
 	// ClusterID is returned by Metadata v2+ and DescribeCluster. Empty
 	// means the data directory's own, kept id (Resolver.ClusterID).
 	ClusterID string
@@ -93,11 +104,32 @@ type Config struct {
 	// how many fetch sessions (KIP-227) the server keeps (default 1000;
 	// negative: no sessions, every fetch is sessionless).
 	FetchSessionCacheSlots int
+	// FetchSessionCacheSlotsPerPrincipal bounds the fetch sessions of one
+	// principal, with an authorizer (F4; default a quarter of the
+	// slots).
+	FetchSessionCacheSlotsPerPrincipal int
+
+	// GroupsPerPrincipal is groups.max.per.principal: the groups one
+	// principal may create, with an authorizer (kafka/tenancy; default
+	// tenancy.DefaultGroupsPerPrincipal).
+	GroupsPerPrincipal int
+
+	// MaxPartitions is partitions.max: the partitions of all topics
+	// together (partition_bound.go; default DefaultMaxPartitions).
+	MaxPartitions int
 
 	// FetchMaxBytes is fetch.max.bytes: the most record bytes one Fetch
 	// response carries, whatever the request's MaxBytes (default 55 MiB;
 	// at least 1024). A KIP-74 first batch is still returned whole.
 	FetchMaxBytes int32
+
+	// FetchSendfile sends the record batches a Fetch read from segment
+	// files with sendfile(2) on plaintext TCP connections (Linux), after
+	// their frames' CRCs were checked by a pread as always, keeping the
+	// files pinned until the response is written (fetch_wire.go). Off by
+	// default: on the development VM it cost more server CPU per GB than
+	// writing the checked bytes from their pooled buffer (BENCHMARKS.md).
+	FetchSendfile bool
 
 	// ShutdownTimeout bounds how long Close waits for in-flight requests
 	// before it closes connections anyway (default 10s).
@@ -130,8 +162,26 @@ type Config struct {
 	// TLSHandshakeTimeout bounds a TLS handshake (A5; default 10s).
 	TLSHandshakeTimeout time.Duration
 
+	// Quotas is the client quota configuration (DescribeClientQuotas,
+	// AlterClientQuotas; kafka/quota), enforced on every connection. Nil:
+	// kept in memory only.
+	Quotas *quota.Store
+	// QuotaWindow is quota.window.num and quota.window.size.seconds
+	// (zero: Kafka's 11 samples of one second).
+	QuotaWindow quota.Window
+	// MaxConnectionsPerIP is max.connections.per.ip (0: unbounded), and
+	// MaxConnectionsPerIPOverrides max.connections.per.ip.overrides: per
+	// IP address, or host name resolved at start, its own bound.
+	MaxConnectionsPerIP          int
+	MaxConnectionsPerIPOverrides map[string]int
+
 	// Observer receives per-request metrics (nil: none).
 	Observer Observer
+	// Telemetry serves client telemetry (KIP-714): GetTelemetrySubscriptions
+	// and PushTelemetry, and the CLIENT_METRICS config resources it keeps
+	// its subscriptions in (telemetry.go). Nil: none of them is served or
+	// advertised.
+	Telemetry *telemetry.Manager
 	// SlowRequest is the slow-request log threshold: a request whose
 	// handling, long-poll waits excluded, takes longer is logged at warn
 	// (0: DefaultSlowRequest; negative: never).
@@ -154,11 +204,21 @@ type SASLConfig struct {
 	// MaxReceiveSize is sasl.server.max.receive.size: the largest frame
 	// before authentication (A1; default 512 KiB).
 	MaxReceiveSize int32
+	// PlainFailuresPerAddress and PlainFailuresPerUser are
+	// sasl.plain.failed.logins.per.address.per.minute and
+	// sasl.plain.failed.logins.per.user.per.minute: the PBKDF2
+	// derivations failed PLAIN logins may cost (auth.DeriveBudget; 0:
+	// auth.DefaultFailuresPerAddress, auth.DefaultFailuresPerUser).
+	PlainFailuresPerAddress, PlainFailuresPerUser int
+	// MaxUsers is scram.users.max: the users AlterUserScramCredentials
+	// may make the store hold (default DefaultMaxUsers).
+	MaxUsers int
 }
 
 // Defaults of SASLConfig and TLSHandshakeTimeout.
 const (
 	DefaultFailedAuthDelay     = 100 * time.Millisecond
+	DefaultMaxUsers            = 10000
 	DefaultSASLMaxReceiveSize  = 512 << 10
 	DefaultTLSHandshakeTimeout = 10 * time.Second
 )
@@ -183,8 +243,14 @@ func (cfg Config) withDefaults() Config {
 	if cfg.FetchSessionCacheSlots == 0 {
 		cfg.FetchSessionCacheSlots = DefaultFetchSessionCacheSlots
 	}
+	if cfg.FetchSessionCacheSlotsPerPrincipal <= 0 {
+		cfg.FetchSessionCacheSlotsPerPrincipal = max(1, min(DefaultFetchSessionCacheSlotsPerPrincipal, cfg.FetchSessionCacheSlots))
+	}
 	if cfg.FetchMaxBytes == 0 {
 		cfg.FetchMaxBytes = DefaultFetchMaxBytes
+	}
+	if cfg.MaxPartitions <= 0 {
+		cfg.MaxPartitions = DefaultMaxPartitions
 	}
 	if cfg.ClusterID == "" && cfg.Resolver != nil {
 		cfg.ClusterID = cfg.Resolver.ClusterID()
@@ -206,6 +272,9 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.SASL.FailedDelay == 0 {
 		cfg.SASL.FailedDelay = DefaultFailedAuthDelay
+	}
+	if cfg.SASL.MaxUsers <= 0 {
+		cfg.SASL.MaxUsers = DefaultMaxUsers
 	}
 	if cfg.SASL.MaxReceiveSize == 0 {
 		cfg.SASL.MaxReceiveSize = DefaultSASLMaxReceiveSize
@@ -247,6 +316,14 @@ func (cfg Config) Validate() error {
 	if cfg.FetchMaxBytes != 0 && cfg.FetchMaxBytes < MinFetchMaxBytes {
 		errs = append(errs, fmt.Errorf("kafka: config: fetch.max.bytes %d is below %d", cfg.FetchMaxBytes, MinFetchMaxBytes))
 	}
+	if cfg.MaxConnectionsPerIP < 0 {
+		errs = append(errs, fmt.Errorf("kafka: config: max.connections.per.ip %d is negative", cfg.MaxConnectionsPerIP))
+	}
+	for host, n := range cfg.MaxConnectionsPerIPOverrides {
+		if n < 0 {
+			errs = append(errs, fmt.Errorf("kafka: config: max.connections.per.ip.overrides: %s:%d is negative", host, n))
+		}
+	}
 	if cfg.ShutdownTimeout < 0 {
 		errs = append(errs, fmt.Errorf("kafka: config: ShutdownTimeout %v is negative", cfg.ShutdownTimeout))
 	}
@@ -255,6 +332,10 @@ func (cfg Config) Validate() error {
 	}
 	if cfg.SASL.ReauthAfter < 0 {
 		errs = append(errs, fmt.Errorf("kafka: config: connections.max.reauth.ms %v is negative", cfg.SASL.ReauthAfter))
+	}
+	if cfg.SASL.PlainFailuresPerAddress < 0 || cfg.SASL.PlainFailuresPerUser < 0 {
+		errs = append(errs, fmt.Errorf("kafka: config: sasl.plain.failed.logins.per.address.per.minute %d and sasl.plain.failed.logins.per.user.per.minute %d must not be negative",
+			cfg.SASL.PlainFailuresPerAddress, cfg.SASL.PlainFailuresPerUser))
 	}
 	if cfg.AdvertisedAddr != "" {
 		if err := validateAdvertised(cfg.AdvertisedAddr); err != nil {

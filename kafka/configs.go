@@ -14,9 +14,10 @@ import (
 // validation, persistence, sources and defaults; these only translate.
 
 // checkConfigResource reports whether a request may address the resource:
-// a topic with a legal name, this broker ("" or node.id), or a group (its
-// share-group configs, group_configs.go). Other resource types (broker
-// loggers, client metrics) are INVALID_REQUEST.
+// a topic with a legal name, this broker ("" or node.id), a group (its
+// share-group configs, group_configs.go) or a client-metrics
+// subscription (telemetry.go). Other resource types (broker loggers) are
+// INVALID_REQUEST.
 func (s *Server) checkConfigResource(typ kmsg.ConfigResourceType, name string) error {
 	switch typ {
 	case kmsg.ConfigResourceTypeTopic:
@@ -29,6 +30,8 @@ func (s *Server) checkConfigResource(typ kmsg.ConfigResourceType, name string) e
 			return fmt.Errorf("%w: group config resource %q", kerr.InvalidRequest, name)
 		}
 		return nil
+	case kmsg.ConfigResourceTypeClientMetrics:
+		return s.checkClientMetricsResource(name) // telemetry.go
 	case kmsg.ConfigResourceTypeBroker:
 		if name != "" && name != strconv.Itoa(int(s.cfg.NodeID)) {
 			return fmt.Errorf("%w: this is broker %d, not %q", kerr.InvalidRequest, s.cfg.NodeID, name)

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kgateway/kgateway/kafka/sendfile"
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
@@ -52,6 +53,8 @@ type conn struct {
 	// host and port are what this connection's client is told to dial.
 	host string
 	port int32
+	// ip is the client's address, as max.connections.per.ip counts it.
+	ip string
 
 	// last is the connection's latest request with a handler: the next
 	// one starts when it has taken effect (K4). Reader goroutine only.
@@ -67,7 +70,21 @@ type conn struct {
 	// connections.max.idle.ms of it (K7). Reader goroutine only.
 	frameStart time.Time
 
+	// mutedUntil is when a throttled connection may be read again (unix
+	// nanoseconds; KIP-219): set by the writer, waited for by the reader.
+	mutedUntil atomic.Int64
+	// quotaLimited is set once a quota applies to the connection's
+	// client: from then on, as in Kafka, a frame is read only once the
+	// request before it is answered, so that its throttle (and mute) is
+	// known before the next request is taken (readAhead).
+	quotaLimited atomic.Bool
+
 	closeOnce sync.Once
+
+	// software is the client software name and version of the
+	// connection's ApiVersions v3+ (KIP-511; nil: not sent), for the
+	// client telemetry selectors (KIP-714).
+	software atomic.Pointer[[2]string]
 }
 
 // touch records activity for the idle check (K7).
@@ -88,6 +105,12 @@ type slot struct {
 	// raw: resp is a SaslAuthenticate answer to a bare token, written
 	// as a bare frame (SaslHandshake v0).
 	raw bool
+	// throttle is the client's quota throttle time (quotas.go): the
+	// connection is muted that long once resp is written, or, when the
+	// client does not throttle itself (selfThrottle false, before
+	// KIP-219), resp is written only after it.
+	throttle     time.Duration
+	selfThrottle bool
 }
 
 // reqCtx is what a handler knows about its request.
@@ -101,7 +124,10 @@ type reqCtx struct {
 	// effect: this one starts then (K4). Nil for the first request.
 	after <-chan struct{}
 	// done is closed when this request has taken effect (release).
-	done        chan struct{}
+	done chan struct{}
+	// answered is closed when its handler has ended: the response and
+	// its quota throttle are set (the slot's done).
+	answered    chan struct{}
 	releaseOnce sync.Once
 	// charge is what the request holds of queued.max.request.bytes (K6):
 	// its frame, and for a decoded request the memory decoding and
@@ -200,7 +226,7 @@ func (c *conn) readLoop() {
 		// handler waiting for this connection's death must learn of it),
 		// then for its turn to be read.
 		_, err := br.Peek(1)
-		if err == nil && !c.readAhead() {
+		if err == nil && (!c.readAhead() || !c.waitMuted()) {
 			return
 		}
 		var body []byte
@@ -255,7 +281,10 @@ func (c *conn) readAhead() bool {
 		return true
 	}
 	var wait <-chan struct{} = last.done
-	if last.key == apiKeyProduce {
+	switch {
+	case c.quotaLimited.Load():
+		wait = last.answered
+	case last.key == apiKeyProduce:
 		wait = last.after
 	}
 	if wait == nil {
@@ -326,7 +355,7 @@ func (c *conn) parse(body []byte, charge int64) (*slot, *reqCtx, kmsg.Request, a
 	}
 	req := kmsg.RequestForKey(key)
 	req.SetVersion(version)
-	rc := &reqCtx{ctx: c.ctx, conn: c, version: version, key: key, done: make(chan struct{})}
+	rc := &reqCtx{ctx: c.ctx, conn: c, version: version, key: key, done: make(chan struct{}), answered: sl.done}
 	rc.stats.size, rc.stats.arrived = len(body), time.Now()
 	rest, clientID, err := parseHeaderRest(body[8:], req.IsFlexible())
 	if err != nil {
@@ -360,7 +389,7 @@ func (c *conn) parse(body []byte, charge int64) (*slot, *reqCtx, kmsg.Request, a
 func (c *conn) parseRawToken(body []byte, charge int64) (*slot, *reqCtx, kmsg.Request, api, error) {
 	a, _ := lookupAPI(apiKeySaslAuthenticate)
 	sl := &slot{done: make(chan struct{}), key: apiKeySaslAuthenticate, raw: true}
-	rc := &reqCtx{ctx: c.ctx, conn: c, key: apiKeySaslAuthenticate, done: make(chan struct{}), charge: charge}
+	rc := &reqCtx{ctx: c.ctx, conn: c, key: apiKeySaslAuthenticate, done: make(chan struct{}), answered: sl.done, charge: charge}
 	rc.stats.size, rc.stats.arrived = len(body), time.Now()
 	return sl, rc, rawAuthenticate(body), a, nil
 }
@@ -400,8 +429,61 @@ func (c *conn) handle(sl *slot, a api, rc *reqCtx, req kmsg.Request) {
 				zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
 		}
 	}()
+	c.s.beforeQuotas(rc, req)
 	sl.resp, sl.err = c.s.authorizedHandle(a, rc, req) // A11
 	sl.closeAfter = rc.closeAfter
+	if sl.err == nil {
+		sl.throttle, sl.selfThrottle = c.s.applyQuotas(rc, req, sl.resp)
+		if sl.throttle > 0 && sl.selfThrottle {
+			// Muted now, before the write too: the client may answer the
+			// response before the writer runs again (which mutes again
+			// from the end of the write, KIP-219).
+			c.mute(sl.throttle)
+		}
+	}
+}
+
+// waitMuted waits while the connection is muted for a throttle
+// (KIP-219); false if the connection died first.
+func (c *conn) waitMuted() bool {
+	d := time.Until(time.Unix(0, c.mutedUntil.Load()))
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-c.ctx.Done():
+		return false
+	case <-c.s.closing:
+		return true
+	}
+}
+
+// mute keeps the reader off the connection for d from now.
+func (c *conn) mute(d time.Duration) {
+	until := time.Now().Add(d).UnixNano()
+	for {
+		cur := c.mutedUntil.Load()
+		if cur >= until || c.mutedUntil.CompareAndSwap(cur, until) {
+			return
+		}
+	}
+}
+
+// delay waits d before a response is written to a client that does not
+// throttle itself; false if the connection died first.
+func (c *conn) delay(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-c.ctx.Done():
+		return false
+	}
 }
 
 func (c *conn) writeLoop() {
@@ -414,6 +496,7 @@ func (c *conn) writeLoop() {
 			c.kill()
 			<-sl.done // let the handler end before the slot is finished
 		}
+		releaseResp(sl)
 		c.finish(sl)
 		if !ok {
 			c.drain()
@@ -439,11 +522,29 @@ func (c *conn) writeSlot(sl *slot, buf *[]byte) bool {
 			zap.Int16("api-version", sl.version), zap.Error(sl.err))
 		return false
 	}
+	if sl.throttle > 0 && !sl.selfThrottle && !c.delay(sl.throttle) {
+		return false
+	}
 	if sl.resp == nil {
-		return true // K5
+		c.mute(sl.throttle) // K5; acks=0 is muted as Kafka does
+		return true
 	}
 	var out net.Buffers
 	n := 0
+	if br, ok := sl.resp.(*batchResponse); ok {
+		// Fetch: record batches by reference, from their files with
+		// sendfile where the connection allows (fetch_wire.go).
+		var pieces []sendfile.Piece
+		*buf, pieces, n = br.appendSegments((*buf)[:0], sl)
+		c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.ConnectionsMaxIdle)) // K7
+		if _, err := sendfile.Write(c.nc, pieces, c.sendfile()); err != nil {
+			c.log.Debug("connection-write-failed", zap.Error(err))
+			return false
+		}
+		c.s.observeResponse(sl.key, n)
+		c.touch()
+		return !sl.closeAfter
+	}
 	if sl.raw {
 		r := sl.resp.(*kmsg.SASLAuthenticateResponse)
 		if r.ErrorCode != 0 {
@@ -452,9 +553,6 @@ func (c *conn) writeSlot(sl *slot, buf *[]byte) bool {
 		*buf = binary.BigEndian.AppendUint32((*buf)[:0], uint32(len(r.SASLAuthBytes)))
 		*buf = append(*buf, r.SASLAuthBytes...)
 		out, n = net.Buffers{*buf}, len(*buf)
-	} else if br, ok := sl.resp.(*batchResponse); ok {
-		// Fetch: record batches by reference, one writev (fetch_wire.go).
-		*buf, out, n = br.appendSegments((*buf)[:0], sl)
 	} else {
 		*buf = appendResponse((*buf)[:0], sl)
 		out, n = net.Buffers{*buf}, len(*buf)
@@ -467,6 +565,9 @@ func (c *conn) writeSlot(sl *slot, buf *[]byte) bool {
 	}
 	c.s.observeResponse(sl.key, n)
 	c.touch()
+	if sl.throttle > 0 && sl.selfThrottle {
+		c.mute(sl.throttle) // KIP-219: respond first, then mute
+	}
 	return !sl.closeAfter
 }
 
@@ -482,7 +583,21 @@ func (c *conn) finish(sl *slot) {
 func (c *conn) drain() {
 	for sl := range c.queue {
 		<-sl.done
+		releaseResp(sl)
 		c.finish(sl)
+	}
+}
+
+// sendfile reports whether fetch responses send file-backed batches with
+// sendfile: fetch.sendfile.enable, on a connection that can (plaintext
+// TCP on Linux).
+func (c *conn) sendfile() bool { return c.s.cfg.FetchSendfile && sendfile.Supported(c.nc) }
+
+// releaseResp frees what a written (or dropped) response still holds: a
+// fetch's leased reads (fetch_wire.go). Only once its handler is done.
+func releaseResp(sl *slot) {
+	if br, ok := sl.resp.(*batchResponse); ok {
+		br.wire.release()
 	}
 }
 

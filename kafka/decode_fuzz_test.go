@@ -18,7 +18,7 @@ import (
 // fuzzConn is a connection with no socket: enough for readFrame and
 // dispatch, the server's whole decode path (K2, K3).
 func fuzzConn(t testing.TB, maxRequest int32) *conn {
-	s, err := NewServer(Config{Resolver: new(resolver.Resolver), MaxRequestBytes: maxRequest})
+	s, err := NewServer(Config{Resolver: new(resolver.Resolver), MaxRequestBytes: maxRequest, Telemetry: testTelemetry(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

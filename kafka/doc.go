@@ -83,7 +83,15 @@
 //	   sessions. When full, a new session takes the place of the least
 //	   recently used one if that was idle for sessionEvictionAge, else of
 //	   the smallest one if the new one has more partitions; otherwise no
-//	   session is created and the client fetches sessionless (id 0).
+//	   session is created and the client fetches sessionless (id 0). With
+//	   an authorizer a session belongs to the principal that opened it:
+//	   one principal holds at most
+//	   max.incremental.fetch.session.cache.slots.per.principal (beyond,
+//	   its new session takes the place of its own stale or smaller one,
+//	   or gets none); when the cache is full a principal holding at least
+//	   two fewer than the principal holding the most takes the place of
+//	   that one's least recently used session, and the smaller-session
+//	   rule applies only among the newcomer's own principal's sessions.
 //	F5 A session keyed by topic ids (v13+) is not used by a request keyed
 //	   by names, nor the other way round: FETCH_SESSION_TOPIC_ID_ERROR.
 //	F6 A session holds at most maxSessionPartitions partitions, and all

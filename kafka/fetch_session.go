@@ -45,6 +45,8 @@ type fetchSessions struct {
 		sync.Mutex
 		byID  map[int32]*fetchSession
 		total int // the sessions' sizes summed (F6)
+		// byOwner counts the sessions of each principal (F4).
+		byOwner map[string]int
 		// maxParts and maxTotal are the F6 bounds (0: maxSessionPartitions
 		// and maxCachedPartitions); tests lower them.
 		maxParts, maxTotal int
@@ -61,7 +63,8 @@ func (c *fetchSessions) boundsLocked() (perSession, total int) {
 // held for a whole request (F3).
 type fetchSession struct {
 	id       int32
-	topicIDs bool // F5: partitions are keyed by topic id (v13+)
+	topicIDs bool   // F5: partitions are keyed by topic id (v13+)
+	owner    string // the principal that opened it ("": no tenants, F4)
 
 	// Guarded by fetchSessions.mu.
 	size     int
@@ -155,6 +158,9 @@ func (c *fetchSessions) dropLocked(fs *fetchSession) {
 	fs.removed = true
 	c.mu.total -= fs.size
 	delete(c.mu.byID, fs.id)
+	if c.mu.byOwner[fs.owner]--; c.mu.byOwner[fs.owner] <= 0 {
+		delete(c.mu.byOwner, fs.owner)
+	}
 }
 
 // resize records a session's partition count for eviction decisions, or
@@ -173,10 +179,14 @@ func (c *fetchSessions) resize(fs *fetchSession, n int) bool {
 	return true
 }
 
-// create makes a session over parts (in response order) with next epoch 1,
-// or returns nil when the cache has no room for it (F4).
-func (c *fetchSessions) create(slots int, topicIDs bool, parts []*sessPart) *fetchSession {
-	if slots <= 0 {
+// sessionSlots are the cache's bounds on sessions (F4): slots in all,
+// perPrincipal for one principal.
+type sessionSlots struct{ total, perPrincipal int }
+
+// create makes a session for owner over parts (in response order) with
+// next epoch 1, or returns nil when the cache has no room for it (F4).
+func (c *fetchSessions) create(slots sessionSlots, owner string, topicIDs bool, parts []*sessPart) *fetchSession {
+	if slots.total <= 0 {
 		return nil // F4
 	}
 	c.mu.Lock()
@@ -186,11 +196,15 @@ func (c *fetchSessions) create(slots int, topicIDs bool, parts []*sessPart) *fet
 	}
 	if c.mu.byID == nil {
 		c.mu.byID = make(map[int32]*fetchSession)
+		c.mu.byOwner = make(map[string]int)
 	}
-	if len(c.mu.byID) >= slots && !c.evictLocked(len(parts)) {
+	if owner != "" && c.mu.byOwner[owner] >= slots.perPrincipal && !c.evictOwnLocked(owner, len(parts)) {
 		return nil
 	}
-	fs := &fetchSession{id: c.newIDLocked(), topicIDs: topicIDs, size: len(parts), lastUsed: time.Now()}
+	if len(c.mu.byID) >= slots.total && !c.evictLocked(owner, len(parts)) {
+		return nil
+	}
+	fs := &fetchSession{id: c.newIDLocked(), topicIDs: topicIDs, owner: owner, size: len(parts), lastUsed: time.Now()}
 	fs.mu.epoch = 1
 	fs.mu.parts = make(map[sessKey]*sessPart, len(parts))
 	for _, sp := range parts {
@@ -202,15 +216,48 @@ func (c *fetchSessions) create(slots int, topicIDs bool, parts []*sessPart) *fet
 	fs.size = len(fs.mu.parts)
 	c.mu.total += fs.size
 	c.mu.byID[fs.id] = fs
+	c.mu.byOwner[owner]++
 	return fs
 }
 
-// evictLocked frees one slot for a session of size partitions: the least
-// recently used session if it is stale, else the smallest one if it is
-// smaller than the newcomer.
-func (c *fetchSessions) evictLocked(size int) bool {
+// evictLocked frees one slot for a session of owner with size
+// partitions: the least recently used session if it is stale (Kafka's
+// rule); else, fair share, the least recently used session of the
+// principal holding the most sessions if it holds at least two more
+// than owner; else, Kafka's other rule within owner's own sessions, its
+// smallest if smaller than the newcomer. Without tenants (owner "" for
+// all) that is Kafka's FetchSessionCache eviction exactly; with them no
+// principal evicts another's session unless it holds fewer.
+func (c *fetchSessions) evictLocked(owner string, size int) bool {
+	var lru *fetchSession
+	heaviest := owner
+	for _, fs := range c.mu.byID {
+		if lru == nil || fs.lastUsed.Before(lru.lastUsed) {
+			lru = fs
+		}
+		if c.mu.byOwner[fs.owner] > c.mu.byOwner[heaviest] {
+			heaviest = fs.owner
+		}
+	}
+	switch {
+	case lru != nil && time.Since(lru.lastUsed) >= sessionEvictionAge:
+		c.dropLocked(lru)
+		return true
+	case c.mu.byOwner[heaviest] > c.mu.byOwner[owner]+1:
+		return c.evictOwnLocked(heaviest, -1)
+	}
+	return c.evictOwnLocked(owner, size)
+}
+
+// evictOwnLocked frees a slot among owner's sessions for a newcomer of
+// size partitions: the least recently used if it is stale or size is -1
+// (fair share), else the smallest if smaller than the newcomer.
+func (c *fetchSessions) evictOwnLocked(owner string, size int) bool {
 	var lru, smallest *fetchSession
 	for _, fs := range c.mu.byID {
+		if fs.owner != owner {
+			continue
+		}
 		if lru == nil || fs.lastUsed.Before(lru.lastUsed) {
 			lru = fs
 		}
@@ -219,7 +266,7 @@ func (c *fetchSessions) evictLocked(size int) bool {
 		}
 	}
 	victim := smallest
-	if lru != nil && time.Since(lru.lastUsed) >= sessionEvictionAge {
+	if lru != nil && (size < 0 || time.Since(lru.lastUsed) >= sessionEvictionAge) {
 		victim = lru
 	} else if smallest == nil || smallest.size >= size {
 		return false

@@ -265,3 +265,39 @@ func TestNextEpochWraps(t *testing.T) {
 		t.Fatalf("nextEpoch(5) = %d", got)
 	}
 }
+
+// F4 with tenants: a principal holds at most its share of the slots; when
+// the cache is full a principal holding fewer takes the place of the
+// heaviest holder's least recently used session, never of a session of
+// a principal holding as few as it does.
+func TestFetchSessionsPerPrincipal(t *testing.T) {
+	var c fetchSessions
+	slots := sessionSlots{total: 4, perPrincipal: 3}
+	parts := func() []*sessPart { return []*sessPart{{key: sessKey{topic: "t"}}} }
+	for i := range 4 {
+		fs := c.create(slots, "User:mallory", false, parts())
+		if (fs != nil) != (i < 3) {
+			t.Fatalf("mallory's session %d: %v", i, fs)
+		}
+	}
+	if fs := c.create(slots, "User:alice", false, parts()); fs == nil {
+		t.Fatal("alice got no session in the free slot")
+	}
+	// Full: alice (1) takes the place of one of mallory's (3), then
+	// holds as many as mallory minus one and takes no more.
+	if fs := c.create(slots, "User:alice", false, parts()); fs == nil {
+		t.Fatal("alice, holding fewer, got no session in a full cache")
+	}
+	if got := c.mu.byOwner; got["User:mallory"] != 2 || got["User:alice"] != 2 {
+		t.Fatalf("sessions by principal %v, want 2 each", got)
+	}
+	if fs := c.create(slots, "User:alice", false, parts()); fs != nil {
+		t.Fatal("alice took the place of a session of a principal holding as many")
+	}
+	if fs := c.create(slots, "User:mallory", false, parts()); fs != nil {
+		t.Fatal("mallory took the place of a session of a principal holding as many")
+	}
+	if n := c.sessionCount(); n != 4 {
+		t.Fatalf("%d sessions, want 4", n)
+	}
+}

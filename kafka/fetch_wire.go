@@ -9,6 +9,16 @@ package kafka
 // frame size. A 1 MiB fetch thus costs a few hundred bytes of encoding
 // instead of two 1 MiB copies (concatenation, then the response buffer).
 //
+// The reads are leased (storage "Leased reads"): a batch read from a
+// segment file is read and CRC-checked as always, into a pooled buffer
+// that the writer gives back once the response is written or dropped, so
+// a fetch allocates nothing per byte it serves. With fetch.sendfile.enable
+// on a plaintext TCP connection the lease also keeps the ledger files
+// pinned until then, and batches of at least sendfile.MinFileBytes go
+// from the file to the socket with sendfile (package kafka/sendfile)
+// instead of being written from the buffer; TLS connections always write
+// the checked bytes themselves.
+//
 // The marker is a per-process random 12-byte prefix plus a 4-byte index;
 // the encoding around it holds only names, numbers and error messages, so
 // the prefix cannot occur there by chance (2^-96).
@@ -17,8 +27,9 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/binary"
-	"net"
 
+	"github.com/kgateway/kgateway/kafka/sendfile"
+	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -31,18 +42,43 @@ var markerPrefix = func() []byte {
 	return b
 }()
 
-// wireBatches holds one fetch response's record batches, by marker index.
+// wireBatches holds one fetch response's record batches, by marker index,
+// and where they lie in files (srcs, for a leased read).
 type wireBatches struct {
 	list  [][][]byte
+	srcs  [][]resolver.FileSpan
 	sizes []int
+	// lease holds the buffers (and, for sendfile, the pins) of the
+	// response's reads; nil for a response built without a connection.
+	lease *resolver.Lease
 }
 
-// mark keeps batches aside and returns the marker standing for them.
-func (w *wireBatches) mark(batches [][]byte, size int) []byte {
+// newWire is a response's batch holder: its reads leased, keeping pins
+// when conn sends batches with sendfile (conn.sendfile).
+func newWire(conn *conn) *wireBatches {
+	w := &wireBatches{}
+	if conn != nil {
+		w.lease = resolver.NewLease(conn.sendfile())
+	}
+	return w
+}
+
+// release frees what the response's reads hold (after it is written, or
+// once it never will be).
+func (w *wireBatches) release() {
+	if w != nil {
+		w.lease.Release()
+	}
+}
+
+// mark keeps batches (and where they lie in files, srcs, nil for memory)
+// aside and returns the marker standing for them.
+func (w *wireBatches) mark(batches [][]byte, srcs []resolver.FileSpan, size int) []byte {
 	m := make([]byte, markerLen)
 	copy(m, markerPrefix)
 	binary.BigEndian.PutUint32(m[markerLen-4:], uint32(len(w.list)))
 	w.list = append(w.list, batches)
+	w.srcs = append(w.srcs, srcs)
 	w.sizes = append(w.sizes, size)
 	return m
 }
@@ -50,14 +86,21 @@ func (w *wireBatches) mark(batches [][]byte, size int) []byte {
 // batchesOf returns the batches a partition's RecordBatches marker stands
 // for; ok is false when it is not a marker of w.
 func (w *wireBatches) batchesOf(rb []byte) (batches [][]byte, size int, ok bool) {
-	if len(rb) != markerLen || !bytes.Equal(rb[:markerLen-4], markerPrefix) {
-		return nil, 0, false
-	}
-	id := int(binary.BigEndian.Uint32(rb[markerLen-4:]))
-	if id >= len(w.list) {
+	id, ok := w.markerID(rb)
+	if !ok {
 		return nil, 0, false
 	}
 	return w.list[id], w.sizes[id], true
+}
+
+// markerID is the index rb is the marker of; ok is false when it is not a
+// marker of w.
+func (w *wireBatches) markerID(rb []byte) (int, bool) {
+	if len(rb) != markerLen || !bytes.Equal(rb[:markerLen-4], markerPrefix) {
+		return 0, false
+	}
+	id := int(binary.BigEndian.Uint32(rb[markerLen-4:]))
+	return id, id < len(w.list)
 }
 
 // batchResponse is a FetchResponse whose record batches are markers into
@@ -105,12 +148,12 @@ func fetchRecordBytes(resp kmsg.Response) (perTopic map[string]int, ok bool) {
 }
 
 // appendSegments frames the response into dst (header and every field but
-// the record batches) and returns it, the pieces to write in order, and
-// their total size.
-func (br *batchResponse) appendSegments(dst []byte, sl *slot) ([]byte, net.Buffers, int) {
+// the record batches) and returns it, the pieces to write in order (a
+// batch read from a file names its range there), and their total size.
+func (br *batchResponse) appendSegments(dst []byte, sl *slot) ([]byte, []sendfile.Piece, int) {
 	enc := appendResponse(dst, sl)
 	flexible := sl.version >= 12
-	out := make(net.Buffers, 0, 2+3*len(br.wire.list))
+	out := make([]sendfile.Piece, 0, 2+3*len(br.wire.list))
 	prefixes := make([]byte, 0, binary.MaxVarintLen32*len(br.wire.list))
 	last := 0
 	for pos := 0; ; {
@@ -120,7 +163,7 @@ func (br *batchResponse) appendSegments(dst []byte, sl *slot) ([]byte, net.Buffe
 		}
 		m := pos + i
 		pos = m + 1
-		batches, size, ok := br.wire.batchesOf(enc[m:min(m+markerLen, len(enc))])
+		id, ok := br.wire.markerID(enc[m:min(m+markerLen, len(enc))])
 		plen := 4
 		if flexible {
 			plen = 1
@@ -128,22 +171,29 @@ func (br *batchResponse) appendSegments(dst []byte, sl *slot) ([]byte, net.Buffe
 		if !ok || m-plen < last || !markerLengthAt(enc[m-plen:m], flexible) {
 			continue
 		}
-		out = append(out, enc[last:m-plen])
+		batches, srcs, size := br.wire.list[id], br.wire.srcs[id], br.wire.sizes[id]
+		out = append(out, sendfile.Piece{Bytes: enc[last : m-plen]})
 		start := len(prefixes)
 		if flexible {
 			prefixes = binary.AppendUvarint(prefixes, uint64(size)+1)
 		} else {
 			prefixes = binary.BigEndian.AppendUint32(prefixes, uint32(size))
 		}
-		out = append(out, prefixes[start:len(prefixes):len(prefixes)])
-		out = append(out, batches...)
+		out = append(out, sendfile.Piece{Bytes: prefixes[start:len(prefixes):len(prefixes)]})
+		for i, b := range batches {
+			p := sendfile.Piece{Bytes: b}
+			if srcs != nil {
+				p.File, p.Off = srcs[i].File, srcs[i].Off
+			}
+			out = append(out, p)
+		}
 		last = m + markerLen
 		pos = last
 	}
-	out = append(out, enc[last:])
+	out = append(out, sendfile.Piece{Bytes: enc[last:]})
 	total := 0
-	for _, b := range out {
-		total += len(b)
+	for _, p := range out {
+		total += len(p.Bytes)
 	}
 	binary.BigEndian.PutUint32(enc, uint32(total-4))
 	return enc, out, total

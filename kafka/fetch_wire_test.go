@@ -27,7 +27,7 @@ func TestFetchWireSegments(t *testing.T) {
 				rp.Partition, wp.Partition = int32(pi), int32(pi)
 				rp.RecordBatches, wp.RecordBatches = []byte{}, []byte{}
 				if len(batches) > 0 {
-					rp.RecordBatches = wire.mark(batches, len(bytes.Join(batches, nil)))
+					rp.RecordBatches = wire.mark(batches, nil, len(bytes.Join(batches, nil)))
 					wp.RecordBatches = bytes.Join(batches, nil)
 				}
 				rt.Partitions, wt.Partitions = append(rt.Partitions, rp), append(wt.Partitions, wp)
@@ -36,7 +36,10 @@ func TestFetchWireSegments(t *testing.T) {
 		}
 		sl := &slot{key: 1, version: v, corrID: 7, resp: &batchResponse{FetchResponse: resp, wire: wire}}
 		_, out, n := sl.resp.(*batchResponse).appendSegments(nil, sl)
-		got := bytes.Join(out, nil)
+		var got []byte
+		for _, p := range out {
+			got = append(got, p.Bytes...)
+		}
 		if len(got) != n || int(binary.BigEndian.Uint32(got)) != n-4 {
 			t.Fatalf("v%d: %d bytes, total %d, frame says %d", v, len(got), n, binary.BigEndian.Uint32(got))
 		}

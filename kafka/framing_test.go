@@ -69,7 +69,7 @@ func TestApiVersionsSoftwareName(t *testing.T) {
 }
 
 func TestApiVersionsEveryVersion(t *testing.T) {
-	s := startServer(t, Config{})
+	s := startServer(t, Config{Telemetry: testTelemetry(t)})
 	c := dialRaw(t, s.Addr())
 	for v := int16(0); v <= 3; v++ {
 		c.send(int32(v), apiVersionsReq(v))

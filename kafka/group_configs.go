@@ -10,33 +10,34 @@ package kafka
 import (
 	"fmt"
 
-	"github.com/kgateway/kgateway/kafka/share"
-	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/kgateway/kgateway/kafka/share"
+	"github.com/kgateway/kgateway/topicconfig"
 )
 
 // sourceDynamicGroup is DYNAMIC_GROUP_CONFIG, Kafka's source of a config
 // set on a group.
-const sourceDynamicGroup resolver.ConfigSource = 8
+const sourceDynamicGroup topicconfig.Source = 8
 
-func (s *Server) groupConfigs(group string) []resolver.ConfigEntry {
+func (s *Server) groupConfigs(group string) []topicconfig.Entry {
 	c := s.coords().share
 	if c == nil { // swapped out since the request was checked
 		return nil
 	}
-	var out []resolver.ConfigEntry
+	var out []topicconfig.Entry
 	for _, e := range c.GroupConfigs(group) {
-		ce := resolver.ConfigEntry{Name: e.Name, Value: e.Value, Source: sourceDynamicGroup, Type: resolver.ConfigType(e.Type)}
+		ce := topicconfig.Entry{Name: e.Name, Value: e.Value, Source: sourceDynamicGroup, Type: topicconfig.Type(e.Type)}
 		if e.IsDefault {
-			ce.Source = resolver.SourceDefault
+			ce.Source = topicconfig.SourceDefault
 		}
-		ce.Synonyms = []resolver.ConfigSynonym{{Name: e.Name, Value: e.Value, Source: ce.Source}}
+		ce.Synonyms = []topicconfig.Synonym{{Name: e.Name, Value: e.Value, Source: ce.Source}}
 		out = append(out, ce)
 	}
 	return out
 }
 
-func (s *Server) alterGroupConfigs(group string, ops []resolver.ConfigOp, validateOnly bool) error {
+func (s *Server) alterGroupConfigs(group string, ops []topicconfig.Op, validateOnly bool) error {
 	conv := make([]share.ConfigOp, len(ops))
 	for i, op := range ops {
 		conv[i] = share.ConfigOp{Name: op.Name, Op: int8(op.Op), Value: op.Value}

@@ -135,7 +135,7 @@ func fuzzServer(f *testing.F) (*Server, *resolver.Resolver) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	s, err := NewServer(Config{Resolver: res, Offsets: offs})
+	s, err := NewServer(Config{Resolver: res, Offsets: offs, Telemetry: testTelemetry(f)})
 	if err != nil {
 		f.Fatal(err)
 	}

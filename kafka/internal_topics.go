@@ -114,14 +114,14 @@ func (s *Server) bounds(topic string, partition int32) (logStart, hwm, lso resol
 }
 
 // readPartition is a cursorless read of a partition (resolver.Fetch).
-func (s *Server) readPartition(topic string, partition int32, offset resolver.Offset, maxBytes int, minOne bool, iso resolver.Isolation) (resolver.FetchResult, error) {
+func (s *Server) readPartition(topic string, partition int32, offset resolver.Offset, maxBytes int, minOne bool, iso resolver.Isolation, lease *resolver.Lease) (resolver.FetchResult, error) {
 	if resolver.IsInternalTopic(topic) {
 		if offset != 0 {
 			return resolver.FetchResult{}, fmt.Errorf("%w: %s is outside the empty internal topic %s", resolver.ErrOffsetOutOfRange, offset, topic)
 		}
 		return resolver.FetchResult{}, nil
 	}
-	return s.res.Fetch(topic, partition, offset, maxBytes, minOne, iso)
+	return s.res.FetchLeased(topic, partition, offset, maxBytes, minOne, iso, lease)
 }
 
 // listOffsetOf answers a ListOffsets timestamp (resolver.ListOffset). An

@@ -18,9 +18,9 @@ import (
 // mode, else the resolver.
 func (s *Server) catalog() Catalog {
 	if s.cfg.Cluster == nil {
-		return s.res
+		return boundedCatalog{s.res, s}
 	}
-	return s.cfg.Cluster.Catalog()
+	return boundedCatalog{s.cfg.Cluster.Catalog(), s}
 }
 
 // leader is the partition's leader and leader epoch; ok is false while it
@@ -278,11 +278,11 @@ var clusterMaxVersion = map[int16]int16{0: 11, 26: 4, 28: 4}
 // connection as any unadvertised one does (Y5); a capped one is
 // unsupported above its cap (Y19).
 func (s *Server) lookupAPI(key int16) (api, bool) {
-	if s.cfg.Cluster == nil {
-		return lookupAPI(key)
-	}
 	if s.hiddenAPI(key) {
 		return api{}, false
+	}
+	if s.cfg.Cluster == nil {
+		return lookupAPI(key)
 	}
 	a, ok := lookupAPI(key)
 	if max, capped := clusterMaxVersion[key]; ok && capped {
@@ -291,9 +291,13 @@ func (s *Server) lookupAPI(key int16) (api, bool) {
 	return a, ok
 }
 
+// telemetryAPIs are GetTelemetrySubscriptions and PushTelemetry.
+var telemetryAPIs = map[int16]bool{71: true, 72: true}
+
 // apiKeyList is the ApiVersions key list this server advertises (Y5, Y8).
 func (s *Server) apiKeyList() []kmsg.ApiVersionsResponseApiKey {
 	switch {
+	case s.cfg.Telemetry == nil:
 	case s.cfg.Cluster == nil:
 		return apiKeyList()
 	case !s.shareInCluster():
@@ -304,7 +308,7 @@ func (s *Server) apiKeyList() []kmsg.ApiVersionsResponseApiKey {
 		if s.hiddenAPI(k.ApiKey) {
 			continue
 		}
-		if max, capped := clusterMaxVersion[k.ApiKey]; capped {
+		if max, capped := clusterMaxVersion[k.ApiKey]; capped && s.cfg.Cluster != nil {
 			k.MaxVersion = max // Y19
 		}
 		out = append(out, k)
@@ -312,9 +316,13 @@ func (s *Server) apiKeyList() []kmsg.ApiVersionsResponseApiKey {
 	return out
 }
 
-// hiddenAPI reports whether key is not served (Y5): in cluster mode, the
+// hiddenAPI reports whether key is not served: the client telemetry APIs
+// without a telemetry manager (KIP-714); in cluster mode (Y5), the
 // share-group APIs unless share groups are served (Y8).
 func (s *Server) hiddenAPI(key int16) bool {
+	if telemetryAPIs[key] && s.cfg.Telemetry == nil {
+		return true
+	}
 	return s.cfg.Cluster != nil && notInCluster[key] && !(shareAPIs[key] && s.shareInCluster())
 }
 

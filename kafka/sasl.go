@@ -165,7 +165,8 @@ func (c *conn) saslHandshake(rc *reqCtx, r *kmsg.SASLHandshakeRequest, resp *kms
 		c.s.observeAuth(c.lis.Name, mech, false)
 		return
 	}
-	sess, err := auth.NewSession(mech, c.s.cfg.SASL.Credentials)
+	client := auth.Client{Addr: auth.SourceKey(c.nc.RemoteAddr()), Budget: c.s.plainBudget}
+	sess, err := auth.NewSession(mech, c.s.cfg.SASL.Credentials, client)
 	if err != nil { // enabled mechanisms are implemented (Validate)
 		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
 		a.failed, rc.closeAfter = true, true
@@ -188,6 +189,7 @@ func (c *conn) saslAuthenticate(rc *reqCtx, token []byte, resp *kmsg.SASLAuthent
 	var challenge []byte
 	var done bool
 	var err error
+	start := time.Now()
 	if len(token) > int(c.s.cfg.SASL.MaxReceiveSize) {
 		err = fmt.Errorf("%w: token of %d bytes", auth.ErrMalformed, len(token))
 	} else {
@@ -201,7 +203,7 @@ func (c *conn) saslAuthenticate(rc *reqCtx, token []byte, resp *kmsg.SASLAuthent
 	if err != nil {
 		a.failed, a.exchanging, a.session = true, false, nil
 		a.mu.Unlock()
-		c.authFailed(rc, resp, user, mech, err)
+		c.authFailed(rc, resp, user, mech, start, err)
 		return
 	}
 	resp.SASLAuthBytes = challenge
@@ -219,14 +221,17 @@ func (c *conn) saslAuthenticate(rc *reqCtx, token []byte, resp *kmsg.SASLAuthent
 	a.mu.Unlock()
 }
 
-// authFailed answers a failed exchange (A3): after the failure delay,
-// SASL_AUTHENTICATION_FAILED, then the connection closes. The message is
-// the same whatever failed, and the log names no secret.
-func (c *conn) authFailed(rc *reqCtx, resp *kmsg.SASLAuthenticateResponse, user, mech string, err error) {
+// authFailed answers a failed exchange (A3): the failure delay after the
+// step began (start), SASL_AUTHENTICATION_FAILED, then the connection
+// closes. The message is the same whatever failed, and the log names no
+// secret. Counting the delay from the step's start, not from the
+// failure, makes a PLAIN check refused by the failed-login budget (no
+// derivation) answer when a checked wrong password does.
+func (c *conn) authFailed(rc *reqCtx, resp *kmsg.SASLAuthenticateResponse, user, mech string, start time.Time, err error) {
 	c.log.Info("sasl-authentication-failed", zap.String("listener", c.lis.Name),
 		zap.String("mechanism", mech), zap.String("user", clip(user)), zap.String("reason", err.Error()))
 	c.s.observeAuth(c.lis.Name, mech, false)
-	if d := c.s.cfg.SASL.FailedDelay; d > 0 {
+	if d := time.Until(start.Add(c.s.cfg.SASL.FailedDelay)); c.s.cfg.SASL.FailedDelay > 0 && d > 0 {
 		t := time.NewTimer(d)
 		select {
 		case <-t.C:

@@ -48,3 +48,34 @@ func TestAlterScramAnySaltedLength(t *testing.T) {
 		t.Fatalf("described users %v", got)
 	}
 }
+
+// scram.users.max bounds the users AlterUserScramCredentials creates: a
+// new user beyond is POLICY_VIOLATION and is not stored; a change to an
+// existing user is not refused.
+func TestAlterScramMaxUsers(t *testing.T) {
+	_, addr := saslServer(t, Config{SASL: SASLConfig{MaxUsers: 3}}) // alice and bob exist
+	c := dialRaw(t, addr)
+	if resp := c.scramLogin("alice", "alice-pw"); resp.ErrorCode != 0 {
+		t.Fatalf("login: %v", kerr.ErrorForCode(resp.ErrorCode))
+	}
+	for i, tc := range []struct {
+		user string
+		code int16
+	}{{"carol", 0}, {"dave", kerr.PolicyViolation.Code}, {"bob", 0}} {
+		req := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
+		u := kmsg.NewAlterUserSCRAMCredentialsRequestUpsertion()
+		u.Name, u.Mechanism, u.Iterations, u.Salt, u.SaltedPassword = tc.user, 1, 4096, []byte("s"), make([]byte, 32)
+		req.Upsertions = append(req.Upsertions, u)
+		c.send(int32(10+i), req)
+		resp := kmsg.NewPtrAlterUserSCRAMCredentialsResponse()
+		c.recv(resp)
+		if r := resp.Results[0]; r.ErrorCode != tc.code {
+			t.Fatalf("%s: %v, want %v", tc.user, kerr.ErrorForCode(r.ErrorCode), kerr.ErrorForCode(tc.code))
+		}
+	}
+	for _, r := range c.describeUsers(20).Results {
+		if r.User == "dave" && len(r.CredentialInfos) > 0 {
+			t.Fatal("the refused user was stored")
+		}
+	}
+}

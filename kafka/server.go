@@ -3,12 +3,17 @@ package kafka
 import (
 	"context"
 	"errors"
-	"github.com/kgateway/kgateway/kafka/share"
+	"github.com/kgateway/kgateway/kafka/quota"
 	"net"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/kgateway/kgateway/auth"
+	"github.com/kgateway/kgateway/kafka/features"
+	"github.com/kgateway/kgateway/kafka/share"
+	"github.com/kgateway/kgateway/kafka/tenancy"
 	"github.com/kgateway/kgateway/resolver"
 	"go.uber.org/zap"
 )
@@ -30,6 +35,9 @@ type Server struct {
 	// shareLeader serves ShareFetch and ShareAcknowledge in cluster mode
 	// (share_cluster.go, Y9); nil otherwise.
 	shareLeader *share.Coordinator
+	// features are the finalized feature levels (ApiVersions,
+	// UpdateFeatures; kafka/features).
+	features *features.Levels
 	// sessions is the fetch session cache (KIP-227, fetch_session.go).
 	sessions fetchSessions
 
@@ -42,6 +50,19 @@ type Server struct {
 	handling atomic.Int64
 	// budget is queued.max.request.bytes (K6).
 	budget *byteBudget
+	// plainBudget bounds the CPU failed PLAIN logins take (auth.DeriveBudget).
+	plainBudget *auth.DeriveBudget
+	// groupBound is groups.max.per.principal (tenant.go).
+	groupBound *tenancy.Groups
+	// quotaStore is the client quota configuration and quotas measures
+	// clients against it (quotas.go).
+	quotaStore *quota.Store
+	quotas     *quota.Manager
+	// perIP counts open connections by client address
+	// (max.connections.per.ip); under mu.
+	perIP map[string]int
+	// ipLimits is max.connections.per.ip.overrides by address.
+	ipLimits map[string]int
 
 	mu struct {
 		sync.Mutex
@@ -59,15 +80,42 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	cfg = cfg.withDefaults()
 	s := &Server{cfg: cfg, res: cfg.Resolver, log: cfg.Logger, closing: make(chan struct{}),
-		budget: newByteBudget(cfg.QueuedMaxRequestBytes)}
+		budget:      newByteBudget(cfg.QueuedMaxRequestBytes),
+		plainBudget: auth.NewDeriveBudget(cfg.SASL.PlainFailuresPerAddress, cfg.SASL.PlainFailuresPerUser),
+		groupBound:  tenancy.NewGroups(cfg.GroupsPerPrincipal)}
 	s.mu.open = make(map[*conn]struct{})
+	s.perIP = make(map[string]int)
+	ipLimits, err := resolveIPLimits(cfg.MaxConnectionsPerIPOverrides)
+	if err != nil {
+		return nil, err
+	}
+	s.ipLimits = ipLimits
+	s.quotaStore = cfg.Quotas
+	if s.quotaStore == nil {
+		s.quotaStore = quota.NewMemStore()
+	}
+	s.quotas = quota.NewManager(cfg.QuotaWindow, s.quotaStore.Quotas)
 	c, err := s.newCoordinators(cfg.Offsets, true)
 	if err != nil {
 		return nil, err
 	}
 	s.coord.Store(c)
 	s.shareLeader = s.newShareLeader()
+	if s.features, err = features.Open(s.featuresPath(), featureSpecs); err != nil {
+		return nil, err
+	}
 	return s, nil
+}
+
+// featuresPath is the file the finalized feature levels persist in: in
+// the log dir of a single node; none in cluster mode, whose data
+// directory is a cache (cluster/node J7) and whose features cannot
+// change (Y5, Y8).
+func (s *Server) featuresPath() string {
+	if s.cfg.LogDir == "" || s.cfg.Cluster != nil {
+		return ""
+	}
+	return filepath.Join(s.cfg.LogDir, "features.json")
 }
 
 // Serve accepts connections on ln, as one PLAINTEXT listener advertising
@@ -157,7 +205,13 @@ func (s *Server) startConn(nc net.Conn, l *Listener) bool {
 		nc.Close()
 		return true
 	}
+	ip := hostOf(nc.RemoteAddr())
+	if !s.admitIP(nc, ip) {
+		return true
+	}
+	s.perIP[ip]++
 	c := newConn(s, nc, l)
+	c.ip = ip
 	s.mu.open[c] = struct{}{}
 	s.conns.Add(2)
 	go c.readLoop()
@@ -168,6 +222,9 @@ func (s *Server) startConn(nc net.Conn, l *Listener) bool {
 func (s *Server) connDone(c *conn) {
 	s.mu.Lock()
 	delete(s.mu.open, c)
+	if s.perIP[c.ip]--; s.perIP[c.ip] <= 0 {
+		delete(s.perIP, c.ip)
+	}
 	s.mu.Unlock()
 }
 

@@ -96,7 +96,7 @@ func (l shareLog) Bounds(topic string, partition int32) (int64, int64, error) {
 
 // Read is the resolver's ordinary cursorless read (R1): it writes nothing.
 func (l shareLog) Read(topic string, partition int32, offset int64, maxBytes int) ([][]byte, error) {
-	res, err := l.s.readPartition(topic, partition, resolver.Offset(offset), maxBytes, true, resolver.ReadUncommitted)
+	res, err := l.s.readPartition(topic, partition, resolver.Offset(offset), maxBytes, true, resolver.ReadUncommitted, nil)
 	return res.Batches, err
 }
 

@@ -34,14 +34,16 @@ func (m *Managed) ReadFrom(from Offset, maxEntries, maxBytes int) (Snapshot, []E
 	}
 	var sn Snapshot
 	out, err := m.retrying(func() (out []Entry, err error) {
-		sn, out, err = m.readFrom(from, maxEntries, int64(maxBytes))
+		sn, out, err = m.readFrom(from, maxEntries, int64(maxBytes), nil)
 		return out, err
 	})
 	return sn, out, err
 }
 
-// readFrom is one attempt of ReadFrom.
-func (m *Managed) readFrom(from Offset, maxEntries int, maxBytes int64) (Snapshot, []Entry, error) {
+// readFrom is one attempt of ReadFrom. With a lease, entries read from
+// local segment files are leased (storage ReadIndexedLeased): their
+// payloads are the lease's and say where they lie in their files.
+func (m *Managed) readFrom(from Offset, maxEntries int, maxBytes int64, lease *storage.Lease) (Snapshot, []Entry, error) {
 	// Steps 2–4 of the Committed view (V1; ReadView reads the compacted
 	// view, V2, and falls back to this for the tail past it): every
 	// durable entry below the snapshot's end. One
@@ -59,8 +61,8 @@ func (m *Managed) readFrom(from Offset, maxEntries int, maxBytes int64) (Snapsho
 	if from < b.Start && m.hasPublished() {
 		return m.readPublished(sn, from, maxEntries, maxBytes) // R20
 	}
-	sn = m.publishedStart(sn) // R20: the log starts where the published one does
-	out, err := m.fetch(hdrs) // step 5
+	sn = m.publishedStart(sn)        // R20: the log starts where the published one does
+	out, err := m.fetch(hdrs, lease) // step 5
 	if err != nil && len(out) > 0 {
 		err = nil // R10
 	}
@@ -149,6 +151,7 @@ func (k targetKind) String() string {
 // candidate is one place a ledger's payloads may be read from.
 type candidate struct {
 	kind   targetKind
+	lease  *storage.Lease   // localSegment: read leased (storage ReadIndexedLeased), nil: not
 	object tier.Object      // objectStore: the record as listed (revalidated after the pin)
 	rngs   []PublishedRange // publishedRange: the ranges as listed (revalidated by the pin)
 }
@@ -192,8 +195,8 @@ type segments struct {
 	log   LogID
 }
 
-func (s *segments) read(_ candidate, hdrs []storage.EntryHeader) ([]Entry, error) {
-	return s.store.ReadIndexed(s.log, hdrs)
+func (s *segments) read(c candidate, hdrs []storage.EntryHeader) ([]Entry, error) {
+	return s.store.ReadIndexedLeased(s.log, hdrs, c.lease)
 }
 
 // objects reads published objects through the tier, which pins the
@@ -211,10 +214,10 @@ func (o *objects) read(c candidate, hdrs []storage.EntryHeader) ([]Entry, error)
 // object in turn, moving to the next when one turned stale between being
 // listed and pinned. No candidate left is a lost race with retention
 // (the ledger went): the read starts again from a fresh snapshot.
-func (m *Managed) targetOf(led LedgerID, hdrs []storage.EntryHeader) ([]Entry, error) {
+func (m *Managed) targetOf(led LedgerID, hdrs []storage.EntryHeader, lease *storage.Lease) ([]Entry, error) {
 	d := &m.dispatch
 	if m.tier == nil || m.store.HasLocal(m.log, led) {
-		local := candidate{kind: localSegment}
+		local := candidate{kind: localSegment, lease: lease}
 		es, err := d.pick(local).read(local, hdrs)
 		if m.tier == nil || len(es) > 0 || !errors.Is(err, storage.ErrOffloaded) {
 			return es, err
@@ -252,14 +255,14 @@ func (m *Managed) objectCandidates(led LedgerID) ([]candidate, error) {
 // fetch reads planned entries from their targets, in order, one run of
 // entries of the same ledger per call. On an error it returns the
 // entries read before it with the error (the callers apply R10).
-func (m *Managed) fetch(hdrs []storage.EntryHeader) ([]Entry, error) {
+func (m *Managed) fetch(hdrs []storage.EntryHeader, lease *storage.Lease) ([]Entry, error) {
 	var out []Entry
 	for len(hdrs) > 0 {
 		led, n := hdrs[0].Ledger, 1
 		for n < len(hdrs) && hdrs[n].Ledger == led {
 			n++
 		}
-		es, err := m.targetOf(led, hdrs[:n])
+		es, err := m.targetOf(led, hdrs[:n], lease)
 		if out == nil {
 			out = es
 		} else {
@@ -430,7 +433,7 @@ func (m *Managed) readSpan(s span, out *[]Entry, bytes *int64, maxEntries int, m
 		if len(hdrs) == 0 {
 			return true, nil
 		}
-		es, err := m.fetch(hdrs)
+		es, err := m.fetch(hdrs, nil)
 		*out = append(*out, es...)
 		if err != nil {
 			return false, err

@@ -32,6 +32,7 @@ type Snapshot struct {
 	InFlight    int64
 	Cleaner     CleanerStat
 	Tier        TierStat
+	Cluster     *ClusterStat // nil on a single node
 }
 
 // Source produces a Snapshot; package server wires it to the resolver, the
@@ -74,6 +75,9 @@ func (collector) Describe(ch chan<- *prometheus.Desc) {
 		ch <- d
 	}
 	describeTier(ch)
+	for _, d := range clusterGaugeDescs {
+		ch <- d
+	}
 }
 
 func (c collector) Collect(ch chan<- prometheus.Metric) {
@@ -103,6 +107,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descInFlight, float64(s.InFlight))
 	collectCleaner(ch, s.Cleaner)
 	collectTier(ch, s.Tier)
+	collectCluster(ch, s.Cluster)
 	for _, g := range s.Groups {
 		part := itoa(g.Partition)
 		gauge(descCommitted, float64(g.Committed), g.Group, g.Topic, part)

@@ -25,6 +25,9 @@ type Metrics struct {
 	commitSync   prometheus.Histogram
 	commitBytes  prometheus.Histogram
 	auths        *prometheus.CounterVec
+	cluster      *clusterInstruments // nil until EnableCluster
+	throttleTime *prometheus.CounterVec
+	throttled    *prometheus.CounterVec
 }
 
 // New returns metrics on a fresh registry, with the Go runtime and process
@@ -75,8 +78,16 @@ func New() *Metrics {
 			Namespace: Namespace, Name: "authentications_total",
 			Help: "SASL authentications, by listener, mechanism and result (success or failure).",
 		}, []string{"listener", "mechanism", "result"}),
+		throttleTime: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "quota_throttle_seconds_total",
+			Help: "Throttle time given to clients over a quota, by quota (producer_byte_rate, consumer_byte_rate, request_percentage, controller_mutation_rate) and the user and client id of the quota's sensor (\"\" where the quota is not per that type).",
+		}, []string{"quota", "user", "client_id"}),
+		throttled: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "quota_throttled_responses_total",
+			Help: "Responses throttled for a quota, labelled as quota_throttle_seconds_total.",
+		}, []string{"quota", "user", "client_id"}),
 	}
-	reg.MustRegister(m.auths, m.requests, m.requestBytes, m.respBytes, m.latency,
+	reg.MustRegister(m.auths, m.throttleTime, m.throttled, m.requests, m.requestBytes, m.respBytes, m.latency,
 		m.produceBytes, m.fetchBytes, m.commitSync, m.commitBytes,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -120,4 +131,11 @@ func (m *Metrics) Authentication(listener, mechanism string, ok bool) {
 		result = "success"
 	}
 	m.auths.WithLabelValues(listener, mechanism, result).Inc()
+}
+
+// Throttled records one response throttled for a quota
+// (kafka.QuotaObserver).
+func (m *Metrics) Throttled(kind, user, clientID string, d time.Duration) {
+	m.throttleTime.WithLabelValues(kind, user, clientID).Add(d.Seconds())
+	m.throttled.WithLabelValues(kind, user, clientID).Inc()
 }

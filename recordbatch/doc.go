@@ -3,11 +3,12 @@
 // kmsg (docs/DESIGN.md "Layers"): reading and checking a batch header
 // (batch.go), decompressing a records section within a bound
 // (compression.go, the resolver's Z1–Z4), walking the records without
-// holding them (recordwalk.go), and parsing and re-encoding records for
-// the log cleaner (rebuild.go).
+// holding them (recordwalk.go), parsing and re-encoding records for the
+// log cleaner (rebuild.go), and the control batch of a transaction
+// marker (marker.go).
 //
 // It owns: the layout constants, Header, Parse/Split/Check, the codecs,
-// the decompressed-size bound and the record walk.
+// the decompressed-size bound, the record walk and the marker encoding.
 //
 // It may not touch: storage, ledgers, partitions, producer state or any
 // Kafka semantic beyond the batch's own consistency. It keeps no state

@@ -3,6 +3,7 @@ package recordbatch
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -37,7 +38,22 @@ func DecodeSection(b []byte, limit int64) ([]byte, error) {
 	if c == CodecNone {
 		return b[HeaderLen:], nil
 	}
-	s, err := openRecords(c, b[HeaderLen:], limit)
+	return Decompress(c, b[HeaderLen:], limit)
+}
+
+// Decompress returns data, one stream compressed with codec c in the forms
+// a records section takes (compression.go), decompressed. More than limit
+// bytes out is an error wrapping ErrInvalidRecord whose text says
+// "decompresses to more than" (IsDecompressedTooLarge); a codec error wraps
+// ErrCorruptBatch. KIP-714 telemetry payloads use the same codecs.
+func Decompress(c Codec, data []byte, limit int64) ([]byte, error) {
+	if c == CodecNone {
+		if int64(len(data)) > limit {
+			return nil, (&recordStream{limit: limit, codec: c}).tooLarge()
+		}
+		return data, nil
+	}
+	s, err := openRecords(c, data, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -261,3 +277,7 @@ func Recompress(b []byte, c Codec, limit int64) ([]byte, error) {
 	be.PutUint32(out[CRCOff:], crc32.Checksum(out[AttrsOff:], Castagnoli))
 	return out, nil
 }
+
+// IsDecompressedTooLarge reports whether err is Decompress's (or a
+// records walk's) refusal of output past its limit.
+func IsDecompressedTooLarge(err error) bool { return errors.Is(err, errDecompressedTooLarge) }

@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kgateway/kgateway/recordbatch"
 	"time"
+
+	"github.com/kgateway/kgateway/recordbatch"
+	"github.com/kgateway/kgateway/topicconfig"
+
+	"go.uber.org/zap"
 
 	"github.com/kgateway/kgateway/ledger"
 	"github.com/kgateway/kgateway/storage"
 	"github.com/kgateway/kgateway/storage/tier"
-	"go.uber.org/zap"
 )
 
 // This file is the resolver contract that kafka/ codes against. Change a
@@ -65,7 +68,7 @@ var (
 	ErrInvalidTopic          = errors.New("resolver: invalid topic name")
 	ErrInvalidPartitions     = errors.New("resolver: invalid partition count")
 	ErrInvalidReplication    = errors.New("resolver: invalid replication factor")
-	ErrInvalidConfig         = errors.New("resolver: invalid config")
+	ErrInvalidConfig         = topicconfig.ErrInvalid
 	ErrOffsetOutOfRange      = errors.New("resolver: offset out of range")
 	ErrCorruptBatch          = recordbatch.ErrCorruptBatch
 	ErrUnsupportedMagic      = recordbatch.ErrUnsupportedMagic
@@ -155,6 +158,19 @@ type ProduceResult struct {
 	Duplicate bool
 }
 
+// Lease holds the pins and pooled buffers of a leased fetch (FetchLeased)
+// until its batches are sent (storage "Leased reads"); FileSpan says where
+// such a batch lies in its ledger file.
+type (
+	Lease    = storage.Lease
+	FileSpan = storage.FileSpan
+)
+
+// NewLease returns an empty lease for FetchLeased; with pins the batches
+// read from files name their ranges there (FetchResult.Srcs), which stay
+// valid until the lease is released (storage NewLease).
+func NewLease(pins bool) *Lease { return storage.NewLease(pins) }
+
 // FetchResult is one partition's part of a fetch.
 type FetchResult struct {
 	HighWatermark Offset
@@ -165,6 +181,10 @@ type FetchResult struct {
 	// returns the whole batch); clients skip the records before it.
 	Batches [][]byte
 	Bytes   int // sum of len(Batches[i])
+	// Srcs, for a leased fetch (FetchLeased), says where each batch lies
+	// in its ledger file (Srcs[i] for Batches[i]; zero for a batch from
+	// memory); nil when no batch was read from a file.
+	Srcs []FileSpan
 	// Aborted lists, under ReadCommitted, the aborted transactions that
 	// overlap the returned batches (Kafka's AbortedTransactions), in
 	// first-offset order; nil when there are none.

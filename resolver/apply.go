@@ -3,6 +3,8 @@ package resolver
 import (
 	"fmt"
 	"maps"
+
+	"github.com/kgateway/kgateway/topicconfig"
 )
 
 // Applying a shared catalog (cluster/catalog): in cluster mode the topic
@@ -34,7 +36,7 @@ func (r *Resolver) ApplyTopic(name string, id TopicID, partitions int32, configs
 	if partitions < 1 || partitions > maxPartitions {
 		return fmt.Errorf("%w: %d (must be 1..%d)", ErrInvalidPartitions, partitions, maxPartitions)
 	}
-	if err := checkConfigs(configs); err != nil {
+	if err := topicconfig.Check(configs); err != nil {
 		return err
 	}
 	r.adminMu.Lock()
@@ -74,7 +76,7 @@ func (r *Resolver) ApplyTopic(name string, id TopicID, partitions int32, configs
 // PlanIncrementalAlter returns the full, validated set of explicit
 // configs that IncrementalAlterTopicConfigs(name, ops, false) would leave
 // on the topic now, without changing anything.
-func (r *Resolver) PlanIncrementalAlter(name string, ops []ConfigOp) (map[string]string, error) {
+func (r *Resolver) PlanIncrementalAlter(name string, ops []topicconfig.Op) (map[string]string, error) {
 	t, err := r.boundTopic(name)
 	if err != nil {
 		return nil, err
@@ -85,3 +87,7 @@ func (r *Resolver) PlanIncrementalAlter(name string, ops []ConfigOp) (map[string
 // AutoCreateTopics is auto.create.topics.enable: whether EnsureTopic may
 // create a topic.
 func (r *Resolver) AutoCreateTopics() bool { return r.cfg.AutoCreate }
+
+// DefaultPartitions is num.partitions: what a topic created with -1
+// partitions, or auto-created, gets.
+func (r *Resolver) DefaultPartitions() int32 { return r.cfg.NumPartitions }

@@ -3,6 +3,8 @@ package resolver
 import (
 	"maps"
 	"testing"
+
+	"github.com/kgateway/kgateway/topicconfig"
 )
 
 // TestApplyTopic: applying a shared record creates the topic with exactly
@@ -74,10 +76,10 @@ func TestApplyTopic(t *testing.T) {
 func TestPlanIncrementalAlter(t *testing.T) {
 	g := newGateway(t, Config{RetentionCheckInterval: -1})
 	g.create("t", 1, map[string]string{"retention.ms": "1000", "cleanup.policy": "delete"})
-	ops := []ConfigOp{
-		{Name: "retention.ms", Op: OpDelete},
-		{Name: "cleanup.policy", Op: OpAppend, Value: "compact"},
-		{Name: "segment.ms", Op: OpSet, Value: "5000"},
+	ops := []topicconfig.Op{
+		{Name: "retention.ms", Op: topicconfig.OpDelete},
+		{Name: "cleanup.policy", Op: topicconfig.OpAppend, Value: "compact"},
+		{Name: "segment.ms", Op: topicconfig.OpSet, Value: "5000"},
 	}
 	plan, err := g.r.PlanIncrementalAlter("t", ops)
 	if err != nil {
@@ -96,7 +98,7 @@ func TestPlanIncrementalAlter(t *testing.T) {
 	if tp, _ := g.r.Topic("t"); !maps.Equal(tp.Configs, want) {
 		t.Fatalf("after the alter: %v, want the plan %v", tp.Configs, want)
 	}
-	if _, err := g.r.PlanIncrementalAlter("t", []ConfigOp{{Name: "retention.ms", Value: "-5"}}); !isErr(err, ErrInvalidConfig) {
+	if _, err := g.r.PlanIncrementalAlter("t", []topicconfig.Op{{Name: "retention.ms", Value: "-5"}}); !isErr(err, ErrInvalidConfig) {
 		t.Fatalf("bad plan: %v, want ErrInvalidConfig", err)
 	}
 	if _, err := g.r.PlanIncrementalAlter("nope", ops); !isErr(err, ErrUnknownTopic) {

@@ -119,3 +119,14 @@ func validateStored(e storage.Entry) error {
 	}
 	return nil
 }
+
+// Decompress decompresses data, one stream in codec c, to at most limit
+// bytes (recordbatch.Decompress): kafka/ decodes KIP-714 telemetry
+// payloads with the record batch codecs.
+func Decompress(c Codec, data []byte, limit int64) ([]byte, error) {
+	return recordbatch.Decompress(c, data, limit)
+}
+
+// IsDecompressedTooLarge reports whether err is Decompress's refusal of
+// output past its limit (recordbatch.IsDecompressedTooLarge).
+func IsDecompressedTooLarge(err error) bool { return recordbatch.IsDecompressedTooLarge(err) }

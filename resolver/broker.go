@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/kgateway/kgateway/topicconfig"
 )
 
 // Broker configs: the resolver's Config under Kafka's broker names, for
@@ -16,38 +18,38 @@ import (
 // and how to read it from a (defaulted) Config.
 type brokerSpec struct {
 	def   string
-	typ   ConfigType
+	typ   topicconfig.Type
 	value func(c Config) string
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 var brokerConfigs = map[string]brokerSpec{
-	"auto.create.topics.enable":           {"true", TypeBoolean, func(c Config) string { return strconv.FormatBool(c.AutoCreate) }},
-	"compression.type":                    {"producer", TypeString, func(Config) string { return "producer" }},
-	"log.cleanup.policy":                  {"delete", TypeList, func(c Config) string { return c.CleanupPolicy }},
-	"log.cleaner.backoff.ms":              {itoa(defaultCleanerBackoff.Milliseconds()), TypeLong, func(c Config) string { return itoa(c.Cleaner.Backoff.Milliseconds()) }},
-	"log.cleaner.dedupe.buffer.size":      {itoa(defaultDedupeBufferSize), TypeLong, func(c Config) string { return itoa(c.Cleaner.DedupeBufferSize) }},
-	"log.cleaner.delete.retention.ms":     {itoa(defaultDeleteRetentionMs), TypeLong, func(c Config) string { return itoa(c.Cleaner.DeleteRetentionMs) }},
-	"log.cleaner.enable":                  {"true", TypeBoolean, func(c Config) string { return strconv.FormatBool(c.Cleaner.Threads > 0) }},
-	"log.cleaner.io.max.bytes.per.second": {javaDouble(math.MaxFloat64), TypeDouble, func(c Config) string { return javaDouble(c.Cleaner.IOMaxBytesPerSecond) }},
-	"log.cleaner.max.compaction.lag.ms":   {maxLong, TypeLong, func(c Config) string { return itoa(c.Cleaner.MaxCompactionLagMs) }},
-	"log.cleaner.min.cleanable.ratio":     {"0.5", TypeDouble, func(c Config) string { return strconv.FormatFloat(c.Cleaner.MinCleanableRatio, 'f', -1, 64) }},
-	"log.cleaner.min.compaction.lag.ms":   {"0", TypeLong, func(c Config) string { return itoa(c.Cleaner.MinCompactionLagMs) }},
-	"log.cleaner.threads":                 {"1", TypeInt, func(c Config) string { return itoa(int64(max(c.Cleaner.Threads, 0))) }},
-	"log.local.retention.bytes":           {"-2", TypeLong, func(c Config) string { return itoa(c.LocalRetentionBytes) }},
-	"log.local.retention.ms":              {"-2", TypeLong, func(c Config) string { return itoa(c.LocalRetentionMs) }},
-	"remote.log.storage.system.enable":    {"false", TypeBoolean, func(c Config) string { return strconv.FormatBool(c.Tier != nil) }},
-	"remote.log.manager.task.interval.ms": {itoa(defaultTierInterval.Milliseconds()), TypeLong, func(c Config) string { return itoa(c.TierInterval.Milliseconds()) }},
-	"log.message.timestamp.type":          {"CreateTime", TypeString, func(c Config) string { return c.MessageTimestampType }},
-	"log.retention.bytes":                 {itoa(defaultRetentionBytes), TypeLong, func(c Config) string { return itoa(c.RetentionBytes) }},
-	"log.retention.check.interval.ms":     {itoa(defaultRetentionCheckInterval.Milliseconds()), TypeLong, func(c Config) string { return itoa(c.RetentionCheckInterval.Milliseconds()) }},
-	"log.retention.ms":                    {itoa(defaultRetentionMs), TypeLong, func(c Config) string { return itoa(c.RetentionMs) }},
-	"log.roll.ms":                         {itoa(defaultSegmentAge.Milliseconds()), TypeLong, func(c Config) string { return itoa(c.Ledger.SegmentAge.Milliseconds()) }},
-	"log.segment.bytes":                   {itoa(defaultSegmentBytes), TypeInt, func(c Config) string { return itoa(c.Ledger.SegmentBytes) }},
-	"message.max.bytes":                   {itoa(defaultMaxMessageBytes), TypeInt, func(c Config) string { return itoa(int64(c.MaxMessageBytes)) }},
-	"min.insync.replicas":                 {"1", TypeInt, func(Config) string { return "1" }},
-	"num.partitions":                      {"1", TypeInt, func(c Config) string { return itoa(int64(c.NumPartitions)) }},
+	"auto.create.topics.enable":           {"true", topicconfig.TypeBoolean, func(c Config) string { return strconv.FormatBool(c.AutoCreate) }},
+	"compression.type":                    {"producer", topicconfig.TypeString, func(Config) string { return "producer" }},
+	"log.cleanup.policy":                  {"delete", topicconfig.TypeList, func(c Config) string { return c.CleanupPolicy }},
+	"log.cleaner.backoff.ms":              {itoa(defaultCleanerBackoff.Milliseconds()), topicconfig.TypeLong, func(c Config) string { return itoa(c.Cleaner.Backoff.Milliseconds()) }},
+	"log.cleaner.dedupe.buffer.size":      {itoa(defaultDedupeBufferSize), topicconfig.TypeLong, func(c Config) string { return itoa(c.Cleaner.DedupeBufferSize) }},
+	"log.cleaner.delete.retention.ms":     {itoa(topicconfig.DefaultDeleteRetentionMs), topicconfig.TypeLong, func(c Config) string { return itoa(c.Cleaner.DeleteRetentionMs) }},
+	"log.cleaner.enable":                  {"true", topicconfig.TypeBoolean, func(c Config) string { return strconv.FormatBool(c.Cleaner.Threads > 0) }},
+	"log.cleaner.io.max.bytes.per.second": {javaDouble(math.MaxFloat64), topicconfig.TypeDouble, func(c Config) string { return javaDouble(c.Cleaner.IOMaxBytesPerSecond) }},
+	"log.cleaner.max.compaction.lag.ms":   {topicconfig.MaxLong, topicconfig.TypeLong, func(c Config) string { return itoa(c.Cleaner.MaxCompactionLagMs) }},
+	"log.cleaner.min.cleanable.ratio":     {"0.5", topicconfig.TypeDouble, func(c Config) string { return strconv.FormatFloat(c.Cleaner.MinCleanableRatio, 'f', -1, 64) }},
+	"log.cleaner.min.compaction.lag.ms":   {"0", topicconfig.TypeLong, func(c Config) string { return itoa(c.Cleaner.MinCompactionLagMs) }},
+	"log.cleaner.threads":                 {"1", topicconfig.TypeInt, func(c Config) string { return itoa(int64(max(c.Cleaner.Threads, 0))) }},
+	"log.local.retention.bytes":           {"-2", topicconfig.TypeLong, func(c Config) string { return itoa(c.LocalRetentionBytes) }},
+	"log.local.retention.ms":              {"-2", topicconfig.TypeLong, func(c Config) string { return itoa(c.LocalRetentionMs) }},
+	"remote.log.storage.system.enable":    {"false", topicconfig.TypeBoolean, func(c Config) string { return strconv.FormatBool(c.Tier != nil) }},
+	"remote.log.manager.task.interval.ms": {itoa(defaultTierInterval.Milliseconds()), topicconfig.TypeLong, func(c Config) string { return itoa(c.TierInterval.Milliseconds()) }},
+	"log.message.timestamp.type":          {"CreateTime", topicconfig.TypeString, func(c Config) string { return c.MessageTimestampType }},
+	"log.retention.bytes":                 {itoa(topicconfig.DefaultRetentionBytes), topicconfig.TypeLong, func(c Config) string { return itoa(c.RetentionBytes) }},
+	"log.retention.check.interval.ms":     {itoa(defaultRetentionCheckInterval.Milliseconds()), topicconfig.TypeLong, func(c Config) string { return itoa(c.RetentionCheckInterval.Milliseconds()) }},
+	"log.retention.ms":                    {itoa(topicconfig.DefaultRetentionMs), topicconfig.TypeLong, func(c Config) string { return itoa(c.RetentionMs) }},
+	"log.roll.ms":                         {itoa(topicconfig.DefaultSegmentAge.Milliseconds()), topicconfig.TypeLong, func(c Config) string { return itoa(c.Ledger.SegmentAge.Milliseconds()) }},
+	"log.segment.bytes":                   {itoa(topicconfig.DefaultSegmentBytes), topicconfig.TypeInt, func(c Config) string { return itoa(c.Ledger.SegmentBytes) }},
+	"message.max.bytes":                   {itoa(topicconfig.DefaultMaxMessageBytes), topicconfig.TypeInt, func(c Config) string { return itoa(int64(c.MaxMessageBytes)) }},
+	"min.insync.replicas":                 {"1", topicconfig.TypeInt, func(Config) string { return "1" }},
+	"num.partitions":                      {"1", topicconfig.TypeInt, func(c Config) string { return itoa(int64(c.NumPartitions)) }},
 }
 
 // brokerValues maps each broker config name to its value.
@@ -62,18 +64,18 @@ func (r *Resolver) brokerValues() map[string]string {
 // BrokerConfigs describes the broker configs, sorted by name. A value
 // that differs from Kafka's default is STATIC_BROKER_CONFIG (it came from
 // a flag); the rest are DEFAULT_CONFIG. All are read-only.
-func (r *Resolver) BrokerConfigs() []ConfigEntry {
-	out := make([]ConfigEntry, 0, len(brokerConfigs))
+func (r *Resolver) BrokerConfigs() []topicconfig.Entry {
+	out := make([]topicconfig.Entry, 0, len(brokerConfigs))
 	for name, spec := range brokerConfigs {
-		e := ConfigEntry{Name: name, Default: true, ReadOnly: true, Type: spec.typ}
+		e := topicconfig.Entry{Name: name, Default: true, ReadOnly: true, Type: spec.typ}
 		if v := spec.value(r.cfg); v != spec.def {
-			e.Synonyms = append(e.Synonyms, ConfigSynonym{Name: name, Value: v, Source: SourceStaticBroker})
+			e.Synonyms = append(e.Synonyms, topicconfig.Synonym{Name: name, Value: v, Source: topicconfig.SourceStaticBroker})
 			e.Default = false
 		}
-		e.Synonyms = append(e.Synonyms, ConfigSynonym{Name: name, Value: spec.def, Source: SourceDefault})
+		e.Synonyms = append(e.Synonyms, topicconfig.Synonym{Name: name, Value: spec.def, Source: topicconfig.SourceDefault})
 		e.Value, e.Source = e.Synonyms[0].Value, e.Synonyms[0].Source
 		out = append(out, e)
 	}
-	slices.SortFunc(out, func(a, b ConfigEntry) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b topicconfig.Entry) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }

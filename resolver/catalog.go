@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"maps"
 
+	"go.uber.org/zap"
+
 	"github.com/kgateway/kgateway/ledger"
 	"github.com/kgateway/kgateway/storage"
-	"go.uber.org/zap"
+	"github.com/kgateway/kgateway/topicconfig"
 )
 
 // The topic catalog: name, topic ID and partition -> LogID bindings
@@ -274,7 +276,7 @@ func (r *Resolver) replaceConfigsLocked(t *topic, configs map[string]string) err
 	for _, p := range t.parts {
 		errs = append(errs, r.applySettings(p, s))
 	}
-	if viewOn(t.configs) != viewOn(configs) {
+	if topicconfig.ViewOn(t.configs) != topicconfig.ViewOn(configs) {
 		errs = append(errs, r.syncViews()) // W6: turned off, the view goes
 	}
 	return errors.Join(errs...)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kgateway/kgateway/storage"
+	"github.com/kgateway/kgateway/topicconfig"
 )
 
 func TestCreateTopicValidation(t *testing.T) {
@@ -196,7 +197,7 @@ func TestAlterConfigsAndPartitions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seen := map[string]ConfigEntry{}
+	seen := map[string]topicconfig.Entry{}
 	for _, e := range entries {
 		seen[e.Name] = e
 	}

@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/kgateway/kgateway/storage"
 	"go.uber.org/zap"
+
+	"github.com/kgateway/kgateway/storage"
 )
 
 // Producer-state checkpoints (D4 across restarts, P3).

@@ -2,11 +2,13 @@ package resolver
 
 import (
 	"fmt"
-	"github.com/kgateway/kgateway/cleaner"
 	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kgateway/kgateway/cleaner"
+	"github.com/kgateway/kgateway/topicconfig"
 )
 
 // CleanerConfig is the log cleaner's broker configuration (Kafka's
@@ -45,7 +47,6 @@ const (
 	defaultDedupeBufferSize  = 128 << 20
 	defaultCleanerBackoff    = 15 * time.Second
 	defaultMinCleanableRatio = 0.5
-	defaultDeleteRetentionMs = int64(24 * time.Hour / time.Millisecond)
 	dedupeSlotBytes          = cleaner.SlotBytes
 )
 
@@ -66,7 +67,7 @@ func (c CleanerConfig) withDefaults() CleanerConfig {
 		c.MinCleanableRatio = defaultMinCleanableRatio
 	}
 	if c.DeleteRetentionMs == 0 {
-		c.DeleteRetentionMs = defaultDeleteRetentionMs
+		c.DeleteRetentionMs = topicconfig.DefaultDeleteRetentionMs
 	}
 	if c.MaxCompactionLagMs == 0 {
 		c.MaxCompactionLagMs = math.MaxInt64

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kgateway/kgateway/ledger"
+	"github.com/kgateway/kgateway/topicconfig"
 )
 
 // The compaction configs carry Kafka's names, defaults and broker
@@ -20,22 +21,22 @@ func TestCompactionConfigsDescribed(t *testing.T) {
 	m := entryMap(mustConfigs(t, g.r, "c"))
 	for name, want := range map[string]struct {
 		value  string
-		source ConfigSource
+		source topicconfig.Source
 		syn    string
 	}{
-		"cleanup.policy":            {"compact", SourceTopic, "log.cleanup.policy"},
-		"min.cleanable.dirty.ratio": {"0.25", SourceTopic, "log.cleaner.min.cleanable.ratio"},
-		"delete.retention.ms":       {"5000", SourceStaticBroker, "log.cleaner.delete.retention.ms"},
-		"min.compaction.lag.ms":     {"0", SourceDefault, "log.cleaner.min.compaction.lag.ms"},
-		"max.compaction.lag.ms":     {maxLong, SourceDefault, "log.cleaner.max.compaction.lag.ms"},
-		"segment.ms":                {"604800000", SourceDefault, "log.roll.ms"},
-		"segment.bytes":             {"1073741824", SourceDefault, "log.segment.bytes"},
+		"cleanup.policy":            {"compact", topicconfig.SourceTopic, "log.cleanup.policy"},
+		"min.cleanable.dirty.ratio": {"0.25", topicconfig.SourceTopic, "log.cleaner.min.cleanable.ratio"},
+		"delete.retention.ms":       {"5000", topicconfig.SourceStaticBroker, "log.cleaner.delete.retention.ms"},
+		"min.compaction.lag.ms":     {"0", topicconfig.SourceDefault, "log.cleaner.min.compaction.lag.ms"},
+		"max.compaction.lag.ms":     {topicconfig.MaxLong, topicconfig.SourceDefault, "log.cleaner.max.compaction.lag.ms"},
+		"segment.ms":                {"604800000", topicconfig.SourceDefault, "log.roll.ms"},
+		"segment.bytes":             {"1073741824", topicconfig.SourceDefault, "log.segment.bytes"},
 	} {
 		e := m[name]
 		if e.Value != want.value || e.Source != want.source {
 			t.Errorf("%s: %+v, want %s from %d", name, e, want.value, want.source)
 		}
-		if syn := e.Synonyms[len(e.Synonyms)-1]; syn.Name != want.syn || syn.Source != SourceDefault {
+		if syn := e.Synonyms[len(e.Synonyms)-1]; syn.Name != want.syn || syn.Source != topicconfig.SourceDefault {
 			t.Errorf("%s: last synonym %+v, want %s", name, syn, want.syn)
 		}
 	}
@@ -53,7 +54,7 @@ func TestCompactionConfigsDescribed(t *testing.T) {
 			t.Errorf("%s: %+v, want %s", name, e, want)
 		}
 	}
-	if e := b["log.cleaner.dedupe.buffer.size"]; e.Source != SourceStaticBroker || e.Type != TypeLong {
+	if e := b["log.cleaner.dedupe.buffer.size"]; e.Source != topicconfig.SourceStaticBroker || e.Type != topicconfig.TypeLong {
 		t.Errorf("dedupe buffer: %+v", e)
 	}
 	def := entryMap(newGateway(t, Config{RetentionCheckInterval: -1}).r.BrokerConfigs())
@@ -62,7 +63,7 @@ func TestCompactionConfigsDescribed(t *testing.T) {
 		"log.cleaner.dedupe.buffer.size":      "134217728",
 		"log.cleaner.io.max.bytes.per.second": "1.7976931348623157E308",
 	} {
-		if e := def[name]; e.Value != want || e.Source != SourceDefault {
+		if e := def[name]; e.Value != want || e.Source != topicconfig.SourceDefault {
 			t.Errorf("default %s: %+v, want %s", name, e, want)
 		}
 	}
@@ -119,7 +120,7 @@ func TestCleanupPolicyAlterBothWays(t *testing.T) {
 	g := newGateway(t, Config{RetentionCheckInterval: -1, Cleaner: CleanerConfig{Threads: -1}, Ledger: ledgerNow(c)})
 	g.create("t", 1, map[string]string{"segment.bytes": "100", "retention.ms": "1000"})
 	g.produce("t", 0, kvBatch(keyless("a", 1)))
-	if err := g.r.IncrementalAlterTopicConfigs("t", []ConfigOp{{Name: "cleanup.policy", Op: OpSet, Value: "compact"}}, false); err != nil {
+	if err := g.r.IncrementalAlterTopicConfigs("t", []topicconfig.Op{{Name: "cleanup.policy", Op: topicconfig.OpSet, Value: "compact"}}, false); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := g.r.Produce("t", 0, kvBatch(keyless("b", 2))); !errors.Is(err, ErrInvalidRecord) {
@@ -134,7 +135,7 @@ func TestCleanupPolicyAlterBothWays(t *testing.T) {
 	if start, _, _, _ := g.r.Bounds("t", 0); start != 0 {
 		t.Fatalf("retention ran on a compact-only topic: log start %d", start)
 	}
-	if err := g.r.IncrementalAlterTopicConfigs("t", []ConfigOp{{Name: "cleanup.policy", Op: OpAppend, Value: "delete"}}, false); err != nil {
+	if err := g.r.IncrementalAlterTopicConfigs("t", []topicconfig.Op{{Name: "cleanup.policy", Op: topicconfig.OpAppend, Value: "delete"}}, false); err != nil {
 		t.Fatal(err)
 	}
 	if tp, _ := g.r.Topic("t"); tp.Configs["cleanup.policy"] != "compact,delete" {
@@ -146,7 +147,7 @@ func TestCleanupPolicyAlterBothWays(t *testing.T) {
 	if start, _, _, _ := g.r.Bounds("t", 0); start == 0 {
 		t.Fatal("compact,delete: retention did not run")
 	}
-	if err := g.r.IncrementalAlterTopicConfigs("t", []ConfigOp{{Name: "cleanup.policy", Op: OpSet, Value: "delete"}}, false); err != nil {
+	if err := g.r.IncrementalAlterTopicConfigs("t", []topicconfig.Op{{Name: "cleanup.policy", Op: topicconfig.OpSet, Value: "delete"}}, false); err != nil {
 		t.Fatal(err)
 	}
 	g.produce("t", 0, kvBatch(keyless("c", 5)))
@@ -161,16 +162,16 @@ func TestCleanupPolicyAlterBothWays(t *testing.T) {
 func TestCompactionLagRollsSegments(t *testing.T) {
 	g := newGateway(t, Config{RetentionCheckInterval: -1, Cleaner: CleanerConfig{Threads: -1}})
 	s := g.r.settings(map[string]string{"cleanup.policy": "compact", "segment.ms": "60000", "max.compaction.lag.ms": "1000"})
-	if s.ledger.SegmentAge != time.Second {
-		t.Fatalf("compact: segment age %v, want 1s", s.ledger.SegmentAge)
+	if s.Ledger.SegmentAge != time.Second {
+		t.Fatalf("compact: segment age %v, want 1s", s.Ledger.SegmentAge)
 	}
 	s = g.r.settings(map[string]string{"cleanup.policy": "delete", "segment.ms": "60000", "max.compaction.lag.ms": "1000"})
-	if s.ledger.SegmentAge != time.Minute {
-		t.Fatalf("delete: segment age %v, want 1m", s.ledger.SegmentAge)
+	if s.Ledger.SegmentAge != time.Minute {
+		t.Fatalf("delete: segment age %v, want 1m", s.Ledger.SegmentAge)
 	}
 	s = g.r.settings(map[string]string{"cleanup.policy": "compact"})
-	if s.ledger.SegmentAge != 7*24*time.Hour || s.clean.maxLagMs != math.MaxInt64 {
-		t.Fatalf("compact defaults: %v %d", s.ledger.SegmentAge, s.clean.maxLagMs)
+	if s.Ledger.SegmentAge != 7*24*time.Hour || s.Clean.MaxLagMs != math.MaxInt64 {
+		t.Fatalf("compact defaults: %v %d", s.Ledger.SegmentAge, s.Clean.MaxLagMs)
 	}
 	_ = ledger.Config{}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kgateway/kgateway/cleaner"
 	"github.com/kgateway/kgateway/storage"
+	"github.com/kgateway/kgateway/topicconfig"
 )
 
 // The log cleaner is package cleaner's; this file is what it sees of the
@@ -62,7 +63,7 @@ func (h cleanerHost) ViewPartitions() []cleaner.Partition {
 	defer r.mu.RUnlock()
 	var out []*partition
 	for _, t := range r.mu.topics {
-		if viewOn(t.configs) {
+		if topicconfig.ViewOn(t.configs) {
 			out = append(out, t.parts...)
 		}
 	}
@@ -75,7 +76,7 @@ func (h cleanerHost) ViewStillOn(cp cleaner.Partition) bool {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	t, ok := r.mu.topics[p.topic]
-	return ok && viewOn(t.configs) && int(p.index) < len(t.parts) && t.parts[p.index] == p
+	return ok && topicconfig.ViewOn(t.configs) && int(p.index) < len(t.parts) && t.parts[p.index] == p
 }
 
 func (h cleanerHost) SyncViews() error { return h.r.syncViews() }
@@ -102,8 +103,8 @@ func (c partRef) CleanSettings() (cleaner.Settings, error) {
 		return cleaner.Settings{}, err
 	}
 	return cleaner.Settings{
-		Compact: s.clean.compact, MinDirtyRatio: s.clean.minDirtyRatio, MinLagMs: s.clean.minLagMs,
-		MaxLagMs: s.clean.maxLagMs, DeleteRetentionMs: s.clean.deleteRetentionMs, MaxMessageBytes: s.maxMessageBytes,
+		Compact: s.Clean.Compact, MinDirtyRatio: s.Clean.MinDirtyRatio, MinLagMs: s.Clean.MinLagMs,
+		MaxLagMs: s.Clean.MaxLagMs, DeleteRetentionMs: s.Clean.DeleteRetentionMs, MaxMessageBytes: s.MaxMessageBytes,
 	}, nil
 }
 

@@ -4,13 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/kgateway/kgateway/topicconfig"
 )
 
 // recordCheck is what Produce runs on each record of a batch for a topic
 // with these settings: nil, or L1's key check on a compacted topic. Its
 // error is a RecordError's message.
-func (c cleanSettings) recordCheck() func(RecordMeta) error {
-	if !c.compact {
+func recordCheck(c topicconfig.Clean) func(RecordMeta) error {
+	if !c.Compact {
 		return nil
 	}
 	return refuseNullKey

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/kgateway/kgateway/recordbatch"
 	"github.com/kgateway/kgateway/storage"
 )
 
@@ -51,9 +52,9 @@ func readCommitted(t *testing.T, g *gateway, topic string) []gotRecord {
 			}
 			switch {
 			case h.Control():
-				if m, err := decodeMarker(b); err != nil {
+				if m, err := recordbatch.DecodeMarker(b); err != nil {
 					t.Fatalf("marker at %d: %v", h.BaseOffset, err)
-				} else if !m.commit {
+				} else if !m.Commit {
 					delete(aborted, h.ProducerID)
 				}
 			case h.Transactional() && aborted[h.ProducerID]:

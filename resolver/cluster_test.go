@@ -8,8 +8,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/kgateway/kgateway/ledger"
 	"github.com/kgateway/kgateway/storage"
 	"github.com/kgateway/kgateway/storage/tier"
+	"github.com/kgateway/kgateway/topicconfig"
 )
 
 // P4: with Config.ProducerIDs every InitProducerID without a
@@ -80,13 +82,13 @@ func TestDisklessRefusesConfigs(t *testing.T) {
 			if _, err := r.CreateTopic("plain", 1, 1, nil, false); err != nil {
 				t.Fatal(err)
 			}
-			for _, name := range []string{"remote.storage.enable", ViewConfig} {
+			for _, name := range []string{"remote.storage.enable", topicconfig.CompactedView} {
 				cfg := map[string]string{name: "true"}
 				errs := []error{}
 				_, err := r.CreateTopic("x", 1, 1, cfg, true)
 				errs = append(errs, err)
 				errs = append(errs, r.AlterTopicConfigs("plain", cfg, true))
-				errs = append(errs, r.IncrementalAlterTopicConfigs("plain", []ConfigOp{{Name: name, Op: OpSet, Value: "true"}}, true))
+				errs = append(errs, r.IncrementalAlterTopicConfigs("plain", []topicconfig.Op{{Name: name, Op: topicconfig.OpSet, Value: "true"}}, true))
 				for i, err := range errs {
 					if diskless && !errors.Is(err, ErrInvalidConfig) {
 						t.Fatalf("%s (call %d): %v, want ErrInvalidConfig", name, i, err)
@@ -159,5 +161,54 @@ func TestProduceNotLeaderReplicator(t *testing.T) {
 	}
 	if _, err := g.r.Produce("t", 0, plain(1, 1).encode()); !errors.Is(err, ErrNotLeader) {
 		t.Fatalf("next produce: %v, want ErrNotLeader", err)
+	}
+}
+
+// unTrimmable is a published log below a local copy whose start cannot
+// move: Trim fails with err. It holds nothing below its start.
+type unTrimmable struct {
+	start ledger.Offset
+	err   error
+}
+
+func (p unTrimmable) Start() (ledger.Offset, bool) { return p.start, true }
+func (p unTrimmable) Candidates(context.Context, ledger.Offset, ledger.Offset) ([]ledger.PublishedRange, error) {
+	return nil, nil
+}
+func (p unTrimmable) Read(context.Context, []ledger.PublishedRange) ([][]byte, error) {
+	return nil, nil
+}
+func (p unTrimmable) Trim(context.Context, ledger.Offset) error { return p.err }
+
+// N9: DeleteRecords that cannot move the published start answers
+// according to why: a node that lost the partition is ErrNotLeader, one
+// whose cluster kept changing until its deadline a timeout (both
+// retriable), and only anything else a storage fault. Nothing moves.
+func TestDeleteRecordsPublishedFailures(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		err     error
+		want    error
+		storage bool
+	}{
+		{"fenced", fmt.Errorf("node: %w: fenced", storage.ErrNotLeader), ErrNotLeader, false},
+		{"timeout", fmt.Errorf("%w: %w", context.DeadlineExceeded, errors.New("set start: concurrent changes")), context.DeadlineExceeded, false},
+		{"fault", errors.New("etcd: corrupt record"), ErrStorage, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := newGateway(t, Config{})
+			g.create("t", 1, nil)
+			src := [][]byte{at(plain(3, 1), 1000), at(plain(3, 2), 1003)}
+			if err := g.r.ReplacePartitionOver("t", 0, 1000, Cache{Published: unTrimmable{start: 1000, err: c.err}}, feed(src)); err != nil {
+				t.Fatal(err)
+			}
+			_, err := g.r.DeleteRecords("t", 0, 1004)
+			if !errors.Is(err, c.want) || errors.Is(err, ErrStorage) != c.storage {
+				t.Fatalf("DeleteRecords: %v; want %v (a storage error: %v)", err, c.want, c.storage)
+			}
+			if off, _, err := g.r.ListOffset("t", 0, -2); err != nil || off != 1000 {
+				t.Fatalf("log start %d, %v after a failed DeleteRecords, want 1000", off, err)
+			}
+		})
 	}
 }

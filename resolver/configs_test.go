@@ -7,10 +7,11 @@ import (
 	"time"
 
 	"github.com/kgateway/kgateway/ledger"
+	"github.com/kgateway/kgateway/topicconfig"
 )
 
-func entryMap(es []ConfigEntry) map[string]ConfigEntry {
-	m := make(map[string]ConfigEntry, len(es))
+func entryMap(es []topicconfig.Entry) map[string]topicconfig.Entry {
+	m := make(map[string]topicconfig.Entry, len(es))
 	for _, e := range es {
 		m[e.Name] = e
 	}
@@ -29,19 +30,19 @@ func TestBrokerDefaults(t *testing.T) {
 	m := entryMap(mustConfigs(t, g.r, "t"))
 	for name, want := range map[string]struct {
 		value  string
-		source ConfigSource
+		source topicconfig.Source
 	}{
-		"retention.ms":           {"1000", SourceTopic},
-		"retention.bytes":        {"1048576", SourceStaticBroker},
-		"segment.bytes":          {"1048576", SourceStaticBroker},
-		"segment.ms":             {"3600000", SourceStaticBroker},
-		"message.timestamp.type": {"LogAppendTime", SourceStaticBroker},
-		"max.message.bytes":      {"1048588", SourceDefault},
-		"cleanup.policy":         {"delete", SourceDefault},
-		"min.insync.replicas":    {"1", SourceDefault},
+		"retention.ms":           {"1000", topicconfig.SourceTopic},
+		"retention.bytes":        {"1048576", topicconfig.SourceStaticBroker},
+		"segment.bytes":          {"1048576", topicconfig.SourceStaticBroker},
+		"segment.ms":             {"3600000", topicconfig.SourceStaticBroker},
+		"message.timestamp.type": {"LogAppendTime", topicconfig.SourceStaticBroker},
+		"max.message.bytes":      {"1048588", topicconfig.SourceDefault},
+		"cleanup.policy":         {"delete", topicconfig.SourceDefault},
+		"min.insync.replicas":    {"1", topicconfig.SourceDefault},
 	} {
 		e := m[name]
-		if e.Value != want.value || e.Source != want.source || e.Default != (want.source != SourceTopic) {
+		if e.Value != want.value || e.Source != want.source || e.Default != (want.source != topicconfig.SourceTopic) {
 			t.Errorf("%s: %+v, want %s from %d", name, e, want.value, want.source)
 		}
 	}
@@ -49,10 +50,10 @@ func TestBrokerDefaults(t *testing.T) {
 		t.Errorf("retention.ms synonyms: %+v", syn)
 	}
 	b := entryMap(g.r.BrokerConfigs())
-	if e := b["log.retention.ms"]; e.Value != "3600000" || e.Source != SourceStaticBroker || !e.ReadOnly {
+	if e := b["log.retention.ms"]; e.Value != "3600000" || e.Source != topicconfig.SourceStaticBroker || !e.ReadOnly {
 		t.Errorf("log.retention.ms: %+v", e)
 	}
-	if e := b["log.cleanup.policy"]; e.Value != "delete" || e.Source != SourceDefault || e.Type != TypeList {
+	if e := b["log.cleanup.policy"]; e.Value != "delete" || e.Source != topicconfig.SourceDefault || e.Type != topicconfig.TypeList {
 		t.Errorf("log.cleanup.policy: %+v", e)
 	}
 	// The broker default takes effect: this topic stamps LogAppendTime.
@@ -71,7 +72,7 @@ func TestBrokerConfigValidate(t *testing.T) {
 	}
 }
 
-func mustConfigs(t *testing.T, r *Resolver, topic string) []ConfigEntry {
+func mustConfigs(t *testing.T, r *Resolver, topic string) []topicconfig.Entry {
 	t.Helper()
 	es, err := r.TopicConfigs(topic)
 	if err != nil {
@@ -114,46 +115,46 @@ func TestInvalidTopicConfigs(t *testing.T) {
 func TestIncrementalAlter(t *testing.T) {
 	g := newGateway(t, Config{RetentionCheckInterval: -1})
 	g.create("t", 1, map[string]string{"retention.ms": "1000", "segment.ms": "5000"})
-	alter := func(ops ...ConfigOp) error { return g.r.IncrementalAlterTopicConfigs("t", ops, false) }
-	if err := alter(ConfigOp{Name: "retention.bytes", Op: OpSet, Value: "100"}, ConfigOp{Name: "segment.ms", Op: OpDelete}); err != nil {
+	alter := func(ops ...topicconfig.Op) error { return g.r.IncrementalAlterTopicConfigs("t", ops, false) }
+	if err := alter(topicconfig.Op{Name: "retention.bytes", Op: topicconfig.OpSet, Value: "100"}, topicconfig.Op{Name: "segment.ms", Op: topicconfig.OpDelete}); err != nil {
 		t.Fatal(err)
 	}
 	tp, _ := g.r.Topic("t")
 	if len(tp.Configs) != 2 || tp.Configs["retention.ms"] != "1000" || tp.Configs["retention.bytes"] != "100" {
 		t.Fatalf("after set/delete: %v", tp.Configs)
 	}
-	if err := alter(ConfigOp{Name: "leader.replication.throttled.replicas", Op: OpAppend, Value: "0:0"}); err != nil {
+	if err := alter(topicconfig.Op{Name: "leader.replication.throttled.replicas", Op: topicconfig.OpAppend, Value: "0:0"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := alter(ConfigOp{Name: "leader.replication.throttled.replicas", Op: OpAppend, Value: "1:0,0:0"}); err != nil {
+	if err := alter(topicconfig.Op{Name: "leader.replication.throttled.replicas", Op: topicconfig.OpAppend, Value: "1:0,0:0"}); err != nil {
 		t.Fatal(err)
 	}
 	if tp, _ = g.r.Topic("t"); tp.Configs["leader.replication.throttled.replicas"] != "0:0,1:0" {
 		t.Fatalf("append: %v", tp.Configs)
 	}
-	if err := alter(ConfigOp{Name: "leader.replication.throttled.replicas", Op: OpSubtract, Value: "0:0"}); err != nil {
+	if err := alter(topicconfig.Op{Name: "leader.replication.throttled.replicas", Op: topicconfig.OpSubtract, Value: "0:0"}); err != nil {
 		t.Fatal(err)
 	}
 	if tp, _ = g.r.Topic("t"); tp.Configs["leader.replication.throttled.replicas"] != "1:0" {
 		t.Fatalf("subtract: %v", tp.Configs)
 	}
 	// APPEND starts from the default: delete + shred is refused.
-	if err := alter(ConfigOp{Name: "cleanup.policy", Op: OpAppend, Value: "shred"}); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "not a cleanup policy") {
+	if err := alter(topicconfig.Op{Name: "cleanup.policy", Op: topicconfig.OpAppend, Value: "shred"}); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "not a cleanup policy") {
 		t.Fatalf("append shred: %v", err)
 	}
-	if err := alter(ConfigOp{Name: "cleanup.policy", Op: OpAppend, Value: "delete"}); err != nil {
+	if err := alter(topicconfig.Op{Name: "cleanup.policy", Op: topicconfig.OpAppend, Value: "delete"}); err != nil {
 		t.Fatalf("append delete: %v", err)
 	}
-	if err := alter(ConfigOp{Name: "retention.ms", Op: OpAppend, Value: "5"}); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "not a list config") {
+	if err := alter(topicconfig.Op{Name: "retention.ms", Op: topicconfig.OpAppend, Value: "5"}); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "not a list config") {
 		t.Fatalf("append to a long: %v", err)
 	}
-	if err := alter(ConfigOp{Name: "retention.ms", Op: OpSet, Value: "7"}, ConfigOp{Name: "segment.bytes", Op: OpSubtract, Value: "5"}); !errors.Is(err, ErrInvalidConfig) {
+	if err := alter(topicconfig.Op{Name: "retention.ms", Op: topicconfig.OpSet, Value: "7"}, topicconfig.Op{Name: "segment.bytes", Op: topicconfig.OpSubtract, Value: "5"}); !errors.Is(err, ErrInvalidConfig) {
 		t.Fatalf("subtract from an int: %v", err)
 	}
 	if tp, _ = g.r.Topic("t"); tp.Configs["retention.ms"] != "1000" {
 		t.Fatalf("a failed alter changed configs: %v", tp.Configs)
 	}
-	if err := g.r.IncrementalAlterTopicConfigs("t", []ConfigOp{{Name: "retention.ms", Op: OpSet, Value: "9"}}, true); err != nil {
+	if err := g.r.IncrementalAlterTopicConfigs("t", []topicconfig.Op{{Name: "retention.ms", Op: topicconfig.OpSet, Value: "9"}}, true); err != nil {
 		t.Fatal(err)
 	}
 	if tp, _ = g.r.Topic("t"); tp.Configs["retention.ms"] != "1000" {

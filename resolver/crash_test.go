@@ -6,11 +6,12 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/kgateway/kgateway/storage"
-	"github.com/kgateway/kgateway/storage/vfstest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/kgateway/kgateway/storage"
+	"github.com/kgateway/kgateway/storage/vfstest"
 )
 
 // TestCrashProducerState crashes the machine (unsynced writes lost, tails

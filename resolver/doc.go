@@ -14,8 +14,9 @@
 //	recordbatch/  the batch format: header, checks, codecs, record walk
 //	cleaner/      the log cleaner of compacted topics and views (L2–L15, W2)
 //	retention/    the retention pass (T1–T6) and the object tier's pass
+//	topicconfig/  the topic configs' names, defaults, checks and settings
 //
-// What stays here: the catalog and its metadata, topic configs, the
+// What stays here: the catalog and its metadata, each topic's configs, the
 // partition (produce, fetch, producer state), the partition side of
 // transactions, compacted views' bindings, ReplacePartition and explain.
 //

@@ -91,8 +91,18 @@ func (r *Resolver) reader(topic string, idx int32) (*partition, *ledger.Managed,
 // bounds are set on the result also when the error is ErrOffsetOutOfRange
 // or ErrStorage.
 func (r *Resolver) Fetch(topic string, partition int32, offset Offset, maxBytes int, minOne bool, iso Isolation) (FetchResult, error) {
+	return r.FetchLeased(topic, partition, offset, maxBytes, minOne, iso, nil)
+}
+
+// FetchLeased is Fetch whose reads of local segment files are leased
+// (ledger ReadViewLeased, storage ReadIndexedLeased): the batches read
+// from files are lease's pooled buffers, valid until the caller releases
+// it, and FetchResult.Srcs says where each lies in its file, for a caller
+// that sends them with sendfile. Every batch is validated as by Fetch. A
+// nil lease is Fetch.
+func (r *Resolver) FetchLeased(topic string, partition int32, offset Offset, maxBytes int, minOne bool, iso Isolation, lease *storage.Lease) (FetchResult, error) {
 	for attempt := 0; ; attempt++ {
-		res, err := r.fetchOnce(topic, partition, offset, maxBytes, minOne, iso)
+		res, err := r.fetchOnce(topic, partition, offset, maxBytes, minOne, iso, lease)
 		if errors.Is(err, errRebound) && attempt < maxRebinds {
 			continue // N5: the partition was replaced during the read
 		}
@@ -107,7 +117,7 @@ func (r *Resolver) Fetch(topic string, partition int32, offset Offset, maxBytes 
 // starts again on the new binding.
 var errRebound = errors.New("resolver: partition rebound during the read")
 
-func (r *Resolver) fetchOnce(topic string, partition int32, offset Offset, maxBytes int, minOne bool, iso Isolation) (FetchResult, error) {
+func (r *Resolver) fetchOnce(topic string, partition int32, offset Offset, maxBytes int, minOne bool, iso Isolation, lease *storage.Lease) (FetchResult, error) {
 	p, ml, view, err := r.viewReader(topic, partition) // step 1, and the view (W5)
 	if err != nil {
 		return FetchResult{}, err
@@ -115,7 +125,7 @@ func (r *Resolver) fetchOnce(topic string, partition int32, offset Offset, maxBy
 	// Steps 2–5 are the ledger's: one snapshot, the entries under it, and
 	// a fresh start after a concurrent trim. The snapshot comes back for
 	// S1–S3; the entries stop at its end.
-	sn, entries, err := ml.ReadView(view, offset, fetchEntries(maxBytes), max(maxBytes, 1))
+	sn, entries, err := ml.ReadViewLeased(view, offset, fetchEntries(maxBytes), max(maxBytes, 1), lease)
 	if err != nil && p.isReplaced() {
 		return FetchResult{}, errRebound // its ledger closed, its log deleted
 	}
@@ -146,6 +156,9 @@ func (r *Resolver) fetchOnce(topic string, partition int32, offset Offset, maxBy
 		entries = belowOffset(entries, res.LastStable) // X1
 	}
 	res.Batches, res.Bytes, err = limitBatches(entries, maxBytes, minOne, sn.ViewEnd)
+	if err == nil && lease != nil {
+		res.Srcs = sourcesOf(entries[:len(res.Batches)])
+	}
 	fromView := len(entries) > 0 && entries[0].Offset < sn.ViewEnd
 	if err == nil && iso == ReadCommitted && len(res.Batches) > 0 && !fromView { // W5: the view holds no aborted batch
 		res.Aborted = p.abortedIn(entries[0].Offset, entries[len(res.Batches)-1].End())
@@ -210,6 +223,22 @@ func limitBatches(entries []storage.Entry, maxBytes int, minOne bool, viewEnd Of
 		total += len(e.Payload)
 	}
 	return out, total, nil
+}
+
+// sourcesOf is where each entry's payload lies in a file (a leased read),
+// nil when none was read from one.
+func sourcesOf(entries []storage.Entry) []storage.FileSpan {
+	var out []storage.FileSpan
+	for i, e := range entries {
+		if e.Src.File == nil {
+			continue
+		}
+		if out == nil {
+			out = make([]storage.FileSpan, len(entries))
+		}
+		out[i] = e.Src
+	}
+	return out
 }
 
 // Bounds returns log start, high watermark and last stable offset, from a

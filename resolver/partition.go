@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/kgateway/kgateway/ledger"
-	"github.com/kgateway/kgateway/storage"
 	"go.uber.org/zap"
+
+	"github.com/kgateway/kgateway/ledger"
+	"github.com/kgateway/kgateway/recordbatch"
+	"github.com/kgateway/kgateway/storage"
+	"github.com/kgateway/kgateway/topicconfig"
 )
 
 // partition is one topic-partition bound to one storage log.
@@ -54,7 +57,7 @@ type partition struct {
 	mu struct {
 		sync.Mutex
 		ml       *ledger.Managed
-		settings topicSettings
+		settings topicconfig.Settings
 		deleted  bool
 		// replaced: ReplacePartition bound another log in this
 		// partition's place; no produce through it is acknowledged from
@@ -89,15 +92,15 @@ func (m *timestampMark) observe(ts int64, off Offset) {
 
 // openPartition opens the managed ledger over log (creating the log if it
 // is missing) and recovers the partition's producer state.
-func (r *Resolver) openPartition(name string, idx int32, log storage.LogID, s topicSettings) (*partition, error) {
+func (r *Resolver) openPartition(name string, idx int32, log storage.LogID, s topicconfig.Settings) (*partition, error) {
 	return r.openPartitionOver(name, idx, log, s, nil)
 }
 
 // openPartitionOver is openPartition for a log that is a cache of pub
 // (N8): reads below the log's start go to pub, and the state is replayed
 // from pub's start.
-func (r *Resolver) openPartitionOver(name string, idx int32, log storage.LogID, s topicSettings, pub ledger.Published) (*partition, error) {
-	ml, err := ledger.Open(r.store, log, s.ledger)
+func (r *Resolver) openPartitionOver(name string, idx int32, log storage.LogID, s topicconfig.Settings, pub ledger.Published) (*partition, error) {
+	ml, err := ledger.Open(r.store, log, s.Ledger)
 	if err != nil {
 		return nil, storageErr("open ledger", err)
 	}
@@ -134,11 +137,11 @@ func (p *partition) close() error {
 
 // ledgerAndSettings returns what a produce needs, or ErrUnknownTopic when
 // the partition was deleted.
-func (p *partition) ledgerAndSettings() (*ledger.Managed, topicSettings, error) {
+func (p *partition) ledgerAndSettings() (*ledger.Managed, topicconfig.Settings, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.mu.deleted {
-		return nil, topicSettings{}, ErrUnknownTopic
+		return nil, topicconfig.Settings{}, ErrUnknownTopic
 	}
 	return p.mu.ml, p.mu.settings, nil
 }
@@ -290,14 +293,14 @@ func (r *Resolver) replay(ml *ledger.Managed, from, end Offset, rs *replayState)
 			ck.maxTS.observe(e.MaxTime, e.Offset)
 			switch {
 			case h.Control():
-				m, err := decodeMarker(e.Payload)
+				m, err := recordbatch.DecodeMarker(e.Payload)
 				if err != nil {
 					return n, storageErr(fmt.Sprintf("replay %s marker at %s", log, e.Offset), err)
 				}
-				if _, a := rs.txns.end(h.ProducerID, e.Offset, m.commit); a != nil {
+				if _, a := rs.txns.end(h.ProducerID, e.Offset, m.Commit); a != nil {
 					rs.aborted = append(rs.aborted, *a)
 				}
-				prod.fence(h.ProducerID, h.ProducerEpoch, m.coordinatorEpoch, r.now().UnixMilli(), lim)
+				prod.fence(h.ProducerID, h.ProducerEpoch, m.CoordinatorEpoch, r.now().UnixMilli(), lim)
 			case h.Idempotent():
 				prod.record(h, e.Offset, r.now().UnixMilli(), nil, lim)
 				if h.Transactional() {
@@ -313,7 +316,7 @@ func (r *Resolver) replay(ml *ledger.Managed, from, end Offset, rs *replayState)
 // applySettings installs new topic settings. A changed rollover policy
 // reconfigures the ledger in place under app (no Write in flight), so
 // reads in progress go on undisturbed and the next append applies it.
-func (r *Resolver) applySettings(p *partition, s topicSettings) error {
+func (r *Resolver) applySettings(p *partition, s topicconfig.Settings) error {
 	p.app.Lock()
 	defer p.app.Unlock()
 	p.mu.Lock()
@@ -321,12 +324,12 @@ func (r *Resolver) applySettings(p *partition, s topicSettings) error {
 	if p.mu.deleted {
 		return nil
 	}
-	old := p.mu.settings.ledger
+	old := p.mu.settings.Ledger
 	p.mu.settings = s
-	if old.SegmentBytes == s.ledger.SegmentBytes && old.SegmentAge == s.ledger.SegmentAge {
+	if old.SegmentBytes == s.Ledger.SegmentBytes && old.SegmentAge == s.Ledger.SegmentAge {
 		return nil
 	}
-	if err := p.mu.ml.Reconfigure(s.ledger); err != nil {
+	if err := p.mu.ml.Reconfigure(s.Ledger); err != nil {
 		return storageErr("reconfigure ledger", err)
 	}
 	return nil

@@ -95,20 +95,20 @@ func (r *Resolver) produceOnce(p *partition, batch []byte, owned bool, frame *st
 		return nil, err
 	}
 	for _, b := range batches {
-		if len(b) > int(s.maxMessageBytes) {
-			return nil, fmt.Errorf("%w: %d bytes, max.message.bytes is %d", ErrMessageTooLarge, len(b), s.maxMessageBytes)
+		if len(b) > int(s.MaxMessageBytes) {
+			return nil, fmt.Errorf("%w: %d bytes, max.message.bytes is %d", ErrMessageTooLarge, len(b), s.MaxMessageBytes)
 		}
 	}
 	// The records, decompressed if need be (Z1-Z3), outside every lock and
 	// after the size check so that an oversized batch costs no decoding.
-	limit := decompressedLimit(s.maxMessageBytes)
+	limit := decompressedLimit(s.MaxMessageBytes)
 	for _, b := range batches {
-		if err := p.checkRecords(b, limit, s.clean.recordCheck()); err != nil {
+		if err := p.checkRecords(b, limit, recordCheck(s.Clean)); err != nil {
 			return nil, err
 		}
 	}
-	if s.recompress { // compression.type other than producer
-		out, changed, err := recompressBatches(batches, s.codec, limit)
+	if s.Recompress { // compression.type other than producer
+		out, changed, err := recompressBatches(batches, s.Codec, limit)
 		if err != nil {
 			return nil, err
 		}
@@ -126,7 +126,7 @@ func (r *Resolver) produceOnce(p *partition, batch []byte, owned bool, frame *st
 		buf = append([]byte(nil), batch...)
 	}
 	appendTime := int64(-1)
-	if s.logAppendTime {
+	if s.LogAppendTime {
 		appendTime = r.now().UnixMilli()
 	}
 	maxTimes := make([]int64, len(batches))

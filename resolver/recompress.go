@@ -9,24 +9,6 @@ import "github.com/kgateway/kgateway/recordbatch"
 // (its records, offsets, timestamps, producer fields and attributes other
 // than the codec unchanged, a new CRC).
 
-// topicCodec is the codec compression.type v asks for; ok is false for
-// "producer" (keep the producer's).
-func topicCodec(v string) (c Codec, ok bool) {
-	switch v {
-	case "uncompressed":
-		return CodecNone, true
-	case "gzip":
-		return CodecGzip, true
-	case "snappy":
-		return CodecSnappy, true
-	case "lz4":
-		return CodecLZ4, true
-	case "zstd":
-		return CodecZstd, true
-	}
-	return 0, false
-}
-
 // recompressBatches returns batches re-encoded with codec c
 // (recordbatch.Recompress) as one buffer,
 // or changed false (and nothing) when every batch already has it. limit

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"hash/crc32"
 
+	"go.uber.org/zap"
+
 	"github.com/kgateway/kgateway/ledger"
 	"github.com/kgateway/kgateway/storage"
-	"go.uber.org/zap"
+	"github.com/kgateway/kgateway/topicconfig"
 )
 
 // Replacing a partition's local copy (doc.go "Cluster mode", N3–N5).
@@ -152,8 +154,8 @@ func (r *Resolver) buildPartition(t *topic, idx int32, log storage.LogID, start 
 
 // copyBatches writes fill's batches to log and waits until they are
 // durable (N3).
-func (r *Resolver) copyBatches(log storage.LogID, start Offset, s topicSettings, fill func(func([]byte) error) error) error {
-	ml, err := ledger.Open(r.store, log, s.ledger)
+func (r *Resolver) copyBatches(log storage.LogID, start Offset, s topicconfig.Settings, fill func(func([]byte) error) error) error {
+	ml, err := ledger.Open(r.store, log, s.Ledger)
 	if err != nil {
 		return storageErr("open ledger", err)
 	}
@@ -278,7 +280,7 @@ func (r *Resolver) rebindLocked(t *topic, idx int32, np *partition) error {
 		errs = append(errs, np.close())
 	}
 	errs = append(errs, r.deleteLogs([]storage.LogID{old.log}))
-	if viewOn(t.configs) {
+	if topicconfig.ViewOn(t.configs) {
 		errs = append(errs, r.syncViews()) // the old log's view goes (W6)
 	}
 	return errors.Join(errs...)

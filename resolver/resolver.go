@@ -3,17 +3,20 @@ package resolver
 import (
 	"errors"
 	"fmt"
-	"github.com/kgateway/kgateway/cleaner"
-	"github.com/kgateway/kgateway/retention"
 	"math"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/kgateway/kgateway/cleaner"
+	"github.com/kgateway/kgateway/retention"
+	"github.com/kgateway/kgateway/topicconfig"
+
+	"go.uber.org/zap"
+
 	"github.com/kgateway/kgateway/ledger"
 	"github.com/kgateway/kgateway/storage"
-	"go.uber.org/zap"
 )
 
 // Resolver holds the partition bindings and serves produce and fetch.
@@ -87,13 +90,13 @@ func (c Config) withDefaults() Config {
 		c.NumPartitions = 1
 	}
 	if c.MaxMessageBytes == 0 {
-		c.MaxMessageBytes = defaultMaxMessageBytes
+		c.MaxMessageBytes = topicconfig.DefaultMaxMessageBytes
 	}
 	if c.RetentionMs == 0 {
-		c.RetentionMs = defaultRetentionMs
+		c.RetentionMs = topicconfig.DefaultRetentionMs
 	}
 	if c.RetentionBytes == 0 {
-		c.RetentionBytes = defaultRetentionBytes
+		c.RetentionBytes = topicconfig.DefaultRetentionBytes
 	}
 	if c.MessageTimestampType == "" {
 		c.MessageTimestampType = "CreateTime"
@@ -111,10 +114,10 @@ func (c Config) withDefaults() Config {
 		c.MaxProducers = defaultMaxProducers
 	}
 	if c.Ledger.SegmentBytes == 0 {
-		c.Ledger.SegmentBytes = defaultSegmentBytes
+		c.Ledger.SegmentBytes = topicconfig.DefaultSegmentBytes
 	}
 	if c.Ledger.SegmentAge == 0 {
-		c.Ledger.SegmentAge = defaultSegmentAge
+		c.Ledger.SegmentAge = topicconfig.DefaultSegmentAge
 	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
@@ -163,11 +166,11 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("log.retention.bytes %d must be -1 or more", c.RetentionBytes))
 	}
 	if c.MessageTimestampType != "" {
-		if err := checkTimestampType(c.MessageTimestampType); err != nil {
+		if err := topicconfig.CheckValue("message.timestamp.type", c.MessageTimestampType); err != nil {
 			errs = append(errs, fmt.Errorf("log.message.timestamp.type %q: %w", c.MessageTimestampType, err))
 		}
 	}
-	if err := checkCleanupPolicy(c.CleanupPolicy); c.CleanupPolicy != "" && err != nil {
+	if err := topicconfig.CheckValue("cleanup.policy", c.CleanupPolicy); c.CleanupPolicy != "" && err != nil {
 		errs = append(errs, fmt.Errorf("log.cleanup.policy %q: %w", c.CleanupPolicy, err))
 	}
 	errs = append(errs, c.Cleaner.withDefaults().validate()...)
@@ -303,7 +306,7 @@ func (r *Resolver) Topics() []Topic {
 	out := make([]Topic, 0, len(r.mu.topics))
 	for _, t := range r.mu.topics {
 		out = append(out, t.public())
-		if viewOn(t.configs) {
+		if topicconfig.ViewOn(t.configs) {
 			out = append(out, companionOf(t)) // W1
 		}
 	}

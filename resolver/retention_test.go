@@ -11,6 +11,7 @@ import (
 
 	"github.com/kgateway/kgateway/ledger"
 	"github.com/kgateway/kgateway/storage"
+	"github.com/kgateway/kgateway/topicconfig"
 )
 
 // retentionGateway is a resolver with an injected clock and no background
@@ -262,7 +263,7 @@ func TestSegmentBytesAlter(t *testing.T) {
 	if n := len(logInfo(t, g, "t").Ledgers); n != 1 {
 		t.Fatalf("%d ledgers before alter", n)
 	}
-	if err := g.r.IncrementalAlterTopicConfigs("t", []ConfigOp{{Name: "segment.bytes", Op: OpSet, Value: "250"}}, false); err != nil {
+	if err := g.r.IncrementalAlterTopicConfigs("t", []topicconfig.Op{{Name: "segment.bytes", Op: topicconfig.OpSet, Value: "250"}}, false); err != nil {
 		t.Fatal(err)
 	}
 	produceTimes(g, "t", 5, 6, 7, 8)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/datadriven"
+
 	"github.com/kgateway/kgateway/storage"
 )
 

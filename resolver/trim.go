@@ -2,12 +2,14 @@ package resolver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/kgateway/kgateway/retention"
 	"github.com/kgateway/kgateway/storage"
-	"go.uber.org/zap"
 )
 
 // Retention, tiering and DeleteRecords: the passes are package
@@ -56,8 +58,8 @@ func (c partRef) RetentionSettings() (retention.Settings, error) {
 	if err != nil {
 		return retention.Settings{}, err
 	}
-	return retention.Settings{Delete: s.clean.delete, RetentionMs: s.retentionMs, RetentionBytes: s.retentionBytes,
-		Remote: s.remote, Local: s.local}, nil
+	return retention.Settings{Delete: s.Clean.Delete, RetentionMs: s.RetentionMs, RetentionBytes: s.RetentionBytes,
+		Remote: s.Remote, Local: s.Local}, nil
 }
 
 // Roll seals the partition's open ledger (T4).
@@ -157,7 +159,7 @@ func (r *Resolver) DeleteRecords(topic string, partition int32, offset Offset) (
 	}
 	// N9: a published log below the local one moves first, durably.
 	if err := ml.TrimPublished(offset); err != nil {
-		return -1, storageErr("trim the published log", err)
+		return -1, trimPublishedErr(err)
 	}
 	if err := r.store.SoftTrim(s.p.log, offset); err != nil {
 		return -1, storageErr("soft trim", err)
@@ -175,4 +177,18 @@ func (r *Resolver) DeleteRecords(topic string, partition int32, offset Offset) (
 		return -1, storageErr("log info", err)
 	}
 	return sn.Start, nil
+}
+
+// trimPublishedErr classifies a failed move of the published start (N9):
+// a node that no longer owns the partition is ErrNotLeader, and one whose
+// cluster kept changing under it until its deadline is a timeout
+// (REQUEST_TIMED_OUT): both retriable, neither a storage fault.
+func trimPublishedErr(err error) error {
+	switch {
+	case errors.Is(err, storage.ErrNotLeader):
+		return fmt.Errorf("%w: trim the published log: %w", ErrNotLeader, err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("resolver: trim the published log: %w", err)
+	}
+	return storageErr("trim the published log", err)
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/kgateway/kgateway/recordbatch"
 	"github.com/kgateway/kgateway/storage"
 )
 
@@ -110,7 +111,7 @@ func (r *Resolver) WriteTxnMarker(topic string, partition int32, pid int64, epoc
 		return fmt.Errorf("%w: marker for producer %d at epoch %d is fenced", ErrInvalidProducerEpoch, pid, epoch)
 	}
 	now := r.now().UnixMilli()
-	b := encodeMarker(pid, epoch, commit, coordinatorEpoch, now)
+	b := recordbatch.EncodeMarker(pid, epoch, commit, coordinatorEpoch, now)
 	pd, err := ml.Write(1, b, storage.AppendOptions{MaxTime: now, Stamp: stamp(now), Retain: true,
 		SuffixFrom: attrsOff, SuffixCRC: binary.BigEndian.Uint32(b[crcOff:])})
 	if err != nil {

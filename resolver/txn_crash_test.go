@@ -7,11 +7,12 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/kgateway/kgateway/storage"
-	"github.com/kgateway/kgateway/storage/vfstest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/kgateway/kgateway/storage"
+	"github.com/kgateway/kgateway/storage/vfstest"
 )
 
 // TestCrashTransactions crashes the machine (vfstest.Machine: unsynced

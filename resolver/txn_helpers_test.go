@@ -3,6 +3,8 @@ package resolver
 import (
 	"encoding/binary"
 	"testing"
+
+	"github.com/kgateway/kgateway/recordbatch"
 )
 
 // txnBatch is a transactional batch of n records from (pid, epoch) at seq.
@@ -65,11 +67,11 @@ func committedRead(t *testing.T, r *Resolver, topic string, part int32, maxBytes
 			}
 			switch {
 			case h.Control():
-				m, err := decodeMarker(b)
+				m, err := recordbatch.DecodeMarker(b)
 				if err != nil {
 					t.Fatalf("marker at %d: %v", h.BaseOffset, err)
 				}
-				if !m.commit {
+				if !m.Commit {
 					delete(aborted, h.ProducerID)
 				}
 			case h.Transactional() && aborted[h.ProducerID]:
@@ -84,7 +86,7 @@ func committedRead(t *testing.T, r *Resolver, topic string, part int32, maxBytes
 }
 
 // markerAt reads the batch at off and decodes it as a marker.
-func markerAt(t *testing.T, r *Resolver, topic string, part int32, off Offset) (batchHeader, marker) {
+func markerAt(t *testing.T, r *Resolver, topic string, part int32, off Offset) (batchHeader, recordbatch.Marker) {
 	t.Helper()
 	res, err := r.Fetch(topic, part, off, 1, true, ReadUncommitted)
 	if err != nil || len(res.Batches) == 0 {
@@ -95,7 +97,7 @@ func markerAt(t *testing.T, r *Resolver, topic string, part int32, off Offset) (
 	if !h.Control() {
 		t.Fatalf("batch at %d is no control batch: %+v", off, h)
 	}
-	m, err := decodeMarker(b)
+	m, err := recordbatch.DecodeMarker(b)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/kgateway/kgateway/recordbatch"
 )
 
 // X1, X2: an open transaction holds the LSO at its first offset; its
@@ -93,7 +95,7 @@ func TestTxnMarkerFormat(t *testing.T) {
 			h.Records != 1 || h.LastOffsetDelta != 0 || string(rec) != string(wantRec) {
 			t.Fatalf("marker %+v records %v, want %v", h, rec, wantRec)
 		}
-		if m, err := decodeMarker(b); err != nil || m.commit != commit || m.coordinatorEpoch != 17 {
+		if m, err := recordbatch.DecodeMarker(b); err != nil || m.Commit != commit || m.CoordinatorEpoch != 17 {
 			t.Fatalf("decoded %+v %v", m, err)
 		}
 	}

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"strings"
 
+	"go.uber.org/zap"
+
 	"github.com/kgateway/kgateway/ledger"
 	"github.com/kgateway/kgateway/storage"
-	"go.uber.org/zap"
+	"github.com/kgateway/kgateway/topicconfig"
 )
 
 // The TOPIC_COMPACTED view (doc.go "Compacted view", W1–W7): a
@@ -17,8 +19,6 @@ import (
 // read through a read-only companion topic named <topic>.compacted.
 
 const (
-	// ViewConfig is the topic config that turns the compacted view on.
-	ViewConfig = "kgateway.compacted.view.enable"
 	// CompanionSuffix ends a companion topic's name: <topic>.compacted.
 	CompanionSuffix = ".compacted"
 	// viewLogBit marks a view's storage log: the source log's id with the
@@ -29,9 +29,6 @@ const (
 
 // viewLogOf is the storage log of the view of source log l (W2).
 func viewLogOf(l storage.LogID) storage.LogID { return l | viewLogBit }
-
-// viewOn reports whether a topic's explicit configs turn its view on.
-func viewOn(configs map[string]string) bool { return configs[ViewConfig] == "true" }
 
 // CompanionName is the companion topic of topic (W1).
 func CompanionName(topic string) string { return topic + CompanionSuffix }
@@ -55,7 +52,7 @@ func (r *Resolver) companionLocked(name string) (*topic, bool) {
 		return nil, false
 	}
 	t, ok := r.mu.topics[src]
-	if !ok || !viewOn(t.configs) {
+	if !ok || !topicconfig.ViewOn(t.configs) {
 		return nil, false
 	}
 	return t, true
@@ -64,7 +61,7 @@ func (r *Resolver) companionLocked(name string) (*topic, bool) {
 // companionByIDLocked finds the companion with topic id id. Needs r.mu.
 func (r *Resolver) companionByIDLocked(id TopicID) (*topic, bool) {
 	for _, t := range r.mu.topics {
-		if viewOn(t.configs) && companionID(t.id) == id {
+		if topicconfig.ViewOn(t.configs) && companionID(t.id) == id {
 			return t, true
 		}
 	}
@@ -91,19 +88,10 @@ func (r *Resolver) checkViewName(name string, configs map[string]string) error {
 	if _, ok := r.companionLocked(name); ok {
 		return fmt.Errorf("%w: %q is the compacted view of %q", ErrTopicExists, name, strings.TrimSuffix(name, CompanionSuffix))
 	}
-	if viewOn(configs) {
+	if topicconfig.ViewOn(configs) {
 		if _, taken := r.mu.topics[CompanionName(name)]; taken {
-			return fmt.Errorf("%w: %s=true needs the name %q, which a topic has", ErrInvalidConfig, ViewConfig, CompanionName(name))
+			return fmt.Errorf("%w: %s=true needs the name %q, which a topic has", ErrInvalidConfig, topicconfig.CompactedView, CompanionName(name))
 		}
-	}
-	return nil
-}
-
-// checkViewPolicy is W2's condition on the configs: the view is for
-// topics that are not compacted themselves.
-func checkViewPolicy(configs map[string]string, policy string) error {
-	if viewOn(configs) && policyHas(policy, "compact") {
-		return fmt.Errorf("%w: %s=true needs cleanup.policy=delete (a compacted topic is its own compacted view)", ErrInvalidConfig, ViewConfig)
 	}
 	return nil
 }
@@ -120,7 +108,7 @@ func (r *Resolver) syncViews() error {
 	var off []*partition
 	for _, t := range r.mu.topics {
 		for _, p := range t.parts {
-			if viewOn(t.configs) {
+			if topicconfig.ViewOn(t.configs) {
 				want[viewLogOf(p.log)] = p
 			} else {
 				off = append(off, p)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/kgateway/kgateway/topicconfig"
 )
 
 // viewLogs lists the store's view logs.
@@ -26,7 +28,7 @@ func viewLogs(g *gateway) int {
 func TestCompactedView(t *testing.T) {
 	c := fixedClock(1_000_000)
 	g := compactGateway(t, c, CleanerConfig{})
-	src := g.create("s", 1, map[string]string{ViewConfig: "true", "segment.bytes": "600", "delete.retention.ms": "1000"})
+	src := g.create("s", 1, map[string]string{topicconfig.CompactedView: "true", "segment.bytes": "600", "delete.retention.ms": "1000"})
 	m := model{}
 	produced := 0
 	for i := range 60 {
@@ -78,7 +80,7 @@ func TestCompactedView(t *testing.T) {
 		t.Fatal("companion not in Topics")
 	}
 	// Described by its source's configs.
-	if es, err := g.r.TopicConfigs("s.compacted"); err != nil || !hasEntry(es, ViewConfig, "true", SourceTopic) {
+	if es, err := g.r.TopicConfigs("s.compacted"); err != nil || !hasEntry(es, topicconfig.CompactedView, "true", topicconfig.SourceTopic) {
 		t.Fatalf("companion configs: %v %+v", err, es)
 	}
 	// W3: read-only. W4: its name is taken.
@@ -143,14 +145,14 @@ func TestCompactedView(t *testing.T) {
 	if _, err := g.r.CreateTopic("x.compacted", 1, 1, nil, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := g.r.AlterTopicConfigs("x", map[string]string{ViewConfig: "true"}, false); !errors.Is(err, ErrInvalidConfig) {
+	if err := g.r.AlterTopicConfigs("x", map[string]string{topicconfig.CompactedView: "true"}, false); !errors.Is(err, ErrInvalidConfig) {
 		t.Fatalf("a view whose companion name is a topic's: %v", err)
 	}
-	if err := g.r.AlterTopicConfigs("s", map[string]string{ViewConfig: "true", "cleanup.policy": "compact"}, false); !errors.Is(err, ErrInvalidConfig) {
+	if err := g.r.AlterTopicConfigs("s", map[string]string{topicconfig.CompactedView: "true", "cleanup.policy": "compact"}, false); !errors.Is(err, ErrInvalidConfig) {
 		t.Fatalf("a view of a compacted topic: %v", err)
 	}
 	// W6: deleting the source removes the view.
-	if err := g.r.AlterTopicConfigs("s", map[string]string{ViewConfig: "true"}, false); err != nil {
+	if err := g.r.AlterTopicConfigs("s", map[string]string{topicconfig.CompactedView: "true"}, false); err != nil {
 		t.Fatal(err)
 	}
 	if err := g.r.RunCleaner(c.now()); err != nil {
@@ -169,7 +171,7 @@ func TestCompactedView(t *testing.T) {
 	}
 }
 
-func hasEntry(es []ConfigEntry, name, value string, src ConfigSource) bool {
+func hasEntry(es []topicconfig.Entry, name, value string, src topicconfig.Source) bool {
 	for _, e := range es {
 		if e.Name == name {
 			return e.Value == value && e.Source == src

@@ -13,11 +13,13 @@ import (
 // blockingBucket is a bucket over inner whose reads, while block is set,
 // wait for their context to end, like a read from a stalled object store
 // (the S3 SDK gives up only when its context does). blocked counts the
-// reads waiting now.
+// reads waiting now. Closing gate (when set) lets the waiting reads go
+// on.
 type blockingBucket struct {
 	inner   *blob.Bucket
 	block   atomic.Bool
 	blocked atomic.Int32
+	gate    chan struct{}
 }
 
 func newBlockingBucket(inner *blob.Bucket) (*blockingBucket, *blob.Bucket) {
@@ -55,9 +57,13 @@ func (b *blockingBucket) ListPaged(ctx context.Context, opts *driver.ListOptions
 func (b *blockingBucket) NewRangeReader(ctx context.Context, key string, offset, length int64, _ *driver.ReaderOptions) (driver.Reader, error) {
 	if b.block.Load() {
 		b.blocked.Add(1)
-		defer b.blocked.Add(-1)
-		<-ctx.Done()
-		return nil, ctx.Err()
+		select {
+		case <-ctx.Done():
+			b.blocked.Add(-1)
+			return nil, ctx.Err()
+		case <-b.gate: // nil: never
+			b.blocked.Add(-1)
+		}
 	}
 	r, err := b.inner.NewRangeReader(ctx, key, offset, length, nil)
 	if err != nil {

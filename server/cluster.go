@@ -62,6 +62,10 @@ func (s *Server) openClusterBase() error {
 		return err
 	}
 	cc.Logger = named(cc.Logger, s.cfg.Logger, "cluster")
+	s.metrics.EnableCluster()
+	if cc.Observer == nil {
+		cc.Observer = s.metrics
+	}
 	n, err := node.Open(cc)
 	if err != nil {
 		return err
@@ -75,7 +79,7 @@ func (s *Server) openClusterBase() error {
 		b = s.cfg.wrapBucket(b)
 	}
 	s.bucket = b
-	s.cluster.dl = diskless.New(n.Client(), n.Owners(), b, n.Prefix(), n.Name(), diskless.Options{})
+	s.cluster.dl = diskless.New(n.Client(), n.Owners(), b, n.Prefix(), n.Name(), diskless.Options{Observer: s.metrics})
 	return nil
 }
 

@@ -8,10 +8,11 @@ import (
 	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/cluster/authstore"
 	"github.com/kgateway/kgateway/kafka"
+	"github.com/kgateway/kgateway/kafka/quota"
 )
 
-// openClusterAuth keeps the credentials and the ACLs of a cluster in
-// etcd (A12): the data directory is a cache emptied at start and no
+// openClusterAuth keeps the credentials, the ACLs and the client quotas
+// of a cluster in etcd (A12): the data directory is a cache emptied at start and no
 // other node reads it. What kc already has (a test's own store) stays.
 func (s *Server) openClusterAuth(kc *kafka.Config) error {
 	n := s.cluster.node
@@ -31,6 +32,15 @@ func (s *Server) openClusterAuth(kc *kafka.Config) error {
 			return fmt.Errorf("cluster credentials: %w", err)
 		}
 		kc.SASL.Credentials = auth.NewSharedStore(d)
+	}
+	if kc.Quotas == nil {
+		d, err := open(authstore.QuotaKey(n.Prefix()))
+		if err != nil {
+			return fmt.Errorf("cluster client quotas: %w", err)
+		}
+		if kc.Quotas, err = quota.NewSharedStore(d); err != nil {
+			return fmt.Errorf("cluster client quotas: %w", err)
+		}
 	}
 	if kc.Authorizer == nil && s.cfg.Authorizer.ClassName != "" {
 		d, err := open(authstore.ACLKey(n.Prefix()))

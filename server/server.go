@@ -11,6 +11,7 @@ import (
 	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/cluster/node"
 	"github.com/kgateway/kgateway/kafka"
+	"github.com/kgateway/kgateway/kafka/quota"
 	"github.com/kgateway/kgateway/metrics"
 	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/resolver"
@@ -67,6 +68,9 @@ type Config struct {
 	// Kafka configures the front end. Open sets Resolver and Offsets to
 	// the layers it opened, and Observer to the server's metrics when nil.
 	Kafka kafka.Config
+	// TelemetryMaxBytes is telemetry.max.bytes: the largest client
+	// metrics payload a client may push (KIP-714; 0: 1 MiB).
+	TelemetryMaxBytes int32
 
 	// wrapBucket, when set (tests), replaces cluster mode's bucket by
 	// one over it.
@@ -206,6 +210,11 @@ func (s *Server) openLayers() (err error) {
 	}
 	kc := cfg.Kafka
 	kc.Resolver, kc.Offsets = s.res, s.offs
+	if kc.LogDir == "" {
+		if kc.LogDir, err = filepath.Abs(cfg.DataDir); err != nil { // the one log dir (DescribeLogDirs)
+			return err
+		}
+	}
 	if s.cluster != nil {
 		kc.Cluster = s.cluster.node
 		s.clusterShare(&kc) // kafka Y8
@@ -217,10 +226,18 @@ func (s *Server) openLayers() (err error) {
 	if kc.SASL.Credentials == nil {
 		kc.SASL.Credentials = auth.OpenStore(cfg.DataDir) // A2
 	}
+	if kc.Quotas == nil {
+		if kc.Quotas, err = quota.OpenStore(cfg.DataDir); err != nil {
+			return fmt.Errorf("client quotas: %w", err)
+		}
+	}
 	if kc.Authorizer == nil && cfg.Authorizer.ClassName != "" {
 		if kc.Authorizer, err = cfg.Authorizer.open(cfg.DataDir); err != nil {
 			return err
 		}
+	}
+	if err := s.openTelemetry(&kc); err != nil {
+		return err
 	}
 	kc.Logger = named(kc.Logger, log, "kafka")
 	if kc.Observer == nil {
@@ -319,6 +336,9 @@ func (s *Server) Ready() error {
 		return errors.New("store closed")
 	case !s.kafka.Ready():
 		return errors.New("kafka listener not accepting")
+	case s.cluster != nil:
+		// A cluster node is ready once it serves what placement gives it.
+		return s.cluster.node.Ready()
 	}
 	return nil
 }

@@ -37,6 +37,12 @@ func (s *Server) snapshot() metrics.Snapshot {
 			CacheHits: ts.CacheHits, CacheMisses: ts.Misses, Retries: ts.Retries, Failures: ts.Failures,
 			Corrupt: ts.Corrupt, Stale: ts.Stale}
 	}
+	if s.cluster != nil {
+		ns := s.cluster.node.Stats()
+		snap.Cluster = &metrics.ClusterStat{Held: ns.Held, Serving: ns.Serving, UploadCommits: ns.UploadCommits,
+			UploadBytes: ns.UploadBytes, MergeBacklog: ns.MergeBacklog, CollectBacklog: ns.CollectBacklog,
+			Ready: s.cluster.node.Ready() == nil}
+	}
 	return snap
 }
 

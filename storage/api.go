@@ -103,6 +103,9 @@ func (h EntryHeader) End() Offset { return h.Offset + Offset(h.Records) }
 type Entry struct {
 	EntryHeader
 	Payload []byte
+	// Src is where Payload lies in its ledger file, for a leased read
+	// (ReadIndexedLeased) from an OS file; zero otherwise.
+	Src FileSpan
 }
 
 // LedgerInfo describes one ledger of a log.

@@ -211,22 +211,38 @@ func (c *committer) liveFiles(group []*Pending) (map[*logState]error, map[File]*
 }
 
 // syncFiles fdatasyncs the files, concurrently, and adds the logs whose
-// sync failed to failed.
+// sync failed to failed. The committer syncs one file itself and starts a
+// goroutine for each other one: a group on one file (one busy partition)
+// costs no goroutine and no wake-up beyond the fdatasync.
 func (c *committer) syncFiles(files map[File]*logState, failed map[*logState]error) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
+	sync1 := func(f File, l *logState) {
+		if err := f.Sync(); err != nil {
+			c.s.logger.Error("storage-sync-failed", zap.Stringer("log", l.id), zap.Error(err))
+			l.fail(err)
+			mu.Lock()
+			failed[l] = err
+			mu.Unlock()
+		}
+	}
+	var (
+		ownF File
+		ownL *logState
+	)
 	for f, l := range files {
+		if ownF == nil {
+			ownF, ownL = f, l
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := f.Sync(); err != nil {
-				c.s.logger.Error("storage-sync-failed", zap.Stringer("log", l.id), zap.Error(err))
-				l.fail(err)
-				mu.Lock()
-				failed[l] = err
-				mu.Unlock()
-			}
+			sync1(f, l)
 		}()
+	}
+	if ownF != nil {
+		sync1(ownF, ownL)
 	}
 	wg.Wait()
 }

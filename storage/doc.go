@@ -204,6 +204,21 @@
 // buffer once, at its whole size (C5). Runs of back-to-back entries read
 // from a file take one pread.
 //
+// # Leased reads
+//
+// ReadIndexedLeased (lease.go) is ReadIndexed for a caller that sends the
+// payloads after the call returns (a Kafka Fetch): the same pread and the
+// same CRC32C check of every frame, into pooled buffers that a Lease holds
+// until the caller releases it, once the bytes are written. A lease made
+// with pins also keeps the pin of every ledger read (so I6 and I8 hold
+// until then: the file is neither removed nor reused) and each entry says
+// where its payload lies in the file (Entry.Src), so that the caller may
+// sendfile that range instead of writing the buffer: the range holds the
+// bytes whose CRC the read just checked. A lease dropped without Release
+// releases when it is garbage collected. (A byte that changes on the disk
+// between the check and the sendfile, without the file being written, is
+// outside what any read can promise: the check covers what the read saw.)
+//
 // A writer that has already verified the CRC32C of a suffix of its
 // payload (a Kafka batch's own CRC) passes it (AppendOptions.SuffixCRC);
 // the frame CRC is then derived by CRC concatenation (crc.go) instead of a

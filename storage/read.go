@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
+
+	"github.com/kgateway/kgateway/storage/fsys"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -437,6 +440,16 @@ func (s *Store) planRead(id LogID, start Offset, maxRecords, maxBytes int) ([]En
 // read with one pread. On an error it returns the entries read before it
 // together with the error.
 func (s *Store) ReadIndexed(id LogID, hdrs []EntryHeader) ([]Entry, error) {
+	return s.ReadIndexedLeased(id, hdrs, nil)
+}
+
+// ReadIndexedLeased is ReadIndexed whose file reads go into pooled
+// buffers held by lease and whose pins lease keeps, each entry read from
+// a file saying where its payload lies (Entry.Src), so that the caller
+// may send the payload from the file with sendfile until it releases the
+// lease (lease.go). Every frame is verified as by ReadIndexed. A nil
+// lease is ReadIndexed.
+func (s *Store) ReadIndexedLeased(id LogID, hdrs []EntryHeader, lease *Lease) ([]Entry, error) {
 	if err := s.enter(); err != nil {
 		return nil, err
 	}
@@ -467,10 +480,15 @@ func (s *Store) ReadIndexed(id LogID, hdrs []EntryHeader) ([]Entry, error) {
 			if err != nil {
 				return out, err
 			}
+			if lease != nil && lease.pins {
+				// The lease unpins once the bytes are sent.
+				lease.keep(release)
+				release = func() {}
+			}
 			cur = h.Ledger
 		}
 		n := contiguousRun(hdrs[i:], cached[i:])
-		es, err := readRun(f, hdrs[i:i+n])
+		es, err := readRun(f, hdrs[i:i+n], lease)
 		out = append(out, es...)
 		if err != nil {
 			h = hdrs[i+len(es)]
@@ -501,48 +519,43 @@ func contiguousRun(hdrs []EntryHeader, cached [][]byte) int {
 }
 
 // readRun reads back-to-back entries with one pread and verifies each
-// frame; on an error it returns the entries before the bad one.
-func readRun(f File, hdrs []EntryHeader) ([]Entry, error) {
-	if len(hdrs) == 1 {
-		e, err := readEntry(f, hdrs[0])
-		if err != nil {
-			return nil, err
-		}
-		return []Entry{e}, nil
+// frame; on an error it returns the entries before the bad one. With a
+// lease the buffer is the lease's and each entry says where in f its
+// payload lies.
+func readRun(f File, hdrs []EntryHeader, lease *Lease) ([]Entry, error) {
+	first, last := hdrs[0], hdrs[len(hdrs)-1]
+	size := int(last.Pos + frameHeaderLen + int64(last.Size) - first.Pos)
+	var buf []byte
+	if lease != nil {
+		buf = lease.buf(size)
+	} else {
+		buf = make([]byte, size)
 	}
-	last := hdrs[len(hdrs)-1]
-	buf := make([]byte, last.Pos+frameHeaderLen+int64(last.Size)-hdrs[0].Pos)
-	n, err := f.ReadAt(buf, hdrs[0].Pos)
+	n, err := f.ReadAt(buf, first.Pos)
 	if n < len(buf) {
 		if err == nil || err == io.EOF {
 			err = fmt.Errorf("%w: short read", ErrCorrupt)
 		}
 		return nil, err
 	}
+	var osf *os.File
+	if lease != nil && lease.pins {
+		osf = fsys.OSFile(f)
+	}
 	out := make([]Entry, 0, len(hdrs))
 	for _, h := range hdrs {
-		at := h.Pos - hdrs[0].Pos
+		at := h.Pos - first.Pos
 		frame := buf[at : at+frameHeaderLen+int64(h.Size) : at+frameHeaderLen+int64(h.Size)]
 		e, err := verifyFrame(frame, h)
 		if err != nil {
 			return out, err
 		}
+		if osf != nil {
+			e.Src = FileSpan{File: osf, Off: h.Pos + frameHeaderLen}
+		}
 		out = append(out, e)
 	}
 	return out, nil
-}
-
-// readEntry reads and verifies one frame.
-func readEntry(f File, h EntryHeader) (Entry, error) {
-	buf := make([]byte, frameHeaderLen+int(h.Size))
-	n, err := f.ReadAt(buf, h.Pos)
-	if n < len(buf) {
-		if err == nil || err == io.EOF {
-			err = fmt.Errorf("%w: short read", ErrCorrupt)
-		}
-		return Entry{}, err
-	}
-	return verifyFrame(buf, h)
 }
 
 // verifyFrame checks one frame against its index header.

@@ -6,10 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kgateway/kgateway/resolver"
+	"github.com/kgateway/kgateway/topicconfig"
 )
 
 // The TOPIC_COMPACTED view through real clients (resolver W1–W7): a
@@ -23,7 +25,7 @@ func TestCompactedViewKTableBootstrap(t *testing.T) {
 	ctx := testCtx(t)
 	const topic, companion = "events", "events.compacted"
 	resp, err := g.admin().CreateTopic(ctx, 1, 1, map[string]*string{
-		resolver.ViewConfig: ptr("true"), "segment.bytes": ptr("1024"),
+		topicconfig.CompactedView: ptr("true"), "segment.bytes": ptr("1024"),
 	}, topic)
 	if err != nil || resp.Err != nil {
 		t.Fatalf("create: %v %v", err, resp.Err)
@@ -36,12 +38,12 @@ func TestCompactedViewKTableBootstrap(t *testing.T) {
 	rc, _ := rcs.On(topic, nil)
 	described := false
 	for _, c := range rc.Configs {
-		if c.Key == resolver.ViewConfig {
+		if c.Key == topicconfig.CompactedView {
 			described = c.MaybeValue() == "true" && c.Source == kmsg.ConfigSourceDynamicTopicConfig
 		}
 	}
 	if !described {
-		t.Fatalf("%s not described as set on the topic", resolver.ViewConfig)
+		t.Fatalf("%s not described as set on the topic", topicconfig.CompactedView)
 	}
 
 	prod := g.client(kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(0))
@@ -162,7 +164,7 @@ func TestCompactedViewACLs(t *testing.T) {
 	a := newACLServer(t)
 	ctx := testCtx(t)
 	for _, name := range []string{"events", "secret"} {
-		res, err := a.admin().CreateTopic(ctx, 1, 1, map[string]*string{resolver.ViewConfig: ptr("true")}, name)
+		res, err := a.admin().CreateTopic(ctx, 1, 1, map[string]*string{topicconfig.CompactedView: ptr("true")}, name)
 		if err != nil || res.Err != nil {
 			t.Fatalf("create %s: %v %v", name, err, res.Err)
 		}

@@ -30,6 +30,10 @@ const DefaultMaxSize = 1 << 20
 func ScramKey(prefix string) string { return prefix + "auth/scram" }
 func ACLKey(prefix string) string   { return prefix + "auth/acls" }
 
+// QuotaKey is the client quota configuration's key (kafka/quota), kept
+// like the security stores.
+func QuotaKey(prefix string) string { return prefix + "auth/quotas" }
+
 // Options configures a Doc.
 type Options struct {
 	// MaxSize bounds the document (default DefaultMaxSize).

@@ -9,12 +9,14 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/kgateway/kgateway/cluster/catalog"
 	"github.com/kgateway/kgateway/cluster/etcdtest"
 	"github.com/kgateway/kgateway/kafka"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/kgateway/kgateway/storage"
-	clientv3 "go.etcd.io/etcd/client/v3"
+	"github.com/kgateway/kgateway/topicconfig"
 )
 
 var _ kafka.Catalog = (*catalog.Catalog)(nil)
@@ -387,10 +389,10 @@ func TestAlterAndPartitions(t *testing.T) {
 		t.Fatalf("after alter: %v, want %v", got.Configs, want)
 	}
 
-	ops := []resolver.ConfigOp{
-		{Name: "cleanup.policy", Op: resolver.OpAppend, Value: "compact"},
-		{Name: "segment.ms", Op: resolver.OpDelete},
-		{Name: "retention.bytes", Op: resolver.OpSet, Value: "100000"},
+	ops := []topicconfig.Op{
+		{Name: "cleanup.policy", Op: topicconfig.OpAppend, Value: "compact"},
+		{Name: "segment.ms", Op: topicconfig.OpDelete},
+		{Name: "retention.bytes", Op: topicconfig.OpSet, Value: "100000"},
 	}
 	if err := a.cat.IncrementalAlterTopicConfigs("t", ops, false); err != nil {
 		t.Fatal(err)
@@ -422,9 +424,9 @@ func TestAlterAndPartitions(t *testing.T) {
 	}{
 		{"shrink", a.cat.CreatePartitions("t", 2, false), resolver.ErrInvalidPartitions},
 		{"bad config", a.cat.AlterTopicConfigs("t", map[string]string{"retention.ms": "x"}, false), resolver.ErrInvalidConfig},
-		{"bad op", a.cat.IncrementalAlterTopicConfigs("t", []resolver.ConfigOp{{Name: "segment.ms", Op: resolver.OpAppend, Value: "1"}}, false), resolver.ErrInvalidConfig},
+		{"bad op", a.cat.IncrementalAlterTopicConfigs("t", []topicconfig.Op{{Name: "segment.ms", Op: topicconfig.OpAppend, Value: "1"}}, false), resolver.ErrInvalidConfig},
 		{"tiered", a.cat.AlterTopicConfigs("t", map[string]string{"remote.storage.enable": "true"}, false), resolver.ErrInvalidConfig},
-		{"view", a.cat.IncrementalAlterTopicConfigs("t", []resolver.ConfigOp{{Name: resolver.ViewConfig, Value: "true"}}, false), resolver.ErrInvalidConfig},
+		{"view", a.cat.IncrementalAlterTopicConfigs("t", []topicconfig.Op{{Name: topicconfig.CompactedView, Value: "true"}}, false), resolver.ErrInvalidConfig},
 		{"no topic", a.cat.AlterTopicConfigs("nope", nil, false), resolver.ErrUnknownTopic},
 		{"internal", a.cat.CreatePartitions(resolver.OffsetsTopic, 5, false), resolver.ErrUnknownTopic},
 	} {
@@ -452,7 +454,7 @@ func TestConcurrentAlters(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = n.cat.IncrementalAlterTopicConfigs("t", []resolver.ConfigOp{{Name: name, Value: "1000"}}, false)
+			errs[i] = n.cat.IncrementalAlterTopicConfigs("t", []topicconfig.Op{{Name: name, Value: "1000"}}, false)
 		}()
 	}
 	wg.Wait()
@@ -489,7 +491,7 @@ func TestValidateOnly(t *testing.T) {
 	if err := b.cat.AlterTopicConfigs("t", map[string]string{"segment.ms": "5"}, true); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.cat.IncrementalAlterTopicConfigs("t", []resolver.ConfigOp{{Name: "retention.ms", Op: resolver.OpDelete}}, true); err != nil {
+	if err := a.cat.IncrementalAlterTopicConfigs("t", []topicconfig.Op{{Name: "retention.ms", Op: topicconfig.OpDelete}}, true); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.cat.AlterTopicConfigs("t", map[string]string{"segment.ms": "-5"}, true); !errors.Is(err, resolver.ErrInvalidConfig) {
@@ -615,7 +617,7 @@ func TestEtcdRestart(t *testing.T) {
 			t.Fatalf("create after the restart: %v", err)
 		}
 	}
-	if err := b.cat.IncrementalAlterTopicConfigs("kept", []resolver.ConfigOp{{Name: "retention.ms", Value: "1234"}}, false); err != nil {
+	if err := b.cat.IncrementalAlterTopicConfigs("kept", []topicconfig.Op{{Name: "retention.ms", Value: "1234"}}, false); err != nil {
 		t.Fatal(err)
 	}
 	settle(t, srv, a, b, c)

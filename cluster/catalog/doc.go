@@ -51,7 +51,7 @@
 //	   written, with the resolver's own rules and errors, and
 //	   validateOnly writes nothing. Cluster mode also refuses
 //	   remote.storage.enable=true and the compacted view
-//	   (resolver.ViewConfig=true): INVALID_CONFIG.
+//	   (topicconfig.CompactedView=true): INVALID_CONFIG.
 //	Y17 Internal topics (resolver.IsInternalTopic, N2) never go to etcd:
 //	   their changes get the resolver's answer, and a stray record of
 //	   one is ignored.

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"maps"
 
-	"github.com/kgateway/kgateway/resolver"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/kgateway/kgateway/resolver"
+	"github.com/kgateway/kgateway/topicconfig"
 )
 
 // The changes (kafka.Catalog). Each validates on this node's resolver
@@ -24,7 +26,7 @@ func (c *Catalog) key(name string) string { return c.dir + name }
 // object tier of a topic (the data is in the object store already) and
 // the compacted view.
 func clusterConfigs(configs map[string]string) error {
-	for _, name := range []string{"remote.storage.enable", resolver.ViewConfig} {
+	for _, name := range []string{"remote.storage.enable", topicconfig.CompactedView} {
 		if configs[name] == "true" {
 			return fmt.Errorf("%w: %s=true is not supported in cluster mode", resolver.ErrInvalidConfig, name)
 		}
@@ -207,7 +209,7 @@ func (c *Catalog) AlterTopicConfigs(name string, configs map[string]string, vali
 
 // IncrementalAlterTopicConfigs applies ops to the topic's explicit
 // configs.
-func (c *Catalog) IncrementalAlterTopicConfigs(name string, ops []resolver.ConfigOp, validateOnly bool) error {
+func (c *Catalog) IncrementalAlterTopicConfigs(name string, ops []topicconfig.Op, validateOnly bool) error {
 	return c.update(name, validateOnly, func(rec *record) error {
 		configs, err := c.r.PlanIncrementalAlter(name, ops)
 		if err != nil {

@@ -1,11 +1,14 @@
 package catalog
 
 import (
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/kgateway/kgateway/resolver"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // record is a topic's value at <prefix>topics/<name> (the name is the
@@ -43,4 +46,30 @@ func decodeRecord(v []byte) (record, resolver.TopicID, error) {
 	}
 	id, err := r.topicID()
 	return r, id, err
+}
+
+// TopicRecord is a topic as the catalog holds it, for readers that do
+// not apply it (kgateway cluster status).
+type TopicRecord struct {
+	Name       string
+	ID         resolver.TopicID
+	Partitions int32
+}
+
+// ReadTopics reads every topic record under prefix, in name order.
+func ReadTopics(ctx context.Context, cli *clientv3.Client, prefix string) ([]TopicRecord, error) {
+	dir := prefix + "topics/"
+	resp, err := cli.Get(ctx, dir, clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
+	if err != nil {
+		return nil, fmt.Errorf("catalog: read topics: %w", err)
+	}
+	out := make([]TopicRecord, 0, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		r, id, err := decodeRecord(kv.Value)
+		if err != nil {
+			return nil, fmt.Errorf("catalog: %s: %w", kv.Key, err)
+		}
+		out = append(out, TopicRecord{Name: strings.TrimPrefix(string(kv.Key), dir), ID: id, Partitions: r.Partitions})
+	}
+	return out, nil
 }

@@ -26,6 +26,12 @@ func (c *Committer) Collect(ctx context.Context) (deleted int, err error) {
 	if err != nil {
 		return 0, fmt.Errorf("diskless: collect: %w", err)
 	}
+	left := 0
+	defer func() {
+		c.backlog.mu.Lock()
+		c.backlog.collect = left
+		c.backlog.mu.Unlock()
+	}()
 	known := make(map[string]bool, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
 		name := strings.TrimPrefix(string(kv.Key), c.objPrefix())
@@ -37,6 +43,7 @@ func (c *Committer) Collect(ctx context.Context) (deleted int, err error) {
 		switch {
 		case st.Dead != 0:
 			if now.Sub(time.Unix(0, st.Dead)) < c.opts.OrphanAge {
+				left++
 				continue
 			}
 			// The object went with the tombstone's creation, or a crash
@@ -53,6 +60,7 @@ func (c *Committer) Collect(ctx context.Context) (deleted int, err error) {
 				return deleted, err
 			}
 			if !ok {
+				left++
 				continue // pinned (U7), or changed meanwhile
 			}
 			if err := c.deleteObject(ctx, name); err != nil {

@@ -3,6 +3,7 @@ package diskless
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"time"
 
@@ -35,15 +36,27 @@ func (c *Committer) Commit(ctx context.Context, batches []Batch, owns map[string
 		parts[i].r.Object = name
 	}
 	putAt := c.opts.Now()
+	began := time.Now()
 	if err := c.bucket.WriteAll(ctx, name, data, &blob.WriterOptions{ContentType: "application/octet-stream"}); err != nil {
 		for _, p := range parts {
 			res[p.r.PKey] = fmt.Errorf("diskless: %s: write %s: %w", p.r.PKey, name, err)
 		}
 		return res
 	}
-	if published, unknown := c.publish(ctx, name, putAt, parts, res); published == 0 && !unknown {
+	put := time.Since(began)
+	published, unknown := c.publish(ctx, name, putAt, parts, res)
+	if published == 0 && !unknown {
 		// Certainly unreferenced: remove it now rather than at Collect.
 		c.bucket.Delete(ctx, name)
+	}
+	if c.opts.Observer != nil {
+		fenced := 0
+		for _, err := range res {
+			if errors.Is(err, owner.ErrFenced) {
+				fenced++
+			}
+		}
+		c.opts.Observer.ObserveCommit(put, time.Since(began)-put, len(data), fenced)
 	}
 	return res
 }

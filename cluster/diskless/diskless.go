@@ -13,6 +13,7 @@ import (
 
 	"github.com/kgateway/kgateway/cluster/owner"
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"gocloud.dev/blob"
 )
@@ -83,6 +84,19 @@ type Options struct {
 	MergeMax int64
 	// Now is the clock; nil: time.Now.
 	Now func() time.Time
+	// Observer, when set, is told of every group commit's timings
+	// (metrics).
+	Observer Observer
+}
+
+// Observer is told what a Committer's work costs; package server wires
+// the metrics to it. Its methods run on the commit path: they must not
+// block.
+type Observer interface {
+	// ObserveCommit: one group commit (U1) of bytes took put for its
+	// object's PUT and txn for its etcd transactions (all of them);
+	// fenced of its partitions were refused for a lost ownership (U3).
+	ObserveCommit(put, txn time.Duration, bytes, fenced int)
 }
 
 // Committer publishes group commits of the partitions this node owns.
@@ -97,6 +111,17 @@ type Committer struct {
 	// beforeChunk, when set (tests), runs before a commit's i-th
 	// transaction (i = 0: between the object's PUT and the first).
 	beforeChunk func(i int)
+	// backlog is what the last passes of Merge and Collect left undone
+	// (Backlog).
+	backlog backlog
+
+	// afterMergeWrite, when set (tests), runs once a merge wrote its
+	// object, before it reads the object records.
+	afterMergeWrite func()
+	// beforeRemoveCounts, when set (tests), runs once SetStart or a
+	// topic's deletion listed the ranges it removes, before it reads
+	// their objects' counts.
+	beforeRemoveCounts func()
 	// beforeMergeTxn, when set (tests), runs before a merge's transaction.
 	beforeMergeTxn func()
 }
@@ -222,17 +247,30 @@ func decimal(v int64) string { return strconv.FormatInt(v, 10) }
 // counts against its parent.
 func (c *Committer) txnBudget() int { return c.opts.MaxTxnOps - 2 }
 
-// readObjects reads the records of objects, in transactions of at most
-// MaxTxnOps gets.
-func (c *Committer) readObjects(ctx context.Context, objects []string) (map[string]objState, error) {
+// readObjects reads the records of objects as they were at revision rev,
+// the revision the caller's range records were read at (logState.rev), in
+// transactions of at most MaxTxnOps gets. Reading them at that one
+// revision is what keeps every count consistent with the ranges read: a
+// range record that names an object at rev is counted in the object's
+// record at rev (U5), so a count read this way is never below the
+// references the caller is about to drop. Counts read later could be: a
+// new owner that merged or trimmed the same ranges meanwhile (a session
+// lost, the partition moved) has already taken their references, and the
+// caller would drop them a second time. The caller's transaction requires
+// every record unchanged since rev, so a view this old fails there and is
+// read again. A revision compacted away is ErrStale: read the log again.
+func (c *Committer) readObjects(ctx context.Context, objects []string, rev int64) (map[string]objState, error) {
 	out := make(map[string]objState, len(objects))
 	for len(objects) > 0 {
 		n := min(len(objects), c.opts.MaxTxnOps)
 		var ops []clientv3.Op
 		for _, o := range objects[:n] {
-			ops = append(ops, clientv3.OpGet(c.objKey(o)))
+			ops = append(ops, clientv3.OpGet(c.objKey(o), clientv3.WithRev(rev)))
 		}
 		resp, err := c.cli.Txn(ctx).Then(ops...).Commit()
+		if errors.Is(err, rpctypes.ErrCompacted) {
+			return nil, fmt.Errorf("diskless: object records at revision %d: %w", rev, ErrStale)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("diskless: read object records: %w", err)
 		}

@@ -50,8 +50,10 @@ func (c *clock) Advance(d time.Duration) {
 
 // env is one etcd and one bucket shared by the nodes of a test.
 type env struct {
-	t      testing.TB
-	etcd   *etcdtest.Server
+	t    testing.TB
+	etcd *etcdtest.Server
+	// client is a new client of the env's etcd (each node's own).
+	client func(testing.TB) *clientv3.Client
 	cli    *clientv3.Client
 	bucket *blob.Bucket
 	dir    string // the file bucket's directory ("" for S3)
@@ -63,8 +65,16 @@ type env struct {
 // directory when url is "").
 func newEnv(t testing.TB, url string) *env {
 	t.Helper()
-	e := &env{t: t, etcd: etcdtest.Start(t), clock: &clock{}}
-	e.cli = e.etcd.Client(t)
+	srv := etcdtest.Start(t)
+	return newEnvOn(t, url, srv.Client, srv)
+}
+
+// newEnvOn is newEnv over an etcd whose clients client makes (srv is the
+// embedded one, if it is).
+func newEnvOn(t testing.TB, url string, client func(testing.TB) *clientv3.Client, srv *etcdtest.Server) *env {
+	t.Helper()
+	e := &env{t: t, etcd: srv, client: client, clock: &clock{}}
+	e.cli = client(t)
 	if url == "" {
 		e.dir = t.TempDir()
 		url = "file://" + e.dir
@@ -90,7 +100,7 @@ type node struct {
 // node starts a node whose session runs on a client of its own.
 func (e *env) node(name string) *node {
 	e.t.Helper()
-	sess, err := concurrency.NewSession(e.etcd.Client(e.t), concurrency.WithTTL(60))
+	sess, err := concurrency.NewSession(e.client(e.t), concurrency.WithTTL(60))
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package diskless
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 
 	"github.com/kgateway/kgateway/cluster/owner"
@@ -25,6 +26,7 @@ func (c *Committer) Merge(ctx context.Context, o owner.Ownership, pkey string) (
 		if err != nil {
 			return merged, err
 		}
+		c.backlog.setMerge(pkey, c.mergeable(st))
 		i, j := c.pickRun(st)
 		if j-i < 2 {
 			return merged, nil
@@ -98,7 +100,28 @@ func (c *Committer) mergeRun(ctx context.Context, o owner.Ownership, st logState
 	if err := c.bucket.WriteAll(ctx, name, data, &blob.WriterOptions{ContentType: "application/octet-stream"}); err != nil {
 		return 0, fmt.Errorf("diskless: %s: merge: write %s: %w", pkey, name, err)
 	}
-	ost, err := c.readObjects(ctx, objects)
+	if c.afterMergeWrite != nil {
+		c.afterMergeWrite()
+	}
+	// Reading the bytes and writing the object took a while: read the
+	// records again, and the objects' counts at that same revision
+	// (readObjects), so the counts dropped below are those of ranges
+	// still published, never of ranges a new owner merged or trimmed
+	// meanwhile.
+	now, err := c.readLog(ctx, pkey)
+	if err != nil {
+		c.bucket.Delete(ctx, name)
+		return 0, err
+	}
+	if !sameRanges(now, rs, revs) {
+		c.bucket.Delete(ctx, name)
+		return 0, nil
+	}
+	ost, err := c.readObjects(ctx, objects, now.rev)
+	if errors.Is(err, ErrStale) {
+		c.bucket.Delete(ctx, name)
+		return 0, nil
+	}
 	if err != nil {
 		c.bucket.Delete(ctx, name)
 		return 0, err
@@ -137,4 +160,19 @@ func (c *Committer) mergeRun(ctx context.Context, o owner.Ownership, st logState
 		return 0, nil
 	}
 	return len(rs), nil
+}
+
+// sameRanges reports whether st still publishes the range records rs,
+// each at its mod revision of revs: none merged, trimmed or rewritten.
+func sameRanges(st logState, rs []Range, revs []int64) bool {
+	at := make(map[int64]int64, len(st.ranges))
+	for k, r := range st.ranges {
+		at[r.Base] = st.revs[k]
+	}
+	for k, r := range rs {
+		if rev, ok := at[r.Base]; !ok || rev != revs[k] {
+			return false
+		}
+	}
+	return true
 }

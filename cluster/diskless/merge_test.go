@@ -220,3 +220,53 @@ func TestMergeConcurrentTrim(t *testing.T) {
 	}
 	e.sameBatches(t, n.c, "p", want["p"])
 }
+
+// TestMergeAfterSessionLossDropsNoReferenceTwice (U4, U5): a node that
+// listed a partition's ranges and wrote their merged object, then lost
+// its session while a new owner merged the same ranges, must not drop
+// their objects' references a second time. Today's counts are already 0
+// (the new owner took them): a merge that read them after its ranges
+// would work from a stale view and try to take them below 0. The stale
+// merge publishes nothing and reports no inconsistency; the new owner's
+// merge stands, and the stale merge's object is gone.
+func TestMergeAfterSessionLossDropsNoReferenceTwice(t *testing.T) {
+	e := newEnv(t, "")
+	a, b := e.node("a"), e.node("b")
+	owns := a.acquire(t, "p")
+	want := commitRounds(t, a.c, owns, []string{"p"}, 6)
+	commits := e.objects(t, commitsDir)
+	var bMerged int
+	a.c.afterMergeWrite = func() {
+		a.c.afterMergeWrite = nil
+		if err := a.sess.Close(); err != nil { // the session is lost: its ownership goes
+			t.Error(err)
+		}
+		var err error
+		bo := b.acquire(t, "p")
+		if bMerged, err = b.c.Merge(ctxT(t), bo["p"], "p"); err != nil {
+			t.Errorf("the new owner's merge: %v", err)
+		}
+	}
+	_, err := a.c.Merge(ctxT(t), owns["p"], "p")
+	if err != nil && !errors.Is(err, owner.ErrFenced) {
+		t.Fatalf("the stale merge: %v; want nothing or fenced", err)
+	}
+	if bMerged != 6 {
+		t.Fatalf("the new owner merged %d ranges, want 6", bMerged)
+	}
+	ranges := e.sameBatches(t, b.c, "p", want["p"])
+	if len(ranges) != 1 {
+		t.Fatalf("%d ranges, want the new owner's one", len(ranges))
+	}
+	for _, o := range commits {
+		if r := e.refs(t, o); r != 0 {
+			t.Fatalf("%s: %d references, want 0", o, r)
+		}
+	}
+	if r := e.refs(t, ranges[0].Object); r != 1 {
+		t.Fatalf("the merged object %s: %d references, want 1", ranges[0].Object, r)
+	}
+	if merged := e.objects(t, mergedDir); len(merged) != 1 {
+		t.Fatalf("merged objects %v, want only the new owner's", merged)
+	}
+}

@@ -21,6 +21,7 @@ type logState struct {
 	revs       []int64 // each range record's mod revision
 	state      *stateRecord
 	stateRev   int64 // the state record's mod revision; 0: none
+	rev        int64 // the store's revision the records were read at
 }
 
 // readLog reads pkey's records in one get (one revision).
@@ -30,7 +31,7 @@ func (c *Committer) readLog(ctx context.Context, pkey string) (logState, error) 
 	if err != nil {
 		return logState{}, fmt.Errorf("diskless: %s: read: %w", pkey, err)
 	}
-	var st logState
+	st := logState{rev: resp.Header.Revision}
 	for _, kv := range resp.Kvs {
 		k := string(kv.Key)
 		switch rest := strings.TrimPrefix(k, lp); {

@@ -70,7 +70,7 @@ func (c *Committer) PutState(ctx context.Context, o owner.Ownership, pkey string
 	val, _ := json.Marshal(rec)
 	then := []clientv3.Op{clientv3.OpPut(sk, string(val)), clientv3.OpPut(mk, encodeObj(objRecord{Refs: 1}))}
 	if st.state != nil {
-		rc, ro, err := c.stateRefDrop(ctx, st.state.Object)
+		rc, ro, err := c.stateRefDrop(ctx, st.state.Object, st.rev)
 		if err != nil {
 			return fail(err)
 		}
@@ -92,9 +92,10 @@ func (c *Committer) PutState(ctx context.Context, o owner.Ownership, pkey string
 }
 
 // stateRefDrop is the comparisons and puts that take a reference from a
-// state object.
-func (c *Committer) stateRefDrop(ctx context.Context, object string) ([]clientv3.Cmp, []clientv3.Op, error) {
-	ost, err := c.readObjects(ctx, []string{object})
+// state object, its count read at rev, the revision its state record was
+// read at (readObjects).
+func (c *Committer) stateRefDrop(ctx context.Context, object string, rev int64) ([]clientv3.Cmp, []clientv3.Op, error) {
+	ost, err := c.readObjects(ctx, []string{object}, rev)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -2,6 +2,7 @@ package diskless
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/kgateway/kgateway/cluster/owner"
@@ -35,6 +36,10 @@ func (c *Committer) SetStart(ctx context.Context, o owner.Ownership, pkey string
 		}
 		sk := c.startKey(pkey)
 		cmps, then, err := c.removeRanges(ctx, pkey, st, victims)
+		if errors.Is(err, ErrStale) {
+			tries++
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -72,7 +77,10 @@ func (c *Committer) removeRanges(ctx context.Context, pkey string, st logState, 
 		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(rk), "=", st.revs[k]))
 		ops = append(ops, clientv3.OpDelete(rk))
 	}
-	ost, err := c.readObjects(ctx, objects)
+	if c.beforeRemoveCounts != nil {
+		c.beforeRemoveCounts()
+	}
+	ost, err := c.readObjects(ctx, objects, st.rev)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -105,7 +113,12 @@ func (c *Committer) deletePartition(ctx context.Context, pkey string) error {
 		var then []clientv3.Op
 		n := min(len(st.ranges), c.maxRun())
 		if n > 0 {
-			if cmps, then, err = c.removeRanges(ctx, pkey, st, n); err != nil {
+			cmps, then, err = c.removeRanges(ctx, pkey, st, n)
+			if errors.Is(err, ErrStale) {
+				tries++
+				continue
+			}
+			if err != nil {
 				return err
 			}
 		} else {
@@ -114,7 +127,11 @@ func (c *Committer) deletePartition(ctx context.Context, pkey string) error {
 				clientv3.Compare(clientv3.ModRevision(c.stateKey(pkey)), "=", st.stateRev))
 			then = append(then, clientv3.OpDelete(c.logPrefix(pkey), clientv3.WithPrefix()))
 			if st.state != nil { // U9: its state object loses its reference
-				rc, ro, err := c.stateRefDrop(ctx, st.state.Object)
+				rc, ro, err := c.stateRefDrop(ctx, st.state.Object, st.rev)
+				if errors.Is(err, ErrStale) {
+					tries++
+					continue
+				}
 				if err != nil {
 					return err
 				}

@@ -160,3 +160,40 @@ func TestCollect(t *testing.T) {
 		t.Fatalf("late commit: %v, want ErrObjectGone", res["p"])
 	}
 }
+
+// TestSetStartWhileMerged (U4, U5): the owner's own merge (its upkeep)
+// replaces the ranges a DeleteRecords' SetStart listed, before SetStart
+// reads their objects' counts. Those counts are already 0; SetStart must
+// not take them for an inconsistency (a storage error to the client) but
+// see that its ranges changed and start again from the merged one.
+func TestSetStartWhileMerged(t *testing.T) {
+	e := newEnv(t, "")
+	n := e.node("a")
+	owns := n.acquire(t, "p")
+	for base := int64(0); base < 50; base += 10 {
+		allOK(t, n.c.Commit(ctxT(t), []Batch{batch("p", base, 10)}, owns))
+	}
+	merges := 0
+	n.c.beforeRemoveCounts = func() {
+		if merges > 0 {
+			return
+		}
+		merges++
+		if m, err := n.c.Merge(ctxT(t), owns["p"], "p"); err != nil || m != 5 {
+			t.Errorf("the merge: %d ranges, %v; want 5", m, err)
+		}
+	}
+	if err := n.c.SetStart(ctxT(t), owns["p"], "p", 25); err != nil {
+		t.Fatalf("SetStart(25) while the ranges are merged: %v", err)
+	}
+	if merges != 1 {
+		t.Fatalf("SetStart listed no range to remove: the merge never ran")
+	}
+	start, end, _, ranges := e.readAll(t, n.c, "p")
+	if start != 25 || end != 50 || len(ranges) != 1 || ranges[0].Base != 0 {
+		t.Fatalf("after SetStart(25): [%d, %d) in %d ranges", start, end, len(ranges))
+	}
+	if r := e.refs(t, ranges[0].Object); r != 1 {
+		t.Fatalf("the merged object: %d references, want 1", r)
+	}
+}

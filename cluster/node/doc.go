@@ -36,6 +36,13 @@
 //	   owner, and releases one it owns when another live node is
 //	   preferred (handover). Ownership itself is decided by etcd alone
 //	   (E1), so nodes that disagree for a moment never both own.
+//	   Acquisitions (each with its rebuild, J3) run beside the rounds, at
+//	   most one per slot: a round starts them and goes on, so a slot
+//	   freed while another rebuilds is taken at once; a slot being
+//	   acquired is released only by a later round. A release that fails
+//	   (its outcome unknown) keeps the ownership, not served, until a
+//	   later round's release succeeds: an owner record left naming a
+//	   live node would keep every other node out.
 //	J3 A partition is served only after its local copy was rebuilt from
 //	   the published copy under the new ownership (resolver
 //	   ReplacePartition): the copy's end is the published end, and its

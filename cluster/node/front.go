@@ -121,12 +121,22 @@ func (n *Node) Replicate(entries []storage.Replicated) map[storage.LogID]error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), replicateTimeout)
 	defer cancel()
-	for pkey, err := range n.p.Diskless.Commit(ctx, batches, owns) {
+	size := int64(0)
+	for _, b := range batches {
+		size += int64(len(b.Data))
+	}
+	n.upload.commits.Add(1)
+	n.upload.bytes.Add(size)
+	res := n.p.Diskless.Commit(ctx, batches, owns)
+	n.upload.commits.Add(-1)
+	n.upload.bytes.Add(-size)
+	for pkey, err := range res {
 		if err == nil {
 			continue
 		}
 		h := logOf[pkey]
 		if errors.Is(err, owner.ErrFenced) {
+			n.upload.fenced.Add(1)
 			err = fmt.Errorf("%w: %w", storage.ErrNotLeader, err)
 		}
 		errs[h.log] = err

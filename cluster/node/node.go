@@ -65,6 +65,8 @@ type Config struct {
 	// below its local copies (J10); 0: DefaultRangeCacheBytes.
 	RangeCacheBytes int64
 	Logger          *zap.Logger
+	// Observer, when set, is told of rebuilds (metrics).
+	Observer Observer
 }
 
 // DefaultStateInterval is StateInterval's default: a failover replays
@@ -137,6 +139,10 @@ type Node struct {
 	ranges *rangeCache
 	// retries spaces the acquisitions of partitions whose rebuild failed.
 	retries retries
+	// upload counts the group commits in flight (Stats).
+	upload upload
+	// acquiring are the acquisitions in flight (placement.go).
+	acquiring acquisitions
 
 	kick chan struct{} // capacity 1: "placement may have changed"
 	stop chan struct{}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kgateway/kgateway/cluster/diskless"
@@ -75,6 +76,7 @@ func (n *Node) slots() []slot {
 func (n *Node) run() {
 	t := time.NewTicker(n.cfg.Tick)
 	defer t.Stop()
+	defer n.acquiring.Wait() // Leave cancelled them (bg): they end soon
 	for {
 		n.round()
 		select {
@@ -119,7 +121,18 @@ func (n *Node) round() {
 	}
 	n.mu.Unlock()
 	p := place(v)
+	// A slot being acquired and rebuilt is left alone until that is
+	// done: its release waits for the next round.
 	for _, r := range p.release {
+		if n.isAcquiring(r.pkey) {
+			if r.why == releaseHandover {
+				// Preferred elsewhere again before it served (the node
+				// it moved from is back): its rebuild is wasted, and
+				// would hold the slot from that node.
+				n.abandonAcquire(r.pkey)
+			}
+			continue
+		}
 		n.releaseKey(r.pkey)
 		if n.stopping() {
 			return
@@ -128,14 +141,13 @@ func (n *Node) round() {
 	if n.stopping() {
 		return
 	}
-	acquire := n.retries.due(p.acquire, time.Now())
-	free := make([]slot, len(acquire))
-	for i, pkey := range acquire {
-		free[i] = bySlot[pkey]
+	for _, pkey := range n.retries.due(p.acquire, time.Now()) {
+		n.startAcquire(bySlot[pkey])
 	}
-	n.acquireAll(free)
 	for _, pkey := range p.gone {
-		n.releaseKey(pkey)
+		if !n.isAcquiring(pkey) {
+			n.releaseKey(pkey)
+		}
 	}
 }
 
@@ -187,30 +199,88 @@ func (n *Node) sessionLost() bool {
 // failover moves many partitions, and they rebuild in parallel.
 const acquireConcurrency = 8
 
-// acquireAll acquires every slot of free, at most acquireConcurrency at a
-// time, and returns when all are done.
-func (n *Node) acquireAll(free []slot) {
-	sem := make(chan struct{}, acquireConcurrency)
-	var wg sync.WaitGroup
-	for _, s := range free {
+// acquisitions are the acquisitions in flight. They run apart from the
+// placement rounds: a round starts them and goes on, so that a slot
+// freed while others rebuild (a handover back to a restarted node frees
+// them one by one) is acquired at once, not after the slowest rebuild of
+// the round before. A slot is acquired by one acquisition at a time, and
+// a round does not release a slot while it is being acquired.
+type acquisitions struct {
+	sync.WaitGroup
+	sem chan struct{} // capacity acquireConcurrency
+	mu  sync.Mutex
+	in  map[string]*acquisition // pkey: being acquired
+}
+
+// acquisition is one acquisition in flight.
+type acquisition struct {
+	cancel    context.CancelFunc
+	abandoned atomic.Bool // cancelled for a handover: no failure
+}
+
+func (n *Node) isAcquiring(pkey string) bool {
+	n.acquiring.mu.Lock()
+	defer n.acquiring.mu.Unlock()
+	return n.acquiring.in[pkey] != nil
+}
+
+// abandonAcquire cancels the acquisition of pkey: its rebuild stops at
+// its next object-store or etcd call and the ownership is released,
+// without counting as a failed rebuild (retries).
+func (n *Node) abandonAcquire(pkey string) {
+	n.acquiring.mu.Lock()
+	defer n.acquiring.mu.Unlock()
+	if a := n.acquiring.in[pkey]; a != nil && !a.abandoned.Swap(true) {
+		n.log.Info("cluster-rebuild-abandoned", zap.String("pkey", pkey))
+		a.cancel()
+	}
+}
+
+// startAcquire acquires s in the background, unless it is being
+// acquired already; the end of each acquisition asks for a new round.
+func (n *Node) startAcquire(s slot) {
+	a := &n.acquiring
+	a.mu.Lock()
+	if a.in[s.pkey] != nil {
+		a.mu.Unlock()
+		return
+	}
+	if a.in == nil {
+		a.in = map[string]*acquisition{}
+		a.sem = make(chan struct{}, acquireConcurrency)
+	}
+	ctx, cancel := context.WithCancel(n.bg)
+	acq := &acquisition{cancel: cancel}
+	a.in[s.pkey] = acq
+	sem := a.sem
+	a.mu.Unlock()
+	a.Add(1)
+	go func() {
+		defer a.Done()
+		defer cancel()
+		defer func() {
+			a.mu.Lock()
+			delete(a.in, s.pkey)
+			a.mu.Unlock()
+			n.Kick()
+		}()
 		select {
 		case <-n.stop:
-			wg.Wait()
 			return
 		case sem <- struct{}{}:
 		}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			n.acquire(s)
-		}()
-	}
-	wg.Wait()
+		defer func() { <-sem }()
+		if n.stopping() {
+			return
+		}
+		n.acquire(ctx, s, &acq.abandoned)
+	}()
 }
 
-// acquire takes s if it is free and rebuilds it before serving it (J3).
-func (n *Node) acquire(s slot) {
-	ctx, cancel := context.WithTimeout(n.bg, 5*time.Minute)
+// acquire takes s if it is free and rebuilds it before serving it (J3);
+// abandoned says the acquisition was cancelled for a handover.
+func (n *Node) acquire(parent context.Context, s slot, abandoned *atomic.Bool) {
+	ctx, cancel := context.WithTimeout(parent, 5*time.Minute)
 	defer cancel()
 	m := n.Owners()
 	o, err := m.Acquire(ctx, s.pkey)
@@ -222,10 +292,24 @@ func (n *Node) acquire(s slot) {
 	}
 	h := &held{pkey: s.pkey, topic: s.topic, idx: s.idx, o: o, start: -1}
 	n.mu.Lock()
+	if n.mu.sess == nil || n.mu.sess.Lease() != o.Lease || n.mu.held[s.pkey] != nil {
+		// The session this ownership was taken under ended meanwhile
+		// (sessionLost let everything go): it is no ownership any more.
+		n.mu.Unlock()
+		return
+	}
 	n.mu.held[s.pkey] = h
 	n.mu.Unlock()
 	start := time.Now()
-	if err := n.rebuild(ctx, h); err != nil {
+	err = n.rebuild(ctx, h)
+	if err != nil && abandoned.Load() {
+		n.release(context.WithoutCancel(ctx), h)
+		return
+	}
+	if n.cfg.Observer != nil {
+		n.cfg.Observer.ObserveRebuild(time.Since(start), err == nil)
+	}
+	if err != nil {
 		wait := n.retries.failed(s.pkey, time.Now())
 		n.log.Warn("cluster-rebuild-failed", zap.String("pkey", s.pkey), zap.Error(err), zap.Duration("retry-in", wait))
 		n.release(context.WithoutCancel(ctx), h) // even when Leave cut the rebuild short
@@ -233,6 +317,15 @@ func (n *Node) acquire(s slot) {
 	}
 	n.retries.succeeded(s.pkey)
 	n.mu.Lock()
+	if n.mu.held[s.pkey] != h {
+		// Let go meanwhile (the session ended, or the node leaves): the
+		// ownership is gone, so is whatever could serve it.
+		if n.mu.byLog[h.log] == h {
+			delete(n.mu.byLog, h.log)
+		}
+		n.mu.Unlock()
+		return
+	}
 	h.serving = true
 	n.mu.Unlock()
 	if n.p.Txn != nil && h.pkey != CoordinatorKey {
@@ -269,16 +362,12 @@ func (n *Node) rebuild(ctx context.Context, h *held) error {
 		n.log.Warn("cluster-state-unreadable", zap.String("pkey", h.pkey), zap.Error(err))
 	}
 	err = n.p.Resolver.ReplacePartitionOver(h.topic, h.idx, resolver.Offset(plan.from), cache, func(appendBatch func([]byte) error) error {
-		for _, r := range plan.copy {
-			data, err := n.p.Diskless.ReadRange(ctx, r)
-			if err != nil {
-				return err
-			}
+		return readInOrder(ctx, plan.copy, n.p.Diskless.ReadRange, func(r diskless.Range, data []byte) error {
 			if err := eachBatch(data, appendBatch); err != nil {
 				return fmt.Errorf("range %d-%d of %s: %w", r.Base, r.End, r.Object, err)
 			}
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		return err
@@ -297,6 +386,60 @@ func (n *Node) rebuild(ctx context.Context, h *held) error {
 	h.log, h.start = log, plan.localStart
 	n.mu.byLog[log] = h
 	n.mu.Unlock()
+	return nil
+}
+
+// rebuildReads is how many ranges a rebuild reads ahead at once. A
+// partition's ranges not merged yet are one object each (one per group
+// commit): read one after the other, a rebuild waits for hundreds of
+// object-store round trips.
+const rebuildReads = 16
+
+// readInOrder reads rs with read, at most rebuildReads of them ahead of
+// fn, and calls fn with each range's bytes in rs's order. The first
+// error (a read's, in order, or fn's) stops it and is returned; the reads
+// still in flight are cancelled.
+func readInOrder(ctx context.Context, rs []diskless.Range, read func(context.Context, diskless.Range) ([]byte, error),
+	fn func(diskless.Range, []byte) error) error {
+	type result struct {
+		data []byte
+		err  error
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	results := make([]chan result, len(rs))
+	for i := range results {
+		results[i] = make(chan result, 1)
+	}
+	window := make(chan struct{}, rebuildReads)
+	go func() {
+		for i, r := range rs {
+			select {
+			case window <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			go func() {
+				data, err := read(ctx, r)
+				results[i] <- result{data, err}
+			}()
+		}
+	}()
+	for i, r := range rs {
+		var res result
+		select {
+		case res = <-results[i]:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		<-window
+		if res.err != nil {
+			return res.err
+		}
+		if err := fn(r, res.data); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -332,7 +475,18 @@ func (n *Node) release(ctx context.Context, h *held) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := n.Owners().Release(ctx, h.o); err != nil {
+		// The owner record may still name this node (an etcd leader
+		// election, a timeout: the outcome is unknown), and while it
+		// does no other node acquires the partition. Keep the ownership
+		// as broken and not serving, so that the next round releases it
+		// again (a release that did commit makes the retry a no-op).
 		n.log.Warn("cluster-release-failed", zap.String("pkey", h.pkey), zap.Error(err))
+		n.mu.Lock()
+		if _, taken := n.mu.held[h.pkey]; !taken {
+			h.broken = true
+			n.mu.held[h.pkey] = h
+		}
+		n.mu.Unlock()
 		return
 	}
 	n.log.Info("cluster-released", zap.String("pkey", h.pkey), zap.Uint64("epoch", h.o.Epoch))
@@ -345,7 +499,9 @@ func (n *Node) release(ctx context.Context, h *held) {
 func (n *Node) upkeepLoop() {
 	t := time.NewTicker(n.cfg.Tick)
 	defer t.Stop()
+	var stats PublishedStats
 	for {
+		n.publishStats(&stats)
 		select {
 		case <-n.stop:
 			return

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/kgateway/kgateway/cluster/diskless"
+	"github.com/kgateway/kgateway/cluster/owner"
 	"github.com/kgateway/kgateway/ledger"
+	"github.com/kgateway/kgateway/storage"
 )
 
 // published is a held partition's published log, as the ledger reads it
@@ -44,18 +47,59 @@ func (p published) Candidates(ctx context.Context, from, to ledger.Offset) ([]le
 }
 
 // Trim publishes a new start under the ownership (DeleteRecords below
-// the local copy, resolver N9), then reads start from it.
+// the local copy, resolver N9), then reads start from it. A conflict with
+// this node's own upkeep (a merge of the same ranges) is retried
+// (retryTransient): it is no storage fault and never reaches the client
+// as one.
 func (p published) Trim(ctx context.Context, start ledger.Offset) error {
-	p.n.mu.Lock()
-	o := p.h.o
-	p.n.mu.Unlock()
-	if err := p.n.p.Diskless.SetStart(ctx, o, p.h.pkey, int64(start)); err != nil {
+	err := retryTransient(ctx, trimBudget, func(ctx context.Context) error {
+		p.n.mu.Lock()
+		o := p.h.o
+		p.n.mu.Unlock()
+		return p.n.p.Diskless.SetStart(ctx, o, p.h.pkey, int64(start))
+	})
+	if err != nil {
 		return err
 	}
 	p.n.mu.Lock()
 	p.h.pubStart = max(p.h.pubStart, int64(start))
 	p.n.mu.Unlock()
 	return nil
+}
+
+// trimBudget bounds how long Trim retries transient conflicts.
+const trimBudget = 10 * time.Second
+
+// retryTransient runs op until it succeeds, fails for good, or budget
+// has passed, waiting a little longer after each transient failure:
+// diskless.ErrConflict (the records changed under op too often) and
+// ErrStale (its view was compacted away) say that someone else made
+// progress meanwhile, and a new try reads the new records. A lost
+// ownership is storage.ErrNotLeader (the client looks for the new
+// owner); transient failures past the budget wrap
+// context.DeadlineExceeded (a timeout the client retries), never a
+// storage fault.
+func retryTransient(ctx context.Context, budget time.Duration, op func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	wait := 5 * time.Millisecond
+	for {
+		err := op(ctx)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, owner.ErrFenced):
+			return fmt.Errorf("%w: %w", storage.ErrNotLeader, err)
+		case !errors.Is(err, diskless.ErrConflict) && !errors.Is(err, diskless.ErrStale) && ctx.Err() == nil:
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 500*time.Millisecond)
+	}
 }
 
 // Read reads rs, the ranges not in the node's range cache (J10) under

@@ -1,8 +1,15 @@
 package node
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/kgateway/kgateway/cluster/diskless"
+	"github.com/kgateway/kgateway/cluster/owner"
+	"github.com/kgateway/kgateway/storage"
 )
 
 func TestRebuildBackoffSchedule(t *testing.T) {
@@ -54,5 +61,55 @@ func TestRebuildRetriesBackOff(t *testing.T) {
 	}
 	if d := r.failed("bad", now); d != rebuildBackoffMin {
 		t.Errorf("first failure after a success waits %v, want %v", d, rebuildBackoffMin)
+	}
+}
+
+// TestTrimRetriesTransientConflicts: a DeleteRecords below the local copy
+// (published.Trim) that meets the owner's own merge is retried, never
+// handed to the client as a storage fault; a lost ownership is
+// storage.ErrNotLeader at once; conflicts that outlast the budget are a
+// timeout (REQUEST_TIMED_OUT, retriable); any other error is returned
+// as it is, at once.
+func TestTrimRetriesTransientConflicts(t *testing.T) {
+	ctx := context.Background()
+	conflict := fmt.Errorf("diskless: p: set start: %w", diskless.ErrConflict)
+	calls := 0
+	err := retryTransient(ctx, time.Minute, func(context.Context) error {
+		calls++
+		switch calls {
+		case 1:
+			return conflict
+		case 2:
+			return fmt.Errorf("diskless: object records: %w", diskless.ErrStale)
+		}
+		return nil
+	})
+	if err != nil || calls != 3 {
+		t.Fatalf("two transient failures then success: %v after %d calls, want nil after 3", err, calls)
+	}
+	calls = 0
+	err = retryTransient(ctx, time.Minute, func(context.Context) error {
+		calls++
+		return fmt.Errorf("diskless: p: %w", &owner.FencedError{Lost: []string{"p"}})
+	})
+	if !errors.Is(err, storage.ErrNotLeader) || calls != 1 {
+		t.Fatalf("fenced: %v after %d calls, want storage.ErrNotLeader after 1", err, calls)
+	}
+	calls = 0
+	err = retryTransient(ctx, 50*time.Millisecond, func(context.Context) error {
+		calls++
+		return conflict
+	})
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, diskless.ErrConflict) || calls < 2 {
+		t.Fatalf("conflicts past the budget: %v after %d calls, want a timeout after retries", err, calls)
+	}
+	calls = 0
+	boom := errors.New("diskless: p: corrupt")
+	err = retryTransient(ctx, time.Minute, func(context.Context) error {
+		calls++
+		return boom
+	})
+	if err != boom || calls != 1 {
+		t.Fatalf("a lasting error: %v after %d calls, want it as is after 1", err, calls)
 	}
 }

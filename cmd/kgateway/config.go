@@ -25,8 +25,11 @@ import (
 	"github.com/kgateway/kgateway/cluster/node"
 	"github.com/kgateway/kgateway/kafka"
 	"github.com/kgateway/kgateway/kafka/group"
+	"github.com/kgateway/kgateway/kafka/quota"
 	"github.com/kgateway/kgateway/kafka/share"
 	"github.com/kgateway/kgateway/kafka/streams"
+	"github.com/kgateway/kgateway/kafka/telemetry"
+	"github.com/kgateway/kgateway/kafka/tenancy"
 	"github.com/kgateway/kgateway/kafka/txn"
 	"github.com/kgateway/kgateway/server"
 	"go.uber.org/zap/zapcore"
@@ -57,9 +60,13 @@ type Config struct {
 	SASLMaxReceiveSize     int    `prop:"sasl.server.max.receive.size" flag:"sasl-server-max-receive-size" help:"largest frame accepted on a SASL listener before authentication"`
 	ConnectionsMaxReauthMs int64  `prop:"connections.max.reauth.ms" flag:"connections-max-reauth-ms" help:"lifetime of a SASL session; a client must re-authenticate before it ends (KIP-368); 0: sessions never end"`
 	FailedAuthDelayMs      int64  `prop:"connection.failed.authentication.delay.ms" flag:"connection-failed-authentication-delay-ms" help:"delay before answering a failed authentication (and closing the connection)"`
+	PlainFailuresPerAddr   int    `prop:"sasl.plain.failed.logins.per.address.per.minute" flag:"sasl-plain-failed-logins-per-address-per-minute" help:"PLAIN logins with a wrong password (each costs a PBKDF2 derivation) one client address (an IPv6 /64) may make a minute, a minute's worth at once; beyond it a PLAIN login from there fails without checking the password, answered as a wrong one"`
+	PlainFailuresPerUser   int    `prop:"sasl.plain.failed.logins.per.user.per.minute" flag:"sasl-plain-failed-logins-per-user-per-minute" help:"PLAIN logins with a wrong password all addresses together may make a minute as one user, a minute's worth at once; beyond it only addresses that logged in as that user before may try it"`
+	ScramUsersMax          int    `prop:"scram.users.max" flag:"scram-users-max" help:"users AlterUserScramCredentials may make the credential store hold (a new one beyond: POLICY_VIOLATION); kgateway users is not bounded"`
 
 	AuthorizerClassName  string `prop:"authorizer.class.name" flag:"authorizer-class-name" help:"turns authorization by ACLs on: org.apache.kafka.metadata.authorizer.StandardAuthorizer or kafka.security.authorizer.AclAuthorizer (both select the built-in authorizer); empty: every request is allowed"`
 	SuperUsers           string `prop:"super.users" flag:"super-users" help:"principals allowed everything whatever the ACLs, separated by semicolons, e.g. User:admin;User:ops"`
+	MaxACLs              int    `prop:"authorizer.max.acls" flag:"authorizer-max-acls" help:"ACLs the authorizer holds (a creation beyond: POLICY_VIOLATION)"`
 	AllowEveryoneIfNoACL bool   `prop:"allow.everyone.if.no.acl.found" flag:"allow-everyone-if-no-acl-found" help:"with an authorizer, a resource no ACL applies to is open to every principal"`
 
 	// listenerProps holds listener.name.<name>.<key> settings of the
@@ -67,21 +74,31 @@ type Config struct {
 	listenerProps map[string]string
 	DataDir       string `prop:"data.dir" flag:"data-dir" help:"directory for segment files, the index and group offsets (log.dirs)"`
 	MetricsAddr   string `prop:"metrics.addr" flag:"metrics-addr" help:"address of the HTTP server for /metrics, /healthz and /readyz; empty disables it. If the default address is taken the server runs without it (and logs why); an address set explicitly must bind"`
+	DebugPprof    bool   `prop:"debug.pprof.enable" flag:"debug-pprof" help:"serve Go's profiler (net/http/pprof) under /debug/pprof/ on the metrics.addr listener; off by default: a profile costs CPU and shows internals, so expose it only on a loopback or trusted address"`
 
 	LogLevel      string `prop:"log.level" flag:"log-level" help:"debug, info, warn or error (debug logs every request)"`
 	LogFormat     string `prop:"log.format" flag:"log-format" help:"json or console"`
 	SlowRequestMs int64  `prop:"slow.request.ms" flag:"slow-request-ms" help:"log requests slower than this at warn, long-poll fetch waits excluded; -1 never"`
 
 	NumPartitions         int   `prop:"num.partitions" flag:"num-partitions" help:"partitions of an auto-created topic"`
+	MaxPartitions         int   `prop:"partitions.max" flag:"partitions-max" help:"partitions of all topics together; a topic creation (also automatic) or partition growth beyond is refused with POLICY_VIOLATION"`
 	AutoCreate            bool  `prop:"auto.create.topics.enable" flag:"auto-create-topics" help:"create unknown topics on Metadata and Produce"`
 	MaxRequestBytes       int   `prop:"socket.request.max.bytes" flag:"max-request-bytes" help:"largest request frame accepted"`
 	QueuedMaxRequestBytes int64 `prop:"queued.max.request.bytes" flag:"queued-max-request-bytes" help:"most request bytes received and still needed by their handlers, server-wide (bytes other than record batches count 64 times, for decoding; a request that could never fit closes its connection); beyond it the server stops reading sockets"`
 	ConnectionsMaxIdleMs  int64 `prop:"connections.max.idle.ms" flag:"connections-max-idle-ms" help:"close a connection idle this long"`
 	MaxConnections        int   `prop:"max.connections" flag:"max-connections" help:"most open connections; more are closed at once"`
-	FetchSessionSlots     int   `prop:"max.incremental.fetch.session.cache.slots" flag:"fetch-session-cache-slots" help:"fetch sessions (KIP-227) kept; 0 disables them"`
-	FetchMaxBytes         int   `prop:"fetch.max.bytes" flag:"fetch-max-bytes" help:"most record bytes one fetch response carries, whatever the request asks (a first batch larger than this is still returned whole)"`
-	TailCacheBytes        int64 `prop:"tail.cache.bytes" flag:"tail-cache-bytes" help:"memory for the newest entries of all partitions together, so that tailing consumers are served without touching the files; 0 disables it"`
-	SegmentReuse          bool  `prop:"log.segment.reuse" flag:"log-segment-reuse" help:"write a partition's next segment over one that retention removed (its fsyncs then need no file-system journal commit), so a partition may hold one removed segment's disk space until it rolls; false frees removed segments at once"`
+	MaxConnectionsPerIP   int   `prop:"max.connections.per.ip" flag:"max-connections-per-ip" help:"most open connections from one IP address; more are closed at once"`
+	// MaxConnectionsPerIPOverrides is host:count,host:count.
+	MaxConnectionsPerIPOverrides string `prop:"max.connections.per.ip.overrides" flag:"max-connections-per-ip-overrides" help:"per-IP or per-host bounds replacing max.connections.per.ip, e.g. 10.0.0.1:200,hostname:50 (0: no connections)"`
+	QuotaWindowNum               int    `prop:"quota.window.num" flag:"quota-window-num" help:"samples client quotas are measured over (kafka-configs --entity-type users, clients, ips)"`
+	QuotaWindowSizeSeconds       int    `prop:"quota.window.size.seconds" flag:"quota-window-size-seconds" help:"length of each client quota sample"`
+	FetchSessionSlots            int    `prop:"max.incremental.fetch.session.cache.slots" flag:"fetch-session-cache-slots" help:"fetch sessions (KIP-227) kept; 0 disables them"`
+	FetchSessionSlotsPer         int    `prop:"max.incremental.fetch.session.cache.slots.per.principal" flag:"fetch-session-cache-slots-per-principal" help:"with an authorizer, fetch sessions one principal may hold (beyond, or in a full cache where it holds as many as any other principal, a full fetch gets no session and is served sessionless)"`
+	TelemetryMaxBytes            int    `prop:"telemetry.max.bytes" flag:"telemetry-max-bytes" help:"largest client metrics payload a client may push (KIP-714), compressed or not"`
+	FetchMaxBytes                int    `prop:"fetch.max.bytes" flag:"fetch-max-bytes" help:"most record bytes one fetch response carries, whatever the request asks (a first batch larger than this is still returned whole)"`
+	FetchSendfile                bool   `prop:"fetch.sendfile.enable" flag:"fetch-sendfile" help:"on plaintext listeners, send record batches read from segment files with sendfile (after their CRCs are checked, as always) instead of from memory; off by default: on the development VM it cost more CPU per GB (BENCHMARKS.md)"`
+	TailCacheBytes               int64  `prop:"tail.cache.bytes" flag:"tail-cache-bytes" help:"memory for the newest entries of all partitions together, so that tailing consumers are served without touching the files; 0 disables it"`
+	SegmentReuse                 bool   `prop:"log.segment.reuse" flag:"log-segment-reuse" help:"write a partition's next segment over one that retention removed (its fsyncs then need no file-system journal commit), so a partition may hold one removed segment's disk space until it rolls; false frees removed segments at once"`
 
 	// Broker defaults of the topic configs (retention.ms, segment.bytes, ...).
 	LogRetentionMs      int64  `prop:"log.retention.ms" flag:"log-retention-ms" help:"default retention.ms of topics; -1 keeps data forever"`
@@ -118,6 +135,8 @@ type Config struct {
 
 	// Classic groups (groupflags.go).
 	GroupInitialRebalanceDelayMs int64 `prop:"group.initial.rebalance.delay.ms" flag:"group-initial-rebalance-delay-ms" help:"the first rebalance of an empty classic group waits this long for more members, again while they keep joining, up to the rebalance timeout; 0 does not wait"`
+	GroupMaxSize                 int   `prop:"group.max.size" flag:"group-max-size" help:"members of one classic or consumer group, joined or joining (beyond: GROUP_MAX_SIZE_REACHED)"`
+	GroupsMaxPerPrincipal        int   `prop:"groups.max.per.principal" flag:"groups-max-per-principal" help:"with an authorizer, groups (classic, consumer and share) one principal may create and still have; a request creating one more gets POLICY_VIOLATION"`
 
 	// Consumer groups of the KIP-848 protocol (groupflags.go).
 	GroupConsumerSessionTimeoutMs       int64  `prop:"group.consumer.session.timeout.ms" flag:"group-consumer-session-timeout-ms" help:"remove a consumer-protocol group member not heard from for this long (within the min and max session timeouts)"`
@@ -136,10 +155,16 @@ type Config struct {
 
 	ProducerIDExpirationMs int64 `prop:"producer.id.expiration.ms" flag:"producer-id-expiration-ms" help:"drop an idempotent producer's state on a partition it has not appended to for this long (a partition also keeps at most 1000 producers, the least recently appended dropped first)"`
 
-	TransactionMaxTimeoutMs      int64 `prop:"transaction.max.timeout.ms" flag:"transaction-max-timeout-ms" help:"largest transaction.timeout.ms a transactional producer may ask for (INVALID_TRANSACTION_TIMEOUT beyond it)"`
-	TransactionalIDExpirationMs  int64 `prop:"transactional.id.expiration.ms" flag:"transactional-id-expiration-ms" help:"remove a transactional id that has run no transaction for this long"`
-	TransactionAbortTimedOutMs   int64 `prop:"transaction.abort.timed.out.transaction.cleanup.interval.ms" flag:"transaction-abort-timed-out-interval-ms" help:"how often transactions past their timeout are aborted (their producer fenced)"`
-	TransactionRemoveExpiredIDMs int64 `prop:"transaction.remove.expired.transaction.cleanup.interval.ms" flag:"transaction-remove-expired-interval-ms" help:"how often expired transactional ids are removed"`
+	TransactionMaxTimeoutMs       int64 `prop:"transaction.max.timeout.ms" flag:"transaction-max-timeout-ms" help:"largest transaction.timeout.ms a transactional producer may ask for (INVALID_TRANSACTION_TIMEOUT beyond it)"`
+	TransactionalIDExpirationMs   int64 `prop:"transactional.id.expiration.ms" flag:"transactional-id-expiration-ms" help:"remove a transactional id that has run no transaction for this long"`
+	TransactionAbortTimedOutMs    int64 `prop:"transaction.abort.timed.out.transaction.cleanup.interval.ms" flag:"transaction-abort-timed-out-interval-ms" help:"how often transactions past their timeout are aborted (their producer fenced)"`
+	TransactionRemoveExpiredIDMs  int64 `prop:"transaction.remove.expired.transaction.cleanup.interval.ms" flag:"transaction-remove-expired-interval-ms" help:"how often expired transactional ids are removed"`
+	TransactionalIDsMax           int   `prop:"transactional.ids.max" flag:"transactional-ids-max" help:"transactional ids kept at once (a new one beyond: POLICY_VIOLATION)"`
+	TransactionalIDsMaxPerPrinc   int   `prop:"transactional.ids.max.per.principal" flag:"transactional-ids-max-per-principal" help:"with an authorizer, transactional ids one principal's InitProducerId may create (beyond: POLICY_VIOLATION)"`
+	TransactionMaxPartitions      int   `prop:"transaction.max.partitions" flag:"transaction-max-partitions" help:"partitions one transaction may add (beyond: POLICY_VIOLATION)"`
+	TransactionMaxGroups          int   `prop:"transaction.max.groups" flag:"transaction-max-groups" help:"consumer groups one transaction may add offsets of (beyond: POLICY_VIOLATION)"`
+	TransactionEntriesMax         int   `prop:"transaction.entries.max" flag:"transaction-entries-max" help:"partitions and groups of all transactions together (beyond: POLICY_VIOLATION)"`
+	TransactionEntriesMaxPerPrinc int   `prop:"transaction.entries.max.per.principal" flag:"transaction-entries-max-per-principal" help:"with an authorizer, partitions and groups of one principal's transactions together (beyond: POLICY_VIOLATION)"`
 
 	// Share groups (KIP-932), shareflags.go.
 	ShareRecordLockDurationMs int64 `prop:"group.share.record.lock.duration.ms" flag:"group-share-record-lock-duration-ms" help:"how long a share-group member holds a record it fetched before it is delivered to another (a group's share.record.lock.duration.ms overrides it)"`
@@ -149,6 +174,8 @@ type Config struct {
 	ShareHeartbeatIntervalMs  int64 `prop:"group.share.heartbeat.interval.ms" flag:"group-share-heartbeat-interval-ms" help:"the heartbeat interval share-group members are told"`
 	ShareMaxSize              int   `prop:"group.share.max.size" flag:"group-share-max-size" help:"members of one share group"`
 	ShareMaxSessions          int   `prop:"group.share.max.share.sessions" flag:"group-share-max-share-sessions" help:"share sessions open at once, over all share groups"`
+	ShareMaxSessionsPerPrinc  int   `prop:"group.share.max.share.sessions.per.principal" flag:"group-share-max-share-sessions-per-principal" help:"with an authorizer, share sessions one principal may hold open (beyond: SHARE_SESSION_LIMIT_REACHED)"`
+	ShareMaxSessionsPerConn   int   `prop:"group.share.max.share.sessions.per.connection" flag:"group-share-max-share-sessions-per-connection" help:"share sessions one connection may hold open (beyond: SHARE_SESSION_LIMIT_REACHED)"`
 }
 
 // minFrameBytes is the smallest sasl.server.max.receive.size accepted.
@@ -168,6 +195,9 @@ func DefaultConfig() Config {
 		SASLEnabledMechanisms:      strings.Join(kafka.DefaultSASLMechanisms, ","),
 		SASLMaxReceiveSize:         kafka.DefaultSASLMaxReceiveSize,
 		FailedAuthDelayMs:          kafka.DefaultFailedAuthDelay.Milliseconds(),
+		PlainFailuresPerAddr:       auth.DefaultFailuresPerAddress,
+		PlainFailuresPerUser:       auth.DefaultFailuresPerUser,
+		ScramUsersMax:              kafka.DefaultMaxUsers,
 		DataDir:                    "./data",
 		MetricsAddr:                "127.0.0.1:9644",
 		LogLevel:                   "info",
@@ -179,7 +209,11 @@ func DefaultConfig() Config {
 		QueuedMaxRequestBytes:      kafka.DefaultQueuedMaxRequestBytes,
 		ConnectionsMaxIdleMs:       kafka.DefaultConnectionsMaxIdle.Milliseconds(),
 		MaxConnections:             kafka.DefaultMaxConnections,
+		MaxConnectionsPerIP:        math.MaxInt32,
+		QuotaWindowNum:             quota.DefaultWindow.Samples,
+		QuotaWindowSizeSeconds:     int(quota.DefaultWindow.SizeMs / 1000),
 		FetchSessionSlots:          kafka.DefaultFetchSessionCacheSlots,
+		TelemetryMaxBytes:          telemetry.DefaultMaxBytes,
 		FetchMaxBytes:              kafka.DefaultFetchMaxBytes,
 		TailCacheBytes:             server.DefaultTailCacheBytes,
 		SegmentReuse:               true,
@@ -218,17 +252,30 @@ func DefaultConfig() Config {
 		GroupStreamsHeartbeatIntervalMs:     streams.DefaultHeartbeatInterval.Milliseconds(),
 		GroupStreamsInitialRebalanceDelayMs: streams.DefaultInitialDelay.Milliseconds(),
 
-		TransactionMaxTimeoutMs:      txn.DefaultMaxTimeout.Milliseconds(),
-		TransactionalIDExpirationMs:  txn.DefaultIDExpiration.Milliseconds(),
-		TransactionAbortTimedOutMs:   txn.DefaultAbortTimedOutInterval.Milliseconds(),
-		TransactionRemoveExpiredIDMs: txn.DefaultRemoveExpiredInterval.Milliseconds(),
-		ShareRecordLockDurationMs:    share.DefaultRecordLockDuration.Milliseconds(),
-		ShareDeliveryCountLimit:      share.DefaultDeliveryCountLimit,
-		ShareMaxRecordLocks:          share.DefaultPartitionMaxRecordLocks,
-		ShareSessionTimeoutMs:        share.DefaultSessionTimeout.Milliseconds(),
-		ShareHeartbeatIntervalMs:     share.DefaultHeartbeatInterval.Milliseconds(),
-		ShareMaxSize:                 share.DefaultMaxSize,
-		ShareMaxSessions:             share.DefaultMaxShareSessions,
+		TransactionMaxTimeoutMs:       txn.DefaultMaxTimeout.Milliseconds(),
+		TransactionalIDExpirationMs:   txn.DefaultIDExpiration.Milliseconds(),
+		TransactionAbortTimedOutMs:    txn.DefaultAbortTimedOutInterval.Milliseconds(),
+		TransactionRemoveExpiredIDMs:  txn.DefaultRemoveExpiredInterval.Milliseconds(),
+		TransactionalIDsMax:           txn.DefaultMaxTransactionalIDs,
+		TransactionalIDsMaxPerPrinc:   txn.DefaultMaxTransactionalIDsPerPrincipal,
+		TransactionMaxPartitions:      txn.DefaultMaxPartitionsPerTxn,
+		TransactionMaxGroups:          txn.DefaultMaxGroupsPerTxn,
+		TransactionEntriesMax:         txn.DefaultMaxHeldEntries,
+		TransactionEntriesMaxPerPrinc: txn.DefaultMaxHeldEntriesPerPrincipal,
+		ShareMaxSessionsPerPrinc:      share.DefaultMaxShareSessionsPerPrincipal,
+		ShareMaxSessionsPerConn:       share.DefaultMaxShareSessionsPerConnection,
+		FetchSessionSlotsPer:          kafka.DefaultFetchSessionCacheSlotsPerPrincipal,
+		MaxPartitions:                 kafka.DefaultMaxPartitions,
+		GroupMaxSize:                  group.DefaultMaxGroupSize,
+		GroupsMaxPerPrincipal:         tenancy.DefaultGroupsPerPrincipal,
+		MaxACLs:                       auth.DefaultMaxACLs,
+		ShareRecordLockDurationMs:     share.DefaultRecordLockDuration.Milliseconds(),
+		ShareDeliveryCountLimit:       share.DefaultDeliveryCountLimit,
+		ShareMaxRecordLocks:           share.DefaultPartitionMaxRecordLocks,
+		ShareSessionTimeoutMs:         share.DefaultSessionTimeout.Milliseconds(),
+		ShareHeartbeatIntervalMs:      share.DefaultHeartbeatInterval.Milliseconds(),
+		ShareMaxSize:                  share.DefaultMaxSize,
+		ShareMaxSessions:              share.DefaultMaxShareSessions,
 	}
 }
 
@@ -468,6 +515,12 @@ func (c Config) Validate() error {
 	if c.FailedAuthDelayMs < 0 {
 		bad("connection.failed.authentication.delay.ms", "%d must not be negative", c.FailedAuthDelayMs)
 	}
+	if c.PlainFailuresPerAddr < 1 {
+		bad("sasl.plain.failed.logins.per.address.per.minute", "%d is below 1", c.PlainFailuresPerAddr)
+	}
+	if c.PlainFailuresPerUser < 1 {
+		bad("sasl.plain.failed.logins.per.user.per.minute", "%d is below 1", c.PlainFailuresPerUser)
+	}
 	if c.SASLMaxReceiveSize < minFrameBytes {
 		bad("sasl.server.max.receive.size", "%d is below %d", c.SASLMaxReceiveSize, minFrameBytes)
 	}
@@ -500,11 +553,41 @@ func (c Config) Validate() error {
 	if c.MaxConnections < 1 {
 		bad("max.connections", "%d must be positive", c.MaxConnections)
 	}
+	if c.TelemetryMaxBytes < 1 || c.TelemetryMaxBytes > math.MaxInt32 {
+		bad("telemetry.max.bytes", "%d out of range [1, %d]", c.TelemetryMaxBytes, math.MaxInt32)
+	}
+	if c.MaxConnectionsPerIP < 0 {
+		bad("max.connections.per.ip", "%d must not be negative", c.MaxConnectionsPerIP)
+	}
+	if _, err := ipOverrides(c.MaxConnectionsPerIPOverrides); err != nil {
+		bad("max.connections.per.ip.overrides", "%v", err)
+	}
+	if c.QuotaWindowNum < 2 {
+		bad("quota.window.num", "%d must be at least 2", c.QuotaWindowNum)
+	}
+	if c.QuotaWindowSizeSeconds < 1 {
+		bad("quota.window.size.seconds", "%d must be positive", c.QuotaWindowSizeSeconds)
+	}
 	if c.TailCacheBytes < 0 {
 		bad("tail.cache.bytes", "%d must not be negative", c.TailCacheBytes)
 	}
 	if c.FetchMaxBytes < kafka.MinFetchMaxBytes || c.FetchMaxBytes > math.MaxInt32 {
 		bad("fetch.max.bytes", "%d out of range [%d, %d]", c.FetchMaxBytes, kafka.MinFetchMaxBytes, math.MaxInt32)
+	}
+	if c.FetchSessionSlotsPer < 1 {
+		bad("max.incremental.fetch.session.cache.slots.per.principal", "%d must be at least 1", c.FetchSessionSlotsPer)
+	}
+	if c.MaxPartitions < 1 {
+		bad("partitions.max", "%d must be at least 1", c.MaxPartitions)
+	}
+	if c.ScramUsersMax < 1 {
+		bad("scram.users.max", "%d must be at least 1", c.ScramUsersMax)
+	}
+	if c.GroupsMaxPerPrincipal < 1 {
+		bad("groups.max.per.principal", "%d must be at least 1", c.GroupsMaxPerPrincipal)
+	}
+	if c.MaxACLs < 1 {
+		bad("authorizer.max.acls", "%d must be at least 1", c.MaxACLs)
 	}
 	if c.FetchSessionSlots < 0 {
 		bad("max.incremental.fetch.session.cache.slots", "%d must not be negative", c.FetchSessionSlots)
@@ -515,4 +598,22 @@ func (c Config) Validate() error {
 	errs = append(errs, c.validateGroup(bad)...)
 	errs = append(errs, c.validateShare(bad)...)
 	return errors.Join(errs...)
+}
+
+// ipOverrides parses max.connections.per.ip.overrides: host:count pairs
+// separated by commas (Kafka's format).
+func ipOverrides(v string) (map[string]int, error) {
+	out := map[string]int{}
+	for _, pair := range splitList(v) {
+		i := strings.LastIndex(pair, ":")
+		if i <= 0 {
+			return nil, fmt.Errorf("%q is not host:count", pair)
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(pair[i+1:]))
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%q: the count must be a non-negative integer", pair)
+		}
+		out[strings.TrimSpace(pair[:i])] = n
+	}
+	return out, nil
 }

@@ -61,6 +61,8 @@ commands:
   apis              print the supported API keys and versions (--markdown: as a table)
   users             add NAME, delete NAME or list SCRAM users of the data directory
                     (add: --mechanism M, --iterations N, --password-file FILE or stdin)
+  cluster status    nodes, sessions, partition owners and epochs, upload, merge and
+                    collection backlogs of the cluster in cluster.etcd.endpoints
 
 inspect, explain and verify open the data directory read-only, and users
 changes only its credential file: they work on a stopped or a running

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sync"
 	"time"
 
 	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka"
+	"github.com/kgateway/kgateway/kafka/quota"
 	"github.com/kgateway/kgateway/server"
 	"go.uber.org/zap"
 )
@@ -59,36 +61,50 @@ func startGateway(cfg Config, metricsExplicit bool, log *zap.Logger) (*gateway, 
 
 // serverConfig maps the configuration onto the server's.
 func (c Config) serverConfig(log *zap.Logger) server.Config {
+	overrides, _ := ipOverrides(c.MaxConnectionsPerIPOverrides) // checked by validate
 	return server.Config{
-		DataDir:        c.DataDir,
-		Listen:         c.Listen,
-		ObjectStoreURL: c.ObjectStoreURL,
-		Tier:           server.TierOptions{UploadConcurrency: c.RemoteCopyThreads, UploadBytesPerSec: c.RemoteCopyBytesPerSec},
-		Logger:         log,
-		Storage:        server.StorageOptions{TailCacheBytes: tailCacheOption(c.TailCacheBytes), NoReuse: !c.SegmentReuse},
-		Resolver:       c.resolverConfig(),
-		Cluster:        c.clusterConfig(log),
+		DataDir:           c.DataDir,
+		Listen:            c.Listen,
+		ObjectStoreURL:    c.ObjectStoreURL,
+		Tier:              server.TierOptions{UploadConcurrency: c.RemoteCopyThreads, UploadBytesPerSec: c.RemoteCopyBytesPerSec},
+		Logger:            log,
+		Storage:           server.StorageOptions{TailCacheBytes: tailCacheOption(c.TailCacheBytes), NoReuse: !c.SegmentReuse},
+		Resolver:          c.resolverConfig(),
+		Cluster:           c.clusterConfig(log),
+		TelemetryMaxBytes: int32(c.TelemetryMaxBytes),
 		Authorizer: server.AuthorizerConfig{
 			ClassName:            c.AuthorizerClassName,
 			SuperUsers:           superUsers(c.SuperUsers),
 			AllowEveryoneIfNoACL: c.AllowEveryoneIfNoACL,
+			MaxACLs:              c.MaxACLs,
 		},
 		Kafka: kafka.Config{
-			NodeID:                 c.NodeID,
-			AdvertisedAddr:         c.AdvertisedAddr,
-			MaxRequestBytes:        int32(c.MaxRequestBytes),
-			QueuedMaxRequestBytes:  c.QueuedMaxRequestBytes,
-			ConnectionsMaxIdle:     time.Duration(c.ConnectionsMaxIdleMs) * time.Millisecond,
-			MaxConnections:         c.MaxConnections,
-			FetchSessionCacheSlots: sessionSlots(c.FetchSessionSlots),
-			FetchMaxBytes:          int32(c.FetchMaxBytes),
-			SlowRequest:            time.Duration(c.SlowRequestMs) * time.Millisecond,
-			TLSHandshakeTimeout:    time.Duration(c.SSLHandshakeTimeoutMs) * time.Millisecond,
+			NodeID:                             c.NodeID,
+			AdvertisedAddr:                     c.AdvertisedAddr,
+			MaxRequestBytes:                    int32(c.MaxRequestBytes),
+			QueuedMaxRequestBytes:              c.QueuedMaxRequestBytes,
+			ConnectionsMaxIdle:                 time.Duration(c.ConnectionsMaxIdleMs) * time.Millisecond,
+			MaxConnections:                     c.MaxConnections,
+			MaxConnectionsPerIP:                c.MaxConnectionsPerIP,
+			MaxConnectionsPerIPOverrides:       overrides,
+			QuotaWindow:                        quota.Window{Samples: c.QuotaWindowNum, SizeMs: int64(c.QuotaWindowSizeSeconds) * 1000},
+			FetchSessionCacheSlots:             sessionSlots(c.FetchSessionSlots),
+			FetchSessionCacheSlotsPerPrincipal: c.FetchSessionSlotsPer,
+			MaxPartitions:                      c.MaxPartitions,
+			GroupsPerPrincipal:                 c.GroupsMaxPerPrincipal,
+			FetchMaxBytes:                      int32(c.FetchMaxBytes),
+			FetchSendfile:                      c.FetchSendfile,
+			SlowRequest:                        time.Duration(c.SlowRequestMs) * time.Millisecond,
+			TLSHandshakeTimeout:                time.Duration(c.SSLHandshakeTimeoutMs) * time.Millisecond,
 			SASL: kafka.SASLConfig{
 				Mechanisms:     splitList(c.SASLEnabledMechanisms),
 				ReauthAfter:    time.Duration(c.ConnectionsMaxReauthMs) * time.Millisecond,
 				FailedDelay:    failedDelay(c.FailedAuthDelayMs),
 				MaxReceiveSize: int32(c.SASLMaxReceiveSize),
+
+				PlainFailuresPerAddress: c.PlainFailuresPerAddr,
+				PlainFailuresPerUser:    c.PlainFailuresPerUser,
+				MaxUsers:                c.ScramUsersMax,
 			},
 			Txn:   c.txnConfig(),
 			Group: c.groupConfig(),
@@ -116,12 +132,32 @@ func (g *gateway) startMetrics(explicit bool) error {
 		return nil
 	}
 	g.httpLn, g.httpDone = ln, make(chan struct{})
-	g.httpSrv = &http.Server{Handler: g.Metrics().Handler(g.Ready), ReadHeaderTimeout: 10 * time.Second}
+	g.httpSrv = &http.Server{Handler: g.httpHandler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		defer close(g.httpDone)
 		g.httpSrv.Serve(ln)
 	}()
 	return nil
+}
+
+// httpHandler is what the metrics listener serves: /metrics, /healthz and
+// /readyz, and with debug.pprof.enable Go's profiler under /debug/pprof/
+// (CPU and heap profiles, goroutine dumps, execution traces). Off, the
+// paths are not found. (Importing net/http/pprof also registers them on
+// http.DefaultServeMux, which no listener of kgateway serves.)
+func (g *gateway) httpHandler() http.Handler {
+	h := g.Metrics().Handler(g.Ready)
+	if !g.cfg.DebugPprof {
+		return h
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", h)
+	mux.HandleFunc("/debug/pprof/", pprof.Index) // named profiles: heap, allocs, goroutine, ...
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
 }
 
 // MetricsAddr is the metrics listener's bound address (nil when the

@@ -12,6 +12,9 @@ import (
 // [45000, 60000] and [5000, 15000] ms, the interval below the session
 // timeout) and known assignors.
 func (c Config) validateGroup(bad func(prop, format string, args ...any)) []error {
+	if c.GroupMaxSize < 1 {
+		bad("group.max.size", "%d must be at least 1", c.GroupMaxSize)
+	}
 	if err := c.groupConfig().Validate(); err != nil {
 		bad("group.consumer.*, group.streams.*", "%v", err)
 	}
@@ -23,6 +26,7 @@ func (c Config) groupConfig() group.Config {
 	ms := func(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
 	return group.Config{
 		InitialRebalanceDelay: ms(c.GroupInitialRebalanceDelayMs),
+		MaxGroupSize:          c.GroupMaxSize,
 
 		ConsumerSessionTimeout:    ms(c.GroupConsumerSessionTimeoutMs),
 		ConsumerHeartbeatInterval: ms(c.GroupConsumerHeartbeatIntervalMs),

@@ -39,6 +39,7 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 	commands := map[string]func(loaded, io.Writer, io.Writer) error{
 		"serve": serveCmd, "config": configCmd, "inspect": inspectCmd,
 		"explain": explainCmd, "verify": verifyCmd, "apis": apisCmd, "users": usersCmd,
+		"cluster": clusterCmd,
 	}
 	run, ok := commands[cmd]
 	if !ok {
@@ -51,6 +52,10 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 		name = cmd
 	}
 	args, extra := splitCmdFlags(cmd, args)
+	var action []string
+	if cmd == "cluster" {
+		action, args = splitWords(args)
+	}
 	var uo usersOpts
 	if cmd == "users" {
 		var err error
@@ -68,6 +73,9 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	l.extra, l.users, l.stdin = extra, uo, stdin
+	if cmd == "cluster" {
+		l.args = append(action, l.args...)
+	}
 	if cmd != "serve" { // serve logs them (serveCmd)
 		for _, k := range l.unknownEnv {
 			fmt.Fprintf(stderr, "kgateway: warning: ignoring unknown environment variable %s\n", k)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -111,5 +112,29 @@ func TestMetricsRegistryPerServer(t *testing.T) {
 	}
 	if _, ok := metricValue(sb, `kgateway_produce_bytes_total{topic="only-a"}`); ok {
 		t.Fatal("b reports a's produce")
+	}
+}
+
+// The profiler is served on the metrics listener only when
+// debug.pprof.enable is set: off by default, the paths are not found;
+// on, a CPU profile can be taken and the metrics are still served.
+func TestDebugPprofOptIn(t *testing.T) {
+	off := startTest(t, t.TempDir())
+	for _, path := range []string{"/debug/pprof/", "/debug/pprof/heap", "/debug/pprof/profile?seconds=1"} {
+		if code, _ := httpGet(t, off, path); code != 404 {
+			t.Fatalf("pprof off: %s answered %d, want 404", path, code)
+		}
+	}
+	on := startTestWith(t, t.TempDir(), func(c *Config) { c.DebugPprof = true })
+	if code, body := httpGet(t, on, "/debug/pprof/"); code != 200 || !strings.Contains(body, "goroutine") {
+		t.Fatalf("pprof index: %d %.200s", code, body)
+	}
+	code, body := httpGet(t, on, "/debug/pprof/profile?seconds=1")
+	// A CPU profile is a gzipped protocol buffer.
+	if code != 200 || len(body) < 2 || body[0] != 0x1f || body[1] != 0x8b {
+		t.Fatalf("cpu profile: %d, %d bytes", code, len(body))
+	}
+	if code, body := httpGet(t, on, "/metrics"); code != 200 || !strings.Contains(body, "kgateway_") {
+		t.Fatalf("metrics beside pprof: %d", code)
 	}
 }

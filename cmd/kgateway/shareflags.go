@@ -20,6 +20,8 @@ func (c Config) validateShare(bad func(prop, format string, args ...any)) []erro
 	in("group.share.heartbeat.interval.ms", c.ShareHeartbeatIntervalMs, 1, 1<<31-1)
 	in("group.share.max.size", int64(c.ShareMaxSize), 1, 1000)
 	in("group.share.max.share.sessions", int64(c.ShareMaxSessions), 1, 1<<31-1)
+	in("group.share.max.share.sessions.per.principal", int64(c.ShareMaxSessionsPerPrinc), 1, 1<<31-1)
+	in("group.share.max.share.sessions.per.connection", int64(c.ShareMaxSessionsPerConn), 1, 1<<31-1)
 	return nil
 }
 
@@ -34,5 +36,8 @@ func (c Config) shareConfig() share.Config {
 		HeartbeatInterval:       ms(c.ShareHeartbeatIntervalMs),
 		MaxSize:                 c.ShareMaxSize,
 		MaxShareSessions:        c.ShareMaxSessions,
+
+		MaxShareSessionsPerPrincipal:  c.ShareMaxSessionsPerPrinc,
+		MaxShareSessionsPerConnection: c.ShareMaxSessionsPerConn,
 	}
 }

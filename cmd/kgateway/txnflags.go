@@ -21,6 +21,15 @@ func (c Config) validateTxn(bad func(prop, format string, args ...any)) []error 
 			bad(prop, "%d must be at least 1", v)
 		}
 	}
+	for prop, v := range map[string]int{
+		"transactional.ids.max": c.TransactionalIDsMax, "transactional.ids.max.per.principal": c.TransactionalIDsMaxPerPrinc,
+		"transaction.max.partitions": c.TransactionMaxPartitions, "transaction.max.groups": c.TransactionMaxGroups,
+		"transaction.entries.max": c.TransactionEntriesMax, "transaction.entries.max.per.principal": c.TransactionEntriesMaxPerPrinc,
+	} {
+		if v < 1 {
+			bad(prop, "%d must be at least 1", v)
+		}
+	}
 	return nil
 }
 
@@ -32,5 +41,12 @@ func (c Config) txnConfig() txn.Config {
 		IDExpiration:          ms(c.TransactionalIDExpirationMs),
 		AbortTimedOutInterval: ms(c.TransactionAbortTimedOutMs),
 		RemoveExpiredInterval: ms(c.TransactionRemoveExpiredIDMs),
+
+		MaxTransactionalIDs:             c.TransactionalIDsMax,
+		MaxTransactionalIDsPerPrincipal: c.TransactionalIDsMaxPerPrinc,
+		MaxPartitionsPerTxn:             c.TransactionMaxPartitions,
+		MaxGroupsPerTxn:                 c.TransactionMaxGroups,
+		MaxHeldEntries:                  c.TransactionEntriesMax,
+		MaxHeldEntriesPerPrincipal:      c.TransactionEntriesMaxPerPrinc,
 	}
 }

@@ -54,7 +54,7 @@ var errConfig = errors.New("kgbench: invalid config")
 // config holds every knob of a run; flags mirror it in kebab-case.
 type config struct {
 	Systems             []string      `json:"systems"`              // systems to run, in order
-	Workloads           []int         `json:"workloads"`            // workload numbers to run (1..11)
+	Workloads           []int         `json:"workloads"`            // workload numbers to run (1..15)
 	Records             int           `json:"records"`              // N: records in workloads 1–3
 	RecordSize          int           `json:"record_size"`          // bytes per record value
 	Linger              time.Duration `json:"linger_ns"`            // producer linger
@@ -90,6 +90,8 @@ type config struct {
 	ShareMembers        []int         `json:"share_members"`        // workload 11 member counts on one partition
 	SharePartitions     int           `json:"share_partitions"`     // workload 11 partitions (and members) of the last row
 	PerfRecords         int           `json:"perf_records"`         // workload 12 records (0 = Records)
+	TenantMBps          float64       `json:"tenant_mbps"`          // workload 13 tenant B's offered load
+	TenantQuotaMBps     float64       `json:"tenant_quota_mbps"`    // workload 13 tenant A's quota each way
 	Security            security      `json:"security"`             // client TLS and SASL (security.go)
 	Render              string        `json:"-"`                    // re-render this JSON instead of running
 
@@ -110,7 +112,7 @@ func (c *config) Validate() error {
 	c.Security.normalize()
 	for _, s := range c.Systems {
 		if !knownSystem(s) {
-			bad("unknown system %q (want one of %s)", s, strings.Join(append(slices.Clone(allSystems), kafkaSystems...), ","))
+			bad("unknown system %q (want one of %s)", s, strings.Join(append(append(slices.Clone(allSystems), kafkaSystems...), clusterSystem), ","))
 		}
 	}
 	for _, w := range c.Workloads {
@@ -126,6 +128,9 @@ func (c *config) Validate() error {
 	}
 	if c.OfferedMBps <= 0 || c.Duration <= 0 {
 		bad("--rate and --duration must be positive")
+	}
+	if c.TenantMBps <= 0 || c.TenantQuotaMBps <= 0 {
+		bad("--tenant-rate and --tenant-quota must be positive")
 	}
 	if c.PartitionsScale < 1 || c.TopicsScale < 1 || c.TopicsScale > c.PartitionsScale {
 		bad("need 1 <= --topics-scale <= --partitions-scale")
@@ -243,6 +248,8 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&shareMem, "share-members", "1,4,16", "workload 11: comma-separated member counts of the one-partition rows")
 	fs.IntVar(&c.SharePartitions, "share-partitions", 16, "workload 11: partitions, and members, of its last row")
 	fs.IntVar(&c.PerfRecords, "perf-records", 0, "workload 12: records kafka-producer-perf-test sends (0: --records)")
+	fs.Float64Var(&c.TenantMBps, "tenant-rate", 5, "workload 13: tenant B's offered load in MB/s (for --duration per phase)")
+	fs.Float64Var(&c.TenantQuotaMBps, "tenant-quota", 10, "workload 13: tenant A's producer_byte_rate and consumer_byte_rate quota in MB/s")
 	sec := &c.Security
 	fs.StringVar(&sec.Protocol, "security-protocol", "PLAINTEXT", "every client's security.protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL")
 	fs.StringVar(&sec.TLSCAFile, "tls-ca", "", "PEM file of the CAs the clients trust (default: the system's)")

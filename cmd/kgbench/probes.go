@@ -79,7 +79,7 @@ func (b *bench) offeredLoad(ctx context.Context, res *Result) error {
 	}()
 
 	start := time.Now()
-	sent := b.paceProducer(ctx, prod, rec, start)
+	sent := b.paceProducer(ctx, prod, rec, pace{topic: topicW4, mbps: b.cfg.OfferedMBps, duration: b.cfg.Duration}, start)
 	if err := prod.Flush(ctx); err != nil {
 		return err
 	}
@@ -89,12 +89,21 @@ func (b *bench) offeredLoad(ctx context.Context, res *Result) error {
 	return b.fillLoadResult(res, rec, sent, <-consumed, elapsed)
 }
 
-// paceProducer sends records on schedule until --duration has passed and
-// returns how many it sent.
-func (b *bench) paceProducer(ctx context.Context, cl *kgo.Client, rec *loadRecorder, start time.Time) int {
-	perSec := b.cfg.OfferedMBps * bytesPerMB / float64(b.cfg.RecordSize)
+// pace is an offered load: records of --record-size to topic at mbps for
+// duration.
+type pace struct {
+	topic    string
+	mbps     float64
+	duration time.Duration
+}
+
+// paceProducer sends records on p's schedule until p.duration has passed
+// and returns how many it sent. Each record carries its intended send
+// time (sentAt), and its ack latency is measured from it.
+func (b *bench) paceProducer(ctx context.Context, cl *kgo.Client, rec *loadRecorder, p pace, start time.Time) int {
+	perSec := p.mbps * bytesPerMB / float64(b.cfg.RecordSize)
 	interval := time.Duration(float64(time.Second) / perSec)
-	total := int(perSec * b.cfg.Duration.Seconds())
+	total := int(perSec * p.duration.Seconds())
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
 	sent := 0
@@ -105,7 +114,7 @@ func (b *bench) paceProducer(ctx context.Context, cl *kgo.Client, rec *loadRecor
 			v := make([]byte, b.cfg.RecordSize)
 			copy(v, b.payload)
 			binary.BigEndian.PutUint64(v, uint64(intended.UnixNano()))
-			cl.Produce(ctx, &kgo.Record{Topic: topicW4, Value: v}, func(_ *kgo.Record, err error) {
+			cl.Produce(ctx, &kgo.Record{Topic: p.topic, Value: v}, func(_ *kgo.Record, err error) {
 				rec.addAck(time.Since(intended), err)
 			})
 		}

@@ -55,10 +55,13 @@ type system struct {
 	// stopTimeout bounds a clean stop before SIGKILL (0: 10 s).
 	stopTimeout time.Duration
 	jvmGone     atomic.Bool // watchJVM saw the JVM exit
+	// peers are the other processes of a composite system (cluster.go):
+	// they stop with it, and its CPU time and RSS are theirs too.
+	peers []*system
 }
 
 func knownSystem(name string) bool {
-	return slices.Contains(allSystems, name) || isKafka(name)
+	return slices.Contains(allSystems, name) || isKafka(name) || isCluster(name)
 }
 
 // procPid is the process whose /proc figures are the server's.
@@ -75,6 +78,9 @@ func (s *system) procPid() int {
 func startSystem(ctx context.Context, h *harness, dir, name string) (*system, error) {
 	if isKafka(name) {
 		return startKafka(ctx, h, dir, name)
+	}
+	if isCluster(name) {
+		return startCluster(ctx, h, dir, name)
 	}
 	bin, lead, err := systemCommand(ctx, h, name)
 	if err != nil {
@@ -321,8 +327,14 @@ func (s *system) waitReady(ctx context.Context, timeout time.Duration) error {
 	return fmt.Errorf("%w: %s on %s after %s", errStartTimeout, s.name, s.addr, timeout)
 }
 
-// checkAlive returns errSystemExited (with the log tail) once the child died.
+// checkAlive returns errSystemExited (with the log tail) once the child,
+// or one of its peers, died.
 func (s *system) checkAlive() error {
+	for _, p := range s.peers {
+		if err := p.checkAlive(); err != nil {
+			return err
+		}
+	}
 	select {
 	case <-s.exited:
 		log, _ := os.ReadFile(s.logPath)
@@ -352,8 +364,14 @@ func (s *system) exitedWithin(d time.Duration) bool {
 	}
 }
 
-// stop sends SIGTERM, then SIGKILL if the child lingers.
+// stop sends SIGTERM, then SIGKILL if the child lingers; then it stops
+// the peers, the last started first.
 func (s *system) stop() {
+	defer func() {
+		for i := len(s.peers) - 1; i >= 0; i-- {
+			s.peers[i].stop()
+		}
+	}()
 	if s.cmd == nil || s.cmd.Process == nil {
 		return
 	}
@@ -373,7 +391,12 @@ func (s *system) stop() {
 
 // memory reads VmRSS and VmHWM (peak RSS) of the child, in bytes.
 func (s *system) memory() (rss, peak int64, err error) {
-	return procMemory(s.procPid())
+	rss, peak, err = procMemory(s.procPid())
+	for _, p := range s.peers {
+		r, pk, perr := procMemory(p.procPid())
+		rss, peak, err = rss+r, peak+pk, errors.Join(err, perr)
+	}
+	return rss, peak, err
 }
 
 // procMemory reads VmRSS and VmHWM of pid from /proc/<pid>/status.
@@ -409,7 +432,12 @@ func (s *system) cpuSeconds() (float64, error) {
 	if s.cmd == nil || s.cmd.Process == nil {
 		return 0, errNoProcess // a server in the test's own process
 	}
-	return procCPUSeconds(s.procPid())
+	total, err := procCPUSeconds(s.procPid())
+	for _, p := range s.peers {
+		cpu, perr := procCPUSeconds(p.procPid())
+		total, err = total+cpu, errors.Join(err, perr)
+	}
+	return total, err
 }
 
 // procCPUSeconds reads pid's user+system CPU time (all its threads) from

@@ -5,8 +5,10 @@ package main
 // workload 7 (fetch sessions) in sessions.go, workload 8 (transactions) in
 // txns.go, workload 9 (the cost of read_committed) in isolation.go,
 // workload 10 (rebalance time) in rebalance.go, workload 11 (share
-// groups) in sharegroups.go and workload 12 (Kafka's
-// kafka-producer-perf-test) in perftest.go.
+// groups) in sharegroups.go, workload 12 (Kafka's
+// kafka-producer-perf-test) in perftest.go, workload 13 (fairness between
+// tenants) in tenants.go and workloads 14 and 15 (OpenMessaging
+// Benchmark's standard load, 1,000 active partitions) in omb.go.
 // Every workload uses the same franz-go configuration against every system
 // (no compression, acks=all, --linger), so differences are the server's.
 
@@ -59,6 +61,9 @@ var workloadNames = []string{
 	"10 rebalance",
 	"11 share groups",
 	"12 kafka-producer-perf-test",
+	"13 fairness",
+	"14 omb 1-topic-100-partitions-1kb",
+	"15 1000 partitions offered load",
 }
 
 // isolationRows are workload 9's table rows: it compares two ways of
@@ -75,6 +80,8 @@ func (c *config) workloadRows(n int) []string {
 		return rebalanceRows()
 	case workloadShare:
 		return c.shareRows()
+	case workloadFairness:
+		return fairnessRows
 	}
 	return []string{workloadNames[n-1]}
 }
@@ -134,6 +141,7 @@ func (b *bench) runWorkload(ctx context.Context, n int) []Result {
 		b.produceOnePartition, b.produceManyPartitions, b.consumeW1,
 		b.offeredLoad, b.metadataAtScale, b.bigPartitionFetch, b.fetchSessions,
 		b.transactions, nil, nil, nil, b.producerPerfTest,
+		nil, b.ombLoad, b.manyPartitionsLoad,
 	}
 	var err error
 	switch n {
@@ -145,6 +153,8 @@ func (b *bench) runWorkload(ctx context.Context, n int) []Result {
 		err = b.rebalance(ctx, rows)
 	case workloadShare:
 		err = b.shareGroups(ctx, rows)
+	case workloadFairness:
+		err = b.fairness(ctx, rows)
 	default:
 		err = b.measure(&rows[0], func() error { return fns[n-1](ctx, &rows[0]) })
 	}

@@ -2,6 +2,7 @@ package share
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -132,4 +133,19 @@ func parseInt(s string) (int64, bool) {
 func parseMillis(s string) (time.Duration, bool) {
 	v, ok := parseInt(s)
 	return time.Duration(v) * time.Millisecond, ok
+}
+
+// ConfiguredGroups lists, sorted, the groups with a config set
+// (ListConfigResources' GROUP resources).
+func (c *Coordinator) ConfiguredGroups() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for id, set := range c.mu.configs {
+		if len(set) > 0 {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -21,8 +21,13 @@ const (
 	DefaultHeartbeatInterval       = 5 * time.Second
 	DefaultMaxSize                 = 200
 	DefaultMaxShareSessions        = 2000
-	DefaultMinRecordLockDuration   = 15 * time.Second
-	DefaultMaxRecordLockDuration   = 60 * time.Second
+	// Per principal and per connection (Q8): a tenth of the sessions,
+	// and as many as one client process has any use for (one session
+	// per share group a consumer of that connection is a member of).
+	DefaultMaxShareSessionsPerPrincipal  = DefaultMaxShareSessions / 10
+	DefaultMaxShareSessionsPerConnection = 10
+	DefaultMinRecordLockDuration         = 15 * time.Second
+	DefaultMaxRecordLockDuration         = 60 * time.Second
 )
 
 // Bounds on what one request may make the coordinator hold (Q8).
@@ -44,8 +49,13 @@ type Config struct {
 	HeartbeatInterval       time.Duration // group.share.heartbeat.interval.ms
 	MaxSize                 int           // group.share.max.size
 	MaxShareSessions        int           // group.share.max.share.sessions
-	Logger                  *zap.Logger
-	Now                     func() time.Time
+	// MaxShareSessionsPerPrincipal and MaxShareSessionsPerConnection
+	// bound the share sessions one principal and one connection hold
+	// (Q8).
+	MaxShareSessionsPerPrincipal  int
+	MaxShareSessionsPerConnection int
+	Logger                        *zap.Logger
+	Now                           func() time.Time
 	// States holds the share-partition states in cluster mode (Q14); nil
 	// on a single node, where the offset store does.
 	States States
@@ -71,6 +81,8 @@ func (c Config) withDefaults() Config {
 	defInt(&c.PartitionMaxRecordLocks, DefaultPartitionMaxRecordLocks)
 	defInt(&c.MaxSize, DefaultMaxSize)
 	defInt(&c.MaxShareSessions, DefaultMaxShareSessions)
+	defInt(&c.MaxShareSessionsPerPrincipal, min(DefaultMaxShareSessionsPerPrincipal, c.MaxShareSessions))
+	defInt(&c.MaxShareSessionsPerConnection, min(DefaultMaxShareSessionsPerConnection, c.MaxShareSessions))
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
 	}
@@ -118,7 +130,11 @@ type Coordinator struct {
 		sync.Mutex
 		groups   map[string]*group
 		sessions map[sessKey]*session
-		configs  map[string]map[string]string // dynamic group configs
+		// byOwner and byConn count the sessions of each principal and
+		// connection (Q8).
+		byOwner map[string]int
+		byConn  map[<-chan struct{}]int
+		configs map[string]map[string]string // dynamic group configs
 	}
 }
 

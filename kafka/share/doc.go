@@ -47,7 +47,9 @@
 //	    kept (clients rejoin, as after any coordinator move).
 //	Q8  What a client controls is bounded: members per group
 //	    (group.share.max.size, GROUP_MAX_SIZE_REACHED), share sessions in
-//	    total (group.share.max.share.sessions, SHARE_SESSION_LIMIT_REACHED),
+//	    total (group.share.max.share.sessions, SHARE_SESSION_LIMIT_REACHED,
+//	    and as much per principal and per connection, .per.principal and
+//	    .per.connection),
 //	    partitions per session (maxSessionPartitions), acknowledgement
 //	    batches per partition (maxAckBatches) and the offsets of one batch
 //	    (the in-flight bound), records in flight per partition (Q3).

@@ -88,7 +88,7 @@ func (c *Coordinator) Fetch(ctx context.Context, req *kmsg.ShareFetchRequest, pr
 				}
 			}
 		}
-		s, e := c.openSession(k, req.Topics)
+		s, e := c.openSession(k, req.Topics, principal, ctx.Done())
 		if e != nil {
 			resp.ErrorCode = e.Code
 			return resp

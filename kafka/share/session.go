@@ -31,6 +31,10 @@ type session struct {
 	done chan struct{}
 	// used is when the session last served a request (Q19).
 	used time.Time
+	// owner and conn are the principal and connection (its context's
+	// Done channel) the session counts against (Q8).
+	owner string
+	conn  <-chan struct{}
 }
 
 // dropSessionLocked removes k's session, if any. Needs Coordinator.mu.
@@ -39,8 +43,18 @@ func (c *Coordinator) dropSessionLocked(k sessKey) bool {
 	if ok {
 		delete(c.mu.sessions, k)
 		close(s.done)
+		uncount(c.mu.byOwner, s.owner)
+		uncount(c.mu.byConn, s.conn)
 	}
 	return ok
+}
+
+// uncount takes one from m[k], deleting it at zero so that the maps hold
+// only keys with sessions.
+func uncount[K comparable](m map[K]int, k K) {
+	if m[k]--; m[k] <= 0 {
+		delete(m, k)
+	}
 }
 
 func nextEpoch(e int32) int32 {
@@ -51,21 +65,32 @@ func nextEpoch(e int32) int32 {
 }
 
 // openSession opens a member's session from a full ShareFetch (epoch 0),
-// replacing its previous one; SHARE_SESSION_LIMIT_REACHED when
-// group.share.max.share.sessions are open (Q8).
-func (c *Coordinator) openSession(k sessKey, topics []kmsg.ShareFetchRequestTopic) (*session, *kerr.Error) {
+// replacing its previous one, for principal ("": no per-principal bound)
+// on the connection whose context is done when conn is closed;
+// SHARE_SESSION_LIMIT_REACHED when group.share.max.share.sessions are
+// open, or the principal's or the connection's share of them (Q8).
+func (c *Coordinator) openSession(k sessKey, topics []kmsg.ShareFetchRequestTopic, principal string, conn <-chan struct{}) (*session, *kerr.Error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.dropSessionLocked(k)
-	if len(c.mu.sessions) >= c.cfg.MaxShareSessions {
+	if len(c.mu.sessions) >= c.cfg.MaxShareSessions ||
+		principal != "" && c.mu.byOwner[principal] >= c.cfg.MaxShareSessionsPerPrincipal ||
+		c.mu.byConn[conn] >= c.cfg.MaxShareSessionsPerConnection {
 		return nil, kerr.ShareSessionLimitReached
 	}
-	s := &session{fresh: map[sessPart]bool{}, done: make(chan struct{})}
+	s := &session{fresh: map[sessPart]bool{}, done: make(chan struct{}), owner: principal, conn: conn}
 	if !s.add(topics) {
 		return nil, kerr.InvalidRequest
 	}
 	s.epoch, s.used = 1, c.cfg.Now()
 	c.mu.sessions[k] = s
+	if c.mu.byOwner == nil {
+		c.mu.byOwner, c.mu.byConn = map[string]int{}, map[<-chan struct{}]int{}
+	}
+	if principal != "" {
+		c.mu.byOwner[principal]++
+	}
+	c.mu.byConn[conn]++
 	return s, nil
 }
 

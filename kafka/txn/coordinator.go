@@ -18,16 +18,19 @@ import (
 // bounds kgateway adds so that no client can grow the coordinator's state
 // without limit (X17).
 const (
-	DefaultMaxTimeout                  = 15 * time.Minute   // transaction.max.timeout.ms
-	DefaultIDExpiration                = 7 * 24 * time.Hour // transactional.id.expiration.ms
-	DefaultAbortTimedOutInterval       = 10 * time.Second   // transaction.abort.timed.out.transaction.cleanup.interval.ms
-	DefaultRemoveExpiredInterval       = time.Hour          // transaction.remove.expired.transaction.cleanup.interval.ms
-	DefaultMaxPartitionsPerTxn         = 10000
-	DefaultMaxGroupsPerTxn             = 1000
-	DefaultMaxTransactionalIDs         = 100000
-	DefaultMaxHeldEntries              = 1000000
-	maxIDLen                           = 1 << 15 // a Kafka string's length limit
-	coordinatorEpoch             int32 = 0       // one node: the coordinator epoch never changes
+	DefaultMaxTimeout            = 15 * time.Minute   // transaction.max.timeout.ms
+	DefaultIDExpiration          = 7 * 24 * time.Hour // transactional.id.expiration.ms
+	DefaultAbortTimedOutInterval = 10 * time.Second   // transaction.abort.timed.out.transaction.cleanup.interval.ms
+	DefaultRemoveExpiredInterval = time.Hour          // transaction.remove.expired.transaction.cleanup.interval.ms
+	DefaultMaxPartitionsPerTxn   = 10000
+	DefaultMaxGroupsPerTxn       = 1000
+	DefaultMaxTransactionalIDs   = 100000
+	DefaultMaxHeldEntries        = 1000000
+	// Per principal (owners.go): a tenth of the global bounds.
+	DefaultMaxTransactionalIDsPerPrincipal       = DefaultMaxTransactionalIDs / 10
+	DefaultMaxHeldEntriesPerPrincipal            = DefaultMaxHeldEntries / 10
+	maxIDLen                                     = 1 << 15 // a Kafka string's length limit
+	coordinatorEpoch                       int32 = 0       // one node: the coordinator epoch never changes
 )
 
 // Partitions is the partition side of transactions: the resolver
@@ -65,6 +68,10 @@ type Config struct {
 	// together (X17): ids times partitions per transaction would be too
 	// many to keep.
 	MaxHeldEntries int
+	// MaxTransactionalIDsPerPrincipal and MaxHeldEntriesPerPrincipal are
+	// the same bounds per principal (owners.go; X17).
+	MaxTransactionalIDsPerPrincipal int
+	MaxHeldEntriesPerPrincipal      int
 }
 
 // Validate reports every problem with cfg at once.
@@ -85,7 +92,8 @@ func (cfg Config) Validate() error {
 	if cfg.MaxTimeout > time.Duration(1<<31-1)*time.Millisecond {
 		errs = append(errs, fmt.Errorf("txn: config: transaction.max.timeout.ms %v exceeds an int32 of ms", cfg.MaxTimeout))
 	}
-	if cfg.MaxPartitionsPerTxn < 0 || cfg.MaxGroupsPerTxn < 0 || cfg.MaxTransactionalIDs < 0 || cfg.MaxHeldEntries < 0 {
+	if cfg.MaxPartitionsPerTxn < 0 || cfg.MaxGroupsPerTxn < 0 || cfg.MaxTransactionalIDs < 0 || cfg.MaxHeldEntries < 0 ||
+		cfg.MaxTransactionalIDsPerPrincipal < 0 || cfg.MaxHeldEntriesPerPrincipal < 0 {
 		errs = append(errs, errors.New("txn: config: bounds must not be negative"))
 	}
 	return errors.Join(errs...)
@@ -116,6 +124,8 @@ func (cfg Config) withDefaults() Config {
 	defInt(&cfg.MaxGroupsPerTxn, DefaultMaxGroupsPerTxn)
 	defInt(&cfg.MaxTransactionalIDs, DefaultMaxTransactionalIDs)
 	defInt(&cfg.MaxHeldEntries, DefaultMaxHeldEntries)
+	defInt(&cfg.MaxTransactionalIDsPerPrincipal, min(DefaultMaxTransactionalIDsPerPrincipal, cfg.MaxTransactionalIDs))
+	defInt(&cfg.MaxHeldEntriesPerPrincipal, min(DefaultMaxHeldEntriesPerPrincipal, cfg.MaxHeldEntries))
 	return cfg
 }
 
@@ -136,6 +146,7 @@ type Coordinator struct {
 	mu struct {
 		sync.Mutex
 		txns         map[string]*txn
+		owners       map[string]*usage // by principal (owners.go)
 		abortTimer   Timer
 		removeTimer  Timer
 		closed       bool
@@ -151,6 +162,9 @@ type txn struct {
 	mu   sync.Mutex
 	st   offsets.Txn
 	dead bool // removed from the map (expired); lookups retry
+	// owner is the principal's usage the id counts against (owners.go);
+	// nil: none. Set under mu and Coordinator.mu, read under either.
+	owner *usage
 }
 
 // NewCoordinator loads every transactional id the store holds and recovers
@@ -166,6 +180,7 @@ func NewCoordinator(store *offsets.Store, cfg Config) (*Coordinator, error) {
 	cfg = cfg.withDefaults()
 	c := &Coordinator{store: store, cfg: cfg, log: cfg.Logger, clock: cfg.Clock, parts: cfg.Partitions}
 	c.mu.txns = make(map[string]*txn)
+	c.mu.owners = make(map[string]*usage)
 	persisted, err := store.Txns()
 	if err != nil {
 		return nil, fmt.Errorf("txn: load transactions: %w", err)
@@ -263,9 +278,11 @@ func (c *Coordinator) lookup(id string) *txn {
 }
 
 // create adds a new transactional id (not yet durable: the caller writes
-// it) and returns it locked; nil when MaxTransactionalIDs are kept (X17).
-// If another request created id meanwhile, that one is returned.
-func (c *Coordinator) create(id string) *txn {
+// it), owned by principal, and returns it locked; nil when
+// MaxTransactionalIDs are kept, or principal's
+// MaxTransactionalIDsPerPrincipal (X17). If another request created id
+// meanwhile, that one is returned.
+func (c *Coordinator) create(id, principal string) *txn {
 	for {
 		c.mu.Lock()
 		if t := c.mu.txns[id]; t != nil {
@@ -275,11 +292,16 @@ func (c *Coordinator) create(id string) *txn {
 			}
 			continue // forgotten (a failed first InitProducerId) while waiting: create it
 		}
-		if len(c.mu.txns) >= c.cfg.MaxTransactionalIDs {
+		u := c.ownerLocked(principal)
+		if len(c.mu.txns) >= c.cfg.MaxTransactionalIDs || u != nil && u.ids >= c.cfg.MaxTransactionalIDsPerPrincipal {
 			c.mu.Unlock()
 			return nil
 		}
 		t := &txn{id: id, st: offsets.Txn{ID: id, ProducerID: -1, LastProducerID: -1, Epoch: -1, LastEpoch: -1, State: offsets.TxnEmpty, NextProducerID: noPID}}
+		if u != nil {
+			u.ids++
+			t.owner = u
+		}
 		t.mu.Lock()
 		c.mu.txns[id] = t
 		c.mu.Unlock()
@@ -294,6 +316,7 @@ func (c *Coordinator) forget(t *txn) {
 	c.mu.Lock()
 	if c.mu.txns[t.id] == t {
 		delete(c.mu.txns, t.id)
+		c.disownLocked(t)
 	}
 	c.mu.Unlock()
 }
@@ -323,6 +346,9 @@ func (c *Coordinator) persist(t *txn, next offsets.Txn) error {
 // setState makes next t's state (the caller wrote it) and keeps held.
 func (c *Coordinator) setState(t *txn, next offsets.Txn) {
 	c.held.Add(entries(next) - entries(t.st))
+	if u := t.owner; u != nil {
+		u.held.Add(entries(next) - entries(t.st))
+	}
 	t.st = next
 }
 
@@ -330,8 +356,10 @@ func (c *Coordinator) setState(t *txn, next offsets.Txn) {
 func entries(st offsets.Txn) int64 { return int64(len(st.Partitions) + len(st.Groups)) }
 
 // overHeld reports whether moving t to next would hold more than
-// MaxHeldEntries (X17). Concurrent transactions may each pass the check
-// at once: the bound is exceeded by at most one request per transaction.
+// MaxHeldEntries, or than its owner's MaxHeldEntriesPerPrincipal (X17).
+// Concurrent transactions may each pass the check at once: a bound is
+// exceeded by at most one request per transaction.
 func (c *Coordinator) overHeld(t *txn, next offsets.Txn) bool {
-	return c.held.Load()+entries(next)-entries(t.st) > int64(c.cfg.MaxHeldEntries)
+	delta := entries(next) - entries(t.st)
+	return c.held.Load()+delta > int64(c.cfg.MaxHeldEntries) || c.overOwnerHeld(t, delta)
 }

@@ -41,7 +41,7 @@ func TestInitProducerIDEpochs(t *testing.T) {
 	for _, ms := range []int32{0, -5, int32(DefaultMaxTimeout.Milliseconds()) + 1} {
 		req := kmsg.NewPtrInitProducerIDRequest()
 		req.Version, req.TransactionalID, req.TransactionTimeoutMillis = 4, str("y"), ms
-		wantCode(t, "timeout", h.c.InitProducerID(t.Context(), req).ErrorCode, kerr.InvalidTransactionTimeout)
+		wantCode(t, "timeout", h.c.InitProducerID(t.Context(), req, "").ErrorCode, kerr.InvalidTransactionTimeout)
 	}
 	h.reopen() // X10: the epoch survives
 	if p2, e2 := h.mustInit("x"); p2 != pid || e2 != 3 {
@@ -409,4 +409,45 @@ func TestFailedRegistrationRetried(t *testing.T) {
 	if reg := h.parts.takeRegistered(); len(reg) != 1 || reg[0].tp != tp("a", 0) || reg[0].pid != pid {
 		t.Fatalf("the retry registered %+v", reg)
 	}
+}
+
+// initAs inits id for principal and returns the answer.
+func (h *harness) initAs(id, principal string) *kmsg.InitProducerIDResponse {
+	req := kmsg.NewPtrInitProducerIDRequest()
+	req.Version, req.TransactionalID, req.TransactionTimeoutMillis = 4, str(id), 60000
+	req.ProducerID, req.ProducerEpoch = -1, -1
+	return h.c.InitProducerID(h.t.Context(), req, principal)
+}
+
+// X17 per principal: a principal's ids and held entries are bounded
+// below the global bounds, so one principal at its bound leaves the
+// others theirs; an id forgotten gives its place back, and after a
+// restart ids are adopted by the principal that initializes them again,
+// within its bound.
+func TestPerPrincipalBounds(t *testing.T) {
+	h := newHarness(t, Config{MaxTransactionalIDs: 10, MaxTransactionalIDsPerPrincipal: 2,
+		MaxHeldEntries: 100, MaxHeldEntriesPerPrincipal: 3})
+	for _, id := range []string{"m1", "m2"} {
+		wantCode(t, "mallory "+id, h.initAs(id, "User:mallory").ErrorCode, nil)
+	}
+	wantCode(t, "mallory's third id", h.initAs("m3", "User:mallory").ErrorCode, kerr.PolicyViolation)
+	wantCode(t, "mallory re-inits her own", h.initAs("m1", "User:mallory").ErrorCode, nil)
+	a := h.initAs("a1", "User:alice")
+	wantCode(t, "alice's first id", a.ErrorCode, nil)
+	wantCode(t, "alice's second id", h.initAs("a2", "User:alice").ErrorCode, nil)
+	// Held entries: mallory's transactions together hold at most 3.
+	m1 := h.initAs("m1", "User:mallory")
+	wantCode(t, "m1 adds 3", h.add("m1", m1.ProducerID, m1.ProducerEpoch, 3, tp("a", 0), tp("a", 1), tp("a", 2)), nil)
+	m2 := h.initAs("m2", "User:mallory")
+	wantCode(t, "m2 adds 1", h.add("m2", m2.ProducerID, m2.ProducerEpoch, 3, tp("b", 0)), kerr.PolicyViolation)
+	wantCode(t, "alice adds 3", h.add("a1", a.ProducerID, a.ProducerEpoch, 3, tp("b", 0), tp("b", 1), tp("b", 2)), nil)
+	// A restart forgets who owns what; the next init adopts, within the bound.
+	h.reopen()
+	wantCode(t, "mallory, new id after restart", h.initAs("m4", "User:mallory").ErrorCode, nil)
+	// m1's transaction was Ongoing: the first init fences it (X12).
+	wantCode(t, "mallory adopts m1", h.initAs("m1", "User:mallory").ErrorCode, kerr.ConcurrentTransactions)
+	wantCode(t, "mallory re-inits m1", h.initAs("m1", "User:mallory").ErrorCode, nil)
+	wantCode(t, "mallory adopts m2 beyond her bound", h.initAs("m2", "User:mallory").ErrorCode, kerr.PolicyViolation)
+	wantCode(t, "alice adopts a1", h.initAs("a1", "User:alice").ErrorCode, kerr.ConcurrentTransactions)
+	wantCode(t, "alice re-inits a1", h.initAs("a1", "User:alice").ErrorCode, nil)
 }

@@ -62,7 +62,8 @@
 //     (MaxPartitionsPerTxn, MaxGroupsPerTxn) and of all transactions
 //     together (MaxHeldEntries), each answered POLICY_VIOLATION beyond its
 //     bound; ids and group names to Kafka's string length; markers written
-//     at once per transaction.
+//     at once per transaction. Ids and held entries are also bounded per
+//     principal, below the global bounds (owners.go).
 //   - X18 Transaction version 2 (ApiVersions finalizes transaction.version
 //     at 2): a transactional batch of Produce v12+ adds its partition to
 //     the producer's transaction (starting one) through the coordinator,

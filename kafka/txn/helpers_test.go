@@ -189,7 +189,7 @@ func (h *harness) init(id string, version int16, pid int64, epoch int16) *kmsg.I
 	req := kmsg.NewPtrInitProducerIDRequest()
 	req.Version, req.TransactionalID, req.TransactionTimeoutMillis = version, str(id), 60000
 	req.ProducerID, req.ProducerEpoch = pid, epoch
-	return h.c.InitProducerID(context.Background(), req)
+	return h.c.InitProducerID(context.Background(), req, "")
 }
 
 // mustInit inits id without a KIP-360 id and returns its producer.

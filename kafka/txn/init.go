@@ -32,10 +32,13 @@ func epochExhausted(e int16) bool { return e >= math.MaxInt16-1 }
 //   - v3+ (KIP-360) a client passing its current id and epoch gets the
 //     bump only if they are still current (or its retry of the last bump);
 //     anything else is PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before v4).
-func (c *Coordinator) InitProducerID(ctx context.Context, req *kmsg.InitProducerIDRequest) *kmsg.InitProducerIDResponse {
+//
+// principal is the caller's, which a new id counts against (owners.go; ""
+// for none).
+func (c *Coordinator) InitProducerID(ctx context.Context, req *kmsg.InitProducerIDRequest, principal string) *kmsg.InitProducerIDResponse {
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = noPID, noEpoch
-	code := c.initProducerID(ctx, req, resp)
+	code := c.initProducerID(ctx, req, principal, resp)
 	resp.ErrorCode = fencedFor(code, req.Version, 4)
 	if code != errNone {
 		resp.ProducerID, resp.ProducerEpoch = noPID, noEpoch
@@ -43,7 +46,7 @@ func (c *Coordinator) InitProducerID(ctx context.Context, req *kmsg.InitProducer
 	return resp
 }
 
-func (c *Coordinator) initProducerID(ctx context.Context, req *kmsg.InitProducerIDRequest, resp *kmsg.InitProducerIDResponse) int16 {
+func (c *Coordinator) initProducerID(ctx context.Context, req *kmsg.InitProducerIDRequest, principal string, resp *kmsg.InitProducerIDResponse) int16 {
 	id := *req.TransactionalID
 	if id == "" || len(id) > maxIDLen {
 		return errInvalidRequest
@@ -61,11 +64,14 @@ func (c *Coordinator) initProducerID(ctx context.Context, req *kmsg.InitProducer
 	}
 	t := c.lookup(id)
 	if t == nil {
-		if t = c.create(id); t == nil {
-			return errPolicy // X17: MaxTransactionalIDs kept
+		if t = c.create(id, principal); t == nil {
+			return errPolicy // X17: MaxTransactionalIDs kept, overall or by principal
 		}
 	}
 	defer t.mu.Unlock()
+	if !c.adopt(t, principal) {
+		return errPolicy // X17: a recovered id beyond principal's bound
+	}
 	if t.st.ProducerID == noPID {
 		pid, err := c.parts.AllocateProducerID(ctx)
 		if err != nil {

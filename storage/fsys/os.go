@@ -81,3 +81,14 @@ func (o osFile) Size() (int64, error) {
 	}
 	return st.Size(), nil
 }
+
+// OSFile is the operating system's file under f, nil when f is not one
+// (a MemFS file in tests). Zero-copy reads (storage Lease) send its bytes
+// to a socket with sendfile; its offset is never used or moved (the reads
+// pass explicit offsets), so sharing it is safe.
+func OSFile(f File) *os.File {
+	if o, ok := f.(osFile); ok {
+		return o.f
+	}
+	return nil
+}

@@ -70,6 +70,9 @@ type Options struct {
 	// JAAS config holds these users (name → password). Inter-broker and
 	// controller traffic stay on PLAINTEXT.
 	PlainUsers map[string]string
+	// Classpath are extra classpath entries after Kafka's jars: plugins
+	// the Props name (e.g. a metrics.reporters class).
+	Classpath []string
 }
 
 // Broker is a running Apache Kafka broker.
@@ -118,6 +121,9 @@ func Start(ctx context.Context, opts Options) (*Broker, error) {
 var errPortInUse = errors.New("apachekafka: port in use")
 
 func start(ctx context.Context, cp string, opts Options) (*Broker, error) {
+	for _, e := range opts.Classpath {
+		cp += string(os.PathListSeparator) + e
+	}
 	b := &Broker{Dir: opts.Dir, exited: make(chan struct{})}
 	if b.Dir == "" {
 		d, err := os.MkdirTemp("", "apachekafka-")

@@ -1,5 +1,6 @@
 // Package cluster tests cluster mode as it runs: real processes on
-// 127.0.0.1 with ephemeral ports — an embedded etcd (cluster/etcdtest),
+// 127.0.0.1 with ephemeral ports — an embedded etcd (cluster/etcdtest) or
+// a three-member cluster of the etcd server binary (test/etcdserver),
 // an S3 server (test/s3server) and several kgateway binaries — driven by
 // franz-go clients, with faults: SIGKILL, SIGSTOP past the session,
 // graceful stops, etcd restarts and outages, a held etcd link. Waits are
@@ -26,6 +27,7 @@ import (
 	"time"
 
 	"github.com/kgateway/kgateway/cluster/etcdtest"
+	"github.com/kgateway/kgateway/test/etcdserver"
 	"github.com/kgateway/kgateway/test/kgbin"
 	"github.com/kgateway/kgateway/test/s3server"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -55,9 +57,15 @@ func kgatewayBinary(t testing.TB) string { return kgbin.Path(t) }
 // Cluster is a real etcd, a real S3 server and kgateway processes, all on
 // 127.0.0.1. Its methods are called from the test's goroutine.
 type Cluster struct {
-	t     testing.TB
-	Etcd  *etcdtest.Server
-	S3    *s3server.Server
+	t testing.TB
+	// Etcd is the embedded single-member etcd of StartCluster; Members
+	// the real etcd cluster of StartClusterOnMembers. One is nil.
+	Etcd    *etcdtest.Server
+	Members *etcdserver.Cluster
+	S3      *s3server.Server
+	// lab puts every node on a test host of its own, where the network
+	// can be cut (StartPartitionableCluster); nil: all on 127.0.0.1.
+	lab   *netLab
 	etcd  *clientv3.Client
 	bin   string
 	nodes []*Node
@@ -79,8 +87,12 @@ type Node struct {
 	err    error // the exit status, once exited is closed
 	paused bool
 
-	proxy    *linkProxy // the node's way to etcd
-	isolated bool       // its etcd link is held
+	proxies  []*linkProxy // the node's ways to etcd, one per member
+	isolated bool         // its etcd links are held
+	// host is the node's network namespace (a partitionable cluster's),
+	// s3 its way to the object store there; nil otherwise.
+	host *netHost
+	s3   *linkProxy
 }
 
 // StartCluster starts etcd, the object store and n nodes (ids 0..n-1),
@@ -90,22 +102,68 @@ func StartCluster(t testing.TB, n int) *Cluster {
 	c := &Cluster{t: t, bin: kgatewayBinary(t), clients: map[int]*kgo.Client{}}
 	c.Etcd = etcdtest.Start(t)
 	c.etcd = c.Etcd.Client(t)
-	c.S3 = s3server.Start(t)
-	t.Cleanup(c.cleanup)
+	return c.start(n)
+}
+
+// StartClusterOnMembers is StartCluster over a real etcd cluster of
+// members processes of the etcd server binary (test/etcdserver), each
+// node reaching every member.
+func StartClusterOnMembers(t testing.TB, n, members int) *Cluster {
+	t.Helper()
+	c := &Cluster{t: t, bin: kgatewayBinary(t), clients: map[int]*kgo.Client{}}
+	c.Members = etcdserver.Start(t, members)
+	c.etcd = c.Members.Client(t)
+	return c.start(n)
+}
+
+// StartPartitionableCluster is StartCluster with every node on a test
+// host of its own (netLab), so that Cut can part it from etcd, the object
+// store or its clients.
+func StartPartitionableCluster(t testing.TB, n int) *Cluster {
+	t.Helper()
+	lab := newNetLab(t)
+	c := &Cluster{t: t, bin: kgatewayBinary(t), clients: map[int]*kgo.Client{}, lab: lab}
+	c.Etcd = etcdtest.Start(t)
+	c.etcd = c.Etcd.Client(t)
+	return c.start(n)
+}
+
+func (c *Cluster) start(n int) *Cluster {
+	c.S3 = s3server.Start(c.t)
+	c.t.Cleanup(c.cleanup)
 	for range n {
 		c.Add()
 	}
 	return c
 }
 
+// etcdEndpoints are the client URLs of etcd's members.
+func (c *Cluster) etcdEndpoints() []string {
+	if c.Members != nil {
+		return c.Members.Endpoints()
+	}
+	return []string{c.Etcd.Endpoint()}
+}
+
 // Add starts a new node with the next id.
 func (c *Cluster) Add() *Node {
 	c.t.Helper()
 	nd := &Node{
-		ID:    int32(len(c.nodes)),
-		Addr:  freeAddr(c.t),
-		dir:   c.t.TempDir(),
-		proxy: newLinkProxy(c.t, strings.TrimPrefix(c.Etcd.Endpoint(), "http://")),
+		ID:   int32(len(c.nodes)),
+		Addr: freeAddr(c.t),
+		dir:  c.t.TempDir(),
+	}
+	proxyHost := "127.0.0.1"
+	if c.lab != nil {
+		// Its own host: any port is free there, and etcd and the
+		// object store are reached at the lab's addresses for them.
+		nd.host = c.lab.add()
+		nd.Addr = nd.host.nodeIP + ":9092"
+		proxyHost = c.lab.etcdIP()
+		nd.s3 = newLinkProxyOn(c.t, c.lab.s3IP(), strings.TrimPrefix(c.S3.Endpoint, "http://"))
+	}
+	for _, ep := range c.etcdEndpoints() {
+		nd.proxies = append(nd.proxies, newLinkProxyOn(c.t, proxyHost, strings.TrimPrefix(ep, "http://")))
 	}
 	nd.log = filepath.Join(c.logDir(), fmt.Sprintf("node-%d.log", nd.ID))
 	os.Remove(nd.log) // a previous run's, under KGW_CLUSTER_LOGS
@@ -223,13 +281,17 @@ func (c *Cluster) Restart(i int) {
 // sends it wait in between (its session is no longer renewed, and it
 // learns nothing), while it goes on serving its clients.
 func (c *Cluster) HoldEtcd(i int) {
-	c.nodes[i].proxy.Hold()
+	for _, p := range c.nodes[i].proxies {
+		p.Hold()
+	}
 	c.nodes[i].isolated = true
 }
 
 // ReleaseEtcd lets node i's link to etcd go on, what was held first.
 func (c *Cluster) ReleaseEtcd(i int) {
-	c.nodes[i].proxy.Release()
+	for _, p := range c.nodes[i].proxies {
+		p.Release()
+	}
 	c.nodes[i].isolated = false
 }
 
@@ -299,6 +361,24 @@ func (c *Cluster) WaitRegistered(i int) {
 	})
 }
 
+// objectStoreURL is the node's --object-store-url: the object store's,
+// through the node's proxy on a partitionable cluster.
+func (c *Cluster) objectStoreURL(nd *Node) string {
+	if nd.s3 == nil {
+		return c.S3.URL
+	}
+	return strings.Replace(c.S3.URL, c.S3.Endpoint, "http://"+nd.s3.l.Addr().String(), 1)
+}
+
+// etcdURLs is the node's --cluster-etcd-endpoints: its proxies.
+func (nd *Node) etcdURLs() string {
+	urls := make([]string, len(nd.proxies))
+	for i, p := range nd.proxies {
+		urls[i] = p.URL()
+	}
+	return strings.Join(urls, ",")
+}
+
 // launch starts nd's process and waits for its "ready" log line.
 func (c *Cluster) launch(nd *Node) {
 	c.t.Helper()
@@ -307,17 +387,21 @@ func (c *Cluster) launch(nd *Node) {
 		c.t.Fatal(err)
 	}
 	fmt.Fprintf(logf, "---- start %s\n", time.Now().UTC().Format(time.RFC3339Nano))
-	cmd := exec.Command(c.bin,
+	argv := []string{c.bin,
 		"--node-id", strconv.Itoa(int(nd.ID)),
-		"--cluster-etcd-endpoints", nd.proxy.URL(),
-		"--object-store-url", c.S3.URL,
+		"--cluster-etcd-endpoints", nd.etcdURLs(),
+		"--object-store-url", c.objectStoreURL(nd),
 		"--listen", nd.Addr,
 		"--data-dir", nd.dir,
 		"--cluster-session-timeout-ms", strconv.Itoa(int(sessionTimeout.Milliseconds())),
 		"--cluster-commit-interval-ms", "5",
 		"--metrics-addr", "",
 		"--group-initial-rebalance-delay-ms", "0", // classic groups rebalance at once
-	)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	if nd.host != nil {
+		cmd = nd.host.command(argv...) // ip netns exec: the same process, in its namespace
+	}
 	cmd.Env = append(os.Environ(), s3server.Env()...)
 	// The node dies with the test process, even on a kill -9 of it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -373,7 +457,12 @@ func (c *Cluster) cleanup() {
 			nd.cmd.Process.Kill()
 			<-nd.exited
 		}
-		nd.proxy.Close()
+		for _, p := range nd.proxies {
+			p.Close()
+		}
+		if nd.s3 != nil {
+			nd.s3.Close()
+		}
 	}
 	if c.t.Failed() {
 		for _, nd := range c.nodes {

@@ -34,6 +34,7 @@ type Pipeline struct {
 	ended    time.Duration // in End, over all transactions
 	maxEnd   time.Duration
 	failures map[string]int // produce errors, by message
+	errs     []error        // every error a member saw, in order
 }
 
 // StartPipeline starts n members of group piping in to out.
@@ -142,7 +143,15 @@ func (p *Pipeline) note(committed bool, err error) {
 	}
 	if err != nil {
 		p.lastErr = err
+		p.errs = append(p.errs, err)
 	}
+}
+
+// Errors is every error the members saw (session, transaction).
+func (p *Pipeline) Errors() []error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]error(nil), p.errs...)
 }
 
 func (p *Pipeline) produceFailed(err error) {
@@ -152,6 +161,7 @@ func (p *Pipeline) produceFailed(err error) {
 		p.failures = map[string]int{}
 	}
 	p.failures[err.Error()]++
+	p.errs = append(p.errs, err)
 }
 
 func (p *Pipeline) timed(d time.Duration) {

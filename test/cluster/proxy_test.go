@@ -22,7 +22,13 @@ type linkProxy struct {
 
 func newLinkProxy(t testing.TB, target string) *linkProxy {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	return newLinkProxyOn(t, "127.0.0.1", target)
+}
+
+// newLinkProxyOn is a link proxy listening on host (an ephemeral port).
+func newLinkProxyOn(t testing.TB, host, target string) *linkProxy {
+	t.Helper()
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,6 +32,14 @@ type Book struct {
 	acked     map[string]Ack
 	failed    map[string]error
 	forbidden map[string]string // values that must never be in the log, and why
+	lats      []latency         // each acknowledgement's latency, in order
+}
+
+// latency is one acknowledged record's: from its Produce call (kgo sets
+// its timestamp then) to its acknowledgement at at.
+type latency struct {
+	at time.Time
+	d  time.Duration
 }
 
 func newBook() *Book {
@@ -52,6 +60,31 @@ func (b *Book) done(r *kgo.Record, err error) {
 		return
 	}
 	b.acked[string(r.Value)] = Ack{Partition: r.Partition, Offset: r.Offset}
+	now := time.Now()
+	b.lats = append(b.lats, latency{at: now, d: now.Sub(r.Timestamp)})
+}
+
+// Latencies are the produce latencies of the records acknowledged in
+// [from, to], sorted.
+func (b *Book) Latencies(from, to time.Time) []time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []time.Duration
+	for _, l := range b.lats {
+		if !l.at.Before(from) && !l.at.After(to) {
+			out = append(out, l.d)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// quantile is the q-quantile of sorted ds (0 for none).
+func quantile(ds []time.Duration, q float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	return ds[min(len(ds)-1, int(q*float64(len(ds))))]
 }
 
 // ack records v as issued and acknowledged at partition p, offset off

@@ -72,7 +72,7 @@ func startAuthz() ([2]*side, error) {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		broker, akErr = apachekafka.Start(ctx, apachekafka.Options{
+		opts, err := withTelemetryPlugin(apachekafka.Options{
 			Heap:       []string{"-Xmx512m"},
 			PlainUsers: users,
 			Props: map[string]string{
@@ -82,6 +82,11 @@ func startAuthz() ([2]*side, error) {
 				"super.users":                      superUsers,
 			},
 		})
+		if err != nil {
+			akErr = err
+			return
+		}
+		broker, akErr = apachekafka.Start(ctx, opts)
 	}()
 	go func() {
 		defer wg.Done()
@@ -299,9 +304,36 @@ func caseAuthzACLs(r *run) {
 	r.do("describe after deletes", anyTopic(n+"t", kmsg.ACLResourcePatternTypeAny))
 }
 
+// adminOps are the cluster-scoped admin requests the cluster case sends,
+// each recorded: DESCRIBE (log dirs, reassignments), DESCRIBE_CONFIGS
+// (config resources) and ALTER (the others, never granted) on the
+// cluster.
+func (r *run) adminOps(when, topic string) {
+	r.filter = logDirsFilter
+	r.do("describe log dirs "+when, describeLogDirs(map[string][]int32{topic: {0}}))
+	r.filter = nil
+	r.do("alter replica log dirs "+when, alterLogDirs("/kd-az-cl-dir", topic, 0))
+	r.do("elect leaders "+when, electLeaders(0, topic, 0))
+	r.do("reassign "+when, reassign(topic, 0, []int32{r.side.nodeID}))
+	list := kmsg.NewPtrListPartitionReassignmentsRequest()
+	list.TimeoutMillis = 30000
+	r.do("list reassignments "+when, list)
+	r.doV("update features, validate only, "+when, 1, updateFeatures(1, true, "transaction.version", 2, 1))
+	r.filter = func(flat map[string]string) {
+		for p := range flat {
+			if strings.HasPrefix(p, "ConfigResources[") && !strings.Contains(p, "kd-az-cl") {
+				delete(flat, p)
+			}
+		}
+	}
+	r.doV("list config resources "+when, 1, listConfigResources(1, 2))
+	r.filter = nil
+}
+
 // topicOps are the topic requests the topic case sends, each recorded.
 func (r *run) topicOps(when, topic string) {
 	r.do("metadata of the topic "+when, metadataReq(false, topic))
+	r.do("describe topic partitions "+when, dtp(10, nil, topic, topic+"-missing"))
 	r.produce("produce "+when, topic, 0, Batch{Records: Recs("az", 1)})
 	r.fetch("fetch "+when, -1, fetchReq(topic, 0, 0, 1<<20, 1<<20, 0))
 	r.listOffsets("list offsets "+when, -1, topic, 0, -1, 0)
@@ -329,12 +361,14 @@ func caseAuthzTopic(r *run) {
 	r.as("alice")
 	r.filter = keepOnly("kd-az-topic")
 	r.do("metadata all topics, no acl", metadataReq(false))
+	r.do("describe topic partitions of all topics, no acl", dtp(2000, nil))
 	r.filter = nil
 	r.do("metadata of a missing topic, no acl", metadataReq(true, "kd-az-topic-missing"))
 	r.topicOps("without acls", topic)
 	r.grant(allow(kmsg.ACLResourceTypeTopic, topic, lit, "alice", kmsg.ACLOperationDescribe))
 	r.filter = keepOnly("kd-az-topic")
 	r.do("metadata all topics, describe", metadataReq(false))
+	r.do("describe topic partitions of all topics, describe", dtp(2000, nil))
 	r.filter = nil
 	r.topicOps("with describe", topic)
 	r.grant(allow(kmsg.ACLResourceTypeTopic, topic, lit, "alice", kmsg.ACLOperationWrite),
@@ -509,6 +543,13 @@ func caseAuthzCluster(r *run) {
 		}
 		r.do("describe broker configs "+when, bc)
 		r.filter = nil
+		r.adminOps(when, topic)
+		// Client telemetry needs no ACL; client-metrics resources need
+		// DESCRIBE_CONFIGS / ALTER_CONFIGS on the cluster (KIP-714).
+		r.do("get telemetry subscriptions "+when, kmsg.NewPtrGetTelemetrySubscriptionsRequest())
+		r.do("describe client metrics "+when, describeConfigsReq(kmsg.ConfigResourceTypeClientMetrics, "kd-az-cl-cm", "interval.ms"))
+		r.alterClientMetrics("alter client metrics (validate only) "+when, "kd-az-cl-cm", true,
+			clientMetricsOp("interval.ms", kmsg.IncrementalAlterConfigOpSet, str("1000")))
 	}
 	probe("without acls")
 	r.grant(allow(kmsg.ACLResourceTypeTopic, topic, lit, "bob", kmsg.ACLOperationRead),

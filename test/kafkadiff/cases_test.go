@@ -38,8 +38,16 @@ func corpus() []diffCase {
 		{"configs-topic", caseConfigsTopic},
 		{"configs-broker", caseConfigsBroker},
 		{"configs-alter", caseConfigsAlter},
+		{"telemetry", caseTelemetry},
 		{"acls-disabled", caseACLsDisabled},
+		{"client-quotas", caseClientQuotas},
 		{"bad-input", caseBadInput},
+		{"admin-describe-topic-partitions", caseDescribeTopicPartitions},
+		{"admin-log-dirs", caseLogDirs},
+		{"admin-elect-leaders", caseElectLeaders},
+		{"admin-reassignments", caseReassignments},
+		{"admin-features", caseFeatures},
+		{"admin-config-resources", caseConfigResources},
 	}
 }
 

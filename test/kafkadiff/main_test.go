@@ -62,6 +62,7 @@ func TestMain(m *testing.M) {
 	stop()
 	stopAuthz()
 	kgbin.Remove()
+	removeTelemetryPlugin()
 	os.Exit(code)
 }
 
@@ -82,7 +83,7 @@ func startBoth() (stop func(), err error) {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		broker, akErr = apachekafka.Start(ctx, apachekafka.Options{
+		opts, err := withTelemetryPlugin(apachekafka.Options{
 			Heap: []string{"-Xmx512m"},
 			Props: map[string]string{
 				// JoinGroup on an empty group answers at once, as
@@ -91,6 +92,11 @@ func startBoth() (stop func(), err error) {
 				"group.initial.rebalance.delay.ms": "0",
 			},
 		})
+		if err != nil {
+			akErr = err
+			return
+		}
+		broker, akErr = apachekafka.Start(ctx, opts)
 	}()
 	go func() {
 		defer wg.Done()

@@ -197,6 +197,18 @@ func placeholder(field string, v reflect.Value) (string, bool) {
 			}
 			return "<uuid>", true
 		}
+	case "ClientInstanceID":
+		if v.Kind() == reflect.Array && v.Len() == 16 {
+			if v.IsZero() {
+				return "<zero-uuid>", true
+			}
+			return "<client-instance-id>", true
+		}
+	case "SubscriptionID":
+		// A hash of the subscription and the random instance id.
+		if isInt(v) && v.Int() != 0 {
+			return "<subscription-id>", true
+		}
 	case "ProducerID":
 		if isInt(v) && v.Int() >= 0 {
 			return "<pid>", true

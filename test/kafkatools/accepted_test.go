@@ -12,11 +12,6 @@ var acceptedDifferences = []accepted{
 			"(this listing comes before any group or transaction)"},
 
 	// kafka-topics --describe.
-	{Step: `topics describe.*`, Side: "kafka", Line: `Topic: \S+ Partition: \d+ Leader: 1 Replicas: 1 Isr: 1 Elr: LastKnownElr:`,
-		Reason: "missing API key DescribeTopicPartitions (75): kafka-topics falls back to Metadata, " +
-			"which carries no eligible leader replicas, and prints N/A (owned by the 4.4 protocol work)"},
-	{Step: `topics describe.*`, Side: "kgateway", Line: `Topic: \S+ Partition: \d+ Leader: 1 Replicas: 1 Isr: 1 Elr: N/A LastKnownElr: N/A`,
-		Reason: "the other side of the line above (DescribeTopicPartitions, key 75, not served)"},
 	{Step: `topics describe( altered)?`, Side: "kafka", Line: `Topic: orders TopicId: \{topic-id\} PartitionCount: [35] ReplicationFactor: 1 Configs: min.insync.replicas=1,segment.bytes=1073741824`,
 		Reason: "kafka-topics prints every config not at its default: Kafka's broker sets log.segment.bytes in " +
 			"server.properties (as Kafka's shipped config does) and its controller sets min.insync.replicas=1 " +
@@ -26,6 +21,16 @@ var acceptedDifferences = []accepted{
 	{Step: `topics describe with config`, Side: "kafka", Line: `Topic: events TopicId: \{topic-id\} PartitionCount: 2 ReplicationFactor: 1 Configs: min.insync.replicas=1,cleanup.policy=compact,segment.bytes=1073741824,retention.ms=3600000`,
 		Reason: "as above: Kafka's static log.segment.bytes and dynamic min.insync.replicas are listed beside the topic's own configs"},
 	{Step: `topics describe with config`, Side: "kgateway", Line: `Topic: events TopicId: \{topic-id\} PartitionCount: 2 ReplicationFactor: 1 Configs: cleanup.policy=compact,retention.ms=3600000`,
+		Reason: "the other side of the line above"},
+
+	// kafka-features describe.
+	{Step: `features describe`, Side: "kafka", Line: `Feature: (eligible\.leader\.replicas|group|kraft|metadata|streams)\.version .*`,
+		Reason: "features kgateway does not have: no KRaft metadata log or quorum (metadata.version, kraft.version), " +
+			"one replica per partition (eligible.leader.replicas.version), KIP-848 groups served without group.version, " +
+			"no Streams groups (streams.version)"},
+	{Step: `features describe`, Side: "kafka", Line: `Feature: share\.version SupportedMinVersion: 0 SupportedMaxVersion: 2 FinalizedVersionLevel: 2 Epoch: \{epoch\}`,
+		Reason: "kgateway serves share groups at share.version 1 (Kafka 4.2's) and cannot turn them off, so it supports 1 only"},
+	{Step: `features describe`, Side: "kgateway", Line: `Feature: share\.version SupportedMinVersion: 1 SupportedMaxVersion: 1 FinalizedVersionLevel: 1 Epoch: \{epoch\}`,
 		Reason: "the other side of the line above"},
 
 	// kafka-configs, topics.
@@ -42,15 +47,6 @@ var acceptedDifferences = []accepted{
 	{Step: `configs broker alter`, Side: "kafka", Line: `exit 0|Completed updating config for broker 1\.`,
 		Reason: "kgateway refuses AlterConfigs of dynamic broker configs (broker configs are static there); owned by the 4.4 protocol work"},
 	{Step: `configs broker alter`, Side: "kgateway", Line: `exit 1|stderr: Error while executing config command with args .*|stderr: (java.util.concurrent.ExecutionException|Caused by): org.apache.kafka.common.errors.InvalidRequestException: .*broker configs are static.*`,
-		Reason: "the other side of the line above"},
-
-	// kafka-configs, users and clients: both describe client quotas.
-	{Step: `configs user describe|configs client quota (alter|describe)`, Side: "kafka",
-		Line: `exit 0|SCRAM credential configs for user-principal 'alice' are SCRAM-SHA-512=iterations=4096|Completed updating config for client c1\.|Quota configs for client-id 'c1' are producer_byte_rate=1048576\.0`,
-		Reason: "client quotas are not served by kgateway yet (missing API keys DescribeClientQuotas 48 and AlterClientQuotas 49); " +
-			"kafka-configs describes a user's quotas beside its SCRAM credentials, so describing a user fails too"},
-	{Step: `configs user describe|configs client quota (alter|describe)`, Side: "kgateway",
-		Line:   `exit 1|stderr: Error while executing config command with args .*|stderr: (java.util.concurrent.ExecutionException|Caused by): org.apache.kafka.common.errors.UnsupportedVersionException: The node does not support DESCRIBE_CLIENT_QUOTAS`,
 		Reason: "the other side of the line above"},
 
 	// kafka-transactions abort.

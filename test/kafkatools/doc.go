@@ -8,7 +8,8 @@
 // authorizer and User:ANONYMOUS a super user, and runs a scenario of tool
 // invocations — kafka-topics, kafka-configs, kafka-consumer-groups,
 // kafka-acls, kafka-transactions, kafka-share-groups,
-// kafka-console-share-consumer, kafka-producer-perf-test and
+// kafka-console-share-consumer, kafka-log-dirs, kafka-features,
+// kafka-leader-election, kafka-reassign-partitions, kafka-producer-perf-test and
 // kafka-consumer-perf-test — each step against both brokers at once. A
 // tool runs as its bin/*.sh script runs it: `java -cp <classpath>
 // <MainClass> args...`, with a small heap and a class-data-sharing archive

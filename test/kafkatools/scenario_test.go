@@ -3,6 +3,7 @@ package kafkatools
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -37,6 +38,7 @@ func TestTools(t *testing.T) {
 	tl.buildArchive(t, ak.addr)
 	topicSteps(s)
 	configSteps(s)
+	adminSteps(s)
 	groupSteps(s)
 	aclSteps(s)
 	txnSteps(s)
@@ -63,6 +65,34 @@ func topicSteps(s *session) {
 	s.step("topics describe missing", topicCommand, append(bs, "--describe", "--topic", "nosuch")...)
 }
 
+// adminSteps runs the tools of the admin APIs a single node answers as
+// one with a single replica per partition: log dirs, features, leader
+// election and reassignments, on the topic "orders" of topicSteps (5
+// partitions, no records).
+func adminSteps(s *session) {
+	bs := []string{"--bootstrap-server", addrArg}
+	s.step("logdirs describe", logDirsCommand, append(bs, "--describe", "--topic-list", "orders")...)
+	s.step("logdirs describe missing topic", logDirsCommand, append(bs, "--describe", "--topic-list", "nosuch")...)
+	s.step("features describe", featureCommand, append(bs, "describe")...)
+	s.step("features downgrade dry-run", featureCommand, append(bs, "downgrade", "--feature", "transaction.version=1", "--dry-run")...)
+	s.step("features upgrade unsupported", featureCommand, append(bs, "upgrade", "--feature", "transaction.version=3")...)
+	s.step("election preferred", electionCommand, append(bs, "--election-type", "preferred", "--topic", "orders", "--partition", "0")...)
+	s.step("election unclean all", electionCommand, append(bs, "--election-type", "unclean", "--all-topic-partitions")...)
+	plan := filepath.Join(s.t.TempDir(), "reassign.json")
+	json := `{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[` + nodeID + `]}]}`
+	if err := os.WriteFile(plan, []byte(json), 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+	s.step("reassign list", reassignCommand, append(bs, "--list")...)
+	s.step("reassign execute same replicas", reassignCommand, append(bs, "--execute", "--reassignment-json-file", plan)...)
+	s.step("reassign verify", reassignCommand, append(bs, "--verify", "--preserve-throttles", "--reassignment-json-file", plan)...)
+	bad := filepath.Join(s.t.TempDir(), "reassign-bad.json")
+	if err := os.WriteFile(bad, []byte(`{"version":1,"partitions":[{"topic":"orders","partition":1,"replicas":[7]}]}`), 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+	s.step("reassign execute unknown broker", reassignCommand, append(bs, "--execute", "--reassignment-json-file", bad)...)
+}
+
 func configSteps(s *session) {
 	bs := []string{"--bootstrap-server", addrArg}
 	s.step("configs topic alter", configCommand, append(bs, "--alter", "--entity-type", "topics", "--entity-name", "orders",
@@ -81,6 +111,41 @@ func configSteps(s *session) {
 	s.step("configs client quota alter", configCommand, append(bs, "--alter", "--entity-type", "clients", "--entity-name", "c1",
 		"--add-config", "producer_byte_rate=1048576")...)
 	s.step("configs client quota describe", configCommand, append(bs, "--describe", "--entity-type", "clients", "--entity-name", "c1")...)
+	s.step("configs user quota alter", configCommand, append(bs, "--alter", "--entity-type", "users", "--entity-name", "alice",
+		"--add-config", "producer_byte_rate=1048576,consumer_byte_rate=2097152,request_percentage=50")...)
+	s.step("configs user quota describe", configCommand, append(bs, "--describe", "--entity-type", "users", "--entity-name", "alice")...)
+	s.step("configs user default quota alter", configCommand, append(bs, "--alter", "--entity-type", "users", "--entity-default",
+		"--add-config", "consumer_byte_rate=4096")...)
+	s.step("configs user default quota describe", configCommand, append(bs, "--describe", "--entity-type", "users", "--entity-default")...)
+	s.step("configs user client quota alter", configCommand, append(bs, "--alter", "--entity-type", "users", "--entity-name", "alice",
+		"--entity-type", "clients", "--entity-default", "--add-config", "controller_mutation_rate=10")...)
+	s.step("configs user client quota describe", configCommand, append(bs, "--describe", "--entity-type", "users", "--entity-name", "alice",
+		"--entity-type", "clients", "--entity-default")...)
+	s.step("configs user quota delete", configCommand, append(bs, "--alter", "--entity-type", "users", "--entity-name", "alice",
+		"--delete-config", "request_percentage")...)
+	s.step("configs user quota describe after delete", configCommand, append(bs, "--describe", "--entity-type", "users", "--entity-name", "alice")...)
+	// The tools run as User:ANONYMOUS, which the default user's quota
+	// applies to: it goes before the steps that move data.
+	s.step("configs user default quota delete", configCommand, append(bs, "--alter", "--entity-type", "users", "--entity-default",
+		"--delete-config", "consumer_byte_rate")...)
+	clientMetricsSteps(s)
+}
+
+// clientMetricsSteps: KIP-714 subscriptions, CLIENT_METRICS resources, set
+// and described by name with kafka-configs --entity-type client-metrics
+// (describing them all lists them with ListConfigResources, not served).
+func clientMetricsSteps(s *session) {
+	bs := []string{"--bootstrap-server", addrArg}
+	cm := append(bs, "--entity-type", "client-metrics", "--entity-name", "java-producers")
+	s.step("configs client-metrics alter", configCommand, append(cm, "--alter",
+		"--add-config", "metrics=[org.apache.kafka.producer.,org.apache.kafka.consumer.coordinator.],interval.ms=60000,match=[client_software_name=apache-kafka-java,client_id=svc-.*]")...)
+	s.step("configs client-metrics describe", configCommand, append(cm, "--describe")...)
+	s.step("configs client-metrics alter invalid interval", configCommand, append(cm, "--alter", "--add-config", "interval.ms=10")...)
+	s.step("configs client-metrics alter unknown config", configCommand, append(cm, "--alter", "--add-config", "no.such=1")...)
+	s.step("configs client-metrics alter invalid match", configCommand, append(cm, "--alter", "--add-config", "match=[client_name=x]")...)
+	s.step("configs client-metrics delete-config", configCommand, append(cm, "--alter", "--delete-config", "match")...)
+	s.step("configs client-metrics describe after delete", configCommand, append(cm, "--describe")...)
+	s.step("configs client-metrics describe unset", configCommand, append(bs, "--describe", "--entity-type", "client-metrics", "--entity-name", "nosuch")...)
 }
 
 func groupSteps(s *session) {

@@ -31,6 +31,10 @@ const (
 	producerPerf      = "org.apache.kafka.tools.ProducerPerformance"                 // kafka-producer-perf-test.sh
 	consumerPerf      = "org.apache.kafka.tools.ConsumerPerformance"                 // kafka-consumer-perf-test.sh
 	shareConsumer     = "org.apache.kafka.tools.consumer.ConsoleShareConsumer"       // kafka-console-share-consumer.sh
+	logDirsCommand    = "org.apache.kafka.tools.LogDirsCommand"                      // kafka-log-dirs.sh
+	featureCommand    = "org.apache.kafka.tools.FeatureCommand"                      // kafka-features.sh
+	reassignCommand   = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"  // kafka-reassign-partitions.sh
+	electionCommand   = "org.apache.kafka.tools.LeaderElectionCommand"               // kafka-leader-election.sh
 )
 
 // addrArg in a step's arguments stands for the target's bootstrap address.

@@ -12,7 +12,7 @@ var mutations = []mutation{
 	{
 		Name:  "no-fdatasync-before-ack",
 		Rule:  "storage D1/I2: an acknowledged entry is on disk (fdatasync) before the ack",
-		Edits: []edit{{File: "storage/commit.go", Old: "\t\t\tif err := f.Sync(); err != nil {", New: "\t\t\t_ = f\n\t\t\tif err := error(nil); err != nil {"}},
+		Edits: []edit{{File: "storage/commit.go", Old: "\t\tif err := f.Sync(); err != nil {", New: "\t\t_ = f\n\t\tif err := error(nil); err != nil {"}},
 		Tests: []testRun{
 			{Pkg: "./storage/", Run: "TestCrashPoints"},
 			{Pkg: "./resolver/", Run: "TestCrashProducerState"},
@@ -82,7 +82,7 @@ var mutations = []mutation{
 	{
 		Name:  "ack-after-failed-fsync",
 		Rule:  "storage D2: a failed fdatasync fails the write and the log; nothing after it is acknowledged",
-		Edits: []edit{{File: "storage/commit.go", Old: "\t\t\tif err := f.Sync(); err != nil {", New: "\t\t\tif err := f.Sync(); err != nil && false {"}},
+		Edits: []edit{{File: "storage/commit.go", Old: "\t\tif err := f.Sync(); err != nil {", New: "\t\tif err := f.Sync(); err != nil && false {"}},
 		Tests: []testRun{
 			{Pkg: "./storage/", Run: "TestSyncFailureFailsLog"},
 			{Pkg: "./test/", Run: "TestFsyncFailureUntilReopen"},
@@ -91,7 +91,7 @@ var mutations = []mutation{
 	{
 		Name:  "records-unchecked",
 		Rule:  "resolver Z1/Z2: a produced batch's records are decompressed and checked against its header before anything is appended",
-		Edits: []edit{{File: "resolver/produce.go", Old: "\t\tif err := p.checkRecords(b, limit, s.clean.recordCheck()); err != nil {", New: "\t\tif err := error(nil); err != nil && limit > int64(len(b)) {"}},
+		Edits: []edit{{File: "resolver/produce.go", Old: "\t\tif err := p.checkRecords(b, limit, recordCheck(s.Clean)); err != nil {", New: "\t\tif err := error(nil); err != nil && limit > int64(len(b)) {"}},
 		Tests: []testRun{
 			{Pkg: "./resolver/", Run: "TestProduceCompressedRejects|TestProduceRejects"},
 			{Pkg: "./test/", Run: "TestProduceValidatesBatches"},
@@ -195,5 +195,17 @@ var mutations = []mutation{
 		Rule:  "resolver L4: a record whose key maps to a higher offset is removed",
 		Edits: []edit{{File: "cleaner/rewrite.go", Old: "ok && r.Off < latest {", New: "ok && r.Off < latest && false {"}},
 		Tests: []testRun{{Pkg: "./resolver/", Run: "TestCleanerProperty|TestCleanerKeepsLatestPerKey"}},
+	},
+	{
+		Name:  "placement-not-rendezvous",
+		Rule:  "cluster/node J2: placement is rendezvous hashing, so a join or a leave moves only the partitions it must",
+		Edits: []edit{{File: "cluster/node/placement.go", Old: "\t\tif s := score(pkey, id); best < 0 || s > bestScore {", New: "\t\tif s := score(pkey, 0) % uint64(len(live)); best < 0 || live[s] == id && bestScore == 0 { // modulo placement"}},
+		Tests: []testRun{{Pkg: "./cluster/node/", Run: "TestPlacementSimulation"}},
+	},
+	{
+		Name:  "failed-release-forgotten",
+		Rule:  "cluster/node J2: an ownership whose release failed is released again, or no other node can ever take the partition",
+		Edits: []edit{{File: "cluster/node/placement.go", Old: "\t\tif _, taken := n.mu.held[h.pkey]; !taken {", New: "\t\tif _, taken := n.mu.held[h.pkey]; !taken && h == nil {"}},
+		Tests: []testRun{{Pkg: "./cluster/node/", Run: "TestFailedReleaseIsRetried"}},
 	},
 }

@@ -18,6 +18,19 @@ import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.DescribeTopicsOptions;
+import org.apache.kafka.clients.admin.FeatureUpdate;
+import org.apache.kafka.clients.admin.NewPartitionReassignment;
+import org.apache.kafka.clients.admin.UpdateFeaturesOptions;
+import org.apache.kafka.common.ElectionType;
+import org.apache.kafka.common.TopicPartitionReplica;
+import org.apache.kafka.common.errors.ElectionNotNeededException;
+import org.apache.kafka.common.errors.InvalidReplicaAssignmentException;
+import org.apache.kafka.common.errors.InvalidUpdateVersionException;
+import org.apache.kafka.common.errors.LogDirNotFoundException;
+import org.apache.kafka.common.errors.NoReassignmentInProgressException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import java.util.Optional;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
@@ -135,8 +148,8 @@ class AdminTest {
 
     /**
      * describeTopics: the 4.x Admin asks DescribeTopicPartitions (key 75)
-     * and, when the broker does not serve it, falls back to Metadata; either
-     * way the partitions, their leader and the topic id are described.
+     * by name and Metadata by id; either way the partitions, their leader
+     * and the topic id are described.
      */
     @Test
     void describeTopics() {
@@ -157,15 +170,144 @@ class AdminTest {
         assertEquals(t, byId.name());
     }
 
+    /**
+     * describeLogDirs: the data directory as the one log dir, with its file
+     * system's total and usable bytes, and each partition with its bytes on
+     * disk; describeReplicaLogDirs names the same dir; alterReplicaLogDirs
+     * to that dir is a no-op, to any other LogDirNotFoundException.
+     */
     @Test
-    @Disabled("kgateway does not serve DescribeLogDirs (key 35) yet")
     void describeLogDirs() throws Exception {
-        String t = topic(1);
+        String t = topic(2);
         produce(t, 0, 10, Map.of());
-        Map<String, LogDirDescription> dirs = Clients.get(admin.describeLogDirs(List.of(0)).allDescriptions()).get(0);
+        int node = Clients.get(admin.describeCluster().nodes()).iterator().next().id();
+        Map<String, LogDirDescription> dirs = Clients.get(admin.describeLogDirs(List.of(node)).allDescriptions()).get(node);
         assertEquals(1, dirs.size());
-        LogDirDescription d = dirs.values().iterator().next();
+        String path = dirs.keySet().iterator().next();
+        assertEquals(kg.dataDir().toAbsolutePath().toString(), path);
+        LogDirDescription d = dirs.get(path);
+        assertTrue(d.totalBytes().isPresent() && d.totalBytes().getAsLong() > 0);
+        assertTrue(d.usableBytes().isPresent() && d.usableBytes().getAsLong() <= d.totalBytes().getAsLong());
         assertTrue(d.replicaInfos().get(new TopicPartition(t, 0)).size() > 0);
+        assertEquals(0, d.replicaInfos().get(new TopicPartition(t, 1)).size());
+
+        TopicPartitionReplica r = new TopicPartitionReplica(t, 0, node);
+        assertEquals(path, Clients.get(admin.describeReplicaLogDirs(List.of(r)).all()).get(r).getCurrentReplicaLogDir());
+        Clients.get(admin.alterReplicaLogDirs(Map.of(r, path)).all());
+        ExecutionException e = assertThrows(ExecutionException.class,
+            () -> admin.alterReplicaLogDirs(Map.of(r, path + "-elsewhere")).all().get());
+        assertInstanceOf(LogDirNotFoundException.class, e.getCause());
+    }
+
+    /**
+     * describeTopics by name pages through DescribeTopicPartitions (KIP-966)
+     * with its partition limit: a limit below the topics' partitions still
+     * describes every partition, and a missing topic fails on its own.
+     */
+    @Test
+    void describeTopicsPaged() throws Exception {
+        String a = topic(5);
+        String b = topic(3);
+        double before = requests("DescribeTopicPartitions");
+        Map<String, TopicDescription> ds = Clients.get(admin.describeTopics(List.of(a, b),
+            new DescribeTopicsOptions().partitionSizeLimitPerResponse(2)).allTopicNames());
+        assertEquals(5, ds.get(a).partitions().size());
+        assertEquals(3, ds.get(b).partitions().size());
+        // 8 partitions at 2 a response: 4 DescribeTopicPartitions requests.
+        assertEquals(4, requests("DescribeTopicPartitions") - before, "DescribeTopicPartitions pages");
+        for (TopicDescription d : ds.values()) {
+            for (int i = 0; i < d.partitions().size(); i++) {
+                assertEquals(i, d.partitions().get(i).partition());
+                assertNotNull(d.partitions().get(i).leader());
+            }
+        }
+        ExecutionException e = assertThrows(ExecutionException.class,
+            () -> admin.describeTopics(List.of(a, "admin-missing-topic")).topicNameValues().get("admin-missing-topic").get());
+        assertInstanceOf(UnknownTopicOrPartitionException.class, e.getCause());
+    }
+
+    /** The count of requests kgateway handled of one API (its /metrics). */
+    static double requests(String api) throws Exception {
+        java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(
+            java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://" + kg.metricsAddr() + "/metrics")).build(),
+            java.net.http.HttpResponse.BodyHandlers.ofString());
+        String prefix = "kgateway_requests_total{api=\"" + api + "\"} ";
+        for (String line : r.body().split("\n")) {
+            if (line.startsWith(prefix)) {
+                return Double.parseDouble(line.substring(prefix.length()));
+            }
+        }
+        return 0;
+    }
+
+    /**
+     * electLeaders: a single-replica partition needs no election
+     * (ElectionNotNeededException), preferred or unclean; a missing one is
+     * unknown.
+     */
+    @Test
+    void electLeaders() {
+        String t = topic(1);
+        TopicPartition tp = new TopicPartition(t, 0);
+        for (ElectionType type : ElectionType.values()) {
+            Map<TopicPartition, Optional<Throwable>> r = Clients.get(admin.electLeaders(type, Set.of(tp)).partitions());
+            assertTrue(r.get(tp).isPresent(), type + ": no error");
+            assertInstanceOf(ElectionNotNeededException.class, r.get(tp).get(), type.toString());
+        }
+        TopicPartition missing = new TopicPartition(t, 7);
+        Map<TopicPartition, Optional<Throwable>> r = Clients.get(admin.electLeaders(ElectionType.PREFERRED, Set.of(missing)).partitions());
+        assertInstanceOf(UnknownTopicOrPartitionException.class, r.get(missing).get());
+    }
+
+    /**
+     * listPartitionReassignments finds none; alterPartitionReassignments to
+     * the partition's own replica succeeds and leaves none in progress, to
+     * a broker that does not exist fails InvalidReplicaAssignmentException,
+     * and a cancel finds none to cancel.
+     */
+    @Test
+    void partitionReassignments() {
+        String t = topic(1);
+        TopicPartition tp = new TopicPartition(t, 0);
+        int node = Clients.get(admin.describeCluster().nodes()).iterator().next().id();
+        assertTrue(Clients.get(admin.listPartitionReassignments().reassignments()).isEmpty());
+        Clients.get(admin.alterPartitionReassignments(Map.of(tp, Optional.of(new NewPartitionReassignment(List.of(node))))).all());
+        assertTrue(Clients.get(admin.listPartitionReassignments(Set.of(tp)).reassignments()).isEmpty());
+        ExecutionException e = assertThrows(ExecutionException.class, () -> admin.alterPartitionReassignments(
+            Map.of(tp, Optional.of(new NewPartitionReassignment(List.of(node + 100))))).all().get());
+        assertInstanceOf(InvalidReplicaAssignmentException.class, e.getCause());
+        e = assertThrows(ExecutionException.class,
+            () -> admin.alterPartitionReassignments(Map.of(tp, Optional.empty())).all().get());
+        assertInstanceOf(NoReassignmentInProgressException.class, e.getCause());
+    }
+
+    /**
+     * updateFeatures changes what describeFeatures (ApiVersions) finalizes:
+     * validateOnly does not; a safe downgrade of transaction.version to 1
+     * does, and an upgrade takes it back; an unknown feature and turning
+     * share groups off are InvalidUpdateVersionException.
+     */
+    @Test
+    void updateFeatures() {
+        java.util.function.Supplier<Short> tv = () ->
+            Clients.get(admin.describeFeatures().featureMetadata()).finalizedFeatures().get("transaction.version").maxVersionLevel();
+        try {
+            Clients.get(admin.updateFeatures(Map.of("transaction.version",
+                new FeatureUpdate((short) 1, FeatureUpdate.UpgradeType.SAFE_DOWNGRADE)), new UpdateFeaturesOptions().validateOnly(true)).all());
+            assertEquals((short) 2, tv.get());
+            Clients.get(admin.updateFeatures(Map.of("transaction.version",
+                new FeatureUpdate((short) 1, FeatureUpdate.UpgradeType.SAFE_DOWNGRADE)), new UpdateFeaturesOptions()).all());
+            assertEquals((short) 1, tv.get());
+        } finally {
+            Clients.get(admin.updateFeatures(Map.of("transaction.version",
+                new FeatureUpdate((short) 2, FeatureUpdate.UpgradeType.UPGRADE)), new UpdateFeaturesOptions()).all());
+        }
+        assertEquals((short) 2, tv.get());
+        for (Map.Entry<String, Short> bad : Map.of("admin.unknown.version", (short) 1, "share.version", (short) 0).entrySet()) {
+            ExecutionException e = assertThrows(ExecutionException.class, () -> admin.updateFeatures(Map.of(bad.getKey(),
+                new FeatureUpdate(bad.getValue(), FeatureUpdate.UpgradeType.SAFE_DOWNGRADE)), new UpdateFeaturesOptions()).all().get());
+            assertInstanceOf(InvalidUpdateVersionException.class, e.getCause(), bad.getKey());
+        }
     }
 
     @Test

@@ -1,4 +1,4 @@
-package resolver
+package recordbatch
 
 import (
 	"encoding/binary"
@@ -17,14 +17,14 @@ const (
 	markerCommit = 1
 )
 
-// marker is a decoded transaction marker.
-type marker struct {
-	commit           bool
-	coordinatorEpoch int32
+// Marker is a decoded transaction marker.
+type Marker struct {
+	Commit           bool
+	CoordinatorEpoch int32
 }
 
-// encodeMarker builds the control batch for (pid, epoch) at timestamp ts.
-func encodeMarker(pid int64, epoch int16, commit bool, coordinatorEpoch int32, ts int64) []byte {
+// EncodeMarker builds the control batch for (pid, epoch) at timestamp ts.
+func EncodeMarker(pid int64, epoch int16, commit bool, coordinatorEpoch int32, ts int64) []byte {
 	be := binary.BigEndian
 	typ := uint16(markerAbort)
 	if commit {
@@ -44,34 +44,34 @@ func encodeMarker(pid int64, epoch int16, commit bool, coordinatorEpoch int32, t
 	rec := binary.AppendVarint(nil, int64(len(body)))
 	rec = append(rec, body...)
 
-	b := make([]byte, batchHeaderLen, batchHeaderLen+len(rec))
-	be.PutUint32(b[batchLengthOff:], uint32(batchHeaderLen-batchLenPrefix+len(rec)))
-	b[magicOff] = 2
-	be.PutUint16(b[attrsOff:], transactionalBit|controlBit)
-	be.PutUint32(b[lastDeltaOff:], 0)
-	be.PutUint64(b[baseTSOff:], uint64(ts))
-	be.PutUint64(b[maxTSOff:], uint64(ts))
-	be.PutUint64(b[producerIDOff:], uint64(pid))
-	be.PutUint16(b[epochOff:], uint16(epoch))
-	be.PutUint32(b[baseSeqOff:], 0xffffffff) // -1: markers carry no sequence
-	be.PutUint32(b[countOff:], 1)
+	b := make([]byte, HeaderLen, HeaderLen+len(rec))
+	be.PutUint32(b[LengthOff:], uint32(HeaderLen-LenPrefix+len(rec)))
+	b[MagicOff] = 2
+	be.PutUint16(b[AttrsOff:], TransactionalBit|ControlBit)
+	be.PutUint32(b[LastDeltaOff:], 0)
+	be.PutUint64(b[BaseTSOff:], uint64(ts))
+	be.PutUint64(b[MaxTSOff:], uint64(ts))
+	be.PutUint64(b[ProducerIDOff:], uint64(pid))
+	be.PutUint16(b[EpochOff:], uint16(epoch))
+	be.PutUint32(b[BaseSeqOff:], 0xffffffff) // -1: markers carry no sequence
+	be.PutUint32(b[CountOff:], 1)
 	b = append(b, rec...)
-	be.PutUint32(b[crcOff:], crc32.Checksum(b[attrsOff:], castagnoli))
+	be.PutUint32(b[CRCOff:], crc32.Checksum(b[AttrsOff:], Castagnoli))
 	return b
 }
 
-// decodeMarker reads the marker of a stored control batch.
-func decodeMarker(b []byte) (marker, error) {
+// DecodeMarker reads the marker of a stored control batch.
+func DecodeMarker(b []byte) (Marker, error) {
 	be := binary.BigEndian
-	if len(b) <= batchHeaderLen {
-		return marker{}, fmt.Errorf("%w: control batch of %d bytes", ErrCorruptBatch, len(b))
+	if len(b) <= HeaderLen {
+		return Marker{}, fmt.Errorf("%w: control batch of %d bytes", ErrCorruptBatch, len(b))
 	}
-	rec := b[batchHeaderLen:]
+	rec := b[HeaderLen:]
 	// length, attributes, timestamp delta, offset delta, then key and value.
 	for i := range 3 {
 		_, k := binary.Varint(rec)
 		if k <= 0 || len(rec) < k+1 {
-			return marker{}, fmt.Errorf("%w: short control record", ErrCorruptBatch)
+			return Marker{}, fmt.Errorf("%w: short control record", ErrCorruptBatch)
 		}
 		rec = rec[k:]
 		if i == 0 {
@@ -80,18 +80,18 @@ func decodeMarker(b []byte) (marker, error) {
 	}
 	key, rest, err := varBytes(rec)
 	if err != nil || len(key) < 4 {
-		return marker{}, fmt.Errorf("%w: control record key", ErrCorruptBatch)
+		return Marker{}, fmt.Errorf("%w: control record key", ErrCorruptBatch)
 	}
 	val, _, err := varBytes(rest)
 	if err != nil {
-		return marker{}, fmt.Errorf("%w: control record value", ErrCorruptBatch)
+		return Marker{}, fmt.Errorf("%w: control record value", ErrCorruptBatch)
 	}
-	m := marker{commit: be.Uint16(key[2:]) == markerCommit, coordinatorEpoch: -1}
+	m := Marker{Commit: be.Uint16(key[2:]) == markerCommit, CoordinatorEpoch: -1}
 	if t := be.Uint16(key[2:]); t != markerAbort && t != markerCommit {
-		return marker{}, fmt.Errorf("%w: control record type %d", ErrCorruptBatch, t)
+		return Marker{}, fmt.Errorf("%w: control record type %d", ErrCorruptBatch, t)
 	}
 	if len(val) >= 6 {
-		m.coordinatorEpoch = int32(be.Uint32(val[2:]))
+		m.CoordinatorEpoch = int32(be.Uint32(val[2:]))
 	}
 	return m, nil
 }

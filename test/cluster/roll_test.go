@@ -1,0 +1,140 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// rollBudget is what one node's step of a rolling restart may take
+// beyond the node's own start: its graceful stop (J5: it deregisters and
+// hands its partitions over) and the moves back once it is up (J2, J3).
+const rollBudget = 2 * time.Second
+
+// TestClusterRollingRestart: every node of a 3-node cluster is stopped
+// gracefully (SIGTERM) and started again, one after the other, under a
+// steady load of idempotent producers (acks=all), a consumer group and a
+// transactional pipeline. Clients see only retriable errors (no record
+// fails; every error of the pipeline is one Kafka calls retriable), and
+// nothing acknowledged is lost (Book.Check), consumed or piped exactly
+// once; the committed offsets never go backwards. Each step ends when
+// placement (J2) is back where it was, all partitions led by their
+// preferred node; the whole roll takes at most N × (start time + 2 s),
+// the start time being each node's own, from launch to its ready line.
+// It reports the produce p99 during the roll. One exception is logged,
+// not failed (KGW_ROLL_STRICT=1 fails on it): a transactional producer
+// fenced while the coordinator role moves mid-EndTxn (see below).
+//
+// One roll (about a minute with the checks); KGW_ROLLS=n rolls n times,
+// KGW_SOAK=1 five (tools/roll.sh).
+func TestClusterRollingRestart(t *testing.T) {
+	rolls := 1
+	if soak() {
+		rolls = 5
+	}
+	if v, err := strconv.Atoi(os.Getenv("KGW_ROLLS")); err == nil && v > 0 {
+		rolls = v
+	}
+	c := StartCluster(t, 3)
+	const topic, group, n = "roll", "roll-group", 6
+	const out, pipeGroup, outN = "roll-out", "roll-pipe", 3
+	c.CreateTopic(topic, n)
+	c.CreateTopic(out, outN)
+	live := []int32{0, 1, 2}
+	c.waitPlacement(topic, n, live)
+	prod := c.StartProducers(topic, 3, "r", 4*time.Millisecond, nil)
+	g := c.StartGroup(topic, group, 2)
+	commits := c.SampleCommits(topic, group)
+	pipe := c.StartPipeline(topic, out, pipeGroup, 2)
+	pipeCommits := c.SampleCommits(topic, pipeGroup)
+	book := prod.Book
+	book.WaitAcked(t, 200, 60*time.Second)
+	before := book.Latencies(time.Time{}, time.Now())
+
+	var rollTime, budget time.Duration
+	var windows [][2]time.Time
+	for roll := range rolls {
+		for i := range c.Len() {
+			began := time.Now()
+			c.Stop(i)
+			stopped := time.Now()
+			c.Restart(i) // returns at the node's ready line
+			started := time.Now()
+			c.waitPlacement(topic, n, live)
+			done := time.Now()
+			step, start := done.Sub(began), started.Sub(stopped)
+			rollTime += step
+			budget += start + rollBudget
+			windows = append(windows, [2]time.Time{began, done})
+			t.Logf("roll %d node %d: stop %v, start %v, placed again %v after: step %v (budget %v)", roll, i,
+				stopped.Sub(began).Round(time.Millisecond), start.Round(time.Millisecond),
+				done.Sub(started).Round(time.Millisecond), step.Round(time.Millisecond), (start + rollBudget).Round(time.Millisecond))
+			book.WaitAcked(t, book.Acked()+50, 60*time.Second) // writes go on between steps
+		}
+	}
+	var during []time.Duration
+	for _, w := range windows {
+		during = append(during, book.Latencies(w[0], w[1])...)
+	}
+	slices.Sort(during)
+	t.Logf("produce latency: before the roll p50 %v p99 %v (%d acks); during the roll p50 %v p99 %v max %v (%d acks)",
+		quantile(before, 0.5), quantile(before, 0.99), len(before),
+		quantile(during, 0.5), quantile(during, 0.99), quantile(during, 1), len(during))
+	t.Logf("roll: %v for %d steps, budget N × (start time + %v) = %v", rollTime.Round(time.Millisecond), len(windows), rollBudget, budget.Round(time.Millisecond))
+	if rollTime > budget {
+		t.Errorf("the roll took %v, over its budget of %v", rollTime, budget)
+	}
+
+	prod.Stop(t)
+	for v, err := range book.Failed() {
+		t.Errorf("produce of %q failed: %v", v, err)
+	}
+	parts, _ := c.ReadAll(topic, n)
+	book.Check(t, parts)
+	c.WaitCommitted(group, topic, ends(parts, n), 2*time.Minute)
+	c.WaitCommitted(pipeGroup, topic, ends(parts, n), 2*time.Minute)
+	g.Stop()
+	pipe.Stop()
+	commits.Stop()
+	pipeCommits.Stop()
+	t.Logf("pipeline: %s", pipe.Stats())
+	for _, err := range pipe.Errors() {
+		switch {
+		case retriable(err):
+		case errors.Is(err, kerr.ProducerFenced) && os.Getenv("KGW_ROLL_STRICT") != "1":
+			// Known: when the coordinator role moves while an EndTxn
+			// is being completed (the leaving node's completion is
+			// fenced, "txn-end-incomplete"), a member's producer may be
+			// fenced; the member starts a new session and exactly once
+			// still holds (checked below). KGW_ROLL_STRICT=1 fails on
+			// it.
+			t.Logf("KNOWN ISSUE: the pipeline saw %v", err)
+		default:
+			t.Errorf("the pipeline saw an error that is not retriable: %v", err)
+		}
+	}
+	book.CheckConsumed(t, g.Consumed())
+	pipe.CheckExactlyOnce(t, parts, outN)
+	for _, s := range []*CommitSampler{commits, pipeCommits} {
+		back, _ := s.Backward()
+		for _, b := range back {
+			t.Errorf("committed offset went backwards: %s", b)
+		}
+	}
+}
+
+// retriable reports whether a client error is one Kafka calls
+// retriable, or a wait cut short by one.
+func retriable(err error) bool {
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Retriable
+	}
+	return errors.Is(err, context.DeadlineExceeded)
+}
