@@ -598,3 +598,28 @@ func describeStreams(t *testing.T, g *gateway, id string) kmsg.StreamsGroupDescr
 	}
 	return resp.Groups[0]
 }
+
+// streams.version is a finalized feature: at 0 (UpdateFeatures, a
+// downgrade) the streams group APIs answer UNSUPPORTED_VERSION, at 1
+// again they serve.
+func TestStreamsVersionFeature(t *testing.T) {
+	g := newGatewayWith(t, gatewayOptions{group: fastStreams()})
+	g.createTopic("st-fv-in", 1)
+	a := newStreamsMember(t, g, "st-fv", "a", "p1", streamsTopology("st-fv", "st-fv-in"))
+	set := func(level int16, typ int8) {
+		t.Helper()
+		req := kmsg.NewPtrUpdateFeaturesRequest()
+		u := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+		u.Feature, u.MaxVersionLevel, u.UpgradeType = "streams.version", level, typ
+		req.FeatureUpdates = []kmsg.UpdateFeaturesRequestFeatureUpdate{u}
+		if resp := request[*kmsg.UpdateFeaturesResponse](t, a.cl, req); resp.ErrorCode != 0 {
+			t.Fatalf("streams.version to %d: %v", level, kerr.ErrorForCode(resp.ErrorCode))
+		}
+	}
+	set(0, 2) // safe downgrade
+	if resp := a.send(a.request()); resp.ErrorCode != kerr.UnsupportedVersion.Code {
+		t.Fatalf("heartbeat at streams.version 0: %v", kerr.ErrorForCode(resp.ErrorCode))
+	}
+	set(1, 1) // upgrade
+	a.beat()
+}
