@@ -99,8 +99,9 @@ test-kafka-tools: deps
 	KGW_KAFKA_TOOLS=1 $(GO) test -count=1 -timeout 20m -run 'TestTools|TestNormalise|TestTriage' ./test/kafkatools/
 
 # test-jvm-slow runs only the JVM tests tagged slow: Kafka Streams at
-# exactly-once and Kafka Connect (test/jvm/.../streams, .../connect), each
-# through kill -9 of its processes and of kgateway; about 2.5 minutes.
+# exactly-once (classic and streams rebalance protocols) and Kafka Connect
+# (test/jvm/.../streams, .../connect), each through kill -9 of its
+# processes and of kgateway; about 4.5 minutes.
 test-jvm-slow: $(JVM_MOD)/target/classpath.txt
 	$(MVN_TEST) -Dgroups=slow
 

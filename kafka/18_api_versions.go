@@ -27,8 +27,13 @@ package kafka
 // (57_update_features.go) changes the finalized levels, which persist
 // in the data directory (kafka/features); the epoch counts the changes.
 //
-// In cluster mode (Config.Cluster, Y5) neither feature is advertised, nor
-// the transaction and share-group APIs.
+// The feature streams.version (KIP-1071) is advertised, supported 0–1 and
+// finalized at 1, as Kafka 4.4 does: the streams group APIs (88, 89) are
+// served (kafka/streams), and a Streams client uses group.protocol=streams
+// only while the feature is finalized.
+//
+// In cluster mode (Config.Cluster, Y5) none of these features is
+// advertised, nor the transaction, share-group and streams-group APIs.
 //
 // A request at a version above 5 is answered in the v0 format with
 // UNSUPPORTED_VERSION and the ApiVersions key alone (KIP-511): the client
@@ -92,11 +97,16 @@ const (
 	maxTransactionVersion     = 2
 	shareVersionFeature       = "share.version"
 	maxShareVersion           = 1
+	streamsVersionFeature     = "streams.version"
+	maxStreamsVersion         = 1
 )
 
 // featureSpecs are the features a node serves, in ApiVersions' order.
+// streams.version is supported 0–1 as in Kafka: at 0 the streams group
+// APIs answer UNSUPPORTED_VERSION (88_streams_group_heartbeat.go).
 var featureSpecs = []features.Spec{
 	{Name: shareVersionFeature, Min: 1, Max: maxShareVersion, Default: maxShareVersion},
+	{Name: streamsVersionFeature, Min: 0, Max: maxStreamsVersion, Default: maxStreamsVersion},
 	{Name: transactionVersionFeature, Min: 0, Max: maxTransactionVersion, Default: maxTransactionVersion},
 }
 

@@ -85,6 +85,8 @@ var apis = []api{
 	{key: 77, min: 0, max: 1, handle: handleShareGroupDescribe},
 	{key: 78, min: 0, max: 2, handle: handleShareFetch},
 	{key: 79, min: 0, max: 2, handle: handleShareAcknowledge},
+	{key: 88, min: 0, max: 1, handle: handleStreamsGroupHeartbeat},
+	{key: 89, min: 0, max: 1, handle: handleStreamsGroupDescribe},
 	{key: 90, min: 0, max: 1, handle: handleDescribeShareGroupOffsets},
 	{key: 91, min: 0, max: 0, handle: handleAlterShareGroupOffsets},
 	{key: 92, min: 0, max: 0, handle: handleDeleteShareGroupOffsets},

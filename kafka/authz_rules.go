@@ -75,6 +75,8 @@ func init() {
 		72: noCheck,
 		74: noCheck, // DESCRIBE_CONFIGS on the cluster, in the handler
 		75: noCheck, // DESCRIBE per topic in the handler, which pages only describable topics
+		88: authzStreamsGroupHeartbeat,
+		89: authzStreamsGroupDescribe,
 	}
 }
 

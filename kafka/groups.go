@@ -100,6 +100,10 @@ func (tc topicChecker) PartitionExists(topic string, partition int32) bool {
 // subscriptions against every topic, internal ones included (G14).
 type topicLister struct{ s *Server }
 
+// Partitions looks one topic up, for streams groups (kafka/streams
+// Metadata).
+func (tl topicLister) Partitions(name string) (int32, bool) { return tl.s.res.Partitions(name) }
+
 func (tl topicLister) Topics() []group.TopicInfo {
 	ts := tl.s.res.Topics()
 	internal := resolver.InternalTopics()

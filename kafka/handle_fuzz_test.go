@@ -32,6 +32,17 @@ func tooManyPartitions(req kmsg.Request) bool {
 			}
 			n += max(int(t.NumPartitions), len(t.ReplicaAssignment), 1)
 		}
+	case *kmsg.StreamsGroupHeartbeatRequest: // the internal topics a topology makes the broker create
+		if q.Topology != nil {
+			for _, st := range q.Topology.Subtopologies {
+				for _, ti := range append(append([]kmsg.TopicInfo{}, st.RepartitionSourceTopics...), st.StateChangelogTopics...) {
+					if ti.NumPartitions > limit {
+						return true
+					}
+					n += max(int(ti.NumPartitions), 1)
+				}
+			}
+		}
 	case *kmsg.CreatePartitionsRequest:
 		for _, t := range q.Topics {
 			if t.Count > limit || len(t.Assignment) > limit {

@@ -259,11 +259,12 @@ func offsetFetchNotCoordinator(r *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResp
 // groups, unless they have a durable home (Y8).
 var notInCluster = map[int16]bool{
 	76: true, 77: true, 78: true, 79: true, 90: true, 91: true, 92: true, // share groups
+	88: true, 89: true, // streams groups (KIP-1071): served by a single node only
 }
 
 // notInClusterFeature are the features not advertised in cluster mode
 // (Y5, Y19).
-var notInClusterFeature = map[string]bool{transactionVersionFeature: true, shareVersionFeature: true}
+var notInClusterFeature = map[string]bool{transactionVersionFeature: true, shareVersionFeature: true, streamsVersionFeature: true}
 
 // clusterMaxVersion caps APIs in cluster mode (Y19): transactions are
 // served at transaction version 1, so neither Produce v12 nor EndTxn and

@@ -91,6 +91,9 @@ func (s *Store) PutClassicGroup(g ClassicGroup, maxBytes int) error {
 	if err := b.Delete(consumerKey(g.ID), nil); err != nil {
 		return err
 	}
+	if err := b.Delete(streamsKey(g.ID), nil); err != nil {
+		return err
+	}
 	if err := s.apply(b); err != nil {
 		return fmt.Errorf("offsets: put group %q: %w", g.ID, err)
 	}

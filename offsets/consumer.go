@@ -95,6 +95,9 @@ func (s *Store) PutConsumerGroup(g ConsumerGroup, maxBytes int) error {
 	if err := b.Delete(classicKey(g.ID), nil); err != nil {
 		return err
 	}
+	if err := b.Delete(streamsKey(g.ID), nil); err != nil {
+		return err
+	}
 	if err := s.apply(b); err != nil {
 		return fmt.Errorf("offsets: put consumer group %q: %w", g.ID, err)
 	}

@@ -59,6 +59,13 @@
 //   - O23 A restart keeps every consumer group's state (ConsumerGroups),
 //     with or without members; DeleteGroup and retention of the group
 //     remove it.
+//   - Streams groups: a streams group's state (KIP-1071: the coordinator's encoding of
+//     epochs, topology, members with their tasks, and the target) is one
+//     record written with the group's metadata record in one synced batch
+//     (PutStreamsGroup); it removes a classic or consumer state of the
+//     same id, and theirs remove it.
+//     A restart keeps every streams group's state (StreamsGroups);
+//     DeleteGroup and retention of the group remove it.
 //   - O30 A share-partition state (kafka/share: the share-partition start
 //     offset and the records in flight after it, as runs of state and
 //     delivery count) is written in one synced batch (PutShareState) before

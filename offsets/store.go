@@ -209,7 +209,11 @@ func (s *Store) emptyActiveGroups() error {
 			if err != nil {
 				return err
 			}
-			if has || hasConsumer {
+			hasStreams, err := s.hasStreamsState(g.ID)
+			if err != nil {
+				return err
+			}
+			if has || hasConsumer || hasStreams {
 				continue
 			}
 			g.State, g.StateTime = GroupEmpty, now
@@ -387,6 +391,9 @@ func (s *Store) DeleteGroup(group string) error {
 		return err
 	}
 	if err := b.Delete(consumerKey(group), nil); err != nil {
+		return err
+	}
+	if err := b.Delete(streamsKey(group), nil); err != nil {
 		return err
 	}
 	return s.apply(b)
@@ -608,6 +615,9 @@ func (s *Store) expireGroup(b *pebble.Batch, g Group, now time.Time) (bool, erro
 		return false, nil
 	}
 	if err := b.Delete(consumerKey(g.ID), nil); err != nil {
+		return false, err
+	}
+	if err := b.Delete(streamsKey(g.ID), nil); err != nil {
 		return false, err
 	}
 	return true, b.Delete(metaKey(g.ID), nil)

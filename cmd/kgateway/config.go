@@ -27,6 +27,7 @@ import (
 	"github.com/kgateway/kgateway/kafka/group"
 	"github.com/kgateway/kgateway/kafka/quota"
 	"github.com/kgateway/kgateway/kafka/share"
+	"github.com/kgateway/kgateway/kafka/streams"
 	"github.com/kgateway/kgateway/kafka/telemetry"
 	"github.com/kgateway/kgateway/kafka/tenancy"
 	"github.com/kgateway/kgateway/kafka/txn"
@@ -146,6 +147,12 @@ type Config struct {
 	GroupConsumerMaxHeartbeatIntervalMs int64  `prop:"group.consumer.max.heartbeat.interval.ms" flag:"group-consumer-max-heartbeat-interval-ms" help:"largest group.consumer.heartbeat.interval.ms allowed"`
 	GroupConsumerAssignors              string `prop:"group.consumer.assignors" flag:"group-consumer-assignors" help:"server-side assignors, comma-separated (uniform, range); the first is the default"`
 
+	// Streams groups of the KIP-1071 protocol (groupflags.go).
+	GroupStreamsSessionTimeoutMs        int64 `prop:"group.streams.session.timeout.ms" flag:"group-streams-session-timeout-ms" help:"remove a streams group member not heard from for this long"`
+	GroupStreamsHeartbeatIntervalMs     int64 `prop:"group.streams.heartbeat.interval.ms" flag:"group-streams-heartbeat-interval-ms" help:"how often streams group members heartbeat (below the session timeout)"`
+	GroupStreamsNumStandbyReplicas      int   `prop:"group.streams.num.standby.replicas" flag:"group-streams-num-standby-replicas" help:"standby replicas of each stateful task of a streams group"`
+	GroupStreamsInitialRebalanceDelayMs int64 `prop:"group.streams.initial.rebalance.delay.ms" flag:"group-streams-initial-rebalance-delay-ms" help:"a new streams group's first task assignment waits this long for more members; 0 does not wait"`
+
 	ProducerIDExpirationMs int64 `prop:"producer.id.expiration.ms" flag:"producer-id-expiration-ms" help:"drop an idempotent producer's state on a partition it has not appended to for this long (a partition also keeps at most 1000 producers, the least recently appended dropped first)"`
 
 	TransactionMaxTimeoutMs       int64 `prop:"transaction.max.timeout.ms" flag:"transaction-max-timeout-ms" help:"largest transaction.timeout.ms a transactional producer may ask for (INVALID_TRANSACTION_TIMEOUT beyond it)"`
@@ -241,6 +248,9 @@ func DefaultConfig() Config {
 		GroupConsumerMaxSessionTimeoutMs:    group.DefaultConsumerMaxSessionTimeout.Milliseconds(),
 		GroupConsumerMinHeartbeatIntervalMs: group.DefaultConsumerMinHeartbeatInterval.Milliseconds(),
 		GroupConsumerMaxHeartbeatIntervalMs: group.DefaultConsumerMaxHeartbeatInterval.Milliseconds(),
+		GroupStreamsSessionTimeoutMs:        streams.DefaultSessionTimeout.Milliseconds(),
+		GroupStreamsHeartbeatIntervalMs:     streams.DefaultHeartbeatInterval.Milliseconds(),
+		GroupStreamsInitialRebalanceDelayMs: streams.DefaultInitialDelay.Milliseconds(),
 
 		TransactionMaxTimeoutMs:       txn.DefaultMaxTimeout.Milliseconds(),
 		TransactionalIDExpirationMs:   txn.DefaultIDExpiration.Milliseconds(),

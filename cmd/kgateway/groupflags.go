@@ -16,7 +16,7 @@ func (c Config) validateGroup(bad func(prop, format string, args ...any)) []erro
 		bad("group.max.size", "%d must be at least 1", c.GroupMaxSize)
 	}
 	if err := c.groupConfig().Validate(); err != nil {
-		bad("group.consumer.*", "%v", err)
+		bad("group.consumer.*, group.streams.*", "%v", err)
 	}
 	return nil
 }
@@ -36,5 +36,10 @@ func (c Config) groupConfig() group.Config {
 		ConsumerMaxSessionTimeout:    ms(c.GroupConsumerMaxSessionTimeoutMs),
 		ConsumerMinHeartbeatInterval: ms(c.GroupConsumerMinHeartbeatIntervalMs),
 		ConsumerMaxHeartbeatInterval: ms(c.GroupConsumerMaxHeartbeatIntervalMs),
+
+		StreamsSessionTimeout:        ms(c.GroupStreamsSessionTimeoutMs),
+		StreamsHeartbeatInterval:     ms(c.GroupStreamsHeartbeatIntervalMs),
+		StreamsNumStandby:            c.GroupStreamsNumStandbyReplicas,
+		StreamsInitialRebalanceDelay: ms(c.GroupStreamsInitialRebalanceDelayMs),
 	}
 }

@@ -90,13 +90,13 @@ func (c *Coordinator) DescribeGroups(req *kmsg.DescribeGroupsRequest) *kmsg.Desc
 func (g *group) isConsumer() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.mu.typ == typeConsumer
+	return g.mu.typ == typeConsumer || g.mu.typ == typeStreams
 }
 
 func (g *group) describe(dg *kmsg.DescribeGroupsResponseGroup) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.mu.typ == typeConsumer {
+	if g.mu.typ == typeConsumer || g.mu.typ == typeStreams {
 		return // Kafka describes a consumer group as Dead (not classic) before v6
 	}
 	stable := g.mu.state == stateStable
@@ -136,6 +136,9 @@ func (c *Coordinator) ListGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsRe
 		name := st.String()
 		if typ == typeConsumer && st != stateDead {
 			name, ptype = g.mu.cons.stateName(), "consumer"
+		}
+		if typ == typeStreams && st != stateDead {
+			name, ptype = g.mu.strm.StateName(), "streams"
 		}
 		g.mu.Unlock()
 		if st == stateDead || !want(req.StatesFilter, name) || !want(req.TypesFilter, typ.String()) {
@@ -178,7 +181,7 @@ func (c *Coordinator) deleteGroup(id string) int16 {
 		g.mu.Unlock()
 		return errNonEmptyGroup
 	}
-	if g.mu.typ == typeConsumer && len(g.mu.cons.members) > 0 {
+	if g.hasConsumerMembersLocked() {
 		g.mu.Unlock()
 		return errNonEmptyGroup
 	}

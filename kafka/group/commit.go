@@ -59,7 +59,7 @@ func (c *Coordinator) commit(req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCom
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.mu.typ == typeConsumer {
+	if g.mu.typ == typeConsumer || g.mu.typ == typeStreams {
 		if code := g.validateConsumerCommitLocked(req.MemberID, req.Generation, req.Version < 9, false); code != errNone {
 			return code
 		}
@@ -147,7 +147,7 @@ func (c *Coordinator) ValidateTxnOffsetCommitAt(version int16, group, memberID s
 	g := c.getOrCreate(group)
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.mu.typ == typeConsumer {
+	if g.mu.typ == typeConsumer || g.mu.typ == typeStreams {
 		code := g.validateConsumerCommitLocked(memberID, generation, false, true)
 		if code == errStaleEpoch && version < 6 {
 			code = errIllegalGeneration // no STALE_MEMBER_EPOCH before v6, as Kafka

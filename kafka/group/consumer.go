@@ -17,12 +17,16 @@ type groupType int8
 const (
 	typeClassic groupType = iota
 	typeConsumer
+	typeStreams
 )
 
 // String is the name ListGroups v5 reports.
 func (t groupType) String() string {
-	if t == typeConsumer {
+	switch t {
+	case typeConsumer:
 		return "consumer"
+	case typeStreams:
+		return "streams"
 	}
 	return "classic"
 }
@@ -189,7 +193,8 @@ func (cs *consumerState) hold(m *cmember) {
 // hasConsumerMembersLocked: a consumer group with members is never Empty,
 // whatever its classic state field says (retention and DeleteGroups).
 func (g *group) hasConsumerMembersLocked() bool {
-	return g.mu.typ == typeConsumer && len(g.mu.cons.members) > 0
+	return g.mu.typ == typeConsumer && len(g.mu.cons.members) > 0 ||
+		g.mu.typ == typeStreams && len(g.mu.strm.Members) > 0
 }
 
 // becomeClassicLocked turns a consumer group without members into an
@@ -198,8 +203,8 @@ func (g *group) hasConsumerMembersLocked() bool {
 // with members takes no classic member: INCONSISTENT_GROUP_PROTOCOL, as
 // Kafka answers a classic join its consumer group cannot serve.
 func (g *group) becomeClassicLocked() int16 {
-	if g.hasConsumerMembersLocked() {
-		return errInconsistentProto
+	if g.hasConsumerMembersLocked() || g.mu.typ == typeStreams {
+		return errInconsistentProto // a streams group takes no classic member (streams.go)
 	}
 	g.mu.typ, g.mu.cons, g.mu.consWritten, g.mu.consDurable = typeClassic, nil, nil, offsets.ConsumerGroup{}
 	g.mu.generation, g.mu.protocolType, g.mu.protocol = 0, "", ""

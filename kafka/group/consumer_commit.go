@@ -10,21 +10,20 @@ var errUnsupportedVersion = kerr.UnsupportedVersion.Code
 // commit with OffsetCommit v9+ unless transactional (UNSUPPORTED_VERSION),
 // and with its current member epoch (STALE_MEMBER_EPOCH).
 func (g *group) validateConsumerCommitLocked(memberID string, epoch int32, oldVersion, txn bool) int16 {
-	cs := g.mu.cons
 	if g.mu.state == stateDead {
 		return errCoordinatorNA
 	}
-	if epoch < 0 && len(cs.members) == 0 {
+	memberEpoch, known, empty := g.memberEpochLocked(memberID)
+	if epoch < 0 && empty {
 		return errNone
 	}
-	m := cs.members[memberID]
-	if m == nil {
+	if !known {
 		return errUnknownMember
 	}
 	if !txn && oldVersion {
 		return errUnsupportedVersion
 	}
-	if epoch != m.epoch {
+	if epoch != memberEpoch {
 		return errStaleEpoch
 	}
 	return errNone
@@ -44,26 +43,46 @@ func (c *Coordinator) validateOffsetFetch(group string, memberID *string, epoch 
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.mu.typ != typeConsumer {
+	if g.mu.typ != typeConsumer && g.mu.typ != typeStreams {
 		return errNone
 	}
 	id := ""
 	if memberID != nil {
 		id = *memberID
 	}
-	m := g.mu.cons.members[id]
-	if m == nil {
+	memberEpoch, known, _ := g.memberEpochLocked(id)
+	if !known {
 		return errUnknownMember
 	}
-	if epoch != m.epoch {
+	if epoch != memberEpoch {
 		return errStaleEpoch
 	}
 	return errNone
 }
 
+// memberEpochLocked is the epoch of a consumer or streams group's
+// member, whether it is a member, and whether the group has none.
+func (g *group) memberEpochLocked(id string) (epoch int32, known, empty bool) {
+	if g.mu.typ == typeStreams {
+		m := g.mu.strm.Members[id]
+		if m == nil {
+			return 0, false, len(g.mu.strm.Members) == 0
+		}
+		return m.Epoch, true, false
+	}
+	m := g.mu.cons.members[id]
+	if m == nil {
+		return 0, false, len(g.mu.cons.members) == 0
+	}
+	return m.epoch, true, false
+}
+
 // consumerSubscribedLocked: a member of the consumer group subscribes to
 // topic (OffsetDelete's GROUP_SUBSCRIBED_TO_TOPIC).
 func (g *group) consumerSubscribedLocked(topic string) bool {
+	if g.mu.typ == typeStreams {
+		return g.mu.strm.Subscribes(topic)
+	}
 	if g.mu.typ != typeConsumer || len(g.mu.cons.members) == 0 {
 		return false
 	}

@@ -111,7 +111,7 @@ func (g *group) becomeConsumerLocked(join bool) (int16, string) {
 	if g.mu.typ == typeConsumer {
 		return errNone, ""
 	}
-	if !join || len(g.mu.members) > 0 || len(g.mu.pending) > 0 || g.mu.state != stateEmpty {
+	if !join || g.mu.typ == typeStreams || len(g.mu.members) > 0 || len(g.mu.pending) > 0 || g.mu.state != stateEmpty {
 		return errGroupNotFound, "Group " + g.id + " is not a consumer group."
 	}
 	g.mu.typ = typeConsumer

@@ -79,6 +79,19 @@ type Config struct {
 	// group member is subscribed only to the topics its own principal
 	// may describe (G14), whoever's heartbeat resolves the group.
 	MayDescribe func(principal, host, topic string) bool
+
+	// StreamsSessionTimeout is group.streams.session.timeout.ms,
+	// StreamsHeartbeatInterval group.streams.heartbeat.interval.ms and
+	// StreamsNumStandby group.streams.num.standby.replicas (KIP-1071);
+	// zero: Kafka's defaults (45 s, 5 s, 0).
+	StreamsSessionTimeout    time.Duration
+	StreamsHeartbeatInterval time.Duration
+	StreamsNumStandby        int
+	// StreamsInitialRebalanceDelay is
+	// group.streams.initial.rebalance.delay.ms: a new streams group's
+	// first assignment waits this long for more members (0, the zero
+	// Config's value: no wait; the binary defaults to Kafka's 3 s).
+	StreamsInitialRebalanceDelay time.Duration
 }
 
 // Validate reports every problem with cfg at once.
@@ -105,6 +118,13 @@ func (cfg Config) Validate() error {
 		errs = append(errs, errors.New("group: config: intervals must not be negative"))
 	}
 	errs = append(errs, cfg.validateConsumer()...)
+	if cfg.StreamsSessionTimeout < 0 || cfg.StreamsHeartbeatInterval < 0 || cfg.StreamsNumStandby < 0 || cfg.StreamsInitialRebalanceDelay < 0 {
+		errs = append(errs, errors.New("group: config: group.streams.* settings must not be negative"))
+	}
+	if s := cfg.streamsConfigOf(); s.HeartbeatInterval >= s.SessionTimeout {
+		errs = append(errs, fmt.Errorf("group: config: group.streams.heartbeat.interval.ms %v must be below group.streams.session.timeout.ms %v",
+			s.HeartbeatInterval, s.SessionTimeout))
+	}
 	return errors.Join(errs...)
 }
 
@@ -181,7 +201,19 @@ func NewCoordinator(store *offsets.Store, cfg Config) (*Coordinator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("group: load consumer groups: %w", err)
 	}
+	streamGroups, err := store.StreamsGroups()
+	if err != nil {
+		return nil, fmt.Errorf("group: load streams groups: %w", err)
+	}
 	for _, pg := range persisted {
+		if sg, ok := streamGroups[pg.ID]; ok {
+			g, err := c.loadStreamsGroup(sg)
+			if err != nil {
+				return nil, fmt.Errorf("group: load streams group %q: %w", pg.ID, err)
+			}
+			c.mu.groups[pg.ID] = g
+			continue
+		}
 		if cg, ok := consumers[pg.ID]; ok {
 			c.mu.groups[pg.ID] = c.loadConsumerGroup(cg)
 			continue

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"github.com/kgateway/kgateway/kafka/streams"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -165,7 +166,13 @@ type group struct {
 		consWritten []byte
 		// consDurable is that state as a record, to go back to when a
 		// write fails (G15).
-		consDurable  offsets.ConsumerGroup
+		consDurable offsets.ConsumerGroup
+		// strm is a streams group's state (KIP-1071, streams.go),
+		// strmWritten its last durable encoding, strmTimers its
+		// members' timers.
+		strm         *streams.Group
+		strmWritten  []byte
+		strmTimers   map[string]*streamsTimers
 		rebalance    Timer
 		rebalanceSeq uint64
 		// initialDelay: the first rebalance of an Empty group is waiting
@@ -213,6 +220,9 @@ func (g *group) persistLocked() {
 }
 
 func (g *group) stopTimersLocked() {
+	for _, t := range g.mu.strmTimers {
+		stopStreamsTimers(t)
+	}
 	if g.mu.cons != nil {
 		for _, m := range g.mu.cons.members {
 			g.stopMemberTimersLocked(m)

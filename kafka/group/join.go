@@ -100,7 +100,7 @@ func (g *group) joinLocked(j joinReq) (joinResult, chan joinResult) {
 	if g.mu.state == stateDead {
 		return fail(errCoordinatorNA)
 	}
-	if g.mu.typ == typeConsumer {
+	if g.mu.typ == typeConsumer || g.mu.typ == typeStreams {
 		if code := g.becomeClassicLocked(); code != errNone {
 			return fail(code)
 		}

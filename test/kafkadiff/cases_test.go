@@ -28,6 +28,7 @@ func corpus() []diffCase {
 		{"group-unknown", caseGroupUnknown},
 		{"group-classic", caseGroupClassic},
 		{"group-consumer-848", caseGroup848},
+		{"group-streams", caseGroupStreams},
 		{"offsets-simple", caseOffsetsSimple},
 		{"topic-ids", caseTopicIDs},
 		{"txn-tv1", caseTxnTV1},

@@ -60,7 +60,7 @@ var consumerGroupMutations = []mutation{
 	{
 		Name:  "consumer-stale-commit-accepted",
 		Rule:  "group G17: an offset commit to a consumer group carries the member's current epoch",
-		Edits: []edit{{File: "kafka/group/consumer_commit.go", Old: "\t\treturn errUnsupportedVersion\n\t}\n\tif epoch != m.epoch {", New: "\t\treturn errUnsupportedVersion\n\t}\n\tif false {"}},
+		Edits: []edit{{File: "kafka/group/consumer_commit.go", Old: "\t\treturn errUnsupportedVersion\n\t}\n\tif epoch != memberEpoch {", New: "\t\treturn errUnsupportedVersion\n\t}\n\tif false && epoch != memberEpoch {"}},
 		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestConsumerCommitEpochs"}},
 	},
 	{

@@ -28,7 +28,6 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -79,15 +78,16 @@ class StreamsEosTest {
     }
 
     /**
-     * The same with the Streams rebalance protocol (KIP-1071). It runs once
-     * kgateway serves StreamsGroupHeartbeat; until then it is skipped.
+     * The same with the Streams rebalance protocol (KIP-1071): the group is
+     * a streams group, kgateway creates the repartition topic and the
+     * compacted changelog, assigns the tasks and keeps the group through
+     * its own kill -9. The session timeout is the broker's
+     * (group.streams.session.timeout.ms), here as short as the classic
+     * variant's, so that a killed instance's tasks move as soon.
      */
     @Test
     void exactlyOnceThroughKillsStreamsProtocol() throws Exception {
-        Assumptions.assumeTrue(servesApi("StreamsGroupHeartbeat"),
-            "kgateway does not serve StreamsGroupHeartbeat (KIP-1071, API key 88) yet: with"
-                + " group.protocol=streams a Streams 4.4 instance's threads die of"
-                + " 'The node does not support STREAMS_GROUP_HEARTBEAT'");
+        assertTrue(servesApi("StreamsGroupHeartbeat"), "kgateway apis lists StreamsGroupHeartbeat");
         run("streams");
     }
 
@@ -95,7 +95,9 @@ class StreamsEosTest {
         // Hung transactions of killed instances are aborted after Streams'
         // transaction.timeout.ms (10 s); kgateway looks for them every second.
         try (KGateway kg = KGateway.start(Map.of(
-                "transaction.abort.timed.out.transaction.cleanup.interval.ms", "1000"))) {
+                "transaction.abort.timed.out.transaction.cleanup.interval.ms", "1000",
+                "group.streams.session.timeout.ms", "6000",
+                "group.streams.heartbeat.interval.ms", "1000"))) {
             String app = Clients.unique("eos");
             String orders = app + "-orders";
             String customers = app + "-customers";

@@ -1,0 +1,34 @@
+package kafka
+
+// StreamsGroupDescribe (key 89), versions 0–1 (KIP-1071).
+//
+//   v1  the topology description when asked (never stored here:
+//       NOT_STORED) and the assignor's name.
+//
+// With streams.version finalized at 0 every group is UNSUPPORTED_VERSION.
+// A group that is absent or not a streams group is GROUP_ID_NOT_FOUND,
+// as from Kafka. Authorized operations are filled when asked
+// (authz_streams.go).
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func handleStreamsGroupDescribe(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
+	c, err := s.coordinator()
+	if err != nil {
+		return nil, err
+	}
+	r := req.(*kmsg.StreamsGroupDescribeRequest)
+	if s.streamsOff() {
+		resp := r.ResponseKind().(*kmsg.StreamsGroupDescribeResponse)
+		for _, g := range r.Groups {
+			dg := kmsg.NewStreamsGroupDescribeResponseGroup()
+			dg.Group, dg.ErrorCode = g, kerr.UnsupportedVersion.Code
+			resp.Groups = append(resp.Groups, dg)
+		}
+		return resp, nil
+	}
+	return c.StreamsGroupDescribe(r), nil
+}
