@@ -84,7 +84,6 @@ import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -311,13 +310,16 @@ class AdminTest {
     }
 
     @Test
-    @Disabled("kgateway does not serve DescribeClientQuotas (key 48) or AlterClientQuotas (key 49) yet")
     void clientQuotas() {
         ClientQuotaEntity e = new ClientQuotaEntity(Map.of(ClientQuotaEntity.USER, "alice"));
         Clients.get(admin.alterClientQuotas(List.of(new ClientQuotaAlteration(e,
             List.of(new ClientQuotaAlteration.Op("producer_byte_rate", 1024.0))))).all());
         assertEquals(Map.of("producer_byte_rate", 1024.0),
             Clients.get(admin.describeClientQuotas(ClientQuotaFilter.all()).entities()).get(e));
+        // Removing the last quota removes the entity.
+        Clients.get(admin.alterClientQuotas(List.of(new ClientQuotaAlteration(e,
+            List.of(new ClientQuotaAlteration.Op("producer_byte_rate", null))))).all());
+        assertFalse(Clients.get(admin.describeClientQuotas(ClientQuotaFilter.all()).entities()).containsKey(e));
     }
 
     /** describeFeatures: the finalized transaction.version 2 and share.version 1 the README documents. */
