@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -123,7 +124,7 @@ func startCluster(ctx context.Context, h *harness, dir, name string) (*system, e
 	// Node 0 is the system; every other process is its peer.
 	s := nodes[0]
 	s.name = name
-	s.peers = withoutSystem(peers, s)
+	s.peers = slices.DeleteFunc(peers, func(p *system) bool { return p == s })
 	return s, nil
 }
 
@@ -178,14 +179,4 @@ func gopathBinary(name string) (string, error) {
 		return "", fmt.Errorf("%w: %s needs %s: run make deps", errConfig, clusterSystem, p)
 	}
 	return p, nil
-}
-
-func withoutSystem(all []*system, s *system) []*system {
-	var out []*system
-	for _, p := range all {
-		if p != s {
-			out = append(out, p)
-		}
-	}
-	return out
 }

@@ -2,8 +2,8 @@ package cluster
 
 import (
 	"bufio"
-	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -37,7 +37,8 @@ func BenchmarkClusterCosts(b *testing.B) {
 		for k := range after {
 			names = append(names, k)
 		}
-		for _, k := range sortedStrings(names) {
+		slices.Sort(names)
+		for _, k := range names {
 			b.ReportMetric((after[k]-before[k])/secs, k+"/s")
 		}
 		b.ReportMetric(float64(acked)/secs, "acked-records/s")
@@ -78,18 +79,7 @@ func (c *Cluster) requests(t testing.TB) map[string]float64 {
 		resp.Body.Close()
 	}
 	if len(out) == 0 {
-		t.Fatal(fmt.Sprint("no cluster request counters on any node's /metrics"))
+		t.Fatal("no cluster request counters on any node's /metrics")
 	}
 	return out
-}
-
-func sortedStrings(s []string) []string {
-	for i := range s {
-		for j := i + 1; j < len(s); j++ {
-			if s[j] < s[i] {
-				s[i], s[j] = s[j], s[i]
-			}
-		}
-	}
-	return s
 }
