@@ -110,12 +110,20 @@ func Test848Splits(t *testing.T) {
 			eventually(t, "two members split the partitions", func() bool { return ownedExactlyOnce(parts, a, b) })
 			c := member848(t, g.addr, groupID, topic, assignor)
 			w.add(c)
-			eventually(t, "three members split the partitions", func() bool { return ownedExactlyOnce(parts, a, b, c) })
-			for _, m := range []*groupMember{a, b, c} {
-				if n := len(m.ownedSet()); n != 2 {
-					t.Fatalf("%s: uneven split: %s", assignor, assignments(a, b, c))
+			// Reconciliation passes through splits like 3/2/1 that own every
+			// partition once (a member gains a partition only after its old
+			// owner revokes it); the rule is that the split settles at 2/2/2.
+			eventually(t, "three members split the partitions evenly", func() bool {
+				if !ownedExactlyOnce(parts, a, b, c) {
+					return false
 				}
-			}
+				for _, m := range []*groupMember{a, b, c} {
+					if len(m.ownedSet()) != parts/3 {
+						return false
+					}
+				}
+				return true
+			})
 			a.close()
 			eventually(t, "two remaining members own every partition", func() bool { return ownedExactlyOnce(parts, b, c) })
 
