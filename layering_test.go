@@ -71,6 +71,12 @@ var layerRules = []layerRule{
 		why: "the transaction coordinator works over offsets/ and reaches partitions and groups through its interfaces (wired in kafka/)"},
 	{dir: "kafka/share", bad: []string{mod + "resolver", mod + "kafka/group", mod + "kafka/txn"}, prodOnly: true,
 		why: "the share coordinator works over offsets/ and reads partitions through its Log interface (wired in kafka/), cursorless (Q9)"},
+	// kafka/ split by what it does: the handlers stay methods on
+	// kafka.Server; the pieces below take what they need as small
+	// interfaces or values and reach no layer but their own.
+	{dir: "kafka/authz", bad: []string{mod + "resolver", mod + "offsets", mod + "kafka/", mod + "auth/"},
+		allow: []string{mod + "kafka/authz", mod + "kafka/topicid"}, prodOnly: true,
+		why: "authorization rules see a request's rights and the topic catalog through authz.Request (kafka/ implements it): auth's vocabulary, the wire, nothing of the data path"},
 	{dir: "metrics", bad: []string{mod + "storage", mod + "ledger", mod + "resolver", mod + "offsets", mod + "kafka", mod + "server", mod + "cmd", pebble, franzGo},
 		why: "metrics is fed by server/ through interfaces (M3)"},
 	{dir: "server", bad: []string{mod + "cmd"}, why: "server/ wires the layers below it; configuration stays in cmd/kgateway"},

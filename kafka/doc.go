@@ -56,7 +56,7 @@
 // state before decoding it, so K1–K9 hold before authentication too.
 // Authorization (A8–A11, auth/doc.go "Authorization") runs per request
 // between decoding and the handler: authz.go, with one rule per API key
-// in authz_rules.go.
+// in kafka/authz.
 //
 // # Fetch sessions
 //

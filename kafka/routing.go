@@ -8,6 +8,7 @@ package kafka
 
 import (
 	"fmt"
+	"github.com/kgateway/kgateway/kafka/authz"
 
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -187,7 +188,7 @@ func notCoordinatorResponse(req kmsg.Request) kmsg.Response {
 		return resp
 	case *kmsg.OffsetCommitRequest:
 		resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
-		resp.Topics = offsetCommitErrors(r.Topics, code)
+		resp.Topics = authz.OffsetCommitErrors(r.Topics, code)
 		return resp
 	case *kmsg.OffsetFetchRequest:
 		return offsetFetchNotCoordinator(r)
@@ -249,7 +250,7 @@ func offsetFetchNotCoordinator(r *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResp
 		resp.ErrorCode = code
 	default:
 		for _, t := range r.Topics {
-			resp.Topics = append(resp.Topics, offsetFetchErrors(t.Topic, t.Partitions, code))
+			resp.Topics = append(resp.Topics, authz.OffsetFetchErrors(t.Topic, t.Partitions, code))
 		}
 	}
 	return resp
@@ -374,7 +375,7 @@ func txnNotCoordinator(req kmsg.Request) kmsg.Response {
 		return resp
 	case *kmsg.TxnOffsetCommitRequest:
 		resp := r.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
-		resp.Topics = txnCommitErrors(r.Topics, code)
+		resp.Topics = authz.TxnCommitErrors(r.Topics, code)
 		return resp
 	case *kmsg.DescribeTransactionsRequest:
 		resp := r.ResponseKind().(*kmsg.DescribeTransactionsResponse)
