@@ -77,6 +77,8 @@ var layerRules = []layerRule{
 	{dir: "kafka/authz", bad: []string{mod + "resolver", mod + "offsets", mod + "kafka/", mod + "auth/"},
 		allow: []string{mod + "kafka/authz", mod + "kafka/topicid"}, prodOnly: true,
 		why: "authorization rules see a request's rights and the topic catalog through authz.Request (kafka/ implements it): auth's vocabulary, the wire, nothing of the data path"},
+	{dir: "kafka/fetchsession", bad: allModule, prodOnly: true,
+		why: "fetch sessions remember what a client asked for and was told (kmsg only); kafka/'s Fetch handler resolves, authorizes and reads"},
 	{dir: "metrics", bad: []string{mod + "storage", mod + "ledger", mod + "resolver", mod + "offsets", mod + "kafka", mod + "server", mod + "cmd", pebble, franzGo},
 		why: "metrics is fed by server/ through interfaces (M3)"},
 	{dir: "server", bad: []string{mod + "cmd"}, why: "server/ wires the layers below it; configuration stays in cmd/kgateway"},

@@ -60,7 +60,7 @@
 //
 // # Fetch sessions
 //
-// Fetch sessions (KIP-227, fetch_session.go) keep a consumer's partition
+// Fetch sessions (KIP-227, kafka/fetchsession) keep a consumer's partition
 // list between requests, so an incremental fetch names only what changed.
 // Reads stay cursorless (R1): a session remembers what the client asked for
 // and what it was last told, never a read position of the log.

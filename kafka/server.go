@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"errors"
+	"github.com/kgateway/kgateway/kafka/fetchsession"
 	"github.com/kgateway/kgateway/kafka/quota"
 	"net"
 	"path/filepath"
@@ -38,8 +39,8 @@ type Server struct {
 	// features are the finalized feature levels (ApiVersions,
 	// UpdateFeatures; kafka/features).
 	features *features.Levels
-	// sessions is the fetch session cache (KIP-227, fetch_session.go).
-	sessions fetchSessions
+	// sessions is the fetch session cache (KIP-227, kafka/fetchsession).
+	sessions fetchsession.Cache
 
 	// closing is closed when Close starts: long-poll waits return early
 	// and readers stop taking new requests.
