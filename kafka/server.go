@@ -5,6 +5,7 @@ import (
 	"errors"
 	"github.com/kgateway/kgateway/kafka/fetchsession"
 	"github.com/kgateway/kgateway/kafka/quota"
+	"github.com/kgateway/kgateway/kafka/wire"
 	"net"
 	"path/filepath"
 	"sync"
@@ -50,7 +51,7 @@ type Server struct {
 	// handling counts requests whose handler is running.
 	handling atomic.Int64
 	// budget is queued.max.request.bytes (K6).
-	budget *byteBudget
+	budget *wire.Budget
 	// plainBudget bounds the CPU failed PLAIN logins take (auth.DeriveBudget).
 	plainBudget *auth.DeriveBudget
 	// groupBound is groups.max.per.principal (tenant.go).
@@ -81,7 +82,7 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	cfg = cfg.withDefaults()
 	s := &Server{cfg: cfg, res: cfg.Resolver, log: cfg.Logger, closing: make(chan struct{}),
-		budget:      newByteBudget(cfg.QueuedMaxRequestBytes),
+		budget:      wire.NewBudget(cfg.QueuedMaxRequestBytes),
 		plainBudget: auth.NewDeriveBudget(cfg.SASL.PlainFailuresPerAddress, cfg.SASL.PlainFailuresPerUser),
 		groupBound:  tenancy.NewGroups(cfg.GroupsPerPrincipal)}
 	s.mu.open = make(map[*conn]struct{})
@@ -172,7 +173,7 @@ func (s *Server) acceptLoop(ln net.Listener, l *Listener) error {
 			if s.isClosing() {
 				return ErrServerClosed
 			}
-			if retryableAccept(err) { // K8
+			if wire.RetryableAccept(err) { // K8
 				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
 				s.log.Warn("accept-retry", zap.Error(err), zap.Duration("backoff", backoff))
 				select {
