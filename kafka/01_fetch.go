@@ -45,9 +45,9 @@ package kafka
 // Left out: diverging epochs (one leader epoch, 0), preferred replicas.
 
 import (
-	"github.com/kgateway/kgateway/kafka/fetchsession"
 	"time"
 
+	"github.com/kgateway/kgateway/kafka/fetchsession"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"

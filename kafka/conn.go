@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/kgateway/kgateway/kafka/wire"
 	"io"
 	"net"
 	"runtime/debug"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kgateway/kgateway/kafka/sendfile"
+	"github.com/kgateway/kgateway/kafka/wire"
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"

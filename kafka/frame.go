@@ -4,9 +4,10 @@ import (
 	"bufio"
 	"encoding/binary"
 	"fmt"
-	"github.com/kgateway/kgateway/kafka/wire"
 	"io"
 	"time"
+
+	"github.com/kgateway/kgateway/kafka/wire"
 )
 
 // Reading one frame (K2, K6). A frame's buffer grows as its bytes arrive,

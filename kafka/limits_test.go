@@ -3,13 +3,13 @@ package kafka
 import (
 	"encoding/binary"
 	"errors"
-	"github.com/kgateway/kgateway/kafka/wire"
 	"io"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/kgateway/kgateway/kafka/wire"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )

@@ -3,9 +3,6 @@ package kafka
 import (
 	"context"
 	"errors"
-	"github.com/kgateway/kgateway/kafka/fetchsession"
-	"github.com/kgateway/kgateway/kafka/quota"
-	"github.com/kgateway/kgateway/kafka/wire"
 	"net"
 	"path/filepath"
 	"sync"
@@ -14,8 +11,11 @@ import (
 
 	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka/features"
+	"github.com/kgateway/kgateway/kafka/fetchsession"
+	"github.com/kgateway/kgateway/kafka/quota"
 	"github.com/kgateway/kgateway/kafka/share"
 	"github.com/kgateway/kgateway/kafka/tenancy"
+	"github.com/kgateway/kgateway/kafka/wire"
 	"github.com/kgateway/kgateway/resolver"
 	"go.uber.org/zap"
 )
