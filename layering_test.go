@@ -83,6 +83,8 @@ var layerRules = []layerRule{
 		why: "frame bodies, the byte budget and idle deadlines are bytes and sockets: no request type, nothing of the server"},
 	{dir: "kafka/routing", bad: allModule, allow: []string{mod + "kafka/authz"}, prodOnly: true,
 		why: "NOT_COORDINATOR answers and what a cluster node advertises are wire answers; who leads and who coordinates is kafka/'s Cluster"},
+	{dir: "kafka/fetchwire", bad: allModule, allow: []string{mod + "resolver", mod + "kafka/sendfile"}, prodOnly: true,
+		why: "fetch response segments: markers over the resolver's leased reads, written by kafka/sendfile; no request, no connection"},
 	{dir: "metrics", bad: []string{mod + "storage", mod + "ledger", mod + "resolver", mod + "offsets", mod + "kafka", mod + "server", mod + "cmd", pebble, franzGo},
 		why: "metrics is fed by server/ through interfaces (M3)"},
 	{dir: "server", bad: []string{mod + "cmd"}, why: "server/ wires the layers below it; configuration stays in cmd/kgateway"},

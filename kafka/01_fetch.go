@@ -48,6 +48,7 @@ import (
 	"time"
 
 	"github.com/kgateway/kgateway/kafka/fetchsession"
+	"github.com/kgateway/kgateway/kafka/fetchwire"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -200,12 +201,12 @@ func (s *Server) fetchLimits(r *kmsg.FetchRequest) (maxBytes, minBytes int) {
 }
 
 // fetchRead is one read of a fetch's items: an answer per item (record
-// batches as markers into wire, fetch_wire.go), the record bytes of each,
+// batches as markers into wire, kafka/fetchwire), the record bytes of each,
 // their total, and whether a partition failed.
 type fetchRead struct {
 	parts  []kmsg.FetchResponseTopicPartition
 	sizes  []int
-	wire   *wireBatches
+	wire   *fetchwire.Batches
 	total  int
 	failed bool
 }
@@ -330,7 +331,7 @@ func (s *Server) waitAny(rc *reqCtx, appended <-chan struct{}, timeout <-chan ti
 // answers at once, like Kafka's DelayedFetch). With prev (the previous
 // read of the same items) only the partitions in fired are read again; the
 // others keep their answer, which no durable append has changed since.
-func (s *Server) fetchOnce(r *kmsg.FetchRequest, items []fetchItem, prev *fetchRead, fired map[resolver.PartitionKey]bool, wire *wireBatches) *fetchRead {
+func (s *Server) fetchOnce(r *kmsg.FetchRequest, items []fetchItem, prev *fetchRead, fired map[resolver.PartitionKey]bool, wire *fetchwire.Batches) *fetchRead {
 	budget, _ := s.fetchLimits(r)
 	iso := resolver.ReadUncommitted
 	if r.IsolationLevel == int8(resolver.ReadCommitted) {
@@ -382,7 +383,7 @@ func fetchReplicaID(r *kmsg.FetchRequest) int32 {
 }
 
 // fetchPartition reads one partition; the bounds are set on every answer.
-func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, maxBytes int, minOne bool, iso resolver.Isolation, version int16, wire *wireBatches) (kmsg.FetchResponseTopicPartition, int) {
+func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, maxBytes int, minOne bool, iso resolver.Isolation, version int16, wire *fetchwire.Batches) (kmsg.FetchResponseTopicPartition, int) {
 	if _, err := s.partitionOf(topic, rp.Partition, false); err != nil {
 		return fetchError(rp.Partition, err), 0
 	}
@@ -397,7 +398,7 @@ func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition
 		}
 		return out, 0
 	}
-	res, err := s.readPartition(topic, rp.Partition, resolver.Offset(rp.FetchOffset), max(maxBytes, 0), minOne, iso, wire.lease)
+	res, err := s.readPartition(topic, rp.Partition, resolver.Offset(rp.FetchOffset), max(maxBytes, 0), minOne, iso, wire.Lease())
 	if err != nil {
 		// Kafka reports no bounds with an error, not even
 		// OFFSET_OUT_OF_RANGE's, so none is looked up.
@@ -421,8 +422,8 @@ func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition
 	out.RecordBatches = []byte{}
 	if len(res.Batches) > 0 {
 		// The stored bytes are the wire bytes: nothing is decoded per
-		// record, and nothing is copied (fetch_wire.go).
-		out.RecordBatches = wire.mark(res.Batches, res.Srcs, res.Bytes)
+		// record, and nothing is copied (kafka/fetchwire).
+		out.RecordBatches = wire.Mark(res.Batches, res.Srcs, res.Bytes)
 	}
 	out.AbortedTransactions = abortedOf(iso, res.Aborted)
 	return out, res.Bytes

@@ -545,7 +545,7 @@ func (c *conn) writeSlot(sl *slot, buf *[]byte) bool {
 	n := 0
 	if br, ok := sl.resp.(*batchResponse); ok {
 		// Fetch: record batches by reference, from their files with
-		// sendfile where the connection allows (fetch_wire.go).
+		// sendfile where the connection allows (kafka/fetchwire).
 		var pieces []sendfile.Piece
 		*buf, pieces, n = br.appendSegments((*buf)[:0], sl)
 		c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.ConnectionsMaxIdle)) // K7
@@ -606,10 +606,10 @@ func (c *conn) drain() {
 func (c *conn) sendfile() bool { return c.s.cfg.FetchSendfile && sendfile.Supported(c.nc) }
 
 // releaseResp frees what a written (or dropped) response still holds: a
-// fetch's leased reads (fetch_wire.go). Only once its handler is done.
+// fetch's leased reads (kafka/fetchwire). Only once its handler is done.
 func releaseResp(sl *slot) {
 	if br, ok := sl.resp.(*batchResponse); ok {
-		br.wire.release()
+		br.wire.Release()
 	}
 }
 
