@@ -71,6 +71,20 @@ var layerRules = []layerRule{
 		why: "the transaction coordinator works over offsets/ and reaches partitions and groups through its interfaces (wired in kafka/)"},
 	{dir: "kafka/share", bad: []string{mod + "resolver", mod + "kafka/group", mod + "kafka/txn"}, prodOnly: true,
 		why: "the share coordinator works over offsets/ and reads partitions through its Log interface (wired in kafka/), cursorless (Q9)"},
+	// kafka/ split by what it does: the handlers stay methods on
+	// kafka.Server; the pieces below take what they need as small
+	// interfaces or values and reach no layer but their own.
+	{dir: "kafka/authz", bad: []string{mod + "resolver", mod + "offsets", mod + "kafka/", mod + "auth/"},
+		allow: []string{mod + "kafka/authz", mod + "kafka/topicid"}, prodOnly: true,
+		why: "authorization rules see a request's rights and the topic catalog through authz.Request (kafka/ implements it): auth's vocabulary, the wire, nothing of the data path"},
+	{dir: "kafka/fetchsession", bad: allModule, prodOnly: true,
+		why: "fetch sessions remember what a client asked for and was told (kmsg only); kafka/'s Fetch handler resolves, authorizes and reads"},
+	{dir: "kafka/wire", bad: append([]string{franzGo}, allModule...), prodOnly: true,
+		why: "frame bodies, the byte budget and idle deadlines are bytes and sockets: no request type, nothing of the server"},
+	{dir: "kafka/routing", bad: allModule, allow: []string{mod + "kafka/authz"}, prodOnly: true,
+		why: "NOT_COORDINATOR answers and what a cluster node advertises are wire answers; who leads and who coordinates is kafka/'s Cluster"},
+	{dir: "kafka/fetchwire", bad: allModule, allow: []string{mod + "resolver", mod + "kafka/sendfile"}, prodOnly: true,
+		why: "fetch response segments: markers over the resolver's leased reads, written by kafka/sendfile; no request, no connection"},
 	{dir: "metrics", bad: []string{mod + "storage", mod + "ledger", mod + "resolver", mod + "offsets", mod + "kafka", mod + "server", mod + "cmd", pebble, franzGo},
 		why: "metrics is fed by server/ through interfaces (M3)"},
 	{dir: "server", bad: []string{mod + "cmd"}, why: "server/ wires the layers below it; configuration stays in cmd/kgateway"},

@@ -92,7 +92,7 @@
 //	   POLICY_VIOLATION) and an ACL's resource name, principal and host
 //	   at most 1024 bytes each (INVALID_REQUEST). (A cluster keeps its
 //	   ACLs in etcd instead: A12.)
-//	A11 Every API has a rule (kafka/authz_rules.go), checked after the
+//	A11 Every API has a rule (kafka/authz), checked after the
 //	   request is decoded and before its handler runs, with Kafka's
 //	   mapping of APIs to operations. A refused resource gets its
 //	   *_AUTHORIZATION_FAILED error where the response has a place for it

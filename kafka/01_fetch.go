@@ -22,7 +22,7 @@ package kafka
 //       fetch-session rules of v13 (F5: a session keeps the kind of
 //       topic key it was opened with) hold for all of v13–v18.
 //
-// Fetch sessions (KIP-227) are kept: fetch_session.go has the session
+// Fetch sessions (KIP-227) are kept: kafka/fetchsession has the session
 // cache and its rules (F1–F6); a full fetch (epoch 0) opens a session, and
 // incremental fetches name only changed partitions and get back only
 // partitions with something new. Each partition
@@ -47,6 +47,8 @@ package kafka
 import (
 	"time"
 
+	"github.com/kgateway/kgateway/kafka/fetchsession"
+	"github.com/kgateway/kgateway/kafka/fetchwire"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -61,7 +63,7 @@ type fetchItem struct {
 	errID    bool     // requested by an id we do not know (v13+)
 	refused  bool     // the principal may not READ the topic (A11)
 	rp       kmsg.FetchRequestTopicPartition
-	sp       *sessPart // nil without a session
+	sp       *fetchsession.Part // nil without a session
 }
 
 func handleFetch(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
@@ -72,22 +74,22 @@ func handleFetch(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error)
 	switch {
 	case r.SessionEpoch < 0: // F2: close the session, fetch without one
 		if r.SessionID != 0 {
-			s.sessions.remove(r.SessionID)
+			s.sessions.Remove(r.SessionID)
 		}
 		return s.fetchItems(rc, r, s.requestItems(r, false), nil, false), nil
 	case r.SessionEpoch == 0: // F2: a full fetch opens a new session
 		if r.SessionID != 0 {
-			s.sessions.remove(r.SessionID)
+			s.sessions.Remove(r.SessionID)
 		}
 		return s.fetchItems(rc, r, s.requestItems(r, true), nil, true), nil
 	}
-	fs := s.sessions.get(r.SessionID)
+	fs := s.sessions.Get(r.SessionID)
 	if fs == nil {
-		return sessionError(r, kerr.FetchSessionIDNotFound), nil // F1
+		return fetchsession.Error(r, kerr.FetchSessionIDNotFound), nil // F1
 	}
 	items, err := s.beginIncremental(fs, r)
 	if err != nil {
-		return sessionError(r, err), nil
+		return fetchsession.Error(r, err), nil
 	}
 	return s.fetchItems(rc, r, items, fs, false), nil
 }
@@ -95,29 +97,20 @@ func handleFetch(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error)
 // beginIncremental checks an incremental fetch against its session and
 // applies it (F1, F5, F6), under the session's lock, and lists the
 // session's items to read (F3: the lock is not kept for the read).
-func (s *Server) beginIncremental(fs *fetchSession, r *kmsg.FetchRequest) ([]fetchItem, *kerr.Error) {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	switch {
-	case fs.topicIDs != (r.Version >= 13):
-		return nil, kerr.FetchSessionTopicIDError // F5
-	case r.SessionEpoch != fs.mu.epoch:
-		return nil, kerr.InvalidFetchSessionEpoch // F1
+func (s *Server) beginIncremental(fs *fetchsession.Session, r *kmsg.FetchRequest) ([]fetchItem, *kerr.Error) {
+	var items []fetchItem
+	err := s.sessions.Begin(fs, r, func(order []*fetchsession.Part) { items = s.sessionItems(fs.TopicIDs(), order) })
+	if err != nil {
+		return nil, err
 	}
-	fs.updateLocked(r)
-	if !s.sessions.resize(fs, len(fs.mu.parts)) {
-		s.sessions.remove(fs.id) // F6: the session outgrew its bound
-		return nil, kerr.FetchSessionIDNotFound
-	}
-	fs.mu.epoch = nextEpoch(fs.mu.epoch)
-	return s.sessionItems(fs), nil
+	return items, nil
 }
 
 // fetchItems reads items, long-polling while fewer than MinBytes are
 // ready, and answers: every item (full or sessionless), or, for session
 // fs, only the items with something new. With open, a full fetch opens a
 // session over its items.
-func (s *Server) fetchItems(rc *reqCtx, r *kmsg.FetchRequest, items []fetchItem, fs *fetchSession, open bool) kmsg.Response {
+func (s *Server) fetchItems(rc *reqCtx, r *kmsg.FetchRequest, items []fetchItem, fs *fetchsession.Session, open bool) kmsg.Response {
 	authorizeFetch(rc, items, fetchReplicaID(r) >= 0)
 	rd := s.pollItems(rc, r, items)
 	parts := rd.parts
@@ -125,7 +118,7 @@ func (s *Server) fetchItems(rc *reqCtx, r *kmsg.FetchRequest, items []fetchItem,
 	switch {
 	case fs != nil:
 		if !s.finishIncremental(fs, r, items, resp, parts) {
-			return sessionError(r, kerr.InvalidFetchSessionEpoch) // F3
+			return fetchsession.Error(r, kerr.InvalidFetchSessionEpoch) // F3
 		}
 	default:
 		resp.Topics = assembleTopics(items, parts, nil)
@@ -141,34 +134,29 @@ func (s *Server) fetchItems(rc *reqCtx, r *kmsg.FetchRequest, items []fetchItem,
 // that have something new, under the session's lock. It reports false,
 // and changes nothing, when another request moved the session's epoch
 // while this one read (a duplicate request: F3).
-func (s *Server) finishIncremental(fs *fetchSession, r *kmsg.FetchRequest, items []fetchItem, resp *kmsg.FetchResponse, parts []kmsg.FetchResponseTopicPartition) bool {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	if fs.mu.epoch != nextEpoch(r.SessionEpoch) {
-		return false
-	}
-	resp.SessionID = fs.id
-	resp.Topics = assembleTopics(items, parts, func(it *fetchItem, p *kmsg.FetchResponseTopicPartition) bool {
-		return it.sp.changed(p)
+func (s *Server) finishIncremental(fs *fetchsession.Session, r *kmsg.FetchRequest, items []fetchItem, resp *kmsg.FetchResponse, parts []kmsg.FetchResponseTopicPartition) bool {
+	return fs.Finish(r.SessionEpoch, func() {
+		resp.SessionID = fs.ID()
+		resp.Topics = assembleTopics(items, parts, func(it *fetchItem, p *kmsg.FetchResponseTopicPartition) bool {
+			return it.sp.Changed(p)
+		})
 	})
-	fs.rotateLocked(func(sp *sessPart) bool { return sp.gotData })
-	return true
 }
 
 // openSession opens a session over a full fetch's items and returns its
 // id, 0 when there is no room (F4).
 func (s *Server) openSession(r *kmsg.FetchRequest, owner string, items []fetchItem, parts []kmsg.FetchResponseTopicPartition) int32 {
-	sps := make([]*sessPart, len(items))
+	sps := make([]*fetchsession.Part, len(items))
 	for i := range items {
 		sps[i] = items[i].sp
-		sps[i].remember(&parts[i])
+		sps[i].Remember(&parts[i])
 	}
-	slots := sessionSlots{s.cfg.FetchSessionCacheSlots, s.cfg.FetchSessionCacheSlotsPerPrincipal}
-	fs := s.sessions.create(slots, owner, r.Version >= 13, sps)
+	slots := fetchsession.Slots{Total: s.cfg.FetchSessionCacheSlots, PerPrincipal: s.cfg.FetchSessionCacheSlotsPerPrincipal}
+	fs := s.sessions.Create(slots, owner, r.Version >= 13, sps)
 	if fs == nil {
 		return 0
 	}
-	return fs.id
+	return fs.ID()
 }
 
 // pollItems reads every item; when fewer than MinBytes are ready it waits
@@ -213,12 +201,12 @@ func (s *Server) fetchLimits(r *kmsg.FetchRequest) (maxBytes, minBytes int) {
 }
 
 // fetchRead is one read of a fetch's items: an answer per item (record
-// batches as markers into wire, fetch_wire.go), the record bytes of each,
+// batches as markers into wire, kafka/fetchwire), the record bytes of each,
 // their total, and whether a partition failed.
 type fetchRead struct {
 	parts  []kmsg.FetchResponseTopicPartition
 	sizes  []int
-	wire   *wireBatches
+	wire   *fetchwire.Batches
 	total  int
 	failed bool
 }
@@ -238,16 +226,16 @@ func (s *Server) fetchWaiter(items []fetchItem) *resolver.Waiter {
 // gives each a session entry for the session a full fetch opens.
 func (s *Server) requestItems(r *kmsg.FetchRequest, withSess bool) []fetchItem {
 	var items []fetchItem
-	seen := make(map[sessKey]int) // partition -> its index in items
+	seen := make(map[fetchsession.Key]int) // partition -> its index in items
 	for i := range r.Topics {
 		rt := &r.Topics[i]
 		name, errID := s.topicName(r.Version, rt.Topic, rt.TopicID)
 		for _, rp := range rt.Partitions {
-			k := keyOf(r.Version >= 13, rt.Topic, rt.TopicID, rp.Partition)
+			k := fetchsession.KeyOf(r.Version >= 13, rt.Topic, rt.TopicID, rp.Partition)
 			it := fetchItem{name: name, reqTopic: rt.Topic, id: rt.TopicID, errID: errID, rp: rp}
 			if withSess {
-				it.sp = &sessPart{key: k, offset: rp.FetchOffset, maxBytes: rp.PartitionMaxBytes,
-					leaderEpoch: rp.CurrentLeaderEpoch}
+				it.sp = &fetchsession.Part{Key: k, Offset: rp.FetchOffset, MaxBytes: rp.PartitionMaxBytes,
+					LeaderEpoch: rp.CurrentLeaderEpoch}
 			}
 			// A partition listed twice is read once: Kafka keys the
 			// request's partitions in an insertion-ordered map, so the
@@ -263,20 +251,21 @@ func (s *Server) requestItems(r *kmsg.FetchRequest, withSess bool) []fetchItem {
 	return items
 }
 
-// sessionItems lists the session's partitions in its response order, with
-// the fetch offsets and max bytes the client last asked for. Needs fs.mu.
-func (s *Server) sessionItems(fs *fetchSession) []fetchItem {
-	items := make([]fetchItem, len(fs.mu.order))
+// sessionItems lists a session's partitions (in its response order),
+// with the fetch offsets and max bytes the client last asked for. Needs
+// the session's lock (fetchsession.Cache.Begin).
+func (s *Server) sessionItems(topicIDs bool, order []*fetchsession.Part) []fetchItem {
+	items := make([]fetchItem, len(order))
 	version := int16(12)
-	if fs.topicIDs {
+	if topicIDs {
 		version = 13
 	}
-	for i, sp := range fs.mu.order {
-		name, errID := s.topicName(version, sp.key.topic, sp.key.id)
+	for i, sp := range order {
+		name, errID := s.topicName(version, sp.Key.Topic, sp.Key.ID)
 		rp := kmsg.NewFetchRequestTopicPartition()
-		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = sp.key.partition, sp.offset, sp.maxBytes
-		rp.CurrentLeaderEpoch = sp.leaderEpoch
-		items[i] = fetchItem{name: name, reqTopic: sp.key.topic, id: sp.key.id, errID: errID, rp: rp, sp: sp}
+		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = sp.Key.Partition, sp.Offset, sp.MaxBytes
+		rp.CurrentLeaderEpoch = sp.LeaderEpoch
+		items[i] = fetchItem{name: name, reqTopic: sp.Key.Topic, id: sp.Key.ID, errID: errID, rp: rp, sp: sp}
 	}
 	return items
 }
@@ -300,7 +289,7 @@ func assembleTopics(items []fetchItem, parts []kmsg.FetchResponseTopicPartition,
 	for i := range items {
 		it, p := &items[i], &parts[i]
 		if it.sp != nil {
-			it.sp.gotData = len(p.RecordBatches) > 0
+			it.sp.GotData = len(p.RecordBatches) > 0
 		}
 		if keep != nil && !keep(it, p) {
 			continue
@@ -342,7 +331,7 @@ func (s *Server) waitAny(rc *reqCtx, appended <-chan struct{}, timeout <-chan ti
 // answers at once, like Kafka's DelayedFetch). With prev (the previous
 // read of the same items) only the partitions in fired are read again; the
 // others keep their answer, which no durable append has changed since.
-func (s *Server) fetchOnce(r *kmsg.FetchRequest, items []fetchItem, prev *fetchRead, fired map[resolver.PartitionKey]bool, wire *wireBatches) *fetchRead {
+func (s *Server) fetchOnce(r *kmsg.FetchRequest, items []fetchItem, prev *fetchRead, fired map[resolver.PartitionKey]bool, wire *fetchwire.Batches) *fetchRead {
 	budget, _ := s.fetchLimits(r)
 	iso := resolver.ReadUncommitted
 	if r.IsolationLevel == int8(resolver.ReadCommitted) {
@@ -394,7 +383,7 @@ func fetchReplicaID(r *kmsg.FetchRequest) int32 {
 }
 
 // fetchPartition reads one partition; the bounds are set on every answer.
-func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, maxBytes int, minOne bool, iso resolver.Isolation, version int16, wire *wireBatches) (kmsg.FetchResponseTopicPartition, int) {
+func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, maxBytes int, minOne bool, iso resolver.Isolation, version int16, wire *fetchwire.Batches) (kmsg.FetchResponseTopicPartition, int) {
 	if _, err := s.partitionOf(topic, rp.Partition, false); err != nil {
 		return fetchError(rp.Partition, err), 0
 	}
@@ -409,7 +398,7 @@ func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition
 		}
 		return out, 0
 	}
-	res, err := s.readPartition(topic, rp.Partition, resolver.Offset(rp.FetchOffset), max(maxBytes, 0), minOne, iso, wire.lease)
+	res, err := s.readPartition(topic, rp.Partition, resolver.Offset(rp.FetchOffset), max(maxBytes, 0), minOne, iso, wire.Lease())
 	if err != nil {
 		// Kafka reports no bounds with an error, not even
 		// OFFSET_OUT_OF_RANGE's, so none is looked up.
@@ -433,8 +422,8 @@ func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition
 	out.RecordBatches = []byte{}
 	if len(res.Batches) > 0 {
 		// The stored bytes are the wire bytes: nothing is decoded per
-		// record, and nothing is copied (fetch_wire.go).
-		out.RecordBatches = wire.mark(res.Batches, res.Srcs, res.Bytes)
+		// record, and nothing is copied (kafka/fetchwire).
+		out.RecordBatches = wire.Mark(res.Batches, res.Srcs, res.Bytes)
 	}
 	out.AbortedTransactions = abortedOf(iso, res.Aborted)
 	return out, res.Bytes

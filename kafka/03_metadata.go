@@ -7,7 +7,7 @@ package kafka
 //   v2  cluster id.      v3  throttle time.
 //   v4  allow_auto_topic_creation (before v4 always allowed).
 //   v5  offline replicas.            v7  leader epoch (0 on a single node).
-//   v8  authorized operations: filled when asked (authz_metadata.go, A11),
+//   v8  authorized operations: filled when asked (kafka/authz, A11),
 //       else INT32_MIN ("not requested").
 //   v9  flexible.        v10 topic ids, request by id.
 //   v11 drops cluster authorized operations.  v12 nullable topic names.
@@ -27,6 +27,8 @@ package kafka
 // num.partitions. Left out: racks.
 
 import (
+	"github.com/kgateway/kgateway/kafka/authz"
+	"github.com/kgateway/kgateway/kafka/topicid"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -34,7 +36,7 @@ import (
 
 // authOpsNotRequested is what Kafka returns when operations were not asked
 // for (or are not computed).
-const authOpsNotRequested = -2147483648
+const authOpsNotRequested = authz.OperationsNotRequested
 
 func handleMetadata(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
 	r := req.(*kmsg.MetadataRequest)
@@ -65,7 +67,7 @@ func handleMetadata(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, err
 		seen := make(map[metadataKey]struct{}, min(len(r.Topics), 1024))
 		for _, rt := range r.Topics {
 			k := metadataKey{id: rt.TopicID}
-			if !requestedByID(&rt) {
+			if !topicid.RequestedByID(&rt) {
 				k = metadataKey{name: *rt.Topic, byName: true}
 			}
 			if _, dup := seen[k]; dup {
@@ -85,17 +87,9 @@ type metadataKey struct {
 	id     [16]byte
 }
 
-// requestedByID reports whether a requested topic names its topic by id: a
-// non-zero id, whatever the name, as Kafka's KafkaApis decides (the Java
-// Admin's describeTopics by id sends name "" beside the id, not null), or
-// no name at all.
-func requestedByID(rt *kmsg.MetadataRequestTopic) bool {
-	return rt.TopicID != [16]byte{} || rt.Topic == nil
-}
-
 // metadataRequested answers one requested topic, by name or (v10+) by id.
 func (s *Server) metadataRequested(rt kmsg.MetadataRequestTopic, allowCreate bool) kmsg.MetadataResponseTopic {
-	if requestedByID(&rt) {
+	if topicid.RequestedByID(&rt) {
 		if name, ok := s.internalTopicByID(rt.TopicID); ok {
 			return s.metadataInternal(name)
 		}

@@ -12,7 +12,7 @@ package kafka
 // for a (user, mechanism) named twice, RESOURCE_NOT_FOUND for deleting a
 // credential that does not exist, POLICY_VIOLATION for a new user beyond
 // scram.users.max. Without a store: SECURITY_DISABLED.
-// Needs ALTER on the cluster (authz_rules.go, A11).
+// Needs ALTER on the cluster (kafka/authz, A11).
 
 import (
 	"errors"

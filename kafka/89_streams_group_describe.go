@@ -8,7 +8,7 @@ package kafka
 // With streams.version finalized at 0 every group is UNSUPPORTED_VERSION.
 // A group that is absent or not a streams group is GROUP_ID_NOT_FOUND,
 // as from Kafka. Authorized operations are filled when asked
-// (authz_streams.go).
+// (kafka/authz).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"

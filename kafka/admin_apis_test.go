@@ -521,3 +521,10 @@ func TestListConfigResources(t *testing.T) {
 		}
 	}
 }
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

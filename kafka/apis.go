@@ -3,6 +3,7 @@ package kafka
 import (
 	"fmt"
 
+	"github.com/kgateway/kgateway/kafka/routing"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -112,8 +113,8 @@ func init() {
 		k := kmsg.NewApiVersionsResponseApiKey()
 		k.ApiKey, k.MinVersion, k.MaxVersion = a.key, a.min, a.max
 		advertised = append(advertised, k)
-		if !notInCluster[a.key] {
-			if max, capped := clusterMaxVersion[a.key]; capped {
+		if !routing.NotInCluster(a.key) {
+			if max, capped := routing.ClusterMaxVersion(a.key); capped {
 				k.MaxVersion = max // Y19
 			}
 			advertisedInCluster = append(advertisedInCluster, k)

@@ -1,7 +1,7 @@
 package kafka
 
 // Authorization at dispatch (A9, A11). With an authorizer configured, each
-// request passes its API's rule (authz_rules.go) before its handler: a
+// request passes its API's rule (kafka/authz) before its handler: a
 // rule either answers the request itself (every resource it names is
 // refused), or takes the refused resources out of the request and returns
 // an "after" function that adds their errors to the handler's response.
@@ -14,31 +14,28 @@ import (
 	"net"
 
 	"github.com/kgateway/kgateway/auth"
+	"github.com/kgateway/kgateway/kafka/authz"
 	"github.com/kgateway/kgateway/kafka/topicid"
+	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 )
 
-// authzRule checks one API's request. A non-nil answer is the response,
-// and the handler does not run; else after (if non-nil) completes the
-// handler's response.
-type authzRule func(rc *reqCtx, req kmsg.Request) (answer kmsg.Response, after func(kmsg.Response))
-
 // authorize runs the request's rule (A11). Without an authorizer nothing is
 // refused, but authorized_operations are still filled when asked (every
 // supported operation, as Kafka does without an authorizer).
 func (s *Server) authorize(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response), error) {
-	if s.cfg.Authorizer == nil && !fillsOperations[rc.key] {
+	if s.cfg.Authorizer == nil && !authz.FillsOperations(rc.key) {
 		return nil, nil, nil
 	}
-	rule, ok := authzRules[rc.key]
+	rule, ok := authz.Lookup(rc.key)
 	if !ok {
 		// Every API has a rule (TestEveryAPIHasAnAuthzRule); fail closed
 		// should one be added without: the connection closes (K3).
 		return nil, nil, fmt.Errorf("kafka: no authorization rule for %s", apiName(rc.key))
 	}
-	answer, after := rule(rc, req)
+	answer, after := rule(rights{rc}, req)
 	return answer, after, nil
 }
 
@@ -173,37 +170,76 @@ func (c *conn) peerHost() string {
 	return host
 }
 
-// filterOut keeps in *list the elements ok accepts and returns the others,
-// in order.
-func filterOut[T any](list *[]T, ok func(*T) bool) []T {
-	var refused []T
-	kept := (*list)[:0]
-	for i := range *list {
-		e := (*list)[i]
-		if ok(&e) {
-			kept = append(kept, e)
-		} else {
-			refused = append(refused, e)
-		}
-	}
-	*list = kept
-	return refused
+// Coordinator types of FindCoordinator (authz.CoordinatorGroup...).
+const (
+	coordinatorGroup = authz.CoordinatorGroup
+	coordinatorTxn   = authz.CoordinatorTxn
+	coordinatorShare = authz.CoordinatorShare
+)
+
+// topicAllowed is authz.TopicAllowed for handlers that check topics of
+// their own (a fetch session's, a share fetch's).
+func topicAllowed(rc *reqCtx, op auth.Operation) func(string) bool {
+	return authz.TopicAllowed(rights{rc}, op)
 }
 
-// chain runs fs in order, skipping nils; nil when all are nil.
-func chain(fs ...func(kmsg.Response)) func(kmsg.Response) {
-	var live []func(kmsg.Response)
-	for _, f := range fs {
-		if f != nil {
-			live = append(live, f)
-		}
+// groupAllowed is op on the group.
+func groupAllowed(rc *reqCtx, op auth.Operation, group string) bool {
+	return rc.allowed(op, auth.ResourceGroup, group)
+}
+
+// authorizeFetch marks the items whose topic the principal may not READ,
+// whether the request or its fetch session names them; Fetch answers them
+// TOPIC_AUTHORIZATION_FAILED (A11). A fetch from a replica (follower)
+// needs CLUSTER_ACTION on the cluster instead, for every item, as in
+// Kafka's handleFetchRequest.
+func authorizeFetch(rc *reqCtx, items []fetchItem, follower bool) {
+	if rc.conn.s.cfg.Authorizer == nil {
+		return
 	}
-	if len(live) == 0 {
-		return nil
+	ok := topicAllowed(rc, auth.OpRead)
+	if follower {
+		action := rc.allowedCluster(auth.OpClusterAction)
+		ok = func(string) bool { return action }
 	}
-	return func(resp kmsg.Response) {
-		for _, f := range live {
-			f(resp)
+	for i := range items {
+		it := &items[i]
+		name := it.name
+		if name == "" {
+			name = it.reqTopic
 		}
+		it.refused = !it.errID && !ok(name)
 	}
 }
+
+// rights is a request's view for its authorization rule (authz.Request):
+// the connection's principal against the configured authorizer, and the
+// resolver's topics.
+type rights struct{ rc *reqCtx }
+
+func (r rights) Allowed(op auth.Operation, rt auth.ResourceType, name string) bool {
+	return r.rc.allowed(op, rt, name)
+}
+
+func (r rights) Operations(rt auth.ResourceType, name string) int32 { return r.rc.operations(rt, name) }
+
+func (r rights) Authorizing() bool { return r.rc.conn.s.cfg.Authorizer != nil }
+
+func (r rights) AnyTopicWrite() bool {
+	c := r.rc.conn
+	return c.s.cfg.Authorizer.AuthorizeAnyTopicWrite(c.Principal(), c.peerHost())
+}
+
+func (r rights) TopicExists(name string) bool {
+	_, ok := r.rc.conn.s.res.Partitions(name)
+	return ok
+}
+
+func (r rights) TopicByID(id [16]byte) (string, bool) {
+	name, _, ok := r.rc.conn.s.topicByID(id)
+	return name, ok
+}
+
+func (r rights) AutoCreateTopics() bool { return r.rc.conn.s.res.AutoCreateTopics() }
+
+func (r rights) IsInternal(name string) bool { return resolver.IsInternalTopic(name) }

@@ -15,7 +15,7 @@ func TestConsumerGroupAuthzRules(t *testing.T) {
 	beat := func(rc *reqCtx) int16 {
 		r := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 		r.Group = "g"
-		resp, _ := authzConsumerGroupHeartbeat(rc, r)
+		resp, _ := rule(68)(rc, r)
 		if resp == nil {
 			return 0
 		}
@@ -26,7 +26,7 @@ func TestConsumerGroupAuthzRules(t *testing.T) {
 	subscribe := func(rc *reqCtx) int16 {
 		r := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 		r.Group, r.SubscribedTopicNames = "g", []string{"t"}
-		resp, _ := authzConsumerGroupHeartbeat(rc, r)
+		resp, _ := rule(68)(rc, r)
 		if resp == nil {
 			return 0
 		}
@@ -35,7 +35,7 @@ func TestConsumerGroupAuthzRules(t *testing.T) {
 	describe := func(rc *reqCtx) int16 {
 		r := kmsg.NewPtrConsumerGroupDescribeRequest()
 		r.Groups = []string{"g"}
-		answer, after := authzConsumerGroupDescribe(rc, r)
+		answer, after := rule(69)(rc, r)
 		if answer != nil {
 			t.Fatal("describe answered early")
 		}

@@ -24,7 +24,7 @@ func TestStreamsGroupAuthzRules(t *testing.T) {
 		st.StateChangelogTopics = []kmsg.TopicInfo{{Topic: "cl"}}
 		tp.Subtopologies = append(tp.Subtopologies, st)
 		r.Topology = &tp
-		resp, _ := authzStreamsGroupHeartbeat(rc, r)
+		resp, _ := rule(88)(rc, r)
 		if resp == nil {
 			return 0
 		}
@@ -33,7 +33,7 @@ func TestStreamsGroupAuthzRules(t *testing.T) {
 	describe := func(rc *reqCtx) int16 {
 		r := kmsg.NewPtrStreamsGroupDescribeRequest()
 		r.Groups = []string{"g"}
-		answer, after := authzStreamsGroupDescribe(rc, r)
+		answer, after := rule(89)(rc, r)
 		if answer != nil {
 			t.Fatal("describe answered early")
 		}

@@ -1,10 +1,12 @@
 package kafka
 
 import (
+	"fmt"
 	"net"
 	"testing"
 
 	"github.com/kgateway/kgateway/auth"
+	"github.com/kgateway/kgateway/kafka/authz"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/kgateway/kgateway/resolver/resolvertest"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -16,7 +18,7 @@ import (
 // unchecked (a missing one closes the connection at run time).
 func TestEveryAPIHasAnAuthzRule(t *testing.T) {
 	for _, a := range apis {
-		if _, ok := authzRules[a.key]; !ok {
+		if _, ok := authz.Lookup(a.key); !ok {
 			t.Errorf("%s (key %d) has no authorization rule", apiName(a.key), a.key)
 		}
 	}
@@ -45,6 +47,16 @@ func authzConn(t *testing.T, principal string, acls ...auth.ACL) *reqCtx {
 	return &reqCtx{conn: c}
 }
 
+// rule is the authorization rule of key (kafka/authz), run on rc as
+// dispatch runs it.
+func rule(key int16) func(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	r, ok := authz.Lookup(key)
+	if !ok {
+		panic(fmt.Sprintf("no authorization rule for key %d", key))
+	}
+	return func(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) { return r(rights{rc}, req) }
+}
+
 func acl(rt auth.ResourceType, name string, op auth.Operation) auth.ACL {
 	return auth.ACL{ResourceType: rt, ResourceName: name, PatternType: auth.PatternLiteral,
 		Principal: "User:alice", Host: "*", Operation: op, Permission: auth.PermissionAllow}
@@ -63,7 +75,7 @@ func TestTxnAuthzRules(t *testing.T) {
 		r := kmsg.NewPtrInitProducerIDRequest()
 		id := "tx"
 		r.TransactionalID = &id
-		resp, _ := authzInitProducerID(rc, r)
+		resp, _ := rule(22)(rc, r)
 		if resp == nil {
 			return 0
 		}
@@ -72,7 +84,7 @@ func TestTxnAuthzRules(t *testing.T) {
 	endTxn := func(rc *reqCtx) int16 {
 		r := kmsg.NewPtrEndTxnRequest()
 		r.TransactionalID = "tx"
-		resp, _ := authzEndTxn(rc, r)
+		resp, _ := rule(26)(rc, r)
 		if resp == nil {
 			return 0
 		}
@@ -81,7 +93,7 @@ func TestTxnAuthzRules(t *testing.T) {
 	addOffsets := func(rc *reqCtx) int16 {
 		r := kmsg.NewPtrAddOffsetsToTxnRequest()
 		r.TransactionalID, r.Group = "tx", "g"
-		resp, _ := authzAddOffsetsToTxn(rc, r)
+		resp, _ := rule(25)(rc, r)
 		if resp == nil {
 			return 0
 		}
@@ -93,7 +105,7 @@ func TestTxnAuthzRules(t *testing.T) {
 		rt := kmsg.NewAddPartitionsToTxnRequestTopic()
 		rt.Topic, rt.Partitions = "t", []int32{0}
 		r.Topics = append(r.Topics, rt)
-		resp, _ := authzAddPartitionsToTxn(rc, r)
+		resp, _ := rule(24)(rc, r)
 		if resp == nil {
 			return 0
 		}
@@ -106,7 +118,7 @@ func TestTxnAuthzRules(t *testing.T) {
 		rt.Topic = "t"
 		rt.Partitions = append(rt.Partitions, kmsg.NewTxnOffsetCommitRequestTopicPartition())
 		r.Topics = append(r.Topics, rt)
-		answer, after := authzTxnOffsetCommit(rc, r)
+		answer, after := rule(28)(rc, r)
 		if answer != nil {
 			return answer.(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
 		}
@@ -124,7 +136,7 @@ func TestTxnAuthzRules(t *testing.T) {
 			rt.Topic = topic
 			rt.Partitions = append(rt.Partitions, kmsg.NewProduceRequestTopicPartition())
 			r.Topics = append(r.Topics, rt)
-			_, after := authzProduce(rc, r)
+			_, after := rule(0)(rc, r)
 			if after == nil {
 				return 0
 			}
@@ -141,7 +153,7 @@ func TestTxnAuthzRules(t *testing.T) {
 		rt.Topic = "t"
 		rt.Partitions = append(rt.Partitions, kmsg.NewProduceRequestTopicPartition())
 		r.Topics = append(r.Topics, rt)
-		_, after := authzProduce(rc, r)
+		_, after := rule(0)(rc, r)
 		if after == nil {
 			return 0
 		}
@@ -193,7 +205,7 @@ func TestTxnDescribeAuthzRules(t *testing.T) {
 
 	dr := kmsg.NewPtrDescribeTransactionsRequest()
 	dr.TransactionalIDs = []string{"mine", "theirs"}
-	answer, after := authzDescribeTransactions(rc, dr)
+	answer, after := rule(65)(rc, dr)
 	if answer != nil || after == nil {
 		t.Fatalf("DescribeTransactions: answer %v, after %v", answer, after != nil)
 	}
@@ -208,7 +220,7 @@ func TestTxnDescribeAuthzRules(t *testing.T) {
 	}
 
 	lr := kmsg.NewPtrListTransactionsRequest()
-	_, after = authzListTransactions(rc, lr)
+	_, after = rule(66)(rc, lr)
 	if after == nil {
 		t.Fatal("ListTransactions filters nothing")
 	}
@@ -233,7 +245,7 @@ func TestTxnDescribeHidesUndescribableTopics(t *testing.T) {
 		acl(auth.ResourceTopic, "t", auth.OpDescribe))
 	dr := kmsg.NewPtrDescribeTransactionsRequest()
 	dr.TransactionalIDs = []string{"mine"}
-	answer, after := authzDescribeTransactions(rc, dr)
+	answer, after := rule(65)(rc, dr)
 	if answer != nil || after == nil {
 		t.Fatalf("DescribeTransactions: answer %v, after %v", answer, after != nil)
 	}

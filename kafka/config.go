@@ -126,7 +126,7 @@ type Config struct {
 	// FetchSendfile sends the record batches a Fetch read from segment
 	// files with sendfile(2) on plaintext TCP connections (Linux), after
 	// their frames' CRCs were checked by a pread as always, keeping the
-	// files pinned until the response is written (fetch_wire.go). Off by
+	// files pinned until the response is written (kafka/fetchwire). Off by
 	// default: on the development VM it cost more server CPU per GB than
 	// writing the checked bytes from their pooled buffer (BENCHMARKS.md).
 	FetchSendfile bool

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kgateway/kgateway/kafka/sendfile"
+	"github.com/kgateway/kgateway/kafka/wire"
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
@@ -92,6 +93,17 @@ func (c *conn) touch() { c.active.Store(time.Now().UnixNano()) }
 
 func (c *conn) lastActive() time.Time { return time.Unix(0, c.active.Load()) }
 
+// idleConn is a connection as its wire.IdleReader sees it (K7).
+type idleConn struct{ c *conn }
+
+func (i idleConn) Read(p []byte) (int, error)        { return i.c.nc.Read(p) }
+func (i idleConn) SetReadDeadline(t time.Time) error { return i.c.nc.SetReadDeadline(t) }
+func (i idleConn) FrameStart() time.Time             { return i.c.frameStart }
+func (i idleConn) Touch()                            { i.c.touch() }
+func (i idleConn) LastActive() time.Time             { return i.c.lastActive() }
+func (i idleConn) Busy() bool                        { return i.c.inFlight.Load() > 0 }
+func (i idleConn) Closing() bool                     { return i.c.s.isClosing() }
+
 // slot is one request's place in the response order.
 type slot struct {
 	done    chan struct{} // closed when resp/err are set
@@ -150,7 +162,7 @@ func (rc *reqCtx) appended() { rc.release() }
 // when the handler ends.
 func (rc *reqCtx) release() {
 	rc.releaseOnce.Do(func() {
-		rc.conn.s.budget.release(rc.charge)
+		rc.conn.s.budget.Release(rc.charge)
 		close(rc.done)
 	})
 }
@@ -220,7 +232,7 @@ func (c *conn) readLoop() {
 		c.kill()
 		return
 	}
-	br := bufio.NewReaderSize(&idleReader{c: c}, 32<<10)
+	br := bufio.NewReaderSize(&wire.IdleReader{C: idleConn{c}, Idle: c.s.cfg.ConnectionsMaxIdle}, 32<<10)
 	for {
 		// Wait for the next frame to begin (or the peer to leave: a
 		// handler waiting for this connection's death must learn of it),
@@ -302,7 +314,7 @@ func (c *conn) logReadErr(err error) {
 	if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
 		return
 	}
-	if errors.Is(err, errIdle) {
+	if errors.Is(err, wire.ErrIdle) {
 		c.log.Debug("connection-idle-closed")
 		return
 	}
@@ -316,7 +328,7 @@ func (c *conn) logReadErr(err error) {
 func (c *conn) dispatch(body []byte, charge int64) (*slot, func(), error) {
 	sl, rc, req, a, err := c.parse(body, charge)
 	if err != nil || rc == nil {
-		c.s.budget.release(charge) // parse returned anything it took beyond
+		c.s.budget.Release(charge) // parse returned anything it took beyond
 		return sl, nil, err
 	}
 	if c.last != nil {
@@ -371,7 +383,7 @@ func (c *conn) parse(body []byte, charge int64) (*slot, *reqCtx, kmsg.Request, a
 		rc.charge += extra
 	}
 	if err := req.ReadFrom(rest); err != nil {
-		c.s.budget.release(rc.charge - charge)
+		c.s.budget.Release(rc.charge - charge)
 		return nil, nil, nil, a, fmt.Errorf("%w: api key %d v%d: %v", errFrame, key, version, err)
 	}
 	if r, ok := req.(*kmsg.ProduceRequest); ok {
@@ -533,7 +545,7 @@ func (c *conn) writeSlot(sl *slot, buf *[]byte) bool {
 	n := 0
 	if br, ok := sl.resp.(*batchResponse); ok {
 		// Fetch: record batches by reference, from their files with
-		// sendfile where the connection allows (fetch_wire.go).
+		// sendfile where the connection allows (kafka/fetchwire).
 		var pieces []sendfile.Piece
 		*buf, pieces, n = br.appendSegments((*buf)[:0], sl)
 		c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.ConnectionsMaxIdle)) // K7
@@ -594,10 +606,10 @@ func (c *conn) drain() {
 func (c *conn) sendfile() bool { return c.s.cfg.FetchSendfile && sendfile.Supported(c.nc) }
 
 // releaseResp frees what a written (or dropped) response still holds: a
-// fetch's leased reads (fetch_wire.go). Only once its handler is done.
+// fetch's leased reads (kafka/fetchwire). Only once its handler is done.
 func releaseResp(sl *slot) {
 	if br, ok := sl.resp.(*batchResponse); ok {
-		br.wire.release()
+		br.wire.Release()
 	}
 }
 

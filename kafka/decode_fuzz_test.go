@@ -136,7 +136,7 @@ func FuzzFrames(f *testing.F) {
 				held += c.last.charge // the frame's, and K9's for decoding
 			}
 		}
-		if n := c.s.budget.inUse.Load(); n != held {
+		if n := c.s.budget.InUse(); n != held {
 			t.Fatalf("%d budget bytes taken, %d owned by requests", n, held)
 		}
 	})

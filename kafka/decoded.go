@@ -45,14 +45,14 @@ func (c *conn) chargeProduce(held int64, r *kmsg.ProduceRequest, frame int) (int
 // whole charge would exceed queued.max.request.bytes.
 func (c *conn) chargeExtra(held int64, n int, what string) (int64, error) {
 	extra := int64(decodeFactor-1) * int64(n)
-	if held+extra > c.s.budget.total {
+	if held+extra > c.s.budget.Total() {
 		return 0, fmt.Errorf("%w: %d request bytes would take %d bytes of queued.max.request.bytes (%d) for %s",
-			errFrame, n, held+extra, c.s.budget.total, what)
+			errFrame, n, held+extra, c.s.budget.Total(), what)
 	}
 	if extra == 0 {
 		return 0, nil
 	}
-	if err := c.s.budget.grow(c.ctx, c.s.closing, held, extra); err != nil {
+	if err := c.s.budget.Grow(c.ctx, c.s.closing, held, extra); err != nil {
 		return 0, err
 	}
 	return extra, nil

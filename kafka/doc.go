@@ -56,11 +56,11 @@
 // state before decoding it, so K1–K9 hold before authentication too.
 // Authorization (A8–A11, auth/doc.go "Authorization") runs per request
 // between decoding and the handler: authz.go, with one rule per API key
-// in authz_rules.go.
+// in kafka/authz.
 //
 // # Fetch sessions
 //
-// Fetch sessions (KIP-227, fetch_session.go) keep a consumer's partition
+// Fetch sessions (KIP-227, kafka/fetchsession) keep a consumer's partition
 // list between requests, so an incremental fetch names only what changed.
 // Reads stay cursorless (R1): a session remembers what the client asked for
 // and what it was last told, never a read position of the log.

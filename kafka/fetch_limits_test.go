@@ -224,17 +224,14 @@ func TestFetchChecksCurrentLeaderEpoch(t *testing.T) {
 func TestFetchSessionNotLockedDuringLongPoll(t *testing.T) {
 	g := newSessionRig(t, Config{}, map[string]int32{"a": 1})
 	id := g.fetch(fetchReq(0, 0, parts("a", 1), nil)).SessionID
-	fs := g.s.sessions.get(id)
+	fs := g.s.sessions.Get(id)
 	poll := fetchReq(id, 1, nil, nil)
 	poll.MaxWaitMillis, poll.MinBytes = int32(time.Hour/time.Millisecond), 1
 	long := dialRaw(t, g.s.Addr())
 	long.send(1, poll)
 	waitFor(t, "long poll started, session unlocked", func() bool {
-		if !fs.mu.TryLock() { // held across the poll would never let go
-			return false
-		}
-		defer fs.mu.Unlock()
-		return fs.mu.epoch == 2
+		epoch, free := fs.EpochIfFree() // held across the poll would never let go
+		return free && epoch == 2
 	})
 	if resp := g.fetch(fetchReq(id, 1, nil, nil)); resp.ErrorCode != kerr.InvalidFetchSessionEpoch.Code {
 		t.Fatalf("duplicate during a long poll: error %d", resp.ErrorCode)
@@ -254,9 +251,7 @@ func TestFetchSessionNotLockedDuringLongPoll(t *testing.T) {
 // F6: a session's partitions, and all sessions' together, are bounded.
 func TestFetchSessionPartitionsBounded(t *testing.T) {
 	g := newSessionRig(t, Config{}, map[string]int32{"a": 4})
-	g.s.sessions.mu.Lock()
-	g.s.sessions.mu.maxParts, g.s.sessions.mu.maxTotal = 3, 5
-	g.s.sessions.mu.Unlock()
+	g.s.sessions.SetBounds(3, 5)
 
 	if id := g.fetch(fetchReq(0, 0, parts("a", 4), nil)).SessionID; id != 0 {
 		t.Fatalf("4 partitions over a bound of 3 got session %d", id)
@@ -274,7 +269,7 @@ func TestFetchSessionPartitionsBounded(t *testing.T) {
 	if resp := g.fetch(grow); resp.ErrorCode != kerr.FetchSessionIDNotFound.Code {
 		t.Fatalf("growing past the session bound: error %d", resp.ErrorCode)
 	}
-	if n := g.s.sessions.sessionCount(); n != 0 {
+	if n := g.s.sessions.Count(); n != 0 {
 		t.Fatalf("%d sessions, want the outgrown one removed", n)
 	}
 	b := g.fetch(fetchReq(0, 0, parts("a", 2), nil)).SessionID
@@ -286,7 +281,7 @@ func TestFetchSessionPartitionsBounded(t *testing.T) {
 	if resp := g.fetch(grow); resp.ErrorCode != kerr.FetchSessionIDNotFound.Code {
 		t.Fatalf("growing past the bound of all sessions: error %d", resp.ErrorCode)
 	}
-	if n := g.s.sessions.sessionCount(); n != 1 {
+	if n := g.s.sessions.Count(); n != 1 {
 		t.Fatalf("%d sessions, want 1", n)
 	}
 }

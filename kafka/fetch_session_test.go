@@ -199,7 +199,7 @@ func TestFetchSessionErrors(t *testing.T) {
 	if resp := g.fetch(fetchReq(id, 2, nil, nil)); resp.ErrorCode != kerr.FetchSessionIDNotFound.Code {
 		t.Fatalf("closed session still answers: error %d", resp.ErrorCode)
 	}
-	if n := g.s.sessions.sessionCount(); n != 0 {
+	if n := g.s.sessions.Count(); n != 0 {
 		t.Fatalf("%d sessions left", n)
 	}
 }
@@ -227,7 +227,7 @@ func TestFetchSessionCacheBounded(t *testing.T) {
 	if resp := g.fetch(fetchReq(two, 1, nil, nil)); resp.ErrorCode != 0 {
 		t.Fatalf("kept session: error %d", resp.ErrorCode)
 	}
-	if n := g.s.sessions.sessionCount(); n != 2 {
+	if n := g.s.sessions.Count(); n != 2 {
 		t.Fatalf("%d sessions, want 2", n)
 	}
 
@@ -253,51 +253,5 @@ func TestFetchSessionLongPoll(t *testing.T) {
 	g.c.recv(resp)
 	if got := answered(resp); len(got) != 1 || !got["a/1"] {
 		t.Fatalf("long poll answered %v, want a/1 with records", got)
-	}
-}
-
-// nextEpoch wraps past MaxInt32 to 1, never to 0 (a full fetch) or -1.
-func TestNextEpochWraps(t *testing.T) {
-	if got := nextEpoch(1<<31 - 1); got != 1 {
-		t.Fatalf("nextEpoch(max) = %d", got)
-	}
-	if got := nextEpoch(5); got != 6 {
-		t.Fatalf("nextEpoch(5) = %d", got)
-	}
-}
-
-// F4 with tenants: a principal holds at most its share of the slots; when
-// the cache is full a principal holding fewer takes the place of the
-// heaviest holder's least recently used session, never of a session of
-// a principal holding as few as it does.
-func TestFetchSessionsPerPrincipal(t *testing.T) {
-	var c fetchSessions
-	slots := sessionSlots{total: 4, perPrincipal: 3}
-	parts := func() []*sessPart { return []*sessPart{{key: sessKey{topic: "t"}}} }
-	for i := range 4 {
-		fs := c.create(slots, "User:mallory", false, parts())
-		if (fs != nil) != (i < 3) {
-			t.Fatalf("mallory's session %d: %v", i, fs)
-		}
-	}
-	if fs := c.create(slots, "User:alice", false, parts()); fs == nil {
-		t.Fatal("alice got no session in the free slot")
-	}
-	// Full: alice (1) takes the place of one of mallory's (3), then
-	// holds as many as mallory minus one and takes no more.
-	if fs := c.create(slots, "User:alice", false, parts()); fs == nil {
-		t.Fatal("alice, holding fewer, got no session in a full cache")
-	}
-	if got := c.mu.byOwner; got["User:mallory"] != 2 || got["User:alice"] != 2 {
-		t.Fatalf("sessions by principal %v, want 2 each", got)
-	}
-	if fs := c.create(slots, "User:alice", false, parts()); fs != nil {
-		t.Fatal("alice took the place of a session of a principal holding as many")
-	}
-	if fs := c.create(slots, "User:mallory", false, parts()); fs != nil {
-		t.Fatal("mallory took the place of a session of a principal holding as many")
-	}
-	if n := c.sessionCount(); n != 4 {
-		t.Fatalf("%d sessions, want 4", n)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"testing"
 
+	"github.com/kgateway/kgateway/kafka/fetchwire"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -14,7 +15,7 @@ import (
 func TestFetchWireSegments(t *testing.T) {
 	a, b, c := bytes.Repeat([]byte{1}, 300), bytes.Repeat([]byte{2}, 70), bytes.Repeat([]byte{3}, 5)
 	for v := int16(4); v <= 13; v++ {
-		wire := &wireBatches{}
+		wire := &fetchwire.Batches{}
 		resp := kmsg.NewPtrFetchResponse()
 		resp.SetVersion(v)
 		want := kmsg.NewPtrFetchResponse()
@@ -27,7 +28,7 @@ func TestFetchWireSegments(t *testing.T) {
 				rp.Partition, wp.Partition = int32(pi), int32(pi)
 				rp.RecordBatches, wp.RecordBatches = []byte{}, []byte{}
 				if len(batches) > 0 {
-					rp.RecordBatches = wire.mark(batches, nil, len(bytes.Join(batches, nil)))
+					rp.RecordBatches = wire.Mark(batches, nil, len(bytes.Join(batches, nil)))
 					wp.RecordBatches = bytes.Join(batches, nil)
 				}
 				rt.Partitions, wt.Partitions = append(rt.Partitions, rp), append(wt.Partitions, wp)

@@ -1,18 +1,15 @@
 package kafka
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"io"
-	"net"
-	"os"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/kgateway/kgateway/kafka/wire"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -22,12 +19,6 @@ func (s *Server) openConns() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.mu.open)
-}
-
-func (b *byteBudget) waiting() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return len(b.mu.waiters)
 }
 
 // K7: a connection that sends nothing, starts a frame and stops, or
@@ -56,7 +47,7 @@ func TestIdleConnectionsClosed(t *testing.T) {
 	partial.expectClosed()
 	trickle.expectClosed()
 	<-trickled
-	waitFor(t, "budget returned", func() bool { return s.budget.inUse.Load() == 0 })
+	waitFor(t, "budget returned", func() bool { return s.budget.InUse() == 0 })
 }
 
 // K7: a connection waiting for a response (a long poll) is busy, not idle.
@@ -132,16 +123,16 @@ func TestQueuedBytesBoundStopsReading(t *testing.T) {
 	frame = append(frame, 0x7f, 0x00, 0, 0) // an unknown key: closes once read
 	big.write(frame)
 	// Declared, not sent: the header alone holds nothing.
-	waitFor(t, "the big frame's first bytes charged", func() bool { return s.budget.inUse.Load() > 0 })
-	if n := s.budget.inUse.Load(); n > 2*minBodyGrow {
+	waitFor(t, "the big frame's first bytes charged", func() bool { return s.budget.InUse() > 0 })
+	if n := s.budget.InUse(); n > 2*wire.MinBodyGrow {
 		t.Fatalf("4 bytes of a %d-byte frame hold %d bytes of budget", limit, n)
 	}
 	big.write(make([]byte, limit-5)) // all but the last byte
-	waitFor(t, "the big frame holds the budget", func() bool { return s.budget.inUse.Load() == limit })
+	waitFor(t, "the big frame holds the budget", func() bool { return s.budget.InUse() == limit })
 
 	small := dialRaw(t, s.Addr())
 	small.send(5, apiVersionsReq(3))
-	waitFor(t, "the small frame waits for the budget", func() bool { return s.budget.waiting() == 1 })
+	waitFor(t, "the small frame waits for the budget", func() bool { return s.budget.Waiting() == 1 })
 
 	big.write([]byte{0}) // the rest of the big frame
 	big.expectClosed()
@@ -150,73 +141,7 @@ func TestQueuedBytesBoundStopsReading(t *testing.T) {
 	if corr := small.recv(resp); corr != 5 || resp.ErrorCode != 0 {
 		t.Fatalf("after the budget freed: correlation %d error %d", corr, resp.ErrorCode)
 	}
-	waitFor(t, "budget returned", func() bool { return s.budget.inUse.Load() == 0 })
-}
-
-// K6 progress rule: frames that together need more than the budget, all
-// waiting for more of it while holding part, do not deadlock: the one
-// nearest completion is let through.
-func TestBudgetProgressRule(t *testing.T) {
-	b := newByteBudget(10)
-	ctx := context.Background()
-	for range 2 {
-		if err := b.acquire(ctx, nil, 5); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Two frames of 8 bytes, 5 held each (in use: all 10), both need 3.
-	first := make(chan struct{})
-	go func() { b.grow(ctx, nil, 5, 3); close(first) }()
-	waitFor(t, "first frame waits", func() bool { return b.waiting() == 1 })
-	second := make(chan struct{})
-	go func() { b.grow(ctx, nil, 5, 3); close(second) }()
-	select { // granted beyond the budget: every byte was held by waiters
-	case <-first:
-	case <-time.After(testDeadline):
-		t.Fatal("frames holding the whole budget deadlocked")
-	}
-	if n := b.inUse.Load(); n != 13 {
-		t.Fatalf("in use %d, want 13", n)
-	}
-	// The second still waits: the first's 8 bytes will come back.
-	if b.waiting() != 1 {
-		t.Fatal("second frame not waiting")
-	}
-	b.release(8)
-	<-second
-	b.release(8)
-	if n := b.inUse.Load(); n != 0 {
-		t.Fatalf("in use %d after every release", n)
-	}
-}
-
-func TestByteBudgetFIFOAndGiveUp(t *testing.T) {
-	b := newByteBudget(10)
-	ctx := context.Background()
-	if err := b.acquire(ctx, nil, 8); err != nil {
-		t.Fatal(err)
-	}
-	got := make(chan int64, 2)
-	go func() { b.acquire(ctx, nil, 5); got <- 5 }()
-	waitFor(t, "first waiter queued", func() bool { return b.waiting() == 1 })
-	go func() { b.acquire(ctx, nil, 1); got <- 1 }() // fits, but FIFO: behind 5
-	waitFor(t, "second waiter queued", func() bool { return b.waiting() == 2 })
-	stop := make(chan struct{})
-	gaveUp := make(chan error)
-	go func() { gaveUp <- b.acquire(ctx, stop, 10) }()
-	waitFor(t, "third waiter queued", func() bool { return b.waiting() == 3 })
-	close(stop)
-	if err := <-gaveUp; err == nil {
-		t.Fatal("acquire succeeded after stop")
-	}
-	b.release(8)
-	if a, b := <-got, <-got; a+b != 6 {
-		t.Fatalf("granted %d and %d, want 5 and 1", a, b)
-	}
-	b.release(6)
-	if n := b.inUse.Load(); n != 0 {
-		t.Fatalf("in use %d after every release", n)
-	}
+	waitFor(t, "budget returned", func() bool { return s.budget.InUse() == 0 })
 }
 
 // Bad bodies of every kind get a clean answer or close the connection
@@ -247,7 +172,7 @@ func TestMalformedBodiesCloseCleanly(t *testing.T) {
 			c.write(b)
 			var size [4]byte
 			if _, err := io.ReadFull(c.nc, size[:]); err != nil {
-				if isTimeout(err) {
+				if wire.IsTimeout(err) {
 					t.Fatal("neither answered nor closed")
 				}
 				return // closed
@@ -266,7 +191,7 @@ func TestMalformedBodiesCloseCleanly(t *testing.T) {
 	if corr := c.recv(resp); corr != 3 || resp.ErrorCode != 0 {
 		t.Fatalf("after bad frames: correlation %d error %d", corr, resp.ErrorCode)
 	}
-	waitFor(t, "budget returned", func() bool { return s.budget.inUse.Load() == 0 })
+	waitFor(t, "budget returned", func() bool { return s.budget.InUse() == 0 })
 }
 
 // K6: every way a connection ends returns its requests' bytes to the
@@ -287,9 +212,9 @@ func TestBudgetReturnedWhenConnectionsDie(t *testing.T) {
 
 	c := dialRaw(t, s.Addr())
 	c.send(0, dc)
-	waitFor(t, "a request held", func() bool { return s.budget.inUse.Load() > 0 && s.handling.Load() == 1 })
+	waitFor(t, "a request held", func() bool { return s.budget.InUse() > 0 && s.handling.Load() == 1 })
 	c.nc.Close()
-	waitFor(t, "budget returned after the client left", func() bool { return s.budget.inUse.Load() == 0 })
+	waitFor(t, "budget returned after the client left", func() bool { return s.budget.InUse() == 0 })
 
 	failNext.Store(true)
 	c = dialRaw(t, s.Addr())
@@ -300,24 +225,8 @@ func TestBudgetReturnedWhenConnectionsDie(t *testing.T) {
 	}
 	c.write(frames)
 	c.expectClosed()
-	waitFor(t, "budget returned after a handler error", func() bool { return s.budget.inUse.Load() == 0 })
+	waitFor(t, "budget returned after a handler error", func() bool { return s.budget.InUse() == 0 })
 	waitFor(t, "connections unregistered", func() bool { return s.openConns() == 0 })
-}
-
-// K8: running out of descriptors (or a connection reset while queued)
-// pauses accepting; any other accept error is final.
-func TestRetryableAccept(t *testing.T) {
-	for err, want := range map[error]bool{
-		&net.OpError{Op: "accept", Err: os.NewSyscallError("accept4", syscall.EMFILE)}:       true,
-		&net.OpError{Op: "accept", Err: os.NewSyscallError("accept4", syscall.ENFILE)}:       true,
-		&net.OpError{Op: "accept", Err: os.NewSyscallError("accept4", syscall.ECONNABORTED)}: true,
-		&net.OpError{Op: "accept", Err: os.NewSyscallError("accept4", syscall.EINVAL)}:       false,
-		net.ErrClosed: false,
-	} {
-		if got := retryableAccept(err); got != want {
-			t.Errorf("retryableAccept(%v) = %v", err, got)
-		}
-	}
 }
 
 func TestLimitsConfigValidate(t *testing.T) {
@@ -369,5 +278,5 @@ func TestDecodedRequestsBounded(t *testing.T) {
 	if corr := c.recv(resp); corr != 2 || len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 {
 		t.Fatalf("correlation %d, %d topics for one named 1000 times", corr, len(resp.Topics))
 	}
-	waitFor(t, "budget returned", func() bool { return s.budget.inUse.Load() == 0 })
+	waitFor(t, "budget returned", func() bool { return s.budget.InUse() == 0 })
 }

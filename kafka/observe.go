@@ -125,7 +125,7 @@ func (s *Server) observeBytes(o Observer, req kmsg.Request, resp kmsg.Response) 
 			o.ProduceBytes(t.Topic, n)
 		}
 	case *kmsg.FetchRequest:
-		perTopic, ok := fetchRecordBytes(resp) // record batches are markers (fetch_wire.go)
+		perTopic, ok := fetchRecordBytes(resp) // record batches are markers (kafka/fetchwire)
 		if !ok {
 			return
 		}

@@ -157,7 +157,7 @@ func (s *Server) throttledFetch(r *kmsg.FetchRequest, resp kmsg.Response) {
 	}
 	if r.Version < 7 || r.SessionEpoch <= 0 {
 		if fr.SessionID != 0 {
-			s.sessions.remove(fr.SessionID)
+			s.sessions.Remove(fr.SessionID)
 			fr.SessionID = 0
 		}
 		fr.Topics = []kmsg.FetchResponseTopic{}

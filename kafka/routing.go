@@ -9,6 +9,7 @@ package kafka
 import (
 	"fmt"
 
+	"github.com/kgateway/kgateway/kafka/routing"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -133,145 +134,18 @@ func (s *Server) isCoordinator() bool {
 	return ok && node == s.cfg.NodeID
 }
 
-// groupAPIs are the APIs only the group coordinator serves (Y4), the
-// transaction APIs, which it serves too (Y19), and those of share groups
-// but ShareFetch and ShareAcknowledge (Y8).
-var groupAPIs = map[int16]bool{8: true, 9: true, 11: true, 12: true, 13: true, 14: true, 15: true,
-	16: true, 42: true, 47: true, 68: true, 69: true,
-	24: true, 25: true, 26: true, 28: true, 65: true, 66: true,
-	76: true, 77: true, 90: true, 91: true, 92: true}
-
 // notCoordinator answers a group or transaction request on a node that
 // does not coordinate them (Y4, Y19); nil when the handler should run.
-// InitProducerId is one only with a transactional id.
 func (s *Server) notCoordinator(key int16, req kmsg.Request) kmsg.Response {
 	if s.isCoordinator() {
 		return nil
 	}
-	if r, ok := req.(*kmsg.InitProducerIDRequest); ok && r.TransactionalID != nil {
-		resp := r.ResponseKind().(*kmsg.InitProducerIDResponse)
-		resp.ErrorCode, resp.ProducerID, resp.ProducerEpoch = kerr.NotCoordinator.Code, -1, -1
-		return resp
-	}
-	if !groupAPIs[key] {
-		return nil
-	}
-	if resp := shareNotCoordinator(req); resp != nil {
-		return resp
-	}
-	return notCoordinatorResponse(req)
-}
-
-// notCoordinatorResponse is NOT_COORDINATOR wherever the request's
-// response carries an error: per partition, per group or once. ListGroups
-// answers an empty list: in Kafka each broker lists the groups it
-// coordinates, and admin clients ask every broker and merge.
-func notCoordinatorResponse(req kmsg.Request) kmsg.Response {
-	code := kerr.NotCoordinator.Code
-	switch r := req.(type) {
-	case *kmsg.JoinGroupRequest:
-		resp := r.ResponseKind().(*kmsg.JoinGroupResponse)
-		resp.ErrorCode, resp.Generation, resp.MemberID = code, -1, r.MemberID
-		return resp
-	case *kmsg.HeartbeatRequest:
-		resp := r.ResponseKind().(*kmsg.HeartbeatResponse)
-		resp.ErrorCode = code
-		return resp
-	case *kmsg.LeaveGroupRequest:
-		resp := r.ResponseKind().(*kmsg.LeaveGroupResponse)
-		resp.ErrorCode = code
-		return resp
-	case *kmsg.SyncGroupRequest:
-		resp := r.ResponseKind().(*kmsg.SyncGroupResponse)
-		resp.ErrorCode = code
-		return resp
-	case *kmsg.OffsetCommitRequest:
-		resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
-		resp.Topics = offsetCommitErrors(r.Topics, code)
-		return resp
-	case *kmsg.OffsetFetchRequest:
-		return offsetFetchNotCoordinator(r)
-	case *kmsg.DescribeGroupsRequest:
-		resp := r.ResponseKind().(*kmsg.DescribeGroupsResponse)
-		for _, g := range r.Groups {
-			rg := kmsg.NewDescribeGroupsResponseGroup()
-			rg.Group, rg.ErrorCode, rg.AuthorizedOperations = g, code, authOpsNotRequested
-			resp.Groups = append(resp.Groups, rg)
-		}
-		return resp
-	case *kmsg.ListGroupsRequest:
-		return r.ResponseKind()
-	case *kmsg.DeleteGroupsRequest:
-		resp := r.ResponseKind().(*kmsg.DeleteGroupsResponse)
-		for _, g := range r.Groups {
-			rg := kmsg.NewDeleteGroupsResponseGroup()
-			rg.Group, rg.ErrorCode = g, code
-			resp.Groups = append(resp.Groups, rg)
-		}
-		return resp
-	case *kmsg.OffsetDeleteRequest:
-		resp := r.ResponseKind().(*kmsg.OffsetDeleteResponse)
-		resp.ErrorCode = code
-		return resp
-	case *kmsg.ConsumerGroupHeartbeatRequest:
-		resp := r.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
-		resp.ErrorCode = code
-		return resp
-	case *kmsg.ConsumerGroupDescribeRequest:
-		resp := r.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
-		for _, g := range r.Groups {
-			rg := kmsg.NewConsumerGroupDescribeResponseGroup()
-			rg.Group, rg.ErrorCode, rg.AuthorizedOperations = g, code, authOpsNotRequested
-			resp.Groups = append(resp.Groups, rg)
-		}
-		return resp
-	}
-	if resp := txnNotCoordinator(req); resp != nil {
-		return resp
-	}
-	panic(fmt.Sprintf("kafka: notCoordinatorResponse: %T is not a group request", req))
-}
-
-// offsetFetchNotCoordinator is OffsetFetch's NOT_COORDINATOR as Kafka's
-// OffsetFetchRequest.getErrorResponse builds it: per group from v8, once
-// from v2, per partition before.
-func offsetFetchNotCoordinator(r *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
-	code := kerr.NotCoordinator.Code
-	resp := r.ResponseKind().(*kmsg.OffsetFetchResponse)
-	switch {
-	case r.Version >= 8:
-		for _, g := range r.Groups {
-			rg := kmsg.NewOffsetFetchResponseGroup()
-			rg.Group, rg.ErrorCode = g.Group, code
-			resp.Groups = append(resp.Groups, rg)
-		}
-	case r.Version >= 2:
-		resp.ErrorCode = code
-	default:
-		for _, t := range r.Topics {
-			resp.Topics = append(resp.Topics, offsetFetchErrors(t.Topic, t.Partitions, code))
-		}
-	}
-	return resp
-}
-
-// notInCluster are the APIs not served in cluster mode (Y5): share
-// groups, unless they have a durable home (Y8).
-var notInCluster = map[int16]bool{
-	76: true, 77: true, 78: true, 79: true, 90: true, 91: true, 92: true, // share groups
-	88: true, 89: true, // streams groups (KIP-1071): served by a single node only
+	return routing.NotCoordinator(key, req)
 }
 
 // notInClusterFeature are the features not advertised in cluster mode
 // (Y5, Y19).
 var notInClusterFeature = map[string]bool{transactionVersionFeature: true, shareVersionFeature: true, streamsVersionFeature: true}
-
-// clusterMaxVersion caps APIs in cluster mode (Y19): transactions are
-// served at transaction version 1, so neither Produce v12 nor EndTxn and
-// TxnOffsetCommit v5, which would add partitions and groups to a
-// transaction implicitly (X18) from whichever node leads them, are
-// advertised or served.
-var clusterMaxVersion = map[int16]int16{0: 11, 26: 4, 28: 4}
 
 // lookupAPI is the dispatch table as this server advertises it: an API
 // not served in cluster mode is unknown, and its request closes the
@@ -285,14 +159,11 @@ func (s *Server) lookupAPI(key int16) (api, bool) {
 		return lookupAPI(key)
 	}
 	a, ok := lookupAPI(key)
-	if max, capped := clusterMaxVersion[key]; ok && capped {
+	if max, capped := routing.ClusterMaxVersion(key); ok && capped {
 		a.max = max
 	}
 	return a, ok
 }
-
-// telemetryAPIs are GetTelemetrySubscriptions and PushTelemetry.
-var telemetryAPIs = map[int16]bool{71: true, 72: true}
 
 // apiKeyList is the ApiVersions key list this server advertises (Y5, Y8).
 func (s *Server) apiKeyList() []kmsg.ApiVersionsResponseApiKey {
@@ -308,7 +179,7 @@ func (s *Server) apiKeyList() []kmsg.ApiVersionsResponseApiKey {
 		if s.hiddenAPI(k.ApiKey) {
 			continue
 		}
-		if max, capped := clusterMaxVersion[k.ApiKey]; capped && s.cfg.Cluster != nil {
+		if max, capped := routing.ClusterMaxVersion(k.ApiKey); capped && s.cfg.Cluster != nil {
 			k.MaxVersion = max // Y19
 		}
 		out = append(out, k)
@@ -320,72 +191,13 @@ func (s *Server) apiKeyList() []kmsg.ApiVersionsResponseApiKey {
 // without a telemetry manager (KIP-714); in cluster mode (Y5), the
 // share-group APIs unless share groups are served (Y8).
 func (s *Server) hiddenAPI(key int16) bool {
-	if telemetryAPIs[key] && s.cfg.Telemetry == nil {
+	if routing.TelemetryAPI(key) && s.cfg.Telemetry == nil {
 		return true
 	}
-	return s.cfg.Cluster != nil && notInCluster[key] && !(shareAPIs[key] && s.shareInCluster())
+	return s.cfg.Cluster != nil && routing.NotInCluster(key) && !(routing.ShareAPI(key) && s.shareInCluster())
 }
 
 // featureHidden reports whether a feature is not advertised (Y5, Y8).
 func (s *Server) featureHidden(name string) bool {
 	return s.cfg.Cluster != nil && notInClusterFeature[name] && !(name == shareVersionFeature && s.shareInCluster())
-}
-
-// txnNotCoordinator is NOT_COORDINATOR for the transaction APIs (Y19);
-// ListTransactions answers an empty list, as ListGroups does (Y4).
-func txnNotCoordinator(req kmsg.Request) kmsg.Response {
-	code := kerr.NotCoordinator.Code
-	switch r := req.(type) {
-	case *kmsg.AddPartitionsToTxnRequest:
-		resp := r.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
-		for _, tx := range r.Transactions { // the batched form (v4+)
-			res := kmsg.NewAddPartitionsToTxnResponseTransaction()
-			res.TransactionalID = tx.TransactionalID
-			for _, t := range tx.Topics {
-				rt := kmsg.NewAddPartitionsToTxnResponseTransactionTopic()
-				rt.Topic = t.Topic
-				for _, p := range t.Partitions {
-					rp := kmsg.NewAddPartitionsToTxnResponseTransactionTopicPartition()
-					rp.Partition, rp.ErrorCode = p, code
-					rt.Partitions = append(rt.Partitions, rp)
-				}
-				res.Topics = append(res.Topics, rt)
-			}
-			resp.Transactions = append(resp.Transactions, res)
-		}
-		for _, t := range r.Topics {
-			rt := kmsg.NewAddPartitionsToTxnResponseTopic()
-			rt.Topic = t.Topic
-			for _, p := range t.Partitions {
-				rp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
-				rp.Partition, rp.ErrorCode = p, code
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			resp.Topics = append(resp.Topics, rt)
-		}
-		return resp
-	case *kmsg.AddOffsetsToTxnRequest:
-		resp := r.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
-		resp.ErrorCode = code
-		return resp
-	case *kmsg.EndTxnRequest:
-		resp := r.ResponseKind().(*kmsg.EndTxnResponse)
-		resp.ErrorCode, resp.ProducerID, resp.ProducerEpoch = code, -1, -1
-		return resp
-	case *kmsg.TxnOffsetCommitRequest:
-		resp := r.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
-		resp.Topics = txnCommitErrors(r.Topics, code)
-		return resp
-	case *kmsg.DescribeTransactionsRequest:
-		resp := r.ResponseKind().(*kmsg.DescribeTransactionsResponse)
-		for _, id := range r.TransactionalIDs {
-			st := kmsg.NewDescribeTransactionsResponseTransactionState()
-			st.TransactionalID, st.ErrorCode = id, code
-			resp.TransactionStates = append(resp.TransactionStates, st)
-		}
-		return resp
-	case *kmsg.ListTransactionsRequest:
-		return r.ResponseKind()
-	}
-	return nil
 }

@@ -3,7 +3,6 @@ package kafka
 import (
 	"context"
 	"errors"
-	"github.com/kgateway/kgateway/kafka/quota"
 	"net"
 	"path/filepath"
 	"sync"
@@ -12,8 +11,11 @@ import (
 
 	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka/features"
+	"github.com/kgateway/kgateway/kafka/fetchsession"
+	"github.com/kgateway/kgateway/kafka/quota"
 	"github.com/kgateway/kgateway/kafka/share"
 	"github.com/kgateway/kgateway/kafka/tenancy"
+	"github.com/kgateway/kgateway/kafka/wire"
 	"github.com/kgateway/kgateway/resolver"
 	"go.uber.org/zap"
 )
@@ -38,8 +40,8 @@ type Server struct {
 	// features are the finalized feature levels (ApiVersions,
 	// UpdateFeatures; kafka/features).
 	features *features.Levels
-	// sessions is the fetch session cache (KIP-227, fetch_session.go).
-	sessions fetchSessions
+	// sessions is the fetch session cache (KIP-227, kafka/fetchsession).
+	sessions fetchsession.Cache
 
 	// closing is closed when Close starts: long-poll waits return early
 	// and readers stop taking new requests.
@@ -49,7 +51,7 @@ type Server struct {
 	// handling counts requests whose handler is running.
 	handling atomic.Int64
 	// budget is queued.max.request.bytes (K6).
-	budget *byteBudget
+	budget *wire.Budget
 	// plainBudget bounds the CPU failed PLAIN logins take (auth.DeriveBudget).
 	plainBudget *auth.DeriveBudget
 	// groupBound is groups.max.per.principal (tenant.go).
@@ -80,7 +82,7 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	cfg = cfg.withDefaults()
 	s := &Server{cfg: cfg, res: cfg.Resolver, log: cfg.Logger, closing: make(chan struct{}),
-		budget:      newByteBudget(cfg.QueuedMaxRequestBytes),
+		budget:      wire.NewBudget(cfg.QueuedMaxRequestBytes),
 		plainBudget: auth.NewDeriveBudget(cfg.SASL.PlainFailuresPerAddress, cfg.SASL.PlainFailuresPerUser),
 		groupBound:  tenancy.NewGroups(cfg.GroupsPerPrincipal)}
 	s.mu.open = make(map[*conn]struct{})
@@ -171,7 +173,7 @@ func (s *Server) acceptLoop(ln net.Listener, l *Listener) error {
 			if s.isClosing() {
 				return ErrServerClosed
 			}
-			if retryableAccept(err) { // K8
+			if wire.RetryableAccept(err) { // K8
 				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
 				s.log.Warn("accept-retry", zap.Error(err), zap.Duration("backoff", backoff))
 				select {

@@ -12,9 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// shareAPIs are the share-group APIs (Y5, Y8).
-var shareAPIs = map[int16]bool{76: true, 77: true, 78: true, 79: true, 90: true, 91: true, 92: true}
-
 // shareInCluster reports whether share groups are served in cluster mode:
 // only where their states have a durable home shared by the nodes (Y8).
 func (s *Server) shareInCluster() bool {
@@ -98,41 +95,4 @@ func (s *Server) shareAckLeaders(resp *kmsg.ShareAcknowledgeResponse) {
 			resp.NodeEndpoints = append(resp.NodeEndpoints, e)
 		}
 	}
-}
-
-// shareNotCoordinator is NOT_COORDINATOR for the share-group APIs the
-// coordinator serves (Y8); nil for any other request.
-func shareNotCoordinator(req kmsg.Request) kmsg.Response {
-	code := kerr.NotCoordinator.Code
-	switch r := req.(type) {
-	case *kmsg.ShareGroupHeartbeatRequest:
-		resp := r.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
-		resp.ErrorCode = code
-		return resp
-	case *kmsg.ShareGroupDescribeRequest:
-		resp := r.ResponseKind().(*kmsg.ShareGroupDescribeResponse)
-		for _, id := range r.GroupIDs {
-			g := kmsg.NewShareGroupDescribeResponseGroup()
-			g.GroupID, g.ErrorCode, g.AuthorizedOperations = id, code, authOpsNotRequested
-			resp.Groups = append(resp.Groups, g)
-		}
-		return resp
-	case *kmsg.DescribeShareGroupOffsetsRequest:
-		resp := r.ResponseKind().(*kmsg.DescribeShareGroupOffsetsResponse)
-		for _, rg := range r.Groups {
-			g := kmsg.NewDescribeShareGroupOffsetsResponseGroup()
-			g.GroupID, g.ErrorCode = rg.GroupID, code
-			resp.Groups = append(resp.Groups, g)
-		}
-		return resp
-	case *kmsg.AlterShareGroupOffsetsRequest:
-		resp := r.ResponseKind().(*kmsg.AlterShareGroupOffsetsResponse)
-		resp.ErrorCode = code
-		return resp
-	case *kmsg.DeleteShareGroupOffsetsRequest:
-		resp := r.ResponseKind().(*kmsg.DeleteShareGroupOffsetsResponse)
-		resp.ErrorCode = code
-		return resp
-	}
-	return nil
 }

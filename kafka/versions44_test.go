@@ -148,13 +148,13 @@ func TestFindCoordinatorShareKeyNeedsClusterAction(t *testing.T) {
 	req.CoordinatorType = coordinatorShare
 	req.CoordinatorKeys = []string{"g:AAAAAAAAAAAAAAAAAAAAAA:0"}
 	rc := authzConn(t, "User:alice", acl(auth.ResourceGroup, "g", auth.OpDescribe))
-	answer, _ := authzFindCoordinator(rc, req)
+	answer, _ := rule(10)(rc, req)
 	resp, ok := answer.(*kmsg.FindCoordinatorResponse)
 	if !ok || len(resp.Coordinators) != 1 || resp.Coordinators[0].ErrorCode != kerr.ClusterAuthorizationFailed.Code {
 		t.Fatalf("without CLUSTER_ACTION: %+v", answer)
 	}
 	rc = authzConn(t, "User:alice", acl(auth.ResourceCluster, auth.ClusterName, auth.OpClusterAction))
-	if answer, after := authzFindCoordinator(rc, req); answer != nil || after != nil {
+	if answer, after := rule(10)(rc, req); answer != nil || after != nil {
 		t.Fatalf("with CLUSTER_ACTION: answered %+v", answer)
 	}
 }

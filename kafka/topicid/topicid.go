@@ -36,6 +36,14 @@ type Lookup interface {
 	IDOf(name string) ([16]byte, bool)
 }
 
+// RequestedByID reports whether a requested topic names its topic by id: a
+// non-zero id, whatever the name, as Kafka's KafkaApis decides (the Java
+// Admin's describeTopics by id sends name "" beside the id, not null), or
+// no name at all.
+func RequestedByID(rt *kmsg.MetadataRequestTopic) bool {
+	return rt.TopicID != [16]byte{} || rt.Topic == nil
+}
+
 // Versions from which each API names topics by id.
 const (
 	ProduceVersion         = 13

@@ -1,4 +1,4 @@
-package kafka
+package fetchwire
 
 // Fetch responses are written without copying their record batches. The
 // handler puts a 16-byte marker where each partition's records go and keeps
@@ -30,7 +30,6 @@ import (
 
 	"github.com/kgateway/kgateway/kafka/sendfile"
 	"github.com/kgateway/kgateway/resolver"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 const markerLen = 16
@@ -42,9 +41,10 @@ var markerPrefix = func() []byte {
 	return b
 }()
 
-// wireBatches holds one fetch response's record batches, by marker index,
-// and where they lie in files (srcs, for a leased read).
-type wireBatches struct {
+// Batches holds one fetch response's record batches, by marker index,
+// and where they lie in files (srcs, for a leased read). The zero value
+// holds unleased batches.
+type Batches struct {
 	list  [][][]byte
 	srcs  [][]resolver.FileSpan
 	sizes []int
@@ -53,27 +53,24 @@ type wireBatches struct {
 	lease *resolver.Lease
 }
 
-// newWire is a response's batch holder: its reads leased, keeping pins
-// when conn sends batches with sendfile (conn.sendfile).
-func newWire(conn *conn) *wireBatches {
-	w := &wireBatches{}
-	if conn != nil {
-		w.lease = resolver.NewLease(conn.sendfile())
-	}
-	return w
-}
+// New is a response's batch holder over lease, which holds its reads'
+// buffers (and, for sendfile, their pins); nil for none.
+func New(lease *resolver.Lease) *Batches { return &Batches{lease: lease} }
 
-// release frees what the response's reads hold (after it is written, or
+// Lease is what the response's reads are leased to (nil: none).
+func (w *Batches) Lease() *resolver.Lease { return w.lease }
+
+// Release frees what the response's reads hold (after it is written, or
 // once it never will be).
-func (w *wireBatches) release() {
+func (w *Batches) Release() {
 	if w != nil {
 		w.lease.Release()
 	}
 }
 
-// mark keeps batches (and where they lie in files, srcs, nil for memory)
+// Mark keeps batches (and where they lie in files, srcs, nil for memory)
 // aside and returns the marker standing for them.
-func (w *wireBatches) mark(batches [][]byte, srcs []resolver.FileSpan, size int) []byte {
+func (w *Batches) Mark(batches [][]byte, srcs []resolver.FileSpan, size int) []byte {
 	m := make([]byte, markerLen)
 	copy(m, markerPrefix)
 	binary.BigEndian.PutUint32(m[markerLen-4:], uint32(len(w.list)))
@@ -83,9 +80,9 @@ func (w *wireBatches) mark(batches [][]byte, srcs []resolver.FileSpan, size int)
 	return m
 }
 
-// batchesOf returns the batches a partition's RecordBatches marker stands
+// BatchesOf returns the batches a partition's RecordBatches marker stands
 // for; ok is false when it is not a marker of w.
-func (w *wireBatches) batchesOf(rb []byte) (batches [][]byte, size int, ok bool) {
+func (w *Batches) BatchesOf(rb []byte) (batches [][]byte, size int, ok bool) {
 	id, ok := w.markerID(rb)
 	if !ok {
 		return nil, 0, false
@@ -95,7 +92,7 @@ func (w *wireBatches) batchesOf(rb []byte) (batches [][]byte, size int, ok bool)
 
 // markerID is the index rb is the marker of; ok is false when it is not a
 // marker of w.
-func (w *wireBatches) markerID(rb []byte) (int, bool) {
+func (w *Batches) markerID(rb []byte) (int, bool) {
 	if len(rb) != markerLen || !bytes.Equal(rb[:markerLen-4], markerPrefix) {
 		return 0, false
 	}
@@ -103,58 +100,15 @@ func (w *wireBatches) markerID(rb []byte) (int, bool) {
 	return id, id < len(w.list)
 }
 
-// batchResponse is a FetchResponse whose record batches are markers into
-// wire; the connection writer writes it with appendSegments.
-type batchResponse struct {
-	*kmsg.FetchResponse
-	wire *wireBatches
-}
-
-// recordBytes is the record batch bytes a response partition carries.
-func (br *batchResponse) recordBytes(p *kmsg.FetchResponseTopicPartition) int {
-	if _, n, ok := br.wire.batchesOf(p.RecordBatches); ok {
-		return n
-	}
-	return len(p.RecordBatches)
-}
-
-// fetchRecordBytes returns the record batch bytes per topic of a fetch
-// response, markers resolved (for observers); ok is false for any other
-// response.
-func fetchRecordBytes(resp kmsg.Response) (perTopic map[string]int, ok bool) {
-	var fr *kmsg.FetchResponse
-	var br *batchResponse
-	switch r := resp.(type) {
-	case *batchResponse:
-		fr, br = r.FetchResponse, r
-	case *kmsg.FetchResponse:
-		fr = r
-	default:
-		return nil, false
-	}
-	perTopic = make(map[string]int)
-	for i := range fr.Topics {
-		t := &fr.Topics[i]
-		for j := range t.Partitions {
-			p := &t.Partitions[j]
-			n := len(p.RecordBatches)
-			if br != nil {
-				n = br.recordBytes(p)
-			}
-			perTopic[t.Topic] += n
-		}
-	}
-	return perTopic, true
-}
-
-// appendSegments frames the response into dst (header and every field but
-// the record batches) and returns it, the pieces to write in order (a
-// batch read from a file names its range there), and their total size.
-func (br *batchResponse) appendSegments(dst []byte, sl *slot) ([]byte, []sendfile.Piece, int) {
-	enc := appendResponse(dst, sl)
-	flexible := sl.version >= 12
-	out := make([]sendfile.Piece, 0, 2+3*len(br.wire.list))
-	prefixes := make([]byte, 0, binary.MaxVarintLen32*len(br.wire.list))
+// Segments splits enc, a framed fetch response (size first) whose record
+// batches are markers of w, at the markers: it returns the pieces to
+// write in order (a batch read from a file names its range there), with
+// each records length prefix fixed to the batches' size, and their total
+// size, which it also writes into enc's frame size. flexible is the
+// response's encoding (v12+).
+func (w *Batches) Segments(enc []byte, flexible bool) ([]sendfile.Piece, int) {
+	out := make([]sendfile.Piece, 0, 2+3*len(w.list))
+	prefixes := make([]byte, 0, binary.MaxVarintLen32*len(w.list))
 	last := 0
 	for pos := 0; ; {
 		i := bytes.Index(enc[pos:], markerPrefix)
@@ -163,7 +117,7 @@ func (br *batchResponse) appendSegments(dst []byte, sl *slot) ([]byte, []sendfil
 		}
 		m := pos + i
 		pos = m + 1
-		id, ok := br.wire.markerID(enc[m:min(m+markerLen, len(enc))])
+		id, ok := w.markerID(enc[m:min(m+markerLen, len(enc))])
 		plen := 4
 		if flexible {
 			plen = 1
@@ -171,7 +125,7 @@ func (br *batchResponse) appendSegments(dst []byte, sl *slot) ([]byte, []sendfil
 		if !ok || m-plen < last || !markerLengthAt(enc[m-plen:m], flexible) {
 			continue
 		}
-		batches, srcs, size := br.wire.list[id], br.wire.srcs[id], br.wire.sizes[id]
+		batches, srcs, size := w.list[id], w.srcs[id], w.sizes[id]
 		out = append(out, sendfile.Piece{Bytes: enc[last : m-plen]})
 		start := len(prefixes)
 		if flexible {
@@ -196,7 +150,7 @@ func (br *batchResponse) appendSegments(dst []byte, sl *slot) ([]byte, []sendfil
 		total += len(p.Bytes)
 	}
 	binary.BigEndian.PutUint32(enc, uint32(total-4))
-	return enc, out, total
+	return out, total
 }
 
 // markerLengthAt reports whether b is the encoded length of a marker:

@@ -1,17 +1,4 @@
-package kafka
-
-// Fetch sessions (KIP-227). A consumer fetching many partitions sends the
-// whole partition list once (a full fetch, epoch 0); the server keeps it in
-// a session and answers with the session's id. Later requests (epoch 1, 2,
-// …) are incremental: they name only partitions that were added or whose
-// fetch offset or max bytes changed, plus the partitions to forget, and
-// the response carries only partitions with something new: records, an
-// error, or a changed high watermark, last stable offset or log start.
-//
-// Invariants F1–F6: doc.go "Fetch sessions".
-//
-// Reads stay cursorless (R1): a session remembers what the client asked
-// for and what it was last told, never a read position of the log.
+package fetchsession
 
 import (
 	"cmp"
@@ -38,12 +25,12 @@ const (
 	maxCachedPartitions = 1000000
 )
 
-// fetchSessions is the server's session cache (F4). The zero value is
+// Cache is the server's session cache (F4). The zero value is
 // ready to use.
-type fetchSessions struct {
+type Cache struct {
 	mu struct {
 		sync.Mutex
-		byID  map[int32]*fetchSession
+		byID  map[int32]*Session
 		total int // the sessions' sizes summed (F6)
 		// byOwner counts the sessions of each principal (F4).
 		byOwner map[string]int
@@ -54,19 +41,19 @@ type fetchSessions struct {
 }
 
 // boundsLocked returns the F6 bounds.
-func (c *fetchSessions) boundsLocked() (perSession, total int) {
+func (c *Cache) boundsLocked() (perSession, total int) {
 	return cmp.Or(c.mu.maxParts, maxSessionPartitions), cmp.Or(c.mu.maxTotal, maxCachedPartitions)
 }
 
-// fetchSession is one client's session. The cache's mutex guards size and
+// Session is one client's session. The cache's mutex guards size and
 // lastUsed (for eviction); the session's own mutex guards the rest and is
 // held for a whole request (F3).
-type fetchSession struct {
+type Session struct {
 	id       int32
 	topicIDs bool   // F5: partitions are keyed by topic id (v13+)
 	owner    string // the principal that opened it ("": no tenants, F4)
 
-	// Guarded by fetchSessions.mu.
+	// Guarded by Cache.mu.
 	size     int
 	lastUsed time.Time
 	removed  bool
@@ -74,53 +61,55 @@ type fetchSession struct {
 	mu struct {
 		sync.Mutex
 		epoch int32 // the epoch the next request must carry
-		parts map[sessKey]*sessPart
+		parts map[Key]*Part
 		// order is the response order; partitions that returned records
 		// move to the end so a byte budget does not starve the rest.
-		order []*sessPart
+		order []*Part
 	}
 }
 
-// sessKey names a partition in a session: by topic id (v13+) or by name.
-type sessKey struct {
-	id        [16]byte
-	topic     string
-	partition int32
+// Key names a partition in a session: by topic id (v13+) or by name.
+type Key struct {
+	ID        [16]byte
+	Topic     string
+	Partition int32
 }
 
-// sessPart is what a session remembers of one partition: what the client
+// Part is what a session remembers of one partition: what the client
 // asked for last, and what it was told last.
-type sessPart struct {
-	key      sessKey
-	offset   int64
-	maxBytes int32
-	// leaderEpoch is the client's current leader epoch (-1: none).
-	leaderEpoch int32
-	sent        bool // answered at least once
-	hwm         int64
-	lso         int64
-	logStart    int64
-	gotData     bool // the last response carried records for it (rotation)
+type Part struct {
+	Key      Key
+	Offset   int64
+	MaxBytes int32
+	// LeaderEpoch is the client's current leader epoch (-1: none).
+	LeaderEpoch int32
+	// GotData: the last response carried records for it (rotation).
+	GotData  bool
+	sent     bool // answered at least once
+	hwm      int64
+	lso      int64
+	logStart int64
 }
 
-// keyOf is the session key of a requested partition.
-func keyOf(topicIDs bool, topic string, id [16]byte, partition int32) sessKey {
+// KeyOf is the session key of a requested partition.
+func KeyOf(topicIDs bool, topic string, id [16]byte, partition int32) Key {
 	if topicIDs {
-		return sessKey{id: id, partition: partition}
+		return Key{ID: id, Partition: partition}
 	}
-	return sessKey{topic: topic, partition: partition}
+	return Key{Topic: topic, Partition: partition}
 }
 
-// changed reports whether an incremental response must carry p, and
+// Changed reports whether an incremental response must carry p, and
 // records what it carries.
-func (sp *sessPart) changed(p *kmsg.FetchResponseTopicPartition) bool {
+func (sp *Part) Changed(p *kmsg.FetchResponseTopicPartition) bool {
 	must := !sp.sent || len(p.RecordBatches) > 0 || p.ErrorCode != 0 ||
 		p.HighWatermark != sp.hwm || p.LastStableOffset != sp.lso || p.LogStartOffset != sp.logStart
-	sp.remember(p)
+	sp.Remember(p)
 	return must
 }
 
-func (sp *sessPart) remember(p *kmsg.FetchResponseTopicPartition) {
+// Remember records what a response told the client of the partition.
+func (sp *Part) Remember(p *kmsg.FetchResponseTopicPartition) {
 	sp.sent = true
 	sp.hwm, sp.lso, sp.logStart = p.HighWatermark, p.LastStableOffset, p.LogStartOffset
 }
@@ -133,8 +122,8 @@ func nextEpoch(e int32) int32 {
 	return e + 1
 }
 
-// get returns the session with id, marked used, or nil.
-func (c *fetchSessions) get(id int32) *fetchSession {
+// Get returns the session with id, marked used, or nil.
+func (c *Cache) Get(id int32) *Session {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	fs := c.mu.byID[id]
@@ -144,8 +133,8 @@ func (c *fetchSessions) get(id int32) *fetchSession {
 	return fs
 }
 
-// remove drops the session with id, if any (F2).
-func (c *fetchSessions) remove(id int32) {
+// Remove drops the session with id, if any (F2).
+func (c *Cache) Remove(id int32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if fs := c.mu.byID[id]; fs != nil {
@@ -154,7 +143,7 @@ func (c *fetchSessions) remove(id int32) {
 }
 
 // dropLocked takes fs out of the cache.
-func (c *fetchSessions) dropLocked(fs *fetchSession) {
+func (c *Cache) dropLocked(fs *Session) {
 	fs.removed = true
 	c.mu.total -= fs.size
 	delete(c.mu.byID, fs.id)
@@ -165,7 +154,7 @@ func (c *fetchSessions) dropLocked(fs *fetchSession) {
 
 // resize records a session's partition count for eviction decisions, or
 // reports false when n partitions are beyond the bounds (F6).
-func (c *fetchSessions) resize(fs *fetchSession, n int) bool {
+func (c *Cache) resize(fs *Session, n int) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if fs.removed {
@@ -179,14 +168,14 @@ func (c *fetchSessions) resize(fs *fetchSession, n int) bool {
 	return true
 }
 
-// sessionSlots are the cache's bounds on sessions (F4): slots in all,
-// perPrincipal for one principal.
-type sessionSlots struct{ total, perPrincipal int }
+// Slots are the cache's bounds on sessions (F4): Total slots in all,
+// PerPrincipal for one principal.
+type Slots struct{ Total, PerPrincipal int }
 
-// create makes a session for owner over parts (in response order) with
+// Create makes a session for owner over parts (in response order) with
 // next epoch 1, or returns nil when the cache has no room for it (F4).
-func (c *fetchSessions) create(slots sessionSlots, owner string, topicIDs bool, parts []*sessPart) *fetchSession {
-	if slots.total <= 0 {
+func (c *Cache) Create(slots Slots, owner string, topicIDs bool, parts []*Part) *Session {
+	if slots.Total <= 0 {
 		return nil // F4
 	}
 	c.mu.Lock()
@@ -195,21 +184,21 @@ func (c *fetchSessions) create(slots sessionSlots, owner string, topicIDs bool, 
 		return nil // F6
 	}
 	if c.mu.byID == nil {
-		c.mu.byID = make(map[int32]*fetchSession)
+		c.mu.byID = make(map[int32]*Session)
 		c.mu.byOwner = make(map[string]int)
 	}
-	if owner != "" && c.mu.byOwner[owner] >= slots.perPrincipal && !c.evictOwnLocked(owner, len(parts)) {
+	if owner != "" && c.mu.byOwner[owner] >= slots.PerPrincipal && !c.evictOwnLocked(owner, len(parts)) {
 		return nil
 	}
-	if len(c.mu.byID) >= slots.total && !c.evictLocked(owner, len(parts)) {
+	if len(c.mu.byID) >= slots.Total && !c.evictLocked(owner, len(parts)) {
 		return nil
 	}
-	fs := &fetchSession{id: c.newIDLocked(), topicIDs: topicIDs, owner: owner, size: len(parts), lastUsed: time.Now()}
+	fs := &Session{id: c.newIDLocked(), topicIDs: topicIDs, owner: owner, size: len(parts), lastUsed: time.Now()}
 	fs.mu.epoch = 1
-	fs.mu.parts = make(map[sessKey]*sessPart, len(parts))
+	fs.mu.parts = make(map[Key]*Part, len(parts))
 	for _, sp := range parts {
-		if _, dup := fs.mu.parts[sp.key]; !dup {
-			fs.mu.parts[sp.key] = sp
+		if _, dup := fs.mu.parts[sp.Key]; !dup {
+			fs.mu.parts[sp.Key] = sp
 			fs.mu.order = append(fs.mu.order, sp)
 		}
 	}
@@ -228,8 +217,8 @@ func (c *fetchSessions) create(slots sessionSlots, owner string, topicIDs bool, 
 // smallest if smaller than the newcomer. Without tenants (owner "" for
 // all) that is Kafka's FetchSessionCache eviction exactly; with them no
 // principal evicts another's session unless it holds fewer.
-func (c *fetchSessions) evictLocked(owner string, size int) bool {
-	var lru *fetchSession
+func (c *Cache) evictLocked(owner string, size int) bool {
+	var lru *Session
 	heaviest := owner
 	for _, fs := range c.mu.byID {
 		if lru == nil || fs.lastUsed.Before(lru.lastUsed) {
@@ -252,8 +241,8 @@ func (c *fetchSessions) evictLocked(owner string, size int) bool {
 // evictOwnLocked frees a slot among owner's sessions for a newcomer of
 // size partitions: the least recently used if it is stale or size is -1
 // (fair share), else the smallest if smaller than the newcomer.
-func (c *fetchSessions) evictOwnLocked(owner string, size int) bool {
-	var lru, smallest *fetchSession
+func (c *Cache) evictOwnLocked(owner string, size int) bool {
+	var lru, smallest *Session
 	for _, fs := range c.mu.byID {
 		if fs.owner != owner {
 			continue
@@ -276,7 +265,7 @@ func (c *fetchSessions) evictOwnLocked(owner string, size int) bool {
 }
 
 // newIDLocked returns an unused positive session id.
-func (c *fetchSessions) newIDLocked() int32 {
+func (c *Cache) newIDLocked() int32 {
 	for {
 		id := rand.Int32N(math.MaxInt32) + 1
 		if _, used := c.mu.byID[id]; !used {
@@ -285,8 +274,8 @@ func (c *fetchSessions) newIDLocked() int32 {
 	}
 }
 
-// sessionCount is how many sessions the cache holds (tests).
-func (c *fetchSessions) sessionCount() int {
+// Count is how many sessions the cache holds.
+func (c *Cache) Count() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.mu.byID)
@@ -295,24 +284,24 @@ func (c *fetchSessions) sessionCount() int {
 // updateLocked applies an incremental request to the session: requested
 // partitions are added or get their new fetch offset and max bytes, and
 // forgotten ones are dropped. Needs fs.mu.
-func (fs *fetchSession) updateLocked(r *kmsg.FetchRequest) {
+func (fs *Session) updateLocked(r *kmsg.FetchRequest) {
 	for i := range r.Topics {
 		rt := &r.Topics[i]
 		for _, rp := range rt.Partitions {
-			k := keyOf(fs.topicIDs, rt.Topic, rt.TopicID, rp.Partition)
+			k := KeyOf(fs.topicIDs, rt.Topic, rt.TopicID, rp.Partition)
 			sp := fs.mu.parts[k]
 			if sp == nil {
-				sp = &sessPart{key: k}
+				sp = &Part{Key: k}
 				fs.mu.parts[k] = sp
 				fs.mu.order = append(fs.mu.order, sp)
 			}
-			sp.offset, sp.maxBytes, sp.leaderEpoch = rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch
+			sp.Offset, sp.MaxBytes, sp.LeaderEpoch = rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch
 		}
 	}
 	forgot := false
 	for _, ft := range r.ForgottenTopics {
 		for _, p := range ft.Partitions {
-			k := keyOf(fs.topicIDs, ft.Topic, ft.TopicID, p)
+			k := KeyOf(fs.topicIDs, ft.Topic, ft.TopicID, p)
 			if _, ok := fs.mu.parts[k]; ok {
 				delete(fs.mu.parts, k)
 				forgot = true
@@ -322,7 +311,7 @@ func (fs *fetchSession) updateLocked(r *kmsg.FetchRequest) {
 	if forgot {
 		kept := fs.mu.order[:0]
 		for _, sp := range fs.mu.order {
-			if fs.mu.parts[sp.key] == sp {
+			if fs.mu.parts[sp.Key] == sp {
 				kept = append(kept, sp)
 			}
 		}
@@ -333,8 +322,8 @@ func (fs *fetchSession) updateLocked(r *kmsg.FetchRequest) {
 
 // rotateLocked moves the partitions that returned records to the end of
 // the response order, keeping the relative order of both groups.
-func (fs *fetchSession) rotateLocked(gotData func(*sessPart) bool) {
-	var quiet, busy []*sessPart
+func (fs *Session) rotateLocked(gotData func(*Part) bool) {
+	var quiet, busy []*Part
 	for _, sp := range fs.mu.order {
 		if gotData(sp) {
 			busy = append(busy, sp)
@@ -348,10 +337,78 @@ func (fs *fetchSession) rotateLocked(gotData func(*sessPart) bool) {
 	fs.mu.order = append(append(fs.mu.order[:0], quiet...), busy...)
 }
 
-// sessionError answers a fetch with a top-level session error (F1, F3,
+// Error answers a fetch with a top-level session error (F1, F3,
 // F5, F6).
-func sessionError(r *kmsg.FetchRequest, err *kerr.Error) *kmsg.FetchResponse {
+func Error(r *kmsg.FetchRequest, err *kerr.Error) *kmsg.FetchResponse {
 	resp := r.ResponseKind().(*kmsg.FetchResponse)
 	resp.ErrorCode = err.Code
 	return resp
+}
+
+// ID is the session's id, which responses carry.
+func (fs *Session) ID() int32 { return fs.id }
+
+// TopicIDs says whether the session keys partitions by topic id (F5:
+// opened at v13+).
+func (fs *Session) TopicIDs() bool { return fs.topicIDs }
+
+// Begin checks an incremental fetch against fs and applies it (F1, F5,
+// F6), under the session's lock, and calls list with the session's
+// partitions in response order, still under the lock, for the caller to
+// note what to read; the read itself runs without it (F3). On an error
+// list is not called and the session is as it was, or gone (F6: it
+// outgrew its bound).
+func (c *Cache) Begin(fs *Session, r *kmsg.FetchRequest, list func(order []*Part)) *kerr.Error {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	switch {
+	case fs.topicIDs != (r.Version >= 13):
+		return kerr.FetchSessionTopicIDError // F5
+	case r.SessionEpoch != fs.mu.epoch:
+		return kerr.InvalidFetchSessionEpoch // F1
+	}
+	fs.updateLocked(r)
+	if !c.resize(fs, len(fs.mu.parts)) {
+		c.Remove(fs.id) // F6: the session outgrew its bound
+		return kerr.FetchSessionIDNotFound
+	}
+	fs.mu.epoch = nextEpoch(fs.mu.epoch)
+	list(fs.mu.order)
+	return nil
+}
+
+// Finish runs fill, which makes the incremental response to the request
+// of epoch (Part.Changed selects its partitions), under the session's
+// lock, then moves the partitions that returned records to the end of
+// the response order. It reports false, and runs nothing, when another
+// request moved the session's epoch while this one read (a duplicate
+// request: F3).
+func (fs *Session) Finish(epoch int32, fill func()) bool {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.mu.epoch != nextEpoch(epoch) {
+		return false
+	}
+	fill()
+	fs.rotateLocked(func(sp *Part) bool { return sp.GotData })
+	return true
+}
+
+// EpochIfFree is the epoch the next request must carry, if the session's
+// lock is free now (F3: no request holds it while it reads or waits);
+// ok false while a request holds it. For tests.
+func (fs *Session) EpochIfFree() (epoch int32, ok bool) {
+	if !fs.mu.TryLock() {
+		return 0, false
+	}
+	defer fs.mu.Unlock()
+	return fs.mu.epoch, true
+}
+
+// SetBounds lowers the F6 bounds: perSession partitions in one session,
+// total in all (0: the defaults). For tests.
+func (c *Cache) SetBounds(perSession, total int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mu.maxParts, c.mu.maxTotal = perSession, total
 }

@@ -1,4 +1,4 @@
-package kafka
+package authz
 
 // Metadata's authorization (A11), as Kafka's KafkaApis: a topic the
 // principal may not DESCRIBE is left out of an all-topics answer and
@@ -10,27 +10,26 @@ package kafka
 
 import (
 	"github.com/kgateway/kgateway/auth"
-	"github.com/kgateway/kgateway/resolver"
+	"github.com/kgateway/kgateway/kafka/topicid"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func authzMetadata(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+func authzMetadata(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.MetadataRequest)
-	s := rc.conn.s
-	describe := topicAllowed(rc, auth.OpDescribe)
+	describe := TopicAllowed(rc, auth.OpDescribe)
 	all := r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0)
 	// CREATE matters only when the topic would be created: asked for and
 	// auto.create.topics.enable on. Else a missing topic is the handler's
 	// UNKNOWN_TOPIC_OR_PARTITION, as in Kafka's handleTopicMetadataRequest.
-	allowCreate := (r.Version < 4 || r.AllowAutoTopicCreation) && s.res.AutoCreateTopics()
+	allowCreate := (r.Version < 4 || r.AllowAutoTopicCreation) && rc.AutoCreateTopics()
 	var createCluster *bool // asked once, when a topic would be created
 	refused := filterOut(&r.Topics, func(t *kmsg.MetadataRequestTopic) bool {
 		name := ""
-		byID := requestedByID(t)
+		byID := topicid.RequestedByID(t)
 		if !byID {
 			name = *t.Topic
-		} else if n, _, ok := s.topicByID(t.TopicID); ok { // internal ones too
+		} else if n, ok := rc.TopicByID(t.TopicID); ok { // internal ones too
 			name = n
 		} else {
 			return true // an unknown id is the handler's answer
@@ -38,14 +37,14 @@ func authzMetadata(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Respo
 		if !describe(name) {
 			return false
 		}
-		if _, exists := s.res.Topic(name); exists || !allowCreate || byID || resolver.IsInternalTopic(name) {
+		if rc.TopicExists(name) || !allowCreate || byID || rc.IsInternal(name) {
 			return true
 		}
 		if createCluster == nil {
-			v := rc.allowedCluster(auth.OpCreate)
+			v := allowedCluster(rc, auth.OpCreate)
 			createCluster = &v
 		}
-		return *createCluster || rc.allowed(auth.OpCreate, auth.ResourceTopic, name)
+		return *createCluster || rc.Allowed(auth.OpCreate, auth.ResourceTopic, name)
 	})
 	return nil, func(resp kmsg.Response) {
 		mr := resp.(*kmsg.MetadataResponse)
@@ -58,7 +57,7 @@ func authzMetadata(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Respo
 				// carry them too, as in Kafka; unknown ids, without a
 				// name, and refused topics (appended below) do not.
 				if t := &mr.Topics[i]; t.Topic != nil {
-					t.AuthorizedOperations = rc.operations(auth.ResourceTopic, *t.Topic)
+					t.AuthorizedOperations = rc.Operations(auth.ResourceTopic, *t.Topic)
 				}
 			}
 		}
@@ -69,7 +68,7 @@ func authzMetadata(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Respo
 			mt := kmsg.NewMetadataResponseTopic()
 			mt.Topic, mt.TopicID = t.Topic, t.TopicID
 			mt.ErrorCode = kerr.TopicAuthorizationFailed.Code
-			mt.AuthorizedOperations = authOpsNotRequested
+			mt.AuthorizedOperations = OperationsNotRequested
 			mr.Topics = append(mr.Topics, mt)
 		}
 	}

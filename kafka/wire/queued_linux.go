@@ -1,4 +1,4 @@
-package kafka
+package wire
 
 import (
 	"net"
@@ -6,10 +6,10 @@ import (
 	"unsafe"
 )
 
-// socketQueued is how many received bytes wait in nc's kernel buffer
-// (ioctl SIOCINQ), 0 when it cannot tell. readBody uses it to size a
+// SocketQueued is how many received bytes wait in nc's kernel buffer
+// (ioctl SIOCINQ), 0 when it cannot tell. ReadBody's callers use it to size a
 // frame's buffer once for bytes already sent.
-func socketQueued(nc net.Conn) int {
+func SocketQueued(nc net.Conn) int {
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
 		return 0

@@ -1,4 +1,4 @@
-package kafka
+package authz
 
 // Authorization of the streams group APIs (KIP-1071), as Kafka's
 // KafkaApis: READ on the group for a heartbeat, DESCRIBE on every topic
@@ -34,7 +34,7 @@ func streamsTopologyTopics(t *kmsg.StreamsGroupHeartbeatRequestTopology) []strin
 // authzStreamsGroupHeartbeat: READ on the group
 // (GROUP_AUTHORIZATION_FAILED), then DESCRIBE on every topic of the
 // topology (TOPIC_AUTHORIZATION_FAILED).
-func authzStreamsGroupHeartbeat(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+func authzStreamsGroupHeartbeat(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.StreamsGroupHeartbeatRequest)
 	resp := r.ResponseKind().(*kmsg.StreamsGroupHeartbeatResponse)
 	if resp.ErrorCode = heartbeatRefusal(rc, r.Group, streamsTopologyTopics(r.Topology)); resp.ErrorCode != 0 {
@@ -46,11 +46,11 @@ func authzStreamsGroupHeartbeat(rc *reqCtx, req kmsg.Request) (kmsg.Response, fu
 // authzStreamsGroupDescribe: DESCRIBE on each group; a group whose
 // topology names a topic the principal may not describe is
 // TOPIC_AUTHORIZATION_FAILED; authorized_operations when asked.
-func authzStreamsGroupDescribe(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+func authzStreamsGroupDescribe(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.StreamsGroupDescribeRequest)
-	refused := filterOut(&r.Groups, func(g *string) bool { return groupAllowed(rc, auth.OpDescribe, *g) })
+	refused := filterOut(&r.Groups, func(g *string) bool { return GroupAllowed(rc, auth.OpDescribe, *g) })
 	asked := r.IncludeAuthorizedOperations
-	topicOK := topicAllowed(rc, auth.OpDescribe)
+	topicOK := TopicAllowed(rc, auth.OpDescribe)
 	return nil, func(resp kmsg.Response) {
 		dr := resp.(*kmsg.StreamsGroupDescribeResponse)
 		for i := range dr.Groups {
@@ -60,7 +60,7 @@ func authzStreamsGroupDescribe(rc *reqCtx, req kmsg.Request) (kmsg.Response, fun
 				g.Group, g.ErrorCode = dr.Groups[i].Group, kerr.TopicAuthorizationFailed.Code
 			}
 			if asked && g.ErrorCode == 0 {
-				g.AuthorizedOperations = rc.operations(auth.ResourceGroup, g.Group)
+				g.AuthorizedOperations = rc.Operations(auth.ResourceGroup, g.Group)
 			}
 		}
 		for _, id := range refused {

@@ -1,4 +1,4 @@
-package kafka
+package authz
 
 // Authorization of the share-group APIs (A11), as Kafka's KafkaApis: READ
 // on the group for membership, fetch, acknowledgement and altering
@@ -32,9 +32,9 @@ func deref(s *string) string {
 
 // authzShareTop: op on the group, else GROUP_AUTHORIZATION_FAILED as the
 // response's top-level error.
-func authzShareTop(op auth.Operation, groupOf func(kmsg.Request) string) authzRule {
-	return func(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
-		if groupAllowed(rc, op, groupOf(req)) {
+func authzShareTop(op auth.Operation, groupOf func(kmsg.Request) string) Rule {
+	return func(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+		if GroupAllowed(rc, op, groupOf(req)) {
 			return nil, nil
 		}
 		code := kerr.GroupAuthorizationFailed.Code
@@ -58,7 +58,7 @@ func authzShareTop(op auth.Operation, groupOf func(kmsg.Request) string) authzRu
 
 // authzShareGroupHeartbeat: READ on the group, DESCRIBE on each
 // subscribed topic.
-func authzShareGroupHeartbeat(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+func authzShareGroupHeartbeat(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.ShareGroupHeartbeatRequest)
 	resp := r.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
 	if resp.ErrorCode = heartbeatRefusal(rc, r.GroupID, r.SubscribedTopicNames); resp.ErrorCode != 0 {
@@ -72,13 +72,13 @@ func authzShareGroupHeartbeat(rc *reqCtx, req kmsg.Request) (kmsg.Response, func
 // members subscribe to or are assigned: a group with a topic the
 // principal may not describe is TOPIC_AUTHORIZATION_FAILED, with
 // nothing of it described.
-func authzShareGroupDescribe(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
-	if rc.conn.s.cfg.Authorizer == nil {
+func authzShareGroupDescribe(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	if !rc.Authorizing() {
 		return nil, nil
 	}
 	r := req.(*kmsg.ShareGroupDescribeRequest)
-	refused := filterOut(&r.GroupIDs, func(g *string) bool { return groupAllowed(rc, auth.OpDescribe, *g) })
-	topicOK := topicAllowed(rc, auth.OpDescribe)
+	refused := filterOut(&r.GroupIDs, func(g *string) bool { return GroupAllowed(rc, auth.OpDescribe, *g) })
+	topicOK := TopicAllowed(rc, auth.OpDescribe)
 	return nil, func(resp kmsg.Response) {
 		dr := resp.(*kmsg.ShareGroupDescribeResponse)
 		for i := range dr.Groups {
@@ -86,7 +86,7 @@ func authzShareGroupDescribe(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(
 			if g.ErrorCode == 0 && !shareDescribedTopicsAllowed(g, topicOK) {
 				g.ErrorCode, g.Members = kerr.TopicAuthorizationFailed.Code, nil
 				g.GroupState, g.GroupEpoch, g.AssignmentEpoch, g.Assignor = "", 0, 0, ""
-				g.AuthorizedOperations = authOpsNotRequested
+				g.AuthorizedOperations = OperationsNotRequested
 			}
 		}
 		for _, g := range refused {
@@ -114,10 +114,10 @@ func shareDescribedTopicsAllowed(g *kmsg.ShareGroupDescribeResponseGroup, ok fun
 }
 
 // authzDescribeShareGroupOffsets: DESCRIBE on each group.
-func authzDescribeShareGroupOffsets(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+func authzDescribeShareGroupOffsets(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.DescribeShareGroupOffsetsRequest)
 	refused := filterOut(&r.Groups, func(g *kmsg.DescribeShareGroupOffsetsRequestGroup) bool {
-		return groupAllowed(rc, auth.OpDescribe, g.GroupID)
+		return GroupAllowed(rc, auth.OpDescribe, g.GroupID)
 	})
 	if len(refused) == 0 {
 		return nil, nil

@@ -1,15 +1,15 @@
-package kafka
+package authz
 
 // The authorization coverage table: per API key, how its rule (and
 // handler) treats each kind of resource its request or response names.
-// TestAuthzRulesStateEveryResource walks the dispatch table (apis.go)
+// TestAuthzRulesStateEveryResource walks the dispatch table (kafka/apis.go)
 // and finds, by reflection over the request and response types, the
 // kinds each API names; a key whose statement misses one of them (or
 // states one it does not name) fails, so a new API, or a new field
 // naming a topic, a group, a transactional id or a member, is not
 // served before someone has decided how it is authorized. The table
 // is documentation checked against the wire types, not code that
-// authorizes: the rules are authz_rules.go and its neighbours.
+// authorizes: the rules are rules.go and its neighbours.
 
 import (
 	"reflect"

@@ -1,4 +1,4 @@
-package kafka
+package authz
 
 // The authorization table (A11): per API key, the operations and resources
 // a request needs, with Kafka's mapping (KafkaApis). Refused topics get
@@ -9,18 +9,16 @@ package kafka
 
 import (
 	"github.com/kgateway/kgateway/auth"
-	"github.com/kgateway/kgateway/kafka/quota"
-	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // authzRules maps every API key to its rule; noCheck for the APIs Kafka
 // serves to anyone (ApiVersions, the SASL exchange).
-var authzRules map[int16]authzRule
+var authzRules map[int16]Rule
 
 func init() {
-	authzRules = map[int16]authzRule{
+	authzRules = map[int16]Rule{
 		0:  authzProduce,
 		1:  noCheck, // per partition in the handler: fetch sessions hold topics the request does not name
 		2:  authzListOffsets,
@@ -80,32 +78,31 @@ func init() {
 	}
 }
 
-func noCheck(*reqCtx, kmsg.Request) (kmsg.Response, func(kmsg.Response)) { return nil, nil }
+func noCheck(Request, kmsg.Request) (kmsg.Response, func(kmsg.Response)) { return nil, nil }
 
-// fillsOperations are the APIs whose rules run without an authorizer too:
-// they fill authorized_operations (Metadata, DescribeGroups,
-// DescribeCluster), and refuse nothing then.
+// fillsOperations: see FillsOperations.
 var fillsOperations = map[int16]bool{3: true, 15: true, 60: true}
 
 // --- topics -------------------------------------------------------------
 
-func topicAllowed(rc *reqCtx, op auth.Operation) func(string) bool {
-	return func(name string) bool { return rc.allowed(op, auth.ResourceTopic, name) }
+// TopicAllowed is op on a topic, as a predicate on its name.
+func TopicAllowed(rc Request, op auth.Operation) func(string) bool {
+	return func(name string) bool { return rc.Allowed(op, auth.ResourceTopic, name) }
 }
 
 // authzProduce: WRITE on the transactional id (if any) and on each topic.
 // Produce auto-creates a missing topic (topics.go) where Kafka does not,
 // so creating one also needs CREATE on the cluster or the topic; without
 // it the answer is Kafka's for a missing topic, UNKNOWN_TOPIC_OR_PARTITION.
-func authzProduce(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+func authzProduce(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.ProduceRequest)
-	txnRefused := r.TransactionID != nil && !rc.allowed(auth.OpWrite, auth.ResourceTransactionalID, *r.TransactionID)
+	txnRefused := r.TransactionID != nil && !rc.Allowed(auth.OpWrite, auth.ResourceTransactionalID, *r.TransactionID)
 	codes := map[string]int16{}
 	refused := filterOut(&r.Topics, func(t *kmsg.ProduceRequestTopic) bool {
 		switch {
 		case txnRefused:
 			codes[t.Topic] = kerr.TransactionalIDAuthorizationFailed.Code
-		case !rc.allowed(auth.OpWrite, auth.ResourceTopic, t.Topic):
+		case !rc.Allowed(auth.OpWrite, auth.ResourceTopic, t.Topic):
 			codes[t.Topic] = kerr.TopicAuthorizationFailed.Code
 		case !mayCreate(rc, t.Topic):
 			codes[t.Topic] = kerr.UnknownTopicOrPartition.Code
@@ -132,42 +129,18 @@ func authzProduce(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Respon
 	}
 }
 
-// authorizeFetch marks the items whose topic the principal may not READ,
-// whether the request or its fetch session names them; Fetch answers them
-// TOPIC_AUTHORIZATION_FAILED (A11). A fetch from a replica (follower)
-// needs CLUSTER_ACTION on the cluster instead, for every item, as in
-// Kafka's handleFetchRequest.
-func authorizeFetch(rc *reqCtx, items []fetchItem, follower bool) {
-	if rc.conn.s.cfg.Authorizer == nil {
-		return
-	}
-	ok := topicAllowed(rc, auth.OpRead)
-	if follower {
-		action := rc.allowedCluster(auth.OpClusterAction)
-		ok = func(string) bool { return action }
-	}
-	for i := range items {
-		it := &items[i]
-		name := it.name
-		if name == "" {
-			name = it.reqTopic
-		}
-		it.refused = !it.errID && !ok(name)
-	}
-}
-
 // mayCreate says whether a request may auto-create topic: it exists, or
 // the principal has CREATE on the cluster or the topic.
-func mayCreate(rc *reqCtx, topic string) bool {
-	if _, exists := rc.conn.s.res.Partitions(topic); exists || resolver.IsInternalTopic(topic) {
+func mayCreate(rc Request, topic string) bool {
+	if rc.TopicExists(topic) || rc.IsInternal(topic) {
 		return true
 	}
-	return rc.allowedCluster(auth.OpCreate) || rc.allowed(auth.OpCreate, auth.ResourceTopic, topic)
+	return allowedCluster(rc, auth.OpCreate) || rc.Allowed(auth.OpCreate, auth.ResourceTopic, topic)
 }
 
-func authzListOffsets(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+func authzListOffsets(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.ListOffsetsRequest)
-	ok := topicAllowed(rc, auth.OpDescribe)
+	ok := TopicAllowed(rc, auth.OpDescribe)
 	refused := filterOut(&r.Topics, func(t *kmsg.ListOffsetsRequestTopic) bool { return ok(t.Topic) })
 	if len(refused) == 0 {
 		return nil, nil
@@ -187,9 +160,9 @@ func authzListOffsets(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Re
 	}
 }
 
-func authzOffsetForLeaderEpoch(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+func authzOffsetForLeaderEpoch(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.OffsetForLeaderEpochRequest)
-	ok := topicAllowed(rc, auth.OpDescribe)
+	ok := TopicAllowed(rc, auth.OpDescribe)
 	refused := filterOut(&r.Topics, func(t *kmsg.OffsetForLeaderEpochRequestTopic) bool { return ok(t.Topic) })
 	if len(refused) == 0 {
 		return nil, nil
@@ -209,9 +182,9 @@ func authzOffsetForLeaderEpoch(rc *reqCtx, req kmsg.Request) (kmsg.Response, fun
 	}
 }
 
-func authzDeleteRecords(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+func authzDeleteRecords(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.DeleteRecordsRequest)
-	ok := topicAllowed(rc, auth.OpDelete)
+	ok := TopicAllowed(rc, auth.OpDelete)
 	refused := filterOut(&r.Topics, func(t *kmsg.DeleteRecordsRequestTopic) bool { return ok(t.Topic) })
 	if len(refused) == 0 {
 		return nil, nil
@@ -231,9 +204,9 @@ func authzDeleteRecords(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.
 	}
 }
 
-func authzDescribeProducers(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+func authzDescribeProducers(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.DescribeProducersRequest)
-	ok := topicAllowed(rc, auth.OpRead)
+	ok := TopicAllowed(rc, auth.OpRead)
 	refused := filterOut(&r.Topics, func(t *kmsg.DescribeProducersRequestTopic) bool { return ok(t.Topic) })
 	if len(refused) == 0 {
 		return nil, nil
@@ -253,9 +226,9 @@ func authzDescribeProducers(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(k
 	}
 }
 
-func authzCreatePartitions(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+func authzCreatePartitions(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.CreatePartitionsRequest)
-	ok := topicAllowed(rc, auth.OpAlter)
+	ok := TopicAllowed(rc, auth.OpAlter)
 	refused := filterOut(&r.Topics, func(t *kmsg.CreatePartitionsRequestTopic) bool { return ok(t.Topic) })
 	if len(refused) == 0 {
 		return nil, nil
@@ -272,18 +245,18 @@ func authzCreatePartitions(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(km
 
 // authzCreateTopics: CREATE on the cluster, else on each topic. A created
 // topic's configs are returned only with DESCRIBE_CONFIGS on it.
-func authzCreateTopics(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+func authzCreateTopics(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.CreateTopicsRequest)
 	var refused []kmsg.CreateTopicsRequestTopic
-	if !rc.allowedCluster(auth.OpCreate) {
-		ok := topicAllowed(rc, auth.OpCreate)
+	if !allowedCluster(rc, auth.OpCreate) {
+		ok := TopicAllowed(rc, auth.OpCreate)
 		refused = filterOut(&r.Topics, func(t *kmsg.CreateTopicsRequestTopic) bool { return ok(t.Topic) })
 	}
 	return nil, func(resp kmsg.Response) {
 		cr := resp.(*kmsg.CreateTopicsResponse)
 		for i := range cr.Topics {
 			t := &cr.Topics[i]
-			if t.ErrorCode == 0 && !rc.allowed(auth.OpDescribeConfigs, auth.ResourceTopic, t.Topic) {
+			if t.ErrorCode == 0 && !rc.Allowed(auth.OpDescribeConfigs, auth.ResourceTopic, t.Topic) {
 				t.ConfigErrorCode, t.Configs, t.NumPartitions, t.ReplicationFactor = kerr.TopicAuthorizationFailed.Code, nil, -1, -1
 			}
 		}
@@ -297,15 +270,15 @@ func authzCreateTopics(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.R
 
 // authzDeleteTopics: DELETE on each topic, named or (v6+) by id; a topic
 // refused by id is not named in the answer.
-func authzDeleteTopics(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+func authzDeleteTopics(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.DeleteTopicsRequest)
-	ok := topicAllowed(rc, auth.OpDelete)
+	ok := TopicAllowed(rc, auth.OpDelete)
 	refusedNames := filterOut(&r.TopicNames, func(n *string) bool { return ok(*n) })
 	refused := filterOut(&r.Topics, func(t *kmsg.DeleteTopicsRequestTopic) bool {
 		if t.Topic != nil {
 			return ok(*t.Topic)
 		}
-		name, _, known := rc.conn.s.topicByID(t.TopicID)
+		name, known := rc.TopicByID(t.TopicID)
 		return !known || ok(name) // an unknown id is the handler's answer
 	})
 	if len(refused)+len(refusedNames) == 0 {
@@ -337,14 +310,14 @@ const (
 
 // configAllowed checks op on a config resource: a topic, or the cluster
 // for broker configs; it returns the error code of a refusal.
-func configAllowed(rc *reqCtx, op auth.Operation, typ kmsg.ConfigResourceType, name string) (bool, int16) {
+func configAllowed(rc Request, op auth.Operation, typ kmsg.ConfigResourceType, name string) (bool, int16) {
 	if typ == configTopic {
-		return rc.allowed(op, auth.ResourceTopic, name), kerr.TopicAuthorizationFailed.Code
+		return rc.Allowed(op, auth.ResourceTopic, name), kerr.TopicAuthorizationFailed.Code
 	}
 	if typ == kmsg.ConfigResourceTypeGroupConfig {
-		return groupAllowed(rc, op, name), kerr.GroupAuthorizationFailed.Code
+		return GroupAllowed(rc, op, name), kerr.GroupAuthorizationFailed.Code
 	}
-	return rc.allowedCluster(op), kerr.ClusterAuthorizationFailed.Code
+	return allowedCluster(rc, op), kerr.ClusterAuthorizationFailed.Code
 }
 
 type refusedConfig struct {
@@ -353,7 +326,7 @@ type refusedConfig struct {
 	code int16
 }
 
-func filterConfigs[T any](rc *reqCtx, op auth.Operation, list *[]T, key func(*T) (kmsg.ConfigResourceType, string)) []refusedConfig {
+func filterConfigs[T any](rc Request, op auth.Operation, list *[]T, key func(*T) (kmsg.ConfigResourceType, string)) []refusedConfig {
 	var refused []refusedConfig
 	filterOut(list, func(e *T) bool {
 		typ, name := key(e)
@@ -366,7 +339,7 @@ func filterConfigs[T any](rc *reqCtx, op auth.Operation, list *[]T, key func(*T)
 	return refused
 }
 
-func authzDescribeConfigs(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+func authzDescribeConfigs(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.DescribeConfigsRequest)
 	refused := filterConfigs(rc, auth.OpDescribeConfigs, &r.Resources, func(e *kmsg.DescribeConfigsRequestResource) (kmsg.ConfigResourceType, string) {
 		return e.ResourceType, e.ResourceName
@@ -384,7 +357,7 @@ func authzDescribeConfigs(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kms
 	}
 }
 
-func authzAlterConfigs(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+func authzAlterConfigs(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.AlterConfigsRequest)
 	refused := filterConfigs(rc, auth.OpAlterConfigs, &r.Resources, func(e *kmsg.AlterConfigsRequestResource) (kmsg.ConfigResourceType, string) {
 		return e.ResourceType, e.ResourceName
@@ -402,7 +375,7 @@ func authzAlterConfigs(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.R
 	}
 }
 
-func authzIncrementalAlterConfigs(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+func authzIncrementalAlterConfigs(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.IncrementalAlterConfigsRequest)
 	refused := filterConfigs(rc, auth.OpAlterConfigs, &r.Resources, func(e *kmsg.IncrementalAlterConfigsRequestResource) (kmsg.ConfigResourceType, string) {
 		return e.ResourceType, e.ResourceName
@@ -422,8 +395,8 @@ func authzIncrementalAlterConfigs(rc *reqCtx, req kmsg.Request) (kmsg.Response, 
 
 // --- cluster ------------------------------------------------------------
 
-func authzDescribeScram(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
-	if rc.allowedCluster(auth.OpDescribe) {
+func authzDescribeScram(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	if allowedCluster(rc, auth.OpDescribe) {
 		return nil, nil
 	}
 	resp := req.(*kmsg.DescribeUserSCRAMCredentialsRequest).ResponseKind().(*kmsg.DescribeUserSCRAMCredentialsResponse)
@@ -432,36 +405,39 @@ func authzDescribeScram(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.
 }
 
 // authzDescribeClientQuotas: DESCRIBE_CONFIGS on the cluster.
-func authzDescribeClientQuotas(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
-	if rc.allowedCluster(auth.OpDescribeConfigs) {
+func authzDescribeClientQuotas(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	if allowedCluster(rc, auth.OpDescribeConfigs) {
 		return nil, nil
 	}
 	resp := req.(*kmsg.DescribeClientQuotasRequest).ResponseKind().(*kmsg.DescribeClientQuotasResponse)
 	resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
-	resp.ErrorMessage = ptr(kerr.ClusterAuthorizationFailed.Message)
+	resp.ErrorMessage = kmsg.StringPtr(kerr.ClusterAuthorizationFailed.Message)
 	return resp, nil
 }
 
 // authzAlterClientQuotas: ALTER_CONFIGS on the cluster; refused, every
 // entry is CLUSTER_AUTHORIZATION_FAILED.
-func authzAlterClientQuotas(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
-	if rc.allowedCluster(auth.OpAlterConfigs) {
+func authzAlterClientQuotas(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	if allowedCluster(rc, auth.OpAlterConfigs) {
 		return nil, nil
 	}
 	r := req.(*kmsg.AlterClientQuotasRequest)
 	resp := r.ResponseKind().(*kmsg.AlterClientQuotasResponse)
 	for _, en := range r.Entries {
-		var cs []quota.Component
+		e := kmsg.NewAlterClientQuotasResponseEntry()
+		e.ErrorCode, e.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, kmsg.StringPtr(kerr.ClusterAuthorizationFailed.Message)
 		for _, c := range en.Entity {
-			cs = append(cs, quota.Component{Type: c.Type, Name: c.Name})
+			ec := kmsg.NewAlterClientQuotasResponseEntryEntity()
+			ec.Type, ec.Name = c.Type, c.Name
+			e.Entity = append(e.Entity, ec)
 		}
-		resp.Entries = append(resp.Entries, alterQuotasEntry(cs, kerr.ClusterAuthorizationFailed.Code, ptr(kerr.ClusterAuthorizationFailed.Message)))
+		resp.Entries = append(resp.Entries, e)
 	}
 	return resp, nil
 }
 
-func authzAlterScram(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
-	if rc.allowedCluster(auth.OpAlter) {
+func authzAlterScram(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	if allowedCluster(rc, auth.OpAlter) {
 		return nil, nil
 	}
 	r := req.(*kmsg.AlterUserSCRAMCredentialsRequest)
@@ -486,16 +462,16 @@ func authzAlterScram(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Res
 
 // authzInitProducerID: WRITE on the transactional id; without one
 // (idempotence), IDEMPOTENT_WRITE on the cluster or WRITE on some topic.
-func authzInitProducerID(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+func authzInitProducerID(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.InitProducerIDRequest)
 	var code int16
 	switch {
 	case r.TransactionalID != nil:
-		if !rc.allowed(auth.OpWrite, auth.ResourceTransactionalID, *r.TransactionalID) {
+		if !rc.Allowed(auth.OpWrite, auth.ResourceTransactionalID, *r.TransactionalID) {
 			code = kerr.TransactionalIDAuthorizationFailed.Code
 		}
-	case !rc.allowedCluster(auth.OpIdempotentWrite) &&
-		!rc.conn.s.cfg.Authorizer.AuthorizeAnyTopicWrite(rc.conn.Principal(), rc.conn.peerHost()):
+	case !allowedCluster(rc, auth.OpIdempotentWrite) &&
+		!rc.AnyTopicWrite():
 		code = kerr.ClusterAuthorizationFailed.Code
 	}
 	if code == 0 {
@@ -506,13 +482,13 @@ func authzInitProducerID(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg
 	return resp, nil
 }
 
-func authzDescribeCluster(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+func authzDescribeCluster(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	return nil, fillClusterOps(rc, req.(*kmsg.DescribeClusterRequest).IncludeClusterAuthorizedOperations)
 }
 
 // fillClusterOps sets DescribeCluster's cluster_authorized_operations when
 // asked: 0 without DESCRIBE on the cluster, as Kafka.
-func fillClusterOps(rc *reqCtx, asked bool) func(kmsg.Response) {
+func fillClusterOps(rc Request, asked bool) func(kmsg.Response) {
 	if !asked {
 		return nil
 	}
@@ -524,9 +500,9 @@ func fillClusterOps(rc *reqCtx, asked bool) func(kmsg.Response) {
 	}
 }
 
-func clusterOps(rc *reqCtx) int32 {
-	if !rc.allowedCluster(auth.OpDescribe) {
+func clusterOps(rc Request) int32 {
+	if !allowedCluster(rc, auth.OpDescribe) {
 		return 0
 	}
-	return rc.operations(auth.ResourceCluster, auth.ClusterName)
+	return rc.Operations(auth.ResourceCluster, auth.ClusterName)
 }

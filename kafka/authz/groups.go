@@ -1,4 +1,4 @@
-package kafka
+package authz
 
 // Authorization rules of the group and transaction APIs (A11).
 
@@ -8,19 +8,20 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func groupAllowed(rc *reqCtx, op auth.Operation, group string) bool {
-	return rc.allowed(op, auth.ResourceGroup, group)
+// GroupAllowed is op on the group.
+func GroupAllowed(rc Request, op auth.Operation, group string) bool {
+	return rc.Allowed(op, auth.ResourceGroup, group)
 }
 
-func txnAllowed(rc *reqCtx, id string) bool {
-	return rc.allowed(auth.OpWrite, auth.ResourceTransactionalID, id)
+func txnAllowed(rc Request, id string) bool {
+	return rc.Allowed(auth.OpWrite, auth.ResourceTransactionalID, id)
 }
 
 // authzGroupError: READ on the group, else the response's error code
 // (JoinGroup, Heartbeat, LeaveGroup, SyncGroup).
-func authzGroupError(groupOf func(kmsg.Request) string) authzRule {
-	return func(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
-		if groupAllowed(rc, auth.OpRead, groupOf(req)) {
+func authzGroupError(groupOf func(kmsg.Request) string) Rule {
+	return func(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+		if GroupAllowed(rc, auth.OpRead, groupOf(req)) {
 			return nil, nil
 		}
 		code := kerr.GroupAuthorizationFailed.Code
@@ -42,8 +43,9 @@ func authzGroupError(groupOf func(kmsg.Request) string) authzRule {
 	}
 }
 
-// partitionErrors answers every partition of topics with code.
-func offsetCommitErrors(topics []kmsg.OffsetCommitRequestTopic, code int16) []kmsg.OffsetCommitResponseTopic {
+// OffsetCommitErrors answers every partition of topics with code (a
+// refused group, or a request routed nowhere).
+func OffsetCommitErrors(topics []kmsg.OffsetCommitRequestTopic, code int16) []kmsg.OffsetCommitResponseTopic {
 	out := make([]kmsg.OffsetCommitResponseTopic, 0, len(topics))
 	for _, t := range topics {
 		rt := kmsg.NewOffsetCommitResponseTopic()
@@ -59,14 +61,14 @@ func offsetCommitErrors(topics []kmsg.OffsetCommitRequestTopic, code int16) []km
 }
 
 // authzOffsetCommit: READ on the group, then READ on each topic.
-func authzOffsetCommit(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+func authzOffsetCommit(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.OffsetCommitRequest)
-	if !groupAllowed(rc, auth.OpRead, r.Group) {
+	if !GroupAllowed(rc, auth.OpRead, r.Group) {
 		resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
-		resp.Topics = offsetCommitErrors(r.Topics, kerr.GroupAuthorizationFailed.Code)
+		resp.Topics = OffsetCommitErrors(r.Topics, kerr.GroupAuthorizationFailed.Code)
 		return resp, nil
 	}
-	ok := topicAllowed(rc, auth.OpRead)
+	ok := TopicAllowed(rc, auth.OpRead)
 	refused := filterOut(&r.Topics, func(t *kmsg.OffsetCommitRequestTopic) bool { return ok(t.Topic) })
 	if len(refused) == 0 {
 		return nil, nil
@@ -76,32 +78,32 @@ func authzOffsetCommit(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.R
 		// that the coordinator does not create the group for an
 		// empty commit.
 		resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
-		resp.Topics = offsetCommitErrors(refused, kerr.TopicAuthorizationFailed.Code)
+		resp.Topics = OffsetCommitErrors(refused, kerr.TopicAuthorizationFailed.Code)
 		return resp, nil
 	}
 	return nil, func(resp kmsg.Response) {
 		cr := resp.(*kmsg.OffsetCommitResponse)
-		cr.Topics = append(cr.Topics, offsetCommitErrors(refused, kerr.TopicAuthorizationFailed.Code)...)
+		cr.Topics = append(cr.Topics, OffsetCommitErrors(refused, kerr.TopicAuthorizationFailed.Code)...)
 	}
 }
 
 // authzOffsetFetch: DESCRIBE on the group; of the named topics, DESCRIBE
 // on each (TOPIC_AUTHORIZATION_FAILED); of all topics (none named), only
 // those the principal may describe.
-func authzOffsetFetch(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+func authzOffsetFetch(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.OffsetFetchRequest)
 	if r.Version >= 8 {
 		return authzOffsetFetchGroups(rc, r)
 	}
-	if !groupAllowed(rc, auth.OpDescribe, r.Group) {
+	if !GroupAllowed(rc, auth.OpDescribe, r.Group) {
 		resp := r.ResponseKind().(*kmsg.OffsetFetchResponse)
 		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
 		for _, t := range r.Topics {
-			resp.Topics = append(resp.Topics, offsetFetchErrors(t.Topic, t.Partitions, kerr.GroupAuthorizationFailed.Code))
+			resp.Topics = append(resp.Topics, OffsetFetchErrors(t.Topic, t.Partitions, kerr.GroupAuthorizationFailed.Code))
 		}
 		return resp, nil
 	}
-	ok := topicAllowed(rc, auth.OpDescribe)
+	ok := TopicAllowed(rc, auth.OpDescribe)
 	if r.Topics == nil {
 		return nil, func(resp kmsg.Response) {
 			fr := resp.(*kmsg.OffsetFetchResponse)
@@ -115,12 +117,13 @@ func authzOffsetFetch(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Re
 	return nil, func(resp kmsg.Response) {
 		fr := resp.(*kmsg.OffsetFetchResponse)
 		for _, t := range refused {
-			fr.Topics = append(fr.Topics, offsetFetchErrors(t.Topic, t.Partitions, kerr.TopicAuthorizationFailed.Code))
+			fr.Topics = append(fr.Topics, OffsetFetchErrors(t.Topic, t.Partitions, kerr.TopicAuthorizationFailed.Code))
 		}
 	}
 }
 
-func offsetFetchErrors(topic string, partitions []int32, code int16) kmsg.OffsetFetchResponseTopic {
+// OffsetFetchErrors answers every partition of one topic with code.
+func OffsetFetchErrors(topic string, partitions []int32, code int16) kmsg.OffsetFetchResponseTopic {
 	rt := kmsg.NewOffsetFetchResponseTopic()
 	rt.Topic = topic
 	for _, p := range partitions {
@@ -133,10 +136,10 @@ func offsetFetchErrors(topic string, partitions []int32, code int16) kmsg.Offset
 }
 
 // authzOffsetFetchGroups is authzOffsetFetch for v8+ (several groups).
-func authzOffsetFetchGroups(rc *reqCtx, r *kmsg.OffsetFetchRequest) (kmsg.Response, func(kmsg.Response)) {
-	ok := topicAllowed(rc, auth.OpDescribe)
+func authzOffsetFetchGroups(rc Request, r *kmsg.OffsetFetchRequest) (kmsg.Response, func(kmsg.Response)) {
+	ok := TopicAllowed(rc, auth.OpDescribe)
 	refusedGroups := filterOut(&r.Groups, func(g *kmsg.OffsetFetchRequestGroup) bool {
-		return groupAllowed(rc, auth.OpDescribe, g.Group)
+		return GroupAllowed(rc, auth.OpDescribe, g.Group)
 	})
 	refusedTopics := map[string][]kmsg.OffsetFetchRequestGroupTopic{}
 	allTopics := map[string]bool{}
@@ -179,18 +182,18 @@ func authzOffsetFetchGroups(rc *reqCtx, r *kmsg.OffsetFetchRequest) (kmsg.Respon
 
 // Coordinator types of FindCoordinator.
 const (
-	coordinatorGroup = 0
-	coordinatorTxn   = 1
-	coordinatorShare = 2 // v6+ (KIP-932): a share partition's state
+	CoordinatorGroup = 0
+	CoordinatorTxn   = 1
+	CoordinatorShare = 2 // v6+ (KIP-932): a share partition's state
 )
 
 // authzFindCoordinator: DESCRIBE on the group or transactional id;
 // CLUSTER_ACTION on the cluster for share-state keys (v6+), which only
 // brokers look up.
-func authzFindCoordinator(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+func authzFindCoordinator(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.FindCoordinatorRequest)
-	if r.Version >= 6 && r.CoordinatorType == coordinatorShare {
-		if rc.allowedCluster(auth.OpClusterAction) {
+	if r.Version >= 6 && r.CoordinatorType == CoordinatorShare {
+		if allowedCluster(rc, auth.OpClusterAction) {
 			return nil, nil
 		}
 		resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)
@@ -202,10 +205,10 @@ func authzFindCoordinator(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kms
 		return resp, nil
 	}
 	rt, code := auth.ResourceGroup, kerr.GroupAuthorizationFailed.Code
-	if r.CoordinatorType == coordinatorTxn {
+	if r.CoordinatorType == CoordinatorTxn {
 		rt, code = auth.ResourceTransactionalID, kerr.TransactionalIDAuthorizationFailed.Code
 	}
-	ok := func(key string) bool { return rc.allowed(auth.OpDescribe, rt, key) }
+	ok := func(key string) bool { return rc.Allowed(auth.OpDescribe, rt, key) }
 	if r.Version < 4 {
 		if ok(r.CoordinatorKey) {
 			return nil, nil
@@ -230,9 +233,9 @@ func authzFindCoordinator(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kms
 
 // authzDescribeGroups: DESCRIBE on each group; authorized_operations
 // when asked.
-func authzDescribeGroups(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+func authzDescribeGroups(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.DescribeGroupsRequest)
-	refused := filterOut(&r.Groups, func(g *string) bool { return groupAllowed(rc, auth.OpDescribe, *g) })
+	refused := filterOut(&r.Groups, func(g *string) bool { return GroupAllowed(rc, auth.OpDescribe, *g) })
 	asked := r.IncludeAuthorizedOperations
 	if len(refused) == 0 && !asked {
 		return nil, nil
@@ -242,14 +245,14 @@ func authzDescribeGroups(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg
 		if asked {
 			for i := range dr.Groups {
 				if g := &dr.Groups[i]; g.ErrorCode == 0 {
-					g.AuthorizedOperations = rc.operations(auth.ResourceGroup, g.Group)
+					g.AuthorizedOperations = rc.Operations(auth.ResourceGroup, g.Group)
 				}
 			}
 		}
 		for _, g := range refused {
 			rg := kmsg.NewDescribeGroupsResponseGroup()
 			rg.Group, rg.ErrorCode = g, kerr.GroupAuthorizationFailed.Code
-			rg.AuthorizedOperations = authOpsNotRequested
+			rg.AuthorizedOperations = OperationsNotRequested
 			dr.Groups = append(dr.Groups, rg)
 		}
 	}
@@ -257,21 +260,21 @@ func authzDescribeGroups(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg
 
 // authzListGroups: every group with DESCRIBE on the cluster, else those
 // the principal may describe.
-func authzListGroups(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
-	if rc.allowedCluster(auth.OpDescribe) {
+func authzListGroups(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	if allowedCluster(rc, auth.OpDescribe) {
 		return nil, nil
 	}
 	return nil, func(resp kmsg.Response) {
 		lr := resp.(*kmsg.ListGroupsResponse)
 		filterOut(&lr.Groups, func(g *kmsg.ListGroupsResponseGroup) bool {
-			return groupAllowed(rc, auth.OpDescribe, g.Group)
+			return GroupAllowed(rc, auth.OpDescribe, g.Group)
 		})
 	}
 }
 
-func authzDeleteGroups(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+func authzDeleteGroups(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.DeleteGroupsRequest)
-	refused := filterOut(&r.Groups, func(g *string) bool { return groupAllowed(rc, auth.OpDelete, *g) })
+	refused := filterOut(&r.Groups, func(g *string) bool { return GroupAllowed(rc, auth.OpDelete, *g) })
 	if len(refused) == 0 {
 		return nil, nil
 	}
@@ -286,14 +289,14 @@ func authzDeleteGroups(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.R
 }
 
 // authzOffsetDelete: DELETE on the group, then READ on each topic.
-func authzOffsetDelete(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+func authzOffsetDelete(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.OffsetDeleteRequest)
-	if !groupAllowed(rc, auth.OpDelete, r.Group) {
+	if !GroupAllowed(rc, auth.OpDelete, r.Group) {
 		resp := r.ResponseKind().(*kmsg.OffsetDeleteResponse)
 		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
 		return resp, nil
 	}
-	ok := topicAllowed(rc, auth.OpRead)
+	ok := TopicAllowed(rc, auth.OpRead)
 	refused := filterOut(&r.Topics, func(t *kmsg.OffsetDeleteRequestTopic) bool { return ok(t.Topic) })
 	if len(refused) == 0 {
 		return nil, nil
@@ -318,11 +321,11 @@ func authzOffsetDelete(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.R
 // authzAddPartitionsToTxn: WRITE on the transactional id and on every
 // topic; with any topic refused nothing is added (the others get
 // OPERATION_NOT_ATTEMPTED). v4+ (broker to broker) needs CLUSTER_ACTION.
-func authzAddPartitionsToTxn(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+func authzAddPartitionsToTxn(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.AddPartitionsToTxnRequest)
 	resp := r.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
 	if r.Version >= 4 {
-		if rc.allowedCluster(auth.OpClusterAction) {
+		if allowedCluster(rc, auth.OpClusterAction) {
 			return nil, nil
 		}
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
@@ -335,7 +338,7 @@ func authzAddPartitionsToTxn(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(
 		switch {
 		case !txnOK:
 			codes[i] = kerr.TransactionalIDAuthorizationFailed.Code
-		case !rc.allowed(auth.OpWrite, auth.ResourceTopic, t.Topic):
+		case !rc.Allowed(auth.OpWrite, auth.ResourceTopic, t.Topic):
 			codes[i], anyRefused = kerr.TopicAuthorizationFailed.Code, true
 		default:
 			codes[i] = kerr.OperationNotAttempted.Code
@@ -358,13 +361,13 @@ func authzAddPartitionsToTxn(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(
 }
 
 // authzAddOffsetsToTxn: WRITE on the transactional id, READ on the group.
-func authzAddOffsetsToTxn(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+func authzAddOffsetsToTxn(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.AddOffsetsToTxnRequest)
 	resp := r.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
 	switch {
 	case !txnAllowed(rc, r.TransactionalID):
 		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
-	case !groupAllowed(rc, auth.OpRead, r.Group):
+	case !GroupAllowed(rc, auth.OpRead, r.Group):
 		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
 	default:
 		return nil, nil
@@ -373,7 +376,7 @@ func authzAddOffsetsToTxn(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kms
 }
 
 // authzEndTxn: WRITE on the transactional id.
-func authzEndTxn(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+func authzEndTxn(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.EndTxnRequest)
 	if txnAllowed(rc, r.TransactionalID) {
 		return nil, nil
@@ -385,32 +388,33 @@ func authzEndTxn(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Respons
 
 // authzTxnOffsetCommit: WRITE on the transactional id, READ on the group,
 // then READ on each topic.
-func authzTxnOffsetCommit(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+func authzTxnOffsetCommit(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.TxnOffsetCommitRequest)
 	code := int16(0)
 	switch {
 	case !txnAllowed(rc, r.TransactionalID):
 		code = kerr.TransactionalIDAuthorizationFailed.Code
-	case !groupAllowed(rc, auth.OpRead, r.Group):
+	case !GroupAllowed(rc, auth.OpRead, r.Group):
 		code = kerr.GroupAuthorizationFailed.Code
 	}
 	if code != 0 {
 		resp := r.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
-		resp.Topics = txnCommitErrors(r.Topics, code)
+		resp.Topics = TxnCommitErrors(r.Topics, code)
 		return resp, nil
 	}
-	ok := topicAllowed(rc, auth.OpRead)
+	ok := TopicAllowed(rc, auth.OpRead)
 	refused := filterOut(&r.Topics, func(t *kmsg.TxnOffsetCommitRequestTopic) bool { return ok(t.Topic) })
 	if len(refused) == 0 {
 		return nil, nil
 	}
 	return nil, func(resp kmsg.Response) {
 		tr := resp.(*kmsg.TxnOffsetCommitResponse)
-		tr.Topics = append(tr.Topics, txnCommitErrors(refused, kerr.TopicAuthorizationFailed.Code)...)
+		tr.Topics = append(tr.Topics, TxnCommitErrors(refused, kerr.TopicAuthorizationFailed.Code)...)
 	}
 }
 
-func txnCommitErrors(topics []kmsg.TxnOffsetCommitRequestTopic, code int16) []kmsg.TxnOffsetCommitResponseTopic {
+// TxnCommitErrors answers every partition of topics with code.
+func TxnCommitErrors(topics []kmsg.TxnOffsetCommitRequestTopic, code int16) []kmsg.TxnOffsetCommitResponseTopic {
 	out := make([]kmsg.TxnOffsetCommitResponseTopic, 0, len(topics))
 	for _, t := range topics {
 		rt := kmsg.NewTxnOffsetCommitResponseTopic()
@@ -431,7 +435,7 @@ func txnCommitErrors(topics []kmsg.TxnOffsetCommitRequestTopic, code int16) []km
 // topic's id and partitions from its assignment). A regex's matches are
 // filtered by the coordinator per member instead (group G14,
 // Config.MayDescribe).
-func authzConsumerGroupHeartbeat(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+func authzConsumerGroupHeartbeat(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.ConsumerGroupHeartbeatRequest)
 	resp := r.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
 	if resp.ErrorCode = heartbeatRefusal(rc, r.Group, r.SubscribedTopicNames); resp.ErrorCode != 0 {
@@ -443,11 +447,11 @@ func authzConsumerGroupHeartbeat(rc *reqCtx, req kmsg.Request) (kmsg.Response, f
 // heartbeatRefusal is a group heartbeat's authorization: READ on the
 // group, then DESCRIBE on every topic subscribed by name; the error code
 // of the first refusal, 0 when allowed.
-func heartbeatRefusal(rc *reqCtx, group string, topics []string) int16 {
-	if !groupAllowed(rc, auth.OpRead, group) {
+func heartbeatRefusal(rc Request, group string, topics []string) int16 {
+	if !GroupAllowed(rc, auth.OpRead, group) {
 		return kerr.GroupAuthorizationFailed.Code
 	}
-	ok := topicAllowed(rc, auth.OpDescribe)
+	ok := TopicAllowed(rc, auth.OpDescribe)
 	for _, t := range topics {
 		if !ok(t) {
 			return kerr.TopicAuthorizationFailed.Code
@@ -460,11 +464,11 @@ func heartbeatRefusal(rc *reqCtx, group string, topics []string) int16 {
 // every topic its members subscribe to or are assigned: a group with a
 // topic the principal may not describe is TOPIC_AUTHORIZATION_FAILED.
 // authorized_operations when asked.
-func authzConsumerGroupDescribe(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+func authzConsumerGroupDescribe(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.ConsumerGroupDescribeRequest)
-	refused := filterOut(&r.Groups, func(g *string) bool { return groupAllowed(rc, auth.OpDescribe, *g) })
+	refused := filterOut(&r.Groups, func(g *string) bool { return GroupAllowed(rc, auth.OpDescribe, *g) })
 	asked := r.IncludeAuthorizedOperations
-	topicOK := topicAllowed(rc, auth.OpDescribe)
+	topicOK := TopicAllowed(rc, auth.OpDescribe)
 	return nil, func(resp kmsg.Response) {
 		dr := resp.(*kmsg.ConsumerGroupDescribeResponse)
 		for i := range dr.Groups {
@@ -474,7 +478,7 @@ func authzConsumerGroupDescribe(rc *reqCtx, req kmsg.Request) (kmsg.Response, fu
 				g.State, g.Epoch, g.AssignmentEpoch, g.AssignorName = "", 0, 0, ""
 			}
 			if asked && g.ErrorCode == 0 {
-				g.AuthorizedOperations = rc.operations(auth.ResourceGroup, g.Group)
+				g.AuthorizedOperations = rc.Operations(auth.ResourceGroup, g.Group)
 			}
 		}
 		for _, id := range refused {

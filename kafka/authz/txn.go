@@ -1,4 +1,4 @@
-package kafka
+package authz
 
 import (
 	"github.com/kgateway/kgateway/auth"
@@ -10,15 +10,15 @@ import (
 // one is answered TRANSACTIONAL_ID_AUTHORIZATION_FAILED (A11). Of a
 // described transaction's topics only those the principal may DESCRIBE
 // are listed, as Kafka's handleDescribeTransactionsRequest.
-func authzDescribeTransactions(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
-	if rc.conn.s.cfg.Authorizer == nil {
+func authzDescribeTransactions(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	if !rc.Authorizing() {
 		return nil, nil
 	}
 	r := req.(*kmsg.DescribeTransactionsRequest)
 	refused := filterOut(&r.TransactionalIDs, func(id *string) bool {
-		return rc.allowed(auth.OpDescribe, auth.ResourceTransactionalID, *id)
+		return rc.Allowed(auth.OpDescribe, auth.ResourceTransactionalID, *id)
 	})
-	topicOK := topicAllowed(rc, auth.OpDescribe)
+	topicOK := TopicAllowed(rc, auth.OpDescribe)
 	return nil, func(resp kmsg.Response) {
 		dr := resp.(*kmsg.DescribeTransactionsResponse)
 		for i := range dr.TransactionStates {
@@ -37,14 +37,14 @@ func authzDescribeTransactions(rc *reqCtx, req kmsg.Request) (kmsg.Response, fun
 
 // authzListTransactions lists only the transactional ids the principal
 // may DESCRIBE, as Kafka does (A11).
-func authzListTransactions(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
-	if rc.conn.s.cfg.Authorizer == nil {
+func authzListTransactions(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	if !rc.Authorizing() {
 		return nil, nil
 	}
 	return nil, func(resp kmsg.Response) {
 		lr := resp.(*kmsg.ListTransactionsResponse)
 		filterOut(&lr.TransactionStates, func(st *kmsg.ListTransactionsResponseTransactionState) bool {
-			return rc.allowed(auth.OpDescribe, auth.ResourceTransactionalID, st.TransactionalID)
+			return rc.Allowed(auth.OpDescribe, auth.ResourceTransactionalID, st.TransactionalID)
 		})
 	}
 }

@@ -1,0 +1,74 @@
+package kafka
+
+// A fetch response on its way to the connection writer: its record
+// batches are markers into a kafka/fetchwire.Batches, which the writer
+// splits the encoding at (appendSegments).
+
+import (
+	"github.com/kgateway/kgateway/kafka/fetchwire"
+	"github.com/kgateway/kgateway/kafka/sendfile"
+	"github.com/kgateway/kgateway/resolver"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// newWire is a response's batch holder: its reads leased, keeping pins
+// when conn sends batches with sendfile (conn.sendfile).
+func newWire(conn *conn) *fetchwire.Batches {
+	if conn == nil {
+		return fetchwire.New(nil)
+	}
+	return fetchwire.New(resolver.NewLease(conn.sendfile()))
+}
+
+// batchResponse is a FetchResponse whose record batches are markers into
+// wire; the connection writer writes it with appendSegments.
+type batchResponse struct {
+	*kmsg.FetchResponse
+	wire *fetchwire.Batches
+}
+
+// recordBytes is the record batch bytes a response partition carries.
+func (br *batchResponse) recordBytes(p *kmsg.FetchResponseTopicPartition) int {
+	if _, n, ok := br.wire.BatchesOf(p.RecordBatches); ok {
+		return n
+	}
+	return len(p.RecordBatches)
+}
+
+// fetchRecordBytes returns the record batch bytes per topic of a fetch
+// response, markers resolved (for observers); ok is false for any other
+// response.
+func fetchRecordBytes(resp kmsg.Response) (perTopic map[string]int, ok bool) {
+	var fr *kmsg.FetchResponse
+	var br *batchResponse
+	switch r := resp.(type) {
+	case *batchResponse:
+		fr, br = r.FetchResponse, r
+	case *kmsg.FetchResponse:
+		fr = r
+	default:
+		return nil, false
+	}
+	perTopic = make(map[string]int)
+	for i := range fr.Topics {
+		t := &fr.Topics[i]
+		for j := range t.Partitions {
+			p := &t.Partitions[j]
+			n := len(p.RecordBatches)
+			if br != nil {
+				n = br.recordBytes(p)
+			}
+			perTopic[t.Topic] += n
+		}
+	}
+	return perTopic, true
+}
+
+// appendSegments frames the response into dst (header and every field but
+// the record batches) and returns it, the pieces to write in order (a
+// batch read from a file names its range there), and their total size.
+func (br *batchResponse) appendSegments(dst []byte, sl *slot) ([]byte, []sendfile.Piece, int) {
+	enc := appendResponse(dst, sl)
+	pieces, total := br.wire.Segments(enc, sl.version >= 12)
+	return enc, pieces, total
+}

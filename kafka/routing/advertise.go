@@ -1,0 +1,43 @@
+package routing
+
+// What a node advertises (Y5, Y8, Y19, KIP-714): the APIs a cluster node
+// does not serve, the versions it caps, and the API families whose
+// serving depends on the node's configuration.
+
+// shareAPIs are the share-group APIs (Y5, Y8).
+var shareAPIs = map[int16]bool{76: true, 77: true, 78: true, 79: true, 90: true, 91: true, 92: true}
+
+// notInCluster are the APIs not served in cluster mode (Y5): share
+// groups, unless they have a durable home (Y8).
+var notInCluster = map[int16]bool{
+	76: true, 77: true, 78: true, 79: true, 90: true, 91: true, 92: true, // share groups
+	88: true, 89: true, // streams groups (KIP-1071): served by a single node only
+}
+
+// clusterMaxVersion caps APIs in cluster mode (Y19): transactions are
+// served at transaction version 1, so neither Produce v12 nor EndTxn and
+// TxnOffsetCommit v5, which would add partitions and groups to a
+// transaction implicitly (X18) from whichever node leads them, are
+// advertised or served.
+var clusterMaxVersion = map[int16]int16{0: 11, 26: 4, 28: 4}
+
+// telemetryAPIs are GetTelemetrySubscriptions and PushTelemetry.
+var telemetryAPIs = map[int16]bool{71: true, 72: true}
+
+// ShareAPI says whether key is a share-group API (Y5, Y8).
+func ShareAPI(key int16) bool { return shareAPIs[key] }
+
+// NotInCluster says whether key is not served in cluster mode (Y5),
+// share groups aside when they have a durable home (Y8).
+func NotInCluster(key int16) bool { return notInCluster[key] }
+
+// ClusterMaxVersion is key's highest version in cluster mode, capped is
+// false when it is not capped (Y19).
+func ClusterMaxVersion(key int16) (max int16, capped bool) {
+	max, capped = clusterMaxVersion[key]
+	return max, capped
+}
+
+// TelemetryAPI says whether key is a client telemetry API (KIP-714),
+// served only with a telemetry manager.
+func TelemetryAPI(key int16) bool { return telemetryAPIs[key] }

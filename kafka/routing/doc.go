@@ -1,0 +1,13 @@
+// Package routing holds the cluster-mode answers that do not depend on
+// the cluster's state (Y1–Y7, Y8, Y19; kafka/doc.go "Cluster mode:
+// routing"): what a node that does not coordinate groups and
+// transactional ids answers their requests (NotCoordinator), and which
+// APIs and versions a node advertises and serves in cluster mode
+// (NotInCluster, ClusterMaxVersion, ShareAPI, TelemetryAPI).
+//
+// What it may not touch: the cluster's memory, the server, the resolver
+// or any coordinator. kafka/ asks its Cluster who leads and who
+// coordinates (routing.go), and calls here for the answer once it knows
+// this node does not; the error answers it shares with the authorization
+// rules come from kafka/authz.
+package routing

@@ -1,0 +1,14 @@
+// Package wire holds the byte-level mechanics of a Kafka connection that
+// do not depend on what a request says: reading one frame's body into a
+// buffer that grows only as bytes arrive (ReadBody, SocketQueued), the
+// byte budget every frame and decoded request is charged to
+// (queued.max.request.bytes: Budget, K6), the idle and slow-frame
+// deadlines of a connection (IdleReader, K7), and which accept errors a
+// listener survives (RetryableAccept, K8). The rules K1–K9 are in
+// kafka/doc.go.
+//
+// What it may not touch: requests, responses, the server or its
+// configuration. kafka/'s connection (conn.go, frame.go) checks frame
+// sizes and the SASL state, decodes and dispatches; it hands this package
+// a reader, the budget's size, and its activity through IdleConn.
+package wire
