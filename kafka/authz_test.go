@@ -43,7 +43,7 @@ func authzConn(t *testing.T, principal string, acls ...auth.ACL) *reqCtx {
 	}
 	s := &Server{cfg: Config{Authorizer: auth.NewAuthorizer(store, nil, false)}, res: res}
 	c := &conn{s: s, nc: a, log: zap.NewNop()}
-	c.auth.principal = principal
+	c.auth.SetPrincipal(principal)
 	return &reqCtx{conn: c}
 }
 
