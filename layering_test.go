@@ -85,6 +85,8 @@ var layerRules = []layerRule{
 		why: "NOT_COORDINATOR answers and what a cluster node advertises are wire answers; who leads and who coordinates is kafka/'s Cluster"},
 	{dir: "kafka/fetchwire", bad: allModule, allow: []string{mod + "resolver", mod + "kafka/sendfile"}, prodOnly: true,
 		why: "fetch response segments: markers over the resolver's leased reads, written by kafka/sendfile; no request, no connection"},
+	{dir: "kafka/connauth", bad: allModule, allow: []string{mod + "auth"}, prodOnly: true,
+		why: "a connection's principal and SASL exchange over auth's mechanisms; the socket, logs and metrics are kafka/'s"},
 	{dir: "metrics", bad: []string{mod + "storage", mod + "ledger", mod + "resolver", mod + "offsets", mod + "kafka", mod + "server", mod + "cmd", pebble, franzGo},
 		why: "metrics is fed by server/ through interfaces (M3)"},
 	{dir: "server", bad: []string{mod + "cmd"}, why: "server/ wires the layers below it; configuration stays in cmd/kgateway"},

@@ -15,7 +15,7 @@ package kafka
 //       well-formed key is answered COORDINATOR_NOT_AVAILABLE, as Kafka
 //       answers while it has no share-state topic, and a malformed one
 //       INVALID_REQUEST, as Kafka does. Like Kafka, share keys need
-//       CLUSTER_ACTION on the cluster (authz_groups.go).
+//       CLUSTER_ACTION on the cluster (kafka/authz).
 //
 // This node coordinates every group and transactional id, at the address
 // this connection dialed (or the advertised one). In cluster mode (Y4, Y19)

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kgateway/kgateway/kafka/connauth"
 	"github.com/kgateway/kgateway/kafka/sendfile"
 	"github.com/kgateway/kgateway/kafka/wire"
 	"github.com/twmb/franz-go/pkg/kbin"
@@ -40,7 +41,7 @@ type conn struct {
 	// lis is the listener the connection came in on (A7).
 	lis *Listener
 	// auth is the connection's TLS principal and SASL state (sasl.go).
-	auth connAuth
+	auth connauth.State
 
 	// ctx is cancelled when the connection dies; handlers that wait
 	// (long-poll fetch) stop waiting.

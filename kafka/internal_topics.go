@@ -25,7 +25,7 @@ package kafka
 //     are assigned its partitions.
 //
 // Authorization is unchanged: these partitions are checked like any
-// topic's (authz_*.go).
+// topic's (kafka/authz).
 
 import (
 	"fmt"

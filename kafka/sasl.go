@@ -1,17 +1,15 @@
 package kafka
 
 // A connection's security state: its TLS handshake and principal (A5, A6)
-// and its SASL exchange (A1–A4). The reader admits each request against
-// this state before decoding it; SaslHandshake and SaslAuthenticate
-// handlers change it. K4 orders them: the reader reads the next frame only
+// and its SASL exchange (A1–A4), kept in a kafka/connauth.State. The
+// reader admits each request against this state before decoding it;
+// SaslHandshake and SaslAuthenticate handlers change it. K4 orders them: the reader reads the next frame only
 // once the previous request has taken effect, so it always sees the state
 // the previous exchange step left.
 
 import (
 	"crypto/tls"
-	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/kgateway/kgateway/auth"
@@ -31,22 +29,6 @@ type AuthObserver interface {
 	// Authentication reports one SASL exchange's outcome on a listener.
 	Authentication(listener, mechanism string, ok bool)
 }
-
-// connAuth is a connection's security state.
-type connAuth struct {
-	mu            sync.Mutex
-	principal     string // A6
-	authenticated bool   // a SASL exchange succeeded
-	failed        bool   // an exchange failed: the connection is closing
-	mechanism     string // of the current or last exchange
-	session       auth.Session
-	exchanging    bool      // a SaslHandshake started an exchange not yet done
-	raw           bool      // SaslHandshake v0: tokens come as bare frames
-	expiry        time.Time // when the session ends (A4); zero: never
-}
-
-// errNotAdmitted closes a connection whose request its state refuses (A1).
-var errNotAdmitted = errors.New("kafka: request refused by the connection's authentication state")
 
 // handshakeTLS runs a TLS listener's handshake, bounded by the handshake
 // timeout (A5), and takes the client certificate's principal (A6).
@@ -73,21 +55,12 @@ func (c *conn) handshakeTLS() error {
 	if err != nil {
 		return err
 	}
-	c.auth.mu.Lock()
-	c.auth.principal = auth.UserPrincipal(name)
-	c.auth.mu.Unlock()
+	c.auth.SetPrincipal(auth.UserPrincipal(name))
 	return nil
 }
 
 // Principal is the connection's principal (A6).
-func (c *conn) Principal() string {
-	c.auth.mu.Lock()
-	defer c.auth.mu.Unlock()
-	if c.auth.principal == "" {
-		return auth.Anonymous
-	}
-	return c.auth.principal
-}
+func (c *conn) Principal() string { return c.auth.Principal() }
 
 // usesSASL reports whether the connection's listener is a SASL one (a
 // connection built without a listener, in tests, is PLAINTEXT).
@@ -95,23 +68,14 @@ func (c *conn) usesSASL() bool { return c.lis != nil && c.lis.Protocol.UsesSASL(
 
 // rawToken reports whether the next frame is a bare SASL token (after a
 // SaslHandshake v0).
-func (c *conn) rawToken() bool {
-	c.auth.mu.Lock()
-	defer c.auth.mu.Unlock()
-	return c.auth.raw
-}
+func (c *conn) rawToken() bool { return c.auth.RawToken() }
 
 // maxFrame is the largest frame the connection may send now (A1, K2).
 func (c *conn) maxFrame() int32 {
 	if !c.usesSASL() {
 		return c.s.cfg.MaxRequestBytes
 	}
-	c.auth.mu.Lock()
-	defer c.auth.mu.Unlock()
-	if c.auth.authenticated && !c.auth.raw {
-		return c.s.cfg.MaxRequestBytes
-	}
-	return min(c.s.cfg.MaxRequestBytes, c.s.cfg.SASL.MaxReceiveSize)
+	return c.auth.MaxFrame(c.s.cfg.MaxRequestBytes, c.s.cfg.SASL.MaxReceiveSize)
 }
 
 // admit says whether a request with this key may be served now (A1, A4).
@@ -119,106 +83,51 @@ func (c *conn) admit(key int16) error {
 	if !c.usesSASL() {
 		return nil
 	}
-	a := &c.auth
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	switch {
-	case a.failed:
-		return fmt.Errorf("%w: authentication failed", errNotAdmitted)
-	case key == apiKeyApiVersions:
-		return nil
-	case key == apiKeySaslHandshake:
-		if a.exchanging {
-			return fmt.Errorf("%w: SaslHandshake during an exchange", errNotAdmitted)
-		}
-		return nil
-	case key == apiKeySaslAuthenticate:
-		if !a.exchanging {
-			return fmt.Errorf("%w: SaslAuthenticate without SaslHandshake", errNotAdmitted)
-		}
-		return nil
-	case !a.authenticated:
-		return fmt.Errorf("%w: %s before authentication", errNotAdmitted, apiName(key))
-	case !a.expiry.IsZero() && time.Now().After(a.expiry):
-		return fmt.Errorf("%w: session expired (connections.max.reauth.ms)", errNotAdmitted)
-	}
-	return nil
+	return c.auth.Admit(key)
 }
 
 // saslHandshake starts an exchange (SaslHandshake); it fills resp.
 func (c *conn) saslHandshake(rc *reqCtx, r *kmsg.SASLHandshakeRequest, resp *kmsg.SASLHandshakeResponse) {
-	a := &c.auth
-	a.mu.Lock()
-	defer a.mu.Unlock()
 	mech := r.Mechanism
-	switch {
-	case !c.lis.enabled(c.s.cfg, mech):
-		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
-	case a.authenticated && (mech != a.mechanism || r.Version == 0):
-		// A4: re-authentication keeps the mechanism, and needs v1.
-		resp.ErrorCode = kerr.IllegalSaslState.Code
+	open := func() (auth.Session, error) {
+		client := auth.Client{Addr: auth.SourceKey(c.nc.RemoteAddr()), Budget: c.s.plainBudget}
+		return auth.NewSession(mech, c.s.cfg.SASL.Credentials, client)
 	}
-	if resp.ErrorCode != 0 {
-		a.failed, rc.closeAfter = true, true
+	code, refused := c.auth.Handshake(mech, r.Version, c.lis.enabled(c.s.cfg, mech), open)
+	if code == 0 {
+		return
+	}
+	resp.ErrorCode, rc.closeAfter = code, true
+	if refused {
 		c.log.Info("sasl-handshake-refused", zap.String("listener", c.lis.Name),
 			zap.String("mechanism", clip(mech)), zap.Int16("error-code", resp.ErrorCode))
 		c.s.observeAuth(c.lis.Name, mech, false)
-		return
 	}
-	client := auth.Client{Addr: auth.SourceKey(c.nc.RemoteAddr()), Budget: c.s.plainBudget}
-	sess, err := auth.NewSession(mech, c.s.cfg.SASL.Credentials, client)
-	if err != nil { // enabled mechanisms are implemented (Validate)
-		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
-		a.failed, rc.closeAfter = true, true
-		return
-	}
-	a.session, a.mechanism, a.exchanging, a.raw = sess, mech, true, r.Version == 0
 }
 
 // saslAuthenticate takes one token of the exchange (SaslAuthenticate, or
 // a bare token after SaslHandshake v0); it fills resp.
 func (c *conn) saslAuthenticate(rc *reqCtx, token []byte, resp *kmsg.SASLAuthenticateResponse) {
-	a := &c.auth
-	a.mu.Lock()
-	if !a.exchanging {
-		a.mu.Unlock()
+	start := time.Now()
+	st, ok := c.auth.Authenticate(token, c.s.cfg.SASL.MaxReceiveSize, c.s.cfg.SASL.ReauthAfter)
+	switch {
+	case !ok:
 		resp.ErrorCode = kerr.IllegalSaslState.Code
 		rc.closeAfter = true
 		return
-	}
-	var challenge []byte
-	var done bool
-	var err error
-	start := time.Now()
-	if len(token) > int(c.s.cfg.SASL.MaxReceiveSize) {
-		err = fmt.Errorf("%w: token of %d bytes", auth.ErrMalformed, len(token))
-	} else {
-		challenge, done, err = a.session.Step(token)
-	}
-	user, mech := a.session.User(), a.mechanism
-	principal := auth.UserPrincipal(user)
-	if err == nil && done && a.authenticated && principal != a.principal {
-		err = fmt.Errorf("%w: re-authentication as another principal", auth.ErrAuthFailed)
-	}
-	if err != nil {
-		a.failed, a.exchanging, a.session = true, false, nil
-		a.mu.Unlock()
-		c.authFailed(rc, resp, user, mech, start, err)
+	case st.Err != nil:
+		c.authFailed(rc, resp, st.User, st.Mechanism, start, st.Err)
 		return
 	}
-	resp.SASLAuthBytes = challenge
-	if done {
-		a.authenticated, a.principal = true, principal
-		a.exchanging, a.raw, a.session = false, false, nil
-		if d := c.s.cfg.SASL.ReauthAfter; d > 0 {
-			a.expiry = time.Now().Add(d)
-			resp.SessionLifetimeMillis = d.Milliseconds()
+	resp.SASLAuthBytes = st.Challenge
+	if st.Done {
+		if st.Lifetime > 0 {
+			resp.SessionLifetimeMillis = st.Lifetime.Milliseconds()
 		}
 		c.log.Debug("sasl-authenticated", zap.String("listener", c.lis.Name),
-			zap.String("mechanism", mech), zap.String("principal", principal))
-		c.s.observeAuth(c.lis.Name, mech, true)
+			zap.String("mechanism", st.Mechanism), zap.String("principal", st.Principal))
+		c.s.observeAuth(c.lis.Name, st.Mechanism, true)
 	}
-	a.mu.Unlock()
 }
 
 // authFailed answers a failed exchange (A3): the failure delay after the

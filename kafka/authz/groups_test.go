@@ -1,4 +1,4 @@
-package kafka
+package authz
 
 import (
 	"testing"
@@ -12,10 +12,10 @@ import (
 // group and DESCRIBE on each topic subscribed by name; ConsumerGroupDescribe DESCRIBE on the group and on every topic
 // its members subscribe to or are assigned.
 func TestConsumerGroupAuthzRules(t *testing.T) {
-	beat := func(rc *reqCtx) int16 {
+	beat := func(rc Request) int16 {
 		r := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 		r.Group = "g"
-		resp, _ := rule(68)(rc, r)
+		resp, _ := authzConsumerGroupHeartbeat(rc, r)
 		if resp == nil {
 			return 0
 		}
@@ -23,19 +23,19 @@ func TestConsumerGroupAuthzRules(t *testing.T) {
 	}
 	// subscribing by name needs DESCRIBE on the topic, as Kafka's
 	// KafkaApis.consumerGroupHeartbeat.
-	subscribe := func(rc *reqCtx) int16 {
+	subscribe := func(rc Request) int16 {
 		r := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 		r.Group, r.SubscribedTopicNames = "g", []string{"t"}
-		resp, _ := rule(68)(rc, r)
+		resp, _ := authzConsumerGroupHeartbeat(rc, r)
 		if resp == nil {
 			return 0
 		}
 		return resp.(*kmsg.ConsumerGroupHeartbeatResponse).ErrorCode
 	}
-	describe := func(rc *reqCtx) int16 {
+	describe := func(rc Request) int16 {
 		r := kmsg.NewPtrConsumerGroupDescribeRequest()
 		r.Groups = []string{"g"}
-		answer, after := rule(69)(rc, r)
+		answer, after := authzConsumerGroupDescribe(rc, r)
 		if answer != nil {
 			t.Fatal("describe answered early")
 		}
@@ -57,7 +57,7 @@ func TestConsumerGroupAuthzRules(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		acls []auth.ACL
-		f    func(*reqCtx) int16
+		f    func(Request) int16
 		want *kerr.Error
 	}{
 		{"heartbeat without READ", []auth.ACL{groupDescribe}, beat, kerr.GroupAuthorizationFailed},

@@ -1,4 +1,4 @@
-package kafka
+package authz
 
 import (
 	"testing"
@@ -21,7 +21,7 @@ func TestOffsetFetchRefusedTopicMetadata(t *testing.T) {
 		r.Group = "g"
 		r.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "t", Partitions: []int32{0}}}
 		r.Groups = []kmsg.OffsetFetchRequestGroup{{Group: "g", Topics: []kmsg.OffsetFetchRequestGroupTopic{{Topic: "t", Partitions: []int32{0}}}}}
-		answer, after := rule(9)(rc, r)
+		answer, after := authzOffsetFetch(rc, r)
 		if answer != nil || after == nil {
 			t.Fatalf("v%d: answered early (%v) or nothing to add", v, answer)
 		}
@@ -59,7 +59,7 @@ func TestOffsetCommitAllTopicsRefused(t *testing.T) {
 		}
 		return r
 	}
-	answer, _ := rule(8)(rc, commit("t"))
+	answer, _ := authzOffsetCommit(rc, commit("t"))
 	if answer == nil {
 		t.Fatal("a commit of refused topics only went to the coordinator")
 	}
@@ -67,7 +67,7 @@ func TestOffsetCommitAllTopicsRefused(t *testing.T) {
 		t.Fatalf("answer %+v, want TOPIC_AUTHORIZATION_FAILED for t/0", ts)
 	}
 	r := commit("t", "t2")
-	answer, after := rule(8)(rc, r)
+	answer, after := authzOffsetCommit(rc, r)
 	if answer != nil || after == nil || len(r.Topics) != 1 || r.Topics[0].Topic != "t2" {
 		t.Fatalf("a commit with an allowed topic: answer %v, topics left %+v", answer, r.Topics)
 	}
