@@ -3,9 +3,11 @@ package cluster
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"slices"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -132,11 +134,16 @@ func TestClusterRollingRestart(t *testing.T) {
 }
 
 // retriable reports whether a client error is one Kafka calls
-// retriable, or a wait cut short by one.
+// retriable, a wait cut short by one, or a connection to a node that
+// stopped (refused, reset, closed): what Kafka's clients raise as
+// NetworkException, which is retriable, and franz-go returns as is when
+// a request to the coordinator it knew fails that way (TxnOffsetCommit
+// dialing the node that just left).
 func retriable(err error) bool {
 	var ke *kerr.Error
 	if errors.As(err, &ke) {
 		return ke.Retriable
 	}
-	return errors.Is(err, context.DeadlineExceeded)
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
