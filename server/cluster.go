@@ -132,6 +132,9 @@ func (s *Server) clusterTxn(kc *kafka.Config) {
 	s.cluster.txn = txnmark.New(n.Client(), n.Owners, n.Prefix(), s.res, n.Serving, txnmark.Options{
 		Logger: named(nil, s.cfg.Logger, "txnmark"), Exists: exists})
 	kc.Txn.Partitions = clusterTxnParts{Relay: s.cluster.txn, res: s.res}
+	if s.cfg.wrapTxnParts != nil {
+		kc.Txn.Partitions = s.cfg.wrapTxnParts(kc.Txn.Partitions)
+	}
 }
 
 // clusterTxnParts is kafka/txn's Partitions in a cluster.

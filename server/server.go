@@ -12,6 +12,7 @@ import (
 	"github.com/kgateway/kgateway/cluster/node"
 	"github.com/kgateway/kgateway/kafka"
 	"github.com/kgateway/kgateway/kafka/quota"
+	"github.com/kgateway/kgateway/kafka/txn"
 	"github.com/kgateway/kgateway/metrics"
 	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/resolver"
@@ -75,6 +76,10 @@ type Config struct {
 	// wrapBucket, when set (tests), replaces cluster mode's bucket by
 	// one over it.
 	wrapBucket func(*blob.Bucket) *blob.Bucket
+	// wrapTxnParts, when set (tests), wraps what cluster mode's
+	// transaction coordinator registers partitions and writes markers
+	// through, to inject faults between its steps.
+	wrapTxnParts func(txn.Partitions) txn.Partitions
 }
 
 // Server is one running kgateway: the layers, the Kafka front end and the

@@ -4,8 +4,7 @@
 # them) in turn, ROLLS times (default 1), under idempotent producers, a
 # consumer group and a transactional pipeline, and checks that clients
 # saw only retriable errors, that nothing acknowledged was lost, and that
-# the roll took at most N x (start time + 2 s) (KGW_ROLL_STRICT=1: a
-# PRODUCER_FENCED fails it too). It prints each step's
+# the roll took at most N x (start time + 2 s). It prints each step's
 # times and the produce p50/p99 before and during the roll.
 # KGW_CLUSTER_LOGS=dir keeps the nodes' logs.
 set -euo pipefail

@@ -98,6 +98,49 @@ func TestInitProducerIDAbortsOngoing(t *testing.T) {
 	wantCode(t, "zombie add v1", h.add("x", pid, e, 1, tp("a", 0)), kerr.InvalidProducerEpoch)
 }
 
+// X12: a client that lost track of its transaction (its request died
+// while the coordinator moved: the new coordinator restored the
+// transaction Ongoing) recovers with a KIP-360 InitProducerId naming its
+// current producer id and epoch. The transaction is aborted with a bumped
+// epoch and the client told CONCURRENT_TRANSACTIONS; its retry, naming the
+// same epoch, continues at the bumped epoch instead of PRODUCER_FENCED
+// (PRODUCER_FENCED is not retriable: the client would have to be
+// rebuilt). Anyone else stays fenced.
+func TestInitProducerIDSelfFenceRetry(t *testing.T) {
+	h := newHarness(t, Config{})
+	pid, e := h.mustInit("x")
+	wantCode(t, "add", h.add("x", pid, e, 3, tp("a", 0), tp("b", 1)), nil)
+	h.reopen() // the coordinator moved: the new one restores the Ongoing transaction
+	wantCode(t, "re-init", h.init("x", 4, pid, e).ErrorCode, kerr.ConcurrentTransactions)
+	for _, m := range h.parts.takeMarkers() {
+		if m.commit || m.epoch != e+1 {
+			t.Fatalf("fencing marker %+v, want abort at epoch %d", m, e+1)
+		}
+	}
+	for i := range 2 { // the retry, and a retry of it whose answer was lost
+		r := h.init("x", 4, pid, e)
+		if r.ErrorCode != 0 || r.ProducerID != pid || r.ProducerEpoch != e+1 {
+			t.Fatalf("retry %d of the KIP-360 init: %v %d/%d, want %d/%d", i, kerr.ErrorForCode(r.ErrorCode), r.ProducerID, r.ProducerEpoch, pid, e+1)
+		}
+	}
+	wantCode(t, "the old epoch's add", h.add("x", pid, e, 3, tp("a", 0)), kerr.ProducerFenced)
+	wantCode(t, "add at the new epoch", h.add("x", pid, e+1, 3, tp("a", 0)), nil)
+	wantCode(t, "commit at the new epoch", h.end("x", pid, e+1, true, 3), nil)
+	if s := h.state("x"); s.State != "CompleteCommit" || s.ProducerEpoch != e+1 {
+		t.Fatalf("state %+v", s)
+	}
+
+	// A stale epoch that triggers the fence is fenced on its retry, and
+	// a new incarnation fences the one that recovered.
+	wantCode(t, "add", h.add("x", pid, e+1, 3, tp("a", 0)), nil)
+	wantCode(t, "stale re-init", h.init("x", 4, pid, e).ErrorCode, kerr.ConcurrentTransactions)
+	wantCode(t, "stale re-init retry", h.init("x", 4, pid, e).ErrorCode, kerr.ProducerFenced)
+	wantCode(t, "the fenced producer's retry", h.init("x", 4, pid, e+1).ErrorCode, kerr.ProducerFenced)
+	if _, e2 := h.mustInit("x"); e2 != e+3 {
+		t.Fatalf("new incarnation: epoch %d, want %d", e2, e+3)
+	}
+}
+
 // X11, X13: EndTxn's answers in each state, and the markers of a commit.
 func TestEndTxnStates(t *testing.T) {
 	h := newHarness(t, Config{})

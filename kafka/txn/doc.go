@@ -35,6 +35,10 @@
 //     CONCURRENT_TRANSACTIONS, retries, and gets the next epoch. KIP-360: a
 //     client naming its producer id and epoch gets the bump only when they
 //     are current, or the same answer again when it retries the last bump.
+//     A client naming the current id and epoch of an Ongoing transaction
+//     (recovering after a request lost while the coordinator moved) gets
+//     the abort too, but its retry continues at the abort's epoch, not
+//     PRODUCER_FENCED (selfFence): only other incarnations are fenced.
 //   - X13 A partition is added to the transaction durably before it is
 //     registered with the resolver, so no transactional batch is accepted
 //     on a partition the transaction could fail to mark. A registration

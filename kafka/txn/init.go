@@ -140,7 +140,7 @@ func (c *Coordinator) initTransition(ctx context.Context, t *txn, expect *produc
 	case offsets.TxnPrepareCommit, offsets.TxnPrepareAbort:
 		return st, errConcurrent // markers still being written; retry
 	case offsets.TxnOngoing:
-		return c.fenceTransition(st, now), errNone
+		return selfFence(st, c.fenceTransition(st, now), expect), errNone
 	case offsets.TxnEmpty, offsets.TxnCompleteCommit, offsets.TxnCompleteAbort:
 	default:
 		return st, errUnknownServer
@@ -181,6 +181,27 @@ func (c *Coordinator) fenceTransition(st offsets.Txn, now time.Time) offsets.Txn
 	}
 	next.LastEpoch, next.NextProducerID = noEpoch, noPID
 	next.State, next.UpdateTime = offsets.TxnPrepareAbort, now
+	return next
+}
+
+// selfFence marks a fencing abort (next, from st) that the transaction's
+// own producer asked for: a KIP-360 InitProducerId naming the current
+// producer id and epoch while its transaction is Ongoing, as a client
+// sends to recover when it does not know how its transaction ended (a
+// request lost while the coordinator moved, X12). Its retry still names
+// the epoch it had; without a trace of whom the bump was for it would be
+// PRODUCER_FENCED, which no client retries past. The epoch fenced from is
+// kept as LastEpoch, so the retry is the "retry of the last bump"
+// initTransition answers with the bumped epoch, and the producer
+// continues there, after the abort markers carrying that epoch (as a
+// version-2 abort leaves it). Apache Kafka 4.4 answers the same:
+// CONCURRENT_TRANSACTIONS while the abort completes, then NONE with the
+// epoch one up, as often as it is asked. Anyone else (no id and epoch, a
+// stale epoch, the timeout loop) fences as before.
+func selfFence(st, next offsets.Txn, expect *producerRef) offsets.Txn {
+	if expect != nil && expect.pid == st.ProducerID && expect.epoch == st.Epoch && next.Epoch != st.Epoch {
+		next.LastEpoch = st.Epoch
+	}
 	return next
 }
 

@@ -23,6 +23,7 @@ type Pipeline struct {
 	c       *Cluster
 	In, Out string
 	group   string
+	timeout time.Duration // transaction.timeout.ms
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 
@@ -37,11 +38,19 @@ type Pipeline struct {
 	errs     []error        // every error a member saw, in order
 }
 
-// StartPipeline starts n members of group piping in to out.
+// StartPipeline starts n members of group piping in to out, with a
+// transaction timeout of 10 s: a member killed mid-transaction holds the
+// last stable offset back no longer.
 func (c *Cluster) StartPipeline(in, out, group string, n int) *Pipeline {
+	return c.StartPipelineTimeout(in, out, group, n, 10*time.Second)
+}
+
+// StartPipelineTimeout is StartPipeline with the members' transaction
+// timeout.
+func (c *Cluster) StartPipelineTimeout(in, out, group string, n int, timeout time.Duration) *Pipeline {
 	c.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &Pipeline{c: c, In: in, Out: out, group: group, cancel: cancel}
+	p := &Pipeline{c: c, In: in, Out: out, group: group, timeout: timeout, cancel: cancel}
 	for i := range n {
 		p.wg.Add(1)
 		go p.member(ctx, fmt.Sprintf("%s-%d", group, i))
@@ -57,7 +66,7 @@ func (p *Pipeline) session(txnID string) (*kgo.GroupTransactSession, error) {
 	opts := append([]kgo.Opt{kgo.SeedBrokers(p.c.Addrs()...)}, fastMetadata()...)
 	opts = append(opts,
 		kgo.TransactionalID(txnID),
-		kgo.TransactionTimeout(10*time.Second),
+		kgo.TransactionTimeout(p.timeout),
 		kgo.ConsumerGroup(p.group),
 		kgo.ConsumeTopics(p.In),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),

@@ -3,9 +3,11 @@ package cluster
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"slices"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -29,9 +31,10 @@ const rollBudget = 2 * time.Second
 // start time being each node's own, from launch to its ready line, but
 // only with KGW_ROLL_STRICT=1 (tools/roll.sh): wall time is a figure
 // make test reports, not one it fails on. It reports the produce p99
-// during the roll. One exception is logged, not failed (KGW_ROLL_STRICT=1
-// fails on it): a transactional producer fenced while the coordinator
-// role moves mid-EndTxn (see below).
+// during the roll. A transactional producer is never fenced: when the
+// coordinator role moves under one of its requests, the client's
+// recovery (a KIP-360 InitProducerId naming its own epoch) continues
+// (kafka/txn X12).
 //
 // One roll (about a minute with the checks); KGW_ROLLS=n rolls n times,
 // KGW_SOAK=1 five (tools/roll.sh).
@@ -53,7 +56,12 @@ func TestClusterRollingRestart(t *testing.T) {
 	prod := c.StartProducers(topic, 3, "r", 4*time.Millisecond, nil)
 	g := c.StartGroup(topic, group, 2)
 	commits := c.SampleCommits(topic, group)
-	pipe := c.StartPipeline(topic, out, pipeGroup, 2)
+	// No member is killed here, and a transaction that outlives its
+	// timeout is aborted with its producer fenced (kafka/txn X16), as
+	// Kafka's coordinator does: with the 10 s of the nemesis tests a
+	// loaded machine could time one out across a coordinator move (End
+	// has taken 9 s), which would be the timeout's doing, not the roll's.
+	pipe := c.StartPipelineTimeout(topic, out, pipeGroup, 2, time.Minute)
 	pipeCommits := c.SampleCommits(topic, pipeGroup)
 	book := prod.Book
 	book.WaitAcked(t, 200, 60*time.Second)
@@ -116,14 +124,6 @@ func TestClusterRollingRestart(t *testing.T) {
 	for _, err := range pipe.Errors() {
 		switch {
 		case retriable(err):
-		case errors.Is(err, kerr.ProducerFenced) && os.Getenv("KGW_ROLL_STRICT") != "1":
-			// Known: when the coordinator role moves while an EndTxn
-			// is being completed (the leaving node's completion is
-			// fenced, "txn-end-incomplete"), a member's producer may be
-			// fenced; the member starts a new session and exactly once
-			// still holds (checked below). KGW_ROLL_STRICT=1 fails on
-			// it.
-			t.Logf("KNOWN ISSUE: the pipeline saw %v", err)
 		default:
 			t.Errorf("the pipeline saw an error that is not retriable: %v", err)
 		}
@@ -139,11 +139,16 @@ func TestClusterRollingRestart(t *testing.T) {
 }
 
 // retriable reports whether a client error is one Kafka calls
-// retriable, or a wait cut short by one.
+// retriable, a wait cut short by one, or a connection to a node that
+// stopped (refused, reset, closed): what Kafka's clients raise as
+// NetworkException, which is retriable, and franz-go returns as is when
+// a request to the coordinator it knew fails that way (TxnOffsetCommit
+// dialing the node that just left).
 func retriable(err error) bool {
 	var ke *kerr.Error
 	if errors.As(err, &ke) {
 		return ke.Retriable
 	}
-	return errors.Is(err, context.DeadlineExceeded)
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }

@@ -34,6 +34,7 @@ func corpus() []diffCase {
 		{"txn-tv1", caseTxnTV1},
 		{"txn-tv1-abort-fetch", caseTxnAbortFetch},
 		{"txn-fencing", caseTxnFencing},
+		{"txn-self-fence", caseTxnSelfFence},
 		{"txn-tv2", caseTxnTV2},
 		{"txn-errors", caseTxnErrors},
 		{"configs-topic", caseConfigsTopic},
@@ -731,6 +732,35 @@ func caseTxnFencing(r *run) {
 	r.initProducer("init with current pid/epoch (KIP-360)", str(id), pid2, epoch2)
 	r.fetch("read committed", -1, fetchReq(topic, 0, 0, 1<<20, 1<<20, 1))
 	r.fetch("read uncommitted", -1, fetchReq(topic, 0, 0, 1<<20, 1<<20, 0))
+}
+
+// caseTxnSelfFence: a client that lost track of its transaction (a
+// request lost while the coordinator moved) recovers with a KIP-360
+// InitProducerId naming its own producer id and epoch while the
+// transaction is Ongoing (kafka/txn X12): CONCURRENT_TRANSACTIONS while
+// the abort completes, then its retries continue at the epoch one up,
+// where the old epoch is fenced.
+func caseTxnSelfFence(r *run) {
+	const topic, id = "kd-txs", "kd-txs-id"
+	r.createTopic(topic, 1)
+	r.awaitCoordinator(1, id)
+	pid, epoch := r.initProducer("init", str(id), -1, -1)
+	r.addPartitionsV3("add", id, pid, epoch, topic, 0)
+	r.doV("produce txn", 11, produceReq(topic, 0, -1, str(id), txnBatch("t", 1, pid, epoch, 0).Bytes()))
+	r.initProducer("KIP-360 init naming the ongoing transaction's producer", str(id), pid, epoch)
+	dtx := kmsg.NewPtrDescribeTransactionsRequest()
+	dtx.TransactionalIDs = []string{id}
+	r.await("abort complete", dtx, func(resp kmsg.Response) bool {
+		s := resp.(*kmsg.DescribeTransactionsResponse).TransactionStates
+		return len(s) == 1 && (s[0].State == "CompleteAbort" || s[0].State == "Empty")
+	})
+	pid2, epoch2 := r.initProducer("its retry, naming the same epoch", str(id), pid, epoch)
+	r.record("the retry continues", map[string]string{"same pid": boolStr(pid2 == pid), "epoch+1": boolStr(epoch2 == epoch+1)})
+	r.initProducer("a retry of the retry", str(id), pid, epoch)
+	r.awaitReadable(topic, 0)
+	r.fetch("read committed", -1, fetchReq(topic, 0, 0, 1<<20, 1<<20, 1))
+	r.addPartitionsV3("add at the epoch one up", id, pid, epoch+1, topic, 0)
+	r.addPartitionsV3("add at the old epoch", id, pid, epoch, topic, 0)
 }
 
 func boolStr(b bool) string {

@@ -160,10 +160,19 @@ var mutations = []mutation{
 	{
 		Name:  "init-does-not-fence-ongoing",
 		Rule:  "kafka/txn X12: InitProducerId aborts an ongoing transaction with a bumped epoch first",
-		Edits: []edit{{File: "kafka/txn/init.go", Old: "\t\treturn c.fenceTransition(st, now), errNone\n", New: "\t\treturn emptied(st, timeout, now), errNone\n"}},
+		Edits: []edit{{File: "kafka/txn/init.go", Old: "\t\treturn selfFence(st, c.fenceTransition(st, now), expect), errNone\n", New: "\t\treturn emptied(st, timeout, now), errNone\n"}},
 		Tests: []testRun{
 			{Pkg: "./kafka/txn/", Run: "TestInitProducerIDAbortsOngoing"},
 			{Pkg: "./test/", Run: "TestTxnZombieFenced"},
+		},
+	},
+	{
+		Name:  "self-fence-fences-caller",
+		Rule:  "kafka/txn X12: the current producer's KIP-360 re-init of its Ongoing transaction continues at the abort's epoch (the coordinator moved under its request), not PRODUCER_FENCED",
+		Edits: []edit{{File: "kafka/txn/init.go", Old: "\t\tnext.LastEpoch = st.Epoch\n\t}\n\treturn next\n", New: "\t}\n\treturn next\n"}},
+		Tests: []testRun{
+			{Pkg: "./kafka/txn/", Run: "TestInitProducerIDSelfFenceRetry"},
+			{Pkg: "./server/", Run: "TestClusterTxnCoordinatorMovesMidAdd"},
 		},
 	},
 	{
