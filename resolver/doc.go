@@ -38,7 +38,7 @@
 //     - S4 EOF is never cached: the next append moves the end, so every
 //     call reads the end again.
 //  3. View: COMMITTED for a topic, TOPIC_COMPACTED for a companion
-//     topic (W5), chosen before any entry (ledger ReadView). Of each
+//     topic (W5), chosen before any entry (ledger ReadEntries' view). Of each
 //     range of the log the read sees the generation the index names, the
 //     highest committed one (L10): a cleaned range of a compacted topic
 //     reads with gaps where records were superseded, and an offset in a
@@ -382,7 +382,7 @@
 //	    view on a topic whose policy has compact (it is its own compacted
 //	    view).
 //	W5  A read of a companion chooses the view in step 3, before any
-//	    entry (ledger ReadView): below the view's end the view's entries,
+//	    entry (ledger ReadEntries' view): below the view's end the view's entries,
 //	    with gaps where records were superseded (an offset in a gap reads
 //	    from the next entry); at and past it the source's log, so a
 //	    consumer reaches the high watermark. The high watermark and last

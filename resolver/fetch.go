@@ -95,7 +95,7 @@ func (r *Resolver) Fetch(topic string, partition int32, offset Offset, maxBytes 
 }
 
 // FetchLeased is Fetch whose reads of local segment files are leased
-// (ledger ReadViewLeased, storage ReadIndexedLeased): the batches read
+// (ledger ReadEntries with a lease, storage ReadIndexedLeased): the batches read
 // from files are lease's pooled buffers, valid until the caller releases
 // it, and FetchResult.Srcs says where each lies in its file, for a caller
 // that sends them with sendfile. Every batch is validated as by Fetch. A
@@ -125,7 +125,7 @@ func (r *Resolver) fetchOnce(topic string, partition int32, offset Offset, maxBy
 	// Steps 2–5 are the ledger's: one snapshot, the entries under it, and
 	// a fresh start after a concurrent trim. The snapshot comes back for
 	// S1–S3; the entries stop at its end.
-	sn, entries, err := ml.ReadViewLeased(view, offset, fetchEntries(maxBytes), max(maxBytes, 1), lease)
+	sn, entries, err := ml.ReadEntries(view, offset, ledger.NoLimit, fetchEntries(maxBytes), max(maxBytes, 1), lease)
 	if err != nil && p.isReplaced() {
 		return FetchResult{}, errRebound // its ledger closed, its log deleted
 	}

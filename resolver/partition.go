@@ -269,7 +269,7 @@ func (r *Resolver) replay(ml *ledger.Managed, from, end Offset, rs *replayState)
 	const maxEntries, maxBytes = 1 << 16, 4 << 20
 	n := 0
 	for from < end {
-		sn, entries, err := ml.ReadFrom(from, maxEntries, maxBytes)
+		sn, entries, err := ml.ReadEntries(ledger.Committed, from, end-1, maxEntries, maxBytes, nil)
 		if err == nil && from < sn.Start {
 			err = fmt.Errorf("%w: %v below the log start %v", storage.ErrTrimmed, from, sn.Start)
 		}
