@@ -23,11 +23,14 @@
 // # Read flow
 //
 //  1. Coordinate: topic name or ID + partition resolves through the
-//     partition binding to a storage LogID and its managed ledger. The
-//     fetch offset is the logical offset.
+//     partition binding to a storage LogID and its managed ledger, once
+//     per request (Resolve, handle.go): the request's long-poll
+//     registration, reads and snapshots go through the Partition it
+//     returns. The fetch offset is the logical offset.
 //  2. Snapshot: the committed end (high watermark = storage durable
 //     End, D5) and the trim offset (log start), read together by the
-//     ledger's read (ledger ReadFrom) and fresh for every read; the read
+//     ledger's cursorless read (ledger ReadEntries) and fresh for every
+//     read; the read
 //     returns the snapshot it read under, and the resolver judges the
 //     offset against it:
 //     - S1 offset < trim offset -> ErrOffsetOutOfRange (trimmed).
@@ -74,8 +77,10 @@
 // answers only once the entry is durable (D1). ProduceAsync returns after
 // the Write with a PendingProduce to Wait on, so a connection writes its
 // next request while this one's group commit syncs (one fsync covers
-// both); ProduceAsyncOwned takes the caller's buffer instead of copying
-// it. Produced payloads are kept by storage's tail cache
+// both). The Kafka front end resolves the partition once (Resolve),
+// parses the request's records once (ParseBatches: split, checked, the
+// header fields it decides on) and hands both down (Partition.ProduceAsync),
+// which takes the caller's buffer instead of copying it. Produced payloads are kept by storage's tail cache
 // (AppendOptions.Retain), so fetches near the end are served from memory.
 // A long poll over many partitions waits on one Waiter (waiter.go) rather
 // than one channel per partition.

@@ -27,143 +27,61 @@ type snapshot struct {
 	info ledger.Snapshot
 }
 
-func (r *Resolver) takeSnapshot(topic string, idx int32) (snapshot, error) {
+// snapshot takes h's snapshot in its view (a companion's is its view's,
+// W5), on the partition's new binding when h was replaced (N5).
+func (h Partition) snapshot() (snapshot, error) {
 	for attempt := 0; ; attempt++ {
-		p, ml, err := r.reader(topic, idx)
-		if err != nil {
-			return snapshot{}, err
+		ml, err := h.readable()
+		var sn ledger.Snapshot
+		if err == nil {
+			if sn, err = ml.SnapshotView(h.view); err != nil && h.p.isReplaced() {
+				err = errRebound
+			}
 		}
-		info, err := ml.Snapshot()
-		if err != nil && p.isReplaced() && attempt < maxRebinds {
-			continue // N5
-		}
-		if err != nil {
-			return snapshot{}, storageErr("log info", err)
-		}
-		return snapshot{p: p, info: info}, nil
-	}
-}
-
-// takeViewSnapshot is takeSnapshot for reads: a companion's snapshot is
-// its view's (W5).
-func (r *Resolver) takeViewSnapshot(topic string, idx int32) (snapshot, error) {
-	for attempt := 0; ; attempt++ {
-		p, ml, view, err := r.viewReader(topic, idx)
-		if err != nil {
-			return snapshot{}, err
-		}
-		info, err := ml.SnapshotView(view)
-		if err != nil && p.isReplaced() && attempt < maxRebinds {
-			continue // N5
-		}
-		if err != nil {
-			return snapshot{}, storageErr("log info", err)
-		}
-		return snapshot{p: p, info: info}, nil
-	}
-}
-
-// reader is step 1: the partition binding and its managed ledger. A
-// partition replaced since it was resolved is resolved again (N5).
-func (r *Resolver) reader(topic string, idx int32) (*partition, *ledger.Managed, error) {
-	for attempt := 0; ; attempt++ {
-		p, err := r.partition(topic, idx)
-		if err != nil {
-			return nil, nil, err
-		}
-		p.mu.Lock()
-		ml, deleted, replaced := p.mu.ml, p.mu.deleted, p.mu.replaced
-		p.mu.Unlock()
-		if deleted && replaced && attempt < maxRebinds {
+		switch {
+		case errors.Is(err, errRebound) && attempt < maxRebinds:
+			if h, err = h.rebind(); err != nil {
+				return snapshot{}, err
+			}
 			continue
+		case errors.Is(err, errRebound):
+			return snapshot{}, errReplaced
+		case errors.Is(err, ErrUnknownTopic):
+			return snapshot{}, err
+		case err != nil:
+			return snapshot{}, storageErr("log info", err)
 		}
-		if deleted {
-			return nil, nil, ErrUnknownTopic
-		}
-		return p, ml, nil
+		return snapshot{p: h.p, info: sn}, nil
 	}
 }
 
-// Fetch reads from offset under one snapshot (S1–S4). With minOne the first
-// batch is returned whole even past maxBytes (KIP-74). ReadCommitted reads
-// only the batches below the last stable offset and lists the aborted
-// transactions overlapping them (X1); both levels report the LSO. The
-// bounds are set on the result also when the error is ErrOffsetOutOfRange
-// or ErrStorage.
+// takeSnapshot resolves (topic, idx) and takes its snapshot, in its view
+// (W5) when view is set; without it, a companion is read-only's refusal
+// (W3).
+func (r *Resolver) takeSnapshot(topic string, idx int32, view bool) (snapshot, error) {
+	h, err := r.Resolve(topic, idx)
+	if err != nil {
+		return snapshot{}, err
+	}
+	if !view && h.view != ledger.Committed {
+		return snapshot{}, errReadOnly(topic)
+	}
+	return h.snapshot()
+}
+
+// Fetch is Resolve then Partition.Fetch without a lease.
 func (r *Resolver) Fetch(topic string, partition int32, offset Offset, maxBytes int, minOne bool, iso Isolation) (FetchResult, error) {
 	return r.FetchLeased(topic, partition, offset, maxBytes, minOne, iso, nil)
 }
 
-// FetchLeased is Fetch whose reads of local segment files are leased
-// (ledger ReadEntries with a lease, storage ReadIndexedLeased): the batches read
-// from files are lease's pooled buffers, valid until the caller releases
-// it, and FetchResult.Srcs says where each lies in its file, for a caller
-// that sends them with sendfile. Every batch is validated as by Fetch. A
-// nil lease is Fetch.
+// FetchLeased is Resolve then Partition.Fetch, for a caller with one read
+// of the partition to make.
 func (r *Resolver) FetchLeased(topic string, partition int32, offset Offset, maxBytes int, minOne bool, iso Isolation, lease *storage.Lease) (FetchResult, error) {
-	for attempt := 0; ; attempt++ {
-		res, err := r.fetchOnce(topic, partition, offset, maxBytes, minOne, iso, lease)
-		if errors.Is(err, errRebound) && attempt < maxRebinds {
-			continue // N5: the partition was replaced during the read
-		}
-		if errors.Is(err, errRebound) {
-			return FetchResult{}, errReplaced
-		}
-		return res, err
-	}
-}
-
-// errRebound: a read's partition was replaced while it read; the read
-// starts again on the new binding.
-var errRebound = errors.New("resolver: partition rebound during the read")
-
-func (r *Resolver) fetchOnce(topic string, partition int32, offset Offset, maxBytes int, minOne bool, iso Isolation, lease *storage.Lease) (FetchResult, error) {
-	p, ml, view, err := r.viewReader(topic, partition) // step 1, and the view (W5)
+	h, err := r.Resolve(topic, partition)
 	if err != nil {
 		return FetchResult{}, err
 	}
-	// Steps 2–5 are the ledger's: one snapshot, the entries under it, and
-	// a fresh start after a concurrent trim. The snapshot comes back for
-	// S1–S3; the entries stop at its end.
-	sn, entries, err := ml.ReadEntries(view, offset, ledger.NoLimit, fetchEntries(maxBytes), max(maxBytes, 1), lease)
-	if err != nil && p.isReplaced() {
-		return FetchResult{}, errRebound // its ledger closed, its log deleted
-	}
-	if errors.Is(err, ledger.ErrClosed) {
-		// The partition was deleted (or the resolver closed) during the
-		// read; a ledger closed under a live partition is the store's.
-		if _, _, _, err := r.viewReader(topic, partition); err != nil {
-			return FetchResult{}, err
-		}
-		return FetchResult{}, storageErr("read", err)
-	}
-	// The transactions are read after the snapshot: a transaction that
-	// starts after it starts at or past its end, and one whose marker
-	// became durable since is in the aborted index already (X2).
-	res := p.boundsOf(sn)
-	if err != nil {
-		return res, storageErr("read", err)
-	}
-	switch {
-	case offset < sn.Start: // S1: trimmed
-		return res, fmt.Errorf("%w: %s is below log start %s", ErrOffsetOutOfRange, offset, sn.Start)
-	case offset == sn.End: // S2: nothing yet; a long poll waits for the next append
-		return res, nil
-	case offset > sn.End: // S3: sn is fresh (taken after the request arrived)
-		return res, fmt.Errorf("%w: %s is beyond the end %s", ErrOffsetOutOfRange, offset, sn.End)
-	}
-	if iso == ReadCommitted {
-		entries = belowOffset(entries, res.LastStable) // X1
-	}
-	res.Batches, res.Bytes, err = limitBatches(entries, maxBytes, minOne, sn.ViewEnd)
-	if err == nil && lease != nil {
-		res.Srcs = sourcesOf(entries[:len(res.Batches)])
-	}
-	fromView := len(entries) > 0 && entries[0].Offset < sn.ViewEnd
-	if err == nil && iso == ReadCommitted && len(res.Batches) > 0 && !fromView { // W5: the view holds no aborted batch
-		res.Aborted = p.abortedIn(entries[0].Offset, entries[len(res.Batches)-1].End())
-	}
-	return res, err
+	return h.Fetch(offset, maxBytes, minOne, iso, lease)
 }
 
 // boundsOf is a fetch result's bounds under sn, with the last stable
@@ -241,15 +159,14 @@ func sourcesOf(entries []storage.Entry) []storage.FileSpan {
 	return out
 }
 
-// Bounds returns log start, high watermark and last stable offset, from a
-// fresh snapshot.
+// Bounds is Resolve then Partition.Bounds: log start, high watermark and
+// last stable offset, from a fresh snapshot.
 func (r *Resolver) Bounds(topic string, partition int32) (logStart, hwm, lso Offset, err error) {
-	s, err := r.takeViewSnapshot(topic, partition)
+	h, err := r.Resolve(topic, partition)
 	if err != nil {
 		return -1, -1, -1, err
 	}
-	b := s.p.boundsOf(s.info)
-	return b.LogStart, b.HighWatermark, b.LastStable, nil
+	return h.Bounds()
 }
 
 // ListOffset: ts -1 latest (high watermark), -2 earliest (log start), -4
@@ -260,7 +177,7 @@ func (r *Resolver) Bounds(topic string, partition int32) (logStart, hwm, lso Off
 // found through the time index (O(log n)), as Kafka answers: the record's
 // offset and timestamp (records.go). (-1, -1) when there is none.
 func (r *Resolver) ListOffset(topic string, partition int32, ts int64) (off Offset, timestamp int64, err error) {
-	s, err := r.takeViewSnapshot(topic, partition)
+	s, err := r.takeSnapshot(topic, partition, true)
 	if err != nil {
 		return -1, -1, err
 	}

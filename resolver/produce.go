@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/kgateway/kgateway/ledger"
+	"github.com/kgateway/kgateway/recordbatch"
 	"github.com/kgateway/kgateway/storage"
 )
 
@@ -50,45 +52,91 @@ type PendingProduce struct {
 // Writes happen in call order, so two ProduceAsync calls made one after
 // the other (not concurrently) on one partition get offsets in that order.
 // The caller must not acknowledge anything before Wait returns (D1).
+// batch is copied (Partition.ProduceAsync takes a batch over instead).
 func (r *Resolver) ProduceAsync(topic string, partition int32, batch []byte) (*PendingProduce, error) {
-	return r.produceAsync(topic, partition, batch, false, nil)
+	h, err := r.Resolve(topic, partition)
+	if err != nil {
+		return nil, err
+	}
+	return h.produceAsync(ParseBatches(batch), false, nil)
 }
 
-// ProduceAsyncOwned is ProduceAsync for a caller that hands batch over: the
-// resolver stamps it in place and the store keeps it (tail cache) instead
-// of a copy, so the caller must neither modify nor reuse it afterwards,
-// even when an error is returned. The Kafka front end parses each request
-// into a fresh buffer and passes the records slices straight through: the
-// produced bytes are copied once, from the socket, on their way to disk.
-// When batch is a slice of a larger buffer (one partition of a
-// many-partition request), frame describes that buffer, so that the tail
-// cache charges what it keeps alive (storage C5); nil when batch is the
-// whole of its buffer, or most of it.
-func (r *Resolver) ProduceAsyncOwned(topic string, partition int32, batch []byte, frame *storage.Backing) (*PendingProduce, error) {
-	return r.produceAsync(topic, partition, batch, true, frame)
+// Batches is one partition's records of a produce request, parsed once
+// (ParseBatches) and handed down as they are to the produce
+// (Partition.ProduceAsync): split and checked (lengths, magic, CRC32C,
+// header fields, exactly one batch, Z1), with the first batch's header
+// fields the Kafka front end decides on before the resolver writes it. A
+// blob that failed the parse keeps its error, which the produce returns
+// at the point it always did (after the partition is resolved, before
+// anything is written); the exported fields are then read from its
+// header bytes as far as there are enough of them.
+type Batches struct {
+	raw     []byte
+	batches [][]byte
+	hdrs    []batchHeader
+	err     error
+	// Codec is the first batch's compression codec; HasCodec is false
+	// when the blob is too short to hold one (BatchCodec).
+	Codec    Codec
+	HasCodec bool
+	// Transactional: the first batch is magic 2 with its transactional
+	// bit set (BatchTransactional).
+	Transactional bool
+	// TxnProducer: it is a transactional data batch of the idempotent
+	// producer ProducerID at ProducerEpoch (TxnBatchProducer).
+	TxnProducer   bool
+	ProducerID    int64
+	ProducerEpoch int16
+}
+
+// ParseBatches parses records once (Batches).
+func ParseBatches(records []byte) Batches {
+	b := Batches{raw: records}
+	b.batches, b.hdrs, b.err = splitBatches(records)
+	if b.err != nil { // what the header bytes say
+		b.Codec, b.HasCodec = BatchCodec(records)
+		b.Transactional = BatchTransactional(records)
+		b.ProducerID, b.ProducerEpoch, b.TxnProducer = TxnBatchProducer(records)
+		return b
+	}
+	h := b.hdrs[0]
+	b.Codec, b.HasCodec = Codec(h.Attributes&recordbatch.CodecMask), true
+	b.Transactional = h.Transactional()
+	b.ProducerID, b.ProducerEpoch = -1, -1
+	if b.TxnProducer = h.Transactional() && !h.Control() && h.Idempotent(); b.TxnProducer {
+		b.ProducerID, b.ProducerEpoch = h.ProducerID, h.ProducerEpoch
+	}
+	return b
 }
 
 // produceAsync is produceOnce, again on the partition's new binding when
-// the one it resolved was replaced before anything was written (N5).
-func (r *Resolver) produceAsync(topic string, partition int32, batch []byte, owned bool, frame *storage.Backing) (*PendingProduce, error) {
+// the one h resolved was replaced before anything was written (N5).
+func (h Partition) produceAsync(b Batches, owned bool, frame *storage.Backing) (*PendingProduce, error) {
+	if h.view != ledger.Committed {
+		return nil, errReadOnly(h.name) // W3
+	}
 	for attempt := 0; ; attempt++ {
-		p, err := r.partition(topic, partition)
-		if err != nil {
+		pp, err := h.r.produceOnce(h.p, b, owned, frame)
+		retry := errors.Is(err, ErrUnknownTopic) || errors.Is(err, errReplaced)
+		if !retry || attempt == maxRebinds || !h.p.isReplaced() {
+			return pp, err
+		}
+		if h, err = h.rebind(); err != nil {
 			return nil, err
 		}
-		pp, err := r.produceOnce(p, batch, owned, frame)
-		retry := errors.Is(err, ErrUnknownTopic) || errors.Is(err, errReplaced)
-		if retry && attempt < maxRebinds && p.isReplaced() {
-			continue
-		}
-		return pp, err
 	}
 }
 
-func (r *Resolver) produceOnce(p *partition, batch []byte, owned bool, frame *storage.Backing) (*PendingProduce, error) {
-	batches, hdrs, err := splitBatches(batch)
-	if err != nil {
-		return nil, err
+func (r *Resolver) produceOnce(p *partition, in Batches, owned bool, frame *storage.Backing) (*PendingProduce, error) {
+	if in.err != nil {
+		return nil, in.err
+	}
+	// Owned, the batches are re-sliced below onto the very bytes they
+	// are, so in stays as it was for a retry; else onto a copy, which in
+	// must not see.
+	batch, batches, hdrs := in.raw, in.batches, in.hdrs
+	if !owned {
+		batches = append([][]byte(nil), batches...)
 	}
 	_, s, err := p.ledgerAndSettings()
 	if err != nil {

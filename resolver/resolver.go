@@ -319,6 +319,7 @@ func (r *Resolver) Topics() []Topic {
 // step 1). It is re-resolved on every attempt so a deleted and recreated
 // topic is never read through a stale binding.
 func (r *Resolver) partition(name string, idx int32) (*partition, error) {
+	lookedUp()
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	if r.mu.closed {

@@ -138,7 +138,7 @@ func (r *Resolver) checkpointBeforeTrim(p *partition) error {
 // -1, is ErrOffsetOutOfRange; one at or below the current start changes
 // nothing.
 func (r *Resolver) DeleteRecords(topic string, partition int32, offset Offset) (Offset, error) {
-	s, err := r.takeSnapshot(topic, partition)
+	s, err := r.takeSnapshot(topic, partition, false)
 	if err != nil {
 		return -1, err
 	}
