@@ -55,20 +55,6 @@ func (h Partition) snapshot() (snapshot, error) {
 	}
 }
 
-// takeSnapshot resolves (topic, idx) and takes its snapshot, in its view
-// (W5) when view is set; without it, a companion is read-only's refusal
-// (W3).
-func (r *Resolver) takeSnapshot(topic string, idx int32, view bool) (snapshot, error) {
-	h, err := r.Resolve(topic, idx)
-	if err != nil {
-		return snapshot{}, err
-	}
-	if !view && h.view != ledger.Committed {
-		return snapshot{}, errReadOnly(topic)
-	}
-	return h.snapshot()
-}
-
 // Fetch is Resolve then Partition.Fetch without a lease.
 func (r *Resolver) Fetch(topic string, partition int32, offset Offset, maxBytes int, minOne bool, iso Isolation) (FetchResult, error) {
 	return r.FetchLeased(topic, partition, offset, maxBytes, minOne, iso, nil)
@@ -177,7 +163,16 @@ func (r *Resolver) Bounds(topic string, partition int32) (logStart, hwm, lso Off
 // found through the time index (O(log n)), as Kafka answers: the record's
 // offset and timestamp (records.go). (-1, -1) when there is none.
 func (r *Resolver) ListOffset(topic string, partition int32, ts int64) (off Offset, timestamp int64, err error) {
-	s, err := r.takeSnapshot(topic, partition, true)
+	h, err := r.Resolve(topic, partition)
+	if err != nil {
+		return -1, -1, err
+	}
+	return h.listOffset(ts)
+}
+
+// listOffset is ListOffset of h: its lookups go through h, resolved once.
+func (h Partition) listOffset(ts int64) (off Offset, timestamp int64, err error) {
+	s, err := h.snapshot()
 	if err != nil {
 		return -1, -1, err
 	}
@@ -187,48 +182,48 @@ func (r *Resolver) ListOffset(topic string, partition int32, ts int64) (off Offs
 	case ts == -2:
 		return s.info.Start, -1, nil
 	case ts == -3:
-		off, maxTS, err := r.maxTimestamp(s)
+		off, maxTS, err := h.maxTimestamp(s)
 		if err != nil || off < 0 {
 			return off, maxTS, err
 		}
-		return r.maxTimestampRecord(topic, partition, off, maxTS, s.info.Start)
+		return h.maxTimestampRecord(off, maxTS, s.info.Start)
 	case ts == -4 || ts == -5:
-		off, err := r.tieredOffset(s.p.log, s.info.Start, ts)
+		off, err := h.tieredOffset(s.p.log, s.info.Start, ts)
 		return off, -1, err
 	case ts == -6:
-		off, err := r.pendingUploadOffset(s)
+		off, err := h.pendingUploadOffset(s)
 		return off, -1, err
 	case ts < 0:
 		return -1, -1, nil
 	}
-	if off, ok, err := r.seekPublished(s.p, ts); err != nil || ok {
+	if off, ok, err := s.p.seekPublished(ts); err != nil || ok {
 		if err != nil {
 			return -1, -1, err
 		}
-		return r.recordAtOrAfter(topic, partition, off, ts, s.info.Start, s.info.End)
+		return h.recordAtOrAfter(off, ts, s.info.Start, s.info.End)
 	}
-	h, err := r.store.SeekTime(s.p.log, ts)
+	e, err := h.r.store.SeekTime(s.p.log, ts)
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
 		return -1, -1, nil
 	case err != nil:
 		return -1, -1, storageErr("seek time", err)
-	case h.Offset >= s.info.End:
+	case e.Offset >= s.info.End:
 		return -1, -1, nil // D5: not visible in this snapshot
-	case h.End() <= s.info.Start:
+	case e.End() <= s.info.Start:
 		// The first such batch was trimmed; find the first visible one.
-		off, _, err := r.scanIndex(s, func(h storage.EntryHeader) bool { return h.MaxTime >= ts })
+		off, _, err := h.scanIndex(s, func(e storage.EntryHeader) bool { return e.MaxTime >= ts })
 		if err != nil || off < 0 {
 			return -1, -1, err
 		}
-		h.Offset = off
+		e.Offset = off
 	}
-	return r.recordAtOrAfter(topic, partition, h.Offset, ts, s.info.Start, s.info.End)
+	return h.recordAtOrAfter(e.Offset, ts, s.info.Start, s.info.End)
 }
 
 // seekPublished finds ts in the published log below p's local one, in
 // cluster mode (ledger R22); ok false: the local time index answers.
-func (r *Resolver) seekPublished(p *partition, ts int64) (Offset, bool, error) {
+func (p *partition) seekPublished(ts int64) (Offset, bool, error) {
 	ml, _, err := p.ledgerAndSettings()
 	if err != nil {
 		return 0, false, err
@@ -244,7 +239,8 @@ func (r *Resolver) seekPublished(p *partition, ts int64) (Offset, bool, error) {
 // first offset still in a local segment file, at least the log start) and
 // -5 (KIP-1005's latest tiered: the last offset held by a published
 // object, -1 when none is).
-func (r *Resolver) tieredOffset(log storage.LogID, start Offset, ts int64) (Offset, error) {
+func (h Partition) tieredOffset(log storage.LogID, start Offset, ts int64) (Offset, error) {
+	r := h.r
 	info, err := r.store.Info(log)
 	if err != nil {
 		return -1, storageErr("info", err)
@@ -278,12 +274,12 @@ func (r *Resolver) tieredOffset(log storage.LogID, start Offset, ts int64) (Offs
 // object, or the log start while nothing is published (the next offset
 // to upload; the log end once everything is). -1 for any other topic, as
 // Kafka answers a topic without remote storage.
-func (r *Resolver) pendingUploadOffset(s snapshot) (Offset, error) {
+func (h Partition) pendingUploadOffset(s snapshot) (Offset, error) {
 	_, set, err := s.p.ledgerAndSettings()
-	if err != nil || r.cfg.Tier == nil || !set.Remote {
+	if err != nil || h.r.cfg.Tier == nil || !set.Remote {
 		return -1, err
 	}
-	latest, err := r.tieredOffset(s.p.log, s.info.Start, -5)
+	latest, err := h.tieredOffset(s.p.log, s.info.Start, -5)
 	if err != nil {
 		return -1, err
 	}
@@ -291,7 +287,7 @@ func (r *Resolver) pendingUploadOffset(s snapshot) (Offset, error) {
 }
 
 // maxTimestamp answers ListOffset -3 from the partition's durable mark.
-func (r *Resolver) maxTimestamp(s snapshot) (Offset, int64, error) {
+func (h Partition) maxTimestamp(s snapshot) (Offset, int64, error) {
 	s.p.mu.Lock()
 	m := s.p.mu.maxTS
 	s.p.mu.Unlock()
@@ -304,9 +300,9 @@ func (r *Resolver) maxTimestamp(s snapshot) (Offset, int64, error) {
 	// The batch carrying the max was trimmed: scan the index headers of
 	// what is left (no payloads; only after a trim).
 	best := storage.EntryHeader{Offset: -1, MaxTime: -1}
-	_, _, err := r.scanIndex(s, func(h storage.EntryHeader) bool {
-		if best.Offset < 0 || h.MaxTime > best.MaxTime {
-			best = h
+	_, _, err := h.scanIndex(s, func(e storage.EntryHeader) bool {
+		if best.Offset < 0 || e.MaxTime > best.MaxTime {
+			best = e
 		}
 		return false
 	})
@@ -318,24 +314,24 @@ func (r *Resolver) maxTimestamp(s snapshot) (Offset, int64, error) {
 
 // scanIndex walks the index headers of the snapshot's visible entries and
 // returns the first for which match is true, (-1, -1) if none.
-func (r *Resolver) scanIndex(s snapshot, match func(storage.EntryHeader) bool) (Offset, int64, error) {
+func (h Partition) scanIndex(s snapshot, match func(storage.EntryHeader) bool) (Offset, int64, error) {
 	from := s.info.Start
 	for from < s.info.End {
-		hs, err := r.store.IndexRange(s.p.log, from, 1024)
+		hs, err := h.r.store.IndexRange(s.p.log, from, 1024)
 		if err != nil {
 			return -1, -1, storageErr("index range", err)
 		}
 		if len(hs) == 0 {
 			break
 		}
-		for _, h := range hs {
-			if h.Offset >= s.info.End {
+		for _, e := range hs {
+			if e.Offset >= s.info.End {
 				return -1, -1, nil
 			}
-			if match(h) {
-				return h.Offset, h.MaxTime, nil
+			if match(e) {
+				return e.Offset, e.MaxTime, nil
 			}
-			from = h.End()
+			from = e.End()
 		}
 	}
 	return -1, -1, nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/kgateway/kgateway/ledger"
 	"github.com/kgateway/kgateway/recordbatch"
@@ -116,7 +117,7 @@ func (h Partition) produceAsync(b Batches, owned bool, frame *storage.Backing) (
 		return nil, errReadOnly(h.name) // W3
 	}
 	for attempt := 0; ; attempt++ {
-		pp, err := h.r.produceOnce(h.p, b, owned, frame)
+		pp, err := h.produceOnce(b, owned, frame)
 		retry := errors.Is(err, ErrUnknownTopic) || errors.Is(err, errReplaced)
 		if !retry || attempt == maxRebinds || !h.p.isReplaced() {
 			return pp, err
@@ -127,7 +128,8 @@ func (h Partition) produceAsync(b Batches, owned bool, frame *storage.Backing) (
 	}
 }
 
-func (r *Resolver) produceOnce(p *partition, in Batches, owned bool, frame *storage.Backing) (*PendingProduce, error) {
+func (h Partition) produceOnce(in Batches, owned bool, frame *storage.Backing) (*PendingProduce, error) {
+	r, p := h.r, h.p
 	if in.err != nil {
 		return nil, in.err
 	}
@@ -191,7 +193,7 @@ func (r *Resolver) produceOnce(p *partition, in Batches, owned bool, frame *stor
 
 	w := newInflight()
 	p.app.Lock()
-	pend, dup, err := r.appendLocked(p, batches, hdrs, maxTimes, w, frame)
+	pend, dup, err := p.appendLocked(batches, hdrs, maxTimes, w, frame, r.now, r.states.limits)
 	p.app.Unlock()
 	if err != nil {
 		return nil, err
@@ -205,18 +207,19 @@ func (r *Resolver) produceOnce(p *partition, in Batches, owned bool, frame *stor
 func (pp *PendingProduce) Wait() (ProduceResult, error) {
 	pp.once.Do(func() {
 		if pp.dup != nil {
-			pp.res, pp.err = pp.r.awaitDuplicate(pp.p, *pp.dup)
+			pp.res, pp.err = pp.p.awaitDuplicate(*pp.dup)
 			return
 		}
-		pp.res, pp.err = pp.r.awaitDurable(pp.p, pp.pend, pp.maxTimes, pp.appendTime, pp.w)
+		pp.res, pp.err = pp.awaitDurable()
 	})
 	return pp.res, pp.err
 }
 
 // appendLocked runs under p.app: the idempotence check and the ledger
 // Writes, so sequence order and offset order agree (D3, D4). It records
-// the producer state of what it wrote, tagged with w until w finishes.
-func (r *Resolver) appendLocked(p *partition, batches [][]byte, hdrs []batchHeader, maxTimes []int64, w *inflight, frame *storage.Backing) ([]*storage.Pending, *seqBatch, error) {
+// the producer state of what it wrote, as of clock's time once written,
+// tagged with w until w finishes.
+func (p *partition) appendLocked(batches [][]byte, hdrs []batchHeader, maxTimes []int64, w *inflight, frame *storage.Backing, clock func() time.Time, lim producerLimits) ([]*storage.Pending, *seqBatch, error) {
 	if p.app.failed != nil {
 		return nil, nil, appendErr("partition failed earlier; reopen required", p.app.failed)
 	}
@@ -274,11 +277,11 @@ func (r *Resolver) appendLocked(p *partition, batches [][]byte, hdrs []batchHead
 		}
 		pend = append(pend, pd)
 	}
-	now := r.now().UnixMilli()
+	now := clock().UnixMilli()
 	for i, pd := range pend {
 		h, hd := hdrs[i], pd.Header()
 		if h.Idempotent() {
-			p.app.prod.record(h, hd.Offset, now, w, r.producerLimits())
+			p.app.prod.record(h, hd.Offset, now, w, lim)
 		}
 		if h.Transactional() {
 			p.app.txn.begin(h.ProducerID, h.ProducerEpoch, hd.Offset)
@@ -306,7 +309,8 @@ func stamp(maxTime int64) func([]byte, Offset) int64 {
 
 // awaitDurable waits, outside every lock, until the call's entries are
 // durable (D1), then wakes the partition's waiters.
-func (r *Resolver) awaitDurable(p *partition, pend []*storage.Pending, maxTimes []int64, appendTime int64, w *inflight) (ProduceResult, error) {
+func (pp *PendingProduce) awaitDurable() (ProduceResult, error) {
+	p, pend, maxTimes, w := pp.p, pp.pend, pp.maxTimes, pp.w
 	var werr error
 	for _, pd := range pend {
 		if err := pd.Wait(); err != nil && werr == nil {
@@ -331,13 +335,13 @@ func (r *Resolver) awaitDurable(p *partition, pend []*storage.Pending, maxTimes 
 	if replaced != nil {
 		return ProduceResult{}, replaced
 	}
-	r.maybeCheckpoint(p)
-	return ProduceResult{BaseOffset: pend[0].Header().Offset, LogAppendTime: appendTime, LogStart: r.logStart(p)}, nil
+	pp.r.states.maybeCheckpoint(p)
+	return ProduceResult{BaseOffset: pend[0].Header().Offset, LogAppendTime: pp.appendTime, LogStart: p.logStart()}, nil
 }
 
 // awaitDuplicate answers an idempotent retry (D4) with the original
 // batch's offset, once that batch is durable (D1).
-func (r *Resolver) awaitDuplicate(p *partition, d seqBatch) (ProduceResult, error) {
+func (p *partition) awaitDuplicate(d seqBatch) (ProduceResult, error) {
 	if d.w != nil {
 		<-d.w.done
 		if d.w.err != nil {
@@ -347,7 +351,7 @@ func (r *Resolver) awaitDuplicate(p *partition, d seqBatch) (ProduceResult, erro
 	if p.isReplaced() {
 		return ProduceResult{}, errReplaced // N5: d.offset names the old log
 	}
-	return ProduceResult{BaseOffset: d.offset, LogAppendTime: -1, LogStart: r.logStart(p), Duplicate: true}, nil
+	return ProduceResult{BaseOffset: d.offset, LogAppendTime: -1, LogStart: p.logStart(), Duplicate: true}, nil
 }
 
 // maxRebinds bounds how often one call resolves a partition again after
@@ -371,7 +375,7 @@ func appendErr(op string, err error) error {
 
 // logStart is the log start offset for a produce response, -1 if the
 // store cannot say.
-func (r *Resolver) logStart(p *partition) Offset {
+func (p *partition) logStart() Offset {
 	ml, _, err := p.ledgerAndSettings()
 	if err != nil {
 		return -1

@@ -75,7 +75,7 @@ func (r *Resolver) ReplacePartitionOver(topic string, idx int32, start Offset, c
 		_, err = r.partition(topic, idx) // the resolver closed
 	}
 	if err == nil {
-		err = r.applySettings(np, r.settings(cur.configs)) // altered during the copy
+		err = np.applySettings(r.settings(cur.configs)) // altered during the copy
 	}
 	if err != nil {
 		np.close()
@@ -140,7 +140,7 @@ func (r *Resolver) buildPartition(t *topic, idx int32, log storage.LogID, start 
 			return nil, storageErr("install producer state", err)
 		}
 	}
-	p, err := r.openPartitionOver(t.name, idx, log, s, c.Published)
+	p, err := r.states.openPartitionOver(t.name, idx, log, s, c.Published)
 	if err != nil {
 		return nil, err
 	}

@@ -492,7 +492,7 @@ func TestReplacePartitionCrash(t *testing.T) {
 			if m := deletionMarks(t, g.store); len(m) != 0 {
 				t.Fatalf("deletion marks left: %v", m)
 			}
-			if keys, _ := g.r.producerKeys(gone); len(keys) != 0 {
+			if keys, _ := g.r.states.producerKeys(gone); len(keys) != 0 {
 				t.Fatalf("producer state of %v left: %d keys", gone, len(keys))
 			}
 			if step == "rebound" {

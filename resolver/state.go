@@ -35,7 +35,7 @@ func (r *Resolver) ExportState(topic string, idx int32) (covered Offset, state [
 	}
 	p.ckptMu.Lock()
 	defer p.ckptMu.Unlock()
-	if err := r.checkpointLocked(p); err != nil {
+	if err := r.states.checkpointLocked(p); err != nil {
 		return 0, nil, false, err
 	}
 	hdr, err := r.store.GetMeta(idKey(prefixCheckpoint, uint64(p.log)))
