@@ -63,16 +63,16 @@ type fetchItem struct {
 	refused  bool     // the principal may not READ the topic (A11)
 	rp       kmsg.FetchRequestTopicPartition
 	sp       *sessPart // nil without a session
-	// The partition resolved once for the request (resolveItem): the
+	// The partition resolved once for the request (fetchItem.resolve): the
 	// long poll's registration and every read of it go through h.
 	resolved bool
 	h        resolver.Partition
 	herr     error
 }
 
-// resolveItem resolves it's partition once per request
-// (resolvePartition); later calls return the first answer.
-func (s *Server) resolveItem(it *fetchItem) (resolver.Partition, error) {
+// resolve resolves it's partition once per request (resolvePartition);
+// later calls return the first answer.
+func (it *fetchItem) resolve(s *Server) (resolver.Partition, error) {
 	if !it.resolved {
 		it.h, it.herr = s.resolvePartition(it.name, it.rp.Partition, false)
 		it.resolved = true
@@ -268,7 +268,7 @@ func (s *Server) fetchWaiter(items []fetchItem) *resolver.Waiter {
 		if it.name == "" || resolver.IsInternalTopic(it.name) {
 			continue
 		}
-		if h, err := s.resolveItem(it); err == nil {
+		if h, err := it.resolve(s); err == nil {
 			h.Watch(w)
 		}
 	}
@@ -439,7 +439,7 @@ func fetchReplicaID(r *kmsg.FetchRequest) int32 {
 // are set on every answer.
 func (s *Server) fetchPartition(it *fetchItem, maxBytes int, minOne bool, iso resolver.Isolation, version int16, wire *wireBatches) (kmsg.FetchResponseTopicPartition, int) {
 	topic, rp := it.name, it.rp
-	h, err := s.resolveItem(it)
+	h, err := it.resolve(s)
 	if err != nil {
 		return fetchError(rp.Partition, err), 0
 	}

@@ -1,7 +1,7 @@
 // Package resolver holds every Kafka semantic that is not wire encoding:
 // the topic catalog and partition bindings, record batch validation,
 // produce with idempotent-producer checks, and the read flow around the
-// ledger's read by offset (judging the offset, validation, limits). It sits
+// ledger's cursorless read (judging the offset, validation, limits). It sits
 // between kafka/ (which never sees a ledger) and ledger/ (which never sees
 // a Kafka batch field), and it never imports kmsg: package recordbatch
 // reads the few header fields it needs.
@@ -19,6 +19,27 @@
 // What stays here: the catalog and its metadata, each topic's configs, the
 // partition (produce, fetch, producer state), the partition side of
 // transactions, compacted views' bindings, ReplacePartition and explain.
+// *Resolver itself keeps the catalog and the by-name entry points; the
+// rest is grouped on types that own one part each and may touch nothing
+// else:
+//
+//	Partition   (handle.go) one partition resolved once for one request
+//	            (Resolve): its reads, snapshots, ListOffsets lookups,
+//	            long-poll registration and produce. It holds the binding
+//	            it found and re-resolves only after a ReplacePartition
+//	            (N5); it may not change the catalog or another partition.
+//	Batches     (produce.go) one partition's produce records, parsed once
+//	            (ParseBatches) and handed down; immutable once parsed.
+//	stateStore  (state_store.go) the producer and transaction state kept
+//	            beside each log: checkpoints, their recovery and replay.
+//	            It writes only its own metadata prefixes and a partition's
+//	            producer and transaction state; never the catalog, the
+//	            producer-id counter or a log's entries.
+//	Replicas    (replace.go, state.go) the cluster side of a partition's
+//	            local copy (N3–N10): rebinding one partition to another log
+//	            under the admin lock, the log behind a binding, exported
+//	            producer state. It may not create, delete or alter topics
+//	            or write a produce.
 //
 // # Read flow
 //
