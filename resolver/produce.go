@@ -59,7 +59,9 @@ func (r *Resolver) ProduceAsync(topic string, partition int32, batch []byte) (*P
 	if err != nil {
 		return nil, err
 	}
-	return h.produceAsync(ParseBatches(batch), false, nil)
+	// Its own copy, parsed once and handed over: storage keeps the
+	// payload (tail cache) and the stamp rewrites it.
+	return h.produceAsync(ParseBatches(append([]byte(nil), batch...)), true, nil)
 }
 
 // Batches is one partition's records of a produce request, parsed once
