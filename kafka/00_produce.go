@@ -61,11 +61,12 @@ import (
 func handleProduce(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
 	r := req.(*kmsg.ProduceRequest)
 	resp := r.ResponseKind().(*kmsg.ProduceResponse)
+	parsed := parseProduce(r)
 	var fixed error
 	switch {
 	case rc.version < minProduceVersion:
 		fixed = fmt.Errorf("%w: Produce v%d; v%d and later are supported", kerr.UnsupportedVersion, rc.version, minProduceVersion)
-	case r.TransactionID == nil && anyTransactional(r):
+	case r.TransactionID == nil && anyParsedTransactional(parsed):
 		// Kafka's KafkaApis.handleProduceRequest: the whole request fails.
 		fixed = fmt.Errorf("%w: a transactional batch in a produce request without a transactional id", kerr.TransactionalIDAuthorizationFailed)
 	case r.Acks != 0 && r.Acks != 1 && r.Acks != -1:
@@ -85,17 +86,19 @@ func handleProduce(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, erro
 				*out = produceError(rp.Partition, fixed)
 				continue
 			}
-			if err := checkProduceCodec(rc.version, rp.Records); err != nil {
+			b := &parsed[i][j]
+			if err := checkProduceCodec(rc.version, b); err != nil {
 				*out = produceError(rp.Partition, err)
 				continue
 			}
-			if err := s.addToTxnImplicitly(rc.version, r.TransactionID, rt.Topic, rp.Partition, rp.Records); err != nil {
+			pt := &produceTarget{topic: rt.Topic, partition: rp.Partition}
+			if err := s.addToTxnImplicitly(rc.version, r.TransactionID, pt, b); err != nil {
 				*out = produceError(rp.Partition, err)
 				continue
 			}
-			pp, err := s.writePartition(rc.ctx, rt.Topic, rp.Partition, rp.Records, frame)
+			pp, err := s.writePartition(rc.ctx, pt, b, frame)
 			if err != nil {
-				*out = s.produceRefused(rt.Topic, rp.Partition, err)
+				*out = s.produceRefused(pt, err)
 				continue
 			}
 			waits = append(waits, pendingPartition{out: out, partition: rp.Partition, pp: pp})
@@ -139,12 +142,39 @@ func txnAbortable(resp *kmsg.ProduceResponse) {
 	}
 }
 
+// parseProduce parses every partition's records once (resolver
+// ParseBatches), by topic and partition index as in the request: the
+// checks here and the write below read that one parse.
+func parseProduce(r *kmsg.ProduceRequest) [][]resolver.Batches {
+	out := make([][]resolver.Batches, len(r.Topics))
+	for i, rt := range r.Topics {
+		out[i] = make([]resolver.Batches, len(rt.Partitions))
+		for j, rp := range rt.Partitions {
+			out[i][j] = resolver.ParseBatches(rp.Records)
+		}
+	}
+	return out
+}
+
 // anyTransactional reports whether any partition's records are a
-// transactional batch.
+// transactional batch (before the request is parsed: topic ids are
+// checked first, authz.go).
 func anyTransactional(r *kmsg.ProduceRequest) bool {
 	for _, rt := range r.Topics {
 		for _, rp := range rt.Partitions {
 			if resolver.BatchTransactional(rp.Records) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// anyParsedTransactional is anyTransactional over the parsed request.
+func anyParsedTransactional(parsed [][]resolver.Batches) bool {
+	for _, t := range parsed {
+		for _, b := range t {
+			if b.Transactional {
 				return true
 			}
 		}
@@ -158,8 +188,8 @@ const minProduceVersion = 3
 
 // checkProduceCodec refuses zstd below Produce v7 (KIP-110), as Kafka's
 // ProduceRequest.validateRecords does.
-func checkProduceCodec(version int16, records []byte) error {
-	if c, ok := resolver.BatchCodec(records); ok && c == resolver.CodecZstd && version < 7 {
+func checkProduceCodec(version int16, b *resolver.Batches) error {
+	if b.HasCodec && b.Codec == resolver.CodecZstd && version < 7 {
 		return fmt.Errorf("%w: zstd needs Produce v7, got v%d", kerr.UnsupportedCompressionType, version)
 	}
 	return nil
@@ -190,25 +220,46 @@ func frameBacking(r *kmsg.ProduceRequest, frameSize int) *resolver.Backing {
 	return resolver.NewBacking(frameSize)
 }
 
+// produceTarget is one partition of a produce request, resolved once
+// (resolvePartition, auto-creating the topic when allowed) by whichever
+// of the implicit add to a transaction and the write asks first.
+type produceTarget struct {
+	topic     string
+	partition int32
+	resolved  bool
+	h         resolver.Partition
+	err       error
+}
+
+// resolve resolves t once; later calls return the first answer.
+func (t *produceTarget) resolve(s *Server) (resolver.Partition, error) {
+	if !t.resolved {
+		t.h, t.err = s.resolvePartition(t.topic, t.partition, true)
+		t.resolved = true
+	}
+	return t.h, t.err
+}
+
 // writePartition writes one partition's batches without waiting for
 // durability, auto-creating the topic when allowed.
-func (s *Server) writePartition(ctx context.Context, topic string, partition int32, records []byte, frame *resolver.Backing) (*resolver.PendingProduce, error) {
-	if _, err := s.partitionOf(topic, partition, true); err != nil {
+func (s *Server) writePartition(ctx context.Context, t *produceTarget, b *resolver.Batches, frame *resolver.Backing) (*resolver.PendingProduce, error) {
+	h, err := t.resolve(s)
+	if err != nil {
 		return nil, err
 	}
-	if err := s.routeError(topic, partition, noLeaderEpoch); err != nil { // Y2
+	if err := s.routeError(t.topic, t.partition, noLeaderEpoch); err != nil { // Y2
 		return nil, err
 	}
-	pp, err := s.res.ProduceAsyncOwned(topic, partition, records, frame)
+	pp, err := h.ProduceAsync(*b, frame)
 	if err == nil || s.cfg.Cluster == nil || !errors.Is(err, resolver.ErrInvalidTxnState) {
 		return pp, err
 	}
-	if err := s.verifyTxn(ctx, topic, partition, records, err); err != nil {
+	if err := s.verifyTxn(ctx, t.topic, t.partition, b, err); err != nil {
 		return nil, err
 	}
-	// Registered since: the refusal wrote nothing and left records as
-	// they were but for a LogAppendTime stamp, which the retry sets again.
-	return s.res.ProduceAsyncOwned(topic, partition, records, frame)
+	// Registered since: the refusal wrote nothing and left the batch as
+	// it was but for a LogAppendTime stamp, which the retry sets again.
+	return h.ProduceAsync(*b, frame)
 }
 
 // verifyTxn checks, in a cluster, a transactional batch the resolver
@@ -218,11 +269,11 @@ func (s *Server) writePartition(ctx context.Context, topic string, partition int
 // when etcd cannot tell now — as Kafka answers a verification its
 // coordinator could not complete, so the client retries the batch
 // instead of failing it.
-func (s *Server) verifyTxn(ctx context.Context, topic string, partition int32, records []byte, refused error) error {
-	pid, epoch, ok := resolver.TxnBatchProducer(records)
-	if !ok {
+func (s *Server) verifyTxn(ctx context.Context, topic string, partition int32, b *resolver.Batches, refused error) error {
+	if !b.TxnProducer {
 		return refused
 	}
+	pid, epoch := b.ProducerID, b.ProducerEpoch
 	registered, err := s.cfg.Cluster.VerifyTxn(ctx, topic, partition, pid, epoch)
 	switch {
 	case err != nil:
@@ -298,8 +349,8 @@ func addProduceBroker(resp *kmsg.ProduceResponse, brokers []Broker, node int32) 
 // Kafka's ReplicaManager answers a RecordValidationException:
 // INVALID_RECORD, every refused record listed by its index in the batch
 // with its message (v8+), the batch's message, and the log start.
-func (s *Server) produceRefused(topic string, partition int32, err error) kmsg.ProduceResponseTopicPartition {
-	out := produceError(partition, err)
+func (s *Server) produceRefused(t *produceTarget, err error) kmsg.ProduceResponseTopicPartition {
+	out := produceError(t.partition, err)
 	var re *resolver.RecordErrors
 	if !errors.As(err, &re) {
 		return out
@@ -310,8 +361,10 @@ func (s *Server) produceRefused(topic string, partition int32, err error) kmsg.P
 		e.RelativeOffset, e.ErrorMessage = r.BatchIndex, kmsg.StringPtr(r.Message)
 		out.ErrorRecords = append(out.ErrorRecords, e)
 	}
-	if start, _, _, berr := s.bounds(topic, partition); berr == nil {
-		out.LogStartOffset = int64(start)
+	if h, rerr := t.resolve(s); rerr == nil {
+		if start, _, _, berr := h.Bounds(); berr == nil {
+			out.LogStartOffset = int64(start)
+		}
 	}
 	return out
 }

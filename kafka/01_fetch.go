@@ -45,6 +45,7 @@ package kafka
 // Left out: diverging epochs (one leader epoch, 0), preferred replicas.
 
 import (
+	"errors"
 	"time"
 
 	"github.com/kgateway/kgateway/kafka/fetchsession"
@@ -64,6 +65,41 @@ type fetchItem struct {
 	refused  bool     // the principal may not READ the topic (A11)
 	rp       kmsg.FetchRequestTopicPartition
 	sp       *fetchsession.Part // nil without a session
+	// The partition resolved once for the request (fetchItem.resolve): the
+	// long poll's registration and every read of it go through h.
+	resolved bool
+	h        resolver.Partition
+	herr     error
+}
+
+// resolve resolves it's partition once per request (resolvePartition);
+// later calls return the first answer.
+func (it *fetchItem) resolve(s *Server) (resolver.Partition, error) {
+	if !it.resolved {
+		it.h, it.herr = s.resolvePartition(it.name, it.rp.Partition, false)
+		it.resolved = true
+	}
+	return it.h, it.herr
+}
+
+// resolvePartition is partitionOf resolving the partition once: the
+// resolver's binding, through which a fetch or produce then reads or
+// writes. An internal topic has no binding (a zero Partition: its
+// partitions are empty, internal_topics.go); a name that is not a
+// topic's, and auto-creation (Y6) with create, are partitionOf's.
+func (s *Server) resolvePartition(topic string, partition int32, create bool) (resolver.Partition, error) {
+	if resolver.IsInternalTopic(topic) || !validTopicName(topic) {
+		_, err := s.partitionOf(topic, partition, create)
+		return resolver.Partition{}, err
+	}
+	h, err := s.res.Resolve(topic, partition)
+	if err == nil || !create || !errors.Is(err, resolver.ErrUnknownTopic) {
+		return h, err
+	}
+	if _, err := s.partitionOf(topic, partition, true); err != nil {
+		return resolver.Partition{}, err
+	}
+	return s.res.Resolve(topic, partition) // created just now
 }
 
 func handleFetch(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
@@ -211,12 +247,17 @@ type fetchRead struct {
 	failed bool
 }
 
-// fetchWaiter registers one Waiter on every known item's partition.
+// fetchWaiter registers one Waiter on every known item's partition,
+// resolving each for the whole request.
 func (s *Server) fetchWaiter(items []fetchItem) *resolver.Waiter {
 	w := s.res.NewWaiter()
 	for i := range items {
-		if it := &items[i]; it.name != "" {
-			_ = s.res.WatchWith(w, it.name, it.rp.Partition)
+		it := &items[i]
+		if it.name == "" || resolver.IsInternalTopic(it.name) {
+			continue
+		}
+		if h, err := it.resolve(s); err == nil {
+			h.Watch(w)
 		}
 	}
 	return w
@@ -364,7 +405,7 @@ func (s *Server) fetchOnce(r *kmsg.FetchRequest, items []fetchItem, prev *fetchR
 			default:
 				maxBytes := min(int(it.rp.PartitionMaxBytes), budget-rd.total)
 				minOne := rd.total == 0 // KIP-74: only until some partition has data
-				*out, rd.sizes[i] = s.fetchPartition(it.name, it.rp, maxBytes, minOne, iso, r.Version, rd.wire)
+				*out, rd.sizes[i] = s.fetchPartition(it, maxBytes, minOne, iso, r.Version, rd.wire)
 			}
 		}
 		rd.total += rd.sizes[i]
@@ -382,23 +423,34 @@ func fetchReplicaID(r *kmsg.FetchRequest) int32 {
 	return r.ReplicaID
 }
 
-// fetchPartition reads one partition; the bounds are set on every answer.
-func (s *Server) fetchPartition(topic string, rp kmsg.FetchRequestTopicPartition, maxBytes int, minOne bool, iso resolver.Isolation, version int16, wire *fetchwire.Batches) (kmsg.FetchResponseTopicPartition, int) {
-	if _, err := s.partitionOf(topic, rp.Partition, false); err != nil {
+// fetchPartition reads one partition through its resolved binding: one
+// read, or with the budget spent one snapshot, and the bounds of either
+// are set on every answer.
+func (s *Server) fetchPartition(it *fetchItem, maxBytes int, minOne bool, iso resolver.Isolation, version int16, wire *fetchwire.Batches) (kmsg.FetchResponseTopicPartition, int) {
+	topic, rp := it.name, it.rp
+	h, err := it.resolve(s)
+	if err != nil {
 		return fetchError(rp.Partition, err), 0
 	}
 	if err := s.routeError(topic, rp.Partition, fetchCurrentEpoch(version, rp)); err != nil { // Y2, Y3
 		return s.fetchMoved(topic, rp.Partition, err), 0
 	}
+	internal := resolver.IsInternalTopic(topic)
 	if maxBytes <= 0 && !minOne {
 		// Budget spent: report the bounds only.
-		out := s.fetchBoundsOnly(topic, rp.Partition)
+		out := s.fetchBoundsOnly(h, internal, rp.Partition)
 		if out.ErrorCode == 0 {
 			out.AbortedTransactions = abortedOf(iso, nil)
 		}
 		return out, 0
 	}
-	res, err := s.readPartition(topic, rp.Partition, resolver.Offset(rp.FetchOffset), max(maxBytes, 0), minOne, iso, wire.Lease())
+	offset := resolver.Offset(rp.FetchOffset)
+	var res resolver.FetchResult
+	if internal {
+		res, err = s.readPartition(topic, rp.Partition, offset, max(maxBytes, 0), minOne, iso, wire.Lease())
+	} else {
+		res, err = h.Fetch(offset, max(maxBytes, 0), minOne, iso, wire.Lease())
+	}
 	if err != nil {
 		// Kafka reports no bounds with an error, not even
 		// OFFSET_OUT_OF_RANGE's, so none is looked up.
@@ -461,9 +513,14 @@ func cutZstd(batches [][]byte) (kept [][]byte, bytes int, cut bool) {
 	return batches, bytes, false
 }
 
-// fetchBoundsOnly answers a partition without records, with its bounds.
-func (s *Server) fetchBoundsOnly(topic string, partition int32) kmsg.FetchResponseTopicPartition {
-	start, hwm, lso, err := s.bounds(topic, partition)
+// fetchBoundsOnly answers a partition without records, with its bounds
+// (an internal topic's are all 0: it is empty).
+func (s *Server) fetchBoundsOnly(h resolver.Partition, internal bool, partition int32) kmsg.FetchResponseTopicPartition {
+	var start, hwm, lso resolver.Offset
+	var err error
+	if !internal {
+		start, hwm, lso, err = h.Bounds()
+	}
 	out := fetchError(partition, err)
 	if err == nil {
 		out.LogStartOffset, out.HighWatermark, out.LastStableOffset = int64(start), int64(hwm), int64(lso)

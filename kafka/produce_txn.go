@@ -17,19 +17,17 @@ const minImplicitAddProduceVersion = 12
 // Produce v12+ (X18). Older versions, non-transactional batches and
 // requests without a transactional id are left to the resolver's check
 // (KIP-890 part 1).
-func (s *Server) addToTxnImplicitly(version int16, txnID *string, topic string, partition int32, records []byte) error {
-	if version < minImplicitAddProduceVersion || txnID == nil {
+func (s *Server) addToTxnImplicitly(version int16, txnID *string, t *produceTarget, b *resolver.Batches) error {
+	if version < minImplicitAddProduceVersion || txnID == nil || !b.TxnProducer {
 		return nil
 	}
-	pid, epoch, ok := resolver.TxnBatchProducer(records)
-	if !ok {
-		return nil
-	}
+	pid, epoch := b.ProducerID, b.ProducerEpoch
+	topic, partition := t.topic, t.partition
 	c, err := s.txnCoordinator()
 	if err != nil {
 		return err
 	}
-	if _, err := s.partitionOf(topic, partition, true); err != nil {
+	if _, err := t.resolve(s); err != nil {
 		return err
 	}
 	code := c.AddPartitionImplicitly(*txnID, pid, epoch, topic, partition)

@@ -2,7 +2,7 @@ package ledger
 
 import (
 	"errors"
-	"fmt"
+	"math"
 	"time"
 
 	"github.com/kgateway/kgateway/storage"
@@ -22,34 +22,15 @@ type (
 	Entry    = storage.Entry
 )
 
-// Position names one entry: ledger, then entry inside it. Positions order
-// as (Ledger, Entry).
-type Position struct {
-	Ledger LedgerID
-	Entry  EntryID
-}
-
-func (p Position) String() string {
-	switch p {
-	case Earliest:
-		return "earliest"
-	case Latest:
-		return "latest"
-	}
-	return fmt.Sprintf("%d:%d", uint64(p.Ledger), uint64(p.Entry))
-}
-
-// Less orders positions.
-func (p Position) Less(q Position) bool {
-	return p.Ledger < q.Ledger || (p.Ledger == q.Ledger && p.Entry < q.Entry)
-}
-
-// Earliest and Latest are the special start positions (R4). Neither can be
-// the position of a real entry.
-var (
-	Earliest = Position{Ledger: 0, Entry: ^EntryID(0)}
-	Latest   = Position{Ledger: ^LedgerID(0), Entry: ^EntryID(0)}
-	// NoLimit as maxPosition bounds a read only by its other limits.
+// Earliest and Latest are the special starts of a read (R4): Earliest is
+// the first available entry, Latest after the last confirmed one. They
+// are the smallest and the largest offset, so no real entry starts at
+// either, and they need no case of their own: a start below the log start
+// moves forward to it (R3), one at or past the end reads nothing (R5).
+const (
+	Earliest Offset = math.MinInt64
+	Latest   Offset = math.MaxInt64
+	// NoLimit as maxOffset bounds a read only by its other limits (R7).
 	NoLimit = Latest
 )
 

@@ -4,12 +4,13 @@
 //
 // # Coordinates
 //
-// A Position is (LedgerID, EntryID). Ledger ids come from storage and
-// increase in creation order; entry ids are 0-based inside a ledger.
-// Positions order as (Ledger, Entry). Earliest and Latest are special start
-// positions and never name a real entry. An Offset is a Kafka record offset;
-// the entry containing an offset is found by a floor lookup in the entry
-// index (O(log n)).
+// An Offset is a Kafka record offset, and what a read names. An entry (a
+// record batch) holds the offsets [Offset, End()); the entry holding an
+// offset is found by a floor lookup in the entry index (O(log n)). Entries
+// also carry their place in the log, (LedgerID, EntryID): ledger ids come
+// from storage and increase in creation order, entry ids are 0-based
+// inside a ledger. Earliest and Latest are the smallest and the largest
+// offset; no entry starts at either.
 //
 // The last confirmed entry is the last *durable* entry of the log (D5 in
 // docs/DESIGN.md): an entry that is written but not yet synced is beyond it. Entries
@@ -18,29 +19,30 @@
 //
 // # Read contract
 //
-// ReadEntries(start, maxEntries, maxBytes, maxPosition) obeys R1–R11
-// (Apache Pulsar PIP-480's read contract, and R9's byte bound beyond it).
-// Code and tests cite these numbers.
+// ReadEntries(view, from, maxOffset, maxEntries, maxBytes, lease) is the
+// one read of a partition: a Kafka fetch (resolver Fetch) and the
+// producer-state replay call it. It obeys R1–R11 (Apache Pulsar PIP-480's
+// read contract, by offset, and R9's byte bound beyond it). Code and tests
+// cite these numbers.
 //
 //	R1  No cursor: a read creates, consults or updates no cursor or read
 //	    position, in memory or on disk. A read writes nothing.
-//	R2  A start that names an existing entry is inclusive.
-//	R3  A start that names a missing entry before the readable end (a
-//	    removed or empty ledger, an entry id past a closed ledger's last
-//	    entry, a ledger id between two ledgers) moves to the next valid entry
-//	    in ledger order.
+//	R2  A start that an entry holds is inclusive: the read starts with
+//	    that entry (whole, even when from is inside it).
+//	R3  A start that no entry holds before the readable end (trimmed away
+//	    below the log start, a removed or empty ledger, a gap a rewrite of
+//	    sealed ledgers left) moves to the next entry in offset order.
 //	R4  Earliest starts at the first available entry; Latest starts after
 //	    the last confirmed entry (so it reads nothing now).
-//	R5  A start after the last confirmed entry returns an empty result, not
-//	    an error. In the open (last) ledger an entry id at or past its
-//	    durable entry count is "after the last confirmed entry".
+//	R5  A start at or after the end (the offset after the last confirmed
+//	    entry) returns an empty result, not an error.
 //	R6  Reads cross ledger boundaries and skip empty or removed ledgers.
-//	R7  maxPosition is inclusive; a maxPosition before the normalized start
-//	    returns empty; it ends a read early even inside a ledger. (NoLimit,
-//	    which equals Latest, bounds nothing; Earliest as maxPosition means
-//	    the first available entry.)
+//	R7  maxOffset is inclusive: the read ends with the entry holding it,
+//	    even inside a ledger; a maxOffset before the start's entry returns
+//	    empty. (NoLimit, which equals Latest, bounds nothing; Earliest as
+//	    maxOffset means the first available entry.)
 //	R8  Only entries readable when the call is made are returned (up to the
-//	    last confirmed entry, fixed once at the start of the call); a read
+//	    last confirmed entry, fixed once by the read's snapshot); a read
 //	    never waits for future writes.
 //	R9  At most maxEntries entries and at most maxBytes payload bytes,
 //	    except that the first entry is always returned whole: the read stops
@@ -52,43 +54,37 @@
 //	R11 maxEntries <= 0 (or maxBytes < 0) is ErrInvalid; a fenced or closed
 //	    ledger returns ErrFenced (a closed one's error is also ErrClosed).
 //
+// The read returns the Snapshot it read under (the log's Start and End)
+// with the entries: the caller judges its offset against it (a Kafka
+// fetch below Start is out of range, though the read moved to Start).
+// One storage snapshot fixes Start and End and, under it, the entries
+// from the one holding from (storage stops them at that End, so no layer
+// above enforces it again); their payloads come from their target.
 // Storage pins each ledger file while the read reads from it, so a
 // concurrent hard trim cannot remove a file under it (an entry served from
 // the tail cache needs no pin). If a trim removes what the snapshot
 // promised before the read reaches it, the read starts again from a fresh
-// snapshot; the start then normalizes forward (R3).
+// snapshot; the start then moves forward (R3).
 //
-// # Read by offset
-//
-// ReadFrom(from, maxEntries, maxBytes) is a Kafka fetch's read of one
-// partition, and the one place such a read snapshots, reads and retries:
-// one storage snapshot fixes the log's Start and End and, under it, the
-// entries from the one holding from (storage stops them at that End, so
-// no layer above enforces it again); their payloads come from their
-// target; a read that lost a race with a trim starts again from a fresh
-// snapshot. It returns the Snapshot it read under with the entries, and
-// reads nothing, without an error, when from is outside [Start, End): the
-// caller judges the offset against the snapshot. An offset in a gap that a
-// rewrite of sealed ledgers left (storage/doc.go "Generations") reads from
-// the next entry (R3), or nothing when none follows it below End. R1, R9 (by entries and
-// bytes), R10 and R11 hold as for ReadEntries. The read's two choices have
-// one place each: the view (ReadView, view.go) and the target of a
-// ledger's payloads (targetOf). A ledger's candidates are its
-// local segment file while it has one, then, for a ledger offloaded to
-// the object tier (storage/doc.go "Offloaded ledgers"), its published
-// objects; a ReadTargetDispatcher picks the reader of each by kind. An
-// object read pins the object (a lease record in the object metadata,
-// storage/tier B5) and revalidates it; a stale candidate makes the read
-// try the next one, none left a fresh snapshot. The pin is not a cursor
-// and changes nothing the ledger holds: R1 holds for the ledger and its
-// index; the pin is the one write of an object read (storage/tier doc
-// "Reads and R1").
+// The read's two choices have one place each: the view (V1, V2 below,
+// view.go) and the target of a ledger's payloads (targetOf). A ledger's
+// candidates are its local segment file while it has one, then, for a
+// ledger offloaded to the object tier (storage/doc.go "Offloaded
+// ledgers"), its published objects; a ReadTargetDispatcher picks the
+// reader of each by kind. An object read pins the object (a lease record
+// in the object metadata, storage/tier B5) and revalidates it; a stale
+// candidate makes the read try the next one, none left a fresh snapshot.
+// The pin is not a cursor and changes nothing the ledger holds: R1 holds
+// for the ledger and its index; the pin is the one write of an object read
+// (storage/tier doc "Reads and R1"). With a lease, the payloads of entries
+// read from local segment files are the lease's and say where they lie in
+// their files, for a caller that sends them with sendfile.
 //
 // In cluster mode the local log is a cache of the partition's published
 // log (SetPublished, published.go):
 //
 //	R20 A log with a Published copy starts where the published log
-//	    starts: every Snapshot's Start is the lower of the two. ReadFrom
+//	    starts: every Snapshot's Start is the lower of the two. A read
 //	    of an offset below the local start reads the published ranges
 //	    that hold it, up to the local start (never past it: the next read
 //	    reads the local log), under the same limits as a local read (R9,
@@ -106,9 +102,9 @@
 //	    the time is read as in R21 and its first batch that reaches it
 //	    is the answer; with none, the local time index answers.
 //
-// ReadView(v, ...) chooses the view first, before any entry:
+// A read chooses its view first, before any entry:
 //
-//	V1 Committed is ReadFrom: every durable entry of the log, in the
+//	V1 Committed: every durable entry of the log, in the
 //	   generation its index names.
 //	V2 TopicCompacted reads the log's compacted view when it has one
 //	   (SetCompactedView): a second storage log whose entries keep the
@@ -132,6 +128,7 @@
 //
 // # Ownership
 //
-// Entries returned by ReadEntries, and their payloads, belong to the caller.
-// The managed ledger retains nothing of a read.
+// Entries returned by ReadEntries, and their payloads, belong to the caller
+// (a leased read's payloads until it releases the lease). The managed
+// ledger retains nothing of a read.
 package ledger

@@ -361,11 +361,11 @@ func (e *env) ledgerIDs() []LedgerID {
 	return ids
 }
 
-func (e *env) read(start Position, maxEntries, maxBytes int, maxPos Position) []Entry {
+func (e *env) read(from Offset, maxEntries, maxBytes int, maxOffset Offset) []Entry {
 	e.t.Helper()
-	es, err := e.m.ReadEntries(start, maxEntries, maxBytes, maxPos)
+	_, es, err := e.m.ReadEntries(Committed, from, maxOffset, maxEntries, maxBytes, nil)
 	if err != nil {
-		e.t.Fatalf("ReadEntries(%v, %d, %d, %v): %v", start, maxEntries, maxBytes, maxPos, err)
+		e.t.Fatalf("ReadEntries(%v, %d, %d, %v): %v", from, maxEntries, maxBytes, maxOffset, err)
 	}
 	return es
 }

@@ -14,7 +14,7 @@ import (
 // Managed is the managed ledger of one partition over one storage log.
 //
 // It holds no read state at all (R1): ReadEntries is a pure function of its
-// arguments and one storage.Info snapshot. The only mutable state is the
+// arguments and one storage snapshot. The only mutable state is the
 // append path's view of the open ledger, used for the roll policy, and the
 // fenced/closed flag.
 type Managed struct {
@@ -133,27 +133,6 @@ func (m *Managed) Snapshot() (Snapshot, error) {
 		return Snapshot{}, m.storeReadErr(err)
 	}
 	return m.publishedStart(Snapshot{Start: b.Start, End: b.End}), nil
-}
-
-// LastConfirmed is the position of the last durable entry; ok is false when
-// the ledger has none (or cannot be read).
-func (m *Managed) LastConfirmed() (pos Position, ok bool) {
-	info, err := m.store.Info(m.log)
-	if err != nil {
-		return Position{}, false
-	}
-	return lastConfirmedOf(info.Ledgers)
-}
-
-// lastConfirmedOf is the last entry of the last non-empty ledger. Entries
-// counts only durable entries, so this is the last confirmed entry.
-func lastConfirmedOf(ledgers []storage.LedgerInfo) (Position, bool) {
-	for i := len(ledgers) - 1; i >= 0; i-- {
-		if n := ledgers[i].Entries; n > 0 {
-			return Position{Ledger: ledgers[i].ID, Entry: EntryID(n - 1)}, true
-		}
-	}
-	return Position{}, false
 }
 
 // Fence fences the ledger durably: appends and reads fail with ErrFenced

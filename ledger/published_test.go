@@ -136,7 +136,7 @@ func TestReadBelowTheCache(t *testing.T) {
 	if err != nil || sn.Start != 2 || sn.End != 12 {
 		t.Fatalf("snapshot %+v, %v; want [2, 12)", sn, err)
 	}
-	sn, es, err := m.ReadFrom(3, 100, 1<<20)
+	sn, es, err := m.ReadEntries(Committed, 3, NoLimit, 100, 1<<20, nil)
 	if err != nil || sn.Start != 2 || sn.End != 12 {
 		t.Fatalf("read from 3: %+v, %v", sn, err)
 	}
@@ -146,16 +146,16 @@ func TestReadBelowTheCache(t *testing.T) {
 	if es[1].Records != 3 || es[2].End() != 10 || len(es[0].Payload) != 100 || es[0].MaxTime != 1002 {
 		t.Fatalf("entries %+v do not describe their batches", es)
 	}
-	if _, es, _ = m.ReadFrom(4, 100, 0); len(es) != 1 { // R9: the first whole
+	if _, es, _ = m.ReadEntries(Committed, 4, NoLimit, 100, 0, nil); len(es) != 1 { // R9: the first whole
 		t.Fatalf("maxBytes 0: %d entries, want 1", len(es))
 	}
-	if _, es, _ = m.ReadFrom(0, 3, 1<<20); len(es) != 0 {
-		t.Fatalf("read below the published start: %d entries, want none (S1 is the caller's)", len(es))
+	if sn, es, _ = m.ReadEntries(Committed, 0, NoLimit, 3, 1<<20, nil); sn.Start != 2 || len(es) != 3 || es[0].Offset != 2 {
+		t.Fatalf("read below the published start: %+v %v, want start 2 and its entries (R3; S1 is the caller's)", sn, offsetsOf(es))
 	}
-	if _, es, _ = m.ReadFrom(2, 2, 1<<20); len(es) != 2 {
+	if _, es, _ = m.ReadEntries(Committed, 2, NoLimit, 2, 1<<20, nil); len(es) != 2 {
 		t.Fatalf("maxEntries 2: %d entries", len(es))
 	}
-	if _, es, err = m.ReadFrom(10, 100, 1<<20); err != nil || len(es) != 2 || es[0].Offset != 10 {
+	if _, es, err = m.ReadEntries(Committed, 10, NoLimit, 100, 1<<20, nil); err != nil || len(es) != 2 || es[0].Offset != 10 {
 		t.Fatalf("read at the local start: %v, %v", offsetsOf(es), err)
 	}
 }
@@ -168,16 +168,16 @@ func TestReadBelowTheCacheStaleAndCorrupt(t *testing.T) {
 	pub := newMemPublished(0, []int32{1, 1})
 	m := cacheOf(t, e, 2, 3, pub)
 	pub.stale = 2
-	_, es, err := m.ReadFrom(0, 100, 1<<20)
+	_, es, err := m.ReadEntries(Committed, 0, NoLimit, 100, 1<<20, nil)
 	if err != nil || len(es) != 2 || pub.reads != 3 {
 		t.Fatalf("after two stale reads: %v, %v, %d reads; want 2 entries in the third", offsetsOf(es), err, pub.reads)
 	}
 	pub.corrupt = true
-	if _, es, err = m.ReadFrom(0, 100, 1<<20); !errors.Is(err, storage.ErrCorrupt) || len(es) != 0 {
+	if _, es, err = m.ReadEntries(Committed, 0, NoLimit, 100, 1<<20, nil); !errors.Is(err, storage.ErrCorrupt) || len(es) != 0 {
 		t.Fatalf("corrupt range: %v, %v; want ErrCorrupt and nothing", offsetsOf(es), err)
 	}
 	pub.corrupt, pub.ranges = false, nil // a published log that lost its ranges
-	if _, es, err = m.ReadFrom(0, 100, 1<<20); !errors.Is(err, ErrStale) || len(es) != 0 {
+	if _, es, err = m.ReadEntries(Committed, 0, NoLimit, 100, 1<<20, nil); !errors.Is(err, ErrStale) || len(es) != 0 {
 		t.Fatalf("no range listed: %v, %v; want ErrStale, never an empty read", offsetsOf(es), err)
 	}
 }

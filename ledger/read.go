@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"sync/atomic"
 
 	"github.com/kgateway/kgateway/storage"
@@ -15,42 +14,92 @@ import (
 // removed what its snapshot promised (see raced).
 const readAttempts = 8
 
-// indexChunk is how many index entries a read fetches at a time, so a
-// small maxBytes does not pull a huge index range.
-const indexChunk = 256
-
-// ReadFrom is the read by offset, a Kafka fetch's read of one partition
-// (the read flow's steps 2–5): the one place a partition read takes its
-// snapshot, reads under it and, when a concurrent trim took what the
-// snapshot promised, starts again from a fresh one. It returns the
-// snapshot it read under, and the entries in offset order from the one
-// holding from, up to the snapshot's end, maxEntries entries and maxBytes
-// payload bytes (the first entry always whole, as R9). A from outside
-// [Start, End) reads nothing and is no error: the caller judges it against
-// the snapshot. R1, R10 and R11 hold as for ReadEntries.
-func (m *Managed) ReadFrom(from Offset, maxEntries, maxBytes int) (Snapshot, []Entry, error) {
+// ReadEntries is the cursorless read (R1–R11, doc.go "Read contract"),
+// and the one read of a partition: a Kafka fetch (resolver Fetch) and the
+// producer-state replay call it, and the rule tests prove it. It takes one
+// snapshot of the log in view v (V1, V2), reads under it the entries from
+// the one holding from (inclusive, R2; Earliest and Latest as R4; a from
+// in a gap or below the log start moves forward, R3) up to the earliest of
+// the snapshot's end (R8), the entry holding maxOffset (R7, inclusive),
+// maxEntries entries and maxBytes payload bytes (R9, the first entry
+// always whole), crossing and skipping ledgers as the index lists them
+// (R6). When a concurrent trim took what the snapshot promised it starts
+// again from a fresh one. It returns the snapshot it read under with the
+// entries: the caller judges its own from against it (a Kafka fetch below
+// Start is out of range even though the read moved forward).
+//
+// With a lease, the payloads of entries read from the committed log's
+// local segment files are lease's and say where they lie in their files
+// (Entry.Src, storage ReadIndexedLeased) until the caller releases it;
+// entries of the tail cache, of published objects and of a compacted view
+// are read as without one.
+func (m *Managed) ReadEntries(v View, from, maxOffset Offset, maxEntries, maxBytes int, lease *storage.Lease) (Snapshot, []Entry, error) {
 	if maxEntries <= 0 || maxBytes < 0 { // R11
 		return Snapshot{}, nil, fmt.Errorf("%w: maxEntries %d, maxBytes %d", ErrInvalid, maxEntries, maxBytes)
 	}
+	q := readArgs{view: v, from: from, max: maxOffset, maxEntries: maxEntries, maxBytes: int64(maxBytes), lease: lease}
 	var sn Snapshot
 	out, err := m.retrying(func() (out []Entry, err error) {
-		sn, out, err = m.readFrom(from, maxEntries, int64(maxBytes), nil)
+		sn, out, err = m.readOnce(q)
 		return out, err
 	})
 	return sn, out, err
 }
 
-// readFrom is one attempt of ReadFrom. With a lease, entries read from
+// readArgs are one ReadEntries call's arguments.
+type readArgs struct {
+	view       View
+	from, max  Offset
+	maxEntries int
+	maxBytes   int64
+	lease      *storage.Lease
+}
+
+// readOnce is one attempt of ReadEntries. A from below the snapshot's
+// Start (Earliest, or trimmed away) reads from Start, under a second
+// snapshot (R3, R4); Latest, like any from at or past End, reads nothing
+// (R4, R5). The entries stop at the one holding max (R7).
+func (m *Managed) readOnce(q readArgs) (Snapshot, []Entry, error) {
+	sn, out, err := m.readAt(q)
+	if err == nil && len(out) == 0 && q.from < sn.Start && sn.Start < sn.End {
+		q.from = sn.Start
+		sn, out, err = m.readAt(q)
+	}
+	if q.max == Earliest {
+		q.max = sn.Start // R7: the first available entry
+	}
+	return sn, upTo(out, q.max), err
+}
+
+// readAt reads q in its view from q.from as it is.
+func (m *Managed) readAt(q readArgs) (Snapshot, []Entry, error) {
+	if q.view == TopicCompacted {
+		return m.readCompacted(q)
+	}
+	return m.readFrom(q)
+}
+
+// upTo is the prefix of entries starting at or before max (R7).
+func upTo(entries []Entry, max Offset) []Entry {
+	for i, e := range entries {
+		if e.Offset > max {
+			return entries[:i]
+		}
+	}
+	return entries
+}
+
+// readFrom reads the committed log (V1). With a lease, entries read from
 // local segment files are leased (storage ReadIndexedLeased): their
 // payloads are the lease's and say where they lie in their files.
-func (m *Managed) readFrom(from Offset, maxEntries int, maxBytes int64, lease *storage.Lease) (Snapshot, []Entry, error) {
-	// Steps 2–4 of the Committed view (V1; ReadView reads the compacted
-	// view, V2, and falls back to this for the tail past it): every
-	// durable entry below the snapshot's end. One
-	// storage snapshot fixes the bounds and, under it, the entries from
-	// the one holding from; storage stops them at that snapshot's end (R8,
-	// D5), the one place a read's end is enforced.
-	b, hdrs, err := m.store.Headers(m.log, from, maxEntries, maxBytes)
+func (m *Managed) readFrom(q readArgs) (Snapshot, []Entry, error) {
+	// Steps 2–4 of the Committed view (V1; a TopicCompacted read reads
+	// the compacted view, V2, and falls back to this for the tail past
+	// it): every durable entry below the snapshot's end. One storage
+	// snapshot fixes the bounds and, under it, the entries from the one
+	// holding from; storage stops them at that snapshot's end (R8, D5),
+	// the one place a read's end is enforced.
+	b, hdrs, err := m.store.Headers(m.log, q.from, q.maxEntries, q.maxBytes)
 	if err != nil {
 		return Snapshot{}, nil, m.storeReadErr(err)
 	}
@@ -58,28 +107,25 @@ func (m *Managed) readFrom(from Offset, maxEntries int, maxBytes int64, lease *s
 	if b.State == storage.Fenced { // R11
 		return sn, nil, ErrFenced
 	}
-	if from < b.Start && m.hasPublished() {
-		return m.readPublished(sn, from, maxEntries, maxBytes) // R20
+	if q.from < b.Start && m.hasPublished() {
+		return m.readPublished(sn, q.from, q.maxEntries, q.maxBytes) // R20
 	}
-	sn = m.publishedStart(sn)        // R20: the log starts where the published one does
-	out, err := m.fetch(hdrs, lease) // step 5
+	sn = m.publishedStart(sn) // R20: the log starts where the published one does
+	max := q.max
+	if max == Earliest {
+		max = sn.Start // R7: the first available entry
+	}
+	for i, h := range hdrs {
+		if h.Offset > max { // R7: no payload past max is read
+			hdrs = hdrs[:i]
+			break
+		}
+	}
+	out, err := m.fetch(hdrs, q.lease) // step 5
 	if err != nil && len(out) > 0 {
 		err = nil // R10
 	}
 	return sn, out, err
-}
-
-// ReadEntries is the cursorless read, R1–R11 (doc.go). It returns entries
-// in position order from the normalized start up to the earliest of
-// maxPosition, the last confirmed entry when the call began, maxEntries
-// entries and maxBytes payload bytes. The result belongs to the caller.
-func (m *Managed) ReadEntries(start Position, maxEntries, maxBytes int, maxPosition Position) ([]Entry, error) {
-	if maxEntries <= 0 || maxBytes < 0 { // R11
-		return nil, fmt.Errorf("%w: maxEntries %d, maxBytes %d", ErrInvalid, maxEntries, maxBytes)
-	}
-	return m.retrying(func() ([]Entry, error) {
-		return m.readOnce(start, maxEntries, int64(maxBytes), maxPosition)
-	})
 }
 
 // retrying runs read attempts: each checks the ledger's state first
@@ -101,13 +147,13 @@ func (m *Managed) retrying(attempt func() ([]Entry, error)) ([]Entry, error) {
 // raced reports an error a concurrent trim can cause after a read's
 // snapshot: the ledger was removed (storage.ErrRemoved: its file went
 // before the read pinned it), the start was soft-trimmed
-// (storage.ErrTrimmed), or the index entries went with a hard trim
-// (errIndexMismatch). Such a read, having collected nothing, starts again
+// (storage.ErrTrimmed), an offloaded file went or a published object or
+// range turned stale. Such a read, having collected nothing, starts again
 // from a fresh snapshot; its start then normalizes forward (R3), or, by
 // offset, falls below the new Start.
 func raced(err error) bool {
 	return errors.Is(err, storage.ErrRemoved) || errors.Is(err, storage.ErrTrimmed) ||
-		errors.Is(err, errIndexMismatch) || errors.Is(err, storage.ErrOffloaded) || errors.Is(err, tier.ErrStale) ||
+		errors.Is(err, storage.ErrOffloaded) || errors.Is(err, tier.ErrStale) ||
 		errors.Is(err, ErrStale)
 }
 
@@ -274,225 +320,4 @@ func (m *Managed) fetch(hdrs []storage.EntryHeader, lease *storage.Lease) ([]Ent
 		hdrs = hdrs[n:]
 	}
 	return out, nil
-}
-
-// span is the part of one ledger a read covers: entries [from, to].
-type span struct {
-	ledger   storage.LedgerInfo
-	from, to EntryID
-}
-
-// readOnce is one attempt of ReadEntries: snapshot, normalize, read.
-func (m *Managed) readOnce(start Position, maxEntries int, maxBytes int64, maxPosition Position) ([]Entry, error) {
-	// R8: one snapshot fixes the last confirmed entry for the whole call.
-	info, err := m.store.Info(m.log)
-	if err != nil {
-		return nil, m.storeReadErr(err)
-	}
-	if info.State == storage.Fenced { // R11
-		return nil, ErrFenced
-	}
-	if start == Latest { // R4: after the last confirmed entry
-		return nil, nil
-	}
-	first, last, ok, err := m.boundsOf(info)
-	if err != nil || !ok { // nothing readable: R4, R5 on an empty ledger
-		return nil, err
-	}
-	from, ok := first, true
-	if start != Earliest { // R4: Earliest is the first available entry
-		from, ok = normalize(info.Ledgers, start) // R2, R3, R6
-		if from.Less(first) {
-			from = first // soft-trimmed entries are not available
-		}
-	}
-	if !ok || last.Less(from) { // R5
-		return nil, nil
-	}
-	end := last // R8
-	if maxPosition == Earliest {
-		maxPosition = first
-	}
-	if maxPosition.Less(end) {
-		end = maxPosition // R7: inclusive
-	}
-	if end.Less(from) { // R7: a maxPosition before the start reads nothing
-		return nil, nil
-	}
-	return m.readSpans(spansOf(info.Ledgers, from, end, maxEntries), maxEntries, maxBytes)
-}
-
-// boundsOf returns the first available and the last confirmed entry of
-// info; ok is false when no entry is readable.
-func (m *Managed) boundsOf(info storage.LogInfo) (first, last Position, ok bool, err error) {
-	last, ok = lastConfirmedOf(info.Ledgers)
-	if !ok || info.Start >= info.End {
-		return Position{}, Position{}, false, nil
-	}
-	i := 0
-	for info.Ledgers[i].Entries == 0 { // ends: lastConfirmedOf found a non-empty ledger
-		i++
-	}
-	li := info.Ledgers[i]
-	first = Position{Ledger: li.ID}
-	if info.Start > li.FirstOffset {
-		// Soft trim: the entry containing the log start is the first
-		// visible one (entries ending at or below it are invisible).
-		h, err := m.store.Floor(m.log, info.Start)
-		if err != nil {
-			return Position{}, Position{}, false, wrapStorageErr("read", m.log, err)
-		}
-		first = Position{Ledger: h.Ledger, Entry: h.Entry}
-	}
-	return first, last, !last.Less(first), nil
-}
-
-// normalize maps p to the first existing entry at or after it in ledger
-// order (R2, R3, R6); ok is false when there is none, that is, p is after
-// the last confirmed entry (R5). Ledgers hold only durable entries, so an
-// entry id at or past the open ledger's count is past the end.
-func normalize(ledgers []storage.LedgerInfo, p Position) (Position, bool) {
-	i := sort.Search(len(ledgers), func(i int) bool { return ledgers[i].ID >= p.Ledger })
-	e := p.Entry
-	if i < len(ledgers) && ledgers[i].ID > p.Ledger {
-		e = 0 // R3: a removed ledger or an id between two ledgers
-	}
-	for ; i < len(ledgers); i++ {
-		if uint64(ledgers[i].Entries) > uint64(e) {
-			return Position{Ledger: ledgers[i].ID, Entry: e}, true
-		}
-		e = 0 // R3, R6: past a closed ledger's end, or an empty ledger
-	}
-	return Position{}, false
-}
-
-// spansOf lists the non-empty ledgers between from and end (both existing
-// or end past them), trimmed to at most maxEntries entries in all.
-func spansOf(ledgers []storage.LedgerInfo, from, end Position, maxEntries int) []span {
-	var spans []span
-	left := uint64(maxEntries)
-	i := sort.Search(len(ledgers), func(i int) bool { return ledgers[i].ID >= from.Ledger })
-	for ; i < len(ledgers) && ledgers[i].ID <= end.Ledger && left > 0; i++ {
-		li := ledgers[i]
-		if li.Entries == 0 {
-			continue // R6
-		}
-		s := span{ledger: li, to: EntryID(li.Entries - 1)}
-		if li.ID == from.Ledger {
-			s.from = from.Entry
-		}
-		if li.ID == end.Ledger && end.Entry < s.to {
-			s.to = end.Entry // R7
-		}
-		if n := uint64(s.to-s.from) + 1; n > left {
-			s.to = s.from + EntryID(left) - 1 // R9
-		}
-		left -= uint64(s.to-s.from) + 1
-		spans = append(spans, s)
-	}
-	return spans
-}
-
-// readSpans reads the spans in order under the entry and byte budgets (R9).
-// R10: a failure after entries were collected ends the read with those.
-func (m *Managed) readSpans(spans []span, maxEntries int, maxBytes int64) ([]Entry, error) {
-	var out []Entry
-	var bytes int64
-	for _, s := range spans {
-		done, err := m.readSpan(s, &out, &bytes, maxEntries, maxBytes)
-		if err != nil {
-			if len(out) > 0 {
-				return out, nil // R10
-			}
-			return nil, err
-		}
-		if done {
-			break
-		}
-	}
-	return out, nil
-}
-
-// readSpan appends the span's entries to *out until the span or a budget
-// ends; done reports that a budget ended it.
-func (m *Managed) readSpan(s span, out *[]Entry, bytes *int64, maxEntries int, maxBytes int64) (done bool, err error) {
-	off, err := m.offsetOf(s.ledger, s.from)
-	if err != nil {
-		return false, err
-	}
-	for next := s.from; next <= s.to; {
-		n := min(uint64(s.to-next)+1, uint64(maxEntries-len(*out)), indexChunk)
-		hdrs, err := m.store.IndexRange(m.log, off, int(n))
-		if err != nil {
-			return false, wrapStorageErr("read index", m.log, err)
-		}
-		if err := checkHeaders(hdrs, s.ledger.ID, next, n); err != nil {
-			return false, err
-		}
-		hdrs, done = budget(hdrs, len(*out), bytes, maxBytes)
-		if len(hdrs) == 0 {
-			return true, nil
-		}
-		es, err := m.fetch(hdrs, nil)
-		*out = append(*out, es...)
-		if err != nil {
-			return false, err
-		}
-		if done || len(*out) >= maxEntries {
-			return true, nil
-		}
-		next += EntryID(len(hdrs))
-		off = hdrs[len(hdrs)-1].End()
-	}
-	return false, nil
-}
-
-// offsetOf is the offset of entry e of ledger li.
-func (m *Managed) offsetOf(li storage.LedgerInfo, e EntryID) (Offset, error) {
-	if e == 0 {
-		return li.FirstOffset, nil
-	}
-	h, err := m.store.EntryAt(m.log, li.ID, e)
-	if errors.Is(err, storage.ErrNotFound) {
-		// The snapshot listed it: a hard trim removed it since.
-		return 0, fmt.Errorf("%w: %v:%v: %w", errIndexMismatch, li.ID, e, err)
-	}
-	if err != nil {
-		return 0, wrapStorageErr("read index", m.log, err)
-	}
-	return h.Offset, nil
-}
-
-// errIndexMismatch: the index did not return the entries the snapshot's
-// ledger list promised (a concurrent removal, or a storage bug).
-var errIndexMismatch = errors.New("ledger: entry index does not match ledger list")
-
-// checkHeaders verifies that hdrs are entries from, from+1, ... of ledger,
-// n of them.
-func checkHeaders(hdrs []storage.EntryHeader, ledger LedgerID, from EntryID, n uint64) error {
-	if uint64(len(hdrs)) != n {
-		return fmt.Errorf("%w: %d of %d entries from %v:%v", errIndexMismatch, len(hdrs), n, ledger, from)
-	}
-	for i, h := range hdrs {
-		if h.Ledger != ledger || h.Entry != from+EntryID(i) {
-			want := Position{Ledger: ledger, Entry: from + EntryID(i)}
-			got := Position{Ledger: h.Ledger, Entry: h.Entry}
-			return fmt.Errorf("%w: want %v, got %v", errIndexMismatch, want, got)
-		}
-	}
-	return nil
-}
-
-// budget keeps the prefix of hdrs that fits maxBytes given *bytes already
-// taken by collected entries (R9: the read's first entry is always whole);
-// done reports that the budget cut hdrs short.
-func budget(hdrs []storage.EntryHeader, collected int, bytes *int64, maxBytes int64) ([]storage.EntryHeader, bool) {
-	for i, h := range hdrs {
-		size := int64(h.Size)
-		if collected+i > 0 && *bytes+size > maxBytes {
-			return hdrs[:i], true
-		}
-		*bytes += size
-	}
-	return hdrs, false
 }

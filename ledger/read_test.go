@@ -62,20 +62,19 @@ func TestReadWritesNothing(t *testing.T) {
 	add("tail", 2)
 
 	type call struct {
-		start, maxPos    Position
+		from, max        Offset
 		maxEntries, maxB int
-		off              Offset
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	starts := []Position{Earliest, Latest, {ids[0], 0}, {ids[0], 5}, {ids[1], 1}, {ids[2], 9}, {ids[2] + 1, 0}, {^LedgerID(0), 0}}
+	// Below the start (trimmed), inside every ledger, at and past the end.
+	starts := []Offset{Earliest, Latest, 0, 1, 3, 4, 8, 9, 11, 40}
 	var calls []call
 	for i := 0; i < 300; i++ {
 		calls = append(calls, call{
-			start:      starts[rng.IntN(len(starts))],
-			maxPos:     []Position{NoLimit, Earliest, {ids[1], 1}, {ids[0], 0}}[rng.IntN(4)],
+			from:       starts[rng.IntN(len(starts))],
+			max:        []Offset{NoLimit, Earliest, 4, 0, 9}[rng.IntN(5)],
 			maxEntries: 1 + rng.IntN(12),
 			maxB:       rng.IntN(40),
-			off:        Offset(1 + rng.IntN(10)),
 		})
 	}
 	reads := 0
@@ -89,24 +88,19 @@ func TestReadWritesNothing(t *testing.T) {
 		waitIndexSettled(t, e.dir)
 		files0, store0, keys0 := dirState(t, e.dir), storeState(t, e.store), keyspace(t, e.store)
 		fsMut0, pebbleMut0, wal0 := e.fs.mutations.Load(), e.pebble.Load(), e.store.IndexWrites()
-		lac0, _ := e.m.LastConfirmed()
+		sn0, err := e.m.Snapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
 		for i, c := range calls {
-			got, err := e.m.ReadEntries(c.start, c.maxEntries, c.maxB, c.maxPos)
+			sn, got, err := e.m.ReadEntries(Committed, c.from, c.max, c.maxEntries, c.maxB, nil)
 			if err != nil {
 				t.Fatalf("%s: read %d: %v", phase, i, err)
 			}
 			reads++
-			if want := modelRead(all, c.start, c.maxEntries, c.maxB, c.maxPos); payloads(got) != payloads(want) {
-				t.Errorf("%s: ReadEntries(%v, %d, %d, %v) = %s, want %s", phase, c.start, c.maxEntries, c.maxB, c.maxPos, payloads(got), payloads(want))
+			if want := modelRead(all, c.from, c.maxEntries, c.maxB, c.max); payloads(got) != payloads(want) || sn != sn0 {
+				t.Errorf("%s: ReadEntries(%v, %d, %d, %v) = %+v %s, want %+v %s", phase, c.from, c.maxEntries, c.maxB, c.max, sn, payloads(got), sn0, payloads(want))
 			}
-			pos, err := e.m.PositionOf(c.off)
-			if err != nil {
-				t.Fatalf("%s: PositionOf: %v", phase, err)
-			}
-			if want := modelPositionOf(all, c.off); pos != want {
-				t.Errorf("%s: PositionOf(%d) = %v, want %v", phase, c.off, pos, want)
-			}
-			e.m.LastConfirmed()
 		}
 		if n := e.fs.mutations.Load() - fsMut0; n != 0 {
 			t.Errorf("%s: reads made %d mutating segment-file calls", phase, n)
@@ -126,8 +120,8 @@ func TestReadWritesNothing(t *testing.T) {
 		for _, d := range diffStates(keys0, keyspace(t, e.store)) {
 			t.Errorf("%s: pebble key changed by reads: %s", phase, d)
 		}
-		if lac, _ := e.m.LastConfirmed(); lac != lac0 {
-			t.Errorf("%s: last confirmed moved %v -> %v", phase, lac0, lac)
+		if sn, err := e.m.Snapshot(); err != nil || sn != sn0 {
+			t.Errorf("%s: snapshot moved %+v -> %+v (%v)", phase, sn0, sn, err)
 		}
 	}
 	check("warm")
@@ -160,27 +154,21 @@ func TestReadWritesNothing(t *testing.T) {
 }
 
 // modelRead is the read contract (R2-R9) over the list of every visible
-// entry, in order, written independently of the code under test.
-func modelRead(all []Entry, start Position, maxEntries, maxBytes int, maxPos Position) []Entry {
-	pos := func(en Entry) Position { return Position{en.Ledger, en.Entry} }
-	i := 0 // Earliest (R4)
-	switch start {
-	case Earliest:
-	case Latest:
-		i = len(all)
-	default: // R2, R3, R5: the first entry at or after start
-		for i < len(all) && pos(all[i]).Less(start) {
-			i++
-		}
+// entry, in order, written independently of the code under test: the
+// entries from the first that ends past from (the one holding it, or the
+// first after a gap or the trimmed start), each starting at or before max.
+func modelRead(all []Entry, from Offset, maxEntries, maxBytes int, max Offset) []Entry {
+	i := 0
+	for i < len(all) && all[i].End() <= from { // R2, R3, R4, R5
+		i++
 	}
-	limit := maxPos
-	if maxPos == Earliest && len(all) > 0 { // R7
-		limit = pos(all[0])
+	if max == Earliest && len(all) > 0 { // R7: the first available entry
+		max = all[0].Offset
 	}
 	var out []Entry
 	bytes := 0
 	for ; i < len(all) && len(out) < maxEntries; i++ {
-		if maxPos != NoLimit && limit.Less(pos(all[i])) { // R7, inclusive
+		if all[i].Offset > max { // R7, inclusive
 			break
 		}
 		if len(out) > 0 && bytes+len(all[i].Payload) > maxBytes { // R9
@@ -190,16 +178,6 @@ func modelRead(all []Entry, start Position, maxEntries, maxBytes int, maxPos Pos
 		out = append(out, all[i])
 	}
 	return out
-}
-
-// modelPositionOf is the position of the entry containing off.
-func modelPositionOf(all []Entry, off Offset) Position {
-	for _, en := range all {
-		if en.Offset <= off && off < en.End() {
-			return Position{en.Ledger, en.Entry}
-		}
-	}
-	return Position{}
 }
 
 // waitIndexSettled waits until pebble has finished deleting the files its
@@ -256,7 +234,7 @@ func TestReadPinsAgainstHardTrim(t *testing.T) {
 	})
 	done := make(chan []Entry, 1)
 	go func() {
-		es, err := e.m.ReadEntries(Earliest, 100, 1<<20, NoLimit)
+		_, es, err := e.m.ReadEntries(Committed, Earliest, NoLimit, 100, 1<<20, nil)
 		if err != nil {
 			t.Errorf("read: %v", err)
 		}
@@ -284,8 +262,8 @@ func TestReadPinsAgainstHardTrim(t *testing.T) {
 	if fileExists(t, e.dir, first) {
 		t.Fatalf("%s still there after the read released it", first)
 	}
-	if es := e.read(Position{ids[0], 1}, 1, 0, NoLimit); len(es) != 1 || es[0].Ledger != ids[1] || es[0].Entry != 0 {
-		t.Fatalf("read at removed %v:1 gave %s, want %v:0", ids[0], payloads(es), ids[1])
+	if es := e.read(1, 1, 0, NoLimit); len(es) != 1 || es[0].Ledger != ids[1] || es[0].Entry != 0 {
+		t.Fatalf("read at offset 1 of removed %v gave %s, want %v:0", ids[0], payloads(es), ids[1])
 	}
 }
 
@@ -356,7 +334,7 @@ func TestReadStopsAtLastConfirmedWhenCalled(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		es, err := e.m.ReadEntries(Earliest, 100, 1<<20, NoLimit)
+		_, es, err := e.m.ReadEntries(Committed, Earliest, NoLimit, 100, 1<<20, nil)
 		done <- result{es, err}
 	}()
 	select {
@@ -423,9 +401,9 @@ func TestReadSeesOnlyDurable(t *testing.T) {
 			close(release)
 		}
 	}()
-	pos := Position{p.Header().Ledger, p.Header().Entry}
-	if lac, ok := e.m.LastConfirmed(); !ok || lac != (Position{h0.Ledger, h0.Entry}) {
-		t.Fatalf("last confirmed %v %v while the second entry is unsynced", lac, ok)
+	pos := p.Header().Offset
+	if sn, err := e.m.Snapshot(); err != nil || sn.End != h0.End() {
+		t.Fatalf("snapshot %+v (%v) while the second entry is unsynced, want end %v", sn, err, h0.End())
 	}
 	if got := payloads(e.read(Earliest, 10, 1<<20, NoLimit)); !strings.HasSuffix(got, "=durable") || strings.Contains(got, "pending") {
 		t.Fatalf("read before the sync: %s", got)
@@ -451,7 +429,7 @@ func TestReadFencedUnderneath(t *testing.T) {
 	if err := e.store.Fence(testLog); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.m.ReadEntries(Earliest, 1, 1, NoLimit); !errors.Is(err, ErrFenced) {
+	if _, _, err := e.m.ReadEntries(Committed, Earliest, NoLimit, 1, 1, nil); !errors.Is(err, ErrFenced) {
 		t.Fatalf("read of a fenced log: %v, want ErrFenced", err)
 	}
 	if _, err := e.m.Append(1, []byte("b"), storage.AppendOptions{}); !errors.Is(err, ErrFenced) || !errors.Is(err, storage.ErrFenced) {
@@ -463,7 +441,7 @@ func TestReadFencedUnderneath(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m2.Close()
-	if _, err := m2.ReadEntries(Earliest, 1, 1, NoLimit); !errors.Is(err, ErrFenced) {
+	if _, _, err := m2.ReadEntries(Committed, Earliest, NoLimit, 1, 1, nil); !errors.Is(err, ErrFenced) {
 		t.Fatalf("read through a new Managed: %v, want ErrFenced", err)
 	}
 }
@@ -476,7 +454,7 @@ func TestReadStoreClosed(t *testing.T) {
 	if err := e.store.Close(); err != nil {
 		t.Fatal(err)
 	}
-	_, err := e.m.ReadEntries(Earliest, 1, 1, NoLimit)
+	_, _, err := e.m.ReadEntries(Committed, Earliest, NoLimit, 1, 1, nil)
 	if !errors.Is(err, ErrFenced) || !errors.Is(err, ErrClosed) || !errors.Is(err, storage.ErrClosed) {
 		t.Fatalf("read over a closed store: %v", err)
 	}
@@ -528,7 +506,7 @@ func TestReadConcurrent(t *testing.T) {
 					return
 				default:
 				}
-				es, err := e.m.ReadEntries(Earliest, 1+rng.IntN(30), rng.IntN(300), NoLimit)
+				_, es, err := e.m.ReadEntries(Committed, Earliest, NoLimit, 1+rng.IntN(30), rng.IntN(300), nil)
 				if err != nil {
 					t.Errorf("read: %v", err)
 					return
@@ -565,18 +543,17 @@ func checkDense(es []Entry) error {
 		if en.Offset != prev.End() {
 			return fmt.Errorf("gap: %v after entry ending at %v", en.Offset, prev.End())
 		}
-		p, q := Position{prev.Ledger, prev.Entry}, Position{en.Ledger, en.Entry}
-		if !p.Less(q) {
-			return fmt.Errorf("positions out of order: %v then %v", p, q)
+		if en.Ledger < prev.Ledger || (en.Ledger == prev.Ledger && en.Entry <= prev.Entry) {
+			return fmt.Errorf("positions out of order: %v:%v then %v:%v", prev.Ledger, prev.Entry, en.Ledger, en.Entry)
 		}
 	}
 	return nil
 }
 
-// TestPositionOfFloor: PositionOf is a floor lookup over many entries of
-// varied sizes across ledgers; every offset maps to the entry holding it,
-// and reading from that position returns that entry first.
-func TestPositionOfFloor(t *testing.T) {
+// TestReadFromEveryOffset: R2 by offset over many entries of varied sizes
+// across ledgers: a read from any offset an entry holds returns that
+// entry first; from the end, nothing.
+func TestReadFromEveryOffset(t *testing.T) {
 	e := newEnv(t, Config{})
 	var hdrs []storage.EntryHeader
 	for i := 0; i < 60; i++ {
@@ -587,21 +564,14 @@ func TestPositionOfFloor(t *testing.T) {
 	}
 	for _, h := range hdrs {
 		for off := h.Offset; off < h.End(); off++ {
-			p, err := e.m.PositionOf(off)
-			if err != nil {
-				t.Fatalf("PositionOf(%v): %v", off, err)
-			}
-			if want := (Position{h.Ledger, h.Entry}); p != want {
-				t.Fatalf("PositionOf(%v) = %v, want %v", off, p, want)
-			}
-			es := e.read(p, 1, 0, NoLimit)
-			if len(es) != 1 || es[0].Offset != h.Offset {
-				t.Fatalf("read at %v: %s", p, payloads(es))
+			es := e.read(off, 1, 0, NoLimit)
+			if len(es) != 1 || es[0].Offset != h.Offset || es[0].Ledger != h.Ledger || es[0].Entry != h.Entry {
+				t.Fatalf("read at %v: %s, want the entry at %v", off, payloads(es), h.Offset)
 			}
 		}
 	}
 	end := hdrs[len(hdrs)-1].End()
-	if _, err := e.m.PositionOf(end); err == nil {
-		t.Fatalf("PositionOf(end %v) succeeded", end)
+	if es := e.read(end, 1, 0, NoLimit); len(es) != 0 {
+		t.Fatalf("read at the end %v: %s", end, payloads(es))
 	}
 }

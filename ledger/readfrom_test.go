@@ -34,10 +34,11 @@ func offsets(es []Entry) string {
 	return s
 }
 
-// TestReadFrom: the read by offset returns the snapshot it read under and
-// the entries from the one holding the offset, across ledgers, up to the
-// snapshot's end and the limits (the first entry whole); an offset outside
-// the snapshot reads nothing and is no error.
+// TestReadFrom: the cursorless read returns the snapshot it read under and
+// the entries from the one holding the offset (R2), across ledgers (R6),
+// up to the snapshot's end (R8), the inclusive max (R7) and the limits
+// (R9, the first entry whole); an offset at or past the end reads nothing
+// and is no error (R5), one below the start reads from the start (R3).
 func TestReadFrom(t *testing.T) {
 	e := newEnv(t, Config{})
 	build3x2(e)
@@ -57,7 +58,7 @@ func TestReadFrom(t *testing.T) {
 			{18, 100, 1 << 20, ""}, // the end
 			{40, 100, 1 << 20, ""}, // past it
 		} {
-			sn, es, err := e.m.ReadFrom(tc.from, tc.maxEnt, tc.maxByt)
+			sn, es, err := e.m.ReadEntries(Committed, tc.from, NoLimit, tc.maxEnt, tc.maxByt, nil)
 			if err != nil || sn != (Snapshot{Start: 0, End: 18}) || offsets(es) != tc.want {
 				t.Fatalf("%s: ReadFrom(%d, %d, %d) = %+v, %q, %v; want %q", phase, tc.from, tc.maxEnt, tc.maxByt, sn, offsets(es), err, tc.want)
 			}
@@ -67,29 +68,48 @@ func TestReadFrom(t *testing.T) {
 	if err := e.store.SoftTrim(testLog, 5); err != nil {
 		t.Fatal(err)
 	}
-	if sn, es, err := e.m.ReadFrom(3, 100, 1<<20); err != nil || len(es) != 0 || sn.Start != 5 {
+	// R3: below the start (trimmed away) the read moves to the first
+	// available entry; the snapshot lets the caller see it did.
+	if sn, es, err := e.m.ReadEntries(Committed, 3, NoLimit, 100, 1<<20, nil); err != nil || offsets(es) != "4 6 8 10 12 14 16 " || sn.Start != 5 {
 		t.Fatalf("below the start: %+v, %q, %v", sn, offsets(es), err)
 	}
-	if _, es, err := e.m.ReadFrom(5, 1, 1<<20); err != nil || offsets(es) != "4 " {
+	for _, tc := range []struct { // R4, R7
+		from, max Offset
+		want      string
+	}{
+		{Earliest, NoLimit, "4 6 8 10 12 14 16 "},
+		{Earliest, Earliest, "4 "}, // the first available entry
+		{Latest, NoLimit, ""},
+		{6, 10, "6 8 10 "}, // inclusive: the entry holding 10 starts at it
+		{6, 11, "6 8 10 "}, // the entry holding 11 starts at 10
+		{6, 9, "6 8 "},
+		{6, 5, ""}, // before the start
+		{7, 6, "6 "},
+	} {
+		if _, es, err := e.m.ReadEntries(Committed, tc.from, tc.max, 100, 1<<20, nil); err != nil || offsets(es) != tc.want {
+			t.Fatalf("ReadEntries(%v, max %v) = %q, %v; want %q", tc.from, tc.max, offsets(es), err, tc.want)
+		}
+	}
+	if _, es, err := e.m.ReadEntries(Committed, 5, NoLimit, 1, 1<<20, nil); err != nil || offsets(es) != "4 " {
 		t.Fatalf("at the start, inside an entry: %q, %v", offsets(es), err)
 	}
-	if _, _, err := e.m.ReadFrom(5, 0, 1); !errors.Is(err, ErrInvalid) { // R11
+	if _, _, err := e.m.ReadEntries(Committed, 5, NoLimit, 0, 1, nil); !errors.Is(err, ErrInvalid) { // R11
 		t.Fatalf("maxEntries 0: %v", err)
 	}
-	if _, _, err := e.m.ReadFrom(5, 1, -1); !errors.Is(err, ErrInvalid) {
+	if _, _, err := e.m.ReadEntries(Committed, 5, NoLimit, 1, -1, nil); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("maxBytes -1: %v", err)
 	}
 	if err := e.m.Fence(); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := e.m.ReadFrom(5, 1, 1); !errors.Is(err, ErrFenced) {
+	if _, _, err := e.m.ReadEntries(Committed, 5, NoLimit, 1, 1, nil); !errors.Is(err, ErrFenced) {
 		t.Fatalf("fenced: %v", err)
 	}
 	if err := e.m.Activate(); err != nil {
 		t.Fatal(err)
 	}
 	e.m.Close()
-	if _, _, err := e.m.ReadFrom(5, 1, 1); !errors.Is(err, ErrFenced) || !errors.Is(err, ErrClosed) {
+	if _, _, err := e.m.ReadEntries(Committed, 5, NoLimit, 1, 1, nil); !errors.Is(err, ErrFenced) || !errors.Is(err, ErrClosed) {
 		t.Fatalf("closed: %v", err)
 	}
 }
@@ -106,7 +126,7 @@ func TestReadFromWritesNothing(t *testing.T) {
 		files0, store0 := dirState(t, e.dir), storeState(t, e.store)
 		fsMut0, pebbleMut0 := e.fs.mutations.Load(), e.pebble.Load()
 		for i := range 200 {
-			if _, _, err := e.m.ReadFrom(Offset(i%20), 1+i%5, i%7); err != nil {
+			if _, _, err := e.m.ReadEntries(Committed, Offset(i%20), NoLimit, 1+i%5, i%7, nil); err != nil {
 				t.Fatalf("%s: read %d: %v", phase, i, err)
 			}
 		}
@@ -145,7 +165,7 @@ func (t *trimBeforeRead) read(c candidate, hdrs []storage.EntryHeader) ([]Entry,
 // TestReadFromRetriesAfterTrim: a hard trim that removes the planned
 // ledger before its file is read makes the read start again from a fresh
 // snapshot, which then reports the new start (the caller's S1), not an
-// error.
+// error, and reads from it (R3).
 func TestReadFromRetriesAfterTrim(t *testing.T) {
 	e := newEnv(t, Config{})
 	build3x2(e)
@@ -157,14 +177,14 @@ func TestReadFromRetriesAfterTrim(t *testing.T) {
 			t.Error(err)
 		}
 	}}
-	sn, es, err := e.m.ReadFrom(0, 100, 1<<20)
-	if err != nil || len(es) != 0 || sn.Start != start || sn.End != 18 {
-		t.Fatalf("read across a hard trim of %v: %+v, %q, %v; want start %v and nothing", ids[0], sn, offsets(es), err, start)
+	sn, es, err := e.m.ReadEntries(Committed, 0, NoLimit, 100, 1<<20, nil)
+	if err != nil || offsets(es) != "6 8 10 12 14 16 " || sn.Start != start || sn.End != 18 {
+		t.Fatalf("read across a hard trim of %v: %+v, %q, %v; want start %v and the entries from it", ids[0], sn, offsets(es), err, start)
 	}
 	if n := e.m.readRetries.Load(); n != 1 {
 		t.Fatalf("%d retries, want 1", n)
 	}
-	if _, es, err := e.m.ReadFrom(start, 100, 1<<20); err != nil || offsets(es) != "6 8 10 12 14 16 " {
+	if _, es, err := e.m.ReadEntries(Committed, start, NoLimit, 100, 1<<20, nil); err != nil || offsets(es) != "6 8 10 12 14 16 " {
 		t.Fatalf("read from the new start: %q, %v", offsets(es), err)
 	}
 }
@@ -195,9 +215,9 @@ func TestReconfigure(t *testing.T) {
 
 // TestReadFromConcurrent runs reads by offset against a writer that rolls
 // often and trims behind itself. Every read answers under its snapshot: no
-// error, and either nothing (from outside [Start, End)) or a dense run of
-// entries from the one holding from, all below End, each carrying its own
-// offset.
+// error, and either nothing (from at or past End) or a dense run of
+// entries from the one holding from (or Start, from below it), all below
+// End, each carrying its own offset.
 func TestReadFromConcurrent(t *testing.T) {
 	e := newEnv(t, Config{SegmentBytes: 5 * (frameOverhead + 8)})
 	const total = 400
@@ -238,7 +258,7 @@ func TestReadFromConcurrent(t *testing.T) {
 				default:
 				}
 				from := Offset(rng.IntN(total))
-				sn, es, err := e.m.ReadFrom(from, 1+rng.IntN(30), rng.IntN(300))
+				sn, es, err := e.m.ReadEntries(Committed, from, NoLimit, 1+rng.IntN(30), rng.IntN(300), nil)
 				if err == nil {
 					err = checkReadFrom(sn, from, es)
 				}
@@ -255,7 +275,8 @@ func TestReadFromConcurrent(t *testing.T) {
 
 // checkReadFrom checks one ReadFrom result against its snapshot.
 func checkReadFrom(sn Snapshot, from Offset, es []Entry) error {
-	inside := from >= sn.Start && from < sn.End
+	from = max(from, sn.Start) // R3
+	inside := from < sn.End
 	switch {
 	case inside != (len(es) > 0):
 		return fmt.Errorf("%d entries for %v in [%v, %v)", len(es), from, sn.Start, sn.End)

@@ -78,18 +78,18 @@ func TestReadFromObjectTarget(t *testing.T) {
 	if len(info.Ledgers) < 4 || !info.Ledgers[0].Offloaded || e.store.HasLocal(testLog, info.Ledgers[0].ID) {
 		t.Fatalf("ledgers %+v", info.Ledgers)
 	}
-	sn, es, err := e.m.ReadFrom(0, 100, 1<<20)
+	sn, es, err := e.m.ReadEntries(Committed, 0, NoLimit, 100, 1<<20, nil)
 	if err != nil || len(es) != 40 || sn.End != 40 {
 		t.Fatalf("read %d entries, end %v: %v", len(es), sn.End, err)
 	}
 	checkRead(t, es, 0)
 	calls := e.bucket.Calls.Load()
 	open := info.Ledgers[len(info.Ledgers)-1].FirstOffset
-	if _, es, err = e.m.ReadFrom(open, 100, 1<<20); err != nil || len(es) == 0 {
+	if _, es, err = e.m.ReadEntries(Committed, open, NoLimit, 100, 1<<20, nil); err != nil || len(es) == 0 {
 		t.Fatalf("tail read: %d entries, %v", len(es), err)
 	}
 	checkRead(t, es, int(open))
-	if _, es, _ = e.m.ReadFrom(40, 100, 1<<20); len(es) != 0 { // a long poll's read at the end
+	if _, es, _ = e.m.ReadEntries(Committed, 40, NoLimit, 100, 1<<20, nil); len(es) != 0 { // a long poll's read at the end
 		t.Fatalf("%d entries at the end", len(es))
 	}
 	if n := e.bucket.Calls.Load() - calls; n != 0 {
@@ -110,12 +110,12 @@ func TestReadFromCorruptObjectFailsClosed(t *testing.T) {
 	e.bucket.Lie(true, false)
 	// The entries before the bad frame are served (R10), checked; the
 	// read from the bad one fails.
-	_, es, err := e.m.ReadFrom(0, 100, 1<<20)
+	_, es, err := e.m.ReadEntries(Committed, 0, NoLimit, 100, 1<<20, nil)
 	if err != nil || int64(len(es)) >= o.Entries {
 		t.Fatalf("read up to a corrupt frame: %d entries, %v", len(es), err)
 	}
 	checkRead(t, es, 0)
-	_, es, err = e.m.ReadFrom(Offset(len(es)), 100, 1<<20)
+	_, es, err = e.m.ReadEntries(Committed, Offset(len(es)), NoLimit, 100, 1<<20, nil)
 	if !errors.Is(err, storage.ErrCorrupt) || len(es) != 0 {
 		t.Fatalf("read of a corrupt frame: %d entries, %v", len(es), err)
 	}
@@ -133,7 +133,7 @@ func TestReadFromStaleCandidateRetries(t *testing.T) {
 	if err := e.tier.Reap(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	sn, es, err := e.m.ReadFrom(ls[1].FirstOffset, 100, 1<<20)
+	sn, es, err := e.m.ReadEntries(Committed, ls[1].FirstOffset, NoLimit, 100, 1<<20, nil)
 	if err != nil || sn.Start != ls[1].FirstOffset || len(es) == 0 {
 		t.Fatalf("after retention: start %v, %d entries, %v", sn.Start, len(es), err)
 	}

@@ -24,9 +24,9 @@ import (
 //
 // Ledgers are named by creation order: L1 is testLog's first ledger, L2
 // the next, and so on; G1, G2, ... are ids taken by another log, so they
-// lie between two of testLog's ledgers (R3). Positions are written Ln:e,
-// Gn:e, #id:e (raw id), earliest, latest or nolimit; "max" as an entry id
-// is the largest EntryID.
+// lie between two of testLog's ledgers, and hold no offset of it. Entries
+// are written Ln:e (entry e of ledger Ln); a read names offsets, or
+// earliest, latest and nolimit.
 func TestTranscripts(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
 		tr := newTranscript(t)
@@ -76,20 +76,16 @@ func (tr *transcript) refreshNames() {
 	}
 }
 
-func (tr *transcript) fmtPos(p Position) string {
-	switch p {
-	case Earliest:
-		return "earliest"
-	case Latest:
-		return "latest"
+// fmtPos names entry e of ledger id.
+func (tr *transcript) fmtPos(id LedgerID, e EntryID) string {
+	if n, ok := tr.names[id]; ok {
+		return fmt.Sprintf("%s:%d", n, e)
 	}
-	if n, ok := tr.names[p.Ledger]; ok {
-		return fmt.Sprintf("%s:%d", n, p.Entry)
-	}
-	return fmt.Sprintf("#%d:%d", p.Ledger, p.Entry)
+	return fmt.Sprintf("#%d:%d", id, e)
 }
 
-func (tr *transcript) parsePos(s string) (Position, error) {
+// parseOffset reads an offset: a number, earliest, latest or nolimit.
+func parseOffset(s string) (Offset, error) {
 	switch s {
 	case "earliest":
 		return Earliest, nil
@@ -98,34 +94,8 @@ func (tr *transcript) parsePos(s string) (Position, error) {
 	case "nolimit":
 		return NoLimit, nil
 	}
-	l, e, ok := strings.Cut(s, ":")
-	if !ok {
-		return Position{}, fmt.Errorf("bad position %q", s)
-	}
-	var p Position
-	switch {
-	case strings.HasPrefix(l, "#"):
-		v, err := strconv.ParseUint(l[1:], 10, 64)
-		if err != nil {
-			return Position{}, err
-		}
-		p.Ledger = LedgerID(v)
-	case l == "max":
-		p.Ledger = ^LedgerID(0)
-	default:
-		id, ok := tr.ids[l]
-		if !ok {
-			return Position{}, fmt.Errorf("unknown ledger %q", l)
-		}
-		p.Ledger = id
-	}
-	if e == "max" {
-		p.Entry = ^EntryID(0)
-		return p, nil
-	}
-	v, err := strconv.ParseUint(e, 10, 64)
-	p.Entry = EntryID(v)
-	return p, err
+	v, err := strconv.ParseInt(s, 10, 64)
+	return Offset(v), err
 }
 
 // sentinels name the errors a transcript prints.
@@ -189,22 +159,12 @@ func (tr *transcript) dispatch(cmd string, fields []string) ([]string, error) {
 		return tr.cmdLedgers()
 	case "read":
 		return tr.cmdRead(fields)
-	case "last-confirmed":
-		p, ok := e.m.LastConfirmed()
-		if !ok {
-			return []string{"none"}, nil
-		}
-		return []string{tr.fmtPos(p)}, nil
-	case "position-of":
-		off, err := strconv.ParseInt(fields[0], 10, 64)
+	case "snapshot":
+		sn, err := e.m.Snapshot()
 		if err != nil {
 			return nil, err
 		}
-		p, err := e.m.PositionOf(Offset(off))
-		if err != nil {
-			return nil, err
-		}
-		return []string{tr.fmtPos(p)}, nil
+		return []string{fmt.Sprintf("start=%d end=%d", sn.Start, sn.End)}, nil
 	}
 	return tr.dispatchAdmin(cmd, fields)
 }
@@ -267,7 +227,7 @@ func (tr *transcript) cmdAppend(fields []string) ([]string, error) {
 }
 
 func (tr *transcript) fmtEntry(h storage.EntryHeader, payload string) string {
-	return fmt.Sprintf("%s offsets=[%d,%d) %s", tr.fmtPos(Position{Ledger: h.Ledger, Entry: h.Entry}), h.Offset, h.End(), payload)
+	return fmt.Sprintf("%s offsets=[%d,%d) %s", tr.fmtPos(h.Ledger, h.Entry), h.Offset, h.End(), payload)
 }
 
 // cmdGap takes a ledger id with another log, so testLog's next ledger id
@@ -305,16 +265,17 @@ func (tr *transcript) cmdLedgers() ([]string, error) {
 	return out, nil
 }
 
-// cmdRead: read start=POS [max-entries=N] [max-bytes=N] [max-pos=POS]
+// cmdRead: read from=OFFSET [max-entries=N] [max-bytes=N] [max=OFFSET],
+// the cursorless read (ReadEntries) of the committed log.
 func (tr *transcript) cmdRead(fields []string) ([]string, error) {
 	a := args(fields)
-	start, err := tr.parsePos(a["start"])
+	from, err := parseOffset(a["from"])
 	if err != nil {
 		return nil, err
 	}
-	maxPos := NoLimit
-	if s, ok := a["max-pos"]; ok {
-		if maxPos, err = tr.parsePos(s); err != nil {
+	maxOffset := NoLimit
+	if s, ok := a["max"]; ok {
+		if maxOffset, err = parseOffset(s); err != nil {
 			return nil, err
 		}
 	}
@@ -329,7 +290,7 @@ func (tr *transcript) cmdRead(fields []string) ([]string, error) {
 			return nil, err
 		}
 	}
-	es, err := tr.e.m.ReadEntries(start, maxEntries, maxBytes, maxPos)
+	_, es, err := tr.e.m.ReadEntries(Committed, from, maxOffset, maxEntries, maxBytes, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/kgateway/kgateway/storage"
 )
@@ -37,49 +36,20 @@ func (m *Managed) SetCompactedView(log LogID, ok bool) {
 	m.view.Store(&compacted{log: log, target: &segments{store: m.store, log: log}})
 }
 
-// ReadView is ReadFrom in view v (V1, V2).
-func (m *Managed) ReadView(v View, from Offset, maxEntries, maxBytes int) (Snapshot, []Entry, error) {
-	return m.ReadViewLeased(v, from, maxEntries, maxBytes, nil)
-}
-
-// ReadViewLeased is ReadView whose reads of the committed log's local
-// segment files are leased (storage ReadIndexedLeased): the payloads of
-// those entries are lease's and name where they lie in their files (Src),
-// until the caller releases it. Entries of the tail cache, of published
-// objects and of a compacted view are read as by ReadView. A nil lease
-// is ReadView.
-func (m *Managed) ReadViewLeased(v View, from Offset, maxEntries, maxBytes int, lease *storage.Lease) (Snapshot, []Entry, error) {
-	if maxEntries <= 0 || maxBytes < 0 { // R11
-		if v == Committed {
-			return Snapshot{}, nil, fmt.Errorf("%w: maxEntries %d, maxBytes %d", ErrInvalid, maxEntries, maxBytes)
-		}
-		return Snapshot{}, nil, ErrInvalid
-	}
-	var sn Snapshot
-	out, err := m.retrying(func() (out []Entry, err error) {
-		if v == Committed {
-			sn, out, err = m.readFrom(from, maxEntries, int64(maxBytes), lease)
-		} else {
-			sn, out, err = m.readCompacted(from, maxEntries, int64(maxBytes), lease)
-		}
-		return out, err
-	})
-	return sn, out, err
-}
-
 // readCompacted is one attempt of a TopicCompacted read (V2): the view's
 // entries below its end, the committed log's from there on (its tail, not
 // yet in the view), each under its own snapshot. The snapshot returned
 // spans the view's start to the committed log's end, and says where the
 // view ends (Snapshot.ViewEnd). Without a view it is the committed read.
-func (m *Managed) readCompacted(from Offset, maxEntries int, maxBytes int64, lease *storage.Lease) (Snapshot, []Entry, error) {
+func (m *Managed) readCompacted(q readArgs) (Snapshot, []Entry, error) {
 	c := m.view.Load()
 	if c == nil {
-		return m.readFrom(from, maxEntries, maxBytes, lease)
+		return m.readFrom(q)
 	}
-	vb, hdrs, err := m.store.Headers(c.log, from, maxEntries, maxBytes)
+	from := q.from
+	vb, hdrs, err := m.store.Headers(c.log, from, q.maxEntries, q.maxBytes)
 	if errors.Is(err, storage.ErrNoLog) {
-		return m.readFrom(from, maxEntries, maxBytes, lease) // the view was just removed
+		return m.readFrom(q) // the view was just removed
 	}
 	if err != nil {
 		return Snapshot{}, nil, m.storeReadErr(err)
@@ -87,7 +57,9 @@ func (m *Managed) readCompacted(from Offset, maxEntries int, maxBytes int64, lea
 	if vb.End <= vb.Start || from >= vb.End || (from >= vb.Start && len(hdrs) == 0) {
 		// Nothing in the view at or after from (no view yet, past its
 		// end, or a gap up to its end): the committed log's tail.
-		sn, out, err := m.readFrom(max(from, vb.End), maxEntries, maxBytes, lease)
+		tail := q
+		tail.from = max(from, vb.End)
+		sn, out, err := m.readFrom(tail)
 		if vb.End > vb.Start {
 			sn.Start, sn.ViewEnd = min(sn.Start, vb.Start), vb.End
 		}
@@ -103,7 +75,7 @@ func (m *Managed) readCompacted(from Offset, maxEntries int, maxBytes int64, lea
 	}
 	out, err := c.target.read(candidate{kind: localSegment}, hdrs) // a view is local only
 	if errors.Is(err, storage.ErrNoLog) && len(out) == 0 {
-		return m.readFrom(from, maxEntries, maxBytes, lease) // the view was just removed
+		return m.readFrom(q) // the view was just removed
 	}
 	if err != nil && len(out) > 0 {
 		err = nil // R10

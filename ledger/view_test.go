@@ -35,7 +35,7 @@ func TestReadViewCompacted(t *testing.T) {
 		{TopicCompacted, 18, "", 12},
 		{Committed, 0, "0 2 4 6 8 10 12 14 16 ", 0},
 	} {
-		sn, es, err := e.m.ReadView(tc.v, tc.from, 100, 1<<20)
+		sn, es, err := e.m.ReadEntries(tc.v, tc.from, NoLimit, 100, 1<<20, nil)
 		if err != nil || offsets(es) != tc.want || sn != (Snapshot{Start: 0, End: 18, ViewEnd: tc.end}) {
 			t.Fatalf("ReadView(%d, %d) = %+v %q %v, want %q with ViewEnd %d", tc.v, tc.from, sn, offsets(es), err, tc.want, tc.end)
 		}
@@ -47,11 +47,11 @@ func TestReadViewCompacted(t *testing.T) {
 	if err := e.store.DeleteLog(viewLog); err != nil {
 		t.Fatal(err)
 	}
-	if _, es, err := e.m.ReadView(TopicCompacted, 0, 100, 1<<20); err != nil || offsets(es) != "0 2 4 6 8 10 12 14 16 " {
+	if _, es, err := e.m.ReadEntries(TopicCompacted, 0, NoLimit, 100, 1<<20, nil); err != nil || offsets(es) != "0 2 4 6 8 10 12 14 16 " {
 		t.Fatalf("view log deleted: %q %v", offsets(es), err)
 	}
 	e.m.SetCompactedView(0, false)
-	if sn, es, err := e.m.ReadView(TopicCompacted, 0, 100, 1<<20); err != nil || sn.ViewEnd != 0 || offsets(es) != "0 2 4 6 8 10 12 14 16 " {
+	if sn, es, err := e.m.ReadEntries(TopicCompacted, 0, NoLimit, 100, 1<<20, nil); err != nil || sn.ViewEnd != 0 || offsets(es) != "0 2 4 6 8 10 12 14 16 " {
 		t.Fatalf("no view: %+v %q %v", sn, offsets(es), err)
 	}
 }

@@ -27,7 +27,7 @@ import (
 type Offset = storage.Offset
 
 // Backing describes a request frame whose slices several partitions'
-// batches are (ProduceAsyncOwned): the tail cache charges the frame once,
+// batches are (Partition.ProduceAsync): the tail cache charges the frame once,
 // at its whole size, not each slice (storage C5).
 type Backing = storage.Backing
 

@@ -136,7 +136,7 @@ func (r *Resolver) openTopic(name string, id TopicID, logs []storage.LogID, conf
 	t := &topic{name: name, id: id, configs: configs}
 	s := r.settings(configs)
 	for i, l := range logs {
-		p, err := r.openPartition(name, int32(i), l, s)
+		p, err := r.states.openPartition(name, int32(i), l, s)
 		if err != nil {
 			for _, q := range t.parts {
 				q.close()
@@ -274,7 +274,7 @@ func (r *Resolver) replaceConfigsLocked(t *topic, configs map[string]string) err
 	s := r.settings(configs)
 	var errs []error
 	for _, p := range t.parts {
-		errs = append(errs, r.applySettings(p, s))
+		errs = append(errs, p.applySettings(s))
 	}
 	if topicconfig.ViewOn(t.configs) != topicconfig.ViewOn(configs) {
 		errs = append(errs, r.syncViews()) // W6: turned off, the view goes
@@ -321,7 +321,7 @@ func (r *Resolver) growLocked(t *topic, count int32) (*topic, error) {
 	parts := append([]*partition{}, t.parts...)
 	s := r.settings(t.configs)
 	for i := have; i < count; i++ {
-		p, err := r.openPartition(name, i, logs[i], s)
+		p, err := r.states.openPartition(name, i, logs[i], s)
 		if err != nil {
 			for _, q := range parts[have:] {
 				q.close()

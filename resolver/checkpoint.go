@@ -158,8 +158,8 @@ func (d *decoder) u64() uint64 { return binary.BigEndian.Uint64(d.take(8)) }
 
 // loadCheckpoint reads a log's checkpoint and its producers; an empty one
 // covering nothing when there is none.
-func (r *Resolver) loadCheckpoint(log storage.LogID) (checkpoint, error) {
-	v, err := r.store.GetMeta(idKey(prefixCheckpoint, uint64(log)))
+func (st *stateStore) loadCheckpoint(log storage.LogID) (checkpoint, error) {
+	v, err := st.store.GetMeta(idKey(prefixCheckpoint, uint64(log)))
 	if errors.Is(err, storage.ErrNotFound) {
 		return checkpoint{producers: map[int64]*producer{}, maxTS: noTimestamp}, nil
 	}
@@ -170,7 +170,7 @@ func (r *Resolver) loadCheckpoint(log storage.LogID) (checkpoint, error) {
 	if err != nil {
 		return checkpoint{}, storageErr(fmt.Sprintf("decode producer state of %s", log), err)
 	}
-	err = r.store.ScanMeta(idKey(prefixProducer, uint64(log)), func(k, v []byte) error {
+	err = st.store.ScanMeta(idKey(prefixProducer, uint64(log)), func(k, v []byte) error {
 		if len(k) < 8 {
 			return fmt.Errorf("producer key %x", k)
 		}
@@ -188,9 +188,9 @@ func (r *Resolver) loadCheckpoint(log storage.LogID) (checkpoint, error) {
 }
 
 // producerKeys lists the producer keys of log (to delete them).
-func (r *Resolver) producerKeys(log storage.LogID) ([]storage.MetaOp, error) {
+func (st *stateStore) producerKeys(log storage.LogID) ([]storage.MetaOp, error) {
 	var ops []storage.MetaOp
-	err := r.store.ScanMeta(idKey(prefixProducer, uint64(log)), func(k, _ []byte) error {
+	err := st.store.ScanMeta(idKey(prefixProducer, uint64(log)), func(k, _ []byte) error {
 		ops = append(ops, storage.MetaOp{Key: append([]byte(nil), k...), Delete: true})
 		return nil
 	})
@@ -201,47 +201,39 @@ func (r *Resolver) producerKeys(log storage.LogID) ([]storage.MetaOp, error) {
 // enough was appended since the last one and none is in progress. It runs
 // in the background because it waits for the entries it covers to become
 // durable and then for a metadata sync; a produce must not pay for that.
-func (r *Resolver) maybeCheckpoint(p *partition) {
+func (st *stateStore) maybeCheckpoint(p *partition) {
 	p.app.Lock()
 	due := p.app.unckpt >= checkpointEvery || p.app.unckptBytes >= checkpointBytes
 	p.app.Unlock()
 	if !due || !p.ckptMu.TryLock() {
 		return
 	}
-	r.mu.RLock()
-	closed := r.mu.closed
-	if !closed {
-		r.bg.Add(1)
-	}
-	r.mu.RUnlock()
-	if closed {
-		p.ckptMu.Unlock()
-		return
-	}
-	go func() {
-		defer r.bg.Done()
+	started := st.background(func() {
 		defer p.ckptMu.Unlock()
-		if err := r.checkpointLocked(p); err != nil {
+		if err := st.checkpointLocked(p); err != nil {
 			// The data is durable and the log is the record: a missed
 			// checkpoint only lengthens the replay on Open.
-			r.log.Warn("producer-state-checkpoint-failed", zap.Stringer("log", p.log), zap.Error(err))
+			st.log.Warn("producer-state-checkpoint-failed", zap.Stringer("log", p.log), zap.Error(err))
 		}
-	}()
+	})
+	if !started {
+		p.ckptMu.Unlock()
+	}
 }
 
 // checkpoint writes the partition's producer state now (Open after a
 // replay, Close).
-func (r *Resolver) checkpoint(p *partition) error {
+func (st *stateStore) checkpoint(p *partition) error {
 	p.ckptMu.Lock()
 	defer p.ckptMu.Unlock()
-	return r.checkpointLocked(p)
+	return st.checkpointLocked(p)
 }
 
 // checkpointLocked snapshots the header and the dirty producers as of the
 // last written entry, waits until that entry is durable (so the checkpoint
 // never covers an offset a crash can take away), and persists them (P3).
 // Needs ckptMu.
-func (r *Resolver) checkpointLocked(p *partition) error {
+func (st *stateStore) checkpointLocked(p *partition) error {
 	p.app.Lock()
 	p.mu.Lock()
 	deleted := p.mu.deleted
@@ -251,7 +243,7 @@ func (r *Resolver) checkpointLocked(p *partition) error {
 		return nil
 	}
 	prod := p.app.prod
-	prod.bound(r.producerLimits(), r.now().UnixMilli())
+	prod.bound(st.limits, st.now().UnixMilli())
 	covered, last := p.app.next, p.app.last
 	dirty := prod.takeDirty()
 	txnOps, txnDirty := p.app.txn.takeDirty(p.log)
@@ -280,7 +272,7 @@ func (r *Resolver) checkpointLocked(p *partition) error {
 			return nil // the partition is failed; its producer will say so
 		}
 	}
-	info, err := r.store.Info(p.log)
+	info, err := st.store.Info(p.log)
 	if err != nil {
 		giveBack()
 		return storageErr("log info", err)
@@ -289,7 +281,7 @@ func (r *Resolver) checkpointLocked(p *partition) error {
 		giveBack()
 		return nil // cannot happen once last is durable; never persist ahead of the data
 	}
-	if err := r.store.ApplyMeta(ops...); err != nil {
+	if err := st.store.ApplyMeta(ops...); err != nil {
 		giveBack()
 		return storageErr("write producer state", err)
 	}

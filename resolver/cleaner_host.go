@@ -173,7 +173,7 @@ func (c partRef) ForgetAborted(gone []cleaner.Aborted) error {
 		p.app.txn.dirtyAborted[a.Last] = nil
 	}
 	p.app.Unlock()
-	if err := r.checkpoint(p); err != nil {
+	if err := r.states.checkpoint(p); err != nil {
 		return err
 	}
 	p.app.Lock()

@@ -390,11 +390,11 @@ func replayFromStart(t *testing.T, g *gateway, topic string) {
 	}
 	g.r.Close()
 	g.r = nil
-	ops, err := (&Resolver{store: g.store}).txnKeys(p.log)
+	ops, err := (&stateStore{store: g.store}).txnKeys(p.log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	prods, err := (&Resolver{store: g.store}).producerKeys(p.log)
+	prods, err := (&stateStore{store: g.store}).producerKeys(p.log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -146,7 +146,7 @@ func TestProduceNotLeaderReplicator(t *testing.T) {
 	rep := &refuser{}
 	g := newGatewayOpts(t, Config{}, storage.Options{Replicator: rep})
 	g.create("t", 1, nil)
-	if err := g.r.ReplacePartition("t", 0, 0, feed([][]byte{at(plain(2, 1), 0)})); err != nil {
+	if err := g.r.Replicas().ReplacePartition("t", 0, 0, feed([][]byte{at(plain(2, 1), 0)})); err != nil {
 		t.Fatalf("copy under a refusing replicator: %v", err)
 	}
 	if rep.calls.Load() != 0 {
@@ -199,7 +199,7 @@ func TestDeleteRecordsPublishedFailures(t *testing.T) {
 			g := newGateway(t, Config{})
 			g.create("t", 1, nil)
 			src := [][]byte{at(plain(3, 1), 1000), at(plain(3, 2), 1003)}
-			if err := g.r.ReplacePartitionOver("t", 0, 1000, Cache{Published: unTrimmable{start: 1000, err: c.err}}, feed(src)); err != nil {
+			if err := g.r.Replicas().ReplacePartitionOver("t", 0, 1000, Cache{Published: unTrimmable{start: 1000, err: c.err}}, feed(src)); err != nil {
 				t.Fatal(err)
 			}
 			_, err := g.r.DeleteRecords("t", 0, 1004)

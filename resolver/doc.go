@@ -1,7 +1,7 @@
 // Package resolver holds every Kafka semantic that is not wire encoding:
 // the topic catalog and partition bindings, record batch validation,
 // produce with idempotent-producer checks, and the read flow around the
-// ledger's read by offset (judging the offset, validation, limits). It sits
+// ledger's cursorless read (judging the offset, validation, limits). It sits
 // between kafka/ (which never sees a ledger) and ledger/ (which never sees
 // a Kafka batch field), and it never imports kmsg: package recordbatch
 // reads the few header fields it needs.
@@ -19,15 +19,39 @@
 // What stays here: the catalog and its metadata, each topic's configs, the
 // partition (produce, fetch, producer state), the partition side of
 // transactions, compacted views' bindings, ReplacePartition and explain.
+// *Resolver itself keeps the catalog and the by-name entry points; the
+// rest is grouped on types that own one part each and may touch nothing
+// else:
+//
+//	Partition   (handle.go) one partition resolved once for one request
+//	            (Resolve): its reads, snapshots, ListOffsets lookups,
+//	            long-poll registration and produce. It holds the binding
+//	            it found and re-resolves only after a ReplacePartition
+//	            (N5); it may not change the catalog or another partition.
+//	Batches     (produce.go) one partition's produce records, parsed once
+//	            (ParseBatches) and handed down; immutable once parsed.
+//	stateStore  (state_store.go) the producer and transaction state kept
+//	            beside each log: checkpoints, their recovery and replay.
+//	            It writes only its own metadata prefixes and a partition's
+//	            producer and transaction state; never the catalog, the
+//	            producer-id counter or a log's entries.
+//	Replicas    (replace.go, state.go) the cluster side of a partition's
+//	            local copy (N3–N10): rebinding one partition to another log
+//	            under the admin lock, the log behind a binding, exported
+//	            producer state. It may not create, delete or alter topics
+//	            or write a produce.
 //
 // # Read flow
 //
 //  1. Coordinate: topic name or ID + partition resolves through the
-//     partition binding to a storage LogID and its managed ledger. The
-//     fetch offset is the logical offset.
+//     partition binding to a storage LogID and its managed ledger, once
+//     per request (Resolve, handle.go): the request's long-poll
+//     registration, reads and snapshots go through the Partition it
+//     returns. The fetch offset is the logical offset.
 //  2. Snapshot: the committed end (high watermark = storage durable
 //     End, D5) and the trim offset (log start), read together by the
-//     ledger's read (ledger ReadFrom) and fresh for every read; the read
+//     ledger's cursorless read (ledger ReadEntries) and fresh for every
+//     read; the read
 //     returns the snapshot it read under, and the resolver judges the
 //     offset against it:
 //     - S1 offset < trim offset -> ErrOffsetOutOfRange (trimmed).
@@ -38,7 +62,7 @@
 //     - S4 EOF is never cached: the next append moves the end, so every
 //     call reads the end again.
 //  3. View: COMMITTED for a topic, TOPIC_COMPACTED for a companion
-//     topic (W5), chosen before any entry (ledger ReadView). Of each
+//     topic (W5), chosen before any entry (ledger ReadEntries' view). Of each
 //     range of the log the read sees the generation the index names, the
 //     highest committed one (L10): a cleaned range of a compacted topic
 //     reads with gaps where records were superseded, and an offset in a
@@ -74,8 +98,10 @@
 // answers only once the entry is durable (D1). ProduceAsync returns after
 // the Write with a PendingProduce to Wait on, so a connection writes its
 // next request while this one's group commit syncs (one fsync covers
-// both); ProduceAsyncOwned takes the caller's buffer instead of copying
-// it. Produced payloads are kept by storage's tail cache
+// both). The Kafka front end resolves the partition once (Resolve),
+// parses the request's records once (ParseBatches: split, checked, the
+// header fields it decides on) and hands both down (Partition.ProduceAsync),
+// which takes the caller's buffer instead of copying it. Produced payloads are kept by storage's tail cache
 // (AppendOptions.Retain), so fetches near the end are served from memory.
 // A long poll over many partitions waits on one Waiter (waiter.go) rather
 // than one channel per partition.
@@ -382,7 +408,7 @@
 //	    view on a topic whose policy has compact (it is its own compacted
 //	    view).
 //	W5  A read of a companion chooses the view in step 3, before any
-//	    entry (ledger ReadView): below the view's end the view's entries,
+//	    entry (ledger ReadEntries' view): below the view's end the view's entries,
 //	    with gaps where records were superseded (an offset in a gap reads
 //	    from the next entry); at and past it the source's log, so a
 //	    consumer reaches the high watermark. The high watermark and last

@@ -27,143 +27,47 @@ type snapshot struct {
 	info ledger.Snapshot
 }
 
-func (r *Resolver) takeSnapshot(topic string, idx int32) (snapshot, error) {
+// snapshot takes h's snapshot in its view (a companion's is its view's,
+// W5), on the partition's new binding when h was replaced (N5).
+func (h Partition) snapshot() (snapshot, error) {
 	for attempt := 0; ; attempt++ {
-		p, ml, err := r.reader(topic, idx)
-		if err != nil {
-			return snapshot{}, err
+		ml, err := h.readable()
+		var sn ledger.Snapshot
+		if err == nil {
+			if sn, err = ml.SnapshotView(h.view); err != nil && h.p.isReplaced() {
+				err = errRebound
+			}
 		}
-		info, err := ml.Snapshot()
-		if err != nil && p.isReplaced() && attempt < maxRebinds {
-			continue // N5
-		}
-		if err != nil {
-			return snapshot{}, storageErr("log info", err)
-		}
-		return snapshot{p: p, info: info}, nil
-	}
-}
-
-// takeViewSnapshot is takeSnapshot for reads: a companion's snapshot is
-// its view's (W5).
-func (r *Resolver) takeViewSnapshot(topic string, idx int32) (snapshot, error) {
-	for attempt := 0; ; attempt++ {
-		p, ml, view, err := r.viewReader(topic, idx)
-		if err != nil {
-			return snapshot{}, err
-		}
-		info, err := ml.SnapshotView(view)
-		if err != nil && p.isReplaced() && attempt < maxRebinds {
-			continue // N5
-		}
-		if err != nil {
-			return snapshot{}, storageErr("log info", err)
-		}
-		return snapshot{p: p, info: info}, nil
-	}
-}
-
-// reader is step 1: the partition binding and its managed ledger. A
-// partition replaced since it was resolved is resolved again (N5).
-func (r *Resolver) reader(topic string, idx int32) (*partition, *ledger.Managed, error) {
-	for attempt := 0; ; attempt++ {
-		p, err := r.partition(topic, idx)
-		if err != nil {
-			return nil, nil, err
-		}
-		p.mu.Lock()
-		ml, deleted, replaced := p.mu.ml, p.mu.deleted, p.mu.replaced
-		p.mu.Unlock()
-		if deleted && replaced && attempt < maxRebinds {
+		switch {
+		case errors.Is(err, errRebound) && attempt < maxRebinds:
+			if h, err = h.rebind(); err != nil {
+				return snapshot{}, err
+			}
 			continue
+		case errors.Is(err, errRebound):
+			return snapshot{}, errReplaced
+		case errors.Is(err, ErrUnknownTopic):
+			return snapshot{}, err
+		case err != nil:
+			return snapshot{}, storageErr("log info", err)
 		}
-		if deleted {
-			return nil, nil, ErrUnknownTopic
-		}
-		return p, ml, nil
+		return snapshot{p: h.p, info: sn}, nil
 	}
 }
 
-// Fetch reads from offset under one snapshot (S1–S4). With minOne the first
-// batch is returned whole even past maxBytes (KIP-74). ReadCommitted reads
-// only the batches below the last stable offset and lists the aborted
-// transactions overlapping them (X1); both levels report the LSO. The
-// bounds are set on the result also when the error is ErrOffsetOutOfRange
-// or ErrStorage.
+// Fetch is Resolve then Partition.Fetch without a lease.
 func (r *Resolver) Fetch(topic string, partition int32, offset Offset, maxBytes int, minOne bool, iso Isolation) (FetchResult, error) {
 	return r.FetchLeased(topic, partition, offset, maxBytes, minOne, iso, nil)
 }
 
-// FetchLeased is Fetch whose reads of local segment files are leased
-// (ledger ReadViewLeased, storage ReadIndexedLeased): the batches read
-// from files are lease's pooled buffers, valid until the caller releases
-// it, and FetchResult.Srcs says where each lies in its file, for a caller
-// that sends them with sendfile. Every batch is validated as by Fetch. A
-// nil lease is Fetch.
+// FetchLeased is Resolve then Partition.Fetch, for a caller with one read
+// of the partition to make.
 func (r *Resolver) FetchLeased(topic string, partition int32, offset Offset, maxBytes int, minOne bool, iso Isolation, lease *storage.Lease) (FetchResult, error) {
-	for attempt := 0; ; attempt++ {
-		res, err := r.fetchOnce(topic, partition, offset, maxBytes, minOne, iso, lease)
-		if errors.Is(err, errRebound) && attempt < maxRebinds {
-			continue // N5: the partition was replaced during the read
-		}
-		if errors.Is(err, errRebound) {
-			return FetchResult{}, errReplaced
-		}
-		return res, err
-	}
-}
-
-// errRebound: a read's partition was replaced while it read; the read
-// starts again on the new binding.
-var errRebound = errors.New("resolver: partition rebound during the read")
-
-func (r *Resolver) fetchOnce(topic string, partition int32, offset Offset, maxBytes int, minOne bool, iso Isolation, lease *storage.Lease) (FetchResult, error) {
-	p, ml, view, err := r.viewReader(topic, partition) // step 1, and the view (W5)
+	h, err := r.Resolve(topic, partition)
 	if err != nil {
 		return FetchResult{}, err
 	}
-	// Steps 2–5 are the ledger's: one snapshot, the entries under it, and
-	// a fresh start after a concurrent trim. The snapshot comes back for
-	// S1–S3; the entries stop at its end.
-	sn, entries, err := ml.ReadViewLeased(view, offset, fetchEntries(maxBytes), max(maxBytes, 1), lease)
-	if err != nil && p.isReplaced() {
-		return FetchResult{}, errRebound // its ledger closed, its log deleted
-	}
-	if errors.Is(err, ledger.ErrClosed) {
-		// The partition was deleted (or the resolver closed) during the
-		// read; a ledger closed under a live partition is the store's.
-		if _, _, _, err := r.viewReader(topic, partition); err != nil {
-			return FetchResult{}, err
-		}
-		return FetchResult{}, storageErr("read", err)
-	}
-	// The transactions are read after the snapshot: a transaction that
-	// starts after it starts at or past its end, and one whose marker
-	// became durable since is in the aborted index already (X2).
-	res := p.boundsOf(sn)
-	if err != nil {
-		return res, storageErr("read", err)
-	}
-	switch {
-	case offset < sn.Start: // S1: trimmed
-		return res, fmt.Errorf("%w: %s is below log start %s", ErrOffsetOutOfRange, offset, sn.Start)
-	case offset == sn.End: // S2: nothing yet; a long poll waits for the next append
-		return res, nil
-	case offset > sn.End: // S3: sn is fresh (taken after the request arrived)
-		return res, fmt.Errorf("%w: %s is beyond the end %s", ErrOffsetOutOfRange, offset, sn.End)
-	}
-	if iso == ReadCommitted {
-		entries = belowOffset(entries, res.LastStable) // X1
-	}
-	res.Batches, res.Bytes, err = limitBatches(entries, maxBytes, minOne, sn.ViewEnd)
-	if err == nil && lease != nil {
-		res.Srcs = sourcesOf(entries[:len(res.Batches)])
-	}
-	fromView := len(entries) > 0 && entries[0].Offset < sn.ViewEnd
-	if err == nil && iso == ReadCommitted && len(res.Batches) > 0 && !fromView { // W5: the view holds no aborted batch
-		res.Aborted = p.abortedIn(entries[0].Offset, entries[len(res.Batches)-1].End())
-	}
-	return res, err
+	return h.Fetch(offset, maxBytes, minOne, iso, lease)
 }
 
 // boundsOf is a fetch result's bounds under sn, with the last stable
@@ -241,15 +145,14 @@ func sourcesOf(entries []storage.Entry) []storage.FileSpan {
 	return out
 }
 
-// Bounds returns log start, high watermark and last stable offset, from a
-// fresh snapshot.
+// Bounds is Resolve then Partition.Bounds: log start, high watermark and
+// last stable offset, from a fresh snapshot.
 func (r *Resolver) Bounds(topic string, partition int32) (logStart, hwm, lso Offset, err error) {
-	s, err := r.takeViewSnapshot(topic, partition)
+	h, err := r.Resolve(topic, partition)
 	if err != nil {
 		return -1, -1, -1, err
 	}
-	b := s.p.boundsOf(s.info)
-	return b.LogStart, b.HighWatermark, b.LastStable, nil
+	return h.Bounds()
 }
 
 // ListOffset: ts -1 latest (high watermark), -2 earliest (log start), -4
@@ -260,7 +163,16 @@ func (r *Resolver) Bounds(topic string, partition int32) (logStart, hwm, lso Off
 // found through the time index (O(log n)), as Kafka answers: the record's
 // offset and timestamp (records.go). (-1, -1) when there is none.
 func (r *Resolver) ListOffset(topic string, partition int32, ts int64) (off Offset, timestamp int64, err error) {
-	s, err := r.takeViewSnapshot(topic, partition)
+	h, err := r.Resolve(topic, partition)
+	if err != nil {
+		return -1, -1, err
+	}
+	return h.listOffset(ts)
+}
+
+// listOffset is ListOffset of h: its lookups go through h, resolved once.
+func (h Partition) listOffset(ts int64) (off Offset, timestamp int64, err error) {
+	s, err := h.snapshot()
 	if err != nil {
 		return -1, -1, err
 	}
@@ -270,48 +182,48 @@ func (r *Resolver) ListOffset(topic string, partition int32, ts int64) (off Offs
 	case ts == -2:
 		return s.info.Start, -1, nil
 	case ts == -3:
-		off, maxTS, err := r.maxTimestamp(s)
+		off, maxTS, err := h.maxTimestamp(s)
 		if err != nil || off < 0 {
 			return off, maxTS, err
 		}
-		return r.maxTimestampRecord(topic, partition, off, maxTS, s.info.Start)
+		return h.maxTimestampRecord(off, maxTS, s.info.Start)
 	case ts == -4 || ts == -5:
-		off, err := r.tieredOffset(s.p.log, s.info.Start, ts)
+		off, err := h.tieredOffset(s.p.log, s.info.Start, ts)
 		return off, -1, err
 	case ts == -6:
-		off, err := r.pendingUploadOffset(s)
+		off, err := h.pendingUploadOffset(s)
 		return off, -1, err
 	case ts < 0:
 		return -1, -1, nil
 	}
-	if off, ok, err := r.seekPublished(s.p, ts); err != nil || ok {
+	if off, ok, err := s.p.seekPublished(ts); err != nil || ok {
 		if err != nil {
 			return -1, -1, err
 		}
-		return r.recordAtOrAfter(topic, partition, off, ts, s.info.Start, s.info.End)
+		return h.recordAtOrAfter(off, ts, s.info.Start, s.info.End)
 	}
-	h, err := r.store.SeekTime(s.p.log, ts)
+	e, err := h.r.store.SeekTime(s.p.log, ts)
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
 		return -1, -1, nil
 	case err != nil:
 		return -1, -1, storageErr("seek time", err)
-	case h.Offset >= s.info.End:
+	case e.Offset >= s.info.End:
 		return -1, -1, nil // D5: not visible in this snapshot
-	case h.End() <= s.info.Start:
+	case e.End() <= s.info.Start:
 		// The first such batch was trimmed; find the first visible one.
-		off, _, err := r.scanIndex(s, func(h storage.EntryHeader) bool { return h.MaxTime >= ts })
+		off, _, err := h.scanIndex(s, func(e storage.EntryHeader) bool { return e.MaxTime >= ts })
 		if err != nil || off < 0 {
 			return -1, -1, err
 		}
-		h.Offset = off
+		e.Offset = off
 	}
-	return r.recordAtOrAfter(topic, partition, h.Offset, ts, s.info.Start, s.info.End)
+	return h.recordAtOrAfter(e.Offset, ts, s.info.Start, s.info.End)
 }
 
 // seekPublished finds ts in the published log below p's local one, in
 // cluster mode (ledger R22); ok false: the local time index answers.
-func (r *Resolver) seekPublished(p *partition, ts int64) (Offset, bool, error) {
+func (p *partition) seekPublished(ts int64) (Offset, bool, error) {
 	ml, _, err := p.ledgerAndSettings()
 	if err != nil {
 		return 0, false, err
@@ -327,7 +239,8 @@ func (r *Resolver) seekPublished(p *partition, ts int64) (Offset, bool, error) {
 // first offset still in a local segment file, at least the log start) and
 // -5 (KIP-1005's latest tiered: the last offset held by a published
 // object, -1 when none is).
-func (r *Resolver) tieredOffset(log storage.LogID, start Offset, ts int64) (Offset, error) {
+func (h Partition) tieredOffset(log storage.LogID, start Offset, ts int64) (Offset, error) {
+	r := h.r
 	info, err := r.store.Info(log)
 	if err != nil {
 		return -1, storageErr("info", err)
@@ -361,12 +274,12 @@ func (r *Resolver) tieredOffset(log storage.LogID, start Offset, ts int64) (Offs
 // object, or the log start while nothing is published (the next offset
 // to upload; the log end once everything is). -1 for any other topic, as
 // Kafka answers a topic without remote storage.
-func (r *Resolver) pendingUploadOffset(s snapshot) (Offset, error) {
+func (h Partition) pendingUploadOffset(s snapshot) (Offset, error) {
 	_, set, err := s.p.ledgerAndSettings()
-	if err != nil || r.cfg.Tier == nil || !set.Remote {
+	if err != nil || h.r.cfg.Tier == nil || !set.Remote {
 		return -1, err
 	}
-	latest, err := r.tieredOffset(s.p.log, s.info.Start, -5)
+	latest, err := h.tieredOffset(s.p.log, s.info.Start, -5)
 	if err != nil {
 		return -1, err
 	}
@@ -374,7 +287,7 @@ func (r *Resolver) pendingUploadOffset(s snapshot) (Offset, error) {
 }
 
 // maxTimestamp answers ListOffset -3 from the partition's durable mark.
-func (r *Resolver) maxTimestamp(s snapshot) (Offset, int64, error) {
+func (h Partition) maxTimestamp(s snapshot) (Offset, int64, error) {
 	s.p.mu.Lock()
 	m := s.p.mu.maxTS
 	s.p.mu.Unlock()
@@ -387,9 +300,9 @@ func (r *Resolver) maxTimestamp(s snapshot) (Offset, int64, error) {
 	// The batch carrying the max was trimmed: scan the index headers of
 	// what is left (no payloads; only after a trim).
 	best := storage.EntryHeader{Offset: -1, MaxTime: -1}
-	_, _, err := r.scanIndex(s, func(h storage.EntryHeader) bool {
-		if best.Offset < 0 || h.MaxTime > best.MaxTime {
-			best = h
+	_, _, err := h.scanIndex(s, func(e storage.EntryHeader) bool {
+		if best.Offset < 0 || e.MaxTime > best.MaxTime {
+			best = e
 		}
 		return false
 	})
@@ -401,24 +314,24 @@ func (r *Resolver) maxTimestamp(s snapshot) (Offset, int64, error) {
 
 // scanIndex walks the index headers of the snapshot's visible entries and
 // returns the first for which match is true, (-1, -1) if none.
-func (r *Resolver) scanIndex(s snapshot, match func(storage.EntryHeader) bool) (Offset, int64, error) {
+func (h Partition) scanIndex(s snapshot, match func(storage.EntryHeader) bool) (Offset, int64, error) {
 	from := s.info.Start
 	for from < s.info.End {
-		hs, err := r.store.IndexRange(s.p.log, from, 1024)
+		hs, err := h.r.store.IndexRange(s.p.log, from, 1024)
 		if err != nil {
 			return -1, -1, storageErr("index range", err)
 		}
 		if len(hs) == 0 {
 			break
 		}
-		for _, h := range hs {
-			if h.Offset >= s.info.End {
+		for _, e := range hs {
+			if e.Offset >= s.info.End {
 				return -1, -1, nil
 			}
-			if match(h) {
-				return h.Offset, h.MaxTime, nil
+			if match(e) {
+				return e.Offset, e.MaxTime, nil
 			}
-			from = h.End()
+			from = e.End()
 		}
 	}
 	return -1, -1, nil

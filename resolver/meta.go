@@ -180,12 +180,12 @@ func (r *Resolver) deleteLogs(logs []storage.LogID) error {
 		ops = append(ops,
 			storage.MetaOp{Key: idKey(prefixDeleting, uint64(l)), Delete: true},
 			storage.MetaOp{Key: idKey(prefixCheckpoint, uint64(l)), Delete: true})
-		keys, err := r.producerKeys(l)
+		keys, err := r.states.producerKeys(l)
 		if err != nil {
 			return storageErr(fmt.Sprintf("list producers of %s", l), err)
 		}
 		ops = append(ops, keys...)
-		if keys, err = r.txnKeys(l); err != nil {
+		if keys, err = r.states.txnKeys(l); err != nil {
 			return storageErr(fmt.Sprintf("list transactions of %s", l), err)
 		}
 		ops = append(ops, keys...)

@@ -92,15 +92,15 @@ func (m *timestampMark) observe(ts int64, off Offset) {
 
 // openPartition opens the managed ledger over log (creating the log if it
 // is missing) and recovers the partition's producer state.
-func (r *Resolver) openPartition(name string, idx int32, log storage.LogID, s topicconfig.Settings) (*partition, error) {
-	return r.openPartitionOver(name, idx, log, s, nil)
+func (st *stateStore) openPartition(name string, idx int32, log storage.LogID, s topicconfig.Settings) (*partition, error) {
+	return st.openPartitionOver(name, idx, log, s, nil)
 }
 
 // openPartitionOver is openPartition for a log that is a cache of pub
 // (N8): reads below the log's start go to pub, and the state is replayed
 // from pub's start.
-func (r *Resolver) openPartitionOver(name string, idx int32, log storage.LogID, s topicconfig.Settings, pub ledger.Published) (*partition, error) {
-	ml, err := ledger.Open(r.store, log, s.Ledger)
+func (st *stateStore) openPartitionOver(name string, idx int32, log storage.LogID, s topicconfig.Settings, pub ledger.Published) (*partition, error) {
+	ml, err := ledger.Open(st.store, log, s.Ledger)
 	if err != nil {
 		return nil, storageErr("open ledger", err)
 	}
@@ -110,7 +110,7 @@ func (r *Resolver) openPartitionOver(name string, idx int32, log storage.LogID, 
 	p := &partition{topic: name, index: idx, log: log}
 	p.mu.ml = ml
 	p.mu.settings = s
-	if err := r.recover(p); err != nil {
+	if err := st.recover(p); err != nil {
 		ml.Close()
 		return nil, err
 	}
@@ -182,26 +182,26 @@ func (p *partition) isReplaced() bool {
 // durable entry at or after the offset it covers. Checkpoints are written every few entries
 // (see checkpointEvery), so the replay is short; it closes the window
 // between "data durable" and "producer state durable" (D4 across a crash).
-func (r *Resolver) recover(p *partition) error {
-	info, err := r.store.Info(p.log)
+func (st *stateStore) recover(p *partition) error {
+	info, err := st.store.Info(p.log)
 	if err != nil {
 		return storageErr("log info", err)
 	}
-	ck, err := r.loadCheckpoint(p.log)
+	ck, err := st.loadCheckpoint(p.log)
 	if err != nil {
 		return err
 	}
-	open, aborted, err := r.loadTxns(p.log)
+	open, aborted, err := st.loadTxns(p.log)
 	if err != nil {
 		return err
 	}
-	lim, now := r.producerLimits(), r.now().UnixMilli()
+	lim, now := st.limits, st.now().UnixMilli()
 	prod, txns := newProducerSet(), newTxnSet()
 	if ck.Covered > info.End {
 		// Cannot happen unless durable data was lost; the state may name
 		// offsets that do not exist, so rebuild it from the whole log (and
 		// delete the persisted producers at the next checkpoint).
-		r.log.Warn("producer-state-beyond-log-end", zap.Stringer("log", p.log),
+		st.log.Warn("producer-state-beyond-log-end", zap.Stringer("log", p.log),
 			zap.Int64("covered", int64(ck.Covered)), zap.Int64("end", int64(info.End)))
 		for id := range ck.producers {
 			prod.dirty[id] = struct{}{}
@@ -225,12 +225,12 @@ func (r *Resolver) recover(p *partition) error {
 	aborted = loadTxnState(txns, open, aborted, logStart)
 	from := max(ck.Covered, logStart)
 	rs := replayState{ck: &ck, prod: prod, txns: txns, aborted: aborted}
-	replayed, err := r.replay(p.mu.ml, from, info.End, &rs)
+	replayed, err := st.replay(p.mu.ml, from, info.End, &rs)
 	if err != nil {
 		// An unreadable entry fails this partition's appends (the producer
 		// state is incomplete) but not the whole Open: reads still serve
 		// what is valid and fail closed on the rest.
-		r.log.Error("producer-state-replay-failed", zap.Stringer("log", p.log), zap.Error(err))
+		st.log.Error("producer-state-replay-failed", zap.Stringer("log", p.log), zap.Error(err))
 		p.app.failed = err
 		replayed = 0
 	}
@@ -242,7 +242,7 @@ func (r *Resolver) recover(p *partition) error {
 	p.mu.maxTS = ck.maxTS
 	p.mu.txn = viewOf(txns, rs.aborted)
 	if p.app.failed == nil && (replayed > 0 || len(prod.dirty) > 0 || txns.dirty()) {
-		return r.checkpoint(p)
+		return st.checkpoint(p)
 	}
 	return nil
 }
@@ -262,14 +262,14 @@ type replayState struct {
 // aborted index). It returns how many entries it read.
 // It reads through the managed ledger's read flow, so the entries of
 // ledgers offloaded to the object tier are read from their objects.
-func (r *Resolver) replay(ml *ledger.Managed, from, end Offset, rs *replayState) (int, error) {
-	lim := r.producerLimits()
+func (st *stateStore) replay(ml *ledger.Managed, from, end Offset, rs *replayState) (int, error) {
+	lim := st.limits
 	ck, prod := rs.ck, rs.prod
 	log := ml.Log()
 	const maxEntries, maxBytes = 1 << 16, 4 << 20
 	n := 0
 	for from < end {
-		sn, entries, err := ml.ReadFrom(from, maxEntries, maxBytes)
+		sn, entries, err := ml.ReadEntries(ledger.Committed, from, end-1, maxEntries, maxBytes, nil)
 		if err == nil && from < sn.Start {
 			err = fmt.Errorf("%w: %v below the log start %v", storage.ErrTrimmed, from, sn.Start)
 		}
@@ -286,7 +286,7 @@ func (r *Resolver) replay(ml *ledger.Managed, from, end Offset, rs *replayState)
 			from = e.End()
 			n++
 			if len(e.Payload) < batchHeaderLen {
-				r.log.Warn("replay-short-entry", zap.Stringer("log", log), zap.Int64("offset", int64(e.Offset)))
+				st.log.Warn("replay-short-entry", zap.Stringer("log", log), zap.Int64("offset", int64(e.Offset)))
 				continue
 			}
 			h := decodeHeader(e.Payload)
@@ -300,9 +300,9 @@ func (r *Resolver) replay(ml *ledger.Managed, from, end Offset, rs *replayState)
 				if _, a := rs.txns.end(h.ProducerID, e.Offset, m.Commit); a != nil {
 					rs.aborted = append(rs.aborted, *a)
 				}
-				prod.fence(h.ProducerID, h.ProducerEpoch, m.CoordinatorEpoch, r.now().UnixMilli(), lim)
+				prod.fence(h.ProducerID, h.ProducerEpoch, m.CoordinatorEpoch, st.now().UnixMilli(), lim)
 			case h.Idempotent():
-				prod.record(h, e.Offset, r.now().UnixMilli(), nil, lim)
+				prod.record(h, e.Offset, st.now().UnixMilli(), nil, lim)
 				if h.Transactional() {
 					rs.txns.begin(h.ProducerID, h.ProducerEpoch, e.Offset)
 				}
@@ -316,7 +316,7 @@ func (r *Resolver) replay(ml *ledger.Managed, from, end Offset, rs *replayState)
 // applySettings installs new topic settings. A changed rollover policy
 // reconfigures the ledger in place under app (no Write in flight), so
 // reads in progress go on undisturbed and the next append applies it.
-func (r *Resolver) applySettings(p *partition, s topicconfig.Settings) error {
+func (p *partition) applySettings(s topicconfig.Settings) error {
 	p.app.Lock()
 	defer p.app.Unlock()
 	p.mu.Lock()

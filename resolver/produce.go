@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
+	"github.com/kgateway/kgateway/ledger"
+	"github.com/kgateway/kgateway/recordbatch"
 	"github.com/kgateway/kgateway/storage"
 )
 
@@ -50,45 +53,94 @@ type PendingProduce struct {
 // Writes happen in call order, so two ProduceAsync calls made one after
 // the other (not concurrently) on one partition get offsets in that order.
 // The caller must not acknowledge anything before Wait returns (D1).
+// batch is copied (Partition.ProduceAsync takes a batch over instead).
 func (r *Resolver) ProduceAsync(topic string, partition int32, batch []byte) (*PendingProduce, error) {
-	return r.produceAsync(topic, partition, batch, false, nil)
+	h, err := r.Resolve(topic, partition)
+	if err != nil {
+		return nil, err
+	}
+	// Its own copy, parsed once and handed over: storage keeps the
+	// payload (tail cache) and the stamp rewrites it.
+	return h.produceAsync(ParseBatches(append([]byte(nil), batch...)), true, nil)
 }
 
-// ProduceAsyncOwned is ProduceAsync for a caller that hands batch over: the
-// resolver stamps it in place and the store keeps it (tail cache) instead
-// of a copy, so the caller must neither modify nor reuse it afterwards,
-// even when an error is returned. The Kafka front end parses each request
-// into a fresh buffer and passes the records slices straight through: the
-// produced bytes are copied once, from the socket, on their way to disk.
-// When batch is a slice of a larger buffer (one partition of a
-// many-partition request), frame describes that buffer, so that the tail
-// cache charges what it keeps alive (storage C5); nil when batch is the
-// whole of its buffer, or most of it.
-func (r *Resolver) ProduceAsyncOwned(topic string, partition int32, batch []byte, frame *storage.Backing) (*PendingProduce, error) {
-	return r.produceAsync(topic, partition, batch, true, frame)
+// Batches is one partition's records of a produce request, parsed once
+// (ParseBatches) and handed down as they are to the produce
+// (Partition.ProduceAsync): split and checked (lengths, magic, CRC32C,
+// header fields, exactly one batch, Z1), with the first batch's header
+// fields the Kafka front end decides on before the resolver writes it. A
+// blob that failed the parse keeps its error, which the produce returns
+// at the point it always did (after the partition is resolved, before
+// anything is written); the exported fields are then read from its
+// header bytes as far as there are enough of them.
+type Batches struct {
+	raw     []byte
+	batches [][]byte
+	hdrs    []batchHeader
+	err     error
+	// Codec is the first batch's compression codec; HasCodec is false
+	// when the blob is too short to hold one (BatchCodec).
+	Codec    Codec
+	HasCodec bool
+	// Transactional: the first batch is magic 2 with its transactional
+	// bit set (BatchTransactional).
+	Transactional bool
+	// TxnProducer: it is a transactional data batch of the idempotent
+	// producer ProducerID at ProducerEpoch (TxnBatchProducer).
+	TxnProducer   bool
+	ProducerID    int64
+	ProducerEpoch int16
+}
+
+// ParseBatches parses records once (Batches).
+func ParseBatches(records []byte) Batches {
+	b := Batches{raw: records}
+	b.batches, b.hdrs, b.err = splitBatches(records)
+	if b.err != nil { // what the header bytes say
+		b.Codec, b.HasCodec = BatchCodec(records)
+		b.Transactional = BatchTransactional(records)
+		b.ProducerID, b.ProducerEpoch, b.TxnProducer = TxnBatchProducer(records)
+		return b
+	}
+	h := b.hdrs[0]
+	b.Codec, b.HasCodec = Codec(h.Attributes&recordbatch.CodecMask), true
+	b.Transactional = h.Transactional()
+	b.ProducerID, b.ProducerEpoch = -1, -1
+	if b.TxnProducer = h.Transactional() && !h.Control() && h.Idempotent(); b.TxnProducer {
+		b.ProducerID, b.ProducerEpoch = h.ProducerID, h.ProducerEpoch
+	}
+	return b
 }
 
 // produceAsync is produceOnce, again on the partition's new binding when
-// the one it resolved was replaced before anything was written (N5).
-func (r *Resolver) produceAsync(topic string, partition int32, batch []byte, owned bool, frame *storage.Backing) (*PendingProduce, error) {
+// the one h resolved was replaced before anything was written (N5).
+func (h Partition) produceAsync(b Batches, owned bool, frame *storage.Backing) (*PendingProduce, error) {
+	if h.view != ledger.Committed {
+		return nil, errReadOnly(h.name) // W3
+	}
 	for attempt := 0; ; attempt++ {
-		p, err := r.partition(topic, partition)
-		if err != nil {
+		pp, err := h.produceOnce(b, owned, frame)
+		retry := errors.Is(err, ErrUnknownTopic) || errors.Is(err, errReplaced)
+		if !retry || attempt == maxRebinds || !h.p.isReplaced() {
+			return pp, err
+		}
+		if h, err = h.rebind(); err != nil {
 			return nil, err
 		}
-		pp, err := r.produceOnce(p, batch, owned, frame)
-		retry := errors.Is(err, ErrUnknownTopic) || errors.Is(err, errReplaced)
-		if retry && attempt < maxRebinds && p.isReplaced() {
-			continue
-		}
-		return pp, err
 	}
 }
 
-func (r *Resolver) produceOnce(p *partition, batch []byte, owned bool, frame *storage.Backing) (*PendingProduce, error) {
-	batches, hdrs, err := splitBatches(batch)
-	if err != nil {
-		return nil, err
+func (h Partition) produceOnce(in Batches, owned bool, frame *storage.Backing) (*PendingProduce, error) {
+	r, p := h.r, h.p
+	if in.err != nil {
+		return nil, in.err
+	}
+	// Owned, the batches are re-sliced below onto the very bytes they
+	// are, so in stays as it was for a retry; else onto a copy, which in
+	// must not see.
+	batch, batches, hdrs := in.raw, in.batches, in.hdrs
+	if !owned {
+		batches = append([][]byte(nil), batches...)
 	}
 	_, s, err := p.ledgerAndSettings()
 	if err != nil {
@@ -143,7 +195,7 @@ func (r *Resolver) produceOnce(p *partition, batch []byte, owned bool, frame *st
 
 	w := newInflight()
 	p.app.Lock()
-	pend, dup, err := r.appendLocked(p, batches, hdrs, maxTimes, w, frame)
+	pend, dup, err := p.appendLocked(batches, hdrs, maxTimes, w, frame, r.now, r.states.limits)
 	p.app.Unlock()
 	if err != nil {
 		return nil, err
@@ -157,18 +209,19 @@ func (r *Resolver) produceOnce(p *partition, batch []byte, owned bool, frame *st
 func (pp *PendingProduce) Wait() (ProduceResult, error) {
 	pp.once.Do(func() {
 		if pp.dup != nil {
-			pp.res, pp.err = pp.r.awaitDuplicate(pp.p, *pp.dup)
+			pp.res, pp.err = pp.p.awaitDuplicate(*pp.dup)
 			return
 		}
-		pp.res, pp.err = pp.r.awaitDurable(pp.p, pp.pend, pp.maxTimes, pp.appendTime, pp.w)
+		pp.res, pp.err = pp.awaitDurable()
 	})
 	return pp.res, pp.err
 }
 
 // appendLocked runs under p.app: the idempotence check and the ledger
 // Writes, so sequence order and offset order agree (D3, D4). It records
-// the producer state of what it wrote, tagged with w until w finishes.
-func (r *Resolver) appendLocked(p *partition, batches [][]byte, hdrs []batchHeader, maxTimes []int64, w *inflight, frame *storage.Backing) ([]*storage.Pending, *seqBatch, error) {
+// the producer state of what it wrote, as of clock's time once written,
+// tagged with w until w finishes.
+func (p *partition) appendLocked(batches [][]byte, hdrs []batchHeader, maxTimes []int64, w *inflight, frame *storage.Backing, clock func() time.Time, lim producerLimits) ([]*storage.Pending, *seqBatch, error) {
 	if p.app.failed != nil {
 		return nil, nil, appendErr("partition failed earlier; reopen required", p.app.failed)
 	}
@@ -226,11 +279,11 @@ func (r *Resolver) appendLocked(p *partition, batches [][]byte, hdrs []batchHead
 		}
 		pend = append(pend, pd)
 	}
-	now := r.now().UnixMilli()
+	now := clock().UnixMilli()
 	for i, pd := range pend {
 		h, hd := hdrs[i], pd.Header()
 		if h.Idempotent() {
-			p.app.prod.record(h, hd.Offset, now, w, r.producerLimits())
+			p.app.prod.record(h, hd.Offset, now, w, lim)
 		}
 		if h.Transactional() {
 			p.app.txn.begin(h.ProducerID, h.ProducerEpoch, hd.Offset)
@@ -258,7 +311,8 @@ func stamp(maxTime int64) func([]byte, Offset) int64 {
 
 // awaitDurable waits, outside every lock, until the call's entries are
 // durable (D1), then wakes the partition's waiters.
-func (r *Resolver) awaitDurable(p *partition, pend []*storage.Pending, maxTimes []int64, appendTime int64, w *inflight) (ProduceResult, error) {
+func (pp *PendingProduce) awaitDurable() (ProduceResult, error) {
+	p, pend, maxTimes, w := pp.p, pp.pend, pp.maxTimes, pp.w
 	var werr error
 	for _, pd := range pend {
 		if err := pd.Wait(); err != nil && werr == nil {
@@ -283,13 +337,13 @@ func (r *Resolver) awaitDurable(p *partition, pend []*storage.Pending, maxTimes 
 	if replaced != nil {
 		return ProduceResult{}, replaced
 	}
-	r.maybeCheckpoint(p)
-	return ProduceResult{BaseOffset: pend[0].Header().Offset, LogAppendTime: appendTime, LogStart: r.logStart(p)}, nil
+	pp.r.states.maybeCheckpoint(p)
+	return ProduceResult{BaseOffset: pend[0].Header().Offset, LogAppendTime: pp.appendTime, LogStart: p.logStart()}, nil
 }
 
 // awaitDuplicate answers an idempotent retry (D4) with the original
 // batch's offset, once that batch is durable (D1).
-func (r *Resolver) awaitDuplicate(p *partition, d seqBatch) (ProduceResult, error) {
+func (p *partition) awaitDuplicate(d seqBatch) (ProduceResult, error) {
 	if d.w != nil {
 		<-d.w.done
 		if d.w.err != nil {
@@ -299,7 +353,7 @@ func (r *Resolver) awaitDuplicate(p *partition, d seqBatch) (ProduceResult, erro
 	if p.isReplaced() {
 		return ProduceResult{}, errReplaced // N5: d.offset names the old log
 	}
-	return ProduceResult{BaseOffset: d.offset, LogAppendTime: -1, LogStart: r.logStart(p), Duplicate: true}, nil
+	return ProduceResult{BaseOffset: d.offset, LogAppendTime: -1, LogStart: p.logStart(), Duplicate: true}, nil
 }
 
 // maxRebinds bounds how often one call resolves a partition again after
@@ -323,7 +377,7 @@ func appendErr(op string, err error) error {
 
 // logStart is the log start offset for a produce response, -1 if the
 // store cannot say.
-func (r *Resolver) logStart(p *partition) Offset {
+func (p *partition) logStart() Offset {
 	ml, _, err := p.ledgerAndSettings()
 	if err != nil {
 		return -1

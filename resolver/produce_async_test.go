@@ -22,7 +22,10 @@ func TestProduceAsyncPipelined(t *testing.T) {
 		if i%2 == 0 {
 			pp, err = g.r.ProduceAsync("t", 0, b)
 		} else {
-			pp, err = g.r.ProduceAsyncOwned("t", 0, b, nil)
+			var h Partition
+			if h, err = g.r.Resolve("t", 0); err == nil {
+				pp, err = h.ProduceAsync(ParseBatches(b), nil)
+			}
 		}
 		if err != nil {
 			t.Fatalf("write %d: %v", i, err)

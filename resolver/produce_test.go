@@ -85,7 +85,7 @@ func TestIdempotenceCheckpointReplay(t *testing.T) {
 		}
 	}
 	g.r.bg.Wait() // checkpoints run in the background
-	ck, err := g.r.loadCheckpoint(mustTopic(t, g.r, "t").parts[0].log)
+	ck, err := g.r.states.loadCheckpoint(mustTopic(t, g.r, "t").parts[0].log)
 	if err != nil || ck.Covered == 0 {
 		t.Fatalf("no checkpoint written: %+v %v", ck.Covered, err)
 	}

@@ -129,7 +129,7 @@ func TestCheckpointV1Upgrade(t *testing.T) {
 	g.reopen()
 	p, _ := g.r.partition("t", 0)
 	log := p.log
-	ck, err := g.r.loadCheckpoint(log)
+	ck, err := g.r.states.loadCheckpoint(log)
 	if err != nil || len(ck.producers) != 2 {
 		t.Fatalf("checkpoint %+v, %v", ck, err)
 	}

@@ -48,8 +48,8 @@ func walkRecords(b []byte, fn func(off Offset, ts int64) bool) error {
 
 // batchAt reads the stored batch holding offset off (the read path's
 // KIP-74 first batch), nil when there is none at or past off any more.
-func (r *Resolver) batchAt(topic string, partition int32, off Offset) ([]byte, error) {
-	res, err := r.Fetch(topic, partition, off, 0, true, ReadUncommitted)
+func (h Partition) batchAt(off Offset) ([]byte, error) {
+	res, err := h.Fetch(off, 0, true, ReadUncommitted, nil)
 	switch {
 	case errors.Is(err, ErrOffsetOutOfRange):
 		return nil, nil // trimmed or gone since the lookup
@@ -67,15 +67,15 @@ func (r *Resolver) batchAt(topic string, partition int32, off Offset) ([]byte, e
 // timestamp is at or after ts and whose offset is at or past logStart
 // (a batch may straddle it), going on to later batches only when that
 // batch has none.
-func (r *Resolver) recordAtOrAfter(topic string, partition int32, off Offset, ts int64, logStart, end Offset) (Offset, int64, error) {
+func (h Partition) recordAtOrAfter(off Offset, ts int64, logStart, end Offset) (Offset, int64, error) {
 	for off = max(off, logStart); off < end; {
-		b, err := r.batchAt(topic, partition, off) // the batch holding off
+		b, err := h.batchAt(off) // the batch holding off
 		if err != nil || b == nil {
 			return -1, -1, err
 		}
-		h := decodeHeader(b)
+		hd := decodeHeader(b)
 		found, foundTS := Offset(-1), int64(-1)
-		if h.MaxTimestamp >= ts {
+		if hd.MaxTimestamp >= ts {
 			err = walkRecords(b, func(o Offset, t int64) bool {
 				if t >= ts && o >= logStart && o < end {
 					found, foundTS = o, t
@@ -87,7 +87,7 @@ func (r *Resolver) recordAtOrAfter(topic string, partition int32, off Offset, ts
 				return found, foundTS, err
 			}
 		}
-		off = h.BaseOffset + Offset(h.LastOffsetDelta) + 1
+		off = hd.BaseOffset + Offset(hd.LastOffsetDelta) + 1
 	}
 	return -1, -1, nil
 }
@@ -95,8 +95,8 @@ func (r *Resolver) recordAtOrAfter(topic string, partition int32, off Offset, ts
 // maxTimestampRecord is ListOffsets -3 per record, as Kafka's
 // offsetOfMaxTimestamp: in the batch at off, whose max timestamp is
 // maxTS, the first record carrying maxTS.
-func (r *Resolver) maxTimestampRecord(topic string, partition int32, off Offset, maxTS int64, logStart Offset) (Offset, int64, error) {
-	b, err := r.batchAt(topic, partition, max(off, logStart)) // a batch may straddle log start
+func (h Partition) maxTimestampRecord(off Offset, maxTS int64, logStart Offset) (Offset, int64, error) {
+	b, err := h.batchAt(max(off, logStart)) // a batch may straddle log start
 	if err != nil || b == nil {
 		return -1, -1, err
 	}

@@ -32,8 +32,8 @@ import (
 // other partitions' replacements go on meanwhile; if this partition was
 // replaced or its topic deleted in the meantime, the copy is discarded
 // and the error wraps ErrNotLeader or ErrUnknownTopic.
-func (r *Resolver) ReplacePartition(topic string, idx int32, start Offset, fill func(appendBatch func(batch []byte) error) error) error {
-	return r.ReplacePartitionOver(topic, idx, start, Cache{}, fill)
+func (rp Replicas) ReplacePartition(topic string, idx int32, start Offset, fill func(appendBatch func(batch []byte) error) error) error {
+	return rp.ReplacePartitionOver(topic, idx, start, Cache{}, fill)
 }
 
 // Cache is what a local copy caches (N8, N10): the published log below
@@ -52,17 +52,18 @@ type Cache struct {
 // through that read, before it serves (N8) — or, with c.State, installed
 // from that exported state and replayed only from the offset it covers
 // (N10). A zero c is ReplacePartition.
-func (r *Resolver) ReplacePartitionOver(topic string, idx int32, start Offset, c Cache, fill func(appendBatch func(batch []byte) error) error) error {
+func (rp Replicas) ReplacePartitionOver(topic string, idx int32, start Offset, c Cache, fill func(appendBatch func(batch []byte) error) error) error {
+	r := rp.r
 	if start < 0 {
 		return fmt.Errorf("%w: replace %s/%d at negative offset %d", ErrOffsetOutOfRange, topic, idx, start)
 	}
-	t, log, err := r.reserveFor(topic, idx)
+	t, log, err := rp.reserveFor(topic, idx)
 	if err != nil {
 		return err
 	}
-	np, err := r.buildPartition(t, idx, log, start, c, fill)
+	np, err := rp.buildPartition(t, idx, log, start, c, fill)
 	if err != nil {
-		r.discardLog(log)
+		rp.discardLog(log)
 		return err
 	}
 	r.adminMu.Lock()
@@ -75,18 +76,19 @@ func (r *Resolver) ReplacePartitionOver(topic string, idx int32, start Offset, c
 		_, err = r.partition(topic, idx) // the resolver closed
 	}
 	if err == nil {
-		err = r.applySettings(np, r.settings(cur.configs)) // altered during the copy
+		err = np.applySettings(r.settings(cur.configs)) // altered during the copy
 	}
 	if err != nil {
 		np.close()
-		r.discardLog(log)
+		rp.discardLog(log)
 		return err
 	}
-	return r.rebindLocked(cur, idx, np)
+	return rp.rebindLocked(cur, idx, np)
 }
 
 // reserveFor resolves the partition to replace and reserves its new log.
-func (r *Resolver) reserveFor(topic string, idx int32) (*topic, storage.LogID, error) {
+func (rp Replicas) reserveFor(topic string, idx int32) (*topic, storage.LogID, error) {
+	r := rp.r
 	r.adminMu.Lock()
 	defer r.adminMu.Unlock()
 	t, err := r.boundTopic(topic)
@@ -96,12 +98,13 @@ func (r *Resolver) reserveFor(topic string, idx int32) (*topic, storage.LogID, e
 	if _, err := r.partition(topic, idx); err != nil { // closed, or no such index
 		return nil, 0, err
 	}
-	log, err := r.reserveLogLocked()
+	log, err := rp.reserveLogLocked()
 	return t, log, err
 }
 
 // discardLog deletes a log no binding names, with its deletion mark.
-func (r *Resolver) discardLog(log storage.LogID) {
+func (rp Replicas) discardLog(log storage.LogID) {
+	r := rp.r
 	if err := r.deleteLogs([]storage.LogID{log}); err != nil {
 		r.log.Error("replace-partition-rollback-failed", zap.Stringer("log", log), zap.Error(err))
 	}
@@ -110,7 +113,8 @@ func (r *Resolver) discardLog(log storage.LogID) {
 // reserveLogLocked allocates a log id and marks it for deletion in the
 // same write (N4): until a binding names it, Open deletes whatever of it
 // a crash left. Needs adminMu.
-func (r *Resolver) reserveLogLocked() (storage.LogID, error) {
+func (rp Replicas) reserveLogLocked() (storage.LogID, error) {
+	r := rp.r
 	log := r.nextLog
 	mark := storage.MetaOp{Key: idKey(prefixDeleting, uint64(log)), Value: []byte{}}
 	if err := r.store.ApplyMeta(putCounter(keyNextLog, uint64(log+1)), mark); err != nil {
@@ -123,12 +127,13 @@ func (r *Resolver) reserveLogLocked() (storage.LogID, error) {
 // buildPartition creates log at start, copies fill's batches into it and
 // opens a partition on it through the path Open takes (N3): the producer
 // state and transactions come from the replay of the copied batches.
-func (r *Resolver) buildPartition(t *topic, idx int32, log storage.LogID, start Offset, c Cache, fill func(func([]byte) error) error) (*partition, error) {
+func (rp Replicas) buildPartition(t *topic, idx int32, log storage.LogID, start Offset, c Cache, fill func(func([]byte) error) error) (*partition, error) {
+	r := rp.r
 	if err := r.store.CreateLogAt(log, start); err != nil {
 		return nil, storageErr("create log", err)
 	}
 	s := r.settings(t.configs)
-	if err := r.copyBatches(log, start, s, fill); err != nil {
+	if err := rp.copyBatches(log, start, s, fill); err != nil {
 		return nil, err
 	}
 	if c.State != nil { // N10: the replay starts where the state ends
@@ -140,7 +145,7 @@ func (r *Resolver) buildPartition(t *topic, idx int32, log storage.LogID, start 
 			return nil, storageErr("install producer state", err)
 		}
 	}
-	p, err := r.openPartitionOver(t.name, idx, log, s, c.Published)
+	p, err := r.states.openPartitionOver(t.name, idx, log, s, c.Published)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +159,8 @@ func (r *Resolver) buildPartition(t *topic, idx int32, log storage.LogID, start 
 
 // copyBatches writes fill's batches to log and waits until they are
 // durable (N3).
-func (r *Resolver) copyBatches(log storage.LogID, start Offset, s topicconfig.Settings, fill func(func([]byte) error) error) error {
+func (rp Replicas) copyBatches(log storage.LogID, start Offset, s topicconfig.Settings, fill func(func([]byte) error) error) error {
+	r := rp.r
 	ml, err := ledger.Open(r.store, log, s.Ledger)
 	if err != nil {
 		return storageErr("open ledger", err)
@@ -250,15 +256,16 @@ func parseCopiedBatch(b []byte) (batchHeader, error) {
 // rebindLocked makes np the partition's binding (N4, N5): durably, with
 // the old log marked for deletion in the same write; then in memory; then
 // the old partition is closed and its log deleted. Needs adminMu.
-func (r *Resolver) rebindLocked(t *topic, idx int32, np *partition) error {
+func (rp Replicas) rebindLocked(t *topic, idx int32, np *partition) error {
+	r := rp.r
 	old := t.parts[idx]
 	// No checkpoint of the old log may land after its keys go (as
 	// DeleteTopic).
 	old.ckptMu.Lock()
 	defer old.ckptMu.Unlock()
-	if err := r.persistRebind(t, idx, np.log); err != nil {
+	if err := rp.persistRebind(t, idx, np.log); err != nil {
 		np.close()
-		r.discardLog(np.log)
+		rp.discardLog(np.log)
 		return storageErr("rebind partition", err)
 	}
 	// From here the new binding is the durable one. A produce through the
@@ -288,7 +295,8 @@ func (r *Resolver) rebindLocked(t *topic, idx int32, np *partition) error {
 
 // persistRebind is N4's one write: the binding names log for partition
 // idx, log is no longer marked for deletion, the old log is.
-func (r *Resolver) persistRebind(t *topic, idx int32, log storage.LogID) error {
+func (rp Replicas) persistRebind(t *topic, idx int32, log storage.LogID) error {
+	r := rp.r
 	logs := make([]storage.LogID, len(t.parts))
 	for i, p := range t.parts {
 		logs[i] = p.log
@@ -300,7 +308,8 @@ func (r *Resolver) persistRebind(t *topic, idx int32, log storage.LogID) error {
 }
 
 // LogOf is the storage log partition idx of topic is bound to now.
-func (r *Resolver) LogOf(topic string, idx int32) (storage.LogID, error) {
+func (rp Replicas) LogOf(topic string, idx int32) (storage.LogID, error) {
+	r := rp.r
 	p, err := r.partition(topic, idx)
 	if err != nil {
 		return 0, err
@@ -310,7 +319,8 @@ func (r *Resolver) LogOf(topic string, idx int32) (storage.LogID, error) {
 
 // PartitionOfLog is the partition bound to log now: its topic's name and
 // id and its index; false when no partition is bound to it.
-func (r *Resolver) PartitionOfLog(log storage.LogID) (topic string, id TopicID, idx int32, ok bool) {
+func (rp Replicas) PartitionOfLog(log storage.LogID) (topic string, id TopicID, idx int32, ok bool) {
+	r := rp.r
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	p := r.mu.byLog[log]
@@ -327,7 +337,8 @@ func (r *Resolver) PartitionOfLog(log storage.LogID) (topic string, id TopicID, 
 // LocalBounds is the start and end of partition idx's local log, which
 // in cluster mode may start above the partition's (N8): retention and
 // DeleteRecords move it.
-func (r *Resolver) LocalBounds(topic string, idx int32) (start, end Offset, err error) {
+func (rp Replicas) LocalBounds(topic string, idx int32) (start, end Offset, err error) {
+	r := rp.r
 	p, err := r.partition(topic, idx)
 	if err != nil {
 		return 0, 0, err
@@ -338,3 +349,15 @@ func (r *Resolver) LocalBounds(topic string, idx int32) (start, end Offset, err 
 	}
 	return b.Start, b.End, nil
 }
+
+// Replicas is the cluster side of a partition's local copy (N3–N10):
+// replacing the log a partition is bound to (ReplacePartition), the log
+// behind a binding and back, its local bounds, and the producer and
+// transaction state exported for another node. It owns the rebinding of
+// one partition at a time under the catalog's admin lock; it may not
+// create, delete or alter topics, write a produce, or change another
+// partition's binding.
+type Replicas struct{ r *Resolver }
+
+// Replicas is the cluster side of r's partitions.
+func (r *Resolver) Replicas() Replicas { return Replicas{r} }

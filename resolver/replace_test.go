@@ -138,14 +138,14 @@ func TestReplacePartitionFromAnotherResolver(t *testing.T) {
 	for range 3 {
 		b.produce("t", 0, plain(5, 1).encode()) // the stale copy
 	}
-	oldLog, err := b.r.LogOf("t", 0)
+	oldLog, err := b.r.Replicas().LogOf("t", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.r.ReplacePartition("t", 0, 0, feed(src)); err != nil {
+	if err := b.r.Replicas().ReplacePartition("t", 0, 0, feed(src)); err != nil {
 		t.Fatalf("ReplacePartition: %v", err)
 	}
-	newLog, err := b.r.LogOf("t", 0)
+	newLog, err := b.r.Replicas().LogOf("t", 0)
 	if err != nil || newLog == oldLog {
 		t.Fatalf("LogOf after replace: %v, %v (old %v)", newLog, err, oldLog)
 	}
@@ -160,14 +160,14 @@ func TestReplacePartitionFromAnotherResolver(t *testing.T) {
 		if err != nil || !res.Duplicate || res.BaseOffset != last {
 			t.Fatalf("%s: retry of the last copied batch: %+v, %v; want a duplicate at %d", when, res, err, last)
 		}
-		if got, err := b.r.LogOf("t", 0); err != nil || got != newLog {
+		if got, err := b.r.Replicas().LogOf("t", 0); err != nil || got != newLog {
 			t.Fatalf("%s: LogOf %v, %v, want %v", when, got, err, newLog)
 		}
-		name, id, idx, ok := b.r.PartitionOfLog(newLog)
+		name, id, idx, ok := b.r.Replicas().PartitionOfLog(newLog)
 		if !ok || name != "t" || id != tp.ID || idx != 0 {
 			t.Fatalf("%s: PartitionOfLog(new) = %q %v %d %v", when, name, id, idx, ok)
 		}
-		if _, _, _, ok := b.r.PartitionOfLog(oldLog); ok {
+		if _, _, _, ok := b.r.Replicas().PartitionOfLog(oldLog); ok {
 			t.Fatalf("%s: the old log is still bound", when)
 		}
 		if slices.Contains(b.store.Logs(), oldLog) {
@@ -200,10 +200,10 @@ func TestReplacePartitionAtStart(t *testing.T) {
 	g.create("t", 2, nil)
 	g.produce("t", 0, plain(3, 1).encode())
 	src := [][]byte{at(idem(5, 0, 0, 4), 1000), at(idem(5, 0, 4, 2), 1004), at(plain(3, 50), 1006)}
-	if err := g.r.ReplacePartition("t", 0, 1000, feed(src)); err != nil {
+	if err := g.r.Replicas().ReplacePartition("t", 0, 1000, feed(src)); err != nil {
 		t.Fatalf("ReplacePartition: %v", err)
 	}
-	if err := g.r.ReplacePartition("t", 1, 500, feed(nil)); err != nil {
+	if err := g.r.Replicas().ReplacePartition("t", 1, 500, feed(nil)); err != nil {
 		t.Fatalf("empty ReplacePartition: %v", err)
 	}
 	check := func(when string) {
@@ -247,7 +247,7 @@ func TestReplacePartitionRefused(t *testing.T) {
 	g.produce("t", 0, idem(3, 0, 0, 2).encode())
 	g.produce("t", 0, plain(4, 9).encode())
 	before := readBatches(t, g.r, "t", 0)
-	oldLog, _ := g.r.LogOf("t", 0)
+	oldLog, _ := g.r.Replicas().LogOf("t", 0)
 	logs := g.store.Logs()
 
 	good := at(plain(2, 1), 0)
@@ -279,10 +279,10 @@ func TestReplacePartitionRefused(t *testing.T) {
 		}, ErrCorruptBatch},
 	}
 	for _, c := range cases {
-		if err := g.r.ReplacePartition("t", 0, 0, c.fill); !errors.Is(err, c.want) {
+		if err := g.r.Replicas().ReplacePartition("t", 0, 0, c.fill); !errors.Is(err, c.want) {
 			t.Fatalf("%s: %v, want %v", c.name, err, c.want)
 		}
-		if got, _ := g.r.LogOf("t", 0); got != oldLog {
+		if got, _ := g.r.Replicas().LogOf("t", 0); got != oldLog {
 			t.Fatalf("%s: rebound to %v", c.name, got)
 		}
 		sameBatches(t, c.name, readBatches(t, g.r, "t", 0), before)
@@ -302,7 +302,7 @@ func TestReplacePartitionRefused(t *testing.T) {
 		t.Fatalf("produce after refused replaces at %d, want 6", res.BaseOffset)
 	}
 	g.reopen()
-	if got, _ := g.r.LogOf("t", 0); got != oldLog || len(readBatches(t, g.r, "t", 0)) != 3 {
+	if got, _ := g.r.Replicas().LogOf("t", 0); got != oldLog || len(readBatches(t, g.r, "t", 0)) != 3 {
 		t.Fatalf("after restart: log %v, want %v with 3 batches", got, oldLog)
 	}
 }
@@ -324,7 +324,7 @@ func TestReplacePartitionWakesLongPoll(t *testing.T) {
 	default:
 	}
 	src := [][]byte{at(plain(3, 1), 40)}
-	if err := g.r.ReplacePartition("t", 0, 40, feed(src)); err != nil {
+	if err := g.r.Replicas().ReplacePartition("t", 0, 40, feed(src)); err != nil {
 		t.Fatal(err)
 	}
 	waitSignal(t, w.C, "the long poll's wake-up")
@@ -402,7 +402,7 @@ func TestReplacePartitionConcurrent(t *testing.T) {
 	}
 	for i := range 50 {
 		start := Offset(1000 * (i + 1))
-		if err := g.r.ReplacePartition("t", 0, start, feed([][]byte{at(plain(2, 1), start)})); err != nil {
+		if err := g.r.Replicas().ReplacePartition("t", 0, start, feed([][]byte{at(plain(2, 1), start)})); err != nil {
 			t.Fatalf("replace %d: %v", i, err)
 		}
 	}
@@ -460,19 +460,19 @@ func TestReplacePartitionCrash(t *testing.T) {
 			g.create("t", 1, nil)
 			g.produce("t", 0, plain(4, 1).encode())
 			before := readBatches(t, g.r, "t", 0)
-			oldLog, _ := g.r.LogOf("t", 0)
+			oldLog, _ := g.r.Replicas().LogOf("t", 0)
 			r := g.r
 			r.adminMu.Lock()
 			t0, _ := r.boundTopic("t")
-			log, err := r.reserveLogLocked()
+			log, err := r.Replicas().reserveLogLocked()
 			if err == nil && step != "reserved" {
 				var np *partition
-				if np, err = r.buildPartition(t0, 0, log, 0, Cache{}, feed(src)); err == nil && np.app.prod.m[8] == nil {
+				if np, err = r.Replicas().buildPartition(t0, 0, log, 0, Cache{}, feed(src)); err == nil && np.app.prod.m[8] == nil {
 					err = errors.New("built partition has no producer state")
 				}
 			}
 			if err == nil && step == "rebound" {
-				err = r.persistRebind(t0, 0, log)
+				err = r.Replicas().persistRebind(t0, 0, log)
 			}
 			r.adminMu.Unlock()
 			if err != nil {
@@ -483,7 +483,7 @@ func TestReplacePartitionCrash(t *testing.T) {
 			if step == "rebound" {
 				want, gone = log, oldLog
 			}
-			if got, _ := g.r.LogOf("t", 0); got != want {
+			if got, _ := g.r.Replicas().LogOf("t", 0); got != want {
 				t.Fatalf("bound to %v after the crash, want %v", got, want)
 			}
 			if slices.Contains(g.store.Logs(), gone) {
@@ -492,7 +492,7 @@ func TestReplacePartitionCrash(t *testing.T) {
 			if m := deletionMarks(t, g.store); len(m) != 0 {
 				t.Fatalf("deletion marks left: %v", m)
 			}
-			if keys, _ := g.r.producerKeys(gone); len(keys) != 0 {
+			if keys, _ := g.r.states.producerKeys(gone); len(keys) != 0 {
 				t.Fatalf("producer state of %v left: %d keys", gone, len(keys))
 			}
 			if step == "rebound" {
@@ -524,7 +524,7 @@ func TestReplacePartitionPendingProduce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := g.r.ReplacePartition("t", 0, 0, feed(nil)); err != nil {
+	if err := g.r.Replicas().ReplacePartition("t", 0, 0, feed(nil)); err != nil {
 		t.Fatal(err)
 	}
 	if res, err := pending.Wait(); !errors.Is(err, ErrNotLeader) {
@@ -552,7 +552,7 @@ func TestReplacePartitionRaces(t *testing.T) {
 	// during runs in its own goroutine with a deadline: were the copy
 	// under the catalog lock, it would wait for the slow one forever.
 	slow := func(topic string, during func()) error {
-		return g.r.ReplacePartition(topic, 0, 0, func(app func([]byte) error) error {
+		return g.r.Replicas().ReplacePartition(topic, 0, 0, func(app func([]byte) error) error {
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
@@ -568,15 +568,15 @@ func TestReplacePartitionRaces(t *testing.T) {
 	}
 	var fastLog storage.LogID
 	err := slow("t", func() {
-		if err := g.r.ReplacePartition("t", 0, 7, feed(nil)); err != nil {
+		if err := g.r.Replicas().ReplacePartition("t", 0, 7, feed(nil)); err != nil {
 			t.Errorf("fast replacement: %v", err)
 		}
-		fastLog, _ = g.r.LogOf("t", 0)
+		fastLog, _ = g.r.Replicas().LogOf("t", 0)
 	})
 	if !errors.Is(err, ErrNotLeader) {
 		t.Fatalf("slow replacement after a fast one: %v, want ErrNotLeader", err)
 	}
-	if got, _ := g.r.LogOf("t", 0); got != fastLog {
+	if got, _ := g.r.Replicas().LogOf("t", 0); got != fastLog {
 		t.Fatalf("bound to %v, want the fast replacement's %v", got, fastLog)
 	}
 	if off, _, _ := g.r.ListOffset("t", 0, -2); off != 7 {

@@ -51,6 +51,10 @@ type Resolver struct {
 	// bg tracks background checkpoints; Close waits for them.
 	bg sync.WaitGroup
 
+	// states keeps partitions' producer and transaction state beside
+	// their logs (state_store.go).
+	states *stateStore
+
 	// pidMu guards the durable producer-id counter (InitProducerID).
 	pidMu   sync.Mutex
 	nextPID int64
@@ -177,11 +181,6 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// producerLimits are P1 and P2 of the configuration.
-func (r *Resolver) producerLimits() producerLimits {
-	return producerLimits{expiryMs: r.cfg.ProducerIDExpiration.Milliseconds(), max: r.cfg.MaxProducers}
-}
-
 // Open loads every topic binding from store, finishes interrupted topic
 // deletions, opens each partition's managed ledger and recovers its
 // producer state (checkpoint plus the few entries after it).
@@ -194,6 +193,8 @@ func Open(store *storage.Store, cfg Config) (*Resolver, error) {
 	if cfg.Ledger.Now != nil {
 		r.now = cfg.Ledger.Now
 	}
+	r.states = &stateStore{store: store, log: r.log, now: r.now, background: r.background,
+		limits: producerLimits{expiryMs: cfg.ProducerIDExpiration.Milliseconds(), max: cfg.MaxProducers}}
 	r.mu.topics = make(map[string]*topic)
 	r.mu.byID = make(map[TopicID]*topic)
 	r.mu.byLog = make(map[storage.LogID]*partition)
@@ -239,6 +240,25 @@ func (r *Resolver) Close() error {
 	return r.closePartitions()
 }
 
+// background runs f in the background unless the resolver is closing
+// (Close waits for it), and reports whether it does.
+func (r *Resolver) background(f func()) bool {
+	r.mu.RLock()
+	closed := r.mu.closed
+	if !closed {
+		r.bg.Add(1)
+	}
+	r.mu.RUnlock()
+	if closed {
+		return false
+	}
+	go func() {
+		defer r.bg.Done()
+		f()
+	}()
+	return true
+}
+
 func (r *Resolver) closePartitions() error {
 	r.mu.RLock()
 	var parts []*partition
@@ -248,7 +268,7 @@ func (r *Resolver) closePartitions() error {
 	r.mu.RUnlock()
 	var errs []error
 	for _, p := range parts {
-		if err := r.checkpoint(p); err != nil {
+		if err := r.states.checkpoint(p); err != nil {
 			errs = append(errs, err)
 		}
 		if err := p.close(); err != nil {
@@ -319,6 +339,7 @@ func (r *Resolver) Topics() []Topic {
 // step 1). It is re-resolved on every attempt so a deleted and recreated
 // topic is never read through a stale binding.
 func (r *Resolver) partition(name string, idx int32) (*partition, error) {
+	lookedUp()
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	if r.mu.closed {

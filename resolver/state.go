@@ -28,14 +28,15 @@ var stateKinds = [][]byte{prefixCheckpoint, prefixProducer, prefixTxnOpen, prefi
 // mixes in: the producers, open transactions and aborted index as of
 // covered (X7, P3). ok is false when the partition has no checkpoint
 // (its producer state failed to replay).
-func (r *Resolver) ExportState(topic string, idx int32) (covered Offset, state []byte, ok bool, err error) {
+func (rp Replicas) ExportState(topic string, idx int32) (covered Offset, state []byte, ok bool, err error) {
+	r := rp.r
 	p, err := r.partition(topic, idx)
 	if err != nil {
 		return 0, nil, false, err
 	}
 	p.ckptMu.Lock()
 	defer p.ckptMu.Unlock()
-	if err := r.checkpointLocked(p); err != nil {
+	if err := r.states.checkpointLocked(p); err != nil {
 		return 0, nil, false, err
 	}
 	hdr, err := r.store.GetMeta(idKey(prefixCheckpoint, uint64(p.log)))
@@ -113,7 +114,8 @@ func stateOps(state []byte, log storage.LogID) ([]storage.MetaOp, error) {
 // ReplayedFrom is the offset the producer-state replay of partition idx
 // of topic began at when its copy was opened: the checkpoint's covered
 // offset, or the log start (N8, N10). For diagnostics and tests.
-func (r *Resolver) ReplayedFrom(topic string, idx int32) (Offset, error) {
+func (rp Replicas) ReplayedFrom(topic string, idx int32) (Offset, error) {
+	r := rp.r
 	p, err := r.partition(topic, idx)
 	if err != nil {
 		return 0, err

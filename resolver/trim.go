@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/kgateway/kgateway/ledger"
 	"github.com/kgateway/kgateway/retention"
 	"github.com/kgateway/kgateway/storage"
 )
@@ -95,7 +96,7 @@ func (r *Resolver) allPartitions() []*partition {
 // max(bound, log start) (T5, T6).
 func (r *Resolver) trimTo(p *partition, info storage.LogInfo, bound Offset) error {
 	if bound > info.Start {
-		if err := r.checkpointBeforeTrim(p); err != nil {
+		if err := r.states.checkpointBeforeTrim(p); err != nil {
 			return err
 		}
 		if err := r.store.SoftTrim(p.log, bound); err != nil {
@@ -103,7 +104,7 @@ func (r *Resolver) trimTo(p *partition, info storage.LogInfo, bound Offset) erro
 		}
 	}
 	hard := max(bound, info.Start)
-	r.pruneAborted(p, hard)
+	r.states.pruneAborted(p, hard)
 	gone := 0
 	for i := 0; i+1 < len(info.Ledgers) && info.Ledgers[i].Sealed && info.Ledgers[i+1].FirstOffset <= hard; i++ {
 		gone++
@@ -123,8 +124,8 @@ func (r *Resolver) trimTo(p *partition, info storage.LogInfo, bound Offset) erro
 // moves (X7): replay starts at the checkpoint or the log start, so a marker
 // trimmed away before a checkpoint covered it would leave its transaction
 // open after a restart, holding the LSO for good.
-func (r *Resolver) checkpointBeforeTrim(p *partition) error {
-	if err := r.checkpoint(p); err != nil {
+func (st *stateStore) checkpointBeforeTrim(p *partition) error {
+	if err := st.checkpoint(p); err != nil {
 		return fmt.Errorf("checkpoint before trim: %w", err)
 	}
 	return nil
@@ -138,7 +139,14 @@ func (r *Resolver) checkpointBeforeTrim(p *partition) error {
 // -1, is ErrOffsetOutOfRange; one at or below the current start changes
 // nothing.
 func (r *Resolver) DeleteRecords(topic string, partition int32, offset Offset) (Offset, error) {
-	s, err := r.takeSnapshot(topic, partition)
+	h, err := r.Resolve(topic, partition)
+	if err != nil {
+		return -1, err
+	}
+	if h.view != ledger.Committed {
+		return -1, errReadOnly(topic) // W3
+	}
+	s, err := h.snapshot()
 	if err != nil {
 		return -1, err
 	}
@@ -149,7 +157,7 @@ func (r *Resolver) DeleteRecords(topic string, partition int32, offset Offset) (
 		return -1, fmt.Errorf("%w: delete records below %d: high watermark is %d", ErrOffsetOutOfRange, offset, s.info.End)
 	}
 	if offset > s.info.Start {
-		if err := r.checkpointBeforeTrim(s.p); err != nil {
+		if err := r.states.checkpointBeforeTrim(s.p); err != nil {
 			return -1, err
 		}
 	}

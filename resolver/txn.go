@@ -120,7 +120,7 @@ func (r *Resolver) WriteTxnMarker(topic string, partition int32, pid int64, epoc
 	}
 	off := pd.Header().Offset
 	ended, aborted := p.app.txn.end(pid, off, commit)
-	p.app.prod.fence(pid, epoch, coordinatorEpoch, now, r.producerLimits())
+	p.app.prod.fence(pid, epoch, coordinatorEpoch, now, r.states.limits)
 	p.app.maxTS.observe(now, off)
 	p.app.next = pd.Header().End()
 	p.app.last = pd
@@ -137,7 +137,7 @@ func (r *Resolver) WriteTxnMarker(topic string, partition int32, pid int64, epoc
 		return storageErr("write marker", err)
 	}
 	p.markerDurable(ended, aborted, now, off)
-	r.maybeCheckpoint(p)
+	r.states.maybeCheckpoint(p)
 	return nil
 }
 

@@ -78,10 +78,10 @@ func (s *txnSet) keepDirty(d txnDirty) {
 
 // loadTxns reads a log's persisted open transactions and aborted index
 // (the latter in marker-offset order: keys are big-endian).
-func (r *Resolver) loadTxns(log storage.LogID) (map[int64]*txnEntry, []abortedTxn, error) {
+func (st *stateStore) loadTxns(log storage.LogID) (map[int64]*txnEntry, []abortedTxn, error) {
 	be := binary.BigEndian
 	open := map[int64]*txnEntry{}
-	err := r.store.ScanMeta(idKey(prefixTxnOpen, uint64(log)), func(k, v []byte) error {
+	err := st.store.ScanMeta(idKey(prefixTxnOpen, uint64(log)), func(k, v []byte) error {
 		if len(k) < 8 || len(v) != 10 {
 			return fmt.Errorf("open transaction %x = %x", k, v)
 		}
@@ -92,7 +92,7 @@ func (r *Resolver) loadTxns(log storage.LogID) (map[int64]*txnEntry, []abortedTx
 		return nil, nil, storageErr(fmt.Sprintf("read open transactions of %s", log), err)
 	}
 	var aborted []abortedTxn
-	err = r.store.ScanMeta(idKey(prefixAborted, uint64(log)), func(k, v []byte) error {
+	err = st.store.ScanMeta(idKey(prefixAborted, uint64(log)), func(k, v []byte) error {
 		if len(k) < 8 || len(v) != 16 {
 			return fmt.Errorf("aborted transaction %x = %x", k, v)
 		}
@@ -106,10 +106,10 @@ func (r *Resolver) loadTxns(log storage.LogID) (map[int64]*txnEntry, []abortedTx
 }
 
 // txnKeys lists the transaction keys of log (to delete them with it).
-func (r *Resolver) txnKeys(log storage.LogID) ([]storage.MetaOp, error) {
+func (st *stateStore) txnKeys(log storage.LogID) ([]storage.MetaOp, error) {
 	var ops []storage.MetaOp
 	for _, prefix := range [][]byte{prefixTxnOpen, prefixAborted} {
-		err := r.store.ScanMeta(idKey(prefix, uint64(log)), func(k, _ []byte) error {
+		err := st.store.ScanMeta(idKey(prefix, uint64(log)), func(k, _ []byte) error {
 			ops = append(ops, storage.MetaOp{Key: append([]byte(nil), k...), Delete: true})
 			return nil
 		})

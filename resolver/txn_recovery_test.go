@@ -69,7 +69,7 @@ func TestTxnStateSurvivesRestart(t *testing.T) {
 			}
 			if mode == "crash-after-checkpoint" {
 				p, _ := g.r.partition("t", 0)
-				if err := g.r.checkpoint(p); err != nil {
+				if err := g.r.states.checkpoint(p); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -122,7 +122,7 @@ func TestTxnStateSurvivesRestart(t *testing.T) {
 			reg(9)
 			g.produce("t", 0, txnBatch(9, 0, 0, 1).encode())
 			p, _ := g.r.partition("t", 0)
-			if err := g.r.checkpoint(p); err != nil {
+			if err := g.r.states.checkpoint(p); err != nil {
 				t.Fatal(err)
 			}
 			if err := g.r.DeleteTopic("t"); err != nil {
@@ -252,7 +252,7 @@ func TestTxnEndedBeforeTrimStaysEnded(t *testing.T) {
 			}
 			g.produce("t", 0, txnBatch(1, 0, 0, 1).encode()) // 0
 			p, _ := g.r.partition("t", 0)
-			if err := g.r.checkpoint(p); err != nil { // covers the open transaction
+			if err := g.r.states.checkpoint(p); err != nil { // covers the open transaction
 				t.Fatal(err)
 			}
 			if err := g.r.WriteTxnMarker("t", 0, 1, 0, true, 0); err != nil { // 1

@@ -266,7 +266,7 @@ func (p *partition) closeTxn(first Offset) {
 // pruneAborted drops the aborted-index entries whose marker is below the
 // log start (X6): the read view at once, their keys at the next
 // checkpoint, which it makes due.
-func (r *Resolver) pruneAborted(p *partition, start Offset) {
+func (st *stateStore) pruneAborted(p *partition, start Offset) {
 	p.app.Lock()
 	if p.app.txn == nil {
 		p.app.Unlock()
@@ -283,6 +283,6 @@ func (r *Resolver) pruneAborted(p *partition, start Offset) {
 	}
 	p.app.Unlock()
 	if len(gone) > 0 {
-		r.maybeCheckpoint(p)
+		st.maybeCheckpoint(p)
 	}
 }

@@ -8,7 +8,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/kgateway/kgateway/ledger"
 	"github.com/kgateway/kgateway/storage"
 	"github.com/kgateway/kgateway/topicconfig"
 )
@@ -141,23 +140,6 @@ func (r *Resolver) syncViews() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// viewReader is step 1 for reads: the partition, its ledger and the view
-// the name asks for (W5): TopicCompacted for a companion, else
-// Committed.
-func (r *Resolver) viewReader(name string, idx int32) (*partition, *ledger.Managed, ledger.View, error) {
-	view := ledger.Committed
-	src := name
-	r.mu.RLock()
-	if _, real := r.mu.topics[name]; !real {
-		if t, ok := r.companionLocked(name); ok {
-			src, view = t.name, ledger.TopicCompacted
-		}
-	}
-	r.mu.RUnlock()
-	p, ml, err := r.reader(src, idx)
-	return p, ml, view, err
 }
 
 // viewSource is the source topic of a companion name, else name.

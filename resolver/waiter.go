@@ -42,10 +42,16 @@ func (r *Resolver) WatchWith(w *Waiter, topic string, partition int32) error {
 	if err != nil {
 		return err
 	}
+	w.watch(p)
+	return nil
+}
+
+// watch adds p to w.
+func (w *Waiter) watch(p *partition) {
 	w.mu.Lock()
 	if w.mu.closed {
 		w.mu.Unlock()
-		return nil
+		return
 	}
 	w.mu.parts = append(w.mu.parts, p)
 	w.mu.Unlock()
@@ -53,13 +59,12 @@ func (r *Resolver) WatchWith(w *Waiter, topic string, partition int32) error {
 	defer p.mu.Unlock()
 	if p.mu.deleted {
 		w.fire(p)
-		return nil
+		return
 	}
 	if p.mu.waiters == nil {
 		p.mu.waiters = make(map[*Waiter]struct{})
 	}
 	p.mu.waiters[w] = struct{}{}
-	return nil
 }
 
 // Fired returns and clears the partitions that fired since the last call.

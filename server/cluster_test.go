@@ -628,7 +628,7 @@ func TestClusterReadsBelowTheCache(t *testing.T) {
 	c.mu.Lock()
 	res := c.nodes[next].res
 	c.mu.Unlock()
-	start, end, err := res.LocalBounds("o", 0)
+	start, end, err := res.Replicas().LocalBounds("o", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -752,7 +752,7 @@ func TestClusterFailoverFromExportedState(t *testing.T) {
 	c.mu.Lock()
 	res := c.nodes[next].res
 	c.mu.Unlock()
-	from, err := res.ReplayedFrom("s", 0)
+	from, err := res.Replicas().ReplayedFrom("s", 0)
 	if err != nil || int64(from) != covered {
 		t.Fatalf("the new owner replayed from %d (%v), want the exported state's %d", from, err, covered)
 	}

@@ -238,9 +238,8 @@
 // leaves one generation whole; old files go with their last pin; reads
 // by offset move from a gap to the next entry (R3) and find nothing when
 // none follows. The ledger list is kept in offset order, which a rewrite
-// (a newer id in an older place) makes differ from id order; reads by
-// position (ledger ReadEntries) address ledgers in id order and are not
-// used on rewritten logs.
+// (a newer id in an older place) makes differ from id order; reads name
+// offsets, never ledger ids.
 //
 // # Offloaded ledgers
 //

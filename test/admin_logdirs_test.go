@@ -32,7 +32,7 @@ func logDirSizes(t *testing.T, cl *kgo.Client) (string, map[string]int64) {
 // the data directory.
 func (g *gateway) segmentBytes(topic string, partition int32) int64 {
 	g.t.Helper()
-	log, err := g.res.LogOf(topic, partition)
+	log, err := g.res.Replicas().LogOf(topic, partition)
 	if err != nil {
 		g.t.Fatal(err)
 	}

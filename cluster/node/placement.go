@@ -361,7 +361,7 @@ func (n *Node) rebuild(ctx context.Context, h *held) error {
 	case !errors.Is(err, diskless.ErrNoState):
 		n.log.Warn("cluster-state-unreadable", zap.String("pkey", h.pkey), zap.Error(err))
 	}
-	err = n.p.Resolver.ReplacePartitionOver(h.topic, h.idx, resolver.Offset(plan.from), cache, func(appendBatch func([]byte) error) error {
+	err = n.p.Resolver.Replicas().ReplacePartitionOver(h.topic, h.idx, resolver.Offset(plan.from), cache, func(appendBatch func([]byte) error) error {
 		return readInOrder(ctx, plan.copy, n.p.Diskless.ReadRange, func(r diskless.Range, data []byte) error {
 			if err := eachBatch(data, appendBatch); err != nil {
 				return fmt.Errorf("range %d-%d of %s: %w", r.Base, r.End, r.Object, err)
@@ -377,7 +377,7 @@ func (n *Node) rebuild(ctx context.Context, h *held) error {
 			return err
 		}
 	}
-	log, err := n.p.Resolver.LogOf(h.topic, h.idx)
+	log, err := n.p.Resolver.Replicas().LogOf(h.topic, h.idx)
 	if err != nil {
 		return err
 	}
@@ -553,7 +553,7 @@ func (n *Node) upkeep(h *held) {
 	}
 	// The local start moves only by retention or DeleteRecords: not the
 	// rebuild's tail (J8), which h.start begins at.
-	if start, end, err := n.p.Resolver.LocalBounds(h.topic, h.idx); err == nil {
+	if start, end, err := n.p.Resolver.Replicas().LocalBounds(h.topic, h.idx); err == nil {
 		p := planUpkeep(upkeepView{localStart: int64(start), localEnd: int64(end), published: h.start,
 			sinceExport: time.Since(h.stated), stateInterval: n.cfg.StateInterval, stateCovered: h.stateCovered})
 		if p.exportState {
@@ -596,7 +596,7 @@ func (n *Node) upkeep(h *held) {
 // the last (planUpkeep).
 func (n *Node) exportState(ctx context.Context, h *held) {
 	h.stated = time.Now()
-	covered, state, ok, err := n.p.Resolver.ExportState(h.topic, h.idx)
+	covered, state, ok, err := n.p.Resolver.Replicas().ExportState(h.topic, h.idx)
 	if err != nil || !ok || int64(covered) <= h.stateCovered {
 		if err != nil {
 			n.log.Warn("cluster-export-state-failed", zap.String("pkey", h.pkey), zap.Error(err))

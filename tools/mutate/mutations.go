@@ -106,7 +106,7 @@ var mutations = []mutation{
 	{
 		Name:  "read-committed-past-lso",
 		Rule:  "resolver X1: read_committed returns no batch at or past the LSO",
-		Edits: []edit{{File: "resolver/fetch.go", Old: "\t\tentries = belowOffset(entries, res.LastStable) // X1\n", New: ""}},
+		Edits: []edit{{File: "resolver/handle.go", Old: "\t\tentries = belowOffset(entries, res.LastStable) // X1\n", New: ""}},
 		Tests: []testRun{{Pkg: "./resolver/", Run: "TestTxnLSOHeldAndReleased|TestTxnConcurrent"}},
 	},
 	{

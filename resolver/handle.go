@@ -1,0 +1,201 @@
+package resolver
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/kgateway/kgateway/ledger"
+	"github.com/kgateway/kgateway/storage"
+)
+
+// Partition is one partition resolved once for one request: step 1 of
+// the read and write flows (doc.go), done by Resolve, after which the
+// request's reads, long-poll registration and writes go through the
+// binding it found without looking the name up again. It is a value,
+// valid for one request: a partition replaced since it was resolved is
+// resolved again by name, once per rebinding (N5), and one deleted since
+// answers ErrUnknownTopic.
+type Partition struct {
+	r *Resolver
+	p *partition
+	// name is the name asked for: a companion's for its view (W5).
+	name string
+	idx  int32
+	// view is what a read of name sees: TopicCompacted for a companion,
+	// else Committed (W5).
+	view ledger.View
+}
+
+// lookupHook, set only by tests, is called on every lookup of a
+// partition binding by name (Resolve, partition), so that a test can
+// count a request's resolutions.
+var lookupHook atomic.Pointer[func()]
+
+// lookedUp calls lookupHook.
+func lookedUp() {
+	if f := lookupHook.Load(); f != nil {
+		(*f)()
+	}
+}
+
+// Resolve resolves (topic, partition) through the binding, once: a topic,
+// or a companion (W1), whose reads see its source's compacted view (W5).
+// ErrUnknownTopic when there is no such partition.
+func (r *Resolver) Resolve(topic string, idx int32) (Partition, error) {
+	lookedUp()
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.mu.closed {
+		return Partition{}, fmt.Errorf("%w: %w", ErrStorage, ledger.ErrClosed)
+	}
+	view := ledger.Committed
+	t, ok := r.mu.topics[topic]
+	if !ok {
+		if t, ok = r.companionLocked(topic); !ok {
+			return Partition{}, ErrUnknownTopic
+		}
+		view = ledger.TopicCompacted
+	}
+	if idx < 0 || int(idx) >= len(t.parts) {
+		return Partition{}, fmt.Errorf("%w: %s partition %d", ErrUnknownTopic, topic, idx)
+	}
+	return Partition{r: r, p: t.parts[idx], name: topic, idx: idx, view: view}, nil
+}
+
+// rebind resolves h's name again: after a ReplacePartition bound another
+// log in its place (N5).
+func (h Partition) rebind() (Partition, error) { return h.r.Resolve(h.name, h.idx) }
+
+// readable is the ledger a read of h goes to; errRebound when h was
+// replaced and deleted (its caller rebinds), ErrUnknownTopic when it was
+// deleted.
+func (h Partition) readable() (*ledger.Managed, error) {
+	p := h.p
+	p.mu.Lock()
+	ml, deleted, replaced := p.mu.ml, p.mu.deleted, p.mu.replaced
+	p.mu.Unlock()
+	switch {
+	case deleted && replaced:
+		return nil, errRebound
+	case deleted:
+		return nil, ErrUnknownTopic
+	}
+	return ml, nil
+}
+
+// Fetch reads from offset under one snapshot (S1–S4). With minOne the first
+// batch is returned whole even past maxBytes (KIP-74). ReadCommitted reads
+// only the batches below the last stable offset and lists the aborted
+// transactions overlapping them (X1); both levels report the LSO. The
+// bounds are set on the result also when the error is ErrOffsetOutOfRange
+// or ErrStorage, so a caller needs no second snapshot for them.
+//
+// With a lease, reads of local segment files are leased (ledger
+// ReadEntries, storage ReadIndexedLeased): the batches read from files
+// are lease's pooled buffers, valid until the caller releases it, and
+// FetchResult.Srcs says where each lies in its file, for a caller that
+// sends them with sendfile. Every batch is validated as without one.
+func (h Partition) Fetch(offset Offset, maxBytes int, minOne bool, iso Isolation, lease *storage.Lease) (FetchResult, error) {
+	for attempt := 0; ; attempt++ {
+		res, err := h.fetchOnce(offset, maxBytes, minOne, iso, lease)
+		if !errors.Is(err, errRebound) {
+			return res, err
+		}
+		if attempt == maxRebinds {
+			return FetchResult{}, errReplaced
+		}
+		if h, err = h.rebind(); err != nil { // N5: replaced during the read
+			return FetchResult{}, err
+		}
+	}
+}
+
+// errRebound: a read's partition was replaced while it read; the read
+// starts again on the new binding.
+var errRebound = errors.New("resolver: partition rebound during the read")
+
+func (h Partition) fetchOnce(offset Offset, maxBytes int, minOne bool, iso Isolation, lease *storage.Lease) (FetchResult, error) {
+	p := h.p
+	ml, err := h.readable() // step 1 was Resolve; the view is h's (W5)
+	if err != nil {
+		return FetchResult{}, err
+	}
+	// Steps 2–5 are the ledger's: one snapshot, the entries under it, and
+	// a fresh start after a concurrent trim. The snapshot comes back for
+	// S1–S3; the entries stop at its end.
+	sn, entries, err := ml.ReadEntries(h.view, offset, ledger.NoLimit, fetchEntries(maxBytes), max(maxBytes, 1), lease)
+	if err != nil && p.isReplaced() {
+		return FetchResult{}, errRebound // its ledger closed, its log deleted
+	}
+	if errors.Is(err, ledger.ErrClosed) {
+		// The partition was deleted (or the resolver closed) during the
+		// read; a ledger closed under a live partition is the store's.
+		if _, err := h.rebind(); err != nil {
+			return FetchResult{}, err
+		}
+		return FetchResult{}, storageErr("read", err)
+	}
+	// The transactions are read after the snapshot: a transaction that
+	// starts after it starts at or past its end, and one whose marker
+	// became durable since is in the aborted index already (X2).
+	res := p.boundsOf(sn)
+	if err != nil {
+		return res, storageErr("read", err)
+	}
+	switch {
+	case offset < sn.Start: // S1: trimmed
+		return res, fmt.Errorf("%w: %s is below log start %s", ErrOffsetOutOfRange, offset, sn.Start)
+	case offset == sn.End: // S2: nothing yet; a long poll waits for the next append
+		return res, nil
+	case offset > sn.End: // S3: sn is fresh (taken after the request arrived)
+		return res, fmt.Errorf("%w: %s is beyond the end %s", ErrOffsetOutOfRange, offset, sn.End)
+	}
+	if iso == ReadCommitted {
+		entries = belowOffset(entries, res.LastStable) // X1
+	}
+	res.Batches, res.Bytes, err = limitBatches(entries, maxBytes, minOne, sn.ViewEnd)
+	if err == nil && lease != nil {
+		res.Srcs = sourcesOf(entries[:len(res.Batches)])
+	}
+	fromView := len(entries) > 0 && entries[0].Offset < sn.ViewEnd
+	if err == nil && iso == ReadCommitted && len(res.Batches) > 0 && !fromView { // W5: the view holds no aborted batch
+		res.Aborted = p.abortedIn(entries[0].Offset, entries[len(res.Batches)-1].End())
+	}
+	return res, err
+}
+
+// Bounds returns log start, high watermark and last stable offset from a
+// fresh snapshot, in h's view (W5): a fetch with no byte budget left.
+func (h Partition) Bounds() (logStart, hwm, lso Offset, err error) {
+	s, err := h.snapshot()
+	if err != nil {
+		return -1, -1, -1, err
+	}
+	b := s.p.boundsOf(s.info)
+	return b.LogStart, b.HighWatermark, b.LastStable, nil
+}
+
+// Watch adds h to w, as WatchWith: a companion waits on its source (W5).
+// Register before reading, so that an append between the read and the
+// wait is not missed.
+func (h Partition) Watch(w *Waiter) { w.watch(h.p) }
+
+// ProduceAsync is Resolver.ProduceAsync through h, for a caller that hands
+// the batch over (b from ParseBatches over a buffer it gives up): the
+// resolver stamps it in place and the store keeps it (tail cache) instead
+// of a copy, so the caller must neither modify nor reuse it afterwards,
+// even when an error is returned. The Kafka front end parses each request
+// into a fresh buffer and passes the records slices straight through: the
+// produced bytes are copied once, from the socket, on their way to disk.
+// When the batch is a slice of a larger buffer (one partition of a
+// many-partition request), frame describes that buffer, so that the tail
+// cache charges what it keeps alive (storage C5); nil when the batch is
+// the whole of its buffer, or most of it.
+//
+// b may be passed again after a refusal that wrote nothing (a transaction
+// verified since): the refusal left it as it was but for a LogAppendTime
+// stamp, which the retry sets again.
+func (h Partition) ProduceAsync(b Batches, frame *storage.Backing) (*PendingProduce, error) {
+	return h.produceAsync(b, true, frame)
+}
