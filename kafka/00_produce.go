@@ -89,11 +89,11 @@ func handleProduce(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, erro
 				*out = produceError(rp.Partition, err)
 				continue
 			}
-			if err := s.addToTxnImplicitly(rc.version, r.TransactionID, rt.Topic, rp.Partition, rp.Records); err != nil {
+			if err := s.addToTxnImplicitly(rc, r.TransactionID, rt.Topic, rp.Partition, rp.Records); err != nil {
 				*out = produceError(rp.Partition, err)
 				continue
 			}
-			pp, err := s.writePartition(rc.ctx, rt.Topic, rp.Partition, rp.Records, frame)
+			pp, err := s.writePartition(rc, rt.Topic, rp.Partition, rp.Records, frame)
 			if err != nil {
 				*out = s.produceRefused(rt.Topic, rp.Partition, err)
 				continue
@@ -191,9 +191,11 @@ func frameBacking(r *kmsg.ProduceRequest, frameSize int) *resolver.Backing {
 }
 
 // writePartition writes one partition's batches without waiting for
-// durability, auto-creating the topic when allowed.
-func (s *Server) writePartition(ctx context.Context, topic string, partition int32, records []byte, frame *resolver.Backing) (*resolver.PendingProduce, error) {
-	if _, err := s.partitionOf(topic, partition, true); err != nil {
+// durability, auto-creating the topic when allowed (as the request's
+// principal's).
+func (s *Server) writePartition(rc *reqCtx, topic string, partition int32, records []byte, frame *resolver.Backing) (*resolver.PendingProduce, error) {
+	ctx := rc.ctx
+	if _, err := s.partitionIn(s.catalogAs(rc), topic, partition); err != nil {
 		return nil, err
 	}
 	if err := s.routeError(topic, partition, noLeaderEpoch); err != nil { // Y2

@@ -17,8 +17,8 @@ const minImplicitAddProduceVersion = 12
 // Produce v12+ (X18). Older versions, non-transactional batches and
 // requests without a transactional id are left to the resolver's check
 // (KIP-890 part 1).
-func (s *Server) addToTxnImplicitly(version int16, txnID *string, topic string, partition int32, records []byte) error {
-	if version < minImplicitAddProduceVersion || txnID == nil {
+func (s *Server) addToTxnImplicitly(rc *reqCtx, txnID *string, topic string, partition int32, records []byte) error {
+	if rc.version < minImplicitAddProduceVersion || txnID == nil {
 		return nil
 	}
 	pid, epoch, ok := resolver.TxnBatchProducer(records)
@@ -29,7 +29,7 @@ func (s *Server) addToTxnImplicitly(version int16, txnID *string, topic string, 
 	if err != nil {
 		return err
 	}
-	if _, err := s.partitionOf(topic, partition, true); err != nil {
+	if _, err := s.partitionIn(s.catalogAs(rc), topic, partition); err != nil {
 		return err
 	}
 	code := c.AddPartitionImplicitly(*txnID, pid, epoch, topic, partition)
