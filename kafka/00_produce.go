@@ -51,6 +51,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -106,9 +107,11 @@ func handleProduce(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, erro
 	// that one group commit covers both (D1 still holds: nothing below is
 	// answered before Wait).
 	rc.appended()
+	synced := time.Now()
 	for _, w := range waits {
 		*w.out = producedPartition(w.partition, w.pp)
 	}
+	rc.stats.durable = time.Since(synced)
 	s.produceMoved(rc.version, resp)
 	if rc.version >= 11 {
 		txnAbortable(resp)
