@@ -51,6 +51,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -91,7 +92,7 @@ func handleProduce(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, erro
 				*out = produceError(rp.Partition, err)
 				continue
 			}
-			pt := &produceTarget{topic: rt.Topic, partition: rp.Partition}
+			pt := &produceTarget{cat: s.catalogAs(rc), topic: rt.Topic, partition: rp.Partition}
 			if err := s.addToTxnImplicitly(rc.version, r.TransactionID, pt, b); err != nil {
 				*out = produceError(rp.Partition, err)
 				continue
@@ -109,9 +110,11 @@ func handleProduce(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, erro
 	// that one group commit covers both (D1 still holds: nothing below is
 	// answered before Wait).
 	rc.appended()
+	synced := time.Now()
 	for _, w := range waits {
 		*w.out = producedPartition(w.partition, w.pp)
 	}
+	rc.stats.durable = time.Since(synced)
 	s.produceMoved(rc.version, resp)
 	if rc.version >= 11 {
 		txnAbortable(resp)
@@ -224,6 +227,7 @@ func frameBacking(r *kmsg.ProduceRequest, frameSize int) *resolver.Backing {
 // (resolvePartition, auto-creating the topic when allowed) by whichever
 // of the implicit add to a transaction and the write asks first.
 type produceTarget struct {
+	cat       Catalog // auto-creates as the request's principal (catalogAs)
 	topic     string
 	partition int32
 	resolved  bool
@@ -234,7 +238,7 @@ type produceTarget struct {
 // resolve resolves t once; later calls return the first answer.
 func (t *produceTarget) resolve(s *Server) (resolver.Partition, error) {
 	if !t.resolved {
-		t.h, t.err = s.resolvePartition(t.topic, t.partition, true)
+		t.h, t.err = s.resolvePartition(t.cat, t.topic, t.partition)
 		t.resolved = true
 	}
 	return t.h, t.err

@@ -76,27 +76,28 @@ type fetchItem struct {
 // later calls return the first answer.
 func (it *fetchItem) resolve(s *Server) (resolver.Partition, error) {
 	if !it.resolved {
-		it.h, it.herr = s.resolvePartition(it.name, it.rp.Partition, false)
+		it.h, it.herr = s.resolvePartition(nil, it.name, it.rp.Partition)
 		it.resolved = true
 	}
 	return it.h, it.herr
 }
 
-// resolvePartition is partitionOf resolving the partition once: the
+// resolvePartition is partitionIn resolving the partition once: the
 // resolver's binding, through which a fetch or produce then reads or
 // writes. An internal topic has no binding (a zero Partition: its
 // partitions are empty, internal_topics.go); a name that is not a
-// topic's, and auto-creation (Y6) with create, are partitionOf's.
-func (s *Server) resolvePartition(topic string, partition int32, create bool) (resolver.Partition, error) {
+// topic's, and auto-creation (Y6) through cat (nil: never), the catalog
+// of the request's principal, are partitionIn's.
+func (s *Server) resolvePartition(cat Catalog, topic string, partition int32) (resolver.Partition, error) {
 	if resolver.IsInternalTopic(topic) || !validTopicName(topic) {
-		_, err := s.partitionOf(topic, partition, create)
+		_, err := s.partitionIn(cat, topic, partition)
 		return resolver.Partition{}, err
 	}
 	h, err := s.res.Resolve(topic, partition)
-	if err == nil || !create || !errors.Is(err, resolver.ErrUnknownTopic) {
+	if err == nil || cat == nil || !errors.Is(err, resolver.ErrUnknownTopic) {
 		return h, err
 	}
-	if _, err := s.partitionOf(topic, partition, true); err != nil {
+	if _, err := s.partitionIn(cat, topic, partition); err != nil {
 		return resolver.Partition{}, err
 	}
 	return s.res.Resolve(topic, partition) // created just now

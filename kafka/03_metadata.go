@@ -74,7 +74,7 @@ func handleMetadata(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, err
 				continue
 			}
 			seen[k] = struct{}{}
-			resp.Topics = append(resp.Topics, s.metadataRequested(rt, allowCreate))
+			resp.Topics = append(resp.Topics, s.metadataRequested(rc, rt, allowCreate))
 		}
 	}
 	return resp, nil
@@ -88,7 +88,7 @@ type metadataKey struct {
 }
 
 // metadataRequested answers one requested topic, by name or (v10+) by id.
-func (s *Server) metadataRequested(rt kmsg.MetadataRequestTopic, allowCreate bool) kmsg.MetadataResponseTopic {
+func (s *Server) metadataRequested(rc *reqCtx, rt kmsg.MetadataRequestTopic, allowCreate bool) kmsg.MetadataResponseTopic {
 	if topicid.RequestedByID(&rt) {
 		if name, ok := s.internalTopicByID(rt.TopicID); ok {
 			return s.metadataInternal(name)
@@ -113,7 +113,7 @@ func (s *Server) metadataRequested(rt kmsg.MetadataRequestTopic, allowCreate boo
 	case !validTopicName(name):
 		err = resolver.ErrInvalidTopic
 	case allowCreate:
-		t, err = s.catalog().EnsureTopic(name) // Y6
+		t, err = s.catalogAs(rc).EnsureTopic(name) // Y6
 	default:
 		var ok bool
 		if t, ok = s.res.Topic(name); !ok {

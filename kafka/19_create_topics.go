@@ -37,7 +37,7 @@ func handleCreateTopics(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response,
 		if seen[rt.Topic] > 1 {
 			err = fmt.Errorf("%w: topic %q is listed more than once", kerr.InvalidRequest, rt.Topic)
 		} else if err = s.mutationRefused(rc); err == nil { // KIP-599
-			t, err = s.createTopic(rt, r.ValidateOnly)
+			t, err = s.createTopic(rc, rt, r.ValidateOnly)
 			if err == nil && !r.ValidateOnly {
 				s.mutated(rc, t.Partitions)
 			}
@@ -47,7 +47,7 @@ func handleCreateTopics(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response,
 	return resp, nil
 }
 
-func (s *Server) createTopic(rt kmsg.CreateTopicsRequestTopic, validateOnly bool) (resolver.Topic, error) {
+func (s *Server) createTopic(rc *reqCtx, rt kmsg.CreateTopicsRequestTopic, validateOnly bool) (resolver.Topic, error) {
 	partitions, replication := rt.NumPartitions, rt.ReplicationFactor
 	if len(rt.ReplicaAssignment) > 0 {
 		if partitions != -1 || replication != -1 {
@@ -70,7 +70,7 @@ func (s *Server) createTopic(rt kmsg.CreateTopicsRequestTopic, validateOnly bool
 	if !validTopicName(rt.Topic) {
 		return resolver.Topic{}, fmt.Errorf("%w: %q", resolver.ErrInvalidTopic, rt.Topic)
 	}
-	return s.catalog().CreateTopic(rt.Topic, partitions, replication, configs, validateOnly)
+	return s.catalogAs(rc).CreateTopic(rt.Topic, partitions, replication, configs, validateOnly)
 }
 
 // createdTopic answers for one topic. From v5 the response carries every

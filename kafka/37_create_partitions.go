@@ -43,7 +43,7 @@ func handleCreatePartitions(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Respo
 			if t, ok := s.res.Topic(rt.Topic); ok {
 				before = t.Partitions
 			}
-			err = s.createPartitions(rt, r.ValidateOnly)
+			err = s.createPartitions(rc, rt, r.ValidateOnly)
 			if err == nil && !r.ValidateOnly {
 				s.mutated(rc, rt.Count-before)
 			}
@@ -54,7 +54,7 @@ func handleCreatePartitions(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Respo
 	return resp, nil
 }
 
-func (s *Server) createPartitions(rt kmsg.CreatePartitionsRequestTopic, validateOnly bool) error {
+func (s *Server) createPartitions(rc *reqCtx, rt kmsg.CreatePartitionsRequestTopic, validateOnly bool) error {
 	if !validTopicName(rt.Topic) {
 		return fmt.Errorf("%w: %q", resolver.ErrInvalidTopic, rt.Topic)
 	}
@@ -84,5 +84,5 @@ func (s *Server) createPartitions(rt kmsg.CreatePartitionsRequestTopic, validate
 			}
 		}
 	}
-	return s.catalog().CreatePartitions(rt.Topic, rt.Count, validateOnly)
+	return s.catalogAs(rc).CreatePartitions(rt.Topic, rt.Count, validateOnly)
 }

@@ -89,7 +89,7 @@ func (s *Server) createInternalTopics(rc *reqCtx, topics []streams.InternalTopic
 			cfg.Name, cfg.Value = k, kmsg.StringPtr(t.Configs[k])
 			rt.Configs = append(rt.Configs, cfg)
 		}
-		if _, err := s.createTopic(rt, false); err != nil && !errors.Is(err, resolver.ErrTopicExists) {
+		if _, err := s.createTopic(rc, rt, false); err != nil && !errors.Is(err, resolver.ErrTopicExists) {
 			s.log.Warn("streams-internal-topic-create-failed", zap.String("topic", t.Name), zap.Error(err))
 		}
 	}

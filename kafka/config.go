@@ -117,6 +117,10 @@ type Config struct {
 	// MaxPartitions is partitions.max: the partitions of all topics
 	// together (partition_bound.go; default DefaultMaxPartitions).
 	MaxPartitions int
+	// MaxPartitionsPerPrincipal is partitions.max.per.principal: with an
+	// authorizer, the partitions of the topics one principal created
+	// (partition_bound.go; default DefaultMaxPartitionsPerPrincipal).
+	MaxPartitionsPerPrincipal int
 
 	// FetchMaxBytes is fetch.max.bytes: the most record bytes one Fetch
 	// response carries, whatever the request's MaxBytes (default 55 MiB;
@@ -251,6 +255,9 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.MaxPartitions <= 0 {
 		cfg.MaxPartitions = DefaultMaxPartitions
+	}
+	if cfg.MaxPartitionsPerPrincipal <= 0 {
+		cfg.MaxPartitionsPerPrincipal = DefaultMaxPartitionsPerPrincipal
 	}
 	if cfg.ClusterID == "" && cfg.Resolver != nil {
 		cfg.ClusterID = cfg.Resolver.ClusterID()

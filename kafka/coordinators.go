@@ -31,7 +31,10 @@ func (s *Server) coords() *coordinators { return s.coord.Load() }
 func (s *Server) newCoordinators(st *offsets.Store, withTxns bool) (*coordinators, error) {
 	c := &coordinators{store: st}
 	if st == nil {
-		return c, nil
+		return c, s.groupBound.Load(nil)
+	}
+	if err := s.groupBound.Load(st); err != nil { // tenant.go: durable group owners
+		return nil, err
 	}
 	var err error
 	if c.groups, err = s.newGroups(st); err != nil {

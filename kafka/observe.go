@@ -33,6 +33,11 @@ type reqStats struct {
 	size    int           // request frame bytes
 	arrived time.Time     // when the frame was parsed
 	waited  time.Duration // long-poll time (Fetch waiting for MinBytes)
+	// durable is a Produce's wait for its batches' group commit: work
+	// of the committer, not of the handler, so request_percentage does
+	// not count it, as Kafka's does not count a produce's wait for its
+	// replicas (remote time). The request's duration does.
+	durable time.Duration
 }
 
 // addWait records a long-poll wait that began at start; it does not count

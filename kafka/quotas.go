@@ -91,7 +91,7 @@ func (s *Server) applyQuotas(rc *reqCtx, req kmsg.Request, resp kmsg.Response) (
 	if mutating[rc.key] {
 		bw = max(bw, s.noteThrottle(rc, quota.KindMutation, s.quotas.RecordMutations(user, cid, 0, nowMs)))
 	}
-	handled := now.Sub(rc.stats.arrived) - rc.stats.waited
+	handled := now.Sub(rc.stats.arrived) - rc.stats.waited - rc.stats.durable
 	o := s.quotas.Record(quota.KindRequest, user, cid, handled.Seconds()*100, nowMs)
 	rq := s.noteThrottle(rc, quota.KindRequest, o)
 	ms := max(bw, rq)

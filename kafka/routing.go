@@ -17,11 +17,19 @@ import (
 
 // catalog is where topic changes go (Y6): the shared catalog in cluster
 // mode, else the resolver.
-func (s *Server) catalog() Catalog {
-	if s.cfg.Cluster == nil {
-		return boundedCatalog{s.res, s}
+func (s *Server) catalog() Catalog { return s.catalogAs(nil) }
+
+// catalogAs is the catalog for a request: its creations record, and count
+// against, the request's principal (tenantOf; nil rc: nobody's).
+func (s *Server) catalogAs(rc *reqCtx) Catalog {
+	principal := ""
+	if rc != nil {
+		principal = tenantOf(rc)
 	}
-	return boundedCatalog{s.cfg.Cluster.Catalog(), s}
+	if s.cfg.Cluster == nil {
+		return boundedCatalog{s.res, s, principal}
+	}
+	return boundedCatalog{s.cfg.Cluster.Catalog(), s, principal}
 }
 
 // leader is the partition's leader and leader epoch; ok is false while it

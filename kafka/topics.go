@@ -35,6 +35,18 @@ func validTopicName(name string) bool {
 // An internal topic has internalPartitions empty partitions to read, and
 // none to write (internal_topics.go).
 func (s *Server) partitionOf(topic string, partition int32, create bool) (int32, error) {
+	var cat Catalog
+	if create {
+		cat = s.catalog()
+	}
+	return s.partitionIn(cat, topic, partition)
+}
+
+// partitionIn is partitionOf auto-creating through cat (nil: never), the
+// catalog of the request's principal (catalogAs), which a topic it
+// creates counts against.
+func (s *Server) partitionIn(cat Catalog, topic string, partition int32) (int32, error) {
+	create := cat != nil
 	if resolver.IsInternalTopic(topic) {
 		return internalPartitionOf(topic, partition, create)
 	}
@@ -46,7 +58,7 @@ func (s *Server) partitionOf(topic string, partition int32, create bool) (int32,
 		return 0, resolver.ErrUnknownTopic
 	}
 	if !ok {
-		t, err := s.catalog().EnsureTopic(topic) // Y6
+		t, err := cat.EnsureTopic(topic) // Y6
 		if err != nil {
 			return 0, err
 		}

@@ -48,6 +48,10 @@ type Topic struct {
 	ID         TopicID
 	Partitions int32
 	Configs    map[string]string // only the ones set explicitly
+	// Creator is the principal whose request created the topic, for the
+	// per-principal partition bound (kafka/tenancy); "" when unknown:
+	// created without an authorizer, or before creators were recorded.
+	Creator string
 	// Companion marks the read-only companion topic of a topic's
 	// compacted view (doc.go "Compacted view", W1).
 	Companion bool

@@ -27,6 +27,13 @@ import (
 // same rules; here only what would make a binding unsound is checked
 // (name, partition count, each config's value).
 func (r *Resolver) ApplyTopic(name string, id TopicID, partitions int32, configs map[string]string) error {
+	return r.ApplyTopicBy("", name, id, partitions, configs)
+}
+
+// ApplyTopicBy is ApplyTopic for a record that names the topic's creator
+// (Topic.Creator): a binding created here records it; an existing
+// binding keeps the creator it has (a record's creator never changes).
+func (r *Resolver) ApplyTopicBy(creator, name string, id TopicID, partitions int32, configs map[string]string) error {
 	if err := validTopicName(name); err != nil {
 		return err
 	}
@@ -55,7 +62,7 @@ func (r *Resolver) ApplyTopic(name string, id TopicID, partitions int32, configs
 		if other != nil && other.name != name {
 			return fmt.Errorf("%w: topic id %s is bound to %q", ErrTopicExists, id, other.name)
 		}
-		_, err := r.createLocked(name, id, partitions, maps.Clone(configs))
+		_, err := r.createLocked(name, id, partitions, maps.Clone(configs), creator)
 		return err
 	}
 	if have := int32(len(t.parts)); partitions < have {

@@ -49,6 +49,12 @@ func newTopicID() TopicID {
 // validates. partitions -1 means num.partitions; replication must be -1
 // or 1.
 func (r *Resolver) CreateTopic(name string, partitions int32, replication int16, configs map[string]string, validateOnly bool) (Topic, error) {
+	return r.CreateTopicBy("", name, partitions, replication, configs, validateOnly)
+}
+
+// CreateTopicBy is CreateTopic recording creator (Topic.Creator) in the
+// topic's record, with the binding in one write.
+func (r *Resolver) CreateTopicBy(creator, name string, partitions int32, replication int16, configs map[string]string, validateOnly bool) (Topic, error) {
 	if err := validTopicName(name); err != nil {
 		return Topic{}, err
 	}
@@ -77,16 +83,16 @@ func (r *Resolver) CreateTopic(name string, partitions int32, replication int16,
 	}
 	id := newTopicID()
 	if validateOnly {
-		return Topic{Name: name, ID: id, Partitions: partitions, Configs: maps.Clone(configs)}, nil
+		return Topic{Name: name, ID: id, Partitions: partitions, Configs: maps.Clone(configs), Creator: creator}, nil
 	}
-	return r.createLocked(name, id, partitions, maps.Clone(configs))
+	return r.createLocked(name, id, partitions, maps.Clone(configs), creator)
 }
 
 // createLocked allocates the logs, persists the binding together with the
 // log counter, and only then opens the partitions (ledger.Open creates the
 // logs), so a crash leaves either no topic or a topic whose missing logs
 // Open creates.
-func (r *Resolver) createLocked(name string, id TopicID, partitions int32, configs map[string]string) (Topic, error) {
+func (r *Resolver) createLocked(name string, id TopicID, partitions int32, configs map[string]string, creator string) (Topic, error) {
 	r.mu.RLock()
 	closed := r.mu.closed
 	r.mu.RUnlock()
@@ -98,7 +104,7 @@ func (r *Resolver) createLocked(name string, id TopicID, partitions int32, confi
 		logs[i] = r.nextLog + storage.LogID(i)
 	}
 	next := r.nextLog + storage.LogID(partitions)
-	if err := r.store.ApplyMeta(encodeTopic(name, id, logs, configs), putCounter(keyNextLog, uint64(next))); err != nil {
+	if err := r.store.ApplyMeta(encodeTopic(name, id, logs, configs, creator), putCounter(keyNextLog, uint64(next))); err != nil {
 		return Topic{}, storageErr("persist topic", err)
 	}
 	r.nextLog = next
@@ -108,6 +114,9 @@ func (r *Resolver) createLocked(name string, id TopicID, partitions int32, confi
 	var t *topic
 	if err == nil {
 		t, err = r.openTopic(name, id, logs, configs)
+		if t != nil {
+			t.creator = creator
+		}
 	} else {
 		err = storageErr("create logs", err)
 	}
@@ -208,6 +217,12 @@ func (r *Resolver) removeBindingLocked(name string, logs []storage.LogID) error 
 // partitions when auto.create.topics.enable is set (ErrUnknownTopic
 // otherwise, ErrInvalidTopic for a bad name).
 func (r *Resolver) EnsureTopic(name string) (Topic, error) {
+	return r.EnsureTopicBy("", name)
+}
+
+// EnsureTopicBy is EnsureTopic with creator recorded as the creator of a
+// topic it creates (Topic.Creator).
+func (r *Resolver) EnsureTopicBy(creator, name string) (Topic, error) {
 	if IsInternalTopic(name) { // N2: never auto-created as an ordinary topic
 		return Topic{}, fmt.Errorf("%w: %q is an internal topic", ErrInvalidTopic, name)
 	}
@@ -220,7 +235,7 @@ func (r *Resolver) EnsureTopic(name string) (Topic, error) {
 	if !r.cfg.AutoCreate {
 		return Topic{}, fmt.Errorf("%w: %q", ErrUnknownTopic, name)
 	}
-	t, err := r.CreateTopic(name, -1, -1, nil, false)
+	t, err := r.CreateTopicBy(creator, name, -1, -1, nil, false)
 	if errors.Is(err, ErrTopicExists) { // created concurrently
 		if t, ok := r.Topic(name); ok {
 			return t, nil
@@ -264,10 +279,10 @@ func (r *Resolver) replaceConfigsLocked(t *topic, configs map[string]string) err
 	for i, p := range t.parts {
 		logs[i] = p.log
 	}
-	if err := r.store.ApplyMeta(encodeTopic(t.name, t.id, logs, configs)); err != nil {
+	if err := r.store.ApplyMeta(encodeTopic(t.name, t.id, logs, configs, t.creator)); err != nil {
 		return storageErr("persist topic configs", err)
 	}
-	nt := &topic{name: t.name, id: t.id, configs: configs, parts: t.parts}
+	nt := &topic{name: t.name, id: t.id, configs: configs, parts: t.parts, creator: t.creator}
 	r.mu.Lock()
 	r.publishLocked(nt)
 	r.mu.Unlock()
@@ -314,7 +329,7 @@ func (r *Resolver) growLocked(t *topic, count int32) (*topic, error) {
 		logs[i] = r.nextLog + storage.LogID(i-have)
 	}
 	next := r.nextLog + storage.LogID(count-have)
-	if err := r.store.ApplyMeta(encodeTopic(name, t.id, logs, t.configs), putCounter(keyNextLog, uint64(next))); err != nil {
+	if err := r.store.ApplyMeta(encodeTopic(name, t.id, logs, t.configs, t.creator), putCounter(keyNextLog, uint64(next))); err != nil {
 		return nil, storageErr("persist partitions", err)
 	}
 	r.nextLog = next
@@ -330,7 +345,7 @@ func (r *Resolver) growLocked(t *topic, count int32) (*topic, error) {
 		}
 		parts = append(parts, p)
 	}
-	nt := &topic{name: t.name, id: t.id, configs: t.configs, parts: parts}
+	nt := &topic{name: t.name, id: t.id, configs: t.configs, parts: parts, creator: t.creator}
 	r.mu.Lock()
 	r.publishLocked(nt)
 	r.mu.Unlock()

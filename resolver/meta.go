@@ -102,10 +102,11 @@ type topicRecord struct {
 	ID      string            `json:"id"`
 	Logs    []storage.LogID   `json:"logs"` // partition i is Logs[i]
 	Configs map[string]string `json:"configs,omitempty"`
+	Creator string            `json:"creator,omitempty"` // Topic.Creator
 }
 
-func encodeTopic(name string, id TopicID, logs []storage.LogID, configs map[string]string) storage.MetaOp {
-	v, _ := json.Marshal(topicRecord{Name: name, ID: hex.EncodeToString(id[:]), Logs: logs, Configs: configs})
+func encodeTopic(name string, id TopicID, logs []storage.LogID, configs map[string]string, creator string) storage.MetaOp {
+	v, _ := json.Marshal(topicRecord{Name: name, ID: hex.EncodeToString(id[:]), Logs: logs, Configs: configs, Creator: creator})
 	return storage.MetaOp{Key: topicKey(name), Value: v}
 }
 
@@ -145,6 +146,7 @@ func (r *Resolver) loadTopics() error {
 		if err != nil {
 			return err
 		}
+		t.creator = rec.Creator
 		r.mu.Lock()
 		r.publishLocked(t)
 		r.mu.Unlock()

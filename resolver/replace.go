@@ -275,7 +275,7 @@ func (rp Replicas) rebindLocked(t *topic, idx int32, np *partition) error {
 	old.markReplaced()
 	parts := append([]*partition(nil), t.parts...)
 	parts[idx] = np
-	nt := &topic{name: t.name, id: t.id, configs: t.configs, parts: parts}
+	nt := &topic{name: t.name, id: t.id, configs: t.configs, parts: parts, creator: t.creator}
 	r.mu.Lock()
 	closed := r.mu.closed
 	r.unpublishLocked(t)
@@ -302,7 +302,7 @@ func (rp Replicas) persistRebind(t *topic, idx int32, log storage.LogID) error {
 		logs[i] = p.log
 	}
 	logs[idx] = log
-	return r.store.ApplyMeta(encodeTopic(t.name, t.id, logs, t.configs),
+	return r.store.ApplyMeta(encodeTopic(t.name, t.id, logs, t.configs, t.creator),
 		storage.MetaOp{Key: idKey(prefixDeleting, uint64(log)), Delete: true},
 		storage.MetaOp{Key: idKey(prefixDeleting, uint64(t.parts[idx].log)), Value: []byte{}})
 }

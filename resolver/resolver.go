@@ -78,6 +78,7 @@ type topic struct {
 	id      TopicID
 	configs map[string]string
 	parts   []*partition
+	creator string // Topic.Creator, persisted in the topic's record
 }
 
 func (t *topic) public() Topic {
@@ -85,7 +86,7 @@ func (t *topic) public() Topic {
 	for k, v := range t.configs {
 		cfgs[k] = v
 	}
-	return Topic{Name: t.name, ID: t.id, Partitions: int32(len(t.parts)), Configs: cfgs}
+	return Topic{Name: t.name, ID: t.id, Partitions: int32(len(t.parts)), Configs: cfgs, Creator: t.creator}
 }
 
 // withDefaults fills the zero fields of cfg with Kafka's defaults.

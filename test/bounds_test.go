@@ -1,7 +1,9 @@
 package test
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -216,4 +218,156 @@ func commitOffset(t *testing.T, cl *kgo.Client, group string) int16 {
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
 	return request[*kmsg.OffsetCommitResponse](t, cl, req).Topics[0].Partitions[0].ErrorCode
+}
+
+// tenantServer is an aclServer started with kc, users admin (a super
+// user), alice and mallory, alice and mallory allowed everything on
+// topics, groups and transactional ids; restart reopens the same data
+// directory with the same configuration.
+type tenantServer struct {
+	*aclServer
+	kc kafka.Config
+}
+
+func newTenantServer(t *testing.T, kc kafka.Config) *tenantServer {
+	t.Helper()
+	ts := &tenantServer{aclServer: &aclServer{t: t, dir: t.TempDir()}, kc: kc}
+	for _, u := range []string{"admin", "alice", "mallory"} {
+		addUser(t, ts.dir, u, u+"-pw")
+	}
+	ts.start()
+	ts.grant(kadm.NewACLs().Allow("User:alice", "User:mallory").
+		Topics("*").Groups("*").TransactionalIDs("*").Operations(kadm.OpAll))
+	return ts
+}
+
+func (ts *tenantServer) start() {
+	ts.t.Helper()
+	ts.srv = startServer(ts.t, server.Config{DataDir: ts.dir, Kafka: ts.kc,
+		Listeners:  []kafka.Listener{{Name: "SASL_PLAINTEXT", Protocol: kafka.SASLPlaintext, Addr: "127.0.0.1:0"}},
+		Resolver:   resolver.Config{NumPartitions: 1, AutoCreate: true},
+		Authorizer: server.AuthorizerConfig{ClassName: standardAuthorizer, SuperUsers: []string{"User:admin"}}})
+	srv := ts.srv
+	ts.t.Cleanup(func() { srv.Close() })
+}
+
+func (ts *tenantServer) restart() {
+	ts.t.Helper()
+	if err := ts.srv.Close(); err != nil {
+		ts.t.Fatal(err)
+	}
+	ts.start()
+}
+
+// createTopic creates topic with partitions as user and returns the
+// topic's error and message.
+func (ts *tenantServer) createTopic(user, topic string, partitions int32) (error, string) {
+	ts.t.Helper()
+	rs, err := kadm.NewClient(ts.client(user)).CreateTopics(testCtx(ts.t), partitions, 1, nil, topic)
+	if err != nil {
+		ts.t.Fatalf("%s creates %s: %v", user, topic, err)
+	}
+	return rs[topic].Err, rs[topic].ErrMessage
+}
+
+// Per-principal partitions (partitions.max.per.principal): the catalog
+// records who created each topic, and a principal's topics hold at most
+// its bound of partitions, below the global one. Mallory fills her
+// bound; CreateTopics, CreatePartitions (whoever asks: the partitions
+// are her topic's) and auto-creation then answer POLICY_VIOLATION with
+// the reason, as Kafka does for a create topic policy's refusal; alice
+// still creates hers; the creator survives a restart; deleting a topic
+// gives its partitions back. Before creators were recorded, mallory
+// could create partitions until the global partitions.max.
+func TestPerPrincipalPartitionBound(t *testing.T) {
+	const per = 5
+	kc := saslConfig()
+	kc.MaxPartitions, kc.MaxPartitionsPerPrincipal = 4*per, per
+	ts := newTenantServer(t, kc)
+
+	wantRefused := func(what string, err error, msg string) {
+		t.Helper()
+		if !errors.Is(err, kerr.PolicyViolation) || !strings.Contains(msg, "partitions.max.per.principal") {
+			t.Fatalf("%s: %v (%q), want POLICY_VIOLATION naming partitions.max.per.principal", what, err, msg)
+		}
+	}
+	if err, msg := ts.createTopic("mallory", "m-a", 3); err != nil {
+		t.Fatalf("mallory's first topic: %v (%s)", err, msg)
+	}
+	err, msg := ts.createTopic("mallory", "m-b", 3)
+	wantRefused("mallory's 3 more partitions beyond 5", err, msg)
+	if err, msg := ts.createTopic("mallory", "m-b", 2); err != nil {
+		t.Fatalf("mallory's second topic, up to her bound: %v (%s)", err, msg)
+	}
+	for _, user := range []string{"mallory", "admin"} {
+		rs, err := kadm.NewClient(ts.client(user)).CreatePartitions(testCtx(t), 1, "m-a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantRefused(user+" adds a partition to mallory's topic", rs["m-a"].Err, rs["m-a"].ErrMessage)
+	}
+	// Auto-creation through Metadata counts too.
+	req := kmsg.NewPtrMetadataRequest()
+	req.AllowAutoTopicCreation = true
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr("m-auto")
+	req.Topics = append(req.Topics, rt)
+	if c := request[*kmsg.MetadataResponse](t, ts.client("mallory"), req).Topics[0].ErrorCode; c != kerr.PolicyViolation.Code {
+		t.Fatalf("mallory's auto-created topic: %v, want POLICY_VIOLATION", kerr.ErrorForCode(c))
+	}
+	if err, msg := ts.createTopic("alice", "a-a", per); err != nil {
+		t.Fatalf("alice's topic beside mallory at her bound: %v (%s)", err, msg)
+	}
+
+	ts.restart()
+	err, msg = ts.createTopic("mallory", "m-c", 1)
+	wantRefused("mallory after a restart", err, msg)
+	if _, err := kadm.NewClient(ts.client("mallory")).DeleteTopic(testCtx(t), "m-b"); err != nil {
+		t.Fatal(err)
+	}
+	if err, msg := ts.createTopic("mallory", "m-c", 2); err != nil {
+		t.Fatalf("mallory's topic after deleting one: %v (%s)", err, msg)
+	}
+}
+
+// Ownership of transactional ids and groups survives a restart (it is in
+// the offsets store): mallory at her bound of each stays at it, and
+// alice initializing mallory's id (she too may WRITE it) does not make it
+// hers. Before, ownership was in memory: after a restart mallory had
+// every bound afresh, and the next InitProducerId adopted the id.
+func TestPerPrincipalOwnershipSurvivesRestart(t *testing.T) {
+	const per = 2
+	kc := saslConfig()
+	kc.Txn = txn.Config{MaxTransactionalIDs: 10 * per, MaxTransactionalIDsPerPrincipal: per}
+	kc.GroupsPerPrincipal = per
+	ts := newTenantServer(t, kc)
+	ts.createTopics("tenants")
+	init := func(user, id string) int16 {
+		t.Helper()
+		req := kmsg.NewPtrInitProducerIDRequest()
+		req.TransactionalID, req.TransactionTimeoutMillis = kmsg.StringPtr(id), 60000
+		return request[*kmsg.InitProducerIDResponse](t, ts.client(user), req).ErrorCode
+	}
+	want := func(what string, got int16, want error) {
+		t.Helper()
+		if err := kerr.ErrorForCode(got); err != want {
+			t.Fatalf("%s: %v, want %v", what, err, want)
+		}
+	}
+	for i := range per {
+		want("mallory's id", init("mallory", fmt.Sprintf("m-%d", i)), nil)
+		want("mallory's group", commitOffset(t, ts.client("mallory"), fmt.Sprintf("mg-%d", i)), nil)
+	}
+	want("mallory's id beyond her bound", init("mallory", "m-x"), kerr.PolicyViolation)
+
+	ts.restart()
+	want("mallory's new id after a restart", init("mallory", "m-x"), kerr.PolicyViolation)
+	want("mallory's new group after a restart", commitOffset(t, ts.client("mallory"), "mg-x"), kerr.PolicyViolation)
+	want("mallory's own id", init("mallory", "m-0"), nil)
+	want("alice inits mallory's id", init("alice", "m-1"), nil)
+	for i := range per {
+		want("alice's id", init("alice", fmt.Sprintf("a-%d", i)), nil)
+	}
+	want("alice's id beyond her bound", init("alice", "a-x"), kerr.PolicyViolation)
+	want("alice commits in mallory's group", commitOffset(t, ts.client("alice"), "mg-0"), nil)
 }

@@ -287,7 +287,7 @@ func (c *Catalog) applyPut(name string, v []byte) error {
 	}
 	rec, id, err := decodeRecord(v)
 	if err == nil {
-		err = c.r.ApplyTopic(name, id, rec.Partitions, rec.Configs)
+		err = c.r.ApplyTopicBy(rec.Creator, name, id, rec.Partitions, rec.Configs)
 	}
 	if err != nil && errors.Is(err, resolver.ErrStorage) {
 		return fmt.Errorf("catalog: apply %q: %w", name, err)

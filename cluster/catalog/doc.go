@@ -9,7 +9,9 @@
 // Under the cluster's prefix (cluster.etcd.prefix):
 //
 //	<prefix>topics/<name>  {"id": 32 hex digits, "partitions": n,
-//	                       "configs": {explicit configs}} (JSON)
+//	                       "configs": {explicit configs},
+//	                       "creator": principal} (JSON; creator omitted
+//	                       when unknown)
 //
 // # Rules
 //

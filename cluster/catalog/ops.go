@@ -37,13 +37,19 @@ func clusterConfigs(configs map[string]string) error {
 // CreateTopic creates a topic with a new id, unless the name is taken in
 // etcd (Y12: TOPIC_ALREADY_EXISTS).
 func (c *Catalog) CreateTopic(name string, partitions int32, replication int16, configs map[string]string, validateOnly bool) (resolver.Topic, error) {
+	return c.CreateTopicBy("", name, partitions, replication, configs, validateOnly)
+}
+
+// CreateTopicBy is CreateTopic recording creator in the topic's record
+// (resolver.Topic.Creator on every node).
+func (c *Catalog) CreateTopicBy(creator, name string, partitions int32, replication int16, configs map[string]string, validateOnly bool) (resolver.Topic, error) {
 	if resolver.IsInternalTopic(name) { // Y17: the resolver's answer (N2)
 		return c.r.CreateTopic(name, partitions, replication, configs, true)
 	}
 	if err := clusterConfigs(configs); err != nil {
 		return resolver.Topic{}, err
 	}
-	t, err := c.r.CreateTopic(name, partitions, replication, configs, true)
+	t, err := c.r.CreateTopicBy(creator, name, partitions, replication, configs, true)
 	if err != nil {
 		return resolver.Topic{}, err
 	}
@@ -68,7 +74,7 @@ func (c *Catalog) create(ctx context.Context, t resolver.Topic) (int64, error) {
 	key := c.key(t.Name)
 	resp, err := c.cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, newRecord(t.ID, t.Partitions, t.Configs).encode())).
+		Then(clientv3.OpPut(key, newRecord(t).encode())).
 		Else(clientv3.OpGet(key)).
 		Commit()
 	if err != nil {
@@ -88,6 +94,12 @@ func (c *Catalog) create(ctx context.Context, t resolver.Topic) (int64, error) {
 // auto.create.topics.enable allows. Of nodes creating one name at once,
 // one creates it and all return it, with its one id (Y12).
 func (c *Catalog) EnsureTopic(name string) (resolver.Topic, error) {
+	return c.EnsureTopicBy("", name)
+}
+
+// EnsureTopicBy is EnsureTopic recording creator as the creator of a
+// topic it creates.
+func (c *Catalog) EnsureTopicBy(creator, name string) (resolver.Topic, error) {
 	if resolver.IsInternalTopic(name) { // Y17
 		return c.r.EnsureTopic(name)
 	}
@@ -107,7 +119,7 @@ func (c *Catalog) EnsureTopic(name string) (resolver.Topic, error) {
 	if !c.r.AutoCreateTopics() {
 		return c.r.EnsureTopic(name) // ErrUnknownTopic, or ErrInvalidTopic for a bad name
 	}
-	t, err := c.r.CreateTopic(name, -1, -1, nil, true)
+	t, err := c.r.CreateTopicBy(creator, name, -1, -1, nil, true)
 	if errors.Is(err, resolver.ErrTopicExists) { // applied meanwhile
 		if t, ok := c.r.Topic(name); ok {
 			return t, nil

@@ -17,10 +17,13 @@ type record struct {
 	ID         string            `json:"id"` // 32 hex digits
 	Partitions int32             `json:"partitions"`
 	Configs    map[string]string `json:"configs,omitempty"`
+	// Creator is the principal whose request created the topic
+	// (resolver.Topic.Creator); a change of the record keeps it.
+	Creator string `json:"creator,omitempty"`
 }
 
-func newRecord(id resolver.TopicID, partitions int32, configs map[string]string) record {
-	return record{ID: hex.EncodeToString(id[:]), Partitions: partitions, Configs: configs}
+func newRecord(t resolver.Topic) record {
+	return record{ID: hex.EncodeToString(t.ID[:]), Partitions: t.Partitions, Configs: t.Configs, Creator: t.Creator}
 }
 
 func (r record) encode() string {

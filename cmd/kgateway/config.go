@@ -80,14 +80,15 @@ type Config struct {
 	LogFormat     string `prop:"log.format" flag:"log-format" help:"json or console"`
 	SlowRequestMs int64  `prop:"slow.request.ms" flag:"slow-request-ms" help:"log requests slower than this at warn, long-poll fetch waits excluded; -1 never"`
 
-	NumPartitions         int   `prop:"num.partitions" flag:"num-partitions" help:"partitions of an auto-created topic"`
-	MaxPartitions         int   `prop:"partitions.max" flag:"partitions-max" help:"partitions of all topics together; a topic creation (also automatic) or partition growth beyond is refused with POLICY_VIOLATION"`
-	AutoCreate            bool  `prop:"auto.create.topics.enable" flag:"auto-create-topics" help:"create unknown topics on Metadata and Produce"`
-	MaxRequestBytes       int   `prop:"socket.request.max.bytes" flag:"max-request-bytes" help:"largest request frame accepted"`
-	QueuedMaxRequestBytes int64 `prop:"queued.max.request.bytes" flag:"queued-max-request-bytes" help:"most request bytes received and still needed by their handlers, server-wide (bytes other than record batches count 64 times, for decoding; a request that could never fit closes its connection); beyond it the server stops reading sockets"`
-	ConnectionsMaxIdleMs  int64 `prop:"connections.max.idle.ms" flag:"connections-max-idle-ms" help:"close a connection idle this long"`
-	MaxConnections        int   `prop:"max.connections" flag:"max-connections" help:"most open connections; more are closed at once"`
-	MaxConnectionsPerIP   int   `prop:"max.connections.per.ip" flag:"max-connections-per-ip" help:"most open connections from one IP address; more are closed at once"`
+	NumPartitions             int   `prop:"num.partitions" flag:"num-partitions" help:"partitions of an auto-created topic"`
+	MaxPartitions             int   `prop:"partitions.max" flag:"partitions-max" help:"partitions of all topics together; a topic creation (also automatic) or partition growth beyond is refused with POLICY_VIOLATION"`
+	MaxPartitionsPerPrincipal int   `prop:"partitions.max.per.principal" flag:"partitions-max-per-principal" help:"with an authorizer, partitions of the topics one principal created and that still exist; a topic creation (also automatic) or partition growth beyond is refused with POLICY_VIOLATION"`
+	AutoCreate                bool  `prop:"auto.create.topics.enable" flag:"auto-create-topics" help:"create unknown topics on Metadata and Produce"`
+	MaxRequestBytes           int   `prop:"socket.request.max.bytes" flag:"max-request-bytes" help:"largest request frame accepted"`
+	QueuedMaxRequestBytes     int64 `prop:"queued.max.request.bytes" flag:"queued-max-request-bytes" help:"most request bytes received and still needed by their handlers, server-wide (bytes other than record batches count 64 times, for decoding; a request that could never fit closes its connection); beyond it the server stops reading sockets"`
+	ConnectionsMaxIdleMs      int64 `prop:"connections.max.idle.ms" flag:"connections-max-idle-ms" help:"close a connection idle this long"`
+	MaxConnections            int   `prop:"max.connections" flag:"max-connections" help:"most open connections; more are closed at once"`
+	MaxConnectionsPerIP       int   `prop:"max.connections.per.ip" flag:"max-connections-per-ip" help:"most open connections from one IP address; more are closed at once"`
 	// MaxConnectionsPerIPOverrides is host:count,host:count.
 	MaxConnectionsPerIPOverrides string `prop:"max.connections.per.ip.overrides" flag:"max-connections-per-ip-overrides" help:"per-IP or per-host bounds replacing max.connections.per.ip, e.g. 10.0.0.1:200,hostname:50 (0: no connections)"`
 	QuotaWindowNum               int    `prop:"quota.window.num" flag:"quota-window-num" help:"samples client quotas are measured over (kafka-configs --entity-type users, clients, ips)"`
@@ -266,6 +267,7 @@ func DefaultConfig() Config {
 		ShareMaxSessionsPerConn:       share.DefaultMaxShareSessionsPerConnection,
 		FetchSessionSlotsPer:          kafka.DefaultFetchSessionCacheSlotsPerPrincipal,
 		MaxPartitions:                 kafka.DefaultMaxPartitions,
+		MaxPartitionsPerPrincipal:     kafka.DefaultMaxPartitionsPerPrincipal,
 		GroupMaxSize:                  group.DefaultMaxGroupSize,
 		GroupsMaxPerPrincipal:         tenancy.DefaultGroupsPerPrincipal,
 		MaxACLs:                       auth.DefaultMaxACLs,
@@ -579,6 +581,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxPartitions < 1 {
 		bad("partitions.max", "%d must be at least 1", c.MaxPartitions)
+	}
+	if c.MaxPartitionsPerPrincipal < 1 {
+		bad("partitions.max.per.principal", "%d must be at least 1", c.MaxPartitionsPerPrincipal)
 	}
 	if c.ScramUsersMax < 1 {
 		bad("scram.users.max", "%d must be at least 1", c.ScramUsersMax)

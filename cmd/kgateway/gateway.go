@@ -91,6 +91,7 @@ func (c Config) serverConfig(log *zap.Logger) server.Config {
 			FetchSessionCacheSlots:             sessionSlots(c.FetchSessionSlots),
 			FetchSessionCacheSlotsPerPrincipal: c.FetchSessionSlotsPer,
 			MaxPartitions:                      c.MaxPartitions,
+			MaxPartitionsPerPrincipal:          c.MaxPartitionsPerPrincipal,
 			GroupsPerPrincipal:                 c.GroupsMaxPerPrincipal,
 			FetchMaxBytes:                      int32(c.FetchMaxBytes),
 			FetchSendfile:                      c.FetchSendfile,

@@ -187,6 +187,13 @@ func (c *config) Validate() error {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == floodTenantCmd {
+		if err := runFloodTenant(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == serveKfakeCmd {
 		if err := serveKfake(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, err)

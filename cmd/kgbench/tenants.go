@@ -66,24 +66,27 @@ func (b *bench) fairness(ctx context.Context, rows []Result) error {
 	return nil
 }
 
-// fairnessPhase runs B's load, with A's flood beside it if flood.
+// fairnessPhase runs B's load, with A's flood beside it if flood. A runs
+// in a process of its own (tenantproc.go): its client work is not B's.
+// The row's client CPU is kgbench's, B's, alone.
 func (b *bench) fairnessPhase(ctx context.Context, res *Result, topicB string, flood bool) error {
-	var moved floodCounts
-	floodCtx, stopFlood := context.WithCancel(ctx)
-	var wg sync.WaitGroup
+	var a *floodProc
 	if flood {
-		if err := b.startFlood(floodCtx, &wg, &moved); err != nil {
-			stopFlood()
+		var err error
+		if a, err = b.startFloodProc(); err != nil {
 			return err
 		}
 	}
 	err := b.tenantLoad(ctx, res, pace{topic: topicB, mbps: b.cfg.TenantMBps, duration: b.cfg.Duration})
-	floodFor := time.Since(moved.start)
-	stopFlood()
-	wg.Wait()
-	if flood {
-		res.Notes += fmt.Sprintf("; A produced %.1f MB/s, fetched %.1f MB/s",
-			float64(moved.produced.Load())/bytesPerMB/floodFor.Seconds(), float64(moved.fetched.Load())/bytesPerMB/floodFor.Seconds())
+	if a != nil {
+		produced, fetched, secs, aerr := a.stop()
+		if aerr != nil && err == nil {
+			err = aerr
+		}
+		if secs > 0 {
+			res.Notes += fmt.Sprintf("; A produced %.1f MB/s, fetched %.1f MB/s",
+				float64(produced)/bytesPerMB/secs, float64(fetched)/bytesPerMB/secs)
+		}
 	}
 	return err
 }

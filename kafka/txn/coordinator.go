@@ -165,6 +165,9 @@ type txn struct {
 	// owner is the principal's usage the id counts against (owners.go);
 	// nil: none. Set under mu and Coordinator.mu, read under either.
 	owner *usage
+	// ownerStored: the owner's record is in the store (owners.go).
+	// Under mu.
+	ownerStored bool
 }
 
 // NewCoordinator loads every transactional id the store holds and recovers
@@ -185,12 +188,18 @@ func NewCoordinator(store *offsets.Store, cfg Config) (*Coordinator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("txn: load transactions: %w", err)
 	}
+	owners, err := store.Owners(offsets.OwnerTxn)
+	if err != nil {
+		return nil, fmt.Errorf("txn: load owners: %w", err)
+	}
 	for _, st := range persisted {
 		t := &txn{id: st.ID, st: st}
 		c.mu.txns[st.ID] = t
 		c.held.Add(entries(st))
+		c.loadOwner(t, owners)
 		c.recover(t)
 	}
+	c.dropStaleOwners(owners)
 	c.mu.Lock()
 	c.scheduleLocked()
 	c.mu.Unlock()

@@ -484,13 +484,22 @@ func TestPerPrincipalBounds(t *testing.T) {
 	m2 := h.initAs("m2", "User:mallory")
 	wantCode(t, "m2 adds 1", h.add("m2", m2.ProducerID, m2.ProducerEpoch, 3, tp("b", 0)), kerr.PolicyViolation)
 	wantCode(t, "alice adds 3", h.add("a1", a.ProducerID, a.ProducerEpoch, 3, tp("b", 0), tp("b", 1), tp("b", 2)), nil)
-	// A restart forgets who owns what; the next init adopts, within the bound.
+	// Ownership is durable: after a restart every id still counts
+	// against its creator, with what its transaction holds.
 	h.reopen()
-	wantCode(t, "mallory, new id after restart", h.initAs("m4", "User:mallory").ErrorCode, nil)
-	// m1's transaction was Ongoing: the first init fences it (X12).
-	wantCode(t, "mallory adopts m1", h.initAs("m1", "User:mallory").ErrorCode, kerr.ConcurrentTransactions)
-	wantCode(t, "mallory re-inits m1", h.initAs("m1", "User:mallory").ErrorCode, nil)
-	wantCode(t, "mallory adopts m2 beyond her bound", h.initAs("m2", "User:mallory").ErrorCode, kerr.PolicyViolation)
-	wantCode(t, "alice adopts a1", h.initAs("a1", "User:alice").ErrorCode, kerr.ConcurrentTransactions)
-	wantCode(t, "alice re-inits a1", h.initAs("a1", "User:alice").ErrorCode, nil)
+	wantCode(t, "mallory, new id after restart", h.initAs("m4", "User:mallory").ErrorCode, kerr.PolicyViolation)
+	wantCode(t, "alice, new id after restart", h.initAs("a3", "User:alice").ErrorCode, kerr.PolicyViolation)
+	m2 = h.initAs("m2", "User:mallory")
+	wantCode(t, "mallory re-inits m2", m2.ErrorCode, nil)
+	wantCode(t, "m2 adds 1 after restart", h.add("m2", m2.ProducerID, m2.ProducerEpoch, 3, tp("b", 0)), kerr.PolicyViolation)
+	// Alice may WRITE m1 too: her init fences its Ongoing transaction
+	// (X12) and the id stays mallory's, not adopted into alice's count.
+	wantCode(t, "alice inits mallory's m1", h.initAs("m1", "User:alice").ErrorCode, kerr.ConcurrentTransactions)
+	wantCode(t, "alice re-inits m1", h.initAs("m1", "User:alice").ErrorCode, nil)
+	wantCode(t, "alice, new id beside m1", h.initAs("a3", "User:alice").ErrorCode, kerr.PolicyViolation)
+	wantCode(t, "mallory, new id beside m1", h.initAs("m4", "User:mallory").ErrorCode, kerr.PolicyViolation)
+	// A second restart still knows: mallory's own id is hers.
+	h.reopen()
+	wantCode(t, "mallory re-inits m1 after a second restart", h.initAs("m1", "User:mallory").ErrorCode, nil)
+	wantCode(t, "mallory, new id after a second restart", h.initAs("m5", "User:mallory").ErrorCode, kerr.PolicyViolation)
 }

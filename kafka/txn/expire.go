@@ -61,6 +61,7 @@ func (c *Coordinator) RemoveExpired() {
 				c.log.Warn("txn-expire-failed", zap.String("transactional-id", st.ID), zap.Error(err))
 			} else {
 				c.log.Info("txn-id-expired", zap.String("transactional-id", st.ID))
+				c.dropOwner(t)
 				c.forget(t)
 			}
 		}

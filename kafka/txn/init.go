@@ -72,6 +72,7 @@ func (c *Coordinator) initProducerID(ctx context.Context, req *kmsg.InitProducer
 	if !c.adopt(t, principal) {
 		return errPolicy // X17: a recovered id beyond principal's bound
 	}
+	c.storeOwner(t)
 	if t.st.ProducerID == noPID {
 		pid, err := c.parts.AllocateProducerID(ctx)
 		if err != nil {
