@@ -78,6 +78,10 @@ func (c *Coordinator) sync(req *kmsg.SyncGroupRequest) (syncResult, chan syncRes
 	if req.Group == "" {
 		return fail(errInvalidGroupID)
 	}
+	if req.Version >= 5 && (req.ProtocolType == nil || req.Protocol == nil) {
+		// Kafka's SyncGroupRequest.areMandatoryProtocolTypeAndNamePresent.
+		return fail(errInconsistentProto)
+	}
 	g := c.lookup(req.Group)
 	if g == nil {
 		return fail(errUnknownMember)

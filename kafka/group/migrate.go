@@ -287,7 +287,8 @@ func (cs *consumerState) supportsClassic(protocolType string, protocols []kmsg.J
 // after the change is durable.
 func (g *group) classicJoinToConsumerLocked(j joinReq) joinResult {
 	cs := g.mu.cons
-	fail := func(code int16) joinResult { return joinResult{code: code, memberID: j.memberID} }
+	// Kafka answers these errors without the member id.
+	fail := func(code int16) joinResult { return joinResult{code: code, memberID: noMember} }
 	id := j.memberID
 	unknown := id == noMember
 	if unknown {
