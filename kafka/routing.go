@@ -134,10 +134,12 @@ func (s *Server) isCoordinator() bool {
 }
 
 // groupAPIs are the APIs only the group coordinator serves (Y4), the
-// transaction APIs, which it serves too (Y19), and those of share groups
-// but ShareFetch and ShareAcknowledge (Y8).
+// streams group APIs (their state is the coordinator's, in its mirrored
+// offsets store, as consumer groups'), the transaction APIs, which it
+// serves too (Y19), and those of share groups but ShareFetch and
+// ShareAcknowledge (Y8).
 var groupAPIs = map[int16]bool{8: true, 9: true, 11: true, 12: true, 13: true, 14: true, 15: true,
-	16: true, 42: true, 47: true, 68: true, 69: true,
+	16: true, 42: true, 47: true, 68: true, 69: true, 88: true, 89: true,
 	24: true, 25: true, 26: true, 28: true, 65: true, 66: true,
 	76: true, 77: true, 90: true, 91: true, 92: true}
 
@@ -225,6 +227,18 @@ func notCoordinatorResponse(req kmsg.Request) kmsg.Response {
 			resp.Groups = append(resp.Groups, rg)
 		}
 		return resp
+	case *kmsg.StreamsGroupHeartbeatRequest:
+		resp := r.ResponseKind().(*kmsg.StreamsGroupHeartbeatResponse)
+		resp.ErrorCode = code
+		return resp
+	case *kmsg.StreamsGroupDescribeRequest:
+		resp := r.ResponseKind().(*kmsg.StreamsGroupDescribeResponse)
+		for _, g := range r.Groups {
+			rg := kmsg.NewStreamsGroupDescribeResponseGroup()
+			rg.Group, rg.ErrorCode, rg.AuthorizedOperations = g, code, authOpsNotRequested
+			resp.Groups = append(resp.Groups, rg)
+		}
+		return resp
 	}
 	if resp := txnNotCoordinator(req); resp != nil {
 		return resp
@@ -259,12 +273,11 @@ func offsetFetchNotCoordinator(r *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResp
 // groups, unless they have a durable home (Y8).
 var notInCluster = map[int16]bool{
 	76: true, 77: true, 78: true, 79: true, 90: true, 91: true, 92: true, // share groups
-	88: true, 89: true, // streams groups (KIP-1071): served by a single node only
 }
 
 // notInClusterFeature are the features not advertised in cluster mode
 // (Y5, Y19).
-var notInClusterFeature = map[string]bool{transactionVersionFeature: true, shareVersionFeature: true, streamsVersionFeature: true}
+var notInClusterFeature = map[string]bool{transactionVersionFeature: true, shareVersionFeature: true}
 
 // clusterMaxVersion caps APIs in cluster mode (Y19): transactions are
 // served at transaction version 1, so neither Produce v12 nor EndTxn and
@@ -329,6 +342,14 @@ func (s *Server) hiddenAPI(key int16) bool {
 // featureHidden reports whether a feature is not advertised (Y5, Y8).
 func (s *Server) featureHidden(name string) bool {
 	return s.cfg.Cluster != nil && notInClusterFeature[name] && !(name == shareVersionFeature && s.shareInCluster())
+}
+
+// featureFixed reports whether UpdateFeatures may not change a feature:
+// one not advertised, and in cluster mode streams.version, whose level
+// each node keeps on its own disk while any node may coordinate the
+// streams groups.
+func (s *Server) featureFixed(name string) bool {
+	return s.featureHidden(name) || s.cfg.Cluster != nil && name == streamsVersionFeature
 }
 
 // txnNotCoordinator is NOT_COORDINATOR for the transaction APIs (Y19);
