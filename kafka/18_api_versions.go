@@ -32,8 +32,10 @@ package kafka
 // served (kafka/streams), and a Streams client uses group.protocol=streams
 // only while the feature is finalized.
 //
-// In cluster mode (Config.Cluster, Y5) none of these features is
-// advertised, nor the transaction, share-group and streams-group APIs.
+// In cluster mode (Config.Cluster, Y5) neither transaction.version nor
+// share.version is advertised (share.version is where share groups have
+// a durable home, Y8), nor the share-group APIs; streams groups are
+// served by the group coordinator node, as consumer groups (Y4).
 //
 // A request at a version above 5 is answered in the v0 format with
 // UNSUPPORTED_VERSION and the ApiVersions key alone (KIP-511): the client

@@ -13,7 +13,9 @@ package kafka
 // fails the request INVALID_UPDATE_VERSION and nothing changes. Applied
 // levels persist in the log dir before the answer. Supported:
 // transaction.version 0–2, share.version 1 (18_api_versions.go); in
-// cluster mode a feature not advertised there is not supported (Y5).
+// cluster mode a feature not advertised there is not supported (Y5), nor
+// streams.version, advertised at its default: levels are kept per node,
+// and streams groups are served alike by whichever node coordinates.
 // Before v2 a success lists each feature with NONE.
 // ALTER on the cluster, else CLUSTER_AUTHORIZATION_FAILED and no results.
 
@@ -45,7 +47,7 @@ func handleUpdateFeatures(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Respons
 		}
 		updates[i] = features.Update{Name: u.Feature, Level: u.MaxVersionLevel, Type: typ}
 	}
-	err := s.features.Apply(s.cfg.NodeID, updates, r.ValidateOnly, s.featureHidden)
+	err := s.features.Apply(s.cfg.NodeID, updates, r.ValidateOnly, s.featureFixed)
 	var refused *features.Error
 	switch {
 	case errors.As(err, &refused):

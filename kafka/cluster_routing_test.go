@@ -520,6 +520,14 @@ func groupErrors(resp kmsg.Response) []int16 {
 		return []int16{r.ErrorCode}
 	case *kmsg.ConsumerGroupHeartbeatResponse:
 		return []int16{r.ErrorCode}
+	case *kmsg.StreamsGroupHeartbeatResponse:
+		return []int16{r.ErrorCode}
+	case *kmsg.StreamsGroupDescribeResponse:
+		var codes []int16
+		for _, g := range r.Groups {
+			codes = append(codes, g.ErrorCode)
+		}
+		return codes
 	case *kmsg.OffsetCommitResponse:
 		var codes []int16
 		for _, t := range r.Topics {
@@ -620,7 +628,26 @@ func groupRequests() []kmsg.Request {
 	cgh.SubscribedTopicNames = []string{"t"}
 	cgd := kmsg.NewPtrConsumerGroupDescribeRequest()
 	cgd.Groups = []string{"g"}
-	return []kmsg.Request{join, sync, hb, leave, commit, fetch7, fetch8, describe, del, odel, cgh, cgd}
+	sgh := streamsJoinRequest("g", "t")
+	sgd := kmsg.NewPtrStreamsGroupDescribeRequest()
+	sgd.Groups = []string{"g"}
+	return []kmsg.Request{join, sync, hb, leave, commit, fetch7, fetch8, describe, del, odel, cgh, cgd, sgh, sgd}
+}
+
+// streamsJoinRequest is a streams group member's first heartbeat
+// (KIP-1071): one subtopology reading topic, no internal topics.
+func streamsJoinRequest(group, topic string) *kmsg.StreamsGroupHeartbeatRequest {
+	req := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	req.Group, req.MemberID, req.MemberEpoch, req.RebalanceTimeoutMillis = group, "s1234567890123456789", 0, 10000
+	req.ProcessID = kmsg.StringPtr("process-1")
+	topo := kmsg.NewStreamsGroupHeartbeatRequestTopology()
+	topo.Epoch = 1
+	st := kmsg.NewStreamsGroupHeartbeatRequestTopologySubtopology()
+	st.SubtopologyID, st.SourceTopics = "0", []string{topic}
+	topo.Subtopologies = []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{st}
+	req.Topology = &topo
+	req.ActiveTasks, req.StandbyTasks, req.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
+	return req
 }
 
 // txnRequests is one request of every transaction API but
@@ -746,7 +773,7 @@ func TestClusterCoordinator(t *testing.T) {
 }
 
 // notInClusterKeys are the API keys Y5 hides.
-var notInClusterKeys = []int16{76, 77, 78, 79, 88, 89, 90, 91, 92}
+var notInClusterKeys = []int16{76, 77, 78, 79, 90, 91, 92}
 
 // advertisedKeys asks c for ApiVersions v3 and returns its keys with
 // their maximum versions and the feature names.
@@ -772,13 +799,15 @@ func advertisedKeys(c *rawConn) (keys map[int16]int16, features []string) {
 // single node still advertises them. Y19: transactions are, at
 // transaction version 1: Produce, EndTxn and TxnOffsetCommit capped below
 // their implicit-add versions, and no transaction.version feature.
+// Streams groups are (their APIs and streams.version, supported and
+// finalized).
 func TestClusterNotServed(t *testing.T) {
 	g := newClusterRig(t, map[string]int32{"t": 1})
 	g.cl.lead("t", 0, nodeA, 1)
 	c := dialRaw(t, g.a.Addr())
 	keys, features := advertisedKeys(c)
-	if len(features) != 0 {
-		t.Errorf("cluster mode advertises features %v", features)
+	if !slices.Equal(features, []string{"streams.version", "streams.version"}) {
+		t.Errorf("cluster mode advertises features %v, want streams.version alone", features)
 	}
 	caps := map[int16]int16{0: 11, 26: 4, 28: 4}
 	for _, a := range apis {
@@ -967,5 +996,39 @@ func TestClusterProduceVerifiesTxn(t *testing.T) {
 	})
 	if code := produce(0); code != 0 {
 		t.Errorf("registered: error %d", code)
+	}
+}
+
+// Streams groups (KIP-1071) in cluster mode are the group coordinator's,
+// as consumer groups (Y4): the coordinator node takes a member's join
+// and describes the group; another node answers NOT_COORDINATOR
+// (TestClusterCoordinator). That their state survives a move of the
+// coordinator is test/cluster's TestClusterStreamsGroupCoordinatorMoves.
+func TestClusterStreamsGroupOnCoordinator(t *testing.T) {
+	g := newClusterRig(t, map[string]int32{"t": 2})
+	g.cl.lead("t", 0, nodeA, 1)
+	g.cl.lead("t", 1, nodeB, 1)
+	b := dialRaw(t, g.b.Addr())
+	resp := ask(b, streamsJoinRequest("sg", "t")).(*kmsg.StreamsGroupHeartbeatResponse)
+	if resp.ErrorCode != 0 || resp.MemberEpoch < 1 {
+		t.Fatalf("streams join on the coordinator: error %d epoch %d", resp.ErrorCode, resp.MemberEpoch)
+	}
+	d := kmsg.NewPtrStreamsGroupDescribeRequest()
+	d.Groups = []string{"sg"}
+	dr := ask(b, d).(*kmsg.StreamsGroupDescribeResponse)
+	if len(dr.Groups) != 1 || dr.Groups[0].ErrorCode != 0 || len(dr.Groups[0].Members) != 1 {
+		t.Fatalf("describe on the coordinator: %+v", dr.Groups)
+	}
+	a := dialRaw(t, g.a.Addr())
+	if code := ask(a, streamsJoinRequest("sg", "t")).(*kmsg.StreamsGroupHeartbeatResponse).ErrorCode; code != kerr.NotCoordinator.Code {
+		t.Fatalf("streams join on another node: error %d", code)
+	}
+	// Levels are per node: streams.version cannot be turned off on one.
+	uf := kmsg.NewPtrUpdateFeaturesRequest()
+	fu := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+	fu.Feature, fu.MaxVersionLevel, fu.UpgradeType = "streams.version", 0, 2
+	uf.FeatureUpdates = []kmsg.UpdateFeaturesRequestFeatureUpdate{fu}
+	if code := ask(b, uf).(*kmsg.UpdateFeaturesResponse).ErrorCode; code != kerr.InvalidUpdateVersion.Code {
+		t.Fatalf("UpdateFeatures streams.version in cluster mode: error %d", code)
 	}
 }

@@ -130,7 +130,9 @@
 //	   leadership as Kafka's Partition does.
 //	Y4 FindCoordinator for groups answers Cluster.Coordinator()'s node,
 //	   COORDINATOR_NOT_AVAILABLE while there is none or its address is
-//	   not known. Every group API on another node answers NOT_COORDINATOR
+//	   not known. Every group API (classic, consumer and streams groups:
+//	   their state is the coordinator's offsets store, mirrored, so it
+//	   moves with the role) on another node answers NOT_COORDINATOR
 //	   wherever its response carries an error (per partition, per group
 //	   or once), after authorization; ListGroups answers an empty list
 //	   instead, as in Kafka each broker lists the groups it coordinates

@@ -153,7 +153,7 @@ func (s *Server) notCoordinator(key int16, req kmsg.Request) kmsg.Response {
 
 // notInClusterFeature are the features not advertised in cluster mode
 // (Y5, Y19).
-var notInClusterFeature = map[string]bool{transactionVersionFeature: true, shareVersionFeature: true, streamsVersionFeature: true}
+var notInClusterFeature = map[string]bool{transactionVersionFeature: true, shareVersionFeature: true}
 
 // lookupAPI is the dispatch table as this server advertises it: an API
 // not served in cluster mode is unknown, and its request closes the
@@ -208,4 +208,12 @@ func (s *Server) hiddenAPI(key int16) bool {
 // featureHidden reports whether a feature is not advertised (Y5, Y8).
 func (s *Server) featureHidden(name string) bool {
 	return s.cfg.Cluster != nil && notInClusterFeature[name] && !(name == shareVersionFeature && s.shareInCluster())
+}
+
+// featureFixed reports whether UpdateFeatures may not change a feature:
+// one not advertised, and in cluster mode streams.version, whose level
+// each node keeps on its own disk while any node may coordinate the
+// streams groups.
+func (s *Server) featureFixed(name string) bool {
+	return s.featureHidden(name) || s.cfg.Cluster != nil && name == streamsVersionFeature
 }

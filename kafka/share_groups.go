@@ -100,6 +100,17 @@ func (l shareLog) Read(topic string, partition int32, offset int64, maxBytes int
 	return res.Batches, err
 }
 
+// ReadCommitted is Read at read_committed (resolver X1): batches below
+// the last stable offset and the aborted transactions among them.
+func (l shareLog) ReadCommitted(topic string, partition int32, offset int64, maxBytes int) ([][]byte, int64, []share.AbortedTxn, error) {
+	res, err := l.s.readPartition(topic, partition, resolver.Offset(offset), maxBytes, true, resolver.ReadCommitted, nil)
+	aborted := make([]share.AbortedTxn, len(res.Aborted))
+	for i, a := range res.Aborted {
+		aborted[i] = share.AbortedTxn{ProducerID: a.ProducerID, FirstOffset: int64(a.FirstOffset)}
+	}
+	return res.Batches, int64(res.LastStable), aborted, err
+}
+
 // Wait waits, in one select over every channel (no goroutine per
 // partition), for an append to parts, a release or expiry on one of them
 // (wake), the time until, the connection to die or the server to close.

@@ -50,7 +50,25 @@ type ConsumerMember struct {
 	Assigned         []TopicPartitions
 	Revoking         []TopicPartitions
 	Target           []TopicPartitions
+	// Classic is set for a member that speaks the classic protocol
+	// (JoinGroup, SyncGroup, Heartbeat) in a consumer group, as after
+	// an online upgrade (KIP-848's migration path): its session timeout
+	// and JoinGroup protocols, as Kafka's ClassicMemberMetadata.
+	Classic *ClassicMemberMetadata
 }
+
+// ClassicMemberMetadata is what a consumer group keeps of a member that
+// uses the classic protocol.
+type ClassicMemberMetadata struct {
+	SessionTimeout time.Duration
+	Protocols      []Protocol
+}
+
+// consumerClassicVersion is the consumer record's version when a member
+// carries ClassicMemberMetadata: each member then ends with it (a flag
+// byte, then the session timeout and protocols). Records without
+// classic members keep recordVersion, so they read as before.
+const consumerClassicVersion byte = recordVersion + 1
 
 // ConsumerGroup is a consumer group's durable state. Group.Generation is
 // its group epoch; Group.State is GroupEmpty without members.
@@ -139,7 +157,13 @@ func appendTPs(b []byte, tps []TopicPartitions) []byte {
 // aside); equal states encode equally, so the coordinator compares
 // encodings to skip writes that change nothing.
 func EncodeConsumerGroup(g ConsumerGroup) []byte {
-	b := []byte{recordVersion}
+	version := recordVersion
+	for _, m := range g.Members {
+		if m.Classic != nil {
+			version = consumerClassicVersion
+		}
+	}
+	b := []byte{version}
 	b = binary.AppendVarint(b, int64(g.Generation))
 	b = binary.AppendVarint(b, int64(g.AssignmentEpoch))
 	b = binary.AppendVarint(b, g.StateTime.UnixMilli())
@@ -170,8 +194,42 @@ func EncodeConsumerGroup(g ConsumerGroup) []byte {
 		b = appendTPs(b, m.Assigned)
 		b = appendTPs(b, m.Revoking)
 		b = appendTPs(b, m.Target)
+		if version == consumerClassicVersion {
+			b = appendClassicMeta(b, m.Classic)
+		}
 	}
 	return b
+}
+
+func appendClassicMeta(b []byte, c *ClassicMemberMetadata) []byte {
+	if c == nil {
+		return append(b, 0)
+	}
+	b = append(b, 1)
+	b = binary.AppendVarint(b, c.SessionTimeout.Milliseconds())
+	b = binary.AppendUvarint(b, uint64(len(c.Protocols)))
+	for _, p := range c.Protocols {
+		b = appendLenString(b, p.Name)
+		b = appendBytes(b, p.Metadata)
+	}
+	return b
+}
+
+func (r *classicReader) classicMeta() *ClassicMemberMetadata {
+	switch r.byte() {
+	case 0:
+		return nil
+	case 1:
+	default:
+		r.bad = true
+		return nil
+	}
+	c := &ClassicMemberMetadata{SessionTimeout: r.millis()}
+	n := r.count()
+	for i := 0; i < n && !r.bad; i++ {
+		c.Protocols = append(c.Protocols, Protocol{Name: r.str(), Metadata: r.bytes()})
+	}
+	return c
 }
 
 func (r *classicReader) optString() *string {
@@ -213,9 +271,10 @@ func (r *classicReader) tps() []TopicPartitions {
 
 func decodeConsumer(id string, v []byte) (ConsumerGroup, error) {
 	bad := fmt.Errorf("%w: consumer group %q", ErrCorrupt, id)
-	if len(v) == 0 || v[0] != recordVersion {
+	if len(v) == 0 || (v[0] != recordVersion && v[0] != consumerClassicVersion) {
 		return ConsumerGroup{}, bad
 	}
+	withClassic := v[0] == consumerClassicVersion
 	r := &classicReader{b: v[1:]}
 	g := ConsumerGroup{Group: Group{ID: id, ProtocolType: ConsumerProtocolType}}
 	g.Generation = int32(r.varint())
@@ -239,6 +298,9 @@ func decodeConsumer(id string, v []byte) (ConsumerGroup, error) {
 		}
 		m.Regex, m.Assignor = r.str(), r.str()
 		m.Assigned, m.Revoking, m.Target = r.tps(), r.tps(), r.tps()
+		if withClassic {
+			m.Classic = r.classicMeta()
+		}
 		g.Members = append(g.Members, m)
 	}
 	if r.bad || len(r.b) != 0 {

@@ -73,3 +73,36 @@ func TestConsumerGroupDurableAcrossCrash(t *testing.T) {
 		t.Fatalf("DeleteGroup kept the consumer state: %v", got)
 	}
 }
+
+// A consumer group whose members include classic-protocol members (an
+// online upgrade) keeps their session timeouts and JoinGroup protocols;
+// a group without them still encodes as the first record version.
+func TestConsumerGroupClassicMembersRoundTrip(t *testing.T) {
+	now := time.UnixMilli(1_700_000_000_000)
+	g := consumerFixture(now)
+	if v := EncodeConsumerGroup(g); v[0] != recordVersion {
+		t.Fatalf("a group without classic members encodes as version %d", v[0])
+	}
+	classic := g.Members[0]
+	classic.ID, classic.InstanceID = "b", nil
+	classic.Classic = &ClassicMemberMetadata{SessionTimeout: 45 * time.Second,
+		Protocols: []Protocol{{Name: "range", Metadata: []byte{0, 3, 1}}, {Name: "cooperative-sticky", Metadata: nil}}}
+	g.Members = append(g.Members, classic)
+	enc := EncodeConsumerGroup(g)
+	if enc[0] != consumerClassicVersion {
+		t.Fatalf("version %d", enc[0])
+	}
+	got, err := decodeConsumer("cg", enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := g
+	want.ProtocolType = ConsumerProtocolType
+	want.Members[1].Classic.Protocols[1].Metadata = []byte{}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("round trip\n got %+v\nwant %+v", got, want)
+	}
+	if _, err := decodeConsumer("cg", enc[:len(enc)-1]); err == nil {
+		t.Fatal("a truncated record decoded")
+	}
+}

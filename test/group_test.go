@@ -30,6 +30,7 @@ type groupMember struct {
 	assigned int
 	first    map[int32]int64 // first offset consumed per partition
 	consumed int
+	seen     map[string]int // how often each record value was consumed
 }
 
 func (g *gateway) groupMember(t *testing.T, groupID, topic string, opts ...kgo.Opt) *groupMember {
@@ -40,7 +41,7 @@ func (g *gateway) groupMember(t *testing.T, groupID, topic string, opts ...kgo.O
 // newGroupMember starts a groupMember against the server at addr.
 func newGroupMember(t *testing.T, addr, groupID, topic string, opts ...kgo.Opt) *groupMember {
 	t.Helper()
-	m := &groupMember{owned: map[int32]bool{}, first: map[int32]int64{}, done: make(chan struct{})}
+	m := &groupMember{owned: map[int32]bool{}, first: map[int32]int64{}, seen: map[string]int{}, done: make(chan struct{})}
 	drop := func(_ context.Context, _ *kgo.Client, ps map[string][]int32) {
 		m.mu.Lock()
 		defer m.mu.Unlock()
@@ -82,6 +83,7 @@ func newGroupMember(t *testing.T, addr, groupID, topic string, opts ...kgo.Opt) 
 					m.first[r.Partition] = r.Offset
 				}
 				m.consumed++
+				m.seen[string(r.Value)]++
 			})
 			m.mu.Unlock()
 		}
@@ -293,6 +295,7 @@ func TestGroupSessionEviction(t *testing.T) {
 	}
 	sync := kmsg.NewPtrSyncGroupRequest()
 	sync.Group, sync.MemberID, sync.Generation = groupID, jr.MemberID, jr.Generation
+	sync.ProtocolType, sync.Protocol = jr.ProtocolType, jr.Protocol // mandatory from v5
 	sr := request[*kmsg.SyncGroupResponse](t, raw, sync)
 	if sr.ErrorCode != 0 {
 		t.Fatalf("raw sync: %v", kerr.ErrorForCode(sr.ErrorCode))

@@ -147,6 +147,7 @@ type Config struct {
 	GroupConsumerMinHeartbeatIntervalMs int64  `prop:"group.consumer.min.heartbeat.interval.ms" flag:"group-consumer-min-heartbeat-interval-ms" help:"smallest group.consumer.heartbeat.interval.ms allowed"`
 	GroupConsumerMaxHeartbeatIntervalMs int64  `prop:"group.consumer.max.heartbeat.interval.ms" flag:"group-consumer-max-heartbeat-interval-ms" help:"largest group.consumer.heartbeat.interval.ms allowed"`
 	GroupConsumerAssignors              string `prop:"group.consumer.assignors" flag:"group-consumer-assignors" help:"server-side assignors, comma-separated (uniform, range); the first is the default"`
+	GroupConsumerMigrationPolicy        string `prop:"group.consumer.migration.policy" flag:"group-consumer-migration-policy" help:"online conversion of a classic group with members to a consumer group when a consumer-protocol member joins, and back when the last one leaves: bidirectional, upgrade, downgrade or disabled"`
 
 	// Streams groups of the KIP-1071 protocol (groupflags.go).
 	GroupStreamsSessionTimeoutMs        int64 `prop:"group.streams.session.timeout.ms" flag:"group-streams-session-timeout-ms" help:"remove a streams group member not heard from for this long"`
@@ -245,6 +246,7 @@ func DefaultConfig() Config {
 		GroupConsumerSessionTimeoutMs:       group.DefaultConsumerSessionTimeout.Milliseconds(),
 		GroupConsumerHeartbeatIntervalMs:    group.DefaultConsumerHeartbeatInterval.Milliseconds(),
 		GroupConsumerAssignors:              strings.Join(group.DefaultConsumerAssignors, ","),
+		GroupConsumerMigrationPolicy:        group.MigrationBidirectional,
 		GroupConsumerMinSessionTimeoutMs:    group.DefaultConsumerMinSessionTimeout.Milliseconds(),
 		GroupConsumerMaxSessionTimeoutMs:    group.DefaultConsumerMaxSessionTimeout.Milliseconds(),
 		GroupConsumerMinHeartbeatIntervalMs: group.DefaultConsumerMinHeartbeatInterval.Milliseconds(),

@@ -31,6 +31,7 @@ func (c Config) groupConfig() group.Config {
 		ConsumerSessionTimeout:    ms(c.GroupConsumerSessionTimeoutMs),
 		ConsumerHeartbeatInterval: ms(c.GroupConsumerHeartbeatIntervalMs),
 		ConsumerAssignors:         splitList(c.GroupConsumerAssignors),
+		ConsumerMigrationPolicy:   c.GroupConsumerMigrationPolicy,
 
 		ConsumerMinSessionTimeout:    ms(c.GroupConsumerMinSessionTimeoutMs),
 		ConsumerMaxSessionTimeout:    ms(c.GroupConsumerMaxSessionTimeoutMs),

@@ -92,6 +92,10 @@ type cmember struct {
 	sessionSeq uint64
 	revoke     Timer
 	revokeSeq  uint64
+
+	// classic is set for a member that speaks the classic protocol
+	// (migrate.go); nil for a consumer-protocol member.
+	classic *classicMeta
 }
 
 // consumerState is the consumer-protocol part of a group (typeConsumer).

@@ -20,6 +20,14 @@ func (g *group) validateConsumerCommitLocked(memberID string, epoch int32, oldVe
 	if !known {
 		return errUnknownMember
 	}
+	if g.classicMemberIDLocked(memberID) {
+		// A classic member (migrate.go) commits with its generation,
+		// any version: ILLEGAL_GENERATION, as Kafka's validateMemberEpoch.
+		if epoch != memberEpoch {
+			return errIllegalGeneration
+		}
+		return errNone
+	}
 	if !txn && oldVersion {
 		return errUnsupportedVersion
 	}
@@ -27,6 +35,16 @@ func (g *group) validateConsumerCommitLocked(memberID string, epoch int32, oldVe
 		return errStaleEpoch
 	}
 	return errNone
+}
+
+// classicMemberIDLocked: id is a consumer group member that speaks the
+// classic protocol.
+func (g *group) classicMemberIDLocked(id string) bool {
+	if g.mu.typ != typeConsumer {
+		return false
+	}
+	m := g.mu.cons.members[id]
+	return m != nil && m.classic != nil
 }
 
 // validateOffsetFetch is Kafka's ConsumerGroup.validateOffsetFetch for
@@ -53,6 +71,9 @@ func (c *Coordinator) validateOffsetFetch(group string, memberID *string, epoch 
 	memberEpoch, known, _ := g.memberEpochLocked(id)
 	if !known {
 		return errUnknownMember
+	}
+	if epoch != memberEpoch && g.classicMemberIDLocked(id) {
+		return errIllegalGeneration
 	}
 	if epoch != memberEpoch {
 		return errStaleEpoch

@@ -55,6 +55,9 @@ func (g *group) describeConsumer(dg *kmsg.ConsumerGroupDescribeResponseGroup) {
 		dm.Assignment = cs.describeAssignment(m.assigned)
 		dm.TargetAssignment = cs.describeAssignment(cs.target[m.id])
 		dm.MemberType = 1 // consumer protocol (v1)
+		if m.classic != nil {
+			dm.MemberType = 0 // classic protocol
+		}
 		dg.Members = append(dg.Members, dm)
 	}
 }

@@ -101,15 +101,18 @@ func (c *Coordinator) validateHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest)
 }
 
 // becomeConsumerLocked turns an empty classic group into a consumer group
-// on a join (Kafka's offline upgrade); otherwise a classic group is not a
-// consumer group (GROUP_ID_NOT_FOUND), as Kafka answers without online
-// migration (G11).
+// on a join (Kafka's offline upgrade), and a classic group with members
+// when the migration policy allows (upgradeLocked); otherwise a classic
+// group is not a consumer group (GROUP_ID_NOT_FOUND, G11).
 func (g *group) becomeConsumerLocked(join bool) (int16, string) {
 	if g.mu.state == stateDead {
 		return errCoordinatorNA, ""
 	}
 	if g.mu.typ == typeConsumer {
 		return errNone, ""
+	}
+	if join && g.mu.typ == typeClassic && len(g.mu.members) > 0 {
+		return g.upgradeLocked() // online upgrade (migrate.go)
 	}
 	if !join || g.mu.typ == typeStreams || len(g.mu.members) > 0 || len(g.mu.pending) > 0 || g.mu.state != stateEmpty {
 		return errGroupNotFound, "Group " + g.id + " is not a consumer group."
@@ -253,6 +256,11 @@ func (g *group) consumerLeaveLocked(req *kmsg.ConsumerGroupHeartbeatRequest, res
 		}
 		g.stopRevokeTimerLocked(m)
 		g.scheduleConsumerSessionLocked(m)
+	} else if g.downgradeDueLocked(m) {
+		if code := g.downgradeLocked(m); code != errNone {
+			resp.ErrorCode, resp.MemberID, resp.MemberEpoch = code, nil, 0
+		}
+		return resp
 	} else {
 		g.removeConsumerMemberLocked(m)
 	}
@@ -383,7 +391,11 @@ func (g *group) scheduleConsumerSessionLocked(m *cmember) {
 	}
 	m.sessionSeq = g.nextSeqLocked()
 	seq, id := m.sessionSeq, m.id
-	m.session = g.c.clock.AfterFunc(g.c.cfg.ConsumerSessionTimeout, func() { g.expireConsumerMember(id, seq, false) })
+	timeout := g.c.cfg.ConsumerSessionTimeout
+	if m.classic != nil {
+		timeout = m.classic.sessionTimeout // the JoinGroup's, as Kafka
+	}
+	m.session = g.c.clock.AfterFunc(timeout, func() { g.expireConsumerMember(id, seq, false) })
 }
 
 // scheduleRevokeLocked starts, once per revocation, the rebalance timeout
@@ -415,6 +427,10 @@ func (g *group) stopMemberTimersLocked(m *cmember) {
 		m.session = nil
 	}
 	g.stopRevokeTimerLocked(m)
+	if m.classic != nil {
+		g.stopClassicTimerLocked(&m.classic.join)
+		g.stopClassicTimerLocked(&m.classic.sync)
+	}
 }
 
 func (g *group) expireConsumerMember(id string, seq uint64, revoke bool) {
@@ -428,6 +444,10 @@ func (g *group) expireConsumerMember(id string, seq uint64, revoke bool) {
 		return
 	}
 	g.c.log.Info("consumer-member-expired", zap.String("group", g.id), zap.String("member", id), zap.Bool("revocation-timeout", revoke))
+	if g.downgradeDueLocked(m) {
+		g.downgradeLocked(m)
+		return
+	}
 	g.removeConsumerMemberLocked(m)
 	g.persistConsumerLocked()
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/kgateway/kgateway/offsets"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 )
 
@@ -71,6 +72,7 @@ func (g *group) consumerRecordLocked() offsets.ConsumerGroup {
 			Epoch: m.epoch, PreviousEpoch: m.prevEpoch, State: int8(m.state), RebalanceTimeout: m.rebalanceTimeout,
 			Topics: m.topics, Regex: m.regex, Assignor: m.assignor,
 			Assigned: toTPs(m.assigned), Revoking: toTPs(m.revoking), Target: toTPs(cs.target[m.id]),
+			Classic: m.classic.record(),
 		})
 	}
 	return rec
@@ -103,7 +105,7 @@ func (g *group) persistConsumerLocked() int16 {
 	}
 	err := g.c.store.PutConsumerGroup(rec, g.c.cfg.MaxGroupStateBytes)
 	if err == nil {
-		g.mu.consWritten, g.mu.consDurable = enc, rec
+		g.mu.consWritten, g.mu.consDurable, g.mu.classicBefore = enc, rec, nil
 		return errNone
 	}
 	g.c.log.Warn("consumer-group-persist-failed", zap.String("group", g.id), zap.Int32("epoch", rec.Generation), zap.Error(err))
@@ -117,6 +119,10 @@ func (g *group) persistConsumerLocked() int16 {
 // rollbackConsumerLocked puts the group back to its last durable state
 // (an empty consumer group if none was written).
 func (g *group) rollbackConsumerLocked() {
+	if g.mu.classicBefore != nil {
+		g.rollbackUpgradeLocked()
+		return
+	}
 	for _, m := range g.mu.cons.members {
 		g.stopMemberTimersLocked(m)
 	}
@@ -144,6 +150,7 @@ func (g *group) applyConsumerRecordLocked(rec offsets.ConsumerGroup) {
 			epoch: pm.Epoch, prevEpoch: pm.PreviousEpoch, state: memberState(pm.State), rebalanceTimeout: pm.RebalanceTimeout,
 			topics: pm.Topics, regex: pm.Regex, assignor: pm.Assignor,
 			assigned: fromTPs(pm.Assigned), revoking: fromTPs(pm.Revoking),
+			classic: classicFromRecord(pm.Classic),
 		}
 		cs.members[m.id] = m
 		cs.target[m.id] = fromTPs(pm.Target)
@@ -173,4 +180,28 @@ func (c *Coordinator) loadConsumerGroup(rec offsets.ConsumerGroup) *group {
 	g.mu.consDurable = rec
 	g.mu.consWritten = offsets.EncodeConsumerGroup(g.consumerRecordLocked())
 	return g
+}
+
+// record is the member's classic metadata as persisted; nil for a
+// consumer-protocol member.
+func (cm *classicMeta) record() *offsets.ClassicMemberMetadata {
+	if cm == nil {
+		return nil
+	}
+	r := &offsets.ClassicMemberMetadata{SessionTimeout: cm.sessionTimeout}
+	for _, p := range cm.protocols {
+		r.Protocols = append(r.Protocols, offsets.Protocol{Name: p.Name, Metadata: p.Metadata})
+	}
+	return r
+}
+
+func classicFromRecord(r *offsets.ClassicMemberMetadata) *classicMeta {
+	if r == nil {
+		return nil
+	}
+	cm := &classicMeta{sessionTimeout: r.SessionTimeout}
+	for _, p := range r.Protocols {
+		cm.protocols = append(cm.protocols, kmsg.JoinGroupRequestProtocol{Name: p.Name, Metadata: p.Metadata})
+	}
+	return cm
 }

@@ -274,6 +274,8 @@ func TestConsumerGroupMaxSize(t *testing.T) {
 // consumer group becomes classic on JoinGroup and back.
 func TestConsumerClassicCoexistence(t *testing.T) {
 	h, topics := new848Harness(t)
+	h.cfg.ConsumerMigrationPolicy = MigrationDisabled // no online migration (migrate_test.go)
+	h.restart()
 	topics.add("t", 2)
 	h.join("classic", "range")
 	code(t, "heartbeat into classic", h.beat("classic", &cm{id: "a", topics: []string{"t"}}, true).ErrorCode, kerr.GroupIDNotFound)
@@ -281,8 +283,13 @@ func TestConsumerClassicCoexistence(t *testing.T) {
 	a := &cm{id: "a", topics: []string{"t"}}
 	h.beat("cg", a, true)
 	j := newJoin("cg", "", "range")
+	j.ProtocolType = "connect"
 	resp := h.await(h.joinAsync(j))
-	code(t, "classic join into consumer group", resp.ErrorCode, kerr.InconsistentGroupProtocol)
+	code(t, "classic join of another protocol type into consumer group", resp.ErrorCode, kerr.InconsistentGroupProtocol)
+	// A consumer-protocol-type JoinGroup is served by the consumer group
+	// whatever the migration policy, as Kafka's classicGroupJoin.
+	resp = h.await(h.joinAsync(newJoin("cg", "", "range")))
+	code(t, "classic join into consumer group", resp.ErrorCode, kerr.MemberIDRequired)
 	if d := h.describe("cg"); d.State != "Dead" {
 		t.Fatalf("DescribeGroups of a consumer group: %s", d.State)
 	}

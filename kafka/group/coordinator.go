@@ -74,6 +74,11 @@ type Config struct {
 	// ConsumerAssignors is group.consumer.assignors; the first is the
 	// default. Default DefaultConsumerAssignors.
 	ConsumerAssignors []string
+	// ConsumerMigrationPolicy is group.consumer.migration.policy:
+	// whether a classic group with members may become a consumer group
+	// online and back (migrate.go): bidirectional (Kafka's default, and
+	// the zero value's), upgrade, downgrade or disabled.
+	ConsumerMigrationPolicy string
 	// MayDescribe says whether principal, connecting from host, may
 	// DESCRIBE topic; nil: authorization is off. With it, a consumer
 	// group member is subscribed only to the topics its own principal
@@ -118,6 +123,10 @@ func (cfg Config) Validate() error {
 		errs = append(errs, errors.New("group: config: intervals must not be negative"))
 	}
 	errs = append(errs, cfg.validateConsumer()...)
+	if cfg.ConsumerMigrationPolicy != "" && !validMigrationPolicy(cfg.ConsumerMigrationPolicy) {
+		errs = append(errs, fmt.Errorf("group: config: group.consumer.migration.policy %q is not one of bidirectional, upgrade, downgrade, disabled",
+			cfg.ConsumerMigrationPolicy))
+	}
 	if cfg.StreamsSessionTimeout < 0 || cfg.StreamsHeartbeatInterval < 0 || cfg.StreamsNumStandby < 0 || cfg.StreamsInitialRebalanceDelay < 0 {
 		errs = append(errs, errors.New("group: config: group.streams.* settings must not be negative"))
 	}
@@ -155,6 +164,9 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.MaxGroupSize == 0 {
 		cfg.MaxGroupSize = DefaultMaxGroupSize
+	}
+	if cfg.ConsumerMigrationPolicy == "" {
+		cfg.ConsumerMigrationPolicy = MigrationBidirectional
 	}
 	return cfg.consumerDefaults()
 }

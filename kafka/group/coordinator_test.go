@@ -391,6 +391,7 @@ func runMember(c *Coordinator, group string, rounds int) error {
 		id = jr.MemberID
 		sreq := kmsg.NewPtrSyncGroupRequest()
 		sreq.Version, sreq.Group, sreq.MemberID, sreq.Generation = 5, group, id, jr.Generation
+		sreq.ProtocolType, sreq.Protocol = jr.ProtocolType, jr.Protocol
 		for _, m := range jr.Members {
 			sreq.GroupAssignment = append(sreq.GroupAssignment, kmsg.SyncGroupRequestGroupAssignment{MemberID: m.MemberID, MemberAssignment: []byte(m.MemberID)})
 		}

@@ -72,9 +72,15 @@
 //     ListGroups v5 reports it). An empty classic group becomes a consumer
 //     group on a ConsumerGroupHeartbeat join and a consumer group without
 //     members becomes an empty classic group on a JoinGroup, durably (the
-//     other type's record goes in the same write). Otherwise a heartbeat to
-//     a classic group is GROUP_ID_NOT_FOUND and a JoinGroup to a consumer
-//     group INCONSISTENT_GROUP_PROTOCOL; DescribeGroups (v0–5) describes a
+//     other type's record goes in the same write). With members, the
+//     online migration (migrate.go, group.consumer.migration.policy)
+//     converts a classic group of protocol type "consumer" on a
+//     ConsumerGroupHeartbeat join, serves classic members of a consumer
+//     group through JoinGroup, SyncGroup, Heartbeat and LeaveGroup, and
+//     converts back when the last consumer-protocol member goes; where
+//     the policy forbids it, a heartbeat to a classic group is
+//     GROUP_ID_NOT_FOUND and a JoinGroup to a consumer group without
+//     classic support INCONSISTENT_GROUP_PROTOCOL; DescribeGroups (v0–5) describes a
 //     consumer group as Dead, ConsumerGroupDescribe a classic group as
 //     GROUP_ID_NOT_FOUND, as Kafka does.
 //   - G12 A subscription change, a member joining or leaving (or expiring)

@@ -73,15 +73,19 @@ type syncResult struct {
 }
 
 type member struct {
-	id               string
-	instanceID       *string
-	clientID         string
-	clientHost       string
-	sessionTimeout   time.Duration
-	rebalanceTimeout time.Duration
-	protocolType     string
-	protocols        []kmsg.JoinGroupRequestProtocol
-	assignment       []byte
+	id         string
+	instanceID *string
+	clientID   string
+	clientHost string
+	// principal and peerHost are who joined as the member, from where
+	// (in memory only): what its subscription is authorized against if
+	// the group becomes a consumer group (migrate.go).
+	principal, peerHost string
+	sessionTimeout      time.Duration
+	rebalanceTimeout    time.Duration
+	protocolType        string
+	protocols           []kmsg.JoinGroupRequestProtocol
+	assignment          []byte
 
 	// joinWaiters and syncWaiters are the blocked JoinGroup / SyncGroup
 	// requests of this member (G3); each channel has room for its one
@@ -170,11 +174,15 @@ type group struct {
 		// strm is a streams group's state (KIP-1071, streams.go),
 		// strmWritten its last durable encoding, strmTimers its
 		// members' timers.
-		strm         *streams.Group
-		strmWritten  []byte
-		strmTimers   map[string]*streamsTimers
-		rebalance    Timer
-		rebalanceSeq uint64
+		strm        *streams.Group
+		strmWritten []byte
+		strmTimers  map[string]*streamsTimers
+		// classicBefore is the classic group an online upgrade
+		// converted, until the consumer group is first durable: a
+		// failed write goes back to it (migrate.go).
+		classicBefore *offsets.ClassicGroup
+		rebalance     Timer
+		rebalanceSeq  uint64
 		// initialDelay: the first rebalance of an Empty group is waiting
 		// out group.initial.rebalance.delay.ms (G2); newMember: a member
 		// joined during the current delay.

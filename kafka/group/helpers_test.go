@@ -287,6 +287,16 @@ func (h *harness) syncAsync(group, member string, gen int32, assign map[string]s
 	r := kmsg.NewPtrSyncGroupRequest()
 	r.Version = 5
 	r.Group, r.MemberID, r.Generation = group, member, gen
+	// v5 must name the protocol type and name: the group's.
+	pt, pn := "consumer", "range"
+	if g := h.c.lookup(group); g != nil {
+		g.mu.Lock()
+		if g.mu.protocol != "" {
+			pt, pn = g.mu.protocolType, g.mu.protocol
+		}
+		g.mu.Unlock()
+	}
+	r.ProtocolType, r.Protocol = &pt, &pn
 	ids := make([]string, 0, len(assign))
 	for id := range assign {
 		ids = append(ids, id)

@@ -100,6 +100,9 @@ func (g *group) joinLocked(j joinReq) (joinResult, chan joinResult) {
 	if g.mu.state == stateDead {
 		return fail(errCoordinatorNA)
 	}
+	if g.mu.typ == typeConsumer && len(g.mu.cons.members) > 0 {
+		return g.classicJoinToConsumerLocked(j), nil // migrate.go
+	}
 	if g.mu.typ == typeConsumer || g.mu.typ == typeStreams {
 		if code := g.becomeClassicLocked(); code != errNone {
 			return fail(code)
@@ -187,6 +190,7 @@ func (g *group) expirePending(id string) {
 func (g *group) addAndRebalanceLocked(j joinReq, id string) (joinResult, chan joinResult) {
 	m := &member{
 		id: id, instanceID: j.instanceID, clientID: j.client.ID, clientHost: j.client.Host,
+		principal: j.client.Principal, peerHost: j.client.PeerHost,
 		sessionTimeout: j.sessionTimeout, rebalanceTimeout: j.rebalanceTimeout,
 		protocolType: j.protocolType, protocols: j.protocols, isNew: true,
 	}
@@ -221,6 +225,7 @@ func (g *group) replaceStaticLocked(j joinReq, old *member, id string) (joinResu
 	}
 	m := &member{
 		id: id, instanceID: j.instanceID, clientID: j.client.ID, clientHost: j.client.Host,
+		principal: j.client.Principal, peerHost: j.client.PeerHost,
 		sessionTimeout: j.sessionTimeout, rebalanceTimeout: j.rebalanceTimeout,
 		protocolType: j.protocolType, protocols: j.protocols, assignment: old.assignment,
 	}

@@ -78,12 +78,19 @@ func (c *Coordinator) sync(req *kmsg.SyncGroupRequest) (syncResult, chan syncRes
 	if req.Group == "" {
 		return fail(errInvalidGroupID)
 	}
+	if req.Version >= 5 && (req.ProtocolType == nil || req.Protocol == nil) {
+		// Kafka's SyncGroupRequest.areMandatoryProtocolTypeAndNamePresent.
+		return fail(errInconsistentProto)
+	}
 	g := c.lookup(req.Group)
 	if g == nil {
 		return fail(errUnknownMember)
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.mu.typ == typeConsumer && g.mu.state != stateDead {
+		return g.classicSyncToConsumerLocked(req), nil // migrate.go
+	}
 	m, code := g.checkMemberLocked(req.MemberID, req.InstanceID, req.Generation)
 	switch {
 	case code != errNone:
@@ -191,6 +198,9 @@ func (c *Coordinator) heartbeat(req *kmsg.HeartbeatRequest) int16 {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.mu.typ == typeConsumer && g.mu.state != stateDead {
+		return g.classicHeartbeatToConsumerLocked(req) // migrate.go
+	}
 	m, code := g.checkMemberLocked(req.MemberID, req.InstanceID, req.Generation)
 	if code != errNone {
 		return code
@@ -246,6 +256,9 @@ func (g *group) leave(leaving []kmsg.LeaveGroupRequestMember, codes []int16) int
 	defer g.mu.Unlock()
 	if g.mu.state == stateDead {
 		return errCoordinatorNA
+	}
+	if g.mu.typ == typeConsumer {
+		return g.classicLeaveToConsumerLocked(leaving, codes) // migrate.go
 	}
 	changed := false
 	for i, lm := range leaving {

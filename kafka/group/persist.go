@@ -74,6 +74,14 @@ func (c *Coordinator) loadGroup(pg offsets.ClassicGroup) *group {
 	g := newGroup(c, pg.ID)
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.applyClassicLocked(pg)
+	return g
+}
+
+// applyClassicLocked makes pg, a classic group with members, the group's
+// state: Stable at its generation, sessions started afresh.
+func (g *group) applyClassicLocked(pg offsets.ClassicGroup) {
+	g.mu.members, g.mu.static = make(map[string]*member), make(map[string]string)
 	g.mu.protocolType, g.mu.protocol = pg.ProtocolType, pg.Protocol
 	g.mu.generation, g.mu.stateTime = pg.Generation, pg.StateTime
 	g.mu.state = stateStable
@@ -99,5 +107,4 @@ func (c *Coordinator) loadGroup(pg offsets.ClassicGroup) *group {
 	for _, m := range g.mu.members {
 		g.scheduleSessionLocked(m)
 	}
-	return g
 }

@@ -11,7 +11,6 @@ var shareAPIs = map[int16]bool{76: true, 77: true, 78: true, 79: true, 90: true,
 // groups, unless they have a durable home (Y8).
 var notInCluster = map[int16]bool{
 	76: true, 77: true, 78: true, 79: true, 90: true, 91: true, 92: true, // share groups
-	88: true, 89: true, // streams groups (KIP-1071): served by a single node only
 }
 
 // clusterMaxVersion caps APIs in cluster mode (Y19): transactions are

@@ -13,10 +13,12 @@ import (
 )
 
 // coordinatorAPIs are the APIs only the group coordinator serves (Y4), the
-// transaction APIs, which it serves too (Y19), and those of share groups
-// but ShareFetch and ShareAcknowledge (Y8).
+// streams group APIs (their state is the coordinator's, in its mirrored
+// offsets store, as consumer groups'), the transaction APIs, which it
+// serves too (Y19), and those of share groups but ShareFetch and
+// ShareAcknowledge (Y8).
 var coordinatorAPIs = map[int16]bool{8: true, 9: true, 11: true, 12: true, 13: true, 14: true, 15: true,
-	16: true, 42: true, 47: true, 68: true, 69: true,
+	16: true, 42: true, 47: true, 68: true, 69: true, 88: true, 89: true,
 	24: true, 25: true, 26: true, 28: true, 65: true, 66: true,
 	76: true, 77: true, 90: true, 91: true, 92: true}
 
@@ -98,6 +100,18 @@ func notCoordinatorResponse(req kmsg.Request) kmsg.Response {
 		resp := r.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
 		for _, g := range r.Groups {
 			rg := kmsg.NewConsumerGroupDescribeResponseGroup()
+			rg.Group, rg.ErrorCode, rg.AuthorizedOperations = g, code, authz.OperationsNotRequested
+			resp.Groups = append(resp.Groups, rg)
+		}
+		return resp
+	case *kmsg.StreamsGroupHeartbeatRequest:
+		resp := r.ResponseKind().(*kmsg.StreamsGroupHeartbeatResponse)
+		resp.ErrorCode = code
+		return resp
+	case *kmsg.StreamsGroupDescribeRequest:
+		resp := r.ResponseKind().(*kmsg.StreamsGroupDescribeResponse)
+		for _, g := range r.Groups {
+			rg := kmsg.NewStreamsGroupDescribeResponseGroup()
 			rg.Group, rg.ErrorCode, rg.AuthorizedOperations = g, code, authz.OperationsNotRequested
 			resp.Groups = append(resp.Groups, rg)
 		}

@@ -20,6 +20,12 @@ const (
 	ConfigIsolationLevel     = "share.isolation.level"
 )
 
+// share.isolation.level's values.
+const (
+	isolationUncommitted = "read_uncommitted"
+	isolationCommitted   = "read_committed"
+)
+
 // GroupConfigEntry is one group config as DescribeConfigs reports it.
 type GroupConfigEntry struct {
 	Name, Value string
@@ -111,7 +117,7 @@ func (c *Coordinator) checkConfig(name, value string) error {
 	case ConfigAutoOffsetReset:
 		return check(value == "latest" || value == "earliest", "latest or earliest")
 	case ConfigIsolationLevel:
-		return check(value == "read_uncommitted", "only read_uncommitted is supported")
+		return check(value == isolationUncommitted || value == isolationCommitted, "read_uncommitted or read_committed")
 	case ConfigRecordLockDuration:
 		d, ok := parseMillis(value)
 		return check(ok && d >= c.cfg.MinRecordLockDuration && d <= c.cfg.MaxRecordLockDuration,

@@ -101,6 +101,11 @@ type Log interface {
 	TopicName(id [16]byte) (string, bool)
 	Bounds(topic string, partition int32) (logStart, hwm int64, err error)
 	Read(topic string, partition int32, offset int64, maxBytes int) ([][]byte, error)
+	// ReadCommitted is Read at isolation read_committed: batches below
+	// the last stable offset only, the last stable offset, and the
+	// aborted transactions overlapping the batches, in first-offset
+	// order (a group with share.isolation.level=read_committed).
+	ReadCommitted(topic string, partition int32, offset int64, maxBytes int) (batches [][]byte, lso int64, aborted []AbortedTxn, err error)
 	// MaxBytes bounds the record bytes of one ShareFetch response
 	// (fetch.max.bytes).
 	MaxBytes() int
@@ -110,6 +115,13 @@ type Log interface {
 	Wait(ctx context.Context, parts []offsets.TopicPartition, wake []<-chan struct{}, until time.Time) bool
 	// Code maps an error of Bounds or Read to a Kafka error code.
 	Code(err error) int16
+}
+
+// AbortedTxn is an aborted transaction of a partition: its producer and
+// the offset of its first record (Kafka's AbortedTransaction).
+type AbortedTxn struct {
+	ProducerID  int64
+	FirstOffset int64
 }
 
 // Namespace tells whether a group id is taken by a group of another type

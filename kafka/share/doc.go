@@ -76,6 +76,12 @@
 //	    subscriptions or partition counts change, bumping the group epoch:
 //	    each subscribed partition goes to at least one member, and with
 //	    more members than partitions several members share one.
+//	Q20 A group with share.isolation.level=read_committed (a GROUP
+//	    config) acquires nothing at or past the partition's last stable
+//	    offset, and archives the records of aborted transactions as it
+//	    meets them (they are never delivered), as Kafka's SharePartition;
+//	    read_uncommitted (the default) reads up to the high watermark.
+//	    Transaction markers are archived at either level.
 //	Q13 A share session's epoch advances by one with every ShareFetch and
 //	    ShareAcknowledge; a request with another epoch gets
 //	    INVALID_SHARE_SESSION_EPOCH, one without a session
@@ -128,7 +134,7 @@
 //	    A leader side forgets, when it holds group.share.max.share.sessions
 //	    groups, those with no session: their states are durable (Q8).
 //
-// Left out: share.isolation.level read_committed, by_duration reset, a
+// Left out: by_duration reset, a
 // persisted membership (members rejoin after a restart, Q7), the
 // SimpleAssignor's rack awareness and stickiness, and share.* group
 // configs other than those in configs.go. The group-id namespace is

@@ -274,7 +274,21 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 	if !ok || from >= hwm {
 		return acquisition{wake: wake, nextExpiry: next}
 	}
-	batches, err := c.log.Read(tp.Topic, tp.Partition, from, maxBytes)
+	var batches [][]byte
+	var aborted []AbortedTxn
+	committed := c.groupConfig(g.id, ConfigIsolationLevel) == isolationCommitted
+	if committed {
+		// read_committed: nothing at or past the last stable offset,
+		// and aborted transactions' records are archived (markAborted).
+		var lso int64
+		batches, lso, aborted, err = c.log.ReadCommitted(tp.Topic, tp.Partition, from, maxBytes)
+		hwm = min(hwm, lso)
+		if err == nil && from >= hwm {
+			return acquisition{wake: wake, nextExpiry: next}
+		}
+	} else {
+		batches, err = c.log.Read(tp.Topic, tp.Partition, from, maxBytes)
+	}
 	if err != nil {
 		return acquisition{code: c.log.Code(err)}
 	}
@@ -285,6 +299,9 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 			return acquisition{code: kerr.CorruptMessage.Code}
 		}
 		spans = append(spans, sp)
+	}
+	if committed {
+		markAborted(batches, spans, aborted)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

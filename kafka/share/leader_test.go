@@ -35,6 +35,10 @@ func (fakeLog) Read(_ string, _ int32, offset int64, _ int) ([][]byte, error) {
 	}
 	return out, nil
 }
+func (l fakeLog) ReadCommitted(topic string, partition int32, offset int64, maxBytes int) ([][]byte, int64, []AbortedTxn, error) {
+	b, err := l.Read(topic, partition, offset, maxBytes)
+	return b, 10, nil, err
+}
 func (fakeLog) MaxBytes() int { return 1 << 20 }
 func (fakeLog) Wait(context.Context, []offsets.TopicPartition, []<-chan struct{}, time.Time) bool {
 	return false

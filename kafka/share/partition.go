@@ -155,6 +155,9 @@ func (p *partition) readFromLocked(maxLocks int) (int64, bool) {
 type batchSpan struct {
 	first, last int64
 	control     bool
+	// aborted: a data batch of an aborted transaction (read_committed
+	// only, markAborted), archived like a control batch.
+	aborted bool
 }
 
 // spanOf reads a record batch header (magic 2): base offset at 0, the
@@ -214,7 +217,7 @@ func (p *partition) acquireLocked(spans []batchSpan, a acquireArgs) []acquiredRa
 			r := &p.recs[off-p.start]
 			switch {
 			case r.state != available:
-			case sp.control:
+			case sp.control, sp.aborted:
 				r.state = archived
 			case r.count >= a.limit:
 				r.state = archived // released at the limit before a restart (Q4)
@@ -357,4 +360,44 @@ func (p *partition) doneLocked() int64 {
 		}
 	}
 	return n
+}
+
+// Record batch header fields (magic 2) read for read_committed.
+const (
+	attrTransactional = 0x10
+	producerIDAt      = 43 // int64
+	batchHeaderLen    = 61
+)
+
+// markAborted flags the data batches of aborted transactions, as a
+// read_committed consumer skips them (Kafka's SharePartition archives
+// them): walking the batches in offset order, a transactional producer
+// is aborted from its aborted transaction's first offset until its
+// abort marker (a control batch of that producer).
+func markAborted(batches [][]byte, spans []batchSpan, aborted []AbortedTxn) {
+	if len(aborted) == 0 {
+		return
+	}
+	next := 0
+	open := map[int64]bool{}
+	for i, b := range batches {
+		if len(b) < batchHeaderLen {
+			continue
+		}
+		for next < len(aborted) && aborted[next].FirstOffset <= spans[i].last {
+			open[aborted[next].ProducerID] = true
+			next++
+		}
+		attrs := binary.BigEndian.Uint16(b[21:])
+		if attrs&attrTransactional == 0 {
+			continue
+		}
+		pid := int64(binary.BigEndian.Uint64(b[producerIDAt:]))
+		switch {
+		case spans[i].control:
+			delete(open, pid) // its marker ends the transaction
+		case open[pid]:
+			spans[i].aborted = true
+		}
+	}
 }

@@ -130,3 +130,51 @@ func TestPartitionPersistedReleasesLocks(t *testing.T) {
 		}
 	}
 }
+
+// txnBatch is a transactional batch header of producer pid.
+func txnBatch(base int64, delta int32, control bool, pid int64) []byte {
+	b := batchHeader(base, delta, control)
+	attrs := binary.BigEndian.Uint16(b[21:]) | attrTransactional
+	binary.BigEndian.PutUint16(b[21:], attrs)
+	binary.BigEndian.PutUint64(b[producerIDAt:], uint64(pid))
+	return b
+}
+
+// share.isolation.level=read_committed: the data of an aborted
+// transaction is archived with its marker, never acquired; a committed
+// transaction's and a non-transactional batch's records are acquired;
+// an aborted transaction that began before the read still counts.
+func TestPartitionReadCommittedSkipsAborted(t *testing.T) {
+	now := time.Unix(1000, 0)
+	batches := [][]byte{
+		txnBatch(0, 1, false, 7), // 0-1 aborted (producer 7)
+		txnBatch(2, 2, false, 8), // 2-4 committed (producer 8)
+		txnBatch(5, 0, true, 7),  // 5 abort marker of 7
+		txnBatch(6, 0, true, 8),  // 6 commit marker of 8
+		batchHeader(7, 1, false), // 7-8 not transactional
+		txnBatch(9, 0, false, 7), // 9 producer 7 again: a new transaction, committed
+		txnBatch(10, 0, true, 7), // 10 its commit marker
+	}
+	sp := spans(t, batches...)
+	markAborted(batches, sp, []AbortedTxn{{ProducerID: 7, FirstOffset: 0}})
+	p := newPartition(0)
+	got := p.acquireLocked(sp, args("a", 100, 100, now))
+	want := []acquiredRange{{2, 4, 1}, {7, 9, 1}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("acquired %v, want %v", got, want)
+	}
+	for _, off := range []int64{0, 1, 5, 6, 10} { // below the start: finished
+		if off >= p.start && p.recs[off-p.start].state != archived {
+			t.Errorf("offset %d state %d, want archived", off, p.recs[off-p.start].state)
+		}
+	}
+	if p.start != 2 {
+		t.Errorf("start offset %d: the aborted records before 2 are not finished", p.start)
+	}
+	// A read that starts inside the aborted transaction.
+	sp = spans(t, batches[1:]...)
+	markAborted(batches[1:], sp, []AbortedTxn{{ProducerID: 8, FirstOffset: 1}})
+	if !sp[0].aborted || sp[3].aborted {
+		t.Fatalf("aborted flags %+v", sp)
+	}
+}

@@ -28,6 +28,7 @@ func corpus() []diffCase {
 		{"group-unknown", caseGroupUnknown},
 		{"group-classic", caseGroupClassic},
 		{"group-consumer-848", caseGroup848},
+		{"group-migration", caseGroupMigration},
 		{"group-streams", caseGroupStreams},
 		{"offsets-simple", caseOffsetsSimple},
 		{"topic-ids", caseTopicIDs},
@@ -556,6 +557,108 @@ func caseGroup848(r *run) {
 	r.do("classic join of a consumer group", classic)
 	hb("leave", "kd-g848-member-000000", -1, nil)
 	r.do("describe after leave", d)
+}
+
+// caseGroupMigration: KIP-848's online upgrade and downgrade. A classic
+// group with one member (consumer protocol type, a valid subscription
+// and assignment) is joined by a consumer-protocol member; the classic
+// member is told to rejoin and is served by the consumer group; the
+// consumer-protocol member leaves and the group is classic again. The
+// answers that depend on when Kafka's assignor ran (epochs, generations,
+// assignments) are not compared.
+func caseGroupMigration(r *run) {
+	const g, topic = "kd-gm", "kd-gm-t"
+	r.createTopic(topic, 2)
+	r.awaitCoordinator(0, g)
+	meta := func(owned ...int32) []byte {
+		m := kmsg.NewConsumerMemberMetadata()
+		m.Version, m.Topics = 3, []string{topic}
+		if len(owned) > 0 {
+			m.OwnedPartitions = []kmsg.ConsumerMemberMetadataOwnedPartition{{Topic: topic, Partitions: owned}}
+		}
+		return m.AppendTo(nil)
+	}
+	join := func(member string, owned ...int32) *kmsg.JoinGroupRequest {
+		jg := joinReq(g, member, 30000)
+		jg.Protocols[0].Name, jg.Protocols[0].Metadata = "cooperative-sticky", meta(owned...)
+		return jg
+	}
+	first, _ := r.setup(join("")).(*kmsg.JoinGroupResponse)
+	member := ""
+	if first != nil {
+		member = first.MemberID
+	}
+	jr, _ := r.setup(join(member)).(*kmsg.JoinGroupResponse)
+	gen := int32(-1)
+	if jr != nil {
+		gen = jr.Generation
+	}
+	sg := kmsg.NewPtrSyncGroupRequest()
+	sg.Group, sg.Generation, sg.MemberID = g, gen, member
+	r.do("classic sync v5 without protocol type and name", sg)
+	sg.ProtocolType, sg.Protocol = kmsg.StringPtr("consumer"), kmsg.StringPtr("cooperative-sticky")
+	a := kmsg.NewConsumerMemberAssignment()
+	a.Topics = []kmsg.ConsumerMemberAssignmentTopic{{Topic: topic, Partitions: []int32{0, 1}}}
+	ga := kmsg.NewSyncGroupRequestGroupAssignment()
+	ga.MemberID, ga.MemberAssignment = member, a.AppendTo(nil)
+	sg.GroupAssignment = append(sg.GroupAssignment, ga)
+	r.do("classic leader syncs", sg)
+
+	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	hb.Group, hb.MemberID, hb.MemberEpoch = g, "kd-gm-consumer-000000", 0
+	hb.RebalanceTimeoutMillis, hb.SubscribedTopicNames = 10000, []string{topic}
+	hb.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	r.filter = func(flat map[string]string) {
+		for p := range flat {
+			if strings.HasPrefix(p, "Assignment") || p == "MemberEpoch" {
+				delete(flat, p)
+			}
+		}
+	}
+	r.do("consumer-protocol member joins the classic group", hb)
+	r.filter = nil
+	types := func(name string) {
+		resp, _ := r.setup(kmsg.NewPtrListGroupsRequest()).(*kmsg.ListGroupsResponse)
+		found := "no"
+		if resp != nil {
+			for _, gr := range resp.Groups {
+				if gr.Group == g {
+					found = gr.GroupType + " " + gr.ProtocolType
+				}
+			}
+		}
+		r.record(name, map[string]string{"found": found})
+	}
+	types("list groups after the upgrade")
+	d := kmsg.NewPtrConsumerGroupDescribeRequest()
+	d.Groups = []string{g}
+	if dr, _ := r.setup(d).(*kmsg.ConsumerGroupDescribeResponse); dr != nil && len(dr.Groups) == 1 {
+		kinds := map[string]string{"error": itoa(int(dr.Groups[0].ErrorCode))}
+		for _, m := range dr.Groups[0].Members {
+			if m.MemberID == member {
+				kinds["classic member type"] = itoa(int(m.MemberType))
+			} else {
+				kinds["consumer member type"] = itoa(int(m.MemberType))
+			}
+		}
+		r.record("describe after the upgrade", kinds)
+	}
+	beat := kmsg.NewPtrHeartbeatRequest()
+	beat.Group, beat.Generation, beat.MemberID = g, gen, member
+	r.do("classic heartbeat: rejoin", beat)
+	beat.Generation = gen + 100
+	r.do("classic heartbeat: wrong generation", beat)
+	beat.Generation, beat.MemberID = gen, "stranger"
+	r.do("classic heartbeat: unknown member", beat)
+	r.filter = func(flat map[string]string) { delete(flat, "Generation") }
+	r.do("classic rejoin", join(member, 0, 1))
+	other := join(member, 0, 1)
+	other.Protocols[0].Name = "range"
+	r.do("classic rejoin: a protocol the group does not support", other)
+	r.filter = nil
+	hb.MemberEpoch = -1
+	r.do("consumer-protocol member leaves", hb)
+	types("list groups after the downgrade")
 }
 
 func caseOffsetsSimple(r *run) {
