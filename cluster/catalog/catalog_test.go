@@ -727,3 +727,31 @@ func TestEveryEventApplied(t *testing.T) {
 	same(t, "z", a, b)
 	absent(t, "bad", a, b)
 }
+
+// The creator a node records (CreateTopicBy) is in the etcd record, so
+// every node's resolver has it, and a change of the record (more
+// partitions, on another node) keeps it: the per-principal partition
+// bound counts the topic against its creator on every node.
+func TestCreatorEverywhere(t *testing.T) {
+	srv, a, b, _ := two(t)
+	if _, err := a.cat.CreateTopicBy("User:alice", "owned", 1, -1, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, srv, a, b)
+	same(t, "owned", a, b)
+	for _, n := range []*node{a, b} {
+		if got, _ := n.r.Topic("owned"); got.Creator != "User:alice" {
+			t.Fatalf("%s: creator %q, want User:alice", n.name, got.Creator)
+		}
+	}
+	if err := b.cat.CreatePartitions("owned", 3, false); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, srv, a, b)
+	same(t, "owned", a, b)
+	for _, n := range []*node{a, b} {
+		if got, _ := n.r.Topic("owned"); got.Creator != "User:alice" || got.Partitions != 3 {
+			t.Fatalf("%s after growing: %+v, want creator User:alice, 3 partitions", n.name, got)
+		}
+	}
+}

@@ -503,3 +503,21 @@ func TestPerPrincipalBounds(t *testing.T) {
 	wantCode(t, "mallory re-inits m1 after a second restart", h.initAs("m1", "User:mallory").ErrorCode, nil)
 	wantCode(t, "mallory, new id after a second restart", h.initAs("m5", "User:mallory").ErrorCode, kerr.PolicyViolation)
 }
+
+// X17: an expired id's owner record goes with it, and its place in its
+// owner's bound is free, after a restart too.
+func TestExpiredIDOwnerDropped(t *testing.T) {
+	h := newHarness(t, Config{IDExpiration: time.Hour, MaxTransactionalIDsPerPrincipal: 1})
+	wantCode(t, "mallory's id", h.initAs("m1", "User:mallory").ErrorCode, nil)
+	h.clock.advance(2 * time.Hour)
+	h.c.RemoveExpired()
+	owners, err := h.store.Owners(offsets.OwnerTxn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(owners) != 0 {
+		t.Fatalf("owner records after expiry: %v", owners)
+	}
+	h.reopen()
+	wantCode(t, "mallory's next id", h.initAs("m2", "User:mallory").ErrorCode, nil)
+}
