@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kgateway/kgateway/cluster/owner"
@@ -40,6 +41,9 @@ var (
 	// ErrStale: a range's record changed (merged, trimmed) since Log
 	// listed it; Pin took no pin. The reader lists again (U8).
 	ErrStale = errors.New("diskless: range changed since listed")
+	// ErrPredecessor: the commit begun before this one did not publish
+	// the partition, so this one does not either (U10).
+	ErrPredecessor = errors.New("diskless: the previous commit of the partition was not published")
 )
 
 // Batch is one commit's bytes of a partition: one Kafka record batch (or
@@ -109,6 +113,16 @@ type Committer struct {
 	node   string
 	opts   Options
 
+	// pipe orders the commits in flight (U10): last is the one begun
+	// last.
+	pipe struct {
+		sync.Mutex
+		last *Flight
+	}
+
+	// afterPut, when set (tests), runs once a commit's PUT returned,
+	// before it waits for its turn.
+	afterPut func(name string)
 	// beforeChunk, when set (tests), runs before a commit's i-th
 	// transaction (i = 0: between the object's PUT and the first).
 	beforeChunk func(i int)

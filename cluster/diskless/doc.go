@@ -108,6 +108,20 @@
 //	   the same transaction from the object it named before and dropped
 //	   with the partition (U5); State returns the bytes only if they are
 //	   the record's length and SHA-256.
+//	U10 Group commits are pipelined and publish in order. Begin lays a
+//	   commit out and starts its PUT at once, while the commits begun
+//	   before it are still being written or published; its publication
+//	   (U1) starts only once the publication of the commit begun just
+//	   before it is over, and leaves out, refused with ErrPredecessor,
+//	   every partition that commit carried and did not publish, if it
+//	   was still in flight when this one began (one begun after it saw
+//	   its outcome: the caller no longer offers what followed). So a
+//	   partition's ranges are published in the order their batches were
+//	   begun, never a later batch after an earlier one that failed (its
+//	   offsets stay dense, U2, without relying on the end comparison),
+//	   and a commit's result (Wait) is known only after every earlier
+//	   commit's: nothing is acknowledged before its own publication nor
+//	   before that of an earlier batch.
 //
 // # Readers of collected objects
 //

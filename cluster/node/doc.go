@@ -58,6 +58,9 @@
 //	   never acknowledged (storage.ErrNotLeader when fenced). A partition
 //	   whose publication failed any other way is released and rebuilt:
 //	   its local copy may hold an entry the published copy does not.
+//	   BeginReplicate does the same with up to CommitDepth group commits
+//	   in flight (storage I14): the next object is written while the last
+//	   one publishes, and publications keep their order (diskless U10).
 //	J5 A graceful shutdown deregisters first, so that the other nodes
 //	   prefer each other, then releases every ownership; a node that dies
 //	   loses them when its session lease expires (cluster.session.timeout.ms).

@@ -38,6 +38,10 @@ const (
 	CoordinatorKey = "coordinator"
 )
 
+// DefaultCommitDepth is Config.CommitDepth's default: two group
+// commits in flight, one publishing while the next is written.
+const DefaultCommitDepth = 2
+
 // Config configures a node.
 type Config struct {
 	NodeID    int32
@@ -49,6 +53,11 @@ type Config struct {
 	SessionTimeout time.Duration
 	// CommitInterval is cluster.commit.interval.ms, for storage.
 	CommitInterval time.Duration
+	// CommitDepth is how many group commits may be in flight at once,
+	// for storage (ReplicateDepth, diskless U10): the next object fills
+	// while the last one's PUT and etcd transaction run. 0:
+	// DefaultCommitDepth; 1: one at a time.
+	CommitDepth int
 	// Tick is how often placement and upkeep run without a change to
 	// react to (default 1 s).
 	Tick time.Duration
