@@ -122,6 +122,16 @@
 //	   and a commit's result (Wait) is known only after every earlier
 //	   commit's: nothing is acknowledged before its own publication nor
 //	   before that of an earlier batch.
+//	U11 A merged range is cut into pieces at batch boundaries (runs of
+//	   the ranges it replaced, or of their pieces, each at most
+//	   Options.PieceBytes unless one alone is larger), listed in its
+//	   record with their offsets, byte positions, SHA-256s and max
+//	   timestamps; the pieces tile the range (checked when the record is
+//	   read). A reader may fetch and check a piece alone (Range.Parts,
+//	   ReadRange: its length, its SHA-256, its batches tiling its
+//	   offsets, U6), under a pin that revalidates the whole range's
+//	   record (Range.Record, U8): a read below the cache fetches the
+//	   pieces it needs, not up to MergeMax bytes.
 //
 // # Readers of collected objects
 //

@@ -85,6 +85,9 @@
 //	   leaves no pin beyond cluster.session.timeout.ms. The published
 //	   start the reads begin at is the one the rebuild read, moved only by
 //	   this node's own publications (the owner is its only writer).
+//	   A merged range is listed in its pieces (diskless U11), so a read
+//	   fetches, checks and caches only the pieces it needs, not the whole
+//	   merged object.
 //	J10 The bytes of published ranges read below the local copies are
 //	   kept in a node-wide cache bounded by Config.RangeCacheBytes, least
 //	   recently used out first, keyed by object, byte range and SHA-256,

@@ -31,3 +31,12 @@ var clusterCommitMutations = []mutation{
 		Tests: []testRun{{Pkg: "./storage/", Run: "TestPipelinedGroupAfterFailureNotAcknowledged"}},
 	},
 }
+
+func init() {
+	mutations = append(mutations, mutation{
+		Name:  "piece-pin-revalidates-wrong-record",
+		Rule:  "cluster/diskless U11, U8: a piece is pinned by revalidating the whole range's record, not a record at the piece's own base",
+		Edits: []edit{{File: "cluster/diskless/pins.go", Old: "c.rangeKey(r.PKey, r.Record)", New: "c.rangeKey(r.PKey, r.Base)"}},
+		Tests: []testRun{{Pkg: "./cluster/diskless/", Run: "TestMergedRangeReadsInPieces"}},
+	})
+}
