@@ -60,8 +60,9 @@ func (c *Committer) Begin(ctx context.Context, batches []Batch, owns map[string]
 	if prev != nil {
 		select {
 		case <-prev.done:
-			// Over before this one began: nothing to wait for, and
-			// its outcome was known to the caller (U10).
+			// Over before this one began: nothing to wait for (U10);
+			// U2's end comparison refuses what follows a batch it did
+			// not publish.
 			prev = nil
 		default:
 		}

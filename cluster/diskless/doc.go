@@ -114,8 +114,10 @@
 //	   (U1) starts only once the publication of the commit begun just
 //	   before it is over, and leaves out, refused with ErrPredecessor,
 //	   every partition that commit carried and did not publish, if it
-//	   was still in flight when this one began (one begun after it saw
-//	   its outcome: the caller no longer offers what followed). So a
+//	   was still in flight when this one began (after it, U2's end
+//	   comparison still refuses a batch that follows an unpublished one,
+//	   and the caller acknowledges nothing after a failure, storage
+//	   I14). So a
 //	   partition's ranges are published in the order their batches were
 //	   begun, never a later batch after an earlier one that failed (its
 //	   offsets stay dense, U2, without relying on the end comparison),
