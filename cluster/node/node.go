@@ -38,9 +38,13 @@ const (
 	CoordinatorKey = "coordinator"
 )
 
-// DefaultCommitDepth is Config.CommitDepth's default: two group
-// commits in flight, one publishing while the next is written.
-const DefaultCommitDepth = 2
+// DefaultCommitDepth is Config.CommitDepth's default: one group commit
+// at a time. 2 pipelines them (one publishing while the next is
+// written); it is not the default yet: with it,
+// server TestClusterAcquiresBesideSlowRebuild fails about half its runs
+// (a topic created while a joining node's rebuilds hang ends up led
+// against placement), and why is not understood.
+const DefaultCommitDepth = 1
 
 // Config configures a node.
 type Config struct {
