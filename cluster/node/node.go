@@ -43,7 +43,8 @@ const (
 // written); it is not the default yet: with it,
 // server TestClusterAcquiresBesideSlowRebuild fails about half its runs
 // (a topic created while a joining node's rebuilds hang ends up led
-// against placement), and why is not understood.
+// against placement; 1 run in 23 at depth 1), and why is not
+// understood.
 const DefaultCommitDepth = 1
 
 // Config configures a node.
