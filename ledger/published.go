@@ -41,6 +41,9 @@ type PublishedRange struct {
 	SHA256    [32]byte
 	Version   int64
 	MaxTime   int64 // the largest max timestamp of its batches
+	// Record is the Published's own: which index record listed it (a
+	// record may be listed in several parts). Opaque to the ledger.
+	Record int64
 }
 
 // ErrStale: a published range changed (merged, trimmed) between being

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -23,7 +24,10 @@ import (
 // in the same run. Each iteration is one 1 KiB record acknowledged with
 // acks=all by one of 16 concurrent synchronous producers on 6 partitions.
 // KGW_CLUSTER_BENCH_S3=1 puts the objects on the S3 server (versitygw)
-// instead of a file:// bucket.
+// instead of a file:// bucket; KGW_CLUSTER_BENCH_DEPTH=n sets
+// node.Config.CommitDepth (1: no pipelining). Besides the latencies it
+// reports the mean object PUT, etcd transactions and whole group commit
+// (put-ms, etcd-ms, commit-ms) and the records per commit.
 //
 //	go test -run '^$' -bench ClusterProduce -benchtime 4000x ./server/
 func BenchmarkClusterProduce(b *testing.B) {
@@ -31,8 +35,10 @@ func BenchmarkClusterProduce(b *testing.B) {
 	for _, nodes := range []int32{1, 3} {
 		for _, interval := range []time.Duration{0, 5 * time.Millisecond, 20 * time.Millisecond} {
 			b.Run(fmt.Sprintf("nodes=%d/interval=%v", nodes, interval), func(b *testing.B) {
-				c := newBenchCluster(b, nodes, interval)
+				c, servers := newBenchServers(b, nodes, interval)
+				before := commitTotals(b, servers)
 				benchProduce(b, c)
+				reportCommitBreakdown(b, before, commitTotals(b, servers))
 			})
 		}
 	}
@@ -41,16 +47,25 @@ func BenchmarkClusterProduce(b *testing.B) {
 // newBenchCluster starts nodes in-process nodes and returns their
 // addresses.
 func newBenchCluster(b *testing.B, nodes int32, interval time.Duration) []string {
+	addrs, _ := newBenchServers(b, nodes, interval)
+	return addrs
+}
+
+// newBenchServers starts nodes in-process nodes and returns their
+// addresses and servers.
+func newBenchServers(b *testing.B, nodes int32, interval time.Duration) ([]string, []*Server) {
 	bucket := (&url.URL{Scheme: "file", Path: b.TempDir()}).String()
 	if os.Getenv("KGW_CLUSTER_BENCH_S3") != "" {
 		bucket = s3server.Start(b).URL
 	}
 	etcd := etcdtest.Start(b).Endpoint()
+	depth, _ := strconv.Atoi(os.Getenv("KGW_CLUSTER_BENCH_DEPTH"))
 	var addrs []string
+	var servers []*Server
 	for id := range nodes {
 		s, err := Open(Config{DataDir: b.TempDir(), Listen: "127.0.0.1:0", ObjectStoreURL: bucket,
 			Cluster: &node.Config{NodeID: id + 1, Endpoints: []string{etcd}, SessionTimeout: 2 * time.Second,
-				CommitInterval: interval, Tick: 50 * time.Millisecond},
+				CommitInterval: interval, CommitDepth: depth, Tick: 50 * time.Millisecond},
 			Kafka: kafkaConfigFor(id + 1)})
 		if err != nil {
 			b.Fatal(err)
@@ -58,8 +73,63 @@ func newBenchCluster(b *testing.B, nodes int32, interval time.Duration) []string
 		go s.Serve()
 		b.Cleanup(func() { s.Close() })
 		addrs = append(addrs, s.Addr().String())
+		servers = append(servers, s)
 	}
-	return addrs
+	return addrs, servers
+}
+
+// commitSums are the sums and counts of the group commit histograms of
+// some servers: where an acknowledgement's time goes.
+type commitSums struct {
+	commits               float64 // group commits (cluster: with a publication)
+	put, etcd, replicate  float64 // seconds, summed
+	published, replicated float64 // commits counted by each histogram
+}
+
+// commitTotals sums the group commit histograms of servers.
+func commitTotals(b *testing.B, servers []*Server) commitSums {
+	var t commitSums
+	for _, s := range servers {
+		mfs, err := s.metrics.Registry.Gather()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, mf := range mfs {
+			for _, m := range mf.GetMetric() {
+				h := m.GetHistogram()
+				if h == nil {
+					continue
+				}
+				switch mf.GetName() {
+				case "kgateway_cluster_commit_put_seconds":
+					t.put += h.GetSampleSum()
+					t.published += float64(h.GetSampleCount())
+				case "kgateway_cluster_commit_etcd_seconds":
+					t.etcd += h.GetSampleSum()
+				case "kgateway_group_commit_sync_seconds":
+					t.replicate += h.GetSampleSum()
+					t.replicated += float64(h.GetSampleCount())
+				}
+			}
+		}
+	}
+	return t
+}
+
+// reportCommitBreakdown reports the mean object PUT, etcd transaction
+// and whole group commit (Replicate) of the commits between before and
+// after, and how many records each commit carried.
+func reportCommitBreakdown(b *testing.B, before, after commitSums) {
+	n := after.published - before.published
+	if n == 0 {
+		return
+	}
+	b.ReportMetric(1000*(after.put-before.put)/n, "put-ms")
+	b.ReportMetric(1000*(after.etcd-before.etcd)/n, "etcd-ms")
+	if r := after.replicated - before.replicated; r > 0 {
+		b.ReportMetric(1000*(after.replicate-before.replicate)/r, "commit-ms")
+	}
+	b.ReportMetric(float64(b.N)/n, "records/commit")
 }
 
 func benchProduce(b *testing.B, seeds []string) {

@@ -179,6 +179,10 @@ func (s *Server) openLayers() (err error) {
 			return err
 		}
 		so.Replicator, so.CommitInterval = s.cluster.node, cfg.Cluster.CommitInterval
+		so.ReplicateDepth = cfg.Cluster.CommitDepth
+		if so.ReplicateDepth == 0 {
+			so.ReplicateDepth = node.DefaultCommitDepth
+		}
 	}
 	if s.store, err = storage.Open(cfg.DataDir, so); err != nil {
 		return fmt.Errorf("open storage: %w", err)

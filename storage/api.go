@@ -195,6 +195,27 @@ type Replicator interface {
 	Replicate(entries []Replicated) map[LogID]error
 }
 
+// Pipeliner is a Replicator that takes a group commit while earlier
+// ones are still in flight (cluster mode's pipelined group commit,
+// doc.go I14): with Options.ReplicateDepth above 1 the committer calls
+// Start instead of Replicate, and takes the next group as soon as a slot
+// is free, while the earlier groups' objects and publications are under
+// way.
+//
+// BeginReplicate is called from the committer goroutine, one group at a time, in
+// group order; it begins replicating entries and returns the function
+// that waits for their outcome (the map Replicate would return). The
+// committer calls each wait once, in the order of the calls, from one
+// goroutine. entries and their payloads stay valid until wait returns.
+// The Pipeliner must make a group's entries durable in call order: a
+// log's entries of one group are never published before those of an
+// earlier group that are still in flight, and never after an earlier
+// group failed to publish that log's entries.
+type Pipeliner interface {
+	Replicator
+	BeginReplicate(entries []Replicated) (wait func() map[LogID]error)
+}
+
 // Replicated is one entry handed to a Replicator.
 type Replicated struct {
 	Log     LogID
@@ -263,6 +284,11 @@ type Options struct {
 	// that arrive meanwhile share the next one, up to MaxGroupBytes
 	// (doc.go I13). Zero: no wait. Ignored without a Replicator.
 	CommitInterval time.Duration
+	// ReplicateDepth is how many group commits may be in flight at once
+	// when the Replicator is a Pipeliner (doc.go I14): the next group is
+	// taken while earlier ones replicate. 0 or 1: one at a time (the
+	// committer waits for each Replicate).
+	ReplicateDepth int
 }
 
 // CommitStats describes one group commit (Options.OnCommit).

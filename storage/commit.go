@@ -52,6 +52,13 @@ type committer struct {
 	// interval is the least time between the starts of two group commits
 	// (Options.CommitInterval, with a Replicator only; I13).
 	interval time.Duration
+	// pipe, with a ReplicateDepth above 1, is the Replicator as a
+	// Pipeliner (I14); slots holds a token per group in flight, and
+	// flights the groups started, in order, for the finisher.
+	pipe     Pipeliner
+	slots    chan struct{}
+	flights  chan *flight
+	finished chan struct{} // closed when the finisher returns
 	wake     chan struct{} // capacity 1: "the queue may be non-empty"
 	quit     chan struct{} // closed by stop: no more waiting for the interval
 	done     chan struct{} // closed when run returns
@@ -66,6 +73,13 @@ func newCommitter(s *Store) *committer {
 	c := &committer{s: s, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
 	if s.opts.Replicator != nil {
 		c.interval = s.opts.CommitInterval
+	}
+	if p, ok := s.opts.Replicator.(Pipeliner); ok && s.opts.ReplicateDepth > 1 {
+		c.pipe = p
+		c.slots = make(chan struct{}, s.opts.ReplicateDepth)
+		c.flights = make(chan *flight, s.opts.ReplicateDepth)
+		c.finished = make(chan struct{})
+		go c.finish()
 	}
 	return c
 }
@@ -98,13 +112,27 @@ func (c *committer) stop() {
 
 func (c *committer) run() {
 	defer close(c.done)
+	if c.pipe != nil {
+		defer func() {
+			close(c.flights)
+			<-c.finished
+		}()
+	}
 	var last time.Time // start of the previous group commit
 	for {
+		if c.pipe != nil {
+			// A slot first (I14): what arrives while every slot is
+			// taken joins the next group.
+			c.slots <- struct{}{}
+		}
 		if c.interval > 0 && !last.IsZero() {
 			c.pause(time.Until(last.Add(c.interval)))
 		}
 		group, stopped := c.take()
 		if len(group) == 0 {
+			if c.pipe != nil {
+				<-c.slots
+			}
 			if stopped {
 				return
 			}
@@ -112,7 +140,71 @@ func (c *committer) run() {
 			continue
 		}
 		last = time.Now()
+		if c.pipe != nil {
+			c.start(group)
+			continue
+		}
 		c.commit(group)
+	}
+}
+
+// flight is a group handed to the Pipeliner and not finished yet (I14).
+type flight struct {
+	group   []*Pending
+	failed  map[*logState]error
+	logs    map[LogID]*logState
+	wait    func() map[LogID]error // nil: nothing of the group replicates
+	started time.Time
+}
+
+// start hands group to the Pipeliner and queues it for the finisher
+// (I14). Its logs already failed are left out, as in commit.
+func (c *committer) start(group []*Pending) {
+	c.step(fsys.StepWritten)
+	failed, _ := c.liveFiles(group)
+	f := &flight{group: group, failed: failed, started: time.Now()}
+	var entries []Replicated
+	entries, f.logs = replicable(group, failed)
+	if len(entries) > 0 {
+		f.wait = c.pipe.BeginReplicate(entries)
+	}
+	c.flights <- f
+}
+
+// finish completes the started groups in the order they were started
+// (I14): a group's outcome, then a re-check for logs an earlier group
+// failed meanwhile, then index, durable ends and waiters, as commit.
+func (c *committer) finish() {
+	defer close(c.finished)
+	for f := range c.flights {
+		st := CommitStats{Entries: len(f.group)}
+		if f.wait != nil {
+			errs := f.wait()
+			st.Replicate = time.Since(f.started)
+			c.replicated(errs, f.logs, f.failed)
+		}
+		// Entries taken while an earlier group that failed their log was
+		// in flight: never acknowledged after the failure (D2, D3).
+		failedSince(f.group, f.failed)
+		c.step(fsys.StepSynced)
+		c.complete(f.group, f.failed, st)
+		<-c.slots
+	}
+}
+
+// failedSince adds to failed the group's logs that failed since the
+// group was taken.
+func failedSince(group []*Pending, failed map[*logState]error) {
+	for _, p := range group {
+		if failed[p.log] != nil {
+			continue
+		}
+		p.log.mu.Lock()
+		err := p.log.mu.failed
+		p.log.mu.Unlock()
+		if err != nil {
+			failed[p.log] = err
+		}
 	}
 }
 
@@ -167,6 +259,12 @@ func (c *committer) commit(group []*Pending) {
 		st.Sync = time.Since(start)
 	}
 	c.step(fsys.StepSynced)
+	c.complete(group, failed, st)
+}
+
+// complete indexes the group's live logs, then publishes their durable
+// ends and wakes the waiters (I10).
+func (c *committer) complete(group []*Pending, failed map[*logState]error, st CommitStats) {
 	c.index(group, failed)
 	c.step(fsys.StepIndexed)
 	// Before the waiters wake, so that whatever an acknowledgement lets
@@ -254,6 +352,21 @@ func (c *committer) syncFiles(files map[File]*logState, failed map[*logState]err
 // failed, so that none of its entries is indexed or published. It returns
 // how long Replicate took.
 func (c *committer) replicate(r Replicator, group []*Pending, failed map[*logState]error) time.Duration {
+	entries, logs := replicable(group, failed)
+	if len(entries) == 0 {
+		return 0
+	}
+	start := time.Now()
+	errs := r.Replicate(entries)
+	took := time.Since(start)
+	c.replicated(errs, logs, failed)
+	return took
+}
+
+// replicable is the group's entries to replicate: those of logs not
+// failed and not written with NoReplicate (I12), in queue order (per-log
+// offset order), and their logs.
+func replicable(group []*Pending, failed map[*logState]error) ([]Replicated, map[LogID]*logState) {
 	var entries []Replicated
 	logs := make(map[LogID]*logState)
 	for _, p := range group {
@@ -263,12 +376,12 @@ func (c *committer) replicate(r Replicator, group []*Pending, failed map[*logSta
 		entries = append(entries, Replicated{Log: p.log.id, Header: p.hdr, Payload: p.payload})
 		logs[p.log.id] = p.log
 	}
-	if len(entries) == 0 {
-		return 0
-	}
-	start := time.Now()
-	errs := r.Replicate(entries)
-	took := time.Since(start)
+	return entries, logs
+}
+
+// replicated applies a Replicator's outcome (I11): a log with an error is
+// failed at once and added to failed.
+func (c *committer) replicated(errs map[LogID]error, logs map[LogID]*logState, failed map[*logState]error) {
 	for id, err := range errs {
 		l := logs[id]
 		if err == nil || l == nil {
@@ -278,7 +391,6 @@ func (c *committer) replicate(r Replicator, group []*Pending, failed map[*logSta
 		l.fail(err)
 		failed[l] = err
 	}
-	return took
 }
 
 // index commits the entry and time index keys of the group's live logs in

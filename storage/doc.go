@@ -185,6 +185,19 @@
 //	   once and drains the queue without waiting. Without a Replicator
 //	   CommitInterval is ignored: a local fdatasync gains nothing by
 //	   waiting.
+//	I14 With a Pipeliner and a ReplicateDepth d > 1, up to d groups are
+//	   in flight: the committer hands a group to BeginReplicate and takes the next
+//	   one (after the interval, I13) while the earlier ones replicate. A
+//	   finisher completes the groups strictly in the order they were
+//	   started: it waits for a group's outcome, then applies I11 to it
+//	   and re-checks every log of the group for a failure an earlier
+//	   group left (an entry taken while the failing group was in flight):
+//	   such a log's entries are neither indexed, published nor
+//	   acknowledged, even if replicated. Then the index, the durable
+//	   ends and the waiters, as in I10. So an entry is acknowledged only
+//	   after its own group's outcome and those of every earlier group;
+//	   the durable ends only grow; no entry after a failed one is
+//	   acknowledged (D2, D3). The Pipeliner publishes in call order.
 //
 // # Reads
 //

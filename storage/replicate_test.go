@@ -141,7 +141,9 @@ func stamped(off Offset, n int) []byte {
 // a deadline, so that a failed test ends instead of hanging in Close.
 func openReplicated(t *testing.T, dir string, r *recorder, opts Options) *Store {
 	t.Helper()
-	opts.Replicator = r
+	if opts.Replicator == nil {
+		opts.Replicator = r
+	}
 	s := newStore(t, dir, opts)
 	r.s = s
 	t.Cleanup(func() {

@@ -24,12 +24,62 @@ type part struct {
 // per partition of batches: nil when its batches are durable and may be
 // acknowledged; an error wrapping owner.ErrFenced when its ownership is
 // lost (U3); any other error when they must not be acknowledged (their
-// outcome may be unknown: E5).
+// outcome may be unknown: E5). It is Begin then Wait: it publishes after
+// every commit begun before it (U10).
 func (c *Committer) Commit(ctx context.Context, batches []Batch, owns map[string]owner.Ownership) map[string]error {
-	res := make(map[string]error)
-	parts, data := layout(batches, owns, res)
+	return c.Begin(ctx, batches, owns).Wait()
+}
+
+// Flight is a group commit begun (Begin) and not waited for.
+type Flight struct {
+	done chan struct{} // closed once its publication is over
+	res  map[string]error
+	// unpublished are its partitions not published, for the commit
+	// begun after it (U10); set before done is closed.
+	unpublished map[string]bool
+}
+
+// Wait returns the commit's result (Commit) once its publication is over,
+// which is after that of every commit begun before it (U10).
+func (f *Flight) Wait() map[string]error {
+	<-f.done
+	return f.res
+}
+
+// Begin starts a group commit of batches (Commit) and returns at once:
+// the object's PUT starts now, while the commits begun before are still
+// in flight, and its publication follows theirs (U10). ctx bounds the
+// whole commit; it must outlive Wait.
+func (c *Committer) Begin(ctx context.Context, batches []Batch, owns map[string]owner.Ownership) *Flight {
+	f := &Flight{done: make(chan struct{}), res: make(map[string]error)}
+	parts, data := layout(batches, owns, f.res)
+	c.pipe.Lock()
+	prev := c.pipe.last
+	c.pipe.last = f
+	c.pipe.Unlock()
+	if prev != nil {
+		select {
+		case <-prev.done:
+			// Over before this one began: nothing to wait for (U10);
+			// U2's end comparison refuses what follows a batch it did
+			// not publish.
+			prev = nil
+		default:
+		}
+	}
+	go c.fly(ctx, f, prev, parts, data)
+	return f
+}
+
+// fly is a begun commit: the PUT, then its turn (U10), then the
+// publication.
+func (c *Committer) fly(ctx context.Context, f, prev *Flight, parts []part, data []byte) {
+	defer close(f.done)
+	defer func() { f.unpublished = unpublished(f.res) }()
+	res := f.res
 	if len(parts) == 0 {
-		return res
+		c.turn(prev, nil, res)
+		return
 	}
 	name := c.uniqueName(commitsDir + c.node + "/")
 	for i := range parts {
@@ -37,13 +87,20 @@ func (c *Committer) Commit(ctx context.Context, batches []Batch, owns map[string
 	}
 	putAt := c.opts.Now()
 	began := time.Now()
-	if err := c.bucket.WriteAll(ctx, name, data, &blob.WriterOptions{ContentType: "application/octet-stream"}); err != nil {
+	err := c.bucket.WriteAll(ctx, name, data, &blob.WriterOptions{ContentType: "application/octet-stream"})
+	put := time.Since(began)
+	if c.afterPut != nil {
+		c.afterPut(name)
+	}
+	if err != nil {
 		for _, p := range parts {
 			res[p.r.PKey] = fmt.Errorf("diskless: %s: write %s: %w", p.r.PKey, name, err)
 		}
-		return res
+		c.turn(prev, nil, res)
+		return
 	}
-	put := time.Since(began)
+	parts = c.turn(prev, parts, res)
+	txnStart := time.Now()
 	published, unknown := c.publish(ctx, name, putAt, parts, res)
 	if published == 0 && !unknown {
 		// Certainly unreferenced: remove it now rather than at Collect.
@@ -56,9 +113,40 @@ func (c *Committer) Commit(ctx context.Context, batches []Batch, owns map[string
 				fenced++
 			}
 		}
-		c.opts.Observer.ObserveCommit(put, time.Since(began)-put, len(data), fenced)
+		c.opts.Observer.ObserveCommit(put, time.Since(txnStart), len(data), fenced)
 	}
-	return res
+}
+
+// turn waits until the commit begun before this one finished its
+// publication (U10) and returns parts without the partitions that commit
+// carried and did not publish, each refused in res: nothing of a
+// partition is published after a commit of it that was not.
+func (c *Committer) turn(prev *Flight, parts []part, res map[string]error) []part {
+	if prev == nil {
+		return parts
+	}
+	<-prev.done
+	var keep []part
+	for _, p := range parts {
+		if prev.unpublished[p.r.PKey] {
+			res[p.r.PKey] = fmt.Errorf("diskless: %s: %w", p.r.PKey, ErrPredecessor)
+			continue
+		}
+		keep = append(keep, p)
+	}
+	return keep
+}
+
+// unpublished is the set of partitions of res not published: refused at
+// layout or by the publication.
+func unpublished(res map[string]error) map[string]bool {
+	out := map[string]bool{}
+	for pk, err := range res {
+		if err != nil {
+			out[pk] = true
+		}
+	}
+	return out
 }
 
 // layout groups batches per partition, in the order partitions first

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kgateway/kgateway/cluster/owner"
@@ -40,6 +41,9 @@ var (
 	// ErrStale: a range's record changed (merged, trimmed) since Log
 	// listed it; Pin took no pin. The reader lists again (U8).
 	ErrStale = errors.New("diskless: range changed since listed")
+	// ErrPredecessor: the commit begun before this one did not publish
+	// the partition, so this one does not either (U10).
+	ErrPredecessor = errors.New("diskless: the previous commit of the partition was not published")
 )
 
 // Batch is one commit's bytes of a partition: one Kafka record batch (or
@@ -65,6 +69,37 @@ type Range struct {
 	// Rev is the range record's mod revision when Log listed it: Pin
 	// revalidates against it (U8). 0 on a Range not listed by Log.
 	Rev int64
+	// Record is the Base of the range record it was listed from: Base
+	// itself for a whole range, the whole range's for one of its Parts.
+	// Pin revalidates that record (U8).
+	Record int64
+	// Pieces cut a merged range at batch boundaries into parts of about
+	// Options.PieceBytes at most, each with its own SHA-256, so that a
+	// read fetches only the parts it needs (U11). None: one piece.
+	Pieces []Piece
+}
+
+// Piece is a part of a merged range: the offsets [Base, End) are the
+// batches in bytes [Pos, Pos+Len) of the range's object.
+type Piece struct {
+	Base, End int64
+	Pos, Len  int64
+	SHA256    [32]byte
+	MaxTime   int64
+}
+
+// Parts is r as the ranges a reader may fetch and check one by one
+// (U11): one per piece, of r's object and record, or r itself.
+func (r Range) Parts() []Range {
+	if len(r.Pieces) == 0 {
+		return []Range{r}
+	}
+	out := make([]Range, len(r.Pieces))
+	for i, p := range r.Pieces {
+		out[i] = Range{PKey: r.PKey, Base: p.Base, End: p.End, Object: r.Object, Pos: p.Pos, Len: p.Len,
+			SHA256: p.SHA256, MaxTime: p.MaxTime, Rev: r.Rev, Record: r.Record}
+	}
+	return out
 }
 
 // Options tune a Committer; the zero value is the defaults.
@@ -82,6 +117,9 @@ type Options struct {
 	MergeBelow int64
 	// MergeMax bounds a merged object (bytes); 0: 64 MiB.
 	MergeMax int64
+	// PieceBytes bounds the pieces a merged range is cut into (U11),
+	// unless one replaced range alone is larger; 0: 1 MiB.
+	PieceBytes int64
 	// Now is the clock; nil: time.Now.
 	Now func() time.Time
 	// Observer, when set, is told of every group commit's timings
@@ -109,6 +147,16 @@ type Committer struct {
 	node   string
 	opts   Options
 
+	// pipe orders the commits in flight (U10): last is the one begun
+	// last.
+	pipe struct {
+		sync.Mutex
+		last *Flight
+	}
+
+	// afterPut, when set (tests), runs once a commit's PUT returned,
+	// before it waits for its turn.
+	afterPut func(name string)
 	// beforeChunk, when set (tests), runs before a commit's i-th
 	// transaction (i = 0: between the object's PUT and the first).
 	beforeChunk func(i int)
@@ -144,6 +192,9 @@ func New(cli *clientv3.Client, own *owner.Manager, bucket *blob.Bucket, prefix, 
 	}
 	if opts.MergeMax <= 0 {
 		opts.MergeMax = 64 << 20
+	}
+	if opts.PieceBytes <= 0 {
+		opts.PieceBytes = 1 << 20
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -187,11 +238,28 @@ type rangeRecord struct {
 	Len     int64  `json:"len"`
 	SHA256  string `json:"sha256"`
 	MaxTime int64  `json:"maxTime"`
+	// Pieces of a merged range (U11): base, end, position, length,
+	// SHA-256 and max timestamp of each.
+	Pieces []pieceRecord `json:"pieces,omitempty"`
+}
+
+type pieceRecord struct {
+	Base    int64  `json:"b"`
+	End     int64  `json:"e"`
+	Pos     int64  `json:"p"`
+	Len     int64  `json:"l"`
+	SHA256  string `json:"s"`
+	MaxTime int64  `json:"t"`
 }
 
 func encodeRange(r Range) string {
-	b, _ := json.Marshal(rangeRecord{End: r.End, Object: r.Object, Pos: r.Pos, Len: r.Len,
-		SHA256: hex.EncodeToString(r.SHA256[:]), MaxTime: r.MaxTime})
+	rec := rangeRecord{End: r.End, Object: r.Object, Pos: r.Pos, Len: r.Len,
+		SHA256: hex.EncodeToString(r.SHA256[:]), MaxTime: r.MaxTime}
+	for _, p := range r.Pieces {
+		rec.Pieces = append(rec.Pieces, pieceRecord{Base: p.Base, End: p.End, Pos: p.Pos, Len: p.Len,
+			SHA256: hex.EncodeToString(p.SHA256[:]), MaxTime: p.MaxTime})
+	}
+	b, _ := json.Marshal(rec)
 	return string(b)
 }
 
@@ -205,13 +273,36 @@ func decodeRange(pkey, key string, val []byte) (Range, error) {
 	if err := json.Unmarshal(val, &rec); err != nil {
 		return Range{}, fmt.Errorf("diskless: range %q: %w", key, err)
 	}
-	r := Range{PKey: pkey, Base: base, End: rec.End, Object: rec.Object, Pos: rec.Pos, Len: rec.Len, MaxTime: rec.MaxTime}
-	sum, err := hex.DecodeString(rec.SHA256)
-	if err != nil || len(sum) != len(r.SHA256) {
-		return Range{}, fmt.Errorf("diskless: range %q: bad sha256 %q", key, rec.SHA256)
+	r := Range{PKey: pkey, Base: base, End: rec.End, Object: rec.Object, Pos: rec.Pos, Len: rec.Len, MaxTime: rec.MaxTime, Record: base}
+	if r.SHA256, err = decodeSum(rec.SHA256); err != nil {
+		return Range{}, fmt.Errorf("diskless: range %q: %w", key, err)
 	}
-	copy(r.SHA256[:], sum)
+	next, pos := base, r.Pos
+	for _, p := range rec.Pieces {
+		sum, err := decodeSum(p.SHA256)
+		if err != nil {
+			return Range{}, fmt.Errorf("diskless: range %q: piece at %d: %w", key, p.Base, err)
+		}
+		if p.Base != next || p.End <= p.Base || p.Pos != pos || p.Len <= 0 {
+			return Range{}, fmt.Errorf("diskless: range %q: piece [%d, %d) at byte %d does not follow [.., %d) at %d", key, p.Base, p.End, p.Pos, next, pos)
+		}
+		r.Pieces = append(r.Pieces, Piece{Base: p.Base, End: p.End, Pos: p.Pos, Len: p.Len, SHA256: sum, MaxTime: p.MaxTime})
+		next, pos = p.End, p.Pos+p.Len
+	}
+	if len(r.Pieces) > 0 && (next != r.End || pos != r.Pos+r.Len) {
+		return Range{}, fmt.Errorf("diskless: range %q: pieces end at %d, byte %d; the range at %d, byte %d", key, next, pos, r.End, r.Pos+r.Len)
+	}
 	return r, nil
+}
+
+func decodeSum(h string) ([32]byte, error) {
+	var sum [32]byte
+	b, err := hex.DecodeString(h)
+	if err != nil || len(b) != len(sum) {
+		return sum, fmt.Errorf("bad sha256 %q", h)
+	}
+	copy(sum[:], b)
+	return sum, nil
 }
 
 // objRecord is an object reference record's value: how many range

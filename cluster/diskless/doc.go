@@ -108,6 +108,32 @@
 //	   the same transaction from the object it named before and dropped
 //	   with the partition (U5); State returns the bytes only if they are
 //	   the record's length and SHA-256.
+//	U10 Group commits are pipelined and publish in order. Begin lays a
+//	   commit out and starts its PUT at once, while the commits begun
+//	   before it are still being written or published; its publication
+//	   (U1) starts only once the publication of the commit begun just
+//	   before it is over, and leaves out, refused with ErrPredecessor,
+//	   every partition that commit carried and did not publish, if it
+//	   was still in flight when this one began (after it, U2's end
+//	   comparison still refuses a batch that follows an unpublished one,
+//	   and the caller acknowledges nothing after a failure, storage
+//	   I14). So a
+//	   partition's ranges are published in the order their batches were
+//	   begun, never a later batch after an earlier one that failed (its
+//	   offsets stay dense, U2, without relying on the end comparison),
+//	   and a commit's result (Wait) is known only after every earlier
+//	   commit's: nothing is acknowledged before its own publication nor
+//	   before that of an earlier batch.
+//	U11 A merged range is cut into pieces at batch boundaries (runs of
+//	   the ranges it replaced, or of their pieces, each at most
+//	   Options.PieceBytes unless one alone is larger), listed in its
+//	   record with their offsets, byte positions, SHA-256s and max
+//	   timestamps; the pieces tile the range (checked when the record is
+//	   read). A reader may fetch and check a piece alone (Range.Parts,
+//	   ReadRange: its length, its SHA-256, its batches tiling its
+//	   offsets, U6), under a pin that revalidates the whole range's
+//	   record (Range.Record, U8): a read below the cache fetches the
+//	   pieces it needs, not up to MergeMax bytes.
 //
 // # Readers of collected objects
 //

@@ -86,7 +86,8 @@ func (c *Committer) mergeRun(ctx context.Context, o owner.Ownership, st logState
 	}
 	pkey := rs[0].PKey
 	name := c.uniqueName(mergedDir + pkey + "/")
-	m := Range{PKey: pkey, Base: rs[0].Base, End: rs[len(rs)-1].End, Object: name, Len: int64(len(data)), SHA256: sha256.Sum256(data)}
+	m := Range{PKey: pkey, Base: rs[0].Base, End: rs[len(rs)-1].End, Object: name, Len: int64(len(data)), SHA256: sha256.Sum256(data),
+		Pieces: c.pieces(rs, data)}
 	delta := make(map[string]int64)
 	var objects []string
 	for _, r := range rs {
@@ -175,4 +176,34 @@ func sameRanges(st logState, rs []Range, revs []int64) bool {
 		}
 	}
 	return true
+}
+
+// pieces cuts a merged range's bytes, data (the bytes of rs, checked, in
+// order), into pieces of at most PieceBytes (U11): runs of the replaced
+// ranges, or of their own pieces, each piece whole batches with its own
+// SHA-256. None when it would be one piece.
+func (c *Committer) pieces(rs []Range, data []byte) []Piece {
+	var units []Piece // positions in data
+	at := int64(0)
+	for _, r := range rs {
+		for _, p := range r.Parts() {
+			units = append(units, Piece{Base: p.Base, End: p.End, Pos: at + p.Pos - r.Pos, Len: p.Len, MaxTime: p.MaxTime})
+		}
+		at += r.Len
+	}
+	var out []Piece
+	for i := 0; i < len(units); {
+		p := units[i]
+		j := i + 1
+		for ; j < len(units) && p.Len+units[j].Len <= c.opts.PieceBytes; j++ {
+			p.End, p.Len, p.MaxTime = units[j].End, p.Len+units[j].Len, max(p.MaxTime, units[j].MaxTime)
+		}
+		p.SHA256 = sha256.Sum256(data[p.Pos : p.Pos+p.Len])
+		out = append(out, p)
+		i = j
+	}
+	if len(out) < 2 {
+		return nil
+	}
+	return out
 }

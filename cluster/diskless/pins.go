@@ -78,7 +78,7 @@ func (c *Committer) pinOps(lease clientv3.LeaseID, rs []Range, keys *[]string) (
 		if r.Rev == 0 {
 			return nil, nil, fmt.Errorf("diskless: %s [%d, %d): pin of a range Log did not list", r.PKey, r.Base, r.End)
 		}
-		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(c.rangeKey(r.PKey, r.Base)), "=", r.Rev))
+		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(c.rangeKey(r.PKey, r.Record)), "=", r.Rev))
 		if !seen[r.Object] {
 			seen[r.Object] = true
 			k := c.pinPrefix(r.Object) + rand.Text()

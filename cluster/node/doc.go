@@ -58,6 +58,9 @@
 //	   never acknowledged (storage.ErrNotLeader when fenced). A partition
 //	   whose publication failed any other way is released and rebuilt:
 //	   its local copy may hold an entry the published copy does not.
+//	   BeginReplicate does the same with up to CommitDepth group commits
+//	   in flight (storage I14): the next object is written while the last
+//	   one publishes, and publications keep their order (diskless U10).
 //	J5 A graceful shutdown deregisters first, so that the other nodes
 //	   prefer each other, then releases every ownership; a node that dies
 //	   loses them when its session lease expires (cluster.session.timeout.ms).
@@ -82,6 +85,9 @@
 //	   leaves no pin beyond cluster.session.timeout.ms. The published
 //	   start the reads begin at is the one the rebuild read, moved only by
 //	   this node's own publications (the owner is its only writer).
+//	   A merged range is listed in its pieces (diskless U11), so a read
+//	   fetches, checks and caches only the pieces it needs, not the whole
+//	   merged object.
 //	J10 The bytes of published ranges read below the local copies are
 //	   kept in a node-wide cache bounded by Config.RangeCacheBytes, least
 //	   recently used out first, keyed by object, byte range and SHA-256,

@@ -14,7 +14,7 @@ import (
 )
 
 var _ kafka.Cluster = (*Node)(nil)
-var _ storage.Replicator = (*Node)(nil)
+var _ storage.Pipeliner = (*Node)(nil)
 
 // Brokers are the registered nodes, in id order.
 func (n *Node) Brokers() []kafka.Broker {
@@ -100,6 +100,14 @@ const replicateTimeout = 30 * time.Second
 // Replicate publishes a group commit (J4): one object, then each
 // partition's range under its ownership.
 func (n *Node) Replicate(entries []storage.Replicated) map[storage.LogID]error {
+	return n.BeginReplicate(entries)()
+}
+
+// BeginReplicate begins publishing a group commit (J4, storage.Pipeliner): the
+// object's PUT starts at once, while earlier group commits are still in
+// flight, and its publication follows theirs (diskless U10). The
+// function returned waits for the outcome.
+func (n *Node) BeginReplicate(entries []storage.Replicated) func() map[storage.LogID]error {
 	errs := map[storage.LogID]error{}
 	owns := map[string]owner.Ownership{}
 	logOf := map[string]*held{}
@@ -117,19 +125,30 @@ func (n *Node) Replicate(entries []storage.Replicated) map[storage.LogID]error {
 	}
 	n.mu.Unlock()
 	if len(batches) == 0 {
-		return errs
+		return func() map[storage.LogID]error { return errs }
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), replicateTimeout)
-	defer cancel()
 	size := int64(0)
 	for _, b := range batches {
 		size += int64(len(b.Data))
 	}
 	n.upload.commits.Add(1)
 	n.upload.bytes.Add(size)
-	res := n.p.Diskless.Commit(ctx, batches, owns)
-	n.upload.commits.Add(-1)
-	n.upload.bytes.Add(-size)
+	f := n.p.Diskless.Begin(ctx, batches, owns)
+	return func() map[storage.LogID]error {
+		defer cancel()
+		res := f.Wait()
+		n.upload.commits.Add(-1)
+		n.upload.bytes.Add(-size)
+		n.failed(res, logOf, errs)
+		return errs
+	}
+}
+
+// failed records the partitions of a group commit that were not
+// published: their logs' errors in errs, and each is marked broken, to
+// be released and rebuilt by the next round.
+func (n *Node) failed(res map[string]error, logOf map[string]*held, errs map[storage.LogID]error) {
 	for pkey, err := range res {
 		if err == nil {
 			continue
@@ -145,5 +164,4 @@ func (n *Node) Replicate(entries []storage.Replicated) map[storage.LogID]error {
 		n.mu.Unlock()
 		n.Kick()
 	}
-	return errs
 }

@@ -36,12 +36,17 @@ func (p published) Candidates(ctx context.Context, from, to ledger.Offset) ([]le
 		return nil, err
 	}
 	var out []ledger.PublishedRange
-	for _, r := range ranges {
-		if r.End <= int64(from) || r.Base >= int64(to) {
-			continue
+	for _, whole := range ranges {
+		// A merged range in its pieces (diskless U11): a read fetches
+		// only those it needs.
+		for _, r := range whole.Parts() {
+			if r.End <= int64(from) || r.Base >= int64(to) {
+				continue
+			}
+			out = append(out, ledger.PublishedRange{Base: ledger.Offset(r.Base), End: ledger.Offset(r.End),
+				Object: r.Object, Pos: r.Pos, Len: r.Len, SHA256: r.SHA256, Version: r.Rev, MaxTime: r.MaxTime,
+				Record: r.Record})
 		}
-		out = append(out, ledger.PublishedRange{Base: ledger.Offset(r.Base), End: ledger.Offset(r.End),
-			Object: r.Object, Pos: r.Pos, Len: r.Len, SHA256: r.SHA256, Version: r.Rev, MaxTime: r.MaxTime})
 	}
 	return out, nil
 }
@@ -115,7 +120,7 @@ func (p published) Read(ctx context.Context, rs []ledger.PublishedRange) ([][]by
 			continue
 		}
 		miss = append(miss, diskless.Range{PKey: p.h.pkey, Base: int64(r.Base), End: int64(r.End),
-			Object: r.Object, Pos: r.Pos, Len: r.Len, SHA256: r.SHA256, Rev: r.Version})
+			Object: r.Object, Pos: r.Pos, Len: r.Len, SHA256: r.SHA256, Rev: r.Version, Record: r.Record})
 		at = append(at, i)
 	}
 	if len(miss) == 0 {

@@ -22,6 +22,9 @@ func (c Config) validateCluster(bad func(prop, format string, args ...any)) {
 	if c.ClusterCommitMs < 0 {
 		bad("cluster.commit.interval.ms", "%d must not be negative", c.ClusterCommitMs)
 	}
+	if c.ClusterCommitDepth < 1 {
+		bad("cluster.commit.depth", "%d must be at least 1", c.ClusterCommitDepth)
+	}
 	if c.ClusterSessionMs < 1000 {
 		bad("cluster.session.timeout.ms", "%d must be at least 1000", c.ClusterSessionMs)
 	}
@@ -52,6 +55,7 @@ func (c Config) clusterConfig(log *zap.Logger) *node.Config {
 		Prefix:            prefix,
 		SessionTimeout:    time.Duration(c.ClusterSessionMs) * time.Millisecond,
 		CommitInterval:    time.Duration(c.ClusterCommitMs) * time.Millisecond,
+		CommitDepth:       c.ClusterCommitDepth,
 		CacheRebuildBytes: rebuildBytes(c.ClusterRebuildBytes),
 		StateInterval:     time.Duration(c.ClusterStateMs) * time.Millisecond,
 		Logger:            log.Named("cluster"),

@@ -124,6 +124,7 @@ type Config struct {
 	ClusterEtcdEndpoints string `prop:"cluster.etcd.endpoints" flag:"cluster-etcd-endpoints" help:"etcd endpoints, comma-separated, e.g. http://127.0.0.1:2379: runs this node as one of a cluster whose partitions live in object.store.url; empty: a single node on local disk"`
 	ClusterEtcdPrefix    string `prop:"cluster.etcd.prefix" flag:"cluster-etcd-prefix" help:"prefix of the cluster's keys in etcd (several clusters may share one etcd)"`
 	ClusterCommitMs      int64  `prop:"cluster.commit.interval.ms" flag:"cluster-commit-interval-ms" help:"in a cluster, the least time between two group commits (each is one object written and one etcd transaction): longer batches more produce requests into each, at that much more acknowledgement latency"`
+	ClusterCommitDepth   int    `prop:"cluster.commit.depth" flag:"cluster-commit-depth" help:"in a cluster, how many group commits may be in flight at once: above 1 the next object is written while the last one is published, in order (more commits, each with fewer records, where a commit takes longer than the interval); 1: one at a time"`
 	ClusterSessionMs     int64  `prop:"cluster.session.timeout.ms" flag:"cluster-session-timeout-ms" help:"in a cluster, how long after a node stops renewing its etcd session its partitions are free for other nodes (whole seconds, at least 1000)"`
 	ClusterRebuildBytes  int64  `prop:"cluster.cache.rebuild.bytes" flag:"cluster-cache-rebuild-bytes" help:"in a cluster, at most how many bytes of a partition, the newest, a node copies into its local cache when it takes the partition over; older offsets are read from the object store; -1: the whole partition"`
 	ClusterStateMs       int64  `prop:"cluster.producer.state.interval.ms" flag:"cluster-producer-state-interval-ms" help:"in a cluster, how often a partition's owner writes the partition's producer and transaction state to the object store while the partition grows; a new owner replays the log only from the last one"`
@@ -238,6 +239,7 @@ func DefaultConfig() Config {
 		ProducerIDExpirationMs:     86400000,
 		ClusterEtcdPrefix:          node.DefaultPrefix,
 		ClusterCommitMs:            5,
+		ClusterCommitDepth:         node.DefaultCommitDepth,
 		ClusterSessionMs:           node.DefaultSessionTimeout.Milliseconds(),
 		ClusterRebuildBytes:        node.DefaultCacheRebuildBytes,
 		ClusterStateMs:             node.DefaultStateInterval.Milliseconds(),

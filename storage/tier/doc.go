@@ -42,7 +42,8 @@
 //	   upload is verified; local removal goes oldest first, so the local
 //	   part of a log is a suffix of it.
 //	B5 A read of an object target pins it first (a durable record with an
-//	   expiry, Meta.AddPin), then revalidates its candidate: the record of
+//	   expiry, Meta.AddPin; none when every byte it needs is cached, "Reads
+//	   and R1"), then revalidates its candidate: the record of
 //	   (log, ledger) still at the listed Version, Published, the same
 //	   object name and publication id, the same SHA-256s, and a range that
 //	   holds the read. On any difference it releases the pin and returns
@@ -81,7 +82,12 @@
 // reader's progress; it never changes what the ledger or the index holds;
 // only deletion consults it. So ledger R1 ("a read writes nothing") holds
 // for the log, and the pin is the one write an object read makes, to the
-// object metadata. A read of a local target, and a long poll at the tail
+// object metadata. A read of an object target served wholly from the
+// chunk cache (its index and every chunk its frames lie in are cached)
+// takes no pin and writes nothing: the pin keeps the object's bytes from
+// deletion while they are read (B6), and such a read reads none of them;
+// it still revalidates its candidate (B5, a metadata read) and checks
+// every frame (B7). A read of a local target, and a long poll at the tail
 // (always the open, local ledger), writes nothing and never touches the
 // object store.
 //

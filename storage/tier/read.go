@@ -45,6 +45,9 @@ func (t *Tier) Read(ctx context.Context, c Object, hdrs []storage.EntryHeader) (
 		ctx, cancel = context.WithTimeout(ctx, t.opts.ReadTimeout)
 		defer cancel()
 	}
+	if out, ok, err := t.readCached(c, hdrs); ok || err != nil {
+		return out, err
+	}
 	pin, err := t.Pin(c.Key)
 	if err != nil {
 		return nil, err
@@ -55,6 +58,74 @@ func (t *Tier) Read(ctx context.Context, c Object, hdrs []storage.EntryHeader) (
 		return nil, err
 	}
 	return t.readPinned(ctx, c, hdrs)
+}
+
+// readCached serves hdrs wholly from what is cached of c (its index and
+// every chunk the frames lie in), with no pin and so no write: a pin keeps
+// the object's bytes from deletion while they are read (B6), and a read
+// served from the cache reads none of them. The candidate is revalidated
+// all the same (B5: a read of a deleted or replaced candidate is stale,
+// whatever is cached), and every frame is checked (B7). ok is false, with
+// nothing done, when anything needed is not cached: the caller reads
+// through a pin.
+func (t *Tier) readCached(c Object, hdrs []storage.EntryHeader) (out []storage.Entry, ok bool, err error) {
+	t.idxMu.Lock()
+	idx, cached := t.idx[c.Key]
+	t.idxMu.Unlock()
+	if !cached || len(hdrs) == 0 {
+		return nil, false, nil
+	}
+	frames := make([][]byte, len(hdrs))
+	for i, h := range hdrs {
+		if _, err := checkEntry(idx, h); err != nil {
+			return nil, false, nil // the pinned read reports it
+		}
+		if frames[i], cached = t.cachedBytes(c, h.Pos, storage.FrameHeaderLen+int64(h.Size)); !cached {
+			return nil, false, nil
+		}
+	}
+	if err := t.revalidate(c, hdrs); err != nil {
+		t.stats.stale.Add(1)
+		return nil, true, err
+	}
+	out = make([]storage.Entry, 0, len(hdrs))
+	for i, h := range hdrs {
+		e, err := storage.VerifyFrame(frames[i], h)
+		if err != nil {
+			return out, true, t.corrupt(c, err)
+		}
+		out = append(out, e)
+		t.stats.reads.Add(1)
+		t.stats.readBytes.Add(int64(len(frames[i])))
+	}
+	return out, true, nil
+}
+
+// cachedBytes returns [off, off+n) of o's frames region if every chunk it
+// lies in is cached, and prefetches as bytes does.
+func (t *Tier) cachedBytes(o Object, off, n int64) ([]byte, bool) {
+	if off < 0 || n <= 0 || off+n > o.FramesBytes {
+		return nil, false
+	}
+	cb := t.opts.ChunkBytes
+	first, last := off/cb, (off+n-1)/cb
+	out := make([]byte, 0, n)
+	for c := first; c <= last; c++ {
+		data, ok := t.cache.get(chunkID{key: o.Key, n: c})
+		if !ok {
+			return nil, false
+		}
+		lo, hi := max(off, c*cb)-c*cb, min(off+n, (c+1)*cb)-c*cb
+		if hi > int64(len(data)) {
+			return nil, false
+		}
+		out = append(out, data[lo:hi]...)
+	}
+	t.stats.cacheHits.Add(last - first + 1)
+	if t.cache.touched(o.Key, last) && (last+1)*cb < o.FramesBytes {
+		t.prefetch(o, t.cache.epoch(o.Key), last+1)
+	}
+	return out, true
 }
 
 // Pin records a durable reader pin on object key, expiring after PinTTL.

@@ -514,3 +514,50 @@ func TestSlowStoreTimesOut(t *testing.T) {
 	}
 	checkEntries(t, es, 0)
 }
+
+// TestCachedReadTakesNoPin (B5, B6, "Reads and R1"): a read whose index
+// and chunks are all cached takes no pin (no write to the metadata) and
+// reads nothing from the object store, and still serves checked entries;
+// once the object is marked Deleting the same cached read is stale.
+func TestCachedReadTakesNoPin(t *testing.T) {
+	e := newEnv(t, tier.Options{})
+	e.fill(2, 5)
+	ls := e.info().Ledgers
+	if err := e.tier.Sync(context.Background(), testLog, tier.LocalPolicy{RetentionMs: 0, RetentionBytes: -1}); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := e.tier.Candidates(testLog, ls[0].ID)
+	if len(c) != 1 {
+		t.Fatalf("%d candidates", len(c))
+	}
+	hdrs := e.headers(ls[0].ID)
+	es, err := e.tier.Read(context.Background(), c[0], hdrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEntries(t, es, 0)
+	pins, reads := e.tier.Stats().Pins, e.bucket.Reads.Load()
+	if pins == 0 {
+		t.Fatal("a read of uncached bytes took no pin")
+	}
+	es, err = e.tier.Read(context.Background(), c[0], hdrs[1:4])
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEntries(t, es, 1)
+	if n := e.tier.Stats().Pins - pins; n != 0 {
+		t.Fatalf("a cached read took %d pins", n)
+	}
+	if n := e.bucket.Reads.Load() - reads; n != 0 {
+		t.Fatalf("a cached read made %d store reads", n)
+	}
+	if err := e.store.HardTrim(testLog, ls[1].FirstOffset); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.tier.Reap(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.tier.Read(context.Background(), c[0], hdrs[1:4]); !errors.Is(err, tier.ErrStale) {
+		t.Fatalf("cached read of a deleted candidate: %v", err)
+	}
+}

@@ -1,0 +1,88 @@
+package diskless
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+)
+
+// pairGate holds the first of every two PUTs (afterPut) until the second
+// returned, so that both commits of a pair are ready to publish at once.
+type pairGate struct {
+	mu      sync.Mutex
+	waiting chan struct{} // non-nil: the first of a pair is held on it
+}
+
+func (g *pairGate) afterPut(string) {
+	g.mu.Lock()
+	if g.waiting != nil {
+		close(g.waiting)
+		g.waiting = nil
+		g.mu.Unlock()
+		return
+	}
+	w := make(chan struct{})
+	g.waiting = w
+	g.mu.Unlock()
+	select {
+	case <-w:
+	case <-time.After(30 * time.Second):
+	}
+}
+
+// TestPipelinePublishesInOrder (U10, U1, U2): commits of one partition
+// begun back to back, each before the one before it was published, are
+// all published, in the order they were begun, whichever PUT ends first:
+// every one's result is nil and the ranges tile the partition.
+func TestPipelinePublishesInOrder(t *testing.T) {
+	e := newEnv(t, "")
+	n := e.node("a")
+	owns := n.acquire(t, "p", "q")
+	g := &pairGate{}
+	n.c.afterPut = g.afterPut
+	next, nextQ := int64(0), int64(0)
+	const pairs = 20
+	for range pairs {
+		var fs []*Flight
+		for i := range 2 {
+			bs := []Batch{batch("p", next, 2)}
+			if i == 1 {
+				bs = append(bs, batch("q", nextQ, 1))
+				nextQ++
+			}
+			next += 2
+			fs = append(fs, n.c.Begin(ctxT(t), bs, owns))
+		}
+		allOK(t, fs[0].Wait())
+		allOK(t, fs[1].Wait())
+	}
+	_, end, got, ranges := e.readAll(t, n.c, "p")
+	if end != next || len(got) != 2*pairs || len(ranges) != 2*pairs {
+		t.Fatalf("p published to %d in %d batches, %d ranges; want %d, %d", end, len(got), len(ranges), next, 2*pairs)
+	}
+}
+
+// TestPipelineNothingAfterUnpublished (U10): a commit begun while the
+// one before it is in flight does not publish a partition that one
+// carried and did not publish; its other partitions are published.
+func TestPipelineNothingAfterUnpublished(t *testing.T) {
+	e := newEnv(t, "")
+	n := e.node("a")
+	owns := n.acquire(t, "p", "q")
+	g := &pairGate{}
+	n.c.afterPut = g.afterPut
+	// The first starts at 5 of a partition whose end is 0: refused.
+	a := n.c.Begin(ctxT(t), []Batch{batch("p", 5, 2)}, owns)
+	b := n.c.Begin(ctxT(t), []Batch{batch("p", 7, 1), batch("q", 0, 1)}, owns)
+	if err := a.Wait()["p"]; !errors.Is(err, ErrEndMismatch) {
+		t.Fatalf("first commit of p: %v, want ErrEndMismatch", err)
+	}
+	res := b.Wait()
+	if !errors.Is(res["p"], ErrPredecessor) || res["q"] != nil {
+		t.Fatalf("second commit: %v, want p refused (ErrPredecessor), q published", res)
+	}
+	// Once the outcome is known, a new commit is not refused for it.
+	n.c.afterPut = nil
+	allOK(t, n.c.Commit(ctxT(t), []Batch{batch("p", 0, 1)}, owns))
+}

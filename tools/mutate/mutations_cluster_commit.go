@@ -1,0 +1,42 @@
+package main
+
+// Deliberate breaks of the pipelined group commit of cluster mode
+// (cluster/diskless U10, storage I14), in a file of their own.
+
+func init() { mutations = append(mutations, clusterCommitMutations...) }
+
+var clusterCommitMutations = []mutation{
+	{
+		Name:  "pipeline-publishes-out-of-order",
+		Rule:  "cluster/diskless U10: a commit publishes only after the commit begun before it finished publishing (no batch published, nor acknowledged, before an earlier one)",
+		Edits: []edit{{File: "cluster/diskless/commit.go", Old: "\t<-prev.done\n\tvar keep []part\n", New: "\tvar keep []part\n"}},
+		Tests: []testRun{{Pkg: "./cluster/diskless/", Run: "TestPipelinePublishesInOrder"}},
+	},
+	{
+		Name:  "pipeline-publishes-after-unpublished",
+		Rule:  "cluster/diskless U10: a partition a commit still in flight did not publish is not published by the commit begun after it",
+		Edits: []edit{{File: "cluster/diskless/commit.go", Old: "\t\tif prev.unpublished[p.r.PKey] {", New: "\t\tif false {"}},
+		Tests: []testRun{{Pkg: "./cluster/diskless/", Run: "TestPipelineNothingAfterUnpublished"}},
+	},
+	{
+		Name:  "pipeline-acks-after-failed-group",
+		Rule:  "storage I14 (D2, D3): a group in flight when an earlier group failed its log is not acknowledged for that log",
+		Edits: []edit{{File: "storage/commit.go", Old: "\t\tfailedSince(f.group, f.failed)\n", New: ""}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestPipelinedGroupAfterFailureNotAcknowledged"}},
+	},
+	{
+		Name:  "pipeline-finishes-before-outcome",
+		Rule:  "storage I14, I10: a pipelined group is indexed, published and acknowledged only after its own replication's outcome",
+		Edits: []edit{{File: "storage/commit.go", Old: "\t\t\terrs := f.wait()\n", New: "\t\t\tgo f.wait()\n\t\t\tvar errs map[LogID]error\n"}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestPipelinedGroupAfterFailureNotAcknowledged"}},
+	},
+}
+
+func init() {
+	mutations = append(mutations, mutation{
+		Name:  "piece-pin-revalidates-wrong-record",
+		Rule:  "cluster/diskless U11, U8: a piece is pinned by revalidating the whole range's record, not a record at the piece's own base",
+		Edits: []edit{{File: "cluster/diskless/pins.go", Old: "c.rangeKey(r.PKey, r.Record)", New: "c.rangeKey(r.PKey, r.Base)"}},
+		Tests: []testRun{{Pkg: "./cluster/diskless/", Run: "TestMergedRangeReadsInPieces"}},
+	})
+}
