@@ -89,6 +89,8 @@ var layerRules = []layerRule{
 		why: "a connection's principal and SASL exchange over auth's mechanisms; the socket, logs and metrics are kafka/'s"},
 	{dir: "kafka/apiversions", bad: allModule, allow: []string{mod + "kafka/features"}, prodOnly: true,
 		why: "the ApiVersions answer from the key list and feature levels kafka/ hands in; the connection is kafka/'s"},
+	{dir: "kafka/logoffsets", bad: allModule, prodOnly: true,
+		why: "ListOffsets and OffsetForLeaderEpoch over the partitions kafka/ hands in through Log; the resolver and the cluster are kafka/'s"},
 	{dir: "kafka/acls", bad: allModule, allow: []string{mod + "auth"}, prodOnly: true,
 		why: "the ACL APIs over auth's ACL store; who may call them, logs and the connection are kafka/'s"},
 	{dir: "kafka/scram", bad: allModule, allow: []string{mod + "auth"}, prodOnly: true,
