@@ -14,8 +14,8 @@ package kafka
 //       its own share coordinator and serves none of those RPCs, so a
 //       well-formed key is answered COORDINATOR_NOT_AVAILABLE, as Kafka
 //       answers while it has no share-state topic, and a malformed one
-//       INVALID_REQUEST, as Kafka does. Like Kafka, share keys need
-//       CLUSTER_ACTION on the cluster (kafka/authz).
+//       INVALID_REQUEST, as Kafka does (kafka/routing). Like Kafka,
+//       share keys need CLUSTER_ACTION on the cluster (kafka/authz).
 //
 // This node coordinates every group and transactional id, at the address
 // this connection dialed (or the advertised one). In cluster mode (Y4, Y19)
@@ -23,12 +23,10 @@ package kafka
 // Cluster.Coordinator()'s node.
 
 import (
-	"encoding/base64"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/kgateway/kgateway/kafka/group"
+	"github.com/kgateway/kgateway/kafka/routing"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -36,19 +34,11 @@ import (
 func handleFindCoordinator(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
 	r := req.(*kmsg.FindCoordinatorRequest)
 	if r.Version >= 6 && r.CoordinatorType == coordinatorShare {
-		return findShareCoordinator(r), nil
+		return routing.FindShareCoordinator(r), nil
 	}
 	groups := s.coords().groups
 	if groups == nil {
-		// No offset store: clients see a retriable error, not a close.
-		resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)
-		resp.ErrorCode, resp.NodeID, resp.Port = kerr.CoordinatorNotAvailable.Code, -1, -1
-		for _, key := range r.CoordinatorKeys {
-			co := kmsg.NewFindCoordinatorResponseCoordinator()
-			co.Key, co.ErrorCode, co.NodeID, co.Port = key, kerr.CoordinatorNotAvailable.Code, -1, -1
-			resp.Coordinators = append(resp.Coordinators, co)
-		}
-		return resp, nil
+		return routing.NoCoordinator(r), nil // a retriable error, not a close
 	}
 	if s.cfg.Cluster != nil {
 		return s.findClusterCoordinator(r), nil
@@ -62,18 +52,8 @@ func handleFindCoordinator(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Respon
 // COORDINATOR_NOT_AVAILABLE (retriable) while there is none or its
 // address is not known yet.
 func (s *Server) findClusterCoordinator(r *kmsg.FindCoordinatorRequest) *kmsg.FindCoordinatorResponse {
-	resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)
 	b, err := s.clusterCoordinator(r.CoordinatorType)
-	if r.Version < 4 {
-		resp.ErrorCode, resp.ErrorMessage, resp.NodeID, resp.Host, resp.Port = errCode(err), errMessage(err), b.NodeID, b.Host, b.Port
-		return resp
-	}
-	for _, key := range r.CoordinatorKeys {
-		co := kmsg.NewFindCoordinatorResponseCoordinator()
-		co.Key, co.ErrorCode, co.ErrorMessage, co.NodeID, co.Host, co.Port = key, errCode(err), errMessage(err), b.NodeID, b.Host, b.Port
-		resp.Coordinators = append(resp.Coordinators, co)
-	}
-	return resp
+	return routing.FindCoordinator(r, routing.Coordinator{NodeID: b.NodeID, Host: b.Host, Port: b.Port}, errCode(err), errMessage(err))
 }
 
 // clusterCoordinator is the node coordinating keys of type typ, or why
@@ -94,36 +74,4 @@ func (s *Server) clusterCoordinator(typ int8) (Broker, error) {
 		return none, fmt.Errorf("%w: coordinator node %d is not among the live nodes", kerr.CoordinatorNotAvailable, node)
 	}
 	return b, nil
-}
-
-// findShareCoordinator answers share-state keys (v6+): none is served.
-func findShareCoordinator(r *kmsg.FindCoordinatorRequest) *kmsg.FindCoordinatorResponse {
-	resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)
-	for _, key := range r.CoordinatorKeys {
-		co := kmsg.NewFindCoordinatorResponseCoordinator()
-		co.Key, co.NodeID, co.Port = key, -1, -1
-		err := fmt.Errorf("%w: share-group state is kept inside kgateway's share coordinator; the share-group state RPCs are not served", kerr.CoordinatorNotAvailable)
-		if !validShareKey(key) {
-			err = fmt.Errorf("%w: share coordinator key %q is not groupId:topicId:partition", kerr.InvalidRequest, key)
-		}
-		co.ErrorCode, co.ErrorMessage = errCode(err), errMessage(err)
-		resp.Coordinators = append(resp.Coordinators, co)
-	}
-	return resp
-}
-
-// validShareKey reports whether key is "groupId:topicId:partition" with a
-// non-empty group, a base64 (URL alphabet, unpadded) 16-byte topic id and
-// a partition number, as Kafka's SharePartitionKey parses it.
-func validShareKey(key string) bool {
-	parts := strings.Split(key, ":")
-	if len(parts) != 3 || parts[0] == "" {
-		return false
-	}
-	id, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil || len(id) != 16 {
-		return false
-	}
-	_, err = strconv.ParseInt(parts[2], 10, 32)
-	return err == nil
 }

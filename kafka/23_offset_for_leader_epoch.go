@@ -1,24 +1,11 @@
 package kafka
 
-// OffsetForLeaderEpoch (key 23), versions 0–4.
-//
-//   v1  the leader epoch of the returned end offset.
-//   v2  the client's current leader epoch (fencing).
-//   v3  replica id.      v4  flexible.
-//
-// There is one leader epoch, 0, for every partition. Asking for epoch 0 (or
-// an older, negative one) returns epoch 0 ending at the high watermark, so
-// clients' truncation checks after a leader change pass; asking for a
-// later epoch returns epoch -1 and offset -1, as Kafka does for epochs it
-// has never seen. A current epoch above 0 is UNKNOWN_LEADER_EPOCH, one
-// below 0 other than -1 (none) FENCED_LEADER_EPOCH.
-// In cluster mode (Y2, Y3) the epoch is the partition's ownership epoch,
-// the current epoch is checked against it and a partition led elsewhere
-// is NOT_LEADER_OR_FOLLOWER; any epoch up to the current one ends at the
-// high watermark, since acknowledged records are never truncated there.
-// Left out: a per-partition epoch history.
+// OffsetForLeaderEpoch (key 23), versions 0–4: where a leader epoch ends
+// (kafka/logoffsets). One leader epoch, 0, on a single node; in cluster
+// mode (Y2, Y3) the partition's ownership epoch.
 
 import (
+	"github.com/kgateway/kgateway/kafka/logoffsets"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -27,7 +14,7 @@ import (
 const leaderEpoch = 0
 
 // noLeaderEpoch is the current leader epoch of a client that knows none.
-const noLeaderEpoch = -1
+const noLeaderEpoch = logoffsets.NoEpoch
 
 // leaderEpochError checks a client's current leader epoch against ours,
 // as Kafka's Partition.checkCurrentLeaderEpoch does: an older epoch is
@@ -54,48 +41,7 @@ func epochError(current, epoch int32) error {
 }
 
 func handleOffsetForLeaderEpoch(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
-	r := req.(*kmsg.OffsetForLeaderEpochRequest)
-	resp := r.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
-	resp.Topics = make([]kmsg.OffsetForLeaderEpochResponseTopic, len(r.Topics))
-	for i, rt := range r.Topics {
-		t := &resp.Topics[i]
-		*t = kmsg.NewOffsetForLeaderEpochResponseTopic()
-		t.Topic = rt.Topic
-		t.Partitions = make([]kmsg.OffsetForLeaderEpochResponseTopicPartition, len(rt.Partitions))
-		for j, rp := range rt.Partitions {
-			t.Partitions[j] = s.epochEnd(rt.Topic, rp, r.Version)
-		}
-	}
-	return resp, nil
-}
-
-func (s *Server) epochEnd(topic string, rp kmsg.OffsetForLeaderEpochRequestTopicPartition, version int16) kmsg.OffsetForLeaderEpochResponseTopicPartition {
-	out := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
-	out.Partition = rp.Partition
-	out.LeaderEpoch, out.EndOffset = -1, -1
-	if _, err := s.partitionOf(topic, rp.Partition, false); err != nil {
-		out.ErrorCode = errCode(err)
-		return out
-	}
-	current := rp.CurrentLeaderEpoch
-	if version < 2 {
-		current = noLeaderEpoch // v0–v1 carry none
-	}
-	if err := s.epochEndRouteError(topic, rp.Partition, current); err != nil {
-		out.ErrorCode = errCode(err)
-		return out
-	}
-	epoch := s.currentEpochOf(topic, rp.Partition)
-	if rp.LeaderEpoch > epoch {
-		return out
-	}
-	_, hwm, _, err := s.bounds(topic, rp.Partition)
-	if err != nil {
-		out.ErrorCode = errCode(err)
-		return out
-	}
-	out.LeaderEpoch, out.EndOffset = epoch, int64(hwm)
-	return out
+	return logoffsets.EpochEnds(offsetLog{s}, req.(*kmsg.OffsetForLeaderEpochRequest)), nil
 }
 
 // epochEndRouteError checks the client's current epoch: against the one
@@ -107,3 +53,35 @@ func (s *Server) epochEndRouteError(topic string, partition, current int32) erro
 	}
 	return leaderEpochError(current)
 }
+
+// offsetLog is the Server's partitions as kafka/logoffsets reads them.
+type offsetLog struct{ s *Server }
+
+func (l offsetLog) Exists(topic string, partition int32) error {
+	_, err := l.s.partitionOf(topic, partition, false)
+	return err
+}
+
+func (l offsetLog) Routed(topic string, partition, current int32) error {
+	return l.s.routeError(topic, partition, current)
+}
+
+func (l offsetLog) EpochRouted(topic string, partition, current int32) error {
+	return l.s.epochEndRouteError(topic, partition, current)
+}
+
+func (l offsetLog) Epoch(topic string, partition int32) int32 {
+	return l.s.currentEpochOf(topic, partition)
+}
+
+func (l offsetLog) Bounds(topic string, partition int32) (int64, int64, int64, error) {
+	logStart, hwm, lso, err := l.s.bounds(topic, partition)
+	return int64(logStart), int64(hwm), int64(lso), err
+}
+
+func (l offsetLog) ListOffset(topic string, partition int32, ts int64) (int64, int64, error) {
+	off, t, err := l.s.listOffsetOf(topic, partition, ts)
+	return int64(off), t, err
+}
+
+func (l offsetLog) ErrorCode(err error) int16 { return errCode(err) }

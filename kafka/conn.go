@@ -4,13 +4,11 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"runtime/debug"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,14 +16,12 @@ import (
 	"github.com/kgateway/kgateway/kafka/connauth"
 	"github.com/kgateway/kgateway/kafka/sendfile"
 	"github.com/kgateway/kgateway/kafka/wire"
-	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 )
 
-// minFrame is the smallest request body: api key, version, correlation id
-// and the client id's length.
-const minFrame = 2 + 2 + 4 + 2
+// minFrame is the smallest request body (kafka/wire).
+const minFrame = wire.MinRequest
 
 // errFrame marks a frame that cannot be a Kafka request (K2).
 var errFrame = errors.New("kafka: malformed frame")
@@ -72,9 +68,9 @@ type conn struct {
 	// connections.max.idle.ms of it (K7). Reader goroutine only.
 	frameStart time.Time
 
-	// mutedUntil is when a throttled connection may be read again (unix
-	// nanoseconds; KIP-219): set by the writer, waited for by the reader.
-	mutedUntil atomic.Int64
+	// muted is when a throttled connection may be read again (KIP-219):
+	// set by the writer, waited for by the reader.
+	muted wire.Mute
 	// quotaLimited is set once a quota applies to the connection's
 	// client: from then on, as in Kafka, a frame is read only once the
 	// request before it is answered, so that its throttle (and mute) is
@@ -190,27 +186,13 @@ func newConn(s *Server, nc net.Conn, l *Listener) *conn {
 		log:   s.log.With(zap.Stringer("remote", nc.RemoteAddr())),
 		queue: make(chan *slot, s.cfg.MaxInFlightPerConn),
 	}
-	c.host, c.port = advertisedFor(nc, l.Advertised)
+	c.host, c.port = wire.AdvertisedFor(nc, l.Advertised)
 	if l.Protocol.UsesTLS() {
 		// The handshake runs on the reader goroutine (handshakeTLS).
 		c.nc = tls.Server(nc, l.TLS)
 	}
 	c.touch()
 	return c
-}
-
-// advertisedFor returns the host and port clients of nc should dial: the
-// listener's advertised address, else the address nc was reached on (A7).
-func advertisedFor(nc net.Conn, addr string) (string, int32) {
-	if addr == "" {
-		addr = nc.LocalAddr().String()
-	}
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return addr, 0
-	}
-	p, _ := strconv.Atoi(port)
-	return host, int32(p)
 }
 
 // stopReading makes the reader stop taking requests (graceful shutdown);
@@ -239,7 +221,7 @@ func (c *conn) readLoop() {
 		// handler waiting for this connection's death must learn of it),
 		// then for its turn to be read.
 		_, err := br.Peek(1)
-		if err == nil && (!c.readAhead() || !c.waitMuted()) {
+		if err == nil && (!c.readAhead() || !c.muted.Wait(c.ctx.Done(), c.s.closing)) {
 			return
 		}
 		var body []byte
@@ -345,13 +327,12 @@ func (c *conn) parse(body []byte, charge int64) (*slot, *reqCtx, kmsg.Request, a
 	if c.rawToken() {
 		return c.parseRawToken(body, charge)
 	}
-	key := int16(binary.BigEndian.Uint16(body[0:]))
+	h := wire.ParseRequestHeader(body)
+	key, version := h.Key, h.Version
 	if err := c.admit(key); err != nil { // A1, A4
 		return nil, nil, nil, api{}, err
 	}
-	version := int16(binary.BigEndian.Uint16(body[2:]))
-	sl := &slot{done: make(chan struct{}), key: key, version: version,
-		corrID: int32(binary.BigEndian.Uint32(body[4:]))}
+	sl := &slot{done: make(chan struct{}), key: key, version: version, corrID: h.CorrID}
 	a, ok := c.s.lookupAPI(key) // Y5: what this server advertises
 	if !ok {
 		return nil, nil, nil, a, fmt.Errorf("%w: api key %d not supported", errFrame, key)
@@ -370,9 +351,9 @@ func (c *conn) parse(body []byte, charge int64) (*slot, *reqCtx, kmsg.Request, a
 	req.SetVersion(version)
 	rc := &reqCtx{ctx: c.ctx, conn: c, version: version, key: key, done: make(chan struct{}), answered: sl.done}
 	rc.stats.size, rc.stats.arrived = len(body), time.Now()
-	rest, clientID, err := parseHeaderRest(body[8:], req.IsFlexible())
+	rest, clientID, err := wire.ParseHeaderRest(body[8:], req.IsFlexible())
 	if err != nil {
-		return nil, nil, nil, a, err
+		return nil, nil, nil, a, fmt.Errorf("%w: request header: %v", errFrame, err)
 	}
 	rc.clientID = clientID
 	rc.charge = charge
@@ -407,23 +388,6 @@ func (c *conn) parseRawToken(body []byte, charge int64) (*slot, *reqCtx, kmsg.Re
 	return sl, rc, rawAuthenticate(body), a, nil
 }
 
-// parseHeaderRest parses the request header after the correlation id:
-// client id, and tagged fields for a flexible (v2) header.
-func parseHeaderRest(b []byte, flexible bool) (rest []byte, clientID *string, err error) {
-	r := kbin.Reader{Src: b}
-	clientID = r.NullableString()
-	if flexible {
-		for n := r.Uvarint(); n > 0 && r.Ok(); n-- {
-			r.Uvarint() // tag
-			r.Span(int(r.Uvarint()))
-		}
-	}
-	if err := r.Complete(); err != nil {
-		return nil, nil, fmt.Errorf("%w: request header: %v", errFrame, err)
-	}
-	return r.Src, clientID, nil
-}
-
 // handle runs one handler once its turn has come (K4). A panic is turned
 // into a connection-closing error rather than taking the process down.
 func (c *conn) handle(sl *slot, a api, rc *reqCtx, req kmsg.Request) {
@@ -451,51 +415,8 @@ func (c *conn) handle(sl *slot, a api, rc *reqCtx, req kmsg.Request) {
 			// Muted now, before the write too: the client may answer the
 			// response before the writer runs again (which mutes again
 			// from the end of the write, KIP-219).
-			c.mute(sl.throttle)
+			c.muted.For(sl.throttle)
 		}
-	}
-}
-
-// waitMuted waits while the connection is muted for a throttle
-// (KIP-219); false if the connection died first.
-func (c *conn) waitMuted() bool {
-	d := time.Until(time.Unix(0, c.mutedUntil.Load()))
-	if d <= 0 {
-		return true
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-c.ctx.Done():
-		return false
-	case <-c.s.closing:
-		return true
-	}
-}
-
-// mute keeps the reader off the connection for d from now.
-func (c *conn) mute(d time.Duration) {
-	until := time.Now().Add(d).UnixNano()
-	for {
-		cur := c.mutedUntil.Load()
-		if cur >= until || c.mutedUntil.CompareAndSwap(cur, until) {
-			return
-		}
-	}
-}
-
-// delay waits d before a response is written to a client that does not
-// throttle itself; false if the connection died first.
-func (c *conn) delay(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-c.ctx.Done():
-		return false
 	}
 }
 
@@ -535,11 +456,11 @@ func (c *conn) writeSlot(sl *slot, buf *[]byte) bool {
 			zap.Int16("api-version", sl.version), zap.Error(sl.err))
 		return false
 	}
-	if sl.throttle > 0 && !sl.selfThrottle && !c.delay(sl.throttle) {
+	if sl.throttle > 0 && !sl.selfThrottle && !wire.Delay(sl.throttle, c.ctx.Done()) {
 		return false
 	}
 	if sl.resp == nil {
-		c.mute(sl.throttle) // K5; acks=0 is muted as Kafka does
+		c.muted.For(sl.throttle) // K5; acks=0 is muted as Kafka does
 		return true
 	}
 	var out net.Buffers
@@ -563,8 +484,7 @@ func (c *conn) writeSlot(sl *slot, buf *[]byte) bool {
 		if r.ErrorCode != 0 {
 			return false // a bare exchange has no way to say why (A3)
 		}
-		*buf = binary.BigEndian.AppendUint32((*buf)[:0], uint32(len(r.SASLAuthBytes)))
-		*buf = append(*buf, r.SASLAuthBytes...)
+		*buf = wire.AppendRaw((*buf)[:0], r.SASLAuthBytes)
 		out, n = net.Buffers{*buf}, len(*buf)
 	} else {
 		*buf = appendResponse((*buf)[:0], sl)
@@ -579,7 +499,7 @@ func (c *conn) writeSlot(sl *slot, buf *[]byte) bool {
 	c.s.observeResponse(sl.key, n)
 	c.touch()
 	if sl.throttle > 0 && sl.selfThrottle {
-		c.mute(sl.throttle) // KIP-219: respond first, then mute
+		c.muted.For(sl.throttle) // KIP-219: respond first, then mute
 	}
 	return !sl.closeAfter
 }
@@ -614,17 +534,8 @@ func releaseResp(sl *slot) {
 	}
 }
 
-// appendResponse frames one response: size, correlation id, tagged fields
-// for a flexible (v1) header — except ApiVersions, whose response header is
-// always v0 so that a client can parse it before it knows our versions.
+// appendResponse frames one response (kafka/wire); ApiVersions' response
+// header is always v0.
 func appendResponse(dst []byte, sl *slot) []byte {
-	dst = append(dst, 0, 0, 0, 0)
-	dst = kbin.AppendInt32(dst, sl.corrID)
-	sl.resp.SetVersion(sl.version)
-	if sl.resp.IsFlexible() && sl.key != apiKeyApiVersions {
-		dst = append(dst, 0)
-	}
-	dst = sl.resp.AppendTo(dst)
-	binary.BigEndian.PutUint32(dst, uint32(len(dst)-4))
-	return dst
+	return wire.AppendResponse(dst, sl.corrID, sl.version, sl.resp, sl.key == apiKeyApiVersions)
 }

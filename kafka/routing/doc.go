@@ -3,7 +3,9 @@
 // routing"): what a node that does not coordinate groups and
 // transactional ids answers their requests (NotCoordinator), and which
 // APIs and versions a node advertises and serves in cluster mode
-// (NotInCluster, ClusterMaxVersion, ShareAPI, TelemetryAPI).
+// (NotInCluster, ClusterMaxVersion, ShareAPI, TelemetryAPI), and
+// FindCoordinator's answers once kafka/ knows the coordinator
+// (FindCoordinator, NoCoordinator, FindShareCoordinator).
 //
 // What it may not touch: the cluster's memory, the server, the resolver
 // or any coordinator. kafka/ asks its Cluster who leads and who

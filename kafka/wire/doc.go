@@ -3,12 +3,17 @@
 // buffer that grows only as bytes arrive (ReadBody, SocketQueued), the
 // byte budget every frame and decoded request is charged to
 // (queued.max.request.bytes: Budget, K6), the idle and slow-frame
-// deadlines of a connection (IdleReader, K7), and which accept errors a
-// listener survives (RetryableAccept, K8). The rules K1–K9 are in
-// kafka/doc.go.
+// deadlines of a connection (IdleReader, K7), which accept errors a
+// listener survives (RetryableAccept, K8), a request header's fixed
+// fields and client id (ParseRequestHeader, ParseHeaderRest), a
+// response's frame (AppendResponse, AppendRaw), a throttled connection's
+// mute (Mute, Delay; KIP-219) and the address its client is told to dial
+// (AdvertisedFor, A7). The rules K1–K9 are in kafka/doc.go.
 //
-// What it may not touch: requests, responses, the server or its
-// configuration. kafka/'s connection (conn.go, frame.go) checks frame
-// sizes and the SASL state, decodes and dispatches; it hands this package
-// a reader, the budget's size, and its activity through IdleConn.
+// What it may not touch: request and response types (a response is
+// framed through the Response interface, which kmsg's responses
+// implement), the server or its configuration. kafka/'s connection
+// (conn.go, frame.go) checks frame sizes and the SASL state, decodes and
+// dispatches; it hands this package a reader, the budget's size, and its
+// activity through IdleConn.
 package wire
