@@ -82,10 +82,12 @@
 //     add: implicit is 2, AddPartitionsToTxn or AddOffsetsToTxn is 1);
 //     adds of the other kind join it without changing it, as Kafka's. A
 //     version-2 transaction is ended by EndTxn v5+ only (below v5:
-//     INVALID_TXN_STATE), so its epoch is always bumped; a version-1
-//     transaction ended by EndTxn v5 is ended at version 1 (no bump).
-//     Clients using older request versions are served exactly as before.
-//   - X20 EndTxn v5+ of a version-2 transaction bumps the epoch with the
+//     INVALID_TXN_STATE), so its epoch is always bumped. The EndTxn's
+//     version, not the transaction's, picks the end rules (X20, X21), as
+//     Kafka 4.4's endTransaction does: a version-1 transaction ended by
+//     EndTxn v5 is ended at version 2 (its epoch bumped). Clients using
+//     older request versions are served exactly as before.
+//   - X20 EndTxn v5+ bumps the epoch with the
 //     decision (written durably in PrepareCommit/PrepareAbort, LastEpoch
 //     the epoch before), writes the markers with the bumped epoch, so the
 //     partitions fence batches of the previous epoch, and answers the new
@@ -96,7 +98,7 @@
 //     (Empty, CompleteCommit, CompleteAbort) bumps the epoch too and
 //     writes no marker; a commit with nothing running is
 //     INVALID_TXN_STATE.
-//   - X21 A version-2 EndTxn naming the producer before its bump (the
+//   - X21 An EndTxn v5+ naming the producer before its bump (the
 //     same id one epoch back, or the rotated-from id at its last epoch) is
 //     a retry: the same decision is answered NONE with the current
 //     producer id and epoch once complete, CONCURRENT_TRANSACTIONS while

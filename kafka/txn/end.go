@@ -19,8 +19,8 @@ import (
 // one batch. If a marker cannot be written the client is still answered
 // (the decision is durable, as Kafka answers after PrepareCommit) and the
 // background loop finishes the transaction; until then requests for it get
-// CONCURRENT_TRANSACTIONS. At transaction version 2 (v5+) the epoch is
-// bumped and returned (X20).
+// CONCURRENT_TRANSACTIONS. At v5+ the epoch is bumped and returned (X20),
+// whatever way the transaction was started (X19).
 func (c *Coordinator) EndTxn(req *kmsg.EndTxnRequest) *kmsg.EndTxnResponse {
 	resp := req.ResponseKind().(*kmsg.EndTxnResponse)
 	pid, epoch, code := c.endTxn(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit, req.Version >= 5)
@@ -33,8 +33,11 @@ func (c *Coordinator) EndTxn(req *kmsg.EndTxnRequest) *kmsg.EndTxnResponse {
 }
 
 // endTxn ends id's transaction; v5 is an EndTxn of version 5 or later
-// (the client runs transaction version 2). It returns the producer id and
-// epoch the client continues with.
+// (the client runs transaction version 2). The request's version, not the
+// transaction's, picks the rules, as Kafka's endTransaction does: at v5 the
+// epoch is bumped even if the transaction was started the version-1 way
+// (AddPartitionsToTxn v3). It returns the producer id and epoch the client
+// continues with.
 func (c *Coordinator) endTxn(id string, pid int64, epoch int16, commit, v5 bool) (int64, int16, int16) {
 	if id == "" {
 		return noPID, noEpoch, errInvalidRequest
@@ -45,7 +48,7 @@ func (c *Coordinator) endTxn(id string, pid int64, epoch int16, commit, v5 bool)
 	}
 	defer t.mu.Unlock()
 	st := t.st
-	if v5 && version(st) == tv2 && isBumpRetry(st, pid, epoch) {
+	if v5 && isBumpRetry(st, pid, epoch) {
 		// X21: a retry whose answer was lost, with the epoch before
 		// this transaction's bump: the same answer again.
 		np, ne := clientProducer(st)
@@ -63,9 +66,9 @@ func (c *Coordinator) endTxn(id string, pid int64, epoch int16, commit, v5 bool)
 		if version(st) == tv2 && !v5 {
 			return noPID, noEpoch, errInvalidTxnState // X19: a version-2 transaction ends by v5+
 		}
-		bump = v5 && version(st) == tv2
+		bump = v5
 	case offsets.TxnEmpty, offsets.TxnCompleteCommit, offsets.TxnCompleteAbort:
-		if v5 && commit && version(st) == tv2 {
+		if v5 && commit {
 			// Not a retry (that names the epoch before the bump): a
 			// commit with nothing running (X21).
 			return noPID, noEpoch, errInvalidTxnState
@@ -75,7 +78,7 @@ func (c *Coordinator) endTxn(id string, pid int64, epoch int16, commit, v5 bool)
 		}
 		bump = true // X20: a version-2 abort with nothing running bumps the epoch
 	default: // PrepareCommit, PrepareAbort
-		if v5 && version(st) == tv2 {
+		if v5 {
 			return noPID, noEpoch, errConcurrent
 		}
 		return noPID, noEpoch, decidedAnswer(st.State, commit, false)

@@ -109,12 +109,6 @@ func TestTV2EndTxnRotatesExhaustedEpoch(t *testing.T) {
 func TestTV2VersionKeptPerTransaction(t *testing.T) {
 	h := newHarness(t, Config{})
 	pid, e := h.mustInit("x")
-	wantCode(t, "explicit add", h.add("x", pid, e, 3, tp("a", 0)), nil)
-	wantCode(t, "implicit add joins", h.c.AddPartitionImplicitly("x", pid, e, "a", 1), nil)
-	wantEnd(t, "v5 end of a version-1 transaction", h.end5("x", pid, e, true), nil, pid, e)
-	if m := h.parts.takeMarkers(); len(m) != 2 || m[0].epoch != e || m[1].epoch != e {
-		t.Fatalf("version-1 markers %+v", m)
-	}
 	wantCode(t, "implicit add", h.c.AddPartitionImplicitly("x", pid, e, "a", 1), nil)
 	wantCode(t, "explicit add joins", h.add("x", pid, e, 3, tp("b", 0)), nil)
 	wantCode(t, "explicit group add joins", h.addOffsets("x", pid, e, "g"), nil)
@@ -123,6 +117,44 @@ func TestTV2VersionKeptPerTransaction(t *testing.T) {
 	if m := h.parts.takeMarkers(); len(m) != 2 || m[0].epoch != e+1 {
 		t.Fatalf("version-2 markers %+v", m)
 	}
+	e++
+	wantCode(t, "explicit add", h.add("x", pid, e, 3, tp("a", 0)), nil)
+	wantCode(t, "v4 end of a version-1 transaction", h.end("x", pid, e, true, 4), nil)
+	if m := h.parts.takeMarkers(); len(m) != 1 || m[0].epoch != e {
+		t.Fatalf("version-1 markers %+v", m)
+	}
+}
+
+// X19, X20, X21: the EndTxn's version picks the end rules, as Kafka 4.4's
+// endTransaction does. A transaction started the version-1 way
+// (AddPartitionsToTxn v3), implicit adds joining it or not, and ended by
+// EndTxn v5 has its epoch bumped: the markers fence the old epoch, the
+// answer carries the new one, a retry with the old epoch is answered
+// again, and a commit with nothing running is INVALID_TXN_STATE.
+func TestTV2EndV5OfVersion1TransactionBumps(t *testing.T) {
+	h := newHarness(t, Config{})
+	pid, e := h.mustInit("x")
+	wantCode(t, "explicit add", h.add("x", pid, e, 3, tp("a", 0)), nil)
+	wantCode(t, "implicit add joins", h.c.AddPartitionImplicitly("x", pid, e, "a", 1), nil)
+	wantEnd(t, "v5 commit of a version-1 transaction", h.end5("x", pid, e, true), nil, pid, e+1)
+	if m := h.parts.takeMarkers(); len(m) != 2 || m[0].epoch != e+1 || m[1].epoch != e+1 || !m[0].commit {
+		t.Fatalf("markers %+v, want the bumped epoch %d", m, e+1)
+	}
+	h.reopen()
+	wantEnd(t, "commit retry", h.end5("x", pid, e, true), nil, pid, e+1)
+	wantEnd(t, "abort retry", h.end5("x", pid, e, false), kerr.InvalidTxnState, 0, 0)
+	wantEnd(t, "commit nothing", h.end5("x", pid, e+1, true), kerr.InvalidTxnState, 0, 0)
+	wantCode(t, "old epoch", h.add("x", pid, e, 3, tp("a", 0)), kerr.ProducerFenced)
+	if len(h.parts.takeMarkers()) != 0 {
+		t.Fatal("a retried EndTxn wrote markers")
+	}
+	e++
+	wantCode(t, "explicit add", h.add("x", pid, e, 3, tp("b", 0)), nil)
+	wantEnd(t, "v5 abort of a version-1 transaction", h.end5("x", pid, e, false), nil, pid, e+1)
+	if m := h.parts.takeMarkers(); len(m) != 1 || m[0].epoch != e+1 || m[0].commit || m[0].tp != tp("b", 0) {
+		t.Fatalf("abort markers %+v", m)
+	}
+	wantEnd(t, "abort retry", h.end5("x", pid, e, false), nil, pid, e+1)
 }
 
 // X18: TxnOffsetCommit v5 adds the group itself; its offsets commit with

@@ -37,6 +37,7 @@ func corpus() []diffCase {
 		{"txn-fencing", caseTxnFencing},
 		{"txn-self-fence", caseTxnSelfFence},
 		{"txn-tv2", caseTxnTV2},
+		{"txn-tv1-end-v5", caseTxnTV1EndV5},
 		{"txn-errors", caseTxnErrors},
 		{"configs-topic", caseConfigsTopic},
 		{"configs-broker", caseConfigsBroker},
@@ -910,6 +911,41 @@ func caseTxnTV2(r *run) {
 	r.awaitReadable(topic, 0)
 	r.fetch("read committed", -1, fetchReq(topic, 0, 0, 1<<20, 1<<20, 1))
 	r.doV("produce v11 (TV1 client) in a TV2 transaction", 11, produceReq(topic, 0, -1, str(id), txnBatch("v", 1, pid, nextEpoch+1, 0).Bytes()))
+}
+
+// caseTxnTV1EndV5 is a transaction started the version-1 way (explicit
+// AddPartitionsToTxn v3, Produce v11) and ended by EndTxn v5: the EndTxn's
+// version decides the rules, so the epoch is bumped as at version 2; then
+// the retry with the old epoch, a commit v5 with nothing running, and the
+// old epoch's batches fenced by the bumped markers.
+func caseTxnTV1EndV5(r *run) {
+	const topic, id = "kd-tx15", "kd-tx15-id"
+	r.createTopic(topic, 1)
+	r.awaitCoordinator(1, id)
+	pid, epoch := r.initProducer("init", str(id), -1, -1)
+	dtx := kmsg.NewPtrDescribeTransactionsRequest()
+	dtx.TransactionalIDs = []string{id}
+	for _, commit := range []bool{true, false} { // each at a new epoch: sequences from 0
+		what := map[bool]string{true: "commit", false: "abort"}[commit]
+		r.addPartitionsV3(what+": add partitions v3", id, pid, epoch, topic, 0)
+		r.doV(what+": produce v11", 11, produceReq(topic, 0, -1, str(id), txnBatch(what[:1], 2, pid, epoch, 0).Bytes()))
+		end := r.endTxn(what+": end v5", 5, id, pid, epoch, commit)
+		if end == nil || end.ErrorCode != 0 {
+			return
+		}
+		r.record(what+": end v5 bumps the epoch", map[string]string{"epoch+1": boolStr(end.ProducerEpoch == epoch+1), "same pid": boolStr(end.ProducerID == pid)})
+		state := map[bool]string{true: "CompleteCommit", false: "CompleteAbort"}[commit]
+		r.await(what+": complete", dtx, func(resp kmsg.Response) bool {
+			s := resp.(*kmsg.DescribeTransactionsResponse).TransactionStates
+			return len(s) == 1 && s[0].State == state
+		})
+		r.endTxn(what+": end v5 retried with the old epoch", 5, id, pid, epoch, commit)
+		r.endTxn(what+": commit v5 with the new epoch, nothing running", 5, id, pid, end.ProducerEpoch, true)
+		r.doV(what+": produce v11 with the old epoch", 11, produceReq(topic, 0, -1, str(id), txnBatch("o", 1, pid, epoch, 2).Bytes()))
+		epoch = end.ProducerEpoch
+	}
+	r.awaitReadable(topic, 0)
+	r.fetch("read committed", -1, fetchReq(topic, 0, 0, 1<<20, 1<<20, 1))
 }
 
 func caseTxnErrors(r *run) {
