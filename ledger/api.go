@@ -25,8 +25,8 @@ type (
 // Earliest and Latest are the special starts of a read (R4): Earliest is
 // the first available entry, Latest after the last confirmed one. They
 // are the smallest and the largest offset, so no real entry starts at
-// either, and they need no case of their own: a start below the log start
-// moves forward to it (R3), one at or past the end reads nothing (R5).
+// either: Latest, like any start at or past the end, reads nothing (R5);
+// Earliest is the one start below the log start that reads from it (R3).
 const (
 	Earliest Offset = math.MinInt64
 	Latest   Offset = math.MaxInt64

@@ -29,9 +29,11 @@
 //	    position, in memory or on disk. A read writes nothing.
 //	R2  A start that an entry holds is inclusive: the read starts with
 //	    that entry (whole, even when from is inside it).
-//	R3  A start that no entry holds before the readable end (trimmed away
-//	    below the log start, a removed or empty ledger, a gap a rewrite of
-//	    sealed ledgers left) moves to the next entry in offset order.
+//	R3  A start in [Start, End) that no entry holds (an empty ledger, a
+//	    gap a rewrite of sealed ledgers left) moves to the next entry in
+//	    offset order. A start below Start (trimmed away with its removed
+//	    ledgers) reads nothing: the caller judges it against the snapshot
+//	    (a Kafka fetch's OFFSET_OUT_OF_RANGE) and no entry is read for it.
 //	R4  Earliest starts at the first available entry; Latest starts after
 //	    the last confirmed entry (so it reads nothing now).
 //	R5  A start at or after the end (the offset after the last confirmed
@@ -56,7 +58,7 @@
 //
 // The read returns the Snapshot it read under (the log's Start and End)
 // with the entries: the caller judges its offset against it (a Kafka
-// fetch below Start is out of range, though the read moved to Start).
+// fetch below Start is out of range).
 // One storage snapshot fixes Start and End and, under it, the entries
 // from the one holding from (storage stops them at that End, so no layer
 // above enforces it again); their payloads come from their target.
@@ -64,7 +66,7 @@
 // concurrent hard trim cannot remove a file under it (an entry served from
 // the tail cache needs no pin). If a trim removes what the snapshot
 // promised before the read reaches it, the read starts again from a fresh
-// snapshot; the start then moves forward (R3).
+// snapshot, under which the start may then lie below Start (R3).
 //
 // The read's two choices have one place each: the view (V1, V2 below,
 // view.go) and the target of a ledger's payloads (targetOf). A ledger's

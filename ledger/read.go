@@ -19,14 +19,15 @@ const readAttempts = 8
 // producer-state replay call it, and the rule tests prove it. It takes one
 // snapshot of the log in view v (V1, V2), reads under it the entries from
 // the one holding from (inclusive, R2; Earliest and Latest as R4; a from
-// in a gap or below the log start moves forward, R3) up to the earliest of
+// in a gap moves forward, one below the log start reads nothing, R3) up
+// to the earliest of
 // the snapshot's end (R8), the entry holding maxOffset (R7, inclusive),
 // maxEntries entries and maxBytes payload bytes (R9, the first entry
 // always whole), crossing and skipping ledgers as the index lists them
 // (R6). When a concurrent trim took what the snapshot promised it starts
 // again from a fresh one. It returns the snapshot it read under with the
 // entries: the caller judges its own from against it (a Kafka fetch below
-// Start is out of range even though the read moved forward).
+// Start is out of range, and costs no read).
 //
 // With a lease, the payloads of entries read from the committed log's
 // local segment files are lease's and say where they lie in their files
@@ -55,13 +56,14 @@ type readArgs struct {
 	lease      *storage.Lease
 }
 
-// readOnce is one attempt of ReadEntries. A from below the snapshot's
-// Start (Earliest, or trimmed away) reads from Start, under a second
-// snapshot (R3, R4); Latest, like any from at or past End, reads nothing
-// (R4, R5). The entries stop at the one holding max (R7).
+// readOnce is one attempt of ReadEntries. Earliest reads from the
+// snapshot's Start, under a second snapshot (R4); any other from below
+// Start reads nothing (R3: the caller judges it against the snapshot);
+// Latest, like any from at or past End, reads nothing (R4, R5). The
+// entries stop at the one holding max (R7).
 func (m *Managed) readOnce(q readArgs) (Snapshot, []Entry, error) {
 	sn, out, err := m.readAt(q)
-	if err == nil && len(out) == 0 && q.from < sn.Start && sn.Start < sn.End {
+	if q.from == Earliest && err == nil && sn.Start < sn.End {
 		q.from = sn.Start
 		sn, out, err = m.readAt(q)
 	}

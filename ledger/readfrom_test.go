@@ -38,7 +38,7 @@ func offsets(es []Entry) string {
 // the entries from the one holding the offset (R2), across ledgers (R6),
 // up to the snapshot's end (R8), the inclusive max (R7) and the limits
 // (R9, the first entry whole); an offset at or past the end reads nothing
-// and is no error (R5), one below the start reads from the start (R3).
+// and is no error (R5), nor one below the start (R3).
 func TestReadFrom(t *testing.T) {
 	e := newEnv(t, Config{})
 	build3x2(e)
@@ -68,9 +68,9 @@ func TestReadFrom(t *testing.T) {
 	if err := e.store.SoftTrim(testLog, 5); err != nil {
 		t.Fatal(err)
 	}
-	// R3: below the start (trimmed away) the read moves to the first
-	// available entry; the snapshot lets the caller see it did.
-	if sn, es, err := e.m.ReadEntries(Committed, 3, NoLimit, 100, 1<<20, nil); err != nil || offsets(es) != "4 6 8 10 12 14 16 " || sn.Start != 5 {
+	// R3: below the start (trimmed away) nothing is read; the snapshot
+	// lets the caller judge the offset (S1).
+	if sn, es, err := e.m.ReadEntries(Committed, 3, NoLimit, 100, 1<<20, nil); err != nil || len(es) != 0 || sn.Start != 5 {
 		t.Fatalf("below the start: %+v, %q, %v", sn, offsets(es), err)
 	}
 	for _, tc := range []struct { // R4, R7
@@ -165,7 +165,7 @@ func (t *trimBeforeRead) read(c candidate, hdrs []storage.EntryHeader) ([]Entry,
 // TestReadFromRetriesAfterTrim: a hard trim that removes the planned
 // ledger before its file is read makes the read start again from a fresh
 // snapshot, which then reports the new start (the caller's S1), not an
-// error, and reads from it (R3).
+// error, and reads nothing below it (R3).
 func TestReadFromRetriesAfterTrim(t *testing.T) {
 	e := newEnv(t, Config{})
 	build3x2(e)
@@ -178,8 +178,8 @@ func TestReadFromRetriesAfterTrim(t *testing.T) {
 		}
 	}}
 	sn, es, err := e.m.ReadEntries(Committed, 0, NoLimit, 100, 1<<20, nil)
-	if err != nil || offsets(es) != "6 8 10 12 14 16 " || sn.Start != start || sn.End != 18 {
-		t.Fatalf("read across a hard trim of %v: %+v, %q, %v; want start %v and the entries from it", ids[0], sn, offsets(es), err, start)
+	if err != nil || len(es) != 0 || sn.Start != start || sn.End != 18 {
+		t.Fatalf("read across a hard trim of %v: %+v, %q, %v; want start %v and nothing", ids[0], sn, offsets(es), err, start)
 	}
 	if n := e.m.readRetries.Load(); n != 1 {
 		t.Fatalf("%d retries, want 1", n)
@@ -215,9 +215,9 @@ func TestReconfigure(t *testing.T) {
 
 // TestReadFromConcurrent runs reads by offset against a writer that rolls
 // often and trims behind itself. Every read answers under its snapshot: no
-// error, and either nothing (from at or past End) or a dense run of
-// entries from the one holding from (or Start, from below it), all below
-// End, each carrying its own offset.
+// error, and either nothing (from outside [Start, End)) or a dense run of
+// entries from the one holding from, all below End, each carrying its own
+// offset.
 func TestReadFromConcurrent(t *testing.T) {
 	e := newEnv(t, Config{SegmentBytes: 5 * (frameOverhead + 8)})
 	const total = 400
@@ -275,8 +275,7 @@ func TestReadFromConcurrent(t *testing.T) {
 
 // checkReadFrom checks one ReadFrom result against its snapshot.
 func checkReadFrom(sn Snapshot, from Offset, es []Entry) error {
-	from = max(from, sn.Start) // R3
-	inside := from < sn.End
+	inside := from >= sn.Start && from < sn.End // R3, R5
 	switch {
 	case inside != (len(es) > 0):
 		return fmt.Errorf("%d entries for %v in [%v, %v)", len(es), from, sn.Start, sn.End)
