@@ -280,8 +280,12 @@ func TestTxnOffsetCommitVisibility(t *testing.T) {
 		}
 		et := kmsg.NewPtrEndTxnRequest()
 		et.TransactionalID, et.ProducerID, et.ProducerEpoch, et.Commit = "offs", pid, epoch, commit
-		if r := request[*kmsg.EndTxnResponse](t, cl, et); r.ErrorCode != 0 {
+		r := request[*kmsg.EndTxnResponse](t, cl, et)
+		if r.ErrorCode != 0 {
 			t.Fatalf("end: %v", kerr.ErrorForCode(r.ErrorCode))
+		}
+		if r.Version >= 5 {
+			epoch = r.ProducerEpoch // EndTxn v5 bumps the epoch (KIP-890 part 2)
 		}
 	}
 	round(5, true)
