@@ -7,7 +7,7 @@ package kafka
 //   v2  nothing new.
 //   v3  flexible; the client sends its software name and version; the
 //       feature transaction.version is advertised, supported 0–2 and
-//       finalized at 2 (KIP-890 part 2, kafka/txn X18–X21), so clients
+//       finalized at 2 (KIP-890 part 2, transaction version 2), so clients
 //       run their transactions at version 2. A supported range's
 //       minimum of 0 is reported as 1, as Kafka does before v4.
 //   v4  nothing new on the wire; a supported range may start at 0
@@ -32,7 +32,7 @@ package kafka
 // served (kafka/streams), and a Streams client uses group.protocol=streams
 // only while the feature is finalized.
 //
-// In cluster mode (Config.Cluster, Y5) none of these features is
+// In cluster mode (Config.Cluster, no share groups without States) none of these features is
 // advertised, nor the transaction, share-group and streams-group APIs.
 //
 // A request at a version above 5 is answered in the v0 format with
@@ -111,7 +111,7 @@ var featureSpecs = []features.Spec{
 }
 
 // advertiseFeatures fills the v3+ tagged feature fields from the
-// finalized levels, but for those hidden in cluster mode (Y5, Y8).
+// finalized levels, but for those hidden in cluster mode (no share groups without States, share groups in cluster mode).
 func advertiseFeatures(resp *kmsg.ApiVersionsResponse, version int16, levels *features.Levels, hidden func(string) bool) {
 	for _, f := range levels.Supported() {
 		if hidden(f.Name) {

@@ -12,7 +12,7 @@ package kafka
 // later epoch returns epoch -1 and offset -1, as Kafka does for epochs it
 // has never seen. A current epoch above 0 is UNKNOWN_LEADER_EPOCH, one
 // below 0 other than -1 (none) FENCED_LEADER_EPOCH.
-// In cluster mode (Y2, Y3) the epoch is the partition's ownership epoch,
+// In cluster mode (NOT_LEADER_OR_FOLLOWER routing, the leader epoch check) the epoch is the partition's ownership epoch,
 // the current epoch is checked against it and a partition led elsewhere
 // is NOT_LEADER_OR_FOLLOWER; any epoch up to the current one ends at the
 // high watermark, since acknowledged records are never truncated there.
@@ -40,7 +40,7 @@ func leaderEpochError(current int32) error {
 }
 
 // epochError is leaderEpochError against the partition's epoch, which in
-// cluster mode is its ownership's fencing epoch (Y3).
+// cluster mode is its ownership's fencing epoch (the leader epoch check).
 func epochError(current, epoch int32) error {
 	switch {
 	case current == noLeaderEpoch:
@@ -100,7 +100,7 @@ func (s *Server) epochEnd(topic string, rp kmsg.OffsetForLeaderEpochRequestTopic
 
 // epochEndRouteError checks the client's current epoch: against the one
 // epoch 0 on a single node, against the partition's epoch and leader in
-// cluster mode (Y2, Y3).
+// cluster mode (NOT_LEADER_OR_FOLLOWER routing, the leader epoch check).
 func (s *Server) epochEndRouteError(topic string, partition, current int32) error {
 	if s.cfg.Cluster != nil {
 		return s.routeError(topic, partition, current)

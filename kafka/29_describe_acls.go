@@ -4,7 +4,7 @@ package kafka
 // removed in Kafka 4; v2 flexible; v3 adds no field).
 //
 // Needs DESCRIBE on the cluster (CLUSTER_AUTHORIZATION_FAILED). The filter
-// selects ACLs as Kafka's AclBindingFilter (A8): ANY matches every value,
+// selects ACLs as Kafka's AclBindingFilter (Kafka's ACL model): ANY matches every value,
 // MATCH every pattern that applies to the named resource. The answer
 // groups the ACLs by resource pattern. Without an authorizer:
 // SECURITY_DISABLED; a filter with an unknown field: INVALID_REQUEST.

@@ -3,11 +3,11 @@ package kafka
 // CreateAcls (key 30), versions 1–3 (v2 flexible).
 //
 // Needs ALTER on the cluster (CLUSTER_AUTHORIZATION_FAILED per creation).
-// Each creation is checked as Kafka's controller does (A8): a LITERAL or
+// Each creation is checked as Kafka's controller does (Kafka's ACL model): a LITERAL or
 // PREFIXED pattern, ALLOW or DENY, a TYPE:NAME principal, an operation the
-// resource type supports, the cluster named kafka-cluster, and (A10)
+// resource type supports, the cluster named kafka-cluster, and (the durable ACL store)
 // fields of at most 1024 bytes, else INVALID_REQUEST. The valid ones are
-// stored together, durably, before the answer (A10); creating an ACL that
+// stored together, durably, before the answer (the durable ACL store); creating an ACL that
 // exists is a success. Beyond the store's bound every valid creation of
 // the request gets POLICY_VIOLATION. Without an authorizer:
 // SECURITY_DISABLED.

@@ -2,7 +2,7 @@ package kafka
 
 // AlterUserScramCredentials (key 51), version 0 (flexible).
 //
-// Upserts and deletes SCRAM credentials in the credential store (A2). An
+// Upserts and deletes SCRAM credentials in the credential store (the SCRAM credential store). An
 // upsertion carries the salted password, never the password; the store
 // keeps the StoredKey and ServerKey derived from it. Each user's changes
 // are checked first and applied together, or not at all:
@@ -12,7 +12,7 @@ package kafka
 // for a (user, mechanism) named twice, RESOURCE_NOT_FOUND for deleting a
 // credential that does not exist, POLICY_VIOLATION for a new user beyond
 // scram.users.max. Without a store: SECURITY_DISABLED.
-// Needs ALTER on the cluster (authz_rules.go, A11).
+// Needs ALTER on the cluster (authz_rules.go, per-API authorization).
 
 import (
 	"errors"

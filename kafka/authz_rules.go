@@ -1,6 +1,6 @@
 package kafka
 
-// The authorization table (A11): per API key, the operations and resources
+// The authorization table (per-API authorization): per API key, the operations and resources
 // a request needs, with Kafka's mapping (KafkaApis). Refused topics get
 // TOPIC_AUTHORIZATION_FAILED, groups GROUP_AUTHORIZATION_FAILED, the
 // cluster CLUSTER_AUTHORIZATION_FAILED, transactional ids
@@ -134,7 +134,7 @@ func authzProduce(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Respon
 
 // authorizeFetch marks the items whose topic the principal may not READ,
 // whether the request or its fetch session names them; Fetch answers them
-// TOPIC_AUTHORIZATION_FAILED (A11). A fetch from a replica (follower)
+// TOPIC_AUTHORIZATION_FAILED (per-API authorization). A fetch from a replica (follower)
 // needs CLUSTER_ACTION on the cluster instead, for every item, as in
 // Kafka's handleFetchRequest.
 func authorizeFetch(rc *reqCtx, items []fetchItem, follower bool) {

@@ -12,7 +12,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// A11: every API served has an authorization rule, so none is left
+// Per-API authorization: every API served has an authorization rule, so none is left
 // unchecked (a missing one closes the connection at run time).
 func TestEveryAPIHasAnAuthzRule(t *testing.T) {
 	for _, a := range apis {
@@ -50,7 +50,7 @@ func acl(rt auth.ResourceType, name string, op auth.Operation) auth.ACL {
 		Principal: "User:alice", Host: "*", Operation: op, Permission: auth.PermissionAllow}
 }
 
-// The transaction APIs' rules (A11), checked on the rules themselves:
+// The transaction APIs' rules (per-API authorization), checked on the rules themselves:
 // the transactional id's WRITE comes first, then the group's and the
 // topics' READ or WRITE.
 func TestTxnAuthzRules(t *testing.T) {
@@ -186,7 +186,7 @@ func TestTxnAuthzRules(t *testing.T) {
 }
 
 // DescribeTransactions answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED for
-// an id without DESCRIBE, and ListTransactions leaves such ids out (A11).
+// an id without DESCRIBE, and ListTransactions leaves such ids out (per-API authorization).
 // WRITE on an id implies DESCRIBE.
 func TestTxnDescribeAuthzRules(t *testing.T) {
 	rc := authzConn(t, "User:alice", acl(auth.ResourceTransactionalID, "mine", auth.OpWrite))

@@ -8,7 +8,7 @@ package kafka
 // the response carries only partitions with something new: records, an
 // error, or a changed high watermark, last stable offset or log start.
 //
-// Invariants F1–F6: doc.go "Fetch sessions".
+// Invariants the fetch session rules: doc.go "Fetch sessions".
 //
 // Reads stay cursorless (R1): a session remembers what the client asked
 // for and what it was last told, never a read position of the log.
@@ -28,7 +28,7 @@ import (
 // session may evict it (Kafka's min.incremental.fetch.session.eviction.ms).
 const sessionEvictionAge = 2 * time.Minute
 
-// Session size bounds (F6). A partition in a session costs about 200
+// Session size bounds (the session partition bound). A partition in a session costs about 200
 // bytes, so all sessions together hold at most about 200 MB.
 const (
 	// maxSessionPartitions is more partitions than one consumer of one
@@ -38,33 +38,33 @@ const (
 	maxCachedPartitions = 1000000
 )
 
-// fetchSessions is the server's session cache (F4). The zero value is
+// fetchSessions is the server's session cache (the fetch session cache bound). The zero value is
 // ready to use.
 type fetchSessions struct {
 	mu struct {
 		sync.Mutex
 		byID  map[int32]*fetchSession
-		total int // the sessions' sizes summed (F6)
-		// byOwner counts the sessions of each principal (F4).
+		total int // the sessions' sizes summed (the session partition bound)
+		// byOwner counts the sessions of each principal (the fetch session cache bound).
 		byOwner map[string]int
-		// maxParts and maxTotal are the F6 bounds (0: maxSessionPartitions
+		// maxParts and maxTotal are the session partition bound bounds (0: maxSessionPartitions
 		// and maxCachedPartitions); tests lower them.
 		maxParts, maxTotal int
 	}
 }
 
-// boundsLocked returns the F6 bounds.
+// boundsLocked returns the session partition bound bounds.
 func (c *fetchSessions) boundsLocked() (perSession, total int) {
 	return cmp.Or(c.mu.maxParts, maxSessionPartitions), cmp.Or(c.mu.maxTotal, maxCachedPartitions)
 }
 
 // fetchSession is one client's session. The cache's mutex guards size and
 // lastUsed (for eviction); the session's own mutex guards the rest and is
-// held for a whole request (F3).
+// held for a whole request (one-by-one session epochs).
 type fetchSession struct {
 	id       int32
-	topicIDs bool   // F5: partitions are keyed by topic id (v13+)
-	owner    string // the principal that opened it ("": no tenants, F4)
+	topicIDs bool   // Sessions keyed by ids or names: partitions are keyed by topic id (v13+)
+	owner    string // the principal that opened it ("": no tenants, the fetch session cache bound)
 
 	// Guarded by fetchSessions.mu.
 	size     int
@@ -144,7 +144,7 @@ func (c *fetchSessions) get(id int32) *fetchSession {
 	return fs
 }
 
-// remove drops the session with id, if any (F2).
+// remove drops the session with id, if any (session open and close by epoch).
 func (c *fetchSessions) remove(id int32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -164,7 +164,7 @@ func (c *fetchSessions) dropLocked(fs *fetchSession) {
 }
 
 // resize records a session's partition count for eviction decisions, or
-// reports false when n partitions are beyond the bounds (F6).
+// reports false when n partitions are beyond the bounds (the session partition bound).
 func (c *fetchSessions) resize(fs *fetchSession, n int) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -179,20 +179,20 @@ func (c *fetchSessions) resize(fs *fetchSession, n int) bool {
 	return true
 }
 
-// sessionSlots are the cache's bounds on sessions (F4): slots in all,
+// sessionSlots are the cache's bounds on sessions (the fetch session cache bound): slots in all,
 // perPrincipal for one principal.
 type sessionSlots struct{ total, perPrincipal int }
 
 // create makes a session for owner over parts (in response order) with
-// next epoch 1, or returns nil when the cache has no room for it (F4).
+// next epoch 1, or returns nil when the cache has no room for it (the fetch session cache bound).
 func (c *fetchSessions) create(slots sessionSlots, owner string, topicIDs bool, parts []*sessPart) *fetchSession {
 	if slots.total <= 0 {
-		return nil // F4
+		return nil // The fetch session cache bound
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if perSession, total := c.boundsLocked(); len(parts) > perSession || c.mu.total+len(parts) > total {
-		return nil // F6
+		return nil // The session partition bound
 	}
 	if c.mu.byID == nil {
 		c.mu.byID = make(map[int32]*fetchSession)
@@ -348,8 +348,8 @@ func (fs *fetchSession) rotateLocked(gotData func(*sessPart) bool) {
 	fs.mu.order = append(append(fs.mu.order[:0], quiet...), busy...)
 }
 
-// sessionError answers a fetch with a top-level session error (F1, F3,
-// F5, F6).
+// sessionError answers a fetch with a top-level session error (the session epoch check, one-by-one session epochs,
+// sessions keyed by ids or names, the session partition bound).
 func sessionError(r *kmsg.FetchRequest, err *kerr.Error) *kmsg.FetchResponse {
 	resp := r.ResponseKind().(*kmsg.FetchResponse)
 	resp.ErrorCode = err.Code

@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// Connection limits (K6–K8 in server.go):
+// Connection limits (the request memory budget, the idle connection timeout and the connection limit in server.go):
 //
 //   - byteBudget bounds the bytes of every request body that is being read
 //     or whose handler still needs it, and what decoding and answering
@@ -158,7 +158,7 @@ var errIdle = errors.New("kafka: connection idle (connections.max.idle.ms)")
 // closed. A Kafka client gives up on a request after request.timeout.ms
 // (30 s by default), so a frame still arriving after
 // connections.max.idle.ms is a client that is gone or hostile (a slow loris
-// holding queued.max.request.bytes, K6).
+// holding queued.max.request.bytes, the request memory budget).
 var errSlowFrame = fmt.Errorf("%w: frame not completed in time", errIdle)
 
 // idleReader reads from a connection, closing it (errIdle) after

@@ -1,9 +1,9 @@
 package kafka
 
-// Cluster-mode routing (Y1–Y7, doc.go "Cluster mode: routing"): who leads
+// Cluster-mode routing (cluster routing, doc.go "Cluster mode: routing"): who leads
 // a partition, who coordinates groups, where topic changes go, and what
 // is not served. Every answer comes from Config.Cluster's memory, per
-// request (Y7); with Cluster nil this node leads everything at epoch 0 and
+// request (routing per request); with Cluster nil this node leads everything at epoch 0 and
 // every function here answers as the single node always has.
 
 import (
@@ -14,7 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// catalog is where topic changes go (Y6): the shared catalog in cluster
+// catalog is where topic changes go (topic changes through the catalog): the shared catalog in cluster
 // mode, else the resolver.
 func (s *Server) catalog() Catalog {
 	if s.cfg.Cluster == nil {
@@ -25,7 +25,7 @@ func (s *Server) catalog() Catalog {
 
 // leader is the partition's leader and leader epoch; ok is false while it
 // has no owner. Internal topics, whose partitions are always empty, are
-// led by the group coordinator at epoch 0 (Y1): that is the node a client
+// led by the group coordinator at epoch 0 (leaders at their epochs): that is the node a client
 // asks about them anyway.
 func (s *Server) leader(topic string, partition int32) (node, epoch int32, ok bool) {
 	switch {
@@ -40,9 +40,9 @@ func (s *Server) leader(topic string, partition int32) (node, epoch int32, ok bo
 
 // routeError is why this node does not serve a partition in cluster mode
 // (nil: it does, and always without Cluster). current is the client's
-// current leader epoch, checked first as Kafka's Partition does (Y3);
+// current leader epoch, checked first as Kafka's Partition does (the leader epoch check);
 // noLeaderEpoch skips the check. Then a partition another node leads, or
-// none, is NOT_LEADER_OR_FOLLOWER (Y2).
+// none, is NOT_LEADER_OR_FOLLOWER (NOT_LEADER_OR_FOLLOWER routing).
 func (s *Server) routeError(topic string, partition int32, current int32) error {
 	if s.cfg.Cluster == nil {
 		return nil
@@ -87,7 +87,7 @@ func (s *Server) movedTo(topic string, partition int32, err error) (node, epoch 
 	return s.leader(topic, partition)
 }
 
-// brokers are the nodes Metadata and DescribeCluster list (Y1): in cluster
+// brokers are the nodes Metadata and DescribeCluster list (leaders at their epochs): in cluster
 // mode the live ones, else this node at the address rc dialed (or the
 // advertised one).
 func (s *Server) brokers(rc *reqCtx) []Broker {
@@ -99,7 +99,7 @@ func (s *Server) brokers(rc *reqCtx) []Broker {
 
 // controllerID is the controller Metadata and DescribeCluster name. A
 // cluster has none (etcd decides), so it is the lowest live node id, which
-// every node computes alike (Y1); -1 while no node is known.
+// every node computes alike (leaders at their epochs); -1 while no node is known.
 func (s *Server) controllerID(brokers []Broker) int32 {
 	if s.cfg.Cluster == nil {
 		return s.cfg.NodeID
@@ -123,7 +123,7 @@ func brokerByID(brokers []Broker, id int32) (Broker, bool) {
 	return Broker{}, false
 }
 
-// isCoordinator reports whether this node coordinates groups now (Y4);
+// isCoordinator reports whether this node coordinates groups now (coordinator routing);
 // always without Cluster.
 func (s *Server) isCoordinator() bool {
 	if s.cfg.Cluster == nil {
@@ -133,16 +133,16 @@ func (s *Server) isCoordinator() bool {
 	return ok && node == s.cfg.NodeID
 }
 
-// groupAPIs are the APIs only the group coordinator serves (Y4), the
-// transaction APIs, which it serves too (Y19), and those of share groups
-// but ShareFetch and ShareAcknowledge (Y8).
+// groupAPIs are the APIs only the group coordinator serves (coordinator routing), the
+// transaction APIs, which it serves too (cluster transactions at version 1), and those of share groups
+// but ShareFetch and ShareAcknowledge (share groups in cluster mode).
 var groupAPIs = map[int16]bool{8: true, 9: true, 11: true, 12: true, 13: true, 14: true, 15: true,
 	16: true, 42: true, 47: true, 68: true, 69: true,
 	24: true, 25: true, 26: true, 28: true, 65: true, 66: true,
 	76: true, 77: true, 90: true, 91: true, 92: true}
 
 // notCoordinator answers a group or transaction request on a node that
-// does not coordinate them (Y4, Y19); nil when the handler should run.
+// does not coordinate them (coordinator routing, cluster transactions at version 1); nil when the handler should run.
 // InitProducerId is one only with a transactional id.
 func (s *Server) notCoordinator(key int16, req kmsg.Request) kmsg.Response {
 	if s.isCoordinator() {
@@ -255,28 +255,28 @@ func offsetFetchNotCoordinator(r *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResp
 	return resp
 }
 
-// notInCluster are the APIs not served in cluster mode (Y5): share
-// groups, unless they have a durable home (Y8).
+// notInCluster are the APIs not served in cluster mode (no share groups without States): share
+// groups, unless they have a durable home (share groups in cluster mode).
 var notInCluster = map[int16]bool{
 	76: true, 77: true, 78: true, 79: true, 90: true, 91: true, 92: true, // share groups
 	88: true, 89: true, // streams groups (KIP-1071): served by a single node only
 }
 
 // notInClusterFeature are the features not advertised in cluster mode
-// (Y5, Y19).
+// (no share groups without States, cluster transactions at version 1).
 var notInClusterFeature = map[string]bool{transactionVersionFeature: true, shareVersionFeature: true, streamsVersionFeature: true}
 
-// clusterMaxVersion caps APIs in cluster mode (Y19): transactions are
+// clusterMaxVersion caps APIs in cluster mode (cluster transactions at version 1): transactions are
 // served at transaction version 1, so neither Produce v12 nor EndTxn and
 // TxnOffsetCommit v5, which would add partitions and groups to a
-// transaction implicitly (X18) from whichever node leads them, are
+// transaction implicitly (KIP-890 implicit adds) from whichever node leads them, are
 // advertised or served.
 var clusterMaxVersion = map[int16]int16{0: 11, 26: 4, 28: 4}
 
 // lookupAPI is the dispatch table as this server advertises it: an API
 // not served in cluster mode is unknown, and its request closes the
-// connection as any unadvertised one does (Y5); a capped one is
-// unsupported above its cap (Y19).
+// connection as any unadvertised one does (no share groups without States); a capped one is
+// unsupported above its cap (cluster transactions at version 1).
 func (s *Server) lookupAPI(key int16) (api, bool) {
 	if s.hiddenAPI(key) {
 		return api{}, false
@@ -294,7 +294,7 @@ func (s *Server) lookupAPI(key int16) (api, bool) {
 // telemetryAPIs are GetTelemetrySubscriptions and PushTelemetry.
 var telemetryAPIs = map[int16]bool{71: true, 72: true}
 
-// apiKeyList is the ApiVersions key list this server advertises (Y5, Y8).
+// apiKeyList is the ApiVersions key list this server advertises (no share groups without States, share groups in cluster mode).
 func (s *Server) apiKeyList() []kmsg.ApiVersionsResponseApiKey {
 	switch {
 	case s.cfg.Telemetry == nil:
@@ -309,7 +309,7 @@ func (s *Server) apiKeyList() []kmsg.ApiVersionsResponseApiKey {
 			continue
 		}
 		if max, capped := clusterMaxVersion[k.ApiKey]; capped && s.cfg.Cluster != nil {
-			k.MaxVersion = max // Y19
+			k.MaxVersion = max // Cluster transactions at version 1
 		}
 		out = append(out, k)
 	}
@@ -317,8 +317,8 @@ func (s *Server) apiKeyList() []kmsg.ApiVersionsResponseApiKey {
 }
 
 // hiddenAPI reports whether key is not served: the client telemetry APIs
-// without a telemetry manager (KIP-714); in cluster mode (Y5), the
-// share-group APIs unless share groups are served (Y8).
+// without a telemetry manager (KIP-714); in cluster mode (no share groups without States), the
+// share-group APIs unless share groups are served (share groups in cluster mode).
 func (s *Server) hiddenAPI(key int16) bool {
 	if telemetryAPIs[key] && s.cfg.Telemetry == nil {
 		return true
@@ -326,13 +326,13 @@ func (s *Server) hiddenAPI(key int16) bool {
 	return s.cfg.Cluster != nil && notInCluster[key] && !(shareAPIs[key] && s.shareInCluster())
 }
 
-// featureHidden reports whether a feature is not advertised (Y5, Y8).
+// featureHidden reports whether a feature is not advertised (no share groups without States, share groups in cluster mode).
 func (s *Server) featureHidden(name string) bool {
 	return s.cfg.Cluster != nil && notInClusterFeature[name] && !(name == shareVersionFeature && s.shareInCluster())
 }
 
-// txnNotCoordinator is NOT_COORDINATOR for the transaction APIs (Y19);
-// ListTransactions answers an empty list, as ListGroups does (Y4).
+// txnNotCoordinator is NOT_COORDINATOR for the transaction APIs (cluster transactions at version 1);
+// ListTransactions answers an empty list, as ListGroups does (coordinator routing).
 func txnNotCoordinator(req kmsg.Request) kmsg.Response {
 	code := kerr.NotCoordinator.Code
 	switch r := req.(type) {

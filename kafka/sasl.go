@@ -1,9 +1,9 @@
 package kafka
 
-// A connection's security state: its TLS handshake and principal (A5, A6)
-// and its SASL exchange (A1–A4). The reader admits each request against
+// A connection's security state: its TLS handshake and principal (TLS handshake timeouts and certificate reloads, the principal mapping)
+// and its SASL exchange (the security rules). The reader admits each request against
 // this state before decoding it; SaslHandshake and SaslAuthenticate
-// handlers change it. K4 orders them: the reader reads the next frame only
+// handlers change it. Requests in effect one at a time orders them: the reader reads the next frame only
 // once the previous request has taken effect, so it always sees the state
 // the previous exchange step left.
 
@@ -26,7 +26,7 @@ const (
 )
 
 // AuthObserver is implemented by an Observer that counts authentications
-// (A3); kafka/ checks for it so that Observer stays as it is.
+// (the failed-authentication delay); kafka/ checks for it so that Observer stays as it is.
 type AuthObserver interface {
 	// Authentication reports one SASL exchange's outcome on a listener.
 	Authentication(listener, mechanism string, ok bool)
@@ -35,21 +35,21 @@ type AuthObserver interface {
 // connAuth is a connection's security state.
 type connAuth struct {
 	mu            sync.Mutex
-	principal     string // A6
+	principal     string // The principal mapping
 	authenticated bool   // a SASL exchange succeeded
 	failed        bool   // an exchange failed: the connection is closing
 	mechanism     string // of the current or last exchange
 	session       auth.Session
 	exchanging    bool      // a SaslHandshake started an exchange not yet done
 	raw           bool      // SaslHandshake v0: tokens come as bare frames
-	expiry        time.Time // when the session ends (A4); zero: never
+	expiry        time.Time // when the session ends (KIP-368 re-authentication); zero: never
 }
 
-// errNotAdmitted closes a connection whose request its state refuses (A1).
+// errNotAdmitted closes a connection whose request its state refuses (the pre-authentication gate).
 var errNotAdmitted = errors.New("kafka: request refused by the connection's authentication state")
 
 // handshakeTLS runs a TLS listener's handshake, bounded by the handshake
-// timeout (A5), and takes the client certificate's principal (A6).
+// timeout (TLS handshake timeouts and certificate reloads), and takes the client certificate's principal (the principal mapping).
 func (c *conn) handshakeTLS() error {
 	tc, ok := c.nc.(*tls.Conn)
 	if !ok {
@@ -79,7 +79,7 @@ func (c *conn) handshakeTLS() error {
 	return nil
 }
 
-// Principal is the connection's principal (A6).
+// Principal is the connection's principal (the principal mapping).
 func (c *conn) Principal() string {
 	c.auth.mu.Lock()
 	defer c.auth.mu.Unlock()
@@ -101,7 +101,7 @@ func (c *conn) rawToken() bool {
 	return c.auth.raw
 }
 
-// maxFrame is the largest frame the connection may send now (A1, K2).
+// maxFrame is the largest frame the connection may send now (the pre-authentication gate, the frame size limit).
 func (c *conn) maxFrame() int32 {
 	if !c.usesSASL() {
 		return c.s.cfg.MaxRequestBytes
@@ -114,7 +114,7 @@ func (c *conn) maxFrame() int32 {
 	return min(c.s.cfg.MaxRequestBytes, c.s.cfg.SASL.MaxReceiveSize)
 }
 
-// admit says whether a request with this key may be served now (A1, A4).
+// admit says whether a request with this key may be served now (the pre-authentication gate, KIP-368 re-authentication).
 func (c *conn) admit(key int16) error {
 	if !c.usesSASL() {
 		return nil
@@ -155,7 +155,7 @@ func (c *conn) saslHandshake(rc *reqCtx, r *kmsg.SASLHandshakeRequest, resp *kms
 	case !c.lis.enabled(c.s.cfg, mech):
 		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
 	case a.authenticated && (mech != a.mechanism || r.Version == 0):
-		// A4: re-authentication keeps the mechanism, and needs v1.
+		// KIP-368 re-authentication: re-authentication keeps the mechanism, and needs v1.
 		resp.ErrorCode = kerr.IllegalSaslState.Code
 	}
 	if resp.ErrorCode != 0 {
@@ -221,7 +221,7 @@ func (c *conn) saslAuthenticate(rc *reqCtx, token []byte, resp *kmsg.SASLAuthent
 	a.mu.Unlock()
 }
 
-// authFailed answers a failed exchange (A3): the failure delay after the
+// authFailed answers a failed exchange (the failed-authentication delay): the failure delay after the
 // step began (start), SASL_AUTHENTICATION_FAILED, then the connection
 // closes. The message is the same whatever failed, and the log names no
 // secret. Counting the delay from the step's start, not from the

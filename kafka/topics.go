@@ -46,7 +46,7 @@ func (s *Server) partitionOf(topic string, partition int32, create bool) (int32,
 		return 0, resolver.ErrUnknownTopic
 	}
 	if !ok {
-		t, err := s.catalog().EnsureTopic(topic) // Y6
+		t, err := s.catalog().EnsureTopic(topic) // Topic changes through the catalog
 		if err != nil {
 			return 0, err
 		}

@@ -150,7 +150,7 @@ func TestReadBelowTheCache(t *testing.T) {
 		t.Fatalf("maxBytes 0: %d entries, want 1", len(es))
 	}
 	if _, es, _ = m.ReadFrom(0, 3, 1<<20); len(es) != 0 {
-		t.Fatalf("read below the published start: %d entries, want none (S1 is the caller's)", len(es))
+		t.Fatalf("read below the published start: %d entries, want none (the log start check is the caller's)", len(es))
 	}
 	if _, es, _ = m.ReadFrom(2, 2, 1<<20); len(es) != 2 {
 		t.Fatalf("maxEntries 2: %d entries", len(es))

@@ -23,7 +23,7 @@ import (
 // to regenerate the expected outputs, then review the diff.
 //
 // Ledgers are named by creation order: L1 is testLog's first ledger, L2
-// the next, and so on; G1, G2, ... are ids taken by another log, so they
+// the next, and so on; Kafka's group error order, rebalance completion, ... are ids taken by another log, so they
 // lie between two of testLog's ledgers (R3). Positions are written Ln:e,
 // Gn:e, #id:e (raw id), earliest, latest or nolimit; "max" as an entry id
 // is the largest EntryID.

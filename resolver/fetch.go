@@ -21,7 +21,7 @@ const (
 // snapshot is step 2 for the calls that only need the bounds (Bounds,
 // ListOffset, DeleteRecords): the binding with its log's log start and
 // committed end (high watermark), taken fresh for every call and never
-// cached (S3, S4). A Fetch takes its snapshot inside the ledger's read.
+// cached (the fresh end check, no cached EOF). A Fetch takes its snapshot inside the ledger's read.
 type snapshot struct {
 	p    *partition
 	info ledger.Snapshot
@@ -35,7 +35,7 @@ func (r *Resolver) takeSnapshot(topic string, idx int32) (snapshot, error) {
 		}
 		info, err := ml.Snapshot()
 		if err != nil && p.isReplaced() && attempt < maxRebinds {
-			continue // N5
+			continue // The old copy's retirement
 		}
 		if err != nil {
 			return snapshot{}, storageErr("log info", err)
@@ -45,7 +45,7 @@ func (r *Resolver) takeSnapshot(topic string, idx int32) (snapshot, error) {
 }
 
 // takeViewSnapshot is takeSnapshot for reads: a companion's snapshot is
-// its view's (W5).
+// its view's (reads of the view).
 func (r *Resolver) takeViewSnapshot(topic string, idx int32) (snapshot, error) {
 	for attempt := 0; ; attempt++ {
 		p, ml, view, err := r.viewReader(topic, idx)
@@ -54,7 +54,7 @@ func (r *Resolver) takeViewSnapshot(topic string, idx int32) (snapshot, error) {
 		}
 		info, err := ml.SnapshotView(view)
 		if err != nil && p.isReplaced() && attempt < maxRebinds {
-			continue // N5
+			continue // The old copy's retirement
 		}
 		if err != nil {
 			return snapshot{}, storageErr("log info", err)
@@ -64,7 +64,7 @@ func (r *Resolver) takeViewSnapshot(topic string, idx int32) (snapshot, error) {
 }
 
 // reader is step 1: the partition binding and its managed ledger. A
-// partition replaced since it was resolved is resolved again (N5).
+// partition replaced since it was resolved is resolved again (the old copy's retirement).
 func (r *Resolver) reader(topic string, idx int32) (*partition, *ledger.Managed, error) {
 	for attempt := 0; ; attempt++ {
 		p, err := r.partition(topic, idx)
@@ -84,10 +84,10 @@ func (r *Resolver) reader(topic string, idx int32) (*partition, *ledger.Managed,
 	}
 }
 
-// Fetch reads from offset under one snapshot (S1–S4). With minOne the first
+// Fetch reads from offset under one snapshot (the read snapshot rules). With minOne the first
 // batch is returned whole even past maxBytes (KIP-74). ReadCommitted reads
 // only the batches below the last stable offset and lists the aborted
-// transactions overlapping them (X1); both levels report the LSO. The
+// transactions overlapping them (the read_committed bound); both levels report the LSO. The
 // bounds are set on the result also when the error is ErrOffsetOutOfRange
 // or ErrStorage.
 func (r *Resolver) Fetch(topic string, partition int32, offset Offset, maxBytes int, minOne bool, iso Isolation) (FetchResult, error) {
@@ -104,7 +104,7 @@ func (r *Resolver) FetchLeased(topic string, partition int32, offset Offset, max
 	for attempt := 0; ; attempt++ {
 		res, err := r.fetchOnce(topic, partition, offset, maxBytes, minOne, iso, lease)
 		if errors.Is(err, errRebound) && attempt < maxRebinds {
-			continue // N5: the partition was replaced during the read
+			continue // The old copy's retirement: the partition was replaced during the read
 		}
 		if errors.Is(err, errRebound) {
 			return FetchResult{}, errReplaced
@@ -118,13 +118,13 @@ func (r *Resolver) FetchLeased(topic string, partition int32, offset Offset, max
 var errRebound = errors.New("resolver: partition rebound during the read")
 
 func (r *Resolver) fetchOnce(topic string, partition int32, offset Offset, maxBytes int, minOne bool, iso Isolation, lease *storage.Lease) (FetchResult, error) {
-	p, ml, view, err := r.viewReader(topic, partition) // step 1, and the view (W5)
+	p, ml, view, err := r.viewReader(topic, partition) // step 1, and the view (reads of the view)
 	if err != nil {
 		return FetchResult{}, err
 	}
 	// Steps 2–5 are the ledger's: one snapshot, the entries under it, and
 	// a fresh start after a concurrent trim. The snapshot comes back for
-	// S1–S3; the entries stop at its end.
+	// the log start check, the empty read at the end and the fresh end check; the entries stop at its end.
 	sn, entries, err := ml.ReadViewLeased(view, offset, fetchEntries(maxBytes), max(maxBytes, 1), lease)
 	if err != nil && p.isReplaced() {
 		return FetchResult{}, errRebound // its ledger closed, its log deleted
@@ -139,35 +139,35 @@ func (r *Resolver) fetchOnce(topic string, partition int32, offset Offset, maxBy
 	}
 	// The transactions are read after the snapshot: a transaction that
 	// starts after it starts at or past its end, and one whose marker
-	// became durable since is in the aborted index already (X2).
+	// became durable since is in the aborted index already (the LSO).
 	res := p.boundsOf(sn)
 	if err != nil {
 		return res, storageErr("read", err)
 	}
 	switch {
-	case offset < sn.Start: // S1: trimmed
+	case offset < sn.Start: // The log start check: trimmed
 		return res, fmt.Errorf("%w: %s is below log start %s", ErrOffsetOutOfRange, offset, sn.Start)
-	case offset == sn.End: // S2: nothing yet; a long poll waits for the next append
+	case offset == sn.End: // The empty read at the end: nothing yet; a long poll waits for the next append
 		return res, nil
-	case offset > sn.End: // S3: sn is fresh (taken after the request arrived)
+	case offset > sn.End: // The fresh end check: sn is fresh (taken after the request arrived)
 		return res, fmt.Errorf("%w: %s is beyond the end %s", ErrOffsetOutOfRange, offset, sn.End)
 	}
 	if iso == ReadCommitted {
-		entries = belowOffset(entries, res.LastStable) // X1
+		entries = belowOffset(entries, res.LastStable) // The read_committed bound
 	}
 	res.Batches, res.Bytes, err = limitBatches(entries, maxBytes, minOne, sn.ViewEnd)
 	if err == nil && lease != nil {
 		res.Srcs = sourcesOf(entries[:len(res.Batches)])
 	}
 	fromView := len(entries) > 0 && entries[0].Offset < sn.ViewEnd
-	if err == nil && iso == ReadCommitted && len(res.Batches) > 0 && !fromView { // W5: the view holds no aborted batch
+	if err == nil && iso == ReadCommitted && len(res.Batches) > 0 && !fromView { // Reads of the view: the view holds no aborted batch
 		res.Aborted = p.abortedIn(entries[0].Offset, entries[len(res.Batches)-1].End())
 	}
 	return res, err
 }
 
 // boundsOf is a fetch result's bounds under sn, with the last stable
-// offset (X2).
+// offset (the LSO).
 func (p *partition) boundsOf(sn ledger.Snapshot) FetchResult {
 	p.mu.Lock()
 	lso := p.mu.txn.lso(sn.Start, sn.End)
@@ -175,7 +175,7 @@ func (p *partition) boundsOf(sn ledger.Snapshot) FetchResult {
 	return FetchResult{HighWatermark: sn.End, LastStable: lso, LogStart: sn.Start}
 }
 
-// abortedIn is the aborted transactions overlapping [from, to) (X1).
+// abortedIn is the aborted transactions overlapping [from, to) (the read_committed bound).
 func (p *partition) abortedIn(from, to Offset) []AbortedTxn {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -204,7 +204,7 @@ func fetchEntries(maxBytes int) int {
 // is served), and the byte budget holds except that with minOne the first
 // batch is whole (KIP-74).
 //
-// Entries below viewEnd come from a compacted view (W2): each spans from
+// Entries below viewEnd come from a compacted view (the view log): each spans from
 // the end of the entry before it, so its batch may start after it.
 func limitBatches(entries []storage.Entry, maxBytes int, minOne bool, viewEnd Offset) ([][]byte, int, error) {
 	out, total := make([][]byte, 0, len(entries)), 0

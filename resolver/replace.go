@@ -13,11 +13,11 @@ import (
 	"github.com/kgateway/kgateway/topicconfig"
 )
 
-// Replacing a partition's local copy (doc.go "Cluster mode", N3–N5).
+// Replacing a partition's local copy (doc.go "Cluster mode", the copy of the published batches, the durable replacement and the old copy's retirement).
 
 // ReplacePartition rebuilds partition idx of topic on a new local log that
 // starts at start, from the record batches fill passes to appendBatch, and
-// binds it in the old log's place (N3–N5). Each batch must be one whole
+// binds it in the old log's place (the copy of the published batches, the durable replacement and the old copy's retirement). Each batch must be one whole
 // record batch, header and CRC sound, already carrying its base offset,
 // which must be the offset the batch before it ended at (start for the
 // first); appendBatch refuses anything else, and a refusal fails the
@@ -36,7 +36,7 @@ func (r *Resolver) ReplacePartition(topic string, idx int32, start Offset, fill 
 	return r.ReplacePartitionOver(topic, idx, start, Cache{}, fill)
 }
 
-// Cache is what a local copy caches (N8, N10): the published log below
+// Cache is what a local copy caches (the local copy as a cache, exported producer state): the published log below
 // it, and the partition's exported state (ExportState) to start its
 // replay from; either may be nil.
 type Cache struct {
@@ -45,13 +45,13 @@ type Cache struct {
 }
 
 // ReplacePartitionOver is ReplacePartition for a local log that is a
-// cache of c.Published, the partition's published log (N8): the new log
+// cache of c.Published, the partition's published log (the local copy as a cache): the new log
 // starts at start, which may be above the published start. The partition
 // reads the offsets below its local log from it (ledger R20), and its
 // producer and transaction state is replayed from the published start,
-// through that read, before it serves (N8) — or, with c.State, installed
+// through that read, before it serves (the local copy as a cache) — or, with c.State, installed
 // from that exported state and replayed only from the offset it covers
-// (N10). A zero c is ReplacePartition.
+// (exported producer state). A zero c is ReplacePartition.
 func (r *Resolver) ReplacePartitionOver(topic string, idx int32, start Offset, c Cache, fill func(appendBatch func(batch []byte) error) error) error {
 	if start < 0 {
 		return fmt.Errorf("%w: replace %s/%d at negative offset %d", ErrOffsetOutOfRange, topic, idx, start)
@@ -108,7 +108,7 @@ func (r *Resolver) discardLog(log storage.LogID) {
 }
 
 // reserveLogLocked allocates a log id and marks it for deletion in the
-// same write (N4): until a binding names it, Open deletes whatever of it
+// same write (the durable replacement): until a binding names it, Open deletes whatever of it
 // a crash left. Needs adminMu.
 func (r *Resolver) reserveLogLocked() (storage.LogID, error) {
 	log := r.nextLog
@@ -121,7 +121,7 @@ func (r *Resolver) reserveLogLocked() (storage.LogID, error) {
 }
 
 // buildPartition creates log at start, copies fill's batches into it and
-// opens a partition on it through the path Open takes (N3): the producer
+// opens a partition on it through the path Open takes (the copy of the published batches): the producer
 // state and transactions come from the replay of the copied batches.
 func (r *Resolver) buildPartition(t *topic, idx int32, log storage.LogID, start Offset, c Cache, fill func(func([]byte) error) error) (*partition, error) {
 	if err := r.store.CreateLogAt(log, start); err != nil {
@@ -131,7 +131,7 @@ func (r *Resolver) buildPartition(t *topic, idx int32, log storage.LogID, start 
 	if err := r.copyBatches(log, start, s, fill); err != nil {
 		return nil, err
 	}
-	if c.State != nil { // N10: the replay starts where the state ends
+	if c.State != nil { // Exported producer state: the replay starts where the state ends
 		ops, err := stateOps(c.State, log)
 		if err != nil {
 			return nil, err
@@ -153,7 +153,7 @@ func (r *Resolver) buildPartition(t *topic, idx int32, log storage.LogID, start 
 }
 
 // copyBatches writes fill's batches to log and waits until they are
-// durable (N3).
+// durable (the copy of the published batches).
 func (r *Resolver) copyBatches(log storage.LogID, start Offset, s topicconfig.Settings, fill func(func([]byte) error) error) error {
 	ml, err := ledger.Open(r.store, log, s.Ledger)
 	if err != nil {
@@ -226,7 +226,7 @@ func (c *copier) write(b []byte) error {
 // parseCopiedBatch checks that b is exactly one stored record batch:
 // magic 2, its length the slice's, the CRC32C over attributes..end, and a
 // header a stored batch may have (a cleaned batch may hold fewer records
-// than it spans, L4; markers are taken, X3).
+// than it spans, the rewrite keeps offsets; markers are taken, the control batch format).
 func parseCopiedBatch(b []byte) (batchHeader, error) {
 	if len(b) < batchHeaderLen {
 		return batchHeader{}, fmt.Errorf("%w: %d bytes is shorter than a batch header", ErrCorruptBatch, len(b))
@@ -247,7 +247,7 @@ func parseCopiedBatch(b []byte) (batchHeader, error) {
 	return h, nil
 }
 
-// rebindLocked makes np the partition's binding (N4, N5): durably, with
+// rebindLocked makes np the partition's binding (the durable replacement, the old copy's retirement): durably, with
 // the old log marked for deletion in the same write; then in memory; then
 // the old partition is closed and its log deleted. Needs adminMu.
 func (r *Resolver) rebindLocked(t *topic, idx int32, np *partition) error {
@@ -274,19 +274,19 @@ func (r *Resolver) rebindLocked(t *topic, idx int32, np *partition) error {
 	r.unpublishLocked(t)
 	r.publishLocked(nt)
 	r.mu.Unlock()
-	errs := []error{old.close()} // wakes its long polls (N5)
+	errs := []error{old.close()} // wakes its long polls (the old copy's retirement)
 	if closed {
 		// Close ran meanwhile and did not see np; Open binds it again.
 		errs = append(errs, np.close())
 	}
 	errs = append(errs, r.deleteLogs([]storage.LogID{old.log}))
 	if topicconfig.ViewOn(t.configs) {
-		errs = append(errs, r.syncViews()) // the old log's view goes (W6)
+		errs = append(errs, r.syncViews()) // the old log's view goes (view removal)
 	}
 	return errors.Join(errs...)
 }
 
-// persistRebind is N4's one write: the binding names log for partition
+// persistRebind is the one write of the durable replacement: the binding names log for partition
 // idx, log is no longer marked for deletion, the old log is.
 func (r *Resolver) persistRebind(t *topic, idx int32, log storage.LogID) error {
 	logs := make([]storage.LogID, len(t.parts))
@@ -325,7 +325,7 @@ func (r *Resolver) PartitionOfLog(log storage.LogID) (topic string, id TopicID, 
 }
 
 // LocalBounds is the start and end of partition idx's local log, which
-// in cluster mode may start above the partition's (N8): retention and
+// in cluster mode may start above the partition's (the local copy as a cache): retention and
 // DeleteRecords move it.
 func (r *Resolver) LocalBounds(topic string, idx int32) (start, end Offset, err error) {
 	p, err := r.partition(topic, idx)

@@ -232,7 +232,7 @@
 // generation (LedgerInfo.Gen, kept in its record) is one above the
 // highest it replaces; appended ledgers are generation 0. An entry's
 // Records is then the offsets it spans, and offsets between entries may
-// be unused (gaps). The rules are the resolver's L9-L11: the file is
+// be unused (gaps). The rules are the resolver's compacted generations, the generation swap and reads across gaps: the file is
 // synced and its directory entry durable before one synced pebble batch
 // swaps the ledger records and the range's entry index, so a crash
 // leaves one generation whole; old files go with their last pin; reads
@@ -248,7 +248,7 @@
 // be offloaded (Offload): its record is marked, in a synced write, and
 // then its file is removed like a trimmed one's (after the last pin, I6;
 // kept as the log's spare when I8 allows). Its record, entry index and
-// time index stay, so offsets, retention (T1-T6), ListOffsets and the
+// time index stay, so offsets, retention (the retention rules), ListOffsets and the
 // ledger's sizes see the whole log; only its payloads are elsewhere.
 // ReadIndexed of its entries fails with ErrOffloaded, which sends the
 // ledger's read to the object target. Open does not expect its file (one

@@ -20,11 +20,11 @@ type part struct {
 
 // Commit makes batches durable: ONE object holding all of them, grouped
 // per partition and contiguous, then per partition a range record and the
-// new end, published in fenced transactions (U1). The result has an entry
+// new end, published in fenced transactions (acknowledgement after PUT and commit). The result has an entry
 // per partition of batches: nil when its batches are durable and may be
 // acknowledged; an error wrapping owner.ErrFenced when its ownership is
-// lost (U3); any other error when they must not be acknowledged (their
-// outcome may be unknown: E5).
+// lost (fenced writers publish nothing); any other error when they must not be acknowledged (their
+// outcome may be unknown: no acknowledgement without a fenced commit).
 func (c *Committer) Commit(ctx context.Context, batches []Batch, owns map[string]owner.Ownership) map[string]error {
 	res := make(map[string]error)
 	parts, data := layout(batches, owns, res)
@@ -124,8 +124,8 @@ func contiguous(bs []Batch) error {
 const maxTries = 16
 
 // publish publishes parts of object name in transactions of at most
-// txnBudget comparisons: per partition two for its ownership (E4) and
-// one for its end (U2), plus one for the object's record. Each partition
+// txnBudget comparisons: per partition two for its ownership (the fenced transaction) and
+// one for its end (ranges tiling the log), plus one for the object's record. Each partition
 // is whole in one transaction. It sets every part's result and reports
 // how many were published, and whether some outcome is unknown.
 func (c *Committer) publish(ctx context.Context, name string, putAt time.Time, parts []part, res map[string]error) (published int, unknown bool) {
@@ -162,7 +162,7 @@ func (c *Committer) publishChunk(ctx context.Context, name string, putAt time.Ti
 			break
 		}
 		if obj.rev == 0 && c.opts.Now().Sub(putAt) >= c.opts.OrphanAge {
-			// Collect may take the object for an orphan (U5).
+			// Collect may take the object for an orphan (reference-counted collection).
 			err = fmt.Errorf("%w: %s is older than %v", ErrObjectGone, name, c.opts.OrphanAge)
 			break
 		}
@@ -242,7 +242,7 @@ func (c *Committer) endIs(pkey string, base int64) clientv3.Cmp {
 	return clientv3.Compare(clientv3.Value(c.endKey(pkey)), "=", decimal(base))
 }
 
-// drop removes the lost partitions from chunk, with their error (U3).
+// drop removes the lost partitions from chunk, with their error (fenced writers publish nothing).
 func drop(chunk []part, lost []string, res map[string]error) []part {
 	var keep []part
 	for _, p := range chunk {

@@ -15,7 +15,7 @@ import (
 // Options.MergeBelow, together at most Options.MergeMax) by one object
 // "merged/<pkey>/..." and one range record each, so etcd keeps few records
 // per partition. Each run is one fenced transaction under o that also
-// requires the replaced range records unchanged (U4). It returns how many
+// requires the replaced range records unchanged (merges keep the bytes). It returns how many
 // range records were replaced.
 func (c *Committer) Merge(ctx context.Context, o owner.Ownership, pkey string) (merged int, err error) {
 	if o.Partition != pkey {

@@ -12,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// X11, X12: a new id gets epoch 0, each InitProducerId bumps it, KIP-360
+// Kafka's transaction errors, the InitProducerId bump: a new id gets epoch 0, each InitProducerId bumps it, KIP-360
 // bumps only from the current epoch (or repeats the last answer), and a
 // stale epoch is PRODUCER_FENCED from v4, INVALID_PRODUCER_EPOCH before.
 func TestInitProducerIDEpochs(t *testing.T) {
@@ -43,13 +43,13 @@ func TestInitProducerIDEpochs(t *testing.T) {
 		req.Version, req.TransactionalID, req.TransactionTimeoutMillis = 4, str("y"), ms
 		wantCode(t, "timeout", h.c.InitProducerID(t.Context(), req, "").ErrorCode, kerr.InvalidTransactionTimeout)
 	}
-	h.reopen() // X10: the epoch survives
+	h.reopen() // Durable transitions: the epoch survives
 	if p2, e2 := h.mustInit("x"); p2 != pid || e2 != 3 {
 		t.Fatalf("after reopen: %d/%d, want %d/3", p2, e2, pid)
 	}
 }
 
-// X12: an exhausted epoch rotates to a fresh producer id, and a KIP-360
+// The InitProducerId bump: an exhausted epoch rotates to a fresh producer id, and a KIP-360
 // retry naming the old id and epoch gets the same answer.
 func TestInitProducerIDRotatesExhaustedEpoch(t *testing.T) {
 	h := newHarness(t, Config{})
@@ -71,7 +71,7 @@ func TestInitProducerIDRotatesExhaustedEpoch(t *testing.T) {
 	}
 }
 
-// X12, X13: InitProducerId during an Ongoing transaction aborts it first,
+// The InitProducerId bump, durable partition adds: InitProducerId during an Ongoing transaction aborts it first,
 // with a bumped epoch that fences the old producer on every partition, and
 // answers CONCURRENT_TRANSACTIONS; the retry gets the next epoch.
 func TestInitProducerIDAbortsOngoing(t *testing.T) {
@@ -98,7 +98,7 @@ func TestInitProducerIDAbortsOngoing(t *testing.T) {
 	wantCode(t, "zombie add v1", h.add("x", pid, e, 1, tp("a", 0)), kerr.InvalidProducerEpoch)
 }
 
-// X11, X13: EndTxn's answers in each state, and the markers of a commit.
+// Kafka's transaction errors, durable partition adds: EndTxn's answers in each state, and the markers of a commit.
 func TestEndTxnStates(t *testing.T) {
 	h := newHarness(t, Config{})
 	pid, e := h.mustInit("x")
@@ -137,7 +137,7 @@ func TestEndTxnStates(t *testing.T) {
 	}
 }
 
-// X15, O5–O7: TxnOffsetCommit offsets are invisible until the commit and
+// Pending TxnOffsetCommit offsets, O5–O7: TxnOffsetCommit offsets are invisible until the commit and
 // dropped by an abort; without AddOffsetsToTxn they are refused.
 func TestTxnOffsetCommitVisibility(t *testing.T) {
 	h := newHarness(t, Config{})
@@ -172,7 +172,7 @@ func TestTxnOffsetCommitVisibility(t *testing.T) {
 	wantCode(t, "commit after end", h.txnCommit("x", pid, e, "g", tp("a", 0), 9), kerr.InvalidTxnState)
 }
 
-// X13, X14: when markers fail after the decision, EndTxn still answers
+// Durable partition adds, completion at open: when markers fail after the decision, EndTxn still answers
 // (the decision is durable), the transaction stays in PrepareCommit and
 // answers CONCURRENT_TRANSACTIONS; a restart completes it (markers and
 // offsets), and Ongoing transactions' partitions are registered again.
@@ -213,7 +213,7 @@ func TestRecoveryCompletesPreparedAndReregisters(t *testing.T) {
 	}
 }
 
-// X16: the timeout loop retries a failed completion.
+// The transaction timeout: the timeout loop retries a failed completion.
 func TestTimeoutLoopRetriesCompletion(t *testing.T) {
 	h := newHarness(t, Config{})
 	pid, e := h.mustInit("x")
@@ -231,7 +231,7 @@ func TestTimeoutLoopRetriesCompletion(t *testing.T) {
 	}
 }
 
-// X16: an Ongoing transaction past its timeout is aborted with a bumped
+// The transaction timeout: an Ongoing transaction past its timeout is aborted with a bumped
 // epoch; its producer is fenced, KIP-360 included; a new incarnation gets
 // the next epoch.
 func TestTimedOutTransactionAbortedAndFenced(t *testing.T) {
@@ -260,7 +260,7 @@ func TestTimedOutTransactionAbortedAndFenced(t *testing.T) {
 	}
 }
 
-// X16: transactional.id.expiration.ms removes ids idle that long, durably,
+// The transaction timeout: transactional.id.expiration.ms removes ids idle that long, durably,
 // and never one with a transaction running.
 func TestTransactionalIDExpiration(t *testing.T) {
 	h := newHarness(t, Config{IDExpiration: time.Hour})
@@ -280,7 +280,7 @@ func TestTransactionalIDExpiration(t *testing.T) {
 	wantCode(t, "idle after reopen", h.state("idle").ErrorCode, kerr.TransactionalIDNotFound)
 }
 
-// X17: the ids kept and the partitions and groups of a transaction are
+// The transaction bounds: the ids kept and the partitions and groups of a transaction are
 // bounded; refusals change nothing.
 func TestClientGrowthBounded(t *testing.T) {
 	h := newHarness(t, Config{MaxTransactionalIDs: 2, MaxPartitionsPerTxn: 2, MaxGroupsPerTxn: 1})
@@ -377,7 +377,7 @@ func TestConcurrentFirstInit(t *testing.T) {
 	}
 }
 
-// X17: the partitions and groups of all transactions together are
+// The transaction bounds: the partitions and groups of all transactions together are
 // bounded; a transaction's end gives its share back, and so does a
 // reopen count what is loaded.
 func TestHeldEntriesBounded(t *testing.T) {
@@ -394,7 +394,7 @@ func TestHeldEntriesBounded(t *testing.T) {
 	wantCode(t, "y two now", h.add("y", py, ey, 3, tp("b", 0), tp("b", 1)), nil)
 }
 
-// X13: a registration that fails after the partition is durably in the
+// Durable partition adds: a registration that fails after the partition is durably in the
 // transaction answers retriable COORDINATOR_NOT_AVAILABLE, and the
 // client's retry (the partition already there) registers it again.
 func TestFailedRegistrationRetried(t *testing.T) {
@@ -419,7 +419,7 @@ func (h *harness) initAs(id, principal string) *kmsg.InitProducerIDResponse {
 	return h.c.InitProducerID(h.t.Context(), req, principal)
 }
 
-// X17 per principal: a principal's ids and held entries are bounded
+// The transaction bounds per principal: a principal's ids and held entries are bounded
 // below the global bounds, so one principal at its bound leaves the
 // others theirs; an id forgotten gives its place back, and after a
 // restart ids are adopted by the principal that initializes them again,
@@ -444,7 +444,7 @@ func TestPerPrincipalBounds(t *testing.T) {
 	// A restart forgets who owns what; the next init adopts, within the bound.
 	h.reopen()
 	wantCode(t, "mallory, new id after restart", h.initAs("m4", "User:mallory").ErrorCode, nil)
-	// m1's transaction was Ongoing: the first init fences it (X12).
+	// m1's transaction was Ongoing: the first init fences it (the InitProducerId bump).
 	wantCode(t, "mallory adopts m1", h.initAs("m1", "User:mallory").ErrorCode, kerr.ConcurrentTransactions)
 	wantCode(t, "mallory re-inits m1", h.initAs("m1", "User:mallory").ErrorCode, nil)
 	wantCode(t, "mallory adopts m2 beyond her bound", h.initAs("m2", "User:mallory").ErrorCode, kerr.PolicyViolation)

@@ -2,7 +2,7 @@ package txn
 
 import "sync/atomic"
 
-// Per-principal bounds (X17). A transactional id belongs to the principal
+// Per-principal bounds (the transaction bounds). A transactional id belongs to the principal
 // whose InitProducerId created it, and counts against that principal's
 // MaxTransactionalIDsPerPrincipal; its partitions and groups count
 // against the principal's MaxHeldEntriesPerPrincipal. Both are below the

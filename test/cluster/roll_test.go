@@ -13,8 +13,8 @@ import (
 )
 
 // rollBudget is what one node's step of a rolling restart may take
-// beyond the node's own start: its graceful stop (J5: it deregisters and
-// hands its partitions over) and the moves back once it is up (J2, J3).
+// beyond the node's own start: its graceful stop (graceful handover: it deregisters and
+// hands its partitions over) and the moves back once it is up (rendezvous placement, rebuild before serving).
 const rollBudget = 2 * time.Second
 
 // TestClusterRollingRestart: every node of a 3-node cluster is stopped
@@ -24,7 +24,7 @@ const rollBudget = 2 * time.Second
 // fails; every error of the pipeline is one Kafka calls retriable), and
 // nothing acknowledged is lost (Book.Check), consumed or piped exactly
 // once; the committed offsets never go backwards. Each step ends when
-// placement (J2) is back where it was, all partitions led by their
+// placement (rendezvous placement) is back where it was, all partitions led by their
 // preferred node; the whole roll is held to N × (start time + 2 s), the
 // start time being each node's own, from launch to its ready line, but
 // only with KGW_ROLL_STRICT=1 (tools/roll.sh): wall time is a figure
