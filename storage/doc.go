@@ -121,8 +121,7 @@
 //	   non-empty) as its log's spare (spare.go, `<log>.spare`), and the
 //	   log's next Roll renames it to the new ledger's name and writes over
 //	   it: an fdatasync after overwriting blocks needs no journal commit
-//	   (BenchmarkAppendReused; BENCHMARKS.md "Reusing trimmed segment
-//	   files" has the figures). Only the same log reuses a file, because I4 is what keeps
+//	   (BENCHMARKS.md "Reusing trimmed segment files"). Only the same log reuses a file, because I4 is what keeps
 //	   the old frames out: every offset in a trimmed ledger is below the
 //	   first offset of every later ledger of its log, so no old frame can
 //	   continue the new ledger's offset sequence, and recovery stops at the
@@ -292,15 +291,8 @@
 //
 // # Benchmarks
 //
-//	go test -run '^$' -bench . ./storage/                       # quick sizes
-//	KGW_BENCH_BIG=1 go test -run '^$' -bench Open ./storage/    # open a 5 GB store
-//
-// BenchmarkAppendDurable reports MB/s and p50/p99 append latency for 16 KiB
-// and 1 MiB entries from 1, 4 and 16 appenders on one log or one log each;
-// BenchmarkAppendReused the same for 16 KiB appends into a new file and
-// into a reused one (I8);
-// BenchmarkReadHot/ReadCold read the open ledger from the page cache and
-// sealed ledgers after dropping their pages; BenchmarkOpen times Open.
+// The storage benchmarks (append, reused files, reads, Open) and how to
+// run them: BENCHMARKS.md "Storage and object tier micro-benchmarks".
 //
 // # Locks
 //

@@ -36,78 +36,86 @@
 //
 // # Rules
 //
-//	**Acknowledgement after PUT and commit.** A batch is acknowledged only after its object's PUT returned and
-//	   the fenced transaction publishing its range and the partition's new
-//	   end committed: Commit's nil for the partition. Any other outcome is
-//	   an error, and an error is never acknowledged, even when the
-//	   transaction may have committed (no acknowledgement without a fenced commit): the caller re-reads Log. So
-//	   the latency of an acknowledgement is one PUT plus one etcd
-//	   transaction (one per 41 partitions at the default MaxTxnOps).
-//	**Ranges tiling the log.** A partition's ranges tile [first base, end) with no hole and no
-//	   overlap. A range is published only by a transaction that requires
-//	   the partition's end to be its base (no end key: 0) and sets the end
-//	   to its end; so two writers, a retry or a stale base can never
-//	   publish a hole or an overlap (ErrEndMismatch, nothing written). A
-//	   range's bytes are record batches covering exactly [base, end): each
-//	   batch starts where the previous ended (checked at Commit and at
-//	   every read).
-//	**Fenced writers publish nothing.** A fenced writer publishes nothing. Every transaction that
-//	   publishes, merges or trims a partition compares the writer's
-//	   ownership of it (owner.Manager.Guard, the fenced transaction). A partition whose
-//	   ownership is lost gets an error wrapping owner.ErrFenced and nothing
-//	   of it is written; a commit's other partitions are published without
-//	   it, in a new transaction.
-//	**Merges keep the bytes.** Merge never changes which bytes an offset reads. The merged object
-//	   is the replaced ranges' bytes, each read back and checked (checked range reads), in
-//	   offset order; its one range record replaces theirs in one fenced
-//	   transaction that requires every replaced record unchanged since it
-//	   was read (not trimmed, not merged by another), so it covers exactly
-//	   their offsets.
-//	**Reference-counted collection.** Collection never deletes a referenced object. Every transaction
-//	   that adds or removes range records updates, in the same
-//	   transaction, the reference count of each object they name,
-//	   requiring the count's record unchanged since read. An object goes
-//	   only after its record: deleted in a transaction requiring a count
-//	   of 0 unchanged (a count never rises from 0: only an object's own
-//	   first publication creates its record, with references). An object
-//	   with no record (its writer died between PUT and transaction) is
-//	   deleted once older than Options.OrphanAge: first a tombstone record
-//	   is created, in a transaction requiring no record, and the first
-//	   publication of an object requires no record, so the object can
-//	   never be published afterwards; and a writer gives up publishing an
-//	   object it wrote OrphanAge ago or more. Tombstones go after another
-//	   OrphanAge.
-//	**Checked range reads.** Reads are checked. ReadRange returns a range's bytes only if they
-//	   are its published length and SHA-256 and their batches tile its
-//	   offsets (ranges tiling the log); otherwise ErrCorrupt, never wrong bytes.
-//	**Pinned objects kept.** Collection never deletes a pinned object. A reader pins an
-//	   object with a record <prefix>pin/<object>NUL<id> attached to a
-//	   lease of its own (a node's session lease: a node that dies leaves
-//	   no pin beyond the lease's TTL); the transaction that deletes an
-//	   object's record requires, besides its count of 0 unchanged, that
-//	   no pin record of the object exists. The object goes only after
-//	   its record (reference-counted collection), so it outlives every pin taken before that
-//	   transaction.
-//	**Pin revalidation.** A pinned range is revalidated before it is read: Pin writes the
-//	   pins in a transaction that requires every range record Log listed
-//	   unchanged (same mod revision); otherwise ErrStale, nothing
-//	   written, and the reader lists again. So a reader reads only an
-//	   object a range named at the revision its pin was written: its
-//	   count was above 0 then and never rises from 0 (reference-counted collection), so no Collect
-//	   deleted it before the pin and none deletes it while the pin holds
-//	   (pinned objects kept).
-//	**Published producer state.** A partition's exported state (producers and transactions as of an
-//	   offset it covers, resolver ExportState) is an object
-//	   "state/<pkey>/<unique>" and one record log/<pkey>/state naming it,
-//	   its length and SHA-256 and the offset covered. PutState publishes
-//	   it only in a fenced transaction of the owner (fenced writers publish nothing) that requires
-//	   the record unchanged since read, after checking that the offset
-//	   covered is at most the published end (which only grows under one
-//	   owner): the state never names an offset the published log does
-//	   not hold. The record holds one reference to its object, moved in
-//	   the same transaction from the object it named before and dropped
-//	   with the partition (reference-counted collection); State returns the bytes only if they are
-//	   the record's length and SHA-256.
+//   - **Acknowledgement after PUT and commit.** A batch is acknowledged
+//     only after its object's PUT returned and the fenced transaction
+//     publishing its range and the partition's new end committed:
+//     Commit's nil for the partition. Any other outcome is an error,
+//     and an error is never acknowledged, even when the transaction may
+//     have committed (no acknowledgement without a fenced commit): the
+//     caller re-reads Log. So the latency of an acknowledgement is one
+//     PUT plus one etcd transaction (one per 41 partitions at the
+//     default MaxTxnOps).
+//   - **Ranges tiling the log.** A partition's ranges tile [first base,
+//     end) with no hole and no overlap. A range is published only by a
+//     transaction that requires the partition's end to be its base (no
+//     end key: 0) and sets the end to its end; so two writers, a retry
+//     or a stale base can never publish a hole or an overlap
+//     (ErrEndMismatch, nothing written). A range's bytes are record
+//     batches covering exactly [base, end): each batch starts where the
+//     previous ended (checked at Commit and at every read).
+//   - **Fenced writers publish nothing.** A fenced writer publishes
+//     nothing. Every transaction that publishes, merges or trims a
+//     partition compares the writer's ownership of it
+//     (owner.Manager.Guard, the fenced transaction). A partition whose
+//     ownership is lost gets an error wrapping owner.ErrFenced and
+//     nothing of it is written; a commit's other partitions are
+//     published without it, in a new transaction.
+//   - **Merges keep the bytes.** Merge never changes which bytes an
+//     offset reads. The merged object is the replaced ranges' bytes,
+//     each read back and checked (checked range reads), in offset
+//     order; its one range record replaces theirs in one fenced
+//     transaction that requires every replaced record unchanged since
+//     it was read (not trimmed, not merged by another), so it covers
+//     exactly their offsets.
+//   - **Reference-counted collection.** Collection never deletes a
+//     referenced object. Every transaction that adds or removes range
+//     records updates, in the same transaction, the reference count of
+//     each object they name, requiring the count's record unchanged
+//     since read. An object goes only after its record: deleted in a
+//     transaction requiring a count of 0 unchanged (a count never rises
+//     from 0: only an object's own first publication creates its
+//     record, with references). An object with no record (its writer
+//     died between PUT and transaction) is deleted once older than
+//     Options.OrphanAge: first a tombstone record is created, in a
+//     transaction requiring no record, and the first publication of an
+//     object requires no record, so the object can never be published
+//     afterwards; and a writer gives up publishing an object it wrote
+//     OrphanAge ago or more. Tombstones go after another OrphanAge.
+//   - **Checked range reads.** Reads are checked. ReadRange returns a
+//     range's bytes only if they are its published length and SHA-256
+//     and their batches tile its offsets (ranges tiling the log);
+//     otherwise ErrCorrupt, never wrong bytes.
+//   - **Pinned objects kept.** Collection never deletes a pinned
+//     object. A reader pins an object with a record
+//     <prefix>pin/<object>NUL<id> attached to a lease of its own (a
+//     node's session lease: a node that dies leaves no pin beyond the
+//     lease's TTL); the transaction that deletes an object's record
+//     requires, besides its count of 0 unchanged, that no pin record of
+//     the object exists. The object goes only after its record
+//     (reference-counted collection), so it outlives every pin taken
+//     before that transaction.
+//   - **Pin revalidation.** A pinned range is revalidated before it is
+//     read: Pin writes the pins in a transaction that requires every
+//     range record Log listed unchanged (same mod revision); otherwise
+//     ErrStale, nothing written, and the reader lists again. So a
+//     reader reads only an object a range named at the revision its pin
+//     was written: its count was above 0 then and never rises from 0
+//     (reference-counted collection), so no Collect deleted it before
+//     the pin and none deletes it while the pin holds (pinned objects
+//     kept).
+//   - **Published producer state.** A partition's exported state
+//     (producers and transactions as of an offset it covers, resolver
+//     ExportState) is an object "state/<pkey>/<unique>" and one record
+//     log/<pkey>/state naming it, its length and SHA-256 and the offset
+//     covered. PutState publishes it only in a fenced transaction of
+//     the owner (fenced writers publish nothing) that requires the
+//     record unchanged since read, after checking that the offset
+//     covered is at most the published end (which only grows under one
+//     owner): the state never names an offset the published log does
+//     not hold. The record holds one reference to its object, moved in
+//     the same transaction from the object it named before and dropped
+//     with the partition (reference-counted collection); State returns
+//     the bytes only if they are the record's length and SHA-256.
 //
 // # Readers of collected objects
 //

@@ -26,19 +26,21 @@
 //
 // # Rules
 //
-//	**Fenced share-state writes.** A leader's write of a state (Put) commits only if the node still
-//	    serves the partition under the ownership whose epoch the state was
-//	    read at (the fenced transaction: the owner key is that acquisition's and the
-//	    epoch unchanged) and the key's mod revision is still the one the
-//	    leader last read or wrote. A fenced leader, or one whose state was
-//	    reset by the offsets admin meanwhile, writes nothing and must read
-//	    the state again (no acknowledgement without a fenced commit); a write whose outcome is unknown is
-//	    treated the same way.
-//	**Share-state admin reset.** The offsets admin's writes (Reset, DeleteGroup) are guarded by the
-//	    coordinator role's ownership instead, and change the mod revision
-//	    every leader's next Put compares: a leader holding an older state
-//	    is refused and reads the admin's. States go with their group
-//	    (DeleteGroup) and with their topic (DeletePartitions, after the
-//	    topic's deletion: its id is never reused), so etcd holds states
-//	    only of live groups and partitions.
+//   - **Fenced share-state writes.** A leader's write of a state (Put)
+//     commits only if the node still serves the partition under the
+//     ownership whose epoch the state was read at (the fenced
+//     transaction: the owner key is that acquisition's and the epoch
+//     unchanged) and the key's mod revision is still the one the leader
+//     last read or wrote. A fenced leader, or one whose state was reset
+//     by the offsets admin meanwhile, writes nothing and must read the
+//     state again (no acknowledgement without a fenced commit); a write
+//     whose outcome is unknown is treated the same way.
+//   - **Share-state admin reset.** The offsets admin's writes (Reset,
+//     DeleteGroup) are guarded by the coordinator role's ownership
+//     instead, and change the mod revision every leader's next Put
+//     compares: a leader holding an older state is refused and reads
+//     the admin's. States go with their group (DeleteGroup) and with
+//     their topic (DeletePartitions, after the topic's deletion: its id
+//     is never reused), so etcd holds states only of live groups and
+//     partitions.
 package sharestate

@@ -11,7 +11,7 @@
 //	   |            |  +-- no members -----+                |
 //	   +------------+---- join / leave / expiry / leader rejoin
 //
-// and Dead once deleted or expired. Invariants, cited as Kafka's group error order… in code:
+// and Dead once deleted or expired. Invariants, cited by their names in code:
 //
 //   - **Kafka's group error order.** Errors are the ones Kafka's GroupCoordinator returns, in the same
 //     order of checks (Dead -> COORDINATOR_NOT_AVAILABLE, fenced static

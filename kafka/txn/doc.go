@@ -14,7 +14,7 @@
 //	  |                                      +--timeout / InitProducerId (fence)--> PrepareAbort
 //	  +---InitProducerId--- CompleteCommit | CompleteAbort <---markers, offsets--+
 //
-// Invariants, cited as durable transitions… in code and tests:
+// Invariants, cited by their names in code and tests:
 //
 //   - **Durable transitions.** Every transition is written to the offsets store (synced) before
 //     it takes effect in memory or is answered; after a crash the state is
