@@ -30,14 +30,14 @@
 //     buffer is charged as its bytes arrive (a client holds what it has
 //     sent, never what it declared), and the charge is returned when
 //     the handler is done with the bytes (when the request has taken
-//     effect). A frame is read only when
-//     the connection's previous request has taken effect (behind a
-//     Produce: once it has started), so requests pipelined behind a
-//     long wait stay unread in the socket. While the budget is spent
-//     readers stop reading, so TCP pushes back on clients; the process
-//     does not grow. When every charged byte belongs to frames waiting
-//     for more, the one nearest completion may exceed the budget, so
-//     that frames never deadlock each other.
+//     effect). A frame is read only when the connection's previous
+//     request has taken effect (behind a Produce: once it has started),
+//     so requests pipelined behind a long wait stay unread in the
+//     socket. While the budget is spent readers stop reading, so TCP
+//     pushes back on clients; the process does not grow. When every
+//     charged byte belongs to frames waiting for more, the one nearest
+//     completion may exceed the budget, so that frames never deadlock
+//     each other.
 //   - **Idle connection timeout.** A connection with nothing in flight
 //     that neither sends nor reads a byte for connections.max.idle.ms
 //     is closed, and so is one whose frame body is not complete that

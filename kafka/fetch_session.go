@@ -8,7 +8,7 @@ package kafka
 // the response carries only partitions with something new: records, an
 // error, or a changed high watermark, last stable offset or log start.
 //
-// Invariants the fetch session rules: doc.go "Fetch sessions".
+// The fetch session rules: doc.go "Fetch sessions".
 //
 // Reads stay cursorless (R1): a session remembers what the client asked
 // for and what it was last told, never a read position of the log.

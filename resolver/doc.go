@@ -32,12 +32,12 @@
 //
 //   - **Log start check.** offset < trim offset -> ErrOffsetOutOfRange
 //     (trimmed).
-//   - **Empty read at the end.** offset == committed end -> empty result
-//     (a long poll waits on a Waiter, which the next durable append
-//     wakes).
-//   - **Fresh end check.** offset > committed end -> ErrOffsetOutOfRange,
-//     but only from a snapshot taken after the request arrived, never a
-//     cached one.
+//   - **Empty read at the end.** offset == committed end -> empty
+//     result (a long poll waits on a Waiter, which the next durable
+//     append wakes).
+//   - **Fresh end check.** offset > committed end ->
+//     ErrOffsetOutOfRange, but only from a snapshot taken after the
+//     request arrived, never a cached one.
 //   - **No cached EOF.** EOF is never cached: the next append moves the
 //     end, so every call reads the end again.
 //
@@ -173,24 +173,24 @@
 // lock, which produce and markers check and change, and the read side
 // under the partition's short lock, which reads see.
 //
-//   - **read_committed bound (KIP-98).** Fetch under
-//     ReadCommitted returns only whole batches ending at or below the
-//     LSO, and Aborted lists every aborted transaction whose ABORT
-//     marker is at or after the first returned batch and whose first
-//     offset is before the end of the last one, by first offset
-//     (Kafka's collectAbortedTxns). A client that drops each listed
-//     producer's batches from its first offset to its marker gets
-//     exactly the committed data. Markers are served at both levels;
-//     clients skip them.
-//   - **LSO (KIP-98).** The LSO (last stable offset) is the first offset of the earliest open
-//     transaction, else the high watermark, never below the log start;
-//     Fetch at both levels, Bounds and ListOffsets "latest" under
-//     read_committed report it. It never moves backwards, across
-//     crashes too: a transaction's first offset enters the read side
-//     before its first batch is written (so before the high watermark
-//     can pass it) and leaves only once its marker is durable, and a
-//     restart reopens exactly the transactions whose marker is not
-//     durable (transaction recovery).
+//   - **read_committed bound (KIP-98).** Fetch under ReadCommitted
+//     returns only whole batches ending at or below the LSO, and
+//     Aborted lists every aborted transaction whose ABORT marker is at
+//     or after the first returned batch and whose first offset is
+//     before the end of the last one, by first offset (Kafka's
+//     collectAbortedTxns). A client that drops each listed producer's
+//     batches from its first offset to its marker gets exactly the
+//     committed data. Markers are served at both levels; clients skip
+//     them.
+//   - **LSO (KIP-98).** The LSO (last stable offset) is the first
+//     offset of the earliest open transaction, else the high watermark,
+//     never below the log start; Fetch at both levels, Bounds and
+//     ListOffsets "latest" under read_committed report it. It never
+//     moves backwards, across crashes too: a transaction's first offset
+//     enters the read side before its first batch is written (so before
+//     the high watermark can pass it) and leaves only once its marker
+//     is durable, and a restart reopens exactly the transactions whose
+//     marker is not durable (transaction recovery).
 //   - **Control batch format.** A marker is Kafka's control batch:
 //     magic 2, attributes transactional|control, one record whose key
 //     is version int16 0 and type int16 (0 ABORT, 1 COMMIT) and whose
@@ -206,11 +206,11 @@
 //     transaction there, at that epoch; otherwise ErrInvalidTxnState
 //     (INVALID_TXN_STATE) and nothing is written. A marker ends the
 //     registration.
-//   - **Epoch fencing.** A registration or a marker with a
-//     newer epoch (an abort that fences) makes it the producer's epoch
-//     on the partition; batches, registrations and markers of older
-//     epochs get ErrInvalidProducerEpoch. The marker is in the log, so
-//     the fence survives a restart.
+//   - **Epoch fencing.** A registration or a marker with a newer epoch
+//     (an abort that fences) makes it the producer's epoch on the
+//     partition; batches, registrations and markers of older epochs get
+//     ErrInvalidProducerEpoch. The marker is in the log, so the fence
+//     survives a restart.
 //   - **Aborted-transaction index.** The aborted-transaction index has
 //     one entry per ABORT marker of a transaction that wrote data:
 //     producer, first offset, marker offset. The log is its record: the
@@ -220,18 +220,17 @@
 //     memory at once and from disk at the next checkpoint, when the log
 //     start (retention, DeleteRecords) passes its marker; one whose
 //     transaction straddles the log start stays.
-//   - **Transaction recovery.** A checkpoint holds, as of its
-//     Covered offset, the open transactions (producer, epoch, first
-//     offset) beside the producer state (incremental producer
-//     checkpoints); Open replays the batch headers after Covered:
-//     transactional batches open transactions, markers end them (an
-//     ABORT into the index) and set the producer's epoch. The rebuilt
-//     open transactions, LSO and index are those of the durable log
-//     exactly. A trim (retention, DeleteRecords) checkpoints before it
-//     moves the log start, so no marker is trimmed away before a
-//     checkpoint covers it. Registrations without a batch are not
-//     persisted: the coordinator registers its Ongoing transactions'
-//     partitions again.
+//   - **Transaction recovery.** A checkpoint holds, as of its Covered
+//     offset, the open transactions (producer, epoch, first offset)
+//     beside the producer state (incremental producer checkpoints);
+//     Open replays the batch headers after Covered: transactional
+//     batches open transactions, markers end them (an ABORT into the
+//     index) and set the producer's epoch. The rebuilt open
+//     transactions, LSO and index are those of the durable log exactly.
+//     A trim (retention, DeleteRecords) checkpoints before it moves the
+//     log start, so no marker is trimmed away before a checkpoint
+//     covers it. Registrations without a batch are not persisted: the
+//     coordinator registers its Ongoing transactions' partitions again.
 //   - **Control batches by WriteTxnMarker only.** Only WriteTxnMarker
 //     writes control batches: a produced control batch is
 //     ErrInvalidRecord, as is a transactional batch without a producer
@@ -416,18 +415,20 @@
 //
 // # Identity and internal topics (identity.go)
 //
-//   - **Durable cluster id.** The cluster id is random (a UUID in Kafka's 22-character
-//     base64url form), made at the first Open of a data directory and
-//     stored durably before Open returns; every later Open returns the
-//     same id, another data directory a different one.
-//   - **Reserved internal topic names.** Kafka's internal topic names (__consumer_offsets,
-//     __transaction_state) are reserved:
-//     no binding is ever created for them (CreateTopic answers
+//   - **Durable cluster id.** The cluster id is random (a UUID in
+//     Kafka's 22-character base64url form), made at the first Open of a
+//     data directory and stored durably before Open returns; every
+//     later Open returns the same id, another data directory a
+//     different one.
+//   - **Reserved internal topic names.** Kafka's internal topic names
+//     (__consumer_offsets, __transaction_state) are reserved: no
+//     binding is ever created for them (CreateTopic answers
 //     ErrTopicExists, EnsureTopic and DeleteTopic ErrInvalidTopic), as
 //     what Kafka keeps in them is in the offset store here. Each has a
-//     topic id kept like the cluster id, so kafka/ can describe it: with
-//     one partition that is always empty (kafka/internal_topics.go), which
-//     the resolver knows nothing of (no ledger, no Bounds or Fetch).
+//     topic id kept like the cluster id, so kafka/ can describe it:
+//     with one partition that is always empty
+//     (kafka/internal_topics.go), which the resolver knows nothing of
+//     (no ledger, no Bounds or Fetch).
 //
 // # Cluster mode
 //

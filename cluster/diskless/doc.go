@@ -1,7 +1,7 @@
 // Package diskless is the durable part of cluster mode's write path: a
 // node's group commits become objects in an object store, and their index
 // lives in etcd, published under the partitions' ownership (cluster/owner,
-// rules the ownership rules). The node's local log is only a cache of what is published
+// the ownership rules). The node's local log is only a cache of what is published
 // here.
 //
 // A cluster node's storage.Replicator (cluster/node) commits through it.
