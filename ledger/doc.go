@@ -61,7 +61,8 @@
 // # Read by offset
 //
 // ReadFrom(from, maxEntries, maxBytes) is a Kafka fetch's read of one
-// partition, and the one place such a read snapshots, reads and retries:
+// partition (steps 2–4 of docs/DESIGN.md "Read flow"), and the one place
+// such a read snapshots, reads and retries:
 // one storage snapshot fixes the log's Start and End and, under it, the
 // entries from the one holding from (storage stops them at that End, so
 // no layer above enforces it again); their payloads come from their

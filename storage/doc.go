@@ -47,6 +47,7 @@
 //
 // # Group commit
 //
+// (Where this sits in a produce: docs/DESIGN.md "Write flow", step 4.)
 // Write, under the log's append lock, assigns the next dense offset (D3),
 // calls Stamp, writes the frame to the open ledger file (page cache only)
 // and queues a Pending. One committer goroutine takes everything queued (up

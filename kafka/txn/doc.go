@@ -3,11 +3,13 @@
 // AddOffsetsToTxn, EndTxn, TxnOffsetCommit, DescribeTransactions and
 // ListTransactions. This node coordinates every transactional id. The
 // partition side (transactional batches, markers, the last stable offset,
-// aborted-transaction indexes) is the resolver's (resolver/doc.go, the partition's transaction rules);
-// the durable state is the offsets store's (offsets O4–O7).
+// aborted-transaction indexes) is the resolver's (resolver/doc.go
+// "Transactions"); the durable state is the offsets store's (offsets
+// O4–O7). How a transaction commits end to end: docs/DESIGN.md
+// "Transactions".
 //
 // A transactional id moves through Kafka's states, at transaction version
-// 1 (KIP-98) or 2 (KIP-890 part 2, transaction version 2):
+// 1 (KIP-98) or 2 (KIP-890 part 2):
 //
 //	Empty ---AddPartitions/AddOffsets---> Ongoing ---EndTxn---> PrepareCommit | PrepareAbort
 //	  ^                                      |                          |
