@@ -15,7 +15,7 @@ import (
 // The log cleaner of compacted topics (resolver/doc.go "Compaction", the compaction rules).
 // Each pass cleans one partition: it maps the dirty ledgers' keys to
 // their latest offsets (the dedupe budget), then rewrites the range from the log's first
-// ledger to where the map ends as a new generation (the rewrite keeps offsets, the tombstone horizon, compacted generations).
+// ledger to where the map ends as a new generation (the latest-record rewrite, the tombstone horizon, compacted generations).
 
 // Cleaner is the log cleaner of one resolver's partitions.
 type Cleaner struct {

@@ -129,7 +129,7 @@ var errCleanerStopped = errors.New("resolver: cleaner stopped")
 // ErrMapTooSmall: the first dirty ledger has more keys than the map.
 var ErrMapTooSmall = errors.New("resolver: the dedupe buffer cannot hold the keys of one ledger; raise log.cleaner.dedupe.buffer.size or lower log.cleaner.threads")
 
-// cleanPartition is one pass (the dedupe budget, the rewrite keeps offsets, the tombstone horizon, compacted generations).
+// cleanPartition is one pass (the dedupe budget, the latest-record rewrite, the tombstone horizon, compacted generations).
 func (r *Cleaner) cleanPartition(c cleanPlan, m *offsetMap, now time.Time) error {
 	s, err := c.p.CleanSettings()
 	if err != nil {

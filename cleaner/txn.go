@@ -76,7 +76,7 @@ func (t *txnFilter) markerNeeded(h recordbatch.Header) bool {
 	return needed
 }
 
-// markerAction is markers kept while needed and marker removal for a control batch: kept while a batch of
+// markerAction implements markers kept while needed and marker removal for a control batch: kept while a batch of
 // its transaction remains (or it is its producer's last batch, which
 // carries the producer's epoch, as Kafka keeps it for fencing); then
 // given a delete horizon, delete.retention.ms ahead, by the first pass

@@ -10,7 +10,7 @@ import (
 
 // The cleaner's work on compacted views (the view log, resolver/doc.go "Compacted view"): a
 // view pass copies the source's stable sealed range that the view does
-// not hold yet, then cleans the view as a compacted log (the dedupe budget, the rewrite keeps offsets, the compaction rules).
+// not hold yet, then cleans the view as a compacted log (the dedupe budget, the latest-record rewrite, the compaction rules).
 
 // emptyTxnFilter is the transactions of a view: none (the view log).
 func emptyTxnFilter() *txnFilter {

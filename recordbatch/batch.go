@@ -89,7 +89,7 @@ func BatchTransactional(b []byte) bool {
 
 // LastSequence is the sequence of the batch's last record; sequences wrap
 // at MaxInt32 back to 0 as in Kafka. It counts by lastOffsetDelta, as
-// Kafka does, which a cleaned batch keeps when it loses records (the rewrite keeps offsets).
+// Kafka does, which a cleaned batch keeps when it loses records (the latest-record rewrite).
 func (h Header) LastSequence() int32 {
 	return SeqAdd(h.BaseSequence, h.LastOffsetDelta)
 }
@@ -223,7 +223,7 @@ var (
 	ErrInvalidRecord    = errors.New("resolver: invalid record")
 )
 
-// CheckStored is Check for a stored batch: a cleaned one (the rewrite keeps offsets) spans the
+// CheckStored is Check for a stored batch: a cleaned one (the latest-record rewrite) spans the
 // offsets its lastOffsetDelta says but may hold fewer records, even none
 // (a producer's last batch, kept for its sequence).
 func (h Header) CheckStored() error {

@@ -136,7 +136,7 @@ func nullableBytes(b []byte, p int) ([]byte, int, bool) {
 
 // Rebuild encodes a batch that keeps orig's header (base offset,
 // lastOffsetDelta, partition leader epoch, producer, codec, timestamp
-// type: the rewrite keeps offsets) with recs, under baseTS (the first kept record's timestamp,
+// type: the latest-record rewrite) with recs, under baseTS (the first kept record's timestamp,
 // or the delete horizon when horizon is set: the tombstone horizon).
 func Rebuild(orig []byte, recs []Record, horizon int64) ([]byte, error) {
 	h := DecodeHeader(orig)

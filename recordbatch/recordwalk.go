@@ -48,7 +48,7 @@ func ScanRecords(b []byte, limit int64, fn func(RecordMeta) error) error {
 }
 
 // ScanStoredRecords is ScanRecords for a stored batch, which the cleaner
-// may have rewritten (the rewrite keeps offsets): its records' offset deltas increase but may
+// may have rewritten (the latest-record rewrite): its records' offset deltas increase but may
 // skip (the removed records' offsets stay unused), and none passes the
 // header's lastOffsetDelta.
 func ScanStoredRecords(b []byte, limit int64, fn func(RecordMeta) error) error {
@@ -89,7 +89,7 @@ type recordStream struct {
 	codec Codec
 	err   error // the source's failure, sticky
 	slot  bool  // holds a decompressSlots slot
-	gaps  bool  // offset deltas may skip (a cleaned batch, the rewrite keeps offsets)
+	gaps  bool  // offset deltas may skip (a cleaned batch, the latest-record rewrite)
 }
 
 func (s *recordStream) close() {

@@ -90,7 +90,7 @@ func TestCleanerConfigValidate(t *testing.T) {
 	}
 }
 
-// Keyless records refused: a keyless record makes the whole batch INVALID_RECORD on a
+// The key requirement: a keyless record makes the whole batch INVALID_RECORD on a
 // compacted topic (compact and compact,delete), and nothing of it is
 // appended; delete-only topics take it.
 func TestCompactedTopicRefusesKeylessRecords(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 // record's offset and value.
 type model map[string]gotRecord
 
-// checkCompacted checks a fully cleaned partition against m (the dedupe budget, the rewrite keeps offsets, the tombstone horizon):
+// checkCompacted checks a fully cleaned partition against m (the dedupe budget, the latest-record rewrite, the tombstone horizon):
 // every key's latest record exactly once, at its offset, with its value;
 // nothing superseded; tombstones only while keepTombs.
 func checkCompacted(t *testing.T, got []gotRecord, m model, keepTombs bool) {
@@ -37,7 +37,7 @@ func checkCompacted(t *testing.T, got []gotRecord, m model, keepTombs bool) {
 	}
 }
 
-// The property (the dedupe budget, the rewrite keeps offsets, the tombstone horizon, reads across gaps): random keys, values and tombstones,
+// The property (the dedupe budget, the latest-record rewrite, the tombstone horizon, reads across gaps): random keys, values and tombstones,
 // in batches of random size, codecs and producers; after a pass every
 // live key's latest value is there exactly once, superseded records are
 // gone, offsets strictly increase (readAll), and tombstones go once

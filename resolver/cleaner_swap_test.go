@@ -14,7 +14,7 @@ import (
 
 // The generation swap: fetches at random offsets run while passes swap generations; every
 // record read is the one produced at its offset (offsets never change,
-// the rewrite keeps offsets), every batch validates, and no fetch fails.
+// the latest-record rewrite), every batch validates, and no fetch fails.
 func TestCleanerConcurrentFetchesDuringSwaps(t *testing.T) {
 	c := fixedClock(1_000_000)
 	g := compactGateway(t, c, CleanerConfig{DedupeBufferSize: 24 * 64})
@@ -203,7 +203,7 @@ func TestCleanerFailedPassChangesNothing(t *testing.T) {
 	}
 }
 
-// The rewrite keeps offsets: a batch whose records are all superseded goes, except the last
+// The latest-record rewrite: a batch whose records are all superseded goes, except the last
 // batch of its producer id in the range, which stays empty with its
 // producer id, epoch, base sequence and offsets, so that the producer's
 // next sequence is still accepted after a restart that replays it.

@@ -64,7 +64,7 @@ func compactGateway(t testing.TB, c *clock, cc CleanerConfig) *gateway {
 	return newGateway(t, Config{RetentionCheckInterval: -1, Cleaner: cc, Ledger: ledgerNow(c)})
 }
 
-// The dedupe budget, the rewrite keeps offsets, compacted generations: a pass keeps the latest record of each key at its offset,
+// The dedupe budget, the latest-record rewrite, compacted generations: a pass keeps the latest record of each key at its offset,
 // in a new generation, and reads see it.
 func TestCleanerKeepsLatestPerKey(t *testing.T) {
 	c := fixedClock(1_000_000)

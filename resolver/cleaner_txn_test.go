@@ -248,7 +248,7 @@ func (w *txnWorkload) isOpen(off Offset) bool {
 	return false
 }
 
-// checkMarkers is markers kept while needed and marker removal on a fully cleaned partition: every marker left
+// checkMarkers implements markers kept while needed and marker removal on a fully cleaned partition: every marker left
 // ends a transaction with a batch left, or is its producer's last batch;
 // every aborted-index entry names an ABORT marker that is there.
 func checkMarkers(t *testing.T, g *gateway, topic string) {

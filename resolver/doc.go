@@ -254,10 +254,10 @@
 // Each partition's log is a cleaned prefix (one ledger of a generation
 // above 0, deduplicated) followed by dirty ledgers and the open one.
 //
-//   - **Keyless records refused.** A compacted topic refuses a batch
-//     holding a record without a key: INVALID_RECORD, and nothing of
-//     the batch is appended (Kafka's LogValidator). Tombstones (null
-//     values) have keys and are taken.
+//   - **Key requirement.** A compacted topic refuses a batch holding a
+//     record without a key: INVALID_RECORD, and nothing of the batch is
+//     appended (Kafka's LogValidator). Tombstones (null values) have
+//     keys and are taken.
 //   - **Cleanable range.** Only sealed ledgers are cleaned, and only
 //     those before the first ledger holding an entry newer than now -
 //     min.compaction.lag.ms (one seek in the time index). A partition
@@ -278,7 +278,7 @@
 //     takes several. A dirty ledger with more keys than the whole map
 //     is not cleaned (an error is logged), as Kafka refuses a segment
 //     its map cannot hold.
-//   - **Rewrite keeps offsets.** The rewrite keeps the latest record of
+//   - **Latest-record rewrite.** The rewrite keeps the latest record of
 //     each key (a record whose key maps to a higher offset goes;
 //     keyless records go). Offsets never change: a kept batch keeps its
 //     base offset and its lastOffsetDelta, its records their offsets,
@@ -382,7 +382,7 @@
 //     entry spans from the end of the one before it to its batch's end,
 //     so every batch keeps its offsets and the view's end is where the
 //     copy stopped. It seals what it copied, then cleans the view as a
-//     compacted log (the dedupe budget, the rewrite keeps offsets, the
+//     compacted log (the dedupe budget, the latest-record rewrite, the
 //     compaction rules): the latest record per key, keyless records
 //     removed, tombstones kept for delete.retention.ms. The cleaner
 //     threads and RunCleaner run view passes when no compacted

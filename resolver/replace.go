@@ -226,7 +226,7 @@ func (c *copier) write(b []byte) error {
 // parseCopiedBatch checks that b is exactly one stored record batch:
 // magic 2, its length the slice's, the CRC32C over attributes..end, and a
 // header a stored batch may have (a cleaned batch may hold fewer records
-// than it spans, the rewrite keeps offsets; markers are taken, the control batch format).
+// than it spans, the latest-record rewrite; markers are taken, the control batch format).
 func parseCopiedBatch(b []byte) (batchHeader, error) {
 	if len(b) < batchHeaderLen {
 		return batchHeader{}, fmt.Errorf("%w: %d bytes is shorter than a batch header", ErrCorruptBatch, len(b))

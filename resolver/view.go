@@ -79,7 +79,7 @@ func errReadOnly(name string) error {
 	return fmt.Errorf("%w: %q is the read-only compacted view of %q", ErrInvalidTopic, name, strings.TrimSuffix(name, CompanionSuffix))
 }
 
-// checkViewName is no name collisions: a topic named like the companion of a topic with a
+// checkViewName implements no name collisions: a topic named like the companion of a topic with a
 // view cannot be created, and a view cannot be turned on while a topic
 // holds its companion's name. Needs adminMu.
 func (r *Resolver) checkViewName(name string, configs map[string]string) error {

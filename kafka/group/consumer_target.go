@@ -190,7 +190,7 @@ func (g *group) computeTargetLocked() {
 	cs.checked = g.c.clock.Now()
 }
 
-// refreshMetadataLocked is server-side regex subscriptions: at most once per metadataRefresh, the
+// refreshMetadataLocked implements server-side regex subscriptions: at most once per metadataRefresh, the
 // subscribed topics are resolved again (names and regexes against the
 // topics now, and the ACLs now); if any appeared, went or changed
 // partitions, or a member's subscribed set changed (its principal lost

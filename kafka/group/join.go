@@ -405,7 +405,7 @@ func (g *group) completeJoinLocked() {
 		zap.Int("members", len(g.mu.members)), zap.String("protocol", g.mu.protocol))
 }
 
-// onSyncTimeout is the pending-sync timeout: members that never synced are removed and the
+// onSyncTimeout implements the pending-sync timeout: members that never synced are removed and the
 // group rebalances.
 func (g *group) onSyncTimeout(seq uint64) {
 	g.mu.Lock()

@@ -192,7 +192,7 @@ var mutations = []mutation{
 	},
 	{
 		Name:  "cleaner-keeps-superseded",
-		Rule:  "the rewrite keeps offsets: a record whose key maps to a higher offset is removed",
+		Rule:  "the latest-record rewrite: a record whose key maps to a higher offset is removed",
 		Edits: []edit{{File: "cleaner/rewrite.go", Old: "ok && r.Off < latest {", New: "ok && r.Off < latest && false {"}},
 		Tests: []testRun{{Pkg: "./resolver/", Run: "TestCleanerProperty|TestCleanerKeepsLatestPerKey"}},
 	},
