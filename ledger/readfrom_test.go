@@ -144,7 +144,7 @@ func (t *trimBeforeRead) read(c candidate, hdrs []storage.EntryHeader) ([]Entry,
 
 // TestReadFromRetriesAfterTrim: a hard trim that removes the planned
 // ledger before its file is read makes the read start again from a fresh
-// snapshot, which then reports the new start (the caller's the log start check), not an
+// snapshot, which then reports the new start (the caller's log start check), not an
 // error.
 func TestReadFromRetriesAfterTrim(t *testing.T) {
 	e := newEnv(t, Config{})
