@@ -142,14 +142,14 @@
 //     removed, as Kafka removes whole segments: the boundary is always
 //     the first offset of a ledger that follows a sealed one (or the
 //     current log start).
-//   - **Time retention.** Time (retention.ms >= 0): a ledger goes when
+//   - **Time retention.** With retention.ms >= 0 a ledger goes when
 //     every entry in it and before it has a max timestamp below now -
 //     retention.ms. One SeekTime through the time index (it holds the
 //     running max timestamp) finds the first entry that is not expired;
 //     no payload is read.
-//   - **Size retention.** Size (retention.bytes >= 0): the oldest
-//     sealed ledgers go while the size left (LedgerInfo.Bytes, file
-//     bytes) would still be at least retention.bytes (Kafka's rule).
+//   - **Size retention.** With retention.bytes >= 0 the oldest sealed
+//     ledgers go while the size left (LedgerInfo.Bytes, file bytes)
+//     would still be at least retention.bytes (Kafka's rule).
 //   - **Expired open ledger.** An open ledger whose entries are all
 //     expired is rolled first and then removed (Kafka rolls an expired
 //     active segment). Data within retention is never removed: an entry

@@ -17,11 +17,10 @@
 //
 // # Rules
 //
-//   - **One owner at a time.** One owner at a time. Acquire creates the
-//     owner key in a transaction that requires it to be absent,
-//     attached to the node's session lease (concurrency.Session): of
-//     two nodes acquiring at once, exactly one succeeds; the other gets
-//     ErrOwned.
+//   - **One owner at a time.** Acquire creates the owner key in a
+//     transaction that requires it to be absent, attached to the node's
+//     session lease (concurrency.Session): of two nodes acquiring at
+//     once, exactly one succeeds; the other gets ErrOwned.
 //   - **Rising fencing epoch.** The epoch increases on every ownership
 //     change: the transaction that creates the owner key also writes
 //     epoch+1, and requires the epoch key unchanged since it was read

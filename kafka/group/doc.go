@@ -26,13 +26,12 @@
 //     instead completes only when group.initial.rebalance. delay.ms
 //     passes without a new member joining, or when the rebalance
 //     timeout is used up (Kafka's InitialDelayedJoin).
-//   - **No stranded member.** No member is stranded: every blocked
-//     JoinGroup or SyncGroup is answered exactly once per rebalance
-//     outcome — with the result, with REBALANCE_IN_PROGRESS when a new
-//     rebalance overtakes a sync, with UNKNOWN_MEMBER_ID when the
-//     member is removed, or with FENCED_INSTANCE_ID when a static
-//     member is replaced. A handler also stops waiting when its
-//     connection dies.
+//   - **No stranded member.** Every blocked JoinGroup or SyncGroup is
+//     answered exactly once per rebalance outcome — with the result,
+//     with REBALANCE_IN_PROGRESS when a new rebalance overtakes a sync,
+//     with UNKNOWN_MEMBER_ID when the member is removed, or with
+//     FENCED_INSTANCE_ID when a static member is replaced. A handler
+//     also stops waiting when its connection dies.
 //   - **Session timeout.** A member not heard from (JoinGroup,
 //     SyncGroup, Heartbeat, OffsetCommit) for its session timeout is
 //     removed, unless it is blocked in JoinGroup or SyncGroup; a new
