@@ -23,7 +23,7 @@
 //     MEMBER_ID_REQUIRED is still outstanding, or when the rebalance
 //     timeout (the largest of the members') fires; members that did not
 //     rejoin by then are removed. The first rebalance of an Empty group
-//     instead completes only when group.initial.rebalance. delay.ms
+//     instead completes only when group.initial.rebalance.delay.ms
 //     passes without a new member joining, or when the rebalance
 //     timeout is used up (Kafka's InitialDelayedJoin).
 //   - **No stranded member.** Every blocked JoinGroup or SyncGroup is
