@@ -70,7 +70,7 @@ var layerRules = []layerRule{
 	{dir: "kafka/txn", bad: []string{mod + "resolver", mod + "kafka/group"}, prodOnly: true,
 		why: "the transaction coordinator works over offsets/ and reaches partitions and groups through its interfaces (wired in kafka/)"},
 	{dir: "kafka/share", bad: []string{mod + "resolver", mod + "kafka/group", mod + "kafka/txn"}, prodOnly: true,
-		why: "the share coordinator works over offsets/ and reads partitions through its Log interface (wired in kafka/), cursorless (Q9)"},
+		why: "the share coordinator works over offsets/ and reads partitions through its Log interface (wired in kafka/), cursorless (cursorless share reads)"},
 	// kafka/ split by what it does: the handlers stay methods on
 	// kafka.Server; the pieces below take what they need as small
 	// interfaces or values and reach no layer but their own.
@@ -96,7 +96,7 @@ var layerRules = []layerRule{
 	{dir: "kafka/scram", bad: allModule, allow: []string{mod + "auth"}, prodOnly: true,
 		why: "the SCRAM credential APIs over auth's credential store; who may call them, logs and the connection are kafka/'s"},
 	{dir: "metrics", bad: []string{mod + "storage", mod + "ledger", mod + "resolver", mod + "offsets", mod + "kafka", mod + "server", mod + "cmd", pebble, franzGo},
-		why: "metrics is fed by server/ through interfaces (M3)"},
+		why: "metrics is fed by server/ through interfaces (no storage or protocol imports)"},
 	{dir: "server", bad: []string{mod + "cmd"}, why: "server/ wires the layers below it; configuration stays in cmd/kgateway"},
 	{dir: "server", bad: []string{franzGo}, prodOnly: true, why: "the wire is kafka/'s; server/'s tests may dial it with a client"},
 
@@ -110,13 +110,13 @@ var layerRules = []layerRule{
 	{dir: "offsets", bad: []string{cluster, etcd}, why: "the offset mirror to etcd is an Options.Mirror hook (O8) filled by cluster/coord"},
 	{dir: "kafka", bad: []string{cluster, etcd}, why: "kafka/ sees the cluster only through its Cluster and Catalog interfaces"},
 	{dir: "auth", bad: []string{cluster, etcd}, why: "credentials in etcd are cluster/authstore's"},
-	{dir: "metrics", bad: []string{cluster, etcd}, why: "metrics is fed by server/ through interfaces (M3)"},
+	{dir: "metrics", bad: []string{cluster, etcd}, why: "metrics is fed by server/ through interfaces (no storage or protocol imports)"},
 	{dir: "cluster", bad: []string{mod + "server", mod + "cmd", mod + "metrics"},
 		why: "server/ wires the cluster packages; none of them reaches back up"},
 	{dir: "cluster/etcdtest", bad: allModule, prodOnly: true,
 		why: "etcdtest starts an embedded etcd for tests and knows nothing else"},
 	{dir: "cluster/owner", bad: allModule, prodOnly: true,
-		why: "ownership and fencing epochs (E1) are etcd alone: every cluster package builds on them"},
+		why: "ownership and fencing epochs (one owner at a time) are etcd alone: every cluster package builds on them"},
 	{dir: "cluster/diskless", bad: allModule, allow: []string{cluster + "/owner"}, prodOnly: true,
 		why: "the published copy is etcd ranges over blobs under an ownership; it knows no partition layer (tests use storage/objstore and test/s3server)"},
 	{dir: "cluster/coord", bad: allModule, allow: []string{cluster + "/owner"}, prodOnly: true,
@@ -135,7 +135,7 @@ var layerRules = []layerRule{
 		why: "cluster status only reads what the cluster packages keep in etcd, through their own decoders"},
 	{dir: "cluster/node", bad: []string{cluster, mod + "offsets", mod + "kafka/", mod + "auth"},
 		allow: []string{cluster + "/owner", cluster + "/diskless"}, prodOnly: true,
-		why: "a node places and rebuilds partitions (J2, J3) over ownerships and the published copy, and serves kafka/'s Cluster interface; coordinators, catalog and relays are wired by server/"},
+		why: "a node places and rebuilds partitions (rendezvous placement, rebuild before serving) over ownerships and the published copy, and serves kafka/'s Cluster interface; coordinators, catalog and relays are wired by server/"},
 	{dir: "cmd/kgateway", bad: []string{mod + "storage", mod + "ledger", mod + "resolver", mod + "offsets", mod + "metrics", cluster},
 		allow: []string{cluster + "/node", cluster + "/authstore"}, prodOnly: true,
 		why: "cmd/kgateway builds the server only through server.Open, and inspects a data directory through server's read-only operations; it names cluster/node's Config and edits credentials in etcd (users) itself"},

@@ -11,7 +11,7 @@ package kafka
 //   v3  record batches (magic 2) only, exactly one per partition
 //       (INVALID_RECORD otherwise); transactional id: a transactional
 //       batch is accepted on a partition its producer added to its
-//       ongoing transaction (AddPartitionsToTxn, X13), else
+//       ongoing transaction (AddPartitionsToTxn, durable partition adds), else
 //       INVALID_TXN_STATE (KIP-890 part 1, resolver), from v11
 //       TRANSACTION_ABORTABLE. A transactional
 //       batch in a request without a transactional id fails the whole
@@ -23,27 +23,27 @@ package kafka
 //   v8  per-record errors and an error message per partition.
 //   v9  flexible.
 //   v10 KIP-951 leader-discovery tagged fields: set only in cluster mode,
-//       on NOT_LEADER_OR_FOLLOWER (Y2).
+//       on NOT_LEADER_OR_FOLLOWER (NOT_LEADER_OR_FOLLOWER routing).
 //   v11 same as v10.
 //   v12 transaction version 2: a transactional batch adds its partition
 //       to its producer's transaction through the coordinator, durably,
-//       before it is appended (kafka/txn X18); no AddPartitionsToTxn.
+//       before it is appended (KIP-890 implicit adds); no AddPartitionsToTxn.
 //   v13 topics by id instead of by name (KIP-516): an unknown id is
 //       UNKNOWN_TOPIC_ID for each of its partitions, and never creates a
 //       topic (kafka/topicid). Like v12 it is not served in cluster
-//       mode (Y19).
+//       mode (cluster transactions at version 1).
 //
-// acks=0 gets no response at all (K5); acks=1 and acks=all are answered
+// acks=0 gets no response at all (no response for acks=0); acks=1 and acks=all are answered
 // after the batch is durable (D1). A connection's requests take effect in
-// request order (K4), and a request's batches are all written before any
+// request order (requests in effect one at a time), and a request's batches are all written before any
 // is waited for: the connection's next request is let go as soon as this
 // one's batches are written, so pipelined produce requests share group
 // commits instead of paying one fsync each. The resolver
 // validates each batch (magic, lengths, CRC32C, codec, size, sequence) and
-// its records, decompressed if need be (resolver Z1–Z4).
+// its records, decompressed if need be (record validation).
 // In cluster mode a partition this node does not lead is
-// NOT_LEADER_OR_FOLLOWER (Y2), and auto-creation goes through the shared
-// catalog (Y6).
+// NOT_LEADER_OR_FOLLOWER (NOT_LEADER_OR_FOLLOWER routing), and auto-creation goes through the shared
+// catalog (topic changes through the catalog).
 // Left out: per-record errors, timeouts
 // (appends are synchronous).
 
@@ -105,7 +105,7 @@ func handleProduce(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, erro
 			waits = append(waits, pendingPartition{out: out, partition: rp.Partition, pp: pp})
 		}
 	}
-	// K4: every batch of this request is written, in request order; the
+	// Requests in effect one at a time: every batch of this request is written, in request order; the
 	// connection's next request may start now, while these are synced, so
 	// that one group commit covers both (D1 still holds: nothing below is
 	// answered before Wait).
@@ -120,7 +120,7 @@ func handleProduce(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, erro
 		txnAbortable(resp)
 	}
 	if r.Acks == 0 {
-		// K5: no response. Like Kafka, a failure closes the connection so
+		// No response for acks=0: no response. Like Kafka, a failure closes the connection so
 		// that the producer notices at all.
 		if anyProduceError(resp) {
 			return nil, fmt.Errorf("kafka: acks=0 produce failed")
@@ -251,7 +251,7 @@ func (s *Server) writePartition(ctx context.Context, t *produceTarget, b *resolv
 	if err != nil {
 		return nil, err
 	}
-	if err := s.routeError(t.topic, t.partition, noLeaderEpoch); err != nil { // Y2
+	if err := s.routeError(t.topic, t.partition, noLeaderEpoch); err != nil { // NOT_LEADER_OR_FOLLOWER routing
 		return nil, err
 	}
 	pp, err := h.ProduceAsync(*b, frame)
@@ -268,7 +268,7 @@ func (s *Server) writePartition(ctx context.Context, t *produceTarget, b *resolv
 
 // verifyTxn checks, in a cluster, a transactional batch the resolver
 // refused as not registered against the coordinator's registration
-// (X24): nil when it is registered (and now applied here), refused (the
+// (verification across nodes): nil when it is registered (and now applied here), refused (the
 // resolver's error) when it is not, and NOT_ENOUGH_REPLICAS, retriable,
 // when etcd cannot tell now — as Kafka answers a verification its
 // coordinator could not complete, so the client retries the batch
@@ -304,7 +304,7 @@ func producedPartition(partition int32, pp *resolver.PendingProduce) kmsg.Produc
 }
 
 // produceMoved names the current leader of every partition answered
-// NOT_LEADER_OR_FOLLOWER (Y2), here or by storage after losing the
+// NOT_LEADER_OR_FOLLOWER (NOT_LEADER_OR_FOLLOWER routing), here or by storage after losing the
 // partition, from v10 (KIP-951), and lists those leaders' endpoints, so
 // that the producer moves without asking Metadata first.
 func (s *Server) produceMoved(version int16, resp *kmsg.ProduceResponse) {

@@ -4,7 +4,7 @@ package kafka
 //
 //   v4  isolation level, last stable offset, aborted transactions:
 //       read_committed reads below the last stable offset and gets the
-//       aborted transactions overlapping what it reads (resolver X1).
+//       aborted transactions overlapping what it reads (the read_committed bound).
 //   v5  log start offset.        v6  nothing new.
 //   v7  fetch sessions (KIP-227).  v8–v10  nothing new (v10: zstd).
 //   v9  current leader epoch.    v11 rack, preferred read replica.
@@ -19,11 +19,11 @@ package kafka
 //       no node follows this one (a replica's fetch, ReplicaState's id
 //       from v15, is NOT_LEADER_OR_FOLLOWER for every partition, as a
 //       single-node Kafka answers it). The topic-id and
-//       fetch-session rules of v13 (F5: a session keeps the kind of
+//       fetch-session rules of v13 (sessions keyed by ids or names: a session keeps the kind of
 //       topic key it was opened with) hold for all of v13–v18.
 //
 // Fetch sessions (KIP-227) are kept: kafka/fetchsession has the session
-// cache and its rules (F1–F6); a full fetch (epoch 0) opens a session, and
+// cache and its rules (the fetch session rules); a full fetch (epoch 0) opens a session, and
 // incremental fetches name only changed partitions and get back only
 // partitions with something new. Each partition
 // carries high watermark, last stable offset and log start offset, error or
@@ -39,7 +39,7 @@ package kafka
 // capped by that, and a partition listed twice is read once. Fetch below
 // v10 never gets a zstd batch (UNSUPPORTED_COMPRESSION_TYPE), and v9+'s
 // current leader epoch is checked as OffsetForLeaderEpoch checks it.
-// In cluster mode (Y2, Y3) a partition led elsewhere, or by none, is
+// In cluster mode (NOT_LEADER_OR_FOLLOWER routing, the leader epoch check) a partition led elsewhere, or by none, is
 // NOT_LEADER_OR_FOLLOWER, the current leader epoch is checked against the
 // partition's ownership epoch, and v12+ names the current leader.
 // Left out: diverging epochs (one leader epoch, 0), preferred replicas.
@@ -62,7 +62,7 @@ type fetchItem struct {
 	reqTopic string   // the topic name as requested (v < 13)
 	id       [16]byte // the topic id as requested (v13+)
 	errID    bool     // requested by an id we do not know (v13+)
-	refused  bool     // the principal may not READ the topic (A11)
+	refused  bool     // the principal may not READ the topic (per-API authorization)
 	rp       kmsg.FetchRequestTopicPartition
 	sp       *fetchsession.Part // nil without a session
 	// The partition resolved once for the request (fetchItem.resolve): the
@@ -86,7 +86,7 @@ func (it *fetchItem) resolve(s *Server) (resolver.Partition, error) {
 // resolver's binding, through which a fetch or produce then reads or
 // writes. An internal topic has no binding (a zero Partition: its
 // partitions are empty, internal_topics.go); a name that is not a
-// topic's, and auto-creation (Y6) through cat (nil: never), the catalog
+// topic's, and auto-creation (topic changes through the catalog) through cat (nil: never), the catalog
 // of the request's principal, are partitionIn's.
 func (s *Server) resolvePartition(cat Catalog, topic string, partition int32) (resolver.Partition, error) {
 	if resolver.IsInternalTopic(topic) || !validTopicName(topic) {
@@ -109,12 +109,12 @@ func handleFetch(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error)
 		return s.fetchItems(rc, r, s.requestItems(r, false), nil, false), nil
 	}
 	switch {
-	case r.SessionEpoch < 0: // F2: close the session, fetch without one
+	case r.SessionEpoch < 0: // Session open and close by epoch: close the session, fetch without one
 		if r.SessionID != 0 {
 			s.sessions.Remove(r.SessionID)
 		}
 		return s.fetchItems(rc, r, s.requestItems(r, false), nil, false), nil
-	case r.SessionEpoch == 0: // F2: a full fetch opens a new session
+	case r.SessionEpoch == 0: // Session open and close by epoch: a full fetch opens a new session
 		if r.SessionID != 0 {
 			s.sessions.Remove(r.SessionID)
 		}
@@ -122,7 +122,7 @@ func handleFetch(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error)
 	}
 	fs := s.sessions.Get(r.SessionID)
 	if fs == nil {
-		return fetchsession.Error(r, kerr.FetchSessionIDNotFound), nil // F1
+		return fetchsession.Error(r, kerr.FetchSessionIDNotFound), nil // The session epoch check
 	}
 	items, err := s.beginIncremental(fs, r)
 	if err != nil {
@@ -132,8 +132,8 @@ func handleFetch(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error)
 }
 
 // beginIncremental checks an incremental fetch against its session and
-// applies it (F1, F5, F6), under the session's lock, and lists the
-// session's items to read (F3: the lock is not kept for the read).
+// applies it (the session epoch check, sessions keyed by ids or names, the session partition bound), under the session's lock, and lists the
+// session's items to read (one-by-one session epochs: the lock is not kept for the read).
 func (s *Server) beginIncremental(fs *fetchsession.Session, r *kmsg.FetchRequest) ([]fetchItem, *kerr.Error) {
 	var items []fetchItem
 	err := s.sessions.Begin(fs, r, func(order []*fetchsession.Part) { items = s.sessionItems(fs.TopicIDs(), order) })
@@ -155,7 +155,7 @@ func (s *Server) fetchItems(rc *reqCtx, r *kmsg.FetchRequest, items []fetchItem,
 	switch {
 	case fs != nil:
 		if !s.finishIncremental(fs, r, items, resp, parts) {
-			return fetchsession.Error(r, kerr.InvalidFetchSessionEpoch) // F3
+			return fetchsession.Error(r, kerr.InvalidFetchSessionEpoch) // One-by-one session epochs
 		}
 	default:
 		resp.Topics = assembleTopics(items, parts, nil)
@@ -170,7 +170,7 @@ func (s *Server) fetchItems(rc *reqCtx, r *kmsg.FetchRequest, items []fetchItem,
 // finishIncremental fills an incremental response with the partitions
 // that have something new, under the session's lock. It reports false,
 // and changes nothing, when another request moved the session's epoch
-// while this one read (a duplicate request: F3).
+// while this one read (a duplicate request: one-by-one session epochs).
 func (s *Server) finishIncremental(fs *fetchsession.Session, r *kmsg.FetchRequest, items []fetchItem, resp *kmsg.FetchResponse, parts []kmsg.FetchResponseTopicPartition) bool {
 	return fs.Finish(r.SessionEpoch, func() {
 		resp.SessionID = fs.ID()
@@ -181,7 +181,7 @@ func (s *Server) finishIncremental(fs *fetchsession.Session, r *kmsg.FetchReques
 }
 
 // openSession opens a session over a full fetch's items and returns its
-// id, 0 when there is no room (F4).
+// id, 0 when there is no room (the fetch session cache bound).
 func (s *Server) openSession(r *kmsg.FetchRequest, owner string, items []fetchItem, parts []kmsg.FetchResponseTopicPartition) int32 {
 	sps := make([]*fetchsession.Part, len(items))
 	for i := range items {
@@ -401,7 +401,7 @@ func (s *Server) fetchOnce(r *kmsg.FetchRequest, items []fetchItem, prev *fetchR
 				*out = fetchError(it.rp.Partition, kerr.NotLeaderForPartition)
 			case s.cfg.Cluster == nil && r.Version >= 9 && it.rp.CurrentLeaderEpoch >= 0 && leaderEpochError(it.rp.CurrentLeaderEpoch) != nil:
 				// Kafka checks only an epoch the client knows (>= 0). In
-				// cluster mode fetchPartition checks it (Y3).
+				// cluster mode fetchPartition checks it (the leader epoch check).
 				*out = fetchError(it.rp.Partition, leaderEpochError(it.rp.CurrentLeaderEpoch))
 			default:
 				maxBytes := min(int(it.rp.PartitionMaxBytes), budget-rd.total)
@@ -433,7 +433,7 @@ func (s *Server) fetchPartition(it *fetchItem, maxBytes int, minOne bool, iso re
 	if err != nil {
 		return fetchError(rp.Partition, err), 0
 	}
-	if err := s.routeError(topic, rp.Partition, fetchCurrentEpoch(version, rp)); err != nil { // Y2, Y3
+	if err := s.routeError(topic, rp.Partition, fetchCurrentEpoch(version, rp)); err != nil { // NOT_LEADER_OR_FOLLOWER routing, the leader epoch check
 		return s.fetchMoved(topic, rp.Partition, err), 0
 	}
 	internal := resolver.IsInternalTopic(topic)
@@ -483,7 +483,7 @@ func (s *Server) fetchPartition(it *fetchItem, maxBytes int, minOne bool, iso re
 }
 
 // abortedOf is a partition's AbortedTransactions (read_committed, resolver
-// X1). As Kafka sends it: null for read_uncommitted, a list (empty when
+// the read_committed bound). As Kafka sends it: null for read_uncommitted, a list (empty when
 // there are none) for read_committed.
 func abortedOf(iso resolver.Isolation, aborted []resolver.AbortedTxn) []kmsg.FetchResponseTopicPartitionAbortedTransaction {
 	if iso != resolver.ReadCommitted {
@@ -538,7 +538,7 @@ func fetchCurrentEpoch(version int16, rp kmsg.FetchRequestTopicPartition) int32 
 	return rp.CurrentLeaderEpoch
 }
 
-// fetchMoved answers a partition this node does not serve (Y2) with the
+// fetchMoved answers a partition this node does not serve (NOT_LEADER_OR_FOLLOWER routing) with the
 // current leader (KIP-951), so the client moves without asking Metadata
 // first. The field is tagged: only v12+ (flexible) carries it; from v16
 // the response also lists the endpoints of the leaders it names

@@ -14,7 +14,7 @@ const minImplicitAddProduceVersion = 12
 
 // addToTxnImplicitly adds the partition of a transactional batch to its
 // producer's transaction, durably, before the batch is appended, for
-// Produce v12+ (X18). Older versions, non-transactional batches and
+// Produce v12+ (KIP-890 implicit adds). Older versions, non-transactional batches and
 // requests without a transactional id are left to the resolver's check
 // (KIP-890 part 1).
 func (s *Server) addToTxnImplicitly(version int16, txnID *string, t *produceTarget, b *resolver.Batches) error {

@@ -2,13 +2,13 @@
 // do not depend on what a request says: reading one frame's body into a
 // buffer that grows only as bytes arrive (ReadBody, SocketQueued), the
 // byte budget every frame and decoded request is charged to
-// (queued.max.request.bytes: Budget, K6), the idle and slow-frame
-// deadlines of a connection (IdleReader, K7), which accept errors a
-// listener survives (RetryableAccept, K8), a request header's fixed
+// (queued.max.request.bytes: Budget, the request memory budget), the idle and slow-frame
+// deadlines of a connection (IdleReader, the idle connection timeout), which accept errors a
+// listener survives (RetryableAccept, the connection limit), a request header's fixed
 // fields and client id (ParseRequestHeader, ParseHeaderRest), a
 // response's frame (AppendResponse, AppendRaw), a throttled connection's
 // mute (Mute, Delay; KIP-219) and the address its client is told to dial
-// (AdvertisedFor, A7). The rules K1–K9 are in kafka/doc.go.
+// (AdvertisedFor, the per-listener advertised address). The connection rules are in kafka/doc.go.
 //
 // What it may not touch: request and response types (a response is
 // framed through the Response interface, which kmsg's responses
