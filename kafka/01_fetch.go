@@ -63,7 +63,7 @@ func handleFetch(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error)
 	r := req.(*kmsg.FetchRequest)
 	resp, wire := s.fetcher().Fetch(r, fetch.Call{
 		Wire:      func() *fetchwire.Batches { return newWire(rc.conn) },
-		Owner:     tenantOf(rc),
+		Owner:     func() string { return tenantOf(rc) },
 		Authorize: func(items []fetch.Item, follower bool) { authorizeFetch(rc, items, follower) },
 		Wait: func(appended <-chan struct{}, timeout <-chan time.Time) bool {
 			return s.waitAny(rc, appended, timeout)

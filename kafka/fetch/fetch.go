@@ -55,8 +55,9 @@ type Call struct {
 	// Wire makes the response's batch holder (kafka/fetchwire), once,
 	// when the fetch reads.
 	Wire func() *fetchwire.Batches
-	// Owner is the principal a session a full fetch opens is charged to.
-	Owner string
+	// Owner is the principal a session a full fetch opens is charged
+	// to, asked only when one opens.
+	Owner func() string
 	// Authorize marks the items the principal may not read (Refused);
 	// follower is a fetch from a replica.
 	Authorize func(items []Item, follower bool)
@@ -123,7 +124,7 @@ func (f *Fetcher) fetchItems(c Call, r *kmsg.FetchRequest, items []Item, fs *fet
 	default:
 		resp.Topics = assembleTopics(items, parts, nil)
 		if open {
-			resp.SessionID = f.openSession(r, c.Owner, items, parts)
+			resp.SessionID = f.openSession(r, c.Owner(), items, parts)
 		}
 	}
 	return resp, rd.wire
