@@ -15,6 +15,7 @@ import (
 
 	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka/authz"
+	"github.com/kgateway/kgateway/kafka/fetch"
 	"github.com/kgateway/kgateway/kafka/topicid"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -193,7 +194,7 @@ func groupAllowed(rc *reqCtx, op auth.Operation, group string) bool {
 // TOPIC_AUTHORIZATION_FAILED (per-API authorization). A fetch from a replica (follower)
 // needs CLUSTER_ACTION on the cluster instead, for every item, as in
 // Kafka's handleFetchRequest.
-func authorizeFetch(rc *reqCtx, items []fetchItem, follower bool) {
+func authorizeFetch(rc *reqCtx, items []fetch.Item, follower bool) {
 	if rc.conn.s.cfg.Authorizer == nil {
 		return
 	}
@@ -204,11 +205,7 @@ func authorizeFetch(rc *reqCtx, items []fetchItem, follower bool) {
 	}
 	for i := range items {
 		it := &items[i]
-		name := it.name
-		if name == "" {
-			name = it.reqTopic
-		}
-		it.refused = !it.errID && !ok(name)
+		it.Refused = !it.ErrID && !ok(it.Label())
 	}
 }
 
