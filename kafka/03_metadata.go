@@ -137,12 +137,17 @@ func (s *Server) metadataRequested(rt kmsg.MetadataRequestTopic, allowCreate boo
 }
 
 // metadataTopic describes an existing topic: every partition with its
-// leader, which is its only replica (Y1).
+// leader, which is its only replica (Y1). A compacted view's companion
+// topic (resolver W1) is internal, as Kafka marks its own derived topics:
+// clients that leave internal topics out of pattern subscriptions
+// (exclude.internal.topics, franz-go's regex consumer) do not consume it
+// twice beside its source.
 func (s *Server) metadataTopic(t resolver.Topic) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	name := t.Name
 	mt.Topic = &name
 	mt.TopicID = t.ID
+	mt.IsInternal = t.Companion
 	mt.AuthorizedOperations = authOpsNotRequested
 	mt.Partitions = make([]kmsg.MetadataResponseTopicPartition, t.Partitions)
 	for i := range mt.Partitions {
