@@ -20,13 +20,19 @@ package kafka
 // replicas and ISR [node.id]. In cluster mode (Y1) the brokers are the
 // live nodes, each partition is led by its owner at its ownership epoch
 // (LEADER_NOT_AVAILABLE while it has none), the controller is the lowest
-// live node id, and auto-creation goes through the shared catalog (Y6). __consumer_offsets and __transaction_state
+// live node id, and auto-creation goes through the shared catalog (Y6).
+// The request that auto-creates a topic is answered without it
+// (UNKNOWN_TOPIC_OR_PARTITION, as Kafka) and the creation runs on
+// (autoCreate, kafka/autocreate). __consumer_offsets and __transaction_state
 // are listed as internal topics whose partitions are always empty
 // (internal_topics.go). Auto-creation goes through
 // resolver.EnsureTopic, which follows auto.create.topics.enable and
 // num.partitions. Left out: racks.
 
 import (
+	"fmt"
+
+	"github.com/kgateway/kgateway/kafka/autocreate"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -119,7 +125,7 @@ func (s *Server) metadataRequested(rt kmsg.MetadataRequestTopic, allowCreate boo
 	case !validTopicName(name):
 		err = resolver.ErrInvalidTopic
 	case allowCreate:
-		t, err = s.catalog().EnsureTopic(name) // Y6
+		t, err = s.autoCreate(name)
 	default:
 		var ok bool
 		if t, ok = s.res.Topic(name); !ok {
@@ -134,6 +140,34 @@ func (s *Server) metadataRequested(rt kmsg.MetadataRequestTopic, allowCreate boo
 		return mt
 	}
 	return s.metadataTopic(t)
+}
+
+// autoCreate answers a topic a Metadata request may auto-create: an
+// existing topic is described; a missing one is answered
+// UNKNOWN_TOPIC_OR_PARTITION without partitions, and its creation (Y6)
+// started unless one is in flight (kafka/autocreate), as Kafka answers.
+// A name the broker would refuse is refused at once: an invalid one, or
+// any when auto.create.topics.enable is off.
+func (s *Server) autoCreate(name string) (resolver.Topic, error) {
+	if t, ok := s.res.Topic(name); ok {
+		return t, nil
+	}
+	if !s.res.AutoCreateTopics() {
+		return resolver.Topic{}, fmt.Errorf("%w: %q", resolver.ErrUnknownTopic, name)
+	}
+	s.autoCreator().Start(name)
+	return resolver.Topic{}, fmt.Errorf("%w: %q is being auto-created; ask again", resolver.ErrUnknownTopic, name)
+}
+
+// autoCreator is the server's auto-creation runner, made at first use.
+func (s *Server) autoCreator() *autocreate.Creator {
+	s.autoOnce.Do(func() {
+		s.auto = autocreate.New(func(name string) error {
+			_, err := s.catalog().EnsureTopic(name)
+			return err
+		}, &s.conns, s.log)
+	})
+	return s.auto
 }
 
 // metadataTopic describes an existing topic: every partition with its

@@ -859,9 +859,15 @@ func TestClusterCatalog(t *testing.T) {
 	md.AllowAutoTopicCreation = true
 	name := "auto-md"
 	md.Topics = []kmsg.MetadataRequestTopic{{Topic: &name}}
-	if r := ask(c, md).(*kmsg.MetadataResponse); r.Topics[0].ErrorCode != 0 {
-		t.Errorf("auto-create by Metadata: error %d", r.Topics[0].ErrorCode)
+	// The creating request is answered without the topic, as Kafka does.
+	if r := ask(c, md).(*kmsg.MetadataResponse); r.Topics[0].ErrorCode != kerr.UnknownTopicOrPartition.Code || len(r.Topics[0].Partitions) != 0 {
+		t.Errorf("auto-create by Metadata: error %d, %d partitions", r.Topics[0].ErrorCode, len(r.Topics[0].Partitions))
 	}
+	waitFor(t, "auto-md created on both nodes", func() bool { // the creation runs on after the answer
+		_, onA := g.resA.Partitions("auto-md")
+		_, onB := g.resB.Partitions("auto-md")
+		return onA && onB
+	})
 	exists("auto-md", 1)
 	// No owner yet: created, then not led here.
 	if p := ask(c, produceReq(9, "auto-produce", 0)).(*kmsg.ProduceResponse).Topics[0].Partitions[0]; p.ErrorCode != kerr.NotLeaderForPartition.Code {

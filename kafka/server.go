@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kgateway/kgateway/auth"
+	"github.com/kgateway/kgateway/kafka/autocreate"
 	"github.com/kgateway/kgateway/kafka/features"
 	"github.com/kgateway/kgateway/kafka/share"
 	"github.com/kgateway/kgateway/kafka/tenancy"
@@ -40,6 +41,11 @@ type Server struct {
 	features *features.Levels
 	// sessions is the fetch session cache (KIP-227, fetch_session.go).
 	sessions fetchSessions
+
+	// auto runs Metadata's topic auto-creations (kafka/autocreate), made
+	// at first use (autoCreator); its goroutines are counted by conns.
+	auto     *autocreate.Creator
+	autoOnce sync.Once
 
 	// closing is closed when Close starts: long-poll waits return early
 	// and readers stop taking new requests.
