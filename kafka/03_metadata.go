@@ -146,14 +146,19 @@ func (s *Server) metadataRequested(rt kmsg.MetadataRequestTopic, allowCreate boo
 // existing topic is described; a missing one is answered
 // UNKNOWN_TOPIC_OR_PARTITION without partitions, and its creation (Y6)
 // started unless one is in flight (kafka/autocreate), as Kafka answers.
-// A name the broker would refuse is refused at once: an invalid one, or
-// any when auto.create.topics.enable is off.
+// A name the broker would refuse is refused at once: an invalid one, any
+// when auto.create.topics.enable is off, any beyond partitions.max.
 func (s *Server) autoCreate(name string) (resolver.Topic, error) {
 	if t, ok := s.res.Topic(name); ok {
 		return t, nil
 	}
 	if !s.res.AutoCreateTopics() {
 		return resolver.Topic{}, fmt.Errorf("%w: %q", resolver.ErrUnknownTopic, name)
+	}
+	// partitions.max is kgateway's own bound: refused at once, as before
+	// the creation was asynchronous (partition_bound.go).
+	if err := (boundedCatalog{s: s}).room(s.res.DefaultPartitions()); err != nil {
+		return resolver.Topic{}, err
 	}
 	s.autoCreator().Start(name)
 	return resolver.Topic{}, fmt.Errorf("%w: %q is being auto-created; ask again", resolver.ErrUnknownTopic, name)

@@ -125,6 +125,7 @@ var authzCoverage = map[int16]authzStatement{
 	24: {Topic: "WRITE per topic, all or none", TxnID: "WRITE; v4+ CLUSTER_ACTION"},
 	25: {Group: "READ", TxnID: "WRITE"},
 	26: {TxnID: "WRITE"},
+	27: {Topic: "ALTER or CLUSTER_ACTION on the cluster, in the handler (CLUSTER_AUTHORIZATION_FAILED per partition)"},
 	28: {Topic: "READ per topic", Group: "READ", TxnID: "WRITE", Member: memberNoACL},
 	29: {Typed: "DESCRIBE on the cluster, in the handler, whatever ACL resource is filtered"},
 	30: {Typed: "ALTER on the cluster, in the handler, whatever resource the ACL names"},

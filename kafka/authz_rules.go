@@ -44,6 +44,7 @@ func init() {
 		24: authzAddPartitionsToTxn,
 		25: authzAddOffsetsToTxn,
 		26: authzEndTxn,
+		27: noCheck, // ALTER or CLUSTER_ACTION on the cluster, in the handler
 		28: authzTxnOffsetCommit,
 		29: noCheck, // DESCRIBE on the cluster, in the handler (SECURITY_DISABLED first)
 		30: noCheck, // ALTER on the cluster, in the handler

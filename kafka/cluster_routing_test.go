@@ -745,8 +745,9 @@ func TestClusterCoordinator(t *testing.T) {
 	}
 }
 
-// notInClusterKeys are the API keys Y5 hides.
-var notInClusterKeys = []int16{76, 77, 78, 79, 88, 89, 90, 91, 92}
+// notInClusterKeys are the API keys Y5 hides (and WriteTxnMarkers, whose
+// cluster markers are cluster/txnmark's).
+var notInClusterKeys = []int16{27, 76, 77, 78, 79, 88, 89, 90, 91, 92}
 
 // advertisedKeys asks c for ApiVersions v3 and returns its keys with
 // their maximum versions and the feature names.

@@ -260,6 +260,7 @@ func offsetFetchNotCoordinator(r *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResp
 var notInCluster = map[int16]bool{
 	76: true, 77: true, 78: true, 79: true, 90: true, 91: true, 92: true, // share groups
 	88: true, 89: true, // streams groups (KIP-1071): served by a single node only
+	27: true, // WriteTxnMarkers: cluster markers are decided and relayed by cluster/txnmark
 }
 
 // notInClusterFeature are the features not advertised in cluster mode

@@ -49,16 +49,6 @@ var acceptedDifferences = []accepted{
 	{Step: `configs broker alter`, Side: "kgateway", Line: `exit 1|stderr: Error while executing config command with args .*|stderr: (java.util.concurrent.ExecutionException|Caused by): org.apache.kafka.common.errors.InvalidRequestException: .*broker configs are static.*`,
 		Reason: "the other side of the line above"},
 
-	// kafka-transactions abort.
-	{Step: `txn abort`, Side: "kafka", Line: `exit 0`,
-		Reason: "missing API key WriteTxnMarkers (27): kafka-transactions abort writes the abort marker itself, which kgateway does not serve"},
-	{Step: `txn abort`, Side: "kgateway", Line: `exit 1|stderr: Failed to abort transaction AbortTransactionSpec\(topicPartition=payments-0, producerId=\d+, producerEpoch=0, coordinatorEpoch=0\): The node does not support WRITE_TXN_MARKERS\. Enable debug logging for additional detail\.`,
-		Reason: "the other side of the line above"},
-	{Step: `txn describe-producers after abort`, Side: "kafka", Line: `\d+ 0 0 0 \{ts\} None`,
-		Reason: "after the abort (WriteTxnMarkers, key 27) Kafka's producer has no open transaction; on kgateway the abort failed"},
-	{Step: `txn describe-producers after abort`, Side: "kgateway", Line: `\d+ 0 -1 0 \{ts\} 3`,
-		Reason: "the other side of the line above: the transaction is still open at offset 3"},
-
 	// kafka-share-groups --describe: START-OFFSET.
 	{Step: `share describe (active|empty)`, Side: "kafka", Line: `workers tasks [01] 0 0`,
 		Reason: "Kafka's persisted share-partition start offset (what DescribeShareGroupOffsets reads) stays behind " +
