@@ -73,7 +73,11 @@ func (s *Server) configEntries(typ kmsg.ConfigResourceType, name string) ([]topi
 	if typ == kmsg.ConfigResourceTypeClientMetrics {
 		return s.clientMetricsConfigs(name), nil
 	}
-	if set, ok := internalTopicConfigs[name]; ok {
+	if initial, ok := internalTopicConfigs[name]; ok {
+		set, err := s.res.InternalTopicConfigs(name, initial)
+		if err != nil {
+			return nil, err
+		}
 		return s.res.ConfigsFor(set), nil
 	}
 	return s.res.TopicConfigs(name)

@@ -67,5 +67,11 @@ func (s *Server) alterConfigs(rr kmsg.AlterConfigsRequestResource, validateOnly 
 	if rr.ResourceType == kmsg.ConfigResourceTypeGroupConfig {
 		return fmt.Errorf("%w: group configs are altered with IncrementalAlterConfigs", kerr.InvalidRequest)
 	}
+	if initial, ok := internalTopicConfigs[rr.ResourceName]; ok {
+		if err := s.internalConfigsServed(); err != nil {
+			return err
+		}
+		return s.res.AlterInternalTopicConfigs(rr.ResourceName, initial, configs, validateOnly)
+	}
 	return s.catalog().AlterTopicConfigs(rr.ResourceName, configs, validateOnly)
 }

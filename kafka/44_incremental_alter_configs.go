@@ -75,5 +75,11 @@ func (s *Server) incrementalAlter(rr kmsg.IncrementalAlterConfigsRequestResource
 	if rr.ResourceType == kmsg.ConfigResourceTypeBroker { // resolver/broker_dynamic.go
 		return brokerConfigErr(s.res.IncrementalAlterBrokerConfigs(brokerLayer(rr.ResourceName), ops, validateOnly))
 	}
+	if initial, ok := internalTopicConfigs[rr.ResourceName]; ok {
+		if err := s.internalConfigsServed(); err != nil {
+			return err
+		}
+		return s.res.IncrementalAlterInternalTopicConfigs(rr.ResourceName, initial, ops, validateOnly)
+	}
 	return s.catalog().IncrementalAlterTopicConfigs(rr.ResourceName, ops, validateOnly)
 }
