@@ -1,7 +1,6 @@
 package kafka
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -54,8 +53,19 @@ func TestBrokerConfigsDynamic(t *testing.T) {
 		c.ConfigSynonyms[0].Name != "log.segment.bytes" || c.ConfigSynonyms[0].Source != kmsg.ConfigSourceDynamicBrokerConfig {
 		t.Fatalf("topic segment.bytes: %v %v %+v", *c.Value, c.Source, c.ConfigSynonyms)
 	}
+	// The default resource describes its own layer only, as Kafka.
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	req.SetVersion(4)
+	req.IncludeSynonyms = true
+	dr := kmsg.NewDescribeConfigsRequestResource()
+	dr.ResourceType = kmsg.ConfigResourceTypeBroker
+	req.Resources = append(req.Resources, dr)
+	if cs := ask(g.c, req).(*kmsg.DescribeConfigsResponse).Resources[0].Configs; len(cs) != 1 || cs[0].Name != "log.retention.ms" ||
+		len(cs[0].ConfigSynonyms) != 1 || cs[0].Source != kmsg.ConfigSourceDynamicDefaultBrokerConfig {
+		t.Fatalf("the default resource: %+v", cs)
+	}
 	r := alter("3", "num.partitions", "3")
-	if r.ErrorCode != kerr.InvalidRequest.Code || r.ErrorMessage == nil || !strings.Contains(*r.ErrorMessage, "Cannot update these configs dynamically: Set(num.partitions)") {
+	if r.ErrorCode != kerr.InvalidRequest.Code || r.ErrorMessage == nil || *r.ErrorMessage != "Cannot update these configs dynamically: [num.partitions]" {
 		t.Fatalf("read-only num.partitions: %d %v", r.ErrorCode, r.ErrorMessage)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -54,12 +55,16 @@ func brokerLayer(name string) resolver.BrokerLayer {
 
 // brokerConfigErr is how Kafka answers a refused broker config change:
 // INVALID_REQUEST, whatever the reason (read-only, a bad value), with the
-// reason as the message (ConfigAdminManager, KAFKA-13609).
+// reason alone as the message (ConfigAdminManager, KAFKA-13609).
 func brokerConfigErr(err error) error {
 	if err == nil || errors.Is(err, resolver.ErrStorage) {
 		return err
 	}
-	return fmt.Errorf("%w: %v", kerr.InvalidRequest, err)
+	msg := err.Error()
+	for _, sentinel := range []error{resolver.ErrReadOnlyBrokerConfig, resolver.ErrInvalidConfig} {
+		msg = strings.TrimPrefix(msg, sentinel.Error()+": ")
+	}
+	return kafkaWorded{sentinel: kerr.InvalidRequest, msg: msg}
 }
 
 // duplicateName returns the first config name listed twice, "" if none

@@ -224,7 +224,7 @@ func checkBrokerLayer(layer map[string]string) error {
 	}
 	if len(readOnly) > 0 {
 		slices.Sort(readOnly)
-		return fmt.Errorf("%w: Cannot update these configs dynamically: Set(%s)", ErrReadOnlyBrokerConfig, strings.Join(readOnly, ", "))
+		return fmt.Errorf("%w: Cannot update these configs dynamically: [%s]", ErrReadOnlyBrokerConfig, strings.Join(readOnly, ", "))
 	}
 	return topicconfig.Check(topicSet)
 }
