@@ -191,7 +191,8 @@ func frameBacking(r *kmsg.ProduceRequest, frameSize int) *resolver.Backing {
 }
 
 // writePartition writes one partition's batches without waiting for
-// durability, auto-creating the topic when allowed.
+// durability. A missing topic is UNKNOWN_TOPIC_OR_PARTITION: as in Kafka
+// 4, only Metadata auto-creates.
 func (s *Server) writePartition(ctx context.Context, topic string, partition int32, records []byte, frame *resolver.Backing) (*resolver.PendingProduce, error) {
 	if _, err := s.partitionOf(topic, partition, true); err != nil {
 		return nil, err

@@ -102,7 +102,7 @@ const (
 )
 
 var authzCoverage = map[int16]authzStatement{
-	0:  {Topic: "WRITE per topic (TOPIC_AUTHORIZATION_FAILED); CREATE to auto-create", TxnID: "WRITE (TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every topic)"},
+	0:  {Topic: "WRITE per topic (TOPIC_AUTHORIZATION_FAILED)", TxnID: "WRITE (TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every topic)"},
 	1:  {Topic: "READ per partition, request and fetch session alike (TOPIC_AUTHORIZATION_FAILED)"},
 	2:  {Topic: "DESCRIBE per topic"},
 	3:  {Topic: "DESCRIBE per topic; all-topics lists only describable ones; CREATE to auto-create"},

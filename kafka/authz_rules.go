@@ -10,7 +10,6 @@ package kafka
 import (
 	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka/quota"
-	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -95,9 +94,8 @@ func topicAllowed(rc *reqCtx, op auth.Operation) func(string) bool {
 }
 
 // authzProduce: WRITE on the transactional id (if any) and on each topic.
-// Produce auto-creates a missing topic (topics.go) where Kafka does not,
-// so creating one also needs CREATE on the cluster or the topic; without
-// it the answer is Kafka's for a missing topic, UNKNOWN_TOPIC_OR_PARTITION.
+// Produce never creates a topic (only Metadata auto-creates, as in Kafka
+// 4): a missing one is UNKNOWN_TOPIC_OR_PARTITION from the handler.
 func authzProduce(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.ProduceRequest)
 	txnRefused := r.TransactionID != nil && !rc.allowed(auth.OpWrite, auth.ResourceTransactionalID, *r.TransactionID)
@@ -108,8 +106,6 @@ func authzProduce(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Respon
 			codes[t.Topic] = kerr.TransactionalIDAuthorizationFailed.Code
 		case !rc.allowed(auth.OpWrite, auth.ResourceTopic, t.Topic):
 			codes[t.Topic] = kerr.TopicAuthorizationFailed.Code
-		case !mayCreate(rc, t.Topic):
-			codes[t.Topic] = kerr.UnknownTopicOrPartition.Code
 		default:
 			return true
 		}
@@ -155,15 +151,6 @@ func authorizeFetch(rc *reqCtx, items []fetchItem, follower bool) {
 		}
 		it.refused = !it.errID && !ok(name)
 	}
-}
-
-// mayCreate says whether a request may auto-create topic: it exists, or
-// the principal has CREATE on the cluster or the topic.
-func mayCreate(rc *reqCtx, topic string) bool {
-	if _, exists := rc.conn.s.res.Partitions(topic); exists || resolver.IsInternalTopic(topic) {
-		return true
-	}
-	return rc.allowedCluster(auth.OpCreate) || rc.allowed(auth.OpCreate, auth.ResourceTopic, topic)
 }
 
 func authzListOffsets(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {

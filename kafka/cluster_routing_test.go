@@ -870,11 +870,13 @@ func TestClusterCatalog(t *testing.T) {
 		return onA && onB
 	})
 	exists("auto-md", 1)
-	// No owner yet: created, then not led here.
-	if p := ask(c, produceReq(9, "auto-produce", 0)).(*kmsg.ProduceResponse).Topics[0].Partitions[0]; p.ErrorCode != kerr.NotLeaderForPartition.Code {
-		t.Errorf("auto-create by Produce: error %d", p.ErrorCode)
+	// Produce never creates, as in Kafka 4.
+	if p := ask(c, produceReq(9, "auto-produce", 0)).(*kmsg.ProduceResponse).Topics[0].Partitions[0]; p.ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		t.Errorf("produce to a missing topic: error %d", p.ErrorCode)
 	}
-	exists("auto-produce", 1)
+	if _, ok := g.resA.Partitions("auto-produce"); ok {
+		t.Error("produce created a topic")
+	}
 
 	if _, err := adm.DeleteTopic(ctx, "c"); err != nil {
 		t.Fatal(err)
@@ -885,7 +887,7 @@ func TestClusterCatalog(t *testing.T) {
 		}
 	}
 	for m, want := range map[string]int{"CreateTopic": 1, "CreatePartitions": 1, "IncrementalAlterTopicConfigs": 1,
-		"AlterTopicConfigs": 1, "EnsureTopic": 2, "DeleteTopic": 1} {
+		"AlterTopicConfigs": 1, "EnsureTopic": 1, "DeleteTopic": 1} {
 		if got := cat.called(m); got != want {
 			t.Errorf("catalog %s called %d times, want %d", m, got, want)
 		}
