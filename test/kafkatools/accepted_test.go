@@ -52,7 +52,7 @@ var acceptedDifferences = []accepted{
 		Reason: "the other side of the line above"},
 	{Step: `configs broker alter`, Side: "kafka", Line: `exit 0|Completed updating config for broker 1\.`,
 		Reason: "log.cleaner.threads is dynamic in Kafka (its LogCleaner reconfigures); kgateway's cleaner threads are set at start, so it is read-only there (resolver/broker_dynamic.go)"},
-	{Step: `configs broker alter`, Side: "kgateway", Line: `exit 1|stderr: Error while executing config command with args .*|stderr: (java.util.concurrent.ExecutionException|Caused by): org.apache.kafka.common.errors.InvalidRequestException: .*Cannot update these configs dynamically: Set\(log\.cleaner\.threads\).*`,
+	{Step: `configs broker alter`, Side: "kgateway", Line: `exit 1|stderr: Error while executing config command with args .*|stderr: (java.util.concurrent.ExecutionException|Caused by): org.apache.kafka.common.errors.InvalidRequestException: Cannot update these configs dynamically: \[log\.cleaner\.threads\]`,
 		Reason: "the other side of the line above"},
 
 	// kafka-share-groups --describe: START-OFFSET.
