@@ -133,10 +133,20 @@ lint:
 # version in go.mod, against a kgateway it builds and starts itself (an
 # ephemeral port, a temporary data dir), and compares every test's outcome
 # with test/conformance/expected.txt; pass flags with CONFORMANCE_FLAGS,
-# e.g. '-records 50000 -v' or '-run TestGroupETL -keep'.
-.PHONY: conformance
+# e.g. '-records 50000 -v' or '-run TestGroupETL -keep'. Then
+# conformance-kafka-go.
+.PHONY: conformance conformance-kafka-go
 conformance:
 	GO=$(GO) $(GO) run ./test/conformance $(CONFORMANCE_FLAGS)
+	$(MAKE) conformance-kafka-go
+
+# conformance-kafka-go runs segmentio/kafka-go's own tests (every package
+# of its module, from the Go module proxy) against a kgateway set up as
+# kafka-go's CI sets up Kafka (localhost:9092 and a SASL listener on 9093,
+# in a network namespace of its own), compared with
+# test/conformance/expected-kafka-go.txt; flags in KAFKA_GO_FLAGS.
+conformance-kafka-go:
+	GO=$(GO) $(GO) run ./test/conformance -suite kafka-go -timeout 10m $(KAFKA_GO_FLAGS)
 
 # conformance-kafka runs test/kafkadiff: a corpus of raw Kafka requests
 # sent to a kgateway and to a real Apache Kafka 4.4.0 broker (test/jvm's

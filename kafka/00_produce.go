@@ -64,7 +64,7 @@ import (
 // silence are here.
 func handleProduce(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
 	r := req.(*kmsg.ProduceRequest)
-	h := produceHost{s: s, cat: s.catalogAs(rc)}
+	h := produceHost{s: s}
 	resp, durable := produce.Write(h, produce.Call{Ctx: rc.ctx, Version: rc.version, FrameSize: rc.stats.size, Appended: rc.appended}, r)
 	rc.stats.durable = durable
 	s.produceMoved(rc.version, resp)
@@ -85,12 +85,11 @@ func handleProduce(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, erro
 // produceHost is the Server as kafka/produce sees it for one request
 // (produce.Host): cat auto-creates as the request's principal.
 type produceHost struct {
-	s   *Server
-	cat Catalog
+	s *Server
 }
 
 func (h produceHost) Resolve(topic string, partition int32) (resolver.Partition, error) {
-	return h.s.resolvePartition(h.cat, topic, partition)
+	return h.s.resolvePartition(topic, partition, true)
 }
 
 func (h produceHost) RouteError(topic string, partition int32) error {

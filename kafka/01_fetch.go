@@ -45,7 +45,6 @@ package kafka
 // Left out: diverging epochs (one leader epoch, 0), preferred replicas.
 
 import (
-	"errors"
 	"time"
 
 	"github.com/kgateway/kgateway/kafka/fetch"
@@ -91,7 +90,7 @@ func (s *Server) fetcher() *fetch.Fetcher {
 type fetchHost struct{ s *Server }
 
 func (h fetchHost) Resolve(topic string, partition int32) (resolver.Partition, error) {
-	return h.s.resolvePartition(nil, topic, partition)
+	return h.s.resolvePartition(topic, partition, false)
 }
 
 func (h fetchHost) TopicByID(id [16]byte) (string, bool) {
@@ -120,25 +119,18 @@ func (h fetchHost) Code(err error) int16 { return errCode(err) }
 // fetchReplicaID is fetch.ReplicaID (quotas exempt a replica's fetch).
 func fetchReplicaID(r *kmsg.FetchRequest) int32 { return fetch.ReplicaID(r) }
 
-// resolvePartition is partitionIn resolving the partition once: the
+// resolvePartition is partitionOf resolving the partition once: the
 // resolver's binding, through which a fetch or produce then reads or
-// writes. An internal topic has no binding (a zero Partition: its
-// partitions are empty, internal_topics.go); a name that is not a
-// topic's, and auto-creation (topic changes through the catalog) through cat (nil: never), the catalog
-// of the request's principal, are partitionIn's.
-func (s *Server) resolvePartition(cat Catalog, topic string, partition int32) (resolver.Partition, error) {
-	if resolver.IsInternalTopic(topic) || !validTopicName(topic) {
-		_, err := s.partitionIn(cat, topic, partition)
+// writes. It never creates a topic (only Metadata auto-creates, as in
+// Kafka 4). An internal topic has no binding (a zero Partition: its
+// partitions are empty, internal_topics.go); partitionOf answers for it,
+// write saying whether it is to be written.
+func (s *Server) resolvePartition(topic string, partition int32, write bool) (resolver.Partition, error) {
+	if resolver.IsInternalTopic(topic) {
+		_, err := s.partitionOf(topic, partition, write)
 		return resolver.Partition{}, err
 	}
-	h, err := s.res.Resolve(topic, partition)
-	if err == nil || cat == nil || !errors.Is(err, resolver.ErrUnknownTopic) {
-		return h, err
-	}
-	if _, err := s.partitionIn(cat, topic, partition); err != nil {
-		return resolver.Partition{}, err
-	}
-	return s.res.Resolve(topic, partition) // created just now
+	return s.res.Resolve(topic, partition)
 }
 
 // waitAny waits for an append on a watched partition (true), or for the

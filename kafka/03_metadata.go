@@ -20,14 +20,20 @@ package kafka
 // replicas and ISR [node.id]. In cluster mode (leaders at their epochs) the brokers are the
 // live nodes, each partition is led by its owner at its ownership epoch
 // (LEADER_NOT_AVAILABLE while it has none), the controller is the lowest
-// live node id, and auto-creation goes through the shared catalog (topic changes through the catalog). __consumer_offsets and __transaction_state
+// live node id, and auto-creation goes through the shared catalog (topic changes through the catalog).
+// The request that auto-creates a topic is answered without it
+// (UNKNOWN_TOPIC_OR_PARTITION, as Kafka) and the creation runs on
+// (autoCreate, kafka/autocreate). __consumer_offsets and __transaction_state
 // are listed as internal topics whose partitions are always empty
 // (internal_topics.go). Auto-creation goes through
 // resolver.EnsureTopic, which follows auto.create.topics.enable and
 // num.partitions. Left out: racks.
 
 import (
+	"fmt"
+
 	"github.com/kgateway/kgateway/kafka/authz"
+	"github.com/kgateway/kgateway/kafka/autocreate"
 	"github.com/kgateway/kgateway/kafka/topicid"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -113,7 +119,7 @@ func (s *Server) metadataRequested(rc *reqCtx, rt kmsg.MetadataRequestTopic, all
 	case !validTopicName(name):
 		err = resolver.ErrInvalidTopic
 	case allowCreate:
-		t, err = s.catalogAs(rc).EnsureTopic(name) // Topic changes through the catalog
+		t, err = s.autoCreate(rc, name)
 	default:
 		var ok bool
 		if t, ok = s.res.Topic(name); !ok {
@@ -130,13 +136,58 @@ func (s *Server) metadataRequested(rc *reqCtx, rt kmsg.MetadataRequestTopic, all
 	return s.metadataTopic(t)
 }
 
+// autoCreate answers a topic a Metadata request may auto-create: an
+// existing topic is described; a missing one is answered
+// UNKNOWN_TOPIC_OR_PARTITION without partitions, and its creation (topic changes through the catalog)
+// started unless one is in flight (kafka/autocreate), as Kafka answers.
+// A name the broker would refuse is refused at once: an invalid one, any
+// when auto.create.topics.enable is off, any beyond partitions.max.
+func (s *Server) autoCreate(rc *reqCtx, name string) (resolver.Topic, error) {
+	if t, ok := s.res.Topic(name); ok {
+		return t, nil
+	}
+	if !s.res.AutoCreateTopics() {
+		return resolver.Topic{}, fmt.Errorf("%w: %q", resolver.ErrUnknownTopic, name)
+	}
+	// partitions.max and the principal's own bound are refused at once,
+	// as before the creation was asynchronous (partition_bound.go); the
+	// topic counts against the principal that asked for it.
+	cat := s.catalogAs(rc)
+	if b, ok := cat.(boundedCatalog); ok {
+		if err := b.room(s.res.DefaultPartitions(), b.principal); err != nil {
+			return resolver.Topic{}, err
+		}
+	}
+	s.autoCreator().StartWith(name, func(name string) error {
+		_, err := cat.EnsureTopic(name)
+		return err
+	})
+	return resolver.Topic{}, fmt.Errorf("%w: %q is being auto-created; ask again", resolver.ErrUnknownTopic, name)
+}
+
+// autoCreator is the server's auto-creation runner, made at first use.
+func (s *Server) autoCreator() *autocreate.Creator {
+	s.autoOnce.Do(func() {
+		s.auto = autocreate.New(func(name string) error {
+			_, err := s.catalog().EnsureTopic(name)
+			return err
+		}, &s.conns, s.log)
+	})
+	return s.auto
+}
+
 // metadataTopic describes an existing topic: every partition with its
-// leader, which is its only replica (leaders at their epochs).
+// leader, which is its only replica (leaders at their epochs). A compacted view's companion
+// topic (the companion topic) is internal, as Kafka marks its own derived topics:
+// clients that leave internal topics out of pattern subscriptions
+// (exclude.internal.topics, franz-go's regex consumer) do not consume it
+// twice beside its source.
 func (s *Server) metadataTopic(t resolver.Topic) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	name := t.Name
 	mt.Topic = &name
 	mt.TopicID = t.ID
+	mt.IsInternal = t.Companion
 	mt.AuthorizedOperations = authOpsNotRequested
 	mt.Partitions = make([]kmsg.MetadataResponseTopicPartition, t.Partitions)
 	for i := range mt.Partitions {

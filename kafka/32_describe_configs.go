@@ -13,10 +13,12 @@ package kafka
 // TOPIC resources describe every topic config Kafka defines, set or not,
 // each with its default and its source, as Kafka does; an unset one has its broker default
 // (STATIC_BROKER_CONFIG when a flag set it) or Kafka's (DEFAULT_CONFIG).
-// BROKER resources ("" or node.id) describe the broker configs the
-// resolver knows (log.retention.ms, log.segment.bytes, ...) and the wire
-// server's own (broker.id, node.id, socket.request.max.bytes), all
-// read-only. CLIENT_METRICS resources (KIP-714 subscriptions,
+// BROKER resources by node.id describe the broker configs the resolver
+// knows (log.retention.ms, log.segment.bytes, ...), the dynamic ones
+// writable, with their sources (resolver/broker_dynamic.go), and the wire
+// server's own (broker.id, node.id, socket.request.max.bytes), read-only;
+// the cluster-wide default resource ("") describes only the configs set
+// dynamically for every broker, as Kafka does. CLIENT_METRICS resources (KIP-714 subscriptions,
 // telemetry.go) describe metrics, interval.ms and match, set
 // (CLIENT_METRICS_CONFIG) or at their defaults, whether the resource
 // exists or not, as Kafka does. config_names filters (null: all).
@@ -64,6 +66,9 @@ func (s *Server) configEntries(typ kmsg.ConfigResourceType, name string) ([]topi
 	if err := s.checkConfigResource(typ, name); err != nil {
 		return nil, err
 	}
+	if typ == kmsg.ConfigResourceTypeBroker && name == "" {
+		return brokerDefaultLayer(s.res.BrokerConfigs()), nil
+	}
 	if typ == kmsg.ConfigResourceTypeBroker {
 		return s.brokerConfigs(), nil
 	}
@@ -73,7 +78,11 @@ func (s *Server) configEntries(typ kmsg.ConfigResourceType, name string) ([]topi
 	if typ == kmsg.ConfigResourceTypeClientMetrics {
 		return s.clientMetricsConfigs(name), nil
 	}
-	if set, ok := internalTopicConfigs[name]; ok {
+	if initial, ok := internalTopicConfigs[name]; ok {
+		set, err := s.res.InternalTopicConfigs(name, initial)
+		if err != nil {
+			return nil, err
+		}
 		return s.res.ConfigsFor(set), nil
 	}
 	return s.res.TopicConfigs(name)
@@ -92,6 +101,23 @@ func (s *Server) brokerConfigs() []topicconfig.Entry {
 		static("node.id", id, topicconfig.TypeInt),
 		static("socket.request.max.bytes", strconv.Itoa(int(s.cfg.MaxRequestBytes)), topicconfig.TypeInt))
 	slices.SortFunc(out, func(a, b topicconfig.Entry) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// brokerDefaultLayer is what the cluster-wide default BROKER resource ("")
+// describes, as Kafka does: only the configs set dynamically for every
+// broker, each with that value as its only synonym.
+func brokerDefaultLayer(all []topicconfig.Entry) []topicconfig.Entry {
+	var out []topicconfig.Entry
+	for _, e := range all {
+		for _, syn := range e.Synonyms {
+			if syn.Source == topicconfig.SourceDynamicDefaultBroker {
+				e.Value, e.Source, e.Default, e.Synonyms = syn.Value, syn.Source, false, []topicconfig.Synonym{syn}
+				out = append(out, e)
+				break
+			}
+		}
+	}
 	return out
 }
 

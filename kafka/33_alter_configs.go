@@ -16,8 +16,11 @@ package kafka
 // CLIENT_METRICS resources (KIP-714 subscriptions) are validated as
 // Kafka's ClientMetricsConfigs and kept by kafka/telemetry's store;
 // removing every config removes the subscription (telemetry.go).
-// Left out: BROKER configs are static (flags): a change to them is
-// INVALID_REQUEST; other resource types are INVALID_REQUEST.
+// BROKER resources set the dynamic broker configs of this broker (its
+// node id) or every broker's default (""), replacing that layer's set
+// (resolver/broker_dynamic.go); a read-only or invalid one is
+// INVALID_REQUEST, as Kafka answers. Other resource types are
+// INVALID_REQUEST.
 
 import (
 	"fmt"
@@ -55,17 +58,20 @@ func (s *Server) alterConfigs(rr kmsg.AlterConfigsRequestResource, validateOnly 
 	if dup := duplicateName(names); dup != "" {
 		return duplicateConfig(dup)
 	}
-	if rr.ResourceType == kmsg.ConfigResourceTypeBroker {
-		if len(names) == 0 {
-			return nil // nothing to change
-		}
-		return errStaticBrokerConfig(names)
+	if rr.ResourceType == kmsg.ConfigResourceTypeBroker { // resolver/broker_dynamic.go
+		return brokerConfigErr(s.res.AlterBrokerConfigs(brokerLayer(rr.ResourceName), configs, validateOnly))
 	}
 	if rr.ResourceType == kmsg.ConfigResourceTypeClientMetrics {
 		return s.alterClientMetrics(rr.ResourceName, configs, validateOnly)
 	}
 	if rr.ResourceType == kmsg.ConfigResourceTypeGroupConfig {
 		return fmt.Errorf("%w: group configs are altered with IncrementalAlterConfigs", kerr.InvalidRequest)
+	}
+	if initial, ok := internalTopicConfigs[rr.ResourceName]; ok {
+		if err := s.internalConfigsServed(); err != nil {
+			return err
+		}
+		return s.res.AlterInternalTopicConfigs(rr.ResourceName, initial, configs, validateOnly)
 	}
 	return s.catalog().AlterTopicConfigs(rr.ResourceName, configs, validateOnly)
 }

@@ -17,8 +17,10 @@ package kafka
 // CLIENT_METRICS resources (KIP-714 subscriptions) are validated as
 // Kafka's ClientMetricsConfigs and kept by kafka/telemetry's store;
 // removing every config removes the subscription (telemetry.go).
-// Left out: BROKER configs are static (flags): a change to them is
-// INVALID_REQUEST; other resource types are INVALID_REQUEST.
+// BROKER resources change the dynamic broker configs of this broker (its
+// node id) or every broker's default ("") (resolver/broker_dynamic.go); a
+// read-only or invalid one is INVALID_REQUEST, as Kafka answers. Other
+// resource types are INVALID_REQUEST.
 
 import (
 	"fmt"
@@ -70,11 +72,14 @@ func (s *Server) incrementalAlter(rr kmsg.IncrementalAlterConfigsRequestResource
 	if rr.ResourceType == kmsg.ConfigResourceTypeGroupConfig {
 		return s.alterGroupConfigs(rr.ResourceName, ops, validateOnly)
 	}
-	if rr.ResourceType == kmsg.ConfigResourceTypeBroker {
-		if len(ops) == 0 {
-			return nil
+	if rr.ResourceType == kmsg.ConfigResourceTypeBroker { // resolver/broker_dynamic.go
+		return brokerConfigErr(s.res.IncrementalAlterBrokerConfigs(brokerLayer(rr.ResourceName), ops, validateOnly))
+	}
+	if initial, ok := internalTopicConfigs[rr.ResourceName]; ok {
+		if err := s.internalConfigsServed(); err != nil {
+			return err
 		}
-		return errStaticBrokerConfig(names)
+		return s.res.IncrementalAlterInternalTopicConfigs(rr.ResourceName, initial, ops, validateOnly)
 	}
 	return s.catalog().IncrementalAlterTopicConfigs(rr.ResourceName, ops, validateOnly)
 }

@@ -105,7 +105,7 @@ func (s *Server) dtpTopic(e paging.Entry) kmsg.DescribeTopicPartitionsResponseTo
 	if t.IsInternal {
 		t.TopicID, _ = s.res.InternalTopicID(e.Topic)
 	} else if rt, ok := s.res.Topic(e.Topic); ok {
-		t.TopicID = rt.ID
+		t.TopicID, t.IsInternal = rt.ID, rt.Companion // as in Metadata
 	}
 	t.Partitions = []kmsg.DescribeTopicPartitionsResponseTopicPartition{}
 	for p := e.From; p < e.To; p++ {

@@ -51,6 +51,7 @@ var apis = []api{
 	{key: 24, min: 0, max: 5, handle: handleAddPartitionsToTxn},
 	{key: 25, min: 0, max: 4, handle: handleAddOffsetsToTxn},
 	{key: 26, min: 0, max: 5, handle: handleEndTxn},
+	{key: 27, min: 1, max: 1, handle: handleWriteTxnMarkers},
 	{key: 28, min: 0, max: 6, handle: handleTxnOffsetCommit},
 	{key: 29, min: 1, max: 3, handle: handleDescribeAcls},
 	{key: 30, min: 1, max: 3, handle: handleCreateAcls},

@@ -20,7 +20,11 @@ func TestAcksZeroRefusedClosesConnection(t *testing.T) {
 	if err := store.Create([]auth.ACL{acl(auth.ResourceTopic, "ok", auth.OpWrite), acl(auth.ResourceTopic, "ok", auth.OpCreate)}); err != nil {
 		t.Fatal(err)
 	}
-	_, addr := saslServer(t, Config{Resolver: openResolver(t), Authorizer: auth.NewAuthorizer(store, nil, false)})
+	res := openResolver(t)
+	if _, err := res.CreateTopic("ok", 1, 1, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	_, addr := saslServer(t, Config{Resolver: res, Authorizer: auth.NewAuthorizer(store, nil, false)})
 	produce := func(topics ...string) *rawConn {
 		c := dialRaw(t, addr)
 		if resp := c.scramLogin("alice", "alice-pw"); resp.ErrorCode != 0 {

@@ -772,8 +772,10 @@ func TestClusterCoordinator(t *testing.T) {
 	}
 }
 
-// notInClusterKeys are the API keys no share groups without States hides.
-var notInClusterKeys = []int16{76, 77, 78, 79, 90, 91, 92}
+// notInClusterKeys are the API keys hidden in cluster mode: share groups
+// without States, and WriteTxnMarkers, whose cluster markers are
+// cluster/txnmark's.
+var notInClusterKeys = []int16{27, 76, 77, 78, 79, 90, 91, 92}
 
 // advertisedKeys asks c for ApiVersions v3 and returns its keys with
 // their maximum versions and the feature names.
@@ -888,15 +890,23 @@ func TestClusterCatalog(t *testing.T) {
 	md.AllowAutoTopicCreation = true
 	name := "auto-md"
 	md.Topics = []kmsg.MetadataRequestTopic{{Topic: &name}}
-	if r := ask(c, md).(*kmsg.MetadataResponse); r.Topics[0].ErrorCode != 0 {
-		t.Errorf("auto-create by Metadata: error %d", r.Topics[0].ErrorCode)
+	// The creating request is answered without the topic, as Kafka does.
+	if r := ask(c, md).(*kmsg.MetadataResponse); r.Topics[0].ErrorCode != kerr.UnknownTopicOrPartition.Code || len(r.Topics[0].Partitions) != 0 {
+		t.Errorf("auto-create by Metadata: error %d, %d partitions", r.Topics[0].ErrorCode, len(r.Topics[0].Partitions))
 	}
+	waitFor(t, "auto-md created on both nodes", func() bool { // the creation runs on after the answer
+		_, onA := g.resA.Partitions("auto-md")
+		_, onB := g.resB.Partitions("auto-md")
+		return onA && onB
+	})
 	exists("auto-md", 1)
-	// No owner yet: created, then not led here.
-	if p := ask(c, produceReq(9, "auto-produce", 0)).(*kmsg.ProduceResponse).Topics[0].Partitions[0]; p.ErrorCode != kerr.NotLeaderForPartition.Code {
-		t.Errorf("auto-create by Produce: error %d", p.ErrorCode)
+	// Produce never creates, as in Kafka 4.
+	if p := ask(c, produceReq(9, "auto-produce", 0)).(*kmsg.ProduceResponse).Topics[0].Partitions[0]; p.ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		t.Errorf("produce to a missing topic: error %d", p.ErrorCode)
 	}
-	exists("auto-produce", 1)
+	if _, ok := g.resA.Partitions("auto-produce"); ok {
+		t.Error("produce created a topic")
+	}
 
 	if _, err := adm.DeleteTopic(ctx, "c"); err != nil {
 		t.Fatal(err)
@@ -907,7 +917,7 @@ func TestClusterCatalog(t *testing.T) {
 		}
 	}
 	for m, want := range map[string]int{"CreateTopic": 1, "CreatePartitions": 1, "IncrementalAlterTopicConfigs": 1,
-		"AlterTopicConfigs": 1, "EnsureTopic": 2, "DeleteTopic": 1} {
+		"AlterTopicConfigs": 1, "EnsureTopic": 1, "DeleteTopic": 1} {
 		if got := cat.called(m); got != want {
 			t.Errorf("catalog %s called %d times, want %d", m, got, want)
 		}

@@ -1,8 +1,10 @@
 package kafka
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -41,10 +43,28 @@ func (s *Server) checkConfigResource(typ kmsg.ConfigResourceType, name string) e
 	return fmt.Errorf("%w: config resource type %v is not supported", kerr.InvalidRequest, typ)
 }
 
-// errStaticBrokerConfig refuses changes to broker configs: they are set by
-// flags at start and described as read-only.
-func errStaticBrokerConfig(names []string) error {
-	return fmt.Errorf("%w: broker configs are static (set by flags at start); cannot alter %v", kerr.InvalidRequest, names)
+// brokerLayer is the layer of dynamic broker configs a BROKER resource
+// names (checkConfigResource first): "" every broker's default, else this
+// broker's own.
+func brokerLayer(name string) resolver.BrokerLayer {
+	if name == "" {
+		return resolver.BrokerLayerDefault
+	}
+	return resolver.BrokerLayerNode
+}
+
+// brokerConfigErr is how Kafka answers a refused broker config change:
+// INVALID_REQUEST, whatever the reason (read-only, a bad value), with the
+// reason alone as the message (ConfigAdminManager, KAFKA-13609).
+func brokerConfigErr(err error) error {
+	if err == nil || errors.Is(err, resolver.ErrStorage) {
+		return err
+	}
+	msg := err.Error()
+	for _, sentinel := range []error{resolver.ErrReadOnlyBrokerConfig, resolver.ErrInvalidConfig} {
+		msg = strings.TrimPrefix(msg, sentinel.Error()+": ")
+	}
+	return kafkaWorded{sentinel: kerr.InvalidRequest, msg: msg}
 }
 
 // duplicateName returns the first config name listed twice, "" if none

@@ -36,6 +36,7 @@ var errorCodes = []struct {
 	{resolver.ErrOutOfOrderSequence, kerr.OutOfOrderSequenceNumber},
 	{resolver.ErrInvalidProducerEpoch, kerr.InvalidProducerEpoch},
 	{resolver.ErrUnknownProducerID, kerr.UnknownProducerID},
+	{resolver.ErrCoordinatorFenced, kerr.TransactionCoordinatorFenced},
 	{resolver.ErrInvalidTxnState, kerr.InvalidTxnState},
 	{resolver.ErrTopicDeletionDisabled, kerr.TopicDeletionDisabled},
 	{context.DeadlineExceeded, kerr.RequestTimedOut},

@@ -20,6 +20,10 @@ package kafka
 //     internal topic; adding partitions here would add nothing); CreateTopics
 //     answers TOPIC_ALREADY_EXISTS and DeleteTopics INVALID_TOPIC_EXCEPTION
 //     (reserved internal topic names); it is never auto-created as an ordinary topic.
+//   - DescribeConfigs shows the configs Kafka creates it with; AlterConfigs
+//     and IncrementalAlterConfigs change them as any topic's, kept
+//     durably (resolver/internal_configs.go), as Kafka lets an admin do;
+//     they bound nothing on an always-empty topic.
 //   - KIP-848 consumer groups match it by name or regex, as Kafka's broker
 //     does (server-side regex subscriptions), and share groups subscribing to it by name
 //     are assigned its partitions.
@@ -31,6 +35,7 @@ import (
 	"fmt"
 
 	"github.com/kgateway/kgateway/resolver"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -51,6 +56,16 @@ var internalTopicConfigs = map[string]map[string]string{
 	resolver.OffsetsTopic: {"cleanup.policy": "compact", "compression.type": "producer", "segment.bytes": "104857600"},
 	resolver.TransactionStateTopic: {"cleanup.policy": "compact", "compression.type": "uncompressed", "segment.bytes": "104857600",
 		"min.insync.replicas": "1", "unclean.leader.election.enable": "false"},
+}
+
+// internalConfigsServed: an internal topic's configs are altered on a
+// single node only; in cluster mode they would have to live in the shared
+// catalog (resolver/internal_configs.go keeps them in the node's store).
+func (s *Server) internalConfigsServed() error {
+	if s.cfg.Cluster != nil {
+		return fmt.Errorf("%w: the configs of internal topics are not altered in cluster mode", kerr.InvalidRequest)
+	}
+	return nil
 }
 
 // internalTopicErr is the error of a write (produce, delete records, new

@@ -3,7 +3,7 @@ package kafka
 // The node's bound on partitions (docs/DESIGN.md "Bounds"): every
 // partition is a log with open files and an index, so the partitions of
 // all topics together are bounded by partitions.max. CreateTopics,
-// CreatePartitions and auto-creation (Metadata, Produce) beyond it are
+// CreatePartitions and auto-creation (Metadata) beyond it are
 // refused with POLICY_VIOLATION, the code Kafka's own controller answers
 // for its partition bounds ("Excessively large number of partitions per
 // request"). Who may create at all is the ACLs' (CREATE on the cluster or

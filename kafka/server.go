@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kgateway/kgateway/auth"
+	"github.com/kgateway/kgateway/kafka/autocreate"
 	"github.com/kgateway/kgateway/kafka/features"
 	"github.com/kgateway/kgateway/kafka/fetchsession"
 	"github.com/kgateway/kgateway/kafka/quota"
@@ -42,6 +43,11 @@ type Server struct {
 	features *features.Levels
 	// sessions is the fetch session cache (KIP-227, kafka/fetchsession).
 	sessions fetchsession.Cache
+
+	// auto runs Metadata's topic auto-creations (kafka/autocreate), made
+	// at first use (autoCreator); its goroutines are counted by conns.
+	auto     *autocreate.Creator
+	autoOnce sync.Once
 
 	// closing is closed when Close starts: long-poll waits return early
 	// and readers stop taking new requests.

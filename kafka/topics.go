@@ -27,42 +27,21 @@ func validTopicName(name string) bool {
 	return true
 }
 
-// partitionOf checks that topic has partition, auto-creating the topic
-// when create is set and the resolver's auto.create.topics.enable allows
-// it, and returns the topic's partition count. It runs for every partition
-// of every produce and fetch, so it copies nothing (resolver.Partitions,
-// not Topic with its configs).
+// partitionOf checks that topic has partition and returns the topic's
+// partition count. It never creates a topic: Produce and Fetch do not, as
+// in Kafka 4 (Metadata auto-creates, asynchronously: 03_metadata.go); a
+// missing topic is UNKNOWN_TOPIC_OR_PARTITION whatever its name, as Kafka
+// answers. It runs for every partition of every produce and fetch, so it
+// copies nothing (resolver.Partitions, not Topic with its configs).
 // An internal topic has internalPartitions empty partitions to read, and
-// none to write (internal_topics.go).
-func (s *Server) partitionOf(topic string, partition int32, create bool) (int32, error) {
-	var cat Catalog
-	if create {
-		cat = s.catalog()
-	}
-	return s.partitionIn(cat, topic, partition)
-}
-
-// partitionIn is partitionOf auto-creating through cat (nil: never), the
-// catalog of the request's principal (catalogAs), which a topic it
-// creates counts against.
-func (s *Server) partitionIn(cat Catalog, topic string, partition int32) (int32, error) {
-	create := cat != nil
+// none to write (internal_topics.go): write says which is asked.
+func (s *Server) partitionOf(topic string, partition int32, write bool) (int32, error) {
 	if resolver.IsInternalTopic(topic) {
-		return internalPartitionOf(topic, partition, create)
-	}
-	if !validTopicName(topic) {
-		return 0, fmt.Errorf("%w: %q", resolver.ErrInvalidTopic, topic)
+		return internalPartitionOf(topic, partition, write)
 	}
 	n, ok := s.res.Partitions(topic)
-	if !ok && !create {
-		return 0, resolver.ErrUnknownTopic
-	}
 	if !ok {
-		t, err := cat.EnsureTopic(topic) // Topic changes through the catalog
-		if err != nil {
-			return 0, err
-		}
-		n = t.Partitions
+		return 0, fmt.Errorf("%w: %q", resolver.ErrUnknownTopic, topic)
 	}
 	if partition < 0 || partition >= n {
 		return 0, fmt.Errorf("%w: %s partition %d", resolver.ErrUnknownTopic, topic, partition)

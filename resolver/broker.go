@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -11,8 +12,9 @@ import (
 
 // Broker configs: the resolver's Config under Kafka's broker names, for
 // DescribeConfigs on the BROKER resource and as the defaults of the topic
-// configs that name them (configSpec.broker). They are static: set by
-// flags at start, read-only to AlterConfigs.
+// configs that name them (configSpec.broker). Set by flags at start; the
+// dynamic ones can change at run time (broker_dynamic.go), the rest are
+// read-only to AlterConfigs.
 
 // brokerSpec is one described broker config: Kafka's default, its type
 // and how to read it from a (defaulted) Config.
@@ -52,26 +54,30 @@ var brokerConfigs = map[string]brokerSpec{
 	"num.partitions":                      {"1", topicconfig.TypeInt, func(c Config) string { return itoa(int64(c.NumPartitions)) }},
 }
 
-// brokerValues maps each broker config name to its value.
+// brokerValues maps each broker config name to its effective value: a
+// dynamic one (broker_dynamic.go) over the flag's.
 func (r *Resolver) brokerValues() map[string]string {
 	out := make(map[string]string, len(brokerConfigs))
 	for name, spec := range brokerConfigs {
 		out[name] = spec.value(r.cfg)
 	}
+	l := r.layers()
+	maps.Copy(out, l.Default)
+	maps.Copy(out, l.Node)
 	return out
 }
 
-// BrokerConfigs describes the broker configs, sorted by name. A value
-// that differs from Kafka's default is STATIC_BROKER_CONFIG (it came from
-// a flag); the rest are DEFAULT_CONFIG. All are read-only.
+// BrokerConfigs describes the broker configs, sorted by name, each with
+// its synonyms in precedence order: DYNAMIC_BROKER_CONFIG and
+// DYNAMIC_DEFAULT_BROKER_CONFIG (broker_dynamic.go), STATIC_BROKER_CONFIG
+// when a flag set it apart from Kafka's default, DEFAULT_CONFIG. Only the
+// dynamic ones are writable.
 func (r *Resolver) BrokerConfigs() []topicconfig.Entry {
 	out := make([]topicconfig.Entry, 0, len(brokerConfigs))
 	for name, spec := range brokerConfigs {
-		e := topicconfig.Entry{Name: name, Default: true, ReadOnly: true, Type: spec.typ}
-		if v := spec.value(r.cfg); v != spec.def {
-			e.Synonyms = append(e.Synonyms, topicconfig.Synonym{Name: name, Value: v, Source: topicconfig.SourceStaticBroker})
-			e.Default = false
-		}
+		e := topicconfig.Entry{Name: name, Default: true, ReadOnly: !dynamicBrokerConfigs[name], Type: spec.typ}
+		e.Synonyms = r.brokerSynonyms(name)
+		e.Default = len(e.Synonyms) == 0
 		e.Synonyms = append(e.Synonyms, topicconfig.Synonym{Name: name, Value: spec.def, Source: topicconfig.SourceDefault})
 		e.Value, e.Source = e.Synonyms[0].Value, e.Synonyms[0].Source
 		out = append(out, e)

@@ -65,16 +65,16 @@ func (r *Resolver) TopicConfigs(name string) ([]topicconfig.Entry, error) {
 	if !ok {
 		return nil, ErrUnknownTopic
 	}
-	return topicconfig.Entries(t.Configs, r.brokerValues()), nil
+	return topicconfig.EntriesWith(t.Configs, r.brokerSynonyms), nil
 }
 
 // DefaultTopicConfigs is TopicConfigs for a topic with nothing set.
 func (r *Resolver) DefaultTopicConfigs() []topicconfig.Entry {
-	return topicconfig.Entries(nil, r.brokerValues())
+	return topicconfig.EntriesWith(nil, r.brokerSynonyms)
 }
 
 // ConfigsFor is TopicConfigs for a topic with set configured explicitly
 // (CreateTopics v5+ describes a topic that validate_only never created).
 func (r *Resolver) ConfigsFor(set map[string]string) []topicconfig.Entry {
-	return topicconfig.Entries(set, r.brokerValues())
+	return topicconfig.EntriesWith(set, r.brokerSynonyms)
 }

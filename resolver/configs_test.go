@@ -50,7 +50,7 @@ func TestBrokerDefaults(t *testing.T) {
 		t.Errorf("retention.ms synonyms: %+v", syn)
 	}
 	b := entryMap(g.r.BrokerConfigs())
-	if e := b["log.retention.ms"]; e.Value != "3600000" || e.Source != topicconfig.SourceStaticBroker || !e.ReadOnly {
+	if e := b["log.retention.ms"]; e.Value != "3600000" || e.Source != topicconfig.SourceStaticBroker || e.ReadOnly || !b["num.partitions"].ReadOnly {
 		t.Errorf("log.retention.ms: %+v", e)
 	}
 	if e := b["log.cleanup.policy"]; e.Value != "delete" || e.Source != topicconfig.SourceDefault || e.Type != topicconfig.TypeList {

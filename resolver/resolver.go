@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kgateway/kgateway/cleaner"
@@ -34,6 +35,10 @@ type Resolver struct {
 	// guards nextLog. Reads of the catalog take only mu.
 	adminMu sync.Mutex
 	nextLog storage.LogID
+
+	// dynBroker is the dynamic broker configs (broker_dynamic.go),
+	// replaced whole under adminMu, read without locks.
+	dynBroker atomic.Pointer[brokerLayers]
 
 	// clusterID and internalIDs are set by Open and never change (the durable cluster id, reserved internal topic names).
 	clusterID   string
@@ -203,6 +208,9 @@ func Open(store *storage.Store, cfg Config) (*Resolver, error) {
 		return nil, err
 	}
 	if err := r.loadIdentity(); err != nil {
+		return nil, err
+	}
+	if err := r.loadBrokerConfigs(); err != nil {
 		return nil, err
 	}
 	if err := r.finishDeletes(); err != nil {

@@ -69,6 +69,11 @@ func (r *Resolver) AddTxnPartition(topic string, partition int32, pid int64, epo
 	return p.app.txn.register(pid, epoch, p.app.prod.m)
 }
 
+// ErrCoordinatorFenced: a transaction marker from a coordinator epoch
+// older than the one of the producer's last marker on the partition (a
+// coordinator that has since moved on); kafka/errors.go maps it.
+var ErrCoordinatorFenced = errors.New("resolver: transaction coordinator fenced")
+
 // WriteTxnMarker appends a COMMIT (commit=true) or ABORT control batch for
 // (pid, epoch) to the partition and returns once it is durable. It ends
 // pid's transaction there: the LSO moves past it, and an abort is recorded
@@ -77,7 +82,9 @@ func (r *Resolver) AddTxnPartition(topic string, partition int32, pid int64, epo
 // written and nil is returned (recovery re-sends markers), once everything
 // written before is durable. A marker's epoch may be newer than the
 // producer's batches (an abort that fences): the partition's producer
-// epoch becomes the marker's (the control batch format, epoch fencing).
+// epoch becomes the marker's (the control batch format, epoch fencing). A marker from a coordinator epoch
+// older than the producer's last marker's is ErrCoordinatorFenced, as in
+// Kafka's ProducerStateManager.
 func (r *Resolver) WriteTxnMarker(topic string, partition int32, pid int64, epoch int16, commit bool, coordinatorEpoch int32) error {
 	p, err := r.partition(topic, partition)
 	if err != nil {
@@ -106,9 +113,14 @@ func (r *Resolver) WriteTxnMarker(topic string, partition int32, pid int64, epoc
 		}
 		return nil
 	}
-	if ps := p.app.prod.m[pid]; epoch < e.epoch || (ps != nil && epoch < ps.epoch) {
+	ps := p.app.prod.m[pid]
+	if epoch < e.epoch || (ps != nil && epoch < ps.epoch) {
 		p.app.Unlock()
 		return fmt.Errorf("%w: marker for producer %d at epoch %d is fenced", ErrInvalidProducerEpoch, pid, epoch)
+	}
+	if ps != nil && coordinatorEpoch < ps.coordEpoch {
+		p.app.Unlock()
+		return fmt.Errorf("%w: marker for producer %d from coordinator epoch %d, the partition has seen %d", ErrCoordinatorFenced, pid, coordinatorEpoch, ps.coordEpoch)
 	}
 	now := r.now().UnixMilli()
 	b := recordbatch.EncodeMarker(pid, epoch, commit, coordinatorEpoch, now)

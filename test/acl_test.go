@@ -147,7 +147,14 @@ func aclCases(a *aclServer, notAuthz func(int16) bool) []aclCase {
 		{name: "Metadata", refuse: kerr.TopicAuthorizationFailed,
 			grant: allowAlice().Topics("meta-").ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpDescribe, kadm.OpCreate),
 			try: func(t *testing.T, cl *kgo.Client) int16 {
-				return metadataTopic(t, cl, "meta-1").ErrorCode
+				// The creating request is answered without the topic
+				// (as Kafka): ask until it is there or refused.
+				var c int16
+				eventually(t, "meta-1", func() bool {
+					c = metadataTopic(t, cl, "meta-1").ErrorCode
+					return c != kerr.UnknownTopicOrPartition.Code
+				})
+				return c
 			}},
 		{name: "ListOffsets", refuse: kerr.TopicAuthorizationFailed,
 			grant: allowAlice().Topics("lo-1").Operations(kadm.OpDescribe),

@@ -183,3 +183,76 @@ func TestCompactedViewACLs(t *testing.T) {
 		}
 	}
 }
+
+// A companion is an internal topic in Metadata and DescribeTopicPartitions
+// (its source is not), so a client subscribing by pattern with internal
+// topics excluded (franz-go's regex consumer, the Java consumer's
+// exclude.internal.topics) reads the source and not its view too.
+func TestCompactedViewCompanionIsInternal(t *testing.T) {
+	g := newGatewayWith(t, gatewayOptions{cleaner: resolver.CleanerConfig{Threads: -1}})
+	ctx := testCtx(t)
+	const src, plain, companion = "vi-src", "vi-plain", "vi-src.compacted"
+	for topic, configs := range map[string]map[string]*string{src: {topicconfig.CompactedView: ptr("true")}, plain: nil} {
+		if resp, err := g.admin().CreateTopic(ctx, 1, 1, configs, topic); err != nil || resp.Err != nil {
+			t.Fatalf("create %s: %v %v", topic, err, resp.Err)
+		}
+	}
+	prod := g.client(kgo.ProducerLinger(0))
+	if err := prod.ProduceSync(ctx, &kgo.Record{Topic: src, Key: []byte("k"), Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.res.RunCleaner(time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if n := countRecordsOf(t, g, companion, src); n != 1 {
+		t.Fatalf("the companion holds %d records, want 1", n)
+	}
+
+	md := kmsg.NewPtrMetadataRequest() // every topic
+	resp, err := md.RequestWith(ctx, g.client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	internal := map[string]bool{}
+	for _, mt := range resp.Topics {
+		internal[*mt.Topic] = mt.IsInternal
+	}
+	if !internal[companion] || internal[src] {
+		t.Fatalf("Metadata internal flags: %s %v, %s %v", companion, internal[companion], src, internal[src])
+	}
+	dtp := kmsg.NewPtrDescribeTopicPartitionsRequest()
+	rt := kmsg.NewDescribeTopicPartitionsRequestTopic()
+	rt.Topic = companion
+	dtp.Topics, dtp.ResponsePartitionLimit = append(dtp.Topics, rt), 100
+	dresp, err := dtp.RequestWith(ctx, g.client())
+	if err != nil || len(dresp.Topics) != 1 || !dresp.Topics[0].IsInternal {
+		t.Fatalf("DescribeTopicPartitions of the companion: %v %+v", err, dresp)
+	}
+
+	// A regex consumer reads the source's record and the plain topic's,
+	// produced after it, and nothing of the companion.
+	if err := prod.ProduceSync(ctx, &kgo.Record{Topic: plain, Value: []byte("last")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	cons := g.client(kgo.ConsumeRegex(), kgo.ConsumeTopics("^vi-.*"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	seen := map[string]int{}
+	for seen[src] == 0 || seen[plain] == 0 {
+		fs := cons.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("regex consumer read %v", seen)
+		}
+		fs.EachRecord(func(r *kgo.Record) { seen[r.Topic]++ })
+		if seen[companion] > 0 {
+			t.Fatalf("the regex consumer read the internal companion: %v", seen)
+		}
+	}
+}
+
+// countRecordsOf is how many records a consumer of topic reads up to the
+// high watermark of hwmOf (a companion's is its source's).
+func countRecordsOf(t *testing.T, g *gateway, topic, hwmOf string) int {
+	t.Helper()
+	cl := g.client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	_, n := bootstrap(t, cl, g, hwmOf)
+	return n
+}

@@ -52,6 +52,7 @@ func makeBatch(s batchSpec) []byte {
 // partition's answer.
 func produceRaw(t *testing.T, cl *kgo.Client, topic string, batch []byte) kmsg.ProduceResponseTopicPartition {
 	t.Helper()
+	awaitTopic(t, cl, topic) // Produce never creates, as in Kafka 4
 	req := kmsg.NewPtrProduceRequest()
 	req.Acks, req.TimeoutMillis = -1, 10_000
 	rt := kmsg.NewProduceRequestTopic()
@@ -62,6 +63,23 @@ func produceRaw(t *testing.T, cl *kgo.Client, topic string, batch []byte) kmsg.P
 	req.Topics = append(req.Topics, rt)
 	resp := request[*kmsg.ProduceResponse](t, cl, req)
 	return resp.Topics[0].Partitions[0]
+}
+
+// awaitTopic auto-creates topic through Metadata, as a client's first
+// Metadata does, and returns its answer once the topic is there (the
+// request that starts an auto-creation is answered without it).
+func awaitTopic(t *testing.T, cl *kgo.Client, topic string) kmsg.MetadataResponseTopic {
+	t.Helper()
+	var mt kmsg.MetadataResponseTopic
+	eventually(t, "topic "+topic, func() bool {
+		req := kmsg.NewPtrMetadataRequest()
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = &topic
+		req.Topics, req.AllowAutoTopicCreation = append(req.Topics, rt), true
+		mt = request[*kmsg.MetadataResponse](t, cl, req).Topics[0]
+		return mt.ErrorCode != kerr.UnknownTopicOrPartition.Code
+	})
+	return mt
 }
 
 // fetchRaw fetches topic/0 from offset without waiting.

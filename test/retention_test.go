@@ -100,7 +100,8 @@ func TestConfigsRoundTripRestart(t *testing.T) {
 		t.Errorf("retention.ms synonyms: %+v", c.Synonyms)
 	}
 
-	for _, brokers := range [][]int32{nil, {0}} {
+	brokerConfigs := func(brokers ...int32) map[string]kadm.Config {
+		t.Helper()
 		rcs, err := adm.DescribeBrokerConfigs(testCtx(t), brokers...)
 		if err != nil || len(rcs) != 1 || rcs[0].Err != nil {
 			t.Fatalf("describe broker %v: %v %+v", brokers, err, rcs)
@@ -109,16 +110,30 @@ func TestConfigsRoundTripRestart(t *testing.T) {
 		for _, c := range rcs[0].Configs {
 			seen[c.Key] = c
 		}
-		for name, value := range map[string]string{"log.retention.ms": "604800000", "log.segment.bytes": "1073741824", "log.cleanup.policy": "delete", "message.max.bytes": "1048588", "node.id": "0"} {
-			if c := seen[name]; c.MaybeValue() != value {
-				t.Errorf("broker %v %s: %+v", brokers, name, seen[name])
-			}
+		return seen
+	}
+	seen := brokerConfigs(0)
+	for name, value := range map[string]string{"log.retention.ms": "604800000", "log.segment.bytes": "1073741824", "log.cleanup.policy": "delete", "message.max.bytes": "1048588", "node.id": "0"} {
+		if c := seen[name]; c.MaybeValue() != value {
+			t.Errorf("broker 0 %s: %+v", name, seen[name])
 		}
 	}
-	// Broker configs are static.
-	ar, err := adm.AlterBrokerConfigs(testCtx(t), []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "log.retention.ms", Value: ptr("1")}}, 0)
-	if err != nil || len(ar) != 1 || !errors.Is(ar[0].Err, kerr.InvalidRequest) {
+	// The cluster-wide default resource lists only what is set for every
+	// broker (nothing yet), as Kafka's does.
+	if seen := brokerConfigs(); len(seen) != 0 {
+		t.Errorf("the default broker resource: %v", seen)
+	}
+	// log.retention.ms is a dynamic broker config; num.partitions is not.
+	ar, err := adm.AlterBrokerConfigs(testCtx(t), []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "log.retention.ms", Value: ptr("3600000")}}, 0)
+	if err != nil || len(ar) != 1 || ar[0].Err != nil {
 		t.Fatalf("alter broker: %v %+v", err, ar)
+	}
+	if c := brokerConfigs(0)["log.retention.ms"]; c.MaybeValue() != "3600000" || c.Source != kmsg.ConfigSourceDynamicBrokerConfig {
+		t.Errorf("log.retention.ms after the alter: %+v", c)
+	}
+	ar, err = adm.AlterBrokerConfigs(testCtx(t), []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "num.partitions", Value: ptr("3")}}, 0)
+	if err != nil || len(ar) != 1 || !errors.Is(ar[0].Err, kerr.InvalidRequest) {
+		t.Fatalf("alter read-only num.partitions: %v %+v", err, ar)
 	}
 }
 

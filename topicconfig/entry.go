@@ -14,9 +14,11 @@ var ErrInvalid = errors.New("invalid config")
 type Source int8
 
 const (
-	SourceTopic        Source = 1 // DYNAMIC_TOPIC_CONFIG: set on the topic
-	SourceStaticBroker Source = 4 // STATIC_BROKER_CONFIG: a broker flag
-	SourceDefault      Source = 5 // DEFAULT_CONFIG: Kafka's default
+	SourceTopic                Source = 1 // DYNAMIC_TOPIC_CONFIG: set on the topic
+	SourceDynamicBroker        Source = 2 // DYNAMIC_BROKER_CONFIG: set at run time on this broker
+	SourceDynamicDefaultBroker Source = 3 // DYNAMIC_DEFAULT_BROKER_CONFIG: set at run time for every broker
+	SourceStaticBroker         Source = 4 // STATIC_BROKER_CONFIG: a broker flag
+	SourceDefault              Source = 5 // DEFAULT_CONFIG: Kafka's default
 )
 
 // Type is a config's value type. The values are Kafka's (DescribeConfigs
@@ -76,6 +78,18 @@ func Value(set map[string]string, broker Broker, name string) string {
 // and synonyms (DescribeConfigs reports all of them, not only the ones
 // set).
 func Entries(set map[string]string, broker Broker) []Entry {
+	return EntriesWith(set, func(name string) []Synonym {
+		if v, ok := broker[name]; ok && v != table[topicOf[name]].def {
+			return []Synonym{{Name: name, Value: v, Source: SourceStaticBroker}}
+		}
+		return nil
+	})
+}
+
+// EntriesWith is Entries with the broker's synonyms of each broker config
+// name given by brokerSyns, in precedence order (dynamic per-broker,
+// dynamic default, static), Kafka's default left out.
+func EntriesWith(set map[string]string, brokerSyns func(brokerName string) []Synonym) []Entry {
 	out := make([]Entry, 0, len(table))
 	for name, spec := range table {
 		e := Entry{Name: name, Type: spec.typ}
@@ -85,9 +99,7 @@ func Entries(set map[string]string, broker Broker) []Entry {
 		syn := name
 		if spec.broker != "" {
 			syn = spec.broker
-			if v := broker[spec.broker]; v != spec.def {
-				e.Synonyms = append(e.Synonyms, Synonym{Name: syn, Value: v, Source: SourceStaticBroker})
-			}
+			e.Synonyms = append(e.Synonyms, brokerSyns(spec.broker)...)
 		}
 		e.Synonyms = append(e.Synonyms, Synonym{Name: syn, Value: spec.def, Source: SourceDefault})
 		e.Value, e.Source = e.Synonyms[0].Value, e.Synonyms[0].Source

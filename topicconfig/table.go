@@ -75,6 +75,25 @@ var table = map[string]spec{
 	CompactedView:                             {"false", "", TypeBoolean, checkBool},
 }
 
+// topicOf maps each broker config name that is a topic config's default
+// (log.retention.ms, ...) to that topic config (retention.ms).
+var topicOf = func() map[string]string {
+	m := map[string]string{}
+	for name, spec := range table {
+		if spec.broker != "" {
+			m[spec.broker] = name
+		}
+	}
+	return m
+}()
+
+// TopicConfigOf is the topic config whose default broker config
+// brokerName is (log.retention.ms: retention.ms).
+func TopicConfigOf(brokerName string) (string, bool) {
+	name, ok := topicOf[brokerName]
+	return name, ok
+}
+
 // Known reports whether name is a topic config kgateway accepts.
 func Known(name string) bool {
 	_, ok := table[name]

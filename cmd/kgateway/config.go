@@ -83,7 +83,7 @@ type Config struct {
 	NumPartitions             int   `prop:"num.partitions" flag:"num-partitions" help:"partitions of an auto-created topic"`
 	MaxPartitions             int   `prop:"partitions.max" flag:"partitions-max" help:"partitions of all topics together; a topic creation (also automatic) or partition growth beyond is refused with POLICY_VIOLATION"`
 	MaxPartitionsPerPrincipal int   `prop:"partitions.max.per.principal" flag:"partitions-max-per-principal" help:"with an authorizer, partitions of the topics one principal created and that still exist; a topic creation (also automatic) or partition growth beyond is refused with POLICY_VIOLATION"`
-	AutoCreate                bool  `prop:"auto.create.topics.enable" flag:"auto-create-topics" help:"create unknown topics on Metadata and Produce"`
+	AutoCreate                bool  `prop:"auto.create.topics.enable" flag:"auto-create-topics" help:"create unknown topics a Metadata request names (Produce never creates, as in Kafka 4)"`
 	MaxRequestBytes           int   `prop:"socket.request.max.bytes" flag:"max-request-bytes" help:"largest request frame accepted"`
 	QueuedMaxRequestBytes     int64 `prop:"queued.max.request.bytes" flag:"queued-max-request-bytes" help:"most request bytes received and still needed by their handlers, server-wide (bytes other than record batches count 64 times, for decoding; a request that could never fit closes its connection); beyond it the server stops reading sockets"`
 	ConnectionsMaxIdleMs      int64 `prop:"connections.max.idle.ms" flag:"connections-max-idle-ms" help:"close a connection idle this long"`

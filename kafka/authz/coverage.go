@@ -102,7 +102,7 @@ const (
 )
 
 var authzCoverage = map[int16]authzStatement{
-	0:  {Topic: "WRITE per topic (TOPIC_AUTHORIZATION_FAILED); CREATE to auto-create", TxnID: "WRITE (TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every topic)"},
+	0:  {Topic: "WRITE per topic (TOPIC_AUTHORIZATION_FAILED)", TxnID: "WRITE (TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every topic)"},
 	1:  {Topic: "READ per partition, request and fetch session alike (TOPIC_AUTHORIZATION_FAILED)"},
 	2:  {Topic: "DESCRIBE per topic"},
 	3:  {Topic: "DESCRIBE per topic; all-topics lists only describable ones; CREATE to auto-create"},
@@ -125,6 +125,7 @@ var authzCoverage = map[int16]authzStatement{
 	24: {Topic: "WRITE per topic, all or none", TxnID: "WRITE; v4+ CLUSTER_ACTION"},
 	25: {Group: "READ", TxnID: "WRITE"},
 	26: {TxnID: "WRITE"},
+	27: {Topic: "ALTER or CLUSTER_ACTION on the cluster, in the handler (CLUSTER_AUTHORIZATION_FAILED per partition)"},
 	28: {Topic: "READ per topic", Group: "READ", TxnID: "WRITE", Member: memberNoACL},
 	29: {Typed: "DESCRIBE on the cluster, in the handler, whatever ACL resource is filtered"},
 	30: {Typed: "ALTER on the cluster, in the handler, whatever resource the ACL names"},

@@ -42,6 +42,7 @@ func init() {
 		24: authzAddPartitionsToTxn,
 		25: authzAddOffsetsToTxn,
 		26: authzEndTxn,
+		27: noCheck, // ALTER or CLUSTER_ACTION on the cluster, in the handler
 		28: authzTxnOffsetCommit,
 		29: noCheck, // DESCRIBE on the cluster, in the handler (SECURITY_DISABLED first)
 		30: noCheck, // ALTER on the cluster, in the handler
@@ -91,9 +92,8 @@ func TopicAllowed(rc Request, op auth.Operation) func(string) bool {
 }
 
 // authzProduce: WRITE on the transactional id (if any) and on each topic.
-// Produce auto-creates a missing topic (topics.go) where Kafka does not,
-// so creating one also needs CREATE on the cluster or the topic; without
-// it the answer is Kafka's for a missing topic, UNKNOWN_TOPIC_OR_PARTITION.
+// Produce never creates a topic (only Metadata auto-creates, as in Kafka
+// 4): a missing one is UNKNOWN_TOPIC_OR_PARTITION from the handler.
 func authzProduce(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.ProduceRequest)
 	txnRefused := r.TransactionID != nil && !rc.Allowed(auth.OpWrite, auth.ResourceTransactionalID, *r.TransactionID)
@@ -104,8 +104,6 @@ func authzProduce(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Respon
 			codes[t.Topic] = kerr.TransactionalIDAuthorizationFailed.Code
 		case !rc.Allowed(auth.OpWrite, auth.ResourceTopic, t.Topic):
 			codes[t.Topic] = kerr.TopicAuthorizationFailed.Code
-		case !mayCreate(rc, t.Topic):
-			codes[t.Topic] = kerr.UnknownTopicOrPartition.Code
 		default:
 			return true
 		}
@@ -127,15 +125,6 @@ func authzProduce(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Respon
 			pr.Topics = append(pr.Topics, rt)
 		}
 	}
-}
-
-// mayCreate says whether a request may auto-create topic: it exists, or
-// the principal has CREATE on the cluster or the topic.
-func mayCreate(rc Request, topic string) bool {
-	if rc.TopicExists(topic) || rc.IsInternal(topic) {
-		return true
-	}
-	return allowedCluster(rc, auth.OpCreate) || rc.Allowed(auth.OpCreate, auth.ResourceTopic, topic)
 }
 
 func authzListOffsets(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {

@@ -14,8 +14,8 @@ import (
 // Host is what a produce needs from kafka/'s Server, for one request
 // (its principal's catalog).
 type Host interface {
-	// Resolve resolves a partition, auto-creating its topic when the
-	// request's principal may (topic changes through the catalog).
+	// Resolve resolves a partition; it never creates a topic (only
+	// Metadata auto-creates, as in Kafka 4).
 	Resolve(topic string, partition int32) (resolver.Partition, error)
 	// RouteError is NOT_LEADER_OR_FOLLOWER for a partition this node
 	// does not lead (NOT_LEADER_OR_FOLLOWER routing), nil otherwise.
@@ -173,7 +173,7 @@ func frameBacking(r *kmsg.ProduceRequest, frameSize int) *resolver.Backing {
 }
 
 // target is one partition of a produce request, resolved once
-// (Host.Resolve, auto-creating the topic when allowed) by whichever of
+// (Host.Resolve) by whichever of
 // the implicit add to a transaction and the write asks first.
 type target struct {
 	topic     string

@@ -47,6 +47,9 @@ func parseExpected(r io.Reader) (map[string]expectation, error) {
 		default:
 			return nil, fmt.Errorf("line %d: outcome %q is not fail, skip or not-run", n, f[1])
 		}
+		if strings.Contains(f[0], "/") && f[1] != notRun {
+			return nil, fmt.Errorf("line %d: a subtest (%s) can only be not-run", n, f[0])
+		}
 		if _, dup := exp[f[0]]; dup {
 			return nil, fmt.Errorf("line %d: %s listed twice", n, f[0])
 		}
@@ -56,19 +59,36 @@ func parseExpected(r io.Reader) (map[string]expectation, error) {
 }
 
 // notRunPattern is go test's -skip pattern for the not-run entries ("" if
-// none).
-func notRunPattern(exp map[string]expectation) string {
-	var names []string
+// none). They are top-level tests, or subtests of one top-level test
+// ("TestA/sub": the rest of TestA runs): go test's pattern, split at its
+// slashes level by level, can say one or the other, not both.
+func notRunPattern(exp map[string]expectation) (string, error) {
+	var tops, subs []string
+	parents := map[string]bool{}
 	for name, e := range exp {
-		if e.outcome == notRun {
-			names = append(names, name)
+		if e.outcome != notRun {
+			continue
+		}
+		if parent, sub, ok := strings.Cut(name, "/"); ok {
+			subs = append(subs, sub)
+			parents[parent] = true
+		} else {
+			tops = append(tops, name)
 		}
 	}
-	if len(names) == 0 {
-		return ""
+	sort.Strings(tops)
+	sort.Strings(subs)
+	switch {
+	case len(subs) == 0 && len(tops) == 0:
+		return "", nil
+	case len(subs) == 0:
+		return "^(" + strings.Join(tops, "|") + ")$", nil
+	case len(tops) == 0 && len(parents) == 1:
+		for parent := range parents {
+			return "^" + parent + "$/^(" + strings.Join(subs, "|") + ")$", nil
+		}
 	}
-	sort.Strings(names)
-	return "^(" + strings.Join(names, "|") + ")$"
+	return "", fmt.Errorf("not-run entries must be top-level tests or subtests of one test, not both")
 }
 
 // verdict is the comparison of one run with the expected list.
@@ -112,13 +132,19 @@ func compare(all []string, got map[string]string, exp map[string]expectation, pa
 			v.problems = append(v.problems, fmt.Sprintf("%s: %s, but expected.txt:%d lists it as %s", name, o, e.line, e.outcome))
 		}
 	}
+	for name, e := range exp {
+		if parent, _, sub := strings.Cut(name, "/"); sub && known[parent] {
+			v.counts[notRun]++
+			v.expected = append(v.expected, fmt.Sprintf("%-44s not run  %s", name, e.reason))
+		}
+	}
 	if len(got) == 0 {
 		v.problems = append(v.problems, "no test reported an outcome")
 	}
 	if !partial {
 		for name, e := range exp {
-			if !known[name] {
-				v.problems = append(v.problems, fmt.Sprintf("%s: expected.txt:%d names a test franz-go no longer has: remove its line", name, e.line))
+			if parent, _, _ := strings.Cut(name, "/"); !known[parent] {
+				v.problems = append(v.problems, fmt.Sprintf("%s: expected.txt:%d names a test the suite no longer has: remove its line", name, e.line))
 			}
 		}
 	}

@@ -229,3 +229,37 @@ func caseConfigResources(r *run) {
 	r.doV("broker loggers", 1, listConfigResources(1, 8))
 	r.filter = nil
 }
+
+// caseConfigsInternal: the configs of the internal topics, described and
+// altered (Kafka lets an admin change them like any topic's).
+func caseConfigsInternal(r *run) {
+	r.awaitCoordinator(0, "kd-ci-g")  // Kafka creates __consumer_offsets
+	r.awaitCoordinator(1, "kd-ci-tx") // and __transaction_state
+	for _, topic := range []string{"__consumer_offsets", "__transaction_state"} {
+		r.await(topic+" described", describeConfigsReq(kmsg.ConfigResourceTypeTopic, topic, "cleanup.policy"), func(resp kmsg.Response) bool {
+			rs := resp.(*kmsg.DescribeConfigsResponse).Resources
+			return len(rs) == 1 && rs[0].ErrorCode == 0
+		})
+		r.do("describe "+topic, describeConfigsReq(kmsg.ConfigResourceTypeTopic, topic, "cleanup.policy", "min.compaction.lag.ms", "segment.bytes"))
+		inc := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeTopic, topic
+		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		c.Name, c.Op, c.Value = "min.compaction.lag.ms", kmsg.IncrementalAlterConfigOpSet, str("1000")
+		rr.Configs = append(rr.Configs, c)
+		inc.Resources = append(inc.Resources, rr)
+		r.do("incremental alter "+topic, inc)
+		r.awaitConfig(topic, "min.compaction.lag.ms", "1000")
+		r.do("describe "+topic+" after", describeConfigsReq(kmsg.ConfigResourceTypeTopic, topic, "cleanup.policy", "min.compaction.lag.ms", "segment.bytes"))
+		legacy := kmsg.NewPtrAlterConfigsRequest()
+		lr := kmsg.NewAlterConfigsRequestResource()
+		lr.ResourceType, lr.ResourceName = kmsg.ConfigResourceTypeTopic, topic
+		lc := kmsg.NewAlterConfigsRequestResourceConfig()
+		lc.Name, lc.Value = "cleanup.policy", str("compact")
+		lr.Configs = append(lr.Configs, lc)
+		legacy.Resources = append(legacy.Resources, lr)
+		r.do("legacy alter "+topic, legacy)
+		r.awaitConfig(topic, "min.compaction.lag.ms", "0")
+		r.do("describe "+topic+" after legacy", describeConfigsReq(kmsg.ConfigResourceTypeTopic, topic, "cleanup.policy", "min.compaction.lag.ms", "segment.bytes"))
+	}
+}

@@ -175,6 +175,7 @@ var expectFail = map[string]bool{
 	"groups describe missing":         true,
 	"features upgrade unsupported":    true,
 	"reassign execute unknown broker": true,
+	"configs broker alter read-only":  true,
 
 	"configs client-metrics alter invalid interval": true,
 	"configs client-metrics alter unknown config":   true,

@@ -105,6 +105,19 @@ func configSteps(s *session) {
 	s.step("configs broker default describe", configCommand, append(bs, "--describe", "--entity-type", "brokers", "--entity-default")...)
 	s.step("configs broker alter", configCommand, append(bs, "--alter", "--entity-type", "brokers", "--entity-name", nodeID,
 		"--add-config", "log.cleaner.threads=2")...)
+	// Dynamic broker configs: the cluster-wide default, then this broker's.
+	s.step("configs broker default alter dynamic", configCommand, append(bs, "--alter", "--entity-type", "brokers", "--entity-default",
+		"--add-config", "log.retention.ms=7200000")...)
+	s.step("configs broker default describe after alter", configCommand, append(bs, "--describe", "--entity-type", "brokers", "--entity-default")...)
+	s.step("configs broker alter dynamic", configCommand, append(bs, "--alter", "--entity-type", "brokers", "--entity-name", nodeID,
+		"--add-config", "log.segment.bytes=536870912")...)
+	s.step("configs broker describe after alter", configCommand, append(bs, "--describe", "--entity-type", "brokers", "--entity-name", nodeID)...)
+	s.step("configs broker alter read-only", configCommand, append(bs, "--alter", "--entity-type", "brokers", "--entity-name", nodeID,
+		"--add-config", "num.partitions=3")...)
+	s.step("configs broker default delete-config", configCommand, append(bs, "--alter", "--entity-type", "brokers", "--entity-default",
+		"--delete-config", "log.retention.ms")...)
+	s.step("configs broker delete-config", configCommand, append(bs, "--alter", "--entity-type", "brokers", "--entity-name", nodeID,
+		"--delete-config", "log.segment.bytes")...)
 	s.step("configs user scram alter", configCommand, append(bs, "--alter", "--entity-type", "users", "--entity-name", "alice",
 		"--add-config", "SCRAM-SHA-512=[password=alice-secret]")...)
 	s.step("configs user describe", configCommand, append(bs, "--describe", "--entity-type", "users", "--entity-name", "alice")...)
