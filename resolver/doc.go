@@ -46,7 +46,7 @@
 // A Fetch is docs/DESIGN.md "Read flow", whose steps this package's
 // comments cite by number: the binding names the log (step 1); the
 // ledger's ReadEntries takes one fresh snapshot and reads the view's entries
-// under it (steps 2–4, ledger/doc.go "Read by offset"); the resolver
+// under it (steps 2–4, ledger/doc.go "Read contract"); the resolver
 // judges the offset against the snapshot it returns, validates each entry
 // (step 5) and applies the limits and the read_committed bound (step 6,
 // "Transactions" below). The offset is judged so:
