@@ -15,6 +15,8 @@
 //	cleaner/      the log cleaner of compacted topics and views (L2–L15, W2)
 //	retention/    the retention pass (T1–T6) and the object tier's pass
 //	topicconfig/  the topic configs' names, defaults, checks and settings
+//	txnstate/     a partition's transaction state: the append side, the
+//	              read side (LSO, aborted index) and their durable keys
 //
 // What stays here: the catalog and its metadata, each topic's configs, the
 // partition (produce, fetch, producer state), the partition side of
@@ -43,68 +45,29 @@
 //
 // # Read flow
 //
-//  1. Coordinate: topic name or ID + partition resolves through the
-//     partition binding to a storage LogID and its managed ledger, once
-//     per request (Resolve, handle.go): the request's long-poll
-//     registration, reads and snapshots go through the Partition it
-//     returns. The fetch offset is the logical offset.
-//  2. Snapshot: the committed end (high watermark = storage durable
-//     End, D5) and the trim offset (log start), read together by the
-//     ledger's cursorless read (ledger ReadEntries) and fresh for every
-//     read; the read
-//     returns the snapshot it read under, and the resolver judges the
-//     offset against it:
-//     - S1 offset < trim offset -> ErrOffsetOutOfRange (trimmed).
-//     - S2 offset == committed end -> empty result (a long poll waits on
-//     a Waiter, which the next durable append wakes).
-//     - S3 offset > committed end -> ErrOffsetOutOfRange, but only from a
+// The read flow's steps are docs/DESIGN.md "Read flow": the request
+// resolves its Partition once (Resolve, handle.go), the ledger's
+// cursorless read returns the entries with the snapshot it read under
+// (high watermark and log start, fresh for every read), and the resolver
+// judges the offset against that snapshot, validates the bytes (fail
+// closed, ErrStorage) and applies the limits (KIP-74's minOne;
+// read_committed below the LSO with the aborted list, X1, X2):
+//
+//   - S1 offset < trim offset -> ErrOffsetOutOfRange (trimmed).
+//   - S2 offset == committed end -> empty result (a long poll waits on a
+//     Waiter, which the next durable append wakes).
+//   - S3 offset > committed end -> ErrOffsetOutOfRange, but only from a
 //     snapshot taken after the request arrived, never a cached one.
-//     - S4 EOF is never cached: the next append moves the end, so every
+//   - S4 EOF is never cached: the next append moves the end, so every
 //     call reads the end again.
-//  3. View: COMMITTED for a topic, TOPIC_COMPACTED for a companion
-//     topic (W5), chosen before any entry (ledger ReadEntries' view). Of each
-//     range of the log the read sees the generation the index names, the
-//     highest committed one (L10): a cleaned range of a compacted topic
-//     reads with gaps where records were superseded, and an offset in a
-//     gap reads from the next entry (L11, R3). TOPIC_COMPACTED reads the
-//     compacted view below its end and the log past it.
-//  4. Entries: under the same snapshot, the entries from the one holding
-//     the offset (a floor lookup in the entry index, O(log n), or the tail
-//     cache), never past the snapshot's end. Storage pins each ledger
-//     file while reading it, so a concurrent hard trim, retention or topic
-//     deletion cannot remove it mid-read; a read that loses such a race
-//     starts again from a fresh snapshot. Steps 2–4 and the payload read
-//     are the ledger's alone; nothing is created or updated by a read
-//     (R1). A partition deleted during the read is ErrUnknownTopic.
-//  5. Validate bytes before serving: magic 2, lengths, record count,
-//     base offset and count matching the index, no trailing bytes; the
-//     CRC32C is the storage frame's, verified on every disk read and
-//     covering every payload byte (the batch's own CRC and records were
-//     checked by Produce; a tail-cache read serves those very bytes).
-//     A failing entry fails closed with ErrStorage and is never served.
-//  6. Limits: maxBytes, except that with minOne the first batch is whole
-//     (KIP-74). ReadCommitted reads only below the last stable offset and
-//     gets the aborted transactions of what it reads ("Transactions", X1,
-//     X2). A fetch at an offset inside a batch returns the whole batch;
-//     clients skip the earlier records.
 //
 // # Write flow
 //
-// Produce validates a partition's one record batch, header and records
-// (below), before writing it (ErrCorruptBatch, ErrInvalidRecord,
-// ErrUnsupportedMagic, ErrMessageTooLarge). Under the partition's append
-// lock it checks the idempotent sequence (D4) and Writes the batch as one
-// entry (offsets dense, in order, D3); it Waits outside the lock and
-// answers only once the entry is durable (D1). ProduceAsync returns after
-// the Write with a PendingProduce to Wait on, so a connection writes its
-// next request while this one's group commit syncs (one fsync covers
-// both). The Kafka front end resolves the partition once (Resolve),
-// parses the request's records once (ParseBatches: split, checked, the
-// header fields it decides on) and hands both down (Partition.ProduceAsync),
-// which takes the caller's buffer instead of copying it. Produced payloads are kept by storage's tail cache
-// (AppendOptions.Retain), so fetches near the end are served from memory.
-// A long poll over many partitions waits on one Waiter (waiter.go) rather
-// than one channel per partition.
+// The write flow is docs/DESIGN.md "Write flow". ProduceAsync returns
+// after the Write with a PendingProduce to Wait on (D1), so a connection
+// writes its next request while this one's group commit syncs; the Kafka
+// front end resolves the partition once (Resolve) and parses the
+// request's records once (ParseBatches) and hands both down.
 //
 // Producer state is checkpointed in the metadata keyspace every few
 // appends with the offset it covers and rebuilt on Open by replaying the
@@ -197,13 +160,11 @@
 //
 // # Transactions
 //
-// The partition side of Kafka transactions (txn.go, txn_state.go,
-// txn_marker.go, txn_checkpoint.go); the coordinator is kafka/txn's. A
-// partition keeps, per producer, a registration or an open transaction
-// (its epoch and first offset), the last stable offset (LSO) and an index
-// of aborted transactions, in two views: the append side under the append
-// lock, which produce and markers check and change, and the read side
-// under the partition's short lock, which reads see.
+// The partition side of Kafka transactions (txn.go, txn_state.go); the
+// coordinator is kafka/txn's, the state itself (the append side and the
+// read side, and its durable keys) package txnstate's, whose doc says
+// what each view holds and under which lock. docs/DESIGN.md
+// "Transactions" tells the whole flow; the partition's rules are:
 //
 //	X1 read_committed: Fetch under ReadCommitted returns only whole batches
 //	   ending at or below the LSO, and Aborted lists every aborted

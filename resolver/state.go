@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kgateway/kgateway/resolver/txnstate"
 	"github.com/kgateway/kgateway/storage"
 )
 
@@ -21,7 +22,7 @@ const stateVersion = 1
 
 // stateKinds are the key prefixes of a partition's checkpoint, each
 // followed by the log id; the header first.
-var stateKinds = [][]byte{prefixCheckpoint, prefixProducer, prefixTxnOpen, prefixAborted}
+var stateKinds = [][]byte{prefixCheckpoint, prefixProducer, txnstate.PrefixOpen, txnstate.PrefixAborted}
 
 // ExportState writes a checkpoint of partition idx of topic now and
 // returns it, read back under the checkpoint lock so no other checkpoint

@@ -4,11 +4,11 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/kgateway/kgateway/recordbatch"
+	"github.com/kgateway/kgateway/resolver/txnstate"
 	"github.com/kgateway/kgateway/storage"
 )
 
@@ -17,14 +17,11 @@ import (
 // ErrInvalidTxnState: a transactional batch for a partition that is not in
 // its producer's ongoing transaction (KIP-890 part 1), mapped to
 // INVALID_TXN_STATE in kafka/errors.go.
-var ErrInvalidTxnState = errors.New("resolver: invalid transaction state")
+var ErrInvalidTxnState = txnstate.ErrInvalidTxnState
 
 // AbortedTxn is one aborted transaction of a partition (Kafka's
 // AbortedTransactions in a Fetch response).
-type AbortedTxn struct {
-	ProducerID  int64
-	FirstOffset Offset
-}
+type AbortedTxn = txnstate.AbortedTxn
 
 // ProducerState is one producer of a partition (DescribeProducers).
 type ProducerState struct {
@@ -66,7 +63,7 @@ func (r *Resolver) AddTxnPartition(topic string, partition int32, pid int64, epo
 	if p.app.failed != nil {
 		return storageErr("partition failed earlier; reopen required", p.app.failed)
 	}
-	return p.app.txn.register(pid, epoch, p.app.prod.m)
+	return p.app.txn.Register(pid, epoch, p.app.prod.epochOf)
 }
 
 // WriteTxnMarker appends a COMMIT (commit=true) or ABORT control batch for
@@ -92,7 +89,7 @@ func (r *Resolver) WriteTxnMarker(topic string, partition int32, pid int64, epoc
 		p.app.Unlock()
 		return storageErr("partition failed earlier; reopen required", p.app.failed)
 	}
-	e := p.app.txn.m[pid]
+	e := p.app.txn.Open[pid]
 	if e == nil {
 		// Nothing to end (a marker re-sent by recovery, X3). An earlier
 		// marker for pid may still be on its way to disk: wait for every
@@ -106,7 +103,7 @@ func (r *Resolver) WriteTxnMarker(topic string, partition int32, pid int64, epoc
 		}
 		return nil
 	}
-	if ps := p.app.prod.m[pid]; epoch < e.epoch || (ps != nil && epoch < ps.epoch) {
+	if ps := p.app.prod.m[pid]; epoch < e.Epoch || (ps != nil && epoch < ps.epoch) {
 		p.app.Unlock()
 		return fmt.Errorf("%w: marker for producer %d at epoch %d is fenced", ErrInvalidProducerEpoch, pid, epoch)
 	}
@@ -119,7 +116,7 @@ func (r *Resolver) WriteTxnMarker(topic string, partition int32, pid int64, epoc
 		return storageErr("write marker", err)
 	}
 	off := pd.Header().Offset
-	ended, aborted := p.app.txn.end(pid, off, commit)
+	ended, aborted := p.app.txn.End(pid, off, commit)
 	p.app.prod.fence(pid, epoch, coordinatorEpoch, now, r.states.limits)
 	p.app.maxTS.observe(now, off)
 	p.app.next = pd.Header().End()
@@ -144,14 +141,14 @@ func (r *Resolver) WriteTxnMarker(topic string, partition int32, pid int64, epoc
 // markerDurable moves the read view past a durable marker (X2): the
 // transaction is no longer open, an abort is in the index, and the
 // partition's long polls wake.
-func (p *partition) markerDurable(ended *txnEntry, aborted *abortedTxn, ts int64, off Offset) {
+func (p *partition) markerDurable(ended *txnstate.Entry, aborted *txnstate.Aborted, ts int64, off Offset) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if ended.first >= 0 {
-		p.mu.txn.removeOpen(ended.first)
+	if ended.First >= 0 {
+		p.mu.txn.RemoveOpen(ended.First)
 	}
 	if aborted != nil {
-		p.mu.txn.addAborted(*aborted)
+		p.mu.txn.AddAborted(*aborted)
 	}
 	p.mu.maxTS.observe(ts, off)
 	if !p.mu.deleted {
@@ -172,22 +169,22 @@ func (r *Resolver) Producers(topic string, partition int32) ([]ProducerState, er
 	}
 	p.app.Lock()
 	defer p.app.Unlock()
-	out := make([]ProducerState, 0, len(p.app.prod.m)+len(p.app.txn.m))
+	out := make([]ProducerState, 0, len(p.app.prod.m)+len(p.app.txn.Open))
 	for pid, ps := range p.app.prod.m {
 		st := ProducerState{ProducerID: pid, Epoch: ps.epoch, LastSequence: -1, LastTimestamp: ps.lastTS,
 			CoordinatorEpoch: ps.coordEpoch, TxnStartOffset: -1}
 		if n := len(ps.batches); n > 0 {
 			st.LastSequence = ps.batches[n-1].last
 		}
-		if e := p.app.txn.m[pid]; e != nil && e.first >= 0 {
-			st.TxnStartOffset = e.first
+		if e := p.app.txn.Open[pid]; e != nil && e.First >= 0 {
+			st.TxnStartOffset = e.First
 		}
 		out = append(out, st)
 	}
-	for pid, e := range p.app.txn.m {
-		if _, known := p.app.prod.m[pid]; !known && e.first >= 0 {
-			out = append(out, ProducerState{ProducerID: pid, Epoch: e.epoch, LastSequence: -1, LastTimestamp: -1,
-				CoordinatorEpoch: -1, TxnStartOffset: e.first})
+	for pid, e := range p.app.txn.Open {
+		if _, known := p.app.prod.m[pid]; !known && e.First >= 0 {
+			out = append(out, ProducerState{ProducerID: pid, Epoch: e.Epoch, LastSequence: -1, LastTimestamp: -1,
+				CoordinatorEpoch: -1, TxnStartOffset: e.First})
 		}
 	}
 	slices.SortFunc(out, func(a, b ProducerState) int { return cmp.Compare(a.ProducerID, b.ProducerID) })
