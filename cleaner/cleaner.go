@@ -12,7 +12,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// The log cleaner of compacted topics (resolver/doc.go "Compaction", L2-L11).
+// The log cleaner of compacted topics (doc.go "Compaction", L2-L11).
 // Each pass cleans one partition: it maps the dirty ledgers' keys to
 // their latest offsets (L3), then rewrites the range from the log's first
 // ledger to where the map ends as a new generation (L4, L8, L9).

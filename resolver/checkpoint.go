@@ -29,7 +29,7 @@ import (
 // as of the last checkpoint that changed it, which is its state as of
 // Covered. Version 1 headers held the whole map; they are still read, and
 // the next checkpoint rewrites them in the current form. The same ApplyMeta
-// carries the changed transaction state as of Covered (txn_checkpoint.go,
+// carries the changed transaction state as of Covered (package txnstate,
 // X6, X7).
 
 const (

@@ -391,7 +391,7 @@ func replayFromStart(t *testing.T, g *gateway, topic string) {
 	}
 	g.r.Close()
 	g.r = nil
-	ops, err := (&stateStore{store: g.store}).txnKeys(p.log)
+	ops, err := txnstate.Keys(g.store, p.log)
 	if err != nil {
 		t.Fatal(err)
 	}

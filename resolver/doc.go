@@ -93,246 +93,34 @@
 //
 // # Record validation and compression
 //
-// A produce carries exactly one batch per partition (Produce v3+). Before
-// anything is written, outside every lock, its records are walked
-// (recordbatch/recordwalk.go), decompressed first when the batch is compressed
-// (recordbatch/compression.go):
-//
-//	Z1 The records section is what the codec says: it decodes as gzip,
-//	   snappy (raw or xerial-framed), lz4 frames or zstd frames, to its
-//	   end, with no bytes after the compressed data; otherwise
-//	   ErrCorruptBatch (CORRUPT_MESSAGE).
-//	Z2 The records agree with the header: exactly recordCount well-formed
-//	   records (each exactly its declared length), the i-th with offset
-//	   delta i, nothing after the last; otherwise ErrInvalidRecord
-//	   (INVALID_RECORD). The same holds for uncompressed batches.
-//	Z3 A section decompresses to at most 64 x max.message.bytes
-//	   (decompressedLimit); past it the batch is ErrInvalidRecord. Raw
-//	   snappy's declared length is checked before it is decoded.
-//	Z4 Decompression streams through a pooled window (a raw snappy block
-//	   into a pooled buffer) and keeps nothing: only the stored,
-//	   compressed bytes outlive the check. At most max(4, 2 x GOMAXPROCS)
-//	   batches decompress at once.
-//
-// A refused batch appends nothing. scanRecords is also the way to read
-// records' offset and timestamp deltas (RecordMeta) elsewhere.
+// A produce carries exactly one batch per partition (Produce v3+); its
+// records are walked before anything is written, outside every lock, by
+// package recordbatch, which defines Z1–Z4 (recordbatch/doc.go "Record
+// validation and compression"). A refused batch appends nothing.
 //
 // # Configs and retention
 //
-// Topic configs live in the binding under Kafka's names (configs.go);
-// each unset one defaults to the broker config Kafka names for it
-// (broker.go: log.retention.ms, log.segment.bytes, log.roll.ms,
-// message.max.bytes, log.message.timestamp.type, log.cleanup.policy),
-// else to Kafka's default, and DescribeConfigs reports which (source and
-// synonyms). segment.bytes/segment.ms become the partition's ledger.Config
-// (an alter reopens the ledger); max.message.bytes and
-// message.timestamp.type apply to the next Produce; cleanup.policy picks
-// retention, the cleaner or both (L5); min.insync.replicas other than 1 is
-// refused. Retention (package retention, below) is a pass, every
-// log.retention.check.interval.ms and on RunRetention, that turns retention.ms and retention.bytes into a
-// boundary at a sealed ledger's end and feeds it to storage SoftTrim then
-// HardTrim; DeleteRecords moves the log start the same way.
-//
-// # Retention
-//
-// A retention pass over one partition (retention/retention.go):
-//
-//	T1 Only whole sealed ledgers are removed, as Kafka removes whole
-//	   segments: the boundary is always the first offset of a ledger that
-//	   follows a sealed one (or the current log start).
-//	T2 Time (retention.ms >= 0): a ledger goes when every entry in it and
-//	   before it has a max timestamp below now - retention.ms. One SeekTime
-//	   through the time index (it holds the running max timestamp) finds
-//	   the first entry that is not expired; no payload is read.
-//	T3 Size (retention.bytes >= 0): the oldest sealed ledgers go while the
-//	   size left (LedgerInfo.Bytes, file bytes) would still be at least
-//	   retention.bytes (Kafka's rule).
-//	T4 An open ledger whose entries are all expired is rolled first and
-//	   then removed (Kafka rolls an expired active segment). Data within
-//	   retention is never removed: an entry appended during the pass lands
-//	   at or past the boundary, which was computed before it.
-//	T5 Whole ledgers below the log start (after DeleteRecords) are removed
-//	   too.
-//	T6 SoftTrim(boundary) first, so the log start moves and reads below it
-//	   are OFFSET_OUT_OF_RANGE (S1) before any file goes; then HardTrim
-//	   removes the ledgers below it (a file a read has pinned goes when the
-//	   read releases it, storage I6).
+// Topic configs live in the binding under Kafka's names (configs.go),
+// each unset one defaulting to the broker config Kafka names for it
+// (broker.go), else to Kafka's default; package topicconfig says what each
+// resolves to. Retention is package
+// retention's pass (T1–T6, retention/doc.go "Retention"); DeleteRecords
+// moves the log start the same way (SoftTrim, then HardTrim).
 //
 // # Transactions
 //
 // The partition side of Kafka transactions (txn.go, txn_state.go); the
-// coordinator is kafka/txn's, the state itself (the append side and the
-// read side, and its durable keys) package txnstate's, whose doc says
-// what each view holds and under which lock. docs/DESIGN.md
-// "Transactions" tells the whole flow; the partition's rules are:
-//
-//	X1 read_committed: Fetch under ReadCommitted returns only whole batches
-//	   ending at or below the LSO, and Aborted lists every aborted
-//	   transaction whose ABORT marker is at or after the first returned
-//	   batch and whose first offset is before the end of the last one, by
-//	   first offset (Kafka's collectAbortedTxns). A client that drops each
-//	   listed producer's batches from its first offset to its marker gets
-//	   exactly the committed data. Markers are served at both levels;
-//	   clients skip them.
-//	X2 The LSO is the first offset of the earliest open transaction, else
-//	   the high watermark, never below the log start; Fetch at both levels,
-//	   Bounds and ListOffsets "latest" under read_committed report it. It
-//	   never moves backwards, across crashes too: a transaction's first
-//	   offset enters the read side before its first batch is written (so
-//	   before the high watermark can pass it) and leaves only once its
-//	   marker is durable, and a restart reopens exactly the transactions
-//	   whose marker is not durable (X7).
-//	X3 A marker is Kafka's control batch: magic 2, attributes
-//	   transactional|control, one record whose key is version int16 0 and
-//	   type int16 (0 ABORT, 1 COMMIT) and whose value is version int16 0
-//	   and the coordinator epoch int32; producer id and epoch set, base
-//	   sequence -1. WriteTxnMarker writes it as one entry and returns once
-//	   it is durable (D1). It is idempotent: for a producer with neither a
-//	   registration nor an open transaction on the partition nothing is
-//	   written, and nil is returned once every earlier write is durable.
-//	X4 KIP-890 part 1: a transactional batch is appended only when its
-//	   producer is registered on the partition (AddTxnPartition) or has an
-//	   open transaction there, at that epoch; otherwise ErrInvalidTxnState
-//	   (INVALID_TXN_STATE) and nothing is written. A marker ends the
-//	   registration.
-//	X5 Fencing: a registration or a marker with a newer epoch (an abort
-//	   that fences) makes it the producer's epoch on the partition;
-//	   batches, registrations and markers of older epochs get
-//	   ErrInvalidProducerEpoch. The marker is in the log, so the fence
-//	   survives a restart.
-//	X6 The aborted-transaction index has one entry per ABORT marker of a
-//	   transaction that wrote data: producer, first offset, marker offset.
-//	   The log is its record: the producer-state checkpoint covering a
-//	   marker writes its entry (resolver/aborted/<log><offset>) in the same
-//	   atomic ApplyMeta, and Open re-derives the later ones by replay. An
-//	   entry goes, from memory at once and from disk at the next
-//	   checkpoint, when the log start (retention, DeleteRecords) passes its
-//	   marker; one whose transaction straddles the log start stays.
-//	X7 Recovery: a checkpoint holds, as of its Covered offset, the open
-//	   transactions (producer, epoch, first offset) beside the producer
-//	   state (P3); Open replays the batch headers after Covered:
-//	   transactional batches open transactions, markers end them (an ABORT
-//	   into the index) and set the producer's epoch. The rebuilt open
-//	   transactions, LSO and index are those of the durable log exactly.
-//	   A trim (retention, DeleteRecords) checkpoints before it moves the
-//	   log start, so no marker is trimmed away before a checkpoint covers
-//	   it. Registrations without a batch are not persisted: the
-//	   coordinator registers its Ongoing transactions' partitions again.
-//	X8 Only WriteTxnMarker writes control batches: a produced control batch
-//	   is ErrInvalidRecord, as is a transactional batch without a producer
-//	   id.
-//	X9 read_committed without transactions costs what read_uncommitted
-//	   costs: the LSO comes from a kept first-open offset under the
-//	   partition's short lock, and with no aborted transaction in the
-//	   returned range nothing is allocated (Aborted is nil).
-//
-// Transactions are kept apart from the idempotent-producer state, so
-// expiry and the cap (P1, P2) never end an open transaction.
+// coordinator is kafka/txn's (docs/DESIGN.md "Transactions"). The state
+// and its rules X1–X9 are package txnstate's (resolver/txnstate/doc.go
+// "Rules"); the resolver holds that state under the partition's locks,
+// writes the markers (X3) and refuses produced control batches (X8).
 //
 // # Compaction
 //
-// A topic whose cleanup.policy has compact keeps the latest record per
-// key (package cleaner, which sees the resolver through the narrow
-// interfaces cleaner_host.go implements). The cleaner runs in the
-// background, on log.cleaner.threads goroutines, and RunCleaner runs it
-// on demand.
-// Each partition's log is a cleaned prefix (one ledger of a generation
-// above 0, deduplicated) followed by dirty ledgers and the open one.
-//
-//	L1  A compacted topic refuses a batch holding a record without a key:
-//	    INVALID_RECORD, and nothing of the batch is appended (Kafka's
-//	    LogValidator). Tombstones (null values) have keys and are taken.
-//	L2  Only sealed ledgers are cleaned, and only those before the first
-//	    ledger holding an entry newer than now - min.compaction.lag.ms
-//	    (one seek in the time index). A partition is due when its dirty
-//	    bytes reach min.cleanable.dirty.ratio of the cleanable bytes
-//	    (dirty ones included), when its first dirty entry is older than
-//	    max.compaction.lag.ms, or when a tombstone's delete horizon (L8)
-//	    has passed; a pass takes the partitions past max.compaction.lag.ms
-//	    first, then the dirtiest.
-//	L3  A pass maps key -> latest offset in a fixed budget: the dedupe
-//	    buffer divided by the threads, 24 bytes a key (a 16-byte digest
-//	    and an offset, as Kafka's SkimpyOffsetMap), at most 90% full. It
-//	    maps the dirty ledgers in order and, when the map fills, cleans
-//	    up to the start of the ledger it filled in; the next pass goes
-//	    on from there. Every record it removes is superseded by a record
-//	    at a higher offset that is kept, so each pass is correct alone,
-//	    and a partition with more keys than fit takes several. A dirty
-//	    ledger with more keys than the whole map is not cleaned (an error
-//	    is logged), as Kafka refuses a segment its map cannot hold.
-//	L4  The rewrite keeps the latest record of each key (a record whose
-//	    key maps to a higher offset goes; keyless records go). Offsets
-//	    never change: a kept batch keeps its base offset and its
-//	    lastOffsetDelta, its records their offsets, so offset deltas may
-//	    skip and a batch may hold fewer records than it spans. A batch
-//	    left without records goes, leaving a gap, unless it is the last
-//	    batch of its producer id in the cleaned range: that one is kept
-//	    empty, for the producer's sequence. Producer id, epoch, base
-//	    sequence, partition leader epoch, codec and timestamp type are
-//	    kept; a changed batch is recompressed with its own codec, an
-//	    unchanged one is copied as it is.
-//	L5  cleanup.policy=compact: the cleaner runs and L1 holds; retention
-//	    by time and size does not (DeleteRecords still moves the log
-//	    start). delete: retention (T1-T6) only. compact,delete: both.
-//	    Changing it on a live topic takes effect at the next produce and
-//	    pass.
-//	L6  A compacted topic's open ledger rolls at min(segment.ms,
-//	    max.compaction.lag.ms) (Kafka's LogConfig.maxSegmentMs), so its
-//	    records become cleanable within max.compaction.lag.ms of appends.
-//	L7  The cleaner's reads and writes together are throttled to
-//	    log.cleaner.io.max.bytes.per.second over all threads.
-//	L8  A tombstone is kept for delete.retention.ms after the pass that
-//	    first cleaned it: that pass sets its batch's delete horizon (the
-//	    attribute bit 0x40, and the base timestamp holds now +
-//	    delete.retention.ms, as Kafka's KIP-534); a pass after the
-//	    horizon removes it. Record timestamps stay as produced.
-//	L9  A cleaned range of sealed ledgers is a new generation of that
-//	    part of the log: one new ledger, its generation one above the
-//	    highest it replaces. Its file is written and synced, and its
-//	    directory entry made durable, beside the old ones; then one
-//	    synced index commit removes the old ledgers' records and entries
-//	    and adds the new ones (storage Rewrite.Commit). A crash leaves
-//	    the old generation or the new one, never a mix; the other's
-//	    files are orphans that Open removes. If retention or
-//	    DeleteRecords changed the range meanwhile, the commit changes
-//	    nothing and the pass is dropped.
-//	L10 The index names one generation per offset, the highest committed,
-//	    which every read planned after the commit uses. A read that
-//	    pinned a ledger of the old generation completes from it; its file
-//	    is removed when the last pin is released (storage I6). A read
-//	    that planned on the old generation but had not pinned it yet
-//	    starts again from a fresh snapshot.
-//	L11 An offset inside a gap reads from the next entry (R3), or
-//	    nothing when no entry follows it below the end. ListOffsets by
-//	    timestamp walks to the next kept batch; a time-index key naming
-//	    a removed entry resolves to the next entry (the running max only
-//	    grows, so it is still the first kept entry reaching the
-//	    timestamp); retention and DeleteRecords trim whole ledgers of
-//	    any generation, and the log start never moves for a gap.
-//	L12 A pass cleans nothing at or past the last stable offset (X2): the
-//	    cleanable ledgers end at or before it (Kafka's
-//	    firstUncleanableOffset), so every transaction with a batch in the
-//	    range has ended and the aborted-transaction index (X6) says how.
-//	L13 The batches of aborted transactions go whole: a transactional
-//	    batch of a producer between the first offset and the ABORT marker
-//	    of one of its index entries. Their keys are not mapped, so they
-//	    supersede nothing. The producer's last batch in the range is kept
-//	    empty instead (L4). Committed transactional batches are cleaned
-//	    as any other, and their keys mapped.
-//	L14 A marker is kept while the pass reads a batch of its transaction
-//	    (a batch of its producer after that producer's previous marker),
-//	    and when it is its producer's last batch in the range (its epoch
-//	    fences, as Kafka keeps it). So a replay of the cleaned log (X7)
-//	    ends every transaction it opens.
-//	L15 The first pass that finds a marker unneeded gives it a delete
-//	    horizon, now + delete.retention.ms (L8's encoding); a pass after
-//	    the horizon removes it. An ABORT marker's index entry is removed,
-//	    from the read view and durably (a synced checkpoint), before the
-//	    swap that removes the marker: no batch of its transaction is left
-//	    in either generation then, and a listed entry without its marker
-//	    would make a read_committed client drop its producer's later
-//	    batches. An entry whose records are all gone but whose marker
-//	    stays may still be listed; clients then drop nothing.
+// L1–L15 are package cleaner's (cleaner/doc.go "Compaction"). The
+// resolver refuses keyless records on compacted topics (L1), picks the
+// policy (L5) and the roll (L6), and implements the cleaner's Partition
+// and Host (cleaner_host.go).
 //
 // # Compacted view
 //

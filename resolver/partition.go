@@ -192,9 +192,9 @@ func (st *stateStore) recover(p *partition) error {
 	if err != nil {
 		return err
 	}
-	open, aborted, err := st.loadTxns(p.log)
+	open, aborted, err := txnstate.Read(st.store, p.log)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", ErrStorage, err)
 	}
 	lim, now := st.limits, st.now().UnixMilli()
 	prod, txns := newProducerSet(), txnstate.NewSet()

@@ -10,7 +10,7 @@ import (
 )
 
 // A partition's exported state (N10): its producer-state checkpoint and
-// transaction state (checkpoint.go, txn_checkpoint.go) as of Covered,
+// transaction state (checkpoint.go, package txnstate) as of Covered,
 // without its log id, so another node can install it under a log of its
 // own and replay only from Covered.
 //

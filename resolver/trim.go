@@ -16,7 +16,7 @@ import (
 // Retention, tiering and DeleteRecords: the passes are package
 // retention's; the resolver keeps the trim itself (it checkpoints the
 // producer state first, X7, and prunes the aborted index) and
-// DeleteRecords. Invariants T1–T6: resolver/doc.go "Retention".
+// DeleteRecords. Invariants T1–T6: retention/doc.go "Retention".
 
 const defaultTierInterval = 30 * time.Second
 

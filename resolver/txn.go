@@ -12,7 +12,7 @@ import (
 	"github.com/kgateway/kgateway/storage"
 )
 
-// Transactions, the partition side (doc.go "Transactions", X1–X9).
+// Transactions, the partition side (doc.go "Transactions"; X1–X9 are txnstate/doc.go's).
 
 // ErrInvalidTxnState: a transactional batch for a partition that is not in
 // its producer's ongoing transaction (KIP-890 part 1), mapped to

@@ -1,5 +1,5 @@
 // Package retention is what leaves a partition's local log and when: the
-// retention pass (retention.go, resolver/doc.go "Retention", T1–T6) turns
+// retention pass (retention.go, T1–T6, "Retention" below) turns
 // retention.ms and retention.bytes into a trim boundary, and the tier
 // pass (tiering.go) uploads sealed ledgers of topics with
 // remote.storage.enable=true to the object tier and lets local copies
@@ -13,4 +13,29 @@
 // resolver implements; it moves a log start only through
 // Partition.TrimTo, which checkpoints first (X7). DeleteRecords, a Kafka
 // API, stays the resolver's. It imports neither resolver nor kafka/.
+//
+// # Retention
+//
+// A retention pass over one partition (retention/retention.go):
+//
+//	T1 Only whole sealed ledgers are removed, as Kafka removes whole
+//	   segments: the boundary is always the first offset of a ledger that
+//	   follows a sealed one (or the current log start).
+//	T2 Time (retention.ms >= 0): a ledger goes when every entry in it and
+//	   before it has a max timestamp below now - retention.ms. One SeekTime
+//	   through the time index (it holds the running max timestamp) finds
+//	   the first entry that is not expired; no payload is read.
+//	T3 Size (retention.bytes >= 0): the oldest sealed ledgers go while the
+//	   size left (LedgerInfo.Bytes, file bytes) would still be at least
+//	   retention.bytes (Kafka's rule).
+//	T4 An open ledger whose entries are all expired is rolled first and
+//	   then removed (Kafka rolls an expired active segment). Data within
+//	   retention is never removed: an entry appended during the pass lands
+//	   at or past the boundary, which was computed before it.
+//	T5 Whole ledgers below the log start (after DeleteRecords) are removed
+//	   too.
+//	T6 SoftTrim(boundary) first, so the log start moves and reads below it
+//	   are OFFSET_OUT_OF_RANGE (S1) before any file goes; then HardTrim
+//	   removes the ledgers below it (a file a read has pinned goes when the
+//	   read releases it, storage I6).
 package retention

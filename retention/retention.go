@@ -13,7 +13,7 @@ import (
 
 // Retention and DeleteRecords: retention computes a trim boundary and
 // feeds it to SoftTrim and HardTrim; it is not a storage primitive.
-// Invariants T1–T6: resolver/doc.go "Retention".
+// Invariants T1–T6: doc.go "Retention".
 
 // Retention is the retention pass of one resolver's partitions.
 type Retention struct {
