@@ -1,5 +1,6 @@
-// Package txnstate is a partition's transaction state (X1–X9, "Rules" below), the data
-// and its durable encoding, without the partition around it:
+// Package txnstate is a partition's transaction state (X1–X9, "Rules"
+// below), the data and its durable encoding, without the partition
+// around it:
 //
 //   - Set (the partition's append side, under its append lock) is what
 //     produce and markers check and change: which producers may write
