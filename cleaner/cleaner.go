@@ -12,7 +12,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// The log cleaner of compacted topics (resolver/doc.go "Compaction", the compaction rules).
+// The log cleaner of compacted topics (doc.go "Compaction", the compaction rules).
 // Each pass cleans one partition: it maps the dirty ledgers' keys to
 // their latest offsets (the dedupe budget), then rewrites the range from the log's first
 // ledger to where the map ends as a new generation (the latest-record rewrite, the tombstone horizon, compacted generations).

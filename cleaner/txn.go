@@ -6,7 +6,7 @@ import (
 	"slices"
 )
 
-// The cleaner and transactions (compaction of transactions, resolver/doc.go "Compaction"), as Kafka's
+// The cleaner and transactions (compaction of transactions, cleaner/doc.go "Compaction"), as Kafka's
 // LogCleaner and CleanedTransactionMetadata have it: a pass cleans only
 // below the last stable offset (planClean), so every transaction with a
 // batch in the range has ended and the aborted-transaction index knows

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kgateway/kgateway/recordbatch"
+	"github.com/kgateway/kgateway/resolver/txnstate"
 	"github.com/kgateway/kgateway/topicconfig"
 
 	"go.uber.org/zap"
@@ -79,7 +80,7 @@ var (
 	ErrInvalidRecord         = recordbatch.ErrInvalidRecord
 	ErrMessageTooLarge       = errors.New("resolver: record batch too large")
 	ErrOutOfOrderSequence    = errors.New("resolver: out of order sequence number")
-	ErrInvalidProducerEpoch  = errors.New("resolver: invalid producer epoch")
+	ErrInvalidProducerEpoch  = txnstate.ErrInvalidProducerEpoch
 	ErrUnknownProducerID     = errors.New("resolver: unknown producer id")
 	ErrStorage               = errors.New("resolver: storage error")
 	ErrTopicDeletionDisabled = errors.New("resolver: topic deletion disabled")

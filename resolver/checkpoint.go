@@ -29,7 +29,7 @@ import (
 // as of the last checkpoint that changed it, which is its state as of
 // Covered. Version 1 headers held the whole map; they are still read, and
 // the next checkpoint rewrites them in the current form. The same ApplyMeta
-// carries the changed transaction state as of Covered (txn_checkpoint.go,
+// carries the changed transaction state as of Covered (package txnstate,
 // the aborted-transaction index, transaction recovery).
 
 const (
@@ -246,7 +246,7 @@ func (st *stateStore) checkpointLocked(p *partition) error {
 	prod.bound(st.limits, st.now().UnixMilli())
 	covered, last := p.app.next, p.app.last
 	dirty := prod.takeDirty()
-	txnOps, txnDirty := p.app.txn.takeDirty(p.log)
+	txnOps, txnDirty := p.app.txn.TakeDirty(p.log)
 	ops := make([]storage.MetaOp, 0, 1+len(dirty)+len(txnOps))
 	ops = append(ops, txnOps...)
 	ops = append(ops, storage.MetaOp{Key: idKey(prefixCheckpoint, uint64(p.log)), Value: encodeCheckpoint(covered, p.app.maxTS)})
@@ -262,7 +262,7 @@ func (st *stateStore) checkpointLocked(p *partition) error {
 	giveBack := func() {
 		p.app.Lock()
 		prod.keepDirty(dirty)
-		p.app.txn.keepDirty(txnDirty)
+		p.app.txn.KeepDirty(txnDirty)
 		p.app.Unlock()
 	}
 

@@ -3,7 +3,6 @@ package resolver
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/kgateway/kgateway/cleaner"
@@ -114,7 +113,7 @@ func (c partRef) LastStable(start, end Offset) Offset {
 	p := c.p
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.mu.txn.lso(start, end)
+	return p.mu.txn.LSO(start, end)
 }
 
 // AbortedBefore is the partition's aborted transactions starting before
@@ -124,9 +123,9 @@ func (c partRef) AbortedBefore(end Offset) []cleaner.Aborted {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var out []cleaner.Aborted
-	for _, a := range p.mu.txn.aborted {
-		if a.first < end {
-			out = append(out, cleaner.Aborted{PID: a.pid, First: a.first, Last: a.last})
+	for _, a := range p.mu.txn.Aborted {
+		if a.First < end {
+			out = append(out, cleaner.Aborted{PID: a.PID, First: a.First, Last: a.Last})
 		}
 	}
 	return out
@@ -166,11 +165,11 @@ func (c partRef) ForgetAborted(gone []cleaner.Aborted) error {
 	}
 	p.mu.Lock()
 	for _, a := range gone {
-		p.mu.txn.removeAborted(a.Last)
+		p.mu.txn.RemoveAborted(a.Last)
 	}
 	p.mu.Unlock()
 	for _, a := range gone {
-		p.app.txn.dirtyAborted[a.Last] = nil
+		p.app.txn.ForgetAborted(a.Last)
 	}
 	p.app.Unlock()
 	if err := r.states.checkpoint(p); err != nil {
@@ -179,17 +178,9 @@ func (c partRef) ForgetAborted(gone []cleaner.Aborted) error {
 	p.app.Lock()
 	defer p.app.Unlock()
 	for _, a := range gone {
-		if _, pending := p.app.txn.dirtyAborted[a.Last]; pending {
+		if p.app.txn.AbortedPending(a.Last) {
 			return fmt.Errorf("%w: the aborted-transaction index entry of the marker at %d was not removed durably", ErrStorage, a.Last)
 		}
 	}
 	return nil
-}
-
-// removeAborted drops the index entry of the ABORT marker at last.
-func (v *txnView) removeAborted(last Offset) {
-	i, found := slices.BinarySearchFunc(v.aborted, last, func(x abortedTxn, off Offset) int { return cmpOffset(x.last, off) })
-	if found {
-		v.aborted = slices.Delete(v.aborted, i, i+1)
-	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kgateway/kgateway/recordbatch"
+	"github.com/kgateway/kgateway/resolver/txnstate"
 	"github.com/kgateway/kgateway/storage"
 )
 
@@ -279,10 +280,10 @@ func checkMarkers(t *testing.T, g *gateway, topic string) {
 	}
 	p, _ := g.r.partition(topic, 0)
 	p.mu.Lock()
-	idx := append([]abortedTxn(nil), p.mu.txn.aborted...)
+	idx := append([]txnstate.Aborted(nil), p.mu.txn.Aborted...)
 	p.mu.Unlock()
 	for _, a := range idx {
-		if h, ok := markers[a.last]; !ok || h.ProducerID != a.pid {
+		if h, ok := markers[a.Last]; !ok || h.ProducerID != a.PID {
 			t.Fatalf("aborted-index entry %+v names no marker of its producer (marker removal)", a)
 		}
 	}
@@ -390,7 +391,7 @@ func replayFromStart(t *testing.T, g *gateway, topic string) {
 	}
 	g.r.Close()
 	g.r = nil
-	ops, err := (&stateStore{store: g.store}).txnKeys(p.log)
+	ops, err := txnstate.Keys(g.store, p.log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,7 +74,7 @@ func (r *Resolver) FetchLeased(topic string, partition int32, offset Offset, max
 // offset (the LSO).
 func (p *partition) boundsOf(sn ledger.Snapshot) FetchResult {
 	p.mu.Lock()
-	lso := p.mu.txn.lso(sn.Start, sn.End)
+	lso := p.mu.txn.LSO(sn.Start, sn.End)
 	p.mu.Unlock()
 	return FetchResult{HighWatermark: sn.End, LastStable: lso, LogStart: sn.Start}
 }
@@ -83,7 +83,7 @@ func (p *partition) boundsOf(sn ledger.Snapshot) FetchResult {
 func (p *partition) abortedIn(from, to Offset) []AbortedTxn {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.mu.txn.abortedIn(from, to)
+	return p.mu.txn.AbortedIn(from, to)
 }
 
 // belowOffset is the prefix of entries that end at or before lso: a

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kgateway/kgateway/resolver/txnstate"
 	"github.com/kgateway/kgateway/storage"
 )
 
@@ -187,7 +188,7 @@ func (r *Resolver) deleteLogs(logs []storage.LogID) error {
 			return storageErr(fmt.Sprintf("list producers of %s", l), err)
 		}
 		ops = append(ops, keys...)
-		if keys, err = r.states.txnKeys(l); err != nil {
+		if keys, err = txnstate.Keys(r.store, l); err != nil {
 			return storageErr(fmt.Sprintf("list transactions of %s", l), err)
 		}
 		ops = append(ops, keys...)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kgateway/kgateway/ledger"
 	"github.com/kgateway/kgateway/recordbatch"
+	"github.com/kgateway/kgateway/resolver/txnstate"
 	"github.com/kgateway/kgateway/storage"
 	"github.com/kgateway/kgateway/topicconfig"
 )
@@ -35,7 +36,7 @@ type partition struct {
 		sync.Mutex
 		prod *producerSet
 		// txn is the transaction state produce and markers check (KIP-890 partition verification, epoch fencing).
-		txn *txnSet
+		txn *txnstate.Set
 		// next is the offset after the last written entry (durable or not).
 		next Offset
 		// replayedFrom is where the replay at open began (exported producer state).
@@ -69,7 +70,7 @@ type partition struct {
 		maxTS timestampMark
 		// txn is what reads see of transactions: the LSO and the aborted
 		// index (the read_committed bound, the LSO).
-		txn txnView
+		txn txnstate.View
 	}
 }
 
@@ -191,12 +192,12 @@ func (st *stateStore) recover(p *partition) error {
 	if err != nil {
 		return err
 	}
-	open, aborted, err := st.loadTxns(p.log)
+	open, aborted, err := txnstate.Read(st.store, p.log)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", ErrStorage, err)
 	}
 	lim, now := st.limits, st.now().UnixMilli()
-	prod, txns := newProducerSet(), newTxnSet()
+	prod, txns := newProducerSet(), txnstate.NewSet()
 	if ck.Covered > info.End {
 		// Cannot happen unless durable data was lost; the state may name
 		// offsets that do not exist, so rebuild it from the whole log (and
@@ -206,12 +207,7 @@ func (st *stateStore) recover(p *partition) error {
 		for id := range ck.producers {
 			prod.dirty[id] = struct{}{}
 		}
-		for pid := range open {
-			txns.dirtyOpen[pid] = struct{}{}
-		}
-		for _, a := range aborted {
-			txns.dirtyAborted[a.last] = nil
-		}
+		txns.Discard(open, aborted)
 		ck = checkpoint{producers: map[int64]*producer{}, maxTS: noTimestamp}
 		open, aborted = nil, nil
 	}
@@ -222,7 +218,7 @@ func (st *stateStore) recover(p *partition) error {
 		logStart = sn.Start
 	}
 	prod.load(ck.producers, ck.legacy, lim, now)
-	aborted = loadTxnState(txns, open, aborted, logStart)
+	aborted = txnstate.Load(txns, open, aborted, logStart)
 	from := max(ck.Covered, logStart)
 	rs := replayState{ck: &ck, prod: prod, txns: txns, aborted: aborted}
 	replayed, err := st.replay(p.mu.ml, from, info.End, &rs)
@@ -240,8 +236,8 @@ func (st *stateStore) recover(p *partition) error {
 	p.app.replayedFrom = from
 	p.app.maxTS = ck.maxTS
 	p.mu.maxTS = ck.maxTS
-	p.mu.txn = viewOf(txns, rs.aborted)
-	if p.app.failed == nil && (replayed > 0 || len(prod.dirty) > 0 || txns.dirty()) {
+	p.mu.txn = txnstate.ViewOf(txns, rs.aborted)
+	if p.app.failed == nil && (replayed > 0 || len(prod.dirty) > 0 || txns.Dirty()) {
 		return st.checkpoint(p)
 	}
 	return nil
@@ -252,8 +248,8 @@ func (st *stateStore) recover(p *partition) error {
 type replayState struct {
 	ck      *checkpoint
 	prod    *producerSet
-	txns    *txnSet
-	aborted []abortedTxn
+	txns    *txnstate.Set
+	aborted []txnstate.Aborted
 }
 
 // replay folds the batch headers of the durable entries in [from, end)
@@ -297,14 +293,14 @@ func (st *stateStore) replay(ml *ledger.Managed, from, end Offset, rs *replaySta
 				if err != nil {
 					return n, storageErr(fmt.Sprintf("replay %s marker at %s", log, e.Offset), err)
 				}
-				if _, a := rs.txns.end(h.ProducerID, e.Offset, m.Commit); a != nil {
+				if _, a := rs.txns.End(h.ProducerID, e.Offset, m.Commit); a != nil {
 					rs.aborted = append(rs.aborted, *a)
 				}
 				prod.fence(h.ProducerID, h.ProducerEpoch, m.CoordinatorEpoch, st.now().UnixMilli(), lim)
 			case h.Idempotent():
 				prod.record(h, e.Offset, st.now().UnixMilli(), nil, lim)
 				if h.Transactional() {
-					rs.txns.begin(h.ProducerID, h.ProducerEpoch, e.Offset)
+					rs.txns.Begin(h.ProducerID, h.ProducerEpoch, e.Offset)
 				}
 			}
 		}

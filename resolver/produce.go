@@ -233,7 +233,7 @@ func (p *partition) appendLocked(batches [][]byte, hdrs []batchHeader, maxTimes 
 		return nil, nil, errReplaced // The old copy's retirement: nothing more goes to the old log
 	}
 	for _, h := range hdrs {
-		if err := p.app.txn.verify(h, p.app.prod.m); err != nil { // KIP-890 partition verification, epoch fencing
+		if err := p.app.txn.Verify(h, p.app.prod.epochOf); err != nil { // KIP-890 partition verification, epoch fencing
 			return nil, nil, err
 		}
 	}
@@ -249,7 +249,7 @@ func (p *partition) appendLocked(batches [][]byte, hdrs []batchHeader, maxTimes 
 	for i, b := range batches {
 		// A batch that starts a transaction holds the LSO back from before
 		// it is written, so no read can see the LSO past it (the LSO).
-		starts := hdrs[i].Transactional() && p.app.txn.starts(hdrs[i].ProducerID)
+		starts := hdrs[i].Transactional() && p.app.txn.Starts(hdrs[i].ProducerID)
 		if starts {
 			p.openTxn(p.app.next, hdrs[i].ProducerID)
 		}
@@ -286,7 +286,7 @@ func (p *partition) appendLocked(batches [][]byte, hdrs []batchHeader, maxTimes 
 			p.app.prod.record(h, hd.Offset, now, w, lim)
 		}
 		if h.Transactional() {
-			p.app.txn.begin(h.ProducerID, h.ProducerEpoch, hd.Offset)
+			p.app.txn.Begin(h.ProducerID, h.ProducerEpoch, hd.Offset)
 		}
 		p.app.maxTS.observe(maxTimes[i], hd.Offset)
 		p.app.next = hd.End()

@@ -137,3 +137,12 @@ func (s *producerSet) keepDirty(d map[int64]struct{}) {
 		s.dirty[id] = struct{}{}
 	}
 }
+
+// epochOf is the epoch of producer id's state on the partition, if it has
+// any (package txnstate's fencing of transactional batches, epoch fencing).
+func (s *producerSet) epochOf(id int64) (int16, bool) {
+	if ps := s.m[id]; ps != nil {
+		return ps.epoch, true
+	}
+	return 0, false
+}

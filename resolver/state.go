@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kgateway/kgateway/resolver/txnstate"
 	"github.com/kgateway/kgateway/storage"
 )
 
 // A partition's exported state (exported producer state): its producer-state checkpoint and
-// transaction state (checkpoint.go, txn_checkpoint.go) as of Covered,
+// transaction state (checkpoint.go, package txnstate) as of Covered,
 // without its log id, so another node can install it under a log of its
 // own and replay only from Covered.
 //
@@ -21,7 +22,7 @@ const stateVersion = 1
 
 // stateKinds are the key prefixes of a partition's checkpoint, each
 // followed by the log id; the header first.
-var stateKinds = [][]byte{prefixCheckpoint, prefixProducer, prefixTxnOpen, prefixAborted}
+var stateKinds = [][]byte{prefixCheckpoint, prefixProducer, txnstate.PrefixOpen, txnstate.PrefixAborted}
 
 // ExportState writes a checkpoint of partition idx of topic now and
 // returns it, read back under the checkpoint lock so no other checkpoint

@@ -10,7 +10,7 @@ import (
 
 // stateStore owns what a partition keeps beside its log: the
 // producer-state checkpoint and its producers (incremental producer checkpoints, checkpoint.go), the
-// open transactions and the aborted index (the aborted-transaction index, txn_checkpoint.go), and
+// open transactions and the aborted index (the aborted-transaction index, package txnstate), and
 // their recovery when a partition opens (the checkpoint, then a replay of
 // the batch headers after it, transaction recovery, partition.go). It reads and writes only
 // its own metadata key prefixes and a partition's producer and

@@ -16,7 +16,7 @@ import (
 // Retention, tiering and DeleteRecords: the passes are package
 // retention's; the resolver keeps the trim itself (it checkpoints the
 // producer state first, transaction recovery, and prunes the aborted index) and
-// DeleteRecords. The retention rules: resolver/doc.go "Retention".
+// DeleteRecords. The retention rules: retention/doc.go "Retention".
 
 const defaultTierInterval = 30 * time.Second
 

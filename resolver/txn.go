@@ -9,22 +9,20 @@ import (
 	"slices"
 
 	"github.com/kgateway/kgateway/recordbatch"
+	"github.com/kgateway/kgateway/resolver/txnstate"
 	"github.com/kgateway/kgateway/storage"
 )
 
-// Transactions, the partition side (doc.go "Transactions", the partition's transaction rules).
+// Transactions, the partition side (doc.go "Transactions"; the partition's transaction rules are txnstate/doc.go's).
 
 // ErrInvalidTxnState: a transactional batch for a partition that is not in
 // its producer's ongoing transaction (KIP-890 part 1), mapped to
 // INVALID_TXN_STATE in kafka/errors.go.
-var ErrInvalidTxnState = errors.New("resolver: invalid transaction state")
+var ErrInvalidTxnState = txnstate.ErrInvalidTxnState
 
 // AbortedTxn is one aborted transaction of a partition (Kafka's
 // AbortedTransactions in a Fetch response).
-type AbortedTxn struct {
-	ProducerID  int64
-	FirstOffset Offset
-}
+type AbortedTxn = txnstate.AbortedTxn
 
 // ProducerState is one producer of a partition (DescribeProducers).
 type ProducerState struct {
@@ -66,7 +64,7 @@ func (r *Resolver) AddTxnPartition(topic string, partition int32, pid int64, epo
 	if p.app.failed != nil {
 		return storageErr("partition failed earlier; reopen required", p.app.failed)
 	}
-	return p.app.txn.register(pid, epoch, p.app.prod.m)
+	return p.app.txn.Register(pid, epoch, p.app.prod.epochOf)
 }
 
 // ErrCoordinatorFenced: a transaction marker from a coordinator epoch
@@ -82,9 +80,9 @@ var ErrCoordinatorFenced = errors.New("resolver: transaction coordinator fenced"
 // written and nil is returned (recovery re-sends markers), once everything
 // written before is durable. A marker's epoch may be newer than the
 // producer's batches (an abort that fences): the partition's producer
-// epoch becomes the marker's (the control batch format, epoch fencing). A marker from a coordinator epoch
-// older than the producer's last marker's is ErrCoordinatorFenced, as in
-// Kafka's ProducerStateManager.
+// epoch becomes the marker's (the control batch format, epoch fencing). A
+// marker from a coordinator epoch older than the producer's last marker's
+// is ErrCoordinatorFenced, as in Kafka's ProducerStateManager.
 func (r *Resolver) WriteTxnMarker(topic string, partition int32, pid int64, epoch int16, commit bool, coordinatorEpoch int32) error {
 	p, err := r.partition(topic, partition)
 	if err != nil {
@@ -99,7 +97,7 @@ func (r *Resolver) WriteTxnMarker(topic string, partition int32, pid int64, epoc
 		p.app.Unlock()
 		return storageErr("partition failed earlier; reopen required", p.app.failed)
 	}
-	e := p.app.txn.m[pid]
+	e := p.app.txn.Open[pid]
 	if e == nil {
 		// Nothing to end (a marker re-sent by recovery, the control batch format). An earlier
 		// marker for pid may still be on its way to disk: wait for every
@@ -114,7 +112,7 @@ func (r *Resolver) WriteTxnMarker(topic string, partition int32, pid int64, epoc
 		return nil
 	}
 	ps := p.app.prod.m[pid]
-	if epoch < e.epoch || (ps != nil && epoch < ps.epoch) {
+	if epoch < e.Epoch || (ps != nil && epoch < ps.epoch) {
 		p.app.Unlock()
 		return fmt.Errorf("%w: marker for producer %d at epoch %d is fenced", ErrInvalidProducerEpoch, pid, epoch)
 	}
@@ -131,7 +129,7 @@ func (r *Resolver) WriteTxnMarker(topic string, partition int32, pid int64, epoc
 		return storageErr("write marker", err)
 	}
 	off := pd.Header().Offset
-	ended, aborted := p.app.txn.end(pid, off, commit)
+	ended, aborted := p.app.txn.End(pid, off, commit)
 	p.app.prod.fence(pid, epoch, coordinatorEpoch, now, r.states.limits)
 	p.app.maxTS.observe(now, off)
 	p.app.next = pd.Header().End()
@@ -156,14 +154,14 @@ func (r *Resolver) WriteTxnMarker(topic string, partition int32, pid int64, epoc
 // markerDurable moves the read view past a durable marker (the LSO): the
 // transaction is no longer open, an abort is in the index, and the
 // partition's long polls wake.
-func (p *partition) markerDurable(ended *txnEntry, aborted *abortedTxn, ts int64, off Offset) {
+func (p *partition) markerDurable(ended *txnstate.Entry, aborted *txnstate.Aborted, ts int64, off Offset) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if ended.first >= 0 {
-		p.mu.txn.removeOpen(ended.first)
+	if ended.First >= 0 {
+		p.mu.txn.RemoveOpen(ended.First)
 	}
 	if aborted != nil {
-		p.mu.txn.addAborted(*aborted)
+		p.mu.txn.AddAborted(*aborted)
 	}
 	p.mu.maxTS.observe(ts, off)
 	if !p.mu.deleted {
@@ -184,22 +182,22 @@ func (r *Resolver) Producers(topic string, partition int32) ([]ProducerState, er
 	}
 	p.app.Lock()
 	defer p.app.Unlock()
-	out := make([]ProducerState, 0, len(p.app.prod.m)+len(p.app.txn.m))
+	out := make([]ProducerState, 0, len(p.app.prod.m)+len(p.app.txn.Open))
 	for pid, ps := range p.app.prod.m {
 		st := ProducerState{ProducerID: pid, Epoch: ps.epoch, LastSequence: -1, LastTimestamp: ps.lastTS,
 			CoordinatorEpoch: ps.coordEpoch, TxnStartOffset: -1}
 		if n := len(ps.batches); n > 0 {
 			st.LastSequence = ps.batches[n-1].last
 		}
-		if e := p.app.txn.m[pid]; e != nil && e.first >= 0 {
-			st.TxnStartOffset = e.first
+		if e := p.app.txn.Open[pid]; e != nil && e.First >= 0 {
+			st.TxnStartOffset = e.First
 		}
 		out = append(out, st)
 	}
-	for pid, e := range p.app.txn.m {
-		if _, known := p.app.prod.m[pid]; !known && e.first >= 0 {
-			out = append(out, ProducerState{ProducerID: pid, Epoch: e.epoch, LastSequence: -1, LastTimestamp: -1,
-				CoordinatorEpoch: -1, TxnStartOffset: e.first})
+	for pid, e := range p.app.txn.Open {
+		if _, known := p.app.prod.m[pid]; !known && e.First >= 0 {
+			out = append(out, ProducerState{ProducerID: pid, Epoch: e.Epoch, LastSequence: -1, LastTimestamp: -1,
+				CoordinatorEpoch: -1, TxnStartOffset: e.First})
 		}
 	}
 	slices.SortFunc(out, func(a, b ProducerState) int { return cmp.Compare(a.ProducerID, b.ProducerID) })

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/kgateway/kgateway/resolver/txnstate"
 	"github.com/kgateway/kgateway/storage"
 	"github.com/kgateway/kgateway/storage/vfstest"
 )
@@ -163,7 +164,7 @@ func runTxnCrash(t *testing.T, seed uint64, stats *txnCrashStats) {
 	}
 	defer st2.Close()
 	// Whether a checkpoint before the crash wrote transaction state.
-	for _, prefix := range [][]byte{prefixTxnOpen, prefixAborted} {
+	for _, prefix := range [][]byte{txnstate.PrefixOpen, txnstate.PrefixAborted} {
 		if err := st2.ScanMeta(prefix, func(_, _ []byte) error { return errStop }); errors.Is(err, errStop) {
 			stats.checkpointed++
 			break

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kgateway/kgateway/resolver/txnstate"
 )
 
 // txnState renders a partition's transaction state, both views, for
@@ -21,18 +23,22 @@ func txnState(t *testing.T, g *gateway, topic string, part int32) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var open []string
-	for pid, e := range p.app.txn.m {
-		if e.first >= 0 {
-			open = append(open, fmt.Sprintf("%d@%d/e%d", pid, e.first, e.epoch))
+	for pid, e := range p.app.txn.Open {
+		if e.First >= 0 {
+			open = append(open, fmt.Sprintf("%d@%d/e%d", pid, e.First, e.Epoch))
 		}
 	}
 	slices.Sort(open)
 	var view []string
-	for first, pid := range p.mu.txn.open {
+	for first, pid := range p.mu.txn.Open {
 		view = append(view, fmt.Sprintf("%d@%d", pid, first))
 	}
 	slices.Sort(view)
-	return fmt.Sprintf("open %v view %v first %d aborted %v", open, view, p.mu.txn.firstOpen, p.mu.txn.aborted)
+	aborted := make([]string, 0, len(p.mu.txn.Aborted))
+	for _, a := range p.mu.txn.Aborted {
+		aborted = append(aborted, fmt.Sprintf("{%d %d %d}", a.PID, int64(a.First), int64(a.Last)))
+	}
+	return fmt.Sprintf("open %v view %v first %d aborted [%s]", open, view, p.mu.txn.FirstOpen, strings.Join(aborted, " "))
 }
 
 // persistedAborted counts the aborted-index keys of a partition's log.
@@ -40,7 +46,7 @@ func persistedAborted(t *testing.T, g *gateway, topic string) int {
 	t.Helper()
 	p, _ := g.r.partition(topic, 0)
 	n := 0
-	if err := g.store.ScanMeta(idKey(prefixAborted, uint64(p.log)), func(_, _ []byte) error { n++; return nil }); err != nil {
+	if err := g.store.ScanMeta(idKey(txnstate.PrefixAborted, uint64(p.log)), func(_, _ []byte) error { n++; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -128,7 +134,7 @@ func TestTxnStateSurvivesRestart(t *testing.T) {
 			if err := g.r.DeleteTopic("t"); err != nil {
 				t.Fatal(err)
 			}
-			for _, prefix := range [][]byte{prefixTxnOpen, prefixAborted} {
+			for _, prefix := range [][]byte{txnstate.PrefixOpen, txnstate.PrefixAborted} {
 				if err := g.store.ScanMeta(prefix, func(k, _ []byte) error { return fmt.Errorf("key %q left", k) }); err != nil {
 					t.Fatal(err)
 				}

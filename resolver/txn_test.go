@@ -292,8 +292,8 @@ func TestTxnReadCommittedWithoutTxns(t *testing.T) {
 	p, _ := g.r.partition("t", 0)
 	if n := testing.AllocsPerRun(100, func() {
 		p.mu.Lock()
-		_ = p.mu.txn.lso(0, 30)
-		_ = p.mu.txn.abortedIn(0, 30)
+		_ = p.mu.txn.LSO(0, 30)
+		_ = p.mu.txn.AbortedIn(0, 30)
 		p.mu.Unlock()
 	}); n != 0 {
 		t.Fatalf("the transaction part of a read_committed fetch allocates %v times", n)

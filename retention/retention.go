@@ -13,7 +13,7 @@ import (
 
 // Retention and DeleteRecords: retention computes a trim boundary and
 // feeds it to SoftTrim and HardTrim; it is not a storage primitive.
-// The retention rules: resolver/doc.go "Retention".
+// The retention rules: doc.go "Retention".
 
 // Retention is the retention pass of one resolver's partitions.
 type Retention struct {

@@ -112,7 +112,7 @@ var mutations = []mutation{
 	{
 		Name:  "aborted-index-not-checkpointed",
 		Rule:  "the aborted-transaction index: a checkpoint covering an ABORT marker persists its aborted-index entry",
-		Edits: []edit{{File: "resolver/txn_checkpoint.go", Old: "\t\t\top = storage.MetaOp{Key: op.Key, Value: be.AppendUint64(be.AppendUint64(nil, uint64(a.pid)), uint64(a.first))}", New: "\t\t\tcontinue"}},
+		Edits: []edit{{File: "resolver/txnstate/checkpoint.go", Old: "\t\t\top = storage.MetaOp{Key: op.Key, Value: be.AppendUint64(be.AppendUint64(nil, uint64(a.PID)), uint64(a.First))}", New: "\t\t\tcontinue"}},
 		Tests: []testRun{{Pkg: "./resolver/", Run: "TestTxnStateSurvivesRestart|TestTxnAbortedAcrossRollsAndRetention"}},
 	},
 	{
@@ -124,7 +124,7 @@ var mutations = []mutation{
 	{
 		Name:  "no-txn-verification",
 		Rule:  "KIP-890 partition verification: a transactional batch needs its producer's registration on the partition (KIP-890 part 1)",
-		Edits: []edit{{File: "resolver/produce.go", Old: "\t\tif err := p.app.txn.verify(h, p.app.prod.m); err != nil { // KIP-890 partition verification, epoch fencing\n", New: "\t\tif err := error(nil); err != nil && h.Records < 0 {\n"}},
+		Edits: []edit{{File: "resolver/produce.go", Old: "\t\tif err := p.app.txn.Verify(h, p.app.prod.epochOf); err != nil { // KIP-890 partition verification, epoch fencing\n", New: "\t\tif err := error(nil); err != nil && h.Records < 0 {\n"}},
 		Tests: []testRun{{Pkg: "./resolver/", Run: "TestTxnVerification|TestTxnZombieFenced"}},
 	},
 	{
