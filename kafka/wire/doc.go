@@ -7,8 +7,10 @@
 // listener survives (RetryableAccept, K8), a request header's fixed
 // fields and client id (ParseRequestHeader, ParseHeaderRest), a
 // response's frame (AppendResponse, AppendRaw), a throttled connection's
-// mute (Mute, Delay; KIP-219) and the address its client is told to dial
-// (AdvertisedFor, A7). The rules K1–K9 are in kafka/doc.go.
+// mute (Mute, Delay; KIP-219), the request order (Turn, ReadAfter: a
+// request starts once its predecessor has taken effect, K4, and when the
+// reader may read the next frame, K6) and the addresses of a client
+// (AdvertisedFor, A7; HostOf). The rules K1–K9 are in kafka/doc.go.
 //
 // What it may not touch: request and response types (a response is
 // framed through the Response interface, which kmsg's responses
