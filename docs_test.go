@@ -13,9 +13,31 @@ import (
 )
 
 // designDoc is the repository's design document. The numbered rules (R1,
-// D5, K4, ...) that code, tests and notes cite are defined there or in a
+// D5, I2, ...) that code, tests and notes cite are defined there or in a
 // package's doc.go that it names.
 const designDoc = "docs/DESIGN.md"
+
+// keptFamilies are the only numbered rules: the durability, storage and
+// cursorless-read contracts that tools/mutate and these tests check
+// (durability D, storage invariants I, the tail cache C, the object tier
+// B, cursorless reads R, the read view V, and the offsets store's
+// durability O1–O8). Every other rule is named in words, or by its KIP,
+// in the package that owns it: "(the LSO bound)", not "(X2)".
+var keptFamilies = map[byte][2]int{
+	'D': {1, 99}, 'I': {1, 99}, 'C': {1, 99}, 'B': {1, 99}, 'R': {1, 99}, 'V': {1, 99},
+	'O': {1, 8},
+}
+
+// keptRule reports whether id belongs to a family that stays numbered.
+func keptRule(id string) bool {
+	r, ok := keptFamilies[id[0]]
+	if !ok {
+		return false
+	}
+	n := 0
+	fmt.Sscanf(id[1:], "%d", &n)
+	return n >= r[0] && n <= r[1]
+}
 
 // selfFile is this file, which the checks skip.
 const selfFile = "docs_test.go"
@@ -39,16 +61,25 @@ var (
 	mdRef = regexp.MustCompile(`[\w./-]+\.md\b`)
 )
 
-// notRules are ids that are not rule citations, per file.
+// notRules are ids that are not rule citations, per file ("" for every
+// file).
 var notRules = map[string]map[string]string{
+	"":                             {"S3": "Amazon S3, the object storage API"},
 	"ledger/transcript_test.go":    {"L1": "ledger names", "L2": "ledger names"},
 	"ledger/write_test.go":         {"L1": "ledger names", "L2": "ledger names"},
 	"auth/authtest/certs.go":       {"P256": "an elliptic curve"},
 	"cmd/kgbench/security_test.go": {"P256": "an elliptic curve"},
 }
 
+// notRule reports whether id, in file f, is not a rule citation.
+func notRule(f, id string) bool {
+	return notRules[f][id] != "" || notRules[""][id] != ""
+}
+
 // TestRulesDefined: every rule id cited in a .go or .md file is defined
-// exactly once, in docs/DESIGN.md or in a doc.go that docs/DESIGN.md names.
+// exactly once, in docs/DESIGN.md or in a doc.go that docs/DESIGN.md names,
+// and belongs to a kept family: no other rule is defined or cited by
+// number.
 func TestRulesDefined(t *testing.T) {
 	files := repoFiles(t)
 	design := string(readFile(t, designDoc))
@@ -64,6 +95,9 @@ func TestRulesDefined(t *testing.T) {
 				continue
 			}
 			where := fmt.Sprintf("%s:%d", f, i+1)
+			if !keptRule(m[1]) {
+				t.Errorf("%s defines rule %s: only the durability and cursorless families are numbered (D, I, C, B, R, V, O1–O8); name the rule in words (**Its name.** ...)", where, m[1])
+			}
 			if prev, ok := defs[m[1]]; ok {
 				t.Errorf("%s defines %s again (first at %s): define each rule once", where, m[1], prev)
 				continue
@@ -93,7 +127,14 @@ func TestRulesDefined(t *testing.T) {
 		for i, line := range strings.Split(string(readFile(t, f)), "\n") {
 			for _, m := range ruleID.FindAllStringSubmatch(line, -1) {
 				id := m[1]
-				if _, ok := defs[id]; ok || notRules[f][id] != "" {
+				if notRule(f, id) {
+					continue
+				}
+				if !keptRule(id) {
+					t.Errorf("%s:%d cites %s: only the durability and cursorless families are numbered (D, I, C, B, R, V, O1–O8); cite the rule by its name in words, as the owning package's doc.go names it", f, i+1, id)
+					continue
+				}
+				if _, ok := defs[id]; ok {
 					continue
 				}
 				t.Errorf("%s:%d cites %s, which is defined nowhere: define it in %s or in the package's doc.go (and name that doc.go in %s)", f, i+1, id, designDoc, designDoc)

@@ -1,6 +1,6 @@
 package auth
 
-// The ACL model (A8): Kafka's resource types, pattern types, operations
+// The ACL model (Kafka's ACL model): Kafka's resource types, pattern types, operations
 // and permissions, with Kafka's wire codes so kafka/ converts by a cast.
 
 import (
@@ -84,7 +84,7 @@ var supported = map[ResourceType][]Operation{
 func SupportedOperations(rt ResourceType) []Operation { return supported[rt] }
 
 // implies lists, per operation, the operations whose ALLOW also allows it
-// (A8): DESCRIBE follows READ, WRITE, DELETE and ALTER; DESCRIBE_CONFIGS
+// (Kafka's ACL model): DESCRIBE follows READ, WRITE, DELETE and ALTER; DESCRIBE_CONFIGS
 // follows ALTER_CONFIGS. A DENY implies nothing.
 var implies = map[Operation][]Operation{
 	OpDescribe:        {OpRead, OpWrite, OpDelete, OpAlter},
@@ -102,7 +102,7 @@ type ACL struct {
 	Permission   Permission   `json:"permission"`
 }
 
-// MaxACLFieldBytes bounds an ACL's resource name, principal and host (A10).
+// MaxACLFieldBytes bounds an ACL's resource name, principal and host (the durable ACL store).
 const MaxACLFieldBytes = 1024
 
 // ErrInvalidACL is returned for an ACL or filter Kafka would refuse

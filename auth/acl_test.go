@@ -28,7 +28,7 @@ func newAuthorizer(t *testing.T, acls ...ACL) *Authorizer {
 	return NewAuthorizer(s, []string{"User:admin"}, false)
 }
 
-// A9: each case is one decision of the built-in authorizer.
+// The authorizer's decisions: each case is one decision of the built-in authorizer.
 func TestAuthorize(t *testing.T) {
 	const alice, bob = "User:alice", "User:bob"
 	az := newAuthorizer(t,
@@ -76,7 +76,7 @@ func TestAuthorize(t *testing.T) {
 	}
 }
 
-// A9: allow.everyone.if.no.acl.found opens only resources no ACL covers,
+// The authorizer's decisions: allow.everyone.if.no.acl.found opens only resources no ACL covers,
 // whoever the ACLs name.
 func TestAllowEveryoneIfNoACLFound(t *testing.T) {
 	s, err := OpenACLStore(t.TempDir(), 0)
@@ -95,7 +95,7 @@ func TestAllowEveryoneIfNoACLFound(t *testing.T) {
 	}
 }
 
-// A9: authorized_operations bits.
+// The authorizer's decisions: authorized_operations bits.
 func TestOperations(t *testing.T) {
 	az := newAuthorizer(t, allow(ResourceGroup, "g", PatternLiteral, "User:alice", OpRead))
 	got := az.Operations("User:alice", "h", ResourceGroup, "g")
@@ -123,7 +123,7 @@ func TestAuthorizeAnyTopicWrite(t *testing.T) {
 	}
 }
 
-// A8: MATCH selects every pattern applying to the name; ANY and LITERAL
+// Kafka's ACL model: MATCH selects every pattern applying to the name; ANY and LITERAL
 // select by exact name.
 func TestFilterMatches(t *testing.T) {
 	acls := []ACL{
@@ -157,7 +157,7 @@ func TestFilterMatches(t *testing.T) {
 	}
 }
 
-// A8, A10: what CreateAcls refuses.
+// Kafka's ACL model, the durable ACL store: what CreateAcls refuses.
 func TestACLValidate(t *testing.T) {
 	ok := allow(ResourceTopic, "t", PatternLiteral, "User:a", OpRead)
 	if err := ok.Validate(); err != nil {
@@ -184,7 +184,7 @@ func TestACLValidate(t *testing.T) {
 	}
 }
 
-// A10: changes survive reopening; the bound refuses a whole creation.
+// The durable ACL store: changes survive reopening; the bound refuses a whole creation.
 func TestACLStoreDurableAndBounded(t *testing.T) {
 	dir := t.TempDir()
 	s, err := OpenACLStore(dir, 3)

@@ -1,6 +1,6 @@
 package auth
 
-// The ACL store (A10): every ACL in one JSON file in the data directory,
+// The ACL store (the durable ACL store): every ACL in one JSON file in the data directory,
 // replaced atomically (temporary file, fsync, rename, fsync of the
 // directory) on every change, so a crash leaves the set before or after
 // the change, never a mix. Readers use an immutable snapshot and never
@@ -20,7 +20,7 @@ import (
 // ACLFile is the store's name inside its directory.
 const ACLFile = "acls.json"
 
-// DefaultMaxACLs bounds how many ACLs the store holds (A10).
+// DefaultMaxACLs bounds how many ACLs the store holds (the durable ACL store).
 const DefaultMaxACLs = 10000
 
 // ErrTooManyACLs refuses a creation beyond the store's bound.
@@ -35,7 +35,7 @@ type aclFile struct {
 type ACLStore struct {
 	dir     string
 	max     int
-	shared  Shared     // instead of dir's file (A12)
+	shared  Shared     // instead of dir's file (credentials and ACLs shared in etcd)
 	writeMu sync.Mutex // serializes changes; readers use snap
 	snap    atomic.Pointer[aclIndex]
 	// refreshMu serializes rebuilding snap from a newer shared document.
@@ -93,7 +93,7 @@ func decodeACLs(name string, b []byte) ([]ACL, error) {
 func (s *ACLStore) ACLs() []ACL { return s.index().all }
 
 // index is the current set: the snapshot, or for a shared store the
-// latest document this process knows (A12).
+// latest document this process knows (credentials and ACLs shared in etcd).
 func (s *ACLStore) index() *aclIndex {
 	if s.shared != nil {
 		return s.sharedIndex()

@@ -1,6 +1,6 @@
 package auth
 
-// The built-in authorizer (A9): Kafka's StandardAuthorizer rules over an
+// The built-in authorizer (the authorizer's decisions): Kafka's StandardAuthorizer rules over an
 // ACLStore.
 
 import (
@@ -65,7 +65,7 @@ func NewAuthorizer(store *ACLStore, superUsers []string, allowIfNoACL bool) *Aut
 func (az *Authorizer) Store() *ACLStore { return az.store }
 
 // Authorize says whether principal, connected from host, may perform op
-// on the resource (rt, name) (A9): a super user may; else a matching DENY
+// on the resource (rt, name) (the authorizer's decisions): a super user may; else a matching DENY
 // for op (or ALL) refuses; else a matching ALLOW for op, ALL or an
 // operation implying op grants; a resource no ACL applies to at all is
 // allowed only with allow.everyone.if.no.acl.found.
@@ -103,7 +103,7 @@ func appliesTo(a ACL, principal, host string) bool {
 		(a.Host == host || a.Host == Wildcard)
 }
 
-// allows says whether an ALLOW for have grants want (A8's implications).
+// allows says whether an ALLOW for have grants want (the implications of Kafka's ACL model).
 func allows(have, want Operation) bool {
 	if have == want || have == OpAll {
 		return true

@@ -2,8 +2,8 @@ package auth
 
 // The failed-login budget of PLAIN (auth/doc.go "Security", failed PLAIN
 // logins): checking a PLAIN password derives the user's StoredKey with
-// PBKDF2 (A2), about 2.5 ms of CPU at 4,096 iterations, and a wrong
-// password costs as much as a right one. The failure delay (A3) holds
+// PBKDF2 (the SCRAM credential store), about 2.5 ms of CPU at 4,096 iterations, and a wrong
+// password costs as much as a right one. The failure delay (the failed-authentication delay) holds
 // each connection back, not the CPU: fifty parallel connections guessing
 // took a whole core. A SCRAM failure derives nothing on the server (the
 // client does the PBKDF2), so only PLAIN draws on the budget.

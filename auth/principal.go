@@ -1,6 +1,6 @@
 package auth
 
-// Principals (A6) and ssl.principal.mapping.rules.
+// Principals (the principal mapping) and ssl.principal.mapping.rules.
 
 import (
 	"crypto/x509"

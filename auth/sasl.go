@@ -11,7 +11,7 @@ import (
 type Session interface {
 	// Step takes the client's next token and returns the server's
 	// answer; done is true once the client is authenticated. An error
-	// fails the exchange (A3); the session is not used again.
+	// fails the exchange (the failed-authentication delay); the session is not used again.
 	Step(token []byte) (challenge []byte, done bool, err error)
 	// User is the user the client claims (empty before it said), for
 	// logs and, once done, the principal.
@@ -54,7 +54,7 @@ func NewSession(mech string, creds CredentialSource, client Client) (Session, er
 
 // plainSession is PLAIN (RFC 4616), verified against the SCRAM
 // credentials of the store: the password must derive the user's stored
-// key (A2), so PLAIN and SCRAM share one set of users.
+// key (the SCRAM credential store), so PLAIN and SCRAM share one set of users.
 type plainSession struct {
 	creds  CredentialSource
 	client Client

@@ -7,7 +7,7 @@ import (
 
 // FuzzSASLExchange feeds arbitrary client messages to each mechanism's
 // server side: it never panics, and never authenticates a client that
-// does not know the password (A3). The credential uses one iteration so
+// does not know the password (the failed-authentication delay). The credential uses one iteration so
 // that an execution stays cheap.
 func FuzzSASLExchange(f *testing.F) {
 	f.Add(uint8(0), []byte(rfc7677.clientFirst), []byte(rfc7677.clientFinal), []byte(nil))

@@ -76,7 +76,7 @@ func ScramMechanismName(t int8) string {
 }
 
 // Credential is what the store keeps of one user's password for one SCRAM
-// mechanism (A2): never the password, only what RFC 5802 section 3
+// mechanism (the SCRAM credential store): never the password, only what RFC 5802 section 3
 // derives from it.
 type Credential struct {
 	Salt       []byte `json:"salt"`
@@ -130,7 +130,7 @@ func CredentialFromSalted(mech string, salted, salt []byte, iterations int) (Cre
 	}, nil
 }
 
-// verifyPassword reports whether password derives c (PLAIN, A2).
+// verifyPassword reports whether password derives c (PLAIN, the SCRAM credential store).
 func verifyPassword(mech string, c Credential, password []byte) bool {
 	d, err := deriveCredential(mech, password, c.Salt, c.Iterations)
 	return err == nil && subtle.ConstantTimeCompare(d.StoredKey, c.StoredKey) == 1
@@ -144,7 +144,7 @@ func hmacOf(h func() hash.Hash, key, msg []byte) []byte {
 
 // scramSession is one server-side SCRAM exchange: client-first,
 // server-first, client-final, server-final (RFC 5802 section 5). Any
-// message out of order or malformed fails it (A3).
+// message out of order or malformed fails it (the failed-authentication delay).
 type scramSession struct {
 	h     scramHash
 	creds CredentialSource
@@ -341,7 +341,7 @@ func unescapeSaslName(s string) (string, error) {
 	return b.String(), nil
 }
 
-// Errors of an exchange. Each fails the authentication (A3); the kafka
+// Errors of an exchange. Each fails the authentication (the failed-authentication delay); the kafka
 // front end maps them to Kafka error codes.
 var (
 	ErrAuthFailed           = errors.New("authentication failed")

@@ -59,14 +59,14 @@ func TestScramRFC7677(t *testing.T) {
 	if s.User() != "user" {
 		t.Fatalf("user %q", s.User())
 	}
-	// A2: what is stored is not the password, and derives from it.
+	// The SCRAM credential store: what is stored is not the password, and derives from it.
 	c := rfcCreds(t)["user"][ScramSHA256]
 	if h := sha256.Sum256([]byte("pencil")); strings.Contains(string(c.StoredKey)+string(c.ServerKey), "pencil") || string(c.StoredKey) == string(h[:]) {
 		t.Fatal("credential holds the password")
 	}
 }
 
-// A3: malformed, out-of-order and forged messages fail the exchange.
+// The failed-authentication delay: malformed, out-of-order and forged messages fail the exchange.
 func TestScramBadMessages(t *testing.T) {
 	creds := rfcCreds(t)
 	wrongNonce := strings.Replace(rfc7677.clientFinal, "k0,p=", "k1,p=", 1)
@@ -105,7 +105,7 @@ func TestScramBadMessages(t *testing.T) {
 	}
 }
 
-// PLAIN checks the password against the same stored credential (A2).
+// PLAIN checks the password against the same stored credential (the SCRAM credential store).
 func TestPlainAgainstScramCredential(t *testing.T) {
 	creds := rfcCreds(t)
 	for _, tc := range []struct {

@@ -1,6 +1,6 @@
 package auth
 
-// Shared stores (A12): the credential store and the ACL store kept in a
+// Shared stores (credentials and ACLs shared in etcd): the credential store and the ACL store kept in a
 // document outside the data directory, which several servers share (a
 // cluster's etcd). The document's format is the file's (version 1).
 
@@ -29,13 +29,13 @@ type Shared interface {
 }
 
 // ErrSharedTooLarge refuses an update whose document would exceed the
-// shared store's size bound (A12).
+// shared store's size bound (credentials and ACLs shared in etcd).
 var ErrSharedTooLarge = errors.New("auth: the shared store would exceed its size limit")
 
-// NewSharedStore returns a credential store kept in doc (A12).
+// NewSharedStore returns a credential store kept in doc (credentials and ACLs shared in etcd).
 func NewSharedStore(doc Shared) *Store { return &Store{shared: doc} }
 
-// NewSharedACLStore returns an ACL store kept in doc (A12); max bounds
+// NewSharedACLStore returns an ACL store kept in doc (credentials and ACLs shared in etcd); max bounds
 // the set (0: DefaultMaxACLs). A document that does not parse is an
 // error: a server must not authorize against a set it cannot read.
 func NewSharedACLStore(doc Shared, max int) (*ACLStore, error) {

@@ -1,6 +1,6 @@
 package auth
 
-// The credential store (A2): one small JSON file in the data directory,
+// The credential store (the SCRAM credential store): one small JSON file in the data directory,
 // replaced atomically under an exclusive lock, so that `kgateway users`
 // can change it beside a running server (pebble locks its directories
 // against a second process, a plain file does not) and the server sees
@@ -38,7 +38,7 @@ type storeFile struct {
 // by goroutines and processes.
 type Store struct {
 	dir    string
-	shared Shared // instead of dir's file (A12)
+	shared Shared // instead of dir's file (credentials and ACLs shared in etcd)
 
 	mu      sync.Mutex
 	users   map[string]User
@@ -160,9 +160,9 @@ func decodeUsers(name string, b []byte) (map[string]User, error) {
 
 // Update changes the store: under an exclusive lock on the directory's
 // lock file it reads the file afresh, lets fn change the users, and
-// replaces the file atomically (A2). fn's error aborts the update. A
+// replaces the file atomically (the SCRAM credential store). fn's error aborts the update. A
 // shared store's update is a compare-and-swap of the document, and fn
-// runs again on the newer users when another update won (A12).
+// runs again on the newer users when another update won (credentials and ACLs shared in etcd).
 func (s *Store) Update(fn func(users map[string]User) error) error {
 	if s.shared != nil {
 		return s.updateShared(fn)

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// A2: concurrent updates (each locks, re-reads and replaces the file)
+// The SCRAM credential store: concurrent updates (each locks, re-reads and replaces the file)
 // lose nothing, and a second Store over the same directory, as another
 // process would have, sees every change at its next lookup.
 func TestStoreConcurrentUpdates(t *testing.T) {

@@ -1,7 +1,7 @@
 package auth
 
 // TLS from Kafka's ssl.* settings, with certificates re-read when their
-// files change or on Reload (SIGHUP), for new connections only (A5).
+// files change or on Reload (SIGHUP), for new connections only (TLS handshake timeouts and certificate reloads).
 
 import (
 	"crypto/tls"

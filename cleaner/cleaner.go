@@ -12,10 +12,10 @@ import (
 	"go.uber.org/zap"
 )
 
-// The log cleaner of compacted topics (resolver/doc.go "Compaction", L2-L11).
+// The log cleaner of compacted topics (resolver/doc.go "Compaction", the compaction rules).
 // Each pass cleans one partition: it maps the dirty ledgers' keys to
-// their latest offsets (L3), then rewrites the range from the log's first
-// ledger to where the map ends as a new generation (L4, L8, L9).
+// their latest offsets (the dedupe budget), then rewrites the range from the log's first
+// ledger to where the map ends as a new generation (the latest-record rewrite, the tombstone horizon, compacted generations).
 
 // Cleaner is the log cleaner of one resolver's partitions.
 type Cleaner struct {
@@ -33,10 +33,10 @@ type Cleaner struct {
 		busy map[Partition]bool
 		// horizon is, per cleaned log (a partition's or its view's), the
 		// earliest delete horizon of a tombstone or marker its last pass
-		// kept (L2, L8).
+		// kept (the cleanable range, the tombstone horizon).
 		horizon map[storage.LogID]int64
 		// scanned is, per view log, how far a view pass read its source
-		// (W2), in memory: a restart reads the rest again.
+		// (the view log), in memory: a restart reads the rest again.
 		scanned map[storage.LogID]scanMark
 	}
 	stats cleanerCounters
@@ -129,7 +129,7 @@ func (r *Cleaner) cleanerLoop() {
 			continue
 		}
 		if viewed, errs := r.viewPasses(m, r.opts.Now(), nil); viewed && len(errs) == 0 {
-			continue // W2: a view took data; look for work again
+			continue // The view log: a view took data; look for work again
 		}
 		t := time.NewTimer(r.opts.Backoff)
 		select {
@@ -142,7 +142,7 @@ func (r *Cleaner) cleanerLoop() {
 }
 
 // Run cleans, as of now, every compacted partition that is due
-// (L2), pass after pass, until none is: the background threads' work,
+// (the cleanable range), pass after pass, until none is: the background threads' work,
 // on demand (tests, tools). A partition whose pass fails is not taken
 // again by this call.
 func (r *Cleaner) Run(now time.Time) error {
@@ -156,7 +156,7 @@ func (r *Cleaner) Run(now time.Time) error {
 		}
 		if !worked {
 			var verrs []error
-			worked, verrs = r.viewPasses(m, now, skip) // W2
+			worked, verrs = r.viewPasses(m, now, skip) // The view log
 			errs = append(errs, verrs...)
 		}
 		if !worked {
@@ -166,7 +166,7 @@ func (r *Cleaner) Run(now time.Time) error {
 	return errors.Join(errs...)
 }
 
-// cleanOne picks the partition most in need (L2) and cleans it. worked is
+// cleanOne picks the partition most in need (the cleanable range) and cleans it. worked is
 // false when no partition was due.
 func (r *Cleaner) cleanOne(m *offsetMap, now time.Time, skip map[Partition]bool) (worked bool, err error) {
 	plan, ok := r.pickPartition(now, skip)
@@ -201,7 +201,7 @@ func (r *Cleaner) release(p Partition) {
 }
 
 // pickPartition plans every compacted partition and takes the one most in
-// need (L2): past max.compaction.lag.ms first, then the dirtiest, then
+// need (the cleanable range): past max.compaction.lag.ms first, then the dirtiest, then
 // one with a passed tombstone horizon. It marks it busy.
 func (r *Cleaner) pickPartition(now time.Time, skip map[Partition]bool) (cleanPlan, bool) {
 	var best cleanPlan
@@ -261,7 +261,7 @@ func (r *Cleaner) setHorizon(l storage.LogID, h int64) {
 	r.mu.horizon[l] = h
 }
 
-// throttle paces the cleaner's I/O (L7): every byte read or written
+// throttle paces the cleaner's I/O (the cleaner throttle): every byte read or written
 // takes 1/rate seconds of a schedule shared by all threads.
 type throttle struct {
 	rate float64

@@ -1,5 +1,5 @@
 // Package cleaner is the log cleaner of compacted topics
-// (resolver/doc.go "Compaction", L2–L15, and W2 of its "Compacted
+// (resolver/doc.go "Compaction", the compaction rules, and the view log of its "Compacted
 // view"): it picks the partition most in need, maps the dirty ledgers'
 // keys to their latest offsets, and rewrites the range as a new
 // generation of the partition's log, keeping the latest record per key,
@@ -14,6 +14,6 @@
 // It may not touch: partitions' producer and transaction state, the
 // catalog or configs, except through the narrow Partition and Host
 // interfaces (host.go) the resolver implements; it writes only through
-// storage's Rewrite (a generation swap, L9) and a view log's appends. It
+// storage's Rewrite (a generation swap, compacted generations) and a view log's appends. It
 // imports neither resolver nor kafka/; the batch format is recordbatch's.
 package cleaner

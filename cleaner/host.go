@@ -13,12 +13,12 @@ type Offset = storage.Offset
 // Settings are a partition's cleanup.policy and the cleaner's topic
 // configs, resolved over the broker's (resolver/configs.go).
 type Settings struct {
-	Compact           bool // cleanup.policy has compact: the cleaner runs (L2)
+	Compact           bool // cleanup.policy has compact: the cleaner runs (the cleanable range)
 	MinDirtyRatio     float64
 	MinLagMs          int64
 	MaxLagMs          int64
 	DeleteRetentionMs int64
-	// MaxMessageBytes bounds a batch's decompressed records (Z3).
+	// MaxMessageBytes bounds a batch's decompressed records (the decompression bound).
 	MaxMessageBytes int32
 }
 
@@ -40,18 +40,18 @@ type Partition interface {
 	// CleanSettings are the partition's settings now; an error when the
 	// partition is deleted.
 	CleanSettings() (Settings, error)
-	// LastStable is the last stable offset under the bounds (X2): a
-	// pass cleans nothing at or past it (L12).
+	// LastStable is the last stable offset under the bounds (the LSO): a
+	// pass cleans nothing at or past it (the LSO bound on cleaning).
 	LastStable(start, end Offset) Offset
 	// AbortedBefore is the aborted-index entries whose transaction
 	// starts before end.
 	AbortedBefore(end Offset) []Aborted
 	// ForgetAborted removes the index entries of the ABORT markers a
 	// pass drops, from the read view and durably, before the pass's swap
-	// (L15); an error when the removal is not durable.
+	// (marker removal); an error when the removal is not durable.
 	ForgetAborted(gone []Aborted) error
 	// OpenView creates the partition's compacted view log if need be and
-	// has reads see it (W2); it returns the view's log.
+	// has reads see it (the view log); it returns the view's log.
 	OpenView() (storage.LogID, error)
 }
 
@@ -64,7 +64,7 @@ type Host interface {
 	// ViewStillOn reports that p's topic is bound with its view on.
 	ViewStillOn(p Partition) bool
 	// SyncViews removes the view logs of topics deleted or turned off
-	// (W6).
+	// (view removal).
 	SyncViews() error
 	// ViewFailed reports a view pass that failed.
 	ViewFailed(p Partition, err error)
@@ -75,9 +75,9 @@ type Options struct {
 	// Threads is how many background passes run at once; none when 0 or
 	// negative (Run still works).
 	Threads int
-	// BufferPerThread is the budget of one pass's offset map (L3).
+	// BufferPerThread is the budget of one pass's offset map (the dedupe budget).
 	BufferPerThread int64
-	// IOMaxBytesPerSecond paces reads and writes of all threads (L7).
+	// IOMaxBytesPerSecond paces reads and writes of all threads (the cleaner throttle).
 	IOMaxBytesPerSecond float64
 	// Backoff is how long a thread that found no work sleeps.
 	Backoff time.Duration

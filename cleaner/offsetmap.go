@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 )
 
-// offsetMap is a pass's key -> latest offset map in a fixed budget (L3):
+// offsetMap is a pass's key -> latest offset map in a fixed budget (the dedupe budget):
 // open addressing over one byte slice of slots, each a key's 16-byte MD5
 // digest and its offset, as Kafka's SkimpyOffsetMap. It never grows: put
 // reports full instead. Two keys with one digest would share a slot; at

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// L3: the map holds at most 90% of budget/24 keys, never allocates past
+// The dedupe budget: the map holds at most 90% of budget/24 keys, never allocates past
 // its budget, keeps the latest offset of each key, and refuses a new key
 // when full while still updating the keys it holds.
 func TestOffsetMapBudget(t *testing.T) {

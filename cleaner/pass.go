@@ -10,11 +10,11 @@ import (
 	"go.uber.org/zap"
 )
 
-// cleanPlan is one partition's state as the cleaner sees it (L2).
+// cleanPlan is one partition's state as the cleaner sees it (the cleanable range).
 type cleanPlan struct {
 	p Partition
 	// log is the log the pass cleans: the partition's, or its compacted
-	// view's (view, W2).
+	// view's (view, the view log).
 	log     storage.LogID
 	view    bool
 	compact bool
@@ -31,7 +31,7 @@ type cleanPlan struct {
 	horizon    bool // a kept tombstone's delete horizon has passed
 }
 
-// due is L2's condition for a pass.
+// due is the cleanable range's condition for a pass.
 func (c cleanPlan) due() bool {
 	if c.end == 0 {
 		return false
@@ -81,12 +81,12 @@ func (r *Cleaner) planClean(p Partition, now time.Time) (cleanPlan, error) {
 
 // stableEnd is the index of the first ledger of p's log, described by
 // info, that a pass may not clean or copy: the open one, or the first
-// holding an entry newer than now - min.compaction.lag.ms (L2) or at or
-// past the last stable offset (L12).
+// holding an entry newer than now - min.compaction.lag.ms (the cleanable range) or at or
+// past the last stable offset (the LSO bound on cleaning).
 func (r *Cleaner) stableEnd(p Partition, info storage.LogInfo, s Settings, now time.Time) (int, error) {
 	end := len(info.Ledgers) - 1
 	if s.MinLagMs > 0 {
-		// L2: the first entry whose running max is newer than the lag
+		// The cleanable range: the first entry whose running max is newer than the lag
 		// ends what is cleanable, with its ledger.
 		h, err := r.store.SeekTime(p.Log(), now.UnixMilli()-s.MinLagMs+1)
 		if err == nil {
@@ -97,7 +97,7 @@ func (r *Cleaner) stableEnd(p Partition, info storage.LogInfo, s Settings, now t
 			return 0, err
 		}
 	}
-	// L12: nothing at or past the last stable offset is cleaned, so
+	// The LSO bound on cleaning: nothing at or past the last stable offset is cleaned, so
 	// every transaction with a batch in the range has ended.
 	lso := p.LastStable(info.Start, info.End)
 	for end > 0 && info.Ledgers[end].FirstOffset > lso {
@@ -129,7 +129,7 @@ var errCleanerStopped = errors.New("resolver: cleaner stopped")
 // ErrMapTooSmall: the first dirty ledger has more keys than the map.
 var ErrMapTooSmall = errors.New("resolver: the dedupe buffer cannot hold the keys of one ledger; raise log.cleaner.dedupe.buffer.size or lower log.cleaner.threads")
 
-// cleanPartition is one pass (L3, L4, L8, L9).
+// cleanPartition is one pass (the dedupe budget, the latest-record rewrite, the tombstone horizon, compacted generations).
 func (r *Cleaner) cleanPartition(c cleanPlan, m *offsetMap, now time.Time) error {
 	s, err := c.p.CleanSettings()
 	if err != nil {
@@ -141,7 +141,7 @@ func (r *Cleaner) cleanPartition(c cleanPlan, m *offsetMap, now time.Time) error
 		txn: newTxnFilter(c.p.AbortedBefore(c.info.Ledgers[c.end].FirstOffset)),
 	}
 	if c.view {
-		f.txn = emptyTxnFilter() // W2: a view holds no marker and no aborted batch
+		f.txn = emptyTxnFilter() // The view log: a view holds no marker and no aborted batch
 	}
 	upTo, err := r.buildMap(c, f)
 	if err != nil {
@@ -160,7 +160,7 @@ func (r *Cleaner) cleanPartition(c cleanPlan, m *offsetMap, now time.Time) error
 	}
 	read, err := r.rewriteRange(c, f, w)
 	if err == nil && !c.view {
-		err = c.p.ForgetAborted(f.txn.dropped) // L15: before the swap
+		err = c.p.ForgetAborted(f.txn.dropped) // Marker removal: before the swap
 	}
 	if err == nil {
 		err = w.Commit()
@@ -180,7 +180,7 @@ func (r *Cleaner) cleanPartition(c cleanPlan, m *offsetMap, now time.Time) error
 }
 
 // buildMap reads the range from the first ledger: the cleaned prefix for
-// its producers only, the dirty ledgers for their keys too (L3), until
+// its producers only, the dirty ledgers for their keys too (the dedupe budget), until
 // the map is full. It returns how many ledgers the pass rewrites.
 func (r *Cleaner) buildMap(c cleanPlan, f *batchFilter) (int, error) {
 	ls := c.info.Ledgers
@@ -212,7 +212,7 @@ func (r *Cleaner) buildMap(c cleanPlan, f *batchFilter) (int, error) {
 					zap.Int("keys", f.m.capacity()), zap.Error(ErrMapTooSmall))
 				return 0, ErrMapTooSmall
 			}
-			return i, nil // L3: up to the ledger the map filled in
+			return i, nil // The dedupe budget: up to the ledger the map filled in
 		}
 	}
 	return c.end, nil
@@ -237,7 +237,7 @@ func (r *Cleaner) rewriteRange(c cleanPlan, f *batchFilter, w *storage.Rewrite) 
 }
 
 // eachBatch calls fn with every stored batch in [from, to) that is above
-// the log start, reading at most a few MiB at once, throttled (L7).
+// the log start, reading at most a few MiB at once, throttled (the cleaner throttle).
 func (r *Cleaner) eachBatch(c cleanPlan, from, to Offset, fn func(storage.Entry) error) error {
 	const chunkBytes = 4 << 20
 	for from = max(from, c.info.Start); from < to; {

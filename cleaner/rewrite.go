@@ -3,7 +3,7 @@ package cleaner
 import "github.com/kgateway/kgateway/recordbatch"
 
 // batchFilter decides what a pass keeps of each batch of the range it
-// cleans (L4, L8, L13–L15). It looks at a batch as a whole first
+// cleans (the latest-record rewrite, the tombstone horizon, aborted batches dropped, markers kept while needed and marker removal). It looks at a batch as a whole first
 // (batchAction): the batches of aborted transactions and the markers
 // nothing needs any more go whole, a marker found unneeded gets its
 // delete horizon; then at the records of the rest.
@@ -11,14 +11,14 @@ type batchFilter struct {
 	m                 *offsetMap
 	nowMs             int64
 	deleteRetentionMs int64
-	limit             int64 // Z3's bound on a batch's decompressed records
+	limit             int64 // the decompression bound on a batch's decompressed records
 	// lastOfProducer is the base offset of each producer id's last batch
-	// in the range: that batch stays, empty if need be (L4).
+	// in the range: that batch stays, empty if need be (the latest-record rewrite).
 	lastOfProducer map[int64]Offset
 	// minHorizon is the earliest delete horizon of a tombstone or marker
-	// kept by this pass, -1 when none (L2: a later pass is due then).
+	// kept by this pass, -1 when none (the cleanable range: a later pass is due then).
 	minHorizon int64
-	// txn is the range's transactions (L13–L15).
+	// txn is the range's transactions (aborted batches dropped, markers kept while needed and marker removal).
 	txn *txnFilter
 }
 
@@ -28,13 +28,13 @@ const (
 	filterRecords batchAction = iota // decide record by record
 	keepBatch                        // keep the batch as it is
 	dropBatch                        // drop the whole batch
-	emptyBatch                       // keep the header, drop every record (L4, L13)
-	markerHorizon                    // keep the marker, with a delete horizon (L15)
+	emptyBatch                       // keep the header, drop every record (the latest-record rewrite, aborted batches dropped)
+	markerHorizon                    // keep the marker, with a delete horizon (marker removal)
 )
 
 // batchAction is the decision about a batch before its records. A batch
-// of an aborted transaction goes whole (L13), kept empty when it is its
-// producer's last (L4); a marker is L14/L15's; a committed transactional
+// of an aborted transaction goes whole (aborted batches dropped), kept empty when it is its
+// producer's last (the latest-record rewrite); a marker is kept or removed as markers kept while needed and marker removal say; a committed transactional
 // batch is cleaned as any other.
 func (f *batchFilter) batchAction(h recordbatch.Header) batchAction {
 	if h.Control() {
@@ -51,7 +51,7 @@ func (f *batchFilter) batchAction(h recordbatch.Header) batchAction {
 }
 
 // clean returns what the pass keeps of batch b: b itself when nothing
-// changes, a rebuilt batch (L4), or nil when the batch goes.
+// changes, a rebuilt batch (the latest-record rewrite), or nil when the batch goes.
 func (f *batchFilter) clean(b []byte) ([]byte, error) {
 	h := recordbatch.DecodeHeader(b)
 	switch f.batchAction(h) {
@@ -88,7 +88,7 @@ func (f *batchFilter) clean(b []byte) ([]byte, error) {
 	}
 	switch {
 	case tombs && horizon < 0:
-		horizon = f.nowMs + f.deleteRetentionMs // L8: first cleaned now
+		horizon = f.nowMs + f.deleteRetentionMs // The tombstone horizon: first cleaned now
 	case !tombs:
 		horizon = -1
 	}
@@ -110,7 +110,7 @@ func (f *batchFilter) producersLast(h recordbatch.Header) bool {
 	return h.Idempotent() && ok && last == h.BaseOffset
 }
 
-// keepRecord is L4 and L8 for one record: keyed, not superseded by a
+// keepRecord implements the latest-record rewrite and the tombstone horizon for one record: keyed, not superseded by a
 // later record of its key, and not a tombstone past its horizon.
 func (f *batchFilter) keepRecord(r recordbatch.Record, horizonPassed bool) bool {
 	if r.Key == nil {

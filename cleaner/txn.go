@@ -6,7 +6,7 @@ import (
 	"slices"
 )
 
-// The cleaner and transactions (L12–L15, resolver/doc.go "Compaction"), as Kafka's
+// The cleaner and transactions (compaction of transactions, resolver/doc.go "Compaction"), as Kafka's
 // LogCleaner and CleanedTransactionMetadata have it: a pass cleans only
 // below the last stable offset (planClean), so every transaction with a
 // batch in the range has ended and the aborted-transaction index knows
@@ -22,10 +22,10 @@ type txnFilter struct {
 	byMarker map[Offset]Aborted
 	// seen is the producers whose current transaction has a batch read
 	// by this pass since the producer's last marker: that marker is
-	// still needed (L14).
+	// still needed (markers kept while needed).
 	seen map[int64]bool
 	// dropped is the index entries of the ABORT markers this pass drops
-	// (L15): they leave the index before the swap.
+	// (marker removal): they leave the index before the swap.
 	dropped []Aborted
 }
 
@@ -43,7 +43,7 @@ func newTxnFilter(aborted []Aborted) *txnFilter {
 	return t
 }
 
-// abortedBatch reports a data batch of an aborted transaction (L13): a
+// abortedBatch reports a data batch of an aborted transaction (aborted batches dropped): a
 // transactional batch of a producer between the first offset of one of
 // its aborted transactions and that transaction's marker. A producer has
 // one transaction at a time, so the intervals of one producer never
@@ -61,7 +61,7 @@ func (t *txnFilter) abortedBatch(h recordbatch.Header) bool {
 }
 
 // readBatch notes a transactional data batch read by the rewrite: its
-// transaction's marker is needed (L14).
+// transaction's marker is needed (markers kept while needed).
 func (t *txnFilter) readBatch(h recordbatch.Header) {
 	if h.Transactional() && !h.Control() {
 		t.seen[h.ProducerID] = true
@@ -76,7 +76,7 @@ func (t *txnFilter) markerNeeded(h recordbatch.Header) bool {
 	return needed
 }
 
-// markerAction is L14 and L15 for a control batch: kept while a batch of
+// markerAction implements markers kept while needed and marker removal for a control batch: kept while a batch of
 // its transaction remains (or it is its producer's last batch, which
 // carries the producer's epoch, as Kafka keeps it for fencing); then
 // given a delete horizon, delete.retention.ms ahead, by the first pass
@@ -102,7 +102,7 @@ func (f *batchFilter) markerAction(h recordbatch.Header) batchAction {
 	return dropBatch
 }
 
-// noteHorizon records a delete horizon kept by this pass (L2: a later
+// noteHorizon records a delete horizon kept by this pass (the cleanable range: a later
 // pass is due at the earliest).
 func (f *batchFilter) noteHorizon(h int64) {
 	if f.minHorizon < 0 || h < f.minHorizon {
@@ -111,7 +111,7 @@ func (f *batchFilter) noteHorizon(h int64) {
 }
 
 // withHorizon rewrites control batch b with its records as they are and
-// the delete horizon h (L8's encoding).
+// the delete horizon h (the tombstone horizon's encoding).
 func (f *batchFilter) withHorizon(b []byte, h int64) ([]byte, error) {
 	recs, err := recordbatch.ParseRecords(recordbatch.DecodeHeader(b), b[recordbatch.HeaderLen:])
 	if err != nil {

@@ -8,11 +8,11 @@ import (
 	"github.com/kgateway/kgateway/storage"
 )
 
-// The cleaner's work on compacted views (W2, resolver/doc.go "Compacted view"): a
+// The cleaner's work on compacted views (the view log, resolver/doc.go "Compacted view"): a
 // view pass copies the source's stable sealed range that the view does
-// not hold yet, then cleans the view as a compacted log (L3, L4, L8–L11).
+// not hold yet, then cleans the view as a compacted log (the dedupe budget, the latest-record rewrite, the compaction rules).
 
-// emptyTxnFilter is the transactions of a view: none (W2).
+// emptyTxnFilter is the transactions of a view: none (the view log).
 func emptyTxnFilter() *txnFilter {
 	return &txnFilter{aborted: map[int64][]Aborted{}, byMarker: map[Offset]Aborted{}, seen: map[int64]bool{}}
 }
@@ -28,7 +28,7 @@ func (r *Cleaner) viewPasses(m *offsetMap, now time.Time, skip map[Partition]boo
 		r.release(p)
 		if !r.host.ViewStillOn(p) {
 			// Turned off or deleted during the pass, which may have
-			// created the view log after that change removed it (W6).
+			// created the view log after that change removed it (view removal).
 			err = errors.Join(err, r.host.SyncViews())
 		}
 		worked = worked || w
@@ -54,7 +54,7 @@ func (r *Cleaner) take(p Partition) bool {
 	return true
 }
 
-// viewPass brings p's view up to date (W2): the source's stable sealed
+// viewPass brings p's view up to date (the view log): the source's stable sealed
 // range past the view's end is copied into the view log and sealed there,
 // and the view is cleaned when it took data or a tombstone's horizon
 // passed. worked reports that the view changed.
@@ -82,7 +82,7 @@ func (r *Cleaner) viewPass(p Partition, m *offsetMap, now time.Time) (worked boo
 	c.measure()
 	hz := r.horizonOf(vlog)
 	// Due with dirty ledgers (taken now, or left by a pass whose map
-	// filled, L3) or a passed tombstone horizon (L8).
+	// filled, the dedupe budget) or a passed tombstone horizon (the tombstone horizon).
 	if c.end == 0 || (c.dirtyBytes == 0 && (hz < 0 || now.UnixMilli() < hz)) {
 		return copied, nil
 	}
@@ -98,7 +98,7 @@ func (r *Cleaner) viewPass(p Partition, m *offsetMap, now time.Time) (worked boo
 }
 
 // copyToView appends to the view log the source's batches from the view's
-// end to the stable end (L2, L12: every transaction there has ended):
+// end to the stable end (the cleanable range, the LSO bound on cleaning: every transaction there has ended):
 // committed data only, no marker and no batch of an aborted transaction
 // (the aborted-transaction index says which), each entry spanning from
 // the end of the one before it to its batch's end so the batch keeps its

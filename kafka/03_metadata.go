@@ -7,7 +7,7 @@ package kafka
 //   v2  cluster id.      v3  throttle time.
 //   v4  allow_auto_topic_creation (before v4 always allowed).
 //   v5  offline replicas.            v7  leader epoch (0 on a single node).
-//   v8  authorized operations: filled when asked (kafka/authz, A11),
+//   v8  authorized operations: filled when asked (kafka/authz, per-API authorization),
 //       else INT32_MIN ("not requested").
 //   v9  flexible.        v10 topic ids, request by id.
 //   v11 drops cluster authorized operations.  v12 nullable topic names.
@@ -17,10 +17,10 @@ package kafka
 //       neither does kgateway: the code is always 0.
 //
 // One broker (node.id) leads every partition and is the controller, with
-// replicas and ISR [node.id]. In cluster mode (Y1) the brokers are the
+// replicas and ISR [node.id]. In cluster mode (leaders at their epochs) the brokers are the
 // live nodes, each partition is led by its owner at its ownership epoch
 // (LEADER_NOT_AVAILABLE while it has none), the controller is the lowest
-// live node id, and auto-creation goes through the shared catalog (Y6). __consumer_offsets and __transaction_state
+// live node id, and auto-creation goes through the shared catalog (topic changes through the catalog). __consumer_offsets and __transaction_state
 // are listed as internal topics whose partitions are always empty
 // (internal_topics.go). Auto-creation goes through
 // resolver.EnsureTopic, which follows auto.create.topics.enable and
@@ -41,7 +41,7 @@ const authOpsNotRequested = authz.OperationsNotRequested
 func handleMetadata(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
 	r := req.(*kmsg.MetadataRequest)
 	resp := r.ResponseKind().(*kmsg.MetadataResponse)
-	brokers := s.brokers(rc) // Y1
+	brokers := s.brokers(rc) // Leaders at their epochs
 	for _, b := range brokers {
 		mb := kmsg.NewMetadataResponseBroker()
 		mb.NodeID, mb.Host, mb.Port, mb.Rack = b.NodeID, b.Host, b.Port, b.Rack
@@ -55,7 +55,7 @@ func handleMetadata(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, err
 	switch {
 	case r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0):
 		for _, t := range s.res.Topics() {
-			if !resolver.IsInternalTopic(t.Name) { // a binding from before N2
+			if !resolver.IsInternalTopic(t.Name) { // a binding from before reserved internal topic names
 				resp.Topics = append(resp.Topics, s.metadataTopic(t))
 			}
 		}
@@ -63,7 +63,7 @@ func handleMetadata(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, err
 			resp.Topics = append(resp.Topics, s.metadataInternal(name))
 		}
 	default:
-		// A topic named twice is answered once, as Kafka does (K9).
+		// A topic named twice is answered once, as Kafka does (the decoded-request bound).
 		seen := make(map[metadataKey]struct{}, min(len(r.Topics), 1024))
 		for _, rt := range r.Topics {
 			k := metadataKey{id: rt.TopicID}
@@ -113,7 +113,7 @@ func (s *Server) metadataRequested(rc *reqCtx, rt kmsg.MetadataRequestTopic, all
 	case !validTopicName(name):
 		err = resolver.ErrInvalidTopic
 	case allowCreate:
-		t, err = s.catalogAs(rc).EnsureTopic(name) // Y6
+		t, err = s.catalogAs(rc).EnsureTopic(name) // Topic changes through the catalog
 	default:
 		var ok bool
 		if t, ok = s.res.Topic(name); !ok {
@@ -131,7 +131,7 @@ func (s *Server) metadataRequested(rc *reqCtx, rt kmsg.MetadataRequestTopic, all
 }
 
 // metadataTopic describes an existing topic: every partition with its
-// leader, which is its only replica (Y1).
+// leader, which is its only replica (leaders at their epochs).
 func (s *Server) metadataTopic(t resolver.Topic) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	name := t.Name
@@ -147,7 +147,7 @@ func (s *Server) metadataTopic(t resolver.Topic) kmsg.MetadataResponseTopic {
 
 // metadataPartition is one partition: its leader and leader epoch, the
 // leader alone as replicas and ISR; LEADER_NOT_AVAILABLE with leader -1
-// and no replicas while a cluster's partition has no owner (Y1).
+// and no replicas while a cluster's partition has no owner (leaders at their epochs).
 func (s *Server) metadataPartition(topic string, partition int32) kmsg.MetadataResponseTopicPartition {
 	p := kmsg.NewMetadataResponseTopicPartition()
 	p.Partition = partition

@@ -10,7 +10,7 @@ package kafka
 //   v7  group instance id (static members, KIP-345).
 //   v8  flexible.
 //   v9  the member epoch of a consumer group (KIP-848) in the generation
-//       field: STALE_MEMBER_EPOCH when not current (kafka/group G17).
+//       field: STALE_MEMBER_EPOCH when not current (commits at the member epoch).
 //   v10 topics by id instead of by name (KIP-848): an unknown id is
 //       UNKNOWN_TOPIC_ID for each of its partitions (kafka/topicid).
 //
@@ -31,7 +31,7 @@ func handleOffsetCommit(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response,
 		return nil, err
 	}
 	r := req.(*kmsg.OffsetCommitRequest)
-	if s.isShareGroup(r.Group) { // share Q10: a share group commits no offsets
+	if s.isShareGroup(r.Group) { // One group-id namespace: a share group commits no offsets
 		return share.OffsetCommitAnswer(r), nil
 	}
 	if !s.admitGroup(rc, r.Group) {

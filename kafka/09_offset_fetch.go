@@ -9,7 +9,7 @@ package kafka
 //   v6  flexible.
 //   v7  require-stable (KIP-447).
 //   v8  several groups in one request.
-//   v9  member id and epoch, checked against a consumer group (G17).
+//   v9  member id and epoch, checked against a consumer group (commits at the member epoch).
 //   v10 topics by id instead of by name (KIP-848): an unknown id is
 //       UNKNOWN_TOPIC_ID for each of its partitions; a fetch of all
 //       topics leaves out committed topics that no longer exist, which

@@ -12,7 +12,7 @@ package kafka
 //   v9  skip assignment for a static leader that rejoins (KIP-814).
 //
 // The request blocks until the rebalance completes; as in Kafka, the
-// connection's later requests wait behind it (K4). Left out:
+// connection's later requests wait behind it (requests in effect one at a time). Left out:
 // group.max.size and group.initial.rebalance.delay.ms.
 
 import (
@@ -26,7 +26,7 @@ func handleJoinGroup(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, er
 		return nil, err
 	}
 	r := req.(*kmsg.JoinGroupRequest)
-	if s.isShareGroup(r.Group) { // share Q10
+	if s.isShareGroup(r.Group) { // One group-id namespace
 		resp := r.ResponseKind().(*kmsg.JoinGroupResponse)
 		resp.ErrorCode, resp.Generation = kerr.GroupIDNotFound.Code, -1
 		return resp, nil

@@ -3,7 +3,7 @@ package kafka
 // DescribeGroups (key 15), versions 0–6.
 //
 //   v1  throttle time.
-//   v3  authorized operations, filled when asked (kafka/authz, A11).
+//   v3  authorized operations, filled when asked (kafka/authz, per-API authorization).
 //   v4  member group instance ids.
 //   v5  flexible.
 //   v6  an unknown group, or one that is not classic, is GROUP_ID_NOT_FOUND

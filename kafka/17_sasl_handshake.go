@@ -8,8 +8,8 @@ package kafka
 // Answers the mechanisms enabled on the connection's listener. A
 // mechanism not enabled gets UNSUPPORTED_SASL_MECHANISM and the
 // connection closes; a listener without SASL answers ILLEGAL_SASL_STATE
-// (A1). On an authenticated connection a handshake begins a
-// re-authentication (A4).
+// (the pre-authentication gate). On an authenticated connection a handshake begins a
+// re-authentication (KIP-368 re-authentication).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"

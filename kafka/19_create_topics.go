@@ -12,7 +12,7 @@ package kafka
 // replication (-1 or 1: one broker) and configs. A name listed twice fails
 // with INVALID_REQUEST; a manual replica assignment must put every
 // partition on this broker alone.
-// In cluster mode the change goes through the shared catalog (Y6).
+// In cluster mode the change goes through the shared catalog (topic changes through the catalog).
 // Left out: request timeouts (creation is synchronous).
 
 import (

@@ -7,7 +7,7 @@ package kafka
 //   v6  topics by name or by id.
 //
 // Deletion removes the binding and every partition's log (resolver).
-// In cluster mode the change goes through the shared catalog (Y6).
+// In cluster mode the change goes through the shared catalog (topic changes through the catalog).
 // Left out: request timeouts (deletion is synchronous).
 
 import (
@@ -84,7 +84,7 @@ func (s *Server) deleteTopic(name *string, id resolver.TopicID) kmsg.DeleteTopic
 			break
 		}
 		out.Topic = &n
-		err = s.catalog().DeleteTopic(n) // an internal topic's name: refused (resolver N2)
+		err = s.catalog().DeleteTopic(n) // an internal topic's name: refused (reserved internal topic names)
 	}
 	out.ErrorCode = errCode(err)
 	out.ErrorMessage = errMessage(err)

@@ -12,7 +12,7 @@ package kafka
 // Offset -1 means the high watermark; an offset past the high watermark
 // is OFFSET_OUT_OF_RANGE; one at or below the log start changes nothing
 // and returns the current low watermark.
-// In cluster mode a partition led elsewhere is NOT_LEADER_OR_FOLLOWER (Y2).
+// In cluster mode a partition led elsewhere is NOT_LEADER_OR_FOLLOWER (NOT_LEADER_OR_FOLLOWER routing).
 // Left out: request timeouts (the trim is synchronous and durable before
 // the response).
 
@@ -42,7 +42,7 @@ func (s *Server) deleteRecords(topic string, rp kmsg.DeleteRecordsRequestTopicPa
 		out.ErrorCode = errCode(err)
 		return out
 	}
-	if err := s.routeError(topic, rp.Partition, noLeaderEpoch); err != nil { // Y2
+	if err := s.routeError(topic, rp.Partition, noLeaderEpoch); err != nil { // NOT_LEADER_OR_FOLLOWER routing
 		out.ErrorCode = errCode(err)
 		return out
 	}

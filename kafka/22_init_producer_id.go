@@ -13,10 +13,10 @@ package kafka
 //
 // Without a transactional id the resolver allocates or bumps (durably, so
 // producer ids survive restarts); with one the transaction coordinator
-// answers (kafka/txn X11, X12): epoch bumps that fence the previous
+// answers (Kafka's transaction errors, the InitProducerId bump): epoch bumps that fence the previous
 // incarnation, the abort of an ongoing transaction, KIP-360 recovery.
 // In cluster mode a transactional id is served by the coordinator node
-// only (Y19; elsewhere NOT_COORDINATOR).
+// only (cluster transactions at version 1; elsewhere NOT_COORDINATOR).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"

@@ -2,7 +2,7 @@ package kafka
 
 // OffsetForLeaderEpoch (key 23), versions 0–4: where a leader epoch ends
 // (kafka/logoffsets). One leader epoch, 0, on a single node; in cluster
-// mode (Y2, Y3) the partition's ownership epoch.
+// mode (NOT_LEADER_OR_FOLLOWER routing, the leader epoch check) the partition's ownership epoch.
 
 import (
 	"github.com/kgateway/kgateway/kafka/logoffsets"
@@ -27,7 +27,7 @@ func leaderEpochError(current int32) error {
 }
 
 // epochError is leaderEpochError against the partition's epoch, which in
-// cluster mode is its ownership's fencing epoch (Y3).
+// cluster mode is its ownership's fencing epoch (the leader epoch check).
 func epochError(current, epoch int32) error {
 	switch {
 	case current == noLeaderEpoch:
@@ -46,7 +46,7 @@ func handleOffsetForLeaderEpoch(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.R
 
 // epochEndRouteError checks the client's current epoch: against the one
 // epoch 0 on a single node, against the partition's epoch and leader in
-// cluster mode (Y2, Y3).
+// cluster mode (NOT_LEADER_OR_FOLLOWER routing, the leader epoch check).
 func (s *Server) epochEndRouteError(topic string, partition, current int32) error {
 	if s.cfg.Cluster != nil {
 		return s.routeError(topic, partition, current)

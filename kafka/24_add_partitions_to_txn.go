@@ -15,9 +15,9 @@ package kafka
 //       TRANSACTION_ABORTABLE (KIP-890); INVALID_TXN_STATE at v4.
 //
 // The coordinator (kafka/txn) adds the partitions to the producer's
-// transaction durably, then registers them with the resolver (X13), so the
+// transaction durably, then registers them with the resolver (durable partition adds), so the
 // producer's transactional batches are accepted there (KIP-890 part 1).
-// At transaction version 2 Produce v12+ adds partitions itself (X18).
+// At transaction version 2 Produce v12+ adds partitions itself (KIP-890 implicit adds).
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 

@@ -10,8 +10,8 @@ package kafka
 //       never is.
 //
 // The group joins the producer's transaction: its TxnOffsetCommit offsets
-// commit or abort with it (X15); at transaction version 2 TxnOffsetCommit
-// v5+ adds the group itself (X18).
+// commit or abort with it (pending TxnOffsetCommit offsets); at transaction version 2 TxnOffsetCommit
+// v5+ adds the group itself (KIP-890 implicit adds).
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 

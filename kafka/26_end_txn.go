@@ -9,11 +9,11 @@ package kafka
 //   v5  transaction version 2 (KIP-890 part 2): the producer epoch is
 //       bumped at the end of every transaction, the markers carry the
 //       bumped epoch, and the new producer id and epoch are returned
-//       (kafka/txn X20, X21).
+//       (the epoch bump at EndTxn, EndTxn retries across the bump).
 //
 // The coordinator writes the decision durably, then a COMMIT or ABORT
 // marker on every partition of the transaction, then commits or drops its
-// pending offsets with the completed state in one batch (X13), before it
+// pending offsets with the completed state in one batch (durable partition adds), before it
 // answers.
 
 import "github.com/twmb/franz-go/pkg/kmsg"

@@ -4,7 +4,7 @@ package kafka
 // removed in Kafka 4; v2 flexible; v3 adds no field).
 //
 // Needs DESCRIBE on the cluster (CLUSTER_AUTHORIZATION_FAILED). The filter
-// selects ACLs as Kafka's AclBindingFilter (A8); the answer groups them by
+// selects ACLs as Kafka's AclBindingFilter (Kafka's ACL model); the answer groups them by
 // resource pattern (kafka/acls). Without an authorizer: SECURITY_DISABLED.
 
 import (

@@ -3,7 +3,7 @@ package kafka
 // CreateAcls (key 30), versions 1–3 (v2 flexible).
 //
 // Needs ALTER on the cluster (CLUSTER_AUTHORIZATION_FAILED per creation).
-// Each creation is checked as Kafka's controller does (A8, A10) and the
+// Each creation is checked as Kafka's controller does (Kafka's ACL model, the durable ACL store) and the
 // valid ones are stored together, durably, before the answer
 // (kafka/acls). Without an authorizer: SECURITY_DISABLED.
 

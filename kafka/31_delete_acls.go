@@ -3,8 +3,8 @@ package kafka
 // DeleteAcls (key 31), versions 1–3 (v2 flexible).
 //
 // Needs ALTER on the cluster (CLUSTER_AUTHORIZATION_FAILED per filter).
-// Every ACL some valid filter selects (A8) is removed, durably, before the
-// answer (A10; kafka/acls). Without an authorizer: SECURITY_DISABLED.
+// Every ACL some valid filter selects (Kafka's ACL model) is removed, durably, before the
+// answer (the durable ACL store; kafka/acls). Without an authorizer: SECURITY_DISABLED.
 
 import (
 	"github.com/kgateway/kgateway/auth"

@@ -12,7 +12,7 @@ package kafka
 // LogAppendTime) are the resolver's; an invalid value fails the whole
 // resource with INVALID_CONFIG and a message naming every problem.
 // A name listed twice, or a null value, is INVALID_REQUEST.
-// In cluster mode the change goes through the shared catalog (Y6).
+// In cluster mode the change goes through the shared catalog (topic changes through the catalog).
 // CLIENT_METRICS resources (KIP-714 subscriptions) are validated as
 // Kafka's ClientMetricsConfigs and kept by kafka/telemetry's store;
 // removing every config removes the subscription (telemetry.go).

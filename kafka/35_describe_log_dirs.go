@@ -13,7 +13,7 @@ package kafka
 // Kafka. Offset lag is 0 (no future replica: nothing is ever moved) and
 // the dir is never cordoned. Internal topics are not listed: their state
 // lives in the offsets store, not in partition logs. In cluster mode
-// only the partitions this node leads are listed (Y1).
+// only the partitions this node leads are listed (leaders at their epochs).
 // DESCRIBE on the cluster, else CLUSTER_AUTHORIZATION_FAILED and no dirs
 // (before v3, which has no place for the error, no dirs alone).
 
@@ -81,7 +81,7 @@ func handleDescribeLogDirs(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Respon
 }
 
 // leadsHere reports whether this node leads the partition: always
-// without Cluster (Y1).
+// without Cluster (leaders at their epochs).
 func (s *Server) leadsHere(topic string, partition int32) bool {
 	node, _, ok := s.leader(topic, partition)
 	return ok && node == s.cfg.NodeID

@@ -3,12 +3,12 @@ package kafka
 // SaslAuthenticate (key 36), versions 0–2.
 //
 //   v0  the token and the server's answer.
-//   v1  session lifetime (KIP-368, A4).
+//   v1  session lifetime (KIP-368, KIP-368 re-authentication).
 //   v2  flexible.
 //
 // One step of the exchange a SaslHandshake v1 began. A failure answers
 // SASL_AUTHENTICATION_FAILED after connection.failed.authentication.delay.ms
-// and closes the connection (A3). A listener without SASL, or a
+// and closes the connection (the failed-authentication delay). A listener without SASL, or a
 // connection with no exchange begun, answers ILLEGAL_SASL_STATE.
 
 import (

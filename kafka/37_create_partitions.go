@@ -14,7 +14,7 @@ package kafka
 // INVALID_PARTITIONS; an assignment must list one entry per new partition,
 // each this broker alone (INVALID_REPLICA_ASSIGNMENT otherwise). A topic
 // listed twice is INVALID_REQUEST.
-// In cluster mode the change goes through the shared catalog (Y6).
+// In cluster mode the change goes through the shared catalog (topic changes through the catalog).
 // Left out: request timeouts (creation is synchronous).
 
 import (

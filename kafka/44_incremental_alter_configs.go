@@ -13,7 +13,7 @@ package kafka
 // not a list, an unknown config or an invalid result is INVALID_CONFIG
 // with a message; a name listed twice or a null value for SET, APPEND or
 // SUBTRACT is INVALID_REQUEST.
-// In cluster mode the change goes through the shared catalog (Y6).
+// In cluster mode the change goes through the shared catalog (topic changes through the catalog).
 // CLIENT_METRICS resources (KIP-714 subscriptions) are validated as
 // Kafka's ClientMetricsConfigs and kept by kafka/telemetry's store;
 // removing every config removes the subscription (telemetry.go).

@@ -7,7 +7,7 @@ package kafka
 // `<default>` in kafka-configs) or any entity of a type; strict keeps only
 // entities with no other type. A malformed filter is INVALID_REQUEST, an
 // unknown entity type UNSUPPORTED_VERSION, both in the top-level error.
-// Needs DESCRIBE_CONFIGS on the cluster (kafka/authz, A11).
+// Needs DESCRIBE_CONFIGS on the cluster (kafka/authz, per-API authorization).
 
 import (
 	"github.com/kgateway/kgateway/kafka/quota"

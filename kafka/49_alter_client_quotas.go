@@ -9,7 +9,7 @@ package kafka
 // quotas.json, or the cluster's etcd document). One answer per entity:
 // a refused one is INVALID_REQUEST with Kafka's message. validate_only
 // checks and stores nothing. Needs ALTER_CONFIGS on the cluster
-// (kafka/authz, A11).
+// (kafka/authz, per-API authorization).
 
 import (
 	"github.com/kgateway/kgateway/kafka/quota"

@@ -1,7 +1,7 @@
 package kafka
 
 // DescribeUserScramCredentials (key 50), version 0 (flexible): users'
-// SCRAM mechanisms and iterations from the credential store (A2;
+// SCRAM mechanisms and iterations from the credential store (the SCRAM credential store;
 // kafka/scram). Left out: authorization (DESCRIBE on the cluster).
 
 import (

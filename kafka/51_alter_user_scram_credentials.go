@@ -1,9 +1,9 @@
 package kafka
 
 // AlterUserScramCredentials (key 51), version 0 (flexible): upserts and
-// deletes SCRAM credentials in the credential store (A2), each user's
+// deletes SCRAM credentials in the credential store (the SCRAM credential store), each user's
 // changes together or not at all (kafka/scram). Needs ALTER on the
-// cluster (kafka/authz, A11).
+// cluster (kafka/authz, per-API authorization).
 
 import (
 	"github.com/kgateway/kgateway/kafka/scram"

@@ -13,7 +13,7 @@ package kafka
 // fails the request INVALID_UPDATE_VERSION and nothing changes. Applied
 // levels persist in the log dir before the answer. Supported:
 // transaction.version 0–2, share.version 1 (18_api_versions.go); in
-// cluster mode a feature not advertised there is not supported (Y5), nor
+// cluster mode a feature not advertised there is not supported (no share groups without States), nor
 // streams.version, advertised at its default: levels are kept per node,
 // and streams groups are served alike by whichever node coordinates.
 // Before v2 a success lists each feature with NONE.

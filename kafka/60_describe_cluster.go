@@ -11,8 +11,8 @@ package kafka
 //
 // One broker, node.id, which is also the controller, at the advertised
 // address; in cluster mode the live nodes, and the lowest live node id as
-// the controller (Y1).
-// Cluster authorized operations are filled when asked (A11).
+// the controller (leaders at their epochs).
+// Cluster authorized operations are filled when asked (per-API authorization).
 // Left out: controller endpoints
 // (UNSUPPORTED_ENDPOINT_TYPE).
 
@@ -33,7 +33,7 @@ func handleDescribeCluster(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Respon
 		return resp, nil
 	}
 	resp.ClusterID = s.cfg.ClusterID
-	brokers := s.brokers(rc) // Y1
+	brokers := s.brokers(rc) // Leaders at their epochs
 	resp.ControllerID = s.controllerID(brokers)
 	for _, b := range brokers {
 		db := kmsg.NewDescribeClusterResponseBroker()

@@ -7,10 +7,10 @@ package kafka
 //       last marker, and the start offset of its open transaction.
 //
 // A partition lists the idempotent and transactional producers whose state
-// it keeps (resolver P1, P2) and every producer with an open transaction
+// it keeps (producer expiry, the producer cap) and every producer with an open transaction
 // there. An unknown topic or partition answers UNKNOWN_TOPIC_OR_PARTITION
 // for it; in cluster mode a partition led elsewhere is
-// NOT_LEADER_OR_FOLLOWER (Y2). Left out: nothing.
+// NOT_LEADER_OR_FOLLOWER (NOT_LEADER_OR_FOLLOWER routing). Left out: nothing.
 
 import (
 	"github.com/kgateway/kgateway/resolver"
@@ -56,7 +56,7 @@ func (s *Server) producersOf(topic string, partition int32) ([]resolver.Producer
 	if _, err := s.partitionOf(topic, partition, false); err != nil {
 		return nil, err
 	}
-	if err := s.routeError(topic, partition, noLeaderEpoch); err != nil { // Y2
+	if err := s.routeError(topic, partition, noLeaderEpoch); err != nil { // NOT_LEADER_OR_FOLLOWER routing
 		return nil, err
 	}
 	if resolver.IsInternalTopic(topic) { // nothing is ever produced to it

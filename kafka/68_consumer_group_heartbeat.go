@@ -4,9 +4,9 @@ package kafka
 //
 //   v0  the consumer protocol: member epochs, server-side assignment.
 //   v1  the client names its member id; subscription by regex (RE2,
-//       resolved here, kafka/group G14).
+//       resolved here, server-side regex subscriptions).
 //
-// The coordinator (kafka/group G11–G17) answers once the change is
+// The coordinator (the KIP-848 consumer group rules) answers once the change is
 // durable. Left out: classic members inside a consumer group (online
 // migration); a group changes type only while empty.
 
@@ -21,7 +21,7 @@ func handleConsumerGroupHeartbeat(s *Server, rc *reqCtx, req kmsg.Request) (kmsg
 		return nil, err
 	}
 	r := req.(*kmsg.ConsumerGroupHeartbeatRequest)
-	if s.isShareGroup(r.Group) { // share Q10: the id is a share group's
+	if s.isShareGroup(r.Group) { // One group-id namespace: the id is a share group's
 		resp := r.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
 		resp.ErrorCode = kerr.GroupIDNotFound.Code
 		msg := "group " + r.Group + " is a share group"

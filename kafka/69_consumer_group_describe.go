@@ -6,7 +6,7 @@ package kafka
 //
 // A group that is absent or not a consumer group is GROUP_ID_NOT_FOUND,
 // as from Kafka. Authorized operations are filled when asked
-// (kafka/authz, A11).
+// (kafka/authz, per-API authorization).
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 

@@ -10,12 +10,12 @@ package kafka
 // named ones, or whose partition is negative, is INVALID_REQUEST for
 // every named topic. Partitions are described as Metadata describes them
 // (leader, epoch, the leader alone as replicas and ISR; leader -1 and no
-// replicas while a cluster partition has no owner, Y1), with empty
+// replicas while a cluster partition has no owner, leaders at their epochs), with empty
 // eligible and last-known ELR (KIP-966: one replica, none other
 // eligible). A named topic that does not exist is
 // UNKNOWN_TOPIC_OR_PARTITION, or INVALID_TOPIC_EXCEPTION for an invalid
 // name; topics are never auto-created.
-// Authorization as Metadata's (A11): a topic the principal may not
+// Authorization as Metadata's (per-API authorization): a topic the principal may not
 // DESCRIBE is left out of an all-topics answer and, when named, answered
 // TOPIC_AUTHORIZATION_FAILED with no id, after the page (it takes no
 // part of the limit). Every other topic carries its authorized

@@ -2,7 +2,7 @@ package kafka
 
 // ShareGroupHeartbeat (key 76), versions 0–1 (KIP-932; v1 changes nothing
 // on the wire): share-group membership and the assignment the coordinator
-// computes (kafka/share Q10–Q12).
+// computes (one group-id namespace, share member epochs and share assignment).
 
 import (
 	"github.com/kgateway/kgateway/kafka/share"

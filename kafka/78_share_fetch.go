@@ -2,7 +2,7 @@ package kafka
 
 // ShareFetch (key 78), versions 0–2: acknowledgements, then records
 // acquired for the member from its share session's partitions (kafka/share
-// Q1–Q9, Q13). v1 adds MaxRecords, BatchSize and the acquisition lock
+// the KIP-932 share group rules, share session epochs). v1 adds MaxRecords, BatchSize and the acquisition lock
 // timeout; v2 the acquire mode and IsRenewAck (KIP-1222). Records are read
 // with the resolver's cursorless Fetch (R1); only the offset store is
 // written. Every fetch is in record-limit mode: at most MaxRecords records
@@ -28,7 +28,7 @@ func handleShareFetch(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, e
 }
 
 // topicReadAllowed is the per-topic READ check of the share requests
-// (A11), nil without an authorizer.
+// (per-API authorization), nil without an authorizer.
 func topicReadAllowed(rc *reqCtx) share.Allowed {
 	if rc.conn.s.cfg.Authorizer == nil {
 		return nil

@@ -1,9 +1,9 @@
 package kafka
 
 // ShareAcknowledge (key 79), versions 0–2: acknowledgements of a member's
-// share session (kafka/share Q6, Q13); v2 adds IsRenewAck (KIP-1222).
+// share session (acknowledgement by the lock holder, share session epochs); v2 adds IsRenewAck (KIP-1222).
 // READ on the group is the rule's (kafka/authz), READ on each
-// acknowledged topic the coordinator's (A11).
+// acknowledged topic the coordinator's (per-API authorization).
 
 import (
 	"github.com/kgateway/kgateway/kafka/share"

@@ -40,7 +40,7 @@ func handleStreamsGroupHeartbeat(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.
 		resp.ErrorCode = kerr.UnsupportedVersion.Code
 		return resp, nil
 	}
-	if s.isShareGroup(r.Group) { // share Q10: the id is a share group's
+	if s.isShareGroup(r.Group) { // One group-id namespace: the id is a share group's
 		resp := r.ResponseKind().(*kmsg.StreamsGroupHeartbeatResponse)
 		resp.ErrorCode = kerr.GroupIDNotFound.Code
 		msg := "group " + r.Group + " is a share group"

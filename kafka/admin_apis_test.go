@@ -116,7 +116,7 @@ func TestDescribeTopicPartitionsPaging(t *testing.T) {
 	}
 }
 
-// DescribeTopicPartitions authorizes as Metadata (A11): a named topic
+// DescribeTopicPartitions authorizes as Metadata (per-API authorization): a named topic
 // without DESCRIBE is TOPIC_AUTHORIZATION_FAILED with no id, after the
 // page and outside its limit; an all-topics answer leaves it out.
 func TestDescribeTopicPartitionsAuthz(t *testing.T) {

@@ -7,12 +7,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// In cluster mode (Y1) the admin APIs answer for the partitions this node
+// In cluster mode (leaders at their epochs) the admin APIs answer for the partitions this node
 // owns: DescribeLogDirs lists them alone, AlterReplicaLogDirs of another
 // node's partition is REPLICA_NOT_AVAILABLE, a partition without an owner
 // has no leader to elect, DescribeTopicPartitions shows it without one, a
 // reassignment to another live node is refused (placement is hashed,
-// cluster/node J2), and no feature can change (Y5).
+// rendezvous placement), and no feature can change (no share groups without States).
 func TestAdminAPIsInCluster(t *testing.T) {
 	g := newClusterRig(t, map[string]int32{"t": 3})
 	g.cl.lead("t", 0, nodeA, 4)

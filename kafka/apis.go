@@ -13,7 +13,7 @@ type api struct {
 	key      int16
 	min, max int16
 	// handle answers one request. A nil response sends nothing (acks=0);
-	// a Go error closes the connection (K3).
+	// a Go error closes the connection (a Go error closes the connection).
 	handle func(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error)
 }
 
@@ -95,7 +95,7 @@ var apis = []api{
 
 // apiIndex maps a key to its row and advertised lists the rows for
 // ApiVersions, advertisedInCluster those served in cluster mode
-// (routing.go, Y5); all are built from apis in init (a variable
+// (routing.go, no share groups without States); all are built from apis in init (a variable
 // initializer would be a cycle: apis -> handleApiVersions -> apis).
 var (
 	apiIndex            map[int16]api
@@ -115,7 +115,7 @@ func init() {
 		advertised = append(advertised, k)
 		if !routing.NotInCluster(a.key) {
 			if max, capped := routing.ClusterMaxVersion(a.key); capped {
-				k.MaxVersion = max // Y19
+				k.MaxVersion = max // Cluster transactions at version 1
 			}
 			advertisedInCluster = append(advertisedInCluster, k)
 		}

@@ -1,6 +1,6 @@
 package kafka
 
-// Authorization at dispatch (A9, A11). With an authorizer configured, each
+// Authorization at dispatch (the authorizer's decisions, per-API authorization). With an authorizer configured, each
 // request passes its API's rule (kafka/authz) before its handler: a
 // rule either answers the request itself (every resource it names is
 // refused), or takes the refused resources out of the request and returns
@@ -15,6 +15,7 @@ import (
 
 	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka/authz"
+	"github.com/kgateway/kgateway/kafka/fetch"
 	"github.com/kgateway/kgateway/kafka/topicid"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -22,7 +23,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// authorize runs the request's rule (A11). Without an authorizer nothing is
+// authorize runs the request's rule (per-API authorization). Without an authorizer nothing is
 // refused, but authorized_operations are still filled when asked (every
 // supported operation, as Kafka does without an authorizer).
 func (s *Server) authorize(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(kmsg.Response), error) {
@@ -32,7 +33,7 @@ func (s *Server) authorize(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(km
 	rule, ok := authz.Lookup(rc.key)
 	if !ok {
 		// Every API has a rule (TestEveryAPIHasAnAuthzRule); fail closed
-		// should one be added without: the connection closes (K3).
+		// should one be added without: the connection closes (a Go error closes the connection).
 		return nil, nil, fmt.Errorf("kafka: no authorization rule for %s", apiName(rc.key))
 	}
 	answer, after := rule(rights{rc}, req)
@@ -42,7 +43,7 @@ func (s *Server) authorize(rc *reqCtx, req kmsg.Request) (kmsg.Response, func(km
 // authorizedHandle runs the request's rule, then its handler unless the
 // rule answered, then the rule's completion of the handler's response. A
 // group request on a node that does not coordinate groups is answered
-// NOT_COORDINATOR in place of the handler (Y4), after authorization as
+// NOT_COORDINATOR in place of the handler (coordinator routing), after authorization as
 // in Kafka.
 // Topics named by id (Produce v13, OffsetCommit v10, OffsetFetch v10,
 // TxnOffsetCommit v6) are named by name for both (kafka/topicid), and
@@ -98,7 +99,7 @@ func (s *Server) authorizedHandleNamed(a api, rc *reqCtx, req kmsg.Request) (kms
 	if err != nil || answer != nil {
 		return answer, err
 	}
-	resp := s.notCoordinator(rc.key, req) // Y4
+	resp := s.notCoordinator(rc.key, req) // Coordinator routing
 	if resp == nil {
 		resp, err = a.handle(s, rc, req)
 	}
@@ -106,7 +107,7 @@ func (s *Server) authorizedHandleNamed(a api, rc *reqCtx, req kmsg.Request) (kms
 		after(resp)
 	}
 	if err == nil && resp == nil && after != nil {
-		// A response-less request (Produce with acks=0, K5) with some
+		// A response-less request (Produce with acks=0, no response for acks=0) with some
 		// of it refused: like any failed acks=0 produce, Kafka closes
 		// the connection so that the producer notices at all.
 		return nil, fmt.Errorf("kafka: %s without a response refused", apiName(rc.key))
@@ -115,7 +116,7 @@ func (s *Server) authorizedHandleNamed(a api, rc *reqCtx, req kmsg.Request) (kms
 }
 
 // allowed says whether the connection's principal may perform op on the
-// resource (A9); always true without an authorizer.
+// resource (the authorizer's decisions); always true without an authorizer.
 func (rc *reqCtx) allowed(op auth.Operation, rt auth.ResourceType, name string) bool {
 	az := rc.conn.s.cfg.Authorizer
 	if az == nil {
@@ -135,7 +136,7 @@ func (rc *reqCtx) allowed(op auth.Operation, rt auth.ResourceType, name string) 
 
 // authzName is the resource name an ACL check uses: a companion topic of
 // a compacted view is read and described as its source topic (resolver
-// W1, W3: it has no ACLs of its own, and anything but reading it is
+// the companion topic, read-only companions: it has no ACLs of its own, and anything but reading it is
 // refused anyway).
 func (rc *reqCtx) authzName(op auth.Operation, rt auth.ResourceType, name string) string {
 	if rt != auth.ResourceTopic || (op != auth.OpRead && op != auth.OpDescribe) || rc.conn.s.res == nil {
@@ -190,10 +191,10 @@ func groupAllowed(rc *reqCtx, op auth.Operation, group string) bool {
 
 // authorizeFetch marks the items whose topic the principal may not READ,
 // whether the request or its fetch session names them; Fetch answers them
-// TOPIC_AUTHORIZATION_FAILED (A11). A fetch from a replica (follower)
+// TOPIC_AUTHORIZATION_FAILED (per-API authorization). A fetch from a replica (follower)
 // needs CLUSTER_ACTION on the cluster instead, for every item, as in
 // Kafka's handleFetchRequest.
-func authorizeFetch(rc *reqCtx, items []fetchItem, follower bool) {
+func authorizeFetch(rc *reqCtx, items []fetch.Item, follower bool) {
 	if rc.conn.s.cfg.Authorizer == nil {
 		return
 	}
@@ -204,11 +205,7 @@ func authorizeFetch(rc *reqCtx, items []fetchItem, follower bool) {
 	}
 	for i := range items {
 		it := &items[i]
-		name := it.name
-		if name == "" {
-			name = it.reqTopic
-		}
-		it.refused = !it.errID && !ok(name)
+		it.Refused = !it.ErrID && !ok(it.Label())
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// A11: every API served has an authorization rule, so none is left
+// Per-API authorization: every API served has an authorization rule, so none is left
 // unchecked (a missing one closes the connection at run time).
 func TestEveryAPIHasAnAuthzRule(t *testing.T) {
 	for _, a := range apis {

@@ -25,7 +25,7 @@ type Cluster interface {
 	Coordinator() (node int32, ok bool)
 	// VerifyTxn reports whether the transaction coordinator registered
 	// the partition in producer pid's transaction at epoch, and if so
-	// applies the registration here (X24); the front end asks when the
+	// applies the registration here (verification across nodes); the front end asks when the
 	// resolver refuses a transactional batch as not registered.
 	VerifyTxn(ctx context.Context, topic string, partition int32, pid int64, epoch int16) (bool, error)
 	// Catalog is where topic changes go: the shared catalog, whose changes

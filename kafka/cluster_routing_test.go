@@ -163,7 +163,7 @@ func (c *sharedCatalog) IncrementalAlterTopicConfigs(name string, ops []topiccon
 }
 
 // Node ids of a rig: a (the server the tests talk to) is node 2, b node
-// 1, so the lowest live id, the controller (Y1), is not a's.
+// 1, so the lowest live id, the controller (leaders at their epochs), is not a's.
 const (
 	nodeA int32 = 2
 	nodeB int32 = 1
@@ -247,7 +247,7 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-// Y1, Y7: Metadata and DescribeCluster show the cluster's nodes, each
+// Leaders at their epochs, routing per request: Metadata and DescribeCluster show the cluster's nodes, each
 // partition's owner at its epoch, LEADER_NOT_AVAILABLE without one, the
 // lowest node id as controller; an owner change shows on the next request.
 func TestClusterMetadataLeaders(t *testing.T) {
@@ -323,7 +323,7 @@ func produceReq(version int16, topic string, partitions ...int32) *kmsg.ProduceR
 	return req
 }
 
-// Y2: a produce to a partition led elsewhere, or by none, is
+// NOT_LEADER_OR_FOLLOWER routing: a produce to a partition led elsewhere, or by none, is
 // NOT_LEADER_OR_FOLLOWER; from v10 the answer names the current leader
 // and its endpoint. Real producers reach every leader.
 func TestClusterProduceNotLeader(t *testing.T) {
@@ -385,7 +385,7 @@ func fetchOne(c *rawConn, version int16, topic string, partition, current int32)
 	return resp.Topics[0].Partitions[0]
 }
 
-// Y2, Y3: Fetch, ListOffsets and OffsetForLeaderEpoch check the current
+// NOT_LEADER_OR_FOLLOWER routing, the leader epoch check: Fetch, ListOffsets and OffsetForLeaderEpoch check the current
 // leader epoch against the partition's, then its leader; Fetch v12 names
 // the current leader. DeleteRecords and DescribeProducers are the
 // leader's too.
@@ -671,7 +671,7 @@ func txnRequests() []kmsg.Request {
 	return []kmsg.Request{ip, add, addOff, end, commit, desc}
 }
 
-// Y4: FindCoordinator names the cluster's coordinator; every group API on
+// Coordinator routing: FindCoordinator names the cluster's coordinator; every group API on
 // another node is NOT_COORDINATOR (ListGroups: an empty list); a real
 // consumer group seeded with a non-coordinator commits on the coordinator.
 func TestClusterCoordinator(t *testing.T) {
@@ -701,7 +701,7 @@ func TestClusterCoordinator(t *testing.T) {
 		}
 	}
 
-	for _, req := range append(groupRequests(), txnRequests()...) { // Y4, Y19
+	for _, req := range append(groupRequests(), txnRequests()...) { // Coordinator routing, cluster transactions at version 1
 		codes := groupErrors(ask(c, req))
 		if len(codes) == 0 {
 			t.Errorf("%s v%d on a non-coordinator: no error at all", apiName(req.Key()), req.GetVersion())
@@ -772,7 +772,7 @@ func TestClusterCoordinator(t *testing.T) {
 	}
 }
 
-// notInClusterKeys are the API keys Y5 hides.
+// notInClusterKeys are the API keys no share groups without States hides.
 var notInClusterKeys = []int16{76, 77, 78, 79, 90, 91, 92}
 
 // advertisedKeys asks c for ApiVersions v3 and returns its keys with
@@ -795,8 +795,8 @@ func advertisedKeys(c *rawConn) (keys map[int16]int16, features []string) {
 	return keys, features
 }
 
-// Y5: share groups are neither advertised nor served in cluster mode; a
-// single node still advertises them. Y19: transactions are, at
+// No share groups without States: share groups are neither advertised nor served in cluster mode; a
+// single node still advertises them. Cluster transactions at version 1: transactions are, at
 // transaction version 1: Produce, EndTxn and TxnOffsetCommit capped below
 // their implicit-add versions, and no transaction.version feature.
 // Streams groups are (their APIs and streams.version, supported and
@@ -850,7 +850,7 @@ func TestClusterNotServed(t *testing.T) {
 	}
 }
 
-// Y6: every topic change goes through the cluster's catalog, which every
+// Topic changes through the catalog: every topic change goes through the cluster's catalog, which every
 // node applies.
 func TestClusterCatalog(t *testing.T) {
 	g := newClusterRig(t, nil)
@@ -953,7 +953,7 @@ func TestNoClusterSingleNode(t *testing.T) {
 	}
 }
 
-// X24: a transactional batch the leader's resolver refuses as not
+// Verification across nodes: a transactional batch the leader's resolver refuses as not
 // registered is checked with the cluster: registered, it is appended;
 // not registered, INVALID_TXN_STATE stands; etcd unable to tell,
 // NOT_ENOUGH_REPLICAS, which the client retries instead of failing the
@@ -1000,7 +1000,7 @@ func TestClusterProduceVerifiesTxn(t *testing.T) {
 }
 
 // Streams groups (KIP-1071) in cluster mode are the group coordinator's,
-// as consumer groups (Y4): the coordinator node takes a member's join
+// as consumer groups (coordinator routing): the coordinator node takes a member's join
 // and describes the group; another node answers NOT_COORDINATOR
 // (TestClusterCoordinator). That their state survives a move of the
 // coordinator is test/cluster's TestClusterStreamsGroupCoordinatorMoves.

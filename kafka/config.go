@@ -22,7 +22,7 @@ import (
 // DefaultMaxRequestBytes is Kafka's socket.request.max.bytes default.
 const DefaultMaxRequestBytes = 100 << 20
 
-// Connection limit defaults (K6–K8 in server.go).
+// Connection limit defaults (the request memory budget, the idle connection timeout and the connection limit in server.go).
 const (
 	// DefaultQueuedMaxRequestBytes bounds the bytes of requests read and
 	// not yet answered: five maximal requests. (Kafka's own default is
@@ -67,7 +67,7 @@ type Config struct {
 	NodeID int32
 
 	// Cluster is the view of the other nodes when kgateway runs as one
-	// node of several (cluster mode, Y1–Y7 in doc.go "Cluster mode:
+	// node of several (cluster mode, cluster routing in doc.go "Cluster mode:
 	// routing"): who leads each partition, who coordinates groups, and
 	// the shared catalog topic changes go through. Nil: a single node,
 	// and nothing here changes.
@@ -90,14 +90,14 @@ type Config struct {
 	MaxInFlightPerConn int
 
 	// QueuedMaxRequestBytes is queued.max.request.bytes: the most request
-	// bytes read (or being read) and not yet answered, server-wide (K6).
+	// bytes read (or being read) and not yet answered, server-wide (the request memory budget).
 	// At least MaxRequestBytes, so any valid frame fits.
 	QueuedMaxRequestBytes int64
 
-	// ConnectionsMaxIdle is connections.max.idle.ms (K7).
+	// ConnectionsMaxIdle is connections.max.idle.ms (the idle connection timeout).
 	ConnectionsMaxIdle time.Duration
 
-	// MaxConnections is max.connections (K8).
+	// MaxConnections is max.connections (the connection limit).
 	MaxConnections int
 
 	// FetchSessionCacheSlots is max.incremental.fetch.session.cache.slots:
@@ -105,7 +105,7 @@ type Config struct {
 	// negative: no sessions, every fetch is sessionless).
 	FetchSessionCacheSlots int
 	// FetchSessionCacheSlotsPerPrincipal bounds the fetch sessions of one
-	// principal, with an authorizer (F4; default a quarter of the
+	// principal, with an authorizer (the fetch session cache bound; default a quarter of the
 	// slots).
 	FetchSessionCacheSlotsPerPrincipal int
 
@@ -157,13 +157,13 @@ type Config struct {
 	// the server's resolver.
 	Txn txn.Config
 
-	// SASL configures authentication on SASL listeners (A1–A4).
+	// SASL configures authentication on SASL listeners (the security rules).
 	SASL SASLConfig
-	// Authorizer authorizes every request (A9, A11) and serves the ACL
+	// Authorizer authorizes every request (the authorizer's decisions, per-API authorization) and serves the ACL
 	// APIs; nil: authorization is off (authorizer.class.name unset), every
 	// request is allowed and the ACL APIs answer SECURITY_DISABLED.
 	Authorizer *auth.Authorizer
-	// TLSHandshakeTimeout bounds a TLS handshake (A5; default 10s).
+	// TLSHandshakeTimeout bounds a TLS handshake (TLS handshake timeouts and certificate reloads; default 10s).
 	TLSHandshakeTimeout time.Duration
 
 	// Quotas is the client quota configuration (DescribeClientQuotas,
@@ -197,16 +197,16 @@ type SASLConfig struct {
 	// Mechanisms is sasl.enabled.mechanisms (default SCRAM-SHA-256 and
 	// SCRAM-SHA-512); a listener may override it.
 	Mechanisms []string
-	// Credentials is the user store (A2); required by a SASL listener.
+	// Credentials is the user store (the SCRAM credential store); required by a SASL listener.
 	Credentials *auth.Store
-	// ReauthAfter is connections.max.reauth.ms: a session's lifetime (A4);
+	// ReauthAfter is connections.max.reauth.ms: a session's lifetime (KIP-368 re-authentication);
 	// 0 means sessions never expire.
 	ReauthAfter time.Duration
-	// FailedDelay is connection.failed.authentication.delay.ms (A3;
+	// FailedDelay is connection.failed.authentication.delay.ms (the failed-authentication delay;
 	// default 100ms, negative: none).
 	FailedDelay time.Duration
 	// MaxReceiveSize is sasl.server.max.receive.size: the largest frame
-	// before authentication (A1; default 512 KiB).
+	// before authentication (the pre-authentication gate; default 512 KiB).
 	MaxReceiveSize int32
 	// PlainFailuresPerAddress and PlainFailuresPerUser are
 	// sasl.plain.failed.logins.per.address.per.minute and

@@ -23,18 +23,18 @@ import (
 // minFrame is the smallest request body (kafka/wire).
 const minFrame = wire.MinRequest
 
-// errFrame marks a frame that cannot be a Kafka request (K2).
+// errFrame marks a frame that cannot be a Kafka request (the frame size limit).
 var errFrame = errors.New("kafka: malformed frame")
 
 // conn is one client connection. The reader goroutine parses frames and
 // starts a handler per request; each handler waits for its turn (the
-// previous request has taken effect, K4), and the writer goroutine writes
-// responses in the order of queue, which is request order (K1).
+// previous request has taken effect, requests in effect one at a time), and the writer goroutine writes
+// responses in the order of queue, which is request order (responses in request order).
 type conn struct {
 	s   *Server
 	nc  net.Conn // a *tls.Conn on an SSL or SASL_SSL listener
 	log *zap.Logger
-	// lis is the listener the connection came in on (A7).
+	// lis is the listener the connection came in on (the per-listener advertised address).
 	lis *Listener
 	// auth is the connection's TLS principal and SASL state (sasl.go).
 	auth connauth.State
@@ -55,17 +55,17 @@ type conn struct {
 	ip string
 
 	// last is the connection's latest request with a handler: the next
-	// one starts when it has taken effect (K4). Reader goroutine only.
+	// one starts when it has taken effect (requests in effect one at a time). Reader goroutine only.
 	last *reqCtx
 
 	// inFlight counts slots queued and not yet finished by the writer; a
-	// connection with requests in flight is never idle (K7).
+	// connection with requests in flight is never idle (the idle connection timeout).
 	inFlight atomic.Int64
 	// active is when a byte was last read or written (unix nanoseconds).
 	active atomic.Int64
 	// frameStart is when the body of the frame being read started to be
 	// read (zero between frames); a frame must complete within
-	// connections.max.idle.ms of it (K7). Reader goroutine only.
+	// connections.max.idle.ms of it (the idle connection timeout). Reader goroutine only.
 	frameStart time.Time
 
 	// muted is when a throttled connection may be read again (KIP-219):
@@ -85,12 +85,12 @@ type conn struct {
 	software atomic.Pointer[[2]string]
 }
 
-// touch records activity for the idle check (K7).
+// touch records activity for the idle check (the idle connection timeout).
 func (c *conn) touch() { c.active.Store(time.Now().UnixNano()) }
 
 func (c *conn) lastActive() time.Time { return time.Unix(0, c.active.Load()) }
 
-// idleConn is a connection as its wire.IdleReader sees it (K7).
+// idleConn is a connection as its wire.IdleReader sees it (the idle connection timeout).
 type idleConn struct{ c *conn }
 
 func (i idleConn) Read(p []byte) (int, error)        { return i.c.nc.Read(p) }
@@ -108,8 +108,8 @@ type slot struct {
 	version int16
 	corrID  int32
 	resp    kmsg.Response // nil: send nothing (acks=0)
-	err     error         // non-nil: close the connection (K3)
-	// closeAfter closes the connection once resp is written (A1, A3).
+	err     error         // non-nil: close the connection (a Go error closes the connection)
+	// closeAfter closes the connection once resp is written (the pre-authentication gate, the failed-authentication delay).
 	closeAfter bool
 	// raw: resp is a SaslAuthenticate answer to a bare token, written
 	// as a bare frame (SaslHandshake v0).
@@ -129,12 +129,13 @@ type reqCtx struct {
 	version  int16
 	clientID *string
 	key      int16
-	// turn is its place in the connection's order (K4): it starts once
-	// its predecessor has taken effect; its answer is the slot's done.
+	// turn is its place in the connection's order (requests in effect
+	// one at a time): it starts once its predecessor has taken effect;
+	// its answer is the slot's done.
 	turn wire.Turn
-	// charge is what the request holds of queued.max.request.bytes (K6):
+	// charge is what the request holds of queued.max.request.bytes (the request memory budget):
 	// its frame, and for a decoded request the memory decoding and
-	// answering it may take (K9). Returned by release.
+	// answering it may take (the decoded-request bound). Returned by release.
 	charge int64
 	stats  reqStats // observe.go
 	// closeAfter is set by a handler whose answer ends the connection.
@@ -144,19 +145,20 @@ type reqCtx struct {
 // appended is release for a produce handler: it calls it as soon as its
 // batches are written, before waiting for them to be durable, so that the
 // connection's next request starts now and a next produce's writes join
-// the same group commit (K4).
+// the same group commit (requests in effect one at a time).
 func (rc *reqCtx) appended() { rc.release() }
 
 // release marks the request as having taken effect: the connection's next
-// request may start (K4), and the request's bytes go back to the budget
-// (K6): the handler is done with its frame. handle calls it in any case
+// request may start (requests in effect one at a time), and the request's bytes go back to the budget
+// (the request memory budget): the handler is done with its frame. handle calls it in any case
 // when the handler ends.
 func (rc *reqCtx) release() {
 	rc.turn.Release(func() { rc.conn.s.budget.Release(rc.charge) })
 }
 
 // waitTurn waits until the request's predecessor on the connection has
-// taken effect (K4); the wait counts as waiting, not handling.
+// taken effect (requests in effect one at a time); the wait counts as
+// waiting, not handling.
 func (rc *reqCtx) waitTurn() { rc.stats.waited += rc.turn.Wait() }
 
 func newConn(s *Server, nc net.Conn, l *Listener) *conn {
@@ -190,7 +192,7 @@ func (c *conn) kill() {
 func (c *conn) readLoop() {
 	defer c.s.conns.Done()
 	defer close(c.queue)
-	if err := c.handshakeTLS(); err != nil { // A5
+	if err := c.handshakeTLS(); err != nil { // TLS handshake timeouts and certificate reloads
 		c.log.Info("connection-tls-failed", zap.String("listener", c.lis.Name), zap.Error(err))
 		c.kill()
 		return
@@ -244,10 +246,10 @@ func (c *conn) readLoop() {
 // connection died first (wire.ReadAfter). A frame is read only once the
 // latest request has taken effect, so that nothing a client pipelines
 // behind a long wait (a long-poll Fetch, a JoinGroup) holds
-// queued.max.request.bytes meanwhile (K6). One exception keeps pipelined
+// queued.max.request.bytes meanwhile (the request memory budget). One exception keeps pipelined
 // produce fast: behind a Produce that has started, the next frame is read
 // (and waits its turn decoded), so it appends the moment the Produce
-// before it has written its batches (K4). A connection thus holds at most
+// before it has written its batches (requests in effect one at a time). A connection thus holds at most
 // two frames.
 func (c *conn) readAhead() bool {
 	if c.last == nil {
@@ -292,11 +294,11 @@ func (c *conn) parse(body []byte, charge int64) (*slot, *reqCtx, kmsg.Request, a
 	}
 	h := wire.ParseRequestHeader(body)
 	key, version := h.Key, h.Version
-	if err := c.admit(key); err != nil { // A1, A4
+	if err := c.admit(key); err != nil { // The pre-authentication gate, KIP-368 re-authentication
 		return nil, nil, nil, api{}, err
 	}
 	sl := &slot{done: make(chan struct{}), key: key, version: version, corrID: h.CorrID}
-	a, ok := c.s.lookupAPI(key) // Y5: what this server advertises
+	a, ok := c.s.lookupAPI(key) // No share groups without States: what this server advertises
 	if !ok {
 		return nil, nil, nil, a, fmt.Errorf("%w: api key %d not supported", errFrame, key)
 	}
@@ -321,7 +323,7 @@ func (c *conn) parse(body []byte, charge int64) (*slot, *reqCtx, kmsg.Request, a
 	}
 	rc.clientID = clientID
 	rc.charge = charge
-	if key != apiKeyProduce { // K9: charged before it is decoded
+	if key != apiKeyProduce { // The decoded-request bound: charged before it is decoded
 		extra, err := c.chargeDecode(charge, len(body))
 		if err != nil {
 			return nil, nil, nil, a, err
@@ -353,13 +355,13 @@ func (c *conn) parseRawToken(body []byte, charge int64) (*slot, *reqCtx, kmsg.Re
 	return sl, rc, rawAuthenticate(body), a, nil
 }
 
-// handle runs one handler once its turn has come (K4). A panic is turned
+// handle runs one handler once its turn has come (requests in effect one at a time). A panic is turned
 // into a connection-closing error rather than taking the process down.
 func (c *conn) handle(sl *slot, a api, rc *reqCtx, req kmsg.Request) {
 	defer c.s.conns.Done()
 	defer close(sl.done)
 	defer c.s.observe(sl, rc, req) // after the handler and recover, before done
-	// K4: never leave the next request waiting, whatever happens.
+	// Requests in effect one at a time: never leave the next request waiting, whatever happens.
 	defer rc.release()
 	rc.waitTurn()
 	c.s.handling.Add(1)
@@ -372,7 +374,7 @@ func (c *conn) handle(sl *slot, a api, rc *reqCtx, req kmsg.Request) {
 		}
 	}()
 	c.s.beforeQuotas(rc, req)
-	sl.resp, sl.err = c.s.authorizedHandle(a, rc, req) // A11
+	sl.resp, sl.err = c.s.authorizedHandle(a, rc, req) // Per-API authorization
 	sl.closeAfter = rc.closeAfter
 	if sl.err == nil {
 		sl.throttle, sl.selfThrottle = c.s.applyQuotas(rc, req, sl.resp)
@@ -409,7 +411,7 @@ func (c *conn) writeLoop() {
 }
 
 // writeSlot waits for one slot's response and writes it; false means the
-// connection is done (dead, or a handler error closes it: K3).
+// connection is done (dead, or a handler error closes it: a Go error closes the connection).
 func (c *conn) writeSlot(sl *slot, buf *[]byte) bool {
 	select {
 	case <-sl.done:
@@ -425,7 +427,7 @@ func (c *conn) writeSlot(sl *slot, buf *[]byte) bool {
 		return false
 	}
 	if sl.resp == nil {
-		c.muted.For(sl.throttle) // K5; acks=0 is muted as Kafka does
+		c.muted.For(sl.throttle) // No response for acks=0; acks=0 is muted as Kafka does
 		return true
 	}
 	var out net.Buffers
@@ -435,7 +437,7 @@ func (c *conn) writeSlot(sl *slot, buf *[]byte) bool {
 		// sendfile where the connection allows (kafka/fetchwire).
 		var pieces []sendfile.Piece
 		*buf, pieces, n = br.appendSegments((*buf)[:0], sl)
-		c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.ConnectionsMaxIdle)) // K7
+		c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.ConnectionsMaxIdle)) // The idle connection timeout
 		if _, err := sendfile.Write(c.nc, pieces, c.sendfile()); err != nil {
 			c.log.Debug("connection-write-failed", zap.Error(err))
 			return false
@@ -447,7 +449,7 @@ func (c *conn) writeSlot(sl *slot, buf *[]byte) bool {
 	if sl.raw {
 		r := sl.resp.(*kmsg.SASLAuthenticateResponse)
 		if r.ErrorCode != 0 {
-			return false // a bare exchange has no way to say why (A3)
+			return false // a bare exchange has no way to say why (the failed-authentication delay)
 		}
 		*buf = wire.AppendRaw((*buf)[:0], r.SASLAuthBytes)
 		out, n = net.Buffers{*buf}, len(*buf)
@@ -455,7 +457,7 @@ func (c *conn) writeSlot(sl *slot, buf *[]byte) bool {
 		*buf = appendResponse((*buf)[:0], sl)
 		out, n = net.Buffers{*buf}, len(*buf)
 	}
-	// K7: a client that reads nothing for connections.max.idle.ms is gone.
+	// The idle connection timeout: a client that reads nothing for connections.max.idle.ms is gone.
 	c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.ConnectionsMaxIdle))
 	if _, err := out.WriteTo(c.nc); err != nil {
 		c.log.Debug("connection-write-failed", zap.Error(err))
@@ -469,8 +471,8 @@ func (c *conn) writeSlot(sl *slot, buf *[]byte) bool {
 	return !sl.closeAfter
 }
 
-// finish counts a slot out of the connection's in-flight requests (K7).
-// Its budget bytes were returned when its handler released them (K6).
+// finish counts a slot out of the connection's in-flight requests (the idle connection timeout).
+// Its budget bytes were returned when its handler released them (the request memory budget).
 func (c *conn) finish(sl *slot) {
 	c.inFlight.Add(-1)
 }

@@ -40,7 +40,7 @@ func (s *Server) newCoordinators(st *offsets.Store, withTxns bool) (*coordinator
 	if c.groups, err = s.newGroups(st); err != nil {
 		return nil, err
 	}
-	if s.cfg.Cluster == nil || s.shareInCluster() { // Y5, Y8: share groups need a durable home in cluster mode
+	if s.cfg.Cluster == nil || s.shareInCluster() { // No share groups without States, share groups in cluster mode: share groups need a durable home in cluster mode
 		if c.share, err = s.newShare(st); err != nil {
 			c.stop()
 			return nil, err
@@ -76,7 +76,7 @@ func (c *coordinators) stop() {
 // coordinators before the swap finishes on them: if the caller has
 // closed the old store by then it fails, and acknowledges nothing. In a
 // cluster, a write of the old coordinator after the new one's ownership
-// was acquired is fenced in etcd (cluster/coord H1, H5). st nil removes
+// was acquired is fenced in etcd (the fenced store mirror, restore at one revision). st nil removes
 // the coordinators (group requests get what a server without
 // Config.Offsets answers).
 //

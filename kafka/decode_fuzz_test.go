@@ -16,7 +16,7 @@ import (
 )
 
 // fuzzConn is a connection with no socket: enough for readFrame and
-// dispatch, the server's whole decode path (K2, K3).
+// dispatch, the server's whole decode path (the frame size limit, a Go error closes the connection).
 func fuzzConn(t testing.TB, maxRequest int32) *conn {
 	s, err := NewServer(Config{Resolver: new(resolver.Resolver), MaxRequestBytes: maxRequest, Telemetry: testTelemetry(t)})
 	if err != nil {
@@ -106,7 +106,7 @@ func roundTrip(req kmsg.Request) error {
 // FuzzFrames feeds an arbitrary byte stream to one connection's reader
 // (readFrame then dispatch, frame after frame, until the first error that
 // would close it): no panic, no frame above the limit read, and the byte
-// budget (K6) returned for every frame refused.
+// budget (the request memory budget) returned for every frame refused.
 func FuzzFrames(f *testing.F) {
 	ok := requestFrameBody(apiKeyApiVersions, 3, 1, apiVersionsReq(3).AppendTo(nil))
 	frame := binary.BigEndian.AppendUint32(nil, uint32(len(ok)))
@@ -133,7 +133,7 @@ func FuzzFrames(f *testing.F) {
 				break
 			}
 			if start != nil {
-				held += c.last.charge // the frame's, and K9's for decoding
+				held += c.last.charge // the frame's, and the decoded-request bound's
 			}
 		}
 		if n := c.s.budget.InUse(); n != held {

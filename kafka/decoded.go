@@ -6,15 +6,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Decoded requests are bounded (K9). A request's memory is mostly not its
+// Decoded requests are bounded (the decoded-request bound). A request's memory is mostly not its
 // frame: decoding an array element takes a struct (and a string header
 // per name), answering it a response entry, far more than the few wire
 // bytes that named it. A Metadata request of 20 MB naming 10 M topics took
 // the process to 4.4 GB. So every byte of a request that is not record
 // data (all of a request but Produce's record batches) is charged
 // decodeFactor times to queued.max.request.bytes until the handler is
-// done with it (K6), and a request whose charge could never fit is
-// refused by closing the connection, as an oversized frame is (K2).
+// done with it (the request memory budget), and a request whose charge could never fit is
+// refused by closing the connection, as an oversized frame is (the frame size limit).
 
 // decodeFactor is what one wire byte of a request other than record data
 // may cost once decoded and answered, the Go heap's slack included:

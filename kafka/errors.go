@@ -9,7 +9,7 @@ import (
 )
 
 // errorCodes is the one place that maps internal errors to Kafka error
-// codes (K3). It names only the resolver's sentinels: the resolver returns
+// codes (a Go error closes the connection). It names only the resolver's sentinels: the resolver returns
 // every error of the layers below wrapped in ErrStorage, so nothing here
 // knows of ledger/ or storage/. Checked in order with errors.Is. ErrStorage
 // comes first: the resolver wraps a stored entry that fails validation as

@@ -217,7 +217,7 @@ func TestFetchChecksCurrentLeaderEpoch(t *testing.T) {
 	}
 }
 
-// F3: a long-polling incremental fetch does not hold its session: a
+// One-by-one session epochs: a long-polling incremental fetch does not hold its session: a
 // duplicate of it is answered at once (INVALID_FETCH_SESSION_EPOCH), the
 // next epoch is served, and the long poll, whose session moved on, is
 // answered INVALID_FETCH_SESSION_EPOCH as Kafka answers a duplicate.
@@ -248,7 +248,7 @@ func TestFetchSessionNotLockedDuringLongPoll(t *testing.T) {
 	}
 }
 
-// F6: a session's partitions, and all sessions' together, are bounded.
+// The session partition bound: a session's partitions, and all sessions' together, are bounded.
 func TestFetchSessionPartitionsBounded(t *testing.T) {
 	g := newSessionRig(t, Config{}, map[string]int32{"a": 4})
 	g.s.sessions.SetBounds(3, 5)

@@ -161,7 +161,7 @@ func TestFetchSessionIncremental(t *testing.T) {
 	}
 }
 
-// F1 and F2: unknown ids and wrong epochs are top-level errors that leave
+// The session epoch check and session open and close by epoch: unknown ids and wrong epochs are top-level errors that leave
 // the session as it was; epoch -1 closes a session, and epoch 0 with an
 // id replaces it.
 func TestFetchSessionErrors(t *testing.T) {
@@ -204,7 +204,7 @@ func TestFetchSessionErrors(t *testing.T) {
 	}
 }
 
-// F4: the cache is bounded; a full cache takes a bigger session in place
+// The fetch session cache bound: the cache is bounded; a full cache takes a bigger session in place
 // of the smallest, and refuses one no bigger than any (session id 0:
 // the client fetches sessionless).
 func TestFetchSessionCacheBounded(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"github.com/kgateway/kgateway/kafka/wire"
 )
 
-// Reading one frame (K2, K6). A frame's buffer grows as its bytes arrive,
+// Reading one frame (the frame size limit, the request memory budget). A frame's buffer grows as its bytes arrive,
 // and the budget is charged for the buffer before it grows: what a client
 // holds of queued.max.request.bytes is what it has sent (at most twice,
 // plus minBodyGrow), never what it declared. A client that declares
@@ -18,7 +18,7 @@ import (
 
 // readFrame reads one size-prefixed frame and returns its body and the
 // bytes of budget it holds (the body's capacity), which the caller owns;
-// on error nothing is held. K2: the size is checked before anything is
+// on error nothing is held. The frame size limit: the size is checked before anything is
 // allocated.
 func (c *conn) readFrame(br *bufio.Reader) ([]byte, int64, error) {
 	var hdr [4]byte
@@ -26,7 +26,7 @@ func (c *conn) readFrame(br *bufio.Reader) ([]byte, int64, error) {
 		return nil, 0, err
 	}
 	size := int32(binary.BigEndian.Uint32(hdr[:]))
-	lo, hi := int32(minFrame), c.maxFrame() // A1
+	lo, hi := int32(minFrame), c.maxFrame() // The pre-authentication gate
 	if c.rawToken() {
 		lo = 0 // a bare SASL token (SaslHandshake v0)
 	}
@@ -52,7 +52,7 @@ func (c *conn) readFrame(br *bufio.Reader) ([]byte, int64, error) {
 
 // growCharge takes n more bytes of budget for the frame being read, which
 // holds held already. Waiting for the budget does not count against the
-// frame's deadline (K7): the server, not the client, is slow then.
+// frame's deadline (the idle connection timeout): the server, not the client, is slow then.
 func (c *conn) growCharge(held, n int64) error {
 	start := time.Now()
 	err := c.s.budget.Grow(c.ctx, c.s.closing, held, n)

@@ -116,7 +116,7 @@ func TestApiVersionsFutureVersion(t *testing.T) {
 	}
 }
 
-// K2: a declared size above socket.request.max.bytes closes the connection
+// The frame size limit: a declared size above socket.request.max.bytes closes the connection
 // before the body is allocated.
 func TestOversizeFrameClosesBeforeAllocating(t *testing.T) {
 	const limit = 64 << 20
@@ -153,7 +153,7 @@ func TestMalformedFramesClose(t *testing.T) {
 	}
 }
 
-// K1, K4: pipelined requests of one connection are handled one at a time,
+// Responses in request order, requests in effect one at a time: pipelined requests of one connection are handled one at a time,
 // in request order, and answered in that order: the second request's
 // handler does not start while the first's runs. (The first handler gives
 // the second a moment to start; a server that handles concurrently starts
@@ -206,7 +206,7 @@ func TestPipelinedRequestsInOrder(t *testing.T) {
 	}
 }
 
-// K3: a handler's Go error closes the connection.
+// A Go error closes the connection: a handler's Go error closes the connection.
 func TestHandlerErrorCloses(t *testing.T) {
 	replaceAPI(t, api{key: 60, min: 0, max: 1, handle: func(*Server, *reqCtx, kmsg.Request) (kmsg.Response, error) {
 		return nil, errors.New("injected")

@@ -42,7 +42,7 @@ func (s *Server) alterGroupConfigs(group string, ops []topicconfig.Op, validateO
 	for i, op := range ops {
 		conv[i] = share.ConfigOp{Name: op.Name, Op: int8(op.Op), Value: op.Value}
 	}
-	if !s.isCoordinator() { // Y10: only the coordinator's store keeps them
+	if !s.isCoordinator() { // Group configs at the coordinator: only the coordinator's store keeps them
 		return fmt.Errorf("%w: group %q", kerr.NotCoordinator, group)
 	}
 	c := s.coords().share

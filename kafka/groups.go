@@ -71,7 +71,7 @@ func groupClient(rc *reqCtx) group.Client {
 	return cl
 }
 
-// mayDescribeTopic is the group coordinator's question (group G14):
+// mayDescribeTopic is the group coordinator's question (server-side regex subscriptions):
 // may principal, from host, DESCRIBE topic (a companion topic counts as
 // its source, as rc.authzName).
 func (s *Server) mayDescribeTopic(principal, host, topic string) bool {
@@ -97,7 +97,7 @@ func (tc topicChecker) PartitionExists(topic string, partition int32) bool {
 
 // topicLister gives consumer groups (KIP-848) the topics to assign: every
 // topic of the resolver and the internal topics, as Kafka's broker matches
-// subscriptions against every topic, internal ones included (G14).
+// subscriptions against every topic, internal ones included (server-side regex subscriptions).
 type topicLister struct{ s *Server }
 
 // Partitions looks one topic up, for streams groups (kafka/streams
@@ -109,7 +109,7 @@ func (tl topicLister) Topics() []group.TopicInfo {
 	internal := resolver.InternalTopics()
 	out := make([]group.TopicInfo, 0, len(ts)+len(internal))
 	for _, t := range ts {
-		if !resolver.IsInternalTopic(t.Name) { // a binding from before N2
+		if !resolver.IsInternalTopic(t.Name) { // a binding from before reserved internal topic names
 			out = append(out, group.TopicInfo{Name: t.Name, ID: t.ID, Partitions: t.Partitions})
 		}
 	}

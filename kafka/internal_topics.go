@@ -4,7 +4,7 @@ package kafka
 // offsets; __transaction_state is where it keeps transaction state. Here
 // both live in the offset store (offsets/, kafka/txn), not in a log, so
 // each internal topic is shown as Kafka shows it, with partitions that
-// exist and are always empty (resolver N2):
+// exist and are always empty (reserved internal topic names):
 //
 //   - Metadata lists it as internal, with its kept topic id and
 //     internalPartitions partitions led by this node (replicas and ISR this
@@ -19,9 +19,9 @@ package kafka
 //     INVALID_TOPIC_EXCEPTION too (Kafka refuses deleting records of an
 //     internal topic; adding partitions here would add nothing); CreateTopics
 //     answers TOPIC_ALREADY_EXISTS and DeleteTopics INVALID_TOPIC_EXCEPTION
-//     (resolver N2); it is never auto-created as an ordinary topic.
+//     (reserved internal topic names); it is never auto-created as an ordinary topic.
 //   - KIP-848 consumer groups match it by name or regex, as Kafka's broker
-//     does (kafka/group G14), and share groups subscribing to it by name
+//     does (server-side regex subscriptions), and share groups subscribing to it by name
 //     are assigned its partitions.
 //
 // Authorization is unchanged: these partitions are checked like any

@@ -21,7 +21,7 @@ func (s *Server) openConns() int {
 	return len(s.mu.open)
 }
 
-// K7: a connection that sends nothing, starts a frame and stops, or
+// The idle connection timeout: a connection that sends nothing, starts a frame and stops, or
 // trickles a frame too slowly, is closed after connections.max.idle.ms.
 func TestIdleConnectionsClosed(t *testing.T) {
 	s := startServer(t, Config{ConnectionsMaxIdle: 100 * time.Millisecond})
@@ -50,7 +50,7 @@ func TestIdleConnectionsClosed(t *testing.T) {
 	waitFor(t, "budget returned", func() bool { return s.budget.InUse() == 0 })
 }
 
-// K7: a connection waiting for a response (a long poll) is busy, not idle.
+// The idle connection timeout: a connection waiting for a response (a long poll) is busy, not idle.
 func TestLongPollIsNotIdle(t *testing.T) {
 	res := openResolver(t)
 	if _, err := res.CreateTopic("idle", 1, 1, nil, false); err != nil {
@@ -86,7 +86,7 @@ func TestLongPollIsNotIdle(t *testing.T) {
 	c.expectClosed() // idle again once answered
 }
 
-// K8: connections beyond max.connections are closed at once; a slot freed
+// The connection limit: connections beyond max.connections are closed at once; a slot freed
 // by a closed connection is usable again.
 func TestMaxConnections(t *testing.T) {
 	s := startServer(t, Config{MaxConnections: 2})
@@ -112,7 +112,7 @@ func TestMaxConnections(t *testing.T) {
 	}
 }
 
-// K6: while queued.max.request.bytes is taken, other connections' frames
+// The request memory budget: while queued.max.request.bytes is taken, other connections' frames
 // are not read; they are once the bytes are returned. A frame holds the
 // budget only as its bytes arrive.
 func TestQueuedBytesBoundStopsReading(t *testing.T) {
@@ -145,8 +145,8 @@ func TestQueuedBytesBoundStopsReading(t *testing.T) {
 }
 
 // Bad bodies of every kind get a clean answer or close the connection
-// (K2, K3): no panic, no allocation of a declared count, and the byte
-// budget (K6) returned. (A negative array length other than -1 decodes as
+// (the frame size limit, a Go error closes the connection): no panic, no allocation of a declared count, and the byte
+// budget (the request memory budget) returned. (A negative array length other than -1 decodes as
 // null, as franz-go's kmsg does, and gets an answer.)
 func TestMalformedBodiesCloseCleanly(t *testing.T) {
 	s := startServer(t, Config{Resolver: openResolver(t)})
@@ -194,7 +194,7 @@ func TestMalformedBodiesCloseCleanly(t *testing.T) {
 	waitFor(t, "budget returned", func() bool { return s.budget.InUse() == 0 })
 }
 
-// K6: every way a connection ends returns its requests' bytes to the
+// The request memory budget: every way a connection ends returns its requests' bytes to the
 // budget: the client leaving with its request still being handled, and a
 // handler error closing the connection with later requests queued.
 func TestBudgetReturnedWhenConnectionsDie(t *testing.T) {
@@ -244,7 +244,7 @@ func TestLimitsConfigValidate(t *testing.T) {
 	}
 }
 
-// K9: a request other than Produce is charged decodeFactor times its bytes
+// The decoded-request bound: a request other than Produce is charged decodeFactor times its bytes
 // before it is decoded; one whose charge exceeds queued.max.request.bytes
 // closes the connection, a smaller one is answered, and Metadata answers a
 // topic named many times once.

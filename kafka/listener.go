@@ -1,6 +1,6 @@
 package kafka
 
-// Listeners (A7): each has a name, a security protocol and what it
+// Listeners (the per-listener advertised address): each has a name, a security protocol and what it
 // advertises, as Kafka's listeners, advertised.listeners and
 // listener.security.protocol.map describe them. A Server serves any
 // number of them; every connection knows the one it came in on.
@@ -46,10 +46,10 @@ type Listener struct {
 	// Addr is the address to bind (server.Open binds it).
 	Addr string
 	// Advertised is this listener's advertised.listeners host:port; empty:
-	// the address each client dialed (A7).
+	// the address each client dialed (the per-listener advertised address).
 	Advertised string
 	// TLS serves SSL and SASL_SSL (required for them); auth.TLS.Config
-	// makes one that follows certificate changes (A5).
+	// makes one that follows certificate changes (TLS handshake timeouts and certificate reloads).
 	TLS *tls.Config
 	// Mechanisms is sasl.enabled.mechanisms for a SASL listener (empty:
 	// Config.SASL.Mechanisms).

@@ -2,7 +2,7 @@ package kafka
 
 // Operability hooks: per-request metrics and logging, the supported-API
 // table for documentation, and the state /readyz reports. Everything here
-// is called once per request or per scrape, never per record (metrics M2).
+// is called once per request or per scrape, never per record (nothing on the hot path).
 
 import (
 	"time"

@@ -1,9 +1,9 @@
 package kafka
 
-// Cluster-mode routing (Y1–Y7, doc.go "Cluster mode: routing"): who leads
+// Cluster-mode routing (cluster routing, doc.go "Cluster mode: routing"): who leads
 // a partition, who coordinates groups, where topic changes go, and what
 // is not served. Every answer comes from Config.Cluster's memory, per
-// request (Y7); with Cluster nil this node leads everything at epoch 0 and
+// request (routing per request); with Cluster nil this node leads everything at epoch 0 and
 // every function here answers as the single node always has.
 
 import (
@@ -15,7 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// catalog is where topic changes go (Y6): the shared catalog in cluster
+// catalog is where topic changes go (topic changes through the catalog): the shared catalog in cluster
 // mode, else the resolver.
 func (s *Server) catalog() Catalog { return s.catalogAs(nil) }
 
@@ -34,7 +34,7 @@ func (s *Server) catalogAs(rc *reqCtx) Catalog {
 
 // leader is the partition's leader and leader epoch; ok is false while it
 // has no owner. Internal topics, whose partitions are always empty, are
-// led by the group coordinator at epoch 0 (Y1): that is the node a client
+// led by the group coordinator at epoch 0 (leaders at their epochs): that is the node a client
 // asks about them anyway.
 func (s *Server) leader(topic string, partition int32) (node, epoch int32, ok bool) {
 	switch {
@@ -49,9 +49,9 @@ func (s *Server) leader(topic string, partition int32) (node, epoch int32, ok bo
 
 // routeError is why this node does not serve a partition in cluster mode
 // (nil: it does, and always without Cluster). current is the client's
-// current leader epoch, checked first as Kafka's Partition does (Y3);
+// current leader epoch, checked first as Kafka's Partition does (the leader epoch check);
 // noLeaderEpoch skips the check. Then a partition another node leads, or
-// none, is NOT_LEADER_OR_FOLLOWER (Y2).
+// none, is NOT_LEADER_OR_FOLLOWER (NOT_LEADER_OR_FOLLOWER routing).
 func (s *Server) routeError(topic string, partition int32, current int32) error {
 	if s.cfg.Cluster == nil {
 		return nil
@@ -96,7 +96,7 @@ func (s *Server) movedTo(topic string, partition int32, err error) (node, epoch 
 	return s.leader(topic, partition)
 }
 
-// brokers are the nodes Metadata and DescribeCluster list (Y1): in cluster
+// brokers are the nodes Metadata and DescribeCluster list (leaders at their epochs): in cluster
 // mode the live ones, else this node at the address rc dialed (or the
 // advertised one).
 func (s *Server) brokers(rc *reqCtx) []Broker {
@@ -108,7 +108,7 @@ func (s *Server) brokers(rc *reqCtx) []Broker {
 
 // controllerID is the controller Metadata and DescribeCluster name. A
 // cluster has none (etcd decides), so it is the lowest live node id, which
-// every node computes alike (Y1); -1 while no node is known.
+// every node computes alike (leaders at their epochs); -1 while no node is known.
 func (s *Server) controllerID(brokers []Broker) int32 {
 	if s.cfg.Cluster == nil {
 		return s.cfg.NodeID
@@ -132,7 +132,7 @@ func brokerByID(brokers []Broker, id int32) (Broker, bool) {
 	return Broker{}, false
 }
 
-// isCoordinator reports whether this node coordinates groups now (Y4);
+// isCoordinator reports whether this node coordinates groups now (coordinator routing);
 // always without Cluster.
 func (s *Server) isCoordinator() bool {
 	if s.cfg.Cluster == nil {
@@ -143,7 +143,7 @@ func (s *Server) isCoordinator() bool {
 }
 
 // notCoordinator answers a group or transaction request on a node that
-// does not coordinate them (Y4, Y19); nil when the handler should run.
+// does not coordinate them (coordinator routing, cluster transactions at version 1); nil when the handler should run.
 func (s *Server) notCoordinator(key int16, req kmsg.Request) kmsg.Response {
 	if s.isCoordinator() {
 		return nil
@@ -152,13 +152,13 @@ func (s *Server) notCoordinator(key int16, req kmsg.Request) kmsg.Response {
 }
 
 // notInClusterFeature are the features not advertised in cluster mode
-// (Y5, Y19).
+// (no share groups without States, cluster transactions at version 1).
 var notInClusterFeature = map[string]bool{transactionVersionFeature: true, shareVersionFeature: true}
 
 // lookupAPI is the dispatch table as this server advertises it: an API
 // not served in cluster mode is unknown, and its request closes the
-// connection as any unadvertised one does (Y5); a capped one is
-// unsupported above its cap (Y19).
+// connection as any unadvertised one does (no share groups without States); a capped one is
+// unsupported above its cap (cluster transactions at version 1).
 func (s *Server) lookupAPI(key int16) (api, bool) {
 	if s.hiddenAPI(key) {
 		return api{}, false
@@ -173,7 +173,7 @@ func (s *Server) lookupAPI(key int16) (api, bool) {
 	return a, ok
 }
 
-// apiKeyList is the ApiVersions key list this server advertises (Y5, Y8).
+// apiKeyList is the ApiVersions key list this server advertises (no share groups without States, share groups in cluster mode).
 func (s *Server) apiKeyList() []kmsg.ApiVersionsResponseApiKey {
 	switch {
 	case s.cfg.Telemetry == nil:
@@ -188,7 +188,7 @@ func (s *Server) apiKeyList() []kmsg.ApiVersionsResponseApiKey {
 			continue
 		}
 		if max, capped := routing.ClusterMaxVersion(k.ApiKey); capped && s.cfg.Cluster != nil {
-			k.MaxVersion = max // Y19
+			k.MaxVersion = max // Cluster transactions at version 1
 		}
 		out = append(out, k)
 	}
@@ -196,8 +196,8 @@ func (s *Server) apiKeyList() []kmsg.ApiVersionsResponseApiKey {
 }
 
 // hiddenAPI reports whether key is not served: the client telemetry APIs
-// without a telemetry manager (KIP-714); in cluster mode (Y5), the
-// share-group APIs unless share groups are served (Y8).
+// without a telemetry manager (KIP-714); in cluster mode (no share groups without States), the
+// share-group APIs unless share groups are served (share groups in cluster mode).
 func (s *Server) hiddenAPI(key int16) bool {
 	if routing.TelemetryAPI(key) && s.cfg.Telemetry == nil {
 		return true
@@ -205,7 +205,7 @@ func (s *Server) hiddenAPI(key int16) bool {
 	return s.cfg.Cluster != nil && routing.NotInCluster(key) && !(routing.ShareAPI(key) && s.shareInCluster())
 }
 
-// featureHidden reports whether a feature is not advertised (Y5, Y8).
+// featureHidden reports whether a feature is not advertised (no share groups without States, share groups in cluster mode).
 func (s *Server) featureHidden(name string) bool {
 	return s.cfg.Cluster != nil && notInClusterFeature[name] && !(name == shareVersionFeature && s.shareInCluster())
 }

@@ -1,9 +1,9 @@
 package kafka
 
-// A connection's security state: its TLS handshake and principal (A5, A6)
-// and its SASL exchange (A1–A4), kept in a kafka/connauth.State. The
+// A connection's security state: its TLS handshake and principal (TLS handshake timeouts and certificate reloads, the principal mapping)
+// and its SASL exchange (the security rules), kept in a kafka/connauth.State. The
 // reader admits each request against this state before decoding it;
-// SaslHandshake and SaslAuthenticate handlers change it. K4 orders them: the reader reads the next frame only
+// SaslHandshake and SaslAuthenticate handlers change it. Requests in effect one at a time orders them: the reader reads the next frame only
 // once the previous request has taken effect, so it always sees the state
 // the previous exchange step left.
 
@@ -25,14 +25,14 @@ const (
 )
 
 // AuthObserver is implemented by an Observer that counts authentications
-// (A3); kafka/ checks for it so that Observer stays as it is.
+// (the failed-authentication delay); kafka/ checks for it so that Observer stays as it is.
 type AuthObserver interface {
 	// Authentication reports one SASL exchange's outcome on a listener.
 	Authentication(listener, mechanism string, ok bool)
 }
 
 // handshakeTLS runs a TLS listener's handshake, bounded by the handshake
-// timeout (A5), and takes the client certificate's principal (A6).
+// timeout (TLS handshake timeouts and certificate reloads), and takes the client certificate's principal (the principal mapping).
 func (c *conn) handshakeTLS() error {
 	tc, ok := c.nc.(*tls.Conn)
 	if !ok {
@@ -55,7 +55,7 @@ func (c *conn) handshakeTLS() error {
 	return nil
 }
 
-// Principal is the connection's principal (A6).
+// Principal is the connection's principal (the principal mapping).
 func (c *conn) Principal() string { return c.auth.Principal() }
 
 // usesSASL reports whether the connection's listener is a SASL one (a
@@ -66,7 +66,7 @@ func (c *conn) usesSASL() bool { return c.lis != nil && c.lis.Protocol.UsesSASL(
 // SaslHandshake v0).
 func (c *conn) rawToken() bool { return c.auth.RawToken() }
 
-// maxFrame is the largest frame the connection may send now (A1, K2).
+// maxFrame is the largest frame the connection may send now (the pre-authentication gate, the frame size limit).
 func (c *conn) maxFrame() int32 {
 	if !c.usesSASL() {
 		return c.s.cfg.MaxRequestBytes
@@ -74,7 +74,7 @@ func (c *conn) maxFrame() int32 {
 	return c.auth.MaxFrame(c.s.cfg.MaxRequestBytes, c.s.cfg.SASL.MaxReceiveSize)
 }
 
-// admit says whether a request with this key may be served now (A1, A4).
+// admit says whether a request with this key may be served now (the pre-authentication gate, KIP-368 re-authentication).
 func (c *conn) admit(key int16) error {
 	if !c.usesSASL() {
 		return nil
@@ -126,7 +126,7 @@ func (c *conn) saslAuthenticate(rc *reqCtx, token []byte, resp *kmsg.SASLAuthent
 	}
 }
 
-// authFailed answers a failed exchange (A3): the failure delay after the
+// authFailed answers a failed exchange (the failed-authentication delay): the failure delay after the
 // step began (start), SASL_AUTHENTICATION_FAILED, then the connection
 // closes. The message is the same whatever failed, and the log names no
 // secret. Counting the delay from the step's start, not from the

@@ -16,7 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
 
-// authCounter is an Observer that counts authentications (A3).
+// authCounter is an Observer that counts authentications (the failed-authentication delay).
 type authCounter struct {
 	mu      sync.Mutex
 	ok, bad int
@@ -128,7 +128,7 @@ func (c *rawConn) describeUsers(corr int32) *kmsg.DescribeUserSCRAMCredentialsRe
 	return resp
 }
 
-// A1: before authentication only ApiVersions and SaslHandshake are
+// The pre-authentication gate: before authentication only ApiVersions and SaslHandshake are
 // served; anything else closes the connection, as does SaslAuthenticate
 // without a handshake.
 func TestSASLRequestBeforeAuthentication(t *testing.T) {
@@ -155,7 +155,7 @@ func TestSASLRequestBeforeAuthentication(t *testing.T) {
 	}
 }
 
-// A1: a mechanism that is not enabled gets UNSUPPORTED_SASL_MECHANISM
+// The pre-authentication gate: a mechanism that is not enabled gets UNSUPPORTED_SASL_MECHANISM
 // with the enabled ones, then the connection closes. A listener without
 // SASL answers ILLEGAL_SASL_STATE and stays open.
 func TestSASLUnsupportedMechanism(t *testing.T) {
@@ -184,7 +184,7 @@ func TestSASLUnsupportedMechanism(t *testing.T) {
 	c.recv(kmsg.NewPtrApiVersionsResponse())
 }
 
-// A3: a wrong password, an unknown user, a wrong nonce, malformed and
+// The failed-authentication delay: a wrong password, an unknown user, a wrong nonce, malformed and
 // out-of-order messages each get SASL_AUTHENTICATION_FAILED with one
 // message, no sooner than the failure delay, then a closed connection;
 // each is counted.
@@ -244,7 +244,7 @@ func TestSASLFailures(t *testing.T) {
 	}
 }
 
-// A1: before authentication a frame above sasl.server.max.receive.size
+// The pre-authentication gate: before authentication a frame above sasl.server.max.receive.size
 // closes the connection.
 func TestSASLOversizedToken(t *testing.T) {
 	_, addr := saslServer(t, Config{SASL: SASLConfig{MaxReceiveSize: 4096}})
@@ -290,7 +290,7 @@ func TestSASLHandshakeV0BareTokens(t *testing.T) {
 	}
 }
 
-// A4: with connections.max.reauth.ms the answer carries the session
+// KIP-368 re-authentication: with connections.max.reauth.ms the answer carries the session
 // lifetime; re-authenticating in time extends the session, a request
 // after it ended closes the connection, and re-authenticating as
 // someone else fails.

@@ -53,7 +53,7 @@ func serverTLS(t *testing.T, ca *authtest.CA, clientAuth string) *tls.Config {
 	return tc.Config()
 }
 
-// A5: a client that opens a TCP connection to a TLS listener and never
+// TLS handshake timeouts and certificate reloads: a client that opens a TCP connection to a TLS listener and never
 // sends a ClientHello is closed after the handshake timeout, not kept
 // until connections.max.idle.ms.
 func TestTLSHandshakeTimeout(t *testing.T) {
@@ -65,7 +65,7 @@ func TestTLSHandshakeTimeout(t *testing.T) {
 	c.expectClosed()
 }
 
-// A6: on an SSL listener the principal is the client certificate's
+// The principal mapping: on an SSL listener the principal is the client certificate's
 // subject mapped by ssl.principal.mapping.rules; without a certificate it
 // is User:ANONYMOUS.
 func TestMTLSPrincipal(t *testing.T) {

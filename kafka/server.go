@@ -35,7 +35,7 @@ type Server struct {
 	// swapMu serializes SwapOffsets.
 	swapMu sync.Mutex
 	// shareLeader serves ShareFetch and ShareAcknowledge in cluster mode
-	// (share_cluster.go, Y9); nil otherwise.
+	// (share_cluster.go, share reads at the leaders); nil otherwise.
 	shareLeader *share.Coordinator
 	// features are the finalized feature levels (ApiVersions,
 	// UpdateFeatures; kafka/features).
@@ -50,7 +50,7 @@ type Server struct {
 	conns sync.WaitGroup
 	// handling counts requests whose handler is running.
 	handling atomic.Int64
-	// budget is queued.max.request.bytes (K6).
+	// budget is queued.max.request.bytes (the request memory budget).
 	budget *wire.Budget
 	// plainBudget bounds the CPU failed PLAIN logins take (auth.DeriveBudget).
 	plainBudget *auth.DeriveBudget
@@ -111,8 +111,8 @@ func NewServer(cfg Config) (*Server, error) {
 
 // featuresPath is the file the finalized feature levels persist in: in
 // the log dir of a single node; none in cluster mode, whose data
-// directory is a cache (cluster/node J7) and whose features cannot
-// change (Y5, Y8).
+// directory is a cache (the data directory as a cache) and whose features cannot
+// change (no share groups without States, share groups in cluster mode).
 func (s *Server) featuresPath() string {
 	if s.cfg.LogDir == "" || s.cfg.Cluster != nil {
 		return ""
@@ -132,7 +132,7 @@ func (s *Server) Start(ln net.Listener) error {
 	return s.StartListener(ln, s.plaintextListener())
 }
 
-// ServeListener is Serve for a listener of any protocol (A7); a server
+// ServeListener is Serve for a listener of any protocol (the per-listener advertised address); a server
 // may serve several, each on its own goroutine.
 func (s *Server) ServeListener(ln net.Listener, l Listener) error {
 	if err := s.setListener(ln, l); err != nil {
@@ -173,7 +173,7 @@ func (s *Server) acceptLoop(ln net.Listener, l *Listener) error {
 			if s.isClosing() {
 				return ErrServerClosed
 			}
-			if wire.RetryableAccept(err) { // K8
+			if wire.RetryableAccept(err) { // The connection limit
 				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
 				s.log.Warn("accept-retry", zap.Error(err), zap.Duration("backoff", backoff))
 				select {
@@ -193,7 +193,7 @@ func (s *Server) acceptLoop(ln net.Listener, l *Listener) error {
 	}
 }
 
-// startConn registers and starts a connection; false once closing. K8: a
+// startConn registers and starts a connection; false once closing. The connection limit: a
 // connection beyond max.connections is closed at once.
 func (s *Server) startConn(nc net.Conn, l *Listener) bool {
 	s.mu.Lock()

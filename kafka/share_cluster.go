@@ -1,6 +1,6 @@
 package kafka
 
-// Share groups in cluster mode (Y8–Y10, kafka/share Q14–Q19): the group
+// Share groups in cluster mode (share groups in cluster mode, share reads at the leaders and group configs at the coordinator, share groups in cluster mode): the group
 // coordinator node serves membership and the offsets admin over its
 // mirrored store, with the share-partition states in Config.Share.States;
 // every node serves ShareFetch and ShareAcknowledge for the partitions it
@@ -12,12 +12,12 @@ import (
 )
 
 // shareInCluster reports whether share groups are served in cluster mode:
-// only where their states have a durable home shared by the nodes (Y8).
+// only where their states have a durable home shared by the nodes (share groups in cluster mode).
 func (s *Server) shareInCluster() bool {
 	return s.cfg.Cluster != nil && s.cfg.Share.States != nil
 }
 
-// newShareLeader is the leader side of a cluster node (Y9); nil without
+// newShareLeader is the leader side of a cluster node (share reads at the leaders); nil without
 // one.
 func (s *Server) newShareLeader() *share.Coordinator {
 	if !s.shareInCluster() {
@@ -31,7 +31,7 @@ func (s *Server) newShareLeader() *share.Coordinator {
 }
 
 // shareFetcher is what serves ShareFetch and ShareAcknowledge: the leader
-// side in cluster mode (Y9), else the share coordinator.
+// side in cluster mode (share reads at the leaders), else the share coordinator.
 func (s *Server) shareFetcher() (*share.Coordinator, error) {
 	if s.shareLeader != nil {
 		return s.shareLeader, nil
@@ -41,7 +41,7 @@ func (s *Server) shareFetcher() (*share.Coordinator, error) {
 
 // shareCurrentLeader names, for each partition answered
 // NOT_LEADER_OR_FOLLOWER, its current leader and that node's endpoint
-// (KIP-951, Y9), so the share consumer moves without a Metadata round
+// (KIP-951, share reads at the leaders), so the share consumer moves without a Metadata round
 // trip.
 func (s *Server) shareCurrentLeader(id [16]byte, partition int32, code int16) (node, epoch int32, ok bool) {
 	if s.cfg.Cluster == nil || code != kerr.NotLeaderForPartition.Code {

@@ -3,7 +3,7 @@ package kafka
 // Plumbing between the wire layer and the share-group coordinator
 // (kafka/share): its lifecycle, the log it reads through (the resolver's
 // cursorless Fetch, R1), and the group-id namespace it shares with the
-// classic coordinator (share Q10). The handlers are 76_–79_ and 90_–92_*.go.
+// classic coordinator (one group-id namespace). The handlers are 76_–79_ and 90_–92_*.go.
 
 import (
 	"context"
@@ -33,7 +33,7 @@ func (s *Server) shareCoordinator() (*share.Coordinator, error) {
 	return c, nil
 }
 
-// isShareGroup reports whether id is a share group's (share Q10).
+// isShareGroup reports whether id is a share group's (one group-id namespace).
 func (s *Server) isShareGroup(id string) bool {
 	c := s.coords().share
 	return c != nil && c.IsShareGroup(id)
@@ -75,7 +75,7 @@ func (l shareLog) TopicName(id [16]byte) (string, bool) {
 }
 
 // In cluster mode a partition another node leads is NOT_LEADER_OR_FOLLOWER
-// (Y9): its local copy is not this node's to read.
+// (share reads at the leaders): its local copy is not this node's to read.
 func (l shareLog) Bounds(topic string, partition int32) (int64, int64, error) {
 	if _, err := l.s.partitionOf(topic, partition, false); err != nil {
 		return -1, -1, err
@@ -93,7 +93,7 @@ func (l shareLog) Read(topic string, partition int32, offset int64, maxBytes int
 	return res.Batches, err
 }
 
-// ReadCommitted is Read at read_committed (resolver X1): batches below
+// ReadCommitted is Read at read_committed (the read_committed bound): batches below
 // the last stable offset and the aborted transactions among them.
 func (l shareLog) ReadCommitted(topic string, partition int32, offset int64, maxBytes int) ([][]byte, int64, []share.AbortedTxn, error) {
 	res, err := l.s.readPartition(topic, partition, resolver.Offset(offset), maxBytes, true, resolver.ReadCommitted, nil)

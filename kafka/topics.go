@@ -58,7 +58,7 @@ func (s *Server) partitionIn(cat Catalog, topic string, partition int32) (int32,
 		return 0, resolver.ErrUnknownTopic
 	}
 	if !ok {
-		t, err := cat.EnsureTopic(topic) // Y6
+		t, err := cat.EnsureTopic(topic) // Topic changes through the catalog
 		if err != nil {
 			return 0, err
 		}

@@ -61,7 +61,7 @@ func consumeValues(t *testing.T, addr, topic string, iso kgo.IsolationLevel, n i
 	return got, nil
 }
 
-// read_committed through the wire (resolver X1, X2): Fetch carries the LSO
+// read_committed through the wire (the read_committed bound, the LSO): Fetch carries the LSO
 // and the aborted transactions, ListOffsets "latest" is the LSO, franz-go's
 // read_committed consumer never sees an aborted record and skips the
 // markers, and DescribeProducers reports the open transaction.

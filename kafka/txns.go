@@ -18,7 +18,7 @@ import (
 var errNoTxnCoordinator = errors.New("kafka: no transaction coordinator configured (Config.Offsets is nil)")
 
 // newTxns creates the transaction coordinator over st. It recovers every
-// transaction before it returns (X14), so nothing is served before the
+// transaction before it returns (completion at open), so nothing is served before the
 // partitions of ongoing transactions are registered again and decided
 // transactions are completed.
 func (s *Server) newTxns(st *offsets.Store) (*txn.Coordinator, error) {

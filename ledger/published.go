@@ -144,7 +144,7 @@ func (m *Managed) readPublished(sn Snapshot, from Offset, maxEntries int, maxByt
 	local := sn.Start
 	sn = m.publishedStart(sn)
 	if from < sn.Start || from >= local {
-		return sn, nil, nil // below the published start: the caller judges it (S1)
+		return sn, nil, nil // below the published start: the caller judges it (the log start check)
 	}
 	t := m.dispatch.published.Load()
 	cands, err := t.p.Candidates(context.Background(), from, local)

@@ -150,7 +150,7 @@ func TestReadBelowTheCache(t *testing.T) {
 		t.Fatalf("maxBytes 0: %d entries, want 1", len(es))
 	}
 	if sn, es, _ = m.ReadEntries(Committed, 0, NoLimit, 3, 1<<20, nil); sn.Start != 2 || len(es) != 0 {
-		t.Fatalf("read below the published start: %+v %v, want start 2 and nothing (R3; S1 is the caller's)", sn, offsetsOf(es))
+		t.Fatalf("read below the published start: %+v %v, want start 2 and nothing (R3; the log start check is the caller's)", sn, offsetsOf(es))
 	}
 	if _, es, _ = m.ReadEntries(Committed, 2, NoLimit, 2, 1<<20, nil); len(es) != 2 {
 		t.Fatalf("maxEntries 2: %d entries", len(es))

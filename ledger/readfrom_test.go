@@ -69,7 +69,7 @@ func TestReadFrom(t *testing.T) {
 		t.Fatal(err)
 	}
 	// R3: below the start (trimmed away) nothing is read; the snapshot
-	// lets the caller judge the offset (S1).
+	// lets the caller judge the offset (the log start check).
 	if sn, es, err := e.m.ReadEntries(Committed, 3, NoLimit, 100, 1<<20, nil); err != nil || len(es) != 0 || sn.Start != 5 {
 		t.Fatalf("below the start: %+v, %q, %v", sn, offsets(es), err)
 	}
@@ -164,7 +164,7 @@ func (t *trimBeforeRead) read(c candidate, hdrs []storage.EntryHeader) ([]Entry,
 
 // TestReadFromRetriesAfterTrim: a hard trim that removes the planned
 // ledger before its file is read makes the read start again from a fresh
-// snapshot, which then reports the new start (the caller's S1), not an
+// snapshot, which then reports the new start (the caller's log start check), not an
 // error, and reads nothing below it (R3).
 func TestReadFromRetriesAfterTrim(t *testing.T) {
 	e := newEnv(t, Config{})

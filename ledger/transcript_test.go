@@ -23,7 +23,7 @@ import (
 // to regenerate the expected outputs, then review the diff.
 //
 // Ledgers are named by creation order: L1 is testLog's first ledger, L2
-// the next, and so on; G1, G2, ... are ids taken by another log, so they
+// the next, and so on; Kafka's group error order, rebalance completion, ... are ids taken by another log, so they
 // lie between two of testLog's ledgers, and hold no offset of it. Entries
 // are written Ln:e (entry e of ledger Ln); a read names offsets, or
 // earliest, latest and nolimit.

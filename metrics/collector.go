@@ -23,7 +23,7 @@ type GroupOffset struct {
 	Committed int64
 }
 
-// Snapshot is everything the scrape-time collector reports (M2).
+// Snapshot is everything the scrape-time collector reports (nothing on the hot path).
 type Snapshot struct {
 	Partitions  []PartitionStat
 	Groups      []GroupOffset

@@ -14,7 +14,7 @@ const Namespace = "kgateway"
 // implements kafka.Observer (the kafka package declares the interface, so
 // neither package imports the other's dependencies).
 type Metrics struct {
-	Registry *prometheus.Registry // M1: per server
+	Registry *prometheus.Registry // A registry per server: per server
 
 	requests     *prometheus.CounterVec
 	requestBytes *prometheus.CounterVec

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// A classic group's membership (O20, O21) lives under its own key beside
+// A classic group's membership (the durable classic membership, memberships kept across restarts) lives under its own key beside
 // the group's metadata record:
 //
 //	'c' group -> leader, members (ids, instance ids, clients, timeouts,
@@ -53,7 +53,7 @@ func classicKey(group string) []byte {
 }
 
 // PutClassicGroup records g's metadata and membership in one synced batch
-// (O20): when it returns nil both are durable. A group without members
+// (the durable classic membership): when it returns nil both are durable. A group without members
 // has its membership key removed. maxBytes > 0 bounds the encoded
 // membership (ErrTooLarge).
 func (s *Store) PutClassicGroup(g ClassicGroup, maxBytes int) error {
@@ -87,7 +87,7 @@ func (s *Store) PutClassicGroup(g ClassicGroup, maxBytes int) error {
 		return err
 	}
 	// A group has one type: a classic membership replaces a consumer
-	// group's state (an empty consumer group becoming classic, O22).
+	// group's state (an empty consumer group becoming classic, the durable consumer group state).
 	if err := b.Delete(consumerKey(g.ID), nil); err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func (s *Store) PutClassicGroup(g ClassicGroup, maxBytes int) error {
 }
 
 // ClassicGroups returns every classic group that has persisted members, by
-// id (O21). The membership record carries the group's protocol type,
+// id (memberships kept across restarts). The membership record carries the group's protocol type,
 // protocol, generation and state time as of its write: the metadata record
 // may since have moved on to a rebalance that never completed.
 func (s *Store) ClassicGroups() (map[string]ClassicGroup, error) {

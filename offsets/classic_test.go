@@ -27,7 +27,7 @@ func classicFixture(now time.Time) ClassicGroup {
 	}
 }
 
-// O20, O21: a membership survives a crash right after PutClassicGroup
+// The durable classic membership, memberships kept across restarts: a membership survives a crash right after PutClassicGroup
 // returns (it was synced), and Open keeps such a group active.
 func TestClassicGroupDurableAcrossCrash(t *testing.T) {
 	fs := vfs.NewCrashableMem()
@@ -70,7 +70,7 @@ func TestClassicGroupDurableAcrossCrash(t *testing.T) {
 	}
 }
 
-// O20: writing the group with no members removes its membership; the
+// The durable classic membership: writing the group with no members removes its membership; the
 // bound refuses an oversized membership and writes nothing; DeleteGroup
 // removes the membership.
 func TestClassicGroupEmptyBoundAndDelete(t *testing.T) {

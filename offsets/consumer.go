@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// A consumer group's state (KIP-848; O22, O23) lives under its own key
+// A consumer group's state (KIP-848; the durable consumer group state, consumer group state kept across restarts) lives under its own key
 // beside the group's metadata record:
 //
 //	'k' group -> group epoch, assignment epoch, assignor, subscribed
@@ -85,7 +85,7 @@ func consumerKey(group string) []byte {
 }
 
 // PutConsumerGroup records g in one synced batch with its metadata record
-// (O22): when it returns nil both are durable. A classic membership of the
+// (the durable consumer group state): when it returns nil both are durable. A classic membership of the
 // same id is removed in the same batch (a group has one type). maxBytes
 // > 0 bounds the encoded state (ErrTooLarge).
 func (s *Store) PutConsumerGroup(g ConsumerGroup, maxBytes int) error {
@@ -122,7 +122,7 @@ func (s *Store) PutConsumerGroup(g ConsumerGroup, maxBytes int) error {
 	return nil
 }
 
-// ConsumerGroups returns every persisted consumer group by id (O23).
+// ConsumerGroups returns every persisted consumer group by id (consumer group state kept across restarts).
 func (s *Store) ConsumerGroups() (map[string]ConsumerGroup, error) {
 	return read(s, func() (map[string]ConsumerGroup, error) { return scanTagByID(s.db, consumerTag, decodeConsumer) })
 }

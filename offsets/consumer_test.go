@@ -25,7 +25,7 @@ func consumerFixture(now time.Time) ConsumerGroup {
 	}
 }
 
-// O22, O23: a consumer group's state survives a crash right after
+// The durable consumer group state, consumer group state kept across restarts: a consumer group's state survives a crash right after
 // PutConsumerGroup returns; Open keeps the group active; writing a
 // classic membership for the id replaces it; DeleteGroup removes it; the
 // bound writes nothing.

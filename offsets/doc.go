@@ -41,24 +41,26 @@
 //     applied locally. A write Mirror took whose local apply then fails
 //     is not acknowledged (O1) but may be visible to whoever restores
 //     from the mirror.
-//   - O20 A classic group's membership (leader, members with their
-//     protocols, timeouts, static instance ids and assignments) is written
-//     with its metadata record in one synced batch (PutClassicGroup), and
-//     only then may the group coordinator answer the request that made the
-//     change visible. A group without members has no membership record.
-//   - O21 A restart keeps every persisted membership (ClassicGroups): only
-//     a group recorded as active without one (a crash in its first
-//     rebalance) becomes empty at Open. DeleteGroup removes the membership
-//     with the offsets.
-//   - O22 A consumer group's state (KIP-848: group and assignment epochs,
-//     assignor, subscribed topics' metadata, members with epochs,
-//     subscriptions, assigned, revoking and target partitions) is one
-//     record written with the group's metadata record in one synced batch
-//     (PutConsumerGroup); a group id has one type, so writing one type's
-//     state removes the other's in the same batch.
-//   - O23 A restart keeps every consumer group's state (ConsumerGroups),
-//     with or without members; DeleteGroup and retention of the group
-//     remove it.
+//   - **Durable classic membership.** A classic group's membership
+//     (leader, members with their protocols, timeouts, static instance
+//     ids and assignments) is written with its metadata record in one
+//     synced batch (PutClassicGroup), and only then may the group
+//     coordinator answer the request that made the change visible. A
+//     group without members has no membership record.
+//   - **Memberships kept across restarts.** A restart keeps every
+//     persisted membership (ClassicGroups): only a group recorded as
+//     active without one (a crash in its first rebalance) becomes empty
+//     at Open. DeleteGroup removes the membership with the offsets.
+//   - **Durable consumer group state.** A consumer group's state
+//     (KIP-848: group and assignment epochs, assignor, subscribed
+//     topics' metadata, members with epochs, subscriptions, assigned,
+//     revoking and target partitions) is one record written with the
+//     group's metadata record in one synced batch (PutConsumerGroup); a
+//     group id has one type, so writing one type's state removes the
+//     other's in the same batch.
+//   - **Consumer group state kept across restarts.** A restart keeps
+//     every consumer group's state (ConsumerGroups), with or without
+//     members; DeleteGroup and retention of the group remove it.
 //   - Streams groups: a streams group's state (KIP-1071: the coordinator's encoding of
 //     epochs, topology, members with their tasks, and the target) is one
 //     record written with the group's metadata record in one synced batch
@@ -66,23 +68,25 @@
 //     same id, and theirs remove it.
 //     A restart keeps every streams group's state (StreamsGroups);
 //     DeleteGroup and retention of the group remove it.
-//   - O30 A share-partition state (kafka/share: the share-partition start
-//     offset and the records in flight after it, as runs of state and
-//     delivery count) is written in one synced batch (PutShareState) before
-//     the share coordinator answers the request that changed it: an
-//     acquisition before the records are sent, an acknowledgement before it
-//     is confirmed.
-//   - O31 Acquired is never persisted: a record acquired when its
-//     partition's state was written is written as available with its
-//     delivery count (the acquisition counted), so after a crash or restart
-//     every lock that was held is released and no delivery is forgotten.
-//   - O32 A share group's record (PutShareGroup) marks its id as a share
-//     group's, across restarts, until DeleteShareGroup removes it with all
-//     its share-partition states and its group configs in one synced batch.
-//   - O33 Share state is group state only: it is read by the share
-//     coordinator and never by a read of the log, and writing it touches
-//     nothing but this store's keyspace (O3). Reads of the log stay
-//     cursorless (ledger R1).
+//   - **Durable share-partition state.** A share-partition state
+//     (kafka/share: the share-partition start offset and the records in
+//     flight after it, as runs of state and delivery count) is written
+//     in one synced batch (PutShareState) before the share coordinator
+//     answers the request that changed it: an acquisition before the
+//     records are sent, an acknowledgement before it is confirmed.
+//   - **Acquisitions persisted as available.** Acquired is never
+//     persisted: a record acquired when its partition's state was
+//     written is written as available with its delivery count (the
+//     acquisition counted), so after a crash or restart every lock that
+//     was held is released and no delivery is forgotten.
+//   - **Share group record.** A share group's record (PutShareGroup)
+//     marks its id as a share group's, across restarts, until
+//     DeleteShareGroup removes it with all its share-partition states
+//     and its group configs in one synced batch.
+//   - **Share state is group state.** Share state is group state only:
+//     it is read by the share coordinator and never by a read of the
+//     log, and writing it touches nothing but this store's keyspace
+//     (O3). Reads of the log stay cursorless (ledger R1).
 //
 // A transaction's commit overwrites the committed offsets of its
 // partitions even when a plain OffsetCommit of the same partition came

@@ -10,7 +10,7 @@ import (
 )
 
 // Share groups (KIP-932) keep their state here, beside the classic groups'
-// (O30–O33):
+// (the durable share state):
 //
 //	'S' group                                        -> share group record
 //	'q' uvarint(len g) g uvarint(len t) t be32(part) -> share-partition state
@@ -28,7 +28,7 @@ const (
 
 // ShareRecordState is a persisted record state, numbered as Kafka's
 // RecordState. Acquired is never persisted: a record acquired when the
-// state was written is written as Available with its delivery count (O31).
+// state was written is written as Available with its delivery count (acquisitions persisted as available).
 type ShareRecordState uint8
 
 const (
@@ -54,7 +54,7 @@ type SharePartition struct {
 }
 
 // ShareGroup is the membership-independent record of a share group: its
-// existence (the group id is taken by a share group, O32) and its epoch.
+// existence (the group id is taken by a share group, the share group record) and its epoch.
 type ShareGroup struct {
 	ID    string
 	Epoch int32
@@ -76,7 +76,7 @@ func sharePartKey(group string, tp TopicPartition) []byte {
 	return binary.BigEndian.AppendUint32(k, uint32(tp.Partition))
 }
 
-// PutShareGroup records a share group (synced, O32).
+// PutShareGroup records a share group (synced, the share group record).
 func (s *Store) PutShareGroup(g ShareGroup) error {
 	if g.ID == "" {
 		return fmt.Errorf("%w: share group needs an id", ErrInvalid)
@@ -103,7 +103,7 @@ func decodeShareGroup(id string, v []byte) (ShareGroup, error) {
 }
 
 // PutShareState writes share-partition states of group in one synced batch
-// (O30): when it returns nil every one is durable.
+// (the durable share-partition state): when it returns nil every one is durable.
 func (s *Store) PutShareState(group string, parts []SharePartition) error {
 	for _, p := range parts {
 		if err := checkRuns(p); err != nil {
@@ -288,7 +288,7 @@ func decodeSharePart(tp TopicPartition, v []byte) (SharePartition, error) {
 
 // EncodeSharePartition is a share-partition state's durable encoding, the
 // one PutShareState writes, for stores of share state outside this one
-// (a cluster keeps leaders' states in etcd, kafka/share Q14).
+// (a cluster keeps leaders' states in etcd, share states outside the offsets store).
 func EncodeSharePartition(p SharePartition) ([]byte, error) {
 	if err := checkRuns(p); err != nil {
 		return nil, err

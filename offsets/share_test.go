@@ -19,7 +19,7 @@ func shareFixture() []SharePartition {
 	}
 }
 
-// O30, O32: share state, the share group record and group configs
+// The durable share-partition state, the share group record: share state, the share group record and group configs
 // survive a crash right after their writes return (they were synced), and
 // DeleteShareGroup removes all of them and nothing of another group.
 func TestShareStateDurableAcrossCrash(t *testing.T) {

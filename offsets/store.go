@@ -173,7 +173,7 @@ func (s *Store) set(key, value []byte) error {
 // Open opens (creating if needed) the store in dir. Groups persisted as
 // active without a persisted membership (a crash in their first rebalance)
 // are recorded as empty from now on, and retention counts from Open; a
-// group with members keeps them (O21).
+// group with members keeps them (memberships kept across restarts).
 func Open(dir string, opts Options) (*Store, error) {
 	opts.setDefaults()
 	db, err := pebble.Open(dir, &pebble.Options{

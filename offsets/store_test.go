@@ -117,7 +117,7 @@ func TestKeyIsolation(t *testing.T) {
 }
 
 // O2: offsets and group metadata survive a restart; a group that was
-// active without a persisted membership comes back Empty (O21).
+// active without a persisted membership comes back Empty (memberships kept across restarts).
 func TestRestart(t *testing.T) {
 	dir := t.TempDir()
 	clk := newClock()

@@ -22,7 +22,7 @@ func TestTxnRecordRoundTrip(t *testing.T) {
 	s := open(t, dir, Options{})
 	want := []Txn{sampleTxn("t1"), {ID: "t2", LastProducerID: -1, LastEpoch: -1, State: TxnCompleteAbort,
 		StartTime: time.UnixMilli(0), UpdateTime: time.UnixMilli(5), NextProducerID: -1},
-		// transaction version 2 with a pending producer id rotation (X18)
+		// transaction version 2 with a pending producer id rotation (KIP-890 implicit adds)
 		{ID: "t3", ProducerID: 9, LastProducerID: -1, Epoch: 32766, LastEpoch: 32765, State: TxnPrepareCommit,
 			StartTime: time.UnixMilli(0), UpdateTime: time.UnixMilli(5), Version: 2, NextProducerID: 10}}
 	for _, x := range want {

@@ -72,7 +72,7 @@ func (h Header) Idempotent() bool { return h.ProducerID >= 0 }
 // Transactional reports the transactional attribute bit.
 func (h Header) Transactional() bool { return h.Attributes&TransactionalBit != 0 }
 
-// Control reports the control attribute bit: a transaction marker (X3).
+// Control reports the control attribute bit: a transaction marker (the control batch format).
 func (h Header) Control() bool { return h.Attributes&ControlBit != 0 }
 
 // BatchTransactional reports whether b starts with a record batch (magic 2)
@@ -89,7 +89,7 @@ func BatchTransactional(b []byte) bool {
 
 // LastSequence is the sequence of the batch's last record; sequences wrap
 // at MaxInt32 back to 0 as in Kafka. It counts by lastOffsetDelta, as
-// Kafka does, which a cleaned batch keeps when it loses records (L4).
+// Kafka does, which a cleaned batch keeps when it loses records (the latest-record rewrite).
 func (h Header) LastSequence() int32 {
 	return SeqAdd(h.BaseSequence, h.LastOffsetDelta)
 }
@@ -190,7 +190,7 @@ func Split(blob []byte) ([][]byte, []Header, error) {
 	}
 	switch {
 	case h.Control():
-		// Only the resolver writes control batches (markers, X8), as in
+		// Only the resolver writes control batches (markers, control batches by WriteTxnMarker only), as in
 		// Kafka: "clients are not allowed to write control records".
 		return nil, nil, fmt.Errorf("%w: clients may not write control batches", ErrInvalidRecord)
 	case h.Transactional() && !h.Idempotent():
@@ -223,7 +223,7 @@ var (
 	ErrInvalidRecord    = errors.New("resolver: invalid record")
 )
 
-// CheckStored is Check for a stored batch: a cleaned one (L4) spans the
+// CheckStored is Check for a stored batch: a cleaned one (the latest-record rewrite) spans the
 // offsets its lastOffsetDelta says but may hold fewer records, even none
 // (a producer's last batch, kept for its sequence).
 func (h Header) CheckStored() error {

@@ -14,7 +14,7 @@ import (
 	"github.com/pierrec/lz4/v4"
 )
 
-// Decompression of a record batch's records section (Z1–Z4 in doc.go).
+// Decompression of a record batch's records section (record validation in doc.go).
 //
 // A compressed batch's records section (everything after the 61-byte
 // header) is one compressed stream of the records. openRecords turns a
@@ -34,7 +34,7 @@ import (
 //   - zstd: zstd frames, windows up to ZstdMaxWindow.
 //
 // Raw snappy is a block format: it is decoded whole, into a pooled buffer,
-// after its declared length was checked against the limit (Z3).
+// after its declared length was checked against the limit (the decompression bound).
 
 // Codec is a record batch's compression codec (attributes bits 0-2).
 type Codec int8
@@ -76,7 +76,7 @@ func BatchCodec(b []byte) (Codec, bool) {
 const (
 	// decompressRatio bounds what a compressed batch may decompress to:
 	// this many times the topic's max.message.bytes (64 MiB with the
-	// default), Z3. Kafka 4 has no such bound (its trunk bounds each
+	// default), the decompression bound. Kafka 4 has no such bound (its trunk bounds each
 	// record, max.decompressed.message.bytes); clients stay far below it
 	// (franz-go and librdkafka cap a batch's uncompressed size at their
 	// own max message size, 1 MB by default).
@@ -92,12 +92,12 @@ const (
 	maxPooledBlock = 1 << 20
 )
 
-// DecompressedLimit is Z3's bound for a topic with this max.message.bytes.
+// DecompressedLimit is the decompression bound for a topic with this max.message.bytes.
 func DecompressedLimit(maxMessageBytes int32) int64 {
 	return decompressRatio * int64(max(maxMessageBytes, 1))
 }
 
-// decompressSlots bounds how many batches decompress at once (Z4): it is
+// decompressSlots bounds how many batches decompress at once (streamed decompression): it is
 // CPU work that never waits on I/O, so more at once than there are CPUs
 // only multiplies the codecs' memory.
 var decompressSlots = make(chan struct{}, max(4, 2*runtime.GOMAXPROCS(0)))
@@ -306,7 +306,7 @@ const xerialHeaderLen = 16
 type snappySource struct {
 	rest   []byte // undecoded input
 	xerial bool
-	budget int64 // decoded bytes still allowed (Z3), checked before decoding
+	budget int64 // decoded bytes still allowed (the decompression bound), checked before decoding
 	buf    *[]byte
 }
 

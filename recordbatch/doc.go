@@ -2,7 +2,7 @@
 // byte level, for the layers below the wire protocol, which never import
 // kmsg (docs/DESIGN.md "Layers"): reading and checking a batch header
 // (batch.go), decompressing a records section within a bound
-// (compression.go, the resolver's Z1–Z4), walking the records without
+// (compression.go, the resolver's record validation), walking the records without
 // holding them (recordwalk.go), parsing and re-encoding records for the
 // log cleaner (rebuild.go), and the control batch of a transaction
 // marker (marker.go).

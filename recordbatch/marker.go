@@ -6,7 +6,7 @@ import (
 	"hash/crc32"
 )
 
-// Transaction markers (X3): Kafka's control record batch. Magic 2,
+// Transaction markers (the control batch format): Kafka's control record batch. Magic 2,
 // attributes transactional|control, uncompressed, one record whose key is
 // version int16 0 and type int16 (0 ABORT, 1 COMMIT) and whose value is
 // version int16 0 and the coordinator epoch int32; producer id and epoch

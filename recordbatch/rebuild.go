@@ -16,7 +16,7 @@ import (
 )
 
 // The cleaner's view of a batch's records: decompressed whole (through
-// openRecords, bounded as every decompression, Z3), parsed into records
+// openRecords, bounded as every decompression, the decompression bound), parsed into records
 // that point into the decompressed bytes, and encoded back into a batch
 // with the same codec.
 
@@ -136,8 +136,8 @@ func nullableBytes(b []byte, p int) ([]byte, int, bool) {
 
 // Rebuild encodes a batch that keeps orig's header (base offset,
 // lastOffsetDelta, partition leader epoch, producer, codec, timestamp
-// type: L4) with recs, under baseTS (the first kept record's timestamp,
-// or the delete horizon when horizon is set: L8).
+// type: the latest-record rewrite) with recs, under baseTS (the first kept record's timestamp,
+// or the delete horizon when horizon is set: the tombstone horizon).
 func Rebuild(orig []byte, recs []Record, horizon int64) ([]byte, error) {
 	h := DecodeHeader(orig)
 	baseTS, maxTS := h.BaseTimestamp, int64(-1)
@@ -177,7 +177,7 @@ func Rebuild(orig []byte, recs []Record, horizon int64) ([]byte, error) {
 }
 
 // DeleteHorizonBit is Kafka's attribute bit saying the base timestamp
-// is the batch's delete horizon (KIP-534, L8).
+// is the batch's delete horizon (KIP-534, the tombstone horizon).
 const DeleteHorizonBit = 0x40
 
 func appendRecord(out []byte, r Record, baseTS int64, base Offset) []byte {
@@ -201,7 +201,7 @@ func appendNullable(b, v []byte) []byte {
 
 var (
 	zstdEncoders = sync.Pool{New: func() any {
-		// Windows of 1 MiB: far below what the decoders accept (Z1).
+		// Windows of 1 MiB: far below what the decoders accept (the codec check).
 		e, _ := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(1<<20))
 		return e
 	}}
@@ -255,7 +255,7 @@ func streamCompress(w resetWriter, sec []byte) ([]byte, error) {
 // Recompress is batch b with its records section in codec c: records,
 // offsets, timestamps, producer fields and attributes other than the codec
 // unchanged, a new length and CRC. A batch already in c is returned as it
-// is. limit bounds the decompression (Z3).
+// is. limit bounds the decompression (the decompression bound).
 func Recompress(b []byte, c Codec, limit int64) ([]byte, error) {
 	h := DecodeHeader(b)
 	if Codec(h.Attributes&CodecMask) == c {

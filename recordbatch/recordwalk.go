@@ -8,7 +8,7 @@ import (
 	"math"
 )
 
-// Walking the records of a batch (Z1, Z2 in doc.go).
+// Walking the records of a batch (the codec check, the record count check in doc.go).
 //
 // A v2 record (all varints zigzag):
 //
@@ -41,14 +41,14 @@ type RecordMeta struct {
 // ErrInvalidRecord (the records do not match the header, are malformed, or
 // decompress to more than limit bytes), or are fn's.
 //
-// Nothing decompressed outlives the call (Z4): fn sees only RecordMeta.
-// limit is DecompressedLimit of the topic's max.message.bytes (Z3).
+// Nothing decompressed outlives the call (streamed decompression): fn sees only RecordMeta.
+// limit is DecompressedLimit of the topic's max.message.bytes (the decompression bound).
 func ScanRecords(b []byte, limit int64, fn func(RecordMeta) error) error {
 	return walkBatch(b, limit, false, fn)
 }
 
 // ScanStoredRecords is ScanRecords for a stored batch, which the cleaner
-// may have rewritten (L4): its records' offset deltas increase but may
+// may have rewritten (the latest-record rewrite): its records' offset deltas increase but may
 // skip (the removed records' offsets stay unused), and none passes the
 // header's lastOffsetDelta.
 func ScanStoredRecords(b []byte, limit int64, fn func(RecordMeta) error) error {
@@ -89,7 +89,7 @@ type recordStream struct {
 	codec Codec
 	err   error // the source's failure, sticky
 	slot  bool  // holds a decompressSlots slot
-	gaps  bool  // offset deltas may skip (a cleaned batch, L4)
+	gaps  bool  // offset deltas may skip (a cleaned batch, the latest-record rewrite)
 }
 
 func (s *recordStream) close() {
@@ -205,7 +205,7 @@ func (s *recordStream) atEnd() bool {
 	return len(s.buf) == 0 && !s.fill() && s.err == nil
 }
 
-// walk reads count records (Z2): each well formed and exactly its declared
+// walk reads count records (the record count check): each well formed and exactly its declared
 // length, the i-th with offset delta i, and nothing after the last.
 func (s *recordStream) walk(count int32, fn func(RecordMeta) error) error {
 	next := int32(0) // the least offset delta the next record may have
@@ -311,7 +311,7 @@ func (s *recordStream) bytesField(end int64, nullable bool) bool {
 }
 
 // walkPlain is walk over an uncompressed section, on the slice itself:
-// the same checks (Z2, Z3) without the stream's bookkeeping, because every
+// the same checks (the record count check, the decompression bound) without the stream's bookkeeping, because every
 // produced uncompressed batch pays for it.
 func walkPlain(sec []byte, count int32, limit int64, gaps bool, fn func(RecordMeta) error) error {
 	if int64(len(sec)) > limit {

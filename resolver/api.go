@@ -53,7 +53,7 @@ type Topic struct {
 	// created without an authorizer, or before creators were recorded.
 	Creator string
 	// Companion marks the read-only companion topic of a topic's
-	// compacted view (doc.go "Compacted view", W1).
+	// compacted view (doc.go "Compacted view", the companion topic).
 	Companion bool
 }
 
@@ -86,7 +86,7 @@ var (
 	// ErrNotLeader: this node no longer serves the partition (cluster
 	// mode: the store's Replicator refused the write, storage
 	// ErrNotLeader), or the partition's local copy was replaced while the
-	// request was in flight (N5, N6). The client retries elsewhere.
+	// request was in flight (the old copy's retirement, NOT_LEADER_OR_FOLLOWER after a refused write). The client retries elsewhere.
 	ErrNotLeader = errors.New("resolver: not the partition's leader")
 )
 
@@ -121,11 +121,11 @@ type Config struct {
 	Ledger ledger.Config
 	// ProducerIDExpiration is producer.id.expiration.ms (default 1 day):
 	// the state of an idempotent producer that has not appended to a
-	// partition for this long is dropped (P1).
+	// partition for this long is dropped (producer expiry).
 	ProducerIDExpiration time.Duration
 	// MaxProducers is how many producers' state a partition keeps
 	// (default 1000); beyond it the least recently appended is dropped
-	// (P2).
+	// (the producer cap).
 	MaxProducers int
 	// Tier keeps sealed ledgers of topics with remote.storage.enable=true
 	// in an object store (object.store.url; package retention). nil: local only,
@@ -144,11 +144,11 @@ type Config struct {
 	// ProducerIDs, when set, allocates every producer id InitProducerID
 	// hands out to a producer without a transactional id (cluster mode: a
 	// counter shared by the nodes); each comes with epoch 0 and there is
-	// no local counter and no local epoch bump (P4).
+	// no local counter and no local epoch bump (shared producer ids).
 	ProducerIDs func(ctx context.Context) (int64, error)
 	// Diskless refuses the topic configs a node of a cluster cannot serve
 	// (remote.storage.enable=true, kgateway.compacted.view.enable=true)
-	// as ErrInvalidConfig, at create and at alter (N7).
+	// as ErrInvalidConfig, at create and at alter (no tier or view on a cache).
 	Diskless bool
 }
 

@@ -37,7 +37,7 @@ func (r *Resolver) ApplyTopicBy(creator, name string, id TopicID, partitions int
 	if err := validTopicName(name); err != nil {
 		return err
 	}
-	if IsInternalTopic(name) { // N2: never bound
+	if IsInternalTopic(name) { // Reserved internal topic names: never bound
 		return fmt.Errorf("%w: %q is an internal topic", ErrInvalidTopic, name)
 	}
 	if partitions < 1 || partitions > maxPartitions {

@@ -85,7 +85,7 @@ func scanStoredRecords(b []byte, limit int64, fn func(RecordMeta) error) error {
 // CRC32C, which covers every payload byte, and a tail-cache read serves the
 // very slice Produce validated. Checking again cost a second CRC pass over
 // every served byte plus a walk over every record, on the hottest path.
-// validateViewed is validateStored for an entry of a compacted view (W2):
+// validateViewed is validateStored for an entry of a compacted view (the view log):
 // the batch starts at or after the entry and ends where it ends.
 func validateViewed(e storage.Entry) error {
 	if len(e.Payload) < batchHeaderLen {

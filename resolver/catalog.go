@@ -58,7 +58,7 @@ func (r *Resolver) CreateTopicBy(creator, name string, partitions int32, replica
 	if err := validTopicName(name); err != nil {
 		return Topic{}, err
 	}
-	if IsInternalTopic(name) { // N2: it exists, without a binding
+	if IsInternalTopic(name) { // Reserved internal topic names: it exists, without a binding
 		return Topic{}, fmt.Errorf("%w: %q is an internal topic", ErrTopicExists, name)
 	}
 	r.adminMu.Lock()
@@ -78,7 +78,7 @@ func (r *Resolver) CreateTopicBy(creator, name string, partitions int32, replica
 	if err := r.validateConfigs(configs); err != nil {
 		return Topic{}, err
 	}
-	if err := r.checkViewName(name, configs); err != nil { // W4
+	if err := r.checkViewName(name, configs); err != nil { // No name collisions
 		return Topic{}, err
 	}
 	id := newTopicID()
@@ -161,7 +161,7 @@ func (r *Resolver) openTopic(name string, id TopicID, logs []storage.LogID, conf
 // goes first, together with a deletion marker per log, in one atomic
 // write; the logs follow, and Open finishes a deletion a crash interrupted.
 func (r *Resolver) DeleteTopic(name string) error {
-	if IsInternalTopic(name) { // N2
+	if IsInternalTopic(name) { // Reserved internal topic names
 		return fmt.Errorf("%w: %q is an internal topic", ErrInvalidTopic, name)
 	}
 	r.adminMu.Lock()
@@ -196,7 +196,7 @@ func (r *Resolver) deleteLocked(t *topic) error {
 		errs = append(errs, p.close())
 	}
 	errs = append(errs, r.deleteLogs(logs))
-	errs = append(errs, r.syncViews()) // W6: the view goes with its source
+	errs = append(errs, r.syncViews()) // View removal: the view goes with its source
 	return errors.Join(errs...)
 }
 
@@ -223,7 +223,7 @@ func (r *Resolver) EnsureTopic(name string) (Topic, error) {
 // EnsureTopicBy is EnsureTopic with creator recorded as the creator of a
 // topic it creates (Topic.Creator).
 func (r *Resolver) EnsureTopicBy(creator, name string) (Topic, error) {
-	if IsInternalTopic(name) { // N2: never auto-created as an ordinary topic
+	if IsInternalTopic(name) { // Reserved internal topic names: never auto-created as an ordinary topic
 		return Topic{}, fmt.Errorf("%w: %q is an internal topic", ErrInvalidTopic, name)
 	}
 	if t, ok := r.Topic(name); ok {
@@ -258,7 +258,7 @@ func (r *Resolver) AlterTopicConfigs(name string, configs map[string]string, val
 	if err != nil {
 		return err
 	}
-	if err := r.checkViewName(name, configs); err != nil { // W4
+	if err := r.checkViewName(name, configs); err != nil { // No name collisions
 		return err
 	}
 	if validateOnly {
@@ -292,7 +292,7 @@ func (r *Resolver) replaceConfigsLocked(t *topic, configs map[string]string) err
 		errs = append(errs, p.applySettings(s))
 	}
 	if topicconfig.ViewOn(t.configs) != topicconfig.ViewOn(configs) {
-		errs = append(errs, r.syncViews()) // W6: turned off, the view goes
+		errs = append(errs, r.syncViews()) // View removal: turned off, the view goes
 	}
 	return errors.Join(errs...)
 }
@@ -359,7 +359,7 @@ func (r *Resolver) boundTopic(name string) (*topic, error) {
 	_, companion := r.companionLocked(name)
 	r.mu.RUnlock()
 	if !ok && companion {
-		return nil, errReadOnly(name) // W3: a companion is changed through its source
+		return nil, errReadOnly(name) // Read-only companions: a companion is changed through its source
 	}
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownTopic, name)

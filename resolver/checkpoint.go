@@ -10,7 +10,7 @@ import (
 	"github.com/kgateway/kgateway/storage"
 )
 
-// Producer-state checkpoints (D4 across restarts, P3).
+// Producer-state checkpoints (D4 across restarts, incremental producer checkpoints).
 //
 // A checkpoint is the producer state and max timestamp of a partition as
 // of Covered: it reflects exactly the entries below Covered. It is written
@@ -25,12 +25,12 @@ import (
 // The header key (prefixCheckpoint) holds Covered and the max timestamp;
 // each producer has its own key (prefixProducer, log, id). A checkpoint
 // writes the header and the producers changed or removed since the last
-// one, in one atomic ApplyMeta (P3): a producer's key then holds its state
+// one, in one atomic ApplyMeta (incremental producer checkpoints): a producer's key then holds its state
 // as of the last checkpoint that changed it, which is its state as of
 // Covered. Version 1 headers held the whole map; they are still read, and
 // the next checkpoint rewrites them in the current form. The same ApplyMeta
 // carries the changed transaction state as of Covered (txn_checkpoint.go,
-// X6, X7).
+// the aborted-transaction index, transaction recovery).
 
 const (
 	checkpointEvery     = 64
@@ -231,7 +231,7 @@ func (st *stateStore) checkpoint(p *partition) error {
 
 // checkpointLocked snapshots the header and the dirty producers as of the
 // last written entry, waits until that entry is durable (so the checkpoint
-// never covers an offset a crash can take away), and persists them (P3).
+// never covers an offset a crash can take away), and persists them (incremental producer checkpoints).
 // Needs ckptMu.
 func (st *stateStore) checkpointLocked(p *partition) error {
 	p.app.Lock()

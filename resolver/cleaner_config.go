@@ -23,10 +23,10 @@ type CleanerConfig struct {
 	Threads int
 	// DedupeBufferSize is log.cleaner.dedupe.buffer.size (default 128 MiB),
 	// shared by the threads: each pass builds its key -> offset map in
-	// DedupeBufferSize/Threads bytes and no more (L3).
+	// DedupeBufferSize/Threads bytes and no more (the dedupe budget).
 	DedupeBufferSize int64
 	// IOMaxBytesPerSecond is log.cleaner.io.max.bytes.per.second (default
-	// unlimited): what all cleaner threads together read and write (L7).
+	// unlimited): what all cleaner threads together read and write (the cleaner throttle).
 	IOMaxBytesPerSecond float64
 	// Backoff is log.cleaner.backoff.ms (default 15 s): how long a thread
 	// sleeps when no partition needs cleaning.

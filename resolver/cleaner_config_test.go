@@ -90,7 +90,7 @@ func TestCleanerConfigValidate(t *testing.T) {
 	}
 }
 
-// L1: a keyless record makes the whole batch INVALID_RECORD on a
+// The key requirement: a keyless record makes the whole batch INVALID_RECORD on a
 // compacted topic (compact and compact,delete), and nothing of it is
 // appended; delete-only topics take it.
 func TestCompactedTopicRefusesKeylessRecords(t *testing.T) {
@@ -114,7 +114,7 @@ func TestCompactedTopicRefusesKeylessRecords(t *testing.T) {
 }
 
 // The policy changes on a live topic, both ways: keys are required only
-// while it has compact, and retention runs only while it has delete (L5).
+// while it has compact, and retention runs only while it has delete (the cleanup policy).
 func TestCleanupPolicyAlterBothWays(t *testing.T) {
 	c := fixedClock(10_000_000)
 	g := newGateway(t, Config{RetentionCheckInterval: -1, Cleaner: CleanerConfig{Threads: -1}, Ledger: ledgerNow(c)})
@@ -157,7 +157,7 @@ func TestCleanupPolicyAlterBothWays(t *testing.T) {
 	}
 }
 
-// L6: a compacted topic's open ledger rolls at min(segment.ms,
+// The compaction roll: a compacted topic's open ledger rolls at min(segment.ms,
 // max.compaction.lag.ms); a delete topic's at segment.ms.
 func TestCompactionLagRollsSegments(t *testing.T) {
 	g := newGateway(t, Config{RetentionCheckInterval: -1, Cleaner: CleanerConfig{Threads: -1}})

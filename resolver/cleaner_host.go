@@ -22,7 +22,7 @@ type CleanerStats = cleaner.Stats
 func (r *Resolver) CleanerStats() CleanerStats { return r.cleaner.Stats() }
 
 // RunCleaner cleans, as of now, every compacted partition that is due
-// (L2), pass after pass, until none is: the background threads' work,
+// (the cleanable range), pass after pass, until none is: the background threads' work,
 // on demand (tests, tools). A partition whose pass fails is not taken
 // again by this call.
 func (r *Resolver) RunCleaner(now time.Time) error { return r.cleaner.Run(now) }
@@ -109,7 +109,7 @@ func (c partRef) CleanSettings() (cleaner.Settings, error) {
 }
 
 // LastStable is the partition's last stable offset under the bounds
-// (X2): a pass cleans nothing at or past it (L12).
+// (the LSO): a pass cleans nothing at or past it (the LSO bound on cleaning).
 func (c partRef) LastStable(start, end Offset) Offset {
 	p := c.p
 	p.mu.Lock()
@@ -133,7 +133,7 @@ func (c partRef) AbortedBefore(end Offset) []cleaner.Aborted {
 }
 
 // OpenView creates the partition's view log if need be and has the
-// partition's reads see it (W2).
+// partition's reads see it (the view log).
 func (c partRef) OpenView() (storage.LogID, error) {
 	ml, _, err := c.p.ledgerAndSettings()
 	if err != nil {
@@ -148,7 +148,7 @@ func (c partRef) OpenView() (storage.LogID, error) {
 }
 
 // ForgetAborted removes the index entries of the ABORT markers a pass
-// drops (L15), from the read view and durably, before the pass's swap:
+// drops (marker removal), from the read view and durably, before the pass's swap:
 // once the marker is gone a listed entry would make a read_committed
 // client drop its producer's later batches, while no batch of the
 // transaction is left in either generation, so the entry is needed by

@@ -9,7 +9,7 @@ import (
 )
 
 // recordCheck is what Produce runs on each record of a batch for a topic
-// with these settings: nil, or L1's key check on a compacted topic. Its
+// with these settings: nil, or the key requirement's check on a compacted topic. Its
 // error is a RecordError's message.
 func recordCheck(c topicconfig.Clean) func(RecordMeta) error {
 	if !c.Compact {
@@ -18,7 +18,7 @@ func recordCheck(c topicconfig.Clean) func(RecordMeta) error {
 	return refuseNullKey
 }
 
-// refuseNullKey is L1: a compacted topic keeps the latest record per key,
+// refuseNullKey implements the key requirement: a compacted topic keeps the latest record per key,
 // so a record without one could never be cleaned; Kafka's LogValidator
 // refuses it, and the whole batch with it.
 func refuseNullKey(m RecordMeta) error {
@@ -36,7 +36,7 @@ type RecordError struct {
 }
 
 // RecordErrors refuses a produced batch for some of its records: every
-// one the check refused is listed, none of the batch is appended (L1).
+// one the check refused is listed, none of the batch is appended (the key requirement).
 // It wraps ErrInvalidRecord.
 type RecordErrors struct {
 	Records []RecordError

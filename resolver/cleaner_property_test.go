@@ -10,7 +10,7 @@ import (
 // record's offset and value.
 type model map[string]gotRecord
 
-// checkCompacted checks a fully cleaned partition against m (L3, L4, L8):
+// checkCompacted checks a fully cleaned partition against m (the dedupe budget, the latest-record rewrite, the tombstone horizon):
 // every key's latest record exactly once, at its offset, with its value;
 // nothing superseded; tombstones only while keepTombs.
 func checkCompacted(t *testing.T, got []gotRecord, m model, keepTombs bool) {
@@ -37,7 +37,7 @@ func checkCompacted(t *testing.T, got []gotRecord, m model, keepTombs bool) {
 	}
 }
 
-// The property (L3, L4, L8, L11): random keys, values and tombstones,
+// The property (the dedupe budget, the latest-record rewrite, the tombstone horizon, reads across gaps): random keys, values and tombstones,
 // in batches of random size, codecs and producers; after a pass every
 // live key's latest value is there exactly once, superseded records are
 // gone, offsets strictly increase (readAll), and tombstones go once
@@ -51,7 +51,7 @@ func TestCleanerProperty(t *testing.T) {
 func cleanerProperty(t *testing.T, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 42))
 	c := fixedClock(1_000_000)
-	// A small map in some runs: several passes (L3).
+	// A small map in some runs: several passes (the dedupe budget).
 	budget := int64(0)
 	if seed%2 == 1 {
 		budget = 24 * 40
@@ -119,7 +119,7 @@ func cleanerProperty(t *testing.T, seed uint64) {
 	if budget > 0 && g.r.CleanerStats().Passes < 3 {
 		t.Fatalf("a map of %d keys cleaned 30 keys in %d passes", int(float64(budget/dedupeSlotBytes)*0.9), g.r.CleanerStats().Passes)
 	}
-	// Every offset reads: from a gap, the next entry (L11).
+	// Every offset reads: from a gap, the next entry (reads across gaps).
 	start, hwm, _, _ := g.r.Bounds("c", 0)
 	for off := start; off < hwm; off++ {
 		res := g.fetch("c", 0, off, 1)

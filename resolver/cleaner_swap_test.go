@@ -12,9 +12,9 @@ import (
 	"github.com/kgateway/kgateway/storage/vfstest"
 )
 
-// L10: fetches at random offsets run while passes swap generations; every
+// The generation swap: fetches at random offsets run while passes swap generations; every
 // record read is the one produced at its offset (offsets never change,
-// L4), every batch validates, and no fetch fails.
+// the latest-record rewrite), every batch validates, and no fetch fails.
 func TestCleanerConcurrentFetchesDuringSwaps(t *testing.T) {
 	c := fixedClock(1_000_000)
 	g := compactGateway(t, c, CleanerConfig{DedupeBufferSize: 24 * 64})
@@ -102,7 +102,7 @@ func TestCleanerConcurrentFetchesDuringSwaps(t *testing.T) {
 	}
 }
 
-// L11: after a swap, ListOffsets by timestamp answers the first kept
+// Reads across gaps: after a swap, ListOffsets by timestamp answers the first kept
 // record at or after the timestamp, and DeleteRecords to an offset in a
 // gap moves the log start there; the next pass cleans above it.
 func TestCleanerListOffsetsAndDeleteRecordsAfterSwap(t *testing.T) {
@@ -153,7 +153,7 @@ func TestCleanerListOffsetsAndDeleteRecordsAfterSwap(t *testing.T) {
 	}
 }
 
-// L3: a ledger holding more keys than the map is not cleaned: the pass
+// The dedupe budget: a ledger holding more keys than the map is not cleaned: the pass
 // fails with the reason and changes nothing.
 func TestCleanerMapTooSmallForOneLedger(t *testing.T) {
 	c := fixedClock(1_000_000)
@@ -171,7 +171,7 @@ func TestCleanerMapTooSmallForOneLedger(t *testing.T) {
 	}
 }
 
-// L9: a pass whose new generation cannot be synced fails, changes
+// Compacted generations: a pass whose new generation cannot be synced fails, changes
 // nothing and removes its file; the next pass succeeds.
 func TestCleanerFailedPassChangesNothing(t *testing.T) {
 	c := fixedClock(1_000_000)
@@ -203,7 +203,7 @@ func TestCleanerFailedPassChangesNothing(t *testing.T) {
 	}
 }
 
-// L4: a batch whose records are all superseded goes, except the last
+// The latest-record rewrite: a batch whose records are all superseded goes, except the last
 // batch of its producer id in the range, which stays empty with its
 // producer id, epoch, base sequence and offsets, so that the producer's
 // next sequence is still accepted after a restart that replays it.

@@ -27,7 +27,7 @@ func readAll(t *testing.T, g *gateway, topic string) []gotRecord {
 	for off := start; off < hwm; {
 		res := g.fetch(topic, 0, off, 1<<20)
 		if len(res.Batches) == 0 {
-			break // a gap up to the end (L11)
+			break // a gap up to the end (reads across gaps)
 		}
 		for _, b := range res.Batches {
 			h := decodeHeader(b)
@@ -64,7 +64,7 @@ func compactGateway(t testing.TB, c *clock, cc CleanerConfig) *gateway {
 	return newGateway(t, Config{RetentionCheckInterval: -1, Cleaner: cc, Ledger: ledgerNow(c)})
 }
 
-// L3, L4, L9: a pass keeps the latest record of each key at its offset,
+// The dedupe budget, the latest-record rewrite, compacted generations: a pass keeps the latest record of each key at its offset,
 // in a new generation, and reads see it.
 func TestCleanerKeepsLatestPerKey(t *testing.T) {
 	c := fixedClock(1_000_000)

@@ -37,7 +37,7 @@ func readCommitted(t *testing.T, g *gateway, topic string) []gotRecord {
 			t.Fatalf("read_committed @%d: %v", off, err)
 		}
 		if len(res.Batches) == 0 {
-			break // a gap up to the LSO (L11)
+			break // a gap up to the LSO (reads across gaps)
 		}
 		pending, aborted := res.Aborted, map[int64]bool{}
 		for _, b := range res.Batches {
@@ -248,7 +248,7 @@ func (w *txnWorkload) isOpen(off Offset) bool {
 	return false
 }
 
-// checkMarkers is L14/L15 on a fully cleaned partition: every marker left
+// checkMarkers implements markers kept while needed and marker removal on a fully cleaned partition: every marker left
 // ends a transaction with a batch left, or is its producer's last batch;
 // every aborted-index entry names an ABORT marker that is there.
 func checkMarkers(t *testing.T, g *gateway, topic string) {
@@ -283,12 +283,12 @@ func checkMarkers(t *testing.T, g *gateway, topic string) {
 	p.mu.Unlock()
 	for _, a := range idx {
 		if h, ok := markers[a.last]; !ok || h.ProducerID != a.pid {
-			t.Fatalf("aborted-index entry %+v names no marker of its producer (L15)", a)
+			t.Fatalf("aborted-index entry %+v names no marker of its producer (marker removal)", a)
 		}
 	}
 }
 
-// The transactional property (L12–L15): random keyed records in plain
+// The transactional property (compaction of transactions): random keyed records in plain
 // batches and in transactions of three producers, committed and aborted,
 // interleaved. A pass with a transaction open changes nothing at or past
 // the LSO and read_committed never sees an aborted record; once all have
@@ -307,7 +307,7 @@ func cleanerTxnProperty(t *testing.T, seed uint64) {
 	c := fixedClock(1_000_000)
 	budget := int64(0)
 	if seed%2 == 1 {
-		budget = 24 * 30 // several passes (L3)
+		budget = 24 * 30 // several passes (the dedupe budget)
 	}
 	g := compactGateway(t, c, CleanerConfig{DedupeBufferSize: budget})
 	g.create("c", 1, map[string]string{"cleanup.policy": "compact", "segment.bytes": fmt.Sprint(300 + rng.IntN(600)),
@@ -343,7 +343,7 @@ func cleanerTxnProperty(t *testing.T, seed uint64) {
 		t.Fatal(err)
 	}
 	if after := rawFrom(t, g, "c", lso); !equalBatches(before, after) {
-		t.Fatalf("a pass changed the log at or past the LSO %d (L12)", lso)
+		t.Fatalf("a pass changed the log at or past the LSO %d (the LSO bound on cleaning)", lso)
 	}
 	w.checkPartial(readCommitted(t, g, "c"), lso)
 
@@ -371,8 +371,8 @@ func cleanerTxnProperty(t *testing.T, seed uint64) {
 	check()
 	g.reopen()
 	check()
-	// A restart that replays the whole cleaned log (X7) ends every
-	// transaction again: each marker still needed is there (L14).
+	// A restart that replays the whole cleaned log (transaction recovery) ends every
+	// transaction again: each marker still needed is there (markers kept while needed).
 	replayFromStart(t, g, "c")
 	if _, hwm, lso, _ := g.r.Bounds("c", 0); lso != hwm {
 		t.Fatalf("after a replay of the cleaned log the LSO is %d, the high watermark %d: a transaction lost its marker", lso, hwm)

@@ -14,7 +14,7 @@ import (
 	"github.com/kgateway/kgateway/topicconfig"
 )
 
-// P4: with Config.ProducerIDs every InitProducerID without a
+// Shared producer ids: with Config.ProducerIDs every InitProducerID without a
 // transactional id is a fresh id from the shared allocator at epoch 0,
 // also where a local resolver would bump the epoch, and nothing is
 // counted locally (the local counter is untouched across a restart).
@@ -61,7 +61,7 @@ func TestInitProducerIDShared(t *testing.T) {
 	}
 }
 
-// N7: with Config.Diskless, remote.storage.enable=true and
+// No tier or view on a cache: with Config.Diskless, remote.storage.enable=true and
 // kgateway.compacted.view.enable=true are invalid configs at create, at
 // alter and at incremental alter; without it (and with a tier for
 // remote storage) the same configs are taken.
@@ -102,7 +102,7 @@ func TestDisklessRefusesConfigs(t *testing.T) {
 	}
 }
 
-// N6: a produce to a partition whose log the Replicator refused
+// NOT_LEADER_OR_FOLLOWER after a refused write: a produce to a partition whose log the Replicator refused
 // (storage ErrNotLeader) is ErrNotLeader, not a storage error, and so is
 // every later produce to it.
 func TestProduceNotLeader(t *testing.T) {
@@ -139,9 +139,9 @@ func (f *refuser) Replicate(es []storage.Replicated) map[storage.LogID]error {
 	return out
 }
 
-// N6 through a real store: the Replicator's refusal reaches the
+// NOT_LEADER_OR_FOLLOWER after a refused write through a real store: the Replicator's refusal reaches the
 // producer as ErrNotLeader. Copied batches (NoReplicate) are not handed
-// to it (N3).
+// to it (the copy of the published batches).
 func TestProduceNotLeaderReplicator(t *testing.T) {
 	rep := &refuser{}
 	g := newGatewayOpts(t, Config{}, storage.Options{Replicator: rep})
@@ -180,7 +180,7 @@ func (p unTrimmable) Read(context.Context, []ledger.PublishedRange) ([][]byte, e
 }
 func (p unTrimmable) Trim(context.Context, ledger.Offset) error { return p.err }
 
-// N9: DeleteRecords that cannot move the published start answers
+// DeleteRecords below the local copy: DeleteRecords that cannot move the published start answers
 // according to why: a node that lost the partition is ErrNotLeader, one
 // whose cluster kept changing until its deadline a timeout (both
 // retriable), and only anything else a storage fault. Nothing moves.

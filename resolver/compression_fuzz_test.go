@@ -15,7 +15,7 @@ import (
 )
 
 // FuzzCompressedRecords checks scanRecords, the produce path's record
-// check (Z1–Z3), against an oracle: the section decoded whole by other
+// check (the codec check, the record count check and the decompression bound), against an oracle: the section decoded whole by other
 // decoders (the standard library's gzip, golang/snappy with the test's own
 // xerial unframing; lz4 and zstd have no second Go implementation here, so
 // their whole-buffer paths stand in), then parsed by the slice-based record

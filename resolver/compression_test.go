@@ -112,7 +112,7 @@ func TestProduceCompressed(t *testing.T) {
 }
 
 // Compressed batches whose data is not their codec's, or whose records do
-// not agree with the header, or that decompress past the bound (Z3), are
+// not agree with the header, or that decompress past the bound (the decompression bound), are
 // refused with Kafka's codes and append nothing.
 func TestProduceCompressedRejects(t *testing.T) {
 	g := newGateway(t, Config{})
@@ -189,7 +189,7 @@ func TestProduceCompressedRejects(t *testing.T) {
 }
 
 // A decompressed section of exactly the bound is accepted; one byte more is
-// not (Z3 is the bound, not an approximation of it).
+// not (the decompression bound is the bound, not an approximation of it).
 func TestDecompressedLimitExact(t *testing.T) {
 	b := plain(1, 1).encode()
 	sec := b[batchHeaderLen:]

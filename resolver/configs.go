@@ -23,7 +23,7 @@ func (r *Resolver) validateConfigs(configs map[string]string) error {
 		return err
 	}
 	value := func(name string) string { return topicconfig.Value(configs, broker, name) }
-	if r.cfg.Diskless { // N7
+	if r.cfg.Diskless { // No tier or view on a cache
 		for _, name := range []string{"remote.storage.enable", topicconfig.CompactedView} {
 			if value(name) == "true" {
 				return fmt.Errorf("%w: %s=true is not served in cluster mode", ErrInvalidConfig, name)
@@ -56,7 +56,7 @@ func (r *Resolver) settings(configs map[string]string) topicconfig.Settings {
 // with its effective value, source and synonyms (DescribeConfigs reports
 // all of them, not only the ones set).
 //
-// A companion topic is described by its source's configs (W1).
+// A companion topic is described by its source's configs (the companion topic).
 func (r *Resolver) TopicConfigs(name string) ([]topicconfig.Entry, error) {
 	if src, ok := r.CompanionSource(name); ok {
 		name = src

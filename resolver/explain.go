@@ -83,11 +83,11 @@ type Plan struct {
 	// Step 2: the snapshot.
 	LogStart, HighWatermark Offset
 	Ledgers                 []storage.LedgerInfo
-	// Offset is the fetch offset; Outcome says which rule applies (S1,
-	// S2, S3 or a read).
+	// Offset is the fetch offset; Outcome says which rule applies (the log start check,
+	// the empty read at the end, the fresh end check or a read).
 	Offset  Offset
 	Outcome string
-	Err     error // ErrOffsetOutOfRange for S1/S3
+	Err     error // ErrOffsetOutOfRange for the log start check and the fresh end check
 	// Step 4: the floor lookup (nil unless a read happens), and the
 	// candidates of its ledger with the chosen target.
 	Floor      *storage.EntryHeader
@@ -119,14 +119,14 @@ func Explain(ro *storage.ReadOnly, topic string, partition int32, offset Offset,
 	p.LogStart, p.HighWatermark, p.Ledgers = info.Start, info.End, info.Ledgers
 	switch {
 	case offset < info.Start:
-		p.Outcome = "S1: below the log start (trimmed): OFFSET_OUT_OF_RANGE"
+		p.Outcome = "the log start check: below the log start (trimmed): OFFSET_OUT_OF_RANGE"
 		p.Err = ErrOffsetOutOfRange
 		return p, nil
 	case offset == info.End:
-		p.Outcome = "S2: at the high watermark: empty result (a long poll waits)"
+		p.Outcome = "the empty read at the end: at the high watermark: empty result (a long poll waits)"
 		return p, nil
 	case offset > info.End:
-		p.Outcome = "S3: beyond the high watermark: OFFSET_OUT_OF_RANGE"
+		p.Outcome = "the fresh end check: beyond the high watermark: OFFSET_OUT_OF_RANGE"
 		p.Err = ErrOffsetOutOfRange
 		return p, nil
 	}

@@ -21,14 +21,14 @@ const (
 // snapshot is step 2 for the calls that only need the bounds (Bounds,
 // ListOffset, DeleteRecords): the binding with its log's log start and
 // committed end (high watermark), taken fresh for every call and never
-// cached (S3, S4). A Fetch takes its snapshot inside the ledger's read.
+// cached (the fresh end check, no cached EOF). A Fetch takes its snapshot inside the ledger's read.
 type snapshot struct {
 	p    *partition
 	info ledger.Snapshot
 }
 
 // snapshot takes h's snapshot in its view (a companion's is its view's,
-// W5), on the partition's new binding when h was replaced (N5).
+// reads of the view), on the partition's new binding when h was replaced (the old copy's retirement).
 func (h Partition) snapshot() (snapshot, error) {
 	for attempt := 0; ; attempt++ {
 		ml, err := h.readable()
@@ -71,7 +71,7 @@ func (r *Resolver) FetchLeased(topic string, partition int32, offset Offset, max
 }
 
 // boundsOf is a fetch result's bounds under sn, with the last stable
-// offset (X2).
+// offset (the LSO).
 func (p *partition) boundsOf(sn ledger.Snapshot) FetchResult {
 	p.mu.Lock()
 	lso := p.mu.txn.lso(sn.Start, sn.End)
@@ -79,7 +79,7 @@ func (p *partition) boundsOf(sn ledger.Snapshot) FetchResult {
 	return FetchResult{HighWatermark: sn.End, LastStable: lso, LogStart: sn.Start}
 }
 
-// abortedIn is the aborted transactions overlapping [from, to) (X1).
+// abortedIn is the aborted transactions overlapping [from, to) (the read_committed bound).
 func (p *partition) abortedIn(from, to Offset) []AbortedTxn {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -108,7 +108,7 @@ func fetchEntries(maxBytes int) int {
 // is served), and the byte budget holds except that with minOne the first
 // batch is whole (KIP-74).
 //
-// Entries below viewEnd come from a compacted view (W2): each spans from
+// Entries below viewEnd come from a compacted view (the view log): each spans from
 // the end of the entry before it, so its batch may start after it.
 func limitBatches(entries []storage.Entry, maxBytes int, minOne bool, viewEnd Offset) ([][]byte, int, error) {
 	out, total := make([][]byte, 0, len(entries)), 0

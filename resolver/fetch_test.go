@@ -58,7 +58,7 @@ func TestProduceFetchRoundTrip(t *testing.T) {
 	}
 }
 
-// TestFetchSnapshotRules covers S1–S3 (and S2/S4 through Watch in
+// TestFetchSnapshotRules covers the log start check, the empty read at the end and the fresh end check (and the empty read at the end and no cached EOF through Watch in
 // TestWatch).
 func TestFetchSnapshotRules(t *testing.T) {
 	g := newGateway(t, Config{})
@@ -76,12 +76,12 @@ func TestFetchSnapshotRules(t *testing.T) {
 		want    error
 		batches int
 	}{
-		{"S1 below log start", 3, ErrOffsetOutOfRange, 0},
-		{"S1 far below", 0, ErrOffsetOutOfRange, 0},
+		{"the log start check below log start", 3, ErrOffsetOutOfRange, 0},
+		{"the log start check far below", 0, ErrOffsetOutOfRange, 0},
 		{"at log start", 4, nil, 2},
-		{"S2 at end", 8, nil, 0},
-		{"S3 past end", 9, ErrOffsetOutOfRange, 0},
-		{"S3 far past end", 1000, ErrOffsetOutOfRange, 0},
+		{"the empty read at the end at end", 8, nil, 0},
+		{"the fresh end check past end", 9, ErrOffsetOutOfRange, 0},
+		{"the fresh end check far past end", 1000, ErrOffsetOutOfRange, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := g.r.Fetch("t", 0, tc.off, 1<<20, true, ReadUncommitted)
@@ -96,7 +96,7 @@ func TestFetchSnapshotRules(t *testing.T) {
 			}
 		})
 	}
-	// S4: the end is never cached: after one more append, 8 reads and 9 is
+	// No cached EOF: the end is never cached: after one more append, 8 reads and 9 is
 	// still past the end only until then.
 	g.produce("t", 0, plain(2, 1).encode())
 	if res := g.fetch("t", 0, 8, 1<<20); len(res.Batches) != 1 || res.HighWatermark != 10 {
@@ -238,7 +238,7 @@ func TestProduceRejects(t *testing.T) {
 		{"short", good[:40], ErrCorruptBatch},
 		{"empty", nil, ErrInvalidRecord},
 		{"transactional without producer id", txn, ErrInvalidRecord},
-		{"control (X8)", control, ErrInvalidRecord},
+		{"control (control batches by WriteTxnMarker only)", control, ErrInvalidRecord},
 		{"too large", big.encode(), ErrMessageTooLarge},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

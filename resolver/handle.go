@@ -14,16 +14,16 @@ import (
 // request's reads, long-poll registration and writes go through the
 // binding it found without looking the name up again. It is a value,
 // valid for one request: a partition replaced since it was resolved is
-// resolved again by name, once per rebinding (N5), and one deleted since
+// resolved again by name, once per rebinding (the old copy's retirement), and one deleted since
 // answers ErrUnknownTopic.
 type Partition struct {
 	r *Resolver
 	p *partition
-	// name is the name asked for: a companion's for its view (W5).
+	// name is the name asked for: a companion's for its view (reads of the view).
 	name string
 	idx  int32
 	// view is what a read of name sees: TopicCompacted for a companion,
-	// else Committed (W5).
+	// else Committed (reads of the view).
 	view ledger.View
 }
 
@@ -40,7 +40,7 @@ func lookedUp() {
 }
 
 // Resolve resolves (topic, partition) through the binding, once: a topic,
-// or a companion (W1), whose reads see its source's compacted view (W5).
+// or a companion (the companion topic), whose reads see its source's compacted view (reads of the view).
 // ErrUnknownTopic when there is no such partition.
 func (r *Resolver) Resolve(topic string, idx int32) (Partition, error) {
 	lookedUp()
@@ -64,7 +64,7 @@ func (r *Resolver) Resolve(topic string, idx int32) (Partition, error) {
 }
 
 // rebind resolves h's name again: after a ReplacePartition bound another
-// log in its place (N5).
+// log in its place (the old copy's retirement).
 func (h Partition) rebind() (Partition, error) { return h.r.Resolve(h.name, h.idx) }
 
 // readable is the ledger a read of h goes to; errRebound when h was
@@ -84,10 +84,10 @@ func (h Partition) readable() (*ledger.Managed, error) {
 	return ml, nil
 }
 
-// Fetch reads from offset under one snapshot (S1–S4). With minOne the first
+// Fetch reads from offset under one snapshot (the read snapshot rules). With minOne the first
 // batch is returned whole even past maxBytes (KIP-74). ReadCommitted reads
 // only the batches below the last stable offset and lists the aborted
-// transactions overlapping them (X1); both levels report the LSO. The
+// transactions overlapping them (the read_committed bound); both levels report the LSO. The
 // bounds are set on the result also when the error is ErrOffsetOutOfRange
 // or ErrStorage, so a caller needs no second snapshot for them.
 //
@@ -105,7 +105,7 @@ func (h Partition) Fetch(offset Offset, maxBytes int, minOne bool, iso Isolation
 		if attempt == maxRebinds {
 			return FetchResult{}, errReplaced
 		}
-		if h, err = h.rebind(); err != nil { // N5: replaced during the read
+		if h, err = h.rebind(); err != nil { // The old copy's retirement: replaced during the read
 			return FetchResult{}, err
 		}
 	}
@@ -117,13 +117,13 @@ var errRebound = errors.New("resolver: partition rebound during the read")
 
 func (h Partition) fetchOnce(offset Offset, maxBytes int, minOne bool, iso Isolation, lease *storage.Lease) (FetchResult, error) {
 	p := h.p
-	ml, err := h.readable() // step 1 was Resolve; the view is h's (W5)
+	ml, err := h.readable() // step 1 was Resolve; the view is h's (reads of the view)
 	if err != nil {
 		return FetchResult{}, err
 	}
 	// Steps 2–5 are the ledger's: one snapshot, the entries under it, and
 	// a fresh start after a concurrent trim. The snapshot comes back for
-	// S1–S3; the entries stop at its end.
+	// the log start check, the empty read at the end and the fresh end check; the entries stop at its end.
 	sn, entries, err := ml.ReadEntries(h.view, offset, ledger.NoLimit, fetchEntries(maxBytes), max(maxBytes, 1), lease)
 	if err != nil && p.isReplaced() {
 		return FetchResult{}, errRebound // its ledger closed, its log deleted
@@ -138,35 +138,35 @@ func (h Partition) fetchOnce(offset Offset, maxBytes int, minOne bool, iso Isola
 	}
 	// The transactions are read after the snapshot: a transaction that
 	// starts after it starts at or past its end, and one whose marker
-	// became durable since is in the aborted index already (X2).
+	// became durable since is in the aborted index already (the LSO).
 	res := p.boundsOf(sn)
 	if err != nil {
 		return res, storageErr("read", err)
 	}
 	switch {
-	case offset < sn.Start: // S1: trimmed
+	case offset < sn.Start: // The log start check: trimmed
 		return res, fmt.Errorf("%w: %s is below log start %s", ErrOffsetOutOfRange, offset, sn.Start)
-	case offset == sn.End: // S2: nothing yet; a long poll waits for the next append
+	case offset == sn.End: // The empty read at the end: nothing yet; a long poll waits for the next append
 		return res, nil
-	case offset > sn.End: // S3: sn is fresh (taken after the request arrived)
+	case offset > sn.End: // The fresh end check: sn is fresh (taken after the request arrived)
 		return res, fmt.Errorf("%w: %s is beyond the end %s", ErrOffsetOutOfRange, offset, sn.End)
 	}
 	if iso == ReadCommitted {
-		entries = belowOffset(entries, res.LastStable) // X1
+		entries = belowOffset(entries, res.LastStable) // The read_committed bound
 	}
 	res.Batches, res.Bytes, err = limitBatches(entries, maxBytes, minOne, sn.ViewEnd)
 	if err == nil && lease != nil {
 		res.Srcs = sourcesOf(entries[:len(res.Batches)])
 	}
 	fromView := len(entries) > 0 && entries[0].Offset < sn.ViewEnd
-	if err == nil && iso == ReadCommitted && len(res.Batches) > 0 && !fromView { // W5: the view holds no aborted batch
+	if err == nil && iso == ReadCommitted && len(res.Batches) > 0 && !fromView { // Reads of the view: the view holds no aborted batch
 		res.Aborted = p.abortedIn(entries[0].Offset, entries[len(res.Batches)-1].End())
 	}
 	return res, err
 }
 
 // Bounds returns log start, high watermark and last stable offset from a
-// fresh snapshot, in h's view (W5): a fetch with no byte budget left.
+// fresh snapshot, in h's view (reads of the view): a fetch with no byte budget left.
 func (h Partition) Bounds() (logStart, hwm, lso Offset, err error) {
 	s, err := h.snapshot()
 	if err != nil {
@@ -176,7 +176,7 @@ func (h Partition) Bounds() (logStart, hwm, lso Offset, err error) {
 	return b.LogStart, b.HighWatermark, b.LastStable, nil
 }
 
-// Watch adds h to w, as WatchWith: a companion waits on its source (W5).
+// Watch adds h to w, as WatchWith: a companion waits on its source (reads of the view).
 // Register before reading, so that an append between the read and the
 // wait is not missed.
 func (h Partition) Watch(w *Waiter) { w.watch(h.p) }

@@ -10,7 +10,7 @@ import (
 )
 
 // The cluster's identity, made once per data directory at the first Open
-// and kept in the metadata keyspace (N1, N2 in doc.go):
+// and kept in the metadata keyspace (the durable cluster id, reserved internal topic names in doc.go):
 //
 //	resolver/cluster-id                cluster id, Kafka's form (below)
 //	resolver/internal-topic/<name>     topic id of an internal topic
@@ -22,7 +22,7 @@ import (
 // OffsetsTopic is Kafka's internal topic of group offsets. Here it has no
 // log: offsets live in the offset store, so kafka/ shows it (internal)
 // with one partition that is always empty, and no client can create,
-// delete or produce to it (N2).
+// delete or produce to it (reserved internal topic names).
 const OffsetsTopic = "__consumer_offsets"
 
 // TransactionStateTopic is Kafka's internal topic of transaction state.
@@ -33,7 +33,7 @@ const TransactionStateTopic = "__transaction_state"
 // internalTopics are the names reserved for Kafka's internal topics.
 var internalTopics = []string{OffsetsTopic, TransactionStateTopic}
 
-// InternalTopics returns the names of Kafka's internal topics (N2).
+// InternalTopics returns the names of Kafka's internal topics (reserved internal topic names).
 func InternalTopics() []string { return slices.Clone(internalTopics) }
 
 var (

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// N1: a random cluster id in Kafka's form, made once per data directory
+// The durable cluster id: a random cluster id in Kafka's form, made once per data directory
 // and kept across a clean reopen and a crash; another directory gets
 // another id.
 func TestClusterIDKeptPerDataDir(t *testing.T) {
@@ -29,7 +29,7 @@ func TestClusterIDKeptPerDataDir(t *testing.T) {
 	}
 }
 
-// N2: the internal topic names are never bound, by any path, and each has
+// Reserved internal topic names: the internal topic names are never bound, by any path, and each has
 // a topic id kept across a reopen.
 func TestInternalTopicNeverBound(t *testing.T) {
 	g := newGateway(t, Config{AutoCreate: true})

@@ -18,10 +18,10 @@ import (
 //	resolver/topic/<name>             topic binding (JSON topicRecord)
 //	resolver/producer-epoch/<pid>     bumped epoch of a producer id (int16)
 //	resolver/producer-state/<log>     producer-state checkpoint of a log
-//	resolver/producer/<log><id>       one producer's state on a log (P3)
+//	resolver/producer/<log><id>       one producer's state on a log (incremental producer checkpoints)
 //	resolver/deleting/<log>           a log whose topic is being deleted
-//	resolver/txn-open/<log><pid>      an open transaction on a log (X6)
-//	resolver/aborted/<log><offset>    an aborted transaction on a log (X6)
+//	resolver/txn-open/<log><pid>      an open transaction on a log (the aborted-transaction index)
+//	resolver/aborted/<log><offset>    an aborted transaction on a log (the aborted-transaction index)
 //
 // and the cluster's identity (identity.go: resolver/cluster-id and
 // resolver/internal-topic/<name>).

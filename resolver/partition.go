@@ -34,11 +34,11 @@ type partition struct {
 	app struct {
 		sync.Mutex
 		prod *producerSet
-		// txn is the transaction state produce and markers check (X4, X5).
+		// txn is the transaction state produce and markers check (KIP-890 partition verification, epoch fencing).
 		txn *txnSet
 		// next is the offset after the last written entry (durable or not).
 		next Offset
-		// replayedFrom is where the replay at open began (N10).
+		// replayedFrom is where the replay at open began (exported producer state).
 		replayedFrom Offset
 		// maxTS is the max timestamp over written entries, for checkpoints.
 		maxTS timestampMark
@@ -61,14 +61,14 @@ type partition struct {
 		deleted  bool
 		// replaced: ReplacePartition bound another log in this
 		// partition's place; no produce through it is acknowledged from
-		// then on (N5).
+		// then on (the old copy's retirement).
 		replaced bool
 		// waiters are woken by every durable append (waiter.go).
 		waiters map[*Waiter]struct{}
 		// maxTS is the max timestamp over durable entries (ListOffset -3).
 		maxTS timestampMark
 		// txn is what reads see of transactions: the LSO and the aborted
-		// index (X1, X2).
+		// index (the read_committed bound, the LSO).
 		txn txnView
 	}
 }
@@ -97,7 +97,7 @@ func (st *stateStore) openPartition(name string, idx int32, log storage.LogID, s
 }
 
 // openPartitionOver is openPartition for a log that is a cache of pub
-// (N8): reads below the log's start go to pub, and the state is replayed
+// (the local copy as a cache): reads below the log's start go to pub, and the state is replayed
 // from pub's start.
 func (st *stateStore) openPartitionOver(name string, idx int32, log storage.LogID, s topicconfig.Settings, pub ledger.Published) (*partition, error) {
 	ml, err := ledger.Open(st.store, log, s.Ledger)
@@ -146,9 +146,9 @@ func (p *partition) ledgerAndSettings() (*ledger.Managed, topicconfig.Settings, 
 	return p.mu.ml, p.mu.settings, nil
 }
 
-// durableAppended records a durable batch and wakes the waiters (S4:
+// durableAppended records a durable batch and wakes the waiters (no cached EOF:
 // nothing about the end is cached; waiters re-read it). It returns
-// errReplaced when the partition was replaced meanwhile (N5).
+// errReplaced when the partition was replaced meanwhile (the old copy's retirement).
 func (p *partition) durableAppended(ts int64, off Offset) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -163,7 +163,7 @@ func (p *partition) durableAppended(ts int64, off Offset) error {
 }
 
 // markReplaced records that another log is being bound in p's place
-// (N5): a produce through p that has not answered yet fails from now on.
+// (the old copy's retirement): a produce through p that has not answered yet fails from now on.
 func (p *partition) markReplaced() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -177,7 +177,7 @@ func (p *partition) isReplaced() bool {
 	return p.mu.replaced
 }
 
-// recover rebuilds the partition's producer state, transactions (X7) and
+// recover rebuilds the partition's producer state, transactions (transaction recovery) and
 // max timestamp: the last checkpoint, then the batch headers of every
 // durable entry at or after the offset it covers. Checkpoints are written every few entries
 // (see checkpointEvery), so the replay is short; it closes the window
@@ -215,7 +215,7 @@ func (st *stateStore) recover(p *partition) error {
 		ck = checkpoint{producers: map[int64]*producer{}, maxTS: noTimestamp}
 		open, aborted = nil, nil
 	}
-	// N8: a log that caches a published one starts where that one does;
+	// The local copy as a cache: a log that caches a published one starts where that one does;
 	// the replay reads what is not local through the read flow (R20).
 	logStart := info.Start
 	if sn, err := p.mu.ml.Snapshot(); err == nil && sn.Start < logStart {
@@ -257,7 +257,7 @@ type replayState struct {
 }
 
 // replay folds the batch headers of the durable entries in [from, end)
-// into rs (X7): idempotent batches into the producers, transactional ones
+// into rs (transaction recovery): idempotent batches into the producers, transactional ones
 // into the open transactions, markers end them (an ABORT adds to the
 // aborted index). It returns how many entries it read.
 // It reads through the managed ledger's read flow, so the entries of

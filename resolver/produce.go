@@ -17,7 +17,7 @@ import (
 // ProduceAsync then Wait.
 //
 // The blob is exactly one batch (Produce v3+). It is validated, its records
-// decompressed if need be (Z1–Z4), before anything is written
+// decompressed if need be (record validation), before anything is written
 // (ErrCorruptBatch, ErrInvalidRecord, ErrUnsupportedMagic,
 // ErrMessageTooLarge); a refused batch appends nothing.
 // The blob is copied, so the caller's buffer is neither modified nor
@@ -67,7 +67,7 @@ func (r *Resolver) ProduceAsync(topic string, partition int32, batch []byte) (*P
 // Batches is one partition's records of a produce request, parsed once
 // (ParseBatches) and handed down as they are to the produce
 // (Partition.ProduceAsync): split and checked (lengths, magic, CRC32C,
-// header fields, exactly one batch, Z1), with the first batch's header
+// header fields, exactly one batch, the codec check), with the first batch's header
 // fields the Kafka front end decides on before the resolver writes it. A
 // blob that failed the parse keeps its error, which the produce returns
 // at the point it always did (after the partition is resolved, before
@@ -113,10 +113,10 @@ func ParseBatches(records []byte) Batches {
 }
 
 // produceAsync is produceOnce, again on the partition's new binding when
-// the one h resolved was replaced before anything was written (N5).
+// the one h resolved was replaced before anything was written (the old copy's retirement).
 func (h Partition) produceAsync(b Batches, owned bool, frame *storage.Backing) (*PendingProduce, error) {
 	if h.view != ledger.Committed {
-		return nil, errReadOnly(h.name) // W3
+		return nil, errReadOnly(h.name) // Read-only companions
 	}
 	for attempt := 0; ; attempt++ {
 		pp, err := h.produceOnce(b, owned, frame)
@@ -151,7 +151,7 @@ func (h Partition) produceOnce(in Batches, owned bool, frame *storage.Backing) (
 			return nil, fmt.Errorf("%w: %d bytes, max.message.bytes is %d", ErrMessageTooLarge, len(b), s.MaxMessageBytes)
 		}
 	}
-	// The records, decompressed if need be (Z1-Z3), outside every lock and
+	// The records, decompressed if need be (the codec check, the record count check and the decompression bound), outside every lock and
 	// after the size check so that an oversized batch costs no decoding.
 	limit := decompressedLimit(s.MaxMessageBytes)
 	for _, b := range batches {
@@ -230,10 +230,10 @@ func (p *partition) appendLocked(batches [][]byte, hdrs []batchHeader, maxTimes 
 		return nil, nil, err
 	}
 	if p.isReplaced() {
-		return nil, nil, errReplaced // N5: nothing more goes to the old log
+		return nil, nil, errReplaced // The old copy's retirement: nothing more goes to the old log
 	}
 	for _, h := range hdrs {
-		if err := p.app.txn.verify(h, p.app.prod.m); err != nil { // X4, X5
+		if err := p.app.txn.verify(h, p.app.prod.m); err != nil { // KIP-890 partition verification, epoch fencing
 			return nil, nil, err
 		}
 	}
@@ -248,7 +248,7 @@ func (p *partition) appendLocked(batches [][]byte, hdrs []batchHeader, maxTimes 
 	pend := make([]*storage.Pending, 0, len(batches))
 	for i, b := range batches {
 		// A batch that starts a transaction holds the LSO back from before
-		// it is written, so no read can see the LSO past it (X2).
+		// it is written, so no read can see the LSO past it (the LSO).
 		starts := hdrs[i].Transactional() && p.app.txn.starts(hdrs[i].ProducerID)
 		if starts {
 			p.openTxn(p.app.next, hdrs[i].ProducerID)
@@ -351,22 +351,22 @@ func (p *partition) awaitDuplicate(d seqBatch) (ProduceResult, error) {
 		}
 	}
 	if p.isReplaced() {
-		return ProduceResult{}, errReplaced // N5: d.offset names the old log
+		return ProduceResult{}, errReplaced // The old copy's retirement: d.offset names the old log
 	}
 	return ProduceResult{BaseOffset: d.offset, LogAppendTime: -1, LogStart: p.logStart(), Duplicate: true}, nil
 }
 
 // maxRebinds bounds how often one call resolves a partition again after
-// finding the one it resolved replaced (N5).
+// finding the one it resolved replaced (the old copy's retirement).
 const maxRebinds = 3
 
 // errReplaced is what a produce through a partition that ReplacePartition
-// replaced gets when its answer would name the old log (N5): the client
+// replaced gets when its answer would name the old log (the old copy's retirement): the client
 // retries, as after a leader change.
 var errReplaced = fmt.Errorf("%w: the partition's local copy was replaced", ErrNotLeader)
 
 // appendErr wraps a failed write or wait: ErrNotLeader when the store's
-// Replicator refused it because this node no longer owns the log (N6),
+// Replicator refused it because this node no longer owns the log (NOT_LEADER_OR_FOLLOWER after a refused write),
 // ErrStorage otherwise.
 func appendErr(op string, err error) error {
 	if errors.Is(err, storage.ErrNotLeader) {
@@ -382,7 +382,7 @@ func (p *partition) logStart() Offset {
 	if err != nil {
 		return -1
 	}
-	sn, err := ml.Snapshot() // N8: in cluster mode, the published start
+	sn, err := ml.Snapshot() // The local copy as a cache: in cluster mode, the published start
 	if err != nil {
 		return -1
 	}

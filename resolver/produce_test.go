@@ -179,7 +179,7 @@ func TestIdempotentConcurrentProducers(t *testing.T) {
 	}
 }
 
-// A Waiter on one partition (S2, S4): at the end the fetch is empty and
+// A Waiter on one partition (the empty read at the end, no cached EOF): at the end the fetch is empty and
 // the waiter is not woken; the next append wakes it only once durable
 // (the fetch then sees it), and wakes no waiter of another partition;
 // deleting the topic wakes it, and a deleted partition cannot be watched.
@@ -205,7 +205,7 @@ func TestWaiterOnePartition(t *testing.T) {
 	}
 	go g.r.Produce("t", 0, plain(1, 1).encode())
 	waitSignal(t, w.C, "waiter after produce")
-	// Woken only after the append is durable: the fetch sees it (S4).
+	// Woken only after the append is durable: the fetch sees it (no cached EOF).
 	if res := g.fetch("t", 0, 0, 100); len(res.Batches) != 1 {
 		t.Fatalf("after wake: %d batches", len(res.Batches))
 	}
@@ -372,7 +372,7 @@ func TestCheckpointEncoding(t *testing.T) {
 	same := func(got, want *producer) bool {
 		return sameBase(got, want) && got.lastTS == want.lastTS && got.coordEpoch == want.coordEpoch
 	}
-	// The header is fixed-size: it does not grow with the producers (P3).
+	// The header is fixed-size: it does not grow with the producers (incremental producer checkpoints).
 	b := encodeCheckpoint(77, timestampMark{TS: 5, Offset: 6})
 	ck, err := decodeCheckpoint(b)
 	if err != nil || ck.Covered != 77 || ck.maxTS != (timestampMark{TS: 5, Offset: 6}) || len(ck.producers) != 0 || ck.legacy {

@@ -6,27 +6,27 @@ import (
 	"time"
 )
 
-// Bounded idempotent-producer state (P1–P3 in doc.go).
+// Bounded idempotent-producer state (producer expiry, the producer cap and incremental producer checkpoints in doc.go).
 //
 // A partition keeps the state of at most maxProducers producers. Each
 // append moves its producer to the back of a recency list, so that the
 // least recently appended producer is at the front: it is the one evicted
-// when the set is full (P2), and expiry (P1) only looks at the front.
+// when the set is full (the producer cap), and expiry (producer expiry) only looks at the front.
 // Every change marks the producer dirty; a checkpoint persists exactly the
-// dirty producers, one metadata key each (P3), so its cost is that of what
+// dirty producers, one metadata key each (incremental producer checkpoints), so its cost is that of what
 // changed since the last one, not of the whole set.
 
 const (
 	// defaultProducerIDExpiration is Kafka's producer.id.expiration.ms
 	// default.
 	defaultProducerIDExpiration = 24 * time.Hour
-	// defaultMaxProducers is the per-partition cap (P2). Kafka has none;
+	// defaultMaxProducers is the per-partition cap (the producer cap). Kafka has none;
 	// a producer evicted by it loses only its duplicate detection (an
 	// unknown producer may start at any sequence, as after expiry).
 	defaultMaxProducers = 1000
 )
 
-// producerLimits are P1's expiry (ms) and P2's cap.
+// producerLimits are the producer expiry (ms) and the producer cap.
 type producerLimits struct {
 	expiryMs int64
 	max      int
@@ -95,7 +95,7 @@ func (s *producerSet) record(h batchHeader, off Offset, now int64, w *inflight, 
 	s.bound(lim, now)
 }
 
-// fence notes a transaction marker of pid at epoch (X5): the producer's
+// fence notes a transaction marker of pid at epoch (epoch fencing): the producer's
 // epoch becomes the marker's, which fences its older epochs; its remembered
 // batches go when the epoch changes, as in Kafka.
 func (s *producerSet) fence(pid int64, epoch int16, coordEpoch int32, now int64, lim producerLimits) {
@@ -111,8 +111,8 @@ func (s *producerSet) fence(pid int64, epoch int16, coordEpoch int32, now int64,
 	s.bound(lim, now)
 }
 
-// bound expires producers silent for longer than the expiry (P1) and
-// evicts the least recently appended ones beyond the cap (P2). It looks
+// bound expires producers silent for longer than the expiry (producer expiry) and
+// evicts the least recently appended ones beyond the cap (the producer cap). It looks
 // only at the front of the recency list: O(1) per producer removed.
 func (s *producerSet) bound(lim producerLimits, now int64) {
 	for e := s.order.Front(); e != nil; e = s.order.Front() {

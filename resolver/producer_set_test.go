@@ -33,8 +33,8 @@ func producerCount(t *testing.T, g *gateway) (inMemory, persisted int) {
 }
 
 // A client that uses a fresh producer id for every batch: the partition
-// keeps at most MaxProducers producers (P2), in memory and on disk, the
-// checkpoint header does not grow (P3), and the most recent producers keep
+// keeps at most MaxProducers producers (the producer cap), in memory and on disk, the
+// checkpoint header does not grow (incremental producer checkpoints), and the most recent producers keep
 // their duplicate detection across a restart.
 func TestFreshProducerPerBatchBounded(t *testing.T) {
 	const maxProducers, n = 20, 10 * checkpointEvery
@@ -85,7 +85,7 @@ func TestFreshProducerPerBatchBounded(t *testing.T) {
 	}
 }
 
-// producer.id.expiration.ms (P1): a producer that has not appended for
+// producer.id.expiration.ms (producer expiry): a producer that has not appended for
 // longer is dropped at the next append or checkpoint, and its key deleted;
 // one within it is kept.
 func TestProducerExpiration(t *testing.T) {

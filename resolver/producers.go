@@ -21,7 +21,7 @@ import (
 
 // maxTrackedBatches is Kafka's window of remembered batches per producer.
 // How many producers a partition remembers, and for how long, is
-// producer_set.go's (P1, P2).
+// producer_set.go's (producer expiry, the producer cap).
 const maxTrackedBatches = 5
 
 // producer is one producer's state on one partition.
@@ -179,7 +179,7 @@ func (r *Resolver) InitProducerID(ctx context.Context, producerID int64, epoch i
 	return producerID, cur + 1, nil
 }
 
-// sharedProducerID is InitProducerID with Config.ProducerIDs (P4): a
+// sharedProducerID is InitProducerID with Config.ProducerIDs (shared producer ids): a
 // fresh id from the shared allocator, epoch 0, whatever id and epoch the
 // producer had. Without a transactional id there is nothing to fence, so
 // a fresh id is always safe, and no node keeps an epoch another would

@@ -12,7 +12,7 @@ import "github.com/kgateway/kgateway/recordbatch"
 // recompressBatches returns batches re-encoded with codec c
 // (recordbatch.Recompress) as one buffer,
 // or changed false (and nothing) when every batch already has it. limit
-// bounds each decompression (Z3).
+// bounds each decompression (the decompression bound).
 func recompressBatches(batches [][]byte, c Codec, limit int64) (out []byte, changed bool, err error) {
 	for _, b := range batches {
 		if Codec(decodeHeader(b).Attributes&recordbatch.CodecMask) != c {

@@ -7,8 +7,8 @@ import (
 
 // ListOffsets by timestamp answers per record: the batch is found by its
 // max timestamp through the index, then its records are walked with the
-// produce path's scanRecords (decompressing, streaming and bounded: Z3,
-// Z4) for each record's offset and timestamp; nothing else is kept.
+// produce path's scanRecords (decompressing, streaming and bounded: the decompression bound,
+// streamed decompression) for each record's offset and timestamp; nothing else is kept.
 
 // maxRecordScanBytes bounds the decompressed bytes of one stored batch
 // walked (decompression bombs): a batch past it is refused as corrupt.
@@ -39,7 +39,7 @@ func walkRecords(b []byte, fn func(off Offset, ts int64) bool) error {
 		return nil
 	}
 	if errors.Is(err, ErrInvalidRecord) {
-		// A stored batch passed Z2 when it was produced: this one is not
+		// A stored batch passed the record count check when it was produced: this one is not
 		// what was written.
 		return fmt.Errorf("%w: %v", ErrCorruptBatch, err)
 	}

@@ -13,11 +13,11 @@ import (
 	"github.com/kgateway/kgateway/topicconfig"
 )
 
-// Replacing a partition's local copy (doc.go "Cluster mode", N3–N5).
+// Replacing a partition's local copy (doc.go "Cluster mode", the copy of the published batches, the durable replacement and the old copy's retirement).
 
 // ReplacePartition rebuilds partition idx of topic on a new local log that
 // starts at start, from the record batches fill passes to appendBatch, and
-// binds it in the old log's place (N3–N5). Each batch must be one whole
+// binds it in the old log's place (the copy of the published batches, the durable replacement and the old copy's retirement). Each batch must be one whole
 // record batch, header and CRC sound, already carrying its base offset,
 // which must be the offset the batch before it ended at (start for the
 // first); appendBatch refuses anything else, and a refusal fails the
@@ -36,7 +36,7 @@ func (rp Replicas) ReplacePartition(topic string, idx int32, start Offset, fill 
 	return rp.ReplacePartitionOver(topic, idx, start, Cache{}, fill)
 }
 
-// Cache is what a local copy caches (N8, N10): the published log below
+// Cache is what a local copy caches (the local copy as a cache, exported producer state): the published log below
 // it, and the partition's exported state (ExportState) to start its
 // replay from; either may be nil.
 type Cache struct {
@@ -45,13 +45,13 @@ type Cache struct {
 }
 
 // ReplacePartitionOver is ReplacePartition for a local log that is a
-// cache of c.Published, the partition's published log (N8): the new log
+// cache of c.Published, the partition's published log (the local copy as a cache): the new log
 // starts at start, which may be above the published start. The partition
 // reads the offsets below its local log from it (ledger R20), and its
 // producer and transaction state is replayed from the published start,
-// through that read, before it serves (N8) — or, with c.State, installed
+// through that read, before it serves (the local copy as a cache) — or, with c.State, installed
 // from that exported state and replayed only from the offset it covers
-// (N10). A zero c is ReplacePartition.
+// (exported producer state). A zero c is ReplacePartition.
 func (rp Replicas) ReplacePartitionOver(topic string, idx int32, start Offset, c Cache, fill func(appendBatch func(batch []byte) error) error) error {
 	r := rp.r
 	if start < 0 {
@@ -111,7 +111,7 @@ func (rp Replicas) discardLog(log storage.LogID) {
 }
 
 // reserveLogLocked allocates a log id and marks it for deletion in the
-// same write (N4): until a binding names it, Open deletes whatever of it
+// same write (the durable replacement): until a binding names it, Open deletes whatever of it
 // a crash left. Needs adminMu.
 func (rp Replicas) reserveLogLocked() (storage.LogID, error) {
 	r := rp.r
@@ -125,7 +125,7 @@ func (rp Replicas) reserveLogLocked() (storage.LogID, error) {
 }
 
 // buildPartition creates log at start, copies fill's batches into it and
-// opens a partition on it through the path Open takes (N3): the producer
+// opens a partition on it through the path Open takes (the copy of the published batches): the producer
 // state and transactions come from the replay of the copied batches.
 func (rp Replicas) buildPartition(t *topic, idx int32, log storage.LogID, start Offset, c Cache, fill func(func([]byte) error) error) (*partition, error) {
 	r := rp.r
@@ -136,7 +136,7 @@ func (rp Replicas) buildPartition(t *topic, idx int32, log storage.LogID, start 
 	if err := rp.copyBatches(log, start, s, fill); err != nil {
 		return nil, err
 	}
-	if c.State != nil { // N10: the replay starts where the state ends
+	if c.State != nil { // Exported producer state: the replay starts where the state ends
 		ops, err := stateOps(c.State, log)
 		if err != nil {
 			return nil, err
@@ -158,7 +158,7 @@ func (rp Replicas) buildPartition(t *topic, idx int32, log storage.LogID, start 
 }
 
 // copyBatches writes fill's batches to log and waits until they are
-// durable (N3).
+// durable (the copy of the published batches).
 func (rp Replicas) copyBatches(log storage.LogID, start Offset, s topicconfig.Settings, fill func(func([]byte) error) error) error {
 	r := rp.r
 	ml, err := ledger.Open(r.store, log, s.Ledger)
@@ -232,7 +232,7 @@ func (c *copier) write(b []byte) error {
 // parseCopiedBatch checks that b is exactly one stored record batch:
 // magic 2, its length the slice's, the CRC32C over attributes..end, and a
 // header a stored batch may have (a cleaned batch may hold fewer records
-// than it spans, L4; markers are taken, X3).
+// than it spans, the latest-record rewrite; markers are taken, the control batch format).
 func parseCopiedBatch(b []byte) (batchHeader, error) {
 	if len(b) < batchHeaderLen {
 		return batchHeader{}, fmt.Errorf("%w: %d bytes is shorter than a batch header", ErrCorruptBatch, len(b))
@@ -253,7 +253,7 @@ func parseCopiedBatch(b []byte) (batchHeader, error) {
 	return h, nil
 }
 
-// rebindLocked makes np the partition's binding (N4, N5): durably, with
+// rebindLocked makes np the partition's binding (the durable replacement, the old copy's retirement): durably, with
 // the old log marked for deletion in the same write; then in memory; then
 // the old partition is closed and its log deleted. Needs adminMu.
 func (rp Replicas) rebindLocked(t *topic, idx int32, np *partition) error {
@@ -281,19 +281,19 @@ func (rp Replicas) rebindLocked(t *topic, idx int32, np *partition) error {
 	r.unpublishLocked(t)
 	r.publishLocked(nt)
 	r.mu.Unlock()
-	errs := []error{old.close()} // wakes its long polls (N5)
+	errs := []error{old.close()} // wakes its long polls (the old copy's retirement)
 	if closed {
 		// Close ran meanwhile and did not see np; Open binds it again.
 		errs = append(errs, np.close())
 	}
 	errs = append(errs, r.deleteLogs([]storage.LogID{old.log}))
 	if topicconfig.ViewOn(t.configs) {
-		errs = append(errs, r.syncViews()) // the old log's view goes (W6)
+		errs = append(errs, r.syncViews()) // the old log's view goes (view removal)
 	}
 	return errors.Join(errs...)
 }
 
-// persistRebind is N4's one write: the binding names log for partition
+// persistRebind is the one write of the durable replacement: the binding names log for partition
 // idx, log is no longer marked for deletion, the old log is.
 func (rp Replicas) persistRebind(t *topic, idx int32, log storage.LogID) error {
 	r := rp.r
@@ -335,7 +335,7 @@ func (rp Replicas) PartitionOfLog(log storage.LogID) (topic string, id TopicID, 
 }
 
 // LocalBounds is the start and end of partition idx's local log, which
-// in cluster mode may start above the partition's (N8): retention and
+// in cluster mode may start above the partition's (the local copy as a cache): retention and
 // DeleteRecords move it.
 func (rp Replicas) LocalBounds(topic string, idx int32) (start, end Offset, err error) {
 	r := rp.r
@@ -350,7 +350,7 @@ func (rp Replicas) LocalBounds(topic string, idx int32) (start, end Offset, err 
 	return b.Start, b.End, nil
 }
 
-// Replicas is the cluster side of a partition's local copy (N3–N10):
+// Replicas is the cluster side of a partition's local copy (the local copy rules):
 // replacing the log a partition is bound to (ReplacePartition), the log
 // behind a binding and back, its local bounds, and the producer and
 // transaction state exported for another node. It owns the rebinding of

@@ -116,7 +116,7 @@ func sourcePartition(t *testing.T, a *gateway) Offset {
 	return a.produce("t", 0, idem(7, 0, 18, 2).encode()).BaseOffset
 }
 
-// N3, N4, N5: a partition rebuilt from another resolver's batches serves
+// The copy of the published batches, the durable replacement, the old copy's retirement: a partition rebuilt from another resolver's batches serves
 // the same bytes at the same offsets, with the same bounds (the open
 // transaction holds the LSO back), deduplicates a retry of the last
 // idempotent batch, continues the producers' sequences and the open
@@ -193,7 +193,7 @@ func TestReplacePartitionFromAnotherResolver(t *testing.T) {
 	}
 }
 
-// N3: a copy starting past 0 keeps its start (ListOffsets earliest), both
+// The copy of the published batches: a copy starting past 0 keeps its start (ListOffsets earliest), both
 // with batches and empty, across a restart; below it is out of range.
 func TestReplacePartitionAtStart(t *testing.T) {
 	g := newGateway(t, Config{})
@@ -238,7 +238,7 @@ func TestReplacePartitionAtStart(t *testing.T) {
 	}
 }
 
-// N3, N4: a copy that is not one sound batch at the next offset, or a
+// The copy of the published batches, the durable replacement: a copy that is not one sound batch at the next offset, or a
 // fill that fails, changes nothing: the old partition serves and takes
 // produces, no log or deletion mark is left, also after a restart.
 func TestReplacePartitionRefused(t *testing.T) {
@@ -307,7 +307,7 @@ func TestReplacePartitionRefused(t *testing.T) {
 	}
 }
 
-// N5: a long poll waiting on the partition is woken by its replacement,
+// The old copy's retirement: a long poll waiting on the partition is woken by its replacement,
 // and a read after the wake-up reads the new copy.
 func TestReplacePartitionWakesLongPoll(t *testing.T) {
 	g := newGateway(t, Config{})
@@ -337,7 +337,7 @@ func TestReplacePartitionWakesLongPoll(t *testing.T) {
 	}
 }
 
-// N5: producers and readers running through a replacement get either a
+// The old copy's retirement: producers and readers running through a replacement get either a
 // result or ErrNotLeader, never another error; every produce that began
 // after ReplacePartition returned is in the new copy at its offset.
 func TestReplacePartitionConcurrent(t *testing.T) {
@@ -448,7 +448,7 @@ func binaryLeaderEpochZero(b []byte) {
 	}
 }
 
-// N4: a crash at each step of a replacement leaves the old binding or the
+// The durable replacement: a crash at each step of a replacement leaves the old binding or the
 // new one, never a half-made log: after the id is reserved, after the new
 // log is filled and opened (its producer state checkpointed), and after
 // the new binding is durable but before the old log went.
@@ -507,7 +507,7 @@ func TestReplacePartitionCrash(t *testing.T) {
 	}
 }
 
-// N5: a produce written through the old partition but not answered when
+// The old copy's retirement: a produce written through the old partition but not answered when
 // the replacement happens fails with ErrNotLeader instead of answering
 // an offset of the old log; so does a retry of an old batch answered by
 // the old partition's state. The same produces through the new binding
@@ -538,7 +538,7 @@ func TestReplacePartitionPendingProduce(t *testing.T) {
 	}
 }
 
-// N4: the copy runs without the catalog lock. A replacement that
+// The durable replacement: the copy runs without the catalog lock. A replacement that
 // finishes while another one is copying wins; the slower one is
 // discarded (ErrNotLeader) and leaves no log, as does one whose topic is
 // deleted during its copy (ErrUnknownTopic).

@@ -35,7 +35,7 @@ type Resolver struct {
 	adminMu sync.Mutex
 	nextLog storage.LogID
 
-	// clusterID and internalIDs are set by Open and never change (N1, N2).
+	// clusterID and internalIDs are set by Open and never change (the durable cluster id, reserved internal topic names).
 	clusterID   string
 	internalIDs map[string]TopicID
 
@@ -212,7 +212,7 @@ func Open(store *storage.Store, cfg Config) (*Resolver, error) {
 		r.closePartitions()
 		return nil, err
 	}
-	if err := r.syncViews(); err != nil { // W6: views of deleted topics, or turned off
+	if err := r.syncViews(); err != nil { // View removal: views of deleted topics, or turned off
 		r.closePartitions()
 		return nil, err
 	}
@@ -286,7 +286,7 @@ func (r *Resolver) Topic(name string) (Topic, bool) {
 	t, ok := r.mu.topics[name]
 	if !ok {
 		if t, ok := r.companionLocked(name); ok {
-			return companionOf(t), true // W1
+			return companionOf(t), true // The companion topic
 		}
 		return Topic{}, false
 	}
@@ -314,7 +314,7 @@ func (r *Resolver) TopicByID(id TopicID) (Topic, bool) {
 	t, ok := r.mu.byID[id]
 	if !ok {
 		if t, ok := r.companionByIDLocked(id); ok {
-			return companionOf(t), true // W1
+			return companionOf(t), true // The companion topic
 		}
 		return Topic{}, false
 	}
@@ -328,7 +328,7 @@ func (r *Resolver) Topics() []Topic {
 	for _, t := range r.mu.topics {
 		out = append(out, t.public())
 		if topicconfig.ViewOn(t.configs) {
-			out = append(out, companionOf(t)) // W1
+			out = append(out, companionOf(t)) // The companion topic
 		}
 	}
 	r.mu.RUnlock()
@@ -349,7 +349,7 @@ func (r *Resolver) partition(name string, idx int32) (*partition, error) {
 	t, ok := r.mu.topics[name]
 	if !ok || idx < 0 || int(idx) >= len(t.parts) {
 		if _, companion := r.companionLocked(name); companion && !ok {
-			return nil, errReadOnly(name) // W3
+			return nil, errReadOnly(name) // Read-only companions
 		}
 		return nil, ErrUnknownTopic
 	}

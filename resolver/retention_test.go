@@ -46,7 +46,7 @@ func segmentExists(t *testing.T, g *gateway, log storage.LogID, led storage.Ledg
 	return err == nil
 }
 
-// T1, T2, T4, T6: expired whole sealed ledgers go (files and index), the
+// Whole sealed ledgers only, time retention, the expired open ledger, the log start before the files: expired whole sealed ledgers go (files and index), the
 // log start moves to a ledger boundary, reads below it are out of range,
 // and an entirely expired open ledger is rolled and removed too.
 func TestRetentionByTime(t *testing.T) {
@@ -105,7 +105,7 @@ func TestRetentionByTime(t *testing.T) {
 	}
 }
 
-// T4: unexpired data in the open ledger is never removed, even when older
+// The expired open ledger: unexpired data in the open ledger is never removed, even when older
 // entries in the same ledger have expired.
 func TestRetentionKeepsOpenLedgerData(t *testing.T) {
 	c := fixedClock(10_000)
@@ -130,7 +130,7 @@ func TestRetentionKeepsOpenLedgerData(t *testing.T) {
 	}
 }
 
-// T3: the oldest sealed ledgers go while what is left stays at least
+// Size retention: the oldest sealed ledgers go while what is left stays at least
 // retention.bytes.
 func TestRetentionByBytes(t *testing.T) {
 	c := fixedClock(10_000)
@@ -150,7 +150,7 @@ func TestRetentionByBytes(t *testing.T) {
 	}
 }
 
-// T5 and DeleteRecords: the log start moves to the requested offset (-1:
+// Ledgers below the log start and DeleteRecords: the log start moves to the requested offset (-1:
 // the high watermark), whole ledgers below it go, reads below it are out
 // of range, and an offset past the high watermark is refused.
 func TestDeleteRecords(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"github.com/kgateway/kgateway/storage"
 )
 
-// A partition's exported state (N10): its producer-state checkpoint and
+// A partition's exported state (exported producer state): its producer-state checkpoint and
 // transaction state (checkpoint.go, txn_checkpoint.go) as of Covered,
 // without its log id, so another node can install it under a log of its
 // own and replay only from Covered.
@@ -26,7 +26,7 @@ var stateKinds = [][]byte{prefixCheckpoint, prefixProducer, prefixTxnOpen, prefi
 // ExportState writes a checkpoint of partition idx of topic now and
 // returns it, read back under the checkpoint lock so no other checkpoint
 // mixes in: the producers, open transactions and aborted index as of
-// covered (X7, P3). ok is false when the partition has no checkpoint
+// covered (transaction recovery, incremental producer checkpoints). ok is false when the partition has no checkpoint
 // (its producer state failed to replay).
 func (rp Replicas) ExportState(topic string, idx int32) (covered Offset, state []byte, ok bool, err error) {
 	r := rp.r
@@ -113,7 +113,7 @@ func stateOps(state []byte, log storage.LogID) ([]storage.MetaOp, error) {
 
 // ReplayedFrom is the offset the producer-state replay of partition idx
 // of topic began at when its copy was opened: the checkpoint's covered
-// offset, or the log start (N8, N10). For diagnostics and tests.
+// offset, or the log start (the local copy as a cache, exported producer state). For diagnostics and tests.
 func (rp Replicas) ReplayedFrom(topic string, idx int32) (Offset, error) {
 	r := rp.r
 	p, err := r.partition(topic, idx)

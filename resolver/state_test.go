@@ -7,7 +7,7 @@ import (
 	"github.com/kgateway/kgateway/storage"
 )
 
-// TestStateOpsRefusesMalformed (N10): an exported state is installed
+// TestStateOpsRefusesMalformed (exported producer state): an exported state is installed
 // whole or not at all: a wrong version, a truncated record, an unknown
 // kind or no checkpoint header is refused.
 func TestStateOpsRefusesMalformed(t *testing.T) {

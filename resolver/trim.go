@@ -15,13 +15,13 @@ import (
 
 // Retention, tiering and DeleteRecords: the passes are package
 // retention's; the resolver keeps the trim itself (it checkpoints the
-// producer state first, X7, and prunes the aborted index) and
-// DeleteRecords. Invariants T1–T6: resolver/doc.go "Retention".
+// producer state first, transaction recovery, and prunes the aborted index) and
+// DeleteRecords. The retention rules: resolver/doc.go "Retention".
 
 const defaultTierInterval = 30 * time.Second
 
 // RunRetention runs one retention pass over every partition as of now
-// (T1–T6). The background loop calls it with the resolver's clock; tests
+// (the retention rules). The background loop calls it with the resolver's clock; tests
 // call it directly with their own.
 func (r *Resolver) RunRetention(now time.Time) error { return r.retention.Run(now) }
 
@@ -63,7 +63,7 @@ func (c partRef) RetentionSettings() (retention.Settings, error) {
 		Remote: s.Remote, Local: s.Local}, nil
 }
 
-// Roll seals the partition's open ledger (T4).
+// Roll seals the partition's open ledger (the expired open ledger).
 func (c partRef) Roll() error {
 	ml, _, err := c.p.ledgerAndSettings()
 	if err != nil {
@@ -73,7 +73,7 @@ func (c partRef) Roll() error {
 	return err
 }
 
-// TrimTo is trimTo (T5, T6).
+// TrimTo is trimTo (ledgers below the log start, the log start before the files).
 func (c partRef) TrimTo(info storage.LogInfo, bound Offset) error {
 	return c.r.trimTo(c.p, info, bound)
 }
@@ -93,7 +93,7 @@ func (r *Resolver) allPartitions() []*partition {
 }
 
 // trimTo soft-trims to bound and hard-trims the whole ledgers below
-// max(bound, log start) (T5, T6).
+// max(bound, log start) (ledgers below the log start, the log start before the files).
 func (r *Resolver) trimTo(p *partition, info storage.LogInfo, bound Offset) error {
 	if bound > info.Start {
 		if err := r.states.checkpointBeforeTrim(p); err != nil {
@@ -121,7 +121,7 @@ func (r *Resolver) trimTo(p *partition, info storage.LogInfo, bound Offset) erro
 }
 
 // checkpointBeforeTrim checkpoints the partition before its log start
-// moves (X7): replay starts at the checkpoint or the log start, so a marker
+// moves (transaction recovery): replay starts at the checkpoint or the log start, so a marker
 // trimmed away before a checkpoint covered it would leave its transaction
 // open after a restart, holding the LSO for good.
 func (st *stateStore) checkpointBeforeTrim(p *partition) error {
@@ -133,8 +133,8 @@ func (st *stateStore) checkpointBeforeTrim(p *partition) error {
 
 // DeleteRecords moves the partition's log start offset up to offset
 // (Kafka's DeleteRecords): records below it are no longer readable
-// (OFFSET_OUT_OF_RANGE, S1), and the whole ledgers below it are removed
-// now (T5). offset -1 means the high watermark. It returns the new log
+// (OFFSET_OUT_OF_RANGE, the log start check), and the whole ledgers below it are removed
+// now (ledgers below the log start). offset -1 means the high watermark. It returns the new log
 // start (the low watermark). An offset past the high watermark, or below
 // -1, is ErrOffsetOutOfRange; one at or below the current start changes
 // nothing.
@@ -144,7 +144,7 @@ func (r *Resolver) DeleteRecords(topic string, partition int32, offset Offset) (
 		return -1, err
 	}
 	if h.view != ledger.Committed {
-		return -1, errReadOnly(topic) // W3
+		return -1, errReadOnly(topic) // Read-only companions
 	}
 	s, err := h.snapshot()
 	if err != nil {
@@ -165,7 +165,7 @@ func (r *Resolver) DeleteRecords(topic string, partition int32, offset Offset) (
 	if err != nil {
 		return -1, err
 	}
-	// N9: a published log below the local one moves first, durably.
+	// DeleteRecords below the local copy: a published log below the local one moves first, durably.
 	if err := ml.TrimPublished(offset); err != nil {
 		return -1, trimPublishedErr(err)
 	}
@@ -187,7 +187,7 @@ func (r *Resolver) DeleteRecords(topic string, partition int32, offset Offset) (
 	return sn.Start, nil
 }
 
-// trimPublishedErr classifies a failed move of the published start (N9):
+// trimPublishedErr classifies a failed move of the published start (DeleteRecords below the local copy):
 // a node that no longer owns the partition is ErrNotLeader, and one whose
 // cluster kept changing under it until its deadline is a timeout
 // (REQUEST_TIMED_OUT): both retriable, neither a storage fault.

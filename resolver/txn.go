@@ -12,7 +12,7 @@ import (
 	"github.com/kgateway/kgateway/storage"
 )
 
-// Transactions, the partition side (doc.go "Transactions", X1–X9).
+// Transactions, the partition side (doc.go "Transactions", the partition's transaction rules).
 
 // ErrInvalidTxnState: a transactional batch for a partition that is not in
 // its producer's ongoing transaction (KIP-890 part 1), mapped to
@@ -48,8 +48,8 @@ func (r *Resolver) AllocateProducerID(ctx context.Context) (int64, error) {
 // restart the coordinator calls it again for every partition of every
 // Ongoing transaction before it serves requests. A newer epoch fences older
 // ones on the partition (their batches get ErrInvalidProducerEpoch); an
-// epoch older than the partition's is ErrInvalidProducerEpoch itself (X4,
-// X5).
+// epoch older than the partition's is ErrInvalidProducerEpoch itself (KIP-890 partition verification,
+// epoch fencing).
 func (r *Resolver) AddTxnPartition(topic string, partition int32, pid int64, epoch int16) error {
 	if pid < 0 || epoch < 0 {
 		return fmt.Errorf("%w: producer %d epoch %d", ErrInvalidTxnState, pid, epoch)
@@ -77,7 +77,7 @@ func (r *Resolver) AddTxnPartition(topic string, partition int32, pid int64, epo
 // written and nil is returned (recovery re-sends markers), once everything
 // written before is durable. A marker's epoch may be newer than the
 // producer's batches (an abort that fences): the partition's producer
-// epoch becomes the marker's (X3, X5).
+// epoch becomes the marker's (the control batch format, epoch fencing).
 func (r *Resolver) WriteTxnMarker(topic string, partition int32, pid int64, epoch int16, commit bool, coordinatorEpoch int32) error {
 	p, err := r.partition(topic, partition)
 	if err != nil {
@@ -94,7 +94,7 @@ func (r *Resolver) WriteTxnMarker(topic string, partition int32, pid int64, epoc
 	}
 	e := p.app.txn.m[pid]
 	if e == nil {
-		// Nothing to end (a marker re-sent by recovery, X3). An earlier
+		// Nothing to end (a marker re-sent by recovery, the control batch format). An earlier
 		// marker for pid may still be on its way to disk: wait for every
 		// write so far, so that nil always means "ended, durably".
 		last := p.app.last
@@ -141,7 +141,7 @@ func (r *Resolver) WriteTxnMarker(topic string, partition int32, pid int64, epoc
 	return nil
 }
 
-// markerDurable moves the read view past a durable marker (X2): the
+// markerDurable moves the read view past a durable marker (the LSO): the
 // transaction is no longer open, an abort is in the index, and the
 // partition's long polls wake.
 func (p *partition) markerDurable(ended *txnEntry, aborted *abortedTxn, ts int64, off Offset) {
@@ -160,7 +160,7 @@ func (p *partition) markerDurable(ended *txnEntry, aborted *abortedTxn, ts int64
 }
 
 // Producers lists the partition's producers (DescribeProducers): every
-// producer whose state it keeps (P1, P2) and every one with an open
+// producer whose state it keeps (producer expiry, the producer cap) and every one with an open
 // transaction, by producer id.
 func (r *Resolver) Producers(topic string, partition int32) ([]ProducerState, error) {
 	p, err := r.partition(topic, partition)

@@ -8,7 +8,7 @@ import (
 	"github.com/kgateway/kgateway/storage"
 )
 
-// Durable transaction state (X6, X7). A producer-state checkpoint
+// Durable transaction state (the aborted-transaction index, transaction recovery). A producer-state checkpoint
 // (checkpoint.go) also writes, in the same atomic ApplyMeta and as of the
 // same Covered offset:
 //
@@ -16,7 +16,7 @@ import (
 //	resolver/aborted/<log><offset>   an aborted transaction, keyed by its
 //	                                 ABORT marker's offset: pid i64, first offset i64
 //
-// only for what changed since the previous checkpoint (as P3). Entries
+// only for what changed since the previous checkpoint (as incremental producer checkpoints). Entries
 // after Covered are rebuilt on Open by replaying the batch headers and
 // markers, so nothing depends on when a checkpoint ran. Registrations
 // (AddTxnPartition) without a batch are not persisted: the coordinator

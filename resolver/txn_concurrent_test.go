@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// X1, X2, X4: producers run transactions on the same two partitions at
+// The read_committed bound, the LSO, KIP-890 partition verification: producers run transactions on the same two partitions at
 // once, committing or aborting at random, while a reader watches: the LSO
 // of each partition never moves backwards, read_committed never returns a
 // batch past it, and at the end read_committed delivers exactly the
@@ -36,12 +36,12 @@ func TestTxnConcurrent(t *testing.T) {
 					return
 				}
 				if res.LastStable < last[part] {
-					readerErr <- fmt.Errorf("partition %d: LSO %d after %d (X2)", part, res.LastStable, last[part])
+					readerErr <- fmt.Errorf("partition %d: LSO %d after %d (the LSO)", part, res.LastStable, last[part])
 					return
 				}
 				for _, b := range res.Batches {
 					if h := decodeHeader(b); h.BaseOffset+Offset(h.Records) > res.LastStable {
-						readerErr <- fmt.Errorf("partition %d: batch at %d past the LSO %d (X1)", part, h.BaseOffset, res.LastStable)
+						readerErr <- fmt.Errorf("partition %d: batch at %d past the LSO %d (the read_committed bound)", part, h.BaseOffset, res.LastStable)
 						return
 					}
 				}

@@ -18,8 +18,8 @@ import (
 // TestCrashTransactions crashes the machine (vfstest.Machine: unsynced
 // writes lost, tails torn) at random instants and commit steps while
 // producers run transactions over two partitions: transactional batches,
-// then the decision, then markers on both partitions. After reopen (X2,
-// X6, X7, D2):
+// then the decision, then markers on both partitions. After reopen (the LSO,
+// the aborted-transaction index, transaction recovery, D2):
 //   - every acknowledged batch is at its acknowledged offset;
 //   - each partition's LSO is at least any LSO read before the crash;
 //   - read_committed delivers no batch of an aborted or undecided
@@ -282,11 +282,11 @@ func checkTxnCrash(t *testing.T, seed uint64, r *Resolver, c *txnCrashRun) {
 				}
 			}
 		}
-		// X2: the LSO did not move backwards.
+		// The LSO: the LSO did not move backwards.
 		if lso < c.lsoCrash[part] {
-			t.Fatalf("seed %d: partition %d: LSO %d after the crash, %d before (X2)", seed, part, lso, c.lsoCrash[part])
+			t.Fatalf("seed %d: partition %d: LSO %d after the crash, %d before (the LSO)", seed, part, lso, c.lsoCrash[part])
 		}
-		// X1: nothing of an aborted or undecided transaction is visible.
+		// The read_committed bound: nothing of an aborted or undecided transaction is visible.
 		clear(committed)
 		for _, x := range c.atCrash {
 			if x.decided == 1 {
@@ -345,7 +345,7 @@ func checkCommitted(t *testing.T, seed uint64, r *Resolver, c *txnCrashRun, when
 	}
 }
 
-// X2: while a marker is written but not yet durable (the group commit held
+// The LSO: while a marker is written but not yet durable (the group commit held
 // at each of its steps before the index commit), the LSO stays at the
 // transaction's first offset: a crash then would leave the transaction
 // open, so no reader may have seen the LSO past it.

@@ -42,7 +42,7 @@ func committedRead(t *testing.T, r *Resolver, topic string, part int32, maxBytes
 			t.Fatalf("read_committed fetch @%d: %v", off, err)
 		}
 		if res.LastStable < lso {
-			t.Fatalf("LSO moved back from %d to %d (X2)", lso, res.LastStable)
+			t.Fatalf("LSO moved back from %d to %d (the LSO)", lso, res.LastStable)
 		}
 		if len(res.Batches) == 0 {
 			t.Fatalf("read_committed fetch @%d below the LSO %d returned nothing", off, lso)
@@ -53,7 +53,7 @@ func committedRead(t *testing.T, r *Resolver, topic string, part int32, maxBytes
 			h := decodeHeader(b)
 			end := h.BaseOffset + Offset(h.Records)
 			if end > res.LastStable {
-				t.Fatalf("read_committed got a batch [%d,%d) past the LSO %d (X1)", h.BaseOffset, end, res.LastStable)
+				t.Fatalf("read_committed got a batch [%d,%d) past the LSO %d (the read_committed bound)", h.BaseOffset, end, res.LastStable)
 			}
 			if end <= off {
 				continue

@@ -9,7 +9,7 @@ import (
 )
 
 // txnState renders a partition's transaction state, both views, for
-// comparing before and after a restart (X7).
+// comparing before and after a restart (transaction recovery).
 func txnState(t *testing.T, g *gateway, topic string, part int32) string {
 	t.Helper()
 	p, err := g.r.partition(topic, part)
@@ -46,7 +46,7 @@ func persistedAborted(t *testing.T, g *gateway, topic string) int {
 	return n
 }
 
-// X7: open transactions, the LSO and the aborted index are rebuilt exactly
+// Transaction recovery: open transactions, the LSO and the aborted index are rebuilt exactly
 // after a clean restart, after a crash with no checkpoint since they
 // changed, and after a crash with a checkpoint covering part of them; the
 // open transaction then goes on without a new registration.
@@ -137,7 +137,7 @@ func TestTxnStateSurvivesRestart(t *testing.T) {
 	}
 }
 
-// X6: aborted data stays invisible to read_committed across ledger rolls,
+// The aborted-transaction index: aborted data stays invisible to read_committed across ledger rolls,
 // DeleteRecords and retention (also when the log start falls inside an
 // aborted transaction) and restarts; an aborted-index entry goes, in
 // memory and on disk, once the log start passes its marker.
@@ -201,7 +201,7 @@ func TestTxnAbortedAcrossRollsAndRetention(t *testing.T) {
 	}
 	check("rolled")
 	if n := persistedAborted(t, g, "t"); n != 0 {
-		// Written by checkpoints only (X6): none yet, the log is the record.
+		// Written by checkpoints only (the aborted-transaction index): none yet, the log is the record.
 		t.Logf("%d aborted keys before the first checkpoint", n)
 	}
 	g.crashReopen()
@@ -238,7 +238,7 @@ func TestTxnAbortedAcrossRollsAndRetention(t *testing.T) {
 	}
 }
 
-// X7: a transaction whose marker is trimmed away (DeleteRecords, retention)
+// Transaction recovery: a transaction whose marker is trimmed away (DeleteRecords, retention)
 // before any checkpoint covered the marker is still ended after a crash:
 // a trim first checkpoints what it is about to remove.
 func TestTxnEndedBeforeTrimStaysEnded(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// A partition's transaction state (X1–X7), in two views:
+// A partition's transaction state (the partition's transaction rules), in two views:
 //
 //   - txnSet (partition.app, under the append lock) is what produce and
 //     markers check and change: which producers may write transactional
@@ -15,7 +15,7 @@ import (
 //   - txnView (partition.mu) is what reads see: the open transactions'
 //     first offsets and the aborted-transaction index. A transaction's
 //     first offset enters it before its first batch is written, and leaves
-//     it only once its marker is durable (X2), so the last stable offset
+//     it only once its marker is durable (the LSO), so the last stable offset
 //     never passes data whose fate a crash could change.
 
 // txnEntry is one producer's transaction on a partition.
@@ -41,7 +41,7 @@ type txnSet struct {
 	// re-epoched or ended) since the last checkpoint.
 	dirtyOpen map[int64]struct{}
 	// dirtyAborted are aborted-index entries to write (by marker offset),
-	// or to delete (nil), at the next checkpoint (X6).
+	// or to delete (nil), at the next checkpoint (the aborted-transaction index).
 	dirtyAborted map[Offset]*abortedTxn
 }
 
@@ -51,7 +51,7 @@ func newTxnSet() *txnSet {
 
 func (s *txnSet) dirty() bool { return len(s.dirtyOpen) > 0 || len(s.dirtyAborted) > 0 }
 
-// verify is KIP-890 part 1 (X4) and fencing (X5) for one batch: a
+// verify is KIP-890 part 1 (KIP-890 partition verification) and fencing (epoch fencing) for one batch: a
 // transactional batch is accepted only from a producer registered on the
 // partition, or with an open transaction there, at its current epoch.
 func (s *txnSet) verify(h batchHeader, prod map[int64]*producer) error {
@@ -72,7 +72,7 @@ func (s *txnSet) verify(h batchHeader, prod map[int64]*producer) error {
 	return fmt.Errorf("%w: producer %d epoch %d has no transaction on this partition", ErrInvalidTxnState, h.ProducerID, h.ProducerEpoch)
 }
 
-// register is AddTxnPartition under the append lock (X4, X5).
+// register is AddTxnPartition under the append lock (KIP-890 partition verification, epoch fencing).
 func (s *txnSet) register(pid int64, epoch int16, prod map[int64]*producer) error {
 	if ps := prod[pid]; ps != nil && epoch < ps.epoch {
 		return fmt.Errorf("%w: producer %d epoch %d is older than %d", ErrInvalidProducerEpoch, pid, epoch, ps.epoch)
@@ -177,7 +177,7 @@ func (v *txnView) addAborted(a abortedTxn) {
 }
 
 // lso is the last stable offset under a snapshot with log start start and
-// high watermark end (X2): the first offset of the earliest open
+// high watermark end (the LSO): the first offset of the earliest open
 // transaction, else the high watermark; never below the log start.
 func (v *txnView) lso(start, end Offset) Offset {
 	l := end
@@ -190,7 +190,7 @@ func (v *txnView) lso(start, end Offset) Offset {
 // abortedIn lists the aborted transactions that overlap [from, to): their
 // marker at or after from and their first offset before to (Kafka's
 // collectAbortedTxns), in first-offset order; nil when there is none, so
-// a read_committed fetch over a log without aborts allocates nothing (X9).
+// a read_committed fetch over a log without aborts allocates nothing (read_committed at no extra cost).
 func (v *txnView) abortedIn(from, to Offset) []AbortedTxn {
 	i, _ := slices.BinarySearchFunc(v.aborted, from, func(x abortedTxn, off Offset) int { return cmpOffset(x.last, off) })
 	var out []AbortedTxn
@@ -204,7 +204,7 @@ func (v *txnView) abortedIn(from, to Offset) []AbortedTxn {
 }
 
 // pruneBelow drops the aborted entries whose marker is below start (their
-// transaction is wholly trimmed) and returns them (X6).
+// transaction is wholly trimmed) and returns them (the aborted-transaction index).
 func (v *txnView) pruneBelow(start Offset) []abortedTxn {
 	i, _ := slices.BinarySearchFunc(v.aborted, start, func(x abortedTxn, off Offset) int { return cmpOffset(x.last, off) })
 	if i == 0 {
@@ -248,7 +248,7 @@ func (s *txnSet) starts(pid int64) bool {
 }
 
 // openTxn adds an open transaction starting at first to the read view
-// (X2). Needs app.
+// (the LSO). Needs app.
 func (p *partition) openTxn(first Offset, pid int64) {
 	p.mu.Lock()
 	p.mu.txn.addOpen(first, pid)
@@ -264,7 +264,7 @@ func (p *partition) closeTxn(first Offset) {
 }
 
 // pruneAborted drops the aborted-index entries whose marker is below the
-// log start (X6): the read view at once, their keys at the next
+// log start (the aborted-transaction index): the read view at once, their keys at the next
 // checkpoint, which it makes due.
 func (st *stateStore) pruneAborted(p *partition, start Offset) {
 	p.app.Lock()

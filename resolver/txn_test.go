@@ -10,7 +10,7 @@ import (
 	"github.com/kgateway/kgateway/recordbatch"
 )
 
-// X1, X2: an open transaction holds the LSO at its first offset; its
+// The read_committed bound, the LSO: an open transaction holds the LSO at its first offset; its
 // COMMIT marker, once durable, releases it; read_committed never returns a
 // batch at or past the LSO; both levels report it.
 func TestTxnLSOHeldAndReleased(t *testing.T) {
@@ -63,7 +63,7 @@ func TestTxnLSOHeldAndReleased(t *testing.T) {
 	}
 }
 
-// X3: the marker is Kafka's control batch.
+// The control batch format: the marker is Kafka's control batch.
 func TestTxnMarkerFormat(t *testing.T) {
 	g := newGateway(t, Config{})
 	g.create("t", 1, nil)
@@ -101,7 +101,7 @@ func TestTxnMarkerFormat(t *testing.T) {
 	}
 }
 
-// X3: a marker for a producer with nothing open on the partition writes
+// The control batch format: a marker for a producer with nothing open on the partition writes
 // nothing (the coordinator re-sends markers after a restart), also right
 // after the marker it repeats.
 func TestTxnMarkerIdempotent(t *testing.T) {
@@ -145,7 +145,7 @@ func TestTxnMarkerIdempotent(t *testing.T) {
 	}
 }
 
-// X4 (KIP-890 part 1), X8: a transactional batch needs its producer's
+// KIP-890 partition verification (KIP-890 part 1), control batches by WriteTxnMarker only: a transactional batch needs its producer's
 // registration (or open transaction) at its epoch; control batches from
 // clients are refused.
 func TestTxnVerification(t *testing.T) {
@@ -185,7 +185,7 @@ func TestTxnVerification(t *testing.T) {
 	}
 }
 
-// X5: a newer epoch, by registration or by a fencing ABORT marker, fences
+// Epoch fencing: a newer epoch, by registration or by a fencing ABORT marker, fences
 // the older one: its batches, registrations and markers get
 // ErrInvalidProducerEpoch.
 func TestTxnZombieFenced(t *testing.T) {
@@ -230,7 +230,7 @@ func TestTxnZombieFenced(t *testing.T) {
 	}
 }
 
-// X1, X6: aborted transactions are listed for every read_committed fetch
+// The read_committed bound, the aborted-transaction index: aborted transactions are listed for every read_committed fetch
 // that overlaps them, and a read_committed consumer drops exactly their
 // batches, in small and large fetches.
 func TestTxnAbortedListed(t *testing.T) {
@@ -276,7 +276,7 @@ func TestTxnAbortedListed(t *testing.T) {
 	}
 }
 
-// X9: read_committed over a partition without transactions serves what
+// read_committed at no extra cost: read_committed over a partition without transactions serves what
 // read_uncommitted serves and allocates no aborted list.
 func TestTxnReadCommittedWithoutTxns(t *testing.T) {
 	g := newGateway(t, Config{})
@@ -302,7 +302,7 @@ func TestTxnReadCommittedWithoutTxns(t *testing.T) {
 
 func (k batchKey) String() string { return fmt.Sprintf("%d/%d", k.pid, k.seq) }
 
-// Producer expiry and the cap (P1, P2) never end an open transaction: the
+// Producer expiry and the cap (producer expiry, the producer cap) never end an open transaction: the
 // LSO stays held, the producer goes on writing in it, its marker ends it,
 // and DescribeProducers still lists it.
 func TestTxnOutlivesProducerExpiry(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"github.com/kgateway/kgateway/topicconfig"
 )
 
-// The TOPIC_COMPACTED view (doc.go "Compacted view", W1–W7): a
+// The TOPIC_COMPACTED view (doc.go "Compacted view", the compacted view rules): a
 // delete-policy topic with kgateway.compacted.view.enable=true gets a
 // compacted materialization of each partition beside its full log,
 // read through a read-only companion topic named <topic>.compacted.
@@ -26,14 +26,14 @@ const (
 	viewLogBit = storage.LogID(1) << 63
 )
 
-// viewLogOf is the storage log of the view of source log l (W2).
+// viewLogOf is the storage log of the view of source log l (the view log).
 func viewLogOf(l storage.LogID) storage.LogID { return l | viewLogBit }
 
-// CompanionName is the companion topic of topic (W1).
+// CompanionName is the companion topic of topic (the companion topic).
 func CompanionName(topic string) string { return topic + CompanionSuffix }
 
 // companionID is a companion's topic id: derived from its source's, so
-// it is stable across restarts and never a source's own (W1).
+// it is stable across restarts and never a source's own (the companion topic).
 func companionID(src TopicID) TopicID {
 	h := sha256.Sum256(append(src[:], "kgateway compacted view"...))
 	var id TopicID
@@ -67,18 +67,18 @@ func (r *Resolver) companionByIDLocked(id TopicID) (*topic, bool) {
 	return nil, false
 }
 
-// companionOf is the public description of t's companion (W1): its own
+// companionOf is the public description of t's companion (the companion topic): its own
 // name and id, t's partition count, no explicit configs.
 func companionOf(t *topic) Topic {
 	return Topic{Name: CompanionName(t.name), ID: companionID(t.id), Partitions: int32(len(t.parts)), Configs: map[string]string{}, Companion: true}
 }
 
-// errReadOnly is W3's refusal of anything but reads on a companion.
+// errReadOnly is the refusal of read-only companions of anything but reads on a companion.
 func errReadOnly(name string) error {
 	return fmt.Errorf("%w: %q is the read-only compacted view of %q", ErrInvalidTopic, name, strings.TrimSuffix(name, CompanionSuffix))
 }
 
-// checkViewName is W4: a topic named like the companion of a topic with a
+// checkViewName implements no name collisions: a topic named like the companion of a topic with a
 // view cannot be created, and a view cannot be turned on while a topic
 // holds its companion's name. Needs adminMu.
 func (r *Resolver) checkViewName(name string, configs map[string]string) error {
@@ -96,7 +96,7 @@ func (r *Resolver) checkViewName(name string, configs map[string]string) error {
 }
 
 // syncViews makes every partition's view log agree with its topic's
-// config (W6): the ledger reads a view where it is on and one exists;
+// config (view removal): the ledger reads a view where it is on and one exists;
 // where it is off the view log is removed, and so is every view log
 // whose source log has no binding (a deleted topic; a crash between a
 // change and this call). Open and every config change or deletion call
@@ -117,7 +117,7 @@ func (r *Resolver) syncViews() error {
 	r.mu.RUnlock()
 	for _, p := range off {
 		if ml, _, err := p.ledgerAndSettings(); err == nil {
-			ml.SetCompactedView(0, false) // before its log goes (W6)
+			ml.SetCompactedView(0, false) // before its log goes (view removal)
 		}
 	}
 	exists := map[storage.LogID]bool{}
@@ -159,9 +159,9 @@ func (r *Resolver) logViewError(p *partition, err error) {
 	r.log.Warn("compacted-view-pass-failed", zap.String("topic", p.topic), zap.Int32("partition", p.index), zap.Error(err))
 }
 
-// CompanionSource returns the source topic of a companion name (W1):
+// CompanionSource returns the source topic of a companion name (the companion topic):
 // false when name is not the companion of a topic with a view on (a
-// topic of that name itself never is, W4).
+// topic of that name itself never is, no name collisions).
 func (r *Resolver) CompanionSource(name string) (string, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()

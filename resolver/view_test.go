@@ -19,7 +19,7 @@ func viewLogs(g *gateway) int {
 	return n
 }
 
-// The compacted view (W1–W7): a delete-policy topic keeps its full
+// The compacted view (the compacted view rules): a delete-policy topic keeps its full
 // history while its companion serves the latest committed record per key
 // at the source's offsets, with the tail past the view from the source;
 // the companion is listed, has its own id, refuses produce and its name;
@@ -42,7 +42,7 @@ func TestCompactedView(t *testing.T) {
 		produced++
 		c.advance(1)
 	}
-	// An aborted and a committed transaction (W2: only committed data).
+	// An aborted and a committed transaction (the view log: only committed data).
 	if err := g.r.AddTxnPartition("s", 0, 50, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestCompactedView(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// W1: listed, its own id, found by id and by name.
+	// The companion topic: listed, its own id, found by id and by name.
 	comp, ok := g.r.Topic("s.compacted")
 	if !ok || !comp.Companion || comp.ID == src.ID || comp.Partitions != 1 {
 		t.Fatalf("companion %+v %v", comp, ok)
@@ -83,7 +83,7 @@ func TestCompactedView(t *testing.T) {
 	if es, err := g.r.TopicConfigs("s.compacted"); err != nil || !hasEntry(es, topicconfig.CompactedView, "true", topicconfig.SourceTopic) {
 		t.Fatalf("companion configs: %v %+v", err, es)
 	}
-	// W3: read-only. W4: its name is taken.
+	// Read-only companions: read-only. No name collisions: its name is taken.
 	if _, err := g.r.Produce("s.compacted", 0, kvBatch(rec("k", "v", 1))); !errors.Is(err, ErrInvalidTopic) {
 		t.Fatalf("produce to the companion: %v, want ErrInvalidTopic", err)
 	}
@@ -94,7 +94,7 @@ func TestCompactedView(t *testing.T) {
 		t.Fatalf("delete the companion: %v", err)
 	}
 
-	// W5: the view, latest committed per key, tombstones kept.
+	// Reads of the view: the view, latest committed per key, tombstones kept.
 	checkCompacted(t, readAll(t, g, "s.compacted"), m, true)
 	if n := len(readAll(t, g, "s")); n != produced {
 		t.Fatalf("the source reads %d records, %d were produced: it must keep its history", n, produced)
@@ -111,7 +111,7 @@ func TestCompactedView(t *testing.T) {
 	}
 	m["tail"] = gotRecord{off: tail, key: "tail", value: "t"}
 
-	// L8 in the view: tombstones go after their horizon.
+	// The tombstone horizon in the view: tombstones go after their horizon.
 	c.advance(1001)
 	rollPartition(t, g, "s")
 	if err := g.r.RunCleaner(c.now()); err != nil {
@@ -119,7 +119,7 @@ func TestCompactedView(t *testing.T) {
 	}
 	checkCompacted(t, readAll(t, g, "s.compacted"), m, false)
 
-	// W7: a restart keeps the view, after a crash too.
+	// The durable view: a restart keeps the view, after a crash too.
 	g.reopen()
 	checkCompacted(t, readAll(t, g, "s.compacted"), m, false)
 	g.crashReopen()
@@ -132,7 +132,7 @@ func TestCompactedView(t *testing.T) {
 	if err := g.r.RunCleaner(c.now()); err != nil {
 		t.Fatal(err)
 	}
-	// W6: turned off, the view and its companion go.
+	// View removal: turned off, the view and its companion go.
 	if err := g.r.AlterTopicConfigs("s", map[string]string{"delete.retention.ms": "1000"}, false); err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestCompactedView(t *testing.T) {
 	if err := g.r.AlterTopicConfigs("s", map[string]string{topicconfig.CompactedView: "true", "cleanup.policy": "compact"}, false); !errors.Is(err, ErrInvalidConfig) {
 		t.Fatalf("a view of a compacted topic: %v", err)
 	}
-	// W6: deleting the source removes the view.
+	// View removal: deleting the source removes the view.
 	if err := g.r.AlterTopicConfigs("s", map[string]string{topicconfig.CompactedView: "true"}, false); err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestCompactedView(t *testing.T) {
 	if viewLogs(g) != 1 {
 		t.Fatalf("%d view logs after turning it on again", viewLogs(g))
 	}
-	// A new view: its tombstones were first cleaned now (L8).
+	// A new view: its tombstones were first cleaned now (the tombstone horizon).
 	checkCompacted(t, readAll(t, g, "s.compacted"), m, true)
 	if err := g.r.DeleteTopic("s"); err != nil {
 		t.Fatal(err)

@@ -38,7 +38,7 @@ func (r *Resolver) NewWaiter() *Waiter {
 // WatchWith adds a partition to w. Register before reading, so that an append
 // between the read and the wait is not missed.
 func (r *Resolver) WatchWith(w *Waiter, topic string, partition int32) error {
-	p, err := r.partition(r.viewSource(topic), partition) // a companion waits on its source (W5)
+	p, err := r.partition(r.viewSource(topic), partition) // a companion waits on its source (reads of the view)
 	if err != nil {
 		return err
 	}

@@ -1,5 +1,5 @@
 // Package retention is what leaves a partition's local log and when: the
-// retention pass (retention.go, resolver/doc.go "Retention", T1–T6) turns
+// retention pass (retention.go, resolver/doc.go "Retention", the retention rules) turns
 // retention.ms and retention.bytes into a trim boundary, and the tier
 // pass (tiering.go) uploads sealed ledgers of topics with
 // remote.storage.enable=true to the object tier and lets local copies
@@ -11,6 +11,6 @@
 // It may not touch: the catalog, configs or producer and transaction
 // state, except through the Partition and Host interfaces (host.go) the
 // resolver implements; it moves a log start only through
-// Partition.TrimTo, which checkpoints first (X7). DeleteRecords, a Kafka
+// Partition.TrimTo, which checkpoints first (transaction recovery). DeleteRecords, a Kafka
 // API, stays the resolver's. It imports neither resolver nor kafka/.
 package retention

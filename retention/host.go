@@ -15,7 +15,7 @@ type Offset = storage.Offset
 // broker's (resolver/configs.go).
 type Settings struct {
 	// Delete: cleanup.policy has delete, so retention.ms and
-	// retention.bytes apply (L5).
+	// retention.bytes apply (the cleanup policy).
 	Delete         bool
 	RetentionMs    int64 // -1: no time limit
 	RetentionBytes int64 // -1: no size limit
@@ -34,12 +34,12 @@ type Partition interface {
 	// RetentionSettings are the partition's settings now; an error when
 	// the partition is deleted.
 	RetentionSettings() (Settings, error)
-	// Roll seals the partition's open ledger (T4); the ledger's own
+	// Roll seals the partition's open ledger (the expired open ledger); the ledger's own
 	// error (ledger.ErrClosed, ledger.ErrFenced) when it cannot.
 	Roll() error
 	// TrimTo moves the log start up to bound and removes the whole
-	// ledgers below it (T5, T6), after what must be durable first
-	// (the producer-state checkpoint, X7).
+	// ledgers below it (ledgers below the log start, the log start before the files), after what must be durable first
+	// (the producer-state checkpoint, transaction recovery).
 	TrimTo(info storage.LogInfo, bound Offset) error
 }
 

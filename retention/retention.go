@@ -13,7 +13,7 @@ import (
 
 // Retention and DeleteRecords: retention computes a trim boundary and
 // feeds it to SoftTrim and HardTrim; it is not a storage primitive.
-// Invariants T1–T6: resolver/doc.go "Retention".
+// The retention rules: resolver/doc.go "Retention".
 
 // Retention is the retention pass of one resolver's partitions.
 type Retention struct {
@@ -70,7 +70,7 @@ func (r *Retention) retentionLoop(every time.Duration) {
 	}
 }
 
-// Run runs one retention pass over every partition as of now (T1–T6).
+// Run runs one retention pass over every partition as of now (the retention rules).
 // The background loop calls it with the resolver's clock; tests call it
 // directly with their own.
 func (r *Retention) Run(now time.Time) error {
@@ -93,8 +93,8 @@ func (r *Retention) retainPartition(p Partition, now time.Time) error {
 		return err
 	}
 	if !s.Delete {
-		// L5: cleanup.policy=compact alone keeps data by key, not by age
-		// or size; the log start still moves by DeleteRecords (T5).
+		// The cleanup policy: cleanup.policy=compact alone keeps data by key, not by age
+		// or size; the log start still moves by DeleteRecords (ledgers below the log start).
 		s.RetentionMs, s.RetentionBytes = -1, -1
 	}
 	info, err := r.store.Info(p.Log())
@@ -106,7 +106,7 @@ func (r *Retention) retainPartition(p Partition, now time.Time) error {
 		return err
 	}
 	if n := len(info.Ledgers); allExpired && n > 0 && info.Ledgers[n-1].Entries > 0 {
-		// T4: roll the expired open ledger so T1 lets it go.
+		// The expired open ledger: roll the expired open ledger so whole sealed ledgers only lets it go.
 		if err := p.Roll(); err != nil {
 			if errors.Is(err, ledger.ErrClosed) || errors.Is(err, ledger.ErrFenced) {
 				return nil // reopened or fenced meanwhile: next pass
@@ -122,7 +122,7 @@ func (r *Retention) retainPartition(p Partition, now time.Time) error {
 }
 
 // expiredBelow returns the offset below which every entry is expired
-// (T2): the first entry whose running max timestamp is at or after
+// (time retention): the first entry whose running max timestamp is at or after
 // now - retentionMs, or the end when there is none (allExpired).
 func (r *Retention) expiredBelow(log storage.LogID, info storage.LogInfo, retentionMs int64, now time.Time) (cut Offset, allExpired bool, err error) {
 	if retentionMs < 0 || info.Start >= info.End {
@@ -139,7 +139,7 @@ func (r *Retention) expiredBelow(log storage.LogID, info storage.LogInfo, retent
 }
 
 // sealedBelow is the largest ledger boundary at or below off that ends a
-// sealed ledger (T1), 0 when there is none.
+// sealed ledger (whole sealed ledgers only), 0 when there is none.
 func sealedBelow(ls []storage.LedgerInfo, off Offset) Offset {
 	var b Offset
 	for i := 0; i+1 < len(ls) && ls[i].Sealed && ls[i+1].FirstOffset <= off; i++ {
@@ -148,7 +148,7 @@ func sealedBelow(ls []storage.LedgerInfo, off Offset) Offset {
 	return b
 }
 
-// sizeBound is the boundary retention.bytes asks for (T3), 0 for none.
+// sizeBound is the boundary retention.bytes asks for (size retention), 0 for none.
 func sizeBound(ls []storage.LedgerInfo, retentionBytes int64) Offset {
 	if retentionBytes < 0 {
 		return 0

@@ -16,7 +16,7 @@ import (
 // remote.log.manager.task.interval.ms, sealed ledgers of topics with
 // remote.storage.enable=true are uploaded and, once published, removed
 // locally as local.retention.* allows; then objects of ledgers retention
-// or deletion removed (T1-T6 apply to the whole log, its object part
+// or deletion removed (the retention rules apply to the whole log, its object part
 // included) are deleted, orphans too.
 
 // Tiering is the object tier's pass over one resolver's partitions.

@@ -33,7 +33,7 @@ func (c AuthorizerConfig) open(dir string) (*auth.Authorizer, error) {
 	return auth.NewAuthorizer(store, c.SuperUsers, c.AllowEveryoneIfNoACL), nil
 }
 
-// openShared opens the authorizer over the ACL store kept in doc (A12).
+// openShared opens the authorizer over the ACL store kept in doc (credentials and ACLs shared in etcd).
 func (c AuthorizerConfig) openShared(doc auth.Shared) (*auth.Authorizer, error) {
 	if err := auth.CheckAuthorizerClass(c.ClassName); err != nil {
 		return nil, fmt.Errorf("authorizer.class.name: %w", err)

@@ -41,9 +41,9 @@ type clusterParts struct {
 	cat  *catalog.Catalog
 	dl   *diskless.Committer
 	txn  *txnmark.Relay
-	// authDocs are the credentials' and the ACLs' documents (A12).
+	// authDocs are the credentials' and the ACLs' documents (credentials and ACLs shared in etcd).
 	authDocs []*authstore.Doc
-	// share keeps share-partition states (kafka Y8); set before serving.
+	// share keeps share-partition states (share groups in cluster mode); set before serving.
 	share *sharestate.Store
 
 	mu      sync.Mutex
@@ -52,7 +52,7 @@ type clusterParts struct {
 }
 
 // openClusterBase opens what storage needs before it opens in cluster
-// mode: the emptied data directory (J7) and the node's etcd session.
+// mode: the emptied data directory (the data directory as a cache) and the node's etcd session.
 func (s *Server) openClusterBase() error {
 	cc := *s.cfg.Cluster
 	if s.cfg.ObjectStoreURL == "" {
@@ -105,7 +105,7 @@ func (s *Server) openClusterCatalog() error {
 			if err := dl.DeletePartitions(ctx, keys); err != nil {
 				s.cfg.Logger.Warn("cluster-delete-partitions-failed", zap.Error(err))
 			}
-			if err := s.cluster.share.DeletePartitions(ctx, keys); err != nil { // sharestate J15
+			if err := s.cluster.share.DeletePartitions(ctx, keys); err != nil { // The share-state admin reset
 				s.cfg.Logger.Warn("cluster-delete-share-states-failed", zap.Error(err))
 			}
 			n.Kick()
@@ -121,8 +121,8 @@ func (s *Server) openClusterCatalog() error {
 }
 
 // clusterTxn gives the transaction coordinator the relay to the
-// partitions' leaders (J13): registrations and markers go through etcd;
-// producer ids still come from the resolver (etcd blocks, H6).
+// partitions' leaders (the transaction relay): registrations and markers go through etcd;
+// producer ids still come from the resolver (etcd blocks, producer id blocks).
 func (s *Server) clusterTxn(kc *kafka.Config) {
 	n := s.cluster.node
 	exists := func(topic string, partition int32) bool {
@@ -155,7 +155,7 @@ func (s *Server) openClusterOffsets(oo offsets.Options) (*offsets.Store, error) 
 }
 
 // becomeCoordinator restores the group state from etcd into a fresh
-// store, mirrored under o, and swaps it into the front end (J6).
+// store, mirrored under o, and swaps it into the front end (the coordinator role).
 func (s *Server) becomeCoordinator(ctx context.Context, o owner.Ownership) error {
 	n := s.cluster.node
 	dir := filepath.Join(s.cfg.DataDir, "offsets-"+strconv.FormatUint(o.Epoch, 10))
@@ -169,7 +169,7 @@ func (s *Server) becomeCoordinator(ctx context.Context, o owner.Ownership) error
 	if err != nil {
 		return err
 	}
-	s.cluster.txn.SetCoordinator(o) // X22: before the restored coordinator completes anything
+	s.cluster.txn.SetCoordinator(o) // Coordinator-fenced records: before the restored coordinator completes anything
 	old := s.kafka.SwapOffsets(st)
 	s.cluster.mu.Lock()
 	s.cluster.offs = st
@@ -229,7 +229,7 @@ func (s *Server) advertised() (string, int32, error) {
 }
 
 // leaveCluster hands this node's partitions over before the front end
-// stops (J5).
+// stops (graceful handover).
 func (s *Server) leaveCluster() {
 	if s.cluster == nil {
 		return
@@ -262,7 +262,7 @@ func (s *Server) closeCluster() error {
 }
 
 // clusterShare gives share groups their durable home in etcd
-// (cluster/sharestate, kafka Y8): each share-partition state is written
+// (cluster/sharestate, share groups in cluster mode): each share-partition state is written
 // by the partition's leader under its ownership.
 func (s *Server) clusterShare(kc *kafka.Config) {
 	n := s.cluster.node

@@ -12,7 +12,7 @@ import (
 )
 
 // openClusterAuth keeps the credentials, the ACLs and the client quotas
-// of a cluster in etcd (A12): the data directory is a cache emptied at start and no
+// of a cluster in etcd (credentials and ACLs shared in etcd): the data directory is a cache emptied at start and no
 // other node reads it. What kc already has (a test's own store) stays.
 func (s *Server) openClusterAuth(kc *kafka.Config) error {
 	n := s.cluster.node

@@ -139,7 +139,7 @@ func (c *testCluster) describeTopic(id int32, user, pw, topic string) error {
 	return kerr.ErrorForCode(resp.(*kmsg.MetadataResponse).Topics[0].ErrorCode)
 }
 
-// A12: a user created through AlterUserScramCredentials on one node
+// Credentials and ACLs shared in etcd: a user created through AlterUserScramCredentials on one node
 // logs in on another; an ACL created on one node allows and denies on
 // another; a node restarted over its emptied data directory has both.
 func TestClusterSecurityShared(t *testing.T) {
@@ -180,7 +180,7 @@ func TestClusterSecurityShared(t *testing.T) {
 		return nil
 	})
 
-	// Node 2 again, over its emptied data directory (J7).
+	// Node 2 again, over its emptied data directory (the data directory as a cache).
 	c.stop(2)
 	c.start(2)
 	for _, f := range []string{auth.StoreFile, auth.ACLFile} {
@@ -206,7 +206,7 @@ func TestClusterSecurityShared(t *testing.T) {
 	})
 }
 
-// A12: AlterUserScramCredentials and CreateAcls racing on two nodes all
+// Credentials and ACLs shared in etcd: AlterUserScramCredentials and CreateAcls racing on two nodes all
 // land: each is a compare-and-swap of the whole document, retried on
 // conflict, never a blind overwrite.
 func TestClusterSecurityConcurrentUpdates(t *testing.T) {

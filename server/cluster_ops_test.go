@@ -52,7 +52,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // TestClusterReadyOnlyWhenPlaced: a cluster node's /readyz answers 503
-// until it serves every partition placement gives it (J2, J3): a node
+// until it serves every partition placement gives it (rendezvous placement, rebuild before serving): a node
 // that joins while its rebuilds cannot read the object store stays
 // unready, naming what it waits for, and is ready once they are done;
 // the partitions it was given are then led by it.
@@ -132,7 +132,7 @@ func TestClusterMetrics(t *testing.T) {
 		}
 	}
 	// Another owner's epoch: the node's next commit of the partition is
-	// fenced (diskless U3) and never acknowledged.
+	// fenced (fenced writers publish nothing) and never acknowledged.
 	etcd := c.etcd.Client(t)
 	md, err := adm.Metadata(ctx, "m")
 	if err != nil {

@@ -35,7 +35,7 @@ func (c *testCluster) describeUserQuota(id int32, user, pw string) (float64, err
 	return 0, nil
 }
 
-// Client quotas in cluster mode are one etcd document (A12): set through
+// Client quotas in cluster mode are one etcd document (credentials and ACLs shared in etcd): set through
 // one node, described by another and by a node restarted over its
 // emptied data directory; without DESCRIBE_CONFIGS on the cluster they
 // are refused CLUSTER_AUTHORIZATION_FAILED.

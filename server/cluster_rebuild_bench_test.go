@@ -20,9 +20,9 @@ import (
 // its new owner acknowledges: with the whole partition copied into the
 // new owner's cache (cluster.cache.rebuild.bytes -1); with nothing
 // copied and the producer state replayed from the published start (every
-// byte read from the object store, cluster/node J8); and with nothing
+// byte read from the object store, the bounded rebuild); and with nothing
 // copied after an exported producer state (only the log past it is
-// replayed, J11).
+// replayed, periodic state export).
 //
 //	go test -run '^$' -bench ClusterRebuild -benchtime 1x ./server/
 func BenchmarkClusterRebuild(b *testing.B) {

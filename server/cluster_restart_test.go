@@ -33,7 +33,7 @@ func (c *testCluster) killNode(id int32) {
 
 // TestClusterRestartAfterKillTakesIdBack: a node started again at once
 // under the id of a killed one, whose session (60 s) has not expired,
-// takes the id over (J1): it revokes the dead incarnation's lease, which
+// takes the id over (one registration per node id): it revokes the dead incarnation's lease, which
 // frees its ownerships, becomes ready and owns the partitions — it neither
 // waits for the old lease to expire nor hangs.
 func TestClusterRestartAfterKillTakesIdBack(t *testing.T) {
@@ -154,7 +154,7 @@ func TestClusterLeaveStopsBlockedMerge(t *testing.T) {
 
 // TestClusterReplacedNodeDoesNotTakeIdBack: the incarnation a new start
 // under its id fenced (here still alive) renews its session but does not
-// take the id back from the newer one (J1): two processes sharing an id
+// take the id back from the newer one (one registration per node id): two processes sharing an id
 // never take it from each other in turn.
 func TestClusterReplacedNodeDoesNotTakeIdBack(t *testing.T) {
 	c := newTestCluster(t)

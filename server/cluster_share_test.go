@@ -13,8 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Share groups in cluster mode (kafka Y8–Y10, share Q14–Q19,
-// cluster/sharestate J14–J15).
+// Share groups in cluster mode (share groups in cluster mode, share reads at the leaders and group configs at the coordinator, share groups in cluster mode,
+// fenced share-state writes and the share-state admin reset).
 
 // askNode sends req to node id and fails the test on a transport error.
 func askNode[R kmsg.Response](t *testing.T, cl *kgo.Client, id int32, req kmsg.Request) R {
@@ -89,7 +89,7 @@ func shareStarts(t *testing.T, cl *kgo.Client, coord int32, group, topic string,
 
 // startSettled starts nodes 1..n, waits until every node sees all n (so
 // that placement moves nothing once the topic exists: a leader change
-// would rightly deliver the records in flight again, Q17) and creates
+// would rightly deliver the records in flight again, re-reading after a leader change) and creates
 // topic.
 func startSettled(t *testing.T, n int32, topic string, parts int32) (*testCluster, *kgo.Client, *kadm.Client, context.Context) {
 	t.Helper()
@@ -118,7 +118,7 @@ func startSettled(t *testing.T, n int32, topic string, parts int32) (*testCluste
 	return c, cl, adm, ctx
 }
 
-// TestClusterShareConsumesOnce (Y8, Y9, Q15): two share consumers of one
+// TestClusterShareConsumesOnce (share groups in cluster mode, share reads at the leaders, the leader side): two share consumers of one
 // group on a 3-node cluster, every record accepted: each record is
 // delivered exactly once, though the partitions' leaders are spread over
 // the nodes, and the coordinator describes every partition as done.
@@ -189,11 +189,11 @@ func TestClusterShareConsumesOnce(t *testing.T) {
 	if len(delivered) != n {
 		t.Errorf("%d distinct records delivered, want %d", len(delivered), n)
 	}
-	t.Logf("partition leaders %v", leaders) // spread by placement (J2), not fixed: topic ids are random
+	t.Logf("partition leaders %v", leaders) // spread by placement (rendezvous placement), not fixed: topic ids are random
 }
 
 // checkShareAdvertised requires node id to advertise the share-group APIs
-// and share.version (Y8).
+// and share.version (share groups in cluster mode).
 func checkShareAdvertised(t *testing.T, cl *kgo.Client, id int32) {
 	t.Helper()
 	req := kmsg.NewPtrApiVersionsRequest()
@@ -306,7 +306,7 @@ func offsetsOf(got map[int64]int16) []string {
 	return out
 }
 
-// TestClusterShareFailover (Q7, Q15–Q18, Y8–Y10): records acquired on a
+// TestClusterShareFailover (locks released at restart, share groups in cluster mode, share groups in cluster mode, share reads at the leaders and group configs at the coordinator): records acquired on a
 // partition's leader and not acknowledged are delivered again by the next
 // leader, with their delivery count one higher, and acknowledged ones are
 // not; a node that does not lead the partition answers

@@ -79,7 +79,7 @@ func (c *testCluster) start(id int32) *Server {
 	return s
 }
 
-// stop closes node id gracefully (it hands its partitions over, J5).
+// stop closes node id gracefully (it hands its partitions over, graceful handover).
 func (c *testCluster) stop(id int32) {
 	c.mu.Lock()
 	s := c.nodes[id]
@@ -190,7 +190,7 @@ func TestClusterProduceFetchAcrossNodes(t *testing.T) {
 
 // TestClusterFailoverKeepsAcknowledged: when a node stops, the others
 // take its partitions over and serve every acknowledged record, rebuilt
-// from the published copy (J3). (A kill -9, where the node's session has
+// from the published copy (rebuild before serving). (A kill -9, where the node's session has
 // to end first, is test/cluster's.)
 func TestClusterFailoverKeepsAcknowledged(t *testing.T) {
 	c, cl, adm, ctx := startWithTopic(t, 3, "f", 3)
@@ -308,7 +308,7 @@ func testLogger(t *testing.T, id int32) *zap.Logger {
 }
 
 // TestClusterCoordinatorMoves: committed offsets survive the coordinator
-// role moving to another node (J6): the new coordinator restores them
+// role moving to another node (the coordinator role): the new coordinator restores them
 // from etcd, and a consumer group resumes from them.
 func TestClusterCoordinatorMoves(t *testing.T) {
 	c, _, adm, ctx := startWithTopic(t, 3, "g", 3)
@@ -367,7 +367,7 @@ func (c *testCluster) coordinator(adm *kadm.Client, group string) int32 {
 }
 
 // TestClusterGracefulStopHandsOver: once a node's Close returns, it is
-// deregistered and owns nothing (J5), and the partitions it led are
+// deregistered and owns nothing (graceful handover), and the partitions it led are
 // served by the others with every acknowledged record.
 func TestClusterGracefulStopHandsOver(t *testing.T) {
 	c, cl, adm, ctx := startWithTopic(t, 3, "h", 6)
@@ -430,7 +430,7 @@ func TestClusterMergesRanges(t *testing.T) {
 
 // TestClusterIdempotentRetryAfterFailover: an idempotent producer's retry
 // of an acknowledged batch, sent to the partition's new owner after a
-// failover, is recognised as a duplicate (J3: producer state is replayed
+// failover, is recognised as a duplicate (rebuild before serving: producer state is replayed
 // from the published batches) and gets the original offset.
 func TestClusterIdempotentRetryAfterFailover(t *testing.T) {
 	c, cl, adm, ctx := startWithTopic(t, 2, "i", 1)
@@ -521,7 +521,7 @@ func (c *testCluster) waitMoved(adm *kadm.Client, topic string, p, from int32) i
 
 // servesOwn reports whether node id names itself the leader of topic/p
 // in its own Metadata. Only that is proof it serves the partition: a
-// node names itself only once its copy is rebuilt (J3), whereas any
+// node names itself only once its copy is rebuilt (rebuild before serving), whereas any
 // other node names an owner from its etcd record, while that owner is
 // still rebuilding too, and so answers Metadata before the owner can
 // take a produce.
@@ -601,15 +601,15 @@ func checkConsumed(t *testing.T, c *testCluster, topic string, want []string) {
 
 // TestClusterReadsBelowTheCache: a new owner copies only the newest
 // published ranges that fit cluster.cache.rebuild.bytes into its local
-// cache (J8) and serves every older offset from the object store (J9,
+// cache (the bounded rebuild) and serves every older offset from the object store (pinned reads below the cache,
 // ledger R20, R21); its producer state is replayed from the published
 // start all the same, so a retry from a producer whose batches are all
-// below the cache is still deduplicated (resolver N8).
+// below the cache is still deduplicated (the local copy as a cache).
 func TestClusterReadsBelowTheCache(t *testing.T) {
 	const cache = 4096
 	c, cl, adm, ctx := startWithTopic(t, 2, "o", 1, func(cfg *Config) {
 		cfg.Cluster.CacheRebuildBytes = cache
-		// No exported state (J11): the replay reads the published log.
+		// No exported state (periodic state export): the replay reads the published log.
 		cfg.Cluster.StateInterval = time.Hour
 	})
 	ir := initProducer(t, ctx, cl)
@@ -658,7 +658,7 @@ func TestClusterReadsBelowTheCache(t *testing.T) {
 		t.Fatalf("offset for time 0: %+v, want 0", o)
 	}
 	checkConsumed(t, c, "o", want) // the retry wrote nothing
-	// DeleteRecords below the local cache moves the published start (N9):
+	// DeleteRecords below the local cache moves the published start (DeleteRecords below the local copy):
 	// here, and for the next owner.
 	// The new owner's upkeep merges the old owner's ranges meanwhile: a
 	// conflict with it is retried inside, never a storage error.
@@ -728,8 +728,8 @@ func produceToLeader(t *testing.T, ctx context.Context, c *testCluster, adm *kad
 }
 
 // TestClusterFailoverFromExportedState: an owner exports its producer
-// state to the object store (cluster/node J11, diskless U9); a new owner
-// installs it and replays only from the offset it covers (resolver N10),
+// state to the object store (periodic state export, the published producer state); a new owner
+// installs it and replays only from the offset it covers (exported producer state),
 // not from the published start, and still deduplicates a retry from a
 // producer whose batches are all older than that.
 func TestClusterFailoverFromExportedState(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 )
 
 // The transaction coordinator role moving in the middle of a request
-// (kafka/txn X12, X14; cluster/txnmark X22): the node that loses it
+// (the InitProducerId bump, completion at open; coordinator-fenced records): the node that loses it
 // cannot finish, the new one restores what was durable, and the client,
 // retrying there, sees only retriable errors and is never fenced.
 
@@ -307,12 +307,12 @@ func retriableOrGone(t *testing.T, what string, code int16, err error, successOK
 
 // TestClusterTxnCoordinatorMovesMidAdd: the coordinator loses its role
 // after an AddPartitionsToTxn is durable but before the partition is
-// registered (the relay's write is then fenced, X22); the client gets a
+// registered (the relay's write is then fenced, coordinator-fenced records); the client gets a
 // retriable error and recovers as franz-go does, with a KIP-360
 // InitProducerId naming its own producer id and epoch. The new
 // coordinator restored the transaction Ongoing: it aborts it
 // (CONCURRENT_TRANSACTIONS) and the retry continues at the abort's epoch
-// (X12) instead of PRODUCER_FENCED, and the next transaction commits.
+// (the InitProducerId bump) instead of PRODUCER_FENCED, and the next transaction commits.
 func TestClusterTxnCoordinatorMovesMidAdd(t *testing.T) {
 	f := newMoveFixture(t)
 	const id = "mid-add"
@@ -363,7 +363,7 @@ func TestClusterTxnCoordinatorMovesMidAdd(t *testing.T) {
 // TestClusterTxnCoordinatorMovesMidEndTxn: the coordinator loses its role
 // after EndTxn's decision (PrepareCommit) is durable but before any
 // marker is written. The new coordinator restores PrepareCommit and
-// completes it (X14); the client's EndTxn, retried there, is answered
+// completes it (completion at open); the client's EndTxn, retried there, is answered
 // CONCURRENT_TRANSACTIONS while it does and then NONE, at the same epoch,
 // and a KIP-360 InitProducerId after it bumps the epoch without fencing.
 func TestClusterTxnCoordinatorMovesMidEndTxn(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// Transactions in cluster mode (kafka Y19, cluster/txnmark X22–X24).
+// Transactions in cluster mode (cluster transactions at version 1, coordinator-fenced records, leader-applied records and verification across nodes).
 
 // txnProducer is a transactional client of c writing to topic's
 // partitions by Record.Partition.
@@ -51,7 +51,7 @@ func readCommitted(t *testing.T, c *testCluster, topic string, n int) []string {
 }
 
 // TestClusterTransactions: a transaction spanning partitions led by
-// every node commits on all of them, an aborted one on none (X22, X23):
+// every node commits on all of them, an aborted one on none (coordinator-fenced records, leader-applied records):
 // read_committed sees exactly the committed records, read_uncommitted
 // both.
 func TestClusterTransactions(t *testing.T) {
@@ -89,7 +89,7 @@ func TestClusterTransactions(t *testing.T) {
 }
 
 // checkNoTxnRecords waits until etcd holds no transaction record: every
-// marker's record is deleted once durable (X23).
+// marker's record is deleted once durable (leader-applied records).
 func checkNoTxnRecords(t *testing.T, c *testCluster, ctx context.Context) {
 	t.Helper()
 	etcd := c.etcd.Client(t)
@@ -114,8 +114,8 @@ func checkNoTxnRecords(t *testing.T, c *testCluster, ctx context.Context) {
 
 // TestClusterTransactionAcrossFailover: the leader of a partition in an
 // ongoing transaction stops; the partition's new leader accepts the
-// transaction's next batch (X24: registered by the old leader only) and
-// writes its marker (X23), and the commit is whole.
+// transaction's next batch (verification across nodes: registered by the old leader only) and
+// writes its marker (leader-applied records), and the commit is whole.
 func TestClusterTransactionAcrossFailover(t *testing.T) {
 	c, _, adm, ctx := startWithTopic(t, 3, "fo", 3)
 	leaders := c.waitLeaders(adm, "fo", 3)

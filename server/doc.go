@@ -1,6 +1,6 @@
 // Package server assembles one kgateway server over one data directory:
 // storage, the resolver over it, the group offsets store beside it (O3)
-// and the Kafka front end, with a metrics registry of its own (M1).
+// and the Kafka front end, with a metrics registry of its own (a registry per server).
 //
 //	s, err := server.Open(server.Config{DataDir: dir, Listen: "127.0.0.1:9092"})
 //	go s.Serve()

@@ -133,7 +133,7 @@ func inspectTxns(offs *offsets.Store, stdout io.Writer) error {
 }
 
 // printMembers lists a group's persisted membership: what a restart
-// resumes (group G9), which may be a generation behind the group's record
+// resumes (classic membership restored at restart), which may be a generation behind the group's record
 // while a rebalance is in progress.
 func printMembers(w io.Writer, cg offsets.ClassicGroup) {
 	fmt.Fprintf(w, "  members at generation %d\tleader %s\n", cg.Generation, cg.Leader)

@@ -63,8 +63,8 @@ type Config struct {
 	// Offsets configures the group offsets store; PebbleFS replaces its
 	// file system.
 	Offsets offsets.Options
-	// Authorizer turns authorization on (A9); its ACLs are kept in
-	// DataDir (A10), or in a cluster's etcd with the credentials (A12).
+	// Authorizer turns authorization on (the authorizer's decisions); its ACLs are kept in
+	// DataDir (the durable ACL store), or in a cluster's etcd with the credentials (credentials and ACLs shared in etcd).
 	Authorizer AuthorizerConfig
 	// Kafka configures the front end. Open sets Resolver and Offsets to
 	// the layers it opened, and Observer to the server's metrics when nil.
@@ -229,14 +229,14 @@ func (s *Server) openLayers() (err error) {
 		if err := s.clusterID(&kc); err != nil {
 			return err
 		}
-		s.clusterShare(&kc) // kafka Y8
+		s.clusterShare(&kc) // Share groups in cluster mode
 		s.clusterTxn(&kc)
-		if err := s.openClusterAuth(&kc); err != nil { // A12
+		if err := s.openClusterAuth(&kc); err != nil { // Credentials and ACLs shared in etcd
 			return err
 		}
 	}
 	if kc.SASL.Credentials == nil {
-		kc.SASL.Credentials = auth.OpenStore(cfg.DataDir) // A2
+		kc.SASL.Credentials = auth.OpenStore(cfg.DataDir) // The SCRAM credential store
 	}
 	if kc.Quotas == nil {
 		if kc.Quotas, err = quota.OpenStore(cfg.DataDir); err != nil {
@@ -355,7 +355,7 @@ func (s *Server) Ready() error {
 	return nil
 }
 
-// Metrics is the server's registry and instruments (M1).
+// Metrics is the server's registry and instruments (a registry per server).
 func (s *Server) Metrics() *metrics.Metrics { return s.metrics }
 
 // Resolver, Offsets and Store are the open layers, for the inspection of
@@ -378,7 +378,7 @@ func (s *Server) close() error {
 	s.mu.closed = true
 	serving := s.mu.serving
 	s.mu.Unlock()
-	s.leaveCluster() // J5: hand the partitions over while still answering
+	s.leaveCluster() // Graceful handover: hand the partitions over while still answering
 	err := s.kafka.Close()
 	if errors.Is(err, kafka.ErrServerClosed) {
 		err = nil

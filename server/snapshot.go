@@ -7,7 +7,7 @@ import (
 	"github.com/kgateway/kgateway/metrics"
 )
 
-// snapshot is the metrics Source, computed at scrape time (M2).
+// snapshot is the metrics Source, computed at scrape time (nothing on the hot path).
 func (s *Server) snapshot() metrics.Snapshot {
 	var snap metrics.Snapshot
 	if !s.open.Load() {

@@ -47,6 +47,7 @@
 //
 // # Group commit
 //
+// (Where this sits in a produce: docs/DESIGN.md "Write flow", step 4.)
 // Write, under the log's append lock, assigns the next dense offset (D3),
 // calls Stamp, writes the frame to the open ledger file (page cache only)
 // and queues a Pending. One committer goroutine takes everything queued (up
@@ -121,8 +122,7 @@
 //	   non-empty) as its log's spare (spare.go, `<log>.spare`), and the
 //	   log's next Roll renames it to the new ledger's name and writes over
 //	   it: an fdatasync after overwriting blocks needs no journal commit
-//	   (BenchmarkAppendReused; BENCHMARKS.md "Reusing trimmed segment
-//	   files" has the figures). Only the same log reuses a file, because I4 is what keeps
+//	   (BENCHMARKS.md "Reusing trimmed segment files"). Only the same log reuses a file, because I4 is what keeps
 //	   the old frames out: every offset in a trimmed ledger is below the
 //	   first offset of every later ledger of its log, so no old frame can
 //	   continue the new ledger's offset sequence, and recovery stops at the
@@ -245,7 +245,7 @@
 // generation (LedgerInfo.Gen, kept in its record) is one above the
 // highest it replaces; appended ledgers are generation 0. An entry's
 // Records is then the offsets it spans, and offsets between entries may
-// be unused (gaps). The rules are the resolver's L9-L11: the file is
+// be unused (gaps). The rules are the resolver's compacted generations, the generation swap and reads across gaps: the file is
 // synced and its directory entry durable before one synced pebble batch
 // swaps the ledger records and the range's entry index, so a crash
 // leaves one generation whole; old files go with their last pin; reads
@@ -260,7 +260,7 @@
 // be offloaded (Offload): its record is marked, in a synced write, and
 // then its file is removed like a trimmed one's (after the last pin, I6;
 // kept as the log's spare when I8 allows). Its record, entry index and
-// time index stay, so offsets, retention (T1-T6), ListOffsets and the
+// time index stay, so offsets, retention (the retention rules), ListOffsets and the
 // ledger's sizes see the whole log; only its payloads are elsewhere.
 // ReadIndexed of its entries fails with ErrOffloaded, which sends the
 // ledger's read to the object target. Open does not expect its file (one
@@ -304,15 +304,8 @@
 //
 // # Benchmarks
 //
-//	go test -run '^$' -bench . ./storage/                       # quick sizes
-//	KGW_BENCH_BIG=1 go test -run '^$' -bench Open ./storage/    # open a 5 GB store
-//
-// BenchmarkAppendDurable reports MB/s and p50/p99 append latency for 16 KiB
-// and 1 MiB entries from 1, 4 and 16 appenders on one log or one log each;
-// BenchmarkAppendReused the same for 16 KiB appends into a new file and
-// into a reused one (I8);
-// BenchmarkReadHot/ReadCold read the open ledger from the page cache and
-// sealed ledgers after dropping their pages; BenchmarkOpen times Open.
+// The storage benchmarks (append, reused files, reads, Open) and how to
+// run them: BENCHMARKS.md "Storage and object tier micro-benchmarks".
 //
 // # Locks
 //

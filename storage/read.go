@@ -60,7 +60,7 @@ func (s *Store) scanIndex(l *logState, sn snapshot, from Offset, visit func(Entr
 			return err
 		}
 		// No entry at or below from: trimmed, or a gap a rewrite left
-		// at the start of the log (resolver L11).
+		// at the start of the log (reads across gaps).
 		if from < sn.start || !l.startAtOrBelow(from) {
 			return fmt.Errorf("%w: %v: %v", ErrTrimmed, id, from)
 		}
@@ -74,7 +74,7 @@ func (s *Store) scanIndex(l *logState, sn snapshot, from Offset, visit func(Entr
 		if from < sn.start {
 			return fmt.Errorf("%w: %v: %v below start %v", ErrTrimmed, id, from, sn.start)
 		}
-		// from is in a gap a rewrite left (resolver L11): the read moves to the
+		// from is in a gap a rewrite left (reads across gaps): the read moves to the
 		// next entry (R3). The floor entry is there, so nothing between
 		// it and from was trimmed (trims remove a prefix).
 		probes++

@@ -14,7 +14,7 @@ import (
 // subset of its entries at their own offsets (a log cleaner's output).
 // The new ledger's file is written and synced beside the old ones, which
 // reads keep using; one synced pebble batch then swaps the index from the
-// old generation to the new (resolver L9-L11).
+// old generation to the new (compacted generations, the generation swap and reads across gaps).
 
 // Rewrite is a new generation of a range of sealed ledgers, being written.
 // It is used by one goroutine; Commit or Abort ends it.
@@ -110,7 +110,7 @@ func (w *Rewrite) Range() (first, end Offset) { return w.first, w.end }
 
 // Append adds an entry spanning [off, off+span) to the new generation.
 // Entries must come in offset order, inside the range, and may leave gaps
-// (resolver L11); span counts offsets, not the records the payload still holds.
+// (reads across gaps); span counts offsets, not the records the payload still holds.
 func (w *Rewrite) Append(off Offset, span int32, maxTime int64, payload []byte) error {
 	if w.done {
 		return fmt.Errorf("%w: rewrite ended", ErrInvalid)
@@ -152,12 +152,12 @@ func (w *Rewrite) Abort() {
 	_ = w.s.fs.Remove(w.name)
 }
 
-// Commit swaps the range to the new generation (resolver L9): the file is synced,
+// Commit swaps the range to the new generation (compacted generations): the file is synced,
 // then one synced pebble batch removes the old ledgers' records and their
 // entry index and adds the new ledger and its entries. A crash before the
 // batch leaves the old generation and an orphan file, after it the new
 // generation and orphan old files; Open removes orphans (I1). The old
-// files go when the last read pinning them releases it (G3, I6). If a
+// files go when the last read pinning them releases it (no stranded member, I6). If a
 // trim or another rewrite changed the range meanwhile, Commit fails with
 // ErrRemoved and changes nothing (the caller Aborts).
 func (w *Rewrite) Commit() error {
@@ -205,7 +205,7 @@ func (w *Rewrite) Commit() error {
 	}
 	// The new file is known to reads before the index names it: a read
 	// that sees the committed entries before the ledger list below is
-	// updated must be able to pin it (L10).
+	// updated must be able to pin it (the generation swap).
 	l.mu.Lock()
 	l.mu.files[w.led] = &ledgerFile{name: w.name, file: w.file}
 	l.mu.Unlock()

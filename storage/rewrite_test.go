@@ -141,7 +141,7 @@ func sameEntries(a, b map[Offset][]byte) bool {
 	return true
 }
 
-// L9: a crash at any instant of a rewrite leaves the old generation or
+// Compacted generations: a crash at any instant of a rewrite leaves the old generation or
 // the new one, whole, never a mix; the other generation's files are
 // orphans that Open removes; the log takes appends after it.
 func TestRewriteCrashAtomic(t *testing.T) {
@@ -249,7 +249,7 @@ func (f *blockFile) ReadAt(p []byte, off int64) (int, error) {
 	return f.File.ReadAt(p, off)
 }
 
-// L10: a read that pinned the old generation completes from it while the
+// The generation swap: a read that pinned the old generation completes from it while the
 // swap commits; the old file is removed only when that read releases it,
 // and the next read sees the new generation.
 func TestRewritePinnedReadCompletesFromOld(t *testing.T) {
@@ -303,7 +303,7 @@ func TestRewritePinnedReadCompletesFromOld(t *testing.T) {
 	}
 }
 
-// L11, R3: by offset, a read in a gap starts at the next entry; Floor
+// Reads across gaps, R3: by offset, a read in a gap starts at the next entry; Floor
 // and SeekTime resolve into gaps the same way; a gap running to the end
 // reads nothing.
 func TestRewriteGapsReadForward(t *testing.T) {

@@ -111,7 +111,7 @@ type aclCase struct {
 	ok func(int16) bool
 }
 
-// The ACL matrix (A11): each API with and without the ACL it needs, over
+// The ACL matrix (per-API authorization): each API with and without the ACL it needs, over
 // franz-go on a SASL listener, as User:alice.
 func TestACLMatrix(t *testing.T) {
 	a := newACLServer(t)
@@ -433,7 +433,7 @@ func describeConfigsCode(t *testing.T, cl *kgo.Client, typ kmsg.ConfigResourceTy
 	return seedRequest[*kmsg.DescribeConfigsResponse](t, cl, req).Resources[0].ErrorCode
 }
 
-// A9, A11: a PREFIXED READ lets alice consume as a group member; a LITERAL
+// The authorizer's decisions, per-API authorization: a PREFIXED READ lets alice consume as a group member; a LITERAL
 // DENY on one topic under the prefix wins over it; Metadata hides the
 // topics she may not describe; the super user sees everything.
 func TestACLPrefixedDenyAndSuperUser(t *testing.T) {
@@ -502,7 +502,7 @@ func allTopics(t *testing.T, cl *kgo.Client) []string {
 	return names
 }
 
-// A10: ACLs are durable: after a restart kadm describes the same set and
+// The durable ACL store: ACLs are durable: after a restart kadm describes the same set and
 // they still decide.
 func TestACLsSurviveRestart(t *testing.T) {
 	a := newACLServer(t)
@@ -607,7 +607,7 @@ func countDescribed(t *testing.T, res kadm.DescribeACLsResults) int {
 	return n
 }
 
-// A11: authorized_operations in Metadata and DescribeCluster when asked.
+// Per-API authorization: authorized_operations in Metadata and DescribeCluster when asked.
 func TestAuthorizedOperations(t *testing.T) {
 	a := newACLServer(t)
 	a.createTopics("ops-1")
@@ -649,10 +649,10 @@ func TestACLAPIsWithoutAuthorizer(t *testing.T) {
 	}
 }
 
-// A6, A9: the principal ACLs are matched against comes from the
+// The principal mapping, the authorizer's decisions: the principal ACLs are matched against comes from the
 // connection: User:ANONYMOUS on PLAINTEXT, User: and the certificate's
 // subject with mTLS. The ACLs are written to the data directory before
-// the server opens (A10: it loads them).
+// the server opens (the durable ACL store: it loads them).
 func TestACLPrincipalFromConnection(t *testing.T) {
 	ca := authtest.NewCA(t, "ca")
 	dir := t.TempDir()
@@ -698,7 +698,7 @@ func TestACLPrincipalFromConnection(t *testing.T) {
 	}
 }
 
-// A11: a fetch session's partitions are authorized at every fetch, not
+// Per-API authorization: a fetch session's partitions are authorized at every fetch, not
 // only when the request names them: once the READ is deleted, an
 // incremental fetch naming nothing gets TOPIC_AUTHORIZATION_FAILED for
 // the session's partition.
@@ -734,7 +734,7 @@ func TestACLFetchSessionRechecked(t *testing.T) {
 	}
 }
 
-// A10: an acknowledged CreateAcls survives SIGKILL of the process: the
+// The durable ACL store: an acknowledged CreateAcls survives SIGKILL of the process: the
 // binary, authorizer on from its flags, is killed right after kadm's
 // answer and restarted without super users, and the ACLs still decide.
 func TestACLsSurviveKill(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"github.com/kgateway/kgateway/topicconfig"
 )
 
-// The TOPIC_COMPACTED view through real clients (resolver W1–W7): a
+// The TOPIC_COMPACTED view through real clients (the compacted view rules): a
 // delete-policy topic with kgateway.compacted.view.enable keeps its full
 // history; a KTable-style consumer of <topic>.compacted bootstraps the
 // latest value per key (tombstones included, offsets with gaps), then
@@ -157,7 +157,7 @@ func countRecords(t *testing.T, g *gateway, topic string) int {
 }
 
 // A companion is authorized as its source for READ and DESCRIBE
-// (resolver W1, kafka authzName): alice, who may read "events", reads
+// (the companion topic, kafka authzName): alice, who may read "events", reads
 // events.compacted; the companion of a topic she may not read is
 // TOPIC_AUTHORIZATION_FAILED.
 func TestCompactedViewACLs(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 )
 
 // SIGKILL of the real binary while its cleaner rewrites a compacted topic
-// under produce load (resolver L9): after each restart a consumer from
+// under produce load (compacted generations): after each restart a consumer from
 // offset 0 reads strictly increasing offsets and, for every key, a value
 // at least as new as the last one acknowledged.
 func TestKillDuringCompaction(t *testing.T) {

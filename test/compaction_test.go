@@ -12,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// A Kafka Connect / Schema Registry start (resolver L1, L4, L8): create
+// A Kafka Connect / Schema Registry start (the key requirement, the latest-record rewrite, the tombstone horizon): create
 // the compacted topic, confirm cleanup.policy=compact through
 // DescribeConfigs, write keyed records and tombstones, clean, and rebuild
 // the state from offset 0 with a real consumer.
@@ -50,7 +50,7 @@ func TestCompactedTopicStateRebuild(t *testing.T) {
 	}
 
 	prod := g.client(kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(0))
-	// L1: a keyless record is INVALID_RECORD.
+	// The key requirement: a keyless record is INVALID_RECORD.
 	if err := prod.ProduceSync(ctx, &kgo.Record{Value: []byte("no key")}).FirstErr(); !errors.Is(err, kerr.InvalidRecord) {
 		t.Fatalf("keyless record: %v, want INVALID_RECORD", err)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// Compaction of a transactional topic (resolver L12–L15) through real
+// Compaction of a transactional topic (compaction of transactions) through real
 // clients: a franz-go transactional producer commits and aborts rounds
 // of keyed records interleaved with plain ones; after the cleaner's
 // passes a read_committed and a read_uncommitted consumer both rebuild
@@ -83,7 +83,7 @@ func TestCompactedTopicTransactions(t *testing.T) {
 		}
 	}
 	// The first pass removes the aborted batches, the second gives their
-	// markers a delete horizon, the third removes them (L13–L15).
+	// markers a delete horizon, the third removes them (aborted batches dropped, markers kept while needed and marker removal).
 	for range 3 {
 		pad()
 		if err := g.res.RunCleaner(time.Now().Add(time.Second)); err != nil {

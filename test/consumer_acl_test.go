@@ -8,7 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// A11 for KIP-848 subscriptions, over the wire: with READ on the group
+// Per-API authorization for KIP-848 subscriptions, over the wire: with READ on the group
 // and DESCRIBE on one topic only, mallory subscribing by name to a
 // topic she may not describe is TOPIC_AUTHORIZATION_FAILED, as Kafka's
 // KafkaApis; subscribing by the regex ".*" assigns her only the topic

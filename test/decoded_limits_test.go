@@ -123,8 +123,8 @@ func sendAndDrain(t *testing.T, addr string, frame []byte) string {
 	return fmt.Sprintf("answered, %d bytes", n)
 }
 
-// K9: array-heavy requests are bounded once decoded and answered. Each
-// request below names millions of elements; before K9 the first alone
+// The decoded-request bound: array-heavy requests are bounded once decoded and answered. Each
+// request below names millions of elements; before the decoded-request bound the first alone
 // (20 MB naming 10 M topics) took the server to 4.4 GB. Now a request is
 // charged 64 times its bytes to queued.max.request.bytes (500 MiB): the
 // 20 MB ones are refused (connection closed), the 7 MB one is answered

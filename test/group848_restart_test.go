@@ -13,7 +13,7 @@ import (
 // check848NoRebalance: after the server came back, the members consumed
 // what was produced since, exactly once, each partition is owned exactly
 // once, and no member changed member id or epoch or went through a
-// revocation or a new assignment (G16).
+// revocation or a new assignment (consumer groups restored at restart).
 func check848NoRebalance(t *testing.T, parts int32, before []memberView, ms ...*groupMember) {
 	t.Helper()
 	if n := consumedBy(ms...); n != 2*int(parts)*5 {
@@ -60,7 +60,7 @@ func groupEpoch(t *testing.T, addr, groupID string) int32 {
 	return dg.Epoch
 }
 
-// G16: two KIP-848 members consume through a server restart with no
+// Consumer groups restored at restart: two KIP-848 members consume through a server restart with no
 // reassignment and no partition owned twice.
 func Test848MembersSurviveRestart(t *testing.T) {
 	g := newGatewayWith(t, gatewayOptions{group: fast848()})
@@ -87,7 +87,7 @@ func Test848MembersSurviveRestart(t *testing.T) {
 	w.check(t)()
 }
 
-// G16 through SIGKILL of the real binary (Kafka's default heartbeat
+// Consumer groups restored at restart through SIGKILL of the real binary (Kafka's default heartbeat
 // interval), restarted on the same address.
 func Test848MembersSurviveKill(t *testing.T) {
 	dir := t.TempDir()
@@ -120,7 +120,7 @@ func Test848MembersSurviveKill(t *testing.T) {
 	p.stop(t)
 }
 
-// G14: a regex subscription, resolved by the server, picks up a topic
+// Server-side regex subscriptions: a regex subscription, resolved by the server, picks up a topic
 // created after the member joined.
 func Test848RegexNewTopic(t *testing.T) {
 	g := newGatewayWith(t, gatewayOptions{group: fast848()})
@@ -151,7 +151,7 @@ func Test848RegexNewTopic(t *testing.T) {
 	}
 }
 
-// G16: a static member that closes (epoch -2) and comes back with its
+// Consumer groups restored at restart: a static member that closes (epoch -2) and comes back with its
 // instance id gets its partitions again; the other member never takes
 // them meanwhile.
 func Test848StaticMemberRejoin(t *testing.T) {

@@ -79,7 +79,7 @@ func produceAddr(t *testing.T, addr, topic string, parts int32, n int, tag strin
 // what was produced since, the server accepts each member's id and
 // generation (heartbeat and offset commit), and neither member went
 // through a rebalance: same generation, no revoke or assignment, every
-// partition owned exactly once (G9).
+// partition owned exactly once (classic membership restored at restart).
 func checkNoRebalance(t *testing.T, addr, groupID, topic string, parts int32, before []memberView, ms ...*groupMember) {
 	t.Helper()
 	raw, err := kgo.NewClient(kgo.SeedBrokers(addr))
@@ -117,7 +117,7 @@ func checkNoRebalance(t *testing.T, addr, groupID, topic string, parts int32, be
 	}
 }
 
-// G9: two franz-go members consume through a server restart with no
+// Classic membership restored at restart: two franz-go members consume through a server restart with no
 // rebalance and no partition owned twice, with the eager range balancer
 // and the cooperative-sticky one.
 func TestGroupMembersSurviveRestart(t *testing.T) {
@@ -141,7 +141,7 @@ func TestGroupMembersSurviveRestart(t *testing.T) {
 	}
 }
 
-// G9 through SIGKILL of the real binary, restarted on the same address:
+// Classic membership restored at restart through SIGKILL of the real binary, restarted on the same address:
 // the members go on without a rebalance.
 func TestGroupMembersSurviveKill(t *testing.T) {
 	dir := t.TempDir()
@@ -180,7 +180,7 @@ func createTopicAt(t *testing.T, addr, name string, partitions int32) {
 	}
 }
 
-// G8, G9 through a machine crash (vfstest: only what was synced
+// Durable classic membership, classic membership restored at restart through a machine crash (vfstest: only what was synced
 // survives), the server reopened on the crash image at the same address:
 // the membership the members were answered with was synced, so they go on
 // without a rebalance.

@@ -296,7 +296,7 @@ func heartbeat848(t *testing.T, cl *kgo.Client, group, member string, names []st
 }
 
 // KIP-848 consumer groups resolve subscriptions against every topic,
-// internal ones included, as Kafka's broker does (G14): a regex matching
+// internal ones included, as Kafka's broker does (server-side regex subscriptions): a regex matching
 // the internal topics and a name subscription to one are assigned their
 // partition.
 func TestInternalTopicConsumerGroupAssigned(t *testing.T) {

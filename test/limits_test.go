@@ -68,7 +68,7 @@ func apiVersionsFrame(corrID int32) []byte {
 	return append(b, 0xff, 0xff) // null client id
 }
 
-// K8, K6: 1,000 connections open at once, each having done real work
+// The connection limit, the request memory budget: 1,000 connections open at once, each having done real work
 // (ApiVersions, then a 20-record acks=all produce, each answered), then
 // idle, keep the process's resident memory modest, and it still serves.
 func TestThousandIdleConnectionsRSS(t *testing.T) {
@@ -167,7 +167,7 @@ func idleConnProduce(t *testing.T, c net.Conn, corrID int32) {
 	}
 }
 
-// K6: 50 connections each send a 90 MiB frame (4.5 GB declared) as fast as
+// The request memory budget: 50 connections each send a 90 MiB frame (4.5 GB declared) as fast as
 // the server takes it; with queued.max.request.bytes at 100 MiB the server
 // reads one body at a time and the rest wait unread in their sockets, so
 // the peak resident memory stays far below what was declared. (Peak RSS is
@@ -308,7 +308,7 @@ func servedBeside(t *testing.T, addr, topic, what string) {
 	}
 }
 
-// K6: eight connections that each declare a 100 MiB frame (800 MiB, more
+// The request memory budget: eight connections that each declare a 100 MiB frame (800 MiB, more
 // than the default queued.max.request.bytes of 500 MiB) and send nothing
 // more, or trickle it a byte at a time, hold no budget: another client's
 // Metadata, produce and fetch are answered at once.
@@ -349,7 +349,7 @@ func TestStalledFramesDoNotStallOthers(t *testing.T) {
 	servedBeside(t, g.addr, "beside-stalled", "8 stalled 100 MiB frames")
 }
 
-// K6, K4: a connection that pipelines large requests behind a long-poll
+// The request memory budget, requests in effect one at a time: a connection that pipelines large requests behind a long-poll
 // Fetch does not hold queued.max.request.bytes for the poll's MaxWait:
 // they stay unread in its socket while the poll waits, so other clients
 // are served at once.

@@ -63,7 +63,7 @@ func commitReq(group, topic string, offset int64) *kmsg.OffsetCommitRequest {
 	return req
 }
 
-// K4: requests pipelined on one connection take effect in request order.
+// Requests in effect one at a time: requests pipelined on one connection take effect in request order.
 // Each round sends OffsetCommit 2i+1, OffsetCommit 2i+2 and OffsetFetch
 // in one write, as the Java consumer's commitAsync and librdkafka
 // pipeline commits; the fetch must see 2i+2 every time, and the

@@ -11,7 +11,7 @@ import (
 )
 
 // An idempotent producer pipelines up to five produce requests per
-// connection; K4 keeps their appends in order, so none fails with
+// connection; requests in effect one at a time keeps their appends in order, so none fails with
 // OUT_OF_ORDER_SEQUENCE_NUMBER and the log holds the records in produce
 // order.
 func TestPipelinedIdempotentProduceKeepsOrder(t *testing.T) {

@@ -286,7 +286,7 @@ func writeFrame(t *testing.T, nc net.Conn, corrID int32, req kmsg.Request) {
 	}
 }
 
-// K5 on the wire: an acks=0 produce gets no response, so the next response
+// No response for acks=0 on the wire: an acks=0 produce gets no response, so the next response
 // on the connection answers the next request.
 func TestAcksZeroSendsNothing(t *testing.T) {
 	g := newGateway(t)

@@ -94,7 +94,7 @@ func roundTrip(t *testing.T, cl *kgo.Client, topic string, n int, consumer *kgo.
 	}
 }
 
-// A7: each listener advertises its own address: Metadata, FindCoordinator
+// The per-listener advertised address: each listener advertises its own address: Metadata, FindCoordinator
 // and DescribeCluster answer a client on PLAINTEXT with the address it
 // dialed and a client on INTERNAL with INTERNAL's advertised.listeners
 // entry.
@@ -166,7 +166,7 @@ func TestSSLClientAuthRequired(t *testing.T) {
 	roundTrip(t, newClient(t, addr, kgo.DialTLSConfig(withCert)), "mtls", 5, newClient(t, addr, kgo.DialTLSConfig(withCert)))
 }
 
-// A5: replacing the keystore file makes new connections get the new
+// TLS handshake timeouts and certificate reloads: replacing the keystore file makes new connections get the new
 // certificate while a connection opened before keeps working on its
 // session, without being dropped.
 func TestTLSReloadKeepsConnections(t *testing.T) {
@@ -295,7 +295,7 @@ func TestSASLFranzGo(t *testing.T) {
 	}
 }
 
-// A3: a wrong password, then an unknown user: both are refused with
+// The failed-authentication delay: a wrong password, then an unknown user: both are refused with
 // SASL_AUTHENTICATION_FAILED, nothing is served to them, and both are
 // counted as failures.
 func TestSASLWrongPasswordThenUnknownUser(t *testing.T) {
@@ -320,7 +320,7 @@ func TestSASLWrongPasswordThenUnknownUser(t *testing.T) {
 	}
 }
 
-// A4: with connections.max.reauth.ms, franz-go re-authenticates on its
+// KIP-368 re-authentication: with connections.max.reauth.ms, franz-go re-authenticates on its
 // open connection before the session ends and keeps producing; nothing
 // fails across several session lifetimes.
 func TestSASLReauthenticationFranzGo(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// The share-group APIs' ACLs (A11), as Kafka's: READ on the group for
+// The share-group APIs' ACLs (per-API authorization), as Kafka's: READ on the group for
 // membership and fetching, then DESCRIBE on subscribed topics and READ on
 // fetched ones; DESCRIBE on the group to describe it and its offsets,
 // DELETE to delete offsets, DESCRIBE_CONFIGS for its configs.
@@ -76,7 +76,7 @@ func TestShareGroupACLs(t *testing.T) {
 	expect("group configs with DESCRIBE_CONFIGS", describeConfigsCode(t, alice, kmsg.ConfigResourceTypeGroupConfig, "g-sh"), nil)
 }
 
-// A11 for share acknowledgements and share members: acknowledging needs
+// Per-API authorization for share acknowledgements and share members: acknowledging needs
 // READ on the topic (Kafka's handleShareAcknowledgeRequest, and the
 // acknowledgements a ShareFetch carries), and a share member id is bound
 // to a member that joined through ShareGroupHeartbeat, by the principal
@@ -215,7 +215,7 @@ func TestShareAckACLsAndMemberBinding(t *testing.T) {
 	expect("alice's records, still hers", part, nil)
 }
 
-// A11: describing a share group and its offsets reveals no topic the
+// Per-API authorization: describing a share group and its offsets reveals no topic the
 // principal may not DESCRIBE, as ConsumerGroupDescribe: a group whose
 // members subscribe to or are assigned such a topic is
 // TOPIC_AUTHORIZATION_FAILED; DescribeShareGroupOffsets of every topic

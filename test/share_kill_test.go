@@ -10,10 +10,10 @@ import (
 // TestShareGroupKillWithLocksHeld runs the real binary and SIGKILLs it
 // while a member holds locks on every record (locked for an hour): after
 // each restart the next member acquires all of them at once, each with
-// its delivery count one higher (share Q7, offsets O31: acquisitions are
+// its delivery count one higher (locks released at restart, acquisitions persisted as available: acquisitions are
 // durable before records are sent, and never persisted as held). After
 // group.share.delivery.count.limit kills the records are archived and the
-// start offset passes them (Q4).
+// start offset passes them (the delivery count limit).
 func TestShareGroupKillWithLocksHeld(t *testing.T) {
 	dir := t.TempDir()
 	const topic, group, n, limit = "sk", "sk-group", 20, 3

@@ -8,10 +8,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// TestShareGroupBounds: what a client controls is bounded (share Q8):
+// TestShareGroupBounds: what a client controls is bounded (the share bounds):
 // members per group, share sessions in total, records in flight per
-// partition (Q3), and acknowledgement batches; an acknowledgement of
-// records the member does not hold changes nothing (Q6).
+// partition (the in-flight window bound), and acknowledgement batches; an acknowledgement of
+// records the member does not hold changes nothing (acknowledgement by the lock holder).
 func TestShareGroupBounds(t *testing.T) {
 	g := newGatewayWith(t, gatewayOptions{share: share.Config{MaxSize: 2, MaxShareSessions: 2, PartitionMaxRecordLocks: 100}})
 	const topic, group = "sb", "sb-group"
@@ -27,7 +27,7 @@ func TestShareGroupBounds(t *testing.T) {
 		t.Errorf("third member of a group of at most 2: %v, want GROUP_MAX_SIZE_REACHED", kerr.ErrorForCode(r.ErrorCode))
 	}
 
-	// Q3: a's fetch takes the whole window; b gets nothing until a
+	// The in-flight window bound: a's fetch takes the whole window; b gets nothing until a
 	// finishes some.
 	held := a.fetch(0)
 	if len(held) != 100 {

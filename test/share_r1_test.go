@@ -17,7 +17,7 @@ import (
 )
 
 // TestShareFetchWritesNothingToTheLedger: R1 (a read writes nothing) holds
-// under share fetches (share Q9, offsets O33). Two share consumers
+// under share fetches (cursorless share reads, share state is group state). Two share consumers
 // acquire, and accept, every record of a partition; meanwhile not one
 // byte is written, synced, created or removed in the segment files or the
 // storage index, while the offsets store, where the share state lives,

@@ -13,10 +13,10 @@ import (
 )
 
 // TestShareGroupMembersShareOnePartition: three franz-go share consumers
-// on one partition (share Q12: all three are assigned it). Every record is
+// on one partition (share assignment: all three are assigned it). Every record is
 // accepted exactly once; the records released on their first delivery are
-// delivered again, with delivery count 2, and then accepted (Q1, Q6). The
-// share-partition start offset ends past the last record (Q2).
+// delivered again, with delivery count 2, and then accepted (one acquirer per record, acknowledgement by the lock holder). The
+// share-partition start offset ends past the last record (the share-partition start offset).
 func TestShareGroupMembersShareOnePartition(t *testing.T) {
 	g := newGateway(t)
 	const topic, group, n = "sq", "sq-group", 300
@@ -80,7 +80,7 @@ func sharedBy(t *testing.T, addr, group, topic string) int {
 
 // TestShareGroupRejectAndDeliveryLimit: a rejected record is never
 // delivered again; a record released every time is delivered exactly
-// group.share.delivery.count.limit times and then archived (Q4), after
+// group.share.delivery.count.limit times and then archived (the delivery count limit), after
 // which the start offset passes every record: nothing is left to deliver.
 func TestShareGroupRejectAndDeliveryLimit(t *testing.T) {
 	g := newGatewayWith(t, gatewayOptions{share: share.Config{DeliveryCountLimit: 3}})
@@ -115,7 +115,7 @@ func TestShareGroupRejectAndDeliveryLimit(t *testing.T) {
 
 // TestShareGroupLockExpiryRedelivers: a member that acquires records and
 // then hangs (connected, never acknowledging) keeps them only for the
-// lock duration; then another member gets them, delivery count 2 (Q5).
+// lock duration; then another member gets them, delivery count 2 (releases on lock expiry).
 func TestShareGroupLockExpiryRedelivers(t *testing.T) {
 	lock := 500 * time.Millisecond
 	g := newGatewayWith(t, gatewayOptions{share: share.Config{RecordLockDuration: lock}})
@@ -151,9 +151,9 @@ func TestShareGroupLockExpiryRedelivers(t *testing.T) {
 
 // TestShareGroupRestartReleasesLocks: records acquired (locked for a
 // minute) when the server stops are available after the restart, their
-// delivery count kept (Q7, O31): the next member gets them at once with
+// delivery count kept (locks released at restart, acquisitions persisted as available): the next member gets them at once with
 // count 2, long before the lock would have expired. Here the member's
-// connection closes first, which releases its records (Q5);
+// connection closes first, which releases its records (releases on lock expiry);
 // TestShareGroupKillWithLocksHeld kills the server with them held.
 func TestShareGroupRestartReleasesLocks(t *testing.T) {
 	g := newGatewayWith(t, gatewayOptions{share: share.Config{RecordLockDuration: time.Minute}})
@@ -193,7 +193,7 @@ func TestShareGroupRestartReleasesLocks(t *testing.T) {
 
 // TestShareGroupNamespace: a classic group's id is not a share group's
 // (GROUP_ID_NOT_FOUND), and a share group's id refuses classic joins and
-// commits (Q10).
+// commits (one group-id namespace).
 func TestShareGroupNamespace(t *testing.T) {
 	g := newGateway(t)
 	g.createTopic("ns", 1)
@@ -293,7 +293,7 @@ func TestShareGroupNamespace(t *testing.T) {
 }
 
 // TestShareGroupTopicRecreated: the share state of a deleted topic does
-// not hold back a new topic of the same name (Q2): the group reads the new
+// not hold back a new topic of the same name (the share-partition start offset): the group reads the new
 // topic's records from its start.
 func TestShareGroupTopicRecreated(t *testing.T) {
 	g := newGateway(t)
@@ -320,7 +320,7 @@ func TestShareGroupTopicRecreated(t *testing.T) {
 // TestShareGroupDeadMemberReleases: a member whose connection closes
 // (its process died) releases its records at once, and so does a member
 // whose session times out: both long before their one-minute locks
-// expire, each record's delivery counted (Q5).
+// expire, each record's delivery counted (releases on lock expiry).
 func TestShareGroupDeadMemberReleases(t *testing.T) {
 	g := newGatewayWith(t, gatewayOptions{share: share.Config{RecordLockDuration: time.Minute, SessionTimeout: 300 * time.Millisecond}})
 	const topic, group, n = "dm", "dm-group", 10

@@ -29,7 +29,7 @@ import (
 // producers run transactions end to end: records on two partitions,
 // AddOffsetsToTxn and TxnOffsetCommit, then EndTxn (commit or abort),
 // concurrently. After reopening the image and letting each producer
-// restart (InitProducerId, which aborts what was left open) (X13, X14,
+// restart (InitProducerId, which aborts what was left open) (durable partition adds, completion at open,
 // O6, D2):
 //   - every transaction is atomic across its partitions and its offsets:
 //     a producer's transactions visible to read_committed are the same on
@@ -151,7 +151,7 @@ func openTxnCrashServer(t *testing.T, seed uint64, fs crashFS) *server.Server {
 		Offsets:  offsets.Options{PebbleFS: fs.group},
 		Resolver: resolver.Config{RetentionCheckInterval: -1},
 		// Only recovery at open may complete what the crash left decided
-		// (X14): the retry loop would hide its absence.
+		// (completion at open): the retry loop would hide its absence.
 		Kafka: kafka.Config{Txn: txn.Config{AbortTimedOutInterval: time.Hour}}})
 	if err != nil {
 		t.Fatalf("seed %d: open server: %v", seed, err)
@@ -301,7 +301,7 @@ func checkTxnCrash(t *testing.T, seed uint64, s *server.Server, ended map[[2]int
 // restartProducer does what a restarted producer does first: InitProducerId
 // with its transactional id, retried once after the coordinator aborted
 // what was left open (CONCURRENT_TRANSACTIONS; the abort completes before
-// that answer, X12). It reports whether there was.
+// that answer, the InitProducerId bump). It reports whether there was.
 func restartProducer(t *testing.T, ctx context.Context, cl *kgo.Client, id string) bool {
 	aborted := false
 	for range 2 {

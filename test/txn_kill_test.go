@@ -38,8 +38,8 @@ const (
 // moments, restarting it on the same address: the members carry on
 // (a member whose session fails starts a new one, which fences the old
 // incarnation), and each aborts one transaction in five of its own. Once the group has committed the whole input, the output
-// under read_committed holds every input record exactly once (X12–X15,
-// resolver X1–X9), with the range and the cooperative-sticky balancer.
+// under read_committed holds every input record exactly once (the transaction coordinator's rules,
+// the partition's transaction rules), with the range and the cooperative-sticky balancer.
 func TestKillTransactionalPipeline(t *testing.T) {
 	for _, b := range []struct {
 		name     string

@@ -17,8 +17,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// End-to-end transactions with franz-go (kafka/txn X10–X17, resolver
-// X1–X9).
+// End-to-end transactions with franz-go (the transaction coordinator's rules, resolver
+// the partition's transaction rules).
 
 // txnProducer is a transactional franz-go client.
 func (g *gateway) txnProducer(id string, opts ...kgo.Opt) *kgo.Client {
@@ -99,7 +99,7 @@ func withoutPartition(vs []string) map[string]int {
 	return m
 }
 
-// X13, resolver X1–X9: committed transactions are seen by read_committed
+// Durable partition adds, the partition's transaction rules: committed transactions are seen by read_committed
 // consumers, aborted ones never; read_uncommitted consumers see both; the
 // control records are skipped by both.
 func TestTxnCommitAbortIsolation(t *testing.T) {
@@ -143,7 +143,7 @@ func TestTxnCommitAbortIsolation(t *testing.T) {
 	}
 }
 
-// X12: a second producer with the same transactional id fences the first
+// The InitProducerId bump: a second producer with the same transactional id fences the first
 // (a zombie): the zombie's open transaction is aborted, its commit and
 // its further writes fail, and only the new producer's records are
 // committed.
@@ -184,7 +184,7 @@ func (c *offsetClock) AfterFunc(d time.Duration, f func()) txn.Timer {
 	return time.AfterFunc(d, f)
 }
 
-// X16: a hung transaction holds back the LSO (read_committed consumers
+// The transaction timeout: a hung transaction holds back the LSO (read_committed consumers
 // and ListOffsets see nothing past its first record) until its timeout
 // aborts it; then its producer is fenced and later records are visible.
 func TestTxnHungTransactionAbortedByTimeout(t *testing.T) {
@@ -237,7 +237,7 @@ func TestTxnHungTransactionAbortedByTimeout(t *testing.T) {
 	}
 }
 
-// X15, O5–O7: TxnOffsetCommit offsets are invisible (and
+// Pending TxnOffsetCommit offsets, O5–O7: TxnOffsetCommit offsets are invisible (and
 // UNSTABLE_OFFSET_COMMIT under require_stable) until EndTxn commits them,
 // and an abort drops them. Raw requests, as a transactional client sends
 // them.
@@ -280,8 +280,12 @@ func TestTxnOffsetCommitVisibility(t *testing.T) {
 		}
 		et := kmsg.NewPtrEndTxnRequest()
 		et.TransactionalID, et.ProducerID, et.ProducerEpoch, et.Commit = "offs", pid, epoch, commit
-		if r := request[*kmsg.EndTxnResponse](t, cl, et); r.ErrorCode != 0 {
+		r := request[*kmsg.EndTxnResponse](t, cl, et)
+		if r.ErrorCode != 0 {
 			t.Fatalf("end: %v", kerr.ErrorForCode(r.ErrorCode))
+		}
+		if r.Version >= 5 {
+			epoch = r.ProducerEpoch // EndTxn v5 bumps the epoch (KIP-890 part 2)
 		}
 	}
 	round(5, true)
@@ -350,7 +354,7 @@ func produceInput(t *testing.T, g *gateway, prefix string, n int) {
 	}
 }
 
-// X13, X15 with franz-go's GroupTransactSession: two members (joining
+// Durable partition adds, pending TxnOffsetCommit offsets with franz-go's GroupTransactSession: two members (joining
 // while records flow, so the group rebalances), each aborting every
 // fourth transaction of its own, copy every input record to the output
 // exactly once as read_committed sees it.

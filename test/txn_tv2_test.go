@@ -11,7 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 )
 
-// Transaction version 2 (KIP-890 part 2, kafka/txn X18–X21) with
+// Transaction version 2 (KIP-890 part 2, transaction version 2) with
 // franz-go, which runs it once ApiVersions finalizes transaction.version 2.
 
 // addsCounter counts the AddPartitionsToTxn and AddOffsetsToTxn requests
@@ -68,7 +68,7 @@ func lastStable(t *testing.T, cl *kgo.Client, topic string, partition int32) int
 	return p.Offset
 }
 
-// X18, X20: franz-go runs transaction version 2: no AddPartitionsToTxn
+// KIP-890 implicit adds, the epoch bump at EndTxn: franz-go runs transaction version 2: no AddPartitionsToTxn
 // or AddOffsetsToTxn is sent, every EndTxn bumps the epoch, and a late
 // produce with the epoch before the bump is refused (the zombie is
 // fenced) without holding back the LSO; the producer carries on.
@@ -124,7 +124,7 @@ func TestTxnTV2EpochBumpFencesLateProduce(t *testing.T) {
 	}
 }
 
-// X19: a client capped below transaction version 2 (Produce v11, EndTxn
+// A transaction's version: a client capped below transaction version 2 (Produce v11, EndTxn
 // v4, TxnOffsetCommit v4) is served as before: explicit adds, one epoch
 // for all its transactions, commits and aborts isolated.
 func TestTxnTV1ClientStillServed(t *testing.T) {

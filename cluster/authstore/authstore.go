@@ -1,5 +1,5 @@
 // Package authstore keeps the security stores of a cluster in etcd
-// (auth A12): the SCRAM credentials and the ACLs are one document each,
+// (credentials and ACLs shared in etcd): the SCRAM credentials and the ACLs are one document each,
 // one etcd key each ("<prefix>auth/scram", "<prefix>auth/acls"), in the
 // format of the single-node files. A Doc is auth.Shared over one key:
 // changes are compare-and-swap transactions on the key's mod revision,
@@ -124,7 +124,7 @@ var ErrConflict = errors.New("authstore: concurrent updates")
 
 // Update replaces the document by fn's result in a transaction that
 // requires the key's mod revision unchanged since fn read it; on
-// conflict fn runs again on the newer document (A12).
+// conflict fn runs again on the newer document (credentials and ACLs shared in etcd).
 func (d *Doc) Update(fn func(cur []byte) ([]byte, error)) error {
 	ctx, cancel := context.WithTimeout(context.Background(), d.opts.Timeout)
 	defer cancel()

@@ -43,7 +43,7 @@ func waitUsers(t *testing.T, store *auth.Store, want int) []string {
 	}
 }
 
-// A12: updates from two nodes (two clients, two Docs) racing on the same
+// Credentials and ACLs shared in etcd: updates from two nodes (two clients, two Docs) racing on the same
 // key all land (compare-and-swap, retried on conflict), and each node's
 // copy follows the other's changes through its watch.
 func TestConcurrentUpdatesFromTwoNodes(t *testing.T) {
@@ -80,7 +80,7 @@ func TestConcurrentUpdatesFromTwoNodes(t *testing.T) {
 	}
 }
 
-// A12: an update whose document would pass the size bound is refused
+// Credentials and ACLs shared in etcd: an update whose document would pass the size bound is refused
 // with ErrSharedTooLarge, for the ACL store as ErrTooManyACLs (so
 // CreateAcls answers POLICY_VIOLATION), and nothing is written.
 func TestSizeBound(t *testing.T) {
@@ -118,7 +118,7 @@ func TestSizeBound(t *testing.T) {
 	}
 }
 
-// A12: a copy that stopped following (etcd down) catches up when etcd is
+// Credentials and ACLs shared in etcd: a copy that stopped following (etcd down) catches up when etcd is
 // back: the watch ends and the key is reloaded, or the watch resumes.
 func TestFollowsAcrossEtcdRestart(t *testing.T) {
 	srv := etcdtest.Start(t)
@@ -133,7 +133,7 @@ func TestFollowsAcrossEtcdRestart(t *testing.T) {
 	waitUsers(t, reader, 1)
 }
 
-// A12: an ACL document that does not parse stops a store from opening (a
+// Credentials and ACLs shared in etcd: an ACL document that does not parse stops a store from opening (a
 // node does not start), and one that stops parsing later keeps the last
 // good set and refuses changes until it is repaired.
 func TestCorruptACLDocument(t *testing.T) {

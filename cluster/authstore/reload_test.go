@@ -9,7 +9,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// A12: a copy whose watch starts at a compacted revision (as after a long
+// Credentials and ACLs shared in etcd: a copy whose watch starts at a compacted revision (as after a long
 // disconnection) reloads the key and follows it from there.
 func TestReloadAfterCompaction(t *testing.T) {
 	srv := etcdtest.Start(t)
@@ -60,7 +60,7 @@ func TestReloadAfterCompaction(t *testing.T) {
 	waitVal("v3")
 }
 
-// A12: an update that changes nothing writes nothing.
+// Credentials and ACLs shared in etcd: an update that changes nothing writes nothing.
 func TestUnchangedNotWritten(t *testing.T) {
 	srv := etcdtest.Start(t)
 	d := open(t, srv, ACLKey(prefix), Options{})

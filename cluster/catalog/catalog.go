@@ -17,13 +17,13 @@ import (
 // Options configures a Catalog.
 type Options struct {
 	// Timeout bounds each change (its etcd calls and the wait for this
-	// node's resolver to apply it, Y14): Kafka's default request timeout,
+	// node's resolver to apply it, waiting for the local apply): Kafka's default request timeout,
 	// 30 s, when zero.
 	Timeout time.Duration
 	// OnDelete is called by the node whose DeleteTopic deleted the record,
 	// once, after etcd accepted the deletion, with the deleted topic's id
 	// and partition count, so that its data elsewhere (the object store)
-	// can be removed (Y18). It must not call the Catalog.
+	// can be removed (guarded deletion). It must not call the Catalog.
 	OnDelete func(id resolver.TopicID, partitions int32)
 	// RetryInterval is the pause between attempts to reload the catalog
 	// while etcd fails (default 500 ms).
@@ -36,10 +36,10 @@ type Options struct {
 var ErrClosed = errors.New("catalog: closed")
 
 // ErrConflict is a change that lost the compare-and-swap to concurrent
-// changes of the same topic on every attempt (Y13).
+// changes of the same topic on every attempt (compare-and-swap changes).
 var ErrConflict = errors.New("catalog: concurrent changes of the topic")
 
-// maxAttempts bounds the compare-and-swap attempts of one change (Y13).
+// maxAttempts bounds the compare-and-swap attempts of one change (compare-and-swap changes).
 const maxAttempts = 5
 
 // Catalog is the shared topic catalog of one node: kafka.Catalog over
@@ -53,7 +53,7 @@ type Catalog struct {
 
 	mu struct {
 		sync.Mutex
-		applied int64         // every topic change up to this revision is applied (Y14)
+		applied int64         // every topic change up to this revision is applied (waiting for the local apply)
 		changed chan struct{} // closed and replaced when applied advances or on Close
 		started bool
 		closed  bool
@@ -84,7 +84,7 @@ func New(cli *clientv3.Client, prefix string, r *resolver.Resolver, opts Options
 }
 
 // Start loads every topic record and makes the resolver match them
-// (Y11), then follows the changes in the background until Close (Y15).
+// (etcd as the catalog's truth), then follows the changes in the background until Close (the catalog watch).
 // ctx bounds the first load only.
 func (c *Catalog) Start(ctx context.Context) error {
 	c.mu.Lock()
@@ -135,7 +135,7 @@ func (c *Catalog) Applied() int64 {
 }
 
 // WaitApplied returns once every topic change up to revision rev is
-// applied to this node's resolver (Y14), or ctx's error (wrapping
+// applied to this node's resolver (waiting for the local apply), or ctx's error (wrapping
 // context.DeadlineExceeded on a deadline: Kafka's REQUEST_TIMED_OUT), or
 // ErrClosed. rev must be the revision of a topic change (a record's mod
 // revision, a create's or a deletion's): the applied revision reaches
@@ -174,7 +174,7 @@ func (c *Catalog) advance(rev int64) {
 
 // run follows the catalog from revision rev (loaded) until ctx ends:
 // when the watch ends (compaction, cancellation, an apply that failed),
-// a full reload and a new watch from its revision (Y15).
+// a full reload and a new watch from its revision (the catalog watch).
 func (c *Catalog) run(ctx context.Context, rev int64) {
 	defer close(c.done)
 	for {
@@ -213,7 +213,7 @@ func (c *Catalog) reload(ctx context.Context) (int64, error) {
 }
 
 // load reads every record at one revision, applies each, deletes the
-// local topics without one (Y11) and returns the revision.
+// local topics without one (etcd as the catalog's truth) and returns the revision.
 func (c *Catalog) load(ctx context.Context) (int64, error) {
 	resp, err := c.cli.Get(ctx, c.dir, clientv3.WithPrefix())
 	if err != nil {
@@ -280,9 +280,9 @@ func (c *Catalog) apply(ev *clientv3.Event) error {
 
 // applyPut applies one record. A record that can never apply (bad JSON,
 // an invalid value) is logged and skipped; a storage failure is returned,
-// and the caller loads again (Y15).
+// and the caller loads again (the catalog watch).
 func (c *Catalog) applyPut(name string, v []byte) error {
-	if resolver.IsInternalTopic(name) { // Y17: never written; ignore a stray one
+	if resolver.IsInternalTopic(name) { // Internal topics kept local: never written; ignore a stray one
 		return nil
 	}
 	rec, id, err := decodeRecord(v)

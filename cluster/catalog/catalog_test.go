@@ -202,14 +202,14 @@ func create(t *testing.T, n *node, name string, parts int32, configs map[string]
 	return tp
 }
 
-// TestCreateAppearsEverywhere (Y11, Y14): a topic created on A is on A when
+// TestCreateAppearsEverywhere (etcd as the catalog's truth, waiting for the local apply): a topic created on A is on A when
 // CreateTopic returns, and on B with the same id, partitions and configs.
 func TestCreateAppearsEverywhere(t *testing.T) {
 	srv, a, b, _ := two(t)
 	cfg := map[string]string{"retention.ms": "60000", "cleanup.policy": "compact"}
 	tp := create(t, a, "orders", 3, cfg)
 	if got, ok := a.r.Topic("orders"); !ok || got.ID != tp.ID {
-		t.Fatalf("A after CreateTopic returned: %+v, %v; want id %s (Y14)", got, ok, tp.ID)
+		t.Fatalf("A after CreateTopic returned: %+v, %v; want id %s (waiting for the local apply)", got, ok, tp.ID)
 	}
 	settle(t, srv, a, b)
 	got := same(t, "orders", a, b)
@@ -227,7 +227,7 @@ func TestCreateAppearsEverywhere(t *testing.T) {
 	}
 }
 
-// TestConcurrentCreate (Y12): A and B create one name at once: one wins,
+// TestConcurrentCreate (one id per name): A and B create one name at once: one wins,
 // the other gets TOPIC_ALREADY_EXISTS, both end with the winner's id.
 func TestConcurrentCreate(t *testing.T) {
 	srv, a, b, _ := two(t)
@@ -268,7 +268,7 @@ func TestConcurrentCreate(t *testing.T) {
 	}
 }
 
-// TestConcurrentEnsure (Y12): auto-creation of one name on both nodes at
+// TestConcurrentEnsure (one id per name): auto-creation of one name on both nodes at
 // once returns one topic, one id, to both.
 func TestConcurrentEnsure(t *testing.T) {
 	srv, a, b, _ := two(t)
@@ -321,7 +321,7 @@ func TestConcurrentEnsure(t *testing.T) {
 	absent(t, "manual", a, b)
 }
 
-// TestDelete (Y18): a deletion removes the topic on both nodes, and the
+// TestDelete (guarded deletion): a deletion removes the topic on both nodes, and the
 // deleting node, only it, calls OnDelete once with the id and partitions.
 // Of two nodes deleting at once one succeeds.
 func TestDelete(t *testing.T) {
@@ -331,7 +331,7 @@ func TestDelete(t *testing.T) {
 	if err := b.cat.DeleteTopic("gone"); err != nil {
 		t.Fatal(err)
 	}
-	absent(t, "gone", b) // Y14: applied on B when DeleteTopic returned
+	absent(t, "gone", b) // Waiting for the local apply: applied on B when DeleteTopic returned
 	settle(t, srv, a, b)
 	absent(t, "gone", a, b)
 	if got, want := d.get(), []string{"B " + tp.ID.String() + " 3"}; len(got) != 1 || got[0] != want[0] {
@@ -372,7 +372,7 @@ func TestDelete(t *testing.T) {
 	}
 }
 
-// TestAlterAndPartitions (Y13): configs (replace and incremental) and
+// TestAlterAndPartitions (compare-and-swap changes): configs (replace and incremental) and
 // partition growth made on one node reach both; a bad change is refused
 // with the resolver's error.
 func TestAlterAndPartitions(t *testing.T) {
@@ -407,7 +407,7 @@ func TestAlterAndPartitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	if p, _ := b.r.Partitions("t"); p != 4 {
-		t.Fatalf("B has %d partitions when CreatePartitions returned, want 4 (Y14)", p)
+		t.Fatalf("B has %d partitions when CreatePartitions returned, want 4 (waiting for the local apply)", p)
 	}
 	settle(t, srv, a, b)
 	if got := same(t, "t", a, b); got.Partitions != 4 {
@@ -440,7 +440,7 @@ func TestAlterAndPartitions(t *testing.T) {
 	}
 }
 
-// TestConcurrentAlters (Y13): incremental alters of different configs on
+// TestConcurrentAlters (compare-and-swap changes): incremental alters of different configs on
 // both nodes at once all land: none overwrites another's.
 func TestConcurrentAlters(t *testing.T) {
 	srv, a, b, _ := two(t)
@@ -472,7 +472,7 @@ func TestConcurrentAlters(t *testing.T) {
 	}
 }
 
-// TestValidateOnly (Y16): validateOnly changes nothing, in etcd or on
+// TestValidateOnly (validation before writing): validateOnly changes nothing, in etcd or on
 // either node, and still reports the errors.
 func TestValidateOnly(t *testing.T) {
 	srv, a, b, d := two(t)
@@ -515,7 +515,7 @@ func TestValidateOnly(t *testing.T) {
 	}
 }
 
-// TestInternalTopics (Y17): internal topics never reach etcd.
+// TestInternalTopics (internal topics kept local): internal topics never reach etcd.
 func TestInternalTopics(t *testing.T) {
 	srv, a, _, _ := two(t)
 	if _, err := a.cat.CreateTopic(resolver.OffsetsTopic, 1, 1, nil, false); !errors.Is(err, resolver.ErrTopicExists) {
@@ -533,7 +533,7 @@ func TestInternalTopics(t *testing.T) {
 	}
 }
 
-// TestRestartConverges (Y11): B stops, changes are made (a create, an
+// TestRestartConverges (etcd as the catalog's truth): B stops, changes are made (a create, an
 // alter, a growth, a deletion, a deletion and re-creation under the same
 // name), B starts again over its directory and matches the catalog.
 func TestRestartConverges(t *testing.T) {
@@ -582,7 +582,7 @@ func TestRestartConverges(t *testing.T) {
 	same(t, "later", a, b)
 }
 
-// TestEtcdRestart (Y15): etcd restarts under running nodes. Right after
+// TestEtcdRestart (the catalog watch): etcd restarts under running nodes. Right after
 // it, before A's and B's clients are back (gRPC's reconnection backoff),
 // a node C started then deletes a topic, creates one, and etcd's history
 // is compacted: A's and B's watches, resuming from before, end, and they
@@ -629,7 +629,7 @@ func TestEtcdRestart(t *testing.T) {
 	}
 }
 
-// TestReloadAfterCompaction (Y15): a watch behind a compaction ends; the
+// TestReloadAfterCompaction (the catalog watch): a watch behind a compaction ends; the
 // catalog loads everything again, deleting what it lacks, and follows on.
 func TestReloadAfterCompaction(t *testing.T) {
 	srv, a, _, d := two(t)
@@ -671,7 +671,7 @@ func TestReloadAfterCompaction(t *testing.T) {
 	same(t, "three", a, c)
 }
 
-// TestWaitAppliedDeadline (Y14): a wait for a revision never applied ends
+// TestWaitAppliedDeadline (waiting for the local apply): a wait for a revision never applied ends
 // at the request's deadline, as Kafka's REQUEST_TIMED_OUT; Close ends it
 // too.
 func TestWaitAppliedDeadline(t *testing.T) {
@@ -694,7 +694,7 @@ func TestWaitAppliedDeadline(t *testing.T) {
 	}
 }
 
-// TestEveryEventApplied (Y15): one etcd transaction that changes several
+// TestEveryEventApplied (the catalog watch): one etcd transaction that changes several
 // records (one watch response with several events, as the catch-up of a
 // resumed watch delivers too) is applied whole, on every node.
 func TestEveryEventApplied(t *testing.T) {

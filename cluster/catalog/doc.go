@@ -15,53 +15,58 @@
 //
 // # Rules
 //
-//	Y11 etcd is the truth; the resolver is made to match it. Start reads
-//	   every record at one revision, applies each (resolver.ApplyTopic:
-//	   create with the record's id, grow, replace configs; a local topic
-//	   of the same name with another id is deleted first) and deletes
-//	   every local topic that has no record. Applying is idempotent, so
-//	   applying a record again, or a state the resolver already has,
-//	   changes nothing.
-//	Y12 One name, one topic, one id. A create is a transaction that puts
-//	   the record only if the key was never created or is deleted
-//	   (create revision 0); of two nodes creating a name at once exactly
-//	   one succeeds and the other gets resolver.ErrTopicExists
-//	   (TOPIC_ALREADY_EXISTS). EnsureTopic (auto-create, per the
-//	   resolver's auto.create.topics.enable) that loses returns the
-//	   winner's topic, so racing nodes all return the one id.
-//	Y13 A change of an existing record (partitions, configs) is computed
-//	   on the resolver once it has applied the record's revision, and
-//	   put in a transaction that requires the record's mod revision
-//	   unchanged; a conflict reads and computes again, a few times
-//	   (ErrConflict after that). Partitions only grow.
-//	Y14 A change returns once this node's resolver has applied it
-//	   (WaitApplied on the change's revision), so a client that changes
-//	   a topic and then uses it through the same node sees the change.
-//	   The wait is bounded by the request's timeout (Options.Timeout):
-//	   past it the change fails with a context.DeadlineExceeded error
-//	   (REQUEST_TIMED_OUT), as Kafka's does, although it may be made.
-//	   The applied revision advances only to a revision whose events are
-//	   all applied, or to a full load's: a watch response's header
-//	   revision may be ahead of events still to come.
-//	Y15 Changes are applied in revision order by one watch that starts
-//	   after the loaded revision. The client resumes the watch across an
-//	   etcd restart; when the watch ends anyway (compaction past it,
-//	   cancellation, an etcd member without a leader: the watch requires
-//	   one) or an apply fails on storage, the catalog loads everything
-//	   again (Y11) and watches from the new revision.
-//	Y16 Every change is validated on the resolver before anything is
-//	   written, with the resolver's own rules and errors, and
-//	   validateOnly writes nothing. Cluster mode also refuses
-//	   remote.storage.enable=true and the compacted view
-//	   (topicconfig.CompactedView=true): INVALID_CONFIG.
-//	Y17 Internal topics (resolver.IsInternalTopic, N2) never go to etcd:
-//	   their changes get the resolver's answer, and a stray record of
-//	   one is ignored.
-//	Y18 A deletion is a transaction guarded by the record's mod revision.
-//	   The node whose deletion succeeded, and only it, calls
-//	   Options.OnDelete with the deleted record's id and partition
-//	   count, after etcd accepted it, so the topic's data elsewhere can
-//	   go; every node's resolver deletes its local copy when it applies
-//	   the deletion. A node that stops between the two leaves that data
-//	   behind, unreferenced.
+//   - **Etcd as the catalog's truth.** etcd is the truth; the resolver
+//     is made to match it. Start reads every record at one revision,
+//     applies each (resolver.ApplyTopic: create with the record's id,
+//     grow, replace configs; a local topic of the same name with
+//     another id is deleted first) and deletes every local topic that
+//     has no record. Applying is idempotent, so applying a record
+//     again, or a state the resolver already has, changes nothing.
+//   - **One id per name.** One name, one topic, one id. A create is a
+//     transaction that puts the record only if the key was never
+//     created or is deleted (create revision 0); of two nodes creating
+//     a name at once exactly one succeeds and the other gets
+//     resolver.ErrTopicExists (TOPIC_ALREADY_EXISTS). EnsureTopic
+//     (auto-create, per the resolver's auto.create.topics.enable) that
+//     loses returns the winner's topic, so racing nodes all return the
+//     one id.
+//   - **Compare-and-swap changes.** A change of an existing record
+//     (partitions, configs) is computed on the resolver once it has
+//     applied the record's revision, and put in a transaction that
+//     requires the record's mod revision unchanged; a conflict reads
+//     and computes again, a few times (ErrConflict after that).
+//     Partitions only grow.
+//   - **Waiting for the local apply.** A change returns once this
+//     node's resolver has applied it (WaitApplied on the change's
+//     revision), so a client that changes a topic and then uses it
+//     through the same node sees the change. The wait is bounded by the
+//     request's timeout (Options.Timeout): past it the change fails
+//     with a context.DeadlineExceeded error (REQUEST_TIMED_OUT), as
+//     Kafka's does, although it may be made. The applied revision
+//     advances only to a revision whose events are all applied, or to a
+//     full load's: a watch response's header revision may be ahead of
+//     events still to come.
+//   - **Catalog watch.** Changes are applied in revision order by one
+//     watch that starts after the loaded revision. The client resumes
+//     the watch across an etcd restart; when the watch ends anyway
+//     (compaction past it, cancellation, an etcd member without a
+//     leader: the watch requires one) or an apply fails on storage, the
+//     catalog loads everything again (etcd as the catalog's truth) and
+//     watches from the new revision.
+//   - **Validation before writing.** Every change is validated on the
+//     resolver before anything is written, with the resolver's own
+//     rules and errors, and validateOnly writes nothing. Cluster mode
+//     also refuses remote.storage.enable=true and the compacted view
+//     (topicconfig.CompactedView=true): INVALID_CONFIG.
+//   - **Internal topics kept local.** Internal topics
+//     (resolver.IsInternalTopic, reserved internal topic names) never
+//     go to etcd: their changes get the resolver's answer, and a stray
+//     record of one is ignored.
+//   - **Guarded deletion.** A deletion is a transaction guarded by the
+//     record's mod revision. The node whose deletion succeeded, and
+//     only it, calls Options.OnDelete with the deleted record's id and
+//     partition count, after etcd accepted it, so the topic's data
+//     elsewhere can go; every node's resolver deletes its local copy
+//     when it applies the deletion. A node that stops between the two
+//     leaves that data behind, unreferenced.
 package catalog

@@ -3,7 +3,7 @@ package catalog
 import "context"
 
 // StartAt follows the catalog from revision rev without loading first:
-// as a watch that fell behind to rev (a test of Y15's reload).
+// as a watch that fell behind to rev (a test of the catalog watch's reload).
 func (c *Catalog) StartAt(rev int64) {
 	c.mu.Lock()
 	c.mu.started = true

@@ -13,8 +13,8 @@ import (
 )
 
 // The changes (kafka.Catalog). Each validates on this node's resolver
-// first (Y16), writes etcd, and returns once this node's resolver applied
-// the write (Y14).
+// first (validation before writing), writes etcd, and returns once this node's resolver applied
+// the write (waiting for the local apply).
 
 func (c *Catalog) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), c.opts.Timeout)
@@ -22,7 +22,7 @@ func (c *Catalog) ctx() (context.Context, context.CancelFunc) {
 
 func (c *Catalog) key(name string) string { return c.dir + name }
 
-// clusterConfigs refuses what cluster mode does not serve (Y16): the
+// clusterConfigs refuses what cluster mode does not serve (validation before writing): the
 // object tier of a topic (the data is in the object store already) and
 // the compacted view.
 func clusterConfigs(configs map[string]string) error {
@@ -35,7 +35,7 @@ func clusterConfigs(configs map[string]string) error {
 }
 
 // CreateTopic creates a topic with a new id, unless the name is taken in
-// etcd (Y12: TOPIC_ALREADY_EXISTS).
+// etcd (one id per name: TOPIC_ALREADY_EXISTS).
 func (c *Catalog) CreateTopic(name string, partitions int32, replication int16, configs map[string]string, validateOnly bool) (resolver.Topic, error) {
 	return c.CreateTopicBy("", name, partitions, replication, configs, validateOnly)
 }
@@ -43,7 +43,7 @@ func (c *Catalog) CreateTopic(name string, partitions int32, replication int16, 
 // CreateTopicBy is CreateTopic recording creator in the topic's record
 // (resolver.Topic.Creator on every node).
 func (c *Catalog) CreateTopicBy(creator, name string, partitions int32, replication int16, configs map[string]string, validateOnly bool) (resolver.Topic, error) {
-	if resolver.IsInternalTopic(name) { // Y17: the resolver's answer (N2)
+	if resolver.IsInternalTopic(name) { // Internal topics kept local: the resolver's answer (reserved internal topic names)
 		return c.r.CreateTopic(name, partitions, replication, configs, true)
 	}
 	if err := clusterConfigs(configs); err != nil {
@@ -92,7 +92,7 @@ func (c *Catalog) create(ctx context.Context, t resolver.Topic) (int64, error) {
 
 // EnsureTopic returns the topic, creating it when the resolver's
 // auto.create.topics.enable allows. Of nodes creating one name at once,
-// one creates it and all return it, with its one id (Y12).
+// one creates it and all return it, with its one id (one id per name).
 func (c *Catalog) EnsureTopic(name string) (resolver.Topic, error) {
 	return c.EnsureTopicBy("", name)
 }
@@ -100,7 +100,7 @@ func (c *Catalog) EnsureTopic(name string) (resolver.Topic, error) {
 // EnsureTopicBy is EnsureTopic recording creator as the creator of a
 // topic it creates.
 func (c *Catalog) EnsureTopicBy(creator, name string) (resolver.Topic, error) {
-	if resolver.IsInternalTopic(name) { // Y17
+	if resolver.IsInternalTopic(name) { // Internal topics kept local
 		return c.r.EnsureTopic(name)
 	}
 	if t, ok := c.r.Topic(name); ok {
@@ -153,9 +153,9 @@ func (c *Catalog) appliedTopic(ctx context.Context, name string, rev int64) (res
 }
 
 // DeleteTopic deletes the record, guarded by its mod revision so that
-// OnDelete gets the id and partitions of the very record deleted (Y18).
+// OnDelete gets the id and partitions of the very record deleted (guarded deletion).
 func (c *Catalog) DeleteTopic(name string) error {
-	if resolver.IsInternalTopic(name) { // Y17
+	if resolver.IsInternalTopic(name) { // Internal topics kept local
 		return c.r.DeleteTopic(name)
 	}
 	ctx, cancel := c.ctx()
@@ -237,12 +237,12 @@ func (c *Catalog) IncrementalAlterTopicConfigs(name string, ops []topicconfig.Op
 
 // update changes name's record with change, which validates on the
 // resolver, and puts it if the record is unchanged since it was read
-// (its mod revision), retrying on a conflict (Y13). change sees the
+// (its mod revision), retrying on a conflict (compare-and-swap changes). change sees the
 // resolver with that revision applied: the resolver's binding is the
 // record, or a later one (then the put fails and the change is made
 // again on it).
 func (c *Catalog) update(name string, validateOnly bool, change func(*record) error) error {
-	if resolver.IsInternalTopic(name) { // Y17: no binding, no record
+	if resolver.IsInternalTopic(name) { // Internal topics kept local: no binding, no record
 		return fmt.Errorf("%w: %q is an internal topic", resolver.ErrUnknownTopic, name)
 	}
 	ctx, cancel := c.ctx()

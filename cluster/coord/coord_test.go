@@ -195,7 +195,7 @@ func writeGroups(t *testing.T, st *offsets.Store) {
 	must(st.PutPending("tx", "g2", []offsets.Commit{commit("b", 0, 99)}))
 }
 
-// H1, H5: what a mirrored store on node A wrote, node B restores
+// The fenced store mirror, restore at one revision: what a mirrored store on node A wrote, node B restores
 // exactly: the same keys and values, the same offsets and groups.
 func TestRestoreIsTheMirroredStore(t *testing.T) {
 	e := etcdtest.Start(t)
@@ -237,7 +237,7 @@ func TestRestoreIsTheMirroredStore(t *testing.T) {
 	}
 }
 
-// H1 (owner E4, E5): once another node acquired the coordinator, a write
+// The fenced store mirror (the fenced transaction, no acknowledgement without a fenced commit): once another node acquired the coordinator, a write
 // through the old mirror fails fenced and changes nothing, in etcd or in
 // the local store; later writes stay fenced.
 func TestFencedMirrorWritesNothing(t *testing.T) {
@@ -279,7 +279,7 @@ func manyCommits(n int, off int64) []offsets.Commit {
 	return cs
 }
 
-// H2, H3: a batch far beyond one etcd transaction (5000 partitions'
+// Whole mirrored batches, no history in etcd: a batch far beyond one etcd transaction (5000 partitions'
 // commits, then a DeleteGroup of them all) is mirrored and restored whole,
 // and leaves no chunk or pending record behind: with etcd's bounds (one
 // chunk, folded in transactions of 128 operations) and with a small byte
@@ -321,7 +321,7 @@ func testHugeBatch(t *testing.T, opts Options) {
 	}
 }
 
-// checkClean: no pending batch or chunk is left (H3).
+// checkClean: no pending batch or chunk is left (no history in etcd).
 func checkClean(t *testing.T, cli *clientv3.Client) {
 	t.Helper()
 	if left := etcdDump(t, cli, "kvbatch/"); len(left) > 0 {
@@ -332,7 +332,7 @@ func checkClean(t *testing.T, cli *clientv3.Client) {
 	}
 }
 
-// H2, H3: a large batch cut by a crash is never half-visible. Cut after
+// Whole mirrored batches, no history in etcd: a large batch cut by a crash is never half-visible. Cut after
 // its chunks but before its commit point, it is absent from a restore and
 // its chunks are deleted by the next coordinator's first write; cut in
 // the middle of its fold, it is restored whole and the next coordinator
@@ -452,7 +452,7 @@ func rawKeys(t *testing.T, dir, p string) map[string]string {
 	return out
 }
 
-// H4: while etcd is down writes fail and change nothing locally; once it
+// Unknown outcomes resolved first: while etcd is down writes fail and change nothing locally; once it
 // is back they resume, and the restored store has exactly what was
 // acknowledged.
 func TestWritesResumeAfterEtcdRestart(t *testing.T) {
@@ -487,7 +487,7 @@ func TestWritesResumeAfterEtcdRestart(t *testing.T) {
 	}
 }
 
-// H6: two allocators taking ids at once never hand out the same id, nor
+// Producer id blocks: two allocators taking ids at once never hand out the same id, nor
 // does a new allocator after etcd restarts.
 func TestProducerIDsNeverRepeat(t *testing.T) {
 	e := etcdtest.Start(t)
@@ -536,7 +536,7 @@ func TestProducerIDsNeverRepeat(t *testing.T) {
 	}
 }
 
-// H4: an unknown outcome is resolved before the next write. A commit
+// Unknown outcomes resolved first: an unknown outcome is resolved before the next write. A commit
 // that never applied is voided and writes go on; one found applied, while
 // the store was told it failed, stops the mirror for good (ErrDiverged).
 func TestUnknownOutcomeResolved(t *testing.T) {

@@ -11,12 +11,12 @@
 // Under the cluster prefix P:
 //
 //	P kv/<hex of pebble key>    the store's keys and values, one etcd key each
-//	P kvlast                    the id of the last committed batch (H4)
+//	P kvlast                    the id of the last committed batch (unknown outcomes resolved first)
 //	P kvpending                 "<id> <chunks>": a large batch committed
-//	                            but not yet folded into kv/ (H2)
+//	                            but not yet folded into kv/ (whole mirrored batches)
 //	P kvbatch/<id>/<chunk>      that batch's pebble representation, in
 //	                            chunks
-//	P pid                       the next free producer id block (H6)
+//	P pid                       the next free producer id block (producer id blocks)
 //
 // Hex keeps etcd's key order equal to pebble's (a byte string's hex
 // encoding compares as the bytes do), so a pebble range delete [a, b) is
@@ -29,47 +29,53 @@
 // Mirror = NewMirror(..., ownership, ...), and swaps it into the front
 // end (kafka.Server.SwapOffsets). The store's first write (offsets.Open's
 // own, or the first request's) folds anything a previous coordinator left
-// half done (H2, H3).
+// half done (whole mirrored batches, no history in etcd).
 //
 // # Rules
 //
-//	H1 Every synced batch of the coordinator's store is written to etcd
-//	   (puts and deletes of P kv/ keys, range deletes as etcd range
-//	   deletes) in transactions guarded by the coordinator ownership
-//	   (owner E4) before the store applies it (offsets O8). A mirror that
-//	   fails, fenced or otherwise, fails the write; fenced is permanent
-//	   (owner E5: never retried under the same ownership).
-//	H2 A batch is visible in etcd whole or not at all, crash or not. One
-//	   that fits a transaction (Options.MaxTxnOps, MaxTxnBytes: etcd's
-//	   max-txn-ops and request size) is one transaction. A larger one is
-//	   first written as chunks under P kvbatch/<id>/, which nothing reads
-//	   until one guarded transaction names the batch in P kvpending: that
-//	   is its commit point. It is then folded into P kv/ and the record
-//	   deleted. Until the record is gone, Restore applies the batch over
-//	   kv/ (which a fold in progress makes no less correct: the batch is
-//	   the last write of every key it names), and a mirror folds it before
-//	   writing anything else.
-//	H3 etcd holds the store, not its history: kv/ keys are overwritten and
-//	   deleted in place, a folded batch's chunks go with its pending
-//	   record, and chunks of a batch cut before its commit point are
-//	   deleted by the next mirror's first write. Nothing grows with the
-//	   number of writes (etcd's own revisions are its compaction's job).
-//	H4 A write whose etcd outcome is unknown (a timeout, etcd down) is
-//	   resolved before the mirror writes anything else. Every commit also
-//	   writes P kvlast = its id, conditional on kvlast's revision after
-//	   the previous commit; resolving is one guarded conditional write of
-//	   kvlast that either voids the unknown commit (it can never apply
-//	   afterwards) or finds it applied. Found applied after the store was
-//	   told it failed, etcd holds a write the local store lacks: the mirror
-//	   refuses every later write (ErrDiverged) and the node must restore.
-//	H5 Restore reads one etcd revision and builds a fresh pebble store
-//	   holding exactly the mirrored keys (kv/, then a pending batch over
-//	   them), in a side directory renamed into place once complete. Called
-//	   after the ownership was acquired, it sees every write the previous
-//	   coordinator's mirror ever made: that mirror is fenced from the
-//	   acquisition on (owner E2, E4).
-//	H6 Producer ids are taken from P pid in blocks by compare-and-swap on
-//	   its revision: no id is handed out twice, across nodes and restarts
-//	   of nodes or of etcd. A block whose swap had an unknown outcome is
-//	   abandoned, never reused.
+//   - **Fenced store mirror.** Every synced batch of the coordinator's
+//     store is written to etcd (puts and deletes of P kv/ keys, range
+//     deletes as etcd range deletes) in transactions guarded by the
+//     coordinator ownership (the fenced transaction) before the store
+//     applies it (offsets O8). A mirror that fails, fenced or
+//     otherwise, fails the write; fenced is permanent (no
+//     acknowledgement without a fenced commit: never retried under the
+//     same ownership).
+//   - **Whole mirrored batches.** A batch is visible in etcd whole or
+//     not at all, crash or not. One that fits a transaction
+//     (Options.MaxTxnOps, MaxTxnBytes: etcd's max-txn-ops and request
+//     size) is one transaction. A larger one is first written as chunks
+//     under P kvbatch/<id>/, which nothing reads until one guarded
+//     transaction names the batch in P kvpending: that is its commit
+//     point. It is then folded into P kv/ and the record deleted. Until
+//     the record is gone, Restore applies the batch over kv/ (which a
+//     fold in progress makes no less correct: the batch is the last
+//     write of every key it names), and a mirror folds it before
+//     writing anything else.
+//   - **No history in etcd.** etcd holds the store, not its history:
+//     kv/ keys are overwritten and deleted in place, a folded batch's
+//     chunks go with its pending record, and chunks of a batch cut
+//     before its commit point are deleted by the next mirror's first
+//     write. Nothing grows with the number of writes (etcd's own
+//     revisions are its compaction's job).
+//   - **Unknown outcomes resolved first.** A write whose etcd outcome
+//     is unknown (a timeout, etcd down) is resolved before the mirror
+//     writes anything else. Every commit also writes P kvlast = its id,
+//     conditional on kvlast's revision after the previous commit;
+//     resolving is one guarded conditional write of kvlast that either
+//     voids the unknown commit (it can never apply afterwards) or finds
+//     it applied. Found applied after the store was told it failed,
+//     etcd holds a write the local store lacks: the mirror refuses
+//     every later write (ErrDiverged) and the node must restore.
+//   - **Restore at one revision.** Restore reads one etcd revision and
+//     builds a fresh pebble store holding exactly the mirrored keys
+//     (kv/, then a pending batch over them), in a side directory
+//     renamed into place once complete. Called after the ownership was
+//     acquired, it sees every write the previous coordinator's mirror
+//     ever made: that mirror is fenced from the acquisition on (the
+//     rising fencing epoch, the fenced transaction).
+//   - **Producer id blocks.** Producer ids are taken from P pid in
+//     blocks by compare-and-swap on its revision: no id is handed out
+//     twice, across nodes and restarts of nodes or of etcd. A block
+//     whose swap had an unknown outcome is abandoned, never reused.
 package coord

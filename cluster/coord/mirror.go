@@ -17,7 +17,7 @@ import (
 )
 
 // ErrDiverged: etcd holds a write the local store was told had failed
-// (H4). The mirror refuses every later write; the node must restore.
+// (unknown outcomes resolved first). The mirror refuses every later write; the node must restore.
 var ErrDiverged = errors.New("coord: mirror diverged from the local store")
 
 // Options bound the mirror's etcd transactions. The zero value is etcd's
@@ -54,20 +54,20 @@ type mirror struct {
 	opts   Options
 
 	mu sync.Mutex
-	// settled: no pending batch or orphan chunk is left (H2, H3) and
+	// settled: no pending batch or orphan chunk is left (whole mirrored batches, no history in etcd) and
 	// lastRev is known.
 	settled bool
 	// lastRev is P kvlast's mod revision after this mirror's last commit
-	// (H4).
+	// (unknown outcomes resolved first).
 	lastRev int64
-	// inDoubt is the id of a commit whose outcome is unknown (H4).
+	// inDoubt is the id of a commit whose outcome is unknown (unknown outcomes resolved first).
 	inDoubt string
-	// broken is permanent: fenced (E5) or diverged (H4).
+	// broken is permanent: fenced (no acknowledgement without a fenced commit) or diverged (unknown outcomes resolved first).
 	broken error
 }
 
 // NewMirror returns an offsets.Options.Mirror that writes every batch to
-// etcd under prefix, guarded by ownership o of the coordinator (H1–H4).
+// etcd under prefix, guarded by ownership o of the coordinator (the coordinator mirror's rules).
 func NewMirror(cli *clientv3.Client, m *owner.Manager, o owner.Ownership, prefix string, opts Options) func(*pebble.Batch) error {
 	opts.setDefaults()
 	mr := &mirror{cli: cli, m: m, o: o, prefix: prefix, opts: opts}
@@ -112,7 +112,7 @@ func (mr *mirror) write(b *pebble.Batch) error {
 	return mr.fail(mr.spill(id, repr, ops))
 }
 
-// fail records a fenced error as permanent (E5) and returns err.
+// fail records a fenced error as permanent (no acknowledgement without a fenced commit) and returns err.
 func (mr *mirror) fail(err error) error {
 	if errors.Is(err, owner.ErrFenced) || errors.Is(err, ErrDiverged) {
 		mr.broken = err
@@ -120,8 +120,8 @@ func (mr *mirror) fail(err error) error {
 	return err
 }
 
-// ready resolves an unknown outcome (H4) and folds what an earlier
-// mirror left (H2, H3) before anything new is written.
+// ready resolves an unknown outcome (unknown outcomes resolved first) and folds what an earlier
+// mirror left (whole mirrored batches, no history in etcd) before anything new is written.
 // The unknown outcome first: resolve relies on lastRev as of before it.
 func (mr *mirror) ready() error {
 	if mr.inDoubt != "" {
@@ -152,7 +152,7 @@ func (mr *mirror) fits(ops []op) bool {
 }
 
 // commit writes ops and kvlast = id in one transaction guarded by the
-// ownership and by kvlast's revision (H1, H4). An unknown outcome is
+// ownership and by kvlast's revision (the fenced store mirror, unknown outcomes resolved first). An unknown outcome is
 // resolved at once if etcd answers, else left in doubt for the next write.
 func (mr *mirror) commit(id string, ops []clientv3.Op) error {
 	ctx, cancel := mr.ctx()
@@ -179,8 +179,8 @@ func (mr *mirror) commit(id string, ops []clientv3.Op) error {
 	return fmt.Errorf("coord: mirror: %w", err)
 }
 
-// guard is the ownership (E4) and kvlast unchanged since this mirror's
-// last commit (H4).
+// guard is the ownership (the fenced transaction) and kvlast unchanged since this mirror's
+// last commit (unknown outcomes resolved first).
 func (mr *mirror) guard() []clientv3.Cmp {
 	return append(mr.m.Guard(mr.o), clientv3.Compare(clientv3.ModRevision(mr.lastKey()), "=", mr.lastRev))
 }
@@ -189,7 +189,7 @@ func (mr *mirror) fenced() error {
 	return &owner.FencedError{Lost: []string{mr.o.Partition}}
 }
 
-// resolve decides commit id's unknown outcome (H4): it voids kvlast if
+// resolve decides commit id's unknown outcome (unknown outcomes resolved first): it voids kvlast if
 // it is unchanged (then id can never apply: its guard fails), or finds id
 // there (applied).
 func (mr *mirror) resolve(id string) (applied bool, err error) {
@@ -217,7 +217,7 @@ func (mr *mirror) resolve(id string) (applied bool, err error) {
 }
 
 // settle learns kvlast's revision, folds a pending batch an earlier
-// mirror committed, and deletes its chunks and any orphan chunks (H2, H3).
+// mirror committed, and deletes its chunks and any orphan chunks (whole mirrored batches, no history in etcd).
 func (mr *mirror) settle() error {
 	ctx, cancel := mr.ctx()
 	defer cancel()
@@ -251,7 +251,7 @@ func (mr *mirror) settle() error {
 	return mr.finish()
 }
 
-// spill writes a batch too large for one transaction (H2): its chunks,
+// spill writes a batch too large for one transaction (whole mirrored batches): its chunks,
 // then the commit point, then the fold. After the commit point the write
 // has happened: a failing fold is finished by the next write's settle.
 func (mr *mirror) spill(id string, repr []byte, ops []op) error {
@@ -295,7 +295,7 @@ func (mr *mirror) fold(ops []op) error {
 	return mr.fencedTxn(txn...)
 }
 
-// finish deletes the pending record and every chunk (H3).
+// finish deletes the pending record and every chunk (no history in etcd).
 func (mr *mirror) finish() error {
 	dir := mr.chunkDir()
 	err := mr.fencedTxn(clientv3.OpDelete(mr.pendingKey()), clientv3.OpDelete(dir, clientv3.WithRange(clientv3.GetPrefixRangeEnd(dir))))

@@ -13,7 +13,7 @@ import (
 const DefaultPIDBlock = 1000
 
 // ProducerIDs returns a producer id allocator over the etcd counter
-// prefix + "pid" (H6): it hands out ids from a block of block ids
+// prefix + "pid" (producer id blocks): it hands out ids from a block of block ids
 // (DefaultPIDBlock if block <= 0) taken by compare-and-swap, and takes
 // the next block when this one is used up. It is safe for concurrent use.
 func ProducerIDs(cli *clientv3.Client, prefix string, block int) func(ctx context.Context) (int64, error) {

@@ -18,7 +18,7 @@ import (
 const restorePage = 1000
 
 // Restore creates a pebble store at dir holding exactly the keys mirrored
-// under prefix, as of one etcd revision (H5); offsets.Open opens it. dir
+// under prefix, as of one etcd revision (restore at one revision); offsets.Open opens it. dir
 // must be absent or empty. The store is built in dir + ".restore" and
 // renamed into place once complete, so dir never holds half of it.
 func Restore(ctx context.Context, cli *clientv3.Client, prefix, dir string) error {
@@ -80,7 +80,7 @@ func checkEmpty(dir string) error {
 }
 
 // restoreInto copies kv/ into db, then applies a pending batch over it
-// (H2), all read at the revision of the first read.
+// (whole mirrored batches), all read at the revision of the first read.
 func restoreInto(ctx context.Context, cli *clientv3.Client, prefix string, db *pebble.DB) error {
 	resp, err := cli.Get(ctx, prefix+"kvpending")
 	if err != nil {

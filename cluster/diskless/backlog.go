@@ -75,7 +75,7 @@ type Inventory struct {
 	// of them count no reference (Collect's backlog); Tombstones how
 	// many are condemned orphans waiting to go.
 	Objects, Unreferenced, Tombstones int
-	Pins                              int // reader pins held (U7)
+	Pins                              int // reader pins held (pinned objects kept)
 }
 
 // PartitionInventory is one partition's published log.

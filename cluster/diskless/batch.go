@@ -17,7 +17,7 @@ const (
 
 // tile checks that data is record batches back to back that cover the
 // offsets [base, end) exactly: each batch starts where the previous one
-// ended (U2, U6).
+// ended (ranges tiling the log, checked range reads).
 func tile(data []byte, base, end int64) error {
 	next := base
 	for pos := 0; pos < len(data); {

@@ -10,7 +10,7 @@ import (
 )
 
 // BenchmarkCommit measures a commit's latency, the latency of an
-// acknowledgement (U1: one PUT and one transaction), on a file bucket and
+// acknowledgement (acknowledgement after PUT and commit: one PUT and one transaction), on a file bucket and
 // on a local S3 server, for 1 and 16 partitions of one small batch each.
 func BenchmarkCommit(b *testing.B) {
 	for _, store := range []string{"file", "s3"} {

@@ -16,7 +16,7 @@ import (
 // BenchmarkEtcdCapacity measures how much of this design's load one etcd
 // carries: committers (nodes) each commit back to back, every commit one
 // fenced transaction publishing one range and one end per partition of
-// its own (U1, U2), over a file bucket so that the object store is not
+// its own (acknowledgement after PUT and commit, ranges tiling the log), over a file bucket so that the object store is not
 // the limit, against the real etcd server binary (one member, fsyncing,
 // as a production etcd on this machine's disk). It reports etcd
 // transactions per second, the keys they put per second, and a commit's
@@ -88,7 +88,7 @@ func BenchmarkEtcdCapacity(b *testing.B) {
 }
 
 // perTxn is how many partitions one commit transaction holds at the
-// default MaxTxnOps (U1: 41).
+// default MaxTxnOps (acknowledgement after PUT and commit: 41).
 const perTxn = 41
 
 // BenchmarkEtcdKeys measures what a partition costs etcd at rest: it

@@ -12,7 +12,7 @@ import (
 	"gocloud.dev/gcerrors"
 )
 
-// Collect deletes the objects no range references (U5): those whose
+// Collect deletes the objects no range references (reference-counted collection): those whose
 // record counts no reference (the record goes first, in a transaction
 // that requires it unchanged, then the object), and orphans, objects with
 // no record older than Options.OrphanAge (a writer died between its PUT
@@ -61,7 +61,7 @@ func (c *Committer) Collect(ctx context.Context) (deleted int, err error) {
 			}
 			if !ok {
 				left++
-				continue // pinned (U7), or changed meanwhile
+				continue // pinned (pinned objects kept), or changed meanwhile
 			}
 			if err := c.deleteObject(ctx, name); err != nil {
 				return deleted, err // an orphan now: a later Collect takes it
@@ -118,7 +118,7 @@ func (c *Committer) collectOrphans(ctx context.Context, dir string, known map[st
 }
 
 // deleteRecord deletes an object's record if its mod revision is rev
-// and no reader pins the object (U7).
+// and no reader pins the object (pinned objects kept).
 func (c *Committer) deleteRecord(ctx context.Context, name string, rev int64) (bool, error) {
 	k := c.objKey(name)
 	resp, err := c.cli.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(k), "=", rev), c.noPin(name)).Then(clientv3.OpDelete(k)).Commit()

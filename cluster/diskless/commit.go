@@ -20,12 +20,12 @@ type part struct {
 
 // Commit makes batches durable: ONE object holding all of them, grouped
 // per partition and contiguous, then per partition a range record and the
-// new end, published in fenced transactions (U1). The result has an entry
+// new end, published in fenced transactions (acknowledgement after PUT and commit). The result has an entry
 // per partition of batches: nil when its batches are durable and may be
 // acknowledged; an error wrapping owner.ErrFenced when its ownership is
-// lost (U3); any other error when they must not be acknowledged (their
-// outcome may be unknown: E5). It is Begin then Wait: it publishes after
-// every commit begun before it (U10).
+// lost (fenced writers publish nothing); any other error when they must not be acknowledged (their
+// outcome may be unknown: no acknowledgement without a fenced commit). It is Begin then Wait: it publishes after
+// every commit begun before it (in-order publication).
 func (c *Committer) Commit(ctx context.Context, batches []Batch, owns map[string]owner.Ownership) map[string]error {
 	return c.Begin(ctx, batches, owns).Wait()
 }
@@ -35,12 +35,12 @@ type Flight struct {
 	done chan struct{} // closed once its publication is over
 	res  map[string]error
 	// unpublished are its partitions not published, for the commit
-	// begun after it (U10); set before done is closed.
+	// begun after it (in-order publication); set before done is closed.
 	unpublished map[string]bool
 }
 
 // Wait returns the commit's result (Commit) once its publication is over,
-// which is after that of every commit begun before it (U10).
+// which is after that of every commit begun before it (in-order publication).
 func (f *Flight) Wait() map[string]error {
 	<-f.done
 	return f.res
@@ -48,7 +48,7 @@ func (f *Flight) Wait() map[string]error {
 
 // Begin starts a group commit of batches (Commit) and returns at once:
 // the object's PUT starts now, while the commits begun before are still
-// in flight, and its publication follows theirs (U10). ctx bounds the
+// in flight, and its publication follows theirs (in-order publication). ctx bounds the
 // whole commit; it must outlive Wait.
 func (c *Committer) Begin(ctx context.Context, batches []Batch, owns map[string]owner.Ownership) *Flight {
 	f := &Flight{done: make(chan struct{}), res: make(map[string]error)}
@@ -60,8 +60,8 @@ func (c *Committer) Begin(ctx context.Context, batches []Batch, owns map[string]
 	if prev != nil {
 		select {
 		case <-prev.done:
-			// Over before this one began: nothing to wait for (U10);
-			// U2's end comparison refuses what follows a batch it did
+			// Over before this one began: nothing to wait for (in-order publication);
+			// ranges tiling the log's end comparison refuses what follows a batch it did
 			// not publish.
 			prev = nil
 		default:
@@ -71,7 +71,7 @@ func (c *Committer) Begin(ctx context.Context, batches []Batch, owns map[string]
 	return f
 }
 
-// fly is a begun commit: the PUT, then its turn (U10), then the
+// fly is a begun commit: the PUT, then its turn (in-order publication), then the
 // publication.
 func (c *Committer) fly(ctx context.Context, f, prev *Flight, parts []part, data []byte) {
 	defer close(f.done)
@@ -118,7 +118,7 @@ func (c *Committer) fly(ctx context.Context, f, prev *Flight, parts []part, data
 }
 
 // turn waits until the commit begun before this one finished its
-// publication (U10) and returns parts without the partitions that commit
+// publication (in-order publication) and returns parts without the partitions that commit
 // carried and did not publish, each refused in res: nothing of a
 // partition is published after a commit of it that was not.
 func (c *Committer) turn(prev *Flight, parts []part, res map[string]error) []part {
@@ -212,8 +212,8 @@ func contiguous(bs []Batch) error {
 const maxTries = 16
 
 // publish publishes parts of object name in transactions of at most
-// txnBudget comparisons: per partition two for its ownership (E4) and
-// one for its end (U2), plus one for the object's record. Each partition
+// txnBudget comparisons: per partition two for its ownership (the fenced transaction) and
+// one for its end (ranges tiling the log), plus one for the object's record. Each partition
 // is whole in one transaction. It sets every part's result and reports
 // how many were published, and whether some outcome is unknown.
 func (c *Committer) publish(ctx context.Context, name string, putAt time.Time, parts []part, res map[string]error) (published int, unknown bool) {
@@ -250,7 +250,7 @@ func (c *Committer) publishChunk(ctx context.Context, name string, putAt time.Ti
 			break
 		}
 		if obj.rev == 0 && c.opts.Now().Sub(putAt) >= c.opts.OrphanAge {
-			// Collect may take the object for an orphan (U5).
+			// Collect may take the object for an orphan (reference-counted collection).
 			err = fmt.Errorf("%w: %s is older than %v", ErrObjectGone, name, c.opts.OrphanAge)
 			break
 		}
@@ -330,7 +330,7 @@ func (c *Committer) endIs(pkey string, base int64) clientv3.Cmp {
 	return clientv3.Compare(clientv3.Value(c.endKey(pkey)), "=", decimal(base))
 }
 
-// drop removes the lost partitions from chunk, with their error (U3).
+// drop removes the lost partitions from chunk, with their error (fenced writers publish nothing).
 func drop(chunk []part, lost []string, res map[string]error) []part {
 	var keep []part
 	for _, p := range chunk {

@@ -13,7 +13,7 @@ import (
 	"github.com/kgateway/kgateway/cluster/owner"
 )
 
-// TestCommitOneObject (U1, U2, U6): a commit of several partitions writes
+// TestCommitOneObject (acknowledgement after PUT and commit, ranges tiling the log, checked range reads): a commit of several partitions writes
 // one object; each partition's range reads back its batches, and the
 // ranges of successive commits tile the partition.
 func TestCommitOneObject(t *testing.T) {
@@ -77,7 +77,7 @@ func TestCommitRefusesBadInput(t *testing.T) {
 	}
 }
 
-// TestStaleOwnerFenced (U3): a commit whose ownership of one partition is
+// TestStaleOwnerFenced (fenced writers publish nothing): a commit whose ownership of one partition is
 // lost (its lease revoked and the partition acquired by another node)
 // gets ErrFenced for it and publishes nothing of it, while its other
 // partitions are published; the new owner publishes at the same base.
@@ -126,7 +126,7 @@ func TestStaleOwnerFenced(t *testing.T) {
 	}
 }
 
-// TestEndMismatch (U2): a commit that does not start at the published end
+// TestEndMismatch (ranges tiling the log): a commit that does not start at the published end
 // (an overlap, a hole, a replay at 0) is refused and writes nothing.
 func TestEndMismatch(t *testing.T) {
 	e := newEnv(t, "")
@@ -150,7 +150,7 @@ func TestEndMismatch(t *testing.T) {
 	allOK(t, n.c.Commit(ctxT(t), []Batch{batch("p", 10, 1)}, owns))
 }
 
-// TestCorrupt (U6): a damaged object, or a range record whose offsets do
+// TestCorrupt (checked range reads): a damaged object, or a range record whose offsets do
 // not match its batches, reads as ErrCorrupt.
 func TestCorrupt(t *testing.T) {
 	e := newEnv(t, "")
@@ -190,7 +190,7 @@ func TestCorrupt(t *testing.T) {
 	}
 }
 
-// TestManyPartitions (U2, U3): a commit of more partitions than one etcd
+// TestManyPartitions (ranges tiling the log, fenced writers publish nothing): a commit of more partitions than one etcd
 // transaction holds (at the default --max-txn-ops) is one object,
 // published over several transactions, every partition whole.
 func TestManyPartitions(t *testing.T) {
@@ -221,7 +221,7 @@ func TestManyPartitions(t *testing.T) {
 	}
 }
 
-// TestEtcdRestartMidCommit (U1): etcd stopping between a commit's PUT and
+// TestEtcdRestartMidCommit (acknowledgement after PUT and commit): etcd stopping between a commit's PUT and
 // its transaction gives an error for every partition, never a nil; after
 // the restart nothing of it is published and the same offsets commit.
 func TestEtcdRestartMidCommit(t *testing.T) {
@@ -248,9 +248,9 @@ func TestEtcdRestartMidCommit(t *testing.T) {
 	allOK(t, n.c.Commit(ctxT(t), []Batch{batch("p", 1, 1), batch("q", 1, 1)}, owns))
 }
 
-// TestEtcdRestartsUnderLoad (U1, U2): commits go on while etcd restarts;
+// TestEtcdRestartsUnderLoad (acknowledgement after PUT and commit, ranges tiling the log): commits go on while etcd restarts;
 // every acknowledged batch is published at its offsets, and after an
-// error the writer re-reads the end (E5) and goes on from there.
+// error the writer re-reads the end (no acknowledgement without a fenced commit) and goes on from there.
 func TestEtcdRestartsUnderLoad(t *testing.T) {
 	e := newEnv(t, "")
 	n := e.node("a")
@@ -324,7 +324,7 @@ func TestEtcdRestartsUnderLoad(t *testing.T) {
 	t.Logf("acknowledged %d+%d batches, %d errors", len(acked["p"]), len(acked["q"]), errs)
 }
 
-// TestCommitAcrossReferenceChanges (U5): between the transactions of a
+// TestCommitAcrossReferenceChanges (reference-counted collection): between the transactions of a
 // commit split over several, the ranges already published may be merged
 // or deleted: the commit's later transactions count references from the
 // object's record as it is then, and if the object was collected

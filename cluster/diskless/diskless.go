@@ -21,10 +21,10 @@ import (
 
 // Errors. Each is wrapped with the partition or object it concerns.
 var (
-	// ErrCorrupt: a range's bytes do not match its record (U6).
+	// ErrCorrupt: a range's bytes do not match its record (checked range reads).
 	ErrCorrupt = errors.New("diskless: corrupt range")
 	// ErrEndMismatch: a commit's first offset is not the partition's
-	// published end (U2); nothing of the partition was published.
+	// published end (ranges tiling the log); nothing of the partition was published.
 	ErrEndMismatch = errors.New("diskless: batches do not start at the published end")
 	// ErrNotOwned: Commit was given batches of a partition without its
 	// ownership.
@@ -32,17 +32,17 @@ var (
 	// ErrInvalid: batches that are not contiguous record batches.
 	ErrInvalid = errors.New("diskless: invalid batches")
 	// ErrObjectGone: the commit's object was collected before it was
-	// published (U5); nothing of it was published.
+	// published (reference-counted collection); nothing of it was published.
 	ErrObjectGone = errors.New("diskless: object collected before publication")
 	// ErrConflict: the records changed under a merge or a trim too often.
 	ErrConflict = errors.New("diskless: concurrent changes, try again")
 	// ErrOutOfRange: a start beyond the partition's end.
 	ErrOutOfRange = errors.New("diskless: offset out of range")
 	// ErrStale: a range's record changed (merged, trimmed) since Log
-	// listed it; Pin took no pin. The reader lists again (U8).
+	// listed it; Pin took no pin. The reader lists again (pin revalidation).
 	ErrStale = errors.New("diskless: range changed since listed")
 	// ErrPredecessor: the commit begun before this one did not publish
-	// the partition, so this one does not either (U10).
+	// the partition, so this one does not either (in-order publication).
 	ErrPredecessor = errors.New("diskless: the previous commit of the partition was not published")
 )
 
@@ -67,15 +67,15 @@ type Range struct {
 	SHA256    [32]byte
 	MaxTime   int64
 	// Rev is the range record's mod revision when Log listed it: Pin
-	// revalidates against it (U8). 0 on a Range not listed by Log.
+	// revalidates against it (pin revalidation). 0 on a Range not listed by Log.
 	Rev int64
 	// Record is the Base of the range record it was listed from: Base
 	// itself for a whole range, the whole range's for one of its Parts.
-	// Pin revalidates that record (U8).
+	// Pin revalidates that record (pin revalidation).
 	Record int64
 	// Pieces cut a merged range at batch boundaries into parts of about
 	// Options.PieceBytes at most, each with its own SHA-256, so that a
-	// read fetches only the parts it needs (U11). None: one piece.
+	// read fetches only the parts it needs (merged ranges in pieces). None: one piece.
 	Pieces []Piece
 }
 
@@ -89,7 +89,7 @@ type Piece struct {
 }
 
 // Parts is r as the ranges a reader may fetch and check one by one
-// (U11): one per piece, of r's object and record, or r itself.
+// (merged ranges in pieces): one per piece, of r's object and record, or r itself.
 func (r Range) Parts() []Range {
 	if len(r.Pieces) == 0 {
 		return []Range{r}
@@ -109,7 +109,7 @@ type Options struct {
 	// partitions per commit transaction, 2 ranges per merge).
 	MaxTxnOps int
 	// OrphanAge is how old an object with no record must be before
-	// Collect deletes it (U5); 0: one hour. It must exceed the longest
+	// Collect deletes it (reference-counted collection); 0: one hour. It must exceed the longest
 	// Commit or Merge (a writer gives up publishing an object older than
 	// this) plus the clock skew between nodes and the object store.
 	OrphanAge time.Duration
@@ -117,7 +117,7 @@ type Options struct {
 	MergeBelow int64
 	// MergeMax bounds a merged object (bytes); 0: 64 MiB.
 	MergeMax int64
-	// PieceBytes bounds the pieces a merged range is cut into (U11),
+	// PieceBytes bounds the pieces a merged range is cut into (merged ranges in pieces),
 	// unless one replaced range alone is larger; 0: 1 MiB.
 	PieceBytes int64
 	// Now is the clock; nil: time.Now.
@@ -131,9 +131,9 @@ type Options struct {
 // the metrics to it. Its methods run on the commit path: they must not
 // block.
 type Observer interface {
-	// ObserveCommit: one group commit (U1) of bytes took put for its
+	// ObserveCommit: one group commit (acknowledgement after PUT and commit) of bytes took put for its
 	// object's PUT and txn for its etcd transactions (all of them);
-	// fenced of its partitions were refused for a lost ownership (U3).
+	// fenced of its partitions were refused for a lost ownership (fenced writers publish nothing).
 	ObserveCommit(put, txn time.Duration, bytes, fenced int)
 }
 
@@ -147,7 +147,7 @@ type Committer struct {
 	node   string
 	opts   Options
 
-	// pipe orders the commits in flight (U10): last is the one begun
+	// pipe orders the commits in flight (in-order publication): last is the one begun
 	// last.
 	pipe struct {
 		sync.Mutex
@@ -238,7 +238,7 @@ type rangeRecord struct {
 	Len     int64  `json:"len"`
 	SHA256  string `json:"sha256"`
 	MaxTime int64  `json:"maxTime"`
-	// Pieces of a merged range (U11): base, end, position, length,
+	// Pieces of a merged range (merged ranges in pieces): base, end, position, length,
 	// SHA-256 and max timestamp of each.
 	Pieces []pieceRecord `json:"pieces,omitempty"`
 }
@@ -346,7 +346,7 @@ func (c *Committer) txnBudget() int { return c.opts.MaxTxnOps - 2 }
 // transactions of at most MaxTxnOps gets. Reading them at that one
 // revision is what keeps every count consistent with the ranges read: a
 // range record that names an object at rev is counted in the object's
-// record at rev (U5), so a count read this way is never below the
+// record at rev (reference-counted collection), so a count read this way is never below the
 // references the caller is about to drop. Counts read later could be: a
 // new owner that merged or trimmed the same ranges meanwhile (a session
 // lost, the partition moved) has already taken their references, and the
@@ -404,12 +404,12 @@ func (c *Committer) refChanges(st map[string]objState, delta map[string]int64) (
 	return cmps, ops, nil
 }
 
-// fencedTxn runs then if every ownership of owns holds (E4) and every
+// fencedTxn runs then if every ownership of owns holds (the fenced transaction) and every
 // comparison of cmps holds, and returns the transaction's revision (> 0).
 // When it fails (rev 0), lost names the partitions
 // whose ownership is gone, and diag holds the responses of the diag
 // operations (run in the Else), to tell which comparison failed. err is
-// an outcome unknown (E5).
+// an outcome unknown (no acknowledgement without a fenced commit).
 func (c *Committer) fencedTxn(ctx context.Context, owns []owner.Ownership, cmps []clientv3.Cmp, then, diag []clientv3.Op) (rev int64, lost []string, diagResp []*pb.ResponseOp, err error) {
 	var guard []clientv3.Cmp
 	var els []clientv3.Op
@@ -434,7 +434,7 @@ func (c *Committer) fencedTxn(ctx context.Context, owns []owner.Ownership, cmps 
 	return 0, lost, resp.Responses[len(owns):], nil
 }
 
-// fenced is the error of a partition whose ownership is lost (E4, E5).
+// fenced is the error of a partition whose ownership is lost (the fenced transaction, no acknowledgement without a fenced commit).
 func fenced(pkey string) error {
 	return fmt.Errorf("diskless: %s: %w", pkey, &owner.FencedError{Lost: []string{pkey}})
 }

@@ -1,7 +1,7 @@
 // Package diskless is the durable part of cluster mode's write path: a
 // node's group commits become objects in an object store, and their index
 // lives in etcd, published under the partitions' ownership (cluster/owner,
-// rules E1–E5). The node's local log is only a cache of what is published
+// the ownership rules). The node's local log is only a cache of what is published
 // here.
 //
 // A cluster node's storage.Replicator (cluster/node) commits through it.
@@ -25,7 +25,7 @@
 //	                                   of an object, with their SHA-256; base is 20 digits,
 //	                                   so key order is offset order
 //	<prefix>log/<pkey>/state           the partition's exported state (JSON): object, offset
-//	                                   covered, length, SHA-256 (U9)
+//	                                   covered, length, SHA-256 (the published producer state)
 //	<prefix>obj/<object>               how many range records name the object (JSON), or a
 //	                                   tombstone: an orphan being collected
 //
@@ -36,110 +36,118 @@
 //
 // # Rules
 //
-//	U1 A batch is acknowledged only after its object's PUT returned and
-//	   the fenced transaction publishing its range and the partition's new
-//	   end committed: Commit's nil for the partition. Any other outcome is
-//	   an error, and an error is never acknowledged, even when the
-//	   transaction may have committed (E5): the caller re-reads Log. So
-//	   the latency of an acknowledgement is one PUT plus one etcd
-//	   transaction (one per 41 partitions at the default MaxTxnOps).
-//	U2 A partition's ranges tile [first base, end) with no hole and no
-//	   overlap. A range is published only by a transaction that requires
-//	   the partition's end to be its base (no end key: 0) and sets the end
-//	   to its end; so two writers, a retry or a stale base can never
-//	   publish a hole or an overlap (ErrEndMismatch, nothing written). A
-//	   range's bytes are record batches covering exactly [base, end): each
-//	   batch starts where the previous ended (checked at Commit and at
-//	   every read).
-//	U3 A fenced writer publishes nothing. Every transaction that
-//	   publishes, merges or trims a partition compares the writer's
-//	   ownership of it (owner.Manager.Guard, E4). A partition whose
-//	   ownership is lost gets an error wrapping owner.ErrFenced and nothing
-//	   of it is written; a commit's other partitions are published without
-//	   it, in a new transaction.
-//	U4 Merge never changes which bytes an offset reads. The merged object
-//	   is the replaced ranges' bytes, each read back and checked (U6), in
-//	   offset order; its one range record replaces theirs in one fenced
-//	   transaction that requires every replaced record unchanged since it
-//	   was read (not trimmed, not merged by another), so it covers exactly
-//	   their offsets.
-//	U5 Collection never deletes a referenced object. Every transaction
-//	   that adds or removes range records updates, in the same
-//	   transaction, the reference count of each object they name,
-//	   requiring the count's record unchanged since read. An object goes
-//	   only after its record: deleted in a transaction requiring a count
-//	   of 0 unchanged (a count never rises from 0: only an object's own
-//	   first publication creates its record, with references). An object
-//	   with no record (its writer died between PUT and transaction) is
-//	   deleted once older than Options.OrphanAge: first a tombstone record
-//	   is created, in a transaction requiring no record, and the first
-//	   publication of an object requires no record, so the object can
-//	   never be published afterwards; and a writer gives up publishing an
-//	   object it wrote OrphanAge ago or more. Tombstones go after another
-//	   OrphanAge.
-//	U6 Reads are checked. ReadRange returns a range's bytes only if they
-//	   are its published length and SHA-256 and their batches tile its
-//	   offsets (U2); otherwise ErrCorrupt, never wrong bytes.
-//	U7 Collection never deletes a pinned object. A reader pins an
-//	   object with a record <prefix>pin/<object>NUL<id> attached to a
-//	   lease of its own (a node's session lease: a node that dies leaves
-//	   no pin beyond the lease's TTL); the transaction that deletes an
-//	   object's record requires, besides its count of 0 unchanged, that
-//	   no pin record of the object exists. The object goes only after
-//	   its record (U5), so it outlives every pin taken before that
-//	   transaction.
-//	U8 A pinned range is revalidated before it is read: Pin writes the
-//	   pins in a transaction that requires every range record Log listed
-//	   unchanged (same mod revision); otherwise ErrStale, nothing
-//	   written, and the reader lists again. So a reader reads only an
-//	   object a range named at the revision its pin was written: its
-//	   count was above 0 then and never rises from 0 (U5), so no Collect
-//	   deleted it before the pin and none deletes it while the pin holds
-//	   (U7).
-//	U9 A partition's exported state (producers and transactions as of an
-//	   offset it covers, resolver ExportState) is an object
-//	   "state/<pkey>/<unique>" and one record log/<pkey>/state naming it,
-//	   its length and SHA-256 and the offset covered. PutState publishes
-//	   it only in a fenced transaction of the owner (U3) that requires
-//	   the record unchanged since read, after checking that the offset
-//	   covered is at most the published end (which only grows under one
-//	   owner): the state never names an offset the published log does
-//	   not hold. The record holds one reference to its object, moved in
-//	   the same transaction from the object it named before and dropped
-//	   with the partition (U5); State returns the bytes only if they are
-//	   the record's length and SHA-256.
-//	U10 Group commits are pipelined and publish in order. Begin lays a
-//	   commit out and starts its PUT at once, while the commits begun
-//	   before it are still being written or published; its publication
-//	   (U1) starts only once the publication of the commit begun just
-//	   before it is over, and leaves out, refused with ErrPredecessor,
-//	   every partition that commit carried and did not publish, if it
-//	   was still in flight when this one began (after it, U2's end
-//	   comparison still refuses a batch that follows an unpublished one,
-//	   and the caller acknowledges nothing after a failure, storage
-//	   I14). So a
-//	   partition's ranges are published in the order their batches were
-//	   begun, never a later batch after an earlier one that failed (its
-//	   offsets stay dense, U2, without relying on the end comparison),
-//	   and a commit's result (Wait) is known only after every earlier
-//	   commit's: nothing is acknowledged before its own publication nor
-//	   before that of an earlier batch.
-//	U11 A merged range is cut into pieces at batch boundaries (runs of
-//	   the ranges it replaced, or of their pieces, each at most
-//	   Options.PieceBytes unless one alone is larger), listed in its
-//	   record with their offsets, byte positions, SHA-256s and max
-//	   timestamps; the pieces tile the range (checked when the record is
-//	   read). A reader may fetch and check a piece alone (Range.Parts,
-//	   ReadRange: its length, its SHA-256, its batches tiling its
-//	   offsets, U6), under a pin that revalidates the whole range's
-//	   record (Range.Record, U8): a read below the cache fetches the
-//	   pieces it needs, not up to MergeMax bytes.
+//   - **Acknowledgement after PUT and commit.** A batch is acknowledged
+//     only after its object's PUT returned and the fenced transaction
+//     publishing its range and the partition's new end committed:
+//     Commit's nil for the partition. Any other outcome is an error,
+//     and an error is never acknowledged, even when the transaction may
+//     have committed (no acknowledgement without a fenced commit): the
+//     caller re-reads Log. So the latency of an acknowledgement is one
+//     PUT plus one etcd transaction (one per 41 partitions at the
+//     default MaxTxnOps).
+//   - **Ranges tiling the log.** A partition's ranges tile [first base,
+//     end) with no hole and no overlap. A range is published only by a
+//     transaction that requires the partition's end to be its base (no
+//     end key: 0) and sets the end to its end; so two writers, a retry
+//     or a stale base can never publish a hole or an overlap
+//     (ErrEndMismatch, nothing written). A range's bytes are record
+//     batches covering exactly [base, end): each batch starts where the
+//     previous ended (checked at Commit and at every read).
+//   - **Fenced writers publish nothing.** A fenced writer publishes
+//     nothing. Every transaction that publishes, merges or trims a
+//     partition compares the writer's ownership of it
+//     (owner.Manager.Guard, the fenced transaction). A partition whose
+//     ownership is lost gets an error wrapping owner.ErrFenced and
+//     nothing of it is written; a commit's other partitions are
+//     published without it, in a new transaction.
+//   - **Merges keep the bytes.** Merge never changes which bytes an
+//     offset reads. The merged object is the replaced ranges' bytes,
+//     each read back and checked (checked range reads), in offset
+//     order; its one range record replaces theirs in one fenced
+//     transaction that requires every replaced record unchanged since
+//     it was read (not trimmed, not merged by another), so it covers
+//     exactly their offsets.
+//   - **Reference-counted collection.** Collection never deletes a
+//     referenced object. Every transaction that adds or removes range
+//     records updates, in the same transaction, the reference count of
+//     each object they name, requiring the count's record unchanged
+//     since read. An object goes only after its record: deleted in a
+//     transaction requiring a count of 0 unchanged (a count never rises
+//     from 0: only an object's own first publication creates its
+//     record, with references). An object with no record (its writer
+//     died between PUT and transaction) is deleted once older than
+//     Options.OrphanAge: first a tombstone record is created, in a
+//     transaction requiring no record, and the first publication of an
+//     object requires no record, so the object can never be published
+//     afterwards; and a writer gives up publishing an object it wrote
+//     OrphanAge ago or more. Tombstones go after another OrphanAge.
+//   - **Checked range reads.** Reads are checked. ReadRange returns a
+//     range's bytes only if they are its published length and SHA-256
+//     and their batches tile its offsets (ranges tiling the log);
+//     otherwise ErrCorrupt, never wrong bytes.
+//   - **Pinned objects kept.** Collection never deletes a pinned
+//     object. A reader pins an object with a record
+//     <prefix>pin/<object>NUL<id> attached to a lease of its own (a
+//     node's session lease: a node that dies leaves no pin beyond the
+//     lease's TTL); the transaction that deletes an object's record
+//     requires, besides its count of 0 unchanged, that no pin record of
+//     the object exists. The object goes only after its record
+//     (reference-counted collection), so it outlives every pin taken
+//     before that transaction.
+//   - **Pin revalidation.** A pinned range is revalidated before it is
+//     read: Pin writes the pins in a transaction that requires every
+//     range record Log listed unchanged (same mod revision); otherwise
+//     ErrStale, nothing written, and the reader lists again. So a
+//     reader reads only an object a range named at the revision its pin
+//     was written: its count was above 0 then and never rises from 0
+//     (reference-counted collection), so no Collect deleted it before
+//     the pin and none deletes it while the pin holds (pinned objects
+//     kept).
+//   - **Published producer state.** A partition's exported state
+//     (producers and transactions as of an offset it covers, resolver
+//     ExportState) is an object "state/<pkey>/<unique>" and one record
+//     log/<pkey>/state naming it, its length and SHA-256 and the offset
+//     covered. PutState publishes it only in a fenced transaction of
+//     the owner (fenced writers publish nothing) that requires the
+//     record unchanged since read, after checking that the offset
+//     covered is at most the published end (which only grows under one
+//     owner): the state never names an offset the published log does
+//     not hold. The record holds one reference to its object, moved in
+//     the same transaction from the object it named before and dropped
+//     with the partition (reference-counted collection); State returns
+//     the bytes only if they are the record's length and SHA-256.
+//   - **In-order publication.** Group commits are pipelined and
+//     publish in order. Begin lays a commit out and starts its PUT at
+//     once, while the commits begun before it are still being written
+//     or published; its publication (acknowledgement after PUT and commit) starts only once the
+//     publication of the commit begun just before it is over, and
+//     leaves out, refused with ErrPredecessor, every partition that
+//     commit carried and did not publish, if it was still in flight
+//     when this one began (after it, ranges tiling the log's end comparison still refuses
+//     a batch that follows an unpublished one, and the caller
+//     acknowledges nothing after a failure, storage I14). So a
+//     partition's ranges are published in the order their batches were
+//     begun, never a later batch after an earlier one that failed (its
+//     offsets stay dense, ranges tiling the log, without relying on the end comparison),
+//     and a commit's result (Wait) is known only after every earlier
+//     commit's: nothing is acknowledged before its own publication nor
+//     before that of an earlier batch.
+//   - **Merged ranges in pieces.** A merged range is cut into pieces at
+//     batch boundaries (runs of the ranges it replaced, or of their
+//     pieces, each at most Options.PieceBytes unless one alone is
+//     larger), listed in its record with their offsets, byte
+//     positions, SHA-256s and max timestamps; the pieces tile the range
+//     (checked when the record is read). A reader may fetch and check a
+//     piece alone (Range.Parts, ReadRange: its length, its SHA-256, its
+//     batches tiling its offsets, checked range reads), under a pin that revalidates the
+//     whole range's record (Range.Record, pin revalidation): a read below the cache
+//     fetches the pieces it needs, not up to MergeMax bytes.
 //
 // # Readers of collected objects
 //
 // A Range handed out by Log may name an object that a later Merge
 // replaced and Collect deleted: ReadRange then fails (not found), and the
-// reader reads Log again. The bytes an offset reads never change (U4).
+// reader reads Log again. The bytes an offset reads never change (merges keep the bytes).
 // ReadPinned (Pin, then ReadRange) does not race: the object is pinned
-// and the range revalidated before the read (U7, U8).
+// and the range revalidated before the read (pinned objects kept, pin revalidation).
 package diskless

@@ -151,7 +151,7 @@ func allOK(t testing.TB, res map[string]error) {
 
 // readAll reads pkey's published ranges and returns the batches they
 // hold by base offset, checking that the ranges tile [first base, end)
-// (U2) and that every batch lies within its range.
+// (ranges tiling the log) and that every batch lies within its range.
 func (e *env) readAll(t testing.TB, c *Committer, pkey string) (start, end int64, byBase map[int64][]byte, ranges []Range) {
 	t.Helper()
 	start, end, ranges, err := c.Log(ctxT(t), pkey)

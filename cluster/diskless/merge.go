@@ -15,7 +15,7 @@ import (
 // Options.MergeBelow, together at most Options.MergeMax) by one object
 // "merged/<pkey>/..." and one range record each, so etcd keeps few records
 // per partition. Each run is one fenced transaction under o that also
-// requires the replaced range records unchanged (U4). It returns how many
+// requires the replaced range records unchanged (merges keep the bytes). It returns how many
 // range records were replaced.
 func (c *Committer) Merge(ctx context.Context, o owner.Ownership, pkey string) (merged int, err error) {
 	if o.Partition != pkey {
@@ -179,7 +179,7 @@ func sameRanges(st logState, rs []Range, revs []int64) bool {
 }
 
 // pieces cuts a merged range's bytes, data (the bytes of rs, checked, in
-// order), into pieces of at most PieceBytes (U11): runs of the replaced
+// order), into pieces of at most PieceBytes (merged ranges in pieces): runs of the replaced
 // ranges, or of their own pieces, each piece whole batches with its own
 // SHA-256. None when it would be one piece.
 func (c *Committer) pieces(rs []Range, data []byte) []Piece {

@@ -45,7 +45,7 @@ func (e *env) sameBatches(t testing.TB, c *Committer, pkey string, want map[int6
 	return ranges
 }
 
-// TestMergeKeepsBytes (U4, U5): merging a partition's ranges leaves every
+// TestMergeKeepsBytes (merges keep the bytes, reference-counted collection): merging a partition's ranges leaves every
 // offset's batch identical, in fewer records; the replaced objects lose
 // their references, and once no partition references them Collect
 // deletes them and nothing else. A stale owner cannot merge.
@@ -110,7 +110,7 @@ func TestMergeKeepsBytes(t *testing.T) {
 	}
 }
 
-// TestMergeRacesCommits (U2, U4, U5): merges and collections running
+// TestMergeRacesCommits (ranges tiling the log, merges keep the bytes, reference-counted collection): merges and collections running
 // while the owner commits never lose, change or overlap a batch, nor
 // delete an object a range names.
 func TestMergeRacesCommits(t *testing.T) {
@@ -177,7 +177,7 @@ func TestMergeRacesCommits(t *testing.T) {
 	t.Logf("merged %d ranges while committing, %d objects collected, %d ranges left", merges, collected, len(ranges))
 }
 
-// TestMergeConcurrentTrim (U4, U5): a trim between a merge's read and its
+// TestMergeConcurrentTrim (merges keep the bytes, reference-counted collection): a trim between a merge's read and its
 // transaction makes the merge read again: the merged range never brings
 // back a trimmed range, and every reference count stays exact.
 func TestMergeConcurrentTrim(t *testing.T) {
@@ -221,7 +221,7 @@ func TestMergeConcurrentTrim(t *testing.T) {
 	e.sameBatches(t, n.c, "p", want["p"])
 }
 
-// TestMergeAfterSessionLossDropsNoReferenceTwice (U4, U5): a node that
+// TestMergeAfterSessionLossDropsNoReferenceTwice (merges keep the bytes, reference-counted collection): a node that
 // listed a partition's ranges and wrote their merged object, then lost
 // its session while a new owner merged the same ranges, must not drop
 // their objects' references a second time. Today's counts are already 0

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestMergedRangeReadsInPieces (U11, U6, U8): a merged range is listed
+// TestMergedRangeReadsInPieces (merged ranges in pieces, checked range reads, pin revalidation): a merged range is listed
 // with pieces that tile it, each whole batches; a piece is read alone,
 // under a pin of the whole range's record, fetching only its bytes and
 // checked against its own SHA-256: a byte flipped in one piece fails

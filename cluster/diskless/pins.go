@@ -10,7 +10,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// Reader pins (U7, U8): a reader of a published range puts a pin record
+// Reader pins (pinned objects kept, pin revalidation): a reader of a published range puts a pin record
 // on the range's object, attached to a lease of its own (a node's session
 // lease), and only then checks that the range record it listed is
 // unchanged. Collect deletes an object's record only in a transaction
@@ -20,7 +20,7 @@ import (
 // object name, so no object's prefix is another's.
 func (c *Committer) pinPrefix(object string) string { return c.prefix + "pin/" + object + "\x00" }
 
-// noPin is the comparison that holds when object has no pin (U7): a
+// noPin is the comparison that holds when object has no pin (pinned objects kept): a
 // comparison over a key range holds for every key in it, and for a
 // range with no key it compares a missing key, whose create revision is
 // 0.
@@ -29,7 +29,7 @@ func (c *Committer) noPin(object string) clientv3.Cmp {
 	return clientv3.Compare(clientv3.CreateRevision(p), "=", 0).WithPrefix()
 }
 
-// Pin pins the objects of rs under lease (U7) and revalidates rs (U8),
+// Pin pins the objects of rs under lease (pinned objects kept) and revalidates rs (pin revalidation),
 // in one transaction per MaxTxnOps ranges: each range must be one Log
 // listed, its record unchanged since, or nothing of the transaction is
 // written. It returns the function that removes the pins. A range whose
@@ -92,8 +92,8 @@ func (c *Committer) pinOps(lease clientv3.LeaseID, rs []Range, keys *[]string) (
 // pinTxn writes the pins if every range is unchanged, in one
 // transaction: the pins and the records read are of one revision. If a
 // Collect deleted an object's record before it, the object had no
-// reference then and never has one again (U5): a range naming it
-// changed, and nothing is written. If after, it saw the pin (U7).
+// reference then and never has one again (reference-counted collection): a range naming it
+// changed, and nothing is written. If after, it saw the pin (pinned objects kept).
 func (c *Committer) pinTxn(ctx context.Context, cmps []clientv3.Cmp, puts []clientv3.Op, rs []Range) error {
 	resp, err := c.cli.Txn(ctx).If(cmps...).Then(puts...).Commit()
 	if err != nil {
@@ -115,8 +115,8 @@ func joinUnpin(err, unpinErr error) error {
 // readersPerPin bounds the object reads of one ReadPinned at once.
 const readersPerPin = 8
 
-// ReadPinned reads rs (ReadRange, U6) under pins taken with Pin (U7,
-// U8), removed before it returns, several objects at a time. The bytes
+// ReadPinned reads rs (ReadRange, checked range reads) under pins taken with Pin (pinned objects kept,
+// pin revalidation), removed before it returns, several objects at a time. The bytes
 // come back in rs's order; any error fails the whole read.
 func (c *Committer) ReadPinned(ctx context.Context, lease clientv3.LeaseID, rs ...Range) ([][]byte, error) {
 	unpin, err := c.Pin(ctx, lease, rs...)

@@ -13,7 +13,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// TestPinnedObjectSurvivesCollect (U7, U8) on a real S3 server: a range
+// TestPinnedObjectSurvivesCollect (pinned objects kept, pin revalidation) on a real S3 server: a range
 // pinned before a Merge replaced it keeps its object through Collect, and
 // reads the same bytes; once the pin goes, Collect takes the object. A
 // pin on a range listed before the Merge is refused (ErrStale) and
@@ -40,7 +40,7 @@ func TestPinnedObjectSurvivesCollect(t *testing.T) {
 	if m, err := n.c.Merge(ctxT(t), owns["p"], "p"); err != nil || m != 4 {
 		t.Fatalf("merge: %d, %v", m, err)
 	}
-	// Listed before the merge: stale, and no pin is left (U8). The first
+	// Listed before the merge: stale, and no pin is left (pin revalidation). The first
 	// range's key now holds the merged range; the others' are gone.
 	for _, r := range []Range{ranges[0], ranges[2]} {
 		if _, err := n.c.Pin(ctxT(t), n.sess.Lease(), r); !errors.Is(err, ErrStale) {
@@ -90,7 +90,7 @@ func TestPinnedObjectSurvivesCollect(t *testing.T) {
 	}
 }
 
-// TestPinGoesWithItsLease (U7): a reader that dies leaves its pin only
+// TestPinGoesWithItsLease (pinned objects kept): a reader that dies leaves its pin only
 // until its lease ends; then Collect takes the object.
 func TestPinGoesWithItsLease(t *testing.T) {
 	e := newEnv(t, "")
@@ -129,7 +129,7 @@ func TestPinGoesWithItsLease(t *testing.T) {
 	}
 }
 
-// TestState (U9, U5) on a real S3 server: a state is published only by
+// TestState (the published producer state, reference-counted collection) on a real S3 server: a state is published only by
 // the owner and only within the published end; a newer one takes the
 // reference from the older, which Collect then takes; a damaged object
 // reads as ErrCorrupt; deleting the partition frees the last one.

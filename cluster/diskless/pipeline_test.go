@@ -31,7 +31,7 @@ func (g *pairGate) afterPut(string) {
 	}
 }
 
-// TestPipelinePublishesInOrder (U10, U1, U2): commits of one partition
+// TestPipelinePublishesInOrder (in-order publication, acknowledgement after PUT and commit, ranges tiling the log): commits of one partition
 // begun back to back, each before the one before it was published, are
 // all published, in the order they were begun, whichever PUT ends first:
 // every one's result is nil and the ranges tile the partition.
@@ -63,7 +63,7 @@ func TestPipelinePublishesInOrder(t *testing.T) {
 	}
 }
 
-// TestPipelineNothingAfterUnpublished (U10): a commit begun while the
+// TestPipelineNothingAfterUnpublished (in-order publication): a commit begun while the
 // one before it is in flight does not publish a partition that one
 // carried and did not publish; its other partitions are published.
 func TestPipelineNothingAfterUnpublished(t *testing.T) {

@@ -65,7 +65,7 @@ func (c *Committer) readLog(ctx context.Context, pkey string) (logState, error) 
 
 // Log returns pkey's published state: its start and end, and the ranges
 // that hold offsets in [start, end), in offset order, tiling from the
-// first range's Base (<= start) to end (U2). A partition never published
+// first range's Base (<= start) to end (ranges tiling the log). A partition never published
 // has start = end = 0 and no range.
 func (c *Committer) Log(ctx context.Context, pkey string) (start, end int64, ranges []Range, err error) {
 	st, err := c.readLog(ctx, pkey)
@@ -81,7 +81,7 @@ func (c *Committer) Log(ctx context.Context, pkey string) (start, end int64, ran
 }
 
 // ReadRange returns r's bytes: record batches that cover [r.Base, r.End)
-// exactly, checked against r's SHA-256 (U6). Bytes that do not match give
+// exactly, checked against r's SHA-256 (checked range reads). Bytes that do not match give
 // an error wrapping ErrCorrupt.
 func (c *Committer) ReadRange(ctx context.Context, r Range) ([]byte, error) {
 	rd, err := c.bucket.NewRangeReader(ctx, r.Object, r.Pos, r.Len, nil)

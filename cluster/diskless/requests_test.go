@@ -3,7 +3,7 @@ package diskless
 import "testing"
 
 // TestRequestsCounted: a commit of 50 partitions is one PUT and two
-// transactions (41 partitions fit one at the default MaxTxnOps, U1); a
+// transactions (41 partitions fit one at the default MaxTxnOps, acknowledgement after PUT and commit); a
 // merge of its ranges reads each range back (one GET each) and writes one
 // object; the counts are what the cost model reads.
 func TestRequestsCounted(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"github.com/kgateway/kgateway/test/s3server"
 )
 
-// TestS3 (U1, U4, U5, U6): the whole cycle on a real S3 server: commits,
+// TestS3 (acknowledgement after PUT and commit, merges keep the bytes, reference-counted collection, checked range reads): the whole cycle on a real S3 server: commits,
 // range reads, merges, collection of replaced objects and of an orphan,
 // and a damaged object read as ErrCorrupt.
 func TestS3(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 	"gocloud.dev/blob"
 )
 
-// A partition's exported state (U9): an object "state/<pkey>/<unique>"
+// A partition's exported state (the published producer state): an object "state/<pkey>/<unique>"
 // holding the partition's producer and transaction state as of an
 // offset it covers (resolver ExportState), and the pointer
 // log/<pkey>/state to it.
@@ -37,8 +37,8 @@ var ErrNoState = errors.New("diskless: no exported state")
 
 // PutState stores data, pkey's state as of covered, as a new object and
 // points the partition's state record at it, in a fenced transaction
-// under o (U3, U9) that moves the reference from the object it pointed
-// at before (U5). A covered past the published end is ErrOutOfRange:
+// under o (fenced writers publish nothing, the published producer state) that moves the reference from the object it pointed
+// at before (reference-counted collection). A covered past the published end is ErrOutOfRange:
 // the state would name offsets the published log does not hold. A
 // concurrent PutState is ErrConflict; nothing is published then.
 func (c *Committer) PutState(ctx context.Context, o owner.Ownership, pkey string, covered int64, data []byte) error {
@@ -103,7 +103,7 @@ func (c *Committer) stateRefDrop(ctx context.Context, object string, rev int64) 
 }
 
 // State returns pkey's last state put and the offset it covers, its
-// bytes checked against the record (U9). ErrNoState when there is none.
+// bytes checked against the record (the published producer state). ErrNoState when there is none.
 // A state object replaced and collected since the record was read is an
 // error: the caller may do without a state (replay everything).
 func (c *Committer) State(ctx context.Context, pkey string) (covered int64, data []byte, err error) {

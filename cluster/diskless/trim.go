@@ -10,8 +10,8 @@ import (
 )
 
 // SetStart moves pkey's published start up to start (retention,
-// DeleteRecords), in fenced transactions under o (U3), and deletes the
-// range records wholly below it with their references (U5). A start at
+// DeleteRecords), in fenced transactions under o (fenced writers publish nothing), and deletes the
+// range records wholly below it with their references (reference-counted collection). A start at
 // or below the current one changes nothing but finishes such deletions.
 // A start beyond the end is ErrOutOfRange.
 func (c *Committer) SetStart(ctx context.Context, o owner.Ownership, pkey string, start int64) error {
@@ -126,7 +126,7 @@ func (c *Committer) deletePartition(ctx context.Context, pkey string) error {
 			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(c.rangesPrefix(pkey)), "=", 0).WithPrefix(),
 				clientv3.Compare(clientv3.ModRevision(c.stateKey(pkey)), "=", st.stateRev))
 			then = append(then, clientv3.OpDelete(c.logPrefix(pkey), clientv3.WithPrefix()))
-			if st.state != nil { // U9: its state object loses its reference
+			if st.state != nil { // The published producer state: its state object loses its reference
 				rc, ro, err := c.stateRefDrop(ctx, st.state.Object, st.rev)
 				if errors.Is(err, ErrStale) {
 					tries++

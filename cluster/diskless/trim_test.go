@@ -9,7 +9,7 @@ import (
 	"github.com/kgateway/kgateway/cluster/owner"
 )
 
-// TestSetStart (U3, U5): moving the start deletes the range records wholly
+// TestSetStart (fenced writers publish nothing, reference-counted collection): moving the start deletes the range records wholly
 // below it and their references, keeps a range that straddles it, never
 // moves back, refuses a start past the end, and is fenced.
 func TestSetStart(t *testing.T) {
@@ -89,7 +89,7 @@ func TestManyRangesTrimmed(t *testing.T) {
 	}
 }
 
-// TestCollect (U5): Collect deletes an object once no range references it
+// TestCollect (reference-counted collection): Collect deletes an object once no range references it
 // and never while one does; an orphan (written, never published) once
 // older than OrphanAge; and a writer that publishes after its object was
 // taken for an orphan publishes nothing.
@@ -161,7 +161,7 @@ func TestCollect(t *testing.T) {
 	}
 }
 
-// TestSetStartWhileMerged (U4, U5): the owner's own merge (its upkeep)
+// TestSetStartWhileMerged (merges keep the bytes, reference-counted collection): the owner's own merge (its upkeep)
 // replaces the ranges a DeleteRecords' SetStart listed, before SetStart
 // reads their objects' counts. Those counts are already 0; SetStart must
 // not take them for an inconsistency (a storage error to the client) but

@@ -7,7 +7,7 @@ import (
 	"github.com/kgateway/kgateway/cluster/diskless"
 )
 
-// The decisions of placement (J2) and of the rebuild (J8), as pure
+// The decisions of placement (rendezvous placement) and of the rebuild (the bounded rebuild), as pure
 // functions of what the node knows: placement.go reads that state from
 // the node (the etcd watches' view, its ownerships), calls these, and does
 // the etcd and object-store I/O they call for. testdata/ holds their
@@ -29,15 +29,15 @@ type placeView struct {
 
 // heldView is what placement knows of one ownership of this node.
 type heldView struct {
-	broken bool // J4: its publication failed other than by fencing
+	broken bool // Replication under ownership: its publication failed other than by fencing
 }
 
 // releaseWhy is why a placement round gives an ownership up.
 type releaseWhy string
 
 const (
-	releaseBroken   releaseWhy = "broken"   // J4: released to be rebuilt
-	releaseHandover releaseWhy = "handover" // J2: another live node is preferred
+	releaseBroken   releaseWhy = "broken"   // Replication under ownership: released to be rebuilt
+	releaseHandover releaseWhy = "handover" // Rendezvous placement: another live node is preferred
 	releaseGone     releaseWhy = "gone"     // its topic was deleted
 )
 
@@ -56,7 +56,7 @@ type placement struct {
 	gone    []string
 }
 
-// place decides one placement round (J2). A held ownership that broke is
+// place decides one placement round (rendezvous placement). A held ownership that broke is
 // released. A slot this node prefers among the live nodes is acquired
 // when it neither holds it nor sees an owner record for it. A held slot
 // another live node is preferred for is handed over, but only while the
@@ -89,7 +89,7 @@ func place(v placeView) placement {
 	return p
 }
 
-// rebuildPlan is what a rebuild (J3, J8) copies and where the local copy
+// rebuildPlan is what a rebuild (rebuild before serving, the bounded rebuild) copies and where the local copy
 // starts.
 type rebuildPlan struct {
 	// from is the offset the local copy begins at: the first copied
@@ -103,14 +103,14 @@ type rebuildPlan struct {
 	// the copy is then trimmed to it. -1 otherwise.
 	trimTo int64
 	// localStart is where the local copy starts once trimmed: what
-	// upkeep publishes the local start against (J8).
+	// upkeep publishes the local start against (the bounded rebuild).
 	localStart int64
 }
 
 // planRebuild decides a rebuild of a partition published as
 // [start, end) in ranges (oldest first) with budget bytes for the local
 // cache (cluster.cache.rebuild.bytes; negative: the whole partition): the
-// newest ranges whose bytes fit are copied (J8).
+// newest ranges whose bytes fit are copied (the bounded rebuild).
 func planRebuild(start, end int64, ranges []diskless.Range, budget int64) rebuildPlan {
 	k := tailFrom(ranges, budget)
 	from := end // nothing fits: the local copy starts empty at the end
@@ -133,7 +133,7 @@ func planRebuild(start, end int64, ranges []diskless.Range, budget int64) rebuil
 }
 
 // tailFrom is the index of the first of the newest ranges whose bytes
-// fit limit (J8): 0 when all do or limit is negative (the whole
+// fit limit (the bounded rebuild): 0 when all do or limit is negative (the whole
 // partition), len(ranges) when not even the last one does.
 func tailFrom(ranges []diskless.Range, limit int64) int {
 	if limit < 0 {
@@ -152,7 +152,7 @@ func tailFrom(ranges []diskless.Range, limit int64) int {
 type upkeepView struct {
 	localStart, localEnd int64
 	// published is the local start last published, or where the rebuild
-	// began the local copy (J8).
+	// began the local copy (the bounded rebuild).
 	published int64
 	// sinceExport is the time since the last export of the producer
 	// state (or since the rebuild); stateCovered the offset the last
@@ -164,7 +164,7 @@ type upkeepView struct {
 
 // upkeepPlan is what an upkeep pass publishes, in this order.
 type upkeepPlan struct {
-	// exportState: export the producer and transaction state (J11).
+	// exportState: export the producer and transaction state (periodic state export).
 	exportState bool
 	// publishStart is the local start to publish, -1 for none.
 	publishStart int64
@@ -172,9 +172,9 @@ type upkeepPlan struct {
 
 // planUpkeep decides an upkeep pass. The state is exported at most every
 // StateInterval and only when the log grew past what the last export
-// covers (J11). The local start is published only when it passed the
+// covers (periodic state export). The local start is published only when it passed the
 // published one: retention or DeleteRecords moved it, never the cache's
-// own start, where the rebuild began the copy (J8).
+// own start, where the rebuild began the copy (the bounded rebuild).
 func planUpkeep(v upkeepView) upkeepPlan {
 	p := upkeepPlan{publishStart: -1}
 	p.exportState = v.sinceExport >= v.stateInterval && v.localEnd > v.stateCovered

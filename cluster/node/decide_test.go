@@ -11,7 +11,7 @@ import (
 	"github.com/kgateway/kgateway/cluster/diskless"
 )
 
-// TestPlacement runs testdata/placement: J2's rendezvous preference and
+// TestPlacement runs testdata/placement: the rendezvous preference and
 // place's decisions, for the live nodes and the node's view of each slot.
 //
 //	prefer live=(1,2,3)     one slot per input line; prints its preferred node
@@ -85,7 +85,7 @@ func TestPlacement(t *testing.T) {
 	})
 }
 
-// TestRebuildPlan runs testdata/rebuild: what planRebuild copies (J8) of
+// TestRebuildPlan runs testdata/rebuild: what planRebuild copies (the bounded rebuild) of
 // a partition published as [start, end) in the input's ranges, one
 // "<base>-<end> <bytes>" per line, oldest first.
 //
@@ -128,7 +128,7 @@ func TestRebuildPlan(t *testing.T) {
 }
 
 // TestUpkeepPlan runs testdata/upkeep: what planUpkeep publishes for a
-// served partition (J8, J11).
+// served partition (the bounded rebuild, periodic state export).
 //
 //	upkeep local=(<start>,<end>) published=<n> since-export=<dur> interval=<dur> covered=<n>
 func TestUpkeepPlan(t *testing.T) {

@@ -29,7 +29,7 @@ func (n *Node) Brokers() []kafka.Broker {
 }
 
 // Leader is the partition's owner, except that this node reports none
-// for a partition it owns but does not serve (J3).
+// for a partition it owns but does not serve (rebuild before serving).
 func (n *Node) Leader(topic string, partition int32) (int32, int32, bool) {
 	t, ok := n.p.Resolver.Topic(topic)
 	if !ok {
@@ -38,7 +38,7 @@ func (n *Node) Leader(topic string, partition int32) (int32, int32, bool) {
 	return n.ownerOf(PKey(t.ID, partition))
 }
 
-// Coordinator is the owner of the coordinator role (J6).
+// Coordinator is the owner of the coordinator role (the coordinator role).
 func (n *Node) Coordinator() (int32, bool) {
 	id, _, ok := n.ownerOf(CoordinatorKey)
 	return id, ok
@@ -67,7 +67,7 @@ func (n *Node) ownerOf(pkey string) (int32, int32, bool) {
 }
 
 // Serving is the ownership under which this node serves the partition
-// now; ok is false when it does not (J3, J13).
+// now; ok is false when it does not (rebuild before serving, the transaction relay).
 func (n *Node) Serving(topic string, partition int32) (owner.Ownership, bool) {
 	t, ok := n.p.Resolver.Topic(topic)
 	if !ok {
@@ -82,7 +82,7 @@ func (n *Node) Serving(topic string, partition int32) (owner.Ownership, bool) {
 	return h.o, true
 }
 
-// VerifyTxn asks the transaction relay (J13, X24).
+// VerifyTxn asks the transaction relay (the transaction relay, verification across nodes).
 func (n *Node) VerifyTxn(ctx context.Context, topic string, partition int32, pid int64, epoch int16) (bool, error) {
 	if n.p.Txn == nil {
 		return false, nil
@@ -94,18 +94,18 @@ func (n *Node) VerifyTxn(ctx context.Context, topic string, partition int32, pid
 func (n *Node) Catalog() kafka.Catalog { return n.p.Catalog }
 
 // replicateTimeout bounds one publication: past it, the outcome is
-// unknown and nothing of it is acknowledged (J4).
+// unknown and nothing of it is acknowledged (replication under ownership).
 const replicateTimeout = 30 * time.Second
 
-// Replicate publishes a group commit (J4): one object, then each
+// Replicate publishes a group commit (replication under ownership): one object, then each
 // partition's range under its ownership.
 func (n *Node) Replicate(entries []storage.Replicated) map[storage.LogID]error {
 	return n.BeginReplicate(entries)()
 }
 
-// BeginReplicate begins publishing a group commit (J4, storage.Pipeliner): the
+// BeginReplicate begins publishing a group commit (replication under ownership, storage.Pipeliner): the
 // object's PUT starts at once, while earlier group commits are still in
-// flight, and its publication follows theirs (diskless U10). The
+// flight, and its publication follows theirs (in-order publication). The
 // function returned waits for the outcome.
 func (n *Node) BeginReplicate(entries []storage.Replicated) func() map[storage.LogID]error {
 	errs := map[storage.LogID]error{}

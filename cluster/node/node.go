@@ -34,7 +34,7 @@ const startTimeout = 10 * time.Second
 const (
 	DefaultPrefix         = "/kgateway/"
 	DefaultSessionTimeout = 10 * time.Second
-	// CoordinatorKey is the pkey of the group coordinator role (J6).
+	// CoordinatorKey is the pkey of the group coordinator role (the coordinator role).
 	CoordinatorKey = "coordinator"
 )
 
@@ -59,7 +59,7 @@ type Config struct {
 	// CommitInterval is cluster.commit.interval.ms, for storage.
 	CommitInterval time.Duration
 	// CommitDepth is how many group commits may be in flight at once,
-	// for storage (ReplicateDepth, diskless U10): the next object fills
+	// for storage (ReplicateDepth, in-order publication): the next object fills
 	// while the last one's PUT and etcd transaction run. 0:
 	// DefaultCommitDepth; 1: one at a time.
 	CommitDepth int
@@ -68,15 +68,15 @@ type Config struct {
 	Tick time.Duration
 	// CacheRebuildBytes is cluster.cache.rebuild.bytes: at most how many
 	// bytes of published ranges a rebuild copies into the local cache,
-	// the newest (J8); older offsets are read from the object store.
+	// the newest (the bounded rebuild); older offsets are read from the object store.
 	// 0: DefaultCacheRebuildBytes; negative: the whole partition.
 	CacheRebuildBytes int64
 	// StateInterval is cluster.producer.state.interval.ms: how often an owner exports a partition's producer
-	// and transaction state to the object store, when it grew (J11); 0:
+	// and transaction state to the object store, when it grew (periodic state export); 0:
 	// DefaultStateInterval.
 	StateInterval time.Duration
 	// RangeCacheBytes bounds the node's cache of published ranges read
-	// below its local copies (J10); 0: DefaultRangeCacheBytes.
+	// below its local copies (the range cache); 0: DefaultRangeCacheBytes.
 	RangeCacheBytes int64
 	Logger          *zap.Logger
 	// Observer, when set, is told of rebuilds (metrics).
@@ -94,7 +94,7 @@ const DefaultRangeCacheBytes = int64(256) << 20
 // DefaultCacheRebuildBytes is cluster.cache.rebuild.bytes's default,
 // 128 MiB: the recent past most consumers read, copied in well under a
 // second, where Kafka's segment.bytes (1 GiB) would take seconds; older
-// offsets are read from the object store (J9, J10).
+// offsets are read from the object store (pinned reads below the cache, the range cache).
 const DefaultCacheRebuildBytes = int64(128) << 20
 
 func (c Config) withDefaults() Config {
@@ -129,9 +129,9 @@ type Parts struct {
 	Diskless *diskless.Committer
 	Catalog  kafka.Catalog
 	// BecomeCoordinator is called with a fresh coordinator ownership: it
-	// restores the group state from etcd and serves it under o (J6).
+	// restores the group state from etcd and serves it under o (the coordinator role).
 	BecomeCoordinator func(ctx context.Context, o owner.Ownership) error
-	// Txn is the relay of transaction registrations and markers (J13):
+	// Txn is the relay of transaction registrations and markers (the transaction relay):
 	// woken when a partition starts being served, asked by VerifyTxn.
 	Txn TxnRelay
 }
@@ -149,7 +149,7 @@ type Node struct {
 	cli  *clientv3.Client
 	name string // the node id in decimal: owner records' node
 	p    Parts
-	// ranges caches published ranges read below the local copies (J10).
+	// ranges caches published ranges read below the local copies (the range cache).
 	ranges *rangeCache
 	// retries spaces the acquisitions of partitions whose rebuild failed.
 	retries retries
@@ -193,17 +193,17 @@ type held struct {
 	idx     int32
 	o       owner.Ownership
 	log     storage.LogID
-	serving bool // J3: rebuilt and not being released
-	broken  bool // J4: a publication failed other than by fencing
+	serving bool // Rebuild before serving: rebuilt and not being released
+	broken  bool // Replication under ownership: a publication failed other than by fencing
 	// start is the local start last published (or found at the
 	// rebuild): upkeep publishes the local start when it passes it.
 	start int64
 	// pubStart is the published start, what reads below the local copy
-	// start at (J9). Guarded by Node.mu.
+	// start at (pinned reads below the cache). Guarded by Node.mu.
 	pubStart int64
 	merged   time.Time
 	// stated is when upkeep last exported the producer state, and
-	// stateCovered the offset the last one published covers (J11).
+	// stateCovered the offset the last one published covers (periodic state export).
 	stated       time.Time
 	stateCovered int64
 }
@@ -292,7 +292,7 @@ func (n *Node) newSession(ctx context.Context) error {
 }
 
 // watchSession stops serving everything the moment the session ends (the
-// node was cut off from etcd, or paused, past its lease: J3), without
+// node was cut off from etcd, or paused, past its lease: rebuild before serving), without
 // waiting for the placement round, which may be blocked in etcd calls
 // meanwhile. The round then drops the ownerships and starts a new session.
 func (n *Node) watchSession() {
@@ -329,13 +329,13 @@ type registration struct {
 	Rack *string `json:"rack,omitempty"`
 }
 
-// register creates this node's key under its session (J1). A key held
+// register creates this node's key under its session (one registration per node id). A key held
 // under another lease is a previous incarnation's: a process of this id
 // killed before its lease expired, or this node's own lost session. Like
 // a Kafka broker coming back under its id, the new incarnation takes the
 // id over at once: it revokes the old lease, which deletes the old
 // registration and every ownership under it (fencing that incarnation's
-// publications, E3), so its partitions are placed again now, not after
+// publications, ownership ending with the lease), so its partitions are placed again now, not after
 // cluster.session.timeout.ms. Only a start takes over any registration
 // (start); later, after a session loss, the node takes back only its own
 // previous one: a registration under another lease is then a newer
@@ -399,7 +399,7 @@ func (n *Node) fence(ctx context.Context, k string, old *mvccpb.KeyValue) error 
 	return nil
 }
 
-// ensureRegistered registers the current session if it is not yet (J1).
+// ensureRegistered registers the current session if it is not yet (one registration per node id).
 // After a session loss, the registration of the lost session can outlive
 // it until its lease expires (etcd's clock, or an etcd restart that
 // renewed it): register takes it back; a failure (etcd unreachable, or
@@ -462,7 +462,7 @@ func (n *Node) Kick() {
 	}
 }
 
-// Leave hands everything over (J5): deregisters, so the others stop
+// Leave hands everything over (graceful handover): deregisters, so the others stop
 // preferring this node, then releases every ownership. Entries already
 // acknowledged stay published; later produces get NOT_LEADER_OR_FOLLOWER.
 func (n *Node) Leave(ctx context.Context) {
@@ -507,7 +507,7 @@ func (n *Node) Close() error {
 	return errors.Join(append(errs, n.cli.Close())...)
 }
 
-// PrepareDataDir empties dir for a cluster node (J7): it must be missing,
+// PrepareDataDir empties dir for a cluster node (the data directory as a cache): it must be missing,
 // empty, or a former cluster node's cache (it holds the marker).
 func PrepareDataDir(dir string) error {
 	const marker = ".kgateway-cluster-cache"

@@ -19,7 +19,7 @@ import (
 // Observer is told of a node's rebuilds (metrics); package server wires
 // it. Its methods must not block.
 type Observer interface {
-	// ObserveRebuild: a rebuild (J3) of a partition or of the
+	// ObserveRebuild: a rebuild (rebuild before serving) of a partition or of the
 	// coordinator role took d; ok is false when it failed.
 	ObserveRebuild(d time.Duration, ok bool)
 }
@@ -27,7 +27,7 @@ type Observer interface {
 // Stats is a node's view of its own cluster work, read at scrape time.
 type Stats struct {
 	// Held counts the partitions (and the coordinator role) this node
-	// owns; Serving those of them rebuilt and served (J3).
+	// owns; Serving those of them rebuilt and served (rebuild before serving).
 	Held, Serving int
 	// UploadCommits and UploadBytes are the group commits handed to the
 	// object store and etcd (Replicate) and not finished yet: the
@@ -39,7 +39,7 @@ type Stats struct {
 	// (diskless).
 	MergeBacklog, CollectBacklog int
 	// Fenced counts group-commit partitions refused since the start
-	// because their ownership was gone (J4).
+	// because their ownership was gone (replication under ownership).
 	Fenced int64
 	// Requests counts what the node asked of etcd and the object store
 	// for the published copy since the start (the cost model's inputs).
@@ -75,7 +75,7 @@ func (n *Node) Stats() Stats {
 	return st
 }
 
-// Ready is nil once the node serves everything placement gives it (J2):
+// Ready is nil once the node serves everything placement gives it (rendezvous placement):
 // it is registered, sees itself among the live nodes, and every slot
 // (partition or coordinator role) for which it is the preferred node is
 // owned and rebuilt here. Otherwise it says what is missing. A node

@@ -23,7 +23,7 @@ func PKey(id resolver.TopicID, idx int32) string {
 	return fmt.Sprintf("%x-%d", id[:], idx)
 }
 
-// score is the rendezvous weight of node for pkey (J2): the node with the
+// score is the rendezvous weight of node for pkey (rendezvous placement): the node with the
 // highest score is preferred.
 func score(pkey string, node int32) uint64 {
 	h := fnv.New64a()
@@ -40,7 +40,7 @@ func score(pkey string, node int32) uint64 {
 	return x ^ x>>31
 }
 
-// preferred is the live node that should own pkey (J2), -1 with none.
+// preferred is the live node that should own pkey (rendezvous placement), -1 with none.
 func preferred(pkey string, live []int32) int32 {
 	best, bestScore := int32(-1), uint64(0)
 	for _, id := range live {
@@ -277,7 +277,7 @@ func (n *Node) startAcquire(s slot) {
 	}()
 }
 
-// acquire takes s if it is free and rebuilds it before serving it (J3);
+// acquire takes s if it is free and rebuilds it before serving it (rebuild before serving);
 // abandoned says the acquisition was cancelled for a handover.
 func (n *Node) acquire(parent context.Context, s slot, abandoned *atomic.Bool) {
 	ctx, cancel := context.WithTimeout(parent, 5*time.Minute)
@@ -329,16 +329,16 @@ func (n *Node) acquire(parent context.Context, s slot, abandoned *atomic.Bool) {
 	h.serving = true
 	n.mu.Unlock()
 	if n.p.Txn != nil && h.pkey != CoordinatorKey {
-		n.p.Txn.Kick() // J13: its pending markers first
+		n.p.Txn.Kick() // The transaction relay: its pending markers first
 	}
 	n.log.Info("cluster-acquired", zap.String("pkey", s.pkey), zap.String("topic", s.topic),
 		zap.Int32("partition", s.idx), zap.Uint64("epoch", o.Epoch), zap.Duration("took", time.Since(start)))
 }
 
-// rebuild makes h's local copy a cache of the published one (J3, J6,
-// J8): the newest ranges, at most CacheRebuildBytes of them, are copied;
-// the older offsets are read from the object store (J9), and the
-// producer state is replayed from the published start (resolver N8).
+// rebuild makes h's local copy a cache of the published one (rebuild before serving, the coordinator role,
+// the bounded rebuild): the newest ranges, at most CacheRebuildBytes of them, are copied;
+// the older offsets are read from the object store (pinned reads below the cache), and the
+// producer state is replayed from the published start (the local copy as a cache).
 func (n *Node) rebuild(ctx context.Context, h *held) error {
 	if h.pkey == CoordinatorKey {
 		return n.p.BecomeCoordinator(ctx, h.o)
@@ -352,7 +352,7 @@ func (n *Node) rebuild(ctx context.Context, h *held) error {
 	h.pubStart = start
 	n.mu.Unlock()
 	cache := resolver.Cache{Published: published{n: n, h: h}}
-	// J11: the replay starts where the last exported state ends; without
+	// Periodic state export: the replay starts where the last exported state ends; without
 	// one (or unreadable), at the published start.
 	covered, state, err := n.p.Diskless.State(ctx, h.pkey)
 	switch {
@@ -381,7 +381,7 @@ func (n *Node) rebuild(ctx context.Context, h *held) error {
 	if err != nil {
 		return err
 	}
-	h.stated = time.Now() // the first export a StateInterval from now (J11)
+	h.stated = time.Now() // the first export a StateInterval from now (periodic state export)
 	n.mu.Lock()
 	h.log, h.start = log, plan.localStart
 	n.mu.byLog[log] = h
@@ -552,7 +552,7 @@ func (n *Node) upkeep(h *held) {
 		return
 	}
 	// The local start moves only by retention or DeleteRecords: not the
-	// rebuild's tail (J8), which h.start begins at.
+	// rebuild's tail (the bounded rebuild), which h.start begins at.
 	if start, end, err := n.p.Resolver.Replicas().LocalBounds(h.topic, h.idx); err == nil {
 		p := planUpkeep(upkeepView{localStart: int64(start), localEnd: int64(end), published: h.start,
 			sinceExport: time.Since(h.stated), stateInterval: n.cfg.StateInterval, stateCovered: h.stateCovered})
@@ -591,7 +591,7 @@ func (n *Node) upkeep(h *held) {
 	}
 }
 
-// exportState publishes h's producer and transaction state (J11); upkeep
+// exportState publishes h's producer and transaction state (periodic state export); upkeep
 // calls it at most every StateInterval and only when the log grew since
 // the last (planUpkeep).
 func (n *Node) exportState(ctx context.Context, h *held) {

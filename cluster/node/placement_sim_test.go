@@ -12,7 +12,7 @@ import (
 	"github.com/kgateway/kgateway/resolver"
 )
 
-// TestPlacementSimulation simulates J2's placement for clusters of 3, 10,
+// TestPlacementSimulation simulates rendezvous placement for clusters of 3, 10,
 // 50 and 200 nodes: the spread of partitions over the nodes, and what
 // moves when one node joins or leaves. Rendezvous hashing promises that a
 // join moves partitions only to the new node and a leave only those of

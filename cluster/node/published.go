@@ -13,7 +13,7 @@ import (
 )
 
 // published is a held partition's published log, as the ledger reads it
-// below its local copy (J9, ledger R20, R21).
+// below its local copy (pinned reads below the cache, ledger R20, R21).
 type published struct {
 	n *Node
 	h *held
@@ -23,7 +23,7 @@ var _ ledger.Published = published{}
 
 // Start is the published start this node knows: read at the rebuild
 // and moved by this node's own SetStart (the owner is the start's only
-// writer, diskless U3).
+// writer, fenced writers publish nothing).
 func (p published) Start() (ledger.Offset, bool) {
 	p.n.mu.Lock()
 	defer p.n.mu.Unlock()
@@ -37,7 +37,7 @@ func (p published) Candidates(ctx context.Context, from, to ledger.Offset) ([]le
 	}
 	var out []ledger.PublishedRange
 	for _, whole := range ranges {
-		// A merged range in its pieces (diskless U11): a read fetches
+		// A merged range in its pieces (merged ranges in pieces): a read fetches
 		// only those it needs.
 		for _, r := range whole.Parts() {
 			if r.End <= int64(from) || r.Base >= int64(to) {
@@ -52,7 +52,7 @@ func (p published) Candidates(ctx context.Context, from, to ledger.Offset) ([]le
 }
 
 // Trim publishes a new start under the ownership (DeleteRecords below
-// the local copy, resolver N9), then reads start from it. A conflict with
+// the local copy, DeleteRecords below the local copy), then reads start from it. A conflict with
 // this node's own upkeep (a merge of the same ranges) is retried
 // (retryTransient): it is no storage fault and never reaches the client
 // as one.
@@ -107,8 +107,8 @@ func retryTransient(ctx context.Context, budget time.Duration, op func(context.C
 	}
 }
 
-// Read reads rs, the ranges not in the node's range cache (J10) under
-// pins attached to the node's session lease (diskless U7, U8): a node
+// Read reads rs, the ranges not in the node's range cache (the range cache) under
+// pins attached to the node's session lease (pinned objects kept, pin revalidation): a node
 // that dies leaves no pin beyond the lease.
 func (p published) Read(ctx context.Context, rs []ledger.PublishedRange) ([][]byte, error) {
 	out := make([][]byte, len(rs))

@@ -6,9 +6,9 @@ import (
 )
 
 // rangeCache keeps the bytes of recently read published ranges, checked
-// when read (diskless U6), up to a byte bound, least recently used out
-// first (J10). A range's bytes never change (objects are immutable, and
-// the bytes an offset reads never change, diskless U4), so a hit needs
+// when read (checked range reads), up to a byte bound, least recently used out
+// first (the range cache). A range's bytes never change (objects are immutable, and
+// the bytes an offset reads never change, merges keep the bytes), so a hit needs
 // no object read and so no pin: a consumer catching up through a large
 // merged range reads it from the object store once, not once per fetch.
 type rangeCache struct {

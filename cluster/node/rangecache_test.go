@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestRangeCacheBound (J10): the cache holds at most its bound, drops
+// TestRangeCacheBound (the range cache): the cache holds at most its bound, drops
 // the least recently used range first, and keeps no range larger than
 // the bound.
 func TestRangeCacheBound(t *testing.T) {

@@ -18,7 +18,7 @@ func (e *FencedError) Error() string {
 
 func (e *FencedError) Unwrap() error { return ErrFenced }
 
-// Guard is the condition that o still holds (E4): its owner key is the
+// Guard is the condition that o still holds (the fenced transaction): its owner key is the
 // one its acquisition created, and the epoch is its epoch. Put it in the
 // If of any transaction that must not run after a handoff.
 func (m *Manager) Guard(o Ownership) []clientv3.Cmp {
@@ -29,8 +29,8 @@ func (m *Manager) Guard(o Ownership) []clientv3.Cmp {
 }
 
 // Fenced commits ops in one transaction conditional on every ownership of
-// owns (E4): all of them run, or none and a *FencedError naming the lost
-// partitions. Any other error leaves the outcome unknown (E5).
+// owns (the fenced transaction): all of them run, or none and a *FencedError naming the lost
+// partitions. Any other error leaves the outcome unknown (no acknowledgement without a fenced commit).
 func (m *Manager) Fenced(ctx context.Context, owns []Ownership, ops ...clientv3.Op) (*clientv3.TxnResponse, error) {
 	var guard []clientv3.Cmp
 	var check []clientv3.Op

@@ -13,10 +13,10 @@ import (
 
 // Errors of Acquire and Fenced.
 var (
-	// ErrOwned: another session owns the partition (E1).
+	// ErrOwned: another session owns the partition (one owner at a time).
 	ErrOwned = errors.New("owner: partition owned by another node")
 	// ErrFenced: an ownership the transaction was conditional on is gone
-	// (E4); see FencedError for which.
+	// (the fenced transaction); see FencedError for which.
 	ErrFenced = errors.New("owner: fenced")
 )
 
@@ -53,7 +53,7 @@ type record struct {
 	Epoch uint64 `json:"epoch"`
 }
 
-// Acquire makes this node partition's owner with a new epoch (E1, E2), or
+// Acquire makes this node partition's owner with a new epoch (one owner at a time, the rising fencing epoch), or
 // returns ErrOwned naming the current owner. If this session already owns
 // it, it returns that ownership unchanged.
 func (m *Manager) Acquire(ctx context.Context, partition string) (Ownership, error) {
@@ -110,7 +110,7 @@ func parseEpoch(resp *clientv3.GetResponse) (epoch uint64, modRev int64, err err
 }
 
 // Release gives o up if it is still held; the epoch stays, and the next
-// Acquire bumps it (E2, E3).
+// Acquire bumps it (the rising fencing epoch, ownership ending with the lease).
 func (m *Manager) Release(ctx context.Context, o Ownership) error {
 	k := m.ownerKey(o.Partition)
 	_, err := m.c.Txn(ctx).

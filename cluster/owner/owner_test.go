@@ -84,7 +84,7 @@ func checkFenced(t *testing.T, err error, lost ...string) {
 	}
 }
 
-// TestOneOwnerAtATime (E1): nodes acquiring a partition at once: exactly
+// TestOneOwnerAtATime (one owner at a time): nodes acquiring a partition at once: exactly
 // one wins, the others get ErrOwned, and the owner is the winner.
 func TestOneOwnerAtATime(t *testing.T) {
 	s := etcdtest.Start(t)
@@ -135,7 +135,7 @@ func TestOneOwnerAtATime(t *testing.T) {
 	}
 }
 
-// TestEpochIncreasesOnEveryChange (E2, E3): every acquisition bumps the
+// TestEpochIncreasesOnEveryChange (the rising fencing epoch, ownership ending with the lease): every acquisition bumps the
 // epoch, including one by the same node after it lost its lease; a
 // repeated Acquire by the owner changes nothing; the old acquisition is
 // fenced.
@@ -170,7 +170,7 @@ func TestEpochIncreasesOnEveryChange(t *testing.T) {
 	}
 }
 
-// TestExpiredOwnerIsFenced (E3, E4): a node whose lease ended (revoked
+// TestExpiredOwnerIsFenced (ownership ending with the lease, the fenced transaction): a node whose lease ended (revoked
 // here, as etcd does when it expires) cannot complete a guarded
 // transaction: neither before another node took over nor after; the new
 // owner can.
@@ -200,7 +200,7 @@ func TestExpiredOwnerIsFenced(t *testing.T) {
 	}
 }
 
-// TestPausedOwnerIsFenced (E3, E4): a node whose keep-alives stop (paused
+// TestPausedOwnerIsFenced (ownership ending with the lease, the fenced transaction): a node whose keep-alives stop (paused
 // or cut off) keeps running; etcd expires its lease after the TTL by its
 // own clock, another node takes the partition over, and the resumed
 // node's guarded publish fails.
@@ -242,7 +242,7 @@ func TestPausedOwnerIsFenced(t *testing.T) {
 	}
 }
 
-// TestFencedAllOrNothing (E4): a transaction over several partitions runs
+// TestFencedAllOrNothing (the fenced transaction): a transaction over several partitions runs
 // only if all are still held; losing one writes nothing and names it.
 func TestFencedAllOrNothing(t *testing.T) {
 	s := etcdtest.Start(t)

@@ -14,7 +14,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// ErrRefused is a Put refused by its guard (J14): the node no longer serves
+// ErrRefused is a Put refused by its guard (fenced share-state writes): the node no longer serves
 // the partition under that epoch, or the state changed since it was read.
 var ErrRefused = errors.New("sharestate: write refused")
 
@@ -45,7 +45,7 @@ type Options struct {
 	// (cluster/node Serving).
 	Serving func(pkey string) (owner.Ownership, bool)
 	Topics  Topics
-	// CoordinatorKey is the pkey of the coordinator role (J15).
+	// CoordinatorKey is the pkey of the coordinator role (the share-state admin reset).
 	CoordinatorKey string
 }
 
@@ -119,7 +119,7 @@ func (s *Store) Load(group string, tp offsets.TopicPartition) (offsets.SharePart
 	return sp, resp.Kvs[0].ModRevision, nil
 }
 
-// Put writes sp under J14's guard and returns the key's new mod revision.
+// Put writes sp under the guard of fenced share-state writes and returns the key's new mod revision.
 func (s *Store) Put(group string, sp offsets.SharePartition, epoch int32, version int64) (int64, error) {
 	pk, ok := s.o.Topics.PKey(sp.Topic, sp.Partition)
 	if !ok {
@@ -140,14 +140,14 @@ func (s *Store) Put(group string, sp offsets.SharePartition, epoch int32, versio
 	resp, err := s.o.Client.Txn(c).If(guard...).Then(clientv3.OpPut(k, string(v))).Commit()
 	switch {
 	case err != nil:
-		return 0, fmt.Errorf("sharestate: put: %w", err) // unknown: the caller reads again (J14)
+		return 0, fmt.Errorf("sharestate: put: %w", err) // unknown: the caller reads again (fenced share-state writes)
 	case !resp.Succeeded:
 		return 0, fmt.Errorf("%w: %s of group %q", ErrRefused, pk, group)
 	}
 	return resp.Header.Revision, nil
 }
 
-// coordinatorGuard is J15's guard: this node holds the coordinator role.
+// coordinatorGuard is the guard of the share-state admin reset: this node holds the coordinator role.
 func (s *Store) coordinatorGuard() ([]clientv3.Cmp, error) {
 	o, ok := s.o.Serving(s.o.CoordinatorKey)
 	if !ok {
@@ -156,7 +156,7 @@ func (s *Store) coordinatorGuard() ([]clientv3.Cmp, error) {
 	return s.o.Owners.Guard(o), nil
 }
 
-// Reset writes put and deletes del for the offsets admin (J15), in
+// Reset writes put and deletes del for the offsets admin (the share-state admin reset), in
 // transactions of at most maxTxnOps operations.
 func (s *Store) Reset(group string, put []offsets.SharePartition, del []offsets.TopicPartition) error {
 	guard, err := s.coordinatorGuard()
@@ -229,7 +229,7 @@ func (s *Store) List(group string) ([]offsets.SharePartition, error) {
 	return out, nil
 }
 
-// DeleteGroup removes every state of group (J15).
+// DeleteGroup removes every state of group (the share-state admin reset).
 func (s *Store) DeleteGroup(group string) error {
 	guard, err := s.coordinatorGuard()
 	if err != nil {
@@ -258,7 +258,7 @@ func (s *Store) GroupConfigs(group string) map[string]string {
 	}
 	s.mu.Lock()
 	if len(s.mu.configs) >= 10000 {
-		clear(s.mu.configs) // bounded (share Q8)
+		clear(s.mu.configs) // bounded (the share bounds)
 	}
 	s.mu.configs[group] = cachedConfigs{at: now, cfg: cfg}
 	s.mu.Unlock()
@@ -267,7 +267,7 @@ func (s *Store) GroupConfigs(group string) map[string]string {
 
 // DeletePartitions removes every group's state of the partitions pkeys, of
 // a deleted topic (its id is never reused, so nothing reads them again):
-// etcd keeps no state of a partition that is gone (J15). It reads keys
+// etcd keeps no state of a partition that is gone (the share-state admin reset). It reads keys
 // only, and deletes in transactions of at most maxTxnOps.
 func (s *Store) DeletePartitions(c context.Context, pkeys []string) error {
 	gone := make(map[string]bool, len(pkeys))

@@ -89,7 +89,7 @@ func load(t *testing.T, n *node) (int64, int64) {
 	return sp.StartOffset, v
 }
 
-// TestFencedLeaderCannotOverwrite (J14): a leader whose ownership ended
+// TestFencedLeaderCannotOverwrite (fenced share-state writes): a leader whose ownership ended
 // (its session gone, the partition acquired by another node) believes it
 // still leads; its write is refused whatever version it presents, and
 // the new leader's state stays.
@@ -131,7 +131,7 @@ func TestFencedLeaderCannotOverwrite(t *testing.T) {
 	}
 }
 
-// TestAdminResetRefusesStaleLeader (J15): the coordinator's reset changes
+// TestAdminResetRefusesStaleLeader (the share-state admin reset): the coordinator's reset changes
 // the version a leader compares, so the leader's next write is refused
 // and it reads the reset state; a node without the coordinator role
 // resets nothing.
@@ -172,7 +172,7 @@ func TestAdminResetRefusesStaleLeader(t *testing.T) {
 	}
 }
 
-// TestDeletePartitions (J15): a deleted topic's partitions lose their
+// TestDeletePartitions (the share-state admin reset): a deleted topic's partitions lose their
 // states in every group; other partitions keep theirs.
 func TestDeletePartitions(t *testing.T) {
 	e := etcdtest.Start(t)

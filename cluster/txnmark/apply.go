@@ -13,7 +13,7 @@ import (
 )
 
 // The partition side: every node watches every record and applies those
-// of the partitions it serves (X23).
+// of the partitions it serves (leader-applied records).
 
 // watch keeps r.mu.recs equal to the records in etcd: a full load, then
 // the changes; a watch that ends (etcd restarted, the revision
@@ -203,7 +203,7 @@ func (r *Relay) finish(j job, ok bool) {
 	}
 }
 
-// apply hands one record to the resolver (X23): a registration, or a
+// apply hands one record to the resolver (leader-applied records): a registration, or a
 // marker followed by the record's guarded deletion.
 func (r *Relay) apply(ctx context.Context, j job) bool {
 	e := j.e
@@ -234,7 +234,7 @@ func (r *Relay) apply(ctx context.Context, j job) bool {
 }
 
 // Verify is KIP-890 part 1's check for a transactional batch the local
-// resolver refused as not registered (X24): true when the coordinator
+// resolver refused as not registered (verification across nodes): true when the coordinator
 // registered the partition in pid's transaction at epoch and has not
 // decided it yet, in which case the registration is applied locally
 // first. The read is linearizable: a registration the coordinator

@@ -14,7 +14,7 @@ import (
 // producer ids, which the resolver hands out).
 
 // SetCoordinator makes o, a coordinator ownership, the one every record
-// is written under (X22); the node calls it before the coordinator it
+// is written under (coordinator-fenced records); the node calls it before the coordinator it
 // restored serves anything.
 func (r *Relay) SetCoordinator(o owner.Ownership) {
 	g := r.owners().Guard(o)
@@ -23,14 +23,14 @@ func (r *Relay) SetCoordinator(o owner.Ownership) {
 
 // AddTxnPartition registers the partition in producer pid's transaction
 // at epoch: its leader, whichever node that is now or later, accepts the
-// transaction's batches (X23, X24).
+// transaction's batches (leader-applied records, verification across nodes).
 func (r *Relay) AddTxnPartition(topic string, partition int32, pid int64, epoch int16) error {
 	_, err := r.put(r.key(topic, partition, pid), record{Epoch: epoch})
 	return err
 }
 
 // WriteTxnMarker decides the transaction on the partition and returns
-// once its leader wrote the marker durably (X22, X23), or an error after
+// once its leader wrote the marker durably (coordinator-fenced records, leader-applied records), or an error after
 // MarkerTimeout. A partition that no longer exists (Options.Exists)
 // never gets a leader: its record is deleted and nil returned.
 func (r *Relay) WriteTxnMarker(topic string, partition int32, pid int64, epoch int16, commit bool, _ int32) error {

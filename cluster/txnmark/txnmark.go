@@ -33,7 +33,7 @@ type Options struct {
 	Logger *zap.Logger
 	// MarkerTimeout bounds how long WriteTxnMarker waits for the
 	// partition's leader (a failover takes a session timeout); past it
-	// the coordinator's timeout loop tries again (kafka/txn X16).
+	// the coordinator's timeout loop tries again (the transaction timeout).
 	MarkerTimeout time.Duration
 	// Retry is how often records not applied yet are tried again.
 	Retry time.Duration

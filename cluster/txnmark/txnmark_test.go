@@ -132,7 +132,7 @@ func (g *rig) records() int {
 	return int(resp.Count)
 }
 
-// X24: a batch the leader has no registration for is accepted once etcd
+// Verification across nodes: a batch the leader has no registration for is accepted once etcd
 // shows the coordinator registered it at the batch's epoch, and only
 // then; a decided transaction registers nothing.
 func TestVerify(t *testing.T) {
@@ -177,7 +177,7 @@ func TestVerify(t *testing.T) {
 	}
 }
 
-// X22: a coordinator whose ownership was taken writes nothing.
+// Coordinator-fenced records: a coordinator whose ownership was taken writes nothing.
 func TestFencedCoordinatorWritesNothing(t *testing.T) {
 	g := newRig(t)
 	co := g.relay(0, nil)
@@ -201,7 +201,7 @@ func TestFencedCoordinatorWritesNothing(t *testing.T) {
 	}
 }
 
-// X23: the leader applies the registration and, once decided, writes the
+// Leader-applied records: the leader applies the registration and, once decided, writes the
 // marker durably and deletes the record; WriteTxnMarker returns only
 // then. A partition nobody serves keeps its decision until a leader does.
 func TestMarkerReachesLeader(t *testing.T) {
@@ -240,7 +240,7 @@ func TestMarkerReachesLeader(t *testing.T) {
 	}
 }
 
-// X23: a node that lost the partition's ownership deletes no decision,
+// Leader-applied records: a node that lost the partition's ownership deletes no decision,
 // even when its (stale) local copy finds nothing to mark.
 func TestStaleLeaderDeletesNothing(t *testing.T) {
 	g := newRig(t)

@@ -158,7 +158,7 @@ func TestConfigTransactionSettings(t *testing.T) {
 	}
 }
 
-// A9: authorizer.class.name accepts Kafka's two authorizers (both select
+// The authorizer's decisions: authorizer.class.name accepts Kafka's two authorizers (both select
 // the built-in one) and refuses any other; super.users needs TYPE:NAME.
 func TestConfigAuthorizer(t *testing.T) {
 	for _, name := range []string{"", "org.apache.kafka.metadata.authorizer.StandardAuthorizer",

@@ -22,7 +22,7 @@ type gateway struct {
 	*server.Server
 	cfg Config
 	log *zap.Logger
-	// tls are the listeners' TLS configurations, reloaded on SIGHUP (A5).
+	// tls are the listeners' TLS configurations, reloaded on SIGHUP (TLS handshake timeouts and certificate reloads).
 	tls []*auth.TLS
 
 	served   chan error
@@ -185,7 +185,7 @@ func (g *gateway) Close() error {
 	return g.closeErr
 }
 
-// ReloadTLS re-reads every listener's certificates (SIGHUP, A5); a
+// ReloadTLS re-reads every listener's certificates (SIGHUP, TLS handshake timeouts and certificate reloads); a
 // listener whose files fail to load keeps its previous ones.
 func (g *gateway) ReloadTLS() error {
 	var errs []error

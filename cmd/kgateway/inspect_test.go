@@ -147,7 +147,7 @@ func TestExplainAgreesWithFetch(t *testing.T) {
 		}
 	}
 	code, out, _ = runCmd("explain", "--data-dir", dir, "ex", "0", "99")
-	if code != 0 || !strings.Contains(out, "S3") {
+	if code != 0 || !strings.Contains(out, "the fresh end check") {
 		t.Errorf("explain beyond the end: exit %d\n%s", code, out)
 	}
 }
@@ -192,7 +192,7 @@ func TestInspect(t *testing.T) {
 		t.Fatal("member not assigned before the deadline")
 	}
 	for _, phase := range []string{"running", "stopped"} {
-		if code, out, errOut := runCmd("explain", "--data-dir", dir, "empty", "1", "0"); code != 0 || !strings.Contains(out, "S2") {
+		if code, out, errOut := runCmd("explain", "--data-dir", dir, "empty", "1", "0"); code != 0 || !strings.Contains(out, "the empty read at the end") {
 			t.Errorf("%s: explain of an empty partition: exit %d\n%s%s", phase, code, out, errOut)
 		}
 		if code, out, errOut := runCmd("verify", "--data-dir", dir); code != 0 {

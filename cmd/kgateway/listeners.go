@@ -186,7 +186,7 @@ func validListenerProp(k string) bool {
 }
 
 // buildListeners reads each listener's TLS files and returns the
-// listeners, and the TLS configurations to reload on SIGHUP (A5).
+// listeners, and the TLS configurations to reload on SIGHUP (TLS handshake timeouts and certificate reloads).
 func (c Config) buildListeners(log *zap.Logger) ([]kafka.Listener, []*auth.TLS, error) {
 	specs, err := c.listenerSpecs()
 	if err != nil {

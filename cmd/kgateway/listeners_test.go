@@ -80,7 +80,7 @@ func TestListenerSettings(t *testing.T) {
 	}
 }
 
-// A5: SIGHUP makes the running server re-read its certificates.
+// TLS handshake timeouts and certificate reloads: SIGHUP makes the running server re-read its certificates.
 func TestSIGHUPReloadsCertificates(t *testing.T) {
 	ca := authtest.NewCA(t, "ca")
 	keystore := ca.Server("server.pem")

@@ -189,7 +189,7 @@ func serve(ctx context.Context, l loaded, log *zap.Logger) error {
 wait:
 	for {
 		select {
-		case <-hup: // A5: new certificates for new connections
+		case <-hup: // TLS handshake timeouts and certificate reloads: new certificates for new connections
 			if err := g.ReloadTLS(); err != nil {
 				log.Warn("tls-reload-failed", zap.Error(err))
 			} else {

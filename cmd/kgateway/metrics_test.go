@@ -101,7 +101,7 @@ func TestMetricsFollowTraffic(t *testing.T) {
 	}
 }
 
-// Several servers in one process: each has its own registry (M1).
+// Several servers in one process: each has its own registry (a registry per server).
 func TestMetricsRegistryPerServer(t *testing.T) {
 	a, b := startTest(t, t.TempDir()), startTest(t, t.TempDir())
 	produce(t, newClient(t, a), "only-a", "x")

@@ -1,6 +1,6 @@
 package main
 
-// kgateway users: the SCRAM credential store of a data directory (A2),
+// kgateway users: the SCRAM credential store of a data directory (the SCRAM credential store),
 // on a stopped or a running server (which sees a change at its next
 // authentication). The password is read from a file or stdin, never from
 // the command line, where other users of the machine could see it.
@@ -10,7 +10,7 @@ package main
 //	kgateway users list --data-dir DIR
 //
 // With cluster.etcd.endpoints set (the cluster's own settings, e.g. its
-// --config), the store is the cluster's, in etcd (A12), not a data
+// --config), the store is the cluster's, in etcd (credentials and ACLs shared in etcd), not a data
 // directory's: the command changes it as a node's AlterUserScramCredentials
 // does, a compare-and-swap, and every node sees the change at once.
 
@@ -145,7 +145,7 @@ func usersCmd(l loaded, stdout, _ io.Writer) error {
 }
 
 // openUsers opens the credential store: the data directory's, or with
-// cluster.etcd.endpoints the cluster's in etcd (A12).
+// cluster.etcd.endpoints the cluster's in etcd (credentials and ACLs shared in etcd).
 func openUsers(c Config) (*auth.Store, func(), error) {
 	nc := c.clusterConfig(zap.NewNop())
 	if nc == nil {

@@ -12,7 +12,7 @@ import (
 	"github.com/kgateway/kgateway/cluster/etcdtest"
 )
 
-// A12: with the cluster's settings, `kgateway users` changes the
+// Credentials and ACLs shared in etcd: with the cluster's settings, `kgateway users` changes the
 // cluster's credentials in etcd, not a data directory's file: a user it
 // adds logs in on a running node at once, and one it deletes no longer.
 func TestUsersCluster(t *testing.T) {

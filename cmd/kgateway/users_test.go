@@ -41,7 +41,7 @@ func scram256(user, pw string) sasl.Mechanism {
 	return scram.Auth{User: user, Pass: pw}.AsSha256Mechanism()
 }
 
-// A2: `kgateway users` writes the credential store of a stopped data
+// The SCRAM credential store: `kgateway users` writes the credential store of a stopped data
 // directory (the first admin), and of a running one, which sees the
 // change at once; kadm's AlterUserScramCredentials and
 // DescribeUserScramCredentials see and change the same store.

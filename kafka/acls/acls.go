@@ -9,7 +9,7 @@ import (
 )
 
 // Store is the ACL store the APIs read and change (*auth.ACLStore):
-// Create and Delete are durable before they return (A10).
+// Create and Delete are durable before they return (the durable ACL store).
 type Store interface {
 	Describe(auth.Filter) []auth.ACL
 	Create([]auth.ACL) error
@@ -34,7 +34,7 @@ type Outcome struct {
 }
 
 // Describe answers DescribeAcls (key 29): every ACL the filter selects
-// (A8: ANY matches every value, MATCH every pattern that applies to the
+// (Kafka's ACL model: ANY matches every value, MATCH every pattern that applies to the
 // named resource), grouped by resource pattern; a filter with an unknown
 // field gets INVALID_REQUEST.
 func Describe(st Store, r *kmsg.DescribeACLsRequest, no Refusal) *kmsg.DescribeACLsResponse {
@@ -78,7 +78,7 @@ type pattern struct {
 }
 
 // Create answers CreateAcls (key 30). Each creation is checked as Kafka's
-// controller does (A8, A10), else INVALID_REQUEST; the valid ones are
+// controller does (Kafka's ACL model, the durable ACL store), else INVALID_REQUEST; the valid ones are
 // stored together, durably, before the answer; creating an ACL that
 // exists is a success. Beyond the store's bound every valid creation
 // gets POLICY_VIOLATION.
@@ -127,7 +127,7 @@ func aclOf(c kmsg.CreateACLsRequestCreation) auth.ACL {
 }
 
 // Delete answers DeleteAcls (key 31): every ACL some valid filter selects
-// (A8) is removed, durably, before the answer (A10); each filter's result
+// (Kafka's ACL model) is removed, durably, before the answer (the durable ACL store); each filter's result
 // lists the ACLs it selected. A filter with an unknown field gets
 // INVALID_REQUEST.
 func Delete(st Store, r *kmsg.DeleteACLsRequest, no Refusal) (*kmsg.DeleteACLsResponse, Outcome) {

@@ -1,7 +1,7 @@
 // Package acls answers the ACL APIs (DescribeAcls, CreateAcls,
 // DeleteAcls, keys 29–31) over the authorizer's ACL store: it turns the
 // request's filters and creations into auth's Filter and ACL, validates
-// them as Kafka's AclBindingFilter and controller do (A8, A10), calls
+// them as Kafka's AclBindingFilter and controller do (Kafka's ACL model, the durable ACL store), calls
 // the store and builds the response, grouping described ACLs by resource
 // pattern.
 //

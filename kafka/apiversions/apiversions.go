@@ -16,7 +16,7 @@ type Node struct {
 	// Keys is the key list (the dispatch table's rows).
 	Keys []kmsg.ApiVersionsResponseApiKey
 	// Levels are the feature levels; Hidden the features not advertised
-	// (cluster mode, Y5, Y8).
+	// (cluster mode, no share groups without States, share groups in cluster mode).
 	Levels *features.Levels
 	Hidden func(feature string) bool
 }
@@ -57,7 +57,7 @@ func misrouted(r *kmsg.ApiVersionsRequest, clusterID string, nodeID int32) bool 
 var validSoftware = regexp.MustCompile(`^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$`)
 
 // advertiseFeatures fills the v3+ tagged feature fields from the
-// finalized levels, but for those hidden in cluster mode (Y5, Y8).
+// finalized levels, but for those hidden in cluster mode (no share groups without States, share groups in cluster mode).
 func advertiseFeatures(resp *kmsg.ApiVersionsResponse, version int16, levels *features.Levels, hidden func(string) bool) {
 	for _, f := range levels.Supported() {
 		if hidden(f.Name) {

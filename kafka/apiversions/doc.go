@@ -5,7 +5,7 @@
 //	v2  nothing new.
 //	v3  flexible; the client sends its software name and version; the
 //	    feature transaction.version is advertised, supported 0–2 and
-//	    finalized at 2 (KIP-890 part 2, kafka/txn X18–X21), so clients
+//	    finalized at 2 (KIP-890 part 2, transaction version 2), so clients
 //	    run their transactions at version 2. A supported range's
 //	    minimum of 0 is reported as 1, as Kafka does before v4.
 //	v4  nothing new on the wire; a supported range may start at 0
@@ -30,10 +30,10 @@
 // served (kafka/streams), and a Streams client uses group.protocol=streams
 // only while the feature is finalized.
 //
-// In cluster mode (Config.Cluster, Y5) neither transaction.version nor
+// In cluster mode (Config.Cluster, no share groups without States) neither transaction.version nor
 // share.version is advertised (share.version is where share groups have
-// a durable home, Y8), nor the share-group APIs; streams groups are
-// served by the group coordinator node, as consumer groups (Y4).
+// a durable home, share groups in cluster mode), nor the share-group APIs; streams groups are
+// served by the group coordinator node, as consumer groups (coordinator routing).
 //
 // A request at a version above 5 is answered in the v0 format with
 // UNSUPPORTED_VERSION and the ApiVersions key alone (KIP-511): the client

@@ -1,4 +1,4 @@
-// Package authz is the authorization table (A9, A11): per API key, the
+// Package authz is the authorization table (the authorizer's decisions, per-API authorization): per API key, the
 // rule that checks a decoded request against the principal's ACLs before
 // its handler runs, with Kafka's mapping of operations and resources
 // (KafkaApis). A rule either answers the request itself (every resource
@@ -30,7 +30,7 @@ import (
 // Rights is what a rule may ask of the principal of one request.
 type Rights interface {
 	// Allowed says whether the principal may perform op on the resource
-	// (A9); always true without an authorizer.
+	// (the authorizer's decisions); always true without an authorizer.
 	Allowed(op auth.Operation, rt auth.ResourceType, name string) bool
 	// Operations is the authorized_operations bit field of a resource.
 	Operations(rt auth.ResourceType, name string) int32

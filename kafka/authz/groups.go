@@ -1,6 +1,6 @@
 package authz
 
-// Authorization rules of the group and transaction APIs (A11).
+// Authorization rules of the group and transaction APIs (per-API authorization).
 
 import (
 	"github.com/kgateway/kgateway/auth"
@@ -433,7 +433,7 @@ func TxnCommitErrors(topics []kmsg.TxnOffsetCommitRequestTopic, code int16) []km
 // KafkaApis, DESCRIBE on every subscribed topic name, else
 // TOPIC_AUTHORIZATION_FAILED (the member would otherwise learn the
 // topic's id and partitions from its assignment). A regex's matches are
-// filtered by the coordinator per member instead (group G14,
+// filtered by the coordinator per member instead (server-side regex subscriptions,
 // Config.MayDescribe).
 func authzConsumerGroupHeartbeat(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.ConsumerGroupHeartbeatRequest)

@@ -8,7 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// A11 for the consumer protocol: ConsumerGroupHeartbeat needs READ on the
+// Per-API authorization for the consumer protocol: ConsumerGroupHeartbeat needs READ on the
 // group and DESCRIBE on each topic subscribed by name; ConsumerGroupDescribe DESCRIBE on the group and on every topic
 // its members subscribe to or are assigned.
 func TestConsumerGroupAuthzRules(t *testing.T) {

@@ -1,6 +1,6 @@
 package authz
 
-// Metadata's authorization (A11), as Kafka's KafkaApis: a topic the
+// Metadata's authorization (per-API authorization), as Kafka's KafkaApis: a topic the
 // principal may not DESCRIBE is left out of an all-topics answer and
 // answered TOPIC_AUTHORIZATION_FAILED when named; a named topic that does
 // not exist is auto-created only with CREATE on the cluster or the topic,

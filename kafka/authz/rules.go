@@ -1,6 +1,6 @@
 package authz
 
-// The authorization table (A11): per API key, the operations and resources
+// The authorization table (per-API authorization): per API key, the operations and resources
 // a request needs, with Kafka's mapping (KafkaApis). Refused topics get
 // TOPIC_AUTHORIZATION_FAILED, groups GROUP_AUTHORIZATION_FAILED, the
 // cluster CLUSTER_AUTHORIZATION_FAILED, transactional ids

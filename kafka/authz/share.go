@@ -1,6 +1,6 @@
 package authz
 
-// Authorization of the share-group APIs (A11), as Kafka's KafkaApis: READ
+// Authorization of the share-group APIs (per-API authorization), as Kafka's KafkaApis: READ
 // on the group for membership, fetch, acknowledgement and altering
 // offsets, DESCRIBE for describing, DELETE for deleting offsets. Topics
 // are checked per partition in the handlers (READ for ShareFetch and

@@ -7,7 +7,7 @@ import (
 )
 
 // authzDescribeTransactions: DESCRIBE on each transactional id; a refused
-// one is answered TRANSACTIONAL_ID_AUTHORIZATION_FAILED (A11). Of a
+// one is answered TRANSACTIONAL_ID_AUTHORIZATION_FAILED (per-API authorization). Of a
 // described transaction's topics only those the principal may DESCRIBE
 // are listed, as Kafka's handleDescribeTransactionsRequest.
 func authzDescribeTransactions(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
@@ -36,7 +36,7 @@ func authzDescribeTransactions(rc Request, req kmsg.Request) (kmsg.Response, fun
 }
 
 // authzListTransactions lists only the transactional ids the principal
-// may DESCRIBE, as Kafka does (A11).
+// may DESCRIBE, as Kafka does (per-API authorization).
 func authzListTransactions(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	if !rc.Authorizing() {
 		return nil, nil

@@ -8,7 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// The transaction APIs' rules (A11), checked on the rules themselves:
+// The transaction APIs' rules (per-API authorization), checked on the rules themselves:
 // the transactional id's WRITE comes first, then the group's and the
 // topics' READ or WRITE.
 func TestTxnAuthzRules(t *testing.T) {
@@ -144,7 +144,7 @@ func TestTxnAuthzRules(t *testing.T) {
 }
 
 // DescribeTransactions answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED for
-// an id without DESCRIBE, and ListTransactions leaves such ids out (A11).
+// an id without DESCRIBE, and ListTransactions leaves such ids out (per-API authorization).
 // WRITE on an id implies DESCRIBE.
 func TestTxnDescribeAuthzRules(t *testing.T) {
 	rc := authzConn(t, "User:alice", acl(auth.ResourceTransactionalID, "mine", auth.OpWrite))

@@ -22,20 +22,20 @@ const (
 // connection that has not authenticated, with the anonymous principal.
 type State struct {
 	mu            sync.Mutex
-	principal     string // A6
+	principal     string // The principal mapping
 	authenticated bool   // a SASL exchange succeeded
 	failed        bool   // an exchange failed: the connection is closing
 	mechanism     string // of the current or last exchange
 	session       auth.Session
 	exchanging    bool      // a SaslHandshake started an exchange not yet done
 	raw           bool      // SaslHandshake v0: tokens come as bare frames
-	expiry        time.Time // when the session ends (A4); zero: never
+	expiry        time.Time // when the session ends (KIP-368 re-authentication); zero: never
 }
 
-// ErrNotAdmitted closes a connection whose request its state refuses (A1).
+// ErrNotAdmitted closes a connection whose request its state refuses (the pre-authentication gate).
 var ErrNotAdmitted = errors.New("kafka: request refused by the connection's authentication state")
 
-// Principal is the connection's principal (A6): the authenticated user's
+// Principal is the connection's principal (the principal mapping): the authenticated user's
 // or the client certificate's, else auth.Anonymous.
 func (a *State) Principal() string {
 	a.mu.Lock()
@@ -46,7 +46,7 @@ func (a *State) Principal() string {
 	return a.principal
 }
 
-// SetPrincipal sets the principal a TLS client certificate maps to (A6).
+// SetPrincipal sets the principal a TLS client certificate maps to (the principal mapping).
 func (a *State) SetPrincipal(p string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -61,7 +61,7 @@ func (a *State) RawToken() bool {
 	return a.raw
 }
 
-// MaxFrame is the largest frame a SASL connection may send now (A1, K2):
+// MaxFrame is the largest frame a SASL connection may send now (the pre-authentication gate, the frame size limit):
 // maxReceive (sasl.server.max.receive.size) until it has authenticated,
 // and while it sends bare tokens, then maxRequest.
 func (a *State) MaxFrame(maxRequest, maxReceive int32) int32 {
@@ -74,7 +74,7 @@ func (a *State) MaxFrame(maxRequest, maxReceive int32) int32 {
 }
 
 // Admit says whether a SASL connection may be served a request with this
-// key now (A1, A4): ApiVersions always, the exchange's requests in
+// key now (the pre-authentication gate, KIP-368 re-authentication): ApiVersions always, the exchange's requests in
 // order, anything else only once authenticated and before the session
 // expires; nothing once an exchange failed.
 func (a *State) Admit(key int16) error {
@@ -107,7 +107,7 @@ func (a *State) Admit(key int16) error {
 // version): 0 when it started, else the error code, and the connection
 // has failed. refused is true when the request was refused (a mechanism
 // not enabled on the listener, or a re-authentication that changes the
-// mechanism or uses v0: A4); false with a code when open, which makes
+// mechanism or uses v0: KIP-368 re-authentication); false with a code when open, which makes
 // the mechanism's session, failed.
 func (a *State) Handshake(mech string, version int16, enabled bool, open func() (auth.Session, error)) (code int16, refused bool) {
 	a.mu.Lock()
@@ -116,7 +116,7 @@ func (a *State) Handshake(mech string, version int16, enabled bool, open func() 
 	case !enabled:
 		code = kerr.UnsupportedSaslMechanism.Code
 	case a.authenticated && (mech != a.mechanism || version == 0):
-		// A4: re-authentication keeps the mechanism, and needs v1.
+		// KIP-368 re-authentication: re-authentication keeps the mechanism, and needs v1.
 		code = kerr.IllegalSaslState.Code
 	}
 	if code != 0 {
@@ -140,16 +140,16 @@ type Step struct {
 	Done bool
 	// User and Mechanism name the exchange, for logs and metrics.
 	User, Mechanism, Principal string
-	// Lifetime is the session's lifetime once Done, 0 for unbounded (A4).
+	// Lifetime is the session's lifetime once Done, 0 for unbounded (KIP-368 re-authentication).
 	Lifetime time.Duration
-	// Err: the exchange failed and the connection is failed (A3).
+	// Err: the exchange failed and the connection is failed (the failed-authentication delay).
 	Err error
 }
 
 // Authenticate takes one token of the exchange (SaslAuthenticate, or a
 // bare token after SaslHandshake v0). ok is false when no exchange is
 // under way (ILLEGAL_SASL_STATE). A token over maxReceive bytes fails
-// the exchange; a re-authentication must keep the principal (A4); once
+// the exchange; a re-authentication must keep the principal (KIP-368 re-authentication); once
 // done, a positive reauthAfter bounds the session (connections.max.reauth.ms).
 func (a *State) Authenticate(token []byte, maxReceive int32, reauthAfter time.Duration) (st Step, ok bool) {
 	a.mu.Lock()

@@ -28,9 +28,9 @@ func plainOpen(t *testing.T) func() (auth.Session, error) {
 
 func plainToken(user string) []byte { return []byte("\x00" + user + "\x00" + user + "-pw") }
 
-// A1: before authenticating, a SASL connection may send only ApiVersions
+// The pre-authentication gate: before authenticating, a SASL connection may send only ApiVersions
 // and the exchange, in order, with frames bounded by the receive size;
-// after, anything, with frames bounded by the request size; A4: a
+// after, anything, with frames bounded by the request size; KIP-368 re-authentication: a
 // re-authentication keeps the principal, and the session expires.
 func TestStateExchange(t *testing.T) {
 	open := plainOpen(t)
@@ -59,7 +59,7 @@ func TestStateExchange(t *testing.T) {
 	if a.Admit(3) != nil || a.Principal() != "User:alice" || a.MaxFrame(1<<20, 512) != 1<<20 {
 		t.Fatal("not logged in after the exchange")
 	}
-	// A4: re-authentication as another principal fails the connection.
+	// KIP-368 re-authentication: re-authentication as another principal fails the connection.
 	if code, _ := a.Handshake(auth.Plain, 1, true, open); code != 0 {
 		t.Fatalf("re-authentication handshake: %d", code)
 	}
@@ -72,7 +72,7 @@ func TestStateExchange(t *testing.T) {
 	}
 }
 
-// A4: re-authentication keeps the mechanism and needs SaslHandshake v1;
+// KIP-368 re-authentication: re-authentication keeps the mechanism and needs SaslHandshake v1;
 // a mechanism the listener does not enable is refused; both fail the
 // connection.
 func TestStateHandshakeRefused(t *testing.T) {

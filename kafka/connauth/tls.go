@@ -7,7 +7,7 @@ import (
 )
 
 // CertPrincipal is the principal a TLS client certificate gives its
-// connection (A6): the certificate's subject mapped by m
+// connection (the principal mapping): the certificate's subject mapped by m
 // (ssl.principal.mapping.rules; nil: DEFAULT), as a User principal.
 func CertPrincipal(cert *x509.Certificate, m *auth.PrincipalMapper) (string, error) {
 	if m == nil {
@@ -20,7 +20,7 @@ func CertPrincipal(cert *x509.Certificate, m *auth.PrincipalMapper) (string, err
 	return auth.UserPrincipal(name), nil
 }
 
-// FailedMessage is the message of a failed SASL exchange (A3): the same
+// FailedMessage is the message of a failed SASL exchange (the security rules): the same
 // whatever failed, naming no secret.
 func FailedMessage(mechanism string) string {
 	return "Authentication failed during authentication due to invalid credentials with SASL mechanism " + mechanism

@@ -7,7 +7,7 @@
 // partitions with something new: records, an error, or a changed high
 // watermark, last stable offset or log start.
 //
-// Invariants F1–F6: kafka/doc.go "Fetch sessions".
+// The fetch session rules: kafka/doc.go "Fetch sessions".
 //
 // Reads stay cursorless (R1): a session remembers what the client asked
 // for and what it was last told, never a read position of the log.
@@ -19,5 +19,5 @@
 // connection or the authorizer. kafka/'s Fetch handler resolves the
 // session's partitions to topics, authorizes and reads them, and hands
 // the answers back through Part.Changed and Part.Remember; a session
-// lock is held only inside Begin and Finish, never across a read (F3).
+// lock is held only inside Begin and Finish, never across a read (one-by-one session epochs).
 package fetchsession

@@ -15,7 +15,7 @@ import (
 // session may evict it (Kafka's min.incremental.fetch.session.eviction.ms).
 const sessionEvictionAge = 2 * time.Minute
 
-// Session size bounds (F6). A partition in a session costs about 200
+// Session size bounds (the session partition bound). A partition in a session costs about 200
 // bytes, so all sessions together hold at most about 200 MB.
 const (
 	// maxSessionPartitions is more partitions than one consumer of one
@@ -25,33 +25,33 @@ const (
 	maxCachedPartitions = 1000000
 )
 
-// Cache is the server's session cache (F4). The zero value is
+// Cache is the server's session cache (the fetch session cache bound). The zero value is
 // ready to use.
 type Cache struct {
 	mu struct {
 		sync.Mutex
 		byID  map[int32]*Session
-		total int // the sessions' sizes summed (F6)
-		// byOwner counts the sessions of each principal (F4).
+		total int // the sessions' sizes summed (the session partition bound)
+		// byOwner counts the sessions of each principal (the fetch session cache bound).
 		byOwner map[string]int
-		// maxParts and maxTotal are the F6 bounds (0: maxSessionPartitions
+		// maxParts and maxTotal are the session partition bound bounds (0: maxSessionPartitions
 		// and maxCachedPartitions); tests lower them.
 		maxParts, maxTotal int
 	}
 }
 
-// boundsLocked returns the F6 bounds.
+// boundsLocked returns the session partition bound bounds.
 func (c *Cache) boundsLocked() (perSession, total int) {
 	return cmp.Or(c.mu.maxParts, maxSessionPartitions), cmp.Or(c.mu.maxTotal, maxCachedPartitions)
 }
 
 // Session is one client's session. The cache's mutex guards size and
 // lastUsed (for eviction); the session's own mutex guards the rest and is
-// held for a whole request (F3).
+// held for a whole request (one-by-one session epochs).
 type Session struct {
 	id       int32
-	topicIDs bool   // F5: partitions are keyed by topic id (v13+)
-	owner    string // the principal that opened it ("": no tenants, F4)
+	topicIDs bool   // Sessions keyed by ids or names: partitions are keyed by topic id (v13+)
+	owner    string // the principal that opened it ("": no tenants, the fetch session cache bound)
 
 	// Guarded by Cache.mu.
 	size     int
@@ -133,7 +133,7 @@ func (c *Cache) Get(id int32) *Session {
 	return fs
 }
 
-// Remove drops the session with id, if any (F2).
+// Remove drops the session with id, if any (session open and close by epoch).
 func (c *Cache) Remove(id int32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -153,7 +153,7 @@ func (c *Cache) dropLocked(fs *Session) {
 }
 
 // resize records a session's partition count for eviction decisions, or
-// reports false when n partitions are beyond the bounds (F6).
+// reports false when n partitions are beyond the bounds (the session partition bound).
 func (c *Cache) resize(fs *Session, n int) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -168,20 +168,20 @@ func (c *Cache) resize(fs *Session, n int) bool {
 	return true
 }
 
-// Slots are the cache's bounds on sessions (F4): Total slots in all,
+// Slots are the cache's bounds on sessions (the fetch session cache bound): Total slots in all,
 // PerPrincipal for one principal.
 type Slots struct{ Total, PerPrincipal int }
 
 // Create makes a session for owner over parts (in response order) with
-// next epoch 1, or returns nil when the cache has no room for it (F4).
+// next epoch 1, or returns nil when the cache has no room for it (the fetch session cache bound).
 func (c *Cache) Create(slots Slots, owner string, topicIDs bool, parts []*Part) *Session {
 	if slots.Total <= 0 {
-		return nil // F4
+		return nil // The fetch session cache bound
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if perSession, total := c.boundsLocked(); len(parts) > perSession || c.mu.total+len(parts) > total {
-		return nil // F6
+		return nil // The session partition bound
 	}
 	if c.mu.byID == nil {
 		c.mu.byID = make(map[int32]*Session)
@@ -337,8 +337,8 @@ func (fs *Session) rotateLocked(gotData func(*Part) bool) {
 	fs.mu.order = append(append(fs.mu.order[:0], quiet...), busy...)
 }
 
-// Error answers a fetch with a top-level session error (F1, F3,
-// F5, F6).
+// Error answers a fetch with a top-level session error (the session epoch check, one-by-one session epochs,
+// sessions keyed by ids or names, the session partition bound).
 func Error(r *kmsg.FetchRequest, err *kerr.Error) *kmsg.FetchResponse {
 	resp := r.ResponseKind().(*kmsg.FetchResponse)
 	resp.ErrorCode = err.Code
@@ -348,28 +348,28 @@ func Error(r *kmsg.FetchRequest, err *kerr.Error) *kmsg.FetchResponse {
 // ID is the session's id, which responses carry.
 func (fs *Session) ID() int32 { return fs.id }
 
-// TopicIDs says whether the session keys partitions by topic id (F5:
+// TopicIDs says whether the session keys partitions by topic id (sessions keyed by ids or names:
 // opened at v13+).
 func (fs *Session) TopicIDs() bool { return fs.topicIDs }
 
-// Begin checks an incremental fetch against fs and applies it (F1, F5,
-// F6), under the session's lock, and calls list with the session's
+// Begin checks an incremental fetch against fs and applies it (the session epoch check, sessions keyed by ids or names,
+// the session partition bound), under the session's lock, and calls list with the session's
 // partitions in response order, still under the lock, for the caller to
-// note what to read; the read itself runs without it (F3). On an error
-// list is not called and the session is as it was, or gone (F6: it
+// note what to read; the read itself runs without it (one-by-one session epochs). On an error
+// list is not called and the session is as it was, or gone (the session partition bound: it
 // outgrew its bound).
 func (c *Cache) Begin(fs *Session, r *kmsg.FetchRequest, list func(order []*Part)) *kerr.Error {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	switch {
 	case fs.topicIDs != (r.Version >= 13):
-		return kerr.FetchSessionTopicIDError // F5
+		return kerr.FetchSessionTopicIDError // Sessions keyed by ids or names
 	case r.SessionEpoch != fs.mu.epoch:
-		return kerr.InvalidFetchSessionEpoch // F1
+		return kerr.InvalidFetchSessionEpoch // The session epoch check
 	}
 	fs.updateLocked(r)
 	if !c.resize(fs, len(fs.mu.parts)) {
-		c.Remove(fs.id) // F6: the session outgrew its bound
+		c.Remove(fs.id) // The session partition bound: the session outgrew its bound
 		return kerr.FetchSessionIDNotFound
 	}
 	fs.mu.epoch = nextEpoch(fs.mu.epoch)
@@ -382,7 +382,7 @@ func (c *Cache) Begin(fs *Session, r *kmsg.FetchRequest, list func(order []*Part
 // lock, then moves the partitions that returned records to the end of
 // the response order. It reports false, and runs nothing, when another
 // request moved the session's epoch while this one read (a duplicate
-// request: F3).
+// request: one-by-one session epochs).
 func (fs *Session) Finish(epoch int32, fill func()) bool {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
@@ -395,7 +395,7 @@ func (fs *Session) Finish(epoch int32, fill func()) bool {
 }
 
 // EpochIfFree is the epoch the next request must carry, if the session's
-// lock is free now (F3: no request holds it while it reads or waits);
+// lock is free now (one-by-one session epochs: no request holds it while it reads or waits);
 // ok false while a request holds it. For tests.
 func (fs *Session) EpochIfFree() (epoch int32, ok bool) {
 	if !fs.mu.TryLock() {
@@ -405,7 +405,7 @@ func (fs *Session) EpochIfFree() (epoch int32, ok bool) {
 	return fs.mu.epoch, true
 }
 
-// SetBounds lowers the F6 bounds: perSession partitions in one session,
+// SetBounds lowers the session partition bound bounds: perSession partitions in one session,
 // total in all (0: the defaults). For tests.
 func (c *Cache) SetBounds(perSession, total int) {
 	c.mu.Lock()

@@ -12,7 +12,7 @@ func TestNextEpochWraps(t *testing.T) {
 	}
 }
 
-// F4 with tenants: a principal holds at most its share of the slots; when
+// The fetch session cache bound with tenants: a principal holds at most its share of the slots; when
 // the cache is full a principal holding fewer takes the place of the
 // heaviest holder's least recently used session, never of a session of
 // a principal holding as few as it does.

@@ -108,7 +108,7 @@ type assignSpec struct {
 
 // assign runs the named assignor; the result has an entry (possibly
 // empty) for every member and gives each subscribed partition to exactly
-// one member subscribed to its topic (G12).
+// one member subscribed to its topic (the group epoch and target assignment).
 func assign(name string, s assignSpec) map[string]assignment {
 	if name == assignorRange {
 		return assignRange(s)

@@ -27,7 +27,7 @@ func specOf(members []string, subs map[string][]string, parts map[string]int32) 
 }
 
 // checkExact: every subscribed partition goes to exactly one member that
-// subscribes to its topic (G12).
+// subscribes to its topic (the group epoch and target assignment).
 func checkExact(t *testing.T, s assignSpec, out map[string]assignment) {
 	t.Helper()
 	owner := map[tp]string{}

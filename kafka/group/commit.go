@@ -7,11 +7,11 @@ import (
 )
 
 // OffsetCommit handles OffsetCommit v0–9 (v9: member epochs of consumer
-// groups, G17). Members commit with their member
+// groups, commits at the member epoch). Members commit with their member
 // id and generation; simple consumers (kcat -C, kadm) commit with
 // generation -1, which Kafka accepts into an Empty group (creating it),
 // whether or not a member id comes with it. The response is sent only after the commit is durable
-// (O1, G6). Left out: v2–v4 RetentionTimeMillis (ignored, as Kafka ≥ 2.1
+// (O1, durable commits under the group lock). Left out: v2–v4 RetentionTimeMillis (ignored, as Kafka ≥ 2.1
 // does for groups with members; retention is offsets.retention.minutes).
 func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
@@ -71,7 +71,7 @@ func (c *Coordinator) commit(req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCom
 	return g.storeCommitLocked(req, resp)
 }
 
-// validateCommitLocked is Kafka's validateOffsetCommit (G1).
+// validateCommitLocked is Kafka's validateOffsetCommit (Kafka's group error order).
 func (g *group) validateCommitLocked(memberID string, instanceID *string, generation int32) int16 {
 	return g.validateOffsetCommitLocked(memberID, instanceID, generation, false)
 }
@@ -127,7 +127,7 @@ func (c *Coordinator) ValidateTxnOffsetCommit(group, memberID string, instanceID
 
 // ValidateTxnOffsetCommitAt checks a TxnOffsetCommit of the given version
 // against the group as Kafka's validateTransactionalOffsetCommit does
-// (G1). A simple commit (generation < 0) creates an absent group (Empty),
+// (Kafka's group error order). A simple commit (generation < 0) creates an absent group (Empty),
 // as Kafka creates it; a member's commit to an absent group creates
 // nothing and is GROUP_ID_NOT_FOUND from v6 (KIP-1319), ILLEGAL_GENERATION
 // before. A consumer group's stale member epoch is STALE_MEMBER_EPOCH from
@@ -216,7 +216,7 @@ func (g *group) storeCommitLocked(req *kmsg.OffsetCommitRequest, resp *kmsg.Offs
 }
 
 // OffsetFetch handles OffsetFetch v0–9 (v8: several groups per request;
-// v9: member id and epoch, checked for consumer groups, G17).
+// v9: member id and epoch, checked for consumer groups, commits at the member epoch).
 // A partition without a commit reports offset -1 and metadata "". Null
 // topics (v2+) ask for every committed offset of the group. RequireStable
 // (v7+) is fetchOffsets'.

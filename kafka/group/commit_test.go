@@ -92,7 +92,7 @@ func TestSimpleCommitAndFetch(t *testing.T) {
 	code(t, "metadata too large", h.c.OffsetCommit(commitReq("simple", "", -1, "t", 0, 1, &big)).Topics[0].Partitions[0].ErrorCode, kerr.OffsetMetadataTooLarge)
 }
 
-// G1: commit errors exactly as Kafka's validateOffsetCommit.
+// Kafka's group error order: commit errors exactly as Kafka's validateOffsetCommit.
 func TestCommitErrors(t *testing.T) {
 	h := newHarness(t)
 	code(t, "generation on unknown group", commitOne(h, "g", "", 3, "t", 0, 1), kerr.IllegalGeneration)
@@ -176,7 +176,7 @@ func TestOffsetDelete(t *testing.T) {
 	code(t, "unknown group", h.c.OffsetDelete(r).ErrorCode, kerr.GroupIDNotFound)
 }
 
-// G7: after a restart, an Empty group with offsets is listed (Empty, with
+// Persisted empty groups: after a restart, an Empty group with offsets is listed (Empty, with
 // its protocol type), its offsets are there, and generations continue.
 func TestRestartKeepsGroups(t *testing.T) {
 	h := newHarness(t)
@@ -262,7 +262,7 @@ func TestCommitStoreFailure(t *testing.T) {
 	code(t, "fetch on closed store", h.c.OffsetFetch(r).ErrorCode, kerr.CoordinatorNotAvailable)
 }
 
-// G1: a commit with generation -1 and a member id (a consumer outside group
+// Kafka's group error order: a commit with generation -1 and a member id (a consumer outside group
 // management that still sends one, or whose group is gone) is accepted into
 // an absent or Empty group, as Kafka's validateOffsetCommit does; a live
 // group still refuses it.
@@ -342,7 +342,7 @@ func TestOffsetFetchRequireStable(t *testing.T) {
 	}
 }
 
-// G1 for TxnOffsetCommit: Kafka's validateOffsetCommit with
+// Kafka's group error order for TxnOffsetCommit: Kafka's validateOffsetCommit with
 // isTransactional: members and generations are checked as for
 // OffsetCommit, but a commit without member and generation is accepted
 // into a group with members.

@@ -10,7 +10,7 @@ import (
 )
 
 // groupType is which protocol a group speaks. Classic and consumer groups
-// share one id namespace (a group id is one group, G11); another type
+// share one id namespace (a group id is one group, one group type per id); another type
 // (share groups) would be another value here.
 type groupType int8
 
@@ -66,7 +66,7 @@ type cmember struct {
 	clientID   string
 	clientHost string
 	// principal and peerHost are who last heartbeated as the member,
-	// from where: what its subscription is authorized against (G14).
+	// from where: what its subscription is authorized against (server-side regex subscriptions).
 	// Kept in memory only: a member loaded from the store has none
 	// until it heartbeats, and is subscribed to nothing meanwhile when
 	// authorization is on.
@@ -83,7 +83,7 @@ type cmember struct {
 	assignor         string   // ServerAssignor, "" if none
 
 	// assigned are the partitions the member owns at its epoch; revoking
-	// those it still owns and must give up (G13). Together they are what
+	// those it still owns and must give up (revocation before reassignment). Together they are what
 	// the group's owners map holds for this member.
 	assigned assignment
 	revoking assignment
@@ -108,11 +108,11 @@ type consumerState struct {
 	target          map[string]assignment
 	// owners maps every partition held (assigned or being revoked) to its
 	// member: a partition is given to a member only when it has no owner
-	// (G13).
+	// (revocation before reassignment).
 	owners map[tp]string
 	// topics is the metadata of the subscribed topics the target was
 	// computed from (id -> name, partitions); checked is when it was last
-	// compared with the topics now (G14).
+	// compared with the topics now (server-side regex subscriptions).
 	topics  map[topicID]topicMeta
 	subs    map[string]map[topicID]bool // each member's subscribed topics, as topics
 	checked time.Time
@@ -203,7 +203,7 @@ func (g *group) hasConsumerMembersLocked() bool {
 
 // becomeClassicLocked turns a consumer group without members into an
 // empty classic group (Kafka's offline downgrade), durably: the consumer
-// state goes from the store with the same write (G11). A consumer group
+// state goes from the store with the same write (one group type per id). A consumer group
 // with members takes no classic member: INCONSISTENT_GROUP_PROTOCOL, as
 // Kafka answers a classic join its consumer group cannot serve.
 func (g *group) becomeClassicLocked() int16 {

@@ -62,7 +62,7 @@ func (h *harness) beatAs(principal, group string, m *cm, join bool) *kmsg.Consum
 	return resp
 }
 
-// G14 with authorization: a regex subscription is resolved per member
+// Server-side regex subscriptions with authorization: a regex subscription is resolved per member
 // against its own principal's DESCRIBE. Two members of different
 // principals share one regex (".*") in one group: each is assigned only
 // topics it may describe, whichever member's heartbeat resolved the

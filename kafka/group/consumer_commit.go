@@ -5,7 +5,7 @@ import "github.com/twmb/franz-go/pkg/kerr"
 var errUnsupportedVersion = kerr.UnsupportedVersion.Code
 
 // validateConsumerCommitLocked is Kafka's ConsumerGroup.validateOffsetCommit
-// (G17): outside group management (a negative epoch) only into a group
+// (commits at the member epoch): outside group management (a negative epoch) only into a group
 // without members; otherwise the member must exist (UNKNOWN_MEMBER_ID),
 // commit with OffsetCommit v9+ unless transactional (UNSUPPORTED_VERSION),
 // and with its current member epoch (STALE_MEMBER_EPOCH).
@@ -48,7 +48,7 @@ func (g *group) classicMemberIDLocked(id string) bool {
 }
 
 // validateOffsetFetch is Kafka's ConsumerGroup.validateOffsetFetch for
-// OffsetFetch v9+ (G17): a request naming a member of a consumer group
+// OffsetFetch v9+ (commits at the member epoch): a request naming a member of a consumer group
 // must carry its current epoch. Other groups and requests without a
 // member (the admin client) are not checked.
 func (c *Coordinator) validateOffsetFetch(group string, memberID *string, epoch int32) int16 {

@@ -11,8 +11,8 @@ import (
 // ConsumerGroupHeartbeat handles ConsumerGroupHeartbeat v0–1 (KIP-848):
 // joins (member epoch 0), leaves (-1, and -2 for a static member that
 // will come back), and heartbeats that report the owned partitions and
-// get the member's next assignment (G13). Every change is durable before
-// the answer (G15). Only an answer that keeps the member in the group
+// get the member's next assignment (revocation before reassignment). Every change is durable before
+// the answer (durable consumer group state). Only an answer that keeps the member in the group
 // carries the heartbeat interval: an error or a leave answers 0, as
 // Kafka's coordinator does.
 func (c *Coordinator) ConsumerGroupHeartbeat(cl Client, req *kmsg.ConsumerGroupHeartbeatRequest) *kmsg.ConsumerGroupHeartbeatResponse {
@@ -103,7 +103,7 @@ func (c *Coordinator) validateHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest)
 // becomeConsumerLocked turns an empty classic group into a consumer group
 // on a join (Kafka's offline upgrade), and a classic group with members
 // when the migration policy allows (upgradeLocked); otherwise a classic
-// group is not a consumer group (GROUP_ID_NOT_FOUND, G11).
+// group is not a consumer group (GROUP_ID_NOT_FOUND, one group type per id).
 func (g *group) becomeConsumerLocked(join bool) (int16, string) {
 	if g.mu.state == stateDead {
 		return errCoordinatorNA, ""
@@ -142,7 +142,7 @@ func (g *group) consumerJoinLocked(cl Client, req *kmsg.ConsumerGroupHeartbeatRe
 		}
 	}
 	if m == nil && replaced == nil && len(cs.members) >= g.c.cfg.MaxGroupSize {
-		resp.ErrorCode = errGroupFull // G10
+		resp.ErrorCode = errGroupFull // The group size bound
 		return resp
 	}
 	snap := g.consumerSnapshotLocked(id)
@@ -342,7 +342,7 @@ func fullRequest(req *kmsg.ConsumerGroupHeartbeatRequest) bool {
 }
 
 // finishBeatLocked reconciles the other members whose partitions m's
-// change released, persists any change (G15), restarts m's session and
+// change released, persists any change (durable consumer group state), restarts m's session and
 // fills the answer: the assignment is sent when asked for (the member
 // reported its partitions) or when it changed.
 func (g *group) finishBeatLocked(m *cmember, snap consumerSnapshot, resp *kmsg.ConsumerGroupHeartbeatResponse, full bool) *kmsg.ConsumerGroupHeartbeatResponse {
@@ -384,7 +384,7 @@ func sortedTopicsOf(a assignment) []topicID {
 }
 
 // scheduleConsumerSessionLocked restarts m's session timer: a member not
-// heard from for group.consumer.session.timeout.ms is removed (G4).
+// heard from for group.consumer.session.timeout.ms is removed (the session timeout).
 func (g *group) scheduleConsumerSessionLocked(m *cmember) {
 	if m.session != nil {
 		m.session.Stop()
@@ -453,7 +453,7 @@ func (g *group) expireConsumerMember(id string, seq uint64, revoke bool) {
 }
 
 // tooManyRegexesLocked: re would be one regex more than a group may
-// resolve (G14).
+// resolve (server-side regex subscriptions).
 func (g *group) tooManyRegexesLocked(re *string) bool {
 	if re == nil || *re == "" {
 		return false

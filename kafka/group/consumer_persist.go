@@ -48,7 +48,7 @@ func fromTPs(tps []offsets.TopicPartitions) assignment {
 	return a
 }
 
-// consumerRecordLocked is the group as persisted (offsets O22).
+// consumerRecordLocked is the group as persisted (the durable consumer group state).
 func (g *group) consumerRecordLocked() offsets.ConsumerGroup {
 	cs := g.mu.cons
 	st := offsets.GroupActive
@@ -87,7 +87,7 @@ func topicParts(t map[topicID]topicMeta) map[topicID]int32 {
 }
 
 // persistConsumerLocked writes the group's state, synced, if it differs
-// from what was last written (G15); the caller answers only after. If the
+// from what was last written (durable consumer group state); the caller answers only after. If the
 // write fails (or the state exceeds MaxGroupStateBytes) the group goes
 // back to its last durable state, so what is in memory is always what
 // the answers sent so far were based on, and the failing request gets
@@ -169,9 +169,9 @@ func (g *group) applyConsumerRecordLocked(rec offsets.ConsumerGroup) {
 	}
 }
 
-// loadConsumerGroup rebuilds a persisted consumer group (G16), so members
+// loadConsumerGroup rebuilds a persisted consumer group (consumer groups restored at restart), so members
 // heartbeating with their epoch go on without a reassignment. Sessions
-// start at the load, as for classic groups (G9).
+// start at the load, as for classic groups (classic membership restored at restart).
 func (c *Coordinator) loadConsumerGroup(rec offsets.ConsumerGroup) *group {
 	g := newGroup(c, rec.ID)
 	g.mu.Lock()

@@ -19,7 +19,7 @@ func settle(h *harness, group string, ms ...*cm) {
 	}
 }
 
-// G15, G16: after a restart the members heartbeat with their epochs and
+// Durable consumer group state, consumer groups restored at restart: after a restart the members heartbeat with their epochs and
 // keep their partitions; nothing is reassigned and the epochs stay.
 func TestConsumerRestartKeepsAssignment(t *testing.T) {
 	h, topics := new848Harness(t)
@@ -54,7 +54,7 @@ func TestConsumerRestartKeepsAssignment(t *testing.T) {
 	}
 }
 
-// G14: a regex subscription picks up a topic created later. (Internal
+// Server-side regex subscriptions: a regex subscription picks up a topic created later. (Internal
 // topics are whatever the lister offers; kafka/ offers them, as Kafka's
 // broker matches them: test/internal_partitions_test.go.)
 func TestConsumerRegexPicksUpNewTopic(t *testing.T) {
@@ -76,7 +76,7 @@ func TestConsumerRegexPicksUpNewTopic(t *testing.T) {
 	}
 }
 
-// G16: a static member leaving with epoch -2 keeps its partitions; its
+// Consumer groups restored at restart: a static member leaving with epoch -2 keeps its partitions; its
 // instance id rejoining under a new member id takes them over without a
 // new group epoch. While the old member is still in, the instance id is
 // UNRELEASED_INSTANCE_ID.
@@ -109,7 +109,7 @@ func TestConsumerStaticMemberRejoin(t *testing.T) {
 	code(t, "old member id fenced", h.beat("g", &cm{id: "a", epoch: epoch, inst: &inst, owned: owned}, false).ErrorCode, kerr.FencedInstanceID)
 }
 
-// G17: OffsetCommit v9 and OffsetFetch v9 check the member epoch; older
+// Commits at the member epoch: OffsetCommit v9 and OffsetFetch v9 check the member epoch; older
 // OffsetCommit versions are refused for members of the consumer protocol.
 func TestConsumerCommitEpochs(t *testing.T) {
 	h, topics := new848Harness(t)
@@ -156,7 +156,7 @@ func TestConsumerCommitEpochs(t *testing.T) {
 	code(t, "fetch current", fetch(a.epoch), nil)
 }
 
-// G15: every heartbeat answer is durable before it is sent: a crash
+// Durable consumer group state: every heartbeat answer is durable before it is sent: a crash
 // right after the answers (only synced bytes survive) keeps the group
 // exactly as described before it, including a revocation in progress.
 func TestConsumerAnswerDurableAcrossCrash(t *testing.T) {
@@ -197,7 +197,7 @@ func TestConsumerAnswerDurableAcrossCrash(t *testing.T) {
 	}
 }
 
-// G15: a join whose state would exceed the group's bound is refused
+// Durable consumer group state: a join whose state would exceed the group's bound is refused
 // (UNKNOWN_SERVER_ERROR, as Kafka for a record too large) and leaves no
 // trace: the group goes back to its last durable state and its members
 // go on.

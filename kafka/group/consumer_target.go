@@ -14,13 +14,13 @@ type TopicInfo struct {
 }
 
 // TopicLister lists the topics consumer groups may subscribe to: every
-// topic, internal ones included, as Kafka's broker matches them (G14).
+// topic, internal ones included, as Kafka's broker matches them (server-side regex subscriptions).
 // Without one, consumer groups get no partitions.
 type TopicLister interface {
 	Topics() []TopicInfo
 }
 
-// Bounds on what one member may ask the server to resolve (G14), so that
+// Bounds on what one member may ask the server to resolve (server-side regex subscriptions), so that
 // a heartbeat's cost is bounded.
 const (
 	maxSubscribedTopics = 10000 // topic names per member
@@ -190,7 +190,7 @@ func (g *group) computeTargetLocked() {
 	cs.checked = g.c.clock.Now()
 }
 
-// refreshMetadataLocked is G14: at most once per metadataRefresh, the
+// refreshMetadataLocked implements server-side regex subscriptions: at most once per metadataRefresh, the
 // subscribed topics are resolved again (names and regexes against the
 // topics now, and the ACLs now); if any appeared, went or changed
 // partitions, or a member's subscribed set changed (its principal lost

@@ -110,7 +110,7 @@ func ownedCount(ms []*cm) int {
 	return n
 }
 
-// G13: members join and leave in random order, heartbeating in random
+// Revocation before reassignment: members join and leave in random order, heartbeating in random
 // order; at no point do two members own one partition, and once everyone
 // has heartbeated enough every partition is owned and the split is even.
 func TestConsumerReconcileNeverDoubleOwns(t *testing.T) {
@@ -162,7 +162,7 @@ func TestConsumerReconcileNeverDoubleOwns(t *testing.T) {
 	}
 }
 
-// G13: a member that keeps reporting a revoked partition keeps it, and
+// Revocation before reassignment: a member that keeps reporting a revoked partition keeps it, and
 // the member it is meant for does not get it until the revocation is
 // acknowledged.
 func TestConsumerRevokeBeforeAssign(t *testing.T) {
@@ -199,7 +199,7 @@ func TestConsumerRevokeBeforeAssign(t *testing.T) {
 	}
 }
 
-// G13: a heartbeat with a wrong epoch is FENCED_MEMBER_EPOCH, an unknown
+// Revocation before reassignment: a heartbeat with a wrong epoch is FENCED_MEMBER_EPOCH, an unknown
 // member UNKNOWN_MEMBER_ID; validation errors as Kafka's.
 func TestConsumerHeartbeatErrors(t *testing.T) {
 	h, topics := new848Harness(t)
@@ -258,7 +258,7 @@ func TestConsumerHeartbeatIntervalOnlyWhileMember(t *testing.T) {
 	}
 }
 
-// G10: a consumer group holds at most group.max.size members.
+// The group size bound: a consumer group holds at most group.max.size members.
 func TestConsumerGroupMaxSize(t *testing.T) {
 	topics := &staticTopics{}
 	h := &harness{t: t, clock: newFakeClock(), dir: t.TempDir(), cfg: Config{Metadata: topics, MaxGroupSize: 2}}
@@ -270,7 +270,7 @@ func TestConsumerGroupMaxSize(t *testing.T) {
 	code(t, "third", h.beat("g", &cm{id: "x", topics: []string{"t"}}, true).ErrorCode, kerr.GroupMaxSizeReached)
 }
 
-// G11: a classic group with members is not a consumer group; an empty
+// One group type per id: a classic group with members is not a consumer group; an empty
 // consumer group becomes classic on JoinGroup and back.
 func TestConsumerClassicCoexistence(t *testing.T) {
 	h, topics := new848Harness(t)
@@ -306,7 +306,7 @@ func TestConsumerClassicCoexistence(t *testing.T) {
 	code(t, "describe classic after restart", h.c.ConsumerGroupDescribe(dreq).Groups[0].ErrorCode, kerr.GroupIDNotFound)
 }
 
-// G14: a group resolves at most maxGroupRegexes distinct regexes; a
+// Server-side regex subscriptions: a group resolves at most maxGroupRegexes distinct regexes; a
 // member with one more is refused, one reusing a known regex is not.
 func TestConsumerRegexBound(t *testing.T) {
 	topics := &staticTopics{}
@@ -322,7 +322,7 @@ func TestConsumerRegexBound(t *testing.T) {
 	code(t, "a known regex", h.beat("g", &cm{id: "y", regex: &known}, true).ErrorCode, nil)
 }
 
-// G11, G7: ListGroups v5 reports the type and the consumer state and
+// One group type per id, persisted empty groups: ListGroups v5 reports the type and the consumer state and
 // filters by type; DeleteGroups refuses a consumer group with members and
 // deletes an empty one; retention spares a consumer group with members.
 func TestConsumerListDeleteExpire(t *testing.T) {
@@ -382,7 +382,7 @@ func (s *staticTopics) remove(name string) {
 	s.topics = slices.DeleteFunc(s.topics, func(t TopicInfo) bool { return t.Name == name })
 }
 
-// G13: a member that keeps a revoked partition past its rebalance timeout
+// Revocation before reassignment: a member that keeps a revoked partition past its rebalance timeout
 // is removed, and the partition goes to the member it was meant for.
 func TestConsumerRevocationTimeout(t *testing.T) {
 	h, topics := new848Harness(t)
@@ -406,7 +406,7 @@ func TestConsumerRevocationTimeout(t *testing.T) {
 	}
 }
 
-// G14: a deleted topic leaves the subscription at the next refresh and
+// Server-side regex subscriptions: a deleted topic leaves the subscription at the next refresh and
 // its partitions are revoked.
 func TestConsumerTopicDeleted(t *testing.T) {
 	h, topics := new848Harness(t)
@@ -423,7 +423,7 @@ func TestConsumerTopicDeleted(t *testing.T) {
 	}
 }
 
-// G11: only a join turns an empty classic group into a consumer group;
+// One group type per id: only a join turns an empty classic group into a consumer group;
 // another heartbeat to it is GROUP_ID_NOT_FOUND, as Kafka.
 func TestConsumerHeartbeatToEmptyClassicGroup(t *testing.T) {
 	h, _ := new848Harness(t)

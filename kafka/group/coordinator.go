@@ -46,18 +46,18 @@ type Config struct {
 	MaxSessionTimeout time.Duration
 	// InitialRebalanceDelay is group.initial.rebalance.delay.ms: the
 	// first rebalance of an Empty classic group waits this long, and again
-	// while members keep joining, up to the rebalance timeout (G2). Zero
+	// while members keep joining, up to the rebalance timeout (rebalance completion). Zero
 	// (the zero Config's value) does not wait; the binary defaults to
 	// Kafka's DefaultInitialRebalanceDelay.
 	InitialRebalanceDelay  time.Duration
 	MaxMetadataBytes       int
 	RetentionCheckInterval time.Duration
 	NewMemberJoinTimeout   time.Duration
-	// MaxGroupStateBytes bounds a group's persisted membership (G8);
+	// MaxGroupStateBytes bounds a group's persisted membership (durable classic membership);
 	// default DefaultMaxGroupStateBytes.
 	MaxGroupStateBytes int
 	// MaxGroupSize is group.max.size: members plus member ids handed out
-	// and not yet joined (G10); default DefaultMaxGroupSize.
+	// and not yet joined (the group size bound); default DefaultMaxGroupSize.
 	MaxGroupSize int
 
 	// Metadata lists the topics consumer groups (KIP-848) subscribe to.
@@ -82,7 +82,7 @@ type Config struct {
 	// MayDescribe says whether principal, connecting from host, may
 	// DESCRIBE topic; nil: authorization is off. With it, a consumer
 	// group member is subscribed only to the topics its own principal
-	// may describe (G14), whoever's heartbeat resolves the group.
+	// may describe (server-side regex subscriptions), whoever's heartbeat resolves the group.
 	MayDescribe func(principal, host, topic string) bool
 
 	// StreamsSessionTimeout is group.streams.session.timeout.ms,
@@ -192,7 +192,7 @@ type Coordinator struct {
 }
 
 // NewCoordinator loads the groups the store knows (those persisted with
-// members Stable, G9; the others Empty) and starts the retention loop. The
+// members Stable, classic membership restored at restart; the others Empty) and starts the retention loop. The
 // store stays owned by the caller; Close the coordinator before the store.
 func NewCoordinator(store *offsets.Store, cfg Config) (*Coordinator, error) {
 	if err := cfg.Validate(); err != nil {
@@ -281,7 +281,7 @@ func (c *Coordinator) lookup(id string) *group {
 
 // HasGroup reports whether id is a live group of this coordinator, classic
 // or consumer, empty or not: the group-id namespace it shares with share
-// groups (kafka/share Q10).
+// groups (one group-id namespace).
 func (c *Coordinator) HasGroup(id string) bool { return c.lookup(id) != nil }
 
 // getOrCreate returns the live group id, creating an Empty one if needed.

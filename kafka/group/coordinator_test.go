@@ -12,7 +12,7 @@ import (
 )
 
 // One member: KIP-394 handshake, generation 1, sync, heartbeats, and the
-// member errors of G1.
+// member errors of Kafka's group error order.
 func TestSingleMemberLifecycle(t *testing.T) {
 	h := newHarness(t)
 	first := h.await(h.joinAsync(newJoin("g", "")))
@@ -118,7 +118,7 @@ func TestTwoMemberRebalance(t *testing.T) {
 	}
 }
 
-// G3: a sync waiting on a generation that a new rebalance overtakes gets
+// No stranded member: a sync waiting on a generation that a new rebalance overtakes gets
 // REBALANCE_IN_PROGRESS; nobody is left blocked.
 func TestSyncOvertakenByRebalance(t *testing.T) {
 	h := newHarness(t)
@@ -183,7 +183,7 @@ func TestLeave(t *testing.T) {
 	code(t, "leave twice", h.c.LeaveGroup(l).ErrorCode, kerr.UnknownMemberID)
 }
 
-// G4: a member that stops heartbeating is removed after its session
+// The session timeout: a member that stops heartbeating is removed after its session
 // timeout; heartbeats keep the other one.
 func TestSessionExpiry(t *testing.T) {
 	h := newHarness(t)
@@ -207,7 +207,7 @@ func TestSessionExpiry(t *testing.T) {
 	}
 }
 
-// G2: members that do not rejoin within the rebalance timeout are removed.
+// Rebalance completion: members that do not rejoin within the rebalance timeout are removed.
 func TestRebalanceTimeout(t *testing.T) {
 	h := newHarness(t)
 	ids, _ := h.stableGroup("g", 1)
@@ -225,7 +225,7 @@ func TestRebalanceTimeout(t *testing.T) {
 	code(t, "removed member", h.heartbeat("g", ids[0], r.Generation), kerr.UnknownMemberID)
 }
 
-// G5: a leader that never syncs is removed after the rebalance timeout and
+// The pending-sync timeout: a leader that never syncs is removed after the rebalance timeout and
 // the follower's sync is answered (REBALANCE_IN_PROGRESS), so it rejoins.
 func TestPendingSyncTimeout(t *testing.T) {
 	h := newHarness(t)
@@ -251,7 +251,7 @@ func TestPendingSyncTimeout(t *testing.T) {
 }
 
 // A member id handed out with MEMBER_ID_REQUIRED holds up the rebalance
-// until it joins or its session timeout passes (G2).
+// until it joins or its session timeout passes (rebalance completion).
 func TestPendingMemberExpires(t *testing.T) {
 	h := newHarness(t)
 	first := h.await(h.joinAsync(newJoin("g", "")))

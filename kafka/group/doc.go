@@ -11,128 +11,144 @@
 //	   |            |  +-- no members -----+                |
 //	   +------------+---- join / leave / expiry / leader rejoin
 //
-// and Dead once deleted or expired. Invariants, cited as G1… in code:
+// and Dead once deleted or expired. Invariants, cited by their names in code:
 //
-//   - G1 Errors are the ones Kafka's GroupCoordinator returns, in the same
-//     order of checks (Dead -> COORDINATOR_NOT_AVAILABLE, fenced static
-//     member -> FENCED_INSTANCE_ID, unknown member -> UNKNOWN_MEMBER_ID,
-//     wrong generation -> ILLEGAL_GENERATION, then the state's answer).
-//   - G2 A rebalance completes when every known member has rejoined and no
-//     member id handed out with MEMBER_ID_REQUIRED is still outstanding, or
-//     when the rebalance timeout (the largest of the members') fires; members
-//     that did not rejoin by then are removed. The first rebalance of an
-//     Empty group instead completes only when group.initial.rebalance.
-//     delay.ms passes without a new member joining, or when the rebalance
+//   - **Kafka's group error order.** Errors are the ones Kafka's
+//     GroupCoordinator returns, in the same order of checks (Dead ->
+//     COORDINATOR_NOT_AVAILABLE, fenced static member ->
+//     FENCED_INSTANCE_ID, unknown member -> UNKNOWN_MEMBER_ID, wrong
+//     generation -> ILLEGAL_GENERATION, then the state's answer).
+//   - **Rebalance completion.** A rebalance completes when every known
+//     member has rejoined and no member id handed out with
+//     MEMBER_ID_REQUIRED is still outstanding, or when the rebalance
+//     timeout (the largest of the members') fires; members that did not
+//     rejoin by then are removed. The first rebalance of an Empty group
+//     instead completes only when group.initial.rebalance.delay.ms
+//     passes without a new member joining, or when the rebalance
 //     timeout is used up (Kafka's InitialDelayedJoin).
-//   - G3 No member is stranded: every blocked JoinGroup or SyncGroup is
-//     answered exactly once per rebalance outcome — with the result, with
-//     REBALANCE_IN_PROGRESS when a new rebalance overtakes a sync, with
-//     UNKNOWN_MEMBER_ID when the member is removed, or with
-//     FENCED_INSTANCE_ID when a static member is replaced. A handler also
-//     stops waiting when its connection dies.
-//   - G4 A member not heard from (JoinGroup, SyncGroup, Heartbeat,
-//     OffsetCommit) for its session timeout is removed, unless it is blocked
-//     in JoinGroup or SyncGroup; a new member blocked in its first JoinGroup
-//     is removed after NewMemberJoinTimeout (KIP-394).
-//   - G5 After a rebalance, members that do not SyncGroup within the
-//     rebalance timeout are removed and the group rebalances again (Kafka's
-//     pending-sync timeout), so a silent leader cannot wedge the group.
-//   - G6 Offset commits are durable before they are acknowledged (O1) and
-//     are stored under the group's lock, so retention and DeleteGroups never
-//     interleave with a commit of the same group.
-//   - G7 Groups that are Empty are persisted as such (offsets.Group), so
-//     retention (KIP-211) and, after a restart, ListGroups and
-//     DescribeGroups see them.
-//   - G8 A group's membership (generation, protocol type and name, leader,
-//     members with their protocols, timeouts and static instance ids, and
-//     assignments) is durable (offsets O20) before any client can observe
-//     it: a completed rebalance's SyncGroup answers, and the new member id
-//     of a static member replaced without a rebalance, are sent only after
-//     the synced write. If the write fails (or the membership exceeds
-//     MaxGroupStateBytes, Kafka's bound on a group record) the waiting
-//     syncs get the error and the group rebalances; a static replacement
-//     is undone. As in Kafka, a rebalance in progress is not persisted: a
-//     restart resumes the last completed generation.
-//   - G9 After a restart, a group persisted with members is Stable at its
-//     persisted generation with its members, leader and assignments, so
-//     members that heartbeat with their member id and generation go on
-//     without a rebalance. Every member's session timer starts at the load
-//     (Kafka's behaviour on loading a group): the time the server was down
-//     does not count, and a member that died meanwhile is removed one
-//     session timeout later (G4).
-//   - G10 A group holds at most MaxGroupSize (group.max.size) members and
-//     member ids handed out with MEMBER_ID_REQUIRED; a JoinGroup that would
-//     add one more gets GROUP_MAX_SIZE_REACHED. A static member replacing
-//     itself does not add one.
+//   - **No stranded member.** Every blocked JoinGroup or SyncGroup is
+//     answered exactly once per rebalance outcome — with the result,
+//     with REBALANCE_IN_PROGRESS when a new rebalance overtakes a sync,
+//     with UNKNOWN_MEMBER_ID when the member is removed, or with
+//     FENCED_INSTANCE_ID when a static member is replaced. A handler
+//     also stops waiting when its connection dies.
+//   - **Session timeout.** A member not heard from (JoinGroup,
+//     SyncGroup, Heartbeat, OffsetCommit) for its session timeout is
+//     removed, unless it is blocked in JoinGroup or SyncGroup; a new
+//     member blocked in its first JoinGroup is removed after
+//     NewMemberJoinTimeout (KIP-394).
+//   - **Pending-sync timeout.** After a rebalance, members that do not
+//     SyncGroup within the rebalance timeout are removed and the group
+//     rebalances again (Kafka's pending-sync timeout), so a silent
+//     leader cannot wedge the group.
+//   - **Durable commits under the group lock.** Offset commits are
+//     durable before they are acknowledged (O1) and are stored under
+//     the group's lock, so retention and DeleteGroups never interleave
+//     with a commit of the same group.
+//   - **Persisted empty groups.** Groups that are Empty are persisted
+//     as such (offsets.Group), so retention (KIP-211) and, after a
+//     restart, ListGroups and DescribeGroups see them.
+//   - **Durable classic membership.** A group's membership (generation,
+//     protocol type and name, leader, members with their protocols,
+//     timeouts and static instance ids, and assignments) is durable
+//     (the durable classic membership) before any client can observe
+//     it: a completed rebalance's SyncGroup answers, and the new member
+//     id of a static member replaced without a rebalance, are sent only
+//     after the synced write. If the write fails (or the membership
+//     exceeds MaxGroupStateBytes, Kafka's bound on a group record) the
+//     waiting syncs get the error and the group rebalances; a static
+//     replacement is undone. As in Kafka, a rebalance in progress is
+//     not persisted: a restart resumes the last completed generation.
+//   - **Classic membership restored at restart.** After a restart, a
+//     group persisted with members is Stable at its persisted
+//     generation with its members, leader and assignments, so members
+//     that heartbeat with their member id and generation go on without
+//     a rebalance. Every member's session timer starts at the load
+//     (Kafka's behaviour on loading a group): the time the server was
+//     down does not count, and a member that died meanwhile is removed
+//     one session timeout later (the session timeout).
+//   - **Group size bound.** A group holds at most MaxGroupSize
+//     (group.max.size) members and member ids handed out with
+//     MEMBER_ID_REQUIRED; a JoinGroup that would add one more gets
+//     GROUP_MAX_SIZE_REACHED. A static member replacing itself does not
+//     add one.
 //
 // Consumer groups (KIP-848: ConsumerGroupHeartbeat, ConsumerGroupDescribe)
 // share the coordinator, its map and the group lock:
 //
-//   - G11 A group id names one group of one type (classic or consumer;
-//     ListGroups v5 reports it). An empty classic group becomes a consumer
-//     group on a ConsumerGroupHeartbeat join and a consumer group without
-//     members becomes an empty classic group on a JoinGroup, durably (the
-//     other type's record goes in the same write). With members, the
-//     online migration (migrate.go, group.consumer.migration.policy)
-//     converts a classic group of protocol type "consumer" on a
-//     ConsumerGroupHeartbeat join, serves classic members of a consumer
-//     group through JoinGroup, SyncGroup, Heartbeat and LeaveGroup, and
-//     converts back when the last consumer-protocol member goes; where
-//     the policy forbids it, a heartbeat to a classic group is
-//     GROUP_ID_NOT_FOUND and a JoinGroup to a consumer group without
-//     classic support INCONSISTENT_GROUP_PROTOCOL; DescribeGroups (v0–5) describes a
+//   - **One group type per id.** A group id names one group of one type
+//     (classic or consumer; ListGroups v5 reports it). An empty classic
+//     group becomes a consumer group on a ConsumerGroupHeartbeat join
+//     and a consumer group without members becomes an empty classic
+//     group on a JoinGroup, durably (the other type's record goes in
+//     the same write). With members, the online migration
+//     (migrate.go, group.consumer.migration.policy) converts a classic
+//     group of protocol type "consumer" on a ConsumerGroupHeartbeat
+//     join, serves classic members of a consumer group through
+//     JoinGroup, SyncGroup, Heartbeat and LeaveGroup, and converts back
+//     when the last consumer-protocol member goes; where the policy
+//     forbids it, a heartbeat to a classic group is GROUP_ID_NOT_FOUND
+//     and a JoinGroup to a consumer group without classic support
+//     INCONSISTENT_GROUP_PROTOCOL; DescribeGroups (v0–5) describes a
 //     consumer group as Dead, ConsumerGroupDescribe a classic group as
 //     GROUP_ID_NOT_FOUND, as Kafka does.
-//   - G12 A subscription change, a member joining or leaving (or expiring)
-//     and a change of the subscribed topics advance the group epoch, and
-//     the target assignment is recomputed at once by the preferred
-//     assignor (uniform or range): every subscribed partition goes to
-//     exactly one subscribed member.
-//   - G13 No partition has two owners. A member moves to the target epoch
-//     only when it has nothing left to revoke; a partition to revoke stays
-//     its member's until a heartbeat reports it no longer owns it (or the
-//     member goes), and a partition is given only when no other member
-//     holds it. A member that does not revoke within its rebalance timeout
-//     is removed. A heartbeat with another epoch than the member's is
-//     FENCED_MEMBER_EPOCH, except the previous epoch with owned partitions
-//     the member still holds (a lost answer).
-//   - G14 Subscriptions are resolved on the server: topic names and one
-//     RE2 regex per member, matched against whole names of the topics
-//     the TopicLister gives, internal ones included: Kafka's broker does
-//     not skip internal topics either, so a regex like ".*" is assigned
-//     __consumer_offsets (kafka/ lists it with one empty partition). At
-//     most once a second, on a heartbeat, the resolution is redone and a
-//     change advances the epoch (G12), so created and deleted topics are
-//     picked up. With authorization on (Config.MayDescribe) a member is
-//     subscribed only to the topics its own principal may DESCRIBE,
-//     regex matches and names alike, whoever's heartbeat resolves the
-//     group (Kafka drops undescribable regex matches; names without
-//     DESCRIBE are refused before, in kafka/); a changed ACL is picked
-//     up at the next resolution. The work is bounded: at most 10000 names per member
+//   - **Group epoch and target assignment.** A subscription change, a
+//     member joining or leaving (or expiring) and a change of the
+//     subscribed topics advance the group epoch, and the target
+//     assignment is recomputed at once by the preferred assignor
+//     (uniform or range): every subscribed partition goes to exactly
+//     one subscribed member.
+//   - **Revocation before reassignment.** No partition has two owners.
+//     A member moves to the target epoch only when it has nothing left
+//     to revoke; a partition to revoke stays its member's until a
+//     heartbeat reports it no longer owns it (or the member goes), and
+//     a partition is given only when no other member holds it. A member
+//     that does not revoke within its rebalance timeout is removed. A
+//     heartbeat with another epoch than the member's is
+//     FENCED_MEMBER_EPOCH, except the previous epoch with owned
+//     partitions the member still holds (a lost answer).
+//   - **Server-side regex subscriptions.** Subscriptions are resolved
+//     on the server: topic names and one RE2 regex per member, matched
+//     against whole names of the topics the TopicLister gives, internal
+//     ones included: Kafka's broker does not skip internal topics
+//     either, so a regex like ".*" is assigned __consumer_offsets
+//     (kafka/ lists it with one empty partition). At most once a
+//     second, on a heartbeat, the resolution is redone and a change
+//     advances the epoch (the group epoch and target assignment), so
+//     created and deleted topics are picked up. With authorization on
+//     (Config.MayDescribe) a member is subscribed only to the topics
+//     its own principal may DESCRIBE, regex matches and names alike,
+//     whoever's heartbeat resolves the group (Kafka drops undescribable
+//     regex matches; names without DESCRIBE are refused before, in
+//     kafka/); a changed ACL is picked up at the next resolution. The
+//     work is bounded: at most 10000 names per member
 //     (INVALID_REQUEST), regexes of at most 1024 bytes and at most 64
-//     distinct regexes per group (INVALID_REGULAR_EXPRESSION past these),
-//     one pass over the topics per distinct regex.
-//   - G15 A consumer group's state (epochs, members with their
-//     subscriptions, assigned and revoking partitions, the target and the
-//     subscribed topics' metadata) is durable (offsets O22) before a
-//     heartbeat is answered with anything that depends on it. If the
-//     write fails, or the state exceeds MaxGroupStateBytes
-//     (UNKNOWN_SERVER_ERROR), the heartbeat gets the error and the group
-//     goes back to its last durable state.
-//   - G16 After a restart a consumer group has its members at their
-//     epochs with their partitions and target: members heartbeating with
-//     their epoch go on without a reassignment. Sessions start at the load
-//     (as G9); a static member that left with epoch -2 keeps its
-//     partitions for its session timeout, and its instance id rejoining
-//     takes them over with no epoch change (UNRELEASED_INSTANCE_ID while
-//     the old member is still there).
-//   - G17 Offset commits to a consumer group with members must come from a
-//     member (UNKNOWN_MEMBER_ID) with OffsetCommit v9+ (UNSUPPORTED_VERSION;
-//     TxnOffsetCommit is exempt) at its current member epoch
-//     (STALE_MEMBER_EPOCH); OffsetFetch v9 naming a member is checked the
-//     same way (TxnOffsetCommit answers ILLEGAL_GENERATION for a stale
-//     epoch, and OffsetCommit v9+ GROUP_ID_NOT_FOUND for a member's commit
-//     to a group that does not exist, as Kafka). An empty consumer group
+//     distinct regexes per group (INVALID_REGULAR_EXPRESSION past
+//     these), one pass over the topics per distinct regex.
+//   - **Durable consumer group state.** A consumer group's state
+//     (epochs, members with their subscriptions, assigned and revoking
+//     partitions, the target and the subscribed topics' metadata) is
+//     durable (the durable consumer group state) before a heartbeat is
+//     answered with anything that depends on it. If the write fails, or
+//     the state exceeds MaxGroupStateBytes (UNKNOWN_SERVER_ERROR), the
+//     heartbeat gets the error and the group goes back to its last
+//     durable state.
+//   - **Consumer groups restored at restart.** After a restart a
+//     consumer group has its members at their epochs with their
+//     partitions and target: members heartbeating with their epoch go
+//     on without a reassignment. Sessions start at the load (as classic
+//     membership restored at restart); a static member that left with
+//     epoch -2 keeps its partitions for its session timeout, and its
+//     instance id rejoining takes them over with no epoch change
+//     (UNRELEASED_INSTANCE_ID while the old member is still there).
+//   - **Commits at the member epoch.** Offset commits to a consumer
+//     group with members must come from a member (UNKNOWN_MEMBER_ID)
+//     with OffsetCommit v9+ (UNSUPPORTED_VERSION; TxnOffsetCommit is
+//     exempt) at its current member epoch (STALE_MEMBER_EPOCH);
+//     OffsetFetch v9 naming a member is checked the same way
+//     (TxnOffsetCommit answers ILLEGAL_GENERATION for a stale epoch,
+//     and OffsetCommit v9+ GROUP_ID_NOT_FOUND for a member's commit to
+//     a group that does not exist, as Kafka). An empty consumer group
 //     takes commits with epoch -1.
 //
 // Lock order: Coordinator.mu and group.mu are never held together; a group

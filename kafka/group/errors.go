@@ -2,7 +2,7 @@ package group
 
 import "github.com/twmb/franz-go/pkg/kerr"
 
-// Kafka error codes the coordinator answers with (G1).
+// Kafka error codes the coordinator answers with (Kafka's group error order).
 var (
 	errNone              int16 = 0
 	errCoordinatorNA           = kerr.CoordinatorNotAvailable.Code

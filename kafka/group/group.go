@@ -88,12 +88,12 @@ type member struct {
 	assignment          []byte
 
 	// joinWaiters and syncWaiters are the blocked JoinGroup / SyncGroup
-	// requests of this member (G3); each channel has room for its one
+	// requests of this member (no stranded member); each channel has room for its one
 	// answer, so answering never blocks.
 	joinWaiters []chan joinResult
 	syncWaiters []chan syncResult
 
-	// isNew: joined but not yet part of a completed generation (G4).
+	// isNew: joined but not yet part of a completed generation (the session timeout).
 	isNew bool
 	// session is the pending expiry; sessionSeq tells a stale firing.
 	session    Timer
@@ -158,18 +158,18 @@ type group struct {
 		members      map[string]*member
 		static       map[string]string // instance id -> member id
 		// pending are member ids handed out with MEMBER_ID_REQUIRED that
-		// have not joined yet, with their expiry (G2, G4).
+		// have not joined yet, with their expiry (rebalance completion, the session timeout).
 		pending     map[string]Timer
-		pendingSync map[string]bool // members yet to SyncGroup this generation (G5)
+		pendingSync map[string]bool // members yet to SyncGroup this generation (the pending-sync timeout)
 		subscribed  map[string]bool // topics of the consumer protocol; nil if unknown
 		// typ is the group's protocol; a consumer group (KIP-848) keeps
 		// its state in cons, and consWritten is its last durable
-		// encoding (G15).
+		// encoding (durable consumer group state).
 		typ         groupType
 		cons        *consumerState
 		consWritten []byte
 		// consDurable is that state as a record, to go back to when a
-		// write fails (G15).
+		// write fails (durable consumer group state).
 		consDurable offsets.ConsumerGroup
 		// strm is a streams group's state (KIP-1071, streams.go),
 		// strmWritten its last durable encoding, strmTimers its
@@ -184,7 +184,7 @@ type group struct {
 		rebalance     Timer
 		rebalanceSeq  uint64
 		// initialDelay: the first rebalance of an Empty group is waiting
-		// out group.initial.rebalance.delay.ms (G2); newMember: a member
+		// out group.initial.rebalance.delay.ms (rebalance completion); newMember: a member
 		// joined during the current delay.
 		initialDelay, newMember bool
 		syncTimer               Timer
@@ -212,8 +212,8 @@ func (g *group) transitionLocked(s state) {
 	g.mu.stateTime = g.c.clock.Now()
 }
 
-// persistLocked records the group's metadata (G7); an Empty group's
-// membership goes with it (G8). A failure is logged: it only affects
+// persistLocked records the group's metadata (persisted empty groups); an Empty group's
+// membership goes with it (durable classic membership). A failure is logged: it only affects
 // listing after a restart and retention, never offsets.
 func (g *group) persistLocked() {
 	var err error
@@ -373,7 +373,7 @@ func (g *group) addMemberLocked(m *member) {
 	}
 }
 
-// removeMemberLocked drops m, answering its blocked requests (G3) and
+// removeMemberLocked drops m, answering its blocked requests (no stranded member) and
 // handing leadership on.
 func (g *group) removeMemberLocked(m *member) {
 	m.answerJoinLocked(joinResult{code: errUnknownMember, memberID: noMember})

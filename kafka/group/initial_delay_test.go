@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// G2, group.initial.rebalance.delay.ms: the first rebalance of an Empty
+// Rebalance completion, group.initial.rebalance.delay.ms: the first rebalance of an Empty
 // group waits the delay, again while members keep joining, and never
 // past the rebalance timeout, as Kafka's InitialDelayedJoin does.
 func TestInitialRebalanceDelay(t *testing.T) {

@@ -21,7 +21,7 @@ type joinReq struct {
 }
 
 // JoinGroup handles JoinGroup v0–9. It blocks until the group's rebalance
-// completes (G2), the connection dies (ctx) or the coordinator closes.
+// completes (rebalance completion), the connection dies (ctx) or the coordinator closes.
 func (c *Coordinator) JoinGroup(ctx context.Context, cl Client, req *kmsg.JoinGroupRequest) (*kmsg.JoinGroupResponse, error) {
 	r, wait := c.join(cl, req)
 	if wait != nil {
@@ -159,14 +159,14 @@ func (g *group) joinNewLocked(j joinReq) (joinResult, chan joinResult) {
 		}
 	}
 	if len(g.mu.members)+len(g.mu.pending) >= g.c.cfg.MaxGroupSize {
-		return joinResult{code: errGroupFull, memberID: noMember}, nil // G10
+		return joinResult{code: errGroupFull, memberID: noMember}, nil // The group size bound
 	}
 	if j.instanceID != nil {
 		return g.addAndRebalanceLocked(j, id)
 	}
 	if j.version >= 4 {
 		// KIP-394: hand out an id and wait for the member to come back
-		// with it; until then it holds up the rebalance (G2) for at most
+		// with it; until then it holds up the rebalance (rebalance completion) for at most
 		// its session timeout.
 		g.mu.pending[id] = g.c.clock.AfterFunc(j.sessionTimeout, func() { g.expirePending(id) })
 		return joinResult{code: errMemberIDRequired, memberID: id}, nil
@@ -240,7 +240,7 @@ func (g *group) replaceStaticLocked(j joinReq, old *member, id string) (joinResu
 		g.mu.pendingSync[id] = true
 	}
 	if g.mu.state == stateStable && g.selectProtocolLocked() == g.mu.protocol {
-		// The new member id is visible to the client: durable first (G8).
+		// The new member id is visible to the client: durable first (durable classic membership).
 		if code := g.persistMembersLocked(); code != errNone {
 			g.unreplaceStaticLocked(old, m)
 			return joinResult{code: code, memberID: noMember}, nil
@@ -289,7 +289,7 @@ func (g *group) maybeRebalanceLocked() {
 
 func (g *group) prepareRebalanceLocked() {
 	if g.mu.state == stateCompletingRebalance {
-		// G3: syncs waiting on the overtaken generation learn at once.
+		// No stranded member: syncs waiting on the overtaken generation learn at once.
 		for _, m := range g.mu.members {
 			m.assignment = nil
 			m.answerSyncLocked(syncResult{code: errRebalancing})
@@ -303,7 +303,7 @@ func (g *group) prepareRebalanceLocked() {
 	wasEmpty := g.mu.state == stateEmpty
 	g.transitionLocked(statePreparingRebalance)
 	if wasEmpty {
-		g.persistLocked() // G7: no longer Empty, retention stops
+		g.persistLocked() // Persisted empty groups: no longer Empty, retention stops
 	}
 	var timeout time.Duration
 	for _, m := range g.mu.members {
@@ -356,7 +356,7 @@ func (g *group) onRebalanceTimeout(seq uint64) {
 }
 
 // tryCompleteJoinLocked completes the rebalance once every member has
-// rejoined and no handed-out member id is outstanding (G2).
+// rejoined and no handed-out member id is outstanding (rebalance completion).
 func (g *group) tryCompleteJoinLocked() {
 	if g.mu.state != statePreparingRebalance || len(g.mu.pending) > 0 || g.mu.initialDelay {
 		return
@@ -410,7 +410,7 @@ func (g *group) completeJoinLocked() {
 		zap.Int("members", len(g.mu.members)), zap.String("protocol", g.mu.protocol))
 }
 
-// onSyncTimeout is G5: members that never synced are removed and the
+// onSyncTimeout implements the pending-sync timeout: members that never synced are removed and the
 // group rebalances.
 func (g *group) onSyncTimeout(seq uint64) {
 	g.mu.Lock()

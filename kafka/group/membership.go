@@ -7,7 +7,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// scheduleSessionLocked (re)arms m's expiry (G4): its session timeout, or
+// scheduleSessionLocked (re)arms m's expiry (the session timeout): its session timeout, or
 // NewMemberJoinTimeout while it is new and blocked in its first join.
 func (g *group) scheduleSessionLocked(m *member) {
 	if m.session != nil {
@@ -119,7 +119,7 @@ func (c *Coordinator) sync(req *kmsg.SyncGroupRequest) (syncResult, chan syncRes
 	}
 }
 
-// checkMemberLocked runs Kafka's member checks in Kafka's order (G1).
+// checkMemberLocked runs Kafka's member checks in Kafka's order (Kafka's group error order).
 func (g *group) checkMemberLocked(memberID string, instanceID *string, generation int32) (*member, int16) {
 	if g.mu.state == stateDead {
 		return nil, errCoordinatorNA
@@ -150,7 +150,7 @@ func (g *group) syncAnswerLocked(m *member) syncResult {
 }
 
 // assignLocked applies the leader's assignment (members it left out get an
-// empty one), makes the group Stable and, once that is durable (G8),
+// empty one), makes the group Stable and, once that is durable (durable classic membership),
 // answers every waiting sync. If it cannot be made durable, the waiting
 // syncs get the error and the group rebalances, as in Kafka.
 func (g *group) assignLocked(assignments []kmsg.SyncGroupRequestGroupAssignment) {

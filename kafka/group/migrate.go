@@ -23,11 +23,11 @@ import (
 //     its classic session timeout and protocols kept (classicMeta).
 //     Blocked JoinGroups and SyncGroups are answered
 //     REBALANCE_IN_PROGRESS. The joining member then advances the group
-//     epoch, so the server-side assignor computes the new target (G12).
+//     epoch, so the server-side assignor computes the new target (the group epoch and target assignment).
 //   - Classic members of a consumer group keep speaking JoinGroup,
 //     SyncGroup, Heartbeat, LeaveGroup and OffsetCommit: a JoinGroup
 //     updates the member's subscription and owned partitions and
-//     reconciles it (G13) at once, answering its member epoch as the
+//     reconciles it (revocation before reassignment) at once, answering its member epoch as the
 //     generation (no leader: the server assigns); SyncGroup returns its
 //     assigned partitions as a ConsumerProtocolAssignment; Heartbeat
 //     answers REBALANCE_IN_PROGRESS while the member is behind the group
@@ -43,7 +43,7 @@ import (
 //     so the members rejoin under the classic protocol.
 //
 // Every conversion is durable in one write (the other type's record goes
-// in the same batch, offsets O22) before any answer depends on it.
+// in the same batch, the durable consumer group state) before any answer depends on it.
 
 // Migration policies: group.consumer.migration.policy.
 const (

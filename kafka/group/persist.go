@@ -9,20 +9,20 @@ import (
 	"go.uber.org/zap"
 )
 
-// DefaultMaxGroupStateBytes bounds a group's persisted membership (G8):
+// DefaultMaxGroupStateBytes bounds a group's persisted membership (durable classic membership):
 // Kafka's message.max.bytes, the most a group's metadata record in
 // __consumer_offsets may take. A leader's assignment or members' protocol
 // metadata past it fail the SyncGroup, as Kafka's storeGroup does.
 const DefaultMaxGroupStateBytes = 1048588
 
 // DefaultMaxGroupSize is group.max.size. Kafka's default is unbounded;
-// here a group is bounded (G10) so that first JoinGroups cannot grow a
+// here a group is bounded (the group size bound) so that first JoinGroups cannot grow a
 // group's pending member ids without limit.
 const DefaultMaxGroupSize = 1000
 
 var errUnknownServer = kerr.UnknownServerError.Code
 
-// stateLocked is the group as persisted (offsets O20): its metadata and,
+// stateLocked is the group as persisted (the durable classic membership): its metadata and,
 // unless Empty, its leader and members.
 func (g *group) stateLocked() offsets.ClassicGroup {
 	st := offsets.GroupActive
@@ -51,7 +51,7 @@ func (g *group) stateLocked() offsets.ClassicGroup {
 	return cg
 }
 
-// persistMembersLocked writes the group with its members, synced (G8). It
+// persistMembersLocked writes the group with its members, synced (durable classic membership). It
 // returns the error code to answer the requests the change was for.
 func (g *group) persistMembersLocked() int16 {
 	err := g.c.store.PutClassicGroup(g.stateLocked(), g.c.cfg.MaxGroupStateBytes)
@@ -65,11 +65,11 @@ func (g *group) persistMembersLocked() int16 {
 	return errCoordinatorNA
 }
 
-// loadGroup rebuilds a group persisted with members (G9): Stable at its
+// loadGroup rebuilds a group persisted with members (classic membership restored at restart): Stable at its
 // persisted generation, with its members and their assignments, and every
 // member's session timer started afresh, as Kafka does when it loads a
 // group. A member that died while the server was down is removed one
-// session timeout after the load, like any silent member (G4).
+// session timeout after the load, like any silent member (the session timeout).
 func (c *Coordinator) loadGroup(pg offsets.ClassicGroup) *group {
 	g := newGroup(c, pg.ID)
 	g.mu.Lock()

@@ -9,7 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// G9: after a restart, a Stable group's members continue at their
+// Classic membership restored at restart: after a restart, a Stable group's members continue at their
 // generation with their assignments: heartbeats, syncs and commits
 // succeed, nothing rebalances. Their session timers start at the load, so
 // the time the server was down does not count; a member silent after the
@@ -54,7 +54,7 @@ func TestRestartResumesMembers(t *testing.T) {
 	code(t, "live member told to rejoin", h.heartbeat("g", ids[0], gen), kerr.RebalanceInProgress)
 }
 
-// G9: a member that died while the server was down is removed one session
+// Classic membership restored at restart: a member that died while the server was down is removed one session
 // timeout after the load, not at once and not never.
 func TestRestartExpiresDeadMembers(t *testing.T) {
 	h := newHarness(t)
@@ -71,7 +71,7 @@ func TestRestartExpiresDeadMembers(t *testing.T) {
 	}
 }
 
-// G8: a SyncGroup answer is durable before it is sent: a crash right
+// Durable classic membership: a SyncGroup answer is durable before it is sent: a crash right
 // after the answers (only synced bytes survive) keeps the generation, the
 // members and their assignments.
 func TestSyncAnswerDurableAcrossCrash(t *testing.T) {
@@ -92,7 +92,7 @@ func TestSyncAnswerDurableAcrossCrash(t *testing.T) {
 	}
 }
 
-// G8: a static member's replacement (a new member id handed out without a
+// Durable classic membership: a static member's replacement (a new member id handed out without a
 // rebalance) is durable before the JoinGroup answer.
 func TestStaticReplacementDurableAcrossCrash(t *testing.T) {
 	fs := offsetstest.NewCrashable()
@@ -126,7 +126,7 @@ func TestStaticReplacementDurableAcrossCrash(t *testing.T) {
 	}
 }
 
-// G8: a membership past MaxGroupStateBytes cannot be persisted: the
+// Durable classic membership: a membership past MaxGroupStateBytes cannot be persisted: the
 // waiting syncs get UNKNOWN_SERVER_ERROR (Kafka's answer to a group record
 // too large for __consumer_offsets) and the group rebalances; nothing was
 // stored, so a restart does not bring the refused generation back.
@@ -145,7 +145,7 @@ func TestOversizedAssignmentRefused(t *testing.T) {
 	code(t, "heartbeat after restart", h.heartbeat("g", r.MemberID, r.Generation), kerr.UnknownMemberID)
 }
 
-// G10: members plus handed-out member ids are bounded: first JoinGroups
+// The group size bound: members plus handed-out member ids are bounded: first JoinGroups
 // past group.max.size get GROUP_MAX_SIZE_REACHED instead of growing the
 // group, and a static member replacing itself still gets in.
 func TestGroupMaxSize(t *testing.T) {
@@ -172,7 +172,7 @@ func TestGroupMaxSize(t *testing.T) {
 	}
 }
 
-// G8: a static member's replacement that cannot be made durable is
+// Durable classic membership: a static member's replacement that cannot be made durable is
 // undone: the rejoin gets the error and the old member id stays the
 // instance's, its session going on.
 func TestStaticReplacementUndoneWhenNotDurable(t *testing.T) {
@@ -209,7 +209,7 @@ func TestStaticReplacementUndoneWhenNotDurable(t *testing.T) {
 	}
 }
 
-// G8: a rebalance in progress is not persisted. A restart after the
+// Durable classic membership: a rebalance in progress is not persisted. A restart after the
 // JoinGroup answers of generation N+1 but before the leader's SyncGroup
 // resumes generation N: its members go on, a sync of N+1 is refused.
 func TestRestartMidRebalanceResumesLastGeneration(t *testing.T) {

@@ -3,7 +3,7 @@ package group
 import "github.com/twmb/franz-go/pkg/kmsg"
 
 // reconcile moves m toward its target assignment, as Kafka's
-// CurrentAssignmentBuilder (G13). owned is what the member reported in
+// CurrentAssignmentBuilder (revocation before reassignment). owned is what the member reported in
 // its heartbeat, nil when it did not report. It reports whether m's
 // epoch, state or partitions changed.
 //

@@ -23,12 +23,12 @@ import (
 //     heartbeat is answered; if the write fails the group goes back to its
 //     last durable state and the heartbeat gets the error. After a restart
 //     members go on at their epochs with their tasks (sessions start at the
-//     load, as G9).
+//     load, as classic membership restored at restart).
 //   - Timeouts: a member not heard from for the streams session timeout is
 //     removed (a static member that left with epoch -2 too); one that does
 //     not revoke its tasks within its rebalance timeout is removed.
 //   - Commits: offset commits into a streams group with members come from a
-//     member at its current epoch, as into a consumer group (G17).
+//     member at its current epoch, as into a consumer group (commits at the member epoch).
 
 // streamsTimers are a streams member's session and revocation timers.
 type streamsTimers struct {

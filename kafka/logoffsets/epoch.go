@@ -12,7 +12,7 @@ package logoffsets
 // later epoch returns epoch -1 and offset -1, as Kafka does for epochs it
 // has never seen. A current epoch above 0 is UNKNOWN_LEADER_EPOCH, one
 // below 0 other than -1 (none) FENCED_LEADER_EPOCH.
-// In cluster mode (Y2, Y3) the epoch is the partition's ownership epoch,
+// In cluster mode (NOT_LEADER_OR_FOLLOWER routing, the leader epoch check) the epoch is the partition's ownership epoch,
 // the current epoch is checked against it and a partition led elsewhere
 // is NOT_LEADER_OR_FOLLOWER; any epoch up to the current one ends at the
 // high watermark, since acknowledged records are never truncated there.

@@ -25,7 +25,7 @@ package logoffsets
 // first record in it at or after it (decompressing the batch if need be),
 // as Kafka does: that record's offset and timestamp, or offset and
 // timestamp -1 when there is none.
-// In cluster mode (Y2, Y3) the leader epoch is the partition's ownership
+// In cluster mode (NOT_LEADER_OR_FOLLOWER routing, the leader epoch check) the leader epoch is the partition's ownership
 // epoch, a v4+ current leader epoch is checked against it and a partition
 // led elsewhere is NOT_LEADER_OR_FOLLOWER; a single node does not check
 // the current epoch.
@@ -92,7 +92,7 @@ func listOffset(log Log, topic string, rp kmsg.ListOffsetsRequestTopicPartition,
 		out.ErrorCode, out.LeaderEpoch = log.ErrorCode(err), -1
 		return out
 	}
-	if err := log.Routed(topic, rp.Partition, rp.CurrentLeaderEpoch); err != nil { // Y2, Y3
+	if err := log.Routed(topic, rp.Partition, rp.CurrentLeaderEpoch); err != nil { // NOT_LEADER_OR_FOLLOWER routing, the leader epoch check
 		out.ErrorCode, out.LeaderEpoch = log.ErrorCode(err), -1
 		return out
 	}

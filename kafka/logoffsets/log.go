@@ -9,7 +9,7 @@ const NoEpoch = -1
 type Log interface {
 	// Exists is nil when the partition exists, else why not.
 	Exists(topic string, partition int32) error
-	// Routed is ListOffsets' routing check (Y2, Y3): nil on a single
+	// Routed is ListOffsets' routing check (NOT_LEADER_OR_FOLLOWER routing, the leader epoch check): nil on a single
 	// node, else the client's current epoch against the partition's, and
 	// whether this node leads it.
 	Routed(topic string, partition, current int32) error

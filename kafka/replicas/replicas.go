@@ -2,7 +2,7 @@
 // replicas (ElectLeaders, AlterPartitionReassignments,
 // ListPartitionReassignments) for a node whose partitions each have one
 // replica, its leader: a single kgateway, or a cluster node, whose
-// partitions are placed by rendezvous hashing (cluster/node J2).
+// partitions are placed by rendezvous hashing (rendezvous placement).
 //
 // With one replica there is never a leader to elect: a partition with a
 // leader is ELECTION_NOT_NEEDED, for preferred and unclean elections

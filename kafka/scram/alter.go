@@ -2,7 +2,7 @@ package scram
 
 // AlterUserScramCredentials (key 51), version 0 (flexible).
 //
-// Upserts and deletes SCRAM credentials in the credential store (A2). An
+// Upserts and deletes SCRAM credentials in the credential store (the SCRAM credential store). An
 // upsertion carries the salted password, never the password; the store
 // keeps the StoredKey and ServerKey derived from it. Each user's changes
 // are checked first and applied together, or not at all:

@@ -3,7 +3,7 @@ package scram
 // DescribeUserScramCredentials (key 50), version 0 (flexible).
 //
 // Lists users' SCRAM mechanisms and iterations from the credential store
-// (A2), never a salt or key. No users (null or empty) lists every user; a
+// (the SCRAM credential store), never a salt or key. No users (null or empty) lists every user; a
 // user named twice gets DUPLICATE_RESOURCE, an unknown one
 // RESOURCE_NOT_FOUND. Without a store: SECURITY_DISABLED.
 

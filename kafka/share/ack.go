@@ -6,7 +6,7 @@ import (
 )
 
 // checkBatches validates a partition's acknowledgement batches as a
-// request (Q8): at most maxAckBatches, each a range no longer than the
+// request (the share bounds): at most maxAckBatches, each a range no longer than the
 // in-flight bound, ascending without overlap, with one type for the range
 // or one per offset, each type known.
 func (c *Coordinator) checkBatches(batches []ackBatch, maxType int8) *kerr.Error {
@@ -34,11 +34,11 @@ func (c *Coordinator) checkBatches(batches []ackBatch, maxType int8) *kerr.Error
 	return nil
 }
 
-// acknowledge applies one partition's batches for member (Q6) and returns
+// acknowledge applies one partition's batches for member (acknowledgement by the lock holder) and returns
 // the partition's error code; the new state is durable before it returns
-// (O30). A topic the principal may not READ is
+// (the durable share-partition state). A topic the principal may not READ is
 // TOPIC_AUTHORIZATION_FAILED and nothing is applied, as Kafka's
-// handleShareAcknowledgeRequest and handleShareFetchRequest (A11).
+// handleShareAcknowledgeRequest and handleShareFetchRequest (per-API authorization).
 func (c *Coordinator) acknowledge(g *group, member string, sp sessPart, batches []ackBatch, maxType int8, allowed Allowed) int16 {
 	if e := c.checkBatches(batches, maxType); e != nil {
 		return e.Code
@@ -53,7 +53,7 @@ func (c *Coordinator) acknowledge(g *group, member string, sp sessPart, batches 
 	epoch, serving := int32(0), true
 	if c.leaderSide() {
 		if epoch, serving = c.cfg.States.Serving(tp); !serving {
-			return kerr.NotLeaderForPartition.Code // Q15
+			return kerr.NotLeaderForPartition.Code // The leader side
 		}
 	}
 	g.mu.Lock()
@@ -64,11 +64,11 @@ func (c *Coordinator) acknowledge(g *group, member string, sp sessPart, batches 
 	}
 	now := c.cfg.Now()
 	limit := c.deliveryLimit()
-	lockFor := c.lockDuration(g.id) // before p.mu: a leader may read it from etcd (Q14)
+	lockFor := c.lockDuration(g.id) // before p.mu: a leader may read it from etcd (share states outside the offsets store)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if c.leaderSide() && (p.dead || p.epoch != epoch) {
-		return kerr.InvalidRecordState.Code // acquired under another leadership (Q17)
+		return kerr.InvalidRecordState.Code // acquired under another leadership (re-reading after a leader change)
 	}
 	p.expireLocked(now, limit)
 	if e := p.checkAckLocked(member, batches); e != nil {
@@ -82,7 +82,7 @@ func (c *Coordinator) acknowledge(g *group, member string, sp sessPart, batches 
 }
 
 // Acknowledge handles ShareAcknowledge: the acknowledgements of a member's
-// session, advancing its epoch (Q13); epoch -1 also closes the session and
+// session, advancing its epoch (share session epochs); epoch -1 also closes the session and
 // releases what the member still holds. principal is the caller's
 // (mayActAs), allowed its topic READ (nil: everything).
 func (c *Coordinator) Acknowledge(req *kmsg.ShareAcknowledgeRequest, principal string, allowed Allowed) *kmsg.ShareAcknowledgeResponse {
@@ -99,7 +99,7 @@ func (c *Coordinator) Acknowledge(req *kmsg.ShareAcknowledgeRequest, principal s
 	}
 	g := c.lookup(groupID)
 	if g == nil && c.leaderSide() {
-		// A leader knows a group only by its sessions here (Q15): a
+		// A leader knows a group only by its sessions here (the leader side): a
 		// member new to this node has no session, which it is told.
 		g, _ = c.getOrCreate(groupID, true)
 	}

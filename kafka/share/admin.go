@@ -81,13 +81,13 @@ func (c *Coordinator) describePartition(g *group, tp offsets.TopicPartition, all
 
 // elsewhere reports whether a Bounds error only says another node leads
 // the partition: the cluster's coordinator then answers from the durable
-// state without the partition's bounds (Q18).
+// state without the partition's bounds (the admin on leaders' states).
 func (c *Coordinator) elsewhere(err error) bool {
 	return c.adminViaStates() && c.log.Code(err) == kerr.NotLeaderForPartition.Code
 }
 
 // adminPartition is the state of tp the admin sees: the leaders' durable
-// one in cluster mode (Q18), else the coordinator's own; nil if none.
+// one in cluster mode (the admin on leaders' states), else the coordinator's own; nil if none.
 func (c *Coordinator) adminPartition(g *group, tp offsets.TopicPartition) (*partition, error) {
 	if c.adminViaStates() {
 		sp, version, err := c.cfg.States.Load(g.id, tp)
@@ -102,7 +102,7 @@ func (c *Coordinator) adminPartition(g *group, tp offsets.TopicPartition) (*part
 }
 
 // statePartitions are the partitions g has state for: the durable ones in
-// cluster mode (Q18), else the coordinator's own.
+// cluster mode (the admin on leaders' states), else the coordinator's own.
 func (c *Coordinator) statePartitions(g *group) ([]offsets.TopicPartition, error) {
 	if c.adminViaStates() {
 		sps, err := c.cfg.States.List(g.id)
@@ -163,7 +163,7 @@ func (c *Coordinator) emptyGroup(id string, create bool) (*group, int16) {
 }
 
 // AlterOffsets handles AlterShareGroupOffsets: each named partition starts
-// over at the given offset with nothing in flight, durably (O30).
+// over at the given offset with nothing in flight, durably (the durable share-partition state).
 func (c *Coordinator) AlterOffsets(req *kmsg.AlterShareGroupOffsetsRequest, allowed Allowed) *kmsg.AlterShareGroupOffsetsResponse {
 	resp := req.ResponseKind().(*kmsg.AlterShareGroupOffsetsResponse)
 	g, code := c.emptyGroup(req.GroupID, true)

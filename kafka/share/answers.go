@@ -1,9 +1,9 @@
 package share
 
 // Answers the share coordinator gives to requests kafka/ dispatches
-// elsewhere (share Q10: share groups share the group-id namespace with
-// the classic coordinator), and the current leaders a ShareFetch or
-// ShareAcknowledge answer names in cluster mode (KIP-951, Y9).
+// elsewhere (one group-id namespace: share groups share it with the
+// classic coordinator), and the current leaders a ShareFetch or
+// ShareAcknowledge answer names in cluster mode (KIP-951; share reads at the leaders).
 
 import (
 	"errors"
@@ -33,7 +33,7 @@ func OffsetCommitAnswer(r *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse 
 }
 
 // ListInto adds the share groups to a ListGroups answer, as Kafka lists
-// every type when no types filter is given (Q10), and sorts the answer's
+// every type when no types filter is given (one group-id namespace), and sorts the answer's
 // groups by id. A nil Coordinator adds none.
 func (c *Coordinator) ListInto(r *kmsg.ListGroupsRequest, resp *kmsg.ListGroupsResponse) {
 	if c == nil {

@@ -21,7 +21,7 @@ const (
 	DefaultHeartbeatInterval       = 5 * time.Second
 	DefaultMaxSize                 = 200
 	DefaultMaxShareSessions        = 2000
-	// Per principal and per connection (Q8): a tenth of the sessions,
+	// Per principal and per connection (the share bounds): a tenth of the sessions,
 	// and as many as one client process has any use for (one session
 	// per share group a consumer of that connection is a member of).
 	DefaultMaxShareSessionsPerPrincipal  = DefaultMaxShareSessions / 10
@@ -30,7 +30,7 @@ const (
 	DefaultMaxRecordLockDuration         = 60 * time.Second
 )
 
-// Bounds on what one request may make the coordinator hold (Q8).
+// Bounds on what one request may make the coordinator hold (the share bounds).
 const (
 	maxSessionPartitions = 10000 // partitions of one share session
 	maxAckBatches        = 1000  // acknowledgement batches of one partition in one request
@@ -51,12 +51,12 @@ type Config struct {
 	MaxShareSessions        int           // group.share.max.share.sessions
 	// MaxShareSessionsPerPrincipal and MaxShareSessionsPerConnection
 	// bound the share sessions one principal and one connection hold
-	// (Q8).
+	// (the share bounds).
 	MaxShareSessionsPerPrincipal  int
 	MaxShareSessionsPerConnection int
 	Logger                        *zap.Logger
 	Now                           func() time.Time
-	// States holds the share-partition states in cluster mode (Q14); nil
+	// States holds the share-partition states in cluster mode (share states outside the offsets store); nil
 	// on a single node, where the offset store does.
 	States States
 }
@@ -94,7 +94,7 @@ func (c Config) withDefaults() Config {
 
 // Log is what the coordinator needs of the partitions. Read must be a
 // cursorless read of the log (R1): the coordinator keeps its positions in
-// its own state, never in the ledger (Q9).
+// its own state, never in the ledger (cursorless share reads).
 type Log interface {
 	Partitions(topic string) (int32, bool)
 	TopicID(topic string) ([16]byte, bool)
@@ -143,7 +143,7 @@ type Coordinator struct {
 		groups   map[string]*group
 		sessions map[sessKey]*session
 		// byOwner and byConn count the sessions of each principal and
-		// connection (Q8).
+		// connection (the share bounds).
 		byOwner map[string]int
 		byConn  map[<-chan struct{}]int
 		configs map[string]map[string]string // dynamic group configs
@@ -173,8 +173,8 @@ func NewCoordinator(store *offsets.Store, log Log, ns Namespace, cfg Config) (*C
 }
 
 // loadGroup rebuilds a group without members: acquired records were
-// persisted available (O31), so every lock held at the crash is released,
-// with its delivery count kept (Q7).
+// persisted available (acquisitions persisted as available), so every lock held at the crash is released,
+// with its delivery count kept (locks released at restart).
 func (c *Coordinator) loadGroup(pg offsets.ShareGroup) (*group, error) {
 	g := newGroup(pg.ID)
 	g.mu.epoch = pg.Epoch
@@ -204,7 +204,7 @@ func (c *Coordinator) lookup(id string) *group {
 
 // getOrCreate returns the share group id, creating (and persisting) it
 // when create is set; nil when it does not exist or the id is another
-// type's (Q10).
+// type's (one group-id namespace).
 func (c *Coordinator) getOrCreate(id string, create bool) (*group, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

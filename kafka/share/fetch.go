@@ -9,7 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Allowed says whether the principal may READ a topic (A11); nil allows
+// Allowed says whether the principal may READ a topic (per-API authorization); nil allows
 // everything.
 type Allowed func(topic string) bool
 
@@ -30,7 +30,7 @@ type partResult struct {
 //
 // ctx is the connection's: a share session belongs to the connection that
 // opened it, and when that connection closes the session closes and the
-// member's records are released (Q5), as Kafka does.
+// member's records are released (releases on lock expiry), as Kafka does.
 func (c *Coordinator) Fetch(ctx context.Context, req *kmsg.ShareFetchRequest, principal string, allowed Allowed) *kmsg.ShareFetchResponse {
 	resp := req.ResponseKind().(*kmsg.ShareFetchResponse)
 	groupID, memberID := deref(req.GroupID), deref(req.MemberID)
@@ -126,7 +126,7 @@ func (c *Coordinator) Fetch(ctx context.Context, req *kmsg.ShareFetchRequest, pr
 // records released already, so the close can only find nothing.
 //
 // A cluster's leader side does not know the membership (the
-// coordinator node does, Q15): there every member id is taken on
+// coordinator node does, the leader side): there every member id is taken on
 // trust, as before.
 func (c *Coordinator) mayActAs(groupID, memberID, principal string, closing bool) bool {
 	if c.leaderSide() {
@@ -180,7 +180,7 @@ func (c *Coordinator) forEachAck(topics []kmsg.ShareFetchRequestTopic, fn func(s
 
 // acquireAll acquires from parts, starting at a rotating partition so
 // every partition gets its turn, until MaxRecords; while nothing was
-// acquired it waits for an append, a release or a lock expiry (Q1).
+// acquired it waits for an append, a release or a lock expiry (one acquirer per record).
 func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchRequest, g *group, memberID string, parts []sessPart, allowed Allowed, results map[sessPart]*partResult) {
 	maxRecords := int(req.MaxRecords)
 	if maxRecords <= 0 {
@@ -251,8 +251,8 @@ type acquisition struct {
 }
 
 // acquire acquires up to max records of tp for member: it reads from the
-// first acquirable offset with a cursorless read (Q9) and locks what the
-// read returned, persisting the state before answering (O30).
+// first acquirable offset with a cursorless read (cursorless share reads) and locks what the
+// read returned, persisting the state before answering (the durable share-partition state).
 func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition, maxRecords, maxBytes int) acquisition {
 	logStart, hwm, err := c.log.Bounds(tp.Topic, tp.Partition)
 	if err != nil {
@@ -264,7 +264,7 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 	}
 	now := c.cfg.Now()
 	limit := c.deliveryLimit()
-	lockFor := c.lockDuration(g.id) // before p.mu: a leader may read it from etcd (Q14)
+	lockFor := c.lockDuration(g.id) // before p.mu: a leader may read it from etcd (share states outside the offsets store)
 	p.mu.Lock()
 	p.trimLocked(logStart)
 	next, _ := p.expireLocked(now, limit)
@@ -321,7 +321,7 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 	return acquisition{ranges: ranges, records: batchesIn(batches, spans, ranges)}
 }
 
-// persistLocked writes p's state (O30). On failure the in-memory state
+// persistLocked writes p's state (the durable share-partition state). On failure the in-memory state
 // is rolled back to nothing held: the caller answers an error and the
 // locks just taken are released. Needs p.mu.
 func (c *Coordinator) persistLocked(group string, tp offsets.TopicPartition, p *partition) error {
@@ -349,7 +349,7 @@ func samePersisted(a, b offsets.SharePartition) bool {
 
 // failCode answers a partition whose state could not be read or written:
 // on a cluster's leader side the state is another leader's now, or was
-// changed under it (Q16), and the client goes back to Metadata;
+// changed under it (leader writes before answers), and the client goes back to Metadata;
 // otherwise the offset store failed.
 func (c *Coordinator) failCode(error) int16 {
 	if c.leaderSide() {
@@ -374,7 +374,7 @@ func batchesIn(batches [][]byte, spans []batchSpan, ranges []acquiredRange) []by
 
 // partitionOf returns g's state of tp, initializing a partition the group
 // has never read at share.auto.offset.reset (latest: the high watermark;
-// earliest: the log start) and persisting it (Q2). A state that runs past
+// earliest: the log start) and persisting it (the share-partition start offset). A state that runs past
 // the high watermark belongs to a deleted topic of the same name and is
 // started over the same way.
 func (c *Coordinator) partitionOf(g *group, tp offsets.TopicPartition, logStart, hwm int64) (*partition, error) {
@@ -453,7 +453,7 @@ func (c *Coordinator) answer(results map[sessPart]*partResult, order []sessPart,
 }
 
 // closeWithConn closes session s when its connection ends, unless it was
-// replaced or closed before, and releases what the member holds (Q5).
+// replaced or closed before, and releases what the member holds (releases on lock expiry).
 func (c *Coordinator) closeWithConn(ctx context.Context, g *group, k sessKey, s *session) {
 	select {
 	case <-ctx.Done():

@@ -63,7 +63,7 @@ func (g *group) stateLocked() string {
 // set only with authorization on.
 type Client struct{ ID, Host, Principal string }
 
-// Heartbeat handles ShareGroupHeartbeat (Q10, Q11).
+// Heartbeat handles ShareGroupHeartbeat (one group-id namespace, share member epochs).
 func (c *Coordinator) Heartbeat(cl Client, req *kmsg.ShareGroupHeartbeatRequest) *kmsg.ShareGroupHeartbeatResponse {
 	resp := req.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
 	resp.HeartbeatIntervalMillis = int32(c.heartbeatInterval(req.GroupID).Milliseconds())
@@ -141,7 +141,7 @@ func (c *Coordinator) Heartbeat(cl Client, req *kmsg.ShareGroupHeartbeatRequest)
 }
 
 // leaveLocked removes a member (epoch -1): its sessions close and its
-// acquired records are released (Q5). Needs g.mu.
+// acquired records are released (releases on lock expiry). Needs g.mu.
 func (c *Coordinator) leaveLocked(g *group, req *kmsg.ShareGroupHeartbeatRequest, resp *kmsg.ShareGroupHeartbeatResponse) *kmsg.ShareGroupHeartbeatResponse {
 	if g.mu.members[req.MemberID] == nil {
 		resp.ErrorCode = kerr.UnknownMemberID.Code
@@ -179,7 +179,7 @@ func (c *Coordinator) releaseMemberLocked(g *group, id string) {
 	}
 }
 
-// expireMembersLocked removes members whose session timed out (Q11).
+// expireMembersLocked removes members whose session timed out (share member epochs).
 // Needs g.mu.
 func (c *Coordinator) expireMembersLocked(g *group, now time.Time) {
 	timeout := c.sessionTimeout(g.id)
@@ -248,7 +248,7 @@ func (c *Coordinator) assignLocked(g *group) error {
 // (Kafka's SimpleAssignor in spirit): with at least as many partitions as
 // members each partition goes to one member, round robin; with more
 // members than partitions each member gets one partition, round robin, so
-// several members share a partition (Q12).
+// several members share a partition (share assignment).
 func simpleAssign(members map[string]*member, ids []string, counts map[string]int32) {
 	subs := map[string][]string{}
 	for _, id := range ids {

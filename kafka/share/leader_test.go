@@ -12,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// The leader side of cluster mode (Q15–Q19) over fakes of the partition
+// The leader side of cluster mode (share groups in cluster mode) over fakes of the partition
 // (one topic "t", one partition holding offsets 0..9, one record per
 // batch) and of the durable states.
 
@@ -193,7 +193,7 @@ func wantOffsets(t *testing.T, what string, got map[int64]int16, first, last int
 	}
 }
 
-// TestLeaderRereadsAfterEpochChange (Q17): once the leader epoch changed,
+// TestLeaderRereadsAfterEpochChange (re-reading after a leader change): once the leader epoch changed,
 // the leader's cached acquisitions are not honoured: an acknowledgement
 // of them is INVALID_RECORD_STATE, and the durable state (here advanced
 // by another leader meanwhile) is served, its available records with
@@ -216,7 +216,7 @@ func TestLeaderRereadsAfterEpochChange(t *testing.T) {
 	wantOffsets(t, "fetch after the epoch change", got, 3, 9, 2)
 }
 
-// TestLeaderRefusedWriteRereads (Q16): a refused write answers
+// TestLeaderRefusedWriteRereads (leader writes before answers): a refused write answers
 // NOT_LEADER_OR_FOLLOWER and leaves nothing of the request in force: the
 // next fetch reads the durable state and acquires from it.
 func TestLeaderRefusedWriteRereads(t *testing.T) {
@@ -248,7 +248,7 @@ func TestLeaderRefusedWriteRereads(t *testing.T) {
 	}
 }
 
-// TestLeaderEvictsIdleSessions (Q19): a member whose share session on
+// TestLeaderEvictsIdleSessions (releases at the leader): a member whose share session on
 // this node has been idle past the session timeout has its records
 // released when another session opens, though its locks have not expired.
 func TestLeaderEvictsIdleSessions(t *testing.T) {
@@ -267,7 +267,7 @@ func TestLeaderEvictsIdleSessions(t *testing.T) {
 	}
 }
 
-// TestLeaderAcknowledgeWithoutSession (Q15): an acknowledgement at a
+// TestLeaderAcknowledgeWithoutSession (the leader side): an acknowledgement at a
 // leader that never saw the group (the partition moved here) is
 // SHARE_SESSION_NOT_FOUND, so the client opens a session, not
 // GROUP_ID_NOT_FOUND, which would end it.

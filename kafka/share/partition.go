@@ -37,7 +37,7 @@ type rec struct {
 }
 
 // partition is one share-partition: the start offset (SPSO) and the
-// records in flight from it, recs[i] being offset start+i (Q3). Every
+// records in flight from it, recs[i] being offset start+i (the in-flight window bound). Every
 // field is guarded by mu.
 type partition struct {
 	mu    sync.Mutex
@@ -46,7 +46,7 @@ type partition struct {
 	// changed is closed (and replaced) when records become available, so
 	// a long-polling ShareFetch wakes.
 	changed chan struct{}
-	// Cluster mode's leader side (Q15–Q17): the leader epoch and the
+	// Cluster mode's leader side (the leader side, leader writes before answers and re-reading after a leader change): the leader epoch and the
 	// durable version the state was read or last written at, when it
 	// was last known current, and dead once a write failed.
 	epoch   int32
@@ -77,7 +77,7 @@ func (p *partition) wakeLocked() {
 }
 
 // releaseLocked ends an acquisition: the record is available again unless
-// it used up its deliveries, then archived (Q4). Needs mu.
+// it used up its deliveries, then archived (the delivery count limit). Needs mu.
 func releaseRec(r *rec, limit int32) {
 	r.owner, r.deadline = "", time.Time{}
 	if r.count >= limit {
@@ -87,7 +87,7 @@ func releaseRec(r *rec, limit int32) {
 	r.state = available
 }
 
-// expireLocked releases every acquisition whose lock has expired (Q5) and
+// expireLocked releases every acquisition whose lock has expired (releases on lock expiry) and
 // reports the earliest deadline still pending (zero if none). Needs mu.
 func (p *partition) expireLocked(now time.Time, limit int32) (next time.Time, released bool) {
 	for i := range p.recs {
@@ -111,7 +111,7 @@ func (p *partition) expireLocked(now time.Time, limit int32) (next time.Time, re
 	return next, released
 }
 
-// advanceLocked moves the SPSO past every finished record (Q2). Needs mu.
+// advanceLocked moves the SPSO past every finished record (the share-partition start offset). Needs mu.
 func (p *partition) advanceLocked() {
 	n := 0
 	for n < len(p.recs) && (p.recs[n].state == acknowledged || p.recs[n].state == archived) {
@@ -186,12 +186,12 @@ type acquireArgs struct {
 	member   string
 	hwm      int64 // nothing at or past it is acquired
 	max      int   // records to acquire at most
-	maxLocks int   // in-flight window bound (Q3)
-	limit    int32 // delivery count limit (Q4)
+	maxLocks int   // in-flight window bound (the in-flight window bound)
+	limit    int32 // delivery count limit (the delivery count limit)
 	deadline time.Time
 }
 
-// acquireLocked acquires records of the read batches for a.member (Q1):
+// acquireLocked acquires records of the read batches for a.member (one acquirer per record):
 // available records in flight, then new records past the end while the
 // window has room. Offsets the batches skip (compacted away) and control
 // batches are archived as they join the window. Needs mu.
@@ -220,7 +220,7 @@ func (p *partition) acquireLocked(spans []batchSpan, a acquireArgs) []acquiredRa
 			case sp.control, sp.aborted:
 				r.state = archived
 			case r.count >= a.limit:
-				r.state = archived // released at the limit before a restart (Q4)
+				r.state = archived // released at the limit before a restart (the delivery count limit)
 			default:
 				take(off)
 			}
@@ -258,7 +258,7 @@ func (b ackBatch) typeAt(off int64) int8 {
 	return b.types[off-b.first]
 }
 
-// checkAckLocked validates batches of member against the state (Q6): every
+// checkAckLocked validates batches of member against the state (acknowledgement by the lock holder): every
 // offset must be acquired by member. Needs mu.
 func (p *partition) checkAckLocked(member string, batches []ackBatch) *kerr.Error {
 	for _, b := range batches {
@@ -275,7 +275,7 @@ func (p *partition) checkAckLocked(member string, batches []ackBatch) *kerr.Erro
 	return nil
 }
 
-// ackLocked applies checked batches (Q6) and reports whether records became
+// ackLocked applies checked batches (acknowledgement by the lock holder) and reports whether records became
 // available. Needs mu.
 func (p *partition) ackLocked(batches []ackBatch, limit int32, lockFor time.Time) (freed bool) {
 	for _, b := range batches {
@@ -318,7 +318,7 @@ func (p *partition) releaseMemberLocked(member string, limit int32) bool {
 	return released
 }
 
-// persistedLocked is p as persisted (O31): acquired records are written
+// persistedLocked is p as persisted (acquisitions persisted as available): acquired records are written
 // available, with their delivery counts. Needs mu.
 func (p *partition) persistedLocked(tp offsets.TopicPartition) offsets.SharePartition {
 	sp := offsets.SharePartition{TopicPartition: tp, StartOffset: p.start}
@@ -338,7 +338,7 @@ func (p *partition) persistedLocked(tp offsets.TopicPartition) offsets.SharePart
 }
 
 // loadPartition rebuilds a partition from its persisted state: every
-// record is available, acknowledged or archived, with its count (Q7).
+// record is available, acknowledged or archived, with its count (locks released at restart).
 func loadPartition(sp offsets.SharePartition) *partition {
 	p := newPartition(sp.StartOffset)
 	for _, run := range sp.Runs {

@@ -38,7 +38,7 @@ func args(member string, max, locks int, now time.Time) acquireArgs {
 	return acquireArgs{member: member, hwm: 1 << 40, max: max, maxLocks: locks, limit: 3, deadline: now.Add(time.Second)}
 }
 
-// Q1, Q3, Q6: acquisition takes available records for one member only,
+// One acquirer per record, the in-flight window bound, acknowledgement by the lock holder: acquisition takes available records for one member only,
 // within the window; acknowledgements apply only to the holder's records
 // and move the start offset over finished ones; a gap between batches
 // (compaction) and a control batch are archived, never handed out.
@@ -76,7 +76,7 @@ func TestPartitionAcquireAndAck(t *testing.T) {
 	}
 }
 
-// Q3: the window never grows past maxLocks offsets from the start.
+// The in-flight window bound: the window never grows past maxLocks offsets from the start.
 func TestPartitionWindowBound(t *testing.T) {
 	now := time.Unix(1000, 0)
 	p := newPartition(10)
@@ -90,7 +90,7 @@ func TestPartitionWindowBound(t *testing.T) {
 	}
 }
 
-// Q4, Q5: an expired lock releases its record; at the delivery count
+// The delivery count limit, releases on lock expiry: an expired lock releases its record; at the delivery count
 // limit it is archived instead, and the start offset passes it.
 func TestPartitionExpiryAndLimit(t *testing.T) {
 	now := time.Unix(1000, 0)
@@ -112,7 +112,7 @@ func TestPartitionExpiryAndLimit(t *testing.T) {
 	}
 }
 
-// Q7, O31: the persisted form has no acquired record: it reloads as
+// Locks released at restart, acquisitions persisted as available: the persisted form has no acquired record: it reloads as
 // available with the delivery count kept.
 func TestPartitionPersistedReleasesLocks(t *testing.T) {
 	now := time.Unix(1000, 0)

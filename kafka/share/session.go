@@ -19,7 +19,7 @@ type sessPart struct {
 
 // session is a share session (KIP-932): the partitions a member fetches,
 // kept between requests like a fetch session's. It remembers no read
-// position (Q9). Guarded by Coordinator.mu.
+// position (cursorless share reads). Guarded by Coordinator.mu.
 type session struct {
 	epoch int32 // the epoch the next request must carry
 	parts []sessPart
@@ -29,10 +29,10 @@ type session struct {
 	// done is closed when the session is removed, ending the watch on its
 	// connection (closeWithConn).
 	done chan struct{}
-	// used is when the session last served a request (Q19).
+	// used is when the session last served a request (releases at the leader).
 	used time.Time
 	// owner and conn are the principal and connection (its context's
-	// Done channel) the session counts against (Q8).
+	// Done channel) the session counts against (the share bounds).
 	owner string
 	conn  <-chan struct{}
 }
@@ -68,7 +68,7 @@ func nextEpoch(e int32) int32 {
 // replacing its previous one, for principal ("": no per-principal bound)
 // on the connection whose context is done when conn is closed;
 // SHARE_SESSION_LIMIT_REACHED when group.share.max.share.sessions are
-// open, or the principal's or the connection's share of them (Q8).
+// open, or the principal's or the connection's share of them (the share bounds).
 func (c *Coordinator) openSession(k sessKey, topics []kmsg.ShareFetchRequestTopic, principal string, conn <-chan struct{}) (*session, *kerr.Error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -95,7 +95,7 @@ func (c *Coordinator) openSession(k sessKey, topics []kmsg.ShareFetchRequestTopi
 }
 
 // add adds the request's partitions; false when the session would exceed
-// maxSessionPartitions (Q8). Needs Coordinator.mu.
+// maxSessionPartitions (the share bounds). Needs Coordinator.mu.
 func (s *session) add(topics []kmsg.ShareFetchRequestTopic) bool {
 	for i := range topics {
 		for _, p := range topics[i].Partitions {
@@ -138,7 +138,7 @@ func (s *session) forget(forgotten []kmsg.ShareFetchRequestForgottenTopicsData) 
 }
 
 // useSession checks an incremental request's epoch against the member's
-// session and advances it (Q13); with fetch, it applies the request's
+// session and advances it (share session epochs); with fetch, it applies the request's
 // partition changes. It returns a copy of the session's partitions.
 func (c *Coordinator) useSession(k sessKey, epoch int32, fetch *kmsg.ShareFetchRequest) ([]sessPart, map[sessPart]bool, *kerr.Error) {
 	c.mu.Lock()
@@ -186,9 +186,9 @@ func (c *Coordinator) resolve(sp sessPart) (offsets.TopicPartition, bool) {
 
 // evictIdle closes, on a cluster's leader side, the share sessions idle
 // for longer than the group's session timeout and releases what their
-// members hold (Q19): a member the coordinator removed sends nothing
+// members hold (releases at the leader): a member the coordinator removed sends nothing
 // more, and its connection may stay open. The sweep is bounded by the
-// number of sessions (Q8).
+// number of sessions (the share bounds).
 func (c *Coordinator) evictIdle() {
 	if !c.leaderSide() {
 		return
@@ -214,7 +214,7 @@ func (c *Coordinator) evictIdle() {
 	}
 }
 
-// evictGroupsLocked bounds the groups a leader side keeps (Q8, Q19): at
+// evictGroupsLocked bounds the groups a leader side keeps (the share bounds, releases at the leader): at
 // group.share.max.share.sessions groups it forgets those without a share
 // session. Their states are durable; a later fetch reads them again.
 // Needs Coordinator.mu.

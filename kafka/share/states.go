@@ -8,9 +8,9 @@ import (
 )
 
 // States is where share-partition states are durable in cluster mode
-// (Q14–Q19): one record per group and partition, written by the
+// (share groups in cluster mode): one record per group and partition, written by the
 // partition's leader under its ownership, read by the next leader. Nil
-// in Config: a single node, whose states are in its offset store (O30).
+// in Config: a single node, whose states are in its offset store (the durable share-partition state).
 //
 // A Coordinator with States and no offset store is a node's leader side
 // (NewLeader): ShareFetch and ShareAcknowledge of the partitions the node
@@ -18,17 +18,17 @@ import (
 // store, the offsets admin over States.
 type States interface {
 	// Serving is the leader epoch under which this node serves tp now;
-	// ok is false when it does not lead tp (Q15).
+	// ok is false when it does not lead tp (the leader side).
 	Serving(tp offsets.TopicPartition) (epoch int32, ok bool)
 	// Load reads the state of tp in group and its version (0: none yet).
 	Load(group string, tp offsets.TopicPartition) (sp offsets.SharePartition, version int64, err error)
 	// Put writes sp if this node still leads tp at epoch and the record is
-	// still at version (Q16): a fenced leader, or a state changed since
+	// still at version (leader writes before answers): a fenced leader, or a state changed since
 	// it was read, writes nothing and gets an error. It returns the new
 	// version.
 	Put(group string, sp offsets.SharePartition, epoch int32, version int64) (int64, error)
 	// Reset writes put and deletes del, whatever their versions: the
-	// coordinator's offsets admin on an empty group (Q18).
+	// coordinator's offsets admin on an empty group (the admin on leaders' states).
 	Reset(group string, put []offsets.SharePartition, del []offsets.TopicPartition) error
 	// List returns every state of group.
 	List(group string) ([]offsets.SharePartition, error)
@@ -40,7 +40,7 @@ type States interface {
 }
 
 // revalidateEvery is how long a leader trusts its cached state of a
-// partition without re-reading its version (Q18): an AlterShareGroupOffsets
+// partition without re-reading its version (the admin on leaders' states): an AlterShareGroupOffsets
 // at the coordinator reaches a leader that has nothing to write within it.
 const revalidateEvery = time.Second
 
@@ -48,7 +48,7 @@ const revalidateEvery = time.Second
 // leads.
 var errNotServing = errors.New("share: partition not led here")
 
-// NewLeader is the leader side of share groups on a cluster node (Q15):
+// NewLeader is the leader side of share groups on a cluster node (the leader side):
 // share sessions, acquisition and acknowledgement of the partitions this
 // node leads, their states cached in memory and durable in states.
 // Membership and the offsets admin are the coordinator's (NewCoordinator
@@ -66,14 +66,14 @@ func NewLeader(states States, log Log, cfg Config) *Coordinator {
 func (c *Coordinator) leaderSide() bool { return c.store == nil && c.cfg.States != nil }
 
 // adminViaStates reports whether c is a cluster's group coordinator, whose
-// offsets admin acts on the leaders' states (Q18).
+// offsets admin acts on the leaders' states (the admin on leaders' states).
 func (c *Coordinator) adminViaStates() bool { return c.store != nil && c.cfg.States != nil }
 
-// clusterPartition is partitionOf for the leader side (Q15, Q17): the
+// clusterPartition is partitionOf for the leader side (the leader side, re-reading after a leader change): the
 // cached state while it was loaded under the current leader epoch, is not
 // dead (a failed write) and was validated within revalidateEvery; else
 // the durable state, read again. A state read under an earlier epoch has
-// its acquired records available again, with their counts (Q7): they
+// its acquired records available again, with their counts (locks released at restart): they
 // were persisted so.
 func (c *Coordinator) clusterPartition(g *group, tp offsets.TopicPartition, logStart, hwm int64) (*partition, error) {
 	epoch, ok := c.cfg.States.Serving(tp)
@@ -136,7 +136,7 @@ func stateEnd(sp offsets.SharePartition) int64 {
 }
 
 // putClusterLocked writes p's state under the epoch and version it was
-// read at (Q16). A write that fails marks p dead: its next use reads the
+// read at (leader writes before answers). A write that fails marks p dead: its next use reads the
 // durable state again, so nothing it holds that was not written survives
 // (a fenced leader's acquisitions and acknowledgements are lost, as its
 // leadership is). Needs p.mu.

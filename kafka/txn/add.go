@@ -11,9 +11,9 @@ import (
 // AddPartitionsToTxn handles AddPartitionsToTxn v0–3, the client form
 // (v4+, the brokers' batched form, is batch.go). Kafka's order of checks: unknown
 // partitions get UNKNOWN_TOPIC_OR_PARTITION and the others
-// OPERATION_NOT_ATTEMPTED; then the transaction's own checks (X11) apply to
+// OPERATION_NOT_ATTEMPTED; then the transaction's own checks (Kafka's transaction errors) apply to
 // every partition. Partitions are added durably before they are
-// registered with the resolver (X13), so a transactional batch is never
+// registered with the resolver (durable partition adds), so a transactional batch is never
 // accepted on a partition the transaction could forget to mark.
 func (c *Coordinator) AddPartitionsToTxn(req *kmsg.AddPartitionsToTxnRequest) *kmsg.AddPartitionsToTxnResponse {
 	if req.Version >= 4 {
@@ -71,13 +71,13 @@ func (c *Coordinator) addPartitions(id string, pid int64, epoch int16, tps []off
 	if len(added) == 0 && t.st.State == offsets.TxnOngoing {
 		// All there already: Kafka answers at once. They are registered
 		// again, as the request may be the retry of one whose
-		// registration failed after the state was durable (X13).
+		// registration failed after the state was durable (durable partition adds).
 		return c.register(id, t, tps)
 	}
 	next := c.begin(t.st, tv)
 	next.Partitions = append(slices.Clone(next.Partitions), added...)
 	if len(next.Partitions) > c.cfg.MaxPartitionsPerTxn || c.overHeld(t, next) {
-		return errPolicy // X17
+		return errPolicy // The transaction bounds
 	}
 	if err := c.persist(t, next); err != nil {
 		return errCoordinatorNA
@@ -90,7 +90,7 @@ func (c *Coordinator) addPartitions(id string, pid int64, epoch int16, tps []off
 // transaction but unregistered: its batches are refused and its marker
 // is a no-op (idempotent). The answer is then retriable
 // COORDINATOR_NOT_AVAILABLE, and the client's retry registers it again
-// (X13); UNKNOWN_TOPIC_OR_PARTITION if the partition is gone.
+// (durable partition adds); UNKNOWN_TOPIC_OR_PARTITION if the partition is gone.
 func (c *Coordinator) register(id string, t *txn, tps []offsets.TopicPartition) int16 {
 	for _, tp := range tps {
 		if err := c.parts.AddTxnPartition(tp.Topic, tp.Partition, t.st.ProducerID, t.st.Epoch); err != nil {
@@ -106,7 +106,7 @@ func (c *Coordinator) register(id string, t *txn, tps []offsets.TopicPartition) 
 }
 
 // AddOffsetsToTxn handles AddOffsetsToTxn v0–3: the group joins the
-// transaction, so its TxnOffsetCommit offsets are completed with it (X15).
+// transaction, so its TxnOffsetCommit offsets are completed with it (pending TxnOffsetCommit offsets).
 func (c *Coordinator) AddOffsetsToTxn(req *kmsg.AddOffsetsToTxnRequest) *kmsg.AddOffsetsToTxnResponse {
 	resp := req.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
 	resp.ErrorCode = fencedFor(c.addGroup(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group, tv1), req.Version, 2)
@@ -128,7 +128,7 @@ func (c *Coordinator) addGroup(id string, pid int64, epoch int16, group string, 
 	next := c.begin(t.st, tv)
 	next.Groups = append(slices.Clone(next.Groups), group)
 	if len(next.Groups) > c.cfg.MaxGroupsPerTxn || c.overHeld(t, next) {
-		return errPolicy // X17
+		return errPolicy // The transaction bounds
 	}
 	if err := c.persist(t, next); err != nil {
 		return errCoordinatorNA
@@ -138,7 +138,7 @@ func (c *Coordinator) addGroup(id string, pid int64, epoch int16, group string, 
 
 // producerTxn returns id's transaction locked if (pid, epoch) is its
 // producer and it can take a new partition or group: Kafka's checks in
-// handleAddPartitionsToTransaction (X11).
+// handleAddPartitionsToTransaction (Kafka's transaction errors).
 func (c *Coordinator) producerTxn(id string, pid int64, epoch int16) (*txn, int16) {
 	if id == "" {
 		return nil, errInvalidRequest
@@ -194,12 +194,12 @@ func version(st offsets.Txn) int8 {
 }
 
 // AddPartitionImplicitly adds one partition to the ongoing transaction of
-// id (starting one if need be) at transaction version 2 (X18): Produce
+// id (starting one if need be) at transaction version 2 (KIP-890 implicit adds): Produce
 // v12+ calls it for a transactional batch before the batch is appended,
-// instead of the client's AddPartitionsToTxn. Kafka's checks (X11): the
+// instead of the client's AddPartitionsToTxn. Kafka's checks (Kafka's transaction errors): the
 // producer id and epoch must be current (a previous epoch is
 // PRODUCER_FENCED), a transaction being completed is
-// CONCURRENT_TRANSACTIONS. A running transaction keeps its version (X19).
+// CONCURRENT_TRANSACTIONS. A running transaction keeps its version (a transaction's version).
 func (c *Coordinator) AddPartitionImplicitly(id string, pid int64, epoch int16, topic string, partition int32) int16 {
 	if c.closing.Load() {
 		return errCoordinatorNA

@@ -12,7 +12,7 @@ import (
 // (KIP-890 part 1; the authorization rule has already required
 // CLUSTER_ACTION): several transactions in one request, each answered on
 // its own. A transaction without VerifyOnly is added as a v3 request adds
-// it (AddPartitionsToTxn, X13); one with VerifyOnly changes nothing and
+// it (AddPartitionsToTxn, durable partition adds); one with VerifyOnly changes nothing and
 // asks, partition by partition, whether the partition is in the
 // producer's ongoing transaction (verifyPartitions).
 func (c *Coordinator) addPartitionsBatch(req *kmsg.AddPartitionsToTxnRequest) *kmsg.AddPartitionsToTxnResponse {

@@ -16,7 +16,7 @@ import (
 
 // Kafka's broker defaults for the transaction settings below, and the
 // bounds kgateway adds so that no client can grow the coordinator's state
-// without limit (X17).
+// without limit (the transaction bounds).
 const (
 	DefaultMaxTimeout            = 15 * time.Minute   // transaction.max.timeout.ms
 	DefaultIDExpiration          = 7 * 24 * time.Hour // transactional.id.expiration.ms
@@ -61,15 +61,15 @@ type Config struct {
 	IDExpiration          time.Duration // transactional.id.expiration.ms
 	AbortTimedOutInterval time.Duration // transaction.abort.timed.out.transaction.cleanup.interval.ms
 	RemoveExpiredInterval time.Duration // transaction.remove.expired.transaction.cleanup.interval.ms
-	MaxPartitionsPerTxn   int           // partitions one transaction may hold (X17)
-	MaxGroupsPerTxn       int           // groups one transaction may commit offsets to (X17)
-	MaxTransactionalIDs   int           // transactional ids kept at once (X17)
+	MaxPartitionsPerTxn   int           // partitions one transaction may hold (the transaction bounds)
+	MaxGroupsPerTxn       int           // groups one transaction may commit offsets to (the transaction bounds)
+	MaxTransactionalIDs   int           // transactional ids kept at once (the transaction bounds)
 	// MaxHeldEntries bounds the partitions and groups of all transactions
-	// together (X17): ids times partitions per transaction would be too
+	// together (the transaction bounds): ids times partitions per transaction would be too
 	// many to keep.
 	MaxHeldEntries int
 	// MaxTransactionalIDsPerPrincipal and MaxHeldEntriesPerPrincipal are
-	// the same bounds per principal (owners.go; X17).
+	// the same bounds per principal (owners.go; the transaction bounds).
 	MaxTransactionalIDsPerPrincipal int
 	MaxHeldEntriesPerPrincipal      int
 }
@@ -140,7 +140,7 @@ type Coordinator struct {
 
 	closing atomic.Bool
 	// held counts the partitions and groups of every transaction's state
-	// (X17), changed only with a txn's state (setState, forget).
+	// (the transaction bounds), changed only with a txn's state (setState, forget).
 	held atomic.Int64
 
 	mu struct {
@@ -155,7 +155,7 @@ type Coordinator struct {
 }
 
 // txn is one transactional id. st is its durable state as last written
-// (X10): every change is written to the store first and applied to st
+// (durable transitions): every change is written to the store first and applied to st
 // only once durable.
 type txn struct {
 	id   string // st.ID, readable without mu
@@ -171,7 +171,7 @@ type txn struct {
 }
 
 // NewCoordinator loads every transactional id the store holds and recovers
-// them before it returns (X14): transactions in PrepareCommit or
+// them before it returns (completion at open): transactions in PrepareCommit or
 // PrepareAbort are completed, and the partitions of Ongoing ones are
 // registered again with the resolver. Then it starts the timeout and
 // expiration loops. The store stays owned by the caller; Close the
@@ -207,7 +207,7 @@ func NewCoordinator(store *offsets.Store, cfg Config) (*Coordinator, error) {
 }
 
 // recover brings one loaded transaction back to a state requests can
-// continue from (X14).
+// continue from (completion at open).
 func (c *Coordinator) recover(t *txn) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -289,7 +289,7 @@ func (c *Coordinator) lookup(id string) *txn {
 // create adds a new transactional id (not yet durable: the caller writes
 // it), owned by principal, and returns it locked; nil when
 // MaxTransactionalIDs are kept, or principal's
-// MaxTransactionalIDsPerPrincipal (X17). If another request created id
+// MaxTransactionalIDsPerPrincipal (the transaction bounds). If another request created id
 // meanwhile, that one is returned.
 func (c *Coordinator) create(id, principal string) *txn {
 	for {
@@ -342,7 +342,7 @@ func (c *Coordinator) snapshot() []*txn {
 	return out
 }
 
-// persist writes next durably and, once it is, makes it t's state (X10).
+// persist writes next durably and, once it is, makes it t's state (durable transitions).
 func (c *Coordinator) persist(t *txn, next offsets.Txn) error {
 	if err := c.store.PutTxn(next); err != nil {
 		c.log.Warn("txn-persist-failed", zap.String("transactional-id", next.ID), zap.Error(err))
@@ -365,7 +365,7 @@ func (c *Coordinator) setState(t *txn, next offsets.Txn) {
 func entries(st offsets.Txn) int64 { return int64(len(st.Partitions) + len(st.Groups)) }
 
 // overHeld reports whether moving t to next would hold more than
-// MaxHeldEntries, or than its owner's MaxHeldEntriesPerPrincipal (X17).
+// MaxHeldEntries, or than its owner's MaxHeldEntriesPerPrincipal (the transaction bounds).
 // Concurrent transactions may each pass the check at once: a bound is
 // exceeded by at most one request per transaction.
 func (c *Coordinator) overHeld(t *txn, next offsets.Txn) bool {

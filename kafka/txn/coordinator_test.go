@@ -12,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// X11, X12: a new id gets epoch 0, each InitProducerId bumps it, KIP-360
+// Kafka's transaction errors, the InitProducerId bump: a new id gets epoch 0, each InitProducerId bumps it, KIP-360
 // bumps only from the current epoch (or repeats the last answer), and a
 // stale epoch is PRODUCER_FENCED from v4, INVALID_PRODUCER_EPOCH before.
 func TestInitProducerIDEpochs(t *testing.T) {
@@ -43,13 +43,13 @@ func TestInitProducerIDEpochs(t *testing.T) {
 		req.Version, req.TransactionalID, req.TransactionTimeoutMillis = 4, str("y"), ms
 		wantCode(t, "timeout", h.c.InitProducerID(t.Context(), req, "").ErrorCode, kerr.InvalidTransactionTimeout)
 	}
-	h.reopen() // X10: the epoch survives
+	h.reopen() // Durable transitions: the epoch survives
 	if p2, e2 := h.mustInit("x"); p2 != pid || e2 != 3 {
 		t.Fatalf("after reopen: %d/%d, want %d/3", p2, e2, pid)
 	}
 }
 
-// X12: an exhausted epoch rotates to a fresh producer id, and a KIP-360
+// The InitProducerId bump: an exhausted epoch rotates to a fresh producer id, and a KIP-360
 // retry naming the old id and epoch gets the same answer.
 func TestInitProducerIDRotatesExhaustedEpoch(t *testing.T) {
 	h := newHarness(t, Config{})
@@ -71,7 +71,7 @@ func TestInitProducerIDRotatesExhaustedEpoch(t *testing.T) {
 	}
 }
 
-// X12, X13: InitProducerId during an Ongoing transaction aborts it first,
+// The InitProducerId bump, durable partition adds: InitProducerId during an Ongoing transaction aborts it first,
 // with a bumped epoch that fences the old producer on every partition, and
 // answers CONCURRENT_TRANSACTIONS; the retry gets the next epoch.
 func TestInitProducerIDAbortsOngoing(t *testing.T) {
@@ -98,7 +98,7 @@ func TestInitProducerIDAbortsOngoing(t *testing.T) {
 	wantCode(t, "zombie add v1", h.add("x", pid, e, 1, tp("a", 0)), kerr.InvalidProducerEpoch)
 }
 
-// X12: a client that lost track of its transaction (its request died
+// The InitProducerId bump: a client that lost track of its transaction (its request died
 // while the coordinator moved: the new coordinator restored the
 // transaction Ongoing) recovers with a KIP-360 InitProducerId naming its
 // current producer id and epoch. The transaction is aborted with a bumped
@@ -141,7 +141,7 @@ func TestInitProducerIDSelfFenceRetry(t *testing.T) {
 	}
 }
 
-// X11, X13: EndTxn's answers in each state, and the markers of a commit.
+// Kafka's transaction errors, durable partition adds: EndTxn's answers in each state, and the markers of a commit.
 func TestEndTxnStates(t *testing.T) {
 	h := newHarness(t, Config{})
 	pid, e := h.mustInit("x")
@@ -180,7 +180,7 @@ func TestEndTxnStates(t *testing.T) {
 	}
 }
 
-// X15, O5–O7: TxnOffsetCommit offsets are invisible until the commit and
+// Pending TxnOffsetCommit offsets, O5–O7: TxnOffsetCommit offsets are invisible until the commit and
 // dropped by an abort; without AddOffsetsToTxn they are refused.
 func TestTxnOffsetCommitVisibility(t *testing.T) {
 	h := newHarness(t, Config{})
@@ -215,7 +215,7 @@ func TestTxnOffsetCommitVisibility(t *testing.T) {
 	wantCode(t, "commit after end", h.txnCommit("x", pid, e, "g", tp("a", 0), 9), kerr.InvalidTxnState)
 }
 
-// X13, X14: when markers fail after the decision, EndTxn still answers
+// Durable partition adds, completion at open: when markers fail after the decision, EndTxn still answers
 // (the decision is durable), the transaction stays in PrepareCommit and
 // answers CONCURRENT_TRANSACTIONS; a restart completes it (markers and
 // offsets), and Ongoing transactions' partitions are registered again.
@@ -256,7 +256,7 @@ func TestRecoveryCompletesPreparedAndReregisters(t *testing.T) {
 	}
 }
 
-// X16: the timeout loop retries a failed completion.
+// The transaction timeout: the timeout loop retries a failed completion.
 func TestTimeoutLoopRetriesCompletion(t *testing.T) {
 	h := newHarness(t, Config{})
 	pid, e := h.mustInit("x")
@@ -274,7 +274,7 @@ func TestTimeoutLoopRetriesCompletion(t *testing.T) {
 	}
 }
 
-// X16: an Ongoing transaction past its timeout is aborted with a bumped
+// The transaction timeout: an Ongoing transaction past its timeout is aborted with a bumped
 // epoch; its producer is fenced, KIP-360 included; a new incarnation gets
 // the next epoch.
 func TestTimedOutTransactionAbortedAndFenced(t *testing.T) {
@@ -303,7 +303,7 @@ func TestTimedOutTransactionAbortedAndFenced(t *testing.T) {
 	}
 }
 
-// X16: transactional.id.expiration.ms removes ids idle that long, durably,
+// The transaction timeout: transactional.id.expiration.ms removes ids idle that long, durably,
 // and never one with a transaction running.
 func TestTransactionalIDExpiration(t *testing.T) {
 	h := newHarness(t, Config{IDExpiration: time.Hour})
@@ -323,7 +323,7 @@ func TestTransactionalIDExpiration(t *testing.T) {
 	wantCode(t, "idle after reopen", h.state("idle").ErrorCode, kerr.TransactionalIDNotFound)
 }
 
-// X17: the ids kept and the partitions and groups of a transaction are
+// The transaction bounds: the ids kept and the partitions and groups of a transaction are
 // bounded; refusals change nothing.
 func TestClientGrowthBounded(t *testing.T) {
 	h := newHarness(t, Config{MaxTransactionalIDs: 2, MaxPartitionsPerTxn: 2, MaxGroupsPerTxn: 1})
@@ -420,7 +420,7 @@ func TestConcurrentFirstInit(t *testing.T) {
 	}
 }
 
-// X17: the partitions and groups of all transactions together are
+// The transaction bounds: the partitions and groups of all transactions together are
 // bounded; a transaction's end gives its share back, and so does a
 // reopen count what is loaded.
 func TestHeldEntriesBounded(t *testing.T) {
@@ -437,7 +437,7 @@ func TestHeldEntriesBounded(t *testing.T) {
 	wantCode(t, "y two now", h.add("y", py, ey, 3, tp("b", 0), tp("b", 1)), nil)
 }
 
-// X13: a registration that fails after the partition is durably in the
+// Durable partition adds: a registration that fails after the partition is durably in the
 // transaction answers retriable COORDINATOR_NOT_AVAILABLE, and the
 // client's retry (the partition already there) registers it again.
 func TestFailedRegistrationRetried(t *testing.T) {
@@ -462,7 +462,7 @@ func (h *harness) initAs(id, principal string) *kmsg.InitProducerIDResponse {
 	return h.c.InitProducerID(h.t.Context(), req, principal)
 }
 
-// X17 per principal: a principal's ids and held entries are bounded
+// The transaction bounds per principal: a principal's ids and held entries are bounded
 // below the global bounds, so one principal at its bound leaves the
 // others theirs; an id forgotten gives its place back, and after a
 // restart ids are adopted by the principal that initializes them again,
@@ -493,7 +493,7 @@ func TestPerPrincipalBounds(t *testing.T) {
 	wantCode(t, "mallory re-inits m2", m2.ErrorCode, nil)
 	wantCode(t, "m2 adds 1 after restart", h.add("m2", m2.ProducerID, m2.ProducerEpoch, 3, tp("b", 0)), kerr.PolicyViolation)
 	// Alice may WRITE m1 too: her init fences its Ongoing transaction
-	// (X12) and the id stays mallory's, not adopted into alice's count.
+	// (the InitProducerId bump) and the id stays mallory's, not adopted into alice's count.
 	wantCode(t, "alice inits mallory's m1", h.initAs("m1", "User:alice").ErrorCode, kerr.ConcurrentTransactions)
 	wantCode(t, "alice re-inits m1", h.initAs("m1", "User:alice").ErrorCode, nil)
 	wantCode(t, "alice, new id beside m1", h.initAs("a3", "User:alice").ErrorCode, kerr.PolicyViolation)
@@ -504,7 +504,7 @@ func TestPerPrincipalBounds(t *testing.T) {
 	wantCode(t, "mallory, new id after a second restart", h.initAs("m5", "User:mallory").ErrorCode, kerr.PolicyViolation)
 }
 
-// X17: an expired id's owner record goes with it, and its place in its
+// The transaction bounds: an expired id's owner record goes with it, and its place in its
 // owner's bound is free, after a restart too.
 func TestExpiredIDOwnerDropped(t *testing.T) {
 	h := newHarness(t, Config{IDExpiration: time.Hour, MaxTransactionalIDsPerPrincipal: 1})

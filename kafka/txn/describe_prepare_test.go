@@ -25,7 +25,7 @@ func TestDescribePrepareListsPendingMarkers(t *testing.T) {
 	h.parts.mu.Lock()
 	h.parts.failOn = nil
 	h.parts.mu.Unlock()
-	h.c.AbortTimedOut() // retries the completion (X16)
+	h.c.AbortTimedOut() // retries the completion (the transaction timeout)
 	if s := h.state("x"); s.State != "CompleteCommit" || len(s.Topics) != 0 {
 		t.Fatalf("completed: state %s topics %+v", s.State, s.Topics)
 	}

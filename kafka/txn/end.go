@@ -12,15 +12,15 @@ import (
 	"go.uber.org/zap"
 )
 
-// EndTxn handles EndTxn v0–5. Kafka's endTransaction checks (X11), then
+// EndTxn handles EndTxn v0–5. Kafka's endTransaction checks (Kafka's transaction errors), then
 // the decision is written durably (PrepareCommit or PrepareAbort) and the
-// transaction is completed before the answer (X13): markers on every
+// transaction is completed before the answer (durable partition adds): markers on every
 // partition, pending offsets moved or dropped with the Complete state in
 // one batch. If a marker cannot be written the client is still answered
 // (the decision is durable, as Kafka answers after PrepareCommit) and the
 // background loop finishes the transaction; until then requests for it get
-// CONCURRENT_TRANSACTIONS. At v5+ the epoch is bumped and returned (X20),
-// whatever way the transaction was started (X19).
+// CONCURRENT_TRANSACTIONS. At v5+ the epoch is bumped and returned (the epoch bump at EndTxn),
+// whatever way the transaction was started (a transaction's version).
 func (c *Coordinator) EndTxn(req *kmsg.EndTxnRequest) *kmsg.EndTxnResponse {
 	resp := req.ResponseKind().(*kmsg.EndTxnResponse)
 	pid, epoch, code := c.endTxn(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit, req.Version >= 5)
@@ -49,7 +49,7 @@ func (c *Coordinator) endTxn(id string, pid int64, epoch int16, commit, v5 bool)
 	defer t.mu.Unlock()
 	st := t.st
 	if v5 && isBumpRetry(st, pid, epoch) {
-		// X21: a retry whose answer was lost, with the epoch before
+		// EndTxn retries across the bump: a retry whose answer was lost, with the epoch before
 		// this transaction's bump: the same answer again.
 		np, ne := clientProducer(st)
 		return np, ne, decidedAnswer(st.State, commit, true)
@@ -64,19 +64,19 @@ func (c *Coordinator) endTxn(id string, pid int64, epoch int16, commit, v5 bool)
 	switch st.State {
 	case offsets.TxnOngoing:
 		if version(st) == tv2 && !v5 {
-			return noPID, noEpoch, errInvalidTxnState // X19: a version-2 transaction ends by v5+
+			return noPID, noEpoch, errInvalidTxnState // A transaction's version: a version-2 transaction ends by v5+
 		}
 		bump = v5
 	case offsets.TxnEmpty, offsets.TxnCompleteCommit, offsets.TxnCompleteAbort:
 		if v5 && commit {
 			// Not a retry (that names the epoch before the bump): a
-			// commit with nothing running (X21).
+			// commit with nothing running (EndTxn retries across the bump).
 			return noPID, noEpoch, errInvalidTxnState
 		}
 		if !v5 || commit {
 			return st.ProducerID, st.Epoch, decidedAnswer(st.State, commit, false)
 		}
-		bump = true // X20: a version-2 abort with nothing running bumps the epoch
+		bump = true // The epoch bump at EndTxn: a version-2 abort with nothing running bumps the epoch
 	default: // PrepareCommit, PrepareAbort
 		if v5 {
 			return noPID, noEpoch, errConcurrent
@@ -98,7 +98,7 @@ func (c *Coordinator) endTxn(id string, pid int64, epoch int16, commit, v5 bool)
 }
 
 // decide is st in PrepareCommit or PrepareAbort. With bump (transaction
-// version 2, X20) the epoch is bumped, so the markers are written with an
+// version 2, the epoch bump at EndTxn) the epoch is bumped, so the markers are written with an
 // epoch newer than the transaction's batches and fence them; when the
 // bumped epoch is exhausted a fresh producer id is allocated now and kept
 // in the Prepare state, for the client to continue with.
@@ -160,7 +160,7 @@ func clientProducer(st offsets.Txn) (int64, int16) {
 // decided (or never started, Empty): the same decision is a retry,
 // answered NONE when complete and CONCURRENT_TRANSACTIONS while being
 // completed; the other decision, or nothing to end, is INVALID_TXN_STATE.
-// retrying says the request is a version-2 retry (X21).
+// retrying says the request is a version-2 retry (EndTxn retries across the bump).
 func decidedAnswer(state offsets.TxnState, commit, retrying bool) int16 {
 	switch state {
 	case offsets.TxnCompleteCommit:
@@ -189,7 +189,7 @@ func retryAnswer(commit, decidedCommit bool, answer int16) int16 {
 }
 
 // completeLocked finishes a transaction in PrepareCommit or PrepareAbort
-// (X13, X14): a marker on every partition, then, in one synced batch, the
+// (durable partition adds, completion at open): a marker on every partition, then, in one synced batch, the
 // pending offsets of its groups moved (commit) or dropped (abort) with the
 // Complete state. Markers are idempotent, so running it again after a
 // crash or a failure is safe. On error t stays in its Prepare state.
@@ -214,7 +214,7 @@ func (c *Coordinator) completeLocked(t *txn) error {
 	}
 	done.Partitions, done.Groups = nil, nil
 	if st.NextProducerID >= 0 {
-		// X20: the bumped epoch is exhausted; the client continues
+		// The epoch bump at EndTxn: the bumped epoch is exhausted; the client continues
 		// with the producer id allocated at the decision.
 		done.LastProducerID, done.ProducerID, done.Epoch = st.ProducerID, st.NextProducerID, 0
 	}

@@ -2,7 +2,7 @@ package txn
 
 import "github.com/twmb/franz-go/pkg/kerr"
 
-// Kafka error codes the coordinator answers with (X11).
+// Kafka error codes the coordinator answers with (Kafka's transaction errors).
 var (
 	errNone            int16 = 0
 	errInvalidRequest        = kerr.InvalidRequest.Code

@@ -5,7 +5,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// AbortTimedOut runs one pass of the timeout loop (X16): every Ongoing
+// AbortTimedOut runs one pass of the timeout loop (the transaction timeout): every Ongoing
 // transaction older than its transaction.timeout.ms is aborted with a
 // bumped epoch, which fences its producer (its next request gets
 // PRODUCER_FENCED, its batches INVALID_PRODUCER_EPOCH); and every
@@ -45,7 +45,7 @@ func (c *Coordinator) abortIfTimedOutLocked(t *txn) {
 	}
 }
 
-// RemoveExpired runs one pass of transactional.id.expiration.ms (X16): a
+// RemoveExpired runs one pass of transactional.id.expiration.ms (the transaction timeout): a
 // transactional id whose transaction is not running (Empty, CompleteCommit,
 // CompleteAbort) and that has not changed for that long is removed. It
 // runs every transaction.remove.expired.transaction.cleanup.interval.ms;

@@ -176,7 +176,7 @@ func (h *harness) close() {
 }
 
 // reopen closes the coordinator and the store and opens both again: what a
-// restart keeps is what was durable (X10).
+// restart keeps is what was durable (durable transitions).
 func (h *harness) reopen() {
 	h.t.Helper()
 	h.close()

@@ -22,7 +22,7 @@ func epochExhausted(e int16) bool { return e >= math.MaxInt16-1 }
 
 // InitProducerID handles InitProducerId v0–4 with a transactional id (the
 // idempotent-only form is the resolver's). Kafka's TransactionCoordinator
-// handleInitProducerId (X11, X12):
+// handleInitProducerId (Kafka's transaction errors, the InitProducerId bump):
 //   - a new id gets a fresh producer id at epoch 0;
 //   - otherwise the epoch is bumped, fencing the previous incarnation; an
 //     exhausted epoch rotates to a fresh producer id;
@@ -65,12 +65,12 @@ func (c *Coordinator) initProducerID(ctx context.Context, req *kmsg.InitProducer
 	t := c.lookup(id)
 	if t == nil {
 		if t = c.create(id, principal); t == nil {
-			return errPolicy // X17: MaxTransactionalIDs kept, overall or by principal
+			return errPolicy // The transaction bounds: MaxTransactionalIDs kept, overall or by principal
 		}
 	}
 	defer t.mu.Unlock()
 	if !c.adopt(t, principal) {
-		return errPolicy // X17: a recovered id beyond principal's bound
+		return errPolicy // The transaction bounds: a recovered id beyond principal's bound
 	}
 	c.storeOwner(t)
 	if t.st.ProducerID == noPID {
@@ -92,7 +92,7 @@ func (c *Coordinator) initProducerID(ctx context.Context, req *kmsg.InitProducer
 		return errCoordinatorNA
 	}
 	if next.State == offsets.TxnPrepareAbort {
-		// The fencing abort of an Ongoing transaction (X12).
+		// The fencing abort of an Ongoing transaction (the InitProducerId bump).
 		if err := c.completeLocked(t); err != nil {
 			c.log.Warn("txn-fence-abort-incomplete", zap.String("transactional-id", id), zap.Error(err))
 		}
@@ -189,7 +189,7 @@ func (c *Coordinator) fenceTransition(st offsets.Txn, now time.Time) offsets.Txn
 // own producer asked for: a KIP-360 InitProducerId naming the current
 // producer id and epoch while its transaction is Ongoing, as a client
 // sends to recover when it does not know how its transaction ended (a
-// request lost while the coordinator moved, X12). Its retry still names
+// request lost while the coordinator moved, the InitProducerId bump). Its retry still names
 // the epoch it had; without a trace of whom the bump was for it would be
 // PRODUCER_FENCED, which no client retries past. The epoch fenced from is
 // kept as LastEpoch, so the retry is the "retry of the last bump"

@@ -18,14 +18,14 @@ type GroupChecker interface {
 }
 
 // TxnOffsetCommit handles TxnOffsetCommit v0–6 (v5: the group is added
-// implicitly, X18; v6 names topics by id, translated before this, and
+// implicitly, KIP-890 implicit adds; v6 names topics by id, translated before this, and
 // answers GROUP_ID_NOT_FOUND and STALE_MEMBER_EPOCH, KIP-1319). The transaction is checked
 // first (as KIP-890's verification does): its producer id and epoch must
 // be current, it must be Ongoing and the group added with AddOffsetsToTxn (or by v5)
 // (else INVALID_TXN_STATE); then the group (v3: member, generation). The
 // offsets are stored pending (O5), durably before the answer, under the
 // transaction's lock, so they can never outlive the transaction's end
-// (X15).
+// (pending TxnOffsetCommit offsets).
 func (c *Coordinator) TxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest, groups GroupChecker) *kmsg.TxnOffsetCommitResponse {
 	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
 	code := c.txnOffsetCommit(req, groups, resp)
@@ -55,9 +55,9 @@ func (c *Coordinator) txnOffsetCommit(req *kmsg.TxnOffsetCommitRequest, groups G
 	}
 	if req.Version >= 5 {
 		// Transaction version 2: the group joins the transaction here,
-		// durably, instead of by AddOffsetsToTxn (X18).
+		// durably, instead of by AddOffsetsToTxn (KIP-890 implicit adds).
 		if code := c.addGroup(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group, tv2); code != errNone {
-			return fencedFor(code, 0, 1) // TxnOffsetCommit knows only INVALID_PRODUCER_EPOCH (X11)
+			return fencedFor(code, 0, 1) // TxnOffsetCommit knows only INVALID_PRODUCER_EPOCH (Kafka's transaction errors)
 		}
 	}
 	t := c.lookup(req.TransactionalID)

@@ -7,7 +7,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// Per-principal bounds (X17). A transactional id belongs to the principal
+// Per-principal bounds (the transaction bounds). A transactional id belongs to the principal
 // whose InitProducerId created it, and counts against that principal's
 // MaxTransactionalIDsPerPrincipal; its partitions and groups count
 // against the principal's MaxHeldEntriesPerPrincipal. Both are below the

@@ -24,7 +24,7 @@ func wantEnd(t *testing.T, what string, r *kmsg.EndTxnResponse, want *kerr.Error
 	}
 }
 
-// X18, X20, X21: at transaction version 2 a partition is added by the
+// KIP-890 implicit adds, the epoch bump at EndTxn, EndTxn retries across the bump: at transaction version 2 a partition is added by the
 // produce itself, EndTxn bumps the epoch, writes the markers with the
 // bumped epoch and returns it; the previous epoch is fenced, and a retry
 // with it gets the same answer, also after a restart.
@@ -37,7 +37,7 @@ func TestTV2EndTxnBumpsEpoch(t *testing.T) {
 	if s := h.state("x"); s.State != "Ongoing" || len(s.Topics) != 1 {
 		t.Fatalf("ongoing %+v", s)
 	}
-	// Registered by the first add, and again by the second (X13).
+	// Registered by the first add, and again by the second (durable partition adds).
 	if r := h.parts.takeRegistered(); len(r) != 2 || r[0].epoch != e || r[1].epoch != e {
 		t.Fatalf("registered %+v", r)
 	}
@@ -66,7 +66,7 @@ func TestTV2EndTxnBumpsEpoch(t *testing.T) {
 	}
 }
 
-// X20: when the bumped epoch is exhausted, the decision allocates a fresh
+// The epoch bump at EndTxn: when the bumped epoch is exhausted, the decision allocates a fresh
 // producer id, kept durably in the Prepare state: markers carry the old id
 // and bumped epoch, the client continues at the new id and epoch 0, also
 // when the markers fail and a restart completes the transaction.
@@ -103,7 +103,7 @@ func TestTV2EndTxnRotatesExhaustedEpoch(t *testing.T) {
 	wantCode(t, "new id", h.c.AddPartitionImplicitly("x", npid, 0, "a", 0), nil)
 }
 
-// X19: a transaction keeps the version it started with, whatever adds
+// A transaction's version: a transaction keeps the version it started with, whatever adds
 // join it; a version-2 transaction is ended by EndTxn v5+ only, and
 // version-1 clients are served exactly as before.
 func TestTV2VersionKeptPerTransaction(t *testing.T) {
@@ -125,7 +125,7 @@ func TestTV2VersionKeptPerTransaction(t *testing.T) {
 	}
 }
 
-// X19, X20, X21: the EndTxn's version picks the end rules, as Kafka 4.4's
+// A transaction's version, the epoch bump at EndTxn, EndTxn retries across the bump: the EndTxn's version picks the end rules, as Kafka 4.4's
 // endTransaction does. A transaction started the version-1 way
 // (AddPartitionsToTxn v3), implicit adds joining it or not, and ended by
 // EndTxn v5 has its epoch bumped: the markers fence the old epoch, the
@@ -157,7 +157,7 @@ func TestTV2EndV5OfVersion1TransactionBumps(t *testing.T) {
 	wantEnd(t, "abort retry", h.end5("x", pid, e, false), nil, pid, e+1)
 }
 
-// X18: TxnOffsetCommit v5 adds the group itself; its offsets commit with
+// KIP-890 implicit adds: TxnOffsetCommit v5 adds the group itself; its offsets commit with
 // the transaction.
 func TestTV2TxnOffsetCommitAddsGroup(t *testing.T) {
 	h := newHarness(t, Config{})

@@ -6,7 +6,7 @@ import (
 )
 
 // AdvertisedFor returns the host and port clients of nc should dial: the
-// listener's advertised address, else the address nc was reached on (A7).
+// listener's advertised address, else the address nc was reached on (the per-listener advertised address).
 func AdvertisedFor(nc net.Conn, addr string) (string, int32) {
 	if addr == "" {
 		addr = nc.LocalAddr().String()

@@ -9,7 +9,7 @@ import (
 
 // Budget bounds the bytes of every request body that is being read or
 // whose handler still needs it, and what decoding and answering requests
-// may take (queued.max.request.bytes, K6). A reader charges a frame's
+// may take (queued.max.request.bytes, the request memory budget). A reader charges a frame's
 // buffer as its bytes arrive (ReadBody); when the budget is spent,
 // readers stop reading from their sockets (TCP pushes back on the
 // clients) instead of the process growing.

@@ -24,7 +24,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// K6 progress rule: frames that together need more than the budget, all
+// The request memory budget progress rule: frames that together need more than the budget, all
 // waiting for more of it while holding part, do not deadlock: the one
 // nearest completion is let through.
 func TestBudgetProgressRule(t *testing.T) {
@@ -90,7 +90,7 @@ func TestByteBudgetFIFOAndGiveUp(t *testing.T) {
 	}
 }
 
-// K8: running out of descriptors (or a connection reset while queued)
+// The connection limit: running out of descriptors (or a connection reset while queued)
 // pauses accepting; any other accept error is final.
 func TestRetryableAccept(t *testing.T) {
 	for err, want := range map[error]bool{

@@ -2,15 +2,17 @@
 // do not depend on what a request says: reading one frame's body into a
 // buffer that grows only as bytes arrive (ReadBody, SocketQueued), the
 // byte budget every frame and decoded request is charged to
-// (queued.max.request.bytes: Budget, K6), the idle and slow-frame
-// deadlines of a connection (IdleReader, K7), which accept errors a
-// listener survives (RetryableAccept, K8), a request header's fixed
+// (queued.max.request.bytes: Budget, the request memory budget), the idle and slow-frame
+// deadlines of a connection (IdleReader, the idle connection timeout), which accept errors a
+// listener survives (RetryableAccept, the connection limit), a request header's fixed
 // fields and client id (ParseRequestHeader, ParseHeaderRest), a
 // response's frame (AppendResponse, AppendRaw), a throttled connection's
 // mute (Mute, Delay; KIP-219), the request order (Turn, ReadAfter: a
-// request starts once its predecessor has taken effect, K4, and when the
-// reader may read the next frame, K6) and the addresses of a client
-// (AdvertisedFor, A7; HostOf). The rules K1–K9 are in kafka/doc.go.
+// request starts once its predecessor has taken effect, requests in
+// effect one at a time, and when the reader may read the next frame, the
+// request memory budget) and the addresses of a client (AdvertisedFor,
+// the per-listener advertised address; HostOf). The connection rules are
+// in kafka/doc.go.
 //
 // What it may not touch: request and response types (a response is
 // framed through the Response interface, which kmsg's responses

@@ -1,6 +1,6 @@
 package wire
 
-// Reading one frame (K2, K6). A frame's buffer grows as its bytes arrive,
+// Reading one frame (the frame size limit, the request memory budget). A frame's buffer grows as its bytes arrive,
 // and the budget is charged for the buffer before it grows: what a client
 // holds of queued.max.request.bytes is what it has sent (at most twice,
 // plus MinBodyGrow), never what it declared. A client that declares

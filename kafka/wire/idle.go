@@ -1,6 +1,6 @@
 package wire
 
-// Idle and slow connections (K7): IdleReader drops a connection that has
+// Idle and slow connections (the idle connection timeout): IdleReader drops a connection that has
 // neither sent nor received a byte for connections.max.idle.ms while
 // nothing of it is in flight, including a client that started a frame and
 // never finished it.
@@ -19,7 +19,7 @@ var ErrIdle = errors.New("kafka: connection idle (connections.max.idle.ms)")
 // closed. A Kafka client gives up on a request after request.timeout.ms
 // (30 s by default), so a frame still arriving after
 // connections.max.idle.ms is a client that is gone or hostile (a slow loris
-// holding queued.max.request.bytes, K6).
+// holding queued.max.request.bytes, the request memory budget).
 var ErrSlowFrame = fmt.Errorf("%w: frame not completed in time", ErrIdle)
 
 // IdleConn is what an IdleReader needs of its connection.

@@ -1,6 +1,6 @@
 package wire
 
-// A connection's request order (K4): each request starts only once the
+// A connection's request order (requests in effect one at a time): each request starts only once the
 // one before it on the connection has taken effect, and the reader reads
 // the next frame only once the latest request allows it.
 

@@ -6,7 +6,7 @@ import (
 )
 
 // TestTurnOrder: a request starts only once its predecessor has taken
-// effect (K4), and Release runs its free once.
+// effect (requests in effect one at a time), and Release runs its free once.
 func TestTurnOrder(t *testing.T) {
 	var a, b Turn
 	a.Init(make(chan struct{}))

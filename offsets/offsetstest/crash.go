@@ -1,6 +1,6 @@
 // Package offsetstest gives tests above offsets/ a crashable file system
 // for the offsets store's pebble, so they can check what survives a crash
-// (offsets O1, O20) without importing pebble themselves.
+// (O1, the durable classic membership) without importing pebble themselves.
 package offsetstest
 
 import (

@@ -110,18 +110,7 @@
 //
 // tiertest.Faulty wraps a bucket to fail (SlowDown), delay, and lie (a
 // flipped byte, a truncated read). The end-to-end tests (test/) run the
-// tier over file:// and over a real S3 server (test/s3server). Benchmarks,
-// on a file:// bucket and, with KGW_TIER_BENCH_S3=1, on a versitygw S3
-// server on loopback that the benchmark starts (sub-benchmarks file and
-// s3):
-//
-//	KGW_TIER_BENCH_S3=1 go test -run '^$' -bench . -benchtime 20x ./storage/tier/
-//
-// BenchmarkUpload reports upload MB/s of 8 MiB ledgers (multipart on
-// S3); BenchmarkAppendBesideUpload durable append MB/s alone and while
-// another log's ledgers are uploaded; BenchmarkReadObject p50/p99 of
-// reading offset 0's ledger (100 entries) from its object, cold (nothing
-// cached) and cached, against the same entries from the local file and
-// the last 100 entries of the open ledger (the tail). An object read
-// includes its pin and unpin, two synced metadata writes.
+// tier over file:// and over a real S3 server (test/s3server). The
+// benchmarks and how to run them: BENCHMARKS.md "Storage and object tier
+// micro-benchmarks".
 package tier

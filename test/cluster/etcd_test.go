@@ -11,7 +11,7 @@ import (
 // so every node loses its session, and registering again fails at first:
 // it times out while etcd is down, and once etcd is back the old
 // registration is still there (a restarted etcd renews every lease).
-// Every node registers again all the same (J1) and serves; nothing
+// Every node registers again all the same (one registration per node id) and serves; nothing
 // acknowledged is lost.
 func TestClusterEtcdOutage(t *testing.T) {
 	c := StartCluster(t, 3)

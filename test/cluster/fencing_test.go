@@ -17,7 +17,7 @@ import (
 )
 
 // pauseFenced pauses the leader x of partition p past its session
-// timeout and shows fencing (E4, via the node's publication J4):
+// timeout and shows fencing (the fenced transaction, via the node's publication replication under ownership):
 //   - a Produce sent to x while it is paused (it sits in x's socket) is
 //     answered NOT_LEADER_OR_FOLLOWER once x resumes, and its record is
 //     never published (book forbids it; Book.Check looks);
@@ -161,7 +161,7 @@ func (c *Cluster) produceTo(t testing.TB, i int, book *Book, topic string, p int
 // group commit (its object written, the transaction that publishes it
 // held on its way to etcd) loses its partition when its session ends,
 // and the new leader writes at the same offsets. When the old node's
-// transaction gets through, the fencing guard refuses it (E4, J4): the
+// transaction gets through, the fencing guard refuses it (the fenced transaction, replication under ownership): the
 // produce is answered NOT_LEADER_OR_FOLLOWER and its record is never
 // published, while everything the new leader acknowledged stays.
 func TestClusterFencedCommit(t *testing.T) {

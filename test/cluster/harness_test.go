@@ -268,7 +268,7 @@ func (c *Cluster) Stop(i int) {
 
 // Restart starts node i again on the same address and id (killing it
 // first if it runs), at once: a killed node's registration lives until
-// its lease expires, and the new process takes the id over from it (J1:
+// its lease expires, and the new process takes the id over from it (one registration per node id:
 // it revokes the old lease, fencing the dead incarnation), as a Kafka
 // broker restarted under its id does.
 func (c *Cluster) Restart(i int) {

@@ -18,10 +18,10 @@ func soak() bool { return os.Getenv("KGW_SOAK") == "1" }
 // past its session and resumes it, and restarts etcd. Afterwards every
 // acknowledged record is in its partition exactly once where it was
 // acknowledged, offsets are dense, no record sent to a paused node was
-// published (fencing, E4 and J4), two nodes serve each partition alike
-// (J3), the group's and the pipeline's committed offsets never went
-// backwards (J6), and the pipeline's output holds each input record
-// exactly once at read_committed (X22–X24).
+// published (fencing, the fenced transaction and replication under ownership), two nodes serve each partition alike
+// (rebuild before serving), the group's and the pipeline's committed offsets never went
+// backwards (the coordinator role), and the pipeline's output holds each input record
+// exactly once at read_committed (coordinator-fenced records, leader-applied records and verification across nodes).
 //
 // About a minute of faults; KGW_SOAK=1 runs ten.
 func TestClusterNemesis(t *testing.T) {

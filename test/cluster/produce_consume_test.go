@@ -12,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// preferredLeaders is where placement (J2) puts each partition of a topic
+// preferredLeaders is where placement (rendezvous placement) puts each partition of a topic
 // among live nodes.
 func preferredLeaders(id [16]byte, n int32, live []int32) []int32 {
 	out := make([]int32, n)
@@ -23,7 +23,7 @@ func preferredLeaders(id [16]byte, n int32, live []int32) []int32 {
 }
 
 // waitPlacement waits until the leaders every up node reports are the
-// placement over live (J2), and returns them.
+// placement over live (rendezvous placement), and returns them.
 func (c *Cluster) waitPlacement(topic string, n int32, live []int32) []Partition {
 	c.t.Helper()
 	var out []Partition
@@ -50,7 +50,7 @@ func (c *Cluster) waitPlacement(topic string, n int32, live []int32) []Partition
 
 // createSpreadTopic creates a topic whose placement gives every node of
 // now a partition, and the node about to join one too: topic ids are
-// random, so a name is tried until one is (each try checks J2).
+// random, so a name is tried until one is (each try checks rendezvous placement).
 func (c *Cluster) createSpreadTopic(prefix string, n int32, now, joining []int32) (string, [16]byte) {
 	c.t.Helper()
 	for try := range 20 {
@@ -78,9 +78,9 @@ func (c *Cluster) createSpreadTopic(prefix string, n int32, now, joining []int32
 	return "", [16]byte{}
 }
 
-// TestClusterProduceConsume: three nodes share a topic's partitions (J2);
+// TestClusterProduceConsume: three nodes share a topic's partitions (rendezvous placement);
 // records round-trip through any node; a fourth node takes its share;
-// a graceful stop hands a node's partitions over (J5) without a single
+// a graceful stop hands a node's partitions over (graceful handover) without a single
 // failed produce of an idempotent producer with a modest retry budget.
 func TestClusterProduceConsume(t *testing.T) {
 	c := StartCluster(t, 3)
@@ -166,8 +166,8 @@ func TestClusterProduceConsume(t *testing.T) {
 
 // TestClusterSingleNode: a cluster of one node killed (-9) and restarted
 // three times under load loses nothing acknowledged: the node rebuilds
-// every partition from the published copy (J3) and the group state from
-// etcd (J6), so a consumer group goes on from its commits, and a
+// every partition from the published copy (rebuild before serving) and the group state from
+// etcd (the coordinator role), so a consumer group goes on from its commits, and a
 // transactional pipeline stays exactly once.
 func TestClusterSingleNode(t *testing.T) {
 	c := StartCluster(t, 1)

@@ -15,8 +15,8 @@ import (
 )
 
 // rollBudget is what one node's step of a rolling restart may take
-// beyond the node's own start: its graceful stop (J5: it deregisters and
-// hands its partitions over) and the moves back once it is up (J2, J3).
+// beyond the node's own start: its graceful stop (graceful handover: it deregisters and
+// hands its partitions over) and the moves back once it is up (rendezvous placement, rebuild before serving).
 const rollBudget = 2 * time.Second
 
 // TestClusterRollingRestart: every node of a 3-node cluster is stopped
@@ -26,7 +26,7 @@ const rollBudget = 2 * time.Second
 // fails; every error of the pipeline is one Kafka calls retriable), and
 // nothing acknowledged is lost (Book.Check), consumed or piped exactly
 // once; the committed offsets never go backwards. Each step ends when
-// placement (J2) is back where it was, all partitions led by their
+// placement (rendezvous placement) is back where it was, all partitions led by their
 // preferred node; the whole roll is held to N × (start time + 2 s), the
 // start time being each node's own, from launch to its ready line, but
 // only with KGW_ROLL_STRICT=1 (tools/roll.sh): wall time is a figure
@@ -34,7 +34,7 @@ const rollBudget = 2 * time.Second
 // during the roll. A transactional producer is never fenced: when the
 // coordinator role moves under one of its requests, the client's
 // recovery (a KIP-360 InitProducerId naming its own epoch) continues
-// (kafka/txn X12).
+// (the InitProducerId bump).
 //
 // One roll (about a minute with the checks); KGW_ROLLS=n rolls n times,
 // KGW_SOAK=1 five (tools/roll.sh).
@@ -57,7 +57,7 @@ func TestClusterRollingRestart(t *testing.T) {
 	g := c.StartGroup(topic, group, 2)
 	commits := c.SampleCommits(topic, group)
 	// No member is killed here, and a transaction that outlives its
-	// timeout is aborted with its producer fenced (kafka/txn X16), as
+	// timeout is aborted with its producer fenced (the transaction timeout), as
 	// Kafka's coordinator does: with the 10 s of the nemesis tests a
 	// loaded machine could time one out across a coordinator move (End
 	// has taken 9 s), which would be the timeout's doing, not the roll's.

@@ -50,7 +50,7 @@ func (c *Cluster) askCoordinator(ctx context.Context, group string, req kmsg.Req
 }
 
 // Streams groups in cluster mode are the group coordinator's, their state
-// in its mirrored offsets store as consumer groups' (J6): a member that
+// in its mirrored offsets store as consumer groups' (the coordinator role): a member that
 // joined and holds its tasks goes on at its epoch on the next
 // coordinator after the first is killed, with its tasks, without a
 // rejoin.

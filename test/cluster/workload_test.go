@@ -408,7 +408,7 @@ func (c *Cluster) Coordinator(ctx context.Context, i int, group string) (int, er
 
 // CheckCommitsSurviveCoordinatorKill kills -9 the coordinator of group
 // (whose members have left) and restarts it: the first answer the group's
-// new coordinator gives has exactly the committed offsets want (J6).
+// new coordinator gives has exactly the committed offsets want (the coordinator role).
 func (c *Cluster) CheckCommitsSurviveCoordinatorKill(group, topic string, want []int64) {
 	c.t.Helper()
 	var coord int

@@ -841,7 +841,7 @@ func caseTxnFencing(r *run) {
 // caseTxnSelfFence: a client that lost track of its transaction (a
 // request lost while the coordinator moved) recovers with a KIP-360
 // InitProducerId naming its own producer id and epoch while the
-// transaction is Ongoing (kafka/txn X12): CONCURRENT_TRANSACTIONS while
+// transaction is Ongoing (the InitProducerId bump): CONCURRENT_TRANSACTIONS while
 // the abort completes, then its retries continue at the epoch one up,
 // where the old epoch is fenced.
 func caseTxnSelfFence(r *run) {

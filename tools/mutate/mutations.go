@@ -90,7 +90,7 @@ var mutations = []mutation{
 	},
 	{
 		Name:  "records-unchecked",
-		Rule:  "resolver Z1/Z2: a produced batch's records are decompressed and checked against its header before anything is appended",
+		Rule:  "the codec check and the record count check: a produced batch's records are decompressed and checked against its header before anything is appended",
 		Edits: []edit{{File: "resolver/produce.go", Old: "\t\tif err := p.checkRecords(b, limit, recordCheck(s.Clean)); err != nil {", New: "\t\tif err := error(nil); err != nil && limit > int64(len(b)) {"}},
 		Tests: []testRun{
 			{Pkg: "./resolver/", Run: "TestProduceCompressedRejects|TestProduceRejects"},
@@ -99,32 +99,32 @@ var mutations = []mutation{
 	},
 	{
 		Name:  "lso-released-before-marker-durable",
-		Rule:  "resolver X2: the LSO passes a transaction only once its marker is durable",
+		Rule:  "the LSO: the LSO passes a transaction only once its marker is durable",
 		Edits: []edit{{File: "resolver/txn.go", Old: "\tp.app.Unlock()\n\n\tif err := pd.Wait(); err != nil {", New: "\tp.app.Unlock()\n\tp.markerDurable(ended, aborted, now, off)\n\n\tif err := pd.Wait(); err != nil {"}},
 		Tests: []testRun{{Pkg: "./resolver/", Run: "TestTxnLSOHeldUntilMarkerDurable"}},
 	},
 	{
 		Name:  "read-committed-past-lso",
-		Rule:  "resolver X1: read_committed returns no batch at or past the LSO",
-		Edits: []edit{{File: "resolver/handle.go", Old: "\t\tentries = belowOffset(entries, res.LastStable) // X1\n", New: ""}},
+		Rule:  "the read_committed bound: read_committed returns no batch at or past the LSO",
+		Edits: []edit{{File: "resolver/handle.go", Old: "\t\tentries = belowOffset(entries, res.LastStable) // The read_committed bound\n", New: ""}},
 		Tests: []testRun{{Pkg: "./resolver/", Run: "TestTxnLSOHeldAndReleased|TestTxnConcurrent"}},
 	},
 	{
 		Name:  "aborted-index-not-checkpointed",
-		Rule:  "resolver X6: a checkpoint covering an ABORT marker persists its aborted-index entry",
+		Rule:  "the aborted-transaction index: a checkpoint covering an ABORT marker persists its aborted-index entry",
 		Edits: []edit{{File: "resolver/txn_checkpoint.go", Old: "\t\t\top = storage.MetaOp{Key: op.Key, Value: be.AppendUint64(be.AppendUint64(nil, uint64(a.pid)), uint64(a.first))}", New: "\t\t\tcontinue"}},
 		Tests: []testRun{{Pkg: "./resolver/", Run: "TestTxnStateSurvivesRestart|TestTxnAbortedAcrossRollsAndRetention"}},
 	},
 	{
 		Name:  "replay-skips-markers",
-		Rule:  "resolver X7: replay ends the transactions whose markers follow the checkpoint",
+		Rule:  "transaction recovery: replay ends the transactions whose markers follow the checkpoint",
 		Edits: []edit{{File: "resolver/partition.go", Old: "\t\t\tcase h.Control():\n", New: "\t\t\tcase h.Control() && false:\n"}},
 		Tests: []testRun{{Pkg: "./resolver/", Run: "TestTxnStateSurvivesRestart"}},
 	},
 	{
 		Name:  "no-txn-verification",
-		Rule:  "resolver X4: a transactional batch needs its producer's registration on the partition (KIP-890 part 1)",
-		Edits: []edit{{File: "resolver/produce.go", Old: "\t\tif err := p.app.txn.verify(h, p.app.prod.m); err != nil { // X4, X5\n", New: "\t\tif err := error(nil); err != nil && h.Records < 0 {\n"}},
+		Rule:  "KIP-890 partition verification: a transactional batch needs its producer's registration on the partition (KIP-890 part 1)",
+		Edits: []edit{{File: "resolver/produce.go", Old: "\t\tif err := p.app.txn.verify(h, p.app.prod.m); err != nil { // KIP-890 partition verification, epoch fencing\n", New: "\t\tif err := error(nil); err != nil && h.Records < 0 {\n"}},
 		Tests: []testRun{{Pkg: "./resolver/", Run: "TestTxnVerification|TestTxnZombieFenced"}},
 	},
 	{
@@ -135,7 +135,7 @@ var mutations = []mutation{
 	},
 	{
 		Name:  "txn-offsets-committed-at-once",
-		Rule:  "kafka/txn X15, offsets O5: TxnOffsetCommit offsets stay pending until their transaction commits",
+		Rule:  "pending TxnOffsetCommit offsets, offsets O5: TxnOffsetCommit offsets stay pending until their transaction commits",
 		Edits: []edit{{File: "kafka/txn/offsets.go", Old: "if err := c.store.PutPending(req.TransactionalID, req.Group, pending); err != nil {", New: "if err := c.store.Commit(req.Group, pending); err != nil {"}},
 		Tests: []testRun{
 			{Pkg: "./kafka/txn/", Run: "TestTxnOffsetCommitVisibility"},
@@ -144,7 +144,7 @@ var mutations = []mutation{
 	},
 	{
 		Name:  "no-recovery-of-decided-txns",
-		Rule:  "kafka/txn X14: transactions found in PrepareCommit or PrepareAbort are completed at open",
+		Rule:  "completion at open: transactions found in PrepareCommit or PrepareAbort are completed at open",
 		Edits: []edit{{File: "kafka/txn/coordinator.go", Old: "\t\tif err := c.completeLocked(t); err != nil {\n\t\t\tc.log.Warn(\"txn-recovery-incomplete\"", New: "\t\tif err := error(nil); err != nil {\n\t\t\tc.log.Warn(\"txn-recovery-incomplete\""}},
 		Tests: []testRun{
 			{Pkg: "./kafka/txn/", Run: "TestRecoveryCompletesPreparedAndReregisters"},
@@ -153,13 +153,13 @@ var mutations = []mutation{
 	},
 	{
 		Name:  "offsets-completed-before-markers",
-		Rule:  "kafka/txn X13: markers are durable on every partition before the offsets and the Complete state",
+		Rule:  "durable partition adds: markers are durable on every partition before the offsets and the Complete state",
 		Edits: []edit{{File: "kafka/txn/end.go", Old: "\tif pending, err := c.writeMarkers(st, commit); err != nil {", New: "\tdefer c.writeMarkers(st, commit)\n\tif pending, err := []offsets.TopicPartition(nil), error(nil); err != nil {"}},
 		Tests: []testRun{{Pkg: "./test/", Run: "TestCrashTransactionsEndToEnd"}},
 	},
 	{
 		Name:  "init-does-not-fence-ongoing",
-		Rule:  "kafka/txn X12: InitProducerId aborts an ongoing transaction with a bumped epoch first",
+		Rule:  "the InitProducerId bump: InitProducerId aborts an ongoing transaction with a bumped epoch first",
 		Edits: []edit{{File: "kafka/txn/init.go", Old: "\t\treturn selfFence(st, c.fenceTransition(st, now), expect), errNone\n", New: "\t\treturn emptied(st, timeout, now), errNone\n"}},
 		Tests: []testRun{
 			{Pkg: "./kafka/txn/", Run: "TestInitProducerIDAbortsOngoing"},
@@ -168,7 +168,7 @@ var mutations = []mutation{
 	},
 	{
 		Name:  "self-fence-fences-caller",
-		Rule:  "kafka/txn X12: the current producer's KIP-360 re-init of its Ongoing transaction continues at the abort's epoch (the coordinator moved under its request), not PRODUCER_FENCED",
+		Rule:  "the InitProducerId bump: the current producer's KIP-360 re-init of its Ongoing transaction continues at the abort's epoch (the coordinator moved under its request), not PRODUCER_FENCED",
 		Edits: []edit{{File: "kafka/txn/init.go", Old: "\t\tnext.LastEpoch = st.Epoch\n\t}\n\treturn next\n", New: "\t}\n\treturn next\n"}},
 		Tests: []testRun{
 			{Pkg: "./kafka/txn/", Run: "TestInitProducerIDSelfFenceRetry"},
@@ -186,13 +186,13 @@ var mutations = []mutation{
 	},
 	{
 		Name:  "rewrite-commit-unsynced",
-		Rule:  "resolver L9: a rewrite's new generation is synced before the index commit that swaps it in",
+		Rule:  "compacted generations: a rewrite's new generation is synced before the index commit that swaps it in",
 		Edits: []edit{{File: "storage/rewrite.go", Old: "\tif err := w.file.Sync(); err != nil {", New: "\tif err := error(nil); err != nil {"}},
 		Tests: []testRun{{Pkg: "./storage/", Run: "TestRewriteCrashAtomic"}},
 	},
 	{
 		Name: "rewrite-file-known-after-swap",
-		Rule: "resolver L10: a read that sees the swapped index can pin the new generation's file",
+		Rule: "the generation swap: a read that sees the swapped index can pin the new generation's file",
 		Edits: []edit{
 			{File: "storage/rewrite.go", Old: "\tl.mu.Lock()\n\tl.mu.files[w.led] = &ledgerFile{name: w.name, file: w.file}\n\tl.mu.Unlock()\n", New: ""},
 			{File: "storage/rewrite.go", Old: "\tdoomed := l.markRemovedLocked(ids)\n", New: "\tl.mu.files[w.led] = &ledgerFile{name: w.name, file: w.file}\n\tdoomed := l.markRemovedLocked(ids)\n"},
@@ -201,19 +201,19 @@ var mutations = []mutation{
 	},
 	{
 		Name:  "cleaner-keeps-superseded",
-		Rule:  "resolver L4: a record whose key maps to a higher offset is removed",
+		Rule:  "the latest-record rewrite: a record whose key maps to a higher offset is removed",
 		Edits: []edit{{File: "cleaner/rewrite.go", Old: "ok && r.Off < latest {", New: "ok && r.Off < latest && false {"}},
 		Tests: []testRun{{Pkg: "./resolver/", Run: "TestCleanerProperty|TestCleanerKeepsLatestPerKey"}},
 	},
 	{
 		Name:  "placement-not-rendezvous",
-		Rule:  "cluster/node J2: placement is rendezvous hashing, so a join or a leave moves only the partitions it must",
+		Rule:  "rendezvous placement: placement is rendezvous hashing, so a join or a leave moves only the partitions it must",
 		Edits: []edit{{File: "cluster/node/placement.go", Old: "\t\tif s := score(pkey, id); best < 0 || s > bestScore {", New: "\t\tif s := score(pkey, 0) % uint64(len(live)); best < 0 || live[s] == id && bestScore == 0 { // modulo placement"}},
 		Tests: []testRun{{Pkg: "./cluster/node/", Run: "TestPlacementSimulation"}},
 	},
 	{
 		Name:  "failed-release-forgotten",
-		Rule:  "cluster/node J2: an ownership whose release failed is released again, or no other node can ever take the partition",
+		Rule:  "rendezvous placement: an ownership whose release failed is released again, or no other node can ever take the partition",
 		Edits: []edit{{File: "cluster/node/placement.go", Old: "\t\tif _, taken := n.mu.held[h.pkey]; !taken {", New: "\t\tif _, taken := n.mu.held[h.pkey]; !taken && h == nil {"}},
 		Tests: []testRun{{Pkg: "./cluster/node/", Run: "TestFailedReleaseIsRetried"}},
 	},

@@ -1,20 +1,20 @@
 package main
 
 // Deliberate breaks of the pipelined group commit of cluster mode
-// (cluster/diskless U10, storage I14), in a file of their own.
+// (in-order publication, storage I14), in a file of their own.
 
 func init() { mutations = append(mutations, clusterCommitMutations...) }
 
 var clusterCommitMutations = []mutation{
 	{
 		Name:  "pipeline-publishes-out-of-order",
-		Rule:  "cluster/diskless U10: a commit publishes only after the commit begun before it finished publishing (no batch published, nor acknowledged, before an earlier one)",
+		Rule:  "in-order publication: a commit publishes only after the commit begun before it finished publishing (no batch published, nor acknowledged, before an earlier one)",
 		Edits: []edit{{File: "cluster/diskless/commit.go", Old: "\t<-prev.done\n\tvar keep []part\n", New: "\tvar keep []part\n"}},
 		Tests: []testRun{{Pkg: "./cluster/diskless/", Run: "TestPipelinePublishesInOrder"}},
 	},
 	{
 		Name:  "pipeline-publishes-after-unpublished",
-		Rule:  "cluster/diskless U10: a partition a commit still in flight did not publish is not published by the commit begun after it",
+		Rule:  "in-order publication: a partition a commit still in flight did not publish is not published by the commit begun after it",
 		Edits: []edit{{File: "cluster/diskless/commit.go", Old: "\t\tif prev.unpublished[p.r.PKey] {", New: "\t\tif false {"}},
 		Tests: []testRun{{Pkg: "./cluster/diskless/", Run: "TestPipelineNothingAfterUnpublished"}},
 	},
@@ -35,7 +35,7 @@ var clusterCommitMutations = []mutation{
 func init() {
 	mutations = append(mutations, mutation{
 		Name:  "piece-pin-revalidates-wrong-record",
-		Rule:  "cluster/diskless U11, U8: a piece is pinned by revalidating the whole range's record, not a record at the piece's own base",
+		Rule:  "merged ranges in pieces, pin revalidation: a piece is pinned by revalidating the whole range's record, not a record at the piece's own base",
 		Edits: []edit{{File: "cluster/diskless/pins.go", Old: "c.rangeKey(r.PKey, r.Record)", New: "c.rangeKey(r.PKey, r.Base)"}},
 		Tests: []testRun{{Pkg: "./cluster/diskless/", Run: "TestMergedRangeReadsInPieces"}},
 	})

@@ -1,7 +1,7 @@
 package main
 
 // Deliberate breaks of the KIP-848 consumer group rules (kafka/group
-// G11–G17, offsets O22–O23), in a file of their own so that the list in
+// the KIP-848 consumer group rules, the durable consumer group state and consumer group state kept across restarts), in a file of their own so that the list in
 // mutations.go stays as it is.
 
 func init() { mutations = append(mutations, consumerGroupMutations...) }
@@ -9,7 +9,7 @@ func init() { mutations = append(mutations, consumerGroupMutations...) }
 var consumerGroupMutations = []mutation{
 	{
 		Name:  "consumer-assign-held-partition",
-		Rule:  "group G13: a partition is given only when no other member holds it",
+		Rule:  "revocation before reassignment: a partition is given only when no other member holds it",
 		Edits: []edit{{File: "kafka/group/reconcile.go", Old: "if o, held := cs.owners[x]; held && o != m.id {", New: "if o, held := cs.owners[x]; false && held && o != m.id {"}},
 		Tests: []testRun{
 			{Pkg: "./kafka/group/", Run: "TestConsumerRevokeBeforeAssign|TestConsumerReconcileNeverDoubleOwns"},
@@ -17,19 +17,19 @@ var consumerGroupMutations = []mutation{
 	},
 	{
 		Name:  "consumer-revocation-not-awaited",
-		Rule:  "group G13: a revoked partition stays its member's until a heartbeat reports it gone",
+		Rule:  "revocation before reassignment: a revoked partition stays its member's until a heartbeat reports it gone",
 		Edits: []edit{{File: "kafka/group/reconcile.go", Old: "if owned == nil || ownsAny(owned, m.revoking) {", New: "if false {"}},
 		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestConsumerRevokeBeforeAssign"}},
 	},
 	{
 		Name:  "consumer-no-revocation-timeout",
-		Rule:  "group G13: a member that does not revoke within its rebalance timeout is removed",
+		Rule:  "revocation before reassignment: a member that does not revoke within its rebalance timeout is removed",
 		Edits: []edit{{File: "kafka/group/consumer_heartbeat.go", Old: "\tif m.state == memberUnrevoked {\n\t\tg.scheduleRevokeLocked(m)", New: "\tif m.state == memberUnrevoked && false {\n\t\tg.scheduleRevokeLocked(m)"}},
 		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestConsumerRevocationTimeout"}},
 	},
 	{
 		Name:  "consumer-metadata-not-refreshed",
-		Rule:  "group G14: created and deleted topics change the subscription at the next refresh",
+		Rule:  "server-side regex subscriptions: created and deleted topics change the subscription at the next refresh",
 		Edits: []edit{{File: "kafka/group/consumer_target.go", Old: "\tif maps.Equal(topics, cs.topics) && (cs.subs == nil || subsEqual(subs, cs.subs)) {", New: "\tif maps.Equal(topics, cs.topics) && (cs.subs == nil || subsEqual(subs, cs.subs)) || true {"}},
 		Tests: []testRun{
 			{Pkg: "./kafka/group/", Run: "TestConsumerRegexPicksUpNewTopic|TestConsumerTopicDeleted"},
@@ -38,19 +38,19 @@ var consumerGroupMutations = []mutation{
 	},
 	{
 		Name:  "consumer-heartbeat-unsynced",
-		Rule:  "group G15: a heartbeat's change is durable before its answer",
+		Rule:  "durable consumer group state: a heartbeat's change is durable before its answer",
 		Edits: []edit{{File: "kafka/group/consumer_heartbeat.go", Old: "\tif !changed {\n", New: "\tif !changed || true {\n"}},
 		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestConsumerAnswerDurableAcrossCrash"}},
 	},
 	{
 		Name:  "consumer-no-rollback",
-		Rule:  "group G15: a failed write puts the group back to its last durable state",
+		Rule:  "durable consumer group state: a failed write puts the group back to its last durable state",
 		Edits: []edit{{File: "kafka/group/consumer_persist.go", Old: "\tg.rollbackConsumerLocked()\n\tif errors.Is", New: "\tif errors.Is"}},
 		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestConsumerStateBoundRollsBack"}},
 	},
 	{
 		Name:  "consumer-state-not-loaded",
-		Rule:  "group G16: after a restart a consumer group has its members at their epochs",
+		Rule:  "consumer groups restored at restart: after a restart a consumer group has its members at their epochs",
 		Edits: []edit{{File: "kafka/group/coordinator.go", Old: "if cg, ok := consumers[pg.ID]; ok {", New: "if cg, ok := consumers[pg.ID]; ok && false {"}},
 		Tests: []testRun{
 			{Pkg: "./kafka/group/", Run: "TestConsumerRestartKeepsAssignment"},
@@ -59,13 +59,13 @@ var consumerGroupMutations = []mutation{
 	},
 	{
 		Name:  "consumer-stale-commit-accepted",
-		Rule:  "group G17: an offset commit to a consumer group carries the member's current epoch",
+		Rule:  "commits at the member epoch: an offset commit to a consumer group carries the member's current epoch",
 		Edits: []edit{{File: "kafka/group/consumer_commit.go", Old: "\t\treturn errUnsupportedVersion\n\t}\n\tif epoch != memberEpoch {", New: "\t\treturn errUnsupportedVersion\n\t}\n\tif false && epoch != memberEpoch {"}},
 		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestConsumerCommitEpochs"}},
 	},
 	{
 		Name: "consumer-state-unsynced",
-		Rule: "offsets O22: a consumer group's state is synced before PutConsumerGroup returns",
+		Rule: "the durable consumer group state: a consumer group's state is synced before PutConsumerGroup returns",
 		Edits: []edit{
 			{File: "offsets/consumer.go", Old: "import (\n", New: "import (\n\t\"github.com/cockroachdb/pebble/v2\"\n"},
 			{File: "offsets/consumer.go", Old: "\tif err := s.apply(b); err != nil {\n\t\treturn fmt.Errorf(\"offsets: put consumer group", New: "\tif err := b.Commit(pebble.NoSync); err != nil {\n\t\treturn fmt.Errorf(\"offsets: put consumer group"},

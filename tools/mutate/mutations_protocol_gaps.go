@@ -1,14 +1,14 @@
 package main
 
 // Deliberate breaks of the consumer-group online migration (kafka/group
-// migrate.go) and of share groups' read_committed (kafka/share Q20).
+// migrate.go) and of share groups' read_committed (read-committed share groups).
 
 func init() { mutations = append(mutations, protocolGapMutations...) }
 
 var protocolGapMutations = []mutation{
 	{
 		Name:  "migration-no-online-upgrade",
-		Rule:  "group G11: a consumer-protocol join converts a classic group with members online",
+		Rule:  "one group type per id: a consumer-protocol join converts a classic group with members online",
 		Edits: []edit{{File: "kafka/group/consumer_heartbeat.go", Old: "if join && g.mu.typ == typeClassic && len(g.mu.members) > 0 {", New: "if false && join && g.mu.typ == typeClassic && len(g.mu.members) > 0 {"}},
 		Tests: []testRun{
 			{Pkg: "./kafka/group/", Run: "TestMigrationUpgradeServeDowngrade"},
@@ -17,19 +17,19 @@ var protocolGapMutations = []mutation{
 	},
 	{
 		Name:  "migration-no-downgrade",
-		Rule:  "group G11: the group is classic again when its last consumer-protocol member leaves",
+		Rule:  "one group type per id: the group is classic again when its last consumer-protocol member leaves",
 		Edits: []edit{{File: "kafka/group/migrate.go", Old: "\tif m.classic != nil || len(cs.members) <= 1 ||", New: "\tif true || m.classic != nil || len(cs.members) <= 1 ||"}},
 		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestMigrationUpgradeServeDowngrade"}},
 	},
 	{
 		Name:  "migration-classic-member-not-told-to-rejoin",
-		Rule:  "group G13 for classic members: a Heartbeat answers REBALANCE_IN_PROGRESS while the member is behind",
+		Rule:  "revocation before reassignment for classic members: a Heartbeat answers REBALANCE_IN_PROGRESS while the member is behind",
 		Edits: []edit{{File: "kafka/group/migrate.go", Old: "\tif m.epoch < cs.epoch || m.state == memberUnrevoked {", New: "\tif false {"}},
 		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestMigrationUpgradeServeDowngrade"}},
 	},
 	{
 		Name:  "share-read-committed-delivers-aborted",
-		Rule:  "share Q20: read_committed never acquires an aborted transaction's records",
+		Rule:  "read-committed share groups: read_committed never acquires an aborted transaction's records",
 		Edits: []edit{{File: "kafka/share/partition.go", Old: "case sp.control, sp.aborted:", New: "case sp.control:"}},
 		Tests: []testRun{
 			{Pkg: "./kafka/share/", Run: "TestPartitionReadCommittedSkipsAborted"},

@@ -24,7 +24,7 @@ var tenantMutations = []mutation{
 	},
 	{
 		Name:  "txn-owner-not-durable",
-		Rule:  "txn X17: a transactional id's owner is recorded durably, so a restart keeps it counted against its creator",
+		Rule:  "the transaction bounds: a transactional id's owner is recorded durably, so a restart keeps it counted against its creator",
 		Edits: []edit{{File: "kafka/txn/init.go", Old: "\tc.storeOwner(t)\n", New: "\n"}},
 		Tests: []testRun{
 			{Pkg: "./kafka/txn/", Run: "TestPerPrincipalBounds"},
