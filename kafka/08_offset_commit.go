@@ -20,7 +20,10 @@ package kafka
 // Left out: the per-commit retention time (offsets.retention.minutes
 // governs).
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"github.com/kgateway/kgateway/kafka/share"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
 
 func handleOffsetCommit(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
 	c, err := s.coordinator()
@@ -29,7 +32,7 @@ func handleOffsetCommit(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response,
 	}
 	r := req.(*kmsg.OffsetCommitRequest)
 	if s.isShareGroup(r.Group) { // One group-id namespace: a share group commits no offsets
-		return shareGroupCommit(r), nil
+		return share.OffsetCommitAnswer(r), nil
 	}
 	if !s.admitGroup(rc, r.Group) {
 		return commitRefused(r, errGroupBound), nil

@@ -20,6 +20,6 @@ func handleListGroups(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, e
 	}
 	r := req.(*kmsg.ListGroupsRequest)
 	resp := c.ListGroups(r)
-	s.withShareGroups(r, resp)
+	s.coords().share.ListInto(r, resp)
 	return resp, nil
 }

@@ -21,7 +21,7 @@ func handleDeleteGroups(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response,
 		return nil, err
 	}
 	r := req.(*kmsg.DeleteGroupsRequest)
-	shared, rest := s.deleteShareGroups(r.Groups)
+	shared, rest := s.coords().share.DeleteGroups(r.Groups)
 	r.Groups = rest
 	resp := c.DeleteGroups(r)
 	resp.Groups = append(resp.Groups, shared...)

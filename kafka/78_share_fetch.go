@@ -22,7 +22,7 @@ func handleShareFetch(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, e
 	}
 	resp := c.Fetch(rc.ctx, req.(*kmsg.ShareFetchRequest), sharePrincipal(rc), topicReadAllowed(rc))
 	if s.cfg.Cluster != nil {
-		s.shareFetchLeaders(resp)
+		share.NameFetchLeaders(resp, s.shareCurrentLeader, s.shareNodes())
 	}
 	return resp, nil
 }

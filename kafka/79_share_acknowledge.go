@@ -5,7 +5,10 @@ package kafka
 // READ on the group is the rule's (kafka/authz), READ on each
 // acknowledged topic the coordinator's (per-API authorization).
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"github.com/kgateway/kgateway/kafka/share"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
 
 func handleShareAcknowledge(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
 	c, err := s.shareFetcher()
@@ -14,7 +17,7 @@ func handleShareAcknowledge(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Respo
 	}
 	resp := c.Acknowledge(req.(*kmsg.ShareAcknowledgeRequest), sharePrincipal(rc), topicReadAllowed(rc))
 	if s.cfg.Cluster != nil {
-		s.shareAckLeaders(resp)
+		share.NameAckLeaders(resp, s.shareCurrentLeader, s.shareNodes())
 	}
 	return resp, nil
 }

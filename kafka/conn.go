@@ -129,15 +129,10 @@ type reqCtx struct {
 	version  int16
 	clientID *string
 	key      int16
-	// after is closed when the connection's previous request has taken
-	// effect: this one starts then (requests in effect one at a time). Nil for the first request.
-	after <-chan struct{}
-	// done is closed when this request has taken effect (release).
-	done chan struct{}
-	// answered is closed when its handler has ended: the response and
-	// its quota throttle are set (the slot's done).
-	answered    chan struct{}
-	releaseOnce sync.Once
+	// turn is its place in the connection's order (requests in effect
+	// one at a time): it starts once its predecessor has taken effect;
+	// its answer is the slot's done.
+	turn wire.Turn
 	// charge is what the request holds of queued.max.request.bytes (the request memory budget):
 	// its frame, and for a decoded request the memory decoding and
 	// answering it may take (the decoded-request bound). Returned by release.
@@ -158,26 +153,13 @@ func (rc *reqCtx) appended() { rc.release() }
 // (the request memory budget): the handler is done with its frame. handle calls it in any case
 // when the handler ends.
 func (rc *reqCtx) release() {
-	rc.releaseOnce.Do(func() {
-		rc.conn.s.budget.Release(rc.charge)
-		close(rc.done)
-	})
+	rc.turn.Release(func() { rc.conn.s.budget.Release(rc.charge) })
 }
 
 // waitTurn waits until the request's predecessor on the connection has
-// taken effect (requests in effect one at a time); the wait counts as waiting, not handling.
-func (rc *reqCtx) waitTurn() {
-	if rc.after == nil {
-		return
-	}
-	select {
-	case <-rc.after:
-	default:
-		start := time.Now()
-		<-rc.after // the predecessor ends: a dead connection's handlers return promptly
-		rc.addWait(start)
-	}
-}
+// taken effect (requests in effect one at a time); the wait counts as
+// waiting, not handling.
+func (rc *reqCtx) waitTurn() { rc.stats.waited += rc.turn.Wait() }
 
 func newConn(s *Server, nc net.Conn, l *Listener) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -261,9 +243,8 @@ func (c *conn) readLoop() {
 }
 
 // readAhead waits until the reader may read the next frame, false if the
-// connection died first. Like Kafka, which reads nothing more from a
-// connection until its current request is done, a frame is read only once
-// the latest request has taken effect, so that nothing a client pipelines
+// connection died first (wire.ReadAfter). A frame is read only once the
+// latest request has taken effect, so that nothing a client pipelines
 // behind a long wait (a long-poll Fetch, a JoinGroup) holds
 // queued.max.request.bytes meanwhile (the request memory budget). One exception keeps pipelined
 // produce fast: behind a Produce that has started, the next frame is read
@@ -271,26 +252,10 @@ func (c *conn) readLoop() {
 // before it has written its batches (requests in effect one at a time). A connection thus holds at most
 // two frames.
 func (c *conn) readAhead() bool {
-	last := c.last
-	if last == nil {
+	if c.last == nil {
 		return true
 	}
-	var wait <-chan struct{} = last.done
-	switch {
-	case c.quotaLimited.Load():
-		wait = last.answered
-	case last.key == apiKeyProduce:
-		wait = last.after
-	}
-	if wait == nil {
-		return true
-	}
-	select {
-	case <-wait:
-		return true
-	case <-c.ctx.Done():
-		return false
-	}
+	return wire.ReadAfter(&c.last.turn, c.ctx.Done(), c.quotaLimited.Load(), c.last.key == apiKeyProduce)
 }
 
 func (c *conn) logReadErr(err error) {
@@ -315,7 +280,7 @@ func (c *conn) dispatch(body []byte, charge int64) (*slot, func(), error) {
 		return sl, nil, err
 	}
 	if c.last != nil {
-		rc.after = c.last.done
+		rc.turn.Follow(&c.last.turn)
 	}
 	c.last = rc
 	return sl, func() { c.handle(sl, a, rc, req) }, nil
@@ -349,7 +314,8 @@ func (c *conn) parse(body []byte, charge int64) (*slot, *reqCtx, kmsg.Request, a
 	}
 	req := kmsg.RequestForKey(key)
 	req.SetVersion(version)
-	rc := &reqCtx{ctx: c.ctx, conn: c, version: version, key: key, done: make(chan struct{}), answered: sl.done}
+	rc := &reqCtx{ctx: c.ctx, conn: c, version: version, key: key}
+	rc.turn.Init(sl.done)
 	rc.stats.size, rc.stats.arrived = len(body), time.Now()
 	rest, clientID, err := wire.ParseHeaderRest(body[8:], req.IsFlexible())
 	if err != nil {
@@ -383,7 +349,8 @@ func (c *conn) parse(body []byte, charge int64) (*slot, *reqCtx, kmsg.Request, a
 func (c *conn) parseRawToken(body []byte, charge int64) (*slot, *reqCtx, kmsg.Request, api, error) {
 	a, _ := lookupAPI(apiKeySaslAuthenticate)
 	sl := &slot{done: make(chan struct{}), key: apiKeySaslAuthenticate, raw: true}
-	rc := &reqCtx{ctx: c.ctx, conn: c, key: apiKeySaslAuthenticate, done: make(chan struct{}), answered: sl.done, charge: charge}
+	rc := &reqCtx{ctx: c.ctx, conn: c, key: apiKeySaslAuthenticate, charge: charge}
+	rc.turn.Init(sl.done)
 	rc.stats.size, rc.stats.arrived = len(body), time.Now()
 	return sl, rc, rawAuthenticate(body), a, nil
 }

@@ -15,7 +15,6 @@ package kafka
 // without authentication), the client id the request header's.
 
 import (
-	"fmt"
 	"net"
 	"strings"
 	"time"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka/quota"
+	"github.com/kgateway/kgateway/kafka/wire"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 )
@@ -34,10 +34,6 @@ import (
 type QuotaObserver interface {
 	Throttled(kind, user, clientID string, d time.Duration)
 }
-
-// quotaExempt are the requests no request quota applies to: the ones a
-// client needs before it can know it is throttled.
-var quotaExempt = map[int16]bool{apiKeyApiVersions: true, apiKeySaslHandshake: true, apiKeySaslAuthenticate: true}
 
 // quotaIdentity is the user and client id quotas are resolved for.
 func quotaIdentity(rc *reqCtx) (user, clientID string) {
@@ -66,7 +62,7 @@ func (s *Server) beforeQuotas(rc *reqCtx, req kmsg.Request) {
 // returns its throttle time (0: none) and whether the response's version
 // has the client throttle itself (KIP-219); it sets throttle_time_ms.
 func (s *Server) applyQuotas(rc *reqCtx, req kmsg.Request, resp kmsg.Response) (time.Duration, bool) {
-	if quotaExempt[rc.key] {
+	if quota.Exempt(rc.key) {
 		return 0, false
 	}
 	user, cid := quotaIdentity(rc)
@@ -88,7 +84,7 @@ func (s *Server) applyQuotas(rc *reqCtx, req kmsg.Request, resp kmsg.Response) (
 			s.throttledFetch(r, resp)
 		}
 	}
-	if mutating[rc.key] {
+	if quota.Mutating(rc.key) {
 		bw = max(bw, s.noteThrottle(rc, quota.KindMutation, s.quotas.RecordMutations(user, cid, 0, nowMs)))
 	}
 	handled := now.Sub(rc.stats.arrived) - rc.stats.waited - rc.stats.durable
@@ -98,17 +94,7 @@ func (s *Server) applyQuotas(rc *reqCtx, req kmsg.Request, resp kmsg.Response) (
 	if ms <= 0 {
 		return 0, false
 	}
-	self := false
-	if tr, ok := resp.(kmsg.SetThrottleResponse); ok {
-		tr.SetThrottle(int32(min(ms, int64(^uint32(0)>>1))))
-	}
-	if tr, ok := resp.(kmsg.ThrottleResponse); ok {
-		_, self = tr.Throttle()
-	}
-	if resp == nil {
-		self = true // acks=0: nothing to delay, the connection is muted
-	}
-	return time.Duration(ms) * time.Millisecond, self
+	return time.Duration(ms) * time.Millisecond, quota.SetThrottle(resp, ms)
 }
 
 // noteThrottle reports a throttle to the observer and returns it; a
@@ -136,48 +122,15 @@ func fetchResponseBytes(resp kmsg.Response) int {
 	return n
 }
 
-// throttledFetch makes a throttled Fetch's answer Kafka's: no partitions
-// for a fetch without a session, or one that was to open a session (the
-// session just opened is dropped: the client opens it again after the
-// throttle). An incremental fetch keeps its partitions, records emptied:
-// its session already counts them as sent (their offsets and bounds), and
-// the client fetches the same offsets again after the throttle.
+// throttledFetch empties a throttled Fetch's answer (quota.ThrottledFetch).
 func (s *Server) throttledFetch(r *kmsg.FetchRequest, resp kmsg.Response) {
-	var fr *kmsg.FetchResponse
 	switch x := resp.(type) {
 	case *batchResponse:
-		fr = x.FetchResponse
+		quota.ThrottledFetch(r, x.FetchResponse, s.sessions.Remove)
 	case *kmsg.FetchResponse:
-		fr = x
-	default:
-		return
-	}
-	if fr.ErrorCode != 0 {
-		return
-	}
-	if r.Version < 7 || r.SessionEpoch <= 0 {
-		if fr.SessionID != 0 {
-			s.sessions.Remove(fr.SessionID)
-			fr.SessionID = 0
-		}
-		fr.Topics = []kmsg.FetchResponseTopic{}
-		return
-	}
-	for i := range fr.Topics {
-		for j := range fr.Topics[i].Partitions {
-			fr.Topics[i].Partitions[j].RecordBatches = []byte{} // empty, not null: clients refuse a null record set
-		}
+		quota.ThrottledFetch(r, x, s.sessions.Remove)
 	}
 }
-
-// mutating are the requests controller_mutation_rate counts (KIP-599),
-// and strictFrom the version from which each is strict: refused
-// THROTTLING_QUOTA_EXCEEDED while the client is in debt, rather than
-// admitted and throttled.
-var (
-	mutating   = map[int16]bool{19: true, 20: true, 37: true}
-	strictFrom = map[int16]int16{19: 6, 20: 5, 37: 3}
-)
 
 // errMutationQuota is Kafka's refusal of a strict mutation in debt.
 var errMutationQuota = kafkaWorded{kerr.ThrottlingQuotaExceeded, "The throttling quota has been exceeded."}
@@ -185,7 +138,7 @@ var errMutationQuota = kafkaWorded{kerr.ThrottlingQuotaExceeded, "The throttling
 // mutationRefused says whether a topic's mutation must be refused
 // (KIP-599): the request is strict and the client's bucket is in debt.
 func (s *Server) mutationRefused(rc *reqCtx) error {
-	if rc.version < strictFrom[rc.key] {
+	if !quota.Strict(rc.key, rc.version) {
 		return nil
 	}
 	user, cid := quotaIdentity(rc)
@@ -205,29 +158,13 @@ func (s *Server) mutated(rc *reqCtx, n int32) {
 	s.quotas.RecordMutations(user, cid, float64(n), time.Now().UnixMilli())
 }
 
-// hostOf is a remote address's IP (its string when it has none).
-func hostOf(addr net.Addr) string {
-	if a, ok := addr.(*net.TCPAddr); ok {
-		return a.IP.String()
-	}
-	host, _, err := net.SplitHostPort(addr.String())
-	if err != nil {
-		return addr.String()
-	}
-	return host
-}
-
 // admitIP applies the per-IP connection bounds to a new connection, with
 // s.mu held: beyond max.connections.per.ip (or its override for ip) it
 // is closed at once; over its connection_creation_rate (KIP-612) it is
 // held open, unread, for the throttle time and then closed, as Kafka
 // does, so that a client reconnecting in a loop is slowed down.
 func (s *Server) admitIP(nc net.Conn, ip string) bool {
-	limit, ok := s.ipLimits[ip]
-	if !ok {
-		limit = s.cfg.MaxConnectionsPerIP
-	}
-	if limit > 0 && s.perIP[ip] >= limit || ok && limit == 0 {
+	if limit, refused := quota.ConnectionLimit(s.ipLimits, s.cfg.MaxConnectionsPerIP, ip, s.perIP[ip]); refused {
 		s.log.Debug("connection-refused-max-connections-per-ip", zap.String("ip", ip), zap.Int("limit", limit))
 		nc.Close()
 		return false
@@ -240,22 +177,11 @@ func (s *Server) admitIP(nc net.Conn, ip string) bool {
 	return true
 }
 
-// resolveIPLimits maps max.connections.per.ip.overrides to addresses: an
-// IP as it is, a host name to every address it resolves to now.
+// hostOf is a remote address's IP (wire.HostOf).
+func hostOf(addr net.Addr) string { return wire.HostOf(addr) }
+
+// resolveIPLimits maps max.connections.per.ip.overrides to addresses
+// (quota.ResolveIPLimits).
 func resolveIPLimits(overrides map[string]int) (map[string]int, error) {
-	out := make(map[string]int, len(overrides))
-	for host, n := range overrides {
-		if ip := net.ParseIP(host); ip != nil {
-			out[ip.String()] = n
-			continue
-		}
-		addrs, err := net.LookupHost(host)
-		if err != nil {
-			return nil, fmt.Errorf("kafka: config: max.connections.per.ip.overrides: %s: %w", host, err)
-		}
-		for _, a := range addrs {
-			out[a] = n
-		}
-	}
-	return out, nil
+	return quota.ResolveIPLimits(overrides)
 }

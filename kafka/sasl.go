@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kgateway/kgateway/auth"
+	"github.com/kgateway/kgateway/kafka/connauth"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
@@ -46,16 +47,11 @@ func (c *conn) handshakeTLS() error {
 	if len(certs) == 0 || c.lis.Protocol.UsesSASL() {
 		return nil
 	}
-	subject := auth.SubjectName(certs[0])
-	m := c.lis.PrincipalMapper
-	if m == nil {
-		m, _ = auth.NewPrincipalMapper("DEFAULT")
-	}
-	name, err := m.Map(subject)
+	p, err := connauth.CertPrincipal(certs[0], c.lis.PrincipalMapper)
 	if err != nil {
 		return err
 	}
-	c.auth.SetPrincipal(auth.UserPrincipal(name))
+	c.auth.SetPrincipal(p)
 	return nil
 }
 
@@ -149,7 +145,7 @@ func (c *conn) authFailed(rc *reqCtx, resp *kmsg.SASLAuthenticateResponse, user,
 		}
 	}
 	resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
-	msg := "Authentication failed during authentication due to invalid credentials with SASL mechanism " + mech
+	msg := connauth.FailedMessage(mech)
 	resp.ErrorMessage = &msg
 	rc.closeAfter = true
 }

@@ -9,7 +9,6 @@ package kafka
 import (
 	"github.com/kgateway/kgateway/kafka/share"
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // shareInCluster reports whether share groups are served in cluster mode:
@@ -55,44 +54,12 @@ func (s *Server) shareCurrentLeader(id [16]byte, partition int32, code int16) (n
 	return s.leader(name, partition)
 }
 
-func (s *Server) shareFetchLeaders(resp *kmsg.ShareFetchResponse) {
-	named := map[int32]bool{}
-	for i := range resp.Topics {
-		t := &resp.Topics[i]
-		for j := range t.Partitions {
-			p := &t.Partitions[j]
-			if node, epoch, ok := s.shareCurrentLeader(t.TopicID, p.Partition, p.ErrorCode); ok {
-				p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = node, epoch
-				named[node] = true
-			}
-		}
+// shareNodes are the cluster's nodes as share answers name them.
+func (s *Server) shareNodes() []share.Endpoint {
+	bs := s.cfg.Cluster.Brokers()
+	out := make([]share.Endpoint, len(bs))
+	for i, b := range bs {
+		out[i] = share.Endpoint{NodeID: b.NodeID, Host: b.Host, Port: b.Port, Rack: b.Rack}
 	}
-	for _, b := range s.cfg.Cluster.Brokers() {
-		if named[b.NodeID] {
-			e := kmsg.NewShareFetchResponseNodeEndpoint()
-			e.NodeID, e.Host, e.Port, e.Rack = b.NodeID, b.Host, b.Port, b.Rack
-			resp.NodeEndpoints = append(resp.NodeEndpoints, e)
-		}
-	}
-}
-
-func (s *Server) shareAckLeaders(resp *kmsg.ShareAcknowledgeResponse) {
-	named := map[int32]bool{}
-	for i := range resp.Topics {
-		t := &resp.Topics[i]
-		for j := range t.Partitions {
-			p := &t.Partitions[j]
-			if node, epoch, ok := s.shareCurrentLeader(t.TopicID, p.Partition, p.ErrorCode); ok {
-				p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = node, epoch
-				named[node] = true
-			}
-		}
-	}
-	for _, b := range s.cfg.Cluster.Brokers() {
-		if named[b.NodeID] {
-			e := kmsg.NewShareAcknowledgeResponseNodeEndpoint()
-			e.NodeID, e.Host, e.Port, e.Rack = b.NodeID, b.Host, b.Port, b.Rack
-			resp.NodeEndpoints = append(resp.NodeEndpoints, e)
-		}
-	}
+	return out
 }

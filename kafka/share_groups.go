@@ -7,18 +7,11 @@ package kafka
 
 import (
 	"context"
-	"errors"
-	"reflect"
-	"slices"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/kgateway/kgateway/kafka/share"
 	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/resolver"
-	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // newShare creates the share coordinator over st.
@@ -111,92 +104,18 @@ func (l shareLog) ReadCommitted(topic string, partition int32, offset int64, max
 	return res.Batches, int64(res.LastStable), aborted, err
 }
 
-// Wait waits, in one select over every channel (no goroutine per
-// partition), for an append to parts, a release or expiry on one of them
-// (wake), the time until, the connection to die or the server to close.
+// Wait waits for an append to parts, a release or expiry on one of them
+// (wake), the time until, the connection to die or the server to close
+// (share.WaitAny).
 func (l shareLog) Wait(ctx context.Context, parts []offsets.TopicPartition, wake []<-chan struct{}, until time.Time) bool {
 	w := l.s.res.NewWaiter()
 	defer w.Close()
 	for _, tp := range parts {
 		_ = l.s.res.WatchWith(w, tp.Topic, tp.Partition)
 	}
-	timer := time.NewTimer(time.Until(until))
-	defer timer.Stop()
-	cases := []reflect.SelectCase{
-		{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())},
-		{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(l.s.closing)},
-		{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(w.C)},
-		{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(timer.C)},
-	}
-	for _, c := range wake {
-		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(c)})
-	}
-	chosen, _, _ := reflect.Select(cases)
-	return chosen >= 2 // not ctx or closing
+	return share.WaitAny(ctx.Done(), l.s.closing, w.C, until, wake)
 }
 
 func (l shareLog) Code(err error) int16 { return errCode(err) }
 
 func (l shareLog) MaxBytes() int { return int(l.s.cfg.FetchMaxBytes) }
-
-// shareGroupCommit answers an OffsetCommit to a share group's id:
-// GROUP_ID_NOT_FOUND on every partition, as Kafka.
-func shareGroupCommit(r *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
-	resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
-	for _, t := range r.Topics {
-		rt := kmsg.NewOffsetCommitResponseTopic()
-		rt.Topic = t.Topic
-		for _, p := range t.Partitions {
-			rp := kmsg.NewOffsetCommitResponseTopicPartition()
-			rp.Partition, rp.ErrorCode = p.Partition, kerr.GroupIDNotFound.Code
-			rt.Partitions = append(rt.Partitions, rp)
-		}
-		resp.Topics = append(resp.Topics, rt)
-	}
-	return resp
-}
-
-// withShareGroups adds the share groups to a ListGroups answer, as
-// Kafka lists every type when no types filter is given (one group-id namespace).
-func (s *Server) withShareGroups(r *kmsg.ListGroupsRequest, resp *kmsg.ListGroupsResponse) {
-	c := s.coords().share
-	if c == nil {
-		return
-	}
-	for _, g := range c.List() {
-		if len(r.StatesFilter) > 0 && !slices.ContainsFunc(r.StatesFilter, func(f string) bool { return strings.EqualFold(f, g.State) }) {
-			continue
-		}
-		if len(r.TypesFilter) > 0 && !slices.ContainsFunc(r.TypesFilter, func(f string) bool { return strings.EqualFold(f, "share") }) {
-			continue
-		}
-		lg := kmsg.NewListGroupsResponseGroup()
-		lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = g.ID, "share", g.State, "share"
-		resp.Groups = append(resp.Groups, lg)
-	}
-	sort.Slice(resp.Groups, func(i, j int) bool { return resp.Groups[i].Group < resp.Groups[j].Group })
-}
-
-// deleteShareGroups deletes the share groups among ids (DeleteGroups) and
-// returns their answers; the rest is the classic coordinator's.
-func (s *Server) deleteShareGroups(ids []string) (answered []kmsg.DeleteGroupsResponseGroup, rest []string) {
-	c := s.coords().share
-	for _, id := range ids {
-		if c == nil || !c.IsShareGroup(id) {
-			rest = append(rest, id)
-			continue
-		}
-		rg := kmsg.NewDeleteGroupsResponseGroup()
-		rg.Group = id
-		switch ok, err := c.Delete(id); {
-		case !ok:
-			rg.ErrorCode = kerr.GroupIDNotFound.Code
-		case errors.Is(err, share.ErrNotEmpty):
-			rg.ErrorCode = kerr.NonEmptyGroup.Code
-		case err != nil:
-			rg.ErrorCode = kerr.CoordinatorNotAvailable.Code
-		}
-		answered = append(answered, rg)
-	}
-	return answered, rest
-}

@@ -2,7 +2,9 @@
 // from a TLS client certificate or a SASL login) and its SASL exchange
 // (the security rules): which requests it may send now (Admit), how large a frame
 // (MaxFrame), whether the next frame is a bare token (RawToken), and the
-// steps of an exchange (Handshake, Authenticate) over auth's mechanisms.
+// steps of an exchange (Handshake, Authenticate) over auth's mechanisms,
+// a client certificate's principal (CertPrincipal) and a failed
+// exchange's message (FailedMessage).
 // The rules are in auth/doc.go ("Security").
 //
 // What it may not touch: the socket, the server, logs or metrics.

@@ -29,4 +29,11 @@
 // client-id; the first entity with the key gives the quota, and the
 // sensor it is measured on is that level's (a user-level quota is shared
 // by every client of the user, a default one is each entity's own).
+//
+// At dispatch (requests.go, response.go): which requests are exempt,
+// which count as mutations and from which version they are strict, the
+// per-IP connection bound (max.connections.per.ip and its overrides), and
+// a throttle's mark on a response (throttle_time_ms, whether the client
+// throttles itself, a throttled Fetch's emptied answer). kafka/quotas.go
+// keeps the connection, the principal, the observer and the logs.
 package quota

@@ -3,6 +3,12 @@
 // ShareGroupDescribe), share sessions, record acquisition with locks and
 // per-record acknowledgement (ShareFetch, ShareAcknowledge), and the
 // share-group offsets admin (Describe/Alter/DeleteShareGroupOffsets).
+// It also answers for share groups in requests kafka/ dispatches to the
+// classic coordinator (OffsetCommitAnswer, ListInto, DeleteGroups: the
+// one group-id namespace), names current leaders in cluster
+// answers (NameFetchLeaders, NameAckLeaders) and waits for a long poll's
+// wake-ups (WaitAny); kafka/ hands in the nodes, the leaders and the
+// channels.
 //
 // Several members may read one partition: each record is acquired by one
 // member at a time under a lock, and acknowledged as accepted, released

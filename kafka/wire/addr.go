@@ -18,3 +18,16 @@ func AdvertisedFor(nc net.Conn, addr string) (string, int32) {
 	p, _ := strconv.Atoi(port)
 	return host, int32(p)
 }
+
+// HostOf is a remote address's IP (its string when it has none), as
+// max.connections.per.ip counts it.
+func HostOf(addr net.Addr) string {
+	if a, ok := addr.(*net.TCPAddr); ok {
+		return a.IP.String()
+	}
+	host, _, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return addr.String()
+	}
+	return host
+}

@@ -7,8 +7,12 @@
 // listener survives (RetryableAccept, the connection limit), a request header's fixed
 // fields and client id (ParseRequestHeader, ParseHeaderRest), a
 // response's frame (AppendResponse, AppendRaw), a throttled connection's
-// mute (Mute, Delay; KIP-219) and the address its client is told to dial
-// (AdvertisedFor, the per-listener advertised address). The connection rules are in kafka/doc.go.
+// mute (Mute, Delay; KIP-219), the request order (Turn, ReadAfter: a
+// request starts once its predecessor has taken effect, requests in
+// effect one at a time, and when the reader may read the next frame, the
+// request memory budget) and the addresses of a client (AdvertisedFor,
+// the per-listener advertised address; HostOf). The connection rules are
+// in kafka/doc.go.
 //
 // What it may not touch: request and response types (a response is
 // framed through the Response interface, which kmsg's responses
