@@ -23,7 +23,7 @@ const (
 
 // allModule is every top-level package tree of the module.
 var allModule = []string{mod + "auth", cluster, mod + "kafka", mod + "resolver", mod + "ledger", mod + "storage",
-	mod + "offsets", mod + "metrics", mod + "server", mod + "cmd", mod + "test", mod + "tools", mod + "bench", mod + "topicconfig"}
+	mod + "offsets", mod + "metrics", mod + "server", mod + "cmd", mod + "test", mod + "tools", mod + "bench", mod + "topicconfig", mod + "tier"}
 
 // layerRule forbids the Go files under dir (and the directories below it,
 // but not a nested module's) to import any path starting with one of bad.
@@ -42,8 +42,10 @@ type layerRule struct {
 // offsets/ -> storage/, and each layer keeps its dependencies to itself.
 // server/ assembles the layers; only cmd/kgateway and tests import it.
 var layerRules = []layerRule{
-	{dir: "storage", bad: []string{mod + "ledger", mod + "resolver", mod + "offsets", mod + "kafka", mod + "metrics", mod + "server", mod + "cmd", franzGo},
+	{dir: "storage", bad: []string{mod + "tier", mod + "ledger", mod + "resolver", mod + "offsets", mod + "kafka", mod + "metrics", mod + "server", mod + "cmd", franzGo},
 		why: "storage is the bottom layer and knows no Kafka wire type"},
+	{dir: "tier", bad: []string{mod + "ledger", mod + "resolver", mod + "offsets", mod + "kafka", mod + "metrics", mod + "server", mod + "cmd", franzGo},
+		why: "the object tier keeps sealed ledgers of storage's logs in an object store: it sits on storage and knows no Kafka wire type"},
 	{dir: "ledger", bad: []string{mod + "resolver", mod + "offsets", mod + "kafka", mod + "metrics", mod + "server", mod + "cmd", franzGo},
 		why: "ledger sits on storage only and knows no Kafka wire type"},
 	{dir: "offsets", bad: []string{mod + "storage", mod + "ledger", mod + "resolver", mod + "kafka", mod + "metrics", mod + "server", mod + "cmd", franzGo},
@@ -136,8 +138,8 @@ var layerRules = []layerRule{
 		why: "SCRAM credentials in etcd: auth's types, nothing of the data path"},
 	{dir: "cluster/catalog", bad: allModule, allow: []string{mod + "resolver", mod + "topicconfig"}, prodOnly: true,
 		why: "the topic catalog in etcd applies its records through the resolver"},
-	{dir: "cluster/etcdmeta", bad: allModule, allow: []string{mod + "storage"}, prodOnly: true,
-		why: "tier metadata in etcd implements storage/tier's metadata interface"},
+	{dir: "cluster/etcdmeta", bad: allModule, allow: []string{mod + "storage", mod + "tier"}, prodOnly: true,
+		why: "tier metadata in etcd implements tier's metadata interface"},
 	{dir: "cluster/status", bad: allModule, allow: []string{cluster + "/owner", cluster + "/diskless", cluster + "/node", cluster + "/catalog"}, prodOnly: true,
 		why: "cluster status only reads what the cluster packages keep in etcd, through their own decoders"},
 	{dir: "cluster/node", bad: []string{cluster, mod + "offsets", mod + "kafka/", mod + "auth"},

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/kgateway/kgateway/storage"
-	"github.com/kgateway/kgateway/storage/tier"
+	"github.com/kgateway/kgateway/tier"
 )
 
 // This file is the managed-ledger contract. resolver/ codes against these

@@ -74,11 +74,11 @@
 // ledger offloaded to the object tier (storage/doc.go "Offloaded
 // ledgers"), its published objects; a ReadTargetDispatcher picks the
 // reader of each by kind. An object read pins the object (a lease record
-// in the object metadata, storage/tier B5) and revalidates it; a stale
+// in the object metadata, tier B5) and revalidates it; a stale
 // candidate makes the read try the next one, none left a fresh snapshot.
 // The pin is not a cursor and changes nothing the ledger holds: R1 holds
 // for the ledger and its index; the pin is the one write of an object read
-// (storage/tier doc "Reads and R1"). With a lease, the payloads of entries
+// (tier doc "Reads and R1"). With a lease, the payloads of entries
 // read from local segment files are the lease's and say where they lie in
 // their files, for a caller that sends them with sendfile.
 //

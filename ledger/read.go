@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/kgateway/kgateway/storage"
-	"github.com/kgateway/kgateway/storage/tier"
+	"github.com/kgateway/kgateway/tier"
 )
 
 // readAttempts bounds how often a read starts again after a concurrent trim
@@ -170,7 +170,7 @@ func (m *Managed) storeReadErr(err error) error {
 
 // A target holds the payloads of a ledger's entries (read flow step 5).
 // A ledger's candidates (candidatesOf) are its local segment file while
-// it has one, then its published objects in the object tier (storage/tier),
+// it has one, then its published objects in the object tier (tier),
 // best first; the ReadTargetDispatcher picks the reader of each by its
 // kind.
 type target interface {
@@ -249,7 +249,7 @@ func (s *segments) read(c candidate, hdrs []storage.EntryHeader) ([]Entry, error
 
 // objects reads published objects through the tier, which pins the
 // object with a durable lease record, revalidates the candidate, and
-// checks every frame (storage/tier B5, B7). The pin is the only write of
+// checks every frame (tier B5, B7). The pin is the only write of
 // such a read, and it is no cursor (R1).
 type objects struct{ tier *tier.Tier }
 

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/kgateway/kgateway/storage"
-	"github.com/kgateway/kgateway/storage/tier"
-	"github.com/kgateway/kgateway/storage/tier/tiertest"
+	"github.com/kgateway/kgateway/tier"
+	"github.com/kgateway/kgateway/tier/tiertest"
 	"gocloud.dev/blob/fileblob"
 )
 

@@ -2,7 +2,7 @@ package metrics
 
 import "github.com/prometheus/client_golang/prometheus"
 
-// TierStat is the object tier's work (storage/tier Stats), in a Snapshot;
+// TierStat is the object tier's work (tier Stats), in a Snapshot;
 // all counters since the server opened. Zero without an object store.
 type TierStat struct {
 	Uploads, UploadBytes, UploadFailures int64

@@ -14,7 +14,7 @@ import (
 
 	"github.com/kgateway/kgateway/ledger"
 	"github.com/kgateway/kgateway/storage"
-	"github.com/kgateway/kgateway/storage/tier"
+	"github.com/kgateway/kgateway/tier"
 )
 
 // This file is the resolver contract that kafka/ codes against. Change a

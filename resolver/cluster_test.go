@@ -10,7 +10,7 @@ import (
 
 	"github.com/kgateway/kgateway/ledger"
 	"github.com/kgateway/kgateway/storage"
-	"github.com/kgateway/kgateway/storage/tier"
+	"github.com/kgateway/kgateway/tier"
 	"github.com/kgateway/kgateway/topicconfig"
 )
 

@@ -11,7 +11,7 @@ import (
 	"sort"
 
 	"github.com/kgateway/kgateway/storage"
-	"github.com/kgateway/kgateway/storage/tier"
+	"github.com/kgateway/kgateway/tier"
 )
 
 // Binding is one stored topic binding: partition i is Logs[i].

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/kgateway/kgateway/storage"
-	"github.com/kgateway/kgateway/storage/tier"
+	"github.com/kgateway/kgateway/tier"
 	"go.uber.org/zap"
 )
 

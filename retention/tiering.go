@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kgateway/kgateway/storage/tier"
+	"github.com/kgateway/kgateway/tier"
 	"sync"
 	"time"
 
@@ -12,7 +12,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// The object tier's pass (storage/tier): every
+// The object tier's pass (tier): every
 // remote.log.manager.task.interval.ms, sealed ledgers of topics with
 // remote.storage.enable=true are uploaded and, once published, removed
 // locally as local.retention.* allows; then objects of ledgers retention

@@ -4,7 +4,7 @@ import (
 	"github.com/kgateway/kgateway/ledger"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/kgateway/kgateway/storage"
-	"github.com/kgateway/kgateway/storage/tier"
+	"github.com/kgateway/kgateway/tier"
 )
 
 // The configuration types of the layers server/ assembles, under the
@@ -14,7 +14,7 @@ import (
 type (
 	// StorageOptions is Config.Storage (storage.Options).
 	StorageOptions = storage.Options
-	// TierOptions is Config.Tier (storage/tier.Options).
+	// TierOptions is Config.Tier (tier.Options).
 	TierOptions = tier.Options
 	// ResolverConfig is Config.Resolver (resolver.Config).
 	ResolverConfig = resolver.Config

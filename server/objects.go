@@ -6,7 +6,7 @@ import (
 
 	"github.com/kgateway/kgateway/storage"
 	"github.com/kgateway/kgateway/storage/objstore"
-	"github.com/kgateway/kgateway/storage/tier"
+	"github.com/kgateway/kgateway/tier"
 	"gocloud.dev/blob"
 )
 

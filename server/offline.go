@@ -19,7 +19,7 @@ import (
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/kgateway/kgateway/storage"
 	"github.com/kgateway/kgateway/storage/objstore"
-	"github.com/kgateway/kgateway/storage/tier"
+	"github.com/kgateway/kgateway/tier"
 )
 
 // Inspect writes what dataDir holds to w: every topic with its
@@ -198,7 +198,7 @@ func printPlan(w io.Writer, p resolver.Plan) {
 
 // printCandidates prints the read's candidates for the floor entry's
 // ledger: the chosen target, and for an object its record and pins (a
-// fetch pins the chosen object before it reads, storage/tier B5; explain
+// fetch pins the chosen object before it reads, tier B5; explain
 // itself writes nothing, so it pins nothing).
 func printCandidates(w io.Writer, cs []resolver.PlanCandidate) {
 	for _, c := range cs {

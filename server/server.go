@@ -17,7 +17,7 @@ import (
 	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/kgateway/kgateway/storage"
-	"github.com/kgateway/kgateway/storage/tier"
+	"github.com/kgateway/kgateway/tier"
 	"go.uber.org/zap"
 	"gocloud.dev/blob"
 )

@@ -42,7 +42,7 @@
 //	                      running max timestamp; SeekTime = SeekGE
 //	m|key                 the upper layers' metadata (ApplyMeta/GetMeta/ScanMeta),
 //	                      among them the object tier's records and pins
-//	                      (m|tier/..., storage/tier PebbleMeta)
+//	                      (m|tier/..., tier PebbleMeta)
 //	s|next-ledger         the next ledger ID (store-wide; IDs are never reused)
 //
 // # Group commit
@@ -256,7 +256,7 @@
 //
 // # Offloaded ledgers
 //
-// A sealed ledger whose entries an object store holds (storage/tier) may
+// A sealed ledger whose entries an object store holds (tier) may
 // be offloaded (Offload): its record is marked, in a synced write, and
 // then its file is removed like a trimmed one's (after the last pin, I6;
 // kept as the log's spare when I8 allows). Its record, entry index and

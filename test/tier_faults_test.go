@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/kgateway/kgateway/server"
-	"github.com/kgateway/kgateway/storage/tier"
+	"github.com/kgateway/kgateway/tier"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )

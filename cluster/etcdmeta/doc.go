@@ -1,6 +1,6 @@
-// Package etcdmeta keeps the object tier's metadata (storage/tier Meta) in
+// Package etcdmeta keeps the object tier's metadata (tier Meta) in
 // etcd, so several nodes share one object index and see each other's
-// reader pins. It keeps the contract of storage/tier (rules B1–B8) and
+// reader pins. It keeps the contract of tier (rules B1–B8) and
 // passes the same conformance suite as PebbleMeta
 // (tiertest.MetaConformance).
 //

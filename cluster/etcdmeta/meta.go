@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/kgateway/kgateway/storage"
-	"github.com/kgateway/kgateway/storage/tier"
+	"github.com/kgateway/kgateway/tier"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 

@@ -10,8 +10,8 @@ import (
 	"github.com/kgateway/kgateway/cluster/etcdmeta"
 	"github.com/kgateway/kgateway/cluster/etcdtest"
 	"github.com/kgateway/kgateway/storage"
-	"github.com/kgateway/kgateway/storage/tier"
-	"github.com/kgateway/kgateway/storage/tier/tiertest"
+	"github.com/kgateway/kgateway/tier"
+	"github.com/kgateway/kgateway/tier/tiertest"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 

@@ -7,7 +7,7 @@ import (
 	"fmt"
 
 	"github.com/kgateway/kgateway/storage"
-	"github.com/kgateway/kgateway/storage/tier"
+	"github.com/kgateway/kgateway/tier"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )

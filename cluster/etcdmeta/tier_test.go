@@ -14,7 +14,7 @@ import (
 	"github.com/kgateway/kgateway/cluster/etcdmeta"
 	"github.com/kgateway/kgateway/cluster/etcdtest"
 	"github.com/kgateway/kgateway/storage"
-	"github.com/kgateway/kgateway/storage/tier"
+	"github.com/kgateway/kgateway/tier"
 	"gocloud.dev/blob/fileblob"
 )
 

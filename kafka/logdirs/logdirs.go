@@ -7,7 +7,7 @@
 // what the data directory holds for it, whatever the log start (soft
 // trimmed entries count until their ledger is removed, as Kafka's count
 // until their segment is deleted). A ledger offloaded to the object store
-// (storage/tier: uploaded, verified, its local file removed) is not
+// (tier: uploaded, verified, its local file removed) is not
 // counted: Kafka reports a tiered partition's local part only, its remote
 // bytes appearing in its RemoteLogManager metrics, never in
 // DescribeLogDirs. A ledger uploaded but still local counts, as it is

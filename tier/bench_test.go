@@ -11,8 +11,8 @@ import (
 
 	"github.com/kgateway/kgateway/storage"
 	"github.com/kgateway/kgateway/storage/objstore"
-	"github.com/kgateway/kgateway/storage/tier"
 	"github.com/kgateway/kgateway/test/s3server"
+	"github.com/kgateway/kgateway/tier"
 )
 
 // The benchmarks run once per object-store backend, as sub-benchmarks:

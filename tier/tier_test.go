@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/kgateway/kgateway/storage"
-	"github.com/kgateway/kgateway/storage/tier"
-	"github.com/kgateway/kgateway/storage/tier/tiertest"
+	"github.com/kgateway/kgateway/tier"
+	"github.com/kgateway/kgateway/tier/tiertest"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
 )

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/kgateway/kgateway/storage"
-	"github.com/kgateway/kgateway/storage/tier"
+	"github.com/kgateway/kgateway/tier"
 )
 
 // OpenMeta opens a fresh, empty metadata store for one test and returns
@@ -18,7 +18,7 @@ import (
 // handle twice.
 type OpenMeta func(t *testing.T) (a, b tier.Meta)
 
-// MetaConformance runs the contract of tier.Meta (storage/tier meta.go,
+// MetaConformance runs the contract of tier.Meta (tier meta.go,
 // rule B1) against an implementation: records, versions and their
 // compare-and-swap, order, pins, visibility between the two handles, and
 // concurrent compare-and-swaps of which exactly one wins.

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kgateway/kgateway/storage/tier"
 	"github.com/kgateway/kgateway/test/s3server"
+	"github.com/kgateway/kgateway/tier"
 )
 
 // TestUploadToHungS3Fails: an upload to a real S3 server that accepts

@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kgateway/kgateway/storage/tier"
+	"github.com/kgateway/kgateway/tier"
 )
 
 // ErrSlowDown is what Faulty fails with: an object store's 503 SlowDown.
