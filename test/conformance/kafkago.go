@@ -223,25 +223,5 @@ func runKafkaGoHere(o options, s suite, tmp string, netns bool, start time.Time)
 		return err
 	}
 	env := append(kafkaGoEnv(true), "KAFKA_VERSION="+kafkaGoKafkaVersion)
-	res, runErr := runTests(o, s, string(dir), env, skipPat)
-	kgErr := kg.stop()
-	if runErr != nil {
-		return runErr
-	}
-	all, err := listTests(s, string(dir), kafkaGoEnv(true))
-	if err != nil {
-		return err
-	}
-	v := compare(all, res.outcome, exp, o.run != "")
-	report(o, s, res, v, time.Since(start))
-	if kgErr != nil {
-		v.problems = append(v.problems, fmt.Sprintf("kgateway: %v (log: %s)", kgErr, kg.logPath))
-	}
-	if len(v.problems) > 0 {
-		if !o.keep {
-			fmt.Printf("conformance: rerun with -keep to keep kgateway's log\n")
-		}
-		return fmt.Errorf("%d problem(s):\n  %s", len(v.problems), strings.Join(v.problems, "\n  "))
-	}
-	return nil
+	return runAndJudge(o, s, kg, exp, string(dir), env, kafkaGoEnv(true), skipPat, start)
 }

@@ -148,12 +148,19 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	res, runErr := runTests(o, s, "", kgoEnv(o, kg.addr), skipPat)
+	return runAndJudge(o, s, kg, exp, "", kgoEnv(o, kg.addr), nil, skipPat, start)
+}
+
+// runAndJudge runs suite s's tests (in dir, with env; listed with
+// listEnv) against kg, stops kg, and judges the outcomes against exp:
+// the report, and an error naming every problem.
+func runAndJudge(o options, s suite, kg *kgateway, exp map[string]expectation, dir string, env, listEnv []string, skipPat string, start time.Time) error {
+	res, runErr := runTests(o, s, dir, env, skipPat)
 	kgErr := kg.stop()
 	if runErr != nil {
 		return runErr
 	}
-	all, err := listTests(s, "", nil)
+	all, err := listTests(s, dir, listEnv)
 	if err != nil {
 		return err
 	}
