@@ -226,6 +226,26 @@ func TestClusterNotLeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer direct.Close()
+	// The follower learns the leader from its watch, a moment after the
+	// leader claims the partition; until then it names none (-1), as a
+	// Kafka broker with stale metadata does. Ask once it knows.
+	eventually(t, "the follower names the leader", func() error {
+		md := kmsg.NewPtrMetadataRequest()
+		mt := kmsg.NewMetadataRequestTopic()
+		mt.Topic = kmsg.StringPtr("n")
+		md.Topics = append(md.Topics, mt)
+		r, err := md.RequestWith(ctx, direct.Broker(int(other)))
+		if err != nil {
+			return err
+		}
+		if len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 {
+			return fmt.Errorf("metadata %+v", r.Topics)
+		}
+		if got := r.Topics[0].Partitions[0].Leader; got != leader {
+			return fmt.Errorf("node %d names leader %d, want %d", other, got, leader)
+		}
+		return nil
+	})
 	// A client follows Metadata to the leader; a request to one broker
 	// pins the wrong node.
 	req := kmsg.NewPtrProduceRequest()
