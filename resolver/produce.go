@@ -121,8 +121,13 @@ func (h Partition) produceAsync(b Batches, owned bool, frame *storage.Backing) (
 	for attempt := 0; ; attempt++ {
 		pp, err := h.produceOnce(b, owned, frame)
 		retry := errors.Is(err, ErrUnknownTopic) || errors.Is(err, errReplaced)
-		if !retry || attempt == maxRebinds || !h.p.isReplaced() {
+		if !retry || !h.p.isReplaced() {
 			return pp, err
+		}
+		if attempt == maxRebinds {
+			// Replaced again each time: the client retries, as after a
+			// leader change; the topic itself was never gone.
+			return nil, errReplaced
 		}
 		if h, err = h.rebind(); err != nil {
 			return nil, err
