@@ -25,6 +25,12 @@
 // rest is grouped on types that own one part each and may touch nothing
 // else:
 //
+//	bindings    (bindings.go) the catalog in memory, Resolver.mu: the
+//	            lookups by name, id and log, companions, publication. It
+//	            may not open, close or write a partition or touch storage.
+//	Passes      (passes.go) the background retention, tiering and
+//	            cleaner passes, reached as Passes(); they see partitions
+//	            only through their packages' Host and Partition interfaces.
 //	Partition   (handle.go) one partition resolved once for one request
 //	            (Resolve): its reads, snapshots, ListOffsets lookups,
 //	            long-poll registration and produce. It holds the binding

@@ -52,7 +52,7 @@ func (r *Resolver) Resolve(topic string, idx int32) (Partition, error) {
 	view := ledger.Committed
 	t, ok := r.mu.topics[topic]
 	if !ok {
-		if t, ok = r.companionLocked(topic); !ok {
+		if t, ok = r.mu.companionLocked(topic); !ok {
 			return Partition{}, ErrUnknownTopic
 		}
 		view = ledger.TopicCompacted

@@ -18,7 +18,7 @@ func (r *Resolver) PartitionInfos() []PartitionInfo {
 	var out []PartitionInfo
 	for _, t := range r.Topics() {
 		for i := range t.Partitions {
-			p, err := r.partition(t.Name, i)
+			p, err := r.mu.partition(t.Name, i)
 			if err != nil {
 				continue
 			}

@@ -149,7 +149,7 @@ func (r *Resolver) loadTopics() error {
 		}
 		t.creator = rec.Creator
 		r.mu.Lock()
-		r.publishLocked(t)
+		r.mu.publishLocked(t)
 		r.mu.Unlock()
 	}
 	return nil
