@@ -17,10 +17,12 @@
 //	topicconfig/  the topic configs' names, defaults, checks and settings
 //	txnstate/     a partition's transaction state: the append side, the
 //	              read side (LSO, aborted index) and their durable keys
+//	explain/      the read plan of one fetch over a read-only view of a
+//	              data directory (`kgateway explain`), by the resolver's rules
 //
 // What stays here: the catalog and its metadata, each topic's configs, the
 // partition (produce, fetch, producer state), the partition side of
-// transactions, compacted views' bindings, ReplacePartition and explain.
+// transactions, compacted views' bindings and ReplacePartition.
 // *Resolver itself keeps the catalog and the by-name entry points; the
 // rest is grouped on types that own one part each and may touch nothing
 // else:

@@ -124,7 +124,7 @@ func (h Partition) fetchOnce(offset Offset, maxBytes int, minOne bool, iso Isola
 	// Steps 2–5 are the ledger's: one snapshot, the entries under it, and
 	// a fresh start after a concurrent trim. The snapshot comes back for
 	// the log start check, the empty read at the end and the fresh end check; the entries stop at its end.
-	sn, entries, err := ml.ReadEntries(h.view, offset, ledger.NoLimit, fetchEntries(maxBytes), max(maxBytes, 1), lease)
+	sn, entries, err := ml.ReadEntries(h.view, offset, ledger.NoLimit, FetchEntries(maxBytes), max(maxBytes, 1), lease)
 	if err != nil && p.isReplaced() {
 		return FetchResult{}, errRebound // its ledger closed, its log deleted
 	}
