@@ -17,6 +17,8 @@
 //	topicconfig/  the topic configs' names, defaults, checks and settings
 //	txnstate/     a partition's transaction state: the append side, the
 //	              read side (LSO, aborted index) and their durable keys
+//	producerid/   the durable producer-id counter and bumped epochs
+//	              (InitProducerID), or the shared allocator in cluster mode
 //	explain/      the read plan of one fetch over a read-only view of a
 //	              data directory (`kgateway explain`), by the resolver's rules
 //

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kgateway/kgateway/resolver/producerid"
 	"github.com/kgateway/kgateway/topicconfig"
 
 	"go.uber.org/zap"
@@ -20,7 +21,7 @@ import (
 // Resolver holds the partition bindings and serves produce and fetch.
 //
 // Lock order: adminMu, then mu, then a partition's ckptMu, app, mu (see
-// partition). pidMu is independent of all of them; retention.mu is taken
+// partition). the producer-id counter's lock (producerid) is independent of all of them; retention.mu is taken
 // before any partition lock and never with adminMu.
 type Resolver struct {
 	store *storage.Store
@@ -52,9 +53,9 @@ type Resolver struct {
 	// their logs (state_store.go).
 	states *stateStore
 
-	// pidMu guards the durable producer-id counter (InitProducerID).
-	pidMu   sync.Mutex
-	nextPID int64
+	// pids is the durable producer-id counter (InitProducerID, package
+	// producerid), under its own lock.
+	pids *producerid.IDs
 
 	// passes are the background retention, tiering and cleaner passes
 	// (passes.go).

@@ -37,8 +37,7 @@ type ProducerState struct {
 // AllocateProducerID hands out a fresh producer id (epoch 0), durably
 // (the counter behind InitProducerID(ctx, -1, -1)).
 func (r *Resolver) AllocateProducerID(ctx context.Context) (int64, error) {
-	id, _, err := r.InitProducerID(ctx, -1, -1)
-	return id, err
+	return r.pids.AllocateProducerID(ctx)
 }
 
 // AddTxnPartition lets producer (pid, epoch) write transactional batches to
