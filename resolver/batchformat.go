@@ -50,11 +50,17 @@ const (
 
 // BatchTransactional reports whether b starts with a transactional batch
 // (recordbatch.BatchTransactional).
-func BatchTransactional(b []byte) bool { return recordbatch.BatchTransactional(b) }
+func BatchTransactional(b []byte) bool {
+	trace("peek")
+	return recordbatch.BatchTransactional(b)
+}
 
 // BatchCodec is the codec of the batch at the start of b
 // (recordbatch.BatchCodec).
-func BatchCodec(b []byte) (Codec, bool) { return recordbatch.BatchCodec(b) }
+func BatchCodec(b []byte) (Codec, bool) {
+	trace("peek")
+	return recordbatch.BatchCodec(b)
+}
 
 var castagnoli = recordbatch.Castagnoli
 

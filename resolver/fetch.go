@@ -30,6 +30,7 @@ type snapshot struct {
 // snapshot takes h's snapshot in its view (a companion's is its view's,
 // reads of the view), on the partition's new binding when h was replaced (the old copy's retirement).
 func (h Partition) snapshot() (snapshot, error) {
+	trace("snapshot")
 	for attempt := 0; ; attempt++ {
 		ml, err := h.readable()
 		var sn ledger.Snapshot
