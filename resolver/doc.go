@@ -19,6 +19,7 @@
 //	              read side (LSO, aborted index) and their durable keys
 //	producerid/   the durable producer-id counter and bumped epochs
 //	              (InitProducerID), or the shared allocator in cluster mode
+//	identity/     the durable cluster id and internal topics' ids
 //	explain/      the read plan of one fetch over a read-only view of a
 //	              data directory (`kgateway explain`), by the resolver's rules
 //
@@ -182,7 +183,7 @@
 //	**Durable view.** The view is durable as any log: a restart keeps it, and a crash
 //	    during a copy resumes from the view's end.
 //
-// # Identity and internal topics (identity.go)
+// # Identity and internal topics (identity.go, package identity)
 //
 //   - **Durable cluster id.** The cluster id is random (a UUID in Kafka's 22-character
 //     base64url form), made at the first Open of a data directory and

@@ -23,7 +23,7 @@ import (
 //	resolver/txn-open/<log><pid>      an open transaction on a log (the aborted-transaction index)
 //	resolver/aborted/<log><offset>    an aborted transaction on a log (the aborted-transaction index)
 //
-// the cluster's identity (identity.go: resolver/cluster-id and
+// the cluster's identity (package identity: resolver/cluster-id and
 // resolver/internal-topic/<name>), and the producer-id counter and bumped
 // epochs (package producerid: resolver/next-pid and
 // resolver/producer-epoch/<pid>).

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kgateway/kgateway/resolver/identity"
 	"github.com/kgateway/kgateway/resolver/producerid"
 	"github.com/kgateway/kgateway/topicconfig"
 
@@ -38,9 +39,10 @@ type Resolver struct {
 	// replaced whole under adminMu, read without locks.
 	dynBroker atomic.Pointer[brokerLayers]
 
-	// clusterID and internalIDs are set by Open and never change (the durable cluster id, reserved internal topic names).
-	clusterID   string
-	internalIDs map[string]TopicID
+	// id is the cluster id and the internal topics' ids, set by Open and
+	// never changed (the durable cluster id, reserved internal topic
+	// names; package identity).
+	id identity.Identity
 
 	// mu is the catalog in memory (bindings.go): its lookups, and the
 	// lock every reader of the catalog takes.
@@ -191,7 +193,8 @@ func Open(store *storage.Store, cfg Config) (*Resolver, error) {
 	if err := r.loadCounters(); err != nil {
 		return nil, err
 	}
-	if err := r.loadIdentity(); err != nil {
+	var err error
+	if r.id, err = loadIdentity(store); err != nil {
 		return nil, err
 	}
 	if err := r.loadBrokerConfigs(); err != nil {
