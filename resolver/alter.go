@@ -48,7 +48,7 @@ func (r *Resolver) planOps(t *topic, ops []topicconfig.Op) (map[string]string, e
 	if err := r.validateConfigs(configs); err != nil {
 		return nil, err
 	}
-	if err := r.checkViewName(t.name, configs); err != nil { // No name collisions
+	if err := r.mu.checkViewName(t.name, configs); err != nil { // No name collisions
 		return nil, err
 	}
 	return configs, nil

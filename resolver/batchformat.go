@@ -50,11 +50,17 @@ const (
 
 // BatchTransactional reports whether b starts with a transactional batch
 // (recordbatch.BatchTransactional).
-func BatchTransactional(b []byte) bool { return recordbatch.BatchTransactional(b) }
+func BatchTransactional(b []byte) bool {
+	trace("peek")
+	return recordbatch.BatchTransactional(b)
+}
 
 // BatchCodec is the codec of the batch at the start of b
 // (recordbatch.BatchCodec).
-func BatchCodec(b []byte) (Codec, bool) { return recordbatch.BatchCodec(b) }
+func BatchCodec(b []byte) (Codec, bool) {
+	trace("peek")
+	return recordbatch.BatchCodec(b)
+}
 
 var castagnoli = recordbatch.Castagnoli
 
@@ -74,7 +80,7 @@ func scanStoredRecords(b []byte, limit int64, fn func(RecordMeta) error) error {
 	return recordbatch.ScanStoredRecords(b, limit, fn)
 }
 
-// validateStored checks one stored entry before it is served (read flow
+// ValidateStored checks one stored entry before it is served (read flow
 // step 5): it must be exactly one batch (magic 2, its length the entry's
 // size, a sound header) whose base offset and record count match the
 // index. Anything else fails closed.
@@ -85,7 +91,7 @@ func scanStoredRecords(b []byte, limit int64, fn func(RecordMeta) error) error {
 // CRC32C, which covers every payload byte, and a tail-cache read serves the
 // very slice Produce validated. Checking again cost a second CRC pass over
 // every served byte plus a walk over every record, on the hottest path.
-// validateViewed is validateStored for an entry of a compacted view (the view log):
+// validateViewed is ValidateStored for an entry of a compacted view (the view log):
 // the batch starts at or after the entry and ends where it ends.
 func validateViewed(e storage.Entry) error {
 	if len(e.Payload) < batchHeaderLen {
@@ -96,10 +102,10 @@ func validateViewed(e storage.Entry) error {
 		return fmt.Errorf("%w: batch at %d+%d stored as view entry [%d,+%d)", ErrCorruptBatch, h.BaseOffset, h.LastOffsetDelta, e.Offset, e.Records)
 	}
 	e.Offset, e.Records = h.BaseOffset, h.LastOffsetDelta+1
-	return validateStored(e)
+	return ValidateStored(e)
 }
 
-func validateStored(e storage.Entry) error {
+func ValidateStored(e storage.Entry) error {
 	b := e.Payload
 	switch {
 	case len(b) < batchHeaderLen:

@@ -78,7 +78,7 @@ func (r *Resolver) CreateTopicBy(creator, name string, partitions int32, replica
 	if err := r.validateConfigs(configs); err != nil {
 		return Topic{}, err
 	}
-	if err := r.checkViewName(name, configs); err != nil { // No name collisions
+	if err := r.mu.checkViewName(name, configs); err != nil { // No name collisions
 		return Topic{}, err
 	}
 	id := newTopicID()
@@ -132,7 +132,7 @@ func (r *Resolver) createLocked(name string, id TopicID, partitions int32, confi
 		return Topic{}, err
 	}
 	r.mu.Lock()
-	r.publishLocked(t)
+	r.mu.publishLocked(t)
 	r.mu.Unlock()
 	return t.public(), nil
 }
@@ -189,14 +189,14 @@ func (r *Resolver) deleteLocked(t *topic) error {
 		return err
 	}
 	r.mu.Lock()
-	r.unpublishLocked(t)
+	r.mu.unpublishLocked(t)
 	r.mu.Unlock()
 	var errs []error
 	for _, p := range t.parts {
 		errs = append(errs, p.close())
 	}
 	errs = append(errs, r.deleteLogs(logs))
-	errs = append(errs, r.syncViews()) // View removal: the view goes with its source
+	errs = append(errs, syncViews(r.store, &r.mu)) // View removal: the view goes with its source
 	return errors.Join(errs...)
 }
 
@@ -258,7 +258,7 @@ func (r *Resolver) AlterTopicConfigs(name string, configs map[string]string, val
 	if err != nil {
 		return err
 	}
-	if err := r.checkViewName(name, configs); err != nil { // No name collisions
+	if err := r.mu.checkViewName(name, configs); err != nil { // No name collisions
 		return err
 	}
 	if validateOnly {
@@ -284,7 +284,7 @@ func (r *Resolver) replaceConfigsLocked(t *topic, configs map[string]string) err
 	}
 	nt := &topic{name: t.name, id: t.id, configs: configs, parts: t.parts, creator: t.creator}
 	r.mu.Lock()
-	r.publishLocked(nt)
+	r.mu.publishLocked(nt)
 	r.mu.Unlock()
 	s := r.settings(configs)
 	var errs []error
@@ -292,7 +292,7 @@ func (r *Resolver) replaceConfigsLocked(t *topic, configs map[string]string) err
 		errs = append(errs, p.applySettings(s))
 	}
 	if topicconfig.ViewOn(t.configs) != topicconfig.ViewOn(configs) {
-		errs = append(errs, r.syncViews()) // View removal: turned off, the view goes
+		errs = append(errs, syncViews(r.store, &r.mu)) // View removal: turned off, the view goes
 	}
 	return errors.Join(errs...)
 }
@@ -347,7 +347,7 @@ func (r *Resolver) growLocked(t *topic, count int32) (*topic, error) {
 	}
 	nt := &topic{name: t.name, id: t.id, configs: t.configs, parts: parts, creator: t.creator}
 	r.mu.Lock()
-	r.publishLocked(nt)
+	r.mu.publishLocked(nt)
 	r.mu.Unlock()
 	return nt, nil
 }
@@ -356,7 +356,7 @@ func (r *Resolver) growLocked(t *topic, count int32) (*topic, error) {
 func (r *Resolver) boundTopic(name string) (*topic, error) {
 	r.mu.RLock()
 	t, ok := r.mu.topics[name]
-	_, companion := r.companionLocked(name)
+	_, companion := r.mu.companionLocked(name)
 	r.mu.RUnlock()
 	if !ok && companion {
 		return nil, errReadOnly(name) // Read-only companions: a companion is changed through its source

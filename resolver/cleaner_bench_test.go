@@ -37,16 +37,16 @@ func BenchmarkCleaner(b *testing.B) {
 			g.produce("c", 0, kvBatch(recs...))
 		}
 		rollPartition(b, g, "c")
-		before := g.r.CleanerStats()
+		before := g.r.Passes().CleanerStats()
 		peak, stop := sampleHeap()
 		b.StartTimer()
 		start := time.Now()
-		if err := g.r.RunCleaner(c.now()); err != nil {
+		if err := g.r.Passes().RunCleaner(c.now()); err != nil {
 			b.Fatal(err)
 		}
 		d := time.Since(start)
 		b.StopTimer()
-		after := g.r.CleanerStats()
+		after := g.r.Passes().CleanerStats()
 		stop()
 		b.ReportMetric(float64(after.BytesRead-before.BytesRead)/d.Seconds()/(1<<20), "MB/s")
 		b.ReportMetric(float64(*peak)/(1<<20), "peak-heap-MiB")
@@ -143,7 +143,7 @@ func produceFetchBesideCleaner(b *testing.B, on bool) {
 					done <- err
 					return
 				}
-				if err := g.r.RunCleaner(c.now()); err != nil {
+				if err := g.r.Passes().RunCleaner(c.now()); err != nil {
 					done <- err
 					return
 				}
@@ -156,7 +156,7 @@ func produceFetchBesideCleaner(b *testing.B, on bool) {
 	} else {
 		close(done)
 	}
-	before := g.r.CleanerStats().Passes
+	before := g.r.Passes().CleanerStats().Passes
 	tb := batch(0)
 	b.SetBytes(int64(len(tb)))
 	b.ResetTimer()
@@ -172,7 +172,7 @@ func produceFetchBesideCleaner(b *testing.B, on bool) {
 		}
 	}
 	b.StopTimer()
-	passes := g.r.CleanerStats().Passes - before
+	passes := g.r.Passes().CleanerStats().Passes - before
 	close(stop)
 	if err := <-done; err != nil {
 		b.Fatal(err)
@@ -183,7 +183,7 @@ func produceFetchBesideCleaner(b *testing.B, on bool) {
 // roll seals partition 0's open ledger (rollPartition, for goroutines
 // that may not fail the benchmark themselves).
 func roll(r *Resolver, topic string) error {
-	p, err := r.partition(topic, 0)
+	p, err := r.mu.partition(topic, 0)
 	if err != nil {
 		return err
 	}

@@ -131,7 +131,7 @@ func TestCleanupPolicyAlterBothWays(t *testing.T) {
 	g.produce("t", 0, kvBatch(rec("k", "v", 3)))
 	g.produce("t", 0, kvBatch(rec("k", "w", 4)))
 	// Everything is expired, but compact alone keeps data by key.
-	if err := g.r.RunRetention(c.now()); err != nil {
+	if err := g.r.Passes().RunRetention(c.now()); err != nil {
 		t.Fatal(err)
 	}
 	if start, _, _, _ := g.r.Bounds("t", 0); start != 0 {
@@ -143,7 +143,7 @@ func TestCleanupPolicyAlterBothWays(t *testing.T) {
 	if tp, _ := g.r.Topic("t"); tp.Configs["cleanup.policy"] != "compact,delete" {
 		t.Fatalf("append delete: %q", tp.Configs["cleanup.policy"])
 	}
-	if err := g.r.RunRetention(c.now()); err != nil {
+	if err := g.r.Passes().RunRetention(c.now()); err != nil {
 		t.Fatal(err)
 	}
 	if start, _, _, _ := g.r.Bounds("t", 0); start == 0 {

@@ -85,7 +85,7 @@ func withCodec(t testing.TB, b []byte, c Codec) []byte {
 // cleanable.
 func rollPartition(t testing.TB, g *gateway, topic string) {
 	t.Helper()
-	p, err := g.r.partition(topic, 0)
+	p, err := g.r.mu.partition(topic, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,48 +3,23 @@ package resolver
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/kgateway/kgateway/cleaner"
 	"github.com/kgateway/kgateway/storage"
 	"github.com/kgateway/kgateway/topicconfig"
+
+	"go.uber.org/zap"
 )
 
 // The log cleaner is package cleaner's; this file is what it sees of the
 // resolver: the catalog (cleanerHost) and each partition (partRef),
 // through cleaner's narrow Partition and Host interfaces.
 
-// CleanerStats is what the cleaner has done since Open (metrics).
-type CleanerStats = cleaner.Stats
-
-// CleanerStats returns the cleaner's counters.
-func (r *Resolver) CleanerStats() CleanerStats { return r.cleaner.Stats() }
-
-// RunCleaner cleans, as of now, every compacted partition that is due
-// (the cleanable range), pass after pass, until none is: the background threads' work,
-// on demand (tests, tools). A partition whose pass fails is not taken
-// again by this call.
-func (r *Resolver) RunCleaner(now time.Time) error { return r.cleaner.Run(now) }
-
-// newCleaner is the cleaner of r's partitions, configured by the
-// broker's log.cleaner.* configs; Open starts it.
-func newCleaner(r *Resolver) *cleaner.Cleaner {
-	return cleaner.New(r.store, cleanerHost{r}, cleaner.Options{
-		Threads:             r.cfg.Cleaner.Threads,
-		BufferPerThread:     r.cfg.Cleaner.perThreadBuffer(),
-		IOMaxBytesPerSecond: r.cfg.Cleaner.IOMaxBytesPerSecond,
-		Backoff:             r.cfg.Cleaner.Backoff,
-		UnknownTopic:        ErrUnknownTopic,
-		Now:                 func() time.Time { return r.now() }, // read at each use, as the loop did
-		Log:                 r.log,
-	})
-}
-
 // cleanerHost is the catalog as the cleaner sees it.
 type cleanerHost struct{ r *Resolver }
 
 func (h cleanerHost) Partitions() []cleaner.Partition {
-	return h.wrap(h.r.allPartitions())
+	return h.wrap(h.r.mu.all())
 }
 
 func (h cleanerHost) wrap(ps []*partition) []cleaner.Partition {
@@ -78,10 +53,12 @@ func (h cleanerHost) ViewStillOn(cp cleaner.Partition) bool {
 	return ok && topicconfig.ViewOn(t.configs) && int(p.index) < len(t.parts) && t.parts[p.index] == p
 }
 
-func (h cleanerHost) SyncViews() error { return h.r.syncViews() }
+func (h cleanerHost) SyncViews() error { return syncViews(h.r.store, &h.r.mu) }
 
+// ViewFailed logs a failed view pass.
 func (h cleanerHost) ViewFailed(cp cleaner.Partition, err error) {
-	h.r.logViewError(cp.(partRef).p, err)
+	p := cp.(partRef).p
+	h.r.log.Warn("compacted-view-pass-failed", zap.String("topic", p.topic), zap.Int32("partition", p.index), zap.Error(err))
 }
 
 // partRef is a partition as the cleaner and the retention passes see

@@ -91,7 +91,7 @@ func cleanerProperty(t *testing.T, seed uint64) {
 	}
 	produce(150)
 	rollPartition(t, g, "c")
-	if err := g.r.RunCleaner(c.now()); err != nil {
+	if err := g.r.Passes().RunCleaner(c.now()); err != nil {
 		t.Fatal(err)
 	}
 	checkCompacted(t, readAll(t, g, "c"), m, true)
@@ -100,7 +100,7 @@ func cleanerProperty(t *testing.T, seed uint64) {
 	produce(60)
 	rollPartition(t, g, "c")
 	c.advance(1001)
-	if err := g.r.RunCleaner(c.now()); err != nil {
+	if err := g.r.Passes().RunCleaner(c.now()); err != nil {
 		t.Fatal(err)
 	}
 	// The tombstones of the first 150 batches are past their horizon and
@@ -112,12 +112,12 @@ func cleanerProperty(t *testing.T, seed uint64) {
 		}
 	}
 	c.advance(1001)
-	if err := g.r.RunCleaner(c.now()); err != nil {
+	if err := g.r.Passes().RunCleaner(c.now()); err != nil {
 		t.Fatal(err)
 	}
 	checkCompacted(t, readAll(t, g, "c"), m, false)
-	if budget > 0 && g.r.CleanerStats().Passes < 3 {
-		t.Fatalf("a map of %d keys cleaned 30 keys in %d passes", int(float64(budget/dedupeSlotBytes)*0.9), g.r.CleanerStats().Passes)
+	if budget > 0 && g.r.Passes().CleanerStats().Passes < 3 {
+		t.Fatalf("a map of %d keys cleaned 30 keys in %d passes", int(float64(budget/dedupeSlotBytes)*0.9), g.r.Passes().CleanerStats().Passes)
 	}
 	// Every offset reads: from a gap, the next entry (reads across gaps).
 	start, hwm, _, _ := g.r.Bounds("c", 0)

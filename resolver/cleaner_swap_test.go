@@ -87,7 +87,7 @@ func TestCleanerConcurrentFetchesDuringSwaps(t *testing.T) {
 	for range 8 {
 		produce(40)
 		rollPartition(t, g, "c")
-		if err := g.r.RunCleaner(c.now()); err != nil {
+		if err := g.r.Passes().RunCleaner(c.now()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -97,8 +97,8 @@ func TestCleanerConcurrentFetchesDuringSwaps(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	if reads.Load() == 0 || g.r.CleanerStats().Passes < 8 {
-		t.Fatalf("%d reads, %d passes", reads.Load(), g.r.CleanerStats().Passes)
+	if reads.Load() == 0 || g.r.Passes().CleanerStats().Passes < 8 {
+		t.Fatalf("%d reads, %d passes", reads.Load(), g.r.Passes().CleanerStats().Passes)
 	}
 }
 
@@ -116,7 +116,7 @@ func TestCleanerListOffsetsAndDeleteRecordsAfterSwap(t *testing.T) {
 	}
 	g.produce("c", 0, kvBatch(rec("z", "last", 400)))
 	rollPartition(t, g, "c")
-	if err := g.r.RunCleaner(c.now()); err != nil {
+	if err := g.r.Passes().RunCleaner(c.now()); err != nil {
 		t.Fatal(err)
 	}
 	got := readAll(t, g, "c")
@@ -144,7 +144,7 @@ func TestCleanerListOffsetsAndDeleteRecordsAfterSwap(t *testing.T) {
 	}
 	g.produce("c", 0, kvBatch(rec("a", "again", 500)))
 	rollPartition(t, g, "c")
-	if err := g.r.RunCleaner(c.now()); err != nil {
+	if err := g.r.Passes().RunCleaner(c.now()); err != nil {
 		t.Fatal(err)
 	}
 	got = readAll(t, g, "c")
@@ -163,7 +163,7 @@ func TestCleanerMapTooSmallForOneLedger(t *testing.T) {
 		g.produce("c", 0, kvBatch(rec(fmt.Sprint(i), "v", c.millis()), rec(fmt.Sprint(i), "w", c.millis())))
 	}
 	rollPartition(t, g, "c")
-	if err := g.r.RunCleaner(c.now()); !errors.Is(err, errMapTooSmall) {
+	if err := g.r.Passes().RunCleaner(c.now()); !errors.Is(err, errMapTooSmall) {
 		t.Fatalf("RunCleaner: %v, want the map-too-small error", err)
 	}
 	if got := readAll(t, g, "c"); len(got) != 20 {
@@ -185,7 +185,7 @@ func TestCleanerFailedPassChangesNothing(t *testing.T) {
 	info := logInfo(t, g, "c")
 	next := storage.SegmentFileName(info.ID, info.Ledgers[len(info.Ledgers)-1].ID+1)
 	ffs.FailSync(next, errors.New("injected"))
-	if err := g.r.RunCleaner(c.now()); err == nil {
+	if err := g.r.Passes().RunCleaner(c.now()); err == nil {
 		t.Fatal("a pass whose sync failed succeeded")
 	}
 	if segmentExists(t, g, info.ID, info.Ledgers[len(info.Ledgers)-1].ID+1) {
@@ -195,7 +195,7 @@ func TestCleanerFailedPassChangesNothing(t *testing.T) {
 		t.Fatalf("%d records after a failed pass, want 10", len(got))
 	}
 	ffs.Clear()
-	if err := g.r.RunCleaner(c.now()); err != nil {
+	if err := g.r.Passes().RunCleaner(c.now()); err != nil {
 		t.Fatal(err)
 	}
 	if got := readAll(t, g, "c"); len(got) != 2 {
@@ -215,7 +215,7 @@ func TestCleanerKeepsProducersLastBatch(t *testing.T) {
 	g.produce("c", 0, kvBatchIdem(7, 3, 2, rec("k", "b", 2)))                   // [2, 3): superseded, pid 7's last
 	g.produce("c", 0, kvBatch(rec("k", "c", 3), rec("j", "c", 3)))              // [3, 5)
 	rollPartition(t, g, "c")
-	if err := g.r.RunCleaner(c.now()); err != nil {
+	if err := g.r.Passes().RunCleaner(c.now()); err != nil {
 		t.Fatal(err)
 	}
 	res := g.fetch("c", 0, 0, 1<<20)

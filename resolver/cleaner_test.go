@@ -73,7 +73,7 @@ func TestCleanerKeepsLatestPerKey(t *testing.T) {
 	for i := range 20 {
 		g.produce("c", 0, kvBatch(rec(fmt.Sprintf("k%d", i%3), fmt.Sprintf("v%d", i), c.millis())))
 	}
-	if err := g.r.RunCleaner(c.now()); err != nil {
+	if err := g.r.Passes().RunCleaner(c.now()); err != nil {
 		t.Fatal(err)
 	}
 	got := readAll(t, g, "c")
@@ -93,7 +93,7 @@ func TestCleanerKeepsLatestPerKey(t *testing.T) {
 	if len(got) > 3+len(info.Ledgers) {
 		t.Fatalf("%d records left of 20 (%d ledgers): %+v", len(got), len(info.Ledgers), got)
 	}
-	if s := g.r.CleanerStats(); s.Passes == 0 || s.BytesRead == 0 || s.BytesWritten == 0 {
+	if s := g.r.Passes().CleanerStats(); s.Passes == 0 || s.BytesRead == 0 || s.BytesWritten == 0 {
 		t.Fatalf("stats %+v", s)
 	}
 	_ = time.Second

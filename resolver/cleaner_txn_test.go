@@ -278,7 +278,7 @@ func checkMarkers(t *testing.T, g *gateway, topic string) {
 			inTxn[h.ProducerID] = true
 		}
 	}
-	p, _ := g.r.partition(topic, 0)
+	p, _ := g.r.mu.partition(topic, 0)
 	p.mu.Lock()
 	idx := append([]txnstate.Aborted(nil), p.mu.txn.Aborted...)
 	p.mu.Unlock()
@@ -340,7 +340,7 @@ func cleanerTxnProperty(t *testing.T, seed uint64) {
 	rollPartition(t, g, "c")
 	_, _, lso, _ := g.r.Bounds("c", 0)
 	before := rawFrom(t, g, "c", lso)
-	if err := g.r.RunCleaner(c.now()); err != nil {
+	if err := g.r.Passes().RunCleaner(c.now()); err != nil {
 		t.Fatal(err)
 	}
 	if after := rawFrom(t, g, "c", lso); !equalBatches(before, after) {
@@ -355,12 +355,12 @@ func cleanerTxnProperty(t *testing.T, seed uint64) {
 	w.endAll()
 	rollPartition(t, g, "c")
 	for range 3 {
-		if err := g.r.RunCleaner(c.now()); err != nil {
+		if err := g.r.Passes().RunCleaner(c.now()); err != nil {
 			t.Fatal(err)
 		}
 		c.advance(1001)
 	}
-	if err := g.r.RunCleaner(c.now()); err != nil {
+	if err := g.r.Passes().RunCleaner(c.now()); err != nil {
 		t.Fatal(err)
 	}
 	check := func() {
@@ -385,7 +385,7 @@ func cleanerTxnProperty(t *testing.T, seed uint64) {
 // transaction keys and reopens, so that Open rebuilds them from the log.
 func replayFromStart(t *testing.T, g *gateway, topic string) {
 	t.Helper()
-	p, err := g.r.partition(topic, 0)
+	p, err := g.r.mu.partition(topic, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

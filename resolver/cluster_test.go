@@ -109,7 +109,7 @@ func TestProduceNotLeader(t *testing.T) {
 	g := newGateway(t, Config{})
 	g.create("t", 1, nil)
 	g.produce("t", 0, plain(1, 1).encode())
-	p, err := g.r.partition("t", 0)
+	p, err := g.r.mu.partition("t", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,14 +17,25 @@
 //	topicconfig/  the topic configs' names, defaults, checks and settings
 //	txnstate/     a partition's transaction state: the append side, the
 //	              read side (LSO, aborted index) and their durable keys
+//	producerid/   the durable producer-id counter and bumped epochs
+//	              (InitProducerID), or the shared allocator in cluster mode
+//	identity/     the durable cluster id and internal topics' ids
+//	explain/      the read plan of one fetch over a read-only view of a
+//	              data directory (`kgateway explain`), by the resolver's rules
 //
 // What stays here: the catalog and its metadata, each topic's configs, the
 // partition (produce, fetch, producer state), the partition side of
-// transactions, compacted views' bindings, ReplacePartition and explain.
+// transactions, compacted views' bindings and ReplacePartition.
 // *Resolver itself keeps the catalog and the by-name entry points; the
 // rest is grouped on types that own one part each and may touch nothing
 // else:
 //
+//	bindings    (bindings.go) the catalog in memory, Resolver.mu: the
+//	            lookups by name, id and log, companions, publication. It
+//	            may not open, close or write a partition or touch storage.
+//	Passes      (passes.go) the background retention, tiering and
+//	            cleaner passes, reached as Passes(); they see partitions
+//	            only through their packages' Host and Partition interfaces.
 //	Partition   (handle.go) one partition resolved once for one request
 //	            (Resolve): its reads, snapshots, ListOffsets lookups,
 //	            long-poll registration and produce. It holds the binding
@@ -172,7 +183,7 @@
 //	**Durable view.** The view is durable as any log: a restart keeps it, and a crash
 //	    during a copy resumes from the view's end.
 //
-// # Identity and internal topics (identity.go)
+// # Identity and internal topics (identity.go, package identity)
 //
 //   - **Durable cluster id.** The cluster id is random (a UUID in Kafka's 22-character
 //     base64url form), made at the first Open of a data directory and

@@ -30,6 +30,7 @@ type snapshot struct {
 // snapshot takes h's snapshot in its view (a companion's is its view's,
 // reads of the view), on the partition's new binding when h was replaced (the old copy's retirement).
 func (h Partition) snapshot() (snapshot, error) {
+	trace("snapshot")
 	for attempt := 0; ; attempt++ {
 		ml, err := h.readable()
 		var sn ledger.Snapshot
@@ -97,8 +98,9 @@ func belowOffset(entries []storage.Entry, lso Offset) []storage.Entry {
 	return entries
 }
 
-// fetchEntries turns a byte budget into an entry count for ReadEntries.
-func fetchEntries(maxBytes int) int {
+// FetchEntries turns a byte budget into an entry count for ReadEntries
+// (package explain plans with it too).
+func FetchEntries(maxBytes int) int {
 	return min(max(maxBytes/minBatchBytes, 0)+1, maxFetchEntries)
 }
 
@@ -116,7 +118,7 @@ func limitBatches(entries []storage.Entry, maxBytes int, minOne bool, viewEnd Of
 		if total+len(e.Payload) > maxBytes && (i > 0 || !minOne) {
 			break
 		}
-		check := validateStored
+		check := ValidateStored
 		if e.Offset < viewEnd {
 			check = validateViewed
 		}

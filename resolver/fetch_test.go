@@ -366,7 +366,7 @@ func TestValidateStored(t *testing.T) {
 	b := plain(2, 1).encode()
 	setBaseOffset(b, 7)
 	ok := storage.Entry{EntryHeader: storage.EntryHeader{Offset: 7, Records: 2}, Payload: b}
-	if err := validateStored(ok); err != nil {
+	if err := ValidateStored(ok); err != nil {
 		t.Fatal(err)
 	}
 	for name, e := range map[string]storage.Entry{
@@ -375,7 +375,7 @@ func TestValidateStored(t *testing.T) {
 		"trailing": {EntryHeader: storage.EntryHeader{Offset: 7, Records: 2}, Payload: append(append([]byte(nil), b...), b...)},
 		"short":    {EntryHeader: storage.EntryHeader{Offset: 7, Records: 2}, Payload: b[:30]},
 	} {
-		if err := validateStored(e); !errors.Is(err, ErrCorruptBatch) {
+		if err := ValidateStored(e); !errors.Is(err, ErrCorruptBatch) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}

@@ -27,17 +27,40 @@ type Partition struct {
 	view ledger.View
 }
 
-// lookupHook, set only by tests, is called on every lookup of a
-// partition binding by name (Resolve, partition), so that a test can
-// count a request's resolutions.
-var lookupHook atomic.Pointer[func()]
+// traceHook, set only by tests (TraceCrossings), is told of every
+// costly step of a request's way through the resolver.
+var traceHook atomic.Pointer[func(string)]
 
-// lookedUp calls lookupHook.
-func lookedUp() {
-	if f := lookupHook.Load(); f != nil {
-		(*f)()
+// TraceCrossings has f told, until stop is called, of every costly step a
+// request takes through the resolver, by kind:
+//
+//	"lookup"    a lookup of a partition binding by name (Resolve, and
+//	            every by-name call, which resolves inside)
+//	"parse"     a parse of produced records' batch headers (ParseBatches,
+//	            or again after a recompression)
+//	"peek"      a look at the first batch header's bytes before the parse
+//	            (BatchTransactional, BatchCodec)
+//	"snapshot"  a partition's bounds taken apart from a read (Bounds, and
+//	            the snapshot of DeleteRecords and ListOffsets)
+//	"read"      a ledger read of a fetch, with the snapshot it read under
+//
+// It is for tests, of the resolver and of the layers above (kafka/'s
+// counts of one fetch and one produce), one at a time; unset, each step
+// costs one atomic load.
+func TraceCrossings(f func(kind string)) (stop func()) {
+	traceHook.Store(&f)
+	return func() { traceHook.Store(nil) }
+}
+
+// trace tells traceHook of one step.
+func trace(kind string) {
+	if f := traceHook.Load(); f != nil {
+		(*f)(kind)
 	}
 }
+
+// lookedUp is trace("lookup").
+func lookedUp() { trace("lookup") }
 
 // Resolve resolves (topic, partition) through the binding, once: a topic,
 // or a companion (the companion topic), whose reads see its source's compacted view (reads of the view).
@@ -52,7 +75,7 @@ func (r *Resolver) Resolve(topic string, idx int32) (Partition, error) {
 	view := ledger.Committed
 	t, ok := r.mu.topics[topic]
 	if !ok {
-		if t, ok = r.companionLocked(topic); !ok {
+		if t, ok = r.mu.companionLocked(topic); !ok {
 			return Partition{}, ErrUnknownTopic
 		}
 		view = ledger.TopicCompacted
@@ -124,7 +147,8 @@ func (h Partition) fetchOnce(offset Offset, maxBytes int, minOne bool, iso Isola
 	// Steps 2–5 are the ledger's: one snapshot, the entries under it, and
 	// a fresh start after a concurrent trim. The snapshot comes back for
 	// the log start check, the empty read at the end and the fresh end check; the entries stop at its end.
-	sn, entries, err := ml.ReadEntries(h.view, offset, ledger.NoLimit, fetchEntries(maxBytes), max(maxBytes, 1), lease)
+	trace("read")
+	sn, entries, err := ml.ReadEntries(h.view, offset, ledger.NoLimit, FetchEntries(maxBytes), max(maxBytes, 1), lease)
 	if err != nil && p.isReplaced() {
 		return FetchResult{}, errRebound // its ledger closed, its log deleted
 	}

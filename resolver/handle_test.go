@@ -14,9 +14,11 @@ func TestPartitionResolvedOnce(t *testing.T) {
 	g.create("t", 2, nil)
 	g.produce("t", 1, plain(3, 1000).encode())
 	var lookups atomic.Int64
-	count := func() { lookups.Add(1) }
-	lookupHook.Store(&count)
-	defer lookupHook.Store(nil)
+	defer TraceCrossings(func(kind string) {
+		if kind == "lookup" {
+			lookups.Add(1)
+		}
+	})()
 
 	h, err := g.r.Resolve("t", 1)
 	if err != nil {

@@ -254,3 +254,15 @@ func corruptFile(t *testing.T, dir, name string, pos int64) {
 		t.Fatal(err)
 	}
 }
+
+// The producer-id counter's keys (package producerid), spelled out here:
+// the tests read and write them as a data directory has them, so a
+// change of the on-disk format fails them.
+var (
+	keyNextPID  = []byte("resolver/next-pid")
+	prefixEpoch = []byte("resolver/producer-epoch/")
+)
+
+func putProducerEpoch(id int64, epoch int16) storage.MetaOp {
+	return storage.MetaOp{Key: idKey(prefixEpoch, uint64(id)), Value: binary.BigEndian.AppendUint16(nil, uint16(epoch))}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kgateway/kgateway/resolver/producerid"
 	"github.com/kgateway/kgateway/resolver/txnstate"
 	"github.com/kgateway/kgateway/storage"
 )
@@ -15,17 +16,17 @@ import (
 // under the "resolver/" prefix:
 //
 //	resolver/next-log                 next LogID to allocate (uint64)
-//	resolver/next-pid                 next producer id to allocate (uint64)
 //	resolver/topic/<name>             topic binding (JSON topicRecord)
-//	resolver/producer-epoch/<pid>     bumped epoch of a producer id (int16)
 //	resolver/producer-state/<log>     producer-state checkpoint of a log
 //	resolver/producer/<log><id>       one producer's state on a log (incremental producer checkpoints)
 //	resolver/deleting/<log>           a log whose topic is being deleted
 //	resolver/txn-open/<log><pid>      an open transaction on a log (the aborted-transaction index)
 //	resolver/aborted/<log><offset>    an aborted transaction on a log (the aborted-transaction index)
 //
-// and the cluster's identity (identity.go: resolver/cluster-id and
-// resolver/internal-topic/<name>).
+// the cluster's identity (package identity: resolver/cluster-id and
+// resolver/internal-topic/<name>), and the producer-id counter and bumped
+// epochs (package producerid: resolver/next-pid and
+// resolver/producer-epoch/<pid>).
 //
 // A topic's binding and the counter its logs came from are written in one
 // atomic ApplyMeta; a deletion removes the binding and records the logs to
@@ -33,9 +34,7 @@ import (
 
 var (
 	keyNextLog       = []byte("resolver/next-log")
-	keyNextPID       = []byte("resolver/next-pid")
 	prefixTopic      = []byte("resolver/topic/")
-	prefixEpoch      = []byte("resolver/producer-epoch/")
 	prefixCheckpoint = []byte("resolver/producer-state/")
 	prefixProducer   = []byte("resolver/producer/")
 	prefixDeleting   = []byte("resolver/deleting/")
@@ -49,10 +48,6 @@ func idKey(prefix []byte, id uint64) []byte {
 
 func putCounter(key []byte, v uint64) storage.MetaOp {
 	return storage.MetaOp{Key: key, Value: binary.BigEndian.AppendUint64(nil, v)}
-}
-
-func putProducerEpoch(id int64, epoch int16) storage.MetaOp {
-	return storage.MetaOp{Key: idKey(prefixEpoch, uint64(id)), Value: binary.BigEndian.AppendUint16(nil, uint16(epoch))}
 }
 
 // getUint64 reads a counter, def when it was never written.
@@ -74,27 +69,9 @@ func (r *Resolver) loadCounters() error {
 	if err != nil {
 		return err
 	}
-	np, err := r.getUint64(keyNextPID, 0)
-	if err != nil {
-		return err
-	}
-	r.nextLog, r.nextPID = storage.LogID(nl), int64(np)
-	return nil
-}
-
-// producerEpoch is the current epoch of an allocated producer id: 0 unless
-// InitProducerID bumped it.
-func (r *Resolver) producerEpoch(id int64) (int16, error) {
-	v, err := r.store.GetMeta(idKey(prefixEpoch, uint64(id)))
-	switch {
-	case errors.Is(err, storage.ErrNotFound):
-		return 0, nil
-	case err != nil:
-		return 0, storageErr("read producer epoch", err)
-	case len(v) != 2:
-		return 0, storageErr("read producer epoch", fmt.Errorf("%d-byte epoch", len(v)))
-	}
-	return int16(binary.BigEndian.Uint16(v)), nil
+	r.nextLog = storage.LogID(nl)
+	r.pids, err = producerid.Open(r.store, r.cfg.ProducerIDs, storageErr)
+	return err
 }
 
 // topicRecord is the durable form of a binding.
@@ -149,7 +126,7 @@ func (r *Resolver) loadTopics() error {
 		}
 		t.creator = rec.Creator
 		r.mu.Lock()
-		r.publishLocked(t)
+		r.mu.publishLocked(t)
 		r.mu.Unlock()
 	}
 	return nil

@@ -94,6 +94,7 @@ type Batches struct {
 
 // ParseBatches parses records once (Batches).
 func ParseBatches(records []byte) Batches {
+	trace("parse")
 	b := Batches{raw: records}
 	b.batches, b.hdrs, b.err = splitBatches(records)
 	if b.err != nil { // what the header bytes say
@@ -171,6 +172,7 @@ func (h Partition) produceOnce(in Batches, owned bool, frame *storage.Backing) (
 		}
 		if changed {
 			batch, owned, frame = out, true, nil
+			trace("parse") // the recompressed bytes
 			if batches, hdrs, err = splitBatches(batch); err != nil {
 				return nil, err
 			}

@@ -11,7 +11,7 @@ import (
 // producer keys persisted for it.
 func producerCount(t *testing.T, g *gateway) (inMemory, persisted int) {
 	t.Helper()
-	p, err := g.r.partition("t", 0)
+	p, err := g.r.mu.partition("t", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestFreshProducerPerBatchBounded(t *testing.T) {
 	if mem, disk := producerCount(t, g); mem != maxProducers || disk != maxProducers {
 		t.Fatalf("after reopen: %d in memory, %d persisted, want %d", mem, disk, maxProducers)
 	}
-	p, _ := g.r.partition("t", 0)
+	p, _ := g.r.mu.partition("t", 0)
 	if v, err := g.store.GetMeta(idKey(prefixCheckpoint, uint64(p.log))); err != nil || len(v) != 25 {
 		t.Fatalf("checkpoint header of %d bytes (%v), want 25", len(v), err)
 	}
@@ -102,7 +102,7 @@ func TestProducerExpiration(t *testing.T) {
 	}
 	now.set(1_700_000_000_000 + exp.Milliseconds() + 1)
 	g.produce("t", 0, idem(3, 0, 0, 1).encode())
-	p, _ := g.r.partition("t", 0)
+	p, _ := g.r.mu.partition("t", 0)
 	p.app.Lock()
 	_, has1 := p.app.prod.m[1]
 	_, has2 := p.app.prod.m[2]
@@ -127,7 +127,7 @@ func TestCheckpointV1Upgrade(t *testing.T) {
 	g.produce("t", 0, idem(7, 0, 0, 2).encode())
 	g.produce("t", 0, idem(8, 0, 0, 1).encode())
 	g.reopen()
-	p, _ := g.r.partition("t", 0)
+	p, _ := g.r.mu.partition("t", 0)
 	log := p.log
 	ck, err := g.r.states.loadCheckpoint(log)
 	if err != nil || len(ck.producers) != 2 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"math"
 )
 
 // Idempotent producers (D4). Per (producer id, partition) the resolver
@@ -142,68 +141,9 @@ func planIdempotent(producers map[int64]*producer, hdrs []batchHeader) (*seqBatc
 }
 
 // InitProducerID allocates a new producer id (epoch 0), or bumps the epoch
-// of an existing one when producerID >= 0 (KIP-360). Ids come from a
-// durable counter and are never reused across restarts; bumped epochs are
-// durable too. A repeat of a bump whose answer was lost (the caller's
-// epoch is one behind) returns the current epoch again. Any other
-// id/epoch (an id this gateway never issued, an epoch that is not the
-// current one) gets a fresh id, as Kafka does for producers without a
-// transactional id: there is no transactional state to fence, and a
-// fresh id is always safe.
+// of an existing one when producerID >= 0 (KIP-360); with
+// Config.ProducerIDs, always a fresh id from it (shared producer ids).
+// The counter and the bumped epochs are package producerid's.
 func (r *Resolver) InitProducerID(ctx context.Context, producerID int64, epoch int16) (int64, int16, error) {
-	if err := ctx.Err(); err != nil {
-		return -1, -1, err
-	}
-	if r.cfg.ProducerIDs != nil {
-		return r.sharedProducerID(ctx)
-	}
-	r.pidMu.Lock()
-	defer r.pidMu.Unlock()
-	if producerID < 0 || producerID >= r.nextPID || epoch < 0 {
-		return r.allocProducerIDLocked()
-	}
-	cur, err := r.producerEpoch(producerID)
-	if err != nil {
-		return -1, -1, err
-	}
-	switch {
-	case epoch == cur-1:
-		return producerID, cur, nil
-	case epoch != cur || cur == math.MaxInt16:
-		// Not the current epoch, or epochs exhausted: a fresh id.
-		return r.allocProducerIDLocked()
-	}
-	if err := r.store.ApplyMeta(putProducerEpoch(producerID, cur+1)); err != nil {
-		return -1, -1, storageErr("bump producer epoch", err)
-	}
-	return producerID, cur + 1, nil
-}
-
-// sharedProducerID is InitProducerID with Config.ProducerIDs (shared producer ids): a
-// fresh id from the shared allocator, epoch 0, whatever id and epoch the
-// producer had. Without a transactional id there is nothing to fence, so
-// a fresh id is always safe, and no node keeps an epoch another would
-// have to know.
-func (r *Resolver) sharedProducerID(ctx context.Context) (int64, int16, error) {
-	id, err := r.cfg.ProducerIDs(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return -1, -1, ctx.Err()
-		}
-		return -1, -1, storageErr("allocate producer id", err)
-	}
-	if id < 0 {
-		return -1, -1, storageErr("allocate producer id", fmt.Errorf("allocator returned %d", id))
-	}
-	return id, 0, nil
-}
-
-// allocProducerIDLocked hands out the next id, durably, before returning.
-func (r *Resolver) allocProducerIDLocked() (int64, int16, error) {
-	id := r.nextPID
-	if err := r.store.ApplyMeta(putCounter(keyNextPID, uint64(id+1))); err != nil {
-		return -1, -1, storageErr("allocate producer id", err)
-	}
-	r.nextPID = id + 1
-	return id, 0, nil
+	return r.pids.InitProducerID(ctx, producerID, epoch)
 }

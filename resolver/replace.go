@@ -73,7 +73,7 @@ func (rp Replicas) ReplacePartitionOver(topic string, idx int32, start Offset, c
 		err = fmt.Errorf("%w: %s/%d was replaced during the copy", ErrNotLeader, topic, idx)
 	}
 	if err == nil {
-		_, err = r.partition(topic, idx) // the resolver closed
+		_, err = r.mu.partition(topic, idx) // the resolver closed
 	}
 	if err == nil {
 		err = np.applySettings(r.settings(cur.configs)) // altered during the copy
@@ -95,7 +95,7 @@ func (rp Replicas) reserveFor(topic string, idx int32) (*topic, storage.LogID, e
 	if err != nil {
 		return nil, 0, err
 	}
-	if _, err := r.partition(topic, idx); err != nil { // closed, or no such index
+	if _, err := r.mu.partition(topic, idx); err != nil { // closed, or no such index
 		return nil, 0, err
 	}
 	log, err := rp.reserveLogLocked()
@@ -278,8 +278,8 @@ func (rp Replicas) rebindLocked(t *topic, idx int32, np *partition) error {
 	nt := &topic{name: t.name, id: t.id, configs: t.configs, parts: parts, creator: t.creator}
 	r.mu.Lock()
 	closed := r.mu.closed
-	r.unpublishLocked(t)
-	r.publishLocked(nt)
+	r.mu.unpublishLocked(t)
+	r.mu.publishLocked(nt)
 	r.mu.Unlock()
 	errs := []error{old.close()} // wakes its long polls (the old copy's retirement)
 	if closed {
@@ -288,7 +288,7 @@ func (rp Replicas) rebindLocked(t *topic, idx int32, np *partition) error {
 	}
 	errs = append(errs, r.deleteLogs([]storage.LogID{old.log}))
 	if topicconfig.ViewOn(t.configs) {
-		errs = append(errs, r.syncViews()) // the old log's view goes (view removal)
+		errs = append(errs, syncViews(r.store, &r.mu)) // the old log's view goes (view removal)
 	}
 	return errors.Join(errs...)
 }
@@ -310,7 +310,7 @@ func (rp Replicas) persistRebind(t *topic, idx int32, log storage.LogID) error {
 // LogOf is the storage log partition idx of topic is bound to now.
 func (rp Replicas) LogOf(topic string, idx int32) (storage.LogID, error) {
 	r := rp.r
-	p, err := r.partition(topic, idx)
+	p, err := r.mu.partition(topic, idx)
 	if err != nil {
 		return 0, err
 	}
@@ -339,7 +339,7 @@ func (rp Replicas) PartitionOfLog(log storage.LogID) (topic string, id TopicID, 
 // DeleteRecords move it.
 func (rp Replicas) LocalBounds(topic string, idx int32) (start, end Offset, err error) {
 	r := rp.r
-	p, err := r.partition(topic, idx)
+	p, err := r.mu.partition(topic, idx)
 	if err != nil {
 		return 0, 0, err
 	}

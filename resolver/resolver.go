@@ -10,20 +10,19 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kgateway/kgateway/cleaner"
-	"github.com/kgateway/kgateway/retention"
+	"github.com/kgateway/kgateway/resolver/identity"
+	"github.com/kgateway/kgateway/resolver/producerid"
 	"github.com/kgateway/kgateway/topicconfig"
 
 	"go.uber.org/zap"
 
-	"github.com/kgateway/kgateway/ledger"
 	"github.com/kgateway/kgateway/storage"
 )
 
 // Resolver holds the partition bindings and serves produce and fetch.
 //
 // Lock order: adminMu, then mu, then a partition's ckptMu, app, mu (see
-// partition). pidMu is independent of all of them; retention.mu is taken
+// partition). the producer-id counter's lock (producerid) is independent of all of them; retention.mu is taken
 // before any partition lock and never with adminMu.
 type Resolver struct {
 	store *storage.Store
@@ -40,18 +39,14 @@ type Resolver struct {
 	// replaced whole under adminMu, read without locks.
 	dynBroker atomic.Pointer[brokerLayers]
 
-	// clusterID and internalIDs are set by Open and never change (the durable cluster id, reserved internal topic names).
-	clusterID   string
-	internalIDs map[string]TopicID
+	// id is the cluster id and the internal topics' ids, set by Open and
+	// never changed (the durable cluster id, reserved internal topic
+	// names; package identity).
+	id identity.Identity
 
-	mu struct {
-		sync.RWMutex
-		topics map[string]*topic
-		byID   map[TopicID]*topic
-		// byLog is every bound partition by its log (PartitionOfLog).
-		byLog  map[storage.LogID]*partition
-		closed bool
-	}
+	// mu is the catalog in memory (bindings.go): its lookups, and the
+	// lock every reader of the catalog takes.
+	mu bindings
 
 	// bg tracks background checkpoints; Close waits for them.
 	bg sync.WaitGroup
@@ -60,20 +55,13 @@ type Resolver struct {
 	// their logs (state_store.go).
 	states *stateStore
 
-	// pidMu guards the durable producer-id counter (InitProducerID).
-	pidMu   sync.Mutex
-	nextPID int64
+	// pids is the durable producer-id counter (InitProducerID, package
+	// producerid), under its own lock.
+	pids *producerid.IDs
 
-	// retention is the background retention pass (package retention;
-	// its mu serializes passes).
-	retention *retention.Retention
-	// cleaner is the log cleaner of compacted topics (package cleaner,
-	// cleaner_host.go).
-	cleaner *cleaner.Cleaner
-
-	// tiering is the background pass of the object tier (package
-	// retention).
-	tiering *retention.Tiering
+	// passes are the background retention, tiering and cleaner passes
+	// (passes.go).
+	passes *Passes
 }
 
 // topic is one binding. Its fields never change after it is published in
@@ -201,13 +189,12 @@ func Open(store *storage.Store, cfg Config) (*Resolver, error) {
 	}
 	r.states = &stateStore{store: store, log: r.log, now: r.now, background: r.background,
 		limits: producerLimits{expiryMs: cfg.ProducerIDExpiration.Milliseconds(), max: cfg.MaxProducers}}
-	r.mu.topics = make(map[string]*topic)
-	r.mu.byID = make(map[TopicID]*topic)
-	r.mu.byLog = make(map[storage.LogID]*partition)
+	r.mu = newBindings()
 	if err := r.loadCounters(); err != nil {
 		return nil, err
 	}
-	if err := r.loadIdentity(); err != nil {
+	var err error
+	if r.id, err = loadIdentity(store); err != nil {
 		return nil, err
 	}
 	if err := r.loadBrokerConfigs(); err != nil {
@@ -220,15 +207,12 @@ func Open(store *storage.Store, cfg Config) (*Resolver, error) {
 		r.closePartitions()
 		return nil, err
 	}
-	if err := r.syncViews(); err != nil { // View removal: views of deleted topics, or turned off
+	if err := syncViews(r.store, &r.mu); err != nil { // View removal: views of deleted topics, or turned off
 		r.closePartitions()
 		return nil, err
 	}
-	r.retention, r.tiering = newPasses(r)
-	r.retention.Start()
-	r.cleaner = newCleaner(r)
-	r.cleaner.Start()
-	r.tiering.Start()
+	r.passes = newPasses(r)
+	r.passes.start()
 	return r, nil
 }
 
@@ -242,9 +226,7 @@ func (r *Resolver) Close() error {
 	}
 	r.mu.closed = true
 	r.mu.Unlock()
-	r.retention.Stop()
-	r.tiering.Stop()
-	r.cleaner.Stop()
+	r.passes.stop()
 	r.bg.Wait()
 	return r.closePartitions()
 }
@@ -293,7 +275,7 @@ func (r *Resolver) Topic(name string) (Topic, bool) {
 	defer r.mu.RUnlock()
 	t, ok := r.mu.topics[name]
 	if !ok {
-		if t, ok := r.companionLocked(name); ok {
+		if t, ok := r.mu.companionLocked(name); ok {
 			return companionOf(t), true // The companion topic
 		}
 		return Topic{}, false
@@ -309,7 +291,7 @@ func (r *Resolver) Partitions(name string) (int32, bool) {
 	defer r.mu.RUnlock()
 	t, ok := r.mu.topics[name]
 	if !ok {
-		if t, ok = r.companionLocked(name); !ok {
+		if t, ok = r.mu.companionLocked(name); !ok {
 			return 0, false
 		}
 	}
@@ -321,7 +303,7 @@ func (r *Resolver) TopicByID(id TopicID) (Topic, bool) {
 	defer r.mu.RUnlock()
 	t, ok := r.mu.byID[id]
 	if !ok {
-		if t, ok := r.companionByIDLocked(id); ok {
+		if t, ok := r.mu.companionByIDLocked(id); ok {
 			return companionOf(t), true // The companion topic
 		}
 		return Topic{}, false
@@ -342,47 +324,6 @@ func (r *Resolver) Topics() []Topic {
 	r.mu.RUnlock()
 	slices.SortFunc(out, func(a, b Topic) int { return strings.Compare(a.Name, b.Name) })
 	return out
-}
-
-// partition resolves (topic, partition) through the binding (read flow
-// step 1). It is re-resolved on every attempt so a deleted and recreated
-// topic is never read through a stale binding.
-func (r *Resolver) partition(name string, idx int32) (*partition, error) {
-	lookedUp()
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if r.mu.closed {
-		return nil, fmt.Errorf("%w: %w", ErrStorage, ledger.ErrClosed)
-	}
-	t, ok := r.mu.topics[name]
-	if !ok || idx < 0 || int(idx) >= len(t.parts) {
-		if _, companion := r.companionLocked(name); companion && !ok {
-			return nil, errReadOnly(name) // Read-only companions
-		}
-		return nil, ErrUnknownTopic
-	}
-	return t.parts[idx], nil
-}
-
-// publishLocked makes t the binding of its name and id, and of its
-// partitions' logs. Needs mu (write).
-func (r *Resolver) publishLocked(t *topic) {
-	r.mu.topics[t.name] = t
-	r.mu.byID[t.id] = t
-	for _, p := range t.parts {
-		r.mu.byLog[p.log] = p
-	}
-}
-
-// unpublishLocked removes t's binding. Needs mu (write).
-func (r *Resolver) unpublishLocked(t *topic) {
-	delete(r.mu.topics, t.name)
-	delete(r.mu.byID, t.id)
-	for _, p := range t.parts {
-		if r.mu.byLog[p.log] == p {
-			delete(r.mu.byLog, p.log)
-		}
-	}
 }
 
 // storageErr wraps an error from the layers below as ErrStorage, keeping

@@ -62,7 +62,7 @@ func TestRetentionByTime(t *testing.T) {
 	log := mustTopic(t, g.r, "t").parts[0].log
 
 	// Cutoff 1005: offsets 0..4 are expired; only whole sealed ledgers go.
-	if err := g.r.RunRetention(time.UnixMilli(2005)); err != nil {
+	if err := g.r.Passes().RunRetention(time.UnixMilli(2005)); err != nil {
 		t.Fatal(err)
 	}
 	after := logInfo(t, g, "t")
@@ -89,7 +89,7 @@ func TestRetentionByTime(t *testing.T) {
 	}
 
 	// Everything expired: the open ledger is rolled and removed as well.
-	if err := g.r.RunRetention(time.UnixMilli(100_000)); err != nil {
+	if err := g.r.Passes().RunRetention(time.UnixMilli(100_000)); err != nil {
 		t.Fatal(err)
 	}
 	all := logInfo(t, g, "t")
@@ -112,7 +112,7 @@ func TestRetentionKeepsOpenLedgerData(t *testing.T) {
 	g := retentionGateway(t, c)
 	g.create("t", 1, map[string]string{"retention.ms": "1000"})
 	produceTimes(g, "t", 1000, 1001, 5000)
-	if err := g.r.RunRetention(time.UnixMilli(4000)); err != nil {
+	if err := g.r.Passes().RunRetention(time.UnixMilli(4000)); err != nil {
 		t.Fatal(err)
 	}
 	if info := logInfo(t, g, "t"); info.Start != 0 || len(info.Ledgers) != 1 {
@@ -122,7 +122,7 @@ func TestRetentionKeepsOpenLedgerData(t *testing.T) {
 	if err := g.r.AlterTopicConfigs("t", map[string]string{"retention.ms": "-1"}, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := g.r.RunRetention(time.UnixMilli(1 << 50)); err != nil {
+	if err := g.r.Passes().RunRetention(time.UnixMilli(1 << 50)); err != nil {
 		t.Fatal(err)
 	}
 	if info := logInfo(t, g, "t"); info.Start != 0 {
@@ -137,7 +137,7 @@ func TestRetentionByBytes(t *testing.T) {
 	g := retentionGateway(t, c)
 	g.create("t", 1, map[string]string{"segment.bytes": "250", "retention.bytes": "450", "retention.ms": "-1"})
 	produceTimes(g, "t", 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
-	if err := g.r.RunRetention(c.now()); err != nil {
+	if err := g.r.Passes().RunRetention(c.now()); err != nil {
 		t.Fatal(err)
 	}
 	info := logInfo(t, g, "t")
@@ -300,7 +300,7 @@ func TestRetentionConcurrent(t *testing.T) {
 				return
 			default:
 			}
-			if err := g.r.RunRetention(c.now()); err != nil {
+			if err := g.r.Passes().RunRetention(c.now()); err != nil {
 				errs <- err
 				return
 			}
@@ -337,7 +337,7 @@ func TestRetentionConcurrent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := g.r.RunRetention(c.now()); err != nil {
+	if err := g.r.Passes().RunRetention(c.now()); err != nil {
 		t.Fatal(err)
 	}
 	info := logInfo(t, g, "t")

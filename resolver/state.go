@@ -31,7 +31,7 @@ var stateKinds = [][]byte{prefixCheckpoint, prefixProducer, txnstate.PrefixOpen,
 // (its producer state failed to replay).
 func (rp Replicas) ExportState(topic string, idx int32) (covered Offset, state []byte, ok bool, err error) {
 	r := rp.r
-	p, err := r.partition(topic, idx)
+	p, err := r.mu.partition(topic, idx)
 	if err != nil {
 		return 0, nil, false, err
 	}
@@ -117,7 +117,7 @@ func stateOps(state []byte, log storage.LogID) ([]storage.MetaOp, error) {
 // offset, or the log start (the local copy as a cache, exported producer state). For diagnostics and tests.
 func (rp Replicas) ReplayedFrom(topic string, idx int32) (Offset, error) {
 	r := rp.r
-	p, err := r.partition(topic, idx)
+	p, err := r.mu.partition(topic, idx)
 	if err != nil {
 		return 0, err
 	}

@@ -20,33 +20,11 @@ import (
 
 const defaultTierInterval = 30 * time.Second
 
-// RunRetention runs one retention pass over every partition as of now
-// (the retention rules). The background loop calls it with the resolver's clock; tests
-// call it directly with their own.
-func (r *Resolver) RunRetention(now time.Time) error { return r.retention.Run(now) }
-
-// RunTiering runs one pass of the object tier over every partition. The
-// background loop calls it; tests call it directly.
-func (r *Resolver) RunTiering(ctx context.Context) error { return r.tiering.Run(ctx) }
-
-// newPasses are r's retention and tier passes; Open starts them.
-func newPasses(r *Resolver) (*retention.Retention, *retention.Tiering) {
-	opts := retention.Options{
-		CheckInterval: r.cfg.RetentionCheckInterval,
-		TierInterval:  r.cfg.TierInterval,
-		UnknownTopic:  ErrUnknownTopic,
-		Now:           func() time.Time { return r.now() },
-		Log:           r.log,
-	}
-	h := retentionHost{r}
-	return retention.NewRetention(r.store, h, opts), retention.NewTiering(r.cfg.Tier, h, opts)
-}
-
 // retentionHost is the catalog as the passes see it.
 type retentionHost struct{ r *Resolver }
 
 func (h retentionHost) Partitions() []retention.Partition {
-	ps := h.r.allPartitions()
+	ps := h.r.mu.all()
 	out := make([]retention.Partition, len(ps))
 	for i, p := range ps {
 		out[i] = partRef{h.r, p}
@@ -73,28 +51,11 @@ func (c partRef) Roll() error {
 	return err
 }
 
-// TrimTo is trimTo (ledgers below the log start, the log start before the files).
+// TrimTo soft-trims to bound and hard-trims the whole ledgers below
+// max(bound, log start) (ledgers below the log start, the log start
+// before the files): the retention pass's trim, and DeleteRecords'.
 func (c partRef) TrimTo(info storage.LogInfo, bound Offset) error {
-	return c.r.trimTo(c.p, info, bound)
-}
-
-// allPartitions lists every partition of every topic (none once closed).
-func (r *Resolver) allPartitions() []*partition {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if r.mu.closed {
-		return nil
-	}
-	var out []*partition
-	for _, t := range r.mu.topics {
-		out = append(out, t.parts...)
-	}
-	return out
-}
-
-// trimTo soft-trims to bound and hard-trims the whole ledgers below
-// max(bound, log start) (ledgers below the log start, the log start before the files).
-func (r *Resolver) trimTo(p *partition, info storage.LogInfo, bound Offset) error {
+	r, p := c.r, c.p
 	if bound > info.Start {
 		if err := r.states.checkpointBeforeTrim(p); err != nil {
 			return err
@@ -176,7 +137,7 @@ func (r *Resolver) DeleteRecords(topic string, partition int32, offset Offset) (
 	if err != nil {
 		return -1, storageErr("log info", err)
 	}
-	if err := r.trimTo(s.p, info, info.Start); err != nil {
+	if err := (partRef{r, s.p}).TrimTo(info, info.Start); err != nil {
 		// The start moved (the request's effect); the files go next pass.
 		r.log.Warn("delete-records-hard-trim-failed", zap.Stringer("log", s.p.log), zap.Error(err))
 	}

@@ -37,8 +37,7 @@ type ProducerState struct {
 // AllocateProducerID hands out a fresh producer id (epoch 0), durably
 // (the counter behind InitProducerID(ctx, -1, -1)).
 func (r *Resolver) AllocateProducerID(ctx context.Context) (int64, error) {
-	id, _, err := r.InitProducerID(ctx, -1, -1)
-	return id, err
+	return r.pids.AllocateProducerID(ctx)
 }
 
 // AddTxnPartition lets producer (pid, epoch) write transactional batches to
@@ -52,7 +51,7 @@ func (r *Resolver) AddTxnPartition(topic string, partition int32, pid int64, epo
 	if pid < 0 || epoch < 0 {
 		return fmt.Errorf("%w: producer %d epoch %d", ErrInvalidTxnState, pid, epoch)
 	}
-	p, err := r.partition(topic, partition)
+	p, err := r.mu.partition(topic, partition)
 	if err != nil {
 		return err
 	}
@@ -84,7 +83,7 @@ var ErrCoordinatorFenced = errors.New("resolver: transaction coordinator fenced"
 // marker from a coordinator epoch older than the producer's last marker's
 // is ErrCoordinatorFenced, as in Kafka's ProducerStateManager.
 func (r *Resolver) WriteTxnMarker(topic string, partition int32, pid int64, epoch int16, commit bool, coordinatorEpoch int32) error {
-	p, err := r.partition(topic, partition)
+	p, err := r.mu.partition(topic, partition)
 	if err != nil {
 		return err
 	}
@@ -173,7 +172,7 @@ func (p *partition) markerDurable(ended *txnstate.Entry, aborted *txnstate.Abort
 // producer whose state it keeps (producer expiry, the producer cap) and every one with an open
 // transaction, by producer id.
 func (r *Resolver) Producers(topic string, partition int32) ([]ProducerState, error) {
-	p, err := r.partition(topic, partition)
+	p, err := r.mu.partition(topic, partition)
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ import (
 // comparing before and after a restart (transaction recovery).
 func txnState(t *testing.T, g *gateway, topic string, part int32) string {
 	t.Helper()
-	p, err := g.r.partition(topic, part)
+	p, err := g.r.mu.partition(topic, part)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func txnState(t *testing.T, g *gateway, topic string, part int32) string {
 // persistedAborted counts the aborted-index keys of a partition's log.
 func persistedAborted(t *testing.T, g *gateway, topic string) int {
 	t.Helper()
-	p, _ := g.r.partition(topic, 0)
+	p, _ := g.r.mu.partition(topic, 0)
 	n := 0
 	if err := g.store.ScanMeta(idKey(txnstate.PrefixAborted, uint64(p.log)), func(_, _ []byte) error { n++; return nil }); err != nil {
 		t.Fatal(err)
@@ -74,7 +74,7 @@ func TestTxnStateSurvivesRestart(t *testing.T) {
 				t.Fatal(err)
 			}
 			if mode == "crash-after-checkpoint" {
-				p, _ := g.r.partition("t", 0)
+				p, _ := g.r.mu.partition("t", 0)
 				if err := g.r.states.checkpoint(p); err != nil {
 					t.Fatal(err)
 				}
@@ -127,7 +127,7 @@ func TestTxnStateSurvivesRestart(t *testing.T) {
 			// Deleting the topic deletes its transaction keys.
 			reg(9)
 			g.produce("t", 0, txnBatch(9, 0, 0, 1).encode())
-			p, _ := g.r.partition("t", 0)
+			p, _ := g.r.mu.partition("t", 0)
 			if err := g.r.states.checkpoint(p); err != nil {
 				t.Fatal(err)
 			}
@@ -172,7 +172,7 @@ func TestTxnAbortedAcrossRollsAndRetention(t *testing.T) {
 	txn(2, 2, true, 2000)  // 7-11
 	txn(3, 3, false, 3000) // 12-18: aborted, marker at 18
 	// A ledger boundary at 19, for retention below.
-	if p, _ := g.r.partition("t", 0); p != nil {
+	if p, _ := g.r.mu.partition("t", 0); p != nil {
 		if _, err := p.mu.ml.Roll(); err != nil {
 			t.Fatal(err)
 		}
@@ -229,7 +229,7 @@ func TestTxnAbortedAcrossRollsAndRetention(t *testing.T) {
 	g.crashReopen()
 	check("start inside an aborted transaction, after a crash")
 	// Retention by time passes the second aborted transaction too.
-	if err := g.r.RunRetention(time.UnixMilli(9500)); err != nil {
+	if err := g.r.Passes().RunRetention(time.UnixMilli(9500)); err != nil {
 		t.Fatal(err)
 	}
 	start, _, _, _ := g.r.Bounds("t", 0)
@@ -257,7 +257,7 @@ func TestTxnEndedBeforeTrimStaysEnded(t *testing.T) {
 				t.Fatal(err)
 			}
 			g.produce("t", 0, txnBatch(1, 0, 0, 1).encode()) // 0
-			p, _ := g.r.partition("t", 0)
+			p, _ := g.r.mu.partition("t", 0)
 			if err := g.r.states.checkpoint(p); err != nil { // covers the open transaction
 				t.Fatal(err)
 			}
@@ -278,7 +278,7 @@ func TestTxnEndedBeforeTrimStaysEnded(t *testing.T) {
 					t.Fatal(err)
 				}
 			default:
-				if err := g.r.RunRetention(time.UnixMilli(19_500)); err != nil {
+				if err := g.r.Passes().RunRetention(time.UnixMilli(19_500)); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -289,7 +289,7 @@ func TestTxnReadCommittedWithoutTxns(t *testing.T) {
 	if len(a.Batches) != 10 || len(b.Batches) != 10 || b.Aborted != nil || a.LastStable != 30 || b.LastStable != 30 {
 		t.Fatalf("uncommitted %d batches lso %d, committed %d batches lso %d aborted %v", len(a.Batches), a.LastStable, len(b.Batches), b.LastStable, b.Aborted)
 	}
-	p, _ := g.r.partition("t", 0)
+	p, _ := g.r.mu.partition("t", 0)
 	if n := testing.AllocsPerRun(100, func() {
 		p.mu.Lock()
 		_ = p.mu.txn.LSO(0, 30)

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"go.uber.org/zap"
-
 	"github.com/kgateway/kgateway/storage"
 	"github.com/kgateway/kgateway/topicconfig"
 )
@@ -43,30 +41,6 @@ func companionID(src TopicID) TopicID {
 	return id
 }
 
-// companionLocked returns the source topic whose companion is name.
-// Needs r.mu.
-func (r *Resolver) companionLocked(name string) (*topic, bool) {
-	src, ok := strings.CutSuffix(name, CompanionSuffix)
-	if !ok {
-		return nil, false
-	}
-	t, ok := r.mu.topics[src]
-	if !ok || !topicconfig.ViewOn(t.configs) {
-		return nil, false
-	}
-	return t, true
-}
-
-// companionByIDLocked finds the companion with topic id id. Needs r.mu.
-func (r *Resolver) companionByIDLocked(id TopicID) (*topic, bool) {
-	for _, t := range r.mu.topics {
-		if topicconfig.ViewOn(t.configs) && companionID(t.id) == id {
-			return t, true
-		}
-	}
-	return nil, false
-}
-
 // companionOf is the public description of t's companion (the companion topic): its own
 // name and id, t's partition count, no explicit configs.
 func companionOf(t *topic) Topic {
@@ -78,34 +52,17 @@ func errReadOnly(name string) error {
 	return fmt.Errorf("%w: %q is the read-only compacted view of %q", ErrInvalidTopic, name, strings.TrimSuffix(name, CompanionSuffix))
 }
 
-// checkViewName implements no name collisions: a topic named like the companion of a topic with a
-// view cannot be created, and a view cannot be turned on while a topic
-// holds its companion's name. Needs adminMu.
-func (r *Resolver) checkViewName(name string, configs map[string]string) error {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if _, ok := r.companionLocked(name); ok {
-		return fmt.Errorf("%w: %q is the compacted view of %q", ErrTopicExists, name, strings.TrimSuffix(name, CompanionSuffix))
-	}
-	if topicconfig.ViewOn(configs) {
-		if _, taken := r.mu.topics[CompanionName(name)]; taken {
-			return fmt.Errorf("%w: %s=true needs the name %q, which a topic has", ErrInvalidConfig, topicconfig.CompactedView, CompanionName(name))
-		}
-	}
-	return nil
-}
-
 // syncViews makes every partition's view log agree with its topic's
 // config (view removal): the ledger reads a view where it is on and one exists;
 // where it is off the view log is removed, and so is every view log
 // whose source log has no binding (a deleted topic; a crash between a
 // change and this call). Open and every config change or deletion call
 // it.
-func (r *Resolver) syncViews() error {
-	r.mu.RLock()
+func syncViews(store *storage.Store, b *bindings) error {
+	b.RLock()
 	want := map[storage.LogID]*partition{}
 	var off []*partition
-	for _, t := range r.mu.topics {
+	for _, t := range b.topics {
 		for _, p := range t.parts {
 			if topicconfig.ViewOn(t.configs) {
 				want[viewLogOf(p.log)] = p
@@ -114,7 +71,7 @@ func (r *Resolver) syncViews() error {
 			}
 		}
 	}
-	r.mu.RUnlock()
+	b.RUnlock()
 	for _, p := range off {
 		if ml, _, err := p.ledgerAndSettings(); err == nil {
 			ml.SetCompactedView(0, false) // before its log goes (view removal)
@@ -122,7 +79,7 @@ func (r *Resolver) syncViews() error {
 	}
 	exists := map[storage.LogID]bool{}
 	var errs []error
-	for _, l := range r.store.Logs() {
+	for _, l := range store.Logs() {
 		if l&viewLogBit == 0 {
 			continue
 		}
@@ -130,7 +87,7 @@ func (r *Resolver) syncViews() error {
 			exists[l] = true
 			continue
 		}
-		if err := r.store.DeleteLog(l); err != nil && !errors.Is(err, storage.ErrNoLog) {
+		if err := store.DeleteLog(l); err != nil && !errors.Is(err, storage.ErrNoLog) {
 			errs = append(errs, storageErr(fmt.Sprintf("delete view %s", l), err))
 		}
 	}
@@ -142,35 +99,7 @@ func (r *Resolver) syncViews() error {
 	return errors.Join(errs...)
 }
 
-// viewSource is the source topic of a companion name, else name.
-func (r *Resolver) viewSource(name string) string {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if _, real := r.mu.topics[name]; !real {
-		if t, ok := r.companionLocked(name); ok {
-			return t.name
-		}
-	}
-	return name
-}
-
-// logViewError logs a failed view pass.
-func (r *Resolver) logViewError(p *partition, err error) {
-	r.log.Warn("compacted-view-pass-failed", zap.String("topic", p.topic), zap.Int32("partition", p.index), zap.Error(err))
-}
-
 // CompanionSource returns the source topic of a companion name (the companion topic):
 // false when name is not the companion of a topic with a view on (a
 // topic of that name itself never is, no name collisions).
-func (r *Resolver) CompanionSource(name string) (string, bool) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if _, real := r.mu.topics[name]; real {
-		return "", false
-	}
-	t, ok := r.companionLocked(name)
-	if !ok {
-		return "", false
-	}
-	return t.name, true
-}
+func (r *Resolver) CompanionSource(name string) (string, bool) { return r.mu.companionSource(name) }

@@ -60,7 +60,7 @@ func TestCompactedView(t *testing.T) {
 	}
 	produced += 2
 	rollPartition(t, g, "s")
-	if err := g.r.RunCleaner(c.now()); err != nil {
+	if err := g.r.Passes().RunCleaner(c.now()); err != nil {
 		t.Fatal(err)
 	}
 
@@ -114,7 +114,7 @@ func TestCompactedView(t *testing.T) {
 	// The tombstone horizon in the view: tombstones go after their horizon.
 	c.advance(1001)
 	rollPartition(t, g, "s")
-	if err := g.r.RunCleaner(c.now()); err != nil {
+	if err := g.r.Passes().RunCleaner(c.now()); err != nil {
 		t.Fatal(err)
 	}
 	checkCompacted(t, readAll(t, g, "s.compacted"), m, false)
@@ -129,7 +129,7 @@ func TestCompactedView(t *testing.T) {
 	late := g.produce("s", 0, kvBatch(rec("late", "l", c.millis()))).BaseOffset
 	m["late"] = gotRecord{off: late, key: "late", value: "l"}
 	rollPartition(t, g, "s")
-	if err := g.r.RunCleaner(c.now()); err != nil {
+	if err := g.r.Passes().RunCleaner(c.now()); err != nil {
 		t.Fatal(err)
 	}
 	// View removal: turned off, the view and its companion go.
@@ -155,7 +155,7 @@ func TestCompactedView(t *testing.T) {
 	if err := g.r.AlterTopicConfigs("s", map[string]string{topicconfig.CompactedView: "true"}, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := g.r.RunCleaner(c.now()); err != nil {
+	if err := g.r.Passes().RunCleaner(c.now()); err != nil {
 		t.Fatal(err)
 	}
 	if viewLogs(g) != 1 {

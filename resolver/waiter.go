@@ -38,7 +38,10 @@ func (r *Resolver) NewWaiter() *Waiter {
 // WatchWith adds a partition to w. Register before reading, so that an append
 // between the read and the wait is not missed.
 func (r *Resolver) WatchWith(w *Waiter, topic string, partition int32) error {
-	p, err := r.partition(r.viewSource(topic), partition) // a companion waits on its source (reads of the view)
+	if src, ok := r.mu.companionSource(topic); ok {
+		topic = src // a companion waits on its source (reads of the view)
+	}
+	p, err := r.mu.partition(topic, partition)
 	if err != nil {
 		return err
 	}

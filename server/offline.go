@@ -17,6 +17,7 @@ import (
 
 	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/resolver"
+	"github.com/kgateway/kgateway/resolver/explain"
 	"github.com/kgateway/kgateway/storage"
 	"github.com/kgateway/kgateway/storage/objstore"
 	"github.com/kgateway/kgateway/tier"
@@ -148,7 +149,7 @@ func printMembers(w io.Writer, cg offsets.ClassicGroup) {
 }
 
 // Explain writes to w how a fetch of topic's partition at offset would be
-// served from dataDir (resolver.Explain): the binding, the snapshot, the
+// served from dataDir (package explain): the binding, the snapshot, the
 // floor entry, the candidates and the batches it would return. It fails
 // when the plan found a problem.
 func Explain(dataDir, topic string, partition int32, offset int64, w io.Writer) error {
@@ -157,7 +158,7 @@ func Explain(dataDir, topic string, partition int32, offset int64, w io.Writer) 
 		return err
 	}
 	defer ro.Close()
-	p, err := resolver.Explain(ro, topic, partition, storage.Offset(offset), resolver.DefaultFetchLimits)
+	p, err := explain.Fetch(ro, topic, partition, storage.Offset(offset), explain.DefaultLimits)
 	if err != nil {
 		return err
 	}
@@ -165,13 +166,13 @@ func Explain(dataDir, topic string, partition int32, offset int64, w io.Writer) 
 	return p.Failed()
 }
 
-func printPlan(w io.Writer, p resolver.Plan) {
+func printPlan(w io.Writer, p explain.Plan) {
 	fmt.Fprintf(w, "binding:  topic %s (id %v) partition %d -> %v\n", p.Topic, p.TopicID, p.Partition, p.Log)
 	fmt.Fprintf(w, "snapshot: log-start %d, high-watermark %d, %d ledgers\n", p.LogStart, p.HighWatermark, len(p.Ledgers))
 	for _, l := range p.Ledgers {
 		fmt.Fprintf(w, "          %v first-offset %d entries %d bytes %d sealed %v\n", l.ID, l.FirstOffset, l.Entries, l.Bytes, l.Sealed)
 	}
-	fmt.Fprintf(w, "fetch:    offset %d, partition max bytes %d (first batch whole: KIP-74)\n", p.Offset, resolver.DefaultFetchLimits.PartitionMaxBytes)
+	fmt.Fprintf(w, "fetch:    offset %d, partition max bytes %d (first batch whole: KIP-74)\n", p.Offset, explain.DefaultLimits.PartitionMaxBytes)
 	fmt.Fprintf(w, "outcome:  %s\n", p.Outcome)
 	if p.Floor != nil {
 		fmt.Fprintf(w, "position: floor(%d) = entry at offset %d -> %v:%v (file pos %d)\n", p.Offset, p.Floor.Offset, p.Floor.Ledger, p.Floor.Entry, p.Floor.Pos)
@@ -200,7 +201,7 @@ func printPlan(w io.Writer, p resolver.Plan) {
 // ledger: the chosen target, and for an object its record and pins (a
 // fetch pins the chosen object before it reads, tier B5; explain
 // itself writes nothing, so it pins nothing).
-func printCandidates(w io.Writer, cs []resolver.PlanCandidate) {
+func printCandidates(w io.Writer, cs []explain.Candidate) {
 	for _, c := range cs {
 		mark := " "
 		if c.Chosen {

@@ -26,7 +26,7 @@ func (s *Server) snapshot() metrics.Snapshot {
 	snap.DiskBytes = dirBytes(s.cfg.DataDir)
 	snap.Connections = s.kafka.OpenConnections()
 	snap.InFlight = s.kafka.InFlightRequests()
-	cs := s.res.CleanerStats()
+	cs := s.res.Passes().CleanerStats()
 	snap.Cleaner = metrics.CleanerStat{Passes: cs.Passes, BytesRead: cs.BytesRead, BytesWritten: cs.BytesWritten,
 		Recopy: cs.Recopy, MaxDirtyRatio: cs.MaxDirtyRatio, MaxLagMs: cs.MaxLagMs,
 		LastPassSeconds: cs.LastPass.Seconds(), PassSeconds: cs.PassTime.Seconds()}

@@ -63,7 +63,7 @@ func TestCompactedViewKTableBootstrap(t *testing.T) {
 		}
 		produced++
 	}
-	if err := g.res.RunCleaner(time.Now()); err != nil {
+	if err := g.res.Passes().RunCleaner(time.Now()); err != nil {
 		t.Fatal(err)
 	}
 
@@ -201,7 +201,7 @@ func TestCompactedViewCompanionIsInternal(t *testing.T) {
 	if err := prod.ProduceSync(ctx, &kgo.Record{Topic: src, Key: []byte("k"), Value: []byte("v")}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	if err := g.res.RunCleaner(time.Now()); err != nil {
+	if err := g.res.Passes().RunCleaner(time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if n := countRecordsOf(t, g, companion, src); n != 1 {

@@ -74,10 +74,10 @@ func TestCompactedTopicStateRebuild(t *testing.T) {
 		}
 		produced += len(recs)
 	}
-	if err := g.res.RunCleaner(time.Now()); err != nil {
+	if err := g.res.Passes().RunCleaner(time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if s := g.res.CleanerStats(); s.Passes == 0 {
+	if s := g.res.Passes().CleanerStats(); s.Passes == 0 {
 		t.Fatalf("no pass ran: %+v", s)
 	}
 

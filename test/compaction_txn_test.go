@@ -86,11 +86,11 @@ func TestCompactedTopicTransactions(t *testing.T) {
 	// markers a delete horizon, the third removes them (aborted batches dropped, markers kept while needed and marker removal).
 	for range 3 {
 		pad()
-		if err := g.res.RunCleaner(time.Now().Add(time.Second)); err != nil {
+		if err := g.res.Passes().RunCleaner(time.Now().Add(time.Second)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if s := g.res.CleanerStats(); s.Passes == 0 {
+	if s := g.res.Passes().CleanerStats(); s.Passes == 0 {
 		t.Fatalf("no pass ran: %+v", s)
 	}
 	for _, committed := range []bool{true, false} {

@@ -184,7 +184,7 @@ func TestRetentionConsumerReset(t *testing.T) {
 	old, now := time.Now().Add(-time.Hour), time.Now()
 	prod := g.client()
 	produceAt(t, prod, "ret", old, old, old, old, old, now, now, now)
-	if err := g.res.RunRetention(time.Now()); err != nil {
+	if err := g.res.Passes().RunRetention(time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	starts, err := g.admin().ListStartOffsets(testCtx(t), "ret")
@@ -356,7 +356,7 @@ func TestRetentionReusesSegmentFiles(t *testing.T) {
 	for range 8 {
 		produce(4)
 		before := logStart()
-		if err := g.res.RunRetention(time.Now()); err != nil {
+		if err := g.res.Passes().RunRetention(time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		if logStart() == before {

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/kgateway/kgateway/resolver"
+	"github.com/kgateway/kgateway/resolver/explain"
 	"github.com/kgateway/kgateway/storage"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -49,7 +49,7 @@ func fetchBatches(t *testing.T, cl *kgo.Client, topic string, id [16]byte, offse
 	return bases
 }
 
-func planBases(p resolver.Plan) []int64 {
+func planBases(p explain.Plan) []int64 {
 	var out []int64
 	for _, e := range p.Entries {
 		out = append(out, int64(e.Offset))
@@ -96,7 +96,7 @@ func TestExplainAgreesWithFetch(t *testing.T) {
 		}
 	}
 	id := topicID(t, cl, "ex")
-	limits := []resolver.FetchLimits{resolver.DefaultFetchLimits, {PartitionMaxBytes: 700, MinOne: true}}
+	limits := []explain.Limits{explain.DefaultLimits, {PartitionMaxBytes: 700, MinOne: true}}
 	type key struct {
 		off int64
 		max int
@@ -120,8 +120,8 @@ func TestExplainAgreesWithFetch(t *testing.T) {
 		}
 		defer ro.Close()
 		for k, w := range want {
-			lim := resolver.FetchLimits{PartitionMaxBytes: k.max, MinOne: true}
-			p, err := resolver.Explain(ro, "ex", 0, storage.Offset(k.off), lim)
+			lim := explain.Limits{PartitionMaxBytes: k.max, MinOne: true}
+			p, err := explain.Fetch(ro, "ex", 0, storage.Offset(k.off), lim)
 			if err != nil || p.Failed() != nil {
 				t.Fatalf("%s: explain %v: %v %v", phase, k, err, p.Failed())
 			}

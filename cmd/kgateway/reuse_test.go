@@ -26,7 +26,7 @@ func TestSegmentReuseConfig(t *testing.T) {
 		for range 12 {
 			produce(t, cl, "reuse", strings.Repeat("x", 200))
 		}
-		if err := g.Resolver().RunRetention(time.Now()); err != nil {
+		if err := g.Resolver().Passes().RunRetention(time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		if got := countSpares(t, dir); got != wantSpares {

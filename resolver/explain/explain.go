@@ -1,45 +1,20 @@
-package resolver
-
-// Read-only inspection over a storage.ReadOnly view (`kgateway inspect`
-// and `explain`): the bindings as stored, and the read plan a Fetch would
-// follow (docs/DESIGN.md "Read flow"), computed by the same rules as
-// Fetch and limitBatches without a running resolver.
+package explain
 
 import (
 	"errors"
 	"fmt"
 	"sort"
 
+	"github.com/kgateway/kgateway/resolver"
 	"github.com/kgateway/kgateway/storage"
 	"github.com/kgateway/kgateway/tier"
 )
 
-// Binding is one stored topic binding: partition i is Logs[i].
-type Binding struct {
-	Topic
-	Logs []storage.LogID
-}
+// Offset is an offset in a partition.
+type Offset = resolver.Offset
 
-// ReadBindings lists the stored topic bindings, sorted by name.
-func ReadBindings(ro *storage.ReadOnly) ([]Binding, error) {
-	var out []Binding
-	err := ro.ScanMeta(prefixTopic, func(_, v []byte) error {
-		rec, id, err := decodeTopic(v)
-		if err != nil {
-			return fmt.Errorf("%w: decode topic: %v", ErrStorage, err)
-		}
-		out = append(out, Binding{
-			Topic: Topic{Name: rec.Name, ID: id, Partitions: int32(len(rec.Logs)), Configs: rec.Configs},
-			Logs:  rec.Logs,
-		})
-		return nil
-	})
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, err
-}
-
-// FetchLimits are the limits a plan is computed under.
-type FetchLimits struct {
+// Limits are the limits a plan is computed under.
+type Limits struct {
 	// PartitionMaxBytes is the partition's byte budget.
 	PartitionMaxBytes int
 	// MinOne returns the first batch whole even past the budget (KIP-74;
@@ -47,13 +22,13 @@ type FetchLimits struct {
 	MinOne bool
 }
 
-// DefaultFetchLimits are the Java client's and librdkafka's defaults
+// DefaultLimits are the Java client's and librdkafka's defaults
 // (max.partition.fetch.bytes 1 MiB) for a single-partition fetch.
-var DefaultFetchLimits = FetchLimits{PartitionMaxBytes: 1 << 20, MinOne: true}
+var DefaultLimits = Limits{PartitionMaxBytes: 1 << 20, MinOne: true}
 
-// PlanEntry is one entry of a read plan; Err is set when step 5 would fail
+// Entry is one entry of a read plan; Err is set when step 5 would fail
 // it closed (the fetch then returns KAFKA_STORAGE_ERROR).
-type PlanEntry struct {
+type Entry struct {
 	storage.EntryHeader
 	Err error
 	// Object is the object an offloaded ledger's entry is read from (""
@@ -62,10 +37,10 @@ type PlanEntry struct {
 	Object string
 }
 
-// PlanCandidate is one candidate target of the ledger holding the fetch
+// Candidate is one candidate target of the ledger holding the fetch
 // offset (ledger "targetOf"): its local segment file, or an object of
 // the object tier with the pins recorded on it.
-type PlanCandidate struct {
+type Candidate struct {
 	Kind   string // "local" or "object"
 	Object *tier.Object
 	Pins   []tier.Pin
@@ -77,7 +52,7 @@ type PlanCandidate struct {
 type Plan struct {
 	// Step 1: the binding.
 	Topic     string
-	TopicID   TopicID
+	TopicID   resolver.TopicID
 	Partition int32
 	Log       storage.LogID
 	// Step 2: the snapshot.
@@ -87,53 +62,53 @@ type Plan struct {
 	// the empty read at the end, the fresh end check or a read).
 	Offset  Offset
 	Outcome string
-	Err     error // ErrOffsetOutOfRange for the log start check and the fresh end check
+	Err     error // resolver.ErrOffsetOutOfRange for the log start check and the fresh end check
 	// Step 4: the floor lookup (nil unless a read happens), and the
 	// candidates of its ledger with the chosen target.
 	Floor      *storage.EntryHeader
-	Candidates []PlanCandidate
+	Candidates []Candidate
 	// Steps 5–6: what the fetch returns, and its bytes.
-	Entries []PlanEntry
+	Entries []Entry
 	Bytes   int
 }
 
-// Explain computes the plan of a fetch at (topic, partition, offset) from
+// Fetch computes the plan of a fetch at (topic, partition, offset) from
 // the view. Against a running server the view may lag the index by a few
 // unflushed commits (storage/inspect.go); the plan is then the plan of
 // that (slightly older) snapshot.
-func Explain(ro *storage.ReadOnly, topic string, partition int32, offset Offset, lim FetchLimits) (Plan, error) {
+func Fetch(ro *storage.ReadOnly, topic string, partition int32, offset Offset, lim Limits) (Plan, error) {
 	p := Plan{Topic: topic, Partition: partition, Offset: offset}
-	bs, err := ReadBindings(ro)
+	bs, err := resolver.ReadBindings(ro)
 	if err != nil {
 		return p, err
 	}
 	i := sort.Search(len(bs), func(i int) bool { return bs[i].Name >= topic })
 	if i == len(bs) || bs[i].Name != topic || partition < 0 || partition >= bs[i].Partitions {
-		return p, fmt.Errorf("%w: %s/%d", ErrUnknownTopic, topic, partition)
+		return p, fmt.Errorf("%w: %s/%d", resolver.ErrUnknownTopic, topic, partition)
 	}
 	p.TopicID, p.Log = bs[i].ID, bs[i].Logs[partition]
 	info, err := ro.Info(p.Log)
 	if err != nil {
-		return p, storageErr("log info", err)
+		return p, fmt.Errorf("%w: log info: %w", resolver.ErrStorage, err)
 	}
 	p.LogStart, p.HighWatermark, p.Ledgers = info.Start, info.End, info.Ledgers
 	switch {
 	case offset < info.Start:
 		p.Outcome = "the log start check: below the log start (trimmed): OFFSET_OUT_OF_RANGE"
-		p.Err = ErrOffsetOutOfRange
+		p.Err = resolver.ErrOffsetOutOfRange
 		return p, nil
 	case offset == info.End:
 		p.Outcome = "the empty read at the end: at the high watermark: empty result (a long poll waits)"
 		return p, nil
 	case offset > info.End:
 		p.Outcome = "the fresh end check: beyond the high watermark: OFFSET_OUT_OF_RANGE"
-		p.Err = ErrOffsetOutOfRange
+		p.Err = resolver.ErrOffsetOutOfRange
 		return p, nil
 	}
 	p.Outcome = "read"
 	objs, err := tier.ListObjects(ro.ScanMeta)
 	if err != nil {
-		return p, storageErr("object metadata", err)
+		return p, fmt.Errorf("%w: object metadata: %w", resolver.ErrStorage, err)
 	}
 	if err := planEntries(ro, &p, info.End, lim, objs); err != nil {
 		return p, err
@@ -141,7 +116,7 @@ func Explain(ro *storage.ReadOnly, topic string, partition int32, offset Offset,
 	if p.Floor != nil {
 		pins, err := tier.ListPins(ro.ScanMeta)
 		if err != nil {
-			return p, storageErr("object pins", err)
+			return p, fmt.Errorf("%w: object pins: %w", resolver.ErrStorage, err)
 		}
 		p.Candidates = candidatesOf(p, objs, pins)
 	}
@@ -150,13 +125,13 @@ func Explain(ro *storage.ReadOnly, topic string, partition int32, offset Offset,
 
 // candidatesOf lists the candidates of the ledger holding the floor
 // entry, as the ledger's read would, and marks the chosen one.
-func candidatesOf(p Plan, objs []tier.Object, pins []tier.Pin) []PlanCandidate {
-	var out []PlanCandidate
+func candidatesOf(p Plan, objs []tier.Object, pins []tier.Pin) []Candidate {
+	var out []Candidate
 	led := p.Floor.Ledger
 	chosen := false
 	for _, li := range p.Ledgers {
 		if li.ID == led && !li.Offloaded {
-			out = append(out, PlanCandidate{Kind: "local", Chosen: true})
+			out = append(out, Candidate{Kind: "local", Chosen: true})
 			chosen = true
 		}
 	}
@@ -165,7 +140,7 @@ func candidatesOf(p Plan, objs []tier.Object, pins []tier.Pin) []PlanCandidate {
 		if o.Log != p.Log || o.Ledger != led {
 			continue
 		}
-		c := PlanCandidate{Kind: "object", Object: o}
+		c := Candidate{Kind: "object", Object: o}
 		for _, pin := range pins {
 			if pin.Key == o.Key {
 				c.Pins = append(c.Pins, pin)
@@ -191,13 +166,14 @@ func objectOf(objs []tier.Object, log storage.LogID, led storage.LedgerID) strin
 	return ""
 }
 
-// planEntries is Fetch's read and limitBatches' limits over the view.
-func planEntries(ro *storage.ReadOnly, p *Plan, end Offset, lim FetchLimits, objs []tier.Object) error {
+// planEntries is the resolver's read (FetchEntries, ValidateStored) and its
+// limits (the byte budget, KIP-74's first batch whole) over the view.
+func planEntries(ro *storage.ReadOnly, p *Plan, end Offset, lim Limits, objs []tier.Object) error {
 	offloaded := map[storage.LedgerID]bool{}
 	for _, li := range p.Ledgers {
 		offloaded[li.ID] = li.Offloaded
 	}
-	maxEntries := fetchEntries(lim.PartitionMaxBytes)
+	maxEntries := resolver.FetchEntries(lim.PartitionMaxBytes)
 	return ro.ScanEntries(p.Log, p.Offset, func(h storage.EntryHeader) (bool, error) {
 		if p.Floor == nil {
 			f := h
@@ -211,7 +187,7 @@ func planEntries(ro *storage.ReadOnly, p *Plan, end Offset, lim FetchLimits, obj
 			return false, nil // the byte budget (KIP-74: the first is whole)
 		}
 		if offloaded[h.Ledger] {
-			pe := PlanEntry{EntryHeader: h, Object: objectOf(objs, p.Log, h.Ledger)}
+			pe := Entry{EntryHeader: h, Object: objectOf(objs, p.Log, h.Ledger)}
 			if pe.Object == "" {
 				pe.Err = fmt.Errorf("%w: offloaded and no published object", storage.ErrRemoved)
 			}
@@ -221,9 +197,9 @@ func planEntries(ro *storage.ReadOnly, p *Plan, end Offset, lim FetchLimits, obj
 		}
 		e, err := ro.ReadEntry(p.Log, h)
 		if err == nil {
-			err = validateStored(e)
+			err = resolver.ValidateStored(e)
 		}
-		p.Entries = append(p.Entries, PlanEntry{EntryHeader: h, Err: err})
+		p.Entries = append(p.Entries, Entry{EntryHeader: h, Err: err})
 		p.Bytes += int(h.Size)
 		return err == nil, nil // a bad entry fails the partition closed
 	})
@@ -233,7 +209,7 @@ func planEntries(ro *storage.ReadOnly, p *Plan, end Offset, lim FetchLimits, obj
 func (p Plan) Failed() error {
 	for _, e := range p.Entries {
 		if e.Err != nil {
-			return errors.Join(ErrStorage, e.Err)
+			return errors.Join(resolver.ErrStorage, e.Err)
 		}
 	}
 	return nil
