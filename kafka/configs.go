@@ -7,13 +7,17 @@ import (
 	"strings"
 
 	"github.com/kgateway/kgateway/resolver"
+	"github.com/kgateway/kgateway/resolver/dynconfig"
+	"github.com/kgateway/kgateway/topicconfig"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Helpers shared by the config APIs (DescribeConfigs, AlterConfigs,
-// IncrementalAlterConfigs). The resolver owns every config: its names,
-// validation, persistence, sources and defaults; these only translate.
+// IncrementalAlterConfigs). The resolver owns topic configs, package
+// dynconfig the dynamic broker and internal topic configs (kept by
+// DynamicConfigs): names, validation, persistence, sources and defaults;
+// these only translate.
 
 // checkConfigResource reports whether a request may address the resource:
 // a topic with a legal name, this broker ("" or node.id), a group (its
@@ -43,14 +47,41 @@ func (s *Server) checkConfigResource(typ kmsg.ConfigResourceType, name string) e
 	return fmt.Errorf("%w: config resource type %v is not supported", kerr.InvalidRequest, typ)
 }
 
+// DynamicConfigs keep the dynamic broker configs and the internal topics'
+// configs (package dynconfig): this node's store on a single node
+// (dynconfig.Local), etcd in a cluster (the shared catalog, applied on
+// every node from its watch).
+type DynamicConfigs interface {
+	AlterBrokerConfigs(which dynconfig.Layer, set map[string]string, validateOnly bool) error
+	IncrementalAlterBrokerConfigs(which dynconfig.Layer, ops []topicconfig.Op, validateOnly bool) error
+	InternalTopicConfigs(name string, initial map[string]string) (map[string]string, error)
+	AlterInternalTopicConfigs(name string, initial, set map[string]string, validateOnly bool) error
+	IncrementalAlterInternalTopicConfigs(name string, initial map[string]string, ops []topicconfig.Op, validateOnly bool) error
+}
+
+var _ DynamicConfigs = (*dynconfig.Local)(nil)
+
+// dynConfigs are the dynamic configs of this node: the shared catalog's
+// in a cluster (nil, and refused, if the catalog keeps none), else the
+// resolver's.
+func (s *Server) dynConfigs() (DynamicConfigs, error) {
+	if s.cfg.Cluster == nil {
+		return s.res.DynamicConfigs(), nil
+	}
+	if dc, ok := s.cfg.Cluster.Catalog().(DynamicConfigs); ok {
+		return dc, nil
+	}
+	return nil, fmt.Errorf("%w: this cluster's catalog keeps no dynamic configs", kerr.InvalidRequest)
+}
+
 // brokerLayer is the layer of dynamic broker configs a BROKER resource
 // names (checkConfigResource first): "" every broker's default, else this
 // broker's own.
-func brokerLayer(name string) resolver.BrokerLayer {
+func brokerLayer(name string) dynconfig.Layer {
 	if name == "" {
-		return resolver.BrokerLayerDefault
+		return dynconfig.LayerDefault
 	}
-	return resolver.BrokerLayerNode
+	return dynconfig.LayerNode
 }
 
 // brokerConfigErr is how Kafka answers a refused broker config change:
@@ -61,7 +92,7 @@ func brokerConfigErr(err error) error {
 		return err
 	}
 	msg := err.Error()
-	for _, sentinel := range []error{resolver.ErrReadOnlyBrokerConfig, resolver.ErrInvalidConfig} {
+	for _, sentinel := range []error{dynconfig.ErrReadOnly, resolver.ErrInvalidConfig} {
 		msg = strings.TrimPrefix(msg, sentinel.Error()+": ")
 	}
 	return kafkaWorded{sentinel: kerr.InvalidRequest, msg: msg}

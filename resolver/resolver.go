@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kgateway/kgateway/cleaner"
+	"github.com/kgateway/kgateway/resolver/dynconfig"
 	"github.com/kgateway/kgateway/retention"
 	"github.com/kgateway/kgateway/topicconfig"
 
@@ -36,9 +37,11 @@ type Resolver struct {
 	adminMu sync.Mutex
 	nextLog storage.LogID
 
-	// dynBroker is the dynamic broker configs (broker_dynamic.go),
-	// replaced whole under adminMu, read without locks.
-	dynBroker atomic.Pointer[brokerLayers]
+	// dynBroker is the dynamic broker config layers in effect
+	// (broker_dynamic.go), replaced whole under adminMu, read without
+	// locks; dynConfigs keeps them in the store on a single node.
+	dynBroker  atomic.Pointer[dynconfig.Layers]
+	dynConfigs *dynconfig.Local
 
 	// clusterID and internalIDs are set by Open and never change (the durable cluster id, reserved internal topic names).
 	clusterID   string

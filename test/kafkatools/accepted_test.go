@@ -51,7 +51,7 @@ var acceptedDifferences = []accepted{
 	{Step: `configs broker describe after alter`, Side: "kgateway", Line: `log\.segment\.bytes=536870912 sensitive=false synonyms=\{DYNAMIC_BROKER_CONFIG:log\.segment\.bytes=536870912, DEFAULT_CONFIG:log\.segment\.bytes=1073741824\}`,
 		Reason: "the other side of the line above"},
 	{Step: `configs broker alter`, Side: "kafka", Line: `exit 0|Completed updating config for broker 1\.`,
-		Reason: "log.cleaner.threads is dynamic in Kafka (its LogCleaner reconfigures); kgateway's cleaner threads are set at start, so it is read-only there (resolver/broker_dynamic.go)"},
+		Reason: "log.cleaner.threads is dynamic in Kafka (its LogCleaner reconfigures); kgateway's cleaner threads are set at start, so it is read-only there (resolver/dynconfig)"},
 	{Step: `configs broker alter`, Side: "kgateway", Line: `exit 1|stderr: Error while executing config command with args .*|stderr: (java.util.concurrent.ExecutionException|Caused by): org.apache.kafka.common.errors.InvalidRequestException: Cannot update these configs dynamically: \[log\.cleaner\.threads\]`,
 		Reason: "the other side of the line above"},
 
