@@ -69,7 +69,7 @@ var layerRules = []layerRule{
 		why:   "a partition's transaction state is data and its encoding: it sees the batch header and its own metadata keys in storage, never the resolver (which holds it under its locks), a ledger or the catalog"},
 	{dir: "resolver/dynconfig", bad: []string{mod + "resolver", mod + "ledger", mod + "cleaner", mod + "retention", mod + "recordbatch", pebble},
 		allow: []string{mod + "resolver/dynconfig"}, prodOnly: true,
-		why:   "dynamic broker and internal topic configs are edits, checks and a store's records: the resolver is their Host (an interface), the cluster keeps them in etcd through the catalog; no ledger, no pebble"},
+		why: "dynamic broker and internal topic configs are edits, checks and a store's records: the resolver is their Host (an interface), the cluster keeps them in etcd through the catalog; no ledger, no pebble"},
 	{dir: "kafka", bad: []string{mod + "storage", mod + "ledger", mod + "recordbatch", mod + "cleaner", mod + "retention", mod + "metrics", mod + "server", mod + "cmd", pebble},
 		why: "kafka/ reaches data only through resolver/ (which re-exports what it needs) and groups through offsets/"},
 	{dir: "auth", bad: []string{mod + "storage", mod + "ledger", mod + "resolver", mod + "offsets", mod + "kafka", mod + "metrics", mod + "server", mod + "cmd", pebble, franzGo},
