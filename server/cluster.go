@@ -90,11 +90,16 @@ func (s *Server) clusterResolver(rc *resolver.Config) {
 	rc.ProducerIDs = coord.ProducerIDs(n.Client(), n.Prefix(), 1000)
 }
 
+// The shared catalog keeps the cluster's dynamic broker and internal
+// topic configs too.
+var _ kafka.DynamicConfigs = (*catalog.Catalog)(nil)
+
 // openClusterCatalog starts the shared catalog over the open resolver.
 func (s *Server) openClusterCatalog() error {
 	n := s.cluster.node
 	dl := s.cluster.dl
 	cat, err := catalog.New(n.Client(), n.Prefix(), s.res, catalog.Options{
+		NodeID: s.cfg.Kafka.NodeID, // the BROKER resource this node answers for
 		OnDelete: func(id resolver.TopicID, partitions int32) {
 			keys := make([]string, partitions)
 			for i := range keys {
