@@ -51,8 +51,10 @@ type configs struct {
 }
 
 // applyConfig applies one config key's value (nil: deleted) to st. A
-// value that cannot apply (bad JSON, a layer dynconfig refuses) is logged
-// and skipped: the layers in effect hold only valid values.
+// value that is not JSON is logged and skipped; a broker layer's entries
+// that dynconfig refuses are logged and left out, so the layers in effect
+// hold only valid values and every node, loading or watching, applies
+// the same ones.
 func (c *Catalog) applyConfig(st *configs, key string, v []byte) {
 	rest := strings.TrimPrefix(key, c.cfgDir)
 	var set map[string]string // nil: deleted
@@ -67,10 +69,7 @@ func (c *Catalog) applyConfig(st *configs, key string, v []byte) {
 	}
 	switch {
 	case rest == "brokers/default" || rest == "brokers/"+strconv.Itoa(int(c.opts.NodeID)):
-		if err := dynconfig.CheckBrokerLayer(set, c.r.StaticBrokerConfigs()); err != nil {
-			c.log.Error("catalog-config-not-applied", zap.String("key", key), zap.Error(err))
-			return
-		}
+		set = c.validEntries(key, set)
 		if rest == "brokers/default" {
 			st.def = set
 		} else {
@@ -84,6 +83,21 @@ func (c *Catalog) applyConfig(st *configs, key string, v []byte) {
 			st.internal[name] = set
 		}
 	}
+}
+
+// validEntries are the entries of a broker layer dynconfig accepts, each
+// on its own; the others are logged.
+func (c *Catalog) validEntries(key string, set map[string]string) map[string]string {
+	static := c.r.StaticBrokerConfigs()
+	out := make(map[string]string, len(set))
+	for name, v := range set {
+		if err := dynconfig.CheckBrokerLayer(map[string]string{name: v}, static); err != nil {
+			c.log.Error("catalog-config-not-applied", zap.String("key", key), zap.Error(err))
+			continue
+		}
+		out[name] = v
+	}
+	return out
 }
 
 // setConfigs makes st this node's configs: the resolver takes the
