@@ -8,15 +8,14 @@ import (
 
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/kgateway/kgateway/resolver/dynconfig"
-	"github.com/kgateway/kgateway/topicconfig"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Helpers shared by the config APIs (DescribeConfigs, AlterConfigs,
 // IncrementalAlterConfigs). The resolver owns topic configs, package
-// dynconfig the dynamic broker and internal topic configs (kept by
-// DynamicConfigs): names, validation, persistence, sources and defaults;
+// dynconfig the dynamic broker and internal topic configs (kept by a
+// dynconfig.Configs): names, validation, persistence, sources and defaults;
 // these only translate.
 
 // checkConfigResource reports whether a request may address the resource:
@@ -40,35 +39,24 @@ func (s *Server) checkConfigResource(typ kmsg.ConfigResourceType, name string) e
 		return s.checkClientMetricsResource(name) // telemetry.go
 	case kmsg.ConfigResourceTypeBroker:
 		if name != "" && name != strconv.Itoa(int(s.cfg.NodeID)) {
-			return fmt.Errorf("%w: this is broker %d, not %q", kerr.InvalidRequest, s.cfg.NodeID, name)
+			// A broker's own configs are its to change and describe: the
+			// Admin client sends them to it (ConfigAdminManager's answer).
+			return kafkaWorded{sentinel: kerr.InvalidRequest,
+				msg: fmt.Sprintf("Unexpected broker id, expected %d, but received %s", s.cfg.NodeID, name)}
 		}
 		return nil
 	}
 	return fmt.Errorf("%w: config resource type %v is not supported", kerr.InvalidRequest, typ)
 }
 
-// DynamicConfigs keep the dynamic broker configs and the internal topics'
-// configs (package dynconfig): this node's store on a single node
-// (dynconfig.Local), etcd in a cluster (the shared catalog, applied on
-// every node from its watch).
-type DynamicConfigs interface {
-	AlterBrokerConfigs(which dynconfig.Layer, set map[string]string, validateOnly bool) error
-	IncrementalAlterBrokerConfigs(which dynconfig.Layer, ops []topicconfig.Op, validateOnly bool) error
-	InternalTopicConfigs(name string, initial map[string]string) (map[string]string, error)
-	AlterInternalTopicConfigs(name string, initial, set map[string]string, validateOnly bool) error
-	IncrementalAlterInternalTopicConfigs(name string, initial map[string]string, ops []topicconfig.Op, validateOnly bool) error
-}
-
-var _ DynamicConfigs = (*dynconfig.Local)(nil)
-
 // dynConfigs are the dynamic configs of this node: the shared catalog's
 // in a cluster (nil, and refused, if the catalog keeps none), else the
 // resolver's.
-func (s *Server) dynConfigs() (DynamicConfigs, error) {
+func (s *Server) dynConfigs() (dynconfig.Configs, error) {
 	if s.cfg.Cluster == nil {
 		return s.res.DynamicConfigs(), nil
 	}
-	if dc, ok := s.cfg.Cluster.Catalog().(DynamicConfigs); ok {
+	if dc, ok := s.cfg.Cluster.Catalog().(dynconfig.Configs); ok {
 		return dc, nil
 	}
 	return nil, fmt.Errorf("%w: this cluster's catalog keeps no dynamic configs", kerr.InvalidRequest)

@@ -90,10 +90,6 @@ func (s *Server) clusterResolver(rc *resolver.Config) {
 	rc.ProducerIDs = coord.ProducerIDs(n.Client(), n.Prefix(), 1000)
 }
 
-// The shared catalog keeps the cluster's dynamic broker and internal
-// topic configs too.
-var _ kafka.DynamicConfigs = (*catalog.Catalog)(nil)
-
 // openClusterCatalog starts the shared catalog over the open resolver.
 func (s *Server) openClusterCatalog() error {
 	n := s.cluster.node

@@ -30,6 +30,8 @@ import (
 // change is made as a topic's (compare-and-swap on the key's mod
 // revision, checked on this node first, waiting for the local apply).
 
+var _ dynconfig.Configs = (*Catalog)(nil)
+
 // configsDir is the configs' directory under the prefix: it sorts just
 // before "topics/", so that one watch of [configsDir, end of topics/)
 // sees both (and nothing else is written between them).

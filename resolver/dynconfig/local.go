@@ -55,6 +55,19 @@ func get(m Meta, key []byte, v any) error {
 	return nil
 }
 
+// Configs keep a node's dynamic broker configs and internal topics'
+// configs, as the config APIs change and read them: Local on a single
+// node, the shared catalog (cluster/catalog) in a cluster.
+type Configs interface {
+	AlterBrokerConfigs(which Layer, set map[string]string, validateOnly bool) error
+	IncrementalAlterBrokerConfigs(which Layer, ops []topicconfig.Op, validateOnly bool) error
+	InternalTopicConfigs(name string, initial map[string]string) (map[string]string, error)
+	AlterInternalTopicConfigs(name string, initial, set map[string]string, validateOnly bool) error
+	IncrementalAlterInternalTopicConfigs(name string, initial map[string]string, ops []topicconfig.Op, validateOnly bool) error
+}
+
+var _ Configs = (*Local)(nil)
+
 // Local keeps a single node's dynamic configs in its metadata store and
 // applies them to its host. Changes are serialized; each is checked
 // whole, written, then applied.
