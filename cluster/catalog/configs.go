@@ -53,21 +53,21 @@ type configs struct {
 }
 
 // applyConfig applies one config key's value (nil: deleted) to st. A
-// value that is not JSON is logged and skipped; a broker layer's entries
-// that dynconfig refuses are logged and left out, so the layers in effect
-// hold only valid values and every node, loading or watching, applies
-// the same ones.
+// value that is not JSON is logged and applied as deleted; a broker
+// layer's entries that dynconfig refuses are logged and left out; so the
+// layers in effect hold only valid values and every node, loading or
+// watching, applies the same ones.
 func (c *Catalog) applyConfig(st *configs, key string, v []byte) {
 	rest := strings.TrimPrefix(key, c.cfgDir)
 	var set map[string]string // nil: deleted
 	if v != nil {
 		if err := json.Unmarshal(v, &set); err != nil {
 			c.log.Error("catalog-config-not-applied", zap.String("key", key), zap.Error(err))
-			return
+			v, set = nil, nil
 		}
-		if set == nil {
-			set = map[string]string{}
-		}
+	}
+	if v != nil && set == nil {
+		set = map[string]string{} // JSON null: empty, not deleted
 	}
 	switch {
 	case rest == "brokers/default" || rest == "brokers/"+strconv.Itoa(int(c.opts.NodeID)):
@@ -117,7 +117,8 @@ func (c *Catalog) setConfigs(st configs) {
 	}
 }
 
-// current configs, to change: a copy.
+// configsNow is a copy of the configs applied, to apply one key's change
+// to.
 func (c *Catalog) configsNow() configs {
 	c.cfgMu.Lock()
 	defer c.cfgMu.Unlock()
@@ -219,7 +220,8 @@ func (c *Catalog) changeConfig(key string, edit dynconfig.Edit, check func(map[s
 	return fmt.Errorf("%w: %s", ErrConflict, key)
 }
 
-// readConfig reads key's value and mod revision (nil and 0 when absent).
+// readConfig reads key's value and mod revision (nil and 0 when absent;
+// nil when not JSON).
 func (c *Catalog) readConfig(ctx context.Context, key string) (map[string]string, int64, error) {
 	resp, err := c.cli.Get(ctx, key)
 	if err != nil {
@@ -230,7 +232,7 @@ func (c *Catalog) readConfig(ctx context.Context, key string) (map[string]string
 	}
 	var set map[string]string
 	if err := json.Unmarshal(resp.Kvs[0].Value, &set); err != nil {
-		return nil, 0, fmt.Errorf("catalog: %s: %w", key, err)
+		return nil, resp.Kvs[0].ModRevision, nil // applied as deleted (applyConfig): the change replaces it
 	}
 	if set == nil {
 		set = map[string]string{}
