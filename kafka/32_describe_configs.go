@@ -15,7 +15,7 @@ package kafka
 // (STATIC_BROKER_CONFIG when a flag set it) or Kafka's (DEFAULT_CONFIG).
 // BROKER resources by node.id describe the broker configs the resolver
 // knows (log.retention.ms, log.segment.bytes, ...), the dynamic ones
-// writable, with their sources (resolver/broker_dynamic.go), and the wire
+// writable, with their sources (package dynconfig), and the wire
 // server's own (broker.id, node.id, socket.request.max.bytes), read-only;
 // the cluster-wide default resource ("") describes only the configs set
 // dynamically for every broker, as Kafka does. CLIENT_METRICS resources (KIP-714 subscriptions,
@@ -79,7 +79,11 @@ func (s *Server) configEntries(typ kmsg.ConfigResourceType, name string) ([]topi
 		return s.clientMetricsConfigs(name), nil
 	}
 	if initial, ok := internalTopicConfigs[name]; ok {
-		set, err := s.res.InternalTopicConfigs(name, initial)
+		dc, err := s.dynConfigs()
+		if err != nil {
+			return nil, err
+		}
+		set, err := dc.InternalTopicConfigs(name, initial)
 		if err != nil {
 			return nil, err
 		}

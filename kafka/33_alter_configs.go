@@ -18,8 +18,8 @@ package kafka
 // removing every config removes the subscription (telemetry.go).
 // BROKER resources set the dynamic broker configs of this broker (its
 // node id) or every broker's default (""), replacing that layer's set
-// (resolver/broker_dynamic.go); a read-only or invalid one is
-// INVALID_REQUEST, as Kafka answers. Other resource types are
+// (package dynconfig; in cluster mode kept in etcd and applied on every
+// node); a read-only or invalid one is INVALID_REQUEST, as Kafka answers. Other resource types are
 // INVALID_REQUEST.
 
 import (
@@ -58,8 +58,12 @@ func (s *Server) alterConfigs(rr kmsg.AlterConfigsRequestResource, validateOnly 
 	if dup := duplicateName(names); dup != "" {
 		return duplicateConfig(dup)
 	}
-	if rr.ResourceType == kmsg.ConfigResourceTypeBroker { // resolver/broker_dynamic.go
-		return brokerConfigErr(s.res.AlterBrokerConfigs(brokerLayer(rr.ResourceName), configs, validateOnly))
+	if rr.ResourceType == kmsg.ConfigResourceTypeBroker { // package dynconfig
+		dc, err := s.dynConfigs()
+		if err != nil {
+			return err
+		}
+		return brokerConfigErr(dc.AlterBrokerConfigs(brokerLayer(rr.ResourceName), configs, validateOnly))
 	}
 	if rr.ResourceType == kmsg.ConfigResourceTypeClientMetrics {
 		return s.alterClientMetrics(rr.ResourceName, configs, validateOnly)
@@ -68,10 +72,11 @@ func (s *Server) alterConfigs(rr kmsg.AlterConfigsRequestResource, validateOnly 
 		return fmt.Errorf("%w: group configs are altered with IncrementalAlterConfigs", kerr.InvalidRequest)
 	}
 	if initial, ok := internalTopicConfigs[rr.ResourceName]; ok {
-		if err := s.internalConfigsServed(); err != nil {
+		dc, err := s.dynConfigs()
+		if err != nil {
 			return err
 		}
-		return s.res.AlterInternalTopicConfigs(rr.ResourceName, initial, configs, validateOnly)
+		return dc.AlterInternalTopicConfigs(rr.ResourceName, initial, configs, validateOnly)
 	}
 	return s.catalog().AlterTopicConfigs(rr.ResourceName, configs, validateOnly)
 }

@@ -18,8 +18,9 @@ package kafka
 // Kafka's ClientMetricsConfigs and kept by kafka/telemetry's store;
 // removing every config removes the subscription (telemetry.go).
 // BROKER resources change the dynamic broker configs of this broker (its
-// node id) or every broker's default ("") (resolver/broker_dynamic.go); a
-// read-only or invalid one is INVALID_REQUEST, as Kafka answers. Other
+// node id) or every broker's default ("") (package dynconfig; in cluster
+// mode kept in etcd and applied on every node); a read-only or invalid
+// one is INVALID_REQUEST, as Kafka answers. Other
 // resource types are INVALID_REQUEST.
 
 import (
@@ -72,14 +73,16 @@ func (s *Server) incrementalAlter(rr kmsg.IncrementalAlterConfigsRequestResource
 	if rr.ResourceType == kmsg.ConfigResourceTypeGroupConfig {
 		return s.alterGroupConfigs(rr.ResourceName, ops, validateOnly)
 	}
-	if rr.ResourceType == kmsg.ConfigResourceTypeBroker { // resolver/broker_dynamic.go
-		return brokerConfigErr(s.res.IncrementalAlterBrokerConfigs(brokerLayer(rr.ResourceName), ops, validateOnly))
-	}
-	if initial, ok := internalTopicConfigs[rr.ResourceName]; ok {
-		if err := s.internalConfigsServed(); err != nil {
+	_, internal := internalTopicConfigs[rr.ResourceName]
+	if rr.ResourceType == kmsg.ConfigResourceTypeBroker || internal { // package dynconfig
+		dc, err := s.dynConfigs()
+		if err != nil {
 			return err
 		}
-		return s.res.IncrementalAlterInternalTopicConfigs(rr.ResourceName, initial, ops, validateOnly)
+		if rr.ResourceType == kmsg.ConfigResourceTypeBroker {
+			return brokerConfigErr(dc.IncrementalAlterBrokerConfigs(brokerLayer(rr.ResourceName), ops, validateOnly))
+		}
+		return dc.IncrementalAlterInternalTopicConfigs(rr.ResourceName, internalTopicConfigs[rr.ResourceName], ops, validateOnly)
 	}
 	return s.catalog().IncrementalAlterTopicConfigs(rr.ResourceName, ops, validateOnly)
 }

@@ -7,13 +7,16 @@ import (
 	"strings"
 
 	"github.com/kgateway/kgateway/resolver"
+	"github.com/kgateway/kgateway/resolver/dynconfig"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Helpers shared by the config APIs (DescribeConfigs, AlterConfigs,
-// IncrementalAlterConfigs). The resolver owns every config: its names,
-// validation, persistence, sources and defaults; these only translate.
+// IncrementalAlterConfigs). The resolver owns topic configs, package
+// dynconfig the dynamic broker and internal topic configs (kept by a
+// dynconfig.Configs): names, validation, persistence, sources and defaults;
+// these only translate.
 
 // checkConfigResource reports whether a request may address the resource:
 // a topic with a legal name, this broker ("" or node.id), a group (its
@@ -36,21 +39,37 @@ func (s *Server) checkConfigResource(typ kmsg.ConfigResourceType, name string) e
 		return s.checkClientMetricsResource(name) // telemetry.go
 	case kmsg.ConfigResourceTypeBroker:
 		if name != "" && name != strconv.Itoa(int(s.cfg.NodeID)) {
-			return fmt.Errorf("%w: this is broker %d, not %q", kerr.InvalidRequest, s.cfg.NodeID, name)
+			// A broker's own configs are its to change and describe: the
+			// Admin client sends them to it (ConfigAdminManager's answer).
+			return kafkaWorded{sentinel: kerr.InvalidRequest,
+				msg: fmt.Sprintf("Unexpected broker id, expected %d, but received %s", s.cfg.NodeID, name)}
 		}
 		return nil
 	}
 	return fmt.Errorf("%w: config resource type %v is not supported", kerr.InvalidRequest, typ)
 }
 
+// dynConfigs are the dynamic configs of this node: the shared catalog's
+// in a cluster (nil, and refused, if the catalog keeps none), else the
+// resolver's.
+func (s *Server) dynConfigs() (dynconfig.Configs, error) {
+	if s.cfg.Cluster == nil {
+		return s.res.DynamicConfigs(), nil
+	}
+	if dc, ok := s.cfg.Cluster.Catalog().(dynconfig.Configs); ok {
+		return dc, nil
+	}
+	return nil, fmt.Errorf("%w: this cluster's catalog keeps no dynamic configs", kerr.InvalidRequest)
+}
+
 // brokerLayer is the layer of dynamic broker configs a BROKER resource
 // names (checkConfigResource first): "" every broker's default, else this
 // broker's own.
-func brokerLayer(name string) resolver.BrokerLayer {
+func brokerLayer(name string) dynconfig.Layer {
 	if name == "" {
-		return resolver.BrokerLayerDefault
+		return dynconfig.LayerDefault
 	}
-	return resolver.BrokerLayerNode
+	return dynconfig.LayerNode
 }
 
 // brokerConfigErr is how Kafka answers a refused broker config change:
@@ -61,7 +80,7 @@ func brokerConfigErr(err error) error {
 		return err
 	}
 	msg := err.Error()
-	for _, sentinel := range []error{resolver.ErrReadOnlyBrokerConfig, resolver.ErrInvalidConfig} {
+	for _, sentinel := range []error{dynconfig.ErrReadOnly, resolver.ErrInvalidConfig} {
 		msg = strings.TrimPrefix(msg, sentinel.Error()+": ")
 	}
 	return kafkaWorded{sentinel: kerr.InvalidRequest, msg: msg}

@@ -35,7 +35,6 @@ import (
 	"fmt"
 
 	"github.com/kgateway/kgateway/resolver"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -56,16 +55,6 @@ var internalTopicConfigs = map[string]map[string]string{
 	resolver.OffsetsTopic: {"cleanup.policy": "compact", "compression.type": "producer", "segment.bytes": "104857600"},
 	resolver.TransactionStateTopic: {"cleanup.policy": "compact", "compression.type": "uncompressed", "segment.bytes": "104857600",
 		"min.insync.replicas": "1", "unclean.leader.election.enable": "false"},
-}
-
-// internalConfigsServed: an internal topic's configs are altered on a
-// single node only; in cluster mode they would have to live in the shared
-// catalog (resolver/internal_configs.go keeps them in the node's store).
-func (s *Server) internalConfigsServed() error {
-	if s.cfg.Cluster != nil {
-		return fmt.Errorf("%w: the configs of internal topics are not altered in cluster mode", kerr.InvalidRequest)
-	}
-	return nil
 }
 
 // internalTopicErr is the error of a write (produce, delete records, new

@@ -1,12 +1,12 @@
 package resolver
 
 import (
-	"maps"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/kgateway/kgateway/resolver/dynconfig"
 	"github.com/kgateway/kgateway/topicconfig"
 )
 
@@ -55,16 +55,9 @@ var brokerConfigs = map[string]brokerSpec{
 }
 
 // brokerValues maps each broker config name to its effective value: a
-// dynamic one (broker_dynamic.go) over the flag's.
+// dynamic one (package dynconfig) over the flag's.
 func (r *Resolver) brokerValues() map[string]string {
-	out := make(map[string]string, len(brokerConfigs))
-	for name, spec := range brokerConfigs {
-		out[name] = spec.value(r.cfg)
-	}
-	l := r.layers()
-	maps.Copy(out, l.Default)
-	maps.Copy(out, l.Node)
-	return out
+	return dynconfig.Values(r.StaticBrokerConfigs(), r.BrokerLayers())
 }
 
 // BrokerConfigs describes the broker configs, sorted by name, each with
@@ -75,7 +68,7 @@ func (r *Resolver) brokerValues() map[string]string {
 func (r *Resolver) BrokerConfigs() []topicconfig.Entry {
 	out := make([]topicconfig.Entry, 0, len(brokerConfigs))
 	for name, spec := range brokerConfigs {
-		e := topicconfig.Entry{Name: name, Default: true, ReadOnly: !dynamicBrokerConfigs[name], Type: spec.typ}
+		e := topicconfig.Entry{Name: name, Default: true, ReadOnly: !dynconfig.Dynamic(name), Type: spec.typ}
 		e.Synonyms = r.brokerSynonyms(name)
 		e.Default = len(e.Synonyms) == 0
 		e.Synonyms = append(e.Synonyms, topicconfig.Synonym{Name: name, Value: spec.def, Source: topicconfig.SourceDefault})

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/kgateway/kgateway/resolver/dynconfig"
 	"github.com/kgateway/kgateway/topicconfig"
 )
 
@@ -24,8 +25,8 @@ func TestDynamicBrokerConfigs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(g.r.AlterBrokerConfigs(BrokerLayerDefault, map[string]string{"log.retention.ms": "7200000", "message.max.bytes": "8192"}, false))
-	must(g.r.IncrementalAlterBrokerConfigs(BrokerLayerNode, []topicconfig.Op{
+	must(g.r.DynamicConfigs().AlterBrokerConfigs(dynconfig.LayerDefault, map[string]string{"log.retention.ms": "7200000", "message.max.bytes": "8192"}, false))
+	must(g.r.DynamicConfigs().IncrementalAlterBrokerConfigs(dynconfig.LayerNode, []topicconfig.Op{
 		{Name: "message.max.bytes", Op: topicconfig.OpSet, Value: "1024"},
 		{Name: "log.cleanup.policy", Op: topicconfig.OpAppend, Value: "compact"},
 	}, false))
@@ -62,25 +63,25 @@ func TestDynamicBrokerConfigs(t *testing.T) {
 	check("after a restart")
 
 	// Read-only and invalid changes are refused as a whole.
-	if err := g.r.IncrementalAlterBrokerConfigs(BrokerLayerNode, []topicconfig.Op{
+	if err := g.r.DynamicConfigs().IncrementalAlterBrokerConfigs(dynconfig.LayerNode, []topicconfig.Op{
 		{Name: "num.partitions", Op: topicconfig.OpSet, Value: "3"},
 		{Name: "log.retention.ms", Op: topicconfig.OpSet, Value: "1"},
-	}, false); !errors.Is(err, ErrReadOnlyBrokerConfig) {
+	}, false); !errors.Is(err, dynconfig.ErrReadOnly) {
 		t.Fatalf("num.partitions: %v", err)
 	}
-	if err := g.r.AlterBrokerConfigs(BrokerLayerNode, map[string]string{"log.retention.ms": "soon"}, false); !errors.Is(err, ErrInvalidConfig) {
+	if err := g.r.DynamicConfigs().AlterBrokerConfigs(dynconfig.LayerNode, map[string]string{"log.retention.ms": "soon"}, false); !errors.Is(err, ErrInvalidConfig) {
 		t.Fatalf("an invalid value: %v", err)
 	}
-	if v := g.r.BrokerOverrides(BrokerLayerNode); v["log.retention.ms"] != "" || v["message.max.bytes"] != "1024" {
+	if v := g.r.BrokerLayers().Node; v["log.retention.ms"] != "" || v["message.max.bytes"] != "1024" {
 		t.Fatalf("a refused change changed the layer: %v", v)
 	}
 	// Deleting the overrides goes back to the layers below.
-	must(g.r.IncrementalAlterBrokerConfigs(BrokerLayerNode, []topicconfig.Op{{Name: "message.max.bytes", Op: topicconfig.OpDelete}}, false))
+	must(g.r.DynamicConfigs().IncrementalAlterBrokerConfigs(dynconfig.LayerNode, []topicconfig.Op{{Name: "message.max.bytes", Op: topicconfig.OpDelete}}, false))
 	if e := entryMap(g.r.BrokerConfigs())["message.max.bytes"]; e.Value != "8192" || e.Source != topicconfig.SourceDynamicDefaultBroker {
 		t.Fatalf("message.max.bytes after deleting this broker's: %+v", e)
 	}
-	must(g.r.AlterBrokerConfigs(BrokerLayerDefault, nil, false))
-	must(g.r.AlterBrokerConfigs(BrokerLayerNode, nil, false)) // the legacy API replaces a layer whole
+	must(g.r.DynamicConfigs().AlterBrokerConfigs(dynconfig.LayerDefault, nil, false))
+	must(g.r.DynamicConfigs().AlterBrokerConfigs(dynconfig.LayerNode, nil, false)) // the legacy API replaces a layer whole
 	if b := entryMap(g.r.BrokerConfigs()); b["log.cleanup.policy"].Source != topicconfig.SourceDefault || b["message.max.bytes"].Source != topicconfig.SourceDefault {
 		t.Fatalf("after clearing both layers: %+v %+v", b["log.cleanup.policy"], b["message.max.bytes"])
 	}

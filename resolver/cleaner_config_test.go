@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kgateway/kgateway/ledger"
+	"github.com/kgateway/kgateway/resolver/dynconfig"
 	"github.com/kgateway/kgateway/topicconfig"
 )
 
@@ -52,7 +53,7 @@ func TestCompactionConfigsDescribed(t *testing.T) {
 	} {
 		// The cleaner's own settings are read-only; the topic defaults
 		// among them are dynamic (broker_dynamic.go).
-		if e := b[name]; e.Value != want || e.ReadOnly == DynamicBrokerConfig(name) {
+		if e := b[name]; e.Value != want || e.ReadOnly == dynconfig.Dynamic(name) {
 			t.Errorf("%s: %+v, want %s", name, e, want)
 		}
 	}

@@ -113,8 +113,10 @@
 //
 // Topic configs live in the binding under Kafka's names (configs.go),
 // each unset one defaulting to the broker config Kafka names for it
-// (broker.go), else to Kafka's default; package topicconfig says what each
-// resolves to. Retention is package
+// (broker.go: its dynamic value, package dynconfig's, over its flag),
+// else to Kafka's default; package topicconfig says what each resolves
+// to. When the dynamic broker configs change, every topic's settings are
+// resolved again (ApplyBrokerLayers). Retention is package
 // retention's pass (the retention rules, retention/doc.go "Retention"); DeleteRecords
 // moves the log start the same way (SoftTrim, then HardTrim).
 //

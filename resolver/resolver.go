@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kgateway/kgateway/resolver/dynconfig"
 	"github.com/kgateway/kgateway/resolver/identity"
 	"github.com/kgateway/kgateway/resolver/producerid"
 	"github.com/kgateway/kgateway/topicconfig"
@@ -35,9 +36,11 @@ type Resolver struct {
 	adminMu sync.Mutex
 	nextLog storage.LogID
 
-	// dynBroker is the dynamic broker configs (broker_dynamic.go),
-	// replaced whole under adminMu, read without locks.
-	dynBroker atomic.Pointer[brokerLayers]
+	// dynBroker is the dynamic broker config layers in effect
+	// (broker_dynamic.go), replaced whole under adminMu, read without
+	// locks; dynConfigs keeps them in the store on a single node.
+	dynBroker  atomic.Pointer[dynconfig.Layers]
+	dynConfigs *dynconfig.Local
 
 	// id is the cluster id and the internal topics' ids, set by Open and
 	// never changed (the durable cluster id, reserved internal topic

@@ -95,6 +95,7 @@ func (s *Server) openClusterCatalog() error {
 	n := s.cluster.node
 	dl := s.cluster.dl
 	cat, err := catalog.New(n.Client(), n.Prefix(), s.res, catalog.Options{
+		NodeID: s.cfg.Kafka.NodeID, // the BROKER resource this node answers for
 		OnDelete: func(id resolver.TopicID, partitions int32) {
 			keys := make([]string, partitions)
 			for i := range keys {

@@ -28,7 +28,10 @@ type Options struct {
 	// RetryInterval is the pause between attempts to reload the catalog
 	// while etcd fails (default 500 ms).
 	RetryInterval time.Duration
-	Logger        *zap.Logger
+	// NodeID is this node's id: the broker layer named by it applies
+	// here (configs.go).
+	NodeID int32
+	Logger *zap.Logger
 }
 
 // ErrClosed is returned by WaitApplied, and so by every change, after
@@ -45,11 +48,12 @@ const maxAttempts = 5
 // Catalog is the shared topic catalog of one node: kafka.Catalog over
 // etcd, applied to this node's resolver.
 type Catalog struct {
-	cli  *clientv3.Client
-	dir  string // <prefix>topics/
-	r    *resolver.Resolver
-	opts Options
-	log  *zap.Logger
+	cli    *clientv3.Client
+	dir    string // <prefix>topics/
+	cfgDir string // <prefix>topics.configs/ (configs.go)
+	r      *resolver.Resolver
+	opts   Options
+	log    *zap.Logger
 
 	mu struct {
 		sync.Mutex
@@ -58,6 +62,10 @@ type Catalog struct {
 		started bool
 		closed  bool
 	}
+	// cfg is the dynamic configs applied (configs.go); cfgMu guards it.
+	cfgMu sync.Mutex
+	cfg   configs
+
 	stop context.CancelFunc // ends the watch
 	done chan struct{}      // closed when the watch loop returned
 }
@@ -78,7 +86,7 @@ func New(cli *clientv3.Client, prefix string, r *resolver.Resolver, opts Options
 	if opts.Logger == nil {
 		opts.Logger = zap.NewNop()
 	}
-	c := &Catalog{cli: cli, dir: prefix + "topics/", r: r, opts: opts, log: opts.Logger, done: make(chan struct{})}
+	c := &Catalog{cli: cli, dir: prefix + "topics/", cfgDir: prefix + configsDir, r: r, opts: opts, log: opts.Logger, done: make(chan struct{})}
 	c.mu.changed = make(chan struct{})
 	return c, nil
 }
@@ -215,12 +223,23 @@ func (c *Catalog) reload(ctx context.Context) (int64, error) {
 // load reads every record at one revision, applies each, deletes the
 // local topics without one (etcd as the catalog's truth) and returns the revision.
 func (c *Catalog) load(ctx context.Context) (int64, error) {
-	resp, err := c.cli.Get(ctx, c.dir, clientv3.WithPrefix())
+	resp, err := c.cli.Get(ctx, c.cfgDir, clientv3.WithRange(c.end()))
 	if err != nil {
 		return 0, etcdErr(ctx, "load topics", err)
 	}
+	// The configs first, so that topics are resolved over them.
+	st := configs{internal: map[string]map[string]string{}}
+	for _, kv := range resp.Kvs {
+		if strings.HasPrefix(string(kv.Key), c.cfgDir) {
+			c.applyConfig(&st, string(kv.Key), kv.Value)
+		}
+	}
+	c.setConfigs(st)
 	inEtcd := make(map[string]bool, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
+		if !strings.HasPrefix(string(kv.Key), c.dir) {
+			continue
+		}
 		name := strings.TrimPrefix(string(kv.Key), c.dir)
 		inEtcd[name] = true
 		if err := c.applyPut(name, kv.Value); err != nil {
@@ -248,7 +267,7 @@ func (c *Catalog) load(ctx context.Context) (int64, error) {
 func (c *Catalog) follow(ctx context.Context, rev int64) error {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	for resp := range c.cli.Watch(clientv3.WithRequireLeader(wctx), c.dir, clientv3.WithPrefix(), clientv3.WithRev(rev+1)) {
+	for resp := range c.cli.Watch(clientv3.WithRequireLeader(wctx), c.cfgDir, clientv3.WithRange(c.end()), clientv3.WithRev(rev+1)) {
 		if err := resp.Err(); err != nil {
 			return err
 		}
@@ -270,8 +289,26 @@ func (c *Catalog) follow(ctx context.Context, rev int64) error {
 	return errors.New("catalog: watch closed")
 }
 
+// end is the end of the range the catalog reads and watches: the configs
+// and the topics (configsDir sorts before topics/).
+func (c *Catalog) end() string { return clientv3.GetPrefixRangeEnd(c.dir) }
+
 func (c *Catalog) apply(ev *clientv3.Event) error {
-	name := strings.TrimPrefix(string(ev.Kv.Key), c.dir)
+	key := string(ev.Kv.Key)
+	if strings.HasPrefix(key, c.cfgDir) {
+		st := c.configsNow()
+		var v []byte
+		if ev.Type != mvccpb.DELETE {
+			v = ev.Kv.Value
+		}
+		c.applyConfig(&st, key, v)
+		c.setConfigs(st)
+		return nil
+	}
+	if !strings.HasPrefix(key, c.dir) {
+		return nil // between the two directories: nobody's
+	}
+	name := strings.TrimPrefix(key, c.dir)
 	if ev.Type == mvccpb.DELETE {
 		return c.applyDelete(name)
 	}

@@ -42,6 +42,7 @@ type node struct {
 	store *storage.Store
 	r     *resolver.Resolver
 	cat   *catalog.Catalog
+	id    int32 // Options.NodeID
 	// deletes counts OnDelete calls, shared by the nodes of a test.
 	deletes *deleteLog
 }
@@ -95,6 +96,7 @@ func (n *node) newCatalog() {
 	c, err := catalog.New(n.srv.Client(n.t), prefix, n.r, catalog.Options{
 		OnDelete: func(id resolver.TopicID, parts int32) { n.deletes.add(n.name, id, parts) },
 		Timeout:  changeTimeout,
+		NodeID:   n.id,
 	})
 	if err != nil {
 		n.t.Fatal(err)

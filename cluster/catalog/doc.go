@@ -12,6 +12,11 @@
 //	                       "configs": {explicit configs},
 //	                       "creator": principal} (JSON; creator omitted
 //	                       when unknown)
+//	<prefix>topics.configs/brokers/default  the default broker config
+//	                       layer (BROKER resource ""), JSON name → value
+//	<prefix>topics.configs/brokers/<id>     node id's broker config layer
+//	<prefix>topics.configs/internal/<name>  an internal topic's explicit
+//	                       configs
 //
 // # Rules
 //
@@ -59,9 +64,25 @@
 //     also refuses remote.storage.enable=true and the compacted view
 //     (topicconfig.CompactedView=true): INVALID_CONFIG.
 //   - **Internal topics kept local.** Internal topics
-//     (resolver.IsInternalTopic, reserved internal topic names) never
-//     go to etcd: their changes get the resolver's answer, and a stray
-//     record of one is ignored.
+//     (resolver.IsInternalTopic, reserved internal topic names) have no
+//     record: their creation, deletion and partitions get the resolver's
+//     answer, and a stray record of one is ignored. Their configs are
+//     kept as the cluster's configs (below).
+//   - **Cluster configs in the catalog.** The dynamic configs (package
+//     resolver/dynconfig) live under topics.configs/, which sorts just
+//     before topics/: the load and the one watch cover the range from
+//     one to the end of the other, so config and topic changes apply in
+//     revision order and WaitApplied covers both (a key between the two
+//     directories is ignored). A load applies the configs before the
+//     topics. Every node applies the default broker layer and the one
+//     named by its Options.NodeID (resolver.ApplyBrokerLayers, which
+//     re-resolves every topic's settings) and keeps the internal topics'
+//     configs in memory, which DescribeConfigs reads; a layer's entries
+//     that dynconfig refuses are logged and left out, so the layers in
+//     effect hold only valid values, the same on every node. A change reads its key, waits until this
+//     node applied that revision, edits and checks it with dynconfig's
+//     rules on this node, and puts it by compare-and-swap on the key's
+//     mod revision (as a topic's), returning once this node applied it.
 //   - **Guarded deletion.** A deletion is a transaction guarded by the
 //     record's mod revision. The node whose deletion succeeded, and
 //     only it, calls Options.OnDelete with the deleted record's id and

@@ -43,7 +43,7 @@ var acceptedDifferences = []accepted{
 	// kafka-configs, brokers.
 	{Step: `configs broker default describe( after alter)?`, Side: "kafka", Line: `min.insync.replicas=1 sensitive=false synonyms=\{DYNAMIC_DEFAULT_BROKER_CONFIG:min.insync.replicas=1\}`,
 		Reason: "Kafka's controller sets min.insync.replicas=1 as a cluster-wide dynamic default (for eligible leader replicas); " +
-			"kgateway has no dynamic cluster defaults"},
+			"kgateway sets no dynamic cluster default of its own"},
 	{Step: `configs broker describe after alter`, Side: "kafka", Line: `log\.cleaner\.threads=2 sensitive=false synonyms=\{DYNAMIC_BROKER_CONFIG:log\.cleaner\.threads=2, DEFAULT_CONFIG:log\.cleaner\.threads=1\}`,
 		Reason: "the log.cleaner.threads=2 the step before set on Kafka, which kgateway refuses (read-only there)"},
 	{Step: `configs broker describe after alter`, Side: "kafka", Line: `log\.segment\.bytes=536870912 sensitive=false synonyms=\{DYNAMIC_BROKER_CONFIG:log\.segment\.bytes=536870912, STATIC_BROKER_CONFIG:log\.segment\.bytes=1073741824, DEFAULT_CONFIG:log\.segment\.bytes=1073741824\}`,
@@ -51,7 +51,7 @@ var acceptedDifferences = []accepted{
 	{Step: `configs broker describe after alter`, Side: "kgateway", Line: `log\.segment\.bytes=536870912 sensitive=false synonyms=\{DYNAMIC_BROKER_CONFIG:log\.segment\.bytes=536870912, DEFAULT_CONFIG:log\.segment\.bytes=1073741824\}`,
 		Reason: "the other side of the line above"},
 	{Step: `configs broker alter`, Side: "kafka", Line: `exit 0|Completed updating config for broker 1\.`,
-		Reason: "log.cleaner.threads is dynamic in Kafka (its LogCleaner reconfigures); kgateway's cleaner threads are set at start, so it is read-only there (resolver/broker_dynamic.go)"},
+		Reason: "log.cleaner.threads is dynamic in Kafka (its LogCleaner reconfigures); kgateway's cleaner threads are set at start, so it is read-only there (resolver/dynconfig)"},
 	{Step: `configs broker alter`, Side: "kgateway", Line: `exit 1|stderr: Error while executing config command with args .*|stderr: (java.util.concurrent.ExecutionException|Caused by): org.apache.kafka.common.errors.InvalidRequestException: Cannot update these configs dynamically: \[log\.cleaner\.threads\]`,
 		Reason: "the other side of the line above"},
 
