@@ -195,7 +195,7 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 	deadline := c.cfg.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
 	shift := int(req.ShareSessionEpoch)
 	for {
-		got, bytes, failed := 0, 0, false
+		got, bytes, failed, moved := 0, 0, false, false
 		waitOn, wakes, next := []offsets.TopicPartition(nil), []<-chan struct{}(nil), deadline
 		for i := range parts {
 			sp := parts[(i+shift)%len(parts)]
@@ -226,12 +226,19 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 			for _, rg := range a.ranges {
 				got += int(rg.last - rg.first + 1)
 			}
+			moved = moved || a.moved
 			waitOn, wakes = append(waitOn, tp), append(wakes, a.wake)
 			if !a.nextExpiry.IsZero() && a.nextExpiry.Before(next) {
 				next = a.nextExpiry
 			}
 		}
-		if got > 0 || failed || len(waitOn) == 0 || !c.cfg.Now().Before(deadline) {
+		if got > 0 || failed || len(waitOn) == 0 {
+			return
+		}
+		if moved {
+			continue // read on past what was archived before waiting
+		}
+		if !c.cfg.Now().Before(deadline) {
 			return
 		}
 		if !c.log.Wait(ctx, waitOn, wakes, next) {
@@ -248,6 +255,7 @@ type acquisition struct {
 	records    []byte
 	wake       <-chan struct{}
 	nextExpiry time.Time
+	moved      bool // nothing acquired, but the window advanced past archived records
 }
 
 // acquire acquires up to max records of tp for member: it reads from the
@@ -269,40 +277,27 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 	p.trimLocked(logStart)
 	next, _ := p.expireLocked(now, limit)
 	from, ok := p.readFromLocked(c.cfg.PartitionMaxRecordLocks)
+	reach := p.reachLocked(from, maxRecords, c.cfg.PartitionMaxRecordLocks)
 	wake := p.changed
 	p.mu.Unlock()
 	if !ok || from >= hwm {
 		return acquisition{wake: wake, nextExpiry: next}
 	}
-	var batches [][]byte
-	var aborted []AbortedTxn
 	committed := c.groupConfig(g.id, ConfigIsolationLevel) == isolationCommitted
-	if committed {
-		// read_committed: nothing at or past the last stable offset,
-		// and aborted transactions' records are archived (markAborted).
-		var lso int64
-		batches, lso, aborted, err = c.log.ReadCommitted(tp.Topic, tp.Partition, from, maxBytes)
-		hwm = min(hwm, lso)
-		if err == nil && from >= hwm {
-			return acquisition{wake: wake, nextExpiry: next}
-		}
-	} else {
-		batches, err = c.log.Read(tp.Topic, tp.Partition, from, maxBytes)
-	}
+	rd, err := c.readSpans(tp, from, min(reach, hwm-1), maxBytes, committed)
 	if err != nil {
 		return acquisition{code: c.log.Code(err)}
 	}
-	spans := make([]batchSpan, 0, len(batches))
-	for _, b := range batches {
-		sp, ok := spanOf(b)
-		if !ok {
-			return acquisition{code: kerr.CorruptMessage.Code}
-		}
-		spans = append(spans, sp)
-	}
 	if committed {
-		markAborted(batches, spans, aborted)
+		hwm = min(hwm, rd.lso)
+		if from >= hwm {
+			return acquisition{wake: wake, nextExpiry: next}
+		}
 	}
+	if rd.corrupt {
+		return acquisition{code: kerr.CorruptMessage.Code}
+	}
+	batches, spans := rd.batches, rd.spans
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	before := p.persistedLocked(tp)
@@ -310,13 +305,17 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 		member: member, hwm: hwm, max: maxRecords, maxLocks: c.cfg.PartitionMaxRecordLocks,
 		limit: limit, deadline: now.Add(lockFor),
 	})
-	if len(ranges) > 0 || !samePersisted(before, p.persistedLocked(tp)) {
+	changed := len(ranges) > 0 || !samePersisted(before, p.persistedLocked(tp))
+	if changed {
 		if err := c.persistLocked(g.id, tp, p); err != nil {
 			return acquisition{code: c.failCode(err)}
 		}
 	}
 	if len(ranges) == 0 {
-		return acquisition{wake: p.changed, nextExpiry: next}
+		// Records were archived (control batches, aborted
+		// transactions): the window moved, and the next read may find
+		// records to acquire at once (readSpans reads only so far).
+		return acquisition{wake: p.changed, nextExpiry: next, moved: changed}
 	}
 	return acquisition{ranges: ranges, records: batchesIn(batches, spans, ranges)}
 }
