@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/offsets/offsetstest"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -104,6 +105,9 @@ type harness struct {
 	// cfg adds to the coordinator's test config.
 	fs  *offsetstest.Crashable
 	cfg Config
+	// mirror, when set, is the store's Options.Mirror: it sees every
+	// synced write before it is applied, and can hold or fail it.
+	mirror func(*pebble.Batch) error
 }
 
 func newHarness(t *testing.T) *harness {
@@ -119,6 +123,7 @@ func (h *harness) open() {
 	if h.fs != nil {
 		opts = h.fs.Options(opts)
 	}
+	opts.Mirror = h.mirror
 	st, err := offsets.Open(h.dir, opts)
 	if err != nil {
 		h.t.Fatal(err)

@@ -299,39 +299,49 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 	}
 	batches, spans := rd.batches, rd.spans
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	before := p.persistedLocked(tp)
 	ranges := p.acquireLocked(spans, acquireArgs{
 		member: member, hwm: hwm, max: maxRecords, maxLocks: c.cfg.PartitionMaxRecordLocks,
 		limit: limit, deadline: now.Add(lockFor),
 	})
 	changed := len(ranges) > 0 || !samePersisted(before, p.persistedLocked(tp))
+	wait := func() error { return nil }
 	if changed {
-		if err := c.persistLocked(g.id, tp, p); err != nil {
-			return acquisition{code: c.failCode(err)}
-		}
+		wait = c.persistLocked(g.id, tp, p)
+	}
+	wake = p.changed
+	p.mu.Unlock()
+	if err := wait(); err != nil {
+		return acquisition{code: c.failCode(err)}
 	}
 	if len(ranges) == 0 {
 		// Records were archived (control batches, aborted
 		// transactions): the window moved, and the next read may find
 		// records to acquire at once (readSpans reads only so far).
-		return acquisition{wake: p.changed, nextExpiry: next, moved: changed}
+		return acquisition{wake: wake, nextExpiry: next, moved: changed}
 	}
 	return acquisition{ranges: ranges, records: batchesIn(batches, spans, ranges)}
 }
 
-// persistLocked writes p's state (the durable share-partition state). On failure the in-memory state
-// is rolled back to nothing held: the caller answers an error and the
-// locks just taken are released. Needs p.mu.
-func (c *Coordinator) persistLocked(group string, tp offsets.TopicPartition, p *partition) error {
+// persistLocked starts writing p's state (the durable share-partition
+// state) and returns the wait for it, to be called after p.mu is
+// released and before anything that depends on the state is answered.
+// On a single node the write joins the next group commit (stateWriter);
+// on a cluster's leader side it is done under p.mu, a conditional write
+// that marks p dead when refused (putClusterLocked). Needs p.mu.
+func (c *Coordinator) persistLocked(group string, tp offsets.TopicPartition, p *partition) (wait func() error) {
 	if c.leaderSide() {
-		return c.putClusterLocked(group, tp, p)
+		err := c.putClusterLocked(group, tp, p)
+		return func() error { return err }
 	}
-	err := c.store.PutShareState(group, []offsets.SharePartition{p.persistedLocked(tp)})
-	if err != nil {
-		c.cfg.Logger.Warn("share-state-write-failed")
+	f := c.writer.submit(offsets.ShareWrite{Group: group, Part: p.persistedLocked(tp)})
+	return func() error {
+		err := f.wait()
+		if err != nil {
+			c.cfg.Logger.Warn("share-state-write-failed")
+		}
+		return err
 	}
-	return err
 }
 
 func samePersisted(a, b offsets.SharePartition) bool {
@@ -390,7 +400,8 @@ func (c *Coordinator) partitionOf(g *group, tp offsets.TopicPartition, logStart,
 		start = logStart
 	}
 	p := newPartition(start)
-	if err := c.store.PutShareState(g.id, []offsets.SharePartition{{TopicPartition: tp, StartOffset: start}}); err != nil {
+	w := offsets.ShareWrite{Group: g.id, Part: offsets.SharePartition{TopicPartition: tp, StartOffset: start}}
+	if err := c.writer.submit(w).wait(); err != nil {
 		return nil, err
 	}
 	g.mu.parts[tp] = p
