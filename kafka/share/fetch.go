@@ -367,15 +367,31 @@ func (c *Coordinator) failCode(error) int16 {
 	return kerr.CoordinatorNotAvailable.Code
 }
 
-// batchesIn concatenates the read batches that hold an acquired offset.
+// batchesIn concatenates the read batches that hold an acquired offset,
+// into one buffer sized first (growing it as it went was a tenth of a
+// share fetch's CPU).
 func batchesIn(batches [][]byte, spans []batchSpan, ranges []acquiredRange) []byte {
-	var out []byte
-	for i, sp := range spans {
+	holds := func(sp batchSpan) bool {
 		for _, r := range ranges {
 			if sp.first <= r.last && r.first <= sp.last {
-				out = append(out, batches[i]...)
-				break
+				return true
 			}
+		}
+		return false
+	}
+	n := 0
+	for i, sp := range spans {
+		if holds(sp) {
+			n += len(batches[i])
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]byte, 0, n)
+	for i, sp := range spans {
+		if holds(sp) {
+			out = append(out, batches[i]...)
 		}
 	}
 	return out
