@@ -6,12 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// writeGate is a store mirror that counts the synced writes, holds each
+// writeGate is a store write hook that counts the synced writes, holds each
 // one while hold is set, and fails them while fail is set.
 type writeGate struct {
 	mu      sync.Mutex
@@ -21,7 +20,7 @@ type writeGate struct {
 	fail    error
 }
 
-func (w *writeGate) mirror(*pebble.Batch) error {
+func (w *writeGate) write() error {
 	w.mu.Lock()
 	w.writes++
 	hold, fail := w.hold, w.fail
@@ -55,7 +54,7 @@ func TestConsumerBatchAnsweredAfterItsWrite(t *testing.T) {
 	topics := &staticTopics{}
 	topics.add("t", 8)
 	gate := &writeGate{entered: make(chan struct{}, 1)}
-	h := &harness{t: t, clock: newFakeClock(), dir: t.TempDir(), cfg: Config{Metadata: topics}, mirror: gate.mirror}
+	h := &harness{t: t, clock: newFakeClock(), dir: t.TempDir(), cfg: Config{Metadata: topics}, writeHook: gate.write}
 	h.open()
 	code(t, "a joins", h.beat("g", &cm{id: "a", topics: []string{"t"}}, true).ErrorCode, nil)
 

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/offsets/offsetstest"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -105,9 +104,9 @@ type harness struct {
 	// cfg adds to the coordinator's test config.
 	fs  *offsetstest.Crashable
 	cfg Config
-	// mirror, when set, is the store's Options.Mirror: it sees every
-	// synced write before it is applied, and can hold or fail it.
-	mirror func(*pebble.Batch) error
+	// writeHook, when set, is called before every synced write of the
+	// store is applied, and can hold or fail it.
+	writeHook func() error
 }
 
 func newHarness(t *testing.T) *harness {
@@ -123,7 +122,9 @@ func (h *harness) open() {
 	if h.fs != nil {
 		opts = h.fs.Options(opts)
 	}
-	opts.Mirror = h.mirror
+	if h.writeHook != nil {
+		opts = offsetstest.WithWriteHook(opts, h.writeHook)
+	}
 	st, err := offsets.Open(h.dir, opts)
 	if err != nil {
 		h.t.Fatal(err)
