@@ -14,6 +14,12 @@ var shareCommitMutations = []mutation{
 		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestShareAckAnsweredAfterItsWrite"}},
 	},
 	{
+		Name:  "share-window-move-no-wake",
+		Rule:  "the in-flight window bound: an acknowledgement that moves the share-partition start offset wakes the fetches waiting on a full window",
+		Edits: []edit{{File: "kafka/share/partition.go", Old: "\tif freed || p.start != start {", New: "\tif freed || false && p.start != start {"}},
+		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestAckAtStartWakesWindowWaiters"}},
+	},
+	{
 		Name:  "share-writer-flight-done-early",
 		Rule:  "the durable share-partition state: a submitter's write is done only once the synced batch holding its state returned",
 		Edits: []edit{{File: "kafka/share/writer.go", Old: "\t\tf.err = w.write(batch)\n\t\tclose(f.done)\n", New: "\t\tclose(f.done)\n\t\tf.err = w.write(batch)\n"}},
