@@ -120,6 +120,45 @@ func (s *Store) PutShareState(group string, parts []SharePartition) error {
 	})
 }
 
+// ShareWrite is one share-partition state of a group to write, or to
+// delete (PutShareStates).
+type ShareWrite struct {
+	Group  string
+	Part   SharePartition // its TopicPartition only, for a delete
+	Delete bool
+}
+
+// PutShareStates writes and deletes share-partition states of any groups
+// in one synced batch: when it returns nil every one is durable, and a
+// crash leaves all of them or none (the durable share-partition state).
+// The share coordinator gathers the writes of concurrent requests into
+// one call, so that they share one sync.
+func (s *Store) PutShareStates(ws []ShareWrite) error {
+	for _, w := range ws {
+		if w.Group == "" {
+			return fmt.Errorf("%w: share state needs a group", ErrInvalid)
+		}
+		if err := checkRuns(w.Part); !w.Delete && err != nil {
+			return err
+		}
+	}
+	return s.write(func(b *pebble.Batch) error {
+		for _, w := range ws {
+			k := sharePartKey(w.Group, w.Part.TopicPartition)
+			var err error
+			if w.Delete {
+				err = b.Delete(k, nil)
+			} else {
+				err = b.Set(k, encodeSharePart(w.Part), nil)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // DeleteShareState removes the states of tps in group (synced).
 func (s *Store) DeleteShareState(group string, tps []TopicPartition) error {
 	return s.write(func(b *pebble.Batch) error {

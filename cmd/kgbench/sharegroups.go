@@ -29,6 +29,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -305,10 +306,18 @@ func plural(n int, noun string) string {
 }
 
 // warmShareCoordinators readies the group coordinator and the share-state
-// coordinator (warmup.go) before the first row's clock starts.
+// coordinator (warmup.go) before the first row's clock starts. Only
+// Apache Kafka has a share-state coordinator (its __share_group_state
+// topic, which brokers, not clients, look up): kgateway and kfake keep
+// share state inside the group coordinator, and kgateway answers a share
+// key COORDINATOR_NOT_AVAILABLE for good, as Kafka does without the
+// topic, so asking them would only wait out the warm-up's bound.
 func (b *bench) warmShareCoordinators(ctx context.Context) error {
 	if err := b.warmCoordinator(ctx, coordinatorGroup, "kgbench-w11-warmup"); err != nil {
 		return err
+	}
+	if !hasShareStateTopic(b.sys.name) {
+		return nil
 	}
 	cl, err := b.client()
 	if err != nil {
@@ -321,4 +330,11 @@ func (b *bench) warmShareCoordinators(ctx context.Context) error {
 	}
 	id := md.Topics[topicW11One].ID
 	return b.warmCoordinator(ctx, coordinatorShare, shareCoordinatorKey("kgbench-w11-warmup", id, 0))
+}
+
+// hasShareStateTopic reports whether system keeps share-group state in a
+// share-state topic with a coordinator of its own (Apache Kafka's
+// __share_group_state).
+func hasShareStateTopic(system string) bool {
+	return slices.Contains(kafkaSystems, system)
 }

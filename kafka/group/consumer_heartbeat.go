@@ -42,8 +42,18 @@ func (c *Coordinator) consumerGroupHeartbeat(cl Client, req *kmsg.ConsumerGroupH
 	} else if g = c.lookup(req.Group); g == nil {
 		return fail(errGroupNotFound, "consumer group "+req.Group+" not found")
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
+	return g.batchHeartbeat(cl, req, resp)
+}
+
+// heartbeatLocked applies one heartbeat to g and fills resp. Needs mu.
+func (g *group) heartbeatLocked(cl Client, req *kmsg.ConsumerGroupHeartbeatRequest, resp *kmsg.ConsumerGroupHeartbeatResponse) *kmsg.ConsumerGroupHeartbeatResponse {
+	fail := func(code int16, msg string) *kmsg.ConsumerGroupHeartbeatResponse {
+		resp.ErrorCode = code
+		if msg != "" {
+			resp.ErrorMessage = &msg
+		}
+		return resp
+	}
 	if code, msg := g.becomeConsumerLocked(req.MemberEpoch == epochJoin); code != errNone {
 		return fail(code, msg)
 	}

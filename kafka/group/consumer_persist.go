@@ -93,6 +93,11 @@ func topicParts(t map[topicID]topicMeta) map[topicID]int32 {
 // the answers sent so far were based on, and the failing request gets
 // the error.
 func (g *group) persistConsumerLocked() int16 {
+	if g.mu.deferWrite {
+		g.mu.dirty = true // written, and answered, after the batch (consumer_batch.go)
+		return errNone
+	}
+	g.mu.dirty = false
 	rec := g.consumerRecordLocked()
 	enc := offsets.EncodeConsumerGroup(rec)
 	if bytes.Equal(enc, g.mu.consWritten) {

@@ -146,6 +146,9 @@ type group struct {
 	// dead is set (under mu) when the group is deleted or expired, before
 	// it leaves the coordinator's map; lookups skip dead groups.
 	dead atomic.Bool
+	// beats queues ConsumerGroupHeartbeats for the one that applies them
+	// in a batch with one write (consumer_batch.go); not under mu.
+	beats beatQueue
 
 	mu struct {
 		sync.Mutex
@@ -181,8 +184,12 @@ type group struct {
 		// converted, until the consumer group is first durable: a
 		// failed write goes back to it (migrate.go).
 		classicBefore *offsets.ClassicGroup
-		rebalance     Timer
-		rebalanceSeq  uint64
+		// deferWrite: a batch of heartbeats is being applied and
+		// persistConsumerLocked only notes the change (dirty) for the
+		// batch's one write (consumer_batch.go).
+		deferWrite, dirty bool
+		rebalance         Timer
+		rebalanceSeq      uint64
 		// initialDelay: the first rebalance of an Empty group is waiting
 		// out group.initial.rebalance.delay.ms (rebalance completion); newMember: a member
 		// joined during the current delay.

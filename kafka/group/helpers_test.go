@@ -104,6 +104,9 @@ type harness struct {
 	// cfg adds to the coordinator's test config.
 	fs  *offsetstest.Crashable
 	cfg Config
+	// writeHook, when set, is called before every synced write of the
+	// store is applied, and can hold or fail it.
+	writeHook func() error
 }
 
 func newHarness(t *testing.T) *harness {
@@ -118,6 +121,9 @@ func (h *harness) open() {
 	opts := offsets.Options{Now: h.clock.Now, Retention: 24 * time.Hour}
 	if h.fs != nil {
 		opts = h.fs.Options(opts)
+	}
+	if h.writeHook != nil {
+		opts = offsetstest.WithWriteHook(opts, h.writeHook)
 	}
 	st, err := offsets.Open(h.dir, opts)
 	if err != nil {

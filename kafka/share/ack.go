@@ -66,16 +66,19 @@ func (c *Coordinator) acknowledge(g *group, member string, sp sessPart, batches 
 	limit := c.deliveryLimit()
 	lockFor := c.lockDuration(g.id) // before p.mu: a leader may read it from etcd (share states outside the offsets store)
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if c.leaderSide() && (p.dead || p.epoch != epoch) {
+		p.mu.Unlock()
 		return kerr.InvalidRecordState.Code // acquired under another leadership (re-reading after a leader change)
 	}
 	p.expireLocked(now, limit)
 	if e := p.checkAckLocked(member, batches); e != nil {
+		p.mu.Unlock()
 		return e.Code
 	}
 	p.ackLocked(batches, limit, now.Add(lockFor))
-	if err := c.persistLocked(g.id, tp, p); err != nil {
+	wait := c.persistLocked(g.id, tp, p)
+	p.mu.Unlock()
+	if err := wait(); err != nil {
 		return c.failCode(err)
 	}
 	return 0

@@ -206,7 +206,8 @@ func (c *Coordinator) alterOne(g *group, tp offsets.TopicPartition, start int64,
 		}
 		return 0
 	}
-	if err := c.store.PutShareState(g.id, []offsets.SharePartition{{TopicPartition: tp, StartOffset: start}}); err != nil {
+	w := offsets.ShareWrite{Group: g.id, Part: offsets.SharePartition{TopicPartition: tp, StartOffset: start}}
+	if err := c.writer.submit(w).wait(); err != nil {
 		return kerr.CoordinatorNotAvailable.Code
 	}
 	g.mu.Lock()
@@ -259,7 +260,11 @@ func (c *Coordinator) deleteTopic(g *group, topic string, allowed Allowed) int16
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if err := c.store.DeleteShareState(g.id, tps); err != nil {
+	ws := make([]offsets.ShareWrite, len(tps))
+	for i, tp := range tps {
+		ws[i] = offsets.ShareWrite{Group: g.id, Part: offsets.SharePartition{TopicPartition: tp}, Delete: true}
+	}
+	if err := c.writer.submit(ws...).wait(); err != nil {
 		return kerr.CoordinatorNotAvailable.Code
 	}
 	for _, tp := range tps {

@@ -137,6 +137,10 @@ type Coordinator struct {
 	store *offsets.Store
 	log   Log
 	ns    Namespace
+	// writer makes share-partition states durable in the store,
+	// gathering concurrent requests' states into one sync (stateWriter);
+	// nil on a cluster's leader side.
+	writer *stateWriter
 
 	mu struct {
 		sync.Mutex
@@ -152,7 +156,7 @@ type Coordinator struct {
 
 // NewCoordinator loads the persisted share groups and group configs.
 func NewCoordinator(store *offsets.Store, log Log, ns Namespace, cfg Config) (*Coordinator, error) {
-	c := &Coordinator{cfg: cfg.withDefaults(), store: store, log: log, ns: ns}
+	c := &Coordinator{cfg: cfg.withDefaults(), store: store, log: log, ns: ns, writer: newStateWriter(store.PutShareStates)}
 	c.mu.groups = make(map[string]*group)
 	c.mu.sessions = make(map[sessKey]*session)
 	persisted, err := store.ShareGroups()
@@ -292,6 +296,9 @@ func (c *Coordinator) Delete(id string) (ok bool, err error) {
 	c.expireMembersLocked(g, c.cfg.Now())
 	if len(g.mu.members) > 0 {
 		return true, ErrNotEmpty
+	}
+	if err := c.writer.flush().wait(); err != nil {
+		return true, err // no state write may land after the delete
 	}
 	if err := c.store.DeleteShareGroup(id); err != nil {
 		return true, err

@@ -195,7 +195,7 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 	deadline := c.cfg.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
 	shift := int(req.ShareSessionEpoch)
 	for {
-		got, bytes, failed := 0, 0, false
+		got, bytes, failed, moved := 0, 0, false, false
 		waitOn, wakes, next := []offsets.TopicPartition(nil), []<-chan struct{}(nil), deadline
 		for i := range parts {
 			sp := parts[(i+shift)%len(parts)]
@@ -226,12 +226,19 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 			for _, rg := range a.ranges {
 				got += int(rg.last - rg.first + 1)
 			}
+			moved = moved || a.moved
 			waitOn, wakes = append(waitOn, tp), append(wakes, a.wake)
 			if !a.nextExpiry.IsZero() && a.nextExpiry.Before(next) {
 				next = a.nextExpiry
 			}
 		}
-		if got > 0 || failed || len(waitOn) == 0 || !c.cfg.Now().Before(deadline) {
+		if got > 0 || failed || len(waitOn) == 0 {
+			return
+		}
+		if moved {
+			continue // read on past what was archived before waiting
+		}
+		if !c.cfg.Now().Before(deadline) {
 			return
 		}
 		if !c.log.Wait(ctx, waitOn, wakes, next) {
@@ -248,6 +255,7 @@ type acquisition struct {
 	records    []byte
 	wake       <-chan struct{}
 	nextExpiry time.Time
+	moved      bool // nothing acquired, but the window advanced past archived records
 }
 
 // acquire acquires up to max records of tp for member: it reads from the
@@ -269,70 +277,71 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 	p.trimLocked(logStart)
 	next, _ := p.expireLocked(now, limit)
 	from, ok := p.readFromLocked(c.cfg.PartitionMaxRecordLocks)
+	reach := p.reachLocked(from, maxRecords, c.cfg.PartitionMaxRecordLocks)
 	wake := p.changed
 	p.mu.Unlock()
 	if !ok || from >= hwm {
 		return acquisition{wake: wake, nextExpiry: next}
 	}
-	var batches [][]byte
-	var aborted []AbortedTxn
 	committed := c.groupConfig(g.id, ConfigIsolationLevel) == isolationCommitted
-	if committed {
-		// read_committed: nothing at or past the last stable offset,
-		// and aborted transactions' records are archived (markAborted).
-		var lso int64
-		batches, lso, aborted, err = c.log.ReadCommitted(tp.Topic, tp.Partition, from, maxBytes)
-		hwm = min(hwm, lso)
-		if err == nil && from >= hwm {
-			return acquisition{wake: wake, nextExpiry: next}
-		}
-	} else {
-		batches, err = c.log.Read(tp.Topic, tp.Partition, from, maxBytes)
-	}
+	rd, err := c.readSpans(tp, from, min(reach, hwm-1), maxBytes, committed)
 	if err != nil {
 		return acquisition{code: c.log.Code(err)}
 	}
-	spans := make([]batchSpan, 0, len(batches))
-	for _, b := range batches {
-		sp, ok := spanOf(b)
-		if !ok {
-			return acquisition{code: kerr.CorruptMessage.Code}
-		}
-		spans = append(spans, sp)
-	}
 	if committed {
-		markAborted(batches, spans, aborted)
+		hwm = min(hwm, rd.lso)
+		if from >= hwm {
+			return acquisition{wake: wake, nextExpiry: next}
+		}
 	}
+	if rd.corrupt {
+		return acquisition{code: kerr.CorruptMessage.Code}
+	}
+	batches, spans := rd.batches, rd.spans
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	before := p.persistedLocked(tp)
 	ranges := p.acquireLocked(spans, acquireArgs{
 		member: member, hwm: hwm, max: maxRecords, maxLocks: c.cfg.PartitionMaxRecordLocks,
 		limit: limit, deadline: now.Add(lockFor),
 	})
-	if len(ranges) > 0 || !samePersisted(before, p.persistedLocked(tp)) {
-		if err := c.persistLocked(g.id, tp, p); err != nil {
-			return acquisition{code: c.failCode(err)}
-		}
+	changed := len(ranges) > 0 || !samePersisted(before, p.persistedLocked(tp))
+	wait := func() error { return nil }
+	if changed {
+		wait = c.persistLocked(g.id, tp, p)
+	}
+	wake = p.changed
+	p.mu.Unlock()
+	if err := wait(); err != nil {
+		return acquisition{code: c.failCode(err)}
 	}
 	if len(ranges) == 0 {
-		return acquisition{wake: p.changed, nextExpiry: next}
+		// Records were archived (control batches, aborted
+		// transactions): the window moved, and the next read may find
+		// records to acquire at once (readSpans reads only so far).
+		return acquisition{wake: wake, nextExpiry: next, moved: changed}
 	}
 	return acquisition{ranges: ranges, records: batchesIn(batches, spans, ranges)}
 }
 
-// persistLocked writes p's state (the durable share-partition state). On failure the in-memory state
-// is rolled back to nothing held: the caller answers an error and the
-// locks just taken are released. Needs p.mu.
-func (c *Coordinator) persistLocked(group string, tp offsets.TopicPartition, p *partition) error {
+// persistLocked starts writing p's state (the durable share-partition
+// state) and returns the wait for it, to be called after p.mu is
+// released and before anything that depends on the state is answered.
+// On a single node the write joins the next group commit (stateWriter);
+// on a cluster's leader side it is done under p.mu, a conditional write
+// that marks p dead when refused (putClusterLocked). Needs p.mu.
+func (c *Coordinator) persistLocked(group string, tp offsets.TopicPartition, p *partition) (wait func() error) {
 	if c.leaderSide() {
-		return c.putClusterLocked(group, tp, p)
+		err := c.putClusterLocked(group, tp, p)
+		return func() error { return err }
 	}
-	err := c.store.PutShareState(group, []offsets.SharePartition{p.persistedLocked(tp)})
-	if err != nil {
-		c.cfg.Logger.Warn("share-state-write-failed")
+	f := c.writer.submit(offsets.ShareWrite{Group: group, Part: p.persistedLocked(tp)})
+	return func() error {
+		err := f.wait()
+		if err != nil {
+			c.cfg.Logger.Warn("share-state-write-failed")
+		}
+		return err
 	}
-	return err
 }
 
 func samePersisted(a, b offsets.SharePartition) bool {
@@ -358,15 +367,31 @@ func (c *Coordinator) failCode(error) int16 {
 	return kerr.CoordinatorNotAvailable.Code
 }
 
-// batchesIn concatenates the read batches that hold an acquired offset.
+// batchesIn concatenates the read batches that hold an acquired offset,
+// into one buffer sized first (growing it as it went was a tenth of a
+// share fetch's CPU).
 func batchesIn(batches [][]byte, spans []batchSpan, ranges []acquiredRange) []byte {
-	var out []byte
-	for i, sp := range spans {
+	holds := func(sp batchSpan) bool {
 		for _, r := range ranges {
 			if sp.first <= r.last && r.first <= sp.last {
-				out = append(out, batches[i]...)
-				break
+				return true
 			}
+		}
+		return false
+	}
+	n := 0
+	for i, sp := range spans {
+		if holds(sp) {
+			n += len(batches[i])
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]byte, 0, n)
+	for i, sp := range spans {
+		if holds(sp) {
+			out = append(out, batches[i]...)
 		}
 	}
 	return out
@@ -391,7 +416,8 @@ func (c *Coordinator) partitionOf(g *group, tp offsets.TopicPartition, logStart,
 		start = logStart
 	}
 	p := newPartition(start)
-	if err := c.store.PutShareState(g.id, []offsets.SharePartition{{TopicPartition: tp, StartOffset: start}}); err != nil {
+	w := offsets.ShareWrite{Group: g.id, Part: offsets.SharePartition{TopicPartition: tp, StartOffset: start}}
+	if err := c.writer.submit(w).wait(); err != nil {
 		return nil, err
 	}
 	g.mu.parts[tp] = p

@@ -170,12 +170,16 @@ func (c *Coordinator) removeMemberLocked(g *group, id string) {
 // the partitions that changed. Needs g.mu.
 func (c *Coordinator) releaseMemberLocked(g *group, id string) {
 	limit := c.deliveryLimit()
+	var waits []func() error
 	for tp, p := range g.mu.parts {
 		p.mu.Lock()
 		if p.releaseMemberLocked(id, limit) {
-			c.persistLocked(g.id, tp, p)
+			waits = append(waits, c.persistLocked(g.id, tp, p))
 		}
 		p.mu.Unlock()
+	}
+	for _, wait := range waits {
+		_ = wait() // logged; the releases stay in memory, as they would after a restart
 	}
 }
 

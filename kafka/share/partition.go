@@ -276,8 +276,12 @@ func (p *partition) checkAckLocked(member string, batches []ackBatch) *kerr.Erro
 }
 
 // ackLocked applies checked batches (acknowledgement by the lock holder) and reports whether records became
-// available. Needs mu.
+// available. Fetches waiting on p are woken when records became available
+// or the start offset moved: a fetch that found the in-flight window full
+// (the in-flight window bound) can acquire past its end now, and without
+// the wake it slept until its MaxWaitMillis. Needs mu.
 func (p *partition) ackLocked(batches []ackBatch, limit int32, lockFor time.Time) (freed bool) {
+	start := p.start
 	for _, b := range batches {
 		for off := b.first; off <= b.last; off++ {
 			r := &p.recs[off-p.start]
@@ -295,7 +299,7 @@ func (p *partition) ackLocked(batches []ackBatch, limit int32, lockFor time.Time
 		}
 	}
 	p.advanceLocked()
-	if freed {
+	if freed || p.start != start {
 		p.wakeLocked()
 	}
 	return freed

@@ -178,3 +178,34 @@ func TestPartitionReadCommittedSkipsAborted(t *testing.T) {
 		t.Fatalf("aborted flags %+v", sp)
 	}
 }
+
+// The in-flight window bound: a fetch that found the window full waits
+// on the partition's change channel; accepting the records at the start
+// moves the window and must wake it (records past the end can be
+// acquired now), not only a release that makes records available.
+func TestAckAtStartWakesWindowWaiters(t *testing.T) {
+	now := time.Unix(1000, 0)
+	p := newPartition(0)
+	sp := spans(t, batchHeader(0, 3, false), batchHeader(4, 3, false))
+	p.acquireLocked(sp[:1], args("a", 4, 8, now))
+	p.acquireLocked(sp[1:], args("b", 4, 8, now))
+	if _, ok := p.readFromLocked(8); ok {
+		t.Fatal("the window of 8 holds 8 acquired records but is not full")
+	}
+	wait := p.changed
+	p.ackLocked([]ackBatch{{4, 7, []int8{ackAccept}}}, 3, now) // b's, not at the start
+	select {
+	case <-wait:
+		t.Fatal("woken though the window did not move")
+	default:
+	}
+	p.ackLocked([]ackBatch{{0, 3, []int8{ackAccept}}}, 3, now)
+	select {
+	case <-wait:
+	default:
+		t.Fatal("accepting the records at the start moved the window but woke no waiting fetch")
+	}
+	if from, ok := p.readFromLocked(8); !ok || from != 8 {
+		t.Fatalf("after the window moved: read from %d, ok %v; want 8, true", from, ok)
+	}
+}

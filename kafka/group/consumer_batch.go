@@ -1,0 +1,138 @@
+package group
+
+import (
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// ConsumerGroupHeartbeats of one group are applied in batches with one
+// write each, the way a group commit works: while one heartbeat holds
+// the group's lock through its synced write, the heartbeats that arrive
+// queue up (beatQueue); the next one to run takes the whole queue,
+// applies each heartbeat in arrival order under the lock, writes the
+// group once, and only then are all of them answered. 100 members
+// joining at once were 100 synced writes in a row; they are now a few.
+//
+// Durability is as before (durable consumer group state): the lock is
+// held from the first change of a batch to the end of its write, so no
+// request outside the batch sees a change before it is durable, and no
+// answer of the batch is sent before the write. If the write fails the
+// group goes back to its last durable state (rollbackConsumerLocked), as
+// a lone failed write does, and every heartbeat of the batch whose
+// answer would have rested on it is answered with the write's error.
+//
+// Heartbeats that can change the group's type or write something other
+// than the consumer group's record (a leave, which may downgrade the
+// group to classic; a join that upgrades a classic group; anything while
+// an upgrade is not yet durable) are applied on their own: the batch
+// before them is written first.
+
+// beatQueue is a group's queue of heartbeats waiting for a batch.
+type beatQueue struct {
+	mu      sync.Mutex
+	waiting []*beat
+	running bool // a heartbeat is applying a batch, or about to
+}
+
+// beat is one queued heartbeat; done is closed when it is answered, or
+// when it is to apply the next batch (lead).
+type beat struct {
+	cl   Client
+	req  *kmsg.ConsumerGroupHeartbeatRequest
+	resp *kmsg.ConsumerGroupHeartbeatResponse
+	done chan struct{}
+	lead bool
+}
+
+// batchHeartbeat queues a heartbeat and returns its answer once the batch
+// holding it is durable; the first heartbeat to find no batch running
+// applies the queue.
+func (g *group) batchHeartbeat(cl Client, req *kmsg.ConsumerGroupHeartbeatRequest, resp *kmsg.ConsumerGroupHeartbeatResponse) *kmsg.ConsumerGroupHeartbeatResponse {
+	b := &beat{cl: cl, req: req, resp: resp, done: make(chan struct{})}
+	q := &g.beats
+	q.mu.Lock()
+	q.waiting = append(q.waiting, b)
+	lead := !q.running
+	q.running = true
+	q.mu.Unlock()
+	if !lead {
+		<-b.done
+		if !b.lead {
+			return b.resp
+		}
+	}
+	g.applyBeats(b)
+	return b.resp
+}
+
+// applyBeats applies every queued heartbeat as one batch, answers them,
+// and hands the next batch to the first heartbeat queued meanwhile.
+func (g *group) applyBeats(self *beat) {
+	q := &g.beats
+	q.mu.Lock()
+	batch := q.waiting
+	q.waiting = nil
+	q.mu.Unlock()
+
+	g.mu.Lock()
+	g.applyBeatsLocked(batch)
+	g.mu.Unlock()
+
+	q.mu.Lock()
+	var next *beat
+	if len(q.waiting) > 0 {
+		next = q.waiting[0]
+		next.lead = true
+	} else {
+		q.running = false
+	}
+	q.mu.Unlock()
+	for _, b := range batch {
+		if b != self {
+			close(b.done)
+		}
+	}
+	if next != nil {
+		close(next.done)
+	}
+}
+
+// applyBeatsLocked applies batch in order, writing once for every run of
+// heartbeats that only change the consumer group's record. Needs mu.
+func (g *group) applyBeatsLocked(batch []*beat) {
+	var deferred []*beat
+	flush := func() {
+		g.mu.deferWrite = false
+		if g.mu.dirty {
+			if code := g.persistConsumerLocked(); code != errNone {
+				for _, b := range deferred {
+					if b.resp.ErrorCode == errNone {
+						r := b.req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+						r.ErrorCode = code
+						b.resp = r
+					}
+				}
+			}
+		}
+		deferred = deferred[:0]
+	}
+	for _, b := range batch {
+		if !g.batchableLocked(b.req) {
+			flush()
+			b.resp = g.heartbeatLocked(b.cl, b.req, b.resp)
+			continue
+		}
+		g.mu.deferWrite = true
+		b.resp = g.heartbeatLocked(b.cl, b.req, b.resp)
+		deferred = append(deferred, b)
+	}
+	flush()
+}
+
+// batchableLocked reports whether req may share the batch's write: a
+// join or heartbeat of a consumer group that is durable as one. Needs mu.
+func (g *group) batchableLocked(req *kmsg.ConsumerGroupHeartbeatRequest) bool {
+	return g.mu.typ == typeConsumer && g.mu.classicBefore == nil &&
+		req.MemberEpoch != epochLeave && req.MemberEpoch != epochStaticLeave
+}

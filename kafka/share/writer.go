@@ -1,0 +1,133 @@
+package share
+
+import (
+	"sync"
+
+	"github.com/kgateway/kgateway/offsets"
+)
+
+// stateWriter makes share-partition states durable the way a group commit
+// does: states submitted while a write is under way are gathered into the
+// next write, one synced batch for all of them, and each submitter waits
+// for the write that carries its state before it answers.
+//
+// A request changes a partition under the partition's lock, submits the
+// new state, releases the lock and only then waits: the next member's
+// request is not held behind this one's sync, and under load every
+// concurrent ShareFetch and ShareAcknowledge of a node shares one sync
+// instead of taking its turn at one each.
+//
+// Invariants:
+//   - A state is never answered before it is durable: a submitter's
+//     flight completes only after the write holding its state (or a later
+//     state of the same partition, which includes its change) returned.
+//   - Writes are applied one at a time in submission order, and a later
+//     state of a partition replaces an earlier one still waiting, so the
+//     store never goes back to an older state. A request that saw a state
+//     in memory submits after the request that made it (both under the
+//     partition's lock), so its answer waits for that state too.
+//   - A failed write fails every submitter of it; the states stay in
+//     memory as they were (as when a lone write fails).
+//   - Each write is one atomic batch: a crash leaves a whole state per
+//     partition, never a half-written one.
+type stateWriter struct {
+	write func([]offsets.ShareWrite) error // the store's PutShareStates; tests wrap it
+
+	mu      sync.Mutex
+	pending []offsets.ShareWrite
+	index   map[stateKey]int // pending's entry of each partition
+	next    *flight          // the write pending states go into
+	current *flight          // the write under way, nil when none
+}
+
+type stateKey struct {
+	group string
+	tp    offsets.TopicPartition
+}
+
+// flight is one write: done is closed once it returned, err set before.
+type flight struct {
+	done chan struct{}
+	err  error
+}
+
+func newFlight() *flight { return &flight{done: make(chan struct{})} }
+
+// wait blocks until the write is over and returns its error.
+func (f *flight) wait() error {
+	<-f.done
+	return f.err
+}
+
+func newStateWriter(write func([]offsets.ShareWrite) error) *stateWriter {
+	return &stateWriter{write: write, index: map[stateKey]int{}, next: newFlight()}
+}
+
+// submit queues ws for the next write and returns it, starting a writer
+// when none runs.
+func (w *stateWriter) submit(ws ...offsets.ShareWrite) *flight {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, x := range ws {
+		k := stateKey{x.Group, x.Part.TopicPartition}
+		if i, ok := w.index[k]; ok {
+			w.pending[i] = x
+			continue
+		}
+		w.index[k] = len(w.pending)
+		w.pending = append(w.pending, x)
+	}
+	f := w.next
+	if w.current == nil {
+		go w.run(w.takeLocked())
+	}
+	return f
+}
+
+// takeLocked starts the write of what is pending: it becomes the current
+// flight, with the pending states, and later submissions go to a new
+// one. Needs mu.
+func (w *stateWriter) takeLocked() (*flight, []offsets.ShareWrite) {
+	f, batch := w.next, w.pending
+	w.current, w.next = f, newFlight()
+	w.pending, w.index = nil, map[stateKey]int{}
+	return f, batch
+}
+
+// run writes rounds until nothing is pending, each round's states in one
+// call of write.
+func (w *stateWriter) run(f *flight, batch []offsets.ShareWrite) {
+	for {
+		f.err = w.write(batch)
+		close(f.done)
+		w.mu.Lock()
+		if len(w.pending) == 0 {
+			w.current = nil
+			w.mu.Unlock()
+			return
+		}
+		f, batch = w.takeLocked()
+		w.mu.Unlock()
+	}
+}
+
+// flush returns a write that completes after everything submitted so far
+// is written (at once without a writer: a cluster's leader side).
+func (w *stateWriter) flush() *flight {
+	if w == nil {
+		f := newFlight()
+		close(f.done)
+		return f
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case len(w.pending) > 0:
+		return w.next
+	case w.current != nil:
+		return w.current
+	}
+	f := newFlight()
+	close(f.done)
+	return f
+}

@@ -1,0 +1,45 @@
+package main
+
+// Deliberate breaks of the group commits: share-partition states
+// (kafka/share writer.go) and batched consumer group heartbeats
+// (kafka/group consumer_batch.go), in a file of their own.
+
+func init() { mutations = append(mutations, shareCommitMutations...) }
+
+var shareCommitMutations = []mutation{
+	{
+		Name:  "share-ack-answered-before-sync",
+		Rule:  "the durable share-partition state: an acknowledgement is answered only after the write carrying its state returned",
+		Edits: []edit{{File: "kafka/share/ack.go", Old: "\tif err := wait(); err != nil {\n\t\treturn c.failCode(err)\n\t}\n\treturn 0", New: "\tgo wait()\n\treturn 0"}},
+		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestShareAckAnsweredAfterItsWrite"}},
+	},
+	{
+		Name:  "share-window-move-no-wake",
+		Rule:  "the in-flight window bound: an acknowledgement that moves the share-partition start offset wakes the fetches waiting on a full window",
+		Edits: []edit{{File: "kafka/share/partition.go", Old: "\tif freed || p.start != start {", New: "\tif freed || false && p.start != start {"}},
+		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestAckAtStartWakesWindowWaiters"}},
+	},
+	{
+		Name:  "share-writer-flight-done-early",
+		Rule:  "the durable share-partition state: a submitter's write is done only once the synced batch holding its state returned",
+		Edits: []edit{{File: "kafka/share/writer.go", Old: "\t\tf.err = w.write(batch)\n\t\tclose(f.done)\n", New: "\t\tclose(f.done)\n\t\tf.err = w.write(batch)\n"}},
+		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestStateWriterGroupsAndWaits"}},
+	},
+}
+
+func init() { mutations = append(mutations, consumerBatchMutations...) }
+
+var consumerBatchMutations = []mutation{
+	{
+		Name:  "consumer-batch-failed-write-answered-ok",
+		Rule:  "durable consumer group state: a heartbeat applied in a batch is answered with the batch's write error when that write fails",
+		Edits: []edit{{File: "kafka/group/consumer_batch.go", Old: "\t\t\t\t\tif b.resp.ErrorCode == errNone {", New: "\t\t\t\t\tif false {"}},
+		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestConsumerBatchAnsweredAfterItsWrite"}},
+	},
+	{
+		Name:  "consumer-batch-write-skipped",
+		Rule:  "durable consumer group state: a batch of heartbeats is written before any of them is answered",
+		Edits: []edit{{File: "kafka/group/consumer_batch.go", Old: "\t\tif g.mu.dirty {\n", New: "\t\tif false && g.mu.dirty {\n"}},
+		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestConsumerBatchAnsweredAfterItsWrite|TestConsumerAnswerDurableAcrossCrash"}},
+	},
+}
