@@ -100,6 +100,8 @@ var layerRules = []layerRule{
 		why: "a fetch's items, budget, long poll and partition reads go through resolver handles and the session cache; the connection, authorizer, cluster and catalog are kafka/'s, behind fetch.Host and fetch.Call"},
 	{dir: "kafka/produce", bad: allModule, allow: []string{mod + "resolver"}, prodOnly: true,
 		why: "a produce's refusals, writes and waits go through resolver handles; the catalog, routing, the transaction coordinator and the cluster are kafka/'s, behind produce.Host"},
+	{dir: "kafka/connection", bad: allModule, allow: []string{mod + "kafka/wire", mod + "kafka/sendfile"}, prodOnly: true,
+		why: "a connection's frames: reading within the budget and idle deadline, request order, in-flight window, mutes and writes; what a request means (keys, authentication, handlers) is kafka/'s, behind connection.Handler"},
 	{dir: "kafka/acls", bad: allModule, allow: []string{mod + "auth"}, prodOnly: true,
 		why: "the ACL APIs over auth's ACL store; who may call them, logs and the connection are kafka/'s"},
 	{dir: "kafka/scram", bad: allModule, allow: []string{mod + "auth"}, prodOnly: true,

@@ -14,6 +14,7 @@ import (
 	"github.com/kgateway/kgateway/kafka/share"
 	"github.com/kgateway/kgateway/kafka/telemetry"
 	"github.com/kgateway/kgateway/kafka/txn"
+	"github.com/kgateway/kgateway/kafka/wire"
 	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/resolver"
 	"go.uber.org/zap"
@@ -300,8 +301,8 @@ func (cfg Config) Validate() error {
 	}
 	if cfg.MaxRequestBytes < 0 {
 		errs = append(errs, fmt.Errorf("kafka: config: socket.request.max.bytes %d is negative", cfg.MaxRequestBytes))
-	} else if cfg.MaxRequestBytes != 0 && cfg.MaxRequestBytes < minFrame {
-		errs = append(errs, fmt.Errorf("kafka: config: socket.request.max.bytes %d is below the smallest request (%d)", cfg.MaxRequestBytes, minFrame))
+	} else if cfg.MaxRequestBytes != 0 && cfg.MaxRequestBytes < wire.MinRequest {
+		errs = append(errs, fmt.Errorf("kafka: config: socket.request.max.bytes %d is below the smallest request (%d)", cfg.MaxRequestBytes, wire.MinRequest))
 	}
 	if cfg.NodeID < 0 {
 		errs = append(errs, fmt.Errorf("kafka: config: node.id %d is negative", cfg.NodeID))

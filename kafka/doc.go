@@ -1,58 +1,17 @@
-// Package kafka is kgateway's Kafka wire front end: the listener, one reader
-// and one writer goroutine per connection, and one file per API key
+// Package kafka is kgateway's Kafka wire front end: the listeners, the
+// connections (their frames in kafka/connection), and one file per API key
 // (00_produce.go, 01_fetch.go, …). One table in apis.go drives both
 // dispatch and ApiVersions, so only what is implemented is advertised.
 //
 // # Connections
 //
-// Invariants, cited by their names in code and tests:
-//
-//   - **Responses in request order.** Responses leave a connection in
-//     request order.
-//   - **Frame size limit.** A frame larger than
-//     socket.request.max.bytes closes the connection before its body is
-//     allocated; a malformed frame closes it too.
-//   - **Go error closes the connection.** A handler's Go error closes
-//     the connection. Everything a client should see is a Kafka error
-//     code, per partition where the protocol has one; errors.go maps
-//     internal errors to codes in one place.
-//   - **Requests in effect one at a time.** Requests of one connection
-//     take effect in request order, one at a time, as in Kafka: a
-//     request's handler starts when the previous request has taken
-//     effect. A Produce has taken effect once its batches are written,
-//     before they are durable, so pipelined produce requests append in
-//     order and share group commits; any other request when its handler
-//     ends.
-//   - **No response for acks=0.** Produce with acks=0 gets no response
-//     at all.
-//   - **Request memory budget.** Memory is bounded by
-//     queued.max.request.bytes, one server-wide byte budget: a frame's
-//     buffer is charged as its bytes arrive (a client holds what it has
-//     sent, never what it declared), and the charge is returned when
-//     the handler is done with the bytes (when the request has taken
-//     effect). A frame is read only when the connection's previous
-//     request has taken effect (behind a Produce: once it has started),
-//     so requests pipelined behind a long wait stay unread in the
-//     socket. While the budget is spent readers stop reading, so TCP
-//     pushes back on clients; the process does not grow. When every
-//     charged byte belongs to frames waiting for more, the one nearest
-//     completion may exceed the budget, so that frames never deadlock
-//     each other.
-//   - **Idle connection timeout.** A connection with nothing in flight
-//     that neither sends nor reads a byte for connections.max.idle.ms
-//     is closed, and so is one whose frame body is not complete that
-//     long after it started (a client that stopped, or trickles,
-//     mid-frame).
-//   - **Connection limit.** At most max.connections connections are
-//     open; a connection beyond that is closed as soon as it is
-//     accepted. Running out of file descriptors pauses accepting (with
-//     backoff); it never stops serving.
-//   - **Decoded-request bound.** A decoded request is bounded: every
-//     byte of it other than record data is charged decodeFactor (64)
-//     times to queued.max.request.bytes until its handler is done (the
-//     request memory budget), and a request whose charge exceeds the
-//     whole budget closes the connection (as the frame size limit).
-//     Metadata answers a topic named twice once (decoded.go).
+// kafka/connection reads, orders and answers each connection's frames;
+// its doc.go names the connection rules (responses in request order, the
+// frame size limit, a Go error closes the connection, requests in effect
+// one at a time, no response for acks=0, the request memory budget, the
+// idle connection timeout, the decoded-request bound). kafka/ parses each
+// frame into a request (conn.go), runs its handler, and keeps the
+// connection limit when it accepts (server.go).
 //
 // # Listeners and security
 //

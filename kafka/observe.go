@@ -5,6 +5,7 @@ package kafka
 // is called once per request or per scrape, never per record (nothing on the hot path).
 
 import (
+	"github.com/kgateway/kgateway/kafka/connection"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -87,14 +88,14 @@ func (s *Server) OpenConnections() int {
 // InFlightRequests is the number of requests whose handler is running.
 func (s *Server) InFlightRequests() int64 { return s.handling.Load() }
 
-// observe runs when a handler ends (sl.resp and sl.err are set, sl.done not
+// observe runs when a handler ends (sl.Resp and sl.Err are set, sl.done not
 // yet closed): metrics, the debug request log and the slow-request log.
-func (s *Server) observe(sl *slot, rc *reqCtx, req kmsg.Request) {
+func (s *Server) observe(sl *connection.Slot, rc *reqCtx, req kmsg.Request) {
 	took := time.Since(rc.stats.arrived) - rc.stats.waited
-	name := apiName(sl.key)
+	name := apiName(sl.Key)
 	if o := s.cfg.Observer; o != nil {
 		o.Request(name, rc.stats.size, took)
-		s.observeBytes(o, req, sl.resp)
+		s.observeBytes(o, req, sl.Resp)
 	}
 	if ce := s.log.Check(zap.DebugLevel, "request"); ce != nil {
 		ce.Write(s.requestFields(sl, rc, took)...)
@@ -104,16 +105,16 @@ func (s *Server) observe(sl *slot, rc *reqCtx, req kmsg.Request) {
 	}
 }
 
-func (s *Server) requestFields(sl *slot, rc *reqCtx, took time.Duration) []zap.Field {
+func (s *Server) requestFields(sl *connection.Slot, rc *reqCtx, took time.Duration) []zap.Field {
 	client := ""
 	if rc.clientID != nil {
 		client = *rc.clientID
 	}
 	return []zap.Field{
-		zap.String("api", apiName(sl.key)), zap.Int16("api-version", sl.version),
+		zap.String("api", apiName(sl.Key)), zap.Int16("api-version", sl.Version),
 		zap.String("client-id", client), zap.Stringer("remote", rc.conn.nc.RemoteAddr()),
 		zap.Duration("duration", took), zap.Duration("long-poll-wait", rc.stats.waited),
-		zap.Bool("failed", sl.err != nil),
+		zap.Bool("failed", sl.Err != nil),
 	}
 }
 

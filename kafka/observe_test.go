@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"github.com/kgateway/kgateway/kafka/connection"
 	"net"
 	"testing"
 	"time"
@@ -38,7 +39,7 @@ func TestObserveSlowRequestExcludesLongPoll(t *testing.T) {
 	run := func(key int16, handled, waited time.Duration, req kmsg.Request, resp kmsg.Response) {
 		rc := &reqCtx{conn: &conn{nc: a}, clientID: &client}
 		rc.stats.arrived, rc.stats.waited, rc.stats.size = time.Now().Add(-handled-waited), waited, 10
-		s.observe(&slot{key: key, version: 4, resp: resp}, rc, req)
+		s.observe(&connection.Slot{Key: key, Version: 4, Resp: resp}, rc, req)
 	}
 	fetchResp := kmsg.NewPtrFetchResponse()
 	ft := kmsg.NewFetchResponseTopic()

@@ -99,10 +99,10 @@ func (s *Server) applyQuotas(rc *reqCtx, req kmsg.Request, resp kmsg.Response) (
 
 // noteThrottle reports a throttle to the observer and returns it; a
 // connection a quota applies to is read one request at a time from then
-// on (conn.readAhead).
+// on (kafka/connection: readAhead).
 func (s *Server) noteThrottle(rc *reqCtx, kind string, o quota.Outcome) int64 {
-	if o.OK && !rc.conn.quotaLimited.Load() {
-		rc.conn.quotaLimited.Store(true)
+	if o.OK && rc.conn.loop != nil {
+		rc.conn.loop.LimitedByQuota()
 	}
 	if o.ThrottleMs > 0 {
 		if qo, ok := s.cfg.Observer.(QuotaObserver); ok {

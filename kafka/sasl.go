@@ -8,6 +8,7 @@ package kafka
 // the previous exchange step left.
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"time"
@@ -33,13 +34,13 @@ type AuthObserver interface {
 
 // handshakeTLS runs a TLS listener's handshake, bounded by the handshake
 // timeout (TLS handshake timeouts and certificate reloads), and takes the client certificate's principal (the principal mapping).
-func (c *conn) handshakeTLS() error {
+func (c *conn) handshakeTLS(ctx context.Context) error {
 	tc, ok := c.nc.(*tls.Conn)
 	if !ok {
 		return nil
 	}
 	tc.SetDeadline(time.Now().Add(c.s.cfg.TLSHandshakeTimeout))
-	if err := tc.HandshakeContext(c.ctx); err != nil {
+	if err := tc.HandshakeContext(ctx); err != nil {
 		return fmt.Errorf("tls handshake: %w", err)
 	}
 	tc.SetDeadline(time.Time{})

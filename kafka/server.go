@@ -221,9 +221,7 @@ func (s *Server) startConn(nc net.Conn, l *Listener) bool {
 	c := newConn(s, nc, l)
 	c.ip = ip
 	s.mu.open[c] = struct{}{}
-	s.conns.Add(2)
-	go c.readLoop()
-	go c.writeLoop()
+	c.loop.Start()
 	return true
 }
 
@@ -284,7 +282,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	err := errors.Join(errs...)
 	for c := range s.mu.open {
-		c.stopReading()
+		c.loop.StopReading()
 	}
 	s.mu.Unlock()
 
@@ -296,7 +294,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.log.Warn("shutdown-forced", zap.Error(ctx.Err()))
 		s.mu.Lock()
 		for c := range s.mu.open {
-			c.kill()
+			c.loop.Kill()
 		}
 		s.mu.Unlock()
 		<-done
