@@ -15,8 +15,9 @@
 //
 // # Listeners and security
 //
-// A Server serves any number of listeners (listener.go), each with a
-// security protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL. A
+// A Server serves any number of listeners (kafka/config/listener.go),
+// each with a security protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or
+// SASL_SSL. A
 // connection keeps the listener it came in on, which decides what it
 // advertises, whether it runs a TLS handshake first and whether requests
 // wait for a SASL login (sasl.go, 17_sasl_handshake.go,

@@ -3,9 +3,9 @@ package kafka
 import (
 	"bytes"
 	"encoding/binary"
-	"github.com/kgateway/kgateway/kafka/connection"
 	"testing"
 
+	"github.com/kgateway/kgateway/kafka/connection"
 	"github.com/kgateway/kgateway/kafka/fetchwire"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )

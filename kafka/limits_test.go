@@ -238,7 +238,7 @@ func TestLimitsConfigValidate(t *testing.T) {
 			t.Errorf("%q missing from %v", want, err)
 		}
 	}
-	cfg := Config{Resolver: res, MaxRequestBytes: 600 << 20}.withDefaults()
+	cfg := Config{Resolver: res, MaxRequestBytes: 600 << 20}.WithDefaults()
 	if cfg.QueuedMaxRequestBytes != 600<<20 || cfg.ConnectionsMaxIdle != DefaultConnectionsMaxIdle || cfg.MaxConnections != DefaultMaxConnections {
 		t.Fatalf("defaults %d %v %d", cfg.QueuedMaxRequestBytes, cfg.ConnectionsMaxIdle, cfg.MaxConnections)
 	}

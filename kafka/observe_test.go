@@ -1,11 +1,11 @@
 package kafka
 
 import (
-	"github.com/kgateway/kgateway/kafka/connection"
 	"net"
 	"testing"
 	"time"
 
+	"github.com/kgateway/kgateway/kafka/connection"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -31,7 +31,7 @@ func (o *countingObserver) FetchBytes(topic string, n int)   { o.fetch[topic] +=
 func TestObserveSlowRequestExcludesLongPoll(t *testing.T) {
 	core, logs := observer.New(zapcore.DebugLevel)
 	obs := &countingObserver{requests: map[string]int{}, produce: map[string]int{}, fetch: map[string]int{}}
-	s := &Server{cfg: Config{SlowRequest: time.Second, Observer: obs}.withDefaults(), log: zap.New(core)}
+	s := &Server{cfg: Config{SlowRequest: time.Second, Observer: obs}.WithDefaults(), log: zap.New(core)}
 	a, b := net.Pipe()
 	defer a.Close()
 	defer b.Close()

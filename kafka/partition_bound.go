@@ -24,12 +24,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-// DefaultMaxPartitions is partitions.max.
-const DefaultMaxPartitions = 100000
-
-// DefaultMaxPartitionsPerPrincipal is partitions.max.per.principal.
-const DefaultMaxPartitionsPerPrincipal = tenancy.DefaultPartitionsPerPrincipal
-
 // creatingCatalog is a Catalog that records the principal creating a
 // topic in the topic's record (resolver.Topic.Creator): the resolver,
 // and the cluster catalog.

@@ -90,7 +90,7 @@ func (c *conn) saslHandshake(rc *reqCtx, r *kmsg.SASLHandshakeRequest, resp *kms
 		client := auth.Client{Addr: auth.SourceKey(c.nc.RemoteAddr()), Budget: c.s.plainBudget}
 		return auth.NewSession(mech, c.s.cfg.SASL.Credentials, client)
 	}
-	code, refused := c.auth.Handshake(mech, r.Version, c.lis.enabled(c.s.cfg, mech), open)
+	code, refused := c.auth.Handshake(mech, r.Version, c.lis.Enabled(c.s.cfg, mech), open)
 	if code == 0 {
 		return
 	}

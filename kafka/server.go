@@ -86,7 +86,7 @@ func NewServer(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	s := &Server{cfg: cfg, res: cfg.Resolver, log: cfg.Logger, closing: make(chan struct{}),
 		budget:      wire.NewBudget(cfg.QueuedMaxRequestBytes),
 		plainBudget: auth.NewDeriveBudget(cfg.SASL.PlainFailuresPerAddress, cfg.SASL.PlainFailuresPerUser),
@@ -157,7 +157,7 @@ func (s *Server) StartListener(ln net.Listener, l Listener) error {
 }
 
 func (s *Server) setListener(ln net.Listener, l Listener) error {
-	if err := l.validate(s.cfg); err != nil {
+	if err := l.Validate(s.cfg); err != nil {
 		ln.Close()
 		return err
 	}
@@ -300,4 +300,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		<-done
 	}
 	return err
+}
+
+// plaintextListener is what Serve and Start serve: one PLAINTEXT listener
+// advertising Config.AdvertisedAddr.
+func (s *Server) plaintextListener() Listener {
+	return Listener{Name: string(Plaintext), Protocol: Plaintext, Advertised: s.cfg.AdvertisedAddr}
 }
