@@ -104,6 +104,8 @@ var layerRules = []layerRule{
 		allow: []string{mod + "auth", mod + "resolver", mod + "offsets", mod + "topicconfig", mod + "kafka/group", mod + "kafka/share",
 			mod + "kafka/txn", mod + "kafka/quota", mod + "kafka/telemetry", mod + "kafka/tenancy", mod + "kafka/wire"}, prodOnly: true,
 		why: "the server's configuration names the configuration types of what it configures; it runs nothing and reaches no handler, connection or cluster package"},
+	{dir: "kafka/topicadmin", bad: allModule, allow: []string{mod + "resolver", mod + "kafka/config", mod + "kafka/tenancy"}, prodOnly: true,
+		why: "topic creation checks and partition bounds go through the catalog and the topics kafka/ hands in; ACLs, quotas and answers are kafka/'s"},
 	{dir: "kafka/connection", bad: allModule, allow: []string{mod + "kafka/wire", mod + "kafka/sendfile"}, prodOnly: true,
 		why: "a connection's frames: reading within the budget and idle deadline, request order, in-flight window, mutes and writes; what a request means (keys, authentication, handlers) is kafka/'s, behind connection.Handler"},
 	{dir: "kafka/acls", bad: allModule, allow: []string{mod + "auth"}, prodOnly: true,

@@ -34,6 +34,7 @@ import (
 
 	"github.com/kgateway/kgateway/kafka/authz"
 	"github.com/kgateway/kgateway/kafka/autocreate"
+	"github.com/kgateway/kgateway/kafka/topicadmin"
 	"github.com/kgateway/kgateway/kafka/topicid"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -116,7 +117,7 @@ func (s *Server) metadataRequested(rc *reqCtx, rt kmsg.MetadataRequestTopic, all
 	var t resolver.Topic
 	var err error
 	switch {
-	case !validTopicName(name):
+	case !topicadmin.ValidName(name):
 		err = resolver.ErrInvalidTopic
 	case allowCreate:
 		t, err = s.autoCreate(rc, name)
@@ -150,11 +151,11 @@ func (s *Server) autoCreate(rc *reqCtx, name string) (resolver.Topic, error) {
 		return resolver.Topic{}, fmt.Errorf("%w: %q", resolver.ErrUnknownTopic, name)
 	}
 	// partitions.max and the principal's own bound are refused at once,
-	// as before the creation was asynchronous (partition_bound.go); the
+	// as before the creation was asynchronous (kafka/topicadmin); the
 	// topic counts against the principal that asked for it.
 	cat := s.catalogAs(rc)
-	if b, ok := cat.(boundedCatalog); ok {
-		if err := b.room(s.res.DefaultPartitions(), b.principal); err != nil {
+	if b, ok := cat.(topicadmin.Bounded); ok {
+		if err := b.Room(s.res.DefaultPartitions(), b.Principal); err != nil {
 			return resolver.Topic{}, err
 		}
 	}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka/paging"
+	"github.com/kgateway/kgateway/kafka/topicadmin"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -94,7 +95,7 @@ func dtpError(name string, code int16) kmsg.DescribeTopicPartitionsResponseTopic
 func (s *Server) dtpTopic(e paging.Entry) kmsg.DescribeTopicPartitionsResponseTopic {
 	if e.Missing {
 		code := kerr.UnknownTopicOrPartition.Code
-		if !validTopicName(e.Topic) {
+		if !topicadmin.ValidName(e.Topic) {
 			code = kerr.InvalidTopicException.Code
 		}
 		return dtpError(e.Topic, code)

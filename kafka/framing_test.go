@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kgateway/kgateway/kafka/topicadmin"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -264,8 +265,8 @@ func TestValidTopicName(t *testing.T) {
 		"a": true, "A-b_c.9": true, ".": false, "..": false, "": false,
 		"a b": false, "a/b": false, strings.Repeat("x", 249): true, strings.Repeat("x", 250): false,
 	} {
-		if got := validTopicName(name); got != want {
-			t.Errorf("validTopicName(%q) = %v", name, got)
+		if got := topicadmin.ValidName(name); got != want {
+			t.Errorf("topicadmin.ValidName(%q) = %v", name, got)
 		}
 	}
 }

@@ -127,11 +127,11 @@ type Config struct {
 	GroupsPerPrincipal int
 
 	// MaxPartitions is partitions.max: the partitions of all topics
-	// together (kafka/partition_bound.go; default DefaultMaxPartitions).
+	// together (kafka/topicadmin; default DefaultMaxPartitions).
 	MaxPartitions int
 	// MaxPartitionsPerPrincipal is partitions.max.per.principal: with an
 	// authorizer, the partitions of the topics one principal created
-	// (kafka/partition_bound.go; default DefaultMaxPartitionsPerPrincipal).
+	// (kafka/topicadmin; default DefaultMaxPartitionsPerPrincipal).
 	MaxPartitionsPerPrincipal int
 
 	// FetchMaxBytes is fetch.max.bytes: the most record bytes one Fetch
