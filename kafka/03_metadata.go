@@ -36,6 +36,7 @@ import (
 	"github.com/kgateway/kgateway/kafka/autocreate"
 	"github.com/kgateway/kgateway/kafka/topicadmin"
 	"github.com/kgateway/kgateway/kafka/topicid"
+	"github.com/kgateway/kgateway/kafka/topicview"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -63,7 +64,7 @@ func handleMetadata(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, err
 	case r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0):
 		for _, t := range s.res.Topics() {
 			if !resolver.IsInternalTopic(t.Name) { // a binding from before reserved internal topic names
-				resp.Topics = append(resp.Topics, s.metadataTopic(t))
+				resp.Topics = append(resp.Topics, topicview.MetadataTopic(s.view(), t))
 			}
 		}
 		for _, name := range resolver.InternalTopics() {
@@ -108,7 +109,7 @@ func (s *Server) metadataRequested(rc *reqCtx, rt kmsg.MetadataRequestTopic, all
 			mt.AuthorizedOperations = authOpsNotRequested
 			return mt
 		}
-		return s.metadataTopic(t)
+		return topicview.MetadataTopic(s.view(), t)
 	}
 	name := *rt.Topic
 	if resolver.IsInternalTopic(name) {
@@ -134,7 +135,7 @@ func (s *Server) metadataRequested(rc *reqCtx, rt kmsg.MetadataRequestTopic, all
 		mt.AuthorizedOperations = authOpsNotRequested
 		return mt
 	}
-	return s.metadataTopic(t)
+	return topicview.MetadataTopic(s.view(), t)
 }
 
 // autoCreate answers a topic a Metadata request may auto-create: an
@@ -175,43 +176,4 @@ func (s *Server) autoCreator() *autocreate.Creator {
 		}, &s.conns, s.log)
 	})
 	return s.auto
-}
-
-// metadataTopic describes an existing topic: every partition with its
-// leader, which is its only replica (leaders at their epochs). A compacted view's companion
-// topic (the companion topic) is internal, as Kafka marks its own derived topics:
-// clients that leave internal topics out of pattern subscriptions
-// (exclude.internal.topics, franz-go's regex consumer) do not consume it
-// twice beside its source.
-func (s *Server) metadataTopic(t resolver.Topic) kmsg.MetadataResponseTopic {
-	mt := kmsg.NewMetadataResponseTopic()
-	name := t.Name
-	mt.Topic = &name
-	mt.TopicID = t.ID
-	mt.IsInternal = t.Companion
-	mt.AuthorizedOperations = authOpsNotRequested
-	mt.Partitions = make([]kmsg.MetadataResponseTopicPartition, t.Partitions)
-	for i := range mt.Partitions {
-		mt.Partitions[i] = s.metadataPartition(name, int32(i))
-	}
-	return mt
-}
-
-// metadataPartition is one partition: its leader and leader epoch, the
-// leader alone as replicas and ISR; LEADER_NOT_AVAILABLE with leader -1
-// and no replicas while a cluster's partition has no owner (leaders at their epochs).
-func (s *Server) metadataPartition(topic string, partition int32) kmsg.MetadataResponseTopicPartition {
-	p := kmsg.NewMetadataResponseTopicPartition()
-	p.Partition = partition
-	node, epoch, ok := s.leader(topic, partition)
-	if !ok {
-		p.ErrorCode = kerr.LeaderNotAvailable.Code
-		p.Leader, p.LeaderEpoch = -1, -1
-		p.Replicas, p.ISR = []int32{}, []int32{}
-		return p
-	}
-	p.Leader, p.LeaderEpoch = node, epoch
-	replicas := []int32{node}
-	p.Replicas, p.ISR = replicas, replicas
-	return p
 }

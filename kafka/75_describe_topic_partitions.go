@@ -26,8 +26,7 @@ import (
 
 	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka/paging"
-	"github.com/kgateway/kgateway/kafka/topicadmin"
-	"github.com/kgateway/kgateway/resolver"
+	"github.com/kgateway/kgateway/kafka/topicview"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -41,7 +40,7 @@ func handleDescribeTopicPartitions(s *Server, rc *reqCtx, req kmsg.Request) (kms
 	all := len(r.Topics) == 0
 	var names []string
 	if all {
-		names = s.allTopicNames()
+		names = topicview.AllTopicNames(s.view())
 	} else {
 		for _, t := range r.Topics {
 			names = append(names, t.Topic)
@@ -52,7 +51,7 @@ func handleDescribeTopicPartitions(s *Server, rc *reqCtx, req kmsg.Request) (kms
 		cursor = &paging.Mark{Topic: c.Topic, Partition: c.Partition}
 		if (!all && !slices.Contains(names, c.Topic)) || c.Partition < 0 {
 			for _, name := range names {
-				resp.Topics = append(resp.Topics, dtpError(name, kerr.InvalidRequest.Code))
+				resp.Topics = append(resp.Topics, topicview.DescribeError(name, kerr.InvalidRequest.Code))
 			}
 			return resp, nil
 		}
@@ -70,7 +69,7 @@ func handleDescribeTopicPartitions(s *Server, rc *reqCtx, req kmsg.Request) (kms
 	}
 	page := paging.Cut(allowed, s.partitionCount, cursor, paging.Limit(r.ResponsePartitionLimit, maxRequestPartitionSizeLimit), all)
 	for _, e := range page.Entries {
-		t := s.dtpTopic(e)
+		t := topicview.Describe(s.view(), e)
 		t.AuthorizedOperations = rc.operations(auth.ResourceTopic, e.Topic)
 		resp.Topics = append(resp.Topics, t)
 	}
@@ -79,53 +78,7 @@ func handleDescribeTopicPartitions(s *Server, rc *reqCtx, req kmsg.Request) (kms
 	}
 	slices.Sort(refused)
 	for _, name := range slices.Compact(refused) {
-		resp.Topics = append(resp.Topics, dtpError(name, kerr.TopicAuthorizationFailed.Code))
+		resp.Topics = append(resp.Topics, topicview.DescribeError(name, kerr.TopicAuthorizationFailed.Code))
 	}
 	return resp, nil
-}
-
-// dtpError is a topic answered with code alone: no id, no partitions.
-func dtpError(name string, code int16) kmsg.DescribeTopicPartitionsResponseTopic {
-	t := kmsg.NewDescribeTopicPartitionsResponseTopic()
-	t.Topic, t.ErrorCode = kmsg.StringPtr(name), code
-	return t
-}
-
-// dtpTopic describes one page entry.
-func (s *Server) dtpTopic(e paging.Entry) kmsg.DescribeTopicPartitionsResponseTopic {
-	if e.Missing {
-		code := kerr.UnknownTopicOrPartition.Code
-		if !topicadmin.ValidName(e.Topic) {
-			code = kerr.InvalidTopicException.Code
-		}
-		return dtpError(e.Topic, code)
-	}
-	t := kmsg.NewDescribeTopicPartitionsResponseTopic()
-	t.Topic = kmsg.StringPtr(e.Topic)
-	t.IsInternal = resolver.IsInternalTopic(e.Topic)
-	if t.IsInternal {
-		t.TopicID, _ = s.res.InternalTopicID(e.Topic)
-	} else if rt, ok := s.res.Topic(e.Topic); ok {
-		t.TopicID, t.IsInternal = rt.ID, rt.Companion // as in Metadata
-	}
-	t.Partitions = []kmsg.DescribeTopicPartitionsResponseTopicPartition{}
-	for p := e.From; p < e.To; p++ {
-		t.Partitions = append(t.Partitions, s.dtpPartition(e.Topic, p))
-	}
-	return t
-}
-
-func (s *Server) dtpPartition(topic string, partition int32) kmsg.DescribeTopicPartitionsResponseTopicPartition {
-	p := kmsg.NewDescribeTopicPartitionsResponseTopicPartition()
-	p.Partition = partition
-	p.EligibleLeaderReplicas, p.LastKnownELR = []int32{}, []int32{}
-	node, epoch, ok := s.leader(topic, partition)
-	if !ok {
-		p.LeaderID, p.LeaderEpoch = -1, -1
-		p.Replicas, p.ISR = []int32{}, []int32{}
-		return p
-	}
-	p.LeaderID, p.LeaderEpoch = node, epoch
-	p.Replicas, p.ISR = []int32{node}, []int32{node}
-	return p
 }

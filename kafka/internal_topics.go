@@ -34,6 +34,7 @@ package kafka
 import (
 	"fmt"
 
+	"github.com/kgateway/kgateway/kafka/topicview"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -90,7 +91,7 @@ func internalPartitionOf(topic string, partition int32, write bool) (int32, erro
 // partitions, led by us.
 func (s *Server) metadataInternal(name string) kmsg.MetadataResponseTopic {
 	id, _ := s.res.InternalTopicID(name)
-	mt := s.metadataTopic(resolver.Topic{Name: name, ID: id, Partitions: internalPartitions})
+	mt := topicview.MetadataTopic(s.view(), resolver.Topic{Name: name, ID: id, Partitions: internalPartitions})
 	mt.IsInternal = true
 	return mt
 }

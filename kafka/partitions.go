@@ -3,6 +3,7 @@ package kafka
 import (
 	"fmt"
 
+	"github.com/kgateway/kgateway/kafka/topicview"
 	"github.com/kgateway/kgateway/resolver"
 )
 
@@ -26,4 +27,31 @@ func (s *Server) partitionOf(topic string, partition int32, write bool) (int32, 
 		return 0, fmt.Errorf("%w: %s partition %d", resolver.ErrUnknownTopic, topic, partition)
 	}
 	return n, nil
+}
+
+// partitionCount is a topic's partition count, internal topics included;
+// false when it does not exist.
+func (s *Server) partitionCount(name string) (int32, bool) {
+	if resolver.IsInternalTopic(name) {
+		return internalPartitions, true
+	}
+	return s.res.Partitions(name)
+}
+
+// allTopicNames is every topic Metadata lists (topicview.AllTopicNames).
+func (s *Server) allTopicNames() []string { return topicview.AllTopicNames(s.view()) }
+
+// view is the Server as kafka/topicview reads it.
+func (s *Server) view() topicview.Host { return viewHost{s} }
+
+type viewHost struct{ s *Server }
+
+func (h viewHost) Leader(topic string, partition int32) (node, epoch int32, ok bool) {
+	return h.s.leader(topic, partition)
+}
+func (h viewHost) PartitionCount(name string) (int32, bool) { return h.s.partitionCount(name) }
+func (h viewHost) Topic(name string) (resolver.Topic, bool) { return h.s.res.Topic(name) }
+func (h viewHost) Topics() []resolver.Topic                 { return h.s.res.Topics() }
+func (h viewHost) InternalTopicID(n string) (resolver.TopicID, bool) {
+	return h.s.res.InternalTopicID(n)
 }
