@@ -38,8 +38,6 @@ type conn struct {
 	// host and port are what this connection's client is told to dial.
 	host string
 	port int32
-	// ip is the client's address, as max.connections.per.ip counts it.
-	ip string
 
 	// software is the client software name and version of the
 	// connection's ApiVersions v3+ (KIP-511; nil: not sent), for the
@@ -246,9 +244,6 @@ func (c *conn) Free(sl *connection.Slot) {
 		br.wire.Release()
 	}
 }
-
-// Closed unregisters the connection from the server.
-func (c *conn) Closed() { c.s.connDone(c) }
 
 // sendfile reports whether fetch responses send file-backed batches with
 // sendfile (connection.Conn.Sendfile); false without a loop (tests).

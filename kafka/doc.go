@@ -9,9 +9,9 @@
 // its doc.go names the connection rules (responses in request order, the
 // frame size limit, a Go error closes the connection, requests in effect
 // one at a time, no response for acks=0, the request memory budget, the
-// idle connection timeout, the decoded-request bound). kafka/ parses each
-// frame into a request (conn.go), runs its handler, and keeps the
-// connection limit when it accepts (server.go).
+// idle connection timeout, the decoded-request bound, the connection
+// limit). kafka/ parses each frame into a request (conn.go) and runs its
+// handler.
 //
 // # Listeners and security
 //

@@ -15,11 +15,7 @@ import (
 )
 
 // openConns is how many connections the server has registered.
-func (s *Server) openConns() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.mu.open)
-}
+func (s *Server) openConns() int { return s.open.Len() }
 
 // The idle connection timeout: a connection that sends nothing, starts a frame and stops, or
 // trickles a frame too slowly, is closed after connections.max.idle.ms.

@@ -62,11 +62,7 @@ func (s *Server) Ready() bool {
 }
 
 // OpenConnections is the number of open client connections.
-func (s *Server) OpenConnections() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.mu.open)
-}
+func (s *Server) OpenConnections() int { return s.open.Len() }
 
 // InFlightRequests is the number of requests whose handler is running.
 func (s *Server) InFlightRequests() int64 { return s.handling.Load() }

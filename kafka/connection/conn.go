@@ -21,8 +21,8 @@ var ErrFrame = errors.New("kafka: malformed frame")
 
 // Handler is the server's side of one connection: what its frames mean.
 // The reader calls Handshake, FrameSizes and Parse; the handler
-// goroutines run what Parse returns; the writer calls Encode, Written,
-// Free and, once, Closed.
+// goroutines run what Parse returns; the writer calls Encode, Written
+// and Free.
 type Handler interface {
 	// Handshake runs on the reader goroutine before the first frame is
 	// read (a TLS handshake); an error, which it logs, closes the
@@ -48,8 +48,6 @@ type Handler interface {
 	// Free frees what a written or dropped response still holds, once
 	// its handler is done.
 	Free(sl *Slot)
-	// Closed is told once, when the writer ends.
-	Closed()
 }
 
 // Options are what a connection shares with its server.
@@ -118,6 +116,9 @@ type Conn struct {
 	quotaLimited atomic.Bool
 
 	closeOnce sync.Once
+	// set is the Set the connection is counted in (nil: none); the
+	// writer's end counts it out.
+	set *Set
 }
 
 // New makes a connection over nc, not yet started: its context is
@@ -305,7 +306,11 @@ func (c *Conn) Dispatch(body []byte, charge int64) (*Slot, *Request, error) {
 
 func (c *Conn) writeLoop() {
 	defer c.opt.Goroutines.Done()
-	defer c.h.Closed()
+	defer func() {
+		if c.set != nil {
+			c.set.remove(c)
+		}
+	}()
 	var buf []byte
 	for sl := range c.queue {
 		ok := c.writeSlot(sl, &buf)

@@ -23,7 +23,6 @@ const testDeadline = 10 * time.Second
 type echo struct {
 	c      *Conn
 	handle func(corrID int32, sl *Slot, r *Request)
-	closed chan struct{}
 }
 
 func (e *echo) Handshake(context.Context) error { return nil }
@@ -45,19 +44,23 @@ func (e *echo) Encode(dst []byte, sl *Slot) ([]byte, []sendfile.Piece, int, bool
 }
 func (e *echo) Written(*Slot, int) {}
 func (e *echo) Free(*Slot)         {}
-func (e *echo) Closed()            { close(e.closed) }
 
-// serve starts a connection over one end of a pipe and returns the other
-// end, the budget and the goroutine count.
-func serve(t *testing.T, handle func(int32, *Slot, *Request)) (net.Conn, *wire.Budget, *sync.WaitGroup, *echo) {
+// serve starts a connection, counted in a Set, over one end of a pipe
+// and returns the other end, the budget, the goroutine count and the set.
+func serve(t *testing.T, handle func(int32, *Slot, *Request)) (net.Conn, *wire.Budget, *sync.WaitGroup, *Set) {
 	srv, cli := net.Pipe()
 	t.Cleanup(func() { cli.Close(); srv.Close() })
-	e := &echo{handle: handle, closed: make(chan struct{})}
+	e := &echo{handle: handle}
 	b, wg := wire.NewBudget(1<<20), new(sync.WaitGroup)
-	e.c = New(context.Background(), srv, e, Options{Budget: b, Closing: make(chan struct{}),
-		Idle: time.Minute, Window: 8, Goroutines: wg, Log: zap.NewNop()})
-	e.c.Start()
-	return cli, b, wg, e
+	set := NewSet(Limits{Max: 1, Log: zap.NewNop(),
+		PerIP:    func(string, int) (int, bool) { return 0, false },
+		Throttle: func(string) time.Duration { return 0 }})
+	set.Add(srv, func(string) *Conn {
+		e.c = New(context.Background(), srv, e, Options{Budget: b, Closing: make(chan struct{}),
+			Idle: time.Minute, Window: 8, Goroutines: wg, Log: zap.NewNop()})
+		return e.c
+	})
+	return cli, b, wg, set
 }
 
 // send writes one request frame: a header with no client id.
@@ -112,15 +115,20 @@ func TestResponsesInRequestOrder(t *testing.T) {
 }
 
 // The request memory budget: a request whose peer left returns its bytes
-// once its handler ends, and every goroutine of the connection ends.
+// once its handler ends, every goroutine of the connection ends, and the
+// set counts it out.
 func TestBudgetReturnedWhenPeerLeaves(t *testing.T) {
 	started := make(chan struct{})
-	var e *echo
-	cli, b, wg, e := serve(t, func(_ int32, _ *Slot, r *Request) {
+	var c *Conn
+	cli, b, wg, set := serve(t, func(_ int32, _ *Slot, r *Request) {
 		r.WaitTurn()
 		close(started)
-		<-e.c.Context().Done() // a long poll: ends when the connection dies
+		<-c.Context().Done() // a long poll: ends when the connection dies
 	})
+	if set.Len() != 1 {
+		t.Fatalf("%d connections in the set, want 1", set.Len())
+	}
+	c = set.Handlers()[0].(*echo).c
 	send(t, cli, 1)
 	select {
 	case <-started:
@@ -141,9 +149,7 @@ func TestBudgetReturnedWhenPeerLeaves(t *testing.T) {
 	if n := b.InUse(); n != 0 {
 		t.Fatalf("%d budget bytes still held", n)
 	}
-	select {
-	case <-e.closed:
-	default:
-		t.Fatal("Closed not called")
+	if n := set.Len(); n != 0 {
+		t.Fatalf("%d connections still counted", n)
 	}
 }

@@ -6,7 +6,9 @@
 //
 // It owns the socket's read and write loops, the per-connection request
 // order (a wire.Turn per request), the in-flight window, the budget
-// charges of frames and decoded requests, mutes and idleness. It knows
+// charges of frames and decoded requests, mutes and idleness, and a
+// server's set of open connections under the connection limit (Set,
+// Accept). It knows
 // nothing of what a request means: API keys, versions, authentication,
 // authorization, quotas and the handlers are kafka/'s, behind Handler.
 // It may import kafka/wire and kafka/sendfile, kmsg for the response it
