@@ -3,6 +3,7 @@ package kafka
 import (
 	"fmt"
 
+	"github.com/kgateway/kgateway/kafka/produce"
 	"github.com/kgateway/kgateway/kafka/topicview"
 	"github.com/kgateway/kgateway/resolver"
 )
@@ -54,4 +55,17 @@ func (h viewHost) Topic(name string) (resolver.Topic, bool) { return h.s.res.Top
 func (h viewHost) Topics() []resolver.Topic                 { return h.s.res.Topics() }
 func (h viewHost) InternalTopicID(n string) (resolver.TopicID, bool) {
 	return h.s.res.InternalTopicID(n)
+}
+
+// endpoints finds live nodes' addresses for KIP-951 answers, asking the
+// Cluster for them once, at first use.
+func (s *Server) endpoints() produce.Endpoint {
+	var brokers []Broker
+	return func(node int32) (string, int32, *string, bool) {
+		if brokers == nil {
+			brokers = s.cfg.Cluster.Brokers()
+		}
+		b, ok := brokerByID(brokers, node)
+		return b.Host, b.Port, b.Rack, ok
+	}
 }
