@@ -22,63 +22,16 @@ package kafka
 // operations, as Kafka fills them always.
 
 import (
-	"slices"
-
 	"github.com/kgateway/kgateway/auth"
-	"github.com/kgateway/kgateway/kafka/paging"
 	"github.com/kgateway/kgateway/kafka/topicview"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
-
-// maxRequestPartitionSizeLimit is Kafka's max.request.partition.size.limit.
-const maxRequestPartitionSizeLimit = 2000
 
 func handleDescribeTopicPartitions(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
 	r := req.(*kmsg.DescribeTopicPartitionsRequest)
 	resp := r.ResponseKind().(*kmsg.DescribeTopicPartitionsResponse)
-	all := len(r.Topics) == 0
-	var names []string
-	if all {
-		names = topicview.AllTopicNames(s.view())
-	} else {
-		for _, t := range r.Topics {
-			names = append(names, t.Topic)
-		}
-	}
-	var cursor *paging.Mark
-	if c := r.Cursor; c != nil {
-		cursor = &paging.Mark{Topic: c.Topic, Partition: c.Partition}
-		if (!all && !slices.Contains(names, c.Topic)) || c.Partition < 0 {
-			for _, name := range names {
-				resp.Topics = append(resp.Topics, topicview.DescribeError(name, kerr.InvalidRequest.Code))
-			}
-			return resp, nil
-		}
-	}
-	describe := topicAllowed(rc, auth.OpDescribe)
-	var allowed, refused []string
-	for _, name := range names {
-		switch {
-		case cursor != nil && name < cursor.Topic:
-		case describe(name):
-			allowed = append(allowed, name)
-		case !all:
-			refused = append(refused, name)
-		}
-	}
-	page := paging.Cut(allowed, s.partitionCount, cursor, paging.Limit(r.ResponsePartitionLimit, maxRequestPartitionSizeLimit), all)
-	for _, e := range page.Entries {
-		t := topicview.Describe(s.view(), e)
-		t.AuthorizedOperations = rc.operations(auth.ResourceTopic, e.Topic)
-		resp.Topics = append(resp.Topics, t)
-	}
-	if page.Next != nil {
-		resp.NextCursor = &kmsg.DescribeTopicPartitionsResponseNextCursor{Topic: page.Next.Topic, Partition: page.Next.Partition}
-	}
-	slices.Sort(refused)
-	for _, name := range slices.Compact(refused) {
-		resp.Topics = append(resp.Topics, topicview.DescribeError(name, kerr.TopicAuthorizationFailed.Code))
-	}
+	topicview.DescribePage(s.view(), r, resp, topicAllowed(rc, auth.OpDescribe), func(topic string) int32 {
+		return rc.operations(auth.ResourceTopic, topic)
+	})
 	return resp, nil
 }

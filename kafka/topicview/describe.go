@@ -1,6 +1,8 @@
 package topicview
 
 import (
+	"slices"
+
 	"github.com/kgateway/kgateway/kafka/paging"
 	"github.com/kgateway/kgateway/kafka/topicadmin"
 	"github.com/kgateway/kgateway/resolver"
@@ -56,4 +58,59 @@ func describePartition(h Host, topic string, partition int32) kmsg.DescribeTopic
 	p.LeaderID, p.LeaderEpoch = node, epoch
 	p.Replicas, p.ISR = []int32{node}, []int32{node}
 	return p
+}
+
+// maxRequestPartitionSizeLimit is Kafka's max.request.partition.size.limit.
+const maxRequestPartitionSizeLimit = 2000
+
+// DescribePage answers DescribeTopicPartitions r into resp: the named
+// topics (none: every topic Metadata lists) in name order, the ones the
+// principal may describe (describe) cut into a page (kafka/paging) with
+// their authorized operations (ops), then the named ones it may not,
+// TOPIC_AUTHORIZATION_FAILED; a cursor outside the named topics, or with
+// a negative partition, is INVALID_REQUEST for every named topic.
+func DescribePage(h Host, r *kmsg.DescribeTopicPartitionsRequest, resp *kmsg.DescribeTopicPartitionsResponse,
+	describe func(topic string) bool, ops func(topic string) int32) {
+	all := len(r.Topics) == 0
+	var names []string
+	if all {
+		names = AllTopicNames(h)
+	} else {
+		for _, t := range r.Topics {
+			names = append(names, t.Topic)
+		}
+	}
+	var cursor *paging.Mark
+	if c := r.Cursor; c != nil {
+		cursor = &paging.Mark{Topic: c.Topic, Partition: c.Partition}
+		if (!all && !slices.Contains(names, c.Topic)) || c.Partition < 0 {
+			for _, name := range names {
+				resp.Topics = append(resp.Topics, DescribeError(name, kerr.InvalidRequest.Code))
+			}
+			return
+		}
+	}
+	var allowed, refused []string
+	for _, name := range names {
+		switch {
+		case cursor != nil && name < cursor.Topic:
+		case describe(name):
+			allowed = append(allowed, name)
+		case !all:
+			refused = append(refused, name)
+		}
+	}
+	page := paging.Cut(allowed, h.PartitionCount, cursor, paging.Limit(r.ResponsePartitionLimit, maxRequestPartitionSizeLimit), all)
+	for _, e := range page.Entries {
+		t := Describe(h, e)
+		t.AuthorizedOperations = ops(e.Topic)
+		resp.Topics = append(resp.Topics, t)
+	}
+	if page.Next != nil {
+		resp.NextCursor = &kmsg.DescribeTopicPartitionsResponseNextCursor{Topic: page.Next.Topic, Partition: page.Next.Partition}
+	}
+	slices.Sort(refused)
+	for _, name := range slices.Compact(refused) {
+		resp.Topics = append(resp.Topics, DescribeError(name, kerr.TopicAuthorizationFailed.Code))
+	}
 }

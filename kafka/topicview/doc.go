@@ -1,5 +1,6 @@
 // Package topicview is how topics and partitions are shown to clients by
-// Metadata, DescribeTopicPartitions and ElectLeaders, for a node whose
+// Metadata, DescribeTopicPartitions, ElectLeaders and
+// AlterPartitionReassignments, for a node whose
 // partitions each have one replica, its leader.
 //
 // Rules it keeps:
@@ -18,7 +19,11 @@
 //   - ElectLeaders answers each named partition (kafka/replicas.Elect),
 //     or UNKNOWN_TOPIC_OR_PARTITION in Kafka's words; an election of all
 //     partitions lists every topic with only the partitions whose
-//     election was needed.
+//     election was needed. AlterPartitionReassignments answers each
+//     named partition as kafka/replicas.Reassign judges its target.
+//   - DescribeTopicPartitions pages (kafka/paging) the topics the
+//     principal may describe, then answers the named ones it may not
+//     TOPIC_AUTHORIZATION_FAILED, outside the page.
 //
 // It reads the topics and their leaders through Host (kafka/ implements
 // it over the resolver and its Cluster) and may import resolver's types,
