@@ -107,7 +107,7 @@ var layerRules = []layerRule{
 	{dir: "kafka/topicadmin", bad: allModule, allow: []string{mod + "resolver", mod + "kafka/config", mod + "kafka/tenancy"}, prodOnly: true,
 		why: "topic creation checks and partition bounds go through the catalog and the topics kafka/ hands in; ACLs, quotas and answers are kafka/'s"},
 	{dir: "kafka/topicview", bad: allModule,
-		allow: []string{mod + "resolver", mod + "kafka/authz", mod + "kafka/paging", mod + "kafka/replicas", mod + "kafka/topicadmin"}, prodOnly: true,
+		allow: []string{mod + "resolver", mod + "kafka/authz", mod + "kafka/paging", mod + "kafka/replicas", mod + "kafka/topicadmin", mod + "kafka/topicid"}, prodOnly: true,
 		why: "how topics and partitions are shown, read through topicview.Host; who may see a topic, the cluster and the catalog are kafka/'s"},
 	{dir: "kafka/connection", bad: allModule, allow: []string{mod + "kafka/wire", mod + "kafka/sendfile"}, prodOnly: true,
 		why: "a connection's frames: reading within the budget and idle deadline, request order, in-flight window, mutes and writes; what a request means (keys, authentication, handlers) is kafka/'s, behind connection.Handler"},

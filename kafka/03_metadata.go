@@ -35,10 +35,8 @@ import (
 	"github.com/kgateway/kgateway/kafka/authz"
 	"github.com/kgateway/kgateway/kafka/autocreate"
 	"github.com/kgateway/kgateway/kafka/topicadmin"
-	"github.com/kgateway/kgateway/kafka/topicid"
 	"github.com/kgateway/kgateway/kafka/topicview"
 	"github.com/kgateway/kgateway/resolver"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -60,82 +58,35 @@ func handleMetadata(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, err
 	resp.AuthorizedOperations = authOpsNotRequested
 
 	allowCreate := r.Version < 4 || r.AllowAutoTopicCreation
-	switch {
-	case r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0):
-		for _, t := range s.res.Topics() {
-			if !resolver.IsInternalTopic(t.Name) { // a binding from before reserved internal topic names
-				resp.Topics = append(resp.Topics, topicview.MetadataTopic(s.view(), t))
-			}
-		}
-		for _, name := range resolver.InternalTopics() {
-			resp.Topics = append(resp.Topics, s.metadataInternal(name))
-		}
-	default:
-		// A topic named twice is answered once, as Kafka does (the decoded-request bound).
-		seen := make(map[metadataKey]struct{}, min(len(r.Topics), 1024))
-		for _, rt := range r.Topics {
-			k := metadataKey{id: rt.TopicID}
-			if !topicid.RequestedByID(&rt) {
-				k = metadataKey{name: *rt.Topic, byName: true}
-			}
-			if _, dup := seen[k]; dup {
-				continue
-			}
-			seen[k] = struct{}{}
-			resp.Topics = append(resp.Topics, s.metadataRequested(rc, rt, allowCreate))
-		}
-	}
+	resp.Topics = topicview.MetadataTopics(metadataHost{viewHost{s}, rc, allowCreate}, r)
 	return resp, nil
 }
 
-// metadataKey is a requested topic: by name, or (v10+) by id.
-type metadataKey struct {
-	name   string
-	byName bool
-	id     [16]byte
+// metadataHost is the Server as topicview.MetadataTopics reads it for
+// one request, which may auto-create topics (allowCreate).
+type metadataHost struct {
+	viewHost
+	rc          *reqCtx
+	allowCreate bool
 }
 
-// metadataRequested answers one requested topic, by name or (v10+) by id.
-func (s *Server) metadataRequested(rc *reqCtx, rt kmsg.MetadataRequestTopic, allowCreate bool) kmsg.MetadataResponseTopic {
-	if topicid.RequestedByID(&rt) {
-		if name, ok := s.internalTopicByID(rt.TopicID); ok {
-			return s.metadataInternal(name)
-		}
-		t, ok := s.res.TopicByID(resolver.TopicID(rt.TopicID))
-		if !ok {
-			mt := kmsg.NewMetadataResponseTopic()
-			mt.TopicID = rt.TopicID
-			mt.ErrorCode = kerr.UnknownTopicID.Code
-			mt.AuthorizedOperations = authOpsNotRequested
-			return mt
-		}
-		return topicview.MetadataTopic(s.view(), t)
+func (h metadataHost) TopicByID(id [16]byte) (resolver.Topic, bool) {
+	return h.s.res.TopicByID(resolver.TopicID(id))
+}
+func (h metadataHost) InternalTopicByID(id [16]byte) (string, bool) { return h.s.internalTopicByID(id) }
+func (h metadataHost) Code(err error) int16                         { return errCode(err) }
+
+// Existing is the named topic; one this request may auto-create is
+// started (autoCreate).
+func (h metadataHost) Existing(name string) (resolver.Topic, error) {
+	if h.allowCreate {
+		return h.s.autoCreate(h.rc, name)
 	}
-	name := *rt.Topic
-	if resolver.IsInternalTopic(name) {
-		return s.metadataInternal(name)
+	t, ok := h.s.res.Topic(name)
+	if !ok {
+		return t, resolver.ErrUnknownTopic
 	}
-	var t resolver.Topic
-	var err error
-	switch {
-	case !topicadmin.ValidName(name):
-		err = resolver.ErrInvalidTopic
-	case allowCreate:
-		t, err = s.autoCreate(rc, name)
-	default:
-		var ok bool
-		if t, ok = s.res.Topic(name); !ok {
-			err = resolver.ErrUnknownTopic
-		}
-	}
-	if err != nil {
-		mt := kmsg.NewMetadataResponseTopic()
-		mt.Topic = &name
-		mt.ErrorCode = errCode(err)
-		mt.AuthorizedOperations = authOpsNotRequested
-		return mt
-	}
-	return topicview.MetadataTopic(s.view(), t)
+	return t, nil
 }
 
 // autoCreate answers a topic a Metadata request may auto-create: an

@@ -63,5 +63,5 @@
 //     times to queued.max.request.bytes until its handler is done (the
 //     request memory budget), and a request whose charge exceeds the
 //     whole budget closes the connection (as the frame size limit).
-//     Metadata answers a topic named twice once (kafka/03_metadata.go).
+//     Metadata answers a topic named twice once (kafka/topicview).
 package connection

@@ -25,10 +25,16 @@
 //     principal may describe, then answers the named ones it may not
 //     TOPIC_AUTHORIZATION_FAILED, outside the page.
 //
+//   - Metadata answers every topic, the internal ones last, or each
+//     requested one once, by name or (v10+) by id; a requested topic
+//     that does not exist may be auto-created meanwhile (kafka/'s
+//     MetadataHost.Existing).
+//
 // It reads the topics and their leaders through Host (kafka/ implements
 // it over the resolver and its Cluster) and may import resolver's types,
-// kafka/paging, kafka/replicas and kafka/topicadmin's name check, nothing
-// else; who may see a topic (authorization) is kafka/'s.
+// kafka/authz's constants, kafka/paging, kafka/replicas, kafka/topicid
+// and kafka/topicadmin's name check, nothing else; who may see a topic
+// (authorization) and auto-creation are kafka/'s.
 package topicview
 
 import "github.com/kgateway/kgateway/resolver"

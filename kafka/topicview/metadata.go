@@ -4,6 +4,8 @@ import (
 	"slices"
 
 	"github.com/kgateway/kgateway/kafka/authz"
+	"github.com/kgateway/kgateway/kafka/topicadmin"
+	"github.com/kgateway/kgateway/kafka/topicid"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -61,4 +63,99 @@ func AllTopicNames(h Host) []string {
 	names = append(names, resolver.InternalTopics()...)
 	slices.Sort(names)
 	return names
+}
+
+// MetadataHost is what Metadata's topic answers read beyond Host, for one
+// request.
+type MetadataHost interface {
+	Host
+	// TopicByID and InternalTopicByID find a topic by id.
+	TopicByID(id [16]byte) (resolver.Topic, bool)
+	InternalTopicByID(id [16]byte) (string, bool)
+	// Existing is a valid, not internal, named topic: the resolver's, or
+	// why the request gets none (it may auto-create it meanwhile).
+	Existing(name string) (resolver.Topic, error)
+	// Code is an error's Kafka code.
+	Code(err error) int16
+}
+
+// MetadataTopics answers a Metadata request's topics: null topics (v0:
+// an empty list) are every topic, the internal ones last; else each
+// requested one once (a topic named twice is answered once, as Kafka
+// does: the decoded-request bound), by name or (v10+) by id.
+func MetadataTopics(h MetadataHost, r *kmsg.MetadataRequest) []kmsg.MetadataResponseTopic {
+	var out []kmsg.MetadataResponseTopic
+	if r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0) {
+		for _, t := range h.Topics() {
+			if !resolver.IsInternalTopic(t.Name) { // a binding from before reserved internal topic names
+				out = append(out, MetadataTopic(h, t))
+			}
+		}
+		for _, name := range resolver.InternalTopics() {
+			out = append(out, metadataInternal(h, name))
+		}
+		return out
+	}
+	type key struct {
+		name   string
+		byName bool
+		id     [16]byte
+	}
+	seen := make(map[key]struct{}, min(len(r.Topics), 1024))
+	for _, rt := range r.Topics {
+		k := key{id: rt.TopicID}
+		if !topicid.RequestedByID(&rt) {
+			k = key{name: *rt.Topic, byName: true}
+		}
+		if _, dup := seen[k]; dup {
+			continue
+		}
+		seen[k] = struct{}{}
+		out = append(out, metadataRequested(h, rt))
+	}
+	return out
+}
+
+// metadataRequested answers one requested topic, by name or (v10+) by id.
+func metadataRequested(h MetadataHost, rt kmsg.MetadataRequestTopic) kmsg.MetadataResponseTopic {
+	if topicid.RequestedByID(&rt) {
+		if name, ok := h.InternalTopicByID(rt.TopicID); ok {
+			return metadataInternal(h, name)
+		}
+		t, ok := h.TopicByID(rt.TopicID)
+		if !ok {
+			mt := kmsg.NewMetadataResponseTopic()
+			mt.TopicID = rt.TopicID
+			mt.ErrorCode = kerr.UnknownTopicID.Code
+			mt.AuthorizedOperations = authz.OperationsNotRequested
+			return mt
+		}
+		return MetadataTopic(h, t)
+	}
+	name := *rt.Topic
+	if resolver.IsInternalTopic(name) {
+		return metadataInternal(h, name)
+	}
+	t, err := resolver.Topic{}, error(resolver.ErrInvalidTopic)
+	if topicadmin.ValidName(name) {
+		t, err = h.Existing(name)
+	}
+	if err != nil {
+		mt := kmsg.NewMetadataResponseTopic()
+		mt.Topic = &name
+		mt.ErrorCode = h.Code(err)
+		mt.AuthorizedOperations = authz.OperationsNotRequested
+		return mt
+	}
+	return MetadataTopic(h, t)
+}
+
+// metadataInternal describes an internal topic: its always-empty
+// partitions, led as Host says, its kept id.
+func metadataInternal(h Host, name string) kmsg.MetadataResponseTopic {
+	id, _ := h.InternalTopicID(name)
+	n, _ := h.PartitionCount(name)
+	mt := MetadataTopic(h, resolver.Topic{Name: name, ID: id, Partitions: n})
+	mt.IsInternal = true
+	return mt
 }
