@@ -248,18 +248,6 @@ func TestCloseFinishesInFlight(t *testing.T) {
 	c.expectClosed()
 }
 
-func TestConfigValidateReportsEverything(t *testing.T) {
-	err := Config{MaxRequestBytes: -1, NodeID: -2, AdvertisedAddr: "0.0.0.0:9092"}.Validate()
-	if err == nil {
-		t.Fatal("no error")
-	}
-	for _, want := range []string{"Resolver", "socket.request.max.bytes", "node.id", "unspecified"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("%q missing from %v", want, err)
-		}
-	}
-}
-
 func TestValidTopicName(t *testing.T) {
 	for name, want := range map[string]bool{
 		"a": true, "A-b_c.9": true, ".": false, "..": false, "": false,
