@@ -13,7 +13,7 @@ import (
 )
 
 // newWire is a response's batch holder: its reads leased, keeping pins
-// when conn sends batches with sendfile (conn.sendfile).
+// when conn sends batches with sendfile (kafka/connection: Conn.Sendfile).
 func newWire(conn *conn) *fetchwire.Batches {
 	if conn == nil {
 		return fetchwire.New(nil)

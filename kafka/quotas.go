@@ -6,7 +6,7 @@ package kafka
 // and a client over a quota gets the larger throttle time in its
 // response's throttle_time_ms. Then, as Kafka does (KIP-219), the
 // response is written at once and the connection is not read for the
-// throttle time (conn.mute); a client too old to throttle itself (a
+// throttle time (kafka/connection: Conn.Mute); a client too old to throttle itself (a
 // response version before KIP-219) gets its response only after the
 // throttle time instead. A throttled Fetch answers no records: they are
 // taken back from the sensor and fetched again after the throttle.

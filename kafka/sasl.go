@@ -174,7 +174,7 @@ func clip(s string) string {
 func zapPrincipal(rc *reqCtx) zap.Field { return zap.String("principal", rc.conn.Principal()) }
 
 // rawAuthenticate turns a bare token (SaslHandshake v0) into a
-// SaslAuthenticate request whose answer is written bare (writeSlot).
+// SaslAuthenticate request whose answer is written bare (conn.Encode).
 func rawAuthenticate(token []byte) *kmsg.SASLAuthenticateRequest {
 	r := kmsg.NewPtrSASLAuthenticateRequest()
 	r.SASLAuthBytes = token

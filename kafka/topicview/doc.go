@@ -24,7 +24,6 @@
 //   - DescribeTopicPartitions pages (kafka/paging) the topics the
 //     principal may describe, then answers the named ones it may not
 //     TOPIC_AUTHORIZATION_FAILED, outside the page.
-//
 //   - Metadata answers every topic, the internal ones last, or each
 //     requested one once, by name or (v10+) by id; a requested topic
 //     that does not exist may be auto-created meanwhile (kafka/'s
