@@ -16,16 +16,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Worded is an error whose message is Kafka's own wording for the same
+// worded is an error whose message is Kafka's own wording for the same
 // refusal (what Kafka's tools print), while errors.Is still finds the
 // sentinel that gives its code.
-type Worded struct {
+type worded struct {
 	Sentinel error
 	Msg      string
 }
 
-func (e Worded) Error() string { return e.Msg }
-func (e Worded) Unwrap() error { return e.Sentinel }
+func (e worded) Error() string { return e.Msg }
+func (e worded) Unwrap() error { return e.Sentinel }
 
 // Repeated is the error of a topic listed more than once in a request
 // whose names are counted in seen; nil if it is listed once.
@@ -76,9 +76,9 @@ func Grow(cat config.Catalog, topics Topics, node int32, rt kmsg.CreatePartition
 	// refuses it too, under the lock that orders concurrent growth).
 	switch {
 	case rt.Count == t.Partitions:
-		return Worded{resolver.ErrInvalidPartitions, fmt.Sprintf("Topic already has %d partition(s).", t.Partitions)}
+		return worded{resolver.ErrInvalidPartitions, fmt.Sprintf("Topic already has %d partition(s).", t.Partitions)}
 	case rt.Count < t.Partitions:
-		return Worded{resolver.ErrInvalidPartitions, fmt.Sprintf(
+		return worded{resolver.ErrInvalidPartitions, fmt.Sprintf(
 			"The topic %s currently has %d partition(s); %d would not be an increase.", rt.Topic, t.Partitions, rt.Count)}
 	}
 	if rt.Assignment != nil {

@@ -10,25 +10,25 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// DescribeError is a DescribeTopicPartitions topic answered with code
+// describeError is a DescribeTopicPartitions topic answered with code
 // alone: no id, no partitions.
-func DescribeError(name string, code int16) kmsg.DescribeTopicPartitionsResponseTopic {
+func describeError(name string, code int16) kmsg.DescribeTopicPartitionsResponseTopic {
 	t := kmsg.NewDescribeTopicPartitionsResponseTopic()
 	t.Topic, t.ErrorCode = kmsg.StringPtr(name), code
 	return t
 }
 
-// Describe describes one page entry of DescribeTopicPartitions: its
+// describeEntry describes one page entry of DescribeTopicPartitions: its
 // partitions as Metadata describes them; a missing topic is
 // UNKNOWN_TOPIC_OR_PARTITION, or INVALID_TOPIC_EXCEPTION for an invalid
 // name.
-func Describe(h Host, e paging.Entry) kmsg.DescribeTopicPartitionsResponseTopic {
+func describeEntry(h Host, e paging.Entry) kmsg.DescribeTopicPartitionsResponseTopic {
 	if e.Missing {
 		code := kerr.UnknownTopicOrPartition.Code
 		if !topicadmin.ValidName(e.Topic) {
 			code = kerr.InvalidTopicException.Code
 		}
-		return DescribeError(e.Topic, code)
+		return describeError(e.Topic, code)
 	}
 	t := kmsg.NewDescribeTopicPartitionsResponseTopic()
 	t.Topic = kmsg.StringPtr(e.Topic)
@@ -85,7 +85,7 @@ func DescribePage(h Host, r *kmsg.DescribeTopicPartitionsRequest, resp *kmsg.Des
 		cursor = &paging.Mark{Topic: c.Topic, Partition: c.Partition}
 		if (!all && !slices.Contains(names, c.Topic)) || c.Partition < 0 {
 			for _, name := range names {
-				resp.Topics = append(resp.Topics, DescribeError(name, kerr.InvalidRequest.Code))
+				resp.Topics = append(resp.Topics, describeError(name, kerr.InvalidRequest.Code))
 			}
 			return
 		}
@@ -102,7 +102,7 @@ func DescribePage(h Host, r *kmsg.DescribeTopicPartitionsRequest, resp *kmsg.Des
 	}
 	page := paging.Cut(allowed, h.PartitionCount, cursor, paging.Limit(r.ResponsePartitionLimit, maxRequestPartitionSizeLimit), all)
 	for _, e := range page.Entries {
-		t := Describe(h, e)
+		t := describeEntry(h, e)
 		t.AuthorizedOperations = ops(e.Topic)
 		resp.Topics = append(resp.Topics, t)
 	}
@@ -111,6 +111,6 @@ func DescribePage(h Host, r *kmsg.DescribeTopicPartitionsRequest, resp *kmsg.Des
 	}
 	slices.Sort(refused)
 	for _, name := range slices.Compact(refused) {
-		resp.Topics = append(resp.Topics, DescribeError(name, kerr.TopicAuthorizationFailed.Code))
+		resp.Topics = append(resp.Topics, describeError(name, kerr.TopicAuthorizationFailed.Code))
 	}
 }

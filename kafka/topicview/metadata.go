@@ -11,13 +11,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// MetadataTopic describes an existing topic: every partition with its
+// metadataTopic describes an existing topic: every partition with its
 // leader, which is its only replica (leaders at their epochs). A compacted
 // view's companion topic (the companion topic) is internal, as Kafka marks
 // its own derived topics: clients that leave internal topics out of
 // pattern subscriptions (exclude.internal.topics, franz-go's regex
 // consumer) do not consume it twice beside its source.
-func MetadataTopic(h Host, t resolver.Topic) kmsg.MetadataResponseTopic {
+func metadataTopic(h Host, t resolver.Topic) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	name := t.Name
 	mt.Topic = &name
@@ -88,7 +88,7 @@ func MetadataTopics(h MetadataHost, r *kmsg.MetadataRequest) []kmsg.MetadataResp
 	if r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0) {
 		for _, t := range h.Topics() {
 			if !resolver.IsInternalTopic(t.Name) { // a binding from before reserved internal topic names
-				out = append(out, MetadataTopic(h, t))
+				out = append(out, metadataTopic(h, t))
 			}
 		}
 		for _, name := range resolver.InternalTopics() {
@@ -130,7 +130,7 @@ func metadataRequested(h MetadataHost, rt kmsg.MetadataRequestTopic) kmsg.Metada
 			mt.AuthorizedOperations = authz.OperationsNotRequested
 			return mt
 		}
-		return MetadataTopic(h, t)
+		return metadataTopic(h, t)
 	}
 	name := *rt.Topic
 	if resolver.IsInternalTopic(name) {
@@ -147,7 +147,7 @@ func metadataRequested(h MetadataHost, rt kmsg.MetadataRequestTopic) kmsg.Metada
 		mt.AuthorizedOperations = authz.OperationsNotRequested
 		return mt
 	}
-	return MetadataTopic(h, t)
+	return metadataTopic(h, t)
 }
 
 // metadataInternal describes an internal topic: its always-empty
@@ -155,7 +155,7 @@ func metadataRequested(h MetadataHost, rt kmsg.MetadataRequestTopic) kmsg.Metada
 func metadataInternal(h Host, name string) kmsg.MetadataResponseTopic {
 	id, _ := h.InternalTopicID(name)
 	n, _ := h.PartitionCount(name)
-	mt := MetadataTopic(h, resolver.Topic{Name: name, ID: id, Partitions: n})
+	mt := metadataTopic(h, resolver.Topic{Name: name, ID: id, Partitions: n})
 	mt.IsInternal = true
 	return mt
 }
