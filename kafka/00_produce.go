@@ -53,7 +53,6 @@ import (
 
 	"github.com/kgateway/kgateway/kafka/produce"
 	"github.com/kgateway/kgateway/resolver"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 )
@@ -130,47 +129,12 @@ func anyTransactional(r *kmsg.ProduceRequest) bool {
 	return false
 }
 
-// produceMoved names the current leader of every partition answered
-// NOT_LEADER_OR_FOLLOWER (NOT_LEADER_OR_FOLLOWER routing), here or by storage after losing the
-// partition, from v10 (KIP-951), and lists those leaders' endpoints, so
-// that the producer moves without asking Metadata first.
+// produceMoved names the moved leaders and their endpoints
+// (produce.Moved, KIP-951); only in cluster mode is a partition ever led
+// elsewhere.
 func (s *Server) produceMoved(version int16, resp *kmsg.ProduceResponse) {
 	if version < 10 || s.cfg.Cluster == nil {
 		return
 	}
-	var brokers []Broker
-	for i := range resp.Topics {
-		t := &resp.Topics[i]
-		for j := range t.Partitions {
-			p := &t.Partitions[j]
-			if p.ErrorCode != kerr.NotLeaderForPartition.Code {
-				continue
-			}
-			node, epoch, ok := s.leader(t.Topic, p.Partition)
-			if !ok {
-				continue
-			}
-			p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = node, epoch
-			if brokers == nil {
-				brokers = s.cfg.Cluster.Brokers()
-			}
-			addProduceBroker(resp, brokers, node)
-		}
-	}
-}
-
-// addProduceBroker lists node's endpoint in resp once.
-func addProduceBroker(resp *kmsg.ProduceResponse, brokers []Broker, node int32) {
-	for _, b := range resp.Brokers {
-		if b.NodeID == node {
-			return
-		}
-	}
-	b, ok := brokerByID(brokers, node)
-	if !ok {
-		return
-	}
-	pb := kmsg.NewProduceResponseBroker()
-	pb.NodeID, pb.Host, pb.Port, pb.Rack = b.NodeID, b.Host, b.Port, b.Rack
-	resp.Brokers = append(resp.Brokers, pb)
+	produce.Moved(resp, s.leader, s.endpoints())
 }

@@ -147,31 +147,12 @@ func (s *Server) waitAny(rc *reqCtx, appended <-chan struct{}, timeout <-chan ti
 	return false
 }
 
-// fetchNodeEndpoints lists, from v16 (KIP-951), the endpoint of every
-// node a partition of resp names as its current leader, once each; only
-// in cluster mode is a partition ever led elsewhere. Older versions do
-// not encode the field.
+// fetchNodeEndpoints lists the current leaders' endpoints
+// (fetch.NodeEndpoints, KIP-951); only in cluster mode is a partition
+// ever led elsewhere.
 func (s *Server) fetchNodeEndpoints(resp *kmsg.FetchResponse) {
 	if resp.Version < 16 || s.cfg.Cluster == nil {
 		return
 	}
-	var brokers []Broker
-	listed := map[int32]bool{}
-	for _, t := range resp.Topics {
-		for _, p := range t.Partitions {
-			node := p.CurrentLeader.LeaderID
-			if node < 0 || listed[node] {
-				continue
-			}
-			if brokers == nil {
-				brokers = s.cfg.Cluster.Brokers()
-			}
-			if b, ok := brokerByID(brokers, node); ok {
-				fb := kmsg.NewFetchResponseBroker()
-				fb.NodeID, fb.Host, fb.Port, fb.Rack = b.NodeID, b.Host, b.Port, b.Rack
-				resp.Brokers = append(resp.Brokers, fb)
-				listed[node] = true
-			}
-		}
-	}
+	fetch.NodeEndpoints(resp, fetch.Endpoint(s.endpoints()))
 }

@@ -34,9 +34,9 @@ import (
 
 	"github.com/kgateway/kgateway/kafka/authz"
 	"github.com/kgateway/kgateway/kafka/autocreate"
-	"github.com/kgateway/kgateway/kafka/topicid"
+	"github.com/kgateway/kgateway/kafka/topicadmin"
+	"github.com/kgateway/kgateway/kafka/topicview"
 	"github.com/kgateway/kgateway/resolver"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -58,82 +58,35 @@ func handleMetadata(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, err
 	resp.AuthorizedOperations = authOpsNotRequested
 
 	allowCreate := r.Version < 4 || r.AllowAutoTopicCreation
-	switch {
-	case r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0):
-		for _, t := range s.res.Topics() {
-			if !resolver.IsInternalTopic(t.Name) { // a binding from before reserved internal topic names
-				resp.Topics = append(resp.Topics, s.metadataTopic(t))
-			}
-		}
-		for _, name := range resolver.InternalTopics() {
-			resp.Topics = append(resp.Topics, s.metadataInternal(name))
-		}
-	default:
-		// A topic named twice is answered once, as Kafka does (the decoded-request bound).
-		seen := make(map[metadataKey]struct{}, min(len(r.Topics), 1024))
-		for _, rt := range r.Topics {
-			k := metadataKey{id: rt.TopicID}
-			if !topicid.RequestedByID(&rt) {
-				k = metadataKey{name: *rt.Topic, byName: true}
-			}
-			if _, dup := seen[k]; dup {
-				continue
-			}
-			seen[k] = struct{}{}
-			resp.Topics = append(resp.Topics, s.metadataRequested(rc, rt, allowCreate))
-		}
-	}
+	resp.Topics = topicview.MetadataTopics(metadataHost{viewHost{s}, rc, allowCreate}, r)
 	return resp, nil
 }
 
-// metadataKey is a requested topic: by name, or (v10+) by id.
-type metadataKey struct {
-	name   string
-	byName bool
-	id     [16]byte
+// metadataHost is the Server as topicview.MetadataTopics reads it for
+// one request, which may auto-create topics (allowCreate).
+type metadataHost struct {
+	viewHost
+	rc          *reqCtx
+	allowCreate bool
 }
 
-// metadataRequested answers one requested topic, by name or (v10+) by id.
-func (s *Server) metadataRequested(rc *reqCtx, rt kmsg.MetadataRequestTopic, allowCreate bool) kmsg.MetadataResponseTopic {
-	if topicid.RequestedByID(&rt) {
-		if name, ok := s.internalTopicByID(rt.TopicID); ok {
-			return s.metadataInternal(name)
-		}
-		t, ok := s.res.TopicByID(resolver.TopicID(rt.TopicID))
-		if !ok {
-			mt := kmsg.NewMetadataResponseTopic()
-			mt.TopicID = rt.TopicID
-			mt.ErrorCode = kerr.UnknownTopicID.Code
-			mt.AuthorizedOperations = authOpsNotRequested
-			return mt
-		}
-		return s.metadataTopic(t)
+func (h metadataHost) TopicByID(id [16]byte) (resolver.Topic, bool) {
+	return h.s.res.TopicByID(resolver.TopicID(id))
+}
+func (h metadataHost) InternalTopicByID(id [16]byte) (string, bool) { return h.s.internalTopicByID(id) }
+func (h metadataHost) Code(err error) int16                         { return errCode(err) }
+
+// Existing is the named topic; one this request may auto-create is
+// started (autoCreate).
+func (h metadataHost) Existing(name string) (resolver.Topic, error) {
+	if h.allowCreate {
+		return h.s.autoCreate(h.rc, name)
 	}
-	name := *rt.Topic
-	if resolver.IsInternalTopic(name) {
-		return s.metadataInternal(name)
+	t, ok := h.s.res.Topic(name)
+	if !ok {
+		return t, resolver.ErrUnknownTopic
 	}
-	var t resolver.Topic
-	var err error
-	switch {
-	case !validTopicName(name):
-		err = resolver.ErrInvalidTopic
-	case allowCreate:
-		t, err = s.autoCreate(rc, name)
-	default:
-		var ok bool
-		if t, ok = s.res.Topic(name); !ok {
-			err = resolver.ErrUnknownTopic
-		}
-	}
-	if err != nil {
-		mt := kmsg.NewMetadataResponseTopic()
-		mt.Topic = &name
-		mt.ErrorCode = errCode(err)
-		mt.AuthorizedOperations = authOpsNotRequested
-		return mt
-	}
-	return s.metadataTopic(t)
+	return t, nil
 }
 
 // autoCreate answers a topic a Metadata request may auto-create: an
@@ -150,11 +103,11 @@ func (s *Server) autoCreate(rc *reqCtx, name string) (resolver.Topic, error) {
 		return resolver.Topic{}, fmt.Errorf("%w: %q", resolver.ErrUnknownTopic, name)
 	}
 	// partitions.max and the principal's own bound are refused at once,
-	// as before the creation was asynchronous (partition_bound.go); the
+	// as before the creation was asynchronous (kafka/topicadmin); the
 	// topic counts against the principal that asked for it.
 	cat := s.catalogAs(rc)
-	if b, ok := cat.(boundedCatalog); ok {
-		if err := b.room(s.res.DefaultPartitions(), b.principal); err != nil {
+	if b, ok := cat.(topicadmin.Bounded); ok {
+		if err := b.Room(s.res.DefaultPartitions(), b.Principal); err != nil {
 			return resolver.Topic{}, err
 		}
 	}
@@ -174,43 +127,4 @@ func (s *Server) autoCreator() *autocreate.Creator {
 		}, &s.conns, s.log)
 	})
 	return s.auto
-}
-
-// metadataTopic describes an existing topic: every partition with its
-// leader, which is its only replica (leaders at their epochs). A compacted view's companion
-// topic (the companion topic) is internal, as Kafka marks its own derived topics:
-// clients that leave internal topics out of pattern subscriptions
-// (exclude.internal.topics, franz-go's regex consumer) do not consume it
-// twice beside its source.
-func (s *Server) metadataTopic(t resolver.Topic) kmsg.MetadataResponseTopic {
-	mt := kmsg.NewMetadataResponseTopic()
-	name := t.Name
-	mt.Topic = &name
-	mt.TopicID = t.ID
-	mt.IsInternal = t.Companion
-	mt.AuthorizedOperations = authOpsNotRequested
-	mt.Partitions = make([]kmsg.MetadataResponseTopicPartition, t.Partitions)
-	for i := range mt.Partitions {
-		mt.Partitions[i] = s.metadataPartition(name, int32(i))
-	}
-	return mt
-}
-
-// metadataPartition is one partition: its leader and leader epoch, the
-// leader alone as replicas and ISR; LEADER_NOT_AVAILABLE with leader -1
-// and no replicas while a cluster's partition has no owner (leaders at their epochs).
-func (s *Server) metadataPartition(topic string, partition int32) kmsg.MetadataResponseTopicPartition {
-	p := kmsg.NewMetadataResponseTopicPartition()
-	p.Partition = partition
-	node, epoch, ok := s.leader(topic, partition)
-	if !ok {
-		p.ErrorCode = kerr.LeaderNotAvailable.Code
-		p.Leader, p.LeaderEpoch = -1, -1
-		p.Replicas, p.ISR = []int32{}, []int32{}
-		return p
-	}
-	p.Leader, p.LeaderEpoch = node, epoch
-	replicas := []int32{node}
-	p.Replicas, p.ISR = replicas, replicas
-	return p
 }

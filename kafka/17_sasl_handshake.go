@@ -24,7 +24,7 @@ func handleSaslHandshake(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response
 		resp.ErrorCode = kerr.IllegalSaslState.Code
 		return resp, nil
 	}
-	resp.SupportedMechanisms = l.mechanisms(s.cfg)
+	resp.SupportedMechanisms = l.EnabledMechanisms(s.cfg)
 	rc.conn.saslHandshake(rc, r, resp)
 	return resp, nil
 }

@@ -9,9 +9,9 @@ package kafka
 //   v6  nothing new.     v7  topic ids.
 //
 // The resolver validates names, partition counts (-1: num.partitions),
-// replication (-1 or 1: one broker) and configs. A name listed twice fails
-// with INVALID_REQUEST; a manual replica assignment must put every
-// partition on this broker alone.
+// replication (-1 or 1: one broker) and configs; kafka/topicadmin checks
+// the request (a name listed twice, a manual replica assignment) and
+// bounds the partitions.
 // In cluster mode the change goes through the shared catalog (topic changes through the catalog).
 // Left out: request timeouts (creation is synchronous).
 
@@ -19,8 +19,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kgateway/kgateway/kafka/topicadmin"
 	"github.com/kgateway/kgateway/resolver"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -34,10 +34,9 @@ func handleCreateTopics(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response,
 	for _, rt := range r.Topics {
 		var t resolver.Topic
 		var err error
-		if seen[rt.Topic] > 1 {
-			err = fmt.Errorf("%w: topic %q is listed more than once", kerr.InvalidRequest, rt.Topic)
+		if err = topicadmin.Repeated(seen, rt.Topic); err != nil {
 		} else if err = s.mutationRefused(rc); err == nil { // KIP-599
-			t, err = s.createTopic(rc, rt, r.ValidateOnly)
+			t, err = topicadmin.Create(s.catalogAs(rc), s.cfg.NodeID, rt, r.ValidateOnly)
 			if err == nil && !r.ValidateOnly {
 				s.mutated(rc, t.Partitions)
 			}
@@ -45,32 +44,6 @@ func handleCreateTopics(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response,
 		resp.Topics = append(resp.Topics, s.createdTopic(rt, t, err))
 	}
 	return resp, nil
-}
-
-func (s *Server) createTopic(rc *reqCtx, rt kmsg.CreateTopicsRequestTopic, validateOnly bool) (resolver.Topic, error) {
-	partitions, replication := rt.NumPartitions, rt.ReplicationFactor
-	if len(rt.ReplicaAssignment) > 0 {
-		if partitions != -1 || replication != -1 {
-			return resolver.Topic{}, fmt.Errorf("%w: replica assignment needs partitions and replication factor -1", kerr.InvalidRequest)
-		}
-		for _, a := range rt.ReplicaAssignment {
-			if len(a.Replicas) != 1 || a.Replicas[0] != s.cfg.NodeID {
-				return resolver.Topic{}, fmt.Errorf("%w: partition %d must be on broker %d alone", kerr.InvalidReplicaAssignment, a.Partition, s.cfg.NodeID)
-			}
-		}
-		partitions, replication = int32(len(rt.ReplicaAssignment)), 1
-	}
-	configs := make(map[string]string, len(rt.Configs))
-	for _, c := range rt.Configs {
-		if c.Value == nil {
-			return resolver.Topic{}, fmt.Errorf("%w: null value for %q", resolver.ErrInvalidConfig, c.Name)
-		}
-		configs[c.Name] = *c.Value
-	}
-	if !validTopicName(rt.Topic) {
-		return resolver.Topic{}, fmt.Errorf("%w: %q", resolver.ErrInvalidTopic, rt.Topic)
-	}
-	return s.catalogAs(rc).CreateTopic(rt.Topic, partitions, replication, configs, validateOnly)
 }
 
 // createdTopic answers for one topic. From v5 the response carries every

@@ -24,11 +24,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-type topicPartition struct {
-	topic     string
-	partition int32
-}
-
 func handleDescribeLogDirs(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
 	r := req.(*kmsg.DescribeLogDirsRequest)
 	resp := r.ResponseKind().(*kmsg.DescribeLogDirsResponse)
@@ -39,44 +34,7 @@ func handleDescribeLogDirs(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Respon
 	if s.cfg.LogDir == "" {
 		return resp, nil
 	}
-	d := kmsg.NewDescribeLogDirsResponseDir()
-	d.Dir = s.cfg.LogDir
-	usage, err := logdirs.Stat(s.cfg.LogDir)
-	if err != nil {
-		d.ErrorCode = kerr.KafkaStorageError.Code
-		resp.Dirs = append(resp.Dirs, d)
-		return resp, nil
-	}
-	if r.Version >= 4 {
-		d.TotalBytes, d.UsableBytes = usage.Total, usage.Usable
-	}
-	var want map[topicPartition]bool
-	if r.Topics != nil {
-		want = map[topicPartition]bool{}
-		for _, t := range r.Topics {
-			for _, p := range t.Partitions {
-				want[topicPartition{t.Topic, p}] = true
-			}
-		}
-	}
-	var parts []logdirs.Partition
-	for _, p := range s.res.PartitionInfos() {
-		if (want != nil && !want[topicPartition{p.Topic, p.Partition}]) || !s.leadsHere(p.Topic, p.Partition) {
-			continue
-		}
-		parts = append(parts, logdirs.Partition{Topic: p.Topic, Partition: p.Partition, Size: logdirs.LocalBytes(p)})
-	}
-	for _, t := range logdirs.ByTopic(parts) {
-		dt := kmsg.NewDescribeLogDirsResponseDirTopic()
-		dt.Topic = t.Name
-		for _, p := range t.Partitions {
-			dp := kmsg.NewDescribeLogDirsResponseDirTopicPartition()
-			dp.Partition, dp.Size = p.Partition, p.Size
-			dt.Partitions = append(dt.Partitions, dp)
-		}
-		d.Topics = append(d.Topics, dt)
-	}
-	resp.Dirs = append(resp.Dirs, d)
+	resp.Dirs = append(resp.Dirs, logdirs.Describe(s.cfg.LogDir, r.Version, r.Topics, s.res.PartitionInfos(), s.leadsHere))
 	return resp, nil
 }
 

@@ -20,8 +20,8 @@ package kafka
 import (
 	"fmt"
 
+	"github.com/kgateway/kgateway/kafka/topicadmin"
 	"github.com/kgateway/kgateway/resolver"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -36,8 +36,7 @@ func handleCreatePartitions(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Respo
 		out := kmsg.NewCreatePartitionsResponseTopic()
 		out.Topic = rt.Topic
 		var err error
-		if seen[rt.Topic] > 1 {
-			err = fmt.Errorf("%w: topic %q is listed more than once", kerr.InvalidRequest, rt.Topic)
+		if err = topicadmin.Repeated(seen, rt.Topic); err != nil {
 		} else if err = s.mutationRefused(rc); err == nil { // KIP-599
 			var before int32
 			if t, ok := s.res.Topic(rt.Topic); ok {
@@ -55,34 +54,11 @@ func handleCreatePartitions(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Respo
 }
 
 func (s *Server) createPartitions(rc *reqCtx, rt kmsg.CreatePartitionsRequestTopic, validateOnly bool) error {
-	if !validTopicName(rt.Topic) {
+	if !topicadmin.ValidName(rt.Topic) {
 		return fmt.Errorf("%w: %q", resolver.ErrInvalidTopic, rt.Topic)
 	}
 	if resolver.IsInternalTopic(rt.Topic) {
 		return internalTopicErr(rt.Topic)
 	}
-	t, ok := s.res.Topic(rt.Topic)
-	if !ok {
-		return fmt.Errorf("%w: %q", resolver.ErrUnknownTopic, rt.Topic)
-	}
-	// Kafka's words for a count that does not grow the topic (the catalog
-	// refuses it too, under the lock that orders concurrent growth).
-	switch {
-	case rt.Count == t.Partitions:
-		return kafkaWorded{resolver.ErrInvalidPartitions, fmt.Sprintf("Topic already has %d partition(s).", t.Partitions)}
-	case rt.Count < t.Partitions:
-		return kafkaWorded{resolver.ErrInvalidPartitions, fmt.Sprintf(
-			"The topic %s currently has %d partition(s); %d would not be an increase.", rt.Topic, t.Partitions, rt.Count)}
-	}
-	if rt.Assignment != nil {
-		if want := int(rt.Count - t.Partitions); want > 0 && len(rt.Assignment) != want {
-			return fmt.Errorf("%w: %d assignments for %d new partitions", kerr.InvalidReplicaAssignment, len(rt.Assignment), want)
-		}
-		for _, a := range rt.Assignment {
-			if len(a.Replicas) != 1 || a.Replicas[0] != s.cfg.NodeID {
-				return fmt.Errorf("%w: new partitions must be on broker %d alone", kerr.InvalidReplicaAssignment, s.cfg.NodeID)
-			}
-		}
-	}
-	return s.catalogAs(rc).CreatePartitions(rt.Topic, rt.Count, validateOnly)
+	return topicadmin.Grow(s.catalogAs(rc), s.res, s.cfg.NodeID, rt, validateOnly)
 }

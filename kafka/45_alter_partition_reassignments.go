@@ -20,10 +20,8 @@ package kafka
 // per partition.
 
 import (
-	"fmt"
-
 	"github.com/kgateway/kgateway/auth"
-	"github.com/kgateway/kgateway/kafka/replicas"
+	"github.com/kgateway/kgateway/kafka/topicview"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -41,37 +39,6 @@ func handleAlterPartitionReassignments(s *Server, rc *reqCtx, req kmsg.Request) 
 	for _, b := range s.brokers(rc) {
 		live[b.NodeID] = true
 	}
-	for _, t := range r.Topics {
-		rt := kmsg.NewAlterPartitionAssignmentsResponseTopic()
-		rt.Topic = t.Topic
-		for _, p := range t.Partitions {
-			o := replicas.Outcome{Code: kerr.ClusterAuthorizationFailed.Code}
-			if allowed {
-				o = s.reassign(t.Topic, p.Partition, p.Replicas, live, allowRF)
-			}
-			rp := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
-			rp.Partition, rp.ErrorCode = p.Partition, o.Code
-			if o.Message != "" {
-				rp.ErrorMessage = kmsg.StringPtr(o.Message)
-			}
-			rt.Partitions = append(rt.Partitions, rp)
-		}
-		resp.Topics = append(resp.Topics, rt)
-	}
+	resp.Topics = topicview.Reassign(s.view(), r.Topics, allowed, allowRF, func(id int32) bool { return live[id] })
 	return resp, nil
-}
-
-func (s *Server) reassign(topic string, partition int32, target []int32, live map[int32]bool, allowRF bool) replicas.Outcome {
-	n, ok := s.partitionCount(topic)
-	switch {
-	case !ok:
-		return replicas.Outcome{Code: kerr.UnknownTopicOrPartition.Code, Message: fmt.Sprintf("Unable to find a topic named %s.", topic)}
-	case partition < 0 || partition >= n:
-		return replicas.Outcome{Code: kerr.UnknownTopicOrPartition.Code, Message: fmt.Sprintf("Unable to find partition %s:%d.", topic, partition)}
-	}
-	var current []int32
-	if node, _, ok := s.leader(topic, partition); ok {
-		current = []int32{node}
-	}
-	return replicas.Reassign(current, target, func(id int32) bool { return live[id] }, allowRF)
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka/streams"
+	"github.com/kgateway/kgateway/kafka/topicadmin"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -89,7 +90,7 @@ func (s *Server) createInternalTopics(rc *reqCtx, topics []streams.InternalTopic
 			cfg.Name, cfg.Value = k, kmsg.StringPtr(t.Configs[k])
 			rt.Configs = append(rt.Configs, cfg)
 		}
-		if _, err := s.createTopic(rc, rt, false); err != nil && !errors.Is(err, resolver.ErrTopicExists) {
+		if _, err := topicadmin.Create(s.catalogAs(rc), s.cfg.NodeID, rt, false); err != nil && !errors.Is(err, resolver.ErrTopicExists) {
 			s.log.Warn("streams-internal-topic-create-failed", zap.String("topic", t.Name), zap.Error(err))
 		}
 	}

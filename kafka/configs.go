@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kgateway/kgateway/kafka/topicadmin"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/kgateway/kgateway/resolver/dynconfig"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -26,7 +27,7 @@ import (
 func (s *Server) checkConfigResource(typ kmsg.ConfigResourceType, name string) error {
 	switch typ {
 	case kmsg.ConfigResourceTypeTopic:
-		if !validTopicName(name) {
+		if !topicadmin.ValidName(name) {
 			return fmt.Errorf("%w: %q", resolver.ErrInvalidTopic, name)
 		}
 		return nil

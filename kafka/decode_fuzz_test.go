@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/kgateway/kgateway/kafka/wire"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -24,7 +25,9 @@ func fuzzConn(t testing.TB, maxRequest int32) *conn {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	return &conn{s: s, ctx: ctx, cancel: cancel, log: zap.NewNop()}
+	c := &conn{s: s, log: zap.NewNop()}
+	c.startLoop(ctx)
+	return c
 }
 
 // requestFrameBody is a request frame's body: header v1 (or v2 when
@@ -63,7 +66,7 @@ func FuzzRequestDecode(f *testing.F) {
 		a := apis[int(idx)%len(apis)]
 		v := a.min + int16(ver)%(a.max-a.min+1)
 		c := fuzzConn(t, DefaultMaxRequestBytes)
-		sl, start, err := c.dispatch(requestFrameBody(a.key, v, 42, body), 0)
+		sl, start, err := c.loop.Dispatch(requestFrameBody(a.key, v, 42, body), 0)
 		decodes := kmsg.RequestForKey(a.key)
 		decodes.SetVersion(v)
 		decErr := decodes.ReadFrom(append([]byte(nil), body...))
@@ -76,10 +79,10 @@ func FuzzRequestDecode(f *testing.F) {
 		if err := roundTrip(decodes); err != nil {
 			t.Fatalf("key %d v%d: %v", a.key, v, err)
 		}
-		if sl.key != a.key || sl.version != v || sl.corrID != 42 {
+		if sl.Key != a.key || sl.Version != v || sl.CorrID != 42 {
 			t.Fatalf("slot %+v for key %d v%d", sl, a.key, v)
 		}
-		if start == nil && sl.resp == nil {
+		if start == nil && sl.Resp == nil {
 			t.Fatal("a slot with neither a handler nor a response")
 		}
 	})
@@ -121,19 +124,19 @@ func FuzzFrames(f *testing.F) {
 		br := bufio.NewReader(bytes.NewReader(stream))
 		var held int64 // what accepted requests own until their handlers end
 		for {
-			body, charge, err := c.readFrame(br)
+			body, charge, err := c.loop.ReadFrame(br)
 			if err != nil {
 				break
 			}
-			if len(body) > limit || len(body) < minFrame {
+			if len(body) > limit || len(body) < wire.MinRequest {
 				t.Fatalf("read a %d-byte frame (limit %d)", len(body), limit)
 			}
-			_, start, err := c.dispatch(body, charge)
+			_, r, err := c.loop.Dispatch(body, charge)
 			if err != nil {
 				break
 			}
-			if start != nil {
-				held += c.last.charge // the frame's, and the decoded-request bound's
+			if r != nil {
+				held += r.Charge() // the frame's, and the decoded-request bound's
 			}
 		}
 		if n := c.s.budget.InUse(); n != held {

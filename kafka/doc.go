@@ -1,63 +1,23 @@
-// Package kafka is kgateway's Kafka wire front end: the listener, one reader
-// and one writer goroutine per connection, and one file per API key
+// Package kafka is kgateway's Kafka wire front end: the listeners, the
+// connections (their frames in kafka/connection), and one file per API key
 // (00_produce.go, 01_fetch.go, …). One table in apis.go drives both
 // dispatch and ApiVersions, so only what is implemented is advertised.
 //
 // # Connections
 //
-// Invariants, cited by their names in code and tests:
-//
-//   - **Responses in request order.** Responses leave a connection in
-//     request order.
-//   - **Frame size limit.** A frame larger than
-//     socket.request.max.bytes closes the connection before its body is
-//     allocated; a malformed frame closes it too.
-//   - **Go error closes the connection.** A handler's Go error closes
-//     the connection. Everything a client should see is a Kafka error
-//     code, per partition where the protocol has one; errors.go maps
-//     internal errors to codes in one place.
-//   - **Requests in effect one at a time.** Requests of one connection
-//     take effect in request order, one at a time, as in Kafka: a
-//     request's handler starts when the previous request has taken
-//     effect. A Produce has taken effect once its batches are written,
-//     before they are durable, so pipelined produce requests append in
-//     order and share group commits; any other request when its handler
-//     ends.
-//   - **No response for acks=0.** Produce with acks=0 gets no response
-//     at all.
-//   - **Request memory budget.** Memory is bounded by
-//     queued.max.request.bytes, one server-wide byte budget: a frame's
-//     buffer is charged as its bytes arrive (a client holds what it has
-//     sent, never what it declared), and the charge is returned when
-//     the handler is done with the bytes (when the request has taken
-//     effect). A frame is read only when the connection's previous
-//     request has taken effect (behind a Produce: once it has started),
-//     so requests pipelined behind a long wait stay unread in the
-//     socket. While the budget is spent readers stop reading, so TCP
-//     pushes back on clients; the process does not grow. When every
-//     charged byte belongs to frames waiting for more, the one nearest
-//     completion may exceed the budget, so that frames never deadlock
-//     each other.
-//   - **Idle connection timeout.** A connection with nothing in flight
-//     that neither sends nor reads a byte for connections.max.idle.ms
-//     is closed, and so is one whose frame body is not complete that
-//     long after it started (a client that stopped, or trickles,
-//     mid-frame).
-//   - **Connection limit.** At most max.connections connections are
-//     open; a connection beyond that is closed as soon as it is
-//     accepted. Running out of file descriptors pauses accepting (with
-//     backoff); it never stops serving.
-//   - **Decoded-request bound.** A decoded request is bounded: every
-//     byte of it other than record data is charged decodeFactor (64)
-//     times to queued.max.request.bytes until its handler is done (the
-//     request memory budget), and a request whose charge exceeds the
-//     whole budget closes the connection (as the frame size limit).
-//     Metadata answers a topic named twice once (decoded.go).
+// kafka/connection reads, orders and answers each connection's frames;
+// its doc.go names the connection rules (responses in request order, the
+// frame size limit, a Go error closes the connection, requests in effect
+// one at a time, no response for acks=0, the request memory budget, the
+// idle connection timeout, the decoded-request bound, the connection
+// limit). kafka/ parses each frame into a request (conn.go) and runs its
+// handler.
 //
 // # Listeners and security
 //
-// A Server serves any number of listeners (listener.go), each with a
-// security protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL. A
+// A Server serves any number of listeners (kafka/config/listener.go),
+// each with a security protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or
+// SASL_SSL. A
 // connection keeps the listener it came in on, which decides what it
 // advertises, whether it runs a TLS handshake first and whether requests
 // wait for a SASL login (sasl.go, 17_sasl_handshake.go,
@@ -70,54 +30,8 @@
 //
 // # Fetch sessions
 //
-// Fetch sessions (KIP-227, kafka/fetchsession) keep a consumer's partition
-// list between requests, so an incremental fetch names only what changed.
-// Reads stay cursorless (R1): a session remembers what the client asked for
-// and what it was last told, never a read position of the log.
-//
-//   - **Session epoch check.** An incremental fetch (epoch > 0) naming
-//     an unknown session gets FETCH_SESSION_ID_NOT_FOUND; one whose
-//     epoch is not the session's next epoch gets
-//     INVALID_FETCH_SESSION_EPOCH, and the session is left as it was.
-//     Both are top-level errors with no partitions; the client answers
-//     with a full fetch.
-//   - **Session open and close by epoch.** Epoch 0 closes the named
-//     session (if any) and opens a new one from a full fetch; epoch -1
-//     closes the named session and fetches without one (session id 0 in
-//     the response).
-//   - **One-by-one session epochs.** Epochs advance one by one: a
-//     request checks and applies its epoch under the session's lock,
-//     and takes it again to make its response. The lock is not held
-//     while the request reads or long-polls, so a client cannot park
-//     other work on it. A request whose session moved to another epoch
-//     meanwhile (a duplicate request) is answered
-//     INVALID_FETCH_SESSION_EPOCH, as Kafka does, and changes nothing.
-//   - **Fetch session cache bound.** The cache holds at most
-//     max.incremental.fetch.session.cache.slots sessions. When full, a
-//     new session takes the place of the least recently used one if
-//     that was idle for sessionEvictionAge, else of the smallest one if
-//     the new one has more partitions; otherwise no session is created
-//     and the client fetches sessionless (id 0). With an authorizer a
-//     session belongs to the principal that opened it: one principal
-//     holds at most
-//     max.incremental.fetch.session.cache.slots.per.principal (beyond,
-//     its new session takes the place of its own stale or smaller one,
-//     or gets none); when the cache is full a principal holding at
-//     least two fewer than the principal holding the most takes the
-//     place of that one's least recently used session, and the
-//     smaller-session rule applies only among the newcomer's own
-//     principal's sessions.
-//   - **Sessions keyed by ids or names.** A session keyed by topic ids
-//     (v13+) is not used by a request keyed by names, nor the other way
-//     round: FETCH_SESSION_TOPIC_ID_ERROR.
-//   - **Session partition bound.** A session holds at most
-//     maxSessionPartitions partitions, and all sessions together at
-//     most maxCachedPartitions, so session memory is bounded whatever
-//     clients send. A full fetch beyond either bound gets no session
-//     (id 0, as when the cache is full); an incremental fetch that
-//     grows its session beyond either removes the session and gets
-//     FETCH_SESSION_ID_NOT_FOUND, and the client falls back to a full
-//     fetch.
+// Fetch sessions (KIP-227) keep a consumer's partition list between
+// requests; kafka/fetchsession/doc.go "Rules" names their rules.
 //
 // # Cluster mode: routing
 //

@@ -5,6 +5,7 @@ package kafka
 // splits the encoding at (appendSegments).
 
 import (
+	"github.com/kgateway/kgateway/kafka/connection"
 	"github.com/kgateway/kgateway/kafka/fetchwire"
 	"github.com/kgateway/kgateway/kafka/sendfile"
 	"github.com/kgateway/kgateway/resolver"
@@ -12,7 +13,7 @@ import (
 )
 
 // newWire is a response's batch holder: its reads leased, keeping pins
-// when conn sends batches with sendfile (conn.sendfile).
+// when conn sends batches with sendfile (kafka/connection: Conn.Sendfile).
 func newWire(conn *conn) *fetchwire.Batches {
 	if conn == nil {
 		return fetchwire.New(nil)
@@ -67,8 +68,8 @@ func fetchRecordBytes(resp kmsg.Response) (perTopic map[string]int, ok bool) {
 // appendSegments frames the response into dst (header and every field but
 // the record batches) and returns it, the pieces to write in order (a
 // batch read from a file names its range there), and their total size.
-func (br *batchResponse) appendSegments(dst []byte, sl *slot) ([]byte, []sendfile.Piece, int) {
+func (br *batchResponse) appendSegments(dst []byte, sl *connection.Slot) ([]byte, []sendfile.Piece, int) {
 	enc := appendResponse(dst, sl)
-	pieces, total := br.wire.Segments(enc, sl.version >= 12)
+	pieces, total := br.wire.Segments(enc, sl.Version >= 12)
 	return enc, pieces, total
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"testing"
 
+	"github.com/kgateway/kgateway/kafka/connection"
 	"github.com/kgateway/kgateway/kafka/fetchwire"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -35,8 +36,8 @@ func TestFetchWireSegments(t *testing.T) {
 			}
 			resp.Topics, want.Topics = append(resp.Topics, rt), append(want.Topics, wt)
 		}
-		sl := &slot{key: 1, version: v, corrID: 7, resp: &batchResponse{FetchResponse: resp, wire: wire}}
-		_, out, n := sl.resp.(*batchResponse).appendSegments(nil, sl)
+		sl := &connection.Slot{Key: 1, Version: v, CorrID: 7, Resp: &batchResponse{FetchResponse: resp, wire: wire}}
+		_, out, n := sl.Resp.(*batchResponse).appendSegments(nil, sl)
 		var got []byte
 		for _, p := range out {
 			got = append(got, p.Bytes...)
@@ -44,11 +45,11 @@ func TestFetchWireSegments(t *testing.T) {
 		if len(got) != n || int(binary.BigEndian.Uint32(got)) != n-4 {
 			t.Fatalf("v%d: %d bytes, total %d, frame says %d", v, len(got), n, binary.BigEndian.Uint32(got))
 		}
-		wantFrame := appendResponse(nil, &slot{key: 1, version: v, corrID: 7, resp: want})
+		wantFrame := appendResponse(nil, &connection.Slot{Key: 1, Version: v, CorrID: 7, Resp: want})
 		if !bytes.Equal(got, wantFrame) {
 			t.Fatalf("v%d: segmented frame differs from the copied one", v)
 		}
-		perTopic, ok := fetchRecordBytes(sl.resp)
+		perTopic, ok := fetchRecordBytes(sl.Resp)
 		if !ok || perTopic["ta"] != 375 || perTopic["tb"] != 5 {
 			t.Fatalf("v%d: record bytes %v", v, perTopic)
 		}

@@ -87,26 +87,27 @@ func FuzzRequestHandle(f *testing.F) {
 		defer dropFuzzTopics(t, res)
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		c := &conn{s: s, nc: nc, ctx: ctx, cancel: cancel, log: zap.NewNop(), host: "127.0.0.1", port: 9092}
-		sl, start, err := c.dispatch(requestFrameBody(a.key, v, 42, body), 0)
-		if err != nil || start == nil {
+		c := &conn{s: s, nc: nc, log: zap.NewNop(), host: "127.0.0.1", port: 9092}
+		c.startLoop(ctx)
+		sl, r, err := c.loop.Dispatch(requestFrameBody(a.key, v, 42, body), 0)
+		if err != nil || r == nil {
 			return
 		}
-		s.conns.Add(1) // as readLoop does before a handler
+		s.conns.Add(1) // as the read loop does before a handler
 		done := make(chan struct{})
-		go func() { defer close(done); start() }()
+		go func() { defer close(done); r.Run() }()
 		select {
 		case <-done:
 		case <-time.After(testDeadline):
 			buf := make([]byte, 1<<20)
 			t.Fatalf("key %d v%d: handler still running after %v with its connection gone:\n%s", a.key, v, testDeadline, buf[:runtime.Stack(buf, true)])
 		}
-		if sl.err != nil && strings.Contains(sl.err.Error(), "handler panic") {
-			t.Fatalf("key %d v%d: %v", a.key, v, sl.err)
+		if sl.Err != nil && strings.Contains(sl.Err.Error(), "handler panic") {
+			t.Fatalf("key %d v%d: %v", a.key, v, sl.Err)
 		}
-		if sl.err == nil && sl.resp != nil {
-			if err := checkResponse(req, sl.resp); err != nil {
-				t.Fatalf("key %d v%d: %v\nrequest %+v\nresponse %+v", a.key, v, err, req, sl.resp)
+		if sl.Err == nil && sl.Resp != nil {
+			if err := checkResponse(req, sl.Resp); err != nil {
+				t.Fatalf("key %d v%d: %v\nrequest %+v\nresponse %+v", a.key, v, err, req, sl.Resp)
 			}
 		}
 	})

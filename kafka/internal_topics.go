@@ -35,7 +35,6 @@ import (
 	"fmt"
 
 	"github.com/kgateway/kgateway/resolver"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // internalPartitions is the partition count of every internal topic.
@@ -73,15 +72,6 @@ func internalPartitionOf(topic string, partition int32, write bool) (int32, erro
 		return 0, fmt.Errorf("%w: %s partition %d", resolver.ErrUnknownTopic, topic, partition)
 	}
 	return internalPartitions, nil
-}
-
-// metadataInternal describes an internal topic: internalPartitions
-// partitions, led by us.
-func (s *Server) metadataInternal(name string) kmsg.MetadataResponseTopic {
-	id, _ := s.res.InternalTopicID(name)
-	mt := s.metadataTopic(resolver.Topic{Name: name, ID: id, Partitions: internalPartitions})
-	mt.IsInternal = true
-	return mt
 }
 
 // internalTopicByID finds an internal topic by its id.

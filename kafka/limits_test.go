@@ -4,22 +4,16 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/kgateway/kgateway/kafka/wire"
-	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // openConns is how many connections the server has registered.
-func (s *Server) openConns() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.mu.open)
-}
+func (s *Server) openConns() int { return s.open.Len() }
 
 // The idle connection timeout: a connection that sends nothing, starts a frame and stops, or
 // trickles a frame too slowly, is closed after connections.max.idle.ms.
@@ -227,21 +221,6 @@ func TestBudgetReturnedWhenConnectionsDie(t *testing.T) {
 	c.expectClosed()
 	waitFor(t, "budget returned after a handler error", func() bool { return s.budget.InUse() == 0 })
 	waitFor(t, "connections unregistered", func() bool { return s.openConns() == 0 })
-}
-
-func TestLimitsConfigValidate(t *testing.T) {
-	res := new(resolver.Resolver)
-	err := Config{Resolver: res, MaxRequestBytes: 1 << 20, QueuedMaxRequestBytes: 1 << 19,
-		ConnectionsMaxIdle: -1, MaxConnections: -1}.Validate()
-	for _, want := range []string{"queued.max.request.bytes", "connections.max.idle.ms", "max.connections"} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%q missing from %v", want, err)
-		}
-	}
-	cfg := Config{Resolver: res, MaxRequestBytes: 600 << 20}.withDefaults()
-	if cfg.QueuedMaxRequestBytes != 600<<20 || cfg.ConnectionsMaxIdle != DefaultConnectionsMaxIdle || cfg.MaxConnections != DefaultMaxConnections {
-		t.Fatalf("defaults %d %v %d", cfg.QueuedMaxRequestBytes, cfg.ConnectionsMaxIdle, cfg.MaxConnections)
-	}
 }
 
 // The decoded-request bound: a request other than Produce is charged decodeFactor times its bytes

@@ -7,26 +7,10 @@ package kafka
 import (
 	"time"
 
+	"github.com/kgateway/kgateway/kafka/connection"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 )
-
-// DefaultSlowRequest is the default slow-request log threshold.
-const DefaultSlowRequest = time.Second
-
-// Observer receives per-request events (metrics.Metrics implements it). It
-// is an interface so that kafka/ does not depend on the metrics library.
-// Calls come from handler and writer goroutines concurrently.
-type Observer interface {
-	// Request reports one handled request: API key name, request frame
-	// size and how long it took, long-poll waits excluded.
-	Request(api string, reqBytes int, took time.Duration)
-	// Response reports one response frame written.
-	Response(api string, n int)
-	// ProduceBytes and FetchBytes report record batch bytes per topic.
-	ProduceBytes(topic string, n int)
-	FetchBytes(topic string, n int)
-}
 
 // reqStats is what the operability hooks track for one request.
 type reqStats struct {
@@ -78,23 +62,19 @@ func (s *Server) Ready() bool {
 }
 
 // OpenConnections is the number of open client connections.
-func (s *Server) OpenConnections() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.mu.open)
-}
+func (s *Server) OpenConnections() int { return s.open.Len() }
 
 // InFlightRequests is the number of requests whose handler is running.
 func (s *Server) InFlightRequests() int64 { return s.handling.Load() }
 
-// observe runs when a handler ends (sl.resp and sl.err are set, sl.done not
+// observe runs when a handler ends (sl.Resp and sl.Err are set, sl.done not
 // yet closed): metrics, the debug request log and the slow-request log.
-func (s *Server) observe(sl *slot, rc *reqCtx, req kmsg.Request) {
+func (s *Server) observe(sl *connection.Slot, rc *reqCtx, req kmsg.Request) {
 	took := time.Since(rc.stats.arrived) - rc.stats.waited
-	name := apiName(sl.key)
+	name := apiName(sl.Key)
 	if o := s.cfg.Observer; o != nil {
 		o.Request(name, rc.stats.size, took)
-		s.observeBytes(o, req, sl.resp)
+		s.observeBytes(o, req, sl.Resp)
 	}
 	if ce := s.log.Check(zap.DebugLevel, "request"); ce != nil {
 		ce.Write(s.requestFields(sl, rc, took)...)
@@ -104,16 +84,16 @@ func (s *Server) observe(sl *slot, rc *reqCtx, req kmsg.Request) {
 	}
 }
 
-func (s *Server) requestFields(sl *slot, rc *reqCtx, took time.Duration) []zap.Field {
+func (s *Server) requestFields(sl *connection.Slot, rc *reqCtx, took time.Duration) []zap.Field {
 	client := ""
 	if rc.clientID != nil {
 		client = *rc.clientID
 	}
 	return []zap.Field{
-		zap.String("api", apiName(sl.key)), zap.Int16("api-version", sl.version),
+		zap.String("api", apiName(sl.Key)), zap.Int16("api-version", sl.Version),
 		zap.String("client-id", client), zap.Stringer("remote", rc.conn.nc.RemoteAddr()),
 		zap.Duration("duration", took), zap.Duration("long-poll-wait", rc.stats.waited),
-		zap.Bool("failed", sl.err != nil),
+		zap.Bool("failed", sl.Err != nil),
 	}
 }
 

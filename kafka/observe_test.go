@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kgateway/kgateway/kafka/connection"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -30,7 +31,7 @@ func (o *countingObserver) FetchBytes(topic string, n int)   { o.fetch[topic] +=
 func TestObserveSlowRequestExcludesLongPoll(t *testing.T) {
 	core, logs := observer.New(zapcore.DebugLevel)
 	obs := &countingObserver{requests: map[string]int{}, produce: map[string]int{}, fetch: map[string]int{}}
-	s := &Server{cfg: Config{SlowRequest: time.Second, Observer: obs}.withDefaults(), log: zap.New(core)}
+	s := &Server{cfg: Config{SlowRequest: time.Second, Observer: obs}.WithDefaults(), log: zap.New(core)}
 	a, b := net.Pipe()
 	defer a.Close()
 	defer b.Close()
@@ -38,7 +39,7 @@ func TestObserveSlowRequestExcludesLongPoll(t *testing.T) {
 	run := func(key int16, handled, waited time.Duration, req kmsg.Request, resp kmsg.Response) {
 		rc := &reqCtx{conn: &conn{nc: a}, clientID: &client}
 		rc.stats.arrived, rc.stats.waited, rc.stats.size = time.Now().Add(-handled-waited), waited, 10
-		s.observe(&slot{key: key, version: 4, resp: resp}, rc, req)
+		s.observe(&connection.Slot{Key: key, Version: 4, Resp: resp}, rc, req)
 	}
 	fetchResp := kmsg.NewPtrFetchResponse()
 	ft := kmsg.NewFetchResponseTopic()

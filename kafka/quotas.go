@@ -6,7 +6,7 @@ package kafka
 // and a client over a quota gets the larger throttle time in its
 // response's throttle_time_ms. Then, as Kafka does (KIP-219), the
 // response is written at once and the connection is not read for the
-// throttle time (conn.mute); a client too old to throttle itself (a
+// throttle time (kafka/connection: Conn.Mute); a client too old to throttle itself (a
 // response version before KIP-219) gets its response only after the
 // throttle time instead. A throttled Fetch answers no records: they are
 // taken back from the sensor and fetched again after the throttle.
@@ -15,7 +15,6 @@ package kafka
 // without authentication), the client id the request header's.
 
 import (
-	"net"
 	"strings"
 	"time"
 
@@ -23,9 +22,7 @@ import (
 
 	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka/quota"
-	"github.com/kgateway/kgateway/kafka/wire"
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"go.uber.org/zap"
 )
 
 // QuotaObserver is implemented by an Observer that counts throttles
@@ -99,10 +96,10 @@ func (s *Server) applyQuotas(rc *reqCtx, req kmsg.Request, resp kmsg.Response) (
 
 // noteThrottle reports a throttle to the observer and returns it; a
 // connection a quota applies to is read one request at a time from then
-// on (conn.readAhead).
+// on (kafka/connection: readAhead).
 func (s *Server) noteThrottle(rc *reqCtx, kind string, o quota.Outcome) int64 {
-	if o.OK && !rc.conn.quotaLimited.Load() {
-		rc.conn.quotaLimited.Store(true)
+	if o.OK && rc.conn.loop != nil {
+		rc.conn.loop.LimitedByQuota()
 	}
 	if o.ThrottleMs > 0 {
 		if qo, ok := s.cfg.Observer.(QuotaObserver); ok {
@@ -156,32 +153,4 @@ func (s *Server) mutated(rc *reqCtx, n int32) {
 	}
 	user, cid := quotaIdentity(rc)
 	s.quotas.RecordMutations(user, cid, float64(n), time.Now().UnixMilli())
-}
-
-// admitIP applies the per-IP connection bounds to a new connection, with
-// s.mu held: beyond max.connections.per.ip (or its override for ip) it
-// is closed at once; over its connection_creation_rate (KIP-612) it is
-// held open, unread, for the throttle time and then closed, as Kafka
-// does, so that a client reconnecting in a loop is slowed down.
-func (s *Server) admitIP(nc net.Conn, ip string) bool {
-	if limit, refused := quota.ConnectionLimit(s.ipLimits, s.cfg.MaxConnectionsPerIP, ip, s.perIP[ip]); refused {
-		s.log.Debug("connection-refused-max-connections-per-ip", zap.String("ip", ip), zap.Int("limit", limit))
-		nc.Close()
-		return false
-	}
-	if ms := s.quotas.RecordConnection(ip, time.Now().UnixMilli()); ms > 0 {
-		s.log.Debug("connection-throttled", zap.String("ip", ip), zap.Int64("throttle-ms", ms))
-		time.AfterFunc(time.Duration(ms)*time.Millisecond, func() { nc.Close() })
-		return false
-	}
-	return true
-}
-
-// hostOf is a remote address's IP (wire.HostOf).
-func hostOf(addr net.Addr) string { return wire.HostOf(addr) }
-
-// resolveIPLimits maps max.connections.per.ip.overrides to addresses
-// (quota.ResolveIPLimits).
-func resolveIPLimits(overrides map[string]int) (map[string]int, error) {
-	return quota.ResolveIPLimits(overrides)
 }

@@ -358,9 +358,7 @@ func TestMaxConnectionsPerIP(t *testing.T) {
 	}
 	first.nc.Close()
 	waitFor(t, "the closed connection to be counted out", func() bool {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.perIP["127.0.0.1"] < 2
+		return s.open.OpenFrom("127.0.0.1") < 2
 	})
 	if _, ok := answers(t, s.Addr()); !ok {
 		t.Fatal("a connection within the bound again was refused")

@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/kgateway/kgateway/kafka/routing"
+	"github.com/kgateway/kgateway/kafka/topicadmin"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -26,10 +27,12 @@ func (s *Server) catalogAs(rc *reqCtx) Catalog {
 	if rc != nil {
 		principal = tenantOf(rc)
 	}
-	if s.cfg.Cluster == nil {
-		return boundedCatalog{s.res, s, principal}
+	b := topicadmin.Bounded{Catalog: s.res, Topics: s.res, Max: s.cfg.MaxPartitions,
+		PerPrincipal: s.cfg.MaxPartitionsPerPrincipal, Principal: principal}
+	if s.cfg.Cluster != nil {
+		b.Catalog = s.cfg.Cluster.Catalog()
 	}
-	return boundedCatalog{s.cfg.Cluster.Catalog(), s, principal}
+	return b
 }
 
 // leader is the partition's leader and leader epoch; ok is false while it

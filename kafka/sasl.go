@@ -8,6 +8,7 @@ package kafka
 // the previous exchange step left.
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"time"
@@ -33,13 +34,13 @@ type AuthObserver interface {
 
 // handshakeTLS runs a TLS listener's handshake, bounded by the handshake
 // timeout (TLS handshake timeouts and certificate reloads), and takes the client certificate's principal (the principal mapping).
-func (c *conn) handshakeTLS() error {
+func (c *conn) handshakeTLS(ctx context.Context) error {
 	tc, ok := c.nc.(*tls.Conn)
 	if !ok {
 		return nil
 	}
 	tc.SetDeadline(time.Now().Add(c.s.cfg.TLSHandshakeTimeout))
-	if err := tc.HandshakeContext(c.ctx); err != nil {
+	if err := tc.HandshakeContext(ctx); err != nil {
 		return fmt.Errorf("tls handshake: %w", err)
 	}
 	tc.SetDeadline(time.Time{})
@@ -89,7 +90,7 @@ func (c *conn) saslHandshake(rc *reqCtx, r *kmsg.SASLHandshakeRequest, resp *kms
 		client := auth.Client{Addr: auth.SourceKey(c.nc.RemoteAddr()), Budget: c.s.plainBudget}
 		return auth.NewSession(mech, c.s.cfg.SASL.Credentials, client)
 	}
-	code, refused := c.auth.Handshake(mech, r.Version, c.lis.enabled(c.s.cfg, mech), open)
+	code, refused := c.auth.Handshake(mech, r.Version, c.lis.Enabled(c.s.cfg, mech), open)
 	if code == 0 {
 		return
 	}
@@ -173,7 +174,7 @@ func clip(s string) string {
 func zapPrincipal(rc *reqCtx) zap.Field { return zap.String("principal", rc.conn.Principal()) }
 
 // rawAuthenticate turns a bare token (SaslHandshake v0) into a
-// SaslAuthenticate request whose answer is written bare (writeSlot).
+// SaslAuthenticate request whose answer is written bare (conn.Encode).
 func rawAuthenticate(token []byte) *kmsg.SASLAuthenticateRequest {
 	r := kmsg.NewPtrSASLAuthenticateRequest()
 	r.SASLAuthBytes = token

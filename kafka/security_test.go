@@ -108,11 +108,9 @@ func TestMTLSPrincipal(t *testing.T) {
 
 // principals lists the open connections' principals.
 func (s *Server) principals() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var out []string
-	for c := range s.mu.open {
-		out = append(out, c.Principal())
+	for _, h := range s.open.Handlers() {
+		out = append(out, h.(*conn).Principal())
 	}
 	return out
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka/autocreate"
+	"github.com/kgateway/kgateway/kafka/connection"
 	"github.com/kgateway/kgateway/kafka/features"
 	"github.com/kgateway/kgateway/kafka/fetchsession"
 	"github.com/kgateway/kgateway/kafka/quota"
@@ -66,18 +67,15 @@ type Server struct {
 	// clients against it (quotas.go).
 	quotaStore *quota.Store
 	quotas     *quota.Manager
-	// perIP counts open connections by client address
-	// (max.connections.per.ip); under mu.
-	perIP map[string]int
-	// ipLimits is max.connections.per.ip.overrides by address.
-	ipLimits map[string]int
+	// open is the open connections, under the connection limit
+	// (kafka/connection.Set).
+	open *connection.Set
 
 	mu struct {
 		sync.Mutex
 		// lns are the listeners being served, in the order they started.
 		lns    []net.Listener
 		closed bool
-		open   map[*conn]struct{}
 	}
 }
 
@@ -86,23 +84,27 @@ func NewServer(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	s := &Server{cfg: cfg, res: cfg.Resolver, log: cfg.Logger, closing: make(chan struct{}),
 		budget:      wire.NewBudget(cfg.QueuedMaxRequestBytes),
 		plainBudget: auth.NewDeriveBudget(cfg.SASL.PlainFailuresPerAddress, cfg.SASL.PlainFailuresPerUser),
 		groupBound:  tenancy.NewGroups(cfg.GroupsPerPrincipal)}
-	s.mu.open = make(map[*conn]struct{})
-	s.perIP = make(map[string]int)
-	ipLimits, err := resolveIPLimits(cfg.MaxConnectionsPerIPOverrides)
-	if err != nil {
-		return nil, err
-	}
-	s.ipLimits = ipLimits
 	s.quotaStore = cfg.Quotas
 	if s.quotaStore == nil {
 		s.quotaStore = quota.NewMemStore()
 	}
 	s.quotas = quota.NewManager(cfg.QuotaWindow, s.quotaStore.Quotas)
+	ipLimits, err := quota.ResolveIPLimits(cfg.MaxConnectionsPerIPOverrides)
+	if err != nil {
+		return nil, err
+	}
+	s.open = connection.NewSet(connection.Limits{Max: cfg.MaxConnections, Log: s.log,
+		PerIP: func(ip string, open int) (int, bool) {
+			return quota.ConnectionLimit(ipLimits, cfg.MaxConnectionsPerIP, ip, open)
+		},
+		Throttle: func(ip string) time.Duration {
+			return time.Duration(s.quotas.RecordConnection(ip, time.Now().UnixMilli())) * time.Millisecond
+		}})
 	c, err := s.newCoordinators(cfg.Offsets, true)
 	if err != nil {
 		return nil, err
@@ -157,7 +159,7 @@ func (s *Server) StartListener(ln net.Listener, l Listener) error {
 }
 
 func (s *Server) setListener(ln net.Listener, l Listener) error {
-	if err := l.validate(s.cfg); err != nil {
+	if err := l.Validate(s.cfg); err != nil {
 		ln.Close()
 		return err
 	}
@@ -171,69 +173,15 @@ func (s *Server) setListener(ln net.Listener, l Listener) error {
 	return nil
 }
 
+// acceptLoop serves the connections ln accepts (connection.Accept).
 func (s *Server) acceptLoop(ln net.Listener, l *Listener) error {
-	var backoff time.Duration
-	for {
-		nc, err := ln.Accept()
-		if err != nil {
-			if s.isClosing() {
-				return ErrServerClosed
-			}
-			if wire.RetryableAccept(err) { // The connection limit
-				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-				s.log.Warn("accept-retry", zap.Error(err), zap.Duration("backoff", backoff))
-				select {
-				case <-time.After(backoff):
-				case <-s.closing:
-				}
-				continue
-			}
-			s.log.Error("accept-failed", zap.Error(err))
-			return err
-		}
-		backoff = 0
-		if !s.startConn(nc, l) {
-			nc.Close()
-			return ErrServerClosed
-		}
+	err := connection.Accept(ln, s.closing, s.log, func(nc net.Conn) bool {
+		return s.open.Add(nc, func(string) *connection.Conn { return newConn(s, nc, l).loop })
+	})
+	if err == nil {
+		return ErrServerClosed
 	}
-}
-
-// startConn registers and starts a connection; false once closing. The connection limit: a
-// connection beyond max.connections is closed at once.
-func (s *Server) startConn(nc net.Conn, l *Listener) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.mu.closed {
-		return false
-	}
-	if len(s.mu.open) >= s.cfg.MaxConnections {
-		s.log.Debug("connection-refused-max-connections", zap.Stringer("remote", nc.RemoteAddr()),
-			zap.Int("max-connections", s.cfg.MaxConnections))
-		nc.Close()
-		return true
-	}
-	ip := hostOf(nc.RemoteAddr())
-	if !s.admitIP(nc, ip) {
-		return true
-	}
-	s.perIP[ip]++
-	c := newConn(s, nc, l)
-	c.ip = ip
-	s.mu.open[c] = struct{}{}
-	s.conns.Add(2)
-	go c.readLoop()
-	go c.writeLoop()
-	return true
-}
-
-func (s *Server) connDone(c *conn) {
-	s.mu.Lock()
-	delete(s.mu.open, c)
-	if s.perIP[c.ip]--; s.perIP[c.ip] <= 0 {
-		delete(s.perIP, c.ip)
-	}
-	s.mu.Unlock()
+	return err
 }
 
 // Addr returns the first listener's address (nil before Serve).
@@ -283,10 +231,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 	}
 	err := errors.Join(errs...)
-	for c := range s.mu.open {
-		c.stopReading()
-	}
 	s.mu.Unlock()
+	s.open.Close()
 
 	done := make(chan struct{})
 	go func() { s.conns.Wait(); close(done) }()
@@ -294,12 +240,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-done:
 	case <-ctx.Done():
 		s.log.Warn("shutdown-forced", zap.Error(ctx.Err()))
-		s.mu.Lock()
-		for c := range s.mu.open {
-			c.kill()
-		}
-		s.mu.Unlock()
+		s.open.Kill()
 		<-done
 	}
 	return err
+}
+
+// plaintextListener is what Serve and Start serve: one PLAINTEXT listener
+// advertising Config.AdvertisedAddr.
+func (s *Server) plaintextListener() Listener {
+	return Listener{Name: string(Plaintext), Protocol: Plaintext, Advertised: s.cfg.AdvertisedAddr}
 }

@@ -37,7 +37,7 @@
 //
 // A request at a version above 5 is answered in the v0 format with
 // UNSUPPORTED_VERSION and the ApiVersions key alone (KIP-511): the client
-// then retries at our maximum. The response header is always v0 (kafka/conn.go).
+// then retries at our maximum. The response header is always v0 (kafka/conn.go, appendResponse).
 // From v3 the client's software name and version must match
 // [a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])? (KIP-511); otherwise the
 // answer is INVALID_REQUEST with no keys, as Kafka's.

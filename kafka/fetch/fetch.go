@@ -223,3 +223,31 @@ func ReplicaID(r *kmsg.FetchRequest) int32 {
 	}
 	return r.ReplicaID
 }
+
+// Endpoint is a node's address as a KIP-951 answer lists it; ok false
+// when the node is not live.
+type Endpoint func(node int32) (host string, port int32, rack *string, ok bool)
+
+// NodeEndpoints lists, from v16 (KIP-951), the endpoint of every node a
+// partition of resp names as its current leader, once each. Older
+// versions do not encode the field.
+func NodeEndpoints(resp *kmsg.FetchResponse, endpoint Endpoint) {
+	if resp.Version < 16 {
+		return
+	}
+	listed := map[int32]bool{}
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			node := p.CurrentLeader.LeaderID
+			if node < 0 || listed[node] {
+				continue
+			}
+			if host, port, rack, ok := endpoint(node); ok {
+				fb := kmsg.NewFetchResponseBroker()
+				fb.NodeID, fb.Host, fb.Port, fb.Rack = node, host, port, rack
+				resp.Brokers = append(resp.Brokers, fb)
+				listed[node] = true
+			}
+		}
+	}
+}

@@ -7,8 +7,6 @@
 // partitions with something new: records, an error, or a changed high
 // watermark, last stable offset or log start.
 //
-// The fetch session rules: kafka/doc.go "Fetch sessions".
-//
 // Reads stay cursorless (R1): a session remembers what the client asked
 // for and what it was last told, never a read position of the log.
 //
@@ -20,4 +18,50 @@
 // session's partitions to topics, authorizes and reads them, and hands
 // the answers back through Part.Changed and Part.Remember; a session
 // lock is held only inside Begin and Finish, never across a read (one-by-one session epochs).
+//
+// # Rules
+//
+//   - **Session epoch check.** An incremental fetch (epoch > 0) naming
+//     an unknown session gets FETCH_SESSION_ID_NOT_FOUND; one whose
+//     epoch is not the session's next epoch gets
+//     INVALID_FETCH_SESSION_EPOCH, and the session is left as it was.
+//     Both are top-level errors with no partitions; the client answers
+//     with a full fetch.
+//   - **Session open and close by epoch.** Epoch 0 closes the named
+//     session (if any) and opens a new one from a full fetch; epoch -1
+//     closes the named session and fetches without one (session id 0 in
+//     the response).
+//   - **One-by-one session epochs.** Epochs advance one by one: a
+//     request checks and applies its epoch under the session's lock,
+//     and takes it again to make its response. The lock is not held
+//     while the request reads or long-polls, so a client cannot park
+//     other work on it. A request whose session moved to another epoch
+//     meanwhile (a duplicate request) is answered
+//     INVALID_FETCH_SESSION_EPOCH, as Kafka does, and changes nothing.
+//   - **Fetch session cache bound.** The cache holds at most
+//     max.incremental.fetch.session.cache.slots sessions. When full, a
+//     new session takes the place of the least recently used one if
+//     that was idle for sessionEvictionAge, else of the smallest one if
+//     the new one has more partitions; otherwise no session is created
+//     and the client fetches sessionless (id 0). With an authorizer a
+//     session belongs to the principal that opened it: one principal
+//     holds at most
+//     max.incremental.fetch.session.cache.slots.per.principal (beyond,
+//     its new session takes the place of its own stale or smaller one,
+//     or gets none); when the cache is full a principal holding at
+//     least two fewer than the principal holding the most takes the
+//     place of that one's least recently used session, and the
+//     smaller-session rule applies only among the newcomer's own
+//     principal's sessions.
+//   - **Sessions keyed by ids or names.** A session keyed by topic ids
+//     (v13+) is not used by a request keyed by names, nor the other way
+//     round: FETCH_SESSION_TOPIC_ID_ERROR.
+//   - **Session partition bound.** A session holds at most
+//     maxSessionPartitions partitions, and all sessions together at
+//     most maxCachedPartitions, so session memory is bounded whatever
+//     clients send. A full fetch beyond either bound gets no session
+//     (id 0, as when the cache is full); an incremental fetch that
+//     grows its session beyond either removes the session and gets
+//     FETCH_SESSION_ID_NOT_FOUND, and the client falls back to a full
+//     fetch.
 package fetchsession

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/kgateway/kgateway/resolver"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -70,4 +71,49 @@ func Failed(resp *kmsg.ProduceResponse) bool {
 		}
 	}
 	return false
+}
+
+// Endpoint is a node's address as a KIP-951 answer lists it; ok false
+// when the node is not live.
+type Endpoint func(node int32) (host string, port int32, rack *string, ok bool)
+
+// Moved names, from v10 (KIP-951), the current leader (leader) of every
+// partition answered NOT_LEADER_OR_FOLLOWER, here or by storage after
+// losing the partition, and lists those leaders' endpoints once each, so
+// that the producer moves without asking Metadata first.
+func Moved(resp *kmsg.ProduceResponse, leader func(topic string, partition int32) (node, epoch int32, ok bool), endpoint Endpoint) {
+	if resp.Version < 10 {
+		return
+	}
+	for i := range resp.Topics {
+		t := &resp.Topics[i]
+		for j := range t.Partitions {
+			p := &t.Partitions[j]
+			if p.ErrorCode != kerr.NotLeaderForPartition.Code {
+				continue
+			}
+			node, epoch, ok := leader(t.Topic, p.Partition)
+			if !ok {
+				continue
+			}
+			p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = node, epoch
+			addBroker(resp, endpoint, node)
+		}
+	}
+}
+
+// addBroker lists node's endpoint in resp once.
+func addBroker(resp *kmsg.ProduceResponse, endpoint Endpoint, node int32) {
+	for _, b := range resp.Brokers {
+		if b.NodeID == node {
+			return
+		}
+	}
+	host, port, rack, ok := endpoint(node)
+	if !ok {
+		return
+	}
+	pb := kmsg.NewProduceResponseBroker()
+	pb.NodeID, pb.Host, pb.Port, pb.Rack = node, host, port, rack
+	resp.Brokers = append(resp.Brokers, pb)
 }

@@ -12,12 +12,12 @@
 // effect one at a time, and when the reader may read the next frame, the
 // request memory budget) and the addresses of a client (AdvertisedFor,
 // the per-listener advertised address; HostOf). The connection rules are
-// in kafka/doc.go.
+// in kafka/connection/doc.go.
 //
 // What it may not touch: request and response types (a response is
 // framed through the Response interface, which kmsg's responses
-// implement), the server or its configuration. kafka/'s connection
-// (conn.go, frame.go) checks frame sizes and the SASL state, decodes and
-// dispatches; it hands this package a reader, the budget's size, and its
-// activity through IdleConn.
+// implement), the server or its configuration. kafka/connection reads
+// frames within the sizes kafka/'s conn.go allows (the SASL state),
+// which decodes and dispatches them; kafka/connection hands this package
+// a reader, the budget's size, and its activity through IdleConn.
 package wire

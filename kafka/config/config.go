@@ -1,4 +1,4 @@
-package kafka
+package config
 
 import (
 	"cmp"
@@ -13,7 +13,9 @@ import (
 	"github.com/kgateway/kgateway/kafka/quota"
 	"github.com/kgateway/kgateway/kafka/share"
 	"github.com/kgateway/kgateway/kafka/telemetry"
+	"github.com/kgateway/kgateway/kafka/tenancy"
 	"github.com/kgateway/kgateway/kafka/txn"
+	"github.com/kgateway/kgateway/kafka/wire"
 	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/resolver"
 	"go.uber.org/zap"
@@ -22,7 +24,8 @@ import (
 // DefaultMaxRequestBytes is Kafka's socket.request.max.bytes default.
 const DefaultMaxRequestBytes = 100 << 20
 
-// Connection limit defaults (the request memory budget, the idle connection timeout and the connection limit in server.go).
+// Connection limit defaults (the request memory budget, the idle
+// connection timeout and the connection limit: kafka/connection/doc.go).
 const (
 	// DefaultQueuedMaxRequestBytes bounds the bytes of requests read and
 	// not yet answered: five maximal requests. (Kafka's own default is
@@ -44,6 +47,15 @@ const (
 	// MinFetchMaxBytes is the smallest fetch.max.bytes Kafka accepts.
 	MinFetchMaxBytes = 1024
 )
+
+// DefaultMaxPartitions is partitions.max.
+const DefaultMaxPartitions = 100000
+
+// DefaultMaxPartitionsPerPrincipal is partitions.max.per.principal.
+const DefaultMaxPartitionsPerPrincipal = tenancy.DefaultPartitionsPerPrincipal
+
+// DefaultSlowRequest is the default slow-request log threshold.
+const DefaultSlowRequest = time.Second
 
 // Config configures a Server. Names follow Kafka's broker configs where one
 // exists; the zero value of every optional field means its default.
@@ -115,11 +127,11 @@ type Config struct {
 	GroupsPerPrincipal int
 
 	// MaxPartitions is partitions.max: the partitions of all topics
-	// together (partition_bound.go; default DefaultMaxPartitions).
+	// together (kafka/topicadmin; default DefaultMaxPartitions).
 	MaxPartitions int
 	// MaxPartitionsPerPrincipal is partitions.max.per.principal: with an
 	// authorizer, the partitions of the topics one principal created
-	// (partition_bound.go; default DefaultMaxPartitionsPerPrincipal).
+	// (kafka/topicadmin; default DefaultMaxPartitionsPerPrincipal).
 	MaxPartitionsPerPrincipal int
 
 	// FetchMaxBytes is fetch.max.bytes: the most record bytes one Fetch
@@ -183,7 +195,7 @@ type Config struct {
 	Observer Observer
 	// Telemetry serves client telemetry (KIP-714): GetTelemetrySubscriptions
 	// and PushTelemetry, and the CLIENT_METRICS config resources it keeps
-	// its subscriptions in (telemetry.go). Nil: none of them is served or
+	// its subscriptions in (kafka/telemetry.go). Nil: none of them is served or
 	// advertised.
 	Telemetry *telemetry.Manager
 	// SlowRequest is the slow-request log threshold: a request whose
@@ -230,8 +242,8 @@ const (
 // DefaultSASLMechanisms is sasl.enabled.mechanisms' default.
 var DefaultSASLMechanisms = []string{auth.ScramSHA256, auth.ScramSHA512}
 
-// withDefaults returns cfg with every unset optional field defaulted.
-func (cfg Config) withDefaults() Config {
+// WithDefaults returns cfg with every unset optional field defaulted.
+func (cfg Config) WithDefaults() Config {
 	if cfg.MaxRequestBytes == 0 {
 		cfg.MaxRequestBytes = DefaultMaxRequestBytes
 	}
@@ -300,8 +312,8 @@ func (cfg Config) Validate() error {
 	}
 	if cfg.MaxRequestBytes < 0 {
 		errs = append(errs, fmt.Errorf("kafka: config: socket.request.max.bytes %d is negative", cfg.MaxRequestBytes))
-	} else if cfg.MaxRequestBytes != 0 && cfg.MaxRequestBytes < minFrame {
-		errs = append(errs, fmt.Errorf("kafka: config: socket.request.max.bytes %d is below the smallest request (%d)", cfg.MaxRequestBytes, minFrame))
+	} else if cfg.MaxRequestBytes != 0 && cfg.MaxRequestBytes < wire.MinRequest {
+		errs = append(errs, fmt.Errorf("kafka: config: socket.request.max.bytes %d is below the smallest request (%d)", cfg.MaxRequestBytes, wire.MinRequest))
 	}
 	if cfg.NodeID < 0 {
 		errs = append(errs, fmt.Errorf("kafka: config: node.id %d is negative", cfg.NodeID))

@@ -1,4 +1,4 @@
-package kafka
+package connection
 
 import (
 	"bufio"
@@ -16,22 +16,20 @@ import (
 // plus minBodyGrow), never what it declared. A client that declares
 // 100 MiB and sends nothing holds nothing.
 
-// readFrame reads one size-prefixed frame and returns its body and the
+// ReadFrame reads one size-prefixed frame and returns its body and the
 // bytes of budget it holds (the body's capacity), which the caller owns;
-// on error nothing is held. The frame size limit: the size is checked before anything is
+// on error nothing is held. It is the read loop's first step. The frame
+// size limit: the size is checked before anything is
 // allocated.
-func (c *conn) readFrame(br *bufio.Reader) ([]byte, int64, error) {
+func (c *Conn) ReadFrame(br *bufio.Reader) ([]byte, int64, error) {
 	var hdr [4]byte
 	if _, err := io.ReadFull(br, hdr[:]); err != nil {
 		return nil, 0, err
 	}
 	size := int32(binary.BigEndian.Uint32(hdr[:]))
-	lo, hi := int32(minFrame), c.maxFrame() // The pre-authentication gate
-	if c.rawToken() {
-		lo = 0 // a bare SASL token (SaslHandshake v0)
-	}
+	lo, hi := c.h.FrameSizes() // The pre-authentication gate
 	if size < lo || size > hi {
-		return nil, 0, fmt.Errorf("%w: size %d outside [%d, %d]", errFrame, size, lo, hi)
+		return nil, 0, fmt.Errorf("%w: size %d outside [%d, %d]", ErrFrame, size, lo, hi)
 	}
 	c.frameStart = time.Now()
 	var held int64
@@ -44,7 +42,7 @@ func (c *conn) readFrame(br *bufio.Reader) ([]byte, int64, error) {
 	}, c.queuedBytes)
 	c.frameStart = time.Time{}
 	if err != nil {
-		c.s.budget.Release(held)
+		c.opt.Budget.Release(held)
 		return nil, 0, err
 	}
 	return body, held, nil
@@ -53,13 +51,13 @@ func (c *conn) readFrame(br *bufio.Reader) ([]byte, int64, error) {
 // growCharge takes n more bytes of budget for the frame being read, which
 // holds held already. Waiting for the budget does not count against the
 // frame's deadline (the idle connection timeout): the server, not the client, is slow then.
-func (c *conn) growCharge(held, n int64) error {
+func (c *Conn) growCharge(held, n int64) error {
 	start := time.Now()
-	err := c.s.budget.Grow(c.ctx, c.s.closing, held, n)
+	err := c.opt.Budget.Grow(c.ctx, c.opt.Closing, held, n)
 	c.frameStart = c.frameStart.Add(time.Since(start))
 	return err
 }
 
 // queuedBytes is how many bytes of the connection wait in the kernel, 0
 // when unknown.
-func (c *conn) queuedBytes() int { return wire.SocketQueued(c.nc) }
+func (c *Conn) queuedBytes() int { return wire.SocketQueued(c.nc) }

@@ -1,4 +1,4 @@
-package kafka
+package topicadmin
 
 // The node's bound on partitions (docs/DESIGN.md "Bounds"): every
 // partition is a log with open files and an index, so the partitions of
@@ -19,16 +19,11 @@ package kafka
 import (
 	"fmt"
 
+	"github.com/kgateway/kgateway/kafka/config"
 	"github.com/kgateway/kgateway/kafka/tenancy"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
-
-// DefaultMaxPartitions is partitions.max.
-const DefaultMaxPartitions = 100000
-
-// DefaultMaxPartitionsPerPrincipal is partitions.max.per.principal.
-const DefaultMaxPartitionsPerPrincipal = tenancy.DefaultPartitionsPerPrincipal
 
 // creatingCatalog is a Catalog that records the principal creating a
 // topic in the topic's record (resolver.Topic.Creator): the resolver,
@@ -38,37 +33,46 @@ type creatingCatalog interface {
 	EnsureTopicBy(creator, name string) (resolver.Topic, error)
 }
 
-// boundedCatalog is a Catalog whose creations respect partitions.max and,
-// for the request's principal (tenantOf; "" without an authorizer),
-// partitions.max.per.principal.
-type boundedCatalog struct {
-	Catalog
-	s         *Server
-	principal string
+// Topics is the topic catalog as the bounds read it (*resolver.Resolver).
+type Topics interface {
+	Topic(name string) (resolver.Topic, bool)
+	Topics() []resolver.Topic
+	DefaultPartitions() int32
+	AutoCreateTopics() bool
 }
 
-func (b boundedCatalog) CreateTopic(name string, partitions int32, replication int16, configs map[string]string, validateOnly bool) (resolver.Topic, error) {
+// Bounded is a Catalog whose creations respect partitions.max (Max) and,
+// for Principal ("" without an authorizer), partitions.max.per.principal
+// (PerPrincipal). Topics is what exists.
+type Bounded struct {
+	config.Catalog
+	Topics            Topics
+	Max, PerPrincipal int
+	Principal         string
+}
+
+func (b Bounded) CreateTopic(name string, partitions int32, replication int16, configs map[string]string, validateOnly bool) (resolver.Topic, error) {
 	n := partitions
 	if n == -1 {
-		n = b.s.res.DefaultPartitions()
+		n = b.Topics.DefaultPartitions()
 	}
-	if err := b.room(n, b.principal); err != nil {
+	if err := b.Room(n, b.Principal); err != nil {
 		return resolver.Topic{}, err
 	}
 	if c, ok := b.Catalog.(creatingCatalog); ok {
-		return c.CreateTopicBy(b.principal, name, partitions, replication, configs, validateOnly)
+		return c.CreateTopicBy(b.Principal, name, partitions, replication, configs, validateOnly)
 	}
 	return b.Catalog.CreateTopic(name, partitions, replication, configs, validateOnly)
 }
 
-func (b boundedCatalog) EnsureTopic(name string) (resolver.Topic, error) {
-	if _, ok := b.s.res.Topic(name); !ok && b.s.res.AutoCreateTopics() {
-		if err := b.room(b.s.res.DefaultPartitions(), b.principal); err != nil {
+func (b Bounded) EnsureTopic(name string) (resolver.Topic, error) {
+	if _, ok := b.Topics.Topic(name); !ok && b.Topics.AutoCreateTopics() {
+		if err := b.Room(b.Topics.DefaultPartitions(), b.Principal); err != nil {
 			return resolver.Topic{}, err
 		}
 	}
 	if c, ok := b.Catalog.(creatingCatalog); ok {
-		return c.EnsureTopicBy(b.principal, name)
+		return c.EnsureTopicBy(b.Principal, name)
 	}
 	return b.Catalog.EnsureTopic(name)
 }
@@ -76,29 +80,29 @@ func (b boundedCatalog) EnsureTopic(name string) (resolver.Topic, error) {
 // CreatePartitions counts new partitions against the topic's creator,
 // whoever adds them (a principal allowed to ALTER the topic): a tenant's
 // topics stay within its bound.
-func (b boundedCatalog) CreatePartitions(name string, count int32, validateOnly bool) error {
-	if t, ok := b.s.res.Topic(name); ok && count > t.Partitions {
+func (b Bounded) CreatePartitions(name string, count int32, validateOnly bool) error {
+	if t, ok := b.Topics.Topic(name); ok && count > t.Partitions {
 		owner := ""
-		if b.principal != "" {
+		if b.Principal != "" {
 			owner = t.Creator
 		}
-		if err := b.room(count-t.Partitions, owner); err != nil {
+		if err := b.Room(count-t.Partitions, owner); err != nil {
 			return err
 		}
 	}
 	return b.Catalog.CreatePartitions(name, count, validateOnly)
 }
 
-// room is nil when n more partitions stay within partitions.max, and
+// Room is nil when n more partitions stay within partitions.max, and
 // within principal's partitions.max.per.principal.
-func (b boundedCatalog) room(n int32, principal string) error {
-	topics := b.s.res.Topics()
+func (b Bounded) Room(n int32, principal string) error {
+	topics := b.Topics.Topics()
 	have := 0
 	for _, t := range topics {
 		have += int(t.Partitions)
 	}
-	if max := b.s.cfg.MaxPartitions; have+int(n) > max {
+	if max := b.Max; have+int(n) > max {
 		return fmt.Errorf("%w: %d partitions more would exceed partitions.max %d (%d exist)", kerr.PolicyViolation, n, max, have)
 	}
-	return tenancy.PartitionRoom(principal, n, b.s.cfg.MaxPartitionsPerPrincipal, topics)
+	return tenancy.PartitionRoom(principal, n, b.PerPrincipal, topics)
 }

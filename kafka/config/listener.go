@@ -1,4 +1,4 @@
-package kafka
+package config
 
 // Listeners (the per-listener advertised address): each has a name, a security protocol and what it
 // advertises, as Kafka's listeners, advertised.listeners and
@@ -58,8 +58,8 @@ type Listener struct {
 	PrincipalMapper *auth.PrincipalMapper
 }
 
-// validate checks one listener against the server's configuration.
-func (l Listener) validate(cfg Config) error {
+// Validate checks one listener against the server's configuration.
+func (l Listener) Validate(cfg Config) error {
 	if _, err := ParseSecurityProtocol(string(l.Protocol)); err != nil {
 		return fmt.Errorf("kafka: listener %s: %w", l.Name, err)
 	}
@@ -77,27 +77,22 @@ func (l Listener) validate(cfg Config) error {
 	if cfg.SASL.Credentials == nil {
 		return fmt.Errorf("kafka: listener %s: SASL needs a credential store", l.Name)
 	}
-	mechs := l.mechanisms(cfg)
+	mechs := l.EnabledMechanisms(cfg)
 	if len(mechs) == 0 {
 		return fmt.Errorf("kafka: listener %s: sasl.enabled.mechanisms is empty", l.Name)
 	}
 	return auth.CheckMechanisms(mechs)
 }
 
-func (l Listener) mechanisms(cfg Config) []string {
+// EnabledMechanisms is the listener's sasl.enabled.mechanisms.
+func (l Listener) EnabledMechanisms(cfg Config) []string {
 	if len(l.Mechanisms) > 0 {
 		return l.Mechanisms
 	}
 	return cfg.SASL.Mechanisms
 }
 
-// enabled reports whether mech is enabled on the listener.
-func (l *Listener) enabled(cfg Config, mech string) bool {
-	return slices.Contains(l.mechanisms(cfg), mech)
-}
-
-// plaintextListener is what Serve and Start serve: one PLAINTEXT listener
-// advertising Config.AdvertisedAddr.
-func (s *Server) plaintextListener() Listener {
-	return Listener{Name: string(Plaintext), Protocol: Plaintext, Advertised: s.cfg.AdvertisedAddr}
+// Enabled reports whether mech is enabled on the listener.
+func (l *Listener) Enabled(cfg Config, mech string) bool {
+	return slices.Contains(l.EnabledMechanisms(cfg), mech)
 }
