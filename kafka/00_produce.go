@@ -112,6 +112,10 @@ func (h produceHost) VerifyTxn(ctx context.Context, topic string, partition int3
 	return registered, err
 }
 
+func (h produceHost) AddTxnPartition(ctx context.Context, id, topic string, partition int32, pid int64, epoch int16) (int16, error) {
+	return h.s.cfg.Cluster.AddTxnPartition(ctx, id, topic, partition, pid, epoch)
+}
+
 func (h produceHost) Cluster() bool { return h.s.cfg.Cluster != nil }
 
 func (h produceHost) Code(err error) int16 { return errCode(err) }

@@ -28,6 +28,12 @@ type Cluster interface {
 	// applies the registration here (verification across nodes); the front end asks when the
 	// resolver refuses a transactional batch as not registered.
 	VerifyTxn(ctx context.Context, topic string, partition int32, pid int64, epoch int16) (bool, error)
+	// AddTxnPartition has the transaction coordinator, wherever it
+	// runs, add the partition led here to the transaction of id (KIP-890
+	// implicit adds, across nodes) and returns its answer, a Kafka error
+	// code; an error when none came. The front end asks for a Produce
+	// v12+ transactional batch that VerifyTxn did not find registered.
+	AddTxnPartition(ctx context.Context, id, topic string, partition int32, pid int64, epoch int16) (int16, error)
 	// Catalog is where topic changes go: the shared catalog, whose changes
 	// every node's resolver applies. Its methods return once this node's
 	// resolver has applied the change.
