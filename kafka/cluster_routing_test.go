@@ -706,7 +706,7 @@ func TestClusterCoordinator(t *testing.T) {
 		}
 	}
 
-	for _, req := range append(groupRequests(), txnRequests()...) { // Coordinator routing, cluster transactions at version 1
+	for _, req := range append(groupRequests(), txnRequests()...) { // Coordinator routing, cluster transactions
 		codes := groupErrors(ask(c, req))
 		if len(codes) == 0 {
 			t.Errorf("%s v%d on a non-coordinator: no error at all", apiName(req.Key()), req.GetVersion())

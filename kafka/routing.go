@@ -143,7 +143,7 @@ func (s *Server) isCoordinator() bool {
 }
 
 // notCoordinator answers a group or transaction request on a node that
-// does not coordinate them (coordinator routing, cluster transactions at version 1); nil when the handler should run.
+// does not coordinate them (coordinator routing, cluster transactions); nil when the handler should run.
 func (s *Server) notCoordinator(key int16, req kmsg.Request) kmsg.Response {
 	if s.isCoordinator() {
 		return nil

@@ -16,29 +16,8 @@ import (
 	"go.uber.org/zap"
 )
 
-// Implicit adds across nodes (KIP-890 implicit adds, transaction version
-// 2): a transactional batch of Produce v12+ reaches its partition's leader,
-// which must have the coordinator add the partition to the producer's
-// transaction before it appends the batch. Nodes have no request path to
-// each other but etcd, so the leader writes the request as a record and
-// the coordinator answers in it:
-//
-//	P txnadd/<asker>/<seq>   {"id":..,"pid":..,"epoch":..,"topic":..,"partition":..}   asked, under the asker's lease
-//	                         {...,"answered":true,"code":C}                             answered by the coordinator
-//
-// The coordinator answers with kafka/txn's own implicit add, under the
-// transactional id's lock: the add is durable and its registration
-// record written before it answers NONE, and an add that comes after
-// the decision is refused as Kafka refuses it (CONCURRENT_TRANSACTIONS
-// while the markers are written, PRODUCER_FENCED once the epoch was
-// bumped). The leader then appends only after Verify finds the
-// registration at the batch's epoch and undecided, so an acknowledged
-// batch is always in its transaction's decision (implicit adds across
-// nodes). The answer is written under the coordinator ownership and
-// only over the request as asked (its mod revision): a coordinator that
-// lost the role answers nothing, and its successor, which watches the
-// same records, answers the request itself. A request whose asker died
-// goes with its lease; the asker deletes it once answered or given up.
+// Implicit adds across nodes (doc.go): the leader's request and the
+// coordinator's answer, both records below txnadd/.
 
 // Adder is the coordinator's implicit add: kafka/txn's
 // AddPartitionImplicitly, answering a Kafka error code.
