@@ -87,7 +87,7 @@ func (r *Relay) SetAdder(add Adder) {
 // AddImplicitly has the coordinator add the partition, led here, to
 // producer pid's transaction at epoch (implicit adds across nodes) and
 // returns its answer, a Kafka error code; an error when no answer came
-// within Options.Timeout (twice) or the request could not be written.
+// within Options.MarkerTimeout or the request could not be written.
 // NONE means the add is durable and its registration record written:
 // the caller appends once Verify finds it.
 func (r *Relay) AddImplicitly(ctx context.Context, id, topic string, partition int32, pid int64, epoch int16) (int16, error) {
@@ -107,7 +107,7 @@ func (r *Relay) AddImplicitly(ctx context.Context, id, topic string, partition i
 	a.waiters[key] = ans
 	a.mu.Unlock()
 	defer r.dropAsk(key)
-	ctx, cancel := context.WithTimeout(ctx, 2*r.opts.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, r.opts.MarkerTimeout) // a failover of the coordinator may come between
 	defer cancel()
 	if _, err := r.cli.Put(ctx, key, string(v), clientv3.WithLease(o.Lease)); err != nil {
 		return 0, err

@@ -223,6 +223,7 @@ func (r *Relay) Kick() {
 	r.mu.all = true
 	r.mu.Unlock()
 	r.wake()
+	r.wakeAdds() // the coordinator role may be served now
 }
 
 // wake has the relay look at the records changed since its last pass.
