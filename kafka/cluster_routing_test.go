@@ -778,9 +778,8 @@ func TestClusterCoordinator(t *testing.T) {
 }
 
 // notInClusterKeys are the API keys hidden in cluster mode: share groups
-// without States, and WriteTxnMarkers, whose cluster markers are
-// cluster/txnmark's.
-var notInClusterKeys = []int16{27, 76, 77, 78, 79, 90, 91, 92}
+// without States.
+var notInClusterKeys = []int16{76, 77, 78, 79, 90, 91, 92}
 
 // advertisedKeys asks c for ApiVersions v3 and returns its keys with
 // their maximum versions and the feature names.

@@ -406,10 +406,86 @@ func TestClusterTxnV2CoordinatorMovesMidAdd(t *testing.T) {
 			break
 		}
 	}
+	// A group the new coordinator adds (TxnOffsetCommit v5+, KIP-890
+	// implicit adds), its offset visible once the transaction commits.
+	ts, err := f.adm.ListTopics(f.ctx, "mvv2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := settle(t, "TxnOffsetCommit", func() (int16, error) {
+		tc := kmsg.NewPtrTxnOffsetCommitRequest()
+		tc.TransactionalID, tc.Group, tc.ProducerID, tc.ProducerEpoch, tc.Generation = id, "mvv2-g", pid, e, -1
+		tc.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "mvv2", TopicID: ts["mvv2"].ID,
+			Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: part, Offset: 1, LeaderEpoch: -1}}}}
+		resp, err := tc.RequestWith(f.ctx, f.cl)
+		if err != nil {
+			return 0, err
+		}
+		if resp.Version < 5 {
+			t.Fatalf("TxnOffsetCommit v%d, want v5+", resp.Version)
+		}
+		return resp.Topics[0].Partitions[0].ErrorCode, nil
+	}); code != 0 {
+		t.Fatalf("TxnOffsetCommit at the new coordinator: %v", kerr.ErrorForCode(code))
+	}
 	f.mustEnd(t, id, pid, e, true)
+	offs, err := f.adm.FetchOffsets(f.ctx, "mvv2-g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, ok := offs.Lookup("mvv2", part); !ok || o.At != 1 {
+		t.Fatalf("the transaction's committed offset: %+v %v, want 1", o, ok)
+	}
 	if got := readCommitted(t, f.c, "mvv2", len(want)); !slices.Equal(got, sortedCopy(want)) {
 		t.Fatalf("read_committed: %v, want %v", got, sortedCopy(want))
 	}
 	checkNoTxnRecords(t, f.c, f.ctx)
 	checkNoAddRecords(t, f.c, f.ctx)
+}
+
+// TestClusterWriteTxnMarkersAbortsHanging: the Admin's abortTransaction
+// (WriteTxnMarkers v1, kafka-transactions abort) is served in a cluster
+// by the partition's leader: a node that does not lead it answers
+// NOT_LEADER_OR_FOLLOWER, the leader writes the ABORT marker, and the
+// hanging transaction no longer holds back read_committed.
+func TestClusterWriteTxnMarkersAbortsHanging(t *testing.T) {
+	f := newTV2Fixture(t, "wm")
+	const id = "wm-tx"
+	pid, e := f.init(t, id)
+	if code := f.produce(t, id, pid, e, 0, 0, "hanging"); code != 0 {
+		t.Fatalf("produce: %v", kerr.ErrorForCode(code))
+	}
+	leader := f.c.waitLeaders(f.adm, "wm", 3)[0]
+	abort := func(node int32) int16 {
+		req := kmsg.NewPtrWriteTxnMarkersRequest()
+		m := kmsg.NewWriteTxnMarkersRequestMarker()
+		m.ProducerID, m.ProducerEpoch, m.Committed = pid, e, false
+		m.Topics = []kmsg.WriteTxnMarkersRequestMarkerTopic{{Topic: "wm", Partitions: []int32{0}}}
+		req.Markers = append(req.Markers, m)
+		resp, err := req.RequestWith(f.ctx, f.cl.Broker(int(node)))
+		if err != nil {
+			t.Fatalf("WriteTxnMarkers at node %d: %v", node, err)
+		}
+		return resp.Markers[0].Topics[0].Partitions[0].ErrorCode
+	}
+	other := leader%3 + 1
+	if code := abort(other); code != kerr.NotLeaderForPartition.Code {
+		t.Fatalf("WriteTxnMarkers at node %d, not the leader %d: %v, want NOT_LEADER_OR_FOLLOWER", other, leader, kerr.ErrorForCode(code))
+	}
+	if code := abort(leader); code != 0 {
+		t.Fatalf("WriteTxnMarkers at the leader: %v", kerr.ErrorForCode(code))
+	}
+	produceToLeaderPartition(t, f, 0, "plain")
+	if got := readCommitted(t, f.c, "wm", 1); !slices.Equal(got, []string{"plain"}) {
+		t.Fatalf("read_committed after the abort: %v, want [plain]", got)
+	}
+}
+
+// produceToLeaderPartition writes one non-transactional record to p.
+func produceToLeaderPartition(t *testing.T, f *tv2Fixture, p int32, v string) {
+	t.Helper()
+	cl := f.c.client(kgo.DefaultProduceTopic(f.topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err := cl.ProduceSync(f.ctx, &kgo.Record{Partition: p, Value: []byte(v)}).FirstErr(); err != nil {
+		t.Fatalf("produce %s: %v", v, err)
+	}
 }

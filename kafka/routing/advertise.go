@@ -12,7 +12,6 @@ var shareAPIs = map[int16]bool{76: true, 77: true, 78: true, 79: true, 90: true,
 // groups, unless they have a durable home (share groups in cluster mode).
 var notInCluster = map[int16]bool{
 	76: true, 77: true, 78: true, 79: true, 90: true, 91: true, 92: true, // share groups
-	27: true, // WriteTxnMarkers: cluster markers are decided and relayed by cluster/txnmark
 }
 
 // telemetryAPIs are GetTelemetrySubscriptions and PushTelemetry.
