@@ -42,10 +42,10 @@ type addRequest struct {
 // last saw them and the asks waiting for their answer.
 type adds struct {
 	dir   string // P txnadd/
-	asker string // <node>-<nonce>/: this relay's requests
+	asker string // <nonce>/: this relay's requests
 
 	mu      sync.Mutex
-	setter  Adder
+	adder   Adder
 	reqs    map[string]*addEntry // by full key
 	waiters map[string]chan int16
 	seq     uint64
@@ -79,7 +79,7 @@ func newAdds(prefix string) *adds {
 // (SetCoordinator).
 func (r *Relay) SetAdder(add Adder) {
 	r.adds.mu.Lock()
-	r.adds.setter = add
+	r.adds.adder = add
 	r.adds.mu.Unlock()
 	r.wakeAdds()
 }
@@ -230,7 +230,7 @@ func (r *Relay) answerDue(ctx context.Context) {
 	a := r.adds
 	g := r.coord.Load()
 	a.mu.Lock()
-	add := a.setter
+	add := a.adder
 	if g == nil || add == nil {
 		a.mu.Unlock()
 		return
@@ -262,7 +262,9 @@ func (r *Relay) answerDue(ctx context.Context) {
 			defer func() { <-a.sem; r.wg.Done() }()
 			ok := r.answer(ctx, add, *g, j.key, j.req, j.rev)
 			a.mu.Lock()
-			j.e.busy, j.e.done = false, ok
+			// Done only under the ownership still held: one taken
+			// meanwhile (SetCoordinator) answers the request again.
+			j.e.busy, j.e.done = false, ok && r.coord.Load() == g
 			if !ok {
 				j.e.retryAt = time.Now().Add(r.opts.Retry)
 			}
