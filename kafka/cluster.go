@@ -11,8 +11,10 @@ import (
 // one node of several (Config.Cluster). Nil: a single node, which leads
 // every partition and coordinates every group and transactional id.
 //
-// Every method answers from memory (a watch keeps it current) and never
-// blocks on the network: the front end calls them on every request.
+// Every method but VerifyTxn and AddTxnPartition answers from memory (a
+// watch keeps it current) and never blocks on the network: the front end
+// calls them on every request; those two only for a transactional batch
+// its leader does not know registered.
 type Cluster interface {
 	// Brokers are the live nodes, this one included, in node id order.
 	Brokers() []Broker
