@@ -28,10 +28,11 @@ package kafka
 //   v12 transaction version 2: a transactional batch adds its partition
 //       to its producer's transaction through the coordinator, durably,
 //       before it is appended (KIP-890 implicit adds); no AddPartitionsToTxn.
+//       In a cluster the leader asks the coordinator through etcd
+//       (implicit adds across nodes, cluster transactions).
 //   v13 topics by id instead of by name (KIP-516): an unknown id is
 //       UNKNOWN_TOPIC_ID for each of its partitions, and never creates a
-//       topic (kafka/topicid). Like v12 it is not served in cluster
-//       mode (cluster transactions at version 1).
+//       topic (kafka/topicid).
 //
 // acks=0 gets no response at all (no response for acks=0); acks=1 and acks=all are answered
 // after the batch is durable (D1). A connection's requests take effect in
@@ -109,6 +110,10 @@ func (h produceHost) VerifyTxn(ctx context.Context, topic string, partition int3
 		h.s.log.Debug("txn-verify-failed", zap.String("topic", topic), zap.Int32("partition", partition), zap.Error(err))
 	}
 	return registered, err
+}
+
+func (h produceHost) AddTxnPartition(ctx context.Context, id, topic string, partition int32, pid int64, epoch int16) (int16, error) {
+	return h.s.cfg.Cluster.AddTxnPartition(ctx, id, topic, partition, pid, epoch)
 }
 
 func (h produceHost) Cluster() bool { return h.s.cfg.Cluster != nil }

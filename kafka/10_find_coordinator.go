@@ -18,7 +18,7 @@ package kafka
 //       share keys need CLUSTER_ACTION on the cluster (kafka/authz).
 //
 // This node coordinates every group and transactional id, at the address
-// this connection dialed (or the advertised one). In cluster mode (coordinator routing, cluster transactions at version 1)
+// this connection dialed (or the advertised one). In cluster mode (coordinator routing, cluster transactions)
 // groups and transactional ids are coordinated by
 // Cluster.Coordinator()'s node.
 
@@ -47,7 +47,7 @@ func handleFindCoordinator(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Respon
 	return groups.FindCoordinator(r, self), nil
 }
 
-// findClusterCoordinator answers in cluster mode (coordinator routing, cluster transactions at version 1): a group's and
+// findClusterCoordinator answers in cluster mode (coordinator routing, cluster transactions): a group's and
 // a transactional id's coordinator is Cluster.Coordinator()'s node,
 // COORDINATOR_NOT_AVAILABLE (retriable) while there is none or its
 // address is not known yet.
@@ -61,7 +61,7 @@ func (s *Server) findClusterCoordinator(r *kmsg.FindCoordinatorRequest) *kmsg.Fi
 func (s *Server) clusterCoordinator(typ int8) (Broker, error) {
 	none := Broker{NodeID: -1, Port: -1}
 	switch typ {
-	case coordinatorGroup, coordinatorTxn: // Coordinator routing, cluster transactions at version 1: one node coordinates both
+	case coordinatorGroup, coordinatorTxn: // Coordinator routing, cluster transactions: one node coordinates both
 	default:
 		return none, fmt.Errorf("%w: coordinator type %d", kerr.InvalidRequest, typ)
 	}

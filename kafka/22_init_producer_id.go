@@ -16,7 +16,7 @@ package kafka
 // answers (Kafka's transaction errors, the InitProducerId bump): epoch bumps that fence the previous
 // incarnation, the abort of an ongoing transaction, KIP-360 recovery.
 // In cluster mode a transactional id is served by the coordinator node
-// only (cluster transactions at version 1; elsewhere NOT_COORDINATOR).
+// only (cluster transactions; elsewhere NOT_COORDINATOR).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"

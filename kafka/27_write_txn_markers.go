@@ -20,9 +20,10 @@ package kafka
 // producer's last marker's there. A producer with no open transaction on
 // the partition needs no marker and is answered success (the marker
 // would end nothing). ALTER or CLUSTER_ACTION on the cluster, as Kafka,
-// else CLUSTER_AUTHORIZATION_FAILED for every partition. Not served in
-// cluster mode (routing.go): there markers are decided and relayed by
-// cluster/txnmark.
+// else CLUSTER_AUTHORIZATION_FAILED for every partition. In cluster mode
+// the partition's leader writes it, as Kafka's (a partition led
+// elsewhere is NOT_LEADER_OR_FOLLOWER, NOT_LEADER_OR_FOLLOWER routing);
+// the coordinator's own markers go through cluster/txnmark.
 
 import (
 	"fmt"
@@ -64,6 +65,9 @@ func (s *Server) writeTxnMarker(m kmsg.WriteTxnMarkersRequestMarker, topic strin
 		return fmt.Errorf("%w: the internal topic %s holds no transactions", resolver.ErrUnknownTopic, topic)
 	}
 	if _, err := s.partitionOf(topic, partition, false); err != nil {
+		return err
+	}
+	if err := s.routeError(topic, partition, noLeaderEpoch); err != nil {
 		return err
 	}
 	return s.res.WriteTxnMarker(topic, partition, m.ProducerID, m.ProducerEpoch, m.Committed, m.CoordinatorEpoch)

@@ -10,8 +10,7 @@ package kafka
 //   v5  transaction version 2: the group is added to the transaction by
 //       this request, no AddOffsetsToTxn (KIP-890 implicit adds).
 //   v6  topics by id instead of by name (KIP-1319): an unknown id is
-//       UNKNOWN_TOPIC_ID (kafka/topicid). Not in cluster mode, which
-//       serves transaction version 1 (TxnOffsetCommit up to v4, cluster transactions at version 1).
+//       UNKNOWN_TOPIC_ID (kafka/topicid).
 //
 // The offsets are stored pending (offsets O5): invisible to OffsetFetch
 // until the transaction commits, dropped if it aborts (pending TxnOffsetCommit offsets).

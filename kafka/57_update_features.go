@@ -14,8 +14,9 @@ package kafka
 // levels persist in the log dir before the answer. Supported:
 // transaction.version 0–2, share.version 1 (18_api_versions.go); in
 // cluster mode a feature not advertised there is not supported (no share groups without States), nor
-// streams.version, advertised at its default: levels are kept per node,
-// and streams groups are served alike by whichever node coordinates.
+// streams.version and transaction.version, advertised at their
+// defaults: levels are kept per node, and streams groups and
+// transactions are served alike by whichever nodes coordinate and lead.
 // Before v2 a success lists each feature with NONE.
 // ALTER on the cluster, else CLUSTER_AUTHORIZATION_FAILED and no results.
 

@@ -115,9 +115,6 @@ func init() {
 		k.ApiKey, k.MinVersion, k.MaxVersion = a.key, a.min, a.max
 		advertised = append(advertised, k)
 		if !routing.NotInCluster(a.key) {
-			if max, capped := routing.ClusterMaxVersion(a.key); capped {
-				k.MaxVersion = max // Cluster transactions at version 1
-			}
 			advertisedInCluster = append(advertisedInCluster, k)
 		}
 	}

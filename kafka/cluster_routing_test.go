@@ -67,6 +67,11 @@ func (c *testCluster) VerifyTxn(ctx context.Context, topic string, partition int
 	return verify(topic, partition, pid, epoch)
 }
 
+// AddTxnPartition: the rig has no transaction coordinator across nodes.
+func (c *testCluster) AddTxnPartition(context.Context, string, string, int32, int64, int16) (int16, error) {
+	return 0, errors.New("no transaction relay in the rig")
+}
+
 // lead makes node the partition's owner at epoch; node -1 removes the
 // owner.
 func (c *testCluster) lead(topic string, partition, node, epoch int32) {
@@ -701,7 +706,7 @@ func TestClusterCoordinator(t *testing.T) {
 		}
 	}
 
-	for _, req := range append(groupRequests(), txnRequests()...) { // Coordinator routing, cluster transactions at version 1
+	for _, req := range append(groupRequests(), txnRequests()...) { // Coordinator routing, cluster transactions
 		codes := groupErrors(ask(c, req))
 		if len(codes) == 0 {
 			t.Errorf("%s v%d on a non-coordinator: no error at all", apiName(req.Key()), req.GetVersion())
@@ -773,9 +778,8 @@ func TestClusterCoordinator(t *testing.T) {
 }
 
 // notInClusterKeys are the API keys hidden in cluster mode: share groups
-// without States, and WriteTxnMarkers, whose cluster markers are
-// cluster/txnmark's.
-var notInClusterKeys = []int16{27, 76, 77, 78, 79, 90, 91, 92}
+// without States.
+var notInClusterKeys = []int16{76, 77, 78, 79, 90, 91, 92}
 
 // advertisedKeys asks c for ApiVersions v3 and returns its keys with
 // their maximum versions and the feature names.
@@ -797,33 +801,44 @@ func advertisedKeys(c *rawConn) (keys map[int16]int16, features []string) {
 	return keys, features
 }
 
+// sortedFeatures is names sorted (a copy).
+func sortedFeatures(names []string) []string {
+	out := slices.Clone(names)
+	slices.Sort(out)
+	return out
+}
+
+// lookupAPIMax is key's highest version on a single node.
+func lookupAPIMax(key int16) int16 {
+	a, _ := lookupAPI(key)
+	return a.max
+}
+
 // No share groups without States: share groups are neither advertised nor served in cluster mode; a
-// single node still advertises them. Cluster transactions at version 1: transactions are, at
-// transaction version 1: Produce, EndTxn and TxnOffsetCommit capped below
-// their implicit-add versions, and no transaction.version feature.
-// Streams groups are (their APIs and streams.version, supported and
-// finalized).
+// single node still advertises them. Cluster transactions: every other
+// API at every version, transaction.version supported and finalized at
+// 2 as on a single node (implicit adds across nodes), and streams groups
+// (their APIs and streams.version, supported and finalized).
 func TestClusterNotServed(t *testing.T) {
 	g := newClusterRig(t, map[string]int32{"t": 1})
 	g.cl.lead("t", 0, nodeA, 1)
 	c := dialRaw(t, g.a.Addr())
 	keys, features := advertisedKeys(c)
-	if !slices.Equal(features, []string{"streams.version", "streams.version"}) {
-		t.Errorf("cluster mode advertises features %v, want streams.version alone", features)
+	if want := []string{"streams.version", "transaction.version", "streams.version", "transaction.version"}; !slices.Equal(sortedFeatures(features), sortedFeatures(want)) {
+		t.Errorf("cluster mode advertises features %v, want streams.version and transaction.version", features)
 	}
-	caps := map[int16]int16{0: 11, 26: 4, 28: 4}
 	for _, a := range apis {
 		max, advertised := keys[a.key]
 		if hidden := slices.Contains(notInClusterKeys, a.key); advertised == hidden {
 			t.Errorf("%s advertised: %v", apiName(a.key), advertised)
 		}
-		if want, capped := caps[a.key]; capped && max != want {
-			t.Errorf("%s advertised up to v%d, want v%d", apiName(a.key), max, want)
+		if advertised && max != a.max {
+			t.Errorf("%s advertised up to v%d, want v%d", apiName(a.key), max, a.max)
 		}
 	}
-	for key, want := range caps {
-		if a, ok := g.a.lookupAPI(key); !ok || a.max != want {
-			t.Errorf("cluster mode dispatches %s up to v%d, want v%d", apiName(key), a.max, want)
+	for _, key := range []int16{0, 26, 28} { // The versions of KIP-890 part 2
+		if a, ok := g.a.lookupAPI(key); !ok || a.max != lookupAPIMax(key) {
+			t.Errorf("cluster mode dispatches %s up to v%d", apiName(key), a.max)
 		}
 	}
 

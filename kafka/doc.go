@@ -108,21 +108,20 @@
 //     IncrementalAlterConfigs for one on another node answers
 //     NOT_COORDINATOR; leaders read them from the coordinator's mirror
 //     (at most a second old).
-//   - **Cluster transactions at version 1.** Transactions are served at
-//     transaction version 1 by the group coordinator's node:
-//     FindCoordinator for a transactional id answers it (coordinator
-//     routing), and on any other node InitProducerId with a
-//     transactional id, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn,
+//   - **Cluster transactions.** Transactions are served by the group
+//     coordinator's node, at transaction version 2 as on one node
+//     (every version of Produce, EndTxn and TxnOffsetCommit;
+//     transaction.version finalized at 2 and fixed, as levels are kept
+//     per node): FindCoordinator for a transactional id answers it
+//     (coordinator routing), and on any other node InitProducerId with
+//     a transactional id, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn,
 //     TxnOffsetCommit and DescribeTransactions answer NOT_COORDINATOR,
-//     ListTransactions an empty list. Produce is capped at v11, EndTxn
-//     and TxnOffsetCommit at v4 (advertised and served; Produce v13 and
-//     TxnOffsetCommit v6, topic ids, carry the version-2 semantics of
-//     v12 and v5 and are capped with them), and transaction.version is
-//     not advertised: the implicit adds of version 2 (KIP-890 implicit
-//     adds) would be made by a partition's leader, which need not be
-//     the coordinator. The coordinator registers partitions and writes
-//     markers through etcd (coordinator-fenced records, leader-applied
-//     records and verification across nodes), and a transactional batch
-//     a leader refuses as not registered is checked there before the
-//     refusal stands (Cluster.VerifyTxn, verification across nodes).
+//     ListTransactions an empty list. The coordinator registers
+//     partitions and writes markers through etcd (coordinator-fenced
+//     records, leader-applied records and verification across nodes),
+//     and a transactional batch a leader refuses as not registered is
+//     checked there before the refusal stands (Cluster.VerifyTxn,
+//     verification across nodes); at Produce v12+ the leader then has
+//     the coordinator add the partition (Cluster.AddTxnPartition,
+//     implicit adds across nodes).
 package kafka

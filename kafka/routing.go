@@ -146,7 +146,7 @@ func (s *Server) isCoordinator() bool {
 }
 
 // notCoordinator answers a group or transaction request on a node that
-// does not coordinate them (coordinator routing, cluster transactions at version 1); nil when the handler should run.
+// does not coordinate them (coordinator routing, cluster transactions); nil when the handler should run.
 func (s *Server) notCoordinator(key int16, req kmsg.Request) kmsg.Response {
 	if s.isCoordinator() {
 		return nil
@@ -155,25 +155,17 @@ func (s *Server) notCoordinator(key int16, req kmsg.Request) kmsg.Response {
 }
 
 // notInClusterFeature are the features not advertised in cluster mode
-// (no share groups without States, cluster transactions at version 1).
-var notInClusterFeature = map[string]bool{transactionVersionFeature: true, shareVersionFeature: true}
+// (no share groups without States).
+var notInClusterFeature = map[string]bool{shareVersionFeature: true}
 
 // lookupAPI is the dispatch table as this server advertises it: an API
 // not served in cluster mode is unknown, and its request closes the
-// connection as any unadvertised one does (no share groups without States); a capped one is
-// unsupported above its cap (cluster transactions at version 1).
+// connection as any unadvertised one does (no share groups without States).
 func (s *Server) lookupAPI(key int16) (api, bool) {
 	if s.hiddenAPI(key) {
 		return api{}, false
 	}
-	if s.cfg.Cluster == nil {
-		return lookupAPI(key)
-	}
-	a, ok := lookupAPI(key)
-	if max, capped := routing.ClusterMaxVersion(key); ok && capped {
-		a.max = max
-	}
-	return a, ok
+	return lookupAPI(key)
 }
 
 // apiKeyList is the ApiVersions key list this server advertises (no share groups without States, share groups in cluster mode).
@@ -189,9 +181,6 @@ func (s *Server) apiKeyList() []kmsg.ApiVersionsResponseApiKey {
 	for _, k := range apiKeyList() {
 		if s.hiddenAPI(k.ApiKey) {
 			continue
-		}
-		if max, capped := routing.ClusterMaxVersion(k.ApiKey); capped && s.cfg.Cluster != nil {
-			k.MaxVersion = max // Cluster transactions at version 1
 		}
 		out = append(out, k)
 	}
@@ -214,9 +203,10 @@ func (s *Server) featureHidden(name string) bool {
 }
 
 // featureFixed reports whether UpdateFeatures may not change a feature:
-// one not advertised, and in cluster mode streams.version, whose level
-// each node keeps on its own disk while any node may coordinate the
-// streams groups.
+// one not advertised, and in cluster mode streams.version and
+// transaction.version, whose levels each node keeps on its own disk
+// while any node may coordinate the streams groups and lead a
+// transaction's partitions (cluster transactions).
 func (s *Server) featureFixed(name string) bool {
-	return s.featureHidden(name) || s.cfg.Cluster != nil && name == streamsVersionFeature
+	return s.featureHidden(name) || s.cfg.Cluster != nil && (name == streamsVersionFeature || name == transactionVersionFeature)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kgateway/kgateway/kafka/txn"
 	"github.com/kgateway/kgateway/offsets"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // errNoTxnCoordinator closes the connection of a transactional request
@@ -33,6 +34,17 @@ func (s *Server) newTxns(st *offsets.Store) (*txn.Coordinator, error) {
 		tcfg.Topics = topicChecker{s}
 	}
 	return txn.NewCoordinator(st, tcfg)
+}
+
+// AddPartitionImplicitly is the coordinator's implicit add (KIP-890
+// implicit adds) for a partition led by another node, which asked through
+// the cluster's relay (implicit adds across nodes).
+func (s *Server) AddPartitionImplicitly(id string, pid int64, epoch int16, topic string, partition int32) int16 {
+	c := s.coords().txns
+	if c == nil || !s.isCoordinator() {
+		return kerr.NotCoordinator.Code
+	}
+	return c.AddPartitionImplicitly(id, pid, epoch, topic, partition)
 }
 
 // txnCoordinator returns the transaction coordinator or the error that

@@ -164,7 +164,7 @@ func startWithTopic(t *testing.T, n int32, topic string, parts int32, edit ...fu
 	for id := int32(1); id <= n; id++ {
 		c.start(id)
 	}
-	cl := c.client(kgo.DefaultProduceTopic(topic))
+	cl := c.client(kgo.DefaultProduceTopic(topic), produceByName())
 	adm := kadm.NewClient(cl)
 	ctx := testCtx(t)
 	if _, err := adm.CreateTopic(ctx, parts, 1, nil, topic); err != nil {
@@ -221,7 +221,7 @@ func TestClusterNotLeader(t *testing.T) {
 	c.mu.Lock()
 	addr := c.nodes[other].Addr().String()
 	c.mu.Unlock()
-	direct, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(0))
+	direct, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(0), produceByName())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// Transactions in cluster mode (cluster transactions at version 1, coordinator-fenced records, leader-applied records and verification across nodes).
+// Transactions in cluster mode (cluster transactions, coordinator-fenced records, leader-applied records and verification across nodes).
 
 // txnProducer is a transactional client of c writing to topic's
 // partitions by Record.Partition.

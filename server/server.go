@@ -258,6 +258,9 @@ func (s *Server) openLayers() (err error) {
 	if s.kafka, err = kafka.NewServer(kc); err != nil {
 		return fmt.Errorf("kafka server: %w", err)
 	}
+	if s.cluster != nil {
+		s.cluster.txn.SetAdder(s.kafka.AddPartitionImplicitly) // Implicit adds across nodes
+	}
 	return nil
 }
 

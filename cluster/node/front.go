@@ -90,6 +90,14 @@ func (n *Node) VerifyTxn(ctx context.Context, topic string, partition int32, pid
 	return n.p.Txn.Verify(ctx, topic, partition, pid, epoch)
 }
 
+// AddTxnPartition asks the transaction relay (implicit adds across nodes).
+func (n *Node) AddTxnPartition(ctx context.Context, id, topic string, partition int32, pid int64, epoch int16) (int16, error) {
+	if n.p.Txn == nil {
+		return 0, errors.New("cluster: no transaction relay")
+	}
+	return n.p.Txn.AddImplicitly(ctx, id, topic, partition, pid, epoch)
+}
+
 // Catalog is the shared catalog.
 func (n *Node) Catalog() kafka.Catalog { return n.p.Catalog }
 

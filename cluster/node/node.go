@@ -140,6 +140,7 @@ type Parts struct {
 type TxnRelay interface {
 	Kick()
 	Verify(ctx context.Context, topic string, partition int32, pid int64, epoch int16) (bool, error)
+	AddImplicitly(ctx context.Context, id, topic string, partition int32, pid int64, epoch int16) (int16, error)
 }
 
 // Node is one cluster node.

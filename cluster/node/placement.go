@@ -328,8 +328,10 @@ func (n *Node) acquire(parent context.Context, s slot, abandoned *atomic.Bool) {
 	}
 	h.serving = true
 	n.mu.Unlock()
-	if n.p.Txn != nil && h.pkey != CoordinatorKey {
-		n.p.Txn.Kick() // The transaction relay: its pending markers first
+	if n.p.Txn != nil {
+		// The transaction relay: a partition's pending markers first; the
+		// coordinator role's pending implicit adds (implicit adds across nodes).
+		n.p.Txn.Kick()
 	}
 	n.log.Info("cluster-acquired", zap.String("pkey", s.pkey), zap.String("topic", s.topic),
 		zap.Int32("partition", s.idx), zap.Uint64("epoch", o.Epoch), zap.Duration("took", time.Since(start)))

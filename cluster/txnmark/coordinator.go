@@ -19,6 +19,12 @@ import (
 func (r *Relay) SetCoordinator(o owner.Ownership) {
 	g := r.owners().Guard(o)
 	r.coord.Store(&g)
+	r.adds.mu.Lock()
+	for _, e := range r.adds.reqs {
+		e.done = false // refused under the former ownership: answer now
+	}
+	r.adds.mu.Unlock()
+	r.wakeAdds()
 }
 
 // AddTxnPartition registers the partition in producer pid's transaction

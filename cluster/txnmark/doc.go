@@ -16,6 +16,16 @@
 // moves on and deleted once its marker is durable: etcd holds only the
 // open transactions' partitions (the coordinator bounds those, the transaction bounds).
 //
+// At transaction version 2 the leader asks the coordinator to add a
+// partition (KIP-890 implicit adds), through a record of its own that
+// the coordinator answers in place (adds.go):
+//
+//	P txnadd/<asker>/<seq>   {"id":..,"pid":..,"epoch":..,"topic":..,"partition":..}   asked, under the asker's lease
+//	                         {...,"answered":true,"code":C}                             answered
+//
+// Requests live as long as one produce waits: the asker deletes its
+// request once answered or given up, and its lease ends any it left.
+//
 // # Rules
 //
 //   - **Coordinator-fenced records.** A coordinator writes a record
@@ -44,4 +54,18 @@
 //     read (Verify): registered at the batch's epoch and not yet
 //     decided, the registration is applied and the batch appended;
 //     otherwise INVALID_TXN_STATE as before.
+//   - **Implicit adds across nodes.** KIP-890 part 2 across nodes: a
+//     Produce v12+ batch that Verify refuses has its partition added by
+//     the coordinator (AddImplicitly), whose relay answers with
+//     kafka/txn's own implicit add under the transactional id's lock —
+//     the add durable and its registration record written before the
+//     answer NONE. The answer is written under the coordinator
+//     ownership and only over the request as asked (its mod revision):
+//     a coordinator that lost the role answers nothing, its successor
+//     (SetCoordinator) answers the request, and a coordinator not ready
+//     to answer (its restored store not swapped in) leaves it for
+//     later. The leader appends only once Verify then finds the
+//     registration at the batch's epoch and undecided, so an
+//     acknowledged batch is always in its transaction's decision, and
+//     an add that comes after the decision is refused.
 package txnmark

@@ -78,6 +78,9 @@ type Relay struct {
 
 	coord atomic.Pointer[[]clientv3.Cmp] // the coordinator ownership's guard
 
+	adds    *adds         // implicit adds across nodes (adds.go)
+	addKick chan struct{} // wakes the answer loop
+
 	kick    chan struct{}
 	sem     chan struct{}
 	stop    chan struct{}
@@ -139,7 +142,7 @@ func New(cli *clientv3.Client, owners func() *owner.Manager, prefix string, part
 	opts = opts.withDefaults()
 	r := &Relay{cli: cli, owners: owners, dir: prefix + "txn/", parts: parts, serving: serving, opts: opts,
 		log: opts.Logger, kick: make(chan struct{}, 1), sem: make(chan struct{}, maxAppliers),
-		stop: make(chan struct{})}
+		stop: make(chan struct{}), adds: newAdds(prefix), addKick: make(chan struct{}, 1)}
 	r.mu.recs = map[string]*entry{}
 	r.mu.waiters = map[*waiter]struct{}{}
 	r.mu.dirty = map[string]struct{}{}
@@ -180,7 +183,7 @@ func (r *Relay) Start() {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r.wg.Add(3)
+	r.wg.Add(5)
 	go func() {
 		defer r.wg.Done()
 		<-r.stop
@@ -193,6 +196,14 @@ func (r *Relay) Start() {
 	go func() {
 		defer r.wg.Done()
 		r.applyLoop(ctx)
+	}()
+	go func() {
+		defer r.wg.Done()
+		r.watchAdds(ctx)
+	}()
+	go func() {
+		defer r.wg.Done()
+		r.answerLoop(ctx)
 	}()
 }
 
@@ -212,6 +223,7 @@ func (r *Relay) Kick() {
 	r.mu.all = true
 	r.mu.Unlock()
 	r.wake()
+	r.wakeAdds() // the coordinator role may be served now
 }
 
 // wake has the relay look at the records changed since its last pass.

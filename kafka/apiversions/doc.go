@@ -30,10 +30,11 @@
 // served (kafka/streams), and a Streams client uses group.protocol=streams
 // only while the feature is finalized.
 //
-// In cluster mode (Config.Cluster, no share groups without States) neither transaction.version nor
-// share.version is advertised (share.version is where share groups have
-// a durable home, share groups in cluster mode), nor the share-group APIs; streams groups are
-// served by the group coordinator node, as consumer groups (coordinator routing).
+// In cluster mode (Config.Cluster, no share groups without States) share.version is not
+// advertised (but where share groups have a durable home, share groups
+// in cluster mode), nor the share-group APIs; transaction.version is,
+// finalized at 2 (cluster transactions); streams groups are served by
+// the group coordinator node, as consumer groups (coordinator routing).
 //
 // A request at a version above 5 is answered in the v0 format with
 // UNSUPPORTED_VERSION and the ApiVersions key alone (KIP-511): the client

@@ -11,8 +11,10 @@ import (
 // one node of several (Config.Cluster). Nil: a single node, which leads
 // every partition and coordinates every group and transactional id.
 //
-// Every method answers from memory (a watch keeps it current) and never
-// blocks on the network: the front end calls them on every request.
+// Every method but VerifyTxn and AddTxnPartition answers from memory (a
+// watch keeps it current) and never blocks on the network: the front end
+// calls them on every request; those two only for a transactional batch
+// its leader does not know registered.
 type Cluster interface {
 	// Brokers are the live nodes, this one included, in node id order.
 	Brokers() []Broker
@@ -28,6 +30,12 @@ type Cluster interface {
 	// applies the registration here (verification across nodes); the front end asks when the
 	// resolver refuses a transactional batch as not registered.
 	VerifyTxn(ctx context.Context, topic string, partition int32, pid int64, epoch int16) (bool, error)
+	// AddTxnPartition has the transaction coordinator, wherever it
+	// runs, add the partition led here to the transaction of id (KIP-890
+	// implicit adds, across nodes) and returns its answer, a Kafka error
+	// code; an error when none came. The front end asks for a Produce
+	// v12+ transactional batch that VerifyTxn did not find registered.
+	AddTxnPartition(ctx context.Context, id, topic string, partition int32, pid int64, epoch int16) (int16, error)
 	// Catalog is where topic changes go: the shared catalog, whose changes
 	// every node's resolver applies. Its methods return once this node's
 	// resolver has applied the change.

@@ -26,6 +26,11 @@ type Host interface {
 	// producer's partition in its transaction (verification across nodes); nil Cluster: never
 	// asked.
 	VerifyTxn(ctx context.Context, topic string, partition int32, pid int64, epoch int16) (bool, error)
+	// AddTxnPartition has a cluster's coordinator add the partition to
+	// the transaction of id (implicit adds across nodes): its answer, a
+	// Kafka error code, or an error when none came; nil Cluster: never
+	// asked.
+	AddTxnPartition(ctx context.Context, id, topic string, partition int32, pid int64, epoch int16) (int16, error)
 	// Cluster reports cluster mode.
 	Cluster() bool
 	// Code is the Kafka error code of err (0 for nil).
@@ -91,7 +96,7 @@ func Write(h Host, c Call, r *kmsg.ProduceRequest) (resp *kmsg.ProduceResponse, 
 				*out = answerError(h, rp.Partition, err)
 				continue
 			}
-			pp, err := writePartition(c.Ctx, h, pt, b, frame)
+			pp, err := writePartition(c.Ctx, h, pt, b, frame, implicitID(c.Version, r.TransactionID))
 			if err != nil {
 				*out = refused(h, pt, err)
 				continue
@@ -193,8 +198,11 @@ func (t *target) resolve(h Host) (resolver.Partition, error) {
 }
 
 // writePartition writes one partition's batches without waiting for
-// durability, auto-creating the topic when allowed.
-func writePartition(ctx context.Context, host Host, t *target, b *resolver.Batches, frame *resolver.Backing) (*resolver.PendingProduce, error) {
+// durability, auto-creating the topic when allowed. In a cluster, a
+// transactional batch refused as not registered is verified across
+// nodes and, for Produce v12+ (txnID set), added to its transaction by
+// the coordinator (implicit adds across nodes) before it is tried again.
+func writePartition(ctx context.Context, host Host, t *target, b *resolver.Batches, frame *resolver.Backing, txnID *string) (*resolver.PendingProduce, error) {
 	h, err := t.resolve(host)
 	if err != nil {
 		return nil, err
@@ -207,7 +215,12 @@ func writePartition(ctx context.Context, host Host, t *target, b *resolver.Batch
 		return pp, err
 	}
 	if err := verifyTxn(ctx, host, t.topic, t.partition, b, err); err != nil {
-		return nil, err
+		if txnID == nil || !errors.Is(err, resolver.ErrInvalidTxnState) {
+			return nil, err
+		}
+		if err := addAcrossNodes(ctx, host, *txnID, t, b, err); err != nil {
+			return nil, err
+		}
 	}
 	// Registered since: the refusal wrote nothing and left the batch as
 	// it was but for a LogAppendTime stamp, which the retry sets again.

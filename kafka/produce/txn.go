@@ -20,8 +20,8 @@ const minImplicitAddVersion = 12
 // requests without a transactional id are left to the resolver's check
 // (KIP-890 part 1).
 func addToTxnImplicitly(h Host, version int16, txnID *string, t *target, b *resolver.Batches) error {
-	if version < minImplicitAddVersion || txnID == nil || !b.TxnProducer {
-		return nil
+	if version < minImplicitAddVersion || txnID == nil || !b.TxnProducer || h.Cluster() {
+		return nil // in a cluster: addAcrossNodes, once the leader's registrations say it is needed
 	}
 	pid, epoch := b.ProducerID, b.ProducerEpoch
 	topic, partition := t.topic, t.partition
@@ -37,6 +37,36 @@ func addToTxnImplicitly(h Host, version int16, txnID *string, t *target, b *reso
 		return nil
 	}
 	return fmt.Errorf("%w: adding %s/%d to transaction %q", addError(code), topic, partition, *txnID)
+}
+
+// implicitID is the transactional id of a Produce v12+ request, whose
+// transactional batches add their partitions themselves (KIP-890
+// implicit adds); nil below v12.
+func implicitID(version int16, txnID *string) *string {
+	if version < minImplicitAddVersion {
+		return nil
+	}
+	return txnID
+}
+
+// addAcrossNodes has the coordinator add the partition of a transactional
+// batch refused as not registered (refused) to its producer's
+// transaction, in a cluster (implicit adds across nodes): the leader
+// registers only what the coordinator made durable, so the batch is
+// appended only if the coordinator's NONE is followed by its
+// registration, at the batch's epoch and undecided, in etcd (Verify).
+// An add the coordinator refuses — the transaction being decided, or
+// its epoch bumped by the decision — answers as on a single node
+// (addError); one it cannot answer now is retriable NOT_ENOUGH_REPLICAS.
+func addAcrossNodes(ctx context.Context, h Host, txnID string, t *target, b *resolver.Batches, refused error) error {
+	code, err := h.AddTxnPartition(ctx, txnID, t.topic, t.partition, b.ProducerID, b.ProducerEpoch)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w: adding %s/%d to transaction %q: %v", kerr.NotEnoughReplicas, t.topic, t.partition, txnID, err)
+	case code != 0:
+		return fmt.Errorf("%w: adding %s/%d to transaction %q", addError(code), t.topic, t.partition, txnID)
+	}
+	return verifyTxn(ctx, h, t.topic, t.partition, b, refused)
 }
 
 // addError is the Produce error for a coordinator answer, as Kafka's

@@ -1,9 +1,9 @@
 // Package routing holds the cluster-mode answers that do not depend on
-// the cluster's state (cluster routing, share groups in cluster mode, cluster transactions at version 1; kafka/doc.go "Cluster mode:
+// the cluster's state (cluster routing, share groups in cluster mode, cluster transactions; kafka/doc.go "Cluster mode:
 // routing"): what a node that does not coordinate groups and
 // transactional ids answers their requests (NotCoordinator), and which
-// APIs and versions a node advertises and serves in cluster mode
-// (NotInCluster, ClusterMaxVersion, ShareAPI, TelemetryAPI), and
+// APIs a node advertises and serves in cluster mode
+// (NotInCluster, ShareAPI, TelemetryAPI), and
 // FindCoordinator's answers once kafka/ knows the coordinator
 // (FindCoordinator, NoCoordinator, FindShareCoordinator).
 //

@@ -1,6 +1,6 @@
 package routing
 
-// NOT_COORDINATOR answers (coordinator routing, share groups in cluster mode, cluster transactions at version 1): what a node that does not
+// NOT_COORDINATOR answers (coordinator routing, share groups in cluster mode, cluster transactions): what a node that does not
 // coordinate groups and transactional ids answers their requests, in
 // place of the handler, as Kafka's brokers answer.
 
@@ -15,7 +15,7 @@ import (
 // coordinatorAPIs are the APIs only the group coordinator serves (coordinator routing), the
 // streams group APIs (their state is the coordinator's, in its mirrored
 // offsets store, as consumer groups'), the transaction APIs, which it
-// serves too (cluster transactions at version 1), and those of share groups but ShareFetch and
+// serves too (cluster transactions), and those of share groups but ShareFetch and
 // ShareAcknowledge (share groups in cluster mode).
 var coordinatorAPIs = map[int16]bool{8: true, 9: true, 11: true, 12: true, 13: true, 14: true, 15: true,
 	16: true, 42: true, 47: true, 68: true, 69: true, 88: true, 89: true,
@@ -24,7 +24,7 @@ var coordinatorAPIs = map[int16]bool{8: true, 9: true, 11: true, 12: true, 13: t
 
 // NotCoordinator is the answer of a node that does not coordinate groups
 // and transactional ids to a request of key: NOT_COORDINATOR wherever the
-// response carries an error (coordinator routing, share groups in cluster mode, cluster transactions at version 1); nil for a request any node
+// response carries an error (coordinator routing, share groups in cluster mode, cluster transactions); nil for a request any node
 // serves. InitProducerId is one only with a transactional id.
 func NotCoordinator(key int16, req kmsg.Request) kmsg.Response {
 	if r, ok := req.(*kmsg.InitProducerIDRequest); ok && r.TransactionalID != nil {
@@ -146,7 +146,7 @@ func offsetFetchNotCoordinator(r *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResp
 	return resp
 }
 
-// txnNotCoordinator is NOT_COORDINATOR for the transaction APIs (cluster transactions at version 1);
+// txnNotCoordinator is NOT_COORDINATOR for the transaction APIs (cluster transactions);
 // ListTransactions answers an empty list, as ListGroups does (coordinator routing).
 func txnNotCoordinator(req kmsg.Request) kmsg.Response {
 	code := kerr.NotCoordinator.Code

@@ -7,7 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Coordinator routing, share groups in cluster mode, cluster transactions at version 1: every API only the coordinator serves gets an answer of
+// Coordinator routing, share groups in cluster mode, cluster transactions: every API only the coordinator serves gets an answer of
 // its own kind from a node that does not coordinate, at every version;
 // any other API (Produce, Fetch, Metadata) is left to its handler.
 func TestNotCoordinatorAnswersEveryCoordinatorAPI(t *testing.T) {

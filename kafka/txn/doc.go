@@ -90,7 +90,8 @@
 //     INVALID_PRODUCER_EPOCH and a busy coordinator NOT_ENOUGH_REPLICAS
 //     (retriable). A registration is durable even if the append then
 //     fails: the transaction's end marks the partition anyway (markers
-//     are idempotent).
+//     are idempotent). In a cluster the partition's leader asks for the
+//     add through etcd (cluster/txnmark, implicit adds across nodes).
 //   - **Transaction's version.** A transaction keeps the version it
 //     started with (the first add: implicit is 2, AddPartitionsToTxn or
 //     AddOffsetsToTxn is 1); adds of the other kind join it without
