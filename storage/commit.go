@@ -24,8 +24,10 @@ type Pending struct {
 	payload []byte
 	// noReplicate: written with AppendOptions.NoReplicate (I12).
 	noReplicate bool
-	done        chan struct{}
-	err         error // valid once done is closed
+	// bulk: queued in the bulk lane (committer.inBulk).
+	bulk bool
+	done chan struct{}
+	err  error // valid once done is closed
 }
 
 // Header is the entry's descriptor (offset, position) as assigned by Write.
@@ -62,9 +64,15 @@ type committer struct {
 	wake     chan struct{} // capacity 1: "the queue may be non-empty"
 	quit     chan struct{} // closed by stop: no more waiting for the interval
 	done     chan struct{} // closed when run returns
-	mu       struct {
+	// bulkBytes is Options.BulkEntryBytes without a Replicator (0: one
+	// lane); bulkWake and bulkDone are the bulk lane's wake and done.
+	bulkBytes int
+	bulkWake  chan struct{}
+	bulkDone  chan struct{}
+	mu        struct {
 		sync.Mutex
 		queue   []*Pending
+		bulk    []*Pending // the bulk lane's queue
 		stopped bool
 	}
 }
@@ -73,6 +81,9 @@ func newCommitter(s *Store) *committer {
 	c := &committer{s: s, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
 	if s.opts.Replicator != nil {
 		c.interval = s.opts.CommitInterval
+	} else if s.opts.BulkEntryBytes > 0 {
+		c.bulkBytes = s.opts.BulkEntryBytes
+		c.bulkWake, c.bulkDone = make(chan struct{}, 1), make(chan struct{})
 	}
 	if p, ok := s.opts.Replicator.(Pipeliner); ok && s.opts.ReplicateDepth > 1 {
 		c.pipe = p
@@ -84,15 +95,67 @@ func newCommitter(s *Store) *committer {
 	return c
 }
 
-// enqueue hands p to the committer. The caller holds the log's appendMu, so
-// each log's pendings are queued in offset order.
+// enqueue hands p to the committer, in its log's lane (inBulk). The
+// caller holds the log's appendMu, so each log's pendings are queued in
+// offset order.
 func (c *committer) enqueue(p *Pending) {
 	c.mu.Lock()
-	c.mu.queue = append(c.mu.queue, p)
+	wake := c.wake
+	if c.inBulk(p) {
+		c.mu.bulk = append(c.mu.bulk, p)
+		wake = c.bulkWake
+	} else {
+		c.mu.queue = append(c.mu.queue, p)
+	}
 	c.mu.Unlock()
+	signal(wake)
+}
+
+func signal(wake chan struct{}) {
 	select {
-	case c.wake <- struct{}{}:
+	case wake <- struct{}{}:
 	default:
+	}
+}
+
+// inBulk counts p as unpublished in its lane and says whether that lane
+// is the bulk lane (doc.go "Bulk lane"): it is for an entry of at least
+// bulkBytes, and for any entry of a log with bulk entries unpublished
+// (behind them, in offset order). Needs c.mu.
+func (c *committer) inBulk(p *Pending) bool {
+	if c.bulkBytes == 0 {
+		return false
+	}
+	ln := &p.log.lane
+	p.bulk = int(p.hdr.Size) >= c.bulkBytes || ln.bulk > 0
+	if p.bulk {
+		ln.bulk++
+	} else {
+		ln.main++
+	}
+	return p.bulk
+}
+
+// published counts a published group out of its logs' lanes (inBulk),
+// before its waiters wake, and wakes the bulk lane when a log it holds
+// back (takeBulk) has nothing left unpublished in the main lane.
+func (c *committer) published(group []*Pending) {
+	if c.bulkBytes == 0 {
+		return
+	}
+	wake := false
+	c.mu.Lock()
+	for _, p := range group {
+		ln := &p.log.lane
+		if p.bulk {
+			ln.bulk--
+		} else if ln.main--; ln.main == 0 && ln.bulk > 0 {
+			wake = true
+		}
+	}
+	c.mu.Unlock()
+	if wake {
+		signal(c.bulkWake)
 	}
 }
 
@@ -103,15 +166,19 @@ func (c *committer) stop() {
 	c.mu.stopped = true
 	c.mu.Unlock()
 	close(c.quit)
-	select {
-	case c.wake <- struct{}{}:
-	default:
+	signal(c.wake)
+	if c.bulkWake != nil {
+		signal(c.bulkWake)
 	}
 	<-c.done
 }
 
 func (c *committer) run() {
 	defer close(c.done)
+	if c.bulkWake != nil {
+		go c.runBulk()
+		defer func() { <-c.bulkDone }()
+	}
 	if c.pipe != nil {
 		defer func() {
 			close(c.flights)
@@ -128,7 +195,7 @@ func (c *committer) run() {
 		if c.interval > 0 && !last.IsZero() {
 			c.pause(time.Until(last.Add(c.interval)))
 		}
-		group, stopped := c.take()
+		group, stopped := c.take(&c.mu.queue)
 		if len(group) == 0 {
 			if c.pipe != nil {
 				<-c.slots
@@ -146,6 +213,51 @@ func (c *committer) run() {
 		}
 		c.commit(group)
 	}
+}
+
+// runBulk is the bulk lane's committer (doc.go "Bulk lane"): it commits
+// the groups takeBulk gives, one at a time, as run does without a
+// Replicator, beside run's groups.
+func (c *committer) runBulk() {
+	defer close(c.bulkDone)
+	for {
+		group, drained := c.takeBulk()
+		if len(group) == 0 {
+			if drained {
+				return
+			}
+			<-c.bulkWake
+			continue
+		}
+		c.commit(group)
+	}
+}
+
+// takeBulk removes a group from the bulk lane's queue, in queue order, up
+// to MaxGroupBytes (at least one pending), leaving out every entry of a
+// log that still has entries unpublished in the main lane: those were
+// written before it, and are published first. drained: stopped with
+// nothing queued.
+func (c *committer) takeBulk() (group []*Pending, drained bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	q := c.mu.bulk
+	var rest []*Pending
+	bytes := 0
+	for i, p := range q {
+		if len(group) > 0 && bytes+int(p.hdr.Size) > c.s.opts.MaxGroupBytes {
+			rest = append(rest, q[i:]...) // full: the rest keeps its order
+			break
+		}
+		if p.log.lane.main > 0 {
+			rest = append(rest, p) // so are all its log's later entries
+			continue
+		}
+		group = append(group, p)
+		bytes += int(p.hdr.Size)
+	}
+	c.mu.bulk = rest
+	return group, c.mu.stopped && len(rest) == 0
 }
 
 // flight is a group handed to the Pipeliner and not finished yet (I14).
@@ -222,21 +334,22 @@ func (c *committer) pause(d time.Duration) {
 	}
 }
 
-// take removes a group from the head of the queue: at least one pending,
-// then more while the group stays within MaxGroupBytes.
-func (c *committer) take() ([]*Pending, bool) {
+// take removes a group from the head of queue (c.mu.queue or c.mu.bulk):
+// at least one pending, then more while the group stays within
+// MaxGroupBytes.
+func (c *committer) take(queue *[]*Pending) ([]*Pending, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	q := c.mu.queue
+	q := *queue
 	n, bytes := 0, 0
 	for n < len(q) && (n == 0 || bytes+int(q[n].hdr.Size) <= c.s.opts.MaxGroupBytes) {
 		bytes += int(q[n].hdr.Size)
 		n++
 	}
 	group := q[:n:n]
-	c.mu.queue = q[n:]
-	if len(c.mu.queue) == 0 {
-		c.mu.queue = nil
+	*queue = q[n:]
+	if len(*queue) == 0 {
+		*queue = nil
 	}
 	return group, c.mu.stopped
 }
@@ -441,6 +554,7 @@ func (c *committer) publish(group []*Pending, failed map[*logState]error) {
 		}
 		l.mu.Unlock()
 	}
+	c.published(group)
 	for _, p := range group {
 		close(p.done)
 	}

@@ -66,6 +66,25 @@
 // the disk is full (I7): that entry fails with ErrNoSpace and the log stays
 // writable.
 //
+// # Bulk lane
+//
+// With Options.BulkEntryBytes (and no Replicator) a second committer, the
+// bulk lane, runs the same steps beside the main one. An entry of at
+// least BulkEntryBytes goes to the bulk lane, and so does every later
+// entry of its log while one of its log's bulk entries is unpublished; all
+// other entries go to the main lane. So a producer's burst of large
+// batches (a quota'd tenant's, let through at the end of its throttle)
+// is synced by the bulk lane while other logs' small writes keep being
+// committed by the main lane: they neither share the burst's fdatasync
+// nor queue behind it. Each log's entries are still published in offset
+// order: a log's bulk entries are taken only once it has nothing
+// unpublished left in the main lane (its earlier entries; the main lane
+// wakes the bulk lane when that happens), and its next main-lane entry
+// comes only after its last bulk entry is published. Nothing else
+// changes: every entry is acknowledged after its own fdatasync (D1), and
+// a failure fails the log as above. Close drains both lanes. OnCommit is
+// called from both.
+//
 // With Options.Replicator (cluster mode) step 1 is replaced: the group's
 // entries are handed to Replicate, and the segment files are not
 // fdatasynced at all — the local copy is a cache of the replicated one
@@ -314,6 +333,7 @@
 // and creation) -> Store.mu (the log map) -> logState.mu (the durable view:
 // state, Start, End, ledgers, files and pins) -> logTail.mu (one log's
 // cached entries) -> tailCache.mu (the budget). The committer takes only
-// logState.mu. tailCache.add takes logTail.mu and tailCache.mu one after
+// logState.mu (the bulk lane's counts of a log are under the committer's
+// own mutex, never nested with another). tailCache.add takes logTail.mu and tailCache.mu one after
 // the other, never nested, and evicts after releasing both.
 package storage

@@ -42,6 +42,13 @@ type logState struct {
 	// tail is the log's part of the tail cache (tailcache.go).
 	tail logTail
 
+	// lane counts the log's pendings queued or committing, not yet
+	// published, in each group-commit lane (committer.inBulk), guarded
+	// by the committer's mu.
+	lane struct {
+		main, bulk int
+	}
+
 	mu struct {
 		sync.Mutex
 		state   LogState
