@@ -253,12 +253,11 @@ type Options struct {
 	// before it syncs (default 8 MiB).
 	MaxGroupBytes int
 	// BulkEntryBytes, when positive and without a Replicator, turns on
-	// the bulk lane (doc.go "Bulk lane"): a log whose entry of at least
-	// this many bytes finds nothing of it unpublished is group-committed
-	// by a second committer, beside the other logs, until all it queued
-	// there is published. So a small write neither shares the fdatasync
-	// of another log's burst nor queues behind it. 0: one lane
-	// (DefaultBulkEntryBytes is the server's default).
+	// the bulk lane (doc.go "Bulk lane"): the entries of a log whose
+	// average entry size reaches it are group-committed by a second
+	// committer, beside the other logs. So a small write neither shares
+	// the fdatasync of another log's burst nor queues behind it. 0: one
+	// lane (DefaultBulkEntryBytes is the server's default).
 	BulkEntryBytes int
 	// TailCacheBytes bounds the tail cache, over all logs together
 	// (default DefaultTailCacheBytes; negative: no cache). Only entries
@@ -311,11 +310,11 @@ type CommitStats struct {
 	Replicate time.Duration
 }
 
-// DefaultBulkEntryBytes is the entry size from which a server commits a
-// log in the bulk lane (Options.BulkEntryBytes): half of a producer's
-// largest batch at Kafka's default max.request.size (1 MiB), far above
-// its default batch.size (16 KiB).
-const DefaultBulkEntryBytes = 512 << 10
+// DefaultBulkEntryBytes is the average entry size from which a server
+// commits a log in the bulk lane (Options.BulkEntryBytes): 8 times a
+// producer's default batch.size (16 KiB), an eighth of its largest batch
+// at the default max.request.size (1 MiB).
+const DefaultBulkEntryBytes = 128 << 10
 
 // DefaultTailCacheBytes is the default tail cache budget.
 const DefaultTailCacheBytes = 32 << 20

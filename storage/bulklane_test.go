@@ -138,3 +138,28 @@ func TestBulkLaneOff(t *testing.T) {
 		t.Fatalf("err %v, bulk %v", err, p.bulk)
 	}
 }
+
+// TestBulkLaneByAverageSize: the lane follows a log's average entry size,
+// so a bulk producer's smaller batch stays in the bulk lane, and a small
+// producer's one larger batch in the main lane.
+func TestBulkLaneByAverageSize(t *testing.T) {
+	s := newStore(t, "/d", Options{FS: vfstest.NewMemFS(), PebbleFS: vfs.NewMem(), BulkEntryBytes: 1024})
+	defer s.Close()
+	_, _ = s.CreateLog(1), s.CreateLog(2)
+	lanes := func(id LogID, sizes ...int) (bulk []bool) {
+		for _, n := range sizes {
+			p := write(t, s, id, n)
+			if err := p.Wait(); err != nil { // idle before the next: no entry behind a bulk one
+				t.Fatal(err)
+			}
+			bulk = append(bulk, p.bulk)
+		}
+		return bulk
+	}
+	if got := lanes(1, 4096, 4096, 4096, 512); !got[0] || !got[3] {
+		t.Errorf("bulk producer's lanes %v, want all bulk", got)
+	}
+	if got := lanes(2, 100, 100, 100, 100, 2048); got[4] {
+		t.Errorf("small producer's larger batch in the bulk lane: %v", got)
+	}
+}

@@ -119,7 +119,8 @@ func signal(wake chan struct{}) {
 }
 
 // inBulk counts p as unpublished in its lane and says whether that lane
-// is the bulk lane (doc.go "Bulk lane"): it is for an entry of at least
+// is the bulk lane (doc.go "Bulk lane"): it is when the log's running
+// average entry size (the newest entry weighing a quarter) reaches
 // bulkBytes, and for any entry of a log with bulk entries unpublished
 // (behind them, in offset order). Needs c.mu.
 func (c *committer) inBulk(p *Pending) bool {
@@ -127,7 +128,8 @@ func (c *committer) inBulk(p *Pending) bool {
 		return false
 	}
 	ln := &p.log.lane
-	p.bulk = int(p.hdr.Size) >= c.bulkBytes || ln.bulk > 0
+	ln.avg += (int64(p.hdr.Size) - ln.avg) / 4
+	p.bulk = ln.avg >= int64(c.bulkBytes) || ln.bulk > 0
 	if p.bulk {
 		ln.bulk++
 	} else {

@@ -43,10 +43,12 @@ type logState struct {
 	tail logTail
 
 	// lane counts the log's pendings queued or committing, not yet
-	// published, in each group-commit lane (committer.inBulk), guarded
-	// by the committer's mu.
+	// published, in each group-commit lane, and keeps its running
+	// average entry size (committer.inBulk); guarded by the committer's
+	// mu.
 	lane struct {
 		main, bulk int
+		avg        int64
 	}
 
 	mu struct {

@@ -22,7 +22,13 @@ var fairnessMutations = []mutation{
 	{
 		Name:  "bulk-lane-entry-behind-burst-in-main",
 		Rule:  "bulk lane: an entry written behind its log's unpublished bulk entry is committed after it, in the bulk lane",
-		Edits: []edit{{File: "storage/commit.go", Old: "\tp.bulk = int(p.hdr.Size) >= c.bulkBytes || ln.bulk > 0\n", New: "\tp.bulk = int(p.hdr.Size) >= c.bulkBytes\n"}},
+		Edits: []edit{{File: "storage/commit.go", Old: "\tp.bulk = ln.avg >= int64(c.bulkBytes) || ln.bulk > 0\n", New: "\tp.bulk = ln.avg >= int64(c.bulkBytes)\n"}},
 		Tests: []testRun{{Pkg: "./storage/", Run: "TestBulkLaneKeepsLogOrder"}},
+	},
+	{
+		Name:  "bulk-lane-by-last-entry",
+		Rule:  "bulk lane: a log's lane follows its average entry size, so a bulk producer's smaller batch stays in the bulk lane",
+		Edits: []edit{{File: "storage/commit.go", Old: "\tln.avg += (int64(p.hdr.Size) - ln.avg) / 4\n", New: "\tln.avg = int64(p.hdr.Size)\n"}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestBulkLaneByAverageSize"}},
 	},
 }
