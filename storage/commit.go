@@ -197,7 +197,7 @@ func (c *committer) run() {
 		if c.interval > 0 && !last.IsZero() {
 			c.pause(time.Until(last.Add(c.interval)))
 		}
-		group, stopped := c.take(&c.mu.queue)
+		group, stopped := c.take()
 		if len(group) == 0 {
 			if c.pipe != nil {
 				<-c.slots
@@ -336,22 +336,21 @@ func (c *committer) pause(d time.Duration) {
 	}
 }
 
-// take removes a group from the head of queue (c.mu.queue or c.mu.bulk):
-// at least one pending, then more while the group stays within
-// MaxGroupBytes.
-func (c *committer) take(queue *[]*Pending) ([]*Pending, bool) {
+// take removes a group from the head of the queue: at least one pending,
+// then more while the group stays within MaxGroupBytes.
+func (c *committer) take() ([]*Pending, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	q := *queue
+	q := c.mu.queue
 	n, bytes := 0, 0
 	for n < len(q) && (n == 0 || bytes+int(q[n].hdr.Size) <= c.s.opts.MaxGroupBytes) {
 		bytes += int(q[n].hdr.Size)
 		n++
 	}
 	group := q[:n:n]
-	*queue = q[n:]
-	if len(*queue) == 0 {
-		*queue = nil
+	c.mu.queue = q[n:]
+	if len(c.mu.queue) == 0 {
+		c.mu.queue = nil
 	}
 	return group, c.mu.stopped
 }
