@@ -94,22 +94,23 @@ func TestBulkLaneSmallWriteNotBehindBurst(t *testing.T) {
 	waitFor(t, burst, "burst")
 }
 
-// TestBulkLaneKeepsLogOrder: a log's large entry written while its earlier
-// small entry is still being committed by the main lane is held back
-// (with the small entry after it) until that one is published, so that a
-// log's entries are acknowledged in offset order; meanwhile the bulk lane
-// commits other logs' bursts.
+// TestBulkLaneKeepsLogOrder: a log's entries are published in offset
+// order whichever lane commits them. Its large entry written while its
+// earlier small one is still being committed by the main lane is held
+// back until that one is published, and so is its next small entry (back
+// in the main lane, its average having dropped) until the large one is;
+// meanwhile each lane commits other logs' entries.
 func TestBulkLaneKeepsLogOrder(t *testing.T) {
 	h := newHoldFS(1)
 	s := newStore(t, "/d", Options{FS: h, PebbleFS: vfs.NewMem(), BulkEntryBytes: 1024})
 	defer s.Close()
 	defer h.free()
-	_, _ = s.CreateLog(1), s.CreateLog(3)
+	_, _, _ = s.CreateLog(1), s.CreateLog(2), s.CreateLog(3)
 	first := write(t, s, 1, 100)
 	<-h.entered // the main lane is syncing log 1, held
 	burst, after := write(t, s, 1, 4096), write(t, s, 1, 100)
-	if !burst.bulk || !after.bulk {
-		t.Fatalf("bulk lane: burst %v, the entry behind it %v; want both", burst.bulk, after.bulk)
+	if !burst.bulk || after.bulk {
+		t.Fatalf("lanes: burst bulk %v, the small entry after it bulk %v; want true, false", burst.bulk, after.bulk)
 	}
 	// Taking log 1's burst now would sync log 1's file (held) and stall
 	// the bulk lane: log 3's burst is acknowledged only if it is not.
@@ -125,6 +126,35 @@ func TestBulkLaneKeepsLogOrder(t *testing.T) {
 	}
 	if info, _ := s.Info(1); info.End != 3 {
 		t.Fatalf("log 1 end %d, want 3", info.End)
+	}
+}
+
+// TestBulkLaneSmallAfterBurstWaits: a log's small entries queued in the
+// main lane behind its own burst, still being committed by the bulk lane,
+// are not taken before it, while the main lane goes on with other logs.
+func TestBulkLaneSmallAfterBurstWaits(t *testing.T) {
+	h := newHoldFS(1)
+	s := newStore(t, "/d", Options{FS: h, PebbleFS: vfs.NewMem(), BulkEntryBytes: 1024})
+	defer s.Close()
+	defer h.free()
+	_, _ = s.CreateLog(1), s.CreateLog(2)
+	burst := write(t, s, 1, 4096)
+	<-h.entered // the bulk lane is syncing log 1, held
+	small, next := write(t, s, 1, 100), write(t, s, 1, 100)
+	if small.bulk || small.after != burst || next.after != nil {
+		t.Fatalf("small entries: bulk %v, after the burst %v, next after %v", small.bulk, small.after == burst, next.after)
+	}
+	// Taking either now would sync log 1's file (held) and stall the
+	// main lane: log 2's write is acknowledged only if neither is.
+	waitFor(t, write(t, s, 2, 100), "another log's small write")
+	h.free()
+	waitFor(t, next, "small entries behind their log's burst")
+	for i, p := range []*Pending{burst, small} {
+		select {
+		case <-p.done:
+		default:
+			t.Fatalf("entry %d answered after a later one", i)
+		}
 	}
 }
 

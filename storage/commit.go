@@ -24,10 +24,15 @@ type Pending struct {
 	payload []byte
 	// noReplicate: written with AppendOptions.NoReplicate (I12).
 	noReplicate bool
-	// bulk: queued in the bulk lane (committer.inBulk).
-	bulk bool
-	done chan struct{}
-	err  error // valid once done is closed
+	// bulk: queued in the bulk lane; after: the log's entry before it,
+	// in the other lane and unpublished when it was queued: it is taken
+	// only once after is answered (committer.inBulk, guarded by the
+	// committer's mu, as answered).
+	bulk     bool
+	after    *Pending
+	answered bool
+	done     chan struct{}
+	err      error // valid once done is closed
 }
 
 // Header is the entry's descriptor (offset, position) as assigned by Write.
@@ -118,45 +123,44 @@ func signal(wake chan struct{}) {
 	}
 }
 
-// inBulk counts p as unpublished in its lane and says whether that lane
-// is the bulk lane (doc.go "Bulk lane"): it is when the log's running
-// average entry size (the newest entry weighing a quarter) reaches
-// bulkBytes, and for any entry of a log with bulk entries unpublished
-// (behind them, in offset order). Needs c.mu.
+// inBulk says whether p goes to the bulk lane (doc.go "Bulk lane"): when
+// its log's running average entry size (the newest entry weighing a
+// quarter) reaches bulkBytes. When the log's newest unanswered entry is
+// in the other lane, p is taken only after it (p.after), so that a log's
+// entries are published in offset order whichever lane commits them.
+// Needs c.mu.
 func (c *committer) inBulk(p *Pending) bool {
 	if c.bulkBytes == 0 {
 		return false
 	}
 	ln := &p.log.lane
 	ln.avg += (int64(p.hdr.Size) - ln.avg) / 4
-	p.bulk = ln.avg >= int64(c.bulkBytes) || ln.bulk > 0
-	if p.bulk {
-		ln.bulk++
-	} else {
-		ln.main++
+	p.bulk = ln.avg >= int64(c.bulkBytes)
+	if q := ln.last; q != nil && q.bulk != p.bulk {
+		p.after = q
 	}
+	ln.last = p
 	return p.bulk
 }
 
-// published counts a published group out of its logs' lanes (inBulk),
-// before its waiters wake, and wakes the bulk lane when a log it holds
-// back (takeBulk) has nothing left unpublished in the main lane.
+// published marks a published group's entries answered (inBulk), before
+// their waiters wake, and wakes the other lane, which may hold entries
+// queued after them.
 func (c *committer) published(group []*Pending) {
-	if c.bulkBytes == 0 {
+	if c.bulkBytes == 0 || len(group) == 0 {
 		return
 	}
-	wake := false
 	c.mu.Lock()
 	for _, p := range group {
-		ln := &p.log.lane
-		if p.bulk {
-			ln.bulk--
-		} else if ln.main--; ln.main == 0 && ln.bulk > 0 {
-			wake = true
+		p.answered = true
+		if p.log.lane.last == p {
+			p.log.lane.last = nil
 		}
 	}
 	c.mu.Unlock()
-	if wake {
+	if group[0].bulk {
+		signal(c.wake)
+	} else {
 		signal(c.bulkWake)
 	}
 }
@@ -197,7 +201,13 @@ func (c *committer) run() {
 		if c.interval > 0 && !last.IsZero() {
 			c.pause(time.Until(last.Add(c.interval)))
 		}
-		group, stopped := c.take()
+		var group []*Pending
+		var stopped bool
+		if c.bulkWake != nil {
+			group, stopped = c.takeLane(&c.mu.queue)
+		} else {
+			group, stopped = c.take()
+		}
 		if len(group) == 0 {
 			if c.pipe != nil {
 				<-c.slots
@@ -218,12 +228,12 @@ func (c *committer) run() {
 }
 
 // runBulk is the bulk lane's committer (doc.go "Bulk lane"): it commits
-// the groups takeBulk gives, one at a time, as run does without a
+// the groups takeLane gives, one at a time, as run does without a
 // Replicator, beside run's groups.
 func (c *committer) runBulk() {
 	defer close(c.bulkDone)
 	for {
-		group, drained := c.takeBulk()
+		group, drained := c.takeLane(&c.mu.bulk)
 		if len(group) == 0 {
 			if drained {
 				return
@@ -235,30 +245,35 @@ func (c *committer) runBulk() {
 	}
 }
 
-// takeBulk removes a group from the bulk lane's queue, in queue order, up
-// to MaxGroupBytes (at least one pending), leaving out every entry of a
-// log that still has entries unpublished in the main lane: those were
-// written before it, and are published first. drained: stopped with
-// nothing queued.
-func (c *committer) takeBulk() (group []*Pending, drained bool) {
+// takeLane removes a group from a lane's queue (c.mu.queue or
+// c.mu.bulk), in queue order, up to MaxGroupBytes (at least one
+// pending), leaving out an entry whose log's earlier entry in the other
+// lane is not answered yet (p.after), and every later entry of its log.
+// drained: stopped with nothing left queued.
+func (c *committer) takeLane(queue *[]*Pending) (group []*Pending, drained bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	q := c.mu.bulk
+	q := *queue
 	var rest []*Pending
+	var held map[*logState]bool
 	bytes := 0
 	for i, p := range q {
 		if len(group) > 0 && bytes+int(p.hdr.Size) > c.s.opts.MaxGroupBytes {
 			rest = append(rest, q[i:]...) // full: the rest keeps its order
 			break
 		}
-		if p.log.lane.main > 0 {
-			rest = append(rest, p) // so are all its log's later entries
+		if held[p.log] || (p.after != nil && !p.after.answered) {
+			if held == nil {
+				held = make(map[*logState]bool)
+			}
+			held[p.log] = true
+			rest = append(rest, p)
 			continue
 		}
 		group = append(group, p)
 		bytes += int(p.hdr.Size)
 	}
-	c.mu.bulk = rest
+	*queue = rest
 	return group, c.mu.stopped && len(rest) == 0
 }
 

@@ -71,23 +71,21 @@
 // With Options.BulkEntryBytes (and no Replicator) a second committer, the
 // bulk lane, runs the same steps beside the main one. An entry goes to
 // the bulk lane when its log's running average entry size (the newest
-// entry weighing a quarter) reaches BulkEntryBytes, and so does every
-// later entry of its log while one of its log's bulk entries is
-// unpublished; all other entries go to the main lane. So the bursts of
-// large batches of a bulk producer (a quota'd tenant's, let through each
-// time its throttle ends) are synced by the bulk lane while other logs'
-// small writes keep being committed by the main lane: they neither share
-// a burst's fdatasync nor queue behind it. (On ext4 a small write's
-// fdatasync still waits for part of a concurrent burst's data, through
-// the journal commit both need, but no longer for all of it.) Each log's
-// entries are still published in offset
-// order: a log's bulk entries are taken only once it has nothing
-// unpublished left in the main lane (its earlier entries; the main lane
-// wakes the bulk lane when that happens), and its next main-lane entry
-// comes only after its last bulk entry is published. Nothing else
-// changes: every entry is acknowledged after its own fdatasync (D1), and
-// a failure fails the log as above. Close drains both lanes. OnCommit is
-// called from both.
+// entry weighing a quarter) reaches BulkEntryBytes, to the main lane
+// otherwise. So the bursts of large batches of a bulk producer (a quota'd
+// tenant's, let through each time its throttle ends) are synced by the
+// bulk lane while other logs' small writes keep being committed by the
+// main lane: they neither share a burst's fdatasync nor queue behind it.
+// (On ext4 a small write's fdatasync still waits for part of a
+// concurrent burst's data, through the journal commit both need, but no
+// longer for all of it.) Each log's entries are still published in
+// offset order: an entry queued while its log's newest unanswered entry
+// is in the other lane is taken only once that one is answered, and a
+// lane takes none of a log's entries behind one it holds back; the lane
+// that answers a group wakes the other. Nothing else changes: every
+// entry is acknowledged after its own fdatasync (D1), and a failure
+// fails the log as above. Close drains both lanes. OnCommit is called
+// from both.
 //
 // With Options.Replicator (cluster mode) step 1 is replaced: the group's
 // entries are handed to Replicate, and the segment files are not

@@ -42,13 +42,12 @@ type logState struct {
 	// tail is the log's part of the tail cache (tailcache.go).
 	tail logTail
 
-	// lane counts the log's pendings queued or committing, not yet
-	// published, in each group-commit lane, and keeps its running
-	// average entry size (committer.inBulk); guarded by the committer's
-	// mu.
+	// lane is the log's running average entry size and its newest
+	// unanswered pending, for the group commit's lanes
+	// (committer.inBulk); guarded by the committer's mu.
 	lane struct {
-		main, bulk int
-		avg        int64
+		avg  int64
+		last *Pending
 	}
 
 	mu struct {

@@ -14,16 +14,19 @@ var fairnessMutations = []mutation{
 		Tests: []testRun{{Pkg: "./storage/", Run: "TestBulkLaneSmallWriteNotBehindBurst"}},
 	},
 	{
-		Name:  "bulk-lane-passes-main-lane",
-		Rule:  "bulk lane: a log's bulk entries are taken only once its earlier main-lane entries are published (a log's entries are acknowledged in offset order)",
-		Edits: []edit{{File: "storage/commit.go", Old: "\t\tif p.log.lane.main > 0 {\n", New: "\t\tif false {\n"}},
-		Tests: []testRun{{Pkg: "./storage/", Run: "TestBulkLaneKeepsLogOrder"}},
+		Name:  "lane-passes-other-lane",
+		Rule:  "bulk lane: an entry whose log's earlier entry is unanswered in the other lane is not taken before it (a log's entries are acknowledged in offset order)",
+		Edits: []edit{{File: "storage/commit.go", Old: "\t\tif held[p.log] || (p.after != nil && !p.after.answered) {\n", New: "\t\tif held[p.log] {\n"}},
+		Tests: []testRun{
+			{Pkg: "./storage/", Run: "TestBulkLaneKeepsLogOrder"},
+			{Pkg: "./storage/", Run: "TestBulkLaneSmallAfterBurstWaits"},
+		},
 	},
 	{
-		Name:  "bulk-lane-entry-behind-burst-in-main",
-		Rule:  "bulk lane: an entry written behind its log's unpublished bulk entry is committed after it, in the bulk lane",
-		Edits: []edit{{File: "storage/commit.go", Old: "\tp.bulk = ln.avg >= int64(c.bulkBytes) || ln.bulk > 0\n", New: "\tp.bulk = ln.avg >= int64(c.bulkBytes)\n"}},
-		Tests: []testRun{{Pkg: "./storage/", Run: "TestBulkLaneKeepsLogOrder"}},
+		Name:  "lane-passes-held-entry",
+		Rule:  "bulk lane: a log's later entries in a lane are not taken before its earlier entry held back in that lane",
+		Edits: []edit{{File: "storage/commit.go", Old: "\t\tif held[p.log] || (p.after != nil && !p.after.answered) {\n", New: "\t\tif p.after != nil && !p.after.answered {\n"}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestBulkLaneSmallAfterBurstWaits"}},
 	},
 	{
 		Name:  "bulk-lane-by-last-entry",
