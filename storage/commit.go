@@ -25,9 +25,10 @@ type Pending struct {
 	// noReplicate: written with AppendOptions.NoReplicate (I12).
 	noReplicate bool
 	// bulk: queued in the bulk lane; after: the log's entry before it,
-	// in the other lane and unpublished when it was queued: it is taken
-	// only once after is answered (committer.inBulk, guarded by the
-	// committer's mu, as answered).
+	// in the other lane and unanswered when it was queued: it is taken
+	// only once after is answered, and after is cleared then
+	// (committer.inBulk; after and answered are guarded by the
+	// committer's mu).
 	bulk     bool
 	after    *Pending
 	answered bool
@@ -270,6 +271,7 @@ func (c *committer) takeLane(queue *[]*Pending) (group []*Pending, drained bool)
 			rest = append(rest, p)
 			continue
 		}
+		p.after = nil // answered: nothing to keep alive
 		group = append(group, p)
 		bytes += int(p.hdr.Size)
 	}
