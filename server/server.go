@@ -56,7 +56,8 @@ type Config struct {
 
 	// Storage configures the store. FS and PebbleFS replace the file
 	// systems under the segment files and the index. Open chains its
-	// group-commit metrics after OnCommit.
+	// group-commit metrics after OnCommit, and gives BulkEntryBytes
+	// storage.DefaultBulkEntryBytes when zero (negative: one lane).
 	Storage storage.Options
 	// Resolver configures the topic catalog, produce and fetch.
 	Resolver resolver.Config
@@ -174,6 +175,9 @@ func (s *Server) openLayers() (err error) {
 	so := cfg.Storage
 	so.Logger = named(so.Logger, log, "storage")
 	so.OnCommit = s.onCommit(so.OnCommit)
+	if so.BulkEntryBytes == 0 {
+		so.BulkEntryBytes = storage.DefaultBulkEntryBytes
+	}
 	if cfg.Cluster != nil {
 		if err := s.openClusterBase(); err != nil {
 			return err

@@ -252,6 +252,13 @@ type Options struct {
 	// MaxGroupBytes bounds how many bytes one group commit collects
 	// before it syncs (default 8 MiB).
 	MaxGroupBytes int
+	// BulkEntryBytes, when positive and without a Replicator, turns on
+	// the bulk lane (doc.go "Bulk lane"): the entries of a log whose
+	// average entry size reaches it are group-committed by a second
+	// committer, beside the other logs. So a small write neither shares
+	// the fdatasync of another log's burst nor queues behind it. 0: one
+	// lane (DefaultBulkEntryBytes is the server's default).
+	BulkEntryBytes int
 	// TailCacheBytes bounds the tail cache, over all logs together
 	// (default DefaultTailCacheBytes; negative: no cache). Only entries
 	// written with AppendOptions.Retain are cached.
@@ -264,7 +271,8 @@ type Options struct {
 	// OnCommit, when set, is called by the group committer after every
 	// group commit (metrics): how many entries and bytes it made durable
 	// and how long the fdatasyncs of its files (or the Replicate call)
-	// took. It must not block.
+	// took. It must not block; with a bulk lane it is called from both
+	// lanes' committers, concurrently.
 	OnCommit func(CommitStats)
 	// OnIndexProbes, when set, is called after each index lookup by a
 	// read with the number of index iterator positionings it made (one
@@ -301,6 +309,12 @@ type CommitStats struct {
 	// or when no entry of the group was replicated).
 	Replicate time.Duration
 }
+
+// DefaultBulkEntryBytes is the average entry size from which a server
+// commits a log in the bulk lane (Options.BulkEntryBytes): 8 times a
+// producer's default batch.size (16 KiB), an eighth of its largest batch
+// at the default max.request.size (1 MiB).
+const DefaultBulkEntryBytes = 128 << 10
 
 // DefaultTailCacheBytes is the default tail cache budget.
 const DefaultTailCacheBytes = 32 << 20

@@ -24,8 +24,16 @@ type Pending struct {
 	payload []byte
 	// noReplicate: written with AppendOptions.NoReplicate (I12).
 	noReplicate bool
-	done        chan struct{}
-	err         error // valid once done is closed
+	// bulk: queued in the bulk lane; after: the log's entry before it,
+	// in the other lane and unanswered when it was queued: it is taken
+	// only once after is answered, and after is cleared then
+	// (committer.inBulk; after and answered are guarded by the
+	// committer's mu).
+	bulk     bool
+	after    *Pending
+	answered bool
+	done     chan struct{}
+	err      error // valid once done is closed
 }
 
 // Header is the entry's descriptor (offset, position) as assigned by Write.
@@ -62,9 +70,15 @@ type committer struct {
 	wake     chan struct{} // capacity 1: "the queue may be non-empty"
 	quit     chan struct{} // closed by stop: no more waiting for the interval
 	done     chan struct{} // closed when run returns
-	mu       struct {
+	// bulkBytes is Options.BulkEntryBytes without a Replicator (0: one
+	// lane); bulkWake and bulkDone are the bulk lane's wake and done.
+	bulkBytes int
+	bulkWake  chan struct{}
+	bulkDone  chan struct{}
+	mu        struct {
 		sync.Mutex
 		queue   []*Pending
+		bulk    []*Pending // the bulk lane's queue
 		stopped bool
 	}
 }
@@ -73,6 +87,9 @@ func newCommitter(s *Store) *committer {
 	c := &committer{s: s, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
 	if s.opts.Replicator != nil {
 		c.interval = s.opts.CommitInterval
+	} else if s.opts.BulkEntryBytes > 0 {
+		c.bulkBytes = s.opts.BulkEntryBytes
+		c.bulkWake, c.bulkDone = make(chan struct{}, 1), make(chan struct{})
 	}
 	if p, ok := s.opts.Replicator.(Pipeliner); ok && s.opts.ReplicateDepth > 1 {
 		c.pipe = p
@@ -84,15 +101,68 @@ func newCommitter(s *Store) *committer {
 	return c
 }
 
-// enqueue hands p to the committer. The caller holds the log's appendMu, so
-// each log's pendings are queued in offset order.
+// enqueue hands p to the committer, in its log's lane (inBulk). The
+// caller holds the log's appendMu, so each log's pendings are queued in
+// offset order.
 func (c *committer) enqueue(p *Pending) {
 	c.mu.Lock()
-	c.mu.queue = append(c.mu.queue, p)
+	wake := c.wake
+	if c.inBulk(p) {
+		c.mu.bulk = append(c.mu.bulk, p)
+		wake = c.bulkWake
+	} else {
+		c.mu.queue = append(c.mu.queue, p)
+	}
 	c.mu.Unlock()
+	signal(wake)
+}
+
+func signal(wake chan struct{}) {
 	select {
-	case c.wake <- struct{}{}:
+	case wake <- struct{}{}:
 	default:
+	}
+}
+
+// inBulk says whether p goes to the bulk lane (doc.go "Bulk lane"): when
+// its log's running average entry size (the newest entry weighing a
+// quarter) reaches bulkBytes. When the log's newest unanswered entry is
+// in the other lane, p is taken only after it (p.after), so that a log's
+// entries are published in offset order whichever lane commits them.
+// Needs c.mu.
+func (c *committer) inBulk(p *Pending) bool {
+	if c.bulkBytes == 0 {
+		return false
+	}
+	ln := &p.log.lane
+	ln.avg += (int64(p.hdr.Size) - ln.avg) / 4
+	p.bulk = ln.avg >= int64(c.bulkBytes)
+	if q := ln.last; q != nil && q.bulk != p.bulk {
+		p.after = q
+	}
+	ln.last = p
+	return p.bulk
+}
+
+// published marks a published group's entries answered (inBulk), before
+// their waiters wake, and wakes the other lane, which may hold entries
+// queued after them.
+func (c *committer) published(group []*Pending) {
+	if c.bulkBytes == 0 || len(group) == 0 {
+		return
+	}
+	c.mu.Lock()
+	for _, p := range group {
+		p.answered = true
+		if p.log.lane.last == p {
+			p.log.lane.last = nil
+		}
+	}
+	c.mu.Unlock()
+	if group[0].bulk {
+		signal(c.wake)
+	} else {
+		signal(c.bulkWake)
 	}
 }
 
@@ -103,15 +173,19 @@ func (c *committer) stop() {
 	c.mu.stopped = true
 	c.mu.Unlock()
 	close(c.quit)
-	select {
-	case c.wake <- struct{}{}:
-	default:
+	signal(c.wake)
+	if c.bulkWake != nil {
+		signal(c.bulkWake)
 	}
 	<-c.done
 }
 
 func (c *committer) run() {
 	defer close(c.done)
+	if c.bulkWake != nil {
+		go c.runBulk()
+		defer func() { <-c.bulkDone }()
+	}
 	if c.pipe != nil {
 		defer func() {
 			close(c.flights)
@@ -128,7 +202,13 @@ func (c *committer) run() {
 		if c.interval > 0 && !last.IsZero() {
 			c.pause(time.Until(last.Add(c.interval)))
 		}
-		group, stopped := c.take()
+		var group []*Pending
+		var stopped bool
+		if c.bulkWake != nil {
+			group, stopped = c.takeLane(&c.mu.queue)
+		} else {
+			group, stopped = c.take()
+		}
 		if len(group) == 0 {
 			if c.pipe != nil {
 				<-c.slots
@@ -146,6 +226,57 @@ func (c *committer) run() {
 		}
 		c.commit(group)
 	}
+}
+
+// runBulk is the bulk lane's committer (doc.go "Bulk lane"): it commits
+// the groups takeLane gives, one at a time, as run does without a
+// Replicator, beside run's groups.
+func (c *committer) runBulk() {
+	defer close(c.bulkDone)
+	for {
+		group, drained := c.takeLane(&c.mu.bulk)
+		if len(group) == 0 {
+			if drained {
+				return
+			}
+			<-c.bulkWake
+			continue
+		}
+		c.commit(group)
+	}
+}
+
+// takeLane removes a group from a lane's queue (c.mu.queue or
+// c.mu.bulk), in queue order, up to MaxGroupBytes (at least one
+// pending), leaving out an entry whose log's earlier entry in the other
+// lane is not answered yet (p.after), and every later entry of its log.
+// drained: stopped with nothing left queued.
+func (c *committer) takeLane(queue *[]*Pending) (group []*Pending, drained bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	q := *queue
+	var rest []*Pending
+	var held map[*logState]bool
+	bytes := 0
+	for i, p := range q {
+		if len(group) > 0 && bytes+int(p.hdr.Size) > c.s.opts.MaxGroupBytes {
+			rest = append(rest, q[i:]...) // full: the rest keeps its order
+			break
+		}
+		if held[p.log] || (p.after != nil && !p.after.answered) {
+			if held == nil {
+				held = make(map[*logState]bool)
+			}
+			held[p.log] = true
+			rest = append(rest, p)
+			continue
+		}
+		p.after = nil // answered: nothing to keep alive
+		group = append(group, p)
+		bytes += int(p.hdr.Size)
+	}
+	*queue = rest
+	return group, c.mu.stopped && len(rest) == 0
 }
 
 // flight is a group handed to the Pipeliner and not finished yet (I14).
@@ -441,6 +572,7 @@ func (c *committer) publish(group []*Pending, failed map[*logState]error) {
 		}
 		l.mu.Unlock()
 	}
+	c.published(group)
 	for _, p := range group {
 		close(p.done)
 	}

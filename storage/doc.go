@@ -66,6 +66,27 @@
 // the disk is full (I7): that entry fails with ErrNoSpace and the log stays
 // writable.
 //
+// # Bulk lane
+//
+// With Options.BulkEntryBytes (and no Replicator) a second committer, the
+// bulk lane, runs the same steps beside the main one. An entry goes to
+// the bulk lane when its log's running average entry size (the newest
+// entry weighing a quarter) reaches BulkEntryBytes, to the main lane
+// otherwise. So the bursts of large batches of a bulk producer (a quota'd
+// tenant's, let through each time its throttle ends) are synced by the
+// bulk lane while other logs' small writes keep being committed by the
+// main lane: they neither share a burst's fdatasync nor queue behind it.
+// (On ext4 a small write's fdatasync still waits for part of a
+// concurrent burst's data, through the journal commit both need, but no
+// longer for all of it.) Each log's entries are still published in
+// offset order: an entry queued while its log's newest unanswered entry
+// is in the other lane is taken only once that one is answered, and a
+// lane takes none of a log's entries behind one it holds back; the lane
+// that answers a group wakes the other. Nothing else changes: every
+// entry is acknowledged after its own fdatasync (D1), and a failure
+// fails the log as above. Close drains both lanes. OnCommit is called
+// from both.
+//
 // With Options.Replicator (cluster mode) step 1 is replaced: the group's
 // entries are handed to Replicate, and the segment files are not
 // fdatasynced at all — the local copy is a cache of the replicated one
@@ -314,6 +335,7 @@
 // and creation) -> Store.mu (the log map) -> logState.mu (the durable view:
 // state, Start, End, ledgers, files and pins) -> logTail.mu (one log's
 // cached entries) -> tailCache.mu (the budget). The committer takes only
-// logState.mu. tailCache.add takes logTail.mu and tailCache.mu one after
+// logState.mu (the bulk lane's counts of a log are under the committer's
+// own mutex, never nested with another). tailCache.add takes logTail.mu and tailCache.mu one after
 // the other, never nested, and evicts after releasing both.
 package storage

@@ -42,6 +42,14 @@ type logState struct {
 	// tail is the log's part of the tail cache (tailcache.go).
 	tail logTail
 
+	// lane is the log's running average entry size and its newest
+	// unanswered pending, for the group commit's lanes
+	// (committer.inBulk); guarded by the committer's mu.
+	lane struct {
+		avg  int64
+		last *Pending
+	}
+
 	mu struct {
 		sync.Mutex
 		state   LogState
