@@ -103,6 +103,25 @@
 //     (reference-counted collection), so no Collect deleted it before
 //     the pin and none deletes it while the pin holds (pinned objects
 //     kept).
+//   - **Floored reads.** A reader need not write a pin per read. A node
+//     keeps one record <prefix>floor/<node> under its session lease,
+//     holding a store revision V (20 digits): every floored read of the
+//     node in flight revalidated its ranges (a read-only transaction:
+//     each range record Log listed unchanged, else ErrStale) at a
+//     revision L >= V, after the record was created. Collect reads the
+//     floors after the object records and deletes an object whose count
+//     fell to 0 at revision Z only if every floor is at least Z. An
+//     object a floored read reads was referenced at L, so its count fell
+//     at Z > L >= V: a floor that existed when Collect read the floors
+//     holds the object; one created later has L > Z, impossible. A floor
+//     only grows (AdvanceFloor: to the lowest revision of the reads in
+//     flight, or the current one), and a read registers only at a
+//     revision at least the record's creation and any value written, so
+//     what Collect read still holds when it deletes. It costs one write
+//     per floor move (a node moves it every few seconds) instead of two
+//     per read, and holds back the collection of every object
+//     unreferenced since V, not only of those read; a read the floor
+//     cannot cover falls back to pins.
 //   - **Published producer state.** A partition's exported state
 //     (producers and transactions as of an offset it covers, resolver
 //     ExportState) is an object "state/<pkey>/<unique>" and one record
@@ -148,6 +167,8 @@
 // A Range handed out by Log may name an object that a later Merge
 // replaced and Collect deleted: ReadRange then fails (not found), and the
 // reader reads Log again. The bytes an offset reads never change (merges keep the bytes).
-// ReadPinned (Pin, then ReadRange) does not race: the object is pinned
-// and the range revalidated before the read (pinned objects kept, pin revalidation).
+// ReadPinned (Pin, then ReadRange) and ReadFloored do not race: the
+// object is pinned, or the read covered by the node's floor, and the
+// range revalidated before the read (pinned objects kept, pin
+// revalidation, floored reads).
 package diskless

@@ -40,3 +40,22 @@ func init() {
 		Tests: []testRun{{Pkg: "./cluster/diskless/", Run: "TestMergedRangeReadsInPieces"}},
 	})
 }
+
+// Deliberate breaks of the reader floors (floored reads): a node's reads
+// below its caches covered by one floor record instead of a pin per read.
+func init() {
+	mutations = append(mutations,
+		mutation{
+			Name:  "collect-ignores-reader-floor",
+			Rule:  "floored reads: Collect deletes an object unreferenced at revision Z only if every node's floor is at least Z",
+			Edits: []edit{{File: "cluster/diskless/collect.go", Old: "\t\t\tif floored && lowest < st.rev {", New: "\t\t\tif floored && lowest < 0 {"}},
+			Tests: []testRun{{Pkg: "./cluster/diskless/", Run: "TestFlooredReadKeepsObjects"}},
+		},
+		mutation{
+			Name:  "floor-advances-past-reads-in-flight",
+			Rule:  "floored reads: a node's floor never moves past the revision a read in flight revalidated its ranges at",
+			Edits: []edit{{File: "cluster/diskless/floor.go", Old: "\t\ttarget = min(target, *at)\n", New: "\t\t_ = at\n"}},
+			Tests: []testRun{{Pkg: "./cluster/diskless/", Run: "TestFlooredReadKeepsObjects"}},
+		},
+	)
+}

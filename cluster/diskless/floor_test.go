@@ -1,0 +1,81 @@
+package diskless
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+)
+
+// TestFlooredReadKeepsObjects (floored reads): a node's read of
+// published ranges under its floor writes no pin record, yet while it is
+// in flight no Collect deletes the objects it reads: here, during node
+// b's read, node a merges the ranges being read (their objects are
+// unreferenced from then on) and collects, b advances its floor (which
+// must stay at the read's revision) and a collects again; nothing goes,
+// and the read returns the published bytes. Once the read is over and
+// b's floor advanced, Collect takes the objects. A range listed before
+// the merge is refused (ErrStale), no pin written.
+func TestFlooredReadKeepsObjects(t *testing.T) {
+	e := newEnv(t, "")
+	a, b := e.node("a"), e.node("b")
+	owns := a.acquire(t, "p")
+	commitRounds(t, a.c, owns, []string{"p"}, 4)
+	ctx := ctxT(t)
+	_, _, ranges, err := a.c.Log(ctx, "p")
+	if err != nil || len(ranges) != 4 {
+		t.Fatalf("log: %d ranges, %v", len(ranges), err)
+	}
+	var want [][]byte
+	for _, r := range ranges[1:3] {
+		data, err := a.c.ReadRange(ctx, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, data)
+	}
+	lease := b.sess.Lease()
+	during := 0
+	b.c.afterFloorRegister = func() {
+		during++
+		if m, err := a.c.Merge(ctx, owns["p"], "p"); err != nil || m != 4 {
+			t.Fatalf("merge during the read: %d, %v", m, err)
+		}
+		if got, err := a.c.Collect(ctx); err != nil || got != 0 {
+			t.Fatalf("collect during a floored read: deleted %d, %v; want none", got, err)
+		}
+		if err := b.c.AdvanceFloor(ctx, lease); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := a.c.Collect(ctx); err != nil || got != 0 {
+			t.Fatalf("collect after the reader advanced its floor during its read: deleted %d, %v; want none", got, err)
+		}
+	}
+	got, err := b.c.ReadFloored(ctx, lease, ranges[1:3]...)
+	if err != nil || during != 1 {
+		t.Fatalf("floored read: %v (registered %d times)", err, during)
+	}
+	for i := range want {
+		if !bytes.Equal(got[i], want[i]) {
+			t.Fatalf("range %d read other bytes than published", i)
+		}
+	}
+	b.c.afterFloorRegister = nil
+	if n := e.keys(t, "pin/"); n != 0 {
+		t.Fatalf("a floored read left %d pin records, want none", n)
+	}
+	if n := e.keys(t, floorDir); n != 1 {
+		t.Fatalf("%d floor records, want b's one", n)
+	}
+	if _, err := b.c.ReadFloored(ctx, lease, ranges[0]); !errors.Is(err, ErrStale) {
+		t.Fatalf("floored read of a range merged since listed: %v, want ErrStale", err)
+	}
+	if err := b.c.AdvanceFloor(ctx, lease); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := a.c.Collect(ctx); err != nil || got != 4 {
+		t.Fatalf("collect once the read is over and the floor advanced: %d, %v; want the 4 merged", got, err)
+	}
+	if left := e.objects(t, commitsDir); len(left) != 0 {
+		t.Fatalf("objects left %v", left)
+	}
+}
