@@ -11,8 +11,8 @@ import (
 )
 
 // Reader floors (floored reads): a node reads published ranges without
-// writing a pin record per read. It keeps ONE record, <prefix>floor/<node>,
-// under its session lease, whose value is a store revision V (20
+// writing a pin record per read. It keeps ONE record,
+// <prefix>floor/<node>/<lease>, under its session lease, whose value is a store revision V (20
 // digits): "every read of this node in flight revalidated its ranges at a
 // revision L >= V, after this record was created". Collect deletes an
 // object whose reference count fell to 0 at revision Z only if every
@@ -22,8 +22,8 @@ import (
 // records at L (a linearizable read, no write), so each object it reads
 // was referenced at L and its count, if it ever fell to 0, fell at some
 // Z > L >= V (a count never rises from 0). The node's record was created
-// at a revision W <= L and its value only grows, never past L while the
-// read is in flight. Collect reads the floors at G >= Z: if the record
+// at a revision W <= L (the same read finds it under the node's lease)
+// and its value only grows, never past L while the read is in flight. Collect reads the floors at G >= Z: if the record
 // existed at G, Collect reads a value <= L < Z and keeps the object; if it
 // was created after G, then L >= W > G >= Z, a contradiction. A floor
 // only grows and a new one is created after G, so what Collect read at G
@@ -43,7 +43,11 @@ import (
 // floorDir is where, under the prefix, the nodes' floor records live.
 const floorDir = "floor/"
 
-func (c *Committer) floorKey() string { return c.prefix + floorDir + c.node }
+// floorKey is the node's floor record under lease: one per session, so
+// that two incarnations of a node never share one.
+func (c *Committer) floorKey(lease clientv3.LeaseID) string {
+	return fmt.Sprintf("%s%s%s/%x", c.prefix, floorDir, c.node, int64(lease))
+}
 
 // floor is this node's reader floor as the node knows it.
 type floor struct {
@@ -74,7 +78,11 @@ func (c *Committer) ReadFloored(ctx context.Context, lease clientv3.LeaseID, rs 
 	}
 	var at *int64
 	for try := 0; try < 2 && at == nil; try++ {
-		rev, err := c.revalidate(ctx, rs)
+		rev, err := c.revalidate(ctx, lease, rs)
+		if errors.Is(err, errNoFloor) {
+			c.dropFloor(lease)
+			break
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -109,12 +117,12 @@ func (c *Committer) ensureFloor(ctx context.Context, lease clientv3.LeaseID) err
 	if ok || lease == 0 {
 		return nil
 	}
-	cur, err := c.cli.Get(ctx, c.floorKey())
+	cur, err := c.cli.Get(ctx, c.floorKey(lease))
 	if err != nil {
 		return fmt.Errorf("diskless: floor: %w", err)
 	}
 	v := cur.Header.Revision
-	resp, err := c.cli.Txn(ctx).Then(clientv3.OpPut(c.floorKey(), revString(v), clientv3.WithLease(lease))).Commit()
+	resp, err := c.cli.Txn(ctx).Then(clientv3.OpPut(c.floorKey(lease), revString(v), clientv3.WithLease(lease))).Commit()
 	if err != nil {
 		return fmt.Errorf("diskless: floor: %w", err)
 	}
@@ -127,14 +135,20 @@ func (c *Committer) ensureFloor(ctx context.Context, lease clientv3.LeaseID) err
 	return nil
 }
 
+// errNoFloor: the node's floor record under the lease it reads with is
+// gone (the lease ended).
+var errNoFloor = errors.New("diskless: no floor under the lease")
+
 // revalidate checks, in read-only transactions (linearizable reads, no
 // write), that each range's record is the one Log listed (pin
-// revalidation), and returns the lowest revision they were read at.
-func (c *Committer) revalidate(ctx context.Context, rs []Range) (int64, error) {
+// revalidation) and that the node's floor record is under lease at the
+// same revision (else errNoFloor), and returns the lowest revision they
+// were read at.
+func (c *Committer) revalidate(ctx context.Context, lease clientv3.LeaseID, rs []Range) (int64, error) {
 	low := int64(0)
 	for len(rs) > 0 {
-		n := min(len(rs), c.opts.MaxTxnOps)
-		var gets []clientv3.Op
+		n := min(len(rs), c.opts.MaxTxnOps-1)
+		gets := []clientv3.Op{clientv3.OpGet(c.floorKey(lease))}
 		for _, r := range rs[:n] {
 			if r.Rev == 0 {
 				return 0, fmt.Errorf("diskless: %s [%d, %d): read of a range Log did not list", r.PKey, r.Base, r.End)
@@ -146,8 +160,11 @@ func (c *Committer) revalidate(ctx context.Context, rs []Range) (int64, error) {
 		if err != nil {
 			return 0, fmt.Errorf("diskless: revalidate: %w", err)
 		}
+		if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) == 0 || clientv3.LeaseID(kvs[0].Lease) != lease {
+			return 0, errNoFloor
+		}
 		for i, r := range rs[:n] {
-			kvs := resp.Responses[i].GetResponseRange().Kvs
+			kvs := resp.Responses[1+i].GetResponseRange().Kvs
 			if len(kvs) == 0 || kvs[0].ModRevision != r.Rev {
 				return 0, fmt.Errorf("%w: %s: range [%d, %d)", ErrStale, r.PKey, r.Base, r.End)
 			}
@@ -176,6 +193,16 @@ func (c *Committer) register(lease clientv3.LeaseID, rev int64) *int64 {
 	return at
 }
 
+// dropFloor forgets the floor under lease: the record is gone, the next
+// floored read creates one.
+func (c *Committer) dropFloor(lease clientv3.LeaseID) {
+	c.floor.mu.Lock()
+	if c.floor.lease == lease {
+		c.floor.lease = 0
+	}
+	c.floor.mu.Unlock()
+}
+
 func (c *Committer) unregister(at *int64) {
 	c.floor.mu.Lock()
 	delete(c.floor.reads, at)
@@ -197,7 +224,7 @@ func (c *Committer) AdvanceFloor(ctx context.Context, lease clientv3.LeaseID) er
 	if !held {
 		return nil
 	}
-	cur, err := c.cli.Get(ctx, c.floorKey(), clientv3.WithKeysOnly())
+	cur, err := c.cli.Get(ctx, c.floorKey(lease), clientv3.WithKeysOnly())
 	if err != nil {
 		return fmt.Errorf("diskless: floor: %w", err)
 	}
@@ -218,8 +245,8 @@ func (c *Committer) AdvanceFloor(ctx context.Context, lease clientv3.LeaseID) er
 		// The record went with its lease: nothing to move.
 		return nil
 	}
-	_, err = c.cli.Txn(ctx).If(clientv3.Compare(clientv3.LeaseValue(c.floorKey()), "=", lease)).
-		Then(clientv3.OpPut(c.floorKey(), revString(target), clientv3.WithLease(lease))).Commit()
+	_, err = c.cli.Txn(ctx).If(clientv3.Compare(clientv3.LeaseValue(c.floorKey(lease)), "=", lease)).
+		Then(clientv3.OpPut(c.floorKey(lease), revString(target), clientv3.WithLease(lease))).Commit()
 	if err != nil {
 		return fmt.Errorf("diskless: floor: %w", err)
 	}

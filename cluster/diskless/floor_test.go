@@ -79,3 +79,42 @@ func TestFlooredReadKeepsObjects(t *testing.T) {
 		t.Fatalf("objects left %v", left)
 	}
 }
+
+// TestFlooredReadNeedsItsRecord (floored reads): a read is floored only
+// while the node's floor record under the lease it reads with exists, in
+// the very read that revalidates its ranges. Once the lease ended (the
+// record went with it), a read is not registered under a floor Collect
+// no longer sees: it falls back to pins, which fail under an ended
+// lease, and nothing is read. Two sessions of one node name keep two
+// records.
+func TestFlooredReadNeedsItsRecord(t *testing.T) {
+	e := newEnv(t, "")
+	a := e.node("a")
+	owns := a.acquire(t, "p")
+	commitRounds(t, a.c, owns, []string{"p"}, 2)
+	ctx := ctxT(t)
+	_, _, ranges, err := a.c.Log(ctx, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, next := e.node("b"), e.node("b")
+	floored := 0
+	old.c.afterFloorRegister = func() { floored++ }
+	for _, n := range []*node{old, next} {
+		if _, err := n.c.ReadFloored(ctx, n.sess.Lease(), ranges...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := e.keys(t, floorDir+"b/"); floored != 1 || n != 2 {
+		t.Fatalf("floored %d reads, %d floor records; want 1 and one per session", floored, n)
+	}
+	if _, err := e.cli.Revoke(ctx, old.sess.Lease()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.c.ReadFloored(ctx, old.sess.Lease(), ranges...); err == nil || floored != 1 {
+		t.Fatalf("read under an ended lease: %v, floored %d reads; want an error and no floored read", err, floored)
+	}
+	if n := e.keys(t, floorDir+"b/"); n != 1 {
+		t.Fatalf("%d floor records of b after its first session ended, want the second's", n)
+	}
+}

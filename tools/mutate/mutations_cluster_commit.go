@@ -57,5 +57,11 @@ func init() {
 			Edits: []edit{{File: "cluster/diskless/floor.go", Old: "\t\ttarget = min(target, *at)\n", New: "\t\t_ = at\n"}},
 			Tests: []testRun{{Pkg: "./cluster/diskless/", Run: "TestFlooredReadKeepsObjects"}},
 		},
+		mutation{
+			Name:  "floored-read-without-its-record",
+			Rule:  "floored reads: a read is floored only if the node's floor record under its lease exists at the revision its ranges are revalidated at",
+			Edits: []edit{{File: "cluster/diskless/floor.go", Old: "len(kvs) == 0 || clientv3.LeaseID(kvs[0].Lease) != lease {", New: "len(kvs) < 0 {"}},
+			Tests: []testRun{{Pkg: "./cluster/diskless/", Run: "TestFlooredReadNeedsItsRecord"}},
+		},
 	)
 }
