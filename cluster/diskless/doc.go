@@ -28,6 +28,9 @@
 //	                                   covered, length, SHA-256 (the published producer state)
 //	<prefix>obj/<object>               how many range records name the object (JSON), or a
 //	                                   tombstone: an orphan being collected
+//	<prefix>pin/<object>NUL<id>        a reader's pin of the object, under its lease
+//	<prefix>floor/<node>/<lease>       a node's reader floor (a revision, 20 digits), under
+//	                                   its session lease
 //
 // A partition has two keys and one per range, whatever its batch count:
 // Merge keeps the ranges few. etcd's --max-txn-ops (Options.MaxTxnOps)
@@ -104,8 +107,8 @@
 //     the pin and none deletes it while the pin holds (pinned objects
 //     kept).
 //   - **Floored reads.** A reader need not write a pin per read. A node
-//     keeps one record <prefix>floor/<node> under its session lease,
-//     holding a store revision V (20 digits): every floored read of the
+//     keeps one record <prefix>floor/<node>/<lease> under its session
+//     lease, holding a store revision V (20 digits): every floored read of the
 //     node in flight revalidated its ranges (a read-only transaction:
 //     each range record Log listed unchanged, else ErrStale) at a
 //     revision L >= V, after the record was created. Collect reads the

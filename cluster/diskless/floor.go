@@ -11,10 +11,10 @@ import (
 )
 
 // Reader floors (floored reads): a node reads published ranges without
-// writing a pin record per read. It keeps ONE record,
-// <prefix>floor/<node>/<lease>, under its session lease, whose value is a store revision V (20
-// digits): "every read of this node in flight revalidated its ranges at a
-// revision L >= V, after this record was created". Collect deletes an
+// writing a pin record per read. It keeps ONE record per session,
+// <prefix>floor/<node>/<lease>, under that lease, whose value is a store
+// revision V (20 digits): "every read of this node in flight revalidated
+// its ranges at a revision L >= V, after this record was created". Collect deletes an
 // object whose reference count fell to 0 at revision Z only if every
 // floor record it reads, after the object's record, is at least Z.
 //
