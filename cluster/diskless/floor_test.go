@@ -108,10 +108,20 @@ func TestFlooredReadNeedsItsRecord(t *testing.T) {
 	if n := e.keys(t, floorDir+"b/"); floored != 1 || n != 2 {
 		t.Fatalf("floored %d reads, %d floor records; want 1 and one per session", floored, n)
 	}
+	// Once the floor is there, a read costs etcd one read-only
+	// transaction and no write (a pinned read: two writes).
+	before := old.c.Requests()
+	if _, err := old.c.ReadFloored(ctx, old.sess.Lease(), ranges...); err != nil || floored != 2 {
+		t.Fatalf("second read: %v, floored %d", err, floored)
+	}
+	if got := old.c.Requests(); got.EtcdTxns != before.EtcdTxns || got.EtcdReads != before.EtcdReads+1 {
+		t.Fatalf("a floored read cost %d etcd transactions and %d reads, want 0 and 1",
+			got.EtcdTxns-before.EtcdTxns, got.EtcdReads-before.EtcdReads)
+	}
 	if _, err := e.cli.Revoke(ctx, old.sess.Lease()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := old.c.ReadFloored(ctx, old.sess.Lease(), ranges...); err == nil || floored != 1 {
+	if _, err := old.c.ReadFloored(ctx, old.sess.Lease(), ranges...); err == nil || floored != 2 {
 		t.Fatalf("read under an ended lease: %v, floored %d reads; want an error and no floored read", err, floored)
 	}
 	if n := e.keys(t, floorDir+"b/"); n != 1 {
