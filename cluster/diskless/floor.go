@@ -114,8 +114,11 @@ func (c *Committer) ensureFloor(ctx context.Context, lease clientv3.LeaseID) err
 	f.mu.Lock()
 	ok = f.lease == lease && lease != 0
 	f.mu.Unlock()
-	if ok || lease == 0 {
+	switch {
+	case ok:
 		return nil
+	case lease == 0:
+		return errors.New("diskless: floor: no lease")
 	}
 	cur, err := c.cli.Get(ctx, c.floorKey(lease))
 	if err != nil {
