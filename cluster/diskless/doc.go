@@ -143,9 +143,10 @@
 //     once, while the commits begun before it are still being written
 //     or published; its publication (acknowledgement after PUT and commit) starts only once the
 //     publication of the commit begun just before it is over, and
-//     leaves out, refused with ErrPredecessor, every partition that
-//     commit carried and did not publish, if it was still in flight
-//     when this one began (after it, ranges tiling the log's end comparison still refuses
+//     leaves out, refused with ErrPredecessor (wrapping that commit's
+//     error for the partition: a partition found fenced there is refused
+//     as fenced here too), every partition that commit carried and did
+//     not publish, if it was still in flight when this one began (after it, ranges tiling the log's end comparison still refuses
 //     a batch that follows an unpublished one, and the caller
 //     acknowledges nothing after a failure, storage I14). So a
 //     partition's ranges are published in the order their batches were

@@ -15,8 +15,14 @@ var clusterCommitMutations = []mutation{
 	{
 		Name:  "pipeline-publishes-after-unpublished",
 		Rule:  "in-order publication: a partition a commit still in flight did not publish is not published by the commit begun after it",
-		Edits: []edit{{File: "cluster/diskless/commit.go", Old: "\t\tif prev.unpublished[p.r.PKey] {", New: "\t\tif false {"}},
+		Edits: []edit{{File: "cluster/diskless/commit.go", Old: "\t\tif err, ok := prev.unpublished[p.r.PKey]; ok {", New: "\t\tif err, ok := prev.unpublished[p.r.PKey]; ok && false {"}},
 		Tests: []testRun{{Pkg: "./cluster/diskless/", Run: "TestPipelineNothingAfterUnpublished"}},
+	},
+	{
+		Name:  "pipeline-predecessor-drops-fence",
+		Rule:  "in-order publication, fenced writers publish nothing: a partition refused because the commit before it found it fenced is refused as fenced (NOT_LEADER_OR_FOLLOWER), not as a storage fault",
+		Edits: []edit{{File: "cluster/diskless/commit.go", Old: `"diskless: %s: %w (%w)", p.r.PKey, ErrPredecessor, err)`, New: `"diskless: %s: %w (%v)", p.r.PKey, ErrPredecessor, err)`}},
+		Tests: []testRun{{Pkg: "./cluster/diskless/", Run: "TestPipelineFencedBeforeIsFenced"}},
 	},
 	{
 		Name:  "pipeline-acks-after-failed-group",
