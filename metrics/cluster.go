@@ -103,7 +103,7 @@ var (
 	descUploadCommits  = desc("cluster_upload_backlog_commits", "Group commits handed to the object store and etcd and not finished.")
 	descUploadBytes    = desc("cluster_upload_backlog_bytes", "Bytes of the group commits in flight to the object store.")
 	descMergeBacklog   = desc("cluster_merge_backlog_ranges", "Range records of owned partitions in runs still to merge, as their last merge saw them.")
-	descCollectBacklog = desc("cluster_collect_backlog_objects", "Unreferenced objects the last collection on this node had to leave (pinned, or tombstones not yet old enough).")
+	descCollectBacklog = desc("cluster_collect_backlog_objects", "Unreferenced objects the last collection on this node had to leave (pinned or held back by a reader floor, or tombstones not yet old enough).")
 	descClusterReady   = desc("cluster_ready", "1 when this node serves every partition placement gives it (/readyz), else 0.")
 	descEtcdRequests   = prometheus.NewDesc(Namespace+"_cluster_etcd_requests_total", "Requests this node made to etcd for the published copy (commits, merges, trims, pins, collection), by kind: txn or read.", []string{"kind"}, nil)
 	descObjectRequests = prometheus.NewDesc(Namespace+"_cluster_object_requests_total", "Requests this node made to the object store for the published copy, by kind: put, get, delete or list (a list page).", []string{"kind"}, nil)

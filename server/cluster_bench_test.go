@@ -16,6 +16,8 @@ import (
 	"github.com/kgateway/kgateway/test/s3server"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/driver"
 )
 
 // BenchmarkClusterProduce measures acknowledged produce throughput and
@@ -44,6 +46,91 @@ func BenchmarkClusterProduce(b *testing.B) {
 	}
 }
 
+// BenchmarkClusterCommitDepth compares cluster.commit.depth 1 (one group
+// commit at a time) and 2 (pipelined: the next object is written while
+// the last one publishes, in-order publication) under the same load: two
+// clusters of the same size run side by side in the process, one per
+// depth, each with its own etcd and bucket, and take turns, b.N/8
+// acknowledgements at a time, the order swapped every turn, so that the
+// load of a shared machine weighs on both alike. Each turn is
+// BenchmarkClusterProduce's: 16 synchronous producers, 1 KiB records,
+// acks=all, 6 partitions, the default commit interval (5 ms). It reports
+// each depth's ack p50 and p99, acks/s while its turns ran, and mean
+// group commit (d1-, d2-). KGW_CLUSTER_BENCH_S3=1 puts the objects on
+// versitygw (one server per cluster); KGW_CLUSTER_BENCH_PUT_DELAY=20ms
+// makes every PUT wait 20 ms more (a remote store's latency, not work
+// for this machine).
+//
+//	KGW_CLUSTER_BENCH_S3=1 go test -run '^$' -bench ClusterCommitDepth -benchtime 4000x ./server/
+func BenchmarkClusterCommitDepth(b *testing.B) {
+	for _, nodes := range []int32{1, 3} {
+		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
+			const turns = 8
+			type side struct {
+				name    string
+				cl      *kgo.Client
+				servers []*Server
+				lat     [][]time.Duration
+				elapsed time.Duration
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			value := make([]byte, 1024)
+			var sides []*side
+			for _, depth := range []int{1, 2} {
+				addrs, servers := newBenchServersDepth(b, nodes, 5*time.Millisecond, depth)
+				cl := produceClient(b, ctx, addrs, value)
+				sides = append(sides, &side{name: fmt.Sprintf("d%d-", depth), cl: cl, servers: servers})
+			}
+			before := make([]commitSums, len(sides))
+			for i, sd := range sides {
+				before[i] = commitTotals(b, sd.servers)
+			}
+			b.ResetTimer()
+			left := b.N
+			for turn := range turns {
+				n := left / (turns - turn)
+				left -= n
+				for i := range sides {
+					sd := sides[(turn+i)%len(sides)]
+					lat, elapsed := runOps(n, 16, func(int) (time.Duration, error) {
+						t0 := time.Now()
+						err := sd.cl.ProduceSync(ctx, &kgo.Record{Value: value}).FirstErr()
+						return time.Since(t0), err
+					}, b)
+					sd.lat = append(sd.lat, lat...)
+					sd.elapsed += elapsed
+				}
+			}
+			b.StopTimer()
+			for i, sd := range sides {
+				reportLatencies(b, sd.lat, sd.elapsed, sd.name, sd.name+"acks/s")
+				after := commitTotals(b, sd.servers)
+				if r := after.replicated - before[i].replicated; r > 0 {
+					b.ReportMetric(1000*(after.replicate-before[i].replicate)/r, sd.name+"commit-ms")
+				}
+			}
+		})
+	}
+}
+
+// produceClient is a client of seeds producing to a new 6-partition
+// topic "bench", each partition written once already.
+func produceClient(b *testing.B, ctx context.Context, seeds []string, value []byte) *kgo.Client {
+	const parts = 6
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic("bench"),
+		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.ProducerLinger(0))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(cl.Close)
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, parts, 1, nil, "bench"); err != nil {
+		b.Fatal(err)
+	}
+	warmPartitions(b, ctx, cl, parts, value)
+	return cl
+}
+
 // newBenchCluster starts nodes in-process nodes and returns their
 // addresses.
 func newBenchCluster(b *testing.B, nodes int32, interval time.Duration) []string {
@@ -52,21 +139,37 @@ func newBenchCluster(b *testing.B, nodes int32, interval time.Duration) []string
 }
 
 // newBenchServers starts nodes in-process nodes and returns their
-// addresses and servers.
+// addresses and servers; KGW_CLUSTER_BENCH_DEPTH sets their commit depth.
 func newBenchServers(b *testing.B, nodes int32, interval time.Duration) ([]string, []*Server) {
+	depth, _ := strconv.Atoi(os.Getenv("KGW_CLUSTER_BENCH_DEPTH"))
+	return newBenchServersDepth(b, nodes, interval, depth)
+}
+
+// newBenchServersDepth is newBenchServers with the commit depth given (0:
+// the default).
+func newBenchServersDepth(b *testing.B, nodes int32, interval time.Duration, depth int) ([]string, []*Server) {
 	bucket := (&url.URL{Scheme: "file", Path: b.TempDir()}).String()
 	if os.Getenv("KGW_CLUSTER_BENCH_S3") != "" {
 		bucket = s3server.Start(b).URL
 	}
 	etcd := etcdtest.Start(b).Endpoint()
-	depth, _ := strconv.Atoi(os.Getenv("KGW_CLUSTER_BENCH_DEPTH"))
+	// An object store whose PUT is a network round trip, not work for
+	// this machine's cores: each PUT waits this long before it completes.
+	putDelay, _ := time.ParseDuration(os.Getenv("KGW_CLUSTER_BENCH_PUT_DELAY"))
 	var addrs []string
 	var servers []*Server
 	for id := range nodes {
-		s, err := Open(Config{DataDir: b.TempDir(), Listen: "127.0.0.1:0", ObjectStoreURL: bucket,
+		cfg := Config{DataDir: b.TempDir(), Listen: "127.0.0.1:0", ObjectStoreURL: bucket,
 			Cluster: &node.Config{NodeID: id + 1, Endpoints: []string{etcd}, SessionTimeout: 2 * time.Second,
 				CommitInterval: interval, CommitDepth: depth, Tick: 50 * time.Millisecond},
-			Kafka: kafkaConfigFor(id + 1)})
+			Kafka: kafkaConfigFor(id + 1)}
+		if putDelay > 0 {
+			cfg.wrapBucket = func(inner *blob.Bucket) *blob.Bucket {
+				bb, _ := newBlockingBucket(inner)
+				return blob.NewBucket(slowPutBucket{bb, putDelay})
+			}
+		}
+		s, err := Open(cfg)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -76,6 +179,31 @@ func newBenchServers(b *testing.B, nodes int32, interval time.Duration) ([]strin
 		servers = append(servers, s)
 	}
 	return addrs, servers
+}
+
+// slowPutBucket is a bucket whose PUTs each take delay more, sleeping:
+// the latency of a remote object store (KGW_CLUSTER_BENCH_PUT_DELAY).
+type slowPutBucket struct {
+	*blockingBucket
+	delay time.Duration
+}
+
+func (b slowPutBucket) NewTypedWriter(ctx context.Context, key, contentType string, opts *driver.WriterOptions) (driver.Writer, error) {
+	w, err := b.blockingBucket.NewTypedWriter(ctx, key, contentType, opts)
+	if err != nil {
+		return nil, err
+	}
+	return slowWriter{w, b.delay}, nil
+}
+
+type slowWriter struct {
+	driver.Writer
+	delay time.Duration
+}
+
+func (w slowWriter) Close() error {
+	time.Sleep(w.delay)
+	return w.Writer.Close()
 }
 
 // commitSums are the sums and counts of the group commit histograms of
@@ -162,11 +290,19 @@ func benchProduce(b *testing.B, seeds []string) {
 // only meanwhile; it returns each worker's latencies and the time taken.
 // An error stops its worker.
 func runTimed(b *testing.B, workers int, op func(worker int) (time.Duration, error)) ([][]time.Duration, time.Duration) {
+	b.ResetTimer()
+	lat, elapsed := runOps(b.N, workers, op, b)
+	b.StopTimer()
+	return lat, elapsed
+}
+
+// runOps runs n operations on workers goroutines as runTimed does,
+// leaving the benchmark timer alone.
+func runOps(n, workers int, op func(worker int) (time.Duration, error), b *testing.B) ([][]time.Duration, time.Duration) {
 	lat := make([][]time.Duration, workers)
 	var wg sync.WaitGroup
 	var next sync.Mutex
-	left := b.N
-	b.ResetTimer()
+	left := n
 	start := time.Now()
 	for i := range workers {
 		wg.Add(1)
@@ -190,9 +326,7 @@ func runTimed(b *testing.B, workers int, op func(worker int) (time.Duration, err
 		}()
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
-	b.StopTimer()
-	return lat, elapsed
+	return lat, time.Since(start)
 }
 
 // reportLatencies reports the p50 and p99 of lat (named prefix+"p50-ms",

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -49,6 +51,35 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// topicID is topic's id as the cluster's Metadata names it. A node
+// answers Metadata from its own view of the catalog (an etcd watch): a
+// node that joined or a topic created a moment ago may be unknown there,
+// answered UNKNOWN_TOPIC_OR_PARTITION with a zero id, and the placement
+// of a zero id is not the topic's. So it asks until an answer names the
+// topic with its id.
+func topicID(t *testing.T, ctx context.Context, adm *kadm.Client, topic string) resolver.TopicID {
+	t.Helper()
+	var id resolver.TopicID
+	eventually(t, "metadata naming "+topic, func() error {
+		md, err := adm.Metadata(ctx, topic)
+		if err != nil {
+			return err
+		}
+		td, ok := md.Topics[topic]
+		switch {
+		case !ok:
+			return fmt.Errorf("%s not in the metadata", topic)
+		case td.Err != nil:
+			return fmt.Errorf("%s: %w", topic, td.Err)
+		case td.ID == kadm.TopicID{}:
+			return fmt.Errorf("%s with a zero id", topic)
+		}
+		id = resolver.TopicID(td.ID)
+		return nil
+	})
+	return id
 }
 
 // TestClusterReadyOnlyWhenPlaced: a cluster node's /readyz answers 503
@@ -189,13 +220,10 @@ func TestClusterAcquiresBesideSlowRebuild(t *testing.T) {
 		}
 	}
 	c.start(2)
-	md, err := adm.Metadata(ctx, "full")
-	if err != nil {
-		t.Fatal(err)
-	}
+	full := topicID(t, ctx, adm, "full")
 	stuck := 0
 	for p := range int32(parts) {
-		if node.Preferred(node.PKey(resolver.TopicID(md.Topics["full"].ID), p), []int32{1, 2}) == 2 {
+		if node.Preferred(node.PKey(full, p), []int32{1, 2}) == 2 {
 			stuck++
 		}
 	}
@@ -207,13 +235,10 @@ func TestClusterAcquiresBesideSlowRebuild(t *testing.T) {
 	if _, err := adm.CreateTopic(ctx, 12, 1, nil, "fresh"); err != nil {
 		t.Fatal(err)
 	}
-	md, err = adm.Metadata(ctx, "fresh")
-	if err != nil {
-		t.Fatal(err)
-	}
+	fresh := topicID(t, ctx, adm, "fresh")
 	want := map[int32]int32{}
 	for p := range int32(12) {
-		want[p] = node.Preferred(node.PKey(resolver.TopicID(md.Topics["fresh"].ID), p), []int32{1, 2})
+		want[p] = node.Preferred(node.PKey(fresh, p), []int32{1, 2})
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -256,14 +281,11 @@ func TestClusterAbandonsRebuildOnHandback(t *testing.T) {
 	}
 	c.start(2)
 	c.edit = nil
-	md, err := adm.Metadata(ctx, "back")
-	if err != nil {
-		t.Fatal(err)
-	}
+	back := topicID(t, ctx, adm, "back")
 	want := map[int32]int32{}
 	var ofNode1 []int32
 	for p := range int32(parts) {
-		want[p] = node.Preferred(node.PKey(resolver.TopicID(md.Topics["back"].ID), p), []int32{1, 2})
+		want[p] = node.Preferred(node.PKey(back, p), []int32{1, 2})
 		if want[p] == 1 {
 			ofNode1 = append(ofNode1, p)
 		}

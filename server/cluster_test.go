@@ -678,6 +678,12 @@ func TestClusterReadsBelowTheCache(t *testing.T) {
 		t.Fatalf("offset for time 0: %+v, want 0", o)
 	}
 	checkConsumed(t, c, "o", want) // the retry wrote nothing
+	// The reads below the cache were covered by the node's reader floor
+	// (cluster/diskless floored reads), one record under its session, not a pin each.
+	floors, err := c.etcd.Client(t).Get(ctx, fmt.Sprintf("%sfloor/%d/", node.DefaultPrefix, next), clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil || floors.Count != 1 {
+		t.Fatalf("node %d read below its cache with %v floor records (%v), want 1", next, floors, err)
+	}
 	// DeleteRecords below the local cache moves the published start (DeleteRecords below the local copy):
 	// here, and for the next owner.
 	// The new owner's upkeep merges the old owner's ranges meanwhile: a

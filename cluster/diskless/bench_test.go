@@ -3,10 +3,14 @@ package diskless
 import (
 	"fmt"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/kgateway/kgateway/test/etcdserver"
 	"github.com/kgateway/kgateway/test/s3server"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // BenchmarkCommit measures a commit's latency, the latency of an
@@ -46,5 +50,81 @@ func BenchmarkCommit(b *testing.B) {
 				b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 			})
 		}
+	}
+}
+
+// BenchmarkReadBelowCache compares a read of one published range below a
+// node's caches under pins (ReadPinned: a pin transaction, the read, an
+// unpin transaction) and under the node's floor (ReadFloored: one
+// read-only transaction, the read), against the real etcd server binary
+// (one member, fsyncing) and a file bucket, with 1 and 8 readers at
+// once. The two take turns, b.N/8 reads at a time, so that both meet
+// the same load; it reports each one's p50 and p99 (pinned-, floored-).
+//
+//	go test -run '^$' -bench ReadBelowCache -benchtime 2000x ./cluster/diskless/
+func BenchmarkReadBelowCache(b *testing.B) {
+	members := etcdserver.Start(b, 1)
+	client := func(t testing.TB) *clientv3.Client { return members.Client(t) }
+	for _, readers := range []int{1, 8} {
+		b.Run(fmt.Sprintf("readers=%d", readers), func(b *testing.B) {
+			e := newEnvOn(b, "", client, nil)
+			w, r := e.node("w"), e.node("r")
+			pkey := fmt.Sprintf("%s-%d-%d", b.Name(), b.N, time.Now().UnixNano())
+			owns := w.acquire(b, pkey)
+			commitRounds(b, w.c, owns, []string{pkey}, 8)
+			_, _, ranges, err := w.c.Log(ctxT(b), pkey)
+			if err != nil {
+				b.Fatal(err)
+			}
+			lease := r.sess.Lease()
+			modes := []struct {
+				name string
+				read func(Range) error
+				lat  []time.Duration
+			}{
+				{name: "pinned-", read: func(rg Range) error { _, err := r.c.ReadPinned(ctxT(b), lease, rg); return err }},
+				{name: "floored-", read: func(rg Range) error { _, err := r.c.ReadFloored(ctxT(b), lease, rg); return err }},
+			}
+			const turns = 8
+			b.ResetTimer()
+			left := b.N
+			for turn := range turns {
+				n := left / (turns - turn)
+				left -= n
+				for i := range modes {
+					m := &modes[(turn+i)%len(modes)]
+					var mu sync.Mutex
+					var wg sync.WaitGroup
+					var next atomic.Int64
+					for range readers {
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							for k := next.Add(1); k <= int64(n); k = next.Add(1) {
+								t0 := time.Now()
+								if err := m.read(ranges[int(k)%len(ranges)]); err != nil {
+									b.Error(err)
+									return
+								}
+								d := time.Since(t0)
+								mu.Lock()
+								m.lat = append(m.lat, d)
+								mu.Unlock()
+							}
+						}()
+					}
+					wg.Wait()
+				}
+			}
+			b.StopTimer()
+			for _, m := range modes {
+				if len(m.lat) == 0 {
+					continue
+				}
+				slices.Sort(m.lat)
+				b.ReportMetric(float64(m.lat[len(m.lat)/2].Microseconds()), m.name+"p50-µs")
+				b.ReportMetric(float64(m.lat[len(m.lat)*99/100].Microseconds()), m.name+"p99-µs")
+			}
+		})
 	}
 }

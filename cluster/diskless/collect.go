@@ -32,6 +32,12 @@ func (c *Committer) Collect(ctx context.Context) (deleted int, err error) {
 		c.backlog.collect = left
 		c.backlog.mu.Unlock()
 	}()
+	// Read after the records (floored reads): every floor made later
+	// covers only reads that see these records' counts.
+	lowest, floored, err := c.floors(ctx)
+	if err != nil {
+		return 0, err
+	}
 	known := make(map[string]bool, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
 		name := strings.TrimPrefix(string(kv.Key), c.objPrefix())
@@ -55,6 +61,12 @@ func (c *Committer) Collect(ctx context.Context) (deleted int, err error) {
 				return deleted, err
 			}
 		case st.Refs == 0:
+			if floored && lowest < st.rev {
+				// A node may be reading it: its floor is below the
+				// revision the count fell to 0 at (floored reads).
+				left++
+				continue
+			}
 			ok, err := c.deleteRecord(ctx, name, st.rev)
 			if err != nil {
 				return deleted, err

@@ -34,9 +34,10 @@ func (c *Committer) Commit(ctx context.Context, batches []Batch, owns map[string
 type Flight struct {
 	done chan struct{} // closed once its publication is over
 	res  map[string]error
-	// unpublished are its partitions not published, for the commit
-	// begun after it (in-order publication); set before done is closed.
-	unpublished map[string]bool
+	// unpublished are its partitions not published, with their errors,
+	// for the commit begun after it (in-order publication); set before
+	// done is closed.
+	unpublished map[string]error
 }
 
 // Wait returns the commit's result (Commit) once its publication is over,
@@ -120,7 +121,11 @@ func (c *Committer) fly(ctx context.Context, f, prev *Flight, parts []part, data
 // turn waits until the commit begun before this one finished its
 // publication (in-order publication) and returns parts without the partitions that commit
 // carried and did not publish, each refused in res: nothing of a
-// partition is published after a commit of it that was not.
+// partition is published after a commit of it that was not. The refusal
+// wraps the earlier commit's error too: a partition whose ownership that
+// commit found lost is refused as fenced here as well (fenced writers
+// publish nothing), which the caller answers as a lost leadership, not
+// as a storage fault.
 func (c *Committer) turn(prev *Flight, parts []part, res map[string]error) []part {
 	if prev == nil {
 		return parts
@@ -128,8 +133,8 @@ func (c *Committer) turn(prev *Flight, parts []part, res map[string]error) []par
 	<-prev.done
 	var keep []part
 	for _, p := range parts {
-		if prev.unpublished[p.r.PKey] {
-			res[p.r.PKey] = fmt.Errorf("diskless: %s: %w", p.r.PKey, ErrPredecessor)
+		if err, ok := prev.unpublished[p.r.PKey]; ok {
+			res[p.r.PKey] = fmt.Errorf("diskless: %s: %w (%w)", p.r.PKey, ErrPredecessor, err)
 			continue
 		}
 		keep = append(keep, p)
@@ -137,13 +142,13 @@ func (c *Committer) turn(prev *Flight, parts []part, res map[string]error) []par
 	return keep
 }
 
-// unpublished is the set of partitions of res not published: refused at
-// layout or by the publication.
-func unpublished(res map[string]error) map[string]bool {
-	out := map[string]bool{}
+// unpublished are the partitions of res not published, with their
+// errors: refused at layout or by the publication.
+func unpublished(res map[string]error) map[string]error {
+	out := map[string]error{}
 	for pk, err := range res {
 		if err != nil {
-			out[pk] = true
+			out[pk] = err
 		}
 	}
 	return out

@@ -164,6 +164,12 @@ type Committer struct {
 	// (Backlog).
 	backlog backlog
 
+	// floor is this node's reader floor (floored reads).
+	floor floor
+	// afterFloorRegister, when set (tests), runs once a floored read is
+	// registered, before it reads the objects.
+	afterFloorRegister func()
+
 	// afterMergeWrite, when set (tests), runs once a merge wrote its
 	// object, before it reads the object records.
 	afterMergeWrite func()

@@ -28,6 +28,9 @@
 //	                                   covered, length, SHA-256 (the published producer state)
 //	<prefix>obj/<object>               how many range records name the object (JSON), or a
 //	                                   tombstone: an orphan being collected
+//	<prefix>pin/<object>NUL<id>        a reader's pin of the object, under its lease
+//	<prefix>floor/<node>/<lease>       a node's reader floor (a revision, 20 digits), under
+//	                                   its session lease
 //
 // A partition has two keys and one per range, whatever its batch count:
 // Merge keeps the ranges few. etcd's --max-txn-ops (Options.MaxTxnOps)
@@ -103,6 +106,25 @@
 //     (reference-counted collection), so no Collect deleted it before
 //     the pin and none deletes it while the pin holds (pinned objects
 //     kept).
+//   - **Floored reads.** A reader need not write a pin per read. A node
+//     keeps one record <prefix>floor/<node>/<lease> under its session
+//     lease, holding a store revision V (20 digits): every floored read of the
+//     node in flight revalidated its ranges (a read-only transaction:
+//     each range record Log listed unchanged, else ErrStale) at a
+//     revision L >= V, after the record was created. Collect reads the
+//     floors after the object records and deletes an object whose count
+//     fell to 0 at revision Z only if every floor is at least Z. An
+//     object a floored read reads was referenced at L, so its count fell
+//     at Z > L >= V: a floor that existed when Collect read the floors
+//     holds the object; one created later has L > Z, impossible. A floor
+//     only grows (AdvanceFloor: to the lowest revision of the reads in
+//     flight, or the current one), and a read registers only at a
+//     revision at least the record's creation and any value written, so
+//     what Collect read still holds when it deletes. It costs one write
+//     per floor move (a node moves it every few seconds) instead of two
+//     per read, and holds back the collection of every object
+//     unreferenced since V, not only of those read; a read the floor
+//     cannot cover falls back to pins.
 //   - **Published producer state.** A partition's exported state
 //     (producers and transactions as of an offset it covers, resolver
 //     ExportState) is an object "state/<pkey>/<unique>" and one record
@@ -121,9 +143,10 @@
 //     once, while the commits begun before it are still being written
 //     or published; its publication (acknowledgement after PUT and commit) starts only once the
 //     publication of the commit begun just before it is over, and
-//     leaves out, refused with ErrPredecessor, every partition that
-//     commit carried and did not publish, if it was still in flight
-//     when this one began (after it, ranges tiling the log's end comparison still refuses
+//     leaves out, refused with ErrPredecessor (wrapping that commit's
+//     error for the partition: a partition found fenced there is refused
+//     as fenced here too), every partition that commit carried and did
+//     not publish, if it was still in flight when this one began (after it, ranges tiling the log's end comparison still refuses
 //     a batch that follows an unpublished one, and the caller
 //     acknowledges nothing after a failure, storage I14). So a
 //     partition's ranges are published in the order their batches were
@@ -148,6 +171,8 @@
 // A Range handed out by Log may name an object that a later Merge
 // replaced and Collect deleted: ReadRange then fails (not found), and the
 // reader reads Log again. The bytes an offset reads never change (merges keep the bytes).
-// ReadPinned (Pin, then ReadRange) does not race: the object is pinned
-// and the range revalidated before the read (pinned objects kept, pin revalidation).
+// ReadPinned (Pin, then ReadRange) and ReadFloored do not race: the
+// object is pinned, or the read covered by the node's floor, and the
+// range revalidated before the read (pinned objects kept, pin
+// revalidation, floored reads).
 package diskless

@@ -3,9 +3,7 @@ package diskless
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
-	"sync"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -126,21 +124,5 @@ func (c *Committer) ReadPinned(ctx context.Context, lease clientv3.LeaseID, rs .
 	// The pins go with the lease if this fails: the read is done either
 	// way.
 	defer func() { _ = unpin(context.WithoutCancel(ctx)) }()
-	out := make([][]byte, len(rs))
-	errs := make([]error, len(rs))
-	sem := make(chan struct{}, readersPerPin)
-	var wg sync.WaitGroup
-	for i, r := range rs {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			out[i], errs[i] = c.ReadRange(ctx, r)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return c.readRanges(ctx, rs)
 }

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kgateway/kgateway/cluster/owner"
 )
 
 // pairGate holds the first of every two PUTs (afterPut) until the second
@@ -85,4 +87,33 @@ func TestPipelineNothingAfterUnpublished(t *testing.T) {
 	// Once the outcome is known, a new commit is not refused for it.
 	n.c.afterPut = nil
 	allOK(t, n.c.Commit(ctxT(t), []Batch{batch("p", 0, 1)}, owns))
+}
+
+// TestPipelineFencedBeforeIsFenced (in-order publication, fenced writers publish nothing): a commit
+// begun while the one before it is in flight, whose partition that one
+// finds fenced (the ownership moved to another node meanwhile), is refused
+// as fenced too, not only as ErrPredecessor: the node answers both
+// produces NOT_LEADER_OR_FOLLOWER, so that the client looks for the new
+// leader, where a storage error would be retried on the fenced node.
+func TestPipelineFencedBeforeIsFenced(t *testing.T) {
+	e := newEnv(t, "")
+	n := e.node("a")
+	owns := n.acquire(t, "p", "q")
+	allOK(t, n.c.Commit(ctxT(t), []Batch{batch("p", 0, 1)}, owns))
+	if err := n.m.Release(ctxT(t), owns["p"]); err != nil {
+		t.Fatal(err)
+	}
+	other := e.node("b")
+	other.acquire(t, "p")
+	g := &pairGate{}
+	n.c.afterPut = g.afterPut
+	a := n.c.Begin(ctxT(t), []Batch{batch("p", 1, 2)}, owns)
+	b := n.c.Begin(ctxT(t), []Batch{batch("p", 3, 1), batch("q", 0, 1)}, owns)
+	if err := a.Wait()["p"]; !errors.Is(err, owner.ErrFenced) {
+		t.Fatalf("first commit of p: %v, want fenced", err)
+	}
+	res := b.Wait()
+	if !errors.Is(res["p"], ErrPredecessor) || !errors.Is(res["p"], owner.ErrFenced) || res["q"] != nil {
+		t.Fatalf("second commit: %v, want p refused as fenced (and ErrPredecessor), q published", res)
+	}
 }

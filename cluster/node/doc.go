@@ -88,10 +88,14 @@
 //     cache's own start.
 //   - **Pinned reads below the cache.** Offsets below the local cache
 //     are read from the published ranges (ledger R20, R21): each range
-//     is pinned under the node's session lease and revalidated (pinned
-//     objects kept, pin revalidation), so the coordinator's Collect
-//     never deletes an object being read, and a node that dies leaves
-//     no pin beyond cluster.session.timeout.ms. The published start the
+//     is revalidated in a read-only etcd transaction and the read is
+//     covered by the node's reader floor, one record under its session
+//     lease that upkeep advances every 10 Ticks past the reads that
+//     ended (floored reads; pins under the lease where the floor cannot
+//     cover a read: pinned objects kept, pin revalidation), so the
+//     coordinator's Collect never deletes an object being read, and a
+//     node that dies leaves no floor or pin beyond
+//     cluster.session.timeout.ms. The published start the
 //     reads begin at is the one the rebuild read, moved only by this
 //     node's own publications (the owner is its only writer). A merged
 //     range is listed in its pieces (merged ranges in pieces), so a read fetches,

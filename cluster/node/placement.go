@@ -502,8 +502,13 @@ func (n *Node) upkeepLoop() {
 	t := time.NewTicker(n.cfg.Tick)
 	defer t.Stop()
 	var stats PublishedStats
+	var floored time.Time
 	for {
 		n.publishStats(&stats)
+		if time.Since(floored) >= floorEvery*n.cfg.Tick {
+			floored = time.Now()
+			n.advanceFloor()
+		}
 		select {
 		case <-n.stop:
 			return
@@ -521,6 +526,28 @@ func (n *Node) upkeepLoop() {
 			}
 			n.upkeep(h)
 		}
+	}
+}
+
+// floorEvery is how many Ticks apart upkeep advances the node's reader
+// floor (floored reads): collection of the objects merged away waits for
+// it, up to 10 s at the default Tick, and it costs one etcd write each
+// time it moves.
+const floorEvery = 10
+
+// advanceFloor moves the node's reader floor (pinned reads below the cache) past the reads that
+// ended: Collect then deletes the objects unreferenced since.
+func (n *Node) advanceFloor() {
+	n.mu.Lock()
+	sess, d := n.mu.sess, n.p.Diskless
+	n.mu.Unlock()
+	if d == nil || sess == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(n.bg, 5*time.Second)
+	defer cancel()
+	if err := d.AdvanceFloor(ctx, sess.Lease()); err != nil {
+		n.log.Debug("cluster-floor-not-advanced", zap.Error(err))
 	}
 }
 

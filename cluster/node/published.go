@@ -108,8 +108,12 @@ func retryTransient(ctx context.Context, budget time.Duration, op func(context.C
 }
 
 // Read reads rs, the ranges not in the node's range cache (the range cache) under
-// pins attached to the node's session lease (pinned objects kept, pin revalidation): a node
-// that dies leaves no pin beyond the lease.
+// the node's reader floor (floored reads, cluster/diskless): the ranges are
+// revalidated in a read-only transaction (pin revalidation) and the read
+// is covered by the node's one floor record under its session lease,
+// with no record written per read; where the floor cannot cover it, under
+// pins attached to that lease (pinned objects kept). A node that dies
+// leaves neither beyond the lease.
 func (p published) Read(ctx context.Context, rs []ledger.PublishedRange) ([][]byte, error) {
 	out := make([][]byte, len(rs))
 	var miss []diskless.Range
@@ -129,7 +133,7 @@ func (p published) Read(ctx context.Context, rs []ledger.PublishedRange) ([][]by
 	p.n.mu.Lock()
 	lease := p.n.mu.sess.Lease()
 	p.n.mu.Unlock()
-	data, err := p.n.p.Diskless.ReadPinned(ctx, lease, miss...)
+	data, err := p.n.p.Diskless.ReadFloored(ctx, lease, miss...)
 	if err != nil {
 		return nil, staleAsLedger(err)
 	}

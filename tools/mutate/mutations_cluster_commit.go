@@ -15,8 +15,14 @@ var clusterCommitMutations = []mutation{
 	{
 		Name:  "pipeline-publishes-after-unpublished",
 		Rule:  "in-order publication: a partition a commit still in flight did not publish is not published by the commit begun after it",
-		Edits: []edit{{File: "cluster/diskless/commit.go", Old: "\t\tif prev.unpublished[p.r.PKey] {", New: "\t\tif false {"}},
+		Edits: []edit{{File: "cluster/diskless/commit.go", Old: "\t\tif err, ok := prev.unpublished[p.r.PKey]; ok {", New: "\t\tif err, ok := prev.unpublished[p.r.PKey]; ok && false {"}},
 		Tests: []testRun{{Pkg: "./cluster/diskless/", Run: "TestPipelineNothingAfterUnpublished"}},
+	},
+	{
+		Name:  "pipeline-predecessor-drops-fence",
+		Rule:  "in-order publication, fenced writers publish nothing: a partition refused because the commit before it found it fenced is refused as fenced (NOT_LEADER_OR_FOLLOWER), not as a storage fault",
+		Edits: []edit{{File: "cluster/diskless/commit.go", Old: `"diskless: %s: %w (%w)", p.r.PKey, ErrPredecessor, err)`, New: `"diskless: %s: %w (%v)", p.r.PKey, ErrPredecessor, err)`}},
+		Tests: []testRun{{Pkg: "./cluster/diskless/", Run: "TestPipelineFencedBeforeIsFenced"}},
 	},
 	{
 		Name:  "pipeline-acks-after-failed-group",
@@ -39,4 +45,29 @@ func init() {
 		Edits: []edit{{File: "cluster/diskless/pins.go", Old: "c.rangeKey(r.PKey, r.Record)", New: "c.rangeKey(r.PKey, r.Base)"}},
 		Tests: []testRun{{Pkg: "./cluster/diskless/", Run: "TestMergedRangeReadsInPieces"}},
 	})
+}
+
+// Deliberate breaks of the reader floors (floored reads): a node's reads
+// below its caches covered by one floor record instead of a pin per read.
+func init() {
+	mutations = append(mutations,
+		mutation{
+			Name:  "collect-ignores-reader-floor",
+			Rule:  "floored reads: Collect deletes an object unreferenced at revision Z only if every node's floor is at least Z",
+			Edits: []edit{{File: "cluster/diskless/collect.go", Old: "\t\t\tif floored && lowest < st.rev {", New: "\t\t\tif floored && lowest < 0 {"}},
+			Tests: []testRun{{Pkg: "./cluster/diskless/", Run: "TestFlooredReadKeepsObjects"}},
+		},
+		mutation{
+			Name:  "floor-advances-past-reads-in-flight",
+			Rule:  "floored reads: a node's floor never moves past the revision a read in flight revalidated its ranges at",
+			Edits: []edit{{File: "cluster/diskless/floor.go", Old: "\t\ttarget = min(target, *at)\n", New: "\t\t_ = at\n"}},
+			Tests: []testRun{{Pkg: "./cluster/diskless/", Run: "TestFlooredReadKeepsObjects"}},
+		},
+		mutation{
+			Name:  "floored-read-without-its-record",
+			Rule:  "floored reads: a read is floored only if the node's floor record under its lease exists at the revision its ranges are revalidated at",
+			Edits: []edit{{File: "cluster/diskless/floor.go", Old: "len(kvs) == 0 || clientv3.LeaseID(kvs[0].Lease) != lease {", New: "len(kvs) < 0 {"}},
+			Tests: []testRun{{Pkg: "./cluster/diskless/", Run: "TestFlooredReadNeedsItsRecord"}},
+		},
+	)
 }
