@@ -55,39 +55,28 @@ func (s *Server) beforeQuotas(rc *reqCtx, req kmsg.Request) {
 	}
 }
 
-// applyQuotas records the handled request on the client's sensors and
-// returns its throttle time (0: none) and whether the response's version
-// has the client throttle itself (KIP-219); it sets throttle_time_ms.
+// applyQuotas records the handled request on the client's sensors
+// (quota.Manager.Apply) and returns its throttle time (0: none) and
+// whether the response's version has the client throttle itself
+// (KIP-219); it sets throttle_time_ms.
 func (s *Server) applyQuotas(rc *reqCtx, req kmsg.Request, resp kmsg.Response) (time.Duration, bool) {
 	if quota.Exempt(rc.key) {
 		return 0, false
 	}
-	user, cid := quotaIdentity(rc)
-	now := time.Now()
-	nowMs := now.UnixMilli()
-	var bw int64
-	switch r := req.(type) {
-	case *kmsg.ProduceRequest:
-		o := s.quotas.Record(quota.KindProduce, user, cid, float64(rc.stats.size), nowMs)
-		bw = s.noteThrottle(rc, quota.KindProduce, o)
-	case *kmsg.FetchRequest:
-		if fetchReplicaID(r) >= 0 || resp == nil {
-			break
-		}
-		n := fetchResponseBytes(resp)
-		o := s.quotas.Record(quota.KindFetch, user, cid, float64(n), nowMs)
-		if bw = s.noteThrottle(rc, quota.KindFetch, o); bw > 0 {
-			s.quotas.Unrecord(quota.KindFetch, o, float64(n), nowMs)
-			s.throttledFetch(r, resp)
-		}
+	c := quota.Charge{Key: rc.key, Bytes: rc.stats.size, Now: time.Now()}
+	c.User, c.ClientID = quotaIdentity(rc)
+	c.Handled = c.Now.Sub(rc.stats.arrived) - rc.stats.waited - rc.stats.durable
+	fr, fetch := req.(*kmsg.FetchRequest)
+	switch {
+	case fetch && fetchReplicaID(fr) < 0 && resp != nil:
+		c.Fetch, c.Bytes = true, fetchResponseBytes(resp)
+	case !fetch:
+		_, c.Produce = req.(*kmsg.ProduceRequest)
 	}
-	if quota.Mutating(rc.key) {
-		bw = max(bw, s.noteThrottle(rc, quota.KindMutation, s.quotas.RecordMutations(user, cid, 0, nowMs)))
+	ms, empty := s.quotas.Apply(c, func(kind string, o quota.Outcome) int64 { return s.noteThrottle(rc, kind, o) })
+	if empty {
+		s.throttledFetch(fr, resp)
 	}
-	handled := now.Sub(rc.stats.arrived) - rc.stats.waited - rc.stats.durable
-	o := s.quotas.Record(quota.KindRequest, user, cid, handled.Seconds()*100, nowMs)
-	rq := s.noteThrottle(rc, quota.KindRequest, o)
-	ms := max(bw, rq)
 	if ms <= 0 {
 		return 0, false
 	}
