@@ -144,7 +144,10 @@
 //     group reset them (States.Reset, which every leader's next Put
 //     finds changed). A leader trusts a cached state for at most
 //     revalidateEvery (1 s) before reading its version again, so it
-//     serves a reset state even with nothing to write.
+//     serves a reset state even with nothing to write. A read that
+//     returns a version older than the cached one raced the leader's
+//     own later write and is ignored: that write was conditional on the
+//     version before it, so nobody else wrote in between.
 //   - **Releases at the leader.** A member's records on a leader are
 //     released when its share session there closes (epoch -1 or its
 //     connection closing) or has been idle past

@@ -57,6 +57,9 @@ type fakeStates struct {
 	refuse  bool
 	loads   int
 	configs map[string]string
+	// afterLoad, when set, runs once after a Load has read and before it
+	// returns: what the node does while its read is on the wire.
+	afterLoad func()
 }
 
 func newFakeStates() *fakeStates {
@@ -72,9 +75,14 @@ func (f *fakeStates) Serving(offsets.TopicPartition) (int32, bool) {
 
 func (f *fakeStates) Load(_ string, tp offsets.TopicPartition) (offsets.SharePartition, int64, error) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.loads++
-	return f.recs[tp], f.vers[tp], nil
+	sp, v, hook := f.recs[tp], f.vers[tp], f.afterLoad
+	f.afterLoad = nil
+	f.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
+	return sp, v, nil
 }
 
 func (f *fakeStates) Put(_ string, sp offsets.SharePartition, epoch int32, version int64) (int64, error) {
@@ -278,5 +286,43 @@ func TestLeaderAcknowledgeWithoutSession(t *testing.T) {
 	req.GroupID, req.MemberID, req.ShareSessionEpoch = &group, &member, 3
 	if resp := c.Acknowledge(req, "", nil); resp.ErrorCode != kerr.ShareSessionNotFound.Code {
 		t.Fatalf("acknowledge without a session: error %d, want SHARE_SESSION_NOT_FOUND", resp.ErrorCode)
+	}
+}
+
+// TestLeaderKeepsStateNewerThanItsRead (leader writes before answers): a
+// revalidating read that this node's own acknowledgement overtakes
+// returns a version older than the cached state; the leader keeps its
+// cache. Nothing is refused or delivered again: the member still holds
+// what it acquired and acknowledges it, and nothing is left to acquire.
+// Taking the older read would serve records already accepted, have the
+// next write refused on its stale version, and then redeliver everything
+// in flight though no leadership changed.
+func TestLeaderKeepsStateNewerThanItsRead(t *testing.T) {
+	st, clk := newFakeStates(), &clock{now: time.Unix(1000, 0)}
+	c := newTestLeader(st, clk)
+	_, got := leaderFetch(t, c, "a", 0)
+	wantOffsets(t, "first fetch", got, 0, 9, 1)
+	clk.advance(revalidateEvery + time.Millisecond) // the next fetch reads the state again
+	st.mu.Lock()
+	st.afterLoad = func() {
+		if code := leaderAccept(t, c, "a", 2, 0, 4); code != 0 {
+			t.Errorf("accept during the read: error %d", code)
+		}
+	}
+	st.mu.Unlock()
+	code, got := leaderFetch(t, c, "a", 1)
+	if code != 0 || len(got) != 0 {
+		t.Fatalf("fetch whose read the accept overtook: error %d, acquired %v; want nothing, no error", code, got)
+	}
+	if code := leaderAccept(t, c, "a", 3, 5, 9); code != 0 {
+		t.Fatalf("accepting the rest of what a holds: error %d", code)
+	}
+	if code, got := leaderFetch(t, c, "a", 4); code != 0 || len(got) != 0 {
+		t.Fatalf("fetch after everything was accepted: error %d, acquired %v", code, got)
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if sp := st.recs[tp0]; sp.StartOffset != 10 {
+		t.Fatalf("durable state %+v, want every record done (start offset 10)", sp)
 	}
 }

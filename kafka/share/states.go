@@ -4,6 +4,8 @@ import (
 	"errors"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/kgateway/kgateway/offsets"
 )
 
@@ -75,6 +77,19 @@ func (c *Coordinator) adminViaStates() bool { return c.store != nil && c.cfg.Sta
 // the durable state, read again. A state read under an earlier epoch has
 // its acquired records available again, with their counts (locks released at restart): they
 // were persisted so.
+//
+// A read older than the cached state is no news: the read runs outside
+// the locks, so this node's own write of the partition (an
+// acknowledgement, another fetch's acquisition) may land between the
+// read and the check below. The cached state's version is then the mod
+// revision of that later write, greater than the one read; as that write
+// was conditional on the revision before it, nobody else wrote between
+// them, and the cache is the newer truth. Replacing it with what was read
+// would bring back records already acknowledged or acquired, and the
+// next write, guarded by the old revision, would be refused: the
+// partition would be read again and everything in flight delivered
+// again, with no leader change. A read of no state (version 0) under a
+// cached one is taken as a deletion by the offsets admin.
 func (c *Coordinator) clusterPartition(g *group, tp offsets.TopicPartition, logStart, hwm int64) (*partition, error) {
 	epoch, ok := c.cfg.States.Serving(tp)
 	if !ok {
@@ -101,12 +116,13 @@ func (c *Coordinator) clusterPartition(g *group, tp offsets.TopicPartition, logS
 	defer g.mu.Unlock()
 	if cur := g.mu.parts[tp]; cur != nil {
 		cur.mu.Lock()
-		same := !cur.dead && cur.epoch == epoch && cur.version == version && cur.end() <= hwm
-		if same {
+		keep := !cur.dead && cur.epoch == epoch && cur.end() <= hwm &&
+			(cur.version == version || version != 0 && cur.version > version)
+		if keep && cur.version == version {
 			cur.checked = now
 		}
 		cur.mu.Unlock()
-		if same {
+		if keep {
 			return cur, nil
 		}
 	}
@@ -144,7 +160,7 @@ func (c *Coordinator) putClusterLocked(group string, tp offsets.TopicPartition, 
 	v, err := c.cfg.States.Put(group, p.persistedLocked(tp), p.epoch, p.version)
 	if err != nil {
 		p.dead = true
-		c.cfg.Logger.Info("share-state-write-refused")
+		c.cfg.Logger.Info("share-state-write-refused", zap.Stringer("partition", tp), zap.Error(err))
 		return err
 	}
 	p.version, p.checked = v, c.cfg.Now()
