@@ -36,9 +36,9 @@ package kafka
 // an append.
 // Limits, as Kafka's: a response carries at most min(MaxBytes,
 // fetch.max.bytes) record bytes (a KIP-74 first batch whole), MinBytes is
-// capped by that, and a partition listed twice is read once. Fetch below
-// v10 never gets a zstd batch (UNSUPPORTED_COMPRESSION_TYPE), and v9+'s
-// current leader epoch is checked as OffsetForLeaderEpoch checks it.
+// capped by that, and a partition listed twice is read once. Every
+// version gets batches as stored, zstd too (Kafka 4 converts none,
+// KIP-896); v9+'s current leader epoch is checked as OffsetForLeaderEpoch.
 // In cluster mode (NOT_LEADER_OR_FOLLOWER routing, the leader epoch check) a partition led elsewhere, or by none, is
 // NOT_LEADER_OR_FOLLOWER, the current leader epoch is checked against the
 // partition's ownership epoch, and v12+ names the current leader.

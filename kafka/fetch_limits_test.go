@@ -137,10 +137,10 @@ func TestFetchMinBytesCappedByMaxBytes(t *testing.T) {
 	}
 }
 
-// Fetch before v10 never receives a zstd batch: the batches before the
-// first zstd one are served, and a partition whose next batch is zstd
-// answers UNSUPPORTED_COMPRESSION_TYPE. v10 receives it.
-func TestFetchZstdNeedsV10(t *testing.T) {
+// Fetch v9 receives zstd batches as stored, as Kafka 4 serves them
+// (down-conversion is gone, KIP-896: no UNSUPPORTED_COMPRESSION_TYPE
+// below v10 any more), and so does v10.
+func TestFetchZstdServedToV9(t *testing.T) {
 	g := newSessionRig(t, Config{}, map[string]int32{"z": 1})
 	g.produceValue("z", 0, []byte("plain"), kgo.NoCompression())
 	g.produceValue("z", 0, bytes.Repeat([]byte("compressible "), 100), kgo.ZstdCompression())
@@ -152,15 +152,14 @@ func TestFetchZstdNeedsV10(t *testing.T) {
 	codec := func(b []byte) resolver.Codec { c, _ := resolver.BatchCodec(b); return c }
 
 	p := fetchAt(9, 0)
-	if bs := batchesOf(t, p.RecordBatches); p.ErrorCode != 0 || len(bs) != 1 || codec(bs[0]) != 0 {
-		t.Fatalf("v9 from 0: error %d, %d batches, want only the uncompressed one", p.ErrorCode, len(bs))
+	if bs := batchesOf(t, p.RecordBatches); p.ErrorCode != 0 || len(bs) != 2 || codec(bs[0]) != 0 || codec(bs[1]) != resolver.CodecZstd {
+		t.Fatalf("v9 from 0: error %d, %d batches, want the uncompressed and the zstd one", p.ErrorCode, len(bs))
 	}
-	if p := fetchAt(9, 1); p.ErrorCode != kerr.UnsupportedCompressionType.Code || len(p.RecordBatches) != 0 {
-		t.Fatalf("v9 at the zstd batch: error %d, %d record bytes", p.ErrorCode, len(p.RecordBatches))
-	}
-	p = fetchAt(10, 1)
-	if bs := batchesOf(t, p.RecordBatches); p.ErrorCode != 0 || len(bs) != 1 || codec(bs[0]) != resolver.CodecZstd {
-		t.Fatalf("v10: error %d, %d batches, want the zstd batch", p.ErrorCode, len(bs))
+	for _, v := range []int16{9, 10} {
+		p = fetchAt(v, 1)
+		if bs := batchesOf(t, p.RecordBatches); p.ErrorCode != 0 || len(bs) != 1 || codec(bs[0]) != resolver.CodecZstd {
+			t.Fatalf("v%d at the zstd batch: error %d, %d batches, want the zstd batch", v, p.ErrorCode, len(bs))
+		}
 	}
 }
 
@@ -283,5 +282,24 @@ func TestFetchSessionPartitionsBounded(t *testing.T) {
 	}
 	if n := g.s.sessions.Count(); n != 1 {
 		t.Fatalf("%d sessions, want 1", n)
+	}
+}
+
+// An isolation level neither read_uncommitted (0) nor read_committed (1)
+// fails the whole fetch as Kafka 4.4 fails it: UNKNOWN_SERVER_ERROR at the
+// top and in every partition, no bounds, empty (not null) records, and no
+// session opened.
+func TestFetchUnknownIsolationLevel(t *testing.T) {
+	g := newSessionRig(t, Config{}, map[string]int32{"iso": 1})
+	g.produceValue("iso", 0, []byte("v"), kgo.NoCompression())
+	req := fetchReq(0, 0, parts("iso", 1), nil)
+	req.IsolationLevel = 7
+	resp := g.fetch(req)
+	p := onlyPartition(t, resp)
+	if resp.ErrorCode != kerr.UnknownServerError.Code || resp.SessionID != 0 || p.ErrorCode != kerr.UnknownServerError.Code {
+		t.Fatalf("top %d session %d partition %d, want UNKNOWN_SERVER_ERROR without a session", resp.ErrorCode, resp.SessionID, p.ErrorCode)
+	}
+	if p.HighWatermark != -1 || p.LastStableOffset != -1 || p.LogStartOffset != -1 || p.RecordBatches == nil || len(p.RecordBatches) != 0 {
+		t.Fatalf("bounds %d/%d/%d, records %v: want -1s and empty records", p.HighWatermark, p.LastStableOffset, p.LogStartOffset, p.RecordBatches)
 	}
 }

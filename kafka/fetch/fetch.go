@@ -69,6 +69,9 @@ type Call struct {
 // Fetch answers r: with its batches as markers into wire, or, with a nil
 // wire, an answer without records (a fetch session's error).
 func (f *Fetcher) Fetch(r *kmsg.FetchRequest, c Call) (resp *kmsg.FetchResponse, wire *fetchwire.Batches) {
+	if r.IsolationLevel != 0 && r.IsolationLevel != 1 {
+		return f.failAll(r, kerr.UnknownServerError), nil
+	}
 	if r.Version < 7 {
 		return f.fetchItems(c, r, f.requestItems(r, false), nil, false)
 	}
@@ -93,6 +96,24 @@ func (f *Fetcher) Fetch(r *kmsg.FetchRequest, c Call) (resp *kmsg.FetchResponse,
 		return fetchsession.Error(r, err), nil
 	}
 	return f.fetchItems(c, r, items, fs, false)
+}
+
+// failAll answers a request Kafka fails whole (an unknown isolation
+// level: IsolationLevel.forId throws, and FetchRequest.getErrorResponse
+// answers): code at the top and in every requested partition, each
+// without bounds or records, the request's session id echoed.
+func (f *Fetcher) failAll(r *kmsg.FetchRequest, code *kerr.Error) *kmsg.FetchResponse {
+	resp := r.ResponseKind().(*kmsg.FetchResponse)
+	resp.ErrorCode, resp.SessionID = code.Code, r.SessionID
+	for _, rt := range r.Topics {
+		t := kmsg.NewFetchResponseTopic()
+		t.Topic, t.TopicID = rt.Topic, rt.TopicID
+		for _, rp := range rt.Partitions {
+			t.Partitions = append(t.Partitions, f.errorPart(rp.Partition, code))
+		}
+		resp.Topics = append(resp.Topics, t)
+	}
+	return resp
 }
 
 // beginIncremental checks an incremental fetch against its session and

@@ -97,15 +97,6 @@ func (f *Fetcher) readPartition(it *Item, maxBytes int, minOne bool, iso resolve
 		// OFFSET_OUT_OF_RANGE's, so none is looked up.
 		return f.errorPart(rp.Partition, err), 0
 	}
-	if version < 10 {
-		var cut bool
-		if res.Batches, res.Bytes, cut = cutZstd(res.Batches); cut && len(res.Batches) == 0 {
-			return f.errorPart(rp.Partition, kerr.UnsupportedCompressionType), 0
-		}
-		if res.Srcs != nil {
-			res.Srcs = res.Srcs[:len(res.Batches)]
-		}
-	}
 	out := kmsg.NewFetchResponseTopicPartition()
 	out.Partition = rp.Partition
 	out.HighWatermark = int64(res.HighWatermark)
@@ -135,23 +126,6 @@ func abortedOf(iso resolver.Isolation, aborted []resolver.AbortedTxn) []kmsg.Fet
 		out[i].ProducerID, out[i].FirstOffset = a.ProducerID, int64(a.FirstOffset)
 	}
 	return out
-}
-
-// cutZstd keeps the batches before the first zstd one and their bytes;
-// cut reports that one was found. Fetch before v10 never receives a zstd
-// batch (a client that old cannot decode it): the batches before it are
-// served, and a partition whose next batch is zstd answers
-// UNSUPPORTED_COMPRESSION_TYPE. (Kafka decides by the topic's
-// compression.type; here each batch's own codec decides, which is the
-// same when compression.type is zstd, every batch being stored as zstd.)
-func cutZstd(batches [][]byte) (kept [][]byte, bytes int, cut bool) {
-	for i, b := range batches {
-		if c, ok := resolver.BatchCodec(b); ok && c == resolver.CodecZstd {
-			return batches[:i], bytes, true
-		}
-		bytes += len(b)
-	}
-	return batches, bytes, false
 }
 
 // boundsOnly answers a partition without records, with its bounds (an

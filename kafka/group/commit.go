@@ -26,11 +26,22 @@ func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCo
 		for _, p := range t.Partitions {
 			rp := kmsg.NewOffsetCommitResponseTopicPartition()
 			rp.Partition, rp.ErrorCode = p.Partition, groupCode
+			if !c.partitionExists(t.Topic, p.Partition) {
+				// Kafka answers a missing partition before the group
+				// sees the commit (KafkaApis filters it out first).
+				rp.ErrorCode = errUnknownTopic
+			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp
+}
+
+// partitionExists says whether the broker has the partition (always,
+// without a topic view).
+func (c *Coordinator) partitionExists(topic string, partition int32) bool {
+	return c.cfg.Topics == nil || c.cfg.Topics.PartitionExists(topic, partition)
 }
 
 // commit validates and stores; a non-zero return is the error of every
@@ -158,13 +169,14 @@ func (c *Coordinator) ValidateTxnOffsetCommitAt(version int16, group, memberID s
 }
 
 // CheckTxnOffset is OffsetCommit's per-partition check for a
-// TxnOffsetCommit: metadata size, then the partition's existence.
+// TxnOffsetCommit: the partition's existence (Kafka's KafkaApis answers
+// it before anything else), then metadata size.
 func (c *Coordinator) CheckTxnOffset(topic string, partition int32, metadata string) int16 {
 	switch {
+	case !c.partitionExists(topic, partition):
+		return errUnknownTopic
 	case len(metadata) > c.cfg.MaxMetadataBytes:
 		return errMetadataTooLarge
-	case c.cfg.Topics != nil && !c.cfg.Topics.PartitionExists(topic, partition):
-		return errUnknownTopic
 	}
 	return errNone
 }
@@ -187,10 +199,10 @@ func (g *group) storeCommitLocked(req *kmsg.OffsetCommitRequest, resp *kmsg.Offs
 				md = *p.Metadata
 			}
 			switch {
+			case !g.c.partitionExists(t.Topic, p.Partition):
+				rp.ErrorCode = errUnknownTopic
 			case len(md) > g.c.cfg.MaxMetadataBytes:
 				rp.ErrorCode = errMetadataTooLarge
-			case g.c.cfg.Topics != nil && !g.c.cfg.Topics.PartitionExists(t.Topic, p.Partition):
-				rp.ErrorCode = errUnknownTopic
 			default:
 				epoch := p.LeaderEpoch
 				if req.Version < 6 {
@@ -359,7 +371,8 @@ func fetchedPartition(p int32, cm offsets.Commit, ok bool) kmsg.OffsetFetchRespo
 
 // OffsetDelete handles OffsetDelete v0: an Empty group's offsets go; a
 // live consumer group keeps the offsets of topics its members subscribe to
-// (GROUP_SUBSCRIBED_TO_TOPIC).
+// (GROUP_SUBSCRIBED_TO_TOPIC); a partition the broker does not have is
+// UNKNOWN_TOPIC_OR_PARTITION, as Kafka answers it.
 func (c *Coordinator) OffsetDelete(req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDeleteResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
 	g := c.lookup(req.Group)
@@ -385,9 +398,12 @@ func (c *Coordinator) OffsetDelete(req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDe
 		for _, p := range t.Partitions {
 			rp := kmsg.NewOffsetDeleteResponseTopicPartition()
 			rp.Partition = p.Partition
-			if subscribed {
+			switch {
+			case !c.partitionExists(t.Topic, p.Partition):
+				rp.ErrorCode = errUnknownTopic // Kafka checks the partition before the group
+			case subscribed:
 				rp.ErrorCode = errSubscribedToTopic
-			} else {
+			default:
 				doomed = append(doomed, offsets.TopicPartition{Topic: t.Topic, Partition: p.Partition})
 			}
 			rt.Partitions = append(rt.Partitions, rp)

@@ -8,36 +8,68 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// produced waits until pp is durable (D1) and answers it.
-func produced(h Host, partition int32, pp *resolver.PendingProduce) kmsg.ProduceResponseTopicPartition {
+// produced waits until pp is durable (D1) and answers it. A duplicate
+// (an idempotent retry, D4) is answered as Kafka answers it from the
+// producer state's batch metadata: the original batch's offset, and its
+// max timestamp as LogAppendTime, whatever the topic's timestamp type.
+func produced(h Host, t *target, pp *resolver.PendingProduce) kmsg.ProduceResponseTopicPartition {
 	res, err := pp.Wait()
 	if err != nil {
-		return answerError(h, partition, err)
+		return answerError(h, t.partition, err)
 	}
 	p := kmsg.NewProduceResponseTopicPartition()
-	p.Partition = partition
+	p.Partition = t.partition
 	p.BaseOffset = int64(res.BaseOffset)
 	p.LogAppendTime = res.LogAppendTime
 	p.LogStartOffset = int64(res.LogStart)
+	if res.Duplicate {
+		p.LogAppendTime = storedMaxTimestamp(h, t, res.BaseOffset)
+	}
 	return p
+}
+
+// storedMaxTimestamp is the max timestamp of the batch stored at offset
+// (a LogAppendTime topic's is its append time), -1 when it cannot be
+// read.
+func storedMaxTimestamp(h Host, t *target, offset resolver.Offset) int64 {
+	ph, err := t.resolve(h)
+	if err != nil {
+		return -1
+	}
+	res, err := ph.Fetch(offset, 1, true, resolver.ReadUncommitted, nil)
+	if err != nil || len(res.Batches) == 0 {
+		return -1
+	}
+	var rb kmsg.RecordBatch
+	if err := rb.ReadFrom(res.Batches[0]); err != nil || rb.FirstOffset != int64(offset) {
+		return -1
+	}
+	return rb.MaxTimestamp
 }
 
 // refused answers a partition whose batch the resolver refused. A batch
 // refused for some of its records (KIP-467) is answered as Kafka's
 // ReplicaManager answers a RecordValidationException: INVALID_RECORD,
 // every refused record listed by its index in the batch with its message
-// (v8+), the batch's message, and the log start.
-func refused(h Host, t *target, err error) kmsg.ProduceResponseTopicPartition {
+// (v8+), the batch's message, and the log start. Sequence and epoch
+// errors of the append carry the log start too (Kafka's
+// processFailedRecord); a transactional batch's epoch is refused by
+// Kafka's verification before any append, without it.
+func refused(h Host, t *target, transactional bool, err error) kmsg.ProduceResponseTopicPartition {
 	out := answerError(h, t.partition, err)
 	var re *resolver.RecordErrors
-	if !errors.As(err, &re) {
-		return out
+	isRecords := errors.As(err, &re)
+	if isRecords {
+		out.ErrorMessage = kmsg.StringPtr(re.Error())
+		for _, r := range re.Records {
+			e := kmsg.NewProduceResponseTopicPartitionErrorRecord()
+			e.RelativeOffset, e.ErrorMessage = r.BatchIndex, kmsg.StringPtr(r.Message)
+			out.ErrorRecords = append(out.ErrorRecords, e)
+		}
 	}
-	out.ErrorMessage = kmsg.StringPtr(re.Error())
-	for _, r := range re.Records {
-		e := kmsg.NewProduceResponseTopicPartitionErrorRecord()
-		e.RelativeOffset, e.ErrorMessage = r.BatchIndex, kmsg.StringPtr(r.Message)
-		out.ErrorRecords = append(out.ErrorRecords, e)
+	appendErr := errors.Is(err, resolver.ErrOutOfOrderSequence) || !transactional && errors.Is(err, resolver.ErrInvalidProducerEpoch)
+	if !isRecords && !appendErr {
+		return out
 	}
 	if p, rerr := t.resolve(h); rerr == nil {
 		if start, _, _, berr := p.Bounds(); berr == nil {

@@ -98,10 +98,10 @@ func Write(h Host, c Call, r *kmsg.ProduceRequest) (resp *kmsg.ProduceResponse, 
 			}
 			pp, err := writePartition(c.Ctx, h, pt, b, frame, implicitID(c.Version, r.TransactionID))
 			if err != nil {
-				*out = refused(h, pt, err)
+				*out = refused(h, pt, b.Transactional, err)
 				continue
 			}
-			waits = append(waits, pending{out: out, partition: rp.Partition, pp: pp})
+			waits = append(waits, pending{out: out, target: pt, pp: pp})
 		}
 	}
 	// Requests in effect one at a time: every batch of this request is written, in request order; the
@@ -111,7 +111,7 @@ func Write(h Host, c Call, r *kmsg.ProduceRequest) (resp *kmsg.ProduceResponse, 
 	c.Appended()
 	synced := time.Now()
 	for _, w := range waits {
-		*w.out = produced(h, w.partition, w.pp)
+		*w.out = produced(h, w.target, w.pp)
 	}
 	return resp, time.Since(synced)
 }
@@ -154,9 +154,9 @@ func checkCodec(version int16, b *resolver.Batches) error {
 
 // pending is one partition's written, not yet durable, append.
 type pending struct {
-	out       *kmsg.ProduceResponseTopicPartition
-	partition int32
-	pp        *resolver.PendingProduce
+	out    *kmsg.ProduceResponseTopicPartition
+	target *target
+	pp     *resolver.PendingProduce
 }
 
 // frameBacking describes the request's frame buffer to the store when

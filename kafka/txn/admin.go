@@ -30,7 +30,8 @@ func startMillis(st offsets.Txn) int64 {
 }
 
 // DescribeTransactions handles DescribeTransactions v0: an unknown id is
-// TRANSACTIONAL_ID_NOT_FOUND.
+// TRANSACTIONAL_ID_NOT_FOUND, its producer id, epoch, timeout and start
+// time 0 and its state "", as Kafka answers it.
 func (c *Coordinator) DescribeTransactions(req *kmsg.DescribeTransactionsRequest) *kmsg.DescribeTransactionsResponse {
 	resp := req.ResponseKind().(*kmsg.DescribeTransactionsResponse)
 	for _, id := range req.TransactionalIDs {
@@ -38,7 +39,7 @@ func (c *Coordinator) DescribeTransactions(req *kmsg.DescribeTransactionsRequest
 		d.TransactionalID = id
 		t := c.lookup(id)
 		if t == nil {
-			d.ErrorCode, d.ProducerID, d.ProducerEpoch, d.StartTimestamp = errTxnIDNotFound, noPID, noEpoch, -1
+			d.ErrorCode = errTxnIDNotFound // the rest the schema's zeros, as Kafka leaves them
 			resp.TransactionStates = append(resp.TransactionStates, d)
 			continue
 		}

@@ -323,6 +323,18 @@ func TestTransactionalIDExpiration(t *testing.T) {
 	wantCode(t, "idle after reopen", h.state("idle").ErrorCode, kerr.TransactionalIDNotFound)
 }
 
+// DescribeTransactions of an unknown id answers TRANSACTIONAL_ID_NOT_FOUND
+// with the schema's zeros in every other field, as Kafka does (not -1:
+// there is no producer to name).
+func TestDescribeUnknownTransactionalIDZeros(t *testing.T) {
+	h := newHarness(t, Config{})
+	s := h.state("never")
+	wantCode(t, "unknown", s.ErrorCode, kerr.TransactionalIDNotFound)
+	if s.ProducerID != 0 || s.ProducerEpoch != 0 || s.StartTimestamp != 0 || s.TimeoutMillis != 0 || s.State != "" || len(s.Topics) != 0 {
+		t.Fatalf("unknown id: %+v, want zeros", s)
+	}
+}
+
 // The transaction bounds: the ids kept and the partitions and groups of a transaction are
 // bounded; refusals change nothing.
 func TestClientGrowthBounded(t *testing.T) {

@@ -22,7 +22,8 @@ type GroupChecker interface {
 // answers GROUP_ID_NOT_FOUND and STALE_MEMBER_EPOCH, KIP-1319). The transaction is checked
 // first (as KIP-890's verification does): its producer id and epoch must
 // be current, it must be Ongoing and the group added with AddOffsetsToTxn (or by v5)
-// (else INVALID_TXN_STATE); then the group (v3: member, generation). The
+// (else INVALID_TXN_STATE); then the group (v3: member, generation). A
+// missing partition is UNKNOWN_TOPIC_OR_PARTITION whatever else fails. The
 // offsets are stored pending (O5), durably before the answer, under the
 // transaction's lock, so they can never outlive the transaction's end
 // (pending TxnOffsetCommit offsets).
@@ -39,6 +40,11 @@ func (c *Coordinator) TxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest, groups G
 		for _, p := range rt.Partitions {
 			rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
 			rp.Partition, rp.ErrorCode = p.Partition, code
+			if groups.CheckTxnOffset(rt.Topic, p.Partition, "") == errUnknownTopic {
+				// Kafka answers a missing partition before the
+				// transaction and the group see the commit.
+				rp.ErrorCode = errUnknownTopic
+			}
 			t.Partitions = append(t.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, t)
