@@ -6,6 +6,7 @@ package auth
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -115,7 +116,7 @@ func invalid(format string, args ...any) error {
 
 // Validate checks an ACL to be created, as Kafka's controller does.
 func (a ACL) Validate() error {
-	ops, ok := supported[a.ResourceType]
+	_, ok := supported[a.ResourceType]
 	switch {
 	case !ok:
 		return invalid("resource type %d", a.ResourceType)
@@ -135,15 +136,23 @@ func (a ACL) Validate() error {
 	if typ, name, ok := strings.Cut(a.Principal, ":"); !ok || typ == "" || name == "" {
 		return invalid("principal %q is not TYPE:NAME", a.Principal)
 	}
-	if a.Operation == OpAll {
+	if a.Operation == OpAll || knownOperation(a.Operation) {
+		// Any operation on any resource type, as Kafka's controller
+		// stores it (an operation the type does not support is
+		// never checked, so the ACL has no effect).
 		return nil
 	}
-	for _, op := range ops {
-		if op == a.Operation {
-			return nil
+	return invalid("operation %d", a.Operation)
+}
+
+// knownOperation says whether some resource type supports op.
+func knownOperation(op Operation) bool {
+	for _, ops := range supported {
+		if slices.Contains(ops, op) {
+			return true
 		}
 	}
-	return invalid("operation %d is not supported on resource type %d", a.Operation, a.ResourceType)
+	return false
 }
 
 // Filter selects ACLs (DescribeAcls, DeleteAcls): Any values and nil

@@ -3,9 +3,9 @@ package kafka
 // DescribeAcls (key 29), versions 1–3 (v0, without pattern types, was
 // removed in Kafka 4; v2 flexible; v3 adds no field).
 //
-// Needs DESCRIBE on the cluster (CLUSTER_AUTHORIZATION_FAILED). The filter
-// selects ACLs as Kafka's AclBindingFilter (Kafka's ACL model); the answer groups them by
-// resource pattern (kafka/acls). Without an authorizer: SECURITY_DISABLED.
+// Needs DESCRIBE on the cluster (CLUSTER_AUTHORIZATION_FAILED). The filter selects ACLs as Kafka's
+// AclBindingFilter (Kafka's ACL model), one with an UNKNOWN element closes the connection (Kafka's
+// parse); the answer groups them by resource pattern (kafka/acls). No authorizer: SECURITY_DISABLED.
 
 import (
 	"github.com/kgateway/kgateway/auth"
@@ -16,7 +16,7 @@ import (
 )
 
 func handleDescribeAcls(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
-	return acls.Describe(aclStore(s), req.(*kmsg.DescribeACLsRequest), aclAPIError(rc, auth.OpDescribe)), nil
+	return acls.DescribeRequest(aclStore(s), req.(*kmsg.DescribeACLsRequest), aclAPIError(rc, auth.OpDescribe))
 }
 
 // aclAPIError is the error of an ACL API before its content is looked at:

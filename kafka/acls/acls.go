@@ -70,6 +70,40 @@ func Describe(st Store, r *kmsg.DescribeACLsRequest, no Refusal) *kmsg.DescribeA
 	return resp
 }
 
+// ErrUnknownFilter is a DescribeAcls or DeleteAcls filter naming an
+// UNKNOWN (0) resource type, pattern type, operation or permission: Kafka
+// fails to parse such a request (its normalizeAndValidate throws) and
+// closes the connection, whoever sends it.
+var ErrUnknownFilter = errors.New("kafka/acls: an ACL filter with an UNKNOWN element")
+
+// unknownFilter says whether a filter names an UNKNOWN (0) element.
+func unknownFilter(rt kmsg.ACLResourceType, pt kmsg.ACLResourcePatternType, op kmsg.ACLOperation, perm kmsg.ACLPermissionType) bool {
+	return rt == kmsg.ACLResourceTypeUnknown || pt == kmsg.ACLResourcePatternTypeUnknown ||
+		op == kmsg.ACLOperationUnknown || perm == kmsg.ACLPermissionTypeUnknown
+}
+
+// DescribeRequest is Describe as a handler answers it: ErrUnknownFilter,
+// for the connection to close, instead of an answer to a filter with an
+// UNKNOWN element.
+func DescribeRequest(st Store, r *kmsg.DescribeACLsRequest, no Refusal) (kmsg.Response, error) {
+	if unknownFilter(r.ResourceType, r.ResourcePatternType, r.Operation, r.PermissionType) {
+		return nil, ErrUnknownFilter
+	}
+	return Describe(st, r, no), nil
+}
+
+// DeleteRequest is Delete as a handler answers it: ErrUnknownFilter, for
+// the connection to close, when any filter has an UNKNOWN element.
+func DeleteRequest(st Store, r *kmsg.DeleteACLsRequest, no Refusal) (kmsg.Response, Outcome, error) {
+	for _, f := range r.Filters {
+		if unknownFilter(f.ResourceType, f.ResourcePatternType, f.Operation, f.PermissionType) {
+			return nil, Outcome{}, ErrUnknownFilter
+		}
+	}
+	resp, o := Delete(st, r, no)
+	return resp, o, nil
+}
+
 // pattern is a resource pattern: what Describe groups ACLs by.
 type pattern struct {
 	rt   auth.ResourceType
@@ -77,8 +111,10 @@ type pattern struct {
 	pt   auth.PatternType
 }
 
-// Create answers CreateAcls (key 30). Each creation is checked as Kafka's
-// controller does (Kafka's ACL model, the durable ACL store), else INVALID_REQUEST; the valid ones are
+// Create answers CreateAcls (key 30). A creation Kafka cannot convert to
+// an ACL fails the whole request (bindingFails). Each creation is checked
+// as Kafka's controller does (Kafka's ACL model, the durable ACL store),
+// else INVALID_REQUEST; the valid ones are
 // stored together, durably, before the answer; creating an ACL that
 // exists is a success. Beyond the store's bound every valid creation
 // gets POLICY_VIOLATION.
@@ -92,6 +128,12 @@ func Create(st Store, r *kmsg.CreateACLsRequest, no Refusal) (*kmsg.CreateACLsRe
 		}
 	}
 	if no.Code != 0 {
+		return resp, Outcome{}
+	}
+	if bindingFails(r.Creations) {
+		for i := range resp.Results {
+			resp.Results[i].ErrorCode = kerr.UnknownServerError.Code
+		}
 		return resp, Outcome{}
 	}
 	var valid []auth.ACL
@@ -118,6 +160,25 @@ func Create(st Store, r *kmsg.CreateACLsRequest, no Refusal) (*kmsg.CreateACLsRe
 		return resp, Outcome{Stored: true, Err: err}
 	}
 	return resp, Outcome{Stored: true, Count: len(valid)}
+}
+
+// bindingFails says whether Kafka's AclApis fails the whole request
+// converting its creations to AclBindings (CreateAclsRequest.aclBinding,
+// all of them before any check): ResourcePattern's constructor refuses
+// resource type ANY and pattern types MATCH and ANY, AccessControlEntry's
+// operation ANY and permission ANY, with an IllegalArgumentException.
+// The request's error answer gives every creation UNKNOWN_SERVER_ERROR,
+// without a message (ApiError.fromThrowable keeps none for an unknown
+// error), and nothing is stored.
+func bindingFails(cs []kmsg.CreateACLsRequestCreation) bool {
+	for _, c := range cs {
+		if c.ResourceType == kmsg.ACLResourceTypeAny || c.ResourcePatternType == kmsg.ACLResourcePatternTypeMatch ||
+			c.ResourcePatternType == kmsg.ACLResourcePatternTypeAny || c.Operation == kmsg.ACLOperationAny ||
+			c.PermissionType == kmsg.ACLPermissionTypeAny {
+			return true
+		}
+	}
+	return false
 }
 
 func aclOf(c kmsg.CreateACLsRequestCreation) auth.ACL {

@@ -88,3 +88,85 @@ func TestRefusal(t *testing.T) {
 		t.Fatalf("delete refused: %+v", o)
 	}
 }
+
+// Creations as Kafka 4.4 answers them (test/kafkadiff's authz-acls): one
+// Kafka cannot convert to an ACL (resource type ANY, pattern MATCH or
+// ANY, operation ANY, permission ANY) fails the whole request with
+// UNKNOWN_SERVER_ERROR and no message, storing nothing, even the valid
+// creation beside it; an operation its resource type does not support
+// (IDEMPOTENT_WRITE on a topic) is stored.
+func TestCreateAsKafka(t *testing.T) {
+	st, err := auth.OpenACLStore(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, change := range map[string]func(*kmsg.CreateACLsRequestCreation){
+		"resource ANY":   func(c *kmsg.CreateACLsRequestCreation) { c.ResourceType = kmsg.ACLResourceTypeAny },
+		"pattern MATCH":  func(c *kmsg.CreateACLsRequestCreation) { c.ResourcePatternType = kmsg.ACLResourcePatternTypeMatch },
+		"pattern ANY":    func(c *kmsg.CreateACLsRequestCreation) { c.ResourcePatternType = kmsg.ACLResourcePatternTypeAny },
+		"operation ANY":  func(c *kmsg.CreateACLsRequestCreation) { c.Operation = kmsg.ACLOperationAny },
+		"permission ANY": func(c *kmsg.CreateACLsRequestCreation) { c.PermissionType = kmsg.ACLPermissionTypeAny },
+	} {
+		bad := creation("t", "User:a")
+		change(&bad)
+		cr := kmsg.NewPtrCreateACLsRequest()
+		cr.Creations = []kmsg.CreateACLsRequestCreation{creation("t", "User:a"), bad}
+		resp, o := Create(st, cr, Refusal{})
+		for i, r := range resp.Results {
+			if r.ErrorCode != kerr.UnknownServerError.Code || r.ErrorMessage != nil {
+				t.Fatalf("%s: creation %d: code %d message %v, want UNKNOWN_SERVER_ERROR without one", what, i, r.ErrorCode, r.ErrorMessage)
+			}
+		}
+		if o.Stored || len(st.ACLs()) != 0 {
+			t.Fatalf("%s: stored %+v", what, st.ACLs())
+		}
+	}
+	iw := creation("t", "User:a")
+	iw.Operation = kmsg.ACLOperationIdempotentWrite
+	cr := kmsg.NewPtrCreateACLsRequest()
+	cr.Creations = []kmsg.CreateACLsRequestCreation{iw}
+	if resp, o := Create(st, cr, Refusal{}); resp.Results[0].ErrorCode != 0 || o.Count != 1 {
+		t.Fatalf("IDEMPOTENT_WRITE on a topic: code %d, outcome %+v", resp.Results[0].ErrorCode, o)
+	}
+}
+
+// A DescribeAcls or DeleteAcls filter with an UNKNOWN (0) element is
+// ErrUnknownFilter (the connection closes, as Kafka fails to parse it),
+// before any refusal; known elements are answered.
+func TestUnknownFilterCloses(t *testing.T) {
+	st, err := auth.OpenACLStore(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	no := Refusal{Code: kerr.ClusterAuthorizationFailed.Code, Message: "no"}
+	for i := range 4 {
+		dr := kmsg.NewPtrDescribeACLsRequest()
+		dr.ResourceType, dr.ResourcePatternType, dr.Operation, dr.PermissionType = topicFilter()
+		del := kmsg.NewPtrDeleteACLsRequest()
+		f := kmsg.NewDeleteACLsRequestFilter()
+		f.ResourceType, f.ResourcePatternType, f.Operation, f.PermissionType = topicFilter()
+		switch i {
+		case 0:
+			dr.ResourceType, f.ResourceType = kmsg.ACLResourceTypeUnknown, kmsg.ACLResourceTypeUnknown
+		case 1:
+			dr.ResourcePatternType, f.ResourcePatternType = kmsg.ACLResourcePatternTypeUnknown, kmsg.ACLResourcePatternTypeUnknown
+		case 2:
+			dr.Operation, f.Operation = kmsg.ACLOperationUnknown, kmsg.ACLOperationUnknown
+		case 3:
+			dr.PermissionType, f.PermissionType = kmsg.ACLPermissionTypeUnknown, kmsg.ACLPermissionTypeUnknown
+		}
+		del.Filters = []kmsg.DeleteACLsRequestFilter{kmsg.NewDeleteACLsRequestFilter(), f}
+		del.Filters[0].ResourceType, del.Filters[0].ResourcePatternType, del.Filters[0].Operation, del.Filters[0].PermissionType = topicFilter()
+		if resp, err := DescribeRequest(st, dr, no); err != ErrUnknownFilter || resp != nil {
+			t.Fatalf("describe %d: %v %v", i, resp, err)
+		}
+		if resp, o, err := DeleteRequest(st, del, no); err != ErrUnknownFilter || resp != nil || o.Stored {
+			t.Fatalf("delete %d: %v %+v %v", i, resp, o, err)
+		}
+	}
+	dr := kmsg.NewPtrDescribeACLsRequest()
+	dr.ResourceType, dr.ResourcePatternType, dr.Operation, dr.PermissionType = topicFilter()
+	if resp, err := DescribeRequest(st, dr, Refusal{}); err != nil || resp.(*kmsg.DescribeACLsResponse).ErrorCode != 0 {
+		t.Fatalf("known describe: %v %v", resp, err)
+	}
+}

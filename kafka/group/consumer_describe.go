@@ -48,10 +48,8 @@ func (g *group) describeConsumer(dg *kmsg.ConsumerGroupDescribeResponseGroup) {
 		dm.MemberID, dm.InstanceID, dm.RackID, dm.MemberEpoch = m.id, m.instanceID, m.rackID, m.epoch
 		dm.ClientID, dm.ClientHost = m.clientID, m.clientHost
 		dm.SubscribedTopics = append([]string{}, m.topics...)
-		if m.regex != "" {
-			re := m.regex
-			dm.SubscribedTopicRegex = &re
-		}
+		re := m.regex // "" without one, not null, as Kafka sends it
+		dm.SubscribedTopicRegex = &re
 		dm.Assignment = cs.describeAssignment(m.assigned)
 		dm.TargetAssignment = cs.describeAssignment(cs.target[m.id])
 		dm.MemberType = 1 // consumer protocol (v1)

@@ -472,3 +472,25 @@ func TestDescribeGroupsV6NotFound(t *testing.T) {
 		}
 	}
 }
+
+// ConsumerGroupDescribe names a member's regex, and "" (not null) for a
+// member subscribed by names, as Kafka 4.4 answers (test/kafkadiff's
+// group-consumer-848).
+func TestConsumerDescribeRegexNeverNull(t *testing.T) {
+	h, topics := new848Harness(t)
+	topics.add("t", 1)
+	re := "t.*"
+	byName, byRegex := &cm{id: "a", topics: []string{"t"}}, &cm{id: "b", regex: &re}
+	h.beat("g", byName, true)
+	h.beat("g", byRegex, true)
+	dreq := kmsg.NewPtrConsumerGroupDescribeRequest()
+	dreq.Groups = []string{"g"}
+	dg := h.c.ConsumerGroupDescribe(dreq).Groups[0]
+	got := map[string]*string{}
+	for _, m := range dg.Members {
+		got[m.MemberID] = m.SubscribedTopicRegex
+	}
+	if len(got) != 2 || got["a"] == nil || *got["a"] != "" || got["b"] == nil || *got["b"] != re {
+		t.Fatalf("described %d members, regexes a=%v b=%v; want \"\" and %q", len(dg.Members), got["a"], got["b"], re)
+	}
+}
