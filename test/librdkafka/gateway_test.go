@@ -26,6 +26,13 @@ const testDeadline = 30 * time.Second
 // (t.Cleanup runs last-in first-out).
 func startGateway(t *testing.T) string {
 	t.Helper()
+	return startServer(t).Addr().String()
+}
+
+// startServer starts a kgateway in-process, for the tests that drive it
+// too (a retention pass).
+func startServer(t *testing.T) *server.Server {
+	t.Helper()
 	s, err := server.Open(server.Config{
 		DataDir:  t.TempDir(),
 		Listen:   "127.0.0.1:0",
@@ -44,7 +51,7 @@ func startGateway(t *testing.T) string {
 			t.Errorf("close server: %v", err)
 		}
 	})
-	return s.Addr().String()
+	return s
 }
 
 func testCtx(t *testing.T) context.Context {
