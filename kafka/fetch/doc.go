@@ -3,7 +3,10 @@
 // byte budget (min(MaxBytes, fetch.max.bytes), a KIP-74 first batch
 // whole), the long poll on one resolver Waiter, each partition's read
 // through its resolver.Partition handle and the error answers of each
-// partition, in Kafka's order of checks. The version rules are on
+// partition, in Kafka's order of checks. Batches go out as stored, to
+// every version (no down-conversion, KIP-896); an isolation level
+// neither read_uncommitted nor read_committed fails the whole request
+// (Fetcher.failAll), as Kafka's. The version rules are on
 // kafka/01_fetch.go, the handler.
 //
 // What it may not touch: the connection, the authorizer, the cluster or
