@@ -1049,12 +1049,14 @@ func TestClusterStreamsGroupOnCoordinator(t *testing.T) {
 	if code := ask(a, streamsJoinRequest("sg", "t")).(*kmsg.StreamsGroupHeartbeatResponse).ErrorCode; code != kerr.NotCoordinator.Code {
 		t.Fatalf("streams join on another node: error %d", code)
 	}
-	// Levels are per node: streams.version cannot be turned off on one.
-	uf := kmsg.NewPtrUpdateFeaturesRequest()
-	fu := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
-	fu.Feature, fu.MaxVersionLevel, fu.UpgradeType = "streams.version", 0, 2
-	uf.FeatureUpdates = []kmsg.UpdateFeaturesRequestFeatureUpdate{fu}
-	if code := ask(b, uf).(*kmsg.UpdateFeaturesResponse).ErrorCode; code != kerr.InvalidUpdateVersion.Code {
-		t.Fatalf("UpdateFeatures streams.version in cluster mode: error %d", code)
+	// Levels are per node: no group protocol can be turned off on one.
+	for _, feature := range []string{"streams.version", "group.version"} {
+		uf := kmsg.NewPtrUpdateFeaturesRequest()
+		fu := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+		fu.Feature, fu.MaxVersionLevel, fu.UpgradeType = feature, 0, 2
+		uf.FeatureUpdates = []kmsg.UpdateFeaturesRequestFeatureUpdate{fu}
+		if code := ask(b, uf).(*kmsg.UpdateFeaturesResponse).ErrorCode; code != kerr.InvalidUpdateVersion.Code {
+			t.Fatalf("UpdateFeatures %s in cluster mode: error %d", feature, code)
+		}
 	}
 }
