@@ -106,6 +106,8 @@ var layerRules = []layerRule{
 		why: "a connection's principal and SASL exchange over auth's mechanisms; the socket, logs and metrics are kafka/'s"},
 	{dir: "kafka/apiversions", bad: allModule, allow: []string{mod + "kafka/features"}, prodOnly: true,
 		why: "the ApiVersions answer from the key list and feature levels kafka/ hands in; the connection is kafka/'s"},
+	{dir: "kafka/featuregate", bad: allModule, prodOnly: true,
+		why: "which group protocol a feature at 0 turns off and its UNSUPPORTED_VERSION answer; the levels are kafka/features', the handlers kafka/'s"},
 	{dir: "kafka/logoffsets", bad: allModule, prodOnly: true,
 		why: "ListOffsets and OffsetForLeaderEpoch over the partitions kafka/ hands in through Log; the resolver and the cluster are kafka/'s"},
 	{dir: "kafka/fetch", bad: allModule, allow: []string{mod + "resolver", mod + "kafka/fetchsession", mod + "kafka/fetchwire"}, prodOnly: true,

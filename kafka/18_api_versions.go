@@ -7,6 +7,7 @@ package kafka
 
 import (
 	"github.com/kgateway/kgateway/kafka/apiversions"
+	"github.com/kgateway/kgateway/kafka/featuregate"
 	"github.com/kgateway/kgateway/kafka/features"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -26,23 +27,23 @@ func handleApiVersions(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, 
 // TxnOffsetCommit add to the transaction implicitly); 1 and 0 make them
 // run version 1, with AddPartitionsToTxn. kgateway serves both by
 // request version (kafka/txn), so any level may be finalized
-// (UpdateFeatures). share.version is supported at 1 only: kgateway's
-// share groups cannot be turned off, so a downgrade is refused.
+// (UpdateFeatures). group.version (KIP-848), share.version (KIP-932) and
+// streams.version (KIP-1071) are supported 0–1 and finalized at 1: at 0
+// their group protocol answers UNSUPPORTED_VERSION (kafka/featuregate).
+// Kafka 4.4 supports share.version 2 too, which adds share-group
+// dead-letter queues (KIP-1191), not served here.
 const (
 	transactionVersionFeature = "transaction.version"
 	maxTransactionVersion     = 2
-	shareVersionFeature       = "share.version"
-	maxShareVersion           = 1
-	streamsVersionFeature     = "streams.version"
-	maxStreamsVersion         = 1
+	shareVersionFeature       = featuregate.ShareVersion
+	streamsVersionFeature     = featuregate.StreamsVersion
 )
 
 // featureSpecs are the features a node serves, in ApiVersions' order.
-// streams.version is supported 0–1 as in Kafka: at 0 the streams group
-// APIs answer UNSUPPORTED_VERSION (88_streams_group_heartbeat.go).
 var featureSpecs = []features.Spec{
-	{Name: shareVersionFeature, Min: 1, Max: maxShareVersion, Default: maxShareVersion},
-	{Name: streamsVersionFeature, Min: 0, Max: maxStreamsVersion, Default: maxStreamsVersion},
+	{Name: featuregate.GroupVersion, Min: 0, Max: 1, Default: 1},
+	{Name: shareVersionFeature, Min: 0, Max: 1, Default: 1},
+	{Name: streamsVersionFeature, Min: 0, Max: 1, Default: 1},
 	{Name: transactionVersionFeature, Min: 0, Max: maxTransactionVersion, Default: maxTransactionVersion},
 }
 

@@ -1,11 +1,14 @@
 package kafka
 
-// WriteTxnMarkers (key 27), version 1.
+// WriteTxnMarkers (key 27), versions 1–2.
 //
 //   v0  removed by Kafka 4.0 (KIP-896): not served.
 //   v1  flexible; the baseline.
-//   v2  a transaction version per marker (KIP-1228): not served, the
-//       leader's validation by transaction version is not done here.
+//   v2  a transaction version per marker (KIP-1228), for the leader's
+//       check of its epoch: at 2 the marker's epoch must be above the
+//       producer's on the partition (the coordinator bumped it when the
+//       transaction ended), but for a retried marker (resolver
+//       WriteTxnMarkerTV, txnstate.MarkerFenced).
 //
 // Kafka's transaction coordinators send it to partition leaders; clients
 // send it too: the Admin's abortTransaction (kafka-transactions abort)
@@ -19,7 +22,8 @@ package kafka
 // TRANSACTION_COORDINATOR_FENCED for a coordinator epoch older than the
 // producer's last marker's there. A producer with no open transaction on
 // the partition needs no marker and is answered success (the marker
-// would end nothing). ALTER or CLUSTER_ACTION on the cluster, as Kafka,
+// would end nothing), unless a v2 marker at transaction version 2 is
+// older than the producer's epoch there (INVALID_PRODUCER_EPOCH). ALTER or CLUSTER_ACTION on the cluster, as Kafka,
 // else CLUSTER_AUTHORIZATION_FAILED for every partition. In cluster mode
 // the partition's leader writes it, as Kafka's (a partition led
 // elsewhere is NOT_LEADER_OR_FOLLOWER, NOT_LEADER_OR_FOLLOWER routing);
@@ -70,5 +74,5 @@ func (s *Server) writeTxnMarker(m kmsg.WriteTxnMarkersRequestMarker, topic strin
 	if err := s.routeError(topic, partition, noLeaderEpoch); err != nil {
 		return err
 	}
-	return s.res.WriteTxnMarker(topic, partition, m.ProducerID, m.ProducerEpoch, m.Committed, m.CoordinatorEpoch)
+	return s.res.WriteTxnMarkerTV(topic, partition, m.ProducerID, m.ProducerEpoch, m.Committed, m.CoordinatorEpoch, m.TransactionVersion)
 }

@@ -14,7 +14,7 @@ package kafka
 // (v1 TopologyDescriptionRequired, key 93) is never asked for: no
 // description store is configured, as in Kafka by default. With
 // streams.version finalized at 0 (UpdateFeatures) the answer is
-// UNSUPPORTED_VERSION.
+// UNSUPPORTED_VERSION (kafka/featuregate).
 
 import (
 	"errors"
@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/kgateway/kgateway/auth"
+	"github.com/kgateway/kgateway/kafka/featuregate"
 	"github.com/kgateway/kgateway/kafka/streams"
 	"github.com/kgateway/kgateway/kafka/topicadmin"
 	"github.com/kgateway/kgateway/resolver"
@@ -36,11 +37,6 @@ func handleStreamsGroupHeartbeat(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.
 		return nil, err
 	}
 	r := req.(*kmsg.StreamsGroupHeartbeatRequest)
-	if s.streamsOff() {
-		resp := r.ResponseKind().(*kmsg.StreamsGroupHeartbeatResponse)
-		resp.ErrorCode = kerr.UnsupportedVersion.Code
-		return resp, nil
-	}
 	if s.isShareGroup(r.Group) { // One group-id namespace: the id is a share group's
 		resp := r.ResponseKind().(*kmsg.StreamsGroupHeartbeatResponse)
 		resp.ErrorCode = kerr.GroupIDNotFound.Code
@@ -58,10 +54,13 @@ func handleStreamsGroupHeartbeat(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.
 	return resp, nil
 }
 
-// streamsOff: streams.version is finalized at 0 (UpdateFeatures), so
-// the streams group protocol is not served, as in Kafka.
-func (s *Server) streamsOff() bool {
-	return s.features != nil && s.features.Level(streamsVersionFeature) < 1
+// featureOff is req's UNSUPPORTED_VERSION answer when the feature gating
+// its group protocol is finalized at 0 (kafka/featuregate), else nil.
+func (s *Server) featureOff(req kmsg.Request) kmsg.Response {
+	if s.features == nil {
+		return nil
+	}
+	return featuregate.Refuse(req, s.features.Level)
 }
 
 // createInternalTopics creates the topics a streams topology needs and

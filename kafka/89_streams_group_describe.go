@@ -5,13 +5,13 @@ package kafka
 //   v1  the topology description when asked (never stored here:
 //       NOT_STORED) and the assignor's name.
 //
-// With streams.version finalized at 0 every group is UNSUPPORTED_VERSION.
+// With streams.version finalized at 0 every group is UNSUPPORTED_VERSION
+// (kafka/featuregate).
 // A group that is absent or not a streams group is GROUP_ID_NOT_FOUND,
 // as from Kafka. Authorized operations are filled when asked
 // (kafka/authz).
 
 import (
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -21,14 +21,5 @@ func handleStreamsGroupDescribe(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.R
 		return nil, err
 	}
 	r := req.(*kmsg.StreamsGroupDescribeRequest)
-	if s.streamsOff() {
-		resp := r.ResponseKind().(*kmsg.StreamsGroupDescribeResponse)
-		for _, g := range r.Groups {
-			dg := kmsg.NewStreamsGroupDescribeResponseGroup()
-			dg.Group, dg.ErrorCode = g, kerr.UnsupportedVersion.Code
-			resp.Groups = append(resp.Groups, dg)
-		}
-		return resp, nil
-	}
 	return c.StreamsGroupDescribe(r), nil
 }

@@ -95,6 +95,9 @@ func unknownIDOutranked(rc *reqCtx, req kmsg.Request) int16 {
 }
 
 func (s *Server) authorizedHandleNamed(a api, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
+	if off := s.featureOff(req); off != nil {
+		return off, nil // a group protocol turned off, checked first as in Kafka
+	}
 	answer, after, err := s.authorize(rc, req)
 	if err != nil || answer != nil {
 		return answer, err

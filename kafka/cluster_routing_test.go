@@ -817,15 +817,16 @@ func lookupAPIMax(key int16) int16 {
 // No share groups without States: share groups are neither advertised nor served in cluster mode; a
 // single node still advertises them. Cluster transactions: every other
 // API at every version, transaction.version supported and finalized at
-// 2 as on a single node (implicit adds across nodes), and streams groups
-// (their APIs and streams.version, supported and finalized).
+// 2 as on a single node (implicit adds across nodes), consumer groups
+// (group.version) and streams groups (their APIs and streams.version,
+// supported and finalized).
 func TestClusterNotServed(t *testing.T) {
 	g := newClusterRig(t, map[string]int32{"t": 1})
 	g.cl.lead("t", 0, nodeA, 1)
 	c := dialRaw(t, g.a.Addr())
 	keys, features := advertisedKeys(c)
-	if want := []string{"streams.version", "transaction.version", "streams.version", "transaction.version"}; !slices.Equal(sortedFeatures(features), sortedFeatures(want)) {
-		t.Errorf("cluster mode advertises features %v, want streams.version and transaction.version", features)
+	if want := []string{"group.version", "streams.version", "transaction.version", "group.version", "streams.version", "transaction.version"}; !slices.Equal(sortedFeatures(features), sortedFeatures(want)) {
+		t.Errorf("cluster mode advertises features %v, want group.version, streams.version and transaction.version", features)
 	}
 	for _, a := range apis {
 		max, advertised := keys[a.key]
@@ -1048,12 +1049,14 @@ func TestClusterStreamsGroupOnCoordinator(t *testing.T) {
 	if code := ask(a, streamsJoinRequest("sg", "t")).(*kmsg.StreamsGroupHeartbeatResponse).ErrorCode; code != kerr.NotCoordinator.Code {
 		t.Fatalf("streams join on another node: error %d", code)
 	}
-	// Levels are per node: streams.version cannot be turned off on one.
-	uf := kmsg.NewPtrUpdateFeaturesRequest()
-	fu := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
-	fu.Feature, fu.MaxVersionLevel, fu.UpgradeType = "streams.version", 0, 2
-	uf.FeatureUpdates = []kmsg.UpdateFeaturesRequestFeatureUpdate{fu}
-	if code := ask(b, uf).(*kmsg.UpdateFeaturesResponse).ErrorCode; code != kerr.InvalidUpdateVersion.Code {
-		t.Fatalf("UpdateFeatures streams.version in cluster mode: error %d", code)
+	// Levels are per node: no group protocol can be turned off on one.
+	for _, feature := range []string{"streams.version", "group.version"} {
+		uf := kmsg.NewPtrUpdateFeaturesRequest()
+		fu := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+		fu.Feature, fu.MaxVersionLevel, fu.UpgradeType = feature, 0, 2
+		uf.FeatureUpdates = []kmsg.UpdateFeaturesRequestFeatureUpdate{fu}
+		if code := ask(b, uf).(*kmsg.UpdateFeaturesResponse).ErrorCode; code != kerr.InvalidUpdateVersion.Code {
+			t.Fatalf("UpdateFeatures %s in cluster mode: error %d", feature, code)
+		}
 	}
 }

@@ -203,10 +203,9 @@ func (s *Server) featureHidden(name string) bool {
 }
 
 // featureFixed reports whether UpdateFeatures may not change a feature:
-// one not advertised, and in cluster mode streams.version and
-// transaction.version, whose levels each node keeps on its own disk
-// while any node may coordinate the streams groups and lead a
-// transaction's partitions (cluster transactions).
+// one not advertised, and in cluster mode every feature, whose levels
+// each node keeps on its own disk while any node may coordinate the
+// groups and lead a transaction's partitions (cluster transactions).
 func (s *Server) featureFixed(name string) bool {
-	return s.featureHidden(name) || s.cfg.Cluster != nil && (name == streamsVersionFeature || name == transactionVersionFeature)
+	return s.featureHidden(name) || s.cfg.Cluster != nil
 }

@@ -81,8 +81,15 @@ var ErrCoordinatorFenced = errors.New("resolver: transaction coordinator fenced"
 // producer's batches (an abort that fences): the partition's producer
 // epoch becomes the marker's (the control batch format, epoch fencing). A
 // marker from a coordinator epoch older than the producer's last marker's
-// is ErrCoordinatorFenced, as in Kafka's ProducerStateManager.
+// is ErrCoordinatorFenced, as in Kafka's ProducerStateManager. It checks
+// the marker's epoch as at transaction version 0 (WriteTxnMarkerTV).
 func (r *Resolver) WriteTxnMarker(topic string, partition int32, pid int64, epoch int16, commit bool, coordinatorEpoch int32) error {
+	return r.WriteTxnMarkerTV(topic, partition, pid, epoch, commit, coordinatorEpoch, 0)
+}
+
+// WriteTxnMarkerTV is WriteTxnMarker at transaction version tv
+// (WriteTxnMarkers v2, KIP-1228; txnstate.CheckMarker).
+func (r *Resolver) WriteTxnMarkerTV(topic string, partition int32, pid int64, epoch int16, commit bool, coordinatorEpoch int32, tv int8) error {
 	p, err := r.mu.partition(topic, partition)
 	if err != nil {
 		return err
@@ -96,7 +103,15 @@ func (r *Resolver) WriteTxnMarker(topic string, partition int32, pid int64, epoc
 		p.app.Unlock()
 		return storageErr("partition failed earlier; reopen required", p.app.failed)
 	}
-	e := p.app.txn.Open[pid]
+	e, ps := p.app.txn.Open[pid], p.app.prod.m[pid]
+	var pe *int16
+	if ps != nil {
+		pe = &ps.epoch
+	}
+	if err := txnstate.CheckMarker(pid, epoch, tv, e, pe); err != nil {
+		p.app.Unlock()
+		return err
+	}
 	if e == nil {
 		// Nothing to end (a marker re-sent by recovery, the control batch format). An earlier
 		// marker for pid may still be on its way to disk: wait for every
@@ -109,11 +124,6 @@ func (r *Resolver) WriteTxnMarker(topic string, partition int32, pid int64, epoc
 			}
 		}
 		return nil
-	}
-	ps := p.app.prod.m[pid]
-	if epoch < e.Epoch || (ps != nil && epoch < ps.epoch) {
-		p.app.Unlock()
-		return fmt.Errorf("%w: marker for producer %d at epoch %d is fenced", ErrInvalidProducerEpoch, pid, epoch)
 	}
 	if ps != nil && coordinatorEpoch < ps.coordEpoch {
 		p.app.Unlock()

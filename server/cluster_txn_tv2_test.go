@@ -444,10 +444,12 @@ func TestClusterTxnV2CoordinatorMovesMidAdd(t *testing.T) {
 }
 
 // TestClusterWriteTxnMarkersAbortsHanging: the Admin's abortTransaction
-// (WriteTxnMarkers v1, kafka-transactions abort) is served in a cluster
+// (WriteTxnMarkers, kafka-transactions abort) is served in a cluster
 // by the partition's leader: a node that does not lead it answers
-// NOT_LEADER_OR_FOLLOWER, the leader writes the ABORT marker, and the
-// hanging transaction no longer holds back read_committed.
+// NOT_LEADER_OR_FOLLOWER, the leader checks a v2 marker's epoch by its
+// transaction version (KIP-1228: at 2 the batches' own epoch is
+// INVALID_PRODUCER_EPOCH), writes the ABORT marker, and the hanging
+// transaction no longer holds back read_committed.
 func TestClusterWriteTxnMarkersAbortsHanging(t *testing.T) {
 	f := newTV2Fixture(t, "wm")
 	const id = "wm-tx"
@@ -456,23 +458,29 @@ func TestClusterWriteTxnMarkersAbortsHanging(t *testing.T) {
 		t.Fatalf("produce: %v", kerr.ErrorForCode(code))
 	}
 	leader := f.c.waitLeaders(f.adm, "wm", 3)[0]
-	abort := func(node int32) int16 {
+	abort := func(node int32, epoch int16) int16 {
 		req := kmsg.NewPtrWriteTxnMarkersRequest()
 		m := kmsg.NewWriteTxnMarkersRequestMarker()
-		m.ProducerID, m.ProducerEpoch, m.Committed = pid, e, false
+		m.ProducerID, m.ProducerEpoch, m.Committed, m.TransactionVersion = pid, epoch, false, 2
 		m.Topics = []kmsg.WriteTxnMarkersRequestMarkerTopic{{Topic: "wm", Partitions: []int32{0}}}
 		req.Markers = append(req.Markers, m)
 		resp, err := req.RequestWith(f.ctx, f.cl.Broker(int(node)))
 		if err != nil {
 			t.Fatalf("WriteTxnMarkers at node %d: %v", node, err)
 		}
+		if resp.Version != 2 {
+			t.Fatalf("WriteTxnMarkers v%d, want v2", resp.Version)
+		}
 		return resp.Markers[0].Topics[0].Partitions[0].ErrorCode
 	}
 	other := leader%3 + 1
-	if code := abort(other); code != kerr.NotLeaderForPartition.Code {
+	if code := abort(other, e+1); code != kerr.NotLeaderForPartition.Code {
 		t.Fatalf("WriteTxnMarkers at node %d, not the leader %d: %v, want NOT_LEADER_OR_FOLLOWER", other, leader, kerr.ErrorForCode(code))
 	}
-	if code := abort(leader); code != 0 {
+	if code := abort(leader, e); code != kerr.InvalidProducerEpoch.Code {
+		t.Fatalf("TV2 marker at the batches' epoch: %v, want INVALID_PRODUCER_EPOCH", kerr.ErrorForCode(code))
+	}
+	if code := abort(leader, e+1); code != 0 {
 		t.Fatalf("WriteTxnMarkers at the leader: %v", kerr.ErrorForCode(code))
 	}
 	produceToLeaderPartition(t, f, 0, "plain")

@@ -18,10 +18,13 @@
 //	    Kafka answers, so a client whose metadata maps an address to the
 //	    wrong broker rediscovers the cluster from its seeds.
 //
-// The feature share.version (KIP-932) is advertised too, supported 1–1
-// and finalized at 1, as Kafka 4.2 enables share groups by default; Kafka
-// lists the share-group APIs (76–79, 90–92) only while it is finalized
-// at 1 or more, and here it always is (kafka/share). UpdateFeatures
+// The feature share.version (KIP-932) is advertised too, supported 0–1
+// and finalized at 1 (Kafka 4.4 supports 0–2 and finalizes 2, which adds
+// share-group dead-letter queues, KIP-1191, not served here), and
+// group.version (KIP-848), supported 0–1 and finalized at 1. As in Kafka
+// 4.4 the share-group APIs (76–79, 90–92) and the consumer group APIs
+// (68, 69) are listed at every level; at 0 they answer
+// UNSUPPORTED_VERSION (kafka/featuregate). UpdateFeatures
 // (kafka/, over kafka/features) changes the finalized levels, which persist
 // in the data directory (kafka/features); the epoch counts the changes.
 //
@@ -42,7 +45,7 @@
 // From v3 the client's software name and version must match
 // [a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])? (KIP-511); otherwise the
 // answer is INVALID_REQUEST with no keys, as Kafka's.
-// Left out: every other feature (metadata.version, group.version, ...).
+// Left out: every other feature (metadata.version, kraft.version, ...).
 // A feature finalized at 0 is not listed, as in Kafka.
 //
 // What it may not touch: the connection (kafka/ records the client's

@@ -182,6 +182,8 @@ func caseFeatures(r *run) {
 	}
 	r.doV("v0 without allow_downgrade", 0, updateFeatures(0, false, tv, 1, 1))
 	r.doV("validate turning share groups off", 1, updateFeatures(1, true, "share.version", 0, 2))
+	r.doV("validate turning KIP-848 groups off", 1, updateFeatures(1, true, "group.version", 0, 2))
+	r.doV("group.version above the supported range", 1, updateFeatures(1, false, "group.version", 2, 1))
 }
 
 func listConfigResources(v int16, types ...int8) *kmsg.ListConfigResourcesRequest {

@@ -39,6 +39,7 @@ func corpus() []diffCase {
 		{"txn-tv2", caseTxnTV2},
 		{"txn-tv1-end-v5", caseTxnTV1EndV5},
 		{"txn-errors", caseTxnErrors},
+		{"txn-markers-v2", caseTxnMarkersV2},
 		{"configs-topic", caseConfigsTopic},
 		{"configs-broker", caseConfigsBroker},
 		{"configs-alter", caseConfigsAlter},
@@ -919,6 +920,37 @@ func caseTxnTV2(r *run) {
 // version decides the rules, so the epoch is bumped as at version 2; then
 // the retry with the old epoch, a commit v5 with nothing running, and the
 // old epoch's batches fenced by the bumped markers.
+// caseTxnMarkersV2: WriteTxnMarkers v2 (KIP-1228) names each marker's
+// transaction version, and the partition leader checks the marker's
+// epoch by it: at TV2 the batches' own epoch is fenced while the
+// transaction is open, the bumped one ends it, a retried one is a
+// success and an older one is fenced with nothing open; at TV0 the
+// batches' epoch ends it.
+func caseTxnMarkersV2(r *run) {
+	const topic, id = "kd-txm", "kd-txm-id"
+	r.createTopic(topic, 2)
+	r.awaitCoordinator(1, id)
+	pid, epoch := r.initProducer("init", str(id), -1, -1)
+	r.addPartitionsV3("add", id, pid, epoch, topic, 0, 1)
+	r.doV("produce txn to 0", 11, produceReq(topic, 0, -1, str(id), txnBatch("t", 2, pid, epoch, 0).Bytes()))
+	r.doV("produce txn to 1", 11, produceReq(topic, 1, -1, str(id), txnBatch("u", 1, pid, epoch, 0).Bytes()))
+	marker := func(name string, part int32, e int16, tv int8) {
+		req := kmsg.NewPtrWriteTxnMarkersRequest()
+		m := kmsg.NewWriteTxnMarkersRequestMarker()
+		m.ProducerID, m.ProducerEpoch, m.TransactionVersion = pid, e, tv
+		m.Topics = []kmsg.WriteTxnMarkersRequestMarkerTopic{{Topic: topic, Partitions: []int32{part}}}
+		req.Markers = append(req.Markers, m)
+		r.doV(name, 2, req)
+	}
+	marker("TV2 at the batches' epoch", 0, epoch, 2)
+	marker("TV2 at the bumped epoch", 0, epoch+1, 2)
+	marker("TV2 retried", 0, epoch+1, 2)
+	marker("TV2 older with nothing open", 0, epoch, 2)
+	marker("TV0 at the batches' epoch", 1, epoch, 0)
+	r.awaitReadable(topic, 0)
+	r.listOffsets("read committed latest after the TV2 abort", -1, topic, 0, -1, 1)
+}
+
 func caseTxnTV1EndV5(r *run) {
 	const topic, id = "kd-tx15", "kd-tx15-id"
 	r.createTopic(topic, 1)
