@@ -394,11 +394,7 @@ func (g *group) completeJoinLocked() {
 	g.mu.protocol = g.selectProtocolLocked()
 	g.mu.subscribed = g.subscriptionsLocked()
 	g.transitionLocked(stateCompletingRebalance)
-	// Nothing is written here: as in Kafka, the generation becomes
-	// durable with its assignment at the leader's SyncGroup (durable
-	// classic membership), and a restart before that resumes the last
-	// completed generation. A synced write here only held every
-	// joining member's answer for a sync under the group lock.
+	g.persistLocked()
 	var timeout time.Duration
 	for _, m := range g.sortedMembersLocked() {
 		m.answerJoinLocked(g.currentJoinLocked(m.id, m.id == g.mu.leader, false))
