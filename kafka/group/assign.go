@@ -2,6 +2,7 @@ package group
 
 import (
 	"bytes"
+	"container/heap"
 	"slices"
 	"sort"
 )
@@ -153,8 +154,18 @@ func assignRange(s assignSpec) map[string]assignment {
 
 // assignUniform spreads every subscribed partition so that members'
 // counts differ by at most one wherever subscriptions allow, keeping each
-// member's previous partitions up to its fair share (sticky).
+// member's previous partitions up to its quota (sticky): as Kafka's
+// uniform assignor, with T partitions over N members every member may
+// keep ⌊T/N⌋ and only the T mod N members that held the most may keep
+// one more, so a change moves only what it must. When a member joins,
+// the others give up only their excess and only the new member gains;
+// a cap of ⌈T/N⌉ for everyone would keep too much, and the balancing
+// would then move partitions between old members too, each move a
+// revocation one member must finish before another may take it.
 func assignUniform(s assignSpec) map[string]assignment {
+	if len(s.members) == 0 {
+		return map[string]assignment{}
+	}
 	owner := make(map[tp]string)
 	counts := make(map[string]int, len(s.members))
 	var all []tp
@@ -164,23 +175,24 @@ func assignUniform(s assignSpec) map[string]assignment {
 		}
 	}
 	eligible := func(m string, x tp) bool { return s.subscribed[m][x.topic] }
-	total := 0
-	for _, x := range all {
-		for _, m := range s.members {
-			if eligible(m, x) {
-				total++
-				break
+	same := sameSubscriptions(s)
+	total := len(all)
+	if !same {
+		total = 0
+		for _, x := range all {
+			for _, m := range s.members {
+				if eligible(m, x) {
+					total++
+					break
+				}
 			}
 		}
 	}
-	if len(s.members) == 0 {
-		return map[string]assignment{}
-	}
-	fair := (total + len(s.members) - 1) / len(s.members)
-	// 1. Keep previous partitions, up to the fair share.
+	// 1. Keep previous partitions, up to each member's quota.
+	quota := uniformQuotas(s, total, eligible)
 	for _, m := range s.members {
 		for _, x := range s.previous[m].tps() {
-			if counts[m] >= fair || !eligible(m, x) || x.part >= s.partitions[x.topic] {
+			if counts[m] >= quota[m] || !eligible(m, x) || x.part >= s.partitions[x.topic] {
 				continue
 			}
 			if _, taken := owner[x]; taken {
@@ -190,28 +202,36 @@ func assignUniform(s assignSpec) map[string]assignment {
 			counts[m]++
 		}
 	}
-	// 2. Give the rest, each to the eligible member with the fewest.
-	for _, x := range all {
-		if _, ok := owner[x]; ok {
-			continue
-		}
-		best := ""
-		for _, m := range s.members {
-			if eligible(m, x) && (best == "" || counts[m] < counts[best]) {
-				best = m
+	// 2. Give the rest, each to the eligible member with the fewest (the
+	// first in member order among equals).
+	if same {
+		fillFewest(all, owner, counts, s.members)
+	} else {
+		for _, x := range all {
+			if _, ok := owner[x]; ok {
+				continue
 			}
-		}
-		if best != "" {
-			owner[x] = best
-			counts[best]++
+			best := ""
+			for _, m := range s.members {
+				if eligible(m, x) && (best == "" || counts[m] < counts[best]) {
+					best = m
+				}
+			}
+			if best != "" {
+				owner[x] = best
+				counts[best]++
+			}
 		}
 	}
 	// 3. With differing subscriptions step 2 may leave a member two or
 	// more above one that could take a partition: each pass moves such
 	// partitions to the least loaded eligible member. Every move lowers
 	// the sum of squared counts; the pass bound keeps the work at
-	// O(passes × partitions × members) whatever the subscriptions.
-	for pass := 0; pass < maxBalancePasses; pass++ {
+	// O(passes × partitions × members) whatever the subscriptions. With
+	// the same subscriptions everywhere steps 1 and 2 already leave
+	// counts within one, and the passes would only cost that work on
+	// every join of a large group.
+	for pass := 0; !same && pass < maxBalancePasses; pass++ {
 		if !balancePass(all, owner, counts, s.members, eligible) {
 			break
 		}
@@ -227,6 +247,91 @@ func assignUniform(s assignSpec) map[string]assignment {
 		res[m] = assignmentOf(out[m])
 	}
 	return res
+}
+
+// sameSubscriptions reports whether every member subscribes to every
+// topic of the assignment (the common case, and Kafka's homogeneous one).
+func sameSubscriptions(s assignSpec) bool {
+	for _, m := range s.members {
+		for t := range s.partitions {
+			if !s.subscribed[m][t] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// fillFewest gives each partition without an owner to the member with the
+// fewest, the first in member order among equals, every member being
+// eligible: a heap makes it O(partitions × log members).
+func fillFewest(all []tp, owner map[tp]string, counts map[string]int, members []string) {
+	h := make(loadHeap, len(members))
+	for i, m := range members {
+		h[i] = memberLoad{id: m, order: i, count: counts[m]}
+	}
+	heap.Init(&h)
+	for _, x := range all {
+		if _, ok := owner[x]; ok {
+			continue
+		}
+		owner[x] = h[0].id
+		h[0].count++
+		counts[h[0].id]++
+		heap.Fix(&h, 0)
+	}
+}
+
+// loadHeap orders members by count, then by their order in the spec.
+type memberLoad struct {
+	id           string
+	order, count int
+}
+
+type loadHeap []memberLoad
+
+func (h loadHeap) Len() int { return len(h) }
+func (h loadHeap) Less(i, j int) bool {
+	if h[i].count != h[j].count {
+		return h[i].count < h[j].count
+	}
+	return h[i].order < h[j].order
+}
+func (h loadHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *loadHeap) Push(x any)   { *h = append(*h, x.(memberLoad)) }
+func (h *loadHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// uniformQuotas is how many of its previous partitions each member may
+// keep: ⌊total/N⌋, and one more for the total mod N members that still
+// hold the most of theirs (ties in member order), as Kafka's
+// UniformHomogeneousAssignmentBuilder gives the extra partitions to
+// members that already have them.
+func uniformQuotas(s assignSpec, total int, eligible func(string, tp) bool) map[string]int {
+	n := len(s.members)
+	lo, extra := total/n, total%n
+	held := make(map[string]int, n)
+	for _, m := range s.members {
+		for _, x := range s.previous[m].tps() {
+			if eligible(m, x) && x.part < s.partitions[x.topic] {
+				held[m]++
+			}
+		}
+	}
+	byHeld := slices.Clone(s.members)
+	slices.SortStableFunc(byHeld, func(a, b string) int { return held[b] - held[a] })
+	quota := make(map[string]int, n)
+	for i, m := range byHeld {
+		quota[m] = lo
+		if i < extra {
+			quota[m]++
+		}
+	}
+	return quota
 }
 
 // maxBalancePasses bounds the uniform assignor's balancing (step 3).

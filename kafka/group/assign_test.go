@@ -3,6 +3,7 @@ package group
 import (
 	"fmt"
 	"math/rand"
+	"slices"
 	"testing"
 )
 
@@ -121,5 +122,53 @@ func TestAssignUniform(t *testing.T) {
 		s := specOf(members, subs, parts)
 		checkExact(t, s, assign(assignorUniform, s))
 		checkExact(t, s, assign(assignorRange, s))
+	}
+}
+
+// Uniform, sticky: as members join one at a time, the old members only
+// give partitions up and only the new member gains (no partition moves
+// between old members, each such move a revocation the receiver waits
+// for); as members leave, the others only gain. Counts stay within one.
+func TestAssignUniformMovesOnlyWhatItMust(t *testing.T) {
+	parts := map[string]int32{"x": 100, "y": 7}
+	subs := map[string][]string{}
+	var members []string
+	prev := map[string]assignment{}
+	step := func(what string, check func(m string, before, after assignment)) {
+		t.Helper()
+		s := specOf(members, subs, parts)
+		s.previous = prev
+		out := assign(assignorUniform, s)
+		checkExact(t, s, out)
+		lo, hi := 1<<30, 0
+		for _, m := range members {
+			lo, hi = min(lo, out[m].count()), max(hi, out[m].count())
+			check(m, prev[m], out[m])
+		}
+		if hi-lo > 1 {
+			t.Fatalf("%s: counts from %d to %d", what, lo, hi)
+		}
+		prev = out
+	}
+	for i := range 30 {
+		id := fmt.Sprintf("m%02d", (i*7)%30) // joins out of id order
+		members = append(members, id)
+		slices.Sort(members)
+		subs[id] = []string{"x", "y"}
+		step("join of "+id, func(m string, before, after assignment) {
+			if m != id && !subsetOf(after, before) {
+				t.Fatalf("join of %s: old member %s gained: had %v, now %v", id, m, before, after)
+			}
+		})
+	}
+	for len(members) > 1 {
+		gone := members[len(members)/2]
+		members = slices.DeleteFunc(members, func(m string) bool { return m == gone })
+		delete(subs, gone)
+		step("leave of "+gone, func(m string, before, after assignment) {
+			if !subsetOf(before, after) {
+				t.Fatalf("leave of %s: %s lost partitions: had %v, now %v", gone, m, before, after)
+			}
+		})
 	}
 }

@@ -8,6 +8,12 @@ func init() { mutations = append(mutations, consumerGroupMutations...) }
 
 var consumerGroupMutations = []mutation{
 	{
+		Name:  "consumer-uniform-keeps-too-much",
+		Rule:  "the uniform assignor moves only what it must: when a member joins only it gains, when one leaves the others lose nothing",
+		Edits: []edit{{File: "kafka/group/assign.go", Old: "\t\tquota[m] = lo\n", New: "\t\tquota[m] = lo + 1\n"}},
+		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestAssignUniformMovesOnlyWhatItMust"}},
+	},
+	{
 		Name:  "consumer-assign-held-partition",
 		Rule:  "revocation before reassignment: a partition is given only when no other member holds it",
 		Edits: []edit{{File: "kafka/group/reconcile.go", Old: "if o, held := cs.owners[x]; held && o != m.id {", New: "if o, held := cs.owners[x]; false && held && o != m.id {"}},
