@@ -165,9 +165,13 @@ func (c *committer) inBulk(p *Pending) bool {
 	return p.bulk
 }
 
-// published marks a published group's entries answered (inBulk), before
-// their waiters wake, and wakes the other lane, which may hold entries
-// queued after them.
+// published marks a published group's entries answered (inBulk) and
+// wakes the other lane, which may hold entries queued after them. publish
+// calls it once their waiters are woken, so that the other lane answers
+// none of a log's later entries before them: a log's entries are
+// answered (done closed) in offset order across the lanes too. A waiter
+// that writes to the log at once meanwhile finds its entry held behind
+// them (p.after) only until this marks them.
 func (c *committer) published(group []*Pending) {
 	if c.bulkBytes == 0 || len(group) == 0 {
 		return
@@ -593,8 +597,8 @@ func (c *committer) publish(group []*Pending, failed map[*logState]error) {
 		}
 		l.mu.Unlock()
 	}
-	c.published(group)
 	for _, p := range group {
 		close(p.done)
 	}
+	c.published(group)
 }
