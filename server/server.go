@@ -57,7 +57,8 @@ type Config struct {
 	// Storage configures the store. FS and PebbleFS replace the file
 	// systems under the segment files and the index. Open chains its
 	// group-commit metrics after OnCommit, and gives BulkEntryBytes
-	// storage.DefaultBulkEntryBytes when zero (negative: one lane).
+	// storage.DefaultBulkEntryBytes when zero (negative: one lane), and
+	// BulkStepBytes storage.DefaultBulkStepBytes (negative: in one go).
 	Storage storage.Options
 	// Resolver configures the topic catalog, produce and fetch.
 	Resolver resolver.Config
@@ -177,6 +178,9 @@ func (s *Server) openLayers() (err error) {
 	so.OnCommit = s.onCommit(so.OnCommit)
 	if so.BulkEntryBytes == 0 {
 		so.BulkEntryBytes = storage.DefaultBulkEntryBytes
+	}
+	if so.BulkStepBytes == 0 {
+		so.BulkStepBytes = storage.DefaultBulkStepBytes
 	}
 	if cfg.Cluster != nil {
 		if err := s.openClusterBase(); err != nil {

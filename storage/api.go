@@ -259,6 +259,13 @@ type Options struct {
 	// the fdatasync of another log's burst nor queues behind it. 0: one
 	// lane (DefaultBulkEntryBytes is the server's default).
 	BulkEntryBytes int
+	// BulkStepBytes, with the bulk lane, writes an entry larger than it
+	// in steps of this many bytes, each synced before the next is written,
+	// while other logs write in the main lane (doc.go "Burst steps"). So
+	// a small write's fdatasync, which on ext4 waits for whatever of a
+	// concurrent burst is being written back, waits for one step. 0: in
+	// one go (DefaultBulkStepBytes is the server's default).
+	BulkStepBytes int
 	// TailCacheBytes bounds the tail cache, over all logs together
 	// (default DefaultTailCacheBytes; negative: no cache). Only entries
 	// written with AppendOptions.Retain are cached.
@@ -315,6 +322,10 @@ type CommitStats struct {
 // producer's default batch.size (16 KiB), an eighth of its largest batch
 // at the default max.request.size (1 MiB).
 const DefaultBulkEntryBytes = 128 << 10
+
+// DefaultBulkStepBytes is the step a server writes a burst's large
+// entries in (Options.BulkStepBytes).
+const DefaultBulkStepBytes = 256 << 10
 
 // DefaultTailCacheBytes is the default tail cache budget.
 const DefaultTailCacheBytes = 32 << 20

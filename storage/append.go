@@ -59,7 +59,8 @@ func (s *Store) Write(id LogID, records int, payload []byte, opts AppendOptions)
 	if opts.Stamp != nil {
 		maxTime = opts.Stamp(payload, base)
 	}
-	if err := l.writeFrame(base, int32(records), maxTime, payload, suffixCRC{opts.SuffixFrom, opts.SuffixCRC}); err != nil {
+	step := s.c.burstStep(l, len(payload))
+	if err := l.writeFrame(base, int32(records), maxTime, payload, suffixCRC{opts.SuffixFrom, opts.SuffixCRC}, step); err != nil {
 		if errors.Is(err, ErrNoSpace) {
 			s.outOfSpace()
 		}
@@ -96,8 +97,11 @@ func (s *Store) Write(id LogID, records int, payload []byte, opts AppendOptions)
 
 // writeFrame writes one framed entry at the end of the open ledger. A
 // failed write fails the log (the file may hold part of the frame now),
-// except for a full disk (I7). Needs appendMu.
-func (l *logState) writeFrame(off Offset, records int32, maxTime int64, payload []byte, known suffixCRC) error {
+// except for a full disk (I7). With step > 0 the payload is written step
+// bytes at a time, and the file synced after each step but the last,
+// before the next is written (doc.go "Burst steps"); a failed sync fails
+// the log. Needs appendMu.
+func (l *logState) writeFrame(off Offset, records int32, maxTime int64, payload []byte, known suffixCRC, step int) error {
 	if l.w.dirty {
 		if err := l.w.file.Truncate(l.w.pos); err != nil {
 			return l.writeFailed(err)
@@ -107,8 +111,18 @@ func (l *logState) writeFrame(off Offset, records int32, maxTime int64, payload 
 	var hdr [frameHeaderLen]byte
 	encodeFrameHeader(hdr[:], off, records, maxTime, payload, known)
 	_, err := l.w.file.WriteAt(hdr[:], l.w.pos)
-	if err == nil && len(payload) > 0 {
-		_, err = l.w.file.WriteAt(payload, l.w.pos+frameHeaderLen)
+	for done := 0; err == nil && done < len(payload); {
+		n := len(payload) - done
+		if step > 0 && n > step {
+			n = step
+		}
+		_, err = l.w.file.WriteAt(payload[done:done+n], l.w.pos+frameHeaderLen+int64(done))
+		if done += n; err == nil && done < len(payload) && step > 0 {
+			if serr := l.w.file.Sync(); serr != nil {
+				l.fail(serr)
+				return fmt.Errorf("%w: %v: sync of a burst step: %w", ErrFailed, l.id, serr)
+			}
+		}
 	}
 	if err != nil {
 		return l.writeFailed(err)

@@ -3,6 +3,7 @@ package storage
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -75,7 +76,12 @@ type committer struct {
 	bulkBytes int
 	bulkWake  chan struct{}
 	bulkDone  chan struct{}
-	mu        struct {
+	// stepBytes is Options.BulkStepBytes with the bulk lane (0: a burst
+	// is written in one go); mainQueued counts the entries ever queued
+	// in the main lane, changed under mu (doc.go "Burst steps").
+	stepBytes  int
+	mainQueued atomic.Uint64
+	mu         struct {
 		sync.Mutex
 		queue   []*Pending
 		bulk    []*Pending // the bulk lane's queue
@@ -89,6 +95,7 @@ func newCommitter(s *Store) *committer {
 		c.interval = s.opts.CommitInterval
 	} else if s.opts.BulkEntryBytes > 0 {
 		c.bulkBytes = s.opts.BulkEntryBytes
+		c.stepBytes = max(s.opts.BulkStepBytes, 0)
 		c.bulkWake, c.bulkDone = make(chan struct{}, 1), make(chan struct{})
 	}
 	if p, ok := s.opts.Replicator.(Pipeliner); ok && s.opts.ReplicateDepth > 1 {
@@ -112,9 +119,23 @@ func (c *committer) enqueue(p *Pending) {
 		wake = c.bulkWake
 	} else {
 		c.mu.queue = append(c.mu.queue, p)
+		c.mainQueued.Add(1)
 	}
+	p.log.lane.seen = c.mainQueued.Load()
 	c.mu.Unlock()
 	signal(wake)
+}
+
+// burstStep is how many bytes at a time a Write of an n-byte entry to l
+// writes (doc.go "Burst steps"): the step (Options.BulkStepBytes) when
+// the entry is larger than a step and another log has queued an entry in
+// the main lane since l's latest entry was queued; 0 (in one go)
+// otherwise, so a log written alone loses nothing. Needs l.appendMu.
+func (c *committer) burstStep(l *logState, n int) int {
+	if c.stepBytes == 0 || n <= c.stepBytes || c.mainQueued.Load() == l.lane.seen {
+		return 0
+	}
+	return c.stepBytes
 }
 
 func signal(wake chan struct{}) {
@@ -144,9 +165,13 @@ func (c *committer) inBulk(p *Pending) bool {
 	return p.bulk
 }
 
-// published marks a published group's entries answered (inBulk), before
-// their waiters wake, and wakes the other lane, which may hold entries
-// queued after them.
+// published marks a published group's entries answered (inBulk) and
+// wakes the other lane, which may hold entries queued after them. publish
+// calls it once their waiters are woken, so that the other lane answers
+// none of a log's later entries before them: a log's entries are
+// answered (done closed) in offset order across the lanes too. A waiter
+// that writes to the log at once meanwhile finds its entry held behind
+// them (p.after) only until this marks them.
 func (c *committer) published(group []*Pending) {
 	if c.bulkBytes == 0 || len(group) == 0 {
 		return
@@ -572,8 +597,8 @@ func (c *committer) publish(group []*Pending, failed map[*logState]error) {
 		}
 		l.mu.Unlock()
 	}
-	c.published(group)
 	for _, p := range group {
 		close(p.done)
 	}
+	c.published(group)
 }

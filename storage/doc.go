@@ -87,6 +87,24 @@
 // fails the log as above. Close drains both lanes. OnCommit is called
 // from both.
 //
+// # Burst steps
+//
+// The lanes keep a small write out of a burst's group commit, but not out
+// of the disk's: on ext4 (and on a virtual disk whose flush is the host's
+// fsync) a small write's fdatasync waits for whatever of a concurrent
+// burst is being written back, up to a whole multi-megabyte fdatasync of
+// it. With Options.BulkStepBytes and the bulk lane, Write therefore
+// writes an entry larger than a step one step at a time, syncing the file
+// after each step but the last before it writes the next, while other
+// logs write in the main lane: when another log has queued an entry in
+// the main lane since this log's latest entry was queued. A small
+// write's fdatasync then waits for one step of the burst, not all of it.
+// A log written alone writes in one go. The steps are only early syncs
+// of bytes past the log's durable end: the entry is acknowledged after
+// the group commit's fdatasync as any other (D1), a crash between steps
+// leaves a torn tail that recovery truncates (I4), and a failed step
+// sync fails the log, as a failed fdatasync of a group commit does.
+//
 // With Options.Replicator (cluster mode) step 1 is replaced: the group's
 // entries are handed to Replicate, and the segment files are not
 // fdatasynced at all — the local copy is a cache of the replicated one

@@ -44,10 +44,14 @@ type logState struct {
 
 	// lane is the log's running average entry size and its newest
 	// unanswered pending, for the group commit's lanes
-	// (committer.inBulk); guarded by the committer's mu.
+	// (committer.inBulk); guarded by the committer's mu. seen is the
+	// committer's mainQueued as of the log's latest entry queued
+	// (burstStep); set under both the committer's mu and appendMu, read
+	// under appendMu.
 	lane struct {
 		avg  int64
 		last *Pending
+		seen uint64
 	}
 
 	mu struct {
