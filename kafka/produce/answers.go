@@ -27,14 +27,20 @@ func produced(h Host, partition int32, pp *resolver.PendingProduce) kmsg.Produce
 // ReplicaManager answers a RecordValidationException: INVALID_RECORD,
 // every refused record listed by its index in the batch with its message
 // (v8+), the batch's message, and the log start.
+//
+// A compressed record above max.decompressed.message.bytes fails the batch
+// as a whole (Kafka's InvalidRecordException from the decompressing
+// iterator): INVALID_RECORD, no list, and the log start too.
 func refused(h Host, t *target, err error) kmsg.ProduceResponseTopicPartition {
 	out := answerError(h, t.partition, err)
 	var re *resolver.RecordErrors
-	if !errors.As(err, &re) {
+	if !errors.As(err, &re) && !errors.Is(err, resolver.ErrRecordBody) {
 		return out
 	}
-	out.ErrorMessage = kmsg.StringPtr(re.Error())
-	for _, r := range re.Records {
+	if re != nil {
+		out.ErrorMessage = kmsg.StringPtr(re.Error())
+	}
+	for _, r := range recordErrors(re) {
 		e := kmsg.NewProduceResponseTopicPartitionErrorRecord()
 		e.RelativeOffset, e.ErrorMessage = r.BatchIndex, kmsg.StringPtr(r.Message)
 		out.ErrorRecords = append(out.ErrorRecords, e)
@@ -45,6 +51,13 @@ func refused(h Host, t *target, err error) kmsg.ProduceResponseTopicPartition {
 		}
 	}
 	return out
+}
+
+func recordErrors(re *resolver.RecordErrors) []resolver.RecordError {
+	if re == nil {
+		return nil
+	}
+	return re.Records
 }
 
 // answerError answers a partition with err's code and message, no
