@@ -56,19 +56,20 @@ func (p *partition) checkRecords(b []byte, limit int64, check func(RecordMeta) e
 	if check == nil {
 		return scanRecords(b, limit, nil)
 	}
-	var refused RecordErrors
-	index := int32(0)
+	var refused []RecordError
+	timestamp, index := false, int32(0)
 	err := scanRecords(b, limit, func(m RecordMeta) error {
 		err := check(m)
 		switch {
+		case err == nil:
 		case errors.Is(err, topicconfig.ErrRecordBody):
 			return err // the whole batch, at once
 		case errors.Is(err, topicconfig.ErrTimestamp):
-			refused.Timestamp = true
-			refused.Records = append(refused.Records, RecordError{BatchIndex: index, Message: strings.TrimPrefix(err.Error(), topicconfig.ErrTimestamp.Error()+": ")})
-		case err != nil:
+			timestamp = true
+			refused = append(refused, RecordError{BatchIndex: index, Message: strings.TrimPrefix(err.Error(), topicconfig.ErrTimestamp.Error()+": ")})
+		default:
 			msg := fmt.Sprintf("%s in topic partition %s-%d", err, p.topic, p.index)
-			refused.Records = append(refused.Records, RecordError{BatchIndex: index, Message: msg})
+			refused = append(refused, RecordError{BatchIndex: index, Message: msg})
 		}
 		index++
 		return nil
@@ -76,8 +77,8 @@ func (p *partition) checkRecords(b []byte, limit int64, check func(RecordMeta) e
 	if err != nil {
 		return err
 	}
-	if len(refused.Records) > 0 {
-		return &refused
+	if len(refused) > 0 {
+		return &RecordErrors{Records: refused, Timestamp: timestamp}
 	}
 	return nil
 }
