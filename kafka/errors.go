@@ -32,6 +32,7 @@ var errorCodes = []struct {
 	{resolver.ErrCorruptBatch, kerr.CorruptMessage},
 	{resolver.ErrUnsupportedMagic, kerr.InvalidRecord}, // Kafka: produce v3+ takes magic 2 only
 	{resolver.ErrInvalidRecord, kerr.InvalidRecord},
+	{resolver.ErrInvalidTimestamp, kerr.InvalidTimestamp},
 	{resolver.ErrMessageTooLarge, kerr.MessageTooLarge},
 	{resolver.ErrOutOfOrderSequence, kerr.OutOfOrderSequenceNumber},
 	{resolver.ErrInvalidProducerEpoch, kerr.InvalidProducerEpoch},

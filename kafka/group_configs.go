@@ -2,10 +2,11 @@ package kafka
 
 // The GROUP config resource: a group's dynamic configs, the share-group
 // configs of Kafka's GroupConfig (share.auto.offset.reset,
-// share.record.lock.duration.ms, …), described with DescribeConfigs and
-// set with IncrementalAlterConfigs; the share coordinator validates and
-// keeps them (durably, in the offset store). Kafka's consumer.* group
-// configs (KIP-848) are not known here.
+// share.record.lock.duration.ms, …) and its KIP-848 consumer configs
+// (consumer.session.timeout.ms, consumer.heartbeat.interval.ms, which
+// the group coordinator reads), described with DescribeConfigs and set
+// with IncrementalAlterConfigs; the share coordinator validates and keeps
+// them (durably, in the offset store).
 
 import (
 	"fmt"
@@ -16,25 +17,20 @@ import (
 	"github.com/kgateway/kgateway/topicconfig"
 )
 
-// sourceDynamicGroup is DYNAMIC_GROUP_CONFIG, Kafka's source of a config
-// set on a group.
-const sourceDynamicGroup topicconfig.Source = 8
-
 func (s *Server) groupConfigs(group string) []topicconfig.Entry {
-	c := s.coords().share
-	if c == nil { // swapped out since the request was checked
-		return nil
+	if c := s.coords().share; c != nil { // else swapped out since the request was checked
+		return c.GroupConfigs(group)
 	}
-	var out []topicconfig.Entry
-	for _, e := range c.GroupConfigs(group) {
-		ce := topicconfig.Entry{Name: e.Name, Value: e.Value, Source: sourceDynamicGroup, Type: topicconfig.Type(e.Type)}
-		if e.IsDefault {
-			ce.Source = topicconfig.SourceDefault
-		}
-		ce.Synonyms = []topicconfig.Synonym{{Name: e.Name, Value: e.Value, Source: ce.Source}}
-		out = append(out, ce)
+	return nil
+}
+
+// groupConfig is a group's dynamic config for the group coordinator
+// (group.Config.GroupConfig): "" when unset or without a share coordinator.
+func (s *Server) groupConfig(group, name string) string {
+	if c := s.coords(); c != nil && c.share != nil {
+		return c.share.GroupConfig(group, name)
 	}
-	return out
+	return ""
 }
 
 func (s *Server) alterGroupConfigs(group string, ops []topicconfig.Op, validateOnly bool) error {

@@ -34,6 +34,7 @@ func (s *Server) newGroups(st *offsets.Store) (*group.Coordinator, error) {
 	if gcfg.Metadata == nil {
 		gcfg.Metadata = topicLister{s}
 	}
+	gcfg.GroupConfig = s.groupConfig
 	if gcfg.MayDescribe == nil && s.cfg.Authorizer != nil {
 		gcfg.MayDescribe = s.mayDescribeTopic
 	}

@@ -20,6 +20,7 @@ func (s *Server) newShare(st *offsets.Store) (*share.Coordinator, error) {
 	if scfg.Logger == nil {
 		scfg.Logger = s.log.Named("share")
 	}
+	scfg.Consumer = share.ConsumerConfig(s.cfg.Group.ConsumerTimeouts())
 	return share.NewCoordinator(st, shareLog{s}, classicNamespace{s}, scfg)
 }
 

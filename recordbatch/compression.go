@@ -76,8 +76,9 @@ func BatchCodec(b []byte) (Codec, bool) {
 const (
 	// decompressRatio bounds what a compressed batch may decompress to:
 	// this many times the topic's max.message.bytes (64 MiB with the
-	// default), the decompression bound. Kafka 4 has no such bound (its trunk bounds each
-	// record, max.decompressed.message.bytes); clients stay far below it
+	// default), the decompression bound. Kafka 4.4 has no such bound on
+	// a batch (it bounds each record, max.decompressed.message.bytes,
+	// which the topic's RecordRules check); clients stay far below it
 	// (franz-go and librdkafka cap a batch's uncompressed size at their
 	// own max message size, 1 MB by default).
 	decompressRatio = 64

@@ -252,11 +252,13 @@ func streamCompress(w resetWriter, sec []byte) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Recompress is batch b with its records section in codec c: records,
-// offsets, timestamps, producer fields and attributes other than the codec
-// unchanged, a new length and CRC. A batch already in c is returned as it
-// is. limit bounds the decompression (the decompression bound).
-func Recompress(b []byte, c Codec, limit int64) ([]byte, error) {
+// Recompress is batch b with its records section in codec c at Kafka's
+// compression level (CompressSectionLevel): records, offsets, timestamps,
+// producer fields and attributes other than the codec unchanged, a new
+// length and CRC. A batch already in c is returned as it is (Kafka's
+// in-place path: the level applies only to what is recompressed). limit
+// bounds the decompression (the decompression bound).
+func Recompress(b []byte, c Codec, level int, limit int64) ([]byte, error) {
 	h := DecodeHeader(b)
 	if Codec(h.Attributes&CodecMask) == c {
 		return b, nil
@@ -265,7 +267,7 @@ func Recompress(b []byte, c Codec, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if sec, err = CompressSection(c, sec); err != nil {
+	if sec, err = CompressSectionLevel(c, level, sec); err != nil {
 		return nil, fmt.Errorf("%w: recompressing to %v: %v", ErrCorruptBatch, c, err)
 	}
 	be := binary.BigEndian

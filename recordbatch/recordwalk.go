@@ -31,7 +31,8 @@ import (
 type RecordMeta struct {
 	OffsetDelta    int32
 	TimestampDelta int64
-	NullKey        bool // the key is null (length -1)
+	NullKey        bool  // the key is null (length -1)
+	Size           int32 // the record's declared length: its body, the length prefix not counted
 }
 
 // ScanRecords checks that the records of batch b (a whole batch whose
@@ -246,7 +247,7 @@ func (s *recordStream) record(i int32) (RecordMeta, error) {
 		return RecordMeta{}, errRecordShort
 	}
 	end := s.off + int64(size)
-	var m RecordMeta
+	m := RecordMeta{Size: size}
 	if _, ok = s.byte(); !ok { // attributes
 		return m, errRecordShort
 	}
@@ -347,6 +348,7 @@ func plainRecord(b []byte, i int32, gaps bool) (RecordMeta, int, error) {
 		return m, 0, errRecordShort
 	}
 	end := w + int(size)
+	m.Size = size
 	rec := b[:end]
 	p := w + 1 // attributes
 	if p > end {

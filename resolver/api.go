@@ -78,6 +78,8 @@ var (
 	ErrCorruptBatch          = recordbatch.ErrCorruptBatch
 	ErrUnsupportedMagic      = recordbatch.ErrUnsupportedMagic
 	ErrInvalidRecord         = recordbatch.ErrInvalidRecord
+	ErrInvalidTimestamp      = topicconfig.ErrTimestamp
+	ErrRecordBody            = topicconfig.ErrRecordBody // wraps ErrInvalidRecord
 	ErrMessageTooLarge       = errors.New("resolver: record batch too large")
 	ErrOutOfOrderSequence    = errors.New("resolver: out of order sequence number")
 	ErrInvalidProducerEpoch  = txnstate.ErrInvalidProducerEpoch

@@ -8,26 +8,6 @@ import (
 	"github.com/kgateway/kgateway/topicconfig"
 )
 
-// recordCheck is what Produce runs on each record of a batch for a topic
-// with these settings: nil, or the key requirement's check on a compacted topic. Its
-// error is a RecordError's message.
-func recordCheck(c topicconfig.Clean) func(RecordMeta) error {
-	if !c.Compact {
-		return nil
-	}
-	return refuseNullKey
-}
-
-// refuseNullKey implements the key requirement: a compacted topic keeps the latest record per key,
-// so a record without one could never be cleaned; Kafka's LogValidator
-// refuses it, and the whole batch with it.
-func refuseNullKey(m RecordMeta) error {
-	if m.NullKey {
-		return errors.New("Compacted topic cannot accept message without key")
-	}
-	return nil
-}
-
 // RecordError is one refused record of a produced batch (KIP-467): its
 // index in the batch and why, in Kafka's words.
 type RecordError struct {
@@ -35,15 +15,20 @@ type RecordError struct {
 	Message    string
 }
 
-// RecordErrors refuses a produced batch for some of its records: every
-// one the check refused is listed, none of the batch is appended (the key requirement).
-// It wraps ErrInvalidRecord.
+// RecordErrors refuses a produced batch for some of its records
+// (topicconfig.RecordRules): every one the check refused is listed, none
+// of the batch is appended. It wraps ErrInvalidTimestamp when a timestamp
+// was refused, else ErrInvalidRecord (Kafka's LogValidator).
 type RecordErrors struct {
-	Records []RecordError
+	Records   []RecordError
+	Timestamp bool
 }
 
 // Error is Kafka's message for the batch: the count and the first three.
 func (e *RecordErrors) Error() string {
+	if e.Timestamp {
+		return "One or more records have been rejected due to invalid timestamp"
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "One or more records have been rejected due to %d record errors in total, and only showing the first three errors at most: [", len(e.Records))
 	for i, r := range e.Records[:min(3, len(e.Records))] {
@@ -56,7 +41,12 @@ func (e *RecordErrors) Error() string {
 	return b.String()
 }
 
-func (e *RecordErrors) Unwrap() error { return ErrInvalidRecord }
+func (e *RecordErrors) Unwrap() error {
+	if e.Timestamp {
+		return ErrInvalidTimestamp
+	}
+	return ErrInvalidRecord
+}
 
 // checkRecords runs check on every record of batch b, going on past a
 // refused one so that all are listed as Kafka lists them; the messages
@@ -67,9 +57,17 @@ func (p *partition) checkRecords(b []byte, limit int64, check func(RecordMeta) e
 		return scanRecords(b, limit, nil)
 	}
 	var refused []RecordError
-	index := int32(0)
+	timestamp, index := false, int32(0)
 	err := scanRecords(b, limit, func(m RecordMeta) error {
-		if err := check(m); err != nil {
+		err := check(m)
+		switch {
+		case err == nil:
+		case errors.Is(err, topicconfig.ErrRecordBody):
+			return err // the whole batch, at once
+		case errors.Is(err, topicconfig.ErrTimestamp):
+			timestamp = true
+			refused = append(refused, RecordError{BatchIndex: index, Message: strings.TrimPrefix(err.Error(), topicconfig.ErrTimestamp.Error()+": ")})
+		default:
 			msg := fmt.Sprintf("%s in topic partition %s-%d", err, p.topic, p.index)
 			refused = append(refused, RecordError{BatchIndex: index, Message: msg})
 		}
@@ -80,7 +78,7 @@ func (p *partition) checkRecords(b []byte, limit int64, check func(RecordMeta) e
 		return err
 	}
 	if len(refused) > 0 {
-		return &RecordErrors{Records: refused}
+		return &RecordErrors{Records: refused, Timestamp: timestamp}
 	}
 	return nil
 }

@@ -159,14 +159,14 @@ func (h Partition) produceOnce(in Batches, owned bool, frame *storage.Backing) (
 	}
 	// The records, decompressed if need be (the codec check, the record count check and the decompression bound), outside every lock and
 	// after the size check so that an oversized batch costs no decoding.
-	limit := decompressedLimit(s.MaxMessageBytes)
-	for _, b := range batches {
-		if err := p.checkRecords(b, limit, recordCheck(s.Clean)); err != nil {
+	limit, now := decompressedLimit(s.MaxMessageBytes), r.now().UnixMilli()
+	for i, b := range batches {
+		if err := p.checkRecords(b, limit, s.Records.Check(hdrs[i].BaseTimestamp, now, hdrs[i].Attributes&recordbatch.CodecMask != 0)); err != nil {
 			return nil, err
 		}
 	}
 	if s.Recompress { // compression.type other than producer
-		out, changed, err := recompressBatches(batches, s.Codec, limit)
+		out, changed, err := recompressBatches(batches, s.Codec, s.Level, limit)
 		if err != nil {
 			return nil, err
 		}

@@ -10,10 +10,10 @@ import "github.com/kgateway/kgateway/recordbatch"
 // than the codec unchanged, a new CRC).
 
 // recompressBatches returns batches re-encoded with codec c
-// (recordbatch.Recompress) as one buffer,
+// at Kafka's compression level (recordbatch.Recompress) as one buffer,
 // or changed false (and nothing) when every batch already has it. limit
 // bounds each decompression (the decompression bound).
-func recompressBatches(batches [][]byte, c Codec, limit int64) (out []byte, changed bool, err error) {
+func recompressBatches(batches [][]byte, c Codec, level int, limit int64) (out []byte, changed bool, err error) {
 	for _, b := range batches {
 		if Codec(decodeHeader(b).Attributes&recordbatch.CodecMask) != c {
 			changed = true
@@ -24,7 +24,7 @@ func recompressBatches(batches [][]byte, c Codec, limit int64) (out []byte, chan
 		return nil, false, nil
 	}
 	for _, b := range batches {
-		nb, err := recordbatch.Recompress(b, c, limit)
+		nb, err := recordbatch.Recompress(b, c, level, limit)
 		if err != nil {
 			return nil, false, err
 		}

@@ -9,12 +9,20 @@
 // It may not touch partitions, ledgers or storage: Settings carries a
 // ledger.Config and a tier.LocalPolicy as values, nothing more.
 //
-// Every name Kafka defines for topics that a client may reasonably set is
-// accepted, validated and stored, so tools that set them keep working;
-// these take effect:
+// Every name Kafka 4.4 defines for topics that a client may reasonably set
+// is accepted, validated and stored, so tools that set them keep working
+// (the 3.x names Kafka 4.0 removed are unknown, as there); these take
+// effect:
 //   - max.message.bytes: the largest record batch Produce accepts
 //   - message.timestamp.type: LogAppendTime makes Produce stamp batches
-//   - compression.type: a codec other than producer recompresses batches
+//   - compression.type: a codec other than producer recompresses batches,
+//     at compression.gzip.level, compression.lz4.level or
+//     compression.zstd.level (KIP-390)
+//   - message.timestamp.before.max.ms, message.timestamp.after.max.ms
+//     (an hour by default since Kafka 4.0): the bounds of a CreateTime
+//     record's timestamp around the broker's clock (KIP-937, RecordRules)
+//   - max.decompressed.message.bytes: the largest record of a compressed
+//     batch (RecordRules)
 //   - segment.bytes, segment.ms: the ledger rollover policy
 //   - retention.ms, retention.bytes: the retention pass (package retention)
 //   - cleanup.policy: delete (retention), compact (package cleaner)

@@ -19,6 +19,7 @@ const (
 	SourceDynamicDefaultBroker Source = 3 // DYNAMIC_DEFAULT_BROKER_CONFIG: set at run time for every broker
 	SourceStaticBroker         Source = 4 // STATIC_BROKER_CONFIG: a broker flag
 	SourceDefault              Source = 5 // DEFAULT_CONFIG: Kafka's default
+	SourceDynamicGroup         Source = 8 // DYNAMIC_GROUP_CONFIG: set on the group
 )
 
 // Type is a config's value type. The values are Kafka's (DescribeConfigs

@@ -25,6 +25,11 @@ type Settings struct {
 	// producer): every appended batch is stored with it.
 	Codec      recordbatch.Codec
 	Recompress bool
+	// Level is the compression.<codec>.level of Codec (KIP-390), Kafka's
+	// numbering; the codec's default when it has none (snappy).
+	Level int
+	// Records are the checks Produce runs on each record.
+	Records RecordRules
 }
 
 // Clean are the cleanup.policy and the cleaner's topic configs.
@@ -55,6 +60,15 @@ func Resolve(set map[string]string, broker Broker, base ledger.Config) Settings 
 	}
 	s.Ledger.SegmentBytes = num("segment.bytes")
 	s.Codec, s.Recompress = Codec(value("compression.type"))
+	if lv, ok := levelConfig[s.Codec]; ok && s.Recompress {
+		s.Level = int(num(lv))
+	}
+	s.Records = RecordRules{
+		CreateTime:     !s.LogAppendTime,
+		BeforeMaxMs:    num("message.timestamp.before.max.ms"),
+		AfterMaxMs:     num("message.timestamp.after.max.ms"),
+		MaxRecordBytes: int32(num("max.decompressed.message.bytes")),
+	}
 	s.Remote = value("remote.storage.enable") == "true"
 	s.Local = tier.LocalPolicy{RetentionMs: num("local.retention.ms"), RetentionBytes: num("local.retention.bytes")}
 	if s.Local.RetentionMs == -2 {
@@ -71,6 +85,7 @@ func Resolve(set map[string]string, broker Broker, base ledger.Config) Settings 
 		MaxLagMs:          num("max.compaction.lag.ms"),
 		DeleteRetentionMs: num("delete.retention.ms"),
 	}
+	s.Records.Compact = s.Clean.Compact
 	s.Clean.MinDirtyRatio, _ = strconv.ParseFloat(value("min.cleanable.dirty.ratio"), 64)
 	ms := num("segment.ms")
 	if s.Clean.Compact {

@@ -24,6 +24,13 @@ const (
 	DefaultRetentionMs       = int64(7 * 24 * time.Hour / time.Millisecond)
 	DefaultRetentionBytes    = int64(-1)
 	DefaultDeleteRetentionMs = int64(24 * time.Hour / time.Millisecond)
+	// DefaultTimestampAfterMs is message.timestamp.after.max.ms's default
+	// since Kafka 4.0: a record at most an hour in the future.
+	DefaultTimestampAfterMs = int64(time.Hour / time.Millisecond)
+	// MaxRecordBody is max.decompressed.message.bytes's default and
+	// largest value (Kafka's largest array, Integer.MAX_VALUE - 8): no
+	// bound beyond what could be allocated anyway.
+	MaxRecordBody = math.MaxInt32 - 8
 	// MaxLong is Java's Long.MAX_VALUE as Kafka prints it: the default of
 	// the configs that have no limit.
 	MaxLong = "9223372036854775807"
@@ -44,6 +51,9 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 var table = map[string]spec{
 	"cleanup.policy":                          {"delete", "log.cleanup.policy", TypeList, checkCleanupPolicy},
 	"compression.type":                        {"producer", "compression.type", TypeString, checkCompression},
+	"compression.gzip.level":                  {"-1", "compression.gzip.level", TypeInt, checkGzipLevel},
+	"compression.lz4.level":                   {"9", "compression.lz4.level", TypeInt, intBetween(1, 17)},
+	"compression.zstd.level":                  {"3", "compression.zstd.level", TypeInt, intBetween(-131072, 22)},
 	"delete.retention.ms":                     {itoa(DefaultDeleteRetentionMs), "log.cleaner.delete.retention.ms", TypeLong, longAtLeast(0)},
 	"file.delete.delay.ms":                    {"60000", "", TypeLong, longAtLeast(0)},
 	"flush.messages":                          {MaxLong, "", TypeLong, longAtLeast(1)},
@@ -51,10 +61,9 @@ var table = map[string]spec{
 	"index.interval.bytes":                    {"4096", "", TypeInt, intAtLeast(0)},
 	"max.compaction.lag.ms":                   {MaxLong, "log.cleaner.max.compaction.lag.ms", TypeLong, longAtLeast(1)},
 	"max.message.bytes":                       {strconv.Itoa(DefaultMaxMessageBytes), "message.max.bytes", TypeInt, intAtLeast(0)},
-	"message.downconversion.enable":           {"true", "", TypeBoolean, checkBool},
-	"message.timestamp.after.max.ms":          {MaxLong, "", TypeLong, longAtLeast(0)},
-	"message.timestamp.before.max.ms":         {MaxLong, "", TypeLong, longAtLeast(0)},
-	"message.timestamp.difference.max.ms":     {MaxLong, "", TypeLong, longAtLeast(0)},
+	"max.decompressed.message.bytes":          {itoa(MaxRecordBody), "max.decompressed.message.bytes", TypeInt, intBetween(1, MaxRecordBody)},
+	"message.timestamp.after.max.ms":          {itoa(DefaultTimestampAfterMs), "log.message.timestamp.after.max.ms", TypeLong, longAtLeast(0)},
+	"message.timestamp.before.max.ms":         {MaxLong, "log.message.timestamp.before.max.ms", TypeLong, longAtLeast(0)},
 	"message.timestamp.type":                  {"CreateTime", "log.message.timestamp.type", TypeString, checkTimestampType},
 	"min.cleanable.dirty.ratio":               {"0.5", "log.cleaner.min.cleanable.ratio", TypeDouble, checkRatio},
 	"min.compaction.lag.ms":                   {"0", "log.cleaner.min.compaction.lag.ms", TypeLong, longAtLeast(0)},
@@ -182,6 +191,14 @@ func Codec(v string) (c recordbatch.Codec, ok bool) {
 	return 0, false
 }
 
+// levelConfig names the compression level config of each codec that has
+// levels (KIP-390).
+var levelConfig = map[recordbatch.Codec]string{
+	recordbatch.CodecGzip: "compression.gzip.level",
+	recordbatch.CodecLZ4:  "compression.lz4.level",
+	recordbatch.CodecZstd: "compression.zstd.level",
+}
+
 func parseLong(v string) (int64, error) { return strconv.ParseInt(strings.TrimSpace(v), 10, 64) }
 
 func longAtLeast(min int64) func(string) error {
@@ -208,6 +225,31 @@ func intAtLeast(min int64) func(string) error {
 		}
 		return nil
 	}
+}
+
+func intBetween(lo, hi int64) func(string) error {
+	return func(v string) error {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+		if err != nil {
+			return errors.New("not an int")
+		}
+		if n < lo || n > hi {
+			return fmt.Errorf("must be between %d and %d", lo, hi)
+		}
+		return nil
+	}
+}
+
+// checkGzipLevel is Kafka's gzip level validator: 1 to 9, or -1 (the
+// codec's default).
+func checkGzipLevel(v string) error {
+	if strings.TrimSpace(v) == "-1" {
+		return nil
+	}
+	if intBetween(1, 9)(v) != nil {
+		return errors.New("must be between 1 and 9 or equal to -1")
+	}
+	return nil
 }
 
 func oneOf(allowed ...string) func(string) error {

@@ -3,6 +3,7 @@ package group
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -15,6 +16,45 @@ const (
 	DefaultConsumerMinHeartbeatInterval = 5 * time.Second  // group.consumer.min.heartbeat.interval.ms
 	DefaultConsumerMaxHeartbeatInterval = 15 * time.Second // group.consumer.max.heartbeat.interval.ms
 )
+
+// ConsumerTimeouts are the consumer protocol's session and heartbeat
+// settings with their bounds (Kafka's defaults where unset): what the
+// consumer.* group configs default to and are bounded by.
+type ConsumerTimeouts struct {
+	Session, MinSession, MaxSession       time.Duration
+	Heartbeat, MinHeartbeat, MaxHeartbeat time.Duration
+}
+
+// ConsumerTimeouts returns cfg's consumer timeouts.
+func (cfg Config) ConsumerTimeouts() ConsumerTimeouts {
+	d := cfg.consumerDefaults()
+	return ConsumerTimeouts{d.ConsumerSessionTimeout, d.ConsumerMinSessionTimeout, d.ConsumerMaxSessionTimeout,
+		d.ConsumerHeartbeatInterval, d.ConsumerMinHeartbeatInterval, d.ConsumerMaxHeartbeatInterval}
+}
+
+// groupMillis is the group's own value of a millisecond group config,
+// else def.
+func (c *Coordinator) groupMillis(group, name string, def time.Duration) time.Duration {
+	if c.cfg.GroupConfig == nil {
+		return def
+	}
+	if ms, err := strconv.ParseInt(c.cfg.GroupConfig(group, name), 10, 32); err == nil && ms > 0 {
+		return time.Duration(ms) * time.Millisecond
+	}
+	return def
+}
+
+// sessionTimeout is group's consumer.session.timeout.ms, else the
+// broker's group.consumer.session.timeout.ms.
+func (c *Coordinator) sessionTimeout(group string) time.Duration {
+	return c.groupMillis(group, "consumer.session.timeout.ms", c.cfg.ConsumerSessionTimeout)
+}
+
+// heartbeatInterval is group's consumer.heartbeat.interval.ms, else the
+// broker's group.consumer.heartbeat.interval.ms.
+func (c *Coordinator) heartbeatInterval(group string) time.Duration {
+	return c.groupMillis(group, "consumer.heartbeat.interval.ms", c.cfg.ConsumerHeartbeatInterval)
+}
 
 func (cfg Config) consumerDefaults() Config {
 	def := func(d *time.Duration, v time.Duration) {

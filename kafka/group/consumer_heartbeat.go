@@ -25,7 +25,7 @@ func (c *Coordinator) ConsumerGroupHeartbeat(cl Client, req *kmsg.ConsumerGroupH
 
 func (c *Coordinator) consumerGroupHeartbeat(cl Client, req *kmsg.ConsumerGroupHeartbeatRequest) *kmsg.ConsumerGroupHeartbeatResponse {
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
-	resp.HeartbeatIntervalMillis = int32(c.cfg.ConsumerHeartbeatInterval.Milliseconds())
+	resp.HeartbeatIntervalMillis = int32(c.heartbeatInterval(req.Group).Milliseconds())
 	fail := func(code int16, msg string) *kmsg.ConsumerGroupHeartbeatResponse {
 		resp.ErrorCode = code
 		if msg != "" {
@@ -401,7 +401,7 @@ func (g *group) scheduleConsumerSessionLocked(m *cmember) {
 	}
 	m.sessionSeq = g.nextSeqLocked()
 	seq, id := m.sessionSeq, m.id
-	timeout := g.c.cfg.ConsumerSessionTimeout
+	timeout := g.c.sessionTimeout(g.id)
 	if m.classic != nil {
 		timeout = m.classic.sessionTimeout // the JoinGroup's, as Kafka
 	}

@@ -71,6 +71,11 @@ type Config struct {
 	ConsumerMaxSessionTimeout    time.Duration
 	ConsumerMinHeartbeatInterval time.Duration
 	ConsumerMaxHeartbeatInterval time.Duration
+	// GroupConfig is a group's dynamic config ("" when unset, or nil:
+	// none): its consumer.session.timeout.ms and
+	// consumer.heartbeat.interval.ms (KIP-848 group configs, set with
+	// IncrementalAlterConfigs) replace the two above for that group.
+	GroupConfig func(group, name string) string
 	// ConsumerAssignors is group.consumer.assignors; the first is the
 	// default. Default DefaultConsumerAssignors.
 	ConsumerAssignors []string

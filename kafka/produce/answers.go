@@ -55,11 +55,15 @@ func storedMaxTimestamp(h Host, t *target, offset resolver.Offset) int64 {
 // errors of the append carry the log start too (Kafka's
 // processFailedRecord); a transactional batch's epoch is refused by
 // Kafka's verification before any append, without it.
+//
+// A compressed record above max.decompressed.message.bytes fails the batch
+// as a whole (Kafka's InvalidRecordException from the decompressing
+// iterator): INVALID_RECORD, no list, and the log start too.
 func refused(h Host, t *target, transactional bool, err error) kmsg.ProduceResponseTopicPartition {
 	out := answerError(h, t.partition, err)
 	var re *resolver.RecordErrors
-	isRecords := errors.As(err, &re)
-	if isRecords {
+	isRecords := errors.As(err, &re) || errors.Is(err, resolver.ErrRecordBody)
+	if re != nil {
 		out.ErrorMessage = kmsg.StringPtr(re.Error())
 		for _, r := range re.Records {
 			e := kmsg.NewProduceResponseTopicPartitionErrorRecord()

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/kgateway/kgateway/topicconfig"
 )
 
 // The share-group configs of the GROUP config resource (Kafka's
@@ -26,39 +28,75 @@ const (
 	isolationCommitted   = "read_committed"
 )
 
-// GroupConfigEntry is one group config as DescribeConfigs reports it.
-type GroupConfigEntry struct {
-	Name, Value string
-	IsDefault   bool
-	Type        int8 // kmsg.ConfigType
-}
-
-// Config types as in DescribeConfigs (kmsg.ConfigType).
+// Kafka's consumer-group configs of the GROUP resource (KIP-848): a
+// group's own session timeout and heartbeat interval, which the group
+// coordinator reads through kafka/ (group.Config.GroupConfig). They are
+// kept here with the share-group configs: one store of group configs.
 const (
-	typeInt    int8 = 3
-	typeString int8 = 2
+	ConfigConsumerSessionTimeout    = "consumer.session.timeout.ms"
+	ConfigConsumerHeartbeatInterval = "consumer.heartbeat.interval.ms"
 )
 
-// GroupConfigs lists the group configs of id: set values, else defaults.
-func (c *Coordinator) GroupConfigs(id string) []GroupConfigEntry {
+// ConsumerConfig are the broker's consumer-group settings the consumer
+// group configs default to and are bounded by
+// (group.consumer.*.session.timeout.ms, group.consumer.*.heartbeat.interval.ms);
+// kafka/ converts them from the group coordinator's
+// (group.ConsumerTimeouts, the same fields).
+type ConsumerConfig struct {
+	Session, MinSession, MaxSession       time.Duration
+	Heartbeat, MinHeartbeat, MaxHeartbeat time.Duration
+}
+
+// groupConfig is one GROUP config: its type and broker default.
+type groupConfigSpec struct {
+	name string
+	typ  topicconfig.Type
+	def  string
+}
+
+func (c *Coordinator) groupConfigSpecs() []groupConfigSpec {
+	return []groupConfigSpec{
+		{ConfigConsumerHeartbeatInterval, topicconfig.TypeInt, millis(c.cfg.Consumer.Heartbeat)},
+		{ConfigConsumerSessionTimeout, topicconfig.TypeInt, millis(c.cfg.Consumer.Session)},
+		{ConfigAutoOffsetReset, topicconfig.TypeString, "latest"},
+		{ConfigHeartbeatInterval, topicconfig.TypeInt, millis(c.cfg.HeartbeatInterval)},
+		{ConfigIsolationLevel, topicconfig.TypeString, "read_uncommitted"},
+		{ConfigRecordLockDuration, topicconfig.TypeInt, millis(c.cfg.RecordLockDuration)},
+		{ConfigSessionTimeout, topicconfig.TypeInt, millis(c.cfg.SessionTimeout)},
+	}
+}
+
+// GroupConfigs describes the GROUP configs of id as Kafka's
+// DescribeConfigs does, sorted by name: a set value is
+// DYNAMIC_GROUP_CONFIG, else the broker's default (DEFAULT_CONFIG), whose
+// synonym is named by the broker config (group.<name>); a group never
+// configured lists every default.
+func (c *Coordinator) GroupConfigs(id string) []topicconfig.Entry {
 	c.mu.Lock()
 	set := c.mu.configs[id]
 	c.mu.Unlock()
-	defaults := []GroupConfigEntry{
-		{Name: ConfigAutoOffsetReset, Value: "latest", Type: typeString},
-		{Name: ConfigHeartbeatInterval, Value: millis(c.cfg.HeartbeatInterval), Type: typeInt},
-		{Name: ConfigIsolationLevel, Value: "read_uncommitted", Type: typeString},
-		{Name: ConfigRecordLockDuration, Value: millis(c.cfg.RecordLockDuration), Type: typeInt},
-		{Name: ConfigSessionTimeout, Value: millis(c.cfg.SessionTimeout), Type: typeInt},
-	}
-	for i := range defaults {
-		if v, ok := set[defaults[i].Name]; ok {
-			defaults[i].Value = v
-		} else {
-			defaults[i].IsDefault = true
+	var out []topicconfig.Entry
+	for _, sp := range c.groupConfigSpecs() {
+		e := topicconfig.Entry{Name: sp.name, Type: sp.typ, Default: true}
+		if v, ok := set[sp.name]; ok {
+			e.Synonyms = append(e.Synonyms, topicconfig.Synonym{Name: sp.name, Value: v, Source: topicconfig.SourceDynamicGroup})
+			e.Default = false
 		}
+		e.Synonyms = append(e.Synonyms, topicconfig.Synonym{Name: "group." + sp.name, Value: sp.def, Source: topicconfig.SourceDefault})
+		e.Value, e.Source = e.Synonyms[0].Value, e.Synonyms[0].Source
+		out = append(out, e)
 	}
-	return defaults
+	return out
+}
+
+// GroupConfig is a dynamic config of group id, "" when unset (the
+// group coordinator's consumer.* settings). It takes none of the
+// coordinator's locks (it reads the published copy).
+func (c *Coordinator) GroupConfig(id, name string) string {
+	if set, ok := c.published.Load(id); ok {
+		return set.(map[string]string)[name]
+	}
+	return ""
 }
 
 // ConfigOp is one IncrementalAlterConfigs operation (set 0, delete 1).
@@ -95,6 +133,9 @@ func (c *Coordinator) AlterGroupConfigs(id string, ops []ConfigOp, validateOnly 
 			return fmt.Errorf("%w: %q is not a list config", kerr.InvalidConfig, op.Name)
 		}
 	}
+	if err := c.checkSessionExceedsHeartbeat(next); err != nil {
+		return err
+	}
 	if validateOnly {
 		return nil
 	}
@@ -102,6 +143,7 @@ func (c *Coordinator) AlterGroupConfigs(id string, ops []ConfigOp, validateOnly 
 		return err
 	}
 	c.mu.configs[id] = next
+	c.published.Store(id, next)
 	return nil
 }
 
@@ -122,11 +164,41 @@ func (c *Coordinator) checkConfig(name, value string) error {
 		d, ok := parseMillis(value)
 		return check(ok && d >= c.cfg.MinRecordLockDuration && d <= c.cfg.MaxRecordLockDuration,
 			fmt.Sprintf("between %s and %s", millis(c.cfg.MinRecordLockDuration), millis(c.cfg.MaxRecordLockDuration)))
+	case ConfigConsumerSessionTimeout:
+		return c.checkBounds(name, value, c.cfg.Consumer.MinSession, c.cfg.Consumer.MaxSession)
+	case ConfigConsumerHeartbeatInterval:
+		return c.checkBounds(name, value, c.cfg.Consumer.MinHeartbeat, c.cfg.Consumer.MaxHeartbeat)
 	case ConfigSessionTimeout, ConfigHeartbeatInterval:
 		d, ok := parseMillis(value)
 		return check(ok && d > 0, "a positive number of milliseconds")
 	}
 	return fmt.Errorf("%w: unknown group config %q", kerr.InvalidConfig, name)
+}
+
+// checkBounds checks a millisecond value against the broker's bounds
+// (Kafka's GroupConfig ranges, from the broker's min and max).
+func (c *Coordinator) checkBounds(name, value string, lo, hi time.Duration) error {
+	if d, ok := parseMillis(value); value == "" || ok && d >= lo && d <= hi {
+		return nil
+	}
+	return fmt.Errorf("%w: %s=%q: must be between %s and %s", kerr.InvalidConfig, name, value, millis(lo), millis(hi))
+}
+
+// checkSessionExceedsHeartbeat is Kafka's GroupConfig check of a group's
+// configs as a whole: its consumer session timeout (its own, else the
+// broker's) must exceed its heartbeat interval.
+func (c *Coordinator) checkSessionExceedsHeartbeat(set map[string]string) error {
+	eff := func(name string, def time.Duration) time.Duration {
+		if d, ok := parseMillis(set[name]); ok {
+			return d
+		}
+		return def
+	}
+	session, hb := eff(ConfigConsumerSessionTimeout, c.cfg.Consumer.Session), eff(ConfigConsumerHeartbeatInterval, c.cfg.Consumer.Heartbeat)
+	if session <= hb {
+		return fmt.Errorf("%w: %s must be greater than %s", kerr.InvalidConfig, ConfigConsumerSessionTimeout, ConfigConsumerHeartbeatInterval)
+	}
+	return nil
 }
 
 func millis(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }

@@ -54,8 +54,11 @@ type Config struct {
 	// (the share bounds).
 	MaxShareSessionsPerPrincipal  int
 	MaxShareSessionsPerConnection int
-	Logger                        *zap.Logger
-	Now                           func() time.Time
+	// Consumer are the broker's consumer-group settings, the defaults and
+	// bounds of the consumer.* group configs.
+	Consumer ConsumerConfig
+	Logger   *zap.Logger
+	Now      func() time.Time
 	// States holds the share-partition states in cluster mode (share states outside the offsets store); nil
 	// on a single node, where the offset store does.
 	States States
@@ -76,6 +79,13 @@ func (c Config) withDefaults() Config {
 	def(&c.MinRecordLockDuration, min(DefaultMinRecordLockDuration, c.RecordLockDuration))
 	def(&c.MaxRecordLockDuration, max(DefaultMaxRecordLockDuration, c.RecordLockDuration))
 	def(&c.SessionTimeout, DefaultSessionTimeout)
+	// Kafka's consumer-group defaults, where kafka/ gave none.
+	def(&c.Consumer.Session, 45*time.Second)
+	def(&c.Consumer.MinSession, 45*time.Second)
+	def(&c.Consumer.MaxSession, 60*time.Second)
+	def(&c.Consumer.Heartbeat, 5*time.Second)
+	def(&c.Consumer.MinHeartbeat, 5*time.Second)
+	def(&c.Consumer.MaxHeartbeat, 15*time.Second)
 	def(&c.HeartbeatInterval, DefaultHeartbeatInterval)
 	defInt(&c.DeliveryCountLimit, DefaultDeliveryCountLimit)
 	defInt(&c.PartitionMaxRecordLocks, DefaultPartitionMaxRecordLocks)
@@ -141,6 +151,10 @@ type Coordinator struct {
 	// gathering concurrent requests' states into one sync (stateWriter);
 	// nil on a cluster's leader side.
 	writer *stateWriter
+	// published mirrors mu.configs (group id to its configs, each map
+	// never changed once stored) for GroupConfig, which the group
+	// coordinator calls under its own locks and so must not take mu.
+	published sync.Map
 
 	mu struct {
 		sync.Mutex
@@ -172,6 +186,9 @@ func NewCoordinator(store *offsets.Store, log Log, ns Namespace, cfg Config) (*C
 	}
 	if c.mu.configs, err = store.GroupConfigs(); err != nil {
 		return nil, fmt.Errorf("share: load group configs: %w", err)
+	}
+	for id, set := range c.mu.configs {
+		c.published.Store(id, set)
 	}
 	return c, nil
 }
@@ -311,6 +328,7 @@ func (c *Coordinator) Delete(id string) (ok bool, err error) {
 	c.mu.Lock()
 	delete(c.mu.groups, id)
 	delete(c.mu.configs, id)
+	c.published.Delete(id)
 	c.mu.Unlock()
 	g.mu.deleted = true
 	return true, nil

@@ -43,6 +43,7 @@ func corpus() []diffCase {
 		{"configs-topic", caseConfigsTopic},
 		{"configs-broker", caseConfigsBroker},
 		{"configs-alter", caseConfigsAlter},
+		{"configs-topic-rules", caseTopicRules},
 		{"configs-internal", caseConfigsInternal},
 		{"telemetry", caseTelemetry},
 		{"acls-disabled", caseACLsDisabled},

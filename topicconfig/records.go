@@ -1,0 +1,81 @@
+package topicconfig
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/kgateway/kgateway/recordbatch"
+)
+
+// RecordRules are the topic configs Produce checks every produced record
+// against, as Kafka's LogValidator does.
+type RecordRules struct {
+	// CreateTime: message.timestamp.type is CreateTime, so each record's
+	// timestamp must lie within [now - BeforeMaxMs, now + AfterMaxMs]
+	// (KIP-937's message.timestamp.before.max.ms and
+	// message.timestamp.after.max.ms); a LogAppendTime topic stamps the
+	// batch instead and checks nothing.
+	CreateTime              bool
+	BeforeMaxMs, AfterMaxMs int64
+	// Compact: cleanup.policy has compact, so every record needs a key.
+	Compact bool
+	// MaxRecordBytes is max.decompressed.message.bytes: the largest body
+	// (the record's declared length) of a record in a compressed batch.
+	MaxRecordBytes int32
+}
+
+// ErrTimestamp marks a record refused for its timestamp (Kafka's
+// INVALID_TIMESTAMP); the other per-record refusals are INVALID_RECORD.
+var ErrTimestamp = errors.New("invalid timestamp")
+
+// ErrRecordBody marks a record of a compressed batch whose body is larger
+// than max.decompressed.message.bytes. It wraps recordbatch's
+// ErrInvalidRecord and fails the whole batch at once, as Kafka's
+// decompressing iterator does (an InvalidRecordException, not a list of
+// record errors).
+var ErrRecordBody = fmt.Errorf("%w: record larger than max.decompressed.message.bytes", recordbatch.ErrInvalidRecord)
+
+var errNullKey = errors.New("Compacted topic cannot accept message without key")
+
+// Check is the check of each record of a batch whose base timestamp is
+// base, produced at now (Unix ms); compressed says whether the batch is
+// compressed (only those are decompressed, so only their records are
+// bounded by max.decompressed.message.bytes). It is nil when there is
+// nothing to check. Per record, in Kafka's order: the body bound, the
+// key requirement, the timestamp bounds (a record without a timestamp,
+// -1, is not checked).
+func (r RecordRules) Check(base, now int64, compressed bool) func(recordbatch.RecordMeta) error {
+	body := compressed && r.MaxRecordBytes > 0 && r.MaxRecordBytes < MaxRecordBody
+	if !body && !r.Compact && !r.CreateTime {
+		return nil
+	}
+	lo, hi := r.bounds(now)
+	return func(m recordbatch.RecordMeta) error {
+		if body && m.Size > r.MaxRecordBytes {
+			return fmt.Errorf("%w: record %d has %d bytes, max.decompressed.message.bytes is %d", ErrRecordBody, m.OffsetDelta, m.Size, r.MaxRecordBytes)
+		}
+		if r.Compact && m.NullKey {
+			return errNullKey
+		}
+		if ts := base + m.TimestampDelta; r.CreateTime && ts != -1 && (ts < lo || ts > hi) {
+			return fmt.Errorf("%w: Timestamp %d of message with offset %d is out of range. The timestamp should be within [%d, %d]",
+				ErrTimestamp, ts, m.OffsetDelta, lo, hi)
+		}
+		return nil
+	}
+}
+
+// bounds are the least and greatest timestamps a record produced at now
+// may have, saturated at int64's range (the defaults, Long.MAX_VALUE,
+// mean no bound).
+func (r RecordRules) bounds(now int64) (lo, hi int64) {
+	lo, hi = math.MinInt64, math.MaxInt64
+	if now >= 0 && r.BeforeMaxMs >= 0 {
+		lo = now - r.BeforeMaxMs
+	}
+	if now >= 0 && r.AfterMaxMs >= 0 && r.AfterMaxMs <= math.MaxInt64-now {
+		hi = now + r.AfterMaxMs
+	}
+	return lo, hi
+}
