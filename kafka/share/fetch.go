@@ -194,8 +194,11 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 	}
 	deadline := c.cfg.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
 	shift := int(req.ShareSessionEpoch)
+	var writes pendingWrites
+	defer func() { writes.settle(c, results) }()
+	c.initPartitions(g, parts)
 	for {
-		got, bytes, failed, moved := 0, 0, false, false
+		got, bytes, failed, moved, ownBlock := 0, 0, false, false, false
 		waitOn, wakes, next := []offsets.TopicPartition(nil), []<-chan struct{}(nil), deadline
 		for i := range parts {
 			sp := parts[(i+shift)%len(parts)]
@@ -218,6 +221,7 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 			}
 			a := c.acquire(g, memberID, tp, maxRecords-got, maxBytes-bytes)
 			r.code, r.records, r.ranges = a.code, a.records, a.ranges
+			writes.add(sp, a.written)
 			bytes += len(a.records)
 			if a.code != 0 {
 				failed = true // an error answers at once, as Fetch's
@@ -227,6 +231,7 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 				got += int(rg.last - rg.first + 1)
 			}
 			moved = moved || a.moved
+			ownBlock = ownBlock || a.ownBlock
 			waitOn, wakes = append(waitOn, tp), append(wakes, a.wake)
 			if !a.nextExpiry.IsZero() && a.nextExpiry.Before(next) {
 				next = a.nextExpiry
@@ -238,6 +243,19 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 		if moved {
 			continue // read on past what was archived before waiting
 		}
+		if ownBlock {
+			// The member waits on a window its own unacknowledged
+			// records fill: a client that sends its acknowledgements
+			// only after this fetch is answered (franz-go's share
+			// consumer, one request at a time per broker) would hold
+			// them, and every member behind the window, until
+			// MaxWaitMillis. The wait is cut to ownBlockWait: short
+			// for such a client's acknowledgements, long enough that
+			// a client fetching in the background while it holds its
+			// records does not spin on empty answers.
+			deadline = minTime(deadline, c.cfg.Now().Add(ownBlockWait))
+			next = minTime(next, deadline)
+		}
 		if !c.cfg.Now().Before(deadline) {
 			return
 		}
@@ -245,6 +263,17 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 			return
 		}
 	}
+}
+
+// ownBlockWait bounds a fetch's long poll on a full in-flight window its
+// own member's records are in (acquireAll).
+const ownBlockWait = 5 * time.Millisecond
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // acquisition is one partition's acquire: what was acquired, and what a
@@ -256,11 +285,21 @@ type acquisition struct {
 	wake       <-chan struct{}
 	nextExpiry time.Time
 	moved      bool // nothing acquired, but the window advanced past archived records
+	// written waits for the write of the state the acquisition changed
+	// (nil: nothing changed); nothing of it is answered before.
+	written func() error
+	// ownBlock: nothing acquirable because the in-flight window is full,
+	// and the member itself holds records in it (acquireAll).
+	ownBlock bool
 }
 
 // acquire acquires up to max records of tp for member: it reads from the
-// first acquirable offset with a cursorless read (cursorless share reads) and locks what the
-// read returned, persisting the state before answering (the durable share-partition state).
+// first acquirable offset with a cursorless read (cursorless share reads)
+// and locks what the read returned. The new state is submitted for
+// writing and not waited for: the acquisition's written is the wait,
+// which acquireAll calls for every partition of the fetch before it
+// answers (the durable share-partition state), so the partitions of one
+// fetch share one group commit instead of waiting for one each in turn.
 func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition, maxRecords, maxBytes int) acquisition {
 	logStart, hwm, err := c.log.Bounds(tp.Topic, tp.Partition)
 	if err != nil {
@@ -279,9 +318,10 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 	from, ok := p.readFromLocked(c.cfg.PartitionMaxRecordLocks)
 	reach := p.reachLocked(from, maxRecords, c.cfg.PartitionMaxRecordLocks)
 	wake := p.changed
+	blocked := !ok && p.holdsLocked(member)
 	p.mu.Unlock()
 	if !ok || from >= hwm {
-		return acquisition{wake: wake, nextExpiry: next}
+		return acquisition{wake: wake, nextExpiry: next, ownBlock: blocked}
 	}
 	committed := c.groupConfig(g.id, ConfigIsolationLevel) == isolationCommitted
 	rd, err := c.readSpans(tp, from, min(reach, hwm-1), maxBytes, committed)
@@ -305,22 +345,50 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 		limit: limit, deadline: now.Add(lockFor),
 	})
 	changed := len(ranges) > 0 || !samePersisted(before, p.persistedLocked(tp))
-	wait := func() error { return nil }
+	var written func() error
 	if changed {
-		wait = c.persistLocked(g.id, tp, p)
+		written = c.persistLocked(g.id, tp, p)
 	}
 	wake = p.changed
 	p.mu.Unlock()
-	if err := wait(); err != nil {
-		return acquisition{code: c.failCode(err)}
-	}
 	if len(ranges) == 0 {
 		// Records were archived (control batches, aborted
 		// transactions): the window moved, and the next read may find
 		// records to acquire at once (readSpans reads only so far).
-		return acquisition{wake: wake, nextExpiry: next, moved: changed}
+		return acquisition{wake: wake, nextExpiry: next, moved: changed, written: written}
 	}
-	return acquisition{ranges: ranges, records: batchesIn(batches, spans, ranges)}
+	return acquisition{ranges: ranges, records: batchesIn(batches, spans, ranges), written: written}
+}
+
+// pendingWrites are the state writes of one fetch's acquisitions, by
+// partition, not yet waited for.
+type pendingWrites []struct {
+	sp   sessPart
+	wait func() error
+}
+
+func (w *pendingWrites) add(sp sessPart, wait func() error) {
+	if wait != nil {
+		*w = append(*w, struct {
+			sp   sessPart
+			wait func() error
+		}{sp, wait})
+	}
+}
+
+// settle waits for every write and answers a partition whose write
+// failed with the failure and nothing acquired (the durable
+// share-partition state): its records stay locked to the member in memory
+// until their locks expire, as a lone failed write left them. Writes
+// complete in submission order, so the waits after the first cost
+// nothing more.
+func (w pendingWrites) settle(c *Coordinator, results map[sessPart]*partResult) {
+	for _, x := range w {
+		if err := x.wait(); err != nil {
+			r := results[x.sp]
+			r.code, r.records, r.ranges = c.failCode(err), nil, nil
+		}
+	}
 }
 
 // persistLocked starts writing p's state (the durable share-partition
@@ -422,6 +490,62 @@ func (c *Coordinator) partitionOf(g *group, tp offsets.TopicPartition, logStart,
 	}
 	g.mu.parts[tp] = p
 	return p, nil
+}
+
+// initPartitions initializes, in one write, every partition of parts the
+// group has never read (partitionOf): a fetch of a member assigned many
+// partitions waited for one synced write per partition in turn, each under
+// the group's lock, which also held every other request of the group. On
+// a cluster's leader side, and for partitions known or not resolvable, it
+// does nothing: partitionOf does what is left, one at a time.
+func (c *Coordinator) initPartitions(g *group, parts []sessPart) {
+	if c.leaderSide() || len(parts) < 2 {
+		return
+	}
+	type fresh struct {
+		tp            offsets.TopicPartition
+		logStart, hwm int64
+	}
+	var todo []fresh
+	g.mu.Lock()
+	for _, sp := range parts {
+		tp, ok := c.resolve(sp)
+		if ok && g.mu.parts[tp] == nil {
+			todo = append(todo, fresh{tp: tp})
+		}
+	}
+	g.mu.Unlock()
+	if len(todo) < 2 {
+		return
+	}
+	for i := range todo {
+		var err error
+		if todo[i].logStart, todo[i].hwm, err = c.log.Bounds(todo[i].tp.Topic, todo[i].tp.Partition); err != nil {
+			todo[i].hwm = -1
+		}
+	}
+	earliest := c.groupConfig(g.id, ConfigAutoOffsetReset) == "earliest"
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var ws []offsets.ShareWrite
+	made := map[offsets.TopicPartition]*partition{}
+	for _, f := range todo {
+		if f.hwm < 0 || g.mu.parts[f.tp] != nil || made[f.tp] != nil {
+			continue
+		}
+		start := f.hwm
+		if earliest {
+			start = f.logStart
+		}
+		made[f.tp] = newPartition(start)
+		ws = append(ws, offsets.ShareWrite{Group: g.id, Part: offsets.SharePartition{TopicPartition: f.tp, StartOffset: start}})
+	}
+	if len(ws) == 0 || c.writer.submit(ws...).wait() != nil {
+		return // partitionOf tries again, one at a time, and answers the failure
+	}
+	for tp, p := range made {
+		g.mu.parts[tp] = p
+	}
 }
 
 // answer builds the response topics: every partition with records, an

@@ -25,6 +25,24 @@ var shareCommitMutations = []mutation{
 		Edits: []edit{{File: "kafka/share/writer.go", Old: "\t\tf.err = w.write(batch)\n\t\tclose(f.done)\n", New: "\t\tclose(f.done)\n\t\tf.err = w.write(batch)\n"}},
 		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestStateWriterGroupsAndWaits"}},
 	},
+	{
+		Name:  "share-fetch-answered-before-sync",
+		Rule:  "the durable share-partition state: a fetch is answered only after the writes of its partitions' acquisitions returned, and a failed one answers its partition with nothing",
+		Edits: []edit{{File: "kafka/share/fetch.go", Old: "\tdefer func() { writes.settle(c, results) }()\n", New: "\tdefer func() {}()\n"}},
+		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestShareFetchWaitsOnceForItsPartitions"}},
+	},
+	{
+		Name:  "share-join-answered-before-epoch-sync",
+		Rule:  "share member epochs: a heartbeat that shows a new group epoch is answered only after the write of the epoch returned",
+		Edits: []edit{{File: "kafka/share/group.go", Old: "\tif err := written.wait(); err != nil {\n\t\t// The epoch", New: "\tif err := error(nil); written != nil && err != nil {\n\t\t// The epoch"}},
+		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestShareJoinAnsweredAfterEpochWrite"}},
+	},
+	{
+		Name:  "share-own-full-window-long-polls",
+		Rule:  "the in-flight window bound: a fetch whose member holds records in the full window it waits on waits ownBlockWait at most",
+		Edits: []edit{{File: "kafka/share/fetch.go", Old: "\t\tif ownBlock {\n", New: "\t\tif false && ownBlock {\n"}},
+		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestShareFetchOnOwnFullWindowWaitsBriefly"}},
+	},
 }
 
 func init() { mutations = append(mutations, consumerBatchMutations...) }
