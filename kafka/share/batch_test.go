@@ -298,3 +298,130 @@ func TestShareFetchOnOwnFullWindowWaitsBriefly(t *testing.T) {
 		t.Fatalf("waits until %v, want %v (another member's long poll, then the holder's short one)", until, want)
 	}
 }
+
+// boundsLog is fourLog reporting each Bounds call on bounds, once set.
+type boundsLog struct {
+	fourLog
+	bounds *chan int32
+}
+
+func (l boundsLog) Bounds(topic string, p int32) (int64, int64, error) {
+	if ch := *l.bounds; ch != nil {
+		ch <- p
+	}
+	return l.fourLog.Bounds(topic, p)
+}
+
+// fetchParts fetches partitions ps in a new session of member.
+func fetchParts(c *Coordinator, member string, ps ...int32) *kmsg.ShareFetchResponse {
+	req := kmsg.NewPtrShareFetchRequest()
+	group := "g"
+	req.GroupID, req.MemberID, req.MaxRecords, req.MaxBytes = &group, &member, 100, 1<<20
+	rt := kmsg.NewShareFetchRequestTopic()
+	rt.TopicID = topicID
+	for _, p := range ps {
+		rp := kmsg.NewShareFetchRequestTopicPartition()
+		rp.Partition = p
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, rt)
+	return c.Fetch(context.Background(), req, "", nil)
+}
+
+// Initializing a partition's state (the share-partition start offset)
+// holds only the requests that need that partition, not the group's
+// lock: a heartbeat is answered while the initial write is held, and
+// another member's fetch of one of those partitions waits for that write
+// and then reads the state it made, instead of failing or making another.
+func TestSharePartitionInitHoldsOnlyItsPartitions(t *testing.T) {
+	hook := &gate{}
+	var bounds chan int32
+	c := heldCoordinator(t, hook, boundsLog{bounds: &bounds})
+	for _, m := range []string{"m", "o"} {
+		if resp := join(c, m); resp.ErrorCode != 0 {
+			t.Fatalf("join %s: error %d", m, resp.ErrorCode)
+		}
+	}
+	hook.mu.Lock()
+	hook.calls, hook.release = make(chan []offsets.ShareWrite, 1), make(chan struct{})
+	hook.mu.Unlock()
+	first := make(chan *kmsg.ShareFetchResponse, 1)
+	go func() { first <- fetchParts(c, "m", 0, 1, 2, 3) }()
+	select {
+	case ws := <-hook.calls:
+		if len(ws) != 4 {
+			t.Fatalf("initial write %v, want four states", ws)
+		}
+	case <-within(t, "initial write"):
+		t.Fatal("no initial write")
+	}
+	beat := make(chan int16, 1)
+	go func() {
+		req := kmsg.NewPtrShareGroupHeartbeatRequest()
+		req.GroupID, req.MemberID, req.MemberEpoch = "g", "m", 1
+		beat <- c.Heartbeat(Client{}, req).ErrorCode
+	}()
+	select {
+	case code := <-beat:
+		if code != 0 {
+			t.Fatalf("heartbeat: error %d", code)
+		}
+	case <-within(t, "heartbeat"):
+		t.Fatal("a heartbeat waits for a partition's initial write")
+	}
+	bounds = make(chan int32, 1)
+	second := make(chan *kmsg.ShareFetchResponse, 1)
+	go func() { second <- fetchParts(c, "o", 0) }()
+	select {
+	case <-bounds: // o's fetch is at partition 0, which m's fetch initializes
+	case <-within(t, "o's fetch"):
+		t.Fatal("o's fetch never reached its partition")
+	}
+	select {
+	case resp := <-second:
+		t.Fatalf("o's fetch answered (error %d) before the initial write returned", resp.Topics[0].Partitions[0].ErrorCode)
+	default:
+	}
+	bounds = nil
+	hook.mu.Lock()
+	hook.calls = nil
+	hook.mu.Unlock()
+	close(hook.release)
+	for _, ch := range []chan *kmsg.ShareFetchResponse{first, second} {
+		resp := <-ch
+		for _, p := range resp.Topics[0].Partitions {
+			if p.ErrorCode != 0 {
+				t.Fatalf("partition %d answered %d", p.Partition, p.ErrorCode)
+			}
+		}
+	}
+	if got := len(c.lookup("g").mu.parts); got != 4 {
+		t.Fatalf("%d partitions known, want 4", got)
+	}
+}
+
+// A partition whose initial write failed is not used (the share-partition
+// start offset): the fetch answers the failure, and the group keeps no
+// state of it until a write of one returns.
+func TestSharePartitionInitFailedLeavesNoState(t *testing.T) {
+	hook := &gate{}
+	c := heldCoordinator(t, hook, fourLog{})
+	if resp := join(c, "m"); resp.ErrorCode != 0 {
+		t.Fatalf("join: error %d", resp.ErrorCode)
+	}
+	hook.mu.Lock()
+	hook.fail = errors.New("disk")
+	hook.mu.Unlock()
+	for _, p := range fetchParts(c, "m", 0, 1, 2, 3).Topics[0].Partitions {
+		if p.ErrorCode != kerr.CoordinatorNotAvailable.Code || len(p.AcquiredRecords) > 0 {
+			t.Fatalf("partition %d answered %d with %d ranges, want COORDINATOR_NOT_AVAILABLE and nothing", p.Partition, p.ErrorCode, len(p.AcquiredRecords))
+		}
+	}
+	g := c.lookup("g")
+	g.mu.Lock()
+	n := len(g.mu.parts)
+	g.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("%d partitions kept after their initial write failed", n)
+	}
+}

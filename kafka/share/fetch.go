@@ -2,6 +2,7 @@ package share
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/kgateway/kgateway/offsets"
@@ -474,78 +475,135 @@ func (c *Coordinator) partitionOf(g *group, tp offsets.TopicPartition, logStart,
 	if c.leaderSide() {
 		return c.clusterPartition(g, tp, logStart, hwm)
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if p := g.mu.parts[tp]; p != nil && !p.beyond(hwm) {
-		return p, nil
+	for range 3 {
+		g.mu.Lock()
+		p := g.mu.parts[tp]
+		g.mu.Unlock()
+		if p != nil && !p.beyond(hwm) {
+			return p, nil
+		}
+		if err := c.initParts(g, []freshPart{{tp, logStart, hwm}}); err != nil {
+			return nil, err
+		}
 	}
-	start := hwm
-	if c.groupConfig(g.id, ConfigAutoOffsetReset) == "earliest" {
-		start = logStart
-	}
-	p := newPartition(start)
-	w := offsets.ShareWrite{Group: g.id, Part: offsets.SharePartition{TopicPartition: tp, StartOffset: start}}
-	if err := c.writer.submit(w).wait(); err != nil {
-		return nil, err
-	}
-	g.mu.parts[tp] = p
-	return p, nil
+	return nil, errInitRaced
 }
 
-// initPartitions initializes, in one write, every partition of parts the
-// group has never read (partitionOf): a fetch of a member assigned many
-// partitions waited for one synced write per partition in turn, each under
-// the group's lock, which also held every other request of the group. On
-// a cluster's leader side, and for partitions known or not resolvable, it
-// does nothing: partitionOf does what is left, one at a time.
-func (c *Coordinator) initPartitions(g *group, parts []sessPart) {
-	if c.leaderSide() || len(parts) < 2 {
-		return
-	}
-	type fresh struct {
-		tp            offsets.TopicPartition
-		logStart, hwm int64
-	}
-	var todo []fresh
-	g.mu.Lock()
-	for _, sp := range parts {
-		tp, ok := c.resolve(sp)
-		if ok && g.mu.parts[tp] == nil {
-			todo = append(todo, fresh{tp: tp})
-		}
-	}
-	g.mu.Unlock()
-	if len(todo) < 2 {
-		return
-	}
-	for i := range todo {
-		var err error
-		if todo[i].logStart, todo[i].hwm, err = c.log.Bounds(todo[i].tp.Topic, todo[i].tp.Partition); err != nil {
-			todo[i].hwm = -1
-		}
-	}
+// errInitRaced: a partition's state was dropped (DeleteShareGroupOffsets)
+// each time it was initialized.
+var errInitRaced = errors.New("share: partition state dropped while initialized")
+
+// freshPart is a partition to initialize, with its log's bounds.
+type freshPart struct {
+	tp            offsets.TopicPartition
+	logStart, hwm int64
+}
+
+// initParts initializes the partitions of todo that the group has no
+// state of (or one past the high watermark) at share.auto.offset.reset
+// (the share-partition start offset), in one write, without holding the
+// group's lock through it: only those partitions wait, not every request
+// of the group. A partition is initialized by one request at a time
+// (g.mu.initing); another that needs it waits for that write and looks
+// again. The state is used, and answered, only once its write returned.
+func (c *Coordinator) initParts(g *group, todo []freshPart) error {
 	earliest := c.groupConfig(g.id, ConfigAutoOffsetReset) == "earliest"
+	for {
+		made, busy, written := c.startInitLocked(g, todo, earliest)
+		if written != nil {
+			err := written.wait()
+			g.mu.Lock()
+			for tp, m := range made {
+				delete(g.mu.initing, tp)
+				// A state set meanwhile (an admin write, submitted
+				// after this one) is newer: it stays.
+				if err == nil && g.mu.parts[tp] == m.old {
+					g.mu.parts[tp] = m.p
+				}
+			}
+			g.mu.Unlock()
+			if err != nil {
+				return err
+			}
+		}
+		if busy == nil {
+			return nil
+		}
+		_ = busy.wait() // another request's initialization: look again
+	}
+}
+
+// initing is a partition initParts is initializing and the state it
+// replaces.
+type initing struct{ p, old *partition }
+
+// startInitLocked submits the initial states of todo's partitions that
+// need one and no other request is initializing, and marks them; busy is
+// the write of one another request is initializing (nil: none). Takes
+// g.mu.
+func (c *Coordinator) startInitLocked(g *group, todo []freshPart, earliest bool) (made map[offsets.TopicPartition]initing, busy, written *flight) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	made = map[offsets.TopicPartition]initing{}
 	var ws []offsets.ShareWrite
-	made := map[offsets.TopicPartition]*partition{}
 	for _, f := range todo {
-		if f.hwm < 0 || g.mu.parts[f.tp] != nil || made[f.tp] != nil {
+		p := g.mu.parts[f.tp]
+		if _, dup := made[f.tp]; dup || p != nil && !p.beyond(f.hwm) {
+			continue
+		}
+		if fl := g.mu.initing[f.tp]; fl != nil {
+			busy = fl
 			continue
 		}
 		start := f.hwm
 		if earliest {
 			start = f.logStart
 		}
-		made[f.tp] = newPartition(start)
+		made[f.tp] = initing{newPartition(start), p}
 		ws = append(ws, offsets.ShareWrite{Group: g.id, Part: offsets.SharePartition{TopicPartition: f.tp, StartOffset: start}})
 	}
-	if len(ws) == 0 || c.writer.submit(ws...).wait() != nil {
-		return // partitionOf tries again, one at a time, and answers the failure
+	if len(ws) == 0 {
+		return made, busy, nil
 	}
-	for tp, p := range made {
-		g.mu.parts[tp] = p
+	written = c.writer.submit(ws...)
+	if g.mu.initing == nil {
+		g.mu.initing = map[offsets.TopicPartition]*flight{}
 	}
+	for tp := range made {
+		g.mu.initing[tp] = written
+	}
+	return made, busy, written
+}
+
+// initPartitions initializes, in one write, every partition of parts the
+// group has never read (initParts): a fetch of a member assigned many
+// partitions waited for one synced write per partition in turn, each under
+// the group's lock, which also held every other request of the group. On
+// a cluster's leader side it does nothing: partitionOf does it, one
+// partition at a time. A failure is left to partitionOf, which answers it.
+func (c *Coordinator) initPartitions(g *group, parts []sessPart) {
+	if c.leaderSide() || len(parts) < 2 {
+		return
+	}
+	var todo []freshPart
+	g.mu.Lock()
+	for _, sp := range parts {
+		if tp, ok := c.resolve(sp); ok && g.mu.parts[tp] == nil {
+			todo = append(todo, freshPart{tp: tp})
+		}
+	}
+	g.mu.Unlock()
+	if len(todo) < 2 {
+		return
+	}
+	known := todo[:0]
+	for _, f := range todo {
+		var err error
+		if f.logStart, f.hwm, err = c.log.Bounds(f.tp.Topic, f.tp.Partition); err == nil {
+			known = append(known, f)
+		}
+	}
+	_ = c.initParts(g, known)
 }
 
 // answer builds the response topics: every partition with records, an

@@ -44,6 +44,9 @@ type group struct {
 		// epochWrite is the write of the epoch's group record
 		// (assignLocked); nil when the epoch is the one loaded.
 		epochWrite *flight
+		// initing holds the write of each partition's initial state
+		// under way (initParts).
+		initing map[offsets.TopicPartition]*flight
 	}
 }
 

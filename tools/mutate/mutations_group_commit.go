@@ -38,6 +38,12 @@ var shareCommitMutations = []mutation{
 		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestShareJoinAnsweredAfterEpochWrite"}},
 	},
 	{
+		Name:  "share-init-failed-write-kept",
+		Rule:  "the share-partition start offset: a partition's initial state is used only once its write returned without error",
+		Edits: []edit{{File: "kafka/share/fetch.go", Old: "\t\t\terr := written.wait()\n", New: "\t\t\terr := error(nil)\n\t\t\t_ = written.wait()\n"}},
+		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestSharePartitionInitFailedLeavesNoState"}},
+	},
+	{
 		Name:  "share-own-full-window-long-polls",
 		Rule:  "the in-flight window bound: a fetch whose member holds records in the full window it waits on waits ownBlockWait at most",
 		Edits: []edit{{File: "kafka/share/fetch.go", Old: "\t\tif ownBlock {\n", New: "\t\tif false && ownBlock {\n"}},
