@@ -545,6 +545,9 @@ func (c *Coordinator) startInitLocked(g *group, todo []freshPart, earliest bool)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	made = map[offsets.TopicPartition]initing{}
+	if g.mu.deleted {
+		return made, nil, nil // no state is written for a deleted group
+	}
 	var ws []offsets.ShareWrite
 	for _, f := range todo {
 		p := g.mu.parts[f.tp]

@@ -270,8 +270,8 @@ func (c *Coordinator) assignLocked(g *group) {
 // or every request showing it fails. Needs g.mu.
 func (c *Coordinator) epochWriteLocked(g *group) *flight {
 	f := g.mu.epochWrite
-	if f == nil {
-		return doneFlight()
+	if f == nil || g.mu.deleted {
+		return doneFlight() // a deleted group's record is never written again
 	}
 	if over, err := f.finished(); over && err != nil {
 		f = c.writer.submit(offsets.ShareWrite{Group: g.id, Record: true, Epoch: g.mu.epoch})
