@@ -425,3 +425,36 @@ func TestSharePartitionInitFailedLeavesNoState(t *testing.T) {
 		t.Fatalf("%d partitions kept after their initial write failed", n)
 	}
 }
+
+// Acknowledgements carried by a ShareFetch are written with what the
+// fetch acquires, one wait for all before the answer (the durable
+// share-partition state): one whose write failed answers the failure as
+// its partition's acknowledgement error.
+func TestShareFetchAckWriteFailureAnswered(t *testing.T) {
+	hook := &gate{}
+	c := newStoreCoordinator(t, hook)
+	if _, got := leaderFetch(t, c, "m", 0); len(got) != 10 {
+		t.Fatalf("acquired %v, want 0..9", got)
+	}
+	hook.mu.Lock()
+	hook.fail = errors.New("disk")
+	hook.mu.Unlock()
+	req := kmsg.NewPtrShareFetchRequest()
+	group, member := "g", "m"
+	req.GroupID, req.MemberID, req.ShareSessionEpoch, req.MaxRecords, req.MaxBytes = &group, &member, 1, 100, 1<<20
+	rt := kmsg.NewShareFetchRequestTopic()
+	rt.TopicID = topicID
+	rp := kmsg.NewShareFetchRequestTopicPartition()
+	b := kmsg.NewShareFetchRequestTopicPartitionAcknowledgementBatch()
+	b.FirstOffset, b.LastOffset, b.AcknowledgeTypes = 0, 4, []int8{ackAccept}
+	rp.AcknowledgementBatches = append(rp.AcknowledgementBatches, b)
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp := c.Fetch(context.Background(), req, "", nil)
+	if resp.ErrorCode != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		t.Fatalf("fetch: error %d, %d topics", resp.ErrorCode, len(resp.Topics))
+	}
+	if code := resp.Topics[0].Partitions[0].AcknowledgeErrorCode; code != kerr.CoordinatorNotAvailable.Code {
+		t.Fatalf("acknowledgement whose write failed answered %d, want COORDINATOR_NOT_AVAILABLE", code)
+	}
+}

@@ -54,6 +54,11 @@ func (c *Coordinator) Fetch(ctx context.Context, req *kmsg.ShareFetchRequest, pr
 	}
 	k := sessKey{groupID, memberID}
 	results := map[sessPart]*partResult{}
+	// Every write of the request, acknowledgements' and acquisitions',
+	// is waited for once, before the answer (the durable share-partition
+	// state): a fetch that carries acknowledgements shares one sync
+	// between them and what it acquires instead of waiting for each.
+	var writes pendingWrites
 	maxType := ackReject
 	if req.IsRenewAck {
 		maxType = ackRenew
@@ -63,7 +68,9 @@ func (c *Coordinator) Fetch(ctx context.Context, req *kmsg.ShareFetchRequest, pr
 		for i, b := range batches {
 			conv[i] = ackBatch{b.FirstOffset, b.LastOffset, b.AcknowledgeTypes}
 		}
-		results[sp] = &partResult{ackCode: c.acknowledge(g, memberID, sp, conv, maxType, allowed), acked: true}
+		code, written := c.acknowledge(g, memberID, sp, conv, maxType, allowed)
+		results[sp] = &partResult{ackCode: code, acked: true}
+		writes.addAck(sp, written)
 	}
 	var parts []sessPart
 	var fresh map[sessPart]bool
@@ -77,6 +84,7 @@ func (c *Coordinator) Fetch(ctx context.Context, req *kmsg.ShareFetchRequest, pr
 		g.mu.Lock()
 		c.releaseMemberLocked(g, memberID)
 		g.mu.Unlock()
+		writes.settle(c, results)
 		resp.Topics = c.answer(results, nil, nil)
 		return resp
 	case 0:
@@ -109,8 +117,9 @@ func (c *Coordinator) Fetch(ctx context.Context, req *kmsg.ShareFetchRequest, pr
 		c.forEachAck(req.Topics, ackOne)
 	}
 	if !req.IsRenewAck {
-		c.acquireAll(ctx, req, g, memberID, parts, allowed, results)
+		c.acquireAll(ctx, req, g, memberID, parts, allowed, results, &writes)
 	}
+	writes.settle(c, results)
 	resp.Topics = c.answer(results, parts, fresh)
 	return resp
 }
@@ -182,7 +191,7 @@ func (c *Coordinator) forEachAck(topics []kmsg.ShareFetchRequestTopic, fn func(s
 // acquireAll acquires from parts, starting at a rotating partition so
 // every partition gets its turn, until MaxRecords; while nothing was
 // acquired it waits for an append, a release or a lock expiry (one acquirer per record).
-func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchRequest, g *group, memberID string, parts []sessPart, allowed Allowed, results map[sessPart]*partResult) {
+func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchRequest, g *group, memberID string, parts []sessPart, allowed Allowed, results map[sessPart]*partResult, writes *pendingWrites) {
 	maxRecords := int(req.MaxRecords)
 	if maxRecords <= 0 {
 		maxRecords = defaultMaxRecords
@@ -195,8 +204,6 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 	}
 	deadline := c.cfg.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
 	shift := int(req.ShareSessionEpoch)
-	var writes pendingWrites
-	defer func() { writes.settle(c, results) }()
 	c.initPartitions(g, parts)
 	for {
 		got, bytes, failed, moved, ownBlock := 0, 0, false, false, false
@@ -361,32 +368,42 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 	return acquisition{ranges: ranges, records: batchesIn(batches, spans, ranges), written: written}
 }
 
-// pendingWrites are the state writes of one fetch's acquisitions, by
-// partition, not yet waited for.
-type pendingWrites []struct {
+// pendingWrites are the state writes of one request's acquisitions and
+// acknowledgements, by partition, not yet waited for.
+type pendingWrites []pendingWrite
+
+type pendingWrite struct {
 	sp   sessPart
+	ack  bool // an acknowledgement's: a failure is the partition's ackCode
 	wait func() error
 }
 
 func (w *pendingWrites) add(sp sessPart, wait func() error) {
 	if wait != nil {
-		*w = append(*w, struct {
-			sp   sessPart
-			wait func() error
-		}{sp, wait})
+		*w = append(*w, pendingWrite{sp, false, wait})
+	}
+}
+
+func (w *pendingWrites) addAck(sp sessPart, wait func() error) {
+	if wait != nil {
+		*w = append(*w, pendingWrite{sp, true, wait})
 	}
 }
 
 // settle waits for every write and answers a partition whose write
-// failed with the failure and nothing acquired (the durable
-// share-partition state): its records stay locked to the member in memory
-// until their locks expire, as a lone failed write left them. Writes
-// complete in submission order, so the waits after the first cost
-// nothing more.
+// failed with the failure (the durable share-partition state): an
+// acquisition's with nothing acquired (its records stay locked to the
+// member in memory until their locks expire, as a lone failed write left
+// them), an acknowledgement's in its ackCode. Writes complete in
+// submission order, so the waits after the first cost nothing more.
 func (w pendingWrites) settle(c *Coordinator, results map[sessPart]*partResult) {
 	for _, x := range w {
-		if err := x.wait(); err != nil {
-			r := results[x.sp]
+		err := x.wait()
+		switch r := results[x.sp]; {
+		case err == nil:
+		case x.ack:
+			r.ackCode = c.failCode(err)
+		default:
 			r.code, r.records, r.ranges = c.failCode(err), nil, nil
 		}
 	}
