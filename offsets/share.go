@@ -121,24 +121,29 @@ func (s *Store) PutShareState(group string, parts []SharePartition) error {
 }
 
 // ShareWrite is one share-partition state of a group to write, or to
-// delete (PutShareStates).
+// delete, or the group's record (PutShareStates).
 type ShareWrite struct {
 	Group  string
 	Part   SharePartition // its TopicPartition only, for a delete
 	Delete bool
+	// Record: write the share group record with Epoch (as
+	// PutShareGroup) instead of a partition state; Part is unused.
+	Record bool
+	Epoch  int32
 }
 
-// PutShareStates writes and deletes share-partition states of any groups
-// in one synced batch: when it returns nil every one is durable, and a
-// crash leaves all of them or none (the durable share-partition state).
-// The share coordinator gathers the writes of concurrent requests into
-// one call, so that they share one sync.
+// PutShareStates writes and deletes share-partition states of any groups,
+// and writes share group records, in one synced batch: when it returns
+// nil every one is durable, and a crash leaves all of them or none (the
+// durable share-partition state). The share coordinator gathers the
+// writes of concurrent requests into one call, so that they share one
+// sync.
 func (s *Store) PutShareStates(ws []ShareWrite) error {
 	for _, w := range ws {
 		if w.Group == "" {
 			return fmt.Errorf("%w: share state needs a group", ErrInvalid)
 		}
-		if err := checkRuns(w.Part); !w.Delete && err != nil {
+		if err := checkRuns(w.Part); !w.Delete && !w.Record && err != nil {
 			return err
 		}
 	}
@@ -146,9 +151,12 @@ func (s *Store) PutShareStates(ws []ShareWrite) error {
 		for _, w := range ws {
 			k := sharePartKey(w.Group, w.Part.TopicPartition)
 			var err error
-			if w.Delete {
+			switch {
+			case w.Record:
+				err = b.Set(shareGroupKey(w.Group), binary.AppendVarint([]byte{recordVersion}, int64(w.Epoch)), nil)
+			case w.Delete:
 				err = b.Delete(k, nil)
-			} else {
+			default:
 				err = b.Set(k, encodeSharePart(w.Part), nil)
 			}
 			if err != nil {

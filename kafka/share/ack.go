@@ -35,32 +35,34 @@ func (c *Coordinator) checkBatches(batches []ackBatch, maxType int8) *kerr.Error
 }
 
 // acknowledge applies one partition's batches for member (acknowledgement by the lock holder) and returns
-// the partition's error code; the new state is durable before it returns
-// (the durable share-partition state). A topic the principal may not READ is
+// the partition's error code and the wait for the write of its new state
+// (nil when nothing was applied), which the caller calls before it
+// answers (the durable share-partition state): a request's partitions
+// share one sync. A topic the principal may not READ is
 // TOPIC_AUTHORIZATION_FAILED and nothing is applied, as Kafka's
 // handleShareAcknowledgeRequest and handleShareFetchRequest (per-API authorization).
-func (c *Coordinator) acknowledge(g *group, member string, sp sessPart, batches []ackBatch, maxType int8, allowed Allowed) int16 {
+func (c *Coordinator) acknowledge(g *group, member string, sp sessPart, batches []ackBatch, maxType int8, allowed Allowed) (int16, func() error) {
 	if e := c.checkBatches(batches, maxType); e != nil {
-		return e.Code
+		return e.Code, nil
 	}
 	tp, ok := c.resolve(sp)
 	if !ok {
-		return kerr.UnknownTopicID.Code
+		return kerr.UnknownTopicID.Code, nil
 	}
 	if allowed != nil && !allowed(tp.Topic) {
-		return kerr.TopicAuthorizationFailed.Code
+		return kerr.TopicAuthorizationFailed.Code, nil
 	}
 	epoch, serving := int32(0), true
 	if c.leaderSide() {
 		if epoch, serving = c.cfg.States.Serving(tp); !serving {
-			return kerr.NotLeaderForPartition.Code // The leader side
+			return kerr.NotLeaderForPartition.Code, nil // The leader side
 		}
 	}
 	g.mu.Lock()
 	p := g.mu.parts[tp]
 	g.mu.Unlock()
 	if p == nil {
-		return kerr.InvalidRecordState.Code
+		return kerr.InvalidRecordState.Code, nil
 	}
 	now := c.cfg.Now()
 	limit := c.deliveryLimit()
@@ -68,20 +70,17 @@ func (c *Coordinator) acknowledge(g *group, member string, sp sessPart, batches 
 	p.mu.Lock()
 	if c.leaderSide() && (p.dead || p.epoch != epoch) {
 		p.mu.Unlock()
-		return kerr.InvalidRecordState.Code // acquired under another leadership (re-reading after a leader change)
+		return kerr.InvalidRecordState.Code, nil // acquired under another leadership (re-reading after a leader change)
 	}
 	p.expireLocked(now, limit)
 	if e := p.checkAckLocked(member, batches); e != nil {
 		p.mu.Unlock()
-		return e.Code
+		return e.Code, nil
 	}
 	p.ackLocked(batches, limit, now.Add(lockFor))
 	wait := c.persistLocked(g.id, tp, p)
 	p.mu.Unlock()
-	if err := wait(); err != nil {
-		return c.failCode(err)
-	}
-	return 0
+	return 0, wait
 }
 
 // Acknowledge handles ShareAcknowledge: the acknowledgements of a member's
@@ -130,6 +129,11 @@ func (c *Coordinator) Acknowledge(req *kmsg.ShareAcknowledgeRequest, principal s
 	if req.IsRenewAck {
 		maxType = ackRenew
 	}
+	type ackWait struct {
+		topic, part int
+		wait        func() error
+	}
+	var waits []ackWait
 	for i := range req.Topics {
 		t := &req.Topics[i]
 		rt := kmsg.NewShareAcknowledgeResponseTopic()
@@ -141,11 +145,22 @@ func (c *Coordinator) Acknowledge(req *kmsg.ShareAcknowledgeRequest, principal s
 			}
 			rp := kmsg.NewShareAcknowledgeResponseTopicPartition()
 			rp.Partition = p.Partition
-			rp.ErrorCode = c.acknowledge(g, memberID, sessPart{t.TopicID, p.Partition}, batches, maxType, allowed)
+			var wait func() error
+			rp.ErrorCode, wait = c.acknowledge(g, memberID, sessPart{t.TopicID, p.Partition}, batches, maxType, allowed)
 			rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = -1, -1
 			rt.Partitions = append(rt.Partitions, rp)
+			if wait != nil {
+				waits = append(waits, ackWait{len(resp.Topics), len(rt.Partitions) - 1, wait})
+			}
 		}
 		resp.Topics = append(resp.Topics, rt)
+	}
+	// The partitions' writes were submitted together and are waited for
+	// once (the durable share-partition state).
+	for _, w := range waits {
+		if err := w.wait(); err != nil {
+			resp.Topics[w.topic].Partitions[w.part].ErrorCode = c.failCode(err)
+		}
 	}
 	if req.ShareSessionEpoch == -1 {
 		g.mu.Lock()

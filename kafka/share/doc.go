@@ -36,7 +36,11 @@
 //   - **In-flight window bound.** The in-flight window (SPSO to the end
 //     of what was acquired) holds at most
 //     group.share.partition.max.record.locks offsets; while it is full
-//     only records in it are acquired.
+//     only records in it are acquired. A fetch that finds it full
+//     long-polls until an acknowledgement or release moves it, but
+//     only briefly (ownBlockWait) when its own member holds records in
+//     it: clients that acknowledge only after the fetch is answered
+//     would otherwise hold the window until MaxWaitMillis.
 //   - **Delivery count limit.** A record whose delivery count has
 //     reached group.share.delivery.count.limit is archived instead of
 //     made available when released, when its lock expires, or when it
@@ -82,7 +86,9 @@
 //     client-generated id and fenced by its epoch: a heartbeat must
 //     carry the member's current or previous epoch
 //     (FENCED_MEMBER_EPOCH). A member silent for the session timeout is
-//     removed (releases on lock expiry). With authorization on, a
+//     removed (releases on lock expiry). A heartbeat or describe shows
+//     a group epoch only once its record is durable (it rides the
+//     share-state group commit). With authorization on, a
 //     member is bound to the principal that joined it: a heartbeat,
 //     ShareFetch or ShareAcknowledge of another principal under its id
 //     is UNKNOWN_MEMBER_ID. A ShareFetch or ShareAcknowledge of a

@@ -2,6 +2,7 @@ package share
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/kgateway/kgateway/offsets"
@@ -53,6 +54,11 @@ func (c *Coordinator) Fetch(ctx context.Context, req *kmsg.ShareFetchRequest, pr
 	}
 	k := sessKey{groupID, memberID}
 	results := map[sessPart]*partResult{}
+	// Every write of the request, acknowledgements' and acquisitions',
+	// is waited for once, before the answer (the durable share-partition
+	// state): a fetch that carries acknowledgements shares one sync
+	// between them and what it acquires instead of waiting for each.
+	var writes pendingWrites
 	maxType := ackReject
 	if req.IsRenewAck {
 		maxType = ackRenew
@@ -62,7 +68,9 @@ func (c *Coordinator) Fetch(ctx context.Context, req *kmsg.ShareFetchRequest, pr
 		for i, b := range batches {
 			conv[i] = ackBatch{b.FirstOffset, b.LastOffset, b.AcknowledgeTypes}
 		}
-		results[sp] = &partResult{ackCode: c.acknowledge(g, memberID, sp, conv, maxType, allowed), acked: true}
+		code, written := c.acknowledge(g, memberID, sp, conv, maxType, allowed)
+		results[sp] = &partResult{ackCode: code, acked: true}
+		writes.addAck(sp, written)
 	}
 	var parts []sessPart
 	var fresh map[sessPart]bool
@@ -76,6 +84,7 @@ func (c *Coordinator) Fetch(ctx context.Context, req *kmsg.ShareFetchRequest, pr
 		g.mu.Lock()
 		c.releaseMemberLocked(g, memberID)
 		g.mu.Unlock()
+		writes.settle(c, results)
 		resp.Topics = c.answer(results, nil, nil)
 		return resp
 	case 0:
@@ -108,8 +117,9 @@ func (c *Coordinator) Fetch(ctx context.Context, req *kmsg.ShareFetchRequest, pr
 		c.forEachAck(req.Topics, ackOne)
 	}
 	if !req.IsRenewAck {
-		c.acquireAll(ctx, req, g, memberID, parts, allowed, results)
+		c.acquireAll(ctx, req, g, memberID, parts, allowed, results, &writes)
 	}
+	writes.settle(c, results)
 	resp.Topics = c.answer(results, parts, fresh)
 	return resp
 }
@@ -181,7 +191,7 @@ func (c *Coordinator) forEachAck(topics []kmsg.ShareFetchRequestTopic, fn func(s
 // acquireAll acquires from parts, starting at a rotating partition so
 // every partition gets its turn, until MaxRecords; while nothing was
 // acquired it waits for an append, a release or a lock expiry (one acquirer per record).
-func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchRequest, g *group, memberID string, parts []sessPart, allowed Allowed, results map[sessPart]*partResult) {
+func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchRequest, g *group, memberID string, parts []sessPart, allowed Allowed, results map[sessPart]*partResult, writes *pendingWrites) {
 	maxRecords := int(req.MaxRecords)
 	if maxRecords <= 0 {
 		maxRecords = defaultMaxRecords
@@ -194,8 +204,9 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 	}
 	deadline := c.cfg.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
 	shift := int(req.ShareSessionEpoch)
+	c.initPartitions(g, parts)
 	for {
-		got, bytes, failed, moved := 0, 0, false, false
+		got, bytes, failed, moved, ownBlock := 0, 0, false, false, false
 		waitOn, wakes, next := []offsets.TopicPartition(nil), []<-chan struct{}(nil), deadline
 		for i := range parts {
 			sp := parts[(i+shift)%len(parts)]
@@ -218,6 +229,7 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 			}
 			a := c.acquire(g, memberID, tp, maxRecords-got, maxBytes-bytes)
 			r.code, r.records, r.ranges = a.code, a.records, a.ranges
+			writes.add(sp, a.written)
 			bytes += len(a.records)
 			if a.code != 0 {
 				failed = true // an error answers at once, as Fetch's
@@ -227,6 +239,7 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 				got += int(rg.last - rg.first + 1)
 			}
 			moved = moved || a.moved
+			ownBlock = ownBlock || a.ownBlock
 			waitOn, wakes = append(waitOn, tp), append(wakes, a.wake)
 			if !a.nextExpiry.IsZero() && a.nextExpiry.Before(next) {
 				next = a.nextExpiry
@@ -238,6 +251,19 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 		if moved {
 			continue // read on past what was archived before waiting
 		}
+		if ownBlock {
+			// The member waits on a window its own unacknowledged
+			// records fill: a client that sends its acknowledgements
+			// only after this fetch is answered (franz-go's share
+			// consumer, one request at a time per broker) would hold
+			// them, and every member behind the window, until
+			// MaxWaitMillis. The wait is cut to ownBlockWait: short
+			// for such a client's acknowledgements, long enough that
+			// a client fetching in the background while it holds its
+			// records does not spin on empty answers.
+			deadline = minTime(deadline, c.cfg.Now().Add(ownBlockWait))
+			next = minTime(next, deadline)
+		}
 		if !c.cfg.Now().Before(deadline) {
 			return
 		}
@@ -245,6 +271,17 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 			return
 		}
 	}
+}
+
+// ownBlockWait bounds a fetch's long poll on a full in-flight window its
+// own member's records are in (acquireAll).
+const ownBlockWait = 5 * time.Millisecond
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // acquisition is one partition's acquire: what was acquired, and what a
@@ -256,11 +293,21 @@ type acquisition struct {
 	wake       <-chan struct{}
 	nextExpiry time.Time
 	moved      bool // nothing acquired, but the window advanced past archived records
+	// written waits for the write of the state the acquisition changed
+	// (nil: nothing changed); nothing of it is answered before.
+	written func() error
+	// ownBlock: nothing acquirable because the in-flight window is full,
+	// and the member itself holds records in it (acquireAll).
+	ownBlock bool
 }
 
 // acquire acquires up to max records of tp for member: it reads from the
-// first acquirable offset with a cursorless read (cursorless share reads) and locks what the
-// read returned, persisting the state before answering (the durable share-partition state).
+// first acquirable offset with a cursorless read (cursorless share reads)
+// and locks what the read returned. The new state is submitted for
+// writing and not waited for: the acquisition's written is the wait,
+// which acquireAll calls for every partition of the fetch before it
+// answers (the durable share-partition state), so the partitions of one
+// fetch share one group commit instead of waiting for one each in turn.
 func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition, maxRecords, maxBytes int) acquisition {
 	logStart, hwm, err := c.log.Bounds(tp.Topic, tp.Partition)
 	if err != nil {
@@ -279,9 +326,10 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 	from, ok := p.readFromLocked(c.cfg.PartitionMaxRecordLocks)
 	reach := p.reachLocked(from, maxRecords, c.cfg.PartitionMaxRecordLocks)
 	wake := p.changed
+	blocked := !ok && p.holdsLocked(member)
 	p.mu.Unlock()
 	if !ok || from >= hwm {
-		return acquisition{wake: wake, nextExpiry: next}
+		return acquisition{wake: wake, nextExpiry: next, ownBlock: blocked}
 	}
 	committed := c.groupConfig(g.id, ConfigIsolationLevel) == isolationCommitted
 	rd, err := c.readSpans(tp, from, min(reach, hwm-1), maxBytes, committed)
@@ -305,22 +353,60 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 		limit: limit, deadline: now.Add(lockFor),
 	})
 	changed := len(ranges) > 0 || !samePersisted(before, p.persistedLocked(tp))
-	wait := func() error { return nil }
+	var written func() error
 	if changed {
-		wait = c.persistLocked(g.id, tp, p)
+		written = c.persistLocked(g.id, tp, p)
 	}
 	wake = p.changed
 	p.mu.Unlock()
-	if err := wait(); err != nil {
-		return acquisition{code: c.failCode(err)}
-	}
 	if len(ranges) == 0 {
 		// Records were archived (control batches, aborted
 		// transactions): the window moved, and the next read may find
 		// records to acquire at once (readSpans reads only so far).
-		return acquisition{wake: wake, nextExpiry: next, moved: changed}
+		return acquisition{wake: wake, nextExpiry: next, moved: changed, written: written}
 	}
-	return acquisition{ranges: ranges, records: batchesIn(batches, spans, ranges)}
+	return acquisition{ranges: ranges, records: batchesIn(batches, spans, ranges), written: written}
+}
+
+// pendingWrites are the state writes of one request's acquisitions and
+// acknowledgements, by partition, not yet waited for.
+type pendingWrites []pendingWrite
+
+type pendingWrite struct {
+	sp   sessPart
+	ack  bool // an acknowledgement's: a failure is the partition's ackCode
+	wait func() error
+}
+
+func (w *pendingWrites) add(sp sessPart, wait func() error) {
+	if wait != nil {
+		*w = append(*w, pendingWrite{sp, false, wait})
+	}
+}
+
+func (w *pendingWrites) addAck(sp sessPart, wait func() error) {
+	if wait != nil {
+		*w = append(*w, pendingWrite{sp, true, wait})
+	}
+}
+
+// settle waits for every write and answers a partition whose write
+// failed with the failure (the durable share-partition state): an
+// acquisition's with nothing acquired (its records stay locked to the
+// member in memory until their locks expire, as a lone failed write left
+// them), an acknowledgement's in its ackCode. Writes complete in
+// submission order, so the waits after the first cost nothing more.
+func (w pendingWrites) settle(c *Coordinator, results map[sessPart]*partResult) {
+	for _, x := range w {
+		err := x.wait()
+		switch r := results[x.sp]; {
+		case err == nil:
+		case x.ack:
+			r.ackCode = c.failCode(err)
+		default:
+			r.code, r.records, r.ranges = c.failCode(err), nil, nil
+		}
+	}
 }
 
 // persistLocked starts writing p's state (the durable share-partition
@@ -406,22 +492,138 @@ func (c *Coordinator) partitionOf(g *group, tp offsets.TopicPartition, logStart,
 	if c.leaderSide() {
 		return c.clusterPartition(g, tp, logStart, hwm)
 	}
+	for range 3 {
+		g.mu.Lock()
+		p := g.mu.parts[tp]
+		g.mu.Unlock()
+		if p != nil && !p.beyond(hwm) {
+			return p, nil
+		}
+		if err := c.initParts(g, []freshPart{{tp, logStart, hwm}}); err != nil {
+			return nil, err
+		}
+	}
+	return nil, errInitRaced
+}
+
+// errInitRaced: a partition's state was dropped (DeleteShareGroupOffsets)
+// each time it was initialized.
+var errInitRaced = errors.New("share: partition state dropped while initialized")
+
+// freshPart is a partition to initialize, with its log's bounds.
+type freshPart struct {
+	tp            offsets.TopicPartition
+	logStart, hwm int64
+}
+
+// initParts initializes the partitions of todo that the group has no
+// state of (or one past the high watermark) at share.auto.offset.reset
+// (the share-partition start offset), in one write, without holding the
+// group's lock through it: only those partitions wait, not every request
+// of the group. A partition is initialized by one request at a time
+// (g.mu.initing); another that needs it waits for that write and looks
+// again. The state is used, and answered, only once its write returned.
+func (c *Coordinator) initParts(g *group, todo []freshPart) error {
+	earliest := c.groupConfig(g.id, ConfigAutoOffsetReset) == "earliest"
+	for {
+		made, busy, written := c.startInitLocked(g, todo, earliest)
+		if written != nil {
+			err := written.wait()
+			g.mu.Lock()
+			for tp, m := range made {
+				delete(g.mu.initing, tp)
+				// A state set meanwhile (an admin write, submitted
+				// after this one) is newer: it stays.
+				if err == nil && g.mu.parts[tp] == m.old {
+					g.mu.parts[tp] = m.p
+				}
+			}
+			g.mu.Unlock()
+			if err != nil {
+				return err
+			}
+		}
+		if busy == nil {
+			return nil
+		}
+		_ = busy.wait() // another request's initialization: look again
+	}
+}
+
+// initing is a partition initParts is initializing and the state it
+// replaces.
+type initing struct{ p, old *partition }
+
+// startInitLocked submits the initial states of todo's partitions that
+// need one and no other request is initializing, and marks them; busy is
+// the write of one another request is initializing (nil: none). Takes
+// g.mu.
+func (c *Coordinator) startInitLocked(g *group, todo []freshPart, earliest bool) (made map[offsets.TopicPartition]initing, busy, written *flight) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if p := g.mu.parts[tp]; p != nil && !p.beyond(hwm) {
-		return p, nil
+	made = map[offsets.TopicPartition]initing{}
+	if g.mu.deleted {
+		return made, nil, nil // no state is written for a deleted group
 	}
-	start := hwm
-	if c.groupConfig(g.id, ConfigAutoOffsetReset) == "earliest" {
-		start = logStart
+	var ws []offsets.ShareWrite
+	for _, f := range todo {
+		p := g.mu.parts[f.tp]
+		if _, dup := made[f.tp]; dup || p != nil && !p.beyond(f.hwm) {
+			continue
+		}
+		if fl := g.mu.initing[f.tp]; fl != nil {
+			busy = fl
+			continue
+		}
+		start := f.hwm
+		if earliest {
+			start = f.logStart
+		}
+		made[f.tp] = initing{newPartition(start), p}
+		ws = append(ws, offsets.ShareWrite{Group: g.id, Part: offsets.SharePartition{TopicPartition: f.tp, StartOffset: start}})
 	}
-	p := newPartition(start)
-	w := offsets.ShareWrite{Group: g.id, Part: offsets.SharePartition{TopicPartition: tp, StartOffset: start}}
-	if err := c.writer.submit(w).wait(); err != nil {
-		return nil, err
+	if len(ws) == 0 {
+		return made, busy, nil
 	}
-	g.mu.parts[tp] = p
-	return p, nil
+	written = c.writer.submit(ws...)
+	if g.mu.initing == nil {
+		g.mu.initing = map[offsets.TopicPartition]*flight{}
+	}
+	for tp := range made {
+		g.mu.initing[tp] = written
+	}
+	return made, busy, written
+}
+
+// initPartitions initializes, in one write, every partition of parts the
+// group has never read (initParts): a fetch of a member assigned many
+// partitions waited for one synced write per partition in turn, each under
+// the group's lock, which also held every other request of the group. On
+// a cluster's leader side it does nothing: partitionOf does it, one
+// partition at a time. A failure is left to partitionOf, which answers it.
+func (c *Coordinator) initPartitions(g *group, parts []sessPart) {
+	if c.leaderSide() || len(parts) < 2 {
+		return
+	}
+	var todo []freshPart
+	g.mu.Lock()
+	for _, sp := range parts {
+		if tp, ok := c.resolve(sp); ok && g.mu.parts[tp] == nil {
+			todo = append(todo, freshPart{tp: tp})
+		}
+	}
+	g.mu.Unlock()
+	if len(todo) < 2 {
+		return
+	}
+	known := todo[:0]
+	for _, f := range todo {
+		var err error
+		if f.logStart, f.hwm, err = c.log.Bounds(f.tp.Topic, f.tp.Partition); err == nil {
+			known = append(known, f)
+		}
+	}
+	_ = c.initParts(g, known)
 }
 
 // answer builds the response topics: every partition with records, an

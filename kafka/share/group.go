@@ -41,6 +41,12 @@ type group struct {
 		// assignment was computed for.
 		shape   string
 		deleted bool
+		// epochWrite is the write of the epoch's group record
+		// (assignLocked); nil when the epoch is the one loaded.
+		epochWrite *flight
+		// initing holds the write of each partition's initial state
+		// under way (initParts).
+		initing map[offsets.TopicPartition]*flight
 	}
 }
 
@@ -94,7 +100,21 @@ func (c *Coordinator) Heartbeat(cl Client, req *kmsg.ShareGroupHeartbeatRequest)
 		return fail(kerr.GroupIDNotFound, "Group "+req.GroupID+" is not a share group.")
 	}
 	g.mu.Lock()
-	defer g.mu.Unlock()
+	resp = c.heartbeatLocked(g, cl, req, resp, fail)
+	written := c.epochWriteLocked(g)
+	g.mu.Unlock()
+	if err := written.wait(); err != nil {
+		// The epoch it would answer is not durable: nothing of it is
+		// answered (the member's next heartbeat writes it again).
+		out := req.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
+		out.HeartbeatIntervalMillis, out.ErrorCode = resp.HeartbeatIntervalMillis, kerr.CoordinatorNotAvailable.Code
+		return out
+	}
+	return resp
+}
+
+// heartbeatLocked is Heartbeat's work on the group. Needs g.mu.
+func (c *Coordinator) heartbeatLocked(g *group, cl Client, req *kmsg.ShareGroupHeartbeatRequest, resp *kmsg.ShareGroupHeartbeatResponse, fail func(*kerr.Error, string) *kmsg.ShareGroupHeartbeatResponse) *kmsg.ShareGroupHeartbeatResponse {
 	if g.mu.deleted {
 		return fail(kerr.GroupIDNotFound, "")
 	}
@@ -127,9 +147,7 @@ func (c *Coordinator) Heartbeat(cl Client, req *kmsg.ShareGroupHeartbeatRequest)
 		m.topics = slices.Compact(slices.Sorted(slices.Values(req.SubscribedTopicNames)))
 	}
 	before := m.epoch
-	if err := c.assignLocked(g); err != nil {
-		return fail(kerr.CoordinatorNotAvailable, "")
-	}
+	c.assignLocked(g)
 	if m.epoch != g.mu.epoch {
 		m.prevEpoch, m.epoch = m.epoch, g.mu.epoch
 	}
@@ -148,10 +166,7 @@ func (c *Coordinator) leaveLocked(g *group, req *kmsg.ShareGroupHeartbeatRequest
 		return resp
 	}
 	c.removeMemberLocked(g, req.MemberID)
-	if err := c.assignLocked(g); err != nil {
-		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
-		return resp
-	}
+	c.assignLocked(g)
 	resp.MemberID, resp.MemberEpoch = &req.MemberID, -1
 	return resp
 }
@@ -195,9 +210,7 @@ func (c *Coordinator) expireMembersLocked(g *group, now time.Time) {
 		}
 	}
 	if changed {
-		if err := c.assignLocked(g); err != nil {
-			c.cfg.Logger.Warn("share-assign-failed")
-		}
+		c.assignLocked(g)
 	}
 }
 
@@ -216,9 +229,13 @@ func (c *Coordinator) heartbeatInterval(id string) time.Duration {
 }
 
 // assignLocked recomputes the assignment when the members, their
-// subscriptions or the partition counts changed, and then bumps and
-// persists the group epoch. Needs g.mu.
-func (c *Coordinator) assignLocked(g *group) error {
+// subscriptions or the partition counts changed, and then bumps the group
+// epoch and submits its record to the state writer (epochWriteLocked):
+// concurrent joins, and the share states of fetches and acknowledgements,
+// share one synced write instead of one each, in turn, under the group's
+// lock. The write is waited for, and fails, outside the lock (Heartbeat,
+// describeGroup). Needs g.mu.
+func (c *Coordinator) assignLocked(g *group) {
 	ids := make([]string, 0, len(g.mu.members))
 	for id := range g.mu.members {
 		ids = append(ids, id)
@@ -237,15 +254,30 @@ func (c *Coordinator) assignLocked(g *group) error {
 		shape.WriteString("\x01")
 	}
 	if shape.String() == g.mu.shape {
-		return nil
-	}
-	if err := c.store.PutShareGroup(offsets.ShareGroup{ID: g.id, Epoch: g.mu.epoch + 1}); err != nil {
-		return err
+		return
 	}
 	g.mu.epoch++
 	g.mu.shape = shape.String()
 	simpleAssign(g.mu.members, ids, counts)
-	return nil
+	g.mu.epochWrite = c.writer.submit(offsets.ShareWrite{Group: g.id, Record: true, Epoch: g.mu.epoch})
+}
+
+// epochWriteLocked is the write a request that shows the group's epoch
+// (or an assignment of it) waits for, after releasing g.mu, before it
+// answers: the write of the latest epoch, so that no member or describe
+// sees an epoch before it is durable (share member epochs). A write that
+// failed is submitted again, so that the epoch in memory becomes durable
+// or every request showing it fails. Needs g.mu.
+func (c *Coordinator) epochWriteLocked(g *group) *flight {
+	f := g.mu.epochWrite
+	if f == nil || g.mu.deleted {
+		return doneFlight() // a deleted group's record is never written again
+	}
+	if over, err := f.finished(); over && err != nil {
+		f = c.writer.submit(offsets.ShareWrite{Group: g.id, Record: true, Epoch: g.mu.epoch})
+		g.mu.epochWrite = f
+	}
+	return f
 }
 
 // simpleAssign spreads each topic's partitions over its subscribers
@@ -323,16 +355,22 @@ func (c *Coordinator) Describe(req *kmsg.ShareGroupDescribeRequest) *kmsg.ShareG
 			resp.Groups = append(resp.Groups, dg)
 			continue
 		}
-		c.describeGroup(g, &dg)
+		if err := c.describeGroup(g, &dg).wait(); err != nil {
+			dg = kmsg.NewShareGroupDescribeResponseGroup()
+			dg.GroupID, dg.ErrorCode = id, kerr.CoordinatorNotAvailable.Code
+		}
 		resp.Groups = append(resp.Groups, dg)
 	}
 	return resp
 }
 
-func (c *Coordinator) describeGroup(g *group, dg *kmsg.ShareGroupDescribeResponseGroup) {
+// describeGroup fills dg and returns the write of the epoch it shows, to
+// be waited for before answering (epochWriteLocked).
+func (c *Coordinator) describeGroup(g *group, dg *kmsg.ShareGroupDescribeResponseGroup) *flight {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	c.expireMembersLocked(g, c.cfg.Now())
+	written := c.epochWriteLocked(g)
 	dg.GroupState, dg.GroupEpoch, dg.AssignmentEpoch, dg.Assignor = g.stateLocked(), g.mu.epoch, g.mu.epoch, "simple"
 	ids := make([]string, 0, len(g.mu.members))
 	for id := range g.mu.members {
@@ -356,4 +394,5 @@ func (c *Coordinator) describeGroup(g *group, dg *kmsg.ShareGroupDescribeRespons
 		}
 		dg.Members = append(dg.Members, dm)
 	}
+	return written
 }

@@ -305,6 +305,17 @@ func (p *partition) ackLocked(batches []ackBatch, limit int32, lockFor time.Time
 	return freed
 }
 
+// holdsLocked reports whether member holds an acquired record of p.
+// Needs mu.
+func (p *partition) holdsLocked(member string) bool {
+	for i := range p.recs {
+		if r := &p.recs[i]; r.state == acquired && r.owner == member {
+			return true
+		}
+	}
+	return false
+}
+
 // releaseMemberLocked releases every record member holds (its session
 // closed or it left the group). Needs mu.
 func (p *partition) releaseMemberLocked(member string, limit int32) bool {

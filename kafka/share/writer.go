@@ -6,8 +6,8 @@ import (
 	"github.com/kgateway/kgateway/offsets"
 )
 
-// stateWriter makes share-partition states durable the way a group commit
-// does: states submitted while a write is under way are gathered into the
+// stateWriter makes share-partition states, and the share group records
+// joins and leaves bump the epoch of, durable the way a group commit does: states submitted while a write is under way are gathered into the
 // next write, one synced batch for all of them, and each submitter waits
 // for the write that carries its state before it answers.
 //
@@ -45,6 +45,21 @@ type stateKey struct {
 	tp    offsets.TopicPartition
 }
 
+// groupRecordKey stands for a group's record (ShareWrite.Record) among its
+// partitions: no topic is named "". A later epoch replaces an earlier one
+// still waiting, as a later state does.
+var groupRecordKey = offsets.TopicPartition{Partition: -1}
+
+// finished reports whether the write is over, and its error.
+func (f *flight) finished() (bool, error) {
+	select {
+	case <-f.done:
+		return true, f.err
+	default:
+		return false, nil
+	}
+}
+
 // flight is one write: done is closed once it returned, err set before.
 type flight struct {
 	done chan struct{}
@@ -52,6 +67,13 @@ type flight struct {
 }
 
 func newFlight() *flight { return &flight{done: make(chan struct{})} }
+
+// doneFlight is a write that is over: nothing to wait for.
+func doneFlight() *flight {
+	f := newFlight()
+	close(f.done)
+	return f
+}
 
 // wait blocks until the write is over and returns its error.
 func (f *flight) wait() error {
@@ -70,6 +92,9 @@ func (w *stateWriter) submit(ws ...offsets.ShareWrite) *flight {
 	defer w.mu.Unlock()
 	for _, x := range ws {
 		k := stateKey{x.Group, x.Part.TopicPartition}
+		if x.Record {
+			k.tp = groupRecordKey
+		}
 		if i, ok := w.index[k]; ok {
 			w.pending[i] = x
 			continue

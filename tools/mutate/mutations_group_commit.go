@@ -10,7 +10,7 @@ var shareCommitMutations = []mutation{
 	{
 		Name:  "share-ack-answered-before-sync",
 		Rule:  "the durable share-partition state: an acknowledgement is answered only after the write carrying its state returned",
-		Edits: []edit{{File: "kafka/share/ack.go", Old: "\tif err := wait(); err != nil {\n\t\treturn c.failCode(err)\n\t}\n\treturn 0", New: "\tgo wait()\n\treturn 0"}},
+		Edits: []edit{{File: "kafka/share/ack.go", Old: "\tfor _, w := range waits {\n\t\tif err := w.wait(); err != nil {", New: "\tfor _, w := range waits {\n\t\tgo w.wait()\n\t\tif err := error(nil); err != nil {"}},
 		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestShareAckAnsweredAfterItsWrite"}},
 	},
 	{
@@ -24,6 +24,36 @@ var shareCommitMutations = []mutation{
 		Rule:  "the durable share-partition state: a submitter's write is done only once the synced batch holding its state returned",
 		Edits: []edit{{File: "kafka/share/writer.go", Old: "\t\tf.err = w.write(batch)\n\t\tclose(f.done)\n", New: "\t\tclose(f.done)\n\t\tf.err = w.write(batch)\n"}},
 		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestStateWriterGroupsAndWaits"}},
+	},
+	{
+		Name:  "share-fetch-answered-before-sync",
+		Rule:  "the durable share-partition state: a fetch is answered only after the writes of its partitions' acquisitions returned, and a failed one answers its partition with nothing",
+		Edits: []edit{{File: "kafka/share/fetch.go", Old: "\twrites.settle(c, results)\n\tresp.Topics = c.answer(results, parts, fresh)", New: "\tresp.Topics = c.answer(results, parts, fresh)"}},
+		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestShareFetchWaitsOnceForItsPartitions"}},
+	},
+	{
+		Name:  "share-join-answered-before-epoch-sync",
+		Rule:  "share member epochs: a heartbeat that shows a new group epoch is answered only after the write of the epoch returned",
+		Edits: []edit{{File: "kafka/share/group.go", Old: "\tif err := written.wait(); err != nil {\n\t\t// The epoch", New: "\tif err := error(nil); written != nil && err != nil {\n\t\t// The epoch"}},
+		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestShareJoinAnsweredAfterEpochWrite"}},
+	},
+	{
+		Name:  "share-fetch-ack-failure-unreported",
+		Rule:  "the durable share-partition state: an acknowledgement carried by a ShareFetch whose write failed answers the failure",
+		Edits: []edit{{File: "kafka/share/fetch.go", Old: "\t\tcase x.ack:\n\t\t\tr.ackCode = c.failCode(err)\n", New: "\t\tcase x.ack:\n"}},
+		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestShareFetchAckWriteFailureAnswered"}},
+	},
+	{
+		Name:  "share-init-failed-write-kept",
+		Rule:  "the share-partition start offset: a partition's initial state is used only once its write returned without error",
+		Edits: []edit{{File: "kafka/share/fetch.go", Old: "\t\t\terr := written.wait()\n", New: "\t\t\terr := error(nil)\n\t\t\t_ = written.wait()\n"}},
+		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestSharePartitionInitFailedLeavesNoState"}},
+	},
+	{
+		Name:  "share-own-full-window-long-polls",
+		Rule:  "the in-flight window bound: a fetch whose member holds records in the full window it waits on waits ownBlockWait at most",
+		Edits: []edit{{File: "kafka/share/fetch.go", Old: "\t\tif ownBlock {\n", New: "\t\tif false && ownBlock {\n"}},
+		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestShareFetchOnOwnFullWindowWaitsBriefly"}},
 	},
 }
 
