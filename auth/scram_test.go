@@ -40,7 +40,7 @@ func rfcCreds(t testing.TB) memCreds {
 }
 
 func rfcSession(creds CredentialSource) *scramSession {
-	s := newScramSession(scramHashes[0], creds)
+	s := newScramSession(scramHashes[0], creds, nil)
 	s.nonce = func() string { return rfc7677.serverNonce }
 	return s
 }
@@ -134,7 +134,7 @@ func TestScramEscapedUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newScramSession(scramHashes[1], memCreds{"a,b=c": {ScramSHA512: c}})
+	s := newScramSession(scramHashes[1], memCreds{"a,b=c": {ScramSHA512: c}}, nil)
 	if _, _, err := s.Step([]byte("n,,n=a=2Cb=3Dc,r=xyz")); err != nil || s.User() != "a,b=c" {
 		t.Fatalf("user %q err %v", s.User(), err)
 	}
