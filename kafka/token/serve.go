@@ -31,8 +31,14 @@ func (c Caller) mayUseTokens() bool {
 // a request itself; its controller's refusals leave them 0.
 const errorTimestamp = -1
 
-// Serve answers one of the four token requests (nil for another).
-func (m *Manager) Serve(c Caller, req kmsg.Request) kmsg.Response {
+// Serve answers one of the four token requests (nil for another) from
+// the connection of principal, authenticated with a token or not, with
+// the authorizer's decisions allowed (true for all without one).
+func (m *Manager) Serve(principal string, tokenAuthenticated bool, allowed func(auth.Operation, auth.ResourceType, string) bool, req kmsg.Request) kmsg.Response {
+	return m.serve(Caller{Principal: principal, TokenAuthenticated: tokenAuthenticated, Allowed: allowed}, req)
+}
+
+func (m *Manager) serve(c Caller, req kmsg.Request) kmsg.Response {
 	switch r := req.(type) {
 	case *kmsg.CreateDelegationTokenRequest:
 		return m.create(c, r)

@@ -59,19 +59,19 @@ func create(m *Manager, c Caller, v int16, edit func(r *kmsg.CreateDelegationTok
 	if edit != nil {
 		edit(r)
 	}
-	return m.Serve(c, r).(*kmsg.CreateDelegationTokenResponse)
+	return m.serve(c, r).(*kmsg.CreateDelegationTokenResponse)
 }
 
 func renew(m *Manager, c Caller, h []byte, period int64) *kmsg.RenewDelegationTokenResponse {
 	r := kmsg.NewPtrRenewDelegationTokenRequest()
 	r.Version, r.HMAC, r.RenewTimeMillis = 2, h, period
-	return m.Serve(c, r).(*kmsg.RenewDelegationTokenResponse)
+	return m.serve(c, r).(*kmsg.RenewDelegationTokenResponse)
 }
 
 func expire(m *Manager, c Caller, h []byte, period int64) *kmsg.ExpireDelegationTokenResponse {
 	r := kmsg.NewPtrExpireDelegationTokenRequest()
 	r.Version, r.HMAC, r.ExpiryPeriodMillis = 2, h, period
-	return m.Serve(c, r).(*kmsg.ExpireDelegationTokenResponse)
+	return m.serve(c, r).(*kmsg.ExpireDelegationTokenResponse)
 }
 
 // describe lists the token ids c sees among owners (nil: all).
@@ -87,7 +87,7 @@ func describe(t *testing.T, m *Manager, c Caller, owners ...string) ([]string, i
 			r.Owners = append(r.Owners, ow)
 		}
 	}
-	resp := m.Serve(c, r).(*kmsg.DescribeDelegationTokenResponse)
+	resp := m.serve(c, r).(*kmsg.DescribeDelegationTokenResponse)
 	var ids []string
 	for _, d := range resp.TokenDetails {
 		if !hmac.Equal(d.HMAC, HMAC(d.TokenID, secret)) {
