@@ -16,6 +16,7 @@ import (
 	"hash"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Mechanism names, as sasl.enabled.mechanisms spells them.
@@ -152,6 +153,7 @@ type scramSession struct {
 	// token say which one authenticated.
 	tokens TokenSource
 	owner  string
+	expiry time.Time
 	token  bool
 	// nonce makes the server's part of the nonce (a test replaces it).
 	nonce func() string

@@ -84,7 +84,7 @@ func TestScramBadMessages(t *testing.T) {
 		{"empty", []string{""}, ErrMalformed},
 		{"unknown user", []string{"n,,n=nobody,r=abc"}, ErrAuthFailed},
 		{"other authzid", []string{"n,a=admin,n=user,r=abc"}, ErrAuthFailed},
-		{"delegation token", []string{"n,,n=user,r=abc,tokenauth=true"}, ErrAuthFailed},
+		{"delegation token without tokens", []string{"n,,n=user,r=abc,tokenauth=true"}, ErrAuthFailed},
 		{"wrong nonce", []string{rfc7677.clientFirst, wrongNonce}, ErrAuthFailed},
 		{"wrong proof", []string{rfc7677.clientFirst, wrongProof}, ErrAuthFailed},
 		{"bad proof encoding", []string{rfc7677.clientFirst, rfc7677.clientFinal[:len(rfc7677.clientFinal)-1] + "!"}, ErrMalformed},

@@ -7,20 +7,26 @@ package auth
 // store, and the connection's principal is the token's owner, marked as
 // token-authenticated (such a connection may not create or renew tokens).
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // TokenSource looks up delegation tokens for SCRAM token authentication.
 type TokenSource interface {
 	// TokenCredential returns the SCRAM credential of token id for mech
-	// (derived from the token's HMAC) and the owner's user name; ok is
-	// false for a token unknown, expired or with tokens disabled.
-	TokenCredential(id, mech string) (c Credential, owner string, ok bool)
+	// (derived from the token's HMAC), the owner's user name and when
+	// the token expires; ok is false for a token unknown, expired or
+	// with tokens disabled.
+	TokenCredential(id, mech string) (c Credential, owner string, expiry time.Time, ok bool)
 }
 
 // TokenSession is implemented by a session that may authenticate a
-// delegation token: once done, owner is the principal's user name.
+// delegation token: once done, owner is the principal's user name, and
+// expiry bounds a session that must re-authenticate (KIP-368), as
+// Kafka's credential lifetime does.
 type TokenSession interface {
-	TokenOwner() (owner string, ok bool)
+	TokenOwner() (owner string, expiry time.Time, ok bool)
 }
 
 // tokenAuth reports whether a client-first message's extensions ask for
@@ -37,7 +43,9 @@ func tokenAuth(extensions []attr) bool {
 
 // TokenOwner is the owner of the token the session authenticated ("",
 // false for a user's exchange).
-func (s *scramSession) TokenOwner() (string, bool) { return s.owner, s.token }
+func (s *scramSession) TokenOwner() (string, time.Time, bool) {
+	return s.owner, s.expiry, s.token
+}
 
 // lookup is the credential the exchange checks: the user's, or with
 // token authentication the token's.
@@ -48,9 +56,9 @@ func (s *scramSession) lookup(user string, token bool) (Credential, bool, error)
 	if s.tokens == nil {
 		return Credential{}, false, nil
 	}
-	c, owner, ok := s.tokens.TokenCredential(user, s.h.name)
+	c, owner, expiry, ok := s.tokens.TokenCredential(user, s.h.name)
 	if ok {
-		s.owner, s.token = owner, true
+		s.owner, s.expiry, s.token = owner, expiry, true
 	}
 	return c, ok, nil
 }

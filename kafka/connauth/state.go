@@ -167,7 +167,8 @@ func (a *State) Authenticate(token []byte, maxReceive int32, reauthAfter time.Du
 	st.User, st.Mechanism = a.session.User(), a.mechanism
 	st.Principal = auth.UserPrincipal(st.User)
 	ts, _ := a.session.(auth.TokenSession)
-	if owner, ok := tokenOwner(ts); ok {
+	owner, tokenExpiry, byToken := tokenOwner(ts)
+	if byToken {
 		st.Principal = auth.UserPrincipal(owner) // the token's owner (KIP-48)
 	}
 	if err == nil && st.Done && a.authenticated && st.Principal != a.principal {
@@ -179,12 +180,14 @@ func (a *State) Authenticate(token []byte, maxReceive int32, reauthAfter time.Du
 		return st, true
 	}
 	if st.Done {
-		a.authenticated, a.principal = true, st.Principal
-		_, a.tokenAuth = tokenOwner(ts)
+		a.authenticated, a.principal, a.tokenAuth = true, st.Principal, byToken
 		a.exchanging, a.raw, a.session = false, false, nil
 		if reauthAfter > 0 {
-			a.expiry = time.Now().Add(reauthAfter)
 			st.Lifetime = reauthAfter
+			if until := time.Until(tokenExpiry); byToken && until < reauthAfter {
+				st.Lifetime = max(until, time.Millisecond) // ends with the token, as Kafka's credential lifetime
+			}
+			a.expiry = time.Now().Add(st.Lifetime)
 		}
 	}
 	return st, true
@@ -198,9 +201,9 @@ func (a *State) TokenAuthenticated() bool {
 	return a.tokenAuth
 }
 
-func tokenOwner(ts auth.TokenSession) (string, bool) {
+func tokenOwner(ts auth.TokenSession) (string, time.Time, bool) {
 	if ts == nil {
-		return "", false
+		return "", time.Time{}, false
 	}
 	return ts.TokenOwner()
 }

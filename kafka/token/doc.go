@@ -10,7 +10,8 @@
 // stored: it is computed again from the secret (so a new secret voids
 // every token, as in Kafka). A client authenticates with SCRAM, the
 // extension tokenauth=true, the token id as user and the HMAC in base64 as
-// password; its principal is the owner.
+// password; its principal is the owner, and with connections.max.reauth.ms
+// its session ends no later than the token (kafka/connauth).
 //
 // Kafka's rules, in Kafka's order (KafkaApis, then its controller's
 // DelegationTokenControlManager):

@@ -255,31 +255,32 @@ func newID() string {
 // id for mech, derived once per token and mechanism from the token's
 // HMAC in base64 (the password a client proves) at Kafka's minimum
 // iterations, as Kafka's DelegationTokenManager prepares its cache.
-func (m *Manager) TokenCredential(id, mech string) (auth.Credential, string, bool) {
+func (m *Manager) TokenCredential(id, mech string) (auth.Credential, string, time.Time, bool) {
 	if !m.Enabled() {
-		return auth.Credential{}, "", false
+		return auth.Credential{}, "", time.Time{}, false
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t, ok := m.current()[id]
 	if !ok || t.expired(m.now().UnixMilli()) {
-		return auth.Credential{}, "", false
+		return auth.Credential{}, "", time.Time{}, false
 	}
 	_, owner, _ := strings.Cut(t.Owner, ":")
+	expiry := time.UnixMilli(min(t.ExpiryMs, t.MaxMs))
 	k := credKey{id, mech}
 	if c, ok := m.creds[k]; ok {
-		return c, owner, true
+		return c, owner, expiry, true
 	}
 	pw := base64.StdEncoding.EncodeToString(HMAC(id, m.cfg.Secret))
 	c, err := auth.NewCredential(mech, []byte(pw), auth.MinIterations)
 	if err != nil {
-		return auth.Credential{}, "", false
+		return auth.Credential{}, "", time.Time{}, false
 	}
 	if m.creds == nil {
 		m.creds = map[credKey]auth.Credential{}
 	}
 	m.creds[k] = c
-	return c, owner, true
+	return c, owner, expiry, true
 }
 
 var _ auth.TokenSource = (*Manager)(nil)

@@ -245,7 +245,7 @@ func TestRenewExpire(t *testing.T) {
 	}
 	clk.t = clk.t.Add(2 * time.Minute)
 	wantCode(t, "renew an expired token", renew(m, alice, h, 0).ErrorCode, kerr.DelegationTokenExpired)
-	if _, _, ok := m.TokenCredential(cr.TokenID, auth.ScramSHA256); ok {
+	if _, _, _, ok := m.TokenCredential(cr.TokenID, auth.ScramSHA256); ok {
 		t.Fatal("an expired token authenticates")
 	}
 	if err := m.Sweep(); err != nil {
@@ -318,7 +318,7 @@ func TestTokensSurviveReopen(t *testing.T) {
 		t.Fatalf("after reopening: %v", ids)
 	}
 	wantCode(t, "renew after reopening", renew(m2, caller("alice"), cr.HMAC, 0).ErrorCode, nil)
-	c, owner, ok := m2.TokenCredential(cr.TokenID, auth.ScramSHA512)
+	c, owner, _, ok := m2.TokenCredential(cr.TokenID, auth.ScramSHA512)
 	if !ok || owner != "alice" || c.Iterations != auth.MinIterations {
 		t.Fatalf("credential after reopening: ok %v owner %q", ok, owner)
 	}
@@ -348,7 +348,7 @@ func TestBounds(t *testing.T) {
 func TestCredentialIsTheHMACs(t *testing.T) {
 	m := open(t, t.TempDir(), Config{Secret: secret}, &clock{t0})
 	cr := create(m, caller("alice"), 3, nil)
-	c, _, ok := m.TokenCredential(cr.TokenID, auth.ScramSHA256)
+	c, _, _, ok := m.TokenCredential(cr.TokenID, auth.ScramSHA256)
 	if !ok {
 		t.Fatal("no credential")
 	}
