@@ -67,8 +67,10 @@ func createTopic(t *testing.T, s *Server, m sasl.Mechanism, topic string) error 
 // A real client authenticates with a delegation token (SCRAM with
 // tokenauth=true, the HMAC in base64 as password) as the token's owner:
 // alice's token creates topics as the super user alice; a wrong HMAC
-// fails; a token-authenticated connection may not manage tokens; the
-// token survives a restart.
+// fails; a token-authenticated connection may not manage tokens; bob
+// creates tokens for carol with CREATE_TOKENS on User:carol (an ACL on
+// the USER resource, KIP-373), not for dave; the token survives a
+// restart.
 func TestDelegationTokenAuthentication(t *testing.T) {
 	dir := t.TempDir()
 	cred, err := auth.NewCredential(auth.ScramSHA512, []byte("alice-pw"), auth.MinIterations)
@@ -106,6 +108,36 @@ func TestDelegationTokenAuthentication(t *testing.T) {
 	}
 	if code := resp.(*kmsg.DescribeDelegationTokenResponse).ErrorCode; code != kerr.DelegationTokenRequestNotAllowed.Code {
 		t.Fatalf("describe over a token: %v, want DELEGATION_TOKEN_REQUEST_NOT_ALLOWED", kerr.ErrorForCode(code))
+	}
+
+	// KIP-373 through real ACLs: bob may create tokens owned by carol
+	// (CREATE_TOKENS on the USER resource User:carol), not by dave.
+	cb, err := auth.NewCredential(auth.ScramSHA512, []byte("bob-pw"), auth.MinIterations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := auth.OpenStore(dir).SetCredential("bob", auth.ScramSHA512, cb); err != nil {
+		t.Fatal(err)
+	}
+	ca := kmsg.NewPtrCreateACLsRequest()
+	acl := kmsg.NewCreateACLsRequestCreation()
+	acl.ResourceType, acl.ResourceName, acl.ResourcePatternType = kmsg.ACLResourceTypeUser, "User:carol", kmsg.ACLResourcePatternTypeLiteral
+	acl.Principal, acl.Host, acl.Operation, acl.PermissionType = "User:bob", "*", kmsg.ACLOperationCreateTokens, kmsg.ACLPermissionTypeAllow
+	ca.Creations = append(ca.Creations, acl)
+	if resp, err := request(t, s, alice, ca); err != nil || resp.(*kmsg.CreateACLsResponse).Results[0].ErrorCode != 0 {
+		t.Fatalf("create the CREATE_TOKENS ACL: %v %+v", err, resp)
+	}
+	bob := scram.Auth{User: "bob", Pass: "bob-pw"}.AsSha512Mechanism()
+	for owner, want := range map[string]int16{"carol": 0, "dave": kerr.DelegationTokenAuthorizationFailed.Code} {
+		req := kmsg.NewPtrCreateDelegationTokenRequest()
+		req.OwnerPrincipalType, req.OwnerPrincipalName = kmsg.StringPtr("User"), kmsg.StringPtr(owner)
+		resp, err := request(t, s, bob, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := resp.(*kmsg.CreateDelegationTokenResponse).ErrorCode; got != want {
+			t.Fatalf("bob creates a token for %s: %v, want %v", owner, kerr.ErrorForCode(got), kerr.ErrorForCode(want))
+		}
 	}
 
 	s.Close()
