@@ -20,6 +20,8 @@ const (
 	ResourceGroup           ResourceType = 3
 	ResourceCluster         ResourceType = 4
 	ResourceTransactionalID ResourceType = 5
+	ResourceDelegationToken ResourceType = 6 // a token, by id (KIP-48)
+	ResourceUser            ResourceType = 7 // a user principal, for tokens (KIP-373)
 )
 
 // PatternType says how an ACL's resource name matches (PatternType codes).
@@ -50,6 +52,8 @@ const (
 	OpDescribeConfigs Operation = 10
 	OpAlterConfigs    Operation = 11
 	OpIdempotentWrite Operation = 12
+	OpCreateTokens    Operation = 13 // tokens owned by a user (KIP-373)
+	OpDescribeTokens  Operation = 14
 )
 
 // Permission is ALLOW or DENY (AclPermissionType codes).
@@ -79,6 +83,8 @@ var supported = map[ResourceType][]Operation{
 	ResourceCluster: {OpCreate, OpClusterAction, OpDescribeConfigs, OpAlterConfigs,
 		OpIdempotentWrite, OpAlter, OpDescribe},
 	ResourceTransactionalID: {OpDescribe, OpWrite},
+	ResourceDelegationToken: {OpDescribe},
+	ResourceUser:            {OpCreateTokens, OpDescribeTokens},
 }
 
 // SupportedOperations is the operations ACLs may name on rt.
@@ -170,11 +176,11 @@ type Filter struct {
 // Validate refuses a filter with an unknown (0) or out-of-range field.
 func (f Filter) Validate() error {
 	switch {
-	case f.ResourceType < ResourceAny || f.ResourceType > ResourceTransactionalID:
+	case f.ResourceType < ResourceAny || f.ResourceType > ResourceUser:
 		return invalid("filter resource type %d", f.ResourceType)
 	case f.PatternType < PatternAny || f.PatternType > PatternPrefixed:
 		return invalid("filter pattern type %d", f.PatternType)
-	case f.Operation < OpAny || f.Operation > OpIdempotentWrite:
+	case f.Operation < OpAny || f.Operation > OpDescribeTokens:
 		return invalid("filter operation %d", f.Operation)
 	case f.Permission < PermissionAny || f.Permission > PermissionAllow:
 		return invalid("filter permission type %d", f.Permission)

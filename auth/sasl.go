@@ -38,13 +38,16 @@ func CheckMechanisms(names []string) error {
 type Client struct {
 	Addr   string
 	Budget *DeriveBudget
+	// Tokens are the delegation tokens SCRAM may authenticate (nil:
+	// none, token.go).
+	Tokens TokenSource
 }
 
 // NewSession starts an exchange of mechanism mech against creds, for
 // client.
 func NewSession(mech string, creds CredentialSource, client Client) (Session, error) {
 	if h, ok := scramByName(mech); ok {
-		return newScramSession(h, creds), nil
+		return newScramSession(h, creds, client.Tokens), nil
 	}
 	if mech == Plain {
 		return &plainSession{creds: creds, client: client}, nil

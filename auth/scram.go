@@ -16,6 +16,7 @@ import (
 	"hash"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Mechanism names, as sasl.enabled.mechanisms spells them.
@@ -148,6 +149,12 @@ func hmacOf(h func() hash.Hash, key, msg []byte) []byte {
 type scramSession struct {
 	h     scramHash
 	creds CredentialSource
+	// tokens are the delegation tokens (nil: none, token.go); owner and
+	// token say which one authenticated.
+	tokens TokenSource
+	owner  string
+	expiry time.Time
+	token  bool
 	// nonce makes the server's part of the nonce (a test replaces it).
 	nonce func() string
 
@@ -165,8 +172,8 @@ type CredentialSource interface {
 	Lookup(user, mech string) (Credential, bool, error)
 }
 
-func newScramSession(h scramHash, creds CredentialSource) *scramSession {
-	return &scramSession{h: h, creds: creds, nonce: randomNonce}
+func newScramSession(h scramHash, creds CredentialSource, tokens TokenSource) *scramSession {
+	return &scramSession{h: h, creds: creds, tokens: tokens, nonce: randomNonce}
 }
 
 func randomNonce() string {
@@ -222,11 +229,6 @@ func (s *scramSession) clientFirstMessage(msg string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for _, a := range attrs[2:] {
-		if strings.HasPrefix(a.raw, "tokenauth=") {
-			return "", fmt.Errorf("%w: delegation tokens are not supported", ErrAuthFailed)
-		}
-	}
 	if authzid != "" {
 		z, err := unescapeSaslName(strings.TrimPrefix(authzid, "a="))
 		if err != nil || !strings.HasPrefix(authzid, "a=") || z != user {
@@ -237,12 +239,12 @@ func (s *scramSession) clientFirstMessage(msg string) (string, error) {
 		return "", fmt.Errorf("%w: empty nonce", ErrMalformed)
 	}
 	s.user = user
-	cred, ok, err := s.creds.Lookup(user, s.h.name)
+	cred, ok, err := s.lookup(user, tokenAuth(attrs[2:]))
 	if err != nil {
 		return "", err
 	}
 	if !ok {
-		return "", fmt.Errorf("%w: unknown user", ErrAuthFailed)
+		return "", fmt.Errorf("%w: unknown user or token", ErrAuthFailed)
 	}
 	s.cred = cred
 	s.gs2Header = flag + "," + authzid + ","

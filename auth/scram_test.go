@@ -40,7 +40,7 @@ func rfcCreds(t testing.TB) memCreds {
 }
 
 func rfcSession(creds CredentialSource) *scramSession {
-	s := newScramSession(scramHashes[0], creds)
+	s := newScramSession(scramHashes[0], creds, nil)
 	s.nonce = func() string { return rfc7677.serverNonce }
 	return s
 }
@@ -84,7 +84,7 @@ func TestScramBadMessages(t *testing.T) {
 		{"empty", []string{""}, ErrMalformed},
 		{"unknown user", []string{"n,,n=nobody,r=abc"}, ErrAuthFailed},
 		{"other authzid", []string{"n,a=admin,n=user,r=abc"}, ErrAuthFailed},
-		{"delegation token", []string{"n,,n=user,r=abc,tokenauth=true"}, ErrAuthFailed},
+		{"delegation token without tokens", []string{"n,,n=user,r=abc,tokenauth=true"}, ErrAuthFailed},
 		{"wrong nonce", []string{rfc7677.clientFirst, wrongNonce}, ErrAuthFailed},
 		{"wrong proof", []string{rfc7677.clientFirst, wrongProof}, ErrAuthFailed},
 		{"bad proof encoding", []string{rfc7677.clientFirst, rfc7677.clientFinal[:len(rfc7677.clientFinal)-1] + "!"}, ErrMalformed},
@@ -134,7 +134,7 @@ func TestScramEscapedUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newScramSession(scramHashes[1], memCreds{"a,b=c": {ScramSHA512: c}})
+	s := newScramSession(scramHashes[1], memCreds{"a,b=c": {ScramSHA512: c}}, nil)
 	if _, _, err := s.Step([]byte("n,,n=a=2Cb=3Dc,r=xyz")); err != nil || s.User() != "a,b=c" {
 		t.Fatalf("user %q err %v", s.User(), err)
 	}

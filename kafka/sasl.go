@@ -87,7 +87,7 @@ func (c *conn) admit(key int16) error {
 func (c *conn) saslHandshake(rc *reqCtx, r *kmsg.SASLHandshakeRequest, resp *kmsg.SASLHandshakeResponse) {
 	mech := r.Mechanism
 	open := func() (auth.Session, error) {
-		client := auth.Client{Addr: auth.SourceKey(c.nc.RemoteAddr()), Budget: c.s.plainBudget}
+		client := auth.Client{Addr: auth.SourceKey(c.nc.RemoteAddr()), Budget: c.s.plainBudget, Tokens: c.s.cfg.SASL.Tokens}
 		return auth.NewSession(mech, c.s.cfg.SASL.Credentials, client)
 	}
 	code, refused := c.auth.Handshake(mech, r.Version, c.lis.Enabled(c.s.cfg, mech), open)

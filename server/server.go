@@ -12,6 +12,7 @@ import (
 	"github.com/kgateway/kgateway/cluster/node"
 	"github.com/kgateway/kgateway/kafka"
 	"github.com/kgateway/kgateway/kafka/quota"
+	"github.com/kgateway/kgateway/kafka/token"
 	"github.com/kgateway/kgateway/kafka/txn"
 	"github.com/kgateway/kgateway/metrics"
 	"github.com/kgateway/kgateway/offsets"
@@ -71,6 +72,8 @@ type Config struct {
 	// Kafka configures the front end. Open sets Resolver and Offsets to
 	// the layers it opened, and Observer to the server's metrics when nil.
 	Kafka kafka.Config
+	// Tokens configures the delegation tokens (KIP-48; kafka/token).
+	Tokens token.Config
 	// TelemetryMaxBytes is telemetry.max.bytes: the largest client
 	// metrics payload a client may push (KIP-714; 0: 1 MiB).
 	TelemetryMaxBytes int32
@@ -96,6 +99,7 @@ type Server struct {
 	tier    *tier.Tier     // nil without an object store
 	bucket  *blob.Bucket   // the tier's, or cluster mode's
 	cluster *clusterParts  // nil: a single node
+	tokens  *token.Manager // its sweeps stop with the layers
 	lns     []net.Listener // bound, one per listeners entry
 	lis     []kafka.Listener
 	open    atomic.Bool // the layers are open (Ready)
@@ -256,6 +260,9 @@ func (s *Server) openLayers() (err error) {
 			return err
 		}
 	}
+	if err := s.openTokens(&kc); err != nil {
+		return err
+	}
 	if err := s.openTelemetry(&kc); err != nil {
 		return err
 	}
@@ -408,6 +415,7 @@ func (s *Server) closeLayers() error {
 	if s.offs != nil {
 		errs = append(errs, s.offs.Close())
 	}
+	s.tokens.Close() // before the cluster's documents close
 	errs = append(errs, s.closeCluster())
 	if s.res != nil {
 		errs = append(errs, s.res.Close())

@@ -30,6 +30,10 @@ const DefaultMaxSize = 1 << 20
 func ScramKey(prefix string) string { return prefix + "auth/scram" }
 func ACLKey(prefix string) string   { return prefix + "auth/acls" }
 
+// TokenKey is the delegation tokens' key (kafka/token), kept like the
+// SCRAM credentials.
+func TokenKey(prefix string) string { return prefix + "auth/tokens" }
+
 // QuotaKey is the client quota configuration's key (kafka/quota), kept
 // like the security stores.
 func QuotaKey(prefix string) string { return prefix + "auth/quotas" }

@@ -25,7 +25,11 @@ func configCmd(l loaded, stdout, _ io.Writer) error {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "# property\tvalue\tsource")
 	for _, f := range fields {
-		fmt.Fprintf(tw, "%s=%s\t\t# %s\n", f.prop, l.cfg.get(f), l.sources[f.prop])
+		v := l.cfg.get(f)
+		if f.secret && v != "" {
+			v = "[hidden]"
+		}
+		fmt.Fprintf(tw, "%s=%s\t\t# %s\n", f.prop, v, l.sources[f.prop])
 	}
 	return tw.Flush()
 }

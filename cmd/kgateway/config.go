@@ -30,6 +30,7 @@ import (
 	"github.com/kgateway/kgateway/kafka/streams"
 	"github.com/kgateway/kgateway/kafka/telemetry"
 	"github.com/kgateway/kgateway/kafka/tenancy"
+	"github.com/kgateway/kgateway/kafka/token"
 	"github.com/kgateway/kgateway/kafka/txn"
 	"github.com/kgateway/kgateway/server"
 	"go.uber.org/zap/zapcore"
@@ -56,13 +57,20 @@ type Config struct {
 	SSLPrincipalRules     string `prop:"ssl.principal.mapping.rules" flag:"ssl-principal-mapping-rules" help:"rules mapping a client certificate's subject to a user name: DEFAULT (the whole subject) or RULE:pattern/replacement/[LU], comma-separated"`
 	SSLHandshakeTimeoutMs int64  `prop:"ssl.handshake.timeout.ms" flag:"ssl-handshake-timeout-ms" help:"close a connection whose TLS handshake has not finished after this long"`
 
-	SASLEnabledMechanisms  string `prop:"sasl.enabled.mechanisms" flag:"sasl-enabled-mechanisms" help:"SASL mechanisms of SASL listeners: SCRAM-SHA-256, SCRAM-SHA-512, PLAIN"`
-	SASLMaxReceiveSize     int    `prop:"sasl.server.max.receive.size" flag:"sasl-server-max-receive-size" help:"largest frame accepted on a SASL listener before authentication"`
-	ConnectionsMaxReauthMs int64  `prop:"connections.max.reauth.ms" flag:"connections-max-reauth-ms" help:"lifetime of a SASL session; a client must re-authenticate before it ends (KIP-368); 0: sessions never end"`
-	FailedAuthDelayMs      int64  `prop:"connection.failed.authentication.delay.ms" flag:"connection-failed-authentication-delay-ms" help:"delay before answering a failed authentication (and closing the connection)"`
-	PlainFailuresPerAddr   int    `prop:"sasl.plain.failed.logins.per.address.per.minute" flag:"sasl-plain-failed-logins-per-address-per-minute" help:"PLAIN logins with a wrong password (each costs a PBKDF2 derivation) one client address (an IPv6 /64) may make a minute, a minute's worth at once; beyond it a PLAIN login from there fails without checking the password, answered as a wrong one"`
-	PlainFailuresPerUser   int    `prop:"sasl.plain.failed.logins.per.user.per.minute" flag:"sasl-plain-failed-logins-per-user-per-minute" help:"PLAIN logins with a wrong password all addresses together may make a minute as one user, a minute's worth at once; beyond it only addresses that logged in as that user before may try it"`
-	ScramUsersMax          int    `prop:"scram.users.max" flag:"scram-users-max" help:"users AlterUserScramCredentials may make the credential store hold (a new one beyond: POLICY_VIOLATION); kgateway users is not bounded"`
+	SASLEnabledMechanisms    string `prop:"sasl.enabled.mechanisms" flag:"sasl-enabled-mechanisms" help:"SASL mechanisms of SASL listeners: SCRAM-SHA-256, SCRAM-SHA-512, PLAIN"`
+	SASLMaxReceiveSize       int    `prop:"sasl.server.max.receive.size" flag:"sasl-server-max-receive-size" help:"largest frame accepted on a SASL listener before authentication"`
+	ConnectionsMaxReauthMs   int64  `prop:"connections.max.reauth.ms" flag:"connections-max-reauth-ms" help:"lifetime of a SASL session; a client must re-authenticate before it ends (KIP-368); 0: sessions never end"`
+	FailedAuthDelayMs        int64  `prop:"connection.failed.authentication.delay.ms" flag:"connection-failed-authentication-delay-ms" help:"delay before answering a failed authentication (and closing the connection)"`
+	PlainFailuresPerAddr     int    `prop:"sasl.plain.failed.logins.per.address.per.minute" flag:"sasl-plain-failed-logins-per-address-per-minute" help:"PLAIN logins with a wrong password (each costs a PBKDF2 derivation) one client address (an IPv6 /64) may make a minute, a minute's worth at once; beyond it a PLAIN login from there fails without checking the password, answered as a wrong one"`
+	PlainFailuresPerUser     int    `prop:"sasl.plain.failed.logins.per.user.per.minute" flag:"sasl-plain-failed-logins-per-user-per-minute" help:"PLAIN logins with a wrong password all addresses together may make a minute as one user, a minute's worth at once; beyond it only addresses that logged in as that user before may try it"`
+	DelegationTokenSecretKey string `prop:"delegation.token.secret.key" flag:"delegation-token-secret-key" secret:"true" help:"key of the delegation tokens' HMACs (KIP-48), the same on every node of a cluster; empty: the token APIs answer DELEGATION_TOKEN_AUTH_DISABLED. Changing it voids every token. Not shown by kgateway config; set it in the --config file or the environment rather than a flag, which ps shows"`
+	DelegationTokenMasterKey string `prop:"delegation.token.master.key" flag:"delegation-token-master-key" secret:"true" help:"deprecated name of delegation.token.secret.key, used when that is empty"`
+	DelegationTokenMaxLifeMs int64  `prop:"delegation.token.max.lifetime.ms" flag:"delegation-token-max-lifetime-ms" help:"a delegation token's longest life, renewals included"`
+	DelegationTokenExpiryMs  int64  `prop:"delegation.token.expiry.time.ms" flag:"delegation-token-expiry-time-ms" help:"how long a delegation token lives without renewal, and the longest a renewal extends it"`
+	DelegationTokenCheckMs   int64  `prop:"delegation.token.expiry.check.interval.ms" flag:"delegation-token-expiry-check-interval-ms" help:"how often expired delegation tokens are removed from the store (they stop authenticating at once)"`
+	DelegationTokensMaxPer   int    `prop:"delegation.tokens.max.per.principal" flag:"delegation-tokens-max-per-principal" help:"delegation tokens one principal may have created that have not expired (beyond: POLICY_VIOLATION)"`
+	DelegationTokensMax      int    `prop:"delegation.tokens.max" flag:"delegation-tokens-max" help:"delegation tokens that have not expired, all principals together (beyond: POLICY_VIOLATION)"`
+	ScramUsersMax            int    `prop:"scram.users.max" flag:"scram-users-max" help:"users AlterUserScramCredentials may make the credential store hold (a new one beyond: POLICY_VIOLATION); kgateway users is not bounded"`
 
 	AuthorizerClassName  string `prop:"authorizer.class.name" flag:"authorizer-class-name" help:"turns authorization by ACLs on: org.apache.kafka.metadata.authorizer.StandardAuthorizer or kafka.security.authorizer.AclAuthorizer (both select the built-in authorizer); empty: every request is allowed"`
 	SuperUsers           string `prop:"super.users" flag:"super-users" help:"principals allowed everything whatever the ACLs, separated by semicolons, e.g. User:admin;User:ops"`
@@ -201,6 +209,11 @@ func DefaultConfig() Config {
 		PlainFailuresPerAddr:       auth.DefaultFailuresPerAddress,
 		PlainFailuresPerUser:       auth.DefaultFailuresPerUser,
 		ScramUsersMax:              kafka.DefaultMaxUsers,
+		DelegationTokenMaxLifeMs:   token.DefaultMaxLifetime.Milliseconds(),
+		DelegationTokenExpiryMs:    token.DefaultExpiryTime.Milliseconds(),
+		DelegationTokenCheckMs:     token.DefaultExpiryCheck.Milliseconds(),
+		DelegationTokensMaxPer:     token.DefaultMaxPerPrincipal,
+		DelegationTokensMax:        token.DefaultMax,
 		DataDir:                    "./data",
 		MetricsAddr:                "127.0.0.1:9644",
 		LogLevel:                   "info",
@@ -292,6 +305,7 @@ type field struct {
 	env        string
 	help       string
 	kind       reflect.Kind
+	secret     bool // not shown by kgateway config
 }
 
 // fields lists Config's fields in declaration order.
@@ -305,7 +319,8 @@ var fields = func() []field {
 			continue // not a setting (listenerProps)
 		}
 		out = append(out, field{index: i, prop: prop, flag: f.Tag.Get("flag"), help: f.Tag.Get("help"),
-			env: "KGATEWAY_" + strings.ToUpper(strings.ReplaceAll(prop, ".", "_")), kind: f.Type.Kind()})
+			env: "KGATEWAY_" + strings.ToUpper(strings.ReplaceAll(prop, ".", "_")), kind: f.Type.Kind(),
+			secret: f.Tag.Get("secret") == "true"})
 	}
 	return out
 }()
@@ -591,6 +606,13 @@ func (c Config) Validate() error {
 	}
 	if c.ScramUsersMax < 1 {
 		bad("scram.users.max", "%d must be at least 1", c.ScramUsersMax)
+	}
+	if c.DelegationTokenMaxLifeMs < 1 || c.DelegationTokenExpiryMs < 1 || c.DelegationTokenCheckMs < 1 {
+		bad("delegation.token.max.lifetime.ms", "%d, delegation.token.expiry.time.ms %d and delegation.token.expiry.check.interval.ms %d must be at least 1",
+			c.DelegationTokenMaxLifeMs, c.DelegationTokenExpiryMs, c.DelegationTokenCheckMs)
+	}
+	if c.DelegationTokensMaxPer < 1 || c.DelegationTokensMax < c.DelegationTokensMaxPer {
+		bad("delegation.tokens.max.per.principal", "%d must be at least 1 and at most delegation.tokens.max %d", c.DelegationTokensMaxPer, c.DelegationTokensMax)
 	}
 	if c.GroupsMaxPerPrincipal < 1 {
 		bad("groups.max.per.principal", "%d must be at least 1", c.GroupsMaxPerPrincipal)

@@ -12,6 +12,7 @@ import (
 	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka"
 	"github.com/kgateway/kgateway/kafka/quota"
+	"github.com/kgateway/kgateway/kafka/token"
 	"github.com/kgateway/kgateway/server"
 	"go.uber.org/zap"
 )
@@ -72,6 +73,7 @@ func (c Config) serverConfig(log *zap.Logger) server.Config {
 		Resolver:          c.resolverConfig(),
 		Cluster:           c.clusterConfig(log),
 		TelemetryMaxBytes: int32(c.TelemetryMaxBytes),
+		Tokens:            c.tokenConfig(),
 		Authorizer: server.AuthorizerConfig{
 			ClassName:            c.AuthorizerClassName,
 			SuperUsers:           superUsers(c.SuperUsers),
@@ -112,6 +114,20 @@ func (c Config) serverConfig(log *zap.Logger) server.Config {
 			Share: c.shareConfig(),
 		},
 	}
+}
+
+// tokenConfig is the delegation tokens' configuration: the secret key,
+// or its deprecated name when it is empty (as Kafka).
+func (c Config) tokenConfig() token.Config {
+	secret := c.DelegationTokenSecretKey
+	if secret == "" {
+		secret = c.DelegationTokenMasterKey
+	}
+	return token.Config{Secret: secret,
+		MaxLifetime:     time.Duration(c.DelegationTokenMaxLifeMs) * time.Millisecond,
+		ExpiryTime:      time.Duration(c.DelegationTokenExpiryMs) * time.Millisecond,
+		ExpiryCheck:     time.Duration(c.DelegationTokenCheckMs) * time.Millisecond,
+		MaxPerPrincipal: c.DelegationTokensMaxPer, Max: c.DelegationTokensMax}
 }
 
 // superUsers is super.users as a list (Validate checked it).

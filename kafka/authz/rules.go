@@ -53,6 +53,10 @@ func init() {
 		35: noCheck, // DESCRIBE on the cluster, in the handler
 		36: noCheck,
 		37: authzCreatePartitions,
+		38: noCheck, // delegation tokens: USER and DELEGATION_TOKEN resources in kafka/token
+		39: noCheck,
+		40: noCheck,
+		41: noCheck,
 		42: authzDeleteGroups,
 		43: noCheck, // ALTER on the cluster, in the handler
 		44: authzIncrementalAlterConfigs,

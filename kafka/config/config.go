@@ -14,6 +14,7 @@ import (
 	"github.com/kgateway/kgateway/kafka/share"
 	"github.com/kgateway/kgateway/kafka/telemetry"
 	"github.com/kgateway/kgateway/kafka/tenancy"
+	"github.com/kgateway/kgateway/kafka/token"
 	"github.com/kgateway/kgateway/kafka/txn"
 	"github.com/kgateway/kgateway/kafka/wire"
 	"github.com/kgateway/kgateway/offsets"
@@ -226,6 +227,10 @@ type SASLConfig struct {
 	// derivations failed PLAIN logins may cost (auth.DeriveBudget; 0:
 	// auth.DefaultFailuresPerAddress, auth.DefaultFailuresPerUser).
 	PlainFailuresPerAddress, PlainFailuresPerUser int
+	// Tokens are the delegation tokens (KIP-48, kafka/token): the token
+	// APIs and SCRAM token authentication. Nil: disabled
+	// (DELEGATION_TOKEN_AUTH_DISABLED).
+	Tokens *token.Manager
 	// MaxUsers is scram.users.max: the users AlterUserScramCredentials
 	// may make the store hold (default DefaultMaxUsers).
 	MaxUsers int

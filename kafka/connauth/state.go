@@ -24,6 +24,7 @@ type State struct {
 	mu            sync.Mutex
 	principal     string // The principal mapping
 	authenticated bool   // a SASL exchange succeeded
+	tokenAuth     bool   // with a delegation token (KIP-48)
 	failed        bool   // an exchange failed: the connection is closing
 	mechanism     string // of the current or last exchange
 	session       auth.Session
@@ -165,6 +166,11 @@ func (a *State) Authenticate(token []byte, maxReceive int32, reauthAfter time.Du
 	}
 	st.User, st.Mechanism = a.session.User(), a.mechanism
 	st.Principal = auth.UserPrincipal(st.User)
+	ts, _ := a.session.(auth.TokenSession)
+	owner, tokenExpiry, byToken := tokenOwner(ts)
+	if byToken {
+		st.Principal = auth.UserPrincipal(owner) // the token's owner (KIP-48)
+	}
 	if err == nil && st.Done && a.authenticated && st.Principal != a.principal {
 		err = fmt.Errorf("%w: re-authentication as another principal", auth.ErrAuthFailed)
 	}
@@ -174,14 +180,32 @@ func (a *State) Authenticate(token []byte, maxReceive int32, reauthAfter time.Du
 		return st, true
 	}
 	if st.Done {
-		a.authenticated, a.principal = true, st.Principal
+		a.authenticated, a.principal, a.tokenAuth = true, st.Principal, byToken
 		a.exchanging, a.raw, a.session = false, false, nil
 		if reauthAfter > 0 {
-			a.expiry = time.Now().Add(reauthAfter)
 			st.Lifetime = reauthAfter
+			if until := time.Until(tokenExpiry); byToken && until < reauthAfter {
+				st.Lifetime = max(until, time.Millisecond) // ends with the token, as Kafka's credential lifetime
+			}
+			a.expiry = time.Now().Add(st.Lifetime)
 		}
 	}
 	return st, true
+}
+
+// TokenAuthenticated reports whether the connection authenticated with a
+// delegation token (KIP-48): such a connection may not manage tokens.
+func (a *State) TokenAuthenticated() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.tokenAuth
+}
+
+func tokenOwner(ts auth.TokenSession) (string, time.Time, bool) {
+	if ts == nil {
+		return "", time.Time{}, false
+	}
+	return ts.TokenOwner()
 }
 
 // apiName is the label of a key in errors.

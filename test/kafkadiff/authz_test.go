@@ -130,6 +130,7 @@ func authzCorpus() []diffCase {
 		{"authz-group", caseAuthzGroup},
 		{"authz-txn", caseAuthzTxn},
 		{"authz-cluster", caseAuthzCluster},
+		{"authz-tokens-disabled", caseAuthzTokensDisabled},
 	}
 }
 

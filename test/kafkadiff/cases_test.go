@@ -47,6 +47,7 @@ func corpus() []diffCase {
 		{"configs-internal", caseConfigsInternal},
 		{"telemetry", caseTelemetry},
 		{"acls-disabled", caseACLsDisabled},
+		{"tokens-plaintext", caseTokensPlaintext},
 		{"client-quotas", caseClientQuotas},
 		{"bad-input", caseBadInput},
 		{"admin-describe-topic-partitions", caseDescribeTopicPartitions},
