@@ -76,7 +76,7 @@ func (s *Server) configEntries(typ kmsg.ConfigResourceType, name string) ([]topi
 		return s.groupConfigs(name), nil
 	}
 	if typ == kmsg.ConfigResourceTypeClientMetrics {
-		return s.clientMetricsConfigs(name), nil
+		return s.cfg.Telemetry.Store().Describe(name), nil
 	}
 	if initial, ok := internalTopicConfigs[name]; ok {
 		dc, err := s.dynConfigs()

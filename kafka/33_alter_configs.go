@@ -66,7 +66,7 @@ func (s *Server) alterConfigs(rr kmsg.AlterConfigsRequestResource, validateOnly 
 		return brokerConfigErr(dc.AlterBrokerConfigs(brokerLayer(rr.ResourceName), configs, validateOnly))
 	}
 	if rr.ResourceType == kmsg.ConfigResourceTypeClientMetrics {
-		return s.alterClientMetrics(rr.ResourceName, configs, validateOnly)
+		return s.cfg.Telemetry.Store().Replace(rr.ResourceName, configs, validateOnly)
 	}
 	if rr.ResourceType == kmsg.ConfigResourceTypeGroupConfig {
 		return fmt.Errorf("%w: group configs are altered with IncrementalAlterConfigs", kerr.InvalidRequest)

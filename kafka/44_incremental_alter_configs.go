@@ -68,7 +68,7 @@ func (s *Server) incrementalAlter(rr kmsg.IncrementalAlterConfigsRequestResource
 		return duplicateConfig(dup)
 	}
 	if rr.ResourceType == kmsg.ConfigResourceTypeClientMetrics {
-		return s.incrementalAlterClientMetrics(rr.ResourceName, ops, validateOnly)
+		return s.cfg.Telemetry.Store().AlterIncrementally(rr.ResourceName, ops, validateOnly)
 	}
 	if rr.ResourceType == kmsg.ConfigResourceTypeGroupConfig {
 		return s.alterGroupConfigs(rr.ResourceName, ops, validateOnly)
