@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -231,6 +232,25 @@ func (r *run) awaitCoordinator(kt int8, key string) {
 	r.await("coordinator of "+key, fc, func(resp kmsg.Response) bool {
 		cs := resp.(*kmsg.FindCoordinatorResponse).Coordinators
 		return len(cs) == 1 && cs[0].ErrorCode == 0
+	})
+	if kt != 1 {
+		return
+	}
+	// Kafka names a transaction coordinator as soon as its partition has a
+	// leader, and may answer NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS
+	// until it has loaded that partition: wait until it answers for key.
+	dt := kmsg.NewPtrDescribeTransactionsRequest()
+	dt.TransactionalIDs = []string{key}
+	r.await("transaction coordinator of "+key+" loaded", dt, func(resp kmsg.Response) bool {
+		s := resp.(*kmsg.DescribeTransactionsResponse).TransactionStates
+		if len(s) != 1 {
+			return false
+		}
+		switch s[0].ErrorCode {
+		case kerr.NotCoordinator.Code, kerr.CoordinatorLoadInProgress.Code, kerr.CoordinatorNotAvailable.Code:
+			return false
+		}
+		return true
 	})
 }
 
