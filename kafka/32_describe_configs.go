@@ -7,7 +7,7 @@ package kafka
 //       STATIC_BROKER_CONFIG, DEFAULT_CONFIG) and, if asked, its synonyms
 //       in precedence order.
 //   v2  nothing new.
-//   v3  config type; include_documentation (answered with null docs).
+//   v3  config type; include_documentation.
 //   v4  flexible.
 //
 // TOPIC resources describe every topic config Kafka defines, set or not,
@@ -21,9 +21,9 @@ package kafka
 // dynamically for every broker, as Kafka does. CLIENT_METRICS resources (KIP-714 subscriptions,
 // telemetry.go) describe metrics, interval.ms and match, set
 // (CLIENT_METRICS_CONFIG) or at their defaults, whether the resource
-// exists or not, as Kafka does. config_names filters (null: all).
-// Left out: documentation strings, BROKER_LOGGER and other resource
-// types (INVALID_REQUEST), sensitive configs (there are none).
+// exists or not, as Kafka does. BROKER_LOGGER: kafka/brokerlogger.
+// config_names filters (null: all). Documentation: topicconfig/docs.go.
+// Other resource types are INVALID_REQUEST; no config is sensitive.
 
 import (
 	"slices"
@@ -32,6 +32,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kgateway/kgateway/kafka/brokerlogger"
+	"github.com/kgateway/kgateway/logging"
 	"github.com/kgateway/kgateway/topicconfig"
 )
 
@@ -63,7 +65,9 @@ func (s *Server) describeConfigs(r *kmsg.DescribeConfigsRequest, rr kmsg.Describ
 
 // configEntries lists a resource's configs (checkConfigResource first).
 func (s *Server) configEntries(typ kmsg.ConfigResourceType, name string) ([]topicconfig.Entry, error) {
-	if err := s.checkConfigResource(typ, name); err != nil {
+	if typ == kmsg.ConfigResourceTypeBrokerLogger {
+		return brokerlogger.Describe(logging.Of(s.log), s.cfg.NodeID, name)
+	} else if err := s.checkConfigResource(typ, name); err != nil {
 		return nil, err
 	}
 	if typ == kmsg.ConfigResourceTypeBroker && name == "" {
@@ -133,6 +137,7 @@ func describedConfig(r *kmsg.DescribeConfigsRequest, e topicconfig.Entry) kmsg.D
 	c.IsDefault = e.Source == topicconfig.SourceDefault
 	c.Source = kmsg.ConfigSource(e.Source)
 	c.ConfigType = kmsg.ConfigType(e.Type)
+	c.Documentation = topicconfig.Documentation(e.Name, e.Source == brokerlogger.Source, r.Version >= 3 && r.IncludeDocumentation)
 	if r.Version >= 1 && r.IncludeSynonyms {
 		for _, syn := range e.Synonyms {
 			sc := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
