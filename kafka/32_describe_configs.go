@@ -16,7 +16,7 @@ package kafka
 // BROKER resources by node.id describe the broker configs the resolver
 // knows (log.retention.ms, log.segment.bytes, ...), the dynamic ones
 // writable, with their sources (package dynconfig), and the wire
-// server's own (broker.id, node.id, socket.request.max.bytes), read-only;
+// server's and its coordinators' own (kafka/config BrokerEntries), read-only;
 // the cluster-wide default resource ("") describes only the configs set
 // dynamically for every broker, as Kafka does. CLIENT_METRICS resources (KIP-714 subscriptions,
 // telemetry.go) describe metrics, interval.ms and match, set
@@ -27,7 +27,6 @@ package kafka
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -97,17 +96,10 @@ func (s *Server) configEntries(typ kmsg.ConfigResourceType, name string) ([]topi
 }
 
 // brokerConfigs are the resolver's broker configs (retention, segments,
-// message size, ...) plus the few the wire server owns, sorted by name.
+// message size, ...) plus those the wire server and its coordinators
+// own (kafka/config BrokerEntries), sorted by name.
 func (s *Server) brokerConfigs() []topicconfig.Entry {
-	id := strconv.Itoa(int(s.cfg.NodeID))
-	static := func(name, value string, typ topicconfig.Type) topicconfig.Entry {
-		return topicconfig.Entry{Name: name, Value: value, Source: topicconfig.SourceStaticBroker, ReadOnly: true, Type: typ,
-			Synonyms: []topicconfig.Synonym{{Name: name, Value: value, Source: topicconfig.SourceStaticBroker}}}
-	}
-	out := append(s.res.BrokerConfigs(),
-		static("broker.id", id, topicconfig.TypeInt),
-		static("node.id", id, topicconfig.TypeInt),
-		static("socket.request.max.bytes", strconv.Itoa(int(s.cfg.MaxRequestBytes)), topicconfig.TypeInt))
+	out := append(s.res.BrokerConfigs(), s.cfg.BrokerEntries()...)
 	slices.SortFunc(out, func(a, b topicconfig.Entry) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
