@@ -31,6 +31,7 @@ import (
 	"github.com/kgateway/kgateway/kafka/telemetry"
 	"github.com/kgateway/kgateway/kafka/tenancy"
 	"github.com/kgateway/kgateway/kafka/txn"
+	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/server"
 	"go.uber.org/zap/zapcore"
 )
@@ -138,6 +139,9 @@ type Config struct {
 	// Classic groups (groupflags.go).
 	GroupInitialRebalanceDelayMs int64 `prop:"group.initial.rebalance.delay.ms" flag:"group-initial-rebalance-delay-ms" help:"the first rebalance of an empty classic group waits this long for more members, again while they keep joining, up to the rebalance timeout; 0 does not wait"`
 	GroupMaxSize                 int   `prop:"group.max.size" flag:"group-max-size" help:"members of one classic or consumer group, joined or joining (beyond: GROUP_MAX_SIZE_REACHED)"`
+	GroupMinSessionTimeoutMs     int64 `prop:"group.min.session.timeout.ms" flag:"group-min-session-timeout-ms" help:"smallest session.timeout.ms a classic group member may ask for (INVALID_SESSION_TIMEOUT below)"`
+	GroupMaxSessionTimeoutMs     int64 `prop:"group.max.session.timeout.ms" flag:"group-max-session-timeout-ms" help:"largest session.timeout.ms a classic group member may ask for (INVALID_SESSION_TIMEOUT above)"`
+	OffsetsRetentionMinutes      int64 `prop:"offsets.retention.minutes" flag:"offsets-retention-minutes" help:"how long a group's committed offsets are kept once the group is empty (or, standalone, since their commit)"`
 	GroupsMaxPerPrincipal        int   `prop:"groups.max.per.principal" flag:"groups-max-per-principal" help:"with an authorizer, groups (classic, consumer and share) one principal may create and still have; a request creating one more gets POLICY_VIOLATION"`
 
 	// Consumer groups of the KIP-848 protocol (groupflags.go).
@@ -273,6 +277,9 @@ func DefaultConfig() Config {
 		MaxPartitions:                 kafka.DefaultMaxPartitions,
 		MaxPartitionsPerPrincipal:     kafka.DefaultMaxPartitionsPerPrincipal,
 		GroupMaxSize:                  group.DefaultMaxGroupSize,
+		GroupMinSessionTimeoutMs:      group.DefaultMinSessionTimeout.Milliseconds(),
+		GroupMaxSessionTimeoutMs:      group.DefaultMaxSessionTimeout.Milliseconds(),
+		OffsetsRetentionMinutes:       int64(offsets.DefaultRetention.Minutes()),
 		GroupsMaxPerPrincipal:         tenancy.DefaultGroupsPerPrincipal,
 		MaxACLs:                       auth.DefaultMaxACLs,
 		ShareRecordLockDurationMs:     share.DefaultRecordLockDuration.Milliseconds(),
