@@ -141,3 +141,32 @@ func equal(a, b []Logger) bool {
 	}
 	return true
 }
+
+// TestConcurrentLevels: loggers log while levels change and loggers are
+// registered (run with -race): every entry written at INFO or above by a
+// logger never below INFO is kept.
+func TestConcurrentLevels(t *testing.T) {
+	reg, root, logs := newObserved(t)
+	k := Named(root, "kafka")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 200; i++ {
+			lv := []string{"DEBUG", "INFO", "TRACE"}[i%3]
+			if err := reg.Apply([]Change{{Logger: "kafka", Level: lv}}, false); err != nil {
+				t.Error(err)
+				return
+			}
+			Named(k, "sub")
+			reg.Loggers()
+		}
+	}()
+	for i := 0; i < 200; i++ {
+		k.Info("i")
+		k.Debug("d")
+	}
+	<-done
+	if n := count(logs, "i"); n != 200 {
+		t.Fatalf("%d info lines kept, want 200", n)
+	}
+}
