@@ -77,7 +77,7 @@ type Config struct {
 	MetricsAddr   string `prop:"metrics.addr" flag:"metrics-addr" help:"address of the HTTP server for /metrics, /healthz and /readyz; empty disables it. If the default address is taken the server runs without it (and logs why); an address set explicitly must bind"`
 	DebugPprof    bool   `prop:"debug.pprof.enable" flag:"debug-pprof" help:"serve Go's profiler (net/http/pprof) under /debug/pprof/ on the metrics.addr listener; off by default: a profile costs CPU and shows internals, so expose it only on a loopback or trusted address"`
 
-	LogLevel      string `prop:"log.level" flag:"log-level" help:"debug, info, warn or error (debug logs every request)"`
+	LogLevel      string `prop:"log.level" flag:"log-level" help:"debug, info, warn or error (debug logs every request): the root logger's level at start; kafka-configs --entity-type broker-loggers changes each logger's at run time"`
 	LogFormat     string `prop:"log.format" flag:"log-format" help:"json or console"`
 	SlowRequestMs int64  `prop:"slow.request.ms" flag:"slow-request-ms" help:"log requests slower than this at warn, long-poll fetch waits excluded; -1 never"`
 
