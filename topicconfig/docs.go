@@ -21,7 +21,9 @@ func Documentation(name string, brokerLogger, asked bool) *string {
 // wire server's own), group configs (kafka/share, kafka/group) and
 // client-metrics configs (kafka/telemetry), keyed by name. A name shared
 // by a topic and the broker (compression.type, min.insync.replicas) has
-// one description that fits both.
+// one description that fits both. A config added to any of those tables
+// gets its line here (TestConfigDocumentation checks topic and broker
+// configs).
 var docs = map[string]string{
 	// Topic configs.
 	"cleanup.policy":                          "How old segments are removed: delete (by retention), compact (latest value per key), or both.",
@@ -78,9 +80,7 @@ var docs = map[string]string{
 	"log.message.timestamp.type":            "Default message.timestamp.type of topics.",
 	"log.retention.bytes":                   "Default retention.bytes of topics.",
 	"log.retention.check.interval.ms":       "Interval between checks for segments past their retention.",
-	"log.retention.ms":                      "Default retention.ms of topics; when unset, log.retention.minutes, then log.retention.hours.",
-	"log.retention.minutes":                 "Default retention of topics in minutes, used when log.retention.ms is unset.",
-	"log.retention.hours":                   "Default retention of topics in hours, used when log.retention.ms and log.retention.minutes are unset.",
+	"log.retention.ms":                      "Default retention.ms of topics (-1: forever).",
 	"log.roll.ms":                           "Default segment.ms of topics.",
 	"log.segment.bytes":                     "Default segment.bytes of topics.",
 	"message.max.bytes":                     "Default max.message.bytes of topics.",
@@ -94,17 +94,13 @@ var docs = map[string]string{
 	"group.consumer.min.session.timeout.ms": "Smallest session timeout a consumer group (KIP-848) may be configured with.",
 	"group.consumer.max.session.timeout.ms": "Largest session timeout a consumer group (KIP-848) may be configured with.",
 	"group.share.session.timeout.ms":        "Default session timeout of share group members.",
-	"group.share.min.session.timeout.ms":    "Smallest session timeout a share group may be configured with.",
-	"group.share.max.session.timeout.ms":    "Largest session timeout a share group may be configured with.",
 
 	// Group configs.
-	"share.auto.offset.reset":        "Where a share group starts reading a partition it has no state for: latest, earliest or by_duration.",
-	"share.record.lock.duration.ms":  "How long a share consumer holds the records it was given before they may be redelivered.",
-	"share.session.timeout.ms":       "Session timeout of this share group's members.",
-	"share.heartbeat.interval.ms":    "Heartbeat interval of this share group's members.",
-	"share.isolation.level":          "Whether this share group reads uncommitted or only committed transactional records.",
-	"consumer.session.timeout.ms":    "Session timeout of this consumer group's members.",
-	"consumer.heartbeat.interval.ms": "Heartbeat interval of this consumer group's members.",
+	"share.auto.offset.reset":       "Where a share group starts reading a partition it has no state for: latest or earliest.",
+	"share.record.lock.duration.ms": "How long a share consumer holds the records it was given before they may be redelivered.",
+	"share.session.timeout.ms":      "Session timeout of this share group's members.",
+	"share.heartbeat.interval.ms":   "Heartbeat interval of this share group's members.",
+	"share.isolation.level":         "Whether this share group reads uncommitted or only committed transactional records.",
 
 	// Client-metrics configs (KIP-714).
 	"metrics":     "Metric name prefixes the matched clients push (* for all).",
