@@ -31,7 +31,6 @@ import (
 	"github.com/kgateway/kgateway/kafka/telemetry"
 	"github.com/kgateway/kgateway/kafka/tenancy"
 	"github.com/kgateway/kgateway/kafka/txn"
-	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/server"
 	"go.uber.org/zap/zapcore"
 )
@@ -279,7 +278,7 @@ func DefaultConfig() Config {
 		GroupMaxSize:                  group.DefaultMaxGroupSize,
 		GroupMinSessionTimeoutMs:      group.DefaultMinSessionTimeout.Milliseconds(),
 		GroupMaxSessionTimeoutMs:      group.DefaultMaxSessionTimeout.Milliseconds(),
-		OffsetsRetentionMinutes:       int64(offsets.DefaultRetention.Minutes()),
+		OffsetsRetentionMinutes:       int64(server.DefaultOffsetsRetention.Minutes()),
 		GroupsMaxPerPrincipal:         tenancy.DefaultGroupsPerPrincipal,
 		MaxACLs:                       auth.DefaultMaxACLs,
 		ShareRecordLockDurationMs:     share.DefaultRecordLockDuration.Milliseconds(),

@@ -12,7 +12,6 @@ import (
 	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka"
 	"github.com/kgateway/kgateway/kafka/quota"
-	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/server"
 	"go.uber.org/zap"
 )
@@ -72,7 +71,7 @@ func (c Config) serverConfig(log *zap.Logger) server.Config {
 		Storage:           server.StorageOptions{TailCacheBytes: tailCacheOption(c.TailCacheBytes), NoReuse: !c.SegmentReuse},
 		Resolver:          c.resolverConfig(),
 		Cluster:           c.clusterConfig(log),
-		Offsets:           offsets.Options{Retention: time.Duration(c.OffsetsRetentionMinutes) * time.Minute},
+		Offsets:           server.OffsetsOptions{Retention: time.Duration(c.OffsetsRetentionMinutes) * time.Minute},
 		TelemetryMaxBytes: int32(c.TelemetryMaxBytes),
 		Authorizer: server.AuthorizerConfig{
 			ClassName:            c.AuthorizerClassName,
