@@ -7,7 +7,7 @@ package kafka
 //       STATIC_BROKER_CONFIG, DEFAULT_CONFIG) and, if asked, its synonyms
 //       in precedence order.
 //   v2  nothing new.
-//   v3  config type; include_documentation (answered with null docs).
+//   v3  config type; include_documentation.
 //   v4  flexible.
 //
 // TOPIC resources describe every topic config Kafka defines, set or not,
@@ -16,22 +16,23 @@ package kafka
 // BROKER resources by node.id describe the broker configs the resolver
 // knows (log.retention.ms, log.segment.bytes, ...), the dynamic ones
 // writable, with their sources (package dynconfig), and the wire
-// server's own (broker.id, node.id, socket.request.max.bytes), read-only;
+// server's and its coordinators' own (kafka/config BrokerEntries), read-only;
 // the cluster-wide default resource ("") describes only the configs set
 // dynamically for every broker, as Kafka does. CLIENT_METRICS resources (KIP-714 subscriptions,
 // telemetry.go) describe metrics, interval.ms and match, set
 // (CLIENT_METRICS_CONFIG) or at their defaults, whether the resource
-// exists or not, as Kafka does. config_names filters (null: all).
-// Left out: documentation strings, BROKER_LOGGER and other resource
-// types (INVALID_REQUEST), sensitive configs (there are none).
+// exists or not, as Kafka does. BROKER_LOGGER: kafka/brokerlogger.
+// config_names filters (null: all). Documentation: topicconfig/docs.go.
+// Other resource types are INVALID_REQUEST; no config is sensitive.
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kgateway/kgateway/kafka/brokerlogger"
+	"github.com/kgateway/kgateway/logging"
 	"github.com/kgateway/kgateway/topicconfig"
 )
 
@@ -63,7 +64,9 @@ func (s *Server) describeConfigs(r *kmsg.DescribeConfigsRequest, rr kmsg.Describ
 
 // configEntries lists a resource's configs (checkConfigResource first).
 func (s *Server) configEntries(typ kmsg.ConfigResourceType, name string) ([]topicconfig.Entry, error) {
-	if err := s.checkConfigResource(typ, name); err != nil {
+	if typ == kmsg.ConfigResourceTypeBrokerLogger {
+		return brokerlogger.Describe(logging.Of(s.log), s.cfg.NodeID, name)
+	} else if err := s.checkConfigResource(typ, name); err != nil {
 		return nil, err
 	}
 	if typ == kmsg.ConfigResourceTypeBroker && name == "" {
@@ -93,17 +96,10 @@ func (s *Server) configEntries(typ kmsg.ConfigResourceType, name string) ([]topi
 }
 
 // brokerConfigs are the resolver's broker configs (retention, segments,
-// message size, ...) plus the few the wire server owns, sorted by name.
+// message size, ...) plus those the wire server and its coordinators
+// own (kafka/config BrokerEntries), sorted by name.
 func (s *Server) brokerConfigs() []topicconfig.Entry {
-	id := strconv.Itoa(int(s.cfg.NodeID))
-	static := func(name, value string, typ topicconfig.Type) topicconfig.Entry {
-		return topicconfig.Entry{Name: name, Value: value, Source: topicconfig.SourceStaticBroker, ReadOnly: true, Type: typ,
-			Synonyms: []topicconfig.Synonym{{Name: name, Value: value, Source: topicconfig.SourceStaticBroker}}}
-	}
-	out := append(s.res.BrokerConfigs(),
-		static("broker.id", id, topicconfig.TypeInt),
-		static("node.id", id, topicconfig.TypeInt),
-		static("socket.request.max.bytes", strconv.Itoa(int(s.cfg.MaxRequestBytes)), topicconfig.TypeInt))
+	out := append(s.res.BrokerConfigs(), s.cfg.BrokerEntries()...)
 	slices.SortFunc(out, func(a, b topicconfig.Entry) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
@@ -133,6 +129,7 @@ func describedConfig(r *kmsg.DescribeConfigsRequest, e topicconfig.Entry) kmsg.D
 	c.IsDefault = e.Source == topicconfig.SourceDefault
 	c.Source = kmsg.ConfigSource(e.Source)
 	c.ConfigType = kmsg.ConfigType(e.Type)
+	c.Documentation = topicconfig.Documentation(e.Name, e.Source == brokerlogger.Source, r.Version >= 3 && r.IncludeDocumentation)
 	if r.Version >= 1 && r.IncludeSynonyms {
 		for _, syn := range e.Synonyms {
 			sc := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()

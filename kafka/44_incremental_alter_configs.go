@@ -20,8 +20,8 @@ package kafka
 // BROKER resources change the dynamic broker configs of this broker (its
 // node id) or every broker's default ("") (package dynconfig; in cluster
 // mode kept in etcd and applied on every node); a read-only or invalid
-// one is INVALID_REQUEST, as Kafka answers. Other
-// resource types are INVALID_REQUEST.
+// one is INVALID_REQUEST, as Kafka answers. BROKER_LOGGER: this node's
+// logger levels (kafka/brokerlogger). Other types are INVALID_REQUEST.
 
 import (
 	"fmt"
@@ -29,6 +29,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kgateway/kgateway/kafka/brokerlogger"
+	"github.com/kgateway/kgateway/logging"
 	"github.com/kgateway/kgateway/topicconfig"
 )
 
@@ -46,7 +48,9 @@ func handleIncrementalAlterConfigs(s *Server, rc *reqCtx, req kmsg.Request) (kms
 }
 
 func (s *Server) incrementalAlter(rr kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) error {
-	if err := s.checkConfigResource(rr.ResourceType, rr.ResourceName); err != nil {
+	if rr.ResourceType == kmsg.ConfigResourceTypeBrokerLogger {
+		return brokerlogger.IncrementalAlter(logging.Of(s.log), s.cfg.NodeID, rr, validateOnly)
+	} else if err := s.checkConfigResource(rr.ResourceType, rr.ResourceName); err != nil {
 		return err
 	}
 	names := make([]string, len(rr.Configs))

@@ -11,10 +11,9 @@ package kafka
 // the broker (this node, or each live node in cluster mode), every
 // topic Metadata lists (internal ones too), the groups that have
 // configs set (the share-group configs of the GROUP resource), and
-// the client-metrics subscriptions (kafka/telemetry). BROKER_LOGGER resources, which Kafka lists, are not
-// served (DescribeConfigs answers INVALID_REQUEST), so asking for them is
-// UNSUPPORTED_VERSION, Kafka's answer for a type it does not list, as is
-// any other type; v0 serves client metrics only.
+// the client-metrics subscriptions (kafka/telemetry), and this node's
+// loggers (BROKER_LOGGER, node-local). Another type is UNSUPPORTED_VERSION,
+// as in Kafka; v0 serves client metrics only.
 // DESCRIBE_CONFIGS on the cluster, else CLUSTER_AUTHORIZATION_FAILED.
 
 import (
@@ -43,7 +42,7 @@ func handleListConfigResources(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Re
 	}
 	supported := []int8{configTypeClientMetrics}
 	if r.Version >= 1 {
-		supported = []int8{configTypeBroker, configTypeTopic, configTypeGroup, configTypeClientMetrics}
+		supported = []int8{configTypeBroker, configTypeTopic, configTypeGroup, configTypeClientMetrics, int8(kmsg.ConfigResourceTypeBrokerLogger)}
 	}
 	types := r.ResourceTypes
 	if len(types) == 0 {
@@ -69,6 +68,8 @@ func handleListConfigResources(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Re
 			for _, b := range s.brokers(rc) {
 				add(typ, strconv.Itoa(int(b.NodeID)))
 			}
+		case int8(kmsg.ConfigResourceTypeBrokerLogger):
+			add(typ, strconv.Itoa(int(s.cfg.NodeID)))
 		case configTypeTopic:
 			for _, name := range s.allTopicNames() {
 				add(typ, name)

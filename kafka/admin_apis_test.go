@@ -501,7 +501,7 @@ func TestListConfigResources(t *testing.T) {
 		}
 		return resp.ErrorCode, out
 	}
-	all := []string{"4:0", "2:__consumer_offsets", "2:__transaction_state", "2:a", "2:b", "32:g1"}
+	all := []string{"4:0", "2:__consumer_offsets", "2:__transaction_state", "2:a", "2:b", "32:g1", "8:0"}
 	for _, tc := range []struct {
 		v     int16
 		types []int8
@@ -512,7 +512,7 @@ func TestListConfigResources(t *testing.T) {
 		{1, nil, 0, all},
 		{1, []int8{32, 4}, 0, []string{"4:0", "32:g1"}},
 		{1, []int8{16}, 0, nil},
-		{1, []int8{8}, kerr.UnsupportedVersion.Code, nil},
+		{1, []int8{8}, 0, []string{"8:0"}}, // this node's loggers
 		{1, []int8{2, 99}, kerr.UnsupportedVersion.Code, nil},
 	} {
 		code, got := list(tc.v, tc.types...)

@@ -22,8 +22,8 @@ import (
 // checkConfigResource reports whether a request may address the resource:
 // a topic with a legal name, this broker ("" or node.id), a group (its
 // share-group configs, group_configs.go) or a client-metrics
-// subscription (telemetry.go). Other resource types (broker loggers) are
-// INVALID_REQUEST.
+// subscription (telemetry.go). Other types are INVALID_REQUEST, as
+// broker loggers are to AlterConfigs in Kafka.
 func (s *Server) checkConfigResource(typ kmsg.ConfigResourceType, name string) error {
 	switch typ {
 	case kmsg.ConfigResourceTypeTopic:
@@ -47,7 +47,7 @@ func (s *Server) checkConfigResource(typ kmsg.ConfigResourceType, name string) e
 		}
 		return nil
 	}
-	return fmt.Errorf("%w: config resource type %v is not supported", kerr.InvalidRequest, typ)
+	return kafkaWorded{sentinel: kerr.InvalidRequest, msg: fmt.Sprintf("Unknown resource type %d", typ)}
 }
 
 // dynConfigs are the dynamic configs of this node: the shared catalog's

@@ -25,9 +25,6 @@ var errNoCoordinator = errors.New("kafka: no group coordinator configured (Confi
 // newGroups creates the group coordinator over st.
 func (s *Server) newGroups(st *offsets.Store) (*group.Coordinator, error) {
 	gcfg := s.cfg.Group
-	if gcfg.Logger == nil {
-		gcfg.Logger = s.log.Named("group")
-	}
 	if gcfg.Topics == nil {
 		gcfg.Topics = topicChecker{s}
 	}

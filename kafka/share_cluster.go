@@ -24,9 +24,6 @@ func (s *Server) newShareLeader() *share.Coordinator {
 		return nil
 	}
 	scfg := s.cfg.Share
-	if scfg.Logger == nil {
-		scfg.Logger = s.log.Named("share")
-	}
 	return share.NewLeader(scfg.States, shareLog{s}, scfg)
 }
 

@@ -17,9 +17,6 @@ import (
 // newShare creates the share coordinator over st.
 func (s *Server) newShare(st *offsets.Store) (*share.Coordinator, error) {
 	scfg := s.cfg.Share
-	if scfg.Logger == nil {
-		scfg.Logger = s.log.Named("share")
-	}
 	scfg.Consumer = share.ConsumerConfig(s.cfg.Group.ConsumerTimeouts())
 	return share.NewCoordinator(st, shareLog{s}, classicNamespace{s}, scfg)
 }

@@ -24,9 +24,6 @@ var errNoTxnCoordinator = errors.New("kafka: no transaction coordinator configur
 // transactions are completed.
 func (s *Server) newTxns(st *offsets.Store) (*txn.Coordinator, error) {
 	tcfg := s.cfg.Txn
-	if tcfg.Logger == nil {
-		tcfg.Logger = s.log.Named("txn")
-	}
 	if tcfg.Partitions == nil {
 		tcfg.Partitions = s.res
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"github.com/kgateway/kgateway/ledger"
+	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/kgateway/kgateway/storage"
 	"github.com/kgateway/kgateway/tier"
@@ -22,7 +23,13 @@ type (
 	CleanerConfig = resolver.CleanerConfig
 	// LedgerConfig is ResolverConfig.Ledger (ledger.Config).
 	LedgerConfig = ledger.Config
+	// OffsetsOptions is Config.Offsets (offsets.Options).
+	OffsetsOptions = offsets.Options
 )
+
+// DefaultOffsetsRetention is OffsetsOptions.Retention's default, Kafka's
+// offsets.retention.minutes (offsets.DefaultRetention).
+const DefaultOffsetsRetention = offsets.DefaultRetention
 
 // DefaultTailCacheBytes is StorageOptions.TailCacheBytes's default
 // (storage.DefaultTailCacheBytes).

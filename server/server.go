@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"github.com/kgateway/kgateway/logging"
 	"net"
 	"path/filepath"
 	"sync"
@@ -283,7 +284,7 @@ func named(own, root *zap.Logger, name string) *zap.Logger {
 	if own != nil {
 		return own
 	}
-	return root.Named(name)
+	return logging.Named(root, name) // a broker logger (package logging)
 }
 
 // onCommit records every group commit in the metrics, then calls next.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kgateway/kgateway/logging"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -220,7 +221,7 @@ func Open(cfg Config) (*Node, error) {
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:   cfg.Endpoints,
 		DialTimeout: 5 * time.Second,
-		Logger:      cfg.Logger.Named("etcd"),
+		Logger:      logging.Named(cfg.Logger, "etcd"),
 		// gRPC's default reconnect backoff grows to two minutes: after
 		// an etcd outage of half a minute a node would wait that much
 		// longer to register again and serve. Retry every second at

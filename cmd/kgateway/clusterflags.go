@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/kgateway/kgateway/logging"
 	"strings"
 	"time"
 
@@ -58,7 +59,7 @@ func (c Config) clusterConfig(log *zap.Logger) *node.Config {
 		CommitDepth:       c.ClusterCommitDepth,
 		CacheRebuildBytes: rebuildBytes(c.ClusterRebuildBytes),
 		StateInterval:     time.Duration(c.ClusterStateMs) * time.Millisecond,
-		Logger:            log.Named("cluster"),
+		Logger:            logging.Named(log, "cluster"),
 	}
 }
 

@@ -84,7 +84,7 @@ type Config struct {
 	MetricsAddr   string `prop:"metrics.addr" flag:"metrics-addr" help:"address of the HTTP server for /metrics, /healthz and /readyz; empty disables it. If the default address is taken the server runs without it (and logs why); an address set explicitly must bind"`
 	DebugPprof    bool   `prop:"debug.pprof.enable" flag:"debug-pprof" help:"serve Go's profiler (net/http/pprof) under /debug/pprof/ on the metrics.addr listener; off by default: a profile costs CPU and shows internals, so expose it only on a loopback or trusted address"`
 
-	LogLevel      string `prop:"log.level" flag:"log-level" help:"debug, info, warn or error (debug logs every request)"`
+	LogLevel      string `prop:"log.level" flag:"log-level" help:"debug, info, warn or error (debug logs every request): the root logger's level at start; kafka-configs --entity-type broker-loggers changes each logger's at run time"`
 	LogFormat     string `prop:"log.format" flag:"log-format" help:"json or console"`
 	SlowRequestMs int64  `prop:"slow.request.ms" flag:"slow-request-ms" help:"log requests slower than this at warn, long-poll fetch waits excluded; -1 never"`
 
@@ -146,6 +146,9 @@ type Config struct {
 	// Classic groups (groupflags.go).
 	GroupInitialRebalanceDelayMs int64 `prop:"group.initial.rebalance.delay.ms" flag:"group-initial-rebalance-delay-ms" help:"the first rebalance of an empty classic group waits this long for more members, again while they keep joining, up to the rebalance timeout; 0 does not wait"`
 	GroupMaxSize                 int   `prop:"group.max.size" flag:"group-max-size" help:"members of one classic or consumer group, joined or joining (beyond: GROUP_MAX_SIZE_REACHED)"`
+	GroupMinSessionTimeoutMs     int64 `prop:"group.min.session.timeout.ms" flag:"group-min-session-timeout-ms" help:"smallest session.timeout.ms a classic group member may ask for (INVALID_SESSION_TIMEOUT below)"`
+	GroupMaxSessionTimeoutMs     int64 `prop:"group.max.session.timeout.ms" flag:"group-max-session-timeout-ms" help:"largest session.timeout.ms a classic group member may ask for (INVALID_SESSION_TIMEOUT above)"`
+	OffsetsRetentionMinutes      int64 `prop:"offsets.retention.minutes" flag:"offsets-retention-minutes" help:"how long a group's committed offsets are kept once the group is empty (or, standalone, since their commit)"`
 	GroupsMaxPerPrincipal        int   `prop:"groups.max.per.principal" flag:"groups-max-per-principal" help:"with an authorizer, groups (classic, consumer and share) one principal may create and still have; a request creating one more gets POLICY_VIOLATION"`
 
 	// Consumer groups of the KIP-848 protocol (groupflags.go).
@@ -286,6 +289,9 @@ func DefaultConfig() Config {
 		MaxPartitions:                 kafka.DefaultMaxPartitions,
 		MaxPartitionsPerPrincipal:     kafka.DefaultMaxPartitionsPerPrincipal,
 		GroupMaxSize:                  group.DefaultMaxGroupSize,
+		GroupMinSessionTimeoutMs:      group.DefaultMinSessionTimeout.Milliseconds(),
+		GroupMaxSessionTimeoutMs:      group.DefaultMaxSessionTimeout.Milliseconds(),
+		OffsetsRetentionMinutes:       int64(server.DefaultOffsetsRetention.Minutes()),
 		GroupsMaxPerPrincipal:         tenancy.DefaultGroupsPerPrincipal,
 		MaxACLs:                       auth.DefaultMaxACLs,
 		ShareRecordLockDurationMs:     share.DefaultRecordLockDuration.Milliseconds(),

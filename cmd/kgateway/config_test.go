@@ -214,6 +214,31 @@ func TestConfigConsumerGroupSettings(t *testing.T) {
 	}
 }
 
+// The classic groups' session bounds and the offsets' retention reach the
+// group coordinator and the offset store (and DescribeConfigs, which
+// describes them from there); bounds out of order are refused.
+func TestConfigGroupBoundsAndOffsetsRetention(t *testing.T) {
+	l, err := load("kgateway", []string{"--group-min-session-timeout-ms", "1000", "--group-max-session-timeout-ms", "20000",
+		"--offsets-retention-minutes", "90"}, nil, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gc := l.cfg.groupConfig(); gc.MinSessionTimeout != time.Second || gc.MaxSessionTimeout != 20*time.Second {
+		t.Fatalf("group config %v %v", gc.MinSessionTimeout, gc.MaxSessionTimeout)
+	}
+	if r := l.cfg.serverConfig(nil).Offsets.Retention; r != 90*time.Minute {
+		t.Fatalf("offsets retention %v", r)
+	}
+	for _, args := range [][]string{
+		{"--group-min-session-timeout-ms", "20000", "--group-max-session-timeout-ms", "1000"},
+		{"--offsets-retention-minutes", "0"},
+	} {
+		if _, err := load("kgateway", args, nil, os.Stderr); err == nil {
+			t.Fatalf("%v: accepted", args)
+		}
+	}
+}
+
 // The cluster settings reach the node's configuration: node.id is an
 // int32 setting, parsed as one (a value past int32 is refused, not
 // wrapped).

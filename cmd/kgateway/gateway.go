@@ -72,6 +72,7 @@ func (c Config) serverConfig(log *zap.Logger) server.Config {
 		Storage:           server.StorageOptions{TailCacheBytes: tailCacheOption(c.TailCacheBytes), NoReuse: !c.SegmentReuse},
 		Resolver:          c.resolverConfig(),
 		Cluster:           c.clusterConfig(log),
+		Offsets:           server.OffsetsOptions{Retention: time.Duration(c.OffsetsRetentionMinutes) * time.Minute},
 		TelemetryMaxBytes: int32(c.TelemetryMaxBytes),
 		Tokens:            c.tokenConfig(),
 		Authorizer: server.AuthorizerConfig{

@@ -15,6 +15,13 @@ func (c Config) validateGroup(bad func(prop, format string, args ...any)) []erro
 	if c.GroupMaxSize < 1 {
 		bad("group.max.size", "%d must be at least 1", c.GroupMaxSize)
 	}
+	if c.GroupMinSessionTimeoutMs < 1 || c.GroupMaxSessionTimeoutMs < c.GroupMinSessionTimeoutMs {
+		bad("group.min.session.timeout.ms", "%d must be at least 1 and at most group.max.session.timeout.ms %d",
+			c.GroupMinSessionTimeoutMs, c.GroupMaxSessionTimeoutMs)
+	}
+	if c.OffsetsRetentionMinutes < 1 {
+		bad("offsets.retention.minutes", "%d must be at least 1", c.OffsetsRetentionMinutes)
+	}
 	if err := c.groupConfig().Validate(); err != nil {
 		bad("group.consumer.*, group.streams.*", "%v", err)
 	}
@@ -27,6 +34,8 @@ func (c Config) groupConfig() group.Config {
 	return group.Config{
 		InitialRebalanceDelay: ms(c.GroupInitialRebalanceDelayMs),
 		MaxGroupSize:          c.GroupMaxSize,
+		MinSessionTimeout:     ms(c.GroupMinSessionTimeoutMs),
+		MaxSessionTimeout:     ms(c.GroupMaxSessionTimeoutMs),
 
 		ConsumerSessionTimeout:    ms(c.GroupConsumerSessionTimeoutMs),
 		ConsumerHeartbeatInterval: ms(c.GroupConsumerHeartbeatIntervalMs),

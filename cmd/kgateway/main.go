@@ -16,6 +16,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/kgateway/kgateway/logging"
 	"io"
 	"os"
 	"os/signal"
@@ -138,7 +139,9 @@ func newLogger(level, format string, w zapcore.WriteSyncer) (*zap.Logger, error)
 	} else {
 		enc = zapcore.NewJSONEncoder(ec)
 	}
-	return zap.New(zapcore.NewCore(enc, w, lvl), zap.ErrorOutput(w)), nil
+	// The core lets every level through; the registry filters by each
+	// logger's level, which BROKER_LOGGER resources change at run time.
+	return logging.New(zapcore.NewCore(enc, w, zapcore.DebugLevel), lvl).Logger(zap.ErrorOutput(w)), nil
 }
 
 func serveCmd(l loaded, _, stderr io.Writer) error {

@@ -17,6 +17,7 @@ import (
 	"github.com/kgateway/kgateway/kafka/token"
 	"github.com/kgateway/kgateway/kafka/txn"
 	"github.com/kgateway/kgateway/kafka/wire"
+	"github.com/kgateway/kgateway/logging"
 	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/resolver"
 	"go.uber.org/zap"
@@ -285,9 +286,10 @@ func (cfg Config) WithDefaults() Config {
 	if cfg.ShutdownTimeout == 0 {
 		cfg.ShutdownTimeout = 10 * time.Second
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = zap.NewNop()
-	}
+	cfg.Logger = logging.Wrap(cfg.Logger) // broker loggers (kafka/brokerlogger)
+	cfg.Group.Logger = named(cfg.Group.Logger, cfg.Logger, "group")
+	cfg.Share.Logger = named(cfg.Share.Logger, cfg.Logger, "share")
+	cfg.Txn.Logger = named(cfg.Txn.Logger, cfg.Logger, "txn")
 	if cfg.SlowRequest == 0 {
 		cfg.SlowRequest = DefaultSlowRequest
 	}
@@ -307,6 +309,14 @@ func (cfg Config) WithDefaults() Config {
 		cfg.TLSHandshakeTimeout = DefaultTLSHandshakeTimeout
 	}
 	return cfg
+}
+
+// named is own, else root's logger named name (a broker logger of its own).
+func named(own, root *zap.Logger, name string) *zap.Logger {
+	if own != nil {
+		return own
+	}
+	return logging.Named(root, name)
 }
 
 // Validate reports every problem with cfg at once (joined), nil if none.

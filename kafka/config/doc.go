@@ -10,6 +10,8 @@
 // It holds no state and runs nothing. It may import the configuration
 // types of the pieces a Config configures (auth, resolver, offsets,
 // topicconfig, kafka/group, kafka/share, kafka/txn, kafka/quota,
-// kafka/telemetry, kafka/tenancy) and kafka/wire's frame bounds; never
+// kafka/telemetry, kafka/tenancy), kafka/wire's frame bounds and the
+// logger registry (logging: WithDefaults makes Logger a registry's and
+// names the coordinators' loggers); never
 // kafka/ itself, a handler's package or the cluster.
 package config

@@ -1074,7 +1074,38 @@ func caseConfigsBroker(r *run) {
 		"transaction.max.timeout.ms", "group.min.session.timeout.ms", "group.max.session.timeout.ms"}
 	r.do("describe broker keys", describeConfigsReq(kmsg.ConfigResourceTypeBroker, id, keys...))
 	r.do("describe other broker", describeConfigsReq(kmsg.ConfigResourceTypeBroker, "77", "num.partitions"))
-	r.do("describe broker logger", describeConfigsReq(kmsg.ConfigResourceTypeBrokerLogger, id, "kafka.server.KafkaApis"))
+	// Each side has its own loggers; both have the root, at INFO.
+	r.do("describe broker logger", describeConfigsReq(kmsg.ConfigResourceTypeBrokerLogger, id, "root", "kd.no.such.logger"))
+	r.do("describe broker logger: empty id", describeConfigsReq(kmsg.ConfigResourceTypeBrokerLogger, "", "root"))
+	r.do("describe broker logger: not a number", describeConfigsReq(kmsg.ConfigResourceTypeBrokerLogger, "kd", "root"))
+	logger := func(name, res string, op kmsg.IncrementalAlterConfigOp, logger string, value *string) {
+		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeBrokerLogger, res
+		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		c.Name, c.Op, c.Value = logger, op, value
+		rr.Configs = append(rr.Configs, c)
+		req.Resources = append(req.Resources, rr)
+		r.do(name, req)
+	}
+	set := kmsg.IncrementalAlterConfigOpSet
+	logger("set root logger INFO", id, set, "root", kmsg.StringPtr("INFO"))
+	logger("set root logger lower-case", id, set, "root", kmsg.StringPtr("info"))
+	logger("set root logger OFF", id, set, "root", kmsg.StringPtr("OFF"))
+	logger("set unknown logger", id, set, "kd.no.such.logger", kmsg.StringPtr("INFO"))
+	logger("set root logger null", id, set, "root", nil)
+	logger("append to root logger", id, kmsg.IncrementalAlterConfigOpAppend, "root", kmsg.StringPtr("INFO"))
+	logger("delete root logger", id, kmsg.IncrementalAlterConfigOpDelete, "root", nil)
+	logger("set logger: empty id", "", set, "root", kmsg.StringPtr("INFO"))
+	r.do("describe root logger after", describeConfigsReq(kmsg.ConfigResourceTypeBrokerLogger, id, "root"))
+	alter := kmsg.NewPtrAlterConfigsRequest()
+	ar := kmsg.NewAlterConfigsRequestResource()
+	ar.ResourceType, ar.ResourceName = kmsg.ConfigResourceTypeBrokerLogger, id
+	ac := kmsg.NewAlterConfigsRequestResourceConfig()
+	ac.Name, ac.Value = "root", kmsg.StringPtr("INFO")
+	ar.Configs = append(ar.Configs, ac)
+	alter.Resources = append(alter.Resources, ar)
+	r.do("alter configs on a broker logger", alter)
 	r.do("describe group config", describeConfigsReq(kmsg.ConfigResourceTypeGroupConfig, "kd-cb-g", "consumer.session.timeout.ms"))
 }
 

@@ -229,6 +229,12 @@ func placeholder(field string, v reflect.Value) (string, bool) {
 		if v.Kind() == reflect.String {
 			return "<message>", true
 		}
+	case "Documentation":
+		// Each side describes a config in its own words: only whether
+		// there is a description is compared.
+		if v.Kind() == reflect.String && v.String() != "" {
+			return "<documentation>", true
+		}
 	}
 	if field == "LeaderID" && v.Kind() == reflect.String && v.String() != "" {
 		return "<member>", true // JoinGroup's leader is a member id

@@ -55,6 +55,13 @@ var acceptedDifferences = []accepted{
 	{Step: `configs broker alter`, Side: "kgateway", Line: `exit 1|stderr: Error while executing config command with args .*|stderr: (java.util.concurrent.ExecutionException|Caused by): org.apache.kafka.common.errors.InvalidRequestException: Cannot update these configs dynamically: \[log\.cleaner\.threads\]`,
 		Reason: "the other side of the line above"},
 
+	// kafka-configs, broker loggers: both sides list their own loggers
+	// (both have root and kafka, at INFO).
+	{Step: `configs broker-loggers describe`, Side: "kafka", Line: `(LogFutureTimestampLogger|com\..+|kafka\..+|org\..+|state\..+)=[A-Z]+ sensitive=false synonyms=\{\}`,
+		Reason: "Kafka's log4j loggers, named for its classes"},
+	{Step: `configs broker-loggers describe`, Side: "kgateway", Line: `(kafka\.(group|share|txn)|offsets|resolver|storage|tier)=[A-Z]+ sensitive=false synonyms=\{\}`,
+		Reason: "kgateway's loggers, named for its components (package logging)"},
+
 	// kafka-share-groups --describe: START-OFFSET.
 	{Step: `share describe (active|empty)`, Side: "kafka", Line: `workers tasks [01] 0 0`,
 		Reason: "Kafka's persisted share-partition start offset (what DescribeShareGroupOffsets reads) stays behind " +

@@ -118,6 +118,14 @@ func configSteps(s *session) {
 		"--delete-config", "log.retention.ms")...)
 	s.step("configs broker delete-config", configCommand, append(bs, "--alter", "--entity-type", "brokers", "--entity-name", nodeID,
 		"--delete-config", "log.segment.bytes")...)
+	// Broker loggers (KIP-412): each side has its own loggers, both a root.
+	s.step("configs broker-loggers describe", configCommand, append(bs, "--describe", "--entity-type", "broker-loggers", "--entity-name", nodeID)...)
+	s.step("configs broker-loggers alter", configCommand, append(bs, "--alter", "--entity-type", "broker-loggers", "--entity-name", nodeID,
+		"--add-config", "root=INFO")...)
+	s.step("configs broker-loggers alter bad level", configCommand, append(bs, "--alter", "--entity-type", "broker-loggers", "--entity-name", nodeID,
+		"--add-config", "root=LOUD")...)
+	s.step("configs broker-loggers delete root", configCommand, append(bs, "--alter", "--entity-type", "broker-loggers", "--entity-name", nodeID,
+		"--delete-config", "root")...)
 	s.step("configs user scram alter", configCommand, append(bs, "--alter", "--entity-type", "users", "--entity-name", "alice",
 		"--add-config", "SCRAM-SHA-512=[password=alice-secret]")...)
 	s.step("configs user describe", configCommand, append(bs, "--describe", "--entity-type", "users", "--entity-name", "alice")...)
