@@ -27,6 +27,9 @@ func Documentation(name string, brokerLogger, asked bool) *string {
 var docs = map[string]string{
 	// Topic configs.
 	"cleanup.policy":                          "How old segments are removed: delete (by retention), compact (latest value per key), or both.",
+	"compression.gzip.level":                  "Level gzip recompresses with when compression.type is gzip (-1: the codec's default, or 1-9).",
+	"compression.lz4.level":                   "Level lz4 recompresses with when compression.type is lz4 (1-17).",
+	"compression.zstd.level":                  "Level zstd recompresses with when compression.type is zstd (-131072 to 22).",
 	"compression.type":                        "Codec data is stored with; producer keeps each batch as the producer compressed it.",
 	"delete.retention.ms":                     "How long a compacted topic keeps delete markers (tombstones) readable.",
 	"file.delete.delay.ms":                    "Delay before a deleted segment's files are removed from disk.",
@@ -34,11 +37,10 @@ var docs = map[string]string{
 	"flush.ms":                                "Longest time appended data may wait before a forced flush to disk.",
 	"index.interval.bytes":                    "Bytes of records between two entries of the offset index.",
 	"max.compaction.lag.ms":                   "Longest a record may stay uncompacted in a compacted topic.",
+	"max.decompressed.message.bytes":          "Largest record a compressed batch may decompress to; a larger one fails its batch.",
 	"max.message.bytes":                       "Largest record batch the topic accepts (after compression).",
-	"message.downconversion.enable":           "Whether fetches may convert batches down to an older message format.",
 	"message.timestamp.after.max.ms":          "How far in the future a record's CreateTime may be before it is refused.",
 	"message.timestamp.before.max.ms":         "How far in the past a record's CreateTime may be before it is refused.",
-	"message.timestamp.difference.max.ms":     "Largest allowed gap between a record's CreateTime and the broker's clock.",
 	"message.timestamp.type":                  "Which time a record carries: the producer's CreateTime or the broker's LogAppendTime.",
 	"min.cleanable.dirty.ratio":               "Share of a compacted log that must be uncompacted before it is cleaned.",
 	"min.compaction.lag.ms":                   "Shortest a record stays uncompacted in a compacted topic.",
@@ -96,11 +98,13 @@ var docs = map[string]string{
 	"group.share.session.timeout.ms":        "Default session timeout of share group members.",
 
 	// Group configs.
-	"share.auto.offset.reset":       "Where a share group starts reading a partition it has no state for: latest or earliest.",
-	"share.record.lock.duration.ms": "How long a share consumer holds the records it was given before they may be redelivered.",
-	"share.session.timeout.ms":      "Session timeout of this share group's members.",
-	"share.heartbeat.interval.ms":   "Heartbeat interval of this share group's members.",
-	"share.isolation.level":         "Whether this share group reads uncommitted or only committed transactional records.",
+	"consumer.session.timeout.ms":    "Session timeout of this consumer group's (KIP-848) members.",
+	"consumer.heartbeat.interval.ms": "Heartbeat interval this consumer group's (KIP-848) members are told to use.",
+	"share.auto.offset.reset":        "Where a share group starts reading a partition it has no state for: latest or earliest.",
+	"share.record.lock.duration.ms":  "How long a share consumer holds the records it was given before they may be redelivered.",
+	"share.session.timeout.ms":       "Session timeout of this share group's members.",
+	"share.heartbeat.interval.ms":    "Heartbeat interval of this share group's members.",
+	"share.isolation.level":          "Whether this share group reads uncommitted or only committed transactional records.",
 
 	// Client-metrics configs (KIP-714).
 	"metrics":     "Metric name prefixes the matched clients push (* for all).",
