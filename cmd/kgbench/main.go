@@ -92,6 +92,7 @@ type config struct {
 	PerfRecords         int           `json:"perf_records"`         // workload 12 records (0 = Records)
 	TenantMBps          float64       `json:"tenant_mbps"`          // workload 13 tenant B's offered load
 	TenantQuotaMBps     float64       `json:"tenant_quota_mbps"`    // workload 13 tenant A's quota each way
+	TenantANice         int           `json:"tenant_a_nice"`        // workload 13 tenant A's client process runs at this nice value
 	Security            security      `json:"security"`             // client TLS and SASL (security.go)
 	Render              string        `json:"-"`                    // re-render this JSON instead of running
 
@@ -131,6 +132,9 @@ func (c *config) Validate() error {
 	}
 	if c.TenantMBps <= 0 || c.TenantQuotaMBps <= 0 {
 		bad("--tenant-rate and --tenant-quota must be positive")
+	}
+	if c.TenantANice < 0 || c.TenantANice > 19 {
+		bad("--tenant-a-nice must be 0..19, got %d", c.TenantANice)
 	}
 	if c.PartitionsScale < 1 || c.TopicsScale < 1 || c.TopicsScale > c.PartitionsScale {
 		bad("need 1 <= --topics-scale <= --partitions-scale")
@@ -257,6 +261,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.PerfRecords, "perf-records", 0, "workload 12: records kafka-producer-perf-test sends (0: --records)")
 	fs.Float64Var(&c.TenantMBps, "tenant-rate", 5, "workload 13: tenant B's offered load in MB/s (for --duration per phase)")
 	fs.Float64Var(&c.TenantQuotaMBps, "tenant-quota", 10, "workload 13: tenant A's producer_byte_rate and consumer_byte_rate quota in MB/s")
+	fs.IntVar(&c.TenantANice, "tenant-a-nice", 10, "workload 13: nice value of tenant A's client process (0: as kgbench), so that on a small machine A's client work does not delay B's client; the servers are untouched")
 	sec := &c.Security
 	fs.StringVar(&sec.Protocol, "security-protocol", "PLAINTEXT", "every client's security.protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL")
 	fs.StringVar(&sec.TLSCAFile, "tls-ca", "", "PEM file of the CAs the clients trust (default: the system's)")

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -80,7 +81,19 @@ func (b *bench) startFloodProc() (*floodProc, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(self, floodTenantCmd, "--addr", b.sys.addr)
+	// A tenant's clients run on machines of their own; here they share
+	// two cores with B's client, so A's client runs at a lower CPU
+	// priority (--tenant-a-nice) and its bursts of client work do not
+	// count in B's latencies. Every thread of the process inherits it.
+	args := []string{self, floodTenantCmd, "--addr", b.sys.addr}
+	if n := b.cfg.TenantANice; n > 0 {
+		nice, err := exec.LookPath("nice")
+		if err != nil {
+			return nil, fmt.Errorf("--tenant-a-nice %d: %w", n, err)
+		}
+		args = append([]string{nice, "-n", strconv.Itoa(n)}, args...)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), floodConfigEnv+"="+string(js), floodPasswordEnv+"="+b.cfg.Security.SASLPassword)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
