@@ -42,4 +42,10 @@ var streamsMutations = []mutation{
 		Edits: []edit{{File: "kafka/streams/description.go", Old: "g.Topology == nil || g.Description == nil || g.Description.Epoch != g.Topology.Epoch {", New: "g.Topology == nil || g.Description == nil {"}},
 		Tests: []testRun{{Pkg: "./kafka/streams/", Run: "TestDescriptionStoredPerEpoch"}},
 	},
+	{
+		Name:  "streams-description-unbounded-per-principal",
+		Rule:  "group, topology descriptions (KIP-1331): one principal's descriptions over all streams groups are bounded",
+		Edits: []edit{{File: "kafka/group/streams.go", Old: "\tif others+len(wire) > max {", New: "\tif others+len(wire) > max+1<<40 {"}},
+		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestStreamsDescriptionBoundPerPrincipal"}},
+	},
 }
