@@ -10,9 +10,9 @@ package kafka
 // internal topics the topology needs (repartition topics, compacted
 // changelogs) are created here, as Kafka's broker creates them, when the
 // principal may CREATE them (on the cluster or the topic); those it may
-// not are reported in the member's status. The topology description
-// (v1 TopologyDescriptionRequired, key 93) is never asked for: no
-// description store is configured, as in Kafka by default. With
+// not are reported in the member's status. A v1 answer may ask for the
+// topology description (TopologyDescriptionRequired, key 93), which the
+// group keeps (KIP-1331, kafka/streams). With
 // streams.version finalized at 0 (UpdateFeatures) the answer is
 // UNSUPPORTED_VERSION (kafka/featuregate).
 

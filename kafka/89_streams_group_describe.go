@@ -2,7 +2,7 @@ package kafka
 
 // StreamsGroupDescribe (key 89), versions 0–1 (KIP-1071).
 //
-//   v1  the topology description when asked (never stored here:
+//   v1  the topology description when asked (KIP-1331: AVAILABLE or
 //       NOT_STORED) and the assignor's name.
 //
 // With streams.version finalized at 0 every group is UNSUPPORTED_VERSION

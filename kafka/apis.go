@@ -96,6 +96,7 @@ var apis = []api{
 	{key: 90, min: 0, max: 1, handle: handleDescribeShareGroupOffsets},
 	{key: 91, min: 0, max: 0, handle: handleAlterShareGroupOffsets},
 	{key: 92, min: 0, max: 0, handle: handleDeleteShareGroupOffsets},
+	{key: 93, min: 0, max: 0, handle: handleStreamsGroupTopologyDescriptionUpdate},
 }
 
 // apiIndex maps a key to its row and advertised lists the rows for

@@ -6,6 +6,8 @@ import (
 
 	"github.com/kgateway/kgateway/auth"
 	"github.com/kgateway/kgateway/kafka/streams"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Streams internal topics are created only with CREATE on the cluster or
@@ -40,5 +42,27 @@ func TestStreamsInternalTopicsNeedCreate(t *testing.T) {
 	}
 	if policy != "compact" {
 		t.Fatalf("changelog cleanup.policy %q", policy)
+	}
+}
+
+// A topology description push (KIP-1331) needs READ on the group, as
+// Kafka's KafkaApis: DESCRIBE is not enough; READ lets it through to the
+// coordinator.
+func TestStreamsDescriptionPushNeedsRead(t *testing.T) {
+	req := kmsg.NewPtrStreamsGroupTopologyDescriptionUpdateRequest()
+	req.Group, req.MemberID, req.TopologyEpoch = "app", "m", 1
+	for _, tc := range []struct {
+		op   auth.Operation
+		code int16
+	}{{auth.OpDescribe, kerr.GroupAuthorizationFailed.Code}, {auth.OpRead, 0}} {
+		rc := authzConn(t, "User:alice", acl(auth.ResourceGroup, "app", tc.op))
+		resp, _ := rule(93)(rc, req)
+		code := int16(0)
+		if resp != nil {
+			code = resp.(*kmsg.StreamsGroupTopologyDescriptionUpdateResponse).ErrorCode
+		}
+		if code != tc.code {
+			t.Errorf("with %v on the group: %v, want %v", tc.op, kerr.ErrorForCode(code), kerr.ErrorForCode(tc.code))
+		}
 	}
 }

@@ -72,6 +72,7 @@ func streamsClient(g *gateway) *kgo.Client {
 	v := kversion.Stable()
 	v.SetMaxKeyVersion(88, 1)
 	v.SetMaxKeyVersion(89, 1)
+	v.SetMaxKeyVersion(93, 0)
 	return g.client(kgo.MaxVersions(v))
 }
 
@@ -622,4 +623,61 @@ func TestStreamsVersionFeature(t *testing.T) {
 	}
 	set(1, 1) // upgrade
 	a.beat()
+}
+
+// Topology descriptions (KIP-1331) kept by the group: the first member
+// is asked for its description, pushes it, and StreamsGroupDescribe v1
+// hands it back whole, also after a restart; a push from a non-member
+// or to a group that does not exist is refused.
+func TestStreamsTopologyDescription(t *testing.T) {
+	g := newGatewayWith(t, gatewayOptions{group: fastStreams()})
+	g.createTopic("st-td-in", 2)
+	a := newStreamsMember(t, g, "st-td", "a", "p1", streamsTopology("st-td", "st-td-in"))
+	if !a.beat().TopologyDescriptionRequired {
+		t.Fatal("first join: not asked for the topology description")
+	}
+	node := kmsg.NewTopologyDescriptionNode()
+	node.Name, node.NodeType, node.SourceTopics, node.Successors = "KSTREAM-SOURCE-0000000000", 1, []string{"st-td-in"}, []string{}
+	sink := kmsg.NewTopologyDescriptionNode()
+	sink.Name, sink.NodeType, sink.SinkTopic = "KSTREAM-SINK-0000000001", 3, kmsg.StringPtr("st-td-rep")
+	node.Successors = []string{sink.Name}
+	st := kmsg.NewTopologyDescriptionSubtopology()
+	st.SubtopologyID, st.Nodes = "0", []kmsg.TopologyDescriptionNode{node, sink}
+	push := func(groupID, member string) int16 {
+		req := kmsg.NewPtrStreamsGroupTopologyDescriptionUpdateRequest()
+		req.Group, req.MemberID, req.TopologyEpoch = groupID, member, 1
+		req.TopologyDescription.Subtopologies = []kmsg.TopologyDescriptionSubtopology{st}
+		return toNode[*kmsg.StreamsGroupTopologyDescriptionUpdateResponse](t, a.cl, req).ErrorCode
+	}
+	if code := push("st-td", "stranger"); code != kerr.UnknownMemberID.Code {
+		t.Fatalf("push from a non-member: %v", kerr.ErrorForCode(code))
+	}
+	if code := push("st-td-none", "a"); code != kerr.GroupIDNotFound.Code {
+		t.Fatalf("push to no group: %v", kerr.ErrorForCode(code))
+	}
+	if code := push("st-td", "a"); code != 0 {
+		t.Fatalf("push: %v", kerr.ErrorForCode(code))
+	}
+	describe := func() kmsg.StreamsGroupDescribeResponseGroup {
+		req := kmsg.NewPtrStreamsGroupDescribeRequest()
+		req.Groups, req.IncludeTopologyDescription = []string{"st-td"}, true
+		return toNode[*kmsg.StreamsGroupDescribeResponse](t, a.cl, req).Groups[0]
+	}
+	check := func(when string) {
+		d := describe()
+		if d.ErrorCode != 0 || d.TopologyDescriptionStatus != 3 || d.TopologyDescription == nil {
+			t.Fatalf("%s: describe %v status %d", when, kerr.ErrorForCode(d.ErrorCode), d.TopologyDescriptionStatus)
+		}
+		got := d.TopologyDescription.Subtopologies
+		if len(got) != 1 || len(got[0].Nodes) != 2 || got[0].Nodes[0].Name != node.Name || strPtr(got[0].Nodes[1].SinkTopic) != "st-td-rep" {
+			t.Fatalf("%s: described %+v", when, got)
+		}
+	}
+	check("after the push")
+	if a.beat().TopologyDescriptionRequired {
+		t.Fatal("asked again once stored")
+	}
+	g.restart()
+	a.cl = streamsClient(g)
+	check("after a restart")
 }

@@ -167,6 +167,7 @@ var authzCoverage = map[int16]authzStatement{
 	79: {Topic: "READ per partition acknowledged", Group: "READ", Member: memberShareBound},
 	88: {Topic: "DESCRIBE per topology topic (TOPIC_AUTHORIZATION_FAILED); internal topics created only with CREATE on the cluster or the topic, else a MISSING_INTERNAL_TOPICS status", Group: "READ", Member: memberNoACL},
 	89: {Topic: "a group whose topology names a topic without DESCRIBE is TOPIC_AUTHORIZATION_FAILED", Group: "DESCRIBE per group", Member: "described only within a describable group"},
+	93: {Group: "READ (KIP-1331: like an offset commit, a push does not modify the group)", Member: memberNoACL},
 	90: {Topic: "DESCRIBE per named topic (no id, TOPIC_AUTHORIZATION_FAILED); all-topics lists only describable ones", Group: "DESCRIBE per group"},
 	91: {Topic: "READ per topic", Group: "READ"},
 	92: {Topic: "READ per topic", Group: "DELETE"},

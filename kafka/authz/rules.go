@@ -80,6 +80,7 @@ func init() {
 		75: noCheck, // DESCRIBE per topic in the handler, which pages only describable topics
 		88: authzStreamsGroupHeartbeat,
 		89: authzStreamsGroupDescribe,
+		93: authzStreamsGroupTopologyDescriptionUpdate,
 	}
 }
 

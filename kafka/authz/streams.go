@@ -4,7 +4,8 @@ package authz
 // KafkaApis: READ on the group for a heartbeat, DESCRIBE on every topic
 // a joining member's topology names, CREATE for the internal topics the
 // broker creates (88_streams_group_heartbeat.go); DESCRIBE on the group
-// and on its topology's topics to describe it.
+// and on its topology's topics to describe it; READ on the group to push
+// its topology description (KIP-1331).
 
 import (
 	"github.com/kgateway/kgateway/auth"
@@ -41,6 +42,19 @@ func authzStreamsGroupHeartbeat(rc Request, req kmsg.Request) (kmsg.Response, fu
 		return resp, nil
 	}
 	return nil, nil
+}
+
+// authzStreamsGroupTopologyDescriptionUpdate: READ on the group
+// (GROUP_AUTHORIZATION_FAILED), as Kafka (KIP-1331: like an offset
+// commit, a topology description push does not modify the group).
+func authzStreamsGroupTopologyDescriptionUpdate(rc Request, req kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	r := req.(*kmsg.StreamsGroupTopologyDescriptionUpdateRequest)
+	if GroupAllowed(rc, auth.OpRead, r.Group) {
+		return nil, nil
+	}
+	resp := r.ResponseKind().(*kmsg.StreamsGroupTopologyDescriptionUpdateResponse)
+	resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+	return resp, nil
 }
 
 // authzStreamsGroupDescribe: DESCRIBE on each group; a group whose

@@ -17,7 +17,7 @@ var gates = map[int16]string{
 	68: GroupVersion, 69: GroupVersion,
 	76: ShareVersion, 77: ShareVersion, 78: ShareVersion, 79: ShareVersion,
 	90: ShareVersion, 91: ShareVersion, 92: ShareVersion,
-	88: StreamsVersion, 89: StreamsVersion,
+	88: StreamsVersion, 89: StreamsVersion, 93: StreamsVersion,
 }
 
 // Refuse is req's answer when the feature gating its key is off (level
@@ -70,6 +70,8 @@ func unsupported(req kmsg.Request) kmsg.Response {
 		resp.(*kmsg.ShareGroupHeartbeatResponse).ErrorCode = code
 	case *kmsg.StreamsGroupHeartbeatRequest:
 		resp.(*kmsg.StreamsGroupHeartbeatResponse).ErrorCode = code
+	case *kmsg.StreamsGroupTopologyDescriptionUpdateRequest:
+		resp.(*kmsg.StreamsGroupTopologyDescriptionUpdateResponse).ErrorCode = code
 	case *kmsg.ShareFetchRequest:
 		resp.(*kmsg.ShareFetchResponse).ErrorCode = code
 	case *kmsg.ShareAcknowledgeRequest:

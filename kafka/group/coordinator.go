@@ -102,6 +102,10 @@ type Config struct {
 	// first assignment waits this long for more members (0, the zero
 	// Config's value: no wait; the binary defaults to Kafka's 3 s).
 	StreamsInitialRebalanceDelay time.Duration
+	// StreamsDescriptionBytesPerPrincipal bounds the topology
+	// descriptions (KIP-1331) one principal stores over all streams
+	// groups; zero: DefaultStreamsDescriptionBytesPerPrincipal.
+	StreamsDescriptionBytesPerPrincipal int
 }
 
 // Validate reports every problem with cfg at once.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kgateway/kgateway/kafka/streams"
 	"github.com/kgateway/kgateway/offsets"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 )
@@ -29,6 +30,9 @@ import (
 //     not revoke its tasks within its rebalance timeout is removed.
 //   - Commits: offset commits into a streams group with members come from a
 //     member at its current epoch, as into a consumer group (commits at the member epoch).
+//   - Topology descriptions (KIP-1331): a pushed description is durable in
+//     the group's state before the answer; one principal's descriptions
+//     over all groups are bounded (StreamsDescriptionBytesPerPrincipal).
 
 // streamsTimers are a streams member's session and revocation timers.
 type streamsTimers struct {
@@ -270,7 +274,8 @@ func (c *Coordinator) loadStreamsGroup(rec offsets.StreamsGroup) (*group, error)
 
 // StreamsGroupDescribe handles StreamsGroupDescribe v0–1. A group that is
 // absent or not a streams group is GROUP_ID_NOT_FOUND, as from Kafka.
-// No topology description is stored (status NOT_STORED when asked).
+// The topology description is the group's (KIP-1331, kafka/streams
+// description.go), with its status when asked.
 func msDuration(ms int32) time.Duration { return time.Duration(ms) * time.Millisecond }
 
 func (c *Coordinator) StreamsGroupDescribe(req *kmsg.StreamsGroupDescribeRequest) *kmsg.StreamsGroupDescribeResponse {
@@ -286,6 +291,7 @@ func (c *Coordinator) StreamsGroupDescribe(req *kmsg.StreamsGroupDescribeRequest
 			g.mu.Lock()
 			if g.mu.typ == typeStreams && g.mu.state != stateDead {
 				g.mu.strm.Describe(&dg)
+				g.mu.strm.DescribeDescription(&dg, req.IncludeTopologyDescription)
 			} else {
 				msg = fmt.Sprintf("Group %s is not a streams group.", id)
 			}
@@ -294,10 +300,87 @@ func (c *Coordinator) StreamsGroupDescribe(req *kmsg.StreamsGroupDescribeRequest
 		if msg != "" {
 			dg.ErrorCode, dg.ErrorMessage = errGroupNotFound, &msg
 		}
-		if req.IncludeTopologyDescription && dg.ErrorCode == 0 {
-			dg.TopologyDescriptionStatus = 1 // NOT_STORED
-		}
 		resp.Groups = append(resp.Groups, dg)
 	}
 	return resp
+}
+
+// DefaultStreamsDescriptionBytesPerPrincipal bounds the topology
+// descriptions one principal stores over all streams groups (KIP-1331;
+// without an authorizer every client is the principal "", so it bounds
+// them all).
+const DefaultStreamsDescriptionBytesPerPrincipal = 64 << 20
+
+// StreamsGroupTopologyDescriptionUpdate handles
+// StreamsGroupTopologyDescriptionUpdate v0 (KIP-1331) from principal:
+// the description is stored in the group's state, durably before the
+// answer (kafka/streams description.go). A group that is absent or not a
+// streams group is GROUP_ID_NOT_FOUND; a principal over
+// StreamsDescriptionBytesPerPrincipal (counting its descriptions in other
+// groups) STREAMS_TOPOLOGY_DESCRIPTION_UPDATE_FAILED, asked again later.
+func (c *Coordinator) StreamsGroupTopologyDescriptionUpdate(principal string, req *kmsg.StreamsGroupTopologyDescriptionUpdateRequest) *kmsg.StreamsGroupTopologyDescriptionUpdateResponse {
+	resp := req.ResponseKind().(*kmsg.StreamsGroupTopologyDescriptionUpdateResponse)
+	answer := func(code int16, msg string) *kmsg.StreamsGroupTopologyDescriptionUpdateResponse {
+		resp.ErrorCode = code
+		if msg != "" {
+			resp.ErrorMessage = &msg
+		}
+		return resp
+	}
+	switch {
+	case req.Group == "":
+		return answer(errInvalidRequest, "GroupId can't be empty.")
+	case req.MemberID == "":
+		return answer(errInvalidRequest, "MemberId can't be empty.")
+	}
+	wire := streams.EncodeDescription(req.TopologyDescription)
+	others := c.descriptionBytes(principal, req.Group)
+	g := c.lookup(req.Group)
+	if g == nil {
+		return answer(errGroupNotFound, fmt.Sprintf("Group %s not found.", req.Group))
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.mu.typ != typeStreams || g.mu.state == stateDead {
+		return answer(errGroupNotFound, fmt.Sprintf("Group %s is not a streams group.", req.Group))
+	}
+	max := c.cfg.StreamsDescriptionBytesPerPrincipal
+	if max <= 0 {
+		max = DefaultStreamsDescriptionBytesPerPrincipal
+	}
+	if others+len(wire) > max {
+		return answer(kerr.StreamsTopologyDescriptionUpdateFailed.Code, fmt.Sprintf(
+			"The principal's topology descriptions would take more than %d bytes.", max))
+	}
+	e := g.mu.strm.PutDescription(req, wire, principal)
+	if code := g.persistStreamsLocked(); code != errNone {
+		return answer(code, "")
+	}
+	if e != nil {
+		return answer(e.Code, e.Msg)
+	}
+	return resp
+}
+
+// descriptionBytes is the size of the topology descriptions principal
+// stores in streams groups other than except. It visits every group: a
+// push happens once per group and topology epoch.
+func (c *Coordinator) descriptionBytes(principal, except string) int {
+	c.mu.Lock()
+	groups := make([]*group, 0, len(c.mu.groups))
+	for id, g := range c.mu.groups {
+		if id != except {
+			groups = append(groups, g)
+		}
+	}
+	c.mu.Unlock()
+	n := 0
+	for _, g := range groups {
+		g.mu.Lock()
+		if g.mu.typ == typeStreams && g.mu.strm != nil {
+			n += g.mu.strm.DescriptionBytes(principal)
+		}
+		g.mu.Unlock()
+	}
+	return n
 }

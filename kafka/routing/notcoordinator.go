@@ -18,7 +18,7 @@ import (
 // serves too (cluster transactions), and those of share groups but ShareFetch and
 // ShareAcknowledge (share groups in cluster mode).
 var coordinatorAPIs = map[int16]bool{8: true, 9: true, 11: true, 12: true, 13: true, 14: true, 15: true,
-	16: true, 42: true, 47: true, 68: true, 69: true, 88: true, 89: true,
+	16: true, 42: true, 47: true, 68: true, 69: true, 88: true, 89: true, 93: true,
 	24: true, 25: true, 26: true, 28: true, 65: true, 66: true,
 	76: true, 77: true, 90: true, 91: true, 92: true}
 
@@ -106,6 +106,10 @@ func notCoordinatorResponse(req kmsg.Request) kmsg.Response {
 		return resp
 	case *kmsg.StreamsGroupHeartbeatRequest:
 		resp := r.ResponseKind().(*kmsg.StreamsGroupHeartbeatResponse)
+		resp.ErrorCode = code
+		return resp
+	case *kmsg.StreamsGroupTopologyDescriptionUpdateRequest:
+		resp := r.ResponseKind().(*kmsg.StreamsGroupTopologyDescriptionUpdateResponse)
 		resp.ErrorCode = code
 		return resp
 	case *kmsg.StreamsGroupDescribeRequest:

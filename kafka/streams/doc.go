@@ -42,4 +42,7 @@
 //     their active task; warm-ups while a new process restores.
 //   - Encode is deterministic (sorted JSON), so equal states encode
 //     equally and the coordinator writes only changes.
+//   - Topology descriptions (KIP-1331): the group keeps the description
+//     of its topology epoch a member pushed, asked for while missing,
+//     bounded (description.go).
 package streams

@@ -127,8 +127,14 @@ type Group struct {
 	// Delayed: a target was left empty for it and is still to compute.
 	DelayUntil int64 `json:"delayUntil,omitempty"`
 	Delayed    bool  `json:"delayed,omitempty"`
+	// Description is the topology description last pushed (KIP-1331,
+	// description.go); DescriptionRefused the topology epoch whose push
+	// was refused for good (not asked for again).
+	Description        *Description `json:"description,omitempty"`
+	DescriptionRefused *int32       `json:"descriptionRefused,omitempty"`
 
 	configured *Configured
+	askedUntil time.Time // a member was asked for the description; wait until then
 }
 
 // NewGroup is an empty group.
@@ -363,6 +369,7 @@ func (g *Group) Heartbeat(env Env, req *kmsg.StreamsGroupHeartbeatRequest) (Resu
 			"Streams group member %s encountered a fatal error and requested a shutdown for the entire application.", g.Shutdown)))
 	}
 	resp.Status = status
+	resp.TopologyDescriptionRequired = g.askDescription(m, req.Version, env.Now)
 	return Result{Resp: resp, Create: create}, nil
 }
 

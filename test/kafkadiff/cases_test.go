@@ -30,6 +30,7 @@ func corpus() []diffCase {
 		{"group-consumer-848", caseGroup848},
 		{"group-migration", caseGroupMigration},
 		{"group-streams", caseGroupStreams},
+		{"group-streams-description", caseStreamsDescription},
 		{"offsets-simple", caseOffsetsSimple},
 		{"topic-ids", caseTopicIDs},
 		{"txn-tv1", caseTxnTV1},

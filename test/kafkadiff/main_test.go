@@ -90,6 +90,10 @@ func startBoth() (stop func(), err error) {
 				// kgateway's does, instead of after 3 s: the delay
 				// itself is listed in accepted.txt.
 				"group.initial.rebalance.delay.ms": "0",
+				// Kafka keeps streams groups' topology descriptions
+				// (KIP-1331) only with a plugin, kgateway always:
+				// Kafka's own in-memory one.
+				"group.streams.topology.description.plugin.class": "org.apache.kafka.server.streams.InMemoryTopologyDescriptionPlugin",
 			},
 		})
 		if err != nil {

@@ -24,4 +24,28 @@ var streamsMutations = []mutation{
 		Edits: []edit{{File: "kafka/group/coordinator.go", Old: "\t\tif sg, ok := streamGroups[pg.ID]; ok {", New: "\t\tif sg, ok := streamGroups[pg.ID]; ok && false {"}},
 		Tests: []testRun{{Pkg: "./test/", Run: "TestStreamsSurvivesRestart"}},
 	},
+	{
+		Name:  "streams-description-from-non-member",
+		Rule:  "streams, topology descriptions (KIP-1331): only a member of the group pushes its description (UNKNOWN_MEMBER_ID)",
+		Edits: []edit{{File: "kafka/streams/description.go", Old: "\tif g.Members[req.MemberID] == nil {", New: "\tif false {"}},
+		Tests: []testRun{{Pkg: "./kafka/streams/", Run: "TestDescriptionStoredPerEpoch"}},
+	},
+	{
+		Name:  "streams-description-asked-of-every-member",
+		Rule:  "streams, topology descriptions (KIP-1331): one member at a time is asked for the description",
+		Edits: []edit{{File: "kafka/streams/description.go", Old: " || now.Before(g.askedUntil) {", New: " {"}},
+		Tests: []testRun{{Pkg: "./kafka/streams/", Run: "TestDescriptionAskedWhileMissing"}},
+	},
+	{
+		Name:  "streams-description-of-another-epoch-served",
+		Rule:  "streams, topology descriptions (KIP-1331): a description is served only while it describes the group's topology epoch",
+		Edits: []edit{{File: "kafka/streams/description.go", Old: "g.Topology == nil || g.Description == nil || g.Description.Epoch != g.Topology.Epoch {", New: "g.Topology == nil || g.Description == nil {"}},
+		Tests: []testRun{{Pkg: "./kafka/streams/", Run: "TestDescriptionStoredPerEpoch"}},
+	},
+	{
+		Name:  "streams-description-unbounded-per-principal",
+		Rule:  "group, topology descriptions (KIP-1331): one principal's descriptions over all streams groups are bounded",
+		Edits: []edit{{File: "kafka/group/streams.go", Old: "\tif others+len(wire) > max {", New: "\tif others+len(wire) > max+1<<40 {"}},
+		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestStreamsDescriptionBoundPerPrincipal"}},
+	},
 }

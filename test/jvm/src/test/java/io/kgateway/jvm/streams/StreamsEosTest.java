@@ -17,9 +17,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.DescribeStreamsGroupsOptions;
+import org.apache.kafka.clients.admin.StreamsGroupDescription;
+import org.apache.kafka.clients.admin.StreamsGroupTopologyDescriptionStatus;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -28,6 +32,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.streams.TopologyDescription;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -156,11 +161,40 @@ class StreamsEosTest {
                 System.out.printf("%d committed output records for %d orders%n", out.count, ORDERS);
                 check(out.records(), expected);
                 checkChangelog(kg, app);
+                if (groupProtocol.equals("streams")) {
+                    checkTopologyDescription(kg, app, orders, customers, output);
+                }
             } finally {
                 a.close();
                 b.close();
                 out.close();
             }
+        }
+    }
+
+    /**
+     * KIP-1331: the instances pushed their topology description when
+     * kgateway asked for it (topology.description.push.enabled defaults to
+     * true), and the admin client reads it back, node for node as
+     * Topology#describe() has it.
+     */
+    private static void checkTopologyDescription(KGateway kg, String app, String orders, String customers, String output) {
+        Set<String> want = new TreeSet<>();
+        for (TopologyDescription.Subtopology s : EosApp.topology(orders, customers, output, THROTTLE_MS).describe().subtopologies()) {
+            s.nodes().forEach(n -> want.add(n.name()));
+        }
+        try (Admin admin = kg.admin()) {
+            Await.until(SLOW, "the topology description of " + app, () -> {
+                StreamsGroupDescription d = admin.describeStreamsGroups(List.of(app),
+                    new DescribeStreamsGroupsOptions().includeTopologyDescription(true)).describedGroups().get(app).get();
+                if (d.topologyDescriptionStatus() != StreamsGroupTopologyDescriptionStatus.AVAILABLE) {
+                    return false;
+                }
+                Set<String> got = new TreeSet<>();
+                d.topologyDescription().orElseThrow().subtopologies().forEach(s -> s.nodes().forEach(n -> got.add(n.name())));
+                assertEquals(want, got, "the nodes of the described topology");
+                return true;
+            });
         }
     }
 
