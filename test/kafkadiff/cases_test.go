@@ -56,6 +56,7 @@ func corpus() []diffCase {
 		{"admin-reassignments", caseReassignments},
 		{"admin-features", caseFeatures},
 		{"admin-config-resources", caseConfigResources},
+		{"share-dlq-configs", caseShareDLQConfigs},
 	}
 }
 
