@@ -45,7 +45,8 @@
 //     reached group.share.delivery.count.limit is archived instead of
 //     made available when released, when its lock expires, or when it
 //     is found available at the limit (released at the limit before a
-//     restart): it is never delivered again.
+//     restart): it is never delivered again (with a dead-letter queue
+//     it is archiving first, below).
 //   - **Share-group dead-letter queues.** With share.version 2 and the
 //     GROUP config errors.deadletterqueue.topic.name set (KIP-1191), a
 //     record rejected or out of deliveries becomes archiving, not
