@@ -15,6 +15,7 @@ type deadLetters struct {
 	mu      sync.Mutex
 	configs map[string]map[string]string // topic: its configs (absent: no topic)
 	got     []map[string]string
+	fail    int // produces to fail (an error retrying may mend) before the first success
 }
 
 func (d *deadLetters) TopicConfig(topic, name string) (string, bool) {
@@ -25,6 +26,13 @@ func (d *deadLetters) TopicConfig(topic, name string) (string, bool) {
 }
 
 func (d *deadLetters) Produce(topic string, partition int32, batch []byte) error {
+	d.mu.Lock()
+	if d.fail > 0 {
+		d.fail--
+		d.mu.Unlock()
+		return errRefused // fakeLog.Code: UNKNOWN_SERVER_ERROR, not a lasting refusal
+	}
+	d.mu.Unlock()
 	recs, err := parseRecords(batch[batchHeaderLen:], 0)
 	if err != nil {
 		return err
@@ -69,7 +77,7 @@ func decodeHeaders(b []byte) map[string]string {
 // crash left it: offsets 0-1 archiving below the delivery count limit
 // (rejected), 2 archiving at it (5, out of deliveries), 3-9 available,
 // and g's DLQ topic set.
-func archivingStore(t *testing.T) *offsets.Store {
+func archivingStore(t *testing.T, dlqTopic string) *offsets.Store {
 	t.Helper()
 	store, err := offsets.Open(t.TempDir(), offsets.Options{})
 	if err != nil {
@@ -88,7 +96,7 @@ func archivingStore(t *testing.T) *offsets.Store {
 	if err := store.PutShareStates([]offsets.ShareWrite{{Group: "g", Part: sp}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.PutGroupConfigs("g", map[string]string{ConfigDLQTopic: "dlq.t"}); err != nil {
+	if err := store.PutGroupConfigs("g", map[string]string{ConfigDLQTopic: dlqTopic}); err != nil {
 		t.Fatal(err)
 	}
 	return store
@@ -121,7 +129,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // and only then are archived: the SPSO moves past them durably (dlq.go,
 // step 2 before step 3).
 func TestDLQResumesArchivingAfterRestart(t *testing.T) {
-	store := archivingStore(t)
+	store := archivingStore(t, "dlq.t")
 	dl := &deadLetters{configs: map[string]map[string]string{"dlq.t": {TopicConfigDLQEnable: "true"}}}
 	_, err := NewCoordinator(store, fakeLog{}, nil, Config{DeliveryCountLimit: 5, DeadLetters: dl, DLQEnabled: func() bool { return true }})
 	if err != nil {
@@ -152,16 +160,21 @@ func TestDLQResumesArchivingAfterRestart(t *testing.T) {
 // to 1 turns DLQs off), a topic without errors.deadletterqueue.group.enable,
 // a topic that does not exist.
 func TestDLQUnusableArchivesRegardless(t *testing.T) {
+	enabled := map[string]map[string]string{"dlq.t": {TopicConfigDLQEnable: "true"}, "t2": {TopicConfigDLQEnable: "true"},
+		"__t": {TopicConfigDLQEnable: "true"}}
 	for name, tc := range map[string]struct {
 		enabled bool
+		topic   string
 		configs map[string]map[string]string
 	}{
-		"share.version 1": {false, map[string]map[string]string{"dlq.t": {TopicConfigDLQEnable: "true"}}},
-		"not enabled":     {true, map[string]map[string]string{"dlq.t": {}}},
-		"no topic":        {true, map[string]map[string]string{}},
+		"share.version 1":  {false, "dlq.t", enabled},
+		"not enabled":      {true, "dlq.t", map[string]map[string]string{"dlq.t": {}}},
+		"no topic":         {true, "dlq.t", map[string]map[string]string{}},
+		"without dlq.":     {true, "t2", enabled},
+		"internal-looking": {true, "__t", enabled},
 	} {
 		t.Run(name, func(t *testing.T) {
-			store := archivingStore(t)
+			store := archivingStore(t, tc.topic)
 			dl := &deadLetters{configs: tc.configs}
 			_, err := NewCoordinator(store, fakeLog{}, nil, Config{DeliveryCountLimit: 5, DeadLetters: dl, DLQEnabled: func() bool { return tc.enabled }})
 			if err != nil {
@@ -172,5 +185,21 @@ func TestDLQUnusableArchivesRegardless(t *testing.T) {
 				t.Errorf("DLQ written: %v", got)
 			}
 		})
+	}
+}
+
+// A produce that fails in a way retrying may mend leaves the records
+// archiving (never archived without their copies) and is tried again
+// until it succeeds.
+func TestDLQTransientFailureRetried(t *testing.T) {
+	store := archivingStore(t, "dlq.t")
+	dl := &deadLetters{configs: map[string]map[string]string{"dlq.t": {TopicConfigDLQEnable: "true"}}, fail: 2}
+	_, err := NewCoordinator(store, fakeLog{}, nil, Config{DeliveryCountLimit: 5, DeadLetters: dl, DLQEnabled: func() bool { return true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the archiving records archived", func() bool { return startOffset(t, store) == 3 })
+	if got := dl.records(); len(got) != 3 {
+		t.Fatalf("DLQ got %d records after the failures, want 3", len(got))
 	}
 }

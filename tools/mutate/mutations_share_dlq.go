@@ -22,4 +22,12 @@ var shareDLQMutations = []mutation{
 			New: "\tif false && dlq {\n\t\treturn archiving\n\t}"}},
 		Tests: []testRun{{Pkg: "./test/", Run: "TestShareGroupDeadLetterQueue"}},
 	},
+	{
+		Name: "share-dlq-transient-failure-archives",
+		Rule: "share-group dead-letter queues: a DLQ write that failed in a way retrying may mend leaves the records archiving and is tried again",
+		Edits: []edit{{File: "kafka/share/dlq.go",
+			Old: "\t\tif !errors.As(err, &never) {",
+			New: "\t\tif false && !errors.As(err, &never) {"}},
+		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestDLQTransientFailureRetried"}},
+	},
 }
