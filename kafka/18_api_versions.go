@@ -27,11 +27,11 @@ func handleApiVersions(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, 
 // TxnOffsetCommit add to the transaction implicitly); 1 and 0 make them
 // run version 1, with AddPartitionsToTxn. kgateway serves both by
 // request version (kafka/txn), so any level may be finalized
-// (UpdateFeatures). group.version (KIP-848), share.version (KIP-932) and
-// streams.version (KIP-1071) are supported 0–1 and finalized at 1: at 0
-// their group protocol answers UNSUPPORTED_VERSION (kafka/featuregate).
-// Kafka 4.4 supports share.version 2 too, which adds share-group
-// dead-letter queues (KIP-1191), not served here.
+// (UpdateFeatures). group.version (KIP-848) and streams.version (KIP-1071)
+// are supported 0–1, share.version (KIP-932) 0–2 (2: dead-letter queues,
+// KIP-1191, kafka/share dlq.go; at most 1 in a cluster, which has none),
+// each finalized at its max: at 0 their group protocol answers
+// UNSUPPORTED_VERSION (kafka/featuregate).
 const (
 	transactionVersionFeature = "transaction.version"
 	maxTransactionVersion     = 2
@@ -42,7 +42,7 @@ const (
 // featureSpecs are the features a node serves, in ApiVersions' order.
 var featureSpecs = []features.Spec{
 	{Name: featuregate.GroupVersion, Min: 0, Max: 1, Default: 1},
-	{Name: shareVersionFeature, Min: 0, Max: 1, Default: 1},
+	{Name: shareVersionFeature, Min: 0, Max: 2, Default: 2},
 	{Name: streamsVersionFeature, Min: 0, Max: 1, Default: 1},
 	{Name: transactionVersionFeature, Min: 0, Max: maxTransactionVersion, Default: maxTransactionVersion},
 }

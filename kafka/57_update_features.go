@@ -12,9 +12,9 @@ package kafka
 // Kafka's checks and messages, all or nothing: the first update refused
 // fails the request INVALID_UPDATE_VERSION and nothing changes. Applied
 // levels persist in the log dir before the answer. Supported:
-// transaction.version 0–2, group.version, share.version and
-// streams.version 0–1 (18_api_versions.go; at 0 a group protocol is off,
-// kafka/featuregate). In cluster mode no feature may be changed (each is
+// transaction.version 0–2, share.version 0–2 (1: no dead-letter
+// queues), group.version and streams.version 0–1 (18_api_versions.go;
+// at 0 a group protocol is off, kafka/featuregate). In cluster mode no feature may be changed (each is
 // refused as not supported): levels are kept per node, and groups and
 // transactions are served alike by whichever nodes coordinate and lead.
 // Before v2 a success lists each feature with NONE.

@@ -429,7 +429,7 @@ func TestUpdateFeatures(t *testing.T) {
 		{"above the range", updateReq(1, false, fu(transactionVersionFeature, 3, 1)), "Local controller 0 only supports versions 0-2"},
 		{"negative", updateReq(1, false, fu(transactionVersionFeature, -1, 2)), "A feature version cannot be less than 0."},
 		{"unknown feature", updateReq(1, false, fu("kd.unknown.version", 1, 1)), "Local controller 0 does not support this feature."},
-		{"no share dead-letter queues", updateReq(1, false, fu(shareVersionFeature, 2, 1)), "Local controller 0 only supports versions 0-1"},
+		{"share.version above the range", updateReq(1, false, fu(shareVersionFeature, 3, 1)), "Local controller 0 only supports versions 0-2"},
 		{"downgrade as upgrade", updateReq(1, false, fu(transactionVersionFeature, 1, 1)), "Can't downgrade the version of this feature without setting the upgrade type to either safe or unsafe downgrade."},
 		{"bad upgrade type", updateReq(1, false, fu(transactionVersionFeature, 1, 7)), "The controller does not support the given upgrade type."},
 		{"one bad refuses all", updateReq(1, false, fu(transactionVersionFeature, 1, 2), fu("nope", 1, 1)), "Local controller 0 does not support this feature."},

@@ -105,15 +105,16 @@ func NewServer(cfg Config) (*Server, error) {
 		Throttle: func(ip string) time.Duration {
 			return time.Duration(s.quotas.RecordConnection(ip, time.Now().UnixMilli())) * time.Millisecond
 		}})
+	// Features first: share coordinators read share.version (a cluster serves no DLQs: 1 at most).
+	if s.features, err = features.Open(s.featuresPath(), features.Capped(featureSpecs, shareVersionFeature, 1, cfg.Cluster != nil)); err != nil {
+		return nil, err
+	}
 	c, err := s.newCoordinators(cfg.Offsets, true)
 	if err != nil {
 		return nil, err
 	}
 	s.coord.Store(c)
 	s.shareLeader = s.newShareLeader()
-	if s.features, err = features.Open(s.featuresPath(), featureSpecs); err != nil {
-		return nil, err
-	}
 	return s, nil
 }
 

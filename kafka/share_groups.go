@@ -18,6 +18,9 @@ import (
 func (s *Server) newShare(st *offsets.Store) (*share.Coordinator, error) {
 	scfg := s.cfg.Share
 	scfg.Consumer = share.ConsumerConfig(s.cfg.Group.ConsumerTimeouts())
+	if s.cfg.Cluster == nil { // dead-letter queues: a single node's (kafka/share dlq.go)
+		scfg.DeadLetters, scfg.DLQEnabled = shareLog{s}, func() bool { return s.features != nil && s.features.Level(shareVersionFeature) >= 2 }
+	}
 	return share.NewCoordinator(st, shareLog{s}, classicNamespace{s}, scfg)
 }
 
@@ -117,3 +120,18 @@ func (l shareLog) Wait(ctx context.Context, parts []offsets.TopicPartition, wake
 func (l shareLog) Code(err error) int16 { return errCode(err) }
 
 func (l shareLog) MaxBytes() int { return int(l.s.cfg.FetchMaxBytes) }
+
+// TopicConfig and Produce are share.DeadLetterLog's: set configs, durable produce.
+func (l shareLog) TopicConfig(topic, name string) (string, bool) {
+	t, ok := l.s.res.Topic(topic)
+	return t.Configs[name], ok
+}
+
+func (l shareLog) Produce(topic string, partition int32, batch []byte) error {
+	_, err := l.s.res.Produce(topic, partition, batch)
+	return err
+}
+
+func (l shareLog) Decompress(codec int8, sec []byte) ([]byte, error) {
+	return resolver.Decompress(resolver.Codec(codec), sec, int64(l.s.cfg.FetchMaxBytes))
+}

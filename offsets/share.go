@@ -34,7 +34,10 @@ type ShareRecordState uint8
 const (
 	ShareAvailable    ShareRecordState = 0
 	ShareAcknowledged ShareRecordState = 2
-	ShareArchived     ShareRecordState = 4
+	// ShareArchiving: archived once its copy is in the group's
+	// dead-letter queue (KIP-1191, kafka/share's DLQ writer).
+	ShareArchiving ShareRecordState = 3
+	ShareArchived  ShareRecordState = 4
 )
 
 // ShareRun is a run of consecutive offsets [First, Last] in one state with
@@ -290,7 +293,7 @@ func checkRuns(p SharePartition) error {
 			return fmt.Errorf("%w: share state %s: run [%d, %d] after %d", ErrInvalid, p.TopicPartition, r.First, r.Last, next)
 		}
 		switch r.State {
-		case ShareAvailable, ShareAcknowledged, ShareArchived:
+		case ShareAvailable, ShareAcknowledged, ShareArchiving, ShareArchived:
 		default:
 			return fmt.Errorf("%w: share state %s: state %d", ErrInvalid, p.TopicPartition, r.State)
 		}

@@ -212,10 +212,16 @@ func checkShareAdvertised(t *testing.T, cl *kgo.Client, id int32) {
 	}
 	found := false
 	for _, f := range resp.FinalizedFeatures {
-		found = found || f.Name == "share.version" && f.MaxVersionLevel >= 1
+		// 1, never 2: a cluster serves no dead-letter queues (KIP-1191).
+		found = found || f.Name == "share.version" && f.MaxVersionLevel == 1
+	}
+	for _, f := range resp.SupportedFeatures {
+		if f.Name == "share.version" && f.MaxVersion != 1 {
+			t.Errorf("node %d supports share.version up to %d, want 1", id, f.MaxVersion)
+		}
 	}
 	if !found {
-		t.Errorf("node %d does not advertise share.version: %+v", id, resp.FinalizedFeatures)
+		t.Errorf("node %d does not advertise share.version at 1: %+v", id, resp.FinalizedFeatures)
 	}
 }
 

@@ -355,7 +355,8 @@ func TestShareGroupDeadMemberReleases(t *testing.T) {
 	}
 }
 
-// ApiVersions v3+ finalizes share.version at 1, as Kafka 4.2, and lists
+// ApiVersions v3+ finalizes share.version at 2 (dead-letter queues,
+// KIP-1191), as Kafka 4.4, and lists
 // the share-group APIs at the versions franz-go's share consumer needs
 // (ShareFetch and ShareAcknowledge v2).
 func TestShareVersionAdvertised(t *testing.T) {
@@ -365,8 +366,8 @@ func TestShareVersionAdvertised(t *testing.T) {
 	for _, f := range resp.FinalizedFeatures {
 		finalized[f.Name] = f.MaxVersionLevel
 	}
-	if finalized["share.version"] != 1 || finalized["transaction.version"] != 2 {
-		t.Errorf("finalized features %v, want share.version 1 and transaction.version 2", finalized)
+	if finalized["share.version"] != 2 || finalized["transaction.version"] != 2 {
+		t.Errorf("finalized features %v, want share.version 2 and transaction.version 2", finalized)
 	}
 	max := map[int16]int16{}
 	for _, k := range resp.ApiKeys {

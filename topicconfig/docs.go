@@ -26,6 +26,7 @@ func Documentation(name string, brokerLogger, asked bool) *string {
 // configs).
 var docs = map[string]string{
 	// Topic configs.
+	"errors.deadletterqueue.group.enable":     "Whether share groups may use this topic as their dead-letter queue (KIP-1191).",
 	"cleanup.policy":                          "How old segments are removed: delete (by retention), compact (latest value per key), or both.",
 	"compression.gzip.level":                  "Level gzip recompresses with when compression.type is gzip (-1: the codec's default, or 1-9).",
 	"compression.lz4.level":                   "Level lz4 recompresses with when compression.type is lz4 (1-17).",
@@ -98,13 +99,15 @@ var docs = map[string]string{
 	"group.share.session.timeout.ms":        "Default session timeout of share group members.",
 
 	// Group configs.
-	"consumer.session.timeout.ms":    "Session timeout of this consumer group's (KIP-848) members.",
-	"consumer.heartbeat.interval.ms": "Heartbeat interval this consumer group's (KIP-848) members are told to use.",
-	"share.auto.offset.reset":        "Where a share group starts reading a partition it has no state for: latest or earliest.",
-	"share.record.lock.duration.ms":  "How long a share consumer holds the records it was given before they may be redelivered.",
-	"share.session.timeout.ms":       "Session timeout of this share group's members.",
-	"share.heartbeat.interval.ms":    "Heartbeat interval of this share group's members.",
-	"share.isolation.level":          "Whether this share group reads uncommitted or only committed transactional records.",
+	"consumer.session.timeout.ms":               "Session timeout of this consumer group's (KIP-848) members.",
+	"consumer.heartbeat.interval.ms":            "Heartbeat interval this consumer group's (KIP-848) members are told to use.",
+	"share.auto.offset.reset":                   "Where a share group starts reading a partition it has no state for: latest or earliest.",
+	"share.record.lock.duration.ms":             "How long a share consumer holds the records it was given before they may be redelivered.",
+	"share.session.timeout.ms":                  "Session timeout of this share group's members.",
+	"share.heartbeat.interval.ms":               "Heartbeat interval of this share group's members.",
+	"errors.deadletterqueue.topic.name":         "This share group's dead-letter queue topic: rejected records and those out of deliveries are copied there (blank: none).",
+	"errors.deadletterqueue.copy.record.enable": "Whether this share group's dead-letter records copy the original key and value, or carry the context headers only.",
+	"share.isolation.level":                     "Whether this share group reads uncommitted or only committed transactional records.",
 
 	// Client-metrics configs (KIP-714).
 	"metrics":     "Metric name prefixes the matched clients push (* for all).",

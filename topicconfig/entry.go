@@ -98,12 +98,17 @@ func EntriesWith(set map[string]string, brokerSyns func(brokerName string) []Syn
 			e.Synonyms = append(e.Synonyms, Synonym{Name: name, Value: v, Source: SourceTopic})
 		}
 		syn := name
-		if spec.broker != "" {
+		if spec.broker != "" && spec.broker != noSynonym {
 			syn = spec.broker
 			e.Synonyms = append(e.Synonyms, brokerSyns(spec.broker)...)
 		}
-		e.Synonyms = append(e.Synonyms, Synonym{Name: syn, Value: spec.def, Source: SourceDefault})
-		e.Value, e.Source = e.Synonyms[0].Value, e.Synonyms[0].Source
+		if spec.broker != noSynonym {
+			e.Synonyms = append(e.Synonyms, Synonym{Name: syn, Value: spec.def, Source: SourceDefault})
+		}
+		e.Value, e.Source = spec.def, SourceDefault
+		if len(e.Synonyms) > 0 {
+			e.Value, e.Source = e.Synonyms[0].Value, e.Synonyms[0].Source
+		}
 		e.Default = e.Source != SourceTopic
 		out = append(out, e)
 	}

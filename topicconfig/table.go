@@ -46,6 +46,11 @@ type spec struct {
 	check  func(v string) error
 }
 
+// noSynonym marks a topic config without a broker config whose default
+// Kafka describes with no synonym at all (its default is not a broker
+// setting's).
+const noSynonym = "-"
+
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 var table = map[string]spec{
@@ -55,6 +60,7 @@ var table = map[string]spec{
 	"compression.lz4.level":                   {"9", "compression.lz4.level", TypeInt, intBetween(1, 17)},
 	"compression.zstd.level":                  {"3", "compression.zstd.level", TypeInt, intBetween(-131072, 22)},
 	"delete.retention.ms":                     {itoa(DefaultDeleteRetentionMs), "log.cleaner.delete.retention.ms", TypeLong, longAtLeast(0)},
+	"errors.deadletterqueue.group.enable":     {"false", noSynonym, TypeBoolean, checkBool},
 	"file.delete.delay.ms":                    {"60000", "", TypeLong, longAtLeast(0)},
 	"flush.messages":                          {MaxLong, "", TypeLong, longAtLeast(1)},
 	"flush.ms":                                {MaxLong, "", TypeLong, longAtLeast(0)},
@@ -89,7 +95,7 @@ var table = map[string]spec{
 var topicOf = func() map[string]string {
 	m := map[string]string{}
 	for name, spec := range table {
-		if spec.broker != "" {
+		if spec.broker != "" && spec.broker != noSynonym {
 			m[spec.broker] = name
 		}
 	}

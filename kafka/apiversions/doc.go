@@ -18,9 +18,10 @@
 //	    Kafka answers, so a client whose metadata maps an address to the
 //	    wrong broker rediscovers the cluster from its seeds.
 //
-// The feature share.version (KIP-932) is advertised too, supported 0–1
-// and finalized at 1 (Kafka 4.4 supports 0–2 and finalizes 2, which adds
-// share-group dead-letter queues, KIP-1191, not served here), and
+// The feature share.version (KIP-932) is advertised too, supported 0–2
+// and finalized at 2 as Kafka 4.4 (2 adds share-group dead-letter
+// queues, KIP-1191, kafka/share; 0–1 in cluster mode, which serves
+// none), and
 // group.version (KIP-848), supported 0–1 and finalized at 1. As in Kafka
 // 4.4 the share-group APIs (76–79, 90–92) and the consumer group APIs
 // (68, 69) are listed at every level; at 0 they answer

@@ -9,6 +9,9 @@
 //   - streams.version 0: streams groups (KIP-1071), StreamsGroupHeartbeat
 //     and StreamsGroupDescribe.
 //
+// share.version 1 keeps share groups but turns their dead-letter queues
+// (KIP-1191, level 2) off: kafka/share asks the level itself (dlqOn).
+//
 // A gated request is answered UNSUPPORTED_VERSION before it is
 // authorized or routed, as Kafka checks the feature first, with the
 // error where Kafka puts it: the top-level code, or each named group's

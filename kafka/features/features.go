@@ -137,6 +137,18 @@ func (l *Levels) spec(name string) (Spec, bool) {
 	return Spec{}, false
 }
 
+// Capped is specs with feature name's Max and Default at most limit
+// when on is set (a node that serves fewer levels in some mode).
+func Capped(specs []Spec, name string, limit int16, on bool) []Spec {
+	out := slices.Clone(specs)
+	for i := range out {
+		if on && out[i].Name == name {
+			out[i].Max, out[i].Default = min(out[i].Max, limit), min(out[i].Default, limit)
+		}
+	}
+	return out
+}
+
 // Supported is every feature's supported range, in the order given to
 // Open.
 func (l *Levels) Supported() []Spec { return slices.Clone(l.specs) }

@@ -73,3 +73,16 @@ func TestOpenRefusesOutOfRange(t *testing.T) {
 		t.Fatal("opened a file with a.version 9")
 	}
 }
+
+// Capped lowers one feature's range and default, only when on, and
+// leaves the specs given unchanged.
+func TestCapped(t *testing.T) {
+	specs := []Spec{{Name: "a", Max: 2, Default: 2}, {Name: "b", Max: 2, Default: 2}}
+	got := Capped(specs, "a", 1, true)
+	if got[0].Max != 1 || got[0].Default != 1 || got[1].Max != 2 || specs[0].Max != 2 {
+		t.Errorf("capped %+v (from %+v)", got, specs)
+	}
+	if off := Capped(specs, "a", 1, false); off[0].Max != 2 || off[0].Default != 2 {
+		t.Errorf("capped while off: %+v", off)
+	}
+}

@@ -67,7 +67,9 @@ func (c *Coordinator) acknowledge(g *group, member string, sp sessPart, batches 
 	now := c.cfg.Now()
 	limit := c.deliveryLimit()
 	lockFor := c.lockDuration(g.id) // before p.mu: a leader may read it from etcd (share states outside the offsets store)
+	dlq := c.dlqOn(g.id)
 	p.mu.Lock()
+	p.dlq = dlq
 	if c.leaderSide() && (p.dead || p.epoch != epoch) {
 		p.mu.Unlock()
 		return kerr.InvalidRecordState.Code, nil // acquired under another leadership (re-reading after a leader change)

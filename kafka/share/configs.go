@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -20,6 +21,11 @@ const (
 	ConfigSessionTimeout     = "share.session.timeout.ms"
 	ConfigHeartbeatInterval  = "share.heartbeat.interval.ms"
 	ConfigIsolationLevel     = "share.isolation.level"
+	// The dead-letter queue configs (KIP-1191, dlq.go): the DLQ topic
+	// ("" or unset: none) and whether its records copy the original key
+	// and value (else they carry the context headers only).
+	ConfigDLQTopic      = "errors.deadletterqueue.topic.name"
+	ConfigDLQCopyRecord = "errors.deadletterqueue.copy.record.enable"
 )
 
 // share.isolation.level's values.
@@ -52,17 +58,22 @@ type groupConfigSpec struct {
 	name string
 	typ  topicconfig.Type
 	def  string
+	// own: no broker config is its default (the DLQ configs): the
+	// default's synonym is the config itself.
+	own bool
 }
 
 func (c *Coordinator) groupConfigSpecs() []groupConfigSpec {
 	return []groupConfigSpec{
-		{ConfigConsumerHeartbeatInterval, topicconfig.TypeInt, millis(c.cfg.Consumer.Heartbeat)},
-		{ConfigConsumerSessionTimeout, topicconfig.TypeInt, millis(c.cfg.Consumer.Session)},
-		{ConfigAutoOffsetReset, topicconfig.TypeString, "latest"},
-		{ConfigHeartbeatInterval, topicconfig.TypeInt, millis(c.cfg.HeartbeatInterval)},
-		{ConfigIsolationLevel, topicconfig.TypeString, "read_uncommitted"},
-		{ConfigRecordLockDuration, topicconfig.TypeInt, millis(c.cfg.RecordLockDuration)},
-		{ConfigSessionTimeout, topicconfig.TypeInt, millis(c.cfg.SessionTimeout)},
+		{ConfigConsumerHeartbeatInterval, topicconfig.TypeInt, millis(c.cfg.Consumer.Heartbeat), false},
+		{ConfigConsumerSessionTimeout, topicconfig.TypeInt, millis(c.cfg.Consumer.Session), false},
+		{ConfigDLQCopyRecord, topicconfig.TypeBoolean, "false", true},
+		{ConfigDLQTopic, topicconfig.TypeString, "", true},
+		{ConfigAutoOffsetReset, topicconfig.TypeString, "latest", false},
+		{ConfigHeartbeatInterval, topicconfig.TypeInt, millis(c.cfg.HeartbeatInterval), false},
+		{ConfigIsolationLevel, topicconfig.TypeString, "read_uncommitted", false},
+		{ConfigRecordLockDuration, topicconfig.TypeInt, millis(c.cfg.RecordLockDuration), false},
+		{ConfigSessionTimeout, topicconfig.TypeInt, millis(c.cfg.SessionTimeout), false},
 	}
 }
 
@@ -82,7 +93,11 @@ func (c *Coordinator) GroupConfigs(id string) []topicconfig.Entry {
 			e.Synonyms = append(e.Synonyms, topicconfig.Synonym{Name: sp.name, Value: v, Source: topicconfig.SourceDynamicGroup})
 			e.Default = false
 		}
-		e.Synonyms = append(e.Synonyms, topicconfig.Synonym{Name: "group." + sp.name, Value: sp.def, Source: topicconfig.SourceDefault})
+		def := "group." + sp.name
+		if sp.own {
+			def = sp.name
+		}
+		e.Synonyms = append(e.Synonyms, topicconfig.Synonym{Name: def, Value: sp.def, Source: topicconfig.SourceDefault})
 		e.Value, e.Source = e.Synonyms[0].Value, e.Synonyms[0].Source
 		out = append(out, e)
 	}
@@ -122,6 +137,9 @@ func (c *Coordinator) AlterGroupConfigs(id string, ops []ConfigOp, validateOnly 
 				return err
 			}
 			next[op.Name] = op.Value
+			if b, ok := parseBool(op.Value); ok && op.Name == ConfigDLQCopyRecord {
+				next[op.Name] = strconv.FormatBool(b) // kept as Kafka keeps a BOOLEAN: true or false
+			}
 		case 1:
 			if err := c.checkConfig(op.Name, ""); err != nil && op.Name != "" {
 				if _, known := next[op.Name]; !known {
@@ -171,6 +189,14 @@ func (c *Coordinator) checkConfig(name, value string) error {
 	case ConfigSessionTimeout, ConfigHeartbeatInterval:
 		d, ok := parseMillis(value)
 		return check(ok && d > 0, "a positive number of milliseconds")
+	case ConfigDLQTopic:
+		if strings.HasPrefix(value, "__") {
+			return fmt.Errorf("%w: %s: DLQ topic name must not start with '__'", kerr.InvalidConfig, name)
+		}
+		return nil
+	case ConfigDLQCopyRecord:
+		_, ok := parseBool(value)
+		return check(ok, "true or false")
 	}
 	return fmt.Errorf("%w: unknown group config %q", kerr.InvalidConfig, name)
 }
@@ -199,6 +225,18 @@ func (c *Coordinator) checkSessionExceedsHeartbeat(set map[string]string) error 
 		return fmt.Errorf("%w: %s must be greater than %s", kerr.InvalidConfig, ConfigConsumerSessionTimeout, ConfigConsumerHeartbeatInterval)
 	}
 	return nil
+}
+
+// parseBool reads a BOOLEAN config as Kafka's ConfigDef does: true or
+// false, in any case, around blanks.
+func parseBool(s string) (v, ok bool) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	}
+	return false, false
 }
 
 func millis(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }

@@ -62,6 +62,13 @@ type Config struct {
 	// States holds the share-partition states in cluster mode (share states outside the offsets store); nil
 	// on a single node, where the offset store does.
 	States States
+	// DeadLetters is where the DLQ writer (dlq.go, KIP-1191) writes:
+	// nil, or a leader side, serves no dead-letter queues.
+	DeadLetters DeadLetterLog
+	// DLQEnabled reports whether share.version is finalized at 2 or
+	// more, which turns dead-letter queues on (Kafka's
+	// ShareVersion.supportsShareGroupDLQ); nil: never.
+	DLQEnabled func() bool
 }
 
 func (c Config) withDefaults() Config {
@@ -151,6 +158,9 @@ type Coordinator struct {
 	// gathering concurrent requests' states into one sync (stateWriter);
 	// nil on a cluster's leader side.
 	writer *stateWriter
+	// dlq writes the copies of archiving records to the groups'
+	// dead-letter queues (dlq.go).
+	dlq dlqRunner
 	// published mirrors mu.configs (group id to its configs, each map
 	// never changed once stored) for GroupConfig, which the group
 	// coordinator calls under its own locks and so must not take mu.
@@ -190,6 +200,7 @@ func NewCoordinator(store *offsets.Store, log Log, ns Namespace, cfg Config) (*C
 	for id, set := range c.mu.configs {
 		c.published.Store(id, set)
 	}
+	c.kickDLQ() // records left archiving by a crash (dlq.go)
 	return c, nil
 }
 

@@ -45,7 +45,18 @@
 //     reached group.share.delivery.count.limit is archived instead of
 //     made available when released, when its lock expires, or when it
 //     is found available at the limit (released at the limit before a
-//     restart): it is never delivered again.
+//     restart): it is never delivered again (with a dead-letter queue
+//     it is archiving first, below).
+//   - **Share-group dead-letter queues.** With share.version 2 and the
+//     GROUP config errors.deadletterqueue.topic.name set (KIP-1191), a
+//     record rejected or out of deliveries becomes archiving, not
+//     archived: its copy (Kafka's __dlq.errors.* headers, the key and
+//     value with errors.deadletterqueue.copy.record.enable) is written
+//     to the DLQ topic through the ordinary produce path, durably,
+//     after the archiving state is durable and before the record is
+//     archived (dlq.go). A crash in between writes it again (at least
+//     once); a DLQ the group cannot use (Kafka's checks) is skipped and
+//     the record archived regardless, as Kafka; a single node's only.
 //   - **Releases on lock expiry.** An expired lock releases its record
 //     (the delivery count limit applies). A member that leaves, times
 //     out or closes its share session releases every record it holds at
@@ -171,7 +182,10 @@
 //     read_uncommitted (the default) reads up to the high watermark.
 //     Transaction markers are archived at either level.
 //
-// Left out: by_duration reset, a
+// Left out: errors.deadletterqueue.auto.create.topics.enable (Kafka's
+// default, off, is served) and errors.deadletterqueue.topic.name.prefix
+// (fixed at Kafka's default, dlq.), dead-letter queues in cluster mode,
+// by_duration reset, a
 // persisted membership (members rejoin after a restart, locks released at restart), the
 // SimpleAssignor's rack awareness and stickiness, and share.* group
 // configs other than those in configs.go. The group-id namespace is

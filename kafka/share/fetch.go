@@ -320,9 +320,14 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 	now := c.cfg.Now()
 	limit := c.deliveryLimit()
 	lockFor := c.lockDuration(g.id) // before p.mu: a leader may read it from etcd (share states outside the offsets store)
+	dlq := c.dlqOn(g.id)
 	p.mu.Lock()
+	p.dlq = dlq
 	p.trimLocked(logStart)
-	next, _ := p.expireLocked(now, limit)
+	next, expired := p.expireLocked(now, limit)
+	if expired && dlq {
+		c.kickDLQ() // records out of deliveries may be archiving now
+	}
 	from, ok := p.readFromLocked(c.cfg.PartitionMaxRecordLocks)
 	reach := p.reachLocked(from, maxRecords, c.cfg.PartitionMaxRecordLocks)
 	wake := p.changed
@@ -347,6 +352,7 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 	}
 	batches, spans := rd.batches, rd.spans
 	p.mu.Lock()
+	p.dlq = dlq
 	before := p.persistedLocked(tp)
 	ranges := p.acquireLocked(spans, acquireArgs{
 		member: member, hwm: hwm, max: maxRecords, maxLocks: c.cfg.PartitionMaxRecordLocks,
@@ -420,7 +426,14 @@ func (c *Coordinator) persistLocked(group string, tp offsets.TopicPartition, p *
 		err := c.putClusterLocked(group, tp, p)
 		return func() error { return err }
 	}
-	f := c.writer.submit(offsets.ShareWrite{Group: group, Part: p.persistedLocked(tp)})
+	part := p.persistedLocked(tp)
+	f := c.writer.submit(offsets.ShareWrite{Group: group, Part: part})
+	for _, run := range part.Runs {
+		if run.State == offsets.ShareArchiving {
+			c.kickDLQ() // step 2 of dlq.go, once this state is durable
+			break
+		}
+	}
 	return func() error {
 		err := f.wait()
 		if err != nil {

@@ -185,9 +185,11 @@ func (c *Coordinator) removeMemberLocked(g *group, id string) {
 // the partitions that changed. Needs g.mu.
 func (c *Coordinator) releaseMemberLocked(g *group, id string) {
 	limit := c.deliveryLimit()
+	dlq := c.dlqOn(g.id)
 	var waits []func() error
 	for tp, p := range g.mu.parts {
 		p.mu.Lock()
+		p.dlq = dlq
 		if p.releaseMemberLocked(id, limit) {
 			waits = append(waits, c.persistLocked(g.id, tp, p))
 		}

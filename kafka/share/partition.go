@@ -16,7 +16,12 @@ const (
 	available    state = 0
 	acquired     state = 1
 	acknowledged state = 2
-	archived     state = 4
+	// archiving: on its way to the group's dead-letter queue (KIP-1191):
+	// rejected, or out of deliveries, while the group has a DLQ topic.
+	// It is not finished (the SPSO stops at it) until the DLQ writer
+	// (dlq.go) has written its copy and archived it.
+	archiving state = 3
+	archived  state = 4
 )
 
 // Acknowledgement types of ShareFetch and ShareAcknowledge.
@@ -34,6 +39,10 @@ type rec struct {
 	count    int32 // deliveries so far
 	owner    string
 	deadline time.Time // lock expiry while acquired
+	// rejected: archiving because the client rejected it (else its
+	// deliveries ran out); in memory only, as Kafka's, which after a
+	// restart names the cause by the delivery count.
+	rejected bool
 }
 
 // partition is one share-partition: the start offset (SPSO) and the
@@ -53,6 +62,10 @@ type partition struct {
 	version int64
 	checked time.Time
 	dead    bool
+	// dlq: the group has a dead-letter queue (dlqOn), so records rejected
+	// or out of deliveries become archiving, not archived. Set by the
+	// coordinator under mu before each change.
+	dlq bool
 }
 
 func newPartition(start int64) *partition {
@@ -76,15 +89,25 @@ func (p *partition) wakeLocked() {
 	p.changed = make(chan struct{})
 }
 
-// releaseLocked ends an acquisition: the record is available again unless
-// it used up its deliveries, then archived (the delivery count limit). Needs mu.
-func releaseRec(r *rec, limit int32) {
+// releaseRec ends an acquisition: the record is available again unless
+// it used up its deliveries, then archived (the delivery count limit), or
+// archiving when dlq (KIP-1191).
+func releaseRec(r *rec, limit int32, dlq bool) {
 	r.owner, r.deadline = "", time.Time{}
 	if r.count >= limit {
-		r.state = archived
+		r.state = deadState(dlq)
 		return
 	}
 	r.state = available
+}
+
+// deadState is where a rejected record, or one out of deliveries, goes:
+// archiving when the group has a dead-letter queue, else archived.
+func deadState(dlq bool) state {
+	if dlq {
+		return archiving
+	}
+	return archived
 }
 
 // expireLocked releases every acquisition whose lock has expired (releases on lock expiry) and
@@ -96,7 +119,7 @@ func (p *partition) expireLocked(now time.Time, limit int32) (next time.Time, re
 			continue
 		}
 		if !r.deadline.After(now) {
-			releaseRec(r, limit)
+			releaseRec(r, limit, p.dlq)
 			released = true
 			continue
 		}
@@ -220,7 +243,7 @@ func (p *partition) acquireLocked(spans []batchSpan, a acquireArgs) []acquiredRa
 			case sp.control, sp.aborted:
 				r.state = archived
 			case r.count >= a.limit:
-				r.state = archived // released at the limit before a restart (the delivery count limit)
+				r.state = deadState(p.dlq) // released at the limit before a restart (the delivery count limit)
 			default:
 				take(off)
 			}
@@ -289,9 +312,11 @@ func (p *partition) ackLocked(batches []ackBatch, limit int32, lockFor time.Time
 			case ackAccept:
 				r.state, r.owner, r.deadline = acknowledged, "", time.Time{}
 			case ackRelease:
-				releaseRec(r, limit)
+				releaseRec(r, limit, p.dlq)
 				freed = freed || r.state == available
-			case ackReject, ackGap:
+			case ackReject:
+				r.state, r.owner, r.deadline, r.rejected = deadState(p.dlq), "", time.Time{}, p.dlq
+			case ackGap:
 				r.state, r.owner, r.deadline = archived, "", time.Time{}
 			case ackRenew:
 				r.deadline = lockFor
@@ -322,7 +347,7 @@ func (p *partition) releaseMemberLocked(member string, limit int32) bool {
 	released := false
 	for i := range p.recs {
 		if r := &p.recs[i]; r.state == acquired && r.owner == member {
-			releaseRec(r, limit)
+			releaseRec(r, limit, p.dlq)
 			released = true
 		}
 	}

@@ -57,6 +57,7 @@ func corpus() []diffCase {
 		{"admin-reassignments", caseReassignments},
 		{"admin-features", caseFeatures},
 		{"admin-config-resources", caseConfigResources},
+		{"share-dlq-configs", caseShareDLQConfigs},
 	}
 }
 

@@ -28,10 +28,6 @@ var acceptedDifferences = []accepted{
 		Reason: "features kgateway does not have: no KRaft metadata log or quorum (metadata.version, kraft.version), " +
 			"one replica per partition (eligible.leader.replicas.version), KIP-848 groups served without group.version, " +
 			"no Streams groups (streams.version)"},
-	{Step: `features describe`, Side: "kafka", Line: `Feature: share\.version SupportedMinVersion: 0 SupportedMaxVersion: 2 FinalizedVersionLevel: 2 Epoch: \{epoch\}`,
-		Reason: "kgateway serves share groups at share.version 1 (Kafka 4.2's) and cannot turn them off, so it supports 1 only"},
-	{Step: `features describe`, Side: "kgateway", Line: `Feature: share\.version SupportedMinVersion: 1 SupportedMaxVersion: 1 FinalizedVersionLevel: 1 Epoch: \{epoch\}`,
-		Reason: "the other side of the line above"},
 
 	// kafka-configs, topics.
 	{Step: `configs topic describe.*`, Side: "kafka", Line: `retention.ms=86400000 sensitive=false synonyms=\{DYNAMIC_TOPIC_CONFIG:retention.ms=86400000\}`,
