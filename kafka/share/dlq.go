@@ -309,7 +309,7 @@ func (c *Coordinator) writeDeadLetters(group string, tp offsets.TopicPartition, 
 	dst := tp.Partition % n
 	var src map[int64]dlqRecord
 	if copyRec, _ := parseBool(c.GroupConfig(group, ConfigDLQCopyRecord)); copyRec {
-		src = c.readRecords(tp, todo)
+		src = readRecords(c.log, c.cfg.DeadLetters, tp, todo)
 	}
 	limit := topicconfig.DefaultMaxMessageBytes
 	if v, _ := c.cfg.DeadLetters.TopicConfig(topic, "max.message.bytes"); v != "" {
@@ -326,10 +326,10 @@ func (c *Coordinator) writeDeadLetters(group string, tp offsets.TopicPartition, 
 		}
 		err := c.cfg.DeadLetters.Produce(topic, dst, encodeBatch(recs, now))
 		recs, size = nil, batchHeaderLen
-		return c.classify(err)
+		return classify(c.log, err)
 	}
 	for _, d := range todo {
-		r := dlqRecord{headers: c.dlqHeaders(group, tp, d)}
+		r := dlqRecord{headers: dlqHeaders(group, tp, d)}
 		if s, ok := src[d.off]; ok {
 			r.key, r.value = s.key, s.value
 		}
@@ -347,11 +347,11 @@ func (c *Coordinator) writeDeadLetters(group string, tp offsets.TopicPartition, 
 
 // classify makes a produce failure that retrying cannot mend a
 // dlqRefused.
-func (c *Coordinator) classify(err error) error {
+func classify(log Log, err error) error {
 	if err == nil {
 		return nil
 	}
-	switch c.log.Code(err) {
+	switch log.Code(err) {
 	case kerr.MessageTooLarge.Code, kerr.RecordListTooLarge.Code, kerr.InvalidRecord.Code,
 		kerr.CorruptMessage.Code, kerr.UnknownTopicOrPartition.Code, kerr.InvalidTopicException.Code:
 		return dlqRefused{err}
@@ -361,7 +361,7 @@ func (c *Coordinator) classify(err error) error {
 
 // dlqHeaders encodes a DLQ record's headers (count, then each key and
 // value), Kafka's six.
-func (c *Coordinator) dlqHeaders(group string, tp offsets.TopicPartition, d deadRec) []byte {
+func dlqHeaders(group string, tp offsets.TopicPartition, d deadRec) []byte {
 	cause := causeExceeded
 	if d.rejected {
 		cause = causeRejected
@@ -387,7 +387,7 @@ func (c *Coordinator) dlqHeaders(group string, tp offsets.TopicPartition, d dead
 // readRecords reads the source records of todo, by offset; a record the
 // log no longer has (or cannot be read) is left out, and its DLQ copy
 // carries the headers only, as Kafka's.
-func (c *Coordinator) readRecords(tp offsets.TopicPartition, todo []deadRec) map[int64]dlqRecord {
+func readRecords(log Log, dl DeadLetterLog, tp offsets.TopicPartition, todo []deadRec) map[int64]dlqRecord {
 	want := make(map[int64]bool, len(todo))
 	for _, d := range todo {
 		want[d.off] = true
@@ -395,7 +395,7 @@ func (c *Coordinator) readRecords(tp offsets.TopicPartition, todo []deadRec) map
 	out := make(map[int64]dlqRecord, len(todo))
 	last := todo[len(todo)-1].off
 	for off := todo[0].off; off <= last; {
-		batches, err := c.log.Read(tp.Topic, tp.Partition, off, 1<<20)
+		batches, err := log.Read(tp.Topic, tp.Partition, off, 1<<20)
 		if err != nil || len(batches) == 0 {
 			break
 		}
@@ -409,7 +409,7 @@ func (c *Coordinator) readRecords(tp offsets.TopicPartition, todo []deadRec) map
 			if sp.control {
 				continue
 			}
-			sec, err := c.cfg.DeadLetters.Decompress(int8(b[batchAttrsAt+1]&batchCodecMask), b[batchHeaderLen:])
+			sec, err := dl.Decompress(int8(b[batchAttrsAt+1]&batchCodecMask), b[batchHeaderLen:])
 			if err != nil {
 				continue
 			}
