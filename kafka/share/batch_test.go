@@ -220,8 +220,24 @@ func TestShareJoinAnsweredAfterEpochWrite(t *testing.T) {
 		t.Fatalf("write %+v, want the group record at epoch 4", ws)
 	}
 	hook.release <- struct{}{}
-	if resp := <-answered; resp.ErrorCode != kerr.CoordinatorNotAvailable.Code {
-		t.Fatalf("join whose epoch write failed answered error %d", resp.ErrorCode)
+	// The write may fail before the join has looked at it (the writer
+	// runs as soon as the record is submitted): the join then writes its
+	// epoch again itself (epochWriteLocked), and that write fails too.
+	var failedResp *kmsg.ShareGroupHeartbeatResponse
+	for failedResp == nil {
+		select {
+		case failedResp = <-answered:
+		case ws := <-hook.calls:
+			if len(ws) != 1 || ws[0].Epoch != 4 {
+				t.Fatalf("rewrite %+v, want the group record at epoch 4", ws)
+			}
+			hook.release <- struct{}{}
+		case <-within(t, "the failed join's answer"):
+			t.Fatal("the join whose epoch write failed was never answered")
+		}
+	}
+	if failedResp.ErrorCode != kerr.CoordinatorNotAvailable.Code {
+		t.Fatalf("join whose epoch write failed answered error %d", failedResp.ErrorCode)
 	}
 	hook.mu.Lock()
 	hook.fail = nil
