@@ -283,8 +283,9 @@ class AdminTest {
     /**
      * updateFeatures changes what describeFeatures (ApiVersions) finalizes:
      * validateOnly does not; a safe downgrade of transaction.version to 1
-     * does, and an upgrade takes it back; an unknown feature and turning
-     * share groups off are InvalidUpdateVersionException.
+     * does, and an upgrade takes it back; turning share groups off validates
+     * (as in Kafka 4.4); an unknown feature and a share.version above the
+     * supported range are InvalidUpdateVersionException.
      */
     @Test
     void updateFeatures() {
@@ -302,9 +303,16 @@ class AdminTest {
                 new FeatureUpdate((short) 2, FeatureUpdate.UpgradeType.UPGRADE)), new UpdateFeaturesOptions()).all());
         }
         assertEquals((short) 2, tv.get());
-        for (Map.Entry<String, Short> bad : Map.of("admin.unknown.version", (short) 1, "share.version", (short) 0).entrySet()) {
+        // Turning share groups off is allowed, as in Kafka 4.4: validated
+        // only here, so share.version stays at 2 for the other tests.
+        Clients.get(admin.updateFeatures(Map.of("share.version",
+            new FeatureUpdate((short) 0, FeatureUpdate.UpgradeType.SAFE_DOWNGRADE)), new UpdateFeaturesOptions().validateOnly(true)).all());
+        assertEquals((short) 2, Clients.get(admin.describeFeatures().featureMetadata()).finalizedFeatures().get("share.version").maxVersionLevel());
+        for (Map.Entry<String, FeatureUpdate> bad : Map.of(
+                "admin.unknown.version", new FeatureUpdate((short) 1, FeatureUpdate.UpgradeType.SAFE_DOWNGRADE),
+                "share.version", new FeatureUpdate((short) 3, FeatureUpdate.UpgradeType.UPGRADE)).entrySet()) {
             ExecutionException e = assertThrows(ExecutionException.class, () -> admin.updateFeatures(Map.of(bad.getKey(),
-                new FeatureUpdate(bad.getValue(), FeatureUpdate.UpgradeType.SAFE_DOWNGRADE)), new UpdateFeaturesOptions()).all().get());
+                bad.getValue()), new UpdateFeaturesOptions()).all().get());
             assertInstanceOf(InvalidUpdateVersionException.class, e.getCause(), bad.getKey());
         }
     }
@@ -322,12 +330,13 @@ class AdminTest {
         assertFalse(Clients.get(admin.describeClientQuotas(ClientQuotaFilter.all()).entities()).containsKey(e));
     }
 
-    /** describeFeatures: the finalized transaction.version 2 and share.version 1 the README documents. */
+    /** describeFeatures: the finalized transaction.version 2, share.version 2 and group.version 1 the README documents. */
     @Test
     void describeFeatures() {
         FeatureMetadata f = Clients.get(admin.describeFeatures().featureMetadata());
         assertEquals(2, f.finalizedFeatures().get("transaction.version").maxVersionLevel());
-        assertEquals(1, f.finalizedFeatures().get("share.version").maxVersionLevel());
+        assertEquals(2, f.finalizedFeatures().get("share.version").maxVersionLevel());
+        assertEquals(1, f.finalizedFeatures().get("group.version").maxVersionLevel());
         assertTrue(f.supportedFeatures().get("transaction.version").maxVersion() >= 2);
     }
 
