@@ -25,6 +25,12 @@ func caseShareDLQConfigs(r *run) {
 	alter("dlq copy record not a boolean", copyRec, "maybe")
 	alter("dlq topic without the prefix", name, "kd-dlq-no-prefix")
 	alter("dlq topic and copy record", name, topic, copyRec, "TRUE")
+	// Kafka applies a GROUP config when its metadata record reaches the
+	// broker: wait for the last alteration before describing.
+	r.await("dlq group configs applied", describeConfigsReq(kmsg.ConfigResourceTypeGroupConfig, group, name), func(resp kmsg.Response) bool {
+		rs := resp.(*kmsg.DescribeConfigsResponse).Resources
+		return len(rs) == 1 && len(rs[0].Configs) == 1 && rs[0].Configs[0].Value != nil && *rs[0].Configs[0].Value == topic
+	})
 	r.do("describe dlq group configs", describeConfigsReq(kmsg.ConfigResourceTypeGroupConfig, group, name, copyRec))
 	r.do("describe dlq group configs of a group without", describeConfigsReq(kmsg.ConfigResourceTypeGroupConfig, "kd-dlq-none", name, copyRec))
 	r.createTopic(topic, 1, "errors.deadletterqueue.group.enable", "true")
