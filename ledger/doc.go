@@ -91,14 +91,19 @@
 //	    that hold it, up to the local start (never past it: the next read
 //	    reads the local log), under the same limits as a local read (R9,
 //	    R10), one entry per record batch, as the local log holds them.
-//	R21 A published candidate is a range (object, byte range, SHA-256,
-//	    index version). Its target pins the object with a durable pin
-//	    (a record under the reader's lease), revalidates the range
-//	    against the index, reads it and checks its length, SHA-256 and
-//	    that its batches tile its offsets; a range that changed since it
-//	    was listed (ErrStale) makes the read start again from a fresh
+//	R21 A published candidate is a range, or a piece of one, whose
+//	    object, byte range and SHA-256 the index publishes (with the
+//	    index version): a read fetches only the candidates its limits
+//	    need, and a range listed in pieces is fetched piece by piece,
+//	    never whole for one batch. Its target pins
+//	    the object with a durable pin (a record under the reader's
+//	    lease) or covers the read by the reader's floor, revalidates the
+//	    range against the index, reads it and checks its length, SHA-256
+//	    and that its batches tile its offsets; a range that changed since
+//	    it was listed (ErrStale) makes the read start again from a fresh
 //	    snapshot, bytes that do not check fail the read, never served.
-//	    The pin is the read's only write (R1 holds for the ledger).
+//	    The pin (or the reader floor's record) is the read's only write
+//	    (R1 holds for the ledger).
 //	R22 A time lookup (SeekPublishedTime) looks below the local log
 //	    first: the first published range whose max timestamp reaches
 //	    the time is read as in R21 and its first batch that reaches it

@@ -53,7 +53,7 @@ func (f *Flight) Wait() map[string]error {
 // whole commit; it must outlive Wait.
 func (c *Committer) Begin(ctx context.Context, batches []Batch, owns map[string]owner.Ownership) *Flight {
 	f := &Flight{done: make(chan struct{}), res: make(map[string]error)}
-	parts, data := layout(batches, owns, f.res)
+	parts, data := layout(batches, owns, c.opts.PieceBytes, f.res)
 	c.pipe.Lock()
 	prev := c.pipe.last
 	c.pipe.last = f
@@ -88,8 +88,12 @@ func (c *Committer) fly(ctx context.Context, f, prev *Flight, parts []part, data
 	}
 	putAt := c.opts.Now()
 	began := time.Now()
+	// The pieces' SHA-256s are needed only at publication: computed
+	// while the PUT runs (commit ranges in pieces).
+	summed := sumPieces(parts, data)
 	err := c.bucket.WriteAll(ctx, name, data, &blob.WriterOptions{ContentType: "application/octet-stream"})
 	put := time.Since(began)
+	<-summed
 	if c.afterPut != nil {
 		c.afterPut(name)
 	}
@@ -156,8 +160,10 @@ func unpublished(res map[string]error) map[string]error {
 
 // layout groups batches per partition, in the order partitions first
 // appear, checks each partition's batches, and lays the valid ones out in
-// one object. Refused partitions get their error in res.
-func layout(batches []Batch, owns map[string]owner.Ownership, res map[string]error) ([]part, []byte) {
+// one object; a partition's range longer than pieceBytes is cut into
+// pieces (commit ranges in pieces), whose SHA-256s fly computes while
+// the object's PUT runs. Refused partitions get their error in res.
+func layout(batches []Batch, owns map[string]owner.Ownership, pieceBytes int64, res map[string]error) ([]part, []byte) {
 	var order []string
 	by := make(map[string][]Batch)
 	size := 0
@@ -189,6 +195,9 @@ func layout(batches []Batch, owns map[string]owner.Ownership, res map[string]err
 		}
 		r.Len = int64(len(data)) - r.Pos
 		r.SHA256 = sha256.Sum256(data[r.Pos:])
+		if r.Len > pieceBytes {
+			r.Pieces = cutPieces(bs, r.Pos, pieceBytes)
+		}
 		parts = append(parts, part{own: o, r: r})
 	}
 	return parts, data

@@ -73,9 +73,12 @@ type Range struct {
 	// itself for a whole range, the whole range's for one of its Parts.
 	// Pin revalidates that record (pin revalidation).
 	Record int64
-	// Pieces cut a merged range at batch boundaries into parts of about
+	// Pieces cut a merged range, or a commit's range longer than
+	// Options.PieceBytes, at batch boundaries into parts of about
 	// Options.PieceBytes at most, each with its own SHA-256, so that a
-	// read fetches only the parts it needs (merged ranges in pieces). None: one piece.
+	// read fetches only the parts it needs (merged ranges in pieces,
+	// commit ranges in pieces). None: one piece (short ranges, and
+	// records written before pieces).
 	Pieces []Piece
 }
 
@@ -117,8 +120,10 @@ type Options struct {
 	MergeBelow int64
 	// MergeMax bounds a merged object (bytes); 0: 64 MiB.
 	MergeMax int64
-	// PieceBytes bounds the pieces a merged range is cut into (merged ranges in pieces),
-	// unless one replaced range alone is larger; 0: 1 MiB.
+	// PieceBytes bounds the pieces a merged range is cut into (merged
+	// ranges in pieces), unless one replaced range alone is larger, and
+	// those of a commit's range longer than it (commit ranges in
+	// pieces), unless one batch alone is larger; 0: 1 MiB.
 	PieceBytes int64
 	// Now is the clock; nil: time.Now.
 	Now func() time.Time
@@ -244,8 +249,9 @@ type rangeRecord struct {
 	Len     int64  `json:"len"`
 	SHA256  string `json:"sha256"`
 	MaxTime int64  `json:"maxTime"`
-	// Pieces of a merged range (merged ranges in pieces): base, end, position, length,
-	// SHA-256 and max timestamp of each.
+	// Pieces of a merged range or a long commit range (merged ranges in
+	// pieces, commit ranges in pieces): base, end, position, length,
+	// SHA-256 and max timestamp of each, at most about 150 bytes a piece.
 	Pieces []pieceRecord `json:"pieces,omitempty"`
 }
 

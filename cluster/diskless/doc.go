@@ -165,6 +165,21 @@
 //     batches tiling its offsets, checked range reads), under a pin that revalidates the
 //     whole range's record (Range.Record, pin revalidation): a read below the cache
 //     fetches the pieces it needs, not up to MergeMax bytes.
+//   - **Commit ranges in pieces.** A partition's range in a commit longer
+//     than Options.PieceBytes is cut the same way, at its batches'
+//     boundaries (runs of whole batches, each at most PieceBytes unless
+//     one batch alone is larger), each piece with its offsets, byte
+//     position, SHA-256 and max timestamp in the range record published
+//     by the commit's transaction, beside the whole range's SHA-256. The
+//     pieces' SHA-256s are computed while the object's PUT runs, and
+//     the record is published only after both: no piece is ever
+//     published without its checksum. A read of a piece is checked as
+//     one of a merged range (checked range reads); a range record
+//     without pieces (shorter than a piece, or written before pieces)
+//     is read and checked whole. A piece costs its record at most about
+//     150 bytes: a merged range's record (at most maxRun = 61 pieces
+//     at the default MaxTxnOps, up to MergeMax, 64 MiB) stays under
+//     10 KB, an 8 MiB commit's (storage MaxGroupBytes) about 1.2 KB.
 //
 // # Readers of collected objects
 //

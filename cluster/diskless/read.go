@@ -91,7 +91,9 @@ func (c *Committer) ReadRange(ctx context.Context, r Range) ([]byte, error) {
 	defer rd.Close()
 	var buf bytes.Buffer
 	buf.Grow(int(r.Len))
-	if _, err := io.Copy(&buf, rd); err != nil {
+	_, err = io.Copy(&buf, rd)
+	c.counts.objectBytesRead.Add(int64(buf.Len()))
+	if err != nil {
 		return nil, fmt.Errorf("diskless: %s [%d, %d): read %s: %w", r.PKey, r.Base, r.End, r.Object, err)
 	}
 	data := buf.Bytes()

@@ -14,12 +14,16 @@ import (
 type Requests struct {
 	EtcdTxns, EtcdReads                                int64
 	ObjectPuts, ObjectGets, ObjectDeletes, ObjectLists int64
+	// ObjectBytesRead is how many bytes the object reads fetched (the
+	// ranges' and the exported states' bodies).
+	ObjectBytesRead int64
 }
 
 // counters are Requests as they are counted.
 type counters struct {
 	etcdTxns, etcdReads                                atomic.Int64
 	objectPuts, objectGets, objectDeletes, objectLists atomic.Int64
+	objectBytesRead                                    atomic.Int64
 }
 
 // Requests returns the counts so far.
@@ -27,7 +31,8 @@ func (c *Committer) Requests() Requests {
 	n := &c.counts
 	return Requests{EtcdTxns: n.etcdTxns.Load(), EtcdReads: n.etcdReads.Load(),
 		ObjectPuts: n.objectPuts.Load(), ObjectGets: n.objectGets.Load(),
-		ObjectDeletes: n.objectDeletes.Load(), ObjectLists: n.objectLists.Load()}
+		ObjectDeletes: n.objectDeletes.Load(), ObjectLists: n.objectLists.Load(),
+		ObjectBytesRead: n.objectBytesRead.Load()}
 }
 
 // etcdClient is the etcd client with every transaction and read counted.

@@ -124,7 +124,9 @@ func (c *Committer) State(ctx context.Context, pkey string) (covered int64, data
 	}
 	defer rd.Close()
 	var buf bytes.Buffer
-	if _, err := io.Copy(&buf, rd); err != nil {
+	_, err = io.Copy(&buf, rd)
+	c.counts.objectBytesRead.Add(int64(buf.Len()))
+	if err != nil {
 		return 0, nil, fmt.Errorf("diskless: %s: read state %s: %w", pkey, rec.Object, err)
 	}
 	sum := sha256.Sum256(buf.Bytes())

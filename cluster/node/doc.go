@@ -98,9 +98,11 @@
 //     cluster.session.timeout.ms. The published start the
 //     reads begin at is the one the rebuild read, moved only by this
 //     node's own publications (the owner is its only writer). A merged
-//     range is listed in its pieces (merged ranges in pieces), so a read fetches,
-//     checks and caches only the pieces it needs, not the whole merged
-//     object.
+//     range, or a commit's range longer than a piece, is listed in its
+//     pieces (merged ranges in pieces, commit ranges in pieces), so a
+//     read fetches, checks and caches only the pieces it needs (about
+//     1 MiB each), not the whole range; a record without pieces (one
+//     written before them) is still read whole.
 //   - **Range cache.** The bytes of published ranges read below the
 //     local copies are kept in a node-wide cache bounded by
 //     Config.RangeCacheBytes, least recently used out first, keyed by
