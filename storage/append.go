@@ -219,18 +219,14 @@ func (s *Store) Roll(id LogID) (LedgerID, error) {
 
 // materializeLocked creates the open ledger's file on the log's first
 // Write (CreateLogs leaves a new log's first ledger without one, so that
-// creating many partitions creates no files). I1: the group commit that
-// makes the Write's entry durable makes the file's directory entry
-// durable first, one SyncDir for every file created since the last one
-// (committer.syncDir), so before any index record names an entry of it:
-// a producer's first writes to many partitions cost one SyncDir, not one
-// each. Needs appendMu.
+// creating many partitions creates no files). I1: the file and its
+// durable directory entry exist before any entry is written to it, so
+// before any index record names an entry of it. Needs appendMu.
 func (s *Store) materializeLocked(l *logState) error {
-	f, reused, err := s.createLedgerFile(l, l.w.ledger)
+	f, reused, err := s.openLedgerFile(l, l.w.ledger)
 	if err != nil {
 		return err
 	}
-	s.dirGen.Add(1)
 	l.w.reused = reused
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -412,7 +412,6 @@ func (c *committer) commit(group []*Pending) {
 	} else {
 		start := time.Now()
 		c.syncFiles(files, failed)
-		c.syncDir(files, failed)
 		st.Sync = time.Since(start)
 	}
 	c.step(fsys.StepSynced)
@@ -504,32 +503,6 @@ func (c *committer) syncFiles(files map[File]*logState, failed map[*logState]err
 		sync1(ownF, ownL)
 	}
 	wg.Wait()
-}
-
-// syncDir makes the directory entries of the ledger files first Writes
-// created durable (I1), with one SyncDir of the segments directory for
-// all the files created since the last one, before the group's index
-// names any entry of them. Every file of the group was created before its
-// entry was queued, so before dirGen is read here. A failed SyncDir fails
-// every log of the group. With a Replicator the files are a cache and
-// nothing is synced (I10).
-func (c *committer) syncDir(files map[File]*logState, failed map[*logState]error) {
-	s := c.s
-	gen := s.dirGen.Load()
-	s.dirMu.Lock()
-	defer s.dirMu.Unlock()
-	if s.dirSynced >= gen {
-		return
-	}
-	if err := s.fs.SyncDir(s.segDir); err != nil {
-		s.logger.Error("storage-sync-dir-failed", zap.Error(err))
-		for _, l := range files {
-			l.fail(err)
-			failed[l] = err
-		}
-		return
-	}
-	s.dirSynced = gen
 }
 
 // syncFileSystem makes the group's files durable with one sync of their

@@ -134,15 +134,13 @@
 //
 // # Invariants
 //
-//	I1 A ledger file has a durable directory entry before any index
-//	   record names an entry of it (Roll creates or reuses (I8) the file
-//	   and SyncDirs before its synced pebble batch; a new log's first
-//	   ledger, recorded by CreateLog(s) without a file, gets its file on
-//	   the log's first Write, and the group commit of that Write's entry
-//	   SyncDirs once for every file created since the last SyncDir,
-//	   before it indexes). So only a ledger with no indexed entry can lack
-//	   its file, and Open treats a missing newest file with nothing
-//	   indexed as that empty ledger. Files no record names are orphans and are
+//	I1 A ledger file exists, with a durable directory entry, before any
+//	   entry is written to it (Roll creates or reuses (I8) the file and
+//	   SyncDirs before its synced pebble batch; a new log's first ledger, recorded by
+//	   CreateLog(s) without a file, gets its file and SyncDir on the
+//	   log's first Write). So only a ledger with no entries can lack its
+//	   file, and Open treats a missing newest file with nothing indexed as
+//	   that empty ledger. Files no record names are orphans and are
 //	   removed at Open.
 //	I2 The entry index never names bytes that are not durable: the index
 //	   batch is committed only after the fdatasync of the bytes it names.

@@ -29,12 +29,6 @@ type Store struct {
 	// "File-system syncs"); nil: file by file. Opened before the store
 	// writes anything, so that it reports every write-back error since.
 	fsSync fsys.FileSystemSync
-	// dirGen counts the ledger files created by first Writes, whose
-	// directory entries the group commit makes durable (I1, dirSync);
-	// dirSynced is the count the last SyncDir of segDir covered.
-	dirGen    atomic.Uint64
-	dirMu     sync.Mutex
-	dirSynced uint64 // guarded by dirMu
 	// tail is the tail cache of recently written entries (tailcache.go).
 	tail tailCache
 
@@ -320,20 +314,6 @@ func (s *Store) createLogs(ids []LogID, start Offset) error {
 // empty file. reused says which. Needs appendMu (Roll, which allocates
 // led, also holds ledgerMu).
 func (s *Store) openLedgerFile(l *logState, led LedgerID) (f File, reused bool, err error) {
-	if f, reused, err = s.createLedgerFile(l, led); err != nil {
-		return nil, false, err
-	}
-	if err := s.fs.SyncDir(s.segDir); err != nil {
-		_ = f.Close()
-		return nil, false, fmt.Errorf("storage: sync segments dir: %w", err)
-	}
-	return f, reused, nil
-}
-
-// createLedgerFile is openLedgerFile without the SyncDir: the caller
-// makes the directory entry durable before any index record names an
-// entry of the file (I1).
-func (s *Store) createLedgerFile(l *logState, led LedgerID) (f File, reused bool, err error) {
 	name := s.segPath(l.id, led)
 	flag := os.O_RDWR | os.O_CREATE | os.O_TRUNC
 	if reused = s.takeSpare(l, name); reused {
@@ -341,6 +321,10 @@ func (s *Store) createLedgerFile(l *logState, led LedgerID) (f File, reused bool
 	}
 	if f, err = s.fs.OpenFile(name, flag, 0o644); err != nil {
 		return nil, false, fmt.Errorf("storage: create ledger file: %w", err)
+	}
+	if err := s.fs.SyncDir(s.segDir); err != nil {
+		_ = f.Close()
+		return nil, false, fmt.Errorf("storage: sync segments dir: %w", err)
 	}
 	return f, reused, nil
 }

@@ -23,14 +23,6 @@ type fsSyncFS struct {
 	entered chan struct{}
 	release chan struct{}
 	syncs   atomic.Int64
-	dirs    atomic.Int64 // SyncDirs of the segments directory
-}
-
-func (h *fsSyncFS) SyncDir(name string) error {
-	if filepath.Base(name) == "segments" {
-		h.dirs.Add(1)
-	}
-	return h.MemFS.SyncDir(name)
 }
 
 func newFSSyncFS(mem *vfstest.MemFS, log LogID) *fsSyncFS {
@@ -169,40 +161,5 @@ func TestFileSystemSyncFailureFailsGroup(t *testing.T) {
 	}
 	if _, err := s.Append(2, 1, []byte("after"), AppendOptions{}); !errors.Is(err, ErrFailed) {
 		t.Fatalf("append to a log failed by syncfs: %v", err)
-	}
-}
-
-// TestFirstWritesShareOneSyncDir (I1): the first Writes to many new logs
-// create their files without a SyncDir each; the group commit of their
-// entries makes all the files' directory entries durable with one
-// SyncDir, before it indexes them, so every acknowledged entry survives a
-// crash that keeps only what was synced, directory entries included.
-func TestFirstWritesShareOneSyncDir(t *testing.T) {
-	for _, syncFS := range []int{0, 4} {
-		m := vfstest.NewMachine(0)
-		h := newFSSyncFS(m.Files, 1)
-		s := newStore(t, "/data", Options{FS: h, PebbleFS: m.Index, SyncFSFiles: syncFS})
-		before := h.dirs.Load()
-		first, many := groupOfMany(t, s, h, 11)
-		for _, p := range append([]*Pending{first}, many...) {
-			if err := p.Wait(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		// One SyncDir for log 1's group, one for the eleven others.
-		if n := h.dirs.Load() - before; n > 2 {
-			t.Errorf("syncfs %d: first writes to 12 logs in two group commits took %d SyncDirs", syncFS, n)
-		}
-		img := m.Crash(vfstest.PebbleFirst, vfstest.SyncedOnly)
-		_ = s.Close()
-		s2 := newStore(t, "/data", Options{FS: img.Files, PebbleFS: img.Index})
-		for i := range many {
-			id := LogID(2 + i)
-			got, err := s2.ReadEntries(id, 0, 1, 0)
-			if err != nil || len(got) != 1 || string(got[0].Payload) != fmt.Sprintf("entry of %d", id) {
-				t.Fatalf("syncfs %d: log %d: acknowledged first entry after the crash: %v %v\n%v", syncFS, id, got, err, img.Files)
-			}
-		}
-		_ = s2.Close()
 	}
 }

@@ -1,8 +1,7 @@
 package main
 
 // Deliberate breaks of the file-system syncs of the store's group commit
-// (storage commit.go syncFileSystem, doc.go "File-system syncs") and of
-// the one SyncDir that first Writes to new logs share (syncDir, I1).
+// (storage commit.go syncFileSystem, doc.go "File-system syncs").
 
 func init() { mutations = append(mutations, syncfsMutations...) }
 
@@ -18,17 +17,5 @@ var syncfsMutations = []mutation{
 		Rule:  "a failed file-system sync fails every log of its group: its error may be any file's",
 		Edits: []edit{{File: "storage/commit.go", Old: "\tfor _, l := range files {\n\t\tl.fail(err)\n\t\tfailed[l] = err\n\t}\n", New: "\tfor _, l := range files {\n\t\tl.fail(err)\n\t\tfailed[l] = err\n\t\tbreak\n\t}\n"}},
 		Tests: []testRun{{Pkg: "./storage/", Run: "TestFileSystemSyncFailureFailsGroup"}},
-	},
-	{
-		Name:  "first-write-dir-unsynced",
-		Rule:  "I1: the group commit of a log's first entry makes its new file's directory entry durable before it indexes the entry",
-		Edits: []edit{{File: "storage/commit.go", Old: "\t\tc.syncDir(files, failed)\n", New: ""}},
-		Tests: []testRun{{Pkg: "./storage/", Run: "TestFirstWritesShareOneSyncDir"}},
-	},
-	{
-		Name:  "first-write-syncdir-each",
-		Rule:  "first Writes to many new logs share one SyncDir of the segments directory",
-		Edits: []edit{{File: "storage/append.go", Old: "\tf, reused, err := s.createLedgerFile(l, l.w.ledger)\n", New: "\tf, reused, err := s.openLedgerFile(l, l.w.ledger)\n"}},
-		Tests: []testRun{{Pkg: "./storage/", Run: "TestFirstWritesShareOneSyncDir"}},
 	},
 }
