@@ -34,7 +34,3 @@ const DefaultOffsetsRetention = offsets.DefaultRetention
 // DefaultTailCacheBytes is StorageOptions.TailCacheBytes's default
 // (storage.DefaultTailCacheBytes).
 const DefaultTailCacheBytes = storage.DefaultTailCacheBytes
-
-// DefaultSyncFSFiles is StorageOptions.SyncFSFiles's default
-// (storage.DefaultSyncFSFiles).
-const DefaultSyncFSFiles = storage.DefaultSyncFSFiles

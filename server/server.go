@@ -60,8 +60,7 @@ type Config struct {
 	// systems under the segment files and the index. Open chains its
 	// group-commit metrics after OnCommit, and gives BulkEntryBytes
 	// storage.DefaultBulkEntryBytes when zero (negative: one lane), and
-	// BulkStepBytes storage.DefaultBulkStepBytes (negative: in one go),
-	// and SyncFSFiles storage.DefaultSyncFSFiles (negative: file by file).
+	// BulkStepBytes storage.DefaultBulkStepBytes (negative: in one go).
 	Storage storage.Options
 	// Resolver configures the topic catalog, produce and fetch.
 	Resolver resolver.Config
@@ -187,9 +186,6 @@ func (s *Server) openLayers() (err error) {
 	}
 	if so.BulkStepBytes == 0 {
 		so.BulkStepBytes = storage.DefaultBulkStepBytes
-	}
-	if so.SyncFSFiles == 0 {
-		so.SyncFSFiles = storage.DefaultSyncFSFiles
 	}
 	if cfg.Cluster != nil {
 		if err := s.openClusterBase(); err != nil {

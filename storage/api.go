@@ -266,13 +266,6 @@ type Options struct {
 	// concurrent burst is being written back, waits for one step. 0: in
 	// one go (DefaultBulkStepBytes is the server's default).
 	BulkStepBytes int
-	// SyncFSFiles, when positive, makes a group commit that wrote to at
-	// least this many files sync them all with one sync of their file
-	// system (syncfs(2), Linux 5.8 or later) instead of one fdatasync
-	// each (doc.go "File-system syncs"). That one call also writes back
-	// whatever else on the file system is dirty. 0: always file by file
-	// (DefaultSyncFSFiles is the server's default).
-	SyncFSFiles int
 	// TailCacheBytes bounds the tail cache, over all logs together
 	// (default DefaultTailCacheBytes; negative: no cache). Only entries
 	// written with AppendOptions.Retain are cached.
@@ -333,12 +326,6 @@ const DefaultBulkEntryBytes = 128 << 10
 // DefaultBulkStepBytes is the step a server writes a burst's large
 // entries in (Options.BulkStepBytes).
 const DefaultBulkStepBytes = 256 << 10
-
-// DefaultSyncFSFiles is the number of files from which a server's group
-// commit syncs their file system instead of each file (Options.SyncFSFiles).
-// On the development VM, 100 files took 8.7 ms to fdatasync concurrently
-// and 0.6 ms to syncfs; 10 files 0.8 and 0.3 ms.
-const DefaultSyncFSFiles = 8
 
 // DefaultTailCacheBytes is the default tail cache budget.
 const DefaultTailCacheBytes = 32 << 20

@@ -469,10 +469,6 @@ func (c *committer) liveFiles(group []*Pending) (map[*logState]error, map[File]*
 // goroutine for each other one: a group on one file (one busy partition)
 // costs no goroutine and no wake-up beyond the fdatasync.
 func (c *committer) syncFiles(files map[File]*logState, failed map[*logState]error) {
-	if c.s.fsSync != nil && len(files) >= c.s.opts.SyncFSFiles {
-		c.syncFileSystem(files, failed)
-		return
-	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	sync1 := func(f File, l *logState) {
@@ -503,21 +499,6 @@ func (c *committer) syncFiles(files map[File]*logState, failed map[*logState]err
 		sync1(ownF, ownL)
 	}
 	wg.Wait()
-}
-
-// syncFileSystem makes the group's files durable with one sync of their
-// file system (doc.go "File-system syncs"). Its error may concern any
-// file, so it fails every log of the group.
-func (c *committer) syncFileSystem(files map[File]*logState, failed map[*logState]error) {
-	err := c.s.fsSync.Sync()
-	if err == nil {
-		return
-	}
-	c.s.logger.Error("storage-syncfs-failed", zap.Int("files", len(files)), zap.Error(err))
-	for _, l := range files {
-		l.fail(err)
-		failed[l] = err
-	}
 }
 
 // replicate hands the group's entries to the Replicator (I10): those of

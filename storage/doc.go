@@ -53,8 +53,7 @@
 // and queues a Pending. One committer goroutine takes everything queued (up
 // to MaxGroupBytes), and then, in this order:
 //
-//  1. fdatasyncs each touched file once (concurrently across files), or
-//     syncs their file system once (File-system syncs);
+//  1. fdatasyncs each touched file once (concurrently across files);
 //  2. commits one pebble batch (i and t keys) with NoSync;
 //  3. advances each log's durable End (D5) and its open ledger's counts;
 //  4. wakes the waiters. Append = Write + Wait, so an append is answered
@@ -105,25 +104,6 @@
 // the group commit's fdatasync as any other (D1), a crash between steps
 // leaves a torn tail that recovery truncates (I4), and a failed step
 // sync fails the log, as a failed fdatasync of a group commit does.
-//
-// # File-system syncs
-//
-// Each fdatasync of step 1 is a file-system journal commit of its own
-// once a file grew, and ext4 serializes them: on the development VM, 100
-// files took 8.7 ms to fdatasync concurrently (1,000 took 93 ms), so a
-// producer writing to many partitions with small batches was answered at
-// the speed of its syncs. With Options.SyncFSFiles, a group that wrote to
-// at least that many files makes them durable with one syncfs(2) of the
-// data directory's file system instead (0.6 ms for 100 files, 4.4 ms for
-// 1,000). syncfs writes back and waits for every dirty page of the file
-// system and commits its journal, which covers every file of the group.
-// It reports a write-back error of any file of the file system (Linux 5.8
-// and later, through an error sequence sampled when the store opened its
-// directory, before it wrote anything; an older kernel, or an FS without
-// it, syncs file by file), so an error fails every log of the group, as a
-// failed fdatasync fails its own. It also writes back what else is dirty
-// on the file system, which is why a group of a few files (a busy
-// partition or two, or the bulk lane's bursts) keeps its fdatasyncs.
 //
 // With Options.Replicator (cluster mode) step 1 is replaced: the group's
 // entries are handed to Replicate, and the segment files are not

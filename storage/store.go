@@ -24,11 +24,6 @@ type Store struct {
 	logger *zap.Logger
 	opts   Options
 	c      *committer
-	// fsSync syncs the file system of segDir in one call, for a group
-	// commit that wrote to Options.SyncFSFiles files or more (doc.go
-	// "File-system syncs"); nil: file by file. Opened before the store
-	// writes anything, so that it reports every write-back error since.
-	fsSync fsys.FileSystemSync
 	// tail is the tail cache of recently written entries (tailcache.go).
 	tail tailCache
 
@@ -106,7 +101,6 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := syncDataDir(s.fs, dir); err != nil {
 		return nil, err
 	}
-	s.openFileSystemSync()
 	po := &pebble.Options{FS: opts.PebbleFS, Logger: pebbleLogger{opts.Logger.Sugar()}}
 	// No read-triggered compactions: a read must not cause a write (R1).
 	po.Experimental.ReadSamplingMultiplier = -1
@@ -184,26 +178,7 @@ func (s *Store) Close() error {
 	}
 	errs = append(errs, s.closeFiles())
 	errs = append(errs, s.db.Close())
-	if s.fsSync != nil {
-		errs = append(errs, s.fsSync.Close())
-	}
 	return errors.Join(errs...)
-}
-
-// openFileSystemSync opens the file-system sync of segDir when
-// Options.SyncFSFiles asks for it and the FS offers it; without it every
-// group commit syncs file by file.
-func (s *Store) openFileSystemSync() {
-	fss, ok := s.fs.(fsys.FileSystemSyncer)
-	if s.opts.SyncFSFiles <= 0 || !ok {
-		return
-	}
-	fsSync, err := fss.OpenFileSystemSync(s.segDir)
-	if err != nil {
-		s.logger.Info("storage-syncfs-off", zap.Error(err))
-		return
-	}
-	s.fsSync = fsSync
 }
 
 func (s *Store) closeFiles() error {

@@ -107,7 +107,6 @@ type Config struct {
 	FetchMaxBytes                int    `prop:"fetch.max.bytes" flag:"fetch-max-bytes" help:"most record bytes one fetch response carries, whatever the request asks (a first batch larger than this is still returned whole)"`
 	FetchSendfile                bool   `prop:"fetch.sendfile.enable" flag:"fetch-sendfile" help:"on plaintext listeners, send record batches read from segment files with sendfile (after their CRCs are checked, as always) instead of from memory; off by default: on the development VM it cost more CPU per GB (BENCHMARKS.md)"`
 	TailCacheBytes               int64  `prop:"tail.cache.bytes" flag:"tail-cache-bytes" help:"memory for the newest entries of all partitions together, so that tailing consumers are served without touching the files; 0 disables it"`
-	SyncFSMinFiles               int    `prop:"log.syncfs.min.files" flag:"log-syncfs-min-files" help:"a group commit that wrote to at least this many segment files makes them durable with one syncfs of the data directory's file system instead of one fdatasync each (Linux 5.8+; it also writes back whatever else is dirty on that file system); 0 always syncs file by file"`
 	SegmentReuse                 bool   `prop:"log.segment.reuse" flag:"log-segment-reuse" help:"write a partition's next segment over one that retention removed (its fsyncs then need no file-system journal commit), so a partition may hold one removed segment's disk space until it rolls; false frees removed segments at once"`
 
 	// Broker defaults of the topic configs (retention.ms, segment.bytes, ...).
@@ -237,7 +236,6 @@ func DefaultConfig() Config {
 		FetchMaxBytes:              kafka.DefaultFetchMaxBytes,
 		TailCacheBytes:             server.DefaultTailCacheBytes,
 		SegmentReuse:               true,
-		SyncFSMinFiles:             server.DefaultSyncFSFiles,
 		LogRetentionMs:             7 * 24 * 3600 * 1000,
 		LogRetentionBytes:          -1,
 		LogSegmentBytes:            1 << 30,
@@ -596,9 +594,6 @@ func (c Config) Validate() error {
 	}
 	if c.QuotaWindowSizeSeconds < 1 {
 		bad("quota.window.size.seconds", "%d must be positive", c.QuotaWindowSizeSeconds)
-	}
-	if c.SyncFSMinFiles < 0 {
-		bad("log.syncfs.min.files", "%d must not be negative", c.SyncFSMinFiles)
 	}
 	if c.TailCacheBytes < 0 {
 		bad("tail.cache.bytes", "%d must not be negative", c.TailCacheBytes)

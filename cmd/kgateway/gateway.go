@@ -69,7 +69,7 @@ func (c Config) serverConfig(log *zap.Logger) server.Config {
 		ObjectStoreURL:    c.ObjectStoreURL,
 		Tier:              server.TierOptions{UploadConcurrency: c.RemoteCopyThreads, UploadBytesPerSec: c.RemoteCopyBytesPerSec},
 		Logger:            log,
-		Storage:           server.StorageOptions{TailCacheBytes: tailCacheOption(c.TailCacheBytes), NoReuse: !c.SegmentReuse, SyncFSFiles: syncFSOption(c.SyncFSMinFiles)},
+		Storage:           server.StorageOptions{TailCacheBytes: tailCacheOption(c.TailCacheBytes), NoReuse: !c.SegmentReuse},
 		Resolver:          c.resolverConfig(),
 		Cluster:           c.clusterConfig(log),
 		Offsets:           server.OffsetsOptions{Retention: time.Duration(c.OffsetsRetentionMinutes) * time.Minute},
@@ -233,15 +233,6 @@ func sessionSlots(n int) int {
 // tailCacheOption maps tail.cache.bytes to storage's option, where zero
 // means the default and a negative value disables the cache.
 func tailCacheOption(n int64) int64 {
-	if n == 0 {
-		return -1
-	}
-	return n
-}
-
-// syncFSOption maps log.syncfs.min.files to StorageOptions.SyncFSFiles,
-// whose zero means the server's default: 0 (file by file) becomes -1.
-func syncFSOption(n int) int {
 	if n == 0 {
 		return -1
 	}

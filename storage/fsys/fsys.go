@@ -73,22 +73,3 @@ func (s Step) String() string {
 type Stepper interface {
 	Step(Step)
 }
-
-// FileSystemSyncer is an optional interface of an FS: OpenFileSystemSync
-// returns a FileSystemSync for the file system holding dir, or an error
-// when that file system cannot sync that way (the store then syncs file
-// by file). The store opens it before it writes anything, so that the
-// sync reports every write-back error of the store's files (storage
-// doc.go "File-system syncs").
-type FileSystemSyncer interface {
-	OpenFileSystemSync(dir string) (FileSystemSync, error)
-}
-
-// FileSystemSync makes every file of one file system durable in one call.
-type FileSystemSync interface {
-	// Sync makes the data of every file of the file system durable, as
-	// a Sync of each would (syncfs(2)). An error may concern any file:
-	// none of them is then known durable.
-	Sync() error
-	Close() error
-}

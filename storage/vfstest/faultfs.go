@@ -16,7 +16,6 @@ package vfstest
 // fails the log (ErrFailed for appends until reopened), as doc.go says.
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"sync"
@@ -138,44 +137,6 @@ func (f *FaultFS) SyncDir(name string) error {
 	f.mutations.Add(1)
 	return f.base.SyncDir(name)
 }
-
-// OpenFileSystemSync passes the base FS's file-system sync on
-// (fsys.FileSystemSyncer), failing each of its Syncs while any Sync rule
-// is set, for any file: a file-system sync reports a write-back error of
-// any of its files.
-func (f *FaultFS) OpenFileSystemSync(dir string) (fsys.FileSystemSync, error) {
-	b, ok := f.base.(fsys.FileSystemSyncer)
-	if !ok {
-		return nil, errors.New("vfstest: base FS has no file-system sync")
-	}
-	s, err := b.OpenFileSystemSync(dir)
-	if err != nil {
-		return nil, err
-	}
-	return &faultFSSync{f: f, base: s}, nil
-}
-
-type faultFSSync struct {
-	f    *FaultFS
-	base fsys.FileSystemSync
-}
-
-func (s *faultFSSync) Sync() error {
-	s.f.mutations.Add(1)
-	s.f.mu.Lock()
-	var err error
-	for _, e := range s.f.mu.sync {
-		err = e
-		break
-	}
-	s.f.mu.Unlock()
-	if err != nil {
-		return &os.PathError{Op: "syncfs", Path: "", Err: err}
-	}
-	return s.base.Sync()
-}
-
-func (s *faultFSSync) Close() error { return s.base.Close() }
 
 // Step passes the store's commit steps on to the base FS (fsys.Stepper).
 func (f *FaultFS) Step(s fsys.Step) {

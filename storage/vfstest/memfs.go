@@ -397,32 +397,3 @@ func (f *memFile) Close() error {
 	f.closed.Store(true)
 	return nil
 }
-
-// OpenFileSystemSync implements fsys.FileSystemSyncer: its Sync makes
-// every file of the MemFS durable, as syncfs(2) does every file of a
-// file system (directory entries stay as their last SyncDir left them,
-// which asks no more of syncfs than fdatasync gives).
-func (m *MemFS) OpenFileSystemSync(dir string) (fsys.FileSystemSync, error) {
-	return memFSSync{m}, nil
-}
-
-type memFSSync struct{ m *MemFS }
-
-func (s memFSSync) Sync() error {
-	s.m.point(SyncHeld)
-	s.m.mu.Lock()
-	nodes := make([]*memNode, 0, len(s.m.mu.files))
-	for _, n := range s.m.mu.files {
-		nodes = append(nodes, n)
-	}
-	s.m.mu.Unlock()
-	for _, n := range nodes {
-		n.mu.Lock()
-		n.synced = append(n.synced[:0:0], n.data...)
-		n.pending = nil
-		n.mu.Unlock()
-	}
-	return nil
-}
-
-func (memFSSync) Close() error { return nil }
