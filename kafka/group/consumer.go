@@ -213,7 +213,10 @@ func (g *group) becomeClassicLocked() int16 {
 	g.mu.typ, g.mu.cons, g.mu.consWritten, g.mu.consDurable = typeClassic, nil, nil, offsets.ConsumerGroup{}
 	g.mu.generation, g.mu.protocolType, g.mu.protocol = 0, "", ""
 	g.mu.stateTime = g.c.clock.Now()
-	if err := g.c.store.PutClassicGroup(g.stateLocked(), 0); err != nil {
+	g.writes.Lock() // in order with a classic assignment being written (assign_store.go)
+	err := g.c.store.PutClassicGroup(g.stateLocked(), 0)
+	g.writes.Unlock()
+	if err != nil {
 		g.c.log.Warn("group-persist-failed", zap.String("group", g.id), zap.Error(err))
 		return errCoordinatorNA
 	}

@@ -108,7 +108,9 @@ func (g *group) persistConsumerLocked() int16 {
 		rec.StateTime = g.mu.stateTime
 		enc = offsets.EncodeConsumerGroup(rec)
 	}
+	g.writes.Lock() // in order with a classic assignment being written (assign_store.go)
 	err := g.c.store.PutConsumerGroup(rec, g.c.cfg.MaxGroupStateBytes)
+	g.writes.Unlock()
 	if err == nil {
 		g.mu.consWritten, g.mu.consDurable, g.mu.classicBefore = enc, rec, nil
 		return errNone

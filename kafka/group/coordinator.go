@@ -275,6 +275,7 @@ func (c *Coordinator) Close() {
 		g.mu.Lock()
 		g.stopTimersLocked()
 		g.mu.Unlock()
+		g.assigns.Wait() // an assignment being written (assign_store.go) ends before the store closes
 	}
 }
 

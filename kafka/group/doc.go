@@ -59,6 +59,12 @@
 //     waiting syncs get the error and the group rebalances; a static
 //     replacement is undone. As in Kafka, a rebalance in progress is
 //     not persisted: a restart resumes the last completed generation.
+//     As in Kafka, the group stays CompletingRebalance while the
+//     leader's assignment is written, and the write runs without the
+//     group lock (assign_store.go): a member joining meanwhile starts
+//     the next rebalance at once and the waiting syncs get
+//     REBALANCE_IN_PROGRESS; the overtaken write's record, a generation
+//     no member was told about, is replaced by the next one's.
 //   - **Classic membership restored at restart.** After a restart, a
 //     group persisted with members is Stable at its persisted
 //     generation with its members, leader and assignments, so members

@@ -146,6 +146,13 @@ type group struct {
 	// dead is set (under mu) when the group is deleted or expired, before
 	// it leaves the coordinator's map; lookups skip dead groups.
 	dead atomic.Bool
+	// writes orders the store writes of the group's record: every writer
+	// holds it through its store call, taking it under mu; the leader's
+	// assignment keeps it through a write made without mu (assign_store.go).
+	writes sync.Mutex
+	// assigns counts the assignment writes under way (assign_store.go),
+	// which Close waits for.
+	assigns sync.WaitGroup
 	// beats queues ConsumerGroupHeartbeats for the one that applies them
 	// in a batch with one write (consumer_batch.go); not under mu.
 	beats beatQueue
@@ -190,6 +197,9 @@ type group struct {
 		deferWrite, dirty bool
 		rebalance         Timer
 		rebalanceSeq      uint64
+		// assigning tags the leader's assignment being written, 0 when
+		// none is (assign_store.go); a rebalance clears it.
+		assigning uint64
 		// initialDelay: the first rebalance of an Empty group is waiting
 		// out group.initial.rebalance.delay.ms (rebalance completion); newMember: a member
 		// joined during the current delay.
@@ -223,6 +233,8 @@ func (g *group) transitionLocked(s state) {
 // membership goes with it (durable classic membership). A failure is logged: it only affects
 // listing after a restart and retention, never offsets.
 func (g *group) persistLocked() {
+	g.writes.Lock()
+	defer g.writes.Unlock()
 	var err error
 	if g.mu.state == stateEmpty {
 		err = g.c.store.PutClassicGroup(g.stateLocked(), 0)

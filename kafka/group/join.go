@@ -300,6 +300,7 @@ func (g *group) prepareRebalanceLocked() {
 		g.mu.syncTimer = nil
 	}
 	clear(g.mu.pendingSync)
+	g.mu.assigning = 0 // an assignment being written is overtaken
 	wasEmpty := g.mu.state == stateEmpty
 	g.transitionLocked(statePreparingRebalance)
 	if wasEmpty {

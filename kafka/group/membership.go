@@ -107,7 +107,7 @@ func (c *Coordinator) sync(req *kmsg.SyncGroupRequest) (syncResult, chan syncRes
 		m.syncWaiters = append(m.syncWaiters, ch)
 		g.syncedLocked(m)
 		if m.id == g.mu.leader {
-			g.assignLocked(req.GroupAssignment)
+			g.startAssignLocked(req.GroupAssignment) // assign_store.go
 		}
 		return syncResult{}, ch
 	case stateStable:
@@ -147,38 +147,6 @@ func (g *group) syncedLocked(m *member) {
 
 func (g *group) syncAnswerLocked(m *member) syncResult {
 	return syncResult{protocolType: g.mu.protocolType, protocol: g.mu.protocol, assignment: m.assignment}
-}
-
-// assignLocked applies the leader's assignment (members it left out get an
-// empty one), makes the group Stable and, once that is durable (durable classic membership),
-// answers every waiting sync. If it cannot be made durable, the waiting
-// syncs get the error and the group rebalances, as in Kafka.
-func (g *group) assignLocked(assignments []kmsg.SyncGroupRequestGroupAssignment) {
-	byID := make(map[string][]byte, len(assignments))
-	for _, a := range assignments {
-		byID[a.MemberID] = a.MemberAssignment
-	}
-	g.transitionLocked(stateStable)
-	for _, m := range g.mu.members {
-		m.assignment = byID[m.id]
-		if m.assignment == nil {
-			m.assignment = []byte{}
-		}
-	}
-	if code := g.persistMembersLocked(); code != errNone {
-		for _, m := range g.mu.members {
-			m.assignment = nil
-			m.answerSyncLocked(syncResult{code: code})
-		}
-		g.prepareRebalanceLocked()
-		return
-	}
-	for _, m := range g.mu.members {
-		if m.awaitingSync() {
-			m.answerSyncLocked(g.syncAnswerLocked(m))
-			g.scheduleSessionLocked(m)
-		}
-	}
 }
 
 // Heartbeat handles Heartbeat v0–4.

@@ -54,7 +54,14 @@ func (g *group) stateLocked() offsets.ClassicGroup {
 // persistMembersLocked writes the group with its members, synced (durable classic membership). It
 // returns the error code to answer the requests the change was for.
 func (g *group) persistMembersLocked() int16 {
-	err := g.c.store.PutClassicGroup(g.stateLocked(), g.c.cfg.MaxGroupStateBytes)
+	g.writes.Lock()
+	defer g.writes.Unlock()
+	return g.persistCode(g.c.store.PutClassicGroup(g.stateLocked(), g.c.cfg.MaxGroupStateBytes))
+}
+
+// persistCode is the error code answering the requests a failed write of
+// the group's membership was for (errNone: it did not fail).
+func (g *group) persistCode(err error) int16 {
 	if err == nil {
 		return errNone
 	}

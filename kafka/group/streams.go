@@ -151,7 +151,9 @@ func (g *group) persistStreamsLocked() int16 {
 		Group: offsets.Group{ID: g.id, Generation: g.mu.strm.Epoch, State: st, StateTime: g.mu.stateTime},
 		State: enc,
 	}
+	g.writes.Lock() // in order with a classic assignment being written (assign_store.go)
 	err := g.c.store.PutStreamsGroup(rec, g.c.cfg.MaxGroupStateBytes)
+	g.writes.Unlock()
 	if err == nil {
 		g.mu.strmWritten = enc
 		return errNone
