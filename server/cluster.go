@@ -148,6 +148,16 @@ func (p clusterTxnParts) AllocateProducerID(ctx context.Context) (int64, error) 
 	return p.res.AllocateProducerID(ctx)
 }
 
+// WriteTxnMarkers is kafka/txn's MarkerBatcher: one transaction's markers
+// through the relay at once (one decision transaction, direct markers).
+func (p clusterTxnParts) WriteTxnMarkers(pid int64, epoch int16, commit bool, _ int32, tps []offsets.TopicPartition) []error {
+	parts := make([]txnmark.Partition, len(tps))
+	for i, tp := range tps {
+		parts[i] = txnmark.Partition{Topic: tp.Topic, Partition: tp.Partition}
+	}
+	return p.Relay.WriteTxnMarkers(pid, epoch, commit, parts)
+}
+
 // openClusterOffsets opens the store a node serves until it becomes the
 // coordinator: empty, and refusing every write.
 func (s *Server) openClusterOffsets(oo offsets.Options) (*offsets.Store, error) {

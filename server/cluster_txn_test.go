@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -67,7 +68,19 @@ func TestClusterTransactions(t *testing.T) {
 	all := []int32{0, 1, 2, 3, 4, 5}
 	tx := txnProducer(c, "t1", "tx")
 	aborted := runTxn(t, ctx, tx, "abort-", all, false)
+	txs, err := adm.DescribeTransactions(ctx, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := c.waitLeaders(adm, "tx", 6)
+	w := watchTxnRecords(t, c, ctx)
 	committed := runTxn(t, ctx, tx, "commit-", all, true)
+	decisions := w.decisions()
+	if after := c.waitLeaders(adm, "tx", 6); maps.Equal(before, after) {
+		checkDecisions(t, decisions, after, txs["t1"].Coordinator, len(all))
+	} else {
+		t.Logf("leaders moved during the commit (%v, then %v): decisions not checked", before, after)
+	}
 	committed = append(committed, runTxn(t, ctx, tx, "again-", all[:3], true)...)
 
 	if got, want := readCommitted(t, c, "tx", len(committed)), sortedCopy(committed); !slices.Equal(got, want) {
@@ -79,12 +92,92 @@ func TestClusterTransactions(t *testing.T) {
 	checkNoTxnRecords(t, c, ctx)
 
 	// The coordinator lists the transactional id, complete.
-	txs, err := adm.DescribeTransactions(ctx, "t1")
+	txs, err = adm.DescribeTransactions(ctx, "t1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d, ok := txs["t1"]; !ok || d.State != "CompleteCommit" {
 		t.Fatalf("DescribeTransactions t1: %+v", txs)
+	}
+}
+
+// recordWatch is a watch of the cluster's keys from one revision on.
+type recordWatch struct {
+	t    *testing.T
+	ctx  context.Context
+	etcd *clientv3.Client
+	wc   clientv3.WatchChan
+	stop context.CancelFunc
+}
+
+// watchTxnRecords watches every key of the cluster from now on.
+func watchTxnRecords(t *testing.T, c *testCluster, ctx context.Context) *recordWatch {
+	t.Helper()
+	etcd := c.etcd.Client(t)
+	now, err := etcd.Get(ctx, node.DefaultPrefix+"cluster-id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, stop := context.WithCancel(ctx)
+	t.Cleanup(stop)
+	return &recordWatch{t: t, ctx: ctx, etcd: etcd, stop: stop,
+		wc: etcd.Watch(wctx, node.DefaultPrefix, clientv3.WithPrefix(), clientv3.WithRev(now.Header.Revision+1))}
+}
+
+// decisions returns the decision records written since the watch began,
+// by the revision they were written at: the partition of each.
+func (w *recordWatch) decisions() map[int64][]int32 {
+	w.t.Helper()
+	defer w.stop()
+	end := node.DefaultPrefix + "test-watch-end"
+	if _, err := w.etcd.Put(w.ctx, end, ""); err != nil {
+		w.t.Fatal(err)
+	}
+	out := map[int64][]int32{}
+	for wr := range w.wc {
+		for _, ev := range wr.Events {
+			k := strings.TrimPrefix(string(ev.Kv.Key), node.DefaultPrefix)
+			if k == "test-watch-end" {
+				return out
+			}
+			var topic string
+			var p int32
+			var pid int64
+			if ev.Type == clientv3.EventTypePut && strings.Contains(string(ev.Kv.Value), "decision") {
+				if _, err := fmt.Sscanf(strings.ReplaceAll(k, "/", " "), "txn %s %d %d", &topic, &p, &pid); err == nil {
+					out[ev.Kv.ModRevision] = append(out[ev.Kv.ModRevision], p)
+				}
+			}
+		}
+	}
+	w.t.Fatalf("watch ended: %v", w.ctx.Err())
+	return nil
+}
+
+// checkDecisions: a commit over parts partitions wrote one decision
+// record for each partition another node than the coordinator leads, all
+// in one etcd transaction (one decision transaction), and none for the
+// partitions the coordinator leads (direct markers).
+func checkDecisions(t *testing.T, decisions map[int64][]int32, leaders map[int32]int32, coordinator int32, parts int) {
+	t.Helper()
+	remote := 0
+	for p := range int32(parts) {
+		if leaders[p] != coordinator {
+			remote++
+		}
+	}
+	if remote > 0 && len(decisions) != 1 {
+		t.Fatalf("decisions written in %d etcd transactions %v, want one (coordinator %d, leaders %v)", len(decisions), decisions, coordinator, leaders)
+	}
+	for _, ps := range decisions {
+		if len(ps) != remote {
+			t.Fatalf("one transaction wrote decisions for %v, want the %d partitions not led by coordinator %d (leaders %v)", ps, remote, coordinator, leaders)
+		}
+		for _, p := range ps {
+			if leaders[p] == coordinator {
+				t.Fatalf("a decision record for partition %d, led by the coordinator %d itself", p, coordinator)
+			}
+		}
 	}
 }
 

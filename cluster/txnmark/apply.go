@@ -75,6 +75,11 @@ func (r *Relay) load(ctx context.Context) (int64, error) {
 // wakeLocked releases the waiters whose key is gone as of the revision
 // recs reflect.
 func (r *Relay) wakeLocked() {
+	for k, f := range r.mu.floors {
+		if f <= r.mu.rev {
+			delete(r.mu.floors, k) // recs reflect the deletion
+		}
+	}
 	for w := range r.mu.waiters {
 		if r.mu.rev >= w.rev && r.mu.recs[w.key] == nil {
 			close(w.gone)
@@ -207,6 +212,11 @@ func (r *Relay) finish(j job, ok bool) {
 // marker followed by the record's guarded deletion.
 func (r *Relay) apply(ctx context.Context, j job) bool {
 	e := j.e
+	k := r.rel(j.key)
+	defer r.locks.lock(k)()
+	if r.superseded(k, j) {
+		return true
+	}
 	if j.rec.Decision == "" {
 		if err := r.parts.AddTxnPartition(e.topic, e.partition, e.pid, j.rec.Epoch); err != nil {
 			// A registration older than the partition's epoch is
@@ -233,6 +243,15 @@ func (r *Relay) apply(ctx context.Context, j job) bool {
 	return true
 }
 
+// superseded tells whether j's record is gone, or was deleted by a
+// direct marker (markers.go), since j was taken: nothing to apply. The
+// caller holds the key's lock.
+func (r *Relay) superseded(k string, j job) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.mu.recs[k] != j.e || r.mu.floors[k] > j.rev
+}
+
 // Verify is KIP-890 part 1's check for a transactional batch the local
 // resolver refused as not registered (verification across nodes): true when the coordinator
 // registered the partition in pid's transaction at epoch and has not
@@ -240,9 +259,13 @@ func (r *Relay) apply(ctx context.Context, j job) bool {
 // first. The read is linearizable: a registration the coordinator
 // acknowledged before the batch was sent is seen.
 func (r *Relay) Verify(ctx context.Context, topic string, partition int32, pid int64, epoch int16) (bool, error) {
+	key := r.key(topic, partition, pid)
+	// Under the key's lock: a direct marker deleting the record is
+	// either before the read (nothing found) or after the registration.
+	defer r.locks.lock(r.rel(key))()
 	ctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
 	defer cancel()
-	resp, err := r.cli.Get(ctx, r.key(topic, partition, pid))
+	resp, err := r.cli.Get(ctx, key)
 	if err != nil {
 		return false, err
 	}

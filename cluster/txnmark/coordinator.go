@@ -36,31 +36,9 @@ func (r *Relay) AddTxnPartition(topic string, partition int32, pid int64, epoch 
 }
 
 // WriteTxnMarker decides the transaction on the partition and returns
-// once its leader wrote the marker durably (coordinator-fenced records, leader-applied records), or an error after
-// MarkerTimeout. A partition that no longer exists (Options.Exists)
-// never gets a leader: its record is deleted and nil returned.
+// once its marker is durable: WriteTxnMarkers of that one partition.
 func (r *Relay) WriteTxnMarker(topic string, partition int32, pid int64, epoch int16, commit bool, _ int32) error {
-	d := "abort"
-	if commit {
-		d = "commit"
-	}
-	key := r.key(topic, partition, pid)
-	rev, err := r.put(key, record{Epoch: epoch, Decision: d})
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), r.opts.MarkerTimeout)
-	defer cancel()
-	err = r.waitGone(ctx, key, rev)
-	if err != nil && r.opts.Exists != nil && !r.opts.Exists(topic, partition) {
-		// No leader will ever come: the partition is gone, and with
-		// it anything to mark.
-		return r.forget(key)
-	}
-	if err != nil {
-		return fmt.Errorf("txnmark: marker on %s/%d for producer %d: %w", topic, partition, pid, err)
-	}
-	return nil
+	return r.WriteTxnMarkers(pid, epoch, commit, []Partition{{Topic: topic, Partition: partition}})[0]
 }
 
 // forget deletes a record under the coordinator ownership: for a

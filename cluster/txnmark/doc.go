@@ -31,10 +31,30 @@
 //   - **Coordinator-fenced records.** A coordinator writes a record
 //     only in an etcd transaction guarded by its coordinator ownership
 //     (the fenced transaction): a coordinator that lost the role
-//     registers and decides nothing. WriteTxnMarker returns nil only
-//     once the record is gone (leader-applied records), so the
+//     registers and decides nothing. WriteTxnMarkers returns nil for a
+//     partition only once its record is gone (leader-applied records)
+//     or its direct marker durable, so the
 //     coordinator completes a transaction (durable partition adds) only
 //     when every marker is durable.
+//   - **One decision transaction.** WriteTxnMarkers writes all of a
+//     transaction's decisions in one etcd transaction under the
+//     coordinator ownership, split only when the transaction has more
+//     partitions than etcd's --max-txn-ops lets one hold
+//     (Options.MaxTxnOps).
+//   - **Direct markers.** On a partition this node leads, that
+//     transaction deletes the registration instead of writing a
+//     decision, and the node writes the marker itself through its
+//     resolver (published and fenced by the partition's ownership like
+//     any batch), only once the guarded transaction committed, and
+//     answers only once it is durable. The partition and producer's key
+//     lock is held from before the transaction until the marker is
+//     durable; appliers and Verify take it too, and an applier whose
+//     record was deleted by a direct marker applies nothing (the
+//     floor), so no registration of a later transaction is applied here
+//     between the fence and the marker. A direct marker that fails gets
+//     its decision record (leader-applied records). Recovery needs no
+//     record: the decision is in the coordinator's store until every
+//     marker is durable.
 //   - **Leader-applied records.** A node applies the records of the
 //     partitions it serves (cluster rebuild before serving): a
 //     registration is handed to the resolver; a decision is written as

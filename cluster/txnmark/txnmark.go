@@ -43,6 +43,9 @@ type Options struct {
 	// is gone (its topic deleted) has its record deleted by the
 	// coordinator when it times out. Nil: every partition exists.
 	Exists func(topic string, partition int32) bool
+	// MaxTxnOps is etcd's --max-txn-ops (128 by default): the most
+	// decisions one etcd transaction holds (WriteTxnMarkers).
+	MaxTxnOps int
 }
 
 func (o Options) withDefaults() Options {
@@ -57,6 +60,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 5 * time.Second
+	}
+	if o.MaxTxnOps <= 0 {
+		o.MaxTxnOps = 128
 	}
 	return o
 }
@@ -81,6 +87,8 @@ type Relay struct {
 	adds    *adds         // implicit adds across nodes (adds.go)
 	addKick chan struct{} // wakes the answer loop
 
+	locks keyLocks // one partition and producer at a time (markers.go)
+
 	kick    chan struct{}
 	sem     chan struct{}
 	stop    chan struct{}
@@ -100,6 +108,10 @@ type Relay struct {
 		// served).
 		dirty map[string]struct{}
 		all   bool
+		// floors are the keys whose record a direct marker deleted,
+		// by the deletion's revision: no job for an older record is
+		// applied (markers.go); dropped once recs reflect it.
+		floors map[string]int64
 	}
 }
 
@@ -146,6 +158,7 @@ func New(cli *clientv3.Client, owners func() *owner.Manager, prefix string, part
 	r.mu.recs = map[string]*entry{}
 	r.mu.waiters = map[*waiter]struct{}{}
 	r.mu.dirty = map[string]struct{}{}
+	r.mu.floors = map[string]int64{}
 	return r
 }
 

@@ -41,6 +41,14 @@ type Partitions interface {
 	WriteTxnMarker(topic string, partition int32, pid int64, epoch int16, commit bool, coordinatorEpoch int32) error
 }
 
+// MarkerBatcher is a Partitions that writes one transaction's markers on
+// all its partitions in one call (cluster mode: cluster/txnmark writes
+// every decision in one etcd transaction). errs[i] is the outcome of
+// partitions[i]; nil means its marker is durable.
+type MarkerBatcher interface {
+	WriteTxnMarkers(pid int64, epoch int16, commit bool, coordinatorEpoch int32, partitions []offsets.TopicPartition) (errs []error)
+}
+
 // TopicChecker tells whether a partition exists: AddPartitionsToTxn
 // refuses unknown ones, and a marker for a partition that no longer
 // exists (its topic was deleted) counts as written.

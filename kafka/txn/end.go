@@ -230,9 +230,20 @@ func (c *Coordinator) completeLocked(t *txn) error {
 const maxMarkerWriters = 64
 
 // writeMarkers writes the transaction's marker on every partition at once
-// (their syncs share group commits). A partition that no longer exists
-// needs none. pending lists the partitions whose marker failed.
+// (their syncs share group commits; a MarkerBatcher gets them in one
+// call). A partition that no longer exists needs none. pending lists the
+// partitions whose marker failed.
 func (c *Coordinator) writeMarkers(st offsets.Txn, commit bool) (pending []offsets.TopicPartition, err error) {
+	if b, ok := c.parts.(MarkerBatcher); ok {
+		var errs []error
+		for i, err := range b.WriteTxnMarkers(st.ProducerID, st.Epoch, commit, coordinatorEpoch, st.Partitions) {
+			if tp := st.Partitions[i]; err != nil && c.cfg.Topics.PartitionExists(tp.Topic, tp.Partition) {
+				errs = append(errs, fmt.Errorf("marker on %s: %w", tp, err))
+				pending = append(pending, tp)
+			}
+		}
+		return pending, errors.Join(errs...)
+	}
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex

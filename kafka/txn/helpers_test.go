@@ -131,6 +131,8 @@ type harness struct {
 	groups *group.Coordinator
 	c      *Coordinator
 	cfg    Config
+	// wrap, when set, is what the coordinator gets instead of parts.
+	wrap func(*faultParts) Partitions
 }
 
 func newHarness(t *testing.T, cfg Config) *harness {
@@ -160,6 +162,9 @@ func (h *harness) open() {
 	}
 	cfg := h.cfg
 	cfg.Clock, cfg.Partitions, cfg.Topics = h.clock, h.parts, topics{h.parts.Resolver}
+	if h.wrap != nil {
+		cfg.Partitions = h.wrap(h.parts)
+	}
 	if h.c, err = NewCoordinator(st, cfg); err != nil {
 		h.t.Fatal(err)
 	}
