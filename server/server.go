@@ -60,7 +60,8 @@ type Config struct {
 	// systems under the segment files and the index. Open chains its
 	// group-commit metrics after OnCommit, and gives BulkEntryBytes
 	// storage.DefaultBulkEntryBytes when zero (negative: one lane), and
-	// BulkStepBytes storage.DefaultBulkStepBytes (negative: in one go).
+	// BulkStepBytes storage.DefaultBulkStepBytes (negative: in one go),
+	// and JournalBytes storage.DefaultJournalBytes (negative: never).
 	Storage storage.Options
 	// Resolver configures the topic catalog, produce and fetch.
 	Resolver resolver.Config
@@ -186,6 +187,9 @@ func (s *Server) openLayers() (err error) {
 	}
 	if so.BulkStepBytes == 0 {
 		so.BulkStepBytes = storage.DefaultBulkStepBytes
+	}
+	if so.JournalBytes == 0 {
+		so.JournalBytes = storage.DefaultJournalBytes
 	}
 	if cfg.Cluster != nil {
 		if err := s.openClusterBase(); err != nil {

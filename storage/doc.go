@@ -44,6 +44,9 @@
 //	                      among them the object tier's records and pins
 //	                      (m|tier/..., tier PebbleMeta)
 //	s|next-ledger         the next ledger ID (store-wide; IDs are never reused)
+//	j|log|ledger|pos      the journal: a copy of a frame of a journaled
+//	                      group commit, until its file is synced in place
+//	                      ("Journaled commits", I15)
 //
 // # Group commit
 //
@@ -104,6 +107,28 @@
 // the group commit's fdatasync as any other (D1), a crash between steps
 // leaves a torn tail that recovery truncates (I4), and a failed step
 // sync fails the log, as a failed fdatasync of a group commit does.
+//
+// # Journaled commits
+//
+// With Options.JournalBytes (and no Replicator) a group commit that
+// touches at least two files, with at most JournalBytes bytes of frames
+// per file on average, is journaled: step 1 is left out, and step 2's
+// pebble batch also holds a copy of every frame of the group
+// (j|log|ledger|pos, the frame as written to its file) and is committed
+// with Sync. One fdatasync of pebble's WAL then makes the whole group
+// durable, where its files would each have needed their own (a thousand
+// partitions with a record or two each cost a thousand fdatasyncs, and
+// on ext4 as many journal commits). Steps 3 and 4 are as before. A
+// checkpoint (journal.go; in the background, once 16 MiB were journaled
+// or a second after the first journaled group) syncs every file with
+// journaled frames in place and then deletes those frames (a NoSync
+// DeleteRange per file, below the position its frames had reached before
+// its sync). The checkpoints keep the frames well within pebble's
+// memtable (64 MiB with a journal), so that they are deleted before a
+// flush would write them out. Close checkpoints what is left. Open,
+// before it recovers any log (I4), writes every journaled frame still
+// there back at its place in its file, syncs those files and deletes the
+// journal. See I15.
 //
 // With Options.Replicator (cluster mode) step 1 is replaced: the group's
 // entries are handed to Replicate, and the segment files are not
@@ -237,6 +262,28 @@
 //	   after its own group's outcome and those of every earlier group;
 //	   the durable ends only grow; no entry after a failed one is
 //	   acknowledged (D2, D3). The Pipeliner publishes in call order.
+//	I15 With a journal (Options.JournalBytes), a journaled group's
+//	   index keys and frame copies are one pebble batch committed with
+//	   Sync, after its frames were written to their files and before
+//	   its durable ends and waiters (I2 holds with "durable" meaning in
+//	   the file or in the journal: the index never names a byte that is
+//	   in neither). A checkpoint deletes a file's journaled frames only
+//	   after an fdatasync of that file that began after they were
+//	   written, or once the file's ledger record is durably gone
+//	   (trimmed, deleted, offloaded); a failed checkpoint sync fails the
+//	   log and keeps its frames. Open writes every journaled frame of a
+//	   ledger whose record is there (and not offloaded) back at its
+//	   position, syncs those files and only then deletes the journal,
+//	   before I4 runs; a frame whose ledger is gone is dropped. A
+//	   position of a ledger is written once while the ledger lives (a
+//	   write refused for lack of space, I7, was never journaled, and the
+//	   frame written there next replaces its key), so writing back a
+//	   frame its file already holds changes nothing, and a deletion lost
+//	   in a crash costs only that. So I5 holds: an acknowledged entry is
+//	   in its file after Open, from its own fdatasync or from the
+//	   journal. The group's files are not synced by the group, so I3's
+//	   "the segment file is the source of truth" holds after Open's
+//	   write-back.
 //
 // # Reads
 //

@@ -24,6 +24,9 @@ type Store struct {
 	logger *zap.Logger
 	opts   Options
 	c      *committer
+	// j is the journal of frames not yet synced in their files (nil
+	// without Options.JournalBytes; journal.go, I15).
+	j *journal
 	// tail is the tail cache of recently written entries (tailcache.go).
 	tail tailCache
 
@@ -104,6 +107,11 @@ func Open(dir string, opts Options) (*Store, error) {
 	po := &pebble.Options{FS: opts.PebbleFS, Logger: pebbleLogger{opts.Logger.Sugar()}}
 	// No read-triggered compactions: a read must not cause a write (R1).
 	po.Experimental.ReadSamplingMultiplier = -1
+	if opts.JournalBytes > 0 && opts.Replicator == nil {
+		// Room for the journaled frames between checkpoints, so that
+		// they are deleted before a flush writes them out (I15).
+		po.MemTableSize = journalMemTable
+	}
 	db, err := pebble.Open(filepath.Join(dir, "index"), po)
 	if err != nil {
 		return nil, fmt.Errorf("storage: open index: %w", err)
@@ -117,6 +125,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	s.logger.Info("storage-opened", zap.String("dir", dir), zap.Int("logs", len(s.mu.logs)),
 		zap.Duration("took", time.Since(start)))
+	s.j = newJournal(s)
 	s.c = newCommitter(s)
 	s.c.stepper, _ = opts.FS.(fsys.Stepper)
 	go s.c.run()
@@ -170,6 +179,7 @@ func (s *Store) Close() error {
 	// Every Write has returned (they hold closeMu), so the committer's queue
 	// is final: drain it so every Pending is answered.
 	s.c.stop()
+	s.j.stop()
 	var errs []error
 	// Flush NoSync index commits to the WAL durably (not needed for D2 —
 	// recovery re-indexes the tail — but it makes the next Open cheap).
