@@ -191,7 +191,7 @@ func (s *Store) Roll(id LogID) (LedgerID, error) {
 	s.ledgerMu.Lock()
 	defer s.ledgerMu.Unlock()
 	led := s.nextLedger
-	f, reused, err := s.openLedgerFile(l, led)
+	f, reused, err := s.openLedgerFile(l, led, false)
 	if err != nil {
 		return 0, err
 	}
@@ -223,11 +223,15 @@ func (s *Store) Roll(id LogID) (LedgerID, error) {
 
 // materializeLocked creates the open ledger's file on the log's first
 // Write (CreateLogs leaves a new log's first ledger without one, so that
-// creating many partitions creates no files). I1: the file and its
-// durable directory entry exist before any entry is written to it, so
-// before any index record names an entry of it. Needs appendMu.
+// creating many partitions creates no files). I1: the file exists before
+// any entry is written to it, and its directory entry is durable before
+// any index record names an entry of it or any entry of it is
+// acknowledged: without a Replicator the group commit that takes the
+// first entry syncs the directory (openLedgerFile's lazy), so that the
+// first writes to a thousand new partitions cost one directory sync, not
+// a thousand. Needs appendMu.
 func (s *Store) materializeLocked(l *logState) error {
-	f, reused, err := s.openLedgerFile(l, l.w.ledger)
+	f, reused, err := s.openLedgerFile(l, l.w.ledger, s.opts.Replicator == nil)
 	if err != nil {
 		return err
 	}

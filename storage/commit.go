@@ -406,6 +406,7 @@ func (c *committer) take() ([]*Pending, bool) {
 func (c *committer) commit(group []*Pending) {
 	c.step(fsys.StepWritten)
 	failed, files := c.liveFiles(group)
+	c.syncDir(group, failed)
 	st := CommitStats{Entries: len(group), Files: len(files)}
 	switch r := c.s.opts.Replicator; {
 	case r != nil:
@@ -422,6 +423,28 @@ func (c *committer) commit(group []*Pending) {
 	}
 	c.step(fsys.StepSynced)
 	c.complete(group, failed, st)
+}
+
+// syncDir syncs segments/ when a ledger file was created since the last
+// sync without one (I1, openLedgerFile): every group entry's file was
+// created before the entry was queued, so before this. A failed sync
+// fails the group's logs.
+func (c *committer) syncDir(group []*Pending, failed map[*logState]error) {
+	if !c.s.dirUnsynced.Swap(false) {
+		return
+	}
+	err := c.s.fs.SyncDir(c.s.segDir)
+	if err == nil {
+		return
+	}
+	c.s.dirUnsynced.Store(true)
+	c.s.logger.Error("storage-sync-dir-failed", zap.Error(err))
+	for _, p := range group {
+		if failed[p.log] == nil {
+			p.log.fail(err)
+			failed[p.log] = err
+		}
+	}
 }
 
 // complete indexes the group's live logs, then publishes their durable

@@ -167,3 +167,49 @@ func checkAcked(t *testing.T, s *Store, acked map[LogID]map[Offset][]byte) {
 		}
 	}
 }
+
+// TestFirstWritesDirSynced: the first write to a new log creates its
+// file without a directory sync of its own (I1, openLedgerFile's lazy);
+// the group commit that takes it syncs the directory before any of its
+// entries is acknowledged, so a crash that keeps only synced directory
+// entries loses none of them.
+func TestFirstWritesDirSynced(t *testing.T) {
+	for _, journal := range []int{0, 1 << 20} {
+		m := vfstest.NewMachine(0)
+		s, err := Open("/data", Options{FS: m.Files, PebbleFS: m.Index, JournalBytes: journal})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var logs []LogID
+		for id := LogID(1); id <= 16; id++ {
+			logs = append(logs, id)
+		}
+		if err := s.CreateLogs(logs...); err != nil {
+			t.Fatal(err)
+		}
+		acked := map[LogID]map[Offset][]byte{}
+		var ps []*Pending
+		for _, id := range logs {
+			p := []byte(fmt.Sprintf("first entry of %v", id))
+			pd, err := s.Write(id, 1, p, AppendOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ps = append(ps, pd)
+			acked[id] = map[Offset][]byte{pd.Header().Offset: p}
+		}
+		for _, pd := range ps {
+			if err := pd.Wait(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		img := m.Crash(vfstest.FilesFirst, vfstest.SyncedOnly)
+		_ = s.Close()
+		s2, err := Open("/data", Options{FS: img.Files, PebbleFS: img.Index})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkAcked(t, s2, acked)
+		_ = s2.Close()
+	}
+}

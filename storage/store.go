@@ -46,6 +46,11 @@ type Store struct {
 		logs map[LogID]*logState
 	}
 
+	// dirUnsynced: a ledger file was created (or a spare renamed) in
+	// segments/ without a directory sync; the next group commit syncs
+	// the directory first (I1, openLedgerFile).
+	dirUnsynced atomic.Bool
+
 	// lowSpace is set once a write failed for lack of space: from then on
 	// until the store is reopened no trimmed file is kept for reuse (I8).
 	lowSpace atomic.Bool
@@ -298,7 +303,12 @@ func (s *Store) createLogs(ids []LogID, start Offset) error {
 // truncating, since writing over its blocks is the point), else a new
 // empty file. reused says which. Needs appendMu (Roll, which allocates
 // led, also holds ledgerMu).
-func (s *Store) openLedgerFile(l *logState, led LedgerID) (f File, reused bool, err error) {
+//
+// With lazy, the directory is not synced here: the file's entry is marked
+// unsynced (dirUnsynced) and the group commit that takes the file's first
+// entry syncs the directory before it syncs, journals or indexes anything
+// (I1), once for every file created since.
+func (s *Store) openLedgerFile(l *logState, led LedgerID, lazy bool) (f File, reused bool, err error) {
 	name := s.segPath(l.id, led)
 	flag := os.O_RDWR | os.O_CREATE | os.O_TRUNC
 	if reused = s.takeSpare(l, name); reused {
@@ -306,6 +316,10 @@ func (s *Store) openLedgerFile(l *logState, led LedgerID) (f File, reused bool, 
 	}
 	if f, err = s.fs.OpenFile(name, flag, 0o644); err != nil {
 		return nil, false, fmt.Errorf("storage: create ledger file: %w", err)
+	}
+	if lazy {
+		s.dirUnsynced.Store(true)
+		return f, reused, nil
 	}
 	if err := s.fs.SyncDir(s.segDir); err != nil {
 		_ = f.Close()

@@ -25,3 +25,14 @@ var journalMutations = []mutation{
 		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournalCheckpoint"}},
 	},
 }
+
+func init() { mutations = append(mutations, dirSyncMutations...) }
+
+var dirSyncMutations = []mutation{
+	{
+		Name:  "first-write-dir-unsynced",
+		Rule:  "storage I1: a new ledger file's directory entry is durable before any entry of it is acknowledged",
+		Edits: []edit{{File: "storage/commit.go", Old: "\tc.syncDir(group, failed)\n", New: ""}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestFirstWritesDirSynced"}},
+	},
+}
