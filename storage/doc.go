@@ -139,14 +139,19 @@
 //
 // # Invariants
 //
-//	I1 A ledger file exists, with a durable directory entry, before any
-//	   entry is written to it (Roll creates or reuses (I8) the file and
-//	   SyncDirs before its synced pebble batch; a new log's first ledger, recorded by
-//	   CreateLog(s) without a file, gets its file and SyncDir on the
-//	   log's first Write). So only a ledger with no entries can lack its
-//	   file, and Open treats a missing newest file with nothing indexed as
-//	   that empty ledger. Files no record names are orphans and are
-//	   removed at Open.
+//	I1 A ledger file exists before any entry is written to it, and its
+//	   directory entry is durable before any entry of it is indexed or
+//	   acknowledged (Roll creates or reuses (I8) the file and SyncDirs
+//	   before its synced pebble batch; a new log's first ledger, recorded
+//	   by CreateLog(s) without a file, gets its file on the log's first
+//	   Write, and, without a Replicator, the group commit that takes that
+//	   Write syncs segments/ before it syncs, journals or indexes
+//	   anything: one SyncDir for every file created since the last, so
+//	   the first writes to a thousand new logs cost one, not a thousand;
+//	   with a Replicator the Write syncs it). So only a ledger with no
+//	   entry indexed can lack its file, and Open treats a missing newest
+//	   file with nothing indexed as that empty ledger. Files no record
+//	   names are orphans and are removed at Open.
 //	I2 The entry index never names bytes that are not durable: the index
 //	   batch is committed only after the fdatasync of the bytes it names.
 //	   Reads see only indexed entries below End, so a written but unsynced
