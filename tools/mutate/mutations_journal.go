@@ -1,7 +1,8 @@
 package main
 
-// Deliberate breaks of journaled group commits (storage journal.go,
-// doc.go "Journaled commits", I15).
+// Deliberate breaks of journaled group commits and of the first writes'
+// directory sync (storage/journal.go; storage/doc.go "Journaled commits",
+// I15, and I1).
 
 func init() { mutations = append(mutations, journalMutations...) }
 
