@@ -128,7 +128,9 @@
 // flush would write them out. Close checkpoints what is left. Open,
 // before it recovers any log (I4), writes every journaled frame still
 // there back at its place in its file, syncs those files and deletes the
-// journal. See I15.
+// journal. See I15. (Verify and the offline inspection read the files as
+// they are: after a crash and before an Open, an acknowledged entry of a
+// journaled group may be in the journal only.)
 //
 // With Options.Replicator (cluster mode) step 1 is replaced: the group's
 // entries are handed to Replicate, and the segment files are not
