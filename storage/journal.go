@@ -21,7 +21,8 @@ import (
 // those files in the background and then deletes the copies, and Open
 // writes every copy still there back into its file before recovery.
 
-// DefaultJournalBytes is the server's Options.JournalBytes: a group whose
+// DefaultJournalBytes is a value for Options.JournalBytes (the server
+// leaves it 0, off: end to end it was not shown faster): a group whose
 // entries average at most this many bytes per file it touches is
 // journaled (a group of a few small records per partition; a batch of a
 // producer at its default batch.size, 16 KiB, and a little more).
