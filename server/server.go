@@ -61,6 +61,8 @@ type Config struct {
 	// group-commit metrics after OnCommit, and gives BulkEntryBytes
 	// storage.DefaultBulkEntryBytes when zero (negative: one lane), and
 	// BulkStepBytes storage.DefaultBulkStepBytes (negative: in one go).
+	// JournalBytes is passed as it is: journaled group commits are off
+	// unless set (BENCHMARKS.md "Many partitions on one node").
 	Storage storage.Options
 	// Resolver configures the topic catalog, produce and fetch.
 	Resolver resolver.Config

@@ -279,6 +279,14 @@ type Options struct {
 	// concurrent burst is being written back, waits for one step. 0: in
 	// one go (DefaultBulkStepBytes is the server's default).
 	BulkStepBytes int
+	// JournalBytes, when positive and without a Replicator, journals a
+	// group commit that touches at least two files with at most this
+	// many bytes per file on average: its frames are made durable by
+	// one synced pebble batch instead of an fdatasync per file, and
+	// synced in their files in the background (doc.go "Journaled
+	// commits", I15). 0: never (the server's default; DefaultJournalBytes
+	// is the value measured).
+	JournalBytes int
 	// TailCacheBytes bounds the tail cache, over all logs together
 	// (default DefaultTailCacheBytes; negative: no cache). Only entries
 	// written with AppendOptions.Retain are cached.
@@ -324,7 +332,10 @@ type CommitStats struct {
 	Entries int
 	Bytes   int64
 	Files   int           // files the group wrote to (and, without a Replicator, synced)
-	Sync    time.Duration // the group's fdatasyncs, which run concurrently (none with a Replicator)
+	Sync    time.Duration // the group's fdatasyncs, which run concurrently (none with a Replicator), or its journal commit
+	// Journaled: the group was made durable by one synced index batch
+	// holding its frames, its files not synced (doc.go "Journaled commits").
+	Journaled bool
 	// Replicate is how long the Replicator's call took (zero without one,
 	// or when no entry of the group was replicated).
 	Replicate time.Duration

@@ -27,8 +27,9 @@ func (s *Store) Append(id LogID, records int, payload []byte, opts AppendOptions
 // for durability. Offsets are dense and in Write order (D3). The caller must
 // not report the entry as acknowledged before Wait returns nil. The store
 // does not retain payload after Write returns, unless opts.Retain or, until
-// the entry is answered, when it hands it to Options.Replicator (I10): the
-// caller must then not modify payload before Wait returns.
+// the entry is answered, when it hands it to Options.Replicator (I10) or
+// may journal it (Options.JournalBytes, I15): the caller must then not
+// modify payload before Wait returns.
 func (s *Store) Write(id LogID, records int, payload []byte, opts AppendOptions) (*Pending, error) {
 	if records <= 0 || records > math.MaxInt32 || len(payload) > maxPayload {
 		return nil, fmt.Errorf("%w: %d records, %d bytes", ErrInvalid, records, len(payload))
@@ -60,7 +61,8 @@ func (s *Store) Write(id LogID, records int, payload []byte, opts AppendOptions)
 		maxTime = opts.Stamp(payload, base)
 	}
 	step := s.c.burstStep(l, len(payload))
-	if err := l.writeFrame(base, int32(records), maxTime, payload, suffixCRC{opts.SuffixFrom, opts.SuffixCRC}, step); err != nil {
+	var frame [frameHeaderLen]byte
+	if err := l.writeFrame(&frame, base, int32(records), maxTime, payload, suffixCRC{opts.SuffixFrom, opts.SuffixCRC}, step); err != nil {
 		if errors.Is(err, ErrNoSpace) {
 			s.outOfSpace()
 		}
@@ -75,6 +77,8 @@ func (s *Store) Write(id LogID, records int, payload []byte, opts AppendOptions)
 	}
 	if s.opts.Replicator != nil && !opts.NoReplicate {
 		p.payload = payload // for Replicate (I10), until p is answered
+	} else if s.j != nil {
+		p.payload, p.frame = payload, frame // for the journal (I15), until p is answered
 	}
 	if !l.w.hasMax || maxTime > l.w.runMax {
 		l.w.runMax, l.w.hasMax = maxTime, true
@@ -95,20 +99,20 @@ func (s *Store) Write(id LogID, records int, payload []byte, opts AppendOptions)
 	return p, nil
 }
 
-// writeFrame writes one framed entry at the end of the open ledger. A
+// writeFrame writes one framed entry at the end of the open ledger, its
+// header as encoded into hdr. A
 // failed write fails the log (the file may hold part of the frame now),
 // except for a full disk (I7). With step > 0 the payload is written step
 // bytes at a time, and the file synced after each step but the last,
 // before the next is written (doc.go "Burst steps"); a failed sync fails
 // the log. Needs appendMu.
-func (l *logState) writeFrame(off Offset, records int32, maxTime int64, payload []byte, known suffixCRC, step int) error {
+func (l *logState) writeFrame(hdr *[frameHeaderLen]byte, off Offset, records int32, maxTime int64, payload []byte, known suffixCRC, step int) error {
 	if l.w.dirty {
 		if err := l.w.file.Truncate(l.w.pos); err != nil {
 			return l.writeFailed(err)
 		}
 		l.w.dirty = false
 	}
-	var hdr [frameHeaderLen]byte
 	encodeFrameHeader(hdr[:], off, records, maxTime, payload, known)
 	_, err := l.w.file.WriteAt(hdr[:], l.w.pos)
 	for done := 0; err == nil && done < len(payload); {
@@ -187,7 +191,7 @@ func (s *Store) Roll(id LogID) (LedgerID, error) {
 	s.ledgerMu.Lock()
 	defer s.ledgerMu.Unlock()
 	led := s.nextLedger
-	f, reused, err := s.openLedgerFile(l, led)
+	f, reused, err := s.openLedgerFile(l, led, false)
 	if err != nil {
 		return 0, err
 	}
@@ -219,11 +223,15 @@ func (s *Store) Roll(id LogID) (LedgerID, error) {
 
 // materializeLocked creates the open ledger's file on the log's first
 // Write (CreateLogs leaves a new log's first ledger without one, so that
-// creating many partitions creates no files). I1: the file and its
-// durable directory entry exist before any entry is written to it, so
-// before any index record names an entry of it. Needs appendMu.
+// creating many partitions creates no files). I1: the file exists before
+// any entry is written to it, and its directory entry is durable before
+// any index record names an entry of it or any entry of it is
+// acknowledged: without a Replicator the group commit that takes the
+// first entry syncs the directory (openLedgerFile's lazy), so that the
+// first writes to a thousand new partitions cost one directory sync, not
+// a thousand. Needs appendMu.
 func (s *Store) materializeLocked(l *logState) error {
-	f, reused, err := s.openLedgerFile(l, l.w.ledger)
+	f, reused, err := s.openLedgerFile(l, l.w.ledger, s.opts.Replicator == nil)
 	if err != nil {
 		return err
 	}

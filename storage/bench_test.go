@@ -267,3 +267,42 @@ func BenchmarkOpen(b *testing.B) {
 	}
 	b.ReportMetric(float64(total)/(1<<30), "GiB")
 }
+
+// BenchmarkManyLogsGroup: one entry of 1 KiB to each of 1,000 logs, then
+// a wait for all of them: the group commit of a produce request that
+// names every partition of a 1,000-partition topic once (kgbench
+// workload 15), with one fdatasync per file or journaled (I15).
+func BenchmarkManyLogsGroup(b *testing.B) {
+	for _, j := range []int{0, DefaultJournalBytes} {
+		b.Run(fmt.Sprintf("journal=%d", j), func(b *testing.B) {
+			s := newStore(b, b.TempDir(), Options{JournalBytes: j})
+			defer s.Close()
+			const n = 1000
+			ids := make([]LogID, n)
+			for i := range ids {
+				ids[i] = LogID(i + 1)
+			}
+			if err := s.CreateLogs(ids...); err != nil {
+				b.Fatal(err)
+			}
+			payload := make([]byte, 1024)
+			ps := make([]*Pending, n)
+			b.SetBytes(n * 1024)
+			b.ResetTimer()
+			for range b.N {
+				for i, id := range ids {
+					p, err := s.Write(id, 1, payload, AppendOptions{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					ps[i] = p
+				}
+				for _, p := range ps {
+					if err := p.Wait(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}

@@ -21,8 +21,10 @@ type Pending struct {
 	timeKey bool
 	runMax  int64
 	// payload is the entry's bytes as written (after Stamp), kept only
-	// with a Replicator, for Replicate (I10); dropped once answered.
+	// with a Replicator, for Replicate (I10), or a journal, with frame
+	// its frame header (I15); dropped once answered.
 	payload []byte
+	frame   [frameHeaderLen]byte
 	// noReplicate: written with AppendOptions.NoReplicate (I12).
 	noReplicate bool
 	// bulk: queued in the bulk lane; after: the log's entry before it,
@@ -404,12 +406,17 @@ func (c *committer) take() ([]*Pending, bool) {
 func (c *committer) commit(group []*Pending) {
 	c.step(fsys.StepWritten)
 	failed, files := c.liveFiles(group)
+	c.syncDir(group, failed)
 	st := CommitStats{Entries: len(group), Files: len(files)}
-	if r := c.s.opts.Replicator; r != nil {
+	switch r := c.s.opts.Replicator; {
+	case r != nil:
 		// I10: the local files are a cache of the replicated copy; they
 		// are not synced.
 		st.Replicate = c.replicate(r, group, failed)
-	} else {
+	case c.s.j.wants(group, len(files)):
+		// I15: the index batch carries the frames and is synced instead.
+		st.Journaled = true
+	default:
 		start := time.Now()
 		c.syncFiles(files, failed)
 		st.Sync = time.Since(start)
@@ -418,10 +425,42 @@ func (c *committer) commit(group []*Pending) {
 	c.complete(group, failed, st)
 }
 
+// syncDir syncs segments/ when a ledger file was created since the last
+// sync without one (I1, openLedgerFile): every group entry's file was
+// created before the entry was queued, so before this. A failed sync
+// fails the group's logs.
+func (c *committer) syncDir(group []*Pending, failed map[*logState]error) {
+	if !c.s.dirUnsynced.Swap(false) {
+		return
+	}
+	err := c.s.fs.SyncDir(c.s.segDir)
+	if err == nil {
+		return
+	}
+	c.s.dirUnsynced.Store(true)
+	c.s.logger.Error("storage-sync-dir-failed", zap.Error(err))
+	for _, p := range group {
+		if failed[p.log] == nil {
+			p.log.fail(err)
+			failed[p.log] = err
+		}
+	}
+}
+
 // complete indexes the group's live logs, then publishes their durable
-// ends and wakes the waiters (I10).
+// ends and wakes the waiters (I10). A journaled group's frames go into
+// the index batch, which is synced (I15).
 func (c *committer) complete(group []*Pending, failed map[*logState]error, st CommitStats) {
-	c.index(group, failed)
+	var j *journal
+	if st.Journaled {
+		j = c.s.j
+	}
+	start := time.Now()
+	c.index(group, failed, j)
+	if j != nil {
+		st.Sync = time.Since(start)
+		j.track(group, failed)
+	}
 	c.step(fsys.StepIndexed)
 	// Before the waiters wake, so that whatever an acknowledgement lets
 	// happen next already sees this commit counted.
@@ -551,7 +590,8 @@ func (c *committer) replicated(errs map[LogID]error, logs map[LogID]*logState, f
 
 // index commits the entry and time index keys of the group's live logs in
 // one pebble batch; if the commit fails, every live log of the group fails.
-func (c *committer) index(group []*Pending, failed map[*logState]error) {
+// With j the batch also holds the frames and is synced (I15).
+func (c *committer) index(group []*Pending, failed map[*logState]error, j *journal) {
 	b := c.s.db.NewBatch()
 	defer b.Close()
 	for _, p := range group {
@@ -563,11 +603,19 @@ func (c *committer) index(group []*Pending, failed map[*logState]error) {
 		if p.timeKey {
 			_ = b.Set(timeKey(p.log.id, p.runMax, h.Offset), nil, nil)
 		}
+		if j != nil {
+			j.add(b, p)
+		}
 	}
 	// NoSync is enough (doc.go I3): the segment bytes are durable (or
 	// replicated, I10) and recovery re-indexes the newest ledger's tail
-	// from them.
-	if err := b.Commit(pebble.NoSync); err != nil {
+	// from them. A journaled group's batch is what makes its frames
+	// durable (I15).
+	mode := pebble.NoSync
+	if j != nil {
+		mode = pebble.Sync
+	}
+	if err := b.Commit(mode); err != nil {
 		c.s.logger.Error("storage-index-commit-failed", zap.Error(err))
 		for _, p := range group {
 			if failed[p.log] == nil {

@@ -31,10 +31,17 @@ type crashModel struct {
 // stopped there, the clones in a random order) or at the end of the
 // workload with the clones spread around a Roll (pebble first).
 func runCrashPoint(t *testing.T, seed uint64, cov *vfstest.Coverage) {
+	runCrashPointWith(t, seed, cov, 0)
+}
+
+// runCrashPointWith is runCrashPoint with Options.JournalBytes set to
+// journal (I15); it returns how many frames Open wrote back from the
+// journal.
+func runCrashPointWith(t *testing.T, seed uint64, cov *vfstest.Coverage, journal int) (replayed int) {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	m := vfstest.NewMachine(0)
 	const dir = "/data"
-	s, err := Open(dir, Options{FS: m.Files, PebbleFS: m.Index})
+	s, err := Open(dir, Options{FS: m.Files, PebbleFS: m.Index, JournalBytes: journal})
 	if err != nil {
 		t.Fatalf("seed %d: open: %v", seed, err)
 	}
@@ -166,10 +173,14 @@ func runCrashPoint(t *testing.T, seed uint64, cov *vfstest.Coverage) {
 	defer s2.Close()
 	cov.Crashes++
 	cov.TornTails += logs2.FilterMessage("storage-torn-tail-truncated").Len()
+	for _, e := range logs2.FilterMessage("storage-journal-replayed").All() {
+		replayed += int(e.ContextMap()["frames"].(int64))
+	}
 	for _, id := range logs {
 		cov.Acked += len(models[id].acked)
 		cov.Unacked += checkRecovered(t, int64(seed), s2, id, models[id])
 	}
+	return replayed
 }
 
 func checkRecovered(t *testing.T, seed int64, s *Store, id LogID, m *crashModel) (unackedSeen int) {
@@ -240,6 +251,29 @@ func TestCrashPoints(t *testing.T) {
 		}
 	}
 	cov.Require(t, vfstest.Coverage{Crashes: n, TornTails: 1, Unacked: 1, InFlight: 1, RollsBetween: 1, Acked: n})
+}
+
+// TestCrashPointsJournaled is TestCrashPoints with every group commit of
+// small entries over both logs journaled (I15): an acknowledged entry
+// whose file was never synced is written back from the journal at Open.
+func TestCrashPointsJournaled(t *testing.T) {
+	n := 150
+	if testing.Short() {
+		n = 40
+	}
+	base := vfstest.Seed(t)
+	var cov vfstest.Coverage
+	replayed := 0
+	for i := range uint64(n) {
+		replayed += runCrashPointWith(t, base+i, &cov, 1<<20)
+		if t.Failed() {
+			t.Fatalf("failed at seed %d (replay: -crash.seed=%d)", base+i, base)
+		}
+	}
+	cov.Require(t, vfstest.Coverage{Crashes: n, Unacked: 1, InFlight: 1, Acked: n})
+	if replayed == 0 {
+		t.Fatalf("no crash left a journaled frame to write back (seed %d)", base)
+	}
 }
 
 // TestSyncFailureFailsLog: a failed fsync is never retried and never

@@ -145,8 +145,20 @@ func checkIndexDurable(t *testing.T, s *Store, fs *vfstest.MemFS) {
 		}
 		id := LogID(binary.BigEndian.Uint64(it.Key()[1:9]))
 		name := filepath.Join(s.segDir, SegmentFileName(id, h.Ledger))
-		if end, synced := h.Pos+frameHeaderLen+int64(h.Size), fs.SyncedSize(name); end > synced {
+		if end, synced := h.Pos+frameHeaderLen+int64(h.Size), fs.SyncedSize(name); end > synced && !journaledFrame(t, s, id, h) {
 			t.Errorf("I2: the index names %v %v at [%d, %d) of %s, synced to %d", id, h.Offset, h.Pos, end, name, synced)
 		}
 	}
+}
+
+// journaledFrame says whether the journal holds h's frame (I15): then the
+// index may name it before its file is synced.
+func journaledFrame(t *testing.T, s *Store, id LogID, h EntryHeader) bool {
+	t.Helper()
+	v, closer, err := s.db.Get(journalKey(id, h.Ledger, h.Pos))
+	if err != nil {
+		return false
+	}
+	defer closer.Close()
+	return len(v) == frameHeaderLen+int(h.Size)
 }

@@ -44,6 +44,9 @@
 //	                      among them the object tier's records and pins
 //	                      (m|tier/..., tier PebbleMeta)
 //	s|next-ledger         the next ledger ID (store-wide; IDs are never reused)
+//	j|log|ledger|pos      the journal: a copy of a frame of a journaled
+//	                      group commit, until its file is synced in place
+//	                      ("Journaled commits", I15)
 //
 // # Group commit
 //
@@ -105,6 +108,30 @@
 // leaves a torn tail that recovery truncates (I4), and a failed step
 // sync fails the log, as a failed fdatasync of a group commit does.
 //
+// # Journaled commits
+//
+// With Options.JournalBytes (and no Replicator) a group commit that
+// touches at least two files, with at most JournalBytes bytes of frames
+// per file on average, is journaled: step 1 is left out, and step 2's
+// pebble batch also holds a copy of every frame of the group
+// (j|log|ledger|pos, the frame as written to its file) and is committed
+// with Sync. One fdatasync of pebble's WAL then makes the whole group
+// durable, where its files would each have needed their own (a thousand
+// partitions with a record or two each cost a thousand fdatasyncs, and
+// on ext4 as many journal commits). Steps 3 and 4 are as before. A
+// checkpoint (journal.go; in the background, once 16 MiB were journaled
+// or a second after the first journaled group) syncs every file with
+// journaled frames in place and then deletes those frames (a NoSync
+// DeleteRange per file, below the position its frames had reached before
+// its sync). The checkpoints keep the frames well within pebble's
+// memtable (64 MiB with a journal), so that they are deleted before a
+// flush would write them out. Close checkpoints what is left. Open,
+// before it recovers any log (I4), writes every journaled frame still
+// there back at its place in its file, syncs those files and deletes the
+// journal. See I15. (Verify and the offline inspection read the files as
+// they are: after a crash and before an Open, an acknowledged entry of a
+// journaled group may be in the journal only.)
+//
 // With Options.Replicator (cluster mode) step 1 is replaced: the group's
 // entries are handed to Replicate, and the segment files are not
 // fdatasynced at all — the local copy is a cache of the replicated one
@@ -114,14 +141,19 @@
 //
 // # Invariants
 //
-//	I1 A ledger file exists, with a durable directory entry, before any
-//	   entry is written to it (Roll creates or reuses (I8) the file and
-//	   SyncDirs before its synced pebble batch; a new log's first ledger, recorded by
-//	   CreateLog(s) without a file, gets its file and SyncDir on the
-//	   log's first Write). So only a ledger with no entries can lack its
-//	   file, and Open treats a missing newest file with nothing indexed as
-//	   that empty ledger. Files no record names are orphans and are
-//	   removed at Open.
+//	I1 A ledger file exists before any entry is written to it, and its
+//	   directory entry is durable before any entry of it is indexed or
+//	   acknowledged (Roll creates or reuses (I8) the file and SyncDirs
+//	   before its synced pebble batch; a new log's first ledger, recorded
+//	   by CreateLog(s) without a file, gets its file on the log's first
+//	   Write, and, without a Replicator, the group commit that takes that
+//	   Write syncs segments/ before it syncs, journals or indexes
+//	   anything: one SyncDir for every file created since the last, so
+//	   the first writes to a thousand new logs cost one, not a thousand;
+//	   with a Replicator the Write syncs it). So only a ledger with no
+//	   entry indexed can lack its file, and Open treats a missing newest
+//	   file with nothing indexed as that empty ledger. Files no record
+//	   names are orphans and are removed at Open.
 //	I2 The entry index never names bytes that are not durable: the index
 //	   batch is committed only after the fdatasync of the bytes it names.
 //	   Reads see only indexed entries below End, so a written but unsynced
@@ -237,6 +269,28 @@
 //	   after its own group's outcome and those of every earlier group;
 //	   the durable ends only grow; no entry after a failed one is
 //	   acknowledged (D2, D3). The Pipeliner publishes in call order.
+//	I15 With a journal (Options.JournalBytes), a journaled group's
+//	   index keys and frame copies are one pebble batch committed with
+//	   Sync, after its frames were written to their files and before
+//	   its durable ends and waiters (I2 holds with "durable" meaning in
+//	   the file or in the journal: the index never names a byte that is
+//	   in neither). A checkpoint deletes a file's journaled frames only
+//	   after an fdatasync of that file that began after they were
+//	   written, or once the file's ledger record is durably gone
+//	   (trimmed, deleted, offloaded); a failed checkpoint sync fails the
+//	   log and keeps its frames. Open writes every journaled frame of a
+//	   ledger whose record is there (and not offloaded) back at its
+//	   position, syncs those files and only then deletes the journal,
+//	   before I4 runs; a frame whose ledger is gone is dropped. A
+//	   position of a ledger is written once while the ledger lives (a
+//	   write refused for lack of space, I7, was never journaled, and the
+//	   frame written there next replaces its key), so writing back a
+//	   frame its file already holds changes nothing, and a deletion lost
+//	   in a crash costs only that. So I5 holds: an acknowledged entry is
+//	   in its file after Open, from its own fdatasync or from the
+//	   journal. The group's files are not synced by the group, so I3's
+//	   "the segment file is the source of truth" holds after Open's
+//	   write-back.
 //
 // # Reads
 //

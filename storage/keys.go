@@ -9,13 +9,14 @@ import (
 // Key layout in pebble (see doc.go "Keyspace"). Every integer is big-endian
 // so that byte order is numeric order.
 const (
-	prefixLog    = 'l' // l|log                    -> logMeta
-	prefixLedger = 'g' // g|log|ledger             -> ledgerMeta
-	prefixIndex  = 'i' // i|log|offset             -> indexValue
-	prefixPos    = 'p' // p|log|ledger|entry       -> offset (legacy: removed, never written)
-	prefixTime   = 't' // t|log|runmax|offset      -> empty
-	prefixMeta   = 'm' // m|user key               -> user value
-	prefixStore  = 's' // s|name                   -> store-wide state
+	prefixLog     = 'l' // l|log                    -> logMeta
+	prefixLedger  = 'g' // g|log|ledger             -> ledgerMeta
+	prefixIndex   = 'i' // i|log|offset             -> indexValue
+	prefixPos     = 'p' // p|log|ledger|entry       -> offset (legacy: removed, never written)
+	prefixTime    = 't' // t|log|runmax|offset      -> empty
+	prefixMeta    = 'm' // m|user key               -> user value
+	prefixStore   = 's' // s|name                   -> store-wide state
+	prefixJournal = 'j' // j|log|ledger|pos        -> frame (journal.go)
 )
 
 var keyNextLedger = []byte{prefixStore, 'n', 'e', 'x', 't', '-', 'l', 'e', 'd', 'g', 'e', 'r'}

@@ -13,11 +13,16 @@ import (
 	"go.uber.org/zap"
 )
 
-// recover loads every log's records and repairs the newest ledger of each
-// (doc.go, I1, I3, I4 and I8). Cost: O(logs + ledgers) pebble reads plus the
+// recover loads every log's records, writes journaled frames back into
+// their files and repairs the newest ledger of each (doc.go, I1, I3, I4,
+// I8 and I15). Cost: O(logs + ledgers) pebble reads plus the
 // unindexed tails, never the whole data (start-up must not grow with it).
 func (s *Store) recover() error {
 	if err := s.loadLogs(); err != nil {
+		return err
+	}
+	// I15: journaled frames are back in their files before any is read.
+	if err := s.replayJournal(); err != nil {
 		return err
 	}
 	for _, l := range s.mu.logs {

@@ -24,6 +24,9 @@ type Store struct {
 	logger *zap.Logger
 	opts   Options
 	c      *committer
+	// j is the journal of frames not yet synced in their files (nil
+	// without Options.JournalBytes; journal.go, I15).
+	j *journal
 	// tail is the tail cache of recently written entries (tailcache.go).
 	tail tailCache
 
@@ -42,6 +45,11 @@ type Store struct {
 		sync.Mutex
 		logs map[LogID]*logState
 	}
+
+	// dirUnsynced: a ledger file was created (or a spare renamed) in
+	// segments/ without a directory sync; the next group commit syncs
+	// the directory first (I1, openLedgerFile).
+	dirUnsynced atomic.Bool
 
 	// lowSpace is set once a write failed for lack of space: from then on
 	// until the store is reopened no trimmed file is kept for reuse (I8).
@@ -104,6 +112,11 @@ func Open(dir string, opts Options) (*Store, error) {
 	po := &pebble.Options{FS: opts.PebbleFS, Logger: pebbleLogger{opts.Logger.Sugar()}}
 	// No read-triggered compactions: a read must not cause a write (R1).
 	po.Experimental.ReadSamplingMultiplier = -1
+	if opts.JournalBytes > 0 && opts.Replicator == nil {
+		// Room for the journaled frames between checkpoints, so that
+		// they are deleted before a flush writes them out (I15).
+		po.MemTableSize = journalMemTable
+	}
 	db, err := pebble.Open(filepath.Join(dir, "index"), po)
 	if err != nil {
 		return nil, fmt.Errorf("storage: open index: %w", err)
@@ -117,6 +130,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	s.logger.Info("storage-opened", zap.String("dir", dir), zap.Int("logs", len(s.mu.logs)),
 		zap.Duration("took", time.Since(start)))
+	s.j = newJournal(s)
 	s.c = newCommitter(s)
 	s.c.stepper, _ = opts.FS.(fsys.Stepper)
 	go s.c.run()
@@ -170,6 +184,7 @@ func (s *Store) Close() error {
 	// Every Write has returned (they hold closeMu), so the committer's queue
 	// is final: drain it so every Pending is answered.
 	s.c.stop()
+	s.j.stop()
 	var errs []error
 	// Flush NoSync index commits to the WAL durably (not needed for D2 —
 	// recovery re-indexes the tail — but it makes the next Open cheap).
@@ -288,7 +303,12 @@ func (s *Store) createLogs(ids []LogID, start Offset) error {
 // truncating, since writing over its blocks is the point), else a new
 // empty file. reused says which. Needs appendMu (Roll, which allocates
 // led, also holds ledgerMu).
-func (s *Store) openLedgerFile(l *logState, led LedgerID) (f File, reused bool, err error) {
+//
+// With lazy, the directory is not synced here: the file's entry is marked
+// unsynced (dirUnsynced) and the group commit that takes the file's first
+// entry syncs the directory before it syncs, journals or indexes anything
+// (I1), once for every file created since.
+func (s *Store) openLedgerFile(l *logState, led LedgerID, lazy bool) (f File, reused bool, err error) {
 	name := s.segPath(l.id, led)
 	flag := os.O_RDWR | os.O_CREATE | os.O_TRUNC
 	if reused = s.takeSpare(l, name); reused {
@@ -296,6 +316,10 @@ func (s *Store) openLedgerFile(l *logState, led LedgerID) (f File, reused bool, 
 	}
 	if f, err = s.fs.OpenFile(name, flag, 0o644); err != nil {
 		return nil, false, fmt.Errorf("storage: create ledger file: %w", err)
+	}
+	if lazy {
+		s.dirUnsynced.Store(true)
+		return f, reused, nil
 	}
 	if err := s.fs.SyncDir(s.segDir); err != nil {
 		_ = f.Close()

@@ -1,0 +1,39 @@
+package main
+
+// Deliberate breaks of journaled group commits and of the first writes'
+// directory sync (storage/journal.go; storage/doc.go "Journaled commits",
+// I15, and I1).
+
+func init() { mutations = append(mutations, journalMutations...) }
+
+var journalMutations = []mutation{
+	{
+		Name:  "journal-commit-nosync",
+		Rule:  "storage I15: a journaled group's batch of frames is committed with Sync before any of its entries is acknowledged",
+		Edits: []edit{{File: "storage/commit.go", Old: "\tif j != nil {\n\t\tmode = pebble.Sync\n\t}\n", New: ""}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournaledCommitWrittenBack"}},
+	},
+	{
+		Name:  "journal-not-written-back",
+		Rule:  "storage I15: Open writes every journaled frame back into its file before recovery",
+		Edits: []edit{{File: "storage/recover.go", Old: "\tif err := s.replayJournal(); err != nil {", New: "\tif err := error(nil); err != nil {"}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournaledCommitWrittenBack|TestCrashPointsJournaled"}},
+	},
+	{
+		Name:  "journal-deleted-before-sync",
+		Rule:  "storage I15: a checkpoint deletes a file's journaled frames only after that file's fdatasync",
+		Edits: []edit{{File: "storage/journal.go", Old: "\terr := f.Sync()\n\tif err == nil {", New: "\terr := error(nil)\n\tif err == nil {"}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournalCheckpoint"}},
+	},
+}
+
+func init() { mutations = append(mutations, dirSyncMutations...) }
+
+var dirSyncMutations = []mutation{
+	{
+		Name:  "first-write-dir-unsynced",
+		Rule:  "storage I1: a new ledger file's directory entry is durable before any entry of it is acknowledged",
+		Edits: []edit{{File: "storage/commit.go", Old: "\tc.syncDir(group, failed)\n", New: ""}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestFirstWritesDirSynced"}},
+	},
+}
