@@ -16,6 +16,12 @@ import (
 type part struct {
 	own owner.Ownership
 	r   Range
+	// res is the result map of the commit it belongs to.
+	res map[string]error
+	// then is the same partition's part of the commit begun next, when
+	// this commit publishes that one's too (coalesced publication): its
+	// range follows this one's in the same transaction.
+	then *part
 }
 
 // Commit makes batches durable: ONE object holding all of them, grouped
@@ -38,6 +44,23 @@ type Flight struct {
 	// for the commit begun after it (in-order publication); set before
 	// done is closed.
 	unpublished map[string]error
+
+	// Coalesced publication, guarded by the Committer's pipe mutex: next
+	// is the commit begun just after this one; ready is this one's
+	// object, PUT and waiting for its turn, which the commit before it
+	// may publish with its own (carried, set once, before that commit's
+	// done is closed).
+	next    *Flight
+	ready   *pubObject
+	carried bool
+}
+
+// pubObject is a commit's object as its publication sees it.
+type pubObject struct {
+	name  string
+	putAt time.Time
+	parts []part
+	st    objState // the object's record: none until a transaction creates it
 }
 
 // Wait returns the commit's result (Commit) once its publication is over,
@@ -57,6 +80,9 @@ func (c *Committer) Begin(ctx context.Context, batches []Batch, owns map[string]
 	c.pipe.Lock()
 	prev := c.pipe.last
 	c.pipe.last = f
+	if prev != nil {
+		prev.next = f
+	}
 	c.pipe.Unlock()
 	if prev != nil {
 		select {
@@ -85,6 +111,7 @@ func (c *Committer) fly(ctx context.Context, f, prev *Flight, parts []part, data
 	name := c.uniqueName(commitsDir + c.node + "/")
 	for i := range parts {
 		parts[i].r.Object = name
+		parts[i].res = res
 	}
 	putAt := c.opts.Now()
 	began := time.Now()
@@ -93,7 +120,16 @@ func (c *Committer) fly(ctx context.Context, f, prev *Flight, parts []part, data
 	summed := sumPieces(parts, data)
 	err := c.bucket.WriteAll(ctx, name, data, &blob.WriterOptions{ContentType: "application/octet-stream"})
 	put := time.Since(began)
+	// The pieces' hashes are part of what a publication writes, this
+	// commit's own or the one before it (coalesced publication).
 	<-summed
+	if err == nil && prev != nil {
+		// Offered to the commit before, which may publish it with its
+		// own (coalesced publication).
+		c.pipe.Lock()
+		f.ready = &pubObject{name: name, putAt: putAt, parts: parts}
+		c.pipe.Unlock()
+	}
 	if c.afterPut != nil {
 		c.afterPut(name)
 	}
@@ -104,13 +140,30 @@ func (c *Committer) fly(ctx context.Context, f, prev *Flight, parts []part, data
 		c.turn(prev, nil, res)
 		return
 	}
+	if c.carriedBy(prev, f) {
+		// Published (or refused) with the commit before it: res is set;
+		// no transaction of its own.
+		c.observe(put, 0, len(data), res)
+		return
+	}
 	parts = c.turn(prev, parts, res)
 	txnStart := time.Now()
-	published, unknown := c.publish(ctx, name, putAt, parts, res)
-	if published == 0 && !unknown {
-		// Certainly unreferenced: remove it now rather than at Collect.
-		c.bucket.Delete(ctx, name)
+	objs := []*pubObject{{name: name, putAt: putAt, parts: parts}}
+	if next := c.claim(f, parts, res); next != nil {
+		objs = append(objs, next)
 	}
+	unknown := c.publish(ctx, objs)
+	for _, o := range objs {
+		if !unknown && !published(objs, o.name) {
+			// Certainly unreferenced: remove it now rather than at Collect.
+			c.bucket.Delete(ctx, o.name)
+		}
+	}
+	c.observe(put, time.Since(txnStart), len(data), res)
+}
+
+// observe tells the Observer of a commit's timings.
+func (c *Committer) observe(put, txn time.Duration, bytes int, res map[string]error) {
 	if c.opts.Observer != nil {
 		fenced := 0
 		for _, err := range res {
@@ -118,8 +171,69 @@ func (c *Committer) fly(ctx context.Context, f, prev *Flight, parts []part, data
 				fenced++
 			}
 		}
-		c.opts.Observer.ObserveCommit(put, time.Since(txnStart), len(data), fenced)
+		c.opts.Observer.ObserveCommit(put, txn, bytes, fenced)
 	}
+}
+
+// carriedBy waits until prev, the commit begun just before f, finished
+// its publication, and says whether that publication carried f's
+// (coalesced publication).
+func (c *Committer) carriedBy(prev, f *Flight) bool {
+	if prev == nil {
+		return false
+	}
+	<-prev.done
+	c.pipe.Lock()
+	defer c.pipe.Unlock()
+	return f.carried
+}
+
+// claim takes the object of the commit begun after f into f's
+// publication (coalesced publication) when its PUT has returned already and both
+// fit in one transaction, and returns it; nil otherwise. Its partitions
+// that f refused (res) are refused in its result too (in-order
+// publication); each of its partitions that f publishes becomes the then of f's
+// part, so that both ranges are published in one transaction or neither.
+func (c *Committer) claim(f *Flight, parts []part, res map[string]error) *pubObject {
+	if len(parts) == 0 {
+		return nil
+	}
+	c.pipe.Lock()
+	defer c.pipe.Unlock()
+	n := f.next
+	if n == nil || n.ready == nil || len(parts)+len(n.ready.parts) > (c.txnBudget()-1)/3-1 {
+		return nil
+	}
+	n.carried = true
+	o := n.ready
+	mine := make(map[string]int, len(parts))
+	for i, p := range parts {
+		mine[p.r.PKey] = i
+	}
+	var own []part
+	for _, p := range o.parts {
+		if err := res[p.r.PKey]; err != nil {
+			p.res[p.r.PKey] = predecessor(p.r.PKey, err)
+			continue
+		}
+		if i, ok := mine[p.r.PKey]; ok {
+			q := p
+			parts[i].then = &q
+			continue
+		}
+		own = append(own, p)
+	}
+	o.parts = own
+	return o
+}
+
+// predecessor is the result of a partition whose part in the commit
+// before failed with err (in-order publication).
+func predecessor(pkey string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("diskless: %s: %w (%w)", pkey, ErrPredecessor, err)
 }
 
 // turn waits until the commit begun before this one finished its
@@ -138,7 +252,7 @@ func (c *Committer) turn(prev *Flight, parts []part, res map[string]error) []par
 	var keep []part
 	for _, p := range parts {
 		if err, ok := prev.unpublished[p.r.PKey]; ok {
-			res[p.r.PKey] = fmt.Errorf("diskless: %s: %w (%w)", p.r.PKey, ErrPredecessor, err)
+			res[p.r.PKey] = predecessor(p.r.PKey, err)
 			continue
 		}
 		keep = append(keep, p)
@@ -225,114 +339,181 @@ func contiguous(bs []Batch) error {
 // reference count), not because of this writer's own state.
 const maxTries = 16
 
-// publish publishes parts of object name in transactions of at most
-// txnBudget comparisons: per partition two for its ownership (the fenced transaction) and
-// one for its end (ranges tiling the log), plus one for the object's record. Each partition
-// is whole in one transaction. It sets every part's result and reports
-// how many were published, and whether some outcome is unknown.
-func (c *Committer) publish(ctx context.Context, name string, putAt time.Time, parts []part, res map[string]error) (published int, unknown bool) {
-	var obj objState // the object's record: none until the first transaction creates it
-	per := (c.txnBudget() - 1) / 3
+// publish publishes the parts of objs (a commit's object, then the
+// object of the commit begun after it that claim took, if any) in
+// transactions of at most txnBudget comparisons: per partition two for
+// its ownership (the fenced transaction) and one for its end (ranges tiling the log), plus one
+// per object for its record. Each partition is whole in one transaction,
+// with the range of its part's then after its own (coalesced publication). It sets every
+// part's result (and its then's), and reports whether some outcome is
+// unknown.
+func (c *Committer) publish(ctx context.Context, objs []*pubObject) (unknown bool) {
+	var parts []part
+	for _, o := range objs {
+		parts = append(parts, o.parts...)
+	}
+	per := (c.txnBudget() - len(objs)) / 3
 	for i := 0; len(parts) > 0; i++ {
 		chunk := parts[:min(per, len(parts))]
 		parts = parts[len(chunk):]
 		if c.beforeChunk != nil {
 			c.beforeChunk(i)
 		}
-		n, unsure, err := c.publishChunk(ctx, name, putAt, chunk, &obj, res)
-		published += n
+		unsure, err := c.publishChunk(ctx, objs, chunk)
 		if err != nil {
 			// Not tried: not published, and not to be acknowledged.
 			for _, p := range parts {
-				res[p.r.PKey] = fmt.Errorf("diskless: %s: not published: %w", p.r.PKey, err)
+				p.set(fmt.Errorf("diskless: %s: not published: %w", p.r.PKey, err))
 			}
-			return published, unsure
+			return unsure
 		}
 	}
-	return published, false
+	return false
+}
+
+// set is the part's result, and its then's (in-order publication).
+func (p part) set(err error) {
+	p.res[p.r.PKey] = err
+	if p.then != nil {
+		p.then.res[p.r.PKey] = predecessor(p.r.PKey, err)
+	}
+}
+
+// published says whether a range of the object name was published: a
+// part of objs, or a part's then, naming it whose result is nil.
+func published(objs []*pubObject, name string) bool {
+	for _, o := range objs {
+		for _, p := range o.parts {
+			for q := &p; q != nil; q = q.then {
+				if q.r.Object == name && q.res[q.r.PKey] == nil {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // publishChunk publishes chunk in one transaction, dropping (with their
 // error) the partitions whose ownership is lost or whose end is not
 // their base, and trying again without them. A non-nil error stops the
 // commit: unsure says whether the chunk's outcome is unknown.
-func (c *Committer) publishChunk(ctx context.Context, name string, putAt time.Time, chunk []part, obj *objState, res map[string]error) (n int, unsure bool, err error) {
-	objKey := c.objKey(name)
+func (c *Committer) publishChunk(ctx context.Context, objs []*pubObject, chunk []part) (unsure bool, err error) {
 	for try := 0; len(chunk) > 0; try++ {
 		if try == maxTries {
-			err = fmt.Errorf("%w: object record %s", ErrConflict, objKey)
-			break
-		}
-		if obj.rev == 0 && c.opts.Now().Sub(putAt) >= c.opts.OrphanAge {
-			// Collect may take the object for an orphan (reference-counted collection).
-			err = fmt.Errorf("%w: %s is older than %v", ErrObjectGone, name, c.opts.OrphanAge)
+			err = fmt.Errorf("%w: object records %s", ErrConflict, c.objKey(objs[0].name))
 			break
 		}
 		var owns []owner.Ownership
 		var cmps []clientv3.Cmp
-		var then []clientv3.Op
-		diag := []clientv3.Op{clientv3.OpGet(objKey)}
-		if obj.rev == 0 {
-			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(objKey), "=", 0))
-		} else {
-			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(objKey), "=", obj.rev))
-		}
-		refs := obj.Refs + int64(len(chunk))
-		then = append(then, clientv3.OpPut(objKey, encodeObj(objRecord{Refs: refs})))
+		var then, diag []clientv3.Op
+		refs := make([]int64, len(objs))
 		for _, p := range chunk {
 			ek := c.endKey(p.r.PKey)
 			owns = append(owns, p.own)
 			cmps = append(cmps, c.endIs(p.r.PKey, p.r.Base))
-			then = append(then, clientv3.OpPut(c.rangeKey(p.r.PKey, p.r.Base), encodeRange(p.r)), clientv3.OpPut(ek, decimal(p.r.End)))
+			end := p.r.End
+			for q := &p; q != nil; q = q.then {
+				refs[objIndex(objs, q.r.Object)]++
+				then = append(then, clientv3.OpPut(c.rangeKey(q.r.PKey, q.r.Base), encodeRange(q.r)))
+				end = q.r.End
+			}
+			then = append(then, clientv3.OpPut(ek, decimal(end)))
 			diag = append(diag, clientv3.OpGet(ek))
 		}
-		rev, lost, d, terr := c.fencedTxn(ctx, owns, cmps, then, diag)
+		var objDiag []clientv3.Op
+		for i, o := range objs {
+			if refs[i] == 0 {
+				continue
+			}
+			if o.st.rev == 0 && c.opts.Now().Sub(o.putAt) >= c.opts.OrphanAge {
+				// Collect may take the object for an orphan (reference-counted collection).
+				err = fmt.Errorf("%w: %s is older than %v", ErrObjectGone, o.name, c.opts.OrphanAge)
+				break
+			}
+			k := c.objKey(o.name)
+			if o.st.rev == 0 {
+				cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(k), "=", 0))
+			} else {
+				cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(k), "=", o.st.rev))
+			}
+			then = append(then, clientv3.OpPut(k, encodeObj(objRecord{Refs: o.st.Refs + refs[i]})))
+			objDiag = append(objDiag, clientv3.OpGet(k))
+		}
+		if err != nil {
+			break
+		}
+		rev, lost, d, terr := c.fencedTxn(ctx, owns, cmps, then, append(diag, objDiag...))
 		if terr != nil {
 			for _, p := range chunk {
-				res[p.r.PKey] = fmt.Errorf("diskless: %s: publish, outcome unknown: %w", p.r.PKey, terr)
+				p.set(fmt.Errorf("diskless: %s: publish, outcome unknown: %w", p.r.PKey, terr))
 			}
-			return 0, true, terr
+			return true, terr
 		}
 		if rev > 0 {
 			for _, p := range chunk {
-				res[p.r.PKey] = nil
+				p.set(nil)
 			}
-			*obj = objState{objRecord: objRecord{Refs: refs}, rev: rev}
-			return len(chunk), false, nil
+			for i, o := range objs {
+				if refs[i] > 0 {
+					o.st = objState{objRecord: objRecord{Refs: o.st.Refs + refs[i]}, rev: rev}
+				}
+			}
+			return false, nil
 		}
 		if len(lost) > 0 {
-			chunk = drop(chunk, lost, res)
+			chunk = drop(chunk, lost)
 			continue
 		}
 		var keep []part
 		for i, p := range chunk {
-			if v, _, ok := getValue(d[1+i]); ok != (p.r.Base != 0) || (ok && string(v) != decimal(p.r.Base)) {
-				res[p.r.PKey] = fmt.Errorf("diskless: %s: %w: end %q, batches at %d", p.r.PKey, ErrEndMismatch, v, p.r.Base)
+			if v, _, ok := getValue(d[i]); ok != (p.r.Base != 0) || (ok && string(v) != decimal(p.r.Base)) {
+				p.set(fmt.Errorf("diskless: %s: %w: end %q, batches at %d", p.r.PKey, ErrEndMismatch, v, p.r.Base))
 				continue
 			}
 			keep = append(keep, p)
 		}
 		chunk = keep
-		v, mod, ok := getValue(d[0])
-		switch {
-		case obj.rev == 0 && ok, obj.rev != 0 && !ok:
-			err = fmt.Errorf("%w: %s", ErrObjectGone, name)
-		case ok && mod != obj.rev:
-			cur, derr := decodeObj(objKey, v, mod)
-			if derr != nil || cur.Dead != 0 {
-				err = fmt.Errorf("%w: %s (%v)", ErrObjectGone, name, derr)
+		j := len(diag)
+		for i, o := range objs {
+			if refs[i] == 0 {
+				continue
+			}
+			v, mod, ok := getValue(d[j])
+			j++
+			switch {
+			case o.st.rev == 0 && ok, o.st.rev != 0 && !ok:
+				err = fmt.Errorf("%w: %s", ErrObjectGone, o.name)
+			case ok && mod != o.st.rev:
+				cur, derr := decodeObj(c.objKey(o.name), v, mod)
+				if derr != nil || cur.Dead != 0 {
+					err = fmt.Errorf("%w: %s (%v)", ErrObjectGone, o.name, derr)
+					break
+				}
+				o.st = cur
+			}
+			if err != nil {
 				break
 			}
-			*obj = cur
 		}
 		if err != nil {
 			break
 		}
 	}
 	for _, p := range chunk {
-		res[p.r.PKey] = fmt.Errorf("diskless: %s: not published: %w", p.r.PKey, err)
+		p.set(fmt.Errorf("diskless: %s: not published: %w", p.r.PKey, err))
 	}
-	return 0, false, err
+	return false, err
+}
+
+// objIndex is the index in objs of the object named name.
+func objIndex(objs []*pubObject, name string) int {
+	for i, o := range objs {
+		if o.name == name {
+			return i
+		}
+	}
+	panic("diskless: a part of an object not published")
 }
 
 // endIs is the comparison that the partition's published end is base: a
@@ -345,11 +526,11 @@ func (c *Committer) endIs(pkey string, base int64) clientv3.Cmp {
 }
 
 // drop removes the lost partitions from chunk, with their error (fenced writers publish nothing).
-func drop(chunk []part, lost []string, res map[string]error) []part {
+func drop(chunk []part, lost []string) []part {
 	var keep []part
 	for _, p := range chunk {
 		if contains(lost, p.r.PKey) {
-			res[p.r.PKey] = fenced(p.r.PKey)
+			p.set(fenced(p.r.PKey))
 			continue
 		}
 		keep = append(keep, p)

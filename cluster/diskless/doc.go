@@ -155,6 +155,20 @@
 //     and a commit's result (Wait) is known only after every earlier
 //     commit's: nothing is acknowledged before its own publication nor
 //     before that of an earlier batch.
+//   - **Coalesced publication.** A commit whose PUT returned while the
+//     commit begun just before it has not started publishing yet is
+//     published in that commit's transactions, when both fit in one:
+//     each of its partitions that commit carries too gets its range
+//     after that commit's range of it (one end comparison, both
+//     ranges, the later end), its other partitions their own entries,
+//     and both objects their records. So it waits for one etcd
+//     transaction, not for that commit's and then its own. Its results
+//     are set by that publication: nil for a partition only once the
+//     transaction publishing its range committed; a partition that
+//     commit refused (or that the transaction refuses) is refused as in
+//     in-order publication (ErrPredecessor, wrapping that error). The
+//     order, the fencing and the end comparisons are those of two
+//     transactions in a row, in one.
 //   - **Merged ranges in pieces.** A merged range is cut into pieces at
 //     batch boundaries (runs of the ranges it replaced, or of their
 //     pieces, each at most Options.PieceBytes unless one alone is

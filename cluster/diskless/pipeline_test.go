@@ -117,3 +117,53 @@ func TestPipelineFencedBeforeIsFenced(t *testing.T) {
 		t.Fatalf("second commit: %v, want p refused as fenced (and ErrPredecessor), q published", res)
 	}
 }
+
+// TestPipelineCoalescesPublication (coalesced publication, acknowledgement after PUT and commit, ranges tiling the log): a commit whose PUT
+// returned before the commit begun just before it publishes is published
+// in that commit's transaction: one transaction for both, each result
+// nil only once its own ranges are published, and both objects counted.
+// The second carries a partition of the first (its range follows in the
+// same transaction) and one of its own.
+func TestPipelineCoalescesPublication(t *testing.T) {
+	e := newEnv(t, "")
+	n := e.node("a")
+	owns := n.acquire(t, "p", "q")
+	g := &pairGate{}
+	n.c.afterPut = g.afterPut
+	const pairs = 5
+	next := int64(0)
+	for i := range int64(pairs) {
+		before := n.c.Requests().EtcdTxns
+		a := n.c.Begin(ctxT(t), []Batch{batch("p", next, 2)}, owns)
+		b := n.c.Begin(ctxT(t), []Batch{batch("p", next+2, 1), batch("q", i, 1)}, owns)
+		next += 3
+		allOK(t, a.Wait())
+		allOK(t, b.Wait())
+		if txns := n.c.Requests().EtcdTxns - before; txns != 1 {
+			t.Fatalf("pair %d: %d transactions, want 1 (coalesced publication)", i, txns)
+		}
+	}
+	n.c.afterPut = nil
+	_, end, got, ranges := e.readAll(t, n.c, "p")
+	if end != next || len(got) != 2*pairs || len(ranges) != 2*pairs {
+		t.Fatalf("p published to %d in %d batches, %d ranges; want %d, %d", end, len(got), len(ranges), next, 2*pairs)
+	}
+	_, endQ, _, _ := e.readAll(t, n.c, "q")
+	if endQ != pairs {
+		t.Fatalf("q published to %d, want %d", endQ, pairs)
+	}
+	// Each object counts the ranges naming it (reference-counted collection): one in the
+	// first of a pair, two in the second.
+	objs := e.objects(t, commitsDir)
+	st, err := n.c.readObjects(ctxT(t), objs, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := int64(0)
+	for _, o := range objs {
+		refs += st[o].Refs
+	}
+	if len(objs) != 2*pairs || refs != 3*pairs {
+		t.Fatalf("%d objects counting %d references, want %d and %d", len(objs), refs, 2*pairs, 3*pairs)
+	}
+}

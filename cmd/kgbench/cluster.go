@@ -91,7 +91,7 @@ func startCluster(ctx context.Context, h *harness, dir, name string) (*system, e
 		return fail(err)
 	}
 	s3env := append(os.Environ(), "ROOT_ACCESS_KEY_ID="+s3AccessKey, "ROOT_SECRET_ACCESS_KEY="+s3SecretKey)
-	if err := s3.launch(s3Bin, []string{"--port", s3.addr, "--region", s3Region, "--quiet", "posix", "--sidecar", meta, s3.dataDir}, s3env); err != nil {
+	if err := s3.launch(s3Bin, []string{"--port", s3.addr, "--region", s3Region, "--quiet", "--keep-alive", "posix", "--sidecar", meta, s3.dataDir}, s3env); err != nil {
 		return fail(err)
 	}
 	peers = append(peers, s3)

@@ -3,9 +3,12 @@ package s3server_test
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"net/http/httptrace"
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -117,5 +120,37 @@ func TestPauseResume(t *testing.T) {
 	srv.Resume()
 	if err := objstore.Check(ctx, b); err != nil {
 		t.Fatalf("Check after resume: %v", err)
+	}
+}
+
+// TestKeepAlive: the server keeps a connection open between requests, as
+// a real object store does (Args): after the first, every PUT and GET of
+// one client goes over a connection already open.
+func TestKeepAlive(t *testing.T) {
+	srv := s3server.Start(t)
+	b, err := objstore.Open(context.Background(), srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var fresh, reused atomic.Int32
+	ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) {
+		if i.Reused {
+			reused.Add(1)
+		} else {
+			fresh.Add(1)
+		}
+	}})
+	for i := range 5 {
+		key := fmt.Sprintf("k/%d", i)
+		if err := b.WriteAll(ctx, key, []byte("x"), nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.ReadAll(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fresh.Load() != 1 || reused.Load() != 9 {
+		t.Fatalf("%d requests on a new connection, %d on one already open; want 1 and 9", fresh.Load(), reused.Load())
 	}
 }

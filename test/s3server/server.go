@@ -163,6 +163,18 @@ func (s *Server) Restart() {
 
 var errAddrInUse = errors.New("address already in use")
 
+// Args are versitygw's arguments to serve dir on addr, its metadata in
+// sidecar files under meta. --keep-alive keeps its connections open
+// between requests, as every real object store does: without it
+// versitygw closes each connection after one response, and every PUT,
+// GET and DELETE pays for a new TCP connection (a connect, an accept, a
+// socket in TIME_WAIT), which a benchmark would count as the store's
+// latency.
+func Args(addr, meta, dir string) []string {
+	return []string{"--port", addr, "--region", Region, "--quiet", "--keep-alive",
+		"posix", "--sidecar", meta, dir}
+}
+
 // launch starts versitygw on s.addr and waits until it answers.
 func (s *Server) launch() error {
 	logf, err := os.OpenFile(s.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -171,8 +183,7 @@ func (s *Server) launch() error {
 	}
 	defer logf.Close()
 	logStart, _ := logf.Seek(0, 2)
-	cmd := exec.Command(s.bin, "--port", s.addr, "--region", Region, "--quiet",
-		"posix", "--sidecar", s.meta, s.Dir)
+	cmd := exec.Command(s.bin, Args(s.addr, s.meta, s.Dir)...)
 	// The root credentials go by environment, not on the command line.
 	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY_ID="+AccessKey, "ROOT_SECRET_ACCESS_KEY="+SecretKey)
 	cmd.Stdout, cmd.Stderr = logf, logf

@@ -21,8 +21,14 @@ var clusterCommitMutations = []mutation{
 	{
 		Name:  "pipeline-predecessor-drops-fence",
 		Rule:  "in-order publication, fenced writers publish nothing: a partition refused because the commit before it found it fenced is refused as fenced (NOT_LEADER_OR_FOLLOWER), not as a storage fault",
-		Edits: []edit{{File: "cluster/diskless/commit.go", Old: `"diskless: %s: %w (%w)", p.r.PKey, ErrPredecessor, err)`, New: `"diskless: %s: %w (%v)", p.r.PKey, ErrPredecessor, err)`}},
+		Edits: []edit{{File: "cluster/diskless/commit.go", Old: `"diskless: %s: %w (%w)", pkey, ErrPredecessor, err)`, New: `"diskless: %s: %w (%v)", pkey, ErrPredecessor, err)`}},
 		Tests: []testRun{{Pkg: "./cluster/diskless/", Run: "TestPipelineFencedBeforeIsFenced"}},
+	},
+	{
+		Name:  "coalesced-ack-before-publication",
+		Rule:  "coalesced publication, acknowledgement after PUT and commit: a commit published in the transaction of the commit begun before it is acknowledged only once that transaction published its own ranges",
+		Edits: []edit{{File: "cluster/diskless/commit.go", Old: "\t\t\tq := p\n\t\t\tparts[i].then = &q\n", New: "\t\t\t_ = i\n"}},
+		Tests: []testRun{{Pkg: "./cluster/diskless/", Run: "TestPipelineCoalescesPublication"}},
 	},
 	{
 		Name:  "pipeline-acks-after-failed-group",
