@@ -1,0 +1,35 @@
+package main
+
+// Deliberate breaks of the share fetches' wake-ups (kafka/share
+// waiters.go: one waiting fetch woken per freed range, unused wakes passed
+// on) and of the state writer's linger for the fetches a change woke
+// (writer.go).
+
+func init() { mutations = append(mutations, shareWakeMutations...) }
+
+var shareWakeMutations = []mutation{
+	{
+		Name:  "share-ack-wakes-every-waiter",
+		Rule:  "the in-flight window bound: an acknowledgement wakes only as many waiting fetches as the records it freed and the slots the window moved by cover",
+		Edits: []edit{{File: "kafka/share/partition.go", Old: "\t\twoke = p.wakeRoomLocked(room, true)", New: "\t\twoke = p.wakeRoomLocked(room+1<<30, true)"}},
+		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestAckWakesOneFetchPerFreedRange"}},
+	},
+	{
+		Name:  "share-unused-wake-dropped",
+		Rule:  "the in-flight window bound: a woken fetch that ends without using its wake passes it on to the next waiting fetch",
+		Edits: []edit{{File: "kafka/share/waiters.go", Old: "\t\tif w.woken {\n\t\t\tw.woken = false", New: "\t\tif false && w.woken {\n\t\t\tw.woken = false"}},
+		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestUnusedWakePassesOn"}},
+	},
+	{
+		Name:  "share-acquisition-leaves-waiters-asleep",
+		Rule:  "the in-flight window bound: an acquisition that leaves records acquirable wakes the next waiting fetches for them",
+		Edits: []edit{{File: "kafka/share/waiters.go", Old: "\tif n := p.acquirableLocked(maxLocks, bound) - p.promised; n > 0 {", New: "\tif n := p.acquirableLocked(maxLocks, bound) - p.promised; n > 1<<30 {"}},
+		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestUnusedWakePassesOn"}},
+	},
+	{
+		Name:  "share-writer-no-linger",
+		Rule:  "the state writer's write waits, at most its linger, for the acquisitions of the fetches its states woke",
+		Edits: []edit{{File: "kafka/share/writer.go", Old: "\t\tif w.owed > 0 {\n\t\t\tw.lingerLocked()", New: "\t\tif false && w.owed > 0 {\n\t\t\tw.lingerLocked()"}},
+		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestStateWriterLingersForWokenFetches"}},
+	},
+}
