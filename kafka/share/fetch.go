@@ -346,7 +346,7 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 	from, ok := p.readFromLocked(c.cfg.PartitionMaxRecordLocks)
 	reach := p.reachLocked(from, maxRecords, c.cfg.PartitionMaxRecordLocks)
 	blocked := !ok && p.holdsLocked(member)
-	if !ok || from >= hwm {
+	if !ok || from >= hwm || p.promisedAwayLocked(c.cfg.PartitionMaxRecordLocks, hwm) {
 		p.queueLocked(w)
 		p.mu.Unlock()
 		return acquisition{nextExpiry: next, ownBlock: blocked, owing: owing}

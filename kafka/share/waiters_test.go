@@ -103,3 +103,20 @@ func TestUnusedWakePassesOn(t *testing.T) {
 		t.Fatal("records left acquirable after an acquisition woke no waiting fetch")
 	}
 }
+
+// Records an acknowledgement freed are promised to the fetch it woke: a
+// fetch that was not woken (a new one) waits in the queue instead of
+// reading the log for them, and the woken one, back, finds them
+// unpromised; what it does not take is the next waiter's.
+func TestFreedRecordsPromisedToWokenFetch(t *testing.T) {
+	now := time.Unix(1000, 0)
+	p, ws := fullWindow(t, now)
+	p.ackLocked([]ackBatch{{0, 3, []int8{ackAccept}}}, 3, now)
+	if !p.promisedAwayLocked(8, 1<<40) {
+		t.Fatal("the 4 slots the acknowledgement freed for the woken fetch are open to any fetch")
+	}
+	p.useWakeLocked(ws[0])
+	if p.promisedAwayLocked(8, 1<<40) {
+		t.Fatal("the woken fetch, back, finds its records promised away")
+	}
+}

@@ -184,7 +184,11 @@ func (w *stateWriter) submit(ws ...offsets.ShareWrite) *flight {
 	f := w.next
 	if !w.running {
 		w.running = true
-		go w.run()
+		if w.owed > 0 {
+			go w.run(nil, nil) // it lingers first
+		} else {
+			go w.run(w.takeLocked())
+		}
 	}
 	return f
 }
@@ -200,15 +204,15 @@ func (w *stateWriter) takeLocked() (*flight, []offsets.ShareWrite) {
 }
 
 // run writes rounds until nothing is pending, each round's states in one
-// call of write, each round first lingering while woken fetches are owed.
-func (w *stateWriter) run() {
-	w.mu.Lock()
-	for {
-		if w.owed > 0 {
-			w.lingerLocked()
-		}
-		f, batch := w.takeLocked()
+// call of write (f and batch: the first round's, taken already; nil: take
+// it after lingering).
+func (w *stateWriter) run(f *flight, batch []offsets.ShareWrite) {
+	if f == nil {
+		w.mu.Lock()
+		f, batch = w.lingerTakeLocked()
 		w.mu.Unlock()
+	}
+	for {
 		f.err = w.write(batch)
 		close(f.done)
 		w.mu.Lock()
@@ -217,7 +221,18 @@ func (w *stateWriter) run() {
 			w.mu.Unlock()
 			return
 		}
+		f, batch = w.lingerTakeLocked()
+		w.mu.Unlock()
 	}
+}
+
+// lingerTakeLocked takes the next round, after lingering while woken
+// fetches are owed. Needs mu.
+func (w *stateWriter) lingerTakeLocked() (*flight, []offsets.ShareWrite) {
+	if w.owed > 0 {
+		w.lingerLocked()
+	}
+	return w.takeLocked()
 }
 
 // flush returns a write that completes after everything submitted so far

@@ -32,4 +32,10 @@ var shareWakeMutations = []mutation{
 		Edits: []edit{{File: "kafka/share/writer.go", Old: "\t\tif w.owed > 0 {\n\t\t\tw.lingerLocked()", New: "\t\tif false && w.owed > 0 {\n\t\t\tw.lingerLocked()"}},
 		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestStateWriterLingersForWokenFetches"}},
 	},
+	{
+		Name:  "share-promised-records-open-to-all",
+		Rule:  "the in-flight window bound: records freed for a woken fetch are not read by a fetch that was not woken",
+		Edits: []edit{{File: "kafka/share/waiters.go", Old: "\treturn p.promised > 0 && p.acquirableLocked(maxLocks, bound) <= p.promised", New: "\treturn false && p.promised > 0 && p.acquirableLocked(maxLocks, bound) <= p.promised"}},
+		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestFreedRecordsPromisedToWokenFetch"}},
+	},
 }
