@@ -17,7 +17,7 @@ var shareWakeMutations = []mutation{
 	{
 		Name:  "share-unused-wake-dropped",
 		Rule:  "the in-flight window bound: a woken fetch that ends without using its wake passes it on to the next waiting fetch",
-		Edits: []edit{{File: "kafka/share/waiters.go", Old: "\t\tif w.woken {\n\t\t\tw.woken = false", New: "\t\tif false && w.woken {\n\t\t\tw.woken = false"}},
+		Edits: []edit{{File: "kafka/share/waiters.go", Old: "\t\tif w.woken {\n\t\t\t_, owing := p.useWakeLocked(w)", New: "\t\tif false && w.woken {\n\t\t\t_, owing := p.useWakeLocked(w)"}},
 		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestUnusedWakePassesOn"}},
 	},
 	{
@@ -29,7 +29,7 @@ var shareWakeMutations = []mutation{
 	{
 		Name:  "share-writer-no-linger",
 		Rule:  "the state writer's write waits, at most its linger, for the acquisitions of the fetches its states woke",
-		Edits: []edit{{File: "kafka/share/writer.go", Old: "\t\tif w.owed > 0 {\n\t\t\tw.lingerLocked()", New: "\t\tif false && w.owed > 0 {\n\t\t\tw.lingerLocked()"}},
+		Edits: []edit{{File: "kafka/share/writer.go", Old: "\tif w.owed > 0 {\n\t\tw.lingerLocked()", New: "\tif false && w.owed > 0 {\n\t\tw.lingerLocked()"}},
 		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestStateWriterLingersForWokenFetches"}},
 	},
 	{
