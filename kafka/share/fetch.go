@@ -352,6 +352,11 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 		return acquisition{nextExpiry: next, ownBlock: blocked, owing: owing}
 	}
 	p.unqueueLocked(w) // it reads: a wake goes to a fetch that waits
+	// What it reads for is promised to it until it is back (claim):
+	// another fetch meanwhile would read the same records, and find
+	// them taken.
+	claim := max(min(maxRecords, p.acquirableLocked(c.cfg.PartitionMaxRecordLocks, hwm)-p.promised), 0)
+	p.promised += claim
 	p.mu.Unlock()
 	committed := c.groupConfig(g.id, ConfigIsolationLevel) == isolationCommitted
 	rd, err := c.readSpans(tp, from, min(reach, hwm-1), maxBytes, committed)
@@ -359,6 +364,7 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 		// Nothing stable to take: wait for the transaction's end, or
 		// a change, queued as above.
 		p.mu.Lock()
+		p.promised = max(p.promised-claim, 0)
 		if f, ok := p.readFromLocked(c.cfg.PartitionMaxRecordLocks); ok && f < from {
 			w.poke() // released meanwhile: it looks again
 		} else {
@@ -370,10 +376,12 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 	if err == nil && rd.corrupt {
 		err = errCorruptBatch
 	}
-	if err != nil && used {
-		// It took a wake it cannot use: the others look.
+	if err != nil {
 		p.mu.Lock()
-		p.wakeLocked()
+		p.promised = max(p.promised-claim, 0)
+		if used {
+			p.wakeLocked() // it took a wake it cannot use: the others look
+		}
 		p.mu.Unlock()
 	}
 	if err != nil {
@@ -387,6 +395,7 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 	}
 	batches, spans := rd.batches, rd.spans
 	p.mu.Lock()
+	p.promised = max(p.promised-claim, 0)
 	p.dlq = dlq
 	before := p.persistedLocked(tp)
 	ranges := p.acquireLocked(spans, acquireArgs{

@@ -57,8 +57,9 @@ type partition struct {
 	// acquire here, in the order they came (waiters.go): a change that
 	// makes records acquirable wakes as many as it has records for.
 	waiters []*waiter
-	// promised: the records the fetches woken and not yet back want
-	// (waiters.go), which a later wake does not count as free.
+	// promised: the records the fetches woken and not yet back want,
+	// and those the fetches reading the log claimed (waiters.go), which
+	// a later wake and another fetch do not count as free.
 	promised int
 	// Cluster mode's leader side (the leader side, leader writes before answers and re-reading after a leader change): the leader epoch and the
 	// durable version the state was read or last written at, when it

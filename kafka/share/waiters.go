@@ -171,11 +171,12 @@ func (p *partition) acquirableLocked(maxLocks int, bound int64) int {
 }
 
 // promisedAwayLocked reports whether everything acquirable (bound as
-// acquirableLocked's) is promised to fetches woken for it: another fetch
-// then waits in the queue rather than read the log for records the woken
-// ones are on their way to take (it would race them, and all but one of
-// the readers find nothing). A woken fetch is back when it asks
-// (useWakeLocked took its want off promised). Needs p.mu.
+// acquirableLocked's) is promised to fetches woken for it, or to fetches
+// reading the log for it (acquire's claim): another fetch then waits in
+// the queue rather than read the log for records those are on their way
+// to take (it would race them, and all but one of the readers find
+// nothing). A woken fetch is back when it asks (useWakeLocked took its
+// want off promised), a reading one when it relocks. Needs p.mu.
 func (p *partition) promisedAwayLocked(maxLocks int, bound int64) bool {
 	return p.promised > 0 && p.acquirableLocked(maxLocks, bound) <= p.promised
 }

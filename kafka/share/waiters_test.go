@@ -1,6 +1,7 @@
 package share
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -118,5 +119,57 @@ func TestFreedRecordsPromisedToWokenFetch(t *testing.T) {
 	p.useWakeLocked(ws[0])
 	if p.promisedAwayLocked(8, 1<<40) {
 		t.Fatal("the woken fetch, back, finds its records promised away")
+	}
+}
+
+// heldReadLog is fakeLog whose first read is reported on reading and
+// waits for hold.
+type heldReadLog struct {
+	fakeLog
+	reads   *atomic.Int32
+	reading chan struct{}
+	hold    chan struct{}
+}
+
+func (l heldReadLog) Read(topic string, p int32, off int64, max int) ([][]byte, error) {
+	if l.reads.Add(1) == 1 {
+		l.reading <- struct{}{}
+		<-l.hold
+	}
+	return l.fakeLog.Read(topic, p, off, max)
+}
+
+// A fetch reading the log claims the records it reads for: another fetch
+// meanwhile waits instead of reading the same records and racing it for
+// them (all but one of such readers took nothing).
+func TestReadingFetchClaimsWhatItReads(t *testing.T) {
+	log := heldReadLog{reads: new(atomic.Int32), reading: make(chan struct{}), hold: make(chan struct{})}
+	c := heldCoordinator(t, &gate{}, log)
+	for _, m := range []string{"a", "b"} {
+		if resp := join(c, m); resp.ErrorCode != 0 {
+			t.Fatalf("join %s: error %d", m, resp.ErrorCode)
+		}
+	}
+	got := make(chan map[int64]int16, 1)
+	go func() {
+		_, a := leaderFetch(t, c, "a", 0)
+		got <- a
+	}()
+	select {
+	case <-log.reading:
+	case <-within(t, "a's read"):
+		t.Fatal("a's fetch never read")
+	}
+	if _, b := leaderFetch(t, c, "b", 0); len(b) != 0 {
+		t.Fatalf("b acquired %v while a was reading the records it claimed", b)
+	}
+	close(log.hold)
+	select {
+	case a := <-got:
+		if len(a) != 10 {
+			t.Fatalf("a acquired %v, want offsets 0..9", a)
+		}
+	case <-within(t, "a's answer"):
+		t.Fatal("a's fetch never answered")
 	}
 }

@@ -38,4 +38,10 @@ var shareWakeMutations = []mutation{
 		Edits: []edit{{File: "kafka/share/waiters.go", Old: "\treturn p.promised > 0 && p.acquirableLocked(maxLocks, bound) <= p.promised", New: "\treturn false && p.promised > 0 && p.acquirableLocked(maxLocks, bound) <= p.promised"}},
 		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestFreedRecordsPromisedToWokenFetch"}},
 	},
+	{
+		Name:  "share-reading-fetch-claims-nothing",
+		Rule:  "the in-flight window bound: a fetch reading the log claims the records it reads for, and another fetch meanwhile waits",
+		Edits: []edit{{File: "kafka/share/fetch.go", Old: "\tp.promised += claim\n", New: "\tp.promised += 0 * claim\n"}},
+		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestReadingFetchClaimsWhatItReads"}},
+	},
 }
