@@ -40,7 +40,12 @@
 //     long-polls until an acknowledgement or release moves it, but
 //     only briefly (ownBlockWait) when its own member holds records in
 //     it: clients that acknowledge only after the fetch is answered
-//     would otherwise hold the window until MaxWaitMillis.
+//     would otherwise hold the window until MaxWaitMillis. Waiting
+//     fetches queue on the partition; a change wakes as many, in order,
+//     as the records it freed cover, a wake a fetch does not use passes
+//     on, and an acquisition that leaves records acquirable wakes the
+//     next (waiters.go). The state write of a change that woke fetches
+//     lingers briefly for their acquisitions (writer.go).
 //   - **Delivery count limit.** A record whose delivery count has
 //     reached group.share.delivery.count.limit is archived instead of
 //     made available when released, when its lock expires, or when it

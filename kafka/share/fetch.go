@@ -205,9 +205,11 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 	deadline := c.cfg.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
 	shift := int(req.ShareSessionEpoch)
 	c.initPartitions(g, parts)
+	waits := newFetchWaits()
+	defer leaveWaits(waits, c.writer)
 	for {
 		got, bytes, failed, moved, ownBlock := 0, 0, false, false, false
-		waitOn, wakes, next := []offsets.TopicPartition(nil), []<-chan struct{}(nil), deadline
+		waitOn, next := []offsets.TopicPartition(nil), deadline
 		for i := range parts {
 			sp := parts[(i+shift)%len(parts)]
 			r := results[sp]
@@ -227,7 +229,10 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 				r.code, failed = kerr.TopicAuthorizationFailed.Code, true
 				continue
 			}
-			a := c.acquire(g, memberID, tp, maxRecords-got, maxBytes-bytes)
+			a := c.acquire(g, memberID, tp, maxRecords-got, maxBytes-bytes, waits.at(tp))
+			if a.owing {
+				c.writer.arrive() // after its state was submitted
+			}
 			r.code, r.records, r.ranges = a.code, a.records, a.ranges
 			writes.add(sp, a.written)
 			bytes += len(a.records)
@@ -240,7 +245,7 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 			}
 			moved = moved || a.moved
 			ownBlock = ownBlock || a.ownBlock
-			waitOn, wakes = append(waitOn, tp), append(wakes, a.wake)
+			waitOn = append(waitOn, tp)
 			if !a.nextExpiry.IsZero() && a.nextExpiry.Before(next) {
 				next = a.nextExpiry
 			}
@@ -267,7 +272,7 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 		if !c.cfg.Now().Before(deadline) {
 			return
 		}
-		if !c.log.Wait(ctx, waitOn, wakes, next) {
+		if !c.log.Wait(ctx, waitOn, []<-chan struct{}{waits.ch}, next) {
 			return
 		}
 	}
@@ -290,7 +295,6 @@ type acquisition struct {
 	code       int16
 	ranges     []acquiredRange
 	records    []byte
-	wake       <-chan struct{}
 	nextExpiry time.Time
 	moved      bool // nothing acquired, but the window advanced past archived records
 	// written waits for the write of the state the acquisition changed
@@ -299,6 +303,10 @@ type acquisition struct {
 	// ownBlock: nothing acquirable because the in-flight window is full,
 	// and the member itself holds records in it (acquireAll).
 	ownBlock bool
+	// owing: the acquisition used a wake owed to the state writer, which
+	// the caller pays back (stateWriter.arrive) now that the state was
+	// submitted.
+	owing bool
 }
 
 // acquire acquires up to max records of tp for member: it reads from the
@@ -308,7 +316,11 @@ type acquisition struct {
 // which acquireAll calls for every partition of the fetch before it
 // answers (the durable share-partition state), so the partitions of one
 // fetch share one group commit instead of waiting for one each in turn.
-func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition, maxRecords, maxBytes int) acquisition {
+//
+// w is the fetch's waiter on tp: queued on the partition when nothing can
+// be acquired (under p.mu, as it sees that), off the queue while the
+// acquisition reads, and its wake used here (waiters.go).
+func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition, maxRecords, maxBytes int, w *waiter) acquisition {
 	logStart, hwm, err := c.log.Bounds(tp.Topic, tp.Partition)
 	if err != nil {
 		return acquisition{code: c.log.Code(err)}
@@ -321,8 +333,11 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 	limit := c.deliveryLimit()
 	lockFor := c.lockDuration(g.id) // before p.mu: a leader may read it from etcd (share states outside the offsets store)
 	dlq := c.dlqOn(g.id)
+	w.moveTo(p)
 	p.mu.Lock()
 	p.dlq = dlq
+	used, owing := p.useWakeLocked(w)
+	w.want = maxRecords
 	p.trimLocked(logStart)
 	next, expired := p.expireLocked(now, limit)
 	if expired && dlq {
@@ -330,28 +345,57 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 	}
 	from, ok := p.readFromLocked(c.cfg.PartitionMaxRecordLocks)
 	reach := p.reachLocked(from, maxRecords, c.cfg.PartitionMaxRecordLocks)
-	wake := p.changed
 	blocked := !ok && p.holdsLocked(member)
-	p.mu.Unlock()
-	if !ok || from >= hwm {
-		return acquisition{wake: wake, nextExpiry: next, ownBlock: blocked}
+	if !ok || from >= hwm || p.promisedAwayLocked(c.cfg.PartitionMaxRecordLocks, hwm) {
+		p.queueLocked(w)
+		p.mu.Unlock()
+		return acquisition{nextExpiry: next, ownBlock: blocked, owing: owing}
 	}
+	p.unqueueLocked(w) // it reads: a wake goes to a fetch that waits
+	// What it reads for is promised to it until it is back (claim):
+	// another fetch meanwhile would read the same records, and find
+	// them taken.
+	claim := max(min(maxRecords, p.acquirableLocked(c.cfg.PartitionMaxRecordLocks, hwm)-p.promised), 0)
+	p.promised += claim
+	p.mu.Unlock()
 	committed := c.groupConfig(g.id, ConfigIsolationLevel) == isolationCommitted
 	rd, err := c.readSpans(tp, from, min(reach, hwm-1), maxBytes, committed)
+	if err == nil && committed && from >= min(hwm, rd.lso) {
+		// Nothing stable to take: wait for the transaction's end, or
+		// a change, queued as above.
+		p.mu.Lock()
+		p.promised = max(p.promised-claim, 0)
+		if f, ok := p.readFromLocked(c.cfg.PartitionMaxRecordLocks); ok && f < from {
+			w.poke() // released meanwhile: it looks again
+		} else {
+			p.queueLocked(w)
+		}
+		p.mu.Unlock()
+		return acquisition{nextExpiry: next, owing: owing}
+	}
+	if err == nil && rd.corrupt {
+		err = errCorruptBatch
+	}
 	if err != nil {
-		return acquisition{code: c.log.Code(err)}
+		p.mu.Lock()
+		p.promised = max(p.promised-claim, 0)
+		if used {
+			p.wakeLocked() // it took a wake it cannot use: the others look
+		}
+		p.mu.Unlock()
+	}
+	if err != nil {
+		if errors.Is(err, errCorruptBatch) {
+			return acquisition{code: kerr.CorruptMessage.Code, owing: owing}
+		}
+		return acquisition{code: c.log.Code(err), owing: owing}
 	}
 	if committed {
 		hwm = min(hwm, rd.lso)
-		if from >= hwm {
-			return acquisition{wake: wake, nextExpiry: next}
-		}
-	}
-	if rd.corrupt {
-		return acquisition{code: kerr.CorruptMessage.Code}
 	}
 	batches, spans := rd.batches, rd.spans
 	p.mu.Lock()
+	p.promised = max(p.promised-claim, 0)
 	p.dlq = dlq
 	before := p.persistedLocked(tp)
 	ranges := p.acquireLocked(spans, acquireArgs{
@@ -359,20 +403,36 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 		limit: limit, deadline: now.Add(lockFor),
 	})
 	changed := len(ranges) > 0 || !samePersisted(before, p.persistedLocked(tp))
+	if changed {
+		// What it left acquirable (or made room for, archiving) goes
+		// to the fetches behind it, whose acquisitions its write
+		// lingers for.
+		c.writer.owe(p.passOnLocked(c.cfg.PartitionMaxRecordLocks, hwm))
+	} else {
+		if f, ok := p.readFromLocked(c.cfg.PartitionMaxRecordLocks); ok && f > from && f < hwm {
+			// Others took what it read, and left records past it:
+			// it looks again at once.
+			w.poke()
+		} else {
+			p.queueLocked(w)
+		}
+	}
 	var written func() error
 	if changed {
 		written = c.persistLocked(g.id, tp, p)
 	}
-	wake = p.changed
 	p.mu.Unlock()
 	if len(ranges) == 0 {
 		// Records were archived (control batches, aborted
 		// transactions): the window moved, and the next read may find
 		// records to acquire at once (readSpans reads only so far).
-		return acquisition{wake: wake, nextExpiry: next, moved: changed, written: written}
+		return acquisition{nextExpiry: next, moved: changed, written: written, owing: owing}
 	}
-	return acquisition{ranges: ranges, records: batchesIn(batches, spans, ranges), written: written}
+	return acquisition{ranges: ranges, records: batchesIn(batches, spans, ranges), written: written, owing: owing}
 }
+
+// errCorruptBatch: a read batch's header could not be read.
+var errCorruptBatch = errors.New("share: corrupt record batch")
 
 // pendingWrites are the state writes of one request's acquisitions and
 // acknowledgements, by partition, not yet waited for.

@@ -2,6 +2,7 @@ package share
 
 import (
 	"encoding/binary"
+	"math"
 	"sync"
 	"time"
 
@@ -52,9 +53,14 @@ type partition struct {
 	mu    sync.Mutex
 	start int64
 	recs  []rec
-	// changed is closed (and replaced) when records become available, so
-	// a long-polling ShareFetch wakes.
-	changed chan struct{}
+	// waiters are the long-polling ShareFetches that found nothing to
+	// acquire here, in the order they came (waiters.go): a change that
+	// makes records acquirable wakes as many as it has records for.
+	waiters []*waiter
+	// promised: the records the fetches woken and not yet back want,
+	// and those the fetches reading the log claimed (waiters.go), which
+	// a later wake and another fetch do not count as free.
+	promised int
 	// Cluster mode's leader side (the leader side, leader writes before answers and re-reading after a leader change): the leader epoch and the
 	// durable version the state was read or last written at, when it
 	// was last known current, and dead once a write failed.
@@ -69,7 +75,7 @@ type partition struct {
 }
 
 func newPartition(start int64) *partition {
-	return &partition{start: start, changed: make(chan struct{})}
+	return &partition{start: start}
 }
 
 // beyond reports whether the window runs past hwm: the state is of an
@@ -83,10 +89,11 @@ func (p *partition) beyond(hwm int64) bool {
 // end is the first offset not yet in flight. Needs mu.
 func (p *partition) end() int64 { return p.start + int64(len(p.recs)) }
 
-// wakeLocked wakes the fetches waiting on p. Needs mu.
+// wakeLocked wakes every fetch waiting on p (a release, an expiry, an
+// archiving finished: rare, and each may free records anywhere in the
+// window). Needs mu.
 func (p *partition) wakeLocked() {
-	close(p.changed)
-	p.changed = make(chan struct{})
+	p.wakeRoomLocked(math.MaxInt, false)
 }
 
 // releaseRec ends an acquisition: the record is available again unless
@@ -298,13 +305,16 @@ func (p *partition) checkAckLocked(member string, batches []ackBatch) *kerr.Erro
 	return nil
 }
 
-// ackLocked applies checked batches (acknowledgement by the lock holder) and reports whether records became
-// available. Fetches waiting on p are woken when records became available
-// or the start offset moved: a fetch that found the in-flight window full
-// (the in-flight window bound) can acquire past its end now, and without
-// the wake it slept until its MaxWaitMillis. Needs mu.
-func (p *partition) ackLocked(batches []ackBatch, limit int32, lockFor time.Time) (freed bool) {
-	start := p.start
+// ackLocked applies checked batches (acknowledgement by the lock holder)
+// and reports how many waiting fetches it woke. Fetches waiting on p are
+// woken when records became available or the start offset moved: a fetch
+// that found the in-flight window full (the in-flight window bound) can
+// acquire past its end now, and without the wake it slept until its
+// MaxWaitMillis. Only as many are woken as the records released and the
+// slots the window moved by cover (wakeRoomLocked): the fetches behind
+// them would find the window full again. Needs mu.
+func (p *partition) ackLocked(batches []ackBatch, limit int32, lockFor time.Time) (woke int) {
+	start, freed := p.start, 0
 	for _, b := range batches {
 		for off := b.first; off <= b.last; off++ {
 			r := &p.recs[off-p.start]
@@ -313,7 +323,9 @@ func (p *partition) ackLocked(batches []ackBatch, limit int32, lockFor time.Time
 				r.state, r.owner, r.deadline = acknowledged, "", time.Time{}
 			case ackRelease:
 				releaseRec(r, limit, p.dlq)
-				freed = freed || r.state == available
+				if r.state == available {
+					freed++
+				}
 			case ackReject:
 				r.state, r.owner, r.deadline, r.rejected = deadState(p.dlq), "", time.Time{}, p.dlq
 			case ackGap:
@@ -324,10 +336,10 @@ func (p *partition) ackLocked(batches []ackBatch, limit int32, lockFor time.Time
 		}
 	}
 	p.advanceLocked()
-	if freed || p.start != start {
-		p.wakeLocked()
+	if room := freed + int(p.start-start); room > 0 {
+		woke = p.wakeRoomLocked(room, true)
 	}
-	return freed
+	return woke
 }
 
 // holdsLocked reports whether member holds an acquired record of p.

@@ -180,9 +180,9 @@ func TestPartitionReadCommittedSkipsAborted(t *testing.T) {
 }
 
 // The in-flight window bound: a fetch that found the window full waits
-// on the partition's change channel; accepting the records at the start
-// moves the window and must wake it (records past the end can be
-// acquired now), not only a release that makes records available.
+// in the partition's queue; accepting the records at the start moves the
+// window and must wake it (records past the end can be acquired now), not
+// only a release that makes records available.
 func TestAckAtStartWakesWindowWaiters(t *testing.T) {
 	now := time.Unix(1000, 0)
 	p := newPartition(0)
@@ -192,16 +192,17 @@ func TestAckAtStartWakesWindowWaiters(t *testing.T) {
 	if _, ok := p.readFromLocked(8); ok {
 		t.Fatal("the window of 8 holds 8 acquired records but is not full")
 	}
-	wait := p.changed
+	w := &waiter{ch: make(chan struct{}, 1), want: 4}
+	p.queueLocked(w)
 	p.ackLocked([]ackBatch{{4, 7, []int8{ackAccept}}}, 3, now) // b's, not at the start
 	select {
-	case <-wait:
+	case <-w.ch:
 		t.Fatal("woken though the window did not move")
 	default:
 	}
 	p.ackLocked([]ackBatch{{0, 3, []int8{ackAccept}}}, 3, now)
 	select {
-	case <-wait:
+	case <-w.ch:
 	default:
 		t.Fatal("accepting the records at the start moved the window but woke no waiting fetch")
 	}

@@ -181,3 +181,62 @@ func TestShareAckAnsweredAfterItsWrite(t *testing.T) {
 		t.Fatalf("durable state %v (%v), want start offset 10", parts, err)
 	}
 }
+
+// A state change that woke fetches owes the writer their acquisitions:
+// its write waits (at most linger) until they were submitted, and then
+// carries them too, one sync for an acknowledgement and the acquisition
+// it made room for where there were two. Nothing owed, nothing waits; a
+// woken fetch that never comes back holds the write up to linger only.
+func TestStateWriterLingersForWokenFetches(t *testing.T) {
+	g := &gate{calls: make(chan []offsets.ShareWrite)}
+	w := newStateWriter(g.write)
+	w.linger = time.Hour // only the arrival ends it here
+	w.owe(1)
+	acked := w.submit(part("g", 0, 4))
+	waitUntil(t, "the writer lingers or writes", func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.lingering || w.current != nil
+	})
+	w.mu.Lock()
+	started := w.current != nil
+	w.mu.Unlock()
+	if started {
+		t.Fatal("the write started while the acquisition of the fetch its state woke was owed")
+	}
+	acquired := w.submit(part("g", 1, 0))
+	w.arrive()
+	select {
+	case ws := <-g.calls:
+		if len(ws) != 2 || acked != acquired {
+			t.Fatalf("write %v, want the acknowledgement's and the woken acquisition's states in one", ws)
+		}
+	case <-within(t, "the write"):
+		t.Fatal("the write never started after the woken fetch came back")
+	}
+	if err := acked.wait(); err != nil {
+		t.Fatal(err)
+	}
+	alone := w.submit(part("g", 2, 0)) // nothing owed: an hour's linger never starts
+	select {
+	case <-g.calls:
+	case <-within(t, "a write with nothing owed"):
+		t.Fatal("a write with nothing owed waited")
+	}
+	if err := alone.wait(); err != nil {
+		t.Fatal(err)
+	}
+	w.mu.Lock()
+	w.linger = time.Millisecond
+	w.mu.Unlock()
+	w.owe(1) // never paid back
+	gone := w.submit(part("g", 3, 0))
+	select {
+	case <-g.calls:
+	case <-within(t, "a write whose woken fetch never came back"):
+		t.Fatal("a write waited past its linger for a fetch that never came back")
+	}
+	if err := gone.wait(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -16,7 +16,7 @@ var shareCommitMutations = []mutation{
 	{
 		Name:  "share-window-move-no-wake",
 		Rule:  "the in-flight window bound: an acknowledgement that moves the share-partition start offset wakes the fetches waiting on a full window",
-		Edits: []edit{{File: "kafka/share/partition.go", Old: "\tif freed || p.start != start {", New: "\tif freed || false && p.start != start {"}},
+		Edits: []edit{{File: "kafka/share/partition.go", Old: "\tif room := freed + int(p.start-start); room > 0 {", New: "\tif room := freed + 0*int(p.start-start); room > 0 {"}},
 		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestAckAtStartWakesWindowWaiters"}},
 	},
 	{
