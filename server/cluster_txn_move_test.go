@@ -31,12 +31,17 @@ type pauseParts struct {
 	step    string        // "register" or "marker"; "" when not armed
 	entered chan struct{} // closed when the step is reached
 	proceed chan struct{} // the step goes on once closed
+	once    *sync.Once    // closes entered (shared by parts armed together)
 }
 
 func (p *pauseParts) arm(step string) {
+	p.armWith(step, make(chan struct{}), make(chan struct{}), new(sync.Once))
+}
+
+func (p *pauseParts) armWith(step string, entered, proceed chan struct{}, once *sync.Once) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.step, p.entered, p.proceed = step, make(chan struct{}), make(chan struct{})
+	p.step, p.entered, p.proceed, p.once = step, entered, proceed, once
 }
 
 // pause blocks the first call of the armed step until proceed.
@@ -47,9 +52,9 @@ func (p *pauseParts) pause(step string) {
 		return
 	}
 	p.step = ""
-	entered, proceed := p.entered, p.proceed
+	entered, proceed, once := p.entered, p.proceed, p.once
 	p.mu.Unlock()
-	close(entered)
+	once.Do(func() { close(entered) })
 	<-proceed
 }
 

@@ -107,6 +107,21 @@ func produceByName() kgo.Opt {
 	return kgo.MaxVersions(v)
 }
 
+// armAll arms step on every node at once, sharing one entered and one
+// proceed, returned as a pauseParts of its own: whichever node holds the
+// coordinator role when the step comes pauses there (the role may still
+// move between nodes right after the cluster started, so the node a test
+// asked for may not be the one that serves its request).
+func (f *tv2Fixture) armAll(step string) *pauseParts {
+	g := &pauseParts{entered: make(chan struct{}), proceed: make(chan struct{}), once: new(sync.Once)}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, p := range f.parts {
+		p.armWith(step, g.entered, g.proceed, g.once)
+	}
+	return g
+}
+
 func (f *tv2Fixture) pause(node int32) *pauseParts {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -311,8 +326,6 @@ func TestClusterTxnV2AddRacesEndTxn(t *testing.T) {
 	f := newTV2Fixture(t, "race")
 	const id = "race-tx"
 	pid, e := f.init(t, id)
-	coord := f.c.coordinator(f.adm, id)
-	p := f.pause(coord)
 	var want []string
 	if code := f.produce(t, id, pid, e, 0, 0, "a0"); code != 0 {
 		t.Fatalf("produce a0: %v", kerr.ErrorForCode(code))
@@ -320,7 +333,7 @@ func TestClusterTxnV2AddRacesEndTxn(t *testing.T) {
 	want = append(want, "a0")
 
 	// The add first: durable, its registration paused, EndTxn behind it.
-	p.arm("register")
+	p := f.armAll("register")
 	added := f.produceAsync(t, id, pid, e, 1, 0, "a1")
 	f.entered(t, p, "the implicit add of a1")
 	end := f.endAsync(id, pid, e, true)
@@ -337,7 +350,7 @@ func TestClusterTxnV2AddRacesEndTxn(t *testing.T) {
 		t.Fatalf("produce b0: %v", kerr.ErrorForCode(code))
 	}
 	want = append(want, "b0")
-	p.arm("marker")
+	p = f.armAll("marker")
 	end = f.endAsync(id, pid, e, true)
 	f.entered(t, p, "the first marker")
 	added = f.produceAsync(t, id, pid, e, 2, 0, "b2")
