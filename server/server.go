@@ -60,9 +60,9 @@ type Config struct {
 	// systems under the segment files and the index. Open chains its
 	// group-commit metrics after OnCommit, and gives BulkEntryBytes
 	// storage.DefaultBulkEntryBytes when zero (negative: one lane), and
-	// BulkStepBytes storage.DefaultBulkStepBytes (negative: in one go).
-	// JournalBytes is passed as it is: journaled group commits are off
-	// unless set (BENCHMARKS.md "Many partitions on one node").
+	// BulkStepBytes storage.DefaultBulkStepBytes (negative: in one go),
+	// and JournalBytes storage.DefaultJournalBytes (negative: no journal;
+	// BENCHMARKS.md "Many partitions on one node").
 	Storage storage.Options
 	// Resolver configures the topic catalog, produce and fetch.
 	Resolver resolver.Config
@@ -188,6 +188,9 @@ func (s *Server) openLayers() (err error) {
 	}
 	if so.BulkStepBytes == 0 {
 		so.BulkStepBytes = storage.DefaultBulkStepBytes
+	}
+	if so.JournalBytes == 0 {
+		so.JournalBytes = storage.DefaultJournalBytes
 	}
 	if cfg.Cluster != nil {
 		if err := s.openClusterBase(); err != nil {

@@ -284,8 +284,8 @@ type Options struct {
 	// many bytes per file on average: its frames are made durable by
 	// one synced pebble batch instead of an fdatasync per file, and
 	// synced in their files in the background (doc.go "Journaled
-	// commits", I15). 0: never (the server's default; DefaultJournalBytes
-	// is the value measured).
+	// commits", I15). 0 or negative: never (DefaultJournalBytes is the
+	// server's default).
 	JournalBytes int
 	// TailCacheBytes bounds the tail cache, over all logs together
 	// (default DefaultTailCacheBytes; negative: no cache). Only entries
