@@ -33,10 +33,19 @@ import (
 // committed records, and every EndTxn bumped the epoch (KIP-890 part 2).
 func TestClusterTxnV2(t *testing.T) {
 	c, _, adm, ctx := startWithTopic(t, 3, "v2", 6)
-	leaders := c.waitLeaders(adm, "v2", 6)
-	coord := c.coordinator(adm, "v2-tx")
-	if !slices.ContainsFunc(slices.Collect(maps.Values(leaders)), func(l int32) bool { return l != coord }) {
-		t.Fatalf("every partition led by the coordinator %d: %v", coord, leaders)
+	// Right after the cluster starts, one node may still lead every
+	// partition and hold the coordinator role: wait until another node
+	// leads a partition, so that some add crosses nodes.
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		leaders := c.waitLeaders(adm, "v2", 6)
+		coord := c.coordinator(adm, "v2-tx")
+		if slices.ContainsFunc(slices.Collect(maps.Values(leaders)), func(l int32) bool { return l != coord }) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("every partition led by the coordinator %d: %v", coord, leaders)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	all := []int32{0, 1, 2, 3, 4, 5}
 	tx := txnProducer(c, "v2-tx", "v2")
