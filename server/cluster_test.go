@@ -167,10 +167,32 @@ func startWithTopic(t *testing.T, n int32, topic string, parts int32, edit ...fu
 	cl := c.client(kgo.DefaultProduceTopic(topic), produceByName())
 	adm := kadm.NewClient(cl)
 	ctx := testCtx(t)
+	waitBrokers(t, ctx, adm, int(n))
 	if _, err := adm.CreateTopic(ctx, parts, 1, nil, topic); err != nil {
 		t.Fatal(err)
 	}
 	return c, cl, adm, ctx
+}
+
+// waitBrokers waits until Metadata lists n brokers three answers in a
+// row: a topic created before every node has joined would be placed on
+// the nodes that had (on a quiet machine the first node could take every
+// partition).
+func waitBrokers(t *testing.T, ctx context.Context, adm *kadm.Client, n int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for seen := 0; seen < 3; {
+		bs, err := adm.ListBrokers(ctx)
+		if err == nil && len(bs) == n {
+			seen++
+			continue
+		}
+		seen = 0
+		if time.Now().After(deadline) {
+			t.Fatalf("%d brokers listed, want %d: %v", len(bs), n, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func TestClusterProduceFetchAcrossNodes(t *testing.T) {
