@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kgateway/kgateway/bufpool"
 	"github.com/kgateway/kgateway/kafka/sendfile"
 	"github.com/kgateway/kgateway/kafka/wire"
 	"go.uber.org/zap"
@@ -213,10 +212,9 @@ func (c *Conn) readLoop() {
 			return
 		}
 		var body []byte
-		var frame *bufpool.Shared
 		var charge int64
 		if err == nil {
-			body, frame, charge, err = c.readFrame(br)
+			body, charge, err = c.ReadFrame(br)
 		}
 		if err != nil {
 			if !c.isClosing() {
@@ -234,7 +232,6 @@ func (c *Conn) readLoop() {
 		}
 		c.inFlight.Add(1)
 		if r != nil {
-			r.frame = frame
 			// Started before it is queued: a handler always runs, so its
 			// bytes return to the budget and its successor gets its turn
 			// even if the connection dies now.
