@@ -52,23 +52,14 @@ func TestJournaledCommitWrittenBack(t *testing.T) {
 	defer func(d time.Duration) { journalIdle = d }(journalIdle)
 	journalIdle = time.Hour // no checkpoint before the crash
 	m := vfstest.NewMachine(0)
-	var journaled atomic.Int64
-	s, err := Open("/data", Options{FS: m.Files, PebbleFS: m.Index, JournalBytes: 1 << 20,
-		OnCommit: func(st CommitStats) {
-			if st.Journaled {
-				journaled.Add(1)
-			}
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, journaled := openJournaled(t, m)
 	logs := []LogID{1, 2, 3, 4, 5, 6, 7, 8}
 	for _, id := range logs {
 		if err := s.CreateLog(id); err != nil {
 			t.Fatal(err)
 		}
 	}
-	acked := writeSpread(t, s, logs, &journaled)
+	acked := writeSpread(t, s, logs, journaled)
 	unsynced := 0
 	for _, id := range logs {
 		info, _ := s.Info(id)
@@ -101,23 +92,14 @@ func TestJournalCheckpoint(t *testing.T) {
 	defer func(d time.Duration) { journalIdle = d }(journalIdle)
 	journalIdle = time.Hour
 	m := vfstest.NewMachine(0)
-	var journaled atomic.Int64
-	s, err := Open("/data", Options{FS: m.Files, PebbleFS: m.Index, JournalBytes: 1 << 20,
-		OnCommit: func(st CommitStats) {
-			if st.Journaled {
-				journaled.Add(1)
-			}
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, journaled := openJournaled(t, m)
 	logs := []LogID{1, 2, 3}
 	for _, id := range logs {
 		if err := s.CreateLog(id); err != nil {
 			t.Fatal(err)
 		}
 	}
-	acked := writeSpread(t, s, logs, &journaled)
+	acked := writeSpread(t, s, logs, journaled)
 	s.j.checkpoint()
 	n := 0
 	if err := s.Keyspace(func(k, _ []byte) error {
@@ -212,4 +194,21 @@ func TestFirstWritesDirSynced(t *testing.T) {
 		checkAcked(t, s2, acked)
 		_ = s2.Close()
 	}
+}
+
+// openJournaled opens a store on m with a journal of 1 MiB per file and
+// counts its journaled group commits.
+func openJournaled(t *testing.T, m *vfstest.Machine) (*Store, *atomic.Int64) {
+	t.Helper()
+	journaled := new(atomic.Int64)
+	s, err := Open("/data", Options{FS: m.Files, PebbleFS: m.Index, JournalBytes: 1 << 20,
+		OnCommit: func(st CommitStats) {
+			if st.Journaled {
+				journaled.Add(1)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, journaled
 }
