@@ -61,6 +61,7 @@ type config struct {
 	LoadLinger          time.Duration `json:"load_linger_ns"`       // workload 4's producer linger
 	Idempotent          bool          `json:"idempotent"`           // franz-go's default producer mode
 	Compression         string        `json:"compression"`          // producer codec: none, gzip, snappy, lz4, zstd
+	FetchPartitionBytes int32         `json:"fetch_part_bytes"`     // workload 3's consumer: max bytes per partition (0 = franz-go's 1 MiB)
 	OfferedMBps         float64       `json:"offered_mbps"`         // workload 4 offered load
 	Duration            time.Duration `json:"duration_ns"`          // workload 4 duration
 	PartitionsScale     int           `json:"partitions_scale"`     // workload 5 total partitions
@@ -230,6 +231,14 @@ func parseFlags(args []string) (*config, error) {
 	fs.DurationVar(&c.LoadLinger, "load-linger", 0, "workload 4's producer linger: 0 so that ack latency is the server's, not the client's batching wait")
 	fs.BoolVar(&c.Idempotent, "idempotent", true, "idempotent producer (franz-go's default)")
 	fs.StringVar(&c.Compression, "compression", "none", "producer batch compression: none, gzip, snappy, lz4 or zstd (record values become compressible text)")
+	fs.Func("fetch-partition-bytes", "workload 3's consumer: most bytes per partition per fetch (e.g. 8MiB; default franz-go's and Kafka's consumer's 1 MiB)", func(v string) error {
+		n, err := parseBytes(v)
+		if err != nil || n < 1024 || n > 1<<30 {
+			return fmt.Errorf("want a size from 1KiB to 1GiB, got %q", v)
+		}
+		c.FetchPartitionBytes = int32(n)
+		return nil
+	})
 	fs.Float64Var(&rate, "rate", 20, "workload 4 offered load in MB/s")
 	fs.DurationVar(&c.Duration, "duration", 20*time.Second, "duration of workloads 4 and 8")
 	fs.IntVar(&c.PartitionsScale, "partitions-scale", 10_000, "workload 5 total partitions")

@@ -180,3 +180,19 @@ func TestLoadReport(t *testing.T) {
 		}
 	}
 }
+
+// --fetch-partition-bytes sets workload 3's per-partition fetch size
+// (sizes as --big-bytes takes them); unset it is 0, franz-go's default,
+// and a size below 1 KiB is refused.
+func TestFetchPartitionBytesFlag(t *testing.T) {
+	cfg, err := parseFlags(nil)
+	if err != nil || cfg.FetchPartitionBytes != 0 {
+		t.Fatalf("default: %d, %v", cfg.FetchPartitionBytes, err)
+	}
+	if cfg, err = parseFlags([]string{"--fetch-partition-bytes", "8MiB"}); err != nil || cfg.FetchPartitionBytes != 8<<20 {
+		t.Fatalf("8MiB: %d, %v", cfg.FetchPartitionBytes, err)
+	}
+	if _, err := parseFlags([]string{"--fetch-partition-bytes", "100"}); err == nil {
+		t.Fatal("a 100-byte fetch size was accepted")
+	}
+}

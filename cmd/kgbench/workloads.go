@@ -445,9 +445,13 @@ func (b *bench) consumeW1(ctx context.Context, res *Result) error {
 	if b.w1Records == 0 {
 		return errDependsOnW1
 	}
-	cl, err := b.client(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{
+	opts := []kgo.Opt{kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{
 		topicW1: {0: kgo.NewOffset().At(0)},
-	}))
+	})}
+	if n := b.cfg.FetchPartitionBytes; n > 0 { // --fetch-partition-bytes
+		opts = append(opts, kgo.FetchMaxPartitionBytes(n), kgo.FetchMaxBytes(max(n, 50<<20)))
+	}
+	cl, err := b.client(opts...)
 	if err != nil {
 		return err
 	}
