@@ -9,7 +9,7 @@ BENCH_MOD := cmd/kgbench
 # (confluent-kafka-go), which the server's module must not depend on.
 RDK_MOD := test/librdkafka
 # Packages with concurrency of their own run under the race detector.
-RACE_PKGS := ./auth/... ./cluster/... ./storage/... ./tier/... ./ledger/... ./resolver/... ./cleaner/... ./retention/... ./recordbatch/... ./offsets/... ./kafka/... ./metrics/... ./server/... ./cmd/kgateway/...
+RACE_PKGS := ./auth/... ./bufpool/... ./cluster/... ./storage/... ./tier/... ./ledger/... ./resolver/... ./cleaner/... ./retention/... ./recordbatch/... ./offsets/... ./kafka/... ./metrics/... ./server/... ./cmd/kgateway/...
 
 .PHONY: build run test test-jvm test-jvm-all test-jvm-slow bench lint deps soak
 

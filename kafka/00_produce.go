@@ -65,7 +65,7 @@ import (
 func handleProduce(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, error) {
 	r := req.(*kmsg.ProduceRequest)
 	h := produceHost{s: s}
-	resp, durable := produce.Write(h, produce.Call{Ctx: rc.ctx, Version: rc.version, FrameSize: rc.stats.size, Appended: rc.appended}, r)
+	resp, durable := produce.Write(h, produce.Call{Ctx: rc.ctx, Version: rc.version, FrameSize: rc.stats.size, Frame: rc.req.Frame(), Appended: rc.appended}, r)
 	rc.stats.durable = durable
 	s.produceMoved(rc.version, resp)
 	if rc.version >= 11 {

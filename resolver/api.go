@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kgateway/kgateway/bufpool"
 	"github.com/kgateway/kgateway/recordbatch"
 	"github.com/kgateway/kgateway/resolver/txnstate"
 	"github.com/kgateway/kgateway/topicconfig"
@@ -34,6 +35,9 @@ type Backing = storage.Backing
 
 // NewBacking describes a frame of size bytes.
 func NewBacking(size int) *Backing { return storage.NewBacking(size) }
+
+// NewPooledBacking describes a pooled frame (storage "Pooled frames").
+func NewPooledBacking(frame *bufpool.Shared) *Backing { return storage.NewPooledBacking(frame) }
 
 // TopicID is a topic's UUID (Metadata v10+, Fetch v13+).
 type TopicID [16]byte

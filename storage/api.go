@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/kgateway/kgateway/bufpool"
 	"github.com/kgateway/kgateway/storage/fsys"
 	"go.uber.org/zap"
 )
@@ -161,7 +162,9 @@ type AppendOptions struct {
 	// (a request frame holding several partitions' batches): keeping the
 	// slice keeps the whole buffer alive, so the tail cache charges the
 	// buffer's full size once, however many of its slices it holds (C5).
-	// nil: payload is its own allocation, charged at its length.
+	// A pooled one (NewPooledBacking) is reused only after its last
+	// holder (doc.go "Pooled frames"). nil: payload is its own
+	// allocation, charged at its length.
 	Backing *Backing
 	// SuffixCRC, when SuffixFrom > 0, is the CRC32C of payload[SuffixFrom:]
 	// as written (after Stamp), which the caller has already verified (a
@@ -227,12 +230,22 @@ type Replicated struct {
 // AppendOptions.Backing). One Backing is shared by every Write of slices
 // of one buffer.
 type Backing struct {
-	size int64
-	refs int // cached slices; guarded by tailCache.mu
+	size  int64
+	refs  int // cached slices; guarded by tailCache.mu
+	frame *bufpool.Shared
 }
 
 // NewBacking describes a buffer of size bytes.
 func NewBacking(size int) *Backing { return &Backing{size: int64(size)} }
+
+// NewPooledBacking describes frame, a pooled buffer that the writer holds
+// until every Write of its slices is answered (doc.go "Pooled frames"):
+// each cached slice holds it too, until it has left the cache, and so
+// does each leased read served from the cache until its lease is
+// released. It is charged at its whole capacity (C5).
+func NewPooledBacking(frame *bufpool.Shared) *Backing {
+	return &Backing{size: int64(frame.Cap()), frame: frame}
+}
 
 // FS is the file layer under segment files (package fsys). Tests replace
 // it to inject faults and simulate crashes (package vfstest).

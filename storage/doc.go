@@ -325,6 +325,25 @@
 // between the check and the sendfile, without the file being written, is
 // outside what any read can promise: the check covers what the read saw.)
 //
+// # Pooled frames
+//
+// A writer may retain payloads that are slices of a pooled buffer
+// (NewPooledBacking over a bufpool.Shared: a Kafka Produce's request
+// frame, read into a buffer that is reused once nothing reads it). The
+// rule is bufpool's, the last holder returns it, and in the store the
+// holders are: the writer, until every Write of its slices is answered
+// (then the store keeps nothing of it but what the cache keeps); each
+// cached entry, from before it is visible in the cache until after it
+// has left it (evicted, or dropped and then reached in the eviction
+// order); and each read served from the cache: a leased read holds the
+// frame until its lease is released, since the caller writes the payload
+// to a socket after the read returns, and a read without a lease keeps
+// the frame from the pool for good (bufpool Keep), since nobody can say
+// when its caller stops reading. So a frame is reused only once no cached
+// entry, no unreleased lease and no unanswered write can reach it: a
+// fetch response still being written never sends another request's
+// bytes.
+//
 // A writer that has already verified the CRC32C of a suffix of its
 // payload (a Kafka batch's own CRC) passes it (AppendOptions.SuffixCRC);
 // the frame CRC is then derived by CRC concatenation (crc.go) instead of a

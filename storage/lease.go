@@ -1,10 +1,11 @@
 package storage
 
 import (
-	"math/bits"
 	"os"
 	"runtime"
 	"sync"
+
+	"github.com/kgateway/kgateway/bufpool"
 )
 
 // Leased reads (doc.go "Leased reads"): a read that hands its bytes to a
@@ -47,6 +48,7 @@ type leaseHold struct {
 	released bool
 	unpins   []func()
 	bufs     [][]byte
+	frames   []*bufpool.Shared // pooled backings of entries served from the tail cache
 }
 
 // NewLease returns an empty lease; with pins it keeps the ledgers it reads
@@ -73,8 +75,8 @@ func (h *leaseHold) release() {
 		return
 	}
 	h.released = true
-	unpins, bufs := h.unpins, h.bufs
-	h.unpins, h.bufs = nil, nil
+	unpins, bufs, frames := h.unpins, h.bufs, h.frames
+	h.unpins, h.bufs, h.frames = nil, nil, nil
 	h.mu.Unlock()
 	for _, u := range unpins {
 		u()
@@ -82,6 +84,26 @@ func (h *leaseHold) release() {
 	for _, b := range bufs {
 		putBuf(b)
 	}
+	for _, f := range frames {
+		f.Release()
+	}
+}
+
+// hold makes the lease a holder of a pooled backing whose slice it serves
+// from the tail cache (doc.go "Pooled frames"); the caller holds the
+// backing (the cache does, under the log's tail lock). On a released
+// lease the reference is kept for good: whoever reads the entry now
+// cannot say when it stops.
+func (l *Lease) hold(f *bufpool.Shared) {
+	h := l.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.released {
+		f.Keep()
+		return
+	}
+	f.Acquire()
+	h.frames = append(h.frames, f)
 }
 
 // keep adds a pin's release to the lease; on a released lease it unpins
@@ -111,45 +133,8 @@ func (l *Lease) buf(n int) []byte {
 	return b[:n]
 }
 
-// Pooled read buffers, by power-of-two class from minPooled to maxPooled
-// bytes; larger reads allocate. Reusing them spares a fetch the
-// allocation (and the zeroing, and the page faults of fresh heap) of
-// every byte it reads from a file.
-const (
-	minPooledShift = 16 // 64 KiB
-	maxPooledShift = 24 // 16 MiB
-)
-
-var bufPools [maxPooledShift - minPooledShift + 1]sync.Pool
-
-// poolClass is the class of an n-byte buffer, -1 beyond the largest.
-func poolClass(n int) int {
-	if n <= 1<<minPooledShift {
-		return 0
-	}
-	c := bits.Len(uint(n-1)) - minPooledShift
-	if c >= len(bufPools) {
-		return -1
-	}
-	return c
-}
-
-func getBuf(n int) []byte {
-	c := poolClass(n)
-	if c < 0 {
-		return make([]byte, n)
-	}
-	if p, ok := bufPools[c].Get().(*[]byte); ok {
-		return (*p)[:n]
-	}
-	return make([]byte, n, 1<<(c+minPooledShift))
-}
-
-func putBuf(b []byte) {
-	c := poolClass(cap(b))
-	if c < 0 || cap(b) != 1<<(c+minPooledShift) {
-		return // not one of the pool's (a large read's own buffer)
-	}
-	b = b[:cap(b)]
-	bufPools[c].Put(&b)
-}
+// getBuf and putBuf are the pooled read buffers (package bufpool): reusing
+// them spares a fetch the allocation (and the zeroing, and the page
+// faults of fresh heap) of every byte it reads from a file.
+func getBuf(n int) []byte { return bufpool.Get(n) }
+func putBuf(b []byte)     { bufpool.Put(b) }

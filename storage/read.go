@@ -459,7 +459,7 @@ func (s *Store) ReadIndexedLeased(id LogID, hdrs []EntryHeader, lease *Lease) ([
 		return nil, err
 	}
 	cached := make([][]byte, len(hdrs))
-	l.tail.payloads(hdrs, cached)
+	l.tail.payloads(hdrs, cached, lease)
 	out := make([]Entry, 0, len(hdrs))
 	var (
 		cur     LedgerID

@@ -3,6 +3,8 @@ package storage
 import (
 	"sort"
 	"sync"
+
+	"github.com/kgateway/kgateway/bufpool"
 )
 
 // The tail cache (doc.go "Tail cache"): tailing consumers never touch disk.
@@ -21,6 +23,7 @@ import (
 type cachedEntry struct {
 	hdr     EntryHeader
 	payload []byte
+	frame   *bufpool.Shared // the pooled buffer payload is a slice of, if any
 }
 
 // logTail is one log's cached suffix.
@@ -73,7 +76,14 @@ func (c *tailCache) add(l *logState, h EntryHeader, payload []byte, b *Backing) 
 		// rather than break C2.
 		c.dropLocked(t)
 	}
-	t.mu.entries = append(t.mu.entries, cachedEntry{hdr: h, payload: payload})
+	var frame *bufpool.Shared
+	if b != nil && b.frame != nil {
+		// The entry holds its pooled frame until it has left the cache
+		// (doc.go "Pooled frames"); the writer holds it now.
+		frame = b.frame
+		frame.Acquire()
+	}
+	t.mu.entries = append(t.mu.entries, cachedEntry{hdr: h, payload: payload, frame: frame})
 	t.mu.Unlock()
 
 	ref := tailRef{log: l, off: h.Offset, n: frameHeaderLen, backing: b}
@@ -98,6 +108,11 @@ func (c *tailCache) add(l *logState, h EntryHeader, payload []byte, b *Backing) 
 	c.mu.Unlock()
 	for _, v := range victims {
 		v.log.tail.evictFront(v.off)
+		// Out of the cache now (or dropped before): no read can find the
+		// entry any more, so its hold on its frame goes.
+		if b := v.backing; b != nil && b.frame != nil {
+			b.frame.Release()
+		}
 	}
 }
 
@@ -196,8 +211,11 @@ func (t *logTail) entryAt(sn snapshot, ledger LedgerID, entry EntryID) (EntryHea
 }
 
 // payloads fills out[i] with the cached payload of hdrs[i] where the cache
-// holds exactly that entry, and returns how many it filled.
-func (t *logTail) payloads(hdrs []EntryHeader, out [][]byte) int {
+// holds exactly that entry, and returns how many it filled. A payload
+// that is a slice of a pooled frame is held by lease until it is
+// released, or, without a lease, kept from the pool for good (doc.go
+// "Pooled frames").
+func (t *logTail) payloads(hdrs []EntryHeader, out [][]byte, lease *Lease) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	live := t.liveLocked()
@@ -210,6 +228,13 @@ func (t *logTail) payloads(hdrs []EntryHeader, out [][]byte) int {
 		if c := live[j].hdr; c.Offset == h.Offset && c.Ledger == h.Ledger && c.Entry == h.Entry && c.Size == h.Size {
 			out[i] = live[j].payload
 			n++
+			if f := live[j].frame; f != nil {
+				if lease != nil {
+					lease.hold(f)
+				} else {
+					f.Keep()
+				}
+			}
 		}
 	}
 	return n

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kgateway/kgateway/bufpool"
 	"github.com/kgateway/kgateway/kafka/sendfile"
 	"github.com/kgateway/kgateway/kafka/wire"
 	"go.uber.org/zap"
@@ -212,9 +213,10 @@ func (c *Conn) readLoop() {
 			return
 		}
 		var body []byte
+		var frame *bufpool.Shared
 		var charge int64
 		if err == nil {
-			body, charge, err = c.ReadFrame(br)
+			body, frame, charge, err = c.readFrame(br)
 		}
 		if err != nil {
 			if !c.isClosing() {
@@ -232,6 +234,7 @@ func (c *Conn) readLoop() {
 		}
 		c.inFlight.Add(1)
 		if r != nil {
+			r.frame = frame
 			// Started before it is queued: a handler always runs, so its
 			// bytes return to the budget and its successor gets its turn
 			// even if the connection dies now.

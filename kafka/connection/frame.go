@@ -7,13 +7,15 @@ import (
 	"io"
 	"time"
 
+	"github.com/kgateway/kgateway/bufpool"
 	"github.com/kgateway/kgateway/kafka/wire"
 )
 
 // Reading one frame (the frame size limit, the request memory budget). A frame's buffer grows as its bytes arrive,
 // and the budget is charged for the buffer before it grows: what a client
 // holds of queued.max.request.bytes is what it has sent (at most twice,
-// plus minBodyGrow), never what it declared. A client that declares
+// plus minBodyGrow; a pooled frame's buffer, ReadBodyPooled, up to a quarter
+// more than the frame), never what it declared. A client that declares
 // 100 MiB and sends nothing holds nothing.
 
 // ReadFrame reads one size-prefixed frame and returns its body and the
@@ -22,18 +24,25 @@ import (
 // size limit: the size is checked before anything is
 // allocated.
 func (c *Conn) ReadFrame(br *bufio.Reader) ([]byte, int64, error) {
+	body, _, held, err := c.readFrame(br)
+	return body, held, err
+}
+
+// readFrame is ReadFrame whose large frames are read into pooled buffers
+// (wire.ReadBodyPooled): frame, when not nil, is the buffer body is a
+// slice of, held once for the request (Request.Frame).
+func (c *Conn) readFrame(br *bufio.Reader) (body []byte, frame *bufpool.Shared, held int64, err error) {
 	var hdr [4]byte
 	if _, err := io.ReadFull(br, hdr[:]); err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	size := int32(binary.BigEndian.Uint32(hdr[:]))
 	lo, hi := c.h.FrameSizes() // The pre-authentication gate
 	if size < lo || size > hi {
-		return nil, 0, fmt.Errorf("%w: size %d outside [%d, %d]", ErrFrame, size, lo, hi)
+		return nil, nil, 0, fmt.Errorf("%w: size %d outside [%d, %d]", ErrFrame, size, lo, hi)
 	}
 	c.frameStart = time.Now()
-	var held int64
-	body, err := wire.ReadBody(br, int(size), func(have, want int) error {
+	body, frame, err = wire.ReadBodyPooled(br, int(size), func(have, want int) error {
 		if err := c.growCharge(held, int64(want-have)); err != nil {
 			return err
 		}
@@ -43,9 +52,9 @@ func (c *Conn) ReadFrame(br *bufio.Reader) ([]byte, int64, error) {
 	c.frameStart = time.Time{}
 	if err != nil {
 		c.opt.Budget.Release(held)
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
-	return body, held, nil
+	return body, frame, held, nil
 }
 
 // growCharge takes n more bytes of budget for the frame being read, which

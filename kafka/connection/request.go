@@ -3,6 +3,7 @@ package connection
 import (
 	"time"
 
+	"github.com/kgateway/kgateway/bufpool"
 	"github.com/kgateway/kgateway/kafka/wire"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -59,6 +60,9 @@ type Request struct {
 	// started, not only once it has taken effect (a Produce, readAhead).
 	pipelined bool
 	run       func()
+	// frame is the pooled buffer the request's frame is a slice of, nil
+	// when it is not pooled (Frame).
+	frame *bufpool.Shared
 }
 
 // NewRequest is the request of slot sl, holding charge bytes of the
@@ -68,6 +72,14 @@ func (c *Conn) NewRequest(sl *Slot, charge int64, pipelined bool) *Request {
 	r.turn.Init(sl.done)
 	return r
 }
+
+// Frame is the pooled buffer the request's frame is a slice of (bufpool
+// "The last holder returns it"), held once for the request; nil when the
+// frame is not pooled. Only a handler that knows when everything it
+// handed the frame's bytes to is done with them releases it (Produce);
+// for any other request it stays held, and the garbage collector frees
+// the buffer like any other.
+func (r *Request) Frame() *bufpool.Shared { return r.frame }
 
 // Charge is what the request holds of the budget.
 func (r *Request) Charge() int64 { return r.charge }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kgateway/kgateway/bufpool"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -42,14 +43,20 @@ type Txns interface {
 	AddPartitionImplicitly(id string, pid int64, epoch int16, topic string, partition int32) int16
 }
 
-// Call is one request: its context, version, frame size and the point
-// at which its batches are all written (the connection's next request
-// may start then, requests in effect one at a time).
+// Call is one request: its context, version, frame size, the pooled
+// buffer its frame is a slice of (nil: not pooled) and the point at which
+// its batches are all written (the connection's next request may start
+// then, requests in effect one at a time).
 type Call struct {
 	Ctx       context.Context
 	Version   int16
 	FrameSize int
-	Appended  func()
+	// Frame is held once for the request. Write lets it go once every
+	// batch it wrote is answered (bufpool "The last holder returns it"),
+	// and keeps it when a failed write may have left a batch to be
+	// written (replicated) after Write returns.
+	Frame    *bufpool.Shared
+	Appended func()
 }
 
 // MinVersion is the oldest Produce version served; older ones are
@@ -74,7 +81,7 @@ func Write(h Host, c Call, r *kmsg.ProduceRequest) (resp *kmsg.ProduceResponse, 
 	}
 	resp.Topics = make([]kmsg.ProduceResponseTopic, len(r.Topics))
 	var waits []pending
-	frame := frameBacking(r, c.FrameSize)
+	frame, settled := frameBacking(r, c.FrameSize, c.Frame), true
 	for i, rt := range r.Topics {
 		t := &resp.Topics[i]
 		*t = kmsg.NewProduceResponseTopic()
@@ -98,6 +105,9 @@ func Write(h Host, c Call, r *kmsg.ProduceRequest) (resp *kmsg.ProduceResponse, 
 			}
 			pp, err := writePartition(c.Ctx, h, pt, b, frame, implicitID(c.Version, r.TransactionID))
 			if err != nil {
+				// Earlier batches of the partition may be written and
+				// unanswered (resolver appendLocked): the frame is kept.
+				settled = false
 				*out = refused(h, pt, b.Transactional, err)
 				continue
 			}
@@ -112,6 +122,9 @@ func Write(h Host, c Call, r *kmsg.ProduceRequest) (resp *kmsg.ProduceResponse, 
 	synced := time.Now()
 	for _, w := range waits {
 		*w.out = produced(h, w.target, w.pp)
+	}
+	if c.Frame != nil && settled {
+		c.Frame.Release() // every write answered: the store holds what it keeps
 	}
 	return resp, time.Since(synced)
 }
@@ -159,14 +172,19 @@ type pending struct {
 	pp     *resolver.PendingProduce
 }
 
-// frameBacking describes the request's frame buffer to the store when
-// more than one partition's records are slices of it. Each records slice
-// is handed over without a copy (kmsg does not copy, and nothing reads or
-// reuses the frame after the handler), but a cached slice keeps the whole
-// frame alive: the store's tail cache must charge the frame, once, not
-// the slices (storage C5). A single-partition request's records are most
-// of its frame and are charged as they are.
-func frameBacking(r *kmsg.ProduceRequest, frameSize int) *resolver.Backing {
+// frameBacking describes the request's frame buffer to the store when it
+// is pooled, or when more than one partition's records are slices of it.
+// Each records slice is handed over without a copy (kmsg does not copy),
+// but a cached slice keeps the whole frame alive: the store's tail cache
+// must charge the frame, once, not the slices (storage C5). A pooled
+// frame is also held by each cached slice until it leaves the cache, and
+// by each fetch served from it until written (storage "Pooled frames").
+// An unpooled single-partition request's records are most of its frame
+// and are charged as they are.
+func frameBacking(r *kmsg.ProduceRequest, frameSize int, pooled *bufpool.Shared) *resolver.Backing {
+	if pooled != nil {
+		return resolver.NewPooledBacking(pooled)
+	}
 	n := 0
 	for _, rt := range r.Topics {
 		n += len(rt.Partitions)

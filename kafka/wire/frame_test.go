@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"testing"
+
+	"github.com/kgateway/kgateway/bufpool"
 )
 
 // readBody returns exactly the declared bytes in a buffer of exactly that
@@ -69,4 +71,41 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p[:min(len(p), c.chunk)])
 	c.n += n
 	return n, err
+}
+
+// A frame within the pool's classes is read into a pooled buffer in its
+// last step, which charges the buffer's capacity (at most a quarter more
+// than the frame) and is handed to the caller held once; a smaller one is
+// read as ReadBody reads it, and a trickled frame still grows only as
+// its bytes arrive.
+func TestReadBodyPooled(t *testing.T) {
+	for _, size := range []int{1000, bufpool.MinPooled, 1000012, 3<<20 + 1} {
+		src := make([]byte, size)
+		for i := range src {
+			src[i] = byte(i * 13)
+		}
+		r := &countingReader{r: bytes.NewReader(src), chunk: 65521}
+		charged := 0
+		grow := func(have, want int) error {
+			if have != charged || want <= have || want > 2*r.n+MinBodyGrow+bufpool.Cap(size)-size {
+				t.Fatalf("size %d: grow(%d, %d) after %d charged, %d arrived", size, have, want, charged, r.n)
+			}
+			charged = want
+			return nil
+		}
+		got, frame, err := ReadBodyPooled(bufio.NewReaderSize(r, 4096), size, grow, func() int { return 0 })
+		if err != nil || !bytes.Equal(got, src) {
+			t.Fatalf("size %d: %d bytes, err %v", size, len(got), err)
+		}
+		if size < bufpool.MinPooled {
+			if frame != nil || charged != size {
+				t.Fatalf("size %d: pooled %v, charged %d", size, frame != nil, charged)
+			}
+			continue
+		}
+		if frame == nil || frame.Holders() != 1 || charged != bufpool.Cap(size) || frame.Cap() != charged || cap(got) != size {
+			t.Fatalf("size %d: pooled %v, charged %d, cap %d", size, frame != nil, charged, cap(got))
+		}
+		frame.Release()
+	}
 }

@@ -15,7 +15,14 @@ import (
 // over it with cfg. Both are closed when tb ends.
 func Open(tb testing.TB, cfg resolver.Config) *resolver.Resolver {
 	tb.Helper()
-	store, err := storage.Open(filepath.Join(tb.TempDir(), "data"), storage.Options{})
+	return OpenTailCache(tb, cfg, 0)
+}
+
+// OpenTailCache is Open over a store whose tail cache holds tailCache
+// bytes (0: the default; storage.Options.TailCacheBytes).
+func OpenTailCache(tb testing.TB, cfg resolver.Config, tailCache int64) *resolver.Resolver {
+	tb.Helper()
+	store, err := storage.Open(filepath.Join(tb.TempDir(), "data"), storage.Options{TailCacheBytes: tailCache})
 	if err != nil {
 		tb.Fatal(err)
 	}

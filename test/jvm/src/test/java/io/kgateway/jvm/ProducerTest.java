@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
+import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -204,6 +205,17 @@ class ProducerTest {
      * delivery.timeout.ms across a restart: records sent while kgateway is
      * stopped are retried and, once it is back within the timeout, each is
      * acknowledged and stored exactly once (idempotence), in send order.
+     *
+     * <p>The producer does not rebootstrap (metadata.recovery.strategy
+     * none). The client's default since Kafka 4.0, rebootstrap, forgets
+     * the cluster's metadata once its only broker has been unreachable for
+     * a reconnect backoff and goes back to bootstrap.servers; every send()
+     * then blocks in waitOnMetadata for max.block.ms (60 s) until a broker
+     * answers, and here only the restart after those sends would. Whether
+     * the client rebootstraps before the sends are done is a race with the
+     * old process's exit (a slow one, a loaded machine), so this test hung
+     * at times. With none the client keeps its metadata and buffers the
+     * records while kgateway is down, which is what the test is about.
      */
     @Test
     @Tag("core")
@@ -215,7 +227,8 @@ class ProducerTest {
         try (KafkaProducer<String, String> p = Clients.producer(kg, Map.of(
                 ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true, ProducerConfig.ACKS_CONFIG, "all",
                 ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 120_000, ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000,
-                ProducerConfig.RETRY_BACKOFF_MS_CONFIG, 50, ProducerConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, 500))) {
+                ProducerConfig.RETRY_BACKOFF_MS_CONFIG, 50, ProducerConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, 500,
+                CommonClientConfigs.METADATA_RECOVERY_STRATEGY_CONFIG, "none"))) {
             for (int i = 0; i < before; i++) {
                 p.send(new ProducerRecord<>(topic, 0, null, "r" + i)).get();
             }
@@ -286,7 +299,9 @@ class ProducerTest {
     /**
      * delivery.timeout.ms elapses while kgateway is down: each send fails
      * with org.apache.kafka.common.errors.TimeoutException, and none of
-     * those records is in the log once kgateway is back.
+     * those records is in the log once kgateway is back. (No rebootstrap,
+     * as in sendsDuringRestartAreDeliveredOnce: the sends must reach the
+     * accumulator while kgateway is down, not block in send.)
      */
     @Test
     void sendsFailWithTimeoutWhenServerStaysDown() throws Exception {
@@ -296,7 +311,7 @@ class ProducerTest {
         try (KafkaProducer<String, String> p = Clients.producer(kg, Map.of(
                 ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true, ProducerConfig.ACKS_CONFIG, "all",
                 ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 3_000, ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 2_000,
-                ProducerConfig.LINGER_MS_CONFIG, 0))) {
+                ProducerConfig.LINGER_MS_CONFIG, 0, CommonClientConfigs.METADATA_RECOVERY_STRATEGY_CONFIG, "none"))) {
             p.send(new ProducerRecord<>(topic, 0, null, "first")).get();
             kg.stop();
             List<Future<RecordMetadata>> fs = new ArrayList<>();
