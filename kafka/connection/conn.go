@@ -63,15 +63,18 @@ type Options struct {
 	// Window is how many requests may be in flight (being handled or
 	// waiting to be written): the reader stops reading while it is full.
 	Window int
-	// Goroutines counts the reader, the writer and every handler.
+	// Goroutines counts the reader, the writer and every running
+	// handler (not a parked worker: Workers).
 	Goroutines *sync.WaitGroup
 	// Sendfile is fetch.sendfile.enable.
 	Sendfile bool
-	Log      *zap.Logger
+	// Workers runs the handlers; nil: the process-wide pool.
+	Workers *Workers
+	Log     *zap.Logger
 }
 
 // Conn is one client connection. The reader goroutine reads frames and
-// starts a handler per request; each handler waits for its turn (the
+// runs a handler per request on a Workers goroutine; each handler waits for its turn (the
 // previous request has taken effect: requests in effect one at a time),
 // and the writer goroutine writes responses in the order of queue, which
 // is request order (responses in request order).
@@ -239,7 +242,7 @@ func (c *Conn) readLoop() {
 			// bytes return to the budget and its successor gets its turn
 			// even if the connection dies now.
 			c.opt.Goroutines.Add(1)
-			go r.Run()
+			c.workers().Go(r.Run)
 		}
 		select {
 		case c.queue <- sl:
@@ -248,6 +251,14 @@ func (c *Conn) readLoop() {
 			return
 		}
 	}
+}
+
+// workers is the pool the connection's handlers run on.
+func (c *Conn) workers() *Workers {
+	if c.opt.Workers != nil {
+		return c.opt.Workers
+	}
+	return handlerWorkers
 }
 
 // readAhead waits until the reader may read the next frame, false if the

@@ -48,6 +48,12 @@ func (e *echo) Free(*Slot)         {}
 // serve starts a connection, counted in a Set, over one end of a pipe
 // and returns the other end, the budget, the goroutine count and the set.
 func serve(t *testing.T, handle func(int32, *Slot, *Request)) (net.Conn, *wire.Budget, *sync.WaitGroup, *Set) {
+	return serveOn(t, nil, handle)
+}
+
+// serveOn is serve with the handlers run by w (nil: the process-wide
+// pool).
+func serveOn(t *testing.T, w *Workers, handle func(int32, *Slot, *Request)) (net.Conn, *wire.Budget, *sync.WaitGroup, *Set) {
 	srv, cli := net.Pipe()
 	t.Cleanup(func() { cli.Close(); srv.Close() })
 	e := &echo{handle: handle}
@@ -57,7 +63,7 @@ func serve(t *testing.T, handle func(int32, *Slot, *Request)) (net.Conn, *wire.B
 		Throttle: func(string) time.Duration { return 0 }})
 	set.Add(srv, func(string) *Conn {
 		e.c = New(context.Background(), srv, e, Options{Budget: b, Closing: make(chan struct{}),
-			Idle: time.Minute, Window: 8, Goroutines: wg, Log: zap.NewNop()})
+			Idle: time.Minute, Window: 8, Goroutines: wg, Workers: w, Log: zap.NewNop()})
 		return e.c
 	})
 	return cli, b, wg, set
