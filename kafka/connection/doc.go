@@ -6,7 +6,8 @@
 //
 // It owns the socket's read and write loops, the per-connection request
 // order (a wire.Turn per request), the in-flight window, the budget
-// charges of frames and decoded requests, mutes and idleness, and a
+// charges of frames and decoded requests, mutes and idleness, the reused
+// goroutines handlers run on (Workers), and a
 // server's set of open connections under the connection limit (Set,
 // Accept). It knows
 // nothing of what a request means: API keys, versions, authentication,
