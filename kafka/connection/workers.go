@@ -9,7 +9,7 @@ import (
 // Workers runs request handlers on reused goroutines. A goroutine starts
 // with a small stack and the Go runtime grows it (copying it each time
 // it doubles) as a handler goes deeper; a fresh goroutine per request
-// paid that growth on every request (~8% of the server's CPU serving
+// paid that growth on every request (4–8% of the server's CPU serving
 // fetches). A worker that has run a request keeps its grown stack while
 // it waits, parked, for the next one.
 //
