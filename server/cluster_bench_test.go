@@ -430,8 +430,10 @@ func warmPartitions(b *testing.B, ctx context.Context, cl *kgo.Client, parts int
 // in-process nodes beside a single node on local disk: each iteration is
 // one transaction of 6 records of 1 KiB, one per partition, committed by
 // one of 4 transactional producers; the metrics are the commit's latency
-// (EndTxn, markers on every partition included) and transactions per
-// second.
+// (EndTxn), transactions per second (the whole cycle: begin, produce,
+// commit, back to back per producer) and how long a record takes to be
+// read by a read_committed consumer (visible-: from its produce to its
+// fetch). KGW_CLUSTER_BENCH_S3=1 puts the objects on the S3 server.
 //
 //	go test -run '^$' -bench ClusterTxn -benchtime 400x ./server/
 func BenchmarkClusterTxn(b *testing.B) {
@@ -457,6 +459,7 @@ func benchTxn(b *testing.B, seeds []string) {
 		b.Fatal(err)
 	}
 	warmPartitions(b, ctx, setup, parts, value)
+	visible := watchVisible(b, ctx, seeds)
 	cls := make([]*kgo.Client, producers)
 	for i := range cls {
 		cls[i], err = kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic("txbench"),
@@ -483,4 +486,55 @@ func benchTxn(b *testing.B, seeds []string) {
 		return time.Since(t0), err
 	})
 	reportLatencies(b, lat, elapsed, "commit-", "txn/s")
+	vis := visible(parts * b.N)
+	reportLatencies(b, [][]time.Duration{vis}, elapsed, "visible-", "visible/s")
+}
+
+// watchVisible consumes txbench read_committed and returns a function
+// that waits (up to a minute) for n records produced from now on and
+// gives each one's time from its produce (the record's timestamp, set by
+// the producer) to its fetch.
+func watchVisible(b *testing.B, ctx context.Context, seeds []string) func(n int) []time.Duration {
+	since := time.Now()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ConsumeTopics("txbench"),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(cl.Close)
+	var mu sync.Mutex
+	var seen []time.Duration
+	pctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for pctx.Err() == nil {
+			fs := cl.PollFetches(pctx)
+			now := time.Now()
+			mu.Lock()
+			fs.EachRecord(func(r *kgo.Record) {
+				if r.Timestamp.After(since) {
+					seen = append(seen, now.Sub(r.Timestamp))
+				}
+			})
+			mu.Unlock()
+		}
+	}()
+	return func(n int) []time.Duration {
+		defer func() { stop(); <-done }()
+		for end := time.Now().Add(time.Minute); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+			mu.Lock()
+			got := len(seen)
+			mu.Unlock()
+			if got >= n {
+				break
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(seen) < n {
+			b.Errorf("read_committed consumer saw %d of %d committed records", len(seen), n)
+		}
+		return append([]time.Duration(nil), seen...)
+	}
 }
