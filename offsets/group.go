@@ -58,21 +58,33 @@ func (s *Store) applyMirrored(b *pebble.Batch) error {
 			return err
 		}
 	}
-	group := s.takeGroup() // w is the queue's head: a leader starts on an empty queue or is handed it
-	err := s.applyGroup(group)
+	group := s.takeGroup()  // w is the queue's head: a leader starts on an empty queue or is handed it
+	err := errGroupPanicked // what the others get if applyGroup panics
+	defer func() { s.finishGroup(w, group, err) }()
+	err = s.applyGroup(group)
+	return err
+}
+
+// errGroupPanicked answers the writes of a group whose mirror or apply
+// panicked in its leader.
+var errGroupPanicked = errors.New("offsets: mirrored write panicked")
+
+// finishGroup answers the group's writes other than the leader's with
+// err and hands the lead to the first write queued since, if any.
+func (s *Store) finishGroup(leader *mirrorWrite, group []*mirrorWrite, err error) {
 	for _, o := range group {
-		if o != w {
+		if o != leader {
 			o.done <- err
 		}
 	}
+	q := &s.mirrorQ
 	q.mu.Lock()
+	defer q.mu.Unlock()
 	if len(q.waiting) > 0 {
 		q.waiting[0].done <- errLead
 	} else {
 		q.leading = false
 	}
-	q.mu.Unlock()
-	return err
 }
 
 // takeGroup removes the next group from the queue: its head, and the

@@ -221,3 +221,48 @@ func TestMirrorGroupBounds(t *testing.T) {
 		t.Fatalf("mirror calls %q, want %q", got, want)
 	}
 }
+
+// O8: a group whose mirror panics in its leader still answers the other
+// writes of the group (with an error, nothing applied) and hands the
+// lead on, so later writes are not stuck behind it.
+func TestMirrorGroupPanicAnswersAndHandsOn(t *testing.T) {
+	var calls int
+	var mu sync.Mutex
+	s := open(t, t.TempDir(), Options{Mirror: func(*pebble.Batch) error {
+		mu.Lock()
+		calls++
+		n := calls
+		mu.Unlock()
+		if n == 1 {
+			panic("mirror panics")
+		}
+		return nil
+	}})
+	errs := make(chan error, 1)
+	go func() {
+		defer func() {
+			if recover() == nil {
+				errs <- errors.New("the leader's panic did not reach its caller")
+				return
+			}
+			errs <- nil
+		}()
+		_ = s.Commit("panics", []Commit{commit("t", 0, 1, "")})
+	}()
+	if err := <-errs; err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Commit("after", []Commit{commit("t", 0, 2, "")}) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("a write after the panic: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a write after a panicked group never returned: the lead was not handed on")
+	}
+	if _, ok, _ := s.Get("panics", tp("t", 0)); ok {
+		t.Fatal("the panicked group was applied")
+	}
+}

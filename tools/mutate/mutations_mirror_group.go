@@ -18,8 +18,8 @@ var mirrorGroupMutations = []mutation{
 		Name: "offsets-mirror-group-failure-leader-only",
 		Rule: "offsets O8: if the mirror fails, every write of the group fails and nothing of it is applied",
 		Edits: []edit{{File: "offsets/group.go",
-			Old: "\t\tif o != w {\n\t\t\to.done <- err\n",
-			New: "\t\tif o != w {\n\t\t\to.done <- nil\n"}},
+			Old: "\t\tif o != leader {\n\t\t\to.done <- err\n",
+			New: "\t\tif o != leader {\n\t\t\to.done <- nil\n"}},
 		Tests: []testRun{{Pkg: "./offsets/", Run: "TestMirrorGroupFailureFailsEveryWrite"}},
 	},
 	{
