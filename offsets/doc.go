@@ -35,12 +35,18 @@
 //     pending offset of any transaction, so OffsetFetch with require_stable
 //     can refuse them (UNSTABLE_OFFSET_COMMIT).
 //   - O8 With Options.Mirror set, every synced write of the store (each
-//     batch above, and Open's own) is first given to Mirror as the very
-//     batch that is then applied, one batch at a time in the order of
-//     application; if Mirror fails, the write fails and nothing of it is
-//     applied locally. A write Mirror took whose local apply then fails
-//     is not acknowledged (O1) but may be visible to whoever restores
-//     from the mirror.
+//     batch above, and Open's own) is first given to Mirror, then
+//     applied locally. Writes that queue behind one another are a group:
+//     Mirror is given one batch holding the group's batches in the
+//     order of application (bounded by Options.MirrorGroupEntries and
+//     MirrorGroupBytes), and that very batch is then applied with one
+//     sync. One group at a time, so Mirror sees every batch in the order
+//     of application. If Mirror fails, every write of the group fails
+//     and nothing of the group is applied locally. No write is
+//     acknowledged before its group is both mirrored and synced locally;
+//     a group Mirror took whose local apply then fails is not
+//     acknowledged (O1) but may be visible to whoever restores from the
+//     mirror.
 //   - **Durable classic membership.** A classic group's membership
 //     (leader, members with their protocols, timeouts, static instance
 //     ids and assignments) is written with its metadata record in one

@@ -88,10 +88,18 @@ type Options struct {
 	Now func() time.Time
 	// Mirror, when set, is offered every synced batch before the store
 	// applies it (O8): the cluster's group coordinator copies it to etcd.
-	// An error fails the write and nothing is applied locally. It is
-	// called one batch at a time, in the order the batches are applied,
-	// and must not keep b.
+	// Writes that wait for one another are offered together, as one
+	// batch holding theirs in the order of application. An error fails
+	// every write of that batch and nothing of it is applied locally. It
+	// is called one batch at a time, in the order the batches are
+	// applied, and must not keep b.
 	Mirror func(b *pebble.Batch) error
+	// MirrorGroupEntries and MirrorGroupBytes bound the batch Mirror is
+	// offered for a group of writes (the entries and the size of the
+	// writes' batches together); a write larger alone is offered alone.
+	// Defaults DefaultMirrorGroupEntries and DefaultMirrorGroupBytes.
+	MirrorGroupEntries int
+	MirrorGroupBytes   int
 }
 
 // DefaultRetention is Kafka's offsets.retention.minutes default (7 days).
@@ -110,6 +118,12 @@ func (o *Options) setDefaults() {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.MirrorGroupEntries <= 0 {
+		o.MirrorGroupEntries = DefaultMirrorGroupEntries
+	}
+	if o.MirrorGroupBytes <= 0 {
+		o.MirrorGroupBytes = DefaultMirrorGroupBytes
+	}
 }
 
 // Store is the durable offset store. It is safe for concurrent use.
@@ -124,9 +138,10 @@ type Store struct {
 		sync.RWMutex
 		closed bool
 	}
-	// mirrorMu serializes mirror-then-apply when Options.Mirror is set, so
-	// the mirror sees batches in the order they are applied (O8).
-	mirrorMu sync.Mutex
+	// mirrorQ groups the writes when Options.Mirror is set: one group
+	// at a time is mirrored, then applied, so the mirror sees batches in
+	// the order they are applied (O8).
+	mirrorQ mirrorQueue
 	// lastPos is the last write position given to a commit (O6).
 	lastPos atomic.Int64
 }
@@ -146,18 +161,13 @@ func (s *Store) nextPosition() int64 {
 }
 
 // apply is every synced write of the store: the batch goes to
-// Options.Mirror first, if set, and is applied only if the mirror took it
-// (O8).
+// Options.Mirror first, if set, with those of the writes waiting beside
+// it, and is applied only if the mirror took it (O8, applyMirrored).
 func (s *Store) apply(b *pebble.Batch) error {
 	if s.opts.Mirror == nil {
 		return s.db.Apply(b, pebble.Sync)
 	}
-	s.mirrorMu.Lock()
-	defer s.mirrorMu.Unlock()
-	if err := s.opts.Mirror(b); err != nil {
-		return fmt.Errorf("offsets: mirror: %w", err)
-	}
-	return s.db.Apply(b, pebble.Sync)
+	return s.applyMirrored(b)
 }
 
 // set is a synced write of one key (apply).

@@ -430,8 +430,10 @@ func warmPartitions(b *testing.B, ctx context.Context, cl *kgo.Client, parts int
 // in-process nodes beside a single node on local disk: each iteration is
 // one transaction of 6 records of 1 KiB, one per partition, committed by
 // one of 4 transactional producers; the metrics are the commit's latency
-// (EndTxn, markers on every partition included) and transactions per
-// second.
+// (EndTxn), transactions per second (the whole cycle: begin, produce,
+// commit, back to back per producer) and how long a record takes to be
+// read by a read_committed consumer (visible-: from its produce to its
+// fetch). KGW_CLUSTER_BENCH_S3=1 puts the objects on the S3 server.
 //
 //	go test -run '^$' -bench ClusterTxn -benchtime 400x ./server/
 func BenchmarkClusterTxn(b *testing.B) {
@@ -457,6 +459,7 @@ func benchTxn(b *testing.B, seeds []string) {
 		b.Fatal(err)
 	}
 	warmPartitions(b, ctx, setup, parts, value)
+	visible := watchVisible(b, ctx, seeds)
 	cls := make([]*kgo.Client, producers)
 	for i := range cls {
 		cls[i], err = kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic("txbench"),
@@ -467,20 +470,103 @@ func benchTxn(b *testing.B, seeds []string) {
 		}
 		defer cls[i].Close()
 	}
+	var mu sync.Mutex
+	committed := map[string]time.Time{} // by record key: when its EndTxn was answered
+	seq := make([]int, producers)
 	lat, elapsed := runTimed(b, producers, func(i int) (time.Duration, error) {
 		cl := cls[i]
 		if err := cl.BeginTransaction(); err != nil {
 			return 0, err
 		}
+		seq[i]++
+		key := []byte(fmt.Sprintf("%d-%d", i, seq[i]))
 		for p := range int32(parts) {
-			cl.Produce(ctx, &kgo.Record{Value: value, Partition: p}, nil)
+			cl.Produce(ctx, &kgo.Record{Key: key, Value: value, Partition: p}, nil)
 		}
 		if err := cl.Flush(ctx); err != nil {
 			return 0, err
 		}
 		t0 := time.Now()
 		err := cl.EndTransaction(ctx, kgo.TryCommit)
-		return time.Since(t0), err
+		done := time.Now()
+		mu.Lock()
+		committed[string(key)] = done
+		mu.Unlock()
+		return done.Sub(t0), err
 	})
 	reportLatencies(b, lat, elapsed, "commit-", "txn/s")
+	vis, after := visible(parts*b.N, committed)
+	reportLatencies(b, [][]time.Duration{vis}, elapsed, "visible-", "visible/s")
+	reportSigned(b, after, "after-commit-")
+}
+
+// reportSigned reports the p50 and p99 of ds, which may be negative.
+func reportSigned(b *testing.B, ds []time.Duration, prefix string) {
+	if len(ds) == 0 {
+		return
+	}
+	slices.Sort(ds)
+	q := func(f float64) float64 { return float64(ds[int(f*float64(len(ds)-1))].Microseconds()) / 1000 }
+	b.ReportMetric(q(0.5), prefix+"p50-ms")
+	b.ReportMetric(q(0.99), prefix+"p99-ms")
+}
+
+// watchVisible consumes txbench read_committed and returns a function
+// that waits (up to a minute) for n records produced from now on and
+// gives each one's time from its produce (the record's timestamp, set by
+// the producer) to its fetch, and for each transaction (its records'
+// key) the time from its EndTxn answer (committed) to the fetch of the
+// last of its records: negative when the records were readable before
+// the answer reached the producer.
+func watchVisible(b *testing.B, ctx context.Context, seeds []string) func(n int, committed map[string]time.Time) ([]time.Duration, []time.Duration) {
+	since := time.Now()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ConsumeTopics("txbench"),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(cl.Close)
+	var mu sync.Mutex
+	var seen []time.Duration
+	last := map[string]time.Time{}
+	pctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for pctx.Err() == nil {
+			fs := cl.PollFetches(pctx)
+			now := time.Now()
+			mu.Lock()
+			fs.EachRecord(func(r *kgo.Record) {
+				if r.Timestamp.After(since) {
+					seen = append(seen, now.Sub(r.Timestamp))
+					last[string(r.Key)] = now
+				}
+			})
+			mu.Unlock()
+		}
+	}()
+	return func(n int, committed map[string]time.Time) ([]time.Duration, []time.Duration) {
+		defer func() { stop(); <-done }()
+		for end := time.Now().Add(time.Minute); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+			mu.Lock()
+			got := len(seen)
+			mu.Unlock()
+			if got >= n {
+				break
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(seen) < n {
+			b.Errorf("read_committed consumer saw %d of %d committed records", len(seen), n)
+		}
+		var after []time.Duration
+		for k, at := range last {
+			if c, ok := committed[k]; ok {
+				after = append(after, at.Sub(c))
+			}
+		}
+		return append([]time.Duration(nil), seen...), after
+	}
 }

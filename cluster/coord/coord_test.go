@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -578,5 +579,104 @@ func TestUnknownOutcomeResolved(t *testing.T) {
 	}
 	if _, ok := etcdDump(t, a.cli, "kv/")[kvKey(prefix, []byte("k4"))]; ok {
 		t.Fatal("a diverged mirror wrote")
+	}
+}
+
+// revision is etcd's current revision: each successful transaction that
+// writes adds one.
+func revision(t *testing.T, cli *clientv3.Client) int64 {
+	t.Helper()
+	resp, err := cli.Get(ctxT(t), prefix+"kvlast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Header.Revision
+}
+
+// The fenced store mirror with the store's groups (offsets O8): concurrent
+// writers' batches reach the mirror grouped, each group one etcd
+// transaction, and the largest group the store makes by default (its
+// entry and byte bounds) fits one transaction under etcd's defaults, so
+// a group never spills into chunks.
+func TestGroupedWritesOneTransactionEach(t *testing.T) {
+	e := etcdtest.Start(t)
+	a := newNode(t, e, "a")
+	o := a.acquire(t)
+	dir := t.TempDir()
+	mirror := NewMirror(a.cli, a.m, o, prefix, Options{})
+	var mu sync.Mutex
+	calls, entries := 0, 0
+	st, err := offsets.Open(dir, offsets.Options{Mirror: func(b *pebble.Batch) error {
+		mu.Lock()
+		calls++
+		entries += int(b.Count())
+		mu.Unlock()
+		return mirror(b)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Commit("warm", []offsets.Commit{commit("w", 0, 1)}); err != nil { // the first write settles
+		t.Fatal(err)
+	}
+
+	// The bounds: one batch as large as a default group, in entries and
+	// in bytes, is one transaction.
+	big := make([]offsets.Commit, offsets.DefaultMirrorGroupEntries)
+	for i := range big {
+		big[i] = commit("t", int32(i), int64(i))
+		big[i].Metadata = strings.Repeat("m", offsets.DefaultMirrorGroupBytes/offsets.DefaultMirrorGroupEntries-64)
+	}
+	before := revision(t, a.cli)
+	if err := st.Commit("big", big); err != nil {
+		t.Fatal(err)
+	}
+	if got := revision(t, a.cli) - before; got != 1 {
+		t.Fatalf("a batch of a default group's bounds took %d etcd transactions, want 1", got)
+	}
+
+	// Concurrent writers: every group one transaction.
+	mu.Lock()
+	calls, entries = 0, 0
+	mu.Unlock()
+	before = revision(t, a.cli)
+	const writers, each = 16, 4
+	var wg sync.WaitGroup
+	errs := make([]error, writers)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				if err := st.Commit(fmt.Sprintf("g%d", w), []offsets.Commit{commit("t", int32(i), int64(i))}); err != nil {
+					errs[w] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for w, err := range errs {
+		if err != nil {
+			t.Fatalf("writer %d: %v", w, err)
+		}
+	}
+	mu.Lock()
+	gotCalls, gotEntries := calls, entries
+	mu.Unlock()
+	if gotEntries != writers*each {
+		t.Fatalf("the mirror took %d entries, want %d", gotEntries, writers*each)
+	}
+	if txns := revision(t, a.cli) - before; txns != int64(gotCalls) {
+		t.Fatalf("%d groups took %d etcd transactions, want one each", gotCalls, txns)
+	}
+	t.Logf("%d writes in %d groups", writers*each, gotCalls)
+	checkClean(t, a.cli)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := dumpDir(t, restoreDir(t, a.cli)), dumpDir(t, dir); !reflect.DeepEqual(got, want) {
+		t.Fatalf("restored keyspace differs:\nrestored %q\nmirrored %q", got, want)
 	}
 }

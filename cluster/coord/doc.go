@@ -37,7 +37,9 @@
 //     store is written to etcd (puts and deletes of P kv/ keys, range
 //     deletes as etcd range deletes) in transactions guarded by the
 //     coordinator ownership (the fenced transaction) before the store
-//     applies it (offsets O8). A mirror that fails, fenced or
+//     applies it (offsets O8); the store hands over the writes that
+//     queued behind one another as one batch, which its bounds keep to
+//     one transaction. A mirror that fails, fenced or
 //     otherwise, fails the write; fenced is permanent (no
 //     acknowledgement without a fenced commit: never retried under the
 //     same ownership).

@@ -45,7 +45,8 @@ func (o *Options) setDefaults() {
 }
 
 // mirror writes the store's batches to etcd for one coordinator
-// ownership. Calls are serialized (the store serializes them too, O8).
+// ownership. Calls are serialized (the store makes one at a time too,
+// each with a group of its writes as one batch, O8).
 type mirror struct {
 	cli    *clientv3.Client
 	m      *owner.Manager
