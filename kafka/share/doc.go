@@ -38,9 +38,13 @@
 //     group.share.partition.max.record.locks offsets; while it is full
 //     only records in it are acquired. A fetch that finds it full
 //     long-polls until an acknowledgement or release moves it, but
-//     only briefly (ownBlockWait) when its own member holds records in
-//     it: clients that acknowledge only after the fetch is answered
-//     would otherwise hold the window until MaxWaitMillis. Waiting
+//     a fetch that finds nothing to acquire in a partition where its
+//     own member holds records (a full window, records promised to
+//     others, the high watermark) is answered at once the first time
+//     after its member was given records there, and polls ownBlockWait
+//     at most after that: clients that acknowledge only after the fetch
+//     is answered would otherwise hold the window until MaxWaitMillis
+//     (answerHolderLocked). Waiting
 //     fetches queue on the partition; a change wakes as many, in order,
 //     as the records it freed cover, a wake a fetch does not use passes
 //     on, and an acquisition that leaves records acquirable wakes the

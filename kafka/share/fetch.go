@@ -208,7 +208,7 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 	waits := newFetchWaits()
 	defer leaveWaits(waits, c.writer)
 	for {
-		got, bytes, failed, moved, ownBlock := 0, 0, false, false, false
+		got, bytes, failed, moved, ownBlock, answerNow := 0, 0, false, false, false, false
 		waitOn, next := []offsets.TopicPartition(nil), deadline
 		for i := range parts {
 			sp := parts[(i+shift)%len(parts)]
@@ -245,6 +245,7 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 			}
 			moved = moved || a.moved
 			ownBlock = ownBlock || a.ownBlock
+			answerNow = answerNow || a.answerNow
 			waitOn = append(waitOn, tp)
 			if !a.nextExpiry.IsZero() && a.nextExpiry.Before(next) {
 				next = a.nextExpiry
@@ -256,16 +257,20 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 		if moved {
 			continue // read on past what was archived before waiting
 		}
+		if answerNow {
+			return // the member's acknowledgements may be behind it (answerHolderLocked)
+		}
 		if ownBlock {
-			// The member waits on a window its own unacknowledged
-			// records fill: a client that sends its acknowledgements
-			// only after this fetch is answered (franz-go's share
-			// consumer, one request at a time per broker) would hold
-			// them, and every member behind the window, until
-			// MaxWaitMillis. The wait is cut to ownBlockWait: short
-			// for such a client's acknowledgements, long enough that
-			// a client fetching in the background while it holds its
-			// records does not spin on empty answers.
+			// The member waits on a partition where it holds
+			// unacknowledged records: a client that sends its
+			// acknowledgements only after this fetch is answered
+			// (franz-go's share consumer, one request at a time per
+			// broker) would hold them, and every member behind the
+			// window, until MaxWaitMillis. The wait is cut to
+			// ownBlockWait: short for such a client's
+			// acknowledgements, long enough that a client fetching
+			// in the background while it holds its records does not
+			// spin on empty answers.
 			deadline = minTime(deadline, c.cfg.Now().Add(ownBlockWait))
 			next = minTime(next, deadline)
 		}
@@ -300,9 +305,10 @@ type acquisition struct {
 	// written waits for the write of the state the acquisition changed
 	// (nil: nothing changed); nothing of it is answered before.
 	written func() error
-	// ownBlock: nothing acquirable because the in-flight window is full,
-	// and the member itself holds records in it (acquireAll).
-	ownBlock bool
+	// ownBlock: nothing acquirable, and the member itself holds records
+	// in the partition; answerNow: and its fetch is answered at once
+	// (answerHolderLocked).
+	ownBlock, answerNow bool
 	// owing: the acquisition used a wake owed to the state writer, which
 	// the caller pays back (stateWriter.arrive) now that the state was
 	// submitted.
@@ -345,11 +351,11 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 	}
 	from, ok := p.readFromLocked(c.cfg.PartitionMaxRecordLocks)
 	reach := p.reachLocked(from, maxRecords, c.cfg.PartitionMaxRecordLocks)
-	blocked := !ok && p.holdsLocked(member)
 	if !ok || from >= hwm || p.promisedAwayLocked(c.cfg.PartitionMaxRecordLocks, hwm) {
 		p.queueLocked(w)
+		holds, now := p.answerHolderLocked(member)
 		p.mu.Unlock()
-		return acquisition{nextExpiry: next, ownBlock: blocked, owing: owing}
+		return acquisition{nextExpiry: next, ownBlock: holds, answerNow: now, owing: owing}
 	}
 	p.unqueueLocked(w) // it reads: a wake goes to a fetch that waits
 	// What it reads for is promised to it until it is back (claim):
@@ -403,6 +409,9 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 		limit: limit, deadline: now.Add(lockFor),
 	})
 	changed := len(ranges) > 0 || !samePersisted(before, p.persistedLocked(tp))
+	if len(ranges) > 0 {
+		p.fedLocked(member)
+	}
 	if changed {
 		// What it left acquirable (or made room for, archiving) goes
 		// to the fetches behind it, whose acquisitions its write

@@ -72,6 +72,9 @@ type partition struct {
 	// or out of deliveries become archiving, not archived. Set by the
 	// coordinator under mu before each change.
 	dlq bool
+	// fed are the members given records here whose next fetch has not
+	// yet found itself blocked on records they hold (answerHolderLocked).
+	fed map[string]bool
 }
 
 func newPartition(start int64) *partition {
@@ -353,9 +356,41 @@ func (p *partition) holdsLocked(member string) bool {
 	return false
 }
 
+// fedLocked notes that member was given records here. Needs mu.
+func (p *partition) fedLocked(member string) {
+	if p.fed == nil {
+		p.fed = map[string]bool{}
+	}
+	p.fed[member] = true
+}
+
+// answerHolderLocked is how a fetch of member that can acquire nothing
+// here waits (a holder's fetch): holds reports that member holds records
+// in p, now that the fetch is answered at once, empty, because it is the
+// member's first since it was given records here (which this uses up).
+//
+// A client that sends its acknowledgements only after the fetch in flight
+// is answered (franz-go's share consumer registers its next fetch as soon
+// as a poll returns, and sends the acknowledgement of FlushAcks after that
+// fetch's answer) holds them behind that fetch: a long poll there, on a
+// full window, on records promised to fetches woken before it or at the
+// high watermark, would hold them until it ends, and with them every
+// member waiting on the window. At most one empty answer per acquisition:
+// a client that fetches in the background while it holds records gets
+// ownBlockWait polls after it, not a spin. Needs mu.
+func (p *partition) answerHolderLocked(member string) (holds, now bool) {
+	if !p.holdsLocked(member) {
+		return false, false
+	}
+	now = p.fed[member]
+	delete(p.fed, member)
+	return true, now
+}
+
 // releaseMemberLocked releases every record member holds (its session
 // closed or it left the group). Needs mu.
 func (p *partition) releaseMemberLocked(member string, limit int32) bool {
+	delete(p.fed, member)
 	released := false
 	for i := range p.recs {
 		if r := &p.recs[i]; r.state == acquired && r.owner == member {
