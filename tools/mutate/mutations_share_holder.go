@@ -26,4 +26,10 @@ var shareHolderMutations = []mutation{
 		Edits: []edit{{File: "kafka/share/writer.go", Old: "\t\tf.w.drive(f)\n", New: "\t\tgo f.w.drive(f)\n"}},
 		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestStateWriterWaiterWrites"}},
 	},
+	{
+		Name:  "share-writer-background-flight-done-early",
+		Rule:  "the durable share-partition state: a state submitted during a write is done only once the next synced batch, holding it, returned",
+		Edits: []edit{{File: "kafka/share/writer.go", Old: "\t\tf.err = w.write(batch)\n\t\tclose(f.done)\n", New: "\t\tclose(f.done)\n\t\tf.err = w.write(batch)\n"}},
+		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestStateWriterGroupsAndWaits"}},
+	},
 }
