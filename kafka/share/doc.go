@@ -22,7 +22,9 @@
 //   - **One acquirer per record.** A record is acquired by at most one
 //     member at a time. ShareFetch acquires available records in flight
 //     first, then new records past the in-flight end, at most
-//     MaxRecords, never at or past the high watermark; each acquisition
+//     MaxRecords (in batch-optimized mode, ShareAcquireMode 0, past it
+//     to the end of the last batch begun: "exceeded for alignment of
+//     batch boundaries"), never at or past the high watermark; each acquisition
 //     counts one delivery and locks the record for
 //     share.record.lock.duration.ms (group config, else
 //     group.share.record.lock.duration.ms).

@@ -196,6 +196,10 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 	if maxRecords <= 0 {
 		maxRecords = defaultMaxRecords
 	}
+	// MaxRecords "can be exceeded for alignment of batch boundaries"
+	// (batch-optimized, ShareAcquireMode 0, and every v0–v1 fetch);
+	// record-limit mode (1) is a hard bound (partition.acquireLocked).
+	whole := req.ShareAcquireMode == 0
 	// The response's record bytes: MaxBytes, at most the log's bound
 	// (fetch.max.bytes); a first batch is read whole past it (KIP-74).
 	maxBytes := min(int(req.MaxBytes), c.log.MaxBytes())
@@ -229,7 +233,7 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 				r.code, failed = kerr.TopicAuthorizationFailed.Code, true
 				continue
 			}
-			a := c.acquire(g, memberID, tp, maxRecords-got, maxBytes-bytes, waits.at(tp))
+			a := c.acquire(g, memberID, tp, maxRecords-got, maxBytes-bytes, whole, waits.at(tp))
 			if a.owing {
 				c.writer.arrive() // after its state was submitted
 			}
@@ -326,7 +330,7 @@ type acquisition struct {
 // w is the fetch's waiter on tp: queued on the partition when nothing can
 // be acquired (under p.mu, as it sees that), off the queue while the
 // acquisition reads, and its wake used here (waiters.go).
-func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition, maxRecords, maxBytes int, w *waiter) acquisition {
+func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition, maxRecords, maxBytes int, whole bool, w *waiter) acquisition {
 	logStart, hwm, err := c.log.Bounds(tp.Topic, tp.Partition)
 	if err != nil {
 		return acquisition{code: c.log.Code(err)}
@@ -405,7 +409,7 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 	p.dlq = dlq
 	before := p.persistedLocked(tp)
 	ranges := p.acquireLocked(spans, acquireArgs{
-		member: member, hwm: hwm, max: maxRecords, maxLocks: c.cfg.PartitionMaxRecordLocks,
+		member: member, hwm: hwm, max: maxRecords, wholeBatches: whole, maxLocks: c.cfg.PartitionMaxRecordLocks,
 		limit: limit, deadline: now.Add(lockFor),
 	})
 	changed := len(ranges) > 0 || !samePersisted(before, p.persistedLocked(tp))

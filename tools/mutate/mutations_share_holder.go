@@ -2,8 +2,9 @@ package main
 
 // Mutations of the share coordinator's answer to a fetch whose member
 // holds records in the partition it can acquire nothing more from
-// (kafka/share/partition.go answerHolderLocked), and of the state writes
-// made by the requests waiting for them (kafka/share/writer.go).
+// (kafka/share/partition.go answerHolderLocked), of the state writes made
+// by the requests waiting for them (kafka/share/writer.go), and of the
+// acquire modes' bound on the records a fetch acquires.
 
 func init() { mutations = append(mutations, shareHolderMutations...) }
 
@@ -31,5 +32,17 @@ var shareHolderMutations = []mutation{
 		Rule:  "the durable share-partition state: a state submitted during a write is done only once the next synced batch, holding it, returned",
 		Edits: []edit{{File: "kafka/share/writer.go", Old: "\t\tf.err = w.write(batch)\n\t\tclose(f.done)\n", New: "\t\tclose(f.done)\n\t\tf.err = w.write(batch)\n"}},
 		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestStateWriterGroupsAndWaits"}},
+	},
+	{
+		Name:  "share-batch-optimized-splits-batches",
+		Rule:  "one acquirer per record: in batch-optimized mode an acquisition takes a batch it began below MaxRecords to its end",
+		Edits: []edit{{File: "kafka/share/partition.go", Old: "\t\t\tlimit = math.MaxInt\n", New: "\t\t\tlimit = a.max\n"}},
+		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestBatchOptimizedAcquiresWholeBatches"}},
+	},
+	{
+		Name:  "share-record-limit-exceeded",
+		Rule:  "one acquirer per record: in record-limit mode an acquisition takes at most MaxRecords",
+		Edits: []edit{{File: "kafka/share/fetch.go", Old: "\twhole := req.ShareAcquireMode == 0\n", New: "\twhole := true\n"}},
+		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestBatchOptimizedAcquiresWholeBatches"}},
 	},
 }
