@@ -2,7 +2,9 @@ package share
 
 import (
 	"context"
+	"reflect"
 	"testing"
+	"time"
 
 	"github.com/kgateway/kgateway/offsets"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -71,5 +73,85 @@ func TestBatchOptimizedAcquiresWholeBatches(t *testing.T) {
 	}
 	if first, last := modeFetch(t, c, "b", 5, 1); first != 10 || last != 14 {
 		t.Fatalf("record-limit fetch of 5 acquired %d..%d, want 10..14", first, last)
+	}
+}
+
+// A batch-optimized acquisition does not begin a batch the in-flight
+// window cannot hold whole while records are in flight before it
+// (fitsLocked): the batch would be sent whole for the records before the
+// bound and whole again for the rest. A batch larger than the window
+// bound is still taken, in parts, once nothing is in flight before it.
+func TestBatchOptimizedWaitsForRoomForTheWholeBatch(t *testing.T) {
+	now := time.Unix(1000, 0)
+	whole := func(member string, max, locks int) acquireArgs {
+		a := args(member, max, locks, now)
+		a.wholeBatches = true
+		return a
+	}
+	p := newPartition(0)
+	if got := p.acquireLocked(spans(t, batchHeader(0, 9, false)), whole("a", 5, 15)); !reflect.DeepEqual(got, []acquiredRange{{0, 9, 1}}) {
+		t.Fatalf("first batch: acquired %v, want 0..9", got)
+	}
+	next := spans(t, batchHeader(10, 9, false))
+	if got := p.acquireLocked(next, whole("b", 5, 15)); len(got) != 0 {
+		t.Fatalf("a batch the window cannot hold whole: acquired %v, want nothing", got)
+	}
+	if got := p.acquireLocked(next, args("b", 5, 15, now)); !reflect.DeepEqual(got, []acquiredRange{{10, 14, 1}}) {
+		t.Fatalf("record-limit: acquired %v, want 10..14", got)
+	}
+	big := newPartition(0)
+	if got := big.acquireLocked(spans(t, batchHeader(0, 29, false)), whole("a", 5, 15)); !reflect.DeepEqual(got, []acquiredRange{{0, 14, 1}}) {
+		t.Fatalf("a batch larger than the window, nothing in flight: acquired %v, want 0..14", got)
+	}
+}
+
+// tenWaitLog is tenLog recording the end of each long-poll wait.
+type tenWaitLog struct {
+	tenLog
+	until *[]time.Time
+}
+
+func (l tenWaitLog) Wait(_ context.Context, _ []offsets.TopicPartition, _ []<-chan struct{}, until time.Time) bool {
+	*l.until = append(*l.until, until)
+	return false
+}
+
+// A holder's fetch that read a batch the window cannot hold whole is
+// answered as a holder's fetch with nothing to take (answerHolderLocked):
+// at once the first time, then after ownBlockWait at most — not after
+// MaxWaitMillis, with the member's acknowledgement, the only thing that
+// can make room, behind it.
+func TestHolderFetchOnABatchThatDoesNotFitAnswersAtOnce(t *testing.T) {
+	now := time.Unix(1000, 0)
+	var until []time.Time
+	store, err := offsets.Open(t.TempDir(), offsets.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	c, err := NewCoordinator(store, tenWaitLog{until: &until}, nil, Config{PartitionMaxRecordLocks: 15, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.mu.configs["g"] = map[string]string{ConfigAutoOffsetReset: "earliest"}
+	if resp := join(c, "a"); resp.ErrorCode != 0 {
+		t.Fatalf("join: error %d", resp.ErrorCode)
+	}
+	if first, last := modeFetch(t, c, "a", 5, 0); first != 0 || last != 9 {
+		t.Fatalf("acquired %d..%d, want 0..9", first, last)
+	}
+	for epoch := int32(1); epoch <= 2; epoch++ {
+		req := kmsg.NewPtrShareFetchRequest()
+		group, member := "g", "a"
+		req.GroupID, req.MemberID, req.ShareSessionEpoch, req.MaxRecords, req.MaxBytes, req.MaxWaitMillis = &group, &member, epoch, 5, 1<<20, 10_000
+		if resp := c.Fetch(context.Background(), req, "", nil); resp.ErrorCode != 0 {
+			t.Fatalf("fetch %d: error %d", epoch, resp.ErrorCode)
+		}
+		if epoch == 1 && len(until) != 0 {
+			t.Fatalf("the holder's first fetch after its records waited until %v, want an answer at once", until)
+		}
+	}
+	if len(until) != 1 || !until[0].Equal(now.Add(ownBlockWait)) {
+		t.Fatalf("the holder's second fetch waited until %v, want %v", until, now.Add(ownBlockWait))
 	}
 }

@@ -421,13 +421,19 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 		// to the fetches behind it, whose acquisitions its write
 		// lingers for.
 		c.writer.owe(p.passOnLocked(c.cfg.PartitionMaxRecordLocks, hwm))
-	} else {
+	}
+	var holds, answerNow bool
+	if !changed {
 		if f, ok := p.readFromLocked(c.cfg.PartitionMaxRecordLocks); ok && f > from && f < hwm {
 			// Others took what it read, and left records past it:
 			// it looks again at once.
 			w.poke()
 		} else {
+			// Others took what it read, or the window cannot
+			// hold its next batch whole (fitsLocked): it waits, as
+			// a holder's fetch does when it holds records here.
 			p.queueLocked(w)
+			holds, answerNow = p.answerHolderLocked(member)
 		}
 	}
 	var written func() error
@@ -439,7 +445,7 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 		// Records were archived (control batches, aborted
 		// transactions): the window moved, and the next read may find
 		// records to acquire at once (readSpans reads only so far).
-		return acquisition{nextExpiry: next, moved: changed, written: written, owing: owing}
+		return acquisition{nextExpiry: next, moved: changed, written: written, owing: owing, ownBlock: holds, answerNow: answerNow}
 	}
 	return acquisition{ranges: ranges, records: batchesIn(batches, spans, ranges), written: written, owing: owing}
 }

@@ -256,7 +256,7 @@ func (p *partition) acquireLocked(spans []batchSpan, a acquireArgs) []acquiredRa
 		n++
 	}
 	for _, sp := range spans {
-		if n >= a.max {
+		if n >= a.max || a.wholeBatches && !p.fitsLocked(sp, a.maxLocks) {
 			break
 		}
 		limit := a.max
@@ -281,6 +281,17 @@ func (p *partition) acquireLocked(spans []batchSpan, a acquireArgs) []acquiredRa
 	}
 	p.advanceLocked()
 	return out
+}
+
+// fitsLocked reports whether a batch-optimized acquisition may begin sp:
+// a batch past the window's end is begun only when the window can hold
+// it whole, or when nothing is in flight before it (a batch larger than
+// the window bound is then taken in parts). A batch cut at the window
+// bound is sent whole for the records before the cut, and whole again
+// for the rest: with 967-record batches and 2,000 locks, every third
+// batch went out twice (1 MB for 66 records). Needs mu.
+func (p *partition) fitsLocked(sp batchSpan, maxLocks int) bool {
+	return sp.first < p.end() || len(p.recs) == 0 || sp.last-p.start < int64(maxLocks)
 }
 
 // growLocked extends the window to hold off, archiving offsets before it

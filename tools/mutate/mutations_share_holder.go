@@ -45,4 +45,16 @@ var shareHolderMutations = []mutation{
 		Edits: []edit{{File: "kafka/share/fetch.go", Old: "\twhole := req.ShareAcquireMode == 0\n", New: "\twhole := true\n"}},
 		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestBatchOptimizedAcquiresWholeBatches"}},
 	},
+	{
+		Name:  "share-batch-begun-past-window",
+		Rule:  "the in-flight window bound: a batch-optimized acquisition begins a batch past the window's end only when the window holds it whole, or nothing is in flight before it",
+		Edits: []edit{{File: "kafka/share/partition.go", Old: "\treturn sp.first < p.end() || len(p.recs) == 0 || sp.last-p.start < int64(maxLocks)\n", New: "\treturn true\n"}},
+		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestBatchOptimizedWaitsForRoomForTheWholeBatch|TestHolderFetchOnABatchThatDoesNotFitAnswersAtOnce"}},
+	},
+	{
+		Name:  "share-holder-read-nothing-long-polls",
+		Rule:  "the in-flight window bound: a holder's fetch that read records it could not take waits as a holder's fetch (at once, then ownBlockWait)",
+		Edits: []edit{{File: "kafka/share/fetch.go", Old: "\t\t\tholds, answerNow = p.answerHolderLocked(member)\n", New: "\t\t\t_, _ = p.answerHolderLocked(member)\n"}},
+		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestHolderFetchOnABatchThatDoesNotFitAnswersAtOnce"}},
+	},
 }
