@@ -38,7 +38,9 @@
 //   - **In-flight window bound.** The in-flight window (SPSO to the end
 //     of what was acquired) holds at most
 //     group.share.partition.max.record.locks offsets; while it is full
-//     only records in it are acquired. A fetch that finds it full
+//     only records in it are acquired, and in batch-optimized mode a
+//     batch past its end is begun only when it fits whole, or nothing is
+//     in flight before it (fitsLocked). A fetch that finds it full
 //     long-polls until an acknowledgement or release moves it, but
 //     a fetch that finds nothing to acquire in a partition where its
 //     own member holds records (a full window, records promised to
