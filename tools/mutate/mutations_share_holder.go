@@ -28,12 +28,6 @@ var shareHolderMutations = []mutation{
 		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestStateWriterWaiterWrites"}},
 	},
 	{
-		Name:  "share-writer-background-flight-done-early",
-		Rule:  "the durable share-partition state: a state submitted during a write is done only once the next synced batch, holding it, returned",
-		Edits: []edit{{File: "kafka/share/writer.go", Old: "\t\tf.err = w.write(batch)\n\t\tclose(f.done)\n", New: "\t\tclose(f.done)\n\t\tf.err = w.write(batch)\n"}},
-		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestStateWriterGroupsAndWaits"}},
-	},
-	{
 		Name:  "share-batch-optimized-splits-batches",
 		Rule:  "one acquirer per record: in batch-optimized mode an acquisition takes a batch it began below MaxRecords to its end",
 		Edits: []edit{{File: "kafka/share/partition.go", Old: "\t\t\tlimit = math.MaxInt\n", New: "\t\t\tlimit = a.max\n"}},
