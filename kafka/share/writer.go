@@ -18,18 +18,6 @@ import (
 // concurrent ShareFetch and ShareAcknowledge of a node shares one sync
 // instead of taking its turn at one each.
 //
-// The writes are made by the waiting requests themselves (a leader per
-// write): a request that waits while no write is under way takes what is
-// pending and writes it in its own goroutine, and when that write returned
-// the requests waiting for the next one take over, one of them writing.
-// A writer goroutine started per burst of writes waited for a CPU before
-// it could write: in a loaded 1-partition, 16-member row the trace's
-// scheduler-latency profile had it runnable-but-waiting for as long as it
-// spent writing (1.0 s in 2 s), every member's cycle behind it. The
-// request that waits has the CPU already. A state nobody waits for yet
-// is written with the next write somebody waits for (every answer waits
-// for its states, so nothing answered waits on an unwritten state).
-//
 // Invariants:
 //   - A state is never answered before it is durable: a submitter's
 //     flight completes only after the write holding its state (or a later
@@ -63,8 +51,7 @@ type stateWriter struct {
 	index   map[stateKey]int // pending's entry of each partition
 	next    *flight          // the write pending states go into
 	current *flight          // the write under way, nil when none
-	running bool             // a leader writes (or lingers before it writes)
-	free    chan struct{}    // closed when the running leader's write returned
+	running bool             // a writer goroutine runs (lingering or writing)
 	owed    int              // woken fetches not yet back (owe, arrive)
 	// lingering: the writer waits for owed to reach 0; kick (cap 1)
 	// tells it that it did.
@@ -98,12 +85,9 @@ func (f *flight) finished() (bool, error) {
 }
 
 // flight is one write: done is closed once it returned, err set before.
-// w is the writer whose waiters make the write (nil: a write that is over
-// or needs nobody).
 type flight struct {
 	done chan struct{}
 	err  error
-	w    *stateWriter
 }
 
 func newFlight() *flight { return &flight{done: make(chan struct{})} }
@@ -115,67 +99,14 @@ func doneFlight() *flight {
 	return f
 }
 
-// wait blocks until the write is over and returns its error, making the
-// write itself when no other waiter is (stateWriter.drive).
+// wait blocks until the write is over and returns its error.
 func (f *flight) wait() error {
-	if f.w != nil {
-		f.w.drive(f)
-	}
 	<-f.done
 	return f.err
 }
 
 func newStateWriter(write func([]offsets.ShareWrite) error) *stateWriter {
-	w := &stateWriter{write: write, linger: wokenLinger, index: map[stateKey]int{}, kick: make(chan struct{}, 1)}
-	w.next = w.newFlight()
-	return w
-}
-
-// newFlight is a write of w's, made by its waiters.
-func (w *stateWriter) newFlight() *flight {
-	f := newFlight()
-	f.w = w
-	return f
-}
-
-// drive returns once f is over: while no write is under way, the caller
-// leads the next one (the pending states, f's among them), in its own
-// goroutine; while one is, it waits for f or for that write's end, and
-// looks again.
-func (w *stateWriter) drive(f *flight) {
-	for {
-		w.mu.Lock()
-		if over, _ := f.finished(); over {
-			w.mu.Unlock()
-			return
-		}
-		if !w.running {
-			w.leadLocked()
-			continue
-		}
-		free := w.free
-		w.mu.Unlock()
-		select {
-		case <-f.done:
-			return
-		case <-free:
-		}
-	}
-}
-
-// leadLocked makes one write of what is pending (after lingering while
-// woken fetches are owed), and returns with mu released. Needs mu.
-func (w *stateWriter) leadLocked() {
-	w.running, w.free = true, make(chan struct{})
-	free := w.free
-	f, batch := w.lingerTakeLocked()
-	w.mu.Unlock()
-	f.err = w.write(batch)
-	close(f.done)
-	w.mu.Lock()
-	w.current, w.running = nil, false
-	close(free)
-	w.mu.Unlock()
+	return &stateWriter{write: write, linger: wokenLinger, index: map[stateKey]int{}, next: newFlight(), kick: make(chan struct{}, 1)}
 }
 
 // owe records n woken fetches whose acquisitions the next write waits
@@ -233,8 +164,8 @@ func (w *stateWriter) lingerLocked() {
 	w.lingering = false
 }
 
-// submit queues ws for the next write and returns it; its waiters make
-// the write (drive).
+// submit queues ws for the next write and returns it, starting a writer
+// when none runs.
 func (w *stateWriter) submit(ws ...offsets.ShareWrite) *flight {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -250,7 +181,16 @@ func (w *stateWriter) submit(ws ...offsets.ShareWrite) *flight {
 		w.index[k] = len(w.pending)
 		w.pending = append(w.pending, x)
 	}
-	return w.next
+	f := w.next
+	if !w.running {
+		w.running = true
+		if w.owed > 0 {
+			go w.run(nil, nil) // it lingers first
+		} else {
+			go w.run(w.takeLocked())
+		}
+	}
+	return f
 }
 
 // takeLocked starts the write of what is pending: it becomes the current
@@ -258,9 +198,32 @@ func (w *stateWriter) submit(ws ...offsets.ShareWrite) *flight {
 // one. Needs mu.
 func (w *stateWriter) takeLocked() (*flight, []offsets.ShareWrite) {
 	f, batch := w.next, w.pending
-	w.current, w.next = f, w.newFlight()
+	w.current, w.next = f, newFlight()
 	w.pending, w.index = nil, map[stateKey]int{}
 	return f, batch
+}
+
+// run writes rounds until nothing is pending, each round's states in one
+// call of write (f and batch: the first round's, taken already; nil: take
+// it after lingering).
+func (w *stateWriter) run(f *flight, batch []offsets.ShareWrite) {
+	if f == nil {
+		w.mu.Lock()
+		f, batch = w.lingerTakeLocked()
+		w.mu.Unlock()
+	}
+	for {
+		f.err = w.write(batch)
+		close(f.done)
+		w.mu.Lock()
+		if len(w.pending) == 0 {
+			w.current, w.running = nil, false
+			w.mu.Unlock()
+			return
+		}
+		f, batch = w.lingerTakeLocked()
+		w.mu.Unlock()
+	}
 }
 
 // lingerTakeLocked takes the next round, after lingering while woken

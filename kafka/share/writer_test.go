@@ -2,8 +2,6 @@ package share
 
 import (
 	"errors"
-	"runtime"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -63,7 +61,6 @@ func TestStateWriterGroupsAndWaits(t *testing.T) {
 	g := &gate{calls: make(chan []offsets.ShareWrite, 4), release: make(chan struct{})}
 	w := newStateWriter(g.write)
 	first := w.submit(part("g", 0, 1))
-	firstErr := waitIn(first)
 	var ws []offsets.ShareWrite
 	select {
 	case ws = <-g.calls:
@@ -90,9 +87,8 @@ func TestStateWriterGroupsAndWaits(t *testing.T) {
 	g.mu.Lock()
 	g.fail = errors.New("disk")
 	g.mu.Unlock()
-	secondErr := waitIn(second)
 	g.release <- struct{}{}
-	if err := <-firstErr; err == nil {
+	if err := first.wait(); err == nil {
 		t.Fatal("a failed write answered its submitter without an error")
 	}
 	select {
@@ -112,49 +108,8 @@ func TestStateWriterGroupsAndWaits(t *testing.T) {
 	g.fail = nil
 	g.mu.Unlock()
 	g.release <- struct{}{}
-	if err := <-secondErr; err != nil {
+	if err := second.wait(); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// waitIn waits for f in a goroutine of its own (a request waiting for its
-// write, which it may make itself) and reports the error.
-func waitIn(f *flight) <-chan error {
-	out := make(chan error, 1)
-	go func() { out <- f.wait() }()
-	return out
-}
-
-// The writes are made by the requests that wait for them, in their own
-// goroutines: a write waited for while none is under way is made by the
-// waiter, with no goroutine of the writer's to be scheduled first; a
-// request that waits while another's write is under way waits for it and
-// then leads the next write itself.
-func TestStateWriterWaiterWrites(t *testing.T) {
-	var mu sync.Mutex
-	var onWaiter []bool
-	w := newStateWriter(func([]offsets.ShareWrite) error {
-		buf := make([]byte, 64<<10)
-		n := runtime.Stack(buf, false)
-		mu.Lock()
-		onWaiter = append(onWaiter, strings.Contains(string(buf[:n]), "share.TestStateWriterWaiterWrites("))
-		mu.Unlock()
-		return nil
-	})
-	f := w.submit(part("g", 0, 1))
-	if over, _ := f.finished(); over {
-		t.Fatal("a write is over before anybody waited for it")
-	}
-	if err := f.wait(); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.submit(part("g", 0, 2)).wait(); err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(onWaiter) != 2 || !onWaiter[0] || !onWaiter[1] {
-		t.Fatalf("writes made on the waiting goroutine: %v, want both", onWaiter)
 	}
 }
 
@@ -238,7 +193,6 @@ func TestStateWriterLingersForWokenFetches(t *testing.T) {
 	w.linger = time.Hour // only the arrival ends it here
 	w.owe(1)
 	acked := w.submit(part("g", 0, 4))
-	ackedErr := waitIn(acked)
 	waitUntil(t, "the writer lingers or writes", func() bool {
 		w.mu.Lock()
 		defer w.mu.Unlock()
@@ -260,17 +214,16 @@ func TestStateWriterLingersForWokenFetches(t *testing.T) {
 	case <-within(t, "the write"):
 		t.Fatal("the write never started after the woken fetch came back")
 	}
-	if err := <-ackedErr; err != nil {
+	if err := acked.wait(); err != nil {
 		t.Fatal(err)
 	}
 	alone := w.submit(part("g", 2, 0)) // nothing owed: an hour's linger never starts
-	aloneErr := waitIn(alone)
 	select {
 	case <-g.calls:
 	case <-within(t, "a write with nothing owed"):
 		t.Fatal("a write with nothing owed waited")
 	}
-	if err := <-aloneErr; err != nil {
+	if err := alone.wait(); err != nil {
 		t.Fatal(err)
 	}
 	w.mu.Lock()
@@ -278,13 +231,12 @@ func TestStateWriterLingersForWokenFetches(t *testing.T) {
 	w.mu.Unlock()
 	w.owe(1) // never paid back
 	gone := w.submit(part("g", 3, 0))
-	goneErr := waitIn(gone)
 	select {
 	case <-g.calls:
 	case <-within(t, "a write whose woken fetch never came back"):
 		t.Fatal("a write waited past its linger for a fetch that never came back")
 	}
-	if err := <-goneErr; err != nil {
+	if err := gone.wait(); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -22,7 +22,7 @@ var shareCommitMutations = []mutation{
 	{
 		Name:  "share-writer-flight-done-early",
 		Rule:  "the durable share-partition state: a submitter's write is done only once the synced batch holding its state returned",
-		Edits: []edit{{File: "kafka/share/writer.go", Old: "\tf.err = w.write(batch)\n\tclose(f.done)\n", New: "\tclose(f.done)\n\tf.err = w.write(batch)\n"}},
+		Edits: []edit{{File: "kafka/share/writer.go", Old: "\t\tf.err = w.write(batch)\n\t\tclose(f.done)\n", New: "\t\tclose(f.done)\n\t\tf.err = w.write(batch)\n"}},
 		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestStateWriterGroupsAndWaits"}},
 	},
 	{

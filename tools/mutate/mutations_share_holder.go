@@ -2,9 +2,8 @@ package main
 
 // Mutations of the share coordinator's answer to a fetch whose member
 // holds records in the partition it can acquire nothing more from
-// (kafka/share/partition.go answerHolderLocked), of the state writes made
-// by the requests waiting for them (kafka/share/writer.go), and of the
-// acquire modes' bound on the records a fetch acquires.
+// (kafka/share/partition.go answerHolderLocked), and of the acquire
+// modes' bound on the records a fetch acquires.
 
 func init() { mutations = append(mutations, shareHolderMutations...) }
 
@@ -20,12 +19,6 @@ var shareHolderMutations = []mutation{
 		Rule:  "the in-flight window bound: a holder's fetch polls ownBlockWait at most whatever it finds nothing for (a full window, promised records, the high watermark)",
 		Edits: []edit{{File: "kafka/share/fetch.go", Old: "\t\treturn acquisition{nextExpiry: next, ownBlock: holds, answerNow: now, owing: owing}\n", New: "\t\treturn acquisition{nextExpiry: next, ownBlock: holds && !ok, answerNow: now && !ok, owing: owing}\n"}},
 		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestShareHolderFetchAtHighWatermarkAnswersAtOnce"}},
-	},
-	{
-		Name:  "share-writer-goroutine-writes",
-		Rule:  "the share-state group commit: a write is made by a request waiting for it, in its own goroutine, not by a goroutine that must be scheduled first",
-		Edits: []edit{{File: "kafka/share/writer.go", Old: "\t\tf.w.drive(f)\n", New: "\t\tgo f.w.drive(f)\n"}},
-		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestStateWriterWaiterWrites"}},
 	},
 	{
 		Name:  "share-batch-optimized-splits-batches",
