@@ -5,9 +5,9 @@ package kafka
 // the KIP-932 share group rules, share session epochs). v1 adds MaxRecords, BatchSize and the acquisition lock
 // timeout; v2 the acquire mode and IsRenewAck (KIP-1222). Records are read
 // with the resolver's cursorless Fetch (R1); only the offset store is
-// written. Every fetch is in record-limit mode: at most MaxRecords records
-// are acquired whatever the acquire mode, and BatchSize does not split the
-// acquired ranges.
+// written. In batch-optimized mode (ShareAcquireMode 0, and v0–v1) a batch
+// begun below MaxRecords is acquired whole; record-limit mode (1) acquires
+// at most MaxRecords; BatchSize does not split the acquired ranges.
 
 import (
 	"github.com/kgateway/kgateway/auth"

@@ -313,10 +313,52 @@ func TestShareFetchOnOwnFullWindowWaitsBriefly(t *testing.T) {
 		}
 	}
 	fetch("o", 0)
-	fetch("m", 1)
+	fetch("m", 1) // the holder's first fetch since it was given records: answered at once
+	fetch("m", 2)
 	want := []time.Time{now.Add(10 * time.Second), now.Add(ownBlockWait)}
 	if len(until) != 2 || !until[0].Equal(want[0]) || !until[1].Equal(want[1]) {
-		t.Fatalf("waits until %v, want %v (another member's long poll, then the holder's short one)", until, want)
+		t.Fatalf("waits until %v, want %v (another member's long poll, none for the holder's first fetch, then the holder's short one)", until, want)
+	}
+}
+
+// A fetch whose member holds records in a partition it can acquire
+// nothing more from, the window not full (here: at the high watermark),
+// is answered at once the first time after its member was given records
+// there and polls ownBlockWait at most after that (answerHolderLocked):
+// franz-go's acknowledgements wait behind that fetch, and a long poll
+// would hold them, and every member behind the window, for MaxWaitMillis.
+func TestShareHolderFetchAtHighWatermarkAnswersAtOnce(t *testing.T) {
+	now := time.Unix(1000, 0)
+	var until []time.Time
+	store, err := offsets.Open(t.TempDir(), offsets.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	c, err := NewCoordinator(store, waitLog{until: &until}, nil, Config{PartitionMaxRecordLocks: 100, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.mu.configs["g"] = map[string]string{ConfigAutoOffsetReset: "earliest"}
+	if resp := join(c, "m"); resp.ErrorCode != 0 {
+		t.Fatalf("join: error %d", resp.ErrorCode)
+	}
+	if _, got := leaderFetch(t, c, "m", 0); len(got) != 10 {
+		t.Fatalf("acquired %v, want 0..9 (the high watermark is 10)", got)
+	}
+	for epoch := int32(1); epoch <= 2; epoch++ {
+		req := kmsg.NewPtrShareFetchRequest()
+		group, member := "g", "m"
+		req.GroupID, req.MemberID, req.ShareSessionEpoch, req.MaxRecords, req.MaxBytes, req.MaxWaitMillis = &group, &member, epoch, 100, 1<<20, 10_000
+		if resp := c.Fetch(context.Background(), req, "", nil); resp.ErrorCode != 0 {
+			t.Fatalf("fetch %d: error %d", epoch, resp.ErrorCode)
+		}
+		if epoch == 1 && len(until) != 0 {
+			t.Fatalf("the holder's first fetch after its records waited until %v, want an answer at once", until)
+		}
+	}
+	if len(until) != 1 || !until[0].Equal(now.Add(ownBlockWait)) {
+		t.Fatalf("the holder's second fetch waited until %v, want %v (ownBlockWait, not MaxWaitMillis)", until, now.Add(ownBlockWait))
 	}
 }
 

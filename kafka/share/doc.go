@@ -22,7 +22,9 @@
 //   - **One acquirer per record.** A record is acquired by at most one
 //     member at a time. ShareFetch acquires available records in flight
 //     first, then new records past the in-flight end, at most
-//     MaxRecords, never at or past the high watermark; each acquisition
+//     MaxRecords (in batch-optimized mode, ShareAcquireMode 0, past it
+//     to the end of the last batch begun: "exceeded for alignment of
+//     batch boundaries"), never at or past the high watermark; each acquisition
 //     counts one delivery and locks the record for
 //     share.record.lock.duration.ms (group config, else
 //     group.share.record.lock.duration.ms).
@@ -36,11 +38,17 @@
 //   - **In-flight window bound.** The in-flight window (SPSO to the end
 //     of what was acquired) holds at most
 //     group.share.partition.max.record.locks offsets; while it is full
-//     only records in it are acquired. A fetch that finds it full
+//     only records in it are acquired, and in batch-optimized mode a
+//     batch past its end is begun only when it fits whole, or nothing is
+//     in flight before it (fitsLocked). A fetch that finds it full
 //     long-polls until an acknowledgement or release moves it, but
-//     only briefly (ownBlockWait) when its own member holds records in
-//     it: clients that acknowledge only after the fetch is answered
-//     would otherwise hold the window until MaxWaitMillis. Waiting
+//     a fetch that finds nothing to acquire in a partition where its
+//     own member holds records (a full window, records promised to
+//     others, the high watermark) is answered at once the first time
+//     after its member was given records there, and polls ownBlockWait
+//     at most after that: clients that acknowledge only after the fetch
+//     is answered would otherwise hold the window until MaxWaitMillis
+//     (answerHolderLocked). Waiting
 //     fetches queue on the partition; a change wakes as many, in order,
 //     as the records it freed cover, a wake a fetch does not use passes
 //     on, and an acquisition that leaves records acquirable wakes the

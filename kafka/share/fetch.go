@@ -196,6 +196,10 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 	if maxRecords <= 0 {
 		maxRecords = defaultMaxRecords
 	}
+	// MaxRecords "can be exceeded for alignment of batch boundaries"
+	// (batch-optimized, ShareAcquireMode 0, and every v0–v1 fetch);
+	// record-limit mode (1) is a hard bound (partition.acquireLocked).
+	whole := req.ShareAcquireMode == 0
 	// The response's record bytes: MaxBytes, at most the log's bound
 	// (fetch.max.bytes); a first batch is read whole past it (KIP-74).
 	maxBytes := min(int(req.MaxBytes), c.log.MaxBytes())
@@ -208,7 +212,7 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 	waits := newFetchWaits()
 	defer leaveWaits(waits, c.writer)
 	for {
-		got, bytes, failed, moved, ownBlock := 0, 0, false, false, false
+		got, bytes, failed, moved, ownBlock, answerNow := 0, 0, false, false, false, false
 		waitOn, next := []offsets.TopicPartition(nil), deadline
 		for i := range parts {
 			sp := parts[(i+shift)%len(parts)]
@@ -229,7 +233,7 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 				r.code, failed = kerr.TopicAuthorizationFailed.Code, true
 				continue
 			}
-			a := c.acquire(g, memberID, tp, maxRecords-got, maxBytes-bytes, waits.at(tp))
+			a := c.acquire(g, memberID, tp, maxRecords-got, maxBytes-bytes, whole, waits.at(tp))
 			if a.owing {
 				c.writer.arrive() // after its state was submitted
 			}
@@ -245,6 +249,7 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 			}
 			moved = moved || a.moved
 			ownBlock = ownBlock || a.ownBlock
+			answerNow = answerNow || a.answerNow
 			waitOn = append(waitOn, tp)
 			if !a.nextExpiry.IsZero() && a.nextExpiry.Before(next) {
 				next = a.nextExpiry
@@ -256,16 +261,20 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 		if moved {
 			continue // read on past what was archived before waiting
 		}
+		if answerNow {
+			return // the member's acknowledgements may be behind it (answerHolderLocked)
+		}
 		if ownBlock {
-			// The member waits on a window its own unacknowledged
-			// records fill: a client that sends its acknowledgements
-			// only after this fetch is answered (franz-go's share
-			// consumer, one request at a time per broker) would hold
-			// them, and every member behind the window, until
-			// MaxWaitMillis. The wait is cut to ownBlockWait: short
-			// for such a client's acknowledgements, long enough that
-			// a client fetching in the background while it holds its
-			// records does not spin on empty answers.
+			// The member waits on a partition where it holds
+			// unacknowledged records: a client that sends its
+			// acknowledgements only after this fetch is answered
+			// (franz-go's share consumer, one request at a time per
+			// broker) would hold them, and every member behind the
+			// window, until MaxWaitMillis. The wait is cut to
+			// ownBlockWait: short for such a client's
+			// acknowledgements, long enough that a client fetching
+			// in the background while it holds its records does not
+			// spin on empty answers.
 			deadline = minTime(deadline, c.cfg.Now().Add(ownBlockWait))
 			next = minTime(next, deadline)
 		}
@@ -300,9 +309,10 @@ type acquisition struct {
 	// written waits for the write of the state the acquisition changed
 	// (nil: nothing changed); nothing of it is answered before.
 	written func() error
-	// ownBlock: nothing acquirable because the in-flight window is full,
-	// and the member itself holds records in it (acquireAll).
-	ownBlock bool
+	// ownBlock: nothing acquirable, and the member itself holds records
+	// in the partition; answerNow: and its fetch is answered at once
+	// (answerHolderLocked).
+	ownBlock, answerNow bool
 	// owing: the acquisition used a wake owed to the state writer, which
 	// the caller pays back (stateWriter.arrive) now that the state was
 	// submitted.
@@ -320,7 +330,7 @@ type acquisition struct {
 // w is the fetch's waiter on tp: queued on the partition when nothing can
 // be acquired (under p.mu, as it sees that), off the queue while the
 // acquisition reads, and its wake used here (waiters.go).
-func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition, maxRecords, maxBytes int, w *waiter) acquisition {
+func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition, maxRecords, maxBytes int, whole bool, w *waiter) acquisition {
 	logStart, hwm, err := c.log.Bounds(tp.Topic, tp.Partition)
 	if err != nil {
 		return acquisition{code: c.log.Code(err)}
@@ -345,11 +355,11 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 	}
 	from, ok := p.readFromLocked(c.cfg.PartitionMaxRecordLocks)
 	reach := p.reachLocked(from, maxRecords, c.cfg.PartitionMaxRecordLocks)
-	blocked := !ok && p.holdsLocked(member)
 	if !ok || from >= hwm || p.promisedAwayLocked(c.cfg.PartitionMaxRecordLocks, hwm) {
 		p.queueLocked(w)
+		holds, now := p.answerHolderLocked(member)
 		p.mu.Unlock()
-		return acquisition{nextExpiry: next, ownBlock: blocked, owing: owing}
+		return acquisition{nextExpiry: next, ownBlock: holds, answerNow: now, owing: owing}
 	}
 	p.unqueueLocked(w) // it reads: a wake goes to a fetch that waits
 	// What it reads for is promised to it until it is back (claim):
@@ -399,22 +409,31 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 	p.dlq = dlq
 	before := p.persistedLocked(tp)
 	ranges := p.acquireLocked(spans, acquireArgs{
-		member: member, hwm: hwm, max: maxRecords, maxLocks: c.cfg.PartitionMaxRecordLocks,
+		member: member, hwm: hwm, max: maxRecords, wholeBatches: whole, maxLocks: c.cfg.PartitionMaxRecordLocks,
 		limit: limit, deadline: now.Add(lockFor),
 	})
 	changed := len(ranges) > 0 || !samePersisted(before, p.persistedLocked(tp))
+	if len(ranges) > 0 {
+		p.fedLocked(member)
+	}
 	if changed {
 		// What it left acquirable (or made room for, archiving) goes
 		// to the fetches behind it, whose acquisitions its write
 		// lingers for.
 		c.writer.owe(p.passOnLocked(c.cfg.PartitionMaxRecordLocks, hwm))
-	} else {
+	}
+	var holds, answerNow bool
+	if !changed {
 		if f, ok := p.readFromLocked(c.cfg.PartitionMaxRecordLocks); ok && f > from && f < hwm {
 			// Others took what it read, and left records past it:
 			// it looks again at once.
 			w.poke()
 		} else {
+			// Others took what it read, or the window cannot
+			// hold its next batch whole (fitsLocked): it waits, as
+			// a holder's fetch does when it holds records here.
 			p.queueLocked(w)
+			holds, answerNow = p.answerHolderLocked(member)
 		}
 	}
 	var written func() error
@@ -426,7 +445,7 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 		// Records were archived (control batches, aborted
 		// transactions): the window moved, and the next read may find
 		// records to acquire at once (readSpans reads only so far).
-		return acquisition{nextExpiry: next, moved: changed, written: written, owing: owing}
+		return acquisition{nextExpiry: next, moved: changed, written: written, owing: owing, ownBlock: holds, answerNow: answerNow}
 	}
 	return acquisition{ranges: ranges, records: batchesIn(batches, spans, ranges), written: written, owing: owing}
 }
