@@ -1,0 +1,33 @@
+package main
+
+// Deliberate breaks of the consumer group heartbeats' wait for releases
+// soon to come (kafka/group consumer_await.go), in a file of their own.
+
+func init() { mutations = append(mutations, releaseWaitMutations...) }
+
+var releaseWaitMutations = []mutation{
+	{
+		Name:  "consumer-no-release-wait",
+		Rule:  "releases soon to come: a heartbeat lacking partitions its owner was told to revoke waits for the release and gets them in the same answer",
+		Edits: []edit{{File: "kafka/group/consumer_batch.go", Old: "\t\tif g.releasesDueLocked(b) {\n\t\t\tparked = append(parked, b)", New: "\t\tif false && g.releasesDueLocked(b) {\n\t\t\tparked = append(parked, b)"}},
+		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestConsumerBeatWaitsForToldRelease"}},
+	},
+	{
+		Name:  "consumer-release-wait-unbounded",
+		Rule:  "releases soon to come, bounded: a heartbeat waits for releases at most the release wait, then is answered",
+		Edits: []edit{{File: "kafka/group/consumer_await.go", Old: "\tcase <-w.until.C:\n\t\tw.final = true\n", New: "\tcase <-w.until.C:\n\t\tw.until.Reset(w.bound)\n"}},
+		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestConsumerBeatWaitForReleaseBounded"}},
+	},
+	{
+		Name:  "consumer-release-wait-not-woken",
+		Rule:  "releases soon to come: a written batch of heartbeats wakes the heartbeats waiting for its releases",
+		Edits: []edit{{File: "kafka/group/consumer_await.go", Old: "\tif changed && g.mu.applied != nil {", New: "\tif false && changed && g.mu.applied != nil {"}},
+		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestConsumerBeatWaitsForToldRelease"}},
+	},
+	{
+		Name:  "consumer-release-wait-ignores-due-owner",
+		Rule:  "releases soon to come: a heartbeat also waits while an owner's heartbeat, at which it is told to revoke, is due within the wait",
+		Edits: []edit{{File: "kafka/group/consumer_await.go", Old: "\t\tif now.Sub(o.answered) >= due {", New: "\t\tif false && now.Sub(o.answered) >= due {"}},
+		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestConsumerBeatWaitsForDueOwner"}},
+	},
+}
