@@ -19,12 +19,17 @@ import "time"
 // in its revoking set) or by one whose own heartbeat, at which it would
 // be told, is due within the wait. A parked heartbeat is applied at the
 // end of the same batch if the batch released them, else it waits for
-// the next written batch and is queued again, until the partitions are
-// released or its wait (awaitBound) is over; then it is applied as any
-// heartbeat. Parking comes before the heartbeat touches the group, and
-// the heartbeat is answered after the write of the batch that applied
-// it, so the durable consumer group state is as before. Joins and leaves
-// never park, nor a member with partitions of its own to revoke.
+// the next batch that changed the group and is queued again, until the
+// partitions are released or its wait (awaitBound) is over; then it is
+// applied as any heartbeat. A heartbeat that is applied and leaves its
+// member in that state (a release by a member whose target also holds
+// partitions another member is releasing) has its answer held the same
+// way: its changes are written with its batch, and at its next turn its
+// member is reconciled again (reconcileAgainLocked) and the answer
+// refilled. Parking comes before a heartbeat touches the group, a held
+// answer is sent after the write of the batch of its last turn, so the
+// durable consumer group state is as before. Joins and leaves never
+// wait, nor a member with partitions of its own to revoke.
 
 // awaitMax caps the wait: with 5 s heartbeats a fifth of the interval
 // would hold a heartbeat (and the requests behind it on its connection)
@@ -33,11 +38,12 @@ const awaitMax = 100 * time.Millisecond
 
 // releaseWait is a heartbeat's wait for releases soon to come.
 type releaseWait struct {
-	parked bool          // the last batch parked the heartbeat
-	final  bool          // the wait is over: the next batch applies it
-	woken  chan struct{} // closed once the next batch is applied and written
-	bound  time.Duration
-	until  *time.Timer // the wait's end, from its first park
+	parked  bool          // the last batch parked the heartbeat
+	applied bool          // it was applied; its answer is held (reconcileAgainLocked)
+	final   bool          // the wait is over: the next batch applies it
+	woken   chan struct{} // closed once the next batch is applied and written
+	bound   time.Duration
+	until   *time.Timer // the wait's end, from its first park
 }
 
 // await waits for the batch after the one that parked the heartbeat, or
@@ -60,6 +66,27 @@ func (w *releaseWait) stop() {
 	if w.until != nil {
 		w.until.Stop()
 	}
+}
+
+// reconcileAgainLocked is a held heartbeat's next turn: it was applied
+// (its release, say, is written) and left its member lacking partitions
+// about to be released; now its member is reconciled again, with what was
+// released meanwhile, and the answer refilled with the member as it is,
+// its whole assignment. A member gone meanwhile keeps the first answer,
+// which was durable when made. Needs mu, in a batch.
+func (g *group) reconcileAgainLocked(b *beat) {
+	cs := g.mu.cons
+	m := cs.members[b.req.MemberID]
+	if m == nil || m.epoch < 0 {
+		return
+	}
+	if cs.reconcile(m, nil) {
+		if code := g.persistConsumerLocked(); code != errNone {
+			b.resp.ErrorCode = code
+			return
+		}
+	}
+	g.answerBeatLocked(m, consumerSnapshot{}, b.resp, true)
 }
 
 // awaitBound is how long a heartbeat may wait for releases: a fifth of

@@ -129,3 +129,77 @@ func TestConsumerBeatWaitsForDueOwner(t *testing.T) {
 	}
 	noDoubleOwnership(t, []*cm{a, b, c})
 }
+
+// Releases soon to come, after a release: c's heartbeat releases what
+// c was told to revoke and leaves c lacking a partition of its target
+// that another member was told to revoke. Its answer is held (its own
+// release is written meanwhile) and, once that member releases, c is
+// reconciled again and answered with its whole target in the same
+// heartbeat, after the write of that second turn (durable consumer group
+// state).
+func TestConsumerReleaseAnswerWaitsForOthersRelease(t *testing.T) {
+	topics := &staticTopics{}
+	topics.add("t", 6)
+	gate := &writeGate{entered: make(chan struct{}, 1)}
+	h := &harness{t: t, clock: newFakeClock(), dir: t.TempDir(), cfg: Config{Metadata: topics}, writeHook: gate.write}
+	h.open()
+	g := h.c.lookup // after the first join
+	ms := map[string]*cm{}
+	for _, id := range []string{"a", "b", "c", "d"} {
+		ms[id] = &cm{id: id, topics: []string{"t"}}
+	}
+	// A sequence found by search, each heartbeat alone: every member's
+	// answer is then not held (no other heartbeat can release meanwhile,
+	// and none of these finds a release due but this last one of c).
+	h.c.cfg.ConsumerReleaseWait = -1
+	for _, step := range []string{"+a", "+b", "a", "a", "a", "+c", "a", "+d", "c", "b"} {
+		m := ms[step[len(step)-1:]]
+		code(t, step, h.beat("g", m, step[0] == '+').ErrorCode, nil)
+	}
+	h.c.cfg.ConsumerReleaseWait = time.Minute // woken by the release, not the bound
+	gr := g("g")
+	gr.mu.Lock()
+	cs := gr.mu.cons
+	c := cs.members["c"]
+	var owner *cmember
+	for _, x := range cs.target["c"].tps() {
+		if o := cs.members[cs.owners[x]]; o != nil && o != c && o.revoking.has(x) {
+			owner = o
+		}
+	}
+	want := cs.target["c"].count()
+	unrevoked := c.state == memberUnrevoked
+	gr.mu.Unlock()
+	if !unrevoked || owner == nil {
+		t.Fatalf("the sequence no longer leads there: c unrevoked %v, an owner told to revoke c's partitions %v", unrevoked, owner != nil)
+	}
+	got := h.beatAsync(ms["c"]) // c's release
+	h.waitAwaiting("c's release, another's release due")
+	// The owner's release is written, then c's heartbeat's second turn:
+	// c is not answered before that second write returned.
+	hold1, hold2 := make(chan struct{}), make(chan struct{})
+	gate.set(hold1, nil)
+	released := make(chan *kmsg.ConsumerGroupHeartbeatResponse, 1)
+	go func() { released <- h.beat("g", ms[owner.id], false) }()
+	<-gate.entered
+	gate.set(hold2, nil)
+	close(hold1)
+	code(t, owner.id+" releases", h.answer(released, owner.id+"'s release").ErrorCode, nil)
+	select {
+	case <-gate.entered:
+	case <-time.After(waitFor):
+		t.Fatal("c's second turn was never written")
+	}
+	select {
+	case r := <-got:
+		t.Fatalf("c answered (%d) while the write of its second turn is held", r.ErrorCode)
+	default:
+	}
+	gate.set(nil, nil)
+	close(hold2)
+	code(t, "c", h.answer(got, "c's heartbeat").ErrorCode, nil)
+	if n := ms["c"].owned.count(); n != want {
+		t.Fatalf("c's release answered with %d partitions (%v), want its whole target of %d", n, ms["c"].owned, want)
+	}
+	noDoubleOwnership(t, []*cm{ms["a"], ms["b"], ms["c"], ms["d"]})
+}

@@ -131,11 +131,26 @@ func (g *group) applyBeatsLocked(batch []*beat) {
 		}
 		deferred = deferred[:0]
 	}
-	var parked []*beat
+	var parked, held []*beat
+	apply := func(b *beat) {
+		g.mu.deferWrite = true
+		if b.wait.applied {
+			g.reconcileAgainLocked(b)
+		} else {
+			b.resp = g.heartbeatLocked(b.cl, b.req, b.resp)
+		}
+		deferred = append(deferred, b)
+		if b.resp.ErrorCode == errNone && g.releasesDueLocked(b) {
+			b.wait.applied = true // its answer waits for the releases
+			held = append(held, b)
+		}
+	}
 	for _, b := range batch {
 		if !g.batchableLocked(b.req) {
 			flush()
-			b.resp = g.heartbeatLocked(b.cl, b.req, b.resp)
+			if !b.wait.applied { // else the group changed type: its first answer stands
+				b.resp = g.heartbeatLocked(b.cl, b.req, b.resp)
+			}
 			changed = true
 			continue
 		}
@@ -143,9 +158,7 @@ func (g *group) applyBeatsLocked(batch []*beat) {
 			parked = append(parked, b)
 			continue
 		}
-		g.mu.deferWrite = true
-		b.resp = g.heartbeatLocked(b.cl, b.req, b.resp)
-		deferred = append(deferred, b)
+		apply(b)
 	}
 	// A parked heartbeat whose releases came in this batch goes in it.
 	kept := parked[:0]
@@ -157,11 +170,14 @@ func (g *group) applyBeatsLocked(batch []*beat) {
 			kept = append(kept, b)
 			continue
 		}
-		g.mu.deferWrite = true
-		b.resp = g.heartbeatLocked(b.cl, b.req, b.resp)
-		deferred = append(deferred, b)
+		apply(b)
 	}
 	flush()
+	for _, b := range held {
+		if b.resp.ErrorCode == errNone { // else the write failed: answered with its error
+			kept = append(kept, b)
+		}
+	}
 	g.parkLocked(kept, changed)
 }
 

@@ -145,9 +145,12 @@
 //     waits before it is applied until they are released (each written
 //     batch of heartbeats wakes it) or a fifth of the heartbeat interval
 //     (at most 100 ms) has passed; it then gets what was released in the
-//     same answer, not one heartbeat interval later. The wait comes before
-//     the heartbeat changes anything, so it is answered after its write
-//     as any other (consumer_await.go).
+//     same answer, not one heartbeat interval later. A heartbeat that
+//     leaves its member in that state (its own release applied) has its
+//     answer held the same way and its member reconciled again before it
+//     is answered. The wait comes before the heartbeat changes anything,
+//     or after its changes are written, and every answer follows the
+//     write of the state it shows (consumer_await.go).
 //   - **Consumer groups restored at restart.** After a restart a
 //     consumer group has its members at their epochs with their
 //     partitions and target: members heartbeating with their epoch go

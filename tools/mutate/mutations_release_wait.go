@@ -31,3 +31,26 @@ var releaseWaitMutations = []mutation{
 		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestConsumerBeatWaitsForDueOwner"}},
 	},
 }
+
+func init() { mutations = append(mutations, releaseHoldMutations...) }
+
+var releaseHoldMutations = []mutation{
+	{
+		Name:  "consumer-release-answer-not-held",
+		Rule:  "releases soon to come: a heartbeat that leaves its member lacking partitions about to be released has its answer held and reconciled again",
+		Edits: []edit{{File: "kafka/group/consumer_batch.go", Old: "\t\tif b.resp.ErrorCode == errNone && g.releasesDueLocked(b) {", New: "\t\tif false && b.resp.ErrorCode == errNone && g.releasesDueLocked(b) {"}},
+		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestConsumerReleaseAnswerWaitsForOthersRelease"}},
+	},
+	{
+		Name:  "consumer-held-answer-not-reconciled",
+		Rule:  "releases soon to come: a held heartbeat's member is reconciled again with what was released meanwhile",
+		Edits: []edit{{File: "kafka/group/consumer_await.go", Old: "\tif cs.reconcile(m, nil) {", New: "\tif false && cs.reconcile(m, nil) {"}},
+		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestConsumerReleaseAnswerWaitsForOthersRelease"}},
+	},
+	{
+		Name:  "consumer-held-answer-before-write",
+		Rule:  "durable consumer group state: a held heartbeat's second turn is answered only after the write holding it",
+		Edits: []edit{{File: "kafka/group/consumer_await.go", Old: "\t\tif code := g.persistConsumerLocked(); code != errNone {\n\t\t\tb.resp.ErrorCode = code\n\t\t\treturn\n\t\t}\n", New: "\t\tif code := errNone; code != errNone {\n\t\t\tb.resp.ErrorCode = code\n\t\t\treturn\n\t\t}\n"}},
+		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestConsumerReleaseAnswerWaitsForOthersRelease"}},
+	},
+}
