@@ -7,9 +7,12 @@ func init() { mutations = append(mutations, releaseWaitMutations...) }
 
 var releaseWaitMutations = []mutation{
 	{
-		Name:  "consumer-no-release-wait",
-		Rule:  "releases soon to come: a heartbeat lacking partitions its owner was told to revoke waits for the release and gets them in the same answer",
-		Edits: []edit{{File: "kafka/group/consumer_batch.go", Old: "\t\tif g.releasesDueLocked(b) {\n\t\t\tparked = append(parked, b)", New: "\t\tif false && g.releasesDueLocked(b) {\n\t\t\tparked = append(parked, b)"}},
+		Name: "consumer-no-release-wait",
+		Rule: "releases soon to come: a heartbeat lacking partitions its owner was told to revoke waits for the release and gets them in the same answer",
+		Edits: []edit{
+			{File: "kafka/group/consumer_batch.go", Old: "\t\tif g.releasesDueLocked(b) {\n\t\t\tparked = append(parked, b)", New: "\t\tif false && g.releasesDueLocked(b) {\n\t\t\tparked = append(parked, b)"},
+			{File: "kafka/group/consumer_batch.go", Old: "\t\tif b.resp.ErrorCode == errNone && g.releasesDueLocked(b) {", New: "\t\tif false && b.resp.ErrorCode == errNone && g.releasesDueLocked(b) {"},
+		},
 		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestConsumerBeatWaitsForToldRelease"}},
 	},
 	{
