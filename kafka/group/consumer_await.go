@@ -117,7 +117,7 @@ func (g *group) releasesDueLocked(b *beat) bool {
 		return false // it has partitions of its own to revoke first
 	}
 	var now time.Time
-	var due time.Duration // an owner answered this long ago heartbeats within the wait
+	var due, late time.Duration // an owner answered between due and late ago heartbeats within the wait
 	for _, x := range target.tps() {
 		o := cs.members[cs.owners[x]]
 		if o == nil || o == m {
@@ -126,16 +126,19 @@ func (g *group) releasesDueLocked(b *beat) bool {
 		if o.revoking.has(x) {
 			return g.setBoundLocked(b)
 		}
-		if o.answered.IsZero() {
-			continue
+		if o.answered.IsZero() || o.epoch < 0 {
+			continue // not heard from since a restart, or a static member away
 		}
 		if now.IsZero() {
 			if !g.setBoundLocked(b) {
 				return false
 			}
-			now, due = g.c.clock.Now(), g.c.heartbeatInterval(g.id)-b.wait.bound
+			interval := g.c.heartbeatInterval(g.id)
+			now, due, late = g.c.clock.Now(), interval-b.wait.bound, interval+b.wait.bound
 		}
-		if now.Sub(o.answered) >= due {
+		// An owner overdue by more than the wait has gone quiet (its
+		// session will tell): waiting for it would only delay.
+		if since := now.Sub(o.answered); since >= due && since < late {
 			return true
 		}
 	}

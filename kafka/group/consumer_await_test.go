@@ -203,3 +203,17 @@ func TestConsumerReleaseAnswerWaitsForOthersRelease(t *testing.T) {
 	}
 	noDoubleOwnership(t, []*cm{ms["a"], ms["b"], ms["c"], ms["d"]})
 }
+
+// Releases soon to come: an owner whose heartbeat is overdue by more than
+// the wait has gone quiet; a heartbeat does not wait for it.
+func TestConsumerBeatNoWaitForQuietOwner(t *testing.T) {
+	h, _, b := awaitHarness(t, time.Second)
+	h.clock.Advance(2 * DefaultConsumerHeartbeatInterval) // a's heartbeat is 5 s overdue
+	g := h.c.lookup("g")
+	g.mu.Lock()
+	due := g.releasesDueLocked(&beat{req: &kmsg.ConsumerGroupHeartbeatRequest{MemberID: "b", MemberEpoch: b.epoch}})
+	g.mu.Unlock()
+	if due {
+		t.Fatal("b would wait for a, silent for two heartbeat intervals")
+	}
+}

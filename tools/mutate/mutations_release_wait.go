@@ -30,7 +30,7 @@ var releaseWaitMutations = []mutation{
 	{
 		Name:  "consumer-release-wait-ignores-due-owner",
 		Rule:  "releases soon to come: a heartbeat also waits while an owner's heartbeat, at which it is told to revoke, is due within the wait",
-		Edits: []edit{{File: "kafka/group/consumer_await.go", Old: "\t\tif now.Sub(o.answered) >= due {", New: "\t\tif false && now.Sub(o.answered) >= due {"}},
+		Edits: []edit{{File: "kafka/group/consumer_await.go", Old: "\t\tif since := now.Sub(o.answered); since >= due && since < late {", New: "\t\tif since := now.Sub(o.answered); false && since >= due && since < late {"}},
 		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestConsumerBeatWaitsForDueOwner"}},
 	},
 }
@@ -55,5 +55,11 @@ var releaseHoldMutations = []mutation{
 		Rule:  "durable consumer group state: a held heartbeat's second turn is answered only after the write holding it",
 		Edits: []edit{{File: "kafka/group/consumer_await.go", Old: "\t\tif code := g.persistConsumerLocked(); code != errNone {\n\t\t\tb.resp.ErrorCode = code\n\t\t\treturn\n\t\t}\n", New: "\t\tif code := errNone; code != errNone {\n\t\t\tb.resp.ErrorCode = code\n\t\t\treturn\n\t\t}\n"}},
 		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestConsumerReleaseAnswerWaitsForOthersRelease"}},
+	},
+	{
+		Name:  "consumer-release-wait-for-quiet-owner",
+		Rule:  "releases soon to come: a heartbeat does not wait for an owner overdue by more than the wait",
+		Edits: []edit{{File: "kafka/group/consumer_await.go", Old: "since >= due && since < late {", New: "since >= due && (since < late || true) {"}},
+		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestConsumerBeatNoWaitForQuietOwner"}},
 	},
 }
