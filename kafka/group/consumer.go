@@ -92,6 +92,9 @@ type cmember struct {
 	sessionSeq uint64
 	revoke     Timer
 	revokeSeq  uint64
+	// answered is when the member's last heartbeat was answered: its
+	// next one is due a heartbeat interval later (consumer_await.go).
+	answered time.Time
 
 	// classic is set for a member that speaks the classic protocol
 	// (migrate.go); nil for a consumer-protocol member.

@@ -43,13 +43,25 @@ type beat struct {
 	resp *kmsg.ConsumerGroupHeartbeatResponse
 	done chan struct{}
 	lead bool
+	wait releaseWait // releases soon to come (consumer_await.go)
 }
 
 // batchHeartbeat queues a heartbeat and returns its answer once the batch
 // holding it is durable; the first heartbeat to find no batch running
-// applies the queue.
+// applies the queue. A heartbeat a batch parked (releases soon to come)
+// waits for the next batch, or the end of its wait, and is queued again.
 func (g *group) batchHeartbeat(cl Client, req *kmsg.ConsumerGroupHeartbeatRequest, resp *kmsg.ConsumerGroupHeartbeatResponse) *kmsg.ConsumerGroupHeartbeatResponse {
-	b := &beat{cl: cl, req: req, resp: resp, done: make(chan struct{})}
+	b := &beat{cl: cl, req: req, resp: resp}
+	for g.runBeat(b) {
+		b.wait.await()
+	}
+	b.wait.stop()
+	return b.resp
+}
+
+// runBeat queues b and returns when it is answered (false) or parked (true).
+func (g *group) runBeat(b *beat) bool {
+	b.done, b.lead, b.wait.parked = make(chan struct{}), false, false
 	q := &g.beats
 	q.mu.Lock()
 	q.waiting = append(q.waiting, b)
@@ -59,11 +71,11 @@ func (g *group) batchHeartbeat(cl Client, req *kmsg.ConsumerGroupHeartbeatReques
 	if !lead {
 		<-b.done
 		if !b.lead {
-			return b.resp
+			return b.wait.parked
 		}
 	}
 	g.applyBeats(b)
-	return b.resp
+	return b.wait.parked
 }
 
 // applyBeats applies every queued heartbeat as one batch, answers them,
@@ -102,9 +114,11 @@ func (g *group) applyBeats(self *beat) {
 // heartbeats that only change the consumer group's record. Needs mu.
 func (g *group) applyBeatsLocked(batch []*beat) {
 	var deferred []*beat
+	changed := false // the batch changed the group: parked heartbeats look again
 	flush := func() {
 		g.mu.deferWrite = false
 		if g.mu.dirty {
+			changed = true
 			if code := g.persistConsumerLocked(); code != errNone {
 				for _, b := range deferred {
 					if b.resp.ErrorCode == errNone {
@@ -117,17 +131,54 @@ func (g *group) applyBeatsLocked(batch []*beat) {
 		}
 		deferred = deferred[:0]
 	}
+	var parked, held []*beat
+	apply := func(b *beat) {
+		g.mu.deferWrite = true
+		if b.wait.applied {
+			g.reconcileAgainLocked(b)
+		} else {
+			b.resp = g.heartbeatLocked(b.cl, b.req, b.resp)
+		}
+		deferred = append(deferred, b)
+		if b.resp.ErrorCode == errNone && g.releasesDueLocked(b) {
+			b.wait.applied = true // its answer waits for the releases
+			held = append(held, b)
+		}
+	}
 	for _, b := range batch {
 		if !g.batchableLocked(b.req) {
 			flush()
-			b.resp = g.heartbeatLocked(b.cl, b.req, b.resp)
+			if !b.wait.applied { // else the group changed type: its first answer stands
+				b.resp = g.heartbeatLocked(b.cl, b.req, b.resp)
+			}
+			changed = true
 			continue
 		}
-		g.mu.deferWrite = true
-		b.resp = g.heartbeatLocked(b.cl, b.req, b.resp)
-		deferred = append(deferred, b)
+		if g.releasesDueLocked(b) {
+			parked = append(parked, b)
+			continue
+		}
+		apply(b)
+	}
+	// A parked heartbeat whose releases came in this batch goes in it.
+	kept := parked[:0]
+	for _, b := range parked {
+		if !g.batchableLocked(b.req) {
+			b.wait.final = true // the group changed type: applied on its own next
+		}
+		if b.wait.final || g.releasesDueLocked(b) {
+			kept = append(kept, b)
+			continue
+		}
+		apply(b)
 	}
 	flush()
+	for _, b := range held {
+		if b.resp.ErrorCode == errNone { // else the write failed: answered with its error
+			kept = append(kept, b)
+		}
+	}
+	g.parkLocked(kept, changed)
 }
 
 // batchableLocked reports whether req may share the batch's write: a

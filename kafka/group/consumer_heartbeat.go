@@ -367,6 +367,7 @@ func (g *group) finishBeatLocked(m *cmember, snap consumerSnapshot, resp *kmsg.C
 // the answer of a heartbeat whose changes are durable.
 func (g *group) answerBeatLocked(m *cmember, snap consumerSnapshot, resp *kmsg.ConsumerGroupHeartbeatResponse, full bool) *kmsg.ConsumerGroupHeartbeatResponse {
 	g.scheduleConsumerSessionLocked(m)
+	m.answered = g.c.clock.Now()
 	if m.state == memberUnrevoked {
 		g.scheduleRevokeLocked(m)
 	} else {

@@ -71,6 +71,11 @@ type Config struct {
 	ConsumerMaxSessionTimeout    time.Duration
 	ConsumerMinHeartbeatInterval time.Duration
 	ConsumerMaxHeartbeatInterval time.Duration
+	// ConsumerReleaseWait is how long a member's heartbeat may wait for
+	// partitions of its target whose owners are about to release them
+	// (consumer_await.go); zero: a fifth of the heartbeat interval, at
+	// most 100 ms; negative: never.
+	ConsumerReleaseWait time.Duration
 	// GroupConfig is a group's dynamic config ("" when unset, or nil:
 	// none): its consumer.session.timeout.ms and
 	// consumer.heartbeat.interval.ms (KIP-848 group configs, set with

@@ -139,6 +139,18 @@
 //     the state exceeds MaxGroupStateBytes (UNKNOWN_SERVER_ERROR), the
 //     heartbeat gets the error and the group goes back to its last
 //     durable state.
+//   - **Releases soon to come.** A member's heartbeat (not a join or
+//     leave) that finds partitions of its target held by a member told
+//     to revoke them, or by one whose heartbeat is due within the wait,
+//     waits before it is applied until they are released (each written
+//     batch of heartbeats wakes it) or a fifth of the heartbeat interval
+//     (at most 100 ms) has passed; it then gets what was released in the
+//     same answer, not one heartbeat interval later. A heartbeat that
+//     leaves its member in that state (its own release applied) has its
+//     answer held the same way and its member reconciled again before it
+//     is answered. The wait comes before the heartbeat changes anything,
+//     or after its changes are written, and every answer follows the
+//     write of the state it shows (consumer_await.go).
 //   - **Consumer groups restored at restart.** After a restart a
 //     consumer group has its members at their epochs with their
 //     partitions and target: members heartbeating with their epoch go

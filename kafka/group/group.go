@@ -195,8 +195,12 @@ type group struct {
 		// persistConsumerLocked only notes the change (dirty) for the
 		// batch's one write (consumer_batch.go).
 		deferWrite, dirty bool
-		rebalance         Timer
-		rebalanceSeq      uint64
+		// applied is closed once the next batch of consumer heartbeats
+		// is applied and written, waking the heartbeats waiting for
+		// releases (consumer_await.go); nil when none waits.
+		applied      chan struct{}
+		rebalance    Timer
+		rebalanceSeq uint64
 		// assigning tags the leader's assignment being written, 0 when
 		// none is (assign_store.go); a rebalance clears it.
 		assigning uint64
