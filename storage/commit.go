@@ -83,6 +83,7 @@ type committer struct {
 	// in the main lane, changed under mu (doc.go "Burst steps").
 	stepBytes  int
 	mainQueued atomic.Uint64
+	dirMu      sync.Mutex // held across syncDir (both lanes)
 	mu         struct {
 		sync.Mutex
 		queue   []*Pending
@@ -431,8 +432,12 @@ func (c *committer) commit(group []*Pending) {
 // syncDir syncs segments/ when a ledger file was created since the last
 // sync without one (I1, openLedgerFile): every group entry's file was
 // created before the entry was queued, so before this. A failed sync
-// fails the group's logs.
+// fails the group's logs. The lanes sync one at a time (dirMu): a lane
+// that finds the flag cleared by the other lane's sync in progress
+// waits for that sync to end before it goes on.
 func (c *committer) syncDir(group []*Pending, failed map[*logState]error) {
+	c.dirMu.Lock()
+	defer c.dirMu.Unlock()
 	if !c.s.dirUnsynced.Swap(false) {
 		return
 	}
