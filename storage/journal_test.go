@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/kgateway/kgateway/storage/vfstest"
 )
@@ -265,5 +266,75 @@ func TestJournalPassKeptUntilCheckpointed(t *testing.T) {
 		}
 		checkAcked(t, s2, acked)
 		_ = s2.Close()
+	}
+}
+
+// holdDirFS is a MemFS whose next SyncDir of dir, once armed, waits for
+// release (after closing held).
+type holdDirFS struct {
+	*vfstest.MemFS
+	dir           string
+	armed         atomic.Bool
+	held, release chan struct{}
+}
+
+func (h *holdDirFS) SyncDir(name string) error {
+	if filepath.Clean(name) == h.dir && h.armed.Swap(false) {
+		close(h.held)
+		<-h.release
+	}
+	return h.MemFS.SyncDir(name)
+}
+
+// TestLanesWaitForDirSync: with the bulk lane, both lanes may take the
+// first entry of a new file at once; the lane that finds the directory
+// sync (I1) already started by the other must wait for it to end before
+// it indexes or acknowledges anything.
+func TestLanesWaitForDirSync(t *testing.T) {
+	m := vfstest.NewMachine(0)
+	h := &holdDirFS{MemFS: m.Files, dir: "/data/segments", held: make(chan struct{}), release: make(chan struct{})}
+	s, err := Open("/data", Options{FS: h, PebbleFS: m.Index, BulkEntryBytes: 1 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.CreateLogs(1, 2); err != nil {
+		t.Fatal(err)
+	}
+	// Each lane stops after its write until both entries are written, so
+	// that both files exist before either lane syncs the directory.
+	both := make(chan struct{})
+	m.Files.SetHook(func(p vfstest.Point) {
+		if p == vfstest.AfterWrite {
+			<-both
+		}
+	})
+	h.armed.Store(true)
+	bulk, err := s.Write(1, 1, make([]byte, 8<<10), AppendOptions{}) // the bulk lane
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, err := s.Write(2, 1, []byte("small"), AppendOptions{}) // the main lane
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bulk.bulk == small.bulk {
+		t.Fatal("both entries in one lane")
+	}
+	close(both)
+	<-h.held // one lane syncs the directory; the other must wait for it
+	select {
+	case <-bulk.done:
+		t.Error("I1: an entry of a new file was acknowledged while the directory sync was still running")
+	case <-small.done:
+		t.Error("I1: an entry of a new file was acknowledged while the directory sync was still running")
+	case <-time.After(500 * time.Millisecond): // the waiting lane had time to go wrong
+	}
+	close(h.release)
+	m.Files.SetHook(nil)
+	for _, pd := range []*Pending{bulk, small} {
+		if err := pd.Wait(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

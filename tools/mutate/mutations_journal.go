@@ -48,4 +48,10 @@ var dirSyncMutations = []mutation{
 		Edits: []edit{{File: "storage/commit.go", Old: "\tc.syncDir(group, failed)\n", New: ""}},
 		Tests: []testRun{{Pkg: "./storage/", Run: "TestFirstWritesDirSynced"}},
 	},
+	{
+		Name:  "lanes-dir-sync-unordered",
+		Rule:  "storage I1: a lane that finds the other lane's directory sync in progress waits for it before it acknowledges a new file's entry",
+		Edits: []edit{{File: "storage/commit.go", Old: "\tc.dirMu.Lock()\n\tdefer c.dirMu.Unlock()\n", New: ""}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestLanesWaitForDirSync"}},
+	},
 }
