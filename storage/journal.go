@@ -405,7 +405,7 @@ func parseJournalBody(b []byte) ([]journalFrame, bool) {
 // while a ledger lives, so writing a frame that its file already holds
 // changes nothing. Needs loadLogs.
 func (s *Store) replayJournal() error {
-	frames, err := s.indexJournal()
+	frames, err := indexJournal(s.db)
 	if err != nil {
 		return err
 	}
@@ -444,7 +444,7 @@ func (s *Store) replayJournal() error {
 	for _, p := range passes {
 		frames = append(frames, p.frames...)
 	}
-	n, files, err := s.writeBack(frames)
+	n, files, err := writeBack(s, frames)
 	if err != nil {
 		return err
 	}
@@ -464,8 +464,8 @@ func (s *Store) replayJournal() error {
 
 // indexJournal reads the frames an earlier version journaled in the
 // index (j|log|ledger|pos).
-func (s *Store) indexJournal() ([]journalFrame, error) {
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixJournal}, UpperBound: []byte{prefixJournal + 1}})
+func indexJournal(db *pebble.DB) ([]journalFrame, error) {
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixJournal}, UpperBound: []byte{prefixJournal + 1}})
 	if err != nil {
 		return nil, err
 	}
@@ -494,9 +494,10 @@ func journalKey(id LogID, led LedgerID, pos int64) []byte {
 	return appendU64(appendU64(appendU64([]byte{prefixJournal}, uint64(id)), uint64(led)), uint64(pos))
 }
 
-// writeBack writes frames at their places, in order, and syncs the files
-// written; it returns how many frames and files it wrote.
-func (s *Store) writeBack(frames []journalFrame) (n, files int, err error) {
+// writeBack writes frames at their places in s's files, in order, and
+// syncs the files written; it returns how many frames and files it
+// wrote. Needs loadLogs.
+func writeBack(s *Store, frames []journalFrame) (n, files int, err error) {
 	open := make(map[string]File)
 	defer func() {
 		for _, f := range open {
