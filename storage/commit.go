@@ -83,6 +83,7 @@ type committer struct {
 	// in the main lane, changed under mu (doc.go "Burst steps").
 	stepBytes  int
 	mainQueued atomic.Uint64
+	dirMu      sync.Mutex // held across syncDir (both lanes)
 	mu         struct {
 		sync.Mutex
 		queue   []*Pending
@@ -414,8 +415,11 @@ func (c *committer) commit(group []*Pending) {
 		// are not synced.
 		st.Replicate = c.replicate(r, group, failed)
 	case c.s.j.wants(group, len(files)):
-		// I15: the index batch carries the frames and is synced instead.
+		// I15: one journal record, synced, instead of the files' syncs.
 		st.Journaled = true
+		start := time.Now()
+		c.s.j.write(group, failed)
+		st.Sync = time.Since(start)
 	default:
 		start := time.Now()
 		c.syncFiles(files, failed)
@@ -428,8 +432,12 @@ func (c *committer) commit(group []*Pending) {
 // syncDir syncs segments/ when a ledger file was created since the last
 // sync without one (I1, openLedgerFile): every group entry's file was
 // created before the entry was queued, so before this. A failed sync
-// fails the group's logs.
+// fails the group's logs. The lanes sync one at a time (dirMu): a lane
+// that finds the flag cleared by the other lane's sync in progress
+// waits for that sync to end before it goes on.
 func (c *committer) syncDir(group []*Pending, failed map[*logState]error) {
+	c.dirMu.Lock()
+	defer c.dirMu.Unlock()
 	if !c.s.dirUnsynced.Swap(false) {
 		return
 	}
@@ -448,19 +456,9 @@ func (c *committer) syncDir(group []*Pending, failed map[*logState]error) {
 }
 
 // complete indexes the group's live logs, then publishes their durable
-// ends and wakes the waiters (I10). A journaled group's frames go into
-// the index batch, which is synced (I15).
+// ends and wakes the waiters (I10).
 func (c *committer) complete(group []*Pending, failed map[*logState]error, st CommitStats) {
-	var j *journal
-	if st.Journaled {
-		j = c.s.j
-	}
-	start := time.Now()
-	c.index(group, failed, j)
-	if j != nil {
-		st.Sync = time.Since(start)
-		j.track(group, failed)
-	}
+	c.index(group, failed)
 	c.step(fsys.StepIndexed)
 	// Before the waiters wake, so that whatever an acknowledgement lets
 	// happen next already sees this commit counted.
@@ -590,8 +588,7 @@ func (c *committer) replicated(errs map[LogID]error, logs map[LogID]*logState, f
 
 // index commits the entry and time index keys of the group's live logs in
 // one pebble batch; if the commit fails, every live log of the group fails.
-// With j the batch also holds the frames and is synced (I15).
-func (c *committer) index(group []*Pending, failed map[*logState]error, j *journal) {
+func (c *committer) index(group []*Pending, failed map[*logState]error) {
 	b := c.s.db.NewBatch()
 	defer b.Close()
 	for _, p := range group {
@@ -603,19 +600,11 @@ func (c *committer) index(group []*Pending, failed map[*logState]error, j *journ
 		if p.timeKey {
 			_ = b.Set(timeKey(p.log.id, p.runMax, h.Offset), nil, nil)
 		}
-		if j != nil {
-			j.add(b, p)
-		}
 	}
 	// NoSync is enough (doc.go I3): the segment bytes are durable (or
-	// replicated, I10) and recovery re-indexes the newest ledger's tail
-	// from them. A journaled group's batch is what makes its frames
-	// durable (I15).
-	mode := pebble.NoSync
-	if j != nil {
-		mode = pebble.Sync
-	}
-	if err := b.Commit(mode); err != nil {
+	// replicated, I10, or journaled, I15) and recovery re-indexes the
+	// newest ledger's tail from them (after writing the journal back).
+	if err := b.Commit(pebble.NoSync); err != nil {
 		c.s.logger.Error("storage-index-commit-failed", zap.Error(err))
 		for _, p := range group {
 			if failed[p.log] == nil {

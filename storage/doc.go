@@ -44,9 +44,11 @@
 //	                      among them the object tier's records and pins
 //	                      (m|tier/..., tier PebbleMeta)
 //	s|next-ledger         the next ledger ID (store-wide; IDs are never reused)
-//	j|log|ledger|pos      the journal: a copy of a frame of a journaled
-//	                      group commit, until its file is synced in place
-//	                      ("Journaled commits", I15)
+//	j|log|ledger|pos      legacy: an earlier version's journal (a copy of
+//	                      a frame of a journaled group commit). None is
+//	                      written now (the journal has files of its own,
+//	                      "Journaled commits"); Open writes back and
+//	                      deletes any a store written before holds
 //
 // # Group commit
 //
@@ -112,25 +114,34 @@
 //
 // With Options.JournalBytes (and no Replicator) a group commit that
 // touches at least two files, with at most JournalBytes bytes of frames
-// per file on average, is journaled: step 1 is left out, and step 2's
-// pebble batch also holds a copy of every frame of the group
-// (j|log|ledger|pos, the frame as written to its file) and is committed
-// with Sync. One fdatasync of pebble's WAL then makes the whole group
-// durable, where its files would each have needed their own (a thousand
-// partitions with a record or two each cost a thousand fdatasyncs, and
-// on ext4 as many journal commits). Steps 3 and 4 are as before. A
-// checkpoint (journal.go; in the background, once 16 MiB were journaled
-// or a second after the first journaled group) syncs every file with
-// journaled frames in place and then deletes those frames (a NoSync
-// DeleteRange per file, below the position its frames had reached before
-// its sync). The checkpoints keep the frames well within pebble's
-// memtable (64 MiB with a journal), so that they are deleted before a
-// flush would write them out. Close checkpoints what is left. Open,
-// before it recovers any log (I4), writes every journaled frame still
-// there back at its place in its file, syncs those files and deletes the
-// journal. See I15. (Verify and the offline inspection read the files as
-// they are: after a crash and before an Open, an acknowledged entry of a
-// journaled group may be in the journal only.)
+// per file on average, is journaled: step 1 is replaced by one record,
+// holding a copy of every frame of the group (its log, ledger and
+// position, and the frame as written to its file), appended to the
+// store's journal file and fdatasynced. One fdatasync then makes the
+// whole group durable, where its files would each have needed their own
+// (a thousand partitions with a record or two each cost a thousand
+// fdatasyncs, and on ext4 as many journal commits). Steps 2 to 4 are as
+// before (the index batch stays NoSync: I3, I4). The journal is two
+// files in segments/ (journal-0.jnl, journal-1.jnl; journal.go), written
+// in turns: a pass appends records to one file from its start until the
+// next would pass 32 MiB, then the next pass writes the other file from
+// its start, over its blocks of two passes before. So from a file's
+// second pass on, a journal fdatasync overwrites blocks the file has and
+// changes no size: on ext4 it needs no file-system journal commit (which
+// every sync of a growing file, pebble's WAL among them, does). When a
+// pass ends, a checkpoint (in the background, four files at a time)
+// fdatasyncs every file the pass journaled frames of; the other journal
+// file is written over only once its previous pass's checkpoint has
+// finished, and until then a group is committed as without a journal.
+// Close checkpoints everything and empties the journal files. Open,
+// before it recovers any log (I4), writes every frame of the journal
+// back at its place in its file (both files' passes, the older first; a
+// record counts while it is whole, by its length and CRC32C, and of its
+// pass: an older pass's records past the newer ones end the pass), syncs
+// those files and only then empties the journal. See I15. (Verify and
+// the offline inspection read the files as they are: after a crash and
+// before an Open, an acknowledged entry of a journaled group may be in
+// the journal only.)
 //
 // With Options.Replicator (cluster mode) step 1 is replaced: the group's
 // entries are handed to Replicate, and the segment files are not
@@ -270,27 +281,30 @@
 //	   the durable ends only grow; no entry after a failed one is
 //	   acknowledged (D2, D3). The Pipeliner publishes in call order.
 //	I15 With a journal (Options.JournalBytes), a journaled group's
-//	   index keys and frame copies are one pebble batch committed with
-//	   Sync, after its frames were written to their files and before
-//	   its durable ends and waiters (I2 holds with "durable" meaning in
-//	   the file or in the journal: the index never names a byte that is
-//	   in neither). A checkpoint deletes a file's journaled frames only
-//	   after an fdatasync of that file that began after they were
-//	   written, or once the file's ledger record is durably gone
-//	   (trimmed, deleted, offloaded); a failed checkpoint sync fails the
-//	   log and keeps its frames. Open writes every journaled frame of a
-//	   ledger whose record is there (and not offloaded) back at its
-//	   position, syncs those files and only then deletes the journal,
-//	   before I4 runs; a frame whose ledger is gone is dropped. A
-//	   position of a ledger is written once while the ledger lives (a
-//	   write refused for lack of space, I7, was never journaled, and the
-//	   frame written there next replaces its key), so writing back a
-//	   frame its file already holds changes nothing, and a deletion lost
-//	   in a crash costs only that. So I5 holds: an acknowledged entry is
-//	   in its file after Open, from its own fdatasync or from the
-//	   journal. The group's files are not synced by the group, so I3's
-//	   "the segment file is the source of truth" holds after Open's
-//	   write-back.
+//	   record is written to the journal file after its frames were
+//	   written to their files, and fdatasynced before the group is
+//	   indexed and before its durable ends and waiters (I2 holds with
+//	   "durable" meaning in the file or in the journal: the index never
+//	   names a byte that is in neither); a failed journal write or sync
+//	   fails the group's logs, as a failed fdatasync of their files
+//	   would, and ends journaling until the store is reopened. A journal
+//	   file is written over only after every file its previous pass
+//	   journaled frames of was fdatasynced by a checkpoint that began
+//	   after that pass ended, or once that file's ledger record is
+//	   durably gone (trimmed, deleted, offloaded); a failed checkpoint
+//	   sync fails the log and keeps the pass, so the file is not written
+//	   over again. Open writes every frame of the journal whose ledger
+//	   record is there (and not offloaded) back at its position, syncs
+//	   those files and only then empties the journal files (a truncation,
+//	   synced), before I4 runs; a frame whose ledger is gone is dropped.
+//	   A position of a ledger is written once while the ledger lives (a
+//	   write refused for lack of space, I7, was never journaled), so
+//	   writing back a frame its file already holds changes nothing, and
+//	   replaying a pass already checkpointed costs only that. So I5
+//	   holds: an acknowledged entry is in its file after Open, from its
+//	   own fdatasync or from the journal. The group's files are not
+//	   synced by the group, so I3's "the segment file is the source of
+//	   truth" holds after Open's write-back.
 //
 // # Reads
 //

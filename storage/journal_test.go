@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync/atomic"
@@ -49,8 +50,6 @@ func writeSpread(t *testing.T, s *Store, logs []LogID, journaled *atomic.Int64) 
 // file: Open writes its frame back from the journal. The test checks
 // that some acknowledged frame was indeed not synced in its file.
 func TestJournaledCommitWrittenBack(t *testing.T) {
-	defer func(d time.Duration) { journalIdle = d }(journalIdle)
-	journalIdle = time.Hour // no checkpoint before the crash
 	m := vfstest.NewMachine(0)
 	s, journaled := openJournaled(t, m)
 	logs := []LogID{1, 2, 3, 4, 5, 6, 7, 8}
@@ -85,12 +84,9 @@ func TestJournaledCommitWrittenBack(t *testing.T) {
 	checkAcked(t, s2, acked)
 }
 
-// TestJournalCheckpoint: a checkpoint syncs the journaled files in place
-// and deletes their frames from the journal; a crash after it loses
-// nothing acknowledged.
+// TestJournalCheckpoint: a checkpoint syncs the journaled files in place;
+// a crash after it loses nothing acknowledged.
 func TestJournalCheckpoint(t *testing.T) {
-	defer func(d time.Duration) { journalIdle = d }(journalIdle)
-	journalIdle = time.Hour
 	m := vfstest.NewMachine(0)
 	s, journaled := openJournaled(t, m)
 	logs := []LogID{1, 2, 3}
@@ -100,18 +96,12 @@ func TestJournalCheckpoint(t *testing.T) {
 		}
 	}
 	acked := writeSpread(t, s, logs, journaled)
-	s.j.checkpoint()
-	n := 0
-	if err := s.Keyspace(func(k, _ []byte) error {
-		if k[0] == prefixJournal {
-			n++
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	s.j.checkpointAll()
+	s.j.mu.Lock()
+	n := len(s.j.mu.touched) + len(s.j.mu.passed)
+	s.j.mu.Unlock()
 	if n != 0 {
-		t.Fatalf("%d journaled frames left after a checkpoint", n)
+		t.Fatalf("%d files still to checkpoint after a checkpoint", n)
 	}
 	for _, id := range logs {
 		info, _ := s.Info(id)
@@ -211,4 +201,140 @@ func openJournaled(t *testing.T, m *vfstest.Machine) (*Store, *atomic.Int64) {
 		t.Fatal(err)
 	}
 	return s, journaled
+}
+
+// TestJournalPassKeptUntilCheckpointed: a journal file is written over
+// only once every file its previous pass journaled frames of was synced
+// in place (I15). One log's checkpoint sync fails, so its pass is never
+// checkpointed; the other logs go on writing for several passes. A crash
+// that keeps nothing unsynced must still find that log's acknowledged
+// entries in the journal, and so must a crash after Close: Close keeps
+// a journal whose checkpoint failed.
+func TestJournalPassKeptUntilCheckpointed(t *testing.T) {
+	defer func(n int64) { journalFileBytes = n }(journalFileBytes)
+	journalFileBytes = 4 << 10
+	m := vfstest.NewMachine(0)
+	ffs := vfstest.NewFaultFS(m.Files)
+	journaled := new(atomic.Int64)
+	s, err := Open("/data", Options{FS: ffs, PebbleFS: m.Index, JournalBytes: 1 << 20,
+		OnCommit: func(st CommitStats) {
+			if st.Journaled {
+				journaled.Add(1)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := []LogID{1, 2, 3}
+	if err := s.CreateLogs(logs...); err != nil {
+		t.Fatal(err)
+	}
+	info, _ := s.Info(1)
+	ffs.FailSync(SegmentFileName(1, info.Ledgers[0].ID), fmt.Errorf("injected"))
+	acked := writeSpread(t, s, logs, journaled)
+	// Log 1 fails at its checkpoint; the others fill the journal's two
+	// files several times over (each round is a group of two files).
+	for round := 0; round < 200; round++ {
+		var ps []*Pending
+		for _, id := range logs[1:] {
+			p := []byte(fmt.Sprintf("log %v round %d of many", id, round))
+			pd, err := s.Write(id, 1, p, AppendOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ps = append(ps, pd)
+			acked[id][pd.Header().Offset] = p
+		}
+		for _, pd := range ps {
+			if err := pd.Wait(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := s.Write(1, 1, []byte("after"), AppendOptions{}); !errors.Is(err, ErrFailed) {
+		t.Fatalf("log 1 after its failed checkpoint sync: %v, want ErrFailed", err)
+	}
+	img := m.Crash(vfstest.FilesFirst, vfstest.SyncedOnly)
+	// Close must not empty the journal either: log 1's frames are still
+	// unsynced in its file.
+	_ = s.Close()
+	closed := m.Crash(vfstest.FilesFirst, vfstest.SyncedOnly)
+	for _, img := range []vfstest.Image{img, closed} {
+		s2, err := Open("/data", Options{FS: img.Files, PebbleFS: img.Index})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkAcked(t, s2, acked)
+		_ = s2.Close()
+	}
+}
+
+// holdDirFS is a MemFS whose next SyncDir of dir, once armed, waits for
+// release (after closing held).
+type holdDirFS struct {
+	*vfstest.MemFS
+	dir           string
+	armed         atomic.Bool
+	held, release chan struct{}
+}
+
+func (h *holdDirFS) SyncDir(name string) error {
+	if filepath.Clean(name) == h.dir && h.armed.Swap(false) {
+		close(h.held)
+		<-h.release
+	}
+	return h.MemFS.SyncDir(name)
+}
+
+// TestLanesWaitForDirSync: with the bulk lane, both lanes may take the
+// first entry of a new file at once; the lane that finds the directory
+// sync (I1) already started by the other must wait for it to end before
+// it indexes or acknowledges anything.
+func TestLanesWaitForDirSync(t *testing.T) {
+	m := vfstest.NewMachine(0)
+	h := &holdDirFS{MemFS: m.Files, dir: "/data/segments", held: make(chan struct{}), release: make(chan struct{})}
+	s, err := Open("/data", Options{FS: h, PebbleFS: m.Index, BulkEntryBytes: 1 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.CreateLogs(1, 2); err != nil {
+		t.Fatal(err)
+	}
+	// Each lane stops after its write until both entries are written, so
+	// that both files exist before either lane syncs the directory.
+	both := make(chan struct{})
+	m.Files.SetHook(func(p vfstest.Point) {
+		if p == vfstest.AfterWrite {
+			<-both
+		}
+	})
+	h.armed.Store(true)
+	bulk, err := s.Write(1, 1, make([]byte, 8<<10), AppendOptions{}) // the bulk lane
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, err := s.Write(2, 1, []byte("small"), AppendOptions{}) // the main lane
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bulk.bulk == small.bulk {
+		t.Fatal("both entries in one lane")
+	}
+	close(both)
+	<-h.held // one lane syncs the directory; the other must wait for it
+	select {
+	case <-bulk.done:
+		t.Error("I1: an entry of a new file was acknowledged while the directory sync was still running")
+	case <-small.done:
+		t.Error("I1: an entry of a new file was acknowledged while the directory sync was still running")
+	case <-time.After(500 * time.Millisecond): // the waiting lane had time to go wrong
+	}
+	close(h.release)
+	m.Files.SetHook(nil)
+	for _, pd := range []*Pending{bulk, small} {
+		if err := pd.Wait(); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

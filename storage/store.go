@@ -112,11 +112,6 @@ func Open(dir string, opts Options) (*Store, error) {
 	po := &pebble.Options{FS: opts.PebbleFS, Logger: pebbleLogger{opts.Logger.Sugar()}}
 	// No read-triggered compactions: a read must not cause a write (R1).
 	po.Experimental.ReadSamplingMultiplier = -1
-	if opts.JournalBytes > 0 && opts.Replicator == nil {
-		// Room for the journaled frames between checkpoints, so that
-		// they are deleted before a flush writes them out (I15).
-		po.MemTableSize = journalMemTable
-	}
 	db, err := pebble.Open(filepath.Join(dir, "index"), po)
 	if err != nil {
 		return nil, fmt.Errorf("storage: open index: %w", err)
@@ -130,7 +125,11 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	s.logger.Info("storage-opened", zap.String("dir", dir), zap.Int("logs", len(s.mu.logs)),
 		zap.Duration("took", time.Since(start)))
-	s.j = newJournal(s)
+	if s.j, err = openJournal(s); err != nil {
+		s.closeFiles()
+		_ = db.Close()
+		return nil, err
+	}
 	s.c = newCommitter(s)
 	s.c.stepper, _ = opts.FS.(fsys.Stepper)
 	go s.c.run()
@@ -184,8 +183,7 @@ func (s *Store) Close() error {
 	// Every Write has returned (they hold closeMu), so the committer's queue
 	// is final: drain it so every Pending is answered.
 	s.c.stop()
-	s.j.stop()
-	var errs []error
+	errs := []error{s.j.stop()}
 	// Flush NoSync index commits to the WAL durably (not needed for D2 —
 	// recovery re-indexes the tail — but it makes the next Open cheap).
 	if err := s.db.LogData(nil, pebble.Sync); err != nil {

@@ -126,6 +126,20 @@ func (m *MemFS) SyncedSize(name string) int64 {
 	return int64(len(n.synced))
 }
 
+// SyncedData is a copy of a file's durable contents (nil when the file
+// does not exist).
+func (m *MemFS) SyncedData(name string) []byte {
+	m.mu.Lock()
+	n := m.mu.files[filepath.Clean(name)]
+	m.mu.Unlock()
+	if n == nil {
+		return nil
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]byte{}, n.synced...)
+}
+
 func (m *MemFS) OpenFile(name string, flag int, perm uint32) (fsys.File, error) {
 	name = filepath.Clean(name)
 	m.mu.Lock()

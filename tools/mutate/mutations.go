@@ -22,8 +22,8 @@ var mutations = []mutation{
 		Name: "index-before-fdatasync",
 		Rule: "storage I2: the index never names bytes that are not durable (index committed only after the segment fdatasync)",
 		Edits: []edit{
-			{File: "storage/commit.go", Old: "\t\tstart := time.Now()\n\t\tc.syncFiles(files, failed)\n", New: "\t\tc.index(group, failed, nil)\n\t\tstart := time.Now()\n\t\tc.syncFiles(files, failed)\n"},
-			{File: "storage/commit.go", Old: "\tc.index(group, failed, j)\n", New: ""},
+			{File: "storage/commit.go", Old: "\t\tstart := time.Now()\n\t\tc.syncFiles(files, failed)\n", New: "\t\tc.index(group, failed)\n\t\tstart := time.Now()\n\t\tc.syncFiles(files, failed)\n"},
+			{File: "storage/commit.go", Old: "\tc.index(group, failed)\n\tc.step(fsys.StepIndexed)", New: "\tc.step(fsys.StepIndexed)"},
 		},
 		Tests: []testRun{
 			{Pkg: "./storage/", Run: "TestCrashAtCommitSteps|TestCrashPoints"},

@@ -9,8 +9,8 @@ func init() { mutations = append(mutations, journalMutations...) }
 var journalMutations = []mutation{
 	{
 		Name:  "journal-commit-nosync",
-		Rule:  "storage I15: a journaled group's batch of frames is committed with Sync before any of its entries is acknowledged",
-		Edits: []edit{{File: "storage/commit.go", Old: "\tif j != nil {\n\t\tmode = pebble.Sync\n\t}\n", New: ""}},
+		Rule:  "storage I15: a journaled group's record is fdatasynced in the journal file before any of its entries is acknowledged",
+		Edits: []edit{{File: "storage/journal.go", Old: "\tif err == nil {\n\t\terr = f.Sync()\n\t}\n", New: ""}},
 		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournaledCommitWrittenBack"}},
 	},
 	{
@@ -21,9 +21,21 @@ var journalMutations = []mutation{
 	},
 	{
 		Name:  "journal-deleted-before-sync",
-		Rule:  "storage I15: a checkpoint deletes a file's journaled frames only after that file's fdatasync",
+		Rule:  "storage I15: a checkpoint releases a file's journaled frames only after that file's fdatasync",
 		Edits: []edit{{File: "storage/journal.go", Old: "\terr := f.Sync()\n\tif err == nil {", New: "\terr := error(nil)\n\tif err == nil {"}},
 		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournalCheckpoint"}},
+	},
+	{
+		Name:  "journal-pass-overwritten-unsynced",
+		Rule:  "storage I15: a journal file is written over only once every file its previous pass journaled frames of was synced in place",
+		Edits: []edit{{File: "storage/journal.go", Old: "\tif j.mu.passed != nil {\n\t\treturn false // the other file's pass is not checkpointed yet\n\t}\n", New: ""}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournalPassKeptUntilCheckpointed"}},
+	},
+	{
+		Name:  "journal-emptied-after-failed-checkpoint",
+		Rule:  "storage I15: after a failed checkpoint sync, Close leaves the journal for Open to write back",
+		Edits: []edit{{File: "storage/journal.go", Old: "\tj.mu.kept = true\n", New: ""}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournalPassKeptUntilCheckpointed"}},
 	},
 }
 
@@ -35,5 +47,11 @@ var dirSyncMutations = []mutation{
 		Rule:  "storage I1: a new ledger file's directory entry is durable before any entry of it is acknowledged",
 		Edits: []edit{{File: "storage/commit.go", Old: "\tc.syncDir(group, failed)\n", New: ""}},
 		Tests: []testRun{{Pkg: "./storage/", Run: "TestFirstWritesDirSynced"}},
+	},
+	{
+		Name:  "lanes-dir-sync-unordered",
+		Rule:  "storage I1: a lane that finds the other lane's directory sync in progress waits for it before it acknowledges a new file's entry",
+		Edits: []edit{{File: "storage/commit.go", Old: "\tc.dirMu.Lock()\n\tdefer c.dirMu.Unlock()\n", New: ""}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestLanesWaitForDirSync"}},
 	},
 }
