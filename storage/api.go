@@ -282,9 +282,9 @@ type Options struct {
 	// JournalBytes, when positive and without a Replicator, journals a
 	// group commit that touches at least two files with at most this
 	// many bytes per file on average: its frames are made durable by
-	// one synced pebble batch instead of an fdatasync per file, and
-	// synced in their files in the background (doc.go "Journaled
-	// commits", I15). 0 or negative: never (DefaultJournalBytes is the
+	// one fdatasynced record in the store's journal files instead of an
+	// fdatasync per file, and synced in their files in the background
+	// (doc.go "Journaled commits", I15). 0 or negative: never (DefaultJournalBytes is the
 	// server's default).
 	JournalBytes int
 	// TailCacheBytes bounds the tail cache, over all logs together
