@@ -23,10 +23,15 @@ import (
 // answer would have rested on it is answered with the write's error.
 //
 // Heartbeats that can change the group's type or write something other
-// than the consumer group's record (a leave, which may downgrade the
-// group to classic; a join that upgrades a classic group; anything while
-// an upgrade is not yet durable) are applied on their own: the batch
-// before them is written first.
+// than the consumer group's record (a leave that downgrades the group to
+// classic; a join that upgrades a classic group; anything while an
+// upgrade is not yet durable) are applied on their own: the batch before
+// them is written first. Other leaves share the batch's write, so 100
+// members closing at once are a few writes, not 100. Whether a leave
+// downgrades is decided when the batch applies it, under the lock, by
+// the condition the leave itself uses (downgradeDueLocked): the leaves
+// before it in the batch count, so of many consumer-protocol members
+// leaving a group of classic ones, the last is applied on its own.
 
 // beatQueue is a group's queue of heartbeats waiting for a batch.
 type beatQueue struct {
@@ -182,8 +187,20 @@ func (g *group) applyBeatsLocked(batch []*beat) {
 }
 
 // batchableLocked reports whether req may share the batch's write: a
-// join or heartbeat of a consumer group that is durable as one. Needs mu.
+// join, heartbeat or leave of a consumer group that is durable as one,
+// unless the leave downgrades it. Needs mu.
 func (g *group) batchableLocked(req *kmsg.ConsumerGroupHeartbeatRequest) bool {
-	return g.mu.typ == typeConsumer && g.mu.classicBefore == nil &&
-		req.MemberEpoch != epochLeave && req.MemberEpoch != epochStaticLeave
+	return g.mu.typ == typeConsumer && g.mu.classicBefore == nil && !g.leaveDowngradesLocked(req)
+}
+
+// leaveDowngradesLocked reports whether req is a leave that may turn the
+// group classic: its member is known and downgradeDueLocked holds. A
+// static member stepping away, or a fenced leave, that meets it does not
+// convert but is applied on its own too, which costs only a write. Needs mu.
+func (g *group) leaveDowngradesLocked(req *kmsg.ConsumerGroupHeartbeatRequest) bool {
+	if req.MemberEpoch != epochLeave && req.MemberEpoch != epochStaticLeave {
+		return false
+	}
+	m := g.mu.cons.members[req.MemberID]
+	return m != nil && g.downgradeDueLocked(m)
 }

@@ -72,4 +72,16 @@ var consumerBatchMutations = []mutation{
 		Edits: []edit{{File: "kafka/group/consumer_batch.go", Old: "\t\tif g.mu.dirty {\n", New: "\t\tif false && g.mu.dirty {\n"}},
 		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestConsumerBatchAnsweredAfterItsWrite|TestConsumerAnswerDurableAcrossCrash"}},
 	},
+	{
+		Name:  "consumer-batch-downgrading-leave-batched",
+		Rule:  "KIP-848's online downgrade: a leave that turns the group classic, decided when its batch is applied, is applied on its own after the batch before it is written",
+		Edits: []edit{{File: "kafka/group/consumer_batch.go", Old: "\treturn m != nil && g.downgradeDueLocked(m)\n", New: "\treturn false && m != nil && g.downgradeDueLocked(m)\n"}},
+		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestConsumerBatchLeaveDowngradesInBatch"}},
+	},
+	{
+		Name:  "consumer-batch-leaves-written-alone",
+		Rule:  "batched consumer group heartbeats: leaves that cannot downgrade the group share the batch's one write",
+		Edits: []edit{{File: "kafka/group/consumer_batch.go", Old: "\tm := g.mu.cons.members[req.MemberID]\n\treturn m != nil", New: "\tm := g.mu.cons.members[req.MemberID]\n\treturn true || m != nil"}},
+		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestConsumerBatchLeavesShareOneWrite"}},
+	},
 }
