@@ -56,33 +56,19 @@ func (c *Coordinator) AddPartitionsToTxn(req *kmsg.AddPartitionsToTxnRequest) *k
 }
 
 // addPartitions adds tps to the ongoing transaction (starting one if
-// need be), durably, then registers them with the resolver.
+// need be), durably, then registers them with the resolver; adds of id
+// queued meanwhile are written together (addQueue).
 func (c *Coordinator) addPartitions(id string, pid int64, epoch int16, tps []offsets.TopicPartition, tv int8) int16 {
-	t, code := c.producerTxn(id, pid, epoch)
-	if code != errNone {
-		return code
+	if id == "" {
+		return errInvalidRequest
 	}
-	defer t.mu.Unlock()
-	var have []offsets.TopicPartition
-	if t.st.State == offsets.TxnOngoing {
-		have = t.st.Partitions
+	c.mu.Lock()
+	t := c.mu.txns[id]
+	c.mu.Unlock()
+	if t == nil {
+		return errInvalidMapping
 	}
-	added := newPartitions(have, tps)
-	if len(added) == 0 && t.st.State == offsets.TxnOngoing {
-		// All there already: Kafka answers at once. They are registered
-		// again, as the request may be the retry of one whose
-		// registration failed after the state was durable (durable partition adds).
-		return c.register(id, t, tps)
-	}
-	next := c.begin(t.st, tv)
-	next.Partitions = append(slices.Clone(next.Partitions), added...)
-	if len(next.Partitions) > c.cfg.MaxPartitionsPerTxn || c.overHeld(t, next) {
-		return errPolicy // The transaction bounds
-	}
-	if err := c.persist(t, next); err != nil {
-		return errCoordinatorNA
-	}
-	return c.register(id, t, added)
+	return c.queueAdd(&t.adds, id, &addReq{pid: pid, epoch: epoch, tps: tps, tv: tv})
 }
 
 // register registers tps, partitions of t's durable Ongoing transaction,
@@ -147,20 +133,24 @@ func (c *Coordinator) producerTxn(id string, pid int64, epoch int16) (*txn, int1
 	if t == nil {
 		return nil, errInvalidMapping
 	}
-	code := errNone
-	switch {
-	case t.st.ProducerID != pid:
-		code = errInvalidMapping
-	case t.st.Epoch != epoch:
-		code = errFenced
-	case t.st.State == offsets.TxnPrepareCommit || t.st.State == offsets.TxnPrepareAbort:
-		code = errConcurrent
-	}
-	if code != errNone {
+	if code := checkProducer(t.st, pid, epoch); code != errNone {
 		t.mu.Unlock()
 		return nil, code
 	}
 	return t, errNone
+}
+
+// checkProducer is producerTxn's check of (pid, epoch) against st.
+func checkProducer(st offsets.Txn, pid int64, epoch int16) int16 {
+	switch {
+	case st.ProducerID != pid:
+		return errInvalidMapping
+	case st.Epoch != epoch:
+		return errFenced
+	case st.State == offsets.TxnPrepareCommit || st.State == offsets.TxnPrepareAbort:
+		return errConcurrent
+	}
+	return errNone
 }
 
 // begin returns st as Ongoing: a transaction that was not running starts

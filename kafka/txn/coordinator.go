@@ -176,6 +176,9 @@ type txn struct {
 	// ownerStored: the owner's record is in the store (owners.go).
 	// Under mu.
 	ownerStored bool
+	// adds queues the id's partition adds to write them together
+	// (addQueue); its own lock.
+	adds addQueue
 }
 
 // NewCoordinator loads every transactional id the store holds and recovers

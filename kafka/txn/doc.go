@@ -48,7 +48,11 @@
 //     no transactional batch is accepted on a partition the transaction
 //     could fail to mark. A registration that fails is answered
 //     COORDINATOR_NOT_AVAILABLE (retriable), and an add of partitions
-//     already in the transaction registers them again. EndTxn writes
+//     already in the transaction registers them again. Adds of one id
+//     that queue while its write is in flight are written together in
+//     one store write (addqueue.go): each is checked on its own, answered
+//     only after the write holding its partitions returned, and a failed
+//     write fails every add in it. EndTxn writes
 //     the decision (PrepareCommit or PrepareAbort) first, then a marker
 //     on every partition, then completes the transaction's offsets
 //     together with the Complete state in one batch (O6): every
@@ -125,5 +129,6 @@
 // Lock order: Coordinator.mu is never held while waiting for a txn's lock,
 // and a txn's lock is held across its store writes and markers, so the
 // requests of one transactional id, the timeout loop and expiration are
-// serialized per id.
+// serialized per id. A txn's add queue (addQueue) has its own lock, a
+// leaf, never held while waiting for the txn's.
 package txn

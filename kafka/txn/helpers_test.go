@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/kgateway/kgateway/kafka/group"
 	"github.com/kgateway/kgateway/offsets"
 	"github.com/kgateway/kgateway/resolver"
@@ -133,6 +134,8 @@ type harness struct {
 	cfg    Config
 	// wrap, when set, is what the coordinator gets instead of parts.
 	wrap func(*faultParts) Partitions
+	// mirror, when set at open, is the store's Options.Mirror.
+	mirror func(*pebble.Batch) error
 }
 
 func newHarness(t *testing.T, cfg Config) *harness {
@@ -152,7 +155,7 @@ func newHarness(t *testing.T, cfg Config) *harness {
 
 func (h *harness) open() {
 	h.t.Helper()
-	st, err := offsets.Open(filepath.Join(h.dir, "offsets"), offsets.Options{Now: h.clock.Now})
+	st, err := offsets.Open(filepath.Join(h.dir, "offsets"), offsets.Options{Now: h.clock.Now, Mirror: h.mirror})
 	if err != nil {
 		h.t.Fatal(err)
 	}
