@@ -7,12 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/kgateway/kgateway/offsets"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-// writeGate is the store's mirror (offsets O8): it counts the store's
+// writeGate is the store's write hook (offsetstest.WithWriteHook): it counts the store's
 // synced writes and, while holding, keeps each in flight until released
 // with its outcome.
 type writeGate struct {
@@ -24,7 +23,7 @@ type writeGate struct {
 	closed  chan struct{} // closed when the test ends: writes pass
 }
 
-func (g *writeGate) mirror(*pebble.Batch) error {
+func (g *writeGate) hook() error {
 	g.mu.Lock()
 	g.writes++
 	hold := g.hold
@@ -68,7 +67,7 @@ func addsBehindWrite(t *testing.T, adds func(pid int64, epoch int16) []queuedAdd
 	h := newHarness(t, Config{})
 	g := &writeGate{entered: make(chan struct{}), release: make(chan error), closed: make(chan struct{})}
 	t.Cleanup(func() { close(g.closed) }) // before the harness closes the store
-	h.mirror = g.mirror
+	h.writeHook = g.hook
 	h.reopen()
 	pid, epoch := h.mustInit("x")
 	g.mu.Lock()

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/kgateway/kgateway/kafka/group"
 	"github.com/kgateway/kgateway/offsets"
+	"github.com/kgateway/kgateway/offsets/offsetstest"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/kgateway/kgateway/resolver/resolvertest"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -134,8 +134,9 @@ type harness struct {
 	cfg    Config
 	// wrap, when set, is what the coordinator gets instead of parts.
 	wrap func(*faultParts) Partitions
-	// mirror, when set at open, is the store's Options.Mirror.
-	mirror func(*pebble.Batch) error
+	// writeHook, when set at open, runs before every synced write of the
+	// store (offsetstest.WithWriteHook).
+	writeHook func() error
 }
 
 func newHarness(t *testing.T, cfg Config) *harness {
@@ -155,7 +156,11 @@ func newHarness(t *testing.T, cfg Config) *harness {
 
 func (h *harness) open() {
 	h.t.Helper()
-	st, err := offsets.Open(filepath.Join(h.dir, "offsets"), offsets.Options{Now: h.clock.Now, Mirror: h.mirror})
+	opts := offsets.Options{Now: h.clock.Now}
+	if h.writeHook != nil {
+		opts = offsetstest.WithWriteHook(opts, h.writeHook)
+	}
+	st, err := offsets.Open(filepath.Join(h.dir, "offsets"), opts)
 	if err != nil {
 		h.t.Fatal(err)
 	}
