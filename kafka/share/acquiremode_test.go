@@ -124,16 +124,7 @@ func (l tenWaitLog) Wait(_ context.Context, _ []offsets.TopicPartition, _ []<-ch
 func TestHolderFetchOnABatchThatDoesNotFitAnswersAtOnce(t *testing.T) {
 	now := time.Unix(1000, 0)
 	var until []time.Time
-	store, err := offsets.Open(t.TempDir(), offsets.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
-	c, err := NewCoordinator(store, tenWaitLog{until: &until}, nil, Config{PartitionMaxRecordLocks: 15, Now: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.mu.configs["g"] = map[string]string{ConfigAutoOffsetReset: "earliest"}
+	c := clockedCoordinator(t, tenWaitLog{until: &until}, 15, func() time.Time { return now })
 	if resp := join(c, "a"); resp.ErrorCode != 0 {
 		t.Fatalf("join: error %d", resp.ErrorCode)
 	}

@@ -260,6 +260,24 @@ func TestShareJoinAnsweredAfterEpochWrite(t *testing.T) {
 	}
 }
 
+// clockedCoordinator is a coordinator over a fresh store and log, with
+// PartitionMaxRecordLocks locks, the clock now, and group g reading from
+// the earliest offset.
+func clockedCoordinator(t *testing.T, log Log, locks int, now func() time.Time) *Coordinator {
+	t.Helper()
+	store, err := offsets.Open(t.TempDir(), offsets.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	c, err := NewCoordinator(store, log, nil, Config{PartitionMaxRecordLocks: locks, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.mu.configs["g"] = map[string]string{ConfigAutoOffsetReset: "earliest"}
+	return c
+}
+
 // waitLog is fakeLog recording the end of each long-poll wait.
 type waitLog struct {
 	fakeLog
@@ -279,16 +297,7 @@ func (l waitLog) Wait(_ context.Context, _ []offsets.TopicPartition, _ []<-chan 
 func TestShareFetchOnOwnFullWindowWaitsBriefly(t *testing.T) {
 	now := time.Unix(1000, 0)
 	var until []time.Time
-	store, err := offsets.Open(t.TempDir(), offsets.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
-	c, err := NewCoordinator(store, waitLog{until: &until}, nil, Config{PartitionMaxRecordLocks: 10, Now: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.mu.configs["g"] = map[string]string{ConfigAutoOffsetReset: "earliest"}
+	c := clockedCoordinator(t, waitLog{until: &until}, 10, func() time.Time { return now })
 	for _, m := range []string{"m", "o"} {
 		if resp := join(c, m); resp.ErrorCode != 0 {
 			t.Fatalf("join %s: error %d", m, resp.ErrorCode)
@@ -330,16 +339,7 @@ func TestShareFetchOnOwnFullWindowWaitsBriefly(t *testing.T) {
 func TestShareHolderFetchAtHighWatermarkAnswersAtOnce(t *testing.T) {
 	now := time.Unix(1000, 0)
 	var until []time.Time
-	store, err := offsets.Open(t.TempDir(), offsets.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
-	c, err := NewCoordinator(store, waitLog{until: &until}, nil, Config{PartitionMaxRecordLocks: 100, Now: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.mu.configs["g"] = map[string]string{ConfigAutoOffsetReset: "earliest"}
+	c := clockedCoordinator(t, waitLog{until: &until}, 100, func() time.Time { return now })
 	if resp := join(c, "m"); resp.ErrorCode != 0 {
 		t.Fatalf("join: error %d", resp.ErrorCode)
 	}
