@@ -161,7 +161,7 @@ func (h Partition) produceOnce(in Batches, owned bool, frame *storage.Backing) (
 	// after the size check so that an oversized batch costs no decoding.
 	limit, now := decompressedLimit(s.MaxMessageBytes), r.now().UnixMilli()
 	for i, b := range batches {
-		if err := p.checkRecords(b, limit, s.Records.Check(hdrs[i].BaseTimestamp, now, hdrs[i].Attributes&recordbatch.CodecMask != 0)); err != nil {
+		if err := p.checkRecords(b, limit, s.Records.Check(hdrs[i].BaseTimestamp, now, hdrs[i].Attributes)); err != nil {
 			return nil, err
 		}
 	}

@@ -39,15 +39,18 @@ var ErrRecordBody = fmt.Errorf("%w: record larger than max.decompressed.message.
 var errNullKey = errors.New("Compacted topic cannot accept message without key")
 
 // Check is the check of each record of a batch whose base timestamp is
-// base, produced at now (Unix ms); compressed says whether the batch is
-// compressed (only those are decompressed, so only their records are
-// bounded by max.decompressed.message.bytes). It is nil when there is
-// nothing to check. Per record, in Kafka's order: the body bound, the
-// key requirement, the timestamp bounds (a record without a timestamp,
-// -1, is not checked).
-func (r RecordRules) Check(base, now int64, compressed bool) func(recordbatch.RecordMeta) error {
-	body := compressed && r.MaxRecordBytes > 0 && r.MaxRecordBytes < MaxRecordBody
-	if !body && !r.Compact && !r.CreateTime {
+// base and attributes attrs, produced at now (Unix ms). Only a compressed
+// batch is decompressed, so only its records are bounded by
+// max.decompressed.message.bytes. It is nil when there is nothing to
+// check. Per record, in Kafka's order: the body bound, the key
+// requirement, then the timestamp: out of a CreateTime topic's bounds (a
+// record without a timestamp, -1, is not checked), else refused when the
+// producer set the batch's timestamp type to LogAppendTime, whatever the
+// topic's type (only the broker stamps LogAppendTime).
+func (r RecordRules) Check(base, now int64, attrs int16) func(recordbatch.RecordMeta) error {
+	body := attrs&recordbatch.CodecMask != 0 && r.MaxRecordBytes > 0 && r.MaxRecordBytes < MaxRecordBody
+	stamped := attrs&recordbatch.LogAppendTimeBit != 0
+	if !body && !r.Compact && !r.CreateTime && !stamped {
 		return nil
 	}
 	lo, hi := r.bounds(now)
@@ -61,6 +64,10 @@ func (r RecordRules) Check(base, now int64, compressed bool) func(recordbatch.Re
 		if ts := base + m.TimestampDelta; r.CreateTime && ts != -1 && (ts < lo || ts > hi) {
 			return fmt.Errorf("%w: Timestamp %d of message with offset %d is out of range. The timestamp should be within [%d, %d]",
 				ErrTimestamp, ts, m.OffsetDelta, lo, hi)
+		}
+		if stamped {
+			return fmt.Errorf("%w: Invalid timestamp type in message with offset %d. Producer should not set timestamp type to LogAppendTime.",
+				ErrTimestamp, m.OffsetDelta)
 		}
 		return nil
 	}

@@ -44,6 +44,7 @@ type Batch struct {
 	FirstSequence int32
 	Transactional bool // implies Idempotent
 	Zstd          bool // compress the records with zstd
+	LogAppendTime bool // the timestamp-type bit only a broker sets
 }
 
 // Bytes encodes the batch (magic 2, CRC-32C over attributes onwards).
@@ -59,6 +60,9 @@ func (b Batch) Bytes() []byte {
 	var attrs int16
 	if b.Transactional {
 		attrs |= 0x10
+	}
+	if b.LogAppendTime {
+		attrs |= 0x08
 	}
 	if b.Zstd {
 		attrs |= 4

@@ -11,7 +11,9 @@ import (
 // ranges), max.decompressed.message.bytes (its range, and a compressed
 // record above it), the 3.x configs Kafka 4.0 removed, and
 // message.timestamp.after.max.ms's one-hour default (a record two hours
-// ahead is INVALID_TIMESTAMP, every such record listed).
+// ahead is INVALID_TIMESTAMP, every such record listed), and a batch
+// whose producer set its timestamp type to LogAppendTime (refused on a
+// CreateTime and on a LogAppendTime topic alike).
 func caseTopicRules(r *run) {
 	for _, kv := range [][2]string{
 		{"compression.gzip.level", "0"}, {"compression.gzip.level", "10"},
@@ -37,6 +39,10 @@ func caseTopicRules(r *run) {
 	future := time.Now().Add(2 * time.Hour).UnixMilli()
 	r.produce("produce two hours ahead", "kd-tr", 0, Batch{Records: Recs("f", 3), FirstTS: future})
 	r.produce("produce now", "kd-tr", 0, Batch{Records: Recs("n", 3)})
+	r.produce("produce stamped LogAppendTime", "kd-tr", 0, Batch{Records: Recs("l", 2), LogAppendTime: true})
+	r.createTopic("kd-tr-lat", 1, "message.timestamp.type", "LogAppendTime")
+	r.produce("produce stamped LogAppendTime to a LogAppendTime topic", "kd-tr-lat", 0, Batch{Records: Recs("l", 2), LogAppendTime: true})
+	r.produce("produce to a LogAppendTime topic", "kd-tr-lat", 0, Batch{Records: Recs("c", 2)})
 
 	r.createTopic("kd-tr-md", 1, "max.decompressed.message.bytes", "100")
 	r.produce("produce compressed record above the bound", "kd-tr-md", 0, Batch{Records: []Rec{BigRec(200)}, Zstd: true})
