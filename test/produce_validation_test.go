@@ -92,3 +92,25 @@ func TestProduceVersions(t *testing.T) {
 		t.Fatalf("uncompressed at Produce v6: error %d", p.ErrorCode)
 	}
 }
+
+// Only a broker stamps LogAppendTime: a batch whose producer set that
+// timestamp type is INVALID_TIMESTAMP with every record listed, on a
+// CreateTime topic and on a LogAppendTime topic alike (Kafka's
+// LogValidator), and nothing of it is appended.
+func TestProduceRefusesProducerLogAppendTime(t *testing.T) {
+	g := newGateway(t)
+	g.createTopic("pv-ct", 1)
+	g.createTopicWith("pv-lat", map[string]*string{"message.timestamp.type": ptr("LogAppendTime")})
+	cl := g.client()
+	b := makeBatch(batchSpec{records: 3, pid: -1, baseTime: 1000})
+	b = withCodec(b, 0x08, b[61:]) // the timestamp-type bit, no codec
+	for _, topic := range []string{"pv-ct", "pv-lat"} {
+		p := produceRaw(t, cl, topic, b)
+		if p.ErrorCode != kerr.InvalidTimestamp.Code || len(p.ErrorRecords) != 3 {
+			t.Fatalf("%s: error %d with %d record errors, want INVALID_TIMESTAMP with 3", topic, p.ErrorCode, len(p.ErrorRecords))
+		}
+		if end := listOffset(t, cl, topic, -1); end.Offset != 0 {
+			t.Fatalf("%s: high watermark %d after a refused batch", topic, end.Offset)
+		}
+	}
+}

@@ -1,11 +1,21 @@
 package main
 
 // Deliberate breaks of the consumer-group online migration (kafka/group
-// migrate.go) and of share groups' read_committed (read-committed share groups).
+// migrate.go), of share groups' read_committed (read-committed share
+// groups) and of Produce's refusal of a producer's LogAppendTime batch.
 
 func init() { mutations = append(mutations, protocolGapMutations...) }
 
 var protocolGapMutations = []mutation{
+	{
+		Name:  "producer-log-append-time-accepted",
+		Rule:  "only a broker stamps LogAppendTime: a producer's batch with that timestamp type is INVALID_TIMESTAMP",
+		Edits: []edit{{File: "topicconfig/records.go", Old: "\tstamped := attrs&recordbatch.LogAppendTimeBit != 0", New: "\tstamped := attrs&recordbatch.LogAppendTimeBit != 0 && false"}},
+		Tests: []testRun{
+			{Pkg: "./topicconfig/", Run: "TestRecordRules"},
+			{Pkg: "./test/", Run: "TestProduceRefusesProducerLogAppendTime"},
+		},
+	},
 	{
 		Name:  "migration-no-online-upgrade",
 		Rule:  "one group type per id: a consumer-protocol join converts a classic group with members online",
