@@ -215,6 +215,15 @@ func SetLogAppendTime(b []byte, now int64) {
 	be.PutUint32(b[CRCOff:], crc32.Checksum(b[AttrsOff:], Castagnoli))
 }
 
+// SetCreateTime clears b's LogAppendTime bit, keeping its max timestamp,
+// and sets its CRC: a producer's batch that set the bit, stored on a
+// CreateTime topic.
+func SetCreateTime(b []byte) {
+	be := binary.BigEndian
+	be.PutUint16(b[AttrsOff:], be.Uint16(b[AttrsOff:])&^LogAppendTimeBit)
+	be.PutUint32(b[CRCOff:], crc32.Checksum(b[AttrsOff:], Castagnoli))
+}
+
 // Errors of the batch format. kafka/ maps them to Kafka's error codes
 // through the resolver, which re-exports them.
 var (

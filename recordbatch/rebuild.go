@@ -254,8 +254,9 @@ func streamCompress(w resetWriter, sec []byte) ([]byte, error) {
 
 // Recompress is batch b with its records section in codec c at Kafka's
 // compression level (CompressSectionLevel): records, offsets, timestamps,
-// producer fields and attributes other than the codec unchanged, a new
-// length and CRC. A batch already in c is returned as it is (Kafka's
+// producer fields and attributes other than the codec unchanged (but for
+// a producer's LogAppendTime bit, below), a new length and CRC. A batch
+// already in c is returned as it is (Kafka's
 // in-place path: the level applies only to what is recompressed). limit
 // bounds the decompression (the decompression bound).
 func Recompress(b []byte, c Codec, level int, limit int64) ([]byte, error) {
@@ -267,6 +268,17 @@ func Recompress(b []byte, c Codec, level int, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	baseTS, attrs := h.BaseTimestamp, uint16(h.Attributes)&^uint16(CodecMask)|uint16(c)
+	if h.Attributes&LogAppendTimeBit != 0 {
+		// A producer's LogAppendTime bit (a CreateTime topic's batch: a
+		// LogAppendTime topic refuses it). Kafka rebuilds the records at
+		// the time they read as, the max timestamp, into a CreateTime
+		// batch.
+		if sec, err = restamp(h, sec); err != nil {
+			return nil, err
+		}
+		baseTS, attrs = h.MaxTimestamp, attrs&^LogAppendTimeBit
+	}
 	if sec, err = CompressSectionLevel(c, level, sec); err != nil {
 		return nil, fmt.Errorf("%w: recompressing to %v: %v", ErrCorruptBatch, c, err)
 	}
@@ -274,9 +286,25 @@ func Recompress(b []byte, c Codec, level int, limit int64) ([]byte, error) {
 	out := make([]byte, HeaderLen, HeaderLen+len(sec))
 	copy(out, b[:HeaderLen])
 	be.PutUint32(out[LengthOff:], uint32(HeaderLen-LenPrefix+len(sec)))
-	be.PutUint16(out[AttrsOff:], uint16(h.Attributes)&^uint16(CodecMask)|uint16(c))
+	be.PutUint16(out[AttrsOff:], attrs)
+	be.PutUint64(out[BaseTSOff:], uint64(baseTS))
 	out = append(out, sec...)
 	be.PutUint32(out[CRCOff:], crc32.Checksum(out[AttrsOff:], Castagnoli))
+	return out, nil
+}
+
+// restamp re-encodes the uncompressed records section sec of h with every
+// record at h's max timestamp (timestamp delta 0 from it).
+func restamp(h Header, sec []byte) ([]byte, error) {
+	recs, err := ParseRecords(h, sec)
+	if err != nil {
+		return nil, err
+	}
+	var out []byte
+	for _, r := range recs {
+		r.TS = h.MaxTimestamp
+		out = appendRecord(out, r, h.MaxTimestamp, h.BaseOffset)
+	}
 	return out, nil
 }
 

@@ -69,6 +69,7 @@ func parseBatch(b []byte) (batchHeader, int, error)          { return recordbatc
 func splitBatches(b []byte) ([][]byte, []batchHeader, error) { return recordbatch.Split(b) }
 func setBaseOffset(b []byte, off Offset)                     { recordbatch.SetBaseOffset(b, off) }
 func setLogAppendTime(b []byte, now int64)                   { recordbatch.SetLogAppendTime(b, now) }
+func setCreateTime(b []byte)                                 { recordbatch.SetCreateTime(b) }
 func seqAdd(seq, n int32) int32                              { return recordbatch.SeqAdd(seq, n) }
 func decompressedLimit(maxMessageBytes int32) int64 {
 	return recordbatch.DecompressedLimit(maxMessageBytes)

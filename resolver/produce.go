@@ -161,7 +161,7 @@ func (h Partition) produceOnce(in Batches, owned bool, frame *storage.Backing) (
 	// after the size check so that an oversized batch costs no decoding.
 	limit, now := decompressedLimit(s.MaxMessageBytes), r.now().UnixMilli()
 	for i, b := range batches {
-		if err := p.checkRecords(b, limit, s.Records.Check(hdrs[i].BaseTimestamp, now, hdrs[i].Attributes)); err != nil {
+		if err := p.checkRecords(b, limit, s.Records.Check(hdrs[i].BaseTimestamp, hdrs[i].MaxTimestamp, now, hdrs[i].Attributes)); err != nil {
 			return nil, err
 		}
 	}
@@ -193,10 +193,16 @@ func (h Partition) produceOnce(in Batches, owned bool, frame *storage.Backing) (
 		batches[i] = buf[:len(b):len(b)]
 		buf = buf[len(b):]
 		maxTimes[i] = hdrs[i].MaxTimestamp
-		if appendTime >= 0 {
+		switch {
+		case appendTime >= 0:
 			// Under the CRC: done here, outside every lock.
 			setLogAppendTime(batches[i], appendTime)
 			maxTimes[i] = appendTime
+		case hdrs[i].Attributes&logAppendTimeBit != 0:
+			// A producer's LogAppendTime bit on a CreateTime topic (Check
+			// refused it on a LogAppendTime one): stored as CreateTime with
+			// its max timestamp, as Kafka's in-place validation stores it.
+			setCreateTime(batches[i])
 		}
 	}
 

@@ -93,24 +93,31 @@ func TestProduceVersions(t *testing.T) {
 	}
 }
 
-// Only a broker stamps LogAppendTime: a batch whose producer set that
-// timestamp type is INVALID_TIMESTAMP with every record listed, on a
-// CreateTime topic and on a LogAppendTime topic alike (Kafka's
-// LogValidator), and nothing of it is appended.
-func TestProduceRefusesProducerLogAppendTime(t *testing.T) {
+// Only a broker stamps LogAppendTime. A batch whose producer set that
+// timestamp type is INVALID_TIMESTAMP with every record listed on a
+// LogAppendTime topic, and nothing of it is appended; on a CreateTime
+// topic it is stored as a CreateTime batch with its max timestamp (Kafka
+// 4.4's answers, asked in the differential run).
+func TestProduceProducerLogAppendTime(t *testing.T) {
 	g := newGateway(t)
 	g.createTopic("pv-ct", 1)
 	g.createTopicWith("pv-lat", map[string]*string{"message.timestamp.type": ptr("LogAppendTime")})
 	cl := g.client()
 	b := makeBatch(batchSpec{records: 3, pid: -1, baseTime: 1000})
 	b = withCodec(b, 0x08, b[61:]) // the timestamp-type bit, no codec
-	for _, topic := range []string{"pv-ct", "pv-lat"} {
-		p := produceRaw(t, cl, topic, b)
-		if p.ErrorCode != kerr.InvalidTimestamp.Code || len(p.ErrorRecords) != 3 {
-			t.Fatalf("%s: error %d with %d record errors, want INVALID_TIMESTAMP with 3", topic, p.ErrorCode, len(p.ErrorRecords))
-		}
-		if end := listOffset(t, cl, topic, -1); end.Offset != 0 {
-			t.Fatalf("%s: high watermark %d after a refused batch", topic, end.Offset)
-		}
+	maxTS := int64(binary.BigEndian.Uint64(b[35:]))
+	p := produceRaw(t, cl, "pv-lat", b)
+	if p.ErrorCode != kerr.InvalidTimestamp.Code || len(p.ErrorRecords) != 3 {
+		t.Fatalf("LogAppendTime topic: error %d with %d record errors, want INVALID_TIMESTAMP with 3", p.ErrorCode, len(p.ErrorRecords))
+	}
+	if end := listOffset(t, cl, "pv-lat", -1); end.Offset != 0 {
+		t.Fatalf("LogAppendTime topic: high watermark %d after a refused batch", end.Offset)
+	}
+	if p := produceRaw(t, cl, "pv-ct", b); p.ErrorCode != 0 {
+		t.Fatalf("CreateTime topic: error %d", p.ErrorCode)
+	}
+	got := batchesOf(t, fetchRaw(t, cl, "pv-ct", 0, 0).RecordBatches)
+	if len(got) != 1 || got[0].Attributes&0x08 != 0 || got[0].MaxTimestamp != maxTS || got[0].NumRecords != 3 {
+		t.Fatalf("CreateTime topic: stored %+v, want a CreateTime batch of 3 with max timestamp %d", got, maxTS)
 	}
 }

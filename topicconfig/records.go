@@ -38,19 +38,25 @@ var ErrRecordBody = fmt.Errorf("%w: record larger than max.decompressed.message.
 
 var errNullKey = errors.New("Compacted topic cannot accept message without key")
 
-// Check is the check of each record of a batch whose base timestamp is
-// base and attributes attrs, produced at now (Unix ms). Only a compressed
-// batch is decompressed, so only its records are bounded by
-// max.decompressed.message.bytes. It is nil when there is nothing to
-// check. Per record, in Kafka's order: the body bound, the key
-// requirement, then the timestamp: out of a CreateTime topic's bounds (a
-// record without a timestamp, -1, is not checked), else refused when the
-// producer set the batch's timestamp type to LogAppendTime, whatever the
-// topic's type (only the broker stamps LogAppendTime).
-func (r RecordRules) Check(base, now int64, attrs int16) func(recordbatch.RecordMeta) error {
+// Check is the check of each record of a batch whose header has base and
+// max timestamps base and maxTS and attributes attrs, produced at now
+// (Unix ms). Only a compressed batch is decompressed, so only its records
+// are bounded by max.decompressed.message.bytes. It is nil when there is
+// nothing to check. Per record, in Kafka's order: the body bound, the key
+// requirement, then the timestamp, which must lie within a CreateTime
+// topic's bounds (a record without one, -1, is not checked).
+//
+// Only a broker stamps LogAppendTime, but a producer may set the
+// timestamp-type bit. Kafka 4.4 reads such a batch's records at its max
+// timestamp, as the bit says: on a CreateTime topic that is the
+// timestamp the bounds check (the batch is then stored as CreateTime,
+// resolver/produce.go); on a LogAppendTime topic every record is
+// INVALID_TIMESTAMP.
+func (r RecordRules) Check(base, maxTS, now int64, attrs int16) func(recordbatch.RecordMeta) error {
 	body := attrs&recordbatch.CodecMask != 0 && r.MaxRecordBytes > 0 && r.MaxRecordBytes < MaxRecordBody
 	stamped := attrs&recordbatch.LogAppendTimeBit != 0
-	if !body && !r.Compact && !r.CreateTime && !stamped {
+	refuseStamped := stamped && !r.CreateTime
+	if !body && !r.Compact && !r.CreateTime && !refuseStamped {
 		return nil
 	}
 	lo, hi := r.bounds(now)
@@ -61,13 +67,17 @@ func (r RecordRules) Check(base, now int64, attrs int16) func(recordbatch.Record
 		if r.Compact && m.NullKey {
 			return errNullKey
 		}
-		if ts := base + m.TimestampDelta; r.CreateTime && ts != -1 && (ts < lo || ts > hi) {
-			return fmt.Errorf("%w: Timestamp %d of message with offset %d is out of range. The timestamp should be within [%d, %d]",
-				ErrTimestamp, ts, m.OffsetDelta, lo, hi)
-		}
-		if stamped {
+		if refuseStamped {
 			return fmt.Errorf("%w: Invalid timestamp type in message with offset %d. Producer should not set timestamp type to LogAppendTime.",
 				ErrTimestamp, m.OffsetDelta)
+		}
+		ts := base + m.TimestampDelta
+		if stamped {
+			ts = maxTS
+		}
+		if r.CreateTime && ts != -1 && (ts < lo || ts > hi) {
+			return fmt.Errorf("%w: Timestamp %d of message with offset %d is out of range. The timestamp should be within [%d, %d]",
+				ErrTimestamp, ts, m.OffsetDelta, lo, hi)
 		}
 		return nil
 	}

@@ -57,7 +57,8 @@ func TestResolveLevel(t *testing.T) {
 // TestRecordRules: CreateTime records must lie within
 // [now - before, now + after] (after is an hour by default), -1 is not
 // checked, a LogAppendTime topic checks no record's timestamp; a batch
-// the producer stamped LogAppendTime is refused on either type of topic;
+// whose producer set the LogAppendTime bit is refused on a LogAppendTime
+// topic and checked at its max timestamp on a CreateTime topic;
 // a compressed record above max.decompressed.message.bytes fails the
 // batch.
 func TestRecordRules(t *testing.T) {
@@ -65,7 +66,7 @@ func TestRecordRules(t *testing.T) {
 	hour := DefaultTimestampAfterMs
 	const zstd = int16(recordbatch.CodecZstd)
 	def := Resolve(nil, nil, Settings{}.Ledger).Records
-	check := def.Check(now, now, 0)
+	check := def.Check(now, now, now, 0)
 	for _, tc := range []struct {
 		delta int64
 		ok    bool
@@ -75,7 +76,7 @@ func TestRecordRules(t *testing.T) {
 			t.Errorf("timestamp now%+d: %v", tc.delta, err)
 		}
 	}
-	before := Resolve(map[string]string{"message.timestamp.before.max.ms": "1000"}, nil, Settings{}.Ledger).Records.Check(now, now, 0)
+	before := Resolve(map[string]string{"message.timestamp.before.max.ms": "1000"}, nil, Settings{}.Ledger).Records.Check(now, now, now, 0)
 	if err := before(recordbatch.RecordMeta{TimestampDelta: -1001}); !errors.Is(err, ErrTimestamp) {
 		t.Errorf("1001 ms old with before 1000: %v", err)
 	}
@@ -83,26 +84,29 @@ func TestRecordRules(t *testing.T) {
 		t.Errorf("1000 ms old with before 1000: %v", err)
 	}
 	lat := Resolve(map[string]string{"message.timestamp.type": "LogAppendTime"}, nil, Settings{}.Ledger).Records
-	if c := lat.Check(now+10*hour, now, 0); c != nil {
+	if c := lat.Check(now+10*hour, now+10*hour, now, 0); c != nil {
 		t.Error("a LogAppendTime topic checks timestamps")
 	}
-	for name, rules := range map[string]RecordRules{"CreateTime": def, "LogAppendTime": lat} {
-		c := rules.Check(now, now, recordbatch.LogAppendTimeBit)
-		if c == nil {
-			t.Fatalf("%s topic: a producer's LogAppendTime batch is not checked", name)
-		}
-		if err := c(recordbatch.RecordMeta{}); !errors.Is(err, ErrTimestamp) {
-			t.Errorf("%s topic: a producer's LogAppendTime batch: %v", name, err)
-		}
+	// A producer's LogAppendTime bit: refused on a LogAppendTime topic; on
+	// a CreateTime topic every record is at the batch's max timestamp.
+	if err := lat.Check(now, now, now, recordbatch.LogAppendTimeBit)(recordbatch.RecordMeta{}); !errors.Is(err, ErrTimestamp) {
+		t.Errorf("a producer's LogAppendTime batch on a LogAppendTime topic: %v", err)
+	}
+	stamped := def.Check(now, now+hour+1, now, recordbatch.LogAppendTimeBit)
+	if err := stamped(recordbatch.RecordMeta{}); !errors.Is(err, ErrTimestamp) {
+		t.Errorf("a producer's LogAppendTime batch whose max timestamp is out of bounds: %v", err)
+	}
+	if err := def.Check(now-2*hour, now, now, recordbatch.LogAppendTimeBit)(recordbatch.RecordMeta{TimestampDelta: 4 * hour}); err != nil {
+		t.Errorf("a producer's LogAppendTime batch within bounds at its max timestamp: %v", err)
 	}
 	md := Resolve(map[string]string{"max.decompressed.message.bytes": "100"}, nil, Settings{}.Ledger).Records
-	if err := md.Check(now, now, zstd)(recordbatch.RecordMeta{Size: 101}); !errors.Is(err, ErrRecordBody) || !errors.Is(err, recordbatch.ErrInvalidRecord) {
+	if err := md.Check(now, now, now, zstd)(recordbatch.RecordMeta{Size: 101}); !errors.Is(err, ErrRecordBody) || !errors.Is(err, recordbatch.ErrInvalidRecord) {
 		t.Errorf("compressed 101-byte record with bound 100: %v", err)
 	}
-	if err := md.Check(now, now, zstd)(recordbatch.RecordMeta{Size: 100}); err != nil {
+	if err := md.Check(now, now, now, zstd)(recordbatch.RecordMeta{Size: 100}); err != nil {
 		t.Errorf("compressed 100-byte record with bound 100: %v", err)
 	}
-	if err := md.Check(now, now, 0)(recordbatch.RecordMeta{Size: 101}); err != nil {
+	if err := md.Check(now, now, now, 0)(recordbatch.RecordMeta{Size: 101}); err != nil {
 		t.Errorf("uncompressed record checked against the bound: %v", err)
 	}
 }

@@ -39,7 +39,16 @@ func caseTopicRules(r *run) {
 	future := time.Now().Add(2 * time.Hour).UnixMilli()
 	r.produce("produce two hours ahead", "kd-tr", 0, Batch{Records: Recs("f", 3), FirstTS: future})
 	r.produce("produce now", "kd-tr", 0, Batch{Records: Recs("n", 3)})
-	r.produce("produce stamped LogAppendTime", "kd-tr", 0, Batch{Records: Recs("l", 2), LogAppendTime: true})
+	// A producer's LogAppendTime bit, on a topic that recompresses (kd-tr,
+	// gzip) and on one that keeps the producer's batch (kd-tr-ts).
+	r.createTopic("kd-tr-ts", 1)
+	for _, topic := range []string{"kd-tr", "kd-tr-ts"} {
+		r.produce("produce stamped LogAppendTime to "+topic, topic, 0, Batch{Records: Recs("l", 2), LogAppendTime: true})
+		r.produce("produce stamped LogAppendTime two hours ahead to "+topic, topic, 0, Batch{Records: Recs("m", 2), FirstTS: future, LogAppendTime: true})
+		r.produce("produce stamped LogAppendTime compressed to "+topic, topic, 0, Batch{Records: Recs("z", 2), LogAppendTime: true, Zstd: true})
+	}
+	r.fetch("fetch the stamped batches from kd-tr", -1, fetchReq("kd-tr", 0, 3, 1<<20, 1<<20, 0))
+	r.fetch("fetch the stamped batches from kd-tr-ts", -1, fetchReq("kd-tr-ts", 0, 0, 1<<20, 1<<20, 0))
 	r.createTopic("kd-tr-lat", 1, "message.timestamp.type", "LogAppendTime")
 	r.produce("produce stamped LogAppendTime to a LogAppendTime topic", "kd-tr-lat", 0, Batch{Records: Recs("l", 2), LogAppendTime: true})
 	r.produce("produce to a LogAppendTime topic", "kd-tr-lat", 0, Batch{Records: Recs("c", 2)})

@@ -91,7 +91,7 @@ var mutations = []mutation{
 	{
 		Name:  "records-unchecked",
 		Rule:  "the codec check and the record count check: a produced batch's records are decompressed and checked against its header before anything is appended",
-		Edits: []edit{{File: "resolver/produce.go", Old: "\t\tif err := p.checkRecords(b, limit, s.Records.Check(hdrs[i].BaseTimestamp, now, hdrs[i].Attributes)); err != nil {", New: "\t\tif err := error(nil); err != nil && limit > int64(len(b)) && now > int64(i) {"}},
+		Edits: []edit{{File: "resolver/produce.go", Old: "\t\tif err := p.checkRecords(b, limit, s.Records.Check(hdrs[i].BaseTimestamp, hdrs[i].MaxTimestamp, now, hdrs[i].Attributes)); err != nil {", New: "\t\tif err := error(nil); err != nil && limit > int64(len(b)) && now > int64(i) {"}},
 		Tests: []testRun{
 			{Pkg: "./resolver/", Run: "TestProduceCompressedRejects|TestProduceRejects"},
 			{Pkg: "./test/", Run: "TestProduceValidatesBatches"},

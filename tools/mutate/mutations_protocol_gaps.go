@@ -9,12 +9,24 @@ func init() { mutations = append(mutations, protocolGapMutations...) }
 var protocolGapMutations = []mutation{
 	{
 		Name:  "producer-log-append-time-accepted",
-		Rule:  "only a broker stamps LogAppendTime: a producer's batch with that timestamp type is INVALID_TIMESTAMP",
-		Edits: []edit{{File: "topicconfig/records.go", Old: "\tstamped := attrs&recordbatch.LogAppendTimeBit != 0", New: "\tstamped := attrs&recordbatch.LogAppendTimeBit != 0 && false"}},
+		Rule:  "only a broker stamps LogAppendTime: a producer's batch with that timestamp type is INVALID_TIMESTAMP on a LogAppendTime topic",
+		Edits: []edit{{File: "topicconfig/records.go", Old: "\trefuseStamped := stamped && !r.CreateTime", New: "\trefuseStamped := stamped && false"}},
 		Tests: []testRun{
 			{Pkg: "./topicconfig/", Run: "TestRecordRules"},
-			{Pkg: "./test/", Run: "TestProduceRefusesProducerLogAppendTime"},
+			{Pkg: "./test/", Run: "TestProduceProducerLogAppendTime"},
 		},
+	},
+	{
+		Name:  "producer-log-append-time-stored",
+		Rule:  "only a broker stamps LogAppendTime: a producer's batch with that timestamp type is stored as CreateTime on a CreateTime topic",
+		Edits: []edit{{File: "resolver/produce.go", Old: "\t\t\tsetCreateTime(batches[i])", New: "\t\t\t_ = batches[i]"}},
+		Tests: []testRun{{Pkg: "./test/", Run: "TestProduceProducerLogAppendTime"}},
+	},
+	{
+		Name:  "producer-log-append-time-checked-per-record",
+		Rule:  "a producer's LogAppendTime batch on a CreateTime topic is checked at its max timestamp",
+		Edits: []edit{{File: "topicconfig/records.go", Old: "\t\tif stamped {\n\t\t\tts = maxTS", New: "\t\tif false {\n\t\t\tts = maxTS"}},
+		Tests: []testRun{{Pkg: "./topicconfig/", Run: "TestRecordRules"}},
 	},
 	{
 		Name:  "migration-no-online-upgrade",
