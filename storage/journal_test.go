@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kgateway/kgateway/storage/fsys"
 	"github.com/kgateway/kgateway/storage/vfstest"
 )
 
@@ -214,7 +215,8 @@ func TestJournalPassKeptUntilCheckpointed(t *testing.T) {
 	defer func(n int64) { journalFileBytes = n }(journalFileBytes)
 	journalFileBytes = 4 << 10
 	m := vfstest.NewMachine(0)
-	ffs := vfstest.NewFaultFS(m.Files)
+	h := &holdStepFS{MemFS: m.Files, held: make(chan struct{}), release: make(chan struct{})}
+	ffs := vfstest.NewFaultFS(h)
 	journaled := new(atomic.Int64)
 	s, err := Open("/data", Options{FS: ffs, PebbleFS: m.Index, JournalBytes: 1 << 20,
 		OnCommit: func(st CommitStats) {
@@ -231,7 +233,12 @@ func TestJournalPassKeptUntilCheckpointed(t *testing.T) {
 	}
 	info, _ := s.Info(1)
 	ffs.FailSync(SegmentFileName(1, info.Ledgers[0].ID), fmt.Errorf("injected"))
-	acked := writeSpread(t, s, logs, journaled)
+	// Log 1's entry must go in a group with another file's, which is
+	// journaled: alone it would be synced in place, and fail there.
+	acked := writeGrouped(t, s, h, logs)
+	if journaled.Load() == 0 {
+		t.Fatal("a group of three files was not journaled")
+	}
 	// Log 1 fails at its checkpoint; the others fill the journal's two
 	// files several times over (each round is a group of two files).
 	for round := 0; round < 200; round++ {
@@ -267,6 +274,57 @@ func TestJournalPassKeptUntilCheckpointed(t *testing.T) {
 		checkAcked(t, s2, acked)
 		_ = s2.Close()
 	}
+}
+
+// holdStepFS is a MemFS whose committer, once armed, waits at its next
+// StepWritten until released, so that the writes issued meanwhile are
+// taken together as the next group.
+type holdStepFS struct {
+	*vfstest.MemFS
+	armed         atomic.Bool
+	held, release chan struct{}
+}
+
+func (h *holdStepFS) Step(st fsys.Step) {
+	h.MemFS.Step(st)
+	if st == fsys.StepWritten && h.armed.Swap(false) {
+		h.held <- struct{}{}
+		<-h.release
+	}
+}
+
+// writeGrouped writes one entry to each of logs as one group commit: a
+// first entry to the last log is held at its StepWritten while the
+// others are written, then released. It waits for every entry and
+// returns the payloads by log and offset.
+func writeGrouped(t *testing.T, s *Store, h *holdStepFS, logs []LogID) map[LogID]map[Offset][]byte {
+	t.Helper()
+	acked := map[LogID]map[Offset][]byte{}
+	write := func(id LogID, p []byte) *Pending {
+		pd, err := s.Write(id, 1, p, AppendOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pd
+	}
+	h.armed.Store(true)
+	last := logs[len(logs)-1]
+	ps := []*Pending{write(last, []byte("held"))}
+	payloads := [][]byte{[]byte("held")}
+	<-h.held
+	for _, id := range logs {
+		acked[id] = map[Offset][]byte{}
+		p := []byte(fmt.Sprintf("log %v grouped", id))
+		ps, payloads = append(ps, write(id, p)), append(payloads, p)
+	}
+	h.release <- struct{}{}
+	for i, pd := range ps {
+		if err := pd.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		acked[pd.log.id][pd.Header().Offset] = payloads[i]
+	}
+	return acked
 }
 
 // holdDirFS is a MemFS whose next SyncDir of dir, once armed, waits for
