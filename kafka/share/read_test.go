@@ -72,3 +72,25 @@ func TestReachLocked(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchesInOneBatchUncopied checks that an acquisition within one read
+// batch answers that batch as read (no copy), capped so that nothing
+// appends into the read buffer, and that several batches are concatenated
+// in order, only those holding an acquired offset.
+func TestBatchesInOneBatchUncopied(t *testing.T) {
+	buf := []byte("aaaa|bbbb|cccc")
+	batches := [][]byte{buf[0:4], buf[5:9], buf[10:14]}
+	spans := []batchSpan{{first: 0, last: 9}, {first: 10, last: 19}, {first: 20, last: 29}}
+
+	one := batchesIn(batches, spans, []acquiredRange{{first: 12, last: 15}})
+	if string(one) != "bbbb" || &one[0] != &buf[5] || cap(one) != len(one) {
+		t.Fatalf("one batch: %q (cap %d), want the read's bbbb, capped", one, cap(one))
+	}
+	two := batchesIn(batches, spans, []acquiredRange{{first: 5, last: 5}, {first: 25, last: 29}})
+	if string(two) != "aaaacccc" {
+		t.Fatalf("two batches: %q, want aaaacccc", two)
+	}
+	if none := batchesIn(batches, spans, []acquiredRange{{first: 40, last: 41}}); none != nil {
+		t.Fatalf("no batch: %q, want nil", none)
+	}
+}
