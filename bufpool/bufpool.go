@@ -42,7 +42,7 @@ import (
 // collector.
 const (
 	minShift  = 16 // 64 KiB
-	maxShift  = 24 // 16 MiB
+	maxShift  = 25 // 32 MiB
 	MinPooled = 1 << minShift
 	MaxPooled = 1 << maxShift
 )

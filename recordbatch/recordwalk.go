@@ -339,8 +339,9 @@ func walkPlain(sec []byte, count int32, limit int64, gaps bool, fn func(RecordMe
 }
 
 // plainRecord parses the record at the start of b, whose offset delta must
-// be i (with gaps: at least i), and returns its size. Most fields are
-// one-byte varints; zz32 decodes those inline.
+// be i (with gaps: at least i), and returns its size. Its varints are
+// mostly one or two bytes (a 1 KiB value's length is two); zz32 decodes
+// those inline.
 func plainRecord(b []byte, i int32, gaps bool) (RecordMeta, int, error) {
 	var m RecordMeta
 	size, w := zz32(b, 0)
@@ -354,11 +355,10 @@ func plainRecord(b []byte, i int32, gaps bool) (RecordMeta, int, error) {
 	if p > end {
 		return m, 0, errRecordShort
 	}
-	ts, n := binary.Varint(rec[p:min(end, p+binary.MaxVarintLen64)])
-	if n <= 0 {
+	ts, p := zz64(rec, p)
+	if p <= 0 {
 		return m, 0, errRecordShort
 	}
-	p += n
 	m.TimestampDelta = ts
 	d, p := zz32(rec, p)
 	if p <= 0 {
@@ -367,10 +367,9 @@ func plainRecord(b []byte, i int32, gaps bool) (RecordMeta, int, error) {
 	if m.OffsetDelta = d; d != i && (!gaps || d < i) {
 		return m, 0, fmt.Errorf("offset delta %d", d)
 	}
-	if n, _ := zz32(rec, p); n == -1 {
-		m.NullKey = true
-	}
-	if p = skipField(rec, p, true); p < 0 {
+	key, q := zz32(rec, p)
+	m.NullKey = q > 0 && key == -1
+	if p = skipBody(rec, key, q, true); p < 0 {
 		return m, 0, errRecordShort
 	}
 	if p = skipField(rec, p, true); p < 0 {
@@ -398,6 +397,12 @@ func plainRecord(b []byte, i int32, gaps bool) (RecordMeta, int, error) {
 // position after it, -1 if it is malformed or runs past b.
 func skipField(b []byte, p int, nullable bool) int {
 	l, p := zz32(b, p)
+	return skipBody(b, l, p, nullable)
+}
+
+// skipBody skips the body of a field whose length l was read (zz32) up to
+// p, as skipField.
+func skipBody(b []byte, l int32, p int, nullable bool) int {
 	switch {
 	case p <= 0 || l < -1 || (l == -1 && !nullable):
 		return -1
@@ -411,11 +416,16 @@ func skipField(b []byte, p int, nullable bool) int {
 
 // zz32 reads a Kafka varint (an int32 in at most 5 bytes) at b[p:] and
 // returns it with the position after it; that position is <= 0 when there
-// is no valid varint.
+// is no valid varint. One and two bytes are decoded inline.
 func zz32(b []byte, p int) (int32, int) {
-	if p < len(b) && b[p] < 0x80 {
-		u := int32(b[p])
-		return u>>1 ^ -(u & 1), p + 1
+	if p+1 < len(b) {
+		if b0 := b[p]; b0 < 0x80 {
+			u := int32(b0)
+			return u>>1 ^ -(u & 1), p + 1
+		} else if b1 := b[p+1]; b1 < 0x80 {
+			u := int32(b0&0x7f) | int32(b1)<<7
+			return u>>1 ^ -(u & 1), p + 2
+		}
 	}
 	return zz32Slow(b, p)
 }
@@ -429,4 +439,26 @@ func zz32Slow(b []byte, p int) (int32, int) {
 		return 0, 0
 	}
 	return int32(v), p + n
+}
+
+// zz64 reads a Kafka varlong (at most 10 bytes) at b[p:] as zz32 reads a
+// varint.
+func zz64(b []byte, p int) (int64, int) {
+	if p+1 < len(b) {
+		if b0 := b[p]; b0 < 0x80 {
+			u := int64(b0)
+			return u>>1 ^ -(u & 1), p + 1
+		} else if b1 := b[p+1]; b1 < 0x80 {
+			u := int64(b0&0x7f) | int64(b1)<<7
+			return u>>1 ^ -(u & 1), p + 2
+		}
+	}
+	if p >= len(b) {
+		return 0, 0
+	}
+	v, n := binary.Varint(b[p:min(len(b), p+binary.MaxVarintLen64)])
+	if n <= 0 {
+		return 0, 0
+	}
+	return v, p + n
 }

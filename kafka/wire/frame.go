@@ -10,6 +10,7 @@ package wire
 import (
 	"bufio"
 	"io"
+	"math/bits"
 
 	"github.com/kgateway/kgateway/bufpool"
 )
@@ -42,50 +43,78 @@ func ReadBodyPooled(br *bufio.Reader, size int, grow func(have, want int) error,
 }
 
 // readBody is ReadBody, its last step into a pooled buffer (returned as
-// full, the body a slice of it) when pooled. On an error a pooled buffer,
-// which nobody else has seen, goes back to the pool.
+// full, the body a slice of it) when pooled. Its earlier steps of
+// bufpool.MinPooled bytes and more are pooled buffers too, each returned
+// to the pool once its bytes are copied into the next: nobody but
+// readBody ever sees them. Their size is the largest class not above
+// what the step would have taken, so the budget is charged no more than
+// before; reusing them spares the zeroing of fresh heap for every growth
+// of a large frame. On an error a pooled buffer, which nobody else has
+// seen, goes back to the pool.
 func readBody(br *bufio.Reader, size int, grow func(have, want int) error, queued func() int, pooled bool) (body, full []byte, err error) {
 	charged := 0
+	var step []byte // the pooled buffer body is a slice of before the last step
 	for len(body) < size {
 		if len(body) == cap(body) {
 			if _, err := br.Peek(1); err != nil { // wait for the next bytes
-				return nil, nil, fail(full, noEOF(err))
+				return nil, nil, fail(full, step, noEOF(err))
 			}
 			// Twice what has arrived: at least doubling, and a frame
 			// that is mostly here is sized once, not regrown for its tail.
 			arrived := len(body) + br.Buffered() + queued()
 			want := min(size, max(2*arrived, MinBodyGrow))
-			var grown []byte
-			if pooled && want == size {
-				if err := grow(charged, bufpool.Cap(size)); err != nil {
-					return nil, nil, err
-				}
-				charged = bufpool.Cap(size)
+			last, stepped := want == size, false
+			switch {
+			case pooled && last:
+				want = bufpool.Cap(size)
+			case !last && want >= bufpool.MinPooled && want <= bufpool.MaxPooled:
+				want, stepped = classFloor(want), true // above len(body): at least 4/5 of twice it
+			}
+			if err := grow(charged, want); err != nil {
+				return nil, nil, fail(full, step, err)
+			}
+			charged = want
+			var grown, next []byte
+			switch {
+			case pooled && last:
 				full = bufpool.Get(size)
 				grown = full[:len(body):size]
-			} else {
-				if err := grow(charged, want); err != nil {
-					return nil, nil, err
-				}
-				charged = want
+			case stepped:
+				next = bufpool.Get(want)
+				grown = next[:len(body)]
+			default:
 				grown = make([]byte, len(body), want)
 			}
 			copy(grown, body)
-			body = grown
+			if step != nil {
+				bufpool.Put(step)
+			}
+			body, step = grown, next
 		}
 		n, err := br.Read(body[len(body):cap(body)])
 		body = body[:len(body)+n]
 		if err != nil && len(body) < size {
-			return nil, nil, fail(full, noEOF(err))
+			return nil, nil, fail(full, step, noEOF(err))
 		}
 	}
 	return body, full, nil
 }
 
-// fail returns a pooled buffer nobody has seen to its pool, and err.
-func fail(full []byte, err error) error {
+// classFloor is the largest bufpool class size not above n, for n of
+// bufpool.MinPooled to bufpool.MaxPooled bytes: the classes between 1<<e
+// and 1<<(e+1) are the multiples of 1<<(e-2).
+func classFloor(n int) int {
+	e := bits.Len(uint(n)) - 1
+	return n &^ (1<<(e-2) - 1)
+}
+
+// fail returns pooled buffers nobody has seen to their pool, and err.
+func fail(full, step []byte, err error) error {
 	if full != nil {
 		bufpool.Put(full)
+	}
+	if step != nil {
+		bufpool.Put(step)
 	}
 	return err
 }

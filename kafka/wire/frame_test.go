@@ -109,3 +109,41 @@ func TestReadBodyPooled(t *testing.T) {
 		frame.Release()
 	}
 }
+
+// A large frame's growth steps before the last are pooled buffers: each
+// step of bufpool.MinPooled bytes or more charges a class size (the
+// buffer's whole capacity, no more than the step would have taken), and
+// the body still holds every byte in order.
+func TestReadBodyStepsPooled(t *testing.T) {
+	size := 5<<20 + 11
+	src := make([]byte, size)
+	for i := range src {
+		src[i] = byte(i * 31)
+	}
+	r := &countingReader{r: bytes.NewReader(src), chunk: 40009}
+	var steps []int
+	grow := func(have, want int) error {
+		if want > 2*r.n+MinBodyGrow+bufpool.Cap(size)-size {
+			t.Fatalf("grow(%d, %d) with %d arrived", have, want, r.n)
+		}
+		steps = append(steps, want)
+		return nil
+	}
+	got, frame, err := ReadBodyPooled(bufio.NewReaderSize(r, 4096), size, grow, func() int { return 0 })
+	if err != nil || !bytes.Equal(got, src) || frame == nil {
+		t.Fatalf("%d bytes, pooled %v, err %v", len(got), frame != nil, err)
+	}
+	frame.Release()
+	pooledSteps := 0
+	for _, w := range steps[:len(steps)-1] {
+		if w >= bufpool.MinPooled {
+			pooledSteps++
+			if bufpool.Cap(w) != w {
+				t.Fatalf("step of %d bytes is not a pool class (%d)", w, bufpool.Cap(w))
+			}
+		}
+	}
+	if pooledSteps == 0 {
+		t.Fatalf("no pooled step in %v", steps)
+	}
+}
