@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -200,7 +201,19 @@ func openJournaled(t *testing.T, m *vfstest.Machine) (*Store, *atomic.Int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	waitJournalFilled(t, s)
 	return s, journaled
+}
+
+// waitJournalFilled waits until the journal files are filled
+// (journalfill.go): until then a group may be synced per file.
+func waitJournalFilled(t *testing.T, s *Store) {
+	t.Helper()
+	select {
+	case <-s.j.fillDone:
+	case <-time.After(time.Minute):
+		t.Fatal("the journal files were not filled within a minute")
+	}
 }
 
 // TestJournalPassKeptUntilCheckpointed: a journal file is written over
@@ -225,6 +238,7 @@ func TestJournalPassKeptUntilCheckpointed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	waitJournalFilled(t, s)
 	logs := []LogID{1, 2, 3}
 	if err := s.CreateLogs(logs...); err != nil {
 		t.Fatal(err)
@@ -251,6 +265,12 @@ func TestJournalPassKeptUntilCheckpointed(t *testing.T) {
 			}
 		}
 	}
+	// The checkpoint runs in the background: wait for its failed sync.
+	for deadline := time.Now().Add(time.Minute); !journalKept(s); runtime.Gosched() {
+		if time.Now().After(deadline) {
+			t.Fatal("no checkpoint of log 1's pass within a minute")
+		}
+	}
 	if _, err := s.Write(1, 1, []byte("after"), AppendOptions{}); !errors.Is(err, ErrFailed) {
 		t.Fatalf("log 1 after its failed checkpoint sync: %v, want ErrFailed", err)
 	}
@@ -267,6 +287,13 @@ func TestJournalPassKeptUntilCheckpointed(t *testing.T) {
 		checkAcked(t, s2, acked)
 		_ = s2.Close()
 	}
+}
+
+// journalKept says whether a checkpoint sync failed (journal.mu.kept).
+func journalKept(s *Store) bool {
+	s.j.mu.Lock()
+	defer s.j.mu.Unlock()
+	return s.j.mu.kept
 }
 
 // holdDirFS is a MemFS whose next SyncDir of dir, once armed, waits for

@@ -27,6 +27,10 @@ type Store struct {
 	// j is the journal of frames not yet synced in their files (nil
 	// without Options.JournalBytes; journal.go, I15).
 	j *journal
+	// journalSeen is the newest journal epoch Open found, journalReplayed
+	// how many frames it wrote back (replayJournal).
+	journalSeen     uint64
+	journalReplayed int
 	// tail is the tail cache of recently written entries (tailcache.go).
 	tail tailCache
 
@@ -125,7 +129,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	s.logger.Info("storage-opened", zap.String("dir", dir), zap.Int("logs", len(s.mu.logs)),
 		zap.Duration("took", time.Since(start)))
-	if s.j, err = openJournal(s); err != nil {
+	if s.j, err = openJournal(s, s.journalSeen); err != nil {
 		s.closeFiles()
 		_ = db.Close()
 		return nil, err
