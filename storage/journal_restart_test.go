@@ -140,11 +140,13 @@ func TestJournalKeptAcrossRestarts(t *testing.T) {
 	checkAcked(t, s4, acked)
 }
 
-// holdFillFS is a MemFS whose writes of zeros (the filler's, 1 KiB or
-// more) to a journal file wait for release.
+// holdFillFS is a MemFS whose writes of zeros (the filler's: 1 KiB or
+// more) to the journal files wait for release, but for the first one
+// (Open's first chunk).
 type holdFillFS struct {
 	*vfstest.MemFS
 	release chan struct{}
+	fills   atomic.Int64
 }
 
 func (h *holdFillFS) OpenFile(name string, flag int, perm uint32) (fsys.File, error) {
@@ -152,28 +154,30 @@ func (h *holdFillFS) OpenFile(name string, flag int, perm uint32) (fsys.File, er
 	if err != nil || !strings.HasSuffix(name, ".jnl") {
 		return f, err
 	}
-	return &holdFillFile{File: f, release: h.release}, nil
+	return &holdFillFile{File: f, h: h}, nil
 }
 
 type holdFillFile struct {
 	fsys.File
-	release chan struct{}
+	h *holdFillFS
 }
 
 func (f *holdFillFile) WriteAt(p []byte, off int64) (int, error) {
-	if len(p) >= 1<<10 && bytes.Count(p, []byte{0}) == len(p) {
-		<-f.release
+	if len(p) >= 1<<10 && bytes.Count(p, []byte{0}) == len(p) && f.h.fills.Add(1) > 1 {
+		<-f.h.release
 	}
 	return f.File.WriteAt(p, off)
 }
 
 // TestJournalWaitsForFill: a pass writes a journal file only where the
-// filler has written and synced its zeros: while a new store's files are
-// not filled, groups are synced per file (and acknowledged); once they
-// are, groups are journaled, and a crash loses nothing acknowledged.
+// filler has written and synced its zeros. Open fills the first chunk;
+// the filler is then held, and groups beyond that chunk are synced per
+// file (and acknowledged); once it is released groups are journaled
+// again, and a crash loses nothing acknowledged (a record written past
+// the filled part would be zeroed by the filler).
 func TestJournalWaitsForFill(t *testing.T) {
-	defer func(n int64) { journalFileBytes = n }(journalFileBytes)
-	journalFileBytes = 16 << 10
+	defer func(n, c int64) { journalFileBytes, journalFillChunk = n, c }(journalFileBytes, journalFillChunk)
+	journalFileBytes, journalFillChunk = 16<<10, 2<<10
 	m := vfstest.NewMachine(0)
 	h := &holdFillFS{MemFS: m.Files, release: make(chan struct{})}
 	c := new(journalCounts)
@@ -192,13 +196,14 @@ func TestJournalWaitsForFill(t *testing.T) {
 	}
 	acked := map[LogID]map[Offset][]byte{}
 	writeRounds(t, s, logs, 20, "unfilled", acked)
-	if n := c.groups.Load(); n != 0 {
-		t.Fatalf("%d groups journaled before the journal file was filled", n)
+	if n := c.groups.Load(); n == 0 || n >= 20 {
+		t.Fatalf("%d of 20 groups journaled with only the first %d bytes filled", n, journalFillChunk)
 	}
 	close(h.release)
 	waitJournalFilled(t, s)
+	before := c.groups.Load()
 	writeRounds(t, s, logs, 20, "filled", acked)
-	if c.groups.Load() == 0 {
+	if c.groups.Load() == before {
 		t.Fatal("nothing journaled once the journal files were filled")
 	}
 	img := m.Crash(vfstest.FilesFirst, vfstest.SyncedOnly)

@@ -266,7 +266,7 @@ func TestJournalPassKeptUntilCheckpointed(t *testing.T) {
 		}
 	}
 	// The checkpoint runs in the background: wait for its failed sync.
-	for deadline := time.Now().Add(time.Minute); !journalKept(s); runtime.Gosched() {
+	for deadline := time.Now().Add(time.Minute); !logFailed(s, 1); runtime.Gosched() {
 		if time.Now().After(deadline) {
 			t.Fatal("no checkpoint of log 1's pass within a minute")
 		}
@@ -289,11 +289,14 @@ func TestJournalPassKeptUntilCheckpointed(t *testing.T) {
 	}
 }
 
-// journalKept says whether a checkpoint sync failed (journal.mu.kept).
-func journalKept(s *Store) bool {
-	s.j.mu.Lock()
-	defer s.j.mu.Unlock()
-	return s.j.mu.kept
+// logFailed says whether log id has failed.
+func logFailed(s *Store, id LogID) bool {
+	s.mu.Lock()
+	l := s.mu.logs[id]
+	s.mu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.failed != nil
 }
 
 // holdDirFS is a MemFS whose next SyncDir of dir, once armed, waits for
