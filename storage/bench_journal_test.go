@@ -95,6 +95,18 @@ func BenchmarkJournalPaced(b *testing.B) {
 			b.Fatal(err)
 		}
 		payload := make([]byte, 1024)
+		if os.Getenv("KGW_BENCH_PRECREATE") != "" {
+			t0 := time.Now()
+			for _, id := range ids {
+				l, _ := s.getLog(id)
+				l.appendMu.Lock()
+				if err := s.materializeLocked(l); err != nil {
+					b.Fatal(err)
+				}
+				l.appendMu.Unlock()
+			}
+			b.ReportMetric(float64(time.Since(t0).Microseconds()), "precreate-µs")
+		}
 		if os.Getenv("KGW_BENCH_PREWRITE") != "" {
 			t0 := time.Now()
 			var ps []*Pending

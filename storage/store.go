@@ -233,8 +233,9 @@ func (s *Store) CreateLog(id LogID) error { return s.CreateLogs(id) }
 
 // CreateLogs creates empty NORMAL logs, each with one open ledger, with
 // one synced index commit for all of them and no file: a log's first
-// ledger file is created by its first Write (materializeLocked). Creating
-// a topic of many partitions thus costs one sync, not a file create, a
+// ledger file is created in the background (precreate.go) or by its
+// first Write, whichever comes first (materializeLocked). Creating a
+// topic of many partitions thus costs one sync, not a file create, a
 // directory sync and a synced commit per partition. It is all or nothing:
 // if any id exists (ErrLogExists) or the commit fails, no log is added.
 func (s *Store) CreateLogs(ids ...LogID) error { return s.createLogs(ids, 0) }
@@ -296,6 +297,7 @@ func (s *Store) createLogs(ids []LogID, start Offset) error {
 		s.mu.logs[id] = l
 	}
 	s.nextLedger += LedgerID(len(ids))
+	s.precreate(ids)
 	return nil
 }
 

@@ -84,4 +84,10 @@ var dirSyncMutations = []mutation{
 		Edits: []edit{{File: "storage/commit.go", Old: "\tc.dirMu.Lock()\n\tdefer c.dirMu.Unlock()\n", New: ""}},
 		Tests: []testRun{{Pkg: "./storage/", Run: "TestLanesWaitForDirSync"}},
 	},
+	{
+		Name:  "precreate-off",
+		Rule:  "storage: CreateLogs creates the new logs' files in the background, before their first Write",
+		Edits: []edit{{File: "storage/store.go", Old: "\ts.precreate(ids)\n", New: ""}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestPrecreatedFiles"}},
+	},
 }
