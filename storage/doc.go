@@ -167,8 +167,10 @@
 //	   acknowledged (Roll creates or reuses (I8) the file and SyncDirs
 //	   before its synced pebble batch; a new log's first ledger, recorded
 //	   by CreateLog(s) without a file, gets its file on the log's first
-//	   Write, and, without a Replicator, the group commit that takes that
-//	   Write syncs segments/ before it syncs, journals or indexes
+//	   Write or, without a Replicator, from the creation in the
+//	   background that CreateLogs starts (precreate.go), whichever comes
+//	   first, and, without a Replicator, the group commit that takes the
+//	   first Write to it syncs segments/ before it syncs, journals or indexes
 //	   anything: one SyncDir for every file created since the last, so
 //	   the first writes to a thousand new logs cost one, not a thousand;
 //	   with a Replicator the Write syncs it). So only a ledger with no
