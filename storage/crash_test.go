@@ -45,6 +45,9 @@ func runCrashPointWith(t *testing.T, seed uint64, cov *vfstest.Coverage, journal
 	if err != nil {
 		t.Fatalf("seed %d: open: %v", seed, err)
 	}
+	if journal != 0 {
+		waitJournalFilled(t, s)
+	}
 	logs := []LogID{1, 2}
 	models := map[LogID]*crashModel{}
 	for _, id := range logs {
@@ -68,6 +71,9 @@ func runCrashPointWith(t *testing.T, seed uint64, cov *vfstest.Coverage, journal
 		models[id].written[pd.Header().Offset] = p
 		pendings = append(pendings, pd)
 		mu.Unlock()
+	}
+	if journal != 0 && rng.IntN(2) == 0 {
+		s = earlierLife(t, seed, rng, s, m, journal, write, &pendings, models)
 	}
 	steps := 5 + rng.IntN(40)
 	for step := 0; step < steps; step++ {
@@ -166,7 +172,7 @@ func runCrashPointWith(t *testing.T, seed uint64, cov *vfstest.Coverage, journal
 	}
 	_ = s.Close()
 	core, logs2 := observer.New(zapcore.InfoLevel)
-	s2, err := Open(dir, Options{FS: img.Files, PebbleFS: img.Index, Logger: zap.New(core)})
+	s2, err := Open(dir, Options{FS: img.Files, PebbleFS: img.Index, Logger: zap.New(core), JournalBytes: journal})
 	if err != nil {
 		t.Fatalf("seed %d: reopen: %v\n%v", seed, err, img.Files)
 	}
@@ -181,6 +187,34 @@ func runCrashPointWith(t *testing.T, seed uint64, cov *vfstest.Coverage, journal
 		cov.Unacked += checkRecovered(t, int64(seed), s2, id, models[id])
 	}
 	return replayed
+}
+
+// earlierLife gives a journaled crash run a life before the one that
+// crashes: entries written and acknowledged, a clean Close, and an Open
+// with the journal again, so that the journal files hold an earlier
+// life's passes (kept, retired) when the crash comes.
+func earlierLife(t *testing.T, seed uint64, rng *rand.Rand, s *Store, m *vfstest.Machine, journal int,
+	write func(LogID, int), pendings *[]*Pending, models map[LogID]*crashModel) *Store {
+	t.Helper()
+	for i := range 5 + rng.IntN(60) {
+		write(LogID(1+rng.IntN(2)), i)
+	}
+	for _, pd := range *pendings {
+		if err := pd.Wait(); err != nil {
+			t.Fatalf("seed %d: wait: %v", seed, err)
+		}
+		models[pd.log.id].acked[pd.Header().Offset] = true
+	}
+	*pendings = nil
+	if err := s.Close(); err != nil {
+		t.Fatalf("seed %d: close: %v", seed, err)
+	}
+	s, err := Open("/data", Options{FS: m.Files, PebbleFS: m.Index, JournalBytes: journal})
+	if err != nil {
+		t.Fatalf("seed %d: reopen: %v", seed, err)
+	}
+	waitJournalFilled(t, s)
+	return s
 }
 
 func checkRecovered(t *testing.T, seed int64, s *Store, id LogID, m *crashModel) (unackedSeen int) {

@@ -44,6 +44,8 @@
 //	                      among them the object tier's records and pins
 //	                      (m|tier/..., tier PebbleMeta)
 //	s|next-ledger         the next ledger ID (store-wide; IDs are never reused)
+//	s|journal-epoch       a bound above every epoch the journal files were
+//	                      ever written with ("Journaled commits")
 //	j|log|ledger|pos      legacy: an earlier version's journal (a copy of
 //	                      a frame of a journaled group commit). None is
 //	                      written now (the journal has files of its own,
@@ -125,23 +127,31 @@
 // files in segments/ (journal-0.jnl, journal-1.jnl; journal.go), written
 // in turns: a pass appends records to one file from its start until the
 // next would pass 32 MiB, then the next pass writes the other file from
-// its start, over its blocks of two passes before. So from a file's
-// second pass on, a journal fdatasync overwrites blocks the file has and
-// changes no size: on ext4 it needs no file-system journal commit (which
-// every sync of a growing file, pebble's WAL among them, does). When a
-// pass ends, a checkpoint (in the background, four files at a time)
-// fdatasyncs every file the pass journaled frames of; the other journal
-// file is written over only once its previous pass's checkpoint has
-// finished, and until then a group is committed as without a journal.
-// Close checkpoints everything and empties the journal files. Open,
-// before it recovers any log (I4), writes every frame of the journal
-// back at its place in its file (both files' passes, the older first; a
-// record counts while it is whole, by its length and CRC32C, and of its
-// pass: an older pass's records past the newer ones end the pass), syncs
-// those files and only then empties the journal. See I15. (Verify and
-// the offline inspection read the files as they are: after a crash and
-// before an Open, an acknowledged entry of a journaled group may be in
-// the journal only.)
+// its start, over its blocks of two passes before. The files keep their
+// size: a new one is filled with zeros (written and synced, in the
+// background; journalfill.go) before a pass writes there, and neither
+// Close nor Open shortens them. So a journal fdatasync overwrites blocks
+// the file has and changes no size: on ext4 it needs no file-system
+// journal commit (which every sync of a growing file, pebble's WAL among
+// them, does), from a store's first pass on and after every restart.
+// Until a pass's file is filled that far, a group is committed as
+// without a journal. When a pass ends, a checkpoint (in the background,
+// four files at a time) fdatasyncs every file the pass journaled frames
+// of; the other journal file is written over only once its previous
+// pass's checkpoint has finished, and until then a group is committed as
+// without a journal. Close checkpoints everything and retires the
+// journal's passes (zeroes each file's first record header, synced).
+// Open, before it recovers any log (I4), writes every frame of the
+// journal back at its place in its file (both files' passes, the older
+// first; a record counts while it is whole, by its length and CRC32C,
+// and of its pass: an older pass's records past the newer ones end the
+// pass), syncs those files and only then retires the passes. A pass's
+// epoch is above every epoch the files hold, across restarts: each Open
+// raises the bound s|journal-epoch (synced) past the epochs it may use
+// before it writes any record, and starts above the old bound. See I15.
+// (Verify and the offline inspection read the files as they are: after
+// a crash and before an Open, an acknowledged entry of a journaled group
+// may be in the journal only.)
 //
 // With Options.Replicator (cluster mode) step 1 is replaced: the group's
 // entries are handed to Replicate, and the segment files are not
@@ -157,8 +167,10 @@
 //	   acknowledged (Roll creates or reuses (I8) the file and SyncDirs
 //	   before its synced pebble batch; a new log's first ledger, recorded
 //	   by CreateLog(s) without a file, gets its file on the log's first
-//	   Write, and, without a Replicator, the group commit that takes that
-//	   Write syncs segments/ before it syncs, journals or indexes
+//	   Write or, without a Replicator, from the creation in the
+//	   background that CreateLogs starts (precreate.go), whichever comes
+//	   first, and, without a Replicator, the group commit that takes the
+//	   first Write to it syncs segments/ before it syncs, journals or indexes
 //	   anything: one SyncDir for every file created since the last, so
 //	   the first writes to a thousand new logs cost one, not a thousand;
 //	   with a Replicator the Write syncs it). So only a ledger with no
@@ -293,10 +305,17 @@
 //	   after that pass ended, or once that file's ledger record is
 //	   durably gone (trimmed, deleted, offloaded); a failed checkpoint
 //	   sync fails the log and keeps the pass, so the file is not written
-//	   over again. Open writes every frame of the journal whose ledger
-//	   record is there (and not offloaded) back at its position, syncs
-//	   those files and only then empties the journal files (a truncation,
-//	   synced), before I4 runs; a frame whose ledger is gone is dropped.
+//	   over again. A pass's epoch is above every epoch either file holds
+//	   (the synced bound s|journal-epoch, raised by each Open before it
+//	   writes), so no record of an earlier pass or an earlier run of the
+//	   store continues a later pass. Open writes every frame of the
+//	   journal whose ledger record is there (and not offloaded) back at
+//	   its position, syncs those files and only then retires the passes
+//	   (each file's first record header zeroed and synced; files an
+//	   earlier version wrote, without the bound, are truncated), before I4
+//	   runs; a frame whose ledger is gone is dropped. A pass is written
+//	   only over a part of its file that the filler has written and
+//	   synced (zeros), never where the filler still writes.
 //	   A position of a ledger is written once while the ledger lives (a
 //	   write refused for lack of space, I7, was never journaled), so
 //	   writing back a frame its file already holds changes nothing, and

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	"go.uber.org/zap"
@@ -30,11 +31,12 @@ import (
 // its start until the next record would pass journalFileBytes; then the
 // files written by that pass are checkpointed while the next pass writes
 // the other file from its start, over the blocks of its pass before,
-// once that pass's checkpoint has finished. So from the second pass of a
-// file on, a journal fdatasync overwrites blocks the file already has:
-// no file size to commit, and on ext4 no journal commit of the file
-// system (the cost that every fdatasync of pebble's WAL, which grows,
-// paid when the frames went into the index batch).
+// once that pass's checkpoint has finished. The files keep their size:
+// a new file is filled with zeros (real blocks, synced; journalfill.go)
+// before a pass writes it, and neither Close nor Open shortens one. So a
+// journal fdatasync overwrites blocks the file already has: no file size
+// to commit, and on ext4 no journal commit of the file system (the cost
+// that every fdatasync of a growing file pays, pebble's WAL among them).
 //
 // A record is
 //
@@ -47,7 +49,14 @@ import (
 // A pass's records lie back to back from the file's start, so a reader
 // takes records while each is whole (length and CRC) and of the epoch of
 // the first; an older pass's records past them, or a torn record, end
-// the pass.
+// the pass. For that a pass's epoch must be above every epoch the file
+// holds, across restarts too: the index keeps a bound (s|journal-epoch)
+// above every epoch ever written, and each Open reserves the next
+// journalEpochReserve epochs by raising it (synced) before any record is
+// written. Once Open has written a pass back, or Close has checkpointed
+// it, the pass is retired: its first header is zeroed (synced), so that
+// no later Open takes its frames again; the bytes past it stay, older
+// than any pass to come.
 
 // DefaultJournalBytes is the server's Options.JournalBytes: a group whose
 // entries average at most this many bytes per file it touches is
@@ -65,7 +74,14 @@ const (
 	journalSyncers  = 4
 	journalHdrLen   = 16
 	journalFrameHdr = 3*8 + 4
+	// journalEpochReserve is how many epochs an Open reserves: a pass
+	// per 32 MiB journaled, so never used up (the journal stops if so).
+	journalEpochReserve = 1 << 32
 )
+
+// keyJournalEpoch holds a bound above every epoch ever written to the
+// journal files (uint64).
+var keyJournalEpoch = []byte{prefixStore, 'j', 'o', 'u', 'r', 'n', 'a', 'l', '-', 'e', 'p', 'o', 'c', 'h'}
 
 // journalNames are the journal's two files, in segments/.
 var journalNames = [2]string{"journal-0.jnl", "journal-1.jnl"}
@@ -81,11 +97,16 @@ type journal struct {
 	cur      int    // the file being written
 	off      int64  // where its next record goes
 	epoch    uint64 // the pass being written
+	limit    uint64 // the bound Open reserved: epochs stay below it
 	buf      []byte
 	broken   bool // a journal write or sync failed: no more journaled groups
+	// filled: how much of each file is zeros or records, synced; a pass
+	// writes only there (journalfill.go).
+	filled   [2]atomic.Int64
 	kick     chan struct{}
 	quit     chan struct{}
 	done     chan struct{}
+	fillDone chan struct{}
 	mu       struct {
 		sync.Mutex
 		// touched: files with frames of the current pass; passed: those
@@ -108,29 +129,62 @@ type journaled struct {
 }
 
 // openJournal opens the journal files, creating them (and syncing the
-// directory, so that they exist after a crash, I9) when missing. Open
-// has written back and emptied them before (replayJournal).
-func openJournal(s *Store) (*journal, error) {
-	if s.opts.JournalBytes <= 0 || s.opts.Replicator != nil {
+// directory, so that they exist after a crash, I9) when missing, and
+// reserves its epochs above seen (the newest epoch Open found) and the
+// stored bound. Open has written back and retired their passes before
+// (replayJournal).
+func openJournal(s *Store, seen uint64) (*journal, error) {
+	if !s.journalOn() {
 		return nil, nil
 	}
-	j := &journal{s: s, maxBytes: s.opts.JournalBytes, epoch: 1, kick: make(chan struct{}, 1),
-		quit: make(chan struct{}), done: make(chan struct{})}
+	j := &journal{s: s, maxBytes: s.opts.JournalBytes, kick: make(chan struct{}, 1),
+		quit: make(chan struct{}), done: make(chan struct{}), fillDone: make(chan struct{})}
 	j.mu.touched = make(map[File]*journaled)
+	if err := j.reserveEpochs(seen); err != nil {
+		return nil, err
+	}
 	for i, name := range journalNames {
 		f, err := s.fs.OpenFile(filepath.Join(s.segDir, name), os.O_RDWR|os.O_CREATE, 0o644)
+		if err == nil {
+			j.files[i] = f
+			var size int64
+			size, err = f.Size()
+			j.filled[i].Store(min(size, journalFileBytes))
+		}
 		if err != nil {
 			j.closeFiles()
 			return nil, fmt.Errorf("storage: open journal: %w", err)
 		}
-		j.files[i] = f
 	}
 	if err := s.fs.SyncDir(s.segDir); err != nil {
 		j.closeFiles()
 		return nil, fmt.Errorf("storage: sync segments dir: %w", err)
 	}
+	j.fillStart()
+	go j.fill()
 	go j.run()
 	return j, nil
+}
+
+// journalOn says whether the store journals (Options.JournalBytes, no
+// Replicator).
+func (s *Store) journalOn() bool { return s.opts.JournalBytes > 0 && s.opts.Replicator == nil }
+
+// reserveEpochs sets the first epoch above seen and the stored bound and
+// raises the bound (synced) past the epochs this Open may use, before any
+// record is written: so a pass's epoch is above every epoch in the files.
+func (j *journal) reserveEpochs(seen uint64) error {
+	bound := seen
+	if v, err := j.s.get(keyJournalEpoch); err == nil && len(v) == 8 {
+		bound = max(bound, binary.BigEndian.Uint64(v))
+	} else if err != nil && !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	j.epoch, j.limit = bound+1, bound+journalEpochReserve
+	if err := j.s.db.Set(keyJournalEpoch, binary.BigEndian.AppendUint64(nil, j.limit), pebble.Sync); err != nil {
+		return fmt.Errorf("storage: reserve journal epochs: %w", err)
+	}
+	return nil
 }
 
 func (j *journal) closeFiles() {
@@ -160,7 +214,10 @@ func (j *journal) wants(group []*Pending, files int) bool {
 		return false
 	}
 	if j.off+size <= journalFileBytes {
-		return true
+		return j.off+size <= j.filled[j.cur].Load()
+	}
+	if size > j.filled[1-j.cur].Load() || j.epoch+1 >= j.limit {
+		return false // the other file is not filled yet
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -240,27 +297,42 @@ func (j *journal) run() {
 	}
 }
 
-// stop ends the checkpointer, syncs every file with journaled frames and
-// empties the journal, so that a clean restart has nothing to write back.
-// The committer has stopped.
+// stop ends the checkpointer and the filler, syncs every file with
+// journaled frames and retires the journal's passes, so that a clean
+// restart has nothing to write back. The committer has stopped.
 func (j *journal) stop() error {
 	if j == nil {
 		return nil
 	}
 	close(j.quit)
 	<-j.done
+	<-j.fillDone
 	j.checkpointAll()
 	j.mu.Lock()
 	kept := j.mu.kept
 	j.mu.Unlock()
-	var errs []error
+	var err error
 	if !j.broken && !kept {
-		for _, f := range j.files {
-			errs = append(errs, f.Truncate(0), f.Sync())
-		}
+		err = retireJournal(j.files[:])
 	}
 	j.closeFiles()
-	return errors.Join(errs...)
+	return err
+}
+
+// retireJournal zeroes the first record header of each file and syncs
+// it: a reader finds no pass there, and the records past it are of
+// epochs below any pass to come. The files keep their blocks.
+func retireJournal(files []File) error {
+	var zero [journalHdrLen]byte
+	for _, f := range files {
+		if _, err := f.WriteAt(zero[:], 0); err != nil {
+			return fmt.Errorf("storage: retire journal: %w", err)
+		}
+		if err := f.Sync(); err != nil {
+			return fmt.Errorf("storage: retire journal: %w", err)
+		}
+	}
+	return nil
 }
 
 // checkpointPassed syncs the files of the finished pass in place; then
@@ -396,14 +468,15 @@ func parseJournalBody(b []byte) ([]journalFrame, bool) {
 }
 
 // replayJournal writes every frame of the journal back into its file,
-// syncs the files and only then empties the journal (I15), before
-// recovery reads any file: the passes of both journal files, the older
-// first, and any frame an earlier version kept in the index (keys
+// syncs the files and only then retires the journal's passes (I15),
+// before recovery reads any file: the passes of both journal files, the
+// older first, and any frame an earlier version kept in the index (keys
 // j|log|ledger|pos). A frame whose ledger is gone (no record, or
 // offloaded) is skipped: its record was removed durably after the frame
 // was journaled. Positions are never written twice with different bytes
 // while a ledger lives, so writing a frame that its file already holds
-// changes nothing. Needs loadLogs.
+// changes nothing. It records the newest epoch found (s.journalSeen).
+// Needs loadLogs.
 func (s *Store) replayJournal() error {
 	frames, err := indexJournal(s.db)
 	if err != nil {
@@ -428,16 +501,13 @@ func (s *Store) replayJournal() error {
 			return err
 		}
 		jfiles = append(jfiles, f)
-		size, err := f.Size()
+		data, err := readJournalFile(f)
 		if err != nil {
-			return err
-		}
-		data := make([]byte, size)
-		if _, err := f.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
 			return fmt.Errorf("storage: read journal %s: %w", name, err)
 		}
 		if e, fs := readJournalPass(data); e != 0 {
 			passes = append(passes, pass{e, fs})
+			s.journalSeen = max(s.journalSeen, e)
 		}
 	}
 	slices.SortFunc(passes, func(a, b pass) int { return cmp.Compare(a.epoch, b.epoch) })
@@ -448,6 +518,52 @@ func (s *Store) replayJournal() error {
 	if err != nil {
 		return err
 	}
+	s.journalReplayed = n
+	if err := s.emptyJournal(jfiles); err != nil {
+		return err
+	}
+	if n > 0 {
+		s.logger.Info("storage-journal-replayed", zap.Int("frames", n), zap.Int("files", files))
+	}
+	return s.db.DeleteRange([]byte{prefixJournal}, []byte{prefixJournal + 1}, pebble.Sync)
+}
+
+// readJournalFile reads a journal file's contents, or nothing when its
+// first record header is zero (retired, or never written): the common
+// case of a clean restart reads 16 bytes, not the file.
+func readJournalFile(f File) ([]byte, error) {
+	size, err := f.Size()
+	if err != nil || size < journalHdrLen {
+		return nil, err
+	}
+	var hdr [journalHdrLen]byte
+	if _, err := f.ReadAt(hdr[:], 0); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	if hdr == [journalHdrLen]byte{} {
+		return nil, nil
+	}
+	data := make([]byte, size)
+	if _, err := f.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return data, nil
+}
+
+// emptyJournal leaves the journal files with no pass once their frames
+// are written back and synced: with the journal on, and the epoch bound
+// in the index (so every epoch in them is below the next pass's), it
+// retires them and they keep their blocks; otherwise (an earlier
+// version's files, whose epochs the bound does not cover, or a journal
+// turned off) it truncates them.
+func (s *Store) emptyJournal(jfiles []File) error {
+	_, err := s.get(keyJournalEpoch)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	if err == nil && s.journalOn() {
+		return retireJournal(jfiles)
+	}
 	for _, f := range jfiles {
 		if err := f.Truncate(0); err != nil {
 			return err
@@ -456,10 +572,7 @@ func (s *Store) replayJournal() error {
 			return err
 		}
 	}
-	if n > 0 {
-		s.logger.Info("storage-journal-replayed", zap.Int("frames", n), zap.Int("files", files))
-	}
-	return s.db.DeleteRange([]byte{prefixJournal}, []byte{prefixJournal + 1}, pebble.Sync)
+	return nil
 }
 
 // indexJournal reads the frames an earlier version journaled in the

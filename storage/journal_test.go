@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -201,7 +202,19 @@ func openJournaled(t *testing.T, m *vfstest.Machine) (*Store, *atomic.Int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	waitJournalFilled(t, s)
 	return s, journaled
+}
+
+// waitJournalFilled waits until the journal files are filled
+// (journalfill.go): until then a group may be synced per file.
+func waitJournalFilled(t *testing.T, s *Store) {
+	t.Helper()
+	select {
+	case <-s.j.fillDone:
+	case <-time.After(time.Minute):
+		t.Fatal("the journal files were not filled within a minute")
+	}
 }
 
 // TestJournalPassKeptUntilCheckpointed: a journal file is written over
@@ -227,6 +240,7 @@ func TestJournalPassKeptUntilCheckpointed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	waitJournalFilled(t, s)
 	logs := []LogID{1, 2, 3}
 	if err := s.CreateLogs(logs...); err != nil {
 		t.Fatal(err)
@@ -256,6 +270,12 @@ func TestJournalPassKeptUntilCheckpointed(t *testing.T) {
 			if err := pd.Wait(); err != nil {
 				t.Fatal(err)
 			}
+		}
+	}
+	// The checkpoint runs in the background: wait for its failed sync.
+	for deadline := time.Now().Add(time.Minute); !logFailed(s, 1); runtime.Gosched() {
+		if time.Now().After(deadline) {
+			t.Fatal("no checkpoint of log 1's pass within a minute")
 		}
 	}
 	if _, err := s.Write(1, 1, []byte("after"), AppendOptions{}); !errors.Is(err, ErrFailed) {
@@ -325,6 +345,16 @@ func writeGrouped(t *testing.T, s *Store, h *holdStepFS, logs []LogID) map[LogID
 		acked[pd.log.id][pd.Header().Offset] = payloads[i]
 	}
 	return acked
+}
+
+// logFailed says whether log id has failed.
+func logFailed(s *Store, id LogID) bool {
+	s.mu.Lock()
+	l := s.mu.logs[id]
+	s.mu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.failed != nil
 }
 
 // holdDirFS is a MemFS whose next SyncDir of dir, once armed, waits for

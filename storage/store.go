@@ -27,6 +27,10 @@ type Store struct {
 	// j is the journal of frames not yet synced in their files (nil
 	// without Options.JournalBytes; journal.go, I15).
 	j *journal
+	// journalSeen is the newest journal epoch Open found, journalReplayed
+	// how many frames it wrote back (replayJournal).
+	journalSeen     uint64
+	journalReplayed int
 	// tail is the tail cache of recently written entries (tailcache.go).
 	tail tailCache
 
@@ -125,7 +129,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	s.logger.Info("storage-opened", zap.String("dir", dir), zap.Int("logs", len(s.mu.logs)),
 		zap.Duration("took", time.Since(start)))
-	if s.j, err = openJournal(s); err != nil {
+	if s.j, err = openJournal(s, s.journalSeen); err != nil {
 		s.closeFiles()
 		_ = db.Close()
 		return nil, err
@@ -229,8 +233,9 @@ func (s *Store) CreateLog(id LogID) error { return s.CreateLogs(id) }
 
 // CreateLogs creates empty NORMAL logs, each with one open ledger, with
 // one synced index commit for all of them and no file: a log's first
-// ledger file is created by its first Write (materializeLocked). Creating
-// a topic of many partitions thus costs one sync, not a file create, a
+// ledger file is created in the background (precreate.go) or by its
+// first Write, whichever comes first (materializeLocked). Creating a
+// topic of many partitions thus costs one sync, not a file create, a
 // directory sync and a synced commit per partition. It is all or nothing:
 // if any id exists (ErrLogExists) or the commit fails, no log is added.
 func (s *Store) CreateLogs(ids ...LogID) error { return s.createLogs(ids, 0) }
@@ -292,6 +297,7 @@ func (s *Store) createLogs(ids []LogID, start Offset) error {
 		s.mu.logs[id] = l
 	}
 	s.nextLedger += LedgerID(len(ids))
+	s.precreate(ids)
 	return nil
 }
 

@@ -37,6 +37,36 @@ var journalMutations = []mutation{
 		Edits: []edit{{File: "storage/journal.go", Old: "\tj.mu.kept = true\n", New: ""}},
 		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournalPassKeptUntilCheckpointed"}},
 	},
+	{
+		Name:  "journal-epochs-not-reserved",
+		Rule:  "storage I15: a pass's epoch is above every epoch the journal files hold, across restarts",
+		Edits: []edit{{File: "storage/journal.go", Old: "\tj.epoch, j.limit = bound+1, bound+journalEpochReserve\n", New: "\tj.epoch, j.limit = 1, journalEpochReserve\n"}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournalKeptAcrossRestarts"}},
+	},
+	{
+		Name:  "journal-epoch-bound-unsaved",
+		Rule:  "storage I15: each Open raises the journal's epoch bound, synced, before it writes a record",
+		Edits: []edit{{File: "storage/journal.go", Old: "j.s.db.Set(keyJournalEpoch, ", New: "j.s.db.Set([]byte(\"unused\"), "}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournalKeptAcrossRestarts"}},
+	},
+	{
+		Name:  "journal-not-retired-at-close",
+		Rule:  "storage I15: Close retires the journal's checkpointed passes, so that a clean restart writes nothing back",
+		Edits: []edit{{File: "storage/journal.go", Old: "\t\terr = retireJournal(j.files[:])\n", New: ""}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournalKeptAcrossRestarts"}},
+	},
+	{
+		Name:  "journal-not-retired-at-open",
+		Rule:  "storage I15: Open retires the passes it wrote back, so that no later Open takes their frames again",
+		Edits: []edit{{File: "storage/journal.go", Old: "\t\treturn retireJournal(jfiles)\n", New: "\t\treturn nil\n"}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournalKeptAcrossRestarts"}},
+	},
+	{
+		Name:  "journal-written-before-filled",
+		Rule:  "storage I15: a pass writes its journal file only where the filler has written and synced it",
+		Edits: []edit{{File: "storage/journal.go", Old: "\t\treturn j.off+size <= j.filled[j.cur].Load()\n", New: "\t\treturn true\n"}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournalWaitsForFill"}},
+	},
 }
 
 func init() { mutations = append(mutations, dirSyncMutations...) }
@@ -53,5 +83,11 @@ var dirSyncMutations = []mutation{
 		Rule:  "storage I1: a lane that finds the other lane's directory sync in progress waits for it before it acknowledges a new file's entry",
 		Edits: []edit{{File: "storage/commit.go", Old: "\tc.dirMu.Lock()\n\tdefer c.dirMu.Unlock()\n", New: ""}},
 		Tests: []testRun{{Pkg: "./storage/", Run: "TestLanesWaitForDirSync"}},
+	},
+	{
+		Name:  "precreate-off",
+		Rule:  "storage: CreateLogs creates the new logs' files in the background, before their first Write",
+		Edits: []edit{{File: "storage/store.go", Old: "\ts.precreate(ids)\n", New: ""}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestPrecreatedFiles"}},
 	},
 }

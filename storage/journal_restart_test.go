@@ -1,0 +1,217 @@
+package storage
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/kgateway/kgateway/storage/fsys"
+	"github.com/kgateway/kgateway/storage/vfstest"
+)
+
+// journalCounts counts a store's journaled groups and entries.
+type journalCounts struct{ groups, entries atomic.Int64 }
+
+// openCounted opens /data on fs and idx with a journal, waits for its
+// files to be filled and counts what it journals.
+func openCounted(t *testing.T, fs FS, idx *vfs.MemFS) (*Store, *journalCounts) {
+	t.Helper()
+	c := new(journalCounts)
+	s, err := Open("/data", Options{FS: fs, PebbleFS: idx, JournalBytes: 1 << 20,
+		OnCommit: func(st CommitStats) {
+			if st.Journaled {
+				c.groups.Add(1)
+				c.entries.Add(int64(st.Entries))
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitJournalFilled(t, s)
+	return s, c
+}
+
+// writeRounds writes rounds rounds of one entry to each log, waiting for
+// each round, and records them in acked.
+func writeRounds(t *testing.T, s *Store, logs []LogID, rounds int, tag string, acked map[LogID]map[Offset][]byte) {
+	t.Helper()
+	for r := 0; r < rounds; r++ {
+		var ps []*Pending
+		var payloads [][]byte
+		for _, id := range logs {
+			p := []byte(fmt.Sprintf("%s: log %v round %d", tag, id, r))
+			pd, err := s.Write(id, 1, p, AppendOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ps, payloads = append(ps, pd), append(payloads, p)
+		}
+		for i, pd := range ps {
+			if err := pd.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			if acked[pd.log.id] == nil {
+				acked[pd.log.id] = map[Offset][]byte{}
+			}
+			acked[pd.log.id][pd.Header().Offset] = payloads[i]
+		}
+	}
+}
+
+// leadingEpochs returns the epoch of the pass at the start of each
+// journal file as synced (0: none).
+func leadingEpochs(m *vfstest.MemFS) (out [2]uint64) {
+	for i, name := range journalNames {
+		out[i], _ = readJournalPass(m.SyncedData(filepath.Join("/data/segments", name)))
+	}
+	return out
+}
+
+// TestJournalKeptAcrossRestarts: the journal files keep their size
+// across Close and Open, and stale passes never count again. A clean
+// Close leaves nothing to write back; a pass after a restart has an
+// epoch above every one the files hold, so a crash writes back exactly
+// that pass's frames, never an earlier life's; and an Open that wrote a
+// pass back retires it, so the next Open writes back nothing.
+func TestJournalKeptAcrossRestarts(t *testing.T) {
+	defer func(n int64) { journalFileBytes = n }(journalFileBytes)
+	journalFileBytes = 16 << 10
+	m := vfstest.NewMachine(0)
+	logs := []LogID{1, 2, 3, 4}
+	acked := map[LogID]map[Offset][]byte{}
+	s, _ := openCounted(t, m.Files, m.Index)
+	if err := s.CreateLogs(logs...); err != nil {
+		t.Fatal(err)
+	}
+	// A first life: several passes, so both files hold epochs.
+	writeRounds(t, s, logs, 120, "first", acked)
+	before := leadingEpochs(m.Files)
+	if before[0] == 0 || before[1] == 0 {
+		t.Fatalf("the first life did not write both journal files: epochs %v", before)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range journalNames {
+		if n := m.Files.SyncedSize(filepath.Join("/data/segments", name)); n != journalFileBytes {
+			t.Fatalf("%s is %d bytes after Close, want %d (kept)", name, n, journalFileBytes)
+		}
+	}
+	s, c := openCounted(t, m.Files, m.Index)
+	if s.journalReplayed != 0 {
+		t.Fatalf("Open after a clean Close wrote back %d frames", s.journalReplayed)
+	}
+	// A second life, shorter than a pass, then a crash.
+	writeRounds(t, s, logs, 6, "second", acked)
+	if c.groups.Load() == 0 {
+		t.Fatal("the second life journaled nothing")
+	}
+	after := leadingEpochs(m.Files)
+	if after[0] <= max(before[0], before[1]) {
+		t.Fatalf("a pass after the restart has epoch %d, not above the files' %v", after[0], before)
+	}
+	img := m.Crash(vfstest.FilesFirst, vfstest.SyncedOnly)
+	_ = s.Close()
+	s3, err := Open("/data", Options{FS: img.Files, PebbleFS: img.Index, JournalBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := s3.journalReplayed, int(c.entries.Load()); got != want {
+		t.Fatalf("Open after the crash wrote back %d frames, want the second life's %d", got, want)
+	}
+	checkAcked(t, s3, acked)
+	// A crash right after that Open: its write-back retired the pass.
+	waitJournalFilled(t, s3)
+	m3 := &vfstest.Machine{Files: img.Files, Index: img.Index}
+	img3 := m3.Crash(vfstest.FilesFirst, vfstest.SyncedOnly)
+	_ = s3.Close()
+	s4, err := Open("/data", Options{FS: img3.Files, PebbleFS: img3.Index, JournalBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s4.Close()
+	if s4.journalReplayed != 0 {
+		t.Fatalf("Open after an Open that wrote the journal back wrote back %d frames again", s4.journalReplayed)
+	}
+	checkAcked(t, s4, acked)
+}
+
+// holdFillFS is a MemFS whose writes of zeros (the filler's: 1 KiB or
+// more) to the journal files wait for release, but for the first one
+// (Open's first chunk).
+type holdFillFS struct {
+	*vfstest.MemFS
+	release chan struct{}
+	fills   atomic.Int64
+}
+
+func (h *holdFillFS) OpenFile(name string, flag int, perm uint32) (fsys.File, error) {
+	f, err := h.MemFS.OpenFile(name, flag, perm)
+	if err != nil || !strings.HasSuffix(name, ".jnl") {
+		return f, err
+	}
+	return &holdFillFile{File: f, h: h}, nil
+}
+
+type holdFillFile struct {
+	fsys.File
+	h *holdFillFS
+}
+
+func (f *holdFillFile) WriteAt(p []byte, off int64) (int, error) {
+	if len(p) >= 1<<10 && bytes.Count(p, []byte{0}) == len(p) && f.h.fills.Add(1) > 1 {
+		<-f.h.release
+	}
+	return f.File.WriteAt(p, off)
+}
+
+// TestJournalWaitsForFill: a pass writes a journal file only where the
+// filler has written and synced its zeros. Open fills the first chunk;
+// the filler is then held, and groups beyond that chunk are synced per
+// file (and acknowledged); once it is released groups are journaled
+// again, and a crash loses nothing acknowledged (a record written past
+// the filled part would be zeroed by the filler).
+func TestJournalWaitsForFill(t *testing.T) {
+	defer func(n, c int64) { journalFileBytes, journalFillChunk = n, c }(journalFileBytes, journalFillChunk)
+	journalFileBytes, journalFillChunk = 16<<10, 2<<10
+	m := vfstest.NewMachine(0)
+	h := &holdFillFS{MemFS: m.Files, release: make(chan struct{})}
+	c := new(journalCounts)
+	s, err := Open("/data", Options{FS: h, PebbleFS: m.Index, JournalBytes: 1 << 20,
+		OnCommit: func(st CommitStats) {
+			if st.Journaled {
+				c.groups.Add(1)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := []LogID{1, 2, 3, 4}
+	if err := s.CreateLogs(logs...); err != nil {
+		t.Fatal(err)
+	}
+	acked := map[LogID]map[Offset][]byte{}
+	writeRounds(t, s, logs, 20, "unfilled", acked)
+	if n := c.groups.Load(); n == 0 || n >= 20 {
+		t.Fatalf("%d of 20 groups journaled with only the first %d bytes filled", n, journalFillChunk)
+	}
+	close(h.release)
+	waitJournalFilled(t, s)
+	before := c.groups.Load()
+	writeRounds(t, s, logs, 20, "filled", acked)
+	if c.groups.Load() == before {
+		t.Fatal("nothing journaled once the journal files were filled")
+	}
+	img := m.Crash(vfstest.FilesFirst, vfstest.SyncedOnly)
+	_ = s.Close()
+	s2, err := Open("/data", Options{FS: img.Files, PebbleFS: img.Index, JournalBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	checkAcked(t, s2, acked)
+}
