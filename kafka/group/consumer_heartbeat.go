@@ -183,6 +183,9 @@ func (g *group) consumerJoinLocked(cl Client, req *kmsg.ConsumerGroupHeartbeatRe
 	} else {
 		g.refreshMetadataLocked()
 	}
+	if g.mu.targetDue {
+		return resp // reconciled and answered with the batch's other joins (consumer_joins.go)
+	}
 	cs.reconcile(m, assignment{})
 	return g.finishBeatLocked(m, snap, resp, true)
 }
