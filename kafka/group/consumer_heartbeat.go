@@ -390,11 +390,12 @@ func (g *group) answerBeatLocked(m *cmember, snap consumerSnapshot, resp *kmsg.C
 }
 
 func sortedTopicsOf(a assignment) []topicID {
-	parts := make(map[topicID]int32, len(a))
+	out := make([]topicID, 0, len(a))
 	for t := range a {
-		parts[t] = 0
+		out = append(out, t)
 	}
-	return sortedTopics(parts)
+	sortTopicIDs(out)
+	return out
 }
 
 // scheduleConsumerSessionLocked restarts m's session timer: a member not
