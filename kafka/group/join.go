@@ -394,12 +394,8 @@ func (g *group) completeJoinLocked() {
 	}
 	g.mu.protocol = g.selectProtocolLocked()
 	g.mu.subscribed = g.subscriptionsLocked()
-	// Nothing is written here: as in Kafka, the generation is recorded
-	// with its assignment when the leader syncs (assign_store.go). A
-	// synced write here, under the lock, held every join answer and
-	// every request of the group for an fsync per generation, and a
-	// restart resumes the membership record's generation either way.
 	g.transitionLocked(stateCompletingRebalance)
+	g.persistLocked()
 	var timeout time.Duration
 	for _, m := range g.sortedMembersLocked() {
 		m.answerJoinLocked(g.currentJoinLocked(m.id, m.id == g.mu.leader, false))
