@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"container/heap"
 	"slices"
-	"sort"
 )
 
 // Server-side assignors of the consumer protocol (KIP-848), named as in
@@ -41,13 +40,18 @@ func compareTP(a, b tp) int {
 type assignment map[topicID][]int32
 
 func (a assignment) tps() []tp {
-	var out []tp
+	if len(a) == 0 {
+		return nil
+	}
+	out := make([]tp, 0, a.count())
 	for t, ps := range a {
 		for _, p := range ps {
 			out = append(out, tp{t, p})
 		}
 	}
-	slices.SortFunc(out, compareTP)
+	if !slices.IsSortedFunc(out, compareTP) { // one topic's partitions are kept sorted
+		slices.SortFunc(out, compareTP)
+	}
 	return out
 }
 
@@ -85,15 +89,31 @@ func (a assignment) equal(b assignment) bool {
 }
 
 func assignmentOf(tps []tp) assignment {
-	a := make(assignment)
+	a := make(assignment, 1)
 	for _, x := range tps {
-		a[x.topic] = append(a[x.topic], x.part)
+		ps, ok := a[x.topic]
+		if !ok && len(a) == 0 {
+			ps = make([]int32, 0, len(tps)) // most assignments are of one topic
+		}
+		a[x.topic] = append(ps, x.part)
 	}
-	for t := range a {
-		slices.Sort(a[t])
-		a[t] = slices.Compact(a[t])
+	for t, ps := range a {
+		if !increasing(ps) { // given in order (the assignors), nothing to do
+			slices.Sort(ps)
+			a[t] = slices.Compact(ps)
+		}
 	}
 	return a
+}
+
+// increasing reports whether ps is sorted without repeats.
+func increasing(ps []int32) bool {
+	for i := 1; i < len(ps); i++ {
+		if ps[i] <= ps[i-1] {
+			return false
+		}
+	}
+	return true
 }
 
 // assignSpec is an assignor's input: each member's subscribed topic ids
@@ -189,9 +209,13 @@ func assignUniform(s assignSpec) map[string]assignment {
 		}
 	}
 	// 1. Keep previous partitions, up to each member's quota.
-	quota := uniformQuotas(s, total, eligible)
+	prev := make(map[string][]tp, len(s.members))
 	for _, m := range s.members {
-		for _, x := range s.previous[m].tps() {
+		prev[m] = s.previous[m].tps()
+	}
+	quota := uniformQuotas(s, prev, total, eligible)
+	for _, m := range s.members {
+		for _, x := range prev[m] {
 			if counts[m] >= quota[m] || !eligible(m, x) || x.part >= s.partitions[x.topic] {
 				continue
 			}
@@ -311,12 +335,12 @@ func (h *loadHeap) Pop() any {
 // hold the most of theirs (ties in member order), as Kafka's
 // UniformHomogeneousAssignmentBuilder gives the extra partitions to
 // members that already have them.
-func uniformQuotas(s assignSpec, total int, eligible func(string, tp) bool) map[string]int {
+func uniformQuotas(s assignSpec, prev map[string][]tp, total int, eligible func(string, tp) bool) map[string]int {
 	n := len(s.members)
 	lo, extra := total/n, total%n
 	held := make(map[string]int, n)
 	for _, m := range s.members {
-		for _, x := range s.previous[m].tps() {
+		for _, x := range prev[m] {
 			if eligible(m, x) && x.part < s.partitions[x.topic] {
 				held[m]++
 			}
@@ -367,6 +391,14 @@ func sortedTopics(parts map[topicID]int32) []topicID {
 	for t := range parts {
 		out = append(out, t)
 	}
-	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i][:], out[j][:]) < 0 })
+	sortTopicIDs(out)
 	return out
+}
+
+// sortTopicIDs sorts ids; most groups subscribe to one topic, which needs
+// nothing.
+func sortTopicIDs(ids []topicID) {
+	if len(ids) > 1 {
+		slices.SortFunc(ids, func(a, b topicID) int { return bytes.Compare(a[:], b[:]) })
+	}
 }

@@ -137,8 +137,14 @@ func (g *group) applyBeatsLocked(batch []*beat) {
 		deferred = deferred[:0]
 	}
 	var parked, held []*beat
+	var joins newJoins
 	apply := func(b *beat) {
 		g.mu.deferWrite = true
+		if joins.take(g, b) {
+			deferred = append(deferred, b)
+			return
+		}
+		joins.settleLocked(g)
 		if b.wait.applied {
 			g.reconcileAgainLocked(b)
 		} else {
@@ -151,6 +157,9 @@ func (g *group) applyBeatsLocked(batch []*beat) {
 		}
 	}
 	for _, b := range batch {
+		if !joins.fresh(g, b) {
+			joins.settleLocked(g) // what follows sees the target at the group epoch
+		}
 		if !g.batchableLocked(b.req) {
 			flush()
 			if !b.wait.applied { // else the group changed type: its first answer stands
@@ -165,6 +174,7 @@ func (g *group) applyBeatsLocked(batch []*beat) {
 		}
 		apply(b)
 	}
+	joins.settleLocked(g)
 	// A parked heartbeat whose releases came in this batch goes in it.
 	kept := parked[:0]
 	for _, b := range parked {

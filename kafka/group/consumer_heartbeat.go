@@ -183,6 +183,9 @@ func (g *group) consumerJoinLocked(cl Client, req *kmsg.ConsumerGroupHeartbeatRe
 	} else {
 		g.refreshMetadataLocked()
 	}
+	if g.mu.targetDue {
+		return resp // reconciled and answered with the batch's other joins (consumer_joins.go)
+	}
 	cs.reconcile(m, assignment{})
 	return g.finishBeatLocked(m, snap, resp, true)
 }
@@ -387,11 +390,12 @@ func (g *group) answerBeatLocked(m *cmember, snap consumerSnapshot, resp *kmsg.C
 }
 
 func sortedTopicsOf(a assignment) []topicID {
-	parts := make(map[topicID]int32, len(a))
+	out := make([]topicID, 0, len(a))
 	for t := range a {
-		parts[t] = 0
+		out = append(out, t)
 	}
-	return sortedTopics(parts)
+	sortTopicIDs(out)
+	return out
 }
 
 // scheduleConsumerSessionLocked restarts m's session timer: a member not

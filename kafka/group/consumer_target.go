@@ -169,6 +169,10 @@ func (g *group) preferredAssignorLocked() string {
 func (g *group) bumpLocked() {
 	cs := g.mu.cons
 	cs.epoch++
+	if g.mu.deferTarget {
+		g.mu.targetDue = true // computed once for the batch's joins (consumer_joins.go)
+		return
+	}
 	g.computeTargetLocked()
 }
 

@@ -103,7 +103,10 @@
 //     subscribed topics advance the group epoch, and the target
 //     assignment is recomputed at once by the preferred assignor
 //     (uniform or range): every subscribed partition goes to exactly
-//     one subscribed member.
+//     one subscribed member. New members joining in one batch of
+//     heartbeats share one computation, at the epoch of the last of
+//     them, made before any of them is reconciled and before anything
+//     else of the batch is applied (consumer_joins.go).
 //   - **Revocation before reassignment.** No partition has two owners.
 //     A member moves to the target epoch only when it has nothing left
 //     to revoke; a partition to revoke stays its member's until a

@@ -195,6 +195,11 @@ type group struct {
 		// persistConsumerLocked only notes the change (dirty) for the
 		// batch's one write (consumer_batch.go).
 		deferWrite, dirty bool
+		// deferTarget: a new member's join in a batch advances the
+		// group epoch without computing the target, and targetDue
+		// says the target is behind the epoch until the batch's joins
+		// are settled (consumer_joins.go).
+		deferTarget, targetDue bool
 		// applied is closed once the next batch of consumer heartbeats
 		// is applied and written, waking the heartbeats waiting for
 		// releases (consumer_await.go); nil when none waits.
