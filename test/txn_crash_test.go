@@ -27,8 +27,10 @@ import (
 // writes lost, tails torn; the offsets store's pebble crashes with the
 // index) at a random commit step while franz-go transactional
 // producers run transactions end to end: records on two partitions,
-// AddOffsetsToTxn and TxnOffsetCommit, then EndTxn (commit or abort),
-// concurrently. After reopening the image and letting each producer
+// AddOffsetsToTxn and TxnOffsetCommit (but for the last producer, whose
+// transactions carry no offsets, so that their EndTxn answers before
+// the Complete state is written: completion after the markers), then
+// EndTxn (commit or abort), concurrently. After reopening the image and letting each producer
 // restart (InitProducerId, which aborts what was left open) (durable partition adds, completion at open,
 // O6, D2):
 //   - every transaction is atomic across its partitions and its offsets:
@@ -164,8 +166,8 @@ func txnCrashID(p int) string    { return fmt.Sprintf("ctx-%d", p) }
 func txnCrashGroup(p int) string { return fmt.Sprintf("g-%d", p) }
 
 // txnCrashProducer runs transactions until the crash: two records on each
-// partition, the offset seq+1 committed for its group, and every third
-// transaction aborted.
+// partition, the offset seq+1 committed for its group (not by the last
+// producer: txnCrashOffsets), and every third transaction aborted.
 func txnCrashProducer(ctx context.Context, t *testing.T, addr string, cs *txnCrashState, p int, events chan<- struct{}) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.TransactionalID(txnCrashID(p)),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.TransactionTimeout(time.Minute))
@@ -176,7 +178,7 @@ func txnCrashProducer(ctx context.Context, t *testing.T, addr string, cs *txnCra
 	defer cl.Close()
 	for seq := range txnCrashPerWriter {
 		commit := seq%3 != 2
-		if err := txnCrashOne(ctx, cl, p, seq, commit); err != nil {
+		if err := txnCrashOne(ctx, cl, p, seq, commit, txnCrashOffsets(p)); err != nil {
 			if ctx.Err() == nil {
 				t.Errorf("producer %d txn %d: %v", p, seq, err)
 			}
@@ -191,7 +193,10 @@ func txnCrashProducer(ctx context.Context, t *testing.T, addr string, cs *txnCra
 	}
 }
 
-func txnCrashOne(ctx context.Context, cl *kgo.Client, p, seq int, commit bool) error {
+// txnCrashOffsets tells whether producer p's transactions commit offsets.
+func txnCrashOffsets(p int) bool { return p != txnCrashProducers-1 }
+
+func txnCrashOne(ctx context.Context, cl *kgo.Client, p, seq int, commit, withOffsets bool) error {
 	if err := cl.BeginTransaction(); err != nil {
 		return err
 	}
@@ -203,6 +208,9 @@ func txnCrashOne(ctx context.Context, cl *kgo.Client, p, seq int, commit bool) e
 	}
 	if err := cl.ProduceSync(ctx, rs...).FirstErr(); err != nil {
 		return err
+	}
+	if !withOffsets {
+		return cl.EndTransaction(ctx, kgo.TransactionEndTry(commit))
 	}
 	pid, epoch, err := cl.ProducerID(ctx)
 	if err != nil {
@@ -368,6 +376,9 @@ func checkProducerAtomic(t *testing.T, seed uint64, s *server.Server, p int, vis
 	switch {
 	case err != nil:
 		t.Fatalf("seed %d: offsets: %v", seed, err)
+	case !txnCrashOffsets(p) && ok:
+		t.Errorf("seed %d: producer %d: offset %d committed by transactions without offsets", seed, p, c.Offset)
+	case !txnCrashOffsets(p):
 	case last < 0 && ok:
 		t.Errorf("seed %d: producer %d: offset %d committed without a visible transaction", seed, p, c.Offset)
 	case last >= 0 && (!ok || int(c.Offset) != last+1):

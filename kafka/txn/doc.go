@@ -58,6 +58,14 @@
 //     together with the Complete state in one batch (O6): every
 //     partition and every offset of a transaction commits, or every one
 //     aborts.
+//   - **Completion after the markers.** EndTxn answers once the decision
+//     and every marker are durable. A transaction without offsets has
+//     its Complete state written after the answer, under the
+//     transactional id's lock held until it is durable (complete.go), so
+//     the id's next request finds it complete; one with offsets is
+//     completed before the answer, so its offsets are committed when the
+//     client hears it. A Complete write that fails leaves the Prepare
+//     state, finished by the timeout loop or at open.
 //   - **Completion at open.** Recovery: NewCoordinator, before anything
 //     is served, completes every transaction found in PrepareCommit or
 //     PrepareAbort (markers are idempotent, resolver contract) and

@@ -13,10 +13,11 @@ import (
 )
 
 // EndTxn handles EndTxn v0–5. Kafka's endTransaction checks (Kafka's transaction errors), then
-// the decision is written durably (PrepareCommit or PrepareAbort) and the
-// transaction is completed before the answer (durable partition adds): markers on every
-// partition, pending offsets moved or dropped with the Complete state in
-// one batch. If a marker cannot be written the client is still answered
+// the decision is written durably (PrepareCommit or PrepareAbort), then
+// the markers on every partition, and the answer comes once every one is
+// durable (durable partition adds); the pending offsets are moved or dropped with the
+// Complete state in one batch, before the answer when the transaction
+// has offsets, else after it (completion after the markers). If a marker cannot be written the client is still answered
 // (the decision is durable, as Kafka answers after PrepareCommit) and the
 // background loop finishes the transaction; until then requests for it get
 // CONCURRENT_TRANSACTIONS. At v5+ the epoch is bumped and returned (the epoch bump at EndTxn),
@@ -46,7 +47,12 @@ func (c *Coordinator) endTxn(id string, pid int64, epoch int16, commit, v5 bool)
 	if t == nil {
 		return noPID, noEpoch, errInvalidMapping
 	}
-	defer t.mu.Unlock()
+	handedOff := false // the lock went to the completion (completion after the markers)
+	defer func() {
+		if !handedOff {
+			t.mu.Unlock()
+		}
+	}()
 	st := t.st
 	if v5 && isBumpRetry(st, pid, epoch) {
 		// EndTxn retries across the bump: a retry whose answer was lost, with the epoch before
@@ -90,9 +96,7 @@ func (c *Coordinator) endTxn(id string, pid int64, epoch int16, commit, v5 bool)
 	if err := c.persist(t, next); err != nil {
 		return noPID, noEpoch, errCoordinatorNA
 	}
-	if err := c.completeLocked(t); err != nil {
-		c.log.Warn("txn-end-incomplete", zap.String("transactional-id", id), zap.Error(err))
-	}
+	handedOff = c.endLocked(t)
 	np, ne := clientProducer(next)
 	return np, ne, errNone
 }
@@ -194,6 +198,15 @@ func retryAnswer(commit, decidedCommit bool, answer int16) int16 {
 // Complete state. Markers are idempotent, so running it again after a
 // crash or a failure is safe. On error t stays in its Prepare state.
 func (c *Coordinator) completeLocked(t *txn) error {
+	if err := c.markLocked(t); err != nil {
+		return err
+	}
+	return c.finishLocked(t)
+}
+
+// markLocked writes the marker of a transaction in PrepareCommit or
+// PrepareAbort on every partition; nil once every one is durable.
+func (c *Coordinator) markLocked(t *txn) error {
 	st := t.st
 	commit := st.State == offsets.TxnPrepareCommit
 	if !commit && st.State != offsets.TxnPrepareAbort {
@@ -207,6 +220,21 @@ func (c *Coordinator) completeLocked(t *txn) error {
 		t.st.Partitions = pending
 		return err
 	}
+	// None waits any more: the transaction gives its partitions' share of
+	// the transaction bounds back now, even if its Complete state is
+	// written after the answer (completion after the markers).
+	marked := t.st
+	marked.Partitions = nil
+	c.setState(t, marked)
+	return nil
+}
+
+// finishLocked writes the Complete state of a transaction whose markers
+// are all durable, in one synced batch with its pending offsets moved
+// (commit) or dropped (abort). On error t stays in its Prepare state.
+func (c *Coordinator) finishLocked(t *txn) error {
+	st := t.st
+	commit := st.State == offsets.TxnPrepareCommit
 	done := st
 	done.State, done.UpdateTime = offsets.TxnCompleteAbort, c.clock.Now()
 	if commit {
