@@ -77,7 +77,7 @@ func TestFetchFromFilesSendfile(t *testing.T) {
 		}
 
 		// Flip a byte inside the value of the last record, a big one.
-		segs, _ := filepath.Glob(filepath.Join(dir, "segments", "*"))
+		segs, _ := filepath.Glob(filepath.Join(dir, "segments", "*.seg")) // not the journal's files
 		var seg string
 		var size int64
 		for _, s := range segs {
