@@ -27,9 +27,11 @@ func TestShareFetchWritesNothingToTheLedger(t *testing.T) {
 	var indexWrites, offsetWrites atomic.Int64
 	dir := t.TempDir()
 	srv := startServer(t, server.Config{
-		DataDir:  dir,
-		Listen:   "127.0.0.1:0",
-		Storage:  storage.Options{FS: segs, PebbleFS: countingFS{FS: vfs.Default, n: &indexWrites}},
+		DataDir: dir,
+		Listen:  "127.0.0.1:0",
+		// No journal: its files are filled in the background after Open,
+		// which would count as writes here.
+		Storage:  storage.Options{FS: segs, PebbleFS: countingFS{FS: vfs.Default, n: &indexWrites}, JournalBytes: -1},
 		Offsets:  offsets.Options{PebbleFS: countingFS{FS: vfs.Default, n: &offsetWrites}},
 		Resolver: resolver.Config{NumPartitions: 1, AutoCreate: true},
 	})
