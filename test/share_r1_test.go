@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/kgateway/kgateway/kafka/share"
@@ -43,7 +44,17 @@ func TestShareFetchWritesNothingToTheLedger(t *testing.T) {
 	produceNumbered(t, addr, topic, n)
 	setGroupConfigs(t, addr, group, share.ConfigAutoOffsetReset, "earliest")
 
-	ledgerBefore, offsetsBefore := segs.Mutations()+indexWrites.Load(), offsetWrites.Load()
+	// The produce's background work (its group commit's index batch,
+	// pebble's own) ends first: the ledger is quiet for half a second.
+	ledger := func() int64 { return segs.Mutations() + indexWrites.Load() }
+	quietSince, last := time.Now(), ledger()
+	waitFor(t, "the ledger quiet after the produce", func() bool {
+		if n := ledger(); n != last {
+			quietSince, last = time.Now(), n
+		}
+		return time.Since(quietSince) > 500*time.Millisecond
+	})
+	ledgerBefore, offsetsBefore := ledger(), offsetWrites.Load()
 	l := newShareLedger()
 	ctx, cancel := context.WithCancel(context.Background())
 	accept := func(int, *kgo.Record) kgo.AckStatus { return kgo.AckAccept }
@@ -55,7 +66,7 @@ func TestShareFetchWritesNothingToTheLedger(t *testing.T) {
 	b.Wait()
 	waitFor(t, "the start offset past the last record", func() bool { return shareOffset(t, addr, group, topic) == n })
 
-	if got := segs.Mutations() + indexWrites.Load(); got != ledgerBefore {
+	if got := ledger(); got != ledgerBefore {
 		t.Errorf("share fetches wrote to the ledger: %d mutations of segment files and index, want none", got-ledgerBefore)
 	}
 	if offsetWrites.Load() == offsetsBefore {

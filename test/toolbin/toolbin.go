@@ -6,6 +6,7 @@
 package toolbin
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -62,15 +63,28 @@ func (tl *Tool) Binary(t testing.TB) string {
 // Path is where the tool is installed: bin/Name-Version under the first
 // GOPATH entry.
 func (tl *Tool) Path() (string, error) {
-	out, err := exec.Command("go", "env", "GOPATH").Output()
+	out, err := goEnvGOPATH()
 	if err != nil {
-		return "", fmt.Errorf("go env GOPATH: %w", err)
+		return "", err
 	}
 	gopath := filepath.SplitList(strings.TrimSpace(string(out)))
 	if len(gopath) == 0 || gopath[0] == "" {
 		return "", errors.New("go env GOPATH is empty")
 	}
 	return filepath.Join(gopath[0], "bin", tl.Name+"-"+tl.Version), nil
+}
+
+// goEnvGOPATH runs `go env GOPATH`; a failure says what go printed.
+func goEnvGOPATH() ([]byte, error) {
+	out, err := exec.Command("go", "env", "GOPATH").Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			err = fmt.Errorf("%w: %s", err, bytes.TrimSpace(ee.Stderr))
+		}
+		return nil, fmt.Errorf("go env GOPATH: %w", err)
+	}
+	return out, nil
 }
 
 // install builds the tool in a temporary directory beside path and
