@@ -434,11 +434,14 @@ func readInOrder(ctx context.Context, rs []diskless.Range, read func(context.Con
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		<-window
 		if res.err != nil {
 			return res.err
 		}
-		if err := fn(r, res.data); err != nil {
+		// The slot is freed once the range is consumed, not when its read
+		// returns: at most rebuildReads ranges are held at once.
+		err := fn(r, res.data)
+		<-window
+		if err != nil {
 			return err
 		}
 	}
