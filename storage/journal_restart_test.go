@@ -2,7 +2,6 @@ package storage
 
 import (
 	"bytes"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -33,33 +32,6 @@ func openCounted(t *testing.T, fs FS, idx *vfs.MemFS) (*Store, *journalCounts) {
 	}
 	waitJournalFilled(t, s)
 	return s, c
-}
-
-// writeRounds writes rounds rounds of one entry to each log, waiting for
-// each round, and records them in acked.
-func writeRounds(t *testing.T, s *Store, logs []LogID, rounds int, tag string, acked map[LogID]map[Offset][]byte) {
-	t.Helper()
-	for r := 0; r < rounds; r++ {
-		var ps []*Pending
-		var payloads [][]byte
-		for _, id := range logs {
-			p := []byte(fmt.Sprintf("%s: log %v round %d", tag, id, r))
-			pd, err := s.Write(id, 1, p, AppendOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ps, payloads = append(ps, pd), append(payloads, p)
-		}
-		for i, pd := range ps {
-			if err := pd.Wait(); err != nil {
-				t.Fatal(err)
-			}
-			if acked[pd.log.id] == nil {
-				acked[pd.log.id] = map[Offset][]byte{}
-			}
-			acked[pd.log.id][pd.Header().Offset] = payloads[i]
-		}
-	}
 }
 
 // leadingEpochs returns the epoch of the pass at the start of each

@@ -20,17 +20,24 @@ import (
 func writeSpread(t *testing.T, s *Store, logs []LogID, journaled *atomic.Int64) map[LogID]map[Offset][]byte {
 	t.Helper()
 	acked := map[LogID]map[Offset][]byte{}
-	for _, id := range logs {
-		acked[id] = map[Offset][]byte{}
-	}
 	for round := 0; journaled.Load() == 0; round++ {
 		if round == 100 {
 			t.Fatal("no group commit was journaled")
 		}
+		writeRounds(t, s, logs, 1, fmt.Sprintf("spread %d", round), acked)
+	}
+	return acked
+}
+
+// writeRounds writes rounds rounds of one entry to each log, waiting for
+// each round, and records them in acked.
+func writeRounds(t *testing.T, s *Store, logs []LogID, rounds int, tag string, acked map[LogID]map[Offset][]byte) {
+	t.Helper()
+	for r := 0; r < rounds; r++ {
 		var ps []*Pending
 		var payloads [][]byte
 		for _, id := range logs {
-			p := []byte(fmt.Sprintf("log %v round %d", id, round))
+			p := []byte(fmt.Sprintf("%s: log %v round %d", tag, id, r))
 			pd, err := s.Write(id, 1, p, AppendOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -41,10 +48,12 @@ func writeSpread(t *testing.T, s *Store, logs []LogID, journaled *atomic.Int64) 
 			if err := pd.Wait(); err != nil {
 				t.Fatal(err)
 			}
+			if acked[pd.log.id] == nil {
+				acked[pd.log.id] = map[Offset][]byte{}
+			}
 			acked[pd.log.id][pd.Header().Offset] = payloads[i]
 		}
 	}
-	return acked
 }
 
 // TestJournaledCommitWrittenBack: an entry acknowledged by a journaled
@@ -162,21 +171,7 @@ func TestFirstWritesDirSynced(t *testing.T) {
 			t.Fatal(err)
 		}
 		acked := map[LogID]map[Offset][]byte{}
-		var ps []*Pending
-		for _, id := range logs {
-			p := []byte(fmt.Sprintf("first entry of %v", id))
-			pd, err := s.Write(id, 1, p, AppendOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ps = append(ps, pd)
-			acked[id] = map[Offset][]byte{pd.Header().Offset: p}
-		}
-		for _, pd := range ps {
-			if err := pd.Wait(); err != nil {
-				t.Fatal(err)
-			}
-		}
+		writeRounds(t, s, logs, 1, "first entry", acked)
 		img := m.Crash(vfstest.FilesFirst, vfstest.SyncedOnly)
 		_ = s.Close()
 		s2, err := Open("/data", Options{FS: img.Files, PebbleFS: img.Index})

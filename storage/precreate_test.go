@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"fmt"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -44,21 +43,7 @@ func TestPrecreatedFiles(t *testing.T) {
 	}
 	early := m.Crash(vfstest.FilesFirst, vfstest.SyncedOnly)
 	acked := map[LogID]map[Offset][]byte{}
-	var ps []*Pending
-	for _, id := range logs {
-		p := []byte(fmt.Sprintf("first entry of %v", id))
-		pd, err := s.Write(id, 1, p, AppendOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ps = append(ps, pd)
-		acked[id] = map[Offset][]byte{pd.Header().Offset: p}
-	}
-	for _, pd := range ps {
-		if err := pd.Wait(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeRounds(t, s, logs, 1, "first entry", acked)
 	late := m.Crash(vfstest.FilesFirst, vfstest.SyncedOnly)
 	_ = s.Close()
 	for i, img := range []vfstest.Image{early, late} {
