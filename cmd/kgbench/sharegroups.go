@@ -21,6 +21,14 @@ package main
 // error in the ack callback) fails the row: its records would come back
 // only after the lock duration, and the numbers would hide it.
 //
+// The notes add the ShareAcknowledge requests' own round trips, from the
+// start of the request's write to the end of the answer's read (franz-go's
+// BrokerE2E). A commit is that plus the client's time before the write
+// and after the read: its goroutines waiting for a CPU while the other
+// members of the process decode their fetches. The round trip still holds
+// the client's reading goroutine's wait for a CPU once the answer is
+// there, so it bounds the server's part from above.
+//
 // A server that does not advertise ShareGroupHeartbeat, ShareFetch and
 // ShareAcknowledge (ApiVersions keys 76, 78, 79) at v1, the first GA
 // version, gets "unsupported" rows.
@@ -89,6 +97,7 @@ type shareRecorder struct {
 		accepted  map[recordID]bool
 		delivered int // records polled, redeliveries included
 		commits   []time.Duration
+		wire      []time.Duration // ShareAcknowledge round trips (OnBrokerE2E)
 		doneAt    time.Time
 	}
 }
@@ -110,6 +119,18 @@ func (r *shareRecorder) onAck(_ *kgo.Client, results kgo.ShareAckResults) {
 		r.ackErrs.Add(1)
 		r.firstErr.CompareAndSwap(nil, &err)
 	}
+}
+
+// OnBrokerE2E records a ShareAcknowledge's round trip on the wire: its
+// write and the wait for and read of its answer (a franz-go hook; the
+// wait to be written is the client's, left out).
+func (r *shareRecorder) OnBrokerE2E(_ kgo.BrokerMetadata, key int16, e2e kgo.BrokerE2E) {
+	if key != int16(kmsg.ShareAcknowledge) || e2e.Err() != nil {
+		return
+	}
+	r.mu.Lock()
+	r.mu.wire = append(r.mu.wire, e2e.DurationE2E())
+	r.mu.Unlock()
 }
 
 // committed records a commit that took took and accepted recs.
@@ -221,7 +242,7 @@ func (b *bench) shareCase(ctx context.Context, sc shareCase, group string, res *
 	start := time.Now()
 	for m := range sc.members {
 		cl, err := b.client(kgo.ShareGroup(group), kgo.ConsumeTopics(sc.topic),
-			kgo.MaxConcurrentFetches(0), kgo.ShareAckCallback(rec.onAck), kgo.WithHooks(reqs))
+			kgo.MaxConcurrentFetches(0), kgo.ShareAckCallback(rec.onAck), kgo.WithHooks(reqs, rec))
 		if err != nil {
 			return err
 		}
@@ -240,7 +261,20 @@ func (b *bench) shareCase(ctx context.Context, sc shareCase, group string, res *
 		return err
 	}
 	res.Notes += fmt.Sprintf(", %d ShareFetch and %d ShareAcknowledge requests", reqs.count(kmsg.ShareFetch), reqs.count(kmsg.ShareAcknowledge))
+	res.Notes += rec.wireNote()
 	return nil
+}
+
+// wireNote is the notes' ShareAcknowledge round trips on the wire
+// (OnBrokerE2E), p50 and p99.
+func (r *shareRecorder) wireNote() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w := percentiles("", r.mu.wire, 0.5, 0.99)
+	if len(w) != 2 {
+		return ""
+	}
+	return fmt.Sprintf("; ShareAcknowledge write to answer p50 %.2f, p99 %.2f ms", w[0].Ms, w[1].Ms)
 }
 
 // fillShareRow fills the row, or fails it when an acknowledgement failed

@@ -32,7 +32,8 @@ func TestShareGroupsAgainstKfake(t *testing.T) {
 		if got, want := figureNames(r), []string{short + " ack p50", short + " ack p99"}; !slices.Equal(got, want) {
 			t.Errorf("%s: figures %q, want %q", r.Workload, got, want)
 		}
-		if !strings.Contains(r.Notes, "300 records") || strings.Contains(r.Notes, " 0 ShareAcknowledge") {
+		if !strings.Contains(r.Notes, "300 records") || strings.Contains(r.Notes, " 0 ShareAcknowledge") ||
+			!strings.Contains(r.Notes, "ShareAcknowledge write to answer p50 ") {
 			t.Errorf("%s: notes %q", r.Workload, r.Notes)
 		}
 	}
