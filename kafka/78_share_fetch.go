@@ -7,11 +7,15 @@ package kafka
 // with the resolver's cursorless Fetch (R1); only the offset store is
 // written. In batch-optimized mode (ShareAcquireMode 0, and v0–v1) a batch
 // begun below MaxRecords is acquired whole; record-limit mode (1) acquires
-// at most MaxRecords; BatchSize does not split the acquired ranges.
+// at most MaxRecords; BatchSize does not split the acquired ranges. The
+// records are read leased and written by reference (kafka/fetchwire), as
+// Fetch's.
 
 import (
 	"github.com/kgateway/kgateway/auth"
+	"github.com/kgateway/kgateway/kafka/fetchwire"
 	"github.com/kgateway/kgateway/kafka/share"
+	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -20,11 +24,12 @@ func handleShareFetch(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, e
 	if err != nil {
 		return nil, err
 	}
-	resp := c.Fetch(rc.ctx, req.(*kmsg.ShareFetchRequest), sharePrincipal(rc), topicReadAllowed(rc))
+	wire := fetchwire.New(resolver.NewLease(false)) // written from the checked buffers, never sendfile
+	resp := c.FetchInto(rc.ctx, req.(*kmsg.ShareFetchRequest), sharePrincipal(rc), topicReadAllowed(rc), wire)
 	if s.cfg.Cluster != nil {
 		share.NameFetchLeaders(resp, s.shareCurrentLeader, s.shareNodes())
 	}
-	return resp, nil
+	return &shareResponse{resp, wire}, nil
 }
 
 // topicReadAllowed is the per-topic READ check of the share requests

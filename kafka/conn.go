@@ -215,11 +215,16 @@ func (c *conn) handle(sl *connection.Slot, a api, rc *reqCtx, req kmsg.Request) 
 	}
 }
 
-// Encode frames a response (kafka/wire); a fetch's record batches by
-// reference (kafka/fetchwire), a bare SASL answer bare.
+// Encode frames a response (kafka/wire); a fetch's and a share fetch's
+// record batches by reference (kafka/fetchwire), a bare SASL answer bare.
 func (c *conn) Encode(dst []byte, sl *connection.Slot) ([]byte, []sendfile.Piece, int, bool) {
 	if br, ok := sl.Resp.(*batchResponse); ok {
 		enc, pieces, n := br.appendSegments(dst, sl)
+		return enc, pieces, n, true
+	}
+	if sr, ok := sl.Resp.(*shareResponse); ok {
+		enc := appendResponse(dst, sl)
+		pieces, n := sr.wire.Segments(enc, true)
 		return enc, pieces, n, true
 	}
 	if sl.Raw {
@@ -238,10 +243,13 @@ func (c *conn) Encode(dst []byte, sl *connection.Slot) ([]byte, []sendfile.Piece
 func (c *conn) Written(sl *connection.Slot, n int) { c.s.observeResponse(sl.Key, n) }
 
 // Free frees what a written (or dropped) response still holds: a fetch's
-// leased reads (kafka/fetchwire). Only once its handler is done.
+// or share fetch's leased reads (kafka/fetchwire). Only once its handler is done.
 func (c *conn) Free(sl *connection.Slot) {
-	if br, ok := sl.Resp.(*batchResponse); ok {
-		br.wire.Release()
+	switch r := sl.Resp.(type) {
+	case *batchResponse:
+		r.wire.Release()
+	case *shareResponse:
+		r.wire.Release()
 	}
 }
 

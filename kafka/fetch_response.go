@@ -28,41 +28,24 @@ type batchResponse struct {
 	wire *fetchwire.Batches
 }
 
-// recordBytes is the record batch bytes a response partition carries.
-func (br *batchResponse) recordBytes(p *kmsg.FetchResponseTopicPartition) int {
-	if _, n, ok := br.wire.BatchesOf(p.RecordBatches); ok {
-		return n
-	}
-	return len(p.RecordBatches)
+// shareResponse is a ShareFetchResponse whose records are markers into
+// wire (kafka/share Wire); every ShareFetch version is flexible.
+type shareResponse struct {
+	*kmsg.ShareFetchResponse
+	wire *fetchwire.Batches
 }
 
 // fetchRecordBytes returns the record batch bytes per topic of a fetch
 // response, markers resolved (for observers); ok is false for any other
 // response.
 func fetchRecordBytes(resp kmsg.Response) (perTopic map[string]int, ok bool) {
-	var fr *kmsg.FetchResponse
-	var br *batchResponse
 	switch r := resp.(type) {
 	case *batchResponse:
-		fr, br = r.FetchResponse, r
+		return fetchwire.RecordBytes(r.FetchResponse, r.wire), true
 	case *kmsg.FetchResponse:
-		fr = r
-	default:
-		return nil, false
+		return fetchwire.RecordBytes(r, nil), true
 	}
-	perTopic = make(map[string]int)
-	for i := range fr.Topics {
-		t := &fr.Topics[i]
-		for j := range t.Partitions {
-			p := &t.Partitions[j]
-			n := len(p.RecordBatches)
-			if br != nil {
-				n = br.recordBytes(p)
-			}
-			perTopic[t.Topic] += n
-		}
-	}
-	return perTopic, true
+	return nil, false
 }
 
 // appendSegments frames the response into dst (header and every field but

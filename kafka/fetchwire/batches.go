@@ -27,6 +27,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/binary"
+	"sync/atomic"
 
 	"github.com/kgateway/kgateway/kafka/sendfile"
 	"github.com/kgateway/kgateway/resolver"
@@ -51,6 +52,9 @@ type Batches struct {
 	// lease holds the buffers (and, for sendfile, the pins) of the
 	// response's reads; nil for a response built without a connection.
 	lease *resolver.Lease
+	// released: Release was called (the writer's paths give every
+	// response's lease back, written or dropped).
+	released atomic.Bool
 }
 
 // New is a response's batch holder over lease, which holds its reads'
@@ -64,8 +68,27 @@ func (w *Batches) Lease() *resolver.Lease { return w.lease }
 // once it never will be).
 func (w *Batches) Release() {
 	if w != nil {
+		w.released.Store(true)
 		w.lease.Release()
 	}
+}
+
+// Released reports whether Release was called.
+func (w *Batches) Released() bool { return w.released.Load() }
+
+// LeaseOf is the lease of w when it is a *Batches (a ShareFetch's reads,
+// kafka/share Wire), nil otherwise.
+func LeaseOf(w any) *resolver.Lease {
+	if b, ok := w.(*Batches); ok && b != nil {
+		return b.lease
+	}
+	return nil
+}
+
+// MarkRead is Mark for batches written from their buffers (a lease
+// without pins; kafka/share Wire).
+func (w *Batches) MarkRead(batches [][]byte, size int) []byte {
+	return w.Mark(batches, nil, size)
 }
 
 // Mark keeps batches (and where they lie in files, srcs, nil for memory)
@@ -91,9 +114,9 @@ func (w *Batches) BatchesOf(rb []byte) (batches [][]byte, size int, ok bool) {
 }
 
 // markerID is the index rb is the marker of; ok is false when it is not a
-// marker of w.
+// marker of w (or w is nil).
 func (w *Batches) markerID(rb []byte) (int, bool) {
-	if len(rb) != markerLen || !bytes.Equal(rb[:markerLen-4], markerPrefix) {
+	if w == nil || len(rb) != markerLen || !bytes.Equal(rb[:markerLen-4], markerPrefix) {
 		return 0, false
 	}
 	id := int(binary.BigEndian.Uint32(rb[markerLen-4:]))

@@ -15,7 +15,7 @@ type tenLog struct{ fakeLog }
 
 func (tenLog) Bounds(string, int32) (int64, int64, error) { return 0, 20, nil }
 
-func (tenLog) Read(_ string, _ int32, offset int64, _ int) ([][]byte, error) {
+func (tenLog) Read(_ string, _ int32, offset int64, _ int, _ Wire) ([][]byte, error) {
 	var out [][]byte
 	for _, base := range []int64{0, 10} {
 		if offset <= base+9 {

@@ -12,7 +12,7 @@ import (
 // client fails the whole response on a null.
 func TestAnswerRecordsNeverNull(t *testing.T) {
 	sp := sessPart{id: [16]byte{1}, partition: 0}
-	topics := (&Coordinator{}).answer(map[sessPart]*partResult{sp: {acked: true}}, []sessPart{sp}, nil)
+	topics := (&Coordinator{}).answer(map[sessPart]*partResult{sp: {acked: true}}, []sessPart{sp}, nil, nil)
 	for v := int16(0); v <= 2; v++ {
 		resp := kmsg.NewShareFetchResponse()
 		resp.Version = v

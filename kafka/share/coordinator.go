@@ -117,12 +117,15 @@ type Log interface {
 	TopicID(topic string) ([16]byte, bool)
 	TopicName(id [16]byte) (string, bool)
 	Bounds(topic string, partition int32) (logStart, hwm int64, err error)
-	Read(topic string, partition int32, offset int64, maxBytes int) ([][]byte, error)
+	// Read and ReadCommitted read into `into` (a ShareFetch's response,
+	// wire.go): its lease holds the batches' buffers until the response
+	// is written; nil reads unleased, the batches the caller's.
+	Read(topic string, partition int32, offset int64, maxBytes int, into Wire) ([][]byte, error)
 	// ReadCommitted is Read at isolation read_committed: batches below
 	// the last stable offset only, the last stable offset, and the
 	// aborted transactions overlapping the batches, in first-offset
 	// order (a group with share.isolation.level=read_committed).
-	ReadCommitted(topic string, partition int32, offset int64, maxBytes int) (batches [][]byte, lso int64, aborted []AbortedTxn, err error)
+	ReadCommitted(topic string, partition int32, offset int64, maxBytes int, into Wire) (batches [][]byte, lso int64, aborted []AbortedTxn, err error)
 	// MaxBytes bounds the record bytes of one ShareFetch response
 	// (fetch.max.bytes).
 	MaxBytes() int

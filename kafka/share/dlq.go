@@ -395,7 +395,7 @@ func readRecords(log Log, dl DeadLetterLog, tp offsets.TopicPartition, todo []de
 	out := make(map[int64]dlqRecord, len(todo))
 	last := todo[len(todo)-1].off
 	for off := todo[0].off; off <= last; {
-		batches, err := log.Read(tp.Topic, tp.Partition, off, 1<<20)
+		batches, err := log.Read(tp.Topic, tp.Partition, off, 1<<20, nil)
 		if err != nil || len(batches) == 0 {
 			break
 		}

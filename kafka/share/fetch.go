@@ -17,8 +17,9 @@ type Allowed func(topic string) bool
 // partResult is one partition's answer in a ShareFetch.
 type partResult struct {
 	code, ackCode int16
-	acked         bool // carried acknowledgements: answered even when empty
-	records       []byte
+	acked         bool     // carried acknowledgements: answered even when empty
+	batches       [][]byte // the acquired batches (batchesIn), size bytes
+	size          int
 	ranges        []acquiredRange
 }
 
@@ -33,6 +34,12 @@ type partResult struct {
 // opened it, and when that connection closes the session closes and the
 // member's records are released (releases on lock expiry), as Kafka does.
 func (c *Coordinator) Fetch(ctx context.Context, req *kmsg.ShareFetchRequest, principal string, allowed Allowed) *kmsg.ShareFetchResponse {
+	return c.FetchInto(ctx, req, principal, allowed, nil)
+}
+
+// FetchInto is Fetch with the records read into w and answered by
+// reference (wire.go); nil w reads unleased and copies.
+func (c *Coordinator) FetchInto(ctx context.Context, req *kmsg.ShareFetchRequest, principal string, allowed Allowed, w Wire) *kmsg.ShareFetchResponse {
 	resp := req.ResponseKind().(*kmsg.ShareFetchResponse)
 	groupID, memberID := deref(req.GroupID), deref(req.MemberID)
 	resp.AcquisitionLockTimeoutMillis = int32(c.lockDuration(groupID).Milliseconds())
@@ -85,7 +92,7 @@ func (c *Coordinator) Fetch(ctx context.Context, req *kmsg.ShareFetchRequest, pr
 		c.releaseMemberLocked(g, memberID)
 		g.mu.Unlock()
 		writes.settle(c, results)
-		resp.Topics = c.answer(results, nil, nil)
+		resp.Topics = c.answer(results, nil, nil, w)
 		return resp
 	case 0:
 		c.evictIdle()
@@ -117,10 +124,10 @@ func (c *Coordinator) Fetch(ctx context.Context, req *kmsg.ShareFetchRequest, pr
 		c.forEachAck(req.Topics, ackOne)
 	}
 	if !req.IsRenewAck {
-		c.acquireAll(ctx, req, g, memberID, parts, allowed, results, &writes)
+		c.acquireAll(ctx, req, g, memberID, parts, allowed, results, &writes, w)
 	}
 	writes.settle(c, results)
-	resp.Topics = c.answer(results, parts, fresh)
+	resp.Topics = c.answer(results, parts, fresh, w)
 	return resp
 }
 
@@ -191,7 +198,7 @@ func (c *Coordinator) forEachAck(topics []kmsg.ShareFetchRequestTopic, fn func(s
 // acquireAll acquires from parts, starting at a rotating partition so
 // every partition gets its turn, until MaxRecords; while nothing was
 // acquired it waits for an append, a release or a lock expiry (one acquirer per record).
-func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchRequest, g *group, memberID string, parts []sessPart, allowed Allowed, results map[sessPart]*partResult, writes *pendingWrites) {
+func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchRequest, g *group, memberID string, parts []sessPart, allowed Allowed, results map[sessPart]*partResult, writes *pendingWrites, into Wire) {
 	maxRecords := int(req.MaxRecords)
 	if maxRecords <= 0 {
 		maxRecords = defaultMaxRecords
@@ -233,13 +240,13 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 				r.code, failed = kerr.TopicAuthorizationFailed.Code, true
 				continue
 			}
-			a := c.acquire(g, memberID, tp, maxRecords-got, maxBytes-bytes, whole, waits.at(tp))
+			a := c.acquire(g, memberID, tp, maxRecords-got, maxBytes-bytes, whole, waits.at(tp), into)
 			if a.owing {
 				c.writer.arrive() // after its state was submitted
 			}
-			r.code, r.records, r.ranges = a.code, a.records, a.ranges
+			r.code, r.batches, r.size, r.ranges = a.code, a.batches, a.size, a.ranges
 			writes.add(sp, a.written)
-			bytes += len(a.records)
+			bytes += a.size
 			if a.code != 0 {
 				failed = true // an error answers at once, as Fetch's
 				continue
@@ -303,7 +310,8 @@ func minTime(a, b time.Time) time.Time {
 type acquisition struct {
 	code       int16
 	ranges     []acquiredRange
-	records    []byte
+	batches    [][]byte // the acquired batches (batchesIn), size bytes
+	size       int
 	nextExpiry time.Time
 	moved      bool // nothing acquired, but the window advanced past archived records
 	// written waits for the write of the state the acquisition changed
@@ -330,7 +338,7 @@ type acquisition struct {
 // w is the fetch's waiter on tp: queued on the partition when nothing can
 // be acquired (under p.mu, as it sees that), off the queue while the
 // acquisition reads, and its wake used here (waiters.go).
-func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition, maxRecords, maxBytes int, whole bool, w *waiter) acquisition {
+func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition, maxRecords, maxBytes int, whole bool, w *waiter, into Wire) acquisition {
 	logStart, hwm, err := c.log.Bounds(tp.Topic, tp.Partition)
 	if err != nil {
 		return acquisition{code: c.log.Code(err)}
@@ -369,7 +377,7 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 	p.promised += claim
 	p.mu.Unlock()
 	committed := c.groupConfig(g.id, ConfigIsolationLevel) == isolationCommitted
-	rd, err := c.readSpans(tp, from, min(reach, hwm-1), maxBytes, committed)
+	rd, err := c.readSpans(tp, from, min(reach, hwm-1), maxBytes, committed, into)
 	if err == nil && committed && from >= min(hwm, rd.lso) {
 		// Nothing stable to take: wait for the transaction's end, or
 		// a change, queued as above.
@@ -447,7 +455,8 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 		// records to acquire at once (readSpans reads only so far).
 		return acquisition{nextExpiry: next, moved: changed, written: written, owing: owing, ownBlock: holds, answerNow: answerNow}
 	}
-	return acquisition{ranges: ranges, records: batchesIn(batches, spans, ranges), written: written, owing: owing}
+	held, size := batchesIn(batches, spans, ranges)
+	return acquisition{ranges: ranges, batches: held, size: size, written: written, owing: owing}
 }
 
 // errCorruptBatch: a read batch's header could not be read.
@@ -489,7 +498,7 @@ func (w pendingWrites) settle(c *Coordinator, results map[sessPart]*partResult) 
 		case x.ack:
 			r.ackCode = c.failCode(err)
 		default:
-			r.code, r.records, r.ranges = c.failCode(err), nil, nil
+			r.code, r.batches, r.size, r.ranges = c.failCode(err), nil, 0, nil
 		}
 	}
 }
@@ -543,45 +552,6 @@ func (c *Coordinator) failCode(error) int16 {
 		return kerr.NotLeaderForPartition.Code
 	}
 	return kerr.CoordinatorNotAvailable.Code
-}
-
-// batchesIn concatenates the read batches that hold an acquired offset,
-// into one buffer sized first (growing it as it went was a tenth of a
-// share fetch's CPU). One batch is answered as read, without a copy: a
-// batch-optimized acquisition of MaxRecords usually takes exactly one
-// (a producer's batches of up to 1 MB, 500 records asked), and the copy
-// was a megabyte allocated, zeroed and copied per acquisition. The read's
-// buffers are the caller's (an unleased read) and nothing writes to them;
-// the slice is capped so that nothing appends into the buffer past it.
-func batchesIn(batches [][]byte, spans []batchSpan, ranges []acquiredRange) []byte {
-	holds := func(sp batchSpan) bool {
-		for _, r := range ranges {
-			if sp.first <= r.last && r.first <= sp.last {
-				return true
-			}
-		}
-		return false
-	}
-	n, held, only := 0, 0, -1
-	for i, sp := range spans {
-		if holds(sp) {
-			n += len(batches[i])
-			held, only = held+1, i
-		}
-	}
-	switch {
-	case n == 0:
-		return nil
-	case held == 1:
-		return batches[only][:len(batches[only]):len(batches[only])]
-	}
-	out := make([]byte, 0, n)
-	for i, sp := range spans {
-		if holds(sp) {
-			out = append(out, batches[i]...)
-		}
-	}
-	return out
 }
 
 // partitionOf returns g's state of tp, initializing a partition the group
@@ -730,7 +700,7 @@ func (c *Coordinator) initPartitions(g *group, parts []sessPart) {
 // answer builds the response topics: every partition with records, an
 // error or an acknowledgement result, and those in show (a full fetch's,
 // or those new to the session).
-func (c *Coordinator) answer(results map[sessPart]*partResult, order []sessPart, show map[sessPart]bool) []kmsg.ShareFetchResponseTopic {
+func (c *Coordinator) answer(results map[sessPart]*partResult, order []sessPart, show map[sessPart]bool, w Wire) []kmsg.ShareFetchResponseTopic {
 	var topics []kmsg.ShareFetchResponseTopic
 	idx := map[[16]byte]int{}
 	add := func(sp sessPart, r *partResult) {
@@ -748,10 +718,7 @@ func (c *Coordinator) answer(results map[sessPart]*partResult, order []sessPart,
 		// Records is not nullable in Kafka's ShareFetchResponse: a
 		// partition with nothing acquired carries empty records, never
 		// null (the Java client fails the whole response on a null).
-		p.Records = r.records
-		if p.Records == nil {
-			p.Records = []byte{}
-		}
+		p.Records = recordsOf(w, r.batches, r.size)
 		for _, rg := range r.ranges {
 			ar := kmsg.NewShareFetchResponseTopicPartitionAcquiredRecord()
 			ar.FirstOffset, ar.LastOffset, ar.DeliveryCount = rg.first, rg.last, int16(min(rg.count, 32767))

@@ -28,15 +28,15 @@ func (fakeLog) TopicName(id [16]byte) (string, bool) { return "t", id == topicID
 func (fakeLog) Bounds(string, int32) (int64, int64, error) {
 	return 0, 10, nil
 }
-func (fakeLog) Read(_ string, _ int32, offset int64, _ int) ([][]byte, error) {
+func (fakeLog) Read(_ string, _ int32, offset int64, _ int, _ Wire) ([][]byte, error) {
 	var out [][]byte
 	for o := offset; o < 10; o++ {
 		out = append(out, batchHeader(o, 0, false))
 	}
 	return out, nil
 }
-func (l fakeLog) ReadCommitted(topic string, partition int32, offset int64, maxBytes int) ([][]byte, int64, []AbortedTxn, error) {
-	b, err := l.Read(topic, partition, offset, maxBytes)
+func (l fakeLog) ReadCommitted(topic string, partition int32, offset int64, maxBytes int, into Wire) ([][]byte, int64, []AbortedTxn, error) {
+	b, err := l.Read(topic, partition, offset, maxBytes, into)
 	return b, 10, nil, err
 }
 func (fakeLog) MaxBytes() int { return 1 << 20 }

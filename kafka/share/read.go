@@ -47,9 +47,11 @@ type shareRead struct {
 // the whole of a share fetch's CPU cost. At read_committed, aborted
 // transactions' batches are marked (markAborted).
 //
+// The reads go into `into` (leased, wire.go); nil reads unleased.
+//
 // Only the first read's error is returned: after it, what was read is
 // acquired and the rest is left to the next fetch.
-func (c *Coordinator) readSpans(tp offsets.TopicPartition, from, reach int64, maxBytes int, committed bool) (shareRead, error) {
+func (c *Coordinator) readSpans(tp offsets.TopicPartition, from, reach int64, maxBytes int, committed bool, into Wire) (shareRead, error) {
 	out := shareRead{lso: math.MaxInt64}
 	var aborted []AbortedTxn
 	chunk, read := min(maxBytes, firstReadChunk), 0
@@ -59,13 +61,13 @@ func (c *Coordinator) readSpans(tp offsets.TopicPartition, from, reach int64, ma
 		if committed {
 			var lso int64
 			var ab []AbortedTxn
-			bs, lso, ab, err = c.log.ReadCommitted(tp.Topic, tp.Partition, off, chunk)
+			bs, lso, ab, err = c.log.ReadCommitted(tp.Topic, tp.Partition, off, chunk, into)
 			if err == nil {
 				out.lso = min(out.lso, lso)
 				aborted = append(aborted, ab...)
 			}
 		} else {
-			bs, err = c.log.Read(tp.Topic, tp.Partition, off, chunk)
+			bs, err = c.log.Read(tp.Topic, tp.Partition, off, chunk, into)
 		}
 		if err != nil {
 			if off == from {

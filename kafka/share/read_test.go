@@ -15,7 +15,7 @@ type bigLog struct {
 
 func (l bigLog) Bounds(string, int32) (int64, int64, error) { return 0, l.records, nil }
 
-func (l bigLog) Read(_ string, _ int32, offset int64, maxBytes int) ([][]byte, error) {
+func (l bigLog) Read(_ string, _ int32, offset int64, maxBytes int, _ Wire) ([][]byte, error) {
 	var out [][]byte
 	for o, n := offset, 0; o < l.records && (n == 0 || n+l.size <= maxBytes); o++ {
 		b := make([]byte, l.size)
@@ -34,7 +34,7 @@ func (l bigLog) Read(_ string, _ int32, offset int64, maxBytes int) ([][]byte, e
 func TestAcquisitionReadsWhatItCanTake(t *testing.T) {
 	read := 0
 	c := &Coordinator{log: bigLog{records: 100000, size: 1024, read: &read}}
-	rd, err := c.readSpans(tp0, 0, 9, 50<<20, false)
+	rd, err := c.readSpans(tp0, 0, 9, 50<<20, false, nil)
 	if err != nil || len(rd.spans) == 0 || rd.spans[0].first != 0 {
 		t.Fatalf("read: %v, %d spans", err, len(rd.spans))
 	}
@@ -42,7 +42,7 @@ func TestAcquisitionReadsWhatItCanTake(t *testing.T) {
 		t.Fatalf("10 records read %d bytes, want at most %d", read, firstReadChunk)
 	}
 	read = 0
-	rd, err = c.readSpans(tp0, 0, 1999, 50<<20, false)
+	rd, err = c.readSpans(tp0, 0, 1999, 50<<20, false, nil)
 	if err != nil || rd.spans[len(rd.spans)-1].last < 1999 {
 		t.Fatalf("read: %v, up to %d, want 1999", err, rd.spans[len(rd.spans)-1].last)
 	}
@@ -73,24 +73,42 @@ func TestReachLocked(t *testing.T) {
 	}
 }
 
-// TestBatchesInOneBatchUncopied checks that an acquisition within one read
-// batch answers that batch as read (no copy), capped so that nothing
-// appends into the read buffer, and that several batches are concatenated
-// in order, only those holding an acquired offset.
+// TestBatchesInOneBatchUncopied checks that an acquisition answers the
+// read batches holding an acquired offset, in order, only those; that
+// without a Wire one batch is answered as read (no copy), capped so that
+// nothing appends into the read buffer, and several are concatenated;
+// and that with one the batches are marked, not copied.
 func TestBatchesInOneBatchUncopied(t *testing.T) {
 	buf := []byte("aaaa|bbbb|cccc")
 	batches := [][]byte{buf[0:4], buf[5:9], buf[10:14]}
 	spans := []batchSpan{{first: 0, last: 9}, {first: 10, last: 19}, {first: 20, last: 29}}
 
-	one := batchesIn(batches, spans, []acquiredRange{{first: 12, last: 15}})
+	held, n := batchesIn(batches, spans, []acquiredRange{{first: 12, last: 15}})
+	one := recordsOf(nil, held, n)
 	if string(one) != "bbbb" || &one[0] != &buf[5] || cap(one) != len(one) {
 		t.Fatalf("one batch: %q (cap %d), want the read's bbbb, capped", one, cap(one))
 	}
-	two := batchesIn(batches, spans, []acquiredRange{{first: 5, last: 5}, {first: 25, last: 29}})
-	if string(two) != "aaaacccc" {
-		t.Fatalf("two batches: %q, want aaaacccc", two)
+	held, n = batchesIn(batches, spans, []acquiredRange{{first: 5, last: 5}, {first: 25, last: 29}})
+	if two := recordsOf(nil, held, n); string(two) != "aaaacccc" || n != 8 {
+		t.Fatalf("two batches: %q (%d bytes), want aaaacccc", two, n)
 	}
-	if none := batchesIn(batches, spans, []acquiredRange{{first: 40, last: 41}}); none != nil {
-		t.Fatalf("no batch: %q, want nil", none)
+	var w markWire
+	if m := recordsOf(&w, held, n); string(m) != "marker" || len(w.marked) != 2 || &w.marked[1][0] != &buf[10] || w.size != 8 {
+		t.Fatalf("marked: %q, %d batches, %d bytes", m, len(w.marked), w.size)
 	}
+	held, n = batchesIn(batches, spans, []acquiredRange{{first: 40, last: 41}})
+	if none := recordsOf(&w, held, n); none == nil || len(none) != 0 {
+		t.Fatalf("no batch: %q, want empty, not null", none)
+	}
+}
+
+// markWire is a Wire that keeps what it marks.
+type markWire struct {
+	marked [][]byte
+	size   int
+}
+
+func (w *markWire) MarkRead(batches [][]byte, size int) []byte {
+	w.marked, w.size = batches, size
+	return []byte("marker")
 }

@@ -131,12 +131,12 @@ type heldReadLog struct {
 	hold    chan struct{}
 }
 
-func (l heldReadLog) Read(topic string, p int32, off int64, max int) ([][]byte, error) {
+func (l heldReadLog) Read(topic string, p int32, off int64, max int, into Wire) ([][]byte, error) {
 	if l.reads.Add(1) == 1 {
 		l.reading <- struct{}{}
 		<-l.hold
 	}
-	return l.fakeLog.Read(topic, p, off, max)
+	return l.fakeLog.Read(topic, p, off, max, into)
 }
 
 // A fetch reading the log claims the records it reads for: another fetch
