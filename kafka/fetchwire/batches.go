@@ -19,6 +19,11 @@ package fetchwire
 // instead of being written from the buffer; TLS connections always write
 // the checked bytes themselves.
 //
+// A ShareFetch is answered the same way (kafka/share wire.go): its
+// acquisitions read into a lease without pins, so its batches are always
+// written from the checked buffers, and each partition's Records is a
+// marker (MarkRead); every ShareFetch version is flexible.
+//
 // The marker is a per-process random 12-byte prefix plus a 4-byte index;
 // the encoding around it holds only names, numbers and error messages, so
 // the prefix cannot occur there by chance (2^-96).
