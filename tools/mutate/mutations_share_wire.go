@@ -25,4 +25,10 @@ var shareWireMutations = []mutation{
 		Edits: []edit{{File: "kafka/share/wire.go", Old: "\t\tif holds(sp) {\n\t\t\tout = append(out, batches[i])", New: "\t\tif holds(sp) || i == 0 {\n\t\t\tout = append(out, batches[i])"}},
 		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestBatchesInOneBatchUncopied"}},
 	},
+	{
+		Name:  "share-fetch-reads-unleased",
+		Rule:  "a ShareFetch's reads are leased to its response, which answers the batches the copied answer carries",
+		Edits: []edit{{File: "kafka/share/read.go", Old: "bs, err = c.log.Read(tp.Topic, tp.Partition, off, chunk, into)", New: "bs, err = c.log.Read(tp.Topic, tp.Partition, off, chunk, nil)"}},
+		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestFetchIntoAnswersTheCopiedBatches"}},
+	},
 }
