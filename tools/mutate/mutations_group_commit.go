@@ -28,7 +28,7 @@ var shareCommitMutations = []mutation{
 	{
 		Name:  "share-fetch-answered-before-sync",
 		Rule:  "the durable share-partition state: a fetch is answered only after the writes of its partitions' acquisitions returned, and a failed one answers its partition with nothing",
-		Edits: []edit{{File: "kafka/share/fetch.go", Old: "\twrites.settle(c, results)\n\tresp.Topics = c.answer(results, parts, fresh)", New: "\tresp.Topics = c.answer(results, parts, fresh)"}},
+		Edits: []edit{{File: "kafka/share/fetch.go", Old: "\twrites.settle(c, results)\n\tresp.Topics = c.answer(results, parts, fresh, w)", New: "\tresp.Topics = c.answer(results, parts, fresh, w)"}},
 		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestShareFetchWaitsOnceForItsPartitions"}},
 	},
 	{
