@@ -67,6 +67,12 @@ var journalMutations = []mutation{
 		Edits: []edit{{File: "storage/journal.go", Old: "\t\treturn j.off+size <= j.filled[j.cur].Load()\n", New: "\t\treturn true\n"}},
 		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournalWaitsForFill"}},
 	},
+	{
+		Name:  "journal-fill-unbounded",
+		Rule:  "storage journal: the filler fills a journal file only a bounded distance ahead of the journal's next record",
+		Edits: []edit{{File: "storage/journalfill.go", Old: "\tend = min((end+journalFillChunk-1)/journalFillChunk*journalFillChunk, journalFileBytes)\n", New: "\tend = journalFileBytes\n"}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournalFillsAhead"}},
+	},
 }
 
 func init() { mutations = append(mutations, dirSyncMutations...) }
