@@ -7,8 +7,7 @@ import (
 
 // CreateLogs creates many logs at once, refuses an existing or repeated id
 // without adding any, and what it created survives a reopen. (Their files
-// are created in the background or by their first Write: precreate.go,
-// TestPrecreatedFiles.)
+// are created by CreateLogs: precreate.go, TestPrecreatedFiles.)
 func TestCreateLogsBatch(t *testing.T) {
 	dir := t.TempDir()
 	s := newStore(t, dir, Options{})

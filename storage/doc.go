@@ -167,10 +167,10 @@
 //	   directory entry is durable before any entry of it is indexed or
 //	   acknowledged (Roll creates or reuses (I8) the file and SyncDirs
 //	   before its synced pebble batch; a new log's first ledger, recorded
-//	   by CreateLog(s) without a file, gets its file on the log's first
-//	   Write or, without a Replicator, from the creation in the
-//	   background that CreateLogs starts (precreate.go), whichever comes
-//	   first, and, without a Replicator, the group commit that takes the
+//	   by CreateLog(s) without a file, gets its file, without a
+//	   Replicator, from CreateLogs once that is committed (precreate.go),
+//	   else (or if that creation failed) on the log's first Write, and,
+//	   without a Replicator, the group commit that takes the
 //	   first Write to it syncs segments/ before it syncs, journals or indexes
 //	   anything: one SyncDir for every file created since the last, so
 //	   the first writes to a thousand new logs cost one, not a thousand;

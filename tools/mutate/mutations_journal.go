@@ -92,7 +92,7 @@ var dirSyncMutations = []mutation{
 	},
 	{
 		Name:  "precreate-off",
-		Rule:  "storage: CreateLogs creates the new logs' files in the background, before their first Write",
+		Rule:  "storage: CreateLogs creates the new logs' files before it returns, before their first Write",
 		Edits: []edit{{File: "storage/store.go", Old: "\ts.precreate(ids)\n", New: ""}},
 		Tests: []testRun{{Pkg: "./storage/", Run: "TestPrecreatedFiles"}},
 	},
