@@ -236,9 +236,9 @@ func (s *Store) CreateLog(id LogID) error { return s.CreateLogs(id) }
 // without a directory sync (precreate.go; with a Replicator, or when a
 // creation fails, a log's first Write creates its file:
 // materializeLocked). Creating a topic of many partitions thus costs one
-// sync, not a file create, a directory sync and a synced commit per
-// partition. It is all or nothing: if any id exists (ErrLogExists) or the
-// commit fails, no log is added.
+// sync and a file create per partition, not also a directory sync and a
+// synced commit per partition. It is all or nothing: if any id exists
+// (ErrLogExists) or the commit fails, no log is added.
 func (s *Store) CreateLogs(ids ...LogID) error { return s.createLogs(ids, 0) }
 
 // CreateLogAt creates an empty NORMAL log whose start and end are start:
