@@ -29,8 +29,8 @@ func TestCreateLogsBatch(t *testing.T) {
 	if files := segFiles(t, dir); len(files) != 3 {
 		t.Fatalf("files after the first writes: %v", files)
 	}
-	// Log 9 is never written: it reopens empty, without a file, and
-	// takes writes after the reopen.
+	// Log 9 is never written: it reopens empty (its file, created by
+	// CreateLogs, holds nothing) and takes writes after the reopen.
 	if err := s.CreateLogs(9); err != nil {
 		t.Fatal(err)
 	}
