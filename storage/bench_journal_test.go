@@ -85,9 +85,8 @@ func BenchmarkJournalPasses(b *testing.B) {
 // the earlier ones are answered. Reports each round's ack latency (from
 // its intended start to its last entry's acknowledgement) over the first
 // second and over the rest (p50, p99, max, in µs), for secs seconds.
-// Diagnostics: KGW_BENCH_PRECREATE=1 creates every log's file before the
-// load starts (as a finished background creation would),
-// KGW_BENCH_PREWRITE=1 writes one entry to each first.
+// CreateLogs creates the logs' files; KGW_BENCH_PREWRITE=1 writes one
+// entry to each before the load starts (a diagnostic).
 func BenchmarkJournalPaced(b *testing.B) {
 	const secs, n, per = 4, 1000, 200
 	for range b.N {
@@ -100,18 +99,6 @@ func BenchmarkJournalPaced(b *testing.B) {
 			b.Fatal(err)
 		}
 		payload := make([]byte, 1024)
-		if os.Getenv("KGW_BENCH_PRECREATE") != "" {
-			t0 := time.Now()
-			for _, id := range ids {
-				l, _ := s.getLog(id)
-				l.appendMu.Lock()
-				if err := s.materializeLocked(l); err != nil {
-					b.Fatal(err)
-				}
-				l.appendMu.Unlock()
-			}
-			b.ReportMetric(float64(time.Since(t0).Microseconds()), "precreate-µs")
-		}
 		if os.Getenv("KGW_BENCH_PREWRITE") != "" {
 			t0 := time.Now()
 			var ps []*Pending

@@ -7,8 +7,7 @@ import (
 
 // CreateLogs creates many logs at once, refuses an existing or repeated id
 // without adding any, and what it created survives a reopen. (Their files
-// are created in the background or by their first Write: precreate.go,
-// TestPrecreatedFiles.)
+// are created by CreateLogs: precreate.go, TestPrecreatedFiles.)
 func TestCreateLogsBatch(t *testing.T) {
 	dir := t.TempDir()
 	s := newStore(t, dir, Options{})
@@ -30,8 +29,8 @@ func TestCreateLogsBatch(t *testing.T) {
 	if files := segFiles(t, dir); len(files) != 3 {
 		t.Fatalf("files after the first writes: %v", files)
 	}
-	// Log 9 is never written: it reopens empty, without a file, and
-	// takes writes after the reopen.
+	// Log 9 is never written: it reopens empty (its file, created by
+	// CreateLogs, holds nothing) and takes writes after the reopen.
 	if err := s.CreateLogs(9); err != nil {
 		t.Fatal(err)
 	}

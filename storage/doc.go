@@ -129,8 +129,9 @@
 // next would pass 32 MiB, then the next pass writes the other file from
 // its start, over its blocks of two passes before. The files keep their
 // size: a new one is filled with zeros (written and synced, in the
-// background; journalfill.go) before a pass writes there, and neither
-// Close nor Open shortens them. So a journal fdatasync overwrites blocks
+// background, a bounded distance ahead of where the journal writes;
+// journalfill.go) before a pass writes there, and neither Close nor Open
+// shortens them. So a journal fdatasync overwrites blocks
 // the file has and changes no size: on ext4 it needs no file-system
 // journal commit (which every sync of a growing file, pebble's WAL among
 // them, does), from a store's first pass on and after every restart.
@@ -166,10 +167,10 @@
 //	   directory entry is durable before any entry of it is indexed or
 //	   acknowledged (Roll creates or reuses (I8) the file and SyncDirs
 //	   before its synced pebble batch; a new log's first ledger, recorded
-//	   by CreateLog(s) without a file, gets its file on the log's first
-//	   Write or, without a Replicator, from the creation in the
-//	   background that CreateLogs starts (precreate.go), whichever comes
-//	   first, and, without a Replicator, the group commit that takes the
+//	   by CreateLog(s) without a file, gets its file, without a
+//	   Replicator, from CreateLogs once that is committed (precreate.go),
+//	   else (or if that creation failed) on the log's first Write, and,
+//	   without a Replicator, the group commit that takes the
 //	   first Write to it syncs segments/ before it syncs, journals or indexes
 //	   anything: one SyncDir for every file created since the last, so
 //	   the first writes to a thousand new logs cost one, not a thousand;
@@ -315,7 +316,8 @@
 //	   earlier version wrote, without the bound, are truncated), before I4
 //	   runs; a frame whose ledger is gone is dropped. A pass is written
 //	   only over a part of its file that the filler has written and
-//	   synced (zeros), never where the filler still writes.
+//	   synced (zeros), never where the filler still writes; the filler
+//	   writes only past what it has filled, never over a record.
 //	   A position of a ledger is written once while the ledger lives (a
 //	   write refused for lack of space, I7, was never journaled), so
 //	   writing back a frame its file already holds changes nothing, and

@@ -32,11 +32,12 @@ import (
 // files written by that pass are checkpointed while the next pass writes
 // the other file from its start, over the blocks of its pass before,
 // once that pass's checkpoint has finished. The files keep their size:
-// a new file is filled with zeros (real blocks, synced; journalfill.go)
-// before a pass writes it, and neither Close nor Open shortens one. So a
-// journal fdatasync overwrites blocks the file already has: no file size
-// to commit, and on ext4 no journal commit of the file system (the cost
-// that every fdatasync of a growing file pays, pebble's WAL among them).
+// the part of a new file a pass writes is filled with zeros first (real
+// blocks, synced; journalfill.go), a bounded distance ahead of the pass,
+// and neither Close nor Open shortens one. So a journal fdatasync
+// overwrites blocks the file already has: no file size to commit, and on
+// ext4 no journal commit of the file system (the cost that every
+// fdatasync of a growing file pays, pebble's WAL among them).
 //
 // A record is
 //
@@ -101,8 +102,11 @@ type journal struct {
 	buf      []byte
 	broken   bool // a journal write or sync failed: no more journaled groups
 	// filled: how much of each file is zeros or records, synced; a pass
-	// writes only there (journalfill.go).
+	// writes only there. target: how far the committer asked the filler
+	// to fill each file (journalfill.go).
 	filled   [2]atomic.Int64
+	target   [2]atomic.Int64
+	fillKick chan struct{}
 	kick     chan struct{}
 	quit     chan struct{}
 	done     chan struct{}
@@ -137,7 +141,7 @@ func openJournal(s *Store, seen uint64) (*journal, error) {
 	if !s.journalOn() {
 		return nil, nil
 	}
-	j := &journal{s: s, maxBytes: s.opts.JournalBytes, kick: make(chan struct{}, 1),
+	j := &journal{s: s, maxBytes: s.opts.JournalBytes, kick: make(chan struct{}, 1), fillKick: make(chan struct{}, 1),
 		quit: make(chan struct{}), done: make(chan struct{}), fillDone: make(chan struct{})}
 	j.mu.touched = make(map[File]*journaled)
 	if err := j.reserveEpochs(seen); err != nil {
@@ -198,7 +202,9 @@ func (j *journal) closeFiles() {
 
 // wants says whether a group is journaled: it touches at least two files
 // and its entries average at most maxBytes per file. One file is synced
-// as cheaply as the journal; large entries would be written twice. When
+// as cheaply as the journal; large entries would be written twice. It
+// asks the filler for the record and journalFillAhead past it, and
+// journals the group only where the file is filled already. When
 // the record would pass the current file's end, the pass ends here if
 // the other file's previous pass is checkpointed; if it is not yet, the
 // group is not journaled (its files are synced as without a journal).
@@ -213,6 +219,7 @@ func (j *journal) wants(group []*Pending, files int) bool {
 	if size-journalHdrLen-int64(len(group))*journalFrameHdr > int64(j.maxBytes)*int64(files) || size > journalFileBytes {
 		return false
 	}
+	j.fillAhead(size)
 	if j.off+size <= journalFileBytes {
 		return j.off+size <= j.filled[j.cur].Load()
 	}

@@ -201,10 +201,13 @@ func openJournaled(t *testing.T, m *vfstest.Machine) (*Store, *atomic.Int64) {
 	return s, journaled
 }
 
-// waitJournalFilled waits until the journal files are filled
-// (journalfill.go): until then a group may be synced per file.
+// waitJournalFilled asks the filler for both journal files whole and
+// waits until they are filled (journalfill.go): until then a group may be
+// synced per file.
 func waitJournalFilled(t *testing.T, s *Store) {
 	t.Helper()
+	s.j.raiseFill(0, journalFileBytes)
+	s.j.raiseFill(1, journalFileBytes)
 	select {
 	case <-s.j.fillDone:
 	case <-time.After(time.Minute):

@@ -12,49 +12,117 @@ import (
 // so that its fdatasyncs change no size and convert no extents (the
 // unwritten extents of fallocate would still need converting, a file-
 // system journal commit each time). A new file (a new store's, or one an
-// earlier version truncated) is filled with zeros up to journalFileBytes
-// a chunk at a time, each chunk synced before a pass may write there:
-// the first chunk of file 0 before Open returns, the rest in the
-// background, file 0 first. Until a pass's file is filled far
-// enough, groups are committed as without a journal. The files keep
-// their size from then on (retireJournal), so this happens once per
-// store.
+// earlier version truncated) is filled with zeros a chunk at a time, each
+// chunk synced before a pass may write there, and only a bounded distance
+// (journalFillAhead) ahead of where the journal writes: the first chunk
+// of file 0 before Open returns; then, as the committer asks for records,
+// the current file up to journalFillAhead past its next record, and once
+// that passes the file's end, the other file's start, for the next pass.
+// So a store that journals little fills little, and a store's filling is
+// spread over its first journaled bytes instead of following its Open.
+// Until a pass's file is filled far enough, groups are committed as
+// without a journal. The files keep their size from then on
+// (retireJournal), so this happens once per store, up to
+// journalFileBytes a file.
 //
 // The filler writes only at or past filled[i], the committer only below
-// it. The filler uses handles of its own: a failed sync reports a write-
-// back error once per open file, and a sync of the filler's must not
-// take the error that the committer's sync of its records has to see.
+// it: a pass never writes where the filler still writes, and the filler
+// never writes over a record. The committer alone raises target[i]
+// (fillAhead), the filler alone filled[i]. The filler uses handles of its
+// own: a failed sync reports a write-back error once per open file, and
+// a sync of the filler's must not take the error that the committer's
+// sync of its records has to see. Its chunks are small (a sync of the
+// journal file also writes back the filler's unsynced zeros in it, so a
+// chunk is what a journal sync may wait for beyond its own record).
 
-// journalFillChunk is how much the filler writes and syncs at a time (a
-// var for tests).
-var journalFillChunk int64 = 4 << 20
+// journalFillChunk is how much the filler writes and syncs at a time, and
+// journalFillAhead how far past the journal's next record it keeps the
+// journal filled (vars for tests). At 20 MB/s journaled, 4 MiB is 200 ms
+// of records; a 1 MiB chunk is written and synced in about a millisecond.
+var (
+	journalFillChunk int64 = 1 << 20
+	journalFillAhead int64 = 4 << 20
+)
 
 // fillStart fills the first chunk of file 0, if it is not, before Open
 // returns: the first groups, which a store's first seconds make many
 // of (every new log's first entry), then find a journal to write, and the
-// filler stays ahead of the committer from there on.
+// filler is asked for more from there on.
 func (j *journal) fillStart() {
-	j.fillTo(0, min(journalFillChunk, journalFileBytes))
+	end := min(journalFillChunk, journalFileBytes)
+	j.target[0].Store(end)
+	var f File
+	j.fillTo(&f, 0, end)
+	if f != nil {
+		_ = f.Close()
+	}
 }
 
-// fill fills both journal files, unless Close comes first.
-func (j *journal) fill() {
-	defer close(j.fillDone)
-	for i := range journalNames {
-		if !j.fillTo(i, journalFileBytes) {
+// fillAhead asks the filler (committer) for journalFillAhead past a
+// record of size bytes at the write offset: in the current file, and
+// when that passes its end, the next pass's first record and as much
+// again at the other file's start.
+func (j *journal) fillAhead(size int64) {
+	end := j.off + size + journalFillAhead
+	j.raiseFill(j.cur, end)
+	if end > journalFileBytes {
+		j.raiseFill(1-j.cur, size+journalFillAhead)
+	}
+}
+
+// raiseFill raises file i's fill target to end, rounded up to a chunk,
+// within the file's size, and wakes the filler if it rose.
+func (j *journal) raiseFill(i int, end int64) {
+	end = min((end+journalFillChunk-1)/journalFillChunk*journalFillChunk, journalFileBytes)
+	for {
+		t := j.target[i].Load()
+		if end <= t {
+			return
+		}
+		if j.target[i].CompareAndSwap(t, end) {
+			signal(j.fillKick)
 			return
 		}
 	}
 }
 
-// fillTo fills file i up to end and says whether it did. A failed write
-// or sync ends the filling (logged): the journal then uses what is
-// filled.
-func (j *journal) fillTo(i int, end int64) bool {
+// fill fills the journal files up to their targets as they rise, until
+// both are filled to their size or Close comes first.
+func (j *journal) fill() {
+	defer close(j.fillDone)
+	var files [2]File
+	defer func() {
+		for _, f := range files {
+			if f != nil {
+				_ = f.Close()
+			}
+		}
+	}()
+	for {
+		for i := range journalNames {
+			if !j.fillTo(&files[i], i, j.target[i].Load()) {
+				return
+			}
+		}
+		if j.filled[0].Load() >= journalFileBytes && j.filled[1].Load() >= journalFileBytes {
+			return
+		}
+		select {
+		case <-j.fillKick:
+		case <-j.quit:
+			return
+		}
+	}
+}
+
+// fillTo fills file i up to end through *f (opened when nil) and says
+// whether it did. A failed open, write or sync ends the filling
+// (logged): the journal then uses what is filled.
+func (j *journal) fillTo(f *File, i int, end int64) bool {
 	if j.filled[i].Load() >= end {
 		return true
 	}
-	err := j.fillFile(i, filepath.Join(j.s.segDir, journalNames[i]), end)
+	err := j.fillFile(f, i, end)
 	if err != nil {
 		j.s.logger.Warn("storage-journal-fill-failed", zap.String("file", journalNames[i]), zap.Error(err))
 	}
@@ -64,13 +132,15 @@ func (j *journal) fillTo(i int, end int64) bool {
 // fillFile writes zeros from filled[i] to end, a chunk at a time,
 // publishing each chunk once synced. It stops early, without an error,
 // when the journal stops.
-func (j *journal) fillFile(i int, name string, end int64) error {
-	f, err := j.s.fs.OpenFile(name, os.O_RDWR, 0)
-	if err != nil {
-		return err
+func (j *journal) fillFile(f *File, i int, end int64) error {
+	if *f == nil {
+		h, err := j.s.fs.OpenFile(filepath.Join(j.s.segDir, journalNames[i]), os.O_RDWR, 0)
+		if err != nil {
+			return err
+		}
+		*f = h
 	}
-	defer f.Close()
-	zeros := make([]byte, min(journalFillChunk, journalFileBytes))
+	zeros := make([]byte, min(journalFillChunk, end-j.filled[i].Load()))
 	for off := j.filled[i].Load(); off < end; {
 		select {
 		case <-j.quit:
@@ -78,10 +148,10 @@ func (j *journal) fillFile(i int, name string, end int64) error {
 		default:
 		}
 		n := min(int64(len(zeros)), end-off)
-		if _, err := f.WriteAt(zeros[:n], off); err != nil {
+		if _, err := (*f).WriteAt(zeros[:n], off); err != nil {
 			return err
 		}
-		if err := f.Sync(); err != nil {
+		if err := (*f).Sync(); err != nil {
 			return err
 		}
 		off += n

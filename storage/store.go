@@ -232,12 +232,13 @@ func (s *Store) getLog(id LogID) (*logState, error) {
 func (s *Store) CreateLog(id LogID) error { return s.CreateLogs(id) }
 
 // CreateLogs creates empty NORMAL logs, each with one open ledger, with
-// one synced index commit for all of them and no file: a log's first
-// ledger file is created in the background (precreate.go) or by its
-// first Write, whichever comes first (materializeLocked). Creating a
-// topic of many partitions thus costs one sync, not a file create, a
-// directory sync and a synced commit per partition. It is all or nothing:
-// if any id exists (ErrLogExists) or the commit fails, no log is added.
+// one synced index commit for all of them, then their first ledger files
+// without a directory sync (precreate.go; with a Replicator, or when a
+// creation fails, a log's first Write creates its file:
+// materializeLocked). Creating a topic of many partitions thus costs one
+// sync and a file create per partition, not also a directory sync and a
+// synced commit per partition. It is all or nothing: if any id exists
+// (ErrLogExists) or the commit fails, no log is added.
 func (s *Store) CreateLogs(ids ...LogID) error { return s.createLogs(ids, 0) }
 
 // CreateLogAt creates an empty NORMAL log whose start and end are start:
@@ -253,12 +254,23 @@ func (s *Store) CreateLogAt(id LogID, start Offset) error {
 	return s.createLogs([]LogID{id}, start)
 }
 
-// createLogs creates ids, each starting (and ending) at start.
+// createLogs creates ids, each starting (and ending) at start, then
+// their files (precreate.go).
 func (s *Store) createLogs(ids []LogID, start Offset) error {
 	if err := s.enter(); err != nil {
 		return err
 	}
 	defer s.closeMu.RUnlock()
+	if err := s.addLogs(ids, start); err != nil {
+		return err
+	}
+	s.precreate(ids)
+	return nil
+}
+
+// addLogs records ids, each starting (and ending) at start, with one
+// synced commit, and adds them without files. Needs s.enter.
+func (s *Store) addLogs(ids []LogID, start Offset) error {
 	s.ledgerMu.Lock()
 	defer s.ledgerMu.Unlock()
 	seen := make(map[LogID]bool, len(ids))
@@ -297,7 +309,6 @@ func (s *Store) createLogs(ids []LogID, start Offset) error {
 		s.mu.logs[id] = l
 	}
 	s.nextLedger += LedgerID(len(ids))
-	s.precreate(ids)
 	return nil
 }
 

@@ -67,6 +67,12 @@ var journalMutations = []mutation{
 		Edits: []edit{{File: "storage/journal.go", Old: "\t\treturn j.off+size <= j.filled[j.cur].Load()\n", New: "\t\treturn true\n"}},
 		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournalWaitsForFill"}},
 	},
+	{
+		Name:  "journal-fill-unbounded",
+		Rule:  "storage journal: the filler fills a journal file only a bounded distance ahead of the journal's next record",
+		Edits: []edit{{File: "storage/journalfill.go", Old: "\tend = min((end+journalFillChunk-1)/journalFillChunk*journalFillChunk, journalFileBytes)\n", New: "\tend = journalFileBytes\n"}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournalFillsAhead"}},
+	},
 }
 
 func init() { mutations = append(mutations, dirSyncMutations...) }
@@ -86,7 +92,7 @@ var dirSyncMutations = []mutation{
 	},
 	{
 		Name:  "precreate-off",
-		Rule:  "storage: CreateLogs creates the new logs' files in the background, before their first Write",
+		Rule:  "storage: CreateLogs creates the new logs' files before it returns, before their first Write",
 		Edits: []edit{{File: "storage/store.go", Old: "\ts.precreate(ids)\n", New: ""}},
 		Tests: []testRun{{Pkg: "./storage/", Run: "TestPrecreatedFiles"}},
 	},

@@ -1,0 +1,93 @@
+package storage
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/kgateway/kgateway/storage/vfstest"
+)
+
+// TestJournalFillsAhead: the filler fills a fresh store's journal files
+// only a bounded distance ahead of where the journal writes
+// (journalfill.go). Open fills the first chunk of file 0 and nothing of
+// file 1; while the first pass writes, file 0 is filled at most
+// journalFillAhead and a chunk past its next record, and file 1 not at
+// all until the pass nears its end. Groups are journaled meanwhile; the
+// files reach their size once the journal has gone through both, and a
+// crash then loses nothing acknowledged.
+func TestJournalFillsAhead(t *testing.T) {
+	defer func(n, c, a int64) { journalFileBytes, journalFillChunk, journalFillAhead = n, c, a }(
+		journalFileBytes, journalFillChunk, journalFillAhead)
+	journalFileBytes, journalFillChunk, journalFillAhead = 64<<10, 1<<10, 4<<10
+	const maxRecord = 1 << 10 // a round's record here: 4 small frames
+	m := vfstest.NewMachine(0)
+	c := new(journalCounts)
+	s, err := Open("/data", Options{FS: m.Files, PebbleFS: m.Index, JournalBytes: 1 << 20,
+		OnCommit: func(st CommitStats) {
+			if st.Journaled {
+				c.groups.Add(1)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := func(i int) int64 { return m.Files.SyncedSize(filepath.Join("/data/segments", journalNames[i])) }
+	if a, b := size(0), size(1); a != journalFillChunk || b != 0 {
+		t.Fatalf("after Open the journal files are %d and %d bytes, want %d and 0", a, b, journalFillChunk)
+	}
+	logs := []LogID{1, 2, 3, 4}
+	if err := s.CreateLogs(logs...); err != nil {
+		t.Fatal(err)
+	}
+	acked := map[LogID]map[Offset][]byte{}
+	for r := 0; s.j.cur == 0 && s.j.off+maxRecord+journalFillAhead+journalFillChunk < journalFileBytes; r++ {
+		writeRounds(t, s, logs, 1, "first pass", acked)
+		waitFillerIdle(t, s)
+		bound := s.j.off + maxRecord + journalFillAhead + journalFillChunk
+		if a, b := size(0), size(1); a > bound || b != 0 {
+			t.Fatalf("round %d, journal at %d: files filled to %d and %d, want at most %d and 0", r, s.j.off, a, b, bound)
+		}
+	}
+	if c.groups.Load() == 0 {
+		t.Fatal("nothing journaled in the first pass")
+	}
+	for r := 0; ; r++ {
+		select {
+		case <-s.j.fillDone:
+		default:
+			if r == 5000 {
+				t.Fatalf("the journal files were not filled after %d more rounds: %d and %d bytes", r, size(0), size(1))
+			}
+			writeRounds(t, s, logs, 1, "later passes", acked)
+			continue
+		}
+		break
+	}
+	if a, b := size(0), size(1); a != journalFileBytes || b != journalFileBytes {
+		t.Fatalf("the filler finished with files of %d and %d bytes, want %d", a, b, journalFileBytes)
+	}
+	img := m.Crash(vfstest.FilesFirst, vfstest.SyncedOnly)
+	_ = s.Close()
+	s2, err := Open("/data", Options{FS: img.Files, PebbleFS: img.Index, JournalBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	checkAcked(t, s2, acked)
+}
+
+// waitFillerIdle waits until the filler has filled both journal files up
+// to what the committer asked for.
+func waitFillerIdle(t *testing.T, s *Store) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for i := range journalNames {
+		for s.j.filled[i].Load() < s.j.target[i].Load() {
+			if time.Now().After(deadline) {
+				t.Fatalf("the filler did not reach its target of %s within a minute", journalNames[i])
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
