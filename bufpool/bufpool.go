@@ -85,9 +85,23 @@ func Cap(n int) int {
 // Get returns a buffer of length n and capacity Cap(n), pooled when n is
 // within the classes. Its bytes are whatever its last user left.
 func Get(n int) []byte {
+	return GetWithin(n, Cap(n))
+}
+
+// GetWithin is Get for a caller that can take (and is charged for) any
+// capacity up to most (at least Cap(n)): a kept large buffer ("Large
+// buffers are kept, not pooled") of capacity n to most is reused, else
+// a new one of Cap(n) is made. For a smaller class it is Get.
+func GetWithin(n, most int) []byte {
 	c := class(n)
 	if c < 0 {
 		return make([]byte, n)
+	}
+	if classSize(c) >= LargeMin { // as Put decides
+		if b := takeKept(n, max(most, classSize(c))); b != nil {
+			return b[:n]
+		}
+		return make([]byte, n, classSize(c))
 	}
 	if p, ok := pools[c].Get().(*[]byte); ok {
 		return (*p)[:n]
@@ -95,12 +109,16 @@ func Get(n int) []byte {
 	return make([]byte, n, classSize(c))
 }
 
-// Put returns a buffer Get returned to its pool; any other buffer (one
-// beyond the classes) is left to the garbage collector. Nothing may use b
-// after Put.
+// Put returns a buffer Get returned to its pool, or keeps it when it is
+// large; any other buffer (one beyond the classes) is left to the garbage
+// collector. Nothing may use b after Put.
 func Put(b []byte) {
 	c := class(cap(b))
 	if c < 0 || cap(b) != classSize(c) {
+		return
+	}
+	if cap(b) >= LargeMin {
+		keep(b)
 		return
 	}
 	b = b[:cap(b)]

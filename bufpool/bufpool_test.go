@@ -1,6 +1,9 @@
 package bufpool
 
-import "testing"
+import (
+	"runtime"
+	"testing"
+)
 
 // Every size within the classes gets a buffer of its class, at least as
 // large and at most a quarter larger (64 KiB for the smallest), which Put
@@ -56,4 +59,51 @@ func mustPanic(t *testing.T, what string, f func()) {
 		}
 	}()
 	f()
+}
+
+// A large buffer put back is kept across garbage collections (a
+// sync.Pool would have let it go) and reused by a GetWithin whose range
+// takes its capacity, and by no other; the list holds at most KeptBytes.
+func TestLargeKept(t *testing.T) {
+	DropKept()
+	b := Get(12 << 20)
+	Put(b)
+	runtime.GC()
+	runtime.GC()
+	if KeptNow() != cap(b) {
+		t.Fatalf("kept %d bytes after two collections, want %d", KeptNow(), cap(b))
+	}
+	if c := GetWithin(10<<20, 11<<20); cap(c) == cap(b) {
+		t.Fatalf("a %d-byte buffer reused outside the range asked", cap(c))
+	}
+	c := GetWithin(10<<20, 15<<20)
+	if &c[:1][0] != &b[:1][0] || len(c) != 10<<20 {
+		t.Fatalf("kept buffer not reused (len %d, cap %d)", len(c), cap(c))
+	}
+	if KeptNow() != 0 {
+		t.Fatalf("%d bytes still kept", KeptNow())
+	}
+	for i := 0; i < 2*KeptBytes/MaxPooled; i++ {
+		Put(make([]byte, MaxPooled))
+	}
+	if KeptNow() > KeptBytes {
+		t.Fatalf("kept %d bytes, at most %d", KeptNow(), KeptBytes)
+	}
+	DropKept()
+}
+
+// A size just below LargeMin whose class is LargeMin goes through the
+// kept list both ways, as Put puts its buffer there.
+func TestLargeClassBoundary(t *testing.T) {
+	DropKept()
+	n := LargeMin - 1000
+	if Cap(n) != LargeMin {
+		t.Fatalf("Cap(%d) = %d", n, Cap(n))
+	}
+	b := Get(n)
+	Put(b)
+	if c := Get(n); &c[:1][0] != &b[:1][0] {
+		t.Fatal("buffer of the LargeMin class not reused")
+	}
+	DropKept()
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/kgateway/kgateway/storage/fsys"
 )
 
 // Append writes payload as one entry of records records at the log's next
@@ -114,6 +115,15 @@ func (l *logState) writeFrame(hdr *[frameHeaderLen]byte, off Offset, records int
 		l.w.dirty = false
 	}
 	encodeFrameHeader(hdr[:], off, records, maxTime, payload, known)
+	if vw, ok := l.w.file.(fsys.VectorWriter); ok && (step == 0 || len(payload) <= step) {
+		// Header and payload in one call (one pass through the file
+		// system's write path). A failure is handled as below: nothing
+		// past pos counts until the frame is whole (I4, I7).
+		if _, err := vw.WriteAtv([][]byte{hdr[:], payload}, l.w.pos); err != nil {
+			return l.writeFailed(err)
+		}
+		return nil
+	}
 	_, err := l.w.file.WriteAt(hdr[:], l.w.pos)
 	for done := 0; err == nil && done < len(payload); {
 		n := len(payload) - done

@@ -14,7 +14,7 @@ import (
 // Reading one frame (the frame size limit, the request memory budget). A frame's buffer grows as its bytes arrive,
 // and the budget is charged for the buffer before it grows: what a client
 // holds of queued.max.request.bytes is what it has sent (at most twice,
-// plus minBodyGrow; a pooled frame's buffer, ReadBodyPooled, up to a quarter
+// plus minBodyGrow; a pooled frame's buffer, ReadBodyPooled, up to half
 // more than the frame), never what it declared. A client that declares
 // 100 MiB and sends nothing holds nothing.
 

@@ -3,7 +3,7 @@ package wire
 // Reading one frame (the frame size limit, the request memory budget). A frame's buffer grows as its bytes arrive,
 // and the budget is charged for the buffer before it grows: what a client
 // holds of queued.max.request.bytes is what it has sent (at most twice,
-// plus MinBodyGrow; a pooled frame's buffer, ReadBodyPooled, up to a quarter
+// plus MinBodyGrow; a pooled frame's buffer, ReadBodyPooled, up to half
 // more than the frame), never what it declared. A client that declares
 // 100 MiB and sends nothing holds nothing.
 
@@ -30,8 +30,9 @@ func ReadBody(br *bufio.Reader, size int, grow func(have, want int) error, queue
 
 // ReadBodyPooled is ReadBody whose last step, for a frame of
 // bufpool.MinPooled to bufpool.MaxPooled bytes, takes a pooled buffer of
-// bufpool.Cap(size) bytes (at most a quarter more than size), which is
-// what grow is asked for then. The body is then a slice of the returned
+// bufpool.Cap(size) bytes (at most a quarter more than size) or, for a
+// large frame, a kept one of up to half more than size
+// (bufpool.GetWithin), whose capacity is what grow is asked for then. The body is then a slice of the returned
 // Shared buffer, which the caller holds once (bufpool "The last holder
 // returns it"); otherwise the Shared is nil and the body is ReadBody's.
 func ReadBodyPooled(br *bufio.Reader, size int, grow func(have, want int) error, queued func() int) ([]byte, *bufpool.Shared, error) {
@@ -66,7 +67,11 @@ func readBody(br *bufio.Reader, size int, grow func(have, want int) error, queue
 			last, stepped := want == size, false
 			switch {
 			case pooled && last:
-				want = bufpool.Cap(size)
+				// Taken before it is charged, so that what is charged is
+				// the capacity it has (up to half more than the frame,
+				// a reused large buffer; bufpool.GetWithin).
+				full = bufpool.GetWithin(size, size+size/2)
+				want = cap(full)
 			case !last && want >= bufpool.MinPooled && want <= bufpool.MaxPooled:
 				want, stepped = classFloor(want), true // above len(body): at least 4/5 of twice it
 			}
@@ -77,7 +82,6 @@ func readBody(br *bufio.Reader, size int, grow func(have, want int) error, queue
 			var grown, next []byte
 			switch {
 			case pooled && last:
-				full = bufpool.Get(size)
 				grown = full[:len(body):size]
 			case stepped:
 				next = bufpool.Get(want)

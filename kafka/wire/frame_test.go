@@ -75,7 +75,8 @@ func (c *countingReader) Read(p []byte) (int, error) {
 
 // A frame within the pool's classes is read into a pooled buffer in its
 // last step, which charges the buffer's capacity (at most a quarter more
-// than the frame) and is handed to the caller held once; a smaller one is
+// than the frame, half more when a kept large buffer is reused) and is
+// handed to the caller held once; a smaller one is
 // read as ReadBody reads it, and a trickled frame still grows only as
 // its bytes arrive.
 func TestReadBodyPooled(t *testing.T) {
@@ -87,7 +88,7 @@ func TestReadBodyPooled(t *testing.T) {
 		r := &countingReader{r: bytes.NewReader(src), chunk: 65521}
 		charged := 0
 		grow := func(have, want int) error {
-			if have != charged || want <= have || want > 2*r.n+MinBodyGrow+bufpool.Cap(size)-size {
+			if have != charged || want <= have || want > 2*r.n+MinBodyGrow+size/2 {
 				t.Fatalf("size %d: grow(%d, %d) after %d charged, %d arrived", size, have, want, charged, r.n)
 			}
 			charged = want
@@ -103,7 +104,7 @@ func TestReadBodyPooled(t *testing.T) {
 			}
 			continue
 		}
-		if frame == nil || frame.Holders() != 1 || charged != bufpool.Cap(size) || frame.Cap() != charged || cap(got) != size {
+		if frame == nil || frame.Holders() != 1 || charged < bufpool.Cap(size) || charged > size+size/2 || frame.Cap() != charged || cap(got) != size {
 			t.Fatalf("size %d: pooled %v, charged %d, cap %d", size, frame != nil, charged, cap(got))
 		}
 		frame.Release()
@@ -123,7 +124,7 @@ func TestReadBodyStepsPooled(t *testing.T) {
 	r := &countingReader{r: bytes.NewReader(src), chunk: 40009}
 	var steps []int
 	grow := func(have, want int) error {
-		if want > 2*r.n+MinBodyGrow+bufpool.Cap(size)-size {
+		if want > 2*r.n+MinBodyGrow+size/2 {
 			t.Fatalf("grow(%d, %d) with %d arrived", have, want, r.n)
 		}
 		steps = append(steps, want)
@@ -145,5 +146,37 @@ func TestReadBodyStepsPooled(t *testing.T) {
 	}
 	if pooledSteps == 0 {
 		t.Fatalf("no pooled step in %v", steps)
+	}
+}
+
+// A large frame reuses a kept buffer of another class, up to half more
+// than the frame (bufpool "Large buffers are kept, not pooled"), and is
+// charged that buffer's whole capacity: what the client holds of the
+// budget is the memory its frame holds.
+func TestReadBodyReusesKeptBuffer(t *testing.T) {
+	size := 10<<20 + 5
+	bigger := bufpool.Get(14 << 20) // a class above size's, within half more
+	if cap(bigger) <= bufpool.Cap(size) || cap(bigger) > size+size/2 {
+		t.Fatalf("test buffer of %d bytes for a %d-byte frame", cap(bigger), size)
+	}
+	bufpool.DropKept() // what other tests kept: bigger is the one to reuse
+	bufpool.Put(bigger)
+	src := make([]byte, size)
+	for i := range src {
+		src[i] = byte(i * 7)
+	}
+	r := &countingReader{r: bytes.NewReader(src), chunk: 1 << 20}
+	charged := 0
+	grow := func(have, want int) error {
+		charged = want
+		return nil
+	}
+	got, frame, err := ReadBodyPooled(bufio.NewReaderSize(r, 4096), size, grow, func() int { return 0 })
+	if err != nil || !bytes.Equal(got, src) || frame == nil {
+		t.Fatalf("%d bytes, pooled %v, err %v", len(got), frame != nil, err)
+	}
+	defer frame.Release()
+	if frame.Cap() != cap(bigger) || charged != frame.Cap() || cap(got) != size {
+		t.Fatalf("frame in a buffer of %d bytes (kept one %d), charged %d, body cap %d", frame.Cap(), cap(bigger), charged, cap(got))
 	}
 }

@@ -34,6 +34,16 @@ type File interface {
 	Close() error
 }
 
+// VectorWriter is an optional interface of a File: WriteAtv writes bufs
+// one after another from off, as one WriteAt of their concatenation
+// would (n is how many bytes of it were written; an error when fewer
+// than all), in one system call where it can (pwritev(2)). The store
+// writes an entry's frame header and payload with it: one call, and one
+// pass through the file system's write path, instead of two.
+type VectorWriter interface {
+	WriteAtv(bufs [][]byte, off int64) (n int, err error)
+}
+
 // Step names a point of the store's group commit (storage doc.go "Group
 // commit"), in the order a group passes them.
 type Step uint8

@@ -166,6 +166,24 @@ func (ff *faultFile) WriteAt(p []byte, off int64) (int, error) {
 	return ff.f.WriteAt(p, off)
 }
 
+// WriteAtv writes the buffers one WriteAt at a time, each subject to the
+// rules (fsys.VectorWriter), so that the store's frame written in one
+// call meets the faults its header's and payload's writes would.
+func (ff *faultFile) WriteAtv(bufs [][]byte, off int64) (int, error) {
+	n := 0
+	for _, b := range bufs {
+		if len(b) == 0 {
+			continue
+		}
+		m, err := ff.WriteAt(b, off+int64(n))
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
 func (ff *faultFile) ReadAt(p []byte, off int64) (int, error) {
 	if err := ff.fail("read", faultRead); err != nil {
 		return 0, err

@@ -1,7 +1,8 @@
 package main
 
 // Deliberate breaks of pooled request frames (storage "Pooled frames",
-// bufpool "The last holder returns it").
+// bufpool "The last holder returns it" and "Large buffers are kept, not
+// pooled").
 
 func init() {
 	mutations = append(mutations,
@@ -22,6 +23,18 @@ func init() {
 			Rule:  "storage pooled frames: a cached entry holds its pooled frame until it has left the cache",
 			Edits: []edit{{File: "storage/tailcache.go", Old: "\t\tframe = b.frame\n\t\tframe.Acquire()\n", New: "\t\tframe = b.frame\n"}},
 			Tests: []testRun{{Pkg: "./storage/", Run: "TestPooledFrameHeldUntilLastHolder"}},
+		},
+		mutation{
+			Name:  "kept-frame-buffer-charged-as-its-class",
+			Rule:  "request memory budget: a large frame read into a reused kept buffer is charged the buffer's whole capacity, not the frame's class",
+			Edits: []edit{{File: "kafka/wire/frame.go", Old: "\t\t\t\twant = cap(full)\n", New: "\t\t\t\twant = bufpool.Cap(size)\n"}},
+			Tests: []testRun{{Pkg: "./kafka/wire/", Run: "TestReadBodyReusesKeptBuffer"}},
+		},
+		mutation{
+			Name:  "large-buffers-pooled-by-class-only",
+			Rule:  "bufpool: a large buffer put back is kept across collections and reused by a Get of its class",
+			Edits: []edit{{File: "bufpool/bufpool.go", Old: "\t\tkeep(b)\n\t\treturn\n", New: "\t\treturn\n"}},
+			Tests: []testRun{{Pkg: "./bufpool/", Run: "TestLargeKept|TestLargeClassBoundary"}},
 		},
 	)
 }

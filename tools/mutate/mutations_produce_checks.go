@@ -1,7 +1,8 @@
 package main
 
 // Deliberate breaks of the produce path's inline record walk
-// (recordbatch walkPlain).
+// (recordbatch walkPlain) and of its frame written in one call (storage
+// writeFrame).
 
 func init() {
 	mutations = append(mutations,
@@ -12,6 +13,12 @@ func init() {
 				Old: "u := int32(b0&0x7f) | int32(b1)<<7",
 				New: "u := int32(b0&0x7f) | int32(b1)<<8"}},
 			Tests: []testRun{{Pkg: "./recordbatch/", Run: "TestWalkPlainAgreesWithStream"}},
+		},
+		mutation{
+			Name:  "frame-in-one-write-failure-unhandled",
+			Rule:  "storage I7: a frame written in one call (header and payload) that is refused for lack of space is cut back to the last whole frame and the log stays writable",
+			Edits: []edit{{File: "storage/append.go", Old: "\t\tif _, err := vw.WriteAtv([][]byte{hdr[:], payload}, l.w.pos); err != nil {\n\t\t\treturn l.writeFailed(err)\n", New: "\t\tif _, err := vw.WriteAtv([][]byte{hdr[:], payload}, l.w.pos); err != nil {\n\t\t\treturn err\n"}},
+			Tests: []testRun{{Pkg: "./storage/", Run: "TestNoSpaceRecoversWithoutReopen"}},
 		},
 	)
 }
