@@ -14,10 +14,6 @@ package main
 // counted). Then one more member joins the stable group: "+1" is the time
 // from its start until the group of N+1 is balanced the same way.
 //
-// Before the first case, that case is run once unmeasured on a group of
-// its own (warmRebalance): kgbench's own cold start is not charged to the
-// first system measured.
-//
 // Each protocol has a row; its figures are single samples in ms named
 // "<protocol> join N" and "<protocol> +1 to N". The topic is empty, so
 // only the group protocol is measured, not fetching.
@@ -292,15 +288,10 @@ func (g *rebalanceGroup) groupRequests() int64 {
 // rebalanceCase runs one protocol × member count: the join of n members,
 // then the join of one more.
 func (b *bench) rebalanceCase(ctx context.Context, p groupProtocol, n int) (rebalanceTimes, error) {
-	return b.rebalanceCaseOf(ctx, p, n, fmt.Sprintf("kgbench-w10-%s-%d", p.short, n))
-}
-
-// rebalanceCaseOf is rebalanceCase with the group named name.
-func (b *bench) rebalanceCaseOf(ctx context.Context, p groupProtocol, n int, name string) (rebalanceTimes, error) {
 	var out rebalanceTimes
 	ctx, cancel := context.WithTimeout(ctx, rebalanceCaseLimit)
 	defer cancel()
-	g := &rebalanceGroup{b: b, proto: p, name: name,
+	g := &rebalanceGroup{b: b, proto: p, name: fmt.Sprintf("kgbench-w10-%s-%d", p.short, n),
 		own: newOwnership(n + 1), keys: new(requestCounter), members: make([]*kgo.Client, n+1)}
 	defer g.close()
 	g.own.requests = g.groupRequests
@@ -346,9 +337,6 @@ func (b *bench) rebalance(ctx context.Context, rows []Result) error {
 	if err := b.warmCoordinator(ctx, coordinatorGroup, "kgbench-w10-warmup"); err != nil {
 		return err
 	}
-	if err := b.warmRebalance(ctx); err != nil {
-		return err
-	}
 	for i, p := range groupProtocols {
 		row := &rows[i]
 		if p.kip848 {
@@ -360,20 +348,6 @@ func (b *bench) rebalance(ctx context.Context, rows []Result) error {
 		if err := b.measure(row, func() error { return b.rebalanceProtocol(ctx, p, row) }); err != nil {
 			row.Error = err.Error()
 		}
-	}
-	return nil
-}
-
-// warmRebalance runs the first case once, unmeasured, on a group of its
-// own. The first case of a kgbench process otherwise pays for the
-// process's own cold start (its first clients, connections and
-// goroutines): the members' first joins spread out, and the first system
-// of the first round (always the first of --systems) lost a heartbeat
-// round there far more often than in the other rounds.
-func (b *bench) warmRebalance(ctx context.Context) error {
-	n := b.cfg.RebalanceMembers[0]
-	if _, err := b.rebalanceCaseOf(ctx, groupProtocols[0], n, fmt.Sprintf("kgbench-w10-warmup-%d", n)); err != nil {
-		return fmt.Errorf("warm-up: %w", err)
 	}
 	return nil
 }
