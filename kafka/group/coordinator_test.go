@@ -250,17 +250,21 @@ func TestPendingSyncTimeout(t *testing.T) {
 	}
 }
 
-// A member id handed out with MEMBER_ID_REQUIRED holds up the rebalance
-// until it joins or its session timeout passes (rebalance completion).
+// A member id handed out with MEMBER_ID_REQUIRED holds up a rebalance of
+// a group with members until it joins or its session timeout passes
+// (rebalance completion; not the first rebalance of an Empty group, see
+// TestInitialRebalanceWithoutDelay).
 func TestPendingMemberExpires(t *testing.T) {
 	h := newHarness(t)
+	ids, _ := h.stableGroup("g", 1)
 	first := h.await(h.joinAsync(newJoin("g", "")))
 	code(t, "first", first.ErrorCode, kerr.MemberIDRequired)
-	other, otherJoin := h.joinStart("g")
+	otherJoin := h.joinAsync(newJoin("g", ids[0])) // the leader's rejoin: a rebalance
+	h.waitParked("g", ids[0], otherJoin)
 	h.blocked(otherJoin, "join behind a pending member")
 	h.clock.Advance(testSession)
 	r := h.await(otherJoin)
-	if r.ErrorCode != 0 || r.LeaderID != other || len(r.Members) != 1 {
+	if r.ErrorCode != 0 || r.LeaderID != ids[0] || len(r.Members) != 1 || r.Generation != 2 {
 		t.Fatalf("after pending expiry %+v", r)
 	}
 }

@@ -25,7 +25,10 @@
 //     rejoin by then are removed. The first rebalance of an Empty group
 //     instead completes only when group.initial.rebalance.delay.ms
 //     passes without a new member joining, or when the rebalance
-//     timeout is used up (Kafka's InitialDelayedJoin).
+//     timeout is used up (Kafka's InitialDelayedJoin); member ids
+//     handed out and not back do not hold it up. With a delay of 0 the
+//     wait is a check run once the group's lock is free again, so the
+//     joins already waiting for the lock are in the first generation.
 //   - **No stranded member.** Every blocked JoinGroup or SyncGroup is
 //     answered exactly once per rebalance outcome — with the result,
 //     with REBALANCE_IN_PROGRESS when a new rebalance overtakes a sync,

@@ -316,12 +316,13 @@ func (g *group) prepareRebalanceLocked() {
 	}
 	g.mu.rebalanceSeq = seq
 	g.mu.initialDelay, g.mu.newMember = false, false
-	if delay := g.c.cfg.InitialRebalanceDelay; wasEmpty && delay > 0 {
+	if wasEmpty {
 		// Kafka's InitialDelayedJoin: a new group waits for more
-		// members before its first generation.
+		// members before its first generation, also with no delay.
+		delay := g.c.cfg.InitialRebalanceDelay
 		g.mu.initialDelay = true
 		remaining := max(timeout-delay, 0)
-		g.mu.rebalance = g.c.clock.AfterFunc(delay, func() { g.onInitialDelay(seq, delay, remaining) })
+		g.mu.rebalance = g.c.after(delay, func() { g.onInitialDelay(seq, delay, remaining) })
 		return
 	}
 	g.mu.rebalance = g.c.clock.AfterFunc(timeout, func() { g.onRebalanceTimeout(seq) })
@@ -330,7 +331,12 @@ func (g *group) prepareRebalanceLocked() {
 // onInitialDelay ends one wait of the initial delay: when members joined
 // during it and rebalance timeout is left, the group waits again (the
 // delay, at most what is left); else the join completes, as Kafka's
-// tryCompleteInitialRebalanceElseSchedule does.
+// tryCompleteInitialRebalanceElseSchedule does. Member ids handed out
+// and not yet back do not hold it up, as in Kafka (its first rebalance
+// completes only from this timer). With no delay a wait is the time the
+// check takes to get the group's lock (Coordinator.after): the members
+// whose joins were already waiting for the lock are in the generation,
+// and the check runs again as long as each one finds a member added.
 func (g *group) onInitialDelay(seq uint64, delay, remaining time.Duration) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -340,7 +346,7 @@ func (g *group) onInitialDelay(seq uint64, delay, remaining time.Duration) {
 	if g.mu.newMember && remaining > 0 {
 		g.mu.newMember = false
 		next := max(remaining-delay, 0)
-		g.mu.rebalance = g.c.clock.AfterFunc(min(delay, remaining), func() { g.onInitialDelay(seq, delay, next) })
+		g.mu.rebalance = g.c.after(min(delay, remaining), func() { g.onInitialDelay(seq, delay, next) })
 		return
 	}
 	g.mu.initialDelay = false
