@@ -9,7 +9,8 @@ import "time"
 // Clock is a coordinator's time source.
 type Clock interface {
 	Now() time.Time
-	// AfterFunc calls f in its own goroutine after d, unless stopped.
+	// AfterFunc calls f in its own goroutine after d, unless stopped;
+	// with d ≤ 0 at once, as time.AfterFunc does.
 	AfterFunc(d time.Duration, f func()) Timer
 }
 

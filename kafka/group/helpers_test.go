@@ -38,12 +38,29 @@ func (c *fakeClock) Now() time.Time {
 	return c.now
 }
 
+// AfterFunc keeps f for Advance; with d ≤ 0 it calls f at once on a
+// goroutine of its own, unless stopped first (the clock.Clock contract).
 func (c *fakeClock) AfterFunc(d time.Duration, f func()) Timer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t := &fakeTimer{c: c, at: c.now.Add(d), f: f, order: len(c.timers)}
+	if d <= 0 {
+		go t.fire()
+		return t
+	}
 	c.timers = append(c.timers, t)
 	return t
+}
+
+// fire calls a timer of no delay's f unless it was stopped.
+func (t *fakeTimer) fire() {
+	t.c.mu.Lock()
+	was := t.done
+	t.done = true
+	t.c.mu.Unlock()
+	if !was {
+		t.f()
+	}
 }
 
 func (t *fakeTimer) Stop() bool {

@@ -322,7 +322,7 @@ func (g *group) prepareRebalanceLocked() {
 		delay := g.c.cfg.InitialRebalanceDelay
 		g.mu.initialDelay = true
 		remaining := max(timeout-delay, 0)
-		g.mu.rebalance = g.c.after(delay, func() { g.onInitialDelay(seq, delay, remaining) })
+		g.mu.rebalance = g.c.clock.AfterFunc(delay, func() { g.onInitialDelay(seq, delay, remaining) })
 		return
 	}
 	g.mu.rebalance = g.c.clock.AfterFunc(timeout, func() { g.onRebalanceTimeout(seq) })
@@ -334,7 +334,9 @@ func (g *group) prepareRebalanceLocked() {
 // tryCompleteInitialRebalanceElseSchedule does. Member ids handed out
 // and not yet back do not hold it up, as in Kafka (its first rebalance
 // completes only from this timer). With no delay a wait is the time the
-// check takes to get the group's lock (Coordinator.after): the members
+// check takes to get the group's lock (a timer of 0 runs at once on a
+// goroutine of its own, as Kafka queues one behind the events it already
+// has): the members
 // whose joins were already waiting for the lock are in the generation,
 // and the check runs again as long as each one finds a member added.
 func (g *group) onInitialDelay(seq uint64, delay, remaining time.Duration) {
@@ -346,7 +348,7 @@ func (g *group) onInitialDelay(seq uint64, delay, remaining time.Duration) {
 	if g.mu.newMember && remaining > 0 {
 		g.mu.newMember = false
 		next := max(remaining-delay, 0)
-		g.mu.rebalance = g.c.after(min(delay, remaining), func() { g.onInitialDelay(seq, delay, next) })
+		g.mu.rebalance = g.c.clock.AfterFunc(min(delay, remaining), func() { g.onInitialDelay(seq, delay, next) })
 		return
 	}
 	g.mu.initialDelay = false
