@@ -131,7 +131,7 @@ func TestShareFetchLeaseGivenBack(t *testing.T) {
 		t.Fatal("the records written are not the batch marked")
 	}
 	w := <-wires
-	waitFor(t, "the written response's lease given back", w.Released)
+	waitFor(t, "the written response's lease given back", w.Lease().Released)
 
 	dropped := dialRaw(t, s.Addr())
 	dropped.send(2, req)
@@ -141,5 +141,5 @@ func TestShareFetchLeaseGivenBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	dropped.nc.Close() // unread bytes: a reset, the write fails
-	waitFor(t, "the dropped response's lease given back", w.Released)
+	waitFor(t, "the dropped response's lease given back", w.Lease().Released)
 }

@@ -68,6 +68,13 @@ func (l *Lease) Release() {
 	}
 }
 
+// Released reports whether the lease was released.
+func (l *Lease) Released() bool {
+	l.h.mu.Lock()
+	defer l.h.mu.Unlock()
+	return l.h.released
+}
+
 func (h *leaseHold) release() {
 	h.mu.Lock()
 	if h.released {

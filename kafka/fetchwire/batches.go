@@ -32,7 +32,6 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/binary"
-	"sync/atomic"
 
 	"github.com/kgateway/kgateway/kafka/sendfile"
 	"github.com/kgateway/kgateway/resolver"
@@ -57,9 +56,6 @@ type Batches struct {
 	// lease holds the buffers (and, for sendfile, the pins) of the
 	// response's reads; nil for a response built without a connection.
 	lease *resolver.Lease
-	// released: Release was called (the writer's paths give every
-	// response's lease back, written or dropped).
-	released atomic.Bool
 }
 
 // New is a response's batch holder over lease, which holds its reads'
@@ -73,13 +69,9 @@ func (w *Batches) Lease() *resolver.Lease { return w.lease }
 // once it never will be).
 func (w *Batches) Release() {
 	if w != nil {
-		w.released.Store(true)
 		w.lease.Release()
 	}
 }
-
-// Released reports whether Release was called.
-func (w *Batches) Released() bool { return w.released.Load() }
 
 // LeaseOf is the lease of w when it is a *Batches (a ShareFetch's reads,
 // kafka/share Wire), nil otherwise.
