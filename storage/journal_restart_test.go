@@ -178,12 +178,5 @@ func TestJournalWaitsForFill(t *testing.T) {
 	if c.groups.Load() == before {
 		t.Fatal("nothing journaled once the journal files were filled")
 	}
-	img := m.Crash(vfstest.FilesFirst, vfstest.SyncedOnly)
-	_ = s.Close()
-	s2, err := Open("/data", Options{FS: img.Files, PebbleFS: img.Index, JournalBytes: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s2.Close()
-	checkAcked(t, s2, acked)
+	checkAckedAfterCrash(t, m, s, Options{JournalBytes: 1 << 20}, acked)
 }

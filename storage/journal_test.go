@@ -122,9 +122,17 @@ func TestJournalCheckpoint(t *testing.T) {
 			t.Fatalf("%v: synced to %d after a checkpoint, entries end at %d", id, m.Files.SyncedSize(name), end)
 		}
 	}
+	checkAckedAfterCrash(t, m, s, Options{}, acked)
+}
+
+// checkAckedAfterCrash crashes m keeping only what was synced, closes s,
+// opens the crashed image with opts and checks every acknowledged entry.
+func checkAckedAfterCrash(t *testing.T, m *vfstest.Machine, s *Store, opts Options, acked map[LogID]map[Offset][]byte) {
+	t.Helper()
 	img := m.Crash(vfstest.FilesFirst, vfstest.SyncedOnly)
 	_ = s.Close()
-	s2, err := Open("/data", Options{FS: img.Files, PebbleFS: img.Index})
+	opts.FS, opts.PebbleFS = img.Files, img.Index
+	s2, err := Open("/data", opts)
 	if err != nil {
 		t.Fatal(err)
 	}

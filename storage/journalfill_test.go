@@ -67,14 +67,7 @@ func TestJournalFillsAhead(t *testing.T) {
 	if a, b := size(0), size(1); a != journalFileBytes || b != journalFileBytes {
 		t.Fatalf("the filler finished with files of %d and %d bytes, want %d", a, b, journalFileBytes)
 	}
-	img := m.Crash(vfstest.FilesFirst, vfstest.SyncedOnly)
-	_ = s.Close()
-	s2, err := Open("/data", Options{FS: img.Files, PebbleFS: img.Index, JournalBytes: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s2.Close()
-	checkAcked(t, s2, acked)
+	checkAckedAfterCrash(t, m, s, Options{JournalBytes: 1 << 20}, acked)
 }
 
 // waitFillerIdle waits until the filler has filled both journal files up
