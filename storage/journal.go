@@ -164,8 +164,7 @@ func openJournal(s *Store, seen uint64) (*journal, error) {
 		j.closeFiles()
 		return nil, fmt.Errorf("storage: sync segments dir: %w", err)
 	}
-	j.fillStart()
-	go j.fill()
+	go j.fill(j.fillStart())
 	go j.run()
 	return j, nil
 }

@@ -44,18 +44,24 @@ var (
 	journalFillAhead int64 = 4 << 20
 )
 
+// filler is the filler's own handles of the journal files, opened as it
+// first writes each, and its chunk of zeros.
+type filler struct {
+	j     *journal
+	files [2]File
+	zeros []byte
+}
+
 // fillStart fills the first chunk of file 0, if it is not, before Open
 // returns: the first groups, which a store's first seconds make many
 // of (every new log's first entry), then find a journal to write, and the
-// filler is asked for more from there on.
-func (j *journal) fillStart() {
+// filler (fill) is asked for more from there on.
+func (j *journal) fillStart() *filler {
+	fl := &filler{j: j, zeros: make([]byte, min(journalFillChunk, journalFileBytes))}
 	end := min(journalFillChunk, journalFileBytes)
 	j.target[0].Store(end)
-	var f File
-	j.fillTo(&f, 0, end)
-	if f != nil {
-		_ = f.Close()
-	}
+	fl.fillTo(0, end)
+	return fl
 }
 
 // fillAhead asks the filler (committer) for journalFillAhead past a
@@ -88,19 +94,12 @@ func (j *journal) raiseFill(i int, end int64) {
 
 // fill fills the journal files up to their targets as they rise, until
 // both are filled to their size or Close comes first.
-func (j *journal) fill() {
+func (j *journal) fill(fl *filler) {
 	defer close(j.fillDone)
-	var files [2]File
-	defer func() {
-		for _, f := range files {
-			if f != nil {
-				_ = f.Close()
-			}
-		}
-	}()
+	defer fl.close()
 	for {
 		for i := range journalNames {
-			if !j.fillTo(&files[i], i, j.target[i].Load()) {
+			if !fl.fillTo(i, j.target[i].Load()) {
 				return
 			}
 		}
@@ -115,16 +114,25 @@ func (j *journal) fill() {
 	}
 }
 
-// fillTo fills file i up to end through *f (opened when nil) and says
-// whether it did. A failed open, write or sync ends the filling
-// (logged): the journal then uses what is filled.
-func (j *journal) fillTo(f *File, i int, end int64) bool {
-	if j.filled[i].Load() >= end {
+// close closes the filler's handles.
+func (fl *filler) close() {
+	for _, f := range fl.files {
+		if f != nil {
+			_ = f.Close()
+		}
+	}
+}
+
+// fillTo fills file i up to end and says whether it did. A failed open,
+// write or sync ends the filling (logged): the journal then uses what is
+// filled.
+func (fl *filler) fillTo(i int, end int64) bool {
+	if fl.j.filled[i].Load() >= end {
 		return true
 	}
-	err := j.fillFile(f, i, end)
+	err := fl.fillFile(i, end)
 	if err != nil {
-		j.s.logger.Warn("storage-journal-fill-failed", zap.String("file", journalNames[i]), zap.Error(err))
+		fl.j.s.logger.Warn("storage-journal-fill-failed", zap.String("file", journalNames[i]), zap.Error(err))
 	}
 	return err == nil
 }
@@ -132,26 +140,27 @@ func (j *journal) fillTo(f *File, i int, end int64) bool {
 // fillFile writes zeros from filled[i] to end, a chunk at a time,
 // publishing each chunk once synced. It stops early, without an error,
 // when the journal stops.
-func (j *journal) fillFile(f *File, i int, end int64) error {
-	if *f == nil {
-		h, err := j.s.fs.OpenFile(filepath.Join(j.s.segDir, journalNames[i]), os.O_RDWR, 0)
+func (fl *filler) fillFile(i int, end int64) error {
+	j := fl.j
+	if fl.files[i] == nil {
+		f, err := j.s.fs.OpenFile(filepath.Join(j.s.segDir, journalNames[i]), os.O_RDWR, 0)
 		if err != nil {
 			return err
 		}
-		*f = h
+		fl.files[i] = f
 	}
-	zeros := make([]byte, min(journalFillChunk, end-j.filled[i].Load()))
+	f := fl.files[i]
 	for off := j.filled[i].Load(); off < end; {
 		select {
 		case <-j.quit:
 			return nil
 		default:
 		}
-		n := min(int64(len(zeros)), end-off)
-		if _, err := (*f).WriteAt(zeros[:n], off); err != nil {
+		n := min(int64(len(fl.zeros)), end-off)
+		if _, err := f.WriteAt(fl.zeros[:n], off); err != nil {
 			return err
 		}
-		if err := (*f).Sync(); err != nil {
+		if err := f.Sync(); err != nil {
 			return err
 		}
 		off += n
