@@ -216,6 +216,21 @@ func (h Partition) produceOnce(in Batches, owned bool, frame *storage.Backing) (
 	return &PendingProduce{r: r, p: p, pend: pend, maxTimes: maxTimes, appendTime: appendTime, w: w, dup: dup}, nil
 }
 
+// HoldsBatches says whether the store keeps the batches' bytes until the
+// produce is answered (storage Pending.HoldsPayload): when false, a
+// caller may reuse the bytes it handed over as soon as ProduceAsync
+// returned (a pooled request frame goes back before the fdatasync; the
+// tail cache holds the frame's Backing itself). An idempotent retry (D4)
+// wrote nothing.
+func (pp *PendingProduce) HoldsBatches() bool {
+	for _, pd := range pp.pend {
+		if pd.HoldsPayload() {
+			return true
+		}
+	}
+	return false
+}
+
 // Wait blocks until the produce's entries are durable (D1) and returns its
 // result; an idempotent retry (D4) gets the original batch's offset once
 // that batch is durable. Wait may be called more than once.

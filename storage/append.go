@@ -29,8 +29,8 @@ func (s *Store) Append(id LogID, records int, payload []byte, opts AppendOptions
 // not report the entry as acknowledged before Wait returns nil. The store
 // does not retain payload after Write returns, unless opts.Retain or, until
 // the entry is answered, when it hands it to Options.Replicator (I10) or
-// may journal it (Options.JournalBytes, I15): the caller must then not
-// modify payload before Wait returns.
+// may journal it (Options.JournalBytes, I15): then Pending.HoldsPayload
+// says so, and the caller must not modify payload before Wait returns.
 func (s *Store) Write(id LogID, records int, payload []byte, opts AppendOptions) (*Pending, error) {
 	if records <= 0 || records > math.MaxInt32 || len(payload) > maxPayload {
 		return nil, fmt.Errorf("%w: %d records, %d bytes", ErrInvalid, records, len(payload))
@@ -77,9 +77,11 @@ func (s *Store) Write(id LogID, records int, payload []byte, opts AppendOptions)
 		log: l, file: l.w.file, noReplicate: opts.NoReplicate, done: make(chan struct{}),
 	}
 	if s.opts.Replicator != nil && !opts.NoReplicate {
-		p.payload = payload // for Replicate (I10), until p is answered
+		p.payload, p.holds = payload, true // for Replicate (I10), until p is answered
 	} else if s.j != nil {
-		p.payload, p.frame = payload, frame // for the journal (I15), until p is answered
+		// For the journal (I15), until p is answered; let go in enqueue
+		// when p goes to the bulk lane, whose groups are not journaled.
+		p.payload, p.frame, p.holds = payload, frame, true
 	}
 	if !l.w.hasMax || maxTime > l.w.runMax {
 		l.w.runMax, l.w.hasMax = maxTime, true

@@ -25,6 +25,9 @@ type Pending struct {
 	// its frame header (I15); dropped once answered.
 	payload []byte
 	frame   [frameHeaderLen]byte
+	// holds: the store keeps payload until p is answered (HoldsPayload);
+	// set before Write returns, never changed after.
+	holds bool
 	// noReplicate: written with AppendOptions.NoReplicate (I12).
 	noReplicate bool
 	// bulk: queued in the bulk lane; after: the log's entry before it,
@@ -41,6 +44,15 @@ type Pending struct {
 
 // Header is the entry's descriptor (offset, position) as assigned by Write.
 func (p *Pending) Header() EntryHeader { return p.hdr }
+
+// HoldsPayload says whether the store keeps the payload Write was given
+// until the entry is answered: for Options.Replicator (I10), or for the
+// journal (I15) when the entry went to the main lane. When false the
+// store read the payload for the last time before Write returned, and
+// the caller may reuse its bytes at once (a pooled request frame goes
+// back to the pool before the fdatasync). The tail cache is not counted:
+// it holds the entry's Backing itself (AppendOptions.Backing).
+func (p *Pending) HoldsPayload() bool { return p.holds }
 
 // Wait blocks until the entry is durable (with a Replicator: replicated,
 // I10) and indexed, or its group commit failed (then the log is failed:
@@ -118,6 +130,10 @@ func (c *committer) enqueue(p *Pending) {
 	c.mu.Lock()
 	wake := c.wake
 	if c.inBulk(p) {
+		// A bulk lane's groups are never journaled (commit), and the
+		// bulk lane runs only without a Replicator: the payload is not
+		// needed past Write.
+		p.payload, p.holds = nil, false
 		c.mu.bulk = append(c.mu.bulk, p)
 		wake = c.bulkWake
 	} else {
@@ -414,8 +430,11 @@ func (c *committer) commit(group []*Pending) {
 		// I10: the local files are a cache of the replicated copy; they
 		// are not synced.
 		st.Replicate = c.replicate(r, group, failed)
-	case c.s.j.wants(group, len(files)):
+	case !group[0].bulk && c.s.j.wants(group, len(files)):
 		// I15: one journal record, synced, instead of the files' syncs.
+		// Not a bulk lane's group: its entries' payloads were let go at
+		// Write (enqueue, Pending.HoldsPayload), and its large entries
+		// would be written twice.
 		st.Journaled = true
 		start := time.Now()
 		c.s.j.write(group, failed)

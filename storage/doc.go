@@ -114,9 +114,11 @@
 //
 // # Journaled commits
 //
-// With Options.JournalBytes (and no Replicator) a group commit that
-// touches at least two files, with at most JournalBytes bytes of frames
-// per file on average, is journaled: step 1 is replaced by one record,
+// With Options.JournalBytes (and no Replicator) a main lane's group
+// commit that touches at least two files, with at most JournalBytes
+// bytes of frames per file on average, is journaled (a bulk lane's
+// never: its entries' payloads are not kept past Write, "Pooled
+// frames"): step 1 is replaced by one record,
 // holding a copy of every frame of the group (its log, ledger and
 // position, and the frame as written to its file), appended to the
 // store's journal file and fdatasynced. One fdatasync then makes the
@@ -367,7 +369,10 @@
 // frame, read into a buffer that is reused once nothing reads it). The
 // rule is bufpool's, the last holder returns it, and in the store the
 // holders are: the writer, until every Write of its slices is answered
-// (then the store keeps nothing of it but what the cache keeps); each
+// (then the store keeps nothing of it but what the cache keeps), or,
+// when no Write's Pending.HoldsPayload (no Replicator, and each entry in
+// the bulk lane, whose groups are never journaled), as soon as its
+// Writes returned, before their fdatasync; each
 // cached entry, from before it is visible in the cache until after it
 // has left it (evicted, or dropped and then reached in the eviction
 // order); and each read served from the cache: a leased read holds the

@@ -81,7 +81,7 @@ func Write(h Host, c Call, r *kmsg.ProduceRequest) (resp *kmsg.ProduceResponse, 
 	}
 	resp.Topics = make([]kmsg.ProduceResponseTopic, len(r.Topics))
 	var waits []pending
-	frame, settled := frameBacking(r, c.FrameSize, c.Frame), true
+	frame, settled, held := frameBacking(r, c.FrameSize, c.Frame), true, false
 	for i, rt := range r.Topics {
 		t := &resp.Topics[i]
 		*t = kmsg.NewProduceResponseTopic()
@@ -111,8 +111,17 @@ func Write(h Host, c Call, r *kmsg.ProduceRequest) (resp *kmsg.ProduceResponse, 
 				*out = refused(h, pt, b.Transactional, err)
 				continue
 			}
+			held = held || pp.HoldsBatches()
 			waits = append(waits, pending{out: out, target: pt, pp: pp})
 		}
+	}
+	// A pooled frame nothing holds any more (every batch written, the
+	// store keeping none of them until answered, the tail cache holding
+	// its own reference) goes back now, before the fdatasync, so that the
+	// connections' next frames can be read into it.
+	early := c.Frame != nil && settled && !held
+	if early {
+		c.Frame.Release()
 	}
 	// Requests in effect one at a time: every batch of this request is written, in request order; the
 	// connection's next request may start now, while these are synced, so
@@ -123,7 +132,7 @@ func Write(h Host, c Call, r *kmsg.ProduceRequest) (resp *kmsg.ProduceResponse, 
 	for _, w := range waits {
 		*w.out = produced(h, w.target, w.pp)
 	}
-	if c.Frame != nil && settled {
+	if c.Frame != nil && settled && !early {
 		c.Frame.Release() // every write answered: the store holds what it keeps
 	}
 	return resp, time.Since(synced)

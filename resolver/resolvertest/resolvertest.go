@@ -22,7 +22,23 @@ func Open(tb testing.TB, cfg resolver.Config) *resolver.Resolver {
 // bytes (0: the default; storage.Options.TailCacheBytes).
 func OpenTailCache(tb testing.TB, cfg resolver.Config, tailCache int64) *resolver.Resolver {
 	tb.Helper()
-	store, err := storage.Open(filepath.Join(tb.TempDir(), "data"), storage.Options{TailCacheBytes: tailCache})
+	return OpenStore(tb, cfg, Store{TailCacheBytes: tailCache})
+}
+
+// Store is what OpenStore sets of the store's options (storage.Options'
+// fields of the same names; zero values are storage's defaults).
+type Store struct {
+	TailCacheBytes int64 // negative: no tail cache
+	JournalBytes   int   // positive: a journal (storage "Journaled commits")
+	BulkEntryBytes int   // positive: a bulk lane (storage "Bulk lane")
+}
+
+// OpenStore is Open over a store with opts.
+func OpenStore(tb testing.TB, cfg resolver.Config, opts Store) *resolver.Resolver {
+	tb.Helper()
+	store, err := storage.Open(filepath.Join(tb.TempDir(), "data"), storage.Options{
+		TailCacheBytes: opts.TailCacheBytes, JournalBytes: opts.JournalBytes, BulkEntryBytes: opts.BulkEntryBytes,
+	})
 	if err != nil {
 		tb.Fatal(err)
 	}
