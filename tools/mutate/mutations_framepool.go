@@ -36,5 +36,35 @@ func init() {
 			Edits: []edit{{File: "bufpool/bufpool.go", Old: "\t\tkeep(b)\n\t\treturn\n", New: "\t\treturn\n"}},
 			Tests: []testRun{{Pkg: "./bufpool/", Run: "TestLargeKept|TestLargeClassBoundary"}},
 		},
+		mutation{
+			Name:  "growth-step-takes-its-class-only",
+			Rule:  "request memory budget: a large frame's growth step reuses a kept buffer of any capacity from what has arrived up to what the step may be charged",
+			Edits: []edit{{File: "kafka/wire/frame.go", Old: "\tif most >= bufpool.LargeMin {\n", New: "\tif most < 0 {\n"}},
+			Tests: []testRun{{Pkg: "./kafka/wire/", Run: "TestReadBodyStepReusesKeptBuffer"}},
+		},
+		mutation{
+			Name:  "frame-released-early-while-held",
+			Rule:  "produce: a pooled request frame goes back before its writes are answered only when the store holds none of its batches (Pending.HoldsPayload)",
+			Edits: []edit{{File: "kafka/produce/produce.go", Old: "\tearly := c.Frame != nil && settled && !held\n", New: "\tearly := c.Frame != nil && settled\n"}},
+			Tests: []testRun{{Pkg: "./kafka/produce/", Run: "TestFrameReleasedBeforeSyncOnlyWhenNotHeld"}},
+		},
+		mutation{
+			Name:  "frame-kept-until-answered",
+			Rule:  "produce: a pooled request frame whose batches the store does not hold goes back as soon as they are written",
+			Edits: []edit{{File: "kafka/produce/produce.go", Old: "\tearly := c.Frame != nil && settled && !held\n", New: "\tearly := c.Frame != nil && settled && !held && false\n"}},
+			Tests: []testRun{{Pkg: "./kafka/produce/", Run: "TestFrameReleasedBeforeSyncOnlyWhenNotHeld"}},
+		},
+		mutation{
+			Name:  "bulk-group-journaled",
+			Rule:  "storage I15: a bulk lane's group is never journaled (its entries' payloads are let go at Write, Pending.HoldsPayload)",
+			Edits: []edit{{File: "storage/commit.go", Old: "\tcase !group[0].bulk && c.s.j.wants(", New: "\tcase c.s.j.wants("}},
+			Tests: []testRun{{Pkg: "./storage/", Run: "TestBulkEntriesNotHeldNorJournaled"}},
+		},
+		mutation{
+			Name:  "journaled-entry-payload-not-held",
+			Rule:  "storage I15: with a journal, a main lane entry's payload is held until answered (Pending.HoldsPayload), so that a pooled request frame is not reused before the journal copies it",
+			Edits: []edit{{File: "storage/append.go", Old: "\t\tp.payload, p.frame, p.holds = payload, frame, true\n", New: "\t\tp.payload, p.frame = payload, frame\n"}},
+			Tests: []testRun{{Pkg: "./storage/", Run: "TestBulkEntriesNotHeldNorJournaled"}},
+		},
 	)
 }
