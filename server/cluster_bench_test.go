@@ -355,8 +355,10 @@ func runOps(n, workers int, op func(worker int) (time.Duration, error), b *testi
 	return lat, time.Since(start)
 }
 
-// reportLatencies reports the p50 and p99 of lat (named prefix+"p50-ms",
-// prefix+"p99-ms") and how many there were per second of elapsed (rate).
+// reportLatencies reports the p50, p99 and mean of lat (named
+// prefix+"p50-ms", prefix+"p99-ms", prefix+"mean-ms": the mean to set
+// beside the servers' means) and how many there were per second of
+// elapsed (rate).
 func reportLatencies(b *testing.B, lat [][]time.Duration, elapsed time.Duration, prefix, rate string) {
 	all := slices.Concat(lat...)
 	slices.Sort(all)
@@ -366,6 +368,11 @@ func reportLatencies(b *testing.B, lat [][]time.Duration, elapsed time.Duration,
 	q := func(f float64) float64 { return float64(all[int(f*float64(len(all)-1))].Microseconds()) / 1000 }
 	b.ReportMetric(q(0.5), prefix+"p50-ms")
 	b.ReportMetric(q(0.99), prefix+"p99-ms")
+	var sum time.Duration
+	for _, d := range all {
+		sum += d
+	}
+	b.ReportMetric(float64(sum.Microseconds())/1000/float64(len(all)), prefix+"mean-ms")
 	b.ReportMetric(float64(len(all))/elapsed.Seconds(), rate)
 }
 
