@@ -4,16 +4,20 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io/fs"
 	"net/http/httptrace"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/kgateway/kgateway/storage/objstore"
 	"github.com/kgateway/kgateway/test/s3server"
+	"gocloud.dev/blob"
+	"golang.org/x/sys/unix"
 )
 
 // TestMakefilePin: `make deps` installs the version the tests look for.
@@ -152,5 +156,43 @@ func TestKeepAlive(t *testing.T) {
 	}
 	if fresh.Load() != 1 || reused.Load() != 9 {
 		t.Fatalf("%d requests on a new connection, %d on one already open; want 1 and 9", fresh.Load(), reused.Load())
+	}
+}
+
+// TestMetadataInXattrs: where the file system takes user extended
+// attributes, an object's metadata is kept in its file's attributes
+// (versitygw's default), not in sidecar files: a PUT creates one inode,
+// not six (Args). The object still reads back with its content type.
+func TestMetadataInXattrs(t *testing.T) {
+	srv := s3server.Start(t)
+	if !s3server.Xattrs(srv.Dir) {
+		t.Skipf("%s takes no user extended attributes: metadata in sidecar files", srv.Dir)
+	}
+	ctx := context.Background()
+	b, err := objstore.Open(ctx, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.WriteAll(ctx, "dir/obj", []byte("attributes"), &blob.WriterOptions{ContentType: "application/x-kgw"}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(srv.Dir, s3server.Bucket, "dir", "obj")
+	if n, err := unix.Getxattr(path, "user.etag", nil); err != nil || n == 0 {
+		t.Fatalf("object file has no user.etag attribute: %d bytes, %v", n, err)
+	}
+	var sidecars []string
+	filepath.WalkDir(filepath.Dir(srv.Dir), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.Contains(p, "dir/obj/") {
+			sidecars = append(sidecars, p)
+		}
+		return nil
+	})
+	if len(sidecars) > 0 {
+		t.Fatalf("sidecar metadata files for the object: %v", sidecars)
+	}
+	attrs, err := b.Attributes(ctx, "dir/obj")
+	if err != nil || attrs.ContentType != "application/x-kgw" {
+		t.Fatalf("attributes read back: %+v, %v", attrs, err)
 	}
 }

@@ -1,0 +1,15 @@
+package main
+
+// Deliberate breaks of how the tests' S3 server (test/s3server) is set
+// up, in a file of their own.
+
+func init() { mutations = append(mutations, testStoreMutations...) }
+
+var testStoreMutations = []mutation{
+	{
+		Name:  "s3server-sidecar-always",
+		Rule:  "the tests' S3 server keeps an object's metadata in its file's extended attributes where the file system takes them, not in sidecar files (one inode per PUT, not six)",
+		Edits: []edit{{File: "test/s3server/server.go", Old: "\tif !Xattrs(dir) {\n", New: "\tif !Xattrs(dir) || true {\n"}},
+		Tests: []testRun{{Pkg: "./test/s3server/", Run: "TestMetadataInXattrs"}},
+	},
+}
