@@ -50,7 +50,12 @@
 //     with a commit of the same group.
 //   - **Persisted empty groups.** Groups that are Empty are persisted
 //     as such (offsets.Group), so retention (KIP-211) and, after a
-//     restart, ListGroups and DescribeGroups see them.
+//     restart, ListGroups and DescribeGroups see them. As in Kafka, the
+//     start of a rebalance is not written: an Empty group that members
+//     join stays Empty in the store until its generation completes
+//     (written then), and a restart meanwhile finds it Empty. Retention
+//     goes by the group's state in memory, as Kafka's does: it passes
+//     over a group stored Empty that is rebalancing.
 //   - **Durable classic membership.** A group's membership (generation,
 //     protocol type and name, leader, members with their protocols,
 //     timeouts and static instance ids, and assignments) is durable
