@@ -152,8 +152,10 @@
 //     durable state.
 //   - **Releases soon to come.** A member's heartbeat (not a join or
 //     leave) that finds partitions of its target held by a member told
-//     to revoke them, or by one whose heartbeat is due within the wait,
-//     waits before it is applied until they are released (each written
+//     to revoke them, by one whose heartbeat is due within the wait, or
+//     by one sent a changed assignment less than the wait ago that has
+//     not acknowledged it yet (clients acknowledge at once, and are told
+//     of a revocation then), waits before it is applied until they are released (each written
 //     batch of heartbeats wakes it) or a fifth of the heartbeat interval
 //     (at most 100 ms) has passed; it then gets what was released in the
 //     same answer, not one heartbeat interval later. A heartbeat that
