@@ -48,7 +48,7 @@ var releaseWaitMutations = []mutation{
 	{
 		Name:  "consumer-release-wait-ignores-due-owner",
 		Rule:  "releases soon to come: a heartbeat also waits while an owner's heartbeat, at which it is told to revoke, is due within the wait",
-		Edits: []edit{{File: "kafka/group/consumer_await.go", Old: "\t\tif since := now.Sub(o.answered); since >= due && since < late {", New: "\t\tif since := now.Sub(o.answered); false && since >= due && since < late {"}},
+		Edits: []edit{{File: "kafka/group/consumer_await.go", Old: "\t\tif since >= due && since < late {", New: "\t\tif false && since >= due && since < late {"}},
 		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestConsumerBeatWaitsForDueOwner"}},
 	},
 }
