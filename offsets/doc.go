@@ -109,7 +109,9 @@
 // Empty for the retention period; the offsets of a group that only stores
 // offsets (no protocol type, e.g. kcat -C with commits, kadm) expire one by
 // one, each a retention period after its commit. Offsets of a non-empty
-// group never expire.
+// group never expire; a group stored as empty that the caller reports
+// active (ExpireUnless: it started a rebalance, which is not written) is
+// non-empty.
 //
 // The package knows nothing of the Kafka wire protocol (it must not import
 // kmsg); kafka/group translates requests into calls here.

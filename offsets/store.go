@@ -560,6 +560,14 @@ func (s *Store) offsetGroupIDs() ([]string, error) {
 // group coordinator calls it periodically (Kafka's
 // offsets.retention.check.interval.ms).
 func (s *Store) Expire(now time.Time) ([]string, error) {
+	return s.ExpireUnless(now, nil)
+}
+
+// ExpireUnless is Expire passing over the groups stored as empty for
+// which active, when not nil, reports true: the coordinator's groups that
+// have members or are rebalancing, whose start is not written. It is
+// called under the store's lock and must not call into the store.
+func (s *Store) ExpireUnless(now time.Time, active func(group string) bool) ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mu.closed {
@@ -573,6 +581,9 @@ func (s *Store) Expire(now time.Time) ([]string, error) {
 	defer b.Close()
 	var removed []string
 	for _, g := range groups {
+		if g.State == GroupEmpty && active != nil && active(g.ID) {
+			continue
+		}
 		gone, err := s.expireGroup(b, g, now)
 		if err != nil {
 			return nil, err

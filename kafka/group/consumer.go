@@ -95,6 +95,11 @@ type cmember struct {
 	// answered is when the member's last heartbeat was answered: its
 	// next one is due a heartbeat interval later (consumer_await.go).
 	answered time.Time
+	// ackDue: the last answer changed the member's partitions. Clients
+	// acknowledge a changed assignment with a heartbeat at once
+	// (franz-go's and Kafka's consumers do), at which the member is told
+	// of any revocation since (consumer_await.go).
+	ackDue bool
 
 	// classic is set for a member that speaks the classic protocol
 	// (migrate.go); nil for a consumer-protocol member.

@@ -16,8 +16,13 @@ import "time"
 // So a batch of heartbeats (consumer_batch.go) parks, instead of
 // applying, the heartbeat of a member lacking partitions of its target
 // that are held by a member told to revoke them (unrevoked, the partition
-// in its revoking set) or by one whose own heartbeat, at which it would
-// be told, is due within the wait. A parked heartbeat is applied at the
+// in its revoking set), by one whose own heartbeat, at which it would
+// be told, is due within the wait, or by one just sent a changed
+// assignment it has not acknowledged yet: clients acknowledge one with
+// a heartbeat at once, and are told of a revocation then (members that
+// join a few milliseconds apart: the first is sent every partition, the
+// later ones' first heartbeats came before its acknowledgment and got
+// nothing, an interval before they asked again). A parked heartbeat is applied at the
 // end of the same batch if the batch released them, else it waits for
 // the next batch that changed the group and is queued again, until the
 // partitions are released or its wait (awaitBound) is over; then it is
@@ -136,9 +141,15 @@ func (g *group) releasesDueLocked(b *beat) bool {
 			interval := g.c.heartbeatInterval(g.id)
 			now, due, late = g.c.clock.Now(), interval-b.wait.bound, interval+b.wait.bound
 		}
+		since := now.Sub(o.answered)
+		// An owner just sent partitions acknowledges them at once, and
+		// is told of the revocation then.
+		if o.ackDue && since < b.wait.bound {
+			return true
+		}
 		// An owner overdue by more than the wait has gone quiet (its
 		// session will tell): waiting for it would only delay.
-		if since := now.Sub(o.answered); since >= due && since < late {
+		if since >= due && since < late {
 			return true
 		}
 	}

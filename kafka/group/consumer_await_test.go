@@ -104,6 +104,7 @@ func TestConsumerBeatWaitsForDueOwner(t *testing.T) {
 	}
 	code(t, "a releases", h.beat("g", a, false).ErrorCode, nil)
 	code(t, "b takes a's release", h.beat("g", b, false).ErrorCode, nil)
+	code(t, "b acknowledges", h.beat("g", b, false).ErrorCode, nil) // as clients do at once
 	// The group is now balanced; c joins and its target takes from both.
 	c := &cm{id: "c", topics: []string{"t"}}
 	code(t, "c joins", h.beat("g", c, true).ErrorCode, nil)
@@ -215,5 +216,46 @@ func TestConsumerBeatNoWaitForQuietOwner(t *testing.T) {
 	g.mu.Unlock()
 	if due {
 		t.Fatal("b would wait for a, silent for two heartbeat intervals")
+	}
+}
+
+// Releases soon to come, an owner's acknowledgment due: a was just sent
+// all four partitions and b joined after it. b's heartbeat, arriving
+// before a acknowledges its assignment (clients do at once; a is told to
+// revoke then), waits for a's release and gets the two partitions in
+// that heartbeat, where it used to get nothing and wait an interval.
+func TestConsumerBeatWaitsForOwnersAck(t *testing.T) {
+	topics := &staticTopics{}
+	topics.add("t", 4)
+	// a's next heartbeat is not due within the 30 s wait (40 s interval):
+	// only its acknowledgment is.
+	h := &harness{t: t, clock: newFakeClock(), dir: t.TempDir(), cfg: Config{Metadata: topics,
+		ConsumerReleaseWait: 30 * time.Second, ConsumerHeartbeatInterval: 40 * time.Second, ConsumerMaxHeartbeatInterval: 40 * time.Second}}
+	h.open()
+	a, b := &cm{id: "a", topics: []string{"t"}}, &cm{id: "b", topics: []string{"t"}}
+	code(t, "a joins", h.beat("g", a, true).ErrorCode, nil)
+	code(t, "b joins", h.beat("g", b, true).ErrorCode, nil)
+	got := h.beatAsync(b)
+	h.waitAwaiting("b's heartbeat, a's acknowledgment due")
+	code(t, "a acknowledges, told to revoke", h.beat("g", a, false).ErrorCode, nil)
+	code(t, "a releases", h.beat("g", a, false).ErrorCode, nil)
+	code(t, "b", h.answer(got, "b's heartbeat").ErrorCode, nil)
+	if b.owned.count() != 2 {
+		t.Fatalf("b's heartbeat after a's release: b owns %v, want the 2 a released", b.owned)
+	}
+	noDoubleOwnership(t, []*cm{a, b})
+}
+
+// Releases soon to come, an acknowledgment overdue: an owner that has
+// not acknowledged its assignment within the wait is not waited for.
+func TestConsumerBeatNoWaitForOverdueAck(t *testing.T) {
+	h, _, b := awaitHarness(t, 20*time.Millisecond)
+	h.clock.Advance(time.Second) // a's acknowledgment is overdue; its heartbeat is not due
+	g := h.c.lookup("g")
+	g.mu.Lock()
+	due := g.releasesDueLocked(&beat{req: &kmsg.ConsumerGroupHeartbeatRequest{MemberID: "b", MemberEpoch: b.epoch}})
+	g.mu.Unlock()
+	if due {
+		t.Fatal("b would wait for an owner whose acknowledgment is overdue")
 	}
 }

@@ -377,6 +377,7 @@ func (g *group) answerBeatLocked(m *cmember, snap consumerSnapshot, resp *kmsg.C
 		g.stopRevokeTimerLocked(m)
 	}
 	resp.MemberID, resp.MemberEpoch = &m.id, m.epoch
+	m.ackDue = m.assigned.count() > 0 && (!snap.known || !snap.assigned.equal(m.assigned))
 	if full || snap.memberChanged(m) {
 		a := kmsg.NewConsumerGroupHeartbeatResponseAssignment()
 		for _, t := range sortedTopicsOf(m.assigned) {

@@ -352,7 +352,14 @@ func (c *Coordinator) scheduleExpiryLocked() {
 // offsets, and Empty groups with nothing stored become Dead. It runs
 // every offsets.retention.check.interval.ms; tests call it directly.
 func (c *Coordinator) ExpireOffsets() {
-	if _, err := c.store.Expire(c.clock.Now()); err != nil {
+	// Persisted empty groups: a group the store has as Empty may be
+	// rebalancing (its start is not written); as in Kafka, the group's
+	// own state decides.
+	active := func(id string) bool {
+		g := c.lookup(id)
+		return g != nil && g.active.Load()
+	}
+	if _, err := c.store.ExpireUnless(c.clock.Now(), active); err != nil {
 		c.log.Warn("group-expire-failed", zap.Error(err))
 		return
 	}

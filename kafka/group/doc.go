@@ -50,7 +50,12 @@
 //     with a commit of the same group.
 //   - **Persisted empty groups.** Groups that are Empty are persisted
 //     as such (offsets.Group), so retention (KIP-211) and, after a
-//     restart, ListGroups and DescribeGroups see them.
+//     restart, ListGroups and DescribeGroups see them. As in Kafka, the
+//     start of a rebalance is not written: an Empty group that members
+//     join stays Empty in the store until its generation completes
+//     (written then), and a restart meanwhile finds it Empty. Retention
+//     goes by the group's state in memory, as Kafka's does: it passes
+//     over a group stored Empty that is rebalancing.
 //   - **Durable classic membership.** A group's membership (generation,
 //     protocol type and name, leader, members with their protocols,
 //     timeouts and static instance ids, and assignments) is durable
@@ -147,8 +152,10 @@
 //     durable state.
 //   - **Releases soon to come.** A member's heartbeat (not a join or
 //     leave) that finds partitions of its target held by a member told
-//     to revoke them, or by one whose heartbeat is due within the wait,
-//     waits before it is applied until they are released (each written
+//     to revoke them, by one whose heartbeat is due within the wait, or
+//     by one sent a changed assignment less than the wait ago that has
+//     not acknowledged it yet (clients acknowledge at once, and are told
+//     of a revocation then), waits before it is applied until they are released (each written
 //     batch of heartbeats wakes it) or a fifth of the heartbeat interval
 //     (at most 100 ms) has passed; it then gets what was released in the
 //     same answer, not one heartbeat interval later. A heartbeat that

@@ -146,6 +146,11 @@ type group struct {
 	// dead is set (under mu) when the group is deleted or expired, before
 	// it leaves the coordinator's map; lookups skip dead groups.
 	dead atomic.Bool
+	// active mirrors (under mu) that the classic state is neither
+	// Empty nor Dead. Retention reads it without the lock: the store may
+	// still have the group as Empty (persisted empty groups), since a
+	// rebalance's start is not written.
+	active atomic.Bool
 	// writes orders the store writes of the group's record: every writer
 	// holds it through its store call, taking it under mu; the leader's
 	// assignment keeps it through a write made without mu (assign_store.go).
@@ -234,8 +239,14 @@ func (g *group) nextSeqLocked() uint64 {
 }
 
 func (g *group) transitionLocked(s state) {
-	g.mu.state = s
+	g.setStateLocked(s)
 	g.mu.stateTime = g.c.clock.Now()
+}
+
+// setStateLocked sets the classic state and its mirror for retention.
+func (g *group) setStateLocked(s state) {
+	g.mu.state = s
+	g.active.Store(s != stateEmpty && s != stateDead)
 }
 
 // persistLocked records the group's metadata (persisted empty groups); an Empty group's
@@ -282,7 +293,7 @@ func (g *group) stopTimersLocked() {
 
 func (g *group) markDeadLocked() {
 	g.stopTimersLocked()
-	g.mu.state = stateDead
+	g.setStateLocked(stateDead)
 	g.dead.Store(true)
 }
 

@@ -302,10 +302,10 @@ func (g *group) prepareRebalanceLocked() {
 	clear(g.mu.pendingSync)
 	g.mu.assigning = 0 // an assignment being written is overtaken
 	wasEmpty := g.mu.state == stateEmpty
+	// Persisted empty groups: as in Kafka, a rebalance's start is not
+	// written (the store keeps the group Empty until the generation
+	// completes); retention passes over the group meanwhile.
 	g.transitionLocked(statePreparingRebalance)
-	if wasEmpty {
-		g.persistLocked() // Persisted empty groups: no longer Empty, retention stops
-	}
 	var timeout time.Duration
 	for _, m := range g.mu.members {
 		timeout = max(timeout, m.rebalanceTimeout)

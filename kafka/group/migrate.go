@@ -238,7 +238,7 @@ func (g *group) upgradeLocked() (int16, string) {
 	g.mu.members, g.mu.static = make(map[string]*member), make(map[string]string)
 	g.mu.pending, g.mu.pendingSync = make(map[string]Timer), make(map[string]bool)
 	g.mu.leader, g.mu.protocol, g.mu.subscribed = "", "", nil
-	g.mu.state = stateEmpty
+	g.setStateLocked(stateEmpty)
 	g.mu.typ, g.mu.cons, g.mu.protocolType = typeConsumer, cs, offsets.ConsumerProtocolType
 	g.mu.classicBefore = &before
 	cs.syncRegexes()

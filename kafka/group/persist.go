@@ -91,7 +91,7 @@ func (g *group) applyClassicLocked(pg offsets.ClassicGroup) {
 	g.mu.members, g.mu.static = make(map[string]*member), make(map[string]string)
 	g.mu.protocolType, g.mu.protocol = pg.ProtocolType, pg.Protocol
 	g.mu.generation, g.mu.stateTime = pg.Generation, pg.StateTime
-	g.mu.state = stateStable
+	g.setStateLocked(stateStable)
 	for _, pm := range pg.Members {
 		m := &member{
 			id: pm.ID, instanceID: pm.InstanceID, clientID: pm.ClientID, clientHost: pm.ClientHost,
