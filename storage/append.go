@@ -233,7 +233,8 @@ func (s *Store) Roll(id LogID) (LedgerID, error) {
 	// A dirty tail (I7) stays past the sealed ledger's recorded size,
 	// where nothing reads: sealed ledgers are read through the index only.
 	l.w.ledger, l.w.file, l.w.entry, l.w.pos, l.w.dirty = led, f, 0, 0, false
-	l.w.reused, l.w.alloc = reused, 0
+	l.w.reused = reused
+	l.startAlloc()
 	return led, nil
 }
 
@@ -261,5 +262,6 @@ func (s *Store) materializeLocked(l *logState) error {
 		lf.file = f
 	}
 	l.w.file = f
+	l.startAlloc()
 	return nil
 }

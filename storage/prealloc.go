@@ -68,6 +68,22 @@ func (s *Store) allocAhead(l *logState, n int) {
 	l.w.alloc = to
 }
 
+// startAlloc sets how far the open ledger's new file has its blocks:
+// none for a new file; a reused one (I8) up to its size (a spare is a
+// trimmed ledger's file, written throughout), so that nothing is
+// allocated, and no allocation needs a journal commit at the next
+// fdatasync, while the writes go over the spare's own blocks. Needs
+// appendMu.
+func (l *logState) startAlloc() {
+	l.w.alloc = 0
+	if !l.w.reused {
+		return
+	}
+	if size, err := l.w.file.Size(); err == nil {
+		l.w.alloc = size
+	}
+}
+
 // freeAllocated frees the blocks allocated past the open ledger's last
 // entry by cutting its file there (with the torn tail a full disk may
 // have left, I7). It is not synced (see above), and a failure to cut

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/kgateway/kgateway/storage/fsys"
 	"github.com/kgateway/kgateway/storage/vfstest"
 	"golang.org/x/sys/unix"
 )
@@ -141,7 +142,43 @@ type allocFile struct {
 
 func (f *allocFile) Allocate(off, n int64) error {
 	f.fs.calls++
+	if f.fs.err == nil {
+		return nil
+	}
 	return &os.PathError{Op: "fallocate", Path: "x", Err: f.fs.err}
+}
+
+// A ledger written over a spare (I8) allocates nothing while its writes
+// go over the spare's blocks (prealloc.go startAlloc), and allocates
+// ahead again past them.
+func TestSpareNotAllocatedAhead(t *testing.T) {
+	afs := &allocFS{FS: fsys.OS()}
+	s := newStore(t, t.TempDir(), Options{FS: afs})
+	defer s.Close()
+	_ = s.CreateLog(1)
+	fillLedger(t, s, 1, 64, 4000) // ledger A, ~256 KB
+	info, _ := s.Info(1)
+	a := info.Ledgers[0]
+	fillLedger(t, s, 1, 2, 100) // ledger B
+	if err := s.HardTrim(1, a.FirstOffset+64); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Roll(1); err != nil {
+		t.Fatal(err)
+	}
+	afs.calls = 0
+	for i := 0; i < 60; i++ { // inside A's 64 frames
+		mustAppend(t, s, 1, 1, make([]byte, 4000), 0)
+	}
+	if afs.calls != 0 {
+		t.Fatalf("%d allocations while writing over the spare's blocks", afs.calls)
+	}
+	for i := 0; i < 10; i++ { // past them
+		mustAppend(t, s, 1, 1, make([]byte, 4000), 0)
+	}
+	if afs.calls == 0 {
+		t.Fatal("nothing allocated ahead past the spare's blocks")
+	}
 }
 
 // An allocation ahead that fails never fails the write (prealloc.go):

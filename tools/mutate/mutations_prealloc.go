@@ -36,4 +36,10 @@ var preallocMutations = []mutation{
 		Edits: []edit{{File: "storage/prealloc.go", Old: "\ta, ok := l.w.file.(fsys.Allocator)\n", New: "\ta, ok := l.w.file.(fsys.Allocator)\n\tok = ok && false\n"}},
 		Tests: []testRun{{Pkg: "./storage/", Run: "TestSegmentBlocksAllocatedAhead"}},
 	},
+	{
+		Name:  "segment-alloc-over-spare",
+		Rule:  "segment blocks allocated ahead: nothing is allocated while a ledger's writes go over its spare's blocks (I8)",
+		Edits: []edit{{File: "storage/prealloc.go", Old: "\t\tl.w.alloc = size\n", New: "\t\t_ = size\n"}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestSpareNotAllocatedAhead"}},
+	},
 }
