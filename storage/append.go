@@ -62,6 +62,7 @@ func (s *Store) Write(id LogID, records int, payload []byte, opts AppendOptions)
 		maxTime = opts.Stamp(payload, base)
 	}
 	step := s.c.burstStep(l, len(payload))
+	s.allocAhead(l, len(payload))
 	var frame [frameHeaderLen]byte
 	if err := l.writeFrame(&frame, base, int32(records), maxTime, payload, suffixCRC{opts.SuffixFrom, opts.SuffixCRC}, step); err != nil {
 		if errors.Is(err, ErrNoSpace) {
@@ -114,7 +115,7 @@ func (l *logState) writeFrame(hdr *[frameHeaderLen]byte, off Offset, records int
 		if err := l.w.file.Truncate(l.w.pos); err != nil {
 			return l.writeFailed(err)
 		}
-		l.w.dirty = false
+		l.w.dirty, l.w.alloc = false, 0 // the cut freed the blocks ahead
 	}
 	encodeFrameHeader(hdr[:], off, records, maxTime, payload, known)
 	if vw, ok := l.w.file.(fsys.VectorWriter); ok && (step == 0 || len(payload) <= step) {
@@ -161,7 +162,7 @@ func (l *logState) writeFailed(err error) error {
 	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
 		l.w.dirty = true
 		if terr := l.w.file.Truncate(l.w.pos); terr == nil {
-			l.w.dirty = false
+			l.w.dirty, l.w.alloc = false, 0 // and freed the blocks ahead
 		} else if !errors.Is(terr, syscall.ENOSPC) && !errors.Is(terr, syscall.EDQUOT) {
 			l.fail(terr)
 			return fmt.Errorf("%w: %v: truncate after a full disk: %w", ErrFailed, l.id, terr)
@@ -200,6 +201,9 @@ func (s *Store) Roll(id LogID) (LedgerID, error) {
 	if err := l.cutReused(); err != nil {
 		return 0, err
 	}
+	// The sealed ledger's file never grows again: its blocks allocated
+	// ahead are freed (prealloc.go).
+	l.freeAllocated()
 	s.ledgerMu.Lock()
 	defer s.ledgerMu.Unlock()
 	led := s.nextLedger
@@ -230,6 +234,7 @@ func (s *Store) Roll(id LogID) (LedgerID, error) {
 	// where nothing reads: sealed ledgers are read through the index only.
 	l.w.ledger, l.w.file, l.w.entry, l.w.pos, l.w.dirty = led, f, 0, 0, false
 	l.w.reused = reused
+	l.startAlloc()
 	return led, nil
 }
 
@@ -257,5 +262,6 @@ func (s *Store) materializeLocked(l *logState) error {
 		lf.file = f
 	}
 	l.w.file = f
+	l.startAlloc()
 	return nil
 }

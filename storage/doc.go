@@ -22,6 +22,11 @@
 // holds; recovery checks each frame's CRC and that its offset continues the
 // sequence.
 //
+// The open ledger's file may hold disk blocks past its size, allocated
+// ahead of its writes (prealloc.go, fallocate with FALLOC_FL_KEEP_SIZE):
+// the size, which recovery reads up to, is its frames' bytes, and Roll
+// and Close free those blocks.
+//
 // # Keyspace
 //
 // All integers big-endian, so byte order is numeric order:

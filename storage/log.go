@@ -35,6 +35,10 @@ type logState struct {
 		// reused: the open ledger's file was a spare (spare.go); bytes
 		// past pos may be an older ledger's frames.
 		reused bool
+		// alloc: the open ledger's file has blocks allocated ahead of
+		// its writes up to here, past its size (prealloc.go); 0 when
+		// none were.
+		alloc int64
 		// spare is the path of this log's spare file, "" if none.
 		spare string
 	}

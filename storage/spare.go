@@ -120,7 +120,7 @@ func (l *logState) cutReused() error {
 	if err := l.w.file.Sync(); err != nil {
 		return fmt.Errorf("storage: %v: sync reused ledger file: %w", l.id, err)
 	}
-	l.w.reused, l.w.dirty = false, false
+	l.w.reused, l.w.dirty, l.w.alloc = false, false, 0
 	return nil
 }
 

@@ -55,9 +55,14 @@ type Store struct {
 	// the directory first (I1, openLedgerFile).
 	dirUnsynced atomic.Bool
 
-	// lowSpace is set once a write failed for lack of space: from then on
-	// until the store is reopened no trimmed file is kept for reuse (I8).
+	// lowSpace is set once a write (or an allocation ahead of one) failed
+	// for lack of space: from then on until the store is reopened no
+	// trimmed file is kept for reuse (I8) and no blocks are allocated
+	// ahead of the writes (prealloc.go).
 	lowSpace atomic.Bool
+	// noAlloc is set once the file system refused an allocation ahead of
+	// the writes for any reason but space (it has no fallocate).
+	noAlloc atomic.Bool
 }
 
 // MetaOp is one write to the metadata keyspace.
@@ -205,6 +210,7 @@ func (s *Store) closeFiles() error {
 	for _, l := range s.mu.logs {
 		// No operation runs (closeMu is held): the writer's view is ours.
 		errs = append(errs, l.cutReused())
+		l.freeAllocated()
 		l.mu.Lock()
 		for _, lf := range l.mu.files {
 			if lf.file != nil {

@@ -44,6 +44,17 @@ type VectorWriter interface {
 	WriteAtv(bufs [][]byte, off int64) (n int, err error)
 }
 
+// Allocator is an optional interface of a File: Allocate gives the file
+// disk blocks for [off, off+n) without changing its size
+// (fallocate(2) with FALLOC_FL_KEEP_SIZE), so that later writes there
+// find their blocks allocated instead of reserving them one by one; the
+// bytes past the size stay unreadable. A Truncate to the size frees the
+// blocks allocated past it. Where the file system cannot, it fails
+// (EOPNOTSUPP) and the writes allocate as they would have.
+type Allocator interface {
+	Allocate(off, n int64) error
+}
+
 // Step names a point of the store's group commit (storage doc.go "Group
 // commit"), in the order a group passes them.
 type Step uint8

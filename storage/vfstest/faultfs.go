@@ -207,5 +207,19 @@ func (ff *faultFile) Truncate(size int64) error {
 	return ff.f.Truncate(size)
 }
 
+// Allocate is refused by the write rules (a full disk refuses an
+// allocation as it refuses a write) and otherwise passed on where the
+// file below allocates (fsys.Allocator); it changes no byte a read sees,
+// so it is no mutation.
+func (ff *faultFile) Allocate(off, n int64) error {
+	if err := ff.fail("fallocate", faultWrite); err != nil {
+		return err
+	}
+	if a, ok := ff.f.(fsys.Allocator); ok {
+		return a.Allocate(off, n)
+	}
+	return nil
+}
+
 func (ff *faultFile) Size() (int64, error) { return ff.f.Size() }
 func (ff *faultFile) Close() error         { return ff.f.Close() }
