@@ -82,3 +82,111 @@ func TestPipelinedGroupAfterFailureNotAcknowledged(t *testing.T) {
 		t.Fatalf("log 1 durable end %v after its first group failed", end)
 	}
 }
+
+// I13, pipelined: a group commit with no group in flight before it
+// starts at once, however recently the last one started; the interval
+// paces only a group that would run beside another.
+func TestPipelinedIdleStartsAtOnce(t *testing.T) {
+	r := newRecorder()
+	p := &pipeRecorder{recorder: r, begun: make(chan struct{}, 16)}
+	s := openReplicated(t, t.TempDir(), r, Options{Replicator: p, ReplicateDepth: 2, CommitInterval: time.Hour})
+	if err := s.CreateLogs(1); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		done := make(chan error, 1)
+		go func() {
+			_, err := s.Append(1, 1, payloadFor(Offset(i), 64), AppendOptions{Stamp: stampBase})
+			done <- err
+		}()
+		waitBegun(t, p)
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("append %d, with no group in flight, waited for the commit interval", i)
+		}
+	}
+}
+
+// I13, pipelined: while a group is in flight the next one waits for the
+// interval (or for the group to finish), so what is written meanwhile
+// shares one group commit.
+func TestPipelinedPacedWhileInFlight(t *testing.T) {
+	r := newRecorder()
+	p := &pipeRecorder{recorder: r, begun: make(chan struct{}, 16)}
+	s := openReplicated(t, t.TempDir(), r, Options{Replicator: p, ReplicateDepth: 2, CommitInterval: time.Hour})
+	if err := s.CreateLogs(1, 2, 3, 4); err != nil {
+		t.Fatal(err)
+	}
+	r.set(func(r *recorder) { r.hold = true })
+	first, err := s.Write(1, 1, payloadFor(0, 64), AppendOptions{Stamp: stampBase})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitBegun(t, p)
+	waitEntered(t, r) // the first group is in flight, held
+	var later []*Pending
+	for id := LogID(2); id <= 4; id++ {
+		q, err := s.Write(id, 1, payloadFor(0, 64), AppendOptions{Stamp: stampBase})
+		if err != nil {
+			t.Fatal(err)
+		}
+		later = append(later, q)
+	}
+	r.set(func(r *recorder) { r.hold = false })
+	r.release <- struct{}{}
+	for _, q := range append([]*Pending{first}, later...) {
+		waitPending(t, q)
+	}
+	calls, _ := r.snapshot()
+	if len(calls) != 2 || len(calls[1]) != 3 {
+		sizes := []int{}
+		for _, c := range calls {
+			sizes = append(sizes, len(c))
+		}
+		t.Fatalf("Replicate calls of %v entries, want [1 3]: the writes beside a group in flight share the next", sizes)
+	}
+}
+
+// I13: a prompt entry (AppendOptions.Prompt, a transaction marker) does
+// not wait out the interval, even beside a group in flight.
+func TestPipelinedPromptStartsAtOnce(t *testing.T) {
+	r := newRecorder()
+	p := &pipeRecorder{recorder: r, begun: make(chan struct{}, 16)}
+	s := openReplicated(t, t.TempDir(), r, Options{Replicator: p, ReplicateDepth: 2, CommitInterval: time.Hour})
+	if err := s.CreateLogs(1, 2); err != nil {
+		t.Fatal(err)
+	}
+	r.set(func(r *recorder) { r.hold = true })
+	first, err := s.Write(1, 1, payloadFor(0, 64), AppendOptions{Stamp: stampBase})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitBegun(t, p)
+	waitEntered(t, r) // the first group is in flight, held
+	q, err := s.Write(2, 1, payloadFor(0, 64), AppendOptions{Stamp: stampBase, Prompt: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitBegun(t, p) // the prompt entry's group, beside the first
+	r.set(func(r *recorder) { r.hold = false })
+	r.release <- struct{}{}
+	waitPending(t, first)
+	waitPending(t, q)
+}
+
+// waitPending waits for p's answer, which must be nil, with a deadline.
+func waitPending(t *testing.T, p *Pending) {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("an entry was not answered")
+	}
+	if p.err != nil {
+		t.Fatal(p.err)
+	}
+}
