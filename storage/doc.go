@@ -161,8 +161,7 @@
 // fdatasynced at all — the local copy is a cache of the replicated one
 // (I10-I13 below). With Options.CommitInterval the committer also waits,
 // on a timer, between the starts of two group commits, so that the
-// replicated copy gets fewer, larger commits (I13); pipelined, only while
-// a group is in flight, and never for a prompt entry.
+// replicated copy gets fewer, larger commits (I13).
 //
 // # Invariants
 //
@@ -279,17 +278,8 @@
 //	I13 With a CommitInterval, two group commits start at least that far
 //	   apart: the committer waits on a timer (nothing polls) and entries
 //	   queued meanwhile share the next group commit, up to MaxGroupBytes
-//	   (further groups follow at the same pace). Two exceptions end the
-//	   wait early: a queued entry written with AppendOptions.Prompt (a
-//	   transaction marker, which an EndTxn waits for after its own
-//	   group commits) is taken at once; and with a Pipeliner (I14) the
-//	   interval paces only a group that would run beside another: once
-//	   no group is in flight the next starts at once, since waiting
-//	   then would only add latency, not let a group in flight gather
-//	   more. At depth 1 every start is paced. Either way groups start
-//	   in order and within the depth, and an entry is acknowledged only
-//	   after its own group (I10, I14). Close ends the wait at once and
-//	   drains the queue without waiting. Without a Replicator
+//	   (further groups follow at the same pace). Close ends the wait at
+//	   once and drains the queue without waiting. Without a Replicator
 //	   CommitInterval is ignored: a local fdatasync gains nothing by
 //	   waiting.
 //	I14 With a Pipeliner and a ReplicateDepth d > 1, up to d groups are
