@@ -46,7 +46,12 @@
 //     acknowledged before its group is both mirrored and synced locally;
 //     a group Mirror took whose local apply then fails is not
 //     acknowledged (O1) but may be visible to whoever restores from the
-//     mirror.
+//     mirror. The one exception to the local sync: with
+//     Options.MirrorDurable the mirror is the store's one durable copy
+//     (the directory is never opened again; cluster mode restores a
+//     fresh store from etcd at every acquisition of the coordinator
+//     role), so a group is acknowledged once mirrored and applied
+//     locally without a sync.
 //   - **Durable classic membership.** A classic group's membership
 //     (leader, members with their protocols, timeouts, static instance
 //     ids and assignments) is written with its metadata record in one
