@@ -6,7 +6,8 @@
 // Invariants, cited by number in code and tests:
 //
 //   - O1 A commit is durable before it is acknowledged: Commit returns only
-//     after one synced pebble batch holding every partition of the request.
+//     after one synced pebble batch holding every partition of the request
+//     (with Options.MirrorDurable, once the mirror holds that batch: O8).
 //   - O2 Offsets are keyed by (group, topic, partition) and carry the
 //     offset, leader epoch, metadata string and commit time. They survive
 //     restarts and are removed by DeleteGroup, DeleteOffsets and retention
@@ -16,8 +17,9 @@
 //     pebble directory.
 //   - O4 A transaction's state (kafka/txn: producer id and epoch, Kafka's
 //     state, partitions, groups, timeout, start and update times) is one
-//     record per transactional id, written synced (PutTxn) before the
-//     coordinator acts on it.
+//     record per transactional id, written durably (PutTxn: synced, or in
+//     the mirror with Options.MirrorDurable, O8) before the coordinator
+//     acts on it.
 //   - O5 TxnOffsetCommit offsets are pending: durable when PutPending
 //     returns, kept apart from committed offsets, and invisible to Get,
 //     GroupOffsets, HasGroup and retention until their transaction commits.
@@ -46,7 +48,12 @@
 //     acknowledged before its group is both mirrored and synced locally;
 //     a group Mirror took whose local apply then fails is not
 //     acknowledged (O1) but may be visible to whoever restores from the
-//     mirror.
+//     mirror. The one exception to the local sync: with
+//     Options.MirrorDurable the mirror is the store's one durable copy
+//     (the directory is never opened again; cluster mode restores a
+//     fresh store from etcd at every acquisition of the coordinator
+//     role), so a group is acknowledged once mirrored and applied
+//     locally without a sync.
 //   - **Durable classic membership.** A classic group's membership
 //     (leader, members with their protocols, timeouts, static instance
 //     ids and assignments) is written with its metadata record in one

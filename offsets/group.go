@@ -65,6 +65,16 @@ func (s *Store) applyMirrored(b *pebble.Batch) error {
 	return err
 }
 
+// localSync is how a mirrored group is applied locally: synced, unless
+// the mirror is the only durable copy (Options.MirrorDurable), whose
+// local store is never reopened, so an unsynced apply loses nothing.
+func (s *Store) localSync() *pebble.WriteOptions {
+	if s.opts.MirrorDurable {
+		return pebble.NoSync
+	}
+	return pebble.Sync
+}
+
 // errGroupPanicked answers the writes of a group whose mirror or apply
 // panicked in its leader.
 var errGroupPanicked = errors.New("offsets: mirrored write panicked")
@@ -108,7 +118,8 @@ func (s *Store) takeGroup() []*mirrorWrite {
 }
 
 // applyGroup mirrors the group's batches as one batch, in order, then
-// applies that batch synced; a mirror that fails applies nothing.
+// applies that batch, synced unless Options.MirrorDurable; a mirror that
+// fails applies nothing.
 func (s *Store) applyGroup(group []*mirrorWrite) error {
 	b := group[0].b
 	if len(group) > 1 {
@@ -123,5 +134,5 @@ func (s *Store) applyGroup(group []*mirrorWrite) error {
 	if err := s.opts.Mirror(b); err != nil {
 		return fmt.Errorf("offsets: mirror: %w", err)
 	}
-	return s.db.Apply(b, pebble.Sync)
+	return s.db.Apply(b, s.localSync())
 }

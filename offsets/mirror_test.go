@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // dump is every key and value of db.
@@ -126,5 +127,32 @@ func TestMirrorFailureAppliesNothing(t *testing.T) {
 	}
 	if after := dump(t, s.db); !reflect.DeepEqual(after, before) {
 		t.Fatalf("failed mirror still wrote locally:\nbefore %q\nafter  %q", before, after)
+	}
+}
+
+// O8: a mirrored write is synced locally before it is acknowledged, so a
+// crash right after it keeps it; only a store whose mirror is its one
+// durable copy (Options.MirrorDurable: never reopened, restored from the
+// mirror instead) applies its groups unsynced, and there a crash image
+// may lack them.
+func TestMirrorLocalSyncUnlessDurable(t *testing.T) {
+	mirror := func(*pebble.Batch) error { return nil }
+	for _, durable := range []bool{false, true} {
+		fs := vfs.NewCrashableMem()
+		s, err := Open("db", Options{PebbleFS: fs, Mirror: mirror, MirrorDurable: durable})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustCommit(t, s, "g", commit("t", 0, 42, "m"))
+		crashed := fs.CrashClone(vfs.CrashCloneCfg{})
+		_ = s.Close()
+		s = open(t, "db", Options{PebbleFS: crashed})
+		got, kept := offsetsOf(t, s, "g")[tp("t", 0)]
+		switch {
+		case !durable && (!kept || got != 42):
+			t.Fatalf("mirrored commit without MirrorDurable: after a crash %v (kept %v), want 42", got, kept)
+		case durable && kept:
+			t.Fatalf("MirrorDurable: the commit survived the crash image, so its local apply was synced")
+		}
 	}
 }

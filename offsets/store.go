@@ -100,6 +100,11 @@ type Options struct {
 	// Defaults DefaultMirrorGroupEntries and DefaultMirrorGroupBytes.
 	MirrorGroupEntries int
 	MirrorGroupBytes   int
+	// MirrorDurable says the mirror is the store's only durable copy:
+	// the directory is never opened again, every new store is restored
+	// from the mirror (cluster mode's coordinator role), so a mirrored
+	// group's local apply is not synced (O8). Only with Mirror.
+	MirrorDurable bool
 }
 
 // DefaultRetention is Kafka's offsets.retention.minutes default (7 days).

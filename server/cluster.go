@@ -176,6 +176,9 @@ func (s *Server) becomeCoordinator(ctx context.Context, o owner.Ownership) error
 	oo := s.cfg.Offsets
 	oo.Logger = named(oo.Logger, s.cfg.Logger, "offsets")
 	oo.Mirror = coord.NewMirror(n.Client(), n.Owners(), o, n.Prefix(), coord.Options{})
+	// Etcd holds the coordinator's durable state: dir is restored anew
+	// at every acquisition and never reopened, so its writes need no sync.
+	oo.MirrorDurable = true
 	st, err := offsets.Open(dir, oo)
 	if err != nil {
 		return err

@@ -27,7 +27,10 @@
 // A node that becomes coordinator: acquires the ownership, calls Restore
 // into an empty directory, opens the store there with
 // Mirror = NewMirror(..., ownership, ...), and swaps it into the front
-// end (kafka.Server.SwapOffsets). The store's first write (offsets.Open's
+// end (kafka.Server.SwapOffsets). etcd is then the store's one durable
+// copy: the directory is never opened again (the next acquisition
+// restores anew), so the store applies its writes locally without a
+// sync (offsets.Options.MirrorDurable). The store's first write (offsets.Open's
 // own, or the first request's) folds anything a previous coordinator left
 // half done (whole mirrored batches, no history in etcd).
 //

@@ -38,4 +38,20 @@ var mirrorGroupMutations = []mutation{
 			New: "\t\tif size+b.Len() > s.opts.MirrorGroupBytes {\n"}},
 		Tests: []testRun{{Pkg: "./offsets/", Run: "TestMirrorGroupBounds"}},
 	},
+	{
+		Name: "offsets-mirror-local-unsynced",
+		Rule: "offsets O8: a mirrored group is applied locally synced unless the mirror is the one durable copy (MirrorDurable)",
+		Edits: []edit{{File: "offsets/group.go",
+			Old: "\tif s.opts.MirrorDurable {\n\t\treturn pebble.NoSync\n\t}\n\treturn pebble.Sync\n",
+			New: "\treturn pebble.NoSync\n"}},
+		Tests: []testRun{{Pkg: "./offsets/", Run: "TestMirrorLocalSyncUnlessDurable"}},
+	},
+	{
+		Name: "offsets-mirror-durable-synced",
+		Rule: "offsets O8: a store whose mirror is its one durable copy (MirrorDurable) applies its groups unsynced",
+		Edits: []edit{{File: "offsets/group.go",
+			Old: "\t\treturn pebble.NoSync\n",
+			New: "\t\treturn pebble.Sync\n"}},
+		Tests: []testRun{{Pkg: "./offsets/", Run: "TestMirrorLocalSyncUnlessDurable"}},
+	},
 }
