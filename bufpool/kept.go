@@ -37,16 +37,6 @@ var kept struct {
 	sweep *time.Timer // armed while bufs is not empty
 }
 
-// Kept returns, with length n, the smallest kept buffer ("Large buffers
-// are kept, not pooled") of capacity n to most, or nil when there is
-// none: unlike GetWithin it never allocates.
-func Kept(n, most int) []byte {
-	if b := takeKept(n, most); b != nil {
-		return b[:n]
-	}
-	return nil
-}
-
 // takeKept removes and returns the smallest kept buffer whose capacity is
 // within [n, most], or nil.
 func takeKept(n, most int) []byte {

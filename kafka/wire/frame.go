@@ -47,9 +47,8 @@ func ReadBodyPooled(br *bufio.Reader, size int, grow func(have, want int) error,
 // full, the body a slice of it) when pooled. Its earlier steps of
 // bufpool.MinPooled bytes and more are pooled buffers too, each returned
 // to the pool once its bytes are copied into the next: nobody but
-// readBody ever sees them. Their size is that of any kept buffer from
-// what has arrived up to the largest class not above what the step would
-// have taken, else that class, so the budget is charged no more than
+// readBody ever sees them. Their size is the largest class not above
+// what the step would have taken, so the budget is charged no more than
 // before; reusing them spares the zeroing of fresh heap for every growth
 // of a large frame. On an error a pooled buffer, which nobody else has
 // seen, goes back to the pool.
@@ -58,7 +57,6 @@ func readBody(br *bufio.Reader, size int, grow func(have, want int) error, queue
 	var step []byte // the pooled buffer body is a slice of before the last step
 	for len(body) < size {
 		if len(body) == cap(body) {
-			var next []byte                       // this step's pooled buffer
 			if _, err := br.Peek(1); err != nil { // wait for the next bytes
 				return nil, nil, fail(full, step, noEOF(err))
 			}
@@ -75,22 +73,18 @@ func readBody(br *bufio.Reader, size int, grow func(have, want int) error, queue
 				full = bufpool.GetWithin(size, size+size/2)
 				want = cap(full)
 			case !last && want >= bufpool.MinPooled && want <= bufpool.MaxPooled:
-				// A kept buffer of any size from what has arrived up to
-				// twice it, else a new one of the largest class within
-				// twice it (at least 4/5 of that), charged what it has.
-				want, stepped = classFloor(want), true
-				next = stepBuffer(min(arrived, want), want)
-				want = cap(next)
+				want, stepped = classFloor(want), true // above len(body): at least 4/5 of twice it
 			}
 			if err := grow(charged, want); err != nil {
-				return nil, nil, fail(full, step, fail(next, nil, err))
+				return nil, nil, fail(full, step, err)
 			}
 			charged = want
-			var grown []byte
+			var grown, next []byte
 			switch {
 			case pooled && last:
 				grown = full[:len(body):size]
 			case stepped:
+				next = bufpool.Get(want)
 				grown = next[:len(body)]
 			default:
 				grown = make([]byte, len(body), want)
@@ -108,21 +102,6 @@ func readBody(br *bufio.Reader, size int, grow func(have, want int) error, queue
 		}
 	}
 	return body, full, nil
-}
-
-// stepBuffer is a growth step's buffer: a kept large buffer of capacity
-// least to most (bufpool.Kept; least bytes have arrived, most is
-// what the step may be charged), or a pooled one of most (a class size).
-// Any kept size in between will do, so that the steps of frames of
-// different sizes, or that arrived at another pace, reuse each other's
-// buffers instead of each taking fresh heap.
-func stepBuffer(least, most int) []byte {
-	if most >= bufpool.LargeMin {
-		if b := bufpool.Kept(least, most); b != nil {
-			return b
-		}
-	}
-	return bufpool.Get(most)
 }
 
 // classFloor is the largest bufpool class size not above n, for n of

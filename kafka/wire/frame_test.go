@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"slices"
 	"testing"
 
 	"github.com/kgateway/kgateway/bufpool"
@@ -180,77 +179,4 @@ func TestReadBodyReusesKeptBuffer(t *testing.T) {
 	if frame.Cap() != cap(bigger) || charged != frame.Cap() || cap(got) != size {
 		t.Fatalf("frame in a buffer of %d bytes (kept one %d), charged %d, body cap %d", frame.Cap(), cap(bigger), charged, cap(got))
 	}
-}
-
-// TestReadBodyStepReusesKeptBuffer: a growth step of a large frame takes
-// a kept buffer of any capacity from what has arrived up to what the step
-// may be charged, not only one of the exact class it would have made, so
-// that frames of other sizes reuse each other's steps; it is charged the
-// capacity it has.
-func TestReadBodyStepReusesKeptBuffer(t *testing.T) {
-	size := 3 << 20
-	noQueue := func() int { return 0 }
-	src := make([]byte, size)
-	for i := range src {
-		src[i] = byte(i*13 + 1)
-	}
-	// Where the steps go without a kept buffer: the first step of 1 MiB
-	// or more, and what had arrived then.
-	var wants []int
-	r := &countingReader{r: bytes.NewReader(src), chunk: 64 << 10}
-	bufpool.DropKept()
-	arrivedAt := 0
-	grow := func(have, want int) error {
-		if want >= bufpool.LargeMin && want < size && arrivedAt == 0 {
-			arrivedAt = r.n
-		}
-		wants = append(wants, want)
-		return nil
-	}
-	if _, err := ReadBody(bufio.NewReaderSize(r, 4096), size, grow, noQueue); err != nil {
-		t.Fatal(err)
-	}
-	var step int
-	for _, w := range wants {
-		if w >= bufpool.LargeMin && w < size {
-			step = w
-			break
-		}
-	}
-	// A kept buffer of another class, between what had arrived and the
-	// step: the step must take it.
-	other := bufpool.LargeMin
-	if other == step {
-		other = bufpool.Cap(bufpool.LargeMin + 1)
-	}
-	if step == 0 || other == step || other < arrivedAt || other > step {
-		t.Fatalf("steps %v (arrived %d): no class to keep between", wants, arrivedAt)
-	}
-	bufpool.DropKept()
-	k := bufpool.Get(other)
-	for i := range k {
-		k[i] = 0xEE
-	}
-	bufpool.Put(k)
-	r = &countingReader{r: bytes.NewReader(src), chunk: 64 << 10}
-	var charged []int
-	got, err := ReadBody(bufio.NewReaderSize(r, 4096), size, func(have, want int) error {
-		charged = append(charged, want)
-		if want > 2*r.n+MinBodyGrow {
-			t.Fatalf("charged %d with %d bytes arrived", want, r.n)
-		}
-		return nil
-	}, noQueue)
-	if err != nil || !bytes.Equal(got, src) {
-		t.Fatalf("%d bytes, err %v", len(got), err)
-	}
-	if !slices.Contains(charged, other) {
-		t.Fatalf("steps charged %v: the kept %d-byte buffer was not taken (without it: %v)", charged, other, wants)
-	}
-	// It went back once copied on: it holds the frame's first bytes.
-	b := bufpool.Kept(other, other)
-	if b == nil || !bytes.Equal(b[:1024], src[:1024]) {
-		t.Fatalf("kept buffer not the step's")
-	}
-	bufpool.DropKept()
 }

@@ -37,12 +37,6 @@ func init() {
 			Tests: []testRun{{Pkg: "./bufpool/", Run: "TestLargeKept|TestLargeClassBoundary"}},
 		},
 		mutation{
-			Name:  "growth-step-takes-its-class-only",
-			Rule:  "request memory budget: a large frame's growth step reuses a kept buffer of any capacity from what has arrived up to what the step may be charged",
-			Edits: []edit{{File: "kafka/wire/frame.go", Old: "\tif most >= bufpool.LargeMin {\n", New: "\tif most < 0 {\n"}},
-			Tests: []testRun{{Pkg: "./kafka/wire/", Run: "TestReadBodyStepReusesKeptBuffer"}},
-		},
-		mutation{
 			Name:  "frame-released-early-while-held",
 			Rule:  "produce: a pooled request frame goes back before its writes are answered only when the store holds none of its batches (Pending.HoldsPayload)",
 			Edits: []edit{{File: "kafka/produce/produce.go", Old: "\tearly := c.Frame != nil && settled && !held\n", New: "\tearly := c.Frame != nil && settled\n"}},
