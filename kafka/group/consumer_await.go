@@ -16,15 +16,15 @@ import "time"
 // So a batch of heartbeats (consumer_batch.go) parks, instead of
 // applying, the heartbeat of a member lacking partitions of its target
 // that are held by a member told to revoke them (unrevoked, the partition
-// in its revoking set), by one whose own heartbeat, at which it would
-// be told, is due within the wait, or by one just sent a changed
-// assignment it has not acknowledged yet: clients acknowledge one with
-// a heartbeat at once, and are told of a revocation then (members that
-// join a few milliseconds apart: the first is sent every partition, the
-// later ones' first heartbeats came before its acknowledgment and got
-// nothing, an interval before they asked again). A parked heartbeat is applied at the
-// end of the same batch if the batch released them, else it waits for
-// the next batch that changed the group and is queued again, until the
+// in its revoking set), by one whose own heartbeat, at which it would be
+// told, is due within the wait, or by one just sent a changed assignment
+// it has not acknowledged yet: clients acknowledge one with a heartbeat
+// at once, and are told of a revocation then (members that join a few
+// milliseconds apart: the first is sent every partition, the later ones'
+// first heartbeats came before its acknowledgment and got nothing, an
+// interval before they asked again). A parked heartbeat is applied at the
+// end of the same batch if the batch released them, else it waits for the
+// next batch that changed the group and is queued again, until the
 // partitions are released or its wait (awaitBound) is over; then it is
 // applied as any heartbeat. A heartbeat that is applied and leaves its
 // member in that state (a release by a member whose target also holds
@@ -33,8 +33,8 @@ import "time"
 // member is reconciled again (reconcileAgainLocked) and the answer
 // refilled. Parking comes before a heartbeat touches the group, a held
 // answer is sent after the write of the batch of its last turn, so the
-// durable consumer group state is as before. Joins and leaves never
-// wait, nor a member with partitions of its own to revoke.
+// durable consumer group state is as before. Joins and leaves never wait,
+// nor a member with partitions of its own to revoke.
 
 // awaitMax caps the wait: with 5 s heartbeats a fifth of the interval
 // would hold a heartbeat (and the requests behind it on its connection)
