@@ -168,6 +168,11 @@ func startWithTopic(t *testing.T, n int32, topic string, parts int32, edit ...fu
 	adm := kadm.NewClient(cl)
 	ctx := testCtx(t)
 	waitBrokers(t, ctx, adm, int(n))
+	live := make([]int32, 0, n)
+	for id := int32(1); id <= n; id++ {
+		live = append(live, id)
+	}
+	c.waitCoordinatorAt(adm, node.Preferred(node.CoordinatorKey, live))
 	if _, err := adm.CreateTopic(ctx, parts, 1, nil, topic); err != nil {
 		t.Fatal(err)
 	}
@@ -403,6 +408,27 @@ func (c *testCluster) coordinator(adm *kadm.Client, group string) int32 {
 		}
 		if time.Now().After(deadline) {
 			c.t.Fatalf("no coordinator for %s: %+v", group, r)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitCoordinatorAt waits until FindCoordinator names node: the first
+// node up takes the coordinator role, and hands it over to the node
+// rendezvous placement prefers once that one has joined, so a test that
+// targets the coordinator waits for the role to settle first.
+func (c *testCluster) waitCoordinatorAt(adm *kadm.Client, node int32) {
+	c.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		r, ok := adm.FindGroupCoordinators(ctx, "settle-probe")["settle-probe"]
+		cancel()
+		if ok && r.Err == nil && r.NodeID == node {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("the coordinator role did not settle at node %d: %+v", node, r)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -239,17 +239,51 @@ func (f *moveFixture) produceTxn(t *testing.T, id string, pid int64, epoch int16
 	}
 }
 
+// answer is a request's error code, or its transport error.
+type answer struct {
+	code int16
+	err  error
+}
+
+// pauseAt sends a request for id to its coordinator, whose step is armed
+// to pause, and returns once the request is paused there: the node, its
+// parts and the channel the request's answer comes on once it goes on.
+// The role can still move while the cluster settles (a node that joined
+// last may be the one rendezvous placement prefers): an answer before the
+// pause that says so, or a closed connection, is sent again to the
+// coordinator found then, as a client does.
+func (f *moveFixture) pauseAt(t *testing.T, id, step string, send func(node int32) (int16, error)) (int32, *pauseParts, <-chan answer) {
+	t.Helper()
+	for {
+		from := f.c.coordinator(f.adm, id)
+		p := f.parts[from]
+		p.arm(step)
+		answered := make(chan answer, 1)
+		go func() {
+			code, err := send(from)
+			answered <- answer{code, err}
+		}()
+		select {
+		case <-p.entered:
+			return from, p, answered
+		case a := <-answered:
+			p.arm("")
+			if a.err == nil && !moving(a.code) {
+				t.Fatalf("node %d answered before its %s step: %v", from, step, kerr.ErrorForCode(a.code))
+			}
+			t.Logf("node %d answered before its %s step (%v, %v): again", from, step, kerr.ErrorForCode(a.code), a.err)
+		case <-f.ctx.Done():
+			t.Fatalf("the %s step was never reached", step)
+		}
+	}
+}
+
 // loseCoordinator stops node from, whose request is paused in step, and
 // lets the request go on once another node has become the coordinator
 // (restored from etcd what from had made durable). It returns the new
 // coordinator.
 func (f *moveFixture) loseCoordinator(t *testing.T, from int32, p *pauseParts) int32 {
 	t.Helper()
-	select {
-	case <-p.entered:
-	case <-f.ctx.Done():
-		t.Fatal("the paused step was never reached")
-	}
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
@@ -326,18 +360,9 @@ func TestClusterTxnCoordinatorMovesMidAdd(t *testing.T) {
 		t.Fatalf("InitProducerId: %v", kerr.ErrorForCode(ir.ErrorCode))
 	}
 	pid, e := ir.ProducerID, ir.ProducerEpoch
-	from := f.c.coordinator(f.adm, id)
-	p := f.parts[from]
-	p.arm("register")
-	type answer struct {
-		code int16
-		err  error
-	}
-	added := make(chan answer, 1)
-	go func() {
-		code, err := f.addPartition(f.ctx, from, id, pid, e)
-		added <- answer{code, err}
-	}()
+	from, p, added := f.pauseAt(t, id, "register", func(node int32) (int16, error) {
+		return f.addPartition(f.ctx, node, id, pid, e)
+	})
 	to := f.loseCoordinator(t, from, p)
 	a := <-added
 	retriableOrGone(t, "AddPartitionsToTxn", a.code, a.err, false)
@@ -383,18 +408,9 @@ func TestClusterTxnCoordinatorMovesMidEndTxn(t *testing.T) {
 		t.Fatalf("AddPartitionsToTxn: %v", kerr.ErrorForCode(code))
 	}
 	f.produceTxn(t, id, pid, e, 0, "before-move")
-	from := f.c.coordinator(f.adm, id)
-	p := f.parts[from]
-	p.arm("marker")
-	type answer struct {
-		code int16
-		err  error
-	}
-	ended := make(chan answer, 1)
-	go func() {
-		code, err := f.endTxn(f.ctx, from, id, pid, e, true)
-		ended <- answer{code, err}
-	}()
+	from, p, ended := f.pauseAt(t, id, "marker", func(node int32) (int16, error) {
+		return f.endTxn(f.ctx, node, id, pid, e, true)
+	})
 	f.loseCoordinator(t, from, p)
 	a := <-ended
 	retriableOrGone(t, "EndTxn", a.code, a.err, true)

@@ -412,6 +412,7 @@ func TestClusterTxnV2CoordinatorMovesMidAdd(t *testing.T) {
 	p := f.pause(from)
 	p.arm("register")
 	added := f.produceAsync(t, id, pid, e, part, 0, "moved")
+	f.entered(t, p, "the register step")
 	mf := &moveFixture{c: f.c, cl: f.cl, adm: f.adm, ctx: f.ctx}
 	mf.loseCoordinator(t, from, p)
 	if code := <-added; code != 0 {
