@@ -96,6 +96,8 @@ type config struct {
 	TenantANice         int           `json:"tenant_a_nice"`        // workload 13 tenant A's client process runs at this nice value
 	Security            security      `json:"security"`             // client TLS and SASL (security.go)
 	Render              string        `json:"-"`                    // re-render this JSON instead of running
+	ClientStats         bool          `json:"-"`                    // print the clients' traffic per workload (clientstats.go)
+	CPUProfile          string        `json:"-"`                    // CPU profile path prefix for kgbench itself ("" = none)
 
 	// securityOpts are Security's franz-go options, built once by
 	// parseFlags (the files they name are read then).
@@ -281,6 +283,8 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&sec.SASLUser, "sasl-user", "", "SASL user name")
 	fs.StringVar(&sec.SASLPassword, "sasl-password", "", "SASL password (not written to --out; --sasl-password-file keeps it off the command line)")
 	fs.StringVar(&sec.SASLPasswordFile, "sasl-password-file", "", "file whose first line is the SASL password")
+	fs.BoolVar(&c.ClientStats, "client-stats", false, "print, per single-phase workload (1-8, 14, 15), what the clients sent and received (requests by key, bytes, batches and records per Produce request, requests in flight) to stderr")
+	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a CPU profile of kgbench (the clients) per system and single-phase workload (1-8, 12, 14, 15) to <this>-<system>-w<N>.pprof")
 	fs.StringVar(&c.Render, "render", "", "print the table and draw --chart from an earlier --out JSON; runs nothing")
 	if err := fs.Parse(args); err != nil {
 		return nil, err

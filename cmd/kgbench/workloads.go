@@ -90,9 +90,10 @@ func (c *config) workloadRows(n int) []string {
 type bench struct {
 	cfg       *config
 	sys       *system
-	payload   []byte // random record value, shared read-only
-	w1Records int    // records workload 1 acknowledged; 0 = not run or failed
-	failed    bool   // some workload failed: check health before the next
+	payload   []byte       // random record value, shared read-only
+	w1Records int          // records workload 1 acknowledged; 0 = not run or failed
+	failed    bool         // some workload failed: check health before the next
+	stats     *clientStats // --client-stats: every client's hook; nil when off
 }
 
 func newBench(cfg *config, sys *system) *bench {
@@ -105,7 +106,11 @@ func newBench(cfg *config, sys *system) *bench {
 			p[i] = 'a' + p[i]%16
 		}
 	}
-	return &bench{cfg: cfg, sys: sys, payload: p}
+	b := &bench{cfg: cfg, sys: sys, payload: p}
+	if cfg.ClientStats {
+		b.stats = newClientStats()
+	}
+	return b
 }
 
 // compressionCodecs maps --compression to franz-go's codec.
@@ -156,7 +161,10 @@ func (b *bench) runWorkload(ctx context.Context, n int) []Result {
 	case workloadFairness:
 		err = b.fairness(ctx, rows)
 	default:
-		err = b.measure(&rows[0], func() error { return fns[n-1](ctx, &rows[0]) })
+		label := fmt.Sprintf("%s-w%d", b.sys.name, n)
+		err = b.observe(label, func() error {
+			return b.measure(&rows[0], func() error { return fns[n-1](ctx, &rows[0]) })
+		})
 	}
 	if errors.Is(err, errUnsupported) {
 		return withUnsupported(rows, err) // the server is fine: no health check
@@ -253,6 +261,9 @@ func (b *bench) clientOpts() []kgo.Opt {
 		kgo.ProducerBatchCompression(b.codec()),
 		kgo.RecordDeliveryTimeout(b.cfg.WorkloadTimeout),
 		kgo.ClientID("kgbench"),
+	}
+	if b.stats != nil {
+		opts = append(opts, kgo.WithHooks(b.stats))
 	}
 	return append(opts, b.cfg.securityOpts...)
 }
