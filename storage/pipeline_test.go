@@ -82,3 +82,65 @@ func TestPipelinedGroupAfterFailureNotAcknowledged(t *testing.T) {
 		t.Fatalf("log 1 durable end %v after its first group failed", end)
 	}
 }
+
+// I13: a prompt entry (AppendOptions.Prompt, a transaction marker) queued
+// beside a group in flight waits for that group, not for the interval,
+// and shares its group with what was queued meanwhile: the group commit
+// that takes it starts once none is in flight.
+func TestPipelinedPromptWaitsForInFlight(t *testing.T) {
+	r := newRecorder()
+	p := &pipeRecorder{recorder: r, begun: make(chan struct{}, 16)}
+	s := openReplicated(t, t.TempDir(), r, Options{Replicator: p, ReplicateDepth: 2, CommitInterval: time.Hour})
+	if err := s.CreateLogs(1, 2, 3); err != nil {
+		t.Fatal(err)
+	}
+	r.set(func(r *recorder) { r.hold = true })
+	first, err := s.Write(1, 1, payloadFor(0, 64), AppendOptions{Stamp: stampBase})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitBegun(t, p)
+	waitEntered(t, r) // the first group is in flight, held
+	prompt, err := s.Write(2, 1, payloadFor(0, 64), AppendOptions{Stamp: stampBase, Prompt: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A prompt group started beside the held one would begin within this
+	// (the committer only had to wake); a slow machine can only hide a
+	// break here, never fail the rule.
+	select {
+	case <-p.begun:
+		t.Fatal("the prompt entry's group started beside the group in flight")
+	case <-time.After(2 * time.Second):
+	}
+	later, err := s.Write(3, 1, payloadFor(0, 64), AppendOptions{Stamp: stampBase})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.set(func(r *recorder) { r.hold = false })
+	r.release <- struct{}{}
+	for _, q := range []*Pending{first, prompt, later} {
+		waitPending(t, q) // an hour's interval: answered only if the prompt group started once the first ended
+	}
+	calls, _ := r.snapshot()
+	if len(calls) != 2 || len(calls[1]) != 2 {
+		sizes := []int{}
+		for _, c := range calls {
+			sizes = append(sizes, len(c))
+		}
+		t.Fatalf("Replicate calls of %v entries, want [1 2]: the prompt entry started beside the group in flight", sizes)
+	}
+}
+
+// waitPending waits for p's answer, which must be nil, with a deadline.
+func waitPending(t *testing.T, p *Pending) {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("an entry was not answered")
+	}
+	if p.err != nil {
+		t.Fatal(p.err)
+	}
+}
