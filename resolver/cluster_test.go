@@ -7,7 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/kgateway/kgateway/ledger"
 	"github.com/kgateway/kgateway/storage"
@@ -211,36 +210,5 @@ func TestDeleteRecordsPublishedFailures(t *testing.T) {
 				t.Fatalf("log start %d, %v after a failed DeleteRecords, want 1000", off, err)
 			}
 		})
-	}
-}
-
-// accepter is a Replicator that accepts every log.
-type accepter struct{}
-
-func (accepter) Replicate([]storage.Replicated) map[storage.LogID]error { return nil }
-
-// A transaction marker is written prompt (storage I13): with no group
-// commit in flight its group does not wait out the commit interval,
-// which the EndTxn waiting for it would otherwise pay after its records'
-// and PrepareCommit's writes.
-func TestMarkerIsPrompt(t *testing.T) {
-	g := newGatewayOpts(t, Config{}, storage.Options{Replicator: accepter{}, CommitInterval: time.Hour})
-	g.create("t", 1, nil)
-	if err := g.r.AddTxnPartition("t", 0, 9, 0); err != nil {
-		t.Fatal(err)
-	}
-	g.produce("t", 0, txnBatch(9, 0, 0, 2).encode()) // the first group commit: at once
-	done := make(chan error, 1)
-	go func() { done <- g.r.WriteTxnMarker("t", 0, 9, 0, true, 1) }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(30 * time.Second):
-		// Closing the store ends the wait (storage I13), so the
-		// resolver's Close in the cleanup does not wait an hour.
-		g.store.Close()
-		t.Fatal("the marker waited for the commit interval")
 	}
 }

@@ -131,11 +131,8 @@ func (r *Resolver) WriteTxnMarkerTV(topic string, partition int32, pid int64, ep
 	}
 	now := r.now().UnixMilli()
 	b := recordbatch.EncodeMarker(pid, epoch, commit, coordinatorEpoch, now)
-	// Prompt: an EndTxn waits for this marker after its records' and its
-	// PrepareCommit's writes; its group commit need not also wait out the
-	// commit interval when no other group is in flight (storage I13).
 	pd, err := ml.Write(1, b, storage.AppendOptions{MaxTime: now, Stamp: stamp(now), Retain: true,
-		SuffixFrom: attrsOff, SuffixCRC: binary.BigEndian.Uint32(b[crcOff:]), Prompt: true})
+		SuffixFrom: attrsOff, SuffixCRC: binary.BigEndian.Uint32(b[crcOff:])})
 	if err != nil {
 		p.app.Unlock()
 		return storageErr("write marker", err)

@@ -179,14 +179,6 @@ type AppendOptions struct {
 	// entries copied in from the replicated copy itself (a new owner
 	// rebuilding its cache).
 	NoReplicate bool
-	// Prompt, with a Replicator and a CommitInterval, starts the group
-	// commit that takes the entry without waiting out the interval once
-	// no group commit is in flight (doc.go I13): for an entry a caller
-	// waits on to answer a request that has already waited for group
-	// commits of its own (a transaction marker, which an EndTxn waits
-	// for). Groups still start in order and within ReplicateDepth, and
-	// the entry is acknowledged only after its own group, as any other.
-	Prompt bool
 }
 
 // Replicator makes group commits durable off this machine (cluster mode:
@@ -326,9 +318,7 @@ type Options struct {
 	// CommitInterval, with a Replicator, is the least time between the
 	// starts of two group commits (cluster.commit.interval.ms): entries
 	// that arrive meanwhile share the next one, up to MaxGroupBytes
-	// (doc.go I13); a prompt entry (AppendOptions.Prompt) waits for it
-	// only beside a group in flight. Zero: no wait. Ignored without a
-	// Replicator.
+	// (doc.go I13). Zero: no wait. Ignored without a Replicator.
 	CommitInterval time.Duration
 	// ReplicateDepth is how many group commits may be in flight at once
 	// when the Replicator is a Pipeliner (doc.go I14): the next group is

@@ -75,7 +75,7 @@ func (s *Store) Write(id LogID, records int, payload []byte, opts AppendOptions)
 			Offset: base, Records: int32(records), MaxTime: maxTime, Size: int32(len(payload)),
 			Cum: l.w.cum + int64(len(payload)), Ledger: l.w.ledger, Entry: l.w.entry, Pos: l.w.pos,
 		},
-		log: l, file: l.w.file, noReplicate: opts.NoReplicate, prompt: opts.Prompt, done: make(chan struct{}),
+		log: l, file: l.w.file, noReplicate: opts.NoReplicate, done: make(chan struct{}),
 	}
 	if s.opts.Replicator != nil && !opts.NoReplicate {
 		p.payload, p.holds = payload, true // for Replicate (I10), until p is answered

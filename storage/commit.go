@@ -30,8 +30,6 @@ type Pending struct {
 	holds bool
 	// noReplicate: written with AppendOptions.NoReplicate (I12).
 	noReplicate bool
-	// prompt: written with AppendOptions.Prompt (I13).
-	prompt bool
 	// bulk: queued in the bulk lane; after: the log's entry before it,
 	// in the other lane and unanswered when it was queued: it is taken
 	// only once after is answered, and after is cleared then
@@ -85,12 +83,8 @@ type committer struct {
 	flights  chan *flight
 	finished chan struct{} // closed when the finisher returns
 	wake     chan struct{} // capacity 1: "the queue may be non-empty"
-	// kick (capacity 1) makes a pause for the interval look again
-	// whether it may end early (I13): a prompt entry was queued, or a
-	// group in flight finished.
-	kick chan struct{}
-	quit chan struct{} // closed by stop: no more waiting for the interval
-	done chan struct{} // closed when run returns
+	quit     chan struct{} // closed by stop: no more waiting for the interval
+	done     chan struct{} // closed when run returns
 	// bulkBytes is Options.BulkEntryBytes without a Replicator (0: one
 	// lane); bulkWake and bulkDone are the bulk lane's wake and done.
 	bulkBytes int
@@ -107,14 +101,11 @@ type committer struct {
 		queue   []*Pending
 		bulk    []*Pending // the bulk lane's queue
 		stopped bool
-		// prompts counts the prompt entries in queue, with an interval.
-		prompts int
 	}
 }
 
 func newCommitter(s *Store) *committer {
-	c := &committer{s: s, wake: make(chan struct{}, 1), kick: make(chan struct{}, 1),
-		quit: make(chan struct{}), done: make(chan struct{})}
+	c := &committer{s: s, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
 	if s.opts.Replicator != nil {
 		c.interval = s.opts.CommitInterval
 	} else if s.opts.BulkEntryBytes > 0 {
@@ -149,16 +140,9 @@ func (c *committer) enqueue(p *Pending) {
 		c.mu.queue = append(c.mu.queue, p)
 		c.mainQueued.Add(1)
 	}
-	prompt := p.prompt && c.interval > 0
-	if prompt {
-		c.mu.prompts++
-	}
 	p.log.lane.seen = c.mainQueued.Load()
 	c.mu.Unlock()
 	signal(wake)
-	if prompt {
-		signal(c.kick)
-	}
 }
 
 // burstStep is how many bytes at a time a Write of an n-byte entry to l
@@ -260,7 +244,7 @@ func (c *committer) run() {
 			c.slots <- struct{}{}
 		}
 		if c.interval > 0 && !last.IsZero() {
-			c.pause(last.Add(c.interval))
+			c.pause(time.Until(last.Add(c.interval)))
 		}
 		var group []*Pending
 		var stopped bool
@@ -380,7 +364,6 @@ func (c *committer) finish() {
 		c.step(fsys.StepSynced)
 		c.complete(f.group, f.failed, st)
 		<-c.slots
-		signal(c.kick) // maybe none in flight now: a prompt entry's pause may end (I13)
 	}
 }
 
@@ -400,48 +383,18 @@ func failedSince(group []*Pending, failed map[*logState]error) {
 	}
 }
 
-// pause waits until until, or until stop (I13): what is queued meanwhile
-// shares the next group commit. It ends early once paced says the next
-// group need not wait. A timer, so an idle store costs nothing.
-func (c *committer) pause(until time.Time) {
-	var t *time.Timer
-	for {
-		select {
-		case <-c.kick: // consumed before paced looks: a later kick is new
-		default:
-		}
-		d := time.Until(until)
-		if d <= 0 || !c.paced() {
-			return
-		}
-		if t == nil {
-			t = time.NewTimer(d)
-			defer t.Stop()
-		}
-		select {
-		case <-t.C:
-			return
-		case <-c.quit:
-			return
-		case <-c.kick:
-		}
+// pause waits d, or until stop (I13): what is queued meanwhile shares the
+// next group commit. A timer, so an idle store costs nothing.
+func (c *committer) pause(d time.Duration) {
+	if d <= 0 {
+		return
 	}
-}
-
-// paced says whether the next group commit waits out the interval
-// (I13): it does unless a prompt entry is queued and no group is in
-// flight (pipelined, the committer holds one slot, its own). A prompt
-// entry beside a group in flight waits for that group's end or the
-// interval, whichever comes first: starting beside it would make more,
-// smaller group commits, each a PUT.
-func (c *committer) paced() bool {
-	c.mu.Lock()
-	prompts := c.mu.prompts
-	c.mu.Unlock()
-	if prompts == 0 {
-		return true
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-c.quit:
 	}
-	return c.pipe != nil && len(c.slots) > 1
 }
 
 // take removes a group from the head of the queue: at least one pending,
@@ -456,11 +409,6 @@ func (c *committer) take() ([]*Pending, bool) {
 		n++
 	}
 	group := q[:n:n]
-	for _, p := range group {
-		if p.prompt && c.interval > 0 {
-			c.mu.prompts--
-		}
-	}
 	c.mu.queue = q[n:]
 	if len(c.mu.queue) == 0 {
 		c.mu.queue = nil

@@ -283,13 +283,10 @@
 //	I13 With a CommitInterval, two group commits start at least that far
 //	   apart: the committer waits on a timer (nothing polls) and entries
 //	   queued meanwhile share the next group commit, up to MaxGroupBytes
-//	   (further groups follow at the same pace). A prompt entry
-//	   (AppendOptions.Prompt: a transaction marker) ends the wait once no
-//	   group commit is in flight; beside one it waits for that group's
-//	   end (or the interval), so it starts no extra group beside it.
-//	   Close ends the wait at once and drains the queue without waiting.
-//	   Without a Replicator CommitInterval is ignored: a local fdatasync
-//	   gains nothing by waiting.
+//	   (further groups follow at the same pace). Close ends the wait at
+//	   once and drains the queue without waiting. Without a Replicator
+//	   CommitInterval is ignored: a local fdatasync gains nothing by
+//	   waiting.
 //	I14 With a Pipeliner and a ReplicateDepth d > 1, up to d groups are
 //	   in flight: the committer hands a group to BeginReplicate and takes the next
 //	   one (after the interval, I13) while the earlier ones replicate. A

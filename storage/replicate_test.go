@@ -567,29 +567,3 @@ func TestCommitIntervalNeedsReplicator(t *testing.T) {
 		t.Fatal("appends without a Replicator waited for the commit interval")
 	}
 }
-
-// I13: with no group in flight a prompt entry (AppendOptions.Prompt) is
-// taken without waiting out the interval.
-func TestCommitIntervalPromptStartsAtOnce(t *testing.T) {
-	r := newRecorder()
-	s := openReplicated(t, t.TempDir(), r, Options{CommitInterval: time.Hour})
-	if err := s.CreateLog(1); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Append(1, 1, payloadFor(0, 10), AppendOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := s.Append(1, 1, payloadFor(1, 10), AppendOptions{Prompt: true})
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("a prompt entry waited for the commit interval")
-	}
-}
