@@ -107,6 +107,8 @@ type journal struct {
 	filled   [2]atomic.Int64
 	target   [2]atomic.Int64
 	fillKick chan struct{}
+	// fillWake: the filler filled a chunk (awaitFilled).
+	fillWake chan struct{}
 	kick     chan struct{}
 	quit     chan struct{}
 	done     chan struct{}
@@ -141,7 +143,7 @@ func openJournal(s *Store, seen uint64) (*journal, error) {
 	if !s.journalOn() {
 		return nil, nil
 	}
-	j := &journal{s: s, maxBytes: s.opts.JournalBytes, kick: make(chan struct{}, 1), fillKick: make(chan struct{}, 1),
+	j := &journal{s: s, maxBytes: s.opts.JournalBytes, kick: make(chan struct{}, 1), fillKick: make(chan struct{}, 1), fillWake: make(chan struct{}, 1),
 		quit: make(chan struct{}), done: make(chan struct{}), fillDone: make(chan struct{})}
 	j.mu.touched = make(map[File]*journaled)
 	if err := j.reserveEpochs(seen); err != nil {
@@ -203,10 +205,11 @@ func (j *journal) closeFiles() {
 // and its entries average at most maxBytes per file. One file is synced
 // as cheaply as the journal; large entries would be written twice. It
 // asks the filler for the record and journalFillAhead past it, and
-// journals the group only where the file is filled already. When
-// the record would pass the current file's end, the pass ends here if
-// the other file's previous pass is checkpointed; if it is not yet, the
-// group is not journaled (its files are synced as without a journal).
+// journals the group only where the file is filled: when the filler is
+// behind the record, it waits for it (awaitFilled). When the record
+// would pass the current file's end, the pass ends here if the other
+// file's previous pass is checkpointed; if it is not yet, the group is
+// not journaled (its files are synced as without a journal).
 func (j *journal) wants(group []*Pending, files int) bool {
 	if j == nil || j.broken || files < 2 {
 		return false
@@ -220,10 +223,10 @@ func (j *journal) wants(group []*Pending, files int) bool {
 	}
 	j.fillAhead(size)
 	if j.off+size <= journalFileBytes {
-		return j.off+size <= j.filled[j.cur].Load()
+		return j.awaitFilled(j.cur, j.off+size)
 	}
-	if size > j.filled[1-j.cur].Load() || j.epoch+1 >= j.limit {
-		return false // the other file is not filled yet
+	if j.epoch+1 >= j.limit || !j.awaitFilled(1-j.cur, size) {
+		return false // the other file is not filled
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()

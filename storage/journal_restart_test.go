@@ -143,13 +143,16 @@ func (f *holdFillFile) WriteAt(p []byte, off int64) (int, error) {
 
 // TestJournalWaitsForFill: a pass writes a journal file only where the
 // filler has written and synced its zeros. Open fills the first chunk;
-// the filler is then held, and groups beyond that chunk are synced per
-// file (and acknowledged); once it is released groups are journaled
-// again, and a crash loses nothing acknowledged (a record written past
-// the filled part would be zeroed by the filler).
+// the filler is then held, and a group beyond that chunk waits for it
+// (no entry of it is acknowledged meanwhile); once it is released the
+// groups are journaled, and a crash loses nothing acknowledged (a record
+// written past the filled part would be zeroed by the filler).
 func TestJournalWaitsForFill(t *testing.T) {
 	defer func(n, c int64) { journalFileBytes, journalFillChunk = n, c }(journalFileBytes, journalFillChunk)
 	journalFileBytes, journalFillChunk = 16<<10, 2<<10
+	waiting := make(chan struct{}, 1)
+	awaitFillHook = func() { signal(waiting) }
+	defer func() { awaitFillHook = nil }()
 	m := vfstest.NewMachine(0)
 	h := &holdFillFS{MemFS: m.Files, release: make(chan struct{})}
 	c := new(journalCounts)
@@ -167,12 +170,23 @@ func TestJournalWaitsForFill(t *testing.T) {
 		t.Fatal(err)
 	}
 	acked := map[LogID]map[Offset][]byte{}
-	writeRounds(t, s, logs, 20, "unfilled", acked)
-	if n := c.groups.Load(); n == 0 || n >= 20 {
-		t.Fatalf("%d of 20 groups journaled with only the first %d bytes filled", n, journalFillChunk)
+	wrote := make(chan error, 1)
+	go func() { wrote <- writeRoundsErr(s, logs, 20, "unfilled", acked) }()
+	var werr error
+	select {
+	case <-waiting: // the committer waits for the held filler
+		close(h.release)
+		werr = <-wrote
+	case werr = <-wrote: // all 20 rounds done within the first chunk, or past it unfilled
+		close(h.release)
 	}
-	close(h.release)
+	if werr != nil {
+		t.Fatal(werr)
+	}
 	waitJournalFilled(t, s)
+	if c.groups.Load() == 0 {
+		t.Fatal("nothing journaled")
+	}
 	before := c.groups.Load()
 	writeRounds(t, s, logs, 20, "filled", acked)
 	if c.groups.Load() == before {

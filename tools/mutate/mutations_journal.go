@@ -64,8 +64,14 @@ var journalMutations = []mutation{
 	{
 		Name:  "journal-written-before-filled",
 		Rule:  "storage I15: a pass writes its journal file only where the filler has written and synced it",
-		Edits: []edit{{File: "storage/journal.go", Old: "\t\treturn j.off+size <= j.filled[j.cur].Load()\n", New: "\t\treturn true\n"}},
-		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournalWaitsForFill"}},
+		Edits: []edit{{File: "storage/journal.go", Old: "\t\treturn j.awaitFilled(j.cur, j.off+size)\n", New: "\t\treturn true\n"}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournalWaitsForFill$"}},
+	},
+	{
+		Name:  "journal-no-wait-for-filler",
+		Rule:  "storage journal: a group whose record lies past what the filler has filled waits for the filler and is journaled, not synced file by file",
+		Edits: []edit{{File: "storage/journalfill.go", Old: "\tfor j.filled[i].Load() < end {\n\t\tselect {\n", New: "\tfor j.filled[i].Load() < end {\n\t\treturn false\n\t\tselect {\n"}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournalWaitsForFiller"}},
 	},
 	{
 		Name:  "journal-fill-unbounded",
