@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -191,6 +192,66 @@ func TestJournalWaitsForFill(t *testing.T) {
 	writeRounds(t, s, logs, 20, "filled", acked)
 	if c.groups.Load() == before {
 		t.Fatal("nothing journaled once the journal files were filled")
+	}
+	checkAckedAfterCrash(t, m, s, Options{JournalBytes: 1 << 20}, acked)
+}
+
+// TestJournalSwitchWaitsForCheckpoint: a pass that ends while the other
+// file's previous pass is still being checkpointed waits for that
+// checkpoint (and hurries it), instead of committing its groups without
+// the journal, an fdatasync per file. The first checkpoint is held until
+// the committer waits for it; every group of two files or more is then
+// journaled, and a crash loses nothing acknowledged.
+func TestJournalSwitchWaitsForCheckpoint(t *testing.T) {
+	defer func(n int64) { journalFileBytes = n }(journalFileBytes)
+	journalFileBytes = 4 << 10
+	release, waiting := make(chan struct{}), make(chan struct{}, 1)
+	var once sync.Once
+	releaseAll := func() { once.Do(func() { close(release) }) }
+	defer releaseAll()
+	checkpointHook = func() { <-release }
+	awaitCheckpointHook = func() { signal(waiting) }
+	defer func() { checkpointHook, awaitCheckpointHook = nil, nil }()
+	m := vfstest.NewMachine(0)
+	var multi, journaled atomic.Int64
+	s, err := Open("/data", Options{FS: m.Files, PebbleFS: m.Index, JournalBytes: 1 << 20,
+		OnCommit: func(st CommitStats) {
+			if st.Files >= 2 {
+				multi.Add(1)
+			}
+			if st.Journaled {
+				journaled.Add(1)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitJournalFilled(t, s)
+	logs := []LogID{1, 2, 3, 4}
+	if err := s.CreateLogs(logs...); err != nil {
+		t.Fatal(err)
+	}
+	acked := map[LogID]map[Offset][]byte{}
+	wrote := make(chan error, 1)
+	go func() { wrote <- writeRoundsErr(s, logs, 60, "passes", acked) }()
+	var werr error
+	waited := false
+	select {
+	case <-waiting: // the second pass's end waits for the held checkpoint
+		waited = true
+		releaseAll()
+		werr = <-wrote
+	case werr = <-wrote:
+		releaseAll()
+	}
+	if werr != nil {
+		t.Fatal(werr)
+	}
+	if n, j := multi.Load(), journaled.Load(); n == 0 || j != n {
+		t.Fatalf("%d of %d groups of two files or more journaled, want all", j, n)
+	}
+	if !waited {
+		t.Fatal("no pass ended during the held checkpoint")
 	}
 	checkAckedAfterCrash(t, m, s, Options{JournalBytes: 1 << 20}, acked)
 }

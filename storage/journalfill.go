@@ -49,9 +49,10 @@ var (
 	journalFillAhead int64 = 4 << 20
 )
 
-// awaitFillHook, when set (tests), is called as the committer starts to
-// wait for the filler.
-var awaitFillHook func()
+// Hooks for tests, when set: awaitFillHook and awaitCheckpointHook are
+// called as the committer starts to wait for the filler or for a
+// checkpoint, checkpointHook as a checkpoint of a pass starts.
+var awaitFillHook, awaitCheckpointHook, checkpointHook func()
 
 // filler is the filler's own handles of the journal files, opened as it
 // first writes each, and its chunk of zeros.

@@ -28,7 +28,7 @@ var journalMutations = []mutation{
 	{
 		Name:  "journal-pass-overwritten-unsynced",
 		Rule:  "storage I15: a journal file is written over only once every file its previous pass journaled frames of was synced in place",
-		Edits: []edit{{File: "storage/journal.go", Old: "\tif j.mu.passed != nil {\n\t\treturn false // the other file's pass is not checkpointed yet\n\t}\n", New: ""}},
+		Edits: []edit{{File: "storage/journal.go", Old: "\tif !passed || checked {\n\t\treturn !passed\n\t}\n", New: "\t_, _ = passed, checked\n\treturn true\n"}},
 		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournalPassKeptUntilCheckpointed"}},
 	},
 	{
@@ -72,6 +72,12 @@ var journalMutations = []mutation{
 		Rule:  "storage journal: a group whose record lies past what the filler has filled waits for the filler and is journaled, not synced file by file",
 		Edits: []edit{{File: "storage/journalfill.go", Old: "\tfor j.filled[i].Load() < end {\n\t\tselect {\n", New: "\tfor j.filled[i].Load() < end {\n\t\treturn false\n\t\tselect {\n"}},
 		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournalWaitsForFiller"}},
+	},
+	{
+		Name:  "journal-switch-no-wait-for-checkpoint",
+		Rule:  "storage journal: a pass that ends while the previous pass's checkpoint runs waits for it, and its groups stay journaled",
+		Edits: []edit{{File: "storage/journal.go", Old: "\tif !passed || checked {\n\t\treturn !passed\n\t}\n", New: "\tif !passed || checked || true {\n\t\treturn !passed\n\t}\n"}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournalSwitchWaitsForCheckpoint"}},
 	},
 	{
 		Name:  "journal-fill-unbounded",
