@@ -145,8 +145,9 @@
 // A group whose record lies past what is filled waits for the filler
 // (one chunk's fdatasync, not one per file of the group); only if the
 // filler failed is it committed as without a journal. When a pass
-// ends, a checkpoint (in the background, four files at a time)
-// fdatasyncs every file the pass journaled frames of; the other journal
+// ends, a checkpoint (in the background, one file at a time, four
+// once it falls behind the next pass) fdatasyncs every file the pass
+// journaled frames of; the other journal
 // file is written over only once its previous pass's checkpoint has
 // finished: a pass that ends before then waits for it and hurries it
 // (more files at a time), and only after a failed checkpoint is a group

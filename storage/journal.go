@@ -115,8 +115,10 @@ type journal struct {
 	// hurrying is false); ckptEnd: a checkpoint of the passed files
 	// ended (awaitCheckpoint).
 	hurrying atomic.Bool
-	hurry    chan struct{}
-	ckptEnd  chan struct{}
+	// passOff is off, for the checkpoint's pacing (syncAll).
+	passOff atomic.Int64
+	hurry   chan struct{}
+	ckptEnd chan struct{}
 	// fillWake: the filler filled a chunk (awaitFilled).
 	fillWake chan struct{}
 	kick     chan struct{}
@@ -248,6 +250,7 @@ func (j *journal) wants(group []*Pending, files int) bool {
 	j.mu.passed, j.mu.touched = j.mu.touched, make(map[File]*journaled)
 	j.mu.checked = false
 	j.cur, j.off = 1-j.cur, 0
+	j.passOff.Store(0)
 	j.epoch++
 	signal(j.kick)
 	return true
@@ -292,6 +295,7 @@ func (j *journal) write(group []*Pending, failed map[*logState]error) {
 		return
 	}
 	j.off += int64(len(b))
+	j.passOff.Store(j.off)
 	j.track(group, failed)
 }
 
@@ -371,7 +375,7 @@ func (j *journal) checkpointPassed() {
 	if checkpointHook != nil {
 		checkpointHook()
 	}
-	ok := j.syncAll(files)
+	ok := j.syncAll(files, true)
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if ok {
@@ -424,7 +428,7 @@ func (j *journal) checkpointAll() {
 	files := j.mu.touched
 	j.mu.touched = make(map[File]*journaled)
 	j.mu.Unlock()
-	j.syncAll(files)
+	j.syncAll(files, false)
 }
 
 // syncAll syncs files, journalSyncers at a time (journalHurrySyncers
@@ -433,7 +437,15 @@ func (j *journal) checkpointAll() {
 // (trimmed, deleted, offloaded: its record is durably gone, so Open
 // would skip its frames) needs no sync; a failed sync fails the log, and
 // the pass stays in the journal (its file is not written over).
-func (j *journal) syncAll(files map[File]*journaled) bool {
+//
+// A checkpoint of a passed pass (paced) starts with one file at a time,
+// and goes to journalSyncers once the share of its files started falls
+// a sixteenth behind the share of the next pass written: a group
+// commit's journal fdatasync then queues behind one sync in place
+// rather than several,
+// and the checkpoint's syscalls are spread over the pass instead of
+// bunched at its start, while it still ends about when the pass does.
+func (j *journal) syncAll(files map[File]*journaled, paced bool) bool {
 	if len(files) == 0 {
 		return true
 	}
@@ -448,9 +460,19 @@ func (j *journal) syncAll(files map[File]*journaled) bool {
 			}()
 		}
 	}
-	syncers(journalSyncers)
+	started := journalSyncers
+	if paced {
+		started = 1
+	}
+	syncers(started)
 	hurry := j.hurry
+	n := int64(0)
 	for f := range files {
+		if started < journalSyncers && (n+int64(len(files))/16)*journalFileBytes < j.passOff.Load()*int64(len(files)) {
+			syncers(journalSyncers - started)
+			started = journalSyncers
+		}
+		n++
 		for sent := false; !sent; {
 			select {
 			case work <- f:

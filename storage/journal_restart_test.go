@@ -3,10 +3,12 @@ package storage
 import (
 	"bytes"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/kgateway/kgateway/storage/fsys"
@@ -254,4 +256,88 @@ func TestJournalSwitchWaitsForCheckpoint(t *testing.T) {
 		t.Fatal("no pass ended during the held checkpoint")
 	}
 	checkAckedAfterCrash(t, m, s, Options{JournalBytes: 1 << 20}, acked)
+}
+
+// TestCheckpointPaced: a checkpoint of a passed pass syncs its files one
+// at a time while it keeps ahead of the next pass (syncAll). The first
+// checkpoint is held until the pass has ended and nothing more is
+// written; it then must never have two syncs in place in flight.
+func TestCheckpointPaced(t *testing.T) {
+	defer func(n int64) { journalFileBytes = n }(journalFileBytes)
+	journalFileBytes = 64 << 10
+	armed := make(chan struct{})
+	var once sync.Once
+	arm := func() { once.Do(func() { close(armed) }) }
+	defer arm()
+	checkpointHook = func() { <-armed }
+	defer func() { checkpointHook = nil }()
+	m := vfstest.NewMachine(0)
+	cs := &concSyncFS{MemFS: m.Files}
+	s, err := Open("/data", Options{FS: cs, PebbleFS: m.Index, JournalBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitJournalFilled(t, s)
+	var logs []LogID
+	for i := 1; i <= 32; i++ {
+		logs = append(logs, LogID(i))
+	}
+	if err := s.CreateLogs(logs...); err != nil {
+		t.Fatal(err)
+	}
+	acked := map[LogID]map[Offset][]byte{}
+	for r := 0; s.j.cur == 0; r++ {
+		if r == 10000 {
+			t.Fatal("the first pass did not end")
+		}
+		writeRounds(t, s, logs, 1, "paced", acked)
+	}
+	cs.max.Store(0)
+	cs.on.Store(true)
+	arm()
+	for deadline := time.Now().Add(time.Minute); ; runtime.Gosched() {
+		if passed, _ := s.j.passedState(); !passed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first pass was not checkpointed within a minute")
+		}
+	}
+	if n := cs.max.Load(); n != 1 {
+		t.Fatalf("the checkpoint had up to %d syncs in place in flight, want 1", n)
+	}
+	checkAckedAfterCrash(t, m, s, Options{JournalBytes: 1 << 20}, acked)
+}
+
+// concSyncFS is a MemFS that counts, once on, the most syncs of segment
+// files (not the journal's) in flight at once.
+type concSyncFS struct {
+	*vfstest.MemFS
+	on       atomic.Bool
+	cur, max atomic.Int64
+}
+
+func (c *concSyncFS) OpenFile(name string, flag int, perm uint32) (fsys.File, error) {
+	f, err := c.MemFS.OpenFile(name, flag, perm)
+	if err != nil || strings.HasSuffix(name, ".jnl") {
+		return f, err
+	}
+	return &concSyncFile{File: f, c: c}, nil
+}
+
+type concSyncFile struct {
+	fsys.File
+	c *concSyncFS
+}
+
+func (f *concSyncFile) Sync() error {
+	if !f.c.on.Load() {
+		return f.File.Sync()
+	}
+	n := f.c.cur.Add(1)
+	defer f.c.cur.Add(-1)
+	for m := f.c.max.Load(); n > m && !f.c.max.CompareAndSwap(m, n); m = f.c.max.Load() {
+	}
+	time.Sleep(100 * time.Microsecond) // widen the window for a second sync
+	return f.File.Sync()
 }

@@ -80,6 +80,12 @@ var journalMutations = []mutation{
 		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournalSwitchWaitsForCheckpoint"}},
 	},
 	{
+		Name:  "checkpoint-not-paced",
+		Rule:  "storage journal: a checkpoint syncs one file at a time while it keeps ahead of the next pass",
+		Edits: []edit{{File: "storage/journal.go", Old: "\tif paced {\n\t\tstarted = 1\n\t}\n", New: "\tif paced {\n\t\tstarted = journalSyncers\n\t}\n"}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestCheckpointPaced"}},
+	},
+	{
 		Name:  "journal-fill-unbounded",
 		Rule:  "storage journal: the filler fills a journal file only a bounded distance ahead of the journal's next record",
 		Edits: []edit{{File: "storage/journalfill.go", Old: "\tend = min((end+journalFillChunk-1)/journalFillChunk*journalFillChunk, journalFileBytes)\n", New: "\tend = journalFileBytes\n"}},
