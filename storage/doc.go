@@ -142,12 +142,16 @@
 // the file has and changes no size: on ext4 it needs no file-system
 // journal commit (which every sync of a growing file, pebble's WAL among
 // them, does), from a store's first pass on and after every restart.
-// Until a pass's file is filled that far, a group is committed as
-// without a journal. When a pass ends, a checkpoint (in the background,
-// four files at a time) fdatasyncs every file the pass journaled frames
-// of; the other journal file is written over only once its previous
-// pass's checkpoint has finished, and until then a group is committed as
-// without a journal. Close checkpoints everything and retires the
+// A group whose record lies past what is filled waits for the filler
+// (one chunk's fdatasync, not one per file of the group); only if the
+// filler failed is it committed as without a journal. When a pass
+// ends, a checkpoint (in the background, one file at a time, four
+// once it falls behind the next pass) fdatasyncs every file the pass
+// journaled frames of; the other journal
+// file is written over only once its previous pass's checkpoint has
+// finished: a pass that ends before then waits for it and hurries it
+// (more files at a time), and only after a failed checkpoint is a group
+// committed as without a journal. Close checkpoints everything and retires the
 // journal's passes (zeroes each file's first record header, synced).
 // Open, before it recovers any log (I4), writes every frame of the
 // journal back at its place in its file (both files' passes, the older

@@ -72,9 +72,12 @@ const DefaultJournalBytes = 32 << 10
 var journalFileBytes int64 = 32 << 20
 
 const (
-	journalSyncers  = 4
-	journalHdrLen   = 16
-	journalFrameHdr = 3*8 + 4
+	journalSyncers = 4
+	// journalHurrySyncers: how many more a checkpoint syncs at a time
+	// once the committer waits for it (a pass ended before it).
+	journalHurrySyncers = 32
+	journalHdrLen       = 16
+	journalFrameHdr     = 3*8 + 4
 	// journalEpochReserve is how many epochs an Open reserves: a pass
 	// per 32 MiB journaled, so never used up (the journal stops if so).
 	journalEpochReserve = 1 << 32
@@ -107,6 +110,17 @@ type journal struct {
 	filled   [2]atomic.Int64
 	target   [2]atomic.Int64
 	fillKick chan struct{}
+	// hurrying: the committer waits for the checkpoint, which hurry
+	// tells it (a token left by an earlier wait is ignored while
+	// hurrying is false); ckptEnd: a checkpoint of the passed files
+	// ended (awaitCheckpoint).
+	hurrying atomic.Bool
+	// passOff is off, for the checkpoint's pacing (syncAll).
+	passOff atomic.Int64
+	hurry   chan struct{}
+	ckptEnd chan struct{}
+	// fillWake: the filler filled a chunk (awaitFilled).
+	fillWake chan struct{}
 	kick     chan struct{}
 	quit     chan struct{}
 	done     chan struct{}
@@ -122,6 +136,9 @@ type journal struct {
 		// that no later sync may be trusted to have made durable in
 		// place: Close leaves the journal for Open to write back.
 		kept bool
+		// checked: the checkpoint of passed ended (and failed, as passed
+		// is still set); awaitCheckpoint.
+		checked bool
 	}
 }
 
@@ -141,7 +158,8 @@ func openJournal(s *Store, seen uint64) (*journal, error) {
 	if !s.journalOn() {
 		return nil, nil
 	}
-	j := &journal{s: s, maxBytes: s.opts.JournalBytes, kick: make(chan struct{}, 1), fillKick: make(chan struct{}, 1),
+	j := &journal{s: s, maxBytes: s.opts.JournalBytes, kick: make(chan struct{}, 1), fillKick: make(chan struct{}, 1), fillWake: make(chan struct{}, 1),
+		hurry: make(chan struct{}, 1), ckptEnd: make(chan struct{}, 1),
 		quit: make(chan struct{}), done: make(chan struct{}), fillDone: make(chan struct{})}
 	j.mu.touched = make(map[File]*journaled)
 	if err := j.reserveEpochs(seen); err != nil {
@@ -203,10 +221,12 @@ func (j *journal) closeFiles() {
 // and its entries average at most maxBytes per file. One file is synced
 // as cheaply as the journal; large entries would be written twice. It
 // asks the filler for the record and journalFillAhead past it, and
-// journals the group only where the file is filled already. When
-// the record would pass the current file's end, the pass ends here if
-// the other file's previous pass is checkpointed; if it is not yet, the
-// group is not journaled (its files are synced as without a journal).
+// journals the group only where the file is filled: when the filler is
+// behind the record, it waits for it (awaitFilled). When the record
+// would pass the current file's end, the pass ends here once the other
+// file's previous pass is checkpointed: while that checkpoint runs, the
+// group waits for it and hurries it (awaitCheckpoint); only after a
+// failed checkpoint is the group committed as without a journal.
 func (j *journal) wants(group []*Pending, files int) bool {
 	if j == nil || j.broken || files < 2 {
 		return false
@@ -220,18 +240,17 @@ func (j *journal) wants(group []*Pending, files int) bool {
 	}
 	j.fillAhead(size)
 	if j.off+size <= journalFileBytes {
-		return j.off+size <= j.filled[j.cur].Load()
+		return j.awaitFilled(j.cur, j.off+size)
 	}
-	if size > j.filled[1-j.cur].Load() || j.epoch+1 >= j.limit {
-		return false // the other file is not filled yet
+	if j.epoch+1 >= j.limit || !j.awaitFilled(1-j.cur, size) || !j.awaitCheckpoint() {
+		return false // the other file is not filled, or its pass is kept
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.mu.passed != nil {
-		return false // the other file's pass is not checkpointed yet
-	}
 	j.mu.passed, j.mu.touched = j.mu.touched, make(map[File]*journaled)
+	j.mu.checked = false
 	j.cur, j.off = 1-j.cur, 0
+	j.passOff.Store(0)
 	j.epoch++
 	signal(j.kick)
 	return true
@@ -276,6 +295,7 @@ func (j *journal) write(group []*Pending, failed map[*logState]error) {
 		return
 	}
 	j.off += int64(len(b))
+	j.passOff.Store(j.off)
 	j.track(group, failed)
 }
 
@@ -342,20 +362,62 @@ func retireJournal(files []File) error {
 }
 
 // checkpointPassed syncs the files of the finished pass in place; then
-// the other journal file may be written over.
+// the other journal file may be written over. It tells a committer
+// waiting for it (awaitCheckpoint) when it ends.
 func (j *journal) checkpointPassed() {
+	defer signal(j.ckptEnd)
 	j.mu.Lock()
 	files := j.mu.passed
 	j.mu.Unlock()
 	if files == nil {
 		return
 	}
-	ok := j.syncAll(files)
+	if checkpointHook != nil {
+		checkpointHook()
+	}
+	ok := j.syncAll(files, true)
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if ok {
 		j.mu.passed = nil
 	}
+	j.mu.checked = true
+}
+
+// awaitCheckpoint waits until the finished pass is checkpointed (the
+// committer, at a pass's end) and says whether it is: false once a
+// checkpoint sync failed (the pass is kept for good). It asks the running
+// checkpoint to hurry: waiting costs the group the checkpoint's rest,
+// where committing it without the journal would cost an fdatasync for
+// each of its files, beside the checkpoint's own, and the same again for
+// every group after it until the checkpoint ends. It waits for that
+// pass's checkpoint to end, once: the checkpointer (run), kicked as the
+// pass ended, runs it (the committer runs before Close stops it), and a
+// pass still there after it is kept.
+func (j *journal) awaitCheckpoint() bool {
+	passed, checked := j.passedState()
+	if !passed || checked {
+		return !passed
+	}
+	if awaitCheckpointHook != nil {
+		awaitCheckpointHook()
+	}
+	j.hurrying.Store(true)
+	defer j.hurrying.Store(false)
+	signal(j.hurry)
+	for passed && !checked {
+		<-j.ckptEnd // a token may be left by an earlier checkpoint
+		passed, checked = j.passedState()
+	}
+	return !passed
+}
+
+// passedState says whether a finished pass waits for its checkpoint
+// (passed) and whether that checkpoint ended, failed (checked).
+func (j *journal) passedState() (passed, checked bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.mu.passed != nil, j.mu.checked
 }
 
 // checkpointAll syncs every file with journaled frames in place (Close;
@@ -366,29 +428,62 @@ func (j *journal) checkpointAll() {
 	files := j.mu.touched
 	j.mu.touched = make(map[File]*journaled)
 	j.mu.Unlock()
-	j.syncAll(files)
+	j.syncAll(files, false)
 }
 
-// syncAll syncs files, journalSyncers at a time, and says whether every
+// syncAll syncs files, journalSyncers at a time (journalHurrySyncers
+// more once the committer waits for it: hurry), and says whether every
 // one's frames may leave the journal: a file whose ledger is gone
 // (trimmed, deleted, offloaded: its record is durably gone, so Open
 // would skip its frames) needs no sync; a failed sync fails the log, and
 // the pass stays in the journal (its file is not written over).
-func (j *journal) syncAll(files map[File]*journaled) bool {
+//
+// A checkpoint of a passed pass (paced) starts with one file at a time,
+// and goes to journalSyncers once the share of its files started falls
+// a sixteenth behind the share of the next pass written: a group
+// commit's journal fdatasync then queues behind one sync in place
+// rather than several,
+// and the checkpoint's syscalls are spread over the pass instead of
+// bunched at its start, while it still ends about when the pass does.
+func (j *journal) syncAll(files map[File]*journaled, paced bool) bool {
 	if len(files) == 0 {
 		return true
 	}
 	work := make(chan File)
 	out := make(chan bool, len(files))
-	for range min(journalSyncers, len(files)) {
-		go func() {
-			for f := range work {
-				out <- j.syncInPlace(f, files[f])
-			}
-		}()
+	syncers := func(n int) {
+		for range min(n, len(files)) {
+			go func() {
+				for f := range work {
+					out <- j.syncInPlace(f, files[f])
+				}
+			}()
+		}
 	}
+	started := journalSyncers
+	if paced {
+		started = 1
+	}
+	syncers(started)
+	hurry := j.hurry
+	n := int64(0)
 	for f := range files {
-		work <- f
+		if started < journalSyncers && (n+int64(len(files))/16)*journalFileBytes < j.passOff.Load()*int64(len(files)) {
+			syncers(journalSyncers - started)
+			started = journalSyncers
+		}
+		n++
+		for sent := false; !sent; {
+			select {
+			case work <- f:
+				sent = true
+			case <-hurry:
+				if j.hurrying.Load() {
+					syncers(journalHurrySyncers)
+					hurry = nil
+				}
+			}
+		}
 	}
 	close(work)
 	ok := true

@@ -56,6 +56,32 @@ func writeRounds(t *testing.T, s *Store, logs []LogID, rounds int, tag string, a
 	}
 }
 
+// writeRoundsErr is writeRounds for a goroutine other than the test's.
+func writeRoundsErr(s *Store, logs []LogID, rounds int, tag string, acked map[LogID]map[Offset][]byte) error {
+	for r := 0; r < rounds; r++ {
+		var ps []*Pending
+		var payloads [][]byte
+		for _, id := range logs {
+			p := []byte(fmt.Sprintf("%s: log %v round %d", tag, id, r))
+			pd, err := s.Write(id, 1, p, AppendOptions{})
+			if err != nil {
+				return err
+			}
+			ps, payloads = append(ps, pd), append(payloads, p)
+		}
+		for i, pd := range ps {
+			if err := pd.Wait(); err != nil {
+				return err
+			}
+			if acked[pd.log.id] == nil {
+				acked[pd.log.id] = map[Offset][]byte{}
+			}
+			acked[pd.log.id][pd.Header().Offset] = payloads[i]
+		}
+	}
+	return nil
+}
+
 // TestJournaledCommitWrittenBack: an entry acknowledged by a journaled
 // group commit (I15) survives a crash that keeps nothing unsynced of its
 // file: Open writes its frame back from the journal. The test checks

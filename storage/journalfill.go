@@ -20,8 +20,13 @@ import (
 // that passes the file's end, the other file's start, for the next pass.
 // So a store that journals little fills little, and a store's filling is
 // spread over its first journaled bytes instead of following its Open.
-// Until a pass's file is filled far enough, groups are committed as
-// without a journal. The files keep their size from then on
+// A group whose record lies past what is filled waits for the filler
+// (awaitFilled): a chunk's write and sync is one fdatasync, where
+// committing the group without the journal costs one for each of its
+// files (hundreds for the first groups of a new topic's partitions, or
+// a group gathered while the committer waited). Only when the filler
+// has stopped short (a failed fill) is a group committed as without a
+// journal. The files keep their size from then on
 // (retireJournal), so this happens once per store, up to
 // journalFileBytes a file.
 //
@@ -43,6 +48,11 @@ var (
 	journalFillChunk int64 = 1 << 20
 	journalFillAhead int64 = 4 << 20
 )
+
+// Hooks for tests, when set: awaitFillHook and awaitCheckpointHook are
+// called as the committer starts to wait for the filler or for a
+// checkpoint, checkpointHook as a checkpoint of a pass starts.
+var awaitFillHook, awaitCheckpointHook, checkpointHook func()
 
 // filler is the filler's own handles of the journal files, opened as it
 // first writes each, and its chunk of zeros.
@@ -165,6 +175,25 @@ func (fl *filler) fillFile(i int, end int64) error {
 		}
 		off += n
 		j.filled[i].Store(off)
+		signal(j.fillWake)
 	}
 	return nil
+}
+
+// awaitFilled waits until file i is filled up to end (the committer, with
+// the filler asked for it by fillAhead) and says whether it is: false
+// only when the filler stopped short of it (a failed fill). The committer
+// runs before Close stops the filler, so the wait ends.
+func (j *journal) awaitFilled(i int, end int64) bool {
+	if j.filled[i].Load() < end && awaitFillHook != nil {
+		awaitFillHook()
+	}
+	for j.filled[i].Load() < end {
+		select {
+		case <-j.fillWake:
+		case <-j.fillDone:
+			return j.filled[i].Load() >= end
+		}
+	}
+	return true
 }

@@ -28,7 +28,7 @@ var journalMutations = []mutation{
 	{
 		Name:  "journal-pass-overwritten-unsynced",
 		Rule:  "storage I15: a journal file is written over only once every file its previous pass journaled frames of was synced in place",
-		Edits: []edit{{File: "storage/journal.go", Old: "\tif j.mu.passed != nil {\n\t\treturn false // the other file's pass is not checkpointed yet\n\t}\n", New: ""}},
+		Edits: []edit{{File: "storage/journal.go", Old: "\tif !passed || checked {\n\t\treturn !passed\n\t}\n", New: "\t_, _ = passed, checked\n\treturn true\n"}},
 		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournalPassKeptUntilCheckpointed"}},
 	},
 	{
@@ -64,8 +64,26 @@ var journalMutations = []mutation{
 	{
 		Name:  "journal-written-before-filled",
 		Rule:  "storage I15: a pass writes its journal file only where the filler has written and synced it",
-		Edits: []edit{{File: "storage/journal.go", Old: "\t\treturn j.off+size <= j.filled[j.cur].Load()\n", New: "\t\treturn true\n"}},
-		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournalWaitsForFill"}},
+		Edits: []edit{{File: "storage/journal.go", Old: "\t\treturn j.awaitFilled(j.cur, j.off+size)\n", New: "\t\treturn true\n"}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournalWaitsForFill$"}},
+	},
+	{
+		Name:  "journal-no-wait-for-filler",
+		Rule:  "storage journal: a group whose record lies past what the filler has filled waits for the filler and is journaled, not synced file by file",
+		Edits: []edit{{File: "storage/journalfill.go", Old: "\tfor j.filled[i].Load() < end {\n\t\tselect {\n", New: "\tfor j.filled[i].Load() < end {\n\t\treturn false\n\t\tselect {\n"}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournalWaitsForFiller"}},
+	},
+	{
+		Name:  "journal-switch-no-wait-for-checkpoint",
+		Rule:  "storage journal: a pass that ends while the previous pass's checkpoint runs waits for it, and its groups stay journaled",
+		Edits: []edit{{File: "storage/journal.go", Old: "\tif !passed || checked {\n\t\treturn !passed\n\t}\n", New: "\tif !passed || checked || true {\n\t\treturn !passed\n\t}\n"}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournalSwitchWaitsForCheckpoint"}},
+	},
+	{
+		Name:  "checkpoint-not-paced",
+		Rule:  "storage journal: a checkpoint syncs one file at a time while it keeps ahead of the next pass",
+		Edits: []edit{{File: "storage/journal.go", Old: "\tif paced {\n\t\tstarted = 1\n\t}\n", New: "\tif paced {\n\t\tstarted = journalSyncers\n\t}\n"}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestCheckpointPaced"}},
 	},
 	{
 		Name:  "journal-fill-unbounded",
