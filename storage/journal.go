@@ -95,12 +95,14 @@ type journal struct {
 	s        *Store
 	maxBytes int // Options.JournalBytes
 	files    [2]File
-	cur      int    // the file being written
-	off      int64  // where its next record goes
-	epoch    uint64 // the pass being written
-	limit    uint64 // the bound Open reserved: epochs stay below it
-	buf      []byte
-	broken   bool // a journal write or sync failed: no more journaled groups
+	cur      int           // the file being written
+	off      int64         // where its next record goes
+	epoch    uint64        // the pass being written
+	limit    uint64        // the bound Open reserved: epochs stay below it
+	buf      []byte        // a record's headers and small frames (journalrecord.go)
+	pieces   []recordPiece // its large frames
+	bufs     [][]byte      // its buffers, as written
+	broken   bool          // a journal write or sync failed: no more journaled groups
 	// filled: how much of each file is zeros or records, synced; a pass
 	// writes only there. target: how far the committer asked the filler
 	// to fill each file (journalfill.go).
@@ -243,24 +245,10 @@ func (j *journal) wants(group []*Pending, files int) bool {
 // fails every live log of the group, as a failed fdatasync of their
 // files would, and ends journaling.
 func (j *journal) write(group []*Pending, failed map[*logState]error) {
-	b := append(j.buf[:0], make([]byte, journalHdrLen)...)
-	for _, p := range group {
-		if failed[p.log] != nil {
-			continue
-		}
-		h := p.hdr
-		b = binary.BigEndian.AppendUint64(b, uint64(p.log.id))
-		b = binary.BigEndian.AppendUint64(b, uint64(h.Ledger))
-		b = binary.BigEndian.AppendUint64(b, uint64(h.Pos))
-		b = binary.BigEndian.AppendUint32(b, uint32(frameHeaderLen+len(p.payload)))
-		b = append(append(b, p.frame[:]...), p.payload...)
-	}
-	binary.BigEndian.PutUint32(b[0:], uint32(len(b)-8))
-	binary.BigEndian.PutUint64(b[8:], j.epoch)
-	binary.BigEndian.PutUint32(b[4:], crc32.Checksum(b[8:], castagnoli))
-	j.buf = b
+	bufs, n := j.buildRecord(group, failed)
 	f := j.files[j.cur]
-	_, err := f.WriteAt(b, j.off)
+	err := writeRecord(f, bufs, j.off)
+	j.releaseRecord()
 	if err == nil {
 		err = f.Sync()
 	}
@@ -275,7 +263,7 @@ func (j *journal) write(group []*Pending, failed map[*logState]error) {
 		}
 		return
 	}
-	j.off += int64(len(b))
+	j.off += n
 	j.track(group, failed)
 }
 
