@@ -126,7 +126,10 @@
 // frames"): step 1 is replaced by one record,
 // holding a copy of every frame of the group (its log, ledger and
 // position, and the frame as written to its file), appended to the
-// store's journal file and fdatasynced. One fdatasync then makes the
+// store's journal file and fdatasynced (a frame over 8 KiB is written
+// from the entry, and its part of the record's CRC joined from its frame
+// header's: journalrecord.go; no pass over it besides the write). One
+// fdatasync then makes the
 // whole group durable, where its files would each have needed their own
 // (a thousand partitions with a record or two each cost a thousand
 // fdatasyncs, and on ext4 as many journal commits). Steps 2 to 4 are as
