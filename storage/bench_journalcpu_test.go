@@ -14,12 +14,13 @@ import (
 
 // BenchmarkJournaledGroupCPU: groups of one entry to each of 32 logs, as
 // a Produce of 32 partitions makes, with entries small enough to be
-// journaled (a thirty-second of DefaultJournalBytes up to three
-// quarters of it), written with the suffix CRC a Produce's batch gives.
+// journaled or not (1 KiB up to three times DefaultJournalBytes: over
+// it, journaled only as a wide group, journalBound), written with the
+// suffix CRC a Produce's batch gives.
 // Reports the process's CPU seconds (user and system) per GB of entries and the share
 // of the bytes whose group was journaled.
 func BenchmarkJournaledGroupCPU(b *testing.B) {
-	for _, size := range []int{1 << 10, 8 << 10, 24 << 10} {
+	for _, size := range []int{1 << 10, 8 << 10, 24 << 10, 48 << 10, 96 << 10} {
 		b.Run(byteSize(size), func(b *testing.B) {
 			var journaled, all atomic.Int64
 			s := newStore(b, b.TempDir(), Options{JournalBytes: DefaultJournalBytes,

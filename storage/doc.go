@@ -121,7 +121,8 @@
 //
 // With Options.JournalBytes (and no Replicator) a main lane's group
 // commit that touches at least two files, with at most JournalBytes
-// bytes of frames per file on average, is journaled (a bulk lane's
+// bytes of frames per file on average (four times that over 16 files or
+// more: journal.go journalBound), is journaled (a bulk lane's
 // never: its entries' payloads are not kept past Write, "Pooled
 // frames"): step 1 is replaced by one record,
 // holding a copy of every frame of the group (its log, ledger and

@@ -140,3 +140,62 @@ func TestWriteRecordManyPieces(t *testing.T) {
 		t.Fatal("the record's bytes differ from its buffers'")
 	}
 }
+
+// TestJournalWideGroups: a group over journalWideFiles files or more is
+// journaled while its entries average up to journalWideFactor times
+// JournalBytes a file; a group of fewer files only up to JournalBytes.
+func TestJournalWideGroups(t *testing.T) {
+	m := vfstest.NewMachine(0)
+	const bound = 16 << 10
+	size := bound * journalWideFactor * 3 / 4 // over bound, under the wide one
+	var wide, narrowJournaled atomic.Int64
+	s, err := Open("/data", Options{FS: m.Files, PebbleFS: m.Index, JournalBytes: bound,
+		OnCommit: func(st CommitStats) {
+			switch {
+			case st.Journaled && st.Files >= journalWideFiles:
+				wide.Add(1)
+			case st.Journaled:
+				narrowJournaled.Add(1)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	waitJournalFilled(t, s)
+	logs := make([]LogID, journalWideFiles)
+	for i := range logs {
+		logs[i] = LogID(i + 1)
+	}
+	if err := s.CreateLogs(logs...); err != nil {
+		t.Fatal(err)
+	}
+	round := func(ids []LogID) {
+		var ps []*Pending
+		for _, id := range ids {
+			p, err := s.Write(id, 1, make([]byte, size), AppendOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ps = append(ps, p)
+		}
+		for _, p := range ps {
+			if err := p.Wait(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for r := 0; wide.Load() == 0; r++ {
+		if r == 100 {
+			t.Fatalf("no group of %d files averaging %d bytes was journaled", journalWideFiles, size)
+		}
+		round(logs)
+	}
+	narrowJournaled.Store(0)
+	for range 10 {
+		round(logs[:journalWideFiles/2])
+	}
+	if n := narrowJournaled.Load(); n != 0 {
+		t.Fatalf("%d groups of at most %d files averaging %d bytes were journaled, over the bound %d", n, journalWideFiles/2, size, bound)
+	}
+}

@@ -114,4 +114,16 @@ var dirSyncMutations = []mutation{
 		Edits: []edit{{File: "storage/journalrecord.go", Old: "const journalMaxPieces = 512", New: "const journalMaxPieces = 1 << 20"}},
 		Tests: []testRun{{Pkg: "./storage/", Run: "TestWriteRecordManyPieces"}},
 	},
+	{
+		Name:  "journal-wide-groups-bound-narrow",
+		Rule:  "storage I15: a group over many files is journaled up to several times JournalBytes a file",
+		Edits: []edit{{File: "storage/journal.go", Old: "\tif files >= journalWideFiles {", New: "\tif files < 0 {"}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournalWideGroups"}},
+	},
+	{
+		Name:  "journal-wide-bound-for-few-files",
+		Rule:  "storage I15: a group of few files is journaled only up to JournalBytes a file",
+		Edits: []edit{{File: "storage/journal.go", Old: "\tif files >= journalWideFiles {", New: "\tif files >= 2 {"}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournalWideGroups"}},
+	},
 }
