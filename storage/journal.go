@@ -87,8 +87,8 @@ const (
 // device flush of its own), which cost more CPU and time than writing
 // the frames twice does, now that a record is written from the frames
 // (journalrecord.go). A storage benchmark (BenchmarkJournaledGroupCPU,
-// groups of one entry to each of 32 files) took 30–45% less CPU per GB
-// and 1.5–2× the throughput journaled, for entries of 48–120 KiB; for 8
+// groups of one entry to each of 32 files) took 10–46% less CPU per GB
+// and 1.5–2.5× the throughput journaled, for entries of 48–120 KiB; for 8
 // files CPU was a fifth lower but throughput up to a third lower, and
 // for 2 files journaling was slower at no CPU saved.
 const (
@@ -96,8 +96,8 @@ const (
 	journalWideFactor = 4
 )
 
-// journalBound is the most bytes a file a group of files files may
-// average and be journaled, for Options.JournalBytes maxBytes.
+// journalBound is how many bytes per file a group touching files files
+// may average and be journaled, for Options.JournalBytes maxBytes.
 func journalBound(maxBytes, files int) int64 {
 	if files >= journalWideFiles {
 		return int64(maxBytes) * journalWideFactor
@@ -229,12 +229,12 @@ func (j *journal) closeFiles() {
 // wants says whether a group is journaled: it touches at least two files
 // and its entries average at most maxBytes per file (journalBound). One
 // file is synced as cheaply as the journal; large entries would be
-// written twice. It
-// asks the filler for the record and journalFillAhead past it, and
-// journals the group only where the file is filled already. When
-// the record would pass the current file's end, the pass ends here if
-// the other file's previous pass is checkpointed; if it is not yet, the
-// group is not journaled (its files are synced as without a journal).
+// written twice. It asks the filler for the record and journalFillAhead
+// past it, and journals the group only where the file is filled
+// already. When the record would pass the current file's end, the pass
+// ends here if the other file's previous pass is checkpointed; if it is
+// not yet, the group is not journaled (its files are synced as without
+// a journal).
 func (j *journal) wants(group []*Pending, files int) bool {
 	if j == nil || j.broken || files < 2 {
 		return false

@@ -39,8 +39,8 @@ type recordPiece struct {
 // buildRecord lays out the record of the group's live entries: j.buf
 // holds its header and every frame's reference and header, and the
 // payloads of small frames; pieces says where each large payload goes.
-// It returns the record's buffers in order, its length and CRC (of bytes
-// [8:), header included).
+// It returns the record's buffers in order and its length; its header
+// holds the length and the CRC of its bytes [8:).
 func (j *journal) buildRecord(group []*Pending, failed map[*logState]error) (bufs [][]byte, n int64) {
 	b := append(j.buf[:0], make([]byte, journalHdrLen)...)
 	binary.BigEndian.PutUint64(b[8:], j.epoch)
