@@ -281,7 +281,8 @@ type Options struct {
 	BulkStepBytes int
 	// JournalBytes, when positive and without a Replicator, journals a
 	// group commit that touches at least two files with at most this
-	// many bytes per file on average: its frames are made durable by
+	// many bytes per file on average (four times this over 16 files or
+	// more): its frames are made durable by
 	// one fdatasynced record in the store's journal files instead of an
 	// fdatasync per file, and synced in their files in the background
 	// (doc.go "Journaled commits", I15). 0 or negative: never (DefaultJournalBytes is the

@@ -121,12 +121,16 @@
 //
 // With Options.JournalBytes (and no Replicator) a main lane's group
 // commit that touches at least two files, with at most JournalBytes
-// bytes of frames per file on average, is journaled (a bulk lane's
+// bytes of frames per file on average (four times that over 16 files or
+// more: journal.go journalBound), is journaled (a bulk lane's
 // never: its entries' payloads are not kept past Write, "Pooled
 // frames"): step 1 is replaced by one record,
 // holding a copy of every frame of the group (its log, ledger and
 // position, and the frame as written to its file), appended to the
-// store's journal file and fdatasynced. One fdatasync then makes the
+// store's journal file and fdatasynced (a frame over 8 KiB is written
+// from the entry, and its part of the record's CRC joined from its frame
+// header's: journalrecord.go; no pass over it besides the write). One
+// fdatasync then makes the
 // whole group durable, where its files would each have needed their own
 // (a thousand partitions with a record or two each cost a thousand
 // fdatasyncs, and on ext4 as many journal commits). Steps 2 to 4 are as

@@ -114,4 +114,34 @@ var dirSyncMutations = []mutation{
 		Edits: []edit{{File: "storage/store.go", Old: "\ts.precreate(ids)\n", New: ""}},
 		Tests: []testRun{{Pkg: "./storage/", Run: "TestPrecreatedFiles"}},
 	},
+	{
+		Name:  "journal-record-frame-crc-misjoined",
+		Rule:  "storage I15: a journal record's CRC is that of its bytes, a large frame's part joined from the CRC its frame header holds",
+		Edits: []edit{{File: "storage/journalrecord.go", Old: "int64(frameHeaderLen-8+len(p.payload))", New: "int64(len(p.payload))"}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournalRecordOfLargeFrames"}},
+	},
+	{
+		Name:  "journal-record-large-payload-left-out",
+		Rule:  "storage I15: a journal record holds every frame of its group whole, a large frame's payload written from the entry",
+		Edits: []edit{{File: "storage/journalrecord.go", Old: "bufs = append(bufs, b[from:pc.at], pc.payload)", New: "bufs = append(bufs, b[from:pc.at])"}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournalRecordOfLargeFrames"}},
+	},
+	{
+		Name:  "journal-record-one-vector-write",
+		Rule:  "storage I15: a journal record of more buffers than one pwritev takes (IOV_MAX) is written in several",
+		Edits: []edit{{File: "storage/journalrecord.go", Old: "const journalMaxPieces = 512", New: "const journalMaxPieces = 1 << 20"}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestWriteRecordManyPieces"}},
+	},
+	{
+		Name:  "journal-wide-groups-bound-narrow",
+		Rule:  "storage I15: a group over many files is journaled up to several times JournalBytes a file",
+		Edits: []edit{{File: "storage/journal.go", Old: "\tif files >= journalWideFiles {", New: "\tif files < 0 {"}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournalWideGroups"}},
+	},
+	{
+		Name:  "journal-wide-bound-for-few-files",
+		Rule:  "storage I15: a group of few files is journaled only up to JournalBytes a file",
+		Edits: []edit{{File: "storage/journal.go", Old: "\tif files >= journalWideFiles {", New: "\tif files >= 2 {"}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestJournalWideGroups"}},
+	},
 }
