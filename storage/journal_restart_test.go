@@ -215,16 +215,8 @@ func TestJournalSwitchWaitsForCheckpoint(t *testing.T) {
 	awaitCheckpointHook = func() { signal(waiting) }
 	defer func() { checkpointHook, awaitCheckpointHook = nil, nil }()
 	m := vfstest.NewMachine(0)
-	var multi, journaled atomic.Int64
-	s, err := Open("/data", Options{FS: m.Files, PebbleFS: m.Index, JournalBytes: 1 << 20,
-		OnCommit: func(st CommitStats) {
-			if st.Files >= 2 {
-				multi.Add(1)
-			}
-			if st.Journaled {
-				journaled.Add(1)
-			}
-		}})
+	var c multiCounts
+	s, err := Open("/data", Options{FS: m.Files, PebbleFS: m.Index, JournalBytes: 1 << 20, OnCommit: c.onCommit})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +241,7 @@ func TestJournalSwitchWaitsForCheckpoint(t *testing.T) {
 	if werr != nil {
 		t.Fatal(werr)
 	}
-	if n, j := multi.Load(), journaled.Load(); n == 0 || j != n {
+	if n, j := c.multi.Load(), c.journaled.Load(); n == 0 || j != n {
 		t.Fatalf("%d of %d groups of two files or more journaled, want all", j, n)
 	}
 	if !waited {

@@ -99,16 +99,8 @@ func TestJournalWaitsForFiller(t *testing.T) {
 	journalFileBytes, journalFillChunk, journalFillAhead = 64<<10, 256, 0
 	const maxRecord = 2 << 10 // a round's record here: 8 small frames
 	m := vfstest.NewMachine(0)
-	var multi, journaled atomic.Int64
-	s, err := Open("/data", Options{FS: m.Files, PebbleFS: m.Index, JournalBytes: 1 << 20,
-		OnCommit: func(st CommitStats) {
-			if st.Files >= 2 {
-				multi.Add(1)
-			}
-			if st.Journaled {
-				journaled.Add(1)
-			}
-		}})
+	var c multiCounts
+	s, err := Open("/data", Options{FS: m.Files, PebbleFS: m.Index, JournalBytes: 1 << 20, OnCommit: c.onCommit})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,8 +112,21 @@ func TestJournalWaitsForFiller(t *testing.T) {
 	for s.j.cur == 0 && s.j.off+maxRecord < journalFileBytes {
 		writeRounds(t, s, logs, 1, "first pass", acked)
 	}
-	if n, j := multi.Load(), journaled.Load(); n == 0 || j != n {
+	if n, j := c.multi.Load(), c.journaled.Load(); n == 0 || j != n {
 		t.Fatalf("first pass: %d of %d groups of two files or more journaled, want all", j, n)
 	}
 	checkAckedAfterCrash(t, m, s, Options{JournalBytes: 1 << 20}, acked)
+}
+
+// multiCounts counts a store's group commits over two files or more
+// (multi) and those of them journaled (Options.OnCommit).
+type multiCounts struct{ multi, journaled atomic.Int64 }
+
+func (c *multiCounts) onCommit(st CommitStats) {
+	if st.Files >= 2 {
+		c.multi.Add(1)
+	}
+	if st.Journaled {
+		c.journaled.Add(1)
+	}
 }
