@@ -454,10 +454,10 @@ func (j *journal) checkpointAll() {
 // A checkpoint of a passed pass (paced) starts with one file at a time,
 // and goes to journalSyncers once the share of its files started falls
 // a sixteenth behind the share of the next pass written: a group
-// commit's journal fdatasync then queues behind one sync in place
-// rather than several,
-// and the checkpoint's syscalls are spread over the pass instead of
-// bunched at its start, while it still ends about when the pass does.
+// commit's journal fdatasync then queues behind one sync in place rather
+// than several, and the checkpoint's syscalls are spread over the pass
+// instead of bunched at its start, while it still ends about when the
+// pass does.
 func (j *journal) syncAll(files map[File]*journaled, paced bool) bool {
 	if len(files) == 0 {
 		return true

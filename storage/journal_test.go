@@ -33,26 +33,8 @@ func writeSpread(t *testing.T, s *Store, logs []LogID, journaled *atomic.Int64) 
 // each round, and records them in acked.
 func writeRounds(t *testing.T, s *Store, logs []LogID, rounds int, tag string, acked map[LogID]map[Offset][]byte) {
 	t.Helper()
-	for r := 0; r < rounds; r++ {
-		var ps []*Pending
-		var payloads [][]byte
-		for _, id := range logs {
-			p := []byte(fmt.Sprintf("%s: log %v round %d", tag, id, r))
-			pd, err := s.Write(id, 1, p, AppendOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ps, payloads = append(ps, pd), append(payloads, p)
-		}
-		for i, pd := range ps {
-			if err := pd.Wait(); err != nil {
-				t.Fatal(err)
-			}
-			if acked[pd.log.id] == nil {
-				acked[pd.log.id] = map[Offset][]byte{}
-			}
-			acked[pd.log.id][pd.Header().Offset] = payloads[i]
-		}
+	if err := writeRoundsErr(s, logs, rounds, tag, acked); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -69,15 +51,24 @@ func writeRoundsErr(s *Store, logs []LogID, rounds int, tag string, acked map[Lo
 			}
 			ps, payloads = append(ps, pd), append(payloads, p)
 		}
-		for i, pd := range ps {
-			if err := pd.Wait(); err != nil {
-				return err
-			}
-			if acked[pd.log.id] == nil {
-				acked[pd.log.id] = map[Offset][]byte{}
-			}
-			acked[pd.log.id][pd.Header().Offset] = payloads[i]
+		if err := waitAcked(ps, payloads, acked); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// waitAcked waits for the entries ps, written with payloads, and records
+// them in acked.
+func waitAcked(ps []*Pending, payloads [][]byte, acked map[LogID]map[Offset][]byte) error {
+	for i, pd := range ps {
+		if err := pd.Wait(); err != nil {
+			return err
+		}
+		if acked[pd.log.id] == nil {
+			acked[pd.log.id] = map[Offset][]byte{}
+		}
+		acked[pd.log.id][pd.Header().Offset] = payloads[i]
 	}
 	return nil
 }

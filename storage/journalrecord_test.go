@@ -64,14 +64,8 @@ func TestJournalRecordOfLargeFrames(t *testing.T) {
 			}
 			ps, payloads = append(ps, pd), append(payloads, p)
 		}
-		for i, pd := range ps {
-			if err := pd.Wait(); err != nil {
-				t.Fatal(err)
-			}
-			if acked[pd.log.id] == nil {
-				acked[pd.log.id] = map[Offset][]byte{}
-			}
-			acked[pd.log.id][pd.Header().Offset] = payloads[i]
+		if err := waitAcked(ps, payloads, acked); err != nil {
+			t.Fatal(err)
 		}
 	}
 	checkJournalFrames(t, m, s)
