@@ -397,17 +397,23 @@ func TestClusterCoordinatorMoves(t *testing.T) {
 // coordinator is the node FindCoordinator names for group.
 func (c *testCluster) coordinator(adm *kadm.Client, group string) int32 {
 	c.t.Helper()
+	return c.coordinatorWhere(adm, group, "any node", func(int32) bool { return true })
+}
+
+// coordinatorWhere waits until FindCoordinator for group names a node
+// that want accepts (described by what), and returns it.
+func (c *testCluster) coordinatorWhere(adm *kadm.Client, group, what string, want func(int32) bool) int32 {
+	c.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		resp := adm.FindGroupCoordinators(ctx, group)
+		r, ok := adm.FindGroupCoordinators(ctx, group)[group]
 		cancel()
-		r, ok := resp[group]
-		if ok && r.Err == nil {
+		if ok && r.Err == nil && want(r.NodeID) {
 			return r.NodeID
 		}
 		if time.Now().After(deadline) {
-			c.t.Fatalf("no coordinator for %s: %+v", group, r)
+			c.t.Fatalf("no coordinator for %s at %s: %+v", group, what, r)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -419,19 +425,7 @@ func (c *testCluster) coordinator(adm *kadm.Client, group string) int32 {
 // targets the coordinator waits for the role to settle first.
 func (c *testCluster) waitCoordinatorAt(adm *kadm.Client, node int32) {
 	c.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		r, ok := adm.FindGroupCoordinators(ctx, "settle-probe")["settle-probe"]
-		cancel()
-		if ok && r.Err == nil && r.NodeID == node {
-			return
-		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("the coordinator role did not settle at node %d: %+v", node, r)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	c.coordinatorWhere(adm, "settle-probe", fmt.Sprintf("node %d", node), func(id int32) bool { return id == node })
 }
 
 // TestClusterGracefulStopHandsOver: once a node's Close returns, it is

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"slices"
 	"sync"
@@ -313,19 +314,7 @@ func (f *moveFixture) loseCoordinator(t *testing.T, from int32, p *pauseParts) i
 // than from.
 func (c *testCluster) coordinatorOtherThan(adm *kadm.Client, group string, from int32) int32 {
 	c.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		r, ok := adm.FindGroupCoordinators(ctx, group)[group]
-		cancel()
-		if ok && r.Err == nil && r.NodeID != from {
-			return r.NodeID
-		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("the coordinator did not move from %d: %+v", from, r)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return c.coordinatorWhere(adm, group, fmt.Sprintf("a node other than %d", from), func(id int32) bool { return id != from })
 }
 
 // retriableOrGone is what a client may see from the node that lost the
