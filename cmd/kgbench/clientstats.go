@@ -171,7 +171,14 @@ func (b *bench) observe(label string, fn func() error) error {
 			name = fmt.Sprintf("%s-%s-r%d.pprof", b.cfg.CPUProfile, label, r)
 		}
 		f, err := os.Create(name)
-		if err == nil && pprof.StartCPUProfile(f) == nil {
+		if err == nil {
+			if err = pprof.StartCPUProfile(f); err != nil {
+				f.Close()
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "kgbench: no CPU profile for %s: %v\n", label, err)
+		} else {
 			prof = f
 		}
 	}
