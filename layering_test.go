@@ -44,6 +44,8 @@ type layerRule struct {
 var layerRules = []layerRule{
 	{dir: "bufpool", bad: append([]string{franzGo, pebble}, allModule...),
 		why: "pooled buffers sit below every layer that reads into them (storage, the connection reader): no module package, no wire type"},
+	{dir: "crc32c", bad: append([]string{franzGo, pebble}, allModule...),
+		why: "the checksum of batches and frames sits below every layer that checks them (recordbatch, storage): no module package, no wire type"},
 	{dir: "storage", bad: []string{mod + "tier", mod + "ledger", mod + "resolver", mod + "offsets", mod + "kafka", mod + "metrics", mod + "server", mod + "cmd", franzGo},
 		why: "storage is the bottom layer and knows no Kafka wire type"},
 	{dir: "tier", bad: []string{mod + "ledger", mod + "resolver", mod + "offsets", mod + "kafka", mod + "metrics", mod + "server", mod + "cmd", franzGo},

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+
+	"github.com/kgateway/kgateway/crc32c"
 )
 
 // This file is the byte-level view of a Kafka record batch
@@ -124,7 +126,7 @@ func Parse(b []byte) (Header, int, error) {
 	}
 	size := int(blen) + LenPrefix
 	b = b[:size]
-	if want, got := binary.BigEndian.Uint32(b[CRCOff:]), crc32.Checksum(b[AttrsOff:], Castagnoli); want != got {
+	if want, got := binary.BigEndian.Uint32(b[CRCOff:]), crc32c.Checksum(b[AttrsOff:]); want != got {
 		return Header{}, 0, fmt.Errorf("%w: crc %08x, computed %08x", ErrCorruptBatch, want, got)
 	}
 	h := DecodeHeader(b)
@@ -212,7 +214,7 @@ func SetLogAppendTime(b []byte, now int64) {
 	be := binary.BigEndian
 	be.PutUint64(b[MaxTSOff:], uint64(now))
 	be.PutUint16(b[AttrsOff:], be.Uint16(b[AttrsOff:])|LogAppendTimeBit)
-	be.PutUint32(b[CRCOff:], crc32.Checksum(b[AttrsOff:], Castagnoli))
+	be.PutUint32(b[CRCOff:], crc32c.Checksum(b[AttrsOff:]))
 }
 
 // SetCreateTime clears b's LogAppendTime bit, keeping its max timestamp,
@@ -221,7 +223,7 @@ func SetLogAppendTime(b []byte, now int64) {
 func SetCreateTime(b []byte) {
 	be := binary.BigEndian
 	be.PutUint16(b[AttrsOff:], be.Uint16(b[AttrsOff:])&^LogAppendTimeBit)
-	be.PutUint32(b[CRCOff:], crc32.Checksum(b[AttrsOff:], Castagnoli))
+	be.PutUint32(b[CRCOff:], crc32c.Checksum(b[AttrsOff:]))
 }
 
 // Errors of the batch format. kafka/ maps them to Kafka's error codes

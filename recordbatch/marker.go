@@ -3,7 +3,8 @@ package recordbatch
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
+
+	"github.com/kgateway/kgateway/crc32c"
 )
 
 // Transaction markers (the control batch format): Kafka's control record batch. Magic 2,
@@ -56,7 +57,7 @@ func EncodeMarker(pid int64, epoch int16, commit bool, coordinatorEpoch int32, t
 	be.PutUint32(b[BaseSeqOff:], 0xffffffff) // -1: markers carry no sequence
 	be.PutUint32(b[CountOff:], 1)
 	b = append(b, rec...)
-	be.PutUint32(b[CRCOff:], crc32.Checksum(b[AttrsOff:], Castagnoli))
+	be.PutUint32(b[CRCOff:], crc32c.Checksum(b[AttrsOff:]))
 	return b
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"sync"
 
@@ -13,6 +12,8 @@ import (
 	"github.com/klauspost/compress/snappy"
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
+
+	"github.com/kgateway/kgateway/crc32c"
 )
 
 // The cleaner's view of a batch's records: decompressed whole (through
@@ -172,7 +173,7 @@ func Rebuild(orig []byte, recs []Record, horizon int64) ([]byte, error) {
 	be.PutUint64(b[MaxTSOff:], uint64(maxTS))
 	be.PutUint32(b[CountOff:], uint32(len(recs)))
 	b = append(b, sec...)
-	be.PutUint32(b[CRCOff:], crc32.Checksum(b[AttrsOff:], Castagnoli))
+	be.PutUint32(b[CRCOff:], crc32c.Checksum(b[AttrsOff:]))
 	return b, nil
 }
 
@@ -289,7 +290,7 @@ func Recompress(b []byte, c Codec, level int, limit int64) ([]byte, error) {
 	be.PutUint16(out[AttrsOff:], attrs)
 	be.PutUint64(out[BaseTSOff:], uint64(baseTS))
 	out = append(out, sec...)
-	be.PutUint32(out[CRCOff:], crc32.Checksum(out[AttrsOff:], Castagnoli))
+	be.PutUint32(out[CRCOff:], crc32c.Checksum(out[AttrsOff:]))
 	return out, nil
 }
 

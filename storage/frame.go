@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+
+	"github.com/kgateway/kgateway/crc32c"
 )
 
 // Entry frame (doc.go "File format"):
@@ -41,9 +43,9 @@ func encodeFrameHeader(hdr []byte, off Offset, records int32, maxTime int64, pay
 	be.PutUint64(hdr[20:], uint64(maxTime))
 	crc := crc32.Update(0, castagnoli, hdr[8:frameHeaderLen])
 	if known.from <= 0 || known.from > len(payload) {
-		crc = crc32.Update(crc, castagnoli, payload)
+		crc = crc32c.Update(crc, payload)
 	} else {
-		crc = crc32.Update(crc, castagnoli, payload[:known.from])
+		crc = crc32c.Update(crc, payload[:known.from])
 		crc = crcConcat(crc, known.crc, int64(len(payload)-known.from))
 	}
 	be.PutUint32(hdr[4:], crc)
@@ -79,7 +81,7 @@ func checkFrame(frame []byte) (frameFields, error) {
 		return frameFields{}, fmt.Errorf("%w: frame length mismatch", ErrCorrupt)
 	}
 	be := binary.BigEndian
-	if crc32.Checksum(frame[8:], castagnoli) != be.Uint32(frame[4:]) {
+	if crc32c.Checksum(frame[8:]) != be.Uint32(frame[4:]) {
 		return frameFields{}, fmt.Errorf("%w: crc mismatch", ErrCorrupt)
 	}
 	return frameFields{

@@ -48,7 +48,7 @@ var mutations = []mutation{
 	{
 		Name:  "batch-crc-unchecked",
 		Rule:  "resolver: a produced batch whose CRC32C does not match is refused (CORRUPT_MESSAGE)",
-		Edits: []edit{{File: "recordbatch/batch.go", Old: "Castagnoli); want != got {", New: "Castagnoli); want != got && false {"}},
+		Edits: []edit{{File: "recordbatch/batch.go", Old: "crc32c.Checksum(b[AttrsOff:]); want != got {", New: "crc32c.Checksum(b[AttrsOff:]); want != got && false {"}},
 		Tests: []testRun{
 			{Pkg: "./resolver/", Run: "FuzzSplitBatches|TestProduceRejects"},
 			{Pkg: "./test/", Run: "TestBadCRCRejected|TestProduceValidatesBatches"},
