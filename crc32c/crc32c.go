@@ -22,8 +22,9 @@ import "hash/crc32"
 var Table = crc32.MakeTable(crc32.Castagnoli)
 
 // foldMin is the shortest input Update folds: below it the folding's
-// setup and final reduction cost more than they save.
-const foldMin = 1024
+// setup and final reduction cost more than they save (measured: 768
+// bytes 18 ns folded against 28; 512 bytes 18–23 against 16).
+const foldMin = 768
 
 // Checksum returns the CRC32C of p.
 func Checksum(p []byte) uint32 { return Update(0, p) }
