@@ -57,10 +57,11 @@ func xnModP(n int) uint32 {
 }
 
 // foldConst is the pair of multipliers that moves a 128-bit lane d bytes
-// further along the message: its first 8 bytes (the lower power of x in
-// the reflected order, further from the end) by x^(8d+31), its last 8 by
-// x^(8d-33) (the offsets place a 64×32-bit product where the CRC32
-// instruction's reduction of the last 128 bits expects it).
+// further along the message: its first 8 bytes (earlier in the message,
+// so moved further) by x^(8d+31), its last 8 by x^(8d-33), mod P (the
+// offsets place each 64×32-bit product where the two CRC32 instructions
+// that reduce the last 128 bits expect it). TestFoldConstants checks
+// them against the published multipliers.
 func foldConst(d int) [2]uint64 {
 	return [2]uint64{uint64(xnModP(8*d + 31)), uint64(xnModP(8*d - 33))}
 }
