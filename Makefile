@@ -165,7 +165,7 @@ conformance-kafka: $(JVM_MOD)/target/classpath.txt
 # fuzz runs every fuzz target for FUZZTIME each (seed corpora in each
 # package's testdata/fuzz; `make test` already runs the seeds as tests).
 FUZZTIME ?= 15s
-FUZZ_TARGETS := kafka:FuzzFrames kafka:FuzzRequestDecode kafka:FuzzRequestHandle resolver:FuzzSplitBatches resolver:FuzzCompressedRecords storage:FuzzCorruptSegmentReopen auth:FuzzSASLExchange
+FUZZ_TARGETS := kafka:FuzzFrames kafka:FuzzRequestDecode kafka:FuzzRequestHandle resolver:FuzzSplitBatches resolver:FuzzCompressedRecords storage:FuzzCorruptSegmentReopen auth:FuzzSASLExchange crc32c:FuzzUpdateAgrees
 .PHONY: fuzz
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

@@ -88,3 +88,19 @@ func itoa(n int) string {
 	}
 	return s + "KiB"
 }
+
+// FuzzUpdateAgrees: for any bytes and any starting CRC, Update is
+// hash/crc32's Castagnoli CRC, on every length and alignment.
+func FuzzUpdateAgrees(f *testing.F) {
+	f.Add(uint32(0), make([]byte, 1000), uint8(0))
+	f.Add(uint32(0xdeadbeef), make([]byte, 4096+63), uint8(5))
+	f.Fuzz(func(t *testing.T, crc uint32, p []byte, off uint8) {
+		if int(off) > len(p) {
+			off = 0
+		}
+		p = p[off:]
+		if got, want := Update(crc, p), crc32.Update(crc, Table, p); got != want {
+			t.Fatalf("Update(%#x, %d bytes) = %#x, want %#x", crc, len(p), got, want)
+		}
+	})
+}
