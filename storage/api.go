@@ -319,7 +319,9 @@ type Options struct {
 	// CommitInterval, with a Replicator, is the least time between the
 	// starts of two group commits (cluster.commit.interval.ms): entries
 	// that arrive meanwhile share the next one, up to MaxGroupBytes
-	// (doc.go I13). Zero: no wait. Ignored without a Replicator.
+	// (doc.go I13). With ReplicateDepth above 1 and no group in flight,
+	// twice the latest group's time when that is shorter. Zero: no wait.
+	// Ignored without a Replicator.
 	CommitInterval time.Duration
 	// ReplicateDepth is how many group commits may be in flight at once
 	// when the Replicator is a Pipeliner (doc.go I14): the next group is

@@ -82,9 +82,15 @@ type committer struct {
 	slots    chan struct{}
 	flights  chan *flight
 	finished chan struct{} // closed when the finisher returns
-	wake     chan struct{} // capacity 1: "the queue may be non-empty"
-	quit     chan struct{} // closed by stop: no more waiting for the interval
-	done     chan struct{} // closed when run returns
+	// took is how long the latest finished group took, from its start
+	// to its outcome (ns), and kick (capacity 1) ends a pause early when
+	// the finisher frees a slot: pipelined, the pause then may be
+	// shorter (nextStart, I13).
+	took atomic.Int64
+	kick chan struct{}
+	wake chan struct{} // capacity 1: "the queue may be non-empty"
+	quit chan struct{} // closed by stop: no more waiting for the interval
+	done chan struct{} // closed when run returns
 	// bulkBytes is Options.BulkEntryBytes without a Replicator (0: one
 	// lane); bulkWake and bulkDone are the bulk lane's wake and done.
 	bulkBytes int
@@ -118,6 +124,7 @@ func newCommitter(s *Store) *committer {
 		c.slots = make(chan struct{}, s.opts.ReplicateDepth)
 		c.flights = make(chan *flight, s.opts.ReplicateDepth)
 		c.finished = make(chan struct{})
+		c.kick = make(chan struct{}, 1)
 		go c.finish()
 	}
 	return c
@@ -244,7 +251,7 @@ func (c *committer) run() {
 			c.slots <- struct{}{}
 		}
 		if c.interval > 0 && !last.IsZero() {
-			c.pause(time.Until(last.Add(c.interval)))
+			c.pause(last)
 		}
 		var group []*Pending
 		var stopped bool
@@ -356,6 +363,7 @@ func (c *committer) finish() {
 		if f.wait != nil {
 			errs := f.wait()
 			st.Replicate = time.Since(f.started)
+			c.took.Store(int64(st.Replicate))
 			c.replicated(errs, f.logs, f.failed)
 		}
 		// Entries taken while an earlier group that failed their log was
@@ -364,6 +372,7 @@ func (c *committer) finish() {
 		c.step(fsys.StepSynced)
 		c.complete(f.group, f.failed, st)
 		<-c.slots
+		signal(c.kick) // maybe none in flight now: the pause may end (I13)
 	}
 }
 
@@ -383,18 +392,52 @@ func failedSince(group []*Pending, failed map[*logState]error) {
 	}
 }
 
-// pause waits d, or until stop (I13): what is queued meanwhile shares the
-// next group commit. A timer, so an idle store costs nothing.
-func (c *committer) pause(d time.Duration) {
-	if d <= 0 {
-		return
+// pause waits until the next group commit may start after the one
+// started at last (nextStart), or until stop (I13): what is queued
+// meanwhile shares the next group commit. A timer, so an idle store costs
+// nothing; a kick (a group finished) looks again.
+func (c *committer) pause(last time.Time) {
+	var t *time.Timer
+	for {
+		select {
+		case <-c.kick: // consumed before nextStart looks: a later kick is new
+		default:
+		}
+		d := time.Until(c.nextStart(last))
+		if d <= 0 {
+			return
+		}
+		if t == nil {
+			t = time.NewTimer(d)
+			defer t.Stop()
+		} else {
+			t.Reset(d)
+		}
+		select {
+		case <-t.C:
+			return
+		case <-c.quit:
+			return
+		case <-c.kick:
+		}
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-c.quit:
+}
+
+// nextStart is when a group commit may start after one started at last
+// (I13): the interval after it; pipelined, with no group in flight (the
+// committer holds one slot, its own), twice the latest group's time
+// after it when that is sooner. Where a commit takes well under the
+// interval, waiting out the interval for an idle store only adds to
+// every acknowledgement; starting at most every two commit times still
+// gathers what arrives during one and leaves the store idle at least
+// half the time. Where a commit takes half the interval or more, the
+// interval paces every start, as without a Pipeliner.
+func (c *committer) nextStart(last time.Time) time.Time {
+	gap := c.interval
+	if c.pipe != nil && len(c.slots) == 1 {
+		gap = min(gap, 2*time.Duration(c.took.Load()))
 	}
+	return last.Add(gap)
 }
 
 // take removes a group from the head of the queue: at least one pending,

@@ -291,7 +291,14 @@
 //	I13 With a CommitInterval, two group commits start at least that far
 //	   apart: the committer waits on a timer (nothing polls) and entries
 //	   queued meanwhile share the next group commit, up to MaxGroupBytes
-//	   (further groups follow at the same pace). Close ends the wait at
+//	   (further groups follow at the same pace). With a Pipeliner and a
+//	   ReplicateDepth above 1, a group that would start with none in
+//	   flight waits only twice the latest finished group's time (start to
+//	   outcome) after the last start when that is shorter: where commits
+//	   take half the interval or more every start is paced as above, and
+//	   where they take far less, an idle store does not make every
+//	   acknowledgement wait out the interval. A group finishing ends the
+//	   wait early when the rule now allows. Close ends the wait at
 //	   once and drains the queue without waiting. Without a Replicator
 //	   CommitInterval is ignored: a local fdatasync gains nothing by
 //	   waiting.

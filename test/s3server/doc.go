@@ -1,7 +1,8 @@
 // Package s3server starts a real S3-compatible server for tests: versitygw
 // (github.com/versity/versitygw, Apache-2.0) with its POSIX backend, on
 // 127.0.0.1 at an ephemeral port, over a temporary directory, as a child of
-// the test process.
+// the test process. The directory is under QuietDir (/var/tmp), away from
+// /tmp, unless KGW_S3SERVER_DIR or TMPDIR names another place.
 //
 // versitygw is a single Go binary with no cluster to form and no state
 // outside its directory; `go install` builds it from the module proxy, at

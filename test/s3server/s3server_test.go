@@ -196,3 +196,25 @@ func TestMetadataInXattrs(t *testing.T) {
 		t.Fatalf("attributes read back: %+v, %v", attrs, err)
 	}
 }
+
+// TestDirAwayFromTmp: with neither KGW_S3SERVER_DIR nor TMPDIR set, a
+// server's directory is under QuietDir, away from /tmp's churn of
+// inodes (dataRoot), and it is removed when the test ends.
+func TestDirAwayFromTmp(t *testing.T) {
+	if st, err := os.Stat(s3server.QuietDir); err != nil || !st.IsDir() || unix.Access(s3server.QuietDir, unix.W_OK) != nil {
+		t.Skipf("%s is not a writable directory", s3server.QuietDir)
+	}
+	t.Setenv(s3server.EnvDir, "")
+	t.Setenv("TMPDIR", "")
+	os.Unsetenv("TMPDIR")
+	var dir string
+	t.Run("server", func(t *testing.T) {
+		dir = s3server.Start(t).Dir
+		if !strings.HasPrefix(dir, s3server.QuietDir+"/") {
+			t.Fatalf("server directory %s is not under %s", dir, s3server.QuietDir)
+		}
+	})
+	if _, err := os.Stat(filepath.Dir(dir)); !os.IsNotExist(err) {
+		t.Fatalf("server directory %s left after its test: %v", filepath.Dir(dir), err)
+	}
+}

@@ -55,7 +55,7 @@ func Start(t testing.TB) *Server {
 	t.Helper()
 	bin := Binary(t)
 	setCredentials()
-	root := t.TempDir()
+	root := dataRoot(t)
 	s := &Server{
 		Dir:  filepath.Join(root, "data"),
 		meta: filepath.Join(root, "meta"),
@@ -165,6 +165,43 @@ func (s *Server) Restart() {
 
 var errAddrInUse = errors.New("address already in use")
 
+// EnvDir names the directory under which Start makes each server's
+// directory (default QuietDir; TMPDIR, when set, is taken as the choice of
+// the person running the tests and wins over the default).
+const EnvDir = "KGW_S3SERVER_DIR"
+
+// QuietDir is where a server's directory goes by default: a directory
+// on the same disk as /tmp but away from it. Every test on a machine makes
+// and removes its temporary directories under /tmp, and on ext4 without
+// a journal each new inode's allocation steps past every inode of its
+// group freed in the last minute or more: an object's O_TMPFILE under
+// /tmp cost 0.5 ms of a loopback PUT on a busy machine, and more as the
+// churn grew, where the same file under /var/tmp cost tens of µs.
+const QuietDir = "/var/tmp"
+
+// dataRoot makes the server's directory, removed when the test ends:
+// under $KGW_S3SERVER_DIR, else under $TMPDIR when set, else under
+// QuietDir when it is a writable directory, else the test's TempDir.
+func dataRoot(t testing.TB) string {
+	base := os.Getenv(EnvDir)
+	if base == "" && os.Getenv("TMPDIR") == "" {
+		base = QuietDir
+	}
+	if base == "" {
+		return t.TempDir()
+	}
+	root, err := os.MkdirTemp(base, "kgw-s3server-")
+	if err != nil {
+		if os.Getenv(EnvDir) != "" {
+			t.Fatalf("%s: %v", EnvDir, err)
+		}
+		return t.TempDir()
+	}
+	// Registered before the server's Stop, so it runs after it.
+	t.Cleanup(func() { os.RemoveAll(root) })
+	return root
+}
+
 // Args are versitygw's arguments to serve dir on addr. --keep-alive keeps
 // its connections open between requests, as every real object store
 // does: without it versitygw closes each connection after one response,
@@ -182,8 +219,16 @@ var errAddrInUse = errors.New("address already in use")
 // steps past every inode of its group freed in the last minute or more,
 // that made a PUT cost 1 to 18 ms on one machine, moving with the deletes
 // around it, where the same PUT with attributes costs one inode.
+//
+// --disable-object-lock-file leaves a conditional write's exclusion
+// (If-None-Match, If-Match) to versitygw's in-process lock per key shard,
+// without also taking a flock on a shared lock file (an open, a flock and
+// a close per PUT): the file lock is there for several gateway processes
+// over one directory, and each of these servers has its directory to
+// itself (Restart stops the old process before starting the new one).
 func Args(addr, meta, dir string) []string {
-	args := []string{"--port", addr, "--region", Region, "--quiet", "--keep-alive", "posix"}
+	args := []string{"--port", addr, "--region", Region, "--quiet", "--keep-alive",
+		"posix", "--disable-object-lock-file"}
 	if !Xattrs(dir) {
 		args = append(args, "--sidecar", meta)
 	}

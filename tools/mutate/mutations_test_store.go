@@ -12,4 +12,10 @@ var testStoreMutations = []mutation{
 		Edits: []edit{{File: "test/s3server/server.go", Old: "\tif !Xattrs(dir) {\n", New: "\tif !Xattrs(dir) || true {\n"}},
 		Tests: []testRun{{Pkg: "./test/s3server/", Run: "TestMetadataInXattrs"}},
 	},
+	{
+		Name:  "s3server-dir-in-tmp",
+		Rule:  "the tests' S3 server keeps its directory away from /tmp by default, where every test's deletes make a new inode cost up to milliseconds",
+		Edits: []edit{{File: "test/s3server/server.go", Old: "\t\tbase = QuietDir\n", New: "\t\tbase = os.TempDir()\n"}},
+		Tests: []testRun{{Pkg: "./test/s3server/", Run: "TestDirAwayFromTmp"}},
+	},
 }
