@@ -102,7 +102,9 @@ func (r *Request) Prompt() { r.prompt = true }
 func (r *Request) HandOff() {
 	if c := r.reader; c != nil {
 		r.reader = nil
-		go c.read()
+		// On a worker: its stack, grown by the handlers it ran, stays
+		// with the reader, which runs prompt requests on it.
+		c.workers().Go(c.read)
 	}
 }
 
