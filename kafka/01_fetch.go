@@ -136,6 +136,9 @@ func (s *Server) resolvePartition(topic string, partition int32, write bool) (re
 // waitAny waits for an append on a watched partition (true), or for the
 // timer, the connection dying or the server closing (false).
 func (s *Server) waitAny(rc *reqCtx, appended <-chan struct{}, timeout <-chan time.Time) bool {
+	// A Fetch runs on its connection's reader (connection.Request.Prompt):
+	// the reading goes on elsewhere, and sees the peer leave, while it waits.
+	rc.req.HandOff()
 	defer rc.addWait(time.Now()) // a long poll is not handling time
 	select {
 	case <-appended:

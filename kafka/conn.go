@@ -169,6 +169,9 @@ func (c *conn) Parse(body []byte, charge int64) (*connection.Slot, *connection.R
 func (c *conn) newReqCtx(sl *connection.Slot, key, version int16, body []byte, charge int64) *reqCtx {
 	rc := &reqCtx{ctx: c.ctx, conn: c, version: version, key: key,
 		req: c.loop.NewRequest(sl, charge, key == apiKeyProduce)}
+	if key == 1 { // a Fetch is mostly answered at once; a long poll hands off (waitAny)
+		rc.req.Prompt()
+	}
 	rc.stats.size, rc.stats.arrived = len(body), time.Now()
 	return rc
 }

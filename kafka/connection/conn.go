@@ -22,8 +22,9 @@ var ErrFrame = errors.New("kafka: malformed frame")
 
 // Handler is the server's side of one connection: what its frames mean.
 // The reader calls Handshake, FrameSizes and Parse; the handler
-// goroutines run what Parse returns; the writer calls Encode, Written
-// and Free.
+// goroutines (the reader for a prompt request) run what Parse returns;
+// the goroutine holding the connection's write turn calls Encode,
+// Written and Free, one at a time.
 type Handler interface {
 	// Handshake runs on the reader goroutine before the first frame is
 	// read (a TLS handshake); an error, which it logs, closes the
@@ -74,10 +75,12 @@ type Options struct {
 }
 
 // Conn is one client connection. The reader goroutine reads frames and
-// runs a handler per request on a Workers goroutine; each handler waits for its turn (the
-// previous request has taken effect: requests in effect one at a time),
-// and the writer goroutine writes responses in the order of queue, which
-// is request order (responses in request order).
+// runs a handler per request on a Workers goroutine, or itself for a
+// prompt request whose turn has come (Request.Prompt); each handler
+// waits for its turn (the previous request has taken effect: requests in
+// effect one at a time), and whoever answers a request writes the
+// answered responses at the head of the connection's response order, in
+// request order (responses in request order; write.go).
 type Conn struct {
 	nc  net.Conn
 	h   Handler
@@ -89,9 +92,19 @@ type Conn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	// queue carries slots from reader to writer in request order; its
-	// capacity is the in-flight window.
-	queue chan *Slot
+	// out is the response order: the slots queued by the reader, written
+	// in request order by whoever holds the write turn (write.go).
+	out responses
+	// window holds a token per slot in flight: the reader stops reading
+	// while it is full (Options.Window).
+	window chan struct{}
+	// wake tells the writer goroutine to look at the response order
+	// (capacity one: a wake-up is never lost and never waits).
+	wake chan struct{}
+
+	// br reads the socket. Reader goroutine only (the one reading: a
+	// request's HandOff passes the reading on).
+	br *bufio.Reader
 
 	// last is the connection's latest request with a handler: the next
 	// one starts when it has taken effect (requests in effect one at a
@@ -130,7 +143,7 @@ type Conn struct {
 func New(parent context.Context, nc net.Conn, h Handler, o Options) *Conn {
 	ctx, cancel := context.WithCancel(parent)
 	c := &Conn{nc: nc, h: h, opt: o, log: o.Log, ctx: ctx, cancel: cancel,
-		queue: make(chan *Slot, o.Window)}
+		window: make(chan struct{}, o.Window+1), wake: make(chan struct{}, 1)}
 	c.touch()
 	return c
 }
@@ -200,57 +213,93 @@ func (c *Conn) Kill() {
 }
 
 func (c *Conn) readLoop() {
-	defer c.opt.Goroutines.Done()
-	defer close(c.queue)
 	if err := c.h.Handshake(c.ctx); err != nil { // TLS handshake timeouts and certificate reloads
 		c.Kill()
+		c.endRead()
 		return
 	}
-	br := bufio.NewReaderSize(&wire.IdleReader{C: idleConn{c}, Idle: c.opt.Idle}, 32<<10)
+	c.br = bufio.NewReaderSize(&wire.IdleReader{C: idleConn{c}, Idle: c.opt.Idle}, 32<<10)
+	c.read()
+}
+
+// read is the reader: it reads frames and starts their requests until
+// the connection ends, or until a request it runs itself hands the
+// reading on to another goroutine (Request.HandOff).
+func (c *Conn) read() {
 	for {
-		// Wait for the next frame to begin (or the peer to leave: a
-		// handler waiting for this connection's death must learn of it),
-		// then for its turn to be read.
-		_, err := br.Peek(1)
-		if err == nil && (!c.readAhead() || !c.muted.Wait(c.ctx.Done(), c.opt.Closing)) {
+		sl, r, ok := c.next()
+		if !ok || !c.queue(sl, r) {
+			c.endRead()
 			return
 		}
-		var body []byte
-		var frame *bufpool.Shared
-		var charge int64
-		if err == nil {
-			body, frame, charge, err = c.readFrame(br)
-		}
-		if err != nil {
-			if !c.isClosing() {
-				// Peer gone, idle or bad frame: nobody will read responses.
-				c.logReadErr(err)
-				c.Kill()
+		switch {
+		case r == nil:
+			c.wakeWriter() // answered by Parse: the writer goroutine writes it
+		case c.runsOnReader(r):
+			c.opt.Goroutines.Add(1)
+			r.reader = c
+			r.Run()
+			if r.reader == nil {
+				return // handed off: another goroutine reads now
 			}
-			return
-		}
-		sl, r, err := c.Dispatch(body, charge)
-		if err != nil {
-			c.log.Info("request-rejected", zap.Error(err))
-			c.Kill()
-			return
-		}
-		c.inFlight.Add(1)
-		if r != nil {
-			r.frame = frame
-			// Started before it is queued: a handler always runs, so its
-			// bytes return to the budget and its successor gets its turn
-			// even if the connection dies now.
+			r.reader = nil
+		default:
+			// Started after it is queued, never waiting for a worker.
 			c.opt.Goroutines.Add(1)
 			c.workers().Go(r.Run)
 		}
-		select {
-		case c.queue <- sl:
-		case <-c.ctx.Done():
-			c.finish(sl)
-			return
-		}
 	}
+}
+
+// endRead ends the reader (the connection's one reading goroutine).
+func (c *Conn) endRead() {
+	c.readDone()
+	c.opt.Goroutines.Done()
+}
+
+// next reads the next frame once it may (readAhead, a mute) and
+// dispatches it; false when the connection is done reading.
+func (c *Conn) next() (*Slot, *Request, bool) {
+	// Wait for the next frame to begin (or the peer to leave: a handler
+	// waiting for this connection's death must learn of it), then for
+	// its turn to be read.
+	_, err := c.br.Peek(1)
+	if err == nil && (!c.readAhead() || !c.muted.Wait(c.ctx.Done(), c.opt.Closing)) {
+		return nil, nil, false
+	}
+	var body []byte
+	var frame *bufpool.Shared
+	var charge int64
+	if err == nil {
+		body, frame, charge, err = c.readFrame(c.br)
+	}
+	if err != nil {
+		if !c.isClosing() {
+			// Peer gone, idle or bad frame: nobody will read responses.
+			c.logReadErr(err)
+			c.Kill()
+		}
+		return nil, nil, false
+	}
+	sl, r, err := c.Dispatch(body, charge)
+	if err != nil {
+		c.log.Info("request-rejected", zap.Error(err))
+		c.Kill()
+		return nil, nil, false
+	}
+	c.inFlight.Add(1)
+	if r != nil {
+		r.frame = frame
+	}
+	return sl, r, true
+}
+
+// runsOnReader: r is prompt (Request.Prompt), its turn has come, and no
+// quota throttle may hold its response (readAhead's quota rule): the
+// reader runs it itself, and writes its response if nothing before it
+// is left to write, with no goroutine handing it on.
+func (c *Conn) runsOnReader(r *Request) bool {
+	return r.prompt && r.turn.Started() && !c.quotaLimited.Load()
 }
 
 // workers is the pool the connection's handlers run on.
@@ -312,103 +361,8 @@ func (c *Conn) Dispatch(body []byte, charge int64) (*Slot, *Request, error) {
 	c.last = r
 	r.run = func() {
 		defer c.opt.Goroutines.Done()
-		defer close(sl.done)
+		defer c.answered(sl)
 		run()
 	}
 	return sl, r, nil
-}
-
-func (c *Conn) writeLoop() {
-	defer c.opt.Goroutines.Done()
-	defer func() {
-		if c.set != nil {
-			c.set.remove(c)
-		}
-	}()
-	var buf []byte
-	for sl := range c.queue {
-		ok := c.writeSlot(sl, &buf)
-		if !ok {
-			c.Kill()
-			<-sl.done // let the handler end before the slot is finished
-		}
-		c.h.Free(sl)
-		c.finish(sl)
-		if !ok {
-			c.drain()
-			return
-		}
-		if cap(buf) > 1<<20 {
-			buf = nil // do not pin a large response's buffer
-		}
-	}
-	c.Kill()
-}
-
-// writeSlot waits for one slot's response and writes it; false means the
-// connection is done (dead, or a handler error closes it: a Go error
-// closes the connection).
-func (c *Conn) writeSlot(sl *Slot, buf *[]byte) bool {
-	select {
-	case <-sl.done:
-	case <-c.ctx.Done():
-		return false
-	}
-	if sl.Err != nil {
-		c.log.Info("request-failed", zap.Int16("api-key", sl.Key),
-			zap.Int16("api-version", sl.Version), zap.Error(sl.Err))
-		return false
-	}
-	if sl.Throttle > 0 && !sl.SelfThrottle && !wire.Delay(sl.Throttle, c.ctx.Done()) {
-		return false
-	}
-	if sl.Resp == nil {
-		c.muted.For(sl.Throttle) // No response for acks=0; acks=0 is muted as Kafka does
-		return true
-	}
-	frame, pieces, n, ok := c.h.Encode((*buf)[:0], sl)
-	if !ok {
-		return false
-	}
-	*buf = frame
-	// The idle connection timeout: a client that reads nothing for
-	// connections.max.idle.ms is gone.
-	c.nc.SetWriteDeadline(time.Now().Add(c.opt.Idle))
-	var err error
-	if pieces != nil {
-		// Fetch: record batches by reference, from their files with
-		// sendfile where the connection allows (kafka/fetchwire).
-		_, err = sendfile.Write(c.nc, pieces, c.Sendfile())
-	} else {
-		out := net.Buffers{frame}
-		_, err = out.WriteTo(c.nc)
-	}
-	if err != nil {
-		c.log.Debug("connection-write-failed", zap.Error(err))
-		return false
-	}
-	c.h.Written(sl, n)
-	c.touch()
-	if pieces == nil && sl.Throttle > 0 && sl.SelfThrottle {
-		c.muted.For(sl.Throttle) // KIP-219: respond first, then mute
-	}
-	return !sl.CloseAfter
-}
-
-// finish counts a slot out of the connection's in-flight requests (the
-// idle connection timeout). Its budget bytes were returned when its
-// handler released them (the request memory budget).
-func (c *Conn) finish(*Slot) {
-	c.inFlight.Add(-1)
-}
-
-// drain finishes every slot still queued on a dead connection, each once
-// its handler is done (the connection's context is cancelled, so waiting
-// handlers return promptly).
-func (c *Conn) drain() {
-	for sl := range c.queue {
-		<-sl.done
-		c.h.Free(sl)
-		c.finish(sl)
-	}
 }

@@ -23,6 +23,8 @@ const testDeadline = 10 * time.Second
 type echo struct {
 	c      *Conn
 	handle func(corrID int32, sl *Slot, r *Request)
+	// prompt makes every request prompt (Request.Prompt).
+	prompt bool
 }
 
 func (e *echo) Handshake(context.Context) error { return nil }
@@ -31,6 +33,9 @@ func (e *echo) Parse(body []byte, charge int64) (*Slot, *Request, func(), error)
 	h := wire.ParseRequestHeader(body)
 	sl := NewSlot(h.Key, h.Version, h.CorrID)
 	r := e.c.NewRequest(sl, charge, false)
+	if e.prompt {
+		r.Prompt()
+	}
 	return sl, r, func() {
 		defer r.Release()
 		e.handle(h.CorrID, sl, r)
@@ -71,15 +76,22 @@ func serveOn(t *testing.T, w *Workers, handle func(int32, *Slot, *Request)) (net
 
 // send writes one request frame: a header with no client id.
 func send(t *testing.T, nc net.Conn, corrID int32) {
+	if !sendOK(nc, corrID) {
+		t.Fatal("request write failed")
+	}
+}
+
+// sendOK writes one request frame, a header with no client id; false
+// on error (for a goroutine other than the test's).
+func sendOK(nc net.Conn, corrID int32) bool {
 	b := binary.BigEndian.AppendUint32(nil, wire.MinRequest)
 	b = binary.BigEndian.AppendUint16(b, 18)
 	b = binary.BigEndian.AppendUint16(b, 0)
 	b = binary.BigEndian.AppendUint32(b, uint32(corrID))
 	b = binary.BigEndian.AppendUint16(b, 0xffff)
 	nc.SetWriteDeadline(time.Now().Add(testDeadline))
-	if _, err := nc.Write(b); err != nil {
-		t.Fatal(err)
-	}
+	_, err := nc.Write(b)
+	return err == nil
 }
 
 // recv reads one response frame's correlation id.
@@ -157,5 +169,58 @@ func TestBudgetReturnedWhenPeerLeaves(t *testing.T) {
 	}
 	if n := set.Len(); n != 0 {
 		t.Fatalf("%d connections still counted", n)
+	}
+}
+
+// A prompt request runs on the reader; one that waits long hands the
+// reading on first (Request.HandOff), so the peer's leaving is seen and
+// ends its wait, and every goroutine of the connection ends.
+func TestPromptRequestHandsOffReading(t *testing.T) {
+	started := make(chan struct{})
+	var c *Conn
+	cli, b, wg, set := serve(t, func(_ int32, _ *Slot, r *Request) {
+		r.WaitTurn()
+		r.HandOff()
+		close(started)
+		<-c.Context().Done() // a long poll: ends when the connection dies
+	})
+	e := set.Handlers()[0].(*echo)
+	e.prompt, c = true, e.c
+	send(t, cli, 1)
+	select {
+	case <-started:
+	case <-time.After(testDeadline):
+		t.Fatal("the handler never started")
+	}
+	cli.Close()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(testDeadline):
+		t.Fatal("a prompt request's long wait did not end when the peer left")
+	}
+	if n := b.InUse(); n != 0 {
+		t.Fatalf("%d budget bytes still held", n)
+	}
+}
+
+// Responses in request order, with prompt requests: each is answered
+// and written on the reader, and the responses of a pipelined run of
+// them leave in request order.
+func TestPromptResponsesInOrder(t *testing.T) {
+	cli, _, _, set := serve(t, func(int32, *Slot, *Request) {})
+	set.Handlers()[0].(*echo).prompt = true
+	go func() { // a pipe holds nothing: read while sending
+		for i := int32(1); i <= 64; i++ {
+			if !sendOK(cli, i) {
+				return
+			}
+		}
+	}()
+	for i := int32(1); i <= 64; i++ {
+		if got := recv(t, cli); got != i {
+			t.Fatalf("response %d: want %d", got, i)
+		}
 	}
 }

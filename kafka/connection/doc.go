@@ -1,8 +1,12 @@
 // Package connection is one client connection's frames: the reader
 // goroutine reads size-prefixed frames within the byte budget and the idle
 // deadline, hands each to the server's Handler to parse, and starts its
-// handler in request order; the writer goroutine writes the answers in
-// request order, throttled and muted as quotas say (KIP-219).
+// handler in request order (on a reused worker goroutine, or on the
+// reader itself for a prompt request such as a Fetch, which hands the
+// reading on before a long wait); the goroutine that answers a request
+// writes the answers then ready, in request order, throttled and muted
+// as quotas say (KIP-219): a prompt request answered at once is read,
+// answered and written by one goroutine.
 //
 // It owns the socket's read and write loops, the per-connection request
 // order (a wire.Turn per request), the in-flight window, the budget

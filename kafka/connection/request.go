@@ -60,6 +60,12 @@ type Request struct {
 	// started, not only once it has taken effect (a Produce, readAhead).
 	pipelined bool
 	run       func()
+	// prompt: usually answered at once (Prompt).
+	prompt bool
+	// reader is the connection while the request runs on its reader
+	// goroutine, nil once handed off (HandOff) or on a worker. The
+	// handler's goroutine only.
+	reader *Conn
 	// frame is the pooled buffer the request's frame is a slice of, nil
 	// when it is not pooled (Frame).
 	frame *bufpool.Shared
@@ -80,6 +86,27 @@ func (c *Conn) NewRequest(sl *Slot, charge int64, pipelined bool) *Request {
 // for any other request it stays held, and the garbage collector frees
 // the buffer like any other.
 func (r *Request) Frame() *bufpool.Shared { return r.frame }
+
+// Prompt marks a request that is usually answered at once, without
+// waiting (a Fetch of data that is there): when its turn has come as it
+// is read, the reader runs it itself, sparing the handoff to a worker,
+// and, when nothing before it is left to write, writes its response
+// too. Its handler calls HandOff before any long wait.
+func (r *Request) Prompt() { r.prompt = true }
+
+// HandOff is called by a handler about to wait long (a long-poll
+// Fetch): if the request runs on its connection's reader, a new
+// goroutine takes the reading over now, so the peer's leaving is seen
+// while it waits (the connection's death ends the wait) and the
+// connection's next frame is read as it would be.
+func (r *Request) HandOff() {
+	if c := r.reader; c != nil {
+		r.reader = nil
+		// On a worker: its stack, grown by the handlers it ran, stays
+		// with the reader, which runs prompt requests on it.
+		c.workers().Go(c.read)
+	}
+}
 
 // Charge is what the request holds of the budget.
 func (r *Request) Charge() int64 { return r.charge }

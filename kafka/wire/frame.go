@@ -62,7 +62,12 @@ func readBody(br *bufio.Reader, size int, grow func(have, want int) error, queue
 			}
 			// Twice what has arrived: at least doubling, and a frame
 			// that is mostly here is sized once, not regrown for its tail.
-			arrived := len(body) + br.Buffered() + queued()
+			// The kernel is asked (a system call) only when the
+			// buffered bytes do not hold the frame already.
+			arrived := len(body) + br.Buffered()
+			if arrived < size {
+				arrived += queued()
+			}
 			want := min(size, max(2*arrived, MinBodyGrow))
 			last, stepped := want == size, false
 			switch {

@@ -45,6 +45,20 @@ func (t *Turn) Release(free func()) {
 	})
 }
 
+// Started reports whether the request may start now: its predecessor
+// has taken effect (or there is none).
+func (t *Turn) Started() bool {
+	if t.after == nil {
+		return true
+	}
+	select {
+	case <-t.after:
+		return true
+	default:
+		return false
+	}
+}
+
 // Wait waits until the predecessor has taken effect and returns how long
 // it waited (0 when it had already).
 func (t *Turn) Wait() time.Duration {
