@@ -57,16 +57,19 @@ type beat struct {
 // waits for the next batch, or the end of its wait, and is queued again.
 func (g *group) batchHeartbeat(cl Client, req *kmsg.ConsumerGroupHeartbeatRequest, resp *kmsg.ConsumerGroupHeartbeatResponse) *kmsg.ConsumerGroupHeartbeatResponse {
 	b := &beat{cl: cl, req: req, resp: resp}
-	for g.runBeat(b) {
-		b.wait.await()
+	for {
+		g.runBeat(b)
+		if !g.awaitRelease(b) {
+			break
+		}
 	}
 	b.wait.stop()
 	return b.resp
 }
 
-// runBeat queues b and returns when it is answered (false) or parked (true).
-func (g *group) runBeat(b *beat) bool {
-	b.done, b.lead, b.wait.parked = make(chan struct{}), false, false
+// runBeat queues b and returns when it is answered or parked.
+func (g *group) runBeat(b *beat) {
+	b.done, b.lead = make(chan struct{}), false
 	q := &g.beats
 	q.mu.Lock()
 	q.waiting = append(q.waiting, b)
@@ -76,11 +79,10 @@ func (g *group) runBeat(b *beat) bool {
 	if !lead {
 		<-b.done
 		if !b.lead {
-			return b.wait.parked
+			return
 		}
 	}
 	g.applyBeats(b)
-	return b.wait.parked
 }
 
 // applyBeats applies every queued heartbeat as one batch, answers them,
@@ -187,7 +189,12 @@ func (g *group) applyBeatsLocked(batch []*beat) {
 		}
 		apply(b)
 	}
+	taken := g.takeParkedLocked(apply)
 	flush()
+	for _, b := range taken {
+		b.wait.parked = false // answered, unless held again below
+		changed = true        // wakes it
+	}
 	for _, b := range held {
 		if b.resp.ErrorCode == errNone { // else the write failed: answered with its error
 			kept = append(kept, b)

@@ -15,4 +15,10 @@ var generationWriteMutations = []mutation{
 			New: "\tg.transitionLocked(stateCompletingRebalance)\n\t_ = g.c.store.PutGroup(g.stateLocked().Group)\n"}},
 		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestClassicGenerationWrittenWithAssignment|TestRebalanceStartNotWritten"}},
 	},
+	{
+		Name:  "consumer-parked-beat-written-alone",
+		Rule:  "releases soon to come, in one write: a heartbeat parked for a release is applied in the batch that applies the release and shares its write",
+		Edits: []edit{{File: "kafka/group/consumer_batch.go", Old: "\ttaken := g.takeParkedLocked(apply)\n", New: "\tvar taken []*beat\n"}},
+		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestConsumerParkedBeatSharesReleaseWrite|TestConsumerReleaseAnswerWaitsForOthersRelease"}},
+	},
 }
