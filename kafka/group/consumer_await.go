@@ -1,9 +1,6 @@
 package group
 
-import (
-	"slices"
-	"time"
-)
+import "time"
 
 // Releases soon to come. A member waiting for partitions (its target
 // holds partitions other members still own) learns of them only at a
@@ -26,17 +23,15 @@ import (
 // milliseconds apart: the first is sent every partition, the later ones'
 // first heartbeats came before its acknowledgment and got nothing, an
 // interval before they asked again). A parked heartbeat is applied at the
-// end of the batch that releases them, the one that parked it or a later
-// one (takeParkedLocked): the release and the partitions given share that
-// batch's one synced write, as a group commit, where the woken heartbeat
-// used to be queued again and written on its own after it. Woken by a
-// batch that changed the group without taking it, or at the end of its
-// wait (awaitBound), it is queued again and applied as any heartbeat. A heartbeat that is applied and leaves its
+// end of the same batch if the batch released them, else it waits for the
+// next batch that changed the group and is queued again, until the
+// partitions are released or its wait (awaitBound) is over; then it is
+// applied as any heartbeat. A heartbeat that is applied and leaves its
 // member in that state (a release by a member whose target also holds
 // partitions another member is releasing) has its answer held the same
-// way: its changes are written with its batch, and at its next turn (the
-// batch of the release it waits for, if that comes first) its member is
-// reconciled again (reconcileAgainLocked) and the answer refilled. Parking comes before a heartbeat touches the group, a held
+// way: its changes are written with its batch, and at its next turn its
+// member is reconciled again (reconcileAgainLocked) and the answer
+// refilled. Parking comes before a heartbeat touches the group, a held
 // answer is sent after the write of the batch of its last turn, so the
 // durable consumer group state is as before. Joins and leaves never wait,
 // nor a member with partitions of its own to revoke.
@@ -46,86 +41,35 @@ import (
 // a second.
 const awaitMax = 100 * time.Millisecond
 
-// releaseWait is a heartbeat's wait for releases soon to come. Its
-// fields but until are read and written under the group's lock (or
-// before the heartbeat is queued): a batch may apply a parked heartbeat
-// while its handler waits.
+// releaseWait is a heartbeat's wait for releases soon to come.
 type releaseWait struct {
-	parked  bool          // parked, in the group's parked list, not answered
+	parked  bool          // the last batch parked the heartbeat
 	applied bool          // it was applied; its answer is held (reconcileAgainLocked)
 	final   bool          // the wait is over: the next batch applies it
 	woken   chan struct{} // closed once the next batch is applied and written
 	bound   time.Duration
-	until   *time.Timer // the wait's end, from its first park; the handler's own
+	until   *time.Timer // the wait's end, from its first park
 }
 
-// awaitRelease follows a turn of b in a batch: false if b is answered;
-// else b is parked, and once the next batch that changed the group is
-// written, or the wait is over, either that batch applied and answered
-// it (false) or b is taken out of the parked list to be queued again
-// (true).
-func (g *group) awaitRelease(b *beat) bool {
-	g.mu.Lock()
-	parked, woken, bound := b.wait.parked, b.wait.woken, b.wait.bound
-	g.mu.Unlock()
-	if !parked {
-		return false
+// await waits for the batch after the one that parked the heartbeat, or
+// the end of the wait.
+func (w *releaseWait) await() {
+	if w.final {
+		return
 	}
-	if b.wait.until == nil {
-		b.wait.until = time.NewTimer(bound)
+	if w.until == nil {
+		w.until = time.NewTimer(w.bound)
 	}
-	over := false
 	select {
-	case <-woken:
-	case <-b.wait.until.C:
-		over = true
+	case <-w.woken:
+	case <-w.until.C:
+		w.final = true
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if !b.wait.parked {
-		return false // a batch applied it and its answer is written
-	}
-	g.unparkLocked(b)
-	b.wait.final = b.wait.final || over
-	return true
 }
 
 func (w *releaseWait) stop() {
 	if w.until != nil {
 		w.until.Stop()
-	}
-}
-
-// takeParkedLocked applies, in the batch being applied, the heartbeats
-// parked by earlier batches whose partitions are no longer about to be
-// released (this batch released them, or their owners went quiet): they
-// share the batch's write with the releases, instead of waking to be
-// applied in a write of their own after it. It returns them; each is
-// answered with the batch unless its answer is held again. Needs mu, in
-// a batch.
-func (g *group) takeParkedLocked(apply func(*beat)) []*beat {
-	var taken []*beat
-	kept := g.mu.parked[:0]
-	for _, b := range g.mu.parked {
-		if !g.batchableLocked(b.req) || g.releasesDueLocked(b) {
-			kept = append(kept, b)
-			continue
-		}
-		taken = append(taken, b)
-	}
-	clear(g.mu.parked[len(kept):])
-	g.mu.parked = kept
-	for _, b := range taken {
-		apply(b)
-	}
-	return taken
-}
-
-// unparkLocked takes b out of the parked list. Needs mu.
-func (g *group) unparkLocked(b *beat) {
-	b.wait.parked = false
-	if i := slices.Index(g.mu.parked, b); i >= 0 {
-		g.mu.parked = slices.Delete(g.mu.parked, i, i+1)
 	}
 }
 
@@ -237,6 +181,5 @@ func (g *group) parkLocked(kept []*beat, changed bool) {
 	}
 	for _, b := range kept {
 		b.wait.parked, b.wait.woken = true, g.mu.applied
-		g.mu.parked = append(g.mu.parked, b)
 	}
 }

@@ -137,7 +137,7 @@ func TestConsumerBeatWaitsForDueOwner(t *testing.T) {
 // release is written meanwhile) and, once that member releases, c is
 // reconciled again and answered with its whole target in the same
 // heartbeat, after the write of that second turn (durable consumer group
-// state), which is the write of that member's release.
+// state).
 func TestConsumerReleaseAnswerWaitsForOthersRelease(t *testing.T) {
 	topics := &staticTopics{}
 	topics.add("t", 6)
@@ -176,17 +176,20 @@ func TestConsumerReleaseAnswerWaitsForOthersRelease(t *testing.T) {
 	}
 	got := h.beatAsync(ms["c"]) // c's release
 	h.waitAwaiting("c's release, another's release due")
-	// The owner's release and c's second turn share one write: c is not
-	// answered before it returned, and nothing else is written.
-	hold := make(chan struct{})
-	gate.set(hold, nil)
-	writes := gate.count()
+	// The owner's release is written, then c's heartbeat's second turn:
+	// c is not answered before that second write returned.
+	hold1, hold2 := make(chan struct{}), make(chan struct{})
+	gate.set(hold1, nil)
 	released := make(chan *kmsg.ConsumerGroupHeartbeatResponse, 1)
 	go func() { released <- h.beat("g", ms[owner.id], false) }()
+	<-gate.entered
+	gate.set(hold2, nil)
+	close(hold1)
+	code(t, owner.id+" releases", h.answer(released, owner.id+"'s release").ErrorCode, nil)
 	select {
 	case <-gate.entered:
 	case <-time.After(waitFor):
-		t.Fatal("the owner's release was never written")
+		t.Fatal("c's second turn was never written")
 	}
 	select {
 	case r := <-got:
@@ -194,14 +197,10 @@ func TestConsumerReleaseAnswerWaitsForOthersRelease(t *testing.T) {
 	default:
 	}
 	gate.set(nil, nil)
-	close(hold)
-	code(t, owner.id+" releases", h.answer(released, owner.id+"'s release").ErrorCode, nil)
+	close(hold2)
 	code(t, "c", h.answer(got, "c's heartbeat").ErrorCode, nil)
 	if n := ms["c"].owned.count(); n != want {
 		t.Fatalf("c's release answered with %d partitions (%v), want its whole target of %d", n, ms["c"].owned, want)
-	}
-	if n := gate.count() - writes; n != 1 {
-		t.Fatalf("%d writes for the owner's release and c's second turn, want 1", n)
 	}
 	noDoubleOwnership(t, []*cm{ms["a"], ms["b"], ms["c"], ms["d"]})
 }
@@ -258,67 +257,5 @@ func TestConsumerBeatNoWaitForOverdueAck(t *testing.T) {
 	g.mu.Unlock()
 	if due {
 		t.Fatal("b would wait for an owner whose acknowledgment is overdue")
-	}
-}
-
-// Releases soon to come, in one write: b's heartbeat, parked by an
-// earlier batch for a's release, is applied in the batch that applies
-// that release, and both are written once (a group commit of the two
-// members' changes) where b's heartbeat used to wake after that write
-// and be written on its own. b is not answered before that write
-// returned (durable consumer group state), and a restart after it finds
-// b owning the partitions it was answered with (consumer groups
-// restored at restart).
-func TestConsumerParkedBeatSharesReleaseWrite(t *testing.T) {
-	topics := &staticTopics{}
-	topics.add("t", 4)
-	gate := &writeGate{entered: make(chan struct{}, 1)}
-	h := &harness{t: t, clock: newFakeClock(), dir: t.TempDir(), writeHook: gate.write,
-		cfg: Config{Metadata: topics, ConsumerReleaseWait: time.Minute}} // woken by the release, not the bound
-	h.open()
-	a, b := &cm{id: "a", topics: []string{"t"}}, &cm{id: "b", topics: []string{"t"}}
-	code(t, "a joins", h.beat("g", a, true).ErrorCode, nil)
-	code(t, "b joins", h.beat("g", b, true).ErrorCode, nil)
-	code(t, "a told to revoke", h.beat("g", a, false).ErrorCode, nil)
-	got := h.beatAsync(b)
-	h.waitAwaiting("b's heartbeat")
-
-	hold := make(chan struct{})
-	gate.set(hold, nil)
-	writes := gate.count()
-	released := make(chan *kmsg.ConsumerGroupHeartbeatResponse, 1)
-	go func() { released <- h.beat("g", a, false) }()
-	select {
-	case <-gate.entered:
-	case <-time.After(waitFor):
-		t.Fatal("a's release was never written")
-	}
-	select {
-	case r := <-got:
-		t.Fatalf("b answered (%d) while the write holding its partitions is held", r.ErrorCode)
-	default:
-	}
-	gate.set(nil, nil)
-	close(hold)
-	code(t, "a releases", h.answer(released, "a's release").ErrorCode, nil)
-	code(t, "b", h.answer(got, "b's heartbeat").ErrorCode, nil)
-	if b.owned.count() != 2 {
-		t.Fatalf("b's heartbeat after a's release: b owns %v, want the 2 a released", b.owned)
-	}
-	if n := gate.count() - writes; n != 1 {
-		t.Fatalf("%d writes for a's release and b's heartbeat, want 1", n)
-	}
-	noDoubleOwnership(t, []*cm{a, b})
-
-	h.restart()
-	gr := h.c.lookup("g")
-	gr.mu.Lock()
-	restored := map[string]assignment{"a": gr.mu.cons.members["a"].assigned, "b": gr.mu.cons.members["b"].assigned}
-	gr.mu.Unlock()
-	for _, m := range []*cm{a, b} {
-		if !restored[m.id].equal(m.owned) {
-			t.Fatalf("%s has %v after the restart, was answered %v", m.id, restored[m.id], m.owned)
-		}
-		code(t, m.id+" after the restart", h.beat("g", m, false).ErrorCode, nil)
 	}
 }

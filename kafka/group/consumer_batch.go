@@ -57,19 +57,16 @@ type beat struct {
 // waits for the next batch, or the end of its wait, and is queued again.
 func (g *group) batchHeartbeat(cl Client, req *kmsg.ConsumerGroupHeartbeatRequest, resp *kmsg.ConsumerGroupHeartbeatResponse) *kmsg.ConsumerGroupHeartbeatResponse {
 	b := &beat{cl: cl, req: req, resp: resp}
-	for {
-		g.runBeat(b)
-		if !g.awaitRelease(b) {
-			break
-		}
+	for g.runBeat(b) {
+		b.wait.await()
 	}
 	b.wait.stop()
 	return b.resp
 }
 
-// runBeat queues b and returns when it is answered or parked.
-func (g *group) runBeat(b *beat) {
-	b.done, b.lead = make(chan struct{}), false
+// runBeat queues b and returns when it is answered (false) or parked (true).
+func (g *group) runBeat(b *beat) bool {
+	b.done, b.lead, b.wait.parked = make(chan struct{}), false, false
 	q := &g.beats
 	q.mu.Lock()
 	q.waiting = append(q.waiting, b)
@@ -79,10 +76,11 @@ func (g *group) runBeat(b *beat) {
 	if !lead {
 		<-b.done
 		if !b.lead {
-			return
+			return b.wait.parked
 		}
 	}
 	g.applyBeats(b)
+	return b.wait.parked
 }
 
 // applyBeats applies every queued heartbeat as one batch, answers them,
@@ -189,12 +187,7 @@ func (g *group) applyBeatsLocked(batch []*beat) {
 		}
 		apply(b)
 	}
-	taken := g.takeParkedLocked(apply)
 	flush()
-	for _, b := range taken {
-		b.wait.parked = false // answered, unless held again below
-		changed = true        // wakes it
-	}
 	for _, b := range held {
 		if b.resp.ErrorCode == errNone { // else the write failed: answered with its error
 			kept = append(kept, b)

@@ -155,11 +155,10 @@
 //     to revoke them, by one whose heartbeat is due within the wait, or
 //     by one sent a changed assignment less than the wait ago that has
 //     not acknowledged it yet (clients acknowledge at once, and are told
-//     of a revocation then), waits before it is applied until they are
-//     released or a fifth of the heartbeat interval (at most 100 ms) has
-//     passed; it then gets what was released in the same answer, not one
-//     heartbeat interval later. The batch of heartbeats that releases
-//     them applies it too, in its one write. A heartbeat that
+//     of a revocation then), waits before it is applied until they are released (each written
+//     batch of heartbeats wakes it) or a fifth of the heartbeat interval
+//     (at most 100 ms) has passed; it then gets what was released in the
+//     same answer, not one heartbeat interval later. A heartbeat that
 //     leaves its member in that state (its own release applied) has its
 //     answer held the same way and its member reconciled again before it
 //     is answered. The wait comes before the heartbeat changes anything,

@@ -208,11 +208,7 @@ type group struct {
 		// applied is closed once the next batch of consumer heartbeats
 		// is applied and written, waking the heartbeats waiting for
 		// releases (consumer_await.go); nil when none waits.
-		applied chan struct{}
-		// parked are the heartbeats waiting for releases, in the order
-		// they were parked; a batch that releases their partitions
-		// applies them in its own write (consumer_await.go).
-		parked       []*beat
+		applied      chan struct{}
 		rebalance    Timer
 		rebalanceSeq uint64
 		// assigning tags the leader's assignment being written, 0 when

@@ -36,7 +36,7 @@ var releaseWaitMutations = []mutation{
 	{
 		Name:  "consumer-release-wait-unbounded",
 		Rule:  "releases soon to come, bounded: a heartbeat waits for releases at most the release wait, then is answered",
-		Edits: []edit{{File: "kafka/group/consumer_await.go", Old: "\tcase <-b.wait.until.C:\n\t\tover = true\n", New: "\tcase <-b.wait.until.C:\n\t\tb.wait.until.Reset(bound)\n"}},
+		Edits: []edit{{File: "kafka/group/consumer_await.go", Old: "\tcase <-w.until.C:\n\t\tw.final = true\n", New: "\tcase <-w.until.C:\n\t\tw.until.Reset(w.bound)\n"}},
 		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestConsumerBeatWaitForReleaseBounded"}},
 	},
 	{
