@@ -520,3 +520,54 @@ func produceToLeaderPartition(t *testing.T, f *tv2Fixture, p int32, v string) {
 		t.Fatalf("produce %s: %v", v, err)
 	}
 }
+
+// TestClusterTxnV2NextWaitsForMarkers: answer once decided, across nodes.
+// EndTxn v5 is answered while the coordinator's first marker is still
+// paused; the next transaction's Produce v12 batches, at the bumped
+// epoch, on every partition (led by any node), are added only once every
+// marker of the first transaction is durable, so no marker of the first
+// ends a batch of the next: the next one, aborted, is never read by
+// read_committed, the first one is.
+func TestClusterTxnV2NextWaitsForMarkers(t *testing.T) {
+	f := newTV2Fixture(t, "nextw")
+	const id = "nextw-tx"
+	pid, e := f.init(t, id)
+	var first, all []string
+	for part := range int32(3) {
+		v := "a" + string(rune('0'+part))
+		if code := f.produce(t, id, pid, e, part, 0, v); code != 0 {
+			t.Fatalf("produce %s: %v", v, kerr.ErrorForCode(code))
+		}
+		first = append(first, v)
+	}
+	p := f.armAll("marker")
+	end := f.endAsync(id, pid, e, true)
+	f.entered(t, p, "the first marker")
+	e1 := await(t, end) // answered, a marker still paused
+	var next []<-chan int16
+	for part := range int32(3) {
+		next = append(next, f.produceAsync(t, id, pid, e1, part, 0, "b"+string(rune('0'+part))))
+	}
+	f.waitAddAsked(t)
+	close(p.proceed)
+	for part, ch := range next {
+		v := "b" + string(rune('0'+part))
+		code := <-ch
+		for code == kerr.NotEnoughReplicas.Code && f.ctx.Err() == nil {
+			code = f.produce(t, id, pid, e1, int32(part), 0, v) // retriable: the add was not answered in time
+		}
+		if code != 0 {
+			t.Fatalf("produce %s of the next transaction: %v", v, kerr.ErrorForCode(code))
+		}
+		all = append(all, v)
+	}
+	f.mustEnd(t, id, pid, e1, false)
+	if got := readCommitted(t, f.c, "nextw", len(first)); !slices.Equal(got, first) {
+		t.Fatalf("read_committed: %v, want %v (the next transaction aborted)", got, first)
+	}
+	if got, want := consumeAll(t, f.c, "nextw", len(first)+len(all)), sortedCopy(append(all, first...)); !slices.Equal(got, want) {
+		t.Fatalf("read_uncommitted: %v, want %v", got, want)
+	}
+	checkNoTxnRecords(t, f.c, f.ctx)
+	checkNoAddRecords(t, f.c, f.ctx)
+}

@@ -48,15 +48,15 @@ func answer(t *testing.T, end chan int16, what string) int16 {
 	}
 }
 
-// Completion after the markers: EndTxn answers once every marker is
-// durable, while its Complete write is still in flight, and the id's next
-// request waits for that write: it finds the transaction complete, not
+// Answer once decided: EndTxn answers while its Complete write (after
+// the markers) is still in flight, and the id's next request waits for
+// that write: it finds the transaction complete, not
 // CONCURRENT_TRANSACTIONS.
 func TestEndAnswersBeforeComplete(t *testing.T) {
 	h, g, pid, epoch, end := gatedEnd(t, "")
 	wantCode(t, "end", answer(t, end, "Complete in flight"), nil)
 	if m := h.parts.takeMarkers(); len(m) != 2 {
-		t.Fatalf("answered with %d markers written, want 2", len(m))
+		t.Fatalf("Complete write entered with %d markers written, want 2", len(m))
 	}
 	next := make(chan int16, 1)
 	go func() { next <- h.add("x", pid, epoch, 3, tp("a", 2)) }()
@@ -70,7 +70,7 @@ func TestEndAnswersBeforeComplete(t *testing.T) {
 	}
 }
 
-// Completion after the markers: a Complete write that fails after the
+// Answer once decided: a Complete write that fails after the
 // answer leaves the transaction decided, its markers durable; the
 // timeout loop completes it, as after a failed marker, and so does a
 // restart (completion at open).
@@ -91,7 +91,7 @@ func TestEndCompleteFailedAfterAnswer(t *testing.T) {
 	}
 }
 
-// Completion after the markers: a transaction with offsets is completed
+// Answer once decided: a transaction with offsets is completed
 // before EndTxn answers, so its offsets are committed when the client
 // hears it.
 func TestEndWithOffsetsAnswersAfterComplete(t *testing.T) {
