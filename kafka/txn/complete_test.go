@@ -12,7 +12,12 @@ import (
 // write is let through, and the next write (the Complete state) is held
 // in flight when gatedEnd returns. end receives EndTxn's answer.
 func gatedEnd(t *testing.T, grp string) (h *harness, g *writeGate, pid int64, epoch int16, end chan int16) {
-	h = newHarness(t, Config{})
+	return gatedEndCfg(t, Config{}, grp)
+}
+
+// gatedEndCfg is gatedEnd with the coordinator configured by cfg.
+func gatedEndCfg(t *testing.T, cfg Config, grp string) (h *harness, g *writeGate, pid int64, epoch int16, end chan int16) {
+	h = newHarness(t, cfg)
 	g = &writeGate{entered: make(chan struct{}), release: make(chan error), closed: make(chan struct{})}
 	t.Cleanup(func() { close(g.closed) }) // before the harness closes the store
 	h.writeHook = g.hook
@@ -111,4 +116,21 @@ func TestEndWithOffsetsAnswersAfterComplete(t *testing.T) {
 	if s := h.state("x"); s.State != "CompleteCommit" {
 		t.Fatalf("state %s, want CompleteCommit", s.State)
 	}
+}
+
+// The transaction bounds: a transaction's end gives its partitions'
+// share back once its markers are durable, its Complete write still in
+// flight (that write holds the store's group, so what is held is read
+// from the coordinator's count, not through another id's add).
+func TestEndShareBackAfterMarkers(t *testing.T) {
+	h, g, _, _, end := gatedEndCfg(t, Config{MaxHeldEntries: 2}, "")
+	wantCode(t, "end", answer(t, end, "Complete in flight"), nil)
+	if n := h.c.held.Load(); n != 0 {
+		t.Fatalf("%d entries held with every marker durable, want 0", n)
+	}
+	g.mu.Lock()
+	g.hold = false
+	g.mu.Unlock()
+	g.release <- nil
+	h.settle()
 }

@@ -47,6 +47,6 @@ var txnCompleteMutations = []mutation{
 		Edits: []edit{{File: "kafka/txn/end.go",
 			Old: "\tmarked.Partitions = nil\n",
 			New: ""}},
-		Tests: []testRun{{Pkg: "./kafka/txn/", Run: "TestHeldEntriesBounded"}},
+		Tests: []testRun{{Pkg: "./kafka/txn/", Run: "TestHeldEntriesBounded|TestEndShareBackAfterMarkers"}},
 	},
 }
