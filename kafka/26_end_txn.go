@@ -11,10 +11,13 @@ package kafka
 //       bumped epoch, and the new producer id and epoch are returned
 //       (the epoch bump at EndTxn, EndTxn retries across the bump).
 //
-// The coordinator writes the decision durably, then a COMMIT or ABORT
-// marker on every partition of the transaction, then commits or drops its
-// pending offsets with the completed state in one batch (durable partition adds), before it
-// answers.
+// The coordinator writes the decision durably and answers (answer once
+// decided, as Kafka answers once PrepareCommit is in its log), then
+// writes a COMMIT or ABORT marker on every partition of the transaction,
+// then commits or drops its pending offsets with the completed state in
+// one batch (durable partition adds), under the transactional id's lock:
+// the id's next request waits for all of it. A transaction with offsets
+// is answered only once complete.
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 

@@ -252,7 +252,9 @@ type answer struct {
 // The role can still move while the cluster settles (a node that joined
 // last may be the one rendezvous placement prefers): an answer before the
 // pause that says so, or a closed connection, is sent again to the
-// coordinator found then, as a client does.
+// coordinator found then, as a client does. An EndTxn answered NONE
+// before its "marker" step is not sent again (answer once decided): the
+// step still comes, after the answer.
 func (f *moveFixture) pauseAt(t *testing.T, id, step string, send func(node int32) (int16, error)) (int32, *pauseParts, <-chan answer) {
 	t.Helper()
 	for {
@@ -268,6 +270,13 @@ func (f *moveFixture) pauseAt(t *testing.T, id, step string, send func(node int3
 		case <-p.entered:
 			return from, p, answered
 		case a := <-answered:
+			if step == "marker" && a.err == nil && a.code == 0 {
+				// Answer once decided: EndTxn answers once its decision
+				// is durable, its markers still to come.
+				f.awaitEntered(t, p, step)
+				answered <- a
+				return from, p, answered
+			}
 			p.arm("")
 			if a.err == nil && !moving(a.code) {
 				t.Fatalf("node %d answered before its %s step: %v", from, step, kerr.ErrorForCode(a.code))
@@ -276,6 +285,16 @@ func (f *moveFixture) pauseAt(t *testing.T, id, step string, send func(node int3
 		case <-f.ctx.Done():
 			t.Fatalf("the %s step was never reached", step)
 		}
+	}
+}
+
+// awaitEntered waits until p's armed step is reached.
+func (f *moveFixture) awaitEntered(t *testing.T, p *pauseParts, step string) {
+	t.Helper()
+	select {
+	case <-p.entered:
+	case <-f.ctx.Done():
+		t.Fatalf("the %s step was never reached", step)
 	}
 }
 
@@ -381,8 +400,10 @@ func TestClusterTxnCoordinatorMovesMidAdd(t *testing.T) {
 
 // TestClusterTxnCoordinatorMovesMidEndTxn: the coordinator loses its role
 // after EndTxn's decision (PrepareCommit) is durable but before any
-// marker is written. The new coordinator restores PrepareCommit and
-// completes it (completion at open); the client's EndTxn, retried there, is answered
+// marker is written: EndTxn has been answered NONE by then (answer once
+// decided), or its answer is lost with the node. The new coordinator
+// restores PrepareCommit and completes it (completion at open), so the
+// acknowledged commit is read; the client's EndTxn, retried there, is answered
 // CONCURRENT_TRANSACTIONS while it does and then NONE, at the same epoch,
 // and a KIP-360 InitProducerId after it bumps the epoch without fencing.
 func TestClusterTxnCoordinatorMovesMidEndTxn(t *testing.T) {

@@ -304,6 +304,23 @@ func (f *tv2Fixture) waitAddAsked(t *testing.T) {
 	}
 }
 
+// waitAddAskedOr is waitAddAsked, or until one of answers has its answer
+// (an add that did not wait for the markers).
+func (f *tv2Fixture) waitAddAskedOr(t *testing.T, answers []<-chan int16) {
+	t.Helper()
+	etcd := f.c.etcd.Client(t)
+	for {
+		resp, err := etcd.Get(f.ctx, node.DefaultPrefix+"txnadd/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+		if err == nil && resp.Count > 0 || slices.ContainsFunc(answers, func(ch <-chan int16) bool { return len(ch) > 0 }) {
+			return
+		}
+		if f.ctx.Err() != nil {
+			t.Fatal("no implicit add was asked")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // checkNoAddRecords waits until etcd holds no implicit-add request: each
 // is deleted by its asker once answered.
 func checkNoAddRecords(t *testing.T, c *testCluster, ctx context.Context) {
@@ -519,4 +536,64 @@ func produceToLeaderPartition(t *testing.T, f *tv2Fixture, p int32, v string) {
 	if err := cl.ProduceSync(f.ctx, &kgo.Record{Partition: p, Value: []byte(v)}).FirstErr(); err != nil {
 		t.Fatalf("produce %s: %v", v, err)
 	}
+}
+
+// TestClusterTxnV2NextWaitsForMarkers: answer once decided, across nodes.
+// EndTxn v5 is answered while the coordinator's first marker is still
+// paused; the next transaction's Produce v12 batches, at the bumped
+// epoch, on every partition (led by any node), are added only once every
+// marker of the first transaction is durable, so no marker of the first
+// ends a batch of the next: the next one, aborted, is never read by
+// read_committed, the first one is.
+func TestClusterTxnV2NextWaitsForMarkers(t *testing.T) {
+	f := newTV2Fixture(t, "nextw")
+	const id = "nextw-tx"
+	pid, e := f.init(t, id)
+	var first, all []string
+	for part := range int32(3) {
+		v := "a" + string(rune('0'+part))
+		if code := f.produce(t, id, pid, e, part, 0, v); code != 0 {
+			t.Fatalf("produce %s: %v", v, kerr.ErrorForCode(code))
+		}
+		first = append(first, v)
+	}
+	p := f.armAll("marker")
+	end := f.endAsync(id, pid, e, true)
+	f.entered(t, p, "the first marker")
+	e1 := await(t, end) // answered, a marker still paused
+	var next []<-chan int16
+	for part := range int32(3) {
+		next = append(next, f.produceAsync(t, id, pid, e1, part, 0, "b"+string(rune('0'+part))))
+	}
+	f.waitAddAskedOr(t, next)
+	close(p.proceed)
+	for part, ch := range next {
+		v := "b" + string(rune('0'+part))
+		code := <-ch
+		for code == kerr.NotEnoughReplicas.Code && f.ctx.Err() == nil {
+			code = f.produce(t, id, pid, e1, int32(part), 0, v) // retriable: the add was not answered in time
+		}
+		if code != 0 {
+			t.Fatalf("produce %s of the next transaction: %v", v, kerr.ErrorForCode(code))
+		}
+		all = append(all, v)
+	}
+	f.mustEnd(t, id, pid, e1, false)
+	// Plain records after the abort: read_committed reads up to them, so
+	// a record of the next transaction that a marker of the first had
+	// committed would be read among them.
+	want := slices.Clone(first)
+	for part := range int32(3) {
+		v := "z" + string(rune('0'+part))
+		produceToLeaderPartition(t, f, part, v)
+		want = append(want, v)
+	}
+	if got := readCommitted(t, f.c, "nextw", len(want)); !slices.Equal(got, want) {
+		t.Fatalf("read_committed: %v, want %v (the next transaction aborted)", got, want)
+	}
+	if got, want := consumeAll(t, f.c, "nextw", len(want)+len(all)), sortedCopy(append(all, want...)); !slices.Equal(got, want) {
+		t.Fatalf("read_uncommitted: %v, want %v", got, want)
+	}
+	checkNoTxnRecords(t, f.c, f.ctx)
+	checkNoAddRecords(t, f.c, f.ctx)
 }

@@ -29,7 +29,7 @@ import (
 // producers run transactions end to end: records on two partitions,
 // AddOffsetsToTxn and TxnOffsetCommit (but for the last producer, whose
 // transactions carry no offsets, so that their EndTxn answers before
-// the Complete state is written: completion after the markers), then
+// the markers and the Complete state are written: answer once decided), then
 // EndTxn (commit or abort), concurrently. After reopening the image and letting each producer
 // restart (InitProducerId, which aborts what was left open) (durable partition adds, completion at open,
 // O6, D2):

@@ -68,6 +68,24 @@ func lastStable(t *testing.T, cl *kgo.Client, topic string, partition int32) int
 	return p.Offset
 }
 
+// waitTxnComplete waits until id's transaction is complete
+// (DescribeTransactions: CompleteCommit or CompleteAbort), as a client of
+// Apache Kafka, which answers EndTxn before its markers, waits.
+func waitTxnComplete(t *testing.T, g *gateway, id string) {
+	t.Helper()
+	ctx := testCtx(t)
+	for {
+		d, err := g.admin().DescribeTransactions(ctx, id)
+		if err == nil && (d[id].State == "CompleteCommit" || d[id].State == "CompleteAbort") {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("%s never complete: %+v %v", id, d, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // KIP-890 implicit adds, the epoch bump at EndTxn: franz-go runs transaction version 2: no AddPartitionsToTxn
 // or AddOffsetsToTxn is sent, every EndTxn bumps the epoch, and a late
 // produce with the epoch before the bump is refused (the zombie is
@@ -103,6 +121,10 @@ func TestTxnTV2EpochBumpFencesLateProduce(t *testing.T) {
 		t.Fatalf("%d AddPartitionsToTxn/AddOffsetsToTxn requests at transaction version 2", n)
 	}
 	raw := g.client()
+	// EndTxn answers once the decision is durable, its markers after it
+	// (answer once decided): the high watermark counts them once the
+	// transaction is complete.
+	waitTxnComplete(t, g, "late-id")
 	hw := listOffset(t, raw, "late", -1).Offset
 	// The zombie: the last transaction's producer, one epoch back.
 	if p := produceTxnRaw(t, raw, "late-id", "late", 0, txnBatch(batchSpec{records: 1, pid: pid, epoch: epoch, seq: 100, baseTime: time.Now().UnixMilli()})); p.ErrorCode != kerr.InvalidProducerEpoch.Code {

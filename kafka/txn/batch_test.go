@@ -52,6 +52,7 @@ func TestEndTxnMarkersInOneBatch(t *testing.T) {
 	h.parts.failOn = map[offsets.TopicPartition]bool{tp("a", 1): true}
 	h.parts.mu.Unlock()
 	wantCode(t, "commit", h.end("x", pid, e, true, 3), nil)
+	h.settle()
 	if b := bp.takeBatches(); len(b) != 1 || len(b[0]) != 3 {
 		t.Fatalf("markers handed over in %d batches %v, want the 3 partitions in one", len(b), b)
 	}

@@ -2,37 +2,48 @@ package txn
 
 import "go.uber.org/zap"
 
-// Completion after the markers: EndTxn answers once the decision and
-// every marker are durable; the Complete state of a transaction that
-// carries no offsets is written after the answer, by a goroutine that
-// holds the transactional id's lock until it is durable, so every later
-// request of the id still finds the transaction complete (or its
-// Prepare state, if the write failed: the timeout loop finishes it then,
-// as after a failed marker). What the answer promises holds either way:
-// the decision is in the store, and every partition's marker is durable
-// and readable. A transaction with offsets (AddOffsetsToTxn) is
-// completed before the answer, so that its offsets are committed
-// (offsets O6) by the time the client hears it, for an OffsetFetch that
-// does not ask for stable offsets as for one that does.
+// Answer once decided: EndTxn answers once the decision (PrepareCommit or
+// PrepareAbort) is durable, as Apache Kafka's endTransaction answers
+// once the Prepare state is in the transaction log and sends the markers
+// after. The markers and then the Complete state of a transaction that
+// carries no offsets are written after the answer, by a goroutine that
+// holds the transactional id's lock until both are durable (or failed).
+// Every later request of the id, and every add of its next transaction
+// (AddPartitionsToTxn, AddOffsetsToTxn, a Produce v12+ implicit add, here
+// or from another node's leader through the relay), takes that lock
+// first: it waits, and then finds the transaction complete, or, if a
+// marker or the Complete write failed, its Prepare state and answers
+// CONCURRENT_TRANSACTIONS until the timeout loop or a restart finishes
+// it. So no partition registers the id's next transaction before the
+// previous transaction's marker is durable there: a marker never ends a
+// batch of the next transaction. What the answer promises holds whatever
+// happens after it: the decision is in the store, and a crash or a
+// coordinator change completes it from there (completion at open).
+//
+// A transaction with offsets (AddOffsetsToTxn) is completed before the
+// answer, so that its offsets are committed (offsets O6) by the time the
+// client hears it, for an OffsetFetch that does not ask for stable
+// offsets as for one that does.
 
 // endLocked completes t, in PrepareCommit or PrepareAbort, for EndTxn. It
 // reports whether it handed t's lock to a background completion, which
-// unlocks it; otherwise t is still locked by the caller.
+// unlocks it; otherwise t is still locked by the caller and complete (or
+// left in its Prepare state by a failure).
 func (c *Coordinator) endLocked(t *txn) (handedOff bool) {
-	if err := c.markLocked(t); err != nil {
-		c.log.Warn("txn-end-incomplete", zap.String("transactional-id", t.id), zap.Error(err))
-		return false
-	}
-	finish := func() {
-		if err := c.finishLocked(t); err != nil {
-			c.log.Warn("txn-end-incomplete", zap.String("transactional-id", t.id), zap.Error(err))
-		}
-	}
-	if len(t.st.Groups) > 0 || !c.background(func() { defer t.mu.Unlock(); finish() }) {
-		finish()
+	if len(t.st.Groups) > 0 || !c.background(func() { defer t.mu.Unlock(); c.endCompleteLocked(t) }) {
+		c.endCompleteLocked(t)
 		return false
 	}
 	return true
+}
+
+// endCompleteLocked writes the markers of t's decision and its Complete
+// state; a failure leaves the Prepare state, finished by the timeout loop
+// or at open.
+func (c *Coordinator) endCompleteLocked(t *txn) {
+	if err := c.completeLocked(t); err != nil {
+		c.log.Warn("txn-end-incomplete", zap.String("transactional-id", t.id), zap.Error(err))
+	}
 }
 
 // background runs f on a goroutine that Close waits for; false (f not

@@ -12,7 +12,12 @@ import (
 // write is let through, and the next write (the Complete state) is held
 // in flight when gatedEnd returns. end receives EndTxn's answer.
 func gatedEnd(t *testing.T, grp string) (h *harness, g *writeGate, pid int64, epoch int16, end chan int16) {
-	h = newHarness(t, Config{})
+	return gatedEndCfg(t, Config{}, grp)
+}
+
+// gatedEndCfg is gatedEnd with the coordinator configured by cfg.
+func gatedEndCfg(t *testing.T, cfg Config, grp string) (h *harness, g *writeGate, pid int64, epoch int16, end chan int16) {
+	h = newHarness(t, cfg)
 	g = &writeGate{entered: make(chan struct{}), release: make(chan error), closed: make(chan struct{})}
 	t.Cleanup(func() { close(g.closed) }) // before the harness closes the store
 	h.writeHook = g.hook
@@ -48,15 +53,15 @@ func answer(t *testing.T, end chan int16, what string) int16 {
 	}
 }
 
-// Completion after the markers: EndTxn answers once every marker is
-// durable, while its Complete write is still in flight, and the id's next
-// request waits for that write: it finds the transaction complete, not
+// Answer once decided: EndTxn answers while its Complete write (after
+// the markers) is still in flight, and the id's next request waits for
+// that write: it finds the transaction complete, not
 // CONCURRENT_TRANSACTIONS.
 func TestEndAnswersBeforeComplete(t *testing.T) {
 	h, g, pid, epoch, end := gatedEnd(t, "")
 	wantCode(t, "end", answer(t, end, "Complete in flight"), nil)
 	if m := h.parts.takeMarkers(); len(m) != 2 {
-		t.Fatalf("answered with %d markers written, want 2", len(m))
+		t.Fatalf("Complete write entered with %d markers written, want 2", len(m))
 	}
 	next := make(chan int16, 1)
 	go func() { next <- h.add("x", pid, epoch, 3, tp("a", 2)) }()
@@ -70,7 +75,7 @@ func TestEndAnswersBeforeComplete(t *testing.T) {
 	}
 }
 
-// Completion after the markers: a Complete write that fails after the
+// Answer once decided: a Complete write that fails after the
 // answer leaves the transaction decided, its markers durable; the
 // timeout loop completes it, as after a failed marker, and so does a
 // restart (completion at open).
@@ -91,7 +96,7 @@ func TestEndCompleteFailedAfterAnswer(t *testing.T) {
 	}
 }
 
-// Completion after the markers: a transaction with offsets is completed
+// Answer once decided: a transaction with offsets is completed
 // before EndTxn answers, so its offsets are committed when the client
 // hears it.
 func TestEndWithOffsetsAnswersAfterComplete(t *testing.T) {
@@ -111,4 +116,21 @@ func TestEndWithOffsetsAnswersAfterComplete(t *testing.T) {
 	if s := h.state("x"); s.State != "CompleteCommit" {
 		t.Fatalf("state %s, want CompleteCommit", s.State)
 	}
+}
+
+// The transaction bounds: a transaction's end gives its partitions'
+// share back once its markers are durable, its Complete write still in
+// flight (that write holds the store's group, so what is held is read
+// from the coordinator's count, not through another id's add).
+func TestEndShareBackAfterMarkers(t *testing.T) {
+	h, g, _, _, end := gatedEndCfg(t, Config{MaxHeldEntries: 2}, "")
+	wantCode(t, "end", answer(t, end, "Complete in flight"), nil)
+	if n := h.c.held.Load(); n != 0 {
+		t.Fatalf("%d entries held with every marker durable, want 0", n)
+	}
+	g.mu.Lock()
+	g.hold = false
+	g.mu.Unlock()
+	g.release <- nil
+	h.settle()
 }

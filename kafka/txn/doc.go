@@ -58,14 +58,19 @@
 //     together with the Complete state in one batch (O6): every
 //     partition and every offset of a transaction commits, or every one
 //     aborts.
-//   - **Completion after the markers.** EndTxn answers once the decision
-//     and every marker are durable. A transaction without offsets has
-//     its Complete state written after the answer, under the
-//     transactional id's lock held until it is durable (complete.go), so
-//     the id's next request finds it complete; one with offsets is
-//     completed before the answer, so its offsets are committed when the
-//     client hears it. A Complete write that fails leaves the Prepare
-//     state, finished by the timeout loop or at open.
+//   - **Answer once decided.** EndTxn answers once the decision
+//     (PrepareCommit or PrepareAbort) is durable, as Kafka answers once
+//     it is in the transaction log; the markers and then the Complete
+//     state are written after the answer (complete.go), under the
+//     transactional id's lock held until they are durable, so the id's
+//     next request (InitProducerId, an add of its next transaction,
+//     implicit ones included, another EndTxn) waits for them and finds
+//     the transaction complete, or CONCURRENT_TRANSACTIONS while a
+//     failed marker or Complete write leaves the Prepare state (finished
+//     by the timeout loop or at open). No partition registers the id's
+//     next transaction before the previous marker is durable there. A
+//     transaction with offsets is completed before the answer, so its
+//     offsets are committed when the client hears it.
 //   - **Completion at open.** Recovery: NewCoordinator, before anything
 //     is served, completes every transaction found in PrepareCommit or
 //     PrepareAbort (markers are idempotent, resolver contract) and

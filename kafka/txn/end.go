@@ -12,15 +12,18 @@ import (
 	"go.uber.org/zap"
 )
 
-// EndTxn handles EndTxn v0–5. Kafka's endTransaction checks (Kafka's transaction errors), then
-// the decision is written durably (PrepareCommit or PrepareAbort), then
-// the markers on every partition, and the answer comes once every one is
-// durable (durable partition adds); the pending offsets are moved or dropped with the
-// Complete state in one batch, before the answer when the transaction
-// has offsets, else after it (completion after the markers). If a marker cannot be written the client is still answered
-// (the decision is durable, as Kafka answers after PrepareCommit) and the
-// background loop finishes the transaction; until then requests for it get
-// CONCURRENT_TRANSACTIONS. At v5+ the epoch is bumped and returned (the epoch bump at EndTxn),
+// EndTxn handles EndTxn v0–5. Kafka's endTransaction checks (Kafka's
+// transaction errors), then the decision is written durably
+// (PrepareCommit or PrepareAbort) and, for a transaction without offsets,
+// answered at once (answer once decided): the markers on every partition
+// and the Complete state follow, under the transactional id's lock, so
+// the id's next request waits for them. A transaction with offsets is
+// completed before the answer (its pending offsets moved or dropped with
+// the Complete state in one batch). If a marker cannot be written the
+// client is answered all the same (the decision is durable, as Kafka
+// answers after PrepareCommit) and the background loop finishes the
+// transaction; until then requests for it get CONCURRENT_TRANSACTIONS. At
+// v5+ the epoch is bumped and returned (the epoch bump at EndTxn),
 // whatever way the transaction was started (a transaction's version).
 func (c *Coordinator) EndTxn(req *kmsg.EndTxnRequest) *kmsg.EndTxnResponse {
 	resp := req.ResponseKind().(*kmsg.EndTxnResponse)
@@ -47,7 +50,7 @@ func (c *Coordinator) endTxn(id string, pid int64, epoch int16, commit, v5 bool)
 	if t == nil {
 		return noPID, noEpoch, errInvalidMapping
 	}
-	handedOff := false // the lock went to the completion (completion after the markers)
+	handedOff := false // the lock went to the completion (answer once decided)
 	defer func() {
 		if !handedOff {
 			t.mu.Unlock()
@@ -221,8 +224,8 @@ func (c *Coordinator) markLocked(t *txn) error {
 		return err
 	}
 	// None waits any more: the transaction gives its partitions' share of
-	// the transaction bounds back now, even if its Complete state is
-	// written after the answer (completion after the markers).
+	// the transaction bounds back now, before its Complete state is
+	// written.
 	marked := t.st
 	marked.Partitions = nil
 	c.setState(t, marked)

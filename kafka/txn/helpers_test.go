@@ -3,6 +3,7 @@ package txn
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -63,6 +64,20 @@ type faultParts struct {
 	failAllocs  atomic.Int32                    // the next this many AllocateProducerID calls fail
 	failRegs    atomic.Int32                    // the next this many AddTxnPartition calls fail
 	slowFail    time.Duration
+	// holdMarkers, when set, holds every WriteTxnMarker until it is
+	// closed; markerHeld gets a value (if it has room) as each one waits.
+	holdMarkers chan struct{}
+	markerHeld  chan struct{}
+	// order lists, in the order they took effect, the durable markers
+	// ("marker a-0 e1") and the registrations ("register a-0 e1").
+	order []string
+}
+
+// note appends one entry to p.order.
+func (p *faultParts) note(what string, topic string, partition int32, epoch int16) {
+	p.mu.Lock()
+	p.order = append(p.order, fmt.Sprintf("%s %s-%d e%d", what, topic, partition, epoch))
+	p.mu.Unlock()
 }
 
 func (p *faultParts) AllocateProducerID(ctx context.Context) (int64, error) {
@@ -82,10 +97,24 @@ func (p *faultParts) AddTxnPartition(topic string, partition int32, pid int64, e
 	p.mu.Lock()
 	p.registered = append(p.registered, marker{tp: offsets.TopicPartition{Topic: topic, Partition: partition}, pid: pid, epoch: epoch})
 	p.mu.Unlock()
-	return p.Resolver.AddTxnPartition(topic, partition, pid, epoch)
+	err := p.Resolver.AddTxnPartition(topic, partition, pid, epoch)
+	if err == nil {
+		p.note("register", topic, partition, epoch)
+	}
+	return err
 }
 
 func (p *faultParts) WriteTxnMarker(topic string, partition int32, pid int64, epoch int16, commit bool, ce int32) error {
+	p.mu.Lock()
+	hold, held := p.holdMarkers, p.markerHeld
+	p.mu.Unlock()
+	if hold != nil {
+		select {
+		case held <- struct{}{}:
+		default:
+		}
+		<-hold
+	}
 	p.mu.Lock()
 	fail := p.failMarkers || p.failOn[offsets.TopicPartition{Topic: topic, Partition: partition}]
 	if !fail {
@@ -95,7 +124,26 @@ func (p *faultParts) WriteTxnMarker(topic string, partition int32, pid int64, ep
 	if fail {
 		return errInjected
 	}
-	return p.Resolver.WriteTxnMarker(topic, partition, pid, epoch, commit, ce)
+	if err := p.Resolver.WriteTxnMarker(topic, partition, pid, epoch, commit, ce); err != nil {
+		return err
+	}
+	p.note("marker", topic, partition, epoch)
+	return nil
+}
+
+// settle waits until every transaction's completion after the answer is
+// done (answer once decided): it takes and releases each id's lock.
+func (h *harness) settle() {
+	for _, t := range h.c.snapshot() {
+		t.mu.Lock()
+		t.mu.Unlock() //nolint:staticcheck // an empty critical section: a wait
+	}
+}
+
+// markers is takeMarkers once every completion is done (settle).
+func (h *harness) markers() []marker {
+	h.settle()
+	return h.parts.takeMarkers()
 }
 
 func (p *faultParts) takeMarkers() []marker {

@@ -42,26 +42,26 @@ func TestTV2EndTxnBumpsEpoch(t *testing.T) {
 		t.Fatalf("registered %+v", r)
 	}
 	wantEnd(t, "commit", h.end5("x", pid, e, true), nil, pid, e+1)
-	if m := h.parts.takeMarkers(); len(m) != 1 || m[0].epoch != e+1 || !m[0].commit {
+	if m := h.markers(); len(m) != 1 || m[0].epoch != e+1 || !m[0].commit {
 		t.Fatalf("markers %+v, want the bumped epoch %d", m, e+1)
 	}
 	h.reopen()
 	wantEnd(t, "commit retry", h.end5("x", pid, e, true), nil, pid, e+1)
 	wantEnd(t, "abort retry", h.end5("x", pid, e, false), kerr.InvalidTxnState, 0, 0)
-	if len(h.parts.takeMarkers()) != 0 {
+	if len(h.markers()) != 0 {
 		t.Fatal("a retried EndTxn wrote markers")
 	}
 	wantCode(t, "late produce, old epoch", h.c.AddPartitionImplicitly("x", pid, e, "a", 0), kerr.ProducerFenced)
 	wantEnd(t, "commit nothing", h.end5("x", pid, e+1, true), kerr.InvalidTxnState, 0, 0)
 	wantCode(t, "next transaction", h.c.AddPartitionImplicitly("x", pid, e+1, "b", 1), nil)
 	wantEnd(t, "abort", h.end5("x", pid, e+1, false), nil, pid, e+2)
-	if m := h.parts.takeMarkers(); len(m) != 1 || m[0].epoch != e+2 || m[0].commit || m[0].tp != tp("b", 1) {
+	if m := h.markers(); len(m) != 1 || m[0].epoch != e+2 || m[0].commit || m[0].tp != tp("b", 1) {
 		t.Fatalf("abort markers %+v", m)
 	}
 	// An abort with nothing running still bumps (franz-go sends it after
 	// produces that all failed).
 	wantEnd(t, "empty abort", h.end5("x", pid, e+2, false), nil, pid, e+3)
-	if len(h.parts.takeMarkers()) != 0 {
+	if len(h.markers()) != 0 {
 		t.Fatal("an empty abort wrote markers")
 	}
 }
@@ -92,7 +92,7 @@ func TestTV2EndTxnRotatesExhaustedEpoch(t *testing.T) {
 	wantEnd(t, "retry while preparing", h.end5("x", pid, e, true), kerr.ConcurrentTransactions, 0, 0)
 	h.parts.failMarkers = false
 	h.reopen() // recovery completes the transaction
-	if m := h.parts.takeMarkers(); len(m) != 1 || m[0].pid != pid || m[0].epoch != e+1 {
+	if m := h.markers(); len(m) != 1 || m[0].pid != pid || m[0].epoch != e+1 {
 		t.Fatalf("markers %+v, want %d/%d", m, pid, e+1)
 	}
 	if s := h.state("x"); s.State != "CompleteCommit" || s.ProducerID != npid || s.ProducerEpoch != 0 {
@@ -114,13 +114,13 @@ func TestTV2VersionKeptPerTransaction(t *testing.T) {
 	wantCode(t, "explicit group add joins", h.addOffsets("x", pid, e, "g"), nil)
 	wantCode(t, "v4 end of a version-2 transaction", h.end("x", pid, e, true, 4), kerr.InvalidTxnState)
 	wantEnd(t, "v5 end", h.end5("x", pid, e, true), nil, pid, e+1)
-	if m := h.parts.takeMarkers(); len(m) != 2 || m[0].epoch != e+1 {
+	if m := h.markers(); len(m) != 2 || m[0].epoch != e+1 {
 		t.Fatalf("version-2 markers %+v", m)
 	}
 	e++
 	wantCode(t, "explicit add", h.add("x", pid, e, 3, tp("a", 0)), nil)
 	wantCode(t, "v4 end of a version-1 transaction", h.end("x", pid, e, true, 4), nil)
-	if m := h.parts.takeMarkers(); len(m) != 1 || m[0].epoch != e {
+	if m := h.markers(); len(m) != 1 || m[0].epoch != e {
 		t.Fatalf("version-1 markers %+v", m)
 	}
 }
@@ -137,7 +137,7 @@ func TestTV2EndV5OfVersion1TransactionBumps(t *testing.T) {
 	wantCode(t, "explicit add", h.add("x", pid, e, 3, tp("a", 0)), nil)
 	wantCode(t, "implicit add joins", h.c.AddPartitionImplicitly("x", pid, e, "a", 1), nil)
 	wantEnd(t, "v5 commit of a version-1 transaction", h.end5("x", pid, e, true), nil, pid, e+1)
-	if m := h.parts.takeMarkers(); len(m) != 2 || m[0].epoch != e+1 || m[1].epoch != e+1 || !m[0].commit {
+	if m := h.markers(); len(m) != 2 || m[0].epoch != e+1 || m[1].epoch != e+1 || !m[0].commit {
 		t.Fatalf("markers %+v, want the bumped epoch %d", m, e+1)
 	}
 	h.reopen()
@@ -145,13 +145,13 @@ func TestTV2EndV5OfVersion1TransactionBumps(t *testing.T) {
 	wantEnd(t, "abort retry", h.end5("x", pid, e, false), kerr.InvalidTxnState, 0, 0)
 	wantEnd(t, "commit nothing", h.end5("x", pid, e+1, true), kerr.InvalidTxnState, 0, 0)
 	wantCode(t, "old epoch", h.add("x", pid, e, 3, tp("a", 0)), kerr.ProducerFenced)
-	if len(h.parts.takeMarkers()) != 0 {
+	if len(h.markers()) != 0 {
 		t.Fatal("a retried EndTxn wrote markers")
 	}
 	e++
 	wantCode(t, "explicit add", h.add("x", pid, e, 3, tp("b", 0)), nil)
 	wantEnd(t, "v5 abort of a version-1 transaction", h.end5("x", pid, e, false), nil, pid, e+1)
-	if m := h.parts.takeMarkers(); len(m) != 1 || m[0].epoch != e+1 || m[0].commit || m[0].tp != tp("b", 0) {
+	if m := h.markers(); len(m) != 1 || m[0].epoch != e+1 || m[0].commit || m[0].tp != tp("b", 0) {
 		t.Fatalf("abort markers %+v", m)
 	}
 	wantEnd(t, "abort retry", h.end5("x", pid, e, false), nil, pid, e+1)

@@ -155,7 +155,10 @@ var mutations = []mutation{
 		Name:  "offsets-completed-before-markers",
 		Rule:  "durable partition adds: markers are durable on every partition before the offsets and the Complete state",
 		Edits: []edit{{File: "kafka/txn/end.go", Old: "\tif pending, err := c.writeMarkers(st, commit); err != nil {", New: "\tdefer c.writeMarkers(st, commit)\n\tif pending, err := []offsets.TopicPartition(nil), error(nil); err != nil {"}},
-		Tests: []testRun{{Pkg: "./test/", Run: "TestCrashTransactionsEndToEnd"}},
+		Tests: []testRun{
+			{Pkg: "./kafka/txn/", Run: "TestEndAnsweredDecisionSurvivesRestart"},
+			{Pkg: "./test/", Run: "TestCrashTransactionsEndToEnd"},
+		},
 	},
 	{
 		Name:  "init-does-not-fence-ongoing",

@@ -1,26 +1,45 @@
 package main
 
-// Deliberate breaks of the completion after the markers
-// (kafka/txn/complete.go), in a file of their own.
+// Deliberate breaks of the answer once decided (kafka/txn/complete.go),
+// in a file of their own.
 
 func init() { mutations = append(mutations, txnCompleteMutations...) }
 
 var txnCompleteMutations = []mutation{
 	{
 		Name: "txn-complete-lock-released-at-answer",
-		Rule: "completion after the markers: the id's lock is held until the Complete state is durable",
+		Rule: "answer once decided: the id's lock is held until the markers and the Complete state are durable",
 		Edits: []edit{{File: "kafka/txn/complete.go",
-			Old: "c.background(func() { defer t.mu.Unlock(); finish() })",
-			New: "c.background(func() { t.mu.Unlock(); finish() })"}},
-		Tests: []testRun{{Pkg: "./kafka/txn/", Run: "TestEndAnswersBeforeComplete"}},
+			Old: "c.background(func() { defer t.mu.Unlock(); c.endCompleteLocked(t) })",
+			New: "c.background(func() { t.mu.Unlock(); c.endCompleteLocked(t) })"}},
+		Tests: []testRun{{Pkg: "./kafka/txn/", Run: "TestEndAnswersBeforeComplete|TestEndAnswersOnceDecided"}},
 	},
 	{
 		Name: "txn-complete-offsets-after-answer",
-		Rule: "completion after the markers: a transaction with offsets is completed before EndTxn answers",
+		Rule: "answer once decided: a transaction with offsets is completed before EndTxn answers",
 		Edits: []edit{{File: "kafka/txn/complete.go",
 			Old: "if len(t.st.Groups) > 0 || !c.background(",
 			New: "if !c.background("}},
 		Tests: []testRun{{Pkg: "./kafka/txn/", Run: "TestEndWithOffsetsAnswersAfterComplete"}},
+	},
+	{
+		Name: "txn-end-answered-before-decision-durable",
+		Rule: "answer once decided: EndTxn answers only once the decision (PrepareCommit or PrepareAbort) is durable",
+		Edits: []edit{{File: "kafka/txn/end.go",
+			Old: "\tif err := c.persist(t, next); err != nil {\n\t\treturn noPID, noEpoch, errCoordinatorNA\n\t}\n\thandedOff = c.endLocked(t)\n",
+			New: "\tc.setState(t, next)\n\thandedOff = c.endLocked(t)\n"}},
+		Tests: []testRun{{Pkg: "./kafka/txn/", Run: "TestEndAnsweredDecisionSurvivesRestart"}},
+	},
+	{
+		Name: "txn-end-next-before-markers",
+		Rule: "answer once decided: the id's next transaction starts only once every marker of the previous one is durable, so no marker ends a batch of it",
+		Edits: []edit{{File: "kafka/txn/complete.go",
+			Old: "c.background(func() { defer t.mu.Unlock(); c.endCompleteLocked(t) })",
+			New: "c.background(func() { st := t.st; _ = c.finishLocked(t); t.mu.Unlock(); _, _ = c.writeMarkers(st, st.State.String() == \"PrepareCommit\") })"}},
+		Tests: []testRun{
+			{Pkg: "./kafka/txn/", Run: "TestEndAnswersOnceDecided|TestEndNextImplicitAddWaitsForMarkers"},
+			{Pkg: "./server/", Run: "TestClusterTxnV2NextWaitsForMarkers"},
+		},
 	},
 	{
 		Name: "txn-complete-share-kept",
@@ -28,6 +47,6 @@ var txnCompleteMutations = []mutation{
 		Edits: []edit{{File: "kafka/txn/end.go",
 			Old: "\tmarked.Partitions = nil\n",
 			New: ""}},
-		Tests: []testRun{{Pkg: "./kafka/txn/", Run: "TestHeldEntriesBounded"}},
+		Tests: []testRun{{Pkg: "./kafka/txn/", Run: "TestHeldEntriesBounded|TestEndShareBackAfterMarkers"}},
 	},
 }
