@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kgateway/kgateway/cluster/node"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -75,6 +76,9 @@ func TestClusterTransactions(t *testing.T) {
 	before := c.waitLeaders(adm, "tx", 6)
 	w := watchTxnRecords(t, c, ctx)
 	committed := runTxn(t, ctx, tx, "commit-", all, true)
+	// EndTxn answers once the decision is durable; the decision records
+	// and markers follow, so the watch is read once the commit completed.
+	waitTxnState(t, ctx, adm, "t1", "CompleteCommit")
 	decisions := w.decisions()
 	if after := c.waitLeaders(adm, "tx", 6); maps.Equal(before, after) {
 		checkDecisions(t, decisions, after, txs["t1"].Coordinator, len(all))
@@ -92,13 +96,19 @@ func TestClusterTransactions(t *testing.T) {
 	checkNoTxnRecords(t, c, ctx)
 
 	// The coordinator lists the transactional id, complete.
-	txs, err = adm.DescribeTransactions(ctx, "t1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d, ok := txs["t1"]; !ok || d.State != "CompleteCommit" {
-		t.Fatalf("DescribeTransactions t1: %+v", txs)
-	}
+	waitTxnState(t, ctx, adm, "t1", "CompleteCommit")
+}
+
+// waitTxnState waits until DescribeTransactions lists id in state: an
+// EndTxn is answered once its decision is durable, and the transaction
+// completes after its markers.
+func waitTxnState(t *testing.T, ctx context.Context, adm *kadm.Client, id, state string) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("transaction %s in state %s", id, state), func() bool {
+		txs, err := adm.DescribeTransactions(ctx, id)
+		d, ok := txs[id]
+		return err == nil && ok && d.State == state
+	})
 }
 
 // recordWatch is a watch of the cluster's keys from one revision on.

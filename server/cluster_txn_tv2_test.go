@@ -59,6 +59,7 @@ func TestClusterTxnV2(t *testing.T) {
 	if got, want := consumeAll(t, c, "v2", len(committed)+len(aborted)), sortedCopy(append(committed, aborted...)); !slices.Equal(got, want) {
 		t.Fatalf("read_uncommitted: %v, want %v", got, want)
 	}
+	waitTxnState(t, ctx, adm, "v2-tx", "CompleteCommit")
 	txs, err := adm.DescribeTransactions(ctx, "v2-tx")
 	if err != nil {
 		t.Fatal(err)

@@ -137,6 +137,7 @@ func TestTxnCommitAbortIsolation(t *testing.T) {
 	if len(all) != 18 {
 		t.Fatalf("read_uncommitted saw %d distinct records: %v", len(all), all)
 	}
+	waitTxnComplete(t, g, "iso")
 	desc, err := g.admin().DescribeTransactions(ctx, "iso")
 	if err != nil || desc["iso"].State != "CompleteCommit" {
 		t.Fatalf("describe: %+v %v", desc, err)

@@ -485,8 +485,12 @@ class AdminTest {
             List<ProducerState> ps = Clients.get(admin.describeProducers(List.of(tp)).partitionResult(tp)).activeProducers();
             assertEquals(0L, ps.get(0).currentTransactionStartOffset().orElse(-1));
             p.commitTransaction();
-            TransactionDescription done = Clients.get(admin.describeTransactions(List.of(txnId)).description(txnId));
-            assertEquals(TransactionState.COMPLETE_COMMIT, done.state());
+            // The commit is answered once decided; the transaction
+            // completes after its markers, as on Apache Kafka.
+            TransactionDescription done = Await.value("the transaction complete", () -> {
+                TransactionDescription x = Clients.get(admin.describeTransactions(List.of(txnId)).description(txnId));
+                return x.state() == TransactionState.COMPLETE_COMMIT ? x : null;
+            });
             assertTrue(done.topicPartitions().isEmpty());
         }
     }
