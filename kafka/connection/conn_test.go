@@ -157,13 +157,7 @@ func TestBudgetReturnedWhenPeerLeaves(t *testing.T) {
 		t.Fatal("a running request holds no budget")
 	}
 	cli.Close()
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(testDeadline):
-		t.Fatal("connection goroutines still running after the peer left")
-	}
+	waitDone(t, wg, "connection goroutines still running after the peer left")
 	if n := b.InUse(); n != 0 {
 		t.Fatalf("%d budget bytes still held", n)
 	}
@@ -193,13 +187,7 @@ func TestPromptRequestHandsOffReading(t *testing.T) {
 		t.Fatal("the handler never started")
 	}
 	cli.Close()
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(testDeadline):
-		t.Fatal("a prompt request's long wait did not end when the peer left")
-	}
+	waitDone(t, wg, "a prompt request's long wait did not end when the peer left")
 	if n := b.InUse(); n != 0 {
 		t.Fatalf("%d budget bytes still held", n)
 	}

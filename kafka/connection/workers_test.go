@@ -66,13 +66,7 @@ func TestShutdownDoesNotWaitForParkedWorkers(t *testing.T) {
 	recv(t, cli)
 	waitFor(t, "the worker never parked", func() bool { return w.Parked() == 1 })
 	cli.Close()
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(testDeadline):
-		t.Fatal("the connection's goroutine count waits for a parked worker")
-	}
+	waitDone(t, wg, "the connection's goroutine count waits for a parked worker")
 	if w.Parked() != 1 {
 		t.Fatal("the parked worker left before the check")
 	}
@@ -121,4 +115,17 @@ func runAll(t *testing.T, w *Workers, n int) {
 		t.Fatalf("%d workers for %d running requests", live, n)
 	}
 	close(gate)
+}
+
+// waitDone waits until wg's goroutines ended, failing with what after
+// testDeadline.
+func waitDone(t *testing.T, wg *sync.WaitGroup, what string) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(testDeadline):
+		t.Fatal(what)
+	}
 }
