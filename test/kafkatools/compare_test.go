@@ -21,8 +21,9 @@ var (
 	reNumber   = regexp.MustCompile(`\d+(\.\d+)?`)
 	reDuration = regexp.MustCompile(`(\{ts\} )\d+`) // kafka-transactions describe: start time, then duration
 	// Member ids of consumer- and share-protocol groups: a random UUID in
-	// URL-safe base64 (a token with a digit and an upper-case letter, so
-	// that names such as console-share-consumer stay).
+	// URL-safe base64 (a token with a digit or an upper-case letter, so
+	// that names such as console-share-consumer stay; requiring both
+	// missed one id in 40, those without a digit).
 	reToken = regexp.MustCompile(`\b[A-Za-z0-9_-]{22}\b`)
 	reDigit = regexp.MustCompile(`[0-9]`)
 	// kafka-log-dirs: each broker's own data directory and file system.
@@ -35,7 +36,7 @@ var (
 
 func maskMemberIDs(l string) string {
 	return reToken.ReplaceAllStringFunc(l, func(tok string) string {
-		if reDigit.MatchString(tok) && reUpper.MatchString(tok) {
+		if reDigit.MatchString(tok) || reUpper.MatchString(tok) {
 			return "{member-id}"
 		}
 		return tok

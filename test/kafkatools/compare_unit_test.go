@@ -14,13 +14,15 @@ func TestNormalise(t *testing.T) {
 			"Topic: orders\tTopicId: Ph_Mw42EQkGbxTvID-WVeA\tPartitionCount: 3\n" +
 			"readers reader-1-b5841608-2ca6-4e5d-9eb7-8a6b0319d8fb /127.0.0.1\n" +
 			"1 \thanging-tx \t2\t0 Ongoing 120000 \t1796519381431   \t19733 payments-0\n" +
-			"workers K5yoF13QT8CeG7rnpQBhHQ /127.0.0.1 console-share-consumer 2\n",
+			"workers K5yoF13QT8CeG7rnpQBhHQ /127.0.0.1 console-share-consumer 2\n" +
+			"workers KRQixbRzSPGKXzaMKVEzUA /127.0.0.1 console-share-consumer 2\n",
 		stderr: "[2026-12-06 01:04:44,156] ERROR boom (x)\n\tat a.b.C.d(C.java:1)\n"}
 	got := normalise("txn describe", tg, r)
 	want := []string{"exit 1", "GROUP COORDINATOR (ID)", "readers {broker} (1)",
 		"Topic: orders TopicId: {topic-id} PartitionCount: 3",
 		"readers reader-1-{uuid} /127.0.0.1",
 		"1 hanging-tx 2 0 Ongoing 120000 {ts} {duration} payments-0",
+		"workers {member-id} /127.0.0.1 console-share-consumer 2",
 		"workers {member-id} /127.0.0.1 console-share-consumer 2",
 		"stderr: [{time}] ERROR boom (x)"}
 	if !slices.Equal(got, want) {
