@@ -74,24 +74,13 @@ func internalPartitionOf(topic string, partition int32, write bool) (int32, erro
 	return internalPartitions, nil
 }
 
-// internalTopicByID finds an internal topic by its id.
-func (s *Server) internalTopicByID(id [16]byte) (string, bool) {
-	for _, name := range resolver.InternalTopics() {
-		if tid, ok := s.res.InternalTopicID(name); ok && tid == id {
-			return name, true
-		}
-	}
-	return "", false
-}
-
 // topicByID finds a topic by id, internal ones included: its name and
-// partition count.
+// partition count. It copies nothing (Fetch v13+ asks for every partition).
 func (s *Server) topicByID(id [16]byte) (string, int32, bool) {
-	if name, ok := s.internalTopicByID(id); ok {
+	if name, ok := s.res.InternalTopicByID(resolver.TopicID(id)); ok {
 		return name, internalPartitions, true
 	}
-	t, ok := s.res.TopicByID(resolver.TopicID(id))
-	return t.Name, t.Partitions, ok
+	return s.res.TopicNameByID(resolver.TopicID(id))
 }
 
 // The reads below are the resolver's for ordinary topics and an empty

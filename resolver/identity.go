@@ -48,6 +48,17 @@ func (r *Resolver) InternalTopicID(name string) (TopicID, bool) {
 	return id, ok
 }
 
+// InternalTopicByID is the name of the internal topic with id (false for
+// any other id).
+func (r *Resolver) InternalTopicByID(id TopicID) (string, bool) {
+	for name, tid := range r.id.TopicIDs {
+		if tid == id {
+			return name, true
+		}
+	}
+	return "", false
+}
+
 // loadIdentity is identity.Load over the reserved names (one synced
 // write at a data directory's first Open).
 func loadIdentity(store *storage.Store) (identity.Identity, error) {

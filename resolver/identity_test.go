@@ -53,9 +53,27 @@ func TestInternalTopicNeverBound(t *testing.T) {
 		if !ok || id == (TopicID{}) {
 			t.Fatalf("no id for %s", name)
 		}
+		if got, ok := g.r.InternalTopicByID(id); !ok || got != name {
+			t.Fatalf("InternalTopicByID(%v) = %q, %v; want %q", id, got, ok, name)
+		}
 		g.reopen()
 		if got, _ := g.r.InternalTopicID(name); got != id {
 			t.Fatalf("%s id %v after reopen, want %v", name, got, id)
 		}
+	}
+}
+
+// An id that is no internal topic's is not found as one.
+func TestInternalTopicByIDOnlyInternal(t *testing.T) {
+	g := newGateway(t, Config{})
+	tp, err := g.r.CreateTopic("t", 1, 1, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name, ok := g.r.InternalTopicByID(tp.ID); ok {
+		t.Fatalf("topic t found as internal topic %q", name)
+	}
+	if name, parts, ok := g.r.TopicNameByID(TopicID{1}); ok {
+		t.Fatalf("unknown id found: %q %d", name, parts)
 	}
 }

@@ -301,6 +301,23 @@ func (r *Resolver) Partitions(name string) (int32, bool) {
 	return int32(len(t.parts)), true
 }
 
+// TopicNameByID is the name and partition count of the topic with id
+// (its companion's when id is a companion's), false when there is none.
+// Unlike TopicByID it copies nothing: Fetch v13+ names every partition
+// of every request by id.
+func (r *Resolver) TopicNameByID(id TopicID) (name string, partitions int32, ok bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	t, ok := r.mu.byID[id]
+	if ok {
+		return t.name, int32(len(t.parts)), true
+	}
+	if t, ok := r.mu.companionByIDLocked(id); ok {
+		return CompanionName(t.name), int32(len(t.parts)), true
+	}
+	return "", 0, false
+}
+
 func (r *Resolver) TopicByID(id TopicID) (Topic, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()

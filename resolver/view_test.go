@@ -72,6 +72,12 @@ func TestCompactedView(t *testing.T) {
 	if byID, ok := g.r.TopicByID(comp.ID); !ok || byID.Name != "s.compacted" {
 		t.Fatalf("companion by id: %+v %v", byID, ok)
 	}
+	if name, parts, ok := g.r.TopicNameByID(comp.ID); !ok || name != "s.compacted" || parts != 1 {
+		t.Fatalf("companion name by id: %q %d %v", name, parts, ok)
+	}
+	if name, parts, ok := g.r.TopicNameByID(src.ID); !ok || name != "s" || parts != 1 {
+		t.Fatalf("name by id: %q %d %v", name, parts, ok)
+	}
 	listed := false
 	for _, tp := range g.r.Topics() {
 		listed = listed || tp.Name == "s.compacted"

@@ -79,8 +79,15 @@ func (f *Fetcher) sessionItems(topicIDs bool, order []*fetchsession.Part) []Item
 	if topicIDs {
 		version = 13
 	}
+	var (
+		name  string
+		errID bool
+	)
 	for i, sp := range order {
-		name, errID := f.topicName(version, sp.Key.Topic, sp.Key.ID)
+		// A session lists a topic's partitions together: one lookup a topic.
+		if i == 0 || sp.Key.ID != order[i-1].Key.ID || sp.Key.Topic != order[i-1].Key.Topic {
+			name, errID = f.topicName(version, sp.Key.Topic, sp.Key.ID)
+		}
 		rp := kmsg.NewFetchRequestTopicPartition()
 		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = sp.Key.Partition, sp.Offset, sp.MaxBytes
 		rp.CurrentLeaderEpoch = sp.LeaderEpoch
