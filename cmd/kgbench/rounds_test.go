@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -168,6 +169,9 @@ func TestParseFlagsRoundsAndArgs(t *testing.T) {
 		{[]string{"--rounds", "0"}, "--rounds must be >= 1", nil},
 		{[]string{"--server-procs", "1"}, "", func(c *config) bool { return c.ServerProcs == 1 }},
 		{[]string{"--server-procs", "-1"}, "--server-procs must be >= 0", nil},
+		{nil, "", func(c *config) bool { return c.ClientGCPercent == 400 }},
+		{[]string{"--client-gc-percent", "100"}, "", func(c *config) bool { return c.ClientGCPercent == 100 }},
+		{[]string{"--client-gc-percent", "0"}, "--client-gc-percent must be >= 1", nil},
 		{nil, "", func(c *config) bool {
 			return c.TxnRecords == 1000 && c.TxnInterval == 100*time.Millisecond && c.IsolationPasses == 3 &&
 				slices.Equal(c.Workloads, []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11})
@@ -220,5 +224,22 @@ func TestKgatewayModuleDir(t *testing.T) {
 	}
 	if _, err := kgatewayModuleDir(t.TempDir()); err == nil {
 		t.Error("a directory outside the repository has no kgateway module, want an error")
+	}
+}
+
+// TestClientGCSetsOwnProcessOnly: --client-gc-percent is kgbench's own
+// GOGC, and no server child is given a GOGC of it (kfake-durable runs as
+// a child of this binary, so an environment variable would reach it).
+func TestClientGCSetsOwnProcessOnly(t *testing.T) {
+	prev := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(prev)
+	setClientGC(&config{ClientGCPercent: 321})
+	if got := debug.SetGCPercent(100); got != 321 {
+		t.Fatalf("GOGC after setClientGC = %d, want 321", got)
+	}
+	for _, kv := range serverEnv(&config{ClientGCPercent: 321}) {
+		if strings.HasPrefix(kv, "GOGC=") && os.Getenv("GOGC") == "" {
+			t.Fatalf("server environment carries %s", kv)
+		}
 	}
 }
