@@ -288,7 +288,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&rebalanceMembers, "rebalance-members", "10,100", "workload 10: comma-separated group sizes; each joins at once, then one more member joins")
 	fs.IntVar(&c.RebalancePartitions, "rebalance-partitions", 100, "workload 10: partitions of the topic the groups consume")
 	fs.DurationVar(&c.GroupHeartbeat, "group-heartbeat", 250*time.Millisecond, "workload 10's classic members' heartbeat interval; kfake is started with it as its KIP-848 and share-group heartbeat interval")
-	fs.IntVar(&c.ShareRecords, "share-records", 20000, "workload 11: records in each of its two topics")
+	fs.IntVar(&c.ShareRecords, "share-records", 200000, "workload 11: records in each of its two topics (about 240 commits a row at the default: enough for the ack p99 not to be a row's slowest commit)")
 	fs.StringVar(&shareMem, "share-members", "1,4,16", "workload 11: comma-separated member counts of the one-partition rows")
 	fs.IntVar(&c.SharePartitions, "share-partitions", 16, "workload 11: partitions, and members, of its last row")
 	fs.IntVar(&c.PerfRecords, "perf-records", 0, "workload 12: records kafka-producer-perf-test sends (0: --records)")

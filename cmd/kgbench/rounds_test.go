@@ -178,7 +178,7 @@ func TestParseFlagsRoundsAndArgs(t *testing.T) {
 		}},
 		{nil, "", func(c *config) bool {
 			return slices.Equal(c.RebalanceMembers, []int{10, 100}) && c.RebalancePartitions == 100 &&
-				c.GroupHeartbeat == 250*time.Millisecond && c.ShareRecords == 20000 &&
+				c.GroupHeartbeat == 250*time.Millisecond && c.ShareRecords == 200000 &&
 				slices.Equal(c.ShareMembers, []int{1, 4, 16}) && c.SharePartitions == 16
 		}},
 		{[]string{"--rebalance-members", "3,5", "--share-members", "2", "--share-partitions", "4"}, "", func(c *config) bool {
