@@ -16,8 +16,8 @@ package kafka
 // writes a COMMIT or ABORT marker on every partition of the transaction,
 // then commits or drops its pending offsets with the completed state in
 // one batch (durable partition adds), under the transactional id's lock:
-// the id's next request waits for all of it. A transaction with offsets
-// is answered only once complete.
+// the id's next request waits for all of it. Until then its offsets are
+// pending (require_stable: UNSTABLE_OFFSET_COMMIT, as from Kafka).
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 

@@ -26,7 +26,14 @@
 //   - O6 EndTxn moves a transaction's pending offsets to committed (commit)
 //     or drops them (abort), and records its completed state, in one synced
 //     pebble batch: after a crash either all of it happened or none of it.
-//     A second EndTxn finds nothing pending and moves nothing.
+//     A second EndTxn finds nothing pending and moves nothing. The
+//     transaction coordinator answers the client's EndTxn once the
+//     decision is durable (O4), before this batch (kafka/txn, answer
+//     once decided), and a crash in between is completed at open: until
+//     the batch is applied the offsets are pending (O5), so an
+//     OffsetFetch with require_stable answers UNSTABLE_OFFSET_COMMIT for
+//     them (O7) and one without reads the offset committed before, as
+//     Kafka answers until its marker on __consumer_offsets is written.
 //     Every commit and pending commit carries its write position
 //     (increasing within a run, and past earlier runs' by the wall clock);
 //     a commit makes a pending offset the committed one only if no
@@ -107,9 +114,12 @@
 // positions in __consumer_offsets; commit times here could run backwards
 // with the wall clock and drop a transaction's offset).
 //
-// DeleteGroup and retention remove committed offsets only; pending offsets
-// belong to their transaction until it ends (DeleteTxn drops those of an
-// expired transactional id).
+// DeleteGroup, DeleteOffsets and retention remove committed offsets only;
+// pending offsets belong to their transaction until it ends (DeleteTxn
+// drops those of an expired transactional id), including in the moment
+// between a commit's answer and its batch (O6): a group deleted then gets
+// the transaction's offsets when the batch is applied (Kafka's deletion
+// drops pending offsets too).
 //
 // Retention follows Kafka (KIP-211, offsets.retention.minutes): the offsets
 // of a group that uses group management expire once the group has been

@@ -469,13 +469,17 @@ func warmPartitions(b *testing.B, ctx context.Context, cl *kgo.Client, parts int
 // fetch). KGW_CLUSTER_BENCH_S3=1 puts the objects on the S3 server.
 //
 //	go test -run '^$' -bench ClusterTxn -benchtime 400x ./server/
-func BenchmarkClusterTxn(b *testing.B) {
-	b.Run("local", func(b *testing.B) { benchTxn(b, startLocal(b)) })
+func BenchmarkClusterTxn(b *testing.B) { benchClusterTxn(b, false) }
+
+// benchClusterTxn is BenchmarkClusterTxn, each transaction committing
+// offsets too with withOffsets (BenchmarkClusterTxnOffsets).
+func benchClusterTxn(b *testing.B, withOffsets bool) {
+	b.Run("local", func(b *testing.B) { benchTxn(b, startLocal(b), withOffsets) })
 	for _, nodes := range []int32{1, 3} {
 		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
 			c, servers := newBenchServers(b, nodes, 5*time.Millisecond)
 			before := commitTotals(b, servers)
-			benchTxn(b, c)
+			benchTxn(b, c, withOffsets)
 			// Group commits per transaction, over all nodes: what a
 			// change to when commits start costs in PUTs.
 			n := reportCommitMeans(b, before, commitTotals(b, servers))
@@ -484,7 +488,7 @@ func BenchmarkClusterTxn(b *testing.B) {
 	}
 }
 
-func benchTxn(b *testing.B, seeds []string) {
+func benchTxn(b *testing.B, seeds []string, withOffsets bool) {
 	const producers, parts = 4, 6
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -498,6 +502,10 @@ func benchTxn(b *testing.B, seeds []string) {
 		b.Fatal(err)
 	}
 	warmPartitions(b, ctx, setup, parts, value)
+	var topicID [16]byte
+	if withOffsets {
+		topicID = benchTopicID(b, ctx, setup)
+	}
 	visible := watchVisible(b, ctx, seeds)
 	cls := make([]*kgo.Client, producers)
 	for i := range cls {
@@ -524,6 +532,11 @@ func benchTxn(b *testing.B, seeds []string) {
 		}
 		if err := cl.Flush(ctx); err != nil {
 			return 0, err
+		}
+		if withOffsets {
+			if err := benchTxnOffsetCommit(ctx, cl, fmt.Sprintf("bench-%d", i), topicID, int64(seq[i])); err != nil {
+				return 0, err
+			}
 		}
 		t0 := time.Now()
 		err := cl.EndTransaction(ctx, kgo.TryCommit)

@@ -470,13 +470,19 @@ func TestClusterTxnV2CoordinatorMovesMidAdd(t *testing.T) {
 		t.Fatalf("TxnOffsetCommit at the new coordinator: %v", kerr.ErrorForCode(code))
 	}
 	f.mustEnd(t, id, pid, e, true)
-	offs, err := f.adm.FetchOffsets(f.ctx, "mvv2-g")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o, ok := offs.Lookup("mvv2", part); !ok || o.At != 1 {
-		t.Fatalf("the transaction's committed offset: %+v %v, want 1", o, ok)
-	}
+	// Committed with the Complete state, a moment after EndTxn's answer
+	// (answer once decided): read as a client does, retrying
+	// UNSTABLE_OFFSET_COMMIT.
+	eventually(t, "the transaction's committed offset", func() error {
+		offs, err := f.adm.FetchOffsets(kadm.RequireStable(f.ctx), "mvv2-g")
+		if err != nil {
+			return err
+		}
+		if o, ok := offs.Lookup("mvv2", part); !ok || o.Err != nil || o.At != 1 {
+			return fmt.Errorf("the transaction's committed offset: %+v %v, want 1", o, ok)
+		}
+		return nil
+	})
 	if got := readCommitted(t, f.c, "mvv2", len(want)); !slices.Equal(got, sortedCopy(want)) {
 		t.Fatalf("read_committed: %v, want %v", got, sortedCopy(want))
 	}

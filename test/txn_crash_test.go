@@ -28,9 +28,10 @@ import (
 // index) at a random commit step while franz-go transactional
 // producers run transactions end to end: records on two partitions,
 // AddOffsetsToTxn and TxnOffsetCommit (but for the last producer, whose
-// transactions carry no offsets, so that their EndTxn answers before
-// the markers and the Complete state are written: answer once decided), then
-// EndTxn (commit or abort), concurrently. After reopening the image and letting each producer
+// transactions carry no offsets), then EndTxn (commit or abort),
+// concurrently. EndTxn answers before the markers and the Complete state
+// (with the offsets) are written (answer once decided), so a crash can
+// come after an answer and before the offsets are committed. After reopening the image and letting each producer
 // restart (InitProducerId, which aborts what was left open) (durable partition adds, completion at open,
 // O6, D2):
 //   - every transaction is atomic across its partitions and its offsets:

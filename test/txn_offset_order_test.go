@@ -69,8 +69,7 @@ func TestTxnCommitKeepsLaterOffsetCommit(t *testing.T) {
 		ft := kmsg.NewOffsetFetchRequestTopic()
 		ft.Topic, ft.Partitions = "order", []int32{0}
 		of.Topics = append(of.Topics, ft)
-		of.RequireStable = true
-		resp := request[*kmsg.OffsetFetchResponse](t, cl, of)
+		resp := stableOffsets(t, cl, of) // committed with the Complete state, after EndTxn's answer
 		if got := resp.Topics[0].Partitions[0].Offset; got != tc.want {
 			t.Fatalf("case %d: committed %d, want %d", i, got, tc.want)
 		}

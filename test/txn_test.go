@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -238,9 +239,51 @@ func TestTxnHungTransactionAbortedByTimeout(t *testing.T) {
 	}
 }
 
+// stableOffsets sends req with require_stable until no partition is
+// UNSTABLE_OFFSET_COMMIT, as a client retries it (the Java consumer, or
+// franz-go with RequireStableFetchOffsets): EndTxn answers once the
+// decision is durable and the offsets of its transaction are committed a
+// moment after (answer once decided, offsets O6).
+func stableOffsets(t *testing.T, cl *kgo.Client, req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
+	t.Helper()
+	req.RequireStable = true
+	deadline := time.Now().Add(testDeadline)
+	for {
+		resp := request[*kmsg.OffsetFetchResponse](t, cl, req)
+		if !unstableOffsets(resp) {
+			return resp
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("offsets still UNSTABLE_OFFSET_COMMIT after %v: %+v", testDeadline, resp)
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition, bounded by the deadline
+	}
+}
+
+// unstableOffsets tells whether resp has a partition answered
+// UNSTABLE_OFFSET_COMMIT.
+func unstableOffsets(resp *kmsg.OffsetFetchResponse) bool {
+	var codes []int16
+	for _, rt := range resp.Topics {
+		for _, p := range rt.Partitions {
+			codes = append(codes, p.ErrorCode)
+		}
+	}
+	for _, g := range resp.Groups {
+		for _, rt := range g.Topics {
+			for _, p := range rt.Partitions {
+				codes = append(codes, p.ErrorCode)
+			}
+		}
+	}
+	return slices.Contains(codes, kerr.UnstableOffsetCommit.Code)
+}
+
 // Pending TxnOffsetCommit offsets, O5–O7: TxnOffsetCommit offsets are invisible (and
 // UNSTABLE_OFFSET_COMMIT under require_stable) until EndTxn commits them,
-// and an abort drops them. Raw requests, as a transactional client sends
+// and an abort drops them. EndTxn answers once decided, so the stable
+// offset is waited for after it, as a client retries
+// UNSTABLE_OFFSET_COMMIT. Raw requests, as a transactional client sends
 // them.
 func TestTxnOffsetCommitVisibility(t *testing.T) {
 	g := newGateway(t)
@@ -253,15 +296,22 @@ func TestTxnOffsetCommitVisibility(t *testing.T) {
 		t.Fatalf("init: %v", kerr.ErrorForCode(init.ErrorCode))
 	}
 	pid, epoch := init.ProducerID, init.ProducerEpoch
-	fetch := func(stable bool) kmsg.OffsetFetchResponseGroupTopicPartition {
+	fetchReq := func() *kmsg.OffsetFetchRequest {
 		req := kmsg.NewPtrOffsetFetchRequest()
-		req.RequireStable = stable
 		rg := kmsg.NewOffsetFetchRequestGroup()
 		rg.Group = "grp"
 		rg.Topics = []kmsg.OffsetFetchRequestGroupTopic{{Topic: "o", Partitions: []int32{0}}}
 		req.Groups = []kmsg.OffsetFetchRequestGroup{rg}
+		return req
+	}
+	fetch := func(stable bool) kmsg.OffsetFetchResponseGroupTopicPartition {
+		req := fetchReq()
+		req.RequireStable = stable
 		resp := request[*kmsg.OffsetFetchResponse](t, cl, req)
 		return resp.Groups[0].Topics[0].Partitions[0]
+	}
+	stable := func() kmsg.OffsetFetchResponseGroupTopicPartition {
+		return stableOffsets(t, cl, fetchReq()).Groups[0].Topics[0].Partitions[0]
 	}
 	round := func(offset int64, commit bool) {
 		t.Helper()
@@ -290,11 +340,14 @@ func TestTxnOffsetCommitVisibility(t *testing.T) {
 		}
 	}
 	round(5, true)
-	if p := fetch(true); p.ErrorCode != 0 || p.Offset != 5 {
+	if p := stable(); p.ErrorCode != 0 || p.Offset != 5 {
 		t.Fatalf("after commit: %+v", p)
 	}
 	round(9, false)
-	if p := fetch(true); p.ErrorCode != 0 || p.Offset != 5 {
+	if p := fetch(false); p.ErrorCode != 0 || p.Offset != 5 {
+		t.Fatalf("right after abort, without require_stable: %+v, want the offset committed before", p)
+	}
+	if p := stable(); p.ErrorCode != 0 || p.Offset != 5 {
 		t.Fatalf("after abort: %+v", p)
 	}
 	g.restart()

@@ -213,9 +213,8 @@ func TestTxnOffsetCommitV6ByTopicID(t *testing.T) {
 		t.Fatalf("EndTxn: error %d", er.ErrorCode)
 	}
 	of := kmsg.NewPtrOffsetFetchRequest()
-	of.RequireStable = true
 	of.Groups = []kmsg.OffsetFetchRequestGroup{{Group: "g6", Topics: []kmsg.OffsetFetchRequestGroupTopic{{TopicID: id, Partitions: []int32{0}}}}}
-	fr := request[*kmsg.OffsetFetchResponse](t, cl, of)
+	fr := stableOffsets(t, cl, of) // committed with the Complete state, after EndTxn's answer
 	if p := fr.Groups[0].Topics[0].Partitions[0]; p.ErrorCode != 0 || p.Offset != 7 {
 		t.Errorf("committed offset by id: %+v", p)
 	}

@@ -4,7 +4,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kgateway/kgateway/offsets"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // gatedEnd inits "x", adds a-0 and a-1 (with grp, its offsets too), and
@@ -12,11 +14,14 @@ import (
 // write is let through, and the next write (the Complete state) is held
 // in flight when gatedEnd returns. end receives EndTxn's answer.
 func gatedEnd(t *testing.T, grp string) (h *harness, g *writeGate, pid int64, epoch int16, end chan int16) {
-	return gatedEndCfg(t, Config{}, grp)
+	return gatedEndCfg(t, Config{}, grp, true)
 }
 
-// gatedEndCfg is gatedEnd with the coordinator configured by cfg.
-func gatedEndCfg(t *testing.T, cfg Config, grp string) (h *harness, g *writeGate, pid int64, epoch int16, end chan int16) {
+// gatedEndCfg is gatedEnd with the coordinator configured by cfg, ending
+// the transaction by commit or abort. With grp, the group has offset
+// prevOffset of a-0 committed before the transaction, whose
+// TxnOffsetCommit is txnOffset.
+func gatedEndCfg(t *testing.T, cfg Config, grp string, commit bool) (h *harness, g *writeGate, pid int64, epoch int16, end chan int16) {
 	h = newHarness(t, cfg)
 	g = &writeGate{entered: make(chan struct{}), release: make(chan error), closed: make(chan struct{})}
 	t.Cleanup(func() { close(g.closed) }) // before the harness closes the store
@@ -25,19 +30,59 @@ func gatedEndCfg(t *testing.T, cfg Config, grp string) (h *harness, g *writeGate
 	pid, epoch = h.mustInit("x")
 	wantCode(t, "add", h.add("x", pid, epoch, 3, tp("a", 0), tp("a", 1)), nil)
 	if grp != "" {
+		if err := h.store.Commit(grp, []offsets.Commit{{TopicPartition: tp("a", 0), Offset: prevOffset, LeaderEpoch: -1}}); err != nil {
+			t.Fatal(err)
+		}
 		wantCode(t, "add offsets", h.addOffsets("x", pid, epoch, grp), nil)
-		wantCode(t, "txn offset", h.txnCommit("x", pid, epoch, grp, tp("a", 0), 1), nil)
+		wantCode(t, "txn offset", h.txnCommit("x", pid, epoch, grp, tp("a", 0), txnOffset), nil)
 	}
 	h.parts.takeMarkers()
 	g.mu.Lock()
 	g.hold = true
 	g.mu.Unlock()
 	end = make(chan int16, 1)
-	go func() { end <- h.end("x", pid, epoch, true, 3) }()
+	go func() { end <- h.end("x", pid, epoch, commit, 3) }()
 	<-g.entered // PrepareCommit
 	g.release <- nil
 	<-g.entered // Complete
 	return h, g, pid, epoch, end
+}
+
+// The offsets of gatedEndCfg's group: committed before the transaction,
+// and the transaction's.
+const prevOffset, txnOffset = 3, 7
+
+// letGo lets the held write (and every later one) through with err.
+func (g *writeGate) letGo(err error) {
+	g.mu.Lock()
+	g.hold = false
+	g.mu.Unlock()
+	g.release <- err
+}
+
+// fetchA0 is group's offset of a-0 as OffsetFetch (v7) answers it, with
+// require_stable or without.
+func (h *harness) fetchA0(group string, stable bool) (int64, *kerr.Error) {
+	req := kmsg.NewPtrOffsetFetchRequest()
+	req.Version, req.Group, req.RequireStable = 7, group, stable
+	rt := kmsg.NewOffsetFetchRequestTopic()
+	rt.Topic, rt.Partitions = "a", []int32{0}
+	req.Topics = append(req.Topics, rt)
+	resp := h.groups.OffsetFetch(req)
+	if resp.ErrorCode != 0 {
+		return -1, kerr.TypedErrorForCode(resp.ErrorCode)
+	}
+	p := resp.Topics[0].Partitions[0]
+	return p.Offset, kerr.TypedErrorForCode(p.ErrorCode)
+}
+
+// wantFetch checks group's offset of a-0 as fetchA0 reads it.
+func (h *harness) wantFetch(what, group string, stable bool, offset int64, code *kerr.Error) {
+	h.t.Helper()
+	got, err := h.fetchA0(group, stable)
+	if err != code || err == nil && got != offset {
+		h.t.Fatalf("%s: OffsetFetch (require_stable %v) answered %d, %v; want %d, %v", what, stable, got, err, offset, code)
+	}
 }
 
 // answer waits for EndTxn's answer, up to a deadline generous for a
@@ -96,25 +141,63 @@ func TestEndCompleteFailedAfterAnswer(t *testing.T) {
 	}
 }
 
-// Answer once decided: a transaction with offsets is completed
-// before EndTxn answers, so its offsets are committed when the client
-// hears it.
-func TestEndWithOffsetsAnswersAfterComplete(t *testing.T) {
+// Answer once decided, with offsets: EndTxn of a transaction with
+// offsets answers once its decision is durable, as Kafka's does, while
+// its Complete write (which commits the offsets, O6) is held. Until that
+// write, OffsetFetch with require_stable answers UNSTABLE_OFFSET_COMMIT
+// and one without the offset committed before (O5, O7); then the
+// transaction's offset is the committed one.
+func TestEndWithOffsetsAnswersOnceDecided(t *testing.T) {
 	h, g, _, _, end := gatedEnd(t, "g")
-	// No answer can come while the write is held; a short look suffices
-	// to see one that does (it would follow at once).
-	select {
-	case code := <-end:
-		t.Fatalf("answered %v with the Complete write of a transaction with offsets in flight", kerr.ErrorForCode(code))
-	case <-time.After(200 * time.Millisecond):
-	}
-	g.mu.Lock()
-	g.hold = false
-	g.mu.Unlock()
-	g.release <- nil
-	wantCode(t, "end", answer(t, end, "Complete written"), nil)
+	wantCode(t, "end", answer(t, end, "Complete in flight"), nil)
+	h.wantFetch("answered, Complete held", "g", true, -1, kerr.UnstableOffsetCommit)
+	h.wantFetch("answered, Complete held", "g", false, prevOffset, nil)
+	g.letGo(nil)
+	h.settle()
+	h.wantFetch("complete", "g", true, txnOffset, nil)
+	h.wantFetch("complete", "g", false, txnOffset, nil)
 	if s := h.state("x"); s.State != "CompleteCommit" {
 		t.Fatalf("state %s, want CompleteCommit", s.State)
+	}
+}
+
+// Answer once decided, completion at open: a commit answered whose
+// Complete write then fails keeps its offsets pending (never half
+// committed), and a restart commits them with the Complete state.
+func TestEndWithOffsetsCompletedAtOpen(t *testing.T) {
+	h, g, _, _, end := gatedEnd(t, "g")
+	wantCode(t, "end", answer(t, end, "Complete in flight"), nil)
+	g.letGo(errInjected)
+	if s := h.state("x"); s.State != "PrepareCommit" {
+		t.Fatalf("after a failed Complete: %s, want PrepareCommit", s.State)
+	}
+	h.wantFetch("Complete failed", "g", true, -1, kerr.UnstableOffsetCommit)
+	h.wantFetch("Complete failed", "g", false, prevOffset, nil)
+	h.reopen()
+	if s := h.state("x"); s.State != "CompleteCommit" {
+		t.Fatalf("after the restart: %s, want CompleteCommit", s.State)
+	}
+	h.wantFetch("after the restart", "g", true, txnOffset, nil)
+	if pend, err := h.store.PendingPartitions("g"); err != nil || len(pend) != 0 {
+		t.Fatalf("still pending after the restart: %v %v", pend, err)
+	}
+}
+
+// Answer once decided, with offsets: an abort answered at its decision
+// drops the transaction's offsets with its Complete state; the offset
+// committed before stays.
+func TestEndAbortWithOffsetsDropsThem(t *testing.T) {
+	h, g, _, _, end := gatedEndCfg(t, Config{}, "g", false)
+	wantCode(t, "abort", answer(t, end, "Complete in flight"), nil)
+	h.wantFetch("abort answered, Complete held", "g", true, -1, kerr.UnstableOffsetCommit)
+	g.letGo(nil)
+	h.settle()
+	h.wantFetch("aborted", "g", true, prevOffset, nil)
+	if s := h.state("x"); s.State != "CompleteAbort" {
+		t.Fatalf("state %s, want CompleteAbort", s.State)
+	}
+	if pend, err := h.store.PendingPartitions("g"); err != nil || len(pend) != 0 {
+		t.Fatalf("still pending after the abort: %v %v", pend, err)
 	}
 }
 
@@ -123,7 +206,7 @@ func TestEndWithOffsetsAnswersAfterComplete(t *testing.T) {
 // flight (that write holds the store's group, so what is held is read
 // from the coordinator's count, not through another id's add).
 func TestEndShareBackAfterMarkers(t *testing.T) {
-	h, g, _, _, end := gatedEndCfg(t, Config{MaxHeldEntries: 2}, "")
+	h, g, _, _, end := gatedEndCfg(t, Config{MaxHeldEntries: 2}, "", true)
 	wantCode(t, "end", answer(t, end, "Complete in flight"), nil)
 	if n := h.c.held.Load(); n != 0 {
 		t.Fatalf("%d entries held with every marker durable, want 0", n)

@@ -200,12 +200,14 @@ func TestTxnOffsetCommitVisibility(t *testing.T) {
 	}
 	h.reopen() // pending offsets and the group in the transaction are durable
 	wantCode(t, "commit", h.end("x", pid, e, true, 3), nil)
+	h.settle() // the offsets commit with the Complete state, after the answer (answer once decided)
 	if c, ok, _ := h.store.Get("g", tp("a", 0)); !ok || c.Offset != 5 {
 		t.Fatalf("after commit: %+v %v", c, ok)
 	}
 	wantCode(t, "add offsets 2", h.addOffsets("x", pid, e, "g"), nil)
 	wantCode(t, "commit offset 2", h.txnCommit("x", pid, e, "g", tp("a", 0), 9), nil)
 	wantCode(t, "abort", h.end("x", pid, e, false, 3), nil)
+	h.settle()
 	if c, _, _ := h.store.Get("g", tp("a", 0)); c.Offset != 5 {
 		t.Fatalf("aborted offset became visible: %d", c.Offset)
 	}

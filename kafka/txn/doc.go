@@ -69,8 +69,12 @@
 //     failed marker or Complete write leaves the Prepare state (finished
 //     by the timeout loop or at open). No partition registers the id's
 //     next transaction before the previous marker is durable there. A
-//     transaction with offsets is completed before the answer, so its
-//     offsets are committed when the client hears it.
+//     transaction with offsets is answered the same way, its offsets
+//     moved (or dropped) with the Complete state after the answer (O6):
+//     until then they are pending, so an OffsetFetch with require_stable
+//     answers UNSTABLE_OFFSET_COMMIT for them and one without reads the
+//     offset committed before, as from Kafka until its marker on
+//     __consumer_offsets is written.
 //   - **Completion at open.** Recovery: NewCoordinator, before anything
 //     is served, completes every transaction found in PrepareCommit or
 //     PrepareAbort (markers are idempotent, resolver contract) and

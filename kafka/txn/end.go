@@ -14,12 +14,11 @@ import (
 
 // EndTxn handles EndTxn v0–5. Kafka's endTransaction checks (Kafka's
 // transaction errors), then the decision is written durably
-// (PrepareCommit or PrepareAbort) and, for a transaction without offsets,
-// answered at once (answer once decided): the markers on every partition
-// and the Complete state follow, under the transactional id's lock, so
-// the id's next request waits for them. A transaction with offsets is
-// completed before the answer (its pending offsets moved or dropped with
-// the Complete state in one batch). If a marker cannot be written the
+// (PrepareCommit or PrepareAbort) and answered at once (answer once
+// decided): the markers on every partition and then the Complete state,
+// with the transaction's pending offsets moved or dropped in its batch,
+// follow under the transactional id's lock, so the id's next request
+// waits for them. If a marker cannot be written the
 // client is answered all the same (the decision is durable, as Kafka
 // answers after PrepareCommit) and the background loop finishes the
 // transaction; until then requests for it get CONCURRENT_TRANSACTIONS. At

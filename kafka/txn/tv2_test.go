@@ -178,6 +178,7 @@ func TestTV2TxnOffsetCommitAddsGroup(t *testing.T) {
 		t.Fatalf("not ongoing: %+v", s)
 	}
 	wantEnd(t, "commit", h.end5("x", pid, e, true), nil, pid, e+1)
+	h.settle() // the offsets commit with the Complete state, after the answer (answer once decided)
 	if c, ok, _ := h.store.Get("g", offsets.TopicPartition{Topic: "a", Partition: 0}); !ok || c.Offset != 5 {
 		t.Fatalf("after commit: %+v %v", c, ok)
 	}

@@ -42,6 +42,7 @@ func corpus() []diffCase {
 		{"txn-tv1-end-v5", caseTxnTV1EndV5},
 		{"txn-errors", caseTxnErrors},
 		{"txn-markers-v2", caseTxnMarkersV2},
+		{"txn-offsets", caseTxnOffsets},
 		{"configs-topic", caseConfigsTopic},
 		{"configs-broker", caseConfigsBroker},
 		{"configs-alter", caseConfigsAlter},
@@ -1008,6 +1009,59 @@ func caseTxnTV1EndV5(r *run) {
 	}
 	r.awaitReadable(topic, 0)
 	r.fetch("read committed", -1, fetchReq(topic, 0, 0, 1<<20, 1<<20, 1))
+}
+
+// caseTxnOffsets: a transaction's offsets as clients see them (KIP-447).
+// While it runs, OffsetFetch with require_stable answers
+// UNSTABLE_OFFSET_COMMIT and one without the offset committed before.
+// Both brokers answer EndTxn once its decision is durable and commit the
+// offsets after (Kafka with its marker on __consumer_offsets), so the
+// stable offset is awaited, then read both ways: the transaction's after
+// a commit, the one committed before after an abort.
+func caseTxnOffsets(r *run) {
+	const topic, id, group = "kd-txo", "kd-txo-id", "kd-txo-g"
+	r.createTopic(topic, 1)
+	r.awaitCoordinator(1, id)
+	r.awaitCoordinator(0, group)
+	oc := kmsg.NewPtrOffsetCommitRequest()
+	oc.Group, oc.Generation = group, -1
+	oc.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: topic, Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 3, LeaderEpoch: -1}}}}
+	r.do("plain commit before", oc)
+	fetch := func(stable bool) *kmsg.OffsetFetchRequest {
+		of := kmsg.NewPtrOffsetFetchRequest()
+		of.RequireStable = stable
+		of.Group = group
+		of.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: topic, Partitions: []int32{0}}}
+		of.Groups = []kmsg.OffsetFetchRequestGroup{{Group: group, Topics: []kmsg.OffsetFetchRequestGroupTopic{{Topic: topic, Partitions: []int32{0}}}}}
+		return of
+	}
+	stable := func(resp kmsg.Response) bool {
+		f := resp.(*kmsg.OffsetFetchResponse)
+		switch {
+		case len(f.Groups) == 1 && len(f.Groups[0].Topics) == 1 && len(f.Groups[0].Topics[0].Partitions) == 1:
+			return f.Groups[0].Topics[0].Partitions[0].ErrorCode == 0
+		case len(f.Topics) == 1 && len(f.Topics[0].Partitions) == 1:
+			return f.Topics[0].Partitions[0].ErrorCode == 0
+		}
+		return false
+	}
+	pid, epoch := r.initProducer("init", str(id), -1, -1)
+	for i, commit := range []bool{true, false} {
+		what := map[bool]string{true: "commit", false: "abort"}[commit]
+		ao := kmsg.NewPtrAddOffsetsToTxnRequest()
+		ao.TransactionalID, ao.ProducerID, ao.ProducerEpoch, ao.Group = id, pid, epoch, group
+		r.doV(what+": add offsets v3", 3, ao)
+		tc := kmsg.NewPtrTxnOffsetCommitRequest()
+		tc.TransactionalID, tc.Group, tc.ProducerID, tc.ProducerEpoch, tc.Generation = id, group, pid, epoch, -1
+		tc.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: topic, Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: int64(7 + 2*i), LeaderEpoch: -1}}}}
+		r.doV(what+": txn offset commit v3", 3, tc)
+		r.doV(what+": fetch v7 require_stable while running", 7, fetch(true))
+		r.doV(what+": fetch v7 while running", 7, fetch(false))
+		r.endTxn(what+": end v4", 4, id, pid, epoch, commit)
+		r.await(what+": stable offset", fetch(true), stable)
+		r.doV(what+": fetch v7 require_stable after", 7, fetch(true))
+		r.doV(what+": fetch v7 after", 7, fetch(false))
+	}
 }
 
 func caseTxnErrors(r *run) {

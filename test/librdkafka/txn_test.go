@@ -1,6 +1,7 @@
 package librdkafka
 
 import (
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -49,8 +50,10 @@ func readN(t *testing.T, c *kafka.Consumer, n int) ([]string, []kafka.TopicParti
 }
 
 // committedOffset is group's committed offset of topic's partition 0
-// (require_stable: a pending transactional commit is waited out), -1001
-// (librdkafka's OffsetInvalid) when there is none.
+// (require_stable: a pending transactional commit is waited out,
+// UNSTABLE_OFFSET_COMMIT retried, as EndTxn answers before the offsets
+// of its transaction are committed), -1001 (librdkafka's OffsetInvalid)
+// when there is none.
 func committedOffset(t *testing.T, addr, group, topic string) kafka.Offset {
 	t.Helper()
 	ad, err := kafka.NewAdminClient(config(addr, nil))
@@ -58,17 +61,25 @@ func committedOffset(t *testing.T, addr, group, topic string) kafka.Offset {
 		t.Fatal(err)
 	}
 	defer ad.Close()
-	res, err := ad.ListConsumerGroupOffsets(testCtx(t), []kafka.ConsumerGroupTopicPartitions{{
-		Group: group, Partitions: []kafka.TopicPartition{{Topic: &topic, Partition: 0}}}},
-		kafka.SetAdminRequireStableOffsets(true))
-	if err != nil {
-		t.Fatalf("list group offsets: %v", err)
+	ctx := testCtx(t)
+	for {
+		res, err := ad.ListConsumerGroupOffsets(ctx, []kafka.ConsumerGroupTopicPartitions{{
+			Group: group, Partitions: []kafka.TopicPartition{{Topic: &topic, Partition: 0}}}},
+			kafka.SetAdminRequireStableOffsets(true))
+		if err != nil {
+			t.Fatalf("list group offsets: %v", err)
+		}
+		tp := res.ConsumerGroupsTopicPartitions[0].Partitions[0]
+		var kerr kafka.Error
+		if errors.As(tp.Error, &kerr) && kerr.Code() == kafka.ErrUnstableOffsetCommit && ctx.Err() == nil {
+			time.Sleep(10 * time.Millisecond) // polling a condition, bounded by ctx
+			continue
+		}
+		if tp.Error != nil {
+			t.Fatalf("group offset: %v", tp.Error)
+		}
+		return tp.Offset
 	}
-	tp := res.ConsumerGroupsTopicPartitions[0].Partitions[0]
-	if tp.Error != nil {
-		t.Fatalf("group offset: %v", tp.Error)
-	}
-	return tp.Offset
 }
 
 func transform(in []string) []string {

@@ -147,7 +147,7 @@ var mutations = []mutation{
 		Rule:  "completion at open: transactions found in PrepareCommit or PrepareAbort are completed at open",
 		Edits: []edit{{File: "kafka/txn/coordinator.go", Old: "\t\tif err := c.completeLocked(t); err != nil {\n\t\t\tc.log.Warn(\"txn-recovery-incomplete\"", New: "\t\tif err := error(nil); err != nil {\n\t\t\tc.log.Warn(\"txn-recovery-incomplete\""}},
 		Tests: []testRun{
-			{Pkg: "./kafka/txn/", Run: "TestRecoveryCompletesPreparedAndReregisters"},
+			{Pkg: "./kafka/txn/", Run: "TestRecoveryCompletesPreparedAndReregisters|TestEndWithOffsetsCompletedAtOpen"},
 			{Pkg: "./test/", Run: "TestCrashTransactionsEndToEnd"},
 		},
 	},
