@@ -76,7 +76,7 @@ func (h metadataHost) TopicByID(id [16]byte) (resolver.Topic, bool) {
 func (h metadataHost) InternalTopicByID(id [16]byte) (string, bool) {
 	return h.s.res.InternalTopicByID(resolver.TopicID(id))
 }
-func (h metadataHost) Code(err error) int16                         { return errCode(err) }
+func (h metadataHost) Code(err error) int16 { return errCode(err) }
 
 // Existing is the named topic; one this request may auto-create is
 // started (autoCreate).
