@@ -135,10 +135,12 @@ func (o *Options) setDefaults() {
 type Store struct {
 	db   *pebble.DB
 	opts Options
-	// mu orders retention against writes: commits and group updates hold it
-	// shared (pebble groups their syncs), Expire and DeleteGroup hold it
-	// exclusively so a commit can never land between retention's decision
-	// and its delete.
+	// mu orders retention and deletions against writes: commits, group
+	// updates and EndTxn hold it shared (pebble groups their syncs);
+	// Expire, DeleteGroup and DeleteOffsets hold it exclusively, so a
+	// commit can never land between retention's decision and its delete,
+	// and no EndTxn can move a pending offset it read before a deletion
+	// dropped it.
 	mu struct {
 		sync.RWMutex
 		closed bool
@@ -353,11 +355,14 @@ func (s *Store) HasGroup(group string) (bool, error) {
 	return it.First(), it.Error()
 }
 
-// DeleteOffsets removes the committed offsets of tps in group (OffsetDelete).
-// Partitions without a commit are ignored.
+// DeleteOffsets removes the offsets of tps in group (OffsetDelete): the
+// committed ones and every transaction's pending ones, in one synced
+// batch, so a transaction that commits afterwards commits nothing for
+// them (Kafka's tombstone for a partition drops its pending offsets too).
+// Partitions without an offset are ignored.
 func (s *Store) DeleteOffsets(group string, tps []TopicPartition) error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	s.mu.Lock() // exclusive: an EndTxn must not move a pending offset deleted here
+	defer s.mu.Unlock()
 	if s.mu.closed {
 		return ErrClosed
 	}
@@ -368,7 +373,32 @@ func (s *Store) DeleteOffsets(group string, tps []TopicPartition) error {
 			return err
 		}
 	}
+	if err := s.deletePendingLocked(b, group, tps); err != nil {
+		return err
+	}
 	return s.apply(b)
+}
+
+// deletePendingLocked adds to b the deletes of the pending offsets of tps
+// in group, of every transaction. Pending keys start with the group, so
+// the scan reads the group's pending offsets only (as PendingPartitions
+// does). The caller holds s.mu exclusively, so no EndTxn reads a pending
+// offset that this batch deletes and moves it after.
+func (s *Store) deletePendingLocked(b *pebble.Batch, group string, tps []TopicPartition) error {
+	if len(tps) == 0 {
+		return nil
+	}
+	doomed := make(map[TopicPartition]bool, len(tps))
+	for _, tp := range tps {
+		doomed[tp] = true
+	}
+	return eachPrefix(s.db, pendingGroupPrefix(group), func(k, _ []byte) error {
+		_, _, tp, err := decodePendingKey(k)
+		if err != nil || !doomed[tp] {
+			return err
+		}
+		return b.Delete(k, nil) // the batch copies k
+	})
 }
 
 // PutGroup records a group's metadata (synced: it is written on rebalances,
@@ -385,19 +415,24 @@ func (s *Store) PutGroup(g Group) error {
 	return s.set(metaKey(g.ID), encodeGroup(g))
 }
 
-// DeleteGroup removes a group's metadata and every offset it committed
-// (DeleteGroups).
+// DeleteGroup removes a group's metadata, every offset it committed and
+// the pending offsets of every transaction in it, in one synced batch
+// (DeleteGroups): a transaction that commits afterwards commits nothing
+// for the group, as Kafka's group deletion writes a tombstone for every
+// partition with a pending offset. The transactions keep their state and
+// may commit new offsets to the group.
 func (s *Store) DeleteGroup(group string) error {
-	s.mu.Lock()
+	s.mu.Lock() // exclusive: no EndTxn moves a pending offset it read before this batch
 	defer s.mu.Unlock()
 	if s.mu.closed {
 		return ErrClosed
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
-	prefix := groupOffsetPrefix(group)
-	if err := b.DeleteRange(prefix, prefixEnd(prefix), nil); err != nil {
-		return err
+	for _, prefix := range [][]byte{groupOffsetPrefix(group), pendingGroupPrefix(group)} {
+		if err := b.DeleteRange(prefix, prefixEnd(prefix), nil); err != nil {
+			return err
+		}
 	}
 	if err := b.Delete(metaKey(group), nil); err != nil {
 		return err
