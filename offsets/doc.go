@@ -23,6 +23,9 @@
 //   - O5 TxnOffsetCommit offsets are pending: durable when PutPending
 //     returns, kept apart from committed offsets, and invisible to Get,
 //     GroupOffsets, HasGroup and retention until their transaction commits.
+//     DeleteGroup and DeleteOffsets drop the pending offsets of every
+//     transaction for the group or partitions they delete, in the same
+//     synced batch as the committed offsets (see below).
 //   - O6 EndTxn moves a transaction's pending offsets to committed (commit)
 //     or drops them (abort), and records its completed state, in one synced
 //     pebble batch: after a crash either all of it happened or none of it.
@@ -108,18 +111,21 @@
 //     log, and writing it touches nothing but this store's keyspace
 //     (O3). Reads of the log stay cursorless (ledger R1).
 //
-// A transaction's commit overwrites the committed offsets of its
-// partitions even when a plain OffsetCommit of the same partition came
-// after its TxnOffsetCommit (Kafka keeps the later of the two by their
-// positions in __consumer_offsets; commit times here could run backwards
-// with the wall clock and drop a transaction's offset).
-//
-// DeleteGroup, DeleteOffsets and retention remove committed offsets only;
-// pending offsets belong to their transaction until it ends (DeleteTxn
-// drops those of an expired transactional id), including in the moment
-// between a commit's answer and its batch (O6): a group deleted then gets
-// the transaction's offsets when the batch is applied (Kafka's deletion
-// drops pending offsets too).
+// Deleting a group (DeleteGroup) or some of its offsets (DeleteOffsets)
+// removes, in one synced batch, the committed offsets and the pending
+// offsets of every transaction for them, as Kafka's tombstones on
+// __consumer_offsets drop both (its DeleteGroups and OffsetDelete write
+// one for every partition with a committed or a pending offset; neither
+// is refused for pending offsets). A transaction that ends afterwards,
+// including one whose commit was answered before the deletion and whose
+// batch (O6) comes after it, commits nothing for them, so a deleted group
+// does not come back; offsets it commits to the group after the deletion
+// are its own again. The deletion and EndTxn exclude each other, so a
+// crash leaves the deletion whole or not at all and a later completion
+// finds nothing of it to move. Retention removes committed offsets only
+// and leaves pending ones to their transaction (DeleteTxn drops those of
+// an expired transactional id); Kafka instead keeps an expired offset,
+// and the group, while a transaction has a pending offset for it.
 //
 // Retention follows Kafka (KIP-211, offsets.retention.minutes): the offsets
 // of a group that uses group management expire once the group has been

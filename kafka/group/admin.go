@@ -154,8 +154,9 @@ func (c *Coordinator) ListGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsRe
 }
 
 // DeleteGroups handles DeleteGroups v0–2: only Empty groups go, with all
-// their offsets (O2); others get NON_EMPTY_GROUP, unknown ones
-// GROUP_ID_NOT_FOUND.
+// their offsets (O2) and every transaction's pending offsets in them (as
+// Kafka, pending offsets do not keep a group); others get
+// NON_EMPTY_GROUP, unknown ones GROUP_ID_NOT_FOUND.
 func (c *Coordinator) DeleteGroups(req *kmsg.DeleteGroupsRequest) *kmsg.DeleteGroupsResponse {
 	resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
 	for _, id := range req.Groups {

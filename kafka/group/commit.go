@@ -372,7 +372,9 @@ func fetchedPartition(p int32, cm offsets.Commit, ok bool) kmsg.OffsetFetchRespo
 // OffsetDelete handles OffsetDelete v0: an Empty group's offsets go; a
 // live consumer group keeps the offsets of topics its members subscribe to
 // (GROUP_SUBSCRIBED_TO_TOPIC); a partition the broker does not have is
-// UNKNOWN_TOPIC_OR_PARTITION, as Kafka answers it.
+// UNKNOWN_TOPIC_OR_PARTITION, as Kafka answers it. A deleted partition's
+// pending transactional offsets go with its committed one, as Kafka's
+// tombstone drops them.
 func (c *Coordinator) OffsetDelete(req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDeleteResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
 	g := c.lookup(req.Group)
