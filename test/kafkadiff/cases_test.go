@@ -43,6 +43,7 @@ func corpus() []diffCase {
 		{"txn-errors", caseTxnErrors},
 		{"txn-markers-v2", caseTxnMarkersV2},
 		{"txn-offsets", caseTxnOffsets},
+		{"txn-offsets-deleted", caseTxnOffsetsDeleted},
 		{"configs-topic", caseConfigsTopic},
 		{"configs-broker", caseConfigsBroker},
 		{"configs-alter", caseConfigsAlter},
