@@ -2,11 +2,7 @@ package offsets
 
 import (
 	"reflect"
-	"sync"
 	"testing"
-
-	"github.com/cockroachdb/pebble/v2/vfs"
-	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 )
 
 // endTxn completes transaction id in groups (O6).
@@ -102,30 +98,11 @@ func TestDeleteGroupDropsPending(t *testing.T) {
 // the image shows deleted.
 func TestDeletionDropsPendingAcrossCrash(t *testing.T) {
 	for _, whole := range []bool{true, false} {
-		mem := vfs.NewCrashableMem()
-		var (
-			mu     sync.Mutex
-			armed  bool
-			images []*vfs.MemFS
-		)
-		fs := errorfs.Wrap(mem, errorfs.InjectorFunc(func(op errorfs.Op) error {
-			switch op.Kind {
-			case errorfs.OpFileSync, errorfs.OpFileSyncData, errorfs.OpFileSyncTo:
-				mu.Lock()
-				if armed {
-					images = append(images, mem.CrashClone(vfs.CrashCloneCfg{}))
-				}
-				mu.Unlock()
-			}
-			return nil
-		}))
-		s := open(t, "db", Options{PebbleFS: fs})
+		c := newCrashImages()
+		s := open(t, "db", Options{PebbleFS: c.fs})
 		mustCommit(t, s, "g", commit("a", 0, 1, ""), commit("a", 1, 2, ""))
 		putPending(t, s, "t", "g", commit("a", 0, 10, ""), commit("a", 1, 11, ""))
-		images = append(images, mem.CrashClone(vfs.CrashCloneCfg{}))
-		mu.Lock()
-		armed = true
-		mu.Unlock()
+		c.arm(true)
 		var err error
 		if whole {
 			err = s.DeleteGroup("g")
@@ -135,10 +112,7 @@ func TestDeletionDropsPendingAcrossCrash(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mu.Lock()
-		armed = false
-		mu.Unlock()
-		images = append(images, mem.CrashClone(vfs.CrashCloneCfg{}))
+		images := c.arm(false)
 		for i, img := range images {
 			r := open(t, "db", Options{PebbleFS: img})
 			n := len(offsetsOf(t, r, "g"))

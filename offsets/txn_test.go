@@ -127,24 +127,8 @@ func TestPendingOffsetsOutsideRetention(t *testing.T) {
 // of the transaction's completion (offsets moved, state Complete) or none
 // of it (offsets pending, state Ongoing).
 func TestEndTxnAtomicAcrossCrash(t *testing.T) {
-	mem := vfs.NewCrashableMem()
-	var (
-		mu     sync.Mutex
-		armed  bool
-		images []*vfs.MemFS
-	)
-	fs := errorfs.Wrap(mem, errorfs.InjectorFunc(func(op errorfs.Op) error {
-		switch op.Kind {
-		case errorfs.OpFileSync, errorfs.OpFileSyncData, errorfs.OpFileSyncTo:
-			mu.Lock()
-			if armed {
-				images = append(images, mem.CrashClone(vfs.CrashCloneCfg{}))
-			}
-			mu.Unlock()
-		}
-		return nil
-	}))
-	s := open(t, "db", Options{PebbleFS: fs})
+	c := newCrashImages()
+	s := open(t, "db", Options{PebbleFS: c.fs})
 	groups := []string{"g1", "g2", "g3"}
 	for _, g := range groups {
 		if err := s.PutPending("t", g, []Commit{commit("a", 0, 1, ""), commit("b", 1, 2, "")}); err != nil {
@@ -156,18 +140,12 @@ func TestEndTxnAtomicAcrossCrash(t *testing.T) {
 	if err := s.PutTxn(x); err != nil {
 		t.Fatal(err)
 	}
-	images = append(images, mem.CrashClone(vfs.CrashCloneCfg{}))
-	mu.Lock()
-	armed = true
-	mu.Unlock()
+	c.arm(true)
 	x.State = TxnCompleteCommit
 	if err := s.EndTxn(groups, x, true); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	armed = false
-	mu.Unlock()
-	images = append(images, mem.CrashClone(vfs.CrashCloneCfg{}))
+	images := c.arm(false)
 	for i, img := range images {
 		r := open(t, "db", Options{PebbleFS: img})
 		txns, err := r.Txns()
@@ -187,4 +165,42 @@ func TestEndTxnAtomicAcrossCrash(t *testing.T) {
 		}
 		r.Close()
 	}
+}
+
+// crashImages is a crashable file system that keeps a crash image before
+// every sync while armed, for the one-batch rules (O6): arm(true) takes
+// an image of the state before, arm(false) one of the state after and
+// returns them all in order.
+type crashImages struct {
+	mem *vfs.MemFS
+	fs  vfs.FS
+
+	mu     sync.Mutex
+	armed  bool
+	images []*vfs.MemFS
+}
+
+func newCrashImages() *crashImages {
+	c := &crashImages{mem: vfs.NewCrashableMem()}
+	c.fs = errorfs.Wrap(c.mem, errorfs.InjectorFunc(func(op errorfs.Op) error {
+		switch op.Kind {
+		case errorfs.OpFileSync, errorfs.OpFileSyncData, errorfs.OpFileSyncTo:
+			c.mu.Lock()
+			if c.armed {
+				c.images = append(c.images, c.mem.CrashClone(vfs.CrashCloneCfg{}))
+			}
+			c.mu.Unlock()
+		}
+		return nil
+	}))
+	return c
+}
+
+// arm starts or stops the images at syncs, taking one of the state now.
+func (c *crashImages) arm(on bool) []*vfs.MemFS {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.images = append(c.images, c.mem.CrashClone(vfs.CrashCloneCfg{}))
+	c.armed = on
+	return c.images
 }
