@@ -298,14 +298,23 @@ type offsetTopic struct {
 // offset (offsets O7) is UNSTABLE_OFFSET_COMMIT instead, as from Kafka:
 // the client retries until the transaction ends.
 func (c *Coordinator) fetchOffsets(group string, topics []offsetTopic, requireStable bool) ([]kmsg.OffsetFetchResponseTopic, int16) {
-	out, code := c.committedOffsets(group, topics)
-	if code != errNone || !requireStable {
-		return out, code
+	if !requireStable {
+		return c.committedOffsets(group, topics)
 	}
+	// The pending offsets are read before the committed ones. A
+	// transaction's completion moves its offsets from pending to committed
+	// in one batch (offsets O6), and EndTxn is answered before it: read
+	// the other way round, a completion landing between the two reads
+	// would show the partition neither pending nor committed, and a
+	// consumer would reset its position.
 	pending, err := c.store.PendingPartitions(group)
 	if err != nil {
 		c.log.Warn("group-offset-fetch-failed", zap.String("group", group), zap.Error(err))
 		return nil, errCoordinatorNA
+	}
+	out, code := c.committedOffsets(group, topics)
+	if code != errNone {
+		return out, code
 	}
 	for i := range out {
 		for j := range out[i].Partitions {
