@@ -181,7 +181,7 @@ var mutations = []mutation{
 	{
 		Name:  "require-stable-ignored",
 		Rule:  "offsets O7: OffsetFetch require_stable answers UNSTABLE_OFFSET_COMMIT for pending offsets",
-		Edits: []edit{{File: "kafka/group/commit.go", Old: "\tif code != errNone || !requireStable {\n", New: "\tif code != errNone || requireStable || !requireStable {\n"}},
+		Edits: []edit{{File: "kafka/group/commit.go", Old: "\tif !requireStable {\n\t\treturn c.committedOffsets(group, topics)\n", New: "\tif requireStable || !requireStable {\n\t\treturn c.committedOffsets(group, topics)\n"}},
 		Tests: []testRun{
 			{Pkg: "./kafka/group/", Run: "TestOffsetFetchRequireStable"},
 			{Pkg: "./test/", Run: "TestTxnOffsetCommitVisibility"},
