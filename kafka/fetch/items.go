@@ -84,7 +84,8 @@ func (f *Fetcher) sessionItems(topicIDs bool, order []*fetchsession.Part) []Item
 		errID bool
 	)
 	for i, sp := range order {
-		// A session lists a topic's partitions together: one lookup a topic.
+		// Consecutive partitions of one topic share a lookup (a session
+		// lists a topic's partitions together until rotation moves some).
 		if i == 0 || sp.Key.ID != order[i-1].Key.ID || sp.Key.Topic != order[i-1].Key.Topic {
 			name, errID = f.topicName(version, sp.Key.Topic, sp.Key.ID)
 		}
