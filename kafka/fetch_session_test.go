@@ -3,18 +3,22 @@ package kafka
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kgateway/kgateway/resolver"
 )
 
 // sessionRig is a server over a real resolver, a raw connection to it and
 // a franz-go producer for putting records in.
 type sessionRig struct {
 	t    *testing.T
+	res  *resolver.Resolver
 	s    *Server
 	c    *rawConn
 	prod *kgo.Client
@@ -36,7 +40,7 @@ func newSessionRig(t *testing.T, cfg Config, topics map[string]int32) *sessionRi
 		t.Fatal(err)
 	}
 	t.Cleanup(prod.Close)
-	return &sessionRig{t: t, s: s, c: dialRaw(t, s.Addr()), prod: prod}
+	return &sessionRig{t: t, res: res, s: s, c: dialRaw(t, s.Addr()), prod: prod}
 }
 
 func (g *sessionRig) produce(topic string, partition int32) {
@@ -253,5 +257,89 @@ func TestFetchSessionLongPoll(t *testing.T) {
 	g.c.recv(resp)
 	if got := answered(resp); len(got) != 1 || !got["a/1"] {
 		t.Fatalf("long poll answered %v, want a/1 with records", got)
+	}
+}
+
+// partitionOf is resp's answer for topic/partition.
+func partitionOf(t *testing.T, resp *kmsg.FetchResponse, topic string, partition int32) kmsg.FetchResponseTopicPartition {
+	t.Helper()
+	for _, rt := range resp.Topics {
+		for _, p := range rt.Partitions {
+			if rt.Topic == topic && p.Partition == partition {
+				return p
+			}
+		}
+	}
+	t.Fatalf("%s/%d not answered", topic, partition)
+	return kmsg.FetchResponseTopicPartition{}
+}
+
+// A session's unchanged partitions: a partition whose last read found
+// nothing past the client's offset is not read again while nothing it
+// answers moved; an append makes it read again, and so does a log start
+// moved without an append (DeleteRecords), whose new bound the next
+// incremental fetch carries.
+func TestFetchSessionUnchangedPartitionsNotRead(t *testing.T) {
+	g := newSessionRig(t, Config{}, map[string]int32{"q": 3})
+	g.produce("q", 0)
+	full := g.fetch(fetchReq(0, 0, []fetchPart{{"q", 0, 1}, {"q", 1, 0}, {"q", 2, 0}}, nil))
+	if full.ErrorCode != 0 || full.SessionID == 0 || len(answered(full)) != 3 {
+		t.Fatalf("full fetch: error %d, session %d, answered %v", full.ErrorCode, full.SessionID, answered(full))
+	}
+	id := full.SessionID
+	c := traceCrossings(t)
+
+	if got := answered(g.fetch(fetchReq(id, 1, nil, nil))); len(got) != 0 {
+		t.Fatalf("nothing moved: answered %v", got)
+	}
+	if n := c.take()["read"]; n != 0 {
+		t.Fatalf("nothing moved: %d partitions read, want none", n)
+	}
+
+	g.produce("q", 1)
+	c.take()
+	inc := g.fetch(fetchReq(id, 2, nil, nil))
+	if got := answered(inc); len(got) != 1 || !got["q/1"] {
+		t.Fatalf("after an append to q/1: answered %v, want q/1 with records", got)
+	}
+	if n := c.take()["read"]; n != 1 {
+		t.Fatalf("after an append to q/1: %d partitions read, want 1", n)
+	}
+
+	if _, err := g.res.DeleteRecords("q", 0, 1); err != nil {
+		t.Fatal(err)
+	}
+	inc = g.fetch(fetchReq(id, 3, []fetchPart{{"q", 1, 1}}, nil))
+	if got := answered(inc); len(got) != 1 || got["q/0"] {
+		t.Fatalf("after DeleteRecords on q/0: answered %v, want q/0 alone, no records", got)
+	}
+	if p := partitionOf(t, inc, "q", 0); p.LogStartOffset != 1 || p.HighWatermark != 1 {
+		t.Fatalf("q/0 after DeleteRecords: log start %d, high watermark %d, want 1 and 1", p.LogStartOffset, p.HighWatermark)
+	}
+}
+
+// A long poll of a session registers its Waiter only after the first
+// read leaves it waiting: an append to a partition after that partition
+// was read and before the registration is still seen (its Version moved),
+// and the fetch answers it instead of waiting out MaxWait.
+func TestFetchSessionAppendBeforeLateRegistration(t *testing.T) {
+	g := newSessionRig(t, Config{}, map[string]int32{"a": 2})
+	g.produce("a", 0)
+	g.produce("a", 1)
+	id := g.fetch(fetchReq(0, 0, parts("a", 2), nil)).SessionID
+
+	// The long poll reads a/0, then a/1; reading a/1 produces to a/0,
+	// which a/0's read did not see.
+	var reads atomic.Int32
+	t.Cleanup(resolver.TraceCrossings(func(kind string) {
+		if kind == "read" && reads.Add(1) == 2 {
+			g.produce("a", 0)
+		}
+	}))
+	req := fetchReq(id, 1, []fetchPart{{"a", 0, 1}, {"a", 1, 1}}, nil)
+	req.MaxWaitMillis, req.MinBytes = int32(testDeadline/time.Millisecond), 1
+	resp := g.fetch(req)
+	if got := answered(resp); !got["a/0"] {
+		t.Fatalf("long poll answered %v, want a/0 with the record produced during its read", got)
 	}
 }

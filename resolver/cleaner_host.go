@@ -144,6 +144,7 @@ func (c partRef) ForgetAborted(gone []cleaner.Aborted) error {
 	for _, a := range gone {
 		p.mu.txn.RemoveAborted(a.Last)
 	}
+	p.changes.Add(1)
 	p.mu.Unlock()
 	for _, a := range gone {
 		p.app.txn.ForgetAborted(a.Last)

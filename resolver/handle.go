@@ -200,6 +200,28 @@ func (h Partition) Bounds() (logStart, hwm, lso Offset, err error) {
 	return b.LogStart, b.HighWatermark, b.LastStable, nil
 }
 
+// A Version stands for everything a read of a partition at its end
+// answers (its log's state, start and durable end, its LSO, its binding):
+// equal Versions of one partition, the first loaded before a read, mean
+// a read now would answer the same (a fetch session's unchanged
+// partitions). It is opaque: compare it, never take it apart.
+type Version [3]uint64
+
+// partitionIDs names partitions in Versions: a partition bound again is
+// another partition, whose Versions never equal the old one's.
+var partitionIDs atomic.Uint64
+
+// Version returns h's Version now; ok is false for a handle whose reads
+// no Version covers: a companion's (its compacted view changes with the
+// cleaner) and a cluster's local copy (its start is the published log's).
+func (h Partition) Version() (v Version, ok bool) {
+	p := h.p
+	if p == nil || h.view != ledger.Committed || p.id == 0 {
+		return Version{}, false
+	}
+	return Version{p.id, p.logChanges.Load(), p.changes.Load()}, true
+}
+
 // Watch adds h to w, as WatchWith: a companion waits on its source (reads of the view).
 // Register before reading, so that an append between the read and the
 // wait is not missed.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"go.uber.org/zap"
 
@@ -29,6 +30,9 @@ type partition struct {
 	topic string
 	index int32
 	log   storage.LogID
+	// id names the partition in its Versions; 0 when none covers its
+	// reads (Partition.Version).
+	id uint64
 
 	ckptMu sync.Mutex
 
@@ -72,6 +76,13 @@ type partition struct {
 		// index (the read_committed bound, the LSO).
 		txn txnstate.View
 	}
+
+	// logChanges and changes make the partition's Version: the log's
+	// own changes (storage.Changes), and every change of what reads see
+	// here (the transactions' view, deletion, replacement), counted
+	// after it is made, under mu.
+	logChanges storage.Changes
+	changes    atomic.Uint64
 }
 
 // timestampMark is the largest batch max timestamp seen and the base
@@ -108,7 +119,15 @@ func (st *stateStore) openPartitionOver(name string, idx int32, log storage.LogI
 	if pub != nil {
 		ml.SetPublished(pub)
 	}
-	p := &partition{topic: name, index: idx, log: log}
+	changes, err := st.store.Changes(log)
+	if err != nil {
+		ml.Close()
+		return nil, storageErr("open ledger", err)
+	}
+	p := &partition{topic: name, index: idx, log: log, logChanges: changes}
+	if pub == nil {
+		p.id = partitionIDs.Add(1) // a local copy's start is pub's: no Version covers it
+	}
 	p.mu.ml = ml
 	p.mu.settings = s
 	if err := st.recover(p); err != nil {
@@ -129,6 +148,7 @@ func (p *partition) close() error {
 		return nil
 	}
 	p.mu.deleted = true
+	p.changes.Add(1)
 	p.wakeWaitersLocked()
 	if err := p.mu.ml.Close(); err != nil && !errors.Is(err, ledger.ErrClosed) {
 		return storageErr("close ledger", err)
@@ -169,6 +189,7 @@ func (p *partition) markReplaced() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.mu.replaced = true
+	p.changes.Add(1)
 }
 
 // isReplaced reports markReplaced.
@@ -322,6 +343,7 @@ func (p *partition) applySettings(s topicconfig.Settings) error {
 	}
 	old := p.mu.settings.Ledger
 	p.mu.settings = s
+	p.changes.Add(1)
 	if old.SegmentBytes == s.Ledger.SegmentBytes && old.SegmentAge == s.Ledger.SegmentAge {
 		return nil
 	}

@@ -172,6 +172,7 @@ func (p *partition) markerDurable(ended *txnstate.Entry, aborted *txnstate.Abort
 	if aborted != nil {
 		p.mu.txn.AddAborted(*aborted)
 	}
+	p.changes.Add(1)
 	p.mu.maxTS.observe(ts, off)
 	if !p.mu.deleted {
 		p.wakeWaitersLocked()

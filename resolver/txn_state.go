@@ -8,6 +8,7 @@ package resolver
 func (p *partition) openTxn(first Offset, pid int64) {
 	p.mu.Lock()
 	p.mu.txn.AddOpen(first, pid)
+	p.changes.Add(1)
 	p.mu.Unlock()
 }
 
@@ -16,6 +17,7 @@ func (p *partition) openTxn(first Offset, pid int64) {
 func (p *partition) closeTxn(first Offset) {
 	p.mu.Lock()
 	p.mu.txn.RemoveOpen(first)
+	p.changes.Add(1)
 	p.mu.Unlock()
 }
 
@@ -30,6 +32,7 @@ func (st *stateStore) pruneAborted(p *partition, start Offset) {
 	}
 	p.mu.Lock()
 	gone := p.mu.txn.PruneBelow(start)
+	p.changes.Add(1)
 	p.mu.Unlock()
 	for _, a := range gone {
 		p.app.txn.ForgetAborted(a.Last)

@@ -689,6 +689,7 @@ func (c *committer) publish(group []*Pending, failed map[*logState]error) {
 		}
 		l.mu.Lock()
 		l.mu.end = p.hdr.End()
+		l.changes.Add(1)
 		if n := len(l.mu.ledgers); n > 0 && l.mu.ledgers[n-1].id == p.hdr.Ledger {
 			m := &l.mu.ledgers[n-1].meta
 			m.Entries = int64(p.hdr.Entry) + 1

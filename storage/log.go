@@ -3,6 +3,7 @@ package storage
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // logState is one open log.
@@ -57,6 +58,11 @@ type logState struct {
 		last *Pending
 		seen uint64
 	}
+
+	// changes counts the changes of what a snapshot of the log shows
+	// (its state, start, durable end, failure and deletion): each is
+	// counted under mu after it is made (Store.Changes).
+	changes atomic.Uint64
 
 	mu struct {
 		sync.Mutex
@@ -123,6 +129,7 @@ func (l *logState) fail(err error) {
 	defer l.mu.Unlock()
 	if l.mu.failed == nil {
 		l.mu.failed = err
+		l.changes.Add(1)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"sync/atomic"
 
 	"github.com/kgateway/kgateway/storage/fsys"
 
@@ -223,6 +224,36 @@ func (s *Store) Headers(id LogID, from Offset, maxEntries int, maxBytes int64) (
 		err = nil // a gap up to the end: nothing to read yet (R3, R5)
 	}
 	return b, hdrs, err
+}
+
+// Changes is a log's change counter (Store.Changes).
+type Changes struct{ n *atomic.Uint64 }
+
+// Load returns the count of the log's changes so far. A count loaded
+// before a snapshot (Bounds, Headers, Info) and loaded again later,
+// unchanged, says that a snapshot taken now would show the same state,
+// start and durable end, and that the log neither failed nor went since.
+// The zero Changes counts nothing and always loads 0.
+func (c Changes) Load() uint64 {
+	if c.n == nil {
+		return 0
+	}
+	return c.n.Load()
+}
+
+// Changes returns the counter of what id's snapshots show; loading it
+// takes no lock, so a reader can tell cheaply that nothing moved since
+// an earlier read.
+func (s *Store) Changes(id LogID) (Changes, error) {
+	if err := s.enter(); err != nil {
+		return Changes{}, err
+	}
+	defer s.closeMu.RUnlock()
+	l, err := s.getLog(id)
+	if err != nil {
+		return Changes{}, err
+	}
+	return Changes{n: &l.changes}, nil
 }
 
 // Bounds is the log's state and bounds now: Info without the ledger list.

@@ -44,6 +44,7 @@ func (s *Store) writeLogMeta(l *logState, change func(*logMeta)) error {
 	}
 	l.mu.Lock()
 	l.mu.state, l.mu.start = m.State, m.Start
+	l.changes.Add(1)
 	l.mu.Unlock()
 	return nil
 }
@@ -115,6 +116,7 @@ func (s *Store) HardTrim(id LogID, off Offset) error {
 	}
 	l.mu.Lock()
 	l.mu.start = newStart
+	l.changes.Add(1)
 	l.mu.ledgers = append([]ledgerRec(nil), l.mu.ledgers[n:]...)
 	doomed := l.markRemovedLocked(gone)
 	l.mu.Unlock()
@@ -174,6 +176,7 @@ func (s *Store) DeleteLog(id LogID) error {
 	}
 	l.mu.Lock()
 	l.mu.deleted = true
+	l.changes.Add(1)
 	var all []LedgerID
 	for led := range l.mu.files {
 		all = append(all, led)

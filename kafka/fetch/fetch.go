@@ -72,30 +72,32 @@ func (f *Fetcher) Fetch(r *kmsg.FetchRequest, c Call) (resp *kmsg.FetchResponse,
 	if r.IsolationLevel != 0 && r.IsolationLevel != 1 {
 		return f.failAll(r, kerr.UnknownServerError), nil
 	}
+	s := getScratch()
+	defer s.release()
 	if r.Version < 7 {
-		return f.fetchItems(c, r, f.requestItems(r, false), nil, false)
+		return f.fetchItems(c, r, f.requestItems(r, false), nil, false, s)
 	}
 	switch {
 	case r.SessionEpoch < 0: // Session open and close by epoch: close the session, fetch without one
 		if r.SessionID != 0 {
 			f.Sessions.Remove(r.SessionID)
 		}
-		return f.fetchItems(c, r, f.requestItems(r, false), nil, false)
+		return f.fetchItems(c, r, f.requestItems(r, false), nil, false, s)
 	case r.SessionEpoch == 0: // Session open and close by epoch: a full fetch opens a new session
 		if r.SessionID != 0 {
 			f.Sessions.Remove(r.SessionID)
 		}
-		return f.fetchItems(c, r, f.requestItems(r, true), nil, true)
+		return f.fetchItems(c, r, f.requestItems(r, true), nil, true, s)
 	}
 	fs := f.Sessions.Get(r.SessionID)
 	if fs == nil {
 		return fetchsession.Error(r, kerr.FetchSessionIDNotFound), nil // The session epoch check
 	}
-	items, err := f.beginIncremental(fs, r)
+	items, err := f.beginIncremental(fs, r, s)
 	if err != nil {
 		return fetchsession.Error(r, err), nil
 	}
-	return f.fetchItems(c, r, items, fs, false)
+	return f.fetchItems(c, r, items, fs, false, s)
 }
 
 // failAll answers a request Kafka fails whole (an unknown isolation
@@ -119,9 +121,11 @@ func (f *Fetcher) failAll(r *kmsg.FetchRequest, code *kerr.Error) *kmsg.FetchRes
 // beginIncremental checks an incremental fetch against its session and
 // applies it (the session epoch check, sessions keyed by ids or names, the session partition bound), under the session's lock, and lists the
 // session's items to read (one-by-one session epochs: the lock is not kept for the read).
-func (f *Fetcher) beginIncremental(fs *fetchsession.Session, r *kmsg.FetchRequest) ([]Item, *kerr.Error) {
+func (f *Fetcher) beginIncremental(fs *fetchsession.Session, r *kmsg.FetchRequest, s *scratch) ([]Item, *kerr.Error) {
 	var items []Item
-	err := f.Sessions.Begin(fs, r, func(order []*fetchsession.Part) { items = f.sessionItems(fs.TopicIDs(), order) })
+	err := f.Sessions.Begin(fs, r, func(order []*fetchsession.Part) {
+		items = f.sessionItems(fs.TopicIDs(), order, s.itemsFor(len(order)))
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -131,21 +135,22 @@ func (f *Fetcher) beginIncremental(fs *fetchsession.Session, r *kmsg.FetchReques
 // fetchItems reads items, long-polling while fewer than MinBytes are
 // ready, and answers: every item (full or sessionless), or, for session
 // fs, only the items with something new. With open, a full fetch opens a
-// session over its items.
-func (f *Fetcher) fetchItems(c Call, r *kmsg.FetchRequest, items []Item, fs *fetchsession.Session, open bool) (*kmsg.FetchResponse, *fetchwire.Batches) {
+// session over its items. The answers are read into s's memory; the
+// response carries copies of those it keeps.
+func (f *Fetcher) fetchItems(c Call, r *kmsg.FetchRequest, items []Item, fs *fetchsession.Session, open bool, s *scratch) (*kmsg.FetchResponse, *fetchwire.Batches) {
 	c.Authorize(items, ReplicaID(r) >= 0)
-	rd := f.pollItems(c, r, items)
+	rd := f.pollItems(c, r, items, s.readFor(len(items)))
 	parts := rd.parts
 	resp := r.ResponseKind().(*kmsg.FetchResponse)
 	switch {
 	case fs != nil:
-		if !finishIncremental(fs, r, items, resp, parts) {
+		if !finishIncremental(fs, r, items, resp, rd) {
 			return fetchsession.Error(r, kerr.InvalidFetchSessionEpoch), nil // One-by-one session epochs
 		}
 	default:
 		resp.Topics = assembleTopics(items, parts, nil)
 		if open {
-			resp.SessionID = f.openSession(r, c.Owner(), items, parts)
+			resp.SessionID = f.openSession(r, c.Owner(), items, rd)
 		}
 	}
 	return resp, rd.wire
@@ -155,22 +160,26 @@ func (f *Fetcher) fetchItems(c Call, r *kmsg.FetchRequest, items []Item, fs *fet
 // that have something new, under the session's lock. It reports false,
 // and changes nothing, when another request moved the session's epoch
 // while this one read (a duplicate request: one-by-one session epochs).
-func finishIncremental(fs *fetchsession.Session, r *kmsg.FetchRequest, items []Item, resp *kmsg.FetchResponse, parts []kmsg.FetchResponseTopicPartition) bool {
+func finishIncremental(fs *fetchsession.Session, r *kmsg.FetchRequest, items []Item, resp *kmsg.FetchResponse, rd *read) bool {
 	return fs.Finish(r.SessionEpoch, func() {
 		resp.SessionID = fs.ID()
-		resp.Topics = assembleTopics(items, parts, func(it *Item, p *kmsg.FetchResponseTopicPartition) bool {
+		resp.Topics = assembleTopics(items, rd.parts, func(it *Item, p *kmsg.FetchResponseTopicPartition) bool {
 			return it.sp.Changed(p)
 		})
+		for i := range items {
+			items[i].sp.Quiet = rd.items[i].quiet
+		}
 	})
 }
 
 // openSession opens a session over a full fetch's items and returns its
 // id, 0 when there is no room (the fetch session cache bound).
-func (f *Fetcher) openSession(r *kmsg.FetchRequest, owner string, items []Item, parts []kmsg.FetchResponseTopicPartition) int32 {
+func (f *Fetcher) openSession(r *kmsg.FetchRequest, owner string, items []Item, rd *read) int32 {
 	sps := make([]*fetchsession.Part, len(items))
 	for i := range items {
 		sps[i] = items[i].sp
-		sps[i].Remember(&parts[i])
+		sps[i].Remember(&rd.parts[i])
+		sps[i].Quiet = rd.items[i].quiet
 	}
 	fs := f.Sessions.Create(f.Slots, owner, r.Version >= 13, sps)
 	if fs == nil {
@@ -184,27 +193,45 @@ func (f *Fetcher) openSession(r *kmsg.FetchRequest, owner string, items []Item, 
 // connection (it never polls), and then re-reads only the partitions that
 // had a durable append: the others are as they were (a long poll over a
 // session of a thousand partitions re-reads one, not a thousand).
-func (f *Fetcher) pollItems(c Call, r *kmsg.FetchRequest, items []Item) *read {
+//
+// The Waiter must see every append after a partition's read. Outside a
+// session, or in a cluster, it is registered before the first read. A
+// session's reads on one node carry the partitions' Versions, so there it
+// is registered only once the first read leaves the fetch waiting (most
+// fetches of a busy session answer at once), and a partition whose
+// Version moved between its read and the registration is read again, as
+// if it had fired.
+func (f *Fetcher) pollItems(c Call, r *kmsg.FetchRequest, items []Item, rd *read) *read {
 	_, minBytes := f.limits(r)
 	canWait := r.MaxWaitMillis > 0 && minBytes > 0
+	late := !f.Cluster && len(items) > 0 && items[0].sp != nil
 	var w *resolver.Waiter
-	if canWait {
-		// Register before reading so an append between the read and the
-		// wait is not missed.
+	if canWait && !late {
 		w = f.waiter(items)
 		defer w.Close()
 	}
-	rd := f.readOnce(r, items, nil, nil, c.Wire())
+	rd.wire = c.Wire()
+	f.readOnce(r, items, rd, nil)
 	if !canWait || rd.failed || rd.total >= minBytes {
 		return rd
+	}
+	var fired map[resolver.PartitionKey]bool
+	if late {
+		w = f.waiter(items)
+		defer w.Close()
+		fired = movedSince(items, rd)
 	}
 	timer := time.NewTimer(time.Duration(r.MaxWaitMillis) * time.Millisecond)
 	defer timer.Stop()
 	for {
-		if !c.Wait(w.C, timer.C) {
-			return rd
+		if len(fired) == 0 {
+			if !c.Wait(w.C, timer.C) {
+				return rd
+			}
+			fired = w.Fired()
 		}
-		rd = f.readOnce(r, items, rd, w.Fired(), nil)
+		f.readOnce(r, items, rd, fired)
+		fired = nil
 		if rd.failed || rd.total >= minBytes {
 			return rd
 		}

@@ -16,6 +16,9 @@ type Item struct {
 	Refused  bool     // the principal may not READ the topic (per-API authorization)
 	rp       kmsg.FetchRequestTopicPartition
 	sp       *fetchsession.Part // nil without a session
+	// quiet is the session's last read of it that found nothing new
+	// (fetchsession.Quiet), copied under the session's lock.
+	quiet fetchsession.Quiet
 	// The partition resolved once for the request (Item.resolve): the
 	// long poll's registration and every read of it go through h.
 	resolved bool
@@ -70,11 +73,11 @@ func (f *Fetcher) requestItems(r *kmsg.FetchRequest, withSess bool) []Item {
 	return items
 }
 
-// sessionItems lists a session's partitions (in its response order),
-// with the fetch offsets and max bytes the client last asked for. Needs
-// the session's lock (fetchsession.Cache.Begin).
-func (f *Fetcher) sessionItems(topicIDs bool, order []*fetchsession.Part) []Item {
-	items := make([]Item, len(order))
+// sessionItems lists a session's partitions (in its response order) into
+// items, as long as order, with the fetch offsets and max bytes the
+// client last asked for. Needs the session's lock
+// (fetchsession.Cache.Begin).
+func (f *Fetcher) sessionItems(topicIDs bool, order []*fetchsession.Part, items []Item) []Item {
 	version := int16(12)
 	if topicIDs {
 		version = 13
@@ -92,7 +95,7 @@ func (f *Fetcher) sessionItems(topicIDs bool, order []*fetchsession.Part) []Item
 		rp := kmsg.NewFetchRequestTopicPartition()
 		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = sp.Key.Partition, sp.Offset, sp.MaxBytes
 		rp.CurrentLeaderEpoch = sp.LeaderEpoch
-		items[i] = Item{Name: name, ReqTopic: sp.Key.Topic, ID: sp.Key.ID, ErrID: errID, rp: rp, sp: sp}
+		items[i] = Item{Name: name, ReqTopic: sp.Key.Topic, ID: sp.Key.ID, ErrID: errID, rp: rp, sp: sp, quiet: sp.Quiet}
 	}
 	return items
 }

@@ -35,7 +35,7 @@ func TestSessionItemsNamedPerTopic(t *testing.T) {
 	}{{a, 0}, {a, 1}, {a, 2}, {b, 0}, {gone, 0}, {a, 3}, {b, 1}, {b, 2}} {
 		order = append(order, &fetchsession.Part{Key: fetchsession.KeyOf(true, "", k.id, k.p)})
 	}
-	items := f.sessionItems(true, order)
+	items := f.sessionItems(true, order, make([]Item, len(order)))
 	want := []string{"a", "a", "a", "b", "", "a", "b", "b"}
 	for i, it := range items {
 		if it.Name != want[i] || it.ErrID != (want[i] == "") || it.ID != order[i].Key.ID {

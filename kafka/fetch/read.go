@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"github.com/kgateway/kgateway/kafka/fetchsession"
 	"github.com/kgateway/kgateway/kafka/fetchwire"
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -8,36 +9,58 @@ import (
 )
 
 // read is one read of a fetch's items: an answer per item (record
-// batches as markers into wire, kafka/fetchwire), the record bytes of
-// each, their total, and whether a partition failed.
+// batches as markers into wire, kafka/fetchwire), what else each item's
+// read left, the record bytes' total, and whether a partition failed.
 type read struct {
 	parts  []kmsg.FetchResponseTopicPartition
-	sizes  []int
+	items  []itemRead
 	wire   *fetchwire.Batches
 	total  int
 	failed bool
 }
 
-// readOnce reads every item under the request's byte budget (an error
-// answers at once, like Kafka's DelayedFetch). With prev (the previous
-// read of the same items) only the partitions in fired are read again; the
-// others keep their answer, which no durable append has changed since.
-func (f *Fetcher) readOnce(r *kmsg.FetchRequest, items []Item, prev *read, fired map[resolver.PartitionKey]bool, wire *fetchwire.Batches) *read {
+// itemRead is what one item's read left besides its answer.
+type itemRead struct {
+	size int // record bytes
+	kind readKind
+	// version is the partition's Version loaded before the read
+	// (versioned only).
+	version resolver.Version
+	// quiet is the read, when it found nothing new, for the item's
+	// session to keep (fetchsession.Quiet).
+	quiet fetchsession.Quiet
+}
+
+// readKind says how to tell whether an item's answer may have changed
+// since its read.
+type readKind uint8
+
+const (
+	// fixed: answered without a read, by an error no append changes.
+	fixed readKind = iota
+	// unversioned: read with no Version to tell a change by.
+	unversioned
+	// versioned: read under version.
+	versioned
+)
+
+// readOnce reads every item into rd under the request's byte budget (an
+// error answers at once, like Kafka's DelayedFetch). With fired (rd
+// holding a previous read of the same items) only the partitions in fired
+// are read again; the others keep their answer, which no durable append
+// has changed since.
+func (f *Fetcher) readOnce(r *kmsg.FetchRequest, items []Item, rd *read, fired map[resolver.PartitionKey]bool) {
 	budget, _ := f.limits(r)
 	iso := resolver.ReadUncommitted
 	if r.IsolationLevel == int8(resolver.ReadCommitted) {
 		iso = resolver.ReadCommitted
 	}
-	rd := prev
-	if rd == nil {
-		rd = &read{parts: make([]kmsg.FetchResponseTopicPartition, len(items)), sizes: make([]int, len(items)), wire: wire}
-	}
 	rd.total, rd.failed = 0, false
 	follower := ReplicaID(r) >= 0
 	for i := range items {
-		it, out := &items[i], &rd.parts[i]
-		if prev == nil || fired[resolver.PartitionKey{Topic: it.Name, Partition: it.rp.Partition}] {
-			rd.sizes[i] = 0
+		it, out, ir := &items[i], &rd.parts[i], &rd.items[i]
+		if fired == nil || fired[resolver.PartitionKey{Topic: it.Name, Partition: it.rp.Partition}] {
+			*ir = itemRead{}
 			switch {
 			case it.ErrID:
 				*out = f.errorPart(it.rp.Partition, kerr.UnknownTopicID)
@@ -55,35 +78,67 @@ func (f *Fetcher) readOnce(r *kmsg.FetchRequest, items []Item, prev *read, fired
 			default:
 				maxBytes := min(int(it.rp.PartitionMaxBytes), budget-rd.total)
 				minOne := rd.total == 0 // KIP-74: only until some partition has data
-				*out, rd.sizes[i] = f.readPartition(it, maxBytes, minOne, iso, r.Version, rd.wire)
+				*ir = f.readPartition(it, maxBytes, minOne, iso, r.Version, rd.wire, out)
 			}
 		}
-		rd.total += rd.sizes[i]
+		rd.total += ir.size
 		rd.failed = rd.failed || out.ErrorCode != 0
 	}
-	return rd
 }
 
-// readPartition reads one partition through its resolved binding: one
-// read, or with the budget spent one snapshot, and the bounds of either
-// are set on every answer.
-func (f *Fetcher) readPartition(it *Item, maxBytes int, minOne bool, iso resolver.Isolation, version int16, wire *fetchwire.Batches) (kmsg.FetchResponseTopicPartition, int) {
+// movedSince lists the items a durable append may have changed since rd
+// read them: those whose Version moved, and those read without one.
+func movedSince(items []Item, rd *read) map[resolver.PartitionKey]bool {
+	moved := make(map[resolver.PartitionKey]bool)
+	for i := range items {
+		it, ir := &items[i], &rd.items[i]
+		switch ir.kind {
+		case fixed:
+			continue
+		case versioned:
+			if v, _ := it.h.Version(); v == ir.version {
+				continue
+			}
+		}
+		moved[resolver.PartitionKey{Topic: it.Name, Partition: it.rp.Partition}] = true
+	}
+	return moved
+}
+
+// readPartition reads one partition through its resolved binding into
+// out: one read, or with the budget spent one snapshot, and the bounds of
+// either are set on every answer. A partition of a session whose last
+// read found nothing new, unchanged since, is answered as then without a
+// read (a session's unchanged partitions).
+func (f *Fetcher) readPartition(it *Item, maxBytes int, minOne bool, iso resolver.Isolation, version int16, wire *fetchwire.Batches, out *kmsg.FetchResponseTopicPartition) itemRead {
 	topic, rp := it.Name, it.rp
 	h, err := it.resolve(f.Host)
 	if err != nil {
-		return f.errorPart(rp.Partition, err), 0
+		*out = f.errorPart(rp.Partition, err)
+		return itemRead{kind: unversioned}
 	}
 	if err := f.Host.RouteError(topic, rp.Partition, currentEpoch(version, rp)); err != nil { // NOT_LEADER_OR_FOLLOWER routing, the leader epoch check
-		return f.moved(topic, rp.Partition, err), 0
+		*out = f.moved(topic, rp.Partition, err)
+		return itemRead{kind: unversioned}
 	}
 	internal := resolver.IsInternalTopic(topic)
+	ir := itemRead{kind: unversioned}
+	if v, ok := f.version(h, it, internal); ok {
+		ir.kind, ir.version = versioned, v
+	}
+	if ir.kind == versioned && it.quiet.Set && it.quiet.Offset == rp.FetchOffset && it.quiet.Version == ir.version {
+		quietAnswer(out, rp.Partition, it.quiet, iso)
+		ir.quiet = it.quiet
+		return ir
+	}
 	if maxBytes <= 0 && !minOne {
 		// Budget spent: report the bounds only.
-		out := f.boundsOnly(h, internal, rp.Partition)
+		*out = f.boundsOnly(h, internal, rp.Partition)
 		if out.ErrorCode == 0 {
 			out.AbortedTransactions = abortedOf(iso, nil)
 		}
-		return out, 0
+		ir.quiet = quietOf(ir, rp.FetchOffset, out)
+		return ir
 	}
 	offset := resolver.Offset(rp.FetchOffset)
 	var res resolver.FetchResult
@@ -95,9 +150,10 @@ func (f *Fetcher) readPartition(it *Item, maxBytes int, minOne bool, iso resolve
 	if err != nil {
 		// Kafka reports no bounds with an error, not even
 		// OFFSET_OUT_OF_RANGE's, so none is looked up.
-		return f.errorPart(rp.Partition, err), 0
+		*out = f.errorPart(rp.Partition, err)
+		return ir
 	}
-	out := kmsg.NewFetchResponseTopicPartition()
+	*out = kmsg.NewFetchResponseTopicPartition()
 	out.Partition = rp.Partition
 	out.HighWatermark = int64(res.HighWatermark)
 	out.LastStableOffset = int64(res.LastStable)
@@ -110,7 +166,42 @@ func (f *Fetcher) readPartition(it *Item, maxBytes int, minOne bool, iso resolve
 		out.RecordBatches = wire.Mark(res.Batches, res.Srcs, res.Bytes)
 	}
 	out.AbortedTransactions = abortedOf(iso, res.Aborted)
-	return out, res.Bytes
+	ir.size = res.Bytes
+	ir.quiet = quietOf(ir, rp.FetchOffset, out)
+	return ir
+}
+
+// version is h's Version for a session's item, ok false when the
+// partition is not to be answered from its last read: without a session,
+// in a cluster (leadership moves the bounds: the cluster's reads), an
+// internal topic, or a view no Version covers.
+func (f *Fetcher) version(h resolver.Partition, it *Item, internal bool) (resolver.Version, bool) {
+	if it.sp == nil || f.Cluster || internal {
+		return resolver.Version{}, false
+	}
+	return h.Version()
+}
+
+// quietOf is the Quiet of an answer read at offset: set only for a
+// versioned read's answer at the end of the log (offset the high
+// watermark) without records or error, which no byte budget or isolation
+// level would have answered otherwise.
+func quietOf(ir itemRead, offset int64, out *kmsg.FetchResponseTopicPartition) fetchsession.Quiet {
+	if ir.kind != versioned || out.ErrorCode != 0 || len(out.RecordBatches) > 0 || out.HighWatermark != offset {
+		return fetchsession.Quiet{}
+	}
+	return fetchsession.Quiet{Set: true, Offset: offset, Version: ir.version, LSO: out.LastStableOffset, LogStart: out.LogStartOffset}
+}
+
+// quietAnswer answers a partition in out as its last read q did: its
+// bounds, no records.
+func quietAnswer(out *kmsg.FetchResponseTopicPartition, partition int32, q fetchsession.Quiet, iso resolver.Isolation) {
+	*out = kmsg.FetchResponseTopicPartition{}
+	out.Default()
+	out.Partition = partition
+	out.HighWatermark, out.LastStableOffset, out.LogStartOffset = q.Offset, q.LSO, q.LogStart
+	out.RecordBatches = []byte{}
+	out.AbortedTransactions = abortedOf(iso, nil)
 }
 
 // abortedOf is a partition's AbortedTransactions (read_committed, resolver

@@ -64,4 +64,12 @@
 //     grows its session beyond either removes the session and gets
 //     FETCH_SESSION_ID_NOT_FOUND, and the client falls back to a full
 //     fetch.
+//   - **Unchanged partitions.** A partition's Quiet is its last read
+//     that found nothing past the client's offset, with no error, and
+//     the partition's version before it (kafka/fetch's). While the
+//     client asks for the same offset and the version is unchanged, the
+//     handler answers it with Quiet's bounds and no read; such an answer
+//     equals what the client was told, so the response leaves it out.
+//     The request that read writes Quiet in Finish, under the session's
+//     lock, like the rest of what the client was told.
 package fetchsession

@@ -89,6 +89,24 @@ type Part struct {
 	hwm      int64
 	lso      int64
 	logStart int64
+	// Quiet is the partition's last read when it found nothing new,
+	// written by the request that read it, under the session's lock.
+	Quiet Quiet
+}
+
+// Quiet is a read that found a partition with nothing past the fetch
+// offset, with no error: while the client fetches from the same offset
+// and the partition's version is the one loaded before that read, a read
+// now would answer the same bounds and no records, so kafka/fetch answers
+// them without reading (a session's unchanged partitions). The zero
+// Quiet is no such read.
+type Quiet struct {
+	Set    bool
+	Offset int64 // the fetch offset it read at: the high watermark then
+	// Version is the partition's version before the read: kafka/fetch's
+	// (resolver.Version), opaque here.
+	Version       [3]uint64
+	LSO, LogStart int64
 }
 
 // KeyOf is the session key of a requested partition.
