@@ -90,12 +90,25 @@ func pauseFenced(t testing.TB, c *Cluster, topic string, n, p int32, book *Book,
 }
 
 // reacquired reports whether node x leads partition p now under an epoch
-// newer than epoch.
+// newer than epoch, once the nodes agree on the leaders: right after p
+// moved back to x, a node may still report the move before it (Leaders
+// fails while they disagree), so it asks again until they agree or 30 s
+// have passed.
 func reacquired(c *Cluster, topic string, n, p int32, x int, epoch int32) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	l, err := c.Leaders(ctx, topic, n)
-	return err == nil && l[p].Leader == int32(x) && l[p].Epoch > epoch
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if l, err := c.Leaders(ctx, topic, n); err == nil {
+			return l[p].Leader == int32(x) && l[p].Epoch > epoch
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+	}
 }
 
 // TestClusterPauseFencing: a node paused past its session loses its
