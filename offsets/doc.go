@@ -122,10 +122,11 @@
 // does not come back; offsets it commits to the group after the deletion
 // are its own again. The deletion and EndTxn exclude each other, so a
 // crash leaves the deletion whole or not at all and a later completion
-// finds nothing of it to move. Retention removes committed offsets only
-// and leaves pending ones to their transaction (DeleteTxn drops those of
-// an expired transactional id); Kafka instead keeps an expired offset,
-// and the group, while a transaction has a pending offset for it.
+// finds nothing of it to move. Retention leaves pending offsets to their
+// transaction (DeleteTxn drops those of an expired transactional id), and,
+// as Kafka does, keeps an expired committed offset, and its group, while a
+// transaction has a pending offset for that partition, and a group while
+// any transaction has a pending offset for it.
 //
 // Retention follows Kafka (KIP-211, offsets.retention.minutes): the offsets
 // of a group that uses group management expire once the group has been

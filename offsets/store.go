@@ -649,7 +649,9 @@ func (s *Store) ExpireUnless(now time.Time, active func(group string) bool) ([]s
 // the group became empty, or from their commit if that came later (a
 // simple consumer committing into an empty group must not lose the commit
 // at once); a group without protocol type counts each offset from its
-// commit.
+// commit. As in Kafka, an offset a transaction has pending stays, expired
+// or not, and so does a group with any pending offset, until the
+// transaction ends. Needs the store's lock.
 func (s *Store) expireGroup(b *pebble.Batch, g Group, now time.Time) (bool, error) {
 	if g.State != GroupEmpty {
 		return false, nil
@@ -658,13 +660,22 @@ func (s *Store) expireGroup(b *pebble.Batch, g Group, now time.Time) (bool, erro
 	if err != nil {
 		return false, err
 	}
-	kept := 0
+	pending := map[TopicPartition]bool{}
+	err = eachPrefix(s.db, pendingGroupPrefix(g.ID), func(k, _ []byte) error {
+		_, _, tp, err := decodePendingKey(k)
+		pending[tp] = true
+		return err
+	})
+	if err != nil {
+		return false, err
+	}
+	kept := len(pending)
 	for _, c := range commits {
 		base := c.CommitTime
 		if g.ProtocolType != "" && g.StateTime.After(base) {
 			base = g.StateTime
 		}
-		if now.Sub(base) < s.opts.Retention {
+		if now.Sub(base) < s.opts.Retention || pending[c.TopicPartition] {
 			kept++
 			continue
 		}

@@ -122,6 +122,43 @@ func TestPendingOffsetsOutsideRetention(t *testing.T) {
 	}
 }
 
+// Retention keeps an expired offset, and its group, while a transaction
+// has an offset pending for the partition, and a group while any offset is
+// pending for it, as Kafka does: the offsets expire, and the groups go, at
+// the first check after the transaction ended with nothing left pending.
+func TestExpiredOffsetKeptWhilePending(t *testing.T) {
+	clk := newClock()
+	s := open(t, t.TempDir(), Options{Now: clk.Now, Retention: time.Hour})
+	mustCommit(t, s, "g", commit("a", 0, 5, ""), commit("a", 1, 7, ""))
+	mustCommit(t, s, "h", commit("b", 0, 3, ""))
+	_ = s.PutGroup(Group{ID: "h", ProtocolType: "consumer", State: GroupEmpty, StateTime: clk.Now()})
+	if err := s.PutPending("t", "g", []Commit{commit("a", 0, 6, "")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutPending("t", "h", []Commit{commit("b", 1, 4, "")}); err != nil {
+		t.Fatal(err)
+	}
+	clk.advance(2 * time.Hour)
+	removed, err := s.Expire(clk.Now())
+	if err != nil || len(removed) != 0 {
+		t.Fatalf("with offsets pending: removed %v (%v), want none", removed, err)
+	}
+	if got := offsetsOf(t, s, "g"); !reflect.DeepEqual(got, map[TopicPartition]Offset{tp("a", 0): 5}) {
+		t.Fatalf("g with a/0 pending: offsets %v, want a/0 alone", got)
+	}
+	if got := offsetsOf(t, s, "h"); len(got) != 0 {
+		t.Fatalf("h with b/1 pending: offsets %v, want b/0 expired", got)
+	}
+	x := sampleTxn("t")
+	x.Groups = []string{"g", "h"}
+	if err := s.EndTxn(x.Groups, x, false); err != nil {
+		t.Fatal(err)
+	}
+	if removed, err = s.Expire(clk.Now()); err != nil || !reflect.DeepEqual(removed, []string{"g", "h"}) {
+		t.Fatalf("after the abort: removed %v (%v), want g and h", removed, err)
+	}
+}
+
 // O6: EndTxn is one batch. The store's file system takes a crash image
 // before every sync while EndTxn runs, and after it: each image holds all
 // of the transaction's completion (offsets moved, state Complete) or none
