@@ -163,8 +163,8 @@ func syncDataDir(fs fsys.FS, dir string) error {
 
 // indexMemTableBytes is the index's memtable size (pebble's default is
 // 4 MiB). Every log appends to its own key range, so each flushed table
-// spans the ranges of all the logs written meanwhile, and each L0
-// compaction rewrites all of the base level it overlaps: with many logs
+// spans the ranges of all the logs written meanwhile, and each compaction
+// out of level 0 rewrites all of the base level under it: with many logs
 // of small entries, compactions cost most of the index's CPU, and fewer,
 // larger flushes cut them (BENCHMARKS.md "Storage: the pebble index's
 // CPU"). The price is memory, up to two memtables while one flushes, and
