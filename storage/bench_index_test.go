@@ -20,15 +20,15 @@ import (
 func BenchmarkIndexCommits(b *testing.B) {
 	for _, mem := range []uint64{4 << 20, indexMemTableBytes} {
 		b.Run(fmt.Sprintf("memtable=%dMiB", mem>>20), func(b *testing.B) {
-			defer func(t func(*pebble.Options)) { tuneIndex = t }(tuneIndex)
-			tuneIndex = func(po *pebble.Options) { po.MemTableSize = mem }
-			benchIndexCommits(b, 100, 100)
+			benchIndexCommits(b, mem, 100, 100)
 		})
 	}
 }
 
-func benchIndexCommits(b *testing.B, logs, group int) {
-	db, err := pebble.Open(b.TempDir(), indexOptions(Options{Logger: zap.NewNop()}))
+func benchIndexCommits(b *testing.B, memtable uint64, logs, group int) {
+	po := indexOptions(Options{Logger: zap.NewNop()})
+	po.MemTableSize = memtable
+	db, err := pebble.Open(b.TempDir(), po)
 	if err != nil {
 		b.Fatal(err)
 	}

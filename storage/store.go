@@ -177,12 +177,8 @@ func indexOptions(opts Options) *pebble.Options {
 	// No read-triggered compactions: a read must not cause a write (R1).
 	po.Experimental.ReadSamplingMultiplier = -1
 	po.MemTableSize = indexMemTableBytes
-	tuneIndex(po)
 	return po
 }
-
-// tuneIndex lets a benchmark try other index options.
-var tuneIndex = func(*pebble.Options) {}
 
 // pebbleLogger routes pebble's log lines to zap at debug level.
 type pebbleLogger struct{ l *zap.SugaredLogger }
