@@ -2,6 +2,7 @@ package storage
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -20,13 +21,18 @@ func (m *timeModel) add(h EntryHeader) {
 	m.times = append(m.times, h.MaxTime)
 }
 
-// want is the first entry whose running max is >= ts, clamped to the
-// start; ok is false when there is none.
+// want is the first entry whose running max is >= ts, or when that is
+// below the start the entry holding the start; ok is false when there is
+// none.
 func (m *timeModel) want(ts int64) (Offset, bool) {
 	for i, t := range m.times {
-		if t >= ts {
-			return max(m.offs[i], m.start), true
+		if t < ts {
+			continue
 		}
+		for m.offs[i] < m.start && i+1 < len(m.offs) && m.offs[i+1] <= m.start {
+			i++
+		}
+		return m.offs[i], true
 	}
 	return 0, false
 }
@@ -34,16 +40,45 @@ func (m *timeModel) want(ts int64) (Offset, bool) {
 // check compares SeekTime with the model for every timestamp up to hi.
 func (m *timeModel) check(t *testing.T, s *Store, id LogID, hi int64) {
 	t.Helper()
+	m.checkAs(t, "", s, id, hi)
+}
+
+// checkAs is check with a prefix for its failures.
+func (m *timeModel) checkAs(t *testing.T, prefix string, s *Store, id LogID, hi int64) {
+	t.Helper()
 	for ts := int64(-1); ts <= hi; ts++ {
 		off, ok := m.want(ts)
 		h, err := s.SeekTime(id, ts)
 		switch {
 		case !ok && !errors.Is(err, ErrNotFound):
-			t.Fatalf("SeekTime(%d) = %+v %v, want ErrNotFound", ts, h, err)
+			t.Fatalf("%sSeekTime(%d) = %+v %v, want ErrNotFound", prefix, ts, h, err)
 		case ok && (err != nil || h.Offset != off):
-			t.Fatalf("SeekTime(%d) = %+v %v, want offset %d", ts, h, err, off)
+			t.Fatalf("%sSeekTime(%d) = %+v %v, want offset %d", prefix, ts, h, err, off)
 		}
 	}
+}
+
+// crashTimeModel is the time model of a log recovered from a crash: the
+// entries written below its End (a dense log loses only a suffix), the
+// trimmed ones included, as they raised the running max too.
+func crashTimeModel(times map[Offset]int64, info LogInfo) (m timeModel, hi int64) {
+	offs := make([]Offset, 0, len(times))
+	for off := range times {
+		if off < info.End {
+			offs = append(offs, off)
+		}
+	}
+	slices.Sort(offs)
+	for _, off := range offs {
+		m.offs = append(m.offs, off)
+		m.times = append(m.times, times[off])
+		hi = max(hi, times[off]+1)
+	}
+	m.start = info.Start
+	if info.Start >= info.End {
+		m.offs, m.times = nil, nil
+	}
+	return m, hi
 }
 
 func timeKeys(t *testing.T, s *Store, id LogID) int {

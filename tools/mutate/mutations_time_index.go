@@ -2,7 +2,8 @@ package main
 
 // Deliberate breaks of the sparse time index (storage/timeindex.go):
 // SeekTime, Open and HardTrim each must account for the entries that
-// raised a log's running max without a time key of their own.
+// raised a log's running max without a time key of their own, and
+// recovery must key the raises of the tail it re-indexes.
 
 func init() { mutations = append(mutations, timeIndexMutations...) }
 
@@ -18,6 +19,12 @@ var timeIndexMutations = []mutation{
 		Rule:  "the sparse time index: Open recovers a log's running max from its newest time key and the unkeyed raises past it",
 		Edits: []edit{{File: "storage/timeindex.go", Old: "\t\trunMax = max(runMax, h.MaxTime)\n", New: "\t\trunMax = max(runMax, 0*h.MaxTime)\n"}},
 		Tests: []testRun{{Pkg: "./storage/", Run: "TestSeekTimeAcrossReopen"}},
+	},
+	{
+		Name:  "recovered-tail-raise-unkeyed",
+		Rule:  "the sparse time index: recovery gives the first raise of the running max in the re-indexed tail a time key",
+		Edits: []edit{{File: "storage/recover.go", Old: "			if timeKeyDue(t.keyed, t.keyAt, h.Offset) {", New: "			if false && timeKeyDue(t.keyed, t.keyAt, h.Offset) {"}},
+		Tests: []testRun{{Pkg: "./storage/", Run: "TestCrashPoints$"}},
 	},
 	{
 		Name:  "hard-trim-unkeyed-raise-dropped",
