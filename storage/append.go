@@ -86,7 +86,10 @@ func (s *Store) Write(id LogID, records int, payload []byte, opts AppendOptions)
 	}
 	if !l.w.hasMax || maxTime > l.w.runMax {
 		l.w.runMax, l.w.hasMax = maxTime, true
-		p.timeKey, p.runMax = true, maxTime
+		if timeKeyDue(l.w.keyed, l.w.keyAt, base) {
+			l.w.keyed, l.w.keyAt = true, base
+			p.timeKey, p.runMax = true, maxTime
+		}
 	}
 	l.w.next += Offset(records)
 	l.w.entry++

@@ -657,10 +657,15 @@ func (c *committer) index(group []*Pending, failed map[*logState]error) {
 		if failed[p.log] != nil {
 			continue
 		}
-		h := p.hdr
-		_ = b.Set(indexKey(p.log.id, h.Offset), encodeIndexValue(h), nil)
+		// Encoded in place in the batch: no allocation per entry.
+		op := b.SetDeferred(indexKeyLen, indexValueLen)
+		putIndexKey(op.Key, p.log.id, p.hdr.Offset)
+		putIndexValue(op.Value, p.hdr)
+		_ = op.Finish()
 		if p.timeKey {
-			_ = b.Set(timeKey(p.log.id, p.runMax, h.Offset), nil, nil)
+			op = b.SetDeferred(timeKeyLen, 0)
+			putTimeKey(op.Key, p.log.id, p.runMax, p.hdr.Offset)
+			_ = op.Finish()
 		}
 	}
 	// NoSync is enough (doc.go I3): the segment bytes are durable (or

@@ -3,6 +3,7 @@ package storage
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -21,6 +22,9 @@ type crashModel struct {
 	written map[Offset][]byte // every entry Write accepted, by offset
 	acked   map[Offset]bool   // acknowledged (Append returned / Wait nil)
 	start   Offset            // Start after the last completed trim
+	// times is every written entry's max timestamp, when the test
+	// checks the time index after the crash (nil: it does not).
+	times map[Offset]int64
 }
 
 // runCrashPoint drives a random workload on a fresh machine, crashes it
@@ -54,7 +58,7 @@ func runCrashPointWith(t *testing.T, seed uint64, cov *vfstest.Coverage, journal
 		if err := s.CreateLog(id); err != nil {
 			t.Fatal(err)
 		}
-		models[id] = &crashModel{written: map[Offset][]byte{}, acked: map[Offset]bool{}}
+		models[id] = &crashModel{written: map[Offset][]byte{}, acked: map[Offset]bool{}, times: map[Offset]int64{}}
 	}
 	var mu sync.Mutex // guards models and pendings against a crash hook
 	var pendings []*Pending
@@ -69,6 +73,7 @@ func runCrashPointWith(t *testing.T, seed uint64, cov *vfstest.Coverage, journal
 		}
 		mu.Lock()
 		models[id].written[pd.Header().Offset] = p
+		models[id].times[pd.Header().Offset] = int64(step)
 		pendings = append(pendings, pd)
 		mu.Unlock()
 	}
@@ -258,6 +263,11 @@ func checkRecovered(t *testing.T, seed int64, s *Store, id LogID, m *crashModel)
 			_, err := s.Floor(id, off)
 			t.Fatalf("seed %d: %v: acknowledged entry %v lost (start %v end %v): %v", seed, id, off, info.Start, info.End, err)
 		}
+	}
+	if m.times != nil {
+		// The time index (sparse) answers as the recovered entries say.
+		tm, hi := crashTimeModel(m.times, info)
+		tm.checkAs(t, fmt.Sprintf("seed %d: %v: ", seed, id), s, id, hi)
 	}
 	// The log takes appends again, densely.
 	h, err := s.Append(id, 1, []byte("after"), AppendOptions{})

@@ -43,8 +43,16 @@
 //	                      written or read now (EntryAt binary-searches the
 //	                      entry index), and HardTrim and DeleteLog remove
 //	                      those of a store written before
-//	t|log|runmax|offset   time index: written when an entry raises the log's
-//	                      running max timestamp; SeekTime = SeekGE
+//	t|log|runmax|offset   time index, sparse as Kafka's: written when an entry
+//	                      raises the log's running max timestamp and is the
+//	                      first to since Open or lies at least timeKeyEvery
+//	                      (64) offsets past the log's newest keyed entry;
+//	                      SeekTime = SeekGE, then a scan of at most 64
+//	                      offsets of the entry index past the key below it
+//	                      (timeindex.go). Open recovers the running max from
+//	                      the newest key and the same scan past it; HardTrim
+//	                      keeps the last key below the trim point, moved to
+//	                      the highest raise it removes
 //	m|key                 the upper layers' metadata (ApplyMeta/GetMeta/ScanMeta),
 //	                      among them the object tier's records and pins
 //	                      (m|tier/..., tier PebbleMeta)

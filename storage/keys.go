@@ -29,8 +29,24 @@ func ledgerKey(id LogID, led LedgerID) []byte {
 	return appendU64(appendU64([]byte{prefixLedger}, uint64(id)), uint64(led))
 }
 
+// indexKeyLen and timeKeyLen are the sizes of an entry index key and of a
+// time index key.
+const (
+	indexKeyLen = 1 + 8 + 8
+	timeKeyLen  = 1 + 8 + 8 + 8
+)
+
 func indexKey(id LogID, off Offset) []byte {
-	return appendU64(appendU64([]byte{prefixIndex}, uint64(id)), uint64(off))
+	b := make([]byte, indexKeyLen)
+	putIndexKey(b, id, off)
+	return b
+}
+
+// putIndexKey writes indexKey(id, off) into b, which has indexKeyLen bytes.
+func putIndexKey(b []byte, id LogID, off Offset) {
+	b[0] = prefixIndex
+	binary.BigEndian.PutUint64(b[1:], uint64(id))
+	binary.BigEndian.PutUint64(b[9:], uint64(off))
 }
 
 func posKey(id LogID, led LedgerID, e EntryID) []byte {
@@ -42,7 +58,18 @@ func posKey(id LogID, led LedgerID, e EntryID) []byte {
 func timeOrder(ts int64) uint64 { return uint64(ts) ^ (1 << 63) }
 
 func timeKey(id LogID, runMax int64, off Offset) []byte {
-	return appendU64(appendU64(appendU64([]byte{prefixTime}, uint64(id)), timeOrder(runMax)), uint64(off))
+	b := make([]byte, timeKeyLen)
+	putTimeKey(b, id, runMax, off)
+	return b
+}
+
+// putTimeKey writes timeKey(id, runMax, off) into b, which has timeKeyLen
+// bytes.
+func putTimeKey(b []byte, id LogID, runMax int64, off Offset) {
+	b[0] = prefixTime
+	binary.BigEndian.PutUint64(b[1:], uint64(id))
+	binary.BigEndian.PutUint64(b[9:], timeOrder(runMax))
+	binary.BigEndian.PutUint64(b[17:], uint64(off))
 }
 
 func metaKey(k []byte) []byte { return append([]byte{prefixMeta}, k...) }
@@ -160,18 +187,26 @@ func (m ledgerMeta) info(id LedgerID) LedgerInfo {
 const indexValueLen = 4 + 8 + 4 + 8 + 8 + 8 + 8
 
 func encodeIndexValue(h EntryHeader) []byte {
-	b := make([]byte, 0, indexValueLen)
-	b = binary.BigEndian.AppendUint32(b, uint32(h.Records))
-	b = appendU64(b, uint64(h.MaxTime))
-	b = binary.BigEndian.AppendUint32(b, uint32(h.Size))
-	b = appendU64(b, uint64(h.Cum))
-	b = appendU64(b, uint64(h.Ledger))
-	b = appendU64(b, uint64(h.Entry))
-	return appendU64(b, uint64(h.Pos))
+	b := make([]byte, indexValueLen)
+	putIndexValue(b, h)
+	return b
+}
+
+// putIndexValue writes encodeIndexValue(h) into b, which has
+// indexValueLen bytes.
+func putIndexValue(b []byte, h EntryHeader) {
+	be := binary.BigEndian
+	be.PutUint32(b[0:], uint32(h.Records))
+	be.PutUint64(b[4:], uint64(h.MaxTime))
+	be.PutUint32(b[12:], uint32(h.Size))
+	be.PutUint64(b[16:], uint64(h.Cum))
+	be.PutUint64(b[24:], uint64(h.Ledger))
+	be.PutUint64(b[32:], uint64(h.Entry))
+	be.PutUint64(b[40:], uint64(h.Pos))
 }
 
 func decodeIndex(key, val []byte) (EntryHeader, error) {
-	if len(key) != 17 || len(val) != indexValueLen {
+	if len(key) != indexKeyLen || len(val) != indexValueLen {
 		return EntryHeader{}, fmt.Errorf("%w: index record of %d bytes", ErrCorrupt, len(val))
 	}
 	be := binary.BigEndian

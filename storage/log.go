@@ -28,7 +28,11 @@ type logState struct {
 		cum    int64
 		runMax int64 // running max timestamp over all entries written
 		hasMax bool
-		last   *Pending // newest pending write, for draining (Roll, DeleteLog)
+		// keyed, keyAt: the newest entry written since Open with a
+		// time-index key, and its offset (timeKeyDue).
+		keyed bool
+		keyAt Offset
+		last  *Pending // newest pending write, for draining (Roll, DeleteLog)
 		// dirty: bytes at and past pos may hold part of a write that
 		// failed for lack of space; the file is cut back to pos before
 		// the next write (I7).

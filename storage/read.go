@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -371,42 +370,6 @@ func (s *Store) probed(n int) {
 	if f := s.opts.OnIndexProbes; f != nil {
 		f(n)
 	}
-}
-
-// SeekTime returns the first entry whose running max timestamp is >= ts,
-// through the time index (O(log n)); ErrNotFound when there is none.
-func (s *Store) SeekTime(id LogID, ts int64) (EntryHeader, error) {
-	l, sn, err := s.readLog(id)
-	if err != nil {
-		return EntryHeader{}, err
-	}
-	defer s.closeMu.RUnlock()
-	lo, hi := logPrefixRange(prefixTime, id)
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
-	if err != nil {
-		return EntryHeader{}, err
-	}
-	defer it.Close()
-	s.probed(1)
-	if !it.SeekGE(timeKey(id, ts, 0)) {
-		if err := it.Error(); err != nil {
-			return EntryHeader{}, err
-		}
-		return EntryHeader{}, fmt.Errorf("%w: %v: no timestamp >= %d", ErrNotFound, id, ts)
-	}
-	k := it.Key()
-	off := Offset(binary.BigEndian.Uint64(k[len(k)-8:]))
-	if off >= sn.end || sn.start >= sn.end {
-		return EntryHeader{}, fmt.Errorf("%w: %v: no timestamp >= %d", ErrNotFound, id, ts)
-	}
-	// The running max only grows, so when the hit is trimmed away the first
-	// visible entry's running max is >= ts as well.
-	if off < sn.start {
-		off = sn.start
-	}
-	var out EntryHeader
-	err = s.scanIndex(l, sn, off, func(h EntryHeader) bool { out = h; return false })
-	return out, err
 }
 
 // ReadEntries returns durable entries from the one containing start, at

@@ -101,6 +101,8 @@ type tailStart struct {
 	cum    int64
 	runMax int64
 	hasMax bool
+	keyed  bool // as logState.w's keyed and keyAt
+	keyAt  Offset
 }
 
 // findTail locates the last indexed entry of the open ledger and the log's
@@ -125,7 +127,10 @@ func (s *Store) findTail(l *logState, open ledgerRec) (tailStart, error) {
 	if k, _, ok, err := s.last(lo, hi); err != nil {
 		return t, err
 	} else if ok {
-		t.runMax, t.hasMax = int64(binary.BigEndian.Uint64(k[9:])^(1<<63)), true
+		if t.runMax, err = s.recoverRunMax(l.id, k); err != nil {
+			return t, err
+		}
+		t.hasMax = true
 	}
 	return t, nil
 }
@@ -198,6 +203,7 @@ func (s *Store) recoverTail(l *logState) error {
 	}
 	l.w.ledger, l.w.file, l.w.next, l.w.entry, l.w.pos = open.id, f, t.next, t.entry, t.pos
 	l.w.cum, l.w.runMax, l.w.hasMax = t.cum, t.runMax, t.hasMax
+	l.w.keyed, l.w.keyAt = t.keyed, t.keyAt
 	l.mu.end = t.next
 	l.mu.ledgers[len(l.mu.ledgers)-1].meta.Entries = int64(t.entry)
 	l.mu.ledgers[len(l.mu.ledgers)-1].meta.Bytes = t.pos
@@ -217,7 +223,10 @@ func indexTail(b *pebble.Batch, id LogID, led LedgerID, f File, size int64, t ta
 		_ = b.Set(indexKey(id, h.Offset), encodeIndexValue(h), nil)
 		if !t.hasMax || h.MaxTime > t.runMax {
 			t.runMax, t.hasMax = h.MaxTime, true
-			_ = b.Set(timeKey(id, h.MaxTime, h.Offset), nil, nil)
+			if timeKeyDue(t.keyed, t.keyAt, h.Offset) {
+				t.keyed, t.keyAt = true, h.Offset
+				_ = b.Set(timeKey(id, h.MaxTime, h.Offset), nil, nil)
+			}
 		}
 		t.pos += frameHeaderLen + int64(ff.Size)
 		t.next, t.entry, t.cum = h.End(), t.entry+1, h.Cum

@@ -118,10 +118,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := syncDataDir(s.fs, dir); err != nil {
 		return nil, err
 	}
-	po := &pebble.Options{FS: opts.PebbleFS, Logger: pebbleLogger{opts.Logger.Sugar()}}
-	// No read-triggered compactions: a read must not cause a write (R1).
-	po.Experimental.ReadSamplingMultiplier = -1
-	db, err := pebble.Open(filepath.Join(dir, "index"), po)
+	db, err := pebble.Open(filepath.Join(dir, "index"), indexOptions(opts))
 	if err != nil {
 		return nil, fmt.Errorf("storage: open index: %w", err)
 	}
@@ -162,6 +159,25 @@ func syncDataDir(fs fsys.FS, dir string) error {
 		}
 	}
 	return nil
+}
+
+// indexMemTableBytes is the index's memtable size (pebble's default is
+// 4 MiB). Every log appends to its own key range, so each flushed table
+// spans the ranges of all the logs written meanwhile, and each compaction
+// out of level 0 rewrites all of the base level under it: with many logs
+// of small entries, compactions cost most of the index's CPU, and fewer,
+// larger flushes cut them (BENCHMARKS.md "Storage: the pebble index's
+// CPU"). The price is memory, up to two memtables while one flushes, and
+// up to a memtable's worth of WAL replayed at Open.
+const indexMemTableBytes = 32 << 20
+
+// indexOptions is the pebble index's configuration.
+func indexOptions(opts Options) *pebble.Options {
+	po := &pebble.Options{FS: opts.PebbleFS, Logger: pebbleLogger{opts.Logger.Sugar()}}
+	// No read-triggered compactions: a read must not cause a write (R1).
+	po.Experimental.ReadSamplingMultiplier = -1
+	po.MemTableSize = indexMemTableBytes
+	return po
 }
 
 // pebbleLogger routes pebble's log lines to zap at debug level.

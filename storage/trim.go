@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -121,35 +120,6 @@ func (s *Store) HardTrim(id LogID, off Offset) error {
 	doomed := l.markRemovedLocked(gone)
 	l.mu.Unlock()
 	s.removeFiles(s.keepSpare(l, doomed, lrs[:n]))
-	return nil
-}
-
-// trimTimeIndex deletes the time-index keys of entries below off but the
-// last of them. The running max only grows with the offset, so those keys
-// are a prefix of the log's time index; the last one stays because it
-// carries the running max at off: SeekTime finds it for any ts up to that
-// max and clamps it to the log start, which is then correct.
-func (s *Store) trimTimeIndex(b *pebble.Batch, id LogID, off Offset) error {
-	lo, hi := logPrefixRange(prefixTime, id)
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
-	if err != nil {
-		return fmt.Errorf("storage: %v: hard trim: %w", id, err)
-	}
-	defer it.Close()
-	var last []byte
-	for ok := it.First(); ok; ok = it.Next() {
-		k := it.Key()
-		if Offset(binary.BigEndian.Uint64(k[len(k)-8:])) >= off {
-			break
-		}
-		last = append(last[:0], k...)
-	}
-	if err := it.Error(); err != nil {
-		return fmt.Errorf("storage: %v: hard trim: %w", id, err)
-	}
-	if last != nil {
-		_ = b.DeleteRange(lo, last, nil)
-	}
 	return nil
 }
 
