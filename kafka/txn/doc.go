@@ -52,7 +52,11 @@
 //     that queue while its write is in flight are written together in
 //     one store write (addqueue.go): each is checked on its own, answered
 //     only after the write holding its partitions returned, and a failed
-//     write fails every add in it. EndTxn writes
+//     write fails every add in it. An add waiting for a completion of
+//     its id's previous transaction can be told so (waiting for a
+//     completion, addqueue.go), so a caller that holds a bounded
+//     resource (the cluster relay's answer slots) gives it up for the
+//     wait, or has the add answered CONCURRENT_TRANSACTIONS at once. EndTxn writes
 //     the decision (PrepareCommit or PrepareAbort) first, then a marker
 //     on every partition, then completes the transaction's offsets
 //     together with the Complete state in one batch (O6): every
