@@ -136,7 +136,7 @@ func newWaitingAdder(t *testing.T) *waitingAdder {
 }
 
 // finish ends the completion "busy" waits for.
-func (w *waitingAdder) finish() { w.once.Do(func() { w.finish() }) }
+func (w *waitingAdder) finish() { w.once.Do(func() { close(w.done) }) }
 
 func (w *waitingAdder) add(id string, _ int64, _ int16, _ string, _ int32, waiting func() bool) int16 {
 	if id != "busy" {

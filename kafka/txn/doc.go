@@ -83,7 +83,11 @@
 //     is served, completes every transaction found in PrepareCommit or
 //     PrepareAbort (markers are idempotent, resolver contract) and
 //     registers every partition of every Ongoing transaction again
-//     (registrations are in memory only).
+//     (registrations are in memory only). Hence a prompt Close: Close
+//     does not wait for markers in flight; a completion stops waiting
+//     for them when the coordinator closes and writes nothing more, its
+//     durable Prepare state left for the next open (end.go
+//     writeMarkers).
 //   - **Pending TxnOffsetCommit offsets.** TxnOffsetCommit offsets are
 //     stored pending, under the transaction's lock, only while the
 //     transaction is Ongoing with the group added by AddOffsetsToTxn
