@@ -49,6 +49,16 @@ type MarkerBatcher interface {
 	WriteTxnMarkers(pid int64, epoch int16, commit bool, coordinatorEpoch int32, partitions []offsets.TopicPartition) (errs []error)
 }
 
+// Decider is a Partitions told of a transaction's decision before its
+// markers (a single node's resolver): a partition registered in the
+// transaction without a batch of it then refuses a batch that would start
+// it (a decided registration takes no first batch), as Kafka's
+// verification answers CONCURRENT_TRANSACTIONS while the transaction
+// completes.
+type Decider interface {
+	DecideTxnPartition(topic string, partition int32, pid int64, epoch int16) error
+}
+
 // TopicChecker tells whether a partition exists: AddPartitionsToTxn
 // refuses unknown ones, and a marker for a partition that no longer
 // exists (its topic was deleted) counts as written.

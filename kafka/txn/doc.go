@@ -78,7 +78,17 @@
 //     until then they are pending, so an OffsetFetch with require_stable
 //     answers UNSTABLE_OFFSET_COMMIT for them and one without reads the
 //     offset committed before, as from Kafka until its marker on
-//     __consumer_offsets is written.
+//     __consumer_offsets is written. Before it answers, EndTxn tells the
+//     partitions of the decision (Decider, a single node's resolver): a
+//     partition registered in the transaction but without a batch of it
+//     then refuses a batch that would start it (a decided registration
+//     takes no first batch), so a version-1 client producing there
+//     without AddPartitionsToTxn after the decision gets retriable
+//     NOT_ENOUGH_REPLICAS, then, once the marker is written, the
+//     partition is in no transaction, as Kafka's verification answers.
+//     In a cluster the leaders are not told (the relay has no Decider):
+//     such a batch joins the decided transaction there until the
+//     marker.
 //   - **Completion at open.** Recovery: NewCoordinator, before anything
 //     is served, completes every transaction found in PrepareCommit or
 //     PrepareAbort (markers are idempotent, resolver contract) and

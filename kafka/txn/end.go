@@ -98,9 +98,28 @@ func (c *Coordinator) endTxn(id string, pid int64, epoch int16, commit, v5 bool)
 	if err := c.persist(t, next); err != nil {
 		return noPID, noEpoch, errCoordinatorNA
 	}
+	c.decidePartitions(st)
 	handedOff = c.endLocked(t)
 	np, ne := clientProducer(next)
 	return np, ne, errNone
+}
+
+// decidePartitions tells every partition of st, an Ongoing transaction
+// just decided, of the decision before EndTxn answers (Decider), so no
+// batch sent after the answer starts the transaction on a partition where
+// it has none yet. A partition that fails keeps taking first batches
+// until its marker, as before; the marker ends them with the transaction.
+func (c *Coordinator) decidePartitions(st offsets.Txn) {
+	d, ok := c.parts.(Decider)
+	if !ok || st.State != offsets.TxnOngoing {
+		return
+	}
+	for _, tp := range st.Partitions {
+		if err := d.DecideTxnPartition(tp.Topic, tp.Partition, st.ProducerID, st.Epoch); err != nil {
+			c.log.Debug("txn-decide-partition-failed", zap.String("transactional-id", st.ID),
+				zap.Stringer("partition", tp), zap.Error(err))
+		}
+	}
 }
 
 // decide is st in PrepareCommit or PrepareAbort. With bump (transaction

@@ -3,7 +3,8 @@ package main
 // Deliberate breaks of what happens while a transactional id's previous
 // transaction is being completed (its markers not all durable yet): the
 // adds that wait for it (kafka/txn addqueue.go, cluster/txnmark adds.go)
-// and a Close during it (kafka/txn end.go), in a file of their own.
+// a Close during it (kafka/txn end.go) and a first batch after the
+// decision (resolver/txnstate), in a file of their own.
 
 func init() { mutations = append(mutations, txnCompletingMutations...) }
 
@@ -47,5 +48,24 @@ var txnCompletingMutations = []mutation{
 			Old: "\tcase <-c.stop:\n\t\treturn st.Partitions, errClosing\n",
 			New: "\tcase <-(chan struct{})(nil):\n\t\treturn st.Partitions, errClosing\n"}},
 		Tests: []testRun{{Pkg: "./kafka/txn/", Run: "TestCloseDuringMarkerReturnsPromptly"}},
+	},
+	{
+		Name: "txn-decided-registration-takes-first-batch",
+		Rule: "a decided registration takes no first batch: a batch that would start a decided transaction on a partition is refused until its marker",
+		Edits: []edit{{File: "resolver/txnstate/state.go",
+			Old: "\tcase e != nil && h.ProducerEpoch == e.Epoch && e.First < 0 && e.Decided:\n",
+			New: "\tcase e != nil && h.ProducerEpoch == e.Epoch && e.First < 0 && e.Decided && e.Epoch < 0:\n"}},
+		Tests: []testRun{
+			{Pkg: "./resolver/txnstate/", Run: "TestDecidedRegistrationTakesNoFirstBatch"},
+			{Pkg: "./test/", Run: "TestTxnV1ProduceAfterDecisionRefused"},
+		},
+	},
+	{
+		Name: "txn-decision-not-told-to-partitions",
+		Rule: "a decided registration takes no first batch: EndTxn tells the partitions of the decision before it answers",
+		Edits: []edit{{File: "kafka/txn/end.go",
+			Old: "\tc.decidePartitions(st)\n",
+			New: ""}},
+		Tests: []testRun{{Pkg: "./test/", Run: "TestTxnV1ProduceAfterDecisionRefused"}},
 	},
 }
