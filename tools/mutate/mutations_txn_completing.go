@@ -15,7 +15,10 @@ var txnCompletingMutations = []mutation{
 		Edits: []edit{{File: "cluster/txnmark/adds.go",
 			Old: "\ta.waiting++\n\ts.waiting = true\n\t<-a.sem // held by this answer: never blocks\n",
 			New: ""}},
-		Tests: []testRun{{Pkg: "./cluster/txnmark/", Run: "TestImplicitAddWaitingHoldsNoSlot"}},
+		Tests: []testRun{
+			{Pkg: "./cluster/txnmark/", Run: "TestImplicitAddWaitingHoldsNoSlot"},
+			{Pkg: "./server/", Run: "TestClusterTxnV2WaitingAddsLeaveOthersAnswered"},
+		},
 	},
 	{
 		Name: "txnadd-waiting-unbounded",
