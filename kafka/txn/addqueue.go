@@ -36,8 +36,9 @@ import (
 //   - Every check is per add, against the state the add would apply to;
 //     an add that fails a check is not written.
 //   - Lock order: addQueue.mu is a leaf, never held while waiting for
-//     txn.mu; the leader holds txn.mu across the write, as every other
-//     transition of the id does.
+//     txn.mu (only the waiting callbacks below run under it, and they do
+//     not block); the leader holds txn.mu across the write, as every
+//     other transition of the id does.
 //
 // Waiting for a completion: while the id's previous transaction is
 // being completed (its markers and Complete state written under txn.mu,

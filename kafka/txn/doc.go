@@ -165,5 +165,6 @@
 // and a txn's lock is held across its store writes and markers, so the
 // requests of one transactional id, the timeout loop and expiration are
 // serialized per id. A txn's add queue (addQueue) has its own lock, a
-// leaf, never held while waiting for the txn's.
+// leaf, never held while waiting for the txn's (an add's waiting
+// callback, which must not block, runs under it).
 package txn
