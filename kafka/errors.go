@@ -39,6 +39,7 @@ var errorCodes = []struct {
 	{resolver.ErrUnknownProducerID, kerr.UnknownProducerID},
 	{resolver.ErrCoordinatorFenced, kerr.TransactionCoordinatorFenced},
 	{resolver.ErrInvalidTxnState, kerr.InvalidTxnState},
+	{resolver.ErrConcurrentTransactions, kerr.NotEnoughReplicas}, // as Kafka maps its verification's CONCURRENT_TRANSACTIONS
 	{resolver.ErrTopicDeletionDisabled, kerr.TopicDeletionDisabled},
 	{context.DeadlineExceeded, kerr.RequestTimedOut},
 }

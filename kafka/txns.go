@@ -35,13 +35,15 @@ func (s *Server) newTxns(st *offsets.Store) (*txn.Coordinator, error) {
 
 // AddPartitionImplicitly is the coordinator's implicit add (KIP-890
 // implicit adds) for a partition led by another node, which asked through
-// the cluster's relay (implicit adds across nodes).
-func (s *Server) AddPartitionImplicitly(id string, pid int64, epoch int16, topic string, partition int32) int16 {
+// the cluster's relay (implicit adds across nodes); waiting lets the
+// relay's answer give its slot up while the add waits for the id's
+// completion (kafka/txn AddPartitionImplicitlyWaiting).
+func (s *Server) AddPartitionImplicitly(id string, pid int64, epoch int16, topic string, partition int32, waiting func() bool) int16 {
 	c := s.coords().txns
 	if c == nil || !s.isCoordinator() {
 		return kerr.NotCoordinator.Code
 	}
-	return c.AddPartitionImplicitly(id, pid, epoch, topic, partition)
+	return c.AddPartitionImplicitlyWaiting(id, pid, epoch, topic, partition, waiting)
 }
 
 // txnCoordinator returns the transaction coordinator or the error that

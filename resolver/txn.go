@@ -20,6 +20,13 @@ import (
 // INVALID_TXN_STATE in kafka/errors.go.
 var ErrInvalidTxnState = txnstate.ErrInvalidTxnState
 
+// ErrConcurrentTransactions: a transactional batch that would start its
+// producer's transaction on the partition after the coordinator decided
+// it (DecideTxnPartition), mapped to NOT_ENOUGH_REPLICAS in
+// kafka/errors.go as Kafka's ReplicaManager maps its verification's
+// CONCURRENT_TRANSACTIONS.
+var ErrConcurrentTransactions = txnstate.ErrConcurrentTransactions
+
 // AbortedTxn is one aborted transaction of a partition (Kafka's
 // AbortedTransactions in a Fetch response).
 type AbortedTxn = txnstate.AbortedTxn
@@ -64,6 +71,23 @@ func (r *Resolver) AddTxnPartition(topic string, partition int32, pid int64, epo
 		return storageErr("partition failed earlier; reopen required", p.app.failed)
 	}
 	return p.app.txn.Register(pid, epoch, p.app.prod.epochOf)
+}
+
+// DecideTxnPartition tells the partition that producer (pid, epoch)'s
+// transaction is decided (PrepareCommit or PrepareAbort): if the producer
+// is registered at that epoch without a batch, a batch that would start
+// its transaction is refused, ErrConcurrentTransactions, until the
+// marker ends the registration (a decided registration takes no first
+// batch). In memory only, as registrations are.
+func (r *Resolver) DecideTxnPartition(topic string, partition int32, pid int64, epoch int16) error {
+	p, err := r.mu.partition(topic, partition)
+	if err != nil {
+		return err
+	}
+	p.app.Lock()
+	defer p.app.Unlock()
+	p.app.txn.Decide(pid, epoch)
+	return nil
 }
 
 // ErrCoordinatorFenced: a transaction marker from a coordinator epoch

@@ -173,6 +173,12 @@ func txnBatch(pid int64, epoch int16, seq int32, v string) []byte {
 // produce sends one transactional record to partition p's serving
 // leader with Produce v12 and returns its answer; NOT_LEADER is retried.
 func (f *tv2Fixture) produce(t *testing.T, id string, pid int64, epoch int16, p, seq int32, v string) int16 {
+	return f.produceVia(t, f.cl, id, pid, epoch, p, seq, v)
+}
+
+// produceVia is produce through cl (its own connections: a connection's
+// produce requests are served one at a time).
+func (f *tv2Fixture) produceVia(t *testing.T, cl *kgo.Client, id string, pid int64, epoch int16, p, seq int32, v string) int16 {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		leader := f.c.waitLeaders(f.adm, f.topic, 3)[p]
@@ -180,7 +186,7 @@ func (f *tv2Fixture) produce(t *testing.T, id string, pid int64, epoch int16, p,
 			req := produceReq(f.topic, txnBatch(pid, epoch, seq, v))
 			req.TransactionID = &id
 			req.Topics[0].Partitions[0].Partition = p
-			resp, err := req.RequestWith(f.ctx, f.cl.Broker(int(leader)))
+			resp, err := req.RequestWith(f.ctx, cl.Broker(int(leader)))
 			if err != nil {
 				t.Errorf("produce %s: %v", v, err)
 				return -1

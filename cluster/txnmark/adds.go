@@ -20,8 +20,15 @@ import (
 // coordinator's answer, both records below txnadd/.
 
 // Adder is the coordinator's implicit add: kafka/txn's
-// AddPartitionImplicitly, answering a Kafka error code.
-type Adder func(id string, pid int64, epoch int16, topic string, partition int32) int16
+// AddPartitionImplicitlyWaiting, answering a Kafka error code. It calls
+// waiting, at most once, when the add must wait for the completion of
+// its transactional id's previous transaction, and answers
+// CONCURRENT_TRANSACTIONS at once if waiting returns false.
+type Adder func(id string, pid int64, epoch int16, topic string, partition int32, waiting func() bool) int16
+
+// maxWaitingAdds bounds the answers waiting for their transactional id's
+// completion, outside the answer slots (a waiting add holds no slot).
+const maxWaitingAdds = 1024
 
 // ErrNotServing: an implicit add asked for a partition this node does
 // not serve.
@@ -49,10 +56,15 @@ type adds struct {
 	reqs    map[string]*addEntry // by full key
 	waiters map[string]chan int16
 	seq     uint64
-	// sem bounds the answers under way. Not the appliers' semaphore:
-	// an answer waits for its transactional id's lock, which an EndTxn
-	// holds while its markers wait for this node's appliers.
+	// sem bounds the answers under way (the answer slots). Not the
+	// appliers' semaphore: an answer waits for its transactional id's
+	// lock, which an EndTxn holds while its markers wait for this node's
+	// appliers.
 	sem chan struct{}
+	// waiting counts the answers that gave their slot up to wait for
+	// their id's completion, at most maxWaiting (a waiting add holds no
+	// slot).
+	waiting, maxWaiting int
 }
 
 // addEntry is one unanswered request as the watch last saw it.
@@ -71,7 +83,7 @@ func newAdds(prefix string) *adds {
 	_, _ = rand.Read(nonce)
 	return &adds{dir: prefix + "txnadd/", asker: hex.EncodeToString(nonce) + "/",
 		reqs: map[string]*addEntry{}, waiters: map[string]chan int16{},
-		sem: make(chan struct{}, maxAppliers)}
+		sem: make(chan struct{}, maxAppliers), maxWaiting: maxWaitingAdds}
 }
 
 // SetAdder makes add the coordinator's answer to implicit adds; the
@@ -259,8 +271,9 @@ func (r *Relay) answerDue(ctx context.Context) {
 		}
 		r.wg.Add(1)
 		go func() {
-			defer func() { <-a.sem; r.wg.Done() }()
-			ok := r.answer(ctx, add, *g, j.key, j.req, j.rev)
+			s := &answerSlot{a: a}
+			defer func() { s.release(); r.wg.Done() }()
+			ok := r.answer(ctx, add, s.wait, *g, j.key, j.req, j.rev)
 			a.mu.Lock()
 			// Done only under the ownership still held: one taken
 			// meanwhile (SetCoordinator) answers the request again.
@@ -271,6 +284,46 @@ func (r *Relay) answerDue(ctx context.Context) {
 			a.mu.Unlock()
 		}()
 	}
+}
+
+// answerSlot is one answer's slot (adds.sem), taken before the answer
+// starts and given up as soon as the add waits for its transactional id's
+// completion (a waiting add holds no slot).
+type answerSlot struct {
+	a       *adds
+	waiting bool // the slot was given up for a wait
+}
+
+// wait gives the slot up for the wait, counted among the waiting
+// answers; false, the slot kept, when maxWaiting answers wait already
+// (the add is then answered CONCURRENT_TRANSACTIONS). It never blocks:
+// kafka/txn calls it under its add queue's lock.
+func (s *answerSlot) wait() bool {
+	a := s.a
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if s.waiting {
+		return true
+	}
+	if a.waiting >= a.maxWaiting {
+		return false
+	}
+	a.waiting++
+	s.waiting = true
+	<-a.sem // held by this answer: never blocks
+	return true
+}
+
+// release ends the answer: its slot, or its count among the waiting.
+func (s *answerSlot) release() {
+	a := s.a
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if s.waiting {
+		a.waiting--
+		return
+	}
+	<-a.sem
 }
 
 // Kafka's codes for a coordinator that cannot answer now: a relay whose
@@ -293,8 +346,8 @@ func notReady(code int16) bool {
 // (implicit adds across nodes). False when the answer is to be tried
 // again (etcd failed); true when written, or refused because the
 // request changed or went or the ownership is lost.
-func (r *Relay) answer(ctx context.Context, add Adder, guard []clientv3.Cmp, key string, req addRequest, rev int64) bool {
-	req.Code = add(req.ID, req.PID, req.Epoch, req.Topic, req.Partition)
+func (r *Relay) answer(ctx context.Context, add Adder, waiting func() bool, guard []clientv3.Cmp, key string, req addRequest, rev int64) bool {
+	req.Code = add(req.ID, req.PID, req.Epoch, req.Topic, req.Partition, waiting)
 	if notReady(req.Code) {
 		return false // the coordinator being restored here: its asker waits
 	}

@@ -87,5 +87,11 @@
 //     later. The leader appends only once Verify then finds the
 //     registration at the batch's epoch and undecided, so an
 //     acknowledged batch is always in its transaction's decision, and
-//     an add that comes after the decision is refused.
+//     an add that comes after the decision is refused. Answers
+//     run in at most 16 slots at once, but an answer whose add waits
+//     for its transactional id's completion (kafka/txn, waiting for a
+//     completion) gives its slot up for the wait, so one tenant's
+//     waiting ids never stall the other ids' adds; at most
+//     maxWaitingAdds wait, and past that an add that would wait is
+//     answered CONCURRENT_TRANSACTIONS (retriable) instead.
 package txnmark

@@ -33,7 +33,7 @@ func (c *Coordinator) AddPartitionsToTxn(req *kmsg.AddPartitionsToTxnRequest) *k
 	}
 	var code int16
 	if len(unknown) == 0 {
-		code = c.addPartitions(req.TransactionalID, req.ProducerID, req.ProducerEpoch, tps, tv1)
+		code = c.addPartitions(&addReq{pid: req.ProducerID, epoch: req.ProducerEpoch, tps: tps, tv: tv1}, req.TransactionalID)
 	}
 	code = fencedFor(code, req.Version, 2)
 	for _, rt := range req.Topics {
@@ -55,10 +55,10 @@ func (c *Coordinator) AddPartitionsToTxn(req *kmsg.AddPartitionsToTxnRequest) *k
 	return resp
 }
 
-// addPartitions adds tps to the ongoing transaction (starting one if
+// addPartitions adds r's partitions to the ongoing transaction (starting one if
 // need be), durably, then registers them with the resolver; adds of id
 // queued meanwhile are written together (addQueue).
-func (c *Coordinator) addPartitions(id string, pid int64, epoch int16, tps []offsets.TopicPartition, tv int8) int16 {
+func (c *Coordinator) addPartitions(r *addReq, id string) int16 {
 	if id == "" {
 		return errInvalidRequest
 	}
@@ -68,7 +68,7 @@ func (c *Coordinator) addPartitions(id string, pid int64, epoch int16, tps []off
 	if t == nil {
 		return errInvalidMapping
 	}
-	return c.queueAdd(&t.adds, id, &addReq{pid: pid, epoch: epoch, tps: tps, tv: tv})
+	return c.queueAdd(&t.adds, id, r)
 }
 
 // register registers tps, partitions of t's durable Ongoing transaction,
@@ -191,13 +191,25 @@ func version(st offsets.Txn) int8 {
 // PRODUCER_FENCED), a transaction being completed is
 // CONCURRENT_TRANSACTIONS. A running transaction keeps its version (a transaction's version).
 func (c *Coordinator) AddPartitionImplicitly(id string, pid int64, epoch int16, topic string, partition int32) int16 {
+	return c.AddPartitionImplicitlyWaiting(id, pid, epoch, topic, partition, nil)
+}
+
+// AddPartitionImplicitlyWaiting is AddPartitionImplicitly for a caller
+// that holds a bounded resource while it waits for the answer (the
+// cluster relay's answer slots): waiting, if not nil, is called once if
+// the add must wait for the completion of the id's previous transaction
+// (waiting for a completion, addqueue.go), so the caller can give the
+// resource up meanwhile; an add arriving during that completion whose
+// waiting answers false gets CONCURRENT_TRANSACTIONS at once.
+func (c *Coordinator) AddPartitionImplicitlyWaiting(id string, pid int64, epoch int16, topic string, partition int32, waiting func() bool) int16 {
 	if c.closing.Load() {
 		return errCoordinatorNA
 	}
 	if !c.cfg.Topics.PartitionExists(topic, partition) {
 		return errUnknownTopic
 	}
-	return c.addPartitions(id, pid, epoch, []offsets.TopicPartition{{Topic: topic, Partition: partition}}, tv2)
+	return c.addPartitions(&addReq{pid: pid, epoch: epoch, tps: []offsets.TopicPartition{{Topic: topic, Partition: partition}},
+		tv: tv2, waiting: waiting}, id)
 }
 
 // newPartitions returns the partitions of tps not in have, once each.

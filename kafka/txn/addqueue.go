@@ -36,12 +36,27 @@ import (
 //   - Every check is per add, against the state the add would apply to;
 //     an add that fails a check is not written.
 //   - Lock order: addQueue.mu is a leaf, never held while waiting for
-//     txn.mu; the leader holds txn.mu across the write, as every other
-//     transition of the id does.
+//     txn.mu (only the waiting callbacks below run under it, and they do
+//     not block); the leader holds txn.mu across the write, as every
+//     other transition of the id does.
+//
+// Waiting for a completion: while the id's previous transaction is
+// being completed (its markers and Complete state written under txn.mu,
+// completeLocked), an add queues for as long as that takes, up to the
+// marker timeout. An add whose caller must not wait that long holding a
+// bounded resource (the cluster relay's answer slots) carries a waiting
+// callback: it is called once, when the add arrives during a completion
+// or when a completion starts while the add is queued, and lets the
+// caller give the resource up for the wait. An add that arrives during a
+// completion and whose callback answers false is not queued: it gets
+// CONCURRENT_TRANSACTIONS, Kafka's answer to an add while its
+// transaction is completing, which clients retry. The callback runs
+// under addQueue.mu and must not block.
 type addQueue struct {
-	mu      sync.Mutex
-	waiting []*addReq
-	leading bool // an add is writing a batch, or about to
+	mu         sync.Mutex
+	waiting    []*addReq
+	leading    bool // an add is writing a batch, or about to
+	completing bool // a completion of the id holds txn.mu (completeLocked)
 }
 
 // addReq is one add: its request and its answer. done gets true once
@@ -53,6 +68,10 @@ type addReq struct {
 	tv    int8
 	code  int16
 	done  chan bool
+	// waiting, if set, is told that the add waits for a completion
+	// (waiting for a completion); notified: it was.
+	waiting  func() bool
+	notified bool
 }
 
 // queueAdd adds r's partitions to the transaction of id through q and
@@ -60,6 +79,13 @@ type addReq struct {
 func (c *Coordinator) queueAdd(q *addQueue, id string, r *addReq) int16 {
 	r.done = make(chan bool, 1)
 	q.mu.Lock()
+	if q.completing && r.waiting != nil {
+		if !r.waiting() {
+			q.mu.Unlock()
+			return errConcurrent // waiting for a completion: no room to wait
+		}
+		r.notified = true
+	}
 	q.waiting = append(q.waiting, r)
 	lead := !q.leading
 	q.leading = true
@@ -79,6 +105,25 @@ func (c *Coordinator) queueAdd(q *addQueue, id string, r *addReq) int16 {
 	}
 	<-r.done // r was in the batch: answered
 	return r.code
+}
+
+// setCompleting records whether a completion of the id holds its lock;
+// when one starts, every queued add not told yet is told it waits
+// (waiting for a completion). Queued already, it waits whatever its
+// callback answers: its leader may be blocked on txn.mu.
+func (q *addQueue) setCompleting(on bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.completing = on
+	if !on {
+		return
+	}
+	for _, r := range q.waiting {
+		if r.waiting != nil && !r.notified {
+			r.notified = true
+			r.waiting()
+		}
+	}
 }
 
 // take returns and removes every waiting add.

@@ -64,7 +64,7 @@ func (c *Coordinator) addTransaction(tx kmsg.AddPartitionsToTxnRequestTransactio
 			return errNotAttempted
 		}
 	}
-	code := c.addPartitions(tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tps, tv1)
+	code := c.addPartitions(&addReq{pid: tx.ProducerID, epoch: tx.ProducerEpoch, tps: tps, tv: tv1}, tx.TransactionalID)
 	return func(string, int32) int16 { return code }
 }
 

@@ -49,6 +49,16 @@ type MarkerBatcher interface {
 	WriteTxnMarkers(pid int64, epoch int16, commit bool, coordinatorEpoch int32, partitions []offsets.TopicPartition) (errs []error)
 }
 
+// Decider is a Partitions told of a transaction's decision before its
+// markers (a single node's resolver): a partition registered in the
+// transaction without a batch of it then refuses a batch that would start
+// it (a decided registration takes no first batch), as Kafka's
+// verification answers CONCURRENT_TRANSACTIONS while the transaction
+// completes.
+type Decider interface {
+	DecideTxnPartition(topic string, partition int32, pid int64, epoch int16) error
+}
+
 // TopicChecker tells whether a partition exists: AddPartitionsToTxn
 // refuses unknown ones, and a marker for a partition that no longer
 // exists (its topic was deleted) counts as written.
@@ -147,6 +157,9 @@ type Coordinator struct {
 	parts Partitions
 
 	closing atomic.Bool
+	// stop is closed by Close: a completion stops waiting for its
+	// markers then (a prompt Close).
+	stop chan struct{}
 	// held counts the partitions and groups of every transaction's state
 	// (the transaction bounds), changed only with a txn's state (setState, forget).
 	held atomic.Int64
@@ -192,7 +205,7 @@ func NewCoordinator(store *offsets.Store, cfg Config) (*Coordinator, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	c := &Coordinator{store: store, cfg: cfg, log: cfg.Logger, clock: cfg.Clock, parts: cfg.Partitions}
+	c := &Coordinator{store: store, cfg: cfg, log: cfg.Logger, clock: cfg.Clock, parts: cfg.Partitions, stop: make(chan struct{})}
 	c.mu.txns = make(map[string]*txn)
 	c.mu.owners = make(map[string]*usage)
 	persisted, err := store.Txns()
@@ -238,13 +251,18 @@ func (c *Coordinator) recover(t *txn) {
 	}
 }
 
-// Close stops the background loops. It does not close the store.
+// Close stops the background loops and returns once none of them can
+// write the store any more; it does not close the store. A completion
+// waiting for its markers stops waiting (a prompt Close): its
+// transaction stays in its durable Prepare state, whose markers
+// recovery writes at the next open (completion at open).
 func (c *Coordinator) Close() {
 	if c.closing.Swap(true) {
 		return
 	}
 	c.mu.Lock()
 	c.mu.closed = true
+	close(c.stop)
 	for _, tm := range []Timer{c.mu.abortTimer, c.mu.removeTimer} {
 		if tm != nil {
 			tm.Stop()

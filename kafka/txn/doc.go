@@ -52,7 +52,11 @@
 //     that queue while its write is in flight are written together in
 //     one store write (addqueue.go): each is checked on its own, answered
 //     only after the write holding its partitions returned, and a failed
-//     write fails every add in it. EndTxn writes
+//     write fails every add in it. An add waiting for a completion of
+//     its id's previous transaction can be told so (waiting for a
+//     completion, addqueue.go), so a caller that holds a bounded
+//     resource (the cluster relay's answer slots) gives it up for the
+//     wait, or has the add answered CONCURRENT_TRANSACTIONS at once. EndTxn writes
 //     the decision (PrepareCommit or PrepareAbort) first, then a marker
 //     on every partition, then completes the transaction's offsets
 //     together with the Complete state in one batch (O6): every
@@ -74,12 +78,26 @@
 //     until then they are pending, so an OffsetFetch with require_stable
 //     answers UNSTABLE_OFFSET_COMMIT for them and one without reads the
 //     offset committed before, as from Kafka until its marker on
-//     __consumer_offsets is written.
+//     __consumer_offsets is written. Before it answers, EndTxn tells the
+//     partitions of the decision (Decider, a single node's resolver): a
+//     partition registered in the transaction but without a batch of it
+//     then refuses a batch that would start it (a decided registration
+//     takes no first batch), so a version-1 client producing there
+//     without AddPartitionsToTxn after the decision gets retriable
+//     NOT_ENOUGH_REPLICAS, then, once the marker is written, the
+//     partition is in no transaction, as Kafka's verification answers.
+//     In a cluster the leaders are not told (the relay has no Decider):
+//     such a batch joins the decided transaction there until the
+//     marker.
 //   - **Completion at open.** Recovery: NewCoordinator, before anything
 //     is served, completes every transaction found in PrepareCommit or
 //     PrepareAbort (markers are idempotent, resolver contract) and
 //     registers every partition of every Ongoing transaction again
-//     (registrations are in memory only).
+//     (registrations are in memory only). Hence a prompt Close: Close
+//     does not wait for markers in flight; a completion stops waiting
+//     for them when the coordinator closes and writes nothing more, its
+//     durable Prepare state left for the next open (end.go
+//     writeMarkers).
 //   - **Pending TxnOffsetCommit offsets.** TxnOffsetCommit offsets are
 //     stored pending, under the transaction's lock, only while the
 //     transaction is Ongoing with the group added by AddOffsetsToTxn
@@ -147,5 +165,6 @@
 // and a txn's lock is held across its store writes and markers, so the
 // requests of one transactional id, the timeout loop and expiration are
 // serialized per id. A txn's add queue (addQueue) has its own lock, a
-// leaf, never held while waiting for the txn's.
+// leaf, never held while waiting for the txn's (an add's waiting
+// callback, which must not block, runs under it).
 package txn

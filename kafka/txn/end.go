@@ -98,9 +98,28 @@ func (c *Coordinator) endTxn(id string, pid int64, epoch int16, commit, v5 bool)
 	if err := c.persist(t, next); err != nil {
 		return noPID, noEpoch, errCoordinatorNA
 	}
+	c.decidePartitions(st)
 	handedOff = c.endLocked(t)
 	np, ne := clientProducer(next)
 	return np, ne, errNone
+}
+
+// decidePartitions tells every partition of st, an Ongoing transaction
+// just decided, of the decision before EndTxn answers (Decider), so no
+// batch sent after the answer starts the transaction on a partition where
+// it has none yet. A partition that fails keeps taking first batches
+// until its marker, as before; the marker ends them with the transaction.
+func (c *Coordinator) decidePartitions(st offsets.Txn) {
+	d, ok := c.parts.(Decider)
+	if !ok || st.State != offsets.TxnOngoing {
+		return
+	}
+	for _, tp := range st.Partitions {
+		if err := d.DecideTxnPartition(tp.Topic, tp.Partition, st.ProducerID, st.Epoch); err != nil {
+			c.log.Debug("txn-decide-partition-failed", zap.String("transactional-id", st.ID),
+				zap.Stringer("partition", tp), zap.Error(err))
+		}
+	}
 }
 
 // decide is st in PrepareCommit or PrepareAbort. With bump (transaction
@@ -200,6 +219,8 @@ func retryAnswer(commit, decidedCommit bool, answer int16) int16 {
 // Complete state. Markers are idempotent, so running it again after a
 // crash or a failure is safe. On error t stays in its Prepare state.
 func (c *Coordinator) completeLocked(t *txn) error {
+	t.adds.setCompleting(true) // waiting for a completion: the id's adds are told
+	defer t.adds.setCompleting(false)
 	if err := c.markLocked(t); err != nil {
 		return err
 	}
@@ -259,11 +280,37 @@ func (c *Coordinator) finishLocked(t *txn) error {
 // maxMarkerWriters bounds the markers one transaction writes at once.
 const maxMarkerWriters = 64
 
-// writeMarkers writes the transaction's marker on every partition at once
+// errClosing: the coordinator closed while markers were being written.
+var errClosing = errors.New("txn: coordinator closing")
+
+// writeMarkers is writeMarkersNow, given up when the coordinator closes
+// (a prompt Close): every partition is then pending, and the markers
+// still being written finish on their own; whatever they leave unwritten
+// is written again at the next open (completion at open), markers being
+// idempotent.
+func (c *Coordinator) writeMarkers(st offsets.Txn, commit bool) (pending []offsets.TopicPartition, err error) {
+	type result struct {
+		pending []offsets.TopicPartition
+		err     error
+	}
+	done := make(chan result, 1)
+	go func() {
+		p, err := c.writeMarkersNow(st, commit)
+		done <- result{p, err}
+	}()
+	select {
+	case r := <-done:
+		return r.pending, r.err
+	case <-c.stop:
+		return st.Partitions, errClosing
+	}
+}
+
+// writeMarkersNow writes the transaction's marker on every partition at once
 // (their syncs share group commits; a MarkerBatcher gets them in one
 // call). A partition that no longer exists needs none. pending lists the
 // partitions whose marker failed.
-func (c *Coordinator) writeMarkers(st offsets.Txn, commit bool) (pending []offsets.TopicPartition, err error) {
+func (c *Coordinator) writeMarkersNow(st offsets.Txn, commit bool) (pending []offsets.TopicPartition, err error) {
 	if b, ok := c.parts.(MarkerBatcher); ok {
 		var errs []error
 		for i, err := range b.WriteTxnMarkers(st.ProducerID, st.Epoch, commit, coordinatorEpoch, st.Partitions) {

@@ -70,7 +70,15 @@
 //	   producer is registered on the partition (AddTxnPartition) or has an
 //	   open transaction there, at that epoch; otherwise ErrInvalidTxnState
 //	   (INVALID_TXN_STATE) and nothing is written. A marker ends the
-//	   registration.
+//	   registration. A decided registration takes no first batch: once
+//	   the coordinator has decided the transaction (Decide, told before
+//	   EndTxn answers), a producer registered here without a batch of it
+//	   gets ErrConcurrentTransactions (retriable NOT_ENOUGH_REPLICAS) for a
+//	   batch that would start it, until the marker ends the registration;
+//	   a producer that wrote a batch here keeps writing until the marker,
+//	   as Kafka verifies only a producer's first batch of a transaction
+//	   on a partition (its coordinator answering CONCURRENT_TRANSACTIONS
+//	   while the transaction completes).
 //	**Epoch fencing.** Fencing: a registration or a marker with a newer epoch (an abort
 //	   that fences) makes it the producer's epoch on the partition;
 //	   batches, registrations and markers of older epochs get

@@ -17,6 +17,10 @@ type Entry struct {
 	// first is the offset of the transaction's first batch; -1 while the
 	// producer is registered (AddTxnPartition) but has written nothing.
 	First Offset
+	// Decided: the coordinator decided the transaction (Decide) while
+	// the producer had written nothing here; no batch may start it now
+	// (a decided registration takes no first batch).
+	Decided bool
 }
 
 // Aborted is one entry of the aborted-transaction index: producer, the
@@ -56,6 +60,9 @@ func (s *Set) Verify(h recordbatch.Header, epochOf func(pid int64) (int16, bool)
 	switch {
 	case e != nil && h.ProducerEpoch < e.Epoch:
 		return fmt.Errorf("%w: producer %d epoch %d is fenced by %d", ErrInvalidProducerEpoch, h.ProducerID, h.ProducerEpoch, e.Epoch)
+	case e != nil && h.ProducerEpoch == e.Epoch && e.First < 0 && e.Decided:
+		return fmt.Errorf("%w: producer %d epoch %d: its transaction is decided and has no batch on this partition",
+			ErrConcurrentTransactions, h.ProducerID, h.ProducerEpoch)
 	case e != nil && h.ProducerEpoch == e.Epoch:
 		return nil
 	case e == nil:
@@ -78,12 +85,24 @@ func (s *Set) Register(pid int64, epoch int16, epochOf func(pid int64) (int16, b
 	case epoch < e.Epoch:
 		return fmt.Errorf("%w: producer %d epoch %d is fenced by %d", ErrInvalidProducerEpoch, pid, epoch, e.Epoch)
 	case epoch > e.Epoch:
-		e.Epoch = epoch
+		e.Epoch, e.Decided = epoch, false
 		if e.First >= 0 {
 			s.dirtyOpen[pid] = struct{}{}
 		}
 	}
 	return nil
+}
+
+// Decide notes that the coordinator decided pid's transaction at epoch
+// (PrepareCommit or PrepareAbort): a registration at that epoch without a
+// batch takes no first batch from now until its marker ends it (a decided
+// registration takes no first batch). A transaction that wrote a batch
+// here goes on taking batches until its marker, as in Kafka, whose
+// partitions verify only a producer's first batch of a transaction.
+func (s *Set) Decide(pid int64, epoch int16) {
+	if e := s.Open[pid]; e != nil && e.Epoch == epoch && e.First < 0 {
+		e.Decided = true
+	}
 }
 
 // Begin notes that pid's transactional batch is written at off; it

@@ -34,8 +34,8 @@ var txnCompleteMutations = []mutation{
 		Name: "txn-end-answered-before-decision-durable",
 		Rule: "answer once decided: EndTxn answers only once the decision (PrepareCommit or PrepareAbort) is durable",
 		Edits: []edit{{File: "kafka/txn/end.go",
-			Old: "\tif err := c.persist(t, next); err != nil {\n\t\treturn noPID, noEpoch, errCoordinatorNA\n\t}\n\thandedOff = c.endLocked(t)\n",
-			New: "\tc.setState(t, next)\n\thandedOff = c.endLocked(t)\n"}},
+			Old: "\tif err := c.persist(t, next); err != nil {\n\t\treturn noPID, noEpoch, errCoordinatorNA\n\t}\n\tc.decidePartitions(st)\n\thandedOff = c.endLocked(t)\n",
+			New: "\tc.setState(t, next)\n\tc.decidePartitions(st)\n\thandedOff = c.endLocked(t)\n"}},
 		Tests: []testRun{{Pkg: "./kafka/txn/", Run: "TestEndAnsweredDecisionSurvivesRestart"}},
 	},
 	{
