@@ -70,7 +70,11 @@
 //   - **Fresh end check.** offset > committed end -> ErrOffsetOutOfRange, but only from a
 //     snapshot taken after the request arrived, never a cached one.
 //   - **No cached EOF.** EOF is never cached: the next append moves the end, so every
-//     call reads the end again.
+//     call reads the end again. A caller may instead not call: one that
+//     loaded a partition's Version before an empty read, and finds it
+//     unchanged, would read the same (kafka/fetch's unchanged
+//     partitions), since the Version moves after every change a read
+//     depends on.
 //
 // # Write flow
 //
