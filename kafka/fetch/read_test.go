@@ -42,3 +42,31 @@ func TestAbortedOfNullForReadUncommitted(t *testing.T) {
 		t.Errorf("read_committed: %v", got)
 	}
 }
+
+// TestScratchReleasedZero checks that a released scratch holds nothing of
+// the fetch that used it, up to its whole capacity, after a large fetch
+// and then a small one: a kept item or answer would keep a partition, a
+// batch or a lease alive, and leak into the next fetch's reads.
+func TestScratchReleasedZero(t *testing.T) {
+	s := new(scratch)
+	for _, n := range []int{8, 3} {
+		items, rd := s.itemsFor(n), s.readFor(n)
+		for i := range n {
+			items[i].Name = "t"
+			rd.parts[i].Partition = int32(i + 1)
+			rd.items[i].size = 1
+		}
+		s.release()
+		for i, it := range s.items[:cap(s.items)] {
+			if it.Name != "" {
+				t.Fatalf("after a fetch of %d: item %d kept %q", n, i, it.Name)
+			}
+		}
+		parts, reads := s.parts[:cap(s.parts)], s.reads[:cap(s.reads)]
+		for i := range parts {
+			if parts[i].Partition != 0 || reads[i].size != 0 {
+				t.Fatalf("after a fetch of %d: answer %d kept", n, i)
+			}
+		}
+	}
+}

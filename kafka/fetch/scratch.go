@@ -46,14 +46,17 @@ func (s *scratch) readFor(n int) *read {
 }
 
 // release clears s, so that it holds no partition, answer or batch
-// alive, and keeps it for another fetch.
+// alive, and keeps it for another fetch. Only what this fetch used is
+// cleared: past it everything is zero already (a fetch writes only the
+// n items it asked for), so a small fetch after a large one clears
+// little.
 func (s *scratch) release() {
 	if cap(s.items) > maxScratch || cap(s.parts) > maxScratch {
 		return
 	}
-	clear(s.items[:cap(s.items)])
-	clear(s.parts[:cap(s.parts)])
-	clear(s.reads[:cap(s.reads)])
+	clear(s.items)
+	clear(s.parts)
+	clear(s.reads)
 	s.items, s.parts, s.reads = s.items[:0], s.parts[:0], s.reads[:0]
 	scratchPool.Put(s)
 }

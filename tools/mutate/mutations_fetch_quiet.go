@@ -35,5 +35,11 @@ func init() {
 			Edits: []edit{{File: "kafka/fetch/fetch.go", Old: "\t\tfired = movedSince(items, rd)\n", New: "\t\tfired = nil\n"}},
 			Tests: []testRun{{Pkg: "./kafka/", Run: "TestFetchSessionAppendBeforeLateRegistration"}},
 		},
+		mutation{
+			Name:  "fetch-scratch-kept-uncleared",
+			Rule:  "fetch: a fetch's kept memory holds nothing of it once released",
+			Edits: []edit{{File: "kafka/fetch/scratch.go", Old: "\tclear(s.items)\n\tclear(s.parts)\n", New: ""}},
+			Tests: []testRun{{Pkg: "./kafka/fetch/", Run: "TestScratchReleasedZero"}},
+		},
 	)
 }
