@@ -106,10 +106,10 @@ func (s *Store) publishedEnd(id LogID) Offset {
 	return l.mu.end
 }
 
-// indexed counts the log's entry index keys in pebble.
-func indexed(t *testing.T, db *pebble.DB, id LogID) int {
+// keysOf counts id's keys of one kind (prefixIndex, prefixTime) in db.
+func keysOf(t *testing.T, db *pebble.DB, prefix byte, id LogID) int {
 	t.Helper()
-	lo, hi := logPrefixRange(prefixIndex, id)
+	lo, hi := logPrefixRange(prefix, id)
 	it, err := db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		t.Fatal(err)
@@ -322,7 +322,7 @@ func TestReplicatorFailsRefusedLog(t *testing.T) {
 	if es, err := s.ReadEntries(2, 0, 0, 0); err != nil || len(es) != 1 {
 		t.Fatalf("refused log reads %d entries, %v; want 1", len(es), err)
 	}
-	if n := indexed(t, s.db, 2); n != 1 {
+	if n := keysOf(t, s.db, prefixIndex, 2); n != 1 {
 		t.Fatalf("refused log has %d index entries, want 1", n)
 	}
 	_, err = s.Append(2, 1, payloadFor(9, 10), AppendOptions{})

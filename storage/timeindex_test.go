@@ -4,8 +4,6 @@ import (
 	"errors"
 	"slices"
 	"testing"
-
-	"github.com/cockroachdb/pebble/v2"
 )
 
 // timeModel is what SeekTime must answer for a log: the entries' offsets
@@ -81,21 +79,6 @@ func crashTimeModel(times map[Offset]int64, info LogInfo) (m timeModel, hi int64
 	return m, hi
 }
 
-func timeKeys(t *testing.T, s *Store, id LogID) int {
-	t.Helper()
-	lo, hi := logPrefixRange(prefixTime, id)
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer it.Close()
-	n := 0
-	for ok := it.First(); ok; ok = it.Next() {
-		n++
-	}
-	return n
-}
-
 // The time index is sparse (timeKeyEvery) and SeekTime is still exact:
 // it finds an entry that raised the running max without a key of its own,
 // whether the next key is above ts or there is none.
@@ -111,7 +94,7 @@ func TestSeekTimeSparse(t *testing.T) {
 		}
 		m.add(mustAppend(t, s, 1, 1+i%3, []byte{byte(i)}, ts))
 	}
-	if n := timeKeys(t, s, 1); n >= 300/4 {
+	if n := keysOf(t, s.db, prefixTime, 1); n >= 300/4 {
 		t.Fatalf("%d time keys for 300 raising entries", n)
 	}
 	m.check(t, s, 1, 3000)
