@@ -23,6 +23,16 @@ type writeGate struct {
 	closed  chan struct{} // closed when the test ends: writes pass
 }
 
+// gatedHarness is a harness whose store writes pass through a writeGate.
+func gatedHarness(t *testing.T, cfg Config) (*harness, *writeGate) {
+	h := newHarness(t, cfg)
+	g := &writeGate{entered: make(chan struct{}), release: make(chan error), closed: make(chan struct{})}
+	t.Cleanup(func() { close(g.closed) }) // before the harness closes the store
+	h.writeHook = g.hook
+	h.reopen()
+	return h, g
+}
+
 func (g *writeGate) hook() error {
 	g.mu.Lock()
 	g.writes++
@@ -64,11 +74,7 @@ type queuedAdd struct {
 // add is answered while it is in flight, then releases it with second.
 // It returns the queued adds' answers and the store writes the adds took.
 func addsBehindWrite(t *testing.T, adds func(pid int64, epoch int16) []queuedAdd, second error) (*harness, []int16, int) {
-	h := newHarness(t, Config{})
-	g := &writeGate{entered: make(chan struct{}), release: make(chan error), closed: make(chan struct{})}
-	t.Cleanup(func() { close(g.closed) }) // before the harness closes the store
-	h.writeHook = g.hook
-	h.reopen()
+	h, g := gatedHarness(t, Config{})
 	pid, epoch := h.mustInit("x")
 	g.mu.Lock()
 	g.hold = true

@@ -22,11 +22,7 @@ func gatedEnd(t *testing.T, grp string) (h *harness, g *writeGate, pid int64, ep
 // prevOffset of a-0 committed before the transaction, whose
 // TxnOffsetCommit is txnOffset.
 func gatedEndCfg(t *testing.T, cfg Config, grp string, commit bool) (h *harness, g *writeGate, pid int64, epoch int16, end chan int16) {
-	h = newHarness(t, cfg)
-	g = &writeGate{entered: make(chan struct{}), release: make(chan error), closed: make(chan struct{})}
-	t.Cleanup(func() { close(g.closed) }) // before the harness closes the store
-	h.writeHook = g.hook
-	h.reopen()
+	h, g = gatedHarness(t, cfg)
 	pid, epoch = h.mustInit("x")
 	wantCode(t, "add", h.add("x", pid, epoch, 3, tp("a", 0), tp("a", 1)), nil)
 	if grp != "" {

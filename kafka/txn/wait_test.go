@@ -79,11 +79,7 @@ func TestImplicitAddDuringCompletionToldToWait(t *testing.T) {
 // EndTxn's decision write (the id's lock held) is told it waits when the
 // completion starts.
 func TestImplicitAddQueuedBeforeCompletionToldToWait(t *testing.T) {
-	h := newHarness(t, Config{})
-	g := &writeGate{entered: make(chan struct{}), release: make(chan error), closed: make(chan struct{})}
-	t.Cleanup(func() { close(g.closed) }) // before the harness closes the store
-	h.writeHook = g.hook
-	h.reopen()
+	h, g := gatedHarness(t, Config{})
 	pid, e := h.mustInit("x")
 	wantCode(t, "implicit add", h.c.AddPartitionImplicitly("x", pid, e, "a", 0), nil)
 	h.holdMarkers()
