@@ -228,3 +228,39 @@ func TestTopologyEpochs(t *testing.T) {
 		t.Fatalf("a at topology epoch 1: status %+v, want STALE_TOPOLOGY", r.Status)
 	}
 }
+
+// A heartbeat answered with an error leaves the group as it was (as
+// Kafka's coordinator, which writes nothing for a refused heartbeat): a
+// static member's return under a new member id, refused for a topology
+// that differs at the same epoch, neither replaces the member that left
+// nor moves its tasks.
+func TestRefusedHeartbeatChangesNothing(t *testing.T) {
+	g := NewGroup("g")
+	a := join("a")
+	a.InstanceID = kmsg.StringPtr("i")
+	ra := mustBeat(t, g, a)
+	leave := beat("a", EpochStaticLeave, nil)
+	leave.InstanceID = kmsg.StringPtr("i")
+	mustBeat(t, g, leave)
+	before := string(g.Encode())
+
+	back := join("a2")
+	back.InstanceID, back.ProcessID = kmsg.StringPtr("i"), a.ProcessID
+	back.Topology.Subtopologies[0].SourceTopics = []string{"table"}
+	if _, e := g.Heartbeat(env(), back); e == nil || e.Code != kerr.InvalidRequest.Code {
+		t.Fatalf("a return with another topology at the same epoch: %v", e)
+	}
+	if after := string(g.Encode()); after != before {
+		t.Fatalf("a refused heartbeat changed the group:\nbefore %s\nafter  %s", before, after)
+	}
+	if m := g.Members["a"]; m == nil || m.Epoch != EpochStaticLeave || g.Static["i"] != "a" {
+		t.Fatalf("the member that left: %+v, static %v", m, g.Static)
+	}
+	// The same return with the group's topology takes the member's
+	// place, its epoch and its tasks.
+	back.Topology = topo(1)
+	r := mustBeat(t, g, back)
+	if r.MemberEpoch != ra.MemberEpoch || fromWire(r.ActiveTasks).size() != fromWire(ra.ActiveTasks).size() {
+		t.Fatalf("static return: epoch %d tasks %v, want %d %v", r.MemberEpoch, r.ActiveTasks, ra.MemberEpoch, ra.ActiveTasks)
+	}
+}

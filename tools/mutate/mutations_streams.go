@@ -9,8 +9,14 @@ var streamsMutations = []mutation{
 	{
 		Name:  "streams-active-task-given-while-held",
 		Rule:  "streams: an active task is given to a member only when no other member owns it (revoked before reassigned)",
-		Edits: []edit{{File: "kafka/streams/group.go", Old: "\t\tif m.Assigned.Active.has(t) || !g.heldActive(m, t) {", New: "\t\tif true {"}},
+		Edits: []edit{{File: "kafka/streams/reconcile.go", Old: "\t\tif m.Assigned.Active.has(t) || !g.heldActive(m, t) {", New: "\t\tif true {"}},
 		Tests: []testRun{{Pkg: "./kafka/streams/", Run: "TestGroupReconciliation"}},
+	},
+	{
+		Name:  "streams-refused-static-return-kept",
+		Rule:  "streams: a refused heartbeat leaves the group as it was (a static member's refused return does not replace the member that left)",
+		Edits: []edit{{File: "kafka/streams/heartbeat.go", Old: "\tcase a.replaced != nil:", New: "\tcase false:"}},
+		Tests: []testRun{{Pkg: "./kafka/streams/", Run: "TestRefusedHeartbeatChangesNothing"}},
 	},
 	{
 		Name:  "streams-unbalanced-active-tasks",
