@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kgateway/kgateway/cluster/owner"
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"gocloud.dev/blob"
 )
@@ -404,46 +405,11 @@ func (c *Committer) publishChunk(ctx context.Context, objs []*pubObject, chunk [
 			err = fmt.Errorf("%w: object records %s", ErrConflict, c.objKey(objs[0].name))
 			break
 		}
-		var owns []owner.Ownership
-		var cmps []clientv3.Cmp
-		var then, diag []clientv3.Op
-		refs := make([]int64, len(objs))
-		for _, p := range chunk {
-			ek := c.endKey(p.r.PKey)
-			owns = append(owns, p.own)
-			cmps = append(cmps, c.endIs(p.r.PKey, p.r.Base))
-			end := p.r.End
-			for q := &p; q != nil; q = q.then {
-				refs[objIndex(objs, q.r.Object)]++
-				then = append(then, clientv3.OpPut(c.rangeKey(q.r.PKey, q.r.Base), encodeRange(q.r)))
-				end = q.r.End
-			}
-			then = append(then, clientv3.OpPut(ek, decimal(end)))
-			diag = append(diag, clientv3.OpGet(ek))
-		}
-		var objDiag []clientv3.Op
-		for i, o := range objs {
-			if refs[i] == 0 {
-				continue
-			}
-			if o.st.rev == 0 && c.opts.Now().Sub(o.putAt) >= c.opts.OrphanAge {
-				// Collect may take the object for an orphan (reference-counted collection).
-				err = fmt.Errorf("%w: %s is older than %v", ErrObjectGone, o.name, c.opts.OrphanAge)
-				break
-			}
-			k := c.objKey(o.name)
-			if o.st.rev == 0 {
-				cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(k), "=", 0))
-			} else {
-				cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(k), "=", o.st.rev))
-			}
-			then = append(then, clientv3.OpPut(k, encodeObj(objRecord{Refs: o.st.Refs + refs[i]})))
-			objDiag = append(objDiag, clientv3.OpGet(k))
-		}
-		if err != nil {
+		var tx publishTxn
+		if tx, err = c.publishTxnOf(objs, chunk); err != nil {
 			break
 		}
-		rev, lost, d, terr := c.fencedTxn(ctx, owns, cmps, then, append(diag, objDiag...))
+		rev, lost, d, terr := c.fencedTxn(ctx, tx.owns, tx.cmps, tx.then, tx.diag)
 		if terr != nil {
 			for _, p := range chunk {
 				p.set(fmt.Errorf("diskless: %s: publish, outcome unknown: %w", p.r.PKey, terr))
@@ -455,8 +421,8 @@ func (c *Committer) publishChunk(ctx context.Context, objs []*pubObject, chunk [
 				p.set(nil)
 			}
 			for i, o := range objs {
-				if refs[i] > 0 {
-					o.st = objState{objRecord: objRecord{Refs: o.st.Refs + refs[i]}, rev: rev}
+				if tx.refs[i] > 0 {
+					o.st = objState{objRecord: objRecord{Refs: o.st.Refs + tx.refs[i]}, rev: rev}
 				}
 			}
 			return false, nil
@@ -465,38 +431,8 @@ func (c *Committer) publishChunk(ctx context.Context, objs []*pubObject, chunk [
 			chunk = drop(chunk, lost)
 			continue
 		}
-		var keep []part
-		for i, p := range chunk {
-			if v, _, ok := getValue(d[i]); ok != (p.r.Base != 0) || (ok && string(v) != decimal(p.r.Base)) {
-				p.set(fmt.Errorf("diskless: %s: %w: end %q, batches at %d", p.r.PKey, ErrEndMismatch, v, p.r.Base))
-				continue
-			}
-			keep = append(keep, p)
-		}
-		chunk = keep
-		j := len(diag)
-		for i, o := range objs {
-			if refs[i] == 0 {
-				continue
-			}
-			v, mod, ok := getValue(d[j])
-			j++
-			switch {
-			case o.st.rev == 0 && ok, o.st.rev != 0 && !ok:
-				err = fmt.Errorf("%w: %s", ErrObjectGone, o.name)
-			case ok && mod != o.st.rev:
-				cur, derr := decodeObj(c.objKey(o.name), v, mod)
-				if derr != nil || cur.Dead != 0 {
-					err = fmt.Errorf("%w: %s (%v)", ErrObjectGone, o.name, derr)
-					break
-				}
-				o.st = cur
-			}
-			if err != nil {
-				break
-			}
-		}
-		if err != nil {
+		chunk = keepAtEnd(chunk, d[:len(chunk)])
+		if err = c.reread(objs, tx.refs, d[len(tx.diag)-tx.objects:]); err != nil {
 			break
 		}
 	}
@@ -504,6 +440,98 @@ func (c *Committer) publishChunk(ctx context.Context, objs []*pubObject, chunk [
 		p.set(fmt.Errorf("diskless: %s: not published: %w", p.r.PKey, err))
 	}
 	return false, err
+}
+
+// publishTxn is one try of a chunk's transaction: for each partition
+// its ranges and its new end, on the condition that its end is still its
+// first range's base; for each object the chunk refers to, its reference
+// count raised, on the condition that its record is as last read. diag
+// reads the partitions' ends, in the chunk's order, then the objects'
+// records (objects of them), for a try that fails.
+type publishTxn struct {
+	owns    []owner.Ownership
+	cmps    []clientv3.Cmp
+	then    []clientv3.Op
+	diag    []clientv3.Op
+	refs    []int64 // per object of objs, the references the chunk adds
+	objects int
+}
+
+// publishTxnOf builds a try's transaction; ErrObjectGone for an object
+// never recorded that Collect may already take for an orphan
+// (reference-counted collection).
+func (c *Committer) publishTxnOf(objs []*pubObject, chunk []part) (publishTxn, error) {
+	tx := publishTxn{refs: make([]int64, len(objs))}
+	for _, p := range chunk {
+		ek := c.endKey(p.r.PKey)
+		tx.owns = append(tx.owns, p.own)
+		tx.cmps = append(tx.cmps, c.endIs(p.r.PKey, p.r.Base))
+		end := p.r.End
+		for q := &p; q != nil; q = q.then {
+			tx.refs[objIndex(objs, q.r.Object)]++
+			tx.then = append(tx.then, clientv3.OpPut(c.rangeKey(q.r.PKey, q.r.Base), encodeRange(q.r)))
+			end = q.r.End
+		}
+		tx.then = append(tx.then, clientv3.OpPut(ek, decimal(end)))
+		tx.diag = append(tx.diag, clientv3.OpGet(ek))
+	}
+	for i, o := range objs {
+		if tx.refs[i] == 0 {
+			continue
+		}
+		if o.st.rev == 0 && c.opts.Now().Sub(o.putAt) >= c.opts.OrphanAge {
+			return publishTxn{}, fmt.Errorf("%w: %s is older than %v", ErrObjectGone, o.name, c.opts.OrphanAge)
+		}
+		k := c.objKey(o.name)
+		if o.st.rev == 0 {
+			tx.cmps = append(tx.cmps, clientv3.Compare(clientv3.CreateRevision(k), "=", 0))
+		} else {
+			tx.cmps = append(tx.cmps, clientv3.Compare(clientv3.ModRevision(k), "=", o.st.rev))
+		}
+		tx.then = append(tx.then, clientv3.OpPut(k, encodeObj(objRecord{Refs: o.st.Refs + tx.refs[i]})))
+		tx.diag = append(tx.diag, clientv3.OpGet(k))
+		tx.objects++
+	}
+	return tx, nil
+}
+
+// keepAtEnd keeps the parts whose partition's end (ends, read in the
+// failed try) is still their base; the others fail with ErrEndMismatch.
+func keepAtEnd(chunk []part, ends []*pb.ResponseOp) []part {
+	var keep []part
+	for i, p := range chunk {
+		if v, _, ok := getValue(ends[i]); ok != (p.r.Base != 0) || (ok && string(v) != decimal(p.r.Base)) {
+			p.set(fmt.Errorf("diskless: %s: %w: end %q, batches at %d", p.r.PKey, ErrEndMismatch, v, p.r.Base))
+			continue
+		}
+		keep = append(keep, p)
+	}
+	return keep
+}
+
+// reread takes the object records read in a failed try (recs, one per
+// object with references) as the next try's conditions; ErrObjectGone
+// when one was created or removed meanwhile, or is being collected.
+func (c *Committer) reread(objs []*pubObject, refs []int64, recs []*pb.ResponseOp) error {
+	j := 0
+	for i, o := range objs {
+		if refs[i] == 0 {
+			continue
+		}
+		v, mod, ok := getValue(recs[j])
+		j++
+		switch {
+		case o.st.rev == 0 && ok, o.st.rev != 0 && !ok:
+			return fmt.Errorf("%w: %s", ErrObjectGone, o.name)
+		case ok && mod != o.st.rev:
+			cur, err := decodeObj(c.objKey(o.name), v, mod)
+			if err != nil || cur.Dead != 0 {
+				return fmt.Errorf("%w: %s (%v)", ErrObjectGone, o.name, err)
+			}
+			o.st = cur
+		}
+	}
+	return nil
 }
 
 // objIndex is the index in objs of the object named name.
