@@ -178,10 +178,25 @@ func (s *Server) closeListeners() {
 
 // openLayers opens each layer over the one below; fields set so far are
 // closed by closeLayers on error.
-func (s *Server) openLayers() (err error) {
-	cfg, log := s.cfg, s.cfg.Logger
+func (s *Server) openLayers() error {
+	if err := s.openStorage(); err != nil {
+		return err
+	}
+	if err := s.openResolver(); err != nil {
+		return err
+	}
+	if err := s.openOffsets(); err != nil {
+		return err
+	}
+	return s.openKafka()
+}
+
+// openStorage opens the managed ledgers' store; in cluster mode, first
+// the node (etcd, the bucket) that replicates its group commits.
+func (s *Server) openStorage() (err error) {
+	cfg := s.cfg
 	so := cfg.Storage
-	so.Logger = named(so.Logger, log, "storage")
+	so.Logger = named(so.Logger, cfg.Logger, "storage")
 	so.OnCommit = s.onCommit(so.OnCommit)
 	if so.BulkEntryBytes == 0 {
 		so.BulkEntryBytes = storage.DefaultBulkEntryBytes
@@ -205,13 +220,21 @@ func (s *Server) openLayers() (err error) {
 	if s.store, err = storage.Open(cfg.DataDir, so); err != nil {
 		return fmt.Errorf("open storage: %w", err)
 	}
+	return nil
+}
+
+// openResolver opens the resolver over the store: with the cluster's
+// bindings, or a single node's object tier, or neither (a store that
+// has objects then needs its bucket).
+func (s *Server) openResolver() (err error) {
+	cfg := s.cfg
 	rc := cfg.Resolver
-	rc.Logger = named(rc.Logger, log, "resolver")
+	rc.Logger = named(rc.Logger, cfg.Logger, "resolver")
 	if cfg.Cluster != nil {
 		s.clusterResolver(&rc)
 	} else if cfg.ObjectStoreURL != "" {
 		to := cfg.Tier
-		to.Logger = named(to.Logger, log, "tier")
+		to.Logger = named(to.Logger, cfg.Logger, "tier")
 		if s.tier, s.bucket, err = openTier(s.store, cfg.ObjectStoreURL, to); err != nil {
 			return err
 		}
@@ -222,8 +245,15 @@ func (s *Server) openLayers() (err error) {
 	if s.res, err = resolver.Open(s.store, rc); err != nil {
 		return fmt.Errorf("open resolver: %w", err)
 	}
+	return nil
+}
+
+// openOffsets opens the offsets, groups and transactions store: a local
+// pebble, or in cluster mode the catalog's.
+func (s *Server) openOffsets() (err error) {
+	cfg := s.cfg
 	oo := cfg.Offsets
-	oo.Logger = named(oo.Logger, log, "offsets")
+	oo.Logger = named(oo.Logger, cfg.Logger, "offsets")
 	if cfg.Cluster != nil {
 		if err := s.openClusterCatalog(); err != nil {
 			return fmt.Errorf("cluster catalog: %w", err)
@@ -235,6 +265,13 @@ func (s *Server) openLayers() (err error) {
 	if err != nil {
 		return fmt.Errorf("open offsets: %w", err)
 	}
+	return nil
+}
+
+// openKafka builds the protocol server over the layers, with the
+// stores it owns (credentials, quotas, ACLs, tokens, telemetry).
+func (s *Server) openKafka() (err error) {
+	cfg := s.cfg
 	kc := cfg.Kafka
 	kc.Resolver, kc.Offsets = s.res, s.offs
 	if kc.LogDir == "" {
@@ -253,26 +290,10 @@ func (s *Server) openLayers() (err error) {
 			return err
 		}
 	}
-	if kc.SASL.Credentials == nil {
-		kc.SASL.Credentials = auth.OpenStore(cfg.DataDir) // The SCRAM credential store
-	}
-	if kc.Quotas == nil {
-		if kc.Quotas, err = quota.OpenStore(cfg.DataDir); err != nil {
-			return fmt.Errorf("client quotas: %w", err)
-		}
-	}
-	if kc.Authorizer == nil && cfg.Authorizer.ClassName != "" {
-		if kc.Authorizer, err = cfg.Authorizer.open(cfg.DataDir); err != nil {
-			return err
-		}
-	}
-	if err := s.openTokens(&kc); err != nil {
+	if err := s.openKafkaStores(&kc); err != nil {
 		return err
 	}
-	if err := s.openTelemetry(&kc); err != nil {
-		return err
-	}
-	kc.Logger = named(kc.Logger, log, "kafka")
+	kc.Logger = named(kc.Logger, cfg.Logger, "kafka")
 	if kc.Observer == nil {
 		kc.Observer = s.metrics
 	}
@@ -283,6 +304,30 @@ func (s *Server) openLayers() (err error) {
 		s.cluster.txn.SetAdder(s.kafka.AddPartitionImplicitly) // Implicit adds across nodes
 	}
 	return nil
+}
+
+// openKafkaStores opens what kc does not have yet of the single node's
+// stores under the data directory: SCRAM credentials, client quotas,
+// the configured authorizer's ACLs; then tokens and telemetry.
+func (s *Server) openKafkaStores(kc *kafka.Config) (err error) {
+	dir := s.cfg.DataDir
+	if kc.SASL.Credentials == nil {
+		kc.SASL.Credentials = auth.OpenStore(dir)
+	}
+	if kc.Quotas == nil {
+		if kc.Quotas, err = quota.OpenStore(dir); err != nil {
+			return fmt.Errorf("client quotas: %w", err)
+		}
+	}
+	if kc.Authorizer == nil && s.cfg.Authorizer.ClassName != "" {
+		if kc.Authorizer, err = s.cfg.Authorizer.open(dir); err != nil {
+			return err
+		}
+	}
+	if err := s.openTokens(kc); err != nil {
+		return err
+	}
+	return s.openTelemetry(kc)
 }
 
 func named(own, root *zap.Logger, name string) *zap.Logger {

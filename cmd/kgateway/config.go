@@ -521,6 +521,19 @@ func (c Config) Validate() error {
 	if err := c.validateListeners(); err != nil {
 		errs = append(errs, err)
 	}
+	c.validateSecurity(bad)
+	c.validateServing(bad)
+	c.validateLimits(bad)
+	errs = append(errs, c.validateLog(bad)...)
+	c.validateCluster(bad)
+	errs = append(errs, c.validateTxn(bad)...)
+	errs = append(errs, c.validateGroup(bad)...)
+	errs = append(errs, c.validateShare(bad)...)
+	return errors.Join(errs...)
+}
+
+// validateSecurity checks the authentication and authorization settings.
+func (c Config) validateSecurity(bad func(prop, format string, args ...any)) {
 	if err := auth.CheckMechanisms(splitList(c.SASLEnabledMechanisms)); err != nil {
 		bad("sasl.enabled.mechanisms", "%v", err)
 	}
@@ -551,6 +564,10 @@ func (c Config) Validate() error {
 	if c.SASLMaxReceiveSize < minFrameBytes {
 		bad("sasl.server.max.receive.size", "%d is below %d", c.SASLMaxReceiveSize, minFrameBytes)
 	}
+}
+
+// validateServing checks the logging, metrics and per-connection settings.
+func (c Config) validateServing(bad func(prop, format string, args ...any)) {
 	if c.MetricsAddr != "" {
 		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
 			bad("metrics.addr", "%v", err)
@@ -589,6 +606,10 @@ func (c Config) Validate() error {
 	if _, err := ipOverrides(c.MaxConnectionsPerIPOverrides); err != nil {
 		bad("max.connections.per.ip.overrides", "%v", err)
 	}
+}
+
+// validateLimits checks the quotas and the bounds on what clients grow.
+func (c Config) validateLimits(bad func(prop, format string, args ...any)) {
 	if c.QuotaWindowNum < 2 {
 		bad("quota.window.num", "%d must be at least 2", c.QuotaWindowNum)
 	}
@@ -629,12 +650,6 @@ func (c Config) Validate() error {
 	if c.FetchSessionSlots < 0 {
 		bad("max.incremental.fetch.session.cache.slots", "%d must not be negative", c.FetchSessionSlots)
 	}
-	errs = append(errs, c.validateLog(bad)...)
-	c.validateCluster(bad)
-	errs = append(errs, c.validateTxn(bad)...)
-	errs = append(errs, c.validateGroup(bad)...)
-	errs = append(errs, c.validateShare(bad)...)
-	return errors.Join(errs...)
 }
 
 // ipOverrides parses max.connections.per.ip.overrides: host:count pairs
