@@ -16,6 +16,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/kgateway/kgateway/storage"
+	"github.com/kgateway/kgateway/storage/vfscount"
 )
 
 // testLog is the log every test's managed ledger sits on; otherLog is used
@@ -158,93 +159,6 @@ func (f *faultFile) Truncate(size int64) error {
 	return f.File.Truncate(size)
 }
 
-// countingVFS wraps pebble's file system and counts every mutating call
-// (R1: a read writes nothing, not even transiently).
-type countingVFS struct {
-	vfs.FS
-	mutations *atomic.Int64
-}
-
-func (c countingVFS) Create(name string, cat vfs.DiskWriteCategory) (vfs.File, error) {
-	c.mutations.Add(1)
-	f, err := c.FS.Create(name, cat)
-	return c.wrap(f, err)
-}
-
-func (c countingVFS) OpenReadWrite(name string, cat vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
-	c.mutations.Add(1) // an open for writing, of an existing file or not
-	f, err := c.FS.OpenReadWrite(name, cat, opts...)
-	return c.wrap(f, err)
-}
-
-func (c countingVFS) ReuseForWrite(oldname, newname string, cat vfs.DiskWriteCategory) (vfs.File, error) {
-	c.mutations.Add(1)
-	f, err := c.FS.ReuseForWrite(oldname, newname, cat)
-	return c.wrap(f, err)
-}
-
-func (c countingVFS) Link(oldname, newname string) error {
-	c.mutations.Add(1)
-	return c.FS.Link(oldname, newname)
-}
-
-func (c countingVFS) Remove(name string) error {
-	c.mutations.Add(1)
-	return c.FS.Remove(name)
-}
-
-func (c countingVFS) RemoveAll(name string) error {
-	c.mutations.Add(1)
-	return c.FS.RemoveAll(name)
-}
-
-func (c countingVFS) Rename(oldname, newname string) error {
-	c.mutations.Add(1)
-	return c.FS.Rename(oldname, newname)
-}
-
-func (c countingVFS) wrap(f vfs.File, err error) (vfs.File, error) {
-	if err != nil {
-		return nil, err
-	}
-	return countingFile{File: f, mutations: c.mutations}, nil
-}
-
-type countingFile struct {
-	vfs.File
-	mutations *atomic.Int64
-}
-
-func (f countingFile) Write(p []byte) (int, error) {
-	f.mutations.Add(1)
-	return f.File.Write(p)
-}
-
-func (f countingFile) WriteAt(p []byte, off int64) (int, error) {
-	f.mutations.Add(1)
-	return f.File.WriteAt(p, off)
-}
-
-func (f countingFile) Sync() error {
-	f.mutations.Add(1)
-	return f.File.Sync()
-}
-
-func (f countingFile) SyncData() error {
-	f.mutations.Add(1)
-	return f.File.SyncData()
-}
-
-func (f countingFile) SyncTo(n int64) (bool, error) {
-	f.mutations.Add(1)
-	return f.File.SyncTo(n)
-}
-
-func (f countingFile) Preallocate(off, n int64) error {
-	f.mutations.Add(1)
-	return f.File.Preallocate(off, n)
-}
-
 // fakeClock is Config.Now for the age roll policy.
 type fakeClock struct {
 	mu struct {
@@ -302,7 +216,7 @@ func newEnv(t testing.TB, cfg Config) *env {
 
 func (e *env) open() {
 	e.t.Helper()
-	opts := storage.Options{FS: e.fs, PebbleFS: countingVFS{FS: vfs.Default, mutations: &e.pebble}}
+	opts := storage.Options{FS: e.fs, PebbleFS: vfscount.New(vfs.Default, &e.pebble)}
 	s, err := storage.Open(e.dir, opts)
 	if err != nil {
 		e.t.Fatalf("storage.Open: %v", err)

@@ -13,6 +13,7 @@ import (
 	"github.com/kgateway/kgateway/resolver"
 	"github.com/kgateway/kgateway/server"
 	"github.com/kgateway/kgateway/storage"
+	"github.com/kgateway/kgateway/storage/vfscount"
 	"github.com/kgateway/kgateway/storage/vfstest"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -32,8 +33,8 @@ func TestShareFetchWritesNothingToTheLedger(t *testing.T) {
 		Listen:  "127.0.0.1:0",
 		// No journal: its files are filled in the background after Open,
 		// which would count as writes here.
-		Storage:  storage.Options{FS: segs, PebbleFS: countingFS{FS: vfs.Default, n: &indexWrites}, JournalBytes: -1},
-		Offsets:  offsets.Options{PebbleFS: countingFS{FS: vfs.Default, n: &offsetWrites}},
+		Storage:  storage.Options{FS: segs, PebbleFS: vfscount.New(vfs.Default, &indexWrites), JournalBytes: -1},
+		Offsets:  offsets.Options{PebbleFS: vfscount.New(vfs.Default, &offsetWrites)},
 		Resolver: resolver.Config{NumPartitions: 1, AutoCreate: true},
 	})
 	t.Cleanup(func() { srv.Close() })
@@ -73,82 +74,4 @@ func TestShareFetchWritesNothingToTheLedger(t *testing.T) {
 		t.Error("the offsets store was not written: where is the share state?")
 	}
 	t.Logf("offsets store mutations during share consumption: %d (data dir %s)", offsetWrites.Load()-offsetsBefore, filepath.Base(dir))
-}
-
-// countingFS counts every mutating call on a pebble file system.
-type countingFS struct {
-	vfs.FS
-	n *atomic.Int64
-}
-
-func (c countingFS) Create(name string, cat vfs.DiskWriteCategory) (vfs.File, error) {
-	c.n.Add(1)
-	return c.wrap(c.FS.Create(name, cat))
-}
-
-func (c countingFS) OpenReadWrite(name string, cat vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
-	c.n.Add(1)
-	return c.wrap(c.FS.OpenReadWrite(name, cat, opts...))
-}
-
-func (c countingFS) ReuseForWrite(oldname, newname string, cat vfs.DiskWriteCategory) (vfs.File, error) {
-	c.n.Add(1)
-	return c.wrap(c.FS.ReuseForWrite(oldname, newname, cat))
-}
-
-func (c countingFS) Link(oldname, newname string) error {
-	c.n.Add(1)
-	return c.FS.Link(oldname, newname)
-}
-
-func (c countingFS) Remove(name string) error {
-	c.n.Add(1)
-	return c.FS.Remove(name)
-}
-
-func (c countingFS) RemoveAll(name string) error {
-	c.n.Add(1)
-	return c.FS.RemoveAll(name)
-}
-
-func (c countingFS) Rename(oldname, newname string) error {
-	c.n.Add(1)
-	return c.FS.Rename(oldname, newname)
-}
-
-func (c countingFS) wrap(f vfs.File, err error) (vfs.File, error) {
-	if err != nil {
-		return nil, err
-	}
-	return countingFile{File: f, n: c.n}, nil
-}
-
-type countingFile struct {
-	vfs.File
-	n *atomic.Int64
-}
-
-func (f countingFile) Write(p []byte) (int, error) {
-	f.n.Add(1)
-	return f.File.Write(p)
-}
-
-func (f countingFile) WriteAt(p []byte, off int64) (int, error) {
-	f.n.Add(1)
-	return f.File.WriteAt(p, off)
-}
-
-func (f countingFile) Sync() error {
-	f.n.Add(1)
-	return f.File.Sync()
-}
-
-func (f countingFile) SyncData() error {
-	f.n.Add(1)
-	return f.File.SyncData()
-}
-
-func (f countingFile) SyncTo(length int64) (bool, error) {
-	f.n.Add(1)
-	return f.File.SyncTo(length)
 }
