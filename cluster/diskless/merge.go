@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/kgateway/kgateway/cluster/owner"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -73,14 +74,33 @@ func (c *Committer) pickRun(st logState) (i, j int) {
 
 // mergeRun merges st.ranges[i:j]: it writes their bytes, checked, into
 // one object and publishes it in place of their records. n = 0 and no
-// error: the records changed meanwhile, nothing was published.
+// error: the records changed meanwhile, nothing was published. The
+// object is deleted again unless it was published or the outcome is
+// unknown (then Collect decides).
 func (c *Committer) mergeRun(ctx context.Context, o owner.Ownership, st logState, i, j int) (n int, err error) {
 	rs, revs := st.ranges[i:j], st.revs[i:j]
+	m, putAt, err := c.writeMerged(ctx, rs)
+	if err != nil {
+		return 0, err
+	}
+	if c.afterMergeWrite != nil {
+		c.afterMergeWrite()
+	}
+	n, keep, err := c.publishMerged(ctx, o, m, putAt, rs, revs)
+	if !keep {
+		c.bucket.Delete(ctx, m.Object)
+	}
+	return n, err
+}
+
+// writeMerged reads the bytes of rs, checked, and writes them as one new
+// object; the merged range, and when its write began.
+func (c *Committer) writeMerged(ctx context.Context, rs []Range) (Range, time.Time, error) {
 	var data []byte
 	for _, r := range rs {
 		b, err := c.ReadRange(ctx, r)
 		if err != nil {
-			return 0, err
+			return Range{}, time.Time{}, err
 		}
 		data = append(data, b...)
 	}
@@ -88,21 +108,30 @@ func (c *Committer) mergeRun(ctx context.Context, o owner.Ownership, st logState
 	name := c.uniqueName(mergedDir + pkey + "/")
 	m := Range{PKey: pkey, Base: rs[0].Base, End: rs[len(rs)-1].End, Object: name, Len: int64(len(data)), SHA256: sha256.Sum256(data),
 		Pieces: c.pieces(rs, data)}
+	for _, r := range rs {
+		m.MaxTime = max(m.MaxTime, r.MaxTime)
+	}
+	putAt := c.opts.Now()
+	if err := c.bucket.WriteAll(ctx, name, data, &blob.WriterOptions{ContentType: "application/octet-stream"}); err != nil {
+		return Range{}, time.Time{}, fmt.Errorf("diskless: %s: merge: write %s: %w", pkey, name, err)
+	}
+	return m, putAt, nil
+}
+
+// publishMerged publishes m in place of rs (read at revs) in one fenced
+// transaction: m's record over the first range's key, the others
+// deleted, the merged objects' counts dropped and m's object recorded.
+// keep says whether m's object must stay: published, or the outcome
+// unknown.
+func (c *Committer) publishMerged(ctx context.Context, o owner.Ownership, m Range, putAt time.Time, rs []Range, revs []int64) (n int, keep bool, err error) {
+	pkey := m.PKey
 	delta := make(map[string]int64)
 	var objects []string
 	for _, r := range rs {
-		m.MaxTime = max(m.MaxTime, r.MaxTime)
 		if _, ok := delta[r.Object]; !ok {
 			objects = append(objects, r.Object)
 		}
 		delta[r.Object]--
-	}
-	putAt := c.opts.Now()
-	if err := c.bucket.WriteAll(ctx, name, data, &blob.WriterOptions{ContentType: "application/octet-stream"}); err != nil {
-		return 0, fmt.Errorf("diskless: %s: merge: write %s: %w", pkey, name, err)
-	}
-	if c.afterMergeWrite != nil {
-		c.afterMergeWrite()
 	}
 	// Reading the bytes and writing the object took a while: read the
 	// records again, and the objects' counts at that same revision
@@ -110,33 +139,24 @@ func (c *Committer) mergeRun(ctx context.Context, o owner.Ownership, st logState
 	// still published, never of ranges a new owner merged or trimmed
 	// meanwhile.
 	now, err := c.readLog(ctx, pkey)
-	if err != nil {
-		c.bucket.Delete(ctx, name)
-		return 0, err
-	}
-	if !sameRanges(now, rs, revs) {
-		c.bucket.Delete(ctx, name)
-		return 0, nil
+	if err != nil || !sameRanges(now, rs, revs) {
+		return 0, false, err
 	}
 	ost, err := c.readObjects(ctx, objects, now.rev)
 	if errors.Is(err, ErrStale) {
-		c.bucket.Delete(ctx, name)
-		return 0, nil
+		return 0, false, nil
 	}
 	if err != nil {
-		c.bucket.Delete(ctx, name)
-		return 0, err
+		return 0, false, err
 	}
 	cmps, then, err := c.refChanges(ost, delta)
 	if err != nil {
-		c.bucket.Delete(ctx, name)
-		return 0, err
+		return 0, false, err
 	}
 	if c.opts.Now().Sub(putAt) >= c.opts.OrphanAge {
-		c.bucket.Delete(ctx, name)
-		return 0, fmt.Errorf("%w: %s is older than %v", ErrObjectGone, name, c.opts.OrphanAge)
+		return 0, false, fmt.Errorf("%w: %s is older than %v", ErrObjectGone, m.Object, c.opts.OrphanAge)
 	}
-	mk := c.objKey(name)
+	mk := c.objKey(m.Object)
 	cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(mk), "=", 0))
 	then = append(then, clientv3.OpPut(mk, encodeObj(objRecord{Refs: 1})), clientv3.OpPut(c.rangeKey(pkey, m.Base), encodeRange(m)))
 	for k, r := range rs {
@@ -152,15 +172,13 @@ func (c *Committer) mergeRun(ctx context.Context, o owner.Ownership, st logState
 	rev, lost, _, err := c.fencedTxn(ctx, []owner.Ownership{o}, cmps, then, nil)
 	switch {
 	case err != nil: // unknown: the object may be published; Collect decides
-		return 0, fmt.Errorf("diskless: %s: merge, outcome unknown: %w", pkey, err)
+		return 0, true, fmt.Errorf("diskless: %s: merge, outcome unknown: %w", pkey, err)
 	case len(lost) > 0:
-		c.bucket.Delete(ctx, name)
-		return 0, fenced(pkey)
+		return 0, false, fenced(pkey)
 	case rev == 0:
-		c.bucket.Delete(ctx, name)
-		return 0, nil
+		return 0, false, nil
 	}
-	return len(rs), nil
+	return len(rs), true, nil
 }
 
 // sameRanges reports whether st still publishes the range records rs,
