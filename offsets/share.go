@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -143,57 +142,6 @@ type ShareWrite struct {
 // writes of concurrent requests into one call, so that they share one
 // sync.
 func (s *Store) PutShareStates(ws []ShareWrite) error {
-	if err := checkShareWrites(ws); err != nil {
-		return err
-	}
-	return s.write(func(b *pebble.Batch) error { return fillShareWrites(b, ws) })
-}
-
-// StartShareStates is PutShareStates in two steps, for a caller that
-// orders its writes under its own lock and waits for the sync outside
-// it: when it returns, ws is applied (ordered after every write applied
-// before it returned, visible to this store's reads) but maybe not yet
-// durable; synced returns once it is (or the sync's error). Later synced
-// writes include it: the store's log is synced in order, so a write's
-// sync covers every write applied before it. Writes started while a sync
-// is under way share the next one (the store's own group commit).
-//
-// ok is false, and nothing is written, for a mirrored store (cluster
-// mode), whose writes are durable only once mirrored: use
-// PutShareStates.
-func (s *Store) StartShareStates(ws []ShareWrite) (synced func() error, ok bool, err error) {
-	if s.opts.Mirror != nil {
-		return nil, false, nil
-	}
-	if err := checkShareWrites(ws); err != nil {
-		return nil, true, err
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.mu.closed {
-		return nil, true, ErrClosed
-	}
-	b := s.db.NewBatch()
-	if err := fillShareWrites(b, ws); err != nil {
-		b.Close()
-		return nil, true, err
-	}
-	if err := s.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
-		b.Close()
-		return nil, true, err
-	}
-	var once sync.Once
-	var syncErr error
-	return func() error {
-		once.Do(func() {
-			syncErr = b.SyncWait()
-			b.Close()
-		})
-		return syncErr
-	}, true, nil
-}
-
-func checkShareWrites(ws []ShareWrite) error {
 	for _, w := range ws {
 		if w.Group == "" {
 			return fmt.Errorf("%w: share state needs a group", ErrInvalid)
@@ -202,26 +150,24 @@ func checkShareWrites(ws []ShareWrite) error {
 			return err
 		}
 	}
-	return nil
-}
-
-func fillShareWrites(b *pebble.Batch, ws []ShareWrite) error {
-	for _, w := range ws {
-		k := sharePartKey(w.Group, w.Part.TopicPartition)
-		var err error
-		switch {
-		case w.Record:
-			err = b.Set(shareGroupKey(w.Group), binary.AppendVarint([]byte{recordVersion}, int64(w.Epoch)), nil)
-		case w.Delete:
-			err = b.Delete(k, nil)
-		default:
-			err = b.Set(k, encodeSharePart(w.Part), nil)
+	return s.write(func(b *pebble.Batch) error {
+		for _, w := range ws {
+			k := sharePartKey(w.Group, w.Part.TopicPartition)
+			var err error
+			switch {
+			case w.Record:
+				err = b.Set(shareGroupKey(w.Group), binary.AppendVarint([]byte{recordVersion}, int64(w.Epoch)), nil)
+			case w.Delete:
+				err = b.Delete(k, nil)
+			default:
+				err = b.Set(k, encodeSharePart(w.Part), nil)
+			}
+			if err != nil {
+				return err
+			}
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // DeleteShareState removes the states of tps in group (synced).

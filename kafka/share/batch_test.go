@@ -17,8 +17,7 @@ type fourLog struct{ fakeLog }
 func (fourLog) Partitions(string) (int32, bool) { return 4, true }
 
 // heldCoordinator is a single node's coordinator over a real offset store
-// and log, whose state writes all go through hook and the writer
-// goroutine.
+// and log, whose state writes all go through hook.
 func heldCoordinator(t *testing.T, hook *gate, log Log) *Coordinator {
 	t.Helper()
 	store, err := offsets.Open(t.TempDir(), offsets.Options{})
@@ -31,7 +30,7 @@ func heldCoordinator(t *testing.T, hook *gate, log Log) *Coordinator {
 		t.Fatal(err)
 	}
 	hook.next = store.PutShareStates
-	c.writer.write, c.writer.start = hook.write, nil // every write through the writer goroutine
+	c.writer.write = hook.write
 	c.mu.configs["g"] = map[string]string{ConfigAutoOffsetReset: "earliest"}
 	return c
 }
@@ -496,7 +495,7 @@ func TestSharePartitionInitFailedLeavesNoState(t *testing.T) {
 // its partition's acknowledgement error.
 func TestShareFetchAckWriteFailureAnswered(t *testing.T) {
 	hook := &gate{}
-	c := newStoreCoordinator(t, hook, false)
+	c := newStoreCoordinator(t, hook)
 	if _, got := leaderFetch(t, c, "m", 0); len(got) != 10 {
 		t.Fatalf("acquired %v, want 0..9", got)
 	}

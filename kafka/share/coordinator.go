@@ -184,7 +184,6 @@ type Coordinator struct {
 // NewCoordinator loads the persisted share groups and group configs.
 func NewCoordinator(store *offsets.Store, log Log, ns Namespace, cfg Config) (*Coordinator, error) {
 	c := &Coordinator{cfg: cfg.withDefaults(), store: store, log: log, ns: ns, writer: newStateWriter(store.PutShareStates)}
-	c.writer.start = store.StartShareStates
 	c.mu.groups = make(map[string]*group)
 	c.mu.sessions = make(map[sessKey]*session)
 	persisted, err := store.ShareGroups()

@@ -45,9 +45,6 @@ import (
 type stateWriter struct {
 	write  func([]offsets.ShareWrite) error // the store's PutShareStates; tests wrap it
 	linger time.Duration                    // the longest a write waits for owed acquisitions
-	// start is the store's StartShareStates (nil: every write goes
-	// through the writer goroutine): see startLocked.
-	start func([]offsets.ShareWrite) (synced func() error, ok bool, err error)
 
 	mu      sync.Mutex
 	pending []offsets.ShareWrite
@@ -55,7 +52,6 @@ type stateWriter struct {
 	next    *flight          // the write pending states go into
 	current *flight          // the write under way, nil when none
 	running bool             // a writer goroutine runs (lingering or writing)
-	last    *flight          // the latest write started at once (startLocked)
 	owed    int              // woken fetches not yet back (owe, arrive)
 	// lingering: the writer waits for owed to reach 0; kick (cap 1)
 	// tells it that it did.
@@ -89,14 +85,9 @@ func (f *flight) finished() (bool, error) {
 }
 
 // flight is one write: done is closed once it returned, err set before.
-// A write started at once (startLocked) is completed by its first
-// waiter, which waits for the store's sync itself (sync, once): no
-// goroutine stands between the sync and the answer.
 type flight struct {
 	done chan struct{}
 	err  error
-	sync func() error
-	once sync.Once
 }
 
 func newFlight() *flight { return &flight{done: make(chan struct{})} }
@@ -110,12 +101,6 @@ func doneFlight() *flight {
 
 // wait blocks until the write is over and returns its error.
 func (f *flight) wait() error {
-	if f.sync != nil {
-		f.once.Do(func() {
-			f.err = f.sync()
-			close(f.done)
-		})
-	}
 	<-f.done
 	return f.err
 }
@@ -184,9 +169,6 @@ func (w *stateWriter) lingerLocked() {
 func (w *stateWriter) submit(ws ...offsets.ShareWrite) *flight {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if f := w.startLocked(ws); f != nil {
-		return f
-	}
 	for _, x := range ws {
 		k := stateKey{x.Group, x.Part.TopicPartition}
 		if x.Record {
@@ -208,36 +190,6 @@ func (w *stateWriter) submit(ws ...offsets.ShareWrite) *flight {
 			go w.run(w.takeLocked())
 		}
 	}
-	return f
-}
-
-// startLocked applies ws to the store at once, in the submitter's
-// goroutine, when the writer goroutine has nothing to do (nothing
-// pending, written, or owed to linger for), and returns its flight; nil
-// when ws must go through the writer goroutine (a mirrored store too).
-// The store syncs what was applied while a sync was under way in its
-// next one, so concurrent requests still share syncs, and the next sync
-// starts as soon as the one before it ends, with no goroutine of ours to
-// wake in between. Applying under mu keeps the store's order the order of
-// submission: nothing queued is being written meanwhile (running is
-// false), and a queued write applied later follows it. Needs mu.
-func (w *stateWriter) startLocked(ws []offsets.ShareWrite) *flight {
-	if w.start == nil || w.running || w.owed > 0 {
-		return nil
-	}
-	synced, ok, err := w.start(ws)
-	if !ok {
-		w.start = nil
-		return nil
-	}
-	f := newFlight()
-	if err != nil {
-		f.err = err
-		close(f.done)
-		return f
-	}
-	f.sync = synced
-	w.last = f
 	return f
 }
 
@@ -297,11 +249,7 @@ func (w *stateWriter) flush() *flight {
 	case len(w.pending) > 0:
 		return w.next
 	case w.current != nil:
-		return w.current // its sync covers every write started before it
-	case w.last != nil:
-		if over, _ := w.last.finished(); !over {
-			return w.last // the store syncs in order: the latest covers the rest
-		}
+		return w.current
 	}
 	f := newFlight()
 	close(f.done)

@@ -19,36 +19,6 @@ type gate struct {
 	release chan struct{}
 	fail    error
 	next    func([]offsets.ShareWrite) error
-	// nextStart is the store's StartShareStates, for start.
-	nextStart func([]offsets.ShareWrite) (func() error, bool, error)
-}
-
-// start is the hook of a write started at once (stateWriter.start): it
-// applies ws through nextStart and reports it on calls at once; its sync
-// waits for a receive on release (when set) and fails with fail when set.
-func (g *gate) start(ws []offsets.ShareWrite) (func() error, bool, error) {
-	g.mu.Lock()
-	calls, release, next := g.calls, g.release, g.nextStart
-	g.mu.Unlock()
-	synced, ok, err := next(ws)
-	if !ok || err != nil {
-		return synced, ok, err
-	}
-	if calls != nil {
-		calls <- ws
-	}
-	return func() error {
-		if release != nil {
-			<-release
-		}
-		g.mu.Lock()
-		fail := g.fail
-		g.mu.Unlock()
-		if fail != nil {
-			return fail
-		}
-		return synced()
-	}, true, nil
 }
 
 func (g *gate) write(ws []offsets.ShareWrite) error {
@@ -145,11 +115,8 @@ func TestStateWriterGroupsAndWaits(t *testing.T) {
 
 // newStoreCoordinator is a single node's coordinator over a real offset
 // store and fakeLog, whose state writes go through hook, with member "m"
-// of group "g" subscribed to "t" (partition 0, offsets 0..9). With
-// started, writes are started at once (stateWriter.start, through
-// hook.start) when the writer goroutine has nothing to do; without, every
-// write goes through the writer goroutine (hook.write).
-func newStoreCoordinator(t *testing.T, hook *gate, started bool) *Coordinator {
+// of group "g" subscribed to "t" (partition 0, offsets 0..9).
+func newStoreCoordinator(t *testing.T, hook *gate) *Coordinator {
 	t.Helper()
 	store, err := offsets.Open(t.TempDir(), offsets.Options{})
 	if err != nil {
@@ -160,11 +127,8 @@ func newStoreCoordinator(t *testing.T, hook *gate, started bool) *Coordinator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hook.next, hook.nextStart = store.PutShareStates, store.StartShareStates
-	c.writer.write, c.writer.start = hook.write, nil
-	if started {
-		c.writer.start = hook.start
-	}
+	hook.next = store.PutShareStates
+	c.writer.write = hook.write
 	c.mu.configs["g"] = map[string]string{ConfigAutoOffsetReset: "earliest"}
 	req := kmsg.NewPtrShareGroupHeartbeatRequest()
 	req.GroupID, req.MemberID, req.SubscribedTopicNames = "g", "m", []string{"t"}
@@ -178,17 +142,10 @@ func newStoreCoordinator(t *testing.T, hook *gate, started bool) *Coordinator {
 // durable share-partition state): one whose write fails is answered with
 // an error, and one in flight is not answered while its write is held.
 // (The failed one's change stays in memory, as after a lone failed
-// write, and the next write carries it.) So whether the write goes
-// through the writer goroutine or is started at once, in which case it
-// is answered only after the store's sync that covers it.
+// write, and the next write carries it.)
 func TestShareAckAnsweredAfterItsWrite(t *testing.T) {
-	t.Run("queued", func(t *testing.T) { testAckAnsweredAfterItsWrite(t, false) })
-	t.Run("started", func(t *testing.T) { testAckAnsweredAfterItsWrite(t, true) })
-}
-
-func testAckAnsweredAfterItsWrite(t *testing.T, started bool) {
 	hook := &gate{}
-	c := newStoreCoordinator(t, hook, started)
+	c := newStoreCoordinator(t, hook)
 	if _, got := leaderFetch(t, c, "m", 0); len(got) != 10 {
 		t.Fatalf("acquired %v, want 0..9", got)
 	}
@@ -281,72 +238,5 @@ func TestStateWriterLingersForWokenFetches(t *testing.T) {
 	}
 	if err := gone.wait(); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// startOf is the durable start offset of group g's partition p of "t" in
-// store (-1: no state).
-func startOf(t *testing.T, store *offsets.Store, p int32) int64 {
-	t.Helper()
-	parts, err := store.ShareState("g")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, sp := range parts {
-		if sp.Topic == "t" && sp.Partition == p {
-			return sp.StartOffset
-		}
-	}
-	return -1
-}
-
-// A write submitted while the writer goroutine has nothing to do is
-// started at once, in the submitter's goroutine, and waited for through
-// the store's sync; flush waits for it too. A write submitted while a
-// queued write is lingering or under way is queued behind it, never
-// started ahead of it: the store ends with the latest state of a
-// partition, never an older one.
-func TestStateWriterStartsInOrder(t *testing.T) {
-	store, err := offsets.Open(t.TempDir(), offsets.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
-	g := &gate{calls: make(chan []offsets.ShareWrite, 4), release: make(chan struct{}), next: store.PutShareStates}
-	w := newStateWriter(g.write)
-	w.linger = time.Hour // only the arrival ends it here
-	w.start = store.StartShareStates
-
-	first := w.submit(part("g", 0, 1))
-	if got := startOf(t, store, 0); got != 1 {
-		t.Fatalf("a write with nothing queued was not applied at once: start %d", got)
-	}
-	if w.flush() != first {
-		t.Fatal("flush does not wait for the write started at once")
-	}
-	if err := first.wait(); err != nil {
-		t.Fatal(err)
-	}
-
-	w.owe(1) // a woken fetch: the next write lingers for it
-	queued := w.submit(part("g", 0, 2))
-	w.arrive()
-	select {
-	case <-g.calls: // the queued write is under way, held by the gate
-	case <-within(t, "the queued write"):
-		t.Fatal("the queued write never started")
-	}
-	later := w.submit(part("g", 0, 3))
-	if later == queued {
-		t.Fatal("a state submitted during a write went into that write")
-	}
-	close(g.release)
-	for _, f := range []*flight{queued, later} {
-		if err := f.wait(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if got := startOf(t, store, 0); got != 3 {
-		t.Fatalf("durable start %d after states 1, 2, 3 submitted in turn: want 3", got)
 	}
 }

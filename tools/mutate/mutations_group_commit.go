@@ -26,24 +26,6 @@ var shareCommitMutations = []mutation{
 		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestStateWriterGroupsAndWaits"}},
 	},
 	{
-		Name:  "share-started-write-answered-before-sync",
-		Rule:  "the durable share-partition state: a write started at once is done only once the store's sync covering it returned",
-		Edits: []edit{{File: "kafka/share/writer.go", Old: "\t\tf.once.Do(func() {\n\t\t\tf.err = f.sync()\n", New: "\t\tf.once.Do(func() {\n\t\t\tgo f.sync()\n"}},
-		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestShareAckAnsweredAfterItsWrite"}},
-	},
-	{
-		Name:  "share-started-write-ahead-of-queue",
-		Rule:  "the durable share-partition state: a write is started at once only while no queued write is lingering or under way, so the store never goes back to an older state",
-		Edits: []edit{{File: "kafka/share/writer.go", Old: "if w.start == nil || w.running || w.owed > 0 {", New: "if w.start == nil || w.owed > 0 {"}},
-		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestStateWriterStartsInOrder"}},
-	},
-	{
-		Name:  "share-flush-skips-started-write",
-		Rule:  "the durable share-partition state: flush waits for the sync of the latest write started at once (the DLQ writer's archiving state)",
-		Edits: []edit{{File: "kafka/share/writer.go", Old: "\t\t\treturn w.last // the store syncs", New: "\t\t\t_ = w.last // the store syncs"}},
-		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestStateWriterStartsInOrder"}},
-	},
-	{
 		Name:  "share-fetch-answered-before-sync",
 		Rule:  "the durable share-partition state: a fetch is answered only after the writes of its partitions' acquisitions returned, and a failed one answers its partition with nothing",
 		Edits: []edit{{File: "kafka/share/fetch.go", Old: "\twrites.settle(c, results)\n\tresp.Topics = c.answer(results, parts, fresh, w)", New: "\tresp.Topics = c.answer(results, parts, fresh, w)"}},
