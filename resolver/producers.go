@@ -52,6 +52,9 @@ type seqBatch struct {
 type inflight struct {
 	done chan struct{}
 	err  error // set before done is closed
+	// ckptDue: the partition's checkpoint was due once the call's
+	// batches were written (appendLocked); read by the call alone.
+	ckptDue bool
 }
 
 func newInflight() *inflight { return &inflight{done: make(chan struct{})} }

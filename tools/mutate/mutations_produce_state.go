@@ -56,4 +56,10 @@ var produceStateMutations = []mutation{
 		Edits: []edit{{File: "storage/append.go", Old: "\t\tl.w.iov = [2][]byte{}\n", New: ""}},
 		Tests: []testRun{{Pkg: "./storage/", Run: "TestTailCacheArraysKeepNothing"}},
 	},
+	{
+		Name:  "produce-checkpoint-due-never",
+		Rule:  "incremental producer checkpoints: the produce that finds the count due at its append starts one once durable",
+		Edits: []edit{{File: "resolver/produce.go", Old: "\tw.ckptDue = p.checkpointDueLocked()\n", New: ""}},
+		Tests: []testRun{{Pkg: "./resolver/", Run: "TestIdempotenceCheckpointReplay"}},
+	},
 }
