@@ -203,7 +203,7 @@ func (st *stateStore) producerKeys(log storage.LogID) ([]storage.MetaOp, error) 
 // durable and then for a metadata sync; a produce must not pay for that.
 func (st *stateStore) maybeCheckpoint(p *partition) {
 	p.app.Lock()
-	due := p.app.unckpt >= checkpointEvery || p.app.unckptBytes >= checkpointBytes
+	due := p.checkpointDueLocked()
 	p.app.Unlock()
 	if !due || !p.ckptMu.TryLock() {
 		return
@@ -219,6 +219,12 @@ func (st *stateStore) maybeCheckpoint(p *partition) {
 	if !started {
 		p.ckptMu.Unlock()
 	}
+}
+
+// checkpointDueLocked says whether enough was written since the last
+// checkpoint for the next one; needs p.app.
+func (p *partition) checkpointDueLocked() bool {
+	return p.app.unckpt >= checkpointEvery || p.app.unckptBytes >= checkpointBytes
 }
 
 // checkpoint writes the partition's producer state now (Open after a

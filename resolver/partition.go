@@ -192,6 +192,21 @@ func (p *partition) markReplaced() {
 	p.changes.Add(1)
 }
 
+// writableLedger is the partition's managed ledger for an append, in
+// one look under mu: ErrUnknownTopic once deleted, errReplaced once
+// replaced (the old copy's retirement).
+func (p *partition) writableLedger() (*ledger.Managed, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.mu.deleted:
+		return nil, ErrUnknownTopic
+	case p.mu.replaced:
+		return nil, errReplaced
+	}
+	return p.mu.ml, nil
+}
+
 // isReplaced reports markReplaced.
 func (p *partition) isReplaced() bool {
 	p.mu.Lock()

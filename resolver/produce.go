@@ -253,12 +253,9 @@ func (p *partition) appendLocked(batches [][]byte, hdrs []batchHeader, maxTimes 
 	if p.app.failed != nil {
 		return nil, nil, appendErr("partition failed earlier; reopen required", p.app.failed)
 	}
-	ml, _, err := p.ledgerAndSettings()
+	ml, err := p.writableLedger() // The old copy's retirement: nothing more goes to the old log
 	if err != nil {
 		return nil, nil, err
-	}
-	if p.isReplaced() {
-		return nil, nil, errReplaced // The old copy's retirement: nothing more goes to the old log
 	}
 	for _, h := range hdrs {
 		if err := p.app.txn.Verify(h, p.app.prod.epochOf); err != nil { // KIP-890 partition verification, epoch fencing
@@ -322,6 +319,7 @@ func (p *partition) appendLocked(batches [][]byte, hdrs []batchHeader, maxTimes 
 		p.app.unckpt++
 		p.app.unckptBytes += int64(len(batches[i]))
 	}
+	w.ckptDue = p.checkpointDueLocked()
 	return pend, nil, nil
 }
 
@@ -365,7 +363,12 @@ func (pp *PendingProduce) awaitDurable() (ProduceResult, error) {
 	if replaced != nil {
 		return ProduceResult{}, replaced
 	}
-	pp.r.states.maybeCheckpoint(p)
+	if w.ckptDue {
+		// Counted under the append lock as this produce was written:
+		// until a checkpoint takes them, every later append finds the
+		// count due too, so no append lock again here.
+		pp.r.states.maybeCheckpoint(p)
+	}
 	return ProduceResult{BaseOffset: pend[0].Header().Offset, LogAppendTime: pp.appendTime, LogStart: p.logStart()}, nil
 }
 

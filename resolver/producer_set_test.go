@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -18,10 +19,11 @@ func producerCount(t *testing.T, g *gateway) (inMemory, persisted int) {
 	p.app.Lock()
 	s := p.app.prod
 	inMemory = len(s.m)
-	if s.order.Len() != inMemory || len(s.at) != inMemory {
-		t.Fatalf("recency list %d and index %d disagree with %d producers", s.order.Len(), len(s.at), inMemory)
+	listed, agrees := s.order.Len(), recencyAgrees(s)
+	p.app.Unlock() // before any Fatalf: the cleanup's Close takes it
+	if listed != inMemory || !agrees {
+		t.Fatalf("recency list of %d disagrees with %d producers", listed, inMemory)
 	}
-	p.app.Unlock()
 	err = g.store.ScanMeta(idKey(prefixProducer, uint64(p.log)), func(_, _ []byte) error {
 		persisted++
 		return nil
@@ -155,5 +157,63 @@ func TestCheckpointV1Upgrade(t *testing.T) {
 	}
 	if res := g.produce("t", 0, idem(7, 0, 0, 2).encode()); !res.Duplicate || res.BaseOffset != 0 {
 		t.Fatalf("retry after the upgrade: %+v", res)
+	}
+}
+
+// recencyAgrees says whether every producer's recency element names it.
+func recencyAgrees(s *producerSet) bool {
+	for id, ps := range s.m {
+		if ps.elem == nil || ps.elem.Value.(int64) != id {
+			return false
+		}
+	}
+	return true
+}
+
+// A producer's state is updated in place as it appends in its epoch
+// (producerSet.record): each append still counts as its latest, for
+// producer expiry and for the recency order that expiry and the producer
+// cap look at the front of; a new epoch replaces the state and keeps the
+// producer's one place in that order.
+func TestProducerStateUpdatedInPlace(t *testing.T) {
+	const t0 = 1_700_000_000_000
+	now := fixedClock(t0)
+	exp := time.Hour
+	g := newGateway(t, Config{ProducerIDExpiration: exp, MaxProducers: 3, Ledger: ledgerNow(now)})
+	g.create("t", 1, nil)
+	g.produce("t", 0, idem(1, 0, 0, 1).encode())
+	now.set(t0 + 1)
+	g.produce("t", 0, idem(2, 0, 0, 1).encode())
+	now.set(t0 + exp.Milliseconds()/2)
+	first := g.produce("t", 0, idem(1, 0, 1, 1).encode()) // producer 1 is the most recent again
+	now.set(t0 + exp.Milliseconds() + 2)
+	g.produce("t", 0, idem(3, 0, 0, 1).encode()) // producer 2 has expired; producer 1 has not
+	p, _ := g.r.mu.partition("t", 0)
+	has := func(id int64) bool {
+		p.app.Lock()
+		defer p.app.Unlock()
+		_, ok := p.app.prod.m[id]
+		return ok
+	}
+	if !has(1) || has(2) || !has(3) {
+		t.Fatalf("after producer 2's expiry: producers 1, 2, 3 kept %v %v %v, want true false true", has(1), has(2), has(3))
+	}
+	if res := g.produce("t", 0, idem(1, 0, 1, 1).encode()); !res.Duplicate || res.BaseOffset != first.BaseOffset {
+		t.Fatalf("producer 1's retry of its append in place: %+v, want duplicate at %d", res, first.BaseOffset)
+	}
+	// New epochs for producer 1, each a new state in its one place.
+	for epoch := int16(1); epoch <= 5; epoch++ {
+		g.produce("t", 0, idem(1, epoch, 0, 1).encode())
+		if mem, _ := producerCount(t, g); mem != 2 {
+			t.Fatalf("after producer 1's epoch %d: %d producers, want 2", epoch, mem)
+		}
+		g.produce("t", 0, idem(1, epoch, 1, 1).encode())
+	}
+	g.produce("t", 0, idem(4, 0, 0, 1).encode()) // within the cap of 3: nobody evicted
+	if !has(1) || !has(3) || !has(4) {
+		t.Fatalf("producers 1, 3, 4 kept %v %v %v within the cap", has(1), has(3), has(4))
+	}
+	if _, err := g.r.Produce("t", 0, idem(1, 4, 2, 1).encode()); !errors.Is(err, ErrInvalidProducerEpoch) {
+		t.Fatalf("producer 1 at an older epoch: %v, want %v", err, ErrInvalidProducerEpoch)
 	}
 }

@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"container/list"
 	"context"
 	"fmt"
 	"maps"
@@ -32,6 +33,9 @@ type producer struct {
 	// coordinator epoch of its last marker (-1: none); DescribeProducers.
 	lastTS     int64
 	coordEpoch int32
+	// elem is the producer's place in its producerSet's recency list;
+	// nil outside a set.
+	elem *list.Element
 }
 
 // seqBatch is one remembered batch.
@@ -48,6 +52,9 @@ type seqBatch struct {
 type inflight struct {
 	done chan struct{}
 	err  error // set before done is closed
+	// ckptDue: the partition's checkpoint was due once the call's
+	// batches were written (appendLocked); read by the call alone.
+	ckptDue bool
 }
 
 func newInflight() *inflight { return &inflight{done: make(chan struct{})} }
@@ -89,27 +96,37 @@ func checkSequence(ps *producer, h batchHeader) (*seqBatch, error) {
 // recordBatch records batch h written at off in producers, copying the
 // producer's state first (callers may hold a tentative copy of the map).
 func recordBatch(producers map[int64]*producer, h batchHeader, off Offset, now int64) map[int64]*producer {
-	return recordBatchInflight(producers, h, off, now, nil)
-}
-
-func recordBatchInflight(producers map[int64]*producer, h batchHeader, off Offset, now int64, w *inflight) map[int64]*producer {
 	if producers == nil {
 		producers = make(map[int64]*producer)
 	}
-	old := producers[h.ProducerID]
+	producers[h.ProducerID] = nextState(producers[h.ProducerID], h, off, now, nil)
+	return producers
+}
+
+// nextState is a new state for the producer whose state was old (nil:
+// none) after batch h written at off: old is left as it is.
+func nextState(old *producer, h batchHeader, off Offset, now int64, w *inflight) *producer {
 	ps := &producer{epoch: h.ProducerEpoch, lastSeen: now, lastTS: h.MaxTimestamp, coordEpoch: -1}
 	if old != nil {
 		ps.coordEpoch = old.coordEpoch
 	}
+	ps.batches = make([]seqBatch, 0, maxTrackedBatches)
 	if old != nil && old.epoch == h.ProducerEpoch {
 		ps.batches = append(ps.batches, old.batches...)
 	}
-	ps.batches = append(ps.batches, seqBatch{first: h.BaseSequence, last: h.LastSequence(), offset: off, w: w})
-	if n := len(ps.batches); n > maxTrackedBatches {
-		ps.batches = ps.batches[n-maxTrackedBatches:]
+	ps.remember(seqBatch{first: h.BaseSequence, last: h.LastSequence(), offset: off, w: w})
+	return ps
+}
+
+// remember appends b to the producer's remembered batches, in place,
+// dropping the oldest beyond maxTrackedBatches. The caller owns ps.
+func (ps *producer) remember(b seqBatch) {
+	if n := len(ps.batches); n >= maxTrackedBatches {
+		k := copy(ps.batches, ps.batches[n-maxTrackedBatches+1:])
+		ps.batches = append(ps.batches[:k], b)
+		return
 	}
-	producers[h.ProducerID] = ps
-	return producers
+	ps.batches = append(ps.batches, b)
 }
 
 // planIdempotent checks every idempotent batch of one produce call against

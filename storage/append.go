@@ -63,8 +63,7 @@ func (s *Store) Write(id LogID, records int, payload []byte, opts AppendOptions)
 	}
 	step := s.c.burstStep(l, len(payload))
 	s.allocAhead(l, len(payload))
-	var frame [frameHeaderLen]byte
-	if err := l.writeFrame(&frame, base, int32(records), maxTime, payload, suffixCRC{opts.SuffixFrom, opts.SuffixCRC}, step); err != nil {
+	if err := l.writeFrame(&l.w.hdr, base, int32(records), maxTime, payload, suffixCRC{opts.SuffixFrom, opts.SuffixCRC}, step); err != nil {
 		if errors.Is(err, ErrNoSpace) {
 			s.outOfSpace()
 		}
@@ -77,6 +76,7 @@ func (s *Store) Write(id LogID, records int, payload []byte, opts AppendOptions)
 		},
 		log: l, file: l.w.file, noReplicate: opts.NoReplicate, done: make(chan struct{}),
 	}
+	frame := l.w.hdr
 	if s.opts.Replicator != nil && !opts.NoReplicate {
 		p.payload, p.holds = payload, true // for Replicate (I10), until p is answered
 	} else if s.j != nil {
@@ -125,7 +125,12 @@ func (l *logState) writeFrame(hdr *[frameHeaderLen]byte, off Offset, records int
 		// Header and payload in one call (one pass through the file
 		// system's write path). A failure is handled as below: nothing
 		// past pos counts until the frame is whole (I4, I7).
-		if _, err := vw.WriteAtv([][]byte{hdr[:], payload}, l.w.pos); err != nil {
+		// The log's own vector (appendMu), emptied after: no allocation
+		// per entry, and no payload kept past the write.
+		l.w.iov = [2][]byte{hdr[:], payload}
+		_, err := vw.WriteAtv(l.w.iov[:], l.w.pos)
+		l.w.iov = [2][]byte{}
+		if err != nil {
 			return l.writeFailed(err)
 		}
 		return nil

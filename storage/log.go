@@ -46,6 +46,10 @@ type logState struct {
 		alloc int64
 		// spare is the path of this log's spare file, "" if none.
 		spare string
+		// hdr and iov are writeFrame's frame header and write vector,
+		// kept here so that a write allocates neither.
+		hdr [frameHeaderLen]byte
+		iov [2][]byte
 	}
 
 	// tail is the log's part of the tail cache (tailcache.go).

@@ -93,7 +93,9 @@ func (c *tailCache) add(l *logState, h EntryHeader, payload []byte, b *Backing) 
 	c.mu.Lock()
 	c.chargeLocked(ref, +1)
 	c.mu.fifo = append(c.mu.fifo, ref)
-	var victims []tailRef
+	// Most adds evict one entry or two: no allocation for them.
+	var few [4]tailRef
+	victims := few[:0]
 	for c.mu.bytes > c.limit && c.mu.head < len(c.mu.fifo) {
 		v := c.mu.fifo[c.mu.head]
 		c.mu.fifo[c.mu.head] = tailRef{}
@@ -102,8 +104,11 @@ func (c *tailCache) add(l *logState, h EntryHeader, payload []byte, b *Backing) 
 		victims = append(victims, v)
 	}
 	if c.mu.head > 1024 && c.mu.head > len(c.mu.fifo)/2 {
-		c.mu.fifo = append([]tailRef(nil), c.mu.fifo[c.mu.head:]...)
-		c.mu.head = 0
+		// Compacted in place: the array, as long as the most entries
+		// the budget held, is kept rather than allocated again.
+		n := copy(c.mu.fifo, c.mu.fifo[c.mu.head:])
+		clear(c.mu.fifo[n:])
+		c.mu.fifo, c.mu.head = c.mu.fifo[:n], 0
 	}
 	c.mu.Unlock()
 	for _, v := range victims {
@@ -141,7 +146,12 @@ func (t *logTail) evictFront(off Offset) {
 		t.mu.head++
 	}
 	if t.mu.head == len(t.mu.entries) {
-		t.mu.entries, t.mu.head = nil, 0
+		// Emptied, its entries cleared above: the array is kept for the
+		// log's next entries, which a log written at the cache's
+		// eviction rate (many logs, an entry or two each cached) would
+		// otherwise allocate again each time. It is small: the
+		// compaction below halves an array as its entries go one by one.
+		t.mu.entries, t.mu.head = t.mu.entries[:0], 0
 	} else if t.mu.head > 64 && t.mu.head > len(t.mu.entries)/2 {
 		t.mu.entries = append([]cachedEntry(nil), t.liveLocked()...)
 		t.mu.head = 0

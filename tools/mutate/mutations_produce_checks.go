@@ -17,7 +17,7 @@ func init() {
 		mutation{
 			Name:  "frame-in-one-write-failure-unhandled",
 			Rule:  "storage I7: a frame written in one call (header and payload) that is refused for lack of space is cut back to the last whole frame and the log stays writable",
-			Edits: []edit{{File: "storage/append.go", Old: "\t\tif _, err := vw.WriteAtv([][]byte{hdr[:], payload}, l.w.pos); err != nil {\n\t\t\treturn l.writeFailed(err)\n", New: "\t\tif _, err := vw.WriteAtv([][]byte{hdr[:], payload}, l.w.pos); err != nil {\n\t\t\treturn err\n"}},
+			Edits: []edit{{File: "storage/append.go", Old: "\t\tl.w.iov = [2][]byte{}\n\t\tif err != nil {\n\t\t\treturn l.writeFailed(err)\n", New: "\t\tl.w.iov = [2][]byte{}\n\t\tif err != nil {\n\t\t\treturn err\n"}},
 			Tests: []testRun{{Pkg: "./storage/", Run: "TestNoSpaceRecoversWithoutReopen"}},
 		},
 	)
