@@ -597,3 +597,32 @@ func TestReplacePartitionRaces(t *testing.T) {
 		t.Fatalf("deletion marks left: %v", m)
 	}
 }
+
+// The old copy's retirement: a produce through a handle resolved before
+// ReplacePartition is appended to the new copy, never to the retired log,
+// where its acknowledged batch would be lost with the log.
+func TestReplacePartitionOldHandleProducesToNewCopy(t *testing.T) {
+	g := newGateway(t, Config{})
+	g.create("t", 1, nil)
+	g.produce("t", 0, plain(1, 100).encode())
+	old, err := g.r.Resolve("t", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.r.Replicas().ReplacePartition("t", 0, 0, feed(nil)); err != nil {
+		t.Fatal(err)
+	}
+	want := plain(2, 200).encode()
+	pp, err := old.ProduceAsync(ParseBatches(want), nil)
+	if err != nil {
+		t.Fatalf("produce through the old handle: %v", err)
+	}
+	res, err := pp.Wait()
+	if err != nil || res.BaseOffset != 0 {
+		t.Fatalf("produce through the old handle: %+v, %v; want offset 0 of the new copy", res, err)
+	}
+	got := readBatches(t, g.r, "t", 0)
+	if len(got) != 1 || baseOffsetOf(got[0]) != 0 || len(got[0]) != len(want) {
+		t.Fatalf("the new copy holds %d batches, want the one acknowledged", len(got))
+	}
+}
