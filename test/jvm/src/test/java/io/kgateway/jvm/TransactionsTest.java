@@ -214,18 +214,29 @@ class TransactionsTest {
         }
     }
 
-    /** Everything up to the last stable offset of topic, read at read_committed: value → times seen. */
+    /**
+     * Everything of topic at read_committed once every transaction on it is
+     * marked: value → times seen. EndTxn answers once the decision is
+     * durable, as Kafka's does, and the markers follow; until they are in,
+     * the last stable offset stays below the committed records. So the
+     * read waits for the last stable offset to reach the high watermark
+     * (the tests leave no transaction open), then reads up to it.
+     */
     static Map<String, Integer> readCommitted(KGateway kg, String topic) {
         Map<String, Integer> count = new HashMap<>();
+        List<TopicPartition> tps = new ArrayList<>();
+        for (int i = 0; i < PARTITIONS; i++) {
+            tps.add(new TopicPartition(topic, i));
+        }
         try (KafkaConsumer<String, String> c = Clients.consumer(kg, Map.of(
-                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"))) {
-            List<TopicPartition> tps = new ArrayList<>();
-            for (int i = 0; i < PARTITIONS; i++) {
-                tps.add(new TopicPartition(topic, i));
-            }
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"));
+             KafkaConsumer<String, String> u = Clients.consumer(kg, Map.of())) {
+            Map<TopicPartition, Long> end = Await.value("every transaction on " + topic + " marked", () -> {
+                Map<TopicPartition, Long> lso = c.endOffsets(tps); // the LSO at read_committed
+                return lso.equals(u.endOffsets(tps)) ? lso : null;
+            });
             c.assign(tps);
             c.seekToBeginning(tps);
-            Map<TopicPartition, Long> end = c.endOffsets(tps); // the LSO at read_committed
             Await.until("read to the last stable offset " + end, () -> {
                 c.poll(Duration.ofMillis(100)).forEach(r -> count.merge(r.value(), 1, Integer::sum));
                 for (TopicPartition tp : tps) {
