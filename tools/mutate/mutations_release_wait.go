@@ -81,3 +81,14 @@ var releaseHoldMutations = []mutation{
 		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestConsumerBeatNoWaitForQuietOwner"}},
 	},
 }
+
+func init() { mutations = append(mutations, toldRevocationMutations...) }
+
+var toldRevocationMutations = []mutation{
+	{
+		Name:  "consumer-held-answer-revokes-untold",
+		Rule:  "revocation of told partitions only: partitions a held answer gave a member and the target took back before it was sent are released at once, not left for the member to revoke",
+		Edits: []edit{{File: "kafka/group/consumer_await.go", Old: "\tif told := b.wait.told; m.state == memberUnrevoked && !ownsAny(told, m.revoking) {", New: "\tif told := b.wait.told; false && m.state == memberUnrevoked && !ownsAny(told, m.revoking) {"}},
+		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestConsumerHeldAnswerRevokesOnlyToldPartitions"}},
+	},
+}
