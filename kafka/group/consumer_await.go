@@ -88,8 +88,8 @@ func (w *releaseWait) stop() {
 // gone: the refilled answer shows it what it already has, so a client
 // that reports its partitions only when they change (franz-go) goes on
 // with heartbeats that report nothing, and the partitions stay its until
-// the rebalance timeout removes it. So
-// they are released here, at once (revocation of told partitions only).
+// the rebalance timeout removes it. So they are released here, at once
+// (revocation of told partitions only).
 func (g *group) reconcileAgainLocked(b *beat) {
 	cs := g.mu.cons
 	m := cs.members[b.req.MemberID]

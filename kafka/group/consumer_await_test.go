@@ -262,8 +262,8 @@ func TestConsumerBeatNoWaitForOverdueAck(t *testing.T) {
 }
 
 // keepalive sends m's heartbeat as clients do when their partitions did
-// not change since their last full heartbeat (franz-go, Kafka's
-// consumer): no owned partitions, no subscription, rebalance timeout -1.
+// not change since their last full heartbeat (franz-go): no owned
+// partitions, no subscription, rebalance timeout -1.
 func (h *harness) keepalive(m *cm) *kmsg.ConsumerGroupHeartbeatResponse {
 	h.t.Helper()
 	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
