@@ -86,10 +86,12 @@ func (w *releaseWait) stop() {
 // moved meanwhile and the member is now to revoke only such partitions,
 // it holds none of them, and no heartbeat of its will ever report them
 // gone: the refilled answer shows it what it already has, so a client
-// that reports its partitions only when they change (franz-go) goes on
-// with heartbeats that report nothing, and the partitions stay its until
-// the rebalance timeout removes it. So they are released here, at once
-// (revocation of told partitions only).
+// that reports its partitions only when they change (franz-go, while it
+// owns some) goes on with heartbeats that report nothing, and the
+// partitions stay its until the rebalance timeout removes it (one that
+// owns none reports that at every heartbeat: the partitions wait a
+// heartbeat interval). So they are released here, at once (revocation of
+// told partitions only).
 func (g *group) reconcileAgainLocked(b *beat) {
 	cs := g.mu.cons
 	m := cs.members[b.req.MemberID]
