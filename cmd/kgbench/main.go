@@ -88,6 +88,8 @@ type config struct {
 	IsolationPasses     int           `json:"isolation_passes"`     // workload 9 reads per isolation level
 	RebalanceMembers    []int         `json:"rebalance_members"`    // workload 10 group sizes
 	RebalancePartitions int           `json:"rebalance_partitions"` // workload 10 topic partitions
+	RebalanceProtocols  []string      `json:"rebalance_protocols"`  // workload 10 rows run: eager, coop, 848 (empty = all)
+	RebalanceTrace      time.Duration `json:"rebalance_trace_ns"`   // workload 10: report a case unbalanced this long (0 = never)
 	GroupHeartbeat      time.Duration `json:"group_heartbeat_ns"`   // workload 10 classic heartbeat; kfake's KIP-848 and share heartbeat
 	ShareRecords        int           `json:"share_records"`        // workload 11 records per topic
 	ShareMembers        []int         `json:"share_members"`        // workload 11 member counts on one partition
@@ -180,6 +182,14 @@ func (c *config) Validate() error {
 	if len(c.RebalanceMembers) == 0 || slices.Min(c.RebalanceMembers) < 1 || c.RebalancePartitions < 1 {
 		bad("--rebalance-members (at least one) and --rebalance-partitions must be positive")
 	}
+	for _, p := range c.RebalanceProtocols {
+		if !slices.ContainsFunc(groupProtocols, func(g groupProtocol) bool { return g.short == p }) {
+			bad("--rebalance-protocols: unknown row %q (eager, coop or 848)", p)
+		}
+	}
+	if c.RebalanceTrace < 0 {
+		bad("--rebalance-trace must be >= 0, got %s", c.RebalanceTrace)
+	}
 	if c.GroupHeartbeat <= 0 || c.GroupHeartbeat >= classicSession {
 		bad("--group-heartbeat must be positive and below the %s session timeout, got %s", classicSession, c.GroupHeartbeat)
 	}
@@ -244,6 +254,7 @@ func parseFlags(args []string) (*config, error) {
 		c                           config
 		systems, workloads, bigSize string
 		rebalanceMembers, shareMem  string
+		rebalanceProtocols          string
 		rate                        float64
 	)
 	fs.StringVar(&systems, "systems", strings.Join(allSystems, ","), "comma-separated systems to run")
@@ -286,6 +297,8 @@ func parseFlags(args []string) (*config, error) {
 	fs.DurationVar(&c.TxnInterval, "txn-interval", 100*time.Millisecond, "workload 8: a transaction starts (and is committed) every this long; 0 runs them back to back")
 	fs.IntVar(&c.IsolationPasses, "isolation-passes", 3, "workload 9: full reads per isolation level, alternating")
 	fs.StringVar(&rebalanceMembers, "rebalance-members", "10,100", "workload 10: comma-separated group sizes; each joins at once, then one more member joins")
+	fs.StringVar(&rebalanceProtocols, "rebalance-protocols", "eager,coop,848", "workload 10: comma-separated rows to run (eager, coop, 848); the others are reported as not selected")
+	fs.DurationVar(&c.RebalanceTrace, "rebalance-trace", 0, "workload 10: keep each member's client log (info level) in memory and, when a case stays unbalanced this long, print to stderr what each member owns, its log and (KIP-848) the server's ConsumerGroupDescribe (0: off)")
 	fs.IntVar(&c.RebalancePartitions, "rebalance-partitions", 100, "workload 10: partitions of the topic the groups consume")
 	fs.DurationVar(&c.GroupHeartbeat, "group-heartbeat", 250*time.Millisecond, "workload 10's classic members' heartbeat interval; kfake is started with it as its KIP-848 and share-group heartbeat interval")
 	fs.IntVar(&c.ShareRecords, "share-records", 200000, "workload 11: records in each of its two topics (about 240 commits a row at the default: enough for the ack p99 not to be a row's slowest commit)")
@@ -317,6 +330,7 @@ func parseFlags(args []string) (*config, error) {
 	if c.Workloads, err = parseInts(workloads); err != nil {
 		return nil, fmt.Errorf("%w: --workloads: %v", errConfig, err)
 	}
+	c.RebalanceProtocols = splitList(rebalanceProtocols)
 	if c.RebalanceMembers, err = parseInts(rebalanceMembers); err != nil {
 		return nil, fmt.Errorf("%w: --rebalance-members: %v", errConfig, err)
 	}

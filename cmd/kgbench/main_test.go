@@ -31,12 +31,13 @@ func TestParseBytes(t *testing.T) {
 
 func TestParseFlagsReportsEveryProblem(t *testing.T) {
 	_, err := parseFlags([]string{"--systems", "kafka-zk", "--workloads", "0,16", "--records", "1", "--probes", "0",
-		"--rebalance-members", "10,0", "--share-partitions", "1", "--group-heartbeat", "10s"})
+		"--rebalance-members", "10,0", "--share-partitions", "1", "--group-heartbeat", "10s",
+		"--rebalance-protocols", "848,sticky", "--rebalance-trace", "-1s"})
 	if !errors.Is(err, errConfig) {
 		t.Fatalf("want errConfig, got %v", err)
 	}
 	for _, want := range []string{`"kafka-zk"`, "workload 0", "workload 16", "--records", "--probes",
-		"--rebalance-members", "--share-partitions", "--group-heartbeat"} {
+		"--rebalance-members", "--share-partitions", "--group-heartbeat", `"sticky"`, "--rebalance-trace"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %s", err, want)
 		}

@@ -39,6 +39,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -229,6 +230,7 @@ type rebalanceGroup struct {
 	own     *ownership
 	keys    *requestCounter
 	members []*kgo.Client
+	logs    []*memberLog // each member's client log (--rebalance-trace)
 }
 
 // start starts member m (0-based) of the group.
@@ -243,6 +245,7 @@ func (g *rebalanceGroup) start(m int) error {
 		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, p map[string][]int32) { g.own.update(m, p, false) }),
 		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, p map[string][]int32) { g.own.update(m, p, false) }),
 	}
+	opts = append(opts, g.traceOpts(m)...)
 	if g.proto.kip848 {
 		opts = append(opts, kgo.ServerSideBalancer())
 	} else {
@@ -293,6 +296,9 @@ func (b *bench) rebalanceCase(ctx context.Context, p groupProtocol, n int) (reba
 	defer cancel()
 	g := &rebalanceGroup{b: b, proto: p, name: fmt.Sprintf("kgbench-w10-%s-%d", p.short, n),
 		own: newOwnership(n + 1), keys: new(requestCounter), members: make([]*kgo.Client, n+1)}
+	for range n + 1 {
+		g.logs = append(g.logs, new(memberLog))
+	}
 	defer g.close()
 	g.own.requests = g.groupRequests
 	parts := b.cfg.RebalancePartitions
@@ -302,7 +308,9 @@ func (b *bench) rebalanceCase(ctx context.Context, p groupProtocol, n int) (reba
 			return out, err
 		}
 	}
+	stop := g.watch(ctx, n, fmt.Sprintf("%d members joining", n))
 	at, reqs, err := g.own.waitBalanced(ctx, n, parts, rebalanceQuiet)
+	stop()
 	if err != nil {
 		return out, fmt.Errorf("%d members joining: %w", n, err)
 	}
@@ -312,7 +320,10 @@ func (b *bench) rebalanceCase(ctx context.Context, p groupProtocol, n int) (reba
 	if err := g.start(n); err != nil {
 		return out, err
 	}
-	if at, reqs, err = g.own.waitBalanced(ctx, n+1, parts, rebalanceQuiet); err != nil {
+	stop = g.watch(ctx, n+1, fmt.Sprintf("one member joining %d", n))
+	at, reqs, err = g.own.waitBalanced(ctx, n+1, parts, rebalanceQuiet)
+	stop()
+	if err != nil {
 		return out, fmt.Errorf("one member joining %d: %w", n, err)
 	}
 	out.plusOne, out.plusOneReqs = at.Sub(start), reqs-before
@@ -339,6 +350,10 @@ func (b *bench) rebalance(ctx context.Context, rows []Result) error {
 	}
 	for i, p := range groupProtocols {
 		row := &rows[i]
+		if !slices.Contains(b.cfg.RebalanceProtocols, p.short) {
+			row.Unsupported = "not selected (--rebalance-protocols)"
+			continue
+		}
 		if p.kip848 {
 			if err := checkSupport(versions, apiNeed{kmsg.ConsumerGroupHeartbeat, 1}); err != nil {
 				row.Unsupported = err.Error()

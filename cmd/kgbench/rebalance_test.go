@@ -256,3 +256,19 @@ func TestJoinList(t *testing.T) {
 		}
 	}
 }
+
+// --rebalance-protocols runs only the rows it names; the others are
+// reported as not selected, not as failures.
+func TestRebalanceProtocolsSelectRows(t *testing.T) {
+	b, _ := inProcessKfake(t, []string{"--rebalance-members", "2", "--rebalance-partitions", "2", "--rebalance-protocols", "eager"})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rows := b.runWorkload(ctx, workloadRebalance)
+	for i, p := range groupProtocols {
+		r := rows[i]
+		ran := r.Error == "" && r.Unsupported == "" && len(r.Latency) == 2
+		if selected := p.short == "eager"; ran != selected || !selected && !strings.Contains(r.Unsupported, "not selected") {
+			t.Errorf("%s: selected %v, row %+v", p.row, selected, r)
+		}
+	}
+}

@@ -45,6 +45,7 @@ const awaitMax = 100 * time.Millisecond
 type releaseWait struct {
 	parked  bool          // the last batch parked the heartbeat
 	applied bool          // it was applied; its answer is held (reconcileAgainLocked)
+	told    assignment    // the member's partitions before it was applied: its last answer's
 	final   bool          // the wait is over: the next batch applies it
 	woken   chan struct{} // closed once the next batch is applied and written
 	bound   time.Duration
@@ -79,13 +80,33 @@ func (w *releaseWait) stop() {
 // released meanwhile, and the answer refilled with the member as it is,
 // its whole assignment. A member gone meanwhile keeps the first answer,
 // which was durable when made. Needs mu, in a batch.
+//
+// The held answer was never sent: partitions its first turn gave the
+// member are partitions the member has not been told of. If the target
+// moved meanwhile and the member is now to revoke only such partitions,
+// it holds none of them, and no heartbeat of its will ever report them
+// gone: the refilled answer shows it what it already has, so a client
+// that reports its partitions only when they change (franz-go, while it
+// owns some) goes on with heartbeats that report nothing, and the
+// partitions stay its until the rebalance timeout removes it (one that
+// owns none reports that at every heartbeat: the partitions wait a
+// heartbeat interval). So they are released here, at once (revocation of
+// told partitions only).
 func (g *group) reconcileAgainLocked(b *beat) {
 	cs := g.mu.cons
 	m := cs.members[b.req.MemberID]
 	if m == nil || m.epoch < 0 {
 		return
 	}
-	if cs.reconcile(m, nil) {
+	changed := cs.reconcile(m, nil)
+	if told := b.wait.told; m.state == memberUnrevoked && !ownsAny(told, m.revoking) {
+		if told == nil {
+			told = assignment{} // an owned list, empty: it holds none of them
+		}
+		cs.reconcile(m, told) // it holds at most what it was told
+		changed = true
+	}
+	if changed {
 		if code := g.persistConsumerLocked(); code != errNone {
 			b.resp.ErrorCode = code
 			return

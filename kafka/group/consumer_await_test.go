@@ -1,6 +1,7 @@
 package group
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -258,4 +259,95 @@ func TestConsumerBeatNoWaitForOverdueAck(t *testing.T) {
 	if due {
 		t.Fatal("b would wait for an owner whose acknowledgment is overdue")
 	}
+}
+
+// keepalive sends m's heartbeat as clients do when their partitions did
+// not change since their last full heartbeat (franz-go): no owned
+// partitions, no subscription, rebalance timeout -1.
+func (h *harness) keepalive(m *cm) *kmsg.ConsumerGroupHeartbeatResponse {
+	h.t.Helper()
+	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	req.Version = 1
+	req.Group, req.MemberID, req.MemberEpoch = "g", m.id, m.epoch
+	req.RebalanceTimeoutMillis = -1
+	resp := h.c.ConsumerGroupHeartbeat(Client{ID: "c", Host: "/127.0.0.1"}, req)
+	if resp.ErrorCode == 0 {
+		m.epoch = resp.MemberEpoch
+		if resp.Assignment != nil {
+			a := make(assignment)
+			for _, t := range resp.Assignment.Topics {
+				a[t.TopicID] = t.Partitions
+			}
+			m.owned = a
+		}
+	}
+	return resp
+}
+
+// Revocation of told partitions only: a's release is applied and held
+// (a gets partition 3 again, lacks 8, which c is revoking); before its
+// answer is sent, d joins and the target moves 3 to d. a was never told
+// it had 3 back: its refilled answer is the [0 1 2] it already has, so
+// its client goes on with heartbeats that report nothing. a used to be
+// left revoking 3, waiting for a heartbeat that would never say it gave
+// 3 up, and d waited for 3 until a's rebalance timeout (a 60 s stall of
+// 100 members joining in kgbench's workload 10); 3 is now released at
+// once, and d gets its whole target from heartbeats alone.
+func TestConsumerHeldAnswerRevokesOnlyToldPartitions(t *testing.T) {
+	topics := &staticTopics{}
+	topics.add("t", 9)
+	h := &harness{t: t, clock: newFakeClock(), dir: t.TempDir(), cfg: Config{Metadata: topics, ConsumerReleaseWait: -1}}
+	h.open()
+	ms := map[string]*cm{}
+	for _, id := range []string{"a", "b", "c", "d"} {
+		ms[id] = &cm{id: id, topics: []string{"t"}}
+	}
+	// Each heartbeat alone (no waits): a owns [0..4], then c [5..8]; b
+	// joins (a to revoke [3 4], c [8]) and leaves before it got anything,
+	// so a's target is [0 1 2 3 8], c's [4 5 6 7].
+	for _, step := range []string{"+a", "a", "+c", "a", "a", "c", "c", "+b", "a", "c", "-b"} {
+		m := ms[step[len(step)-1:]]
+		if step[0] == '-' {
+			m.epoch = epochLeave
+		}
+		code(t, step, h.beat("g", m, step[0] == '+').ErrorCode, nil)
+	}
+	a, c, d := ms["a"], ms["c"], ms["d"]
+	if got := partitionsOf(a.owned); !slices.Equal(got, []int32{0, 1, 2}) {
+		t.Fatalf("the sequence no longer leads there: a owns %v, want [0 1 2]", got)
+	}
+	h.c.cfg.ConsumerReleaseWait = time.Minute // woken by a batch, not the bound
+	held := h.beatAsync(a)                    // a releases [3 4], gets 3, lacks 8
+	h.waitAwaiting("a's release, c's release of 8 due")
+	code(t, "+d", h.beat("g", d, true).ErrorCode, nil) // d's target takes 3 (and 7, 8)
+	code(t, "a", h.answer(held, "a's held release").ErrorCode, nil)
+	if got := partitionsOf(a.owned); !slices.Equal(got, []int32{0, 1, 2}) {
+		t.Fatalf("a's answer %v, want the [0 1 2] its target keeps", got)
+	}
+	// From here on a's client has nothing new to report; heartbeats alone
+	// again, as the members' own would come.
+	h.c.cfg.ConsumerReleaseWait = -1
+	for range 3 {
+		code(t, "a", h.keepalive(a).ErrorCode, nil)
+		code(t, "c", h.beat("g", c, false).ErrorCode, nil)
+		code(t, "d", h.beat("g", d, false).ErrorCode, nil)
+	}
+	noDoubleOwnership(t, []*cm{a, c, d})
+	if got := partitionsOf(d.owned); !slices.Equal(got, []int32{3, 7, 8}) {
+		g := h.c.lookup("g")
+		g.mu.Lock()
+		m := g.mu.cons.members["a"]
+		state, revoking := m.state, partitionsOf(m.revoking)
+		g.mu.Unlock()
+		t.Fatalf("d owns %v, want its target [3 7 8]; a is %s, revoking %v", got, state, revoking)
+	}
+}
+
+// partitionsOf lists a's partition numbers (one topic's, in these tests).
+func partitionsOf(a assignment) []int32 {
+	var out []int32
+	for _, x := range a.tps() {
+		out = append(out, x.part)
+	}
+	return out
 }

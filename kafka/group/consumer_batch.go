@@ -148,6 +148,7 @@ func (g *group) applyBeatsLocked(batch []*beat) {
 		if b.wait.applied {
 			g.reconcileAgainLocked(b)
 		} else {
+			b.wait.told = g.assignedLocked(b.req.MemberID)
 			b.resp = g.heartbeatLocked(b.cl, b.req, b.resp)
 		}
 		deferred = append(deferred, b)
@@ -194,6 +195,18 @@ func (g *group) applyBeatsLocked(batch []*beat) {
 		}
 	}
 	g.parkLocked(kept, changed)
+}
+
+// assignedLocked is the partitions of member id, nil if unknown (the
+// assignments are replaced, never changed in place). Needs mu.
+func (g *group) assignedLocked(id string) assignment {
+	if g.mu.typ != typeConsumer {
+		return nil
+	}
+	if m := g.mu.cons.members[id]; m != nil {
+		return m.assigned
+	}
+	return nil
 }
 
 // batchableLocked reports whether req may share the batch's write: a

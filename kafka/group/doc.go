@@ -121,9 +121,14 @@
 //     heartbeat reports it no longer owns it (or the member goes), and
 //     a partition is given only when no other member holds it. A member
 //     that does not revoke within its rebalance timeout is removed. A
-//     heartbeat with another epoch than the member's is
-//     FENCED_MEMBER_EPOCH, except the previous epoch with owned
-//     partitions the member still holds (a lost answer).
+//     member is asked to revoke only partitions it was told it has
+//     (revocation of told partitions only): partitions a held answer
+//     (releases soon to come) gave it, and the target took back before
+//     that answer was sent, are released at once, as no heartbeat of
+//     its would ever report them gone. A heartbeat with another epoch
+//     than the member's is FENCED_MEMBER_EPOCH, except the previous
+//     epoch with owned partitions the member still holds (a lost
+//     answer).
 //   - **Server-side regex subscriptions.** Subscriptions are resolved
 //     on the server: topic names and one RE2 regex per member, matched
 //     against whole names of the topics the TopicLister gives, internal

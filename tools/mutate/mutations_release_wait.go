@@ -65,7 +65,7 @@ var releaseHoldMutations = []mutation{
 	{
 		Name:  "consumer-held-answer-not-reconciled",
 		Rule:  "releases soon to come: a held heartbeat's member is reconciled again with what was released meanwhile",
-		Edits: []edit{{File: "kafka/group/consumer_await.go", Old: "\tif cs.reconcile(m, nil) {", New: "\tif false && cs.reconcile(m, nil) {"}},
+		Edits: []edit{{File: "kafka/group/consumer_await.go", Old: "\tchanged := cs.reconcile(m, nil)\n", New: "\tchanged := false\n"}},
 		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestConsumerReleaseAnswerWaitsForOthersRelease"}},
 	},
 	{
@@ -79,5 +79,16 @@ var releaseHoldMutations = []mutation{
 		Rule:  "releases soon to come: a heartbeat does not wait for an owner overdue by more than the wait",
 		Edits: []edit{{File: "kafka/group/consumer_await.go", Old: "since >= due && since < late {", New: "since >= due && (since < late || true) {"}},
 		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestConsumerBeatNoWaitForQuietOwner"}},
+	},
+}
+
+func init() { mutations = append(mutations, toldRevocationMutations...) }
+
+var toldRevocationMutations = []mutation{
+	{
+		Name:  "consumer-held-answer-revokes-untold",
+		Rule:  "revocation of told partitions only: partitions a held answer gave a member and the target took back before it was sent are released at once, not left for the member to revoke",
+		Edits: []edit{{File: "kafka/group/consumer_await.go", Old: "\tif told := b.wait.told; m.state == memberUnrevoked && !ownsAny(told, m.revoking) {", New: "\tif told := b.wait.told; false && m.state == memberUnrevoked && !ownsAny(told, m.revoking) {"}},
+		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestConsumerHeldAnswerRevokesOnlyToldPartitions"}},
 	},
 }
