@@ -86,25 +86,6 @@ func (f *Fetcher) readOnce(r *kmsg.FetchRequest, items []Item, rd *read, fired m
 	}
 }
 
-// movedSince lists the items a durable append may have changed since rd
-// read them: those whose Version moved, and those read without one.
-func movedSince(items []Item, rd *read) map[resolver.PartitionKey]bool {
-	moved := make(map[resolver.PartitionKey]bool)
-	for i := range items {
-		it, ir := &items[i], &rd.items[i]
-		switch ir.kind {
-		case fixed:
-			continue
-		case versioned:
-			if v, _ := it.h.Version(); v == ir.version {
-				continue
-			}
-		}
-		moved[resolver.PartitionKey{Topic: it.Name, Partition: it.rp.Partition}] = true
-	}
-	return moved
-}
-
 // readPartition reads one partition through its resolved binding into
 // out: one read, or with the budget spent one snapshot, and the bounds of
 // either are set on every answer. A partition of a session whose last

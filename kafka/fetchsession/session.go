@@ -37,6 +37,27 @@ type Cache struct {
 		// maxParts and maxTotal are the session partition bound bounds (0: maxSessionPartitions
 		// and maxCachedPartitions); tests lower them.
 		maxParts, maxTotal int
+		// dropped are the Watches of sessions dropped under mu, closed
+		// once it is released (unlockAndClose): closing one takes the
+		// locks of the partitions it watches, never under the cache's.
+		dropped []Watch
+	}
+}
+
+// Watch is what a session keeps registered between its requests
+// (kafka/fetch's long-poll waiter, the kept session waiter): closed
+// once, after the session is dropped (removed, replaced by epoch, evicted
+// or grown past its bound), outside the cache's lock.
+type Watch interface{ Close() }
+
+// unlockAndClose releases c.mu, then closes the Watches of the sessions
+// dropped under it.
+func (c *Cache) unlockAndClose() {
+	dropped := c.mu.dropped
+	c.mu.dropped = nil
+	c.mu.Unlock()
+	for _, w := range dropped {
+		w.Close()
 	}
 }
 
@@ -57,6 +78,7 @@ type Session struct {
 	size     int
 	lastUsed time.Time
 	removed  bool
+	watch    Watch // nil until the first request needs one (Cache.Watch)
 
 	mu struct {
 		sync.Mutex
@@ -154,7 +176,7 @@ func (c *Cache) Get(id int32) *Session {
 // Remove drops the session with id, if any (session open and close by epoch).
 func (c *Cache) Remove(id int32) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.unlockAndClose()
 	if fs := c.mu.byID[id]; fs != nil {
 		c.dropLocked(fs)
 	}
@@ -163,6 +185,10 @@ func (c *Cache) Remove(id int32) {
 // dropLocked takes fs out of the cache.
 func (c *Cache) dropLocked(fs *Session) {
 	fs.removed = true
+	if fs.watch != nil {
+		c.mu.dropped = append(c.mu.dropped, fs.watch)
+		fs.watch = nil
+	}
 	c.mu.total -= fs.size
 	delete(c.mu.byID, fs.id)
 	if c.mu.byOwner[fs.owner]--; c.mu.byOwner[fs.owner] <= 0 {
@@ -197,7 +223,7 @@ func (c *Cache) Create(slots Slots, owner string, topicIDs bool, parts []*Part) 
 		return nil // The fetch session cache bound
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.unlockAndClose() // evicted sessions' Watches
 	if perSession, total := c.boundsLocked(); len(parts) > perSession || c.mu.total+len(parts) > total {
 		return nil // The session partition bound
 	}
@@ -290,6 +316,20 @@ func (c *Cache) newIDLocked() int32 {
 			return id
 		}
 	}
+}
+
+// Watch returns fs's Watch, made by newWatch on the first call; nil once fs
+// was dropped (a Watch made then would never be closed).
+func (c *Cache) Watch(fs *Session, newWatch func() Watch) Watch {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if fs.removed {
+		return nil
+	}
+	if fs.watch == nil {
+		fs.watch = newWatch()
+	}
+	return fs.watch
 }
 
 // Count is how many sessions the cache holds.

@@ -32,7 +32,7 @@ func init() {
 		mutation{
 			Name:  "fetch-late-waiter-misses-moved",
 			Rule:  "fetch: a long poll registered after its first read reads again every partition whose Version moved since",
-			Edits: []edit{{File: "kafka/fetch/fetch.go", Old: "\t\tfired = movedSince(items, rd)\n", New: "\t\tfired = nil\n"}},
+			Edits: []edit{{File: "kafka/fetch/kept.go", Old: "\t\tv, _ := h.Version()\n\t\treturn v != ir.version\n", New: "\t\treturn false\n"}},
 			Tests: []testRun{{Pkg: "./kafka/", Run: "TestFetchSessionAppendBeforeLateRegistration"}},
 		},
 		mutation{

@@ -1,0 +1,46 @@
+package main
+
+// Deliberate breaks of a fetch session's kept long-poll Waiter
+// (kafka/fetch kept.go, pollItems; kafka/fetchsession's Watch; resolver
+// Waiter): wake-ups cleared after the first read instead of before it,
+// a registration left on a deleted topic's partition, registrations left
+// behind by a dropped session or a forgotten partition, and one Waiter
+// shared by a session's concurrent requests.
+
+func init() {
+	mutations = append(mutations,
+		mutation{
+			Name: "fetch-kept-waiter-reset-after-read",
+			Rule: "fetch: a kept session Waiter forgets its wake-ups before the fetch's first read, never after it",
+			Edits: []edit{
+				{File: "kafka/fetch/kept.go", Old: "\tkw.w.Reset()\n\treturn kw\n", New: "\treturn kw\n"},
+				{File: "kafka/fetch/fetch.go", Old: "\t\t\tw = kept.w\n", New: "\t\t\tw = kept.w\n\t\t\tw.Reset()\n"},
+			},
+			Tests: []testRun{{Pkg: "./kafka/", Run: "TestFetchSessionKeptWaiterAppendDuringRead"}},
+		},
+		mutation{
+			Name:  "fetch-kept-waiter-stays-on-old-partition",
+			Rule:  "resolver: a Waiter watching a partition bound again under its name (a topic re-created) moves to the new one",
+			Edits: []edit{{File: "resolver/waiter.go", Old: "if w.mu.closed || (had && old.p == p) {", New: "if w.mu.closed || had {"}},
+			Tests: []testRun{{Pkg: "./kafka/", Run: "TestFetchSessionKeptWaiterRecreatedTopic"}},
+		},
+		mutation{
+			Name:  "fetch-kept-waiter-outlives-session",
+			Rule:  "fetchsession: a dropped session's Watch is closed (its kept Waiter unregistered)",
+			Edits: []edit{{File: "kafka/fetchsession/session.go", Old: "\t\tc.mu.dropped = append(c.mu.dropped, fs.watch)\n", New: ""}},
+			Tests: []testRun{{Pkg: "./kafka/", Run: "TestFetchSessionKeptWaiterDropped"}},
+		},
+		mutation{
+			Name:  "fetch-kept-waiter-keeps-forgotten",
+			Rule:  "fetch: a kept session Waiter is unregistered from the partitions the session forgot",
+			Edits: []edit{{File: "kafka/fetch/kept.go", Old: "\tw.Sweep()\n", New: ""}},
+			Tests: []testRun{{Pkg: "./kafka/", Run: "TestFetchSessionKeptWaiterDropped"}},
+		},
+		mutation{
+			Name:  "fetch-kept-waiter-shared-by-duplicates",
+			Rule:  "fetch: one request at a time waits on a session's kept Waiter; a concurrent one waits on its own",
+			Edits: []edit{{File: "kafka/fetch/kept.go", Old: "if k.mu.busy || k.mu.dropped {", New: "if k.mu.dropped {"}},
+			Tests: []testRun{{Pkg: "./kafka/", Run: "TestFetchSessionKeptWaiterDuplicate"}},
+		},
+	)
+}
