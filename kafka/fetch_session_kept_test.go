@@ -167,3 +167,25 @@ func TestFetchSessionKeptWaiterDuplicate(t *testing.T) {
 		t.Fatalf("older request: error %d, want INVALID_FETCH_SESSION_EPOCH", resp.ErrorCode)
 	}
 }
+
+// A session partition answered from its last read keeps that read's
+// binding only while its Version is unchanged: a topic deleted and
+// re-created under the same name, with a record at the offset the client
+// fetches, is read through the new binding, not answered as before.
+func TestFetchSessionQuietRecreatedTopic(t *testing.T) {
+	g := newSessionRig(t, Config{}, map[string]int32{"q": 1})
+	id := g.fetch(fetchReq(0, 0, parts("q", 1), nil)).SessionID
+	if got := answered(g.fetch(fetchReq(id, 1, nil, nil))); len(got) != 0 {
+		t.Fatalf("nothing moved: answered %v", got)
+	}
+	if err := g.res.DeleteTopic("q"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.res.CreateTopic("q", 1, 1, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	g.produce("q", 0)
+	if got := answered(g.fetch(fetchReq(id, 2, nil, nil))); !got["q/0"] {
+		t.Fatalf("after q was re-created with a record: answered %v, want q/0 with records", got)
+	}
+}

@@ -129,6 +129,10 @@ type Quiet struct {
 	// (resolver.Version), opaque here.
 	Version       [3]uint64
 	LSO, LogStart int64
+	// Binding is the partition binding the read went through
+	// (kafka/fetch's resolver.Partition), opaque here: reused while its
+	// version is still Version.
+	Binding any
 }
 
 // KeyOf is the session key of a requested partition.

@@ -5,7 +5,8 @@ package main
 // Waiter): wake-ups cleared after the first read instead of before it,
 // a registration left on a deleted topic's partition, registrations left
 // behind by a dropped session or a forgotten partition, and one Waiter
-// shared by a session's concurrent requests.
+// shared by a session's concurrent requests; and a quiet partition
+// answered through its last read's binding after that binding changed.
 
 func init() {
 	mutations = append(mutations,
@@ -41,6 +42,12 @@ func init() {
 			Rule:  "fetch: one request at a time waits on a session's kept Waiter; a concurrent one waits on its own",
 			Edits: []edit{{File: "kafka/fetch/kept.go", Old: "if k.mu.busy || k.mu.dropped {", New: "if k.mu.dropped {"}},
 			Tests: []testRun{{Pkg: "./kafka/", Run: "TestFetchSessionKeptWaiterDuplicate"}},
+		},
+		mutation{
+			Name:  "fetch-quiet-binding-unchecked",
+			Rule:  "fetch: a quiet partition reuses its last read's binding only while that binding's Version is unchanged",
+			Edits: []edit{{File: "kafka/fetch/read.go", Old: "if v, ok := h.Version(); !ok || v != q.Version {", New: "if _, ok := h.Version(); !ok {"}},
+			Tests: []testRun{{Pkg: "./kafka/", Run: "TestFetchSessionQuietRecreatedTopic"}},
 		},
 	)
 }

@@ -11,7 +11,7 @@ func init() {
 		mutation{
 			Name:  "fetch-quiet-read-every-time",
 			Rule:  "fetch: a session partition whose last read found nothing new, unchanged since, is not read again",
-			Edits: []edit{{File: "kafka/fetch/read.go", Old: "if ir.kind == versioned && it.quiet.Set && it.quiet.Offset == rp.FetchOffset && it.quiet.Version == ir.version {", New: "if false {"}},
+			Edits: []edit{{File: "kafka/fetch/read.go", Old: "if ir, ok := f.answerQuiet(it, iso, out); ok {", New: "if ir, ok := f.answerQuiet(it, iso, out); ok && false {"}},
 			Tests: []testRun{{Pkg: "./kafka/", Run: "TestFetchSessionUnchangedPartitionsNotRead"}},
 		},
 		mutation{
