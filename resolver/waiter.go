@@ -11,10 +11,11 @@ import "sync"
 // position (R1).
 //
 // A Waiter may be kept registered across many waits (a fetch session
-// keeps one between its fetches): Watch of a partition already watched
-// costs a map lookup, Watch of a partition bound again under the same
-// name (a topic deleted and re-created) moves the registration to the new
-// one, and Sweep drops the partitions not watched since the last Sweep.
+// keeps one between its fetches): Keep of a partition already watched
+// costs a map lookup by pointer; a partition bound again under the same
+// name (a topic deleted and re-created) is another partition, registered
+// anew; and Sweep drops the partitions not kept since the last Sweep
+// (the old binding among them).
 type Waiter struct {
 	// C receives a value (non-blocking, capacity 1) after the next durable
 	// append to any watched partition, or when one is deleted.
@@ -22,19 +23,13 @@ type Waiter struct {
 
 	mu struct {
 		sync.Mutex
-		// parts are the partitions w is registered on, by name, with the
-		// sweep round each was last watched in.
-		parts  map[PartitionKey]watched
+		// parts are the partitions w is registered on, with the sweep
+		// round each was last watched in.
+		parts  map[*partition]uint64
 		round  uint64
 		fired  map[PartitionKey]bool
 		closed bool
 	}
-}
-
-// watched is one registration of a Waiter.
-type watched struct {
-	p     *partition
-	round uint64
 }
 
 // PartitionKey names a partition in a Waiter's fired set.
@@ -47,7 +42,7 @@ type PartitionKey struct {
 func (r *Resolver) NewWaiter() *Waiter {
 	w := &Waiter{C: make(chan struct{}, 1)}
 	w.mu.fired = make(map[PartitionKey]bool)
-	w.mu.parts = make(map[PartitionKey]watched)
+	w.mu.parts = make(map[*partition]uint64)
 	return w
 }
 
@@ -66,23 +61,18 @@ func (r *Resolver) WatchWith(w *Waiter, topic string, partition int32) error {
 }
 
 // watch adds p to w, and reports whether it registered p now (false: p
-// was watched already, or w is closed). A partition of p's name that p
-// replaced (a topic deleted and re-created) is unregistered.
+// was watched already, or w is closed).
 func (w *Waiter) watch(p *partition) (added bool) {
-	k := PartitionKey{Topic: p.topic, Partition: p.index}
 	w.mu.Lock()
-	old, had := w.mu.parts[k]
-	if w.mu.closed || (had && old.p == p) {
-		if !w.mu.closed {
-			w.mu.parts[k] = watched{p: p, round: w.mu.round}
-		}
+	if w.mu.closed {
 		w.mu.Unlock()
 		return false
 	}
-	w.mu.parts[k] = watched{p: p, round: w.mu.round}
+	_, had := w.mu.parts[p]
+	w.mu.parts[p] = w.mu.round
 	w.mu.Unlock()
 	if had {
-		old.p.unwatch(w)
+		return false
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -120,10 +110,10 @@ func (w *Waiter) isClosed() bool {
 func (w *Waiter) Sweep() {
 	var gone []*partition
 	w.mu.Lock()
-	for k, e := range w.mu.parts {
-		if e.round != w.mu.round {
-			gone = append(gone, e.p)
-			delete(w.mu.parts, k)
+	for p, round := range w.mu.parts {
+		if round != w.mu.round {
+			gone = append(gone, p)
+			delete(w.mu.parts, p)
 		}
 	}
 	w.mu.round++
@@ -169,8 +159,8 @@ func (w *Waiter) Close() {
 	parts := w.mu.parts
 	w.mu.parts, w.mu.closed = nil, true
 	w.mu.Unlock()
-	for _, e := range parts {
-		e.p.unwatch(w)
+	for p := range parts {
+		p.unwatch(w)
 	}
 }
 

@@ -3,7 +3,7 @@ package main
 // Deliberate breaks of a fetch session's kept long-poll Waiter
 // (kafka/fetch kept.go, pollItems; kafka/fetchsession's Watch; resolver
 // Waiter): wake-ups cleared after the first read instead of before it,
-// a registration left on a deleted topic's partition, registrations left
+// a long poll registering an older binding than the one it read through, registrations left
 // behind by a dropped session or a forgotten partition, and one Waiter
 // shared by a session's concurrent requests; and a quiet partition
 // answered through its last read's binding after that binding changed.
@@ -21,8 +21,8 @@ func init() {
 		},
 		mutation{
 			Name:  "fetch-kept-waiter-stays-on-old-partition",
-			Rule:  "resolver: a Waiter watching a partition bound again under its name (a topic re-created) moves to the new one",
-			Edits: []edit{{File: "resolver/waiter.go", Old: "if w.mu.closed || (had && old.p == p) {", New: "if w.mu.closed || had {"}},
+			Rule:  "fetch: a long poll registers the binding each partition was read through (a re-created topic's new one)",
+			Edits: []edit{{File: "kafka/fetch/kept.go", Old: "\t\th, err := it.resolve(f.Host)\n", New: "\t\th, err := it.resolve(f.Host)\n\t\tif b, ok := it.quiet.Binding.(resolver.Partition); ok {\n\t\t\th = b\n\t\t}\n"}},
 			Tests: []testRun{{Pkg: "./kafka/", Run: "TestFetchSessionKeptWaiterRecreatedTopic"}},
 		},
 		mutation{
