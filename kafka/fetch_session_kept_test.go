@@ -189,3 +189,32 @@ func TestFetchSessionQuietRecreatedTopic(t *testing.T) {
 		t.Fatalf("after q was re-created with a record: answered %v, want q/0 with records", got)
 	}
 }
+
+// A session left idle loses its kept Waiter: a client gone without
+// closing its session leaves no registration to fire on every append
+// until the session is evicted. Its next long poll registers again and
+// is woken.
+func TestFetchSessionKeptWaiterIdle(t *testing.T) {
+	g := newSessionRig(t, Config{}, map[string]int32{"i": 1, "o": 1})
+	idle := g.fetch(fetchReq(0, 0, parts("i", 1), nil)).SessionID
+	g.fetch(longPoll(idle, 1, time.Millisecond, nil, nil))
+	if n := g.waiters("i", 0); n != 1 {
+		t.Fatalf("%d waiters on i/0, want the session's", n)
+	}
+	g.s.sessions.SetWatchIdle(time.Nanosecond) // every session is idle by the next request
+	other := g.fetch(fetchReq(0, 0, parts("o", 1), nil)).SessionID
+	g.fetch(fetchReq(other, 1, nil, nil))
+	if n := g.waiters("i", 0); n != 0 {
+		t.Fatalf("idle session: %d waiters on i/0, want none", n)
+	}
+	g.s.sessions.SetWatchIdle(0)
+
+	req := longPoll(idle, 2, keptWait, nil, nil)
+	g.corr++
+	g.c.send(g.corr, req)
+	waitFor(t, "the idle session's long poll registered again", func() bool { return g.waiters("i", 0) == 1 })
+	g.produce("i", 0)
+	if got := answered(recvFetch(g.c, req)); !got["i/0"] {
+		t.Fatalf("long poll answered %v, want i/0 with the record produced while it waited", got)
+	}
+}

@@ -9,16 +9,17 @@ import (
 
 // keptWaiter is a fetch session's long-poll Waiter, kept registered on
 // the session's partitions between its fetches (the kept session
-// waiter): a fetch that must wait finds every partition watched already
+// waiter): a fetch that must wait finds most partitions watched already
 // and registers only those added since, or bound again (a topic deleted
-// and re-created), instead of all of them, and unregisters none.
-// Appends between fetches fire it too, which the next fetch discards
-// (Waiter.Reset) before its first read.
+// and re-created), instead of all of them, and unregisters only those
+// the session forgot and old bindings (Waiter.Sweep). Appends between
+// fetches fire it too, which the next fetch discards (Waiter.Reset)
+// before its first read.
 //
-// One request at a time uses it (take): a duplicate request on the same
-// session, which one-by-one session epochs will fail at Finish, waits on
-// a Waiter of its own, as a sessionless fetch does, so neither can drain
-// a wake-up meant for the other. The session cache closes it when the
+// One request at a time uses it (take): a second request on the same
+// session while one waits (of the two, one-by-one session epochs fail
+// the older at Finish) waits on a Waiter of its own, as a sessionless
+// fetch does, so neither can drain a wake-up meant for the other. The session cache closes it when the
 // session is dropped; if a request is using it then, the request closes
 // it when done (release), so a drop never disturbs a wait.
 type keptWaiter struct {

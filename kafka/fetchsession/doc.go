@@ -75,5 +75,6 @@
 //   - **Kept session waiter.** A session may hold a Watch (kafka/fetch's
 //     long-poll waiter, kept registered between its requests); the cache
 //     closes it once the session is dropped (removed, replaced by epoch,
-//     evicted or grown past its bound), after releasing its own lock.
+//     evicted or grown past its bound), or idle for sessionEvictionAge
+//     (a later request makes a new one), after releasing its own lock.
 package fetchsession

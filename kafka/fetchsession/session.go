@@ -41,6 +41,11 @@ type Cache struct {
 		// once it is released (unlockAndClose): closing one takes the
 		// locks of the partitions it watches, never under the cache's.
 		dropped []Watch
+		// watchIdle is how long a session's Watch outlives its last
+		// request (0: sessionEvictionAge; tests lower it), and idleScan
+		// when idle ones were last looked for.
+		watchIdle time.Duration
+		idleScan  time.Time
 	}
 }
 
@@ -169,12 +174,41 @@ func nextEpoch(e int32) int32 {
 // Get returns the session with id, marked used, or nil.
 func (c *Cache) Get(id int32) *Session {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.unlockAndClose()
+	now := time.Now()
+	c.closeIdleWatchesLocked(now)
 	fs := c.mu.byID[id]
 	if fs != nil {
-		fs.lastUsed = time.Now()
+		fs.lastUsed = now
 	}
 	return fs
+}
+
+// closeIdleWatchesLocked takes the Watch from every session idle for
+// the watch idle age (closed by unlockAndClose), looking at most four
+// times an age. A session a client left without closing it stays cached
+// until evicted; its Watch would fire on every append to its partitions
+// meanwhile. A later request of the session makes a new one (Watch).
+func (c *Cache) closeIdleWatchesLocked(now time.Time) {
+	age := cmp.Or(c.mu.watchIdle, sessionEvictionAge)
+	if now.Sub(c.mu.idleScan) < age/4 {
+		return
+	}
+	c.mu.idleScan = now
+	for _, fs := range c.mu.byID {
+		if fs.watch != nil && now.Sub(fs.lastUsed) >= age {
+			c.mu.dropped = append(c.mu.dropped, fs.watch)
+			fs.watch = nil
+		}
+	}
+}
+
+// SetWatchIdle sets how long a session's Watch outlives its last request
+// (0: the default). For tests.
+func (c *Cache) SetWatchIdle(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mu.watchIdle, c.mu.idleScan = d, time.Time{}
 }
 
 // Remove drops the session with id, if any (session open and close by epoch).

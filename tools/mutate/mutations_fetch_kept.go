@@ -3,10 +3,11 @@ package main
 // Deliberate breaks of a fetch session's kept long-poll Waiter
 // (kafka/fetch kept.go, pollItems; kafka/fetchsession's Watch; resolver
 // Waiter): wake-ups cleared after the first read instead of before it,
-// a long poll registering an older binding than the one it read through, registrations left
-// behind by a dropped session or a forgotten partition, and one Waiter
-// shared by a session's concurrent requests; and a quiet partition
-// answered through its last read's binding after that binding changed.
+// a long poll registering an older binding than the one it read
+// through, registrations left behind by a dropped or idle session or a
+// forgotten partition, one Waiter shared by a session's concurrent
+// requests; and a quiet partition answered through its last read's
+// binding after that binding changed.
 
 func init() {
 	mutations = append(mutations,
@@ -28,8 +29,14 @@ func init() {
 		mutation{
 			Name:  "fetch-kept-waiter-outlives-session",
 			Rule:  "fetchsession: a dropped session's Watch is closed (its kept Waiter unregistered)",
-			Edits: []edit{{File: "kafka/fetchsession/session.go", Old: "\t\tc.mu.dropped = append(c.mu.dropped, fs.watch)\n", New: ""}},
+			Edits: []edit{{File: "kafka/fetchsession/session.go", Old: "\t\tc.mu.dropped = append(c.mu.dropped, fs.watch)\n\t\tfs.watch = nil\n\t}\n\tc.mu.total", New: "\t\tfs.watch = nil\n\t}\n\tc.mu.total"}},
 			Tests: []testRun{{Pkg: "./kafka/", Run: "TestFetchSessionKeptWaiterDropped"}},
+		},
+		mutation{
+			Name:  "fetch-kept-waiter-outlives-idle-session",
+			Rule:  "fetchsession: an idle session's Watch is closed (no registration left by a client gone without closing)",
+			Edits: []edit{{File: "kafka/fetchsession/session.go", Old: "\tc.closeIdleWatchesLocked(now)\n", New: ""}},
+			Tests: []testRun{{Pkg: "./kafka/", Run: "TestFetchSessionKeptWaiterIdle"}},
 		},
 		mutation{
 			Name:  "fetch-kept-waiter-keeps-forgotten",
