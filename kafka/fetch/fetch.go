@@ -139,7 +139,7 @@ func (f *Fetcher) beginIncremental(fs *fetchsession.Session, r *kmsg.FetchReques
 // response carries copies of those it keeps.
 func (f *Fetcher) fetchItems(c Call, r *kmsg.FetchRequest, items []Item, fs *fetchsession.Session, open bool, s *scratch) (*kmsg.FetchResponse, *fetchwire.Batches) {
 	c.Authorize(items, ReplicaID(r) >= 0)
-	rd := f.pollItems(c, r, items, s.readFor(len(items)))
+	rd := f.pollItems(c, r, items, fs, s.readFor(len(items)))
 	parts := rd.parts
 	resp := r.ResponseKind().(*kmsg.FetchResponse)
 	switch {
@@ -200,15 +200,23 @@ func (f *Fetcher) openSession(r *kmsg.FetchRequest, owner string, items []Item, 
 // is registered only once the first read leaves the fetch waiting (most
 // fetches of a busy session answer at once), and a partition whose
 // Version moved between its read and the registration is read again, as
-// if it had fired.
-func (f *Fetcher) pollItems(c Call, r *kmsg.FetchRequest, items []Item, rd *read) *read {
+// if it had fired. An incremental fetch waits on its session's kept
+// Waiter (keptWaiter), which earlier fetches registered on most
+// partitions already: it registers only the partitions new to it.
+func (f *Fetcher) pollItems(c Call, r *kmsg.FetchRequest, items []Item, fs *fetchsession.Session, rd *read) *read {
 	_, minBytes := f.limits(r)
 	canWait := r.MaxWaitMillis > 0 && minBytes > 0
 	late := !f.Cluster && len(items) > 0 && items[0].sp != nil
 	var w *resolver.Waiter
-	if canWait && !late {
+	var kept *keptWaiter
+	switch {
+	case canWait && !late:
 		w = f.waiter(items)
 		defer w.Close()
+	case canWait:
+		if kept = f.keptFor(fs); kept != nil {
+			defer kept.release()
+		}
 	}
 	rd.wire = c.Wire()
 	f.readOnce(r, items, rd, nil)
@@ -217,9 +225,13 @@ func (f *Fetcher) pollItems(c Call, r *kmsg.FetchRequest, items []Item, rd *read
 	}
 	var fired map[resolver.PartitionKey]bool
 	if late {
-		w = f.waiter(items)
-		defer w.Close()
-		fired = movedSince(items, rd)
+		if kept != nil {
+			w = kept.w
+		} else {
+			w = f.Host.NewWaiter()
+			defer w.Close()
+		}
+		fired = f.registerLate(w, items, rd)
 	}
 	timer := time.NewTimer(time.Duration(r.MaxWaitMillis) * time.Millisecond)
 	defer timer.Stop()

@@ -86,31 +86,15 @@ func (f *Fetcher) readOnce(r *kmsg.FetchRequest, items []Item, rd *read, fired m
 	}
 }
 
-// movedSince lists the items a durable append may have changed since rd
-// read them: those whose Version moved, and those read without one.
-func movedSince(items []Item, rd *read) map[resolver.PartitionKey]bool {
-	moved := make(map[resolver.PartitionKey]bool)
-	for i := range items {
-		it, ir := &items[i], &rd.items[i]
-		switch ir.kind {
-		case fixed:
-			continue
-		case versioned:
-			if v, _ := it.h.Version(); v == ir.version {
-				continue
-			}
-		}
-		moved[resolver.PartitionKey{Topic: it.Name, Partition: it.rp.Partition}] = true
-	}
-	return moved
-}
-
 // readPartition reads one partition through its resolved binding into
 // out: one read, or with the budget spent one snapshot, and the bounds of
 // either are set on every answer. A partition of a session whose last
 // read found nothing new, unchanged since, is answered as then without a
 // read (a session's unchanged partitions).
 func (f *Fetcher) readPartition(it *Item, maxBytes int, minOne bool, iso resolver.Isolation, version int16, wire *fetchwire.Batches, out *kmsg.FetchResponseTopicPartition) itemRead {
+	if ir, ok := f.answerQuiet(it, iso, out); ok {
+		return ir
+	}
 	topic, rp := it.Name, it.rp
 	h, err := it.resolve(f.Host)
 	if err != nil {
@@ -126,18 +110,13 @@ func (f *Fetcher) readPartition(it *Item, maxBytes int, minOne bool, iso resolve
 	if v, ok := f.version(h, it, internal); ok {
 		ir.kind, ir.version = versioned, v
 	}
-	if ir.kind == versioned && it.quiet.Set && it.quiet.Offset == rp.FetchOffset && it.quiet.Version == ir.version {
-		quietAnswer(out, rp.Partition, it.quiet, iso)
-		ir.quiet = it.quiet
-		return ir
-	}
 	if maxBytes <= 0 && !minOne {
 		// Budget spent: report the bounds only.
 		*out = f.boundsOnly(h, internal, rp.Partition)
 		if out.ErrorCode == 0 {
 			out.AbortedTransactions = abortedOf(iso, nil)
 		}
-		ir.quiet = quietOf(ir, rp.FetchOffset, out)
+		ir.quiet = quietOf(h, ir, rp.FetchOffset, out)
 		return ir
 	}
 	offset := resolver.Offset(rp.FetchOffset)
@@ -167,7 +146,7 @@ func (f *Fetcher) readPartition(it *Item, maxBytes int, minOne bool, iso resolve
 	}
 	out.AbortedTransactions = abortedOf(iso, res.Aborted)
 	ir.size = res.Bytes
-	ir.quiet = quietOf(ir, rp.FetchOffset, out)
+	ir.quiet = quietOf(h, ir, rp.FetchOffset, out)
 	return ir
 }
 
@@ -186,11 +165,38 @@ func (f *Fetcher) version(h resolver.Partition, it *Item, internal bool) (resolv
 // versioned read's answer at the end of the log (offset the high
 // watermark) without records or error, which no byte budget or isolation
 // level would have answered otherwise.
-func quietOf(ir itemRead, offset int64, out *kmsg.FetchResponseTopicPartition) fetchsession.Quiet {
+func quietOf(h resolver.Partition, ir itemRead, offset int64, out *kmsg.FetchResponseTopicPartition) fetchsession.Quiet {
 	if ir.kind != versioned || out.ErrorCode != 0 || len(out.RecordBatches) > 0 || out.HighWatermark != offset {
 		return fetchsession.Quiet{}
 	}
-	return fetchsession.Quiet{Set: true, Offset: offset, Version: ir.version, LSO: out.LastStableOffset, LogStart: out.LogStartOffset}
+	return fetchsession.Quiet{Set: true, Offset: offset, Version: ir.version, LSO: out.LastStableOffset, LogStart: out.LogStartOffset, Binding: h}
+}
+
+// answerQuiet answers a session's partition whose last read found
+// nothing new (it.quiet), fetched at the same offset, as that read did,
+// without a read or a lookup, while the binding that read went through
+// still has the Version loaded before it (a session's unchanged
+// partitions). A topic deleted (and re-created) or a partition bound
+// again moves that Version (it holds the partition's identity and change
+// count), so an unchanged one means a lookup now would give the same
+// binding, and a read the same answer. Only on one node (a cluster's
+// reads have no Version; its route check is the only one); authorization
+// is the request's, checked before (Item.Refused).
+func (f *Fetcher) answerQuiet(it *Item, iso resolver.Isolation, out *kmsg.FetchResponseTopicPartition) (itemRead, bool) {
+	q := it.quiet
+	if f.Cluster || it.sp == nil || !q.Set || q.Offset != it.rp.FetchOffset {
+		return itemRead{}, false
+	}
+	h, ok := q.Binding.(resolver.Partition)
+	if !ok {
+		return itemRead{}, false
+	}
+	if v, ok := h.Version(); !ok || v != q.Version {
+		return itemRead{}, false
+	}
+	it.h, it.herr, it.resolved = h, nil, true
+	quietAnswer(out, it.rp.Partition, q, iso)
+	return itemRead{kind: versioned, version: q.Version, quiet: q}, true
 }
 
 // quietAnswer answers a partition in out as its last read q did: its

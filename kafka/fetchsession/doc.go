@@ -72,4 +72,9 @@
 //     equals what the client was told, so the response leaves it out.
 //     The request that read writes Quiet in Finish, under the session's
 //     lock, like the rest of what the client was told.
+//   - **Kept session waiter.** A session may hold a Watch (kafka/fetch's
+//     long-poll waiter, kept registered between its requests); the cache
+//     closes it once the session is dropped (removed, replaced by epoch,
+//     evicted or grown past its bound), or idle for sessionEvictionAge
+//     (a later request makes a new one), after releasing its own lock.
 package fetchsession

@@ -37,6 +37,32 @@ type Cache struct {
 		// maxParts and maxTotal are the session partition bound bounds (0: maxSessionPartitions
 		// and maxCachedPartitions); tests lower them.
 		maxParts, maxTotal int
+		// dropped are the Watches of sessions dropped under mu, closed
+		// once it is released (unlockAndClose): closing one takes the
+		// locks of the partitions it watches, never under the cache's.
+		dropped []Watch
+		// watchIdle is how long a session's Watch outlives its last
+		// request (0: sessionEvictionAge; tests lower it), and idleScan
+		// when idle ones were last looked for.
+		watchIdle time.Duration
+		idleScan  time.Time
+	}
+}
+
+// Watch is what a session keeps registered between its requests
+// (kafka/fetch's long-poll waiter, the kept session waiter): closed
+// once, after the session is dropped (removed, replaced by epoch, evicted
+// or grown past its bound), outside the cache's lock.
+type Watch interface{ Close() }
+
+// unlockAndClose releases c.mu, then closes the Watches of the sessions
+// dropped under it.
+func (c *Cache) unlockAndClose() {
+	dropped := c.mu.dropped
+	c.mu.dropped = nil
+	c.mu.Unlock()
+	for _, w := range dropped {
+		w.Close()
 	}
 }
 
@@ -57,6 +83,7 @@ type Session struct {
 	size     int
 	lastUsed time.Time
 	removed  bool
+	watch    Watch // nil until the first request needs one (Cache.Watch)
 
 	mu struct {
 		sync.Mutex
@@ -107,6 +134,10 @@ type Quiet struct {
 	// (resolver.Version), opaque here.
 	Version       [3]uint64
 	LSO, LogStart int64
+	// Binding is the partition binding the read went through
+	// (kafka/fetch's resolver.Partition), opaque here: reused while its
+	// version is still Version.
+	Binding any
 }
 
 // KeyOf is the session key of a requested partition.
@@ -143,18 +174,47 @@ func nextEpoch(e int32) int32 {
 // Get returns the session with id, marked used, or nil.
 func (c *Cache) Get(id int32) *Session {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.unlockAndClose()
+	now := time.Now()
+	c.closeIdleWatchesLocked(now)
 	fs := c.mu.byID[id]
 	if fs != nil {
-		fs.lastUsed = time.Now()
+		fs.lastUsed = now
 	}
 	return fs
+}
+
+// closeIdleWatchesLocked takes the Watch from every session idle for
+// the watch idle age (closed by unlockAndClose), looking at most four
+// times an age. A session a client left without closing it stays cached
+// until evicted; its Watch would fire on every append to its partitions
+// meanwhile. A later request of the session makes a new one (Watch).
+func (c *Cache) closeIdleWatchesLocked(now time.Time) {
+	age := cmp.Or(c.mu.watchIdle, sessionEvictionAge)
+	if now.Sub(c.mu.idleScan) < age/4 {
+		return
+	}
+	c.mu.idleScan = now
+	for _, fs := range c.mu.byID {
+		if fs.watch != nil && now.Sub(fs.lastUsed) >= age {
+			c.mu.dropped = append(c.mu.dropped, fs.watch)
+			fs.watch = nil
+		}
+	}
+}
+
+// SetWatchIdle sets how long a session's Watch outlives its last request
+// (0: the default). For tests.
+func (c *Cache) SetWatchIdle(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mu.watchIdle, c.mu.idleScan = d, time.Time{}
 }
 
 // Remove drops the session with id, if any (session open and close by epoch).
 func (c *Cache) Remove(id int32) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.unlockAndClose()
 	if fs := c.mu.byID[id]; fs != nil {
 		c.dropLocked(fs)
 	}
@@ -163,6 +223,10 @@ func (c *Cache) Remove(id int32) {
 // dropLocked takes fs out of the cache.
 func (c *Cache) dropLocked(fs *Session) {
 	fs.removed = true
+	if fs.watch != nil {
+		c.mu.dropped = append(c.mu.dropped, fs.watch)
+		fs.watch = nil
+	}
 	c.mu.total -= fs.size
 	delete(c.mu.byID, fs.id)
 	if c.mu.byOwner[fs.owner]--; c.mu.byOwner[fs.owner] <= 0 {
@@ -197,7 +261,7 @@ func (c *Cache) Create(slots Slots, owner string, topicIDs bool, parts []*Part) 
 		return nil // The fetch session cache bound
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.unlockAndClose() // evicted sessions' Watches
 	if perSession, total := c.boundsLocked(); len(parts) > perSession || c.mu.total+len(parts) > total {
 		return nil // The session partition bound
 	}
@@ -290,6 +354,20 @@ func (c *Cache) newIDLocked() int32 {
 			return id
 		}
 	}
+}
+
+// Watch returns fs's Watch, made by newWatch on the first call; nil once fs
+// was dropped (a Watch made then would never be closed).
+func (c *Cache) Watch(fs *Session, newWatch func() Watch) Watch {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if fs.removed {
+		return nil
+	}
+	if fs.watch == nil {
+		fs.watch = newWatch()
+	}
+	return fs.watch
 }
 
 // Count is how many sessions the cache holds.

@@ -11,7 +11,7 @@ func init() {
 		mutation{
 			Name:  "fetch-quiet-read-every-time",
 			Rule:  "fetch: a session partition whose last read found nothing new, unchanged since, is not read again",
-			Edits: []edit{{File: "kafka/fetch/read.go", Old: "if ir.kind == versioned && it.quiet.Set && it.quiet.Offset == rp.FetchOffset && it.quiet.Version == ir.version {", New: "if false {"}},
+			Edits: []edit{{File: "kafka/fetch/read.go", Old: "if ir, ok := f.answerQuiet(it, iso, out); ok {", New: "if ir, ok := f.answerQuiet(it, iso, out); ok && false {"}},
 			Tests: []testRun{{Pkg: "./kafka/", Run: "TestFetchSessionUnchangedPartitionsNotRead"}},
 		},
 		mutation{
@@ -32,7 +32,7 @@ func init() {
 		mutation{
 			Name:  "fetch-late-waiter-misses-moved",
 			Rule:  "fetch: a long poll registered after its first read reads again every partition whose Version moved since",
-			Edits: []edit{{File: "kafka/fetch/fetch.go", Old: "\t\tfired = movedSince(items, rd)\n", New: "\t\tfired = nil\n"}},
+			Edits: []edit{{File: "kafka/fetch/kept.go", Old: "\t\tv, _ := h.Version()\n\t\treturn v != ir.version\n", New: "\t\treturn false\n"}},
 			Tests: []testRun{{Pkg: "./kafka/", Run: "TestFetchSessionAppendBeforeLateRegistration"}},
 		},
 		mutation{
