@@ -1,14 +1,18 @@
 package kafka
 
 import (
+	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kgateway/kgateway/resolver"
+	"github.com/kgateway/kgateway/topicconfig"
 )
 
 // keptWait is the MaxWait of a long poll an append must end: far longer
@@ -216,5 +220,42 @@ func TestFetchSessionKeptWaiterIdle(t *testing.T) {
 	g.produce("i", 0)
 	if got := answered(recvFetch(g.c, req)); !got["i/0"] {
 		t.Fatalf("long poll answered %v, want i/0 with the record produced while it waited", got)
+	}
+}
+
+// A long poll of a compacted view's companion topic waits on its source
+// partition, whose appends fire it under the source's name: an append
+// past the view's end wakes the poll and is read through the companion,
+// not waited out.
+func TestLongPollCompanionWokenBySourceAppend(t *testing.T) {
+	g := newSessionRig(t, Config{}, nil)
+	if _, err := g.res.CreateTopic("src", 1, 1, map[string]string{topicconfig.CompactedView: "true"}, false); err != nil {
+		t.Fatal(err)
+	}
+	const companion = "src" + resolver.CompanionSuffix
+	g.produce("src", 0)
+	id := g.fetch(fetchReq(0, 0, []fetchPart{{companion, 0, 1}}, nil)).SessionID
+	produced := make(chan error, 1)
+	go func() {
+		// The poll registers once its first read found nothing: an
+		// append from then on must wake it.
+		deadline := time.Now().Add(testDeadline)
+		for n, _ := g.res.Waiters("src", 0); n == 0; n, _ = g.res.Waiters("src", 0) {
+			if time.Now().After(deadline) {
+				produced <- errors.New("the long poll never registered on src/0")
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), testDeadline)
+		defer cancel()
+		produced <- g.prod.ProduceSync(ctx, &kgo.Record{Topic: "src", Partition: 0, Value: []byte("v")}).FirstErr()
+	}()
+	resp := g.fetch(longPoll(id, 1, keptWait, nil, nil))
+	if err := <-produced; err != nil {
+		t.Fatal(err)
+	}
+	if got := answered(resp); !got[companion+"/0"] {
+		t.Fatalf("long poll of %s answered %v, want the record appended to its source while it waited", companion, got)
 	}
 }

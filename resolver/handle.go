@@ -227,6 +227,12 @@ func (h Partition) Version() (v Version, ok bool) {
 // wait is not missed.
 func (h Partition) Watch(w *Waiter) { w.watch(h.p) }
 
+// WatchKey is h's name in a Waiter's fired set: its partition's, which
+// for a companion is its source's (whose appends it waits on).
+func (h Partition) WatchKey() PartitionKey {
+	return PartitionKey{Topic: h.p.topic, Partition: h.p.index}
+}
+
 // ProduceAsync is Resolver.ProduceAsync through h, for a caller that hands
 // the batch over (b from ParseBatches over a buffer it gives up): the
 // resolver stamps it in place and the store keeps it (tail cache) instead

@@ -44,6 +44,16 @@ func (it *Item) resolve(h Host) (resolver.Partition, error) {
 	return it.h, it.herr
 }
 
+// firedKey names the item in a Waiter's fired set (resolver.Partition's
+// WatchKey once resolved): a companion topic's item by its source's
+// partition, whose appends fire the Waiter.
+func (it *Item) firedKey() resolver.PartitionKey {
+	if it.resolved && it.herr == nil {
+		return it.h.WatchKey()
+	}
+	return resolver.PartitionKey{Topic: it.Name, Partition: it.rp.Partition}
+}
+
 // requestItems lists the request's partitions in request order; withSess
 // gives each a session entry for the session a full fetch opens.
 func (f *Fetcher) requestItems(r *kmsg.FetchRequest, withSess bool) []Item {

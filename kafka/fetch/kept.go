@@ -104,7 +104,7 @@ func (f *Fetcher) registerLate(w *resolver.Waiter, items []Item, rd *read) map[r
 			continue
 		}
 		if movedSinceRead(h, &rd.items[i]) {
-			moved[resolver.PartitionKey{Topic: it.Name, Partition: it.rp.Partition}] = true
+			moved[it.firedKey()] = true
 		}
 	}
 	w.Sweep()

@@ -59,7 +59,7 @@ func (f *Fetcher) readOnce(r *kmsg.FetchRequest, items []Item, rd *read, fired m
 	follower := ReplicaID(r) >= 0
 	for i := range items {
 		it, out, ir := &items[i], &rd.parts[i], &rd.items[i]
-		if fired == nil || fired[resolver.PartitionKey{Topic: it.Name, Partition: it.rp.Partition}] {
+		if fired == nil || fired[it.firedKey()] {
 			*ir = itemRead{}
 			switch {
 			case it.ErrID:

@@ -56,5 +56,11 @@ func init() {
 			Edits: []edit{{File: "kafka/fetch/read.go", Old: "if v, ok := h.Version(); !ok || v != q.Version {", New: "if _, ok := h.Version(); !ok {"}},
 			Tests: []testRun{{Pkg: "./kafka/", Run: "TestFetchSessionQuietRecreatedTopic"}},
 		},
+		mutation{
+			Name:  "fetch-companion-fired-by-own-name",
+			Rule:  "fetch: a long poll of a companion topic is woken by its source's appends (its fired key is the source partition's)",
+			Edits: []edit{{File: "kafka/fetch/items.go", Old: "\tif it.resolved && it.herr == nil {\n\t\treturn it.h.WatchKey()", New: "\tif false {\n\t\treturn it.h.WatchKey()"}},
+			Tests: []testRun{{Pkg: "./kafka/", Run: "TestLongPollCompanionWokenBySourceAppend"}},
+		},
 	)
 }
