@@ -347,80 +347,136 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 	if err != nil {
 		return acquisition{code: c.failCode(err)}
 	}
-	now := c.cfg.Now()
-	limit := c.deliveryLimit()
-	lockFor := c.lockDuration(g.id) // before p.mu: a leader may read it from etcd (share states outside the offsets store)
-	dlq := c.dlqOn(g.id)
-	w.moveTo(p)
-	p.mu.Lock()
-	p.dlq = dlq
-	used, owing := p.useWakeLocked(w)
-	w.want = maxRecords
-	p.trimLocked(logStart)
-	next, expired := p.expireLocked(now, limit)
-	if expired && dlq {
-		c.kickDLQ() // records out of deliveries may be archiving now
+	t := &acquireTry{
+		group: g.id, member: member, tp: tp, p: p, w: w, maxRecords: maxRecords, whole: whole, hwm: hwm,
+		now: c.cfg.Now(), limit: c.deliveryLimit(),
+		lockFor: c.lockDuration(g.id), // before p.mu: a leader may read it from etcd (share states outside the offsets store)
+		dlq:     c.dlqOn(g.id),
 	}
-	from, ok := p.readFromLocked(c.cfg.PartitionMaxRecordLocks)
-	reach := p.reachLocked(from, maxRecords, c.cfg.PartitionMaxRecordLocks)
-	if !ok || from >= hwm || p.promisedAwayLocked(c.cfg.PartitionMaxRecordLocks, hwm) {
-		p.queueLocked(w)
-		holds, now := p.answerHolderLocked(member)
-		p.mu.Unlock()
-		return acquisition{nextExpiry: next, ownBlock: holds, answerNow: now, owing: owing}
+	if a, wait := c.look(t, logStart); wait {
+		return a
 	}
-	p.unqueueLocked(w) // it reads: a wake goes to a fetch that waits
-	// What it reads for is promised to it until it is back (claim):
-	// another fetch meanwhile would read the same records, and find
-	// them taken.
-	claim := max(min(maxRecords, p.acquirableLocked(c.cfg.PartitionMaxRecordLocks, hwm)-p.promised), 0)
-	p.promised += claim
-	p.mu.Unlock()
 	committed := c.groupConfig(g.id, ConfigIsolationLevel) == isolationCommitted
-	rd, err := c.readSpans(tp, from, min(reach, hwm-1), maxBytes, committed, into)
-	if err == nil && committed && from >= min(hwm, rd.lso) {
-		// Nothing stable to take: wait for the transaction's end, or
-		// a change, queued as above.
-		p.mu.Lock()
-		p.promised = max(p.promised-claim, 0)
-		if f, ok := p.readFromLocked(c.cfg.PartitionMaxRecordLocks); ok && f < from {
-			w.poke() // released meanwhile: it looks again
-		} else {
-			p.queueLocked(w)
-		}
-		p.mu.Unlock()
-		return acquisition{nextExpiry: next, owing: owing}
+	rd, err := c.readSpans(tp, t.from, min(t.reach, hwm-1), maxBytes, committed, into)
+	if err == nil && committed && t.from >= min(hwm, rd.lso) {
+		c.nothingStable(t)
+		return acquisition{nextExpiry: t.next, owing: t.owing}
 	}
 	if err == nil && rd.corrupt {
 		err = errCorruptBatch
 	}
 	if err != nil {
-		p.mu.Lock()
-		p.promised = max(p.promised-claim, 0)
-		if used {
-			p.wakeLocked() // it took a wake it cannot use: the others look
-		}
-		p.mu.Unlock()
-	}
-	if err != nil {
-		if errors.Is(err, errCorruptBatch) {
-			return acquisition{code: kerr.CorruptMessage.Code, owing: owing}
-		}
-		return acquisition{code: c.log.Code(err), owing: owing}
+		return c.readFailed(t, err)
 	}
 	if committed {
-		hwm = min(hwm, rd.lso)
+		t.hwm = min(hwm, rd.lso)
 	}
+	return c.take(t, rd)
+}
+
+// acquireTry is one acquisition of a partition, carried from its first
+// look under the partition's lock (look), through its read without the
+// lock, to what it takes of what it read (take).
+type acquireTry struct {
+	group, member string
+	tp            offsets.TopicPartition
+	p             *partition
+	w             *waiter
+	maxRecords    int
+	whole         bool  // whole batches only (ShareAcquireMode 0)
+	hwm           int64 // the high watermark, or the LSO at read_committed once read
+	now           time.Time
+	limit         int32 // delivery count limit
+	lockFor       time.Duration
+	dlq           bool
+	// Set by look.
+	next        time.Time // the partition's next lock expiry
+	used, owing bool      // useWakeLocked's
+	from, reach int64     // where it reads, and how far
+	claim       int       // what it was promised (partition.promised) until it is back
+}
+
+// look is an acquisition's first look at its partition, under its lock:
+// it expires locks and finds where to read and how far. With nothing to
+// read it queues the fetch's waiter and returns its answer (wait true);
+// else it promises the acquisition what it reads for (claim) until it is
+// back, as another fetch meanwhile would read the same records and find
+// them taken.
+func (c *Coordinator) look(t *acquireTry, logStart int64) (a acquisition, wait bool) {
+	p, w, maxLocks := t.p, t.w, c.cfg.PartitionMaxRecordLocks
+	w.moveTo(p)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.dlq = t.dlq
+	t.used, t.owing = p.useWakeLocked(w)
+	w.want = t.maxRecords
+	p.trimLocked(logStart)
+	next, expired := p.expireLocked(t.now, t.limit)
+	t.next = next
+	if expired && t.dlq {
+		c.kickDLQ() // records out of deliveries may be archiving now
+	}
+	from, ok := p.readFromLocked(maxLocks)
+	t.from, t.reach = from, p.reachLocked(from, t.maxRecords, maxLocks)
+	if !ok || from >= t.hwm || p.promisedAwayLocked(maxLocks, t.hwm) {
+		p.queueLocked(w)
+		holds, now := p.answerHolderLocked(t.member)
+		return acquisition{nextExpiry: next, ownBlock: holds, answerNow: now, owing: t.owing}, true
+	}
+	p.unqueueLocked(w) // it reads: a wake goes to a fetch that waits
+	t.claim = max(min(t.maxRecords, p.acquirableLocked(maxLocks, t.hwm)-p.promised), 0)
+	p.promised += t.claim
+	return acquisition{}, false
+}
+
+// nothingStable gives back the claim of a read that found nothing stable
+// (read_committed below an open transaction): the fetch looks again at
+// once if records were released meanwhile, else it waits for the
+// transaction's end, or a change, queued as look queues it.
+func (c *Coordinator) nothingStable(t *acquireTry) {
+	p := t.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.promised = max(p.promised-t.claim, 0)
+	if f, ok := p.readFromLocked(c.cfg.PartitionMaxRecordLocks); ok && f < t.from {
+		t.w.poke() // released meanwhile: it looks again
+	} else {
+		p.queueLocked(t.w)
+	}
+}
+
+// readFailed gives back the claim of a read that failed, and the wake
+// it took and cannot use, and answers the error's code.
+func (c *Coordinator) readFailed(t *acquireTry, err error) acquisition {
+	p := t.p
+	p.mu.Lock()
+	p.promised = max(p.promised-t.claim, 0)
+	if t.used {
+		p.wakeLocked() // it took a wake it cannot use: the others look
+	}
+	p.mu.Unlock()
+	if errors.Is(err, errCorruptBatch) {
+		return acquisition{code: kerr.CorruptMessage.Code, owing: t.owing}
+	}
+	return acquisition{code: c.log.Code(err), owing: t.owing}
+}
+
+// take locks what the read found still acquirable, under the partition's
+// lock, and submits the partition's new state for writing (written).
+// Having taken nothing, the fetch looks again at once when others left
+// records past what it read, else waits queued.
+func (c *Coordinator) take(t *acquireTry, rd shareRead) acquisition {
+	p, member, maxLocks := t.p, t.member, c.cfg.PartitionMaxRecordLocks
 	batches, spans := rd.batches, rd.spans
 	p.mu.Lock()
-	p.promised = max(p.promised-claim, 0)
-	p.dlq = dlq
-	before := p.persistedLocked(tp)
+	p.promised = max(p.promised-t.claim, 0)
+	p.dlq = t.dlq
+	before := p.persistedLocked(t.tp)
 	ranges := p.acquireLocked(spans, acquireArgs{
-		member: member, hwm: hwm, max: maxRecords, wholeBatches: whole, maxLocks: c.cfg.PartitionMaxRecordLocks,
-		limit: limit, deadline: now.Add(lockFor),
+		member: member, hwm: t.hwm, max: t.maxRecords, wholeBatches: t.whole, maxLocks: maxLocks,
+		limit: t.limit, deadline: t.now.Add(t.lockFor),
 	})
-	changed := len(ranges) > 0 || !samePersisted(before, p.persistedLocked(tp))
+	changed := len(ranges) > 0 || !samePersisted(before, p.persistedLocked(t.tp))
 	if len(ranges) > 0 {
 		p.fedLocked(member)
 	}
@@ -428,35 +484,35 @@ func (c *Coordinator) acquire(g *group, member string, tp offsets.TopicPartition
 		// What it left acquirable (or made room for, archiving) goes
 		// to the fetches behind it, whose acquisitions its write
 		// lingers for.
-		c.writer.owe(p.passOnLocked(c.cfg.PartitionMaxRecordLocks, hwm))
+		c.writer.owe(p.passOnLocked(maxLocks, t.hwm))
 	}
 	var holds, answerNow bool
 	if !changed {
-		if f, ok := p.readFromLocked(c.cfg.PartitionMaxRecordLocks); ok && f > from && f < hwm {
+		if f, ok := p.readFromLocked(maxLocks); ok && f > t.from && f < t.hwm {
 			// Others took what it read, and left records past it:
 			// it looks again at once.
-			w.poke()
+			t.w.poke()
 		} else {
 			// Others took what it read, or the window cannot
 			// hold its next batch whole (fitsLocked): it waits, as
 			// a holder's fetch does when it holds records here.
-			p.queueLocked(w)
+			p.queueLocked(t.w)
 			holds, answerNow = p.answerHolderLocked(member)
 		}
 	}
 	var written func() error
 	if changed {
-		written = c.persistLocked(g.id, tp, p)
+		written = c.persistLocked(t.group, t.tp, p)
 	}
 	p.mu.Unlock()
 	if len(ranges) == 0 {
 		// Records were archived (control batches, aborted
 		// transactions): the window moved, and the next read may find
 		// records to acquire at once (readSpans reads only so far).
-		return acquisition{nextExpiry: next, moved: changed, written: written, owing: owing, ownBlock: holds, answerNow: answerNow}
+		return acquisition{nextExpiry: t.next, moved: changed, written: written, owing: t.owing, ownBlock: holds, answerNow: answerNow}
 	}
 	held, size := batchesIn(batches, spans, ranges)
-	return acquisition{ranges: ranges, batches: held, size: size, written: written, owing: owing}
+	return acquisition{ranges: ranges, batches: held, size: size, written: written, owing: t.owing}
 }
 
 // errCorruptBatch: a read batch's header could not be read.

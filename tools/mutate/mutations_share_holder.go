@@ -17,7 +17,7 @@ var shareHolderMutations = []mutation{
 	{
 		Name:  "share-holder-short-poll-only-on-full-window",
 		Rule:  "the in-flight window bound: a holder's fetch polls ownBlockWait at most whatever it finds nothing for (a full window, promised records, the high watermark)",
-		Edits: []edit{{File: "kafka/share/fetch.go", Old: "\t\treturn acquisition{nextExpiry: next, ownBlock: holds, answerNow: now, owing: owing}\n", New: "\t\treturn acquisition{nextExpiry: next, ownBlock: holds && !ok, answerNow: now && !ok, owing: owing}\n"}},
+		Edits: []edit{{File: "kafka/share/fetch.go", Old: "\t\treturn acquisition{nextExpiry: next, ownBlock: holds, answerNow: now, owing: t.owing}, true\n", New: "\t\treturn acquisition{nextExpiry: next, ownBlock: holds && !ok, answerNow: now && !ok, owing: t.owing}, true\n"}},
 		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestShareHolderFetchAtHighWatermarkAnswersAtOnce"}},
 	},
 	{

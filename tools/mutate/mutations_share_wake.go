@@ -41,7 +41,7 @@ var shareWakeMutations = []mutation{
 	{
 		Name:  "share-reading-fetch-claims-nothing",
 		Rule:  "the in-flight window bound: a fetch reading the log claims the records it reads for, and another fetch meanwhile waits",
-		Edits: []edit{{File: "kafka/share/fetch.go", Old: "\tp.promised += claim\n", New: "\tp.promised += 0 * claim\n"}},
+		Edits: []edit{{File: "kafka/share/fetch.go", Old: "\tp.promised += t.claim\n", New: "\tp.promised += 0 * t.claim\n"}},
 		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestReadingFetchClaimsWhatItReads"}},
 	},
 }
