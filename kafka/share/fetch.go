@@ -43,41 +43,19 @@ func (c *Coordinator) FetchInto(ctx context.Context, req *kmsg.ShareFetchRequest
 	resp := req.ResponseKind().(*kmsg.ShareFetchResponse)
 	groupID, memberID := deref(req.GroupID), deref(req.MemberID)
 	resp.AcquisitionLockTimeoutMillis = int32(c.lockDuration(groupID).Milliseconds())
-	if e := c.checkFetch(req, groupID, memberID); e != nil {
-		resp.ErrorCode = e.Code
-		return resp
-	}
-	if !c.mayActAs(groupID, memberID, principal, req.ShareSessionEpoch == -1) {
-		resp.ErrorCode = kerr.UnknownMemberID.Code
-		return resp
-	}
-	g, err := c.getOrCreate(groupID, true)
-	if err != nil || g == nil {
-		resp.ErrorCode = kerr.GroupIDNotFound.Code
-		if err != nil {
-			resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
-		}
+	g, code := c.fetchGroup(req, groupID, memberID, principal)
+	if code != 0 {
+		resp.ErrorCode = code
 		return resp
 	}
 	k := sessKey{groupID, memberID}
-	results := map[sessPart]*partResult{}
 	// Every write of the request, acknowledgements' and acquisitions',
 	// is waited for once, before the answer (the durable share-partition
 	// state): a fetch that carries acknowledgements shares one sync
 	// between them and what it acquires instead of waiting for each.
-	var writes pendingWrites
-	maxType := ackReject
+	f := &fetchAcks{c: c, g: g, member: memberID, allowed: allowed, results: map[sessPart]*partResult{}, maxType: ackReject}
 	if req.IsRenewAck {
-		maxType = ackRenew
-	}
-	ackOne := func(sp sessPart, batches []kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch) {
-		conv := make([]ackBatch, len(batches))
-		for i, b := range batches {
-			conv[i] = ackBatch{b.FirstOffset, b.LastOffset, b.AcknowledgeTypes}
-		}
-		code, written := c.acknowledge(g, memberID, sp, conv, maxType, allowed)
-		results[sp] = &partResult{ackCode: code, acked: true}
-		writes.addAck(sp, written)
+		f.maxType = ackRenew
 	}
 	var parts []sessPart
 	var fresh map[sessPart]bool
@@ -87,33 +65,18 @@ func (c *Coordinator) FetchInto(ctx context.Context, req *kmsg.ShareFetchRequest
 			resp.ErrorCode = kerr.ShareSessionNotFound.Code
 			return resp
 		}
-		c.forEachAck(req.Topics, ackOne)
+		c.forEachAck(req.Topics, f.ack)
 		g.mu.Lock()
 		c.releaseMemberLocked(g, memberID)
 		g.mu.Unlock()
-		writes.settle(c, results)
-		resp.Topics = c.answer(results, nil, nil, w)
+		f.writes.settle(c, f.results)
+		resp.Topics = c.answer(f.results, nil, nil, w)
 		return resp
 	case 0:
-		c.evictIdle()
-		for i := range req.Topics {
-			for _, p := range req.Topics[i].Partitions {
-				if len(p.AcknowledgementBatches) > 0 {
-					resp.ErrorCode = kerr.InvalidRequest.Code
-					return resp
-				}
-			}
-		}
-		s, e := c.openSession(k, req.Topics, principal, ctx.Done())
-		if e != nil {
+		var e *kerr.Error
+		if parts, fresh, e = c.openFetchSession(ctx, g, k, req, principal); e != nil {
 			resp.ErrorCode = e.Code
 			return resp
-		}
-		go c.closeWithConn(ctx, g, k, s)
-		parts = append([]sessPart(nil), s.parts...)
-		fresh = map[sessPart]bool{}
-		for _, sp := range parts {
-			fresh[sp] = true
 		}
 	default:
 		var e *kerr.Error
@@ -121,14 +84,84 @@ func (c *Coordinator) FetchInto(ctx context.Context, req *kmsg.ShareFetchRequest
 			resp.ErrorCode = e.Code
 			return resp
 		}
-		c.forEachAck(req.Topics, ackOne)
+		c.forEachAck(req.Topics, f.ack)
 	}
+	results, writes := f.results, &f.writes
 	if !req.IsRenewAck {
-		c.acquireAll(ctx, req, g, memberID, parts, allowed, results, &writes, w)
+		c.acquireAll(ctx, req, g, memberID, parts, allowed, results, writes, w)
 	}
 	writes.settle(c, results)
 	resp.Topics = c.answer(results, parts, fresh, w)
 	return resp
+}
+
+// fetchGroup checks a ShareFetch (checkFetch, mayActAs: UNKNOWN_MEMBER_ID
+// for another's member id) and finds its group, made on first use
+// (GROUP_ID_NOT_FOUND for another type's group id, COORDINATOR_NOT_AVAILABLE
+// when it cannot be loaded).
+func (c *Coordinator) fetchGroup(req *kmsg.ShareFetchRequest, groupID, memberID, principal string) (*group, int16) {
+	if e := c.checkFetch(req, groupID, memberID); e != nil {
+		return nil, e.Code
+	}
+	if !c.mayActAs(groupID, memberID, principal, req.ShareSessionEpoch == -1) {
+		return nil, kerr.UnknownMemberID.Code
+	}
+	g, err := c.getOrCreate(groupID, true)
+	switch {
+	case err != nil:
+		return nil, kerr.CoordinatorNotAvailable.Code
+	case g == nil:
+		return nil, kerr.GroupIDNotFound.Code
+	}
+	return g, 0
+}
+
+// fetchAcks applies a ShareFetch's acknowledgements, keeping each
+// partition's result and the write each waits for.
+type fetchAcks struct {
+	c       *Coordinator
+	g       *group
+	member  string
+	allowed Allowed
+	maxType int8 // the highest acknowledge type the request may carry
+	results map[sessPart]*partResult
+	writes  pendingWrites
+}
+
+// ack acknowledges batches of sp.
+func (f *fetchAcks) ack(sp sessPart, batches []kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch) {
+	conv := make([]ackBatch, len(batches))
+	for i, b := range batches {
+		conv[i] = ackBatch{b.FirstOffset, b.LastOffset, b.AcknowledgeTypes}
+	}
+	code, written := f.c.acknowledge(f.g, f.member, sp, conv, f.maxType, f.allowed)
+	f.results[sp] = &partResult{ackCode: code, acked: true}
+	f.writes.addAck(sp, written)
+}
+
+// openFetchSession opens the share session a ShareFetch of epoch 0 asks
+// for (INVALID_REQUEST if it acknowledges anything), closed with its
+// connection; its partitions, all of them fresh (answered even empty).
+func (c *Coordinator) openFetchSession(ctx context.Context, g *group, k sessKey, req *kmsg.ShareFetchRequest, principal string) ([]sessPart, map[sessPart]bool, *kerr.Error) {
+	c.evictIdle()
+	for i := range req.Topics {
+		for _, p := range req.Topics[i].Partitions {
+			if len(p.AcknowledgementBatches) > 0 {
+				return nil, nil, kerr.InvalidRequest
+			}
+		}
+	}
+	s, e := c.openSession(k, req.Topics, principal, ctx.Done())
+	if e != nil {
+		return nil, nil, e
+	}
+	go c.closeWithConn(ctx, g, k, s)
+	parts := append([]sessPart(nil), s.parts...)
+	fresh := make(map[sessPart]bool, len(parts))
+	for _, sp := range parts {
+		fresh[sp] = true
+	}
+	return parts, fresh, nil
 }
 
 // mayActAs reports whether the caller (principal) may fetch or
