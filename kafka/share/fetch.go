@@ -232,75 +232,21 @@ func (c *Coordinator) forEachAck(topics []kmsg.ShareFetchRequestTopic, fn func(s
 // every partition gets its turn, until MaxRecords; while nothing was
 // acquired it waits for an append, a release or a lock expiry (one acquirer per record).
 func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchRequest, g *group, memberID string, parts []sessPart, allowed Allowed, results map[sessPart]*partResult, writes *pendingWrites, into Wire) {
-	maxRecords := int(req.MaxRecords)
-	if maxRecords <= 0 {
-		maxRecords = defaultMaxRecords
-	}
-	// MaxRecords "can be exceeded for alignment of batch boundaries"
-	// (batch-optimized, ShareAcquireMode 0, and every v0–v1 fetch);
-	// record-limit mode (1) is a hard bound (partition.acquireLocked).
-	whole := req.ShareAcquireMode == 0
-	// The response's record bytes: MaxBytes, at most the log's bound
-	// (fetch.max.bytes); a first batch is read whole past it (KIP-74).
-	maxBytes := min(int(req.MaxBytes), c.log.MaxBytes())
-	if maxBytes <= 0 {
-		maxBytes = c.log.MaxBytes()
-	}
+	f := &acquireFetch{g: g, member: memberID, parts: parts, shift: int(req.ShareSessionEpoch), allowed: allowed,
+		results: results, writes: writes, into: into, waits: newFetchWaits()}
+	f.limits(req, c.log.MaxBytes())
 	deadline := c.cfg.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
-	shift := int(req.ShareSessionEpoch)
 	c.initPartitions(g, parts)
-	waits := newFetchWaits()
-	defer leaveWaits(waits, c.writer)
+	defer leaveWaits(f.waits, c.writer)
 	for {
-		got, bytes, failed, moved, ownBlock, answerNow := 0, 0, false, false, false, false
-		waitOn, next := []offsets.TopicPartition(nil), deadline
-		for i := range parts {
-			sp := parts[(i+shift)%len(parts)]
-			r := results[sp]
-			if r == nil {
-				r = &partResult{}
-				results[sp] = r
-			}
-			if r.code != 0 || got >= maxRecords || bytes >= maxBytes {
-				continue
-			}
-			tp, ok := c.resolve(sp)
-			switch {
-			case !ok:
-				r.code, failed = kerr.UnknownTopicID.Code, true
-				continue
-			case allowed != nil && !allowed(tp.Topic):
-				r.code, failed = kerr.TopicAuthorizationFailed.Code, true
-				continue
-			}
-			a := c.acquire(g, memberID, tp, maxRecords-got, maxBytes-bytes, whole, waits.at(tp), into)
-			if a.owing {
-				c.writer.arrive() // after its state was submitted
-			}
-			r.code, r.batches, r.size, r.ranges = a.code, a.batches, a.size, a.ranges
-			writes.add(sp, a.written)
-			bytes += a.size
-			if a.code != 0 {
-				failed = true // an error answers at once, as Fetch's
-				continue
-			}
-			for _, rg := range a.ranges {
-				got += int(rg.last - rg.first + 1)
-			}
-			moved = moved || a.moved
-			ownBlock = ownBlock || a.ownBlock
-			answerNow = answerNow || a.answerNow
-			waitOn = append(waitOn, tp)
-			if !a.nextExpiry.IsZero() && a.nextExpiry.Before(next) {
-				next = a.nextExpiry
-			}
-		}
-		if got > 0 || failed || len(waitOn) == 0 {
+		pass := c.acquirePass(f, deadline)
+		if pass.got > 0 || pass.failed || len(pass.waitOn) == 0 {
 			return
 		}
-		if moved {
+		if pass.moved {
 			continue // read on past what was archived before waiting
 		}
+		answerNow, ownBlock, next := pass.answerNow, pass.ownBlock, pass.next
 		if answerNow {
 			return // the member's acknowledgements may be behind it (answerHolderLocked)
 		}
@@ -321,10 +267,103 @@ func (c *Coordinator) acquireAll(ctx context.Context, req *kmsg.ShareFetchReques
 		if !c.cfg.Now().Before(deadline) {
 			return
 		}
-		if !c.log.Wait(ctx, waitOn, []<-chan struct{}{waits.ch}, next) {
+		if !c.log.Wait(ctx, pass.waitOn, []<-chan struct{}{f.waits.ch}, next) {
 			return
 		}
 	}
+}
+
+// acquireFetch is what acquireAll's passes share: the fetch's member,
+// partitions and bounds, and where their results and writes go.
+type acquireFetch struct {
+	g          *group
+	member     string
+	parts      []sessPart
+	shift      int // the first partition of a pass: the session epoch's turn
+	allowed    Allowed
+	results    map[sessPart]*partResult
+	writes     *pendingWrites
+	into       Wire
+	waits      *fetchWaits
+	maxRecords int
+	maxBytes   int
+	whole      bool // whole batches only
+}
+
+// limits sets the fetch's bounds from the request: MaxRecords, which
+// "can be exceeded for alignment of batch boundaries" (batch-optimized,
+// ShareAcquireMode 0, and every v0–v1 fetch) while record-limit mode (1)
+// is a hard bound (partition.acquireLocked); and the response's record
+// bytes, MaxBytes at most the log's bound (fetch.max.bytes), a first
+// batch read whole past it (KIP-74).
+func (f *acquireFetch) limits(req *kmsg.ShareFetchRequest, logMax int) {
+	f.maxRecords = int(req.MaxRecords)
+	if f.maxRecords <= 0 {
+		f.maxRecords = defaultMaxRecords
+	}
+	f.whole = req.ShareAcquireMode == 0
+	f.maxBytes = min(int(req.MaxBytes), logMax)
+	if f.maxBytes <= 0 {
+		f.maxBytes = logMax
+	}
+}
+
+// acquirePass is one pass of acquireAll over the fetch's partitions:
+// what it took, whether a partition failed (an error answers at once,
+// as Fetch's), and what a wait after it would wait on.
+type acquirePass struct {
+	got, bytes                         int
+	failed, moved, ownBlock, answerNow bool
+	waitOn                             []offsets.TopicPartition
+	next                               time.Time // the earliest lock expiry, or the deadline
+}
+
+// acquirePass acquires from each partition in turn, until the fetch's
+// bounds, into f's results.
+func (c *Coordinator) acquirePass(f *acquireFetch, deadline time.Time) acquirePass {
+	pass := acquirePass{next: deadline}
+	for i := range f.parts {
+		sp := f.parts[(i+f.shift)%len(f.parts)]
+		r := f.results[sp]
+		if r == nil {
+			r = &partResult{}
+			f.results[sp] = r
+		}
+		if r.code != 0 || pass.got >= f.maxRecords || pass.bytes >= f.maxBytes {
+			continue
+		}
+		tp, ok := c.resolve(sp)
+		switch {
+		case !ok:
+			r.code, pass.failed = kerr.UnknownTopicID.Code, true
+			continue
+		case f.allowed != nil && !f.allowed(tp.Topic):
+			r.code, pass.failed = kerr.TopicAuthorizationFailed.Code, true
+			continue
+		}
+		a := c.acquire(f.g, f.member, tp, f.maxRecords-pass.got, f.maxBytes-pass.bytes, f.whole, f.waits.at(tp), f.into)
+		if a.owing {
+			c.writer.arrive() // after its state was submitted
+		}
+		r.code, r.batches, r.size, r.ranges = a.code, a.batches, a.size, a.ranges
+		f.writes.add(sp, a.written)
+		pass.bytes += a.size
+		if a.code != 0 {
+			pass.failed = true
+			continue
+		}
+		for _, rg := range a.ranges {
+			pass.got += int(rg.last - rg.first + 1)
+		}
+		pass.moved = pass.moved || a.moved
+		pass.ownBlock = pass.ownBlock || a.ownBlock
+		pass.answerNow = pass.answerNow || a.answerNow
+		pass.waitOn = append(pass.waitOn, tp)
+		if !a.nextExpiry.IsZero() && a.nextExpiry.Before(pass.next) {
+			pass.next = a.nextExpiry
+		}
+	}
+	return pass
 }
 
 // ownBlockWait bounds a fetch's long poll on a full in-flight window its

@@ -29,7 +29,7 @@ var shareHolderMutations = []mutation{
 	{
 		Name:  "share-record-limit-exceeded",
 		Rule:  "one acquirer per record: in record-limit mode an acquisition takes at most MaxRecords",
-		Edits: []edit{{File: "kafka/share/fetch.go", Old: "\twhole := req.ShareAcquireMode == 0\n", New: "\twhole := true\n"}},
+		Edits: []edit{{File: "kafka/share/fetch.go", Old: "\tf.whole = req.ShareAcquireMode == 0\n", New: "\tf.whole = true\n"}},
 		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestBatchOptimizedAcquiresWholeBatches"}},
 	},
 	{
