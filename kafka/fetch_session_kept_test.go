@@ -1,14 +1,11 @@
 package kafka
 
 import (
-	"context"
-	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kgateway/kgateway/resolver"
@@ -43,6 +40,18 @@ func recvFetch(c *rawConn, req *kmsg.FetchRequest) *kmsg.FetchResponse {
 	resp.SetVersion(req.Version)
 	c.recv(resp)
 	return resp
+}
+
+// appendWhileWaiting sends the long poll req, waits until a Waiter is
+// registered on topic/partition (the poll waits), appends a record there
+// and returns the poll's answer.
+func (g *sessionRig) appendWhileWaiting(req *kmsg.FetchRequest, topic string, partition int32, what string) *kmsg.FetchResponse {
+	g.t.Helper()
+	g.corr++
+	g.c.send(g.corr, req)
+	waitFor(g.t, what, func() bool { return g.waiters(topic, partition) == 1 })
+	g.produce(topic, partition)
+	return recvFetch(g.c, req)
 }
 
 // A session's long poll waits on a Waiter kept registered between its
@@ -98,12 +107,8 @@ func TestFetchSessionKeptWaiterRecreatedTopic(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	req := longPoll(id, 2, keptWait, nil, nil)
-	g.corr++
-	g.c.send(g.corr, req)
-	waitFor(t, "the long poll registered on the new r/0", func() bool { return g.waiters("r", 0) == 1 })
-	g.produce("r", 0)
-	if got := answered(recvFetch(g.c, req)); !got["r/0"] {
+	resp := g.appendWhileWaiting(longPoll(id, 2, keptWait, nil, nil), "r", 0, "the long poll registered on the new r/0")
+	if got := answered(resp); !got["r/0"] {
 		t.Fatalf("long poll answered %v, want r/0 with the record produced while it waited", got)
 	}
 }
@@ -213,12 +218,8 @@ func TestFetchSessionKeptWaiterIdle(t *testing.T) {
 	}
 	g.s.sessions.SetWatchIdle(0)
 
-	req := longPoll(idle, 2, keptWait, nil, nil)
-	g.corr++
-	g.c.send(g.corr, req)
-	waitFor(t, "the idle session's long poll registered again", func() bool { return g.waiters("i", 0) == 1 })
-	g.produce("i", 0)
-	if got := answered(recvFetch(g.c, req)); !got["i/0"] {
+	resp := g.appendWhileWaiting(longPoll(idle, 2, keptWait, nil, nil), "i", 0, "the idle session's long poll registered again")
+	if got := answered(resp); !got["i/0"] {
 		t.Fatalf("long poll answered %v, want i/0 with the record produced while it waited", got)
 	}
 }
@@ -235,26 +236,9 @@ func TestLongPollCompanionWokenBySourceAppend(t *testing.T) {
 	const companion = "src" + resolver.CompanionSuffix
 	g.produce("src", 0)
 	id := g.fetch(fetchReq(0, 0, []fetchPart{{companion, 0, 1}}, nil)).SessionID
-	produced := make(chan error, 1)
-	go func() {
-		// The poll registers once its first read found nothing: an
-		// append from then on must wake it.
-		deadline := time.Now().Add(testDeadline)
-		for n, _ := g.res.Waiters("src", 0); n == 0; n, _ = g.res.Waiters("src", 0) {
-			if time.Now().After(deadline) {
-				produced <- errors.New("the long poll never registered on src/0")
-				return
-			}
-			time.Sleep(time.Millisecond)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), testDeadline)
-		defer cancel()
-		produced <- g.prod.ProduceSync(ctx, &kgo.Record{Topic: "src", Partition: 0, Value: []byte("v")}).FirstErr()
-	}()
-	resp := g.fetch(longPoll(id, 1, keptWait, nil, nil))
-	if err := <-produced; err != nil {
-		t.Fatal(err)
-	}
+	// The poll registers once its first read found nothing: an append
+	// from then on must wake it.
+	resp := g.appendWhileWaiting(longPoll(id, 1, keptWait, nil, nil), "src", 0, "the long poll registered on src/0")
 	if got := answered(resp); !got[companion+"/0"] {
 		t.Fatalf("long poll of %s answered %v, want the record appended to its source while it waited", companion, got)
 	}
