@@ -49,16 +49,7 @@ func (h *harness) beatAs(principal, group string, m *cm, join bool) *kmsg.Consum
 		}
 	}
 	resp := h.c.ConsumerGroupHeartbeat(Client{ID: "c", Host: "/127.0.0.1", Principal: principal, PeerHost: "127.0.0.1"}, req)
-	if resp.ErrorCode == 0 {
-		m.epoch = resp.MemberEpoch
-		if resp.Assignment != nil {
-			a := make(assignment)
-			for _, t := range resp.Assignment.Topics {
-				a[t.TopicID] = t.Partitions
-			}
-			m.owned = a
-		}
-	}
+	m.took(resp)
 	return resp
 }
 

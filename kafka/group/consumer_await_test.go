@@ -271,16 +271,7 @@ func (h *harness) keepalive(m *cm) *kmsg.ConsumerGroupHeartbeatResponse {
 	req.Group, req.MemberID, req.MemberEpoch = "g", m.id, m.epoch
 	req.RebalanceTimeoutMillis = -1
 	resp := h.c.ConsumerGroupHeartbeat(Client{ID: "c", Host: "/127.0.0.1"}, req)
-	if resp.ErrorCode == 0 {
-		m.epoch = resp.MemberEpoch
-		if resp.Assignment != nil {
-			a := make(assignment)
-			for _, t := range resp.Assignment.Topics {
-				a[t.TopicID] = t.Partitions
-			}
-			m.owned = a
-		}
-	}
+	m.took(resp)
 	return resp
 }
 

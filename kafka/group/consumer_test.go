@@ -53,6 +53,22 @@ type cm struct {
 	inst   *string
 }
 
+// took records an answer as the member's client does: its epoch, and
+// what it owns when the answer carries an assignment (none: unchanged).
+func (m *cm) took(resp *kmsg.ConsumerGroupHeartbeatResponse) {
+	if resp.ErrorCode != 0 {
+		return
+	}
+	m.epoch = resp.MemberEpoch
+	if resp.Assignment == nil {
+		return
+	}
+	m.owned = make(assignment)
+	for _, t := range resp.Assignment.Topics {
+		m.owned[t.TopicID] = t.Partitions
+	}
+}
+
 func (h *harness) beat(group string, m *cm, join bool) *kmsg.ConsumerGroupHeartbeatResponse {
 	h.t.Helper()
 	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
@@ -74,16 +90,7 @@ func (h *harness) beat(group string, m *cm, join bool) *kmsg.ConsumerGroupHeartb
 		}
 	}
 	resp := h.c.ConsumerGroupHeartbeat(Client{ID: "c", Host: "/127.0.0.1"}, req)
-	if resp.ErrorCode == 0 {
-		m.epoch = resp.MemberEpoch
-		if resp.Assignment != nil {
-			a := make(assignment)
-			for _, t := range resp.Assignment.Topics {
-				a[t.TopicID] = t.Partitions
-			}
-			m.owned = a
-		}
-	}
+	m.took(resp)
 	return resp
 }
 
