@@ -22,8 +22,8 @@ type Metrics struct {
 	latency      *prometheus.HistogramVec
 	produceBytes *prometheus.CounterVec
 	fetchBytes   *prometheus.CounterVec
-	commitSync   prometheus.Histogram
-	commitBytes  prometheus.Histogram
+	commitSync   *prometheus.HistogramVec
+	commitBytes  *prometheus.HistogramVec
 	auths        *prometheus.CounterVec
 	cluster      *clusterInstruments // nil until EnableCluster
 	throttleTime *prometheus.CounterVec
@@ -62,18 +62,18 @@ func New() *Metrics {
 			Namespace: Namespace, Name: "fetch_bytes_total",
 			Help: "Record batch bytes served by Fetch, by topic.",
 		}, []string{"topic"}),
-		commitSync: prometheus.NewHistogram(prometheus.HistogramOpts{
+		commitSync: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: Namespace, Name: "group_commit_sync_seconds",
-			Help: "Time a group commit spends making its entries durable (every acknowledged produce waits for one): the fdatasyncs of its segment files, or in a cluster its object PUT and etcd transaction.",
+			Help: "Time a group commit spends making its entries durable (every acknowledged produce waits for one), by lane: the fdatasyncs of its segment files (files, bulk), its journal record's (journal), or in a cluster its object PUT and etcd transaction (replicated).",
 			// 50µs .. ~3.3s
 			Buckets: prometheus.ExponentialBuckets(0.00005, 2, 17),
-		}),
-		commitBytes: prometheus.NewHistogram(prometheus.HistogramOpts{
+		}, []string{"lane"}),
+		commitBytes: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: Namespace, Name: "group_commit_bytes",
-			Help: "Entry bytes made durable by one group commit.",
+			Help: "Entry bytes made durable by one group commit, by lane (as group_commit_sync_seconds).",
 			// 1 KiB .. 16 MiB
 			Buckets: prometheus.ExponentialBuckets(1024, 4, 8),
-		}),
+		}, []string{"lane"}),
 		auths: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "authentications_total",
 			Help: "SASL authentications, by listener, mechanism and result (success or failure).",
@@ -117,11 +117,12 @@ func (m *Metrics) FetchBytes(topic string, n int) {
 	m.fetchBytes.WithLabelValues(topic).Add(float64(n))
 }
 
-// GroupCommit records one storage group commit: how long its fdatasyncs
-// took and how many entry bytes it made durable.
-func (m *Metrics) GroupCommit(sync time.Duration, bytes int64) {
-	m.commitSync.Observe(sync.Seconds())
-	m.commitBytes.Observe(float64(bytes))
+// GroupCommit records one storage group commit: its lane
+// (storage.CommitStats.Lane), how long making it durable took and how
+// many entry bytes it made durable.
+func (m *Metrics) GroupCommit(lane string, sync time.Duration, bytes int64) {
+	m.commitSync.WithLabelValues(lane).Observe(sync.Seconds())
+	m.commitBytes.WithLabelValues(lane).Observe(float64(bytes))
 }
 
 // Authentication records one SASL exchange's outcome (kafka.AuthObserver).

@@ -340,7 +340,7 @@ func named(own, root *zap.Logger, name string) *zap.Logger {
 // onCommit records every group commit in the metrics, then calls next.
 func (s *Server) onCommit(next func(storage.CommitStats)) func(storage.CommitStats) {
 	return func(st storage.CommitStats) {
-		s.metrics.GroupCommit(st.Sync+st.Replicate, st.Bytes) // one of the two is zero
+		s.metrics.GroupCommit(st.Lane(), st.Sync+st.Replicate, st.Bytes) // one of the two is zero
 		if next != nil {
 			next(st)
 		}

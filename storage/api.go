@@ -339,9 +339,26 @@ type CommitStats struct {
 	// Journaled: the group was made durable by one synced index batch
 	// holding its frames, its files not synced (doc.go "Journaled commits").
 	Journaled bool
+	// Bulk: the group was the bulk lane's (doc.go "Bulk lane").
+	Bulk bool
 	// Replicate is how long the Replicator's call took (zero without one,
 	// or when no entry of the group was replicated).
 	Replicate time.Duration
+}
+
+// Lane names how the group was made durable, for metrics: "replicated"
+// (a Replicator), "journal" (one journal record), "bulk" (the bulk
+// lane's files synced) or "files" (the main lane's files synced).
+func (st CommitStats) Lane() string {
+	switch {
+	case st.Replicate > 0:
+		return "replicated"
+	case st.Journaled:
+		return "journal"
+	case st.Bulk:
+		return "bulk"
+	}
+	return "files"
 }
 
 // DefaultBulkEntryBytes is the average entry size from which a server

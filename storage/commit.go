@@ -467,7 +467,7 @@ func (c *committer) commit(group []*Pending) {
 	c.step(fsys.StepWritten)
 	failed, files := c.liveFiles(group)
 	c.syncDir(group, failed)
-	st := CommitStats{Entries: len(group), Files: len(files)}
+	st := CommitStats{Entries: len(group), Files: len(files), Bulk: group[0].bulk}
 	switch r := c.s.opts.Replicator; {
 	case r != nil:
 		// I10: the local files are a cache of the replicated copy; they

@@ -18,13 +18,22 @@ import (
 func TestBulkEntriesNotHeldNorJournaled(t *testing.T) {
 	m := vfstest.NewMachine(0)
 	var mu sync.Mutex
-	journaled, multiFile := 0, 0
+	journaled, multiFile, bulkLane := 0, 0, 0
 	opts := Options{FS: m.Files, PebbleFS: m.Index, JournalBytes: 1 << 20, BulkEntryBytes: 1024,
 		OnCommit: func(st CommitStats) {
 			mu.Lock()
 			defer mu.Unlock()
 			if st.Journaled {
 				journaled++
+				if st.Lane() != "journal" {
+					t.Errorf("a journaled group's lane is %q", st.Lane())
+				}
+			}
+			if st.Bulk {
+				bulkLane++
+				if st.Lane() != "bulk" {
+					t.Errorf("a bulk lane group's lane is %q", st.Lane())
+				}
 			}
 			if st.Files >= 2 {
 				multiFile++
@@ -76,6 +85,9 @@ func TestBulkEntriesNotHeldNorJournaled(t *testing.T) {
 		}
 		mu.Lock()
 		done := journaled > 0
+		if bulkLane > 0 {
+			t.Fatalf("%d main lane group commits counted in the bulk lane", bulkLane)
+		}
 		journaled, multiFile = 0, 0
 		mu.Unlock()
 		if done {
@@ -92,12 +104,15 @@ func TestBulkEntriesNotHeldNorJournaled(t *testing.T) {
 			}
 		}
 		mu.Lock()
-		j, multi := journaled, multiFile
+		j, multi, b := journaled, multiFile, bulkLane
 		mu.Unlock()
 		if j > 0 {
 			t.Fatalf("%d bulk lane group commits journaled", j)
 		}
 		if multi > 0 {
+			if b == 0 {
+				t.Fatal("no group commit counted in the bulk lane")
+			}
 			break
 		}
 	}
