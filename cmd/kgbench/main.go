@@ -54,54 +54,55 @@ var errConfig = errors.New("kgbench: invalid config")
 
 // config holds every knob of a run; flags mirror it in kebab-case.
 type config struct {
-	Systems             []string      `json:"systems"`              // systems to run, in order
-	Workloads           []int         `json:"workloads"`            // workload numbers to run (1..15)
-	Records             int           `json:"records"`              // N: records in workloads 1–3
-	RecordSize          int           `json:"record_size"`          // bytes per record value
-	Linger              time.Duration `json:"linger_ns"`            // producer linger
-	LoadLinger          time.Duration `json:"load_linger_ns"`       // workload 4's producer linger
-	Idempotent          bool          `json:"idempotent"`           // franz-go's default producer mode
-	Compression         string        `json:"compression"`          // producer codec: none, gzip, snappy, lz4, zstd
-	FetchPartitionBytes int32         `json:"fetch_part_bytes"`     // workload 3's consumer: max bytes per partition (0 = franz-go's 1 MiB)
-	OfferedMBps         float64       `json:"offered_mbps"`         // workload 4 offered load
-	Duration            time.Duration `json:"duration_ns"`          // workload 4 duration
-	PartitionsScale     int           `json:"partitions_scale"`     // workload 5 total partitions
-	TopicsScale         int           `json:"topics_scale"`         // workload 5 topics the partitions spread over
-	BigBytes            int64         `json:"big_bytes"`            // workload 6 partition size
-	Probes              int           `json:"probes"`               // samples per latency probe (workloads 5, 6, 7)
-	SessionPartitions   int           `json:"session_partitions"`   // workload 7 partitions
-	WorkloadTimeout     time.Duration `json:"workload_timeout_ns"`  // upper bound per workload
-	StartTimeout        time.Duration `json:"start_timeout_ns"`     // upper bound to accept connections
-	Out                 string        `json:"out"`                  // JSON results path
-	Chart               string        `json:"chart"`                // PNG chart path ("" = none)
-	KgatewayBin         string        `json:"kgateway_bin"`         // prebuilt kgateway binary ("" = build)
-	WorkDir             string        `json:"work_dir"`             // parent of the temporary data dirs
-	KeepData            bool          `json:"keep_data"`            // leave data directories behind
-	Rounds              int           `json:"rounds"`               // times the whole systems × workloads set runs
-	DiskProbe           bool          `json:"disk_probe"`           // measure the work dir's disk before the systems
-	KgatewayArgs        string        `json:"kgateway_args"`        // appended to kgateway's command line (strings.Fields)
-	KfakeKeystore       string        `json:"kfake_keystore"`       // PEM key and chain: kfake serves TLS (with SSL and SASL_SSL)
-	ServerProcs         int           `json:"server_procs"`         // GOMAXPROCS of every server process (0 = Go's default)
-	ClientGCPercent     int           `json:"client_gc_percent"`    // GOGC of kgbench's own clients (the servers keep theirs)
-	TxnRecords          int           `json:"txn_records"`          // workload 8 records per transaction
-	TxnInterval         time.Duration `json:"txn_interval_ns"`      // workload 8 time between transaction starts (0 = back to back)
-	IsolationPasses     int           `json:"isolation_passes"`     // workload 9 reads per isolation level
-	RebalanceMembers    []int         `json:"rebalance_members"`    // workload 10 group sizes
-	RebalancePartitions int           `json:"rebalance_partitions"` // workload 10 topic partitions
-	RebalanceProtocols  []string      `json:"rebalance_protocols"`  // workload 10 rows run: eager, coop, 848 (empty = all)
-	RebalanceTrace      time.Duration `json:"rebalance_trace_ns"`   // workload 10: report a case unbalanced this long (0 = never)
-	GroupHeartbeat      time.Duration `json:"group_heartbeat_ns"`   // workload 10 classic heartbeat; kfake's KIP-848 and share heartbeat
-	ShareRecords        int           `json:"share_records"`        // workload 11 records per topic
-	ShareMembers        []int         `json:"share_members"`        // workload 11 member counts on one partition
-	SharePartitions     int           `json:"share_partitions"`     // workload 11 partitions (and members) of the last row
-	PerfRecords         int           `json:"perf_records"`         // workload 12 records (0 = Records)
-	TenantMBps          float64       `json:"tenant_mbps"`          // workload 13 tenant B's offered load
-	TenantQuotaMBps     float64       `json:"tenant_quota_mbps"`    // workload 13 tenant A's quota each way
-	TenantANice         int           `json:"tenant_a_nice"`        // workload 13 tenant A's client process runs at this nice value
-	Security            security      `json:"security"`             // client TLS and SASL (security.go)
-	Render              string        `json:"-"`                    // re-render this JSON instead of running
-	ClientStats         bool          `json:"-"`                    // print the clients' traffic per workload (clientstats.go)
-	CPUProfile          string        `json:"-"`                    // CPU profile path prefix for kgbench itself ("" = none)
+	Systems             []string      `json:"systems"`               // systems to run, in order
+	Workloads           []int         `json:"workloads"`             // workload numbers to run (1..15)
+	Records             int           `json:"records"`               // N: records in workloads 1–3
+	RecordSize          int           `json:"record_size"`           // bytes per record value
+	Linger              time.Duration `json:"linger_ns"`             // producer linger
+	LoadLinger          time.Duration `json:"load_linger_ns"`        // workload 4's producer linger
+	Idempotent          bool          `json:"idempotent"`            // franz-go's default producer mode
+	Compression         string        `json:"compression"`           // producer codec: none, gzip, snappy, lz4, zstd
+	FetchPartitionBytes int32         `json:"fetch_part_bytes"`      // workload 3's consumer: max bytes per partition (0 = franz-go's 1 MiB)
+	OfferedMBps         float64       `json:"offered_mbps"`          // workload 4 offered load
+	Duration            time.Duration `json:"duration_ns"`           // workload 4 duration
+	PartitionsScale     int           `json:"partitions_scale"`      // workload 5 total partitions
+	TopicsScale         int           `json:"topics_scale"`          // workload 5 topics the partitions spread over
+	BigBytes            int64         `json:"big_bytes"`             // workload 6 partition size
+	Probes              int           `json:"probes"`                // samples per latency probe (workloads 5, 6, 7)
+	SessionPartitions   int           `json:"session_partitions"`    // workload 7 partitions
+	WorkloadTimeout     time.Duration `json:"workload_timeout_ns"`   // upper bound per workload
+	StartTimeout        time.Duration `json:"start_timeout_ns"`      // upper bound to accept connections
+	Out                 string        `json:"out"`                   // JSON results path
+	Chart               string        `json:"chart"`                 // PNG chart path ("" = none)
+	KgatewayBin         string        `json:"kgateway_bin"`          // prebuilt kgateway binary ("" = build)
+	WorkDir             string        `json:"work_dir"`              // parent of the temporary data dirs
+	WarmPageCache       int64         `json:"warm_page_cache_bytes"` // written and deleted before every workload (pagecache.go)
+	KeepData            bool          `json:"keep_data"`             // leave data directories behind
+	Rounds              int           `json:"rounds"`                // times the whole systems × workloads set runs
+	DiskProbe           bool          `json:"disk_probe"`            // measure the work dir's disk before the systems
+	KgatewayArgs        string        `json:"kgateway_args"`         // appended to kgateway's command line (strings.Fields)
+	KfakeKeystore       string        `json:"kfake_keystore"`        // PEM key and chain: kfake serves TLS (with SSL and SASL_SSL)
+	ServerProcs         int           `json:"server_procs"`          // GOMAXPROCS of every server process (0 = Go's default)
+	ClientGCPercent     int           `json:"client_gc_percent"`     // GOGC of kgbench's own clients (the servers keep theirs)
+	TxnRecords          int           `json:"txn_records"`           // workload 8 records per transaction
+	TxnInterval         time.Duration `json:"txn_interval_ns"`       // workload 8 time between transaction starts (0 = back to back)
+	IsolationPasses     int           `json:"isolation_passes"`      // workload 9 reads per isolation level
+	RebalanceMembers    []int         `json:"rebalance_members"`     // workload 10 group sizes
+	RebalancePartitions int           `json:"rebalance_partitions"`  // workload 10 topic partitions
+	RebalanceProtocols  []string      `json:"rebalance_protocols"`   // workload 10 rows run: eager, coop, 848 (empty = all)
+	RebalanceTrace      time.Duration `json:"rebalance_trace_ns"`    // workload 10: report a case unbalanced this long (0 = never)
+	GroupHeartbeat      time.Duration `json:"group_heartbeat_ns"`    // workload 10 classic heartbeat; kfake's KIP-848 and share heartbeat
+	ShareRecords        int           `json:"share_records"`         // workload 11 records per topic
+	ShareMembers        []int         `json:"share_members"`         // workload 11 member counts on one partition
+	SharePartitions     int           `json:"share_partitions"`      // workload 11 partitions (and members) of the last row
+	PerfRecords         int           `json:"perf_records"`          // workload 12 records (0 = Records)
+	TenantMBps          float64       `json:"tenant_mbps"`           // workload 13 tenant B's offered load
+	TenantQuotaMBps     float64       `json:"tenant_quota_mbps"`     // workload 13 tenant A's quota each way
+	TenantANice         int           `json:"tenant_a_nice"`         // workload 13 tenant A's client process runs at this nice value
+	Security            security      `json:"security"`              // client TLS and SASL (security.go)
+	Render              string        `json:"-"`                     // re-render this JSON instead of running
+	ClientStats         bool          `json:"-"`                     // print the clients' traffic per workload (clientstats.go)
+	CPUProfile          string        `json:"-"`                     // CPU profile path prefix for kgbench itself ("" = none)
 
 	// securityOpts are Security's franz-go options, built once by
 	// parseFlags (the files they name are read then).
@@ -287,6 +288,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.KgatewayBin, "kgateway-bin", "", "prebuilt kgateway binary (default: go build ./cmd/kgateway)")
 	fs.StringVar(&c.WorkDir, "work-dir", "", "parent directory for temporary data dirs (default: $TMPDIR)")
 	fs.BoolVar(&c.KeepData, "keep-data", false, "keep data directories after the run")
+	fs.Int64Var(&c.WarmPageCache, "warm-page-cache", 1<<30, "bytes written unsynced beside each system's data and deleted before every workload, so that on a VM that hands free memory back to its host every system's page-cache writes take memory the guest just used (0: off; BENCHMARKS.md \"Produce CPU: the VM's first touch of page-cache memory\")")
 	fs.IntVar(&c.ClientGCPercent, "client-gc-percent", defaultClientGCPercent, "GOGC of kgbench's own clients, which share the CPUs with the server under test (Go's default is 100); the server processes keep their own")
 	fs.IntVar(&c.ServerProcs, "server-procs", 0, "GOMAXPROCS for every server process, the same for each system (0: Go's default, one per CPU)")
 	fs.IntVar(&c.Rounds, "rounds", 1, "run every system × workload this many times, rotating the system order; the table shows medians")

@@ -108,6 +108,9 @@ func (h *harness) benchSystem(ctx context.Context, dir, name string) []Result {
 	b := newBench(h.cfg, sys)
 	for _, w := range h.cfg.Workloads {
 		fmt.Fprintf(os.Stderr, "== %s: workload %s\n", name, workloadNames[w-1])
+		if _, err := warmPageCache(dir, h.cfg.WarmPageCache); err != nil {
+			fmt.Fprintf(os.Stderr, "   %v\n", err)
+		}
 		rows := b.runWorkload(ctx, w)
 		if rows[0].Error != "" {
 			fmt.Fprintf(os.Stderr, "   error: %s\n", rows[0].Error)

@@ -11,6 +11,11 @@
 // parent's CPU seconds (user + system) per GB and its MB/s; the sender's
 // CPU is not counted.
 //
+// -pause waits before the run, so that memory freed before it is handed
+// back to the host of a VM that reports free pages; -warm then writes and
+// deletes that many bytes beside the file first, as kgbench's
+// --warm-page-cache does before every workload.
+//
 //	go run ./tools/produceprobe -mode read,crc,pwrite,sync
 package main
 
@@ -36,6 +41,8 @@ func main() {
 	total := flag.Int64("total", 512<<20, "bytes to send")
 	mode := flag.String("mode", "read,crc,pwrite,sync", "steps per frame: read, crc, pwrite or overwrite, sync")
 	dir := flag.String("dir", os.TempDir(), "directory of the file written")
+	pause := flag.Duration("pause", 0, "wait this long before the run")
+	warm := flag.Int64("warm", 0, "bytes written unsynced and deleted in -dir before the run, after -pause")
 	flag.Parse()
 	if *send != "" {
 		if err := sendFrames(*send, *frame, *total); err != nil {
@@ -43,10 +50,34 @@ func main() {
 		}
 		return
 	}
+	time.Sleep(*pause)
+	if err := warmUp(*dir, *warm); err != nil {
+		log.Fatal(err)
+	}
 	steps := strings.Split(*mode, ",")
 	if err := receive(steps, *frame, *total, *dir); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// warmUp writes n bytes into a new file in dir, unsynced, and deletes it.
+func warmUp(dir string, n int64) error {
+	if n <= 0 {
+		return nil
+	}
+	f, err := os.CreateTemp(dir, "produceprobe-warm-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	for w := int64(0); w < n; w += int64(len(buf)) {
+		if _, err := f.Write(buf[:min(int64(len(buf)), n-w)]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // sendFrames writes total bytes to addr, frame bytes at a time.
