@@ -9,12 +9,13 @@ package kafka
 // begun below MaxRecords is acquired whole; record-limit mode (1) acquires
 // at most MaxRecords; BatchSize does not split the acquired ranges. The
 // records are read leased and written by reference (kafka/fetchwire), as
-// Fetch's: with fetch.sendfile.enable, on a plaintext connection, the
-// acquired batches read from segment files go with sendfile.
+// Fetch's.
 
 import (
 	"github.com/kgateway/kgateway/auth"
+	"github.com/kgateway/kgateway/kafka/fetchwire"
 	"github.com/kgateway/kgateway/kafka/share"
+	"github.com/kgateway/kgateway/resolver"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -23,7 +24,7 @@ func handleShareFetch(s *Server, rc *reqCtx, req kmsg.Request) (kmsg.Response, e
 	if err != nil {
 		return nil, err
 	}
-	wire := newWire(rc.conn) // as a Fetch's: with fetch.sendfile.enable on plaintext, pinned for sendfile
+	wire := fetchwire.New(resolver.NewLease(false)) // written from the checked buffers, never sendfile
 	resp := c.FetchInto(rc.ctx, req.(*kmsg.ShareFetchRequest), sharePrincipal(rc), topicReadAllowed(rc), wire)
 	if s.cfg.Cluster != nil {
 		share.NameFetchLeaders(resp, s.shareCurrentLeader, s.shareNodes())

@@ -90,21 +90,16 @@ func (l shareLog) Bounds(topic string, partition int32) (int64, int64, error) {
 }
 
 // Read is the resolver's ordinary cursorless read (R1): it writes nothing.
-// A ShareFetch's reads are leased to its response, and tell it where
-// their batches lie in files (kafka/fetchwire Reader), as a Fetch's.
+// A ShareFetch's reads are leased to its response (kafka/fetchwire).
 func (l shareLog) Read(topic string, partition int32, offset int64, maxBytes int, into share.Wire) ([][]byte, error) {
-	w := fetchwire.Reader(into)
-	res, err := l.s.readPartition(topic, partition, resolver.Offset(offset), maxBytes, true, resolver.ReadUncommitted, w.Lease())
-	w.Located(res.Batches, res.Srcs)
+	res, err := l.s.readPartition(topic, partition, resolver.Offset(offset), maxBytes, true, resolver.ReadUncommitted, fetchwire.LeaseOf(into))
 	return res.Batches, err
 }
 
 // ReadCommitted is Read at read_committed (the read_committed bound): batches below
 // the last stable offset and the aborted transactions among them.
 func (l shareLog) ReadCommitted(topic string, partition int32, offset int64, maxBytes int, into share.Wire) ([][]byte, int64, []share.AbortedTxn, error) {
-	w := fetchwire.Reader(into)
-	res, err := l.s.readPartition(topic, partition, resolver.Offset(offset), maxBytes, true, resolver.ReadCommitted, w.Lease())
-	w.Located(res.Batches, res.Srcs)
+	res, err := l.s.readPartition(topic, partition, resolver.Offset(offset), maxBytes, true, resolver.ReadCommitted, fetchwire.LeaseOf(into))
 	aborted := make([]share.AbortedTxn, len(res.Aborted))
 	for i, a := range res.Aborted {
 		aborted[i] = share.AbortedTxn{ProducerID: a.ProducerID, FirstOffset: int64(a.FirstOffset)}

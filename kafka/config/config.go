@@ -141,8 +141,8 @@ type Config struct {
 	// at least 1024). A KIP-74 first batch is still returned whole.
 	FetchMaxBytes int32
 
-	// FetchSendfile sends the record batches a Fetch or a ShareFetch read
-	// from segment files with sendfile(2) on plaintext TCP connections (Linux), after
+	// FetchSendfile sends the record batches a Fetch read from segment
+	// files with sendfile(2) on plaintext TCP connections (Linux), after
 	// their frames' CRCs were checked by a pread as always, keeping the
 	// files pinned until the response is written (kafka/fetchwire). Off by
 	// default: on the development VM it cost more server CPU per GB than

@@ -19,15 +19,10 @@ package fetchwire
 // instead of being written from the buffer; TLS connections always write
 // the checked bytes themselves.
 //
-// A ShareFetch is answered the same way (kafka/share wire.go), over the
-// same lease: its acquisitions read into it (Reader), each read naming
-// where its batches lie in files (Located), and each partition's Records
-// is a marker (MarkRead) for the acquired batches, which keep the file
-// ranges their read named; every ShareFetch version is flexible. The
-// share coordinator never sees a file range: it reads, picks the batches
-// holding what the member acquired (kafka/share batchesIn) and marks
-// them, and a batch is known again by its first byte's address, which
-// its read's buffer fixes until the lease is released.
+// A ShareFetch is answered the same way (kafka/share wire.go): its
+// acquisitions read into a lease without pins, so its batches are always
+// written from the checked buffers, and each partition's Records is a
+// marker (MarkRead); every ShareFetch version is flexible.
 //
 // The marker is a per-process random 12-byte prefix plus a 4-byte index;
 // the encoding around it holds only names, numbers and error messages, so
@@ -61,22 +56,14 @@ type Batches struct {
 	// lease holds the buffers (and, for sendfile, the pins) of the
 	// response's reads; nil for a response built without a connection.
 	lease *resolver.Lease
-	// located is where the batches of a ShareFetch's reads lie in files
-	// (Located), by their first byte; nil when none was read from one.
-	located map[*byte]resolver.FileSpan
 }
 
 // New is a response's batch holder over lease, which holds its reads'
 // buffers (and, for sendfile, their pins); nil for none.
 func New(lease *resolver.Lease) *Batches { return &Batches{lease: lease} }
 
-// Lease is what the response's reads are leased to (nil: none, or w nil).
-func (w *Batches) Lease() *resolver.Lease {
-	if w == nil {
-		return nil
-	}
-	return w.lease
-}
+// Lease is what the response's reads are leased to (nil: none).
+func (w *Batches) Lease() *resolver.Lease { return w.lease }
 
 // Release frees what the response's reads hold (after it is written, or
 // once it never will be).
@@ -86,58 +73,19 @@ func (w *Batches) Release() {
 	}
 }
 
-// Reader is w when it is a *Batches (a ShareFetch's reads, kafka/share
-// Wire), nil otherwise: what such a read is leased to (Lease) and tells
-// where it read (Located).
-func Reader(w any) *Batches {
-	b, _ := w.(*Batches)
-	return b
+// LeaseOf is the lease of w when it is a *Batches (a ShareFetch's reads,
+// kafka/share Wire), nil otherwise.
+func LeaseOf(w any) *resolver.Lease {
+	if b, ok := w.(*Batches); ok && b != nil {
+		return b.lease
+	}
+	return nil
 }
 
-// Located records where a read's batches lie in files (srcs, a leased
-// read's FetchResult.Srcs: nil, or one per batch, zero for a batch from
-// memory), for MarkRead. Nothing on a nil w.
-func (w *Batches) Located(batches [][]byte, srcs []resolver.FileSpan) {
-	if w == nil {
-		return
-	}
-	for i, s := range srcs {
-		if s.File == nil || len(batches[i]) == 0 {
-			continue
-		}
-		if w.located == nil {
-			w.located = make(map[*byte]resolver.FileSpan)
-		}
-		w.located[&batches[i][0]] = s
-	}
-}
-
-// MarkRead is Mark for batches read into w's lease (kafka/share Wire),
-// each with the file range its read named (Located), if any.
+// MarkRead is Mark for batches written from their buffers (a lease
+// without pins; kafka/share Wire).
 func (w *Batches) MarkRead(batches [][]byte, size int) []byte {
-	return w.Mark(batches, w.locate(batches), size)
-}
-
-// locate is the file ranges of batches (Located), nil when none has one.
-// A batch is the slice its read returned, so its first byte's address
-// names it: the lease holds the buffer, which nothing else uses until
-// the lease is released.
-func (w *Batches) locate(batches [][]byte) []resolver.FileSpan {
-	var out []resolver.FileSpan
-	for i, b := range batches {
-		if len(b) == 0 {
-			continue
-		}
-		src, ok := w.located[&b[0]]
-		if !ok {
-			continue
-		}
-		if out == nil {
-			out = make([]resolver.FileSpan, len(batches))
-		}
-		out[i] = src
-	}
-	return out
+	return w.Mark(batches, nil, size)
 }
 
 // Mark keeps batches (and where they lie in files, srcs, nil for memory)

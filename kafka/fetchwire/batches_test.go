@@ -3,10 +3,7 @@ package fetchwire
 import (
 	"bytes"
 	"encoding/binary"
-	"os"
 	"testing"
-
-	"github.com/kgateway/kgateway/resolver"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -55,48 +52,5 @@ func TestSegments(t *testing.T) {
 	}
 	if _, _, ok := New(nil).BatchesOf(bytes.Repeat([]byte{0}, markerLen)); ok {
 		t.Fatal("sixteen zero bytes taken for a marker")
-	}
-}
-
-// A ShareFetch's batches keep the file ranges their reads named
-// (Located): marked with MarkRead, in any order and any selection, a
-// located batch's piece names its range, and a batch from memory, or
-// one no read located, is written from its buffer.
-func TestMarkReadLocated(t *testing.T) {
-	f, err := os.CreateTemp(t.TempDir(), "seg")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	a, b, c, d := bytes.Repeat([]byte{1}, 300), bytes.Repeat([]byte{2}, 70), bytes.Repeat([]byte{3}, 5), bytes.Repeat([]byte{4}, 9)
-	w := New(nil)
-	w.Located([][]byte{a, b, c}, []resolver.FileSpan{{File: f, Off: 100}, {}, {File: f, Off: 500}})
-	w.Located([][]byte{d}, nil)
-	resp := kmsg.NewPtrShareFetchResponse()
-	rt, rp := kmsg.NewShareFetchResponseTopic(), kmsg.NewShareFetchResponseTopicPartition()
-	rp.Records = w.MarkRead([][]byte{c, d, b, a}, 384)
-	rt.Partitions = append(rt.Partitions, rp)
-	resp.Topics = append(resp.Topics, rt)
-	pieces, _ := w.Segments(resp.AppendTo([]byte{0, 0, 0, 0}), true)
-	want := map[*byte]int64{&c[0]: 500, &d[0]: -1, &b[0]: -1, &a[0]: 100} // -1: from memory
-	seen := 0
-	for _, p := range pieces {
-		if len(p.Bytes) == 0 {
-			continue
-		}
-		off, ok := want[&p.Bytes[0]]
-		if !ok {
-			continue
-		}
-		seen++
-		switch {
-		case off < 0 && p.File != nil:
-			t.Errorf("batch of %d bytes: from file at %d, want from memory", len(p.Bytes), p.Off)
-		case off >= 0 && (p.File != f || p.Off != off):
-			t.Errorf("batch of %d bytes: file %v at %d, want the file at %d", len(p.Bytes), p.File, p.Off, off)
-		}
-	}
-	if seen != len(want) {
-		t.Fatalf("%d batch pieces, want %d", seen, len(want))
 	}
 }

@@ -9,7 +9,6 @@
 // reads are held by. What it may not touch: the connection, the request,
 // the resolver's reads themselves (kafka/'s Fetch handler reads into a
 // resolver.Lease and marks what it read; the share coordinator reads
-// through its Log, which reads into the Batches it is handed and tells
-// it where the batches lie, Reader and Located), the encoding of anything but
+// through its Log into the Batches it is handed, LeaseOf), the encoding of anything but
 // the records length prefixes and the frame size.
 package fetchwire

@@ -4,14 +4,8 @@ package share
 // (kafka/fetchwire): with a Wire, the acquisitions' reads are leased
 // (pooled buffers, not zeroed, read and CRC-checked as any read), and a
 // partition's Records is a marker the connection writer replaces with the
-// acquired batches, written from the read buffers with one writev, or,
-// where the Wire's reads named file ranges (fetch.sendfile.enable on a
-// plaintext connection: their pins are the lease's), from the files with
-// sendfile; the lease is given back once the response is written or
-// dropped. This package sees neither pins nor ranges: the Wire knows its
-// reads' batches again when they are marked. A fetch whose read took
-// nothing holds that read's buffers and pins through its long poll,
-// until its response is written. Without
+// acquired batches, written from the read buffers with one writev; the
+// lease is given back once the response is written or dropped. Without
 // one (tests, a caller with no connection) the reads are the caller's
 // and the batches are copied into Records. Either way the same batches
 // are answered (batchesIn), so the bytes on the wire are the same.

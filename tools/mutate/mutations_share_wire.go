@@ -2,9 +2,7 @@ package main
 
 // Deliberate breaks of ShareFetch responses written by reference
 // (kafka/share wire.go, kafka/fetchwire): the records framed as the
-// copied response frames them, every response's lease given back, and
-// with fetch.sendfile.enable the acquired batches sent from their files
-// on plaintext connections, and only there.
+// copied response frames them, and every response's lease given back.
 
 func init() { mutations = append(mutations, shareWireMutations...) }
 
@@ -32,31 +30,5 @@ var shareWireMutations = []mutation{
 		Rule:  "a ShareFetch's reads are leased to its response, which answers the batches the copied answer carries",
 		Edits: []edit{{File: "kafka/share/read.go", Old: "bs, err = c.log.Read(tp.Topic, tp.Partition, off, chunk, into)", New: "bs, err = c.log.Read(tp.Topic, tp.Partition, off, chunk, nil)"}},
 		Tests: []testRun{{Pkg: "./kafka/share/", Run: "TestFetchIntoAnswersTheCopiedBatches"}},
-	},
-	{
-		Name:  "share-fetch-sendfile-ranges-dropped",
-		Rule:  "a ShareFetch's acquired batches keep the file ranges their reads named, for sendfile",
-		Edits: []edit{{File: "kafka/fetchwire/batches.go", Old: "return w.Mark(batches, w.locate(batches), size)", New: "return w.Mark(batches, nil, size)"}},
-		Tests: []testRun{{Pkg: "./kafka/fetchwire/", Run: "TestMarkReadLocated"}, {Pkg: "./kafka/", Run: "TestShareFetchSendfile"}},
-	},
-	{
-		Name: "share-fetch-reads-unlocated",
-		Rule: "a ShareFetch's reads tell its response where their batches lie in files",
-		Edits: []edit{{File: "kafka/share_groups.go",
-			Old: "resolver.ReadUncommitted, w.Lease())\n\tw.Located(res.Batches, res.Srcs)",
-			New: "resolver.ReadUncommitted, w.Lease())\n\tw.Located(res.Batches, nil)"}},
-		Tests: []testRun{{Pkg: "./kafka/", Run: "TestShareFetchSendfile"}},
-	},
-	{
-		Name:  "share-fetch-sendfile-never",
-		Rule:  "with fetch.sendfile.enable a ShareFetch on a plaintext connection reads pinned, for sendfile, as a Fetch does",
-		Edits: []edit{{File: "kafka/78_share_fetch.go", Old: "wire := newWire(rc.conn)", New: "wire := newWire(nil)"}},
-		Tests: []testRun{{Pkg: "./kafka/", Run: "TestShareFetchSendfile"}},
-	},
-	{
-		Name:  "fetch-wire-pins-on-tls",
-		Rule:  "a connection that cannot send files (TLS) reads without pins, its batches written from the checked buffers",
-		Edits: []edit{{File: "kafka/fetch_response.go", Old: "resolver.NewLease(conn.sendfile())", New: "resolver.NewLease(true)"}},
-		Tests: []testRun{{Pkg: "./kafka/", Run: "TestShareFetchSendfile"}},
 	},
 }
