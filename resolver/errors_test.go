@@ -14,6 +14,10 @@ func TestLowerErrorsComeBackAsErrStorage(t *testing.T) {
 	g := newGateway(t, Config{NumPartitions: 1, RetentionCheckInterval: -1})
 	g.create("t", 1, nil)
 	g.produce("t", 0, plain(2, 1000).encode())
+	pid, _, err := g.r.InitProducerID(context.Background(), -1, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := g.store.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +29,9 @@ func TestLowerErrorsComeBackAsErrStorage(t *testing.T) {
 	_, createErr := g.r.CreateTopic("u", 1, 1, nil, false)
 	alterErr := g.r.AlterTopicConfigs("t", map[string]string{"retention.ms": "1000"}, false)
 	partitionsErr := g.r.CreatePartitions("t", 2, false)
-	_, _, initPIDErr := g.r.InitProducerID(context.Background(), -1, -1)
+	// A bump reads the id's epoch from the store (a fresh id comes from
+	// the block reserved before, without it: producer id blocks).
+	_, _, initPIDErr := g.r.InitProducerID(context.Background(), pid, 0)
 	for name, err := range map[string]error{
 		"Produce": produceErr, "Fetch": fetchErr, "Bounds": boundsErr, "ListOffset": listErr,
 		"DeleteRecords": deleteRecordsErr, "CreateTopic": createErr, "AlterTopicConfigs": alterErr,

@@ -103,6 +103,7 @@ type config struct {
 	Render              string        `json:"-"`                     // re-render this JSON instead of running
 	ClientStats         bool          `json:"-"`                     // print the clients' traffic per workload (clientstats.go)
 	CPUProfile          string        `json:"-"`                     // CPU profile path prefix for kgbench itself ("" = none)
+	Timeline            bool          `json:"-"`                     // print workloads 1 and 3's response timeline (timeline.go)
 
 	// securityOpts are Security's franz-go options, built once by
 	// parseFlags (the files they name are read then).
@@ -320,6 +321,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&sec.SASLUser, "sasl-user", "", "SASL user name")
 	fs.StringVar(&sec.SASLPassword, "sasl-password", "", "SASL password (not written to --out; --sasl-password-file keeps it off the command line)")
 	fs.StringVar(&sec.SASLPasswordFile, "sasl-password-file", "", "file whose first line is the SASL password")
+	fs.BoolVar(&c.Timeline, "timeline", false, "print, for workloads 1 and 3, when each response of the measured client arrived after the clock started: the requests before the first Produce or Fetch answer, every gap over 5 ms, gap percentiles and MB/s per 50 ms, to stderr")
 	fs.BoolVar(&c.ClientStats, "client-stats", false, "print, per single-phase workload (1-8, 14, 15), what the clients sent and received (requests by key, bytes, batches and records per Produce request, requests in flight) to stderr")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a CPU profile of kgbench (the clients) per system and single-phase workload (1-8, 12, 14, 15) to <this>-<system>-w<N>.pprof")
 	fs.StringVar(&c.Render, "render", "", "print the table and draw --chart from an earlier --out JSON; runs nothing")

@@ -94,6 +94,7 @@ type bench struct {
 	w1Records int          // records workload 1 acknowledged; 0 = not run or failed
 	failed    bool         // some workload failed: check health before the next
 	stats     *clientStats // --client-stats: every client's hook; nil when off
+	tl        *timeline    // --timeline: every client's hook; nil when off
 }
 
 func newBench(cfg *config, sys *system) *bench {
@@ -109,6 +110,9 @@ func newBench(cfg *config, sys *system) *bench {
 	b := &bench{cfg: cfg, sys: sys, payload: p}
 	if cfg.ClientStats {
 		b.stats = newClientStats()
+	}
+	if cfg.Timeline {
+		b.tl = newTimeline()
 	}
 	return b
 }
@@ -265,6 +269,9 @@ func (b *bench) clientOpts() []kgo.Opt {
 	if b.stats != nil {
 		opts = append(opts, kgo.WithHooks(b.stats))
 	}
+	if b.tl != nil {
+		opts = append(opts, kgo.WithHooks(b.tl))
+	}
 	return append(opts, b.cfg.securityOpts...)
 }
 
@@ -406,10 +413,13 @@ func (b *bench) produceOnePartition(ctx context.Context, res *Result) error {
 	}
 	defer cl.Close()
 	start := time.Now()
+	b.tl.begin()
 	if err := b.produceN(ctx, cl, topicW1, b.cfg.Records); err != nil {
 		return err
 	}
-	b.setThroughput(res, b.cfg.Records, time.Since(start))
+	elapsed := time.Since(start)
+	b.tl.write(b.sys.name+" w1", 0, elapsed)
+	b.setThroughput(res, b.cfg.Records, elapsed)
 	b.w1Records = b.cfg.Records
 	return nil
 }
@@ -468,11 +478,14 @@ func (b *bench) consumeW1(ctx context.Context, res *Result) error {
 	}
 	defer cl.Close()
 	start := time.Now()
+	b.tl.begin()
 	got, err := consumeAtLeast(ctx, cl, b.w1Records, nil)
 	if err != nil {
 		return fmt.Errorf("after %d of %d records: %w", got, b.w1Records, err)
 	}
-	b.setThroughput(res, got, time.Since(start))
+	elapsed := time.Since(start)
+	b.tl.write(b.sys.name+" w3", 1, elapsed)
+	b.setThroughput(res, got, elapsed)
 	return nil
 }
 

@@ -29,11 +29,25 @@ type IDs struct {
 	wrap func(op string, err error) error
 
 	mu   sync.Mutex
-	next int64 // the next id to hand out; durable before it is used
+	next int64 // the next id to hand out
+	// limit is the durable counter: every id below it may have been
+	// handed out (and none at or above it), so a restart starts from it.
+	// Ids from next up to it are handed out without a write.
+	limit int64
 }
 
-// Open reads the counter from store. shared, when set, allocates every
-// id instead (nothing is written then); wrap reports storage faults.
+// blockSize is how many ids one durable write of the counter reserves,
+// as Kafka's ProducerIdManager takes them from the controller in blocks
+// of 1,000: a producer's InitProducerID, the first request of every
+// idempotent producer, then waits for a synced write only once per
+// block. A restart skips what was left of the block; ids are never
+// reused.
+const blockSize = 1000
+
+// Open reads the counter from store and reserves the first block (one
+// synced write at start, so that no producer's first InitProducerID after
+// a start waits for one). shared, when set, allocates every id instead
+// (nothing is written then); wrap reports storage faults.
 func Open(store *storage.Store, shared func(context.Context) (int64, error), wrap func(op string, err error) error) (*IDs, error) {
 	ids := &IDs{store: store, shared: shared, wrap: wrap}
 	v, err := store.GetMeta(keyNext)
@@ -45,6 +59,12 @@ func Open(store *storage.Store, shared func(context.Context) (int64, error), wra
 		return nil, wrap(fmt.Sprintf("read %s", keyNext), fmt.Errorf("%d-byte counter", len(v)))
 	default:
 		ids.next = int64(binary.BigEndian.Uint64(v))
+		ids.limit = ids.next
+	}
+	if shared == nil {
+		if err := ids.reserveLocked(); err != nil {
+			return nil, err
+		}
 	}
 	return ids, nil
 }
@@ -114,15 +134,30 @@ func (ids *IDs) sharedID(ctx context.Context) (int64, int16, error) {
 	return id, 0, nil
 }
 
-// allocLocked hands out the next id, durably, before returning.
+// allocLocked hands out the next id, durably reserved before it is
+// returned: from the reserved block, or from a new block, whose reservation
+// (the counter moved past it) is synced first.
 func (ids *IDs) allocLocked() (int64, int16, error) {
 	id := ids.next
-	op := storage.MetaOp{Key: keyNext, Value: binary.BigEndian.AppendUint64(nil, uint64(id+1))}
-	if err := ids.store.ApplyMeta(op); err != nil {
-		return -1, -1, ids.wrap("allocate producer id", err)
+	if id >= ids.limit {
+		if err := ids.reserveLocked(); err != nil {
+			return -1, -1, err
+		}
 	}
 	ids.next = id + 1
 	return id, 0, nil
+}
+
+// reserveLocked reserves the block of ids from next: the counter moves
+// past it, synced, before any id of it is handed out.
+func (ids *IDs) reserveLocked() error {
+	limit := ids.next + blockSize
+	op := storage.MetaOp{Key: keyNext, Value: binary.BigEndian.AppendUint64(nil, uint64(limit))}
+	if err := ids.store.ApplyMeta(op); err != nil {
+		return ids.wrap("allocate producer id", err)
+	}
+	ids.limit = limit
+	return nil
 }
 
 // epoch is the current epoch of an allocated producer id: 0 unless
