@@ -402,8 +402,12 @@ func (g *group) completeJoinLocked() {
 	}
 	g.mu.protocol = g.selectProtocolLocked()
 	g.mu.subscribed = g.subscriptionsLocked()
+	// As Kafka's completeClassicGroupJoin, a generation with members is
+	// not written here: its record goes with the leader's assignment
+	// (assign_store.go), the one synced write of a generation, and a
+	// restart meanwhile resumes the last assigned one (durable classic
+	// membership).
 	g.transitionLocked(stateCompletingRebalance)
-	g.persistLocked()
 	var timeout time.Duration
 	for _, m := range g.sortedMembersLocked() {
 		m.answerJoinLocked(g.currentJoinLocked(m.id, m.id == g.mu.leader, false))

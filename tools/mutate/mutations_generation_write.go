@@ -1,0 +1,16 @@
+package main
+
+// Deliberate breaks of the classic generation written once, with the
+// leader's assignment (kafka/group join.go).
+
+func init() { mutations = append(mutations, generationWriteMutations...) }
+
+var generationWriteMutations = []mutation{
+	{
+		Name: "classic-join-completion-written",
+		Rule: "durable classic membership: as in Kafka, a completed join is not written; a generation's record goes with the leader's assignment",
+		Edits: []edit{{File: "kafka/group/join.go", Old: "\tg.transitionLocked(stateCompletingRebalance)\n",
+			New: "\tg.transitionLocked(stateCompletingRebalance)\n\t_ = g.c.store.PutGroup(g.stateLocked().Group)\n"}},
+		Tests: []testRun{{Pkg: "./kafka/group/", Run: "TestClassicGenerationWrittenWithAssignment|TestRebalanceStartNotWritten"}},
+	},
+}
