@@ -73,15 +73,17 @@ func TestJoinDuringAssignmentWriteRebalancesAtOnce(t *testing.T) {
 	cch := h.joinAsync(newJoin("g", cid))
 	code(t, "the leader's sync, overtaken by the join", h.awaitSync(sa).ErrorCode, kerr.RebalanceInProgress)
 
-	// a rejoins and completes generation 2 while the overtaken write is
-	// still held (a completed join is not written); the overtaken write
+	// a rejoins and completes generation 2, whose record is written after
+	// the overtaken one (the writes stay in order): the overtaken write
 	// returns while generation 2 is CompletingRebalance.
 	g := h.c.lookup("g")
-	ra, rc := h.await(h.joinAsync(newJoin("g", a))), h.await(cch)
+	rach := h.joinAsync(newJoin("g", a))
+	waitLockHeld(t, g)
+	release()
+	ra, rc := h.await(rach), h.await(cch)
 	if ra.ErrorCode != 0 || rc.ErrorCode != 0 || ra.Generation != gen+1 || rc.Generation != gen+1 {
 		t.Fatalf("rejoins: a %d gen %d, c %d gen %d; want generation %d", ra.ErrorCode, ra.Generation, rc.ErrorCode, rc.Generation, gen+1)
 	}
-	release()
 	g.assigns.Wait() // the overtaken write has returned and finished
 	if s := h.state("g"); s != "CompletingRebalance" {
 		t.Fatalf("after the overtaken write returned: %s, want CompletingRebalance", s)
@@ -97,4 +99,19 @@ func TestJoinDuringAssignmentWriteRebalancesAtOnce(t *testing.T) {
 	if ls.ErrorCode != 0 || fr.ErrorCode != 0 || got[a] != "a2" || got[cid] != "c2" {
 		t.Fatalf("generation %d syncs: codes %d %d, assignments %v; want a2 and c2", gen+1, ls.ErrorCode, fr.ErrorCode, got)
 	}
+}
+
+// waitLockHeld waits until g's lock is held (by a join that completes a
+// rebalance and waits, holding it, for an earlier write to end).
+func waitLockHeld(t *testing.T, g *group) {
+	t.Helper()
+	deadline := time.Now().Add(waitFor)
+	for time.Now().Before(deadline) {
+		if !g.mu.TryLock() {
+			return
+		}
+		g.mu.Unlock()
+		time.Sleep(time.Millisecond) // polling a condition, bounded by the deadline
+	}
+	t.Fatal("the rejoin never took the group's lock")
 }

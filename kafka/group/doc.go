@@ -52,10 +52,10 @@
 //     as such (offsets.Group), so retention (KIP-211) and, after a
 //     restart, ListGroups and DescribeGroups see them. As in Kafka, the
 //     start of a rebalance is not written: an Empty group that members
-//     join stays Empty in the store until the leader's assignment of its
-//     first generation is written, and a restart meanwhile finds it
-//     Empty. Retention goes by the group's state in memory, as Kafka's
-//     does: it passes over a group stored Empty that is rebalancing.
+//     join stays Empty in the store until its generation completes
+//     (written then), and a restart meanwhile finds it Empty. Retention
+//     goes by the group's state in memory, as Kafka's does: it passes
+//     over a group stored Empty that is rebalancing.
 //   - **Durable classic membership.** A group's membership (generation,
 //     protocol type and name, leader, members with their protocols,
 //     timeouts and static instance ids, and assignments) is durable
@@ -66,10 +66,7 @@
 //     exceeds MaxGroupStateBytes, Kafka's bound on a group record) the
 //     waiting syncs get the error and the group rebalances; a static
 //     replacement is undone. As in Kafka, a rebalance in progress is
-//     not persisted, nor is a completed join (Kafka's
-//     completeClassicGroupJoin appends nothing): a generation with
-//     members is written once, with the leader's assignment, and a
-//     restart resumes the last generation whose assignment was written.
+//     not persisted: a restart resumes the last completed generation.
 //     As in Kafka, the group stays CompletingRebalance while the
 //     leader's assignment is written, and the write runs without the
 //     group lock (assign_store.go): a member joining meanwhile starts

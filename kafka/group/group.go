@@ -249,14 +249,19 @@ func (g *group) setStateLocked(s state) {
 	g.active.Store(s != stateEmpty && s != stateDead)
 }
 
-// persistLocked records the group as Empty (persisted empty groups) when a
-// generation ends with no members; the membership record goes (durable
-// classic membership). A failure is logged: it only affects listing after
-// a restart and retention, never offsets. Needs mu.
+// persistLocked records the group's metadata (persisted empty groups); an Empty group's
+// membership goes with it (durable classic membership). A failure is logged: it only affects
+// listing after a restart and retention, never offsets.
 func (g *group) persistLocked() {
 	g.writes.Lock()
 	defer g.writes.Unlock()
-	if err := g.c.store.PutClassicGroup(g.stateLocked(), 0); err != nil {
+	var err error
+	if g.mu.state == stateEmpty {
+		err = g.c.store.PutClassicGroup(g.stateLocked(), 0)
+	} else {
+		err = g.c.store.PutGroup(g.stateLocked().Group)
+	}
+	if err != nil {
 		g.c.log.Warn("group-persist-failed", zap.String("group", g.id), zap.Error(err))
 	}
 }

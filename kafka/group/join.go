@@ -402,14 +402,10 @@ func (g *group) completeJoinLocked() {
 	}
 	g.mu.protocol = g.selectProtocolLocked()
 	g.mu.subscribed = g.subscriptionsLocked()
-	// As Kafka's completeClassicGroupJoin, a generation with members is
-	// not written here: its record goes with the leader's assignment
-	// (assign_store.go), the one synced write of a generation, and a
-	// restart meanwhile resumes the last assigned one (durable classic
-	// membership).
 	g.transitionLocked(stateCompletingRebalance)
+	g.persistLocked()
 	var timeout time.Duration
-	for _, m := range g.leaderFirstLocked() {
+	for _, m := range g.sortedMembersLocked() {
 		m.answerJoinLocked(g.currentJoinLocked(m.id, m.id == g.mu.leader, false))
 		m.isNew = false
 		g.mu.pendingSync[m.id] = true
@@ -421,24 +417,6 @@ func (g *group) completeJoinLocked() {
 	g.mu.syncTimer = g.c.clock.AfterFunc(timeout, func() { g.onSyncTimeout(seq) })
 	g.c.log.Debug("group-rebalanced", zap.String("group", g.id), zap.Int32("generation", g.mu.generation),
 		zap.Int("members", len(g.mu.members)), zap.String("protocol", g.mu.protocol))
-}
-
-// leaderFirstLocked is the members in id order with the leader moved to
-// the front. The generation completes with the leader's SyncGroup, which
-// its client sends only once it has its JoinGroup answer and has computed
-// the assignment; the followers' SyncGroups only wait for it. So the
-// leader's answer is handed over first, and its handler is the first to
-// be woken.
-func (g *group) leaderFirstLocked() []*member {
-	ms := g.sortedMembersLocked()
-	for i, m := range ms {
-		if m.id == g.mu.leader {
-			copy(ms[1:i+1], ms[:i])
-			ms[0] = m
-			break
-		}
-	}
-	return ms
 }
 
 // onSyncTimeout implements the pending-sync timeout: members that never synced are removed and the
