@@ -6,7 +6,7 @@ package main
 // On a VM whose free memory is handed back to the host (virtio-balloon
 // free page reporting), a page the kernel has not used for a few seconds
 // must be supplied by the host again at its next first touch. Writing 0.5
-// GB into the page cache then costs the writer 1.0–2.0 s of CPU per GB
+// GB into the page cache then costs the writer 1.0–1.6 s of CPU per GB
 // after a pause, against 0.17–0.29 right after another file's pages were
 // freed (BENCHMARKS.md "Produce CPU: the VM's first touch of page-cache
 // memory"). Which system meets which depends on how long its predecessor
